@@ -1,0 +1,115 @@
+"""Findings: what validation reports, as plain data with source spans and ready-made repairs.
+
+The server turns these into LSP diagnostics and code actions; the CLI prints them. Nothing here
+knows about either.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Span:
+    """A range in the source: 0-based lines, 0-based columns counted in Unicode code points."""
+
+    start_line: int
+    start_col: int
+    end_line: int
+    end_col: int
+
+    def contains(self, line: int, col: int) -> bool:
+        if (line, col) < (self.start_line, self.start_col):
+            return False
+        return (line, col) <= (self.end_line, self.end_col)
+
+    @staticmethod
+    def point(line: int, col: int) -> Span:
+        return Span(line, col, line, col)
+
+
+class Severity(StrEnum):
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+    HINT = "hint"
+
+
+class Tag(StrEnum):
+    """Extra meaning an editor can render (strike-through, fading)."""
+
+    DEPRECATED = "deprecated"
+    UNNECESSARY = "unnecessary"
+
+
+@dataclass(frozen=True, slots=True)
+class Edit:
+    """Replace the text in `span` with `new_text` (an insertion when the span is empty)."""
+
+    span: Span
+    new_text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Fix:
+    """A repair the user can apply as is: a title and the minimal text edits."""
+
+    title: str
+    edits: tuple[Edit, ...]
+    preferred: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Related:
+    """Another place that matters for a finding (the first of two duplicate ids, say)."""
+
+    span: Span
+    message: str
+
+
+@dataclass(slots=True)
+class Finding:
+    code: str
+    severity: Severity
+    message: str
+    span: Span
+    fixes: tuple[Fix, ...] = ()
+    related: tuple[Related, ...] = ()
+    tags: tuple[Tag, ...] = ()
+    # The file the finding belongs to when it is not the analysed one (an external tests file).
+    path: str | None = None
+    extra: dict[str, object] = field(default_factory=dict)
+
+    def sort_key(self) -> tuple[int, int, str]:
+        return (self.span.start_line, self.span.start_col, self.code)
+
+
+class Findings(list[Finding]):
+    """A list of findings with short constructors, so rules read as sentences."""
+
+    def error(self, code: str, span: Span, message: str, **kw: object) -> Finding:
+        return self._add(code, Severity.ERROR, span, message, kw)
+
+    def warning(self, code: str, span: Span, message: str, **kw: object) -> Finding:
+        return self._add(code, Severity.WARNING, span, message, kw)
+
+    def info(self, code: str, span: Span, message: str, **kw: object) -> Finding:
+        return self._add(code, Severity.INFO, span, message, kw)
+
+    def hint(self, code: str, span: Span, message: str, **kw: object) -> Finding:
+        return self._add(code, Severity.HINT, span, message, kw)
+
+    def _add(self, code: str, severity: Severity, span: Span, message: str, kw: dict[str, object]) -> Finding:
+        fixes = kw.pop("fixes", ())
+        fix = kw.pop("fix", None)
+        if fix is not None:
+            fixes = (fix, *fixes)  # type: ignore[misc]
+        finding = Finding(code, severity, message, span, fixes=tuple(fixes), **kw)  # type: ignore[arg-type]
+        self.append(finding)
+        return finding
+
+
+def replace(title: str, span: Span, new_text: str) -> Fix:
+    """The common one-edit fix."""
+    return Fix(title, (Edit(span, new_text),))

@@ -1,0 +1,473 @@
+"""Located YAML: parse text into nodes that keep their source spans.
+
+Why our own composer: libyaml (through PyYAML's C parser) is the fastest parser on PyPI that keeps
+positions (see bench/parsers.py), but its composer recurses in C and crashes on deeply nested input,
+and a plain load expands aliases. We read libyaml's event stream, which is iterative, and build the
+tree with an explicit stack, so nesting depth, alias expansion and size are all bounded and reported
+as findings instead of hangs or crashes. Scalars resolve with the YAML 1.2 core schema, as the
+reference tools do (`yes` stays a string). Nothing in a file is ever executed: tags are not
+constructed, only recorded.
+"""
+
+from __future__ import annotations
+
+import gc
+import math
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from .findings import Findings, Span
+
+try:  # libyaml; the pure-Python parser is the same API, only slower
+    from yaml.cyaml import CParser as _Parser
+except ImportError:  # pragma: no cover - wheels ship libyaml on every platform we support
+    from yaml.parser import Parser as _PyParser
+    from yaml.reader import Reader
+    from yaml.scanner import Scanner
+
+    class _Parser(Reader, Scanner, _PyParser):  # type: ignore[no-redef]
+        def __init__(self, stream: str) -> None:
+            Reader.__init__(self, stream)
+            Scanner.__init__(self)
+            _PyParser.__init__(self)
+
+
+MAX_BYTES = 4 * 1024 * 1024
+MAX_DEPTH = 200
+MAX_EXPANDED_NODES = 1_000_000  # what a document may grow to if every alias were expanded
+
+
+class Node:
+    __slots__ = ("anchor", "span", "tag")
+
+    def __init__(self, span: Span, tag: str | None, anchor: str | None) -> None:
+        self.span = span
+        self.tag = tag
+        self.anchor = anchor
+
+
+class Scalar(Node):
+    """`value` is the YAML 1.2 core value (str, int, float, bool or None); `raw` the text."""
+
+    __slots__ = ("raw", "style", "value")
+
+    def __init__(self, span: Span, value: Any, raw: str, style: str | None, tag: str | None = None,
+                 anchor: str | None = None) -> None:
+        super().__init__(span, tag, anchor)
+        self.value = value
+        self.raw = raw
+        self.style = style  # None for plain, or one of ' " | >
+
+    @property
+    def quoted(self) -> bool:
+        return self.style in ("'", '"')
+
+    def __repr__(self) -> str:
+        return f"Scalar({self.value!r})"
+
+
+class Sequence(Node):
+    __slots__ = ("flow", "items")
+
+    def __init__(self, span: Span, items: list[Node], flow: bool, tag: str | None = None,
+                 anchor: str | None = None) -> None:
+        super().__init__(span, tag, anchor)
+        self.items = items
+        self.flow = flow
+
+    def __repr__(self) -> str:
+        return f"Sequence({self.items!r})"
+
+
+class Mapping(Node):
+    """Keeps every pair in order, duplicates included, so validation can report them."""
+
+    __slots__ = ("flow", "pairs")
+
+    def __init__(self, span: Span, pairs: list[tuple[Node, Node]], flow: bool, tag: str | None = None,
+                 anchor: str | None = None) -> None:
+        super().__init__(span, tag, anchor)
+        self.pairs = pairs
+        self.flow = flow
+
+    def get(self, key: str) -> Node | None:
+        for k, v in self.pairs:
+            if isinstance(k, Scalar) and k.value == key and isinstance(k.value, str):
+                return v
+        return None
+
+    def key_node(self, key: str) -> Scalar | None:
+        for k, _ in self.pairs:
+            if isinstance(k, Scalar) and k.value == key and isinstance(k.value, str):
+                return k
+        return None
+
+    def has(self, key: str) -> bool:
+        return self.key_node(key) is not None
+
+    def items(self) -> Iterator[tuple[Scalar, Node]]:
+        """String-keyed pairs (the only ones eval formats use)."""
+        for k, v in self.pairs:
+            if isinstance(k, Scalar):
+                yield k, v
+
+    def keys(self) -> list[str]:
+        return [str(k.value) for k, _ in self.items()]
+
+    def __repr__(self) -> str:
+        return f"Mapping({[(k, v) for k, v in self.pairs]!r})"
+
+
+@dataclass
+class Document:
+    """One YAML document: its root (None for an empty document) and where it starts."""
+
+    root: Node | None
+    span: Span
+    index: int
+
+
+@dataclass
+class ParsedFile:
+    text: str
+    documents: list[Document] = field(default_factory=list)
+    findings: Findings = field(default_factory=Findings)
+    lines: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not any(f.code.startswith("yaml") for f in self.findings)
+
+
+# --- YAML 1.2 core schema -------------------------------------------------------------------------
+
+_INT = re.compile(r"[-+]?[0-9]+\Z")
+_OCT = re.compile(r"0o[0-7]+\Z")
+_HEX = re.compile(r"0x[0-9a-fA-F]+\Z")
+_FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?\Z")
+_INF = re.compile(r"[-+]?\.(inf|Inf|INF)\Z")
+_NAN = re.compile(r"\.(nan|NaN|NAN)\Z")
+_MAYBE_NOT_STR = frozenset("0123456789-+.~nNtTfF")
+_NULLS = frozenset(("", "~", "null", "Null", "NULL"))
+_TRUE = frozenset(("true", "True", "TRUE"))
+_FALSE = frozenset(("false", "False", "FALSE"))
+_TAG_PREFIX = "tag:yaml.org,2002:"
+
+
+def resolve_plain(text: str) -> Any:
+    """The value of a plain scalar under the YAML 1.2 core schema."""
+    if not text:
+        return None
+    if text[0] not in _MAYBE_NOT_STR:
+        return text
+    if text in _NULLS:
+        return None
+    if text in _TRUE:
+        return True
+    if text in _FALSE:
+        return False
+    if _INT.match(text):
+        return int(text)
+    if _FLOAT.match(text):
+        return float(text)
+    if _OCT.match(text):
+        return int(text[2:], 8)
+    if _HEX.match(text):
+        return int(text[2:], 16)
+    if _INF.match(text):
+        return -math.inf if text[0] == "-" else math.inf
+    if _NAN.match(text):
+        return math.nan
+    return text
+
+
+def _resolve_tagged(text: str, tag: str) -> Any:
+    """Explicit core tags (`!!str 1`, `!!int "2"`); any other tag keeps the text as a string."""
+    short = tag[len(_TAG_PREFIX):] if tag.startswith(_TAG_PREFIX) else tag.lstrip("!")
+    if short == "str":
+        return text
+    value = resolve_plain(text)
+    if short == "int" and isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if short == "float" and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    if short == "bool" and isinstance(value, bool):
+        return value
+    if short == "null" and value is None:
+        return None
+    return text
+
+
+# --- composer ---------------------------------------------------------------------------------------
+
+class _TooDeep(Exception):
+    def __init__(self, span: Span) -> None:
+        self.span = span
+
+
+class _TooLarge(Exception):
+    def __init__(self, span: Span) -> None:
+        self.span = span
+
+
+def _span(start: Any, end: Any, lines: list[str]) -> Span:
+    el, ec = end.line, end.column
+    # libyaml puts the end of block collections and block scalars at the start of the next line;
+    # pull it back to the end of the last line with content so ranges hug their text.
+    if ec == 0 and el > start.line:
+        el -= 1
+        while el > start.line and not lines[el].strip():
+            el -= 1
+        ec = len(lines[el].rstrip("\r")) if el < len(lines) else 0
+    return Span(start.line, start.column, el, ec)
+
+
+def parse_yaml(text: str) -> ParsedFile:
+    """Parse every document of `text`. Syntax errors become findings; later documents still parse."""
+    parsed = ParsedFile(text=text, lines=text.split("\n"))
+    if len(text) > MAX_BYTES:
+        mb = len(text.encode("utf-8", "replace")) / 1_048_576
+        parsed.findings.error(
+            "file-too-large", Span(0, 0, 0, 0),
+            f"File is {mb:.1f} MB; evalspec checks files up to {MAX_BYTES // 1_048_576} MB. "
+            "Split it into several blueprints or move tests into an external file.")
+        return parsed
+    # The tree is many small objects that all live as long as the file; cyclic GC passes over them
+    # while building would cost more than the parse itself on a large blueprint.
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        _parse_all(parsed, text)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    return parsed
+
+
+def _parse_all(parsed: ParsedFile, text: str) -> None:
+    offset_line = 0
+    remaining = text
+    while True:
+        error_line = _parse_stream(remaining, offset_line, parsed)
+        if error_line is None:
+            break
+        # Resume at the next document marker after the error, so one broken document does not hide
+        # the findings in the others. Blank lines keep the reported line numbers true.
+        nxt = _next_document_start(parsed.lines, max(error_line, offset_line + 1))
+        if nxt is None:
+            break
+        offset_line = nxt
+        remaining = "\n" * nxt + "\n".join(parsed.lines[nxt:])
+
+
+_DOC_MARKER = re.compile(r"---(?:\s|$)")
+
+
+def _next_document_start(lines: list[str], start: int) -> int | None:
+    for i in range(start, len(lines)):
+        if lines[i].startswith("---") and _DOC_MARKER.match(lines[i]):
+            return i
+    return None
+
+
+def _parse_stream(text: str, first_line: int, parsed: ParsedFile) -> int | None:
+    """Compose documents from `text` into `parsed`; return the error line when parsing stopped early."""
+    lines = parsed.lines
+    parser = _Parser(text)
+    # (node, children or alternating keys and values, expanded size, start mark)
+    stack: list[tuple[Node, list[Any], int, Any]] = []
+    anchors: dict[str, tuple[Node, int]] = {}
+    doc_start: Any = None
+    root: Node | None = None
+    try:
+        while True:
+            event = parser.get_event()
+            if event is None:
+                break
+            kind = type(event)
+            if kind is yaml.ScalarEvent or kind is yaml.AliasEvent:
+                if kind is yaml.AliasEvent:
+                    target = anchors.get(event.anchor)
+                    if target is None:  # libyaml already rejects these; be safe anyway
+                        raise yaml.composer.ComposerError(
+                            None, None, f"found undefined alias {event.anchor!r}", event.start_mark)
+                    node, size = target
+                else:
+                    value = _scalar_value(event)
+                    node = Scalar(_span(event.start_mark, event.end_mark, lines), value, event.value,
+                                  event.style or None, event.tag if event.tag not in (None, "!") else None,
+                                  event.anchor)
+                    size = 1
+                    if event.anchor:
+                        anchors[event.anchor] = (node, 1)
+                node_added = _add(stack, node, size)
+                if node_added is not None:
+                    root = node_added[0]
+            elif kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
+                if len(stack) >= MAX_DEPTH:
+                    raise _TooDeep(Span(event.start_mark.line, event.start_mark.column,
+                                        event.start_mark.line, event.start_mark.column + 1))
+                tag = event.tag if event.tag not in (None, "!") else None
+                span0 = Span(event.start_mark.line, event.start_mark.column, 0, 0)
+                flow = bool(event.flow_style)
+                container: Node = (Mapping(span0, [], flow, tag, event.anchor)
+                                   if kind is yaml.MappingStartEvent
+                                   else Sequence(span0, [], flow, tag, event.anchor))
+                stack.append((container, [], 1, event.start_mark))
+            elif kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
+                container, children, size, start_mark = stack.pop()
+                container.span = _span(start_mark, event.end_mark, lines)
+                if isinstance(container, Mapping):
+                    container.pairs = list(zip(children[0::2], children[1::2], strict=False))
+                else:
+                    container.items = children  # type: ignore[attr-defined]
+                if size > MAX_EXPANDED_NODES:
+                    raise _TooLarge(container.span)
+                if container.anchor:
+                    anchors[container.anchor] = (container, size)
+                node_added = _add(stack, container, size)
+                if node_added is not None:
+                    root = node_added[0]
+            elif kind is yaml.DocumentStartEvent:
+                doc_start = event.start_mark
+                root = None
+                anchors = {}
+                stack = []
+            elif kind is yaml.DocumentEndEvent:
+                span = _span(doc_start, event.end_mark, lines)
+                parsed.documents.append(Document(root, span, len(parsed.documents)))
+            # StreamStart/StreamEnd carry nothing we need
+    except _TooDeep as exc:
+        parsed.findings.error("yaml-too-deep", exc.span,
+                              f"Nesting deeper than {MAX_DEPTH} levels; this document is not checked.")
+        return exc.span.start_line  # resume at the next document
+    except _TooLarge as exc:
+        parsed.findings.error(
+            "yaml-alias-bomb", exc.span,
+            f"Aliases in this document expand to more than {MAX_EXPANDED_NODES:,} nodes "
+            "(an alias bomb?); this document is not checked.")
+        return exc.span.start_line
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        line, col = (mark.line, mark.column) if mark is not None else (first_line, 0)
+        problem = getattr(exc, "problem", None) or str(exc)
+        context = getattr(exc, "context", None)
+        message = f"YAML syntax error: {problem}"
+        if context:
+            message += f" ({context})"
+        hint = _syntax_hint(lines, line, problem)
+        if hint:
+            message += f". {hint}"
+        parsed.findings.error("yaml-syntax", Span(line, col, line, col + 1), message)
+        return line
+    return None
+
+
+def _add(stack: list[tuple[Node, list[Any], int, Any]], node: Node, size: int) -> tuple[Node, int] | None:
+    """Attach a finished node to its parent; return it when it is the document root."""
+    if not stack:
+        return node, size
+    parent, children, psize, mark = stack[-1]
+    children.append(node)
+    stack[-1] = (parent, children, psize + size, mark)
+    return None
+
+
+def _scalar_value(event: Any) -> Any:
+    tag = event.tag
+    if tag and tag != "!":
+        return _resolve_tagged(event.value, tag)
+    if not event.style:  # plain: libyaml says '' where the Python parser says None
+        return resolve_plain(event.value)
+    return event.value
+
+
+def _syntax_hint(lines: list[str], line: int, problem: str) -> str | None:
+    """Name the common cause of the message libyaml gives for an unquoted ': ' in a value."""
+    if "mapping values are not allowed" in problem and 0 <= line < len(lines):
+        return "A value that contains ': ' must be quoted, e.g. title: \"Part 1: Overview\""
+    return None
+
+
+# --- plain values -------------------------------------------------------------------------------------
+
+def to_python(node: Node | None, budget: int = MAX_EXPANDED_NODES) -> Any:
+    """The plain value of a node (aliases expanded). Mapping keys become strings, as in JSON."""
+    counter = [budget]
+
+    def conv(n: Node | None) -> Any:
+        counter[0] -= 1
+        if counter[0] < 0:
+            raise ValueError("document too large to convert")
+        if n is None:
+            return None
+        if isinstance(n, Scalar):
+            return n.value
+        if isinstance(n, Sequence):
+            return [conv(i) for i in n.items]
+        if isinstance(n, Mapping):
+            out: dict[str, Any] = {}
+            for k, v in n.pairs:
+                key = k.value if isinstance(k, Scalar) else str(conv(k))
+                out[key if isinstance(key, str) else _key_text(key)] = conv(v)
+            return out
+        return None
+
+    return conv(node)
+
+
+def _key_text(key: Any) -> str:
+    if key is None:
+        return "null"
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    if isinstance(key, float) and key.is_integer():
+        return str(int(key))
+    return str(key)
+
+
+def node_type_name(node: Node | None) -> str:
+    """How a message names what was found: 'a string', 'a list', 'a mapping', 'a number', 'null'."""
+    if node is None:
+        return "nothing"
+    if isinstance(node, Mapping):
+        return "a mapping"
+    if isinstance(node, Sequence):
+        return "a list"
+    value = node.value  # type: ignore[attr-defined]
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return "a string"
+
+
+def is_str(node: Node | None) -> bool:
+    return isinstance(node, Scalar) and isinstance(node.value, str)
+
+
+def is_number(node: Node | None) -> bool:
+    return (isinstance(node, Scalar) and isinstance(node.value, (int, float))
+            and not isinstance(node.value, bool))
+
+
+def is_null(node: Node | None) -> bool:
+    return node is None or (isinstance(node, Scalar) and node.value is None)
+
+
+def truthy(node: Node | None) -> bool:
+    """JavaScript truthiness of a node's value, as the reference's detection uses."""
+    if node is None:
+        return False
+    if isinstance(node, (Mapping, Sequence)):
+        return True
+    value = node.value  # type: ignore[attr-defined]
+    if isinstance(value, float) and math.isnan(value):
+        return False
+    return bool(value) or value is True

@@ -1,0 +1,1 @@
+"""evalspec-lsp: a thin Language Server Protocol adapter over the evalspec engine."""
