@@ -15,6 +15,7 @@ import gc
 import math
 import re
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,7 +58,9 @@ class Scalar(Node):
 
     def __init__(self, span: Span, value: Any, raw: str, style: str | None, tag: str | None = None,
                  anchor: str | None = None) -> None:
-        super().__init__(span, tag, anchor)
+        self.span = span  # assigned here rather than through Node.__init__: this runs per scalar
+        self.tag = tag
+        self.anchor = anchor
         self.value = value
         self.raw = raw
         self.style = style  # None for plain, or one of ' " | >
@@ -236,16 +239,25 @@ def parse_yaml(text: str) -> ParsedFile:
             f"File is {mb:.1f} MB; evalspec checks files up to {MAX_BYTES // 1_048_576} MB. "
             "Split it into several blueprints or move tests into an external file.")
         return parsed
-    # The tree is many small objects that all live as long as the file; cyclic GC passes over them
-    # while building would cost more than the parse itself on a large blueprint.
-    gc_was_enabled = gc.isenabled()
+    with gc_paused():
+        _parse_all(parsed, text)
+    return parsed
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Hold off cyclic GC while a tree is built or walked.
+
+    A parsed file is many small objects that all live as long as the file; the collector would scan
+    them again and again while they are created, costing more than the parse itself on a large file.
+    """
+    was_enabled = gc.isenabled()
     gc.disable()
     try:
-        _parse_all(parsed, text)
+        yield
     finally:
-        if gc_was_enabled:
+        if was_enabled:
             gc.enable()
-    return parsed
 
 
 def _parse_all(parsed: ParsedFile, text: str) -> None:
@@ -278,8 +290,9 @@ def _parse_stream(text: str, first_line: int, parsed: ParsedFile) -> int | None:
     """Compose documents from `text` into `parsed`; return the error line when parsing stopped early."""
     lines = parsed.lines
     parser = _Parser(text)
-    # (node, children or alternating keys and values, expanded size, start mark)
-    stack: list[tuple[Node, list[Any], int, Any]] = []
+    # [node, children or alternating keys and values, expanded size, start mark]
+    stack: list[list[Any]] = []
+    ScalarEvent, AliasEvent = yaml.ScalarEvent, yaml.AliasEvent  # noqa: N806 - hot-loop locals
     anchors: dict[str, tuple[Node, int]] = {}
     doc_start: Any = None
     root: Node | None = None
@@ -289,24 +302,36 @@ def _parse_stream(text: str, first_line: int, parsed: ParsedFile) -> int | None:
             if event is None:
                 break
             kind = type(event)
-            if kind is yaml.ScalarEvent or kind is yaml.AliasEvent:
-                if kind is yaml.AliasEvent:
-                    target = anchors.get(event.anchor)
-                    if target is None:  # libyaml already rejects these; be safe anyway
-                        raise yaml.composer.ComposerError(
-                            None, None, f"found undefined alias {event.anchor!r}", event.start_mark)
-                    node, size = target
+            if kind is ScalarEvent:
+                start, end = event.start_mark, event.end_mark
+                style = event.style or None
+                if style is not None and style in "|>":
+                    span = _span(start, end, lines)  # block scalars end on the next line
                 else:
-                    value = _scalar_value(event)
-                    node = Scalar(_span(event.start_mark, event.end_mark, lines), value, event.value,
-                                  event.style or None, event.tag if event.tag not in (None, "!") else None,
-                                  event.anchor)
-                    size = 1
-                    if event.anchor:
-                        anchors[event.anchor] = (node, 1)
-                node_added = _add(stack, node, size)
-                if node_added is not None:
-                    root = node_added[0]
+                    span = Span(start.line, start.column, end.line, end.column)
+                tag = event.tag
+                node = Scalar(span, _scalar_value(event) if tag or style is None else event.value,
+                              event.value, style, tag if tag != "!" else None, event.anchor)
+                if event.anchor:
+                    anchors[event.anchor] = (node, 1)
+                if stack:
+                    top = stack[-1]
+                    top[1].append(node)
+                    top[2] += 1
+                else:
+                    root = node
+            elif kind is AliasEvent:
+                target = anchors.get(event.anchor)
+                if target is None:  # libyaml already rejects these; be safe anyway
+                    raise yaml.composer.ComposerError(
+                        None, None, f"found undefined alias {event.anchor!r}", event.start_mark)
+                node, size = target
+                if stack:
+                    top = stack[-1]
+                    top[1].append(node)
+                    top[2] += size
+                else:
+                    root = node
             elif kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
                 if len(stack) >= MAX_DEPTH:
                     raise _TooDeep(Span(event.start_mark.line, event.start_mark.column,
@@ -317,10 +342,16 @@ def _parse_stream(text: str, first_line: int, parsed: ParsedFile) -> int | None:
                 container: Node = (Mapping(span0, [], flow, tag, event.anchor)
                                    if kind is yaml.MappingStartEvent
                                    else Sequence(span0, [], flow, tag, event.anchor))
-                stack.append((container, [], 1, event.start_mark))
+                stack.append([container, [], 1, event.start_mark])
             elif kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
                 container, children, size, start_mark = stack.pop()
-                container.span = _span(start_mark, event.end_mark, lines)
+                if not container.flow and children:
+                    # A block collection's end event sits on the next token, maybe lines later;
+                    # its text really ends where its last child does.
+                    last = children[-1].span
+                    container.span = Span(start_mark.line, start_mark.column, last.end_line, last.end_col)
+                else:
+                    container.span = _span(start_mark, event.end_mark, lines)
                 if isinstance(container, Mapping):
                     container.pairs = list(zip(children[0::2], children[1::2], strict=False))
                 else:
@@ -329,9 +360,12 @@ def _parse_stream(text: str, first_line: int, parsed: ParsedFile) -> int | None:
                     raise _TooLarge(container.span)
                 if container.anchor:
                     anchors[container.anchor] = (container, size)
-                node_added = _add(stack, container, size)
-                if node_added is not None:
-                    root = node_added[0]
+                if stack:
+                    top = stack[-1]
+                    top[1].append(container)
+                    top[2] += size
+                else:
+                    root = container
             elif kind is yaml.DocumentStartEvent:
                 doc_start = event.start_mark
                 root = None
@@ -364,16 +398,6 @@ def _parse_stream(text: str, first_line: int, parsed: ParsedFile) -> int | None:
             message += f". {hint}"
         parsed.findings.error("yaml-syntax", Span(line, col, line, col + 1), message)
         return line
-    return None
-
-
-def _add(stack: list[tuple[Node, list[Any], int, Any]], node: Node, size: int) -> tuple[Node, int] | None:
-    """Attach a finished node to its parent; return it when it is the document root."""
-    if not stack:
-        return node, size
-    parent, children, psize, mark = stack[-1]
-    children.append(node)
-    stack[-1] = (parent, children, psize + size, mark)
     return None
 
 

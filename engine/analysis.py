@@ -1,0 +1,86 @@
+"""The one entry point of the core: text (and its path) in, plain data out.
+
+`analyze` parses once, decides the format, runs that format's checker and returns findings and the
+normalized model, all with spans. The CLI, the language server and the runner all start here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping as AbcMapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .detect import FileKind, detect
+from .findings import Finding, Span
+from .source import ParsedFile, gc_paused, parse_yaml
+
+
+@dataclass
+class Analysis:
+    text: str
+    path: Path | None
+    kind: FileKind
+    parsed: ParsedFile
+    findings: list[Finding] = field(default_factory=list)
+    weval: Any = None  # WevalResult for blueprints
+    agentv: Any = None  # AgentvResult for eval files
+
+    @property
+    def blueprint(self) -> Any:
+        return self.weval.blueprint if self.weval is not None else None
+
+    @property
+    def suite(self) -> Any:
+        return self.agentv.suite if self.agentv is not None else None
+
+    @property
+    def errors(self) -> list[Finding]:
+        return [f for f in self.findings if f.severity == "error"]
+
+
+def analyze(text: str, path: str | Path | None = None, *, kind: FileKind | None = None,
+            models_dir: Path | None = None, env: AbcMapping[str, str] | None = None) -> Analysis:
+    """Check one file. `kind` forces the format (an editor remembers it while the file is broken)."""
+    with gc_paused():
+        return _analyze(text, Path(path) if path is not None else None, kind, models_dir, env)
+
+
+def _analyze(text: str, p: Path | None, kind: FileKind | None, models_dir: Path | None,
+             env: AbcMapping[str, str] | None) -> Analysis:
+    parsed = parse_yaml(text)
+    detected = kind if kind is not None else detect(text, p, parsed)
+    result = Analysis(text, p, detected, parsed)
+    if detected is FileKind.NONE:
+        return result  # unrelated YAML: no findings at all, not even syntax errors
+    findings: list[Finding] = list(parsed.findings)
+    if detected is FileKind.WEVAL:
+        from .weval.check import check_weval
+
+        result.weval = check_weval(parsed, p, models_dir=models_dir)
+        findings += result.weval.findings
+    elif detected is FileKind.AGENTV:
+        from .agentv.check import check_agentv
+
+        result.agentv = check_agentv(parsed, p, env=env)
+        findings += result.agentv.findings
+    elif detected is FileKind.AGENTV_TARGETS:
+        from .agentv.check import check_agentv_targets
+
+        findings += check_agentv_targets(parsed, p)
+    findings.sort(key=lambda f: (f.path or "", f.span.start_line, f.span.start_col, f.code))
+    result.findings = findings
+    return result
+
+
+def analyze_file(path: str | Path, **kw: Any) -> Analysis:
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except OSError as exc:
+        parsed = ParsedFile(text="")
+        a = Analysis("", p, FileKind.NONE, parsed)
+        a.findings = [Finding("unreadable", "error", f"Cannot read the file: {exc.strerror}", Span(0, 0, 0, 0))]  # type: ignore[arg-type]
+        return a
+    text = raw.decode("utf-8", errors="replace")
+    return analyze(text, p, **kw)

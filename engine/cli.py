@@ -1,0 +1,163 @@
+"""`evalspec`: check eval files, print schemas, run suites.
+
+Exit codes: 0 clean (or ran), 1 findings that fail the check (errors; warnings too with --strict),
+2 usage errors or unreadable input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from . import __version__
+from .analysis import Analysis, analyze_file
+from .detect import FileKind, kind_from_name
+from .findings import Finding
+
+_SKIP_DIRS = {".git", "node_modules", ".venv", "venv", "__pycache__", ".tox", ".mypy_cache", ".ruff_cache",
+              "dist", "build"}
+_EXTENSIONS = (".yml", ".yaml", ".json")
+
+
+class UsageError(Exception):
+    pass
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
+        return int(exc.code or 0)
+    if not getattr(args, "command", None):
+        parser.print_help(sys.stderr)
+        return 2
+    try:
+        return int(args.func(args))
+    except UsageError as exc:
+        print(f"evalspec: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:  # `evalspec check … | head`
+        return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="evalspec", description=(
+        "Check and run Weval blueprints and AgentV eval files."))
+    parser.add_argument("--version", action="version", version=f"evalspec {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    check = sub.add_parser("check", help="validate eval files (folders are searched recursively)")
+    check.add_argument("paths", nargs="+", metavar="PATH")
+    check.add_argument("--format", choices=("text", "json", "github"), default="text")
+    check.add_argument("--strict", action="store_true", help="also fail (exit 1) on warnings")
+    check.add_argument("--models-dir", type=Path, help="folder of Weval model collections (CORE.json, …)")
+    check.add_argument("--quiet", "-q", action="store_true", help="no summary line")
+    check.set_defaults(func=cmd_check)
+
+    schema = sub.add_parser("schema", help="print the JSON Schema of a format")
+    schema.add_argument("format", choices=("weval", "agentv"))
+    schema.add_argument("--write", action="store_true", help="write schemas/*.json (for maintainers)")
+    schema.set_defaults(func=cmd_schema)
+
+    try:
+        from .run.cli import add_run_parser
+    except ImportError:  # the runner is optional for checking
+        pass
+    else:
+        add_run_parser(sub)
+    return parser
+
+
+# --- check ----------------------------------------------------------------------------------------
+
+def iter_eval_files(paths: Sequence[str]) -> Iterator[tuple[Path, bool]]:
+    """Files to check: (path, named explicitly). Folders are walked; hidden and build folders skipped."""
+    for raw in paths:
+        p = Path(raw)
+        if p.is_file():
+            yield p, True
+        elif p.is_dir():
+            for root, dirs, files in os.walk(p):
+                dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and (not d.startswith(".") or d == ".agentv"))
+                for name in sorted(files):
+                    if name.endswith(_EXTENSIONS):
+                        yield Path(root) / name, False
+        else:
+            raise UsageError(f"no such file or folder: {raw}")
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    results: list[Analysis] = []
+    for path, explicit in iter_eval_files(args.paths):
+        # A JSON file in a folder is only a blueprint by its place (legacy JSON blueprints); reading
+        # every package.json of a tree would be wasted work.
+        if not explicit and path.suffix == ".json" and kind_from_name(path) is None:
+            continue
+        analysis = analyze_file(path, models_dir=args.models_dir)
+        if analysis.kind is FileKind.NONE:
+            continue
+        results.append(analysis)
+    findings = [(a, f) for a in results for f in a.findings]
+    if args.format == "json":
+        json.dump([finding_json(a, f) for a, f in findings], sys.stdout, indent=2, ensure_ascii=False)
+        sys.stdout.write("\n")
+    else:
+        for a, f in findings:
+            print(format_finding(a, f, github=args.format == "github"))
+    errors = sum(1 for _, f in findings if f.severity == "error")
+    warnings = sum(1 for _, f in findings if f.severity == "warning")
+    if not args.quiet and args.format == "text":
+        print(f"{len(results)} eval file(s) checked: {errors} error(s), {warnings} warning(s), "
+              f"{len(findings) - errors - warnings} note(s)", file=sys.stderr)
+    return 1 if errors or (args.strict and warnings) else 0
+
+
+def _display_path(a: Analysis, f: Finding) -> str:
+    path = Path(f.path) if f.path else a.path
+    if path is None:
+        return "<stdin>"
+    try:
+        return str(path.resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def format_finding(a: Analysis, f: Finding, *, github: bool = False) -> str:
+    path = _display_path(a, f)
+    line, col = f.span.start_line + 1, f.span.start_col + 1
+    if github:
+        level = {"error": "error", "warning": "warning"}.get(str(f.severity), "notice")
+        message = f"[{f.code}] {f.message}".replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+        return (f"::{level} file={path},line={line},col={col},endLine={f.span.end_line + 1},"
+                f"endColumn={f.span.end_col + 1},title=evalspec {f.code}::{message}")
+    return f"{path}:{line}:{col}: {f.severity}[{f.code}]: {f.message}"
+
+
+def finding_json(a: Analysis, f: Finding) -> dict[str, object]:
+    return {"path": _display_path(a, f), "line": f.span.start_line + 1, "column": f.span.start_col + 1,
+            "end_line": f.span.end_line + 1, "end_column": f.span.end_col + 1, "severity": str(f.severity),
+            "code": f.code, "message": f.message}
+
+
+# --- schema ---------------------------------------------------------------------------------------
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    from .schema_gen import generate, write_all
+
+    if args.write:
+        for path in write_all():
+            print(f"wrote {path}", file=sys.stderr)
+        return 0
+    print(json.dumps(generate(args.format), indent=2, ensure_ascii=False))
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""The registry: every object, field, point function and assertion type of both formats, declared once."""

@@ -1,0 +1,93 @@
+"""How the registry declares objects and their fields.
+
+Every object of both formats (a Weval prompt, an AgentV test, an assertion of a given type…) is an
+`ObjectSpec`: its fields with types, aliases, deprecations, enums, defaults and documentation. The
+checker, the JSON Schemas, completion and hover all read these declarations; none of them keeps a
+second list of field names.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+# JSON types a field accepts: "string", "number", "integer", "boolean", "array", "object", "null".
+JsonType = str
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    name: str
+    doc: str
+    types: tuple[JsonType, ...] = ("string",)
+    aliases: tuple[str, ...] = ()  # other spellings that mean exactly this field, without a warning
+    deprecated_aliases: tuple[str, ...] = ()  # older spellings: accepted, with a warning and a quick fix
+    deprecated: str | None = None  # the field itself is deprecated: what to use instead
+    enum: tuple[str, ...] = ()
+    required: bool = False
+    default: Any = None
+    minimum: float | None = None
+    maximum: float | None = None
+    exclusive_minimum: float | None = None
+    items: JsonType | None = None  # the item type when the field is a plain list ("string", "number")
+    object: str | None = None  # the ObjectSpec of a mapping value
+    items_object: str | None = None  # the ObjectSpec of each item when the value is a list of mappings
+    file_ref: bool = False  # a path relative to the eval file
+    example: str | None = None
+    schema: dict[str, Any] | None = None  # a hand-written JSON Schema when the types above cannot say it
+
+    @property
+    def all_names(self) -> tuple[str, ...]:
+        return (self.name, *self.aliases, *self.deprecated_aliases)
+
+
+@dataclass(frozen=True)
+class ObjectSpec:
+    name: str
+    title: str
+    doc: str
+    fields: tuple[FieldSpec, ...]
+    open: bool = False  # free-form (metadata): any key is fine
+    _index: dict[str, tuple[FieldSpec, str]] = field(default_factory=dict, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        for f in self.fields:
+            self._index[f.name] = (f, "canonical")
+            for a in f.aliases:
+                self._index[a] = (f, "alias")
+            for a in f.deprecated_aliases:
+                self._index[a] = (f, "deprecated-alias")
+
+    def lookup(self, key: str) -> tuple[FieldSpec, str] | None:
+        """The field a key names, and how: 'canonical', 'alias' or 'deprecated-alias'."""
+        return self._index.get(key)
+
+    def field(self, name: str) -> FieldSpec:
+        return self._index[name][0]
+
+    @property
+    def names(self) -> list[str]:
+        return list(self._index)
+
+
+class Registry:
+    """All object specs of one format, by name."""
+
+    def __init__(self, *specs: ObjectSpec) -> None:
+        self.objects: dict[str, ObjectSpec] = {}
+        for s in specs:
+            self.add(s)
+
+    def add(self, spec: ObjectSpec) -> ObjectSpec:
+        if spec.name in self.objects:
+            raise ValueError(f"object spec {spec.name!r} declared twice")
+        self.objects[spec.name] = spec
+        return spec
+
+    def __getitem__(self, name: str) -> ObjectSpec:
+        return self.objects[name]
+
+
+def F(name: str, doc: str, *types: JsonType, **kw: Any) -> FieldSpec:
+    """A field declaration; types default to string."""
+    return FieldSpec(name, doc, types or ("string",), **kw)

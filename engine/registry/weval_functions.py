@@ -1,0 +1,194 @@
+"""Every Weval point function, declared once: name, aliases, argument shape, graded or binary, docs.
+
+The checker validates `$fn` arguments from `arg`, completion offers `snippet`, hover shows `doc` and
+`example`, the schema lists the names, and the runner scores with the scorer of the canonical name
+(engine/scoring/weval_points.py). `not_X` forms are generated from `negatable`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Arg(StrEnum):
+    """Argument shapes, as the checker understands them."""
+
+    NONE = "none"  # `$is_json` or `$is_json: true`
+    STRING = "string"
+    STRINGS = "string[]"
+    N_OF_STRINGS = "[n, string[]]"
+    REGEX = "regex"
+    REGEXES = "regex[]"
+    N_OF_REGEXES = "[n, regex[]]"
+    RANGE = "[min, max]"
+    JS = "javascript"
+    CALL = "{service | url, ...}"
+    OPTIONAL_STRING = "string?"
+    TOOL_NAME = "tool name"
+    TOOL_ARGS = "{name, where, normalizeWhitespace?}"
+    TOOL_COUNT = "[min, max, name?]"
+    TOOL_ORDER = "tool name[]"
+
+
+@dataclass(frozen=True)
+class PointFunction:
+    name: str
+    arg: Arg
+    graded: bool
+    doc: str
+    example: str
+    aliases: tuple[str, ...] = ()
+    negatable: bool = False
+    negates: str | None = None  # for not_X: the X it negates
+    runs_code: bool = False  # only ever evaluated by an explicit run
+
+    @property
+    def snippet(self) -> str:
+        """An LSP snippet for the argument (after `$name: `)."""
+        return _SNIPPETS[self.arg]
+
+
+_SNIPPETS = {
+    Arg.NONE: "true",
+    Arg.STRING: '"${1:text}"',
+    Arg.STRINGS: '["${1:first}", "${2:second}"]',
+    Arg.N_OF_STRINGS: '[${1:2}, ["${2:first}", "${3:second}", "${4:third}"]]',
+    Arg.REGEX: '"${1:^pattern}"',
+    Arg.REGEXES: '["${1:^first}", "${2:second\\$}"]',
+    Arg.N_OF_REGEXES: '[${1:2}, ["${2:first}", "${3:second}", "${4:third}"]]',
+    Arg.RANGE: "[${1:10}, ${2:200}]",
+    Arg.JS: '"${1:r.length > 100}"',
+    Arg.CALL: '{ service: "${1:name}" }',
+    Arg.OPTIONAL_STRING: '"${1:instruction}"',
+    Arg.TOOL_NAME: '"${1:tool_name}"',
+    Arg.TOOL_ARGS: '{ name: "${1:tool_name}", where: { ${2:key}: "${3:value}" } }',
+    Arg.TOOL_COUNT: "[${1:1}, ${2:3}]",
+    Arg.TOOL_ORDER: '["${1:first_tool}", "${2:second_tool}"]',
+}
+
+
+def _fn(name: str, arg: Arg, graded: bool, doc: str, example: str, *aliases: str, negatable: bool = False,
+        runs_code: bool = False) -> PointFunction:
+    return PointFunction(name, arg, graded, doc, example, aliases, negatable, runs_code=runs_code)
+
+
+_BASE = (
+    _fn("contains", Arg.STRING, False, "True when the response contains the text (case-sensitive).",
+        '$contains: "fiduciary duty"', "contain", negatable=True),
+    _fn("icontains", Arg.STRING, False, "True when the response contains the text, ignoring case.",
+        '$icontains: "fiduciary duty"', "icontain", negatable=True),
+    _fn("starts_with", Arg.STRING, False, "True when the response starts with the text (case-sensitive).",
+        '$starts_with: "Yes"', "start_with", negatable=True),
+    _fn("istarts_with", Arg.STRING, False, "True when the response starts with the text, ignoring case.",
+        '$istarts_with: "yes"', "istart_with", negatable=True),
+    _fn("ends_with", Arg.STRING, False, "True when the response ends with the text (case-sensitive).",
+        '$ends_with: "."', "end_with", negatable=True),
+    _fn("iends_with", Arg.STRING, False, "True when the response ends with the text, ignoring case.",
+        '$iends_with: "thank you."', "iend_with", negatable=True),
+    _fn("contains_any_of", Arg.STRINGS, False, "True when the response contains at least one of the texts.",
+        '$contains_any_of: ["fiduciary", "duty"]', "contain_any_of", negatable=True),
+    _fn("icontains_any_of", Arg.STRINGS, False,
+        "True when the response contains at least one of the texts, ignoring case.",
+        '$icontains_any_of: ["fiduciary", "duty"]', "icontain_any_of", negatable=True),
+    _fn("contains_all_of", Arg.STRINGS, True,
+        "Graded: the share of the texts found in the response (0.5 when 1 of 2 is found; an empty list scores 1).",
+        '$contains_all_of: ["fiduciary", "duty"]', "contain_all_of", negatable=True),
+    _fn("icontains_all_of", Arg.STRINGS, True,
+        "Graded, ignoring case: the share of the texts found in the response.",
+        '$icontains_all_of: ["fiduciary", "duty"]', "icontain_all_of", negatable=True),
+    _fn("contains_at_least_n_of", Arg.N_OF_STRINGS, True,
+        "Graded: min(1, found / n) for the texts found in the response. The argument is [n, [texts…]].",
+        '$contains_at_least_n_of: [2, ["apples", "oranges", "pears"]]', "contain_at_least_n_of"),
+    _fn("icontains_at_least_n_of", Arg.N_OF_STRINGS, True,
+        "Graded, ignoring case: min(1, found / n). The argument is [n, [texts…]].",
+        '$icontains_at_least_n_of: [2, ["apples", "oranges", "pears"]]', "icontain_at_least_n_of"),
+    _fn("matches", Arg.REGEX, False,
+        "True when the JavaScript regular expression matches the response (case-sensitive).",
+        '$matches: "^The ruling states"', "match", negatable=True),
+    _fn("imatches", Arg.REGEX, False,
+        "True when the JavaScript regular expression matches the response, ignoring case.",
+        '$imatches: "^the ruling"', "imatch", negatable=True),
+    _fn("matches_all_of", Arg.REGEXES, True, "Graded: the share of the regular expressions that match.",
+        '$matches_all_of: ["^The ruling", "states that$"]', "match_all_of"),
+    _fn("imatches_all_of", Arg.REGEXES, True,
+        "Graded, ignoring case: the share of the regular expressions that match.",
+        '$imatches_all_of: ["^the ruling", "states that$"]', "imatch_all_of"),
+    _fn("matches_at_least_n_of", Arg.N_OF_REGEXES, True,
+        "Graded: min(1, matching / n). The argument is [n, [patterns…]].",
+        '$matches_at_least_n_of: [2, ["^A", "B$", "C"]]', "match_at_least_n_of"),
+    _fn("imatches_at_least_n_of", Arg.N_OF_REGEXES, True,
+        "Graded, ignoring case: min(1, matching / n). The argument is [n, [patterns…]].",
+        '$imatches_at_least_n_of: [2, ["^a", "b$", "c"]]', "imatch_at_least_n_of"),
+    _fn("word_count_between", Arg.RANGE, True,
+        "Graded on the number of words (runs of non-space): 1 inside [min, max]; n/min below; max/n above.",
+        "$word_count_between: [50, 100]"),
+    _fn("is_json", Arg.NONE, False, "True when the whole response parses as a JSON object or array.",
+        "$is_json: true"),
+    _fn("contains_word", Arg.STRING, False,
+        "True when the text occurs as a whole word (Unicode word boundaries: 'ell' does not match 'Hello').",
+        '$contains_word: "Paraná"', "contain_word", negatable=True),
+    _fn("icontains_word", Arg.STRING, False, "Whole-word match, ignoring case.",
+        '$icontains_word: "paraná"', "icontain_word", negatable=True),
+    _fn("js", Arg.JS, True,
+        "A JavaScript expression or function body, run in a sandbox with a 100 ms limit during a run only. "
+        "`r` (or `response`) is the response text, `context.messages` and `context.modelId` are available. "
+        "Returns true/false, a number in [0, 1], or {score, explain}.",
+        '$js: "r.length > 100"', runs_code=True),
+    _fn("call", Arg.CALL, True,
+        "POSTs {response, modelId, promptId, …} to an external service (from `externalServices` or a url) "
+        "during a run; the service answers {score, explain}.",
+        "$call: { service: grader, rubric: strict }", runs_code=True),
+    _fn("factcheck", Arg.OPTIONAL_STRING, True,
+        "Weval's fact-check service; evalspec reports it as unavailable unless a service is configured.",
+        '$factcheck: "Focus on dates"'),
+    _fn("tool_called", Arg.TOOL_NAME, False,
+        "True when the response contains a `TOOL_CALL {json}` line calling the named tool.",
+        '$tool_called: "search"'),
+    _fn("tool_args_match", Arg.TOOL_ARGS, False,
+        "True when a call of the named tool has arguments matching `where`.",
+        '$tool_args_match: { name: search, where: { query: "weather" } }'),
+    _fn("tool_call_count_between", Arg.TOOL_COUNT, False,
+        "True when the number of tool calls (of `name`, if given) is within [min, max].",
+        "$tool_call_count_between: [1, 3, search]"),
+    _fn("tool_call_order", Arg.TOOL_ORDER, False,
+        "True when the tools were called in this order (other calls may come between).",
+        '$tool_call_order: ["search", "summarize"]'),
+)
+
+
+def _negated(f: PointFunction) -> PointFunction:
+    verb = "False" if not f.graded else "1 minus the score"
+    return PointFunction(
+        f"not_{f.name}", f.arg, f.graded,
+        f"The negation of ${f.name}: {verb} where ${f.name} would be true. " + f.doc,
+        f.example.replace(f"${f.name}:", f"$not_{f.name}:"),
+        tuple(f"not_{a}" for a in f.aliases), negates=f.name)
+
+
+POINT_FUNCTIONS: dict[str, PointFunction] = {}
+for _f in _BASE:
+    POINT_FUNCTIONS[_f.name] = _f
+    if _f.negatable:
+        _n = _negated(_f)
+        POINT_FUNCTIONS[_n.name] = _n
+
+# Every accepted spelling → canonical name.
+FUNCTION_NAMES: dict[str, str] = {}
+for _f in POINT_FUNCTIONS.values():
+    FUNCTION_NAMES[_f.name] = _f.name
+    for _a in _f.aliases:
+        FUNCTION_NAMES[_a] = _f.name
+
+
+def resolve_function(name: str) -> PointFunction | None:
+    """The function a `$name` / `fn: name` spelling means, with the reference's front normalization."""
+    bare = name[1:] if name.startswith("$") else name
+    canonical = FUNCTION_NAMES.get(bare)
+    if canonical is None:
+        # The reference normalizes only the front: contain… → contains…, match… → matches….
+        for short, full in (("contain_", "contains_"), ("match_", "matches_")):
+            if bare.startswith(short):
+                canonical = FUNCTION_NAMES.get(full + bare[len(short):])
+                break
+    return POINT_FUNCTIONS.get(canonical) if canonical else None

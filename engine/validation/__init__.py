@@ -1,0 +1,1 @@
+"""Checks shared by both formats: object keys and types, names, regexes."""

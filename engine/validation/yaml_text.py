@@ -1,0 +1,44 @@
+"""Writing YAML text for quick fixes: quoting values and removing whole entries, minimally."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from ..findings import Span
+from ..source import Node, Scalar, resolve_plain
+
+_PLAIN_SAFE = re.compile(r"[A-Za-z_][\w .,/()+-]*\Z")
+
+
+def flow(value: Any) -> str:
+    """A value as flow YAML (JSON is valid flow YAML; strings stay readable)."""
+    if isinstance(value, str):
+        return quote(value)
+    return json.dumps(value, ensure_ascii=False)
+
+
+def quote(text: str, style: str | None = None) -> str:
+    """A string as a YAML scalar, keeping the author's quoting style when it can."""
+    if style == "'" and "\n" not in text:
+        return "'" + text.replace("'", "''") + "'"
+    if style is None and _PLAIN_SAFE.match(text) and resolve_plain(text) == text and ": " not in text \
+            and " #" not in text and not text.endswith(" "):
+        return text
+    return json.dumps(text, ensure_ascii=False)
+
+
+def entry_span(key: Scalar, value: Node | None, lines: list[str]) -> Span:
+    """The lines of a block mapping entry, from its key to the end of its value, newline included.
+
+    Deleting this span removes the entry without leaving a blank line. For an entry that shares
+    its line with others (flow style), it is just the entry's own text.
+    """
+    end = value.span if value is not None else key.span
+    line = lines[key.span.start_line] if key.span.start_line < len(lines) else ""
+    if line[: key.span.start_col].strip() == "" and (end.end_line + 1 < len(lines) or end.end_line < len(lines)):
+        rest = lines[end.end_line][end.end_col:] if end.end_line < len(lines) else ""
+        if rest.strip() == "" or rest.strip().startswith("#"):
+            return Span(key.span.start_line, 0, end.end_line + 1, 0)
+    return Span(key.span.start_line, key.span.start_col, end.end_line, end.end_col)

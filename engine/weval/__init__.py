@@ -1,0 +1,1 @@
+"""Weval blueprints: checking, the normalized model, ids and model ids."""

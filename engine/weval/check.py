@@ -1,0 +1,826 @@
+"""Checking a Weval blueprint and building its normalized model in one walk over the located tree.
+
+Rules follow weval-compat-notes.md: what the reference does (and its exact messages), plus the
+"Ours" lines where we report what it silently accepts or drops. Every finding sits on the key or
+value it is about; a finding with an obvious repair carries it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..findings import Edit, Findings, Fix, Related, Span, Tag, replace
+from ..registry.weval import HEADER, MESSAGE, POINT, PROMPT, PROMPT_MARKERS_OURS, REGISTRY
+from ..registry.weval_functions import POINT_FUNCTIONS, resolve_function
+from ..source import (
+    Mapping,
+    Node,
+    ParsedFile,
+    Scalar,
+    Sequence,
+    is_null,
+    is_number,
+    is_str,
+    node_type_name,
+    to_python,
+    truthy,
+)
+from ..validation.objects import check_object, check_value, first_line_span
+from ..validation.suggest import closest
+from ..validation.yaml_text import entry_span, flow, quote
+from .functions_check import check_function_arg
+from .ids import UNDEFINED, blueprint_id, blueprint_id_problem, prompt_hash_id
+from .model import Blueprint, Judge, Message, ModelRef, Point, Prompt, build
+from .models import KNOWN_PROVIDERS, find_models_dir, load_collections, parse_model_id
+
+
+@dataclass
+class WevalResult:
+    blueprint: Blueprint | None
+    findings: Findings
+    # Where each prompt's rubric points and messages came from, for hover, lenses and symbols.
+    prompt_nodes: list[Mapping] = field(default_factory=list)
+    header_node: Mapping | None = None
+
+
+def check_weval(parsed: ParsedFile, path: Path | str | None = None, *, models_dir: Path | None = None) -> WevalResult:
+    ctx = _Context(parsed, Path(path) if path else None, models_dir)
+    return ctx.run()
+
+
+_QUOTED_FN = re.compile(r"\$([A-Za-z_]\w*)\s*:\s*(.*)\Z", re.S)
+
+
+class _Context:
+    def __init__(self, parsed: ParsedFile, path: Path | None, models_dir: Path | None) -> None:
+        self.parsed = parsed
+        self.path = path
+        self.out = Findings()
+        self.models_dir = models_dir if models_dir is not None else find_models_dir(path)
+        self.point_defs: dict[str, Node] = {}
+        self.point_def_keys: dict[str, Scalar] = {}
+        self.header_systems = False
+        self.external_services: set[str] = set()
+
+    # --- structure ------------------------------------------------------------------------------
+
+    def run(self) -> WevalResult:
+        docs = [d for d in self.parsed.documents if not is_null(d.root)]
+        bp_id = blueprint_id(self.path)
+        if not docs:
+            if not self.parsed.findings:
+                self.out.error("empty-blueprint", Span(0, 0, 0, 0),
+                               "YAML blueprint is empty or contains only null documents.")
+            return WevalResult(None, self.out)
+        header: Mapping | None = None
+        prompt_items: list[tuple[Node, int]] = []
+        first = docs[0].root
+        is_json = self.path is not None and self.path.suffix == ".json"
+        if len(docs) == 1:
+            if isinstance(first, Sequence):
+                prompt_items = [(p, 0) for p in first.items]
+            elif isinstance(first, Mapping) and isinstance(first.get("prompts"), Sequence):
+                header = first
+                prompt_items = [(p, 0) for p in first.get("prompts").items]  # type: ignore[union-attr]
+            elif isinstance(first, Mapping) and not is_json and self._looks_like_prompt(first):
+                prompt_items = [(first, 0)]
+            elif isinstance(first, Mapping):
+                header = first
+            else:
+                self.out.error("invalid-structure", first.span,  # type: ignore[union-attr]
+                               "A blueprint must be a mapping (header or prompt) or a list of prompts; "
+                               f"found {node_type_name(first)}.")
+                return WevalResult(None, self.out)
+        else:
+            if isinstance(first, Mapping) and not self._looks_like_prompt(first):
+                header = first
+                rest = docs[1:]
+            else:
+                rest = docs
+            for d in rest:
+                if isinstance(d.root, Sequence):
+                    prompt_items += [(p, d.index) for p in d.root.items]
+                else:
+                    prompt_items.append((d.root, d.index))  # type: ignore[arg-type]
+        if header is not None:
+            self._mixed_header(header)
+        bp = self._header(header, bp_id)
+        seen_ids: dict[str, Span] = {}
+        prompt_nodes: list[Mapping] = []
+        for node, doc_index in prompt_items:
+            prompt = self._prompt(node, doc_index, bp)
+            if prompt is None:
+                continue
+            prompt_nodes.append(node)  # type: ignore[arg-type]
+            first_span = seen_ids.get(prompt.id)
+            where = prompt.id_span or first_line_span(node)
+            if first_span is not None:
+                self.out.error("duplicate-prompt-id", where, f"Duplicate prompt id '{prompt.id}'.",
+                               related=(Related(first_span, f"'{prompt.id}' first used here"),))
+            else:
+                seen_ids[prompt.id] = where
+            bp.prompts.append(prompt)
+        if header is None and not prompt_items:
+            self.out.warning("no-prompts", docs[0].span, "This blueprint has no prompts.")
+        return WevalResult(bp, self.out, prompt_nodes, header)
+
+    @staticmethod
+    def _looks_like_prompt(m: Mapping) -> bool:
+        return any(truthy(m.get(k)) for k in PROMPT_MARKERS_OURS)
+
+    def _mixed_header(self, header: Mapping) -> None:
+        """A header that also carries prompt keys the reference ignores in detection."""
+        for key, value in header.items():
+            if key.value in ("promptText", "should_not", "expects", "expectations", "idealResponse") and truthy(value):
+                self.out.warning("mixed-header-prompt", key.span,
+                                 f"This document is read as the header, so '{key.value}' is ignored; "
+                                 "move it into a prompt.")
+
+    # --- header ---------------------------------------------------------------------------------
+
+    def _header(self, header: Mapping | None, bp_id: str) -> Blueprint:
+        bp = Blueprint.model_construct(**Blueprint(id=bp_id, path=str(self.path) if self.path else None,
+                                                   title=bp_id).__dict__)
+        problem = blueprint_id_problem(bp_id)
+        if problem and self.path is not None:
+            self.out.error("invalid-blueprint-id", Span(0, 0, 0, 0), problem)
+        if header is None:
+            bp.models_resolved = self._resolve_models(bp, None)
+            return bp
+        bp.header_span = header.span
+        handled = {"id", "models", "system", "systems", "references", "point_defs", "prompts", "toolUse",
+                   "externalServices", "evaluationConfig"}
+        entries = check_object(header, HEADER, self.out, REGISTRY, handled=handled)
+        if entries is None:
+            return bp
+        key = entries.key("id")
+        if key is not None:
+            value = entries.get("id")
+            self.out.warning("ignored-blueprint-id", key.span,
+                             f"'{key.value}' is ignored: the blueprint id always comes from the file path "
+                             f"(here '{bp_id}'). Remove it.", tags=(Tag.DEPRECATED, Tag.UNNECESSARY),
+                             fix=Fix(f"Remove '{key.value}'", (Edit(entry_span(key, value, self.parsed.lines), ""),)))
+        simple = {"title": "title", "description": "description", "render_as": "render_as",
+                  "temperature": "temperature", "concurrency": "concurrency", "embeddingModel": "embedding_model",
+                  "noCache": "no_cache"}
+        for name, attr in simple.items():
+            v = entries.get(name)
+            if isinstance(v, Scalar) and v.value is not None:
+                setattr(bp, attr, v.value)
+        tags = entries.get("tags")
+        if isinstance(tags, Sequence):
+            bp.tags = [str(t.value) for t in tags.items if isinstance(t, Scalar)]
+        temps = entries.get("temperatures")
+        if isinstance(temps, Sequence):
+            bp.temperatures = [t.value for t in temps.items if is_number(t)]
+        author = entries.get("author")
+        if author is not None:
+            bp.author = to_python(author)
+        self._references(entries.get("references"), bp)
+        self._system(entries.get("system"), entries.get("systems"), entries.key("system"), bp)
+        self._point_defs(entries.get("point_defs"), bp)
+        self._evaluation_config(entries.get("evaluationConfig"), bp)
+        self._tools(entries.get("toolUse"), bp)
+        services = entries.get("externalServices")
+        if isinstance(services, Mapping):
+            self.external_services = set(services.keys())
+            bp.external_services = to_python(services)
+        elif services is not None:
+            check_value(services, HEADER.field("externalServices"), self.out)
+        bp.models_resolved = self._resolve_models(bp, entries.get("models"))
+        return bp
+
+    def _references(self, node: Node | None, bp: Blueprint) -> None:
+        if node is None:
+            return
+        items = node.items if isinstance(node, Sequence) else [node]
+        for item in items:
+            if is_str(item):
+                bp.references.append({"title": item.value})  # type: ignore[union-attr]
+            elif isinstance(item, Mapping):
+                title = item.get("title") or item.get("name")
+                if not is_str(title):
+                    self.out.error("invalid-reference", first_line_span(item),
+                                   "A reference needs a 'title' (or 'name'), and may have a 'url'.")
+                    continue
+                ref = {"title": title.value}  # type: ignore[union-attr]
+                url = item.get("url")
+                if is_str(url):
+                    ref["url"] = url.value  # type: ignore[union-attr]
+                bp.references.append(ref)
+            else:
+                self.out.error("invalid-reference", item.span,
+                               f"A reference must be a string or {{title, url}}; found {node_type_name(item)}.")
+
+    def _system(self, system: Node | None, systems: Node | None, system_key: Scalar | None, bp: Blueprint) -> None:
+        if isinstance(system, Sequence):
+            # The reference turns a header `system` list into `systems`.
+            systems, system = system, None
+        elif system is not None and not (is_str(system) or is_null(system)):
+            self.out.error("wrong-type", system.span,
+                           f"'system' must be a string (or a list of system prompts); found {node_type_name(system)}.")
+        if is_str(system):
+            bp.system = system.value  # type: ignore[union-attr]
+        if systems is None:
+            return
+        if not isinstance(systems, Sequence):
+            self.out.error("wrong-type", systems.span,
+                           f"'systems' must be a list of strings or null; found {node_type_name(systems)}.")
+            return
+        nulls = [s for s in systems.items if is_null(s)]
+        for s in systems.items:
+            if not (is_str(s) or is_null(s)):
+                self.out.error("wrong-type", s.span, f"Each of 'systems' must be a string or null; found {node_type_name(s)}.")
+        for extra in nulls[1:]:
+            self.out.error("systems-null", extra.span, "'systems' may contain at most one null (no system prompt).",
+                           related=(Related(nulls[0].span, "first null here"),))
+        bp.systems = [s.value if isinstance(s, Scalar) else None for s in systems.items]
+        self.header_systems = True
+
+    def _point_defs(self, node: Node | None, bp: Blueprint) -> None:
+        if node is None:
+            return
+        if not isinstance(node, Mapping):
+            self.out.error("wrong-type", node.span, f"'point_defs' must be a mapping of names to points; found {node_type_name(node)}.")
+            return
+        for key, value in node.items():
+            name = str(key.value)
+            self.point_defs[name] = value
+            self.point_def_keys[name] = key
+            if is_str(value):
+                bp.point_defs[name] = value.value  # type: ignore[union-attr]
+            elif isinstance(value, Mapping):
+                bp.point_defs[name] = to_python(value)
+                self._point(value, "point_defs", None, False, in_path=False)  # validate the definition itself
+            else:
+                self.out.error("invalid-point-def", value.span,
+                               f"A point definition is JavaScript (a string) or a point mapping; found {node_type_name(value)}.")
+
+    def _evaluation_config(self, node: Node | None, bp: Blueprint) -> None:
+        if node is None:
+            return
+        entries = check_object(node, REGISTRY["evaluationConfig"], self.out, REGISTRY)
+        if entries is None:
+            return
+        cov = entries.get("llm-coverage")
+        if isinstance(cov, Mapping):
+            judges = cov.get("judges")
+            if isinstance(judges, Sequence):
+                for j in judges.items:
+                    if isinstance(j, Mapping) and is_str(j.get("model")):
+                        approach = j.get("approach")
+                        jid = j.get("id")
+                        bp.judges.append(build(Judge,
+                            id=jid.value if is_str(jid) else None, model=j.get("model").value,  # type: ignore[union-attr]
+                            approach=approach.value if is_str(approach) else "standard"))  # type: ignore[union-attr]
+                        self._model_id(j.get("model"), None)  # type: ignore[arg-type]
+            jm = cov.get("judgeModels")
+            if isinstance(jm, Sequence):
+                bp.judge_models = [m.value for m in jm.items if is_str(m)]  # type: ignore[union-attr]
+
+    def _tools(self, tool_use: Node | None, bp: Blueprint) -> None:
+        if tool_use is None:
+            return
+        entries = check_object(tool_use, REGISTRY["toolUse"], self.out, REGISTRY, handled={"mode"})
+        if entries is None:
+            return
+        mode = entries.get("mode")
+        if isinstance(mode, Scalar) and mode.value != "trace-only":
+            self.out.error("invalid-tool-mode", mode.span,
+                           f"toolUse.mode '{mode.value}' is not supported; the only supported mode is 'trace-only'.",
+                           fix=replace("Change to 'trace-only'", mode.span, "trace-only"))
+        bp.tool_use = to_python(tool_use)
+
+    # --- models ---------------------------------------------------------------------------------
+
+    def _resolve_models(self, bp: Blueprint, node: Node | None) -> list[str]:
+        collections = load_collections(self.models_dir)
+        resolved: list[str] = []
+        if node is None:
+            resolved_ids = collections.get("CORE", ["CORE"]) if collections else ["CORE"]
+            return list(dict.fromkeys(resolved_ids))
+        if not isinstance(node, Sequence):
+            self.out.error("wrong-type", node.span, f"'models' must be a list; found {node_type_name(node)}.")
+            return []
+        seen: dict[str, Span] = {}
+        for item in node.items:
+            ref = self._model_item(item, collections)
+            if ref is None:
+                continue
+            bp.models.append(ref)
+            ids = collections.get(ref.collection, [ref.id]) if ref.collection else [ref.id]
+            if ref.id in seen:
+                self.out.warning("duplicate-model", item.span, f"Model '{ref.id}' is listed twice; it runs once.",
+                                 tags=(Tag.UNNECESSARY,), related=(Related(seen[ref.id], "first listed here"),))
+            seen.setdefault(ref.id, item.span)
+            resolved += ids
+        return list(dict.fromkeys(resolved))
+
+    def _model_item(self, item: Node, collections: dict[str, list[str]]) -> ModelRef | None:
+        if is_str(item):
+            parsed = self._model_id(item, collections)  # type: ignore[arg-type]
+            if parsed is None:
+                return None
+            return build(ModelRef, id=parsed.normalized, span=item.span, collection=parsed.collection,
+                                            custom=None)
+        if isinstance(item, Mapping):
+            if item.has("id") or item.has("url"):
+                check_object(item, REGISTRY["customModel"], self.out, REGISTRY)
+                mid = item.get("id")
+                if is_str(mid):
+                    return build(ModelRef, id=mid.value, span=item.span, collection=None,  # type: ignore[union-attr]
+                                                    custom=to_python(item))
+                return None
+            pairs = list(item.items())
+            if len(pairs) == 1 and is_str(pairs[0][1]):
+                key, value = pairs[0]
+                return build(ModelRef, id=f"{key.value}:{value.value}", span=item.span,  # type: ignore[union-attr]
+                                                collection=None, custom=None)
+            self.out.error("invalid-model", first_line_span(item),
+                           "A model is 'provider:model', {provider: model}, or a custom model {id, url, modelName, inherit}.")
+            return None
+        self.out.error("invalid-model", item.span, f"A model id must be a string; found {node_type_name(item)}.")
+        return None
+
+    def _model_id(self, node: Scalar, collections: dict[str, list[str]] | None) -> Any:
+        parsed = parse_model_id(str(node.value))
+        if parsed.problem:
+            self.out.error("invalid-model-id", node.span, parsed.problem)
+            return None
+        if parsed.trimmed:
+            self.out.warning("model-id-whitespace", node.span,
+                             f"Spaces around ':' in '{node.value}' are trimmed; write '{parsed.normalized}'.",
+                             fix=replace(f"Write '{parsed.normalized}'", node.span, quote(parsed.normalized, node.style)))
+        if parsed.collection and collections:
+            if parsed.collection not in collections:
+                best = closest(parsed.collection, collections)
+                msg = f"Unknown model collection '{parsed.collection}'"
+                msg += f"; did you mean '{best}'?" if best else f". Known: {', '.join(sorted(collections))}."
+                self.out.warning("unknown-collection", node.span, msg,
+                                 fixes=(replace(f"Change to '{best}'", node.span, best),) if best else ())
+        elif parsed.provider and parsed.provider not in KNOWN_PROVIDERS and parsed.provider not in ("echo", "replay"):
+            best = closest(parsed.provider, KNOWN_PROVIDERS, cutoff=0.6)
+            if best:
+                fixed = f"{best}:{parsed.name}"
+                self.out.warning("unknown-provider", node.span,
+                                 f"Unknown provider '{parsed.provider}'; did you mean '{best}'?",
+                                 fix=replace(f"Change to '{fixed}'", node.span, quote(fixed, node.style)))
+            else:
+                self.out.info("unknown-provider", node.span,
+                              f"Provider '{parsed.provider}' is not one evalspec can call "
+                              f"({', '.join(KNOWN_PROVIDERS)}); use a custom model object for other endpoints.")
+        return parsed
+
+    # --- prompts --------------------------------------------------------------------------------
+
+    def _prompt(self, node: Node, doc_index: int, bp: Blueprint) -> Prompt | None:
+        if not isinstance(node, Mapping):
+            if not is_null(node):
+                self.out.error("invalid-prompt", node.span,
+                               f"A prompt must be a mapping with 'prompt' or 'messages'; found {node_type_name(node)}.")
+            return None
+        handled = {"should", "should_not", "messages", "system", "id", "prompt"}
+        entries = check_object(node, PROMPT, self.out, REGISTRY, handled=handled)
+        assert entries is not None
+        id_node = entries.get("id")
+        explicit_id = None
+        if isinstance(id_node, Scalar) and id_node.value is not None and id_node.value != "":
+            explicit_id = str(id_node.value) if not isinstance(id_node.value, float) else id_node.raw
+        elif id_node is not None:
+            self.out.error("wrong-type", id_node.span, "A prompt 'id' must be a string.")
+        label = explicit_id or "(no id)"
+        prompt_node, messages_node = entries.get("prompt"), entries.get("messages")
+        messages: list[Message] = []
+        if messages_node is not None and prompt_node is not None:
+            key = entries.key("prompt")
+            self.out.error("prompt-and-messages", key.span,  # type: ignore[union-attr]
+                           f"'{key.value}' cannot be combined with 'messages'; the reference silently uses "  # type: ignore[union-attr]
+                           "'messages'. Keep one of them.",
+                           fix=Fix(f"Remove '{key.value}'", (Edit(entry_span(key, prompt_node, self.parsed.lines), ""),)))  # type: ignore[union-attr,arg-type]
+        if messages_node is not None:
+            messages = self._messages(messages_node)
+        elif prompt_node is not None:
+            if is_str(prompt_node) and prompt_node.value.strip():  # type: ignore[union-attr]
+                messages = [build(Message, role="user", content=prompt_node.value, span=prompt_node.span)]  # type: ignore[union-attr]
+            else:
+                self.out.error("empty-prompt", prompt_node.span, "'prompt' must be non-empty text.")
+        else:
+            self.out.error("missing-prompt", first_line_span(node), "A prompt needs 'prompt' or 'messages'.")
+        system = entries.get("system")
+        system_set = entries.key("system") is not None
+        if isinstance(system, Sequence):
+            self.out.error("prompt-system-list", system.span,
+                           "Per-prompt 'system' must be a string or null, not an array. Did you mean to use 'systems' "
+                           "in the blueprint header?")
+        elif system is not None and not (is_str(system) or is_null(system)):
+            self.out.error("wrong-type", system.span, f"'system' must be a string or null; found {node_type_name(system)}.")
+        if system_set and self.header_systems:
+            key = entries.key("system")
+            self.out.error("system-with-systems", key.span,  # type: ignore[union-attr]
+                           f"When the blueprint header defines 'systems', individual prompts (like '{label}') cannot "
+                           "have their own 'system' override.")
+        should = self._rubric(entries.get("should"), label, inverted=False)
+        should_not = self._rubric(entries.get("should_not"), label, inverted=True)
+        p = build(Prompt,
+            id=explicit_id or "", id_generated=explicit_id is None,
+            id_span=id_node.span if explicit_id else None, span=node.span, messages=messages,
+            ideal=_str(entries.get("ideal")), system=_str(system), system_set=system_set,
+            citation=_citation(entries.get("citation")), description=_str(entries.get("description")),
+            weight=_num(entries.get("weight"), 1.0), render_as=_str(entries.get("render_as")) or bp.render_as,
+            temperature=_num(entries.get("temperature"), None),
+            no_cache=_bool(entries.get("noCache"), bp.no_cache or None),
+            tags=[str(t.value) for t in entries.get("tags").items if isinstance(t, Scalar)]  # type: ignore[union-attr]
+            if isinstance(entries.get("tags"), Sequence) else [],
+            should=should, should_not=should_not, document=doc_index)
+        if explicit_id is None:
+            p.id = prompt_hash_id(reference_prompt(p))
+        return p
+
+    def _messages(self, node: Node) -> list[Message]:
+        if not isinstance(node, Sequence):
+            self.out.error("wrong-type", node.span, f"'messages' must be a list; found {node_type_name(node)}.")
+            return []
+        out: list[Message] = []
+        for i, item in enumerate(node.items):
+            msg = self._message(item, i)
+            if msg is not None:
+                out.append(msg)
+        if not out:
+            if not node.items:
+                self.out.error("empty-messages", node.span, "'messages' must have at least one message.")
+            return out
+        if out[0].role == "assistant":
+            self.out.error("message-order", out[0].span, "The first message may not be from the assistant.")
+        if out[-1].role != "user":
+            self.out.error("message-order", out[-1].span,
+                           f"Last message role in the input sequence must be 'user'. Found '{out[-1].role}'.")
+        previous: Message | None = None
+        for m in out:
+            if m.role == "system":
+                continue
+            if previous is not None and previous.role == m.role:
+                self.out.error("message-order", m.span,
+                               f"Two '{m.role}' messages in a row; turns must alternate between user and assistant.")
+            previous = m
+        return out
+
+    def _message(self, item: Node, index: int) -> Message | None:
+        if not isinstance(item, Mapping):
+            self.out.error("invalid-message", item.span,
+                           f"A message is {{role, content}} or {{user: …}}; found {node_type_name(item)}.")
+            return None
+        if item.has("role") or item.has("content"):
+            entries = check_object(item, MESSAGE, self.out, REGISTRY, handled={"content"})
+            role_node, content = entries.get("role"), entries.get("content")  # type: ignore[union-attr]
+            if role_node is None:
+                self.out.error("missing-field", first_line_span(item), "A message needs a 'role'.")
+                return None
+            role = str(role_node.value) if isinstance(role_node, Scalar) else ""  # type: ignore[union-attr]
+        else:
+            pairs = list(item.items())
+            if len(pairs) != 1:
+                self.out.error("invalid-message", first_line_span(item),
+                               "Each message in the shorthand format must have exactly one key (e.g., 'user', "
+                               f"'assistant', 'ai', 'system'). Invalid message at index {index}.")
+                return None
+            key, content = pairs[0]
+            role = str(key.value)
+            if role not in ("user", "assistant", "system", "ai"):
+                best = closest(role, ("user", "assistant", "system", "ai"), cutoff=0.5)
+                self.out.error("invalid-role", key.span,
+                               f"Invalid role '{role}' in message at index {index}"
+                               + (f"; did you mean '{best}'?" if best else "; use user, assistant, ai or system."),
+                               fixes=(replace(f"Change to '{best}'", key.span, best),) if best else ())
+                return None
+        if role not in ("user", "assistant", "system", "ai"):
+            return None
+        role = "assistant" if role == "ai" else role
+        if is_null(content):
+            if role != "assistant":
+                self.out.error("empty-message", (content or item).span,
+                               f"A '{role}' message needs content; only 'assistant: null' (a turn the model "
+                               "generates) may be empty.")
+            return build(Message, role=role, content=None, span=item.span)
+        if not is_str(content):
+            self.out.error("wrong-type", content.span,  # type: ignore[union-attr]
+                           f"Message content must be text; found {node_type_name(content)}.")
+            return None
+        if not content.value.strip():  # type: ignore[union-attr]
+            self.out.error("empty-message", content.span, "Message content may not be empty.")  # type: ignore[union-attr]
+        return build(Message, role=role, content=content.value, span=item.span)  # type: ignore[union-attr]
+
+    # --- rubric points --------------------------------------------------------------------------
+
+    def _rubric(self, node: Node | None, prompt_label: str, *, inverted: bool) -> list[Point]:
+        if node is None or is_null(node):
+            return []
+        if not isinstance(node, Sequence):
+            self.out.error("wrong-type", node.span,
+                           f"A rubric must be a list of points; found {node_type_name(node)}.")
+            return []
+        points: list[Point] = []
+        path_index = 0
+        paths: list[Sequence] = []
+        for item in node.items:
+            if isinstance(item, Sequence):
+                if item.items and isinstance(item.items[0], Sequence):
+                    self.out.error(
+                        "nested-paths", item.span,
+                        "Nested arrays within nested arrays are not supported: each alternative path is its own "
+                        "item of the rubric. Write every path as `- - point` directly under the rubric key, "
+                        "not as a list of paths.", fix=self._unwrap_paths_fix(item))
+                    continue
+                members = [m for m in item.items if not (is_null(m) or (is_str(m) and m.value == ""))]  # type: ignore[union-attr]
+                if not members:
+                    continue
+                path_id = f"path_{path_index}"
+                path_index += 1
+                paths.append(item)
+                for m in members:
+                    if isinstance(m, Sequence):
+                        self.out.error("nested-path-array", m.span,
+                                       "Nested arrays within alternative paths are not supported: a path is a flat "
+                                       "list of points.")
+                        continue
+                    p = self._point(m, prompt_label, path_id, inverted, in_path=True)
+                    if p is not None:
+                        points.append(p)
+                continue
+            p = self._point(item, prompt_label, None, inverted, in_path=False)
+            if p is not None:
+                points.append(p)
+        if len(paths) == 1:
+            self.out.info("single-path", paths[0].span,
+                          "An alternative path with no alternatives: its points count together as one half of the "
+                          "score. Add another path, or write the points directly under the rubric key.")
+        return points
+
+    def _unwrap_paths_fix(self, item: Sequence) -> Fix | None:
+        """`- - - a` (a list of paths) → one `- - a` item per path, same indentation as the item."""
+        lines = self.parsed.lines
+        line = lines[item.span.start_line]
+        dash = line.rfind("- ", 0, item.span.start_col)
+        if dash < 0 or line[:dash].strip():
+            return None
+        indent = " " * dash
+        texts = []
+        for path in item.items:
+            if not isinstance(path, Sequence):
+                return None
+            texts.append(indent + "- " + flow(to_python(path)))
+        span = Span(item.span.start_line, 0, item.span.end_line, len(lines[item.span.end_line]))
+        return Fix("Write each alternative path as its own item", (Edit(span, "\n".join(texts)),))
+
+    def _point(self, node: Node, prompt_label: str, path_id: str | None, inverted: bool, *,
+               in_path: bool) -> Point | None:
+        def make(**kw: Any) -> Point:
+            base = {"text": None, "fn": None, "fn_written": None, "fn_args": None, "weight": 1.0, "citation": None}
+            base.update(kw)
+            return build(Point, path_id=path_id, inverted=inverted, span=node.span, **base)
+
+        if isinstance(node, Scalar):
+            if not isinstance(node.value, str):
+                self.out.error("invalid-point", node.span,
+                               f"Point must be a string, array, or object; found {node_type_name(node)}.")
+                return None
+            text = node.value
+            if text.startswith("$"):
+                m = _QUOTED_FN.match(text)
+                if m:
+                    self._quoted_function(node, m.group(1), m.group(2))
+                    return make(kind="text", text=text)
+                if in_path:
+                    self.out.warning("dollar-text-in-path", node.span,
+                                     f"'{text}' inside an alternative path is judged as text, not run as a function. "
+                                     f"Write it as a mapping: {text}: <argument>.")
+                    return make(kind="text", text=text)
+                fn = resolve_function(text)
+                if fn is None:
+                    self._unknown_function(node.span, text[1:])
+                    return None
+                return make(kind="fn", fn=fn.name, fn_written=text[1:])
+            return make(kind="text", text=text)
+        if not isinstance(node, Mapping):
+            self.out.error("invalid-point", node.span, f"Point must be a string, array, or object; found {node_type_name(node)}.")
+            return None
+        keys = [(k, v) for k, v in node.items()]
+        fn_pair = next(((k, v) for k, v in keys if isinstance(k.value, str) and k.value.startswith("$")), None)
+        if fn_pair is not None:
+            return self._dollar_point(node, fn_pair, keys, prompt_label, make)
+        if any(node.has(k) for k in ("text", "point", "fn")):
+            entries = check_object(node, POINT, self.out, REGISTRY, handled={"fn", "fnArgs", "weight"})
+            assert entries is not None
+            text, fn_node = entries.get("text"), entries.get("fn")
+            if text is not None and fn_node is not None:
+                self.out.error("text-and-fn", entries.key("fn").span,  # type: ignore[union-attr]
+                               "Point cannot have both 'text' and 'fn' defined.")
+                return None
+            weight = self._weight(entries.get("weight"))
+            citation = _str(entries.get("citation"))
+            if fn_node is not None:
+                if not is_str(fn_node):
+                    self.out.error("wrong-type", fn_node.span, "'fn' must be a function name.")
+                    return None
+                name = fn_node.value  # type: ignore[union-attr]
+                if name.startswith("$"):
+                    self.out.warning("fn-dollar", fn_node.span,
+                                     f"'fn: {name}' keeps the '$', so the reference looks for a function named '{name}' "
+                                     f"and fails; write 'fn: {name[1:]}'.",
+                                     fix=replace(f"Write '{name[1:]}'", fn_node.span, quote(name[1:], fn_node.style)))  # type: ignore[union-attr]
+                    name = name[1:]
+                fn = resolve_function(name)
+                if fn is None:
+                    self._unknown_function(fn_node.span, name)
+                    return None
+                arg_node = entries.get("fnArgs")
+                check_function_arg(fn, arg_node, fn_node, self.out, self)
+                return make(kind="fn", fn=fn.name, fn_written=name, fn_args=to_python(arg_node) if arg_node else None,
+                            weight=weight, citation=citation)
+            if not is_str(text) or not text.value.strip():  # type: ignore[union-attr]
+                self.out.error("invalid-point", (text or node).span, "A point's 'text' must be non-empty text.")
+                return None
+            return make(kind="text", text=text.value, weight=weight, citation=citation)  # type: ignore[union-attr]
+        if len(keys) == 1 and is_str(keys[0][1]):
+            return make(kind="text", text=str(keys[0][0].value), citation=keys[0][1].value)  # type: ignore[union-attr]
+        if len(keys) == 1 and isinstance(keys[0][1], Mapping | Sequence):
+            key = keys[0][0]
+            best = closest(f"${key.value}", [f"${n}" for n in POINT_FUNCTIONS])
+            if best:
+                self.out.error("missing-dollar", key.span,
+                               f"'{key.value}' is read as point text with a citation, but its value is not text. "
+                               f"Did you mean the function '{best}'?",
+                               fix=replace(f"Write '{best}'", key.span, best))
+                return None
+        self.out.error("invalid-point", first_line_span(node),
+                       "Point must define 'text', a function ('fn' or '$...'), or a 'Point: Citation' pair.")
+        return None
+
+    def _dollar_point(self, node: Mapping, fn_pair: tuple[Scalar, Node], keys: list[tuple[Scalar, Node]],
+                      prompt_label: str, make: Any) -> Point | None:
+        key, arg = fn_pair
+        weight_node: Node | None = None
+        citation: str | None = None
+        for k, v in keys:
+            if k is key:
+                continue
+            name = str(k.value)
+            if name in ("weight", "multiplier"):
+                weight_node = v
+            elif name == "citation":
+                citation = _str(v)
+            elif name.startswith("$"):
+                self.out.error("two-functions", k.span,
+                               f"A point runs one function; '{name}' is ignored because '{key.value}' comes first. "
+                               "Make it its own list item.")
+            else:
+                best = closest(name, ("weight", "multiplier", "citation"))
+                self.out.warning("unknown-key", k.span,
+                                 f"Unknown key '{name}' in a function point" + (f"; did you mean '{best}'?" if best else
+                                                                                "; known: weight, citation."),
+                                 fixes=(replace(f"Rename '{name}' to '{best}'", k.span, best),) if best else ())
+        weight = self._weight(weight_node)
+        name = str(key.value)[1:]
+        if name == "ref":
+            return self._ref_point(key, arg, prompt_label, make, weight)
+        fn = resolve_function(name)
+        if fn is None:
+            self._unknown_function(key.span, name)
+            return None
+        check_function_arg(fn, arg, key, self.out, self)
+        return make(kind="fn", fn=fn.name, fn_written=name, fn_args=to_python(arg), weight=weight, citation=citation)
+
+    def _ref_point(self, key: Scalar, arg: Node, prompt_label: str, make: Any, weight: float) -> Point | None:
+        if not is_str(arg):
+            self.out.error("wrong-type", arg.span, "'$ref' takes the name of a point_defs entry.")
+            return None
+        name = arg.value  # type: ignore[union-attr]
+        definition = self.point_defs.get(name)
+        if definition is None:
+            best = closest(name, self.point_defs)
+            self.out.error("undefined-ref", arg.span,
+                           f"Undefined definition '{name}' referenced in prompt '{prompt_label}'."
+                           + (f" Did you mean '{best}'?" if best else ""),
+                           fixes=(replace(f"Change to '{best}'", arg.span, quote(best, arg.style)),) if best else ())  # type: ignore[union-attr]
+            return None
+        if is_str(definition):
+            return make(kind="fn", fn="js", fn_written="js", fn_args=definition.value, weight=weight)  # type: ignore[union-attr]
+        value = to_python(definition)
+        if isinstance(value, dict):
+            fn_key = next((k for k in value if k.startswith("$")), None)
+            if fn_key:
+                fn = resolve_function(fn_key)
+                return make(kind="fn", fn=fn.name if fn else fn_key[1:], fn_written=fn_key[1:],
+                            fn_args=value[fn_key], weight=float(value.get("weight", weight)))
+            if "fn" in value:
+                fn = resolve_function(str(value["fn"]))
+                return make(kind="fn", fn=fn.name if fn else value["fn"], fn_written=value["fn"],
+                            fn_args=value.get("fnArgs", value.get("arg")), weight=float(value.get("weight", weight)))
+            text = value.get("text") or value.get("point")
+            if text:
+                return make(kind="text", text=text, weight=float(value.get("weight", weight)),
+                            citation=value.get("citation"))
+        return None
+
+    def _weight(self, node: Node | None) -> float:
+        if node is None:
+            return 1.0
+        if not is_number(node) or not (0.1 <= node.value <= 10):  # type: ignore[union-attr]
+            found = node.raw if isinstance(node, Scalar) else node_type_name(node)
+            self.out.error("point-weight", node.span, f"Point multiplier must be a number between 0.1 and 10. Found {found}.")
+            return 1.0
+        return float(node.value)  # type: ignore[union-attr]
+
+    def _unknown_function(self, span: Span, name: str) -> None:
+        best = closest(name, list(POINT_FUNCTIONS) + [a for f in POINT_FUNCTIONS.values() for a in f.aliases])
+        msg = f"Unknown point function '${name}'"
+        if best:
+            self.out.error("unknown-function", span, f"{msg}; did you mean '${best}'?",
+                           fix=replace(f"Change to '${best}'", span, _respell(span, self.parsed.lines, name, best)))
+        else:
+            self.out.error("unknown-function", span, msg + ".")
+
+    def _quoted_function(self, node: Scalar, name: str, arg_text: str) -> None:
+        fn = resolve_function(name)
+        what = f"'${name}'" if fn else f"'${name}' (not a known function either)"
+        message = (f"This quoted string is a text point judged by an LLM, not the function {what}: the reference "
+                   f"reads it as a function literally named \"{node.value[1:]}\" and fails. Remove the quotes to "
+                   "make it a mapping.")
+        fixes: tuple[Fix, ...] = ()
+        arg_value = _parse_arg_text(arg_text)
+        if fn is not None and arg_value is not None:
+            fixes = (replace("Convert to a function point", node.span, f"${name}: {flow(arg_value)}"),)
+        self.out.warning("quoted-function", node.span, message, fixes=fixes)
+
+
+def _respell(span: Span, lines: list[str], old: str, new: str) -> str:
+    """The replacement text for a function name at `span`, keeping a `$` the source has."""
+    text = lines[span.start_line][span.start_col:span.end_col] if span.start_line == span.end_line else ""
+    return text.replace(old, new, 1) if old in text else f"${new}"
+
+
+def _parse_arg_text(text: str) -> Any:
+    """The argument of a quoted pseudo-function (`$icontains: 'False'` → "False")."""
+    from ..source import parse_yaml
+
+    text = text.strip()
+    if not text:
+        return None
+    parsed = parse_yaml(f"v: {text}\n")
+    if not parsed.findings and parsed.documents and isinstance(parsed.documents[0].root, Mapping):
+        value = to_python(parsed.documents[0].root.get("v"))
+        if value is not None:
+            return value
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        return text[1:-1]
+    return text
+
+
+def reference_prompt(p: Prompt) -> dict[str, Any]:
+    """The prompt as the reference normalizes it, the input of its id hash (compat notes §4)."""
+    def points(items: list[Point]) -> list[Any]:
+        out: list[Any] = []
+        paths: dict[str, list[Any]] = {}
+        for pt in items:
+            form = pt.reference_form()
+            if pt.path_id is None:
+                out.append(form)
+            elif pt.path_id in paths:
+                paths[pt.path_id].append(form)
+            else:
+                paths[pt.path_id] = [form]
+                out.append(paths[pt.path_id])
+        return out
+
+    return {
+        "messages": [{"role": m.role, "content": m.content} for m in p.messages],
+        "idealResponse": p.ideal if p.ideal is not None else UNDEFINED,
+        "system": p.system if p.system_set else UNDEFINED,
+        "citation": p.citation if p.citation is not None else UNDEFINED,
+        "description": p.description if p.description is not None else UNDEFINED,
+        "points": points(p.should) if p.should else UNDEFINED,
+        "should_not": points(p.should_not) if p.should_not else UNDEFINED,
+        "weight": p.weight if p.weight != 1.0 else UNDEFINED,
+        "temperature": p.temperature if p.temperature is not None else UNDEFINED,
+        "noCache": p.no_cache if p.no_cache is not None else UNDEFINED,
+        "render_as": p.render_as,
+    }
+
+
+def _str(node: Node | None) -> str | None:
+    return node.value if is_str(node) else None  # type: ignore[union-attr]
+
+
+def _citation(node: Node | None) -> Any:
+    """Text, or a {title, url} mapping kept as is (the reference passes it through)."""
+    return to_python(node) if isinstance(node, Mapping) else _str(node)
+
+
+def _num(node: Node | None, default: float | None) -> Any:
+    return node.value if is_number(node) else default  # type: ignore[union-attr]
+
+
+def _bool(node: Node | None, default: bool | None) -> bool | None:
+    return node.value if isinstance(node, Scalar) and isinstance(node.value, bool) else default

@@ -1,0 +1,155 @@
+"""The normalized Weval blueprint: every alias and shorthand resolved, every object with its span.
+
+This is what the runner, code lenses and hover read. It is built by `check.py` from the located tree
+(`model_construct`: the checker has already validated every value, so pydantic's validation would only
+repeat the work on a hot path; the classes still document and type the shape).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..findings import Span
+
+
+class _Located(BaseModel):
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+
+class Point(_Located):
+    """One rubric point. `fn` is the canonical function name for function points."""
+
+    kind: Literal["text", "fn"]
+    text: str | None = None
+    fn: str | None = None
+    fn_written: str | None = None  # the spelling in the file (`contain`), as the reference keeps it
+    fn_args: Any = None
+    weight: float = 1.0
+    citation: str | None = None
+    path_id: str | None = None  # "path_<k>" for points of alternative path k
+    inverted: bool = False  # from should_not
+    span: Span
+
+    def reference_form(self) -> dict[str, Any]:
+        """The point as the reference normalizes it (used for prompt hashes and results)."""
+        out: dict[str, Any] = {}
+        if self.kind == "text":
+            out["text"] = self.text
+        else:
+            out["fn"] = self.fn_written or self.fn
+            out["fnArgs"] = self.fn_args
+        out["multiplier"] = self.weight
+        if self.citation is not None:
+            out["citation"] = self.citation
+        return out
+
+
+class Message(_Located):
+    role: Literal["user", "assistant", "system"]
+    content: str | None  # None: an assistant turn the model generates
+    span: Span
+
+
+class Prompt(_Located):
+    id: str
+    id_generated: bool = False
+    id_span: Span | None = None
+    span: Span
+    messages: list[Message]
+    ideal: str | None = None
+    system: str | None = None
+    system_set: bool = False  # `system: null` (no system prompt) differs from no key at all
+    citation: Any = None  # text, or {title, url}
+    description: str | None = None
+    weight: float = 1.0
+    render_as: str = "markdown"
+    temperature: float | None = None
+    no_cache: bool | None = None
+    tags: list[str] = Field(default_factory=list)
+    should: list[Point] = Field(default_factory=list)
+    should_not: list[Point] = Field(default_factory=list)
+    document: int = 0
+
+    @property
+    def points(self) -> list[Point]:
+        return [*self.should, *self.should_not]
+
+    @property
+    def first_words(self) -> str:
+        for m in self.messages:
+            if m.role == "user" and m.content:
+                words = m.content.split()
+                return " ".join(words[:8]) + (" …" if len(words) > 8 else "")
+        return ""
+
+
+class ModelRef(_Located):
+    id: str  # provider:model, or a collection name before resolution
+    span: Span
+    collection: str | None = None
+    custom: dict[str, Any] | None = None
+
+
+class Judge(_Located):
+    id: str | None = None
+    model: str
+    approach: str = "standard"
+
+
+class Blueprint(_Located):
+    id: str
+    path: str | None = None
+    title: str
+    description: str | None = None
+    tags: list[str] = Field(default_factory=list)
+    author: Any = None
+    references: list[dict[str, str]] = Field(default_factory=list)
+    render_as: str = "markdown"
+    models: list[ModelRef] = Field(default_factory=list)
+    models_resolved: list[str] = Field(default_factory=list)  # collections expanded, duplicates removed
+    system: str | None = None
+    systems: list[str | None] | None = None
+    temperature: float | None = None
+    temperatures: list[float] = Field(default_factory=list)
+    concurrency: int = 30
+    embedding_model: str = "openai:text-embedding-3-small"
+    judges: list[Judge] = Field(default_factory=list)
+    judge_models: list[str] = Field(default_factory=list)
+    point_defs: dict[str, Any] = Field(default_factory=dict)
+    no_cache: bool = False
+    tools: list[dict[str, Any]] = Field(default_factory=list)
+    tool_use: dict[str, Any] | None = None
+    external_services: dict[str, Any] = Field(default_factory=dict)
+    prompts: list[Prompt] = Field(default_factory=list)
+    header_span: Span | None = None
+
+    def prompt(self, prompt_id: str) -> Prompt | None:
+        return next((p for p in self.prompts if p.id == prompt_id), None)
+
+    def temperatures_to_run(self) -> list[float | None]:
+        """`temperatures` if non-empty, else `[temperature]` (compat notes §9)."""
+        return list(self.temperatures) if self.temperatures else [self.temperature]
+
+
+def build(cls: type[BaseModel], **values: Any) -> Any:
+    """Construct a model from values the checker has already validated, without re-validating.
+
+    pydantic's `model_construct` still costs ~12 µs an object; a 50,000-line blueprint has 30,000 of
+    them. This fills the same slots directly: declared defaults, fresh default factories, fields set.
+    """
+    obj = cls.__new__(cls)
+    data = {}
+    for name, info in cls.model_fields.items():
+        if name in values:
+            data[name] = values[name]
+        elif info.default_factory is not None:
+            data[name] = info.default_factory()  # type: ignore[call-arg]
+        else:
+            data[name] = info.default
+    object.__setattr__(obj, "__dict__", data)
+    object.__setattr__(obj, "__pydantic_fields_set__", set(values))
+    object.__setattr__(obj, "__pydantic_extra__", None)
+    object.__setattr__(obj, "__pydantic_private__", None)
+    return obj

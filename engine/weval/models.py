@@ -1,0 +1,95 @@
+"""Model ids: `provider:model` normalization, collections (CORE, …) and effective ids.
+
+Collections are JSON lists of model ids in a `models/` folder (weval-org/configs keeps them beside
+`blueprints/`). They are found by walking up from the blueprint, or given explicitly.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from .ids import js_number
+
+# Providers the reference routes to (compat notes §9) plus the offline ones evalspec adds.
+KNOWN_PROVIDERS = ("openai", "anthropic", "google", "mistral", "together", "xai", "openrouter")
+OFFLINE_MODELS = ("echo",)
+COLLECTION_NAME = re.compile(r"[A-Z][A-Z0-9_]*\Z")
+
+
+@dataclass(frozen=True)
+class ModelIdParse:
+    normalized: str
+    provider: str | None
+    name: str | None
+    collection: str | None = None
+    problem: str | None = None  # an error message
+    trimmed: bool = False  # whitespace around the first ':' was removed
+
+
+def parse_model_id(raw: str) -> ModelIdParse:
+    text = raw.strip()
+    if text in OFFLINE_MODELS or text.startswith("replay:"):
+        return ModelIdParse(text, text.split(":")[0], text.partition(":")[2] or None)
+    if ":" not in text:
+        if COLLECTION_NAME.match(text):
+            return ModelIdParse(text, None, None, collection=text)
+        return ModelIdParse(text, None, text, problem=(
+            f"Model id '{text}' needs a provider prefix, as provider:model (e.g. openai:{text})."))
+    provider, _, name = text.partition(":")
+    trimmed = provider != provider.strip() or name != name.strip()
+    provider, name = provider.strip(), name.strip()
+    normalized = f"{provider}:{name}"
+    if not provider or not name:
+        return ModelIdParse(normalized, provider or None, name or None,
+                            problem=f"Model id '{text}' must be provider:model with both parts.")
+    if re.search(r"\s", normalized):
+        return ModelIdParse(normalized, provider, name, problem=f"Model id '{text}' may not contain spaces.")
+    return ModelIdParse(normalized, provider, name, trimmed=trimmed)
+
+
+def find_models_dir(path: Path | None) -> Path | None:
+    """The nearest `models/` folder with collection files, walking up from a blueprint."""
+    if path is None:
+        return None
+    for parent in Path(path).resolve().parents:
+        candidate = parent / "models"
+        if candidate.is_dir() and any(candidate.glob("*.json")):
+            return candidate
+        if (parent / ".git").exists():
+            break
+    return None
+
+
+@lru_cache(maxsize=64)
+def _collections(models_dir: str, mtime: float) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for f in sorted(Path(models_dir).glob("*.json")):
+        try:
+            data = json.loads(f.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, list) and all(isinstance(m, str) for m in data):
+            out[f.stem] = data
+    return out
+
+
+def load_collections(models_dir: Path | None) -> dict[str, list[str]]:
+    if models_dir is None:
+        return {}
+    try:
+        mtime = models_dir.stat().st_mtime
+    except OSError:
+        return {}
+    return _collections(str(models_dir), mtime)
+
+
+def effective_model_id(model_id: str, temperature: float | None, sp_index: int | None = None) -> str:
+    """`model[temp:T]` always (default 0), plus `[sp_idx:i]` when there are several system prompts."""
+    out = f"{model_id}[temp:{js_number(temperature if temperature is not None else 0)}]"
+    if sp_index is not None:
+        out += f"[sp_idx:{sp_index}]"
+    return out
