@@ -448,10 +448,10 @@ class _Context:
             msg = self._message(item, i)
             if msg is not None:
                 out.append(msg)
-        if not out:
-            if not node.items:
-                self.out.error("empty-messages", node.span, "'messages' must have at least one message.")
-            return out
+        if not node.items:
+            self.out.error("empty-messages", node.span, "'messages' must have at least one message.")
+        if len(out) != len(node.items) or not out:
+            return out  # order rules on a partial list would only echo the message already reported
         if out[0].role == "assistant":
             self.out.error("message-order", out[0].span, "The first message may not be from the assistant.")
         if out[-1].role != "user":
@@ -647,7 +647,11 @@ class _Context:
             return make(kind="text", text=str(keys[0][0].value), citation=keys[0][1].value)  # type: ignore[union-attr]
         if len(keys) == 1 and isinstance(keys[0][1], Mapping | Sequence):
             key = keys[0][0]
-            best = closest(f"${key.value}", [f"${n}" for n in POINT_FUNCTIONS])
+            fn = resolve_function(str(key.value))
+            best = f"${fn.name if fn.name == key.value else key.value}" if fn else None
+            if best is None:
+                suggestion = suggest_function(str(key.value))
+                best = f"${suggestion}" if suggestion else None
             if best:
                 self.out.error("missing-dollar", key.span,
                                f"'{key.value}' is read as point text with a citation, but its value is not text. "
@@ -734,7 +738,7 @@ class _Context:
         return float(node.value)  # type: ignore[union-attr]
 
     def _unknown_function(self, span: Span, name: str) -> None:
-        best = closest(name, list(POINT_FUNCTIONS) + [a for f in POINT_FUNCTIONS.values() for a in f.aliases])
+        best = suggest_function(name)
         msg = f"Unknown point function '${name}'"
         if best:
             self.out.error("unknown-function", span, f"{msg}; did you mean '${best}'?",
@@ -753,6 +757,16 @@ class _Context:
         if fn is not None and arg_value is not None:
             fixes = (replace("Convert to a function point", node.span, f"${name}: {flow(arg_value)}"),)
         self.out.warning("quoted-function", node.span, message, fixes=fixes)
+
+
+def suggest_function(name: str) -> str | None:
+    """The canonical function a misspelt name most likely means (an alias match names its canonical)."""
+    best = closest(name, POINT_FUNCTIONS)
+    if best is None:
+        alias = closest(name, [a for f in POINT_FUNCTIONS.values() for a in f.aliases])
+        fn = resolve_function(alias) if alias else None
+        best = fn.name if fn else None
+    return best
 
 
 def _respell(span: Span, lines: list[str], old: str, new: str) -> str:
