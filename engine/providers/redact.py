@@ -1,0 +1,74 @@
+"""Keeping API keys out of everything we write or show.
+
+Every secret a provider is built with is registered here; `redact()` replaces any registered value in a
+string. ProviderError runs its message through it, so a key echoed back by a server's 401 body, or a key
+in a custom model's URL, never reaches a results file, a cache entry, a log line or a traceback.
+"""
+
+from __future__ import annotations
+
+import threading
+
+MASK = "***"
+_MIN_LEN = 6  # shorter values would scrub ordinary words; no real key is that short
+
+_lock = threading.Lock()
+_secrets: tuple[str, ...] = ()  # longest first, so a key that contains another is masked whole
+
+SENSITIVE_HEADERS = frozenset(
+    {"authorization", "proxy-authorization", "x-api-key", "api-key", "x-goog-api-key", "cookie"}
+)
+
+
+def register_secret(value: str | None) -> None:
+    global _secrets
+    if not value or len(value) < _MIN_LEN:
+        return
+    with _lock:
+        if value not in _secrets:
+            _secrets = tuple(sorted((*_secrets, value), key=len, reverse=True))
+        # "Bearer <key>" is masked through the key itself; nothing else to add.
+
+
+def redact(text: str) -> str:
+    for s in _secrets:
+        if s in text:
+            text = text.replace(s, MASK)
+    return text
+
+
+def is_sensitive_header(name: str) -> bool:
+    n = name.lower()
+    return n in SENSITIVE_HEADERS or "key" in n or "token" in n or "secret" in n or "auth" in n
+
+
+def redact_headers(headers: dict[str, str]) -> dict[str, str]:
+    """A copy fit for display: sensitive header values masked."""
+    return {k: (MASK if is_sensitive_header(k) else redact(v)) for k, v in headers.items()}
+
+
+class Secret:
+    """A string that will not print itself. `reveal()` is the only way to the value."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+        register_secret(value)
+
+    def reveal(self) -> str:
+        return self._value
+
+    def __bool__(self) -> bool:
+        return bool(self._value)
+
+    def __repr__(self) -> str:
+        return f"Secret({MASK!r})"
+
+    __str__ = __repr__
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Secret) and other._value == self._value
+
+    def __hash__(self) -> int:
+        return hash(self._value)
