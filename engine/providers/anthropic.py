@@ -1,0 +1,113 @@
+"""Anthropic Messages API: POST /v1/messages with `anthropic-version: 2023-06-01`.
+
+Differences from OpenAI that matter here: the system prompt is a top-level field (a `system` role inside
+`messages` is rejected, so such messages are folded into it), `max_tokens` is mandatory, the key goes in
+`x-api-key`, and the answer is a list of content blocks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import httpx
+from evalspec.providers.base import BAD_RESPONSE, ChatRequest, ChatResult, ProviderError, Usage
+from evalspec.providers.http import DEFAULT_TIMEOUT, HttpProvider, post_json
+from evalspec.providers.openai_compat import missing_key_error
+from evalspec.providers.redact import Secret
+
+ANTHROPIC_VERSION = "2023-06-01"
+
+
+def messages_url(base_url: str) -> str:
+    base = base_url.rstrip("/")
+    # ANTHROPIC_BASE_URL is a host root in Anthropic's SDKs; accept one that already ends in /v1 too.
+    return f"{base}/messages" if base.endswith("/v1") else f"{base}/v1/messages"
+
+
+class AnthropicProvider(HttpProvider):
+    def __init__(
+        self,
+        *,
+        name: str = "anthropic",
+        base_url: str,
+        api_key: str | Secret | None,
+        key_env: str | None = "ANTHROPIC_API_KEY",
+        client: httpx.AsyncClient | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        model: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        parameters: Mapping[str, Any] | None = None,
+        require_key: bool = True,
+        url: str | None = None,
+    ) -> None:
+        super().__init__(client=client, timeout=timeout, model=model)
+        self.name = name
+        key = api_key if isinstance(api_key, Secret) else Secret(api_key or "")
+        if require_key and not key:
+            raise missing_key_error(name, key_env)  # before any HTTP, naming the variable to set
+        self.url = url or messages_url(base_url)
+        self._url = httpx.URL(self.url)
+        self.parameters: dict[str, Any] = dict(parameters or {})
+        self._headers = {
+            "content-type": "application/json",
+            "accept": "application/json",
+            "anthropic-version": ANTHROPIC_VERSION,
+        }
+        if key:
+            self._headers["x-api-key"] = key.reveal()
+        self._headers.update(headers or {})
+
+    def identity(self) -> dict[str, Any]:
+        ident: dict[str, Any] = {"provider": self.name, "url": self.url}
+        if self.parameters:
+            ident["parameters"] = self.parameters
+        if self.bound_model:
+            ident["model"] = self.bound_model
+        return ident
+
+    def body(self, req: ChatRequest) -> dict[str, Any]:
+        systems = [req.system] if req.system else []
+        messages: list[dict[str, str]] = []
+        for m in req.messages:
+            if m.role == "system":
+                systems.append(m.content)
+            else:
+                messages.append({"role": m.role, "content": m.content})
+        body: dict[str, Any] = {
+            "model": self.model_for(req.model),
+            "max_tokens": req.max_tokens,
+            "messages": messages,
+        }
+        if systems:
+            body["system"] = "\n\n".join(systems)
+        if self.parameters:
+            body.update(self.parameters)
+        if req.temperature is not None:
+            body["temperature"] = req.temperature
+        if req.extra:
+            body.update(req.extra)
+        return body
+
+    async def chat(self, req: ChatRequest) -> ChatResult:
+        data, latency_ms = await post_json(
+            self.client, self.name, self._url, self.body(req), self.request_headers, self.timeout
+        )
+        return self.parse(data, latency_ms)
+
+    def parse(self, data: dict[str, Any], latency_ms: float) -> ChatResult:
+        content = data.get("content")
+        if not isinstance(content, list):
+            raise ProviderError(
+                BAD_RESPONSE, f"{self.name}: the answer has no content blocks: {str(data)[:200]}", 200, False,
+                provider=self.name,
+            )
+        # Thinking and tool-use blocks are not part of the answer text.
+        text = "".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
+        usage = data.get("usage") or {}
+        return ChatResult(
+            text=text,
+            usage=Usage(int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0)),
+            latency_ms=latency_ms,
+            raw_model=data.get("model"),
+        )

@@ -1,0 +1,176 @@
+"""A response cache on disk: one append-only JSONL file, keyed on the whole request.
+
+Key: sha256 of a canonical JSON of {provider identity (name, URL, bound model, provider parameters),
+model, system, messages, temperature, max_tokens, extra}. Change any generation parameter and it is a
+different entry. Keys and headers are not part of the identity, so nothing secret is hashed or stored.
+
+Why JSONL: one `write()` of a whole line per new entry, on a file opened O_APPEND, is cheap at thousands
+of entries and survives the process being killed mid-run: at worst the last line is cut short, and that
+line is skipped on the next load. Errors are never cached; a failed call is tried again next run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from evalspec.providers.base import ChatRequest, ChatResult, cache_identity
+
+CACHE_VERSION = 1
+
+
+def _num(x: float | None) -> float | None:
+    # 0 and 0.0 must hash alike; JSON writes them differently.
+    return None if x is None else float(x)
+
+
+def cache_key(identity: Mapping[str, Any], req: ChatRequest) -> str:
+    doc = {
+        "v": CACHE_VERSION,
+        "provider": identity,
+        "model": req.model,
+        "system": req.system,
+        "messages": [[m.role, m.content] for m in req.messages],
+        "temperature": _num(req.temperature),
+        "max_tokens": req.max_tokens,
+        "extra": req.extra,
+    }
+    blob = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+class ResponseCache:
+    """Load once, append per new entry. Safe for many concurrent tasks in one event loop."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self._entries: dict[str, dict[str, Any]] = {}
+        self._fd: int | None = None
+        self._torn_tail = False
+        self.hits = 0
+        self.misses = 0
+        self._load()
+
+    def _load(self) -> None:
+        try:
+            data = self.path.read_bytes()
+        except FileNotFoundError:
+            return
+        for line in data.splitlines():
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+                self._entries[rec["k"]] = rec["r"]
+            except (ValueError, KeyError, TypeError):
+                continue  # a line cut short by a kill, or foreign junk: skip it, keep the rest
+        self._torn_tail = bool(data) and not data.endswith(b"\n")
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get(self, key: str) -> ChatResult | None:
+        rec = self._entries.get(key)
+        if rec is None:
+            self.misses += 1
+            return None
+        self.hits += 1
+        return ChatResult.from_json(rec, cached=True)
+
+    def put(self, key: str, result: ChatResult, *, model: str | None = None) -> None:
+        rec = result.to_json()
+        self._entries[key] = rec
+        line: dict[str, Any] = {"k": key, "t": round(time.time(), 3), "r": rec}
+        if model:
+            line["m"] = model  # for people reading the file; not used on load
+        self._append(json.dumps(line, ensure_ascii=False, separators=(",", ":")).encode() + b"\n")
+
+    def _append(self, data: bytes) -> None:
+        if self._fd is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            if self._torn_tail:
+                os.write(self._fd, b"\n")  # finish the torn line so the next entry starts clean
+                self._torn_tail = False
+        os.write(self._fd, data)
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def __enter__(self) -> ResponseCache:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        self.close()
+
+
+class _LeaderCancelled(Exception):
+    pass
+
+
+class CachedProvider:
+    """Serves repeated requests from a ResponseCache; asks `inner` (and stores its answer) otherwise.
+
+    Identical requests in flight at the same time share one call. Keyword arguments of `chat` (such as
+    `on_retry` for a RetryingProvider) are passed through to `inner`.
+    """
+
+    def __init__(self, inner: Any, cache: ResponseCache) -> None:
+        self.inner = inner
+        self.cache = cache
+        self.name: str = inner.name
+        self._identity = cache_identity(inner)
+        self._inflight: dict[str, asyncio.Future[ChatResult]] = {}
+
+    def identity(self) -> dict[str, Any]:
+        return self._identity
+
+    async def chat(self, req: ChatRequest, **kwargs: Any) -> ChatResult:
+        key = cache_key(self._identity, req)
+        hit = self.cache.get(key)
+        if hit is not None:
+            return hit
+        pending = self._inflight.get(key)
+        if pending is not None:
+            try:
+                result = await asyncio.shield(pending)
+            except _LeaderCancelled:
+                pass  # the task making the call was cancelled, not us: make it ourselves
+            else:
+                return ChatResult(result.text, result.usage, result.latency_ms, result.raw_model, cached=True)
+        fut: asyncio.Future[ChatResult] = asyncio.get_running_loop().create_future()
+        self._inflight[key] = fut
+        try:
+            result = await self.inner.chat(req, **kwargs)
+        except BaseException as exc:
+            fut.set_exception(_LeaderCancelled() if isinstance(exc, asyncio.CancelledError) else exc)
+            fut.exception()  # mark it retrieved: there may be no waiter
+            raise
+        finally:
+            if self._inflight.get(key) is fut:
+                del self._inflight[key]
+        self.cache.put(key, result, model=req.model)
+        fut.set_result(result)
+        return result
+
+    async def embed(self, texts: Any, **kwargs: Any) -> list[list[float]]:
+        return await self.inner.embed(texts, **kwargs)
+
+    async def aclose(self) -> None:
+        close = getattr(self.inner, "aclose", None)
+        if close is not None:
+            await close()
+
+    def __repr__(self) -> str:
+        return f"CachedProvider({self.inner!r}, {str(self.cache.path)!r})"

@@ -1,0 +1,140 @@
+"""Google Gemini: POST /v1beta/models/<model>:generateContent, key in the `x-goog-api-key` header.
+
+The key goes in a header rather than the `?key=` query parameter Google also accepts, so that it can
+never show up in a URL that ends up in a log line or an error message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+from evalspec.providers.base import BAD_RESPONSE, BLOCKED, ChatRequest, ChatResult, ProviderError, Usage
+from evalspec.providers.http import DEFAULT_TIMEOUT, HttpProvider, post_json
+from evalspec.providers.openai_compat import missing_key_error
+from evalspec.providers.redact import Secret
+
+# Request fields that live at the top level of generateContent; any other parameter is a generationConfig
+# field (topP, topK, stopSequences, seed, responseMimeType, thinkingConfig, …).
+_TOP_LEVEL = frozenset({"safetySettings", "tools", "toolConfig", "cachedContent", "labels"})
+
+
+def models_base(base_url: str) -> str:
+    base = base_url.rstrip("/")
+    if base.endswith(("/v1beta", "/v1", "/v1alpha")):
+        return f"{base}/models"
+    return f"{base}/v1beta/models"
+
+
+class GoogleProvider(HttpProvider):
+    def __init__(
+        self,
+        *,
+        name: str = "google",
+        base_url: str,
+        api_key: str | Secret | None,
+        key_env: str | None = "GOOGLE_API_KEY",
+        client: httpx.AsyncClient | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        model: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        parameters: Mapping[str, Any] | None = None,
+        require_key: bool = True,
+    ) -> None:
+        super().__init__(client=client, timeout=timeout, model=model)
+        self.name = name
+        key = api_key if isinstance(api_key, Secret) else Secret(api_key or "")
+        if require_key and not key:
+            raise missing_key_error(name, key_env)  # before any HTTP, naming the variable to set
+        self.models_url = models_base(base_url)
+        self.parameters: dict[str, Any] = dict(parameters or {})
+        self._headers = {"content-type": "application/json", "accept": "application/json"}
+        if key:
+            self._headers["x-goog-api-key"] = key.reveal()
+        self._headers.update(headers or {})
+        self._urls: dict[str, httpx.URL] = {}
+
+    def identity(self) -> dict[str, Any]:
+        ident: dict[str, Any] = {"provider": self.name, "url": self.models_url}
+        if self.parameters:
+            ident["parameters"] = self.parameters
+        if self.bound_model:
+            ident["model"] = self.bound_model
+        return ident
+
+    def url_for(self, model: str) -> httpx.URL:
+        url = self._urls.get(model)
+        if url is None:
+            name = model.removeprefix("models/")
+            url = self._urls[model] = httpx.URL(f"{self.models_url}/{quote(name, safe='-._~')}:generateContent")
+        return url
+
+    def body(self, req: ChatRequest) -> dict[str, Any]:
+        systems = [req.system] if req.system else []
+        contents: list[dict[str, Any]] = []
+        for m in req.messages:
+            if m.role == "system":
+                systems.append(m.content)
+                continue
+            role = "model" if m.role in ("assistant", "model") else "user"
+            contents.append({"role": role, "parts": [{"text": m.content}]})
+        config: dict[str, Any] = {"maxOutputTokens": req.max_tokens}
+        body: dict[str, Any] = {"contents": contents}
+        if systems:
+            body["systemInstruction"] = {"parts": [{"text": "\n\n".join(systems)}]}
+        params = {**self.parameters}
+        if req.temperature is not None:
+            params["temperature"] = req.temperature
+        params.update(req.extra)
+        for k, v in params.items():
+            if k in _TOP_LEVEL:
+                body[k] = v
+            elif k == "generationConfig" and isinstance(v, Mapping):
+                config.update(v)
+            elif k in ("max_tokens", "max_output_tokens"):
+                config["maxOutputTokens"] = v
+            else:
+                config[k] = v
+        body["generationConfig"] = config
+        return body
+
+    async def chat(self, req: ChatRequest) -> ChatResult:
+        model = self.model_for(req.model)
+        data, latency_ms = await post_json(
+            self.client, self.name, self.url_for(model), self.body(req), self.request_headers, self.timeout
+        )
+        return self.parse(data, latency_ms)
+
+    def parse(self, data: dict[str, Any], latency_ms: float) -> ChatResult:
+        candidates = data.get("candidates")
+        if not candidates or not isinstance(candidates, list):
+            reason = (data.get("promptFeedback") or {}).get("blockReason")
+            if reason:
+                raise ProviderError(
+                    BLOCKED, f"{self.name}: the prompt was blocked ({reason})", 200, False, provider=self.name
+                )
+            raise ProviderError(
+                BAD_RESPONSE, f"{self.name}: the answer has no candidates: {str(data)[:200]}", 200, False,
+                provider=self.name,
+            )
+        first = candidates[0] if isinstance(candidates[0], dict) else {}
+        parts = (first.get("content") or {}).get("parts") or []
+        finish = first.get("finishReason")
+        if not parts and finish not in (None, "STOP", "MAX_TOKENS", "FINISH_REASON_UNSPECIFIED"):
+            # SAFETY, RECITATION, PROHIBITED_CONTENT…: no answer at all, which is not an empty answer.
+            raise ProviderError(
+                BLOCKED, f"{self.name}: no answer (finishReason {finish})", 200, False, provider=self.name
+            )
+        # Parts flagged `thought` are the model's reasoning, not its answer.
+        text = "".join(
+            p.get("text", "") for p in parts if isinstance(p, dict) and not p.get("thought")
+        )
+        usage = data.get("usageMetadata") or {}
+        return ChatResult(
+            text=text,
+            usage=Usage(int(usage.get("promptTokenCount") or 0), int(usage.get("candidatesTokenCount") or 0)),
+            latency_ms=latency_ms,
+            raw_model=data.get("modelVersion"),
+        )

@@ -1,0 +1,165 @@
+"""OpenAI chat completions and embeddings, and every server that speaks the same protocol.
+
+Used for openai, mistral, together, xai, openrouter from the catalog, for Azure OpenAI (azure.py), and for
+custom models `{id, url, modelName, headers, parameters}` pointing at Ollama, vLLM, llama.cpp, LM Studio
+or a gateway.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import httpx
+from evalspec.providers.base import (
+    BAD_RESPONSE,
+    MISSING_KEY,
+    SERVER,
+    ChatRequest,
+    ChatResult,
+    ProviderError,
+    Usage,
+)
+from evalspec.providers.http import DEFAULT_TIMEOUT, HttpProvider, post_json
+from evalspec.providers.redact import Secret, redact
+
+DEFAULT_EMBEDDING_MODEL = "text-embedding-3-small"
+
+
+def missing_key_error(provider: str, key_env: str | None, what: str | None = None) -> ProviderError:
+    target = what or provider
+    if key_env:
+        msg = f"{key_env} is not set: export {key_env}=<your {provider} API key> to call {target}"
+    else:
+        msg = f"no API key configured for {target}"
+    return ProviderError(MISSING_KEY, msg, provider=provider)
+
+
+class OpenAICompatProvider(HttpProvider):
+    def __init__(
+        self,
+        *,
+        name: str = "openai",
+        base_url: str,
+        api_key: str | Secret | None,
+        key_env: str | None = None,
+        require_key: bool = True,
+        client: httpx.AsyncClient | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        model: str | None = None,
+        chat_url: str | None = None,
+        embeddings_url: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        parameters: Mapping[str, Any] | None = None,
+        auth_header: str = "authorization",
+        embedding_model: str = DEFAULT_EMBEDDING_MODEL,
+    ) -> None:
+        super().__init__(client=client, timeout=timeout, model=model)
+        self.name = name
+        key = api_key if isinstance(api_key, Secret) else Secret(api_key or "")
+        if require_key and not key:
+            raise missing_key_error(name, key_env)  # before any HTTP, naming the variable to set
+        self.base_url = base_url.rstrip("/")
+        self.chat_url = chat_url or f"{self.base_url}/chat/completions"
+        self.embeddings_url = embeddings_url or f"{self.base_url}/embeddings"
+        self._chat_url = httpx.URL(self.chat_url)  # parsed once, not per call
+        self._embeddings_url = httpx.URL(self.embeddings_url)
+        self.parameters: dict[str, Any] = dict(parameters or {})
+        self.embedding_model = embedding_model
+        h = {"content-type": "application/json", "accept": "application/json"}
+        if key:
+            # Azure wants the bare key in `api-key`; everyone else `Authorization: Bearer`.
+            h[auth_header] = f"Bearer {key.reveal()}" if auth_header == "authorization" else key.reveal()
+        h.update(headers or {})
+        self._headers = h
+
+    def identity(self) -> dict[str, Any]:
+        ident: dict[str, Any] = {"provider": self.name, "url": redact(self.chat_url)}
+        if self.parameters:
+            ident["parameters"] = self.parameters
+        if self.bound_model:
+            ident["model"] = self.bound_model
+        return ident
+
+    def body(self, req: ChatRequest) -> dict[str, Any]:
+        messages: list[dict[str, str]] = []
+        if req.system:
+            messages.append({"role": "system", "content": req.system})
+        messages.extend({"role": m.role, "content": m.content} for m in req.messages)
+        body: dict[str, Any] = {"model": self.model_for(req.model), "messages": messages}
+        if self.parameters:
+            body.update(self.parameters)  # custom model / target settings
+        if req.temperature is not None:
+            body["temperature"] = req.temperature
+        if req.extra:
+            body.update(req.extra)
+        # o-series models take max_completion_tokens instead; whoever sets that opts out of max_tokens.
+        if "max_tokens" not in body and "max_completion_tokens" not in body:
+            body["max_tokens"] = req.max_tokens
+        return body
+
+    async def chat(self, req: ChatRequest) -> ChatResult:
+        data, latency_ms = await post_json(
+            self.client, self.name, self._chat_url, self.body(req), self.request_headers, self.timeout
+        )
+        return self.parse(data, latency_ms)
+
+    def parse(self, data: dict[str, Any], latency_ms: float) -> ChatResult:
+        choices = data.get("choices")
+        if not choices or not isinstance(choices, list):
+            raise self._error_in_body(data)
+        first = choices[0] if isinstance(choices[0], dict) else {}
+        message = first.get("message") or {}
+        content = message.get("content")
+        if isinstance(content, list):  # some servers answer with content parts
+            content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
+        if content is None:
+            content = message.get("refusal") or ""
+        usage = data.get("usage") or {}
+        return ChatResult(
+            text=str(content),
+            usage=Usage(int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)),
+            latency_ms=latency_ms,
+            raw_model=data.get("model"),
+        )
+
+    def _error_in_body(self, data: dict[str, Any]) -> ProviderError:
+        # OpenRouter and some gateways answer 200 with {"error": {...}} when the upstream model failed.
+        err = data.get("error")
+        if isinstance(err, dict):
+            code = err.get("code")
+            status = code if isinstance(code, int) else None
+            retryable = status is not None and (status == 429 or status >= 500)
+            return ProviderError(
+                SERVER if retryable else BAD_RESPONSE,
+                f"{self.name}: error in the answer: {str(err.get('message') or err)[:500]}",
+                status,
+                retryable,
+                provider=self.name,
+            )
+        return ProviderError(
+            BAD_RESPONSE, f"{self.name}: the answer has no choices: {str(data)[:200]}", 200, False,
+            provider=self.name,
+        )
+
+    async def embed(self, texts: Sequence[str], model: str | None = None) -> list[list[float]]:
+        body = {"model": model or self.bound_model or self.embedding_model, "input": list(texts)}
+        data, _ = await post_json(
+            self.client, self.name, self._embeddings_url, body, self.request_headers, self.timeout
+        )
+        items = data.get("data")
+        if not isinstance(items, list) or len(items) != len(texts):
+            raise ProviderError(
+                BAD_RESPONSE,
+                f"{self.name}: expected {len(texts)} embeddings, got {len(items) if isinstance(items, list) else 0}",
+                200,
+                False,
+                provider=self.name,
+            )
+        items = sorted(items, key=lambda d: d.get("index", 0))
+        try:
+            return [[float(x) for x in d["embedding"]] for d in items]
+        except (KeyError, TypeError, ValueError):
+            raise ProviderError(
+                BAD_RESPONSE, f"{self.name}: malformed embeddings in the answer", 200, False, provider=self.name
+            ) from None
