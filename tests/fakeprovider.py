@@ -1,0 +1,289 @@
+"""A scriptable fake model provider on a real loopback socket, for tests that must not reach the internet.
+
+It speaks just enough HTTP/1.1 (keep-alive, Content-Length bodies) to answer the real clients:
+
+    POST …/chat/completions          OpenAI (and Azure, OpenRouter, Ollama…) chat completion
+    POST …/messages                  Anthropic message
+    POST …/models/<m>:generateContent Google Gemini
+    POST …/embeddings                OpenAI embeddings (8 deterministic floats per input)
+
+By default it answers "ECHO: <last user message>" (or `answer` when set). Tests script the next requests
+with `then(...)`, in order: a 429 with Retry-After, a 500, a hang longer than the client's timeout,
+malformed JSON, any raw reply. Every request is recorded (method, path, query, headers, body, time).
+
+It runs its own event loop in a daemon thread, so it works the same under sync and async tests:
+
+    with FakeProvider() as fake:
+        fake.then(Reply.rate_limited(0.2), Reply.ok())
+        ... point a client at fake.url("/v1") ...
+        assert fake.requests[0].headers["authorization"] == "Bearer sk-test"
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gzip
+import hashlib
+import json
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+
+@dataclass
+class Recorded:
+    method: str
+    path: str  # without the query string
+    query: dict[str, list[str]]
+    headers: dict[str, str]  # names lower-cased
+    body: bytes
+    at: float  # time.monotonic() when the request was complete
+
+    @property
+    def json(self) -> Any:
+        return json.loads(self.body) if self.body else None
+
+
+@dataclass
+class Reply:
+    """What to do with one request. Build with the class methods."""
+
+    action: str = "answer"  # answer | raw | hang | close
+    status: int = 200
+    body: bytes | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    text: str | None = None  # for "answer": overrides the answer text
+    seconds: float = 0.0  # for "hang", and a delay before any other reply
+    gzip: bool = False
+
+    @classmethod
+    def ok(cls, text: str | None = None, *, gzip: bool = False, delay: float = 0.0) -> Reply:
+        return cls("answer", text=text, gzip=gzip, seconds=delay)
+
+    @classmethod
+    def raw(cls, status: int, body: bytes | str | dict[str, Any] | list[Any] = b"", **headers: str) -> Reply:
+        if isinstance(body, dict | list):
+            body = json.dumps(body).encode()
+            headers.setdefault("content-type", "application/json")
+        elif isinstance(body, str):
+            body = body.encode()
+        return cls("raw", status=status, body=body, headers=headers)
+
+    @classmethod
+    def rate_limited(cls, retry_after: float | str | None = None, *, retry_after_ms: float | None = None) -> Reply:
+        headers: dict[str, str] = {"content-type": "application/json"}
+        if retry_after is not None:
+            headers["retry-after"] = str(retry_after)
+        if retry_after_ms is not None:
+            headers["retry-after-ms"] = str(retry_after_ms)
+        body = json.dumps({"error": {"message": "Rate limit reached", "type": "rate_limit_error"}}).encode()
+        return cls("raw", status=429, body=body, headers=headers)
+
+    @classmethod
+    def server_error(cls, status: int = 500, message: str = "internal error") -> Reply:
+        return cls.raw(status, {"error": {"message": message, "type": "server_error"}})
+
+    @classmethod
+    def error(cls, status: int, message: str) -> Reply:
+        return cls.raw(status, {"error": {"message": message, "type": "invalid_request_error"}})
+
+    @classmethod
+    def malformed(cls, body: bytes = b'{"choices": [{"message": {"content": "cut sh') -> Reply:
+        return cls("raw", status=200, body=body, headers={"content-type": "application/json"})
+
+    @classmethod
+    def hang(cls, seconds: float = 30.0) -> Reply:
+        """Read the request, then answer nothing for `seconds` (then close the connection)."""
+        return cls("hang", seconds=seconds)
+
+    @classmethod
+    def close(cls) -> Reply:
+        """Close the connection without answering."""
+        return cls("close")
+
+
+def last_user_text(req: dict[str, Any]) -> str:
+    for m in reversed(req.get("messages") or []):
+        if m.get("role") == "user":
+            c = m.get("content")
+            return c if isinstance(c, str) else json.dumps(c)
+    for c in reversed(req.get("contents") or []):  # Google
+        if c.get("role") == "user":
+            return "".join(p.get("text", "") for p in c.get("parts") or [])
+    return ""
+
+
+class FakeProvider:
+    def __init__(self, answer: str | None = None) -> None:
+        self.answer = answer  # None: "ECHO: <last user message>"
+        self.requests: list[Recorded] = []
+        self._script: deque[Reply] = deque()
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._server: asyncio.base_events.Server | None = None
+        self._thread: threading.Thread | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        self.port = 0
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+    def start(self) -> FakeProvider:
+        ready = threading.Event()
+
+        def run() -> None:
+            loop = asyncio.new_event_loop()
+            self._loop = loop
+            asyncio.set_event_loop(loop)
+            self._server = loop.run_until_complete(asyncio.start_server(self._handle, "127.0.0.1", 0))
+            self.port = self._server.sockets[0].getsockname()[1]
+            ready.set()
+            loop.run_forever()
+            loop.close()
+
+        self._thread = threading.Thread(target=run, name="fakeprovider", daemon=True)
+        self._thread.start()
+        if not ready.wait(10):
+            raise RuntimeError("fake provider did not start")
+        return self
+
+    def stop(self) -> None:
+        loop = self._loop
+        if loop is None:
+            return
+
+        async def shutdown() -> None:
+            assert self._server is not None
+            self._server.close()
+            for t in list(self._tasks):
+                t.cancel()
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+            loop.stop()
+
+        asyncio.run_coroutine_threadsafe(shutdown(), loop)
+        if self._thread is not None:
+            self._thread.join(10)
+        self._loop = None
+
+    def __enter__(self) -> FakeProvider:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- scripting and inspection ------------------------------------------------------------------
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def url(self, path: str = "") -> str:
+        return self.base + path
+
+    def then(self, *replies: Reply) -> FakeProvider:
+        """Queue replies for the next requests, in order; once used up, requests get normal answers."""
+        with self._lock:
+            self._script.extend(replies)
+        return self
+
+    def reset(self) -> None:
+        with self._lock:
+            self._script.clear()
+            self.requests.clear()
+
+    @property
+    def count(self) -> int:
+        return len(self.requests)
+
+    # -- serving -----------------------------------------------------------------------------------
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._tasks.add(task)
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                lines = head.decode("latin-1").split("\r\n")
+                method, target, _ = lines[0].split(" ", 2)
+                headers: dict[str, str] = {}
+                for line in lines[1:]:
+                    if ":" in line:
+                        k, v = line.split(":", 1)
+                        headers[k.strip().lower()] = v.strip()
+                n = int(headers.get("content-length") or 0)
+                body = await reader.readexactly(n) if n else b""
+                parts = urlsplit(target)
+                rec = Recorded(method, parts.path, parse_qs(parts.query), headers, body, time.monotonic())
+                with self._lock:
+                    self.requests.append(rec)
+                    reply = self._script.popleft() if self._script else Reply()
+                if reply.action == "close":
+                    return
+                if reply.action == "hang":
+                    await asyncio.sleep(reply.seconds)
+                    return
+                if reply.seconds:
+                    await asyncio.sleep(reply.seconds)
+                status, payload, extra = self._respond(rec, reply)
+                out_headers = {"content-type": "application/json", **extra}
+                if reply.gzip:
+                    payload = gzip.compress(payload)
+                    out_headers["content-encoding"] = "gzip"
+                head_out = f"HTTP/1.1 {status} {_REASONS.get(status, 'Status')}\r\n"
+                head_out += "".join(f"{k}: {v}\r\n" for k, v in out_headers.items())
+                head_out += f"content-length: {len(payload)}\r\n\r\n"
+                writer.write(head_out.encode("latin-1") + payload)
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError, ValueError):
+            pass
+        finally:
+            self._tasks.discard(task)
+            with contextlib.suppress(Exception):
+                writer.close()
+
+    def _respond(self, rec: Recorded, reply: Reply) -> tuple[int, bytes, dict[str, str]]:
+        if reply.action == "raw":
+            return reply.status, reply.body or b"", dict(reply.headers)
+        try:
+            req = json.loads(rec.body or b"{}")
+        except ValueError:
+            return 400, b'{"error":{"message":"body is not JSON"}}', {}
+        text = reply.text if reply.text is not None else self.answer
+        if text is None:
+            text = "ECHO: " + last_user_text(req)
+        model = req.get("model", "fake-model")
+        path = rec.path
+        if path.endswith("/embeddings"):
+            inp = req.get("input")
+            items = inp if isinstance(inp, list) else [inp]
+            data = [
+                {"object": "embedding", "index": i,
+                 "embedding": [b / 255 for b in hashlib.sha256(str(s).encode()).digest()[:8]]}
+                for i, s in enumerate(items)
+            ]
+            # Reversed on purpose: clients must order by `index`, not by position.
+            out = {"object": "list", "data": data[::-1], "model": model, "usage": {"prompt_tokens": 1}}
+        elif path.endswith("/chat/completions"):
+            out = {"id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": model,
+                   "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+                                "finish_reason": "stop"}],
+                   "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}}
+        elif path.endswith("/messages"):
+            out = {"id": "msg_fake", "type": "message", "role": "assistant", "model": model,
+                   "content": [{"type": "text", "text": text}], "stop_reason": "end_turn",
+                   "usage": {"input_tokens": 12, "output_tokens": 8}}
+        elif path.endswith(":generateContent"):
+            model = path.rsplit("/", 1)[-1].removesuffix(":generateContent")
+            out = {"candidates": [{"content": {"role": "model", "parts": [{"text": text}]},
+                                   "finishReason": "STOP", "index": 0}],
+                   "usageMetadata": {"promptTokenCount": 13, "candidatesTokenCount": 9, "totalTokenCount": 22},
+                   "modelVersion": model}
+        else:
+            return 404, json.dumps({"error": {"message": f"no route {path}"}}).encode(), {}
+        return 200, json.dumps(out).encode(), {}
+
+
+_REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found",
+            429: "Too Many Requests", 500: "Internal Server Error", 502: "Bad Gateway",
+            503: "Service Unavailable"}
