@@ -10,6 +10,8 @@ from ..findings import Span
 from ..source import Node, Scalar, resolve_plain
 
 _PLAIN_SAFE = re.compile(r"[A-Za-z_][\w .,/()+-]*\Z")
+# Words YAML 1.1 tools (still common) read as booleans: never leave them plain.
+_YAML11_BOOLS = frozenset("y Y yes Yes YES n N no No NO on On ON off Off OFF".split())
 
 
 def flow(value: Any) -> str:
@@ -24,7 +26,7 @@ def quote(text: str, style: str | None = None) -> str:
     if style == "'" and "\n" not in text:
         return "'" + text.replace("'", "''") + "'"
     if style is None and _PLAIN_SAFE.match(text) and resolve_plain(text) == text and ": " not in text \
-            and " #" not in text and not text.endswith(" "):
+            and " #" not in text and not text.endswith(" ") and text not in _YAML11_BOOLS:
         return text
     return json.dumps(text, ensure_ascii=False)
 

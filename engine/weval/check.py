@@ -753,9 +753,11 @@ class _Context:
                    f"reads it as a function literally named \"{node.value[1:]}\" and fails. Remove the quotes to "
                    "make it a mapping.")
         fixes: tuple[Fix, ...] = ()
-        arg_value = _parse_arg_text(arg_text)
+        arg_value, verbatim = _parse_arg_text(arg_text)
         if fn is not None and arg_value is not None:
-            fixes = (replace("Convert to a function point", node.span, f"${name}: {flow(arg_value)}"),)
+            # Keep the author's inner text ('False') when it is valid YAML as it stands.
+            arg = arg_text.strip() if verbatim else flow(arg_value)
+            fixes = (replace("Convert to a function point", node.span, f"${name}: {arg}"),)
         self.out.warning("quoted-function", node.span, message, fixes=fixes)
 
 
@@ -775,21 +777,25 @@ def _respell(span: Span, lines: list[str], old: str, new: str) -> str:
     return text.replace(old, new, 1) if old in text else f"${new}"
 
 
-def _parse_arg_text(text: str) -> Any:
-    """The argument of a quoted pseudo-function (`$icontains: 'False'` → "False")."""
+def _parse_arg_text(text: str) -> tuple[Any, bool]:
+    """The argument of a quoted pseudo-function (`$icontains: 'False'` → "False"), and whether the
+    text is valid YAML as written (so a fix can keep it verbatim)."""
     from ..source import parse_yaml
 
     text = text.strip()
     if not text:
-        return None
+        return None, False
     parsed = parse_yaml(f"v: {text}\n")
     if not parsed.findings and parsed.documents and isinstance(parsed.documents[0].root, Mapping):
-        value = to_python(parsed.documents[0].root.get("v"))
+        node = parsed.documents[0].root.get("v")
+        value = to_python(node)
         if value is not None:
-            return value
+            # A plain scalar is only kept when every YAML version reads it as the same string.
+            plain_ok = not isinstance(node, Scalar) or node.style is not None or quote(str(value)) == str(value)
+            return value, plain_ok
     if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
-        return text[1:-1]
-    return text
+        return text[1:-1], False
+    return text, False
 
 
 def reference_prompt(p: Prompt) -> dict[str, Any]:
