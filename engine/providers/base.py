@@ -151,6 +151,13 @@ class ProviderError(Exception):
     def __str__(self) -> str:
         return self.message
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Survives pickling (a runner may use worker processes); args alone would lose kind and status.
+        return (
+            _rebuild_error,
+            (self.kind, self.message, self.status, self.retryable, self.retry_after, self.provider),
+        )
+
     def __repr__(self) -> str:
         return (
             f"ProviderError(kind={self.kind!r}, message={self.message!r}, status={self.status!r}, "
@@ -159,6 +166,12 @@ class ProviderError(Exception):
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "message": self.message, "status": self.status, "retryable": self.retryable}
+
+
+def _rebuild_error(
+    kind: str, message: str, status: int | None, retryable: bool, retry_after: float | None, provider: str | None
+) -> ProviderError:
+    return ProviderError(kind, message, status, retryable, retry_after=retry_after, provider=provider)
 
 
 @runtime_checkable

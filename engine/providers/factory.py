@@ -28,8 +28,8 @@ from evalspec.providers.envvars import expand
 from evalspec.providers.google import GoogleProvider
 from evalspec.providers.http import DEFAULT_TIMEOUT
 from evalspec.providers.openai_compat import OpenAICompatProvider
-from evalspec.providers.redact import Secret, is_sensitive_header
-from evalspec.providers.retry import DEFAULT_POLICY, RetryingProvider, RetryPolicy
+from evalspec.providers.redact import Secret, is_sensitive_header, register_secret
+from evalspec.providers.retry import DEFAULT_POLICY, NO_RETRY, RetryingProvider, RetryPolicy
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,8 +40,9 @@ class ModelBinding:
 
 
 def wrap(provider: Any, *, retry: RetryPolicy | None = DEFAULT_POLICY, cache: ResponseCache | None = None) -> Any:
-    if retry is not None and retry.max_retries > 0:
-        provider = RetryingProvider(provider, retry)
+    """Retries inside, cache outside. Always a RetryingProvider (with NO_RETRY when `retry` is None), so
+    that every provider handed to the runner takes `chat(req, on_retry=…)` alike."""
+    provider = RetryingProvider(provider, retry or NO_RETRY)
     if cache is not None:
         provider = CachedProvider(provider, cache)
     return provider
@@ -146,7 +147,11 @@ def _custom_model(
     url = expand(url, env, f"{what} url")
     headers: dict[str, str] = {}
     for k, v in (entry.get("headers") or {}).items():
-        headers[str(k)] = expand(str(v), env, f"{what} header {k}", secret=is_sensitive_header(str(k)))
+        sensitive = is_sensitive_header(str(k))
+        value = headers[str(k)] = expand(str(v), env, f"{what} header {k}", secret=sensitive)
+        if sensitive:  # a key written literally in the blueprint is still a key
+            register_secret(value)
+            register_secret(value.partition(" ")[2])  # the token of "Bearer <token>"
 
     key: str | None = None
     key_env = entry.get("apiKeyEnv") or entry.get("api_key_env")

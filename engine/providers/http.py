@@ -49,11 +49,12 @@ class StatelessClient(httpx.AsyncClient):
     the client's CPU at 2,000 calls/s.
     """
 
-    _no_cookies = _NoCookies()
-
     @property
     def cookies(self) -> httpx.Cookies:
-        return self._no_cookies
+        jar = self.__dict__.get("_no_cookies")
+        if jar is None:
+            jar = self.__dict__["_no_cookies"] = _NoCookies()
+        return jar
 
     @cookies.setter
     def cookies(self, value: Any) -> None:  # httpx's API allows assignment; nothing is kept

@@ -117,8 +117,8 @@ def provider_from_target(
     retry: RetryPolicy | None = DEFAULT_POLICY,
     cache: ResponseCache | None = None,
 ) -> Any:
-    """A provider for one AgentV target. HTTP targets come wrapped with retries (the target's own retry
-    settings win over `retry`) and with `cache` when given; mock and cli targets are returned bare.
+    """A provider for one AgentV target, taking `chat(req, on_retry=…)`. HTTP targets retry (the target's
+    own retry settings win over `retry`) and use `cache` when given; mock and cli targets do neither.
     `base_dir` is where a relative cli `cwd` is resolved from (the eval file's folder, in AgentV)."""
     env = os.environ if env is None else env
     s = _Settings(target, env)
@@ -128,13 +128,13 @@ def provider_from_target(
         raise ProviderError(CONFIG, f"target '{s.name}': provider is required")
 
     if kind == "mock":
-        return MockProvider(
+        return wrap(MockProvider(
             s.text("response", "response"),
             name=s.name,
             delay_ms=s.number("delay", "delay_ms", "delayMs") or 0.0,
             delay_min_ms=s.number("minimum delay", "delay_min_ms", "delayMinMs") or 0.0,
             delay_max_ms=s.number("maximum delay", "delay_max_ms", "delayMaxMs") or 0.0,
-        )
+        ), retry=None)
     if kind == "cli":
         template = s.raw("command_template", "commandTemplate", "command")
         if template is None:
@@ -147,7 +147,8 @@ def provider_from_target(
         elif not cwd and base_dir is not None:
             cwd = str(base_dir)
         seconds = s.number("timeout", "timeout_seconds", "timeoutSeconds")
-        return CommandProvider(template, name=s.name, cwd=cwd, timeout=seconds or DEFAULT_COMMAND_TIMEOUT)
+        command = CommandProvider(template, name=s.name, cwd=cwd, timeout=seconds or DEFAULT_COMMAND_TIMEOUT)
+        return wrap(command, retry=None)  # an agent's failure is not transient the way a 429 is
     if kind in CODING_AGENTS:
         raise ProviderError(
             CONFIG,

@@ -81,3 +81,25 @@ def test_secret_never_prints_itself() -> None:
     assert "very" not in repr(s) and "very" not in str(s) and "very" not in f"{s}"
     assert s.reveal() == "sk-very-secret-value"
     assert redact("key=sk-very-secret-value;") == "key=***;"
+
+
+def test_provider_error_survives_pickling() -> None:
+    import pickle
+
+    err = ProviderError("rate_limit", "slow down", 429, True, retry_after=1.5, provider="openai")
+    back = pickle.loads(pickle.dumps(err))
+    assert (back.kind, back.message, back.status, back.retryable, back.retry_after, back.provider) == (
+        "rate_limit", "slow down", 429, True, 1.5, "openai"
+    )
+
+
+async def test_literal_key_in_a_custom_header_is_redacted(fake: FakeProvider, client, env) -> None:
+    literal = "lit-0123456789-token"
+    fake.then(Reply.error(403, f"token {literal} is not allowed"))
+    b = provider_for_model(
+        {"id": "gw", "url": fake.url("/gw/v1"), "modelName": "m", "headers": {"Authorization": f"Bearer {literal}"}},
+        client=client, env=env, retry=NO_RETRY,
+    )
+    with pytest.raises(ProviderError) as e:
+        await b.provider.chat(ChatRequest.of("m", "q"))
+    assert e.value.kind == AUTH and literal not in str(e.value) and literal not in repr(b.provider)

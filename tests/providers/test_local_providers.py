@@ -100,3 +100,16 @@ async def test_cli_cwd_is_relative_to_base_dir(tmp_path) -> None:
         base_dir=tmp_path,
     )
     assert (await p.chat(ChatRequest.of("", "x"))).text == str(tmp_path / "work")
+
+
+async def test_every_provider_takes_on_retry_alike() -> None:
+    calls: list[tuple[int, float, str]] = []
+    providers = [
+        provider_for_model("echo", env={}).provider,
+        provider_from_target({"name": "m", "provider": "mock", "response": "r"}),
+        _cli(f"{PY} -c 'print(1)'"),
+    ]
+    for p in providers:
+        res = await p.chat(ChatRequest.of("", "x"), on_retry=lambda *a: calls.append(a))
+        assert res.text
+    assert calls == []
