@@ -7,6 +7,7 @@ Exit codes: 0 clean (or ran), 1 findings that fail the check (errors; warnings t
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import sys
@@ -28,6 +29,9 @@ class UsageError(Exception):
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # A short-lived process: parsed files are large acyclic trees that reference counting frees, so
+    # the cyclic collector would only rescan them (a tenth of the time on a 50,000-line file).
+    gc.disable()
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

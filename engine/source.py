@@ -292,7 +292,7 @@ def _parse_stream(text: str, first_line: int, parsed: ParsedFile) -> int | None:
     parser = _Parser(text)
     # [node, children or alternating keys and values, expanded size, start mark]
     stack: list[list[Any]] = []
-    ScalarEvent, AliasEvent = yaml.ScalarEvent, yaml.AliasEvent  # noqa: N806 - hot-loop locals
+    ScalarEvent, AliasEvent = yaml.ScalarEvent, yaml.AliasEvent
     anchors: dict[str, tuple[Node, int]] = {}
     doc_start: Any = None
     root: Node | None = None

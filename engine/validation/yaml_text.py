@@ -11,7 +11,7 @@ from ..source import Node, Scalar, resolve_plain
 
 _PLAIN_SAFE = re.compile(r"[A-Za-z_][\w .,/()+-]*\Z")
 # Words YAML 1.1 tools (still common) read as booleans: never leave them plain.
-_YAML11_BOOLS = frozenset("y Y yes Yes YES n N no No NO on On ON off Off OFF".split())
+_YAML11_BOOLS = frozenset(["y", "Y", "yes", "Yes", "YES", "n", "N", "no", "No", "NO", "on", "On", "ON", "off", "Off", "OFF"])
 
 
 def flow(value: Any) -> str:
