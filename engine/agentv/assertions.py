@@ -1,0 +1,605 @@
+"""`assert` items: the type first, then the common fields, then the type's own rules; normalized.
+
+Discriminating on `type` before anything else gives specific messages ("Assertion type 'contains'
+requires a 'value' field (string).") instead of schema noise. Messages AgentV itself prints are kept
+word for word, so users find them in AgentV's docs and issues.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+from ..findings import Fix, replace
+from ..registry.agentv_assertions import (
+    AGGREGATOR_TYPES,
+    ASSERTION_SPELLINGS,
+    ASSERTION_TYPES,
+    TRAJECTORY_MODES,
+    AssertionType,
+    normalize_assertion_type,
+)
+from ..source import Mapping, Node, Scalar, Sequence, is_number, node_type_name
+from ..validation.objects import Entries
+from ..validation.suggest import closest
+from . import edits
+from .context import Context
+from .files import looks_like_prompt_file, looks_like_script, read_text
+from .model import Assertion
+from .rubrics import check_criteria
+
+_COMMON = ("type", "name", "weight", "required", "negate")
+_JS_FLAGS = "dgimsuyv"
+# Judge prompt variables that carry the answer or the reference; a template needs one of them.
+_PROMPT_NEEDS = ("answer", "expected_output", "candidate_answer", "expected_messages")
+_PROMPT_VAR = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+
+
+def check_assert_list(ctx: Context, node: Node | None, *, field: str = "assert") -> list[Assertion]:
+    """An `assert` list, each item checked; the usable ones normalized, in order."""
+    if node is None or (isinstance(node, Scalar) and node.value is None):
+        return []
+    if not isinstance(node, Sequence):
+        ctx.out.error("wrong-type", node.span,
+                      f"'{field}' must be a list of assertions ({{type: …}}); found {node_type_name(node)}.")
+        return []
+    result: list[Assertion] = []
+    for item in node.items:
+        a = check_assertion(ctx, item)
+        if a is not None:
+            result.append(a)
+    return result
+
+
+def check_assertion(ctx: Context, item: Node) -> Assertion | None:
+    if not isinstance(item, Mapping):
+        ctx.out.error("invalid-assertion", item.span,
+                      f"Assertion item must be an object with a type field; found {node_type_name(item)}.")
+        return None
+    type_node = item.get("type")
+    raw = ctx.str_of(type_node)
+    if type_node is None or raw is None:
+        span = type_node.span if type_node is not None else (item.pairs[0][0].span if item.pairs else item.span)
+        ctx.out.error("missing-type", span, "Assertion item is missing a 'type' field.")
+        ctx.object(item, "assertion", handled=_COMMON)
+        return None
+    canonical = ASSERTION_SPELLINGS.get(raw)
+    if canonical is None:
+        return _custom(ctx, item, type_node, raw)
+    kind = ASSERTION_TYPES[canonical]
+    entries = ctx.object(item, kind.spec.name, handled=(*_COMMON, *_handled(kind)),
+                         missing=_missing_messages(kind), fixes=_deprecated_fixes(ctx, kind, item))
+    if entries is None:
+        return None
+    ok = _common(ctx, entries, canonical)
+    config = _TYPE_RULES.get(canonical, _plain_config)(ctx, kind, entries)
+    if config is None:
+        return None
+    _needs_one_of(ctx, kind, entries, item)
+    return _build(ctx, kind.name, entries, config, item, ok)
+
+
+def _handled(kind: AssertionType) -> tuple[str, ...]:
+    return {
+        "rubrics": ("criteria",),
+        "llm-judge": ("prompt", "rubrics"),
+        "agent-judge": ("prompt", "rubrics"),
+        "code-judge": ("command", "script", "cwd"),
+        "composite": ("assert", "aggregator"),
+        "tool-trajectory": ("mode", "minimums", "expected"),
+        "regex": ("value", "flags"),
+    }.get(kind.name, ("value",) if kind.value else ())
+
+
+def _missing_messages(kind: AssertionType) -> dict[str, tuple[str, str] | None]:
+    missing: dict[str, tuple[str, str] | None] = {}
+    if kind.value == "string":
+        missing["value"] = ("missing-value", f"Assertion type '{kind.name}' requires a 'value' field (string).")
+    elif kind.value == "strings":
+        missing["value"] = ("missing-value",
+                            f"Assertion type '{kind.name}' requires a 'value' field (non-empty string array).")
+    missing["criteria"] = ("missing-criteria", "Assertion type 'rubrics' requires a non-empty 'criteria' list.")
+    missing["assert"] = ("missing-assert", "A composite needs 'assert': the list of assertions it combines.")
+    missing["aggregator"] = ("missing-aggregator", "A composite needs an 'aggregator': {type: weighted_average}, "
+                             "{type: threshold, threshold: 0.5}, {type: code-judge, path} or {type: llm-judge}.")
+    missing["mode"] = ("invalid-mode", "tool-trajectory needs a 'mode': one of " + ", ".join(TRAJECTORY_MODES) + ".")
+    missing["fields"] = ("missing-field", "Assertion type 'field-accuracy' requires a non-empty 'fields' list.")
+    return missing
+
+
+def _deprecated_fixes(ctx: Context, kind: AssertionType, item: Mapping) -> dict[str, object]:
+    """code-judge `script` → `command` (as an argv list when it was a string)."""
+    if kind.name != "code-judge" or item.has("command"):
+        return {}
+    key, value = item.key_node("script"), item.get("script")
+    if key is None:
+        return {}
+    text = ctx.str_of(value)
+    if text is not None:
+        argv = edits.split_command(text)
+        return {"script": replace(f"Replace with 'command: {edits.flow_list(argv)}'",
+                                  edits.pair_span(key, value), f"command: {edits.flow_list(argv)}")}
+    return {"script": replace("Rename 'script' to 'command'", key.span, "command")}
+
+
+# --- common fields ------------------------------------------------------------------------------------
+
+def _common(ctx: Context, entries: Entries, type_name: str) -> bool:
+    """`name`, `weight`, `required`, `negate`; False when the assertion is invalid (bad weight)."""
+    name = ctx.str_of(entries.get("name")) or type_name
+    ok = True
+    weight = entries.get("weight")
+    if weight is not None:
+        v = weight.value if isinstance(weight, Scalar) else None
+        if not is_number(weight):
+            ctx.out.error("invalid-weight", weight.span,
+                          f"Invalid weight for assertion '{name}': must be a number "
+                          f"(found {node_type_name(weight)}).")
+            ok = False
+        elif not math.isfinite(v):
+            ctx.out.error("invalid-weight", weight.span,
+                          f"Invalid weight for assertion '{name}': must be finite (got {_js_number(v)}).")
+            ok = False
+        elif v < 0:
+            ctx.out.error("invalid-weight", weight.span,
+                          f"Invalid weight for assertion '{name}': must be non-negative (got {_js_number(v)}).",
+                          fix=replace(f"Change to {_js_number(-v)}", weight.span, _js_number(-v)))
+            ok = False
+    required = entries.get("required")
+    if required is not None:
+        v = required.value if isinstance(required, Scalar) else None
+        if isinstance(v, bool):
+            pass
+        elif is_number(required):
+            if not (math.isfinite(v) and 0 < v <= 1):
+                ctx.out.warning("invalid-required", required.span,
+                                f"Invalid 'required' value {_js_number(v)}. When a number, it must be between 0 "
+                                "(exclusive) and 1 (inclusive).")
+        else:
+            ctx.out.warning("invalid-required", required.span,
+                            "Invalid 'required' value. Must be a boolean or a number between 0 (exclusive) "
+                            "and 1 (inclusive).")
+    negate = entries.get("negate")
+    if negate is not None and not (isinstance(negate, Scalar) and isinstance(negate.value, bool)):
+        ctx.out.error("wrong-type", negate.span, f"'negate' must be true or false, found {node_type_name(negate)}.")
+    return ok
+
+
+def _js_number(v: float) -> str:
+    """A number as JavaScript prints it (AgentV's messages): 1, 0.5, Infinity, NaN."""
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "NaN"
+        if math.isinf(v):
+            return "Infinity" if v > 0 else "-Infinity"
+        if v.is_integer():
+            return str(int(v))
+    return str(v)
+
+
+def _build(ctx: Context, type_name: str, entries: Entries, config: dict[str, Any], item: Mapping, ok: bool,
+           *, custom: bool = False, children: list[Assertion] | None = None) -> Assertion | None:
+    if not ok:
+        return None
+    weight = entries.get("weight")
+    required = ctx.values.value(entries.get("required"))
+    if not (isinstance(required, bool) or (isinstance(required, (int, float)) and 0 < required <= 1)):
+        required = False
+    negate = ctx.values.value(entries.get("negate"))
+    return Assertion.model_construct(
+        type=type_name, name=ctx.str_of(entries.get("name")) or type_name,
+        weight=float(weight.value) if is_number(weight) else 1.0,  # type: ignore[union-attr]
+        required=required, negate=negate is True, config=config,
+        children=children if children is not None else config.pop("__children__", []),
+        custom=custom, span=item.span, source_path=ctx.path)
+
+
+def _custom(ctx: Context, item: Mapping, type_node: Node, raw: str) -> Assertion | None:
+    """An unknown type: a custom assertion when `.agentv/assertions/<type>.ts` exists, else a warning."""
+    name = normalize_assertion_type(raw)
+    if ctx.folder is not None and name not in ctx.custom_types:
+        ctx.custom_types[name] = ctx.fs.find_custom_assertion(name, ctx.folder) or (
+            ctx.fs.find_custom_assertion(raw, ctx.folder) if raw != name else None)
+    found = ctx.custom_types.get(name)
+    if found is None:
+        best = closest(raw, ASSERTION_SPELLINGS)
+        best = ASSERTION_SPELLINGS[best] if best else None
+        where = f"no .agentv/assertions/{name}.ts was found next to the eval file or in a parent folder"
+        if best:
+            ctx.out.warning("unknown-assertion-type", type_node.span,
+                            f"Unknown assertion type '{raw}'; did you mean '{best}'? ({where})",
+                            fix=replace(f"Change to '{best}'", type_node.span, best))
+        else:
+            ctx.out.warning("unknown-assertion-type", type_node.span,
+                            f"Unknown assertion type '{raw}': not a built-in type, and {where}.")
+    entries = ctx.object(item, "assertion", handled=_COMMON)
+    if entries is None:
+        return None
+    ok = _common(ctx, entries, name)
+    config = {str(k.value): ctx.values.plain(v) for k, v in entries.unknown}
+    return _build(ctx, name, entries, config, item, ok, custom=True)
+
+
+def _needs_one_of(ctx: Context, kind: AssertionType, entries: Entries, item: Mapping) -> None:
+    if not kind.needs_one_of or any(n in entries for n in kind.needs_one_of):
+        return
+    names = kind.needs_one_of
+    what = f"'{names[0]}'" if len(names) == 1 else "at least one of " + ", ".join(f"'{n}'" for n in names)
+    type_node = item.get("type")
+    ctx.out.error("missing-field", type_node.span if type_node else item.span,
+                  f"Assertion type '{kind.name}' requires {what}.")
+
+
+def _plain_config(ctx: Context, kind: AssertionType, entries: Entries) -> dict[str, Any]:
+    """The type's own fields by canonical name (aliases and camelCase resolved)."""
+    return {name: ctx.values.plain(value) for name, (_, value) in entries.found.items() if name not in _COMMON}
+
+
+# --- type rules -----------------------------------------------------------------------------------------
+
+def _value_rule(ctx: Context, kind: AssertionType, entries: Entries) -> dict[str, Any] | None:
+    value = entries.get("value")
+    if value is None:
+        return None  # reported as missing-value
+    if kind.value == "string":
+        text = ctx.str_of(value)
+        if text is None:
+            ctx.out.error("missing-value", value.span,
+                          f"Assertion type '{kind.name}' requires a 'value' field (string); found "
+                          f"{node_type_name(value)}.", fix=_quote_fix(value))
+            return None
+        return {"value": text}
+    items = value.items if isinstance(value, Sequence) else None
+    if not items or any(ctx.str_of(i) is None for i in items):
+        bad = next((i for i in items or () if ctx.str_of(i) is None), value)
+        ctx.out.error("missing-value", bad.span,
+                      f"Assertion type '{kind.name}' requires a 'value' field (non-empty string array).")
+        return None
+    return {"value": [ctx.str_of(i) for i in items]}
+
+
+def _quote_fix(value: Node) -> Fix | None:
+    """`value: 4` → `value: "4"`: a number or boolean written where text is meant."""
+    if isinstance(value, Scalar) and value.value is not None and not isinstance(value.value, str):
+        return replace(f'Quote it: "{value.raw}"', value.span, f'"{value.raw}"')
+    return None
+
+
+def _regex_rule(ctx: Context, kind: AssertionType, entries: Entries) -> dict[str, Any] | None:
+    config = _value_rule(ctx, kind, entries)
+    flags_node = entries.get("flags")
+    flags = ""
+    if flags_node is not None:
+        text = ctx.str_of(flags_node)
+        if text is None:
+            ctx.out.error("wrong-type", flags_node.span, f"'flags' must be a string such as \"i\"; found "
+                          f"{node_type_name(flags_node)}.")
+        else:
+            bad = [c for c in text if c not in _JS_FLAGS]
+            dup = sorted({c for c in text if text.count(c) > 1})
+            if bad or dup or ("u" in text and "v" in text):
+                detail = (f"unknown flag '{bad[0]}'" if bad else f"flag '{dup[0]}' repeated" if dup
+                          else "'u' and 'v' cannot be combined")
+                ctx.out.error("invalid-regex-flags", flags_node.span,
+                              f"Invalid regex flags '{text}': {detail} (JavaScript flags: d g i m s u v y).")
+            else:
+                flags = text
+    if config is None:
+        return None
+    problem = _regex_problem(config["value"], flags)
+    if problem is not None:
+        value = entries.get("value")
+        ctx.out.error("invalid-regex", value.span,  # type: ignore[union-attr]
+                      f"Invalid regex pattern '{config['value']}': {problem}")
+        return None
+    if flags:
+        config["flags"] = flags
+    return config
+
+
+def _regex_problem(pattern: str, flags: str) -> str | None:
+    """Why a pattern is not a valid JavaScript regex, or None."""
+    try:
+        from ..scoring.js_regex import js_regex_problem  # the colleague's JavaScript-exact check
+    except ImportError:
+        return _python_regex_problem(pattern, flags)
+    return js_regex_problem(pattern, flags)
+
+
+def _python_regex_problem(pattern: str, flags: str) -> str | None:
+    """Fallback until engine/scoring/js_regex.py exists: Python's `re`, with JS named groups mapped."""
+    translated = re.sub(r"\(\?<(?![=!])", "(?P<", pattern)
+    try:
+        re.compile(translated)
+    except re.error as exc:
+        return f"not a valid regular expression ({exc.msg})."
+    return None
+
+
+def _rubrics_rule(ctx: Context, kind: AssertionType, entries: Entries) -> dict[str, Any] | None:
+    node = entries.get("criteria")
+    if node is None:
+        return None
+    criteria = check_criteria(ctx, node, entries.key("criteria"), owner="criteria")
+    if isinstance(node, Sequence) and not node.items:
+        ctx.out.error("missing-criteria", node.span, "Assertion type 'rubrics' requires a non-empty 'criteria' list.")
+        return None
+    if not criteria:
+        return None
+    config = _plain_config(ctx, kind, entries)
+    config["criteria"] = criteria
+    return config
+
+
+def _judge_rule(ctx: Context, kind: AssertionType, entries: Entries) -> dict[str, Any]:
+    config = _plain_config(ctx, kind, entries)
+    rubrics = entries.get("rubrics")
+    if rubrics is not None:
+        config["rubrics"] = check_criteria(ctx, rubrics, entries.key("rubrics"), owner="rubrics")
+    prompt = entries.get("prompt")
+    if prompt is not None:
+        config.update(_prompt(ctx, prompt))
+    return config
+
+
+def _prompt(ctx: Context, node: Node) -> dict[str, Any]:
+    text = ctx.str_of(node)
+    if text is not None:
+        if ctx.folder is None or not looks_like_prompt_file(text):
+            return {"prompt": text}
+        path = ctx.fs.resolve(text, ctx.roots)
+        if path is None:
+            ctx.out.warning("missing-prompt-file", node.span,
+                            f"Prompt file '{text}' not found next to the eval file or in a parent folder; "
+                            "AgentV would send this text itself as an inline prompt.")
+            return {"prompt": text}
+        if path.suffix.lower() in (".md", ".markdown", ".txt", ".prompt"):
+            content = read_text(path)
+            if content is not None and not any(m.group(1) in _PROMPT_NEEDS for m in _PROMPT_VAR.finditer(content)):
+                ctx.out.error("judge-prompt-variables", node.span,
+                              f"Judge prompt '{text}' uses neither {{{{ answer }}}} nor {{{{ expected_output }}}}; "
+                              "AgentV rejects a template that does not show the judge the answer.")
+        return {"prompt": text, "prompt_path": str(path)}
+    if isinstance(node, Mapping):
+        entries = ctx.object(node, "prompt_script", handled=("command", "script"),
+                             fixes=_script_fixes(ctx, node))
+        if entries is None:
+            return {}
+        argv_node = entries.get("command") if "command" in entries else entries.get("script")
+        field = "command" if "command" in entries else "script"
+        if argv_node is None:
+            ctx.out.error("missing-command", node.span, "A prompt script needs 'command': the script to run, "
+                          "as an argv list.")
+            return {}
+        argv = _argv(ctx, argv_node, field, warn_string=field == "command")
+        if argv:
+            _scripts_exist(ctx, argv_node, ctx.folder)
+        return {"prompt": {"command": argv, "config": ctx.values.plain(entries.get("config")) or {}}}
+    return {}
+
+
+def _script_fixes(ctx: Context, node: Mapping) -> dict[str, object]:
+    if node.has("command") or not node.has("script"):
+        return {}
+    key, value = node.key_node("script"), node.get("script")
+    text = ctx.str_of(value)
+    if text is not None:
+        argv = edits.flow_list(edits.split_command(text))
+        return {"script": replace(f"Replace with 'command: {argv}'", edits.pair_span(key, value),  # type: ignore[arg-type]
+                                  f"command: {argv}")}
+    return {"script": replace("Rename 'script' to 'command'", key.span, "command")}  # type: ignore[union-attr]
+
+
+def _code_judge_rule(ctx: Context, kind: AssertionType, entries: Entries) -> dict[str, Any] | None:
+    command_node = entries.get("command")
+    field = "command"
+    if command_node is None:
+        command_node, field = entries.get("script"), "script"
+    if command_node is None:
+        type_node = entries.node.get("type")
+        ctx.out.error("missing-command", type_node.span if type_node else entries.node.span,
+                      "Assertion type 'code-judge' requires 'command': the script to run, as an argv list "
+                      "(e.g. [bun, run, ./judges/check.ts]).")
+        return None
+    argv = _argv(ctx, command_node, field, warn_string=field == "command")
+    if argv is None:
+        return None
+    cwd = ctx.folder
+    cwd_node = entries.get("cwd")
+    cwd_text = ctx.str_of(cwd_node)
+    if cwd_text is not None and ctx.folder is not None:
+        cwd = (ctx.folder / cwd_text).resolve() if not cwd_text.startswith("/") else ctx.fs.resolve(
+            cwd_text, ctx.roots)
+        if cwd is None or not ctx.fs.is_dir(cwd):
+            ctx.out.warning("missing-cwd", cwd_node.span,  # type: ignore[union-attr]
+                            f"Working directory '{cwd_text}' not found (relative to the eval file's folder).")
+            cwd = None
+    if cwd is not None:
+        _scripts_exist(ctx, command_node, cwd)
+    config: dict[str, Any] = {"command": argv}
+    if cwd is not None:
+        config["cwd"] = str(cwd)
+    target = entries.get("target")
+    if target is not None:
+        config["target"] = ctx.values.plain(target)
+    # Extra keys are passed through to the script as `config`, next to an explicit `config`.
+    passed = {str(k.value): ctx.values.plain(v) for k, v in entries.unknown}
+    explicit = ctx.values.plain(entries.get("config"))
+    if isinstance(explicit, dict):
+        passed.update(explicit)
+    config["config"] = passed
+    return config
+
+
+def _argv(ctx: Context, node: Node, field: str, *, warn_string: bool) -> list[str] | None:
+    """A command as argv: a non-empty list of strings (a string is split, with a warning for `command`)."""
+    text = ctx.str_of(node)
+    if text is not None:
+        argv = edits.split_command(text)
+        if not argv:
+            ctx.out.error("invalid-command", node.span, f"'{field}' cannot be empty.")
+            return None
+        if warn_string:
+            ctx.out.warning("command-string", node.span,
+                            f"'{field}' is a string, which AgentV splits with the platform's shell; write it "
+                            f"as an argv list: {edits.flow_list(argv)}.",
+                            fix=replace(f"Write as {edits.flow_list(argv)}", node.span, edits.flow_list(argv)))
+        return argv
+    if not isinstance(node, Sequence):
+        ctx.out.error("invalid-command", node.span,
+                      f"'{field}' must be an argv list of strings; found {node_type_name(node)}.")
+        return None
+    if not node.items:
+        ctx.out.error("invalid-command", node.span, f"'{field}' cannot be empty.")
+        return None
+    argv: list[str] = []
+    for i, item in enumerate(node.items):
+        s = ctx.str_of(item)
+        if s is None:
+            ctx.out.error("invalid-command", item.span, f"'{field}[{i}]' must be a string.",
+                          fix=_quote_fix(item))
+            return None
+        argv.append(s)
+    return argv
+
+
+def _scripts_exist(ctx: Context, node: Node, cwd: Any) -> None:
+    """Report argv tokens that name a local script which does not exist in `cwd`."""
+    if cwd is None:
+        return
+    items = node.items if isinstance(node, Sequence) else [node]
+    for item in items:
+        text = ctx.str_of(item)
+        if text is None:
+            continue
+        tokens = [text] if isinstance(node, Sequence) else edits.split_command(text)
+        for token in tokens:
+            if not looks_like_script(token):
+                continue
+            path = cwd / token
+            if not ctx.fs.exists(path):
+                where = "the eval file's folder" if cwd == ctx.folder else f"'{ctx.display(cwd)}'"
+                ctx.out.warning("missing-script", item.span,
+                                f"Script '{token}' not found (relative to {where}); the judge would fail when run.")
+
+
+def _composite_rule(ctx: Context, kind: AssertionType, entries: Entries) -> dict[str, Any] | None:
+    children_node = entries.get("assert")
+    children = check_assert_list(ctx, children_node, field="assert") if children_node is not None else []
+    aggregator_node = entries.get("aggregator")
+    if aggregator_node is None:
+        return None
+    agg = ctx.object(aggregator_node, "aggregator", handled=("type",),
+                     missing={"type": ("missing-aggregator", "An aggregator needs a 'type': weighted_average, "
+                                       "threshold, code-judge or llm-judge.")})
+    if agg is None:
+        return None
+    type_node = agg.get("type")
+    agg_type = ctx.str_of(type_node)
+    if type_node is not None and agg_type not in AGGREGATOR_TYPES:
+        shown = agg_type if agg_type is not None else node_type_name(type_node)
+        best = closest(agg_type, AGGREGATOR_TYPES, cutoff=0.6) if agg_type else None
+        message = (f"Invalid aggregator type '{shown}'; use weighted_average, threshold, code-judge or "
+                   "llm-judge")
+        ctx.out.error("invalid-aggregator", type_node.span, f"{message}. Did you mean '{best}'?" if best
+                      else message + ".", fix=replace(f"Change to '{best}'", type_node.span, best) if best else None)
+        return None
+    agg_type = (agg_type or "").replace("_", "-") if agg_type not in ("weighted_average",) else agg_type
+    if agg_type == "threshold" and "threshold" not in agg:
+        ctx.out.error("missing-field", type_node.span,  # type: ignore[union-attr]
+                      "A threshold aggregator needs 'threshold': the share of children that must pass (0–1).")
+    if agg_type == "code-judge" and "path" not in agg:
+        ctx.out.error("missing-field", type_node.span,  # type: ignore[union-attr]
+                      "A code-judge aggregator needs 'path': the script that combines the children's results.")
+    weights = agg.get("weights")
+    names = {c.name for c in children}
+    if isinstance(weights, Mapping) and children:
+        for k, _ in weights.pairs:
+            if isinstance(k, Scalar) and str(k.value) not in names:
+                best = closest(str(k.value), names)
+                ctx.out.warning("unknown-weight-name", k.span,
+                                f"No child assertion is named '{k.value}'"
+                                + (f"; did you mean '{best}'?" if best else f" (children: {', '.join(sorted(names))})."),
+                                fix=replace(f"Rename to '{best}'", k.span, best) if best else None)
+    if children_node is not None and isinstance(children_node, Sequence) and not children_node.items:
+        ctx.out.error("missing-assert", children_node.span, "A composite needs at least one child assertion.")
+    aggregator = ctx.values.plain(aggregator_node)
+    if isinstance(aggregator, dict):
+        aggregator["type"] = agg_type
+    return {"aggregator": aggregator, "__children__": children}
+
+
+def _trajectory_rule(ctx: Context, kind: AssertionType, entries: Entries) -> dict[str, Any] | None:
+    mode_node = entries.get("mode")
+    if mode_node is None:
+        return None
+    mode = ctx.str_of(mode_node)
+    if mode not in TRAJECTORY_MODES:
+        shown = mode if mode is not None else getattr(mode_node, "raw", node_type_name(mode_node))
+        best = closest(mode, TRAJECTORY_MODES, cutoff=0.6) if mode else None
+        message = (f"Invalid tool_trajectory mode '{shown}' (must be any_order, in_order, exact, subset or "
+                   "superset)")
+        ctx.out.error("invalid-mode", mode_node.span, f"{message}; did you mean '{best}'?" if best else message + ".",
+                      fix=replace(f"Change to '{best}'", mode_node.span, best) if best else None)
+        return None
+    minimums, expected = entries.get("minimums"), entries.get("expected")
+    if mode == "any_order":
+        if minimums is None:
+            ctx.out.error("missing-minimums", mode_node.span,
+                          "tool-trajectory mode any_order requires 'minimums' (e.g. {search: 1}).")
+            return None
+        if not isinstance(minimums, Mapping):
+            ctx.out.error("wrong-type", minimums.span,
+                          f"'minimums' must map tool names to counts; found {node_type_name(minimums)}.")
+            return None
+        for k, v in minimums.pairs:
+            if not (is_number(v) and float(v.value).is_integer() and v.value >= 0):  # type: ignore[union-attr]
+                shown = v.raw if isinstance(v, Scalar) else node_type_name(v)
+                ctx.out.error("invalid-value", v.span if v is not None else k.span,
+                              f"The minimum for '{getattr(k, 'value', k)}' must be a whole number ≥ 0; found {shown}.")
+    else:
+        if expected is None:
+            ctx.out.error("missing-expected", mode_node.span,
+                          f"tool-trajectory mode {mode} requires 'expected' (a list of {{tool: name}}).")
+            return None
+        if not isinstance(expected, Sequence):
+            ctx.out.error("wrong-type", expected.span,
+                          f"'expected' must be a list of {{tool, args?}}; found {node_type_name(expected)}.")
+            return None
+        for item in expected.items:
+            ctx.object(item, "tool_expectation")
+    return _plain_config(ctx, kind, entries)
+
+
+def _accuracy_rule(ctx: Context, kind: AssertionType, entries: Entries) -> dict[str, Any] | None:
+    fields = entries.get("fields")
+    if isinstance(fields, Sequence) and not fields.items:
+        ctx.out.error("missing-field", fields.span,
+                      "Assertion type 'field-accuracy' requires a non-empty 'fields' list.")
+        return None
+    return _plain_config(ctx, kind, entries)
+
+
+_TYPE_RULES = {
+    **{t.name: _value_rule for t in ASSERTION_TYPES.values() if t.value},
+    "regex": _regex_rule,
+    "rubrics": _rubrics_rule,
+    "llm-judge": _judge_rule,
+    "agent-judge": _judge_rule,
+    "code-judge": _code_judge_rule,
+    "composite": _composite_rule,
+    "tool-trajectory": _trajectory_rule,
+    "field-accuracy": _accuracy_rule,
+}
+
+
+def rubrics_entry(ctx: Context, key: Scalar, node: Node) -> Assertion | None:
+    """A deprecated test-level `rubrics:` list as the `type: rubrics` assertion it means."""
+    criteria = check_criteria(ctx, node, key, owner="rubrics")
+    if not criteria:
+        return None
+    return Assertion.model_construct(type="rubrics", name="rubrics", weight=1.0, required=False, negate=False,
+                                     config={"criteria": criteria}, children=[], custom=False, span=node.span,
+                                     source_path=ctx.path)
+

@@ -1,0 +1,115 @@
+"""Check an AgentV eval file (or a tests file, or a targets file) and build its normalized model.
+
+Tiers as everywhere in evalspec: YAML syntax findings stay in `parsed.findings` (the caller shows
+them); this adds structure and meaning. Nothing in the file is executed: scripts and prompt files are
+only looked up (a prompt template is read, bounded, to check its variables).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping as MappingABC
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..findings import Findings, Span
+from ..registry.agentv import TARGETS_SCHEMA_ID
+from ..source import Mapping, ParsedFile, Sequence
+from .context import Budget, Context
+from .files import FileSystem
+from .interpolate import Values
+from .model import AgentvSuite
+from .suite import check_suite
+from .targets import check_agentv_targets
+from .testcase import SuiteDefaults
+from .tests_files import Loaded, csv_tests, jsonl_tests
+
+
+@dataclass
+class AgentvResult:
+    suite: AgentvSuite | None  # None when the file is not usable as a suite (not a mapping, a targets file…)
+    findings: Findings = field(default_factory=Findings)
+
+
+def check_agentv(parsed: ParsedFile, path: Path | None, *, env: MappingABC[str, str] | None = None,
+                 fs: FileSystem | None = None) -> AgentvResult:
+    """Check one AgentV file. `path` locates relative references (None: an unsaved buffer, references
+    are not resolved). `env` interpolates `${{ VAR }}` (None: the process environment). A `.jsonl` or
+    `.csv` path is read as a tests file from `parsed.text`; a YAML list is a tests file too; a
+    `targets.yaml` is checked as a targets file."""
+    out = Findings()
+    path = Path(path) if path is not None else None
+    folder = path.parent if path is not None else None
+    ctx = Context(out=out, values=Values(env), lines=parsed.lines, path=path, folder=folder,
+                  fs=fs or FileSystem(), budget=Budget())
+    if path is not None:
+        ctx.budget.visited.add(path.resolve())
+        suffix = path.suffix.lower()
+        if suffix in (".jsonl", ".csv"):
+            nodes = (jsonl_tests(parsed.text, parsed.lines, out) if suffix == ".jsonl"
+                     else csv_tests(parsed.text, out))
+            return AgentvResult(_tests_file(ctx, nodes), out)
+
+    documents = [d for d in parsed.documents if d.root is not None]
+    if not documents:
+        return AgentvResult(None, out)
+    if len(documents) > 1:
+        d = documents[1]
+        out.error("multiple-documents", Span(d.span.start_line, 0, d.span.start_line, 3),
+                  "AgentV reads one YAML document per eval file; this second document is not read.")
+    root = documents[0].root
+    ctx.values.scan(root, parsed.lines, out)
+
+    if isinstance(root, Mapping):
+        if _is_targets_file(root, path):
+            out.extend(check_agentv_targets(parsed, path))
+            return AgentvResult(None, out)
+        return AgentvResult(check_suite(ctx, root), out)
+    if isinstance(root, Sequence):
+        return AgentvResult(_tests_file(ctx, list(root.items)), out)
+    out.error("not-an-eval-file", root.span, "An AgentV eval file is a mapping with 'tests' (and optional "
+              "metadata, execution and assert); a tests file is a list of tests.")
+    return AgentvResult(None, out)
+
+
+def _is_targets_file(root: Mapping, path: Path | None) -> bool:
+    schema = root.get("$schema")
+    if schema is not None and str(getattr(schema, "value", "")).startswith("agentv-targets"):
+        return True
+    return root.has("targets") and not root.has("tests") and (
+        path is None or path.name in ("targets.yaml", "targets.yml") or TARGETS_SCHEMA_ID in str(path))
+
+
+def _tests_file(ctx: Context, nodes: list) -> AgentvSuite:  # type: ignore[type-arg]
+    """A tests file on its own: every test checked as AgentV would load it, without suite defaults."""
+    from .testcase import check_test
+    from .tests_files import FILE_URL, load_reference
+
+    loaded = Loaded()
+    for node in nodes:
+        ctx.values.scan(node, ctx.lines, ctx.out)
+    tests = []
+    seen: dict[str, object] = {}
+    for node in nodes:
+        text = ctx.str_of(node)
+        if text is not None and text.startswith(FILE_URL):
+            load_reference(ctx, node, text[len(FILE_URL):], loaded, from_item=True)
+            continue
+        test = check_test(ctx, node, SuiteDefaults())
+        if test is None:
+            continue
+        if test.id in seen:
+            from ..findings import Related
+
+            first = seen[test.id]
+            ctx.out.error("duplicate-test-id", test.id_span or test.span,
+                          f"Duplicate test id '{test.id}'; test ids must be unique in the file.",
+                          related=(Related(first.id_span or first.span, f"'{test.id}' first used here"),))  # type: ignore[attr-defined]
+            continue
+        seen[test.id] = test
+        tests.append(test)
+    loaded.finish(ctx.out)
+    return AgentvSuite.model_construct(path=ctx.path, tests=tests, span=Span(0, 0, max(len(ctx.lines) - 1, 0), 0),
+                                       name=None, description=None, version=None, author=None, license=None,
+                                       tags=[], requires={}, execution={}, target=None, targets=[], trials=None,
+                                       assert_defaults=[], input_defaults=[], workspace=None,
+                                       tests_files=loaded.files)

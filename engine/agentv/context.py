@@ -1,0 +1,141 @@
+"""What every AgentV rule needs while checking one file: findings, values, paths, the registry.
+
+`Context.object` wraps the shared `check_object` and gives AgentV's own wording where AgentV has one
+(a missing `value`, a missing `tests` list) and the quick fixes the generic checker cannot know.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from ..findings import Findings, Span, Tag
+from ..findings import replace as replace_fix
+from ..registry.agentv import REGISTRY
+from ..source import Node, Scalar
+from ..validation.objects import Entries, check_object
+from .files import FileSystem
+from .interpolate import Values
+
+
+@dataclass
+class Budget:
+    """Bounds on the external files one suite may pull in."""
+
+    files: int = 100
+    bytes: int = 10 * 1024 * 1024
+    visited: set[Path] = field(default_factory=set)
+
+    def take(self, size: int) -> bool:
+        if self.files <= 0 or size > self.bytes:
+            return False
+        self.files -= 1
+        self.bytes -= size
+        return True
+
+
+# Unknown keys that are common mistakes with a known repair: (object, key) -> (message, rename to).
+_KNOWN_MISTAKES: dict[tuple[str, str], tuple[str, str | None]] = {
+    ("test", "reference_answer"): (
+        "'reference_answer' is not a test field and is ignored; AgentV takes the reference answer from the "
+        "last expected message. Write it as 'expected_output'.", "expected_output"),
+    ("tool_call", "args"): ("A tool call's arguments go in 'input', not 'args'.", "input"),
+    ("test", "evalcases"): ("'evalcases' belongs at the top of the file (as 'tests'), not in a test.", None),
+    ("suite", "assertions"): ("'assertions' is not a field in AgentV v2.19; use 'assert'.", "assert"),
+    ("test", "assertions"): ("'assertions' is not a field in AgentV v2.19; use 'assert'.", "assert"),
+}
+
+
+@dataclass
+class Context:
+    out: Findings
+    values: Values
+    lines: list[str]
+    path: Path | None  # the file being checked (the eval file or an external tests file)
+    folder: Path | None  # the eval file's folder: relative paths resolve from here
+    fs: FileSystem
+    budget: Budget
+    custom_types: dict[str, Path | None] = field(default_factory=dict)
+
+    def child(self, out: Findings, values: Values, lines: list[str], path: Path) -> Context:
+        """A context for an external tests file: its own findings and lines, the same suite folder."""
+        return replace(self, out=out, values=values, lines=lines, path=path)
+
+    @property
+    def roots(self) -> list[Path]:
+        """Where file references resolve: the file's folder, the eval file's folder and their parents."""
+        if self.folder is None:
+            return []
+        roots = list(self.fs.search_roots(self.folder))
+        if self.path is not None and self.path.parent != self.folder:
+            roots.insert(0, self.path.parent)
+        return roots
+
+    def object(self, node: Node | None, spec: str, *, handled: Collection[str] = (),
+               missing: dict[str, tuple[str, str] | None] | None = None, where: str | None = None,
+               fixes: dict[str, object] | None = None) -> Entries | None:
+        """`check_object` with AgentV's messages.
+
+        `missing` maps a required field to (code, message) replacing the generic "needs" finding, or to
+        None to drop it (the caller reports it itself). `fixes` maps a deprecated field to the Fix that
+        repairs it.
+        """
+        spec_obj = REGISTRY[spec]
+        tmp = Findings()
+        entries = check_object(node, spec_obj, tmp, REGISTRY, handled=handled, where=where)
+        missing = missing or {}
+        for f in tmp:
+            if f.code == "missing-field":
+                name = f.message.rsplit("'", 2)[-2] if "'" in f.message else ""
+                if name in missing:
+                    repl = missing[name]
+                    if repl is None:
+                        continue
+                    f.code, f.message = repl
+            elif f.code == "unknown-key":
+                key = _key_at(entries, f.span)
+                mistake = _KNOWN_MISTAKES.get((spec, key)) if key else None
+                if mistake:
+                    message, rename = mistake
+                    f.message = message
+                    f.fixes = (replace_fix(f"Rename '{key}' to '{rename}'", f.span, rename),) if rename else ()
+            elif f.code == "deprecated-field" and fixes:
+                key = _key_at(entries, f.span)
+                fix = fixes.get(key or "")
+                if fix is not None:
+                    f.fixes = (fix,)  # type: ignore[assignment]
+            self.out.append(f)
+        if entries is not None:
+            # check_object leaves deprecated fields the caller handles to the caller: say it here, once.
+            for name in handled:
+                pair = entries.found.get(name)
+                hit = spec_obj.lookup(name)
+                if pair is None or hit is None or not hit[0].deprecated or pair[0].value != name:
+                    continue
+                key = pair[0]
+                fix = (fixes or {}).get(name)
+                self.out.warning("deprecated-field", key.span, f"'{name}' is deprecated: {hit[0].deprecated}",
+                                 tags=(Tag.DEPRECATED,), fixes=(fix,) if fix is not None else ())
+        return entries
+
+    def str_of(self, node: Node | None) -> str | None:
+        return self.values.str_of(node)
+
+    def display(self, path: Path) -> str:
+        """A path as messages show it: relative to the eval file's folder when below it."""
+        if self.folder is not None:
+            try:
+                return str(path.relative_to(self.folder))
+            except ValueError:
+                pass
+        return str(path)
+
+
+def _key_at(entries: Entries | None, span: Span) -> str | None:
+    if entries is None:
+        return None
+    for key, _ in entries.node.pairs:
+        if isinstance(key, Scalar) and key.span == span:
+            return str(key.value)
+    return None

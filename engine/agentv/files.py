@@ -1,0 +1,110 @@
+"""Files an eval file refers to: where AgentV looks for them, and whether they exist.
+
+AgentV resolves a relative reference (a content block's file, a judge prompt) against a list of
+search roots: the eval file's folder, then each parent up to the repository root. Scripts of code
+judges run in `cwd` (default: the eval file's folder), so their paths resolve against that one folder.
+Nothing here reads a file's content except `read_text`, which is bounded; nothing runs anything.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+MAX_ROOT_DEPTH = 12  # parents searched when no repository root (.git) is found
+
+# A prompt that is one of these is a template file, not inline text.
+_PROMPT_FILE = re.compile(r"^[^\n\r\t]{1,300}\.(md|markdown|txt|prompt|j2|jinja|jinja2|hbs|mustache|tmpl)$", re.I)
+# An argv token that names a local script.
+_SCRIPT_FILE = re.compile(r"\.(ts|tsx|mts|cts|js|mjs|cjs|py|sh|bash|zsh|rb|ps1|pl|php|lua)$", re.I)
+
+
+def looks_like_prompt_file(text: str) -> bool:
+    """Does a judge `prompt` string name a template file rather than hold the prompt itself?"""
+    text = text.strip()
+    if "\n" in text or "{{" in text:
+        return False
+    return bool(_PROMPT_FILE.match(text)) or (text.startswith(("./", "../")) and " " not in text)
+
+
+def looks_like_script(token: str) -> bool:
+    """Is an argv token a path to a local script (`../judges/check.ts`, `check_syntax.py`)?"""
+    if not token or token.startswith("-") or "://" in token or "=" in token or "$" in token or "{" in token:
+        return False
+    return bool(_SCRIPT_FILE.search(token))
+
+
+class FileSystem:
+    """Cached existence checks, so a suite with many references to one file stats it once."""
+
+    def __init__(self) -> None:
+        self._exists: dict[Path, bool] = {}
+        self._roots: dict[Path, list[Path]] = {}
+
+    def exists(self, path: Path) -> bool:
+        hit = self._exists.get(path)
+        if hit is None:
+            try:
+                hit = path.exists()
+            except OSError:
+                hit = False
+            self._exists[path] = hit
+        return hit
+
+    def is_dir(self, path: Path) -> bool:
+        try:
+            return path.is_dir()
+        except OSError:
+            return False
+
+    def search_roots(self, folder: Path) -> list[Path]:
+        """The folder, then its parents up to the repository root (a folder holding .git)."""
+        roots = self._roots.get(folder)
+        if roots is None:
+            roots = [folder]
+            current = folder
+            for _ in range(MAX_ROOT_DEPTH):
+                if self.exists(current / ".git") or current.parent == current:
+                    break
+                current = current.parent
+                roots.append(current)
+            self._roots[folder] = roots
+        return roots
+
+    def resolve(self, reference: str, roots: list[Path]) -> Path | None:
+        """The first existing file for `reference` among `roots` (absolute references as they are)."""
+        ref = reference.strip()
+        if not ref:
+            return None
+        candidate = Path(ref).expanduser()
+        if candidate.is_absolute():
+            # AgentV treats "/x" as relative to the repository root first.
+            for root in (roots[-1:] if roots else []):
+                p = root / ref.lstrip("/")
+                if self.exists(p):
+                    return p
+            return candidate if self.exists(candidate) else None
+        for root in roots:
+            p = root / candidate
+            if self.exists(p):
+                return p
+        return None
+
+    def find_custom_assertion(self, type_name: str, folder: Path) -> Path | None:
+        """`.agentv/assertions/<type>.ts` (or .js) in the eval file's folder or a parent up to the root."""
+        for root in self.search_roots(folder):
+            for ext in (".ts", ".js", ".mts", ".mjs"):
+                p = root / ".agentv" / "assertions" / f"{type_name}{ext}"
+                if self.exists(p):
+                    return p
+        return None
+
+
+def read_text(path: Path, limit: int = 1_048_576) -> str | None:
+    """A small text file's content, or None when it is missing, too large or not text."""
+    try:
+        if path.stat().st_size > limit:
+            return None
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None

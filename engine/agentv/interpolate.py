@@ -1,0 +1,120 @@
+"""`${{ VAR }}` interpolation over an eval file's string values, as AgentV does it.
+
+AgentV replaces every `${{ NAME }}` in every string value (not keys) from the environment, and an
+unset variable becomes an empty string. We do the same, and report each unset variable as an info
+finding on the exact `${{ … }}` text, so a silently empty criteria or prompt is visible.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping as MappingABC
+from typing import Any
+
+from ..findings import Findings, Span
+from ..source import Mapping, Node, Scalar, Sequence
+
+PATTERN = re.compile(r"\$\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+MARKER = "${{"
+
+
+def interpolate(text: str, env: MappingABC[str, str]) -> str:
+    """`text` with every `${{ VAR }}` replaced from `env` (unset → empty string)."""
+    if MARKER not in text:
+        return text
+    return PATTERN.sub(lambda m: env.get(m.group(1), ""), text)
+
+
+class Values:
+    """Plain values of nodes with interpolation applied; built once per file by `scan`."""
+
+    def __init__(self, env: MappingABC[str, str] | None) -> None:
+        self.env: MappingABC[str, str] = os.environ if env is None else env
+        self._strings: dict[int, str] = {}  # id(Scalar) -> interpolated value, only where it changed
+
+    def scan(self, root: Node | None, lines: list[str], out: Findings) -> None:
+        """Interpolate every string value under `root`; report unset variables on their `${{ }}`."""
+        if root is None:
+            return
+        stack: list[Node] = [root]
+        seen: set[int] = set()
+        while stack:
+            node = stack.pop()
+            if id(node) in seen:  # an alias shares its target node: report it once
+                continue
+            seen.add(id(node))
+            if isinstance(node, Mapping):
+                stack.extend(v for _, v in node.pairs if v is not None)
+            elif isinstance(node, Sequence):
+                stack.extend(node.items)
+            elif isinstance(node, Scalar) and isinstance(node.value, str) and MARKER in node.value:
+                self._strings[id(node)] = interpolate(node.value, self.env)
+                self._report_unset(node, lines, out)
+
+    def _report_unset(self, node: Scalar, lines: list[str], out: Findings) -> None:
+        s = node.span
+        found = False
+        for line_no in range(s.start_line, min(s.end_line, len(lines) - 1) + 1):
+            text = lines[line_no]
+            start = s.start_col if line_no == s.start_line else 0
+            end = s.end_col if line_no == s.end_line else len(text)
+            for m in PATTERN.finditer(text, start, max(start, end)):
+                found = True
+                if m.group(1) not in self.env:
+                    out.info("unset-variable", Span(line_no, m.start(), line_no, m.end()),
+                             f"Environment variable '{m.group(1)}' is not set; AgentV replaces "
+                             f"'{m.group(0)}' with an empty string.")
+        if not found:  # written with escapes the source search cannot see: report on the value
+            for name in dict.fromkeys(m.group(1) for m in PATTERN.finditer(str(node.value))):
+                if name not in self.env:
+                    out.info("unset-variable", s, f"Environment variable '{name}' is not set; AgentV "
+                             "replaces it with an empty string.")
+
+    def str_of(self, node: Node | None) -> str | None:
+        """The interpolated string value of a string scalar, else None."""
+        if isinstance(node, Scalar) and isinstance(node.value, str):
+            return self._strings.get(id(node), node.value)
+        return None
+
+    def value(self, node: Node | None) -> Any:
+        """The scalar value of a node (interpolated for strings); None for collections."""
+        if isinstance(node, Scalar):
+            if isinstance(node.value, str):
+                return self._strings.get(id(node), node.value)
+            return node.value
+        return None
+
+    def plain(self, node: Node | None, budget: int = 1_000_000) -> Any:
+        """The plain (JSON-like) value of a node with strings interpolated; mapping keys as strings."""
+        counter = [budget]
+
+        def conv(n: Node | None) -> Any:
+            counter[0] -= 1
+            if counter[0] < 0:
+                raise ValueError("value too large to convert")
+            if n is None:
+                return None
+            if isinstance(n, Scalar):
+                return self.value(n)
+            if isinstance(n, Sequence):
+                return [conv(i) for i in n.items]
+            if isinstance(n, Mapping):
+                result: dict[str, Any] = {}
+                for k, v in n.pairs:
+                    key = k.value if isinstance(k, Scalar) else None
+                    result[key if isinstance(key, str) else _key_text(key)] = conv(v)
+                return result
+            return None
+
+        return conv(node)
+
+
+def _key_text(key: Any) -> str:
+    if key is None:
+        return "null"
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    if isinstance(key, float) and key.is_integer():
+        return str(int(key))
+    return str(key)

@@ -1,0 +1,145 @@
+"""The normalized AgentV suite: aliases and shorthands resolved, defaults applied, spans kept.
+
+This is what the runner, code lenses and hover read. `check.py` builds it from the located tree with
+`model_construct`: the checker has already validated every value, so pydantic's validation would only
+repeat the work on a hot path; the classes still document and type the shape.
+
+Expansion rules (agentv-compat-notes.md §2–§4): `input` string → one user message; `expected_output`
+string → one assistant message, a mapping without `role` → an assistant message with that object as
+content; canonical `input_messages`/`expected_messages` win over the aliases; test-level `rubrics` →
+a `type: rubrics` assertion; a rubric string → `{id: rubric-<i+1>, outcome}`; a `score_ranges` map →
+a list of ranges. A test's effective assertions are its own, then the suite's unless `skip_defaults`;
+the suite's `input` is prepended to the test's unless `skip_defaults`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..findings import Span
+
+
+class _Located(BaseModel):
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+
+class ContentBlock(_Located):
+    type: str  # text | file | image | json
+    value: Any
+    span: Span
+    resolved_path: Path | None = None  # for file/image blocks whose file exists
+
+
+class ToolCall(_Located):
+    tool: str
+    input: Any = None
+    output: Any = None
+    id: str | None = None
+    span: Span
+
+
+class Message(_Located):
+    """A conversation message. `content` is a string, a list of `ContentBlock`s (plain strings in a
+    list become text blocks), a structured object (dict/list), or None (tool calls only)."""
+
+    role: str
+    content: Any = None
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    name: str | None = None
+    tool_call_id: str | None = None
+    span: Span
+
+    def text(self) -> str:
+        """The message as plain text: text blocks joined, structured content as JSON."""
+        import json
+
+        if isinstance(self.content, str):
+            return self.content
+        if isinstance(self.content, list) and all(isinstance(b, ContentBlock) for b in self.content):
+            return "\n".join(str(b.value) for b in self.content if b.type == "text")
+        if self.content is None:
+            return ""
+        return json.dumps(self.content, ensure_ascii=False)
+
+
+class Assertion(_Located):
+    """One effective assertion. `type` is kebab-case (`code-judge`), `config` the type's own fields,
+    normalized (rubric criteria expanded, `score_ranges` as lists, `command` as argv), `children` the
+    inner assertions of a composite."""
+
+    type: str
+    name: str
+    weight: float = 1.0
+    required: bool | float = False
+    negate: bool = False
+    config: dict[str, Any] = Field(default_factory=dict)
+    children: list[Assertion] = Field(default_factory=list)
+    custom: bool = False  # a custom type from .agentv/assertions/<type>.ts
+    span: Span
+    source_path: Path | None = None  # the file the assertion is written in
+
+    @property
+    def threshold(self) -> float | None:
+        """The gate's minimum score: 0.8 for `required: true`, the number itself, None when not a gate."""
+        if self.required is True:
+            return 0.8
+        if self.required is False:
+            return None
+        return float(self.required)
+
+
+class AgentvTest(_Located):
+    id: str
+    id_span: Span | None = None
+    span: Span
+    source_path: Path | None = None  # the file the test is written in (an external tests file or the suite)
+    criteria: str | None = None
+    criteria_span: Span | None = None
+    input_messages: list[Message] = Field(default_factory=list)  # suite input first, unless skip_defaults
+    expected_messages: list[Message] = Field(default_factory=list)
+    assertions: list[Assertion] = Field(default_factory=list)  # own, then the suite's unless skip_defaults
+    skip_defaults: bool = False
+    execution: dict[str, Any] = Field(default_factory=dict)
+    workspace: Any = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    conversation_id: str | None = None
+    description: str | None = None
+    note: str | None = None
+    dataset: str | None = None
+
+    @property
+    def uses_default_judge(self) -> bool:
+        """AgentV grades a test without assertions with its default LLM judge (against `criteria`)."""
+        return not self.assertions
+
+    @property
+    def reference_answer(self) -> str:
+        """The content of the last expected message, as judges see it."""
+        return self.expected_messages[-1].text() if self.expected_messages else ""
+
+
+class AgentvSuite(_Located):
+    path: Path | None = None
+    name: str | None = None
+    description: str | None = None
+    version: str | None = None
+    author: str | None = None
+    license: str | None = None
+    tags: list[str] = Field(default_factory=list)
+    requires: dict[str, Any] = Field(default_factory=dict)
+    tests: list[AgentvTest] = Field(default_factory=list)
+    execution: dict[str, Any] = Field(default_factory=dict)
+    target: str | None = None  # execution.target, or the legacy top-level target
+    targets: list[str] = Field(default_factory=list)  # execution.targets
+    trials: dict[str, Any] | None = None  # {count, strategy, cost_limit_usd}, strategy defaulted
+    assert_defaults: list[Assertion] = Field(default_factory=list)
+    input_defaults: list[Message] = Field(default_factory=list)
+    workspace: Any = None
+    tests_files: list[Path] = Field(default_factory=list)  # external files the tests came from
+    span: Span
+
+
+Assertion.model_rebuild()

@@ -1,0 +1,186 @@
+"""The eval file's top level: metadata, defaults (`input`, `assert`), execution, workspace, and `tests`."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..findings import Edit, Fix, Related, Span, replace
+from ..source import Mapping, Node, Scalar, Sequence, node_type_name
+from . import edits
+from .assertions import check_assert_list
+from .context import Context
+from .messages import check_input
+from .model import AgentvSuite, AgentvTest
+from .testcase import SuiteDefaults, check_test
+from .tests_files import FILE_URL, Loaded, load_reference
+from .workspace import check_workspace
+
+NAME_PATTERN = re.compile(r"^[a-z0-9-]+$")
+_SUITE_HANDLED = ("name", "description", "input", "tests", "execution", "assert", "workspace", "target")
+
+
+def check_suite(ctx: Context, root: Mapping) -> AgentvSuite:
+    entries = ctx.object(root, "suite", handled=_SUITE_HANDLED, fixes=_target_fix(ctx, root),
+                         missing={"tests": ("missing-tests", "Missing or invalid 'tests' field (must be an array "
+                                            "or a file path string).")})
+    assert entries is not None  # root is a mapping
+    name, description = _metadata(ctx, entries)
+
+    execution: dict[str, Any] = {}
+    exec_entries = None
+    if entries.get("execution") is not None:
+        exec_entries = ctx.object(entries.get("execution"), "execution", handled=("assert",))
+        if exec_entries is not None:
+            execution = {n: ctx.values.plain(v) for n, (_, v) in exec_entries.found.items() if n != "assert"}
+
+    input_defaults = check_input(ctx, entries.get("input"), suite_level=True) if entries.get("input") is not None else []
+
+    assert_node = entries.get("assert")
+    exec_assert = exec_entries.get("assert") if exec_entries is not None else None
+    defaults = check_assert_list(ctx, assert_node) if assert_node is not None else []
+    if exec_assert is not None:
+        from_exec = check_assert_list(ctx, exec_assert, field=str(exec_entries.key("assert").value))  # type: ignore[union-attr]
+        if assert_node is not None:
+            ctx.out.warning("ignored-field", exec_entries.key("assert").span,  # type: ignore[union-attr]
+                            f"'execution.{exec_entries.key('assert').value}' is ignored because the file sets "  # type: ignore[union-attr]
+                            "a top-level 'assert'.")
+        else:
+            defaults = from_exec
+
+    workspace = check_workspace(ctx, entries.get("workspace")) if entries.get("workspace") is not None else None
+
+    tests, files = _tests(ctx, entries.get("tests"), SuiteDefaults(input_defaults, defaults))
+
+    target = execution.get("target") if isinstance(execution.get("target"), str) else ctx.str_of(entries.get("target"))
+    targets = execution.get("targets") if isinstance(execution.get("targets"), list) else []
+    trials = execution.get("trials") if isinstance(execution.get("trials"), dict) else None
+    if trials is not None:
+        trials = {"strategy": "pass_at_k", **trials}
+    tags = ctx.values.plain(entries.get("tags"))
+    return AgentvSuite.model_construct(
+        path=ctx.path, name=name, description=description,
+        version=_text(ctx, entries.get("version")), author=ctx.str_of(entries.get("author")),
+        license=ctx.str_of(entries.get("license")),
+        tags=[t for t in tags if isinstance(t, str)] if isinstance(tags, list) else [],
+        requires=ctx.values.plain(entries.get("requires")) or {},
+        tests=tests, execution=execution, target=target,
+        targets=[t for t in targets if isinstance(t, str)], trials=trials,
+        assert_defaults=defaults, input_defaults=input_defaults, workspace=workspace,
+        tests_files=files, span=root.span)
+
+
+def _text(ctx: Context, node: Node | None) -> str | None:
+    """A string, or a number written unquoted (`version: 1.0`) as its text."""
+    if isinstance(node, Scalar) and node.value is not None and not isinstance(node.value, bool):
+        return ctx.str_of(node) if isinstance(node.value, str) else node.raw
+    return None
+
+
+def _metadata(ctx: Context, entries: Any) -> tuple[str | None, str | None]:
+    name_node, desc_node = entries.get("name"), entries.get("description")
+    name = ctx.str_of(name_node)
+    if name_node is not None:
+        if name is None:
+            ctx.out.error("wrong-type", name_node.span, f"'name' must be a string; found {node_type_name(name_node)}.")
+        elif not NAME_PATTERN.match(name) or len(name) > 64:
+            fixed = edits.slug(name)
+            message = (f"Invalid 'name' format '{name}'. Must match pattern /^[a-z0-9-]+$/ (lowercase "
+                       "alphanumeric with hyphens)." if not NAME_PATTERN.match(name) else
+                       f"'name' is {len(name)} characters long; the limit is 64.")
+            ctx.out.warning("invalid-name", name_node.span, message,
+                            fix=replace(f"Change to '{fixed}'", name_node.span, fixed) if fixed else None)
+        if desc_node is None:
+            ctx.out.warning("missing-description", entries.key("name").span,
+                            "When 'name' is present, 'description' should also be provided.")
+    description = ctx.str_of(desc_node)
+    if desc_node is not None:
+        if description is None:
+            ctx.out.error("wrong-type", desc_node.span,
+                          f"'description' must be a string; found {node_type_name(desc_node)}.")
+        elif not description.strip():
+            ctx.out.warning("invalid-description", desc_node.span, "'description' is empty.")
+        elif len(description) > 1024:
+            ctx.out.warning("invalid-description", desc_node.span,
+                            f"'description' is {len(description)} characters long; the limit is 1024.")
+    return name, description
+
+
+def _target_fix(ctx: Context, root: Mapping) -> dict[str, object]:
+    """Legacy top-level `target: x` → `execution: {target: x}`."""
+    key, value = root.key_node("target"), root.get("target")
+    text = ctx.str_of(value)
+    if key is None or text is None or value is None:
+        return {}
+    lines = edits.entry_lines(key, value, ctx.lines)
+    execution = root.get("execution")
+    if execution is None:
+        new = f"execution:\n  target: {edits.scalar(str(value.value) if isinstance(value, Scalar) else text)}"
+        return {"target": replace("Move to 'execution.target'", edits.pair_span(key, value), new)}
+    if isinstance(execution, Mapping) and not execution.flow and execution.pairs and lines is not None \
+            and not execution.has("target"):
+        first = execution.pairs[0][0]
+        indent = " " * first.span.start_col
+        raw = str(value.value) if isinstance(value, Scalar) else text
+        insert = Edit(Span.point(first.span.start_line, 0), f"{indent}target: {edits.scalar(raw)}\n")
+        return {"target": Fix("Move to 'execution.target'", (Edit(lines, ""), insert))}
+    return {}
+
+
+def _tests(ctx: Context, node: Node | None, defaults: SuiteDefaults) -> tuple[list[AgentvTest], list[Any]]:
+    if node is None:
+        return [], []  # reported as missing-tests by the object check
+    loaded = Loaded()
+    ordered: list[tuple[Node, Context]] = []  # tests in the order AgentV expands them
+    text = ctx.str_of(node)
+    if text is not None:
+        load_reference(ctx, node, text, loaded, from_item=False)
+        ordered = list(loaded.tests)
+    elif isinstance(node, Sequence):
+        for item in node.items:
+            item_text = ctx.str_of(item)
+            if item_text is None:
+                ordered.append((item, ctx))
+            elif item_text.startswith(FILE_URL):
+                before = len(loaded.tests)
+                load_reference(ctx, item, item_text[len(FILE_URL):], loaded, from_item=True)
+                ordered.extend(loaded.tests[before:])
+            else:
+                ctx.out.error("invalid-test", item.span, "Test case string must be a file reference (file://...).",
+                              fix=replace("Make it a file:// reference", item.span, f"{FILE_URL}{item_text}")
+                              if item_text.endswith((".yaml", ".yml", ".jsonl", ".csv")) else None)
+    else:
+        ctx.out.error("missing-tests", node.span,
+                      f"Missing or invalid 'tests' field (must be an array or a file path string); found "
+                      f"{node_type_name(node)}.")
+        return [], []
+    tests: list[AgentvTest] = []
+    seen: dict[str, AgentvTest] = {}
+    for item, item_ctx in ordered:
+        test = check_test(item_ctx, item, defaults)
+        if test is None:
+            continue
+        first = seen.get(test.id)
+        if first is not None:
+            where = ""
+            if first.source_path != test.source_path:
+                where = f" (in {first.source_path.name if first.source_path else 'the eval file'})"
+            item_ctx.out.error("duplicate-test-id", test.id_span or test.span,
+                               f"Duplicate test id '{test.id}'; test ids must be unique in the file.",
+                               related=(Related(first.id_span or first.span, f"'{test.id}' first used here{where}"),),
+                               fix=_rename_id_fix(test, seen))
+            continue
+        seen[test.id] = test
+        tests.append(test)
+    loaded.finish(ctx.out)
+    return tests, loaded.files
+
+
+def _rename_id_fix(test: AgentvTest, seen: dict[str, AgentvTest]) -> Fix | None:
+    if test.id_span is None:
+        return None
+    n = 2
+    while f"{test.id}-{n}" in seen:
+        n += 1
+    new = f"{test.id}-{n}"
+    return Fix(f"Rename to '{new}'", (Edit(test.id_span, edits.scalar(new)),), preferred=False)

@@ -1,0 +1,127 @@
+"""One test: its fields checked, AgentV's completeness rule applied, and its normalized form built.
+
+AgentV runs a test only when it has an `id`, a non-empty `input`, and at least one of `criteria`,
+`expected_output` or `assert`; otherwise it logs "Skipping incomplete test" and moves on. We report
+that on the test instead, and leave the test out of the model (it would not run).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..findings import replace
+from ..source import Mapping, Node, Scalar, node_type_name
+from .assertions import check_assert_list, rubrics_entry
+from .context import Context
+from .messages import check_expected, check_input
+from .model import AgentvTest, Assertion, Message
+from .workspace import check_workspace
+
+_INCOMPLETE = ("Skipping incomplete test: {id}. Missing required fields: id, input, and at least one of "
+               "criteria/expected_output/assert")
+
+
+@dataclass
+class SuiteDefaults:
+    """What the suite gives every test unless it sets `skip_defaults`."""
+
+    input: list[Message] = field(default_factory=list)
+    assertions: list[Assertion] = field(default_factory=list)
+
+
+def check_test(ctx: Context, node: Node, defaults: SuiteDefaults) -> AgentvTest | None:
+    if not isinstance(node, Mapping):
+        ctx.out.error("invalid-test", node.span, "A test must be a mapping with 'id', 'input' and 'criteria' "
+                      f"(or a 'file://…' reference); found {node_type_name(node)}.")
+        return None
+    entries = ctx.object(node, "test", missing={"id": None}, handled=(
+        "id", "criteria", "input_messages", "expected_messages", "assert", "rubrics", "execution", "workspace"))
+    if entries is None:
+        return None
+
+    id_node = entries.get("id")
+    test_id = ctx.str_of(id_node)
+    if id_node is not None and not (test_id and test_id.strip()):
+        fix = None
+        if isinstance(id_node, Scalar) and isinstance(id_node.value, (int, float)) and not isinstance(id_node.value, bool):
+            fix = replace(f'Quote it: "{id_node.raw}"', id_node.span, f'"{id_node.raw}"')
+        ctx.out.error("invalid-test-id", id_node.span,
+                      f"Missing or invalid 'id' field (must be a non-empty string); found {node_type_name(id_node)}. "
+                      "AgentV skips this test.",
+                      fix=fix)
+        test_id = None
+
+    criteria_node = entries.get("criteria")
+    criteria = ctx.str_of(criteria_node)
+    if criteria_node is not None:
+        if criteria is None:
+            ctx.out.error("wrong-type", criteria_node.span,
+                          f"'criteria' must be a string; found {node_type_name(criteria_node)}.")
+        elif not criteria.strip() and "${{" not in str(getattr(criteria_node, "value", "")):
+            ctx.out.error("invalid-criteria", criteria_node.span,
+                          "Invalid 'criteria' field (must be a non-empty string if provided).")
+
+    own_input = check_input(ctx, entries.get("input_messages"))
+    expected = check_expected(ctx, entries.get("expected_messages"))
+
+    execution: dict[str, Any] = {}
+    exec_assert_node: Node | None = None
+    exec_assert_key: Scalar | None = None
+    exec_skip = False
+    exec_node = entries.get("execution")
+    if exec_node is not None:
+        ex = ctx.object(exec_node, "execution", handled=("assert",))
+        if ex is not None:
+            exec_assert_node, exec_assert_key = ex.get("assert"), ex.key("assert")
+            execution = {name: ctx.values.plain(v) for name, (_, v) in ex.found.items() if name != "assert"}
+            exec_skip = execution.get("skip_defaults") is True
+
+    assert_node = entries.get("assert")
+    own: list[Assertion] = []
+    if assert_node is not None:
+        own = check_assert_list(ctx, assert_node)
+        if exec_assert_node is not None and exec_assert_key is not None:
+            check_assert_list(ctx, exec_assert_node, field=str(exec_assert_key.value))
+            ctx.out.warning("ignored-field", exec_assert_key.span,
+                            f"'execution.{exec_assert_key.value}' is ignored because the test sets "
+                            f"'{entries.key('assert').value}'.")  # type: ignore[union-attr]
+    elif exec_assert_node is not None:
+        own = check_assert_list(ctx, exec_assert_node, field=str(exec_assert_key.value))  # type: ignore[union-attr]
+
+    rubrics_node = entries.get("rubrics")
+    if rubrics_node is not None:
+        entry = rubrics_entry(ctx, entries.key("rubrics"), rubrics_node)  # type: ignore[arg-type]
+        if entry is not None:
+            own = [entry, *own]
+
+    workspace = None
+    if entries.get("workspace") is not None:
+        workspace = check_workspace(ctx, entries.get("workspace"))  # type: ignore[arg-type]
+
+    skip = ctx.values.value(entries.get("skip_defaults")) is True or exec_skip
+
+    # AgentV's completeness rule counts the literal `assert` key only, not `evaluators` or `rubrics`.
+    assert_key = entries.key("assert")
+    has_spec = bool(criteria) or bool(expected) or (assert_key is not None and assert_key.value == "assert")
+    missing = [w for w, ok in (("id", bool(test_id) or id_node is not None), ("input", bool(own_input)),
+                               ("criteria, expected_output or assert", has_spec)) if not ok]
+    if not test_id and not missing:
+        return None  # the invalid id is reported above, with the skip
+    if missing:
+        span = id_node.span if id_node is not None else node.pairs[0][0].span if node.pairs else node.span
+        detail = "; ".join(f"no {m}" for m in missing)
+        ctx.out.error("incomplete-test", span, _INCOMPLETE.format(id=test_id or "unknown") + f" ({detail}).")
+        return None
+
+    return AgentvTest.model_construct(
+        id=test_id, id_span=id_node.span if id_node is not None else None, span=node.span, source_path=ctx.path,
+        criteria=criteria, criteria_span=criteria_node.span if criteria_node is not None else None,
+        input_messages=(own_input if skip else [*defaults.input, *own_input]),
+        expected_messages=expected,
+        assertions=(own if skip else [*own, *defaults.assertions]),
+        skip_defaults=skip, execution=execution, workspace=workspace,
+        metadata=ctx.values.plain(entries.get("metadata")) or {},
+        conversation_id=ctx.str_of(entries.get("conversation_id")),
+        description=ctx.str_of(entries.get("description")), note=ctx.str_of(entries.get("note")),
+        dataset=ctx.str_of(entries.get("dataset")))

@@ -1,0 +1,283 @@
+"""External tests: `tests: ./cases.jsonl` and `file://path` / `file://glob` items.
+
+Paths resolve from the referring file's folder (the eval file's, for the suite); globs expand sorted.
+YAML files hold a list of tests, JSONL one JSON test per line, CSV a header row (id, input, criteria,
+expected_output, …) and one test per row. Every test comes back as a located node with the context of
+its own file, so findings land on the right line of the right file (`Finding.path`).
+
+Bounded: at most `Budget.files` files and `Budget.bytes` bytes per suite, each file read once (a file
+that includes itself, directly or not, is reported, not followed).
+"""
+
+from __future__ import annotations
+
+import glob as globlib
+import json
+from pathlib import Path
+
+from ..findings import Findings, Span
+from ..registry.agentv import REGISTRY, TESTS_FILE_EXTENSIONS
+from ..source import Mapping, Node, Scalar, Sequence, parse_yaml
+from ..validation.suggest import closest
+from .context import Context
+from .interpolate import Values
+
+FILE_URL = "file://"
+_SUPPORTED = ", ".join(TESTS_FILE_EXTENSIONS)
+_GLOB_CHARS = set("*?[")
+# CSV columns that map to test fields (string-valued ones only).
+CSV_COLUMNS = ("id", "input", "criteria", "expected_output", "conversation_id", "description", "note", "dataset")
+
+
+class Loaded:
+    """Tests found through references, each with the context of its file, and the files read."""
+
+    def __init__(self) -> None:
+        self.tests: list[tuple[Node, Context]] = []
+        self.files: list[Path] = []
+        self.contexts: list[Context] = []
+
+    def finish(self, out: Findings) -> None:
+        """Move every external file's findings into `out`, marked with the file's path."""
+        for child in self.contexts:
+            for f in child.out:
+                f.path = str(child.path)
+                out.append(f)
+            child.out.clear()
+
+
+def load_reference(ctx: Context, node: Node, reference: str, loaded: Loaded, *, from_item: bool) -> None:
+    """Load the tests a `tests:` path or a `file://` item names, reporting on `node` when it cannot."""
+    base = ctx.path.parent if ctx.path is not None else ctx.folder
+    if base is None:
+        return  # an unsaved buffer: nothing to resolve against
+    shown = f"{FILE_URL}{reference}" if from_item else reference
+    if from_item and _GLOB_CHARS & set(reference):
+        matches = sorted(p for p in globlib.glob(reference, root_dir=base, recursive=True)
+                         if (base / p).is_file())
+        if not matches:
+            ctx.out.warning("tests-glob-empty", node.span,
+                            f"No files match '{reference}' (relative to {_where(ctx, base)}); no tests are loaded.")
+            return
+        for rel in matches:
+            path = base / rel
+            if path.suffix.lower() not in TESTS_FILE_EXTENSIONS:
+                ctx.out.error("unsupported-tests-extension", node.span,
+                              f"'{rel}' matches '{reference}' but has an unsupported file extension "
+                              f"'{path.suffix}'. Supported extensions: {_SUPPORTED}")
+                continue
+            _load_file(ctx, node, path, loaded)
+        return
+    ext = Path(reference).suffix
+    if ext.lower() not in TESTS_FILE_EXTENSIONS:
+        ctx.out.error("unsupported-tests-extension", node.span,
+                      f"Unsupported file extension '{ext}' for tests path '{shown}'. Supported extensions: {_SUPPORTED}")
+        return
+    path = Path(reference).expanduser()
+    path = path if path.is_absolute() else base / path
+    if not ctx.fs.exists(path):
+        ctx.out.error("missing-tests-file", node.span,
+                      f"Tests file '{reference}' not found (relative to {_where(ctx, base)}).")
+        return
+    _load_file(ctx, node, path, loaded)
+
+
+def _where(ctx: Context, base: Path) -> str:
+    return "the eval file's folder" if base == ctx.folder else f"'{base}'"
+
+
+def _load_file(ctx: Context, node: Node, path: Path, loaded: Loaded) -> None:
+    try:
+        real = path.resolve()
+        size = real.stat().st_size
+    except OSError as exc:
+        ctx.out.error("missing-tests-file", node.span, f"Cannot read tests file '{path.name}': {exc.strerror}.")
+        return
+    if real in ctx.budget.visited:
+        ctx.out.warning("tests-file-repeated", node.span,
+                        f"'{path.name}' is already included in this suite; it is not read again.")
+        return
+    if not ctx.budget.take(size):
+        ctx.out.error("tests-limit", node.span,
+                      "This suite includes too many tests files (evalspec reads at most 100 files and 10 MB per "
+                      f"suite); '{path.name}' and later files are not checked.")
+        return
+    ctx.budget.visited.add(real)
+    try:
+        text = real.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        ctx.out.error("missing-tests-file", node.span, f"Cannot read tests file '{path.name}': {exc}.")
+        return
+    loaded.files.append(path)
+    child_out = Findings()
+    lines = text.split("\n")
+    values = Values(ctx.values.env)
+    child = ctx.child(child_out, values, lines, path)
+    loaded.contexts.append(child)
+    ext = path.suffix.lower()
+    if ext == ".jsonl":
+        items = jsonl_tests(text, lines, child_out)
+    elif ext == ".csv":
+        items = csv_tests(text, child_out)
+    else:
+        parsed = parse_yaml(text)
+        child_out.extend(parsed.findings)
+        items = _yaml_tests(parsed, child_out)
+    for item in items:
+        values.scan(item, lines, child_out)
+    for item in items:
+        text_item = values.str_of(item)
+        if text_item is not None and text_item.startswith(FILE_URL):
+            load_reference(child, item, text_item[len(FILE_URL):], loaded, from_item=True)
+        else:
+            loaded.tests.append((item, child))
+
+
+def _yaml_tests(parsed, out: Findings) -> list[Node]:  # type: ignore[no-untyped-def]
+    roots = [d.root for d in parsed.documents if d.root is not None]
+    if not roots:
+        return []
+    root = roots[0]
+    if isinstance(root, Mapping) and isinstance(root.get("tests"), Sequence):
+        return list(root.get("tests").items)  # type: ignore[union-attr]
+    if not isinstance(root, Sequence):
+        out.error("invalid-tests-file", Span(root.span.start_line, root.span.start_col, root.span.start_line,
+                                             root.span.start_col + 1),
+                  "A tests file must contain a YAML list of tests.")
+        return []
+    return list(root.items)
+
+
+# --- JSONL ---------------------------------------------------------------------------------------------
+
+def jsonl_tests(text: str, lines: list[str], out: Findings) -> list[Node]:
+    """One located node per JSONL line; invalid lines are reported with their line number."""
+    nodes: list[Node] = []
+    for i, line in enumerate(lines):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as exc:
+            col = min(exc.colno - 1, max(len(line) - 1, 0))
+            out.error("invalid-jsonl", Span(i, col, i, col + 1), f"Line {i + 1} is not valid JSON: {exc.msg}.")
+            continue
+        node = _located_json_line(line, i)
+        nodes.append(node if node is not None else _from_json(value, Span(i, 0, i, len(line))))
+    return nodes
+
+
+def _located_json_line(line: str, line_no: int) -> Node | None:
+    """The line parsed as YAML flow (JSON is valid YAML), with spans moved to the line's real number."""
+    parsed = parse_yaml(line)
+    if parsed.findings or len(parsed.documents) != 1 or parsed.documents[0].root is None:
+        return None
+    root = parsed.documents[0].root
+    stack: list[Node] = [root]
+    while stack:
+        n = stack.pop()
+        s = n.span
+        n.span = Span(s.start_line + line_no, s.start_col, s.end_line + line_no, s.end_col)
+        if isinstance(n, Mapping):
+            for k, v in n.pairs:
+                stack.append(k)
+                if v is not None:
+                    stack.append(v)
+        elif isinstance(n, Sequence):
+            stack.extend(n.items)
+    return root
+
+
+def _from_json(value: object, span: Span) -> Node:
+    if isinstance(value, dict):
+        return Mapping(span, [(Scalar(span, str(k), str(k), '"'), _from_json(v, span)) for k, v in value.items()],
+                       True)
+    if isinstance(value, list):
+        return Sequence(span, [_from_json(v, span) for v in value], True)
+    return Scalar(span, value, json.dumps(value), '"' if isinstance(value, str) else None)
+
+
+# --- CSV -----------------------------------------------------------------------------------------------
+
+def csv_tests(text: str, out: Findings) -> list[Node]:
+    """Tests from a CSV with a header row; cells keep their positions."""
+    rows = _csv_cells(text)
+    if not rows:
+        return []
+    header, body = rows[0], rows[1:]
+    columns: list[str | None] = []
+    test_fields = REGISTRY["test"]
+    for value, span in header:
+        name = value.strip()
+        if name in CSV_COLUMNS:
+            columns.append(name)
+            continue
+        columns.append(None)
+        if test_fields.lookup(name) is not None:
+            out.warning("unsupported-csv-column", span,
+                        f"Column '{name}' cannot be expressed in CSV (only {', '.join(CSV_COLUMNS)}); it is ignored.")
+        else:
+            best = closest(name, CSV_COLUMNS)
+            out.warning("unknown-key", span, f"Unknown column '{name}'" + (f"; did you mean '{best}'?" if best else
+                        f". Known columns: {', '.join(CSV_COLUMNS)}."))
+    nodes: list[Node] = []
+    for row in body:
+        if all(not v.strip() for v, _ in row):
+            continue
+        pairs: list[tuple[Node, Node]] = []
+        for (value, span), column in zip(row, columns, strict=False):
+            if column is None or value == "":
+                continue
+            pairs.append((Scalar(span, column, column, None), Scalar(span, value, value, '"')))
+        first, last = row[0][1], row[-1][1]
+        nodes.append(Mapping(Span(first.start_line, first.start_col, last.end_line, last.end_col), pairs, False))
+    return nodes
+
+
+def _csv_cells(text: str) -> list[list[tuple[str, Span]]]:
+    """RFC 4180 cells with their spans (quoted cells may span lines; "" is a quote)."""
+    rows: list[list[tuple[str, Span]]] = []
+    row: list[tuple[str, Span]] = []
+    i, n, line, col = 0, len(text), 0, 0
+    while i <= n:
+        start_line, start_col = line, col
+        buf: list[str] = []
+        if i < n and text[i] == '"':
+            i += 1
+            col += 1
+            while i < n:
+                c = text[i]
+                if c == '"':
+                    if i + 1 < n and text[i + 1] == '"':
+                        buf.append('"')
+                        i += 2
+                        col += 2
+                        continue
+                    i += 1
+                    col += 1
+                    break
+                buf.append(c)
+                i += 1
+                if c == "\n":
+                    line, col = line + 1, 0
+                else:
+                    col += 1
+        while i < n and text[i] not in ",\n":
+            if text[i] != "\r":
+                buf.append(text[i])
+            i += 1
+            col += 1
+        row.append(("".join(buf), Span(start_line, start_col, line, col)))
+        if i >= n:
+            if row != [("", Span(line, 0, line, 0))]:
+                rows.append(row)
+            break
+        if text[i] == ",":
+            i += 1
+            col += 1
+            continue
+        rows.append(row)  # newline
+        row = []
+        i += 1
+        line, col = line + 1, 0
+    return rows

@@ -1,0 +1,40 @@
+"""`workspace`: an object (template, isolation, repos, hooks, setup/teardown) or a path to one."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..source import Node, Sequence
+from .context import Context
+
+
+def check_workspace(ctx: Context, node: Node) -> Any:
+    """The workspace as plain data (a path string stays a string); reports missing folders and files."""
+    path_text = ctx.str_of(node)
+    if path_text is not None:
+        if ctx.folder is not None and ctx.fs.resolve(path_text, [ctx.folder]) is None:
+            ctx.out.error("missing-file", node.span,
+                          f"Workspace file '{path_text}' not found (relative to the eval file's folder).")
+        return path_text
+    entries = ctx.object(node, "workspace")
+    if entries is None:
+        return None
+    template = entries.get("template")
+    text = ctx.str_of(template)
+    if text is not None and ctx.folder is not None and ctx.fs.resolve(text, [ctx.folder]) is None:
+        ctx.out.warning("missing-file", template.span,  # type: ignore[union-attr]
+                        f"Workspace template '{text}' not found (relative to the eval file's folder).")
+    hooks = entries.get("hooks")
+    if hooks is not None and hasattr(hooks, "pairs"):
+        for _, hook in hooks.pairs:  # type: ignore[union-attr]
+            _argv_not_empty(ctx, getattr(hook, "get", lambda _k: None)("command"), "command")
+    for name in ("setup", "teardown"):
+        script = entries.get(name)
+        if script is not None and hasattr(script, "get"):
+            _argv_not_empty(ctx, script.get("script") or script.get("command"), "script")  # type: ignore[union-attr]
+    return ctx.values.plain(node)
+
+
+def _argv_not_empty(ctx: Context, node: Node | None, field: str) -> None:
+    if isinstance(node, Sequence) and not node.items:
+        ctx.out.error("invalid-command", node.span, f"'{field}' cannot be empty.")
