@@ -13,7 +13,7 @@ from typing import Any
 
 from .detect import FileKind, detect
 from .findings import Finding, Span
-from .source import ParsedFile, gc_paused, parse_yaml
+from .source import ChunkCache, ParsedFile, gc_paused, parse_yaml
 
 
 @dataclass
@@ -39,25 +39,36 @@ class Analysis:
         return [f for f in self.findings if f.severity == "error"]
 
 
+@dataclass
+class Caches:
+    """What an editor keeps between analyses of one document (see engine/incremental.py)."""
+
+    chunks: ChunkCache = field(default_factory=ChunkCache)
+    prompts: Any = None  # weval.check.PromptCache, created on first use
+
+
 def analyze(text: str, path: str | Path | None = None, *, kind: FileKind | None = None,
-            models_dir: Path | None = None, env: AbcMapping[str, str] | None = None) -> Analysis:
+            models_dir: Path | None = None, env: AbcMapping[str, str] | None = None,
+            caches: Caches | None = None) -> Analysis:
     """Check one file. `kind` forces the format (an editor remembers it while the file is broken)."""
     with gc_paused():
-        return _analyze(text, Path(path) if path is not None else None, kind, models_dir, env)
+        return _analyze(text, Path(path) if path is not None else None, kind, models_dir, env, caches)
 
 
 def _analyze(text: str, p: Path | None, kind: FileKind | None, models_dir: Path | None,
-             env: AbcMapping[str, str] | None) -> Analysis:
-    parsed = parse_yaml(text)
+             env: AbcMapping[str, str] | None, caches: Caches | None) -> Analysis:
+    parsed = parse_yaml(text, caches.chunks if caches is not None else None)
     detected = kind if kind is not None else detect(text, p, parsed)
     result = Analysis(text, p, detected, parsed)
     if detected is FileKind.NONE:
         return result  # unrelated YAML: no findings at all, not even syntax errors
     findings: list[Finding] = list(parsed.findings)
     if detected is FileKind.WEVAL:
-        from .weval.check import check_weval
+        from .weval.check import PromptCache, check_weval
 
-        result.weval = check_weval(parsed, p, models_dir=models_dir)
+        if caches is not None and caches.prompts is None:
+            caches.prompts = PromptCache()
+        result.weval = check_weval(parsed, p, models_dir=models_dir, cache=caches.prompts if caches else None)
         findings += result.weval.findings
     elif detected is FileKind.AGENTV:
         from .agentv.check import check_agentv

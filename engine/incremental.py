@@ -1,7 +1,13 @@
 """Re-analysis of an edited document, for the language server.
 
-`DocumentAnalyzer.analyze(text)` returns the same `Analysis` as `analyze()`. It remembers the file's
-format while the text is broken (so diagnostics do not vanish mid-typing).
+`DocumentAnalyzer.analyze(text)` returns the same `Analysis` as `analyze()`, but keeps caches between
+calls: the parser re-parses only the top-level list items (Weval prompts) whose text changed, and the
+checker re-checks only those prompts (all of them when the header changed). It also remembers the
+file's format while the text is broken, so diagnostics do not vanish mid-typing.
+
+The caches hold located nodes and checked prompts of the previous analysis; when lines are inserted
+above them their spans are shifted in place, so an `Analysis` already handed out describes the newest
+text once a later one has been made.
 """
 
 from __future__ import annotations
@@ -9,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from .analysis import Analysis, analyze
+from .analysis import Analysis, Caches, analyze
 from .detect import FileKind
 
 
@@ -21,12 +27,14 @@ class DocumentAnalyzer:
         self.env = env
         self.kind: FileKind | None = None  # the last format seen with a clean parse
         self.last: Analysis | None = None
+        self.caches = Caches()
 
     def analyze(self, text: str) -> Analysis:
-        result = analyze(text, self.path, models_dir=self.models_dir, env=self.env)
+        result = analyze(text, self.path, models_dir=self.models_dir, env=self.env, caches=self.caches)
         if result.kind is FileKind.NONE and not result.parsed.ok and self.kind not in (None, FileKind.NONE):
             # Sticky: a half-typed line must not turn a blueprint into "unrelated YAML".
-            result = analyze(text, self.path, kind=self.kind, models_dir=self.models_dir, env=self.env)
+            result = analyze(text, self.path, kind=self.kind, models_dir=self.models_dir, env=self.env,
+                             caches=self.caches)
         else:
             self.kind = result.kind
         self.last = result

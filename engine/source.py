@@ -17,6 +17,7 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Any
 
 import yaml
@@ -217,20 +218,24 @@ class _TooLarge(Exception):
         self.span = span
 
 
-def _span(start: Any, end: Any, lines: list[str]) -> Span:
-    el, ec = end.line, end.column
-    # libyaml puts the end of block collections and block scalars at the start of the next line;
-    # pull it back to the end of the last line with content so ranges hug their text.
-    if ec == 0 and el > start.line:
+def _span(sl: int, sc: int, el: int, ec: int, lines: list[str]) -> Span:
+    # libyaml puts the end of block scalars at the start of the next line; pull it back to the end
+    # of the last line with content so ranges hug their text.
+    if ec == 0 and el > sl:
         el -= 1
-        while el > start.line and not lines[el].strip():
+        while el > sl and not lines[el].strip():
             el -= 1
         ec = len(lines[el].rstrip("\r")) if el < len(lines) else 0
-    return Span(start.line, start.column, el, ec)
+    return Span(sl, sc, el, ec)
 
 
-def parse_yaml(text: str) -> ParsedFile:
-    """Parse every document of `text`. Syntax errors become findings; later documents still parse."""
+def parse_yaml(text: str, cache: ChunkCache | None = None) -> ParsedFile:
+    """Parse every document of `text`. Syntax errors become findings; the rest still parses.
+
+    Documents whose root is a block list at column 0 (Weval's list of prompts) are parsed item by
+    item: one broken prompt does not hide the others, and with a `cache` (the editor's) an edit
+    re-parses only the items whose text changed.
+    """
     parsed = ParsedFile(text=text, lines=text.split("\n"))
     if len(text) > MAX_BYTES:
         mb = len(text.encode("utf-8", "replace")) / 1_048_576
@@ -240,8 +245,72 @@ def parse_yaml(text: str) -> ParsedFile:
             "Split it into several blueprints or move tests into an external file.")
         return parsed
     with gc_paused():
-        _parse_all(parsed, text)
+        _parse_all(parsed, text, cache)
     return parsed
+
+
+class ChunkCache:
+    """Parsed list items by their text, kept between edits of one document.
+
+    An entry is reused when the same text comes back; if lines were added or removed above it, its
+    spans are shifted in place (cheaper than parsing again).
+    """
+
+    def __init__(self) -> None:
+        self.entries: dict[str, tuple[int, list[Node], list[Any]]] = {}
+        self.used: dict[str, tuple[int, list[Node], list[Any]]] = {}
+
+    def get(self, text: str, line: int) -> tuple[list[Node], list[Any]] | None:
+        entry = self.entries.get(text)
+        if entry is None:
+            return None
+        old_line, nodes, findings = entry
+        if old_line != line:
+            delta = line - old_line
+            for n in nodes:
+                shift_node(n, delta)
+            findings[:] = [shift_finding(f, delta) for f in findings]
+        self.used[text] = (line, nodes, findings)
+        return nodes, findings
+
+    def put(self, text: str, line: int, nodes: list[Node], findings: list[Any]) -> None:
+        self.used[text] = (line, nodes, findings)
+
+    def rotate(self) -> None:
+        """Keep only what the last parse used, so the cache never outgrows the document."""
+        self.entries, self.used = self.used, {}
+
+
+def shift_span(span: Span, delta: int) -> Span:
+    return Span(span.start_line + delta, span.start_col, span.end_line + delta, span.end_col)
+
+
+def shift_node(node: Node, delta: int) -> None:
+    """Move a chunk's nodes by `delta` lines. Chunks hold no aliases (see `_is_item_list`), so the
+    tree is a plain tree and every node is visited once."""
+    stack = [node]
+    pop, push, extend = stack.pop, stack.append, stack.extend
+    while stack:
+        n = pop()
+        sl, sc, el, ec = n.span
+        n.span = Span(sl + delta, sc, el + delta, ec)
+        if type(n) is Mapping:
+            for k, v in n.pairs:
+                push(k)
+                push(v)
+        elif type(n) is Sequence:
+            extend(n.items)
+
+
+def shift_finding(f: Any, delta: int) -> Any:
+    """A finding moved by `delta` lines (findings' fixes are immutable, so rebuild them)."""
+    from .findings import Edit, Fix, Related
+
+    f.span = shift_span(f.span, delta)
+    f.related = tuple(Related(shift_span(r.span, delta), r.message) for r in f.related)
+    f.fixes = tuple(Fix(x.title, tuple(Edit(shift_span(e.span, delta), e.new_text) for e in x.edits), x.preferred)
+                    for x in f.fixes)
+    return f
 
 
 @contextmanager
@@ -260,20 +329,104 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _parse_all(parsed: ParsedFile, text: str) -> None:
-    offset_line = 0
-    remaining = text
+def _parse_all(parsed: ParsedFile, text: str, cache: ChunkCache | None) -> None:
+    lines = parsed.lines
+    ranges = _document_ranges(lines)
+    if ranges is None:  # directives or explicit document ends: parse the stream as one
+        _parse_resuming(parsed, text, 0)
+    else:
+        for start, end in ranges:
+            if _is_item_list(lines, start, end):
+                _parse_items(parsed, start, end, cache)
+            else:
+                _parse_resuming(parsed, "\n".join(lines[start:end]), start)
+    if cache is not None:
+        cache.rotate()
+
+
+def _parse_resuming(parsed: ParsedFile, text: str, first_line: int) -> None:
+    """Parse a stream; after a syntax error, go on at the next document marker."""
+    offset_line, remaining = first_line, text
+    total = first_line + text.count("\n") + 1
     while True:
         error_line = _parse_stream(remaining, offset_line, parsed)
         if error_line is None:
             break
-        # Resume at the next document marker after the error, so one broken document does not hide
-        # the findings in the others. Blank lines keep the reported line numbers true.
         nxt = _next_document_start(parsed.lines, max(error_line, offset_line + 1))
-        if nxt is None:
+        if nxt is None or nxt >= total:
             break
         offset_line = nxt
-        remaining = "\n" * nxt + "\n".join(parsed.lines[nxt:])
+        remaining = "\n".join(parsed.lines[nxt:total])
+
+
+def _document_ranges(lines: list[str]) -> list[tuple[int, int]] | None:
+    """Line ranges of the documents (each from its `---` marker), or None when the stream has
+    directives (`%YAML`) or document-end markers (`...`) that a split would misread."""
+    starts = [0]
+    for i, line in enumerate(lines):
+        if not line:
+            continue
+        c = line[0]
+        if c == "-" and line.startswith("---") and _DOC_MARKER.match(line):
+            if i:
+                starts.append(i)
+        elif c == "%" or (c == "." and line.startswith("...")):
+            return None
+    starts.append(len(lines))
+    return [(a, b) for a, b in pairwise(starts) if b > a]
+
+
+_ITEM = re.compile(r"-(?:[ \t]|$)")
+_ANCHOR = re.compile(r"(?:^|[\s\[{,])&[^\s\[\]{},]")
+
+
+def _is_item_list(lines: list[str], start: int, end: int) -> bool:
+    """A document whose root is a block list at column 0, with no anchors (an alias could point
+    from one item into another)."""
+    first = start + 1 if lines[start].startswith("---") else start
+    if lines[start].startswith("---") and lines[start][3:].strip() and not lines[start][3:].lstrip().startswith("#"):
+        return False  # content on the marker line
+    for i in range(first, end):
+        stripped = lines[i].strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        if not _ITEM.match(lines[i]):
+            return False
+        break
+    else:
+        return False
+    return not any("&" in lines[i] and _ANCHOR.search(lines[i]) for i in range(first, end))
+
+
+def _parse_items(parsed: ParsedFile, start: int, end: int, cache: ChunkCache | None) -> None:
+    """Parse a column-0 block list item by item, then put the items back together as one list."""
+    lines = parsed.lines
+    bounds = [i for i in range(start, end) if lines[i][:1] == "-" and _ITEM.match(lines[i])
+              and not (lines[i].startswith("---") and _DOC_MARKER.match(lines[i]))]
+    bounds.append(end)
+    items: list[Node] = []
+    for a, b in pairwise(bounds):
+        chunk = "\n".join(lines[a:b])
+        hit = cache.get(chunk, a) if cache is not None else None
+        if hit is None:
+            scratch = ParsedFile(text=chunk, lines=lines)
+            _parse_stream(chunk, a, scratch)
+            nodes: list[Node] = []
+            for d in scratch.documents:
+                if isinstance(d.root, Sequence):
+                    nodes += d.root.items
+            found: list[Any] = list(scratch.findings)
+            if cache is not None:
+                cache.put(chunk, a, nodes, found)
+        else:
+            nodes, found = hit
+        items += nodes
+        parsed.findings.extend(found)
+    first = bounds[0]
+    last = items[-1].span if items else Span(first, 0, first, 0)
+    root = Sequence(Span(first, 0, last.end_line, last.end_col), items, False) if items else None
+    doc_span = Span(start, 0, last.end_line, last.end_col)
+    parsed.documents.append(Document(root, doc_span, len(parsed.documents)))
 
 
 _DOC_MARKER = re.compile(r"---(?:\s|$)")
@@ -286,8 +439,11 @@ def _next_document_start(lines: list[str], start: int) -> int | None:
     return None
 
 
-def _parse_stream(text: str, first_line: int, parsed: ParsedFile) -> int | None:
-    """Compose documents from `text` into `parsed`; return the error line when parsing stopped early."""
+def _parse_stream(text: str, off: int, parsed: ParsedFile) -> int | None:
+    """Compose the documents of `text` (which starts at line `off` of the file) into `parsed`.
+
+    Returns the (file) line of a syntax error that stopped parsing early, else None.
+    """
     lines = parsed.lines
     parser = _Parser(text)
     # [node, children or alternating keys and values, expanded size, start mark]
@@ -305,10 +461,10 @@ def _parse_stream(text: str, first_line: int, parsed: ParsedFile) -> int | None:
             if kind is ScalarEvent:
                 start, end = event.start_mark, event.end_mark
                 style = event.style or None
-                if style is not None and style in "|>":
-                    span = _span(start, end, lines)  # block scalars end on the next line
+                if style is not None and style in "|>":  # block scalars end on the next line
+                    span = _span(start.line + off, start.column, end.line + off, end.column, lines)
                 else:
-                    span = Span(start.line, start.column, end.line, end.column)
+                    span = Span(start.line + off, start.column, end.line + off, end.column)
                 tag = event.tag
                 node = Scalar(span, _scalar_value(event) if tag or style is None else event.value,
                               event.value, style, tag if tag != "!" else None, event.anchor)
@@ -334,10 +490,10 @@ def _parse_stream(text: str, first_line: int, parsed: ParsedFile) -> int | None:
                     root = node
             elif kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
                 if len(stack) >= MAX_DEPTH:
-                    raise _TooDeep(Span(event.start_mark.line, event.start_mark.column,
-                                        event.start_mark.line, event.start_mark.column + 1))
+                    mark = event.start_mark
+                    raise _TooDeep(Span(mark.line + off, mark.column, mark.line + off, mark.column + 1))
                 tag = event.tag if event.tag not in (None, "!") else None
-                span0 = Span(event.start_mark.line, event.start_mark.column, 0, 0)
+                span0 = Span(event.start_mark.line + off, event.start_mark.column, 0, 0)
                 flow = bool(event.flow_style)
                 container: Node = (Mapping(span0, [], flow, tag, event.anchor)
                                    if kind is yaml.MappingStartEvent
@@ -349,9 +505,11 @@ def _parse_stream(text: str, first_line: int, parsed: ParsedFile) -> int | None:
                     # A block collection's end event sits on the next token, maybe lines later;
                     # its text really ends where its last child does.
                     last = children[-1].span
-                    container.span = Span(start_mark.line, start_mark.column, last.end_line, last.end_col)
+                    container.span = Span(start_mark.line + off, start_mark.column, last.end_line, last.end_col)
                 else:
-                    container.span = _span(start_mark, event.end_mark, lines)
+                    end = event.end_mark
+                    container.span = _span(start_mark.line + off, start_mark.column, end.line + off, end.column,
+                                           lines)
                 if isinstance(container, Mapping):
                     container.pairs = list(zip(children[0::2], children[1::2], strict=False))
                 else:
@@ -372,7 +530,8 @@ def _parse_stream(text: str, first_line: int, parsed: ParsedFile) -> int | None:
                 anchors = {}
                 stack = []
             elif kind is yaml.DocumentEndEvent:
-                span = _span(doc_start, event.end_mark, lines)
+                end = event.end_mark
+                span = _span(doc_start.line + off, doc_start.column, end.line + off, end.column, lines)
                 parsed.documents.append(Document(root, span, len(parsed.documents)))
             # StreamStart/StreamEnd carry nothing we need
     except _TooDeep as exc:
@@ -387,7 +546,7 @@ def _parse_stream(text: str, first_line: int, parsed: ParsedFile) -> int | None:
         return exc.span.start_line
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-        line, col = (mark.line, mark.column) if mark is not None else (first_line, 0)
+        line, col = (mark.line + off, mark.column) if mark is not None else (off, 0)
         problem = getattr(exc, "problem", None) or str(exc)
         context = getattr(exc, "context", None)
         message = f"YAML syntax error: {problem}"

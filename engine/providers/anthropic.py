@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import httpx
+
 from evalspec.providers.base import BAD_RESPONSE, ChatRequest, ChatResult, ProviderError, Usage
 from evalspec.providers.http import DEFAULT_TIMEOUT, HttpProvider, post_json
 from evalspec.providers.openai_compat import missing_key_error

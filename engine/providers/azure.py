@@ -7,6 +7,7 @@ from typing import Any
 from urllib.parse import quote
 
 import httpx
+
 from evalspec.providers.http import DEFAULT_TIMEOUT
 from evalspec.providers.openai_compat import OpenAICompatProvider
 from evalspec.providers.redact import Secret

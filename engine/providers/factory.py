@@ -19,6 +19,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
+
 from evalspec.providers import catalog
 from evalspec.providers.anthropic import AnthropicProvider
 from evalspec.providers.base import CONFIG, MISSING_KEY, ProviderError

@@ -11,6 +11,7 @@ from typing import Any
 from urllib.parse import quote
 
 import httpx
+
 from evalspec.providers.base import BAD_RESPONSE, BLOCKED, ChatRequest, ChatResult, ProviderError, Usage
 from evalspec.providers.http import DEFAULT_TIMEOUT, HttpProvider, post_json
 from evalspec.providers.openai_compat import missing_key_error

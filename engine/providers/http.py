@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import httpx
+
 from evalspec import __version__ as _version
 from evalspec.providers.base import (
     AUTH,

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import httpx
+
 from evalspec.providers.base import (
     BAD_RESPONSE,
     MISSING_KEY,

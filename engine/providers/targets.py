@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+
 from evalspec.providers import catalog
 from evalspec.providers.azure import AZURE_KEY_ENV, azure_provider
 from evalspec.providers.base import CONFIG, MISSING_KEY, ProviderError

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..findings import Edit, Findings, Fix, Related, Span, Tag, replace
+from ..findings import Edit, Finding, Findings, Fix, Related, Span, Tag, replace
 from ..registry.weval import HEADER, MESSAGE, POINT, PROMPT, PROMPT_MARKERS_OURS, REGISTRY
 from ..registry.weval_functions import POINT_FUNCTIONS, resolve_function
 from ..source import (
@@ -25,6 +25,8 @@ from ..source import (
     is_number,
     is_str,
     node_type_name,
+    shift_finding,
+    shift_span,
     to_python,
     truthy,
 )
@@ -46,17 +48,59 @@ class WevalResult:
     header_node: Mapping | None = None
 
 
-def check_weval(parsed: ParsedFile, path: Path | str | None = None, *, models_dir: Path | None = None) -> WevalResult:
-    ctx = _Context(parsed, Path(path) if path else None, models_dir)
+def check_weval(parsed: ParsedFile, path: Path | str | None = None, *, models_dir: Path | None = None,
+                cache: PromptCache | None = None) -> WevalResult:
+    ctx = _Context(parsed, Path(path) if path else None, models_dir, cache)
     return ctx.run()
+
+
+class PromptCache:
+    """Checked prompts kept between edits (the editor's): a prompt whose located node was reused by
+    the parser's chunk cache, under an unchanged header, is not checked again. When lines moved
+    above it, its spans move with it."""
+
+    def __init__(self) -> None:
+        self.entries: dict[int, tuple[Node, str, Prompt | None, list[Finding], int]] = {}
+        self.used: dict[int, tuple[Node, str, Prompt | None, list[Finding], int]] = {}
+
+    def lookup(self, node: Node, header: str) -> tuple[Prompt | None, list[Finding]] | None:
+        entry = self.entries.get(id(node))
+        if entry is None or entry[0] is not node or entry[1] != header:
+            return None
+        _, _, prompt, findings, line = entry
+        delta = node.span.start_line - line
+        if delta:
+            if prompt is not None:
+                shift_prompt(prompt, delta)
+            findings[:] = [shift_finding(f, delta) for f in findings]
+        self.used[id(node)] = (node, header, prompt, findings, node.span.start_line)
+        return prompt, findings
+
+    def store(self, node: Node, header: str, prompt: Prompt | None, findings: list[Finding]) -> None:
+        self.used[id(node)] = (node, header, prompt, findings, node.span.start_line)
+
+    def rotate(self) -> None:
+        self.entries, self.used = self.used, {}
+
+
+def shift_prompt(p: Prompt, delta: int) -> None:
+    p.span = shift_span(p.span, delta)
+    if p.id_span is not None:
+        p.id_span = shift_span(p.id_span, delta)
+    for m in p.messages:
+        m.span = shift_span(m.span, delta)
+    for pt in p.points:
+        pt.span = shift_span(pt.span, delta)
 
 
 _QUOTED_FN = re.compile(r"\$([A-Za-z_]\w*)\s*:\s*(.*)\Z", re.S)
 
 
 class _Context:
-    def __init__(self, parsed: ParsedFile, path: Path | None, models_dir: Path | None) -> None:
+    def __init__(self, parsed: ParsedFile, path: Path | None, models_dir: Path | None,
+                 cache: PromptCache | None = None) -> None:
         self.parsed = parsed
+        self.cache = cache
         self.path = path
         self.out = Findings()
         self.models_dir = models_dir if models_dir is not None else find_models_dir(path)
@@ -110,8 +154,19 @@ class _Context:
         bp = self._header(header, bp_id)
         seen_ids: dict[str, Span] = {}
         prompt_nodes: list[Mapping] = []
+        header_text = self._prompt_context(header)
         for node, doc_index in prompt_items:
-            prompt = self._prompt(node, doc_index, bp)
+            hit = self.cache.lookup(node, header_text) if self.cache is not None else None
+            if hit is not None:
+                prompt, found = hit
+                self.out.extend(found)
+                if prompt is not None:
+                    prompt.document = doc_index
+            else:
+                mark = len(self.out)
+                prompt = self._prompt(node, doc_index, bp)
+                if self.cache is not None:
+                    self.cache.store(node, header_text, prompt, self.out[mark:])
             if prompt is None:
                 continue
             prompt_nodes.append(node)  # type: ignore[arg-type]
@@ -125,7 +180,16 @@ class _Context:
             bp.prompts.append(prompt)
         if header is None and not prompt_items:
             self.out.warning("no-prompts", docs[0].span, "This blueprint has no prompts.")
+        if self.cache is not None:
+            self.cache.rotate()
         return WevalResult(bp, self.out, prompt_nodes, header)
+
+    def _prompt_context(self, header: Mapping | None) -> str:
+        """What checking a prompt depends on in the header, as text: the prompt cache's key."""
+        if header is None:
+            return ""
+        keys = ("point_defs", "defs", "externalServices", "systems", "system", "render_as", "noCache")
+        return repr([(k, to_python(header.get(k))) for k in keys if header.has(k)]) + str(self.models_dir)
 
     @staticmethod
     def _looks_like_prompt(m: Mapping) -> bool:

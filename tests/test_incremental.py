@@ -1,0 +1,69 @@
+"""The editor's re-analysis gives exactly what a fresh analysis gives, whatever the edit."""
+
+from __future__ import annotations
+
+import pytest
+
+from evalspec.analysis import analyze
+from evalspec.detect import FileKind
+from evalspec.incremental import DocumentAnalyzer
+
+BASE = """title: t
+models: [openai:gpt-4o-mini]
+point_defs:
+  long: "r.length > 5"
+---
+- id: a
+  prompt: first
+  should:
+    - $ref: long
+- id: b
+  prompt: second
+  should:
+    - $contains: x
+- id: c
+  prompt: third
+"""
+
+EDITS = [
+    ("typo in a prompt", lambda t: t.replace("    - $contains: x", "    - $contian: x")),
+    ("line inserted above prompts", lambda t: t.replace("  prompt: first\n", "  prompt: first\n  ideal: one\n")),
+    ("line removed above prompts", lambda t: t.replace("  should:\n    - $ref: long\n", "")),
+    ("header change that prompts depend on", lambda t: t.replace("  long:", "  longer:")),
+    ("header change they do not depend on", lambda t: t.replace("title: t", "title: changed")),
+    ("duplicate id appears", lambda t: t.replace("- id: c", "- id: a")),
+    ("syntax error in one prompt", lambda t: t.replace("  prompt: second", "  prompt: [second")),
+    ("prompt deleted", lambda t: t.replace("- id: b\n  prompt: second\n  should:\n    - $contains: x\n", "")),
+]
+
+
+def facts(text: str, result: object) -> tuple[object, ...]:
+    a = result
+    return ([(f.code, f.span, f.message, [(e.span, e.new_text) for x in f.fixes for e in x.edits]) for f in a.findings],
+            [p.model_dump() for p in a.blueprint.prompts] if a.blueprint else None)
+
+
+@pytest.mark.parametrize(("name", "edit"), EDITS, ids=[e[0] for e in EDITS])
+def test_incremental_equals_fresh(name: str, edit: object) -> None:
+    doc = DocumentAnalyzer("blueprints/x.yml")
+    doc.analyze(BASE)
+    text = edit(BASE)  # type: ignore[operator]
+    assert facts(text, doc.analyze(text)) == facts(text, analyze(text, "blueprints/x.yml"))
+    # and back again: the caches must not keep stale results
+    assert facts(BASE, doc.analyze(BASE)) == facts(BASE, analyze(BASE, "blueprints/x.yml"))
+
+
+def test_format_is_kept_while_the_text_is_broken() -> None:
+    doc = DocumentAnalyzer("notes.yml")
+    good = "- prompt: hi\n  should: [greets]\n"
+    assert doc.analyze(good).kind is FileKind.WEVAL
+    broken = good + "- prompt: [\n"
+    result = doc.analyze(broken)
+    assert result.kind is FileKind.WEVAL
+    assert [f.code for f in result.findings] == ["yaml-syntax"]
+
+
+def test_one_broken_prompt_does_not_hide_the_others() -> None:
+    text = BASE.replace("  prompt: first", "  prompt: [first").replace("- id: c", "- id: c\n  shuld: []")
+    codes = [f.code for f in analyze(text, "blueprints/x.yml").findings]
+    assert codes == ["yaml-syntax", "unknown-key"]
