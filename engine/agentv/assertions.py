@@ -7,11 +7,12 @@ word for word, so users find them in AgentV's docs and issues.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from typing import Any
 
-from ..findings import Fix, replace
+from ..findings import Edit, Fix, Span, replace
 from ..registry.agentv_assertions import (
     AGGREGATOR_TYPES,
     ASSERTION_SPELLINGS,
@@ -217,7 +218,7 @@ def _custom(ctx: Context, item: Mapping, type_node: Node, raw: str) -> Assertion
     if entries is None:
         return None
     ok = _common(ctx, entries, name)
-    config = {str(k.value): ctx.values.plain(v) for k, v in entries.unknown}
+    config = {str(k.value): ctx.values.plain(v) for k, v in item.items() if k.value not in _COMMON}
     return _build(ctx, name, entries, config, item, ok, custom=True)
 
 
@@ -281,40 +282,49 @@ def _regex_rule(ctx: Context, kind: AssertionType, entries: Entries) -> dict[str
             if bad or dup or ("u" in text and "v" in text):
                 detail = (f"unknown flag '{bad[0]}'" if bad else f"flag '{dup[0]}' repeated" if dup
                           else "'u' and 'v' cannot be combined")
+                kept = "".join(dict.fromkeys(c for c in text if c in _JS_FLAGS))
+                if "u" in kept and "v" in kept:
+                    kept = kept.replace("v", "")
                 ctx.out.error("invalid-regex-flags", flags_node.span,
-                              f"Invalid regex flags '{text}': {detail} (JavaScript flags: d g i m s u v y).")
+                              f"Invalid regex flags '{text}': {detail} (JavaScript flags: d g i m s u v y).",
+                              fix=replace(f"Change to '{kept}'", flags_node.span, edits.scalar(kept, flow=True))
+                              if kept else None)
             else:
                 flags = text
     if config is None:
         return None
-    problem = _regex_problem(config["value"], flags)
-    if problem is not None:
-        value = entries.get("value")
-        ctx.out.error("invalid-regex", value.span,  # type: ignore[union-attr]
-                      f"Invalid regex pattern '{config['value']}': {problem}")
+    value = entries.get("value")
+    assert value is not None
+    from ..scoring.js_regex import find_js_regex_problems  # JavaScript's rules, not Python's
+
+    problems = [p for p in find_js_regex_problems(config["value"], flags, dialect="agentv") if p.where == "pattern"]
+    errors = [p for p in problems if p.severity == "error"]
+    if errors:
+        ctx.out.error("invalid-regex", value.span, f"Invalid regex pattern '{config['value']}': {errors[0].message}",
+                      fix=_inline_flag_fix(ctx, entries, config["value"]) if errors[0].code == "inline-flags" else None)
         return None
+    if problems:
+        ctx.out.warning("regex-warning", value.span, f"Regex pattern '{config['value']}': {problems[0].message}")
     if flags:
         config["flags"] = flags
     return config
 
 
-def _regex_problem(pattern: str, flags: str) -> str | None:
-    """Why a pattern is not a valid JavaScript regex, or None."""
-    try:
-        from ..scoring.js_regex import js_regex_problem  # the colleague's JavaScript-exact check
-    except ImportError:
-        return _python_regex_problem(pattern, flags)
-    return js_regex_problem(pattern, flags)
+def _inline_flag_fix(ctx: Context, entries: Entries, pattern: str) -> Fix | None:
+    """`value: "(?i)abc"` → `value: "abc"` plus `flags: i` (JavaScript has no inline flags)."""
+    from ..scoring.js_regex import strip_leading_inline_i
 
-
-def _python_regex_problem(pattern: str, flags: str) -> str | None:
-    """Fallback until engine/scoring/js_regex.py exists: Python's `re`, with JS named groups mapped."""
-    translated = re.sub(r"\(\?<(?![=!])", "(?P<", pattern)
-    try:
-        re.compile(translated)
-    except re.error as exc:
-        return f"not a valid regular expression ({exc.msg})."
-    return None
+    rest = strip_leading_inline_i(pattern)
+    key, value = entries.key("value"), entries.get("value")
+    if rest is None or key is None or value is None or "flags" in entries or value.span.start_line != value.span.end_line:
+        return None
+    line = ctx.lines[key.span.start_line] if key.span.start_line < len(ctx.lines) else ""
+    if line[: key.span.start_col].strip() not in ("", "-"):
+        return None  # a flow mapping: no line of its own to add
+    indent = " " * key.span.start_col
+    return Fix("Move '(?i)' to 'flags: i'", (
+        Edit(value.span, json.dumps(rest, ensure_ascii=False)),
+        Edit(Span.point(key.span.start_line + 1, 0), f"{indent}flags: i\n")))
 
 
 def _rubrics_rule(ctx: Context, kind: AssertionType, entries: Entries) -> dict[str, Any] | None:
@@ -424,7 +434,8 @@ def _code_judge_rule(ctx: Context, kind: AssertionType, entries: Entries) -> dic
     if target is not None:
         config["target"] = ctx.values.plain(target)
     # Extra keys are passed through to the script as `config`, next to an explicit `config`.
-    passed = {str(k.value): ctx.values.plain(v) for k, v in entries.unknown}
+    spec = kind.spec
+    passed = {str(k.value): ctx.values.plain(v) for k, v in entries.node.items() if spec.lookup(str(k.value)) is None}
     explicit = ctx.values.plain(entries.get("config"))
     if isinstance(explicit, dict):
         passed.update(explicit)
@@ -457,7 +468,7 @@ def _argv(ctx: Context, node: Node, field: str, *, warn_string: bool) -> list[st
     for i, item in enumerate(node.items):
         s = ctx.str_of(item)
         if s is None:
-            ctx.out.error("invalid-command", item.span, f"'{field}[{i}]' must be a string.",
+            ctx.out.error("invalid-command", item.span, f"{field}[{i}] must be a string.",
                           fix=_quote_fix(item))
             return None
         argv.append(s)

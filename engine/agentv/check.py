@@ -36,6 +36,13 @@ def check_agentv(parsed: ParsedFile, path: Path | None, *, env: MappingABC[str, 
     are not resolved). `env` interpolates `${{ VAR }}` (None: the process environment). A `.jsonl` or
     `.csv` path is read as a tests file from `parsed.text`; a YAML list is a tests file too; a
     `targets.yaml` is checked as a targets file."""
+    result = _check(parsed, path, env, fs)
+    result.findings.sort(key=lambda f: (f.path or "", f.span.start_line, f.span.start_col, f.code))
+    return result
+
+
+def _check(parsed: ParsedFile, path: Path | None, env: MappingABC[str, str] | None,
+           fs: FileSystem | None) -> AgentvResult:
     out = Findings()
     path = Path(path) if path is not None else None
     folder = path.parent if path is not None else None

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..source import Node, Sequence
+from ..findings import replace
+from ..source import Mapping, Node, Sequence
 from .context import Context
 
 
@@ -25,9 +26,17 @@ def check_workspace(ctx: Context, node: Node) -> Any:
         ctx.out.warning("missing-file", template.span,  # type: ignore[union-attr]
                         f"Workspace template '{text}' not found (relative to the eval file's folder).")
     hooks = entries.get("hooks")
-    if hooks is not None and hasattr(hooks, "pairs"):
-        for _, hook in hooks.pairs:  # type: ignore[union-attr]
-            _argv_not_empty(ctx, getattr(hook, "get", lambda _k: None)("command"), "command")
+    if isinstance(hooks, Mapping):
+        for _, hook in hooks.pairs:
+            if not isinstance(hook, Mapping):
+                continue
+            _argv_not_empty(ctx, hook.get("command") or hook.get("script"), "command")
+            key = hook.key_node("script")
+            if key is not None and not hook.has("command"):
+                # check_object reported the deprecation; the repair is a rename.
+                for f in ctx.out:
+                    if f.code == "deprecated-field" and f.span == key.span and not f.fixes:
+                        f.fixes = (replace("Rename 'script' to 'command'", key.span, "command"),)
     for name in ("setup", "teardown"):
         script = entries.get(name)
         if script is not None and hasattr(script, "get"):

@@ -1,0 +1,120 @@
+"""External tests: `tests: path`, `file://` items and globs, JSONL and CSV, bounds and loops."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from evalspec.agentv import check_agentv
+from evalspec.source import parse_yaml
+
+from .helpers import at, check, codes, one
+
+JSONL = ('{"id": "j1", "input": "Hi there!", "criteria": "Greets back"}\n'
+         '\n'
+         '{"id": "j2", "input": "Bye"}\n'
+         '{"id": "j3", "input": "x", "criteria": "y", "assert": [{"type": "contanis", "value": "a"}]}\n'
+         '{"id": j4}\n')
+
+
+def test_tests_path_to_jsonl(tmp_path: Path) -> None:
+    result = check("input: Be polite.\ntests: ./cases.jsonl\n", tmp_path, files={"cases.jsonl": JSONL})
+    suite = result.suite
+    assert suite is not None and [t.id for t in suite.tests] == ["j1", "j3"]
+    assert suite.tests_files == [tmp_path / "cases.jsonl"]
+    # Findings land on the JSONL line (1-based 3, 4, 5) and carry the file's path.
+    by_code = {f.code: f for f in result.findings}
+    assert set(by_code) == {"incomplete-test", "unknown-assertion-type", "invalid-jsonl"}
+    assert all(f.path == str(tmp_path / "cases.jsonl") for f in result.findings)
+    assert at(by_code["incomplete-test"]) == (3, 8)
+    assert at(by_code["unknown-assertion-type"]) == (4, 65)
+    assert by_code["invalid-jsonl"].message.startswith("Line 5 is not valid JSON")
+    # Suite defaults apply to external tests too.
+    assert [m.content for m in suite.tests[0].input_messages] == ["Be polite.", "Hi there!"]
+    assert suite.tests[0].source_path == tmp_path / "cases.jsonl"
+
+
+def test_file_items_and_sorted_globs(tmp_path: Path) -> None:
+    files = {
+        "cases/b.yaml": "- {id: b, input: hi, criteria: ok}\n",
+        "cases/a.yaml": "- {id: a, input: hi, criteria: ok}\n- {id: a2, input: hi, criteria: ok}\n",
+        "more/c.jsonl": '{"id": "c", "input": "hi", "criteria": "ok"}\n',
+    }
+    result = check("""
+        tests:
+          - {id: first, input: hi, criteria: ok}
+          - file://cases/*.yaml
+          - {id: middle, input: hi, criteria: ok}
+          - file://more/c.jsonl
+    """, tmp_path, files=files)
+    assert result.findings == []
+    assert [t.id for t in result.suite.tests] == ["first", "a", "a2", "b", "middle", "c"]  # type: ignore[union-attr]
+
+
+def test_csv_tests(tmp_path: Path) -> None:
+    csv = ('id,input,criteria,expected_output,colour\n'
+           'c1,"What is 2+2?",Adds,4,red\n'
+           'c2,"Say ""hi""\non two lines",Greets,,blue\n')
+    result = check("tests: ./cases.csv\n", tmp_path, files={"cases.csv": csv})
+    tests = result.suite.tests  # type: ignore[union-attr]
+    assert [(t.id, t.input_messages[0].content, t.criteria) for t in tests] == [
+        ("c1", "What is 2+2?", "Adds"), ("c2", 'Say "hi"\non two lines', "Greets")]
+    assert tests[0].expected_messages[0].content == "4" and tests[1].expected_messages == []
+    f = one(result, "unknown-key")
+    assert at(f) == (1, 35) and "Unknown column 'colour'" in f.message
+    assert tests[1].span.start_line == 2
+
+
+def test_glob_matching_nothing_and_missing_files(tmp_path: Path) -> None:
+    result = check("""
+        tests:
+          - file://cases/*.yaml
+          - file://cases/one.yaml
+          - file://cases/notes.txt
+          - ./cases/plain.yaml
+    """, tmp_path)
+    assert codes(result) == ["invalid-test", "missing-tests-file", "tests-glob-empty", "unsupported-tests-extension"]
+    assert one(result, "tests-glob-empty").message.startswith("No files match 'cases/*.yaml'")
+    assert at(one(result, "missing-tests-file")) == (3, 5)
+
+
+def test_a_file_that_includes_itself_is_read_once(tmp_path: Path) -> None:
+    files = {"loop.yaml": "- {id: a, input: hi, criteria: ok}\n- file://loop.yaml\n- file://other.yaml\n",
+             "other.yaml": "- file://loop.yaml\n- {id: b, input: hi, criteria: ok}\n"}
+    result = check("tests: ./loop.yaml\n", tmp_path, files=files)
+    assert [t.id for t in result.suite.tests] == ["a", "b"]  # type: ignore[union-attr]
+    assert codes(result) == ["tests-file-repeated", "tests-file-repeated"]
+    assert {Path(f.path).name for f in result.findings} == {"loop.yaml", "other.yaml"}  # type: ignore[arg-type]
+
+
+def test_at_most_100_files(tmp_path: Path) -> None:
+    files = {f"cases/{i:03}.yaml": f"- {{id: t{i}, input: hi, criteria: ok}}\n" for i in range(102)}
+    result = check("tests:\n  - file://cases/*.yaml\n", tmp_path, files=files)
+    assert len(result.suite.tests) == 100  # type: ignore[union-attr]
+    assert codes(result) == ["tests-limit", "tests-limit"]
+
+
+def test_duplicate_ids_across_files(tmp_path: Path) -> None:
+    result = check("tests:\n  - {id: a, input: hi, criteria: ok}\n  - file://more.yaml\n", tmp_path,
+                   files={"more.yaml": "- {id: a, input: hi, criteria: ok}\n"})
+    f = one(result, "duplicate-test-id")
+    assert f.path == str(tmp_path / "more.yaml") and "(in suite.eval.yaml)" in f.related[0].message
+
+
+def test_a_tests_file_must_be_a_list(tmp_path: Path) -> None:
+    f = one(check("tests: ./cases.yaml\n", tmp_path, files={"cases.yaml": "id: a\n"}), "invalid-tests-file")
+    assert f.path == str(tmp_path / "cases.yaml")
+
+
+def test_yaml_syntax_errors_in_a_tests_file(tmp_path: Path) -> None:
+    result = check("tests: ./cases.yaml\n", tmp_path, files={"cases.yaml": "- {id: a, input: [\n"})
+    assert codes(result) == ["yaml-syntax"] and result.findings[0].path == str(tmp_path / "cases.yaml")
+
+
+def test_a_tests_file_checked_on_its_own(tmp_path: Path) -> None:
+    (tmp_path / "cases.jsonl").write_text(JSONL)
+    result = check_agentv(parse_yaml(JSONL), tmp_path / "cases.jsonl", env={})
+    assert [t.id for t in result.suite.tests] == ["j1", "j3"]  # type: ignore[union-attr]
+    assert all(f.path is None for f in result.findings)
+    yaml_list = "- {id: a, input: hi, criteria: ok}\n- {id: a, input: hi, criteria: ok}\n"
+    result = check_agentv(parse_yaml(yaml_list), tmp_path / "cases.yaml", env={})
+    assert codes(result) == ["duplicate-test-id"]
