@@ -13,12 +13,12 @@ from pathlib import Path
 
 from ..findings import Findings, Span
 from ..registry.agentv import TARGETS_SCHEMA_ID
-from ..source import Mapping, ParsedFile, Sequence
+from ..source import Mapping, Node, ParsedFile, Sequence
 from .context import Budget, Context
 from .files import FileSystem
 from .interpolate import Values
 from .model import AgentvSuite
-from .suite import check_suite
+from .suite import check_suite, check_test_list
 from .targets import check_agentv_targets
 from .testcase import SuiteDefaults
 from .tests_files import Loaded, csv_tests, jsonl_tests
@@ -86,37 +86,12 @@ def _is_targets_file(root: Mapping, path: Path | None) -> bool:
         path is None or path.name in ("targets.yaml", "targets.yml") or TARGETS_SCHEMA_ID in str(path))
 
 
-def _tests_file(ctx: Context, nodes: list) -> AgentvSuite:  # type: ignore[type-arg]
+def _tests_file(ctx: Context, nodes: list[Node]) -> AgentvSuite:
     """A tests file on its own: every test checked as AgentV would load it, without suite defaults."""
-    from .testcase import check_test
-    from .tests_files import FILE_URL, load_reference
-
     loaded = Loaded()
     for node in nodes:
         ctx.values.scan(node, ctx.lines, ctx.out)
-    tests = []
-    seen: dict[str, object] = {}
-    for node in nodes:
-        text = ctx.str_of(node)
-        if text is not None and text.startswith(FILE_URL):
-            load_reference(ctx, node, text[len(FILE_URL):], loaded, from_item=True)
-            continue
-        test = check_test(ctx, node, SuiteDefaults())
-        if test is None:
-            continue
-        if test.id in seen:
-            from ..findings import Related
-
-            first = seen[test.id]
-            ctx.out.error("duplicate-test-id", test.id_span or test.span,
-                          f"Duplicate test id '{test.id}'; test ids must be unique in the file.",
-                          related=(Related(first.id_span or first.span, f"'{test.id}' first used here"),))  # type: ignore[attr-defined]
-            continue
-        seen[test.id] = test
-        tests.append(test)
+    tests = check_test_list(ctx, nodes, SuiteDefaults(), loaded)
     loaded.finish(ctx.out)
-    return AgentvSuite.model_construct(path=ctx.path, tests=tests, span=Span(0, 0, max(len(ctx.lines) - 1, 0), 0),
-                                       name=None, description=None, version=None, author=None, license=None,
-                                       tags=[], requires={}, execution={}, target=None, targets=[], trials=None,
-                                       assert_defaults=[], input_defaults=[], workspace=None,
-                                       tests_files=loaded.files)
+    return AgentvSuite.model_construct(path=ctx.path, tests=tests, tests_files=loaded.files,
+                                       span=Span(0, 0, max(len(ctx.lines) - 1, 0), 0))

@@ -131,29 +131,41 @@ def _tests(ctx: Context, node: Node | None, defaults: SuiteDefaults) -> tuple[li
     if node is None:
         return [], []  # reported as missing-tests by the object check
     loaded = Loaded()
-    ordered: list[tuple[Node, Context]] = []  # tests in the order AgentV expands them
     text = ctx.str_of(node)
     if text is not None:
         load_reference(ctx, node, text, loaded, from_item=False)
-        ordered = list(loaded.tests)
+        tests = unique_tests(list(loaded.tests), defaults)
     elif isinstance(node, Sequence):
-        for item in node.items:
-            item_text = ctx.str_of(item)
-            if item_text is None:
-                ordered.append((item, ctx))
-            elif item_text.startswith(FILE_URL):
-                before = len(loaded.tests)
-                load_reference(ctx, item, item_text[len(FILE_URL):], loaded, from_item=True)
-                ordered.extend(loaded.tests[before:])
-            else:
-                ctx.out.error("invalid-test", item.span, "Test case string must be a file reference (file://...).",
-                              fix=replace("Make it a file:// reference", item.span, f"{FILE_URL}{item_text}")
-                              if item_text.endswith((".yaml", ".yml", ".jsonl", ".csv")) else None)
+        tests = check_test_list(ctx, node.items, defaults, loaded)
     else:
         ctx.out.error("missing-tests", node.span,
                       f"Missing or invalid 'tests' field (must be an array or a file path string); found "
                       f"{node_type_name(node)}.")
         return [], []
+    loaded.finish(ctx.out)
+    return tests, loaded.files
+
+
+def check_test_list(ctx: Context, items: list[Node], defaults: SuiteDefaults, loaded: Loaded) -> list[AgentvTest]:
+    """Inline tests and `file://` references, in the order AgentV expands them."""
+    ordered: list[tuple[Node, Context]] = []
+    for item in items:
+        item_text = ctx.str_of(item)
+        if item_text is None:
+            ordered.append((item, ctx))
+        elif item_text.startswith(FILE_URL):
+            before = len(loaded.tests)
+            load_reference(ctx, item, item_text[len(FILE_URL):], loaded, from_item=True)
+            ordered.extend(loaded.tests[before:])
+        else:
+            ctx.out.error("invalid-test", item.span, "Test case string must be a file reference (file://...).",
+                          fix=replace("Make it a file:// reference", item.span, f"{FILE_URL}{item_text}")
+                          if item_text.endswith((".yaml", ".yml", ".jsonl", ".csv")) else None)
+    return unique_tests(ordered, defaults)
+
+
+def unique_tests(ordered: list[tuple[Node, Context]], defaults: SuiteDefaults) -> list[AgentvTest]:
+    """Check each test in its file's context; a repeated id is an error on the repeat."""
     tests: list[AgentvTest] = []
     seen: dict[str, AgentvTest] = {}
     for item, item_ctx in ordered:
@@ -172,8 +184,7 @@ def _tests(ctx: Context, node: Node | None, defaults: SuiteDefaults) -> tuple[li
             continue
         seen[test.id] = test
         tests.append(test)
-    loaded.finish(ctx.out)
-    return tests, loaded.files
+    return tests
 
 
 def _rename_id_fix(test: AgentvTest, seen: dict[str, AgentvTest]) -> Fix | None:

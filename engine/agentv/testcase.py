@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..findings import replace
+from ..findings import Edit, Fix, Span, replace
 from ..source import Mapping, Node, Scalar, node_type_name
 from .assertions import check_assert_list, rubrics_entry
 from .context import Context
@@ -35,7 +35,7 @@ def check_test(ctx: Context, node: Node, defaults: SuiteDefaults) -> AgentvTest 
         ctx.out.error("invalid-test", node.span, "A test must be a mapping with 'id', 'input' and 'criteria' "
                       f"(or a 'file://…' reference); found {node_type_name(node)}.")
         return None
-    entries = ctx.object(node, "test", missing={"id": None}, handled=(
+    entries = ctx.object(node, "test", missing={"id": None}, fixes=_rubrics_fix(ctx, node), handled=(
         "id", "criteria", "input_messages", "expected_messages", "assert", "rubrics", "execution", "workspace"))
     if entries is None:
         return None
@@ -125,3 +125,20 @@ def check_test(ctx: Context, node: Node, defaults: SuiteDefaults) -> AgentvTest 
         conversation_id=ctx.str_of(entries.get("conversation_id")),
         description=ctx.str_of(entries.get("description")), note=ctx.str_of(entries.get("note")),
         dataset=ctx.str_of(entries.get("dataset")))
+
+
+def _rubrics_fix(ctx: Context, node: Mapping) -> dict[str, object]:
+    """Test-level `rubrics: [...]` → `assert: [{type: rubrics, criteria: [...]}]`, when there is no `assert`."""
+    key, value = node.key_node("rubrics"), node.get("rubrics")
+    if key is None or value is None or node.has("assert") or node.has("evaluators") or node.flow:
+        return {}
+    line = ctx.lines[key.span.start_line] if key.span.start_line < len(ctx.lines) else ""
+    if line[: key.span.start_col].strip():
+        return {}  # `- rubrics:` starts the item: rewriting it is not a minimal edit
+    indent = " " * key.span.start_col
+    edits = [Edit(key.span, f"assert:\n{indent}  - type: rubrics\n{indent}    criteria")]
+    if value.span.start_line > key.span.start_line:  # a block list below the key: indent it under criteria
+        for n in range(value.span.start_line, value.span.end_line + 1):
+            if n < len(ctx.lines) and ctx.lines[n].strip():
+                edits.append(Edit(Span.point(n, 0), "    "))
+    return {"rubrics": Fix("Move into 'assert' as a 'type: rubrics' item", tuple(edits))}

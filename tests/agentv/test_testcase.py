@@ -191,3 +191,18 @@ def test_per_test_execution_fields() -> None:
     t = result.suite.tests[0]  # type: ignore[union-attr]
     assert t.execution == {"targets": ["claude-only"], "timeout_seconds": 600, "skip_defaults": True}
     assert t.skip_defaults and t.metadata == {"category": "denial"} and t.conversation_id == "flow"
+
+
+def test_test_level_rubrics_fix_moves_them_into_assert() -> None:
+    text = "tests:\n  - id: a\n    input: hi\n    rubrics:\n      - Mentions Alice\n      - id: x\n        outcome: y\n"
+    result = check(text)
+    fixed = apply(text, one(result, "deprecated-field").fixes[0])
+    assert fixed.endswith("    assert:\n      - type: rubrics\n        criteria:\n          - Mentions Alice\n"
+                          "          - id: x\n            outcome: y\n")
+    after = check(fixed)
+    assert codes(result) == ["deprecated-field", "incomplete-test"]  # rubrics alone do not complete a test
+    assert after.findings == []  # `assert` does
+    assert [c["id"] for c in after.suite.tests[0].assertions[0].config["criteria"]] == ["rubric-1", "x"]  # type: ignore[union-attr]
+    flow = "tests:\n  - id: a\n    input: hi\n    rubrics: [Greets]\n"
+    fixed = apply(flow, one(check(flow), "deprecated-field").fixes[0])
+    assert check(fixed).findings == [] and "criteria: [Greets]" in fixed
