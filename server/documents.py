@@ -1,0 +1,232 @@
+"""Open documents: their latest text and version, their analyzer, and the analysis of each version.
+
+Analysis is CPU-bound Python, so it runs on one worker thread, never on the event loop: requests
+(completion, hover…) keep flowing while a large file is checked. The rules:
+
+- didOpen starts an analysis at once; didChange starts one after a quiet period (the debounce), so a
+  burst of keystrokes costs one analysis, not one per key.
+- A request that needs positions (completion, hover…) does not wait for the debounce: it starts the
+  analysis of the version it was asked about immediately and awaits it.
+- An analysis whose version was superseded before it started, and that no request waits for, is
+  skipped. One that finishes after a newer version arrived is kept for the requests that asked for it,
+  but is never announced as fresh (so no diagnostics are published for a stale version).
+- Each document has at most one analysis running at a time: `DocumentAnalyzer` keeps state between
+  runs (the last format seen; later the previous tree, to re-analyse incrementally).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from evalspec.analysis import Analysis
+from evalspec.detect import FileKind
+from evalspec.incremental import DocumentAnalyzer
+
+from .convert import path_of
+
+log = logging.getLogger(__name__)
+
+DEFAULT_DEBOUNCE_S = 0.075
+
+
+@dataclass(eq=False)
+class Job:
+    """The analysis of one version of one document."""
+
+    version: int
+    text: str
+    future: asyncio.Future[Analysis | None]
+    timer: asyncio.TimerHandle | None = None
+    started: bool = False
+    needed: int = 0  # requests waiting for exactly this version: it must run even if superseded
+
+
+@dataclass(eq=False)
+class DocumentState:
+    uri: str
+    path: Path | None
+    analyzer: DocumentAnalyzer
+    version: int
+    text: str
+    analysis: Analysis | None = None
+    analysis_version: int | None = None
+    jobs: dict[int, Job] = field(default_factory=dict)
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+    @property
+    def is_eval_file(self) -> bool:
+        return self.analysis is not None and self.analysis.kind is not FileKind.NONE
+
+    @property
+    def fresh(self) -> bool:
+        return self.analysis_version == self.version
+
+
+class Documents:
+    def __init__(self, on_fresh: Callable[[DocumentState], None],
+                 on_error: Callable[[DocumentState, Exception], None], *,
+                 debounce_s: float = DEFAULT_DEBOUNCE_S,
+                 analyzer: Callable[[Path | None], DocumentAnalyzer] | None = None) -> None:
+        self.on_fresh = on_fresh  # called on the event loop when the current version has been analysed
+        self.on_error = on_error  # called when an analysis raised; the server keeps serving
+        self.debounce_s = debounce_s
+        self._new_analyzer = analyzer or (lambda path: DocumentAnalyzer(path))
+        self._states: dict[str, DocumentState] = {}
+        # One thread: analyses would only contend for the GIL, and one at a time keeps memory flat.
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="evalspec-analysis")
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def get(self, uri: str) -> DocumentState | None:
+        return self._states.get(uri)
+
+    def by_path(self, path: Path) -> DocumentState | None:
+        for state in self._states.values():
+            if state.path == path:
+                return state
+        return None
+
+    # --- notifications ------------------------------------------------------------------------------
+
+    def open(self, uri: str, version: int, text: str) -> DocumentState:
+        path = path_of(uri)
+        state = DocumentState(uri, path, self._new_analyzer(path), version, text)
+        self._states[uri] = state
+        self._update(state, version, text, delay=0.0)
+        return state
+
+    def change(self, uri: str, version: int, text: str) -> None:
+        state = self._states.get(uri)
+        if state is None:  # a change for a document we were never told about: treat it as an open
+            self.open(uri, version, text)
+            return
+        self._update(state, version, text, delay=self.debounce_s)
+
+    def close(self, uri: str) -> DocumentState | None:
+        state = self._states.pop(uri, None)
+        if state is not None:
+            self._drop_unstarted(state)
+        return state
+
+    def shutdown(self) -> None:
+        for state in self._states.values():
+            self._drop_unstarted(state)
+        self._executor.shutdown(wait=False, cancel_futures=True)
+
+    # --- awaiting analyses --------------------------------------------------------------------------
+
+    async def current(self, uri: str) -> tuple[int, Analysis] | None:
+        """The document's version now and its analysis, started at once if the debounce holds it back.
+
+        For requests that carry positions: the analysis matches the text those positions refer to,
+        even if the client sends more changes meanwhile.
+        """
+        state = self._states.get(uri)
+        if state is None:
+            return None
+        version = state.version
+        if state.fresh and state.analysis is not None:
+            return version, state.analysis
+        job = state.jobs.get(version) or self._new_job(state, version, state.text)
+        job.needed += 1
+        try:
+            self._start(state, job)
+            analysis = await asyncio.shield(job.future)
+        finally:
+            job.needed -= 1
+        return (version, analysis) if analysis is not None else None
+
+    async def settled(self, uri: str) -> Analysis | None:
+        """The analysis of the latest version, after the debounce (for pulled diagnostics).
+
+        Follows newer versions as they arrive, so the answer is never for a text the client has left.
+        """
+        while True:
+            state = self._states.get(uri)
+            if state is None:
+                return None
+            if state.fresh:
+                return state.analysis
+            job = state.jobs.get(state.version)
+            if job is None:  # the last run of this version failed: try again
+                job = self._new_job(state, state.version, state.text)
+                self._start(state, job)
+            await asyncio.shield(job.future)
+
+    # --- scheduling ---------------------------------------------------------------------------------
+
+    def _update(self, state: DocumentState, version: int, text: str, delay: float) -> None:
+        state.version, state.text = version, text
+        self._drop_unstarted(state)
+        job = self._new_job(state, version, text)
+        if delay <= 0:
+            self._start(state, job)
+        else:
+            job.timer = asyncio.get_running_loop().call_later(delay, self._start, state, job)
+
+    def _new_job(self, state: DocumentState, version: int, text: str) -> Job:
+        job = Job(version, text, asyncio.get_running_loop().create_future())
+        state.jobs[version] = job
+        return job
+
+    def _drop_unstarted(self, state: DocumentState) -> None:
+        """Superseded before the debounce ran out: nobody needs these (a request would have started them)."""
+        for version, job in list(state.jobs.items()):
+            if not job.started:
+                if job.timer is not None:
+                    job.timer.cancel()
+                del state.jobs[version]
+                if not job.future.done():
+                    job.future.set_result(None)
+
+    def _start(self, state: DocumentState, job: Job) -> None:
+        if job.started:
+            return
+        job.started = True
+        if job.timer is not None:
+            job.timer.cancel()
+            job.timer = None
+        task = asyncio.get_running_loop().create_task(self._run(state, job))
+        self._tasks.add(task)  # the loop keeps only weak references to tasks
+        task.add_done_callback(self._tasks.discard)
+
+    async def _run(self, state: DocumentState, job: Job) -> None:
+        loop = asyncio.get_running_loop()
+        try:
+            async with state.lock:
+                result = await loop.run_in_executor(self._executor, self._analyse, state, job)
+        except BaseException as exc:
+            if state.jobs.get(job.version) is job:
+                del state.jobs[job.version]
+            if not job.future.done():
+                if isinstance(exc, asyncio.CancelledError):
+                    job.future.cancel()
+                else:
+                    job.future.set_exception(exc)
+                    job.future.exception()  # retrieved here, so an unawaited failure is not reported twice
+            if not isinstance(exc, Exception):
+                raise
+            self.on_error(state, exc)
+            return
+        if result is not None and (state.analysis_version is None or job.version >= state.analysis_version):
+            state.analysis, state.analysis_version = result, job.version
+        if state.jobs.get(job.version) is job:
+            del state.jobs[job.version]
+        if result is not None and job.version == state.version and self._states.get(state.uri) is state:
+            try:
+                self.on_fresh(state)  # publish before waking the requests: notification, then responses
+            except Exception:
+                log.exception("publishing the analysis of %s failed", state.uri)
+        if not job.future.done():
+            job.future.set_result(result)
+
+    @staticmethod
+    def _analyse(state: DocumentState, job: Job) -> Analysis | None:
+        """On the worker thread. Skips the work when the text is already out of date and unwanted."""
+        if job.version != state.version and job.needed == 0:
+            return None
+        return state.analyzer.analyze(job.text)

@@ -1,0 +1,87 @@
+"""textDocument/completion: the engine's completion items as LSP items."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from lsprotocol import types as lsp
+
+from ..convert import LineIndex
+from ..server import EvalspecServer
+
+try:
+    from evalspec.ide.completion import complete
+except ImportError:  # pragma: no cover - the IDE layer is written alongside the server
+    complete = None
+
+TRIGGER_CHARACTERS = ["$", ":", " ", "-", "/"]
+
+_KIND = {
+    "field": lsp.CompletionItemKind.Property,
+    "value": lsp.CompletionItemKind.Value,
+    "function": lsp.CompletionItemKind.Function,
+    "assertion-type": lsp.CompletionItemKind.Class,
+    "enum": lsp.CompletionItemKind.EnumMember,
+    "model": lsp.CompletionItemKind.Module,
+    "reference": lsp.CompletionItemKind.Reference,
+    "file": lsp.CompletionItemKind.File,
+    "snippet": lsp.CompletionItemKind.Snippet,
+}
+_PLACEHOLDER = re.compile(r"\$\{\d+:([^}]*)\}|\$\{\d+\}|\$\d+|\\([$}\\])")
+
+
+def plain_text(snippet: str) -> str:
+    """A snippet without its tab stops, for clients that cannot expand them: placeholders keep their
+    default text, bare tab stops vanish, escapes are undone."""
+    return _PLACEHOLDER.sub(lambda m: m.group(1) or m.group(2) or "", snippet)
+
+
+def empty() -> lsp.CompletionList:
+    return lsp.CompletionList(is_incomplete=False, items=[])
+
+
+def register(server: EvalspecServer) -> None:
+    options = lsp.CompletionOptions(trigger_characters=TRIGGER_CHARACTERS, resolve_provider=False)
+
+    @server.request(lsp.TEXT_DOCUMENT_COMPLETION, options, empty=empty)
+    async def completion(server: EvalspecServer, params: lsp.CompletionParams) -> lsp.CompletionList:
+        snap = await server.snapshot(params.text_document.uri)
+        if snap is None or complete is None:
+            return empty()
+        line, col = snap.index.point(params.position)
+        result = complete(snap.analysis, line, col, snippets=server.client.snippets)
+        items = [completion_item(server, item, snap.index) for item in result.items]
+        return lsp.CompletionList(is_incomplete=bool(result.is_incomplete), items=items)
+
+
+def completion_item(server: EvalspecServer, item: Any, index: LineIndex) -> lsp.CompletionItem:
+    client = server.client
+    snippet = bool(item.is_snippet) and client.snippets
+    text = item.insert_text if item.insert_text is not None else item.label
+    if item.is_snippet and not snippet:
+        text = plain_text(text)
+    documentation: str | lsp.MarkupContent | None = None
+    if item.documentation:
+        documentation = (lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=item.documentation)
+                         if client.completion_markdown else item.documentation)
+    detail = item.detail
+    alias_of = getattr(item, "alias_of", None)
+    if alias_of and not detail:
+        detail = f"alias of {alias_of}"
+    deprecated = bool(item.deprecated)
+    replace_span = getattr(item, "replace_span", None)
+    return lsp.CompletionItem(
+        label=item.label,
+        kind=_KIND.get(item.kind, lsp.CompletionItemKind.Text),
+        detail=detail,
+        documentation=documentation,
+        sort_text=item.sort_text,
+        filter_text=item.filter_text,
+        insert_text=None if replace_span is not None else text,
+        text_edit=lsp.TextEdit(range=index.range(replace_span), new_text=text) if replace_span is not None else None,
+        insert_text_format=lsp.InsertTextFormat.Snippet if snippet else lsp.InsertTextFormat.PlainText,
+        tags=[lsp.CompletionItemTag.Deprecated] if deprecated and client.completion_deprecated_tag else None,
+        deprecated=True if deprecated and client.completion_deprecated_flag
+        and not client.completion_deprecated_tag else None,
+    )

@@ -1,0 +1,150 @@
+"""Diagnostics: findings of the current analysis, pushed or pulled (never both for one client).
+
+Push (`textDocument/publishDiagnostics`) follows each fresh analysis — the debounce and the
+stale-version check live in `Documents`. Pull (`textDocument/diagnostic`) is offered only to clients
+that declare it, and answers "unchanged" when the client already holds the same diagnostics.
+
+Findings about another file (an AgentV eval file's external tests file) go to that file's URI: with
+push as their own publication, with pull as `relatedDocuments`. A file's published diagnostics are the
+union of what every open document reports about it, so closing one document does not wipe what
+another one found.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections import defaultdict
+from pathlib import Path
+
+from lsprotocol import types as lsp
+
+from evalspec.detect import FileKind
+
+from .. import convert
+from ..documents import DocumentState
+from ..server import EvalspecServer
+
+PULL_OPTIONS = lsp.DiagnosticOptions(identifier="evalspec", inter_file_dependencies=True,
+                                     workspace_diagnostics=False)
+
+
+def diagnostics_by_uri(server: EvalspecServer, state: DocumentState) -> dict[str, list[lsp.Diagnostic]]:
+    """The current analysis as diagnostics, grouped by the file each finding belongs to."""
+    analysis = state.analysis
+    if analysis is None or analysis.kind is FileKind.NONE:
+        return {}
+    out: dict[str, list[lsp.Diagnostic]] = {state.uri: []}
+    own = server.index(analysis)
+    others: dict[Path, tuple[str, convert.LineIndex]] = {}
+    for finding in analysis.findings:
+        path = convert.finding_path(finding, state.path)
+        if path is None or path == state.path:
+            uri, index = state.uri, own
+        else:
+            if path not in others:
+                others[path] = (convert.uri_of(path), server.index_of_path(path))
+            uri, index = others[path]
+        out.setdefault(uri, []).append(convert.diagnostic(finding, index, uri))
+    return out
+
+
+class PushedDiagnostics:
+    """What has been published: per target URI, the diagnostics each open document contributed."""
+
+    def __init__(self) -> None:
+        self._by_target: dict[str, dict[str, list[lsp.Diagnostic]]] = defaultdict(dict)
+
+    def union(self, target: str) -> list[lsp.Diagnostic]:
+        return [d for part in self._by_target.get(target, {}).values() for d in part]
+
+    def replace(self, owner: str, per_target: dict[str, list[lsp.Diagnostic]]) -> dict[str, bool]:
+        """Set `owner`'s contributions; returns every target touched → whether its union changed."""
+        touched = {t for t, parts in self._by_target.items() if owner in parts} | set(per_target)
+        before = {t: self.union(t) for t in touched}
+        for target in touched:
+            parts = self._by_target[target]
+            if per_target.get(target):
+                parts[owner] = per_target[target]
+            else:
+                parts.pop(owner, None)
+            if not parts:
+                del self._by_target[target]
+        return {t: self.union(t) != before[t] for t in touched}
+
+
+class PulledReports:
+    """The last report per document, so a re-pull of the same diagnostics answers "unchanged"."""
+
+    def __init__(self) -> None:
+        self._session = os.urandom(3).hex()  # result ids from an earlier server never match
+        self._ids = itertools.count(1)
+        self._last: dict[str, tuple[object, str, dict[str, list[lsp.Diagnostic]]]] = {}
+
+    def report(self, server: EvalspecServer, state: DocumentState,
+               previous_result_id: str | None) -> lsp.DocumentDiagnosticReport:
+        cached = self._last.get(state.uri)
+        if cached is not None and cached[0] is state.analysis:
+            _, result_id, per_target = cached
+        else:
+            per_target = diagnostics_by_uri(server, state)
+            if cached is not None and cached[2] == per_target:
+                result_id = cached[1]  # a new text with the very same diagnostics
+            else:
+                result_id = f"{self._session}-{next(self._ids)}"
+            self._last[state.uri] = (state.analysis, result_id, per_target)
+        related: dict[str, lsp.FullDocumentDiagnosticReport | lsp.UnchangedDocumentDiagnosticReport] = {
+            uri: lsp.FullDocumentDiagnosticReport(items=items)
+            for uri, items in per_target.items() if uri != state.uri and items}
+        if previous_result_id == result_id:
+            return lsp.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id,
+                                                                related_documents=related or None)
+        return lsp.RelatedFullDocumentDiagnosticReport(items=per_target.get(state.uri, []), result_id=result_id,
+                                                       related_documents=related or None)
+
+    def forget(self, uri: str) -> None:
+        self._last.pop(uri, None)
+
+
+def register(server: EvalspecServer) -> None:
+    pushed = PushedDiagnostics()
+    pulled = PulledReports()
+
+    def publish(state: DocumentState, per_target: dict[str, list[lsp.Diagnostic]]) -> None:
+        changed = pushed.replace(state.uri, per_target)
+        if state.is_eval_file:
+            changed[state.uri] = True  # an eval file always hears back, even "no problems"
+        for target, differs in changed.items():
+            if not differs:
+                continue  # unrelated YAML that never had diagnostics gets no notification at all
+            version = state.version if target == state.uri else None
+            server.text_document_publish_diagnostics(
+                lsp.PublishDiagnosticsParams(uri=target, diagnostics=pushed.union(target), version=version))
+
+    def analysed(state: DocumentState) -> None:
+        if not server.client.pull_diagnostics:
+            publish(state, diagnostics_by_uri(server, state))
+
+    def closed(state: DocumentState) -> None:
+        if server.client.pull_diagnostics:
+            pulled.forget(state.uri)
+            return
+        state.analysis = None  # nothing to report any more: clear what it published
+        publish(state, {})
+
+    def initialize(params: lsp.InitializeParams) -> None:
+        if server.client.pull_diagnostics:
+            # Declared only now: `diagnosticProvider` must not be advertised to push-only clients.
+            server.request(lsp.TEXT_DOCUMENT_DIAGNOSTIC, PULL_OPTIONS, empty=None)(pull)
+
+    async def pull(server: EvalspecServer, params: lsp.DocumentDiagnosticParams) -> lsp.DocumentDiagnosticReport:
+        uri = params.text_document.uri
+        await server.documents.settled(uri)
+        state = server.documents.get(uri)
+        if state is None or state.analysis is None:
+            return lsp.RelatedFullDocumentDiagnosticReport(items=[])
+        return pulled.report(server, state, params.previous_result_id)
+
+    server.on_initialize.append(initialize)
+    server.on_analysed.append(analysed)
+    server.on_closed.append(closed)

@@ -1,0 +1,66 @@
+"""initialize, text synchronisation (incremental) and shutdown."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from lsprotocol import types as lsp
+
+from evalspec.incremental import DocumentAnalyzer
+
+from ..capabilities import ClientSupport
+from ..server import EvalspecServer, Settings
+
+log = logging.getLogger(__name__)
+
+# Small files of each format, analysed once at start-up so the first real file does not pay for
+# importing the checkers and loading the registries (≈150 ms, which would be most of open→diagnostics).
+_WARM_UP = (
+    "# evalspec: weval\ntitle: warm-up\nmodels: [openai:gpt-4o-mini]\n---\n"
+    "- id: w\n  prompt: Hi\n  should:\n    - $contains: hi\n    - is friendly\n",
+    "# evalspec: agentv\ntests:\n  - id: w\n    input: Hi\n    criteria: Says hi\n",
+)
+
+
+def register(server: EvalspecServer) -> None:
+    @server.feature(lsp.INITIALIZE)
+    def initialize(params: lsp.InitializeParams) -> None:
+        server.client = ClientSupport.of(params.capabilities)
+        server.settings = Settings.of(params.initialization_options)
+        server.documents.debounce_s = server.settings.debounce_s
+        for hook in server.on_initialize:
+            hook(params)
+        warm_up()
+
+    @server.notification(lsp.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(server: EvalspecServer, params: lsp.DidOpenTextDocumentParams) -> None:
+        doc = params.text_document
+        server.documents.open(doc.uri, doc.version, doc.text)
+
+    @server.notification(lsp.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(server: EvalspecServer, params: lsp.DidChangeTextDocumentParams) -> None:
+        # pygls has applied the (incremental) changes to its copy before calling us.
+        doc = server.workspace.get_text_document(params.text_document.uri)
+        server.documents.change(doc.uri, params.text_document.version, doc.source)
+
+    @server.notification(lsp.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(server: EvalspecServer, params: lsp.DidCloseTextDocumentParams) -> None:
+        state = server.documents.close(params.text_document.uri)
+        if state is not None:
+            for hook in server.on_closed:
+                hook(state)
+
+    @server.feature(lsp.SHUTDOWN)
+    def shutdown(params: None) -> None:
+        server.documents.shutdown()
+
+
+def warm_up() -> None:
+    started = time.perf_counter()
+    for text in _WARM_UP:
+        try:
+            DocumentAnalyzer(None).analyze(text)
+        except Exception:  # a checker still being written must not stop the server from starting
+            log.warning("warm-up analysis failed", exc_info=True)
+    log.info("engine warmed up in %.0f ms", (time.perf_counter() - started) * 1000)

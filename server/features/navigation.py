@@ -1,0 +1,42 @@
+"""textDocument/definition (a reference to where it is defined) and textDocument/documentLink (files)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lsprotocol import types as lsp
+
+from .. import convert
+from ..server import EvalspecServer
+
+try:
+    from evalspec.ide.navigation import definition as engine_definition
+    from evalspec.ide.navigation import document_links
+except ImportError:  # pragma: no cover - the IDE layer is written alongside the server
+    engine_definition = document_links = None
+
+
+def register(server: EvalspecServer) -> None:
+    @server.request(lsp.TEXT_DOCUMENT_DEFINITION, empty=list)
+    async def definition(server: EvalspecServer, params: lsp.DefinitionParams) -> list[lsp.Location]:
+        snap = await server.snapshot(params.text_document.uri)
+        if snap is None or engine_definition is None:
+            return []
+        line, col = snap.index.point(params.position)
+        out: list[lsp.Location] = []
+        for target in engine_definition(snap.analysis, line, col):
+            path = Path(target.path) if target.path is not None else None
+            if path is None or path == snap.analysis.path:
+                out.append(lsp.Location(uri=snap.uri, range=snap.index.range(target.span)))
+            else:
+                index = server.index_of_path(path)
+                out.append(lsp.Location(uri=convert.uri_of(path), range=index.range(target.span)))
+        return out
+
+    @server.request(lsp.TEXT_DOCUMENT_DOCUMENT_LINK, lsp.DocumentLinkOptions(resolve_provider=False), empty=list)
+    async def links(server: EvalspecServer, params: lsp.DocumentLinkParams) -> list[lsp.DocumentLink]:
+        snap = await server.snapshot(params.text_document.uri)
+        if snap is None or document_links is None:
+            return []
+        return [lsp.DocumentLink(range=snap.index.range(link.span), target=convert.uri_of(link.target))
+                for link in document_links(snap.analysis)]

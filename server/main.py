@@ -1,0 +1,56 @@
+"""`evalspec-lsp`: the language server over stdio (default) or TCP."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+
+from .features import code_actions, completion, diagnostics, hover, lifecycle, navigation, symbols
+from .server import EvalspecServer, __version__
+
+FEATURES = (lifecycle, diagnostics, completion, hover, code_actions, symbols, navigation)
+
+
+def build_server() -> EvalspecServer:
+    server = EvalspecServer()
+    for feature in FEATURES:
+        feature.register(server)
+    return server
+
+
+def _address(value: str) -> tuple[str, int]:
+    host, sep, port = value.rpartition(":")
+    if not sep or not port.isdigit():
+        raise argparse.ArgumentTypeError("expected HOST:PORT, e.g. 127.0.0.1:2087")
+    return host or "127.0.0.1", int(port)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="evalspec-lsp",
+                                     description="Language server for Weval blueprints and AgentV eval files.")
+    parser.add_argument("--stdio", action="store_true", help="talk over stdin/stdout (the default)")
+    parser.add_argument("--tcp", type=_address, metavar="HOST:PORT", help="listen on a TCP socket instead")
+    parser.add_argument("--log-file", help="write the server's log to this file (stderr otherwise)")
+    parser.add_argument("--log-level", default=None, choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+                        help="INFO with --log-file, WARNING otherwise")
+    parser.add_argument("--version", action="version", version=f"evalspec-lsp {__version__}")
+    args = parser.parse_args(argv)
+
+    level = args.log_level or ("INFO" if args.log_file else "WARNING")
+    handler: logging.Handler = (logging.FileHandler(args.log_file, encoding="utf-8") if args.log_file
+                                else logging.StreamHandler(sys.stderr))  # never stdout: that is the protocol
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=level, handlers=[handler], force=True)
+
+    server = build_server()
+    if args.tcp:
+        server.start_tcp(*args.tcp)
+    else:
+        server.start_io()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,181 @@
+"""The language server object: documents, what the client supports, and guarded handler registration."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import traceback
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any, TypeVar
+
+from lsprotocol import types as lsp
+from pygls.exceptions import FeatureRequestError, JsonRpcException, JsonRpcInternalError
+from pygls.lsp.server import LanguageServer
+
+from evalspec.analysis import Analysis
+from evalspec.detect import FileKind
+
+from .capabilities import ClientSupport
+from .convert import LineIndex
+from .documents import DEFAULT_DEBOUNCE_S, Documents, DocumentState
+
+log = logging.getLogger(__name__)
+
+try:
+    __version__ = version("evalspec")
+except PackageNotFoundError:  # pragma: no cover - running from a bare checkout
+    __version__ = "0.0.0"
+
+P = TypeVar("P")
+R = TypeVar("R")
+Handler = Callable[["EvalspecServer", P], Awaitable[R]]
+
+
+@dataclass
+class Settings:
+    """`initializationOptions`; unknown keys are ignored so editors can pass extra configuration."""
+
+    debounce_s: float = DEFAULT_DEBOUNCE_S
+
+    @classmethod
+    def of(cls, options: Any) -> Settings:
+        if not isinstance(options, dict):
+            return cls()
+        options = options.get("evalspec", options) if isinstance(options.get("evalspec"), dict) else options
+        settings = cls()
+        debounce = options.get("debounceMs")
+        if isinstance(debounce, (int, float)) and not isinstance(debounce, bool) and 0 <= debounce <= 5000:
+            settings.debounce_s = debounce / 1000
+        return settings
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """One analysed version of an eval file, with the positions of its text."""
+
+    uri: str
+    version: int
+    analysis: Analysis
+    index: LineIndex
+
+
+class EvalspecServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("evalspec-lsp", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental)
+        self.client = ClientSupport()
+        self.settings = Settings()
+        self.documents = Documents(self._analysed, self._analysis_failed)
+        # Hooks for features that follow the document lifecycle (diagnostics, mostly).
+        self.on_initialize: list[Callable[[lsp.InitializeParams], None]] = []
+        self.on_analysed: list[Callable[[DocumentState], None]] = []  # the current version is analysed
+        self.on_closed: list[Callable[[DocumentState], None]] = []
+
+    # --- positions ----------------------------------------------------------------------------------
+
+    @property
+    def encoding(self) -> str:
+        try:
+            return str(self.workspace.position_encoding or lsp.PositionEncodingKind.Utf16)
+        except RuntimeError:  # before initialize
+            return lsp.PositionEncodingKind.Utf16
+
+    def index(self, analysis: Analysis) -> LineIndex:
+        """Positions in the text `analysis` was computed from (its spans count in those lines)."""
+        return LineIndex(analysis.parsed.lines, self.encoding)
+
+    def index_of_path(self, path: Path) -> LineIndex:
+        """Positions in another file: its open text if the editor has it, else the file on disk."""
+        state = self.documents.by_path(path)
+        if state is not None:
+            return LineIndex.of_text(state.text, self.encoding)
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return LineIndex([], self.encoding)  # unreadable: columns pass through unchanged
+        return LineIndex.of_text(text, self.encoding)
+
+    # --- analyses -----------------------------------------------------------------------------------
+
+    async def snapshot(self, uri: str) -> Snapshot | None:
+        """The current analysis if the document is an eval file; None for anything else, so features
+        stay silent on unrelated YAML and JSON."""
+        current = await self.documents.current(uri)
+        if current is None or current[1].kind is FileKind.NONE:
+            return None
+        version, analysis = current
+        return Snapshot(uri, version, analysis, self.index(analysis))
+
+    def _analysed(self, state: DocumentState) -> None:
+        for listener in self.on_analysed:
+            listener(state)
+
+    def _analysis_failed(self, state: DocumentState, exc: Exception) -> None:
+        self.report_failure(f"analysis of {state.uri} (version {state.version})", exc)
+
+    # --- never going down ---------------------------------------------------------------------------
+
+    def request(self, method: str, options: Any = None, *,
+                empty: Callable[[], Any] | None) -> Callable[[Handler[P, R]], Handler[P, R]]:
+        """Register an async request handler that cannot take the server down.
+
+        A failure is logged to the client (`window/logMessage`) and answered with `empty()` (an empty
+        result the editor shows as "nothing here"), or with an error response when `empty` is None.
+        Cancellation (`$/cancelRequest`) passes through: pygls cancels the task and answers
+        RequestCancelled.
+        """
+
+        def register(fn: Handler[P, R]) -> Handler[P, R]:
+            async def handle(params):  # no annotation: pygls must not inject the server again
+                try:
+                    return await fn(self, params)
+                except (asyncio.CancelledError, JsonRpcException):
+                    raise
+                except Exception as exc:
+                    self.report_failure(method, exc)
+                    if empty is None:
+                        raise JsonRpcInternalError(f"evalspec: {method} failed: {exc}") from exc
+                    return empty()
+
+            handle.__name__ = fn.__name__
+            self.feature(method, options)(handle)
+            return fn
+
+        return register
+
+    def notification(self, method: str) -> Callable[[Callable[[EvalspecServer, P], None]],
+                                                      Callable[[EvalspecServer, P], None]]:
+        """Register a notification handler (runs on the event loop, must be quick) that logs failures."""
+
+        def register(fn: Callable[[EvalspecServer, P], None]) -> Callable[[EvalspecServer, P], None]:
+            def handle(params):
+                try:
+                    fn(self, params)
+                except Exception as exc:
+                    self.report_failure(method, exc)
+
+            handle.__name__ = fn.__name__
+            self.feature(method)(handle)
+            return fn
+
+        return register
+
+    def report_failure(self, what: str, exc: BaseException) -> None:
+        detail = "".join(traceback.format_exception(exc)).rstrip()
+        log.error("%s failed: %s", what, detail)
+        self.log_to_client(lsp.MessageType.Error, f"evalspec: {what} failed: {exc!r}\n{detail}")
+
+    def log_to_client(self, kind: lsp.MessageType, message: str) -> None:
+        try:
+            self.window_log_message(lsp.LogMessageParams(type=kind, message=message))
+        except Exception:  # no connection yet, or it is gone: the local log has it
+            log.debug("could not send a log message", exc_info=True)
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        # pygls would pop up a window/showMessage; a log line is enough and never nags the user.
+        # Failed requests were logged by `request` already and answered with an error.
+        if source is FeatureRequestError:
+            return
+        self.report_failure(getattr(source, "__name__", "server"), error)

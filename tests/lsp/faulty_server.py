@@ -1,0 +1,34 @@
+"""evalspec-lsp with features monkeypatched to fail, to show that failures do not take it down.
+
+- hover raises on every request;
+- analysing a text that contains EXPLODE raises;
+- analysing a text that contains SLOW takes 1.5 s (to cancel a request that waits for it).
+"""
+
+from __future__ import annotations
+
+import time
+
+from evalspec_lsp import documents
+from evalspec_lsp.features import hover
+from evalspec_lsp.main import main
+
+
+def broken_hover(analysis, line, col):
+    raise RuntimeError("hover is broken on purpose")
+
+
+class FaultyAnalyzer(documents.DocumentAnalyzer):
+    def analyze(self, text):
+        if "EXPLODE" in text:
+            raise RuntimeError("analysis is broken on purpose")
+        if "SLOW" in text:
+            time.sleep(1.5)
+        return super().analyze(text)
+
+
+hover.engine_hover = broken_hover
+documents.DocumentAnalyzer = FaultyAnalyzer
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,91 @@
+"""Diagnostics pushed as the user opens and edits a blueprint."""
+
+from __future__ import annotations
+
+from lsprotocol import types as lsp
+
+from .session import RecordingClient, change, codes_by_line, open_doc, position_of, published
+
+BLUEPRINT = """\
+title: Capitals
+models:
+  - openai:gpt-4o-mini
+---
+- id: france
+  prompt: What is the capital of France?
+  shuld:
+    - Mentions Paris
+- id: france
+  prompt: Say hello
+  should:
+    - $contian: hello
+"""
+
+
+async def test_diagnostics_on_open(client: RecordingClient, tmp_path):
+    uri = open_doc(client, tmp_path / "capitals.weval.yml", BLUEPRINT)
+    report = await published(client, uri, version=1)
+
+    assert codes_by_line(report.diagnostics) == {
+        6: {"unknown-key"}, 8: {"duplicate-prompt-id"}, 11: {"unknown-function"}}
+    by_code = {d.code: d for d in report.diagnostics}
+    assert all(d.source == "evalspec" for d in report.diagnostics)
+
+    typo = by_code["unknown-key"]
+    assert typo.range == lsp.Range(start=lsp.Position(6, 2), end=lsp.Position(6, 7))  # exactly `shuld`
+    assert typo.severity == lsp.DiagnosticSeverity.Warning
+    assert "should" in typo.message
+
+    duplicate = by_code["duplicate-prompt-id"]
+    assert duplicate.severity == lsp.DiagnosticSeverity.Error
+    assert duplicate.range.start == position_of(BLUEPRINT, "france", occurrence=1)
+    [first] = duplicate.related_information
+    assert first.location.uri == uri
+    assert first.location.range.start == position_of(BLUEPRINT, "france")  # points at the first use
+
+    assert "$contains" in by_code["unknown-function"].message
+
+
+async def test_diagnostics_follow_an_incremental_edit(client: RecordingClient, tmp_path):
+    uri = open_doc(client, tmp_path / "capitals.weval.yml", BLUEPRINT)
+    await published(client, uri, version=1)
+
+    # Fix the function name in place: replace `$contian` with `$contains`.
+    start = position_of(BLUEPRINT, "$contian")
+    change(client, uri, 2, (start.line, start.character), (start.line, start.character + 8), "$contains")
+    report = await published(client, uri, version=2)
+    assert codes_by_line(report.diagnostics) == {6: {"unknown-key"}, 8: {"duplicate-prompt-id"}}
+
+    # Insert a line above the typo: its diagnostic moves down with it.
+    change(client, uri, 3, (5, 0), (5, 0), "  ideal: Paris.\n")
+    report = await published(client, uri, version=3)
+    assert codes_by_line(report.diagnostics) == {7: {"unknown-key"}, 9: {"duplicate-prompt-id"}}
+
+
+async def test_utf16_columns_after_an_emoji(client: RecordingClient, tmp_path):
+    text = 'title: T\nmodels: [openai:gpt-4o-mini]\n---\n- {id: a, prompt: "😀 hi", shuld: [x]}\n'
+    uri = open_doc(client, tmp_path / "emoji.weval.yml", text)
+    [typo] = (await published(client, uri, version=1)).diagnostics
+    # The emoji is one code point but two UTF-16 units: the range must count it as two.
+    assert typo.range.start == position_of(text, "shuld")
+    assert typo.range.start.character == 27
+
+
+async def test_a_burst_of_changes_ends_on_the_last_version(client: RecordingClient, tmp_path):
+    uri = open_doc(client, tmp_path / "capitals.weval.yml", BLUEPRINT)
+    await published(client, uri, version=1)
+    # Delete the typo key, then type `should` one character at a time, as fast as the client can send.
+    change(client, uri, 2, (6, 2), (6, 7), "")
+    for i, char in enumerate("should"):
+        change(client, uri, 3 + i, (6, 2 + i), (6, 2 + i), char)
+    report = await published(client, uri, version=8)
+    assert codes_by_line(report.diagnostics) == {8: {"duplicate-prompt-id"}, 11: {"unknown-function"}}
+    versions = [p.version for p in client.published if p.uri == uri]
+    assert versions == sorted(versions), "diagnostics for an older version arrived after a newer one"
+
+
+async def test_closing_a_document_clears_its_diagnostics(client: RecordingClient, tmp_path):
+    uri = open_doc(client, tmp_path / "capitals.weval.yml", BLUEPRINT)
+    assert (await published(client, uri, version=1)).diagnostics
+    client.text_document_did_close(lsp.DidCloseTextDocumentParams(text_document=lsp.TextDocumentIdentifier(uri=uri)))
+    await published(client, uri, where=lambda p: not p.diagnostics)
