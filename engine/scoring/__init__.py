@@ -1,0 +1,1 @@
+"""Pure scoring: Weval point functions and coverage, AgentV assertions and aggregation, JS regex/sandbox."""

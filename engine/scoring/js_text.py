@@ -1,0 +1,77 @@
+"""JavaScript's notions of whitespace, trimming, JSON and equality, for scorers that must agree with JS.
+
+Python's `str.strip()`, `str.split()` and `json.loads` differ from JavaScript's `trim()`, `/\\S+/g` and
+`JSON.parse` at the edges (U+FEFF, U+001C-U+001F, U+0085, `NaN`), and `True == 1` in Python but not in
+JavaScript. The reference implementations are TypeScript, so the scorers use these instead.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+# ECMAScript WhiteSpace + LineTerminator: what `\s` matches and what `trim()` removes.
+JS_WHITESPACE = (
+    "\t\n\x0b\x0c\r \xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+    "\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
+# The same set as the body of a regex character class (ranges kept short for readability).
+JS_WHITESPACE_CLASS = r"\t\n\x0b\x0c\r \xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+JS_LINE_TERMINATORS_CLASS = r"\n\r\u2028\u2029"
+
+_WORDS = re.compile(f"[^{JS_WHITESPACE_CLASS}]+")
+_SPACE_RUNS = re.compile(f"[{JS_WHITESPACE_CLASS}]+")
+
+
+def js_trim(text: str) -> str:
+    """`String.prototype.trim()`."""
+    return text.strip(JS_WHITESPACE)
+
+
+def js_words(text: str) -> list[str]:
+    """`text.match(/\\S+/g) || []`: runs of non-whitespace."""
+    return _WORDS.findall(text)
+
+
+def js_remove_whitespace(text: str) -> str:
+    """`text.replace(/\\s+/g, '')`."""
+    return _SPACE_RUNS.sub("", text)
+
+
+def _reject_constant(name: str) -> Any:
+    # JSON.parse has no NaN / Infinity literals; Python's json accepts them by default.
+    raise ValueError(f"{name} is not JSON")
+
+
+def js_json_parse(text: str) -> Any:
+    """`JSON.parse(text)`: raises ValueError where JavaScript would throw."""
+    return json.loads(text, parse_constant=_reject_constant)
+
+
+def is_js_number(value: object) -> bool:
+    """`typeof value === 'number'` for a value that came from YAML/JSON (bool is not a number)."""
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def js_strict_equal(a: object, b: object) -> bool:
+    """`a === b` for JSON-like values (primitives only; objects compare by identity in JS)."""
+    if is_js_number(a) and is_js_number(b):
+        return a == b  # 1 === 1.0; NaN !== NaN holds for floats too
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if a is None or b is None:
+        return a is None and b is None
+    if isinstance(a, str) and isinstance(b, str):
+        return a == b
+    return a is b
+
+
+def clamp01(value: float) -> float:
+    """`Math.max(0, Math.min(1, value))`, except that NaN is the caller's problem (checked first)."""
+    return 0.0 if value < 0 else 1.0 if value > 1 else float(value)
+
+
+def is_finite_number(value: object) -> bool:
+    return is_js_number(value) and math.isfinite(value)  # type: ignore[arg-type]

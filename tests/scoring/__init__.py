@@ -1,0 +1,1 @@
+"""Tests for the pure scoring layer (evalspec.scoring)."""
