@@ -31,6 +31,7 @@ from .model import Assertion
 from .rubrics import check_criteria
 
 _COMMON = ("type", "name", "weight", "required", "negate")
+_CHILDREN = "__children__"
 _JS_FLAGS = "dgimsuyv"
 # Judge prompt variables that carry the answer or the reference; a template needs one of them.
 _PROMPT_NEEDS = ("answer", "expected_output", "candidate_answer", "expected_messages")
@@ -110,17 +111,17 @@ def _missing_messages(kind: AssertionType) -> dict[str, tuple[str, str] | None]:
 
 
 def _deprecated_fixes(ctx: Context, kind: AssertionType, item: Mapping) -> dict[str, object]:
-    """code-judge `script` → `command` (as an argv list when it was a string)."""
-    if kind.name != "code-judge" or item.has("command"):
+    return script_fixes(item) if kind.name == "code-judge" else {}
+
+
+def script_fixes(node: Mapping) -> dict[str, object]:
+    """Deprecated `script` → `command` (an argv list when it was a string), unless `command` is set too."""
+    key, value = node.key_node("script"), node.get("script")
+    if key is None or node.has("command"):
         return {}
-    key, value = item.key_node("script"), item.get("script")
-    if key is None:
-        return {}
-    text = ctx.str_of(value)
-    if text is not None:
-        argv = edits.split_command(text)
-        return {"script": replace(f"Replace with 'command: {edits.flow_list(argv)}'",
-                                  edits.pair_span(key, value), f"command: {edits.flow_list(argv)}")}
+    if isinstance(value, Scalar) and isinstance(value.value, str):
+        argv = edits.flow_list(edits.split_command(value.value))
+        return {"script": replace(f"Replace with 'command: {argv}'", edits.pair_span(key, value), f"command: {argv}")}
     return {"script": replace("Rename 'script' to 'command'", key.span, "command")}
 
 
@@ -145,7 +146,7 @@ def _common(ctx: Context, entries: Entries, type_name: str) -> bool:
         elif v < 0:
             ctx.out.error("invalid-weight", weight.span,
                           f"Invalid weight for assertion '{name}': must be non-negative (got {_js_number(v)}).",
-                          fix=replace(f"Change to {_js_number(-v)}", weight.span, _js_number(-v)))
+                          fix=Fix(f"Change to {_js_number(-v)}", (Edit(weight.span, _js_number(-v)),), preferred=False))
             ok = False
     required = entries.get("required")
     if required is not None:
@@ -180,7 +181,7 @@ def _js_number(v: float) -> str:
 
 
 def _build(ctx: Context, type_name: str, entries: Entries, config: dict[str, Any], item: Mapping, ok: bool,
-           *, custom: bool = False, children: list[Assertion] | None = None) -> Assertion | None:
+           *, custom: bool = False) -> Assertion | None:
     if not ok:
         return None
     weight = entries.get("weight")
@@ -192,7 +193,7 @@ def _build(ctx: Context, type_name: str, entries: Entries, config: dict[str, Any
         type=type_name, name=ctx.str_of(entries.get("name")) or type_name,
         weight=float(weight.value) if is_number(weight) else 1.0,  # type: ignore[union-attr]
         required=required, negate=negate is True, config=config,
-        children=children if children is not None else config.pop("__children__", []),
+        children=config.pop(_CHILDREN, []),  # a composite's rule hands its checked children over here
         custom=custom, span=item.span, source_path=ctx.path)
 
 
@@ -373,7 +374,7 @@ def _prompt(ctx: Context, node: Node) -> dict[str, Any]:
         return {"prompt": text, "prompt_path": str(path)}
     if isinstance(node, Mapping):
         entries = ctx.object(node, "prompt_script", handled=("command", "script"),
-                             fixes=_script_fixes(ctx, node))
+                             fixes=script_fixes(node))
         if entries is None:
             return {}
         argv_node = entries.get("command") if "command" in entries else entries.get("script")
@@ -387,18 +388,6 @@ def _prompt(ctx: Context, node: Node) -> dict[str, Any]:
             _scripts_exist(ctx, argv_node, ctx.folder)
         return {"prompt": {"command": argv, "config": ctx.values.plain(entries.get("config")) or {}}}
     return {}
-
-
-def _script_fixes(ctx: Context, node: Mapping) -> dict[str, object]:
-    if node.has("command") or not node.has("script"):
-        return {}
-    key, value = node.key_node("script"), node.get("script")
-    text = ctx.str_of(value)
-    if text is not None:
-        argv = edits.flow_list(edits.split_command(text))
-        return {"script": replace(f"Replace with 'command: {argv}'", edits.pair_span(key, value),  # type: ignore[arg-type]
-                                  f"command: {argv}")}
-    return {"script": replace("Rename 'script' to 'command'", key.span, "command")}  # type: ignore[union-attr]
 
 
 def _code_judge_rule(ctx: Context, kind: AssertionType, entries: Entries) -> dict[str, Any] | None:
@@ -538,7 +527,7 @@ def _composite_rule(ctx: Context, kind: AssertionType, entries: Entries) -> dict
     aggregator = ctx.values.plain(aggregator_node)
     if isinstance(aggregator, dict):
         aggregator["type"] = agg_type
-    return {"aggregator": aggregator, "__children__": children}
+    return {"aggregator": aggregator, _CHILDREN: children}
 
 
 def _trajectory_rule(ctx: Context, kind: AssertionType, entries: Entries) -> dict[str, Any] | None:

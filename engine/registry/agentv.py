@@ -47,11 +47,9 @@ SUITE = ObjectSpec("suite", "an eval file", "An AgentV eval file (eval spec v2):
     F("$schema", "Marks the file as an AgentV eval file: `agentv-eval-v2` (an identifier, not a URL).",
       "string", enum=(EVAL_SCHEMA_ID,), example=f"$schema: {EVAL_SCHEMA_ID}"),
     F("name", "The eval pack's name: lowercase letters, digits and hyphens, 1–64 characters. When "
-      "present, `description` should be too.", "string", example="name: export-screening",
-      schema={"type": "string", "pattern": "^[a-z0-9-]+$", "minLength": 1, "maxLength": 64}),
+      "present, `description` should be too.", "string", example="name: export-screening"),
     F("description", "What this eval measures (1–1024 characters).", "string",
-      example="description: Evaluates export screening accuracy",
-      schema={"type": "string", "minLength": 1, "maxLength": 1024}),
+      example="description: Evaluates export screening accuracy"),
     F("version", "The eval pack's version, e.g. \"1.0\" (quote it so YAML keeps it a string).", "string",
       example='version: "1.0"'),
     F("author", "The author or organization.", "string"),
