@@ -1,0 +1,153 @@
+-- Headless Neovim drives evalspec-lsp through the editors/nvim plugin and the built-in client, then
+-- writes what it saw to $EVALSPEC_NVIM_OUT as JSON. A timer ends Neovim whatever happens.
+--
+--   EVALSPEC_PLUGIN   the editors/nvim folder
+--   EVALSPEC_PYTHON   the Python that has evalspec installed (the server runs as `python -m evalspec_lsp`)
+--   EVALSPEC_NVIM_FILE  the blueprint to open
+--   EVALSPEC_NVIM_OUT   where to write the results
+--   EVALSPEC_NVIM_TIMEOUT_MS  the hard limit (default 40000)
+
+vim.opt.runtimepath:prepend(os.getenv("EVALSPEC_PLUGIN"))
+vim.opt.swapfile = false
+vim.cmd("filetype on")
+
+local out_path = os.getenv("EVALSPEC_NVIM_OUT")
+local file = os.getenv("EVALSPEC_NVIM_FILE")
+local limit = tonumber(os.getenv("EVALSPEC_NVIM_TIMEOUT_MS") or "40000")
+local v = vim.version()
+local result = { nvim = string.format("%d.%d.%d", v.major, v.minor, v.patch), steps = {} }
+local finished = false
+
+local function finish()
+  if finished then
+    return
+  end
+  finished = true
+  local f = io.open(out_path, "w")
+  f:write(vim.fn.json_encode(result))
+  f:close()
+  vim.cmd("qall!")
+end
+
+-- The hard timeout: whatever is still waiting, the results so far are written and Neovim quits.
+vim.defer_fn(function()
+  result.error = "timed out after " .. limit .. " ms"
+  finish()
+end, limit)
+
+local function diagnostics(bufnr)
+  local out = {}
+  for _, d in ipairs(vim.diagnostic.get(bufnr)) do
+    local lsp_data = d.user_data and d.user_data.lsp or {}
+    table.insert(out, {
+      lnum = d.lnum,
+      col = d.col,
+      end_col = d.end_col,
+      severity = d.severity,
+      message = d.message,
+      source = d.source,
+      code = lsp_data.code or d.code,
+    })
+  end
+  return out
+end
+
+local function has_code(bufnr, code)
+  for _, d in ipairs(diagnostics(bufnr)) do
+    if d.code == code then
+      return true
+    end
+  end
+  return false
+end
+
+local function step(name, fn)
+  local ok, err = pcall(fn)
+  table.insert(result.steps, name)
+  if not ok then
+    result.error = name .. ": " .. tostring(err)
+    finish()
+  end
+  return ok
+end
+
+local function run()
+  local bufnr
+  local ok = step("open", function()
+    require("evalspec").setup({
+      cmd = { os.getenv("EVALSPEC_PYTHON"), "-m", "evalspec_lsp" },
+      init_options = { debounceMs = 20 },
+    })
+    vim.cmd("edit " .. vim.fn.fnameescape(file))
+    bufnr = vim.api.nvim_get_current_buf()
+    result.filetype = vim.bo[bufnr].filetype
+    assert(vim.wait(20000, function()
+      return #vim.lsp.buf_get_clients(bufnr) > 0
+    end, 20), "no language client attached to the buffer")
+    result.client = vim.lsp.buf_get_clients(bufnr)[next(vim.lsp.buf_get_clients(bufnr))].name
+  end)
+  if not ok then
+    return
+  end
+
+  ok = step("diagnostics on open", function()
+    assert(vim.wait(20000, function()
+      return has_code(bufnr, "unknown-key")
+    end, 20), "no unknown-key diagnostic arrived")
+    result.diagnostics_on_open = diagnostics(bufnr)
+  end)
+  if not ok then
+    return
+  end
+
+  ok = step("completion", function()
+    -- Start a new point under `should:` and ask for completions after `$con`, mid-word.
+    local lines = vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)
+    local at
+    for i, line in ipairs(lines) do
+      if line:match("^  should:") then
+        at = i -- 1-based index of `should:` = 0-based index of the line after it
+      end
+    end
+    assert(at, "no should: line in the blueprint")
+    vim.api.nvim_buf_set_lines(bufnr, at, at, false, { "    - $con" })
+    local params = {
+      textDocument = { uri = vim.uri_from_bufnr(bufnr) },
+      position = { line = at, character = 10 },
+    }
+    local responses = vim.lsp.buf_request_sync(bufnr, "textDocument/completion", params, 20000)
+    assert(responses, "no answer to textDocument/completion")
+    local labels = {}
+    for _, response in pairs(responses) do
+      assert(not response.err, "completion failed: " .. vim.inspect(response.err))
+      local items = response.result and (response.result.items or response.result) or {}
+      for _, item in ipairs(items) do
+        table.insert(labels, item.label)
+      end
+    end
+    result.completion_labels = labels
+  end)
+  if not ok then
+    return
+  end
+
+  step("diagnostics after an edit", function()
+    -- Fix the typo in place (an incremental change): its diagnostic must go away.
+    local lines = vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)
+    for i, line in ipairs(lines) do
+      local s, e = line:find("shuld", 1, true)
+      if s then
+        vim.api.nvim_buf_set_text(bufnr, i - 1, s - 1, i - 1, e, { "should" })
+      end
+    end
+    assert(vim.wait(20000, function()
+      return not has_code(bufnr, "unknown-key")
+    end, 20), "the unknown-key diagnostic stayed after the fix")
+    result.diagnostics_after_edit = diagnostics(bufnr)
+  end)
+  finish()
+end
+
+vim.api.nvim_create_autocmd("VimEnter", { once = true, callback = function()
+  vim.schedule(run)
+end })
