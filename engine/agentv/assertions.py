@@ -189,7 +189,7 @@ def _build(ctx: Context, type_name: str, entries: Entries, config: dict[str, Any
     if not (isinstance(required, bool) or (isinstance(required, (int, float)) and 0 < required <= 1)):
         required = False
     negate = ctx.values.value(entries.get("negate"))
-    return Assertion.model_construct(
+    return Assertion.build(
         type=type_name, name=ctx.str_of(entries.get("name")) or type_name,
         weight=float(weight.value) if is_number(weight) else 1.0,  # type: ignore[union-attr]
         required=required, negate=negate is True, config=config,
@@ -599,7 +599,7 @@ def rubrics_entry(ctx: Context, key: Scalar, node: Node) -> Assertion | None:
     criteria = check_criteria(ctx, node, key, owner="rubrics")
     if not criteria:
         return None
-    return Assertion.model_construct(type="rubrics", name="rubrics", weight=1.0, required=False, negate=False,
+    return Assertion.build(type="rubrics", name="rubrics", weight=1.0, required=False, negate=False,
                                      config={"criteria": criteria}, children=[], custom=False, span=node.span,
                                      source_path=ctx.path)
 

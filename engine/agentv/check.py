@@ -93,5 +93,5 @@ def _tests_file(ctx: Context, nodes: list[Node]) -> AgentvSuite:
         ctx.values.scan(node, ctx.lines, ctx.out)
     tests = check_test_list(ctx, nodes, SuiteDefaults(), loaded)
     loaded.finish(ctx.out)
-    return AgentvSuite.model_construct(path=ctx.path, tests=tests, tests_files=loaded.files,
+    return AgentvSuite.build(path=ctx.path, tests=tests, tests_files=loaded.files,
                                        span=Span(0, 0, max(len(ctx.lines) - 1, 0), 0))

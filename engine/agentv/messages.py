@@ -25,7 +25,7 @@ def check_input(ctx: Context, node: Node | None, *, suite_level: bool = False) -
     text = ctx.str_of(node)
     if text is not None:
         _role_markers(ctx, node, text)
-        return [Message.model_construct(role="user", content=text, tool_calls=[], span=node.span)] if text else []
+        return [Message.build(role="user", content=text, tool_calls=[], span=node.span)] if text else []
     if isinstance(node, Sequence):
         return check_messages(ctx, node, "message")
     where = "suite-level 'input'" if suite_level else "'input'"
@@ -40,11 +40,11 @@ def check_expected(ctx: Context, node: Node | None) -> list[Message]:
         return []
     text = ctx.str_of(node)
     if text is not None:
-        return [Message.model_construct(role="assistant", content=text, tool_calls=[], span=node.span)] if text else []
+        return [Message.build(role="assistant", content=text, tool_calls=[], span=node.span)] if text else []
     if isinstance(node, Mapping):
         if node.has("role"):
             return check_messages(ctx, Sequence(node.span, [node], False), "expected_message")
-        return [Message.model_construct(role="assistant", content=ctx.values.plain(node), tool_calls=[],
+        return [Message.build(role="assistant", content=ctx.values.plain(node), tool_calls=[],
                                         span=node.span)]
     if isinstance(node, Sequence):
         first = node.items[0] if node.items else None
@@ -52,7 +52,7 @@ def check_expected(ctx: Context, node: Node | None) -> list[Message]:
             return check_messages(ctx, node, "expected_message")
         if not node.items:
             return []
-        return [Message.model_construct(role="assistant", content=ctx.values.plain(node), tool_calls=[],
+        return [Message.build(role="assistant", content=ctx.values.plain(node), tool_calls=[],
                                         span=node.span)]
     ctx.out.error("invalid-expected-output", node.span,
                   "Invalid 'expected_output' field (must be a string, object, or array); found "
@@ -82,7 +82,7 @@ def check_messages(ctx: Context, seq: Sequence, spec: str) -> list[Message]:
                               "with tool_calls may leave it out.")
         else:
             content = _check_content(ctx, content_node)
-        messages.append(Message.model_construct(
+        messages.append(Message.build(
             role=role or "user", content=content, tool_calls=tool_calls,
             name=ctx.str_of(entries.get("name")), tool_call_id=ctx.str_of(entries.get("tool_call_id")),
             span=item.span))
@@ -122,7 +122,7 @@ def _check_content(ctx: Context, node: Node) -> object:
             item_text = ctx.str_of(item)
             if item_text is not None:
                 _role_markers(ctx, item, item_text)
-                blocks.append(ContentBlock.model_construct(type="text", value=item_text, span=item.span))
+                blocks.append(ContentBlock.build(type="text", value=item_text, span=item.span))
             elif isinstance(item, Mapping):
                 block = _check_block(ctx, item)
                 if block is not None:
@@ -174,7 +174,7 @@ def _check_block(ctx: Context, item: Mapping) -> ContentBlock | None:
             ctx.out.warning("missing-file", value_node.span,  # type: ignore[union-attr]
                             f"File '{value}' not found next to the eval file or in a parent folder; AgentV "
                             "skips this content block.")
-    return ContentBlock.model_construct(type=kind, value=value, span=item.span, resolved_path=resolved)
+    return ContentBlock.build(type=kind, value=value, span=item.span, resolved_path=resolved)
 
 
 def _image_is_path(value: str) -> bool:
@@ -200,7 +200,7 @@ def _check_tool_calls(ctx: Context, node: Node | None, role: str | None, key: Sc
         tool = ctx.str_of(entries.get("tool"))
         if tool is None:
             continue
-        calls.append(ToolCall.model_construct(
+        calls.append(ToolCall.build(
             tool=tool, input=ctx.values.plain(entries.get("input")), output=ctx.values.plain(entries.get("output")),
             id=ctx.str_of(entries.get("id")), span=item.span))
     return calls

@@ -1,7 +1,7 @@
 """The normalized AgentV suite: aliases and shorthands resolved, defaults applied, spans kept.
 
 This is what the runner, code lenses and hover read. `check.py` builds it from the located tree with
-`model_construct`: the checker has already validated every value, so pydantic's validation would only
+`build` (like `model_construct`): the checker has already validated every value, so pydantic's validation would only
 repeat the work on a hot path; the classes still document and type the shape.
 
 Expansion rules (agentv-compat-notes.md §2–§4): `input` string → one user message; `expected_output`
@@ -14,6 +14,7 @@ the suite's `input` is prepended to the test's unless `skip_defaults`.
 
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,29 @@ from ..findings import Span
 
 class _Located(BaseModel):
     model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    @classmethod
+    def build(cls, **values: Any) -> Any:
+        """`model_construct` without its per-call overhead (~12 µs): declared defaults, fresh default
+        factories, then the values given. The checker has validated every value already."""
+        defaults, factories = _defaults(cls)
+        data = {**defaults, **values}
+        for name, factory in factories:
+            if name not in values:
+                data[name] = factory()
+        obj = cls.__new__(cls)
+        object.__setattr__(obj, "__dict__", data)
+        object.__setattr__(obj, "__pydantic_fields_set__", set(values))
+        object.__setattr__(obj, "__pydantic_extra__", None)
+        object.__setattr__(obj, "__pydantic_private__", None)
+        return obj
+
+
+@cache
+def _defaults(cls: type[BaseModel]) -> tuple[dict[str, Any], tuple[tuple[str, Any], ...]]:
+    fields = cls.model_fields
+    defaults = {n: f.default for n, f in fields.items() if f.default_factory is None}
+    return defaults, tuple((n, f.default_factory) for n, f in fields.items() if f.default_factory is not None)
 
 
 class ContentBlock(_Located):

@@ -58,7 +58,7 @@ def check_suite(ctx: Context, root: Mapping) -> AgentvSuite:
     if trials is not None:
         trials = {"strategy": "pass_at_k", **trials}
     tags = ctx.values.plain(entries.get("tags"))
-    return AgentvSuite.model_construct(
+    return AgentvSuite.build(
         path=ctx.path, name=name, description=description,
         version=_text(ctx, entries.get("version")), author=ctx.str_of(entries.get("author")),
         license=ctx.str_of(entries.get("license")),

@@ -114,7 +114,7 @@ def check_test(ctx: Context, node: Node, defaults: SuiteDefaults) -> AgentvTest 
         ctx.out.error("incomplete-test", span, _INCOMPLETE.format(id=test_id or "unknown") + f" ({detail}).")
         return None
 
-    return AgentvTest.model_construct(
+    return AgentvTest.build(
         id=test_id, id_span=id_node.span if id_node is not None else None, span=node.span, source_path=ctx.path,
         criteria=criteria, criteria_span=criteria_node.span if criteria_node is not None else None,
         input_messages=(own_input if skip else [*defaults.input, *own_input]),
