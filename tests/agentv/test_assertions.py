@@ -369,3 +369,9 @@ def test_regex_that_means_something_else_in_javascript() -> None:
     f = one(check(_with('      - type: regex\n        value: "\\\\p{L}+"\n')), "regex-warning")
     assert f.severity == "warning" and "only with the u flag" in f.message
     assert check(_with('      - type: regex\n        value: "\\\\p{L}+"\n        flags: u\n')).findings == []
+
+
+def test_composite_with_an_empty_child_list() -> None:
+    f = one(check(_with("      - type: composite\n        aggregator: {type: weighted_average}\n        assert: []\n")),
+            "missing-assert")
+    assert f.message == "A composite needs at least one child assertion."

@@ -118,3 +118,9 @@ def test_a_tests_file_checked_on_its_own(tmp_path: Path) -> None:
     yaml_list = "- {id: a, input: hi, criteria: ok}\n- {id: a, input: hi, criteria: ok}\n"
     result = check_agentv(parse_yaml(yaml_list), tmp_path / "cases.yaml", env={})
     assert codes(result) == ["duplicate-test-id"]
+
+
+def test_csv_columns_that_csv_cannot_express(tmp_path: Path) -> None:
+    result = check("tests: ./cases.csv\n", tmp_path, files={"cases.csv": "id,input,criteria,assert\na,hi,ok,x\n"})
+    f = one(result, "unsupported-csv-column")
+    assert at(f) == (1, 19) and [t.id for t in result.suite.tests] == ["a"]  # type: ignore[union-attr]

@@ -160,3 +160,8 @@ def test_expected_output_shorthands() -> None:
 def test_expected_output_of_the_wrong_type() -> None:
     f = one(check(_test("    input: hi\n    expected_output: 4\n")), "invalid-expected-output")
     assert f.message.startswith("Invalid 'expected_output' field (must be a string, object, or array)")
+
+
+def test_a_message_must_be_a_mapping() -> None:
+    f = one(check(_test("    input:\n      - hello\n")), "invalid-message")
+    assert at(f) == (5, 9) and f.message.startswith("Message must be an object")

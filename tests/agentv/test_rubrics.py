@@ -137,3 +137,9 @@ def test_test_level_rubrics_become_a_rubrics_assertion_first() -> None:
     assert [x.type for x in a] == ["rubrics", "contains", "latency"]
     assert a[0].config["criteria"][0] == {"id": "rubric-1", "outcome": "Mentions Alice", "weight": 1.0,
                                           "required": True}
+
+
+def test_empty_string_criterion_is_ignored() -> None:
+    result = check(_rubric("          - ''\n          - Real one\n"))
+    f = one(result, "empty-criterion")
+    assert f.severity == "warning" and [c["id"] for c in _criteria(result)] == ["rubric-2"]

@@ -79,3 +79,8 @@ def test_cli_command_and_placeholders() -> None:
     f = one(targets("targets:\n  - {name: a, provider: cli, command: 'run {PROMT} {OUTPUT_FILE}'}\n"),
             "unknown-placeholder")
     assert f.message.startswith("Unknown CLI placeholder '{PROMT}'. Supported placeholders: {PROMPT}")
+
+
+def test_target_name_must_be_a_non_empty_string() -> None:
+    f = one(targets("targets:\n  - {name: '', provider: mock}\n"), "invalid-target-name")
+    assert f.message == "Missing or invalid 'name' field (must be a non-empty string)."
