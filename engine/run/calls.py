@@ -1,0 +1,154 @@
+"""Provider calls for one run: the shared HTTP client, the limits, retries surfaced as events.
+
+Every call of a run (answers, judges, key-point extraction, embeddings) goes through `Calls`: one
+global limit (`--concurrency`) and one limit per provider, one `httpx.AsyncClient` sized to the
+concurrency, bounded retries from providers/retry.py reported as `Retrying` events, the per-call
+timeout of the providers, and the response cache when `--cache` is on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from ..providers.base import CONFIG, ChatRequest, ChatResult, ProviderError
+from .events import CallStarted, Cell, Event, Retrying
+from .options import RunOptions
+
+Emit = Callable[[Event], None]
+
+
+def provider_key(model: str) -> str:
+    """The provider a model id is limited under: `openai` for `openai:gpt-4o-mini`."""
+    head, sep, _ = model.partition(":")
+    return head.strip().lower() if sep else model
+
+
+def _takes_on_retry(provider: Any) -> bool:
+    """Only the retry wrapper (possibly under the cache) understands `on_retry`; bare providers
+    (echo, mock, cli) do not."""
+    from ..providers.cache import CachedProvider
+    from ..providers.retry import RetryingProvider
+
+    while isinstance(provider, CachedProvider):
+        provider = provider.inner
+    return isinstance(provider, RetryingProvider)
+
+
+class Calls:
+    def __init__(self, options: RunOptions, emit: Emit, *, concurrency: int) -> None:
+        from ..providers.retry import RetryPolicy
+
+        self.options = options
+        self.emit = emit
+        self.concurrency = max(1, concurrency)
+        self._global = asyncio.Semaphore(self.concurrency)
+        self._per_provider: dict[str, asyncio.Semaphore] = {}
+        self._client: Any = None
+        self._cache: Any = None
+        self._bindings: dict[str, Any] = {}
+        self.policy = RetryPolicy(max_retries=max(0, options.max_retries))
+        self.calls = 0  # requests that reached a provider (cache hits excluded)
+        self.cached = 0
+
+    # --- set-up -----------------------------------------------------------------------------------
+    @property
+    def client(self) -> Any:
+        if self._client is None:
+            from ..providers.http import make_client
+
+            self._client = make_client(self.concurrency, timeout=self.options.timeout,
+                                       transport=self.options.transport)
+        return self._client
+
+    @property
+    def cache(self) -> Any:
+        if self._cache is None and self.options.cache:
+            from ..providers.cache import ResponseCache
+
+            self._cache = ResponseCache(self.options.cache_path)
+        return self._cache
+
+    def model(self, model: str | Mapping[str, Any]) -> Any:
+        """A ModelBinding for a `provider:model` id or a custom model object. Raises ProviderError
+        (missing key, unknown provider) before any HTTP; the error is remembered for the next asker."""
+        key = model if isinstance(model, str) else str(model.get("id"))
+        got = self._bindings.get(key)
+        if got is None:
+            from ..providers.factory import provider_for_model
+
+            try:
+                got = provider_for_model(model, client=self.client, env=self.options.env,
+                                         timeout=self.options.timeout, retry=self.policy, cache=self.cache)
+            except ProviderError as err:
+                got = err
+            except (ValueError, TypeError) as err:
+                got = ProviderError(CONFIG, f"{key}: {err}")
+            self._bindings[key] = got
+        if isinstance(got, ProviderError):
+            raise got
+        return got
+
+    def target(self, name: str, target: Mapping[str, Any], base_dir: Any = None) -> Any:
+        """A provider for an AgentV target (targets.yaml entry). Raises ProviderError."""
+        key = f"target:{name}"
+        got = self._bindings.get(key)
+        if got is None:
+            from ..providers.targets import provider_from_target
+
+            try:
+                got = provider_from_target(target, client=self.client, env=self.options.env, base_dir=base_dir,
+                                           timeout=self.options.timeout, retry=self.policy, cache=self.cache)
+            except ProviderError as err:
+                got = err
+            self._bindings[key] = got
+        if isinstance(got, ProviderError):
+            raise got
+        return got
+
+    def _limit(self, key: str) -> asyncio.Semaphore:
+        sem = self._per_provider.get(key)
+        if sem is None:
+            n = self.options.provider_concurrency.get(key, self.concurrency)
+            sem = self._per_provider[key] = asyncio.Semaphore(max(1, min(n, self.concurrency)))
+        return sem
+
+    # --- calls ------------------------------------------------------------------------------------
+    async def chat(self, provider: Any, req: ChatRequest, cell: Cell, *, limit_key: str,
+                   purpose: str = "generate", model_label: str = "") -> ChatResult:
+        """One chat call under the limits. Raises ProviderError."""
+        emit = self.emit
+
+        def on_retry(attempt: int, delay: float, reason: str) -> None:
+            emit(Retrying(cell, attempt, delay, reason, purpose))
+
+        async with self._limit(limit_key), self._global:
+            emit(CallStarted(cell, purpose, model_label))
+            if _takes_on_retry(provider):
+                result: ChatResult = await provider.chat(req, on_retry=on_retry)
+            else:
+                result = await provider.chat(req)
+        if result.cached:
+            self.cached += 1
+        else:
+            self.calls += 1
+        return result
+
+    async def embed(self, provider: Any, texts: Sequence[str], model_name: str, *, limit_key: str,
+                    cell: Cell) -> list[list[float]]:
+        async with self._limit(limit_key), self._global:
+            self.emit(CallStarted(cell, "embed", model_name))
+            embed = getattr(provider, "embed", None)
+            if embed is None:
+                raise ProviderError(CONFIG, f"{provider_key(model_name) or model_name}: no embeddings endpoint")
+            vectors: list[list[float]] = await embed(list(texts), model=model_name)
+        self.calls += 1
+        return vectors
+
+    async def aclose(self) -> None:
+        if self._cache is not None:
+            self._cache.close()
+        if self._client is not None:
+            client, self._client = self._client, None
+            await client.aclose()

@@ -1,0 +1,186 @@
+"""`evalspec run FILE`: run a Weval blueprint or an AgentV eval file and show the results.
+
+Exit codes: 0 the run finished; 1 the mean score is below `--fail-under`; 2 the file is invalid (its
+errors are printed as `path:line:col: …`) or the command line is; 130 interrupted (every result
+already received is in the journal; `--resume` finishes the run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+from .options import DEFAULT_OUTPUT, DEFAULT_TIMEOUT, RunOptions, parse_eval_methods
+
+
+def add_run_parser(sub: Any) -> argparse.ArgumentParser:
+    p = sub.add_parser(
+        "run", help="run a Weval blueprint or an AgentV eval file against models",
+        description="Run an eval file: call the models (or AgentV targets), score the answers, write results. "
+                    "Offline: -m echo answers with the prompt; -m replay:<results file> re-scores earlier answers.")
+    p.add_argument("file", metavar="FILE", help="a Weval blueprint or an AgentV eval file")
+    p.add_argument("-m", "--model", action="append", default=[], metavar="MODEL",
+                   help="model id (provider:model, echo, replay:<file>) or AgentV target name; repeatable; "
+                        "replaces the file's models / targets")
+    p.add_argument("--prompt", "--test", dest="select", action="append", default=[], metavar="ID",
+                   help="only these prompt / test ids (globs such as 'safety-*'); repeatable")
+    p.add_argument("-o", "--output", type=Path, default=DEFAULT_OUTPUT, metavar="DIR",
+                   help=f"results folder (default: ./{DEFAULT_OUTPUT})")
+    p.add_argument("-j", "--concurrency", type=int, metavar="N",
+                   help="calls in flight at once (default: the blueprint's concurrency, else 30)")
+    p.add_argument("--provider-concurrency", action="append", default=[], metavar="PROVIDER=N",
+                   help="at most N calls in flight to one provider (e.g. openai=8); repeatable")
+    p.add_argument("--cache", action=argparse.BooleanOptionalAction, default=False,
+                   help="reuse identical earlier answers from DIR/.cache (errors are never cached)")
+    p.add_argument("--resume", action="store_true",
+                   help="finish an interrupted run: calls already answered are not made again")
+    p.add_argument("--retry-errors", action="store_true",
+                   help="like --resume, and also retry the cells and judgements that failed")
+    p.add_argument("--eval-method", metavar="METHODS",
+                   help="Weval: llm-coverage (default), embedding, all or none (comma-separated)")
+    p.add_argument("--judge", action="append", default=[], metavar="MODEL",
+                   help="judge model id; repeatable; replaces the file's judges")
+    p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
+                   help=f"per-call timeout (default {DEFAULT_TIMEOUT:g})")
+    p.add_argument("--retries", type=int, default=2, metavar="N", help="retries of a failed call (default 2)")
+    p.add_argument("--dry-run", action="store_true",
+                   help="check the file and print the plan (calls per model, judges, tokens); call nothing")
+    p.add_argument("--json", action="store_true", help="print the run's events as JSON lines on stdout")
+    p.add_argument("--fail-under", type=float, metavar="SCORE",
+                   help="exit 1 when the mean score is below SCORE (0–1)")
+    p.add_argument("--label", metavar="LABEL", help="run label prefix (Weval: <label>_<content hash>)")
+    p.add_argument("--models-dir", type=Path, metavar="DIR", help="folder of Weval model collections (CORE.json…)")
+    p.set_defaults(func=cmd_run)
+    return p
+
+
+class _Usage(Exception):
+    pass
+
+
+def options_from_args(args: argparse.Namespace) -> RunOptions:
+    try:
+        methods = parse_eval_methods(args.eval_method)
+    except ValueError as exc:
+        raise _Usage(str(exc)) from None
+    limits: dict[str, int] = {}
+    for item in args.provider_concurrency:
+        name, sep, n = item.partition("=")
+        if not sep or not n.strip().isdigit() or int(n) < 1:
+            raise _Usage(f"--provider-concurrency wants PROVIDER=N with N ≥ 1, got {item!r}")
+        limits[name.strip().lower()] = int(n)
+    if args.concurrency is not None and args.concurrency < 1:
+        raise _Usage("--concurrency must be at least 1")
+    if args.fail_under is not None and not 0 <= args.fail_under <= 1:
+        raise _Usage("--fail-under is a score between 0 and 1")
+    if args.timeout <= 0:
+        raise _Usage("--timeout must be positive")
+    return RunOptions(
+        models=list(args.model), select=list(args.select), output=args.output, concurrency=args.concurrency,
+        provider_concurrency=limits, cache=args.cache, resume=args.resume or args.retry_errors,
+        retry_errors=args.retry_errors, eval_methods=methods, judges=list(args.judge), label=args.label,
+        timeout=args.timeout, max_retries=max(0, args.retries), models_dir=args.models_dir, env=dict(os.environ))
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    try:
+        options = options_from_args(args)
+    except _Usage as exc:
+        print(f"evalspec run: {exc}", file=sys.stderr)
+        return 2
+    from ..analysis import analyze_file
+    from ..cli import format_finding
+    from ..detect import FileKind
+    from .runner import PlanError, plan_for
+
+    path = Path(args.file)
+    if not path.is_file():
+        print(f"evalspec run: no such file: {args.file}", file=sys.stderr)
+        return 2
+    analysis = analyze_file(path, models_dir=args.models_dir)
+    if analysis.kind is FileKind.NONE:
+        print(f"evalspec run: {args.file} is not a Weval blueprint or an AgentV eval file", file=sys.stderr)
+        return 2
+    if analysis.errors:
+        for f in analysis.errors:
+            print(format_finding(analysis, f), file=sys.stderr)
+        print(f"evalspec run: {args.file} has {len(analysis.errors)} error(s); nothing was run", file=sys.stderr)
+        return 2
+    try:
+        plan = plan_for(analysis, options)
+    except PlanError as exc:
+        print(f"evalspec run: {exc}", file=sys.stderr)
+        return 2
+    if args.dry_run:
+        return _dry_run(plan, options, as_json=args.json)
+    return _run(plan, options, as_json=args.json, fail_under=args.fail_under)
+
+
+def _dry_run(plan: Any, options: RunOptions, *, as_json: bool) -> int:
+    from .preflight import problems
+    from .render import format_plan
+
+    summary = plan.summary()
+    summary["problems"] = problems(plan, options)
+    if as_json:
+        import json
+
+        print(json.dumps({"type": "plan", "plan": summary}, ensure_ascii=False))
+    else:
+        print(format_plan(summary))
+    return 0
+
+
+def _run(plan: Any, options: RunOptions, *, as_json: bool, fail_under: float | None) -> int:
+    from .render import HumanRenderer, JsonRenderer
+
+    renderer: Any = JsonRenderer(sys.stdout) if as_json else HumanRenderer(sys.stdout, sys.stderr)
+    previous = _sigterm_as_interrupt()
+    interrupted = False
+    try:
+        asyncio.run(_consume(plan, options, renderer))
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    if interrupted:
+        renderer.close(interrupted=True)
+        journal = Path(options.output)
+        print(f"\nevalspec run: interrupted; every result received so far is in the journal under {journal}. "
+              "Run the same command with --resume to finish it.", file=sys.stderr)
+        return 130
+    renderer.close()
+    summary = renderer.summary
+    if fail_under is not None:
+        mean = summary.mean if summary is not None else None
+        if mean is None:
+            print(f"evalspec run: nothing was scored; --fail-under {fail_under:g} fails", file=sys.stderr)
+            return 1
+        if mean < fail_under:
+            print(f"evalspec run: mean score {mean:.3f} is below --fail-under {fail_under:g}", file=sys.stderr)
+            return 1
+    return 0
+
+
+async def _consume(plan: Any, options: RunOptions, renderer: Any) -> None:
+    from .runner import run
+
+    async for event in run(plan, options):
+        renderer(event)
+
+
+def _sigterm_as_interrupt() -> Any:
+    """SIGTERM ends the run like Ctrl-C: the journal is closed cleanly and the exit code is 130."""
+
+    def handler(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    try:
+        return signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread (embedded use)
+        return signal.getsignal(signal.SIGTERM)

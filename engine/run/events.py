@@ -1,0 +1,167 @@
+"""What a run yields: a stream of plain, frozen events.
+
+The runner never prints. The CLI renders these events as a progress bar, lines and a table (or as JSON
+lines with `--json`); the language server renders the same events as progress and inline results.
+Every event has `type` and `to_json()`; cells are `(item, model)`: a Weval prompt id and an effective
+model id (`openai:gpt-4o-mini[temp:0]`), or an AgentV test id and a target name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, ClassVar
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Cell:
+    item: str  # prompt id / test id
+    model: str  # effective model id / target name
+
+    def to_json(self) -> dict[str, str]:
+        return {"item": self.item, "model": self.model}
+
+    def __str__(self) -> str:
+        return f"{self.item} × {self.model}"
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    type: ClassVar[str] = "event"
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": self.type}
+        for name in self.__dataclass_fields__:
+            value = getattr(self, name)
+            out[name] = value.to_json() if hasattr(value, "to_json") else _plain(value)
+        return out
+
+
+def _plain(value: Any) -> Any:
+    if hasattr(value, "__dataclass_fields__"):
+        return asdict(value)
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class RunStarted(Event):
+    """The plan as plain data (see Plan.summary()): kind, file, run label, cells per model, judges,
+    estimated tokens, how many cells a resumed run already has."""
+
+    type: ClassVar[str] = "run_started"
+    plan: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class CallStarted(Event):
+    """A provider call is about to be made. `purpose`: generate | judge | extract | embed."""
+
+    type: ClassVar[str] = "call_started"
+    cell: Cell
+    purpose: str = "generate"
+    model: str = ""  # the model called (a judge's id for purpose=judge)
+
+
+@dataclass(frozen=True, slots=True)
+class Retrying(Event):
+    """A call failed transiently and will be retried after `delay` seconds (`reason`: "429", "timeout")."""
+
+    type: ClassVar[str] = "retrying"
+    cell: Cell
+    attempt: int
+    delay: float
+    reason: str
+    purpose: str = "generate"
+
+
+@dataclass(frozen=True, slots=True)
+class Response(Event):
+    """A model's answer for a cell. `resumed`: read back from the journal of an interrupted run;
+    `replayed`: taken from an earlier results file (replay:)."""
+
+    type: ClassVar[str] = "response"
+    cell: Cell
+    text: str
+    usage: tuple[int, int] = (0, 0)  # input, output tokens
+    cached: bool = False
+    latency_ms: float = 0.0
+    resumed: bool = False
+    replayed: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Scored(Event):
+    """A cell's result. `score` is None when nothing could be scored (e.g. only judged points and no
+    judge); `verdict` is pass | borderline | fail | None; `details` is the format's own result object
+    (a Weval CoverageResult, an AgentV result row)."""
+
+    type: ClassVar[str] = "scored"
+    cell: Cell
+    score: float | None
+    verdict: str | None
+    details: dict[str, Any] = field(default_factory=dict)
+    resumed: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class CellFailed(Event):
+    """No answer for this cell (the run goes on). `kind` is the provider error kind when there is one."""
+
+    type: ClassVar[str] = "cell_failed"
+    cell: Cell
+    error: str
+    kind: str = "error"
+    resumed: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Notice(Event):
+    """Something the user should know that is not tied to one cell ("no judge key: text points are not
+    scored", "3 finished cells taken from the journal")."""
+
+    type: ClassVar[str] = "notice"
+    message: str
+    level: str = "info"  # info | warning
+
+
+@dataclass(frozen=True, slots=True)
+class ModelSummary:
+    model: str
+    cells: int = 0
+    scored: int = 0
+    mean: float | None = None
+    passed: int = 0
+    borderline: int = 0
+    failed: int = 0
+    not_scored: int = 0
+    errors: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class RunSummary:
+    kind: str
+    run_label: str
+    models: tuple[ModelSummary, ...]
+    files: tuple[str, ...] = ()  # result files written
+    interrupted: bool = False
+    calls: int = 0  # provider calls made by this process (cache hits and resumed cells excluded)
+    cached: int = 0
+    resumed: int = 0
+
+    @property
+    def mean(self) -> float | None:
+        scores = [(m.mean, m.scored) for m in self.models if m.mean is not None and m.scored]
+        total = sum(n for _, n in scores)
+        return sum(s * n for s, n in scores) / total if total else None  # type: ignore[operator]
+
+
+@dataclass(frozen=True, slots=True)
+class RunFinished(Event):
+    type: ClassVar[str] = "run_finished"
+    summary: RunSummary
+
+    def to_json(self) -> dict[str, Any]:
+        s = asdict(self.summary)
+        s["mean"] = self.summary.mean
+        return {"type": self.type, "summary": s}

@@ -1,0 +1,152 @@
+"""The run journal: every finished call and score, appended to a JSONL file as it arrives.
+
+One record a line, written with a single `os.write` on a file opened O_APPEND, so a line reaches the
+kernel the moment the result exists: Ctrl-C, SIGTERM or `kill -9` lose nothing already received (no
+fsync: surviving a power cut is not the goal, surviving the process is). A line cut short by a kill is
+skipped when the journal is read back, and the next write starts on a fresh line.
+
+`--resume` reads the journal into a JournalState and the runner skips every call it already holds.
+Records (short keys, since a big run writes tens of thousands of them):
+
+    {"t": "run", ...header}                                   first line: what run this is
+    {"t": "gen", "c": [item, model], "n": turn, "text", "u": [in, out], "ms", "cached"}
+    {"t": "fail", "c": [...], "error", "kind"}                a cell with no answer
+    {"t": "judge", "c": [...], "p": point, "j": judge, "s": score | null, "r": reflection, "e": error}
+    {"t": "kp", "i": prompt id, "points": [...]} | {"t": "kp", "i": ..., "error": ...}
+    {"t": "emb", "k": key, "v": [floats]}
+    {"t": "score", "c": [...], "s": score | null, "v": verdict, "r": result object}
+    {"t": "done"}                                             the run finished
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .events import Cell
+
+_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
+@dataclass
+class JournalState:
+    """What an earlier (interrupted) run already has, by cell."""
+
+    header: dict[str, Any] = field(default_factory=dict)
+    turns: dict[Cell, dict[int, dict[str, Any]]] = field(default_factory=dict)
+    failures: dict[Cell, dict[str, Any]] = field(default_factory=dict)
+    judgements: dict[tuple[Cell, int, str], dict[str, Any]] = field(default_factory=dict)
+    key_points: dict[str, dict[str, Any]] = field(default_factory=dict)
+    embeddings: dict[str, list[float]] = field(default_factory=dict)
+    scores: dict[Cell, dict[str, Any]] = field(default_factory=dict)
+    done: bool = False
+
+    @property
+    def empty(self) -> bool:
+        return not (self.turns or self.failures or self.scores or self.judgements)
+
+
+def _cell(rec: dict[str, Any]) -> Cell:
+    item, model = rec["c"]
+    return Cell(str(item), str(model))
+
+
+def read_records(path: Path) -> Iterator[dict[str, Any]]:
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return
+    for line in data.splitlines():
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue  # cut short by a kill
+        if isinstance(rec, dict):
+            yield rec
+
+
+def load(path: Path) -> JournalState:
+    state = JournalState()
+    for rec in read_records(path):
+        t = rec.get("t")
+        try:
+            if t == "run":
+                state.header = rec
+            elif t == "gen":
+                cell = _cell(rec)
+                state.turns.setdefault(cell, {})[int(rec.get("n", 0))] = rec
+                state.failures.pop(cell, None)
+            elif t == "fail":
+                state.failures[_cell(rec)] = rec
+            elif t == "judge":
+                state.judgements[(_cell(rec), int(rec["p"]), str(rec["j"]))] = rec
+            elif t == "kp":
+                state.key_points[str(rec["i"])] = rec
+            elif t == "emb":
+                state.embeddings[str(rec["k"])] = [float(x) for x in rec["v"]]
+            elif t == "score":
+                state.scores[_cell(rec)] = rec
+            elif t == "done":
+                state.done = True
+        except (KeyError, TypeError, ValueError):
+            continue
+    return state
+
+
+class Journal:
+    """Append-only writer. Not thread-safe; a run writes from its one event loop."""
+
+    def __init__(self, path: Path, *, fresh: bool) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND
+        if fresh:
+            flags |= os.O_TRUNC
+        torn = False
+        if not fresh:
+            try:
+                with path.open("rb") as f:
+                    f.seek(0, os.SEEK_END)
+                    if f.tell():
+                        f.seek(-1, os.SEEK_END)
+                        torn = f.read(1) != b"\n"
+            except FileNotFoundError:
+                pass
+        self._fd: int | None = os.open(path, flags, 0o600)
+        if torn:
+            os.write(self._fd, b"\n")  # finish the line a kill cut short
+        self.records = 0
+
+    def write(self, record: dict[str, Any]) -> None:
+        if self._fd is None:
+            return
+        os.write(self._fd, (_dumps(record) + "\n").encode("utf-8"))
+        self.records += 1
+
+    def write_many(self, records: list[dict[str, Any]]) -> None:
+        """Several records in one system call (they arrive together, e.g. an answer and its score)."""
+        if self._fd is None or not records:
+            return
+        os.write(self._fd, "".join(_dumps(r) + "\n" for r in records).encode("utf-8"))
+        self.records += len(records)
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def __enter__(self) -> Journal:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def cell_ref(cell: Cell) -> list[str]:
+    return [cell.item, cell.model]

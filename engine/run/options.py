@@ -1,0 +1,57 @@
+"""How to run: everything the CLI's flags (or the language server) decide, as one plain object."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+EVAL_METHODS = ("llm-coverage", "embedding")
+DEFAULT_EVAL_METHODS = ("llm-coverage",)
+DEFAULT_OUTPUT = Path("evalspec-results")
+DEFAULT_TIMEOUT = 30.0  # seconds per call, the reference client's default
+DEFAULT_MAX_RETRIES = 2  # the reference client retries twice
+
+
+def parse_eval_methods(text: str | None) -> tuple[str, ...]:
+    """`embedding,llm-coverage` | `all` | `none` → the methods, in a fixed order. Raises ValueError."""
+    if text is None:
+        return DEFAULT_EVAL_METHODS
+    wanted = [t.strip().lower() for t in text.split(",") if t.strip()]
+    if not wanted:
+        raise ValueError("--eval-method needs a value: embedding, llm-coverage, all or none")
+    if "none" in wanted:
+        if len(wanted) > 1:
+            raise ValueError("--eval-method none cannot be combined with other methods")
+        return ()
+    if "all" in wanted:
+        return EVAL_METHODS
+    unknown = [w for w in wanted if w not in EVAL_METHODS]
+    if unknown:
+        raise ValueError(f"unknown --eval-method {', '.join(unknown)} (choose embedding, llm-coverage, all, none)")
+    return tuple(m for m in EVAL_METHODS if m in wanted)
+
+
+@dataclass
+class RunOptions:
+    models: list[str] = field(default_factory=list)  # -m: overrides the file's models / targets
+    select: list[str] = field(default_factory=list)  # --prompt / --test globs
+    output: Path = DEFAULT_OUTPUT
+    concurrency: int | None = None  # None: the blueprint's `concurrency`, else 30
+    provider_concurrency: dict[str, int] = field(default_factory=dict)  # per-provider caps
+    cache: bool = False
+    resume: bool = False
+    retry_errors: bool = False
+    eval_methods: tuple[str, ...] = DEFAULT_EVAL_METHODS
+    judges: list[str] = field(default_factory=list)  # --judge: overrides the file's judges
+    label: str | None = None
+    timeout: float = DEFAULT_TIMEOUT
+    max_retries: int = DEFAULT_MAX_RETRIES
+    models_dir: Path | None = None
+    env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    transport: str = "aiohttp"  # the shared HTTP client's transport (providers/http.py)
+
+    @property
+    def cache_path(self) -> Path:
+        return self.output / ".cache" / "responses.jsonl"

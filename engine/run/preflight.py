@@ -1,0 +1,42 @@
+"""What would fail before any call: missing API keys, unknown providers, unusable targets.
+
+Providers are built exactly as the run builds them (which checks keys and settings) but nothing is
+sent, so `--dry-run` can say "OPENROUTER_API_KEY is not set" without touching the network.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..providers.base import ProviderError
+from .options import RunOptions
+
+
+def problems(plan: Any, options: RunOptions) -> list[str]:
+    out: list[str] = []
+    if plan.kind == "weval":
+        from ..providers.factory import provider_for_model
+
+        if plan.replay is None:
+            for model in plan.models:
+                try:
+                    provider_for_model(plan.model_specs.get(model, model), env=options.env)
+                except ProviderError as err:
+                    out.append(f"model {model}: {err.message}")
+        if "llm-coverage" in plan.eval_methods:
+            bad = []
+            for judge in plan.judges:
+                try:
+                    provider_for_model(judge.model, env=options.env)
+                except ProviderError as err:
+                    bad.append(f"judge {judge.model}: {err.message}")
+            out += bad
+            if plan.judges and len(bad) == len(plan.judges):
+                out.append("no judge can be called: judged (text) points will be reported as not scored")
+        if "embedding" in plan.eval_methods:
+            try:
+                provider_for_model(plan.blueprint.embedding_model, env=options.env)
+            except ProviderError as err:
+                out.append(f"embedding model {plan.blueprint.embedding_model}: {err.message}")
+        return out
+    return plan.problems(options)

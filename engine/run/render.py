@@ -1,0 +1,203 @@
+"""Showing a run to a person (progress bar or plain lines, then a table) or to a machine (JSON lines).
+
+Rendering is cheap on purpose: a 2,000-cell run yields ~6,000 events in a second or two, so the bar is
+redrawn at most ten times a second and nothing is formatted for events that are not shown.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from typing import Any, TextIO
+
+from .events import (
+    CellFailed,
+    Event,
+    Notice,
+    Response,
+    Retrying,
+    RunFinished,
+    RunStarted,
+    RunSummary,
+    Scored,
+)
+
+REDRAW_INTERVAL = 0.1
+LINE_INTERVAL = 5.0  # plain-lines mode: a progress line at most this often (and at each 10%)
+
+
+class JsonRenderer:
+    """One JSON object per event, per line, on stdout (`--json`)."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self.summary: RunSummary | None = None
+        self._dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, RunFinished):
+            self.summary = event.summary
+        self.out.write(self._dumps(event.to_json()) + "\n")
+
+    def close(self, interrupted: bool = False) -> None:
+        self.out.flush()
+
+
+class HumanRenderer:
+    """A progress bar on a terminal (stderr), plain lines otherwise; the final table on stdout."""
+
+    def __init__(self, out: TextIO, err: TextIO, *, tty: bool | None = None) -> None:
+        self.out = out
+        self.err = err
+        self.tty = err.isatty() if tty is None else tty
+        self.total = 0
+        self.done = 0
+        self.errors = 0
+        self.retrying: dict[Any, tuple[float, str]] = {}  # cell → (resume time, reason)
+        self.summary: RunSummary | None = None
+        self.plan: dict[str, Any] = {}
+        self.started = time.monotonic()
+        self._last_draw = 0.0
+        self._last_line = 0.0
+        self._next_tenth = 1
+        self._bar_shown = False
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, Scored | CellFailed):
+            self.done += 1
+            self.retrying.pop(event.cell, None)
+            if isinstance(event, CellFailed):
+                self.errors += 1
+                if not event.resumed:
+                    self._line(f"error: {event.cell}: {event.error}")
+            self._progress()
+        elif isinstance(event, Response):
+            self.retrying.pop(event.cell, None)
+        elif isinstance(event, Retrying):
+            self.retrying[event.cell] = (time.monotonic() + event.delay, event.reason)
+            self._progress(force=True)
+        elif isinstance(event, Notice):
+            self._line(f"{event.level}: {event.message}")
+        elif isinstance(event, RunStarted):
+            self.plan = event.plan
+            self.total = int(event.plan.get("cells") or 0)
+            resumed = int(event.plan.get("resumed_cells") or 0)
+            what = "blueprint" if event.plan.get("kind") == "weval" else "suite"
+            self._line(f"Running {what} {event.plan.get('file')}: {self.total} cell(s), run {event.plan.get('run_label')}"
+                       + (f", {resumed} already done (resumed)" if resumed else ""))
+        elif isinstance(event, RunFinished):
+            self.summary = event.summary
+
+    # --- progress ---------------------------------------------------------------------------------
+    def _progress(self, force: bool = False) -> None:
+        now = time.monotonic()
+        if self.tty:
+            if force or now - self._last_draw >= REDRAW_INTERVAL or self.done == self.total:
+                self._last_draw = now
+                self._draw(now)
+            return
+        tenth = self.total and self.done * 10 // self.total
+        if self.done == self.total or tenth >= self._next_tenth or now - self._last_line >= LINE_INTERVAL:
+            self._next_tenth = tenth + 1
+            self._last_line = now
+            self.err.write(f"progress: {self.done}/{self.total} done, {self.errors} error(s), "
+                           f"{now - self.started:.1f} s\n")
+            self.err.flush()
+
+    def _draw(self, now: float) -> None:
+        width = 28
+        filled = int(width * self.done / self.total) if self.total else width
+        bar = "█" * filled + "░" * (width - filled)
+        waiting = [(t, r) for t, r in self.retrying.values() if t > now]
+        retry = ""
+        if self.retrying:
+            longest = max((t - now for t, _ in waiting), default=0.0)
+            reasons = ",".join(sorted({r for _, r in self.retrying.values()}))
+            retry = f"  retrying {len(self.retrying)} ({reasons}; back-off {longest:.1f} s)"
+        line = f"\r{bar} {self.done}/{self.total}  errors {self.errors}{retry}  {now - self.started:.1f} s"
+        self.err.write(line + "\x1b[K")
+        self.err.flush()
+        self._bar_shown = True
+
+    def _line(self, text: str) -> None:
+        if self._bar_shown:
+            self.err.write("\r\x1b[K")
+        self.err.write(text + "\n")
+        self.err.flush()
+        if self._bar_shown:
+            self._draw(time.monotonic())
+
+    # --- the end ----------------------------------------------------------------------------------
+    def close(self, interrupted: bool = False) -> None:
+        if self._bar_shown:
+            self.err.write("\n")
+            self.err.flush()
+        if self.summary is not None:
+            self.out.write(format_table(self.summary) + "\n")
+            for f in self.summary.files:
+                self.out.write(f"results: {f}\n")
+            self.out.flush()
+
+
+def _fmt(x: float | None) -> str:
+    return "—" if x is None else f"{x:.3f}"
+
+
+def format_table(summary: RunSummary) -> str:
+    headers = ("model", "cells", "mean", "pass", "borderline", "fail", "not scored", "errors")
+    rows = [(m.model, str(m.cells), _fmt(m.mean), str(m.passed), str(m.borderline), str(m.failed),
+             str(m.not_scored), str(m.errors)) for m in summary.models]
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
+
+    def line(cells: tuple[str, ...]) -> str:
+        return "  ".join(c.ljust(widths[0]) if i == 0 else c.rjust(widths[i]) for i, c in enumerate(cells))
+
+    out = [line(headers), line(tuple("-" * w for w in widths)), *(line(r) for r in rows)]
+    extra = [f"mean {_fmt(summary.mean)}", f"{summary.calls} call(s)"]
+    if summary.cached:
+        extra.append(f"{summary.cached} from cache")
+    if summary.resumed:
+        extra.append(f"{summary.resumed} cell(s) resumed")
+    out.append("")
+    out.append(", ".join(extra))
+    return "\n".join(out)
+
+
+def format_plan(plan: dict[str, Any]) -> str:
+    """`--dry-run`: what would run, calls per model, judges, estimated tokens."""
+    lines = [f"{plan.get('kind')} {plan.get('file')}  run label {plan.get('run_label')}"]
+    if plan.get("kind") == "weval":
+        lines.append(f"{plan.get('prompts')} prompt(s) × {len(plan.get('effective_models') or [])} effective "
+                     f"model(s) = {plan.get('cells')} cell(s); concurrency {plan.get('concurrency')}")
+    else:
+        lines.append(f"{plan.get('tests')} test(s) × {len(plan.get('targets') or [])} target(s) = "
+                     f"{plan.get('cells')} cell(s); concurrency {plan.get('concurrency')}")
+    if plan.get("replay"):
+        lines.append(f"answers replayed from {plan['replay']} (no model is called)")
+    lines.append("")
+    headers = ("model", "cells", "calls", "judge calls", "est. input tokens")
+    rows = [(m, str(v["cells"]), str(v["calls"]), str(v.get("judge_calls", 0)), str(v["input_tokens"]))
+            for m, v in (plan.get("per_model") or {}).items()]
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
+    lines.append("  ".join(h.ljust(widths[0]) if i == 0 else h.rjust(widths[i]) for i, h in enumerate(headers)))
+    for r in rows:
+        lines.append("  ".join(c.ljust(widths[0]) if i == 0 else c.rjust(widths[i]) for i, c in enumerate(r)))
+    lines.append("")
+    judges = plan.get("judges") or []
+    if judges:
+        lines.append(f"judges ({plan.get('judge_source')}): {', '.join(judges)}")
+    elif plan.get("kind") == "weval":
+        lines.append("judges: none (llm-coverage not run)")
+    lines.append(f"eval methods: {', '.join(plan.get('eval_methods') or []) or 'none'}")
+    lines.append(f"total: {plan.get('calls')} call(s), ~{plan.get('estimated_input_tokens')} input tokens "
+                 f"(outputs up to {plan.get('max_output_tokens', 1500)} tokens a call)")
+    for w in plan.get("warnings") or []:
+        lines.append(f"warning: {w}")
+    for p in plan.get("problems") or []:
+        lines.append(f"problem: {p}")
+    return "\n".join(lines)
+
+
+def stdout_is_tty() -> bool:
+    return sys.stderr.isatty()

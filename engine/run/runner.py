@@ -1,0 +1,52 @@
+"""The runner's API: plan a checked file, then run the plan as a stream of events.
+
+    analysis = analyze_file(path)
+    plan = plan_for(analysis, options)          # raises PlanError (nothing to run, bad -m, …)
+    async for event in run(plan, options):      # events.py
+        ...
+
+The CLI renders the events; the language server renders the same events as progress and inline
+results. Nothing here prints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from ..detect import FileKind
+from .events import Event
+from .options import RunOptions
+from .weval_plan import PlanError
+
+__all__ = ["PlanError", "plan_for", "run"]
+
+
+def plan_for(analysis: Any, options: RunOptions) -> Any:
+    """A WevalPlan or an AgentvPlan for a file without errors. Raises PlanError."""
+    if analysis.errors:
+        raise PlanError(f"{analysis.path}: the file has {len(analysis.errors)} error(s); fix them first")
+    path = Path(analysis.path) if analysis.path is not None else Path("<buffer>")
+    if analysis.kind is FileKind.WEVAL and analysis.blueprint is not None:
+        from .weval_plan import plan_weval
+
+        return plan_weval(analysis.blueprint, path, options)
+    if analysis.kind is FileKind.AGENTV and analysis.suite is not None:
+        from .agentv_plan import plan_agentv
+
+        return plan_agentv(analysis.suite, path, options)
+    raise PlanError(f"{path}: not a Weval blueprint or an AgentV eval file (nothing to run)")
+
+
+async def run(plan: Any, options: RunOptions) -> AsyncIterator[Event]:
+    if plan.kind == "weval":
+        from .weval_runner import run_weval
+
+        async for event in run_weval(plan, options):
+            yield event
+    else:
+        from .agentv_runner import run_agentv
+
+        async for event in run_agentv(plan, options):
+            yield event

@@ -1,0 +1,253 @@
+"""Weval result files: the `FinalComparisonOutputV2` comparison file and its artefact folder.
+
+Layout (weval-output-format.md §3–§4), under the output folder:
+
+    live/blueprints/<configId>/<runLabel>_<timestamp>_comparison.json    the monolithic file
+    live/blueprints/<configId>/<runLabel>_<timestamp>/core.json           light metadata, placeholders
+        responses/<promptId>.json                                          final answers per model
+        coverage/<promptId>/<safe model id>.json                           rubric results
+        histories/<promptId>/<safe model id>.json                          {"history": [...]}
+
+`timestamp` is the reference's safe form (`2024-01-01T12-30-00-123Z`), taken when the run completes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..weval.ids import UNDEFINED, safe_file_part
+from ..weval.model import Blueprint, Prompt
+from .files import dumps, write_json
+from .run_label import reference_points
+
+IDEAL_MODEL_ID = "IDEAL_BENCHMARK"
+
+
+@dataclass
+class WevalResults:
+    """Everything a run learned, by prompt and effective model; filled as cells finish."""
+
+    responses: dict[str, dict[str, str]] = field(default_factory=dict)
+    histories: dict[str, dict[str, list[dict[str, Any]]]] = field(default_factory=dict)
+    errors: dict[str, dict[str, str]] = field(default_factory=dict)
+    coverage: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    system_prompts: dict[str, str | None] = field(default_factory=dict)
+    key_points: dict[str, list[str]] = field(default_factory=dict)
+    similarity: dict[str, dict[str, float]] | None = None
+    per_prompt_similarity: dict[str, dict[str, dict[str, float]]] | None = None
+
+
+def prompt_context(p: Prompt) -> list[dict[str, Any]]:
+    return [{"role": m.role, "content": m.content} for m in p.messages]
+
+
+def config_object(bp: Blueprint, models: list[str], prompts: list[Prompt]) -> dict[str, Any]:
+    """The blueprint as the reference's normalized ComparisonConfig (what `config` holds)."""
+    cfg: dict[str, Any] = {"id": bp.id, "title": bp.title}
+    if bp.description is not None:
+        cfg["description"] = bp.description
+    if bp.tags:
+        cfg["tags"] = bp.tags
+    if bp.author is not None:
+        cfg["author"] = bp.author
+    if bp.references:
+        cfg["references"] = bp.references
+    cfg["models"] = models
+    if bp.system is not None:
+        cfg["system"] = bp.system
+    if bp.systems:
+        cfg["systems"] = bp.systems
+    if bp.temperature is not None:
+        cfg["temperature"] = bp.temperature
+    if bp.temperatures:
+        cfg["temperatures"] = bp.temperatures
+    cfg["concurrency"] = bp.concurrency
+    cfg["embeddingModel"] = bp.embedding_model
+    if bp.judges or bp.judge_models:
+        cov: dict[str, Any] = {}
+        if bp.judges:
+            cov["judges"] = [{k: v for k, v in (("id", j.id), ("model", j.model), ("approach", j.approach))
+                              if v is not None} for j in bp.judges]
+        if bp.judge_models:
+            cov["judgeModels"] = bp.judge_models
+        cfg["evaluationConfig"] = {"llm-coverage": cov}
+    if bp.point_defs:
+        cfg["point_defs"] = bp.point_defs
+    if bp.external_services:
+        cfg["externalServices"] = _redacted_services(bp.external_services)
+    cfg["prompts"] = [_prompt_object(p) for p in prompts]
+    return cfg
+
+
+def _redacted_services(services: dict[str, Any]) -> dict[str, Any]:
+    """Service definitions without their headers' values: those often hold keys."""
+    from ..providers.redact import MASK, is_sensitive_header
+
+    out: dict[str, Any] = {}
+    for name, svc in services.items():
+        if isinstance(svc, dict) and isinstance(svc.get("headers"), dict):
+            svc = {**svc, "headers": {k: (MASK if is_sensitive_header(str(k)) else v)
+                                      for k, v in svc["headers"].items()}}
+        out[name] = svc
+    return out
+
+
+def _prompt_object(p: Prompt) -> dict[str, Any]:
+    obj: dict[str, Any] = {"id": p.id, "messages": prompt_context(p)}
+    if p.description is not None:
+        obj["description"] = p.description
+    if p.ideal is not None:
+        obj["idealResponse"] = p.ideal
+    if p.system_set:
+        obj["system"] = p.system
+    if p.citation is not None:
+        obj["citation"] = p.citation
+    if p.weight != 1.0:
+        obj["weight"] = p.weight
+    if p.temperature is not None:
+        obj["temperature"] = p.temperature
+    if p.should:
+        obj["points"] = _defined(reference_points(p.should))
+    if p.should_not:
+        obj["should_not"] = _defined(reference_points(p.should_not))
+    return obj
+
+
+def _defined(value: Any) -> Any:
+    """Drop JavaScript-undefined members (JSON.stringify would not write them)."""
+    if isinstance(value, dict):
+        return {k: _defined(v) for k, v in value.items() if v is not UNDEFINED}
+    if isinstance(value, list):
+        return [_defined(v) for v in value]
+    return value
+
+
+def comparison_object(*, bp: Blueprint, models: list[str], prompts: list[Prompt], run_label: str,
+                      timestamp: str, eval_methods: list[str], effective_models: list[str],
+                      results: WevalResults) -> dict[str, Any]:
+    has_ideal = any(p.ideal for p in prompts)
+    final_responses: dict[str, dict[str, str]] = {}
+    for p in prompts:
+        row: dict[str, str] = {}
+        if p.ideal:
+            row[IDEAL_MODEL_ID] = p.ideal
+        row.update(results.responses.get(p.id, {}))
+        final_responses[p.id] = row
+    eff = sorted(set(effective_models) | ({IDEAL_MODEL_ID} if has_ideal else set()))
+    evaluation: dict[str, Any] = {}
+    if "embedding" in eval_methods:
+        evaluation["similarityMatrix"] = results.similarity or {}
+        evaluation["perPromptSimilarities"] = results.per_prompt_similarity or {}
+    if "llm-coverage" in eval_methods:
+        evaluation["llmCoverageScores"] = {p.id: results.coverage.get(p.id, {}) for p in prompts}
+    out: dict[str, Any] = {
+        "configId": bp.id,
+        "configTitle": bp.title,
+        "runLabel": run_label,
+        "timestamp": timestamp,
+    }
+    if bp.description is not None:
+        out["description"] = bp.description
+    if bp.path:
+        out["sourceBlueprintFileName"] = Path(bp.path).name
+    out.update({
+        "config": config_object(bp, models, prompts),
+        "evalMethodsUsed": eval_methods,
+        "effectiveModels": eff,
+        "modelSystemPrompts": dict(results.system_prompts),
+        "promptIds": sorted(p.id for p in prompts),
+        "promptContexts": {p.id: prompt_context(p) for p in prompts},
+    })
+    if results.key_points:
+        out["extractedKeyPoints"] = results.key_points
+    out["allFinalAssistantResponses"] = final_responses
+    out["fullConversationHistories"] = {p.id: results.histories.get(p.id, {}) for p in prompts}
+    out["evaluationResults"] = evaluation
+    if results.errors:
+        out["errors"] = results.errors
+    return out
+
+
+def core_object(full: dict[str, Any]) -> dict[str, Any]:
+    """core.json: the comparison without bulky fields (the reference's `buildCoreData`)."""
+    core = dict(full)
+    cfg = dict(core.get("config") or {})
+    if "prompts" in cfg:
+        cfg["prompts"] = [{"id": p["id"], **({"weight": p["weight"]} if "weight" in p else {})}
+                          for p in cfg["prompts"]]
+    core["config"] = cfg
+    placeholder = {pid: {m: None for m in full.get("effectiveModels", [])} for pid in full.get("promptIds", [])}
+    core["allFinalAssistantResponses"] = placeholder
+    core["fullConversationHistories"] = {pid: dict(row) for pid, row in placeholder.items()}
+    stripped: dict[str, dict[str, Any]] = {}
+    coverage = (full.get("evaluationResults") or {}).get("llmCoverageScores") or {}
+    for pid, by_model in coverage.items():
+        stripped[pid] = {}
+        for mid, r in by_model.items():
+            light = None
+            if isinstance(r.get("pointAssessments"), list):
+                light = []
+                for pa in r["pointAssessments"]:
+                    item = {"coverageExtent": pa.get("coverageExtent"), "multiplier": pa.get("multiplier"),
+                            "isInverted": pa.get("isInverted")}
+                    scores = [j.get("coverageExtent") for j in pa.get("individualJudgements") or []
+                              if isinstance(j.get("coverageExtent"), int | float)]
+                    if len(scores) > 1:
+                        mean = sum(scores) / len(scores)
+                        item["judgeStdDev"] = (sum((s - mean) ** 2 for s in scores) / len(scores)) ** 0.5
+                    if pa.get("pathId") is not None:
+                        item["pathId"] = pa["pathId"]
+                    light.append(item)
+            entry = {k: r[k] for k in ("avgCoverageExtent", "keyPointsCount", "error") if k in r}
+            if light is not None:
+                entry["pointAssessments"] = light
+            stripped[pid][mid] = entry
+    core["evaluationResults"] = {"similarityMatrix": (full.get("evaluationResults") or {}).get("similarityMatrix")
+                                 or {}, "llmCoverageScores": stripped}
+    return core
+
+
+def file_id(item_id: str) -> str:
+    """A prompt id as a file name: as is (the reference's layout), unless it could leave the folder."""
+    if "/" in item_id or "\\" in item_id or item_id in (".", "..") or not item_id:
+        return safe_file_part(item_id).replace(".", "_") or "_"
+    return item_id
+
+
+class _ArtefactWriter:
+    """Many small files: plain writes (no temp file: nothing reads them while the run writes), each
+    folder created once."""
+
+    def __init__(self) -> None:
+        self._made: set[Path] = set()
+
+    def write(self, path: Path, value: Any) -> None:
+        parent = path.parent
+        if parent not in self._made:
+            parent.mkdir(parents=True, exist_ok=True)
+            self._made.add(parent)
+        path.write_text(dumps(value), encoding="utf-8")
+
+
+def write_comparison(folder: Path, run_label: str, timestamp: str, full: dict[str, Any]) -> list[Path]:
+    """The monolithic file (pretty, as the reference) and the artefacts (compact). Returns the paths."""
+    base = f"{run_label}_{timestamp}"
+    main = folder / f"{base}_comparison.json"
+    write_json(main, full, indent=2)
+    run_dir = folder / base
+    out = _ArtefactWriter()
+    out.write(run_dir / "core.json", core_object(full))
+    for pid, row in (full.get("allFinalAssistantResponses") or {}).items():
+        out.write(run_dir / "responses" / f"{file_id(pid)}.json", row)
+    coverage = (full.get("evaluationResults") or {}).get("llmCoverageScores") or {}
+    for pid, by_model in coverage.items():
+        for mid, result in by_model.items():
+            out.write(run_dir / "coverage" / file_id(pid) / f"{safe_file_part(mid)}.json", result)
+    for pid, by_model in (full.get("fullConversationHistories") or {}).items():
+        for mid, history in by_model.items():
+            if history:
+                out.write(run_dir / "histories" / file_id(pid) / f"{safe_file_part(mid)}.json",
+                          {"history": history})
+    return [main, run_dir]

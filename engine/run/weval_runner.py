@@ -1,0 +1,632 @@
+"""Running a Weval blueprint: answers, rubric scores, embeddings, result files — as a stream of events.
+
+Each cell (prompt × effective model) is generated and scored on its own, as soon as a worker is free,
+so results stream out while the run goes on and every finished answer, judgement and score is in the
+journal the moment it exists. The comparison file and artefacts are written at the end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import math
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from ..providers.base import ChatMessage, ChatRequest, ProviderError
+from ..scoring.weval_aggregate import (
+    ALL_JUDGES_FAILED,
+    CoveragePoint,
+    JudgeAnswerError,
+    avg_coverage_extent,
+    consensus,
+    consensus_judge_id,
+    invert,
+    inverted_reflection,
+    parse_judge_answer,
+)
+from ..scoring.weval_points import PointContext
+from ..weval.ids import js_number
+from ..weval.model import Point, Prompt
+from .calls import Calls, provider_key
+from .events import (
+    Cell,
+    CellFailed,
+    Event,
+    ModelSummary,
+    Notice,
+    Response,
+    RunFinished,
+    RunStarted,
+    RunSummary,
+    Scored,
+)
+from .files import iso_timestamp, now_utc, safe_timestamp
+from .journal import Journal, JournalState, cell_ref, load
+from .jsjson import js_to_fixed
+from .options import RunOptions
+from .weval_judge import (
+    EXTRACT_SYSTEM,
+    JUDGE_MAX_TOKENS,
+    extraction_prompt,
+    judge_label,
+    judge_messages,
+    parse_key_points,
+    transcript,
+)
+from .weval_plan import WevalPlan, WevalTask
+from .weval_points import base_assessment, score_function_point
+from .weval_results import WevalResults, comparison_object, write_comparison
+
+EMBED_BATCH = 64
+EMPTY_ANSWER = "Model returned an empty or whitespace-only response."
+
+
+def verdict_for(score: float | None) -> str | None:
+    """pass ≥ 0.8, borderline ≥ 0.6, else fail: the AgentV thresholds, used for both formats' tables."""
+    if score is None:
+        return None
+    return "pass" if score >= 0.8 else "borderline" if score >= 0.6 else "fail"
+
+
+class _Turns:
+    """The answers of one cell: every generated turn, with usage and cache/resume flags."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+        self.usage = [0, 0]
+        self.latency_ms = 0.0
+        self.cached = True
+        self.resumed = True
+
+
+class WevalRun:
+    def __init__(self, plan: WevalPlan, options: RunOptions) -> None:
+        self.plan = plan
+        self.options = options
+        self.bp = plan.blueprint
+        self.folder = options.output.joinpath(*plan.output_folder_parts)
+        self.journal_path = self.folder / f"{plan.run_label}.journal.jsonl"
+        self.results = WevalResults()
+        self.state = JournalState()
+        self.queue: asyncio.Queue[Event | None] = asyncio.Queue()
+        self.emit = self.queue.put_nowait
+        self.calls = Calls(options, self.emit, concurrency=plan.concurrency)
+        self.journal: Journal | None = None
+        self.scores: dict[Cell, tuple[float | None, str | None]] = {}
+        self.failed: set[Cell] = set()
+        self.resumed_cells = 0
+        self._key_points: dict[str, asyncio.Future[tuple[list[str] | None, str | None]]] = {}
+        self._judges: list[tuple[Any, Any]] = []  # (Judge, binding or ProviderError)
+        self._judge_problem: str | None = None
+
+    # --- the stream -------------------------------------------------------------------------------
+    async def events(self) -> AsyncIterator[Event]:
+        self._open_journal()
+        try:
+            summary = self.plan.summary()
+            summary["resumed_cells"] = self._resumable_count()
+            summary["output"] = str(self.folder)
+            summary["journal"] = str(self.journal_path)
+            yield RunStarted(summary)
+            for warning in self.plan.warnings:
+                yield Notice(warning, "warning")
+            self._bind_judges()
+            if self._judge_problem and self._needs_judges():
+                yield Notice(f"Judged points will not be scored: {self._judge_problem}", "warning")
+            async for event in self._cells():
+                yield event
+            if "embedding" in self.plan.eval_methods:
+                async for event in self._embeddings():
+                    yield event
+            files = self._write_results()
+            assert self.journal is not None
+            self.journal.write({"t": "done"})
+            yield RunFinished(self._summary(files))
+        finally:
+            if self.journal is not None:
+                self.journal.close()
+            await self.calls.aclose()
+
+    def _open_journal(self) -> None:
+        resuming = self.options.resume or self.options.retry_errors
+        if resuming and self.journal_path.exists():
+            self.state = load(self.journal_path)
+            self.journal = Journal(self.journal_path, fresh=False)
+            return
+        if self.journal_path.exists():
+            # A fresh run: keep the previous journal beside it rather than destroying it.
+            with contextlib.suppress(OSError):
+                self.journal_path.replace(self.journal_path.with_suffix(".prev.jsonl"))
+        self.journal = Journal(self.journal_path, fresh=True)
+        self.journal.write({"t": "run", "v": 1, "kind": "weval", "file": str(self.plan.path),
+                            "config_id": self.plan.config_id, "run_label": self.plan.run_label,
+                            "started": iso_timestamp(now_utc()),
+                            "systems": {t.cell.model: t.system for t in self.plan.tasks}})
+
+    def _resumable_count(self) -> int:
+        return sum(1 for t in self.plan.tasks if t.cell in self.state.scores or
+                   (t.cell in self.state.failures and not self.options.retry_errors))
+
+    def _needs_judges(self) -> bool:
+        return "llm-coverage" in self.plan.eval_methods and any(
+            any(p.kind == "text" for p in t.prompt.points) or (not t.prompt.points and t.prompt.ideal)
+            for t in self.plan.tasks)
+
+    def _bind_judges(self) -> None:
+        problems: list[str] = []
+        for judge in self.plan.judges:
+            try:
+                self._judges.append((judge, self.calls.model(judge.model)))
+            except ProviderError as err:
+                self._judges.append((judge, err))
+                problems.append(err.message)
+        if not self.plan.judges:
+            self._judge_problem = "no judge is configured"
+        elif len(problems) == len(self.plan.judges):
+            self._judge_problem = "no judge can be called (" + "; ".join(dict.fromkeys(problems)) + ")"
+
+    async def _cells(self) -> AsyncIterator[Event]:
+        tasks = iter(self.plan.tasks)
+
+        async def worker() -> None:
+            for task in tasks:
+                await self._cell(task)
+
+        n = max(1, min(len(self.plan.tasks), self.plan.concurrency * 2))
+        workers = [asyncio.ensure_future(worker()) for _ in range(n)]
+        everything = asyncio.gather(*workers)
+        everything.add_done_callback(lambda _: self.emit(None))
+        try:
+            while True:
+                event = await self.queue.get()
+                if event is None:
+                    break
+                yield event
+            await everything  # re-raises a worker's exception (a bug), never a provider error
+        finally:
+            if not everything.done():
+                everything.cancel()
+                with contextlib.suppress(BaseException):
+                    await everything
+
+    # --- one cell ---------------------------------------------------------------------------------
+    async def _cell(self, task: WevalTask) -> None:
+        cell = task.cell
+        state = self.state
+        done = state.scores.get(cell)
+        if done is not None and not (self.options.retry_errors and _has_errors(done.get("r"))):
+            turns = state.turns.get(cell, {})
+            self._restore(task, [str(turns[n].get("text", "")) for n in sorted(turns)], done)
+            return
+        failure = state.failures.get(cell)
+        if failure is not None and not self.options.retry_errors:
+            self.resumed_cells += 1
+            self._fail(task, str(failure.get("error")), str(failure.get("kind") or "error"), resumed=True)
+            return
+        try:
+            answer = await self._generate(task)
+        except ProviderError as err:
+            self._fail(task, f"Failed to get response for {cell.model}: {err.message}", err.kind)
+            return
+        except _CellError as err:
+            self._fail(task, str(err), err.kind)
+            return
+        final = answer.texts[-1]
+        history = self._history(task, answer.texts)
+        self.results.responses.setdefault(cell.item, {})[cell.model] = final
+        self.results.histories.setdefault(cell.item, {})[cell.model] = [
+            {"role": r, "content": c} for r, c, _ in history]
+        self.results.system_prompts[cell.model] = task.system
+        self.emit(Response(cell, final, (answer.usage[0], answer.usage[1]), answer.cached and not answer.resumed,
+                           answer.latency_ms, resumed=answer.resumed, replayed=self.plan.replay is not None))
+        await self._score(task, answer.texts, history)
+
+    def _restore(self, task: WevalTask, texts: list[str], done: dict[str, Any]) -> None:
+        """A cell the journal already has whole: no call, the same events and results."""
+        cell = task.cell
+        self.resumed_cells += 1
+        if not texts and self.plan.replay is not None:
+            rec = self.plan.replay.answer(cell)
+            texts = list(rec.generated) if rec is not None and rec.text is not None else []
+        final = texts[-1] if texts else ""
+        history = self._history(task, texts or [""])
+        self.results.responses.setdefault(cell.item, {})[cell.model] = final
+        self.results.histories.setdefault(cell.item, {})[cell.model] = [
+            {"role": r, "content": c} for r, c, _ in history]
+        self.results.system_prompts[cell.model] = task.system
+        self.emit(Response(cell, final, resumed=True, replayed=self.plan.replay is not None))
+        result = done.get("r") or {}
+        if result and "llm-coverage" in self.plan.eval_methods:
+            self.results.coverage.setdefault(cell.item, {})[cell.model] = result
+        kp = self.state.key_points.get(cell.item)
+        if kp and kp.get("points"):
+            self.results.key_points[cell.item] = list(kp["points"])
+        score = done.get("s")
+        verdict = verdict_for(score)
+        self.scores[cell] = (score, verdict)
+        self.emit(Scored(cell, score, verdict, result, resumed=True))
+
+    def _fail(self, task: WevalTask, message: str, kind: str, *, resumed: bool = False) -> None:
+        cell = task.cell
+        self.failed.add(cell)
+        marked = f"<<error>>{message}<</error>>"
+        self.results.responses.setdefault(cell.item, {})[cell.model] = marked
+        self.results.errors.setdefault(cell.item, {})[cell.model] = message
+        history = [{"role": "system", "content": task.system}] if task.system else []
+        history += [{"role": m.role, "content": m.content} for m in task.prompt.messages
+                    if not (m.role == "assistant" and m.content is None)]
+        history.append({"role": "assistant", "content": marked})
+        self.results.histories.setdefault(cell.item, {})[cell.model] = history
+        self.results.system_prompts[cell.model] = task.system
+        if "llm-coverage" in self.plan.eval_methods:
+            self.results.coverage.setdefault(cell.item, {})[cell.model] = {"error": f"Generation failed: {message}"}
+        if not resumed and self.journal is not None:
+            self.journal.write({"t": "fail", "c": cell_ref(cell), "error": message, "kind": kind})
+        self.emit(CellFailed(cell, message, kind, resumed=resumed))
+
+    # --- generation -------------------------------------------------------------------------------
+    async def _generate(self, task: WevalTask) -> _Turns:
+        """Every generated turn of the conversation: `assistant: null` turns in order, then the final
+        answer when the last message is the user's (compat notes §3)."""
+        out = _Turns()
+        if self.plan.replay is not None:
+            return self._replayed(task, out)
+        messages: list[ChatMessage] = []
+        prompt = task.prompt
+        for msg in prompt.messages:
+            if msg.role == "assistant" and msg.content is None:
+                text = await self._turn(task, messages, len(out.texts), out)
+                messages.append(ChatMessage("assistant", text))
+            else:
+                messages.append(ChatMessage(msg.role, msg.content or ""))
+        if prompt.messages and prompt.messages[-1].role == "user":
+            await self._turn(task, messages, len(out.texts), out)
+        if not out.texts:  # a conversation ending on a fixed assistant turn: nothing to generate
+            last = next((m.content for m in reversed(prompt.messages) if m.role == "assistant" and m.content), "")
+            out.texts.append(last or "")
+        return out
+
+    def _replayed(self, task: WevalTask, out: _Turns) -> _Turns:
+        rec = self.plan.replay.answer(task.cell)
+        if rec is None or rec.text is None:
+            raise _CellError(rec.error if rec is not None and rec.error else
+                             f"{self.plan.replay.path} has no answer for {task.cell}", "replay")
+        out.texts = list(rec.generated) or [rec.text]
+        if rec.history and len(out.texts) == 1:
+            out.texts = _generated_from_history(task.prompt, rec.history) or out.texts
+        out.cached = False
+        out.resumed = False
+        return out
+
+    async def _turn(self, task: WevalTask, messages: list[ChatMessage], n: int, out: _Turns) -> str:
+        cell = task.cell
+        done = self.state.turns.get(cell, {}).get(n)
+        if done is not None:
+            text = str(done.get("text", ""))
+            out.texts.append(text)
+            return text
+        binding = self.calls.model(self.plan.model_specs.get(task.model, task.model))
+        system = task.system
+        chat = [m for m in messages if m.role != "system"]
+        if any(m.role == "system" for m in messages):  # `system:` turns inside messages join the system prompt
+            parts = [system] if system else []
+            parts += [m.content for m in messages if m.role == "system"]
+            system = "\n\n".join(parts)
+        req = ChatRequest(model=binding.model_name, messages=tuple(chat), system=system or None,
+                          temperature=task.temperature)
+        result = await self.calls.chat(binding.provider, req, cell, limit_key=provider_key(task.model),
+                                       model_label=task.model)
+        text = result.text
+        if not text or not text.strip():
+            raise _CellError(f"Failed to get response for {cell.model}: {EMPTY_ANSWER}", "bad_response")
+        assert self.journal is not None
+        self.journal.write({"t": "gen", "c": cell_ref(cell), "n": n, "text": text,
+                            "u": [result.usage.input_tokens, result.usage.output_tokens],
+                            "ms": round(result.latency_ms, 1), "cached": result.cached})
+        out.texts.append(text)
+        out.usage[0] += result.usage.input_tokens
+        out.usage[1] += result.usage.output_tokens
+        out.latency_ms += result.latency_ms
+        out.cached = out.cached and result.cached
+        out.resumed = False
+        return text
+
+    def _history(self, task: WevalTask, texts: list[str]) -> list[tuple[str, str, bool]]:
+        """(role, content, generated) for the whole exchange: system, fixed turns, generated turns."""
+        out: list[tuple[str, str, bool]] = []
+        if task.system:
+            out.append(("system", task.system, False))
+        generated = iter(texts)
+        for msg in task.prompt.messages:
+            if msg.role == "assistant" and msg.content is None:
+                out.append(("assistant", next(generated, ""), True))
+            else:
+                out.append((msg.role, msg.content or "", False))
+        if task.prompt.messages and task.prompt.messages[-1].role == "user":
+            out.append(("assistant", next(generated, texts[-1] if texts else ""), True))
+        return out
+
+    # --- scoring ----------------------------------------------------------------------------------
+    async def _score(self, task: WevalTask, texts: list[str], history: list[tuple[str, str, bool]]) -> None:
+        cell = task.cell
+        if "llm-coverage" not in self.plan.eval_methods:
+            self._scored(cell, None, {})
+            return
+        prompt = task.prompt
+        points: list[Point] = list(prompt.points)
+        if not points and prompt.ideal:
+            key_points, error = await self._extract(prompt)
+            if key_points is None:
+                self._scored(cell, None, {"error": f"Key point extraction failed: {error}"})
+                return
+            points = [Point(kind="text", text=t, span=prompt.span) for t in key_points]
+        # The scored text of a conversation is its generated turns joined by a blank line (§3).
+        subject = "\n\n".join(texts)
+        ctx = PointContext(messages=[{"role": r, "content": c} for r, c, _ in history], model_id=cell.model,
+                           prompt_id=prompt.id)
+        conversation = transcript(history)
+        judged_all = [p for p in points if p.kind == "text"]
+        criteria = [f"{'[should not]' if p.inverted else '[should]'} {p.text}" for p in judged_all]
+
+        async def one(index: int, point: Point) -> dict[str, Any]:
+            if point.kind == "fn":
+                return await score_function_point(point, subject, ctx, services=self.bp.external_services,
+                                                  client=self.calls.client, env=self.options.env)
+            return await self._judge_point(cell, index, point, subject, conversation, criteria)
+
+        assessments = list(await asyncio.gather(*(one(i, p) for i, p in enumerate(points))))
+        score = avg_coverage_extent(CoveragePoint(a.get("coverageExtent"), a.get("multiplier", 1.0), a.get("pathId"))
+                                    for a in assessments)
+        result: dict[str, Any] = {"keyPointsCount": len(assessments)}
+        if score is not None:
+            result["avgCoverageExtent"] = score
+        result["pointAssessments"] = assessments
+        self._scored(cell, result.get("avgCoverageExtent"), result)
+
+    def _scored(self, cell: Cell, score: float | None, result: dict[str, Any]) -> None:
+        if result and "llm-coverage" in self.plan.eval_methods:
+            self.results.coverage.setdefault(cell.item, {})[cell.model] = result
+        verdict = verdict_for(score)
+        self.scores[cell] = (score, verdict)
+        assert self.journal is not None
+        self.journal.write({"t": "score", "c": cell_ref(cell), "s": score, "v": verdict, "r": result})
+        self.emit(Scored(cell, score, verdict, result))
+
+    async def _judge_point(self, cell: Cell, index: int, point: Point, subject: str, conversation: str,
+                           criteria: list[str]) -> dict[str, Any]:
+        """Every judge on one text point, then their consensus (compat notes §8)."""
+        out = base_assessment(point)
+        if self._judge_problem:
+            reason = f"Not scored: {self._judge_problem}."
+            out.update({"coverageExtent": None, "reflection": reason, "error": reason, "judgeLog": [reason]})
+            return out
+        verdicts = await asyncio.gather(*(self._one_judge(cell, index, judge, binding, point, subject, conversation)
+                                          for judge, binding in self._judges))
+        log: list[str] = []
+        ok = []
+        for (judge, _), v in zip(self._judges, verdicts, strict=True):
+            name = judge.id or judge_label(judge)
+            if v["error"] is None:
+                ok.append(v)
+                log.append(f"[{name}] SUCCEEDED. Score: {js_number(v['score'])}")
+            else:
+                log.append(f"[{name}] FAILED: {v['error']}")
+        mean = consensus(v["score"] for v in ok)
+        if mean is None:
+            log.append(f"FINAL_ERROR: {ALL_JUDGES_FAILED}")
+            out.update({"coverageExtent": None, "error": ALL_JUDGES_FAILED, "judgeLog": log})
+            return out
+        reflection = (f"Consensus from {len(ok)} judge(s). Average score: {js_to_fixed(mean, 2)}. "
+                      "See breakdown for individual reflections.")
+        if len(ok) < len(self._judges):
+            failed = len(self._judges) - len(ok)
+            warning = (f"{failed} of {len(self._judges)} judges failed to return a valid assessment. "
+                       "The final score is based on a partial consensus.")
+            reflection += f"\n\nWARNING: {warning}"
+            log.append(f"WARNING: {warning}")
+            out["error"] = warning
+        out["coverageExtent"] = invert(mean) if point.inverted else mean
+        out["reflection"] = inverted_reflection(reflection) if point.inverted else reflection
+        out["judgeModelId"] = consensus_judge_id([v["judge"] for v in ok])
+        out["judgeLog"] = log
+        out["individualJudgements"] = [{"judgeModelId": v["judge"], "coverageExtent": v["score"],
+                                        "reflection": v["reflection"]} for v in ok]
+        return out
+
+    async def _one_judge(self, cell: Cell, index: int, judge: Any, binding: Any, point: Point, subject: str,
+                         conversation: str) -> dict[str, Any]:
+        label = judge_label(judge)
+        done = self.state.judgements.get((cell, index, label))
+        if done is not None and not (self.options.retry_errors and done.get("e")):
+            return {"judge": label, "score": done.get("s"), "reflection": done.get("r"), "error": done.get("e")}
+        if isinstance(binding, ProviderError):
+            return {"judge": label, "score": None, "reflection": None, "error": binding.message}
+        system, user = judge_messages(judge, conversation=conversation, text=subject, criterion=point.text or "",
+                                      suite_description=self.bp.description)
+        req = ChatRequest(model=binding.model_name, messages=(ChatMessage("user", user),), system=system,
+                          temperature=0.0, max_tokens=JUDGE_MAX_TOKENS)
+        record: dict[str, Any] = {"t": "judge", "c": cell_ref(cell), "p": index, "j": label}
+        try:
+            result = await self.calls.chat(binding.provider, req, cell, limit_key=provider_key(judge.model),
+                                           purpose="judge", model_label=label)
+            answer = parse_judge_answer(result.text)
+        except ProviderError as err:
+            record.update({"s": None, "r": None, "e": f"Client/Network error: {err.message}"})
+        except JudgeAnswerError as err:
+            record.update({"s": None, "r": None, "e": str(err)})
+        else:
+            record.update({"s": answer.score, "r": answer.reflection, "e": None})
+        assert self.journal is not None
+        self.journal.write(record)
+        return {"judge": label, "score": record["s"], "reflection": record["r"], "error": record["e"]}
+
+    async def _extract(self, prompt: Prompt) -> tuple[list[str] | None, str | None]:
+        """Key points from the ideal, once per prompt (all models share them), journaled."""
+        fut = self._key_points.get(prompt.id)
+        if fut is None:
+            fut = self._key_points[prompt.id] = asyncio.ensure_future(self._extract_once(prompt))
+        points, error = await asyncio.shield(fut)
+        if points:
+            self.results.key_points[prompt.id] = points
+        return points, error
+
+    async def _extract_once(self, prompt: Prompt) -> tuple[list[str] | None, str | None]:
+        done = self.state.key_points.get(prompt.id)
+        if done is not None and done.get("points"):
+            return list(done["points"]), None
+        if self._judge_problem and not self.options.judges and not self.bp.judge_models:
+            return None, self._judge_problem
+        cell = Cell(prompt.id, "")
+        conversation = transcript([(m.role, m.content or "<TO_BE_GENERATED>", False) for m in prompt.messages])
+        errors: list[str] = []
+        for model in self.plan.key_point_models:
+            try:
+                binding = self.calls.model(model)
+                req = ChatRequest(model=binding.model_name, system=EXTRACT_SYSTEM, temperature=0.0,
+                                  messages=(ChatMessage("user", extraction_prompt(prompt.ideal or "", conversation)),))
+                result = await self.calls.chat(binding.provider, req, cell, limit_key=provider_key(model),
+                                               purpose="extract", model_label=model)
+            except ProviderError as err:
+                errors.append(err.message)
+                continue
+            points = parse_key_points(result.text)
+            if points:
+                assert self.journal is not None
+                self.journal.write({"t": "kp", "i": prompt.id, "m": model, "points": points})
+                return points, None
+            errors.append(f"{model}: no <key_point> in the answer")
+        return None, "; ".join(dict.fromkeys(errors)) or "no judge model to extract key points"
+
+    # --- embeddings -------------------------------------------------------------------------------
+    async def _embeddings(self) -> AsyncIterator[Event]:
+        """Cosine similarity of every answer to the ideal and to each other, per prompt and averaged."""
+        from .weval_results import IDEAL_MODEL_ID
+
+        texts: dict[str, str] = {}
+        models: set[str] = set()
+        prompt_ids = [p.id for p in self.plan.prompts]
+        for p in self.plan.prompts:
+            if p.ideal:
+                texts[f"{p.id}\x1f{IDEAL_MODEL_ID}"] = p.ideal
+                models.add(IDEAL_MODEL_ID)
+            for model, text in self.results.responses.get(p.id, {}).items():
+                models.add(model)
+                if Cell(p.id, model) not in self.failed and text.strip():
+                    texts[f"{p.id}\x1f{model}"] = text
+        vectors = {k: v for k, v in self.state.embeddings.items() if k in texts}
+        missing = [k for k in texts if k not in vectors]
+        if missing:
+            try:
+                binding = self.calls.model(self.bp.embedding_model)
+            except ProviderError as err:
+                yield Notice(f"Embedding similarity not computed: {err.message}", "warning")
+                missing = []
+            for start in range(0, len(missing), EMBED_BATCH):
+                batch = missing[start:start + EMBED_BATCH]
+                try:
+                    got = await self.calls.embed(binding.provider, [texts[k] for k in batch], binding.model_name,
+                                                 limit_key=provider_key(self.bp.embedding_model),
+                                                 cell=Cell("", self.bp.embedding_model))
+                except ProviderError as err:
+                    yield Notice(f"Embeddings failed ({len(batch)} texts): {err.message}", "warning")
+                    continue
+                assert self.journal is not None
+                self.journal.write_many([{"t": "emb", "k": k, "v": v} for k, v in zip(batch, got, strict=True)])
+                vectors.update(zip(batch, got, strict=True))
+                while not self.queue.empty():
+                    event = self.queue.get_nowait()
+                    if event is not None:
+                        yield event
+        all_models = sorted(models)
+        per_prompt: dict[str, dict[str, dict[str, float]]] = {}
+        sums: dict[tuple[str, str], list[float]] = {}
+        for pid in prompt_ids:
+            matrix: dict[str, dict[str, float]] = {}
+            for a in all_models:
+                row: dict[str, float] = {}
+                for b in all_models:
+                    if a == b:
+                        row[b] = 1.0
+                        continue
+                    va, vb = vectors.get(f"{pid}\x1f{a}"), vectors.get(f"{pid}\x1f{b}")
+                    sim = _cosine(va, vb) if va is not None and vb is not None else math.nan
+                    row[b] = sim
+                    if not math.isnan(sim):
+                        sums.setdefault((a, b), []).append(sim)
+                matrix[a] = row
+            per_prompt[pid] = matrix
+        overall = {a: {b: (1.0 if a == b else (sum(sums[(a, b)]) / len(sums[(a, b)]) if sums.get((a, b))
+                                               else math.nan)) for b in all_models} for a in all_models}
+        self.results.similarity = overall
+        self.results.per_prompt_similarity = per_prompt
+
+    # --- the end ----------------------------------------------------------------------------------
+    def _write_results(self) -> list[Path]:
+        stamp = safe_timestamp(now_utc())
+        full = comparison_object(bp=self.bp, models=self.plan.models, prompts=self.plan.prompts,
+                                 run_label=self.plan.run_label, timestamp=stamp,
+                                 eval_methods=list(self.plan.eval_methods),
+                                 effective_models=self.plan.effective_models, results=self.results)
+        return write_comparison(self.folder, self.plan.run_label, stamp, full)
+
+    def _summary(self, files: list[Path]) -> RunSummary:
+        rows: list[ModelSummary] = []
+        for model in self.plan.effective_models:
+            cells = [t.cell for t in self.plan.tasks if t.cell.model == model]
+            scored = [self.scores[c][0] for c in cells if c in self.scores and self.scores[c][0] is not None]
+            verdicts = [self.scores[c][1] for c in cells if c in self.scores]
+            rows.append(ModelSummary(
+                model=model, cells=len(cells), scored=len(scored),
+                mean=sum(scored) / len(scored) if scored else None,  # type: ignore[arg-type]
+                passed=verdicts.count("pass"), borderline=verdicts.count("borderline"),
+                failed=verdicts.count("fail"), not_scored=sum(1 for c in cells if c in self.scores
+                                                              and self.scores[c][0] is None),
+                errors=sum(1 for c in cells if c in self.failed)))
+        return RunSummary(kind="weval", run_label=self.plan.run_label, models=tuple(rows),
+                          files=tuple(str(f) for f in files), calls=self.calls.calls, cached=self.calls.cached,
+                          resumed=self.resumed_cells)
+
+
+class _CellError(Exception):
+    def __init__(self, message: str, kind: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+def _has_errors(result: Any) -> bool:
+    if not isinstance(result, dict):
+        return False
+    if result.get("error"):
+        return True
+    return any(isinstance(pa, dict) and pa.get("error") for pa in result.get("pointAssessments") or [])
+
+
+def _cosine(a: list[float], b: list[float]) -> float:
+    dot = sum(x * y for x, y in zip(a, b, strict=False))
+    na = math.sqrt(sum(x * x for x in a))
+    nb = math.sqrt(sum(y * y for y in b))
+    return dot / (na * nb) if na and nb else math.nan
+
+
+def _generated_from_history(prompt: Prompt, history: list[dict[str, Any]]) -> list[str]:
+    """The generated turns of a recorded conversation: assistant turns at the prompt's `null` places,
+    then the final answer when the prompt ends on a user turn."""
+    assistants = [str(m.get("content") or "") for m in history if isinstance(m, dict) and m.get("role") == "assistant"]
+    out: list[str] = []
+    i = 0
+    for msg in prompt.messages:
+        if msg.role == "assistant":
+            if i < len(assistants) and msg.content is None:
+                out.append(assistants[i])
+            i += 1
+    if prompt.messages and prompt.messages[-1].role == "user" and i < len(assistants):
+        out.append(assistants[i])
+    return out
+
+
+async def run_weval(plan: WevalPlan, options: RunOptions) -> AsyncIterator[Event]:
+    """Run a blueprint plan; yields RunStarted, then per-cell events, then RunFinished."""
+    async for event in WevalRun(plan, options).events():
+        yield event
