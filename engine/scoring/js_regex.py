@@ -187,12 +187,6 @@ def _assigned_body() -> str:
 # The parser / translator
 
 
-@dataclass
-class _Group:
-    index: int
-    start: int
-
-
 def _is_id_start(ch: str) -> bool:
     return ch in "$_" or ch.isidentifier()
 
