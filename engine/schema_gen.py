@@ -71,9 +71,14 @@ def object_schema(spec: ObjectSpec, *, closed: bool = True) -> dict[str, Any]:
         for a in f.deprecated_aliases:
             props[a] = field_schema(f, alias_of=f.name, deprecated=True)
     out: dict[str, Any] = {"type": "object", "description": spec.doc, "properties": props}
-    required = [f.name for f in spec.fields if f.required]
-    if required:
-        out["required"] = required
+    required = [f for f in spec.fields if f.required]
+    plain = [f.name for f in required if len(f.all_names) == 1]
+    if plain:
+        out["required"] = plain
+    # A required field may be spelt by any of its names (`tests` or the deprecated `eval_cases`).
+    spelled = [{"anyOf": [{"required": [n]} for n in f.all_names]} for f in required if len(f.all_names) > 1]
+    if spelled:
+        out["allOf"] = spelled
     if closed and not spec.open:
         out["additionalProperties"] = False
     return out
@@ -129,7 +134,8 @@ def weval_schema() -> dict[str, Any]:
         {"$ref": "#/$defs/functionPoint"},
         {"$ref": "#/$defs/point"},
         {"type": "object", "description": "A text point with its citation: `\"criterion\": \"source\"`.",
-         "additionalProperties": {"type": "string"}, "minProperties": 1, "maxProperties": 1},
+         "additionalProperties": {"type": "string"}, "minProperties": 1, "maxProperties": 1,
+         "propertyNames": {"pattern": "^[^$]"}},
     ]}
     defs["functionPoint"] = _function_point_schema()
     defs["pointItem"] = point_item

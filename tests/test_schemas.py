@@ -56,11 +56,24 @@ def test_weval_schema_rejects_typos() -> None:
     assert not validator.is_valid({"prompt": "hi", "should": [{"$word_count_between": "ten"}]})
 
 
-def test_agentv_schema_accepts_the_corpus() -> None:
+def test_agentv_schema_rejects_only_what_the_checker_flags() -> None:
+    """The schema cannot warn, so a key AgentV ignores (and we warn about) is an error there; it must
+    never reject a file evalspec finds clean."""
+    from evalspec.analysis import analyze_file
+
     validator = jsonschema.Draft7Validator(schemas.load("agentv"))
     files = sorted(CORPUS.glob("agentv-examples/**/*.eval.yaml"))
-    bad = [(p.name, e.message) for p, doc in _documents(files) for e in validator.iter_errors(doc)]
-    assert bad == []
+    rejected = {p for p, doc in _documents(files) if not validator.is_valid(doc)}
+    assert len(rejected) < len(files) / 4
+    for path in rejected:
+        codes = {f.code for f in analyze_file(path, env={}).findings if f.severity in ("error", "warning")}
+        assert codes & {"unknown-key", "unknown-assertion-type"}, path
+
+
+def test_agentv_schema_accepts_deprecated_spellings() -> None:
+    validator = jsonschema.Draft7Validator(schemas.load("agentv"))
+    assert validator.is_valid({"eval_cases": [{"id": "a", "input": "hi", "criteria": "ok"}]})
+    assert not validator.is_valid({"description": "no tests at all"})
 
 
 def test_cli_prints_the_committed_schema() -> None:
