@@ -1,0 +1,83 @@
+"""Model ids for completion and hover: collections, providers, and the ids a blueprint already uses."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..weval.models import KNOWN_PROVIDERS, OFFLINE_MODELS, find_models_dir, load_collections, parse_model_id
+
+try:  # the provider table, when the runner's providers are installed
+    from ..providers import catalog as _catalog
+except Exception:  # pragma: no cover - the catalog is part of the distribution; be safe in partial installs
+    _catalog = None  # type: ignore[assignment]
+
+
+def collections(analysis: Any) -> dict[str, list[str]]:
+    """Collections (CORE, …) from the models/ folder nearest the file; read once per analysis."""
+    cached = analysis.__dict__.get("_ide_collections")
+    if cached is None:
+        path: Path | None = analysis.path
+        cached = load_collections(find_models_dir(path)) if path is not None else {}
+        analysis.__dict__["_ide_collections"] = cached
+    return cached
+
+
+def providers() -> list[tuple[str, str, str]]:
+    """(name, label, one line about it) for each provider a model id can name."""
+    out: list[tuple[str, str, str]] = []
+    if _catalog is not None:
+        for spec in _catalog.PROVIDERS.values():
+            out.append((spec.name, spec.label, f"{spec.doc}"))
+        for name, doc in _catalog.OFFLINE_PROVIDERS.items():
+            out.append((name, name, doc))
+        return out
+    return [(p, p, f"key in {p.upper()}_API_KEY") for p in KNOWN_PROVIDERS] + [(m, m, "offline") for m in OFFLINE_MODELS]
+
+
+def used_ids(analysis: Any) -> list[str]:
+    """Model ids written elsewhere in the blueprint (its models, judges and collections' members)."""
+    bp = analysis.blueprint
+    out: dict[str, None] = {}
+    if bp is not None:
+        for m in bp.models:
+            if m.collection is None:
+                out[m.id] = None
+        for j in bp.judges:
+            out[j.model] = None
+        for m in bp.judge_models:
+            out[m] = None
+    for members in collections(analysis).values():
+        for m in members:
+            out[m] = None
+    return list(out)
+
+
+def model_markdown(model_id: str, analysis: Any) -> str | None:
+    """What a model id means: its provider and the environment variable of the API key, or a
+    collection's members."""
+    parsed = parse_model_id(model_id)
+    if parsed.collection:
+        members = collections(analysis).get(parsed.collection)
+        if members is None:
+            return (f"**{parsed.collection}** — a model collection, resolved from `models/{parsed.collection}.json` "
+                    "in a models folder next to the blueprints; none was found for this file.")
+        shown = "\n".join(f"- `{m}`" for m in members[:40])
+        more = f"\n- … and {len(members) - 40} more" if len(members) > 40 else ""
+        return f"**{parsed.collection}** — model collection ({len(members)} models)\n\n{shown}{more}"
+    if parsed.problem:
+        return f"`{model_id}`\n\n{parsed.problem}"
+    provider = parsed.provider or ""
+    if _catalog is not None:
+        spec = _catalog.find(provider)
+        if spec is not None:
+            return (f"**{spec.label}** model `{parsed.name}`\n\n{spec.doc}.\n\n"
+                    f"API key: `${spec.key_env}` · base URL: {spec.base_url} (override with `${spec.base_url_env}`)")
+        if provider in _catalog.OFFLINE_PROVIDERS:
+            return f"**{provider}** — {_catalog.OFFLINE_PROVIDERS[provider]}"
+    if provider in KNOWN_PROVIDERS:
+        return f"**{provider}** model `{parsed.name}`\n\nAPI key: `${provider.upper()}_API_KEY`"
+    if provider in OFFLINE_MODELS:
+        return f"**{provider}** — offline model, no network."
+    return (f"`{model_id}`: provider `{provider}` is not one evalspec can call "
+            f"({', '.join(KNOWN_PROVIDERS)}); use a custom model object for other endpoints.")

@@ -1,0 +1,71 @@
+"""File paths written in eval files: listing candidates for completion, resolving them for links.
+
+Only directory listings and stats: nothing a file says is opened or run here.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+MAX_ENTRIES = 300
+_SKIP = frozenset((".git", "node_modules", "__pycache__", ".venv", ".mypy_cache", ".pytest_cache"))
+FILE_SCHEME = "file://"
+_GLOB = frozenset("*?[")
+
+
+def base_folder(analysis: Any) -> Path | None:
+    path: Path | None = analysis.path
+    return path.parent if path is not None else None
+
+
+def entries(folder: Path, typed: str, *, dirs_only: bool = False,
+            extensions: tuple[str, ...] = ()) -> list[tuple[str, bool]]:
+    """(name, is_dir) of the entries a typed relative path could continue with, directories first."""
+    head = typed.rsplit("/", 1)[0] + "/" if "/" in typed else ""
+    name_part = typed[len(head):]
+    where = (folder / head) if head else folder
+    out: list[tuple[str, bool]] = []
+    try:
+        with os.scandir(where) as it:
+            for e in it:
+                if e.name in _SKIP or (e.name.startswith(".") and not name_part.startswith(".")):
+                    continue
+                try:
+                    is_dir = e.is_dir()
+                except OSError:
+                    continue
+                if not is_dir and (dirs_only or (extensions and not e.name.lower().endswith(extensions))):
+                    continue
+                out.append((head + e.name, is_dir))
+                if len(out) >= MAX_ENTRIES:
+                    break
+    except OSError:
+        return []
+    out.sort(key=lambda x: (not x[1], x[0].lower()))
+    return out
+
+
+def resolve(folder: Path | None, value: str, *, must_be_file: bool = True) -> Path | None:
+    """The existing file (or folder) a relative or absolute path names, or None."""
+    if folder is None or not value or "\n" in value or len(value) > 1024:
+        return None
+    text = value[len(FILE_SCHEME):] if value.startswith(FILE_SCHEME) else value
+    if any(c in _GLOB for c in text) or "://" in text or "{{" in text:
+        return None
+    p = Path(text)
+    if not p.is_absolute():
+        p = folder / p
+    try:
+        if p.is_file() or (not must_be_file and p.is_dir()):
+            return p.resolve()
+    except OSError:
+        return None
+    return None
+
+
+def looks_like_path(text: str) -> bool:
+    """A command-line word that names a file (`./check.py`, `judges/x.ts`), not a program (`bun`)."""
+    return text.startswith((".", "/", "~")) or "/" in text or text.endswith(
+        (".py", ".ts", ".js", ".sh", ".md", ".txt", ".yaml", ".yml", ".json", ".jsonl", ".csv", ".mjs"))
