@@ -869,14 +869,15 @@ def strip_leading_inline_i(pattern: str) -> str | None:
 
 
 @lru_cache(maxsize=512)
-def compile_js_regex(pattern: str, flags: str = "") -> re.Pattern[str]:
+def compile_js_regex(pattern: str, flags: str = "", *, dialect: Dialect = "weval") -> re.Pattern[str]:
     """A Python pattern that matches what `new RegExp(pattern, flags)` matches (use `.search`).
 
     Flags: i (case-insensitive), m, s, u/v, y (sticky: anchored at the start, as for a fresh regex),
     g and d (no effect on a single test). Raises JsRegexError when JavaScript would throw, or when the
-    pattern is valid JavaScript that Python cannot evaluate (e.g. variable-width lookbehind).
+    pattern is valid JavaScript that Python cannot evaluate (e.g. variable-width lookbehind). `dialect`
+    only changes the advice in error messages.
     """
-    problems, python, unsupported = _analyse(pattern, flags, "weval")
+    problems, python, unsupported = _analyse(pattern, flags, dialect)
     for problem in problems:
         if problem.severity == "error":
             raise JsRegexError(problem.message, problem.start if problem.where == "pattern" else None)
@@ -894,7 +895,7 @@ def compile_js_regex(pattern: str, flags: str = "") -> re.Pattern[str]:
                            unsupported=True) from exc
 
 
-def js_regex_test(pattern: str, text: str, flags: str = "") -> bool:
+def js_regex_test(pattern: str, text: str, flags: str = "", *, dialect: Dialect = "weval") -> bool:
     """`new RegExp(pattern, flags).test(text)` for a fresh regex (lastIndex 0).
 
     Uses the Python translation; a pattern that is valid JavaScript but beyond Python's `re`
@@ -902,7 +903,7 @@ def js_regex_test(pattern: str, text: str, flags: str = "") -> bool:
     Raises JsRegexError when JavaScript would throw (or the sandbox times out).
     """
     try:
-        return compile_js_regex(pattern, flags).search(text) is not None
+        return compile_js_regex(pattern, flags, dialect=dialect).search(text) is not None
     except JsRegexError as exc:
         if not exc.unsupported:
             raise

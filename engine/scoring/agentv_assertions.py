@@ -1,0 +1,395 @@
+"""AgentV's deterministic assertion types (`contains`, `regex`, `latency`, …), scored without a judge.
+
+Semantics, hit/miss wording and defaults follow AgentV v2.19 (packages/core/src/evaluation/evaluators):
+string checks are binary; equals/starts-with/ends-with trim both sides; `is-json` accepts any JSON
+value (unlike Weval's `$is_json`); metric checks fail when the metric was not reported. `negate`
+flips score (1 − score) and pass ↔ fail, leaving borderline alone. Judge-based and trace-based types
+are the runner's: evaluate_assertion returns NotSupported naming the type.
+
+Ours: a malformed assertion is an AssertionScore with `error` set (score 0, fail) rather than an
+exception, and `negate` never turns an error into a pass.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .agentv_aggregate import negate_verdict, verdict
+from .js_regex import JsRegexError, js_regex_test
+from .js_text import is_js_number, js_json_parse, js_trim
+
+# Types this module scores, by canonical (kebab-case) name.
+DETERMINISTIC_TYPES = ("contains", "icontains", "starts-with", "ends-with", "equals", "contains-any", "contains-all",
+                       "icontains-any", "icontains-all", "regex", "is-json", "latency", "cost", "token-usage",
+                       "execution-metrics")
+# Types the runner scores (judges, scripts, traces, structured data).
+RUNNER_TYPES = ("rubrics", "llm-judge", "code-judge", "agent-judge", "composite", "tool-trajectory",
+                "field-accuracy")
+
+# AgentV's default "exploration" tools for execution-metrics' target_exploration_ratio.
+DEFAULT_EXPLORATION_TOOLS = ("read", "grep", "glob", "search", "list", "Read", "Grep", "Glob", "WebSearch",
+                             "WebFetch")
+
+
+def normalize_type(name: str) -> str:
+    """`code_judge` → `code-judge`: AgentV treats snake_case and kebab-case spellings as one type."""
+    return name.strip().replace("_", "-")
+
+
+@dataclass(frozen=True)
+class TokenUsage:
+    input: int | None = None
+    output: int | None = None
+    total: int | None = None  # when None: input + output
+    cached: int | None = None
+
+    def total_tokens(self) -> int | None:
+        if self.total is not None:
+            return self.total
+        if self.input is None or self.output is None:
+            return None
+        return self.input + self.output + (self.cached or 0)
+
+
+@dataclass(frozen=True)
+class RunMetrics:
+    """What the target reported about one run; None = not reported (checks on it fail)."""
+
+    duration_ms: float | None = None
+    cost_usd: float | None = None
+    token_usage: TokenUsage | Mapping[str, int] | None = None
+    tool_calls: int | None = None
+    llm_calls: int | None = None
+    tool_names: Sequence[str] | None = None  # one entry per tool call, for the exploration ratio
+
+    def usage(self) -> TokenUsage | None:
+        u = self.token_usage
+        if u is None or isinstance(u, TokenUsage):
+            return u
+        return TokenUsage(u.get("input"), u.get("output"), u.get("total"), u.get("cached"))
+
+
+@dataclass(frozen=True)
+class AssertionScore:
+    score: float
+    verdict: str  # "pass" | "borderline" | "fail"
+    hits: tuple[str, ...] = ()
+    misses: tuple[str, ...] = ()
+    reasoning: str | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class NotSupported:
+    """A type this module does not score (judges, scripts, traces): the runner handles it by name."""
+
+    type: str
+    reason: str = field(default="")
+
+
+def _binary(passed: bool, hit: str, miss: str, reasoning: str | None = None) -> AssertionScore:
+    return AssertionScore(1.0 if passed else 0.0, "pass" if passed else "fail",
+                          (hit,) if passed else (), () if passed else (miss,), reasoning)
+
+
+def _error(message: str) -> AssertionScore:
+    return AssertionScore(0.0, "fail", (), (message,), message, message)
+
+
+def _quoted(values: Sequence[str]) -> str:
+    return ", ".join(f'"{v}"' for v in values)
+
+
+# ---------------------------------------------------------------------------------------------
+# String assertions
+
+
+def _need_string(kind: str, spec: Mapping[str, Any]) -> str | AssertionScore:
+    value = spec.get("value")
+    if not isinstance(value, str):
+        return _error(f"Assertion type '{kind}' requires a 'value' field (string).")
+    return value
+
+
+def _need_strings(kind: str, spec: Mapping[str, Any]) -> list[str] | AssertionScore:
+    value = spec.get("value")
+    if not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+        return _error(f"Assertion type '{kind}' requires a 'value' field (array of strings).")
+    return value
+
+
+def _contains(kind: str, spec: Mapping[str, Any], output: str) -> AssertionScore:
+    value = _need_string(kind, spec)
+    if isinstance(value, AssertionScore):
+        return value
+    if kind == "contains":
+        return _binary(value in output, f'Output contains "{value}"', f'Output does not contain "{value}"')
+    passed = value.lower() in output.lower()
+    return _binary(passed, f'Output contains "{value}" (case-insensitive)',
+                   f'Output does not contain "{value}" (case-insensitive)')
+
+
+def _trimmed(kind: str, spec: Mapping[str, Any], output: str) -> AssertionScore:
+    value = _need_string(kind, spec)
+    if isinstance(value, AssertionScore):
+        return value
+    out, want = js_trim(output), js_trim(value)
+    if kind == "equals":
+        return _binary(out == want, f'Output equals "{value}"', f'Output does not equal "{value}"')
+    if kind == "starts-with":
+        return _binary(out.startswith(want), f'Output starts with "{value}"', f'Output does not start with "{value}"')
+    return _binary(out.endswith(want), f'Output ends with "{value}"', f'Output does not end with "{value}"')
+
+
+def _any_all(kind: str, spec: Mapping[str, Any], output: str) -> AssertionScore:
+    values = _need_strings(kind, spec)
+    if isinstance(values, AssertionScore):
+        return values
+    insensitive = kind.startswith("i")
+    suffix = " (case-insensitive)" if insensitive else ""
+    text = output.lower() if insensitive else output
+    present = [v for v in values if (v.lower() if insensitive else v) in text]
+    if kind.endswith("-any"):
+        return _binary(bool(present), f'Output contains "{present[0]}"{suffix}' if present else "",
+                       f"Output does not contain any of: {_quoted(values)}{suffix}")
+    missing = [v for v in values if v not in present]
+    label = "Output missing (case-insensitive)" if insensitive else "Output missing"
+    return _binary(not missing, f"Output contains all {len(values)} expected strings{suffix}",
+                   f"{label}: {_quoted(missing)}")
+
+
+def _regex(spec: Mapping[str, Any], output: str) -> AssertionScore:
+    pattern = _need_string("regex", spec)
+    if isinstance(pattern, AssertionScore):
+        return pattern
+    flags = spec.get("flags") or ""
+    if not isinstance(flags, str):
+        return _error("Assertion type 'regex' requires 'flags' to be a string (e.g. \"i\").")
+    try:
+        passed = js_regex_test(pattern, output, flags, dialect="agentv")
+    except JsRegexError as exc:
+        return _error(f"Invalid regex pattern '{pattern}': {exc.message}")
+    shown = f"/{pattern}/{flags}" + (f" (flags: {flags})" if flags else "")
+    return _binary(passed, f"Output matches pattern {shown}", f"Output does not match pattern {shown}")
+
+
+def _is_json(output: str) -> AssertionScore:
+    try:
+        js_json_parse(output)
+        passed = True
+    except ValueError:
+        passed = False
+    return _binary(passed, "Output is valid JSON", "Output is not valid JSON")
+
+
+# ---------------------------------------------------------------------------------------------
+# Metric assertions
+
+
+def _limit(spec: Mapping[str, Any], *names: str) -> float | AssertionScore | None:
+    for name in names:
+        if spec.get(name) is not None:
+            value = spec[name]
+            if not is_js_number(value) or math.isnan(value):
+                return _error(f"'{name}' must be a number.")
+            return float(value)
+    return None
+
+
+def _fmt(n: float) -> str:
+    return str(int(n)) if float(n).is_integer() else str(n)
+
+
+def _latency(spec: Mapping[str, Any], metrics: RunMetrics) -> AssertionScore:
+    limit = _limit(spec, "max_ms", "threshold")
+    if isinstance(limit, AssertionScore):
+        return limit
+    if limit is None:
+        return _error("Assertion type 'latency' requires 'max_ms' (milliseconds).")
+    duration = metrics.duration_ms
+    if duration is None:
+        return AssertionScore(0.0, "fail", (), ("No duration data available in trace",),
+                              "Execution duration not reported by provider")
+    return _binary(duration <= limit, f"Duration {_fmt(duration)}ms <= {_fmt(limit)}ms threshold",
+                   f"Duration {_fmt(duration)}ms > {_fmt(limit)}ms threshold",
+                   f"Execution took {_fmt(duration)}ms (threshold: {_fmt(limit)}ms)")
+
+
+def _cost(spec: Mapping[str, Any], metrics: RunMetrics) -> AssertionScore:
+    limit = _limit(spec, "max_usd", "budget")
+    if isinstance(limit, AssertionScore):
+        return limit
+    if limit is None:
+        return _error("Assertion type 'cost' requires 'max_usd' (US dollars).")
+    cost = metrics.cost_usd
+    if cost is None:
+        return AssertionScore(0.0, "fail", (), ("No cost data available in trace",),
+                              "Execution cost not reported by provider")
+    return _binary(cost <= limit, f"Cost ${cost:.4f} <= ${limit:.4f} budget", f"Cost ${cost:.4f} > ${limit:.4f} budget",
+                   f"Execution cost ${cost:.4f} (budget: ${limit:.4f})")
+
+
+def _token_usage(spec: Mapping[str, Any], metrics: RunMetrics) -> AssertionScore:
+    limits = {}
+    for key in ("max_input", "max_output", "max_total"):
+        limit = _limit(spec, key)
+        if isinstance(limit, AssertionScore):
+            return limit
+        if limit is not None:
+            limits[key] = limit
+    if not limits:
+        return _error("Assertion type 'token-usage' requires at least one of 'max_total', 'max_input', 'max_output'.")
+    usage = metrics.usage()
+    if usage is None:
+        return AssertionScore(0.0, "fail", (), ("No token usage data available in trace",),
+                              "Token usage not reported by provider")
+    actual = {"max_input": ("Input", usage.input), "max_output": ("Output", usage.output),
+              "max_total": ("Total", usage.total_tokens())}
+    hits, misses = [], []
+    for key, limit in limits.items():
+        label, value = actual[key]
+        if value is None:
+            misses.append(f"{label} tokens not reported")
+        elif value <= limit:
+            hits.append(f"{label} tokens {value} <= {_fmt(limit)}")
+        else:
+            misses.append(f"{label} tokens {value} > {_fmt(limit)}")
+    passed = not misses
+    return AssertionScore(1.0 if passed else 0.0, "pass" if passed else "fail", tuple(hits), tuple(misses),
+                          f"token_usage input={usage.input}, output={usage.output}, total={usage.total_tokens()}")
+
+
+_METRIC_KEYS = {  # snake_case ← camelCase
+    "maxToolCalls": "max_tool_calls", "maxLlmCalls": "max_llm_calls", "maxTokens": "max_tokens",
+    "maxCostUsd": "max_cost_usd", "maxDurationMs": "max_duration_ms",
+    "targetExplorationRatio": "target_exploration_ratio", "explorationTolerance": "exploration_tolerance",
+}
+
+
+def exploration_ratio(tool_names: Sequence[str] | None,
+                      exploration_tools: Sequence[str] = DEFAULT_EXPLORATION_TOOLS) -> float | None:
+    """Share of tool calls that only explore (read, grep, search, …); None when there were no calls."""
+    if not tool_names:
+        return None
+    explore = set(exploration_tools)
+    return sum(1 for name in tool_names if name in explore) / len(tool_names)
+
+
+def _execution_metrics(spec: Mapping[str, Any], metrics: RunMetrics) -> AssertionScore:
+    config = {_METRIC_KEYS.get(k, k): v for k, v in spec.items()}
+    checks = ("max_tool_calls", "max_llm_calls", "max_tokens", "max_cost_usd", "max_duration_ms",
+              "target_exploration_ratio")
+    limits: dict[str, float] = {}
+    for key in (*checks, "exploration_tolerance"):
+        limit = _limit(config, key)
+        if isinstance(limit, AssertionScore):
+            return limit
+        if limit is not None:
+            limits[key] = limit
+    if not any(key in limits for key in checks):
+        return _error("Assertion type 'execution-metrics' requires at least one of " + ", ".join(checks) + ".")
+    hits: list[str] = []
+    misses: list[str] = []
+    facts: list[str] = []
+
+    def check(label: str, value: float | None, limit: float, unit: str = "", fmt: str | None = None) -> None:
+        if value is None:
+            misses.append(f"{label} data not available")
+            return
+        shown, cap = (fmt.format(value), fmt.format(limit)) if fmt else (_fmt(value), _fmt(limit))
+        facts.append(f"{label.lower().replace(' ', '_')}={shown}{unit}")
+        (hits if value <= limit else misses).append(
+            f"{label} {shown}{unit} {'<=' if value <= limit else '>'} {cap}{unit} max")
+
+    if "max_tool_calls" in limits:
+        check("Tool calls", metrics.tool_calls, limits["max_tool_calls"])
+    if "max_llm_calls" in limits:
+        check("LLM calls", metrics.llm_calls, limits["max_llm_calls"])
+    if "max_tokens" in limits:
+        usage = metrics.usage()
+        tokens = None if usage is None or usage.input is None or usage.output is None else usage.input + usage.output
+        check("Total tokens", tokens, limits["max_tokens"])
+    if "max_cost_usd" in limits:
+        check("Cost", metrics.cost_usd, limits["max_cost_usd"], fmt="${:.4f}")
+    if "max_duration_ms" in limits:
+        check("Duration", metrics.duration_ms, limits["max_duration_ms"], unit="ms")
+    if "target_exploration_ratio" in limits:
+        target = limits["target_exploration_ratio"]
+        tolerance = limits.get("exploration_tolerance", 0.2)
+        ratio = exploration_ratio(metrics.tool_names)
+        if ratio is None:
+            misses.append("Exploration ratio not available (no tool calls)")
+        else:
+            diff = abs(ratio - target)
+            facts.append(f"exploration_ratio={ratio:.2f}")
+            if diff <= tolerance:
+                hits.append(f"Exploration ratio {ratio:.2f} within tolerance of target {_fmt(target)}")
+            else:
+                misses.append(f"Exploration ratio {ratio:.2f} outside tolerance of target {_fmt(target)} "
+                              f"(diff: {diff:.2f}, tolerance: {_fmt(tolerance)})")
+    score = len(hits) / (len(hits) + len(misses))
+    reasoning = "execution_metrics " + ", ".join(facts) if facts else "No metrics evaluated"
+    return AssertionScore(score, verdict(score), tuple(hits), tuple(misses), reasoning)
+
+
+# ---------------------------------------------------------------------------------------------
+# Entry point
+
+
+def negate_score(result: AssertionScore) -> AssertionScore:
+    """`negate: true`: score → 1 − score, pass ↔ fail, borderline stays; hits and misses swap."""
+    if result.error is not None:
+        return result
+    return AssertionScore(1.0 - result.score, negate_verdict(result.verdict), result.misses, result.hits,
+                          result.reasoning)
+
+
+def _flatten(spec: Any) -> Mapping[str, Any]:
+    # Also accept the checker's normalized Assertion (type, negate, config) as well as a plain mapping.
+    if isinstance(spec, Mapping):
+        return spec
+    config = dict(getattr(spec, "config", {}) or {})
+    config["type"] = getattr(spec, "type", None)
+    config["negate"] = getattr(spec, "negate", False)
+    return config
+
+
+def evaluate_assertion(spec: Any, output: str, metrics: RunMetrics | None = None) -> AssertionScore | NotSupported:
+    """Score one assertion against the target's answer and run metrics.
+
+    `spec` is the assertion as written (`{type, value, flags, max_ms, …, negate}`) or the checker's
+    normalized Assertion. Weight and `required` are the aggregator's (agentv_aggregate.aggregate_test).
+    """
+    spec = _flatten(spec)
+    raw_type = spec.get("type")
+    if not isinstance(raw_type, str) or not raw_type.strip():
+        return _error("An assertion needs a 'type'.")
+    kind = normalize_type(raw_type)
+    if kind not in DETERMINISTIC_TYPES:
+        reason = ("scored by the runner (it needs a judge, a script or a trace)" if kind in RUNNER_TYPES
+                  else f"unknown assertion type '{raw_type}' (a custom assertion, resolved by the runner)")
+        return NotSupported(kind, reason)
+    metrics = metrics or RunMetrics()
+    output = output if isinstance(output, str) else ""
+    if kind in ("contains", "icontains"):
+        result = _contains(kind, spec, output)
+    elif kind in ("equals", "starts-with", "ends-with"):
+        result = _trimmed(kind, spec, output)
+    elif kind in ("contains-any", "contains-all", "icontains-any", "icontains-all"):
+        result = _any_all(kind, spec, output)
+    elif kind == "regex":
+        result = _regex(spec, output)
+    elif kind == "is-json":
+        result = _is_json(output)
+    elif kind == "latency":
+        result = _latency(spec, metrics)
+    elif kind == "cost":
+        result = _cost(spec, metrics)
+    elif kind == "token-usage":
+        result = _token_usage(spec, metrics)
+    else:
+        result = _execution_metrics(spec, metrics)
+    return negate_score(result) if spec.get("negate") is True else result
