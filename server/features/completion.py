@@ -58,7 +58,7 @@ def register(server: EvalspecServer) -> None:
 def completion_item(server: EvalspecServer, item: Any, index: LineIndex) -> lsp.CompletionItem:
     client = server.client
     snippet = bool(item.is_snippet) and client.snippets
-    text = item.insert_text if item.insert_text is not None else item.label
+    text = item.insert_text or item.label
     if item.is_snippet and not snippet:
         text = plain_text(text)
     documentation: str | lsp.MarkupContent | None = None
@@ -74,13 +74,15 @@ def completion_item(server: EvalspecServer, item: Any, index: LineIndex) -> lsp.
     return lsp.CompletionItem(
         label=item.label,
         kind=_KIND.get(item.kind, lsp.CompletionItemKind.Text),
-        detail=detail,
+        detail=detail or None,
         documentation=documentation,
-        sort_text=item.sort_text,
-        filter_text=item.filter_text,
+        sort_text=item.sort_text or None,
+        filter_text=item.filter_text or None,
         insert_text=None if replace_span is not None else text,
         text_edit=lsp.TextEdit(range=index.range(replace_span), new_text=text) if replace_span is not None else None,
         insert_text_format=lsp.InsertTextFormat.Snippet if snippet else lsp.InsertTextFormat.PlainText,
+        # The engine indents every following line in full; the editor must not add its own indentation.
+        insert_text_mode=lsp.InsertTextMode.AsIs if "\n" in text else None,
         tags=[lsp.CompletionItemTag.Deprecated] if deprecated and client.completion_deprecated_tag else None,
         deprecated=True if deprecated and client.completion_deprecated_flag
         and not client.completion_deprecated_tag else None,
