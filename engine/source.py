@@ -14,7 +14,7 @@ from __future__ import annotations
 import gc
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import pairwise
@@ -72,6 +72,13 @@ class Scalar(Node):
 
     def __repr__(self) -> str:
         return f"Scalar({self.value!r})"
+
+
+class BrokenItem(Scalar):
+    """A list item whose text did not parse: it holds its place (as null) so later items keep their
+    index; its syntax error is already reported, so checkers pass over it."""
+
+    __slots__ = ()
 
 
 class Sequence(Node):
@@ -415,6 +422,12 @@ def _parse_items(parsed: ParsedFile, start: int, end: int, cache: ChunkCache | N
             for d in scratch.documents:
                 if isinstance(d.root, Sequence):
                     nodes += d.root.items
+            if not nodes and scratch.findings:
+                # A broken item still takes its place (as null), so the items after it keep their index.
+                last = b - 1
+                while last > a and not lines[last].strip():
+                    last -= 1
+                nodes = [BrokenItem(Span(a, 0, last, len(lines[last])), None, "", None)]
             found: list[Any] = list(scratch.findings)
             if cache is not None:
                 cache.put(chunk, a, nodes, found)
@@ -578,8 +591,13 @@ def _syntax_hint(lines: list[str], line: int, problem: str) -> str | None:
 
 # --- plain values -------------------------------------------------------------------------------------
 
-def to_python(node: Node | None, budget: int = MAX_EXPANDED_NODES) -> Any:
-    """The plain value of a node (aliases expanded). Mapping keys become strings, as in JSON."""
+def to_python(node: Node | None, budget: int = MAX_EXPANDED_NODES,
+              scalar: Callable[[Scalar], Any] | None = None) -> Any:
+    """The plain value of a node (aliases expanded). Mapping keys become strings, as in JSON.
+
+    `scalar` gives the value of each scalar when the caller wants something else than `.value`
+    (AgentV's `${{ VAR }}` interpolation).
+    """
     counter = [budget]
 
     def conv(n: Node | None) -> Any:
@@ -589,7 +607,7 @@ def to_python(node: Node | None, budget: int = MAX_EXPANDED_NODES) -> Any:
         if n is None:
             return None
         if isinstance(n, Scalar):
-            return n.value
+            return n.value if scalar is None else scalar(n)
         if isinstance(n, Sequence):
             return [conv(i) for i in n.items]
         if isinstance(n, Mapping):

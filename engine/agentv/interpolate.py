@@ -13,7 +13,7 @@ from collections.abc import Mapping as MappingABC
 from typing import Any
 
 from ..findings import Findings, Span
-from ..source import Mapping, Node, Scalar, Sequence
+from ..source import Mapping, Node, Scalar, Sequence, to_python
 
 PATTERN = re.compile(r"\$\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 MARKER = "${{"
@@ -87,34 +87,4 @@ class Values:
 
     def plain(self, node: Node | None, budget: int = 1_000_000) -> Any:
         """The plain (JSON-like) value of a node with strings interpolated; mapping keys as strings."""
-        counter = [budget]
-
-        def conv(n: Node | None) -> Any:
-            counter[0] -= 1
-            if counter[0] < 0:
-                raise ValueError("value too large to convert")
-            if n is None:
-                return None
-            if isinstance(n, Scalar):
-                return self.value(n)
-            if isinstance(n, Sequence):
-                return [conv(i) for i in n.items]
-            if isinstance(n, Mapping):
-                result: dict[str, Any] = {}
-                for k, v in n.pairs:
-                    key = k.value if isinstance(k, Scalar) else None
-                    result[key if isinstance(key, str) else _key_text(key)] = conv(v)
-                return result
-            return None
-
-        return conv(node)
-
-
-def _key_text(key: Any) -> str:
-    if key is None:
-        return "null"
-    if isinstance(key, bool):
-        return "true" if key else "false"
-    if isinstance(key, float) and key.is_integer():
-        return str(int(key))
-    return str(key)
+        return to_python(node, budget, scalar=self.value)

@@ -14,50 +14,23 @@ the suite's `input` is prepended to the test's unless `skip_defaults`.
 
 from __future__ import annotations
 
-from functools import cache
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from ..findings import Span
+from ..located import Located
 
 
-class _Located(BaseModel):
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-
-    @classmethod
-    def build(cls, **values: Any) -> Any:
-        """`model_construct` without its per-call overhead (~12 µs): declared defaults, fresh default
-        factories, then the values given. The checker has validated every value already."""
-        defaults, factories = _defaults(cls)
-        data = {**defaults, **values}
-        for name, factory in factories:
-            if name not in values:
-                data[name] = factory()
-        obj = cls.__new__(cls)
-        object.__setattr__(obj, "__dict__", data)
-        object.__setattr__(obj, "__pydantic_fields_set__", set(values))
-        object.__setattr__(obj, "__pydantic_extra__", None)
-        object.__setattr__(obj, "__pydantic_private__", None)
-        return obj
-
-
-@cache
-def _defaults(cls: type[BaseModel]) -> tuple[dict[str, Any], tuple[tuple[str, Any], ...]]:
-    fields = cls.model_fields
-    defaults = {n: f.default for n, f in fields.items() if f.default_factory is None}
-    return defaults, tuple((n, f.default_factory) for n, f in fields.items() if f.default_factory is not None)
-
-
-class ContentBlock(_Located):
+class ContentBlock(Located):
     type: str  # text | file | image | json
     value: Any
     span: Span
     resolved_path: Path | None = None  # for file/image blocks whose file exists
 
 
-class ToolCall(_Located):
+class ToolCall(Located):
     tool: str
     input: Any = None
     output: Any = None
@@ -65,7 +38,7 @@ class ToolCall(_Located):
     span: Span
 
 
-class Message(_Located):
+class Message(Located):
     """A conversation message. `content` is a string, a list of `ContentBlock`s (plain strings in a
     list become text blocks), a structured object (dict/list), or None (tool calls only)."""
 
@@ -89,7 +62,7 @@ class Message(_Located):
         return json.dumps(self.content, ensure_ascii=False)
 
 
-class Assertion(_Located):
+class Assertion(Located):
     """One effective assertion. `type` is kebab-case (`code-judge`), `config` the type's own fields,
     normalized (rubric criteria expanded, `score_ranges` as lists, `command` as argv), `children` the
     inner assertions of a composite."""
@@ -115,7 +88,7 @@ class Assertion(_Located):
         return float(self.required)
 
 
-class AgentvTest(_Located):
+class AgentvTest(Located):
     id: str
     id_span: Span | None = None
     span: Span
@@ -145,7 +118,7 @@ class AgentvTest(_Located):
         return self.expected_messages[-1].text() if self.expected_messages else ""
 
 
-class AgentvSuite(_Located):
+class AgentvSuite(Located):
     path: Path | None = None
     name: str | None = None
     description: str | None = None

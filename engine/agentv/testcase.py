@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..findings import Edit, Fix, Span, replace
-from ..source import Mapping, Node, Scalar, node_type_name
+from ..source import BrokenItem, Mapping, Node, Scalar, node_type_name
 from .assertions import check_assert_list, rubrics_entry
 from .context import Context
 from .messages import check_expected, check_input
@@ -31,6 +31,8 @@ class SuiteDefaults:
 
 
 def check_test(ctx: Context, node: Node, defaults: SuiteDefaults) -> AgentvTest | None:
+    if isinstance(node, BrokenItem):  # its YAML syntax error is reported already
+        return None
     if not isinstance(node, Mapping):
         ctx.out.error("invalid-test", node.span, "A test must be a mapping with 'id', 'input' and 'criteria' "
                       f"(or a 'file://…' reference); found {node_type_name(node)}.")

@@ -7,19 +7,15 @@ repeat the work on a hot path; the classes still document and type the shape).
 
 from __future__ import annotations
 
-from functools import cache
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from ..findings import Span
+from ..located import Located
 
 
-class _Located(BaseModel):
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-
-
-class Point(_Located):
+class Point(Located):
     """One rubric point. `fn` is the canonical function name for function points."""
 
     kind: Literal["text", "fn"]
@@ -47,13 +43,13 @@ class Point(_Located):
         return out
 
 
-class Message(_Located):
+class Message(Located):
     role: Literal["user", "assistant", "system"]
     content: str | None  # None: an assistant turn the model generates
     span: Span
 
 
-class Prompt(_Located):
+class Prompt(Located):
     id: str
     id_generated: bool = False
     id_span: Span | None = None
@@ -86,20 +82,20 @@ class Prompt(_Located):
         return ""
 
 
-class ModelRef(_Located):
+class ModelRef(Located):
     id: str  # provider:model, or a collection name before resolution
     span: Span
     collection: str | None = None
     custom: dict[str, Any] | None = None
 
 
-class Judge(_Located):
+class Judge(Located):
     id: str | None = None
     model: str
     approach: str = "standard"
 
 
-class Blueprint(_Located):
+class Blueprint(Located):
     id: str
     path: str | None = None
     title: str
@@ -134,27 +130,7 @@ class Blueprint(_Located):
         return list(self.temperatures) if self.temperatures else [self.temperature]
 
 
-def build(cls: type[BaseModel], **values: Any) -> Any:
-    """Construct a model from values the checker has already validated, without re-validating.
 
-    pydantic's `model_construct` still costs ~12 µs an object; a 50,000-line blueprint has 30,000 of
-    them. This fills the same slots directly: declared defaults, fresh default factories, fields set.
-    """
-    defaults, factories = _defaults(cls)
-    data = {**defaults, **values}
-    for name, factory in factories:
-        if name not in values:
-            data[name] = factory()
-    obj = cls.__new__(cls)
-    object.__setattr__(obj, "__dict__", data)
-    object.__setattr__(obj, "__pydantic_fields_set__", set(values))
-    object.__setattr__(obj, "__pydantic_extra__", None)
-    object.__setattr__(obj, "__pydantic_private__", None)
-    return obj
-
-
-@cache
-def _defaults(cls: type[BaseModel]) -> tuple[dict[str, Any], tuple[tuple[str, Any], ...]]:
-    defaults = {n: f.default for n, f in cls.model_fields.items() if f.default_factory is None}
-    factories = tuple((n, f.default_factory) for n, f in cls.model_fields.items() if f.default_factory is not None)
-    return defaults, factories
+def build(cls: type[Located], **values: Any) -> Any:
+    """Shorthand for `cls.build(**values)` (see engine/located.py)."""
+    return cls.build(**values)
