@@ -95,6 +95,8 @@ def _key_snippet(name: str, f: FieldSpec, slot: sc.Slot | None) -> str:
     if f.types == ("boolean",):
         return f"{n}: ${{1|true,false|}}"
     kind = slot.kind if slot is not None else sc.SCALAR
+    if "string" in f.types or "number" in f.types or "integer" in f.types:
+        return f"{n}: $0"  # a scalar is the usual form (`input: text`, `tests: ./cases.yaml`)
     if kind == sc.LIST and slot is not None and slot.item is not None and slot.item.kind != sc.SCALAR:
         return f"{n}:\n{{indent}}- $0"
     if kind == sc.LIST:
@@ -195,20 +197,18 @@ def _key_items(ctx: CursorContext, analysis: Any, snippets: bool) -> list[_Tmpl 
     for t in _field_templates(ctx.format, spec, owner):
         if present.intersection(t.names):
             continue
-        if slot.kind == sc.POINT and not present and t.label in ("weight", "multiplier", "citation"):
-            t = _demote(t)  # options of a point: not the first thing written
+        if slot.kind == sc.POINT and not present and t.label in _POINT_OPTIONS:
+            continue  # options of a point, never its first key
         out.append(t)
     return out
+
+
+_POINT_OPTIONS = frozenset(("weight", "multiplier", "citation", "fnArgs", "arg"))
 
 
 def _assertion_of(spec: ObjectSpec) -> AssertionType | None:
     name = spec.name.partition(":")[2]
     return next((t for t in ASSERTION_LIST if t.name == name), None)
-
-
-def _demote(t: _Tmpl) -> _Tmpl:
-    return _Tmpl(t.label, t.kind, t.detail, t.documentation, t.plain, t.snippet, t.names, "4" + t.sort[1:],
-                 t.deprecated, t.alias_of, t.is_snippet)
 
 
 def _ref_key_tmpl(analysis: Any) -> _Tmpl:

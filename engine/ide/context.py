@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -302,7 +303,8 @@ def _holds(node: Node, line: int, t: int) -> bool:
             <= node.span.end_line and t >= node.span.start_col)
 
 
-def _scan_up(lines: list[str], line: int, t: int, kind: str, stop: int, floor: _Floor | None) -> tuple[list[Step], bool]:
+def _scan_up(lines: list[str], line: int, t: int, kind: str, stop: int, floor: _Floor | None,
+             index_of: Callable[[list[int], int], int]) -> tuple[list[Step], bool]:
     """The structures above `line` that hold a thing at column `t` (outermost first).
 
     `kind` is what that thing is ("item" or "key"). Returns the steps and whether the scan reached the
@@ -328,7 +330,7 @@ def _scan_up(lines: list[str], line: int, t: int, kind: str, stop: int, floor: _
         out.append(pending)
         if seq_floor and t == floor.col:  # type: ignore[union-attr]
             floor_starts = [it.span.start_line for it in floor.node.items]  # type: ignore[union-attr]
-            pending.label = max(0, bisect_right(floor_starts, line) - 1)
+            pending.label = index_of(floor_starts, line)
             return [pending], True
     while i >= stop:
         s = lines[i]
@@ -386,7 +388,7 @@ def _scan_up(lines: list[str], line: int, t: int, kind: str, stop: int, floor: _
         if pending is not None and seq_floor and t == floor.col:  # type: ignore[union-attr]
             if floor_starts is None:
                 floor_starts = [it.span.start_line for it in floor.node.items]  # type: ignore[union-attr]
-            pending.label = max(0, bisect_right(floor_starts, i) - 1)
+            pending.label = index_of(floor_starts, i)
             pending = None
             out.reverse()
             return _drop_floor(out, floor), True
@@ -457,7 +459,12 @@ def cursor_context(analysis: Any, line: int, col: int) -> CursorContext:
     tree_doc = lay.tree_docs.get(doc)
     floor = _tree_floor(tree_doc.root if tree_doc is not None else None, line, here.t)
     stop = max(doc_start, floor.line) if floor is not None else doc_start
-    above, reached = _scan_up(lines, line, here.t, here.first_kind, stop, floor)
+    def index_of(starts: list[int], item_line: int) -> int:
+        if floor is not None and floor.node is (tree_doc.root if tree_doc is not None else None):
+            return lay.list_index(starts, item_line)  # a root list may have lost broken items
+        return bisect_left(starts, item_line)
+
+    above, reached = _scan_up(lines, line, here.t, here.first_kind, stop, floor, index_of)
     steps: list[Step] = (floor.steps if floor is not None and reached else []) + above
     if here.first_kind == "item" and here.steps and above and above[-1].line == line:
         # The scan indexed the line's outermost item; the line's own steps carry on from it.
@@ -482,9 +489,9 @@ def cursor_context(analysis: Any, line: int, col: int) -> CursorContext:
     fmt = "weval" if kind is FileKind.WEVAL else "agentv"
     slot = root_slot
     owner: sc.Slot | None = None
-    for _idx, s in enumerate(steps):
+    for idx, s in enumerate(steps):
         owner = slot
-        slot = sc.child(fmt, slot, s.label, _keys_getter(lines, s, line, doc_end))
+        slot = sc.child(fmt, slot, s.label, _keys_getter(lines, steps, idx, doc_start, doc_end))
     labels: list[str | int] = [s.label for s in steps]
     map_col, map_start = _mapping_place(all_steps, here, line, doc_start)
     if position == KEY and here.bare and slot.kind == sc.LIST:
@@ -563,15 +570,25 @@ def _count_items(lines: list[str], start: int, line: int, col: int) -> int:
     return n
 
 
-def _keys_getter(lines: list[str], s: Step, line: int, stop: int) -> sc.KeysOf:
-    """The keys of the mapping a step leads into, read only when a slot needs them (an assertion's type)."""
+def _keys_getter(lines: list[str], steps: list[Step], idx: int, doc_start: int, stop: int) -> sc.KeysOf:
+    """Keys a slot may need to tell objects apart (an assertion's `type`), read only when asked: for an
+    item, the keys of the item's mapping; for a key, the keys of the mapping it is in."""
+    s = steps[idx]
+
     def keys() -> dict[str, str]:
-        if isinstance(s.node, Mapping):
-            return _node_keys(s.node)
-        if s.kind != "item" or s.line < 0:
+        if s.kind == "item":
+            if isinstance(s.node, Mapping):
+                return _node_keys(s.node)
+            if s.line < 0:
+                return {}
+            return mapping_keys(lines, s.line, _item_content_col(shape(lines[s.line]), s.col), stop)
+        prev = steps[idx - 1] if idx > 0 else None
+        if prev is not None and isinstance(prev.node, Mapping):
+            return _node_keys(prev.node)
+        if s.line < 0 or s.col < 0:
             return {}
-        sh = shape(lines[s.line])
-        return mapping_keys(lines, s.line, _item_content_col(sh, s.col), stop)
+        start = doc_start if prev is None or prev.line < 0 else prev.line + (1 if prev.kind == "key" else 0)
+        return mapping_keys(lines, start, s.col, stop)
     return keys
 
 

@@ -55,7 +55,9 @@ class Slot:
 
 
 UNKNOWN = Slot(ANY)
-KeysOf = Callable[[], dict[str, str]]  # the keys (and inline values) of the mapping being stepped into
+# The keys (and inline values) a step may need: for an index, the item's mapping; for a key, the mapping
+# the key is in.
+KeysOf = Callable[[], dict[str, str]]
 
 
 def _no_keys() -> dict[str, str]:
