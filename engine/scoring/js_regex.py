@@ -466,24 +466,26 @@ class _Translator:
                             "conditional groups '(?(…)…)' are not valid in JavaScript", start, start + 3)
         if re.match(r"(R|[+-]?\d|&)", after):
             raise self.fail("recursion", "recursive patterns like '(?R)' are not valid in JavaScript", start, start + 3)
-        if flag_m and (flag_m.group(1) or flag_m.group(2) is not None) and \
-                set((flag_m.group(1) or "") + (flag_m.group(2) or "")) <= set("aiLmsux"):
-            text = "(?" + flag_m.group(0)
+        letters = (flag_m.group(1) or "") + (flag_m.group(2) or "") if flag_m else ""
+        if flag_m and (letters or flag_m.group(2) is not None) and set(letters) <= set("aiLmsux"):
+            text = "(?" + flag_m.group(0)  # e.g. "(?i)" or "(?i:"
             end = start + len(text)
-            letters = (flag_m.group(1) or "") + (flag_m.group(2) or "")
             if flag_m.group(3) == ")":
-                shown = text
                 raise self.fail("inline-flags",
-                                f"inline flag group '{shown}' is not valid in JavaScript; {self.flag_hint(letters)}",
+                                f"inline flag group '{text}' is not valid in JavaScript; "
+                                f"{self.flag_hint(flag_m.group(1) or '')}",
                                 start, end)
             raise self.fail("inline-modifiers",
                             f"inline modifier group '{text}…)' is not valid in the JavaScript engines evaluations "
-                            f"run on (it is new in ES2025); {self.flag_hint(letters)}", start, end)
+                            f"run on (it is new in ES2025); {self.flag_hint(flag_m.group(1) or '')}", start, end)
         raise self.fail("invalid-group",
                         f"invalid group '{p[start:start + 3]}' at position {start}: after '(?' JavaScript "
                         "accepts only ':', '=', '!', '<=', '<!' or '<name>'", start, start + 3)
 
     def flag_hint(self, letters: str) -> str:
+        """Advice for the flags an inline group turns on (turning flags off needs nothing in JS)."""
+        if not letters:
+            return "remove it (without flags, JavaScript regexes are already case-sensitive)"
         if self.dialect == "agentv":
             js = "".join(ch for ch in "ims" if ch in letters)
             if js:
@@ -651,13 +653,14 @@ class _Translator:
             self.i = start + 2
             return "k"  # Annex B: '\k' is the letter k when the pattern has no named groups
         close = p.find(">", start + 3) if p.startswith("<", start + 2) else -1
-        name = p[start + 3:close] if close != -1 else ""
-        if close == -1 or name not in self.names:
+        if close == -1:
+            raise self.fail("bad-backreference", "'\\k' must be followed by '<name>' of a capture group",
+                            start, start + 2)
+        name = p[start + 3:close]
+        if name not in self.names:
             raise self.fail("bad-backreference",
-                            f"invalid named backreference '{p[start:close + 1] if close != -1 else p[start:start + 3]}'"
-                            f": no capture group is named '{name}'" if close != -1 else
-                            "'\\k' must be followed by '<name>' of a capture group", start,
-                            close + 1 if close != -1 else start + 2)
+                            f"invalid named backreference '{p[start:close + 1]}': no capture group is named '{name}'",
+                            start, close + 1)
         self.i = close + 1
         return self.backreference(self.names[name])
 

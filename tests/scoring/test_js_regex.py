@@ -134,6 +134,8 @@ def test_messages_are_specific() -> None:
     assert "'\\A' is not an anchor" in js_regex_problem("\\Afoo")  # type: ignore[operator]
     assert "possessive" in js_regex_problem("a*+")  # type: ignore[operator]
     assert "position 3" in js_regex_problem("abc)")  # type: ignore[operator]
+    assert "$imatches" not in js_regex_problem("(?-i)abc")  # type: ignore[operator]
+    assert js_regex_problem("(?<a>x)\\k<b>") == "invalid named backreference '\\k<b>': no capture group is named 'b'"
 
 
 def test_problem_offsets_point_at_the_construct() -> None:
