@@ -7,14 +7,10 @@ from collections.abc import Iterable, Sequence
 from lsprotocol import types as lsp
 
 from evalspec.findings import Finding
+from evalspec.ide.refactor import refactorings
 
 from .. import convert
 from ..server import EvalspecServer, Snapshot
-
-try:
-    from evalspec.ide.refactor import refactorings
-except ImportError:  # pragma: no cover - the IDE layer is written alongside the server
-    refactorings = None
 
 KINDS = [lsp.CodeActionKind.QuickFix, lsp.CodeActionKind.Refactor]
 
@@ -36,7 +32,7 @@ def register(server: EvalspecServer) -> None:
         actions: list[lsp.CodeAction] = []
         if wanted(lsp.CodeActionKind.QuickFix, only):
             actions += quick_fixes(server, snap, params.context.diagnostics)
-        if refactorings is not None and wanted(lsp.CodeActionKind.Refactor, only):
+        if wanted(lsp.CodeActionKind.Refactor, only):
             span = snap.index.span(params.range)
             for fix in refactorings(snap.analysis, span):
                 actions.append(convert.code_action(

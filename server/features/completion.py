@@ -3,17 +3,13 @@
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from lsprotocol import types as lsp
 
+from evalspec.ide.completion import CompletionItem, complete
+
 from ..convert import LineIndex
 from ..server import EvalspecServer
-
-try:
-    from evalspec.ide.completion import complete
-except ImportError:  # pragma: no cover - the IDE layer is written alongside the server
-    complete = None
 
 TRIGGER_CHARACTERS = ["$", ":", " ", "-", "/"]
 
@@ -47,7 +43,7 @@ def register(server: EvalspecServer) -> None:
     @server.request(lsp.TEXT_DOCUMENT_COMPLETION, options, empty=empty)
     async def completion(server: EvalspecServer, params: lsp.CompletionParams) -> lsp.CompletionList:
         snap = await server.snapshot(params.text_document.uri)
-        if snap is None or complete is None:
+        if snap is None:
             return empty()
         line, col = snap.index.point(params.position)
         result = complete(snap.analysis, line, col, snippets=server.client.snippets)
@@ -55,7 +51,7 @@ def register(server: EvalspecServer) -> None:
         return lsp.CompletionList(is_incomplete=bool(result.is_incomplete), items=items)
 
 
-def completion_item(server: EvalspecServer, item: Any, index: LineIndex) -> lsp.CompletionItem:
+def completion_item(server: EvalspecServer, item: CompletionItem, index: LineIndex) -> lsp.CompletionItem:
     client = server.client
     snippet = bool(item.is_snippet) and client.snippets
     text = item.insert_text or item.label
@@ -66,11 +62,10 @@ def completion_item(server: EvalspecServer, item: Any, index: LineIndex) -> lsp.
         documentation = (lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=item.documentation)
                          if client.completion_markdown else item.documentation)
     detail = item.detail
-    alias_of = getattr(item, "alias_of", None)
-    if alias_of and not detail:
-        detail = f"alias of {alias_of}"
+    if item.alias_of and not detail:
+        detail = f"alias of {item.alias_of}"
     deprecated = bool(item.deprecated)
-    replace_span = getattr(item, "replace_span", None)
+    replace_span = item.replace_span
     return lsp.CompletionItem(
         label=item.label,
         kind=_KIND.get(item.kind, lsp.CompletionItemKind.Text),

@@ -4,19 +4,16 @@ from __future__ import annotations
 
 from lsprotocol import types as lsp
 
-from ..server import EvalspecServer
+from evalspec.ide.hover import hover as engine_hover
 
-try:
-    from evalspec.ide.hover import hover as engine_hover
-except ImportError:  # pragma: no cover - the IDE layer is written alongside the server
-    engine_hover = None
+from ..server import EvalspecServer
 
 
 def register(server: EvalspecServer) -> None:
     @server.request(lsp.TEXT_DOCUMENT_HOVER, empty=lambda: None)
     async def hover(server: EvalspecServer, params: lsp.HoverParams) -> lsp.Hover | None:
         snap = await server.snapshot(params.text_document.uri)
-        if snap is None or engine_hover is None:
+        if snap is None:
             return None
         line, col = snap.index.point(params.position)
         info = engine_hover(snap.analysis, line, col)

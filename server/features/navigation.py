@@ -6,21 +6,18 @@ from pathlib import Path
 
 from lsprotocol import types as lsp
 
+from evalspec.ide.navigation import definition as engine_definition
+from evalspec.ide.navigation import document_links
+
 from .. import convert
 from ..server import EvalspecServer
-
-try:
-    from evalspec.ide.navigation import definition as engine_definition
-    from evalspec.ide.navigation import document_links
-except ImportError:  # pragma: no cover - the IDE layer is written alongside the server
-    engine_definition = document_links = None
 
 
 def register(server: EvalspecServer) -> None:
     @server.request(lsp.TEXT_DOCUMENT_DEFINITION, empty=list)
     async def definition(server: EvalspecServer, params: lsp.DefinitionParams) -> list[lsp.Location]:
         snap = await server.snapshot(params.text_document.uri)
-        if snap is None or engine_definition is None:
+        if snap is None:
             return []
         line, col = snap.index.point(params.position)
         out: list[lsp.Location] = []
@@ -36,7 +33,7 @@ def register(server: EvalspecServer) -> None:
     @server.request(lsp.TEXT_DOCUMENT_DOCUMENT_LINK, lsp.DocumentLinkOptions(resolve_provider=False), empty=list)
     async def links(server: EvalspecServer, params: lsp.DocumentLinkParams) -> list[lsp.DocumentLink]:
         snap = await server.snapshot(params.text_document.uri)
-        if snap is None or document_links is None:
+        if snap is None:
             return []
         return [lsp.DocumentLink(range=snap.index.range(link.span), target=convert.uri_of(link.target))
                 for link in document_links(snap.analysis)]

@@ -6,22 +6,15 @@ from typing import Any
 
 from lsprotocol import types as lsp
 
+from evalspec.ide.symbols import Symbol, document_symbols, folding_ranges
+
 from ..convert import LineIndex
 from ..server import EvalspecServer
 
-try:
-    from evalspec.ide.symbols import document_symbols, folding_ranges
-except ImportError:  # pragma: no cover - the IDE layer is written alongside the server
-    document_symbols = folding_ranges = None
-
 
 def symbol_kind(kind: str) -> lsp.SymbolKind:
-    """The engine names kinds in words ("prompt", "object", "enum-member"); LSP numbers them."""
-    words = {"prompt": "Object", "test": "Object", "blueprint": "File", "suite": "File", "document": "Namespace",
-             "header": "Namespace", "point": "Boolean", "assertion": "Boolean", "model": "Module",
-             "target": "Module", "message": "String", "key": "Key", "field": "Property"}
-    name = words.get(kind.lower(), kind)
-    normalised = name.replace("-", "").replace("_", "").replace(" ", "").lower()
+    """The engine names kinds by their LSP name in lower case ("object", "function", "enum-member")."""
+    normalised = kind.replace("-", "").replace("_", "").replace(" ", "").lower()
     for member in lsp.SymbolKind:
         if member.name.lower() == normalised:
             return member
@@ -35,7 +28,7 @@ def _within(inner: lsp.Range, outer: lsp.Range) -> bool:
     return key(outer.start) <= key(inner.start) and key(inner.end) <= key(outer.end)
 
 
-def document_symbol(symbol: Any, index: LineIndex) -> lsp.DocumentSymbol:
+def document_symbol(symbol: Symbol, index: LineIndex) -> lsp.DocumentSymbol:
     rng = index.range(symbol.span)
     selection = index.range(symbol.selection_span) if symbol.selection_span is not None else rng
     return lsp.DocumentSymbol(
@@ -62,7 +55,7 @@ def register(server: EvalspecServer) -> None:
     @server.request(lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL, empty=list)
     async def symbols(server: EvalspecServer, params: lsp.DocumentSymbolParams) -> list[Any]:
         snap = await server.snapshot(params.text_document.uri)
-        if snap is None or document_symbols is None:
+        if snap is None:
             return []
         tree = [document_symbol(s, snap.index) for s in document_symbols(snap.analysis)]
         return tree if server.client.hierarchical_symbols else flatten(tree, snap.uri)
@@ -70,7 +63,7 @@ def register(server: EvalspecServer) -> None:
     @server.request(lsp.TEXT_DOCUMENT_FOLDING_RANGE, empty=list)
     async def folding(server: EvalspecServer, params: lsp.FoldingRangeParams) -> list[lsp.FoldingRange]:
         snap = await server.snapshot(params.text_document.uri)
-        if snap is None or folding_ranges is None:
+        if snap is None:
             return []
         return [lsp.FoldingRange(start_line=start, end_line=end)
                 for start, end in folding_ranges(snap.analysis) if end > start]

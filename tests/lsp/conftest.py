@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import pytest_lsp
+from lsprotocol import types as lsp
 from pytest_lsp import ClientServerConfig
 
-from .session import CLIENTS, FAULTY_SERVER, SERVER, RecordingClient, make_client, start
+from .session import CLIENTS, FAULTY_SERVER, SERVER, RecordingClient, capabilities, make_client, start
 
 _IDS = ["nvim-0.7", "vscode"]
 
@@ -33,5 +34,17 @@ async def pull_client(lsp_client: RecordingClient, request, tmp_path):
 async def faulty_client(lsp_client: RecordingClient, request, tmp_path):
     """A server whose hover and whose analysis of some texts raise (see faulty_server.py)."""
     await start(lsp_client, request.param, tmp_path)
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER, client_factory=make_client),
+                    params=CLIENTS, ids=_IDS)
+async def plain_client(lsp_client: RecordingClient, request, tmp_path):
+    """The profiles with markdown taken away: hover and documentation must come as plain text."""
+    caps = capabilities(request.param)
+    caps.text_document.hover.content_format = [lsp.MarkupKind.PlainText]
+    caps.text_document.completion.completion_item.documentation_format = [lsp.MarkupKind.PlainText]
+    await start(lsp_client, request.param, tmp_path, caps=caps)
     yield
     await lsp_client.shutdown_session()

@@ -58,10 +58,10 @@ def capabilities(profile: str, *, pull: bool = False) -> lsp.ClientCapabilities:
 
 
 async def start(client: RecordingClient, profile: str, root: Path, *, pull: bool = False,
-                options: dict | None = None) -> lsp.InitializeResult:
+                options: dict | None = None, caps: lsp.ClientCapabilities | None = None) -> lsp.InitializeResult:
     client.profile = profile
     client.init_result = await client.initialize_session(lsp.InitializeParams(
-        capabilities=capabilities(profile, pull=pull),
+        capabilities=caps or capabilities(profile, pull=pull),
         root_uri=root.as_uri(),
         workspace_folders=[lsp.WorkspaceFolder(uri=root.as_uri(), name="ws")],
         initialization_options=options if options is not None else {"debounceMs": 20},
