@@ -400,3 +400,13 @@ def test_call_result(payload: object, expected: PointScore) -> None:
 def test_non_string_response_is_treated_as_empty() -> None:
     assert evaluate_point("contains", "", None, CTX).score == 1.0  # type: ignore[arg-type]
     assert evaluate_point("word_count_between", [1, 2], None, CTX).score == 0.0  # type: ignore[arg-type]
+
+
+def test_js_is_safe_to_call_from_several_threads() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    def work(k: int) -> float | None:
+        return evaluate_point("js", f"r.length === {k % 7} ? 1 : 0", "x" * (k % 7), CTX).score
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        assert list(pool.map(work, range(200))) == [1.0] * 200
