@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -303,8 +302,7 @@ def _holds(node: Node, line: int, t: int) -> bool:
             <= node.span.end_line and t >= node.span.start_col)
 
 
-def _scan_up(lines: list[str], line: int, t: int, kind: str, stop: int, floor: _Floor | None,
-             index_of: Callable[[list[int], int], int]) -> tuple[list[Step], bool]:
+def _scan_up(lines: list[str], line: int, t: int, kind: str, stop: int, floor: _Floor | None) -> tuple[list[Step], bool]:
     """The structures above `line` that hold a thing at column `t` (outermost first).
 
     `kind` is what that thing is ("item" or "key"). Returns the steps and whether the scan reached the
@@ -330,7 +328,7 @@ def _scan_up(lines: list[str], line: int, t: int, kind: str, stop: int, floor: _
         out.append(pending)
         if seq_floor and t == floor.col:  # type: ignore[union-attr]
             floor_starts = [it.span.start_line for it in floor.node.items]  # type: ignore[union-attr]
-            pending.label = index_of(floor_starts, line)
+            pending.label = bisect_left(floor_starts, line)  # a broken item keeps its place in the tree
             return [pending], True
     while i >= stop:
         s = lines[i]
@@ -388,7 +386,7 @@ def _scan_up(lines: list[str], line: int, t: int, kind: str, stop: int, floor: _
         if pending is not None and seq_floor and t == floor.col:  # type: ignore[union-attr]
             if floor_starts is None:
                 floor_starts = [it.span.start_line for it in floor.node.items]  # type: ignore[union-attr]
-            pending.label = index_of(floor_starts, i)
+            pending.label = bisect_left(floor_starts, i)
             pending = None
             out.reverse()
             return _drop_floor(out, floor), True
@@ -459,12 +457,7 @@ def cursor_context(analysis: Any, line: int, col: int) -> CursorContext:
     tree_doc = lay.tree_docs.get(doc)
     floor = _tree_floor(tree_doc.root if tree_doc is not None else None, line, here.t)
     stop = max(doc_start, floor.line) if floor is not None else doc_start
-    def index_of(starts: list[int], item_line: int) -> int:
-        if floor is not None and floor.node is (tree_doc.root if tree_doc is not None else None):
-            return lay.list_index(starts, item_line)  # a root list may have lost broken items
-        return bisect_left(starts, item_line)
-
-    above, reached = _scan_up(lines, line, here.t, here.first_kind, stop, floor, index_of)
+    above, reached = _scan_up(lines, line, here.t, here.first_kind, stop, floor)
     steps: list[Step] = (floor.steps if floor is not None and reached else []) + above
     if here.first_kind == "item" and here.steps and above and above[-1].line == line:
         # The scan indexed the line's outermost item; the line's own steps carry on from it.

@@ -8,7 +8,7 @@ string searches run over the whole text; nothing here walks all the lines in Pyt
 from __future__ import annotations
 
 import re
-from bisect import bisect_left, bisect_right
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,7 +17,6 @@ from ..registry.weval import PROMPT_MARKERS_OURS
 from ..source import Document, Sequence
 
 _ROOT_KEY = re.compile(r"""("[^"]*"|'[^']*'|[^\s#'"\-?:][^:#]*?)[ \t]*:(?=[ \t\r]|$)""")
-_ITEM = re.compile(r"-(?:[ \t]|$)")
 _LINES_BEFORE_CONTENT = re.compile(r"(?:[ \t]*(?:#[^\n]*|%[^\n]*)?\r?\n)*\Z")
 
 
@@ -30,7 +29,6 @@ class Layout:
     header_has_prompts: bool = False  # Weval: the header holds the prompts under `prompts:`
     prompt_starts: list[int] = field(default_factory=list)  # Weval: first line of each prompt
     prompt_nodes: list[Any] = field(default_factory=list)
-    dropped_starts: list[int] = field(default_factory=list)  # column-0 list items the parser dropped
 
     def document_of(self, line: int) -> int:
         return max(0, bisect_right(self.doc_starts, line) - 1)
@@ -39,11 +37,6 @@ class Layout:
         """First and one-past-last line of a document."""
         end = self.doc_starts[index + 1] if index + 1 < len(self.doc_starts) else n_lines
         return self.doc_starts[index], end
-
-    def list_index(self, starts: list[int], line: int) -> int:
-        """The index of the list item that starts on `line`, given the start lines of the items the tree
-        has: the parser drops an item of a column-0 list that does not parse, so those count too."""
-        return bisect_left(starts, line) + bisect_left(self.dropped_starts, line)
 
 
 def layout(analysis: Any) -> Layout:
@@ -75,34 +68,9 @@ def _compute(analysis: Any) -> Layout:
     out = Layout(starts, offsets)
     for doc in analysis.parsed.documents:
         out.tree_docs[out.document_of(doc.span.start_line)] = doc
-    _dropped(analysis, out)
     if analysis.kind is FileKind.WEVAL:
         _weval(analysis, out)
     return out
-
-
-def _dropped(analysis: Any, out: Layout) -> None:
-    """Where the items the parser left out of column-0 lists start: one per syntax error, at the
-    nearest `- ` at column 0 above the error (or above the next item, where libyaml reports it)."""
-    lines: list[str] = analysis.parsed.lines
-    found: set[int] = set()
-    for f in analysis.parsed.findings:
-        if not f.code.startswith("yaml"):
-            continue
-        doc_index = out.document_of(f.span.start_line)
-        doc = out.tree_docs.get(doc_index)
-        if doc is None or not isinstance(doc.root, Sequence) or doc.root.span.start_col != 0:
-            continue
-        first, _ = out.doc_range(doc_index, len(lines))
-        kept = {it.span.start_line for it in doc.root.items}
-        j = f.span.start_line
-        if j >= len(lines) or j in kept or lines[j].startswith("---"):
-            j -= 1
-        while j > first and not (lines[j][:1] == "-" and _ITEM.match(lines[j]) and not lines[j].startswith("---")):
-            j -= 1
-        if j >= first and j not in kept and lines[j][:1] == "-":
-            found.add(j)
-    out.dropped_starts = sorted(found)
 
 
 def _is_marker(text: str, at: int) -> bool:

@@ -15,7 +15,7 @@ from typing import Any
 from ..detect import FileKind
 from ..findings import Edit, Fix, Span
 from ..source import Mapping, Node, Scalar, Sequence, gc_paused, to_python
-from ..validation.yaml_text import entry_span, flow
+from ..validation.yaml_text import entry_span, flow, quote
 from .layout import layout
 from .lines import indent_of
 
@@ -116,7 +116,7 @@ def _convert_rubrics(test: Mapping, key: Scalar, value: Node, lines: list[str]) 
         return [Edit(Span(key.span.start_line, key.span.start_col, end[0], end[1]), text)]
     removal = Edit(entry_span(key, value, lines), "")
     if isinstance(assert_node, Sequence) and assert_node.flow:
-        criteria = flow(to_python(value)) if value is not None else "[]"
+        criteria = _flow(to_python(value)) if value is not None else "[]"
         entry = f"{{type: rubrics, criteria: {criteria}}}"
         close = assert_node.span
         sep = ", " if assert_node.items else ""
@@ -155,7 +155,18 @@ def _criteria_text(value: Node, key: Scalar, lines: list[str], criteria_col: int
     if value.span.start_line == value.span.end_line:
         line = lines[value.span.start_line]
         return " " + line[value.span.start_col:value.span.end_col]
-    return " " + flow(to_python(value))
+    return " " + _flow(to_python(value))
+
+
+def _flow(value: Any) -> str:
+    """A value as flow YAML, strings plain where they can be (`[One, Two]`, not `["One", "Two"]`)."""
+    if isinstance(value, list):
+        return "[" + ", ".join(_flow(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{quote(str(k))}: {_flow(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, str):
+        return quote(value)
+    return flow(value)
 
 
 def _shift(line: str, by: int) -> str:

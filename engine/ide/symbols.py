@@ -13,7 +13,7 @@ from typing import Any
 
 from ..detect import FileKind
 from ..findings import Span
-from ..source import Mapping, Node, Scalar, Sequence, gc_paused, to_python
+from ..source import BrokenItem, Mapping, Node, Scalar, Sequence, gc_paused, to_python
 from ..validation.yaml_text import flow
 from .layout import layout
 from .lines import indent_of, is_blank
@@ -193,7 +193,7 @@ def folding_ranges(analysis: Any) -> list[tuple[int, int]]:
                 out.add((first, last))
             doc = lay.tree_docs.get(i)
             if doc is not None and doc.root is not None:
-                _fold_tree(doc.root, out)
+                _fold_tree(doc.root, lines, out)
             elif first is not None:
                 _fold_indent(lines, first, end, out)
         return sorted(out)
@@ -218,7 +218,7 @@ def _content_bounds(lines: list[str], start: int, end: int) -> tuple[int | None,
     return first, last
 
 
-def _fold_tree(root: Node, out: set[tuple[int, int]]) -> None:
+def _fold_tree(root: Node, lines: list[str], out: set[tuple[int, int]]) -> None:
     stack: list[Node] = [root]
     seen: set[int] = set()
     while stack:
@@ -235,7 +235,9 @@ def _fold_tree(root: Node, out: set[tuple[int, int]]) -> None:
                     stack.append(v)
         elif isinstance(node, Sequence):
             for it in node.items:
-                if isinstance(it, (Mapping, Sequence)):
+                if isinstance(it, BrokenItem):  # an item that does not parse yet: its indentation
+                    _fold_indent(lines, it.span.start_line, it.span.end_line + 1, out)
+                elif isinstance(it, (Mapping, Sequence)):
                     if it.span.end_line > it.span.start_line:
                         out.add((it.span.start_line, it.span.end_line))
                     stack.append(it)
