@@ -37,18 +37,40 @@ def _clean(value: Any) -> Any:
 
 
 
-def dumps(value: Any, *, indent: int | None = None) -> str:
+_encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
+
+
+def dumps(value: Any) -> str:
+    """Compact JSON; NaN (a similarity with no embedding) is written as null, as JavaScript does."""
     try:
-        return json.dumps(value, ensure_ascii=False, indent=indent, allow_nan=False,
-                          separators=None if indent else (",", ":"))
-    except ValueError:  # NaN somewhere (a similarity with no embedding): write null like JavaScript
-        return json.dumps(_clean(value), ensure_ascii=False, indent=indent,
-                          separators=None if indent else (",", ":"))
+        return _encode(value)
+    except ValueError:
+        return _encode(_clean(value))
 
 
-def write_json(path: Path, value: Any, *, indent: int | None = None) -> None:
+def dumps_pretty(value: Any) -> str:
+    """Indented two levels deep, compact below.
+
+    `json.dumps(indent=…)` falls back to the pure-Python encoder (≈10× slower: ~0.3 s for a 2,000-prompt
+    comparison file); this keeps the C encoder for the bulk and still puts every top-level field, and
+    every prompt or model under it, on its own line.
+    """
+    if not isinstance(value, dict) or not value:
+        return dumps(value)
+    lines = []
+    for key, item in value.items():
+        head = f"  {dumps(key)}: "
+        if isinstance(item, dict) and item:
+            inner = ",\n".join(f"    {dumps(k)}: {dumps(v)}" for k, v in item.items())
+            lines.append(head + "{\n" + inner + "\n  }")
+        else:
+            lines.append(head + dumps(item))
+    return "{\n" + ",\n".join(lines) + "\n}"
+
+
+def write_json(path: Path, value: Any, *, pretty: bool = False) -> None:
     """Write through a temporary file and rename, so a reader never sees half a file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(dumps(value, indent=indent), encoding="utf-8")
+    tmp.write_text(dumps_pretty(value) if pretty else dumps(value), encoding="utf-8")
     os.replace(tmp, path)

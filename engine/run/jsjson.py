@@ -8,6 +8,7 @@ are skipped (and become `null` inside arrays), and non-ASCII stays raw.
 from __future__ import annotations
 
 import json
+from functools import lru_cache
 from typing import Any
 
 from ..weval.ids import UNDEFINED, js_number
@@ -80,6 +81,7 @@ def locale_compare_key(text: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
     return tuple(primary), tuple(tertiary)
 
 
+@lru_cache(maxsize=1024)  # scores take few distinct values; Decimal is slow
 def js_to_fixed(x: float, digits: int) -> str:
     """`Number.prototype.toFixed`: exact binary value, ties away from zero (0.125 → "0.13")."""
     from decimal import ROUND_HALF_UP, Decimal

@@ -39,14 +39,14 @@ def plan_for(analysis: Any, options: RunOptions) -> Any:
     raise PlanError(f"{path}: not a Weval blueprint or an AgentV eval file (nothing to run)")
 
 
-async def run(plan: Any, options: RunOptions) -> AsyncIterator[Event]:
+def run(plan: Any, options: RunOptions) -> AsyncIterator[Event]:
+    """The run's events, in order: RunStarted, then per cell CallStarted / Retrying / Response / Scored or
+    CellFailed (cells interleave), Notice at any time, RunFinished last. Closing the iterator early
+    (or cancelling its task) stops the run; everything received is already in the journal."""
     if plan.kind == "weval":
         from .weval_runner import run_weval
 
-        async for event in run_weval(plan, options):
-            yield event
-    else:
-        from .agentv_runner import run_agentv
+        return run_weval(plan, options)
+    from .agentv_runner import run_agentv
 
-        async for event in run_agentv(plan, options):
-            yield event
+    return run_agentv(plan, options)

@@ -30,6 +30,8 @@ from .run_label import reference_fn_name
 
 # `$js` runs in QuickJS for up to 100 ms; off the event loop so a slow script does not stall the calls.
 _THREADED = frozenset({"js"})
+# Functions that are awaited (HTTP, a thread); every other function point is scored synchronously.
+ASYNC_FUNCTIONS = frozenset({"call", *_THREADED})
 
 
 def display_text(point: Point) -> str:
@@ -50,9 +52,9 @@ def base_assessment(point: Point) -> dict[str, Any]:
     return out
 
 
-def function_assessment(point: Point, result: PointScore) -> dict[str, Any]:
+def function_assessment(point: Point, result: PointScore, base: dict[str, Any] | None = None) -> dict[str, Any]:
     """As the reference's createAssessmentFromResult: inverted for should_not, a default reflection."""
-    out = base_assessment(point)
+    out = base if base is not None else base_assessment(point)
     if result.score is None:
         error = result.error or "Point function returned no score."
         out["coverageExtent"] = None

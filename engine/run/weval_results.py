@@ -13,6 +13,7 @@ Layout (weval-output-format.md §3–§4), under the output folder:
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,13 @@ class WevalResults:
     key_points: dict[str, list[str]] = field(default_factory=dict)
     similarity: dict[str, dict[str, float]] | None = None
     per_prompt_similarity: dict[str, dict[str, dict[str, float]]] | None = None
+
+
+def responses_row(p: Prompt, results: WevalResults) -> dict[str, str]:
+    """allFinalAssistantResponses[prompt]: the ideal (when there is one), then every model's answer."""
+    row: dict[str, str] = {IDEAL_MODEL_ID: p.ideal} if p.ideal else {}
+    row.update(results.responses.get(p.id, {}))
+    return row
 
 
 def prompt_context(p: Prompt) -> list[dict[str, Any]]:
@@ -128,13 +136,7 @@ def comparison_object(*, bp: Blueprint, models: list[str], prompts: list[Prompt]
                       timestamp: str, eval_methods: list[str], effective_models: list[str],
                       results: WevalResults) -> dict[str, Any]:
     has_ideal = any(p.ideal for p in prompts)
-    final_responses: dict[str, dict[str, str]] = {}
-    for p in prompts:
-        row: dict[str, str] = {}
-        if p.ideal:
-            row[IDEAL_MODEL_ID] = p.ideal
-        row.update(results.responses.get(p.id, {}))
-        final_responses[p.id] = row
+    final_responses = {p.id: responses_row(p, results) for p in prompts}
     eff = sorted(set(effective_models) | ({IDEAL_MODEL_ID} if has_ideal else set()))
     evaluation: dict[str, Any] = {}
     if "embedding" in eval_methods:
@@ -216,38 +218,54 @@ def file_id(item_id: str) -> str:
     return item_id
 
 
-class _ArtefactWriter:
-    """Many small files: plain writes (no temp file: nothing reads them while the run writes), each
-    folder created once."""
+class ArtefactWriter:
+    """Many small files, written plainly (no temporary file: nothing reads them while the run writes),
+    each folder created once.
 
-    def __init__(self) -> None:
-        self._made: set[Path] = set()
+    Why not in threads while the run goes on: on a VM disk each file or folder creation costs ~0.1 ms
+    of kernel time, and threads only contend with the event loop for the same CPU (measured: slower)."""
 
-    def write(self, path: Path, value: Any) -> None:
-        parent = path.parent
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._made: set[str] = set()
+
+    def _write(self, path: str, value: Any) -> None:
+        parent = os.path.dirname(path)
         if parent not in self._made:
-            parent.mkdir(parents=True, exist_ok=True)
+            os.makedirs(parent, exist_ok=True)
             self._made.add(parent)
-        path.write_text(dumps(value), encoding="utf-8")
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            os.write(fd, dumps(value).encode("utf-8"))
+        finally:
+            os.close(fd)
+
+    def cell(self, item: str, model: str, coverage: dict[str, Any] | None, history: list[dict[str, Any]] | None) -> None:
+        root, pid, mid = str(self.root), file_id(item), safe_file_part(model)
+        if coverage is not None:
+            self._write(f"{root}/coverage/{pid}/{mid}.json", coverage)
+        if history:
+            self._write(f"{root}/histories/{pid}/{mid}.json", {"history": history})
+
+    def file(self, relative: str, value: Any) -> None:
+        self._write(f"{self.root}/{relative}", value)
 
 
 def write_comparison(folder: Path, run_label: str, timestamp: str, full: dict[str, Any]) -> list[Path]:
-    """The monolithic file (pretty, as the reference) and the artefacts (compact). Returns the paths."""
+    """The monolithic file (pretty) and the artefact folder. Returns both paths."""
     base = f"{run_label}_{timestamp}"
     main = folder / f"{base}_comparison.json"
-    write_json(main, full, indent=2)
+    folder.mkdir(parents=True, exist_ok=True)
+    write_json(main, full, pretty=True)
     run_dir = folder / base
-    out = _ArtefactWriter()
-    out.write(run_dir / "core.json", core_object(full))
+    writer = ArtefactWriter(run_dir)
+    writer.file("core.json", core_object(full))
     for pid, row in (full.get("allFinalAssistantResponses") or {}).items():
-        out.write(run_dir / "responses" / f"{file_id(pid)}.json", row)
+        writer.file(f"responses/{file_id(pid)}.json", row)
     coverage = (full.get("evaluationResults") or {}).get("llmCoverageScores") or {}
-    for pid, by_model in coverage.items():
-        for mid, result in by_model.items():
-            out.write(run_dir / "coverage" / file_id(pid) / f"{safe_file_part(mid)}.json", result)
-    for pid, by_model in (full.get("fullConversationHistories") or {}).items():
-        for mid, history in by_model.items():
-            if history:
-                out.write(run_dir / "histories" / file_id(pid) / f"{safe_file_part(mid)}.json",
-                          {"history": history})
+    histories = full.get("fullConversationHistories") or {}
+    for pid in full.get("promptIds") or []:
+        by_cov, by_hist = coverage.get(pid) or {}, histories.get(pid) or {}
+        for mid in sorted(set(by_cov) | set(by_hist)):
+            writer.cell(pid, mid, by_cov.get(mid), by_hist.get(mid))
     return [main, run_dir]

@@ -26,7 +26,7 @@ from ..scoring.weval_aggregate import (
     inverted_reflection,
     parse_judge_answer,
 )
-from ..scoring.weval_points import PointContext
+from ..scoring.weval_points import PointContext, evaluate_point
 from ..weval.ids import js_number
 from ..weval.model import Point, Prompt
 from .calls import Calls, provider_key
@@ -56,7 +56,7 @@ from .weval_judge import (
     transcript,
 )
 from .weval_plan import WevalPlan, WevalTask
-from .weval_points import base_assessment, score_function_point
+from .weval_points import ASYNC_FUNCTIONS, base_assessment, function_assessment, score_function_point
 from .weval_results import WevalResults, comparison_object, write_comparison
 
 EMBED_BATCH = 64
@@ -100,6 +100,8 @@ class WevalRun:
         self._key_points: dict[str, asyncio.Future[tuple[list[str] | None, str | None]]] = {}
         self._judges: list[tuple[Any, Any]] = []  # (Judge, binding or ProviderError)
         self._judge_problem: str | None = None
+        self._bases: dict[int, dict[str, Any]] = {}
+        self._pending: list[dict[str, Any]] = []  # journal records of this step, written together
 
     # --- the stream -------------------------------------------------------------------------------
     async def events(self) -> AsyncIterator[Event]:
@@ -125,6 +127,7 @@ class WevalRun:
             self.journal.write({"t": "done"})
             yield RunFinished(self._summary(files))
         finally:
+            self._flush()
             if self.journal is not None:
                 self.journal.close()
             await self.calls.aclose()
@@ -262,8 +265,9 @@ class WevalRun:
         self.results.system_prompts[cell.model] = task.system
         if "llm-coverage" in self.plan.eval_methods:
             self.results.coverage.setdefault(cell.item, {})[cell.model] = {"error": f"Generation failed: {message}"}
-        if not resumed and self.journal is not None:
-            self.journal.write({"t": "fail", "c": cell_ref(cell), "error": message, "kind": kind})
+        if not resumed:
+            self._pending.append({"t": "fail", "c": cell_ref(cell), "error": message, "kind": kind})
+        self._flush()
         self.emit(CellFailed(cell, message, kind, resumed=resumed))
 
     # --- generation -------------------------------------------------------------------------------
@@ -307,6 +311,7 @@ class WevalRun:
             text = str(done.get("text", ""))
             out.texts.append(text)
             return text
+        self._flush()
         binding = self.calls.model(self.plan.model_specs.get(task.model, task.model))
         system = task.system
         chat = [m for m in messages if m.role != "system"]
@@ -321,10 +326,11 @@ class WevalRun:
         text = result.text
         if not text or not text.strip():
             raise _CellError(f"Failed to get response for {cell.model}: {EMPTY_ANSWER}", "bad_response")
-        assert self.journal is not None
-        self.journal.write({"t": "gen", "c": cell_ref(cell), "n": n, "text": text,
-                            "u": [result.usage.input_tokens, result.usage.output_tokens],
-                            "ms": round(result.latency_ms, 1), "cached": result.cached})
+        # Held back until the next await (another turn, a judge) or the score, whichever comes first:
+        # nothing else can happen in between, so nothing received can be lost by waiting.
+        self._pending.append({"t": "gen", "c": cell_ref(cell), "n": n, "text": text,
+                              "u": [result.usage.input_tokens, result.usage.output_tokens],
+                              "ms": round(result.latency_ms, 1), "cached": result.cached})
         out.texts.append(text)
         out.usage[0] += result.usage.input_tokens
         out.usage[1] += result.usage.output_tokens
@@ -357,6 +363,7 @@ class WevalRun:
         prompt = task.prompt
         points: list[Point] = list(prompt.points)
         if not points and prompt.ideal:
+            self._flush()
             key_points, error = await self._extract(prompt)
             if key_points is None:
                 self._scored(cell, None, {"error": f"Key point extraction failed: {error}"})
@@ -366,17 +373,27 @@ class WevalRun:
         subject = "\n\n".join(texts)
         ctx = PointContext(messages=[{"role": r, "content": c} for r, c, _ in history], model_id=cell.model,
                            prompt_id=prompt.id)
-        conversation = transcript(history)
-        judged_all = [p for p in points if p.kind == "text"]
-        criteria = [f"{'[should not]' if p.inverted else '[should]'} {p.text}" for p in judged_all]
+        assessments: list[Any] = [None] * len(points)
+        waiting: list[tuple[int, Point]] = []
+        for i, point in enumerate(points):
+            if point.kind == "fn" and point.fn not in ASYNC_FUNCTIONS:
+                # Most points are plain string checks: scored right here, no task, no await.
+                assessments[i] = function_assessment(point, evaluate_point(point.fn or "", point.fn_args, subject, ctx),
+                                                     self._base(point))
+            else:
+                waiting.append((i, point))
+        if waiting:
+            self._flush()  # the answer is on disk before waiting on judges or services
+            conversation = transcript(history)
 
-        async def one(index: int, point: Point) -> dict[str, Any]:
-            if point.kind == "fn":
-                return await score_function_point(point, subject, ctx, services=self.bp.external_services,
-                                                  client=self.calls.client, env=self.options.env)
-            return await self._judge_point(cell, index, point, subject, conversation, criteria)
+            async def one(index: int, point: Point) -> dict[str, Any]:
+                if point.kind == "fn":
+                    return await score_function_point(point, subject, ctx, services=self.bp.external_services,
+                                                      client=self.calls.client, env=self.options.env)
+                return await self._judge_point(cell, index, point, subject, conversation)
 
-        assessments = list(await asyncio.gather(*(one(i, p) for i, p in enumerate(points))))
+            for (i, _), got in zip(waiting, await asyncio.gather(*(one(i, p) for i, p in waiting)), strict=True):
+                assessments[i] = got
         score = avg_coverage_extent(CoveragePoint(a.get("coverageExtent"), a.get("multiplier", 1.0), a.get("pathId"))
                                     for a in assessments)
         result: dict[str, Any] = {"keyPointsCount": len(assessments)}
@@ -385,19 +402,34 @@ class WevalRun:
         result["pointAssessments"] = assessments
         self._scored(cell, result.get("avgCoverageExtent"), result)
 
+    def _base(self, point: Point) -> dict[str, Any]:
+        """The point's fixed assessment fields (text, weight, path…), computed once for all models."""
+        key = id(point)
+        base = self._bases.get(key)
+        if base is None:
+            base = self._bases[key] = base_assessment(point)
+        return dict(base)
+
+    def _flush(self) -> None:
+        """Write the answers held back to go out with their score (one write instead of two)."""
+        if self._pending and self.journal is not None:
+            self.journal.write_many(self._pending)
+            self._pending = []
+
     def _scored(self, cell: Cell, score: float | None, result: dict[str, Any]) -> None:
         if result and "llm-coverage" in self.plan.eval_methods:
             self.results.coverage.setdefault(cell.item, {})[cell.model] = result
         verdict = verdict_for(score)
         self.scores[cell] = (score, verdict)
         assert self.journal is not None
-        self.journal.write({"t": "score", "c": cell_ref(cell), "s": score, "v": verdict, "r": result})
+        self._pending.append({"t": "score", "c": cell_ref(cell), "s": score, "v": verdict, "r": result})
+        self._flush()
         self.emit(Scored(cell, score, verdict, result))
 
-    async def _judge_point(self, cell: Cell, index: int, point: Point, subject: str, conversation: str,
-                           criteria: list[str]) -> dict[str, Any]:
+    async def _judge_point(self, cell: Cell, index: int, point: Point, subject: str,
+                           conversation: str) -> dict[str, Any]:
         """Every judge on one text point, then their consensus (compat notes §8)."""
-        out = base_assessment(point)
+        out = self._base(point)
         if self._judge_problem:
             reason = f"Not scored: {self._judge_problem}."
             out.update({"coverageExtent": None, "reflection": reason, "error": reason, "judgeLog": [reason]})
@@ -626,7 +658,6 @@ def _generated_from_history(prompt: Prompt, history: list[dict[str, Any]]) -> li
     return out
 
 
-async def run_weval(plan: WevalPlan, options: RunOptions) -> AsyncIterator[Event]:
+def run_weval(plan: WevalPlan, options: RunOptions) -> AsyncIterator[Event]:
     """Run a blueprint plan; yields RunStarted, then per-cell events, then RunFinished."""
-    async for event in WevalRun(plan, options).events():
-        yield event
+    return WevalRun(plan, options).events()

@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""Runner throughput: `evalspec run` on 2,000 prompts × 1 model, two deterministic points each.
+
+Generates the blueprint, starts /work/shared/bench/mockllm.py on a free loopback port, runs the real
+CLI as a subprocess at concurrency 32 with the OpenAI provider pointed at the mock
+(OPENAI_BASE_URL=http://127.0.0.1:PORT/v1, a dummy key), and prints wall seconds and the child's peak
+RSS (resource.getrusage(RUSAGE_CHILDREN)). Yardstick on this kind of machine: promptfoo 0.123, same
+shape, 20.7 s and 451 MB; target ≤ 2 s and ≤ 150 MB.
+
+The results folder (the comparison file plus ~6,000 artefact files and 4,000 folders) goes to a fresh
+temporary folder, or under --output-dir: on a VM disk where creating a file costs ~0.1–0.5 ms of kernel
+time that alone can take seconds, so compare with --output-dir /dev/shm to see the runner itself.
+The child runs with bytecode caching on (PYTHONDONTWRITEBYTECODE removed), as an installed tool does.
+
+usage: run_throughput.py [--prompts N] [--concurrency C] [--repeat R] [--output-dir DIR] [--profile OUT.prof]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+DEFAULT_MOCK = Path("/work/shared/bench/mockllm.py")
+
+
+def write_blueprint(path: Path, n: int) -> None:
+    lines = ["title: Runner throughput", "models:", "  - openai:mock-model", "---"]
+    for i in range(n):
+        lines += [f"- id: p{i}", f"  prompt: \"Question {i}: what is the answer number {i}?\"",
+                  "  should:", f"    - $contains: \"answer number {i}\"", "    - $word_count_between: [3, 60]"]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_for(port: int, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        except OSError:
+            time.sleep(0.02)
+    raise SystemExit(f"mockllm did not start on port {port}")
+
+
+def evalspec_command() -> list[str]:
+    exe = shutil.which("evalspec")
+    if exe:
+        return [exe]
+    return [sys.executable, "-m", "evalspec.cli"]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--prompts", type=int, default=2000)
+    ap.add_argument("--concurrency", type=int, default=32)
+    ap.add_argument("--repeat", type=int, default=1, help="runs (each with a fresh child; RSS is the max)")
+    ap.add_argument("--mock", type=Path, default=DEFAULT_MOCK)
+    ap.add_argument("--profile", type=Path, help="run the child under cProfile, write stats here")
+    ap.add_argument("--output-dir", type=Path, help="where results are written (default: a temporary folder)")
+    args = ap.parse_args()
+
+    work = Path(tempfile.mkdtemp(prefix="evalspec-bench-"))
+    blueprint = work / "throughput.weval.yml"
+    write_blueprint(blueprint, args.prompts)
+    port = free_port()
+    mock = subprocess.Popen([sys.executable, str(args.mock), "--port", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for(port)
+        env = {**os.environ, "OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1", "OPENAI_API_KEY": "sk-bench-dummy"}
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        subprocess.run([*evalspec_command(), "--version"], env=env, capture_output=True)  # warm the bytecode cache
+        walls = []
+        for i in range(args.repeat):
+            out = Path(tempfile.mkdtemp(prefix="evalspec-bench-out-", dir=args.output_dir)) if args.output_dir \
+                else work / f"results-{i}"
+            run_args = ["run", str(blueprint), "--concurrency", str(args.concurrency), "--output", str(out)]
+            cmd = [*evalspec_command(), *run_args]
+            if args.profile:
+                cmd = [sys.executable, "-m", "cProfile", "-o", str(args.profile), "-m", "evalspec.cli", *run_args]
+            t0 = time.perf_counter()
+            proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
+            wall = time.perf_counter() - t0
+            if proc.returncode != 0:
+                print(proc.stderr[-2000:], file=sys.stderr)
+                raise SystemExit(f"evalspec run exited {proc.returncode}")
+            comparison = next(out.glob("live/blueprints/*/*_comparison.json"))
+            data = json.loads(comparison.read_text(encoding="utf-8"))
+            coverage = data["evaluationResults"]["llmCoverageScores"]
+            scored = sum(1 for row in coverage.values() for r in row.values() if "avgCoverageExtent" in r)
+            errors = sum(len(row) for row in (data.get("errors") or {}).values())
+            walls.append(wall)
+            print(json.dumps({"run": i, "wall_s": round(wall, 3), "cells_scored": scored, "errors": errors,
+                              "table": proc.stdout.strip().splitlines()[-3] if proc.stdout.strip() else ""}))
+            if args.output_dir:
+                shutil.rmtree(out, ignore_errors=True)
+        peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # KiB on Linux
+        print(json.dumps({"prompts": args.prompts, "concurrency": args.concurrency, "best_wall_s": round(min(walls), 3),
+                          "peak_rss_mb": round(peak_kb / 1024, 1)}))
+    finally:
+        mock.terminate()
+        try:
+            _, err = mock.communicate(timeout=5)
+            count = next((ln for ln in err.splitlines() if ln.startswith("requests=")), "")
+            if count:
+                print(json.dumps({"mockllm": count}))
+        except subprocess.TimeoutExpired:
+            mock.kill()
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
