@@ -6,29 +6,13 @@ from typing import Protocol
 
 from ..findings import Edit, Findings, Fix, Span, replace
 from ..registry.weval_functions import Arg, PointFunction, resolve_function
+from ..scoring.js_regex import find_js_regex_problems
 from ..source import Mapping, Node, Scalar, Sequence, is_number, is_str, node_type_name, to_python
 from ..validation.yaml_text import flow, quote
 
 
 class _Services(Protocol):
     external_services: set[str]
-
-
-def regex_problem(pattern: str, flags: str = "") -> str | None:
-    """Why a pattern would fail in JavaScript, or None. Uses the scoring layer's JavaScript rules."""
-    try:
-        from ..scoring.js_regex import js_regex_problem
-    except ImportError:  # the scoring layer is optional for checking; fall back to a plain compile
-        import re
-
-        if "(?i)" in pattern or "(?s)" in pattern or "(?m)" in pattern:
-            return "inline flag groups like '(?i)' are not valid in JavaScript regular expressions"
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            return str(exc)
-        return None
-    return js_regex_problem(pattern, flags)
 
 
 def check_function_arg(fn: PointFunction, arg: Node | None, key: Scalar, out: Findings, ctx: _Services) -> None:
@@ -143,9 +127,14 @@ def _check_range(arg: Node | None, out: Findings, name: str, where: Span) -> Non
 
 
 def _check_regex(fn: PointFunction, node: Scalar, key: Scalar, out: Findings) -> None:
+    """Errors where JavaScript would throw; warnings where it would silently mean something else."""
     pattern = node.value
-    problem = regex_problem(pattern)
-    if problem is None:
+    problems = find_js_regex_problems(pattern)
+    for p in problems:
+        if p.severity != "error":
+            out.warning("regex-warning", node.span, f"Regular expression: {p.message}")
+    errors = [p for p in problems if p.severity == "error"]
+    if not errors:
         return
     fixes: tuple[Fix, ...] = ()
     base = fn.negates or fn.name
@@ -162,5 +151,7 @@ def _check_regex(fn: PointFunction, node: Scalar, key: Scalar, out: Findings) ->
                 Edit(node.span, quote(pattern[4:], node.style)))),)
     elif pattern.startswith("(?i)") and base.startswith("i"):
         fixes = (replace("Remove (?i): the function already ignores case", node.span, quote(pattern[4:], node.style)),)
-    out.error("invalid-regex", node.span, f"Invalid regular expression for JavaScript: {problem}", fixes=fixes)
-
+    message = errors[0].message
+    if pattern.startswith("(?i)") and base.startswith("i"):
+        message = f"inline flag group '(?i)' is not valid in JavaScript, and ${base} already ignores case"
+    out.error("invalid-regex", node.span, f"Invalid regular expression for JavaScript: {message}", fixes=fixes)
