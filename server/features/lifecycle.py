@@ -7,6 +7,8 @@ import time
 
 from lsprotocol import types as lsp
 
+from evalspec.ide.completion import complete
+from evalspec.ide.hover import hover
 from evalspec.incremental import DocumentAnalyzer
 
 from ..capabilities import ClientSupport
@@ -60,7 +62,10 @@ def warm_up() -> None:
     started = time.perf_counter()
     for text in _WARM_UP:
         try:
-            DocumentAnalyzer(None).analyze(text)
+            analysis = DocumentAnalyzer(None).analyze(text)
+            # The IDE layer builds its registry-derived items on first use: pay for that here too.
+            complete(analysis, 7, 6, snippets=True)
+            hover(analysis, 7, 6)
         except Exception:  # a checker still being written must not stop the server from starting
-            log.warning("warm-up analysis failed", exc_info=True)
+            log.warning("warm-up failed", exc_info=True)
     log.info("engine warmed up in %.0f ms", (time.perf_counter() - started) * 1000)

@@ -1,0 +1,92 @@
+"""The one place that converts engine positions and findings into LSP ones."""
+
+from __future__ import annotations
+
+import pytest
+from lsprotocol import types as lsp
+
+from evalspec.findings import Edit, Finding, Fix, Related, Severity, Span, Tag
+from evalspec_lsp import convert
+from evalspec_lsp.convert import UTF8, UTF16, UTF32, LineIndex
+
+# "a😀é b": 'a' (1 unit everywhere), '😀' (astral: 2 UTF-16 units, 4 UTF-8 bytes), 'é' (2 UTF-8 bytes).
+LINE = "a😀é b"
+
+
+@pytest.mark.parametrize(("encoding", "units"), [
+    (UTF16, [0, 1, 3, 4, 5, 6]),
+    (UTF8, [0, 1, 5, 7, 8, 9]),
+    (UTF32, [0, 1, 2, 3, 4, 5]),
+])
+def test_columns_both_ways(encoding, units):
+    index = LineIndex(["x", LINE], encoding)
+    for col, unit in enumerate(units):
+        assert index.client_col(1, col) == unit
+        assert index.engine_col(1, unit) == col
+
+
+def test_a_position_inside_a_character_snaps_to_its_start():
+    index = LineIndex([LINE], UTF16)
+    assert index.engine_col(0, 2) == 1  # between the two halves of the emoji
+    assert LineIndex([LINE], UTF8).engine_col(0, 3) == 1
+
+
+def test_columns_past_the_end_clamp_and_unknown_lines_pass_through():
+    index = LineIndex([LINE], UTF16)
+    assert index.client_col(0, 99) == 6
+    assert index.engine_col(0, 99) == 5
+    assert LineIndex([], UTF16).client_col(5, 12) == 12  # a file that could not be read
+
+
+def test_carriage_returns_stay_out_of_ascii_columns():
+    index = LineIndex.of_text("key: 😀\r\nnext: 1\r\n", UTF16)
+    assert index.range(Span(0, 5, 0, 6)) == lsp.Range(start=lsp.Position(0, 5), end=lsp.Position(0, 7))
+    assert index.point(lsp.Position(1, 4)) == (1, 4)
+
+
+def test_finding_to_diagnostic():
+    finding = Finding(
+        "duplicate-prompt-id", Severity.ERROR, "Duplicate prompt id 'a'.", Span(3, 6, 3, 7),
+        related=(Related(Span(1, 6, 1, 7), "'a' first used here"),), tags=(Tag.DEPRECATED, Tag.UNNECESSARY),
+        extra={"url": "https://example.org/rules#duplicate-prompt-id"})
+    d = convert.diagnostic(finding, LineIndex(["", "- id: a", "", "- id: a"], UTF16), "file:///x.yml")
+    assert d.range == lsp.Range(start=lsp.Position(3, 6), end=lsp.Position(3, 7))
+    assert (d.code, d.source, d.severity) == ("duplicate-prompt-id", "evalspec", lsp.DiagnosticSeverity.Error)
+    assert d.tags == [lsp.DiagnosticTag.Deprecated, lsp.DiagnosticTag.Unnecessary]
+    [related] = d.related_information
+    assert related.location == lsp.Location(uri="file:///x.yml",
+                                            range=lsp.Range(start=lsp.Position(1, 6), end=lsp.Position(1, 7)))
+    assert d.code_description.href == "https://example.org/rules#duplicate-prompt-id"
+
+
+@pytest.mark.parametrize(("severity", "expected"), [
+    (Severity.WARNING, lsp.DiagnosticSeverity.Warning), (Severity.INFO, lsp.DiagnosticSeverity.Information),
+    (Severity.HINT, lsp.DiagnosticSeverity.Hint)])
+def test_severities(severity, expected):
+    d = convert.diagnostic(Finding("c", severity, "m", Span(0, 0, 0, 1)), LineIndex(["x"]), "file:///x")
+    assert d.severity == expected
+    assert d.related_information is None and d.tags is None
+
+
+def test_fix_to_code_action_with_and_without_document_changes():
+    fix = Fix("Rename 'shuld' to 'should'", (Edit(Span(0, 2, 0, 7), "should"),), preferred=True)
+    index = LineIndex(["  shuld:"])
+    versioned = convert.code_action(fix, lsp.CodeActionKind.QuickFix, index, "file:///x", 4, document_changes=True)
+    [change] = versioned.edit.document_changes
+    assert change.text_document == lsp.OptionalVersionedTextDocumentIdentifier(uri="file:///x", version=4)
+    assert change.edits == [lsp.TextEdit(range=lsp.Range(start=lsp.Position(0, 2), end=lsp.Position(0, 7)),
+                                         new_text="should")]
+    assert versioned.is_preferred is True
+    plain = convert.code_action(fix, lsp.CodeActionKind.QuickFix, index, "file:///x", 4, document_changes=False,
+                                preferred_support=False)
+    assert list(plain.edit.changes) == ["file:///x"]
+    assert plain.is_preferred is None
+
+
+def test_finding_paths():
+    base = convert.path_of("file:///work/evals/suite.eval.yaml")
+    outside = Finding("c", Severity.ERROR, "m", Span(0, 0, 0, 1), path="/work/evals/cases.yaml")
+    relative = Finding("c", Severity.ERROR, "m", Span(0, 0, 0, 1), path="sub/cases.yaml")
+    assert str(convert.finding_path(outside, base)) == "/work/evals/cases.yaml"
+    assert str(convert.finding_path(relative, base)) == "/work/evals/sub/cases.yaml"
+    assert convert.finding_path(Finding("c", Severity.ERROR, "m", Span(0, 0, 0, 1)), base) is None
