@@ -226,7 +226,10 @@ def _value_items(ctx: CursorContext, analysis: Any, snippets: bool) -> tuple[lis
     f = ctx.field
     v = slot.value
     if v == sc.V_ASSERTION_TYPE:
-        return list(ASSERTION_TEMPLATES), False
+        custom = [_plain("assertion-type", name, f"custom · {p.name}",
+                         f"**{name}** — a custom assertion: `{p}`", sort=f"2{name}")
+                  for name, p in paths.custom_assertions(analysis).items()]
+        return [*ASSERTION_TEMPLATES, *custom], False
     if v == sc.V_REF:
         return [_plain("reference", n, "point_defs entry", "") for n in ref_names(analysis)], False
     if v == sc.V_FUNCTION:

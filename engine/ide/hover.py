@@ -19,7 +19,7 @@ from ..registry.agentv_assertions import ASSERTION_SPELLINGS, ASSERTION_TYPES
 from ..registry.weval_functions import resolve_function
 from ..source import Node, gc_paused
 from ..validation.yaml_text import flow
-from . import docs, model_ids
+from . import docs, model_ids, paths
 from . import schema as sc
 from .context import KEY, VALUE, cursor_context
 from .layout import layout
@@ -94,9 +94,14 @@ def _value_hover(analysis: Any, ctx: Any) -> HoverInfo | None:
     text: str | None = None
     if slot.value == sc.V_ASSERTION_TYPE:
         t = ASSERTION_TYPES.get(ASSERTION_SPELLINGS.get(value, value.replace("_", "-")))
-        text = docs.assertion_markdown(t, value) if t is not None else (
-            f"**{value}** — not a built-in assertion type: AgentV loads it from "
-            f"`.agentv/assertions/{value.replace('_', '-')}.ts`.")
+        if t is not None:
+            text = docs.assertion_markdown(t, value)
+        else:
+            custom = paths.custom_assertions(analysis)
+            found = custom.get(value) or custom.get(value.replace("_", "-"))
+            text = (f"**{value}** — custom assertion, from `{found}`" if found is not None else
+                    f"**{value}** — not a built-in assertion type: AgentV loads it from "
+                    f"`.agentv/assertions/{value.replace('_', '-')}.ts`, which was not found.")
     elif slot.value == sc.V_MODEL or slot.kind == sc.MODEL:
         text = model_ids.model_markdown(value, analysis)
     elif slot.value == sc.V_REF:

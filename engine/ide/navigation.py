@@ -20,7 +20,6 @@ from . import schema as sc
 from .context import KEY, VALUE, cursor_context
 from .lines import scalar_text, shape
 
-_FILE_VALUES = (sc.V_FILE, sc.V_TESTS)
 MAX_LINKS = 5000
 
 
@@ -78,7 +77,9 @@ def _file_target(analysis: Any, slot: sc.Slot, value: str, owner_keys: dict[str,
     if folder is None:
         return None
     v = slot.value
-    if v in _FILE_VALUES:
+    if v == sc.V_FILE:
+        return paths.resolve_searched(analysis, value)
+    if v == sc.V_TESTS:
         return paths.resolve(folder, value)
     if v == sc.V_ARGV and paths.looks_like_path(value):
         cwd = owner_keys.get("cwd")
@@ -153,7 +154,7 @@ def _walk(analysis: Any, root: Node, root_slot: sc.Slot, _keys: dict[str, str], 
                 item_keys = _keys_of(it) if isinstance(it, Mapping) else {}
                 stack.append((it, sc.child("agentv", slot, i, lambda k=item_keys: k), owner))
         elif isinstance(node, Scalar) and isinstance(node.value, str) and folder is not None:
-            target = _scalar_target(folder, slot, node.value, owner)
+            target = _scalar_target(analysis, folder, slot, node.value, owner)
             if target is not None:
                 out.append(Link(node.span, target))
 
@@ -163,9 +164,11 @@ def _keys_of(node: Mapping) -> dict[str, str]:
             for k, v in node.pairs if isinstance(k, Scalar)}
 
 
-def _scalar_target(folder: Path, slot: sc.Slot, value: str, owner: Mapping | None) -> Path | None:
+def _scalar_target(analysis: Any, folder: Path, slot: sc.Slot, value: str, owner: Mapping | None) -> Path | None:
     v = slot.value
-    if v in _FILE_VALUES or (slot.kind == sc.OBJECT and v == sc.V_FILE):
+    if v == sc.V_FILE:
+        return paths.resolve_searched(analysis, value)
+    if v == sc.V_TESTS:
         return paths.resolve(folder, value)
     if slot.kind == sc.LIST and v == sc.V_TESTS:
         return paths.resolve(folder, value)

@@ -65,6 +65,49 @@ def resolve(folder: Path | None, value: str, *, must_be_file: bool = True) -> Pa
     return None
 
 
+def search_roots(analysis: Any) -> list[Path]:
+    """Where AgentV looks for a relative reference: the eval file's folder, then each parent up to the
+    repository root (engine/agentv/files.py); computed once per analysis."""
+    cached = analysis.__dict__.get("_ide_roots")
+    if cached is None:
+        from ..agentv.files import FileSystem
+
+        folder = base_folder(analysis)
+        cached = FileSystem().search_roots(folder) if folder is not None else []
+        analysis.__dict__["_ide_roots"] = cached
+    return cached
+
+
+def resolve_searched(analysis: Any, value: str) -> Path | None:
+    """A reference AgentV resolves against its search roots (content block files, judge prompts)."""
+    for root in search_roots(analysis):
+        hit = resolve(root, value)
+        if hit is not None:
+            return hit
+    return None
+
+
+_CUSTOM_EXTENSIONS = (".ts", ".js", ".mts", ".mjs")
+
+
+def custom_assertions(analysis: Any) -> dict[str, Path]:
+    """Custom assertion types: `.agentv/assertions/<type>.ts` (or .js) in the search roots, nearest first."""
+    cached = analysis.__dict__.get("_ide_custom")
+    if cached is None:
+        cached = {}
+        for root in search_roots(analysis):
+            folder = root / ".agentv" / "assertions"
+            try:
+                found = sorted(folder.iterdir()) if folder.is_dir() else []
+            except OSError:
+                found = []
+            for p in found[:MAX_ENTRIES]:
+                if p.suffix in _CUSTOM_EXTENSIONS and p.stem not in cached:
+                    cached[p.stem] = p
+        analysis.__dict__["_ide_custom"] = cached
+    return cached
+
+
 def looks_like_path(text: str) -> bool:
     """A command-line word that names a file (`./check.py`, `judges/x.ts`), not a program (`bun`)."""
     return text.startswith((".", "/", "~")) or "/" in text or text.endswith(

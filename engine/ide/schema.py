@@ -78,6 +78,12 @@ W_SHORTHAND_FIELD = {r: F(r, f"Shorthand message: a `{r}` turn with this content
                           "string", "null") for r in W_MESSAGE_SHORTHAND}
 W_TEXT_FIELD = F("text", "Rubric text judged by an LLM; with a string value, the value is its citation.", "string")
 _MODEL_FIELDS = {("judge", "model"), ("header", "embeddingModel")}
+# A `references` item. The checker reads these keys by hand (check.py `_references`) rather than from
+# an ObjectSpec; this spec only lets completion and hover offer them.
+W_REFERENCE = ObjectSpec("reference", "a reference", "A source for the blueprint.", (
+    F("title", "What the source is called (or `name`).", "string", aliases=("name",)),
+    F("url", "A link to the source.", "string"),
+))
 
 
 def weval_root(section: str) -> Slot:
@@ -135,6 +141,8 @@ def _weval_child(slot: Slot, label: str | int, keys: KeysOf) -> Slot:
         return Slot(MAP, field=f, item=Slot(POINT, wv.POINT))
     if name == ("header", "prompts"):
         return weval_prompt_list()
+    if name == ("header", "references"):
+        return Slot(LIST, field=f, item=Slot(OBJECT, W_REFERENCE))
     if name in _MODEL_FIELDS:
         return Slot(SCALAR, field=f, value=V_MODEL)
     return _generic(f, wv.REGISTRY)

@@ -408,3 +408,20 @@ def test_unrelated_yaml_gets_nothing() -> None:
 
 def test_inside_block_text_gets_nothing() -> None:
     assert labels(HEADER + "- prompt: |\n    Say: ‸\n", "weval") == []
+
+
+def test_reference_items() -> None:
+    text = "title: T\nreferences:\n  - title: A paper\n    ‸\n---\n- prompt: x\n"
+    assert labels(text, "weval") == ["url"]
+
+
+def test_custom_assertion_types(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".agentv" / "assertions").mkdir(parents=True)
+    (tmp_path / ".agentv" / "assertions" / "word-count.ts").write_text("export default {}")
+    (tmp_path / "evals").mkdir()
+    path = tmp_path / "evals" / "x.eval.yaml"
+    clean, line, col = at("tests:\n  - id: a\n    input: hi\n    assert:\n      - type: ‸\n")
+    got = {i.label: i for i in complete(load(clean, "agentv", path), line, col, snippets=True).items}
+    assert got["word-count"].kind == "assertion-type" and got["word-count"].detail == "custom · word-count.ts"
+    assert got["contains"].sort_text < got["word-count"].sort_text

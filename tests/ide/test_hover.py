@@ -121,3 +121,13 @@ def test_hover_in_a_broken_document() -> None:
     assert not analysis.parsed.ok
     info = hover(analysis, line, col)
     assert info is not None and "**$icontains**" in info.markdown
+
+
+def test_custom_assertion_found(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".agentv" / "assertions").mkdir(parents=True)
+    (tmp_path / ".agentv" / "assertions" / "word-count.ts").write_text("export default {}")
+    text = "tests:\n  - id: a\n    input: hi\n    assert:\n      - type: word-co‸unt\n"
+    analysis, line, col = cursor(text, "agentv", tmp_path / "evals" / "x.eval.yaml")
+    info = hover(analysis, line, col)
+    assert info is not None and "custom assertion" in info.markdown and "word-count.ts" in info.markdown

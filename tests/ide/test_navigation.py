@@ -144,3 +144,15 @@ def test_no_links_without_a_path() -> None:
 
     analysis = analyze("tests: cases/basic.jsonl\n", None, kind=FileKind.AGENTV)
     assert document_links(analysis) == []
+
+
+def test_content_files_resolve_from_parent_folders_like_agentv(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "shared" / "policy.md").write_text("x")
+    (tmp_path / "evals").mkdir()
+    text = ("tests:\n  - id: a\n    criteria: c\n    input:\n      - role: user\n        content:\n"
+            "          - type: file\n            value: shared/policy.md\n")
+    analysis = load(text, "agentv", tmp_path / "evals" / "x.eval.yaml")
+    [link] = document_links(analysis)
+    assert link.target == (tmp_path / "shared" / "policy.md").resolve()
