@@ -1,0 +1,436 @@
+"""Running an AgentV suite: each test on each target, its assertions scored, as a stream of events.
+
+Deterministic assertions come from scoring/agentv_assertions; `rubrics` and `llm-judge` ask the
+target's judge (`judge_target`, or `--judge`); gates, weights and verdicts from scoring/agentv_aggregate.
+Types evalspec does not run yet (composite, tool-trajectory, field-accuracy, code-judge, agent-judge,
+execution-metrics, cost, custom types) are listed in the result as "not supported yet: <type>" with no
+score, and left out of the test's score — never silently skipped, never counted as 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from ..agentv.model import Assertion, Message
+from ..providers.base import ChatMessage, ChatRequest, ProviderError
+from ..scoring.agentv_aggregate import aggregate_test, negate_result, score_checklist, score_ranges, verdict
+from ..scoring.agentv_assertions import NotSupported, RunMetrics, TokenUsage, evaluate_assertion
+from .agentv_judge import (
+    JUDGE_MAX_TOKENS,
+    JudgeReplyError,
+    freeform_prompt,
+    freeform_result,
+    parse_json_reply,
+    rubric_checks,
+    rubric_prompt,
+)
+from .agentv_plan import AgentvPlan, AgentvTask, TargetSpec
+from .calls import Calls, provider_key
+from .events import (
+    Cell,
+    CellFailed,
+    Event,
+    ModelSummary,
+    Notice,
+    Response,
+    RunFinished,
+    RunStarted,
+    RunSummary,
+    Scored,
+)
+from .files import iso_timestamp, now_utc, safe_timestamp
+from .journal import Journal, JournalState, cell_ref, load
+from .options import RunOptions
+
+# Scored by the provider's own report of the call (duration, tokens); the other metric types need a
+# trace (tool calls, LLM calls) or a cost that chat targets do not report.
+MEASURED_TYPES = frozenset({"latency", "token-usage"})
+NOT_YET = frozenset({"composite", "tool-trajectory", "field-accuracy", "code-judge", "agent-judge",
+                     "execution-metrics", "cost"})
+JUDGED = frozenset({"rubrics", "llm-judge"})
+FILE_LIMIT = 256 * 1024
+
+
+class AgentvRun:
+    def __init__(self, plan: AgentvPlan, options: RunOptions) -> None:
+        self.plan = plan
+        self.options = options
+        self.folder = options.output.joinpath(*plan.output_folder_parts)
+        self.journal_path = self.folder / f"{plan.run_label}.journal.jsonl"
+        self.state = JournalState()
+        self.queue: asyncio.Queue[Event | None] = asyncio.Queue()
+        self.emit = self.queue.put_nowait
+        self.calls = Calls(options, self.emit, concurrency=plan.concurrency)
+        self.journal: Journal | None = None
+        self.rows: dict[Cell, dict[str, Any]] = {}
+        self.scores: dict[Cell, tuple[float | None, str | None]] = {}
+        self.failed: set[Cell] = set()
+        self.resumed_cells = 0
+
+    async def events(self) -> AsyncIterator[Event]:
+        self._open_journal()
+        try:
+            summary = self.plan.summary()
+            summary["resumed_cells"] = sum(1 for t in self.plan.tasks if t.cell in self.state.scores)
+            summary["output"] = str(self.folder)
+            summary["journal"] = str(self.journal_path)
+            yield RunStarted(summary)
+            for warning in self.plan.warnings:
+                yield Notice(warning, "warning")
+            async for event in self._cells():
+                yield event
+            files = self._write_results()
+            assert self.journal is not None
+            self.journal.write({"t": "done"})
+            yield RunFinished(self._summary(files))
+        finally:
+            if self.journal is not None:
+                self.journal.close()
+            await self.calls.aclose()
+
+    def _open_journal(self) -> None:
+        if (self.options.resume or self.options.retry_errors) and self.journal_path.exists():
+            self.state = load(self.journal_path)
+            self.journal = Journal(self.journal_path, fresh=False)
+            return
+        if self.journal_path.exists():
+            with contextlib.suppress(OSError):
+                self.journal_path.replace(self.journal_path.with_suffix(".prev.jsonl"))
+        self.journal = Journal(self.journal_path, fresh=True)
+        self.journal.write({"t": "run", "v": 1, "kind": "agentv", "file": str(self.plan.path),
+                            "run_label": self.plan.run_label, "started": iso_timestamp(now_utc())})
+
+    async def _cells(self) -> AsyncIterator[Event]:
+        tasks = iter(self.plan.tasks)
+
+        async def worker() -> None:
+            for task in tasks:
+                await self._cell(task)
+
+        n = max(1, min(len(self.plan.tasks), self.plan.concurrency * 2))
+        everything = asyncio.gather(*(worker() for _ in range(n)))
+        everything.add_done_callback(lambda _: self.emit(None))
+        try:
+            while True:
+                event = await self.queue.get()
+                if event is None:
+                    break
+                yield event
+            await everything
+        finally:
+            if not everything.done():
+                everything.cancel()
+                with contextlib.suppress(BaseException):
+                    await everything
+
+    # --- one cell ---------------------------------------------------------------------------------
+    async def _cell(self, task: AgentvTask) -> None:
+        cell = task.cell
+        done = self.state.scores.get(cell)
+        if done is not None and not (self.options.retry_errors and done.get("r", {}).get("error")):
+            self.resumed_cells += 1
+            row = dict(done.get("r") or {})
+            self.rows[cell] = row
+            if row.get("execution_status") == "execution_error":
+                self.failed.add(cell)
+                self.emit(CellFailed(cell, str(row.get("error")), "error", resumed=True))
+                return
+            self.scores[cell] = (done.get("s"), done.get("v"))
+            self.emit(Response(cell, str(row.get("answer") or ""), resumed=True))
+            self.emit(Scored(cell, done.get("s"), done.get("v"), row, resumed=True))
+            return
+        started = now_utc()
+        try:
+            answer, usage, latency, cached = await self._answer(task)
+        except ProviderError as err:
+            self._fail(task, err.message, err.kind, started)
+            return
+        self.emit(Response(cell, answer, usage, cached, latency))
+        metrics = RunMetrics(duration_ms=latency, token_usage=TokenUsage(usage[0], usage[1]))
+        items = await self._assertions(task, answer, metrics)
+        row = self._row(task, started, answer, usage, latency, items)
+        score = row["score"]
+        self.rows[cell] = row
+        self.scores[cell] = (score, row.get("verdict"))
+        assert self.journal is not None
+        self.journal.write({"t": "score", "c": cell_ref(cell), "s": score, "v": row.get("verdict"), "r": row})
+        self.emit(Scored(cell, score, row.get("verdict"), row))
+
+    async def _answer(self, task: AgentvTask) -> tuple[str, tuple[int, int], float, bool]:
+        cell = task.cell
+        done = self.state.turns.get(cell, {}).get(0)
+        if done is not None:
+            u = done.get("u") or [0, 0]
+            return str(done.get("text", "")), (int(u[0]), int(u[1])), float(done.get("ms") or 0.0), False
+        provider, model_name = self._provider(task.target)
+        system, messages = chat_messages(task.test.input_messages)
+        req = ChatRequest(model=model_name, messages=tuple(messages), system=system)
+        result = await self.calls.chat(provider, req, cell, limit_key=_limit_key(task.target),
+                                       model_label=task.target.name)
+        assert self.journal is not None
+        self.journal.write({"t": "gen", "c": cell_ref(cell), "n": 0, "text": result.text,
+                            "u": [result.usage.input_tokens, result.usage.output_tokens],
+                            "ms": round(result.latency_ms, 1), "cached": result.cached})
+        return result.text, (result.usage.input_tokens, result.usage.output_tokens), result.latency_ms, result.cached
+
+    def _provider(self, spec: TargetSpec) -> tuple[Any, str]:
+        if spec.config is not None:
+            return self.calls.target(spec.name, spec.config, base_dir=self.plan.path.parent), ""
+        binding = self.calls.model(spec.model or spec.name)
+        return binding.provider, binding.model_name
+
+    def _fail(self, task: AgentvTask, message: str, kind: str, started: Any) -> None:
+        cell = task.cell
+        self.failed.add(cell)
+        row = self._row(task, started, "", (0, 0), 0.0, [], error=message)
+        self.rows[cell] = row
+        assert self.journal is not None
+        self.journal.write({"t": "score", "c": cell_ref(cell), "s": None, "v": None, "r": row})
+        self.emit(CellFailed(cell, message, kind))
+
+    # --- assertions -------------------------------------------------------------------------------
+    async def _assertions(self, task: AgentvTask, answer: str, metrics: RunMetrics) -> list[dict[str, Any]]:
+        test = task.test
+        if test.uses_default_judge:
+            # AgentV grades a test without assertions with its default LLM judge, against `criteria`.
+            default = Assertion(type="llm-judge", name="llm-judge", span=test.span)
+            return [await self._judged(task, 0, default, answer)]
+        out: list[dict[str, Any]] = []
+        for i, a in enumerate(test.assertions):
+            if a.type in JUDGED:
+                out.append(await self._judged(task, i, a, answer))
+            elif a.type in NOT_YET or a.custom or (a.type not in MEASURED_TYPES and _unknown(a)):
+                out.append(_skipped(a, f"not supported yet: {a.type}"))
+            else:
+                got = evaluate_assertion(a, answer, metrics)
+                if isinstance(got, NotSupported):
+                    out.append(_skipped(a, f"not supported yet: {got.type}"))
+                    continue
+                out.append(_entry(a, got.score, got.verdict, list(got.hits), list(got.misses), got.reasoning))
+        return out
+
+    async def _judged(self, task: AgentvTask, index: int, a: Assertion, answer: str) -> dict[str, Any]:
+        """One `rubrics` or `llm-judge` assertion, asked of the target's judge."""
+        judge = task.judge
+        if judge is None:
+            return _skipped(a, "not scored: no judge — set judge_target on the target in targets.yaml, or pass "
+                               "--judge MODEL")
+        criteria = a.config.get("criteria") if a.type == "rubrics" else a.config.get("rubrics")
+        cell = task.cell
+        key = (cell, index, judge.name)
+        done = self.state.judgements.get(key)
+        reply: str | None = done.get("text") if done is not None and not done.get("e") else None
+        try:
+            if criteria:
+                criteria = [_criterion(c, i) for i, c in enumerate(criteria)]
+                system, user = rubric_prompt(criteria, task.test, answer)
+            else:
+                template = self._template(a)
+                system, user = freeform_prompt(template, task.test, answer)
+            if reply is None:
+                provider, model_name = self._provider(judge)
+                req = ChatRequest(model=model_name, messages=(ChatMessage("user", user),), system=system,
+                                  temperature=0.0, max_tokens=JUDGE_MAX_TOKENS)
+                result = await self.calls.chat(provider, req, cell, limit_key=_limit_key(judge), purpose="judge",
+                                               model_label=judge.name)
+                reply = result.text
+                assert self.journal is not None
+                self.journal.write({"t": "judge", "c": cell_ref(cell), "p": index, "j": judge.name, "text": reply,
+                                    "e": None})
+            data = parse_json_reply(reply)
+            if criteria:
+                checks = rubric_checks(data)
+                ranges = any(c.get("score_ranges") for c in criteria)
+                rs = score_ranges(criteria, checks) if ranges else score_checklist(criteria, checks)
+                score, result_verdict = rs.score, rs.verdict
+                hits, misses = list(rs.hits), list(rs.misses)
+                reasoning = data.get("overall_reasoning") if isinstance(data.get("overall_reasoning"), str) else None
+            else:
+                score, hits, misses, reasoning = freeform_result(data)
+                result_verdict = verdict(score)
+        except ProviderError as err:
+            self._judge_error(cell, index, judge, err.message)
+            return _skipped(a, f"not scored: the judge {judge.name} failed: {err.message}")
+        except (JudgeReplyError, _TemplateError) as err:
+            return _skipped(a, f"not scored: {err}")
+        if a.negate:
+            score, result_verdict = negate_result(score, result_verdict)
+            hits, misses = misses, hits
+        return _entry(a, score, result_verdict, hits, misses, reasoning)
+
+    def _judge_error(self, cell: Cell, index: int, judge: TargetSpec, message: str) -> None:
+        assert self.journal is not None
+        self.journal.write({"t": "judge", "c": cell_ref(cell), "p": index, "j": judge.name, "text": None,
+                            "e": message})
+
+    def _template(self, a: Assertion) -> str | None:
+        """The llm-judge prompt: inline text, or a template file (relative to the eval file)."""
+        prompt = a.config.get("prompt")
+        if prompt is None:
+            return None
+        if not isinstance(prompt, str):
+            raise _TemplateError("not supported yet: llm-judge prompt given as a command")
+        from ..agentv.files import FileSystem, looks_like_prompt_file, read_text
+
+        if looks_like_prompt_file(prompt):
+            base = (a.source_path or self.plan.path).parent
+            fs = FileSystem()
+            found = fs.resolve(prompt, fs.search_roots(base))
+            text = read_text(found, FILE_LIMIT) if found is not None else None
+            if text is None:
+                raise _TemplateError(f"the judge prompt file {prompt} cannot be read")
+            return text
+        return prompt
+
+    # --- results ----------------------------------------------------------------------------------
+    def _row(self, task: AgentvTask, started: Any, answer: str, usage: tuple[int, int], latency: float,
+             items: list[dict[str, Any]], *, error: str | None = None) -> dict[str, Any]:
+        """One AgentV result row (agentv-compat-notes §7, snake_case)."""
+        test = task.test
+        scored = [i for i in items if i["score"] is not None]
+        if error is not None:
+            score, row_verdict = 0.0, "fail"
+        elif scored:
+            agg = aggregate_test((i["score"], i["weight"], i["_required"]) for i in scored)
+            score, row_verdict = agg.score, agg.verdict
+        else:
+            score, row_verdict = None, None
+        hits = [h for i in items for h in i.get("hits", [])]
+        misses = [m for i in items for m in i.get("misses", [])]
+        reasons = [f"{i['name']}: {i['reasoning']}" for i in items if i.get("reasoning")]
+        status = "execution_error" if error is not None else ("quality_failure" if row_verdict == "fail" else "ok")
+        not_supported = [i["type"] for i in items if str(i.get("reasoning") or "").startswith("not supported yet")]
+        if self.plan.suite.trials and int(self.plan.suite.trials.get("count") or 1) > 1:
+            not_supported.append("trials")
+        row: dict[str, Any] = {
+            "timestamp": iso_timestamp(started),
+            "test_id": test.id,
+            "dataset": test.dataset or self.plan.dataset,
+            "conversation_id": test.conversation_id,
+            "score": score,
+            "hits": hits,
+            "misses": misses,
+            "answer": answer,
+            "target": task.target.name,
+            "reasoning": "\n".join(reasons) if reasons else None,
+            "token_usage": {"input": usage[0], "output": usage[1]},
+            "cost_usd": None,
+            "duration_ms": round(latency, 1),
+            "scores": [{k: v for k, v in i.items() if not k.startswith("_")} for i in items],
+            "error": error,
+            "trials": None,
+            "execution_status": status,
+            "verdict": row_verdict,
+        }
+        if not_supported:
+            row["not_supported"] = list(dict.fromkeys(not_supported))
+        return row
+
+    def _write_results(self) -> list[Path]:
+        from .files import dumps
+
+        stamp = safe_timestamp(now_utc())
+        path = self.folder / f"{self.plan.run_label}_{stamp}.jsonl"
+        self.folder.mkdir(parents=True, exist_ok=True)
+        lines = [dumps(self.rows[t.cell]) for t in self.plan.tasks if t.cell in self.rows]
+        tmp = path.with_name(f".{path.name}.tmp")
+        tmp.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+        tmp.replace(path)
+        return [path]
+
+    def _summary(self, files: list[Path]) -> RunSummary:
+        rows: list[ModelSummary] = []
+        for target in self.plan.targets:
+            cells = [t.cell for t in self.plan.tasks if t.target.name == target.name]
+            scored = [self.scores[c][0] for c in cells if c in self.scores and self.scores[c][0] is not None]
+            verdicts = [self.scores[c][1] for c in cells if c in self.scores]
+            rows.append(ModelSummary(
+                model=target.name, cells=len(cells), scored=len(scored),
+                mean=sum(scored) / len(scored) if scored else None,  # type: ignore[arg-type]
+                passed=verdicts.count("pass"), borderline=verdicts.count("borderline"), failed=verdicts.count("fail"),
+                not_scored=sum(1 for c in cells if c in self.scores and self.scores[c][0] is None),
+                errors=sum(1 for c in cells if c in self.failed)))
+        return RunSummary(kind="agentv", run_label=self.plan.run_label, models=tuple(rows),
+                          files=tuple(str(f) for f in files), calls=self.calls.calls, cached=self.calls.cached,
+                          resumed=self.resumed_cells)
+
+
+class _TemplateError(Exception):
+    pass
+
+
+def _unknown(a: Assertion) -> bool:
+    from ..scoring.agentv_assertions import DETERMINISTIC_TYPES
+
+    return a.type not in DETERMINISTIC_TYPES
+
+
+def _limit_key(spec: TargetSpec) -> str:
+    if spec.config is not None:
+        return str(spec.config.get("provider") or spec.name).lower()
+    return provider_key(spec.model or spec.name)
+
+
+def _criterion(c: Any, i: int) -> dict[str, Any]:
+    if isinstance(c, str):
+        return {"id": f"rubric-{i + 1}", "outcome": c, "weight": 1.0, "required": True}
+    return dict(c)
+
+
+def _entry(a: Assertion, score: float, result_verdict: str, hits: list[str], misses: list[str],
+           reasoning: str | None) -> dict[str, Any]:
+    return {"name": a.name, "type": a.type, "score": score, "weight": a.weight, "verdict": result_verdict,
+            "hits": hits, "misses": misses, "reasoning": reasoning, "_required": a.required}
+
+
+def _skipped(a: Assertion, reason: str) -> dict[str, Any]:
+    """Not scored (a type not run yet, no judge): listed with its reason, left out of the test's score."""
+    return {"name": a.name, "type": a.type, "score": None, "weight": a.weight, "verdict": "skip", "hits": [],
+            "misses": [], "reasoning": reason, "_required": a.required}
+
+
+def chat_messages(messages: list[Message]) -> tuple[str | None, list[ChatMessage]]:
+    """AgentV input messages as a chat request: system turns become the system prompt; file blocks are
+    inlined (bounded); tool results are passed as user turns (chat targets have no tool protocol)."""
+    system: list[str] = []
+    out: list[ChatMessage] = []
+    for m in messages:
+        text = _content(m)
+        if m.role == "system":
+            system.append(text)
+        elif m.role == "tool":
+            out.append(ChatMessage("user", f"[tool result{f' from {m.name}' if m.name else ''}]\n{text}"))
+        else:
+            out.append(ChatMessage(m.role, text))
+    return ("\n\n".join(system) or None), out
+
+
+def _content(m: Message) -> str:
+    from ..agentv.model import ContentBlock
+
+    if isinstance(m.content, list) and m.content and all(isinstance(b, ContentBlock) for b in m.content):
+        parts = []
+        for b in m.content:
+            if b.type == "text":
+                parts.append(str(b.value))
+            elif b.type == "file" and b.resolved_path is not None:
+                from ..agentv.files import read_text
+
+                body = read_text(b.resolved_path, FILE_LIMIT)
+                parts.append(f"<file path=\"{b.value}\">\n{body}\n</file>" if body is not None else f"[file {b.value}]")
+            elif b.type == "json":
+                import json
+
+                parts.append(json.dumps(b.value, ensure_ascii=False))
+            else:
+                parts.append(f"[{b.type} {b.value}]")
+        return "\n".join(parts)
+    return m.text()
+
+
+def run_agentv(plan: AgentvPlan, options: RunOptions) -> AsyncIterator[Event]:
+    return AgentvRun(plan, options).events()
