@@ -308,29 +308,25 @@ def ref_names(analysis: Any) -> list[str]:
     bp = analysis.blueprint
     if bp is not None and bp.point_defs:
         return list(bp.point_defs)
+    lay = layout(analysis)
+    if lay.header_doc is None:
+        return []
     header = analysis.weval.header_node if analysis.weval is not None else None
     if isinstance(header, Mapping):
         node = header.get("point_defs") or header.get("defs")
-        if isinstance(node, Mapping):
-            return node.keys()
-    # The header does not parse: read `point_defs:` from its lines.
-    lay = layout(analysis)
-    if lay.header_doc is None and analysis.weval is not None and analysis.weval.header_node is None \
-            and lay.tree_docs.get(0) is not None:
-        return []
+        return node.keys() if isinstance(node, Mapping) else []
+    # The header does not parse: read `point_defs:` from its top-level lines.
     lines: list[str] = analysis.parsed.lines
-    start, end = lay.doc_range(lay.header_doc or 0, len(lines))
+    start, end = lay.doc_range(lay.header_doc, len(lines))
     for i in range(start, end):
-        sh = shape(lines[i])
-        if sh.key in ("point_defs", "defs") and sh.key_col == 0 and not sh.dashes:
-            j = i + 1
-            while j < end and shape(lines[j]).blank:
-                j += 1
-            if j < end:
-                col = shape(lines[j]).first_col
-                if col > 0:
-                    return list(mapping_keys(lines, j, col, end))
-            break
+        s = lines[i]
+        if not s.startswith(("point_defs:", "defs:")):
+            continue
+        j = i + 1
+        while j < end and shape(lines[j]).blank:
+            j += 1
+        col = shape(lines[j]).first_col if j < end else 0
+        return list(mapping_keys(lines, j, col, end)) if col > 0 else []
     return []
 
 
@@ -351,7 +347,7 @@ def _finish(items: list[_Tmpl | CompletionItem], ctx: CursorContext, snippets: b
             continue
         if ctx.has_colon:
             text, is_snip = it.label, False  # renaming a key: keep its ':' and value
-        elif snippets and it.is_snippet:
+        elif snippets and it.is_snippet and not (ctx.in_flow and "{indent}" in it.snippet):
             text, is_snip = it.snippet.replace("{indent}", indent), True
         else:
             text, is_snip = it.plain, False

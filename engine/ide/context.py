@@ -69,6 +69,7 @@ class CursorContext:
     needs_space: bool = False  # right after ':' or '-' with no space: insertions need one
     has_colon: bool = False  # KEY: a ':' already follows the key being typed
     quote: str | None = None  # the quote the value was opened with
+    in_flow: bool = False  # inside `[…]` / `{…}`: insertions stay on one line
     indent: int = 0  # the column the object's keys start at (for multi-line insertions)
     owner_spec: ObjectSpec | None = None  # VALUE: the object holding `key`
     parent_slot: sc.Slot | None = None  # the slot one step up (the list of an item, the object of a key)
@@ -97,6 +98,7 @@ class _Here:
     quote: str | None = None
     needs_space: bool = False
     bare: bool = False  # no `- ` and no `key:`: a blank line, or a word being typed at a key's place
+    flow_keys: dict[str, str] | None = None  # inside `{…}`: the keys written before the cursor
     shape: LineShape | None = None
     key_span: tuple[int, int] | None = None
     value_span: tuple[int, int] | None = None
@@ -234,6 +236,7 @@ def _flow(here: _Here, text: str, start: int, col: int) -> _Here:
         elif after_colon:
             here.steps.append(Step("key", label))
     bracket, label, after_colon, _ = stack[-1]
+    here.flow_keys = _flow_keys(text, start, col) if bracket == "{" else {}
     while token_start < col and text[token_start] in " \t":
         token_start += 1
     here.prefix = text[token_start:col]
@@ -254,6 +257,18 @@ def _flow(here: _Here, text: str, start: int, col: int) -> _Here:
         here.has_colon = text[here.end:here.end + 1] == ":"
     here.bare = False
     return here
+
+
+def _flow_keys(text: str, start: int, col: int) -> dict[str, str]:
+    """The keys already written in the innermost `{…}` before the cursor (roughly: `key:` words)."""
+    opened = text.rfind("{", start, col)
+    inner = text[opened + 1:col] if opened >= 0 else ""
+    out: dict[str, str] = {}
+    for part in inner.split(","):
+        key, sep, value = part.partition(":")
+        if sep and key.strip():
+            out[key.strip().strip("\"'")] = value.strip()
+    return out
 
 
 # --- the lines above --------------------------------------------------------------------------------
@@ -315,7 +330,8 @@ def _scan_up(lines: list[str], line: int, t: int, kind: str, stop: int, floor: _
     seq_floor = floor is not None and isinstance(floor.node, Sequence)
     floor_starts: list[int] | None = None
     i = line - 1
-    pad = " " * (t + 1)
+    pad = " " * (t + 1)  # a line starting with this is deeper than the level
+    same = pad[:-1]  # with this, and then not a space: at the level
 
     def settle() -> None:
         nonlocal pending
@@ -335,6 +351,15 @@ def _scan_up(lines: list[str], line: int, t: int, kind: str, stop: int, floor: _
         if s.startswith(pad) or not s:
             i -= 1
             continue
+        # Fast path for a line at the same level (a long list's items): no need to read it whole.
+        if len(s) > t and s[t] not in " #\r" and s.startswith(same) and i != floor_line \
+                and not (t == 0 and s.startswith("---")):
+            dash = s[t] == "-" and (len(s) == t + 1 or s[t + 1] in " \t\r")
+            if kind == "key" or dash:
+                if dash and kind == "item":
+                    count += 1
+                i -= 1
+                continue
         sh = shape(s)
         if sh.blank:
             i -= 1
@@ -380,6 +405,7 @@ def _scan_up(lines: list[str], line: int, t: int, kind: str, stop: int, floor: _
         outer_col, outer_kind, _ = holders[0]
         t, kind, count = outer_col, ("item" if outer_kind == "item" else "key"), 0
         pad = " " * (t + 1)
+        same = pad[:-1]
         pending = out[-1] if outer_kind == "item" else None
         if i == floor_line:
             break
@@ -506,9 +532,12 @@ def cursor_context(analysis: Any, line: int, col: int) -> CursorContext:
     ctx.path = [*norm_prefix, *labels]
     ctx.in_list_item = ctx.needs_dash or (bool(steps) and steps[-1].kind == "item")
     ctx.indent = map_col
+    ctx.in_flow = here.flow_keys is not None
     if position == KEY:
-        if ctx.needs_dash:
-            present: dict[str, str] = {}
+        if here.flow_keys is not None:
+            present: dict[str, str] = dict(here.flow_keys)
+        elif ctx.needs_dash:
+            present = {}
         else:
             node = _mapping_node(steps, tree_doc, floor, reached, here, map_col, line)
             if node is not None:

@@ -109,6 +109,8 @@ def _weval(analysis: Any, out: Layout) -> None:
         m = _ROOT_KEY.match(s)
         if m:
             keys.append(m.group(1).strip("'\""))
+            if keys[-1] == "prompts":
+                break  # the single-mapping form: the rest is its prompts
     if "prompts" in keys:
         out.header_doc, out.header_has_prompts = 0, True
     elif not any(k in PROMPT_MARKERS_OURS for k in keys):

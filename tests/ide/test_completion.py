@@ -425,3 +425,10 @@ def test_custom_assertion_types(tmp_path: Path) -> None:
     got = {i.label: i for i in complete(load(clean, "agentv", path), line, col, snippets=True).items}
     assert got["word-count"].kind == "assertion-type" and got["word-count"].detail == "custom · word-count.ts"
     assert got["contains"].sort_text < got["word-count"].sort_text
+
+
+def test_inside_a_flow_mapping() -> None:
+    got = items(HEADER + "- prompt: Hi\n  should: [{$contains: x, ‸}]\n", "weval")
+    assert set(got) == {"weight", "multiplier", "citation"}
+    test = items("tests:\n  - {id: a, ‸}\n", "agentv")
+    assert "id" not in test and test["assert"].insert_text == "assert: "  # one line inside braces
