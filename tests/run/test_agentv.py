@@ -1,0 +1,215 @@
+"""AgentV suites: targets, deterministic assertions, rubric and llm-judge judges, gates, result rows."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from evalspec.cli import main
+
+from .conftest import SmartFake, env_for, of_type, options, run_events, write
+
+TARGETS = """targets:
+  - name: default
+    provider: openai
+    model: candidate
+    api_key: ${{ OPENAI_API_KEY }}
+    endpoint: ${{ OPENAI_BASE_URL }}
+    judge_target: grader
+  - name: grader
+    provider: openai
+    model: grader-model
+    api_key: ${{ OPENAI_API_KEY }}
+    endpoint: ${{ OPENAI_BASE_URL }}
+  - name: canned
+    provider: mock
+    response: "DENIED: listed entity"
+"""
+
+
+def _suite(tmp_path: Path, body: str) -> Path:
+    write(tmp_path / ".agentv" / "targets.yaml", TARGETS)
+    return write(tmp_path / "evals" / "s.eval.yaml", body)
+
+
+def _rows(out: Path) -> dict[str, dict[str, Any]]:
+    files = sorted(p for p in out.glob("agentv/*/*.jsonl") if not p.name.endswith(".journal.jsonl"))
+    assert files
+    return {r["test_id"]: r for r in map(json.loads, files[-1].read_text().splitlines())}
+
+
+def _grader(req: dict[str, Any]) -> str | None:
+    if req.get("model") != "grader-model":
+        return None
+    prompt = req["messages"][-1]["content"]
+    if "[[ ## rubric ## ]]" in prompt:
+        if "0-4:" in prompt:  # score ranges
+            return json.dumps({"checks": [{"id": "tone", "score": 8, "reasoning": "warm"},
+                                          {"id": "facts", "score": 6, "reasoning": "mostly"}]})
+        return "```json\n" + json.dumps({"checks": [{"id": "rubric-1", "satisfied": True, "reasoning": "yes"},
+                                                   {"id": "rubric-2", "satisfied": False, "reasoning": "no"}],
+                                        "overall_reasoning": "half"}) + "\n```"
+    return json.dumps({"score": 0.9, "hits": ["names the entity"], "misses": [], "reasoning": f"saw: {prompt}"})
+
+
+def test_deterministic_gates_negate_and_rows(tmp_path: Path, smart: SmartFake) -> None:
+    bp = _suite(tmp_path, """name: gates
+description: Gates.
+execution:
+  target: default
+tests:
+  - id: gate-fails
+    input: "The answer is goodbye"
+    criteria: c
+    assert:
+      - {type: contains, value: hello, required: true}
+      - {type: contains, value: goodbye}
+  - id: half
+    input: "hello world"
+    criteria: c
+    assert:
+      - {type: contains, value: hello, required: true}
+      - {type: contains, value: foo}
+  - id: negated
+    input: "hello"
+    criteria: c
+    assert:
+      - {type: contains, value: sorry, negate: true}
+""")
+    events = run_events(bp, options(tmp_path, env_for(smart)))
+    rows = _rows(tmp_path / "out")
+    assert (rows["gate-fails"]["score"], rows["gate-fails"]["verdict"]) == (0.0, "fail")
+    assert rows["gate-fails"]["execution_status"] == "quality_failure"
+    assert (rows["half"]["score"], rows["half"]["verdict"]) == (0.5, "fail")
+    assert (rows["negated"]["score"], rows["negated"]["verdict"]) == (1.0, "pass")
+    row = rows["half"]
+    for key in ("timestamp", "test_id", "dataset", "conversation_id", "score", "hits", "misses", "answer", "target",
+                "reasoning", "token_usage", "cost_usd", "duration_ms", "scores", "error", "trials",
+                "execution_status"):
+        assert key in row, key
+    assert row["dataset"] == "gates" and row["target"] == "default" and row["answer"] == "ECHO: hello world"
+    assert row["scores"][0] == {"name": "contains", "type": "contains", "score": 1.0, "weight": 1.0,
+                                "verdict": "pass", "hits": row["scores"][0]["hits"], "misses": [],
+                                "reasoning": None}
+    assert row["token_usage"] == {"input": 11, "output": 7}
+    assert [e.cell.model for e in of_type(events, "scored")] == ["default"] * 3
+
+
+def test_rubrics_and_llm_judge_ask_the_judge_target(tmp_path: Path, smart: SmartFake) -> None:
+    smart.decide = _grader
+    bp = _suite(tmp_path, """name: judged
+description: Judged.
+execution:
+  target: default
+tests:
+  - id: checklist
+    input: Explain quicksort.
+    criteria: Explains quicksort
+    assert:
+      - type: rubrics
+        criteria: [Mentions partitioning, Mentions complexity]
+  - id: ranges
+    input: Greet Alice.
+    criteria: Greets warmly
+    rubrics:
+      - id: tone
+        outcome: warm
+        weight: 2
+        score_ranges: {0: cold, 5: neutral, 10: warm}
+      - id: facts
+        outcome: right name
+        score_ranges: {0: wrong, 5: partly, 10: right}
+  - id: freeform
+    input: Screen Huawei.
+    criteria: Should deny
+    expected_output: DENIED
+    assert:
+      - type: llm_judge
+        prompt: "Q={{ question }} A={{ answer }} C={{ criteria }} R={{ reference_answer }} L={{ candidate_answer }}"
+  - id: default-judge
+    input: Say hi.
+    criteria: Says hi
+""")
+    run_events(bp, options(tmp_path, env_for(smart)))
+    rows = _rows(tmp_path / "out")
+    checklist = rows["checklist"]["scores"][0]
+    assert (checklist["score"], checklist["verdict"]) == (0.5, "fail")  # a missed required criterion
+    ranges = rows["ranges"]["scores"][0]
+    assert abs(ranges["score"] - (8 * 2 + 6) / 30) < 1e-9
+    free = rows["freeform"]["scores"][0]
+    assert free["score"] == 0.9 and free["type"] == "llm-judge"
+    assert "Q=Screen Huawei. A=ECHO: Screen Huawei. C=Should deny R=DENIED L=ECHO: Screen Huawei." in free["reasoning"]
+    assert rows["default-judge"]["scores"][0]["type"] == "llm-judge" and rows["default-judge"]["score"] == 0.9
+    judge_calls = [r for r in smart.chat_requests() if r["model"] == "grader-model"]
+    assert len(judge_calls) == 4 and all(r["temperature"] == 0 for r in judge_calls)
+
+
+def test_types_not_run_yet_are_named_and_excluded(tmp_path: Path, smart: SmartFake) -> None:
+    bp = _suite(tmp_path, """name: partial
+description: Partial.
+execution:
+  target: default
+  trials: {count: 3}
+tests:
+  - id: t
+    input: hello
+    criteria: c
+    assert:
+      - {type: contains, value: hello}
+      - {type: code_judge, command: [python, check.py]}
+      - type: tool_trajectory
+        mode: any_order
+        minimums: {search: 1}
+      - type: composite
+        assert: [{type: contains, value: x}]
+        aggregator: {type: threshold, threshold: 0.5}
+      - {type: latency, max_ms: 60000}
+""")
+    events = run_events(bp, options(tmp_path, env_for(smart)))
+    row = _rows(tmp_path / "out")["t"]
+    by_type = {s["type"]: s for s in row["scores"]}
+    for kind in ("code-judge", "tool-trajectory", "composite"):
+        assert by_type[kind]["score"] is None and by_type[kind]["verdict"] == "skip"
+        assert by_type[kind]["reasoning"] == f"not supported yet: {kind}"
+    assert by_type["latency"]["score"] == 1.0
+    assert row["score"] == 1.0  # the contains and latency checks; the others are not counted as 0
+    assert row["not_supported"] == ["code-judge", "tool-trajectory", "composite", "trials"]
+    assert any("not supported yet: trials" in e.message for e in of_type(events, "notice"))
+
+
+def test_no_judge_means_not_scored(tmp_path: Path, smart: SmartFake) -> None:
+    bp = write(tmp_path / "s.eval.yaml", """name: nojudge
+description: d
+tests:
+  - id: t
+    input: hello
+    criteria: c
+    assert:
+      - type: rubrics
+        criteria: [says hello]
+""")
+    events = run_events(bp, options(tmp_path, env_for(smart), models=["echo"]))
+    scored = of_type(events, "scored")[0]
+    assert scored.score is None and scored.verdict is None
+    assert scored.details["scores"][0]["reasoning"].startswith("not scored: no judge")
+
+
+def test_cli_with_a_mock_target_and_missing_target(tmp_path: Path, smart: SmartFake, monkeypatch, capsys) -> None:
+    for k, v in env_for(smart).items():
+        monkeypatch.setenv(k, v)
+    bp = _suite(tmp_path, """name: mock
+description: Mock.
+execution:
+  target: canned
+tests:
+  - id: denied
+    input: Screen X
+    criteria: deny
+    assert: [{type: contains, value: DENIED, required: true}]
+""")
+    assert main(["run", str(bp), "-o", str(tmp_path / "out")]) == 0
+    assert "canned" in capsys.readouterr().out
+    assert _rows(tmp_path / "out")["denied"]["score"] == 1.0
+    assert main(["run", str(bp), "-m", "nonexistent"]) == 2
+    assert "no target named 'nonexistent'" in capsys.readouterr().err
