@@ -15,6 +15,7 @@ from typing import Any
 
 from ..detect import FileKind
 from ..findings import Span
+from ..registry.agentv import KNOWN_PROVIDERS as AGENTV_PROVIDERS
 from ..registry.agentv_assertions import ASSERTION_LIST, AssertionType
 from ..registry.fields import FieldSpec, ObjectSpec
 from ..registry.weval_functions import _BASE, POINT_FUNCTIONS, PointFunction
@@ -230,6 +231,8 @@ def _value_items(ctx: CursorContext, analysis: Any, snippets: bool) -> tuple[lis
                          f"**{name}** — a custom assertion: `{p}`", sort=f"2{name}")
                   for name, p in paths.custom_assertions(analysis).items()]
         return [*ASSERTION_TEMPLATES, *custom], False
+    if v == sc.V_PROVIDER:
+        return [_plain("enum", p, "provider", "", sort=f"{i:03d}") for i, p in enumerate(AGENTV_PROVIDERS)], False
     if v == sc.V_REF:
         return [_plain("reference", n, "point_defs entry", "") for n in ref_names(analysis)], False
     if v == sc.V_FUNCTION:

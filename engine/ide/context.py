@@ -117,10 +117,9 @@ def _here(text: str, col: int) -> _Here:
     steps = [Step("item", 0, d) for d in sh.dashes if d < col]
     here = _Here(steps, KEY, t=sh.first_col, first_kind="item" if sh.dashes else "key", shape=sh)
     if sh.dashes and col <= sh.dashes[-1] + 1 and col <= sh.content_col:
-        # On a `-`: the item itself. Right after a bare `-`, an insertion needs a space.
-        here.steps = [Step("item", 0, d) for d in sh.dashes if d < col]
+        # On a `-` (nothing to offer) or right after it: the item itself, which needs a space first.
         here.start = here.end = col
-        here.needs_space = (col < len(text) and text[col:col + 1] != " ") or (col == len(text) and not text.endswith(" "))
+        here.needs_space = col == len(text) or text[col] != " "
         if col <= sh.dashes[-1]:
             here.position = NONE
         return here
@@ -140,10 +139,9 @@ def _here(text: str, col: int) -> _Here:
         here.position = VALUE
         vcol = sh.value_col
         if col < vcol or vcol >= len(text):
+            # No value yet, or the cursor before it: an insertion here (with a space after a bare ':').
             here.start = here.end = col
             here.needs_space = col == sh.colon_col + 1 and (col >= len(text) or text[col] != " ")
-            if vcol < len(text) and col < vcol and sh.value:
-                here.end = col  # before an existing value: insert
             return here
         return _value_at(here, text, vcol, col, sh)
     # Content that is not `key:` — a word being typed where a key goes, or a scalar item.
@@ -539,7 +537,7 @@ def cursor_context(analysis: Any, line: int, col: int) -> CursorContext:
         elif ctx.needs_dash:
             present = {}
         else:
-            node = _mapping_node(steps, tree_doc, floor, reached, here, map_col, line)
+            node = _mapping_node(all_steps, tree_doc, here, map_col, line)
             if node is not None:
                 present = _node_keys(node)
                 if here.shape is not None and here.shape.key is not None:
@@ -568,8 +566,7 @@ def _file_ref_typed(here: _Here) -> bool:
     return bool(typed) and (typed.startswith("file:") or "file://".startswith(typed) or here.quote is not None)
 
 
-def _mapping_node(steps: list[Step], tree_doc: Any, floor: _Floor | None, reached: bool, here: _Here,
-                  map_col: int, line: int) -> Mapping | None:
+def _mapping_node(steps: list[Step], tree_doc: Any, here: _Here, map_col: int, line: int) -> Mapping | None:
     """The located mapping the cursor's keys go into, when the tree has it (a valid document)."""
     if here.steps:
         return None  # the cursor's line starts a new item: its mapping is not in the tree

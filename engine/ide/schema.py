@@ -40,6 +40,7 @@ V_DIR = "dir"
 V_ARGV = "argv"  # an item of a command line; a path when it looks like one
 V_TESTS = "tests"  # AgentV `tests:` as a path, or `file://` items
 V_TEXT = "text"
+V_PROVIDER = "provider"  # an AgentV target's provider
 
 
 @dataclass(frozen=True)
@@ -224,6 +225,8 @@ def _agentv_child(slot: Slot, label: str | int, keys: KeysOf) -> Slot:
         return Slot(LIST, field=f, item=_ARGV.item, value=V_ARGV)
     if name in (("llm-judge", "prompt"),):
         return Slot(OBJECT, av.REGISTRY["prompt_script"], field=f, value=V_FILE)
+    if name == ("target", "provider"):
+        return Slot(SCALAR, field=f, value=V_PROVIDER)
     if f.name == "type" and slot.kind == ASSERTION:
         return Slot(SCALAR, field=f, value=V_ASSERTION_TYPE)
     if name in _DIR_FIELDS:

@@ -432,3 +432,15 @@ def test_inside_a_flow_mapping() -> None:
     assert set(got) == {"weight", "multiplier", "citation"}
     test = items("tests:\n  - {id: a, ‸}\n", "agentv")
     assert "id" not in test and test["assert"].insert_text == "assert: "  # one line inside braces
+
+
+def test_targets_file() -> None:
+    from evalspec.analysis import analyze
+
+    clean, line, col = at("targets:\n  - name: default\n    provider: ‸\n")
+    analysis = analyze(clean, "/x/.agentv/targets.yaml")
+    got = [i.label for i in complete(analysis, line, col, snippets=True).items]
+    assert {"azure", "anthropic", "openai", "cli", "mock"} <= set(got)
+    clean, line, col = at("targets:\n  - name: default\n    ‸\n")
+    keys = [i.label for i in complete(analyze(clean, "/x/.agentv/targets.yaml"), line, col, snippets=True).items]
+    assert "provider" in keys and "name" not in keys
