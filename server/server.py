@@ -44,7 +44,8 @@ class Settings:
     def of(cls, options: Any) -> Settings:
         if not isinstance(options, dict):
             return cls()
-        options = options.get("evalspec", options) if isinstance(options.get("evalspec"), dict) else options
+        if isinstance(options.get("evalspec"), dict):  # editors that namespace their options
+            options = options["evalspec"]
         settings = cls()
         debounce = options.get("debounceMs")
         if isinstance(debounce, (int, float)) and not isinstance(debounce, bool) and 0 <= debounce <= 5000:

@@ -88,6 +88,10 @@ class PulledReports:
             _, result_id, per_target = cached
         else:
             per_target = diagnostics_by_uri(server, state)
+            if cached is not None:  # a file that had findings and has none now is reported empty once
+                for uri, items in cached[2].items():
+                    if items and uri not in per_target:
+                        per_target[uri] = []
             if cached is not None and cached[2] == per_target:
                 result_id = cached[1]  # a new text with the very same diagnostics
             else:
@@ -95,7 +99,7 @@ class PulledReports:
             self._last[state.uri] = (state.analysis, result_id, per_target)
         related: dict[str, lsp.FullDocumentDiagnosticReport | lsp.UnchangedDocumentDiagnosticReport] = {
             uri: lsp.FullDocumentDiagnosticReport(items=items)
-            for uri, items in per_target.items() if uri != state.uri and items}
+            for uri, items in per_target.items() if uri != state.uri}
         if previous_result_id == result_id:
             return lsp.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id,
                                                                 related_documents=related or None)

@@ -48,3 +48,20 @@ async def test_push_client_is_pushed_to_and_offered_no_pull(client: RecordingCli
     uri = open_doc(client, tmp_path / "t.weval.yml", BLUEPRINT)
     report = await published(client, uri, version=1)
     assert [d.code for d in report.diagnostics] == ["unknown-key"]
+
+
+async def test_pull_reports_findings_of_an_external_tests_file_as_related(pull_client: RecordingClient, tmp_path):
+    (tmp_path / "cases.yaml").write_text("- id: ok\n  input: Hi\n  criteria: Says hi\n\n- id: bad\n  input: Hello\n")
+    suite = "name: s\ndescription: d\ntests:\n  - id: inline\n    input: Hi\n    criteria: Says hi\n" \
+            "  - file://cases.yaml\n"
+    uri = open_doc(pull_client, tmp_path / "suite.eval.yaml", suite)
+    cases_uri = (tmp_path / "cases.yaml").as_uri()
+
+    report = await pull(pull_client, uri)
+    assert not report.items
+    [incomplete] = report.related_documents[cases_uri].items
+    assert (incomplete.code, incomplete.range.start.line) == ("incomplete-test", 4)
+
+    change(pull_client, uri, 2, (6, 0), (7, 0), "")  # drop the reference: the other file is cleared
+    report = await pull(pull_client, uri, report.result_id)
+    assert not report.related_documents[cases_uri].items
