@@ -190,9 +190,7 @@ def _agentv_child(slot: Slot, label: str | int, keys: KeysOf) -> Slot:
     if kind == LIST:
         item = slot.item or UNKNOWN
         if item.kind == ASSERTION:
-            return assertion_slot(keys().get("type"))
-        if item.spec is not None and item.spec.name == "content_block" and keys().get("type") == "file":
-            return item
+            return assertion_slot(keys().get("type"))  # the item's own `type:` picks its fields
         return item
     if kind == MAP:
         return slot.item or UNKNOWN
@@ -262,15 +260,5 @@ def child(fmt: str, slot: Slot, label: str | int, keys: KeysOf = _no_keys) -> Sl
     return _agentv_child(slot, label, keys)
 
 
-def object_spec(slot: Slot) -> ObjectSpec | None:
-    """The fields a mapping at this slot may have."""
-    if slot.kind in (OBJECT, ASSERTION, MESSAGE, MODEL):
-        return slot.spec
-    if slot.kind == POINT:
-        return slot.spec
-    if slot.kind == LIST and slot.item is not None:
-        return None
-    return None
-
-
+# A string item of AgentV `tests:`: a `file://path` or `file://glob` of tests files.
 TESTS_ITEM = Slot(SCALAR, field=F("file", "A `file://path` or `file://glob` of tests files.", "string"), value=V_TESTS)
