@@ -168,6 +168,25 @@ def _type_tmpl(t: AssertionType, name: str, sort: str, alias_of: str | None) -> 
                  alias_of=alias_of, is_snippet=False)
 
 
+def _example_tmpl(t: AssertionType) -> _Tmpl:
+    """An assertion's registry example as a whole new `assert` item (after its `- `)."""
+    lines = t.example.split("\n")
+    body = "\n".join([lines[0][2:], *("{here}" + line[2:] for line in lines[1:])])
+    escaped = body.replace("\\", "\\\\").replace("$", "\\$").replace("}", "\\}").replace("{here\\}", "{here}")
+    return _Tmpl(f"{t.name} (example)", "snippet", "assertion example", docs.assertion_markdown(t), body,
+                 escaped + "$0", (), f"8{t.name}")
+
+
+_ITEM_SNIPPETS: dict[str, list[_Tmpl]] = {
+    "assertion": [_example_tmpl(t) for t in ASSERTION_LIST],
+    "prompt": [_Tmpl("prompt with rubric", "snippet", "a new prompt", "A prompt, its text and a first rubric point.",
+                     "prompt: \n{here}should:\n{here}  - ",
+                     "prompt: ${1:What is …?}\n{here}should:\n{here}  - ${2:mentions …}$0", (), "8prompt")],
+    "test": [_Tmpl("test", "snippet", "a new test", "A test: its id, what a good answer does, and its input.",
+                   "id: \n{here}criteria: \n{here}input: ",
+                   "id: ${1:test-id}\n{here}criteria: ${2:What a good answer does}\n{here}input: ${3:The user message}$0",
+                   (), "8test")],
+}
 FUNCTION_TEMPLATES = _function_templates()
 ASSERTION_TEMPLATES = _assertion_templates()
 _SHORTHAND = [
@@ -192,6 +211,8 @@ def _key_items(ctx: CursorContext, analysis: Any, snippets: bool) -> list[_Tmpl 
         return out
     if spec is None:
         return out
+    if ctx.in_list_item and not present and not ctx.prefix.startswith("$") and not ctx.in_flow:
+        out += _ITEM_SNIPPETS.get(spec.name, ())
     owner = slot if slot.kind != sc.POINT or spec is slot.spec else sc.Slot(sc.POINT, spec)
     if slot.kind == sc.ASSERTION and spec is not slot.spec:
         owner = sc.Slot(sc.ASSERTION, spec, assertion=_assertion_of(spec))
@@ -338,7 +359,8 @@ def ref_names(analysis: Any) -> list[str]:
 def _finish(items: list[_Tmpl | CompletionItem], ctx: CursorContext, snippets: bool) -> list[CompletionItem]:
     span = ctx.replace_span
     lead = ("- " if ctx.needs_dash else "") + (" " if ctx.needs_space else "")
-    indent = " " * (ctx.indent + 2)
+    indent = " " * (ctx.indent + 2)  # a child of the object's keys
+    here = " " * ctx.indent  # the object's own keys
     out: list[CompletionItem] = []
     for it in items:
         if isinstance(it, CompletionItem):
@@ -349,11 +371,13 @@ def _finish(items: list[_Tmpl | CompletionItem], ctx: CursorContext, snippets: b
                                       it.filter_text, it.sort_text, it.deprecated, it.alias_of))
             continue
         if ctx.has_colon:
+            if it.kind == "snippet":
+                continue
             text, is_snip = it.label, False  # renaming a key: keep its ':' and value
         elif snippets and it.is_snippet and not (ctx.in_flow and "{indent}" in it.snippet):
-            text, is_snip = it.snippet.replace("{indent}", indent), True
+            text, is_snip = it.snippet.replace("{indent}", indent).replace("{here}", here), True
         else:
-            text, is_snip = it.plain, False
+            text, is_snip = it.plain.replace("{here}", here), False
         if ctx.quote and ctx.has_colon:
             text = it.label
         out.append(CompletionItem(it.label, it.kind, it.detail, it.documentation, lead + text, is_snip, span,

@@ -528,7 +528,7 @@ def cursor_context(analysis: Any, line: int, col: int) -> CursorContext:
     ctx.parent_slot = owner
     ctx.yaml_path = labels
     ctx.path = [*norm_prefix, *labels]
-    ctx.in_list_item = ctx.needs_dash or (bool(steps) and steps[-1].kind == "item")
+    ctx.in_list_item = ctx.needs_dash or (bool(all_steps) and all_steps[-1].kind == "item")
     ctx.indent = map_col
     ctx.in_flow = here.flow_keys is not None
     if position == KEY:

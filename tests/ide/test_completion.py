@@ -444,3 +444,17 @@ def test_targets_file() -> None:
     clean, line, col = at("targets:\n  - name: default\n    ‸\n")
     keys = [i.label for i in complete(analyze(clean, "/x/.agentv/targets.yaml"), line, col, snippets=True).items]
     assert "provider" in keys and "name" not in keys
+
+
+def test_item_snippets() -> None:
+    got = items("tests:\n  - id: a\n    input: hi\n    assert:\n      - ‸\n", "agentv")
+    example = got["regex (example)"]
+    assert example.kind == "snippet" and example.is_snippet
+    assert example.insert_text == 'type: regex\n        value: "Good (morning|afternoon|evening)"\n        flags: i$0'
+    new_test = items("tests:\n  - id: a\n    input: hi\n  - ‸\n", "agentv")["test"]
+    assert new_test.insert_text == ("id: ${1:test-id}\n    criteria: ${2:What a good answer does}\n"
+                                    "    input: ${3:The user message}$0")
+    prompt = items("title: T\n---\n- prompt: a\n- ‸\n", "weval", snippets=False)["prompt with rubric"]
+    assert prompt.insert_text == "prompt: \n  should:\n    - " and not prompt.is_snippet
+    # Not once the item has keys.
+    assert "test" not in items("tests:\n  - id: a\n    ‸\n", "agentv")
