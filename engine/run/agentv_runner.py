@@ -45,6 +45,7 @@ from .events import (
 from .files import iso_timestamp, now_utc, safe_timestamp
 from .journal import Journal, JournalState, cell_ref, load
 from .options import RunOptions
+from .pool import stream_cells
 
 # Scored by the provider's own report of the call (duration, tokens); the other metric types need a
 # trace (tool calls, LLM calls) or a cost that chat targets do not report.
@@ -81,8 +82,10 @@ class AgentvRun:
             yield RunStarted(summary)
             for warning in self.plan.warnings:
                 yield Notice(warning, "warning")
-            async for event in self._cells():
-                yield event
+            n = min(len(self.plan.tasks), self.plan.concurrency * 2)
+            async with contextlib.aclosing(stream_cells(self.queue, self.plan.tasks, self._cell, n)) as cells:
+                async for event in cells:
+                    yield event
             files = self._write_results()
             assert self.journal is not None
             self.journal.write({"t": "done"})
@@ -103,29 +106,6 @@ class AgentvRun:
         self.journal = Journal(self.journal_path, fresh=True)
         self.journal.write({"t": "run", "v": 1, "kind": "agentv", "file": str(self.plan.path),
                             "run_label": self.plan.run_label, "started": iso_timestamp(now_utc())})
-
-    async def _cells(self) -> AsyncIterator[Event]:
-        tasks = iter(self.plan.tasks)
-
-        async def worker() -> None:
-            for task in tasks:
-                await self._cell(task)
-
-        n = max(1, min(len(self.plan.tasks), self.plan.concurrency * 2))
-        everything = asyncio.gather(*(worker() for _ in range(n)))
-        everything.add_done_callback(lambda _: self.emit(None))
-        try:
-            while True:
-                event = await self.queue.get()
-                if event is None:
-                    break
-                yield event
-            await everything
-        finally:
-            if not everything.done():
-                everything.cancel()
-                with contextlib.suppress(BaseException):
-                    await everything
 
     # --- one cell ---------------------------------------------------------------------------------
     async def _cell(self, task: AgentvTask) -> None:

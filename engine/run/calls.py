@@ -17,6 +17,7 @@ from .events import CallStarted, Cell, Event, Retrying
 from .options import RunOptions
 
 Emit = Callable[[Event], None]
+OFFLINE = frozenset({"echo"})
 
 
 def provider_key(model: str) -> str:
@@ -70,17 +71,23 @@ class Calls:
             self._cache = ResponseCache(self.options.cache_path)
         return self._cache
 
-    def model(self, model: str | Mapping[str, Any]) -> Any:
+    def model(self, model: str | Mapping[str, Any], *, cache: bool = True) -> Any:
         """A ModelBinding for a `provider:model` id or a custom model object. Raises ProviderError
-        (missing key, unknown provider) before any HTTP; the error is remembered for the next asker."""
+        (missing key, unknown provider) before any HTTP; the error is remembered for the next asker.
+        `cache=False` (a prompt's `noCache`) bypasses the response cache for this binding."""
         key = model if isinstance(model, str) else str(model.get("id"))
+        if not cache:
+            key = f"{key}\x00nocache"
         got = self._bindings.get(key)
         if got is None:
             from ..providers.factory import provider_for_model
 
+            # Offline models need no HTTP client: do not build one (its TLS set-up alone costs ~50 ms).
+            offline = isinstance(model, str) and provider_key(model) in OFFLINE
             try:
-                got = provider_for_model(model, client=self.client, env=self.options.env,
-                                         timeout=self.options.timeout, retry=self.policy, cache=self.cache)
+                got = provider_for_model(model, client=None if offline else self.client, env=self.options.env,
+                                         timeout=self.options.timeout, retry=self.policy,
+                                         cache=None if offline or not cache else self.cache)
             except ProviderError as err:
                 got = err
             except (ValueError, TypeError) as err:

@@ -150,8 +150,8 @@ def _run(plan: Any, options: RunOptions, *, as_json: bool, fail_under: float | N
         signal.signal(signal.SIGTERM, previous)
     if interrupted:
         renderer.close(interrupted=True)
-        journal = Path(options.output)
-        print(f"\nevalspec run: interrupted; every result received so far is in the journal under {journal}. "
+        journal = getattr(renderer, "journal", None) or str(options.output)
+        print(f"\nevalspec run: interrupted; every result received so far is in {journal}. "
               "Run the same command with --resume to finish it.", file=sys.stderr)
         return 130
     renderer.close()

@@ -148,6 +148,7 @@ class RunSummary:
     calls: int = 0  # provider calls made by this process (cache hits and resumed cells excluded)
     cached: int = 0
     resumed: int = 0
+    notes: tuple[str, ...] = ()  # what the table alone would not say ("3 judged points not scored: …")
 
     @property
     def mean(self) -> float | None:

@@ -16,7 +16,43 @@ from ..weval.ids import UNDEFINED, js_number
 _encode_str = json.JSONEncoder(ensure_ascii=False).encode
 
 
+_encode_compact = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+
+
+class _NotPlain(Exception):
+    pass
+
+
+def _plain(value: Any) -> Any:
+    """The value with integral floats as ints and undefined members dropped, ready for the C encoder;
+    raises _NotPlain where Python's JSON text would differ from JavaScript's (exponents, NaN)."""
+    if isinstance(value, float):
+        if value.is_integer() and abs(value) < 1e16:
+            return int(value)
+        text = repr(value)
+        if "e" in text or "n" in text:  # 1e-07 vs 1e-7, inf, nan
+            raise _NotPlain
+        return value
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items() if v is not UNDEFINED}
+    if isinstance(value, list | tuple):
+        return [None if v is UNDEFINED else _plain(v) for v in value]
+    if value is UNDEFINED:
+        return None
+    if value is None or isinstance(value, str | int):  # bool is an int
+        return value
+    raise _NotPlain
+
+
 def js_stringify(value: Any) -> str:
+    """Fast path through the C encoder when its text is JavaScript's; the exact walk otherwise."""
+    try:
+        return _encode_compact(_plain(value))
+    except (_NotPlain, ValueError):
+        return _js_stringify(value)
+
+
+def _js_stringify(value: Any) -> str:
     if value is None or value is UNDEFINED:
         return "null"
     if value is True:
@@ -28,9 +64,9 @@ def js_stringify(value: Any) -> str:
     if isinstance(value, str):
         return _encode_str(value)
     if isinstance(value, list | tuple):
-        return "[" + ",".join(js_stringify(v) for v in value) + "]"
+        return "[" + ",".join(_js_stringify(v) for v in value) + "]"
     if isinstance(value, dict):
-        parts = [f"{_encode_str(str(k))}:{js_stringify(v)}" for k, v in value.items() if v is not UNDEFINED]
+        parts = [f"{_encode_str(str(k))}:{_js_stringify(v)}" for k, v in value.items() if v is not UNDEFINED]
         return "{" + ",".join(parts) + "}"
     return _encode_str(str(value))
 

@@ -34,8 +34,11 @@ class JsonRenderer:
         self.out = out
         self.summary: RunSummary | None = None
         self._dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
+        self.journal: str | None = None
 
     def __call__(self, event: Event) -> None:
+        if isinstance(event, RunStarted):
+            self.journal = event.plan.get("journal")
         if isinstance(event, RunFinished):
             self.summary = event.summary
         self.out.write(self._dumps(event.to_json()) + "\n")
@@ -57,6 +60,7 @@ class HumanRenderer:
         self.retrying: dict[Any, tuple[float, str]] = {}  # cell → (resume time, reason)
         self.summary: RunSummary | None = None
         self.plan: dict[str, Any] = {}
+        self.journal: str | None = None
         self.started = time.monotonic()
         self._last_draw = 0.0
         self._last_line = 0.0
@@ -81,6 +85,7 @@ class HumanRenderer:
             self._line(f"{event.level}: {event.message}")
         elif isinstance(event, RunStarted):
             self.plan = event.plan
+            self.journal = event.plan.get("journal")
             self.total = int(event.plan.get("cells") or 0)
             resumed = int(event.plan.get("resumed_cells") or 0)
             what = "blueprint" if event.plan.get("kind") == "weval" else "suite"
@@ -161,6 +166,7 @@ def format_table(summary: RunSummary) -> str:
         extra.append(f"{summary.resumed} cell(s) resumed")
     out.append("")
     out.append(", ".join(extra))
+    out.extend(f"note: {n}" for n in summary.notes)
     return "\n".join(out)
 
 

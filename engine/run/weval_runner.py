@@ -46,6 +46,7 @@ from .files import iso_timestamp, now_utc, safe_timestamp
 from .journal import Journal, JournalState, cell_ref, load
 from .jsjson import js_to_fixed
 from .options import RunOptions
+from .pool import stream_cells
 from .weval_judge import (
     EXTRACT_SYSTEM,
     JUDGE_MAX_TOKENS,
@@ -101,6 +102,7 @@ class WevalRun:
         self._judges: list[tuple[Any, Any]] = []  # (Judge, binding or ProviderError)
         self._judge_problem: str | None = None
         self._bases: dict[int, dict[str, Any]] = {}
+        self.unscored_points = 0  # judged points left unscored because no judge could be called
         self._pending: list[dict[str, Any]] = []  # journal records of this step, written together
 
     # --- the stream -------------------------------------------------------------------------------
@@ -114,11 +116,14 @@ class WevalRun:
             yield RunStarted(summary)
             for warning in self.plan.warnings:
                 yield Notice(warning, "warning")
-            self._bind_judges()
-            if self._judge_problem and self._needs_judges():
+            if self._needs_judges():
+                self._bind_judges()
+            if self._judge_problem:
                 yield Notice(f"Judged points will not be scored: {self._judge_problem}", "warning")
-            async for event in self._cells():
-                yield event
+            n = min(len(self.plan.tasks), self.plan.concurrency * 2)
+            async with contextlib.aclosing(stream_cells(self.queue, self.plan.tasks, self._cell, n)) as cells:
+                async for event in cells:
+                    yield event
             if "embedding" in self.plan.eval_methods:
                 async for event in self._embeddings():
                     yield event
@@ -170,30 +175,6 @@ class WevalRun:
         elif len(problems) == len(self.plan.judges):
             self._judge_problem = "no judge can be called (" + "; ".join(dict.fromkeys(problems)) + ")"
 
-    async def _cells(self) -> AsyncIterator[Event]:
-        tasks = iter(self.plan.tasks)
-
-        async def worker() -> None:
-            for task in tasks:
-                await self._cell(task)
-
-        n = max(1, min(len(self.plan.tasks), self.plan.concurrency * 2))
-        workers = [asyncio.ensure_future(worker()) for _ in range(n)]
-        everything = asyncio.gather(*workers)
-        everything.add_done_callback(lambda _: self.emit(None))
-        try:
-            while True:
-                event = await self.queue.get()
-                if event is None:
-                    break
-                yield event
-            await everything  # re-raises a worker's exception (a bug), never a provider error
-        finally:
-            if not everything.done():
-                everything.cancel()
-                with contextlib.suppress(BaseException):
-                    await everything
-
     # --- one cell ---------------------------------------------------------------------------------
     async def _cell(self, task: WevalTask) -> None:
         cell = task.cell
@@ -241,6 +222,8 @@ class WevalRun:
         self.results.system_prompts[cell.model] = task.system
         self.emit(Response(cell, final, resumed=True, replayed=self.plan.replay is not None))
         result = done.get("r") or {}
+        self.unscored_points += sum(1 for pa in result.get("pointAssessments") or []
+                                    if str(pa.get("error") or "").startswith("Not scored:"))
         if result and "llm-coverage" in self.plan.eval_methods:
             self.results.coverage.setdefault(cell.item, {})[cell.model] = result
         kp = self.state.key_points.get(cell.item)
@@ -312,7 +295,8 @@ class WevalRun:
             out.texts.append(text)
             return text
         self._flush()
-        binding = self.calls.model(self.plan.model_specs.get(task.model, task.model))
+        binding = self.calls.model(self.plan.model_specs.get(task.model, task.model),
+                                   cache=not task.prompt.no_cache)
         system = task.system
         chat = [m for m in messages if m.role != "system"]
         if any(m.role == "system" for m in messages):  # `system:` turns inside messages join the system prompt
@@ -431,6 +415,7 @@ class WevalRun:
         """Every judge on one text point, then their consensus (compat notes §8)."""
         out = self._base(point)
         if self._judge_problem:
+            self.unscored_points += 1
             reason = f"Not scored: {self._judge_problem}."
             out.update({"coverageExtent": None, "reflection": reason, "error": reason, "judgeLog": [reason]})
             return out
@@ -616,9 +601,13 @@ class WevalRun:
                 failed=verdicts.count("fail"), not_scored=sum(1 for c in cells if c in self.scores
                                                               and self.scores[c][0] is None),
                 errors=sum(1 for c in cells if c in self.failed)))
+        notes = []
+        if self.unscored_points:
+            why = self._judge_problem or "no judge could be called"
+            notes.append(f"{self.unscored_points} judged point(s) not scored: {why}")
         return RunSummary(kind="weval", run_label=self.plan.run_label, models=tuple(rows),
                           files=tuple(str(f) for f in files), calls=self.calls.calls, cached=self.calls.cached,
-                          resumed=self.resumed_cells)
+                          resumed=self.resumed_cells, notes=tuple(notes))
 
 
 class _CellError(Exception):
