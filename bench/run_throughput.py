@@ -94,9 +94,13 @@ def main() -> int:
             cmd = [*evalspec_command(), *run_args]
             if args.profile:
                 cmd = [sys.executable, "-m", "cProfile", "-o", str(args.profile), "-m", "evalspec.cli", *run_args]
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
             t0 = time.perf_counter()
             proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
             wall = time.perf_counter() - t0
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+            sys_cpu = after.ru_stime - before.ru_stime
             if proc.returncode != 0:
                 print(proc.stderr[-2000:], file=sys.stderr)
                 raise SystemExit(f"evalspec run exited {proc.returncode}")
@@ -106,7 +110,8 @@ def main() -> int:
             scored = sum(1 for row in coverage.values() for r in row.values() if "avgCoverageExtent" in r)
             errors = sum(len(row) for row in (data.get("errors") or {}).values())
             walls.append(wall)
-            print(json.dumps({"run": i, "wall_s": round(wall, 3), "cells_scored": scored, "errors": errors,
+            print(json.dumps({"run": i, "wall_s": round(wall, 3), "cpu_s": round(cpu, 3), "sys_s": round(sys_cpu, 3),
+                              "cells_scored": scored, "errors": errors,
                               "table": proc.stdout.strip().splitlines()[-3] if proc.stdout.strip() else ""}))
             if args.output_dir:
                 shutil.rmtree(out, ignore_errors=True)
