@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from ..weval.model import Judge
 
 JUDGE_MAX_TOKENS = 500
-JUDGE_TIMEOUT = 45.0  # the reference's per-call limit for judges
 
 # name, score, guideline: the reference's scale (CLASS_ prefix, case-insensitive answers).
 SCALE: tuple[tuple[str, float, str], ...] = (

@@ -213,3 +213,36 @@ tests:
     assert _rows(tmp_path / "out")["denied"]["score"] == 1.0
     assert main(["run", str(bp), "-m", "nonexistent"]) == 2
     assert "no target named 'nonexistent'" in capsys.readouterr().err
+
+
+def test_weights_and_verdicts_reference_cases(tmp_path: Path, smart: SmartFake) -> None:
+    bp = write(tmp_path / "v.eval.yaml", """name: verdicts
+description: d
+tests:
+  - id: pass-085
+    input: hello
+    criteria: c
+    assert:
+      - {type: contains, value: hello, weight: 17}
+      - {type: contains, value: nope, weight: 3}
+  - id: borderline-07
+    input: hello
+    criteria: c
+    assert:
+      - {type: contains, value: hello, weight: 7}
+      - {type: contains, value: nope, weight: 3}
+  - id: fail-05
+    input: hello
+    criteria: c
+    assert:
+      - {type: contains, value: hello}
+      - {type: contains, value: nope}
+  - id: not-selected
+    input: hello
+    criteria: c
+    assert: [{type: contains, value: hello}]
+""")
+    events = run_events(bp, options(tmp_path, env_for(smart), models=["openai:candidate"], select=["*-0*"]))
+    got = {e.cell.item: (round(e.score, 4), e.verdict) for e in of_type(events, "scored")}
+    assert got == {"pass-085": (0.85, "pass"), "borderline-07": (0.7, "borderline"), "fail-05": (0.5, "fail")}
+    assert {e.cell.model for e in of_type(events, "scored")} == {"openai:candidate"}

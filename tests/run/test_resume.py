@@ -117,3 +117,21 @@ def test_retry_errors_retries_only_the_failed_cells(tmp_path: Path, smart: Smart
     assert main(["run", str(bp), "--output", str(out), "--retry-errors"]) == 0
     assert smart.count == 1
     assert "errors" not in comparison(out)
+
+
+def test_sigterm_exits_130_and_says_how_to_resume(tmp_path: Path, smart: SmartFake) -> None:
+    bp = _blueprint(tmp_path)
+    out = tmp_path / "out"
+    env = {**env_for(smart), "PYTHONPATH": os.pathsep.join(sys.path)}
+    smart.then(*[Reply.ok(delay=0.05) for _ in range(N)])
+    proc = subprocess.Popen([sys.executable, "-m", "evalspec.cli", "run", str(bp), "--output", str(out),
+                             "--concurrency", "1"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while sum(1 for r in _journal(out) if r.get("t") == "score") < 3:
+        assert proc.poll() is None and time.monotonic() < deadline
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130
+    assert "--resume" in err and ".journal.jsonl" in err
+    assert sum(1 for r in _journal(out) if r.get("t") == "score") >= 3
