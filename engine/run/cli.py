@@ -8,7 +8,6 @@ already received is in the journal; `--resume` finishes the run).
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import signal
 import sys
@@ -137,6 +136,8 @@ def _dry_run(plan: Any, options: RunOptions, *, as_json: bool) -> int:
 
 
 def _run(plan: Any, options: RunOptions, *, as_json: bool, fail_under: float | None) -> int:
+    import asyncio  # here, not at the top: `evalspec check` should not pay for it
+
     from .render import HumanRenderer, JsonRenderer
 
     renderer: Any = JsonRenderer(sys.stdout) if as_json else HumanRenderer(sys.stdout, sys.stderr)

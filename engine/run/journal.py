@@ -28,8 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from .events import Cell
-
-_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+from .files import dumps as _dumps
 
 
 @dataclass
