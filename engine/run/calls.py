@@ -27,8 +27,8 @@ def provider_key(model: str) -> str:
 
 
 def _takes_on_retry(provider: Any) -> bool:
-    """Only the retry wrapper (possibly under the cache) understands `on_retry`; bare providers
-    (echo, mock, cli) do not."""
+    """Only the retry wrapper (possibly under the cache) understands `on_retry`; a bare provider
+    does not (the factories wrap every provider today; this keeps a hand-made one working)."""
     from ..providers.cache import CachedProvider
     from ..providers.retry import RetryingProvider
 
@@ -50,6 +50,7 @@ class Calls:
         self._cache: Any = None
         self._bindings: dict[str, Any] = {}
         self.policy = RetryPolicy(max_retries=max(0, options.max_retries))
+        self._retry_aware: dict[int, bool] = {}
         self.calls = 0  # requests that reached a provider (cache hits excluded)
         self.cached = 0
 
@@ -132,7 +133,10 @@ class Calls:
 
         async with self._limit(limit_key), self._global:
             emit(CallStarted(cell, purpose, model_label))
-            if _takes_on_retry(provider):
+            aware = self._retry_aware.get(id(provider))
+            if aware is None:
+                aware = self._retry_aware[id(provider)] = _takes_on_retry(provider)
+            if aware:
                 result: ChatResult = await provider.chat(req, on_retry=on_retry)
             else:
                 result = await provider.chat(req)

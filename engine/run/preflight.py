@@ -13,6 +13,30 @@ from .options import RunOptions
 
 
 def problems(plan: Any, options: RunOptions) -> list[str]:
+    """One line per distinct problem: 30 models missing the same key are one line, not thirty."""
+    return _grouped(_problems(plan, options))
+
+
+def _grouped(lines: list[str]) -> list[str]:
+    by_message: dict[str, list[str]] = {}
+    for line in lines:
+        who, sep, message = line.partition(": ")
+        if not sep:
+            who, message = "", line
+        by_message.setdefault(message, []).append(who)
+    out = []
+    for message, whos in by_message.items():
+        whos = [w for w in whos if w]
+        if len(whos) > 2:
+            out.append(f"{message} ({len(whos)}: {', '.join(whos[:2])}, …)")
+        elif whos:
+            out.append(f"{', '.join(whos)}: {message}")
+        else:
+            out.append(message)
+    return out
+
+
+def _problems(plan: Any, options: RunOptions) -> list[str]:
     out: list[str] = []
     if plan.kind == "weval":
         from ..providers.factory import provider_for_model

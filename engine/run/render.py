@@ -66,6 +66,7 @@ class HumanRenderer:
         self._last_line = 0.0
         self._next_tenth = 1
         self._bar_shown = False
+        self._errors_seen: dict[str, int] = {}  # message → cells that failed with it
 
     def __call__(self, event: Event) -> None:
         if isinstance(event, Scored | CellFailed):
@@ -74,7 +75,12 @@ class HumanRenderer:
             if isinstance(event, CellFailed):
                 self.errors += 1
                 if not event.resumed:
-                    self._line(f"error: {event.cell}: {event.error}")
+                    # The same failure on many cells (a missing key, a dead endpoint) is shown once.
+                    message = event.error.replace(event.cell.model, "<model>")
+                    seen = self._errors_seen.get(message, 0)
+                    self._errors_seen[message] = seen + 1
+                    if not seen:
+                        self._line(f"error: {event.cell}: {event.error}")
             self._progress()
         elif isinstance(event, Response):
             self.retrying.pop(event.cell, None)
@@ -137,7 +143,10 @@ class HumanRenderer:
     def close(self, interrupted: bool = False) -> None:
         if self._bar_shown:
             self.err.write("\n")
-            self.err.flush()
+        for message, n in self._errors_seen.items():
+            if n > 1:
+                self.err.write(f"error: {n - 1} more cell(s) failed the same way: {message}\n")
+        self.err.flush()
         if self.summary is not None:
             self.out.write(format_table(self.summary) + "\n")
             for f in self.summary.files:
