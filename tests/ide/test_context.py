@@ -277,3 +277,14 @@ def test_cursor_inside_a_list_item_that_does_not_parse() -> None:
     later = cursor_context(analysis, line + 2, 14)  # `  prompt: Question 21`
     assert later.path == ["<prompts>", 21, "prompt"]
     assert cursor_context(analysis, line + 3, 4).path == ["<prompts>", 22]
+
+
+def test_column_zero_of_a_late_item_in_a_long_list_with_findings() -> None:
+    """At the `-` of an item deep in a long list (the file has findings elsewhere), the context is a new
+    item at that index, found from the tree rather than by reading every line above."""
+    prompts = "".join(f"- id: p{i}\n  prompt: Q{i}\n" for i in range(300))
+    text = HEADER + prompts.replace("- id: p5\n", "- id: p5\n  shuld: []\n") + "‸"
+    analysis, _, _ = cursor(text, "weval")
+    line = analysis.parsed.lines.index("- id: p250")
+    ctx = cursor_context(analysis, line, 0)
+    assert ctx.path == ["<prompts>", 250] and ctx.needs_dash
