@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..providers.base import ChatMessage, ChatRequest, ProviderError
+from ..scoring.agentv_aggregate import verdict
 from ..scoring.weval_aggregate import (
     ALL_JUDGES_FAILED,
     CoveragePoint,
@@ -65,10 +66,8 @@ EMPTY_ANSWER = "Model returned an empty or whitespace-only response."
 
 
 def verdict_for(score: float | None) -> str | None:
-    """pass ≥ 0.8, borderline ≥ 0.6, else fail: the AgentV thresholds, used for both formats' tables."""
-    if score is None:
-        return None
-    return "pass" if score >= 0.8 else "borderline" if score >= 0.6 else "fail"
+    """Weval has no verdicts; the table uses AgentV's (pass ≥ 0.8, borderline ≥ 0.6) for both formats."""
+    return None if score is None else verdict(score)
 
 
 class _Turns:
