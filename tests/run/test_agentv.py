@@ -126,7 +126,8 @@ tests:
     expected_output: DENIED
     assert:
       - type: llm_judge
-        prompt: "Q={{ question }} A={{ answer }} C={{ criteria }} R={{ reference_answer }} L={{ candidate_answer }}"
+        prompt: "Q={{ question }} A={{ answer }} C={{ criteria }} R={{ reference_answer }} L={{ candidate_answer }}
+          O={{ output }} E={{ expected_output }} I={{input}}"
   - id: default-judge
     input: Say hi.
     criteria: Says hi
@@ -140,6 +141,9 @@ tests:
     free = rows["freeform"]["scores"][0]
     assert free["score"] == 0.9 and free["type"] == "llm-judge"
     assert "Q=Screen Huawei. A=ECHO: Screen Huawei. C=Should deny R=DENIED L=ECHO: Screen Huawei." in free["reasoning"]
+    assert '"content": "ECHO: Screen Huawei."' in free["reasoning"].split("O=")[1].split("E=")[0]
+    assert '"role": "assistant"' in free["reasoning"].split("E=")[1] and '"DENIED"' in free["reasoning"].split("E=")[1]
+    assert '"content": "Screen Huawei."' in free["reasoning"].split("I=")[1]
     assert rows["default-judge"]["scores"][0]["type"] == "llm-judge" and rows["default-judge"]["score"] == 0.9
     judge_calls = [r for r in smart.chat_requests() if r["model"] == "grader-model"]
     assert len(judge_calls) == 4 and all(r["temperature"] == 0 for r in judge_calls)

@@ -86,6 +86,8 @@ system: Be brief.
   should: [$contains: Hello]
 """)
     run_events(bp, options(tmp_path, env_for(smart)))
+    sent = smart.chat_requests()[0]
+    assert sent["messages"][0] == {"role": "system", "content": "Be brief."} and sent["temperature"] == 0
     folder = tmp_path / "out" / "live" / "blueprints" / "shape"
     main_file = next(folder.glob("*_comparison.json"))
     import re
