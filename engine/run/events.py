@@ -9,11 +9,12 @@ model id (`openai:gpt-4o-mini[temp:0]`), or an AgentV test id and a target name.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 
-@dataclass(frozen=True, slots=True, order=True)
-class Cell:
+class Cell(NamedTuple):
+    """A NamedTuple, not a dataclass: cells key every dict of a run, and a tuple hashes in C."""
+
     item: str  # prompt id / test id
     model: str  # effective model id / target name
 
