@@ -196,3 +196,9 @@ def test_unknown_collection_has_did_you_mean() -> None:
     analysis = analyze("title: t\nmodels: [COREE]\n---\n- prompt: hi\n", "x.weval.yml", models_dir=models)
     assert [(f.code, f.message) for f in analysis.findings] == [
         ("unknown-collection", "Unknown model collection 'COREE'; did you mean 'CORE'?")]
+
+
+def test_prompt_hash_uses_the_reference_normalized_function_name() -> None:
+    """The reference normalizes `contain…` → `contains…` before hashing, so both spellings give one id."""
+    written = analyze('- {prompt: Hi, should: [x, {$contain: "y"}]}\n', "blueprints/v.yml").blueprint
+    assert written.prompts[0].id == "hash-d67d89b2253d"

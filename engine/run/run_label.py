@@ -14,42 +14,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..weval.ids import UNDEFINED
-from ..weval.model import Blueprint, Point, Prompt
+from ..weval.model import Blueprint, Prompt, reference_points
 from .jsjson import js_sort_key, js_stringify, locale_compare_key, utf16_key
-
-
-def reference_fn_name(written: str) -> str:
-    """The reference normalizes function names at the front only: `contain…` → `contains…`."""
-    if written.startswith("contain") and not written.startswith("contains"):
-        return "contains" + written[len("contain"):]
-    if written.startswith("match") and not written.startswith("matches"):
-        return "matches" + written[len("match"):]
-    return written
-
-
-def reference_point(p: Point) -> dict[str, Any]:
-    """A point as the reference's parser leaves it, in its key order (JSON.stringify keeps it)."""
-    if p.kind == "text":
-        return {"text": p.text, "multiplier": p.weight,
-                "citation": p.citation if p.citation is not None else UNDEFINED}
-    return {"fn": reference_fn_name(p.fn_written or p.fn or ""), "fnArgs": p.fn_args if p.fn_args is not None
-            else UNDEFINED, "multiplier": p.weight, "citation": p.citation if p.citation is not None else UNDEFINED}
-
-
-def reference_points(points: Sequence[Point]) -> list[Any]:
-    """Points with alternative paths regrouped into nested lists, in the order they were written."""
-    out: list[Any] = []
-    paths: dict[str, list[Any]] = {}
-    for pt in points:
-        form = reference_point(pt)
-        if pt.path_id is None:
-            out.append(form)
-        elif pt.path_id in paths:
-            paths[pt.path_id].append(form)
-        else:
-            paths[pt.path_id] = [form]
-            out.append(paths[pt.path_id])
-    return out
 
 
 def _prompt_entry(p: Prompt) -> dict[str, Any]:

@@ -24,9 +24,8 @@ from ..scoring.weval_points import (
     call_uses_service,
     evaluate_point,
 )
-from ..weval.model import Point
+from ..weval.model import Point, reference_fn_name
 from .jsjson import js_stringify, js_to_fixed
-from .run_label import reference_fn_name
 
 # `$js` runs in QuickJS for up to 100 ms; off the event loop so a slow script does not stall the calls.
 _THREADED = frozenset({"js"})

@@ -19,9 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from ..weval.ids import UNDEFINED, safe_file_part
-from ..weval.model import Blueprint, Prompt
+from ..weval.model import Blueprint, Prompt, reference_points
 from .files import dumps, write_json
-from .run_label import reference_points
 
 IDEAL_MODEL_ID = "IDEAL_BENCHMARK"
 

@@ -35,7 +35,7 @@ from ..validation.suggest import closest
 from ..validation.yaml_text import entry_span, flow, quote
 from .functions_check import check_function_arg
 from .ids import UNDEFINED, blueprint_id, blueprint_id_problem, prompt_hash_id
-from .model import Blueprint, Judge, Message, ModelRef, Point, Prompt, build
+from .model import Blueprint, Judge, Message, ModelRef, Point, Prompt, build, reference_points
 from .models import KNOWN_PROVIDERS, find_models_dir, load_collections, parse_model_id
 
 
@@ -864,28 +864,14 @@ def _parse_arg_text(text: str) -> tuple[Any, bool]:
 
 def reference_prompt(p: Prompt) -> dict[str, Any]:
     """The prompt as the reference normalizes it, the input of its id hash (compat notes §4)."""
-    def points(items: list[Point]) -> list[Any]:
-        out: list[Any] = []
-        paths: dict[str, list[Any]] = {}
-        for pt in items:
-            form = pt.reference_form()
-            if pt.path_id is None:
-                out.append(form)
-            elif pt.path_id in paths:
-                paths[pt.path_id].append(form)
-            else:
-                paths[pt.path_id] = [form]
-                out.append(paths[pt.path_id])
-        return out
-
     return {
         "messages": [{"role": m.role, "content": m.content} for m in p.messages],
         "idealResponse": p.ideal if p.ideal is not None else UNDEFINED,
         "system": p.system if p.system_set else UNDEFINED,
         "citation": p.citation if p.citation is not None else UNDEFINED,
         "description": p.description if p.description is not None else UNDEFINED,
-        "points": points(p.should) if p.should else UNDEFINED,
-        "should_not": points(p.should_not) if p.should_not else UNDEFINED,
+        "points": reference_points(p.should) if p.should else UNDEFINED,
+        "should_not": reference_points(p.should_not) if p.should_not else UNDEFINED,
         "weight": p.weight if p.weight != 1.0 else UNDEFINED,
         "temperature": p.temperature if p.temperature is not None else UNDEFINED,
         "noCache": p.no_cache if p.no_cache is not None else UNDEFINED,

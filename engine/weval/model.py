@@ -13,6 +13,7 @@ from pydantic import Field
 
 from ..findings import Span
 from ..located import Located
+from .ids import UNDEFINED
 
 
 class Point(Located):
@@ -30,17 +31,40 @@ class Point(Located):
     span: Span
 
     def reference_form(self) -> dict[str, Any]:
-        """The point as the reference normalizes it (used for prompt hashes and results)."""
-        out: dict[str, Any] = {}
+        """The point as the reference's parser leaves it, in its key order (JSON.stringify keeps it):
+        the input of prompt-id hashes, run labels and the `config` of results."""
+        citation = self.citation if self.citation is not None else UNDEFINED
         if self.kind == "text":
-            out["text"] = self.text
+            return {"text": self.text, "multiplier": self.weight, "citation": citation}
+        return {"fn": reference_fn_name(self.fn_written or self.fn or ""),
+                "fnArgs": self.fn_args if self.fn_args is not None else UNDEFINED,
+                "multiplier": self.weight, "citation": citation}
+
+
+def reference_fn_name(written: str) -> str:
+    """The reference normalizes function names at the front only: `contain…` → `contains…`,
+    `match…` → `matches…` (so `imatch` stays as written)."""
+    if written.startswith("contain") and not written.startswith("contains"):
+        return "contains" + written[len("contain"):]
+    if written.startswith("match") and not written.startswith("matches"):
+        return "matches" + written[len("match"):]
+    return written
+
+
+def reference_points(points: list[Point]) -> list[Any]:
+    """Points in the reference's form, alternative paths regrouped into nested lists, in written order."""
+    out: list[Any] = []
+    paths: dict[str, list[Any]] = {}
+    for pt in points:
+        form = pt.reference_form()
+        if pt.path_id is None:
+            out.append(form)
+        elif pt.path_id in paths:
+            paths[pt.path_id].append(form)
         else:
-            out["fn"] = self.fn_written or self.fn
-            out["fnArgs"] = self.fn_args
-        out["multiplier"] = self.weight
-        if self.citation is not None:
-            out["citation"] = self.citation
-        return out
+            paths[pt.path_id] = [form]
+            out.append(paths[pt.path_id])
+    return out
 
 
 class Message(Located):
