@@ -13,8 +13,9 @@ _TESTS = str(Path(__file__).resolve().parents[1])
 if _TESTS not in sys.path:
     sys.path.insert(0, _TESTS)
 
-from evalspec.providers.http import make_client  # noqa: E402
 from fakeprovider import FakeProvider  # noqa: E402
+
+from evalspec.providers.http import make_client  # noqa: E402
 
 KEY = "sk-test-0123456789abcdef"  # a fake key; tests assert it never leaks
 

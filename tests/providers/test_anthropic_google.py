@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from fakeprovider import FakeProvider, Reply
+
 from evalspec.providers import ChatMessage, ChatRequest, provider_for_model
 from evalspec.providers.anthropic import AnthropicProvider
 from evalspec.providers.base import BLOCKED, ProviderError
-from fakeprovider import FakeProvider, Reply
 
 from .conftest import KEY
 

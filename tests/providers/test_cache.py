@@ -5,10 +5,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
+from fakeprovider import FakeProvider, Reply
+
 from evalspec.providers import ChatRequest, ResponseCache, cache_key, provider_for_model
 from evalspec.providers.base import ProviderError
 from evalspec.providers.retry import NO_RETRY
-from fakeprovider import FakeProvider, Reply
 
 
 async def test_hit_avoids_a_second_http_call(fake: FakeProvider, client, env, tmp_path) -> None:

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import pytest
+
 from evalspec.providers import catalog
 from evalspec.providers.base import CONFIG, ProviderError
 

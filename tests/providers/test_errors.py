@@ -6,11 +6,12 @@ import logging
 import traceback
 
 import pytest
+from fakeprovider import FakeProvider, Reply
+
 from evalspec.providers import ChatRequest, ProviderError, ResponseCache, provider_for_model
 from evalspec.providers.base import AUTH, BAD_RESPONSE, MISSING_KEY
 from evalspec.providers.redact import Secret, redact
 from evalspec.providers.retry import NO_RETRY
-from fakeprovider import FakeProvider, Reply
 
 from .conftest import KEY
 

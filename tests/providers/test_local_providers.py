@@ -6,6 +6,7 @@ import shlex
 import sys
 
 import pytest
+
 from evalspec.providers import ChatMessage, ChatRequest, provider_for_model, provider_from_target
 from evalspec.providers.base import COMMAND, CONFIG, TIMEOUT, ProviderError
 from evalspec.providers.mock import DEFAULT_MOCK_RESPONSE

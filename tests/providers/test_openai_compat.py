@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from fakeprovider import FakeProvider, Reply
+
 from evalspec.providers import ChatMessage, ChatRequest, provider_for_model
 from evalspec.providers.base import BAD_RESPONSE, SERVER, ProviderError
 from evalspec.providers.http import make_client
 from evalspec.providers.openai_compat import OpenAICompatProvider
 from evalspec.providers.retry import NO_RETRY
-from fakeprovider import FakeProvider, Reply
 
 from .conftest import KEY
 

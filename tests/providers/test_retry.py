@@ -6,10 +6,11 @@ import random
 import socket
 
 import pytest
+from fakeprovider import FakeProvider, Reply
+
 from evalspec.providers import ChatRequest, RetryPolicy, provider_for_model
 from evalspec.providers.base import BAD_REQUEST, CONNECTION, RATE_LIMIT, SERVER, TIMEOUT, ProviderError
 from evalspec.providers.retry import NO_RETRY, parse_retry_after, retry_after_from_headers
-from fakeprovider import FakeProvider, Reply
 
 FAST = RetryPolicy(max_retries=2, base_delay=0.01, max_delay=0.05, max_retry_after=5.0)
 

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from fakeprovider import FakeProvider, Reply
+
 from evalspec.providers import ChatRequest, provider_from_target
 from evalspec.providers.base import CONFIG, MISSING_KEY, ProviderError
-from fakeprovider import FakeProvider, Reply
 
 from .conftest import KEY
 

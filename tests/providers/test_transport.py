@@ -6,8 +6,9 @@ import socket
 
 import httpx
 import pytest
-from evalspec.providers.http import make_client, transport_name
 from fakeprovider import FakeProvider, Reply
+
+from evalspec.providers.http import make_client, transport_name
 
 
 async def test_status_headers_and_reason(fake: FakeProvider, client) -> None:
