@@ -1,0 +1,28 @@
+"""Artefacts written while the run goes on are exactly those the comparison file implies."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from evalspec.run.weval_results import _artefacts, core_object
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "hello.weval.yml"
+
+
+def test_streamed_artefacts_match_the_comparison_file(tmp_path: Path) -> None:
+    out = tmp_path / "results"
+    proc = subprocess.run([sys.executable, "-m", "evalspec.cli", "run", str(EXAMPLE), "-m", "echo", "-m", "echo:second",
+                           "-o", str(out)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    [comparison] = out.rglob("*_comparison.json")
+    full = json.loads(comparison.read_text())
+    run_dir = comparison.with_name(comparison.name.removesuffix("_comparison.json"))
+    expected = {rel: value for rel, value in _artefacts(full)}
+    expected["core.json"] = core_object(full)
+    on_disk = {p.relative_to(run_dir).as_posix(): json.loads(p.read_text()) for p in run_dir.rglob("*.json")}
+    assert on_disk == json.loads(json.dumps(expected))
+    assert len(expected) > 10
+    assert not list(comparison.parent.glob(".*partial*")), "the staging folder must be renamed into place"
