@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from evalspec.appendlog import AppendLog, read_records
 from evalspec.providers.base import ChatRequest, ChatResult, cache_identity
 
 CACHE_VERSION = 1
@@ -51,26 +52,15 @@ class ResponseCache:
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
         self._entries: dict[str, dict[str, Any]] = {}
-        self._fd: int | None = None
-        self._torn_tail = False
+        self._log = AppendLog(self.path)
         self.hits = 0
         self.misses = 0
         self._load()
 
     def _load(self) -> None:
-        try:
-            data = self.path.read_bytes()
-        except FileNotFoundError:
-            return
-        for line in data.splitlines():
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
+        for rec in read_records(self.path):  # lines cut short by a kill are skipped
+            if isinstance(rec.get("k"), str) and "r" in rec:
                 self._entries[rec["k"]] = rec["r"]
-            except (ValueError, KeyError, TypeError):
-                continue  # a line cut short by a kill, or foreign junk: skip it, keep the rest
-        self._torn_tail = bool(data) and not data.endswith(b"\n")
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -92,18 +82,10 @@ class ResponseCache:
         self._append(json.dumps(line, ensure_ascii=False, separators=(",", ":")).encode() + b"\n")
 
     def _append(self, data: bytes) -> None:
-        if self._fd is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-            if self._torn_tail:
-                os.write(self._fd, b"\n")  # finish the torn line so the next entry starts clean
-                self._torn_tail = False
-        os.write(self._fd, data)
+        self._log.write(data)
 
     def close(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
+        self._log.close()
 
     def __enter__(self) -> ResponseCache:
         return self

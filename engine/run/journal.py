@@ -20,13 +20,11 @@ Records (short keys, since a big run writes tens of thousands of them):
 
 from __future__ import annotations
 
-import json
-import os
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..appendlog import AppendLog, read_records
 from .events import Cell
 from .files import dumps as _dumps
 
@@ -52,22 +50,6 @@ class JournalState:
 def _cell(rec: dict[str, Any]) -> Cell:
     item, model = rec["c"]
     return Cell(str(item), str(model))
-
-
-def read_records(path: Path) -> Iterator[dict[str, Any]]:
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return
-    for line in data.splitlines():
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except ValueError:
-            continue  # cut short by a kill
-        if isinstance(rec, dict):
-            yield rec
 
 
 def load(path: Path) -> JournalState:
@@ -103,42 +85,23 @@ class Journal:
 
     def __init__(self, path: Path, *, fresh: bool) -> None:
         self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND
-        if fresh:
-            flags |= os.O_TRUNC
-        torn = False
-        if not fresh:
-            try:
-                with path.open("rb") as f:
-                    f.seek(0, os.SEEK_END)
-                    if f.tell():
-                        f.seek(-1, os.SEEK_END)
-                        torn = f.read(1) != b"\n"
-            except FileNotFoundError:
-                pass
-        self._fd: int | None = os.open(path, flags, 0o600)
-        if torn:
-            os.write(self._fd, b"\n")  # finish the line a kill cut short
+        self._log = AppendLog(path, fresh=fresh)
+        self._log.open()  # the journal exists from the start of a run
         self.records = 0
 
     def write(self, record: dict[str, Any]) -> None:
-        if self._fd is None:
-            return
-        os.write(self._fd, (_dumps(record) + "\n").encode("utf-8"))
+        self._log.write((_dumps(record) + "\n").encode("utf-8"))
         self.records += 1
 
     def write_many(self, records: list[dict[str, Any]]) -> None:
         """Several records in one system call (they arrive together, e.g. an answer and its score)."""
-        if self._fd is None or not records:
+        if not records:
             return
-        os.write(self._fd, "".join(_dumps(r) + "\n" for r in records).encode("utf-8"))
+        self._log.write("".join(_dumps(r) + "\n" for r in records).encode("utf-8"))
         self.records += len(records)
 
     def close(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
+        self._log.close()
 
     def __enter__(self) -> Journal:
         return self

@@ -1,0 +1,82 @@
+"""Append-only JSONL files that survive a kill: the run journal and the response cache.
+
+A process killed mid-write leaves a last line cut short. Readers skip lines that do not parse; the
+next writer first finishes the torn line, so its own records start clean. No fsync: the goal is to
+survive the process, not a power cut.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+
+def read_records(path: Path) -> Iterator[dict[str, Any]]:
+    """Every whole JSON object line of `path` (none when it does not exist)."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return
+    for line in data.splitlines():
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue  # cut short by a kill, or foreign junk
+        if isinstance(rec, dict):
+            yield rec
+
+
+def _torn(path: Path) -> bool:
+    try:
+        with path.open("rb") as f:
+            f.seek(0, os.SEEK_END)
+            if not f.tell():
+                return False
+            f.seek(-1, os.SEEK_END)
+            return f.read(1) != b"\n"
+    except FileNotFoundError:
+        return False
+
+
+class AppendLog:
+    """A file opened for appending whole lines (O_APPEND: each write lands at the end, in one call).
+
+    Opened on the first write, so a cache that is only read never creates its file."""
+
+    def __init__(self, path: Path, *, fresh: bool = False) -> None:
+        self.path = path
+        self._fresh = fresh  # truncate on the first open only
+        self._fd: int | None = None
+
+    def open(self) -> None:
+        if self._fd is not None:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        torn = not self._fresh and _torn(self.path)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | (os.O_TRUNC if self._fresh else 0)
+        self._fd = os.open(self.path, flags, 0o600)
+        if torn:
+            os.write(self._fd, b"\n")  # finish the line a kill cut short
+        self._fresh = False
+
+    def write(self, data: bytes) -> None:
+        self.open()
+        if self._fd is not None:
+            os.write(self._fd, data)
+
+    def close(self) -> None:
+        """Close the file; a later write opens it again (appending), so nothing is ever dropped."""
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def __enter__(self) -> AppendLog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
