@@ -7,10 +7,11 @@ CLI as a subprocess at concurrency 32 with the OpenAI provider pointed at the mo
 RSS (resource.getrusage(RUSAGE_CHILDREN)). Yardstick on this kind of machine: promptfoo 0.123, same
 shape, 20.7 s and 451 MB; target ≤ 2 s and ≤ 150 MB.
 
-The results folder (the comparison file plus ~6,000 artefact files and 4,000 folders) goes to a fresh
-temporary folder, or under --output-dir: on a VM disk where creating a file costs ~0.1–0.5 ms of kernel
-time that alone can take seconds, so compare with --output-dir /dev/shm to see the runner itself.
-The child runs with bytecode caching on (PYTHONDONTWRITEBYTECODE removed), as an installed tool does.
+The results folder (the comparison file plus ~6,000 artefact files and 4,000 folders) goes under
+--output-dir (default bench/out/, the project folder, as `evalspec run` does). Creating that many files
+costs kernel time that varies widely on a VM disk; compare with --output-dir /dev/shm to see the runner
+itself. The child runs with bytecode caching on (PYTHONDONTWRITEBYTECODE removed), as an installed
+tool does.
 
 usage: run_throughput.py [--prompts N] [--concurrency C] [--repeat R] [--output-dir DIR] [--profile OUT.prof]
 """
@@ -72,7 +73,11 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=1, help="runs (each with a fresh child; RSS is the max)")
     ap.add_argument("--mock", type=Path, default=DEFAULT_MOCK)
     ap.add_argument("--profile", type=Path, help="run the child under cProfile, write stats here")
-    ap.add_argument("--output-dir", type=Path, help="where results are written (default: a temporary folder)")
+    # Results go where `evalspec run` puts them by default, the project folder (here bench/out/, git-
+    # ignored), not /tmp: on this workplace's VM, creating files under /tmp costs ~10× what it costs on
+    # the same disk under /work, and the artefact layout is ~6,000 files.
+    ap.add_argument("--output-dir", type=Path, default=Path(__file__).resolve().parent / "out",
+                    help="where results are written (default: bench/out/, emptied after each run)")
     args = ap.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="evalspec-bench-"))
@@ -88,8 +93,8 @@ def main() -> int:
         subprocess.run([*evalspec_command(), "--version"], env=env, capture_output=True)  # warm the bytecode cache
         walls = []
         for i in range(args.repeat):
-            out = Path(tempfile.mkdtemp(prefix="evalspec-bench-out-", dir=args.output_dir)) if args.output_dir \
-                else work / f"results-{i}"
+            args.output_dir.mkdir(parents=True, exist_ok=True)
+            out = Path(tempfile.mkdtemp(prefix="evalspec-bench-out-", dir=args.output_dir))
             run_args = ["run", str(blueprint), "--concurrency", str(args.concurrency), "--output", str(out)]
             cmd = [*evalspec_command(), *run_args]
             if args.profile:
@@ -113,8 +118,7 @@ def main() -> int:
             print(json.dumps({"run": i, "wall_s": round(wall, 3), "cpu_s": round(cpu, 3), "sys_s": round(sys_cpu, 3),
                               "cells_scored": scored, "errors": errors,
                               "table": proc.stdout.strip().splitlines()[-3] if proc.stdout.strip() else ""}))
-            if args.output_dir:
-                shutil.rmtree(out, ignore_errors=True)
+            shutil.rmtree(out, ignore_errors=True)
         peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # KiB on Linux
         print(json.dumps({"prompts": args.prompts, "concurrency": args.concurrency, "best_wall_s": round(min(walls), 3),
                           "peak_rss_mb": round(peak_kb / 1024, 1)}))
