@@ -70,12 +70,9 @@ def build_parser() -> argparse.ArgumentParser:
     schema.add_argument("--write", action="store_true", help="write schemas/*.json (for maintainers)")
     schema.set_defaults(func=cmd_schema)
 
-    try:
-        from .run.cli import add_run_parser
-    except ImportError:  # the runner is optional for checking
-        pass
-    else:
-        add_run_parser(sub)
+    from .run.cli import add_run_parser  # only the parser: the runner itself loads when `run` runs
+
+    add_run_parser(sub)
     return parser
 
 
