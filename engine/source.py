@@ -14,11 +14,12 @@ from __future__ import annotations
 import gc
 import math
 import re
+from bisect import bisect_right
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import pairwise
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 
@@ -459,6 +460,27 @@ def _parse_items(parsed: ParsedFile, start: int, end: int, cache: ChunkCache | N
 _DOC_MARKER = re.compile(r"---(?:\s|$)")
 
 
+_YAML11_BREAKS = ("\x85", "\u2028", "\u2029")
+
+
+class _Mark(NamedTuple):
+    line: int
+    column: int
+    index: int
+
+
+def _remarker(text: str) -> Callable[[Any], _Mark]:
+    """Marks with line and column counted at "\n" only, from libyaml's code-point index."""
+    starts = [0]
+    starts.extend(i + 1 for i, c in enumerate(text) if c == "\n")
+
+    def remark(mark: Any) -> _Mark:
+        line = bisect_right(starts, mark.index) - 1
+        return _Mark(line, mark.index - starts[line], mark.index)
+
+    return remark
+
+
 def _next_document_start(lines: list[str], start: int) -> int | None:
     for i in range(start, len(lines)):
         if lines[i].startswith("---") and _DOC_MARKER.match(lines[i]):
@@ -479,11 +501,16 @@ def _parse_stream(text: str, off: int, parsed: ParsedFile) -> int | None:
     anchors: dict[str, tuple[Node, int]] = {}
     doc_start: Any = None
     root: Node | None = None
+    # libyaml also breaks lines at \x85, \u2028 and \u2029 (YAML 1.1); LSP and the engine do not. In the
+    # rare text that holds one, positions are recomputed from the marks' code-point index.
+    remark = _remarker(text) if any(c in text for c in _YAML11_BREAKS) else None
     try:
         while True:
             event = parser.get_event()
             if event is None:
                 break
+            if remark is not None:
+                event.start_mark, event.end_mark = remark(event.start_mark), remark(event.end_mark)
             kind = type(event)
             if kind is ScalarEvent:
                 start, end = event.start_mark, event.end_mark
@@ -573,6 +600,8 @@ def _parse_stream(text: str, off: int, parsed: ParsedFile) -> int | None:
         return exc.span.start_line
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        if mark is not None and remark is not None:
+            mark = remark(mark)
         line, col = (mark.line + off, mark.column) if mark is not None else (off, 0)
         problem = getattr(exc, "problem", None) or str(exc)
         context = getattr(exc, "context", None)

@@ -7,6 +7,7 @@ import logging
 import sys
 from collections.abc import Sequence
 
+from . import text_documents
 from .features import code_actions, completion, diagnostics, hover, lifecycle, navigation, symbols
 from .server import EvalspecServer, __version__
 
@@ -14,6 +15,7 @@ FEATURES = (lifecycle, diagnostics, completion, hover, code_actions, symbols, na
 
 
 def build_server() -> EvalspecServer:
+    text_documents.install()  # lines counted the LSP way, so incremental edits land where they should
     server = EvalspecServer()
     for feature in FEATURES:
         feature.register(server)

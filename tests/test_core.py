@@ -202,3 +202,10 @@ def test_prompt_hash_uses_the_reference_normalized_function_name() -> None:
     """The reference normalizes `contain…` → `contains…` before hashing, so both spellings give one id."""
     written = analyze('- {prompt: Hi, should: [x, {$contain: "y"}]}\n', "blueprints/v.yml").blueprint
     assert written.prompts[0].id == "hash-d67d89b2253d"
+
+
+def test_positions_count_lines_at_newlines_only() -> None:
+    """libyaml breaks lines at \\u2028 inside scalars (YAML 1.1); LSP and evalspec count only \\n."""
+    text = '- id: a\n  prompt: "x \u2028 y \u2029 z \x85"\n  shuld: [y]\n'
+    [finding] = analyze(text, "blueprints/x.yml").findings
+    assert (finding.code, finding.span) == ("unknown-key", (2, 2, 2, 7))

@@ -89,3 +89,15 @@ async def test_closing_a_document_clears_its_diagnostics(client: RecordingClient
     assert (await published(client, uri, version=1)).diagnostics
     client.text_document_did_close(lsp.DidCloseTextDocumentParams(text_document=lsp.TextDocumentIdentifier(uri=uri)))
     await published(client, uri, where=lambda p: not p.diagnostics)
+
+
+async def test_incremental_edit_below_a_line_separator_lands_on_its_line(client: RecordingClient, tmp_path):
+    """LSP counts lines at \\n, \\r\\n and \\r only; a \\u2028 inside a line (which libyaml and Python's
+    splitlines would count as a break) must not shift diagnostics or where an edit below it applies."""
+    text = 'description: "one line \u2028 with a separator"\n' + BLUEPRINT
+    uri = open_doc(client, tmp_path / "sep.weval.yml", text)
+    first = await published(client, uri, version=1)
+    assert codes_by_line(first.diagnostics) == {7: {"unknown-key"}, 9: {"duplicate-prompt-id"}, 12: {"unknown-function"}}
+    change(client, uri, 2, (7, 2), (7, 7), "should")  # rename `shuld`, now on line 7
+    report = await published(client, uri, version=2)
+    assert codes_by_line(report.diagnostics) == {9: {"duplicate-prompt-id"}, 12: {"unknown-function"}}
