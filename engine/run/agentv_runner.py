@@ -43,7 +43,7 @@ from .events import (
     Scored,
 )
 from .files import iso_timestamp, now_utc, safe_timestamp
-from .journal import Journal, JournalState, cell_ref, load
+from .journal import Journal, JournalState, cell_ref, open_journal
 from .options import RunOptions
 from .pool import stream_cells
 
@@ -96,16 +96,10 @@ class AgentvRun:
             await self.calls.aclose()
 
     def _open_journal(self) -> None:
-        if (self.options.resume or self.options.retry_errors) and self.journal_path.exists():
-            self.state = load(self.journal_path)
-            self.journal = Journal(self.journal_path, fresh=False)
-            return
-        if self.journal_path.exists():
-            with contextlib.suppress(OSError):
-                self.journal_path.replace(self.journal_path.with_suffix(".prev.jsonl"))
-        self.journal = Journal(self.journal_path, fresh=True)
-        self.journal.write({"t": "run", "v": 1, "kind": "agentv", "file": str(self.plan.path),
-                            "run_label": self.plan.run_label, "started": iso_timestamp(now_utc())})
+        self.journal, self.state = open_journal(
+            self.journal_path, resume=self.options.resume or self.options.retry_errors,
+            header={"kind": "agentv", "file": str(self.plan.path), "run_label": self.plan.run_label,
+                    "started": iso_timestamp(now_utc())})
 
     # --- one cell ---------------------------------------------------------------------------------
     async def _cell(self, task: AgentvTask) -> None:

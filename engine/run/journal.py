@@ -20,6 +20,7 @@ Records (short keys, since a big run writes tens of thousands of them):
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -108,6 +109,19 @@ class Journal:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def open_journal(path: Path, *, resume: bool, header: dict[str, Any]) -> tuple[Journal, JournalState]:
+    """The run's journal: the existing one and what it holds when resuming, else a fresh one that starts
+    with `header` (a previous journal is kept beside it as `.prev.jsonl`, not destroyed)."""
+    if resume and path.exists():
+        return Journal(path, fresh=False), load(path)
+    if path.exists():
+        with contextlib.suppress(OSError):
+            path.replace(path.with_suffix(".prev.jsonl"))
+    journal = Journal(path, fresh=True)
+    journal.write({"t": "run", "v": 1, **header})
+    return journal, JournalState()
 
 
 def cell_ref(cell: Cell) -> list[str]:

@@ -44,7 +44,7 @@ from .events import (
     Scored,
 )
 from .files import iso_timestamp, now_utc, safe_timestamp
-from .journal import Journal, JournalState, cell_ref, load
+from .journal import Journal, JournalState, cell_ref, open_journal
 from .jsjson import js_to_fixed
 from .options import RunOptions
 from .pool import stream_cells
@@ -137,20 +137,11 @@ class WevalRun:
             await self.calls.aclose()
 
     def _open_journal(self) -> None:
-        resuming = self.options.resume or self.options.retry_errors
-        if resuming and self.journal_path.exists():
-            self.state = load(self.journal_path)
-            self.journal = Journal(self.journal_path, fresh=False)
-            return
-        if self.journal_path.exists():
-            # A fresh run: keep the previous journal beside it rather than destroying it.
-            with contextlib.suppress(OSError):
-                self.journal_path.replace(self.journal_path.with_suffix(".prev.jsonl"))
-        self.journal = Journal(self.journal_path, fresh=True)
-        self.journal.write({"t": "run", "v": 1, "kind": "weval", "file": str(self.plan.path),
-                            "config_id": self.plan.config_id, "run_label": self.plan.run_label,
-                            "started": iso_timestamp(now_utc()),
-                            "systems": {t.cell.model: t.system for t in self.plan.tasks}})
+        self.journal, self.state = open_journal(
+            self.journal_path, resume=self.options.resume or self.options.retry_errors,
+            header={"kind": "weval", "file": str(self.plan.path), "config_id": self.plan.config_id,
+                    "run_label": self.plan.run_label, "started": iso_timestamp(now_utc()),
+                    "systems": {t.cell.model: t.system for t in self.plan.tasks}})
 
     def _resumable_count(self) -> int:
         return sum(1 for t in self.plan.tasks if t.cell in self.state.scores or
