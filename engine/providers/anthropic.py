@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 
 from evalspec.providers.base import BAD_RESPONSE, ChatRequest, ChatResult, ProviderError, Usage
-from evalspec.providers.http import DEFAULT_TIMEOUT, HttpProvider, post_json
+from evalspec.providers.http import DEFAULT_TIMEOUT, HttpProvider
 from evalspec.providers.openai_compat import missing_key_error
 from evalspec.providers.redact import Secret
 
@@ -90,11 +90,8 @@ class AnthropicProvider(HttpProvider):
             body.update(req.extra)
         return body
 
-    async def chat(self, req: ChatRequest) -> ChatResult:
-        data, latency_ms = await post_json(
-            self.client, self.name, self._url, self.body(req), self.request_headers, self.timeout
-        )
-        return self.parse(data, latency_ms)
+    def chat_url_for(self, req: ChatRequest) -> httpx.URL:
+        return self._url
 
     def parse(self, data: dict[str, Any], latency_ms: float) -> ChatResult:
         content = data.get("content")

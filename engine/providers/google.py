@@ -13,7 +13,7 @@ from urllib.parse import quote
 import httpx
 
 from evalspec.providers.base import BAD_RESPONSE, BLOCKED, ChatRequest, ChatResult, ProviderError, Usage
-from evalspec.providers.http import DEFAULT_TIMEOUT, HttpProvider, post_json
+from evalspec.providers.http import DEFAULT_TIMEOUT, HttpProvider
 from evalspec.providers.openai_compat import missing_key_error
 from evalspec.providers.redact import Secret
 
@@ -101,12 +101,8 @@ class GoogleProvider(HttpProvider):
         body["generationConfig"] = config
         return body
 
-    async def chat(self, req: ChatRequest) -> ChatResult:
-        model = self.model_for(req.model)
-        data, latency_ms = await post_json(
-            self.client, self.name, self.url_for(model), self.body(req), self.request_headers, self.timeout
-        )
-        return self.parse(data, latency_ms)
+    def chat_url_for(self, req: ChatRequest) -> httpx.URL:
+        return self.url_for(self.model_for(req.model))
 
     def parse(self, data: dict[str, Any], latency_ms: float) -> ChatResult:
         candidates = data.get("candidates")

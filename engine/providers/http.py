@@ -25,6 +25,8 @@ from evalspec.providers.base import (
     RATE_LIMIT,
     SERVER,
     TIMEOUT,
+    ChatRequest,
+    ChatResult,
     ProviderError,
 )
 from evalspec.providers.retry import retry_after_from_headers
@@ -248,6 +250,23 @@ class HttpProvider:
         if not model:
             raise ProviderError(CONFIG, f"{self.name}: no model given", provider=self.name)
         return model
+
+    async def chat(self, req: ChatRequest) -> ChatResult:
+        """POST the provider's request body to its chat endpoint and parse the answer; subclasses
+        give `chat_url`, `body` and `parse`."""
+        data, latency_ms = await post_json(
+            self.client, self.name, self.chat_url_for(req), self.body(req), self.request_headers, self.timeout
+        )
+        return self.parse(data, latency_ms)
+
+    def chat_url_for(self, req: ChatRequest) -> str | httpx.URL:
+        raise NotImplementedError
+
+    def body(self, req: ChatRequest) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def parse(self, data: dict[str, Any], latency_ms: float) -> ChatResult:
+        raise NotImplementedError
 
     async def aclose(self) -> None:
         if self._owns_client and self._client is not None:

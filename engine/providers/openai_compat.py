@@ -99,11 +99,8 @@ class OpenAICompatProvider(HttpProvider):
             body["max_tokens"] = req.max_tokens
         return body
 
-    async def chat(self, req: ChatRequest) -> ChatResult:
-        data, latency_ms = await post_json(
-            self.client, self.name, self._chat_url, self.body(req), self.request_headers, self.timeout
-        )
-        return self.parse(data, latency_ms)
+    def chat_url_for(self, req: ChatRequest) -> httpx.URL:
+        return self._chat_url
 
     def parse(self, data: dict[str, Any], latency_ms: float) -> ChatResult:
         choices = data.get("choices")
