@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from .detect import FileKind, detect
-from .findings import Finding, Span
+from .findings import Finding, Severity, Span
 from .source import ChunkCache, ParsedFile, gc_paused, parse_yaml
 
 
@@ -91,7 +91,7 @@ def analyze_file(path: str | Path, **kw: Any) -> Analysis:
     except OSError as exc:
         parsed = ParsedFile(text="")
         a = Analysis("", p, FileKind.NONE, parsed)
-        a.findings = [Finding("unreadable", "error", f"Cannot read the file: {exc.strerror}", Span(0, 0, 0, 0))]  # type: ignore[arg-type]
+        a.findings = [Finding("unreadable", Severity.ERROR, f"Cannot read the file: {exc.strerror}", Span(0, 0, 0, 0))]
         return a
     text = raw.decode("utf-8", errors="replace")
     return analyze(text, p, **kw)

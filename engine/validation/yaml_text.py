@@ -39,7 +39,7 @@ def entry_span(key: Scalar, value: Node | None, lines: list[str]) -> Span:
     """
     end = value.span if value is not None else key.span
     line = lines[key.span.start_line] if key.span.start_line < len(lines) else ""
-    if line[: key.span.start_col].strip() == "" and (end.end_line + 1 < len(lines) or end.end_line < len(lines)):
+    if line[: key.span.start_col].strip() == "" and end.end_line < len(lines):
         rest = lines[end.end_line][end.end_col:] if end.end_line < len(lines) else ""
         if rest.strip() == "" or rest.strip().startswith("#"):
             return Span(key.span.start_line, 0, end.end_line + 1, 0)

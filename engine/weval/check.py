@@ -25,6 +25,7 @@ from ..source import (
     is_number,
     is_str,
     node_type_name,
+    parse_yaml,
     shift_finding,
     shift_span,
     to_python,
@@ -35,7 +36,7 @@ from ..validation.suggest import closest
 from ..validation.yaml_text import entry_span, flow, quote
 from .functions_check import check_function_arg
 from .ids import UNDEFINED, blueprint_id, blueprint_id_problem, prompt_hash_id
-from .model import Blueprint, Judge, Message, ModelRef, Point, Prompt, build, reference_points
+from .model import Blueprint, Judge, Message, ModelRef, Point, Prompt, reference_points
 from .models import KNOWN_PROVIDERS, find_models_dir, load_collections, parse_model_id
 
 
@@ -206,8 +207,7 @@ class _Context:
     # --- header ---------------------------------------------------------------------------------
 
     def _header(self, header: Mapping | None, bp_id: str) -> Blueprint:
-        bp = Blueprint.model_construct(**Blueprint(id=bp_id, path=str(self.path) if self.path else None,
-                                                   title=bp_id).__dict__)
+        bp = Blueprint.build(id=bp_id, path=str(self.path) if self.path else None, title=bp_id)
         problem = blueprint_id_problem(bp_id)
         if problem and self.path is not None:
             self.out.error("invalid-blueprint-id", Span(0, 0, 0, 0), problem)
@@ -337,8 +337,7 @@ class _Context:
                     if isinstance(j, Mapping) and is_str(j.get("model")):
                         approach = j.get("approach")
                         jid = j.get("id")
-                        bp.judges.append(build(Judge,
-                            id=jid.value if is_str(jid) else None, model=j.get("model").value,  # type: ignore[union-attr]
+                        bp.judges.append(Judge.build(id=jid.value if is_str(jid) else None, model=j.get("model").value,  # type: ignore[union-attr]
                             approach=approach.value if is_str(approach) else "standard"))  # type: ignore[union-attr]
                         self._model_id(j.get("model"), None)  # type: ignore[arg-type]
             jm = cov.get("judgeModels")
@@ -388,20 +387,20 @@ class _Context:
             parsed = self._model_id(item, collections)  # type: ignore[arg-type]
             if parsed is None:
                 return None
-            return build(ModelRef, id=parsed.normalized, span=item.span, collection=parsed.collection,
+            return ModelRef.build(id=parsed.normalized, span=item.span, collection=parsed.collection,
                                             custom=None)
         if isinstance(item, Mapping):
             if item.has("id") or item.has("url"):
                 check_object(item, REGISTRY["customModel"], self.out, REGISTRY)
                 mid = item.get("id")
                 if is_str(mid):
-                    return build(ModelRef, id=mid.value, span=item.span, collection=None,  # type: ignore[union-attr]
+                    return ModelRef.build(id=mid.value, span=item.span, collection=None,  # type: ignore[union-attr]
                                                     custom=to_python(item))
                 return None
             pairs = list(item.items())
             if len(pairs) == 1 and is_str(pairs[0][1]):
                 key, value = pairs[0]
-                return build(ModelRef, id=f"{key.value}:{value.value}", span=item.span,  # type: ignore[union-attr]
+                return ModelRef.build(id=f"{key.value}:{value.value}", span=item.span,  # type: ignore[union-attr]
                                                 collection=None, custom=None)
             self.out.error("invalid-model", first_line_span(item),
                            "A model is 'provider:model', {provider: model}, or a custom model {id, url, modelName, inherit}.")
@@ -468,7 +467,7 @@ class _Context:
             messages = self._messages(messages_node)
         elif prompt_node is not None:
             if is_str(prompt_node) and prompt_node.value.strip():  # type: ignore[union-attr]
-                messages = [build(Message, role="user", content=prompt_node.value, span=prompt_node.span)]  # type: ignore[union-attr]
+                messages = [Message.build(role="user", content=prompt_node.value, span=prompt_node.span)]  # type: ignore[union-attr]
             else:
                 self.out.error("empty-prompt", prompt_node.span, "'prompt' must be non-empty text.")
         else:
@@ -488,8 +487,7 @@ class _Context:
                            "have their own 'system' override.")
         should = self._rubric(entries.get("should"), label, inverted=False)
         should_not = self._rubric(entries.get("should_not"), label, inverted=True)
-        p = build(Prompt,
-            id=explicit_id or "", id_generated=explicit_id is None,
+        p = Prompt.build(id=explicit_id or "", id_generated=explicit_id is None,
             id_span=id_node.span if explicit_id else None, span=node.span, messages=messages,
             ideal=_str(entries.get("ideal")), system=_str(system), system_set=system_set,
             citation=_citation(entries.get("citation")), description=_str(entries.get("description")),
@@ -567,14 +565,14 @@ class _Context:
                 self.out.error("empty-message", (content or item).span,
                                f"A '{role}' message needs content; only 'assistant: null' (a turn the model "
                                "generates) may be empty.")
-            return build(Message, role=role, content=None, span=item.span)
+            return Message.build(role=role, content=None, span=item.span)
         if not is_str(content):
             self.out.error("wrong-type", content.span,  # type: ignore[union-attr]
                            f"Message content must be text; found {node_type_name(content)}.")
             return None
         if not content.value.strip():  # type: ignore[union-attr]
             self.out.error("empty-message", content.span, "Message content may not be empty.")  # type: ignore[union-attr]
-        return build(Message, role=role, content=content.value, span=item.span)  # type: ignore[union-attr]
+        return Message.build(role=role, content=content.value, span=item.span)  # type: ignore[union-attr]
 
     # --- rubric points --------------------------------------------------------------------------
 
@@ -643,7 +641,7 @@ class _Context:
         def make(**kw: Any) -> Point:
             base = {"text": None, "fn": None, "fn_written": None, "fn_args": None, "weight": 1.0, "citation": None}
             base.update(kw)
-            return build(Point, path_id=path_id, inverted=inverted, span=node.span, **base)
+            return Point.build(path_id=path_id, inverted=inverted, span=node.span, **base)
 
         if isinstance(node, Scalar):
             if not isinstance(node.value, str):
@@ -844,8 +842,6 @@ def _respell(span: Span, lines: list[str], old: str, new: str) -> str:
 def _parse_arg_text(text: str) -> tuple[Any, bool]:
     """The argument of a quoted pseudo-function (`$icontains: 'False'` → "False"), and whether the
     text is valid YAML as written (so a fix can keep it verbatim)."""
-    from ..source import parse_yaml
-
     text = text.strip()
     if not text:
         return None, False

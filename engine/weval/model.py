@@ -154,7 +154,3 @@ class Blueprint(Located):
         return list(self.temperatures) if self.temperatures else [self.temperature]
 
 
-
-def build(cls: type[Located], **values: Any) -> Any:
-    """Shorthand for `cls.build(**values)` (see engine/located.py)."""
-    return cls.build(**values)
