@@ -80,17 +80,23 @@ class Client:
         self.proc.wait(timeout=10)
 
 
-def diagnostics_for(tmp_path: Path, name: str, text: str) -> list[tuple[int, str]]:
+def open_in_server(tmp_path: Path, name: str, text: str) -> tuple[Client, Path]:
+    """A started yaml-language-server with `text` (saved as `name`) open in it."""
     path = tmp_path / name
     path.write_text(text, encoding="utf-8")
     client = Client(server_command())
+    client.send({"id": 1, "method": "initialize", "params": {"processId": None, "rootUri": tmp_path.as_uri(),
+                                                           "capabilities": {}}})
+    client.wait(lambda m: m.get("id") == 1)
+    client.send({"method": "initialized", "params": {}})
+    client.send({"method": "textDocument/didOpen", "params": {"textDocument": {
+        "uri": path.as_uri(), "languageId": "yaml", "version": 1, "text": text}}})
+    return client, path
+
+
+def diagnostics_for(tmp_path: Path, name: str, text: str) -> list[tuple[int, str]]:
+    client, path = open_in_server(tmp_path, name, text)
     try:
-        client.send({"id": 1, "method": "initialize", "params": {"processId": None, "rootUri": tmp_path.as_uri(),
-                                                               "capabilities": {}}})
-        client.wait(lambda m: m.get("id") == 1)
-        client.send({"method": "initialized", "params": {}})
-        client.send({"method": "textDocument/didOpen", "params": {"textDocument": {
-            "uri": path.as_uri(), "languageId": "yaml", "version": 1, "text": text}}})
         # The first publication may come before the schema is loaded; wait for a settled one.
         deadline = time.monotonic() + 20
         last: list[tuple[int, str]] = []
@@ -133,17 +139,9 @@ def test_agentv_schema_through_a_modeline(tmp_path: Path) -> None:
 def test_a_valid_blueprint_is_clean(tmp_path: Path) -> None:
     line = f"# yaml-language-server: $schema={(SCHEMAS / 'weval-blueprint.schema.json').as_uri()}\n"
     text = line + "- id: p1\n  prompt: hi\n  should:\n    - $contains: hello\n    - names Paris\n"
-    path = tmp_path / "ok.yml"
     # A clean file gets an empty publication: wait a fixed settle time and check nothing came.
-    path.write_text(text)
-    client = Client(server_command())
+    client, _ = open_in_server(tmp_path, "ok.yml", text)
     try:
-        client.send({"id": 1, "method": "initialize", "params": {"processId": None, "rootUri": tmp_path.as_uri(),
-                                                               "capabilities": {}}})
-        client.wait(lambda m: m.get("id") == 1)
-        client.send({"method": "initialized", "params": {}})
-        client.send({"method": "textDocument/didOpen", "params": {"textDocument": {
-            "uri": path.as_uri(), "languageId": "yaml", "version": 1, "text": text}}})
         client.wait(lambda m: m.get("method") == "textDocument/publishDiagnostics")
         time.sleep(3)
         pubs = [m for m in client.messages if m.get("method") == "textDocument/publishDiagnostics"]
