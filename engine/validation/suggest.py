@@ -29,8 +29,3 @@ def closest(name: str, candidates: Iterable[str], cutoff: float = 0.75) -> str |
     starts = [c for c in pool if len(name) >= 3 and _folded(c).startswith(folded)]
     return starts[0] if len(starts) == 1 else None
 
-
-def did_you_mean(name: str, candidates: Iterable[str]) -> str:
-    """A message suffix: "; did you mean 'x'?" or an empty string."""
-    best = closest(name, candidates)
-    return f"; did you mean '{best}'?" if best else ""
