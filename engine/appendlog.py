@@ -7,11 +7,12 @@ survive the process, not a power cut.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+from .jsonio import loads
 
 
 def read_records(path: Path) -> Iterator[dict[str, Any]]:
@@ -24,7 +25,7 @@ def read_records(path: Path) -> Iterator[dict[str, Any]]:
         if not line.strip():
             continue
         try:
-            rec = json.loads(line)
+            rec = loads(line)
         except ValueError:
             continue  # cut short by a kill, or foreign junk
         if isinstance(rec, dict):

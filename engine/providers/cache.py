@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from evalspec.appendlog import AppendLog, read_records
+from evalspec.jsonio import dumps_bytes
 from evalspec.providers.base import ChatRequest, ChatResult, cache_identity
 
 CACHE_VERSION = 1
@@ -79,7 +80,7 @@ class ResponseCache:
         line: dict[str, Any] = {"k": key, "t": round(time.time(), 3), "r": rec}
         if model:
             line["m"] = model  # for people reading the file; not used on load
-        self._append(json.dumps(line, ensure_ascii=False, separators=(",", ":")).encode() + b"\n")
+        self._append(dumps_bytes(line) + b"\n")
 
     def _append(self, data: bytes) -> None:
         self._log.write(data)

@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 
 from evalspec import __version__ as _version
+from evalspec.jsonio import dumps_bytes, loads
 from evalspec.providers.base import (
     AUTH,
     BAD_REQUEST,
@@ -139,7 +140,7 @@ async def post_json(
     The whole exchange runs under one deadline of `timeout` seconds (httpx's timeouts are per phase, so
     a server trickling bytes could otherwise hold a call far longer than asked).
     """
-    body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
+    body = dumps_bytes(payload)
     # Built by hand rather than with client.post(): with headers already merged with the client's
     # (HttpProvider.request_headers) this skips httpx's per-call merging, a fifth of the client's CPU.
     request = httpx.Request("POST", url, headers=headers, content=body, extensions={"timeout": _timeouts(timeout)})
@@ -174,7 +175,7 @@ async def post_json(
             provider=provider,
         )
     try:
-        data = json.loads(resp.content)
+        data = loads(resp.content)
     except ValueError:
         snippet = resp.content[:200].decode("utf-8", "replace")
         raise ProviderError(

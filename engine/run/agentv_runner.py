@@ -305,14 +305,14 @@ class AgentvRun:
         return row
 
     def _write_results(self) -> list[Path]:
-        from .files import dumps
+        from ..jsonio import dumps_bytes
 
         stamp = safe_timestamp(now_utc())
         path = self.folder / f"{self.plan.run_label}_{stamp}.jsonl"
         self.folder.mkdir(parents=True, exist_ok=True)
-        lines = [dumps(self.rows[t.cell]) for t in self.plan.tasks if t.cell in self.rows]
         tmp = path.with_name(f".{path.name}.tmp")
-        tmp.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+        tmp.write_bytes(b"".join([dumps_bytes(self.rows[t.cell]) + b"\n" for t in self.plan.tasks
+                                  if t.cell in self.rows]))
         tmp.replace(path)
         return [path]
 

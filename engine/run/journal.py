@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from ..appendlog import AppendLog, read_records
+from ..jsonio import dumps_bytes
 from .events import Cell
-from .files import dumps as _dumps
 
 
 @dataclass
@@ -91,14 +91,14 @@ class Journal:
         self.records = 0
 
     def write(self, record: dict[str, Any]) -> None:
-        self._log.write((_dumps(record) + "\n").encode("utf-8"))
+        self._log.write(dumps_bytes(record) + b"\n")
         self.records += 1
 
     def write_many(self, records: list[dict[str, Any]]) -> None:
         """Several records in one system call (they arrive together, e.g. an answer and its score)."""
         if not records:
             return
-        self._log.write("".join(_dumps(r) + "\n" for r in records).encode("utf-8"))
+        self._log.write(b"".join([dumps_bytes(r) + b"\n" for r in records]))
         self.records += len(records)
 
     def close(self) -> None:

@@ -18,9 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..jsonio import dumps_bytes
 from ..weval.ids import UNDEFINED, safe_file_part
 from ..weval.model import Blueprint, Prompt, reference_points
-from .files import dumps, write_json
+from .files import write_json
 
 IDEAL_MODEL_ID = "IDEAL_BENCHMARK"
 
@@ -221,9 +222,10 @@ class ArtefactWriter:
     """Many small files, written plainly (no temporary file: nothing reads them while the run writes),
     each folder created once.
 
-    The JSON is encoded here and the file-system calls happen in one writer thread: they release the
-    GIL, so creating thousands of files overlaps with encoding the next ones (one thread only: several
-    writers contend in the kernel and were measured slower on a VM disk).
+    One writer thread encodes and writes: the file-system calls release the GIL, so creating thousands
+    of files overlaps with the caller walking the results, and the queue holds references to values
+    rather than a backlog of encoded buffers (that backlog was 30 MB of peak memory). One thread only:
+    several writers contend in the kernel and were measured slower on a VM disk.
     """
 
     def __init__(self, root: Path) -> None:
@@ -232,7 +234,7 @@ class ArtefactWriter:
 
         self.root = root
         self._made: set[str] = set()
-        self._queue: queue.SimpleQueue[tuple[str, bytes] | None] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[tuple[str, Any] | None] = queue.SimpleQueue()
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._drain, name="artefacts", daemon=True)
         self._thread.start()
@@ -246,7 +248,8 @@ class ArtefactWriter:
             except BaseException as exc:  # reported by close()
                 self._error = exc
 
-    def _write(self, path: str, data: bytes) -> None:
+    def _write(self, path: str, value: Any) -> None:
+        data = dumps_bytes(value)
         parent = os.path.dirname(path)
         if parent not in self._made:
             try:
@@ -263,7 +266,7 @@ class ArtefactWriter:
             os.close(fd)
 
     def file(self, relative: str, value: Any) -> None:
-        self._queue.put((f"{self.root}/{relative}", dumps(value).encode("utf-8")))
+        self._queue.put((f"{self.root}/{relative}", value))
 
     def close(self) -> None:
         """Wait for every file; raise the first failure (a full disk must not pass silently)."""
