@@ -5,7 +5,7 @@ Starts shared/bench/mockllm.py on a free loopback port (unless --base-url is giv
 through provider_for_model("openai:…") — retries included, cache off — over the shared client, and prints
 one JSON line per transport: calls, wall seconds, calls/s, peak RSS MB, transport.
 
-    python bench/provider_throughput.py                       # 2000 calls, concurrency 32, aiohttp
+    python bench/provider_throughput.py                       # 2000 calls, concurrency 32, http11
     python bench/provider_throughput.py --transport all       # each transport in its own process
     python bench/provider_throughput.py --transport httpx-aiohttp   # if that package is installed
 """
@@ -23,7 +23,7 @@ import sys
 import time
 from pathlib import Path
 
-TRANSPORTS = ("aiohttp", "httpx", "httpx-aiohttp")
+TRANSPORTS = ("http11", "httpx", "httpx-aiohttp")
 
 
 def find_mockllm() -> Path:
@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--calls", "-n", type=int, default=2000)
     ap.add_argument("--concurrency", "-c", type=int, default=32)
-    ap.add_argument("--transport", default="aiohttp", choices=[*TRANSPORTS, "all"])
+    ap.add_argument("--transport", default="http11", choices=[*TRANSPORTS, "all"])
     ap.add_argument("--base-url", help="an already running OpenAI-compatible server (…/v1); skips mockllm")
     a = ap.parse_args(argv)
 

@@ -40,7 +40,7 @@ EDITS = [
 def facts(text: str, result: object) -> tuple[object, ...]:
     a = result
     return ([(f.code, f.span, f.message, [(e.span, e.new_text) for x in f.fixes for e in x.edits]) for f in a.findings],
-            [p.model_dump() for p in a.blueprint.prompts] if a.blueprint else None)
+            [p.to_dict() for p in a.blueprint.prompts] if a.blueprint else None)
 
 
 @pytest.mark.parametrize(("name", "edit"), EDITS, ids=[e[0] for e in EDITS])

@@ -27,7 +27,7 @@ def test_lone_surrogate_answer_is_written_escaped() -> None:
 
 def test_integers_beyond_64_bits() -> None:
     assert dumps(2**70) == str(2**70)
-    assert dumps({"n": [2**70, math.nan]}) == '{"n":[%d,null]}' % 2**70
+    assert dumps({"n": [2**70, math.nan]}) == f'{{"n":[{2**70},null]}}'
 
 
 def test_unserializable_is_a_type_error() -> None:

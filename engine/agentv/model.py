@@ -1,8 +1,7 @@
 """The normalized AgentV suite: aliases and shorthands resolved, defaults applied, spans kept.
 
 This is what the runner, code lenses and hover read. `check.py` builds it from the located tree with
-`build` (like `model_construct`): the checker has already validated every value, so pydantic's validation would only
-repeat the work on a hot path; the classes still document and type the shape.
+`Located.build`: the checker has already validated every value.
 
 Expansion rules (agentv-compat-notes.md §2–§4): `input` string → one user message; `expected_output`
 string → one assistant message, a mapping without `role` → an assistant message with that object as
@@ -14,15 +13,15 @@ the suite's `input` is prepended to the test's unless `skip_defaults`.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-from pydantic import Field
 
 from ..findings import Span
 from ..located import Located
 
 
+@dataclass(kw_only=True)
 class ContentBlock(Located):
     type: str  # text | file | image | json
     value: Any
@@ -30,6 +29,7 @@ class ContentBlock(Located):
     resolved_path: Path | None = None  # for file/image blocks whose file exists
 
 
+@dataclass(kw_only=True)
 class ToolCall(Located):
     tool: str
     input: Any = None
@@ -38,13 +38,14 @@ class ToolCall(Located):
     span: Span
 
 
+@dataclass(kw_only=True)
 class Message(Located):
     """A conversation message. `content` is a string, a list of `ContentBlock`s (plain strings in a
     list become text blocks), a structured object (dict/list), or None (tool calls only)."""
 
     role: str
     content: Any = None
-    tool_calls: list[ToolCall] = Field(default_factory=list)
+    tool_calls: list[ToolCall] = field(default_factory=list)
     name: str | None = None
     tool_call_id: str | None = None
     span: Span
@@ -62,6 +63,7 @@ class Message(Located):
         return json.dumps(self.content, ensure_ascii=False)
 
 
+@dataclass(kw_only=True)
 class Assertion(Located):
     """One effective assertion. `type` is kebab-case (`code-judge`), `config` the type's own fields,
     normalized (rubric criteria expanded, `score_ranges` as lists, `command` as argv), `children` the
@@ -72,8 +74,8 @@ class Assertion(Located):
     weight: float = 1.0
     required: bool | float = False
     negate: bool = False
-    config: dict[str, Any] = Field(default_factory=dict)
-    children: list[Assertion] = Field(default_factory=list)
+    config: dict[str, Any] = field(default_factory=dict)
+    children: list[Assertion] = field(default_factory=list)
     custom: bool = False  # a custom type from .agentv/assertions/<type>.ts
     span: Span
     source_path: Path | None = None  # the file the assertion is written in
@@ -88,6 +90,7 @@ class Assertion(Located):
         return float(self.required)
 
 
+@dataclass(kw_only=True)
 class AgentvTest(Located):
     id: str
     id_span: Span | None = None
@@ -95,13 +98,13 @@ class AgentvTest(Located):
     source_path: Path | None = None  # the file the test is written in (an external tests file or the suite)
     criteria: str | None = None
     criteria_span: Span | None = None
-    input_messages: list[Message] = Field(default_factory=list)  # suite input first, unless skip_defaults
-    expected_messages: list[Message] = Field(default_factory=list)
-    assertions: list[Assertion] = Field(default_factory=list)  # own, then the suite's unless skip_defaults
+    input_messages: list[Message] = field(default_factory=list)  # suite input first, unless skip_defaults
+    expected_messages: list[Message] = field(default_factory=list)
+    assertions: list[Assertion] = field(default_factory=list)  # own, then the suite's unless skip_defaults
     skip_defaults: bool = False
-    execution: dict[str, Any] = Field(default_factory=dict)
+    execution: dict[str, Any] = field(default_factory=dict)
     workspace: Any = None
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: dict[str, Any] = field(default_factory=dict)
     conversation_id: str | None = None
     description: str | None = None
     note: str | None = None
@@ -118,6 +121,7 @@ class AgentvTest(Located):
         return self.expected_messages[-1].text() if self.expected_messages else ""
 
 
+@dataclass(kw_only=True)
 class AgentvSuite(Located):
     path: Path | None = None
     name: str | None = None
@@ -125,18 +129,16 @@ class AgentvSuite(Located):
     version: str | None = None
     author: str | None = None
     license: str | None = None
-    tags: list[str] = Field(default_factory=list)
-    requires: dict[str, Any] = Field(default_factory=dict)
-    tests: list[AgentvTest] = Field(default_factory=list)
-    execution: dict[str, Any] = Field(default_factory=dict)
+    tags: list[str] = field(default_factory=list)
+    requires: dict[str, Any] = field(default_factory=dict)
+    tests: list[AgentvTest] = field(default_factory=list)
+    execution: dict[str, Any] = field(default_factory=dict)
     target: str | None = None  # execution.target, or the legacy top-level target
-    targets: list[str] = Field(default_factory=list)  # execution.targets
+    targets: list[str] = field(default_factory=list)  # execution.targets
     trials: dict[str, Any] | None = None  # {count, strategy, cost_limit_usd}, strategy defaulted
-    assert_defaults: list[Assertion] = Field(default_factory=list)
-    input_defaults: list[Message] = Field(default_factory=list)
+    assert_defaults: list[Assertion] = field(default_factory=list)
+    input_defaults: list[Message] = field(default_factory=list)
     workspace: Any = None
-    tests_files: list[Path] = Field(default_factory=list)  # external files the tests came from
+    tests_files: list[Path] = field(default_factory=list)  # external files the tests came from
     span: Span
 
-
-Assertion.model_rebuild()

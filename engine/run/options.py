@@ -50,7 +50,7 @@ class RunOptions:
     max_retries: int = DEFAULT_MAX_RETRIES
     models_dir: Path | None = None
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
-    transport: str = "aiohttp"  # the shared HTTP client's transport (providers/http.py)
+    transport: str = "http11"  # the shared HTTP client's transport (providers/http.py)
 
     @property
     def cache_path(self) -> Path:

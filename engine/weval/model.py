@@ -1,21 +1,20 @@
 """The normalized Weval blueprint: every alias and shorthand resolved, every object with its span.
 
 This is what the runner, code lenses and hover read. It is built by `check.py` from the located tree
-(`model_construct`: the checker has already validated every value, so pydantic's validation would only
-repeat the work on a hot path; the classes still document and type the shape).
+with `Located.build`: the checker has already validated every value.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any, Literal
-
-from pydantic import Field
 
 from ..findings import Span
 from ..located import Located
 from .ids import UNDEFINED
 
 
+@dataclass(kw_only=True)
 class Point(Located):
     """One rubric point. `fn` is the canonical function name for function points."""
 
@@ -67,12 +66,14 @@ def reference_points(points: list[Point]) -> list[Any]:
     return out
 
 
+@dataclass(kw_only=True)
 class Message(Located):
     role: Literal["user", "assistant", "system"]
     content: str | None  # None: an assistant turn the model generates
     span: Span
 
 
+@dataclass(kw_only=True)
 class Prompt(Located):
     id: str
     id_generated: bool = False
@@ -88,9 +89,9 @@ class Prompt(Located):
     render_as: str = "markdown"
     temperature: float | None = None
     no_cache: bool | None = None
-    tags: list[str] = Field(default_factory=list)
-    should: list[Point] = Field(default_factory=list)
-    should_not: list[Point] = Field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+    should: list[Point] = field(default_factory=list)
+    should_not: list[Point] = field(default_factory=list)
     document: int = 0
 
     @property
@@ -106,6 +107,7 @@ class Prompt(Located):
         return ""
 
 
+@dataclass(kw_only=True)
 class ModelRef(Located):
     id: str  # provider:model, or a collection name before resolution
     span: Span
@@ -113,37 +115,39 @@ class ModelRef(Located):
     custom: dict[str, Any] | None = None
 
 
+@dataclass(kw_only=True)
 class Judge(Located):
     id: str | None = None
     model: str
     approach: str = "standard"
 
 
+@dataclass(kw_only=True)
 class Blueprint(Located):
     id: str
     path: str | None = None
     title: str
     description: str | None = None
-    tags: list[str] = Field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
     author: Any = None
-    references: list[dict[str, str]] = Field(default_factory=list)
+    references: list[dict[str, str]] = field(default_factory=list)
     render_as: str = "markdown"
-    models: list[ModelRef] = Field(default_factory=list)
-    models_resolved: list[str] = Field(default_factory=list)  # collections expanded, duplicates removed
+    models: list[ModelRef] = field(default_factory=list)
+    models_resolved: list[str] = field(default_factory=list)  # collections expanded, duplicates removed
     system: str | None = None
     systems: list[str | None] | None = None
     temperature: float | None = None
-    temperatures: list[float] = Field(default_factory=list)
+    temperatures: list[float] = field(default_factory=list)
     concurrency: int = 30
     embedding_model: str = "openai:text-embedding-3-small"
-    judges: list[Judge] = Field(default_factory=list)
-    judge_models: list[str] = Field(default_factory=list)
-    point_defs: dict[str, Any] = Field(default_factory=dict)
+    judges: list[Judge] = field(default_factory=list)
+    judge_models: list[str] = field(default_factory=list)
+    point_defs: dict[str, Any] = field(default_factory=dict)
     no_cache: bool = False
-    tools: list[dict[str, Any]] = Field(default_factory=list)
+    tools: list[dict[str, Any]] = field(default_factory=list)
     tool_use: dict[str, Any] | None = None
-    external_services: dict[str, Any] = Field(default_factory=dict)
-    prompts: list[Prompt] = Field(default_factory=list)
+    external_services: dict[str, Any] = field(default_factory=dict)
+    prompts: list[Prompt] = field(default_factory=list)
     header_span: Span | None = None
 
     def prompt(self, prompt_id: str) -> Prompt | None:

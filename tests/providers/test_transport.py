@@ -1,4 +1,4 @@
-"""The aiohttp transport behind httpx: mapping of statuses, headers, errors; the client keeps no cookies."""
+"""The shared client: statuses, headers and errors through the default transport; it keeps no cookies."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ async def test_status_headers_and_reason(fake: FakeProvider, client) -> None:
     fake.then(Reply.raw(418, b"short and stout", **{"x-thing": "1"}))
     r = await client.post(fake.url("/anything"), content=b"{}")
     assert (r.status_code, r.text, r.headers["x-thing"]) == (418, "short and stout", "1")
-    assert transport_name(client) == "aiohttp"
+    assert transport_name(client) == "http11"
     assert fake.requests[0].headers["content-length"] == "2"
 
 
@@ -43,7 +43,7 @@ async def test_no_cookies_are_kept(fake: FakeProvider, client) -> None:
 
 
 def test_unknown_transport() -> None:
-    with pytest.raises(ValueError, match="aiohttp"):
+    with pytest.raises(ValueError, match="http11"):
         make_client(transport="carrier-pigeon")
 
 

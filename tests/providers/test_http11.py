@@ -1,0 +1,348 @@
+"""The HTTP/1.1 transport at the byte level: raw servers on 127.0.0.1 write exactly the responses under test.
+
+Each server is an asyncio server in the test's own loop; `handler` gets the request head and body and
+writes whatever bytes the test wants. Nothing here reaches the internet.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import ssl
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+
+import httpx
+import pytest
+import trustme
+
+from evalspec.providers.http import make_client
+from evalspec.providers.http11 import Http11Transport
+
+Handler = Callable[[bytes, bytes, asyncio.StreamWriter], Awaitable[bool]]  # -> keep the connection open?
+
+
+class RawServer:
+    def __init__(self, handler: Handler, tls: ssl.SSLContext | None = None) -> None:
+        self.handler = handler
+        self.tls = tls
+        self.connections = 0
+        self.requests: list[bytes] = []  # each request head, as received
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                self.requests.append(head)
+                length = 0
+                for line in head.split(b"\r\n")[1:]:
+                    name, _, value = line.partition(b":")
+                    if name.strip().lower() == b"content-length":
+                        length = int(value)
+                body = await reader.readexactly(length) if length else b""
+                if not await self.handler(head, body, writer):
+                    break
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[RawServer]:
+        server = await asyncio.start_server(self._serve, "127.0.0.1", 0, ssl=self.tls)
+        self.port = server.sockets[0].getsockname()[1]
+        try:
+            yield self
+        finally:
+            server.close()
+
+    def url(self, path: str = "/", scheme: str = "http") -> str:
+        return f"{scheme}://127.0.0.1:{self.port}{path}"
+
+
+def answer(body: bytes = b'{"ok":true}', *, status: bytes = b"200 OK", headers: bytes = b"") -> Handler:
+    async def handler(head: bytes, req_body: bytes, w: asyncio.StreamWriter) -> bool:
+        w.write(b"HTTP/1.1 " + status + b"\r\nContent-Length: %d\r\n" % len(body) + headers + b"\r\n" + body)
+        await w.drain()
+        return True
+
+    return handler
+
+
+@pytest.fixture
+async def client() -> AsyncIterator[httpx.AsyncClient]:
+    c = make_client(4, timeout=5.0)
+    try:
+        yield c
+    finally:
+        await c.aclose()
+
+
+async def test_keep_alive_reuses_one_connection(client: httpx.AsyncClient) -> None:
+    async with RawServer(answer()).running() as srv:
+        for _ in range(5):
+            r = await client.post(srv.url("/v1/x?q=1"), content=b'{"a":1}')
+            assert r.json() == {"ok": True}
+    assert srv.connections == 1
+    head = srv.requests[0].decode()
+    assert head.startswith("POST /v1/x?q=1 HTTP/1.1\r\n")
+    assert "content-length: 7" in head.lower() and f"host: 127.0.0.1:{srv.port}" in head.lower()
+
+
+async def test_chunked_body(client: httpx.AsyncClient) -> None:
+    async def handler(head: bytes, body: bytes, w: asyncio.StreamWriter) -> bool:
+        w.write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n4\r\n{\"a\"\r\n3\r\n:1}\r\n0\r\n\r\n")
+        return True
+
+    async with RawServer(handler).running() as srv:
+        assert (await client.get(srv.url())).json() == {"a": 1}
+        assert (await client.get(srv.url())).json() == {"a": 1}
+    assert srv.connections == 1
+
+
+async def test_body_delimited_by_close(client: httpx.AsyncClient) -> None:
+    async def handler(head: bytes, body: bytes, w: asyncio.StreamWriter) -> bool:
+        w.write(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nall of it")
+        await w.drain()
+        return False
+
+    async with RawServer(handler).running() as srv:
+        assert (await client.get(srv.url())).text == "all of it"
+        assert (await client.get(srv.url())).text == "all of it"
+    assert srv.connections == 2  # `Connection: close` is honoured: no reuse
+
+
+async def test_interim_100_continue_is_skipped(client: httpx.AsyncClient) -> None:
+    async def handler(head: bytes, body: bytes, w: asyncio.StreamWriter) -> bool:
+        w.write(b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 Created\r\nContent-Length: 2\r\n\r\nok")
+        return True
+
+    async with RawServer(handler).running() as srv:
+        r = await client.post(srv.url(), content=b"x")
+    assert (r.status_code, r.text, r.reason_phrase) == (201, "ok", "Created")
+
+
+async def test_gzip_is_decoded_by_httpx(client: httpx.AsyncClient) -> None:
+    packed = gzip.compress(b'{"z":1}')
+    async with RawServer(answer(packed, headers=b"Content-Encoding: gzip\r\n")).running() as srv:
+        assert (await client.get(srv.url())).json() == {"z": 1}
+
+
+async def test_stale_keep_alive_connection_is_retried_once(client: httpx.AsyncClient) -> None:
+    # The server answers, then closes the idle connection; the next request must go out on a new one.
+    async def handler(head: bytes, body: bytes, w: asyncio.StreamWriter) -> bool:
+        w.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+        await w.drain()
+        return False  # closes without saying `Connection: close`
+
+    async with RawServer(handler).running() as srv:
+        assert (await client.get(srv.url())).text == "ok"
+        await asyncio.sleep(0.05)  # the close may or may not have been seen yet; both must work
+        assert (await client.get(srv.url())).text == "ok"
+        assert (await client.get(srv.url())).text == "ok"
+    assert srv.connections == 3
+
+
+async def test_malformed_response_is_a_protocol_error(client: httpx.AsyncClient) -> None:
+    async def handler(head: bytes, body: bytes, w: asyncio.StreamWriter) -> bool:
+        w.write(b"SMTP READY\r\n\r\n")
+        return True
+
+    async with RawServer(handler).running() as srv:
+        with pytest.raises(httpx.RemoteProtocolError, match="malformed"):
+            await client.get(srv.url())
+
+
+async def test_disconnect_mid_body_is_a_read_error(client: httpx.AsyncClient) -> None:
+    async def handler(head: bytes, body: bytes, w: asyncio.StreamWriter) -> bool:
+        w.write(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly a little")
+        await w.drain()
+        return False
+
+    async with RawServer(handler).running() as srv:
+        with pytest.raises(httpx.ReadError, match="middle of the response"):
+            await client.get(srv.url())
+
+
+async def test_no_answer_at_all_is_a_protocol_error(client: httpx.AsyncClient) -> None:
+    async def handler(head: bytes, body: bytes, w: asyncio.StreamWriter) -> bool:
+        return False
+
+    async with RawServer(handler).running() as srv:
+        with pytest.raises(httpx.RemoteProtocolError, match="without sending a response"):
+            await client.get(srv.url())
+
+
+async def test_cancelled_request_never_leaves_its_connection_for_reuse(client: httpx.AsyncClient) -> None:
+    calls = 0
+
+    async def handler(head: bytes, body: bytes, w: asyncio.StreamWriter) -> bool:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            await asyncio.sleep(0.3)  # answers late, after the client gave up
+        w.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%d" % (len(str(calls)), calls))
+        await w.drain()
+        return True
+
+    async with RawServer(handler).running() as srv:
+        with pytest.raises(asyncio.TimeoutError):
+            async with asyncio.timeout(0.1):
+                await client.get(srv.url())
+        await asyncio.sleep(0.4)
+        assert (await client.get(srv.url())).text == "2"  # not the late answer to the first request
+    assert srv.connections == 2
+
+
+async def test_pool_limit_and_pool_timeout() -> None:
+    gate = asyncio.Event()
+
+    async def handler(head: bytes, body: bytes, w: asyncio.StreamWriter) -> bool:
+        await gate.wait()
+        w.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+        return True
+
+    c = httpx.AsyncClient(transport=Http11Transport(limits=httpx.Limits(max_connections=2)))
+    try:
+        async with RawServer(handler).running() as srv:
+            busy = [asyncio.create_task(c.get(srv.url())) for _ in range(2)]
+            await asyncio.sleep(0.1)
+            with pytest.raises(httpx.PoolTimeout):
+                await c.get(srv.url(), timeout=httpx.Timeout(5.0, pool=0.1))
+            waiting = asyncio.create_task(c.get(srv.url()))
+            await asyncio.sleep(0.1)
+            assert srv.connections == 2  # the third request waits for a free slot
+            gate.set()
+            assert [r.text for r in await asyncio.gather(*busy, waiting)] == ["ok"] * 3
+        assert srv.connections == 2
+    finally:
+        await c.aclose()
+
+
+async def test_head_and_other_schemes_are_refused_clearly(client: httpx.AsyncClient) -> None:
+    with pytest.raises(httpx.UnsupportedProtocol, match="HEAD"):
+        await client.head("http://127.0.0.1:9/")
+    with pytest.raises(httpx.UnsupportedProtocol):
+        await client.get("ftp://127.0.0.1/x")
+
+
+# --- TLS and proxies -------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def ca() -> trustme.CA:
+    return trustme.CA()
+
+
+def server_tls(ca: trustme.CA) -> ssl.SSLContext:
+    ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ca.issue_cert("127.0.0.1", "localhost").configure_cert(ctx)
+    return ctx
+
+
+def client_tls(ca: trustme.CA) -> ssl.SSLContext:
+    ctx = ssl.create_default_context()
+    ca.configure_trust(ctx)
+    return ctx
+
+
+async def test_https_with_a_trusted_certificate(ca: trustme.CA) -> None:
+    c = httpx.AsyncClient(transport=Http11Transport(verify=client_tls(ca)))
+    try:
+        async with RawServer(answer(b"secure"), tls=server_tls(ca)).running() as srv:
+            assert (await c.get(srv.url(scheme="https"))).text == "secure"
+            assert (await c.get(srv.url(scheme="https"))).text == "secure"
+        assert srv.connections == 1
+    finally:
+        await c.aclose()
+
+
+async def test_https_with_an_untrusted_certificate_fails_to_connect(ca: trustme.CA) -> None:
+    c = httpx.AsyncClient(transport=Http11Transport())  # the system store does not know this CA
+    try:
+        async with RawServer(answer(), tls=server_tls(ca)).running() as srv:
+            with pytest.raises(httpx.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
+                await c.get(srv.url(scheme="https"))
+    finally:
+        await c.aclose()
+
+
+class Proxy:
+    """A forward proxy: absolute-form requests are answered directly; CONNECT opens a byte tunnel."""
+
+    def __init__(self) -> None:
+        self.heads: list[bytes] = []
+
+    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        self.heads.append(head)
+        if head.startswith(b"CONNECT "):
+            host, _, port = head.split(b" ")[1].decode().rpartition(":")
+            up_r, up_w = await asyncio.open_connection(host, int(port))
+            writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
+
+            async def pipe(r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
+                try:
+                    while data := await r.read(65536):
+                        w.write(data)
+                        await w.drain()
+                finally:
+                    w.close()
+
+            await asyncio.gather(pipe(reader, up_w), pipe(up_r, writer), return_exceptions=True)
+            return
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 7\r\n\r\nproxied")
+        await writer.drain()
+        writer.close()
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[str]:
+        server = await asyncio.start_server(self.serve, "127.0.0.1", 0)
+        try:
+            yield f"http://user:p%40ss@127.0.0.1:{server.sockets[0].getsockname()[1]}"
+        finally:
+            server.close()
+
+
+async def test_http_through_a_proxy_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    proxy = Proxy()
+    async with proxy.running() as proxy_url:
+        monkeypatch.setenv("HTTP_PROXY", proxy_url)
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        monkeypatch.delenv("no_proxy", raising=False)
+        c = httpx.AsyncClient(transport=Http11Transport())
+        try:
+            assert (await c.get("http://api.example.test/v1/models")).text == "proxied"
+        finally:
+            await c.aclose()
+    head = proxy.heads[0].decode()
+    assert head.startswith("GET http://api.example.test/v1/models HTTP/1.1\r\n")
+    assert "Proxy-Authorization: Basic dXNlcjpwQHNz" in head  # user:p@ss
+
+
+async def test_https_through_a_connect_tunnel(monkeypatch: pytest.MonkeyPatch, ca: trustme.CA) -> None:
+    proxy = Proxy()
+    async with RawServer(answer(b"tunnelled"), tls=server_tls(ca)).running() as srv, proxy.running() as proxy_url:
+        monkeypatch.setenv("HTTPS_PROXY", proxy_url)
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        monkeypatch.delenv("no_proxy", raising=False)
+        c = httpx.AsyncClient(transport=Http11Transport(verify=client_tls(ca)))
+        try:
+            assert (await c.get(srv.url(scheme="https"))).text == "tunnelled"
+            assert (await c.get(srv.url(scheme="https"))).text == "tunnelled"  # the tunnel is kept alive
+        finally:
+            await c.aclose()
+    assert len(proxy.heads) == 1 and proxy.heads[0].startswith(f"CONNECT 127.0.0.1:{srv.port} HTTP/1.1".encode())
+    assert srv.connections == 1
+
+
+async def test_no_proxy_is_honoured(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")  # nothing listens there
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    c = httpx.AsyncClient(transport=Http11Transport())
+    try:
+        async with RawServer(answer(b"direct")).running() as srv:
+            assert (await c.get(srv.url())).text == "direct"
+    finally:
+        await c.aclose()
