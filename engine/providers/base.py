@@ -35,6 +35,9 @@ class ChatRequest:
     max_tokens: int = DEFAULT_MAX_TOKENS
     # Provider-specific generation parameters (top_p, stop, seed, …), merged into the request body.
     extra: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
+    # Seconds for this call instead of the provider's timeout (AgentV `execution.timeout_seconds`). Not
+    # part of the cache key: it does not change the answer.
+    timeout: float | None = None
 
     @staticmethod
     def of(

@@ -112,7 +112,7 @@ class CommandProvider:
                 Path(values["PROMPT_FILE"]).write_text(prompt, encoding="utf-8")
             # One pass per argument: text substituted in is never expanded again.
             argv = [_PLACEHOLDER.sub(lambda m: values[m.group(1)], a) for a in self.argv]
-            stdout, stderr, code = await self._run(argv)
+            stdout, stderr, code = await self._run(argv, req.timeout or self.timeout)
             if code != 0:
                 detail = (stderr or stdout).decode("utf-8", "replace").strip()[-800:]
                 raise ProviderError(
@@ -137,7 +137,7 @@ class CommandProvider:
             raw_model=self.name,
         )
 
-    async def _run(self, argv: list[str]) -> tuple[bytes, bytes, int]:
+    async def _run(self, argv: list[str], timeout: float) -> tuple[bytes, bytes, int]:
         try:
             proc = await asyncio.create_subprocess_exec(
                 *argv,
@@ -154,14 +154,14 @@ class CommandProvider:
         except PermissionError:
             raise ProviderError(CONFIG, f"{self.name}: not executable: {argv[0]}", provider=self.name) from None
         try:
-            async with asyncio.timeout(self.timeout):
+            async with asyncio.timeout(timeout):
                 stdout, stderr = await proc.communicate()
         except TimeoutError:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
             await proc.wait()
             raise ProviderError(
-                TIMEOUT, f"{self.name}: the command gave no answer within {self.timeout:g} s", provider=self.name
+                TIMEOUT, f"{self.name}: the command gave no answer within {timeout:g} s", provider=self.name
             ) from None
         except asyncio.CancelledError:
             with contextlib.suppress(ProcessLookupError):

@@ -257,7 +257,8 @@ class HttpProvider:
         """POST the provider's request body to its chat endpoint and parse the answer; subclasses
         give `chat_url`, `body` and `parse`."""
         data, latency_ms = await post_json(
-            self.client, self.name, self.chat_url_for(req), self.body(req), self.request_headers, self.timeout
+            self.client, self.name, self.chat_url_for(req), self.body(req), self.request_headers,
+            req.timeout or self.timeout,
         )
         return self.parse(data, latency_ms)
 

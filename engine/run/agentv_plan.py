@@ -203,6 +203,8 @@ def plan_agentv(suite: AgentvSuite, path: Path, options: RunOptions) -> AgentvPl
             tasks.append(AgentvTask(Cell(test.id, target.name), test, target, judge))
     if suite.trials and int(suite.trials.get("count") or 1) > 1:
         warnings.append(f"not supported yet: trials (count {suite.trials.get('count')}); each test runs once")
+    if suite.workspace is not None or any(t.workspace is not None for t in tests):
+        warnings.append("not supported yet: workspace (repos, hooks, setup scripts); tests run without one")
 
     used = list(dict.fromkeys(t.target.name for t in tasks))
     ident = json.dumps({"file": str(path.resolve()), "tests": [t.id for t in tests], "targets": used},

@@ -142,7 +142,9 @@ class AgentvRun:
             return str(done.get("text", "")), (int(u[0]), int(u[1])), float(done.get("ms") or 0.0), False
         provider, model_name = self._provider(task.target)
         system, messages = chat_messages(task.test.input_messages)
-        req = ChatRequest(model=model_name, messages=tuple(messages), system=system)
+        req = ChatRequest(model=model_name, messages=tuple(messages), system=system,
+                          timeout=_timeout_seconds(task.test.execution)
+                          or _timeout_seconds(self.plan.suite.execution))
         result = await self.calls.chat(provider, req, cell, limit_key=_limit_key(task.target),
                                        model_label=task.target.name)
         assert self.journal is not None
@@ -280,6 +282,8 @@ class AgentvRun:
         not_supported = [i["type"] for i in items if str(i.get("reasoning") or "").startswith("not supported yet")]
         if self.plan.suite.trials and int(self.plan.suite.trials.get("count") or 1) > 1:
             not_supported.append("trials")
+        if test.workspace is not None or self.plan.suite.workspace is not None:
+            not_supported.append("workspace")
         row: dict[str, Any] = {
             "timestamp": iso_timestamp(started),
             "test_id": test.id,
@@ -408,3 +412,12 @@ def _content(m: Message) -> str:
 
 def run_agentv(plan: AgentvPlan, options: RunOptions) -> AsyncIterator[Event]:
     return AgentvRun(plan, options).events()
+
+
+def _timeout_seconds(execution: dict[str, Any]) -> float | None:
+    """`execution.timeout_seconds` (the test's, else the suite's): each call to the test's target gets
+    that long instead of --timeout."""
+    value = execution.get("timeout_seconds")
+    if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
+        return float(value)
+    return None

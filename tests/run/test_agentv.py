@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -155,6 +156,7 @@ description: Partial.
 execution:
   target: default
   trials: {count: 3}
+workspace: {template: ./ws}
 tests:
   - id: t
     input: hello
@@ -178,8 +180,10 @@ tests:
         assert by_type[kind]["reasoning"] == f"not supported yet: {kind}"
     assert by_type["latency"]["score"] == 1.0
     assert row["score"] == 1.0  # the contains and latency checks; the others are not counted as 0
-    assert row["not_supported"] == ["code-judge", "tool-trajectory", "composite", "trials"]
-    assert any("not supported yet: trials" in e.message for e in of_type(events, "notice"))
+    assert row["not_supported"] == ["code-judge", "tool-trajectory", "composite", "trials", "workspace"]
+    notices = [e.message for e in of_type(events, "notice")]
+    assert any("not supported yet: trials" in m for m in notices)
+    assert any("not supported yet: workspace" in m for m in notices)
 
 
 def test_no_judge_means_not_scored(tmp_path: Path, smart: SmartFake) -> None:
@@ -250,3 +254,23 @@ tests:
     got = {e.cell.item: (round(e.score, 4), e.verdict) for e in of_type(events, "scored")}
     assert got == {"pass-085": (0.85, "pass"), "borderline-07": (0.7, "borderline"), "fail-05": (0.5, "fail")}
     assert {e.cell.model for e in of_type(events, "scored")} == {"openai:candidate"}
+
+
+def test_execution_timeout_seconds_bounds_the_target_call(tmp_path: Path, smart: SmartFake) -> None:
+    from fakeprovider import Reply
+
+    bp = _suite(tmp_path, """name: slow
+description: d
+tests:
+  - id: slow
+    input: hello
+    criteria: c
+    execution: {timeout_seconds: 0.3}
+    assert: [{type: contains, value: hello}]
+""")
+    smart.then(Reply.hang(4))
+    t0 = time.monotonic()
+    events = run_events(bp, options(tmp_path, env_for(smart), timeout=30.0))
+    assert time.monotonic() - t0 < 3
+    [failed] = of_type(events, "cell_failed")
+    assert "0.3 s" in failed.error and failed.kind == "timeout"

@@ -1,4 +1,4 @@
-"""Artefacts written while the run goes on are exactly those the comparison file implies."""
+"""The artefact folder on disk holds exactly what the comparison file implies, and no staging folder is left."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from evalspec.run.weval_results import _artefacts, core_object
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "hello.weval.yml"
 
 
-def test_streamed_artefacts_match_the_comparison_file(tmp_path: Path) -> None:
+def test_artefacts_match_the_comparison_file(tmp_path: Path) -> None:
     out = tmp_path / "results"
     proc = subprocess.run([sys.executable, "-m", "evalspec.cli", "run", str(EXAMPLE), "-m", "echo", "-m", "echo:second",
                            "-o", str(out)], capture_output=True, text=True, timeout=120)
