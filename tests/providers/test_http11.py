@@ -70,6 +70,17 @@ def answer(body: bytes = b'{"ok":true}', *, status: bytes = b"200 OK", headers: 
     return handler
 
 
+def raw(data: bytes, *, keep_open: bool = True) -> Handler:
+    """Answer every request with exactly these bytes; then keep the connection or close it."""
+
+    async def handler(head: bytes, body: bytes, w: asyncio.StreamWriter) -> bool:
+        w.write(data)
+        await w.drain()
+        return keep_open
+
+    return handler
+
+
 @pytest.fixture
 async def client() -> AsyncIterator[httpx.AsyncClient]:
     c = make_client(4, timeout=5.0)
@@ -91,34 +102,21 @@ async def test_keep_alive_reuses_one_connection(client: httpx.AsyncClient) -> No
 
 
 async def test_chunked_body(client: httpx.AsyncClient) -> None:
-    async def handler(head: bytes, body: bytes, w: asyncio.StreamWriter) -> bool:
-        w.write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n4\r\n{\"a\"\r\n3\r\n:1}\r\n0\r\n\r\n")
-        return True
-
-    async with RawServer(handler).running() as srv:
+    async with RawServer(raw(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n4\r\n{\"a\"\r\n3\r\n:1}\r\n0\r\n\r\n")).running() as srv:
         assert (await client.get(srv.url())).json() == {"a": 1}
         assert (await client.get(srv.url())).json() == {"a": 1}
     assert srv.connections == 1
 
 
 async def test_body_delimited_by_close(client: httpx.AsyncClient) -> None:
-    async def handler(head: bytes, body: bytes, w: asyncio.StreamWriter) -> bool:
-        w.write(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nall of it")
-        await w.drain()
-        return False
-
-    async with RawServer(handler).running() as srv:
+    async with RawServer(raw(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nall of it", keep_open=False)).running() as srv:
         assert (await client.get(srv.url())).text == "all of it"
         assert (await client.get(srv.url())).text == "all of it"
     assert srv.connections == 2  # `Connection: close` is honoured: no reuse
 
 
 async def test_interim_100_continue_is_skipped(client: httpx.AsyncClient) -> None:
-    async def handler(head: bytes, body: bytes, w: asyncio.StreamWriter) -> bool:
-        w.write(b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 Created\r\nContent-Length: 2\r\n\r\nok")
-        return True
-
-    async with RawServer(handler).running() as srv:
+    async with RawServer(raw(b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 Created\r\nContent-Length: 2\r\n\r\nok")).running() as srv:
         r = await client.post(srv.url(), content=b"x")
     assert (r.status_code, r.text, r.reason_phrase) == (201, "ok", "Created")
 
@@ -130,13 +128,9 @@ async def test_gzip_is_decoded_by_httpx(client: httpx.AsyncClient) -> None:
 
 
 async def test_stale_keep_alive_connection_is_retried_once(client: httpx.AsyncClient) -> None:
-    # The server answers, then closes the idle connection; the next request must go out on a new one.
-    async def handler(head: bytes, body: bytes, w: asyncio.StreamWriter) -> bool:
-        w.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
-        await w.drain()
-        return False  # closes without saying `Connection: close`
-
-    async with RawServer(handler).running() as srv:
+    # The server answers, then closes the idle connection without saying `Connection: close`; the next
+    # request must go out on a new one.
+    async with RawServer(raw(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", keep_open=False)).running() as srv:
         assert (await client.get(srv.url())).text == "ok"
         await asyncio.sleep(0.05)  # the close may or may not have been seen yet; both must work
         assert (await client.get(srv.url())).text == "ok"
@@ -145,31 +139,20 @@ async def test_stale_keep_alive_connection_is_retried_once(client: httpx.AsyncCl
 
 
 async def test_malformed_response_is_a_protocol_error(client: httpx.AsyncClient) -> None:
-    async def handler(head: bytes, body: bytes, w: asyncio.StreamWriter) -> bool:
-        w.write(b"SMTP READY\r\n\r\n")
-        return True
-
-    async with RawServer(handler).running() as srv:
+    async with RawServer(raw(b"SMTP READY\r\n\r\n")).running() as srv:
         with pytest.raises(httpx.RemoteProtocolError, match="malformed"):
             await client.get(srv.url())
 
 
 async def test_disconnect_mid_body_is_a_read_error(client: httpx.AsyncClient) -> None:
-    async def handler(head: bytes, body: bytes, w: asyncio.StreamWriter) -> bool:
-        w.write(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly a little")
-        await w.drain()
-        return False
-
-    async with RawServer(handler).running() as srv:
+    truncated = b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly a little"
+    async with RawServer(raw(truncated, keep_open=False)).running() as srv:
         with pytest.raises(httpx.ReadError, match="middle of the response"):
             await client.get(srv.url())
 
 
 async def test_no_answer_at_all_is_a_protocol_error(client: httpx.AsyncClient) -> None:
-    async def handler(head: bytes, body: bytes, w: asyncio.StreamWriter) -> bool:
-        return False
-
-    async with RawServer(handler).running() as srv:
+    async with RawServer(raw(b"", keep_open=False)).running() as srv:
         with pytest.raises(httpx.RemoteProtocolError, match="without sending a response"):
             await client.get(srv.url())
 
