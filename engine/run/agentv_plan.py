@@ -4,6 +4,10 @@ Targets come from the suite's `execution.target(s)` (a test's own `execution.tar
 in `targets.yaml` — the eval file's folder or an `.agentv/` folder, walking up to the repository root
 (agentv-compat-notes §7) — or from `-m`: a target name of that file, or a model id (`provider:model`,
 `echo`) which becomes a target of its own. The judge of a target is its `judge_target`, or `--judge`.
+
+`-m replay:<results file>` replaces the targets with the answers of an earlier run (replay.py): one cell
+per selected test and recorded target, under that target's name; no target is called, so only judges
+are resolved (a recorded target missing from targets.yaml just has no judge_target).
 """
 
 from __future__ import annotations
@@ -60,6 +64,7 @@ class AgentvPlan:
     run_label: str
     concurrency: int
     warnings: list[str] = field(default_factory=list)
+    replay: Any = None  # a ReplaySource when the model is `replay:<file>`
 
     @property
     def output_folder_parts(self) -> tuple[str, ...]:
@@ -71,8 +76,9 @@ class AgentvPlan:
         for t in self.tasks:
             m = per_target.setdefault(t.cell.model, {"cells": 0, "calls": 0, "input_tokens": 0, "judge_calls": 0})
             m["cells"] += 1
-            m["calls"] += 1
-            m["input_tokens"] += sum(len(msg.text()) for msg in t.test.input_messages) // CHARS_PER_TOKEN + 1
+            if self.replay is None:  # a replayed answer costs no call
+                m["calls"] += 1
+                m["input_tokens"] += sum(len(msg.text()) for msg in t.test.input_messages) // CHARS_PER_TOKEN + 1
             judged = sum(1 for a in t.test.assertions if a.type in ("rubrics", "llm-judge"))
             if t.test.uses_default_judge:
                 judged = 1
@@ -97,7 +103,7 @@ class AgentvPlan:
             "estimated_input_tokens": sum(m["input_tokens"] for m in per_target.values())
             + judge_calls * JUDGE_PROMPT_TOKENS,
             "concurrency": self.concurrency,
-            "replay": None,
+            "replay": str(self.replay.path) if self.replay is not None else None,
             "warnings": list(self.warnings),
         }
 
@@ -107,7 +113,8 @@ class AgentvPlan:
 
         out: list[str] = []
         seen: set[str] = set()
-        for spec in [*self.targets, *{t.judge.name: t.judge for t in self.tasks if t.judge}.values()]:
+        called = [] if self.replay is not None else self.targets  # replay calls judges only
+        for spec in [*called, *{t.judge.name: t.judge for t in self.tasks if t.judge}.values()]:
             if spec.name in seen:
                 continue
             seen.add(spec.name)
@@ -169,8 +176,14 @@ def resolve_spec(name: str, targets: dict[str, dict[str, Any]], judge_override: 
 
 
 def plan_agentv(suite: AgentvSuite, path: Path, options: RunOptions) -> AgentvPlan:
-    if any(m.strip().startswith("replay:") for m in options.models):
-        raise PlanError("replay: runs Weval blueprints; an AgentV suite runs its targets (-m target or model id)")
+    from .replay import ReplaySource, is_replay
+
+    overridden = list(dict.fromkeys(m.strip() for m in options.models if m.strip()))
+    replay = None
+    if any(is_replay(m) for m in overridden):
+        if len(overridden) != 1:
+            raise PlanError("replay:<file> replaces the targets; give it alone (-m replay:results.jsonl)")
+        replay = ReplaySource.load(overridden[0].partition(":")[2], kind="agentv")
     targets_file = find_targets_file(path)
     entries = load_targets(targets_file)
     judge_override = options.judges[0] if options.judges else None
@@ -192,29 +205,49 @@ def plan_agentv(suite: AgentvSuite, path: Path, options: RunOptions) -> AgentvPl
             specs[name] = resolve_spec(name, entries, judge_override)
         return specs[name]
 
-    overridden = [m.strip() for m in options.models if m.strip()]
+    def recorded(name: str) -> TargetSpec:
+        """A replayed target: never called, so a name that targets.yaml no longer has (or never had) is
+        fine; it only loses its judge_target."""
+        if name not in specs:
+            known = name in entries or _is_model_id(name)
+            specs[name] = resolve_spec(name, entries, judge_override) if known else TargetSpec(
+                name, judge=judge_override)
+        return specs[name]
+
     suite_targets = suite.targets or ([suite.target] if suite.target else [DEFAULT_TARGET])
     tasks: list[AgentvTask] = []
+    unanswered = 0
     for test in tests:
-        names = overridden or _test_targets(test) or suite_targets
+        if replay is not None:
+            names = replay.models_for(test.id)
+            unanswered += not names
+        else:
+            names = overridden or _test_targets(test) or suite_targets
         for name in dict.fromkeys(names):
-            target = spec(name)
+            target = spec(name) if replay is None else recorded(name)
             judge = spec(target.judge) if target.judge else None
             tasks.append(AgentvTask(Cell(test.id, target.name), test, target, judge))
+    if replay is not None:
+        if not tasks:
+            raise PlanError(f"replay: {replay.path} holds no answers for the selected tests")
+        if unanswered:
+            warnings.append(f"replay: {unanswered} selected test(s) have no answer in {replay.path}; skipped")
     if suite.trials and int(suite.trials.get("count") or 1) > 1:
         warnings.append(f"not supported yet: trials (count {suite.trials.get('count')}); each test runs once")
     if suite.workspace is not None or any(t.workspace is not None for t in tests):
         warnings.append("not supported yet: workspace (repos, hooks, setup scripts); tests run without one")
 
     used = list(dict.fromkeys(t.target.name for t in tasks))
-    ident = json.dumps({"file": str(path.resolve()), "tests": [t.id for t in tests], "targets": used},
-                       sort_keys=True)
+    # A replay is its own run: without the source in its identity it would share the recorded run's label,
+    # and its journal would push that run's journal aside (and --resume would mix the two).
+    ident = json.dumps({"file": str(path.resolve()), "tests": [t.id for t in tests], "targets": used,
+                        **({"replay": str(replay.path.resolve())} if replay is not None else {})}, sort_keys=True)
     digest = hashlib.sha256(ident.encode()).hexdigest()[:16]
     label = f"{options.label.strip()}_{digest}" if options.label and options.label.strip() else digest
     dataset = suite.name or _stem(path)
     return AgentvPlan(suite=suite, path=path, dataset=dataset, tests=tests, targets=[specs[n] for n in used],
                       tasks=tasks, targets_file=targets_file, run_label=label,
-                      concurrency=options.concurrency or 30, warnings=warnings)
+                      concurrency=options.concurrency or 30, warnings=warnings, replay=replay)
 
 
 def _test_targets(test: AgentvTest) -> list[str]:

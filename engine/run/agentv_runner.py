@@ -5,6 +5,10 @@ target's judge (`judge_target`, or `--judge`); gates, weights and verdicts from 
 Types evalspec does not run yet (composite, tool-trajectory, field-accuracy, code-judge, agent-judge,
 execution-metrics, cost, custom types) are listed in the result as "not supported yet: <type>" with no
 score, and left out of the test's score — never silently skipped, never counted as 0.
+
+With `-m replay:<results file>` the answers come from an earlier run (replay.py) instead of the targets:
+no target is called, a recorded execution error fails its cell again with the same message, and the
+assertions are scored as above (judges are still called, so judged assertions still need one).
 """
 
 from __future__ import annotations
@@ -123,7 +127,10 @@ class AgentvRun:
         except ProviderError as err:
             self._fail(task, err.message, err.kind, started)
             return
-        self.emit(Response(cell, answer, usage, cached, latency))
+        except _ReplayedFailure as err:
+            self._fail(task, str(err), "replay", started)
+            return
+        self.emit(Response(cell, answer, usage, cached, latency, replayed=self.plan.replay is not None))
         metrics = RunMetrics(duration_ms=latency, token_usage=TokenUsage(usage[0], usage[1]))
         items = await self._assertions(task, answer, metrics)
         row = self._row(task, started, answer, usage, latency, items)
@@ -140,18 +147,33 @@ class AgentvRun:
         if done is not None:
             u = done.get("u") or [0, 0]
             return str(done.get("text", "")), (int(u[0]), int(u[1])), float(done.get("ms") or 0.0), False
-        provider, model_name = self._provider(task.target)
-        system, messages = chat_messages(task.test.input_messages)
-        req = ChatRequest(model=model_name, messages=tuple(messages), system=system,
-                          timeout=_timeout_seconds(task.test.execution)
-                          or _timeout_seconds(self.plan.suite.execution))
-        result = await self.calls.chat(provider, req, cell, limit_key=_limit_key(task.target),
-                                       model_label=task.target.name)
+        if self.plan.replay is not None:
+            text, usage, latency, cached = self._replayed(cell)
+        else:
+            provider, model_name = self._provider(task.target)
+            system, messages = chat_messages(task.test.input_messages)
+            req = ChatRequest(model=model_name, messages=tuple(messages), system=system,
+                              timeout=_timeout_seconds(task.test.execution)
+                              or _timeout_seconds(self.plan.suite.execution))
+            result = await self.calls.chat(provider, req, cell, limit_key=_limit_key(task.target),
+                                           model_label=task.target.name)
+            text, latency, cached = result.text, result.latency_ms, result.cached
+            usage = (result.usage.input_tokens, result.usage.output_tokens)
+        # Replayed answers are journalled too, so that a replay's own journal can be resumed or replayed.
         assert self.journal is not None
-        self.journal.write({"t": "gen", "c": cell_ref(cell), "n": 0, "text": result.text,
-                            "u": [result.usage.input_tokens, result.usage.output_tokens],
-                            "ms": round(result.latency_ms, 1), "cached": result.cached})
-        return result.text, (result.usage.input_tokens, result.usage.output_tokens), result.latency_ms, result.cached
+        self.journal.write({"t": "gen", "c": cell_ref(cell), "n": 0, "text": text, "u": list(usage),
+                            "ms": round(latency, 1), "cached": cached})
+        return text, usage, latency, cached
+
+    def _replayed(self, cell: Cell) -> tuple[str, tuple[int, int], float, bool]:
+        """The recorded answer of a cell, with the usage and duration the original call reported (the
+        latency and token-usage assertions score those). A recorded failure raises _ReplayedFailure."""
+        replay = self.plan.replay
+        rec = replay.answer(cell)
+        if rec is None or rec.text is None:
+            raise _ReplayedFailure(rec.error if rec is not None and rec.error else
+                                   f"{replay.path} has no answer for {cell}")
+        return rec.text, rec.usage, rec.latency_ms, False
 
     def _provider(self, spec: TargetSpec) -> tuple[Any, str]:
         if spec.config is not None:
@@ -339,6 +361,10 @@ class AgentvRun:
 
 class _TemplateError(Exception):
     pass
+
+
+class _ReplayedFailure(Exception):
+    """A replayed cell whose recorded run failed: it fails again, with the recorded message."""
 
 
 def _unknown(a: Assertion) -> bool:

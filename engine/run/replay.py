@@ -1,9 +1,15 @@
-"""`replay:<results file>`: score earlier answers again without calling any model.
+"""`replay:<results file>`: score earlier answers again without calling any model under test.
 
-The file is a Weval comparison file (`…_comparison.json`, FinalComparisonOutputV2) or an evalspec run
-journal (`….journal.jsonl`). Each of its (prompt, effective model) answers becomes a cell of the new
-run under the same effective model id; judges are still called for judged points (they are not the
-models under test), so with no judge key those points are reported as not scored.
+A Weval blueprint replays a Weval comparison file (`…_comparison.json`, FinalComparisonOutputV2) or an
+evalspec Weval run journal; each (prompt, effective model) answer becomes a cell of the new run under
+the same effective model id. An AgentV suite replays an AgentV results JSONL written by evalspec
+(`<out>/agentv/<dataset>/<runLabel>_<timestamp>.jsonl`, agentv-compat-notes §7) or an evalspec AgentV
+run journal; each (test_id, target) answer becomes a cell under the same target name, and a recorded
+execution error stays a failed cell. Judges are still called for judged points and assertions (they are
+not the models under test), so with no judge those are reported as not scored.
+
+What a file is, is read from its content (its first line), so that one format given to the other kind
+of eval file is a clear error rather than "no answers".
 """
 
 from __future__ import annotations
@@ -14,11 +20,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..appendlog import read_records
 from .events import Cell
 from .journal import load as load_journal
 
 IDEAL = ("IDEAL_BENCHMARK", "ideal")
 _SUFFIX = re.compile(r"(\[[a-z_]+:[^\]]*\])+$")
+
+# What each kind of eval file replays, for the error that names the other format.
+_WANTS = {
+    "weval": "a Weval blueprint replays a Weval comparison file (…_comparison.json) or a Weval run journal "
+             "(….journal.jsonl)",
+    "agentv": "an AgentV suite replays an AgentV results file (<out>/agentv/<dataset>/…jsonl) or an AgentV "
+              "run journal (….journal.jsonl)",
+}
+_FORMATS = {  # format → (what it is, the kind of eval file that wrote it)
+    "comparison": ("a Weval comparison file", "weval"),
+    "weval-journal": ("a Weval run journal", "weval"),
+    "agentv-results": ("an AgentV results file", "agentv"),
+    "agentv-journal": ("an AgentV run journal", "agentv"),
+}
 
 
 def is_replay(model: str) -> bool:
@@ -31,6 +52,9 @@ class Recorded:
     generated: list[str] = field(default_factory=list)  # every generated turn, in order
     history: list[dict[str, Any]] | None = None
     error: str | None = None
+    # As the original call reported them: AgentV's latency and token-usage assertions score these.
+    usage: tuple[int, int] = (0, 0)
+    latency_ms: float = 0.0
 
 
 class ReplayError(Exception):
@@ -40,17 +64,30 @@ class ReplayError(Exception):
 @dataclass
 class ReplaySource:
     path: Path
-    answers: dict[str, dict[str, Recorded]]  # item → model → answer
+    answers: dict[str, dict[str, Recorded]]  # item → model → answer (AgentV: test id → target → answer)
     systems: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def load(cls, raw_path: str) -> ReplaySource:
+    def load(cls, raw_path: str, kind: str = "weval") -> ReplaySource:
+        """The answers of `raw_path` for a run of a `kind` ("weval" | "agentv") file. Raises PlanError."""
         from .weval_plan import PlanError
 
         path = Path(raw_path.strip()).expanduser()
         if not path.is_file():
             raise PlanError(f"replay: no such results file: {path}")
         try:
+            found = _sniff(path)
+            if found and _FORMATS[found][1] != kind:
+                raise PlanError(f"replay: {path} is {_FORMATS[found][0]}; {_WANTS[kind]}")
+            if kind == "agentv":
+                if found == "agentv-journal":
+                    return cls._from_journal(path)
+                if found == "agentv-results":
+                    return cls._from_agentv_results(path)
+                if _is_comparison(path):  # a pretty-printed one: its first line says nothing
+                    raise PlanError(f"replay: {path} is {_FORMATS['comparison'][0]}; {_WANTS[kind]}")
+                raise PlanError(f"replay: {path} is neither an AgentV results file nor an evalspec AgentV run "
+                                f"journal; {_WANTS[kind]}")
             if path.suffix == ".jsonl":
                 return cls._from_journal(path)
             return cls._from_comparison(path)
@@ -86,10 +123,34 @@ class ReplaySource:
         answers: dict[str, dict[str, Recorded]] = {}
         for cell, turns in state.turns.items():
             texts = [str(turns[n].get("text", "")) for n in sorted(turns)]
-            answers.setdefault(cell.item, {})[cell.model] = Recorded(texts[-1] if texts else "", texts)
+            last = turns[max(turns)] if turns else {}
+            answers.setdefault(cell.item, {})[cell.model] = Recorded(
+                texts[-1] if texts else "", texts, usage=_usage(last.get("u")), latency_ms=_ms(last.get("ms")))
         for cell, rec in state.failures.items():
             answers.setdefault(cell.item, {}).setdefault(cell.model, Recorded(None, error=str(rec.get("error"))))
+        # An AgentV journal records a failed cell as a score whose row says execution_error (no "fail" line).
+        for cell, rec in state.scores.items():
+            row = rec.get("r")
+            if isinstance(row, dict) and row.get("execution_status") == "execution_error":
+                answers.setdefault(cell.item, {}).setdefault(cell.model, Recorded(None, error=_error(row)))
         return cls(path, answers, dict(state.header.get("systems") or {}))
+
+    @classmethod
+    def _from_agentv_results(cls, path: Path) -> ReplaySource:
+        answers: dict[str, dict[str, Recorded]] = {}
+        for row in read_records(path):
+            if row.get("test_id") is None or row.get("target") is None:
+                continue
+            if row.get("execution_status") == "execution_error":
+                rec = Recorded(None, error=_error(row))
+            else:
+                text = str(row.get("answer") or "")
+                tokens = row.get("token_usage") or {}
+                usage = _usage([tokens.get("input"), tokens.get("output")] if isinstance(tokens, dict) else None)
+                rec = Recorded(text, [text], usage=usage, latency_ms=_ms(row.get("duration_ms")))
+            # A later row for the same cell wins, as a later line of a journal does.
+            answers.setdefault(str(row["test_id"]), {})[str(row["target"])] = rec
+        return cls(path, answers)
 
     def models_for(self, item: str) -> list[str]:
         return list((self.answers.get(item) or {}).keys())
@@ -104,3 +165,52 @@ class ReplaySource:
     def base_models(self) -> list[str]:
         models = (m for by_model in self.answers.values() for m in by_model)
         return list(dict.fromkeys(_SUFFIX.sub("", m) for m in models))
+
+
+def _sniff(path: Path) -> str:
+    """A key of _FORMATS, or "" when the first line does not say (a pretty-printed comparison file,
+    foreign data). Only the first line is read: results files and journals can be large."""
+    with path.open("rb") as f:
+        first = b""
+        for line in f:
+            if line.strip():
+                first = line
+                break
+    try:
+        head = json.loads(first) if first else None
+    except ValueError:
+        return ""
+    if not isinstance(head, dict):
+        return ""
+    if head.get("t") == "run":
+        return {"agentv": "agentv-journal", "weval": "weval-journal"}.get(str(head.get("kind")), "")
+    if "test_id" in head and "target" in head:
+        return "agentv-results"
+    if "allFinalAssistantResponses" in head:
+        return "comparison"
+    return ""
+
+
+def _is_comparison(path: Path) -> bool:
+    try:
+        data = json.loads(path.read_bytes())
+    except ValueError:
+        return False
+    return isinstance(data, dict) and "allFinalAssistantResponses" in data
+
+
+def _usage(value: Any) -> tuple[int, int]:
+    if isinstance(value, list | tuple) and len(value) == 2:
+        try:
+            return int(value[0] or 0), int(value[1] or 0)
+        except (TypeError, ValueError):
+            pass
+    return 0, 0
+
+
+def _ms(value: Any) -> float:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
+
+
+def _error(row: dict[str, Any]) -> str:
+    return str(row.get("error") or "execution error (no message recorded)")
