@@ -87,7 +87,7 @@ class WevalRun:
         self.options = options
         self.bp = plan.blueprint
         self.folder = options.output.joinpath(*plan.output_folder_parts)
-        self.journal_path = self.folder / f"{plan.run_label}.journal.jsonl"
+        self.journal_path = self.folder / f"{plan.run_label}{_replay_suffix(plan)}.journal.jsonl"
         self.results = WevalResults()
         self.state = JournalState()
         self.queue: asyncio.Queue[Event | None] = asyncio.Queue()
@@ -640,3 +640,14 @@ def _generated_from_history(prompt: Prompt, history: list[dict[str, Any]]) -> li
 def run_weval(plan: WevalPlan, options: RunOptions) -> AsyncIterator[Event]:
     """Run a blueprint plan; yields RunStarted, then per-cell events, then RunFinished."""
     return WevalRun(plan, options).events()
+
+
+def _replay_suffix(plan: WevalPlan) -> str:
+    """A replay keeps the run label (the same blueprint and models: the dashboard groups it with the
+    original) but gets its own journal, so the original run's journal, often the replay's very source,
+    is neither set aside nor mixed with the replay on --resume."""
+    if plan.replay is None:
+        return ""
+    import hashlib
+
+    return ".replay-" + hashlib.sha256(str(plan.replay.path.resolve()).encode()).hexdigest()[:8]

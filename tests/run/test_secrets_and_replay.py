@@ -68,6 +68,21 @@ def test_replay_rescores_without_calling_a_model(tmp_path: Path, smart: SmartFak
     assert again["effectiveModels"] == ["openai:candidate[temp:0]"]
 
 
+def test_replay_keeps_the_label_but_not_the_journal_of_its_source(tmp_path: Path, smart: SmartFake) -> None:
+    bp = write(tmp_path / "r.weval.yml", BP)
+    run_events(bp, options(tmp_path, env_for(smart)))
+    [journal] = (tmp_path / "out").glob("live/blueprints/*/*.journal.jsonl")
+    before = journal.read_bytes()
+    for _ in range(2):
+        run_events(bp, options(tmp_path, env_for(smart), models=[f"replay:{journal}"]))
+    assert journal.read_bytes() == before
+    assert not journal.with_name(journal.name.replace(".jsonl", ".prev.jsonl")).exists()
+    [replay_journal] = journal.parent.glob("*.replay-*.journal.jsonl")
+    assert replay_journal.name.startswith(journal.name.removesuffix(".journal.jsonl") + ".replay-")
+    labels = {json.loads(p.read_text())["runLabel"] for p in journal.parent.glob("*_comparison.json")}
+    assert len(labels) == 1
+
+
 def test_replay_of_a_missing_file_is_a_usage_error(tmp_path: Path, capsys) -> None:
     bp = write(tmp_path / "r.weval.yml", BP)
     assert main(["run", str(bp), "-m", f"replay:{tmp_path / 'nope.json'}"]) == 2
