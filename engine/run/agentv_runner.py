@@ -9,6 +9,9 @@ score, and left out of the test's score — never silently skipped, never counte
 With `-m replay:<results file>` the answers come from an earlier run (replay.py) instead of the targets:
 no target is called, a recorded execution error fails its cell again with the same message, and the
 assertions are scored as above (judges are still called, so judged assertions still need one).
+
+Results: `<runLabel>_<start time>.jsonl`, one row per (test, target), appended as each test finishes and
+rewritten in the plan's order at the end; the run journal beside it is what --resume reads.
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from ..agentv.model import Assertion, Message
+from ..appendlog import AppendLog
+from ..jsonio import dumps_bytes
 from ..providers.base import ChatMessage, ChatRequest, ProviderError
 from ..scoring.agentv_aggregate import aggregate_test, negate_result, score_checklist, score_ranges, verdict
 from ..scoring.agentv_assertions import NotSupported, RunMetrics, TokenUsage, evaluate_assertion
@@ -78,6 +83,10 @@ class AgentvRun:
 
     async def events(self) -> AsyncIterator[Event]:
         self._open_journal()
+        # Rows are appended here as tests finish (a reader or a killed run sees every finished test);
+        # the name carries the run's start time, and the end rewrites the file in the plan's order.
+        self.results_path = self.folder / f"{self.plan.run_label}_{safe_timestamp(now_utc())}.jsonl"
+        self._results_log = AppendLog(self.results_path, fresh=True)
         try:
             summary = self.plan.summary()
             summary["resumed_cells"] = sum(1 for t in self.plan.tasks if t.cell in self.state.scores)
@@ -95,6 +104,7 @@ class AgentvRun:
             self.journal.write({"t": "done"})
             yield RunFinished(self._summary(files))
         finally:
+            self._results_log.close()
             if self.journal is not None:
                 self.journal.close()
             await self.calls.aclose()
@@ -107,6 +117,12 @@ class AgentvRun:
 
     # --- one cell ---------------------------------------------------------------------------------
     async def _cell(self, task: AgentvTask) -> None:
+        await self._run_cell(task)
+        row = self.rows.get(task.cell)
+        if row is not None:
+            self._results_log.write(dumps_bytes(row) + b"\n")
+
+    async def _run_cell(self, task: AgentvTask) -> None:
         cell = task.cell
         done = self.state.scores.get(cell)
         if done is not None and not (self.options.retry_errors and done.get("r", {}).get("error")):
@@ -331,10 +347,8 @@ class AgentvRun:
         return row
 
     def _write_results(self) -> list[Path]:
-        from ..jsonio import dumps_bytes
-
-        stamp = safe_timestamp(now_utc())
-        path = self.folder / f"{self.plan.run_label}_{stamp}.jsonl"
+        """The rows again, in the plan's order, replacing the file they were appended to."""
+        path = self.results_path
         self.folder.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.tmp")
         tmp.write_bytes(b"".join([dumps_bytes(self.rows[t.cell]) + b"\n" for t in self.plan.tasks

@@ -274,3 +274,32 @@ tests:
     assert time.monotonic() - t0 < 3
     [failed] = of_type(events, "cell_failed")
     assert "0.3 s" in failed.error and failed.kind == "timeout"
+
+
+def test_result_rows_are_on_disk_while_the_run_goes_on(tmp_path: Path, smart: SmartFake) -> None:
+    import asyncio
+
+    from evalspec.analysis import analyze_file
+    from evalspec.run.runner import plan_for, run
+
+    bp = _suite(tmp_path, """name: live
+description: d
+tests:
+  - {id: a, input: hello, criteria: c, assert: [{type: contains, value: hello}]}
+  - {id: b, input: hello, criteria: c, assert: [{type: contains, value: hello}]}
+  - {id: c, input: hello, criteria: c, assert: [{type: contains, value: hello}]}
+""")
+    opts = options(tmp_path, env_for(smart), concurrency=1)
+
+    async def stop_after_first_test() -> tuple[str, list[dict[str, Any]]]:
+        stream = run(plan_for(analyze_file(bp), opts), opts)
+        async for event in stream:
+            if event.type == "scored":
+                [live] = (tmp_path / "out").glob("agentv/*/*_*.jsonl")
+                rows = [json.loads(line) for line in live.read_text().splitlines()]
+                await stream.aclose()  # the run stops here, as on Ctrl-C
+                return event.cell.item, rows
+        raise AssertionError("no test was scored")
+
+    first, rows = asyncio.run(stop_after_first_test())
+    assert [(r["test_id"], r["score"]) for r in rows] == [(first, 1.0)]
