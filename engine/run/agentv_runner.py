@@ -82,10 +82,12 @@ class AgentvRun:
         self.resumed_cells = 0
 
     async def events(self) -> AsyncIterator[Event]:
-        self._open_journal()
-        # Rows are appended here as tests finish (a reader or a killed run sees every finished test);
-        # the name carries the run's start time, and the end rewrites the file in the plan's order.
-        self.results_path = self.folder / f"{self.plan.run_label}_{safe_timestamp(now_utc())}.jsonl"
+        # Rows are appended to the results file as tests finish (a reader or a killed run sees every
+        # finished test); the name carries the run's start time, a resumed run takes over the file of
+        # the run it finishes, and the end rewrites it in the plan's order.
+        name = f"{self.plan.run_label}_{safe_timestamp(now_utc())}.jsonl"
+        self._open_journal(results=name)
+        self.results_path = self.folder / Path(str(self.state.header.get("results") or name)).name
         self._results_log = AppendLog(self.results_path, fresh=True)
         try:
             summary = self.plan.summary()
@@ -109,11 +111,11 @@ class AgentvRun:
                 self.journal.close()
             await self.calls.aclose()
 
-    def _open_journal(self) -> None:
+    def _open_journal(self, *, results: str) -> None:
         self.journal, self.state = open_journal(
             self.journal_path, resume=self.options.resume or self.options.retry_errors,
             header={"kind": "agentv", "file": str(self.plan.path), "run_label": self.plan.run_label,
-                    "started": iso_timestamp(now_utc())})
+                    "started": iso_timestamp(now_utc()), "results": results})
 
     # --- one cell ---------------------------------------------------------------------------------
     async def _cell(self, task: AgentvTask) -> None:

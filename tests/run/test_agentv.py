@@ -303,3 +303,8 @@ tests:
 
     first, rows = asyncio.run(stop_after_first_test())
     assert [(r["test_id"], r["score"]) for r in rows] == [(first, 1.0)]
+
+    # --resume finishes the same results file: one file, every test, in the plan's order.
+    run_events(bp, options(tmp_path, env_for(smart), concurrency=1, resume=True))
+    [done] = (tmp_path / "out").glob("agentv/*/*_*.jsonl")
+    assert [json.loads(line)["test_id"] for line in done.read_text().splitlines()] == ["a", "b", "c"]
