@@ -123,3 +123,19 @@ def comparison(out: Path) -> dict[str, Any]:
 
 def of_type(events: list[Any], name: str) -> list[Any]:
     return [e for e in events if e.type == name]
+
+
+# AgentV targets both AgentV test files use: a candidate model that the judge `grader` grades.
+AGENTV_TARGETS = """targets:
+  - name: default
+    provider: openai
+    model: candidate
+    api_key: ${{ OPENAI_API_KEY }}
+    endpoint: ${{ OPENAI_BASE_URL }}
+    judge_target: grader
+  - name: grader
+    provider: openai
+    model: grader-model
+    api_key: ${{ OPENAI_API_KEY }}
+    endpoint: ${{ OPENAI_BASE_URL }}
+"""

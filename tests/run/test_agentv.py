@@ -9,21 +9,9 @@ from typing import Any
 
 from evalspec.cli import main
 
-from .conftest import SmartFake, env_for, of_type, options, run_events, write
+from .conftest import AGENTV_TARGETS, SmartFake, env_for, of_type, options, run_events, write
 
-TARGETS = """targets:
-  - name: default
-    provider: openai
-    model: candidate
-    api_key: ${{ OPENAI_API_KEY }}
-    endpoint: ${{ OPENAI_BASE_URL }}
-    judge_target: grader
-  - name: grader
-    provider: openai
-    model: grader-model
-    api_key: ${{ OPENAI_API_KEY }}
-    endpoint: ${{ OPENAI_BASE_URL }}
-  - name: canned
+TARGETS = AGENTV_TARGETS + """  - name: canned
     provider: mock
     response: "DENIED: listed entity"
 """

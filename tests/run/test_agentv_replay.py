@@ -10,21 +10,9 @@ import pytest
 
 from evalspec.cli import main
 
-from .conftest import SmartFake, env_for, of_type, options, run_events, write
+from .conftest import AGENTV_TARGETS, SmartFake, env_for, of_type, options, run_events, write
 
-TARGETS = """targets:
-  - name: default
-    provider: openai
-    model: candidate
-    api_key: ${{ OPENAI_API_KEY }}
-    endpoint: ${{ OPENAI_BASE_URL }}
-    judge_target: grader
-  - name: grader
-    provider: openai
-    model: grader-model
-    api_key: ${{ OPENAI_API_KEY }}
-    endpoint: ${{ OPENAI_BASE_URL }}
-  - name: broken
+TARGETS = AGENTV_TARGETS + """  - name: broken
     provider: openai
     model: never
     api_key: ${{ MISSING_REPLAY_KEY }}
