@@ -8,6 +8,8 @@ one JSON line per transport: calls, wall seconds, calls/s, peak RSS MB, transpor
     python bench/provider_throughput.py                       # 2000 calls, concurrency 32, http11
     python bench/provider_throughput.py --transport all       # each transport in its own process
     python bench/provider_throughput.py --transport httpx-aiohttp   # if that package is installed
+    python bench/provider_throughput.py --transport aiohttp-plain   # the yardstick: aiohttp alone, no
+                                                                    # httpx, no provider code (if installed)
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import sys
 import time
 from pathlib import Path
 
-TRANSPORTS = ("http11", "httpx", "httpx-aiohttp")
+TRANSPORTS = ("http11", "httpx", "httpx-aiohttp", "aiohttp-plain")
 
 
 def find_mockllm() -> Path:
@@ -71,9 +73,37 @@ def build_client(transport: str, concurrency: int):
     return make_client(concurrency, transport=transport)
 
 
+async def plain_aiohttp(base_url: str, calls: int, concurrency: int) -> tuple[float, float, int]:
+    """The same POSTs with aiohttp alone: the floor the provider stack is measured against."""
+    import aiohttp
+
+    errors = 0
+    next_index = 0
+    headers = {"content-type": "application/json", "authorization": "Bearer sk-bench"}
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=concurrency)) as session:
+
+        async def worker() -> None:
+            nonlocal errors, next_index
+            while next_index < calls:
+                body = json.dumps({"model": "mock-model", "temperature": 0,
+                                   "messages": [{"role": "user", "content": f"prompt number {next_index}"}]})
+                next_index += 1
+                async with session.post(f"{base_url}/chat/completions", data=body, headers=headers) as resp:
+                    data = await resp.json()
+                    if not data["choices"][0]["message"]["content"].startswith("ECHO: "):
+                        errors += 1
+
+        t0, c0 = time.perf_counter(), time.process_time()
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+        return time.perf_counter() - t0, time.process_time() - c0, errors
+
+
 async def run(base_url: str, calls: int, concurrency: int, transport: str) -> dict[str, object]:
     from evalspec.providers import ChatRequest, ProviderError, provider_for_model
 
+    if transport == "aiohttp-plain":
+        wall, cpu, errors = await plain_aiohttp(base_url, calls, concurrency)
+        return _result(calls, concurrency, wall, cpu, transport, errors)
     client = build_client(transport, concurrency)
     env = {"OPENAI_API_KEY": "sk-bench", "OPENAI_BASE_URL": base_url}
     binding = provider_for_model("openai:mock-model", client=client, env=env)
@@ -100,6 +130,10 @@ async def run(base_url: str, calls: int, concurrency: int, transport: str) -> di
         wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     finally:
         await client.aclose()
+    return _result(calls, concurrency, wall, cpu, transport, errors)
+
+
+def _result(calls: int, concurrency: int, wall: float, cpu: float, transport: str, errors: int) -> dict[str, object]:
     return {
         "calls": calls,
         "concurrency": concurrency,
@@ -135,6 +169,9 @@ def main(argv: list[str] | None = None) -> int:
         proc, base_url = start_mockllm()
     try:
         out = asyncio.run(run(base_url, a.calls, a.concurrency, a.transport))
+    except ImportError as exc:  # the comparison transports are optional packages
+        print(json.dumps({"transport": a.transport, "skipped": f"not installed: {exc.name}"}), flush=True)
+        return 0
     finally:
         if proc is not None:
             proc.terminate()
