@@ -9,7 +9,8 @@ cost. What a run needs of HTTP is small, so this transport does only that, in on
 - HTTP/1.1 with keep-alive: a pool of idle connections per origin, at most `max_connections` in use,
   idle ones closed after `keepalive_expiry`; a request that finds its reused connection closed by the
   server before any answer is sent again once on a new one (the usual keep-alive race);
-- TLS with the system store (the context is built on first use, not at import), or a given context;
+- TLS with the system store (certifi's where the system has none; built on first use, not at import),
+  or a given context;
 - HTTP proxies from HTTP_PROXY / HTTPS_PROXY / ALL_PROXY / NO_PROXY, read once: absolute-form requests
   for http://, a CONNECT tunnel for https://, credentials in the proxy URL sent as Basic;
 - httpx's timeouts (connect, read, pool) mapped to httpx's exceptions; no write timeout (a request is
@@ -338,7 +339,7 @@ class Http11Transport(httpx.AsyncBaseTransport):
                 ctx.check_hostname = False
                 ctx.verify_mode = ssl.CERT_NONE
             else:
-                ctx = ssl.create_default_context()
+                ctx = system_tls_context()
             ctx.set_alpn_protocols(["http/1.1"])
             self._ssl_context = ctx
         return self._ssl_context
@@ -357,6 +358,17 @@ class Http11Transport(httpx.AsyncBaseTransport):
                         f"proxy {proxy.scheme}://{proxy.host}: only http:// proxies are supported")
             self._proxy_by_origin[origin] = proxy
         return self._proxy_by_origin[origin]
+
+
+def system_tls_context() -> ssl.SSLContext:
+    """The system's trust store (SSL_CERT_FILE / SSL_CERT_DIR included, so corporate CAs work), or
+    certifi's bundle, which httpx installs, where that store is empty (python.org builds on macOS)."""
+    ctx = ssl.create_default_context()
+    if not ctx.cert_store_stats()["x509_ca"] and not ctx.get_ca_certs():
+        import certifi
+
+        ctx.load_verify_locations(certifi.where())
+    return ctx
 
 
 def _serialize(request: httpx.Request, body: bytes, *, absolute: bool, proxy: httpx.URL | None) -> bytes:

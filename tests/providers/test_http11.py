@@ -329,3 +329,17 @@ async def test_no_proxy_is_honoured(monkeypatch: pytest.MonkeyPatch) -> None:
             assert (await c.get(srv.url())).text == "direct"
     finally:
         await c.aclose()
+
+
+def test_tls_falls_back_to_certifi_when_the_system_store_is_empty(monkeypatch: pytest.MonkeyPatch) -> None:
+    import certifi
+
+    from evalspec.providers import http11
+
+    monkeypatch.setattr(http11.ssl, "create_default_context", lambda: ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT))
+    ctx = http11.system_tls_context()
+    assert ctx.cert_store_stats()["x509_ca"] > 0
+    assert ctx.verify_mode == ssl.CERT_REQUIRED and ctx.check_hostname
+    fresh = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    fresh.load_verify_locations(certifi.where())
+    assert ctx.cert_store_stats() == fresh.cert_store_stats()
