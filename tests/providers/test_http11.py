@@ -343,3 +343,43 @@ def test_tls_falls_back_to_certifi_when_the_system_store_is_empty(monkeypatch: p
     fresh = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     fresh.load_verify_locations(certifi.where())
     assert ctx.cert_store_stats() == fresh.cert_store_stats()
+
+
+@pytest.mark.parametrize("protocol", ["HTTP/1.0", "HTTP/1.1"])
+async def test_a_stdlib_http_server_as_the_fake_provider(protocol: str) -> None:
+    # The simplest fake provider people write: http.server, HTTP/1.0 (close after each answer) or
+    # HTTP/1.1 (keep-alive, Content-Length).
+    import json
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = protocol
+
+        def do_POST(self) -> None:
+            req = json.loads(self.rfile.read(int(self.headers["content-length"])))
+            body = json.dumps({"choices": [{"message": {"content": "ECHO " + req["messages"][-1]["content"]}}]})
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body.encode())
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    from evalspec.providers import ChatRequest, provider_for_model
+
+    client = make_client(4, timeout=5.0)
+    try:
+        env = {"OPENAI_API_KEY": "sk-x", "OPENAI_BASE_URL": f"http://127.0.0.1:{server.server_port}/v1"}
+        binding = provider_for_model("openai:m", client=client, env=env)
+        answers = await asyncio.gather(*(binding.provider.chat(ChatRequest.of(binding.model_name, f"q{i}"))
+                                         for i in range(20)))
+        assert [a.text for a in answers] == [f"ECHO q{i}" for i in range(20)]
+    finally:
+        await client.aclose()
+        server.shutdown()
+        server.server_close()
