@@ -102,6 +102,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"evalspec run: no such file: {args.file}", file=sys.stderr)
         return 2
     analysis = analyze_file(path, models_dir=args.models_dir)
+    if analysis.kind is FileKind.AGENTV_TARGETS:
+        print(f"evalspec run: {args.file} is an AgentV targets file; run an eval file that names its targets",
+              file=sys.stderr)
+        return 2
     if analysis.kind is FileKind.NONE:
         print(f"evalspec run: {args.file} is not a Weval blueprint or an AgentV eval file", file=sys.stderr)
         return 2

@@ -105,6 +105,15 @@ def test_usage_errors_exit_2(tmp_path: Path, capsys) -> None:
     assert main(["run"]) == 2  # argparse: FILE is required
 
 
+def test_files_that_are_not_suites_exit_2_saying_what_they_are(tmp_path: Path, capsys) -> None:
+    targets = write(tmp_path / ".agentv" / "targets.yaml", "targets:\n  - name: default\n    provider: mock\n")
+    assert main(["run", str(targets)]) == 2
+    assert "is an AgentV targets file" in capsys.readouterr().err
+    other = write(tmp_path / "compose.yml", "services:\n  web:\n    image: nginx\n")
+    assert main(["run", str(other)]) == 2
+    assert "is not a Weval blueprint or an AgentV eval file" in capsys.readouterr().err
+
+
 def test_prompt_selection_and_model_override(tmp_path: Path, cli_env: SmartFake, capsys) -> None:
     bp = write(tmp_path / "c.weval.yml", BP)
     assert main(["run", str(bp), "--prompt", "p2", "-m", "openai:other", "-m", "echo", "--json",

@@ -1,0 +1,51 @@
+"""Every runnable file of ../shared/corpus runs offline end to end: `-m echo`, judged by `echo` (whose
+answers are not a judge's classification, so every judged point takes the judge-error path), with
+every evaluation method. A run must finish with exit 0 and leave its results on disk."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from evalspec.analysis import analyze_file
+from evalspec.cli import main
+from evalspec.detect import FileKind
+
+from ..test_corpus import corpus_files
+
+
+def runnable() -> list[Path]:
+    out = []
+    for path in corpus_files():
+        analysis = analyze_file(path, env={})
+        if analysis.kind in (FileKind.WEVAL, FileKind.AGENTV) and not analysis.errors:
+            out.append(path)
+    return out
+
+
+RUNNABLE = runnable()
+
+
+def test_most_of_the_corpus_is_runnable() -> None:
+    assert len(RUNNABLE) >= 140
+
+
+@pytest.mark.parametrize("path", RUNNABLE, ids=lambda p: p.name)
+def test_corpus_file_runs_offline(path: Path, tmp_path: Path, capsys, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    code = main(["run", str(path), "-m", "echo", "--judge", "echo", "--eval-method", "all",
+                 "-o", str(tmp_path / "out"), "--no-cache"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert "Traceback" not in captured.err
+    written = [p for p in (tmp_path / "out").rglob("*") if p.suffix in (".json", ".jsonl")
+               and not p.name.endswith(".journal.jsonl")]
+    assert written, "no results written"
+    for p in written:
+        if p.suffix == ".json":
+            json.loads(p.read_text(encoding="utf-8"))
+        else:
+            for line in p.read_text(encoding="utf-8").splitlines():
+                json.loads(line)
