@@ -47,7 +47,8 @@ def _problems(plan: Any, options: RunOptions) -> list[str]:
                     provider_for_model(plan.model_specs.get(model, model), env=options.env)
                 except ProviderError as err:
                     out.append(f"model {model}: {err.message}")
-        if "llm-coverage" in plan.eval_methods:
+        # Judges matter only when some selected prompt has a judged point (or key points to extract).
+        if "llm-coverage" in plan.eval_methods and any(plan.judged_points(p) for p in plan.prompts):
             bad = []
             for judge in plan.judges:
                 try:

@@ -1,0 +1,295 @@
+"""Runs seen from the editor, as plain data: what can be run in an eval file, and what its runs found.
+
+`run_items(analysis)` lists the suite and each inline prompt / test, with the span its run lens sits
+on and a fingerprint of its source text. `RunBoard` is one document's run state, fed by the runner's
+own events (run/events.py): per item and model the latest score, verdict, error and details. The lens
+titles and the hover markdown are derived from it here, so the server only converts and sends them.
+
+A result outlives the text it scored: when an item's text changes after its run, its results are
+marked as older than the text instead of vanishing or pretending to still hold.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..detect import FileKind
+from ..findings import Span
+from ..run.events import (
+    CallStarted,
+    CellFailed,
+    Event,
+    Notice,
+    Response,
+    Retrying,
+    RunFinished,
+    RunStarted,
+    RunSummary,
+    Scored,
+)
+
+MAX_MODELS_IN_TITLE = 3  # more than this, and an item's result lens shows counts instead
+ANSWER_EXCERPT = 600  # characters of an answer shown on hover
+VERDICT_MARK = {"pass": "✓", "borderline": "~", "fail": "✗"}
+
+
+@dataclass(frozen=True, slots=True)
+class RunItem:
+    kind: str  # "suite" | "prompt" | "test"
+    item_id: str | None  # None for the suite
+    span: Span  # where its lens goes: the item's first line
+    fingerprint: int = 0  # of its source text; 0 for the suite
+
+
+def run_items(analysis: Any) -> list[RunItem]:
+    """The suite (first), then every prompt or test written in this file, in order. Tests that come
+    from an external tests file run with the suite but have no lens here."""
+    lines: list[str] = analysis.parsed.lines
+    if analysis.kind is FileKind.WEVAL and analysis.blueprint is not None:
+        bp, result = analysis.blueprint, analysis.weval
+        items = [RunItem("suite", None, _suite_span(result.header_node, result.prompt_nodes))]
+        for prompt, node in zip(bp.prompts, result.prompt_nodes, strict=False):
+            items.append(RunItem("prompt", prompt.id, _first_line(node.span), _fingerprint(lines, node.span)))
+        return items
+    if analysis.kind is FileKind.AGENTV and analysis.suite is not None:
+        suite = analysis.suite
+        items = [RunItem("suite", None, _first_line(suite.span))]
+        here = analysis.path
+        for test in suite.tests:
+            if test.source_path is not None and here is not None and test.source_path != here:
+                continue
+            items.append(RunItem("test", test.id, _first_line(test.span), _fingerprint(lines, test.span)))
+        return items
+    return []
+
+
+def _suite_span(header: Any, prompt_nodes: list[Any]) -> Span:
+    node = header if header is not None else (prompt_nodes[0] if prompt_nodes else None)
+    return _first_line(node.span) if node is not None else Span(0, 0, 0, 0)
+
+
+def _first_line(span: Span) -> Span:
+    return Span(span.start_line, span.start_col, span.start_line, span.start_col)
+
+
+def _fingerprint(lines: list[str], span: Span) -> int:
+    # The lines the item covers, whole: an edit anywhere in them changes the item's meaning or id.
+    return hash("\n".join(lines[span.start_line:span.end_line + 1]))
+
+
+# --- results ----------------------------------------------------------------------------------------
+
+@dataclass(slots=True)
+class CellResult:
+    model: str
+    score: float | None = None
+    verdict: str | None = None
+    error: str | None = None
+    answer: str | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+    running: bool = False
+    retry: str | None = None  # "429, retrying in 2.0 s" while it waits
+
+
+@dataclass
+class RunBoard:
+    """One document's runs: the one going on (if any) and the results of every item ever run, newest
+    per (item, model). A run of one prompt keeps the other prompts' earlier results."""
+
+    running: bool = False
+    scope: str | None = None  # the item a running run was started for; None = the whole suite
+    label: str = ""
+    total: int = 0
+    done: int = 0
+    errors: int = 0
+    started_at: float = 0.0
+    finished_at: float | None = None
+    summary: RunSummary | None = None
+    interrupted: bool = False
+    notices: list[str] = field(default_factory=list)
+    results: dict[str, dict[str, CellResult]] = field(default_factory=dict)
+    fingerprints: dict[str, int] = field(default_factory=dict)  # of each item's text when it last ran
+
+    def start(self, items: list[RunItem], scope: str | None) -> None:
+        """A run begins for `scope` (one item id) or the whole suite (None)."""
+        self.running, self.scope = True, scope
+        self.total = self.done = self.errors = 0
+        self.summary, self.interrupted, self.finished_at = None, False, None
+        self.notices = []
+        self.started_at = time.time()
+        for item in items:
+            if item.item_id is not None and (scope is None or item.item_id == scope):
+                self.fingerprints[item.item_id] = item.fingerprint
+                self.results.pop(item.item_id, None)  # their old results are about to be replaced
+
+    def stop(self, *, interrupted: bool = False) -> None:
+        self.running = False
+        self.interrupted = self.interrupted or interrupted
+        self.finished_at = time.time()
+        for by_model in self.results.values():
+            for cell in by_model.values():
+                cell.running, cell.retry = False, None
+
+    def _cell(self, item: str, model: str) -> CellResult:
+        return self.results.setdefault(item, {}).setdefault(model, CellResult(model))
+
+    def apply(self, event: Event) -> None:
+        if isinstance(event, RunStarted):
+            self.label = str(event.plan.get("run_label") or "")
+            self.total = int(event.plan.get("cells") or 0)
+        elif isinstance(event, CallStarted):
+            if event.purpose == "generate":
+                cell = self._cell(*event.cell)
+                cell.running, cell.retry = True, None
+        elif isinstance(event, Retrying):
+            self._cell(*event.cell).retry = f"{event.reason}, retrying in {event.delay:.1f} s"
+        elif isinstance(event, Response):
+            cell = self._cell(*event.cell)
+            cell.answer, cell.retry = event.text, None
+        elif isinstance(event, Scored):
+            cell = self._cell(*event.cell)
+            cell.score, cell.verdict, cell.details = event.score, event.verdict, dict(event.details)
+            cell.error = _detail_error(event.details)
+            cell.running, cell.retry = False, None
+            self.done += 1
+        elif isinstance(event, CellFailed):
+            cell = self._cell(*event.cell)
+            cell.score = cell.verdict = None
+            cell.error, cell.running, cell.retry = event.error, False, None
+            self.done += 1
+            self.errors += 1
+        elif isinstance(event, Notice):
+            self.notices.append(event.message)
+        elif isinstance(event, RunFinished):
+            self.summary = event.summary
+            self.stop(interrupted=event.summary.interrupted)
+
+    # --- what the editor shows ----------------------------------------------------------------------
+
+    def is_stale(self, item: RunItem) -> bool:
+        return item.item_id in self.fingerprints and self.fingerprints[item.item_id] != item.fingerprint
+
+    def progress_text(self) -> str:
+        text = f"{self.done}/{self.total} done" if self.total else "starting"
+        return text + (f", {self.errors} error(s)" if self.errors else "")
+
+    def suite_title(self) -> str | None:
+        """The suite's result lens: the last run's outcome, or None before any run."""
+        if self.running:
+            return f"running: {self.progress_text()}"
+        if self.summary is None:
+            return None
+        s = self.summary
+        mean = s.mean
+        counts = _count(list(s.models))
+        head = "interrupted" if s.interrupted else "last run"
+        text = f"{head}: mean {_score(mean)}" if mean is not None else f"{head}: nothing scored"
+        return text + counts
+
+    def item_title(self, item: RunItem) -> str | None:
+        """An item's result lens: per model its mark and score, or counts when there are many."""
+        by_model = self.results.get(item.item_id or "")
+        if not by_model:
+            return None
+        cells = list(by_model.values())
+        if any(c.running for c in cells):
+            waiting = next((c.retry for c in cells if c.retry), None)
+            return "running…" + (f" ({waiting})" if waiting else "")
+        if len(cells) <= MAX_MODELS_IN_TITLE:
+            text = " · ".join(f"{_mark(c)} {_cell_value(c)} {c.model}" for c in cells)
+        else:
+            scored = [c.score for c in cells if c.score is not None]
+            mean = sum(scored) / len(scored) if scored else None
+            text = f"{len(cells)} models: mean {_score(mean)}" + _cell_counts(cells)
+        return text + (" (text changed since)" if self.is_stale(item) else "")
+
+    def item_markdown(self, item_id: str) -> str | None:
+        """Hover text: the item's last result per model, the points or assertions, the answer."""
+        by_model = self.results.get(item_id)
+        if not by_model:
+            return None
+        out = [f"**Last run** of `{item_id}`" + (f" (run {self.label})" if self.label else "")]
+        for cell in by_model.values():
+            out.append("")
+            out.append(f"**{cell.model}**: {_mark(cell)} {_cell_value(cell)}"
+                       + (f" ({cell.verdict})" if cell.verdict else ""))
+            if cell.error:
+                out.append(f"\n> {_one_line(cell.error, 300)}")
+            out += _breakdown(cell.details)
+            if cell.answer:
+                answer = cell.answer if len(cell.answer) <= ANSWER_EXCERPT else cell.answer[:ANSWER_EXCERPT] + "…"
+                out.append("\nAnswer:\n```text\n" + answer.replace("```", "ˋˋˋ") + "\n```")
+        return "\n".join(out)
+
+
+def _detail_error(details: dict[str, Any]) -> str | None:
+    error = details.get("error")
+    return str(error) if error else None
+
+
+def _breakdown(details: dict[str, Any]) -> list[str]:
+    """Weval point assessments or AgentV assertion scores, one line each."""
+    lines: list[str] = []
+    for p in details.get("pointAssessments") or []:
+        if not isinstance(p, dict):
+            continue
+        extent = p.get("coverageExtent")
+        value = _score(extent) if isinstance(extent, int | float) else "not scored"
+        text = _one_line(str(p.get("keyPointText") or ""), 80)
+        where = f" [{p['pathId']}]" if p.get("pathId") else ""
+        inverted = " (should not)" if p.get("isInverted") else ""
+        why = p.get("error") or ""
+        lines.append(f"- {value} {text}{where}{inverted}" + (f": {_one_line(str(why), 120)}" if why else ""))
+    for s in details.get("scores") or []:
+        if not isinstance(s, dict):
+            continue
+        value = _score(s["score"]) if isinstance(s.get("score"), int | float) else "not scored"
+        name = s.get("name") or s.get("type") or "?"
+        verdict = f" ({s['verdict']})" if s.get("verdict") else ""
+        reason = s.get("reasoning") or ""
+        lines.append(f"- {value} {name}{verdict}" + (f": {_one_line(str(reason), 120)}" if reason else ""))
+    return ["", *lines] if lines else []
+
+
+def _mark(cell: CellResult) -> str:
+    if cell.error and cell.score is None:
+        return "⚠"
+    return VERDICT_MARK.get(cell.verdict or "", "–")
+
+
+def _cell_value(cell: CellResult) -> str:
+    if cell.score is not None:
+        return _score(cell.score)
+    return "error" if cell.error else "not scored"
+
+
+def _score(value: float | None) -> str:
+    return "—" if value is None else f"{value:.2f}"
+
+
+def _count(models: list[Any]) -> str:
+    passed = sum(m.passed for m in models)
+    borderline = sum(m.borderline for m in models)
+    failed = sum(m.failed for m in models)
+    errors = sum(m.errors for m in models)
+    parts = [f"{passed} pass"] + ([f"{borderline} borderline"] if borderline else []) + [f"{failed} fail"]
+    if errors:
+        parts.append(f"{errors} error(s)")
+    return " · " + " · ".join(parts)
+
+
+def _cell_counts(cells: list[CellResult]) -> str:
+    by = {"pass": 0, "borderline": 0, "fail": 0}
+    for c in cells:
+        if c.verdict in by:
+            by[c.verdict] += 1
+    errors = sum(1 for c in cells if c.error and c.score is None)
+    parts = [f"{by['pass']} pass", f"{by['fail']} fail"] + ([f"{errors} error(s)"] if errors else [])
+    return " · " + " · ".join(parts)
+
+
+def _one_line(text: str, n: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1] + "…"

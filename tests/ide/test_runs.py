@@ -1,0 +1,119 @@
+"""Runs seen from the editor: the items a lens can run, and the board that turns run events into lens
+titles and hover text."""
+
+from __future__ import annotations
+
+from evalspec.analysis import analyze
+from evalspec.ide.runs import RunBoard, run_items
+from evalspec.run.events import (
+    CallStarted,
+    Cell,
+    CellFailed,
+    ModelSummary,
+    Response,
+    Retrying,
+    RunFinished,
+    RunStarted,
+    RunSummary,
+    Scored,
+)
+
+BLUEPRINT = """\
+title: T
+models: [openai:a]
+---
+- id: p1
+  prompt: Hi
+  should:
+    - $contains: hi
+- prompt: No id here
+  should:
+    - is polite
+"""
+
+AGENTV = """\
+# evalspec: agentv
+tests:
+  - id: t1
+    input: hi
+    criteria: greets
+  - id: t2
+    input: bye
+    criteria: waves
+"""
+
+
+def test_weval_items_are_the_suite_then_each_prompt_on_its_first_line() -> None:
+    analysis = analyze(BLUEPRINT, "t.weval.yml")
+    items = run_items(analysis)
+    assert [(i.kind, i.span.start_line) for i in items] == [("suite", 0), ("prompt", 3), ("prompt", 7)]
+    assert items[1].item_id == "p1"
+    assert items[2].item_id == analysis.blueprint.prompts[1].id  # the generated id the runner uses
+    assert items[1].fingerprint != items[2].fingerprint
+
+
+def test_agentv_items_are_the_suite_then_each_test() -> None:
+    items = run_items(analyze(AGENTV, "t.eval.yaml"))
+    assert [(i.kind, i.item_id, i.span.start_line) for i in items] == [
+        ("suite", None, 1), ("test", "t1", 2), ("test", "t2", 5)]
+
+
+def test_files_that_are_not_suites_have_nothing_to_run() -> None:
+    assert run_items(analyze("services:\n  web: {image: x}\n", "compose.yml")) == []
+
+
+def _summary(**kw) -> RunSummary:
+    return RunSummary(kind="weval", run_label="L", models=(ModelSummary("a", **kw),))
+
+
+def test_the_board_follows_a_run() -> None:
+    items = run_items(analyze(BLUEPRINT, "t.weval.yml"))
+    p1 = items[1]
+    board = RunBoard()
+    board.start(items, None)
+    board.apply(RunStarted({"run_label": "L", "cells": 2}))
+    assert board.suite_title() == "running: 0/2 done"
+    board.apply(CallStarted(Cell("p1", "a")))
+    assert board.item_title(p1) == "running…"
+    board.apply(Retrying(Cell("p1", "a"), 1, 2.0, "429"))
+    assert board.item_title(p1) == "running… (429, retrying in 2.0 s)"
+    board.apply(Response(Cell("p1", "a"), "hi there"))
+    board.apply(Scored(Cell("p1", "a"), 1.0, "pass", {"pointAssessments": [
+        {"keyPointText": 'Function: contains("hi")', "coverageExtent": 1}]}))
+    board.apply(CellFailed(Cell(items[2].item_id, "a"), "HTTP 500 from openai"))
+    assert board.item_title(p1) == "✓ 1.00 a"
+    assert board.item_title(items[2]) == "⚠ error a"
+    board.apply(RunFinished(_summary(cells=2, scored=1, mean=1.0, passed=1, errors=1)))
+    assert not board.running
+    assert board.suite_title() == "last run: mean 1.00 · 1 pass · 0 fail · 1 error(s)"
+    hover = board.item_markdown("p1")
+    assert hover is not None
+    assert "**a**: ✓ 1.00 (pass)" in hover and '- 1.00 Function: contains("hi")' in hover and "hi there" in hover
+    assert "HTTP 500" in (board.item_markdown(items[2].item_id) or "")
+
+
+def test_many_models_are_counted_and_edits_make_results_older() -> None:
+    items = run_items(analyze(BLUEPRINT, "t.weval.yml"))
+    board = RunBoard()
+    board.start(items, "p1")
+    for i, (score, verdict) in enumerate([(1.0, "pass"), (0.7, "borderline"), (0.2, "fail"), (0.9, "pass")]):
+        board.apply(Scored(Cell("p1", f"m{i}"), score, verdict, {}))
+    assert board.item_title(items[1]) == "4 models: mean 0.70 · 2 pass · 1 fail"
+    edited = run_items(analyze(BLUEPRINT.replace("prompt: Hi", "prompt: Hello"), "t.weval.yml"))
+    assert board.item_title(edited[1]).endswith("(text changed since)")
+    assert not board.item_title(items[1]).endswith("(text changed since)")
+
+
+def test_a_one_prompt_run_keeps_the_other_prompts_results() -> None:
+    items = run_items(analyze(BLUEPRINT, "t.weval.yml"))
+    other = items[2].item_id
+    board = RunBoard()
+    board.start(items, None)
+    board.apply(Scored(Cell("p1", "a"), 1.0, "pass", {}))
+    board.apply(Scored(Cell(other, "a"), 0.0, "fail", {}))
+    board.apply(RunFinished(_summary()))
+    board.start(items, "p1")
+    assert board.item_title(items[1]) is None  # about to be replaced
+    assert board.item_title(items[2]) == "✗ 0.00 a"
+    board.stop(interrupted=True)
+    assert board.interrupted and not board.running
