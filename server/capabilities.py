@@ -21,6 +21,9 @@ class ClientSupport:
     code_action_literals: bool = False
     preferred_code_actions: bool = False
     line_folding_only: bool = False
+    work_done_progress: bool = False
+    code_lens_refresh: bool = False
+    show_document: bool = False
 
     @classmethod
     def of(cls, caps: lsp.ClientCapabilities | None) -> ClientSupport:
@@ -48,4 +51,7 @@ class ClientSupport:
             code_action_literals=get("text_document.code_action.code_action_literal_support") is not None,
             preferred_code_actions=bool(get("text_document.code_action.is_preferred_support", False)),
             line_folding_only=bool(get("text_document.folding_range.line_folding_only", False)),
+            work_done_progress=bool(get("window.work_done_progress", False)),
+            code_lens_refresh=bool(get("workspace.code_lens.refresh_support", False)),
+            show_document=bool(get("window.show_document.support", False)),
         )

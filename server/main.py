@@ -8,10 +8,20 @@ import sys
 from collections.abc import Sequence
 
 from . import text_documents
-from .features import code_actions, completion, diagnostics, hover, lifecycle, navigation, symbols
+from .features import (
+    code_actions,
+    code_lens,
+    completion,
+    diagnostics,
+    hover,
+    lifecycle,
+    navigation,
+    run,
+    symbols,
+)
 from .server import EvalspecServer, __version__
 
-FEATURES = (lifecycle, diagnostics, completion, hover, code_actions, symbols, navigation)
+FEATURES = (lifecycle, diagnostics, completion, hover, code_actions, symbols, navigation, run, code_lens)
 
 
 def build_server() -> EvalspecServer:

@@ -6,7 +6,7 @@ import asyncio
 import logging
 import traceback
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, TypeVar
@@ -21,6 +21,7 @@ from evalspec.detect import FileKind
 from .capabilities import ClientSupport
 from .convert import LineIndex
 from .documents import DEFAULT_DEBOUNCE_S, Documents, DocumentState
+from .run_state import DocumentRuns
 
 log = logging.getLogger(__name__)
 
@@ -35,10 +36,51 @@ Handler = Callable[["EvalspecServer", P], Awaitable[R]]
 
 
 @dataclass
+class RunSettings:
+    """How the run lenses run (`run` in the settings). API keys are never settings: the server reads
+    them from its environment, as the CLI does."""
+
+    models: list[str] = field(default_factory=list)  # replaces the file's models / targets, e.g. ["echo"]
+    judges: list[str] = field(default_factory=list)  # replaces the file's judges
+    output: str = "evalspec-results"  # relative to the workspace folder of the file
+    # On by default in the editor: re-running a prompt after editing its rubric re-scores the same
+    # answer instead of paying for a new one. Errors are never cached.
+    cache: bool = True
+    concurrency: int | None = None
+    eval_methods: str | None = None  # "llm-coverage" | "embedding" | "all" | "none"
+    timeout_s: float | None = None
+
+    @classmethod
+    def of(cls, options: Any) -> RunSettings:
+        out = cls()
+        if not isinstance(options, dict):
+            return out
+        for key, attr in (("models", "models"), ("judges", "judges")):
+            value = options.get(key)
+            if isinstance(value, list) and all(isinstance(v, str) and v.strip() for v in value):
+                setattr(out, attr, [v.strip() for v in value])
+        if isinstance(options.get("output"), str) and options["output"].strip():
+            out.output = options["output"].strip()
+        if isinstance(options.get("cache"), bool):
+            out.cache = options["cache"]
+        n = options.get("concurrency")
+        if isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= 1000:
+            out.concurrency = n
+        if isinstance(options.get("evalMethods"), str):
+            out.eval_methods = options["evalMethods"]
+        t = options.get("timeoutSeconds")
+        if isinstance(t, (int, float)) and not isinstance(t, bool) and 0 < t <= 3600:
+            out.timeout_s = float(t)
+        return out
+
+
+@dataclass
 class Settings:
-    """`initializationOptions`; unknown keys are ignored so editors can pass extra configuration."""
+    """`initializationOptions` or `workspace/didChangeConfiguration` settings, optionally under an
+    `evalspec` key; unknown keys are ignored so editors can pass extra configuration."""
 
     debounce_s: float = DEFAULT_DEBOUNCE_S
+    run: RunSettings = field(default_factory=RunSettings)
 
     @classmethod
     def of(cls, options: Any) -> Settings:
@@ -50,6 +92,7 @@ class Settings:
         debounce = options.get("debounceMs")
         if isinstance(debounce, (int, float)) and not isinstance(debounce, bool) and 0 <= debounce <= 5000:
             settings.debounce_s = debounce / 1000
+        settings.run = RunSettings.of(options.get("run"))
         return settings
 
 
@@ -73,6 +116,7 @@ class EvalspecServer(LanguageServer):
         self.on_initialize: list[Callable[[lsp.InitializeParams], None]] = []
         self.on_analysed: list[Callable[[DocumentState], None]] = []  # the current version is analysed
         self.on_closed: list[Callable[[DocumentState], None]] = []
+        self.runs: dict[str, DocumentRuns] = {}  # uri -> its run lenses' state (features/run.py)
 
     # --- positions ----------------------------------------------------------------------------------
 

@@ -1,12 +1,27 @@
-"""textDocument/hover: the engine's markdown, as markdown or plain text as the client prefers."""
+"""textDocument/hover: the engine's markdown, as markdown or plain text as the client prefers.
+
+On the first line of a prompt or test that has been run, the hover also shows its latest results
+(per model: score, verdict, each point or assertion, the answer).
+"""
 
 from __future__ import annotations
 
 from lsprotocol import types as lsp
 
 from evalspec.ide.hover import hover as engine_hover
+from evalspec.ide.runs import run_items
 
-from ..server import EvalspecServer
+from ..server import EvalspecServer, Snapshot
+
+
+def _run_results(server: EvalspecServer, snap: Snapshot, line: int) -> str | None:
+    state = server.runs.get(snap.uri)
+    if state is None or not state.board.results:
+        return None
+    for item in run_items(snap.analysis):
+        if item.item_id is not None and item.span.start_line == line:
+            return state.board.item_markdown(item.item_id)
+    return None
 
 
 def register(server: EvalspecServer) -> None:
@@ -17,8 +32,10 @@ def register(server: EvalspecServer) -> None:
             return None
         line, col = snap.index.point(params.position)
         info = engine_hover(snap.analysis, line, col)
-        if info is None or not info.markdown:
+        results = _run_results(server, snap, line)
+        parts = [p for p in (results, (info.markdown if info is not None else None)) if p]  # the fresh news first
+        if not parts:
             return None
         kind = lsp.MarkupKind.Markdown if server.client.hover_markdown else lsp.MarkupKind.PlainText
-        return lsp.Hover(contents=lsp.MarkupContent(kind=kind, value=info.markdown),
-                         range=snap.index.range(info.span) if info.span is not None else None)
+        rng = snap.index.range(info.span) if info is not None and info.span is not None else None
+        return lsp.Hover(contents=lsp.MarkupContent(kind=kind, value="\n\n---\n\n".join(parts)), range=rng)

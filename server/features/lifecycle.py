@@ -56,6 +56,9 @@ def register(server: EvalspecServer) -> None:
     @server.feature(lsp.SHUTDOWN)
     def shutdown(params: None) -> None:
         server.documents.shutdown()
+        for runs in server.runs.values():  # runs stop; their journals keep every result received
+            if runs.task is not None:
+                runs.task.cancel()
 
 
 def warm_up() -> None:

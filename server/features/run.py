@@ -1,0 +1,322 @@
+"""Running from the editor: the commands behind the run lenses, driving the engine's own runner.
+
+Commands (workspace/executeCommand), each with one argument `{"uri": …, "item": …}` (or the uri alone):
+
+- `evalspec.run`: run the whole file, or one prompt / test (`item`). It answers as soon as the run
+  has started; the run then goes on in the background, as work-done progress the user can cancel,
+  and every result updates the document's lenses and hover as it arrives.
+- `evalspec.plan`: what a run would do (calls per model, judges, estimated tokens, missing keys).
+- `evalspec.cancelRun`: stop the document's run; every result received stays on disk (the journal).
+- `evalspec.showResults`: open the last run's results file.
+
+Only an explicit command runs anything: opening, checking or hovering a file never does. The run uses
+the open text (saved or not), the settings' `run` section (models, judges, output…) and the server's
+environment for API keys, exactly as `evalspec run` would.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types as lsp
+
+from evalspec.ide.runs import RunBoard, run_items
+from evalspec.run.events import RunFinished
+from evalspec.run.options import RunOptions, parse_eval_methods
+
+from ..convert import path_of
+from ..run_state import DocumentRuns
+from ..server import EvalspecServer, Settings
+
+log = logging.getLogger(__name__)
+
+RUN, PLAN, CANCEL, SHOW = "evalspec.run", "evalspec.plan", "evalspec.cancelRun", "evalspec.showResults"
+RUN_STATE = "evalspec/runState"  # our notification: a document's run changed (clients refresh lenses)
+REFRESH_EVERY_S = 0.25  # lens refreshes and progress reports while results pour in, at most this often
+
+
+def _target(args: tuple[Any, ...]) -> tuple[str, str | None]:
+    """`{"uri": …, "item": …}`, or `uri[, item]` as plain arguments (what a user types in a client)."""
+    if args and isinstance(args[0], dict):
+        uri, item = args[0].get("uri"), args[0].get("item")
+    else:
+        uri = args[0] if args else None
+        item = args[1] if len(args) > 1 else None
+    if not isinstance(uri, str) or not uri:
+        raise ValueError("expected the document's uri as the first argument")
+    return uri, item if isinstance(item, str) and item else None
+
+
+def options_for(server: EvalspecServer, uri: str, item: str | None) -> RunOptions:
+    settings = server.settings.run
+    output = Path(settings.output).expanduser()
+    if not output.is_absolute():
+        output = _workspace_root(server, uri) / output
+    options = RunOptions(models=list(settings.models), judges=list(settings.judges), output=output,
+                         cache=settings.cache, select=[item] if item else [],
+                         concurrency=settings.concurrency,
+                         eval_methods=parse_eval_methods(settings.eval_methods))
+    if settings.timeout_s is not None:
+        options.timeout = settings.timeout_s
+    return options
+
+
+def _workspace_root(server: EvalspecServer, uri: str) -> Path:
+    """The workspace folder holding the document, else the document's own folder (then the cwd)."""
+    doc = path_of(uri)
+    folders = []
+    with contextlib.suppress(RuntimeError):  # before initialize
+        folders = [path_of(f.uri) for f in server.workspace.folders.values()]
+        if not folders and server.workspace.root_path:
+            folders = [Path(server.workspace.root_path)]
+    for folder in folders:
+        if folder is not None and doc is not None and doc.is_relative_to(folder):
+            return folder
+    return doc.parent if doc is not None else Path.cwd()
+
+
+class RunFeature:
+    def __init__(self, server: EvalspecServer) -> None:
+        self.server = server
+
+    def runs(self, uri: str) -> DocumentRuns:
+        return self.server.runs.setdefault(uri, DocumentRuns())
+
+    def message(self, kind: lsp.MessageType, text: str) -> None:
+        self.server.log_to_client(kind, text)
+        with contextlib.suppress(Exception):
+            self.server.window_show_message(lsp.ShowMessageParams(type=kind, message=text))
+
+    # --- planning -----------------------------------------------------------------------------------
+
+    async def plan(self, uri: str, item: str | None) -> tuple[Any, Any, RunOptions] | str:
+        """(snapshot, plan, options), or why nothing can run."""
+        from evalspec.run.runner import PlanError, plan_for
+
+        snap = await self.server.snapshot(uri)
+        if snap is None:
+            return "this file is not a Weval blueprint or an AgentV eval file"
+        errors = snap.analysis.errors
+        if errors:
+            return f"the file has {len(errors)} error(s); fix them to run it"
+        try:
+            options = options_for(self.server, uri, item)
+            plan = plan_for(snap.analysis, options)
+        except (PlanError, ValueError) as exc:
+            return str(exc)
+        return snap, plan, options
+
+    async def plan_command(self, uri: str, item: str | None) -> dict[str, Any]:
+        from evalspec.run.preflight import problems
+        from evalspec.run.render import format_plan
+
+        planned = await self.plan(uri, item)
+        if isinstance(planned, str):
+            self.message(lsp.MessageType.Warning, f"evalspec: {planned}")
+            return {"ok": False, "error": planned}
+        _, plan, options = planned
+        summary = plan.summary()
+        summary["problems"] = problems(plan, options)
+        self.message(lsp.MessageType.Info, format_plan(summary))
+        return {"ok": True, "plan": summary}
+
+    # --- running ------------------------------------------------------------------------------------
+
+    async def start(self, uri: str, item: str | None) -> dict[str, Any]:
+        from evalspec.run.preflight import problems
+
+        state = self.runs(uri)
+        if state.running:
+            text = "a run of this file is already going on; cancel it first"
+            self.message(lsp.MessageType.Warning, f"evalspec: {text}")
+            return {"ok": False, "error": text}
+        planned = await self.plan(uri, item)
+        if isinstance(planned, str):
+            self.message(lsp.MessageType.Warning, f"evalspec: {planned}")
+            return {"ok": False, "error": planned}
+        snap, plan, options = planned
+        if state.running:  # another command started one while this one was planning
+            return {"ok": False, "error": "a run of this file is already going on; cancel it first"}
+        found = problems(plan, options)
+        if found:  # the run still goes on: those cells fail with the same reason, visibly
+            self.message(lsp.MessageType.Warning, "evalspec: " + "; ".join(found))
+        state.board.start(run_items(snap.analysis), item)
+        state.task = asyncio.create_task(self.drive(uri, item, plan, options, state))
+        self.changed(uri, state.board)
+        summary = plan.summary()
+        return {"ok": True, "runLabel": summary.get("run_label"), "cells": summary.get("cells")}
+
+    async def drive(self, uri: str, item: str | None, plan: Any, options: RunOptions, state: DocumentRuns) -> None:
+        from evalspec.run.runner import run
+
+        board = state.board
+        progress = await self.begin_progress(uri, item, state)
+        events = run(plan, options)
+        last = 0.0
+        finished: RunFinished | None = None
+        try:
+            async for event in events:
+                board.apply(event)
+                if isinstance(event, RunFinished):
+                    finished = event
+                now = time.monotonic()
+                if now - last >= REFRESH_EVERY_S:
+                    last = now
+                    self.report(progress, board)
+                    self.changed(uri, board)
+        except asyncio.CancelledError:
+            board.stop(interrupted=True)
+            raise
+        except Exception as exc:  # a bug in the runner must not take the server down
+            board.stop(interrupted=True)
+            self.server.report_failure(f"the run of {uri}", exc)
+        finally:
+            with contextlib.suppress(Exception):
+                await events.aclose()  # type: ignore[attr-defined]
+            if board.running:
+                board.stop(interrupted=True)
+            self.end_progress(progress, board)
+            self.finished(uri, item, state, finished)
+
+    def finished(self, uri: str, item: str | None, state: DocumentRuns, event: RunFinished | None) -> None:
+        board = state.board
+        if event is not None:
+            state.files = list(event.summary.files)
+        self.changed(uri, board)
+        text = _outcome(board, item)
+        where = f" Results: {state.files[0]}" if state.files else ""
+        self.server.log_to_client(lsp.MessageType.Info, f"evalspec: {text}.{where}")
+        if item is None or board.interrupted:  # one prompt's result is in its lens; a suite's deserves a word
+            with contextlib.suppress(Exception):
+                self.server.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Info,
+                                                                      message=f"evalspec: {text}"))
+        payload = {"uri": uri, "item": item, "interrupted": board.interrupted, "files": state.files,
+                   "summary": event.to_json()["summary"] if event is not None else None}
+        with contextlib.suppress(Exception):
+            self.server.protocol.notify("evalspec/runFinished", payload)
+
+    def cancel(self, uri: str) -> dict[str, Any]:
+        state = self.server.runs.get(uri)
+        if state is None or not state.running:
+            return {"ok": False, "error": "no run of this file is going on"}
+        assert state.task is not None
+        state.task.cancel()
+        return {"ok": True}
+
+    async def show(self, uri: str) -> dict[str, Any]:
+        state = self.server.runs.get(uri)
+        if state is None or not state.files:
+            return {"ok": False, "error": "this file has no finished run yet"}
+        target = Path(state.files[0])
+        if self.server.client.show_document:
+            with contextlib.suppress(Exception):
+                await self.server.window_show_document_async(
+                    lsp.ShowDocumentParams(uri=target.as_uri(), take_focus=True))
+                return {"ok": True, "file": str(target)}
+        self.message(lsp.MessageType.Info, f"evalspec: results in {target}")
+        return {"ok": True, "file": str(target)}
+
+    # --- telling the editor -------------------------------------------------------------------------
+
+    def changed(self, uri: str, board: RunBoard) -> None:
+        """Lenses show the board: ask the client to fetch them again."""
+        with contextlib.suppress(Exception):
+            self.server.protocol.notify(RUN_STATE, {"uri": uri, "running": board.running, "done": board.done,
+                                                    "total": board.total, "errors": board.errors})
+        if self.server.client.code_lens_refresh:
+            with contextlib.suppress(Exception):
+                self.server.workspace_code_lens_refresh(None)
+
+    async def begin_progress(self, uri: str, item: str | None, state: DocumentRuns) -> str | None:
+        if not self.server.client.work_done_progress:
+            return None
+        token = f"evalspec-run-{uuid.uuid4().hex[:12]}"
+        try:
+            await asyncio.wait_for(self.server.work_done_progress.create_async(token), 5)
+        except Exception:  # the client refused or did not answer: run without a progress bar
+            log.debug("no work-done progress", exc_info=True)
+            return None
+        name = path_of(uri).name if path_of(uri) is not None else uri
+        self.server.work_done_progress.begin(token, lsp.WorkDoneProgressBegin(
+            title=f"evalspec: running {item or name}", cancellable=True, message="starting", percentage=0))
+        cancelled = self.server.work_done_progress.tokens.get(token)
+        if cancelled is not None:  # the client's Cancel button cancels this future
+            cancelled.add_done_callback(lambda f: state.task.cancel() if f.cancelled() and state.task else None)
+        return token
+
+    def report(self, token: str | None, board: RunBoard) -> None:
+        if token is None:
+            return
+        pct = int(100 * board.done / board.total) if board.total else 0
+        with contextlib.suppress(Exception):
+            self.server.work_done_progress.report(token, lsp.WorkDoneProgressReport(
+                message=board.progress_text(), percentage=pct, cancellable=True))
+
+    def end_progress(self, token: str | None, board: RunBoard) -> None:
+        if token is None:
+            return
+        with contextlib.suppress(Exception):
+            self.server.work_done_progress.end(token, lsp.WorkDoneProgressEnd(
+                message="cancelled" if board.interrupted else board.progress_text()))
+            self.server.work_done_progress.tokens.pop(token, None)
+
+
+def _outcome(board: RunBoard, item: str | None) -> str:
+    what = f"run of {item}" if item else "run"
+    if board.summary is None:
+        return f"{what} stopped after {board.done} of {board.total} cell(s); every result received is kept"
+    mean = board.summary.mean
+    head = f"{what} {'interrupted' if board.interrupted else 'finished'}"
+    score = f"mean {mean:.3f}" if mean is not None else "nothing scored"
+    return f"{head}: {score}, {board.done} cell(s), {board.errors} error(s)"
+
+
+def register(server: EvalspecServer) -> None:
+    feature = RunFeature(server)
+    server.run_feature = feature  # type: ignore[attr-defined]  # code lenses and hover read the boards
+
+    def command(name: str, fn: Any) -> None:
+        async def handle(*args: Any) -> Any:
+            try:
+                uri, item = _target(args)
+            except ValueError as exc:
+                return {"ok": False, "error": str(exc)}
+            try:
+                return await fn(uri, item)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                server.report_failure(name, exc)
+                return {"ok": False, "error": str(exc)}
+
+        handle.__name__ = name.replace(".", "_")
+        server.command(name)(handle)
+
+    command(RUN, feature.start)
+    command(PLAN, feature.plan_command)
+    command(CANCEL, lambda uri, item: _async(feature.cancel(uri)))
+    command(SHOW, lambda uri, item: feature.show(uri))
+
+    @server.notification(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    def did_change_configuration(server: EvalspecServer, params: lsp.DidChangeConfigurationParams) -> None:
+        if isinstance(params.settings, dict) and params.settings:
+            new = Settings.of(params.settings)
+            server.settings.run = new.run
+    # A closed document's run goes on (closing a tab is not "stop"), and its lenses are back on reopening.
+
+
+async def _async(value: Any) -> Any:
+    return value
+
+
+def board_of(server: EvalspecServer, uri: str) -> tuple[RunBoard, bool] | None:
+    state = server.runs.get(uri)
+    return (state.board, state.running) if state is not None else None
+
+
