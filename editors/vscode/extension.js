@@ -25,7 +25,9 @@ function clientOptions(config) {
       { scheme: "file", language: "json" },
       { scheme: "untitled", language: "yaml" },
     ],
-    initializationOptions: { debounceMs: config.get("diagnostics.debounceMs") },
+    initializationOptions: { debounceMs: config.get("diagnostics.debounceMs"), run: config.get("run") },
+    // Changes to evalspec.run.* reach the server as workspace/didChangeConfiguration.
+    synchronize: { configurationSection: "evalspec" },
     outputChannelName: "evalspec",
   };
 }
@@ -51,8 +53,23 @@ async function stop() {
   }
 }
 
+// The server's commands take {uri, item?}; the lenses pass them, these palette entries pass the active file.
+function forActiveFile(serverCommand) {
+  return async () => {
+    const editor = vscode.window.activeTextEditor;
+    if (!client || !editor) {
+      return;
+    }
+    // The server explains a refusal itself (window/showMessage).
+    await vscode.commands.executeCommand(serverCommand, { uri: editor.document.uri.toString() });
+  };
+}
+
 async function activate(context) {
   context.subscriptions.push(
+    vscode.commands.registerCommand("evalspec.runActiveFile", forActiveFile("evalspec.run")),
+    vscode.commands.registerCommand("evalspec.planActiveFile", forActiveFile("evalspec.plan")),
+    vscode.commands.registerCommand("evalspec.cancelActiveRun", forActiveFile("evalspec.cancelRun")),
     vscode.commands.registerCommand("evalspec.restartServer", async () => {
       await stop();
       await start();

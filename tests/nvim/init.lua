@@ -76,7 +76,7 @@ local function run()
   local ok = step("open", function()
     require("evalspec").setup({
       cmd = { os.getenv("EVALSPEC_PYTHON"), "-m", "evalspec_lsp" },
-      init_options = { debounceMs = 20 },
+      init_options = { debounceMs = 20, run = { models = { "echo" }, output = os.getenv("EVALSPEC_NVIM_RESULTS") } },
     })
     vim.cmd("edit " .. vim.fn.fnameescape(file))
     bufnr = vim.api.nvim_get_current_buf()
@@ -144,6 +144,54 @@ local function run()
       return not has_code(bufnr, "unknown-key")
     end, 20), "the unknown-key diagnostic stayed after the fix")
     result.diagnostics_after_edit = diagnostics(bufnr)
+  end)
+  if not ok then
+    return
+  end
+
+  step("run lens", function()
+    -- Take the half-typed `$con` point out again: a file with errors is not run.
+    local lines = vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)
+    for i, line in ipairs(lines) do
+      if line == "    - $con" then
+        vim.api.nvim_buf_set_lines(bufnr, i - 1, i, false, {})
+        break
+      end
+    end
+    local function lens_titles()
+      local titles = {}
+      for _, lens in ipairs(vim.lsp.codelens.get(bufnr) or {}) do
+        if lens.command then
+          table.insert(titles, { line = lens.range.start.line, title = lens.command.title })
+        end
+      end
+      return titles
+    end
+    local function has_title(pattern)
+      for _, t in ipairs(lens_titles()) do
+        if t.title:find(pattern) then
+          return true
+        end
+      end
+      return false
+    end
+    assert(vim.wait(20000, function()
+      pcall(vim.lsp.codelens.refresh)
+      return has_title("^▶ Run all")
+    end, 200), "no run lens arrived: " .. vim.inspect(lens_titles()))
+    result.lenses_before_run = lens_titles()
+    -- Put the cursor inside the greeting prompt and run it, as a user would with :EvalspecRun.
+    lines = vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)
+    for i, line in ipairs(lines) do
+      if line:match("prompt: Say hello") then
+        vim.api.nvim_win_set_cursor(0, { i, 0 })
+      end
+    end
+    vim.cmd("EvalspecRun")
+    assert(vim.wait(20000, function()
+      return has_title("✓ 1.00 echo")
+    end, 50), "no result lens after the run: " .. vim.inspect(lens_titles()))
+    result.lenses_after_run = lens_titles()
   end)
   finish()
 end

@@ -42,6 +42,7 @@ def run_neovim(tmp_path: Path) -> dict:
         "EVALSPEC_NVIM_FILE": str(blueprint),
         "EVALSPEC_NVIM_OUT": str(out),
         "EVALSPEC_NVIM_TIMEOUT_MS": "40000",
+        "EVALSPEC_NVIM_RESULTS": str(tmp_path / "results"),
         # Keep Neovim away from the user's configuration, state and logs.
         "XDG_CONFIG_HOME": str(home / "config"),
         "XDG_DATA_HOME": str(home / "data"),
@@ -68,3 +69,12 @@ def test_neovim_gets_diagnostics_and_completions(tmp_path):
 
     assert "$contains" in result["completion_labels"]
     assert not [d for d in result["diagnostics_after_edit"] if d["code"] == "unknown-key"]
+
+    # Run lenses: the file's and each prompt's, then the greeting prompt run from the cursor
+    # (:EvalspecRun) with the offline `echo` model, its result shown as a lens on its first line.
+    before = {(t["line"], t["title"]) for t in result["lenses_before_run"]}
+    assert (0, "▶ Run all (2 prompts)") in before and (4, "▶ Run") in before and (8, "▶ Run") in before
+    after = {(t["line"], t["title"]) for t in result["lenses_after_run"]}
+    assert (8, "✓ 1.00 echo[temp:0]") in after
+    assert not any(line == 4 and title.startswith("✓") for line, title in after)  # only greeting ran
+    assert list((tmp_path / "results").rglob("*_comparison.json"))

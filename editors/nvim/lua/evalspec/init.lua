@@ -7,6 +7,12 @@
 --
 -- Neovim 0.8+ uses vim.lsp.start (which reuses a client per root); 0.7 uses vim.lsp.start_client
 -- and vim.lsp.buf_attach_client, keeping one client per root itself.
+--
+-- Run lenses: `▶ Run all` / `▶ Run` lenses and the results of runs are shown as code lenses, kept
+-- fresh as results arrive. Commands: :EvalspecRun (the prompt or test under the cursor, or the whole
+-- file when the cursor is above the first one), :EvalspecRunAll, :EvalspecPlan, :EvalspecCancel and
+-- :EvalspecResults. Run settings (models, judges, output…) go in init_options.run, e.g.
+--   init_options = { run = { models = { "echo" } } }
 
 local M = {}
 
@@ -17,6 +23,9 @@ local defaults = {
   -- The first of these found walking up from the file marks the workspace root.
   root_markers = { ".git", "pyproject.toml", "package.json", ".agentv", "blueprints" },
   init_options = { debounceMs = 75 },
+  -- Show code lenses (run lenses and results); refreshed on these events and as runs progress.
+  codelens = true,
+  codelens_events = { "BufEnter", "InsertLeave", "CursorHold" },
   capabilities = nil,
   on_attach = nil,
   -- Neovim batches buffer changes before sending them; the server debounces again.
@@ -55,6 +64,40 @@ function M.find_root(file, markers)
   return start
 end
 
+local function refresh_lenses(bufnr)
+  if M.config and M.config.codelens and vim.api.nvim_get_current_buf() == bufnr then
+    pcall(vim.lsp.codelens.refresh)
+  end
+end
+
+-- The server tells us when a document's run changes; lenses are fetched again for it.
+local function on_run_state(_, result)
+  if result and result.uri then
+    local bufnr = vim.uri_to_bufnr(result.uri)
+    vim.schedule(function()
+      refresh_lenses(bufnr)
+    end)
+  end
+end
+
+local function on_attach(config)
+  return function(client, bufnr)
+    if config.codelens then
+      vim.api.nvim_create_autocmd(config.codelens_events, {
+        group = vim.api.nvim_create_augroup("evalspec_lenses_" .. bufnr, { clear = true }),
+        buffer = bufnr,
+        callback = function()
+          refresh_lenses(bufnr)
+        end,
+      })
+      refresh_lenses(bufnr)
+    end
+    if config.on_attach then
+      config.on_attach(client, bufnr)
+    end
+  end
+end
+
 local function client_config(config, root)
   return {
     name = config.name,
@@ -63,9 +106,59 @@ local function client_config(config, root)
     workspace_folders = { { uri = vim.uri_from_fname(root), name = root } },
     init_options = config.init_options,
     capabilities = config.capabilities or vim.lsp.protocol.make_client_capabilities(),
-    on_attach = config.on_attach,
+    on_attach = on_attach(config),
+    handlers = { ["evalspec/runState"] = on_run_state, ["evalspec/runFinished"] = on_run_state },
     flags = { debounce_text_changes = config.debounce_text_changes },
   }
+end
+
+local function client_of(bufnr)
+  local clients = vim.lsp.get_clients and vim.lsp.get_clients({ bufnr = bufnr }) or vim.lsp.buf_get_clients(bufnr)
+  for _, client in pairs(clients) do
+    if client.name == (M.config and M.config.name or "evalspec") then
+      return client
+    end
+  end
+  return nil
+end
+
+--- Ask the server to run `command` ("evalspec.run", "evalspec.plan", …) for the buffer, optionally
+--- for one prompt / test id.
+function M.execute(command, item, bufnr)
+  bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+  local client = client_of(bufnr)
+  if client == nil then
+    vim.notify("evalspec: no evalspec language server on this buffer", vim.log.levels.WARN)
+    return
+  end
+  local args = { uri = vim.uri_from_bufnr(bufnr) }
+  if item then
+    args.item = item
+  end
+  client.request("workspace/executeCommand", { command = command, arguments = { args } }, function(err, result)
+    if err then
+      vim.notify("evalspec: " .. tostring(err.message or err), vim.log.levels.ERROR)
+    elseif result and result.ok == false and result.error then
+      vim.notify("evalspec: " .. result.error, vim.log.levels.WARN)
+    end
+    refresh_lenses(bufnr)
+  end, bufnr)
+end
+
+--- The id of the prompt / test whose run lens is nearest at or above the cursor (nil: the suite).
+function M.item_at_cursor(bufnr)
+  bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+  local line = vim.api.nvim_win_get_cursor(0)[1] - 1
+  local best, best_line = nil, -1
+  for _, lens in ipairs(vim.lsp.codelens.get(bufnr) or {}) do
+    local cmd = lens.command
+    local start = lens.range.start.line
+    if cmd and cmd.command == "evalspec.run" and start <= line and start > best_line then
+      local arg = cmd.arguments and cmd.arguments[1] or {}
+      best, best_line = arg.item, start
+    end
+  end
+  return best
 end
 
 local function is_running(id)
@@ -109,6 +202,22 @@ function M.setup(opts)
     end
   end
   M.config = config
+
+  vim.api.nvim_create_user_command("EvalspecRun", function()
+    M.execute("evalspec.run", M.item_at_cursor())
+  end, { desc = "evalspec: run the prompt or test under the cursor" })
+  vim.api.nvim_create_user_command("EvalspecRunAll", function()
+    M.execute("evalspec.run")
+  end, { desc = "evalspec: run the whole file" })
+  vim.api.nvim_create_user_command("EvalspecPlan", function()
+    M.execute("evalspec.plan")
+  end, { desc = "evalspec: what a run would do" })
+  vim.api.nvim_create_user_command("EvalspecCancel", function()
+    M.execute("evalspec.cancelRun")
+  end, { desc = "evalspec: stop this file's run" })
+  vim.api.nvim_create_user_command("EvalspecResults", function()
+    M.execute("evalspec.showResults")
+  end, { desc = "evalspec: open the last run's results" })
 
   local group = vim.api.nvim_create_augroup("evalspec", { clear = true })
   vim.api.nvim_create_autocmd("FileType", {
