@@ -7,7 +7,8 @@ Times `complete()` at ~40 positions and `hover()` at as many, on the 50,000-line
 - completion / hover: the same `Analysis` reused (several requests on one version of the file);
 - completion_cold: the per-analysis layout dropped before each request, as after every keystroke;
 - completion_broken: the same positions in a version with a half-typed key in the middle (the
-  document no longer parses there), which is what an editor sends while typing.
+  document no longer parses there), which is what an editor sends while typing;
+- run_items: what a codeLens request computes (every prompt's lens position and text fingerprint).
 
 usage: python bench/ide_latency.py [N_PROMPTS] [--repeat R]
 """
@@ -26,6 +27,7 @@ from pathlib import Path
 from evalspec.analysis import analyze
 from evalspec.ide.completion import complete
 from evalspec.ide.hover import hover
+from evalspec.ide.runs import run_items
 
 GENERATOR = Path("/work/shared/bench/gen_blueprint.py")
 
@@ -98,11 +100,13 @@ def main() -> None:
             line = line + 1 if line > middle + 2 else line
             broken_c.append(timed(complete, broken, line, col, snippets=True))
 
+    lens = [timed(run_items, analysis) for _ in range(repeat)]
+
     result = {
         "bench": "ide_latency", "lines": len(lines), "prompts": n, "positions": len(spots), "repeat": repeat,
         "analyze_ms": round(analyze_s * 1000, 1),
         "completion_ms": pct(warm_c), "hover_ms": pct(warm_h), "completion_cold_ms": pct(cold_c),
-        "completion_broken_ms": pct(broken_c),
+        "completion_broken_ms": pct(broken_c), "run_items_ms": pct(lens),
         "items_at_function": len(complete(analysis, spots[2][0], spots[2][1], snippets=True).items),
     }
     print(json.dumps(result))

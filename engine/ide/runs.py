@@ -29,6 +29,7 @@ from ..run.events import (
     RunSummary,
     Scored,
 )
+from ..source import gc_paused
 
 MAX_MODELS_IN_TITLE = 3  # more than this, and an item's result lens shows counts instead
 ANSWER_EXCERPT = 600  # characters of an answer shown on hover
@@ -46,6 +47,11 @@ class RunItem:
 def run_items(analysis: Any) -> list[RunItem]:
     """The suite (first), then every prompt or test written in this file, in order. Tests that come
     from an external tests file run with the suite but have no lens here."""
+    with gc_paused():  # thousands of small objects next to a large tree: no collection passes over it
+        return _run_items(analysis)
+
+
+def _run_items(analysis: Any) -> list[RunItem]:
     lines: list[str] = analysis.parsed.lines
     if analysis.kind is FileKind.WEVAL and analysis.blueprint is not None:
         bp, result = analysis.blueprint, analysis.weval
