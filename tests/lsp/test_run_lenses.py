@@ -275,7 +275,14 @@ async def test_cancelling_a_run_keeps_what_arrived(client: RunClient, tmp_path: 
         assert found[0][0].startswith("■ Cancel run")
         again = _plain(await execute(client, "evalspec.run", uri=uri))
         assert again["ok"] is False and "already going on" in again["error"]
-        assert _plain(await execute(client, "evalspec.cancelRun", uri=uri))["ok"] is True
+        # Both profiles show work-done progress, and it is cancellable.
+        [(token, reports)] = list(client.progress_reports.items())
+        assert isinstance(reports[0], lsp.WorkDoneProgressBegin) and reports[0].cancellable
+        if client.profile.startswith("visual-studio-code"):  # the progress notification's Cancel button
+            client.window_work_done_progress_cancel(lsp.WorkDoneProgressCancelParams(token=token))
+        else:  # the `■ Cancel run` lens
+            assert found[0][0].startswith("■ Cancel run")
+            assert _plain(await execute(client, "evalspec.cancelRun", uri=uri))["ok"] is True
 
         async def wait() -> dict[str, Any]:
             while not client.finished:
@@ -285,6 +292,8 @@ async def test_cancelling_a_run_keeps_what_arrived(client: RunClient, tmp_path: 
 
         done = await asyncio.wait_for(wait(), HANG_GUARD_S)
         assert done["interrupted"] is True
+        for reports in client.progress_reports.values():
+            assert isinstance(reports[-1], lsp.WorkDoneProgressEnd) and reports[-1].message == "cancelled"
         found = titles(await lenses(client, uri))
         assert found[0][0] == "▶ Run all (7 prompts)"
         greet = position_of(text, "- id: greet").line
