@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
+from pathlib import Path
 from typing import Any
 
 from ..findings import Edit, Fix, Span, replace
@@ -408,7 +410,9 @@ def _code_judge_rule(ctx: Context, kind: AssertionType, entries: Entries) -> dic
     cwd_node = entries.get("cwd")
     cwd_text = ctx.str_of(cwd_node)
     if cwd_text is not None and ctx.folder is not None:
-        cwd = (ctx.folder / cwd_text).resolve() if not cwd_text.startswith("/") else ctx.fs.resolve(
+        # normpath, not resolve(): following symlinks would turn `cwd: .` into another spelling of
+        # the eval file's folder, and messages would name a path the user never wrote.
+        cwd = Path(os.path.normpath(ctx.folder / cwd_text)) if not cwd_text.startswith("/") else ctx.fs.resolve(
             cwd_text, ctx.roots)
         if cwd is None or not ctx.fs.is_dir(cwd):
             ctx.out.warning("missing-cwd", cwd_node.span,  # type: ignore[union-attr]

@@ -375,3 +375,12 @@ def test_composite_with_an_empty_child_list() -> None:
     f = one(check(_with("      - type: composite\n        aggregator: {type: weighted_average}\n        assert: []\n")),
             "missing-assert")
     assert f.message == "A composite needs at least one child assertion."
+
+
+def test_cwd_dot_under_a_symlinked_folder_is_still_the_eval_files_folder(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    real.mkdir()
+    (tmp_path / "link").symlink_to(real, target_is_directory=True)
+    text = _with("      - type: code-judge\n        command: [uv, run, check.py]\n        cwd: .\n")
+    f = one(check(text, tmp_path / "link"), "missing-script")
+    assert "(relative to the eval file's folder)" in f.message
