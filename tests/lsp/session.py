@@ -32,12 +32,19 @@ class RecordingClient(LanguageClient):
         self.published_event = asyncio.Event()
         self.profile = ""
         self.init_result: lsp.InitializeResult | None = None
+        self.messages: list[lsp.ShowMessageParams] = []  # window/showMessage, in order
 
 
-def make_client() -> RecordingClient:
-    client = RecordingClient()
-    features = {m: f for m, f in DEFAULT_CLIENT_FEATURES.items() if m != lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS}
-    register_lsp_features(client, features)
+def make_client(client: RecordingClient | None = None) -> RecordingClient:
+    """pytest-lsp's client features, with diagnostics and shown messages recorded (on `client`, or a
+    new RecordingClient)."""
+    client = client if client is not None else RecordingClient()
+    mine = (lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, lsp.WINDOW_SHOW_MESSAGE)
+    register_lsp_features(client, {m: f for m, f in DEFAULT_CLIENT_FEATURES.items() if m not in mine})
+
+    @client.feature(lsp.WINDOW_SHOW_MESSAGE)
+    def show(params: lsp.ShowMessageParams) -> None:
+        client.messages.append(params)
 
     @client.feature(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
     def publish(params: lsp.PublishDiagnosticsParams) -> None:

@@ -14,7 +14,17 @@ from lsprotocol import types as lsp
 from pytest_lsp import ClientServerConfig
 
 from ..fakeprovider import FakeProvider, Reply
-from .session import CLIENTS, HANG_GUARD_S, SERVER, RecordingClient, change, open_doc, position_of, start
+from .session import (
+    CLIENTS,
+    HANG_GUARD_S,
+    SERVER,
+    RecordingClient,
+    change,
+    make_client,
+    open_doc,
+    position_of,
+    start,
+)
 
 BLUEPRINT = """\
 title: Lenses
@@ -56,30 +66,12 @@ class RunClient(RecordingClient):
         self.finished: list[dict[str, Any]] = []
         self.finished_event = asyncio.Event()
         self.states: list[dict[str, Any]] = []
-        self.messages: list[lsp.ShowMessageParams] = []
         self.refreshes = 0
 
 
 def make_run_client() -> RunClient:
-    return _register(RunClient())
-
-
-def _register(client: RunClient) -> RunClient:
-    from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
-
-    features = {m: f for m, f in DEFAULT_CLIENT_FEATURES.items()
-                if m not in (lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, lsp.WINDOW_SHOW_MESSAGE)}
-    register_lsp_features(client, features)
-
-    @client.feature(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
-    def publish(params: lsp.PublishDiagnosticsParams) -> None:
-        client.diagnostics[params.uri] = params.diagnostics
-        client.published.append(params)
-        client.published_event.set()
-
-    @client.feature(lsp.WINDOW_SHOW_MESSAGE)
-    def show(params: lsp.ShowMessageParams) -> None:
-        client.messages.append(params)
+    client = RunClient()
+    make_client(client)
 
     @client.feature("evalspec/runFinished")
     def finished(params: Any) -> None:
