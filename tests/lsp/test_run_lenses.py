@@ -169,6 +169,9 @@ async def test_lenses_run_the_suite_and_show_results_in_place(client: RunClient,
     comparison = Path(done["files"][0])
     assert comparison.is_file() and comparison.is_relative_to(tmp_path / "results" / "live" / "blueprints")
     assert set(json.loads(comparison.read_text())["promptIds"]) == {"greet", "count"}
+    # The suite's result lens opens that file (window/showDocument, or a message naming it).
+    shown = _plain(await execute(client, "evalspec.showResults", uri=uri))
+    assert shown == {"ok": True, "file": str(comparison)}
 
     hover = await client.text_document_hover_async(lsp.HoverParams(
         text_document=lsp.TextDocumentIdentifier(uri=uri), position=position_of(BLUEPRINT, "id: count")))
