@@ -11,7 +11,7 @@ marked as older than the text instead of vanishing or pretending to still hold.
 
 from __future__ import annotations
 
-import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,7 +21,6 @@ from ..run.events import (
     CallStarted,
     CellFailed,
     Event,
-    Notice,
     Response,
     Retrying,
     RunFinished,
@@ -47,32 +46,47 @@ class RunItem:
 def run_items(analysis: Any) -> list[RunItem]:
     """The suite (first), then every prompt or test written in this file, in order. Tests that come
     from an external tests file run with the suite but have no lens here."""
+    if not _runnable(analysis):
+        return []
     with gc_paused():  # thousands of small objects next to a large tree: no collection passes over it
-        return _run_items(analysis)
+        lines: list[str] = analysis.parsed.lines
+        return [RunItem("suite", None, _suite_span(analysis)),
+                *(RunItem(kind, item_id, _first_line(span), _fingerprint(lines, span))
+                  for kind, item_id, span in _entries(analysis))]
 
 
-def _run_items(analysis: Any) -> list[RunItem]:
-    lines: list[str] = analysis.parsed.lines
-    if analysis.kind is FileKind.WEVAL and analysis.blueprint is not None:
-        bp, result = analysis.blueprint, analysis.weval
-        items = [RunItem("suite", None, _suite_span(result.header_node, result.prompt_nodes))]
-        for prompt, node in zip(bp.prompts, result.prompt_nodes, strict=False):
-            items.append(RunItem("prompt", prompt.id, _first_line(node.span), _fingerprint(lines, node.span)))
-        return items
-    if analysis.kind is FileKind.AGENTV and analysis.suite is not None:
-        suite = analysis.suite
-        items = [RunItem("suite", None, _first_line(suite.span))]
-        here = analysis.path
-        for test in suite.tests:
-            if test.source_path is not None and here is not None and test.source_path != here:
-                continue
-            items.append(RunItem("test", test.id, _first_line(test.span), _fingerprint(lines, test.span)))
-        return items
-    return []
+def item_at_line(analysis: Any, line: int) -> str | None:
+    """The id of the prompt or test whose first line is `line` (where its lens sits), if any. Cheaper
+    than run_items: a hover needs one item, not every fingerprint."""
+    return next((item_id for _, item_id, span in _entries(analysis) if span.start_line == line), None)
 
 
-def _suite_span(header: Any, prompt_nodes: list[Any]) -> Span:
-    node = header if header is not None else (prompt_nodes[0] if prompt_nodes else None)
+def _runnable(analysis: Any) -> bool:
+    return (analysis.kind is FileKind.WEVAL and analysis.blueprint is not None) or (
+        analysis.kind is FileKind.AGENTV and analysis.suite is not None)
+
+
+def _entries(analysis: Any) -> Iterator[tuple[str, str, Span]]:
+    """(kind, id, whole span) of each prompt or test written in this file."""
+    if not _runnable(analysis):
+        return
+    if analysis.kind is FileKind.WEVAL:
+        for prompt, node in zip(analysis.blueprint.prompts, analysis.weval.prompt_nodes, strict=False):
+            yield "prompt", prompt.id, node.span
+        return
+    here = analysis.path
+    for test in analysis.suite.tests:
+        if test.source_path is None or here is None or test.source_path == here:
+            yield "test", test.id, test.span
+
+
+def _suite_span(analysis: Any) -> Span:
+    """The suite's lens: the AgentV file's first line; the Weval header's (else the first prompt's)."""
+    if analysis.kind is FileKind.AGENTV:
+        return _first_line(analysis.suite.span)
+    result = analysis.weval
+    node = result.header_node if result.header_node is not None else (
+        result.prompt_nodes[0] if result.prompt_nodes else None)
     return _first_line(node.span) if node is not None else Span(0, 0, 0, 0)
 
 
@@ -105,26 +119,20 @@ class RunBoard:
     per (item, model). A run of one prompt keeps the other prompts' earlier results."""
 
     running: bool = False
-    scope: str | None = None  # the item a running run was started for; None = the whole suite
     label: str = ""
     total: int = 0
     done: int = 0
     errors: int = 0
-    started_at: float = 0.0
-    finished_at: float | None = None
     summary: RunSummary | None = None
     interrupted: bool = False
-    notices: list[str] = field(default_factory=list)
     results: dict[str, dict[str, CellResult]] = field(default_factory=dict)
     fingerprints: dict[str, int] = field(default_factory=dict)  # of each item's text when it last ran
 
     def start(self, items: list[RunItem], scope: str | None) -> None:
         """A run begins for `scope` (one item id) or the whole suite (None)."""
-        self.running, self.scope = True, scope
+        self.running = True
         self.total = self.done = self.errors = 0
-        self.summary, self.interrupted, self.finished_at = None, False, None
-        self.notices = []
-        self.started_at = time.time()
+        self.summary, self.interrupted = None, False
         for item in items:
             if item.item_id is not None and (scope is None or item.item_id == scope):
                 self.fingerprints[item.item_id] = item.fingerprint
@@ -133,7 +141,6 @@ class RunBoard:
     def stop(self, *, interrupted: bool = False) -> None:
         self.running = False
         self.interrupted = self.interrupted or interrupted
-        self.finished_at = time.time()
         for by_model in self.results.values():
             for cell in by_model.values():
                 cell.running, cell.retry = False, None
@@ -166,8 +173,6 @@ class RunBoard:
             cell.error, cell.running, cell.retry = event.error, False, None
             self.done += 1
             self.errors += 1
-        elif isinstance(event, Notice):
-            self.notices.append(event.message)
         elif isinstance(event, RunFinished):
             self.summary = event.summary
             self.stop(interrupted=event.summary.interrupted)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from lsprotocol import types as lsp
 
 from evalspec.ide.hover import hover as engine_hover
-from evalspec.ide.runs import run_items
+from evalspec.ide.runs import item_at_line
 
 from ..server import EvalspecServer, Snapshot
 
@@ -18,10 +18,8 @@ def _run_results(server: EvalspecServer, snap: Snapshot, line: int) -> str | Non
     state = server.runs.get(snap.uri)
     if state is None or not state.board.results:
         return None
-    for item in run_items(snap.analysis):
-        if item.item_id is not None and item.span.start_line == line:
-            return state.board.item_markdown(item.item_id)
-    return None
+    item_id = item_at_line(snap.analysis, line)
+    return state.board.item_markdown(item_id) if item_id is not None else None
 
 
 def register(server: EvalspecServer) -> None:

@@ -4,7 +4,7 @@ titles and hover text."""
 from __future__ import annotations
 
 from evalspec.analysis import analyze
-from evalspec.ide.runs import RunBoard, run_items
+from evalspec.ide.runs import RunBoard, item_at_line, run_items
 from evalspec.run.events import (
     CallStarted,
     Cell,
@@ -50,6 +50,8 @@ def test_weval_items_are_the_suite_then_each_prompt_on_its_first_line() -> None:
     assert items[1].item_id == "p1"
     assert items[2].item_id == analysis.blueprint.prompts[1].id  # the generated id the runner uses
     assert items[1].fingerprint != items[2].fingerprint
+    # What a hover on a line asks: the item whose lens sits there, if any.
+    assert [item_at_line(analysis, line) for line in (0, 3, 4, 7)] == [None, "p1", None, items[2].item_id]
 
 
 def test_agentv_items_are_the_suite_then_each_test() -> None:
