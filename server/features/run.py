@@ -38,6 +38,8 @@ log = logging.getLogger(__name__)
 
 RUN, PLAN, CANCEL, SHOW = "evalspec.run", "evalspec.plan", "evalspec.cancelRun", "evalspec.showResults"
 RUN_STATE = "evalspec/runState"  # our notification: a document's run changed (clients refresh lenses)
+RUN_FINISHED = "evalspec/runFinished"  # and: it ended (the summary and result files)
+ALREADY_RUNNING = "a run of this file is already going on; cancel it first"
 REFRESH_EVERY_S = 0.25  # lens refreshes and progress reports while results pour in, at most this often
 
 
@@ -85,13 +87,15 @@ class RunFeature:
     def __init__(self, server: EvalspecServer) -> None:
         self.server = server
 
-    def runs(self, uri: str) -> DocumentRuns:
-        return self.server.runs.setdefault(uri, DocumentRuns())
-
     def message(self, kind: lsp.MessageType, text: str) -> None:
         self.server.log_to_client(kind, text)
         with contextlib.suppress(Exception):
             self.server.window_show_message(lsp.ShowMessageParams(type=kind, message=text))
+
+    def refuse(self, why: str) -> dict[str, Any]:
+        """Nothing is run: the user is told why, and so is the command's caller."""
+        self.message(lsp.MessageType.Warning, f"evalspec: {why}")
+        return {"ok": False, "error": why}
 
     # --- planning -----------------------------------------------------------------------------------
 
@@ -118,8 +122,7 @@ class RunFeature:
 
         planned = await self.plan(uri, item)
         if isinstance(planned, str):
-            self.message(lsp.MessageType.Warning, f"evalspec: {planned}")
-            return {"ok": False, "error": planned}
+            return self.refuse(planned)
         _, plan, options = planned
         summary = plan.summary()
         summary["problems"] = problems(plan, options)
@@ -131,26 +134,22 @@ class RunFeature:
     async def start(self, uri: str, item: str | None) -> dict[str, Any]:
         from evalspec.run.preflight import problems
 
-        state = self.runs(uri)
+        state = self.server.runs.setdefault(uri, DocumentRuns())
         if state.running:
-            text = "a run of this file is already going on; cancel it first"
-            self.message(lsp.MessageType.Warning, f"evalspec: {text}")
-            return {"ok": False, "error": text}
+            return self.refuse(ALREADY_RUNNING)
         planned = await self.plan(uri, item)
         if isinstance(planned, str):
-            self.message(lsp.MessageType.Warning, f"evalspec: {planned}")
-            return {"ok": False, "error": planned}
+            return self.refuse(planned)
         snap, plan, options = planned
         if state.running:  # another command started one while this one was planning
-            return {"ok": False, "error": "a run of this file is already going on; cancel it first"}
+            return self.refuse(ALREADY_RUNNING)
         found = problems(plan, options)
         if found:  # the run still goes on: those cells fail with the same reason, visibly
             self.message(lsp.MessageType.Warning, "evalspec: " + "; ".join(found))
         state.board.start(run_items(snap.analysis), item)
         state.task = asyncio.create_task(self.drive(uri, item, plan, options, state))
         self.changed(uri, state.board)
-        summary = plan.summary()
-        return {"ok": True, "runLabel": summary.get("run_label"), "cells": summary.get("cells")}
+        return {"ok": True, "runLabel": plan.run_label, "cells": len(plan.tasks)}
 
     async def drive(self, uri: str, item: str | None, plan: Any, options: RunOptions, state: DocumentRuns) -> None:
         from evalspec.run.runner import run
@@ -199,9 +198,9 @@ class RunFeature:
         payload = {"uri": uri, "item": item, "interrupted": board.interrupted, "files": state.files,
                    "summary": event.to_json()["summary"] if event is not None else None}
         with contextlib.suppress(Exception):
-            self.server.protocol.notify("evalspec/runFinished", payload)
+            self.server.protocol.notify(RUN_FINISHED, payload)
 
-    def cancel(self, uri: str) -> dict[str, Any]:
+    async def cancel(self, uri: str) -> dict[str, Any]:
         state = self.server.runs.get(uri)
         if state is None or not state.running:
             return {"ok": False, "error": "no run of this file is going on"}
@@ -242,7 +241,8 @@ class RunFeature:
         except Exception:  # the client refused or did not answer: run without a progress bar
             log.debug("no work-done progress", exc_info=True)
             return None
-        name = path_of(uri).name if path_of(uri) is not None else uri
+        path = path_of(uri)
+        name = path.name if path is not None else uri
         self.server.work_done_progress.begin(token, lsp.WorkDoneProgressBegin(
             title=f"evalspec: running {item or name}", cancellable=True, message="starting", percentage=0))
         cancelled = self.server.work_done_progress.tokens.get(token)
@@ -278,8 +278,7 @@ def _outcome(board: RunBoard, item: str | None) -> str:
 
 
 def register(server: EvalspecServer) -> None:
-    feature = RunFeature(server)
-    server.run_feature = feature  # type: ignore[attr-defined]  # code lenses and hover read the boards
+    feature = RunFeature(server)  # code_lens.py and hover.py read the boards in server.runs
 
     def command(name: str, fn: Any) -> None:
         async def handle(*args: Any) -> Any:
@@ -300,7 +299,7 @@ def register(server: EvalspecServer) -> None:
 
     command(RUN, feature.start)
     command(PLAN, feature.plan_command)
-    command(CANCEL, lambda uri, item: _async(feature.cancel(uri)))
+    command(CANCEL, lambda uri, item: feature.cancel(uri))
     command(SHOW, lambda uri, item: feature.show(uri))
 
     @server.notification(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
@@ -309,14 +308,3 @@ def register(server: EvalspecServer) -> None:
             new = Settings.of(params.settings)
             server.settings.run = new.run
     # A closed document's run goes on (closing a tab is not "stop"), and its lenses are back on reopening.
-
-
-async def _async(value: Any) -> Any:
-    return value
-
-
-def board_of(server: EvalspecServer, uri: str) -> tuple[RunBoard, bool] | None:
-    state = server.runs.get(uri)
-    return (state.board, state.running) if state is not None else None
-
-
