@@ -203,21 +203,18 @@ function M.setup(opts)
   end
   M.config = config
 
-  vim.api.nvim_create_user_command("EvalspecRun", function()
-    M.execute("evalspec.run", M.item_at_cursor())
-  end, { desc = "evalspec: run the prompt or test under the cursor" })
-  vim.api.nvim_create_user_command("EvalspecRunAll", function()
-    M.execute("evalspec.run")
-  end, { desc = "evalspec: run the whole file" })
-  vim.api.nvim_create_user_command("EvalspecPlan", function()
-    M.execute("evalspec.plan")
-  end, { desc = "evalspec: what a run would do" })
-  vim.api.nvim_create_user_command("EvalspecCancel", function()
-    M.execute("evalspec.cancelRun")
-  end, { desc = "evalspec: stop this file's run" })
-  vim.api.nvim_create_user_command("EvalspecResults", function()
-    M.execute("evalspec.showResults")
-  end, { desc = "evalspec: open the last run's results" })
+  -- { name, server command, description, for the item under the cursor? }
+  for _, c in ipairs({
+    { "EvalspecRun", "evalspec.run", "run the prompt or test under the cursor", true },
+    { "EvalspecRunAll", "evalspec.run", "run the whole file" },
+    { "EvalspecPlan", "evalspec.plan", "what a run would do" },
+    { "EvalspecCancel", "evalspec.cancelRun", "stop this file's run" },
+    { "EvalspecResults", "evalspec.showResults", "open the last run's results" },
+  }) do
+    vim.api.nvim_create_user_command(c[1], function()
+      M.execute(c[2], c[4] and M.item_at_cursor() or nil)
+    end, { desc = "evalspec: " .. c[3] })
+  end
 
   local group = vim.api.nvim_create_augroup("evalspec", { clear = true })
   vim.api.nvim_create_autocmd("FileType", {
