@@ -51,7 +51,7 @@ from .events import (
     RunSummary,
     Scored,
 )
-from .files import iso_timestamp, now_utc, safe_timestamp
+from .files import iso_timestamp, now_utc, safe_timestamp, write_atomic
 from .journal import Journal, JournalState, cell_ref, open_journal
 from .options import RunOptions
 from .pool import stream_cells
@@ -350,13 +350,9 @@ class AgentvRun:
 
     def _write_results(self) -> list[Path]:
         """The rows again, in the plan's order, replacing the file they were appended to."""
-        path = self.results_path
-        self.folder.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.tmp")
-        tmp.write_bytes(b"".join([dumps_bytes(self.rows[t.cell]) + b"\n" for t in self.plan.tasks
-                                  if t.cell in self.rows]))
-        tmp.replace(path)
-        return [path]
+        write_atomic(self.results_path, b"".join([dumps_bytes(self.rows[t.cell]) + b"\n" for t in self.plan.tasks
+                                                  if t.cell in self.rows]))
+        return [self.results_path]
 
     def _summary(self, files: list[Path]) -> RunSummary:
         rows: list[ModelSummary] = []

@@ -43,8 +43,12 @@ def dumps_pretty(value: Any) -> bytes:
 
 
 def write_json(path: Path, value: Any, *, pretty: bool = False) -> None:
+    write_atomic(path, dumps_pretty(value) if pretty else dumps_bytes(value))
+
+
+def write_atomic(path: Path, data: bytes) -> None:
     """Write through a temporary file and rename, so a reader never sees half a file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_bytes(dumps_pretty(value) if pretty else dumps_bytes(value))
+    tmp.write_bytes(data)
     os.replace(tmp, path)
