@@ -11,7 +11,10 @@ The results folder (the comparison file plus ~6,000 artefact files and 4,000 fol
 by default (see --output-dir below for why); --output-dir DIR measures another place. The child runs
 with bytecode caching on (PYTHONDONTWRITEBYTECODE removed), as an installed tool does.
 
-usage: run_throughput.py [--prompts N] [--concurrency C] [--repeat R] [--output-dir DIR] [--profile OUT.prof]
+`--format agentv` measures the AgentV runner the same way: a 2,000-test eval file (a required
+`contains`, a `regex` and a `latency` check per test) against an `openai` target on the mock.
+
+usage: run_throughput.py [--format weval|agentv] [--prompts N] [--concurrency C] [--repeat R] [--output-dir DIR] [--profile OUT.prof]
 """
 
 from __future__ import annotations
@@ -41,6 +44,32 @@ def write_blueprint(path: Path, n: int) -> None:
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
+def write_agentv_suite(path: Path, n: int) -> None:
+    """An AgentV eval file of n tests (deterministic assertions only) and the targets.yaml beside it."""
+    (path.parent / "targets.yaml").write_text(
+        "targets:\n  - name: mock\n    provider: openai\n    model: mock-model\n"
+        "    api_key: ${{ OPENAI_API_KEY }}\n    endpoint: ${{ OPENAI_BASE_URL }}\n", encoding="utf-8")
+    lines = ["name: throughput", "description: Runner throughput.", "execution:", "  target: mock", "tests:"]
+    for i in range(n):
+        lines += [f"  - id: t{i}", f"    input: \"Question {i}: what is the answer number {i}?\"",
+                  "    criteria: c", "    assert:", f"      - {{type: contains, value: \"{i}\", required: true}}",
+                  "      - {type: regex, value: \"[a-z]+\"}", "      - {type: latency, max_ms: 60000}"]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def scored_cells(out: Path, kind: str) -> tuple[int, int]:
+    """(cells scored, errors) from the results the run wrote."""
+    if kind == "agentv":
+        rows = [json.loads(line) for f in out.glob("agentv/*/*.jsonl") if not f.name.endswith(".journal.jsonl")
+                for line in f.read_text(encoding="utf-8").splitlines()]
+        return sum(1 for r in rows if r.get("score") is not None), sum(1 for r in rows if r.get("error"))
+    comparison = next(out.glob("live/blueprints/*/*_comparison.json"))
+    data = json.loads(comparison.read_text(encoding="utf-8"))
+    coverage = data["evaluationResults"]["llmCoverageScores"]
+    scored = sum(1 for row in coverage.values() for r in row.values() if "avgCoverageExtent" in r)
+    return scored, sum(len(row) for row in (data.get("errors") or {}).values())
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -67,7 +96,8 @@ def evalspec_command() -> list[str]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--prompts", type=int, default=2000)
+    ap.add_argument("--format", choices=("weval", "agentv"), default="weval")
+    ap.add_argument("--prompts", type=int, default=2000, help="prompts (Weval) or tests (AgentV)")
     ap.add_argument("--concurrency", type=int, default=32)
     ap.add_argument("--repeat", type=int, default=5, help="runs (each with a fresh child; RSS is the max)")
     ap.add_argument("--mock", type=Path, default=DEFAULT_MOCK)
@@ -84,8 +114,12 @@ def main() -> int:
     args = ap.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="evalspec-bench-"))
-    blueprint = work / "throughput.weval.yml"
-    write_blueprint(blueprint, args.prompts)
+    if args.format == "agentv":
+        blueprint = work / "throughput.eval.yaml"
+        write_agentv_suite(blueprint, args.prompts)
+    else:
+        blueprint = work / "throughput.weval.yml"
+        write_blueprint(blueprint, args.prompts)
     port = free_port()
     mock = subprocess.Popen([sys.executable, str(args.mock), "--port", str(port)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -117,18 +151,14 @@ def main() -> int:
             if proc.returncode != 0:
                 print(proc.stderr[-2000:], file=sys.stderr)
                 raise SystemExit(f"evalspec run exited {proc.returncode}")
-            comparison = next(out.glob("live/blueprints/*/*_comparison.json"))
-            data = json.loads(comparison.read_text(encoding="utf-8"))
-            coverage = data["evaluationResults"]["llmCoverageScores"]
-            scored = sum(1 for row in coverage.values() for r in row.values() if "avgCoverageExtent" in r)
-            errors = sum(len(row) for row in (data.get("errors") or {}).values())
+            scored, errors = scored_cells(out, args.format)
             walls.append(wall)
             print(json.dumps({"run": i, "wall_s": round(wall, 3), "cpu_s": round(cpu, 3), "sys_s": round(sys_cpu, 3),
                               "cells_scored": scored, "errors": errors,
                               "table": proc.stdout.strip().splitlines()[-3] if proc.stdout.strip() else ""}))
             shutil.rmtree(out, ignore_errors=True)
         peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # KiB on Linux
-        print(json.dumps({"prompts": args.prompts, "concurrency": args.concurrency, "best_wall_s": round(min(walls), 3),
+        print(json.dumps({"format": args.format, "prompts": args.prompts, "concurrency": args.concurrency, "best_wall_s": round(min(walls), 3),
                           "median_wall_s": round(statistics.median(walls), 3), "peak_rss_mb": round(peak_kb / 1024, 1)}))
     finally:
         mock.terminate()
