@@ -32,7 +32,8 @@ from ..source import gc_paused
 
 MAX_MODELS_IN_TITLE = 3  # more than this, and an item's result lens shows counts instead
 ANSWER_EXCERPT = 600  # characters of an answer shown on hover
-VERDICT_MARK = {"pass": "✓", "borderline": "~", "fail": "✗"}
+VERDICT_MARK = {"pass": "✓", "borderline": "~", "fail": "✗", "not scored": "⊘"}
+UNSCORED_IN_TITLE = 70  # characters of "which check was not scored, and why" in a result lens
 
 
 @dataclass(frozen=True, slots=True)
@@ -273,7 +274,20 @@ def _mark(cell: CellResult) -> str:
 def _cell_value(cell: CellResult) -> str:
     if cell.score is not None:
         return _score(cell.score)
-    return "error" if cell.error else "not scored"
+    if cell.error:
+        return "error"
+    return "not scored" + _unscored(cell.details)
+
+
+def _unscored(details: dict[str, Any]) -> str:
+    """AgentV: which assertion was not scored and why (a required one first), for a lens title."""
+    items = [u for u in details.get("not_scored") or [] if isinstance(u, dict)]
+    if not items:
+        return ""
+    first = next((u for u in items if u.get("required")), items[0])
+    more = f" +{len(items) - 1} more" if len(items) > 1 else ""
+    text = f"{first.get('name')}: {first.get('reason')}"
+    return f" ({_one_line(text, UNSCORED_IN_TITLE)}{more})"
 
 
 def _score(value: float | None) -> str:
@@ -285,7 +299,10 @@ def _count(models: list[Any]) -> str:
     borderline = sum(m.borderline for m in models)
     failed = sum(m.failed for m in models)
     errors = sum(m.errors for m in models)
+    unscored = sum(m.not_scored for m in models)
     parts = [f"{passed} pass"] + ([f"{borderline} borderline"] if borderline else []) + [f"{failed} fail"]
+    if unscored:
+        parts.append(f"{unscored} not scored")
     if errors:
         parts.append(f"{errors} error(s)")
     return " · " + " · ".join(parts)
@@ -297,7 +314,9 @@ def _cell_counts(cells: list[CellResult]) -> str:
         if c.verdict in by:
             by[c.verdict] += 1
     errors = sum(1 for c in cells if c.error and c.score is None)
-    parts = [f"{by['pass']} pass", f"{by['fail']} fail"] + ([f"{errors} error(s)"] if errors else [])
+    unscored = sum(1 for c in cells if c.verdict == "not scored")
+    parts = ([f"{by['pass']} pass", f"{by['fail']} fail"] + ([f"{unscored} not scored"] if unscored else [])
+             + ([f"{errors} error(s)"] if errors else []))
     return " · " + " · ".join(parts)
 
 

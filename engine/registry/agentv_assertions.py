@@ -53,7 +53,9 @@ class AssertionType:
     scoring: str  # how the score is computed, in one or two sentences
     example: str  # a YAML snippet: one `assert` item
     fields: tuple[FieldSpec, ...] = ()
-    runnable: bool = False  # does our runner score it yet
+    # Does our runner score it? The ONE flag the runner (run/agentv_scorable.py), completion and hover
+    # read: a type not runnable is reported "not scored" by a run and "not scored yet" by the editor.
+    runnable: bool = False
     kind: str = "deterministic"  # deterministic | llm | code | trace | metrics | group
     open: bool = False  # extra keys are passed through to the judge (code-judge `config`)
     value: str | None = None  # "string" or "strings" for the `value` types
@@ -234,7 +236,7 @@ ASSERTION_LIST: tuple[AssertionType, ...] = (
         "cost", "Passes when the run cost at most `max_usd` US dollars.", _BINARY,
         "- type: cost\n  max_usd: 0.10",
         (F("max_usd", "The highest acceptable cost in US dollars.", "number", aliases=("budget",), minimum=0),),
-        runnable=True, kind="metrics", needs_one_of=("max_usd",)),
+        kind="metrics", needs_one_of=("max_usd",)),
     AssertionType(
         "token-usage", "Passes when the run's token counts stay within the limits given.", _BINARY,
         "- type: token-usage\n  max_total: 4000",
@@ -258,7 +260,7 @@ ASSERTION_LIST: tuple[AssertionType, ...] = (
            "tool calls (0–1).", "number", minimum=0, maximum=1, deprecated_aliases=("targetExplorationRatio",)),
          F("exploration_tolerance", "How far the exploration ratio may be from the target.", "number",
            minimum=0, deprecated_aliases=("explorationTolerance",))),
-        runnable=True, kind="metrics",
+        kind="metrics",
         needs_one_of=("max_tool_calls", "max_llm_calls", "max_tokens", "max_cost_usd", "max_duration_ms",
                       "target_exploration_ratio")),
 )

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..agentv.model import AgentvSuite, AgentvTest
+from .agentv_scorable import dry_run_report
 from .events import Cell
 from .options import RunOptions
 from .selection import selected, unmatched
@@ -105,6 +106,7 @@ class AgentvPlan:
             "concurrency": self.concurrency,
             "replay": str(self.replay.path) if self.replay is not None else None,
             "warnings": list(self.warnings),
+            "not_scored": dry_run_report(self.tasks),
         }
 
     def problems(self, options: RunOptions) -> list[str]:

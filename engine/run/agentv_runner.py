@@ -2,9 +2,10 @@
 
 Deterministic assertions come from scoring/agentv_assertions; `rubrics` and `llm-judge` ask the
 target's judge (`judge_target`, or `--judge`); gates, weights and verdicts from scoring/agentv_aggregate.
-Types evalspec does not run yet (composite, tool-trajectory, field-accuracy, code-judge, agent-judge,
-execution-metrics, cost, custom types) are listed in the result as "not supported yet: <type>" with no
-score, and left out of the test's score — never silently skipped, never counted as 0.
+An assertion that cannot be scored (a type the registry does not mark runnable, a custom type, no
+judge, a judge that failed, our own crash) is listed in the row as "not scored: <reason>" with no
+score, and never counts as a pass: the test is then "not scored" (score None) unless a scored gate or
+a missed required rubric criterion fails it (agentv_aggregate.outcome_of).
 
 With `-m replay:<results file>` the answers come from an earlier run (replay.py) instead of the targets:
 no target is called, a recorded execution error fails its cell again with the same message, and the
@@ -26,7 +27,14 @@ from ..agentv.model import Assertion, Message
 from ..appendlog import AppendLog
 from ..jsonio import dumps_bytes
 from ..providers.base import ChatMessage, ChatRequest, ProviderError
-from ..scoring.agentv_aggregate import aggregate_test, negate_result, score_checklist, score_ranges, verdict
+from ..scoring.agentv_aggregate import (
+    NOT_SCORED,
+    negate_result,
+    outcome_of,
+    score_checklist,
+    score_ranges,
+    verdict,
+)
 from ..scoring.agentv_assertions import NotSupported, RunMetrics, TokenUsage, evaluate_assertion
 from .agentv_judge import (
     JUDGE_MAX_TOKENS,
@@ -38,6 +46,7 @@ from .agentv_judge import (
     rubric_prompt,
 )
 from .agentv_plan import AgentvPlan, AgentvTask, TargetSpec
+from .agentv_scorable import NO_JUDGE, unscorable
 from .calls import Calls, provider_key
 from .events import (
     Cell,
@@ -56,12 +65,8 @@ from .journal import Journal, JournalState, cell_ref, open_journal
 from .options import RunOptions
 from .pool import stream_cells
 
-# Scored by the provider's own report of the call (duration, tokens); the other metric types need a
-# trace (tool calls, LLM calls) or a cost that chat targets do not report.
-MEASURED_TYPES = frozenset({"latency", "token-usage"})
-NOT_YET = frozenset({"composite", "tool-trajectory", "field-accuracy", "code-judge", "agent-judge",
-                     "execution-metrics", "cost"})
 JUDGED = frozenset({"rubrics", "llm-judge"})
+NOTES_SHOWN = 10  # not-scored cells named in the run summary; the rest are counted
 FILE_LIMIT = 256 * 1024
 
 
@@ -217,24 +222,20 @@ class AgentvRun:
             return [await self._judged(task, 0, default, answer)]
         out: list[dict[str, Any]] = []
         for i, a in enumerate(test.assertions):
-            if a.type in JUDGED:
+            why = unscorable(a, judge=task.judge is not None)
+            if why is not None:
+                out.append(_skipped(a, f"not scored: {why}"))
+            elif a.type in JUDGED:
                 out.append(await self._judged(task, i, a, answer))
-            elif a.type in NOT_YET or a.custom or (a.type not in MEASURED_TYPES and _unknown(a)):
-                out.append(_skipped(a, f"not supported yet: {a.type}"))
             else:
-                got = evaluate_assertion(a, answer, metrics)
-                if isinstance(got, NotSupported):
-                    out.append(_skipped(a, f"not supported yet: {got.type}"))
-                    continue
-                out.append(_entry(a, got.score, got.verdict, list(got.hits), list(got.misses), got.reasoning))
+                out.append(_deterministic(a, answer, metrics))
         return out
 
     async def _judged(self, task: AgentvTask, index: int, a: Assertion, answer: str) -> dict[str, Any]:
         """One `rubrics` or `llm-judge` assertion, asked of the target's judge."""
         judge = task.judge
         if judge is None:
-            return _skipped(a, "not scored: no judge — set judge_target on the target in targets.yaml, or pass "
-                               "--judge MODEL")
+            return _skipped(a, f"not scored: {NO_JUDGE}")
         criteria = a.config.get("criteria") if a.type == "rubrics" else a.config.get("rubrics")
         cell = task.cell
         key = (cell, index, judge.name)
@@ -262,12 +263,12 @@ class AgentvRun:
                 checks = rubric_checks(data)
                 ranges = any(c.get("score_ranges") for c in criteria)
                 rs = score_ranges(criteria, checks) if ranges else score_checklist(criteria, checks)
-                score, result_verdict = rs.score, rs.verdict
+                score, result_verdict, fails = rs.score, rs.verdict, rs.failed_required
                 hits, misses = list(rs.hits), list(rs.misses)
                 reasoning = data.get("overall_reasoning") if isinstance(data.get("overall_reasoning"), str) else None
             else:
                 score, hits, misses, reasoning = freeform_result(data)
-                result_verdict = verdict(score)
+                result_verdict, fails = verdict(score), False
         except ProviderError as err:
             self._judge_error(cell, index, judge, err.message)
             return _skipped(a, f"not scored: the judge {judge.name} failed: {err.message}")
@@ -275,8 +276,8 @@ class AgentvRun:
             return _skipped(a, f"not scored: {err}")
         if a.negate:
             score, result_verdict = negate_result(score, result_verdict)
-            hits, misses = misses, hits
-        return _entry(a, score, result_verdict, hits, misses, reasoning)
+            hits, misses, fails = misses, hits, False
+        return _entry(a, score, result_verdict, hits, misses, reasoning, fails_test=fails)
 
     def _judge_error(self, cell: Cell, index: int, judge: TargetSpec, message: str) -> None:
         assert self.journal is not None
@@ -307,19 +308,20 @@ class AgentvRun:
              items: list[dict[str, Any]], *, error: str | None = None) -> dict[str, Any]:
         """One AgentV result row (agentv-compat-notes §7, snake_case)."""
         test = task.test
-        scored = [i for i in items if i["score"] is not None]
+        score: float | None
+        row_verdict: str | None
         if error is not None:
             score, row_verdict = 0.0, "fail"
-        elif scored:
-            agg = aggregate_test((i["score"], i["weight"], i["_required"]) for i in scored)
-            score, row_verdict = agg.score, agg.verdict
+        elif items:
+            outcome = outcome_of([(i["score"], i["weight"], i["_required"], i["_fails"]) for i in items])
+            score, row_verdict = outcome.score, outcome.verdict
         else:
-            score, row_verdict = None, None
+            score, row_verdict = None, NOT_SCORED
         hits = [h for i in items for h in i.get("hits", [])]
         misses = [m for i in items for m in i.get("misses", [])]
         reasons = [f"{i['name']}: {i['reasoning']}" for i in items if i.get("reasoning")]
         status = "execution_error" if error is not None else ("quality_failure" if row_verdict == "fail" else "ok")
-        not_supported = [i["type"] for i in items if str(i.get("reasoning") or "").startswith("not supported yet")]
+        not_supported: list[str] = []
         if self.plan.suite.trials and int(self.plan.suite.trials.get("count") or 1) > 1:
             not_supported.append("trials")
         if test.workspace is not None or self.plan.suite.workspace is not None:
@@ -344,6 +346,10 @@ class AgentvRun:
             "execution_status": status,
             "verdict": row_verdict,
         }
+        unscored = [{"name": i["name"], "type": i["type"], "required": bool(i["_required"]),
+                     "reason": str(i["reasoning"]).removeprefix("not scored: ")} for i in items if i["score"] is None]
+        if unscored:
+            row["not_scored"] = unscored
         if not_supported:
             row["not_supported"] = list(dict.fromkeys(not_supported))
         return row
@@ -364,11 +370,27 @@ class AgentvRun:
                 model=target.name, cells=len(cells), scored=len(scored),
                 mean=sum(scored) / len(scored) if scored else None,  # type: ignore[arg-type]
                 passed=verdicts.count("pass"), borderline=verdicts.count("borderline"), failed=verdicts.count("fail"),
-                not_scored=sum(1 for c in cells if c in self.scores and self.scores[c][0] is None),
+                not_scored=verdicts.count(NOT_SCORED),
                 errors=sum(1 for c in cells if c in self.failed)))
         return RunSummary(kind="agentv", run_label=self.plan.run_label, models=tuple(rows),
                           files=tuple(str(f) for f in files), calls=self.calls.calls, cached=self.calls.cached,
-                          resumed=self.resumed_cells)
+                          resumed=self.resumed_cells, notes=self._not_scored_notes())
+
+    def _not_scored_notes(self) -> tuple[str, ...]:
+        """The cells whose verdict is "not scored" or that failed with unscored checks, each with the
+        assertions that were not scored and why (the first NOTES_SHOWN; the rest counted)."""
+        lines: list[str] = []
+        for t in self.plan.tasks:
+            row = self.rows.get(t.cell)
+            if not row or not row.get("not_scored") or row.get("execution_status") == "execution_error":
+                continue
+            what = "; ".join(f"{u['name']} ({u['type']}{', required' if u['required'] else ''}): {u['reason']}"
+                             for u in row["not_scored"])
+            lines.append(f"{row.get('verdict')}: {t.cell}: not scored: {what}")
+        if len(lines) > NOTES_SHOWN:
+            lines[NOTES_SHOWN:] = [f"… and {len(lines) - NOTES_SHOWN} more cell(s) with checks not scored "
+                                   "(the results file lists them)"]
+        return tuple(lines)
 
 
 class _TemplateError(Exception):
@@ -377,12 +399,6 @@ class _TemplateError(Exception):
 
 class _ReplayedFailure(Exception):
     """A replayed cell whose recorded run failed: it fails again, with the recorded message."""
-
-
-def _unknown(a: Assertion) -> bool:
-    from ..scoring.agentv_assertions import DETERMINISTIC_TYPES
-
-    return a.type not in DETERMINISTIC_TYPES
 
 
 def _limit_key(spec: TargetSpec) -> str:
@@ -397,16 +413,27 @@ def _criterion(c: Any, i: int) -> dict[str, Any]:
     return dict(c)
 
 
+def _deterministic(a: Assertion, answer: str, metrics: RunMetrics) -> dict[str, Any]:
+    try:
+        got = evaluate_assertion(a, answer, metrics)
+    except Exception as exc:  # our bug must not pass a test, nor lose the run: the check was not made
+        return _skipped(a, f"not scored: evalspec failed while scoring it ({type(exc).__name__}: {exc})")
+    if isinstance(got, NotSupported):
+        return _skipped(a, f"not scored: evalspec does not score '{got.type}' assertions yet")
+    return _entry(a, got.score, got.verdict, list(got.hits), list(got.misses), got.reasoning)
+
+
 def _entry(a: Assertion, score: float, result_verdict: str, hits: list[str], misses: list[str],
-           reasoning: str | None) -> dict[str, Any]:
+           reasoning: str | None, *, fails_test: bool = False) -> dict[str, Any]:
     return {"name": a.name, "type": a.type, "score": score, "weight": a.weight, "verdict": result_verdict,
-            "hits": hits, "misses": misses, "reasoning": reasoning, "_required": a.required}
+            "hits": hits, "misses": misses, "reasoning": reasoning, "_required": a.required, "_fails": fails_test}
 
 
 def _skipped(a: Assertion, reason: str) -> dict[str, Any]:
-    """Not scored (a type not run yet, no judge): listed with its reason, left out of the test's score."""
-    return {"name": a.name, "type": a.type, "score": None, "weight": a.weight, "verdict": "skip", "hits": [],
-            "misses": [], "reasoning": reason, "_required": a.required}
+    """Not scored (a type not run yet, no judge, a failed judge): listed with its reason; the test is then
+    not scored unless something else fails it (agentv_aggregate.outcome_of)."""
+    return {"name": a.name, "type": a.type, "score": None, "weight": a.weight, "verdict": NOT_SCORED, "hits": [],
+            "misses": [], "reasoning": reason, "_required": a.required, "_fails": False}
 
 
 def chat_messages(messages: list[Message]) -> tuple[str | None, list[ChatMessage]]:

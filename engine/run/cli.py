@@ -163,6 +163,14 @@ def _run(plan: Any, options: RunOptions, *, as_json: bool, fail_under: float | N
     summary = renderer.summary
     if fail_under is not None:
         mean = summary.mean if summary is not None else None
+        unscored = sum(m.not_scored for m in summary.models) if summary is not None else 0
+        if unscored:
+            # A check that was not made is never a pass: the mean of the rest cannot vouch for them.
+            print(f"evalspec run: {unscored} cell(s) not scored (see the notes above); --fail-under {fail_under:g} "
+                  "fails", file=sys.stderr)
+            for note in summary.notes if summary is not None else ():
+                print(f"  {note}", file=sys.stderr)
+            return 1
         if mean is None:
             print(f"evalspec run: nothing was scored; --fail-under {fail_under:g} fails", file=sys.stderr)
             return 1

@@ -209,6 +209,10 @@ def format_plan(plan: dict[str, Any]) -> str:
                  f"(outputs up to {plan.get('max_output_tokens', 1500)} tokens a call)")
     for w in plan.get("warnings") or []:
         lines.append(f"warning: {w}")
+    for u in plan.get("not_scored") or []:
+        first = ", ".join(u["first"]) + (", …" if u["cells"] > len(u["first"]) else "")
+        lines.append(f"not scored: {u['name']} ({u['type']}{', required: those tests will be not scored' if u['required'] else ''})"
+                     f" in {u['cells']} cell(s) ({first}): {u['reason']}")
     for p in plan.get("problems") or []:
         lines.append(f"problem: {p}")
     return "\n".join(lines)

@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 PASS_THRESHOLD = 0.8
 BORDERLINE_THRESHOLD = 0.6
 TRIAL_STRATEGIES = ("pass_at_k", "mean", "confidence_interval")
+NOT_SCORED = "not scored"  # the verdict of an assertion, or a test, that could not be scored
 
 
 def verdict(score: float) -> str:
@@ -75,6 +76,37 @@ def aggregate_test(items: Iterable[Any]) -> TestScore:
     total = math.fsum(weight for _, weight, _ in parsed)
     score = 0.0 if total == 0 else math.fsum(s * w for s, w, _ in parsed) / total
     return TestScore(score, verdict(score))
+
+
+class Outcome(NamedTuple):
+    """A test's score and verdict when some assertions may not have been scored."""
+
+    score: float | None  # None: not scored (or fails on a check whose score is unknown)
+    verdict: str  # pass | borderline | fail | "not scored"
+    failed_gates: tuple[int, ...] = ()
+    not_scored: tuple[int, ...] = ()  # indices of the items that were not scored
+
+
+def outcome_of(items: Sequence[tuple[float | None, float, bool | float | None, bool]]) -> Outcome:
+    """A test's outcome from its assertions' (score or None, weight, required, fails_test).
+
+    A check that was not made is never a pass: a scored gate below its threshold makes the test 0 and
+    fail, as in aggregate_test; otherwise any assertion not scored (score None) makes the test "not
+    scored" — its score would need that assertion's — unless an assertion already fails the test
+    (`fails_test`: a missed required rubric criterion), which fails it whatever the rest scores.
+    With everything scored: the weighted mean, and fail when an assertion fails the test.
+    """
+    missing = tuple(k for k, item in enumerate(items) if item[0] is None)
+    scored = [(k, item) for k, item in enumerate(items) if item[0] is not None]
+    failed = tuple(k for k, (score, _, required, _) in scored
+                   if (threshold := gate_threshold(required)) is not None and float(score) < threshold)  # type: ignore[arg-type]
+    if failed:
+        return Outcome(0.0, "fail", failed, missing)
+    fails = any(item[3] for _, item in scored)
+    if missing:
+        return Outcome(None, "fail" if fails else NOT_SCORED, (), missing)
+    agg = aggregate_test((score, weight, required) for _, (score, weight, required, _) in scored)
+    return Outcome(agg.score, "fail" if fails else agg.verdict)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -227,6 +259,7 @@ class RubricScore(NamedTuple):
     verdict: str
     hits: tuple[str, ...]
     misses: tuple[str, ...]
+    failed_required: bool = False  # a required criterion was missed: the test fails (compat notes §5)
 
 
 def _get(obj: Any, key: str, default: Any = None) -> Any:
@@ -279,7 +312,8 @@ def score_checklist(criteria: Sequence[Any], checks: Iterable[Any]) -> RubricSco
             misses.append(line)
             failed_required = failed_required or _get(criterion, "required", True) is not False
     score = 0.0 if total <= 0 else min(1.0, max(0.0, earned / total))
-    return RubricScore(score, "fail" if failed_required else verdict(score), tuple(hits), tuple(misses))
+    return RubricScore(score, "fail" if failed_required else verdict(score), tuple(hits), tuple(misses),
+                       failed_required)
 
 
 def score_ranges(criteria: Sequence[Any], checks: Iterable[Any]) -> RubricScore:
@@ -309,7 +343,8 @@ def score_ranges(criteria: Sequence[Any], checks: Iterable[Any]) -> RubricScore:
         else:
             misses.append(line)
     score = 0.0 if total <= 0 else min(1.0, max(0.0, weighted / (10 * total)))
-    return RubricScore(score, "fail" if failed_required else verdict(score), tuple(hits), tuple(misses))
+    return RubricScore(score, "fail" if failed_required else verdict(score), tuple(hits), tuple(misses),
+                       failed_required)
 
 
 # ---------------------------------------------------------------------------------------------

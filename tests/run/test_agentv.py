@@ -138,7 +138,7 @@ tests:
     assert len(judge_calls) == 4 and all(r["temperature"] == 0 for r in judge_calls)
 
 
-def test_types_not_run_yet_are_named_and_excluded(tmp_path: Path, smart: SmartFake) -> None:
+def test_types_not_run_are_named_and_never_pass(tmp_path: Path, smart: SmartFake) -> None:
     bp = _suite(tmp_path, """name: partial
 description: Partial.
 execution:
@@ -151,24 +151,18 @@ tests:
     criteria: c
     assert:
       - {type: contains, value: hello}
-      - {type: code_judge, command: [python, check.py]}
-      - type: tool_trajectory
-        mode: any_order
-        minimums: {search: 1}
-      - type: composite
-        assert: [{type: contains, value: x}]
-        aggregator: {type: threshold, threshold: 0.5}
+      - {type: word_count, max: 3}
       - {type: latency, max_ms: 60000}
 """)
     events = run_events(bp, options(tmp_path, env_for(smart)))
     row = _rows(tmp_path / "out")["t"]
     by_type = {s["type"]: s for s in row["scores"]}
-    for kind in ("code-judge", "tool-trajectory", "composite"):
-        assert by_type[kind]["score"] is None and by_type[kind]["verdict"] == "skip"
-        assert by_type[kind]["reasoning"] == f"not supported yet: {kind}"
+    assert by_type["word-count"]["score"] is None and by_type["word-count"]["verdict"] == "not scored"
+    assert by_type["word-count"]["reasoning"].startswith("not scored: custom assertion type 'word-count'")
     assert by_type["latency"]["score"] == 1.0
-    assert row["score"] == 1.0  # the contains and latency checks; the others are not counted as 0
-    assert row["not_supported"] == ["code-judge", "tool-trajectory", "composite", "trials", "workspace"]
+    assert (row["score"], row["verdict"]) == (None, "not scored")  # never a pass on the other two
+    assert [u["type"] for u in row["not_scored"]] == ["word-count"]
+    assert row["not_supported"] == ["trials", "workspace"]
     notices = [e.message for e in of_type(events, "notice")]
     assert any("not supported yet: trials" in m for m in notices)
     assert any("not supported yet: workspace" in m for m in notices)
@@ -187,7 +181,7 @@ tests:
 """)
     events = run_events(bp, options(tmp_path, env_for(smart), models=["echo"]))
     scored = of_type(events, "scored")[0]
-    assert scored.score is None and scored.verdict is None
+    assert scored.score is None and scored.verdict == "not scored"
     assert scored.details["scores"][0]["reasoning"].startswith("not scored: no judge")
 
 

@@ -227,3 +227,20 @@ def test_composite_weighted_average() -> None:
     assert composite_weighted_average(children) == (pytest.approx(0.375), "fail")
     assert composite_weighted_average(children, {"safety": 6.0}) == (pytest.approx(6.5 / 9), "borderline")
     assert composite_weighted_average([("a", 1.0, 0.0)]) == (0.0, "fail")
+
+
+def test_outcome_never_passes_on_a_check_that_was_not_made() -> None:
+    from evalspec.scoring.agentv_aggregate import NOT_SCORED, outcome_of
+
+    # (score or None, weight, required, fails_test)
+    assert outcome_of([(1.0, 1, False, False), (None, 1, True, False)])[:2] == (None, NOT_SCORED)
+    assert outcome_of([(1.0, 1, False, False), (None, 5, False, False)])[:2] == (None, NOT_SCORED)
+    got = outcome_of([(0.5, 1, True, False), (None, 1, True, False)])
+    assert got[:2] == (0.0, "fail") and got.failed_gates == (0,) and got.not_scored == (1,)
+    # a missed required rubric criterion fails the test, scored or not
+    assert outcome_of([(1.0, 9, False, False), (0.9, 1, False, True)])[:2] == (0.99, "fail")
+    assert outcome_of([(0.9, 1, False, True), (None, 1, False, False)])[:2] == (None, "fail")
+    # everything scored: the reference cases of compat notes §6
+    assert outcome_of([(0.0, 1, True, False), (1.0, 1, False, False)])[:2] == (0.0, "fail")
+    assert outcome_of([(1.0, 1, True, False), (0.0, 1, False, False)])[:2] == (0.5, "fail")
+    assert outcome_of([(1.0, 1, 0.6, False), (0.7, 1, False, False)])[:2] == (0.85, "pass")
