@@ -17,7 +17,7 @@ from pathlib import Path
 from . import __version__
 from .analysis import Analysis, analyze_file
 from .detect import FileKind, kind_from_name
-from .findings import Finding
+from .finding_format import finding_json, format_finding
 
 _SKIP_DIRS = {".git", "node_modules", ".venv", "venv", "__pycache__", ".tox", ".mypy_cache", ".ruff_cache",
               "dist", "build"}
@@ -118,33 +118,6 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(f"{len(results)} eval file(s) checked: {errors} error(s), {warnings} warning(s), "
               f"{len(findings) - errors - warnings} note(s)", file=sys.stderr)
     return 1 if errors or (args.strict and warnings) else 0
-
-
-def _display_path(a: Analysis, f: Finding) -> str:
-    path = Path(f.path) if f.path else a.path
-    if path is None:
-        return "<stdin>"
-    try:
-        return str(path.resolve().relative_to(Path.cwd()))
-    except ValueError:
-        return str(path)
-
-
-def format_finding(a: Analysis, f: Finding, *, github: bool = False) -> str:
-    path = _display_path(a, f)
-    line, col = f.span.start_line + 1, f.span.start_col + 1
-    if github:
-        level = {"error": "error", "warning": "warning"}.get(str(f.severity), "notice")
-        message = f"[{f.code}] {f.message}".replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-        return (f"::{level} file={path},line={line},col={col},endLine={f.span.end_line + 1},"
-                f"endColumn={f.span.end_col + 1},title=evalspec {f.code}::{message}")
-    return f"{path}:{line}:{col}: {f.severity}[{f.code}]: {f.message}"
-
-
-def finding_json(a: Analysis, f: Finding) -> dict[str, object]:
-    return {"path": _display_path(a, f), "line": f.span.start_line + 1, "column": f.span.start_col + 1,
-            "end_line": f.span.end_line + 1, "end_column": f.span.end_col + 1, "severity": str(f.severity),
-            "code": f.code, "message": f.message}
 
 
 # --- schema ---------------------------------------------------------------------------------------

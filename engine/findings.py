@@ -85,9 +85,6 @@ class Finding:
     path: str | None = None
     extra: dict[str, object] = field(default_factory=dict)
 
-    def sort_key(self) -> tuple[int, int, str]:
-        return (self.span.start_line, self.span.start_col, self.code)
-
 
 class Findings(list[Finding]):
     """A list of findings with short constructors, so rules read as sentences."""

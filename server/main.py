@@ -7,7 +7,6 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from . import text_documents
 from .features import (
     code_actions,
     code_lens,
@@ -25,7 +24,6 @@ FEATURES = (lifecycle, diagnostics, completion, hover, code_actions, symbols, na
 
 
 def build_server() -> EvalspecServer:
-    text_documents.install()  # lines counted the LSP way, so incremental edits land where they should
     server = EvalspecServer()
     for feature in FEATURES:
         feature.register(server)

@@ -1,46 +1,48 @@
-"""Documents whose lines break where LSP says they do.
+"""Document text kept in step with the client: `apply_change` applies one didChange content change.
 
-pygls applies incremental edits on `TextDocument.lines`, which it builds with `str.splitlines`; that
-also breaks lines at form feeds, `\\x1c`–`\\x1e`, `\\x85`, `\\u2028` and `\\u2029`. LSP (and the engine)
-break lines only at `\\n`, `\\r\\n` and `\\r`, so in a file holding one of those characters an edit below it
-would land on the wrong line. This class counts lines the LSP way; `install()` makes pygls's workspace
-create it.
+The server keeps each open document's text itself (`documents.py`) instead of reading pygls's copy:
+pygls applies incremental edits on `TextDocument.lines`, built with `str.splitlines`, which also breaks
+lines at form feeds, `\\x1c`–`\\x1e`, `\\x85`, `\\u2028` and `\\u2029`. LSP (and the engine) break lines only
+at `\\n`, `\\r\\n` and `\\r`, so in a file holding one of those characters pygls's copy puts an edit below it
+on the wrong line. pygls offers no setting for its document class; owning the text needs none.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from typing import Any
 
-from pygls.workspace import TextDocument, Workspace
+from lsprotocol import types as lsp
 
-_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")
+from .convert import LineIndex
 
-
-def split_lines(source: str) -> tuple[str, ...]:
-    """`source` as lines, each with its line ending, split at `\\n`, `\\r\\n` and `\\r` only."""
-    return tuple(_LINE.findall(source))
+_BREAK = re.compile(r"\r\n|\r|\n")
+_CONTENT = re.compile(r"[^\r\n]*")
 
 
-class LspTextDocument(TextDocument):
-    @property
-    def lines(self) -> Sequence[str]:
-        return split_lines(self.source)
+def apply_change(text: str, change: lsp.TextDocumentContentChangeEvent, encoding: str) -> str:
+    """`text` after one content change: a whole new text, or `range` replaced (positions counted in the
+    client's `encoding`; a position past a line's end or past the last line is clamped to it)."""
+    if not isinstance(change, lsp.TextDocumentContentChangePartial):
+        return change.text
+    start = change.range.start
+    end = change.range.end
+    if (end.line, end.character) < (start.line, start.character):
+        start, end = end, start
+    first = _offset(text, start, encoding)
+    last = _offset(text, end, encoding)
+    return text[:first] + change.text + text[last:]
 
 
-def install() -> None:
-    """Make every workspace create `LspTextDocument`s (pygls has no setting for the class)."""
-    if getattr(Workspace, "_evalspec_documents", False):
-        return
-
-    def create(self: Workspace, doc_uri: str, source: str | None = None, version: int | None = None,
-               language_id: str | None = None) -> TextDocument:
-        return LspTextDocument(doc_uri, source=source, version=version, language_id=language_id,
-                               sync_kind=self._sync_kind, position_codec=self._position_codec)
-
-    Workspace._create_text_document = create  # type: ignore[method-assign]
-    Workspace._evalspec_documents = True  # type: ignore[attr-defined]
-
-
-__all__: Any = ["LspTextDocument", "install", "split_lines"]
+def _offset(text: str, position: lsp.Position, encoding: str) -> int:
+    """The index in `text` of an LSP position."""
+    line_start = 0
+    if position.line > 0:
+        for n, found in enumerate(_BREAK.finditer(text), 1):
+            if n == position.line:
+                line_start = found.end()
+                break
+        else:
+            return len(text)  # past the last line
+    content = _CONTENT.match(text, line_start)
+    line = content.group() if content is not None else ""
+    return line_start + LineIndex((line,), encoding).engine_col(0, position.character)

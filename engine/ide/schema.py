@@ -67,7 +67,6 @@ def _no_keys() -> dict[str, str]:
 
 # --- Weval ------------------------------------------------------------------------------------------
 
-W_RUBRIC_FIELD = wv.PROMPT.field("should")
 W_POINT_FN_SPEC = ObjectSpec("point_fn", "a function point", "A `$function` point and its options.", (
     wv.POINT.field("weight"),
     wv.POINT.field("citation"),

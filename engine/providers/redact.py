@@ -42,11 +42,6 @@ def is_sensitive_header(name: str) -> bool:
     return n in SENSITIVE_HEADERS or "key" in n or "token" in n or "secret" in n or "auth" in n
 
 
-def redact_headers(headers: dict[str, str]) -> dict[str, str]:
-    """A copy fit for display: sensitive header values masked."""
-    return {k: (MASK if is_sensitive_header(k) else redact(v)) for k, v in headers.items()}
-
-
 class Secret:
     """A string that will not print itself. `reveal()` is the only way to the value."""
 

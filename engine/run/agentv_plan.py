@@ -22,8 +22,9 @@ from ..agentv.model import AgentvSuite, AgentvTest
 from .agentv_scorable import dry_run_report
 from .events import Cell
 from .options import RunOptions
+from .plan_error import PlanError
 from .selection import selected, unmatched
-from .weval_plan import CHARS_PER_TOKEN, PlanError
+from .weval_plan import CHARS_PER_TOKEN
 
 DEFAULT_TARGET = "default"  # what AgentV runs when the suite names no target
 TARGET_FILES = ("targets.yaml", "targets.yml")

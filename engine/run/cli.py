@@ -93,8 +93,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"evalspec run: {exc}", file=sys.stderr)
         return 2
     from ..analysis import analyze_file
-    from ..cli import format_finding
     from ..detect import FileKind
+    from ..finding_format import format_finding
     from .runner import PlanError, plan_for
 
     path = Path(args.file)

@@ -7,7 +7,6 @@ redrawn at most ten times a second and nothing is formatted for events that are 
 from __future__ import annotations
 
 import json
-import sys
 import time
 from typing import Any, TextIO
 
@@ -216,7 +215,3 @@ def format_plan(plan: dict[str, Any]) -> str:
     for p in plan.get("problems") or []:
         lines.append(f"problem: {p}")
     return "\n".join(lines)
-
-
-def stdout_is_tty() -> bool:
-    return sys.stderr.isatty()

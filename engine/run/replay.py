@@ -23,6 +23,7 @@ from typing import Any
 from ..appendlog import read_records
 from .events import Cell
 from .journal import load as load_journal
+from .plan_error import PlanError
 
 IDEAL = ("IDEAL_BENCHMARK", "ideal")
 _SUFFIX = re.compile(r"(\[[a-z_]+:[^\]]*\])+$")
@@ -57,10 +58,6 @@ class Recorded:
     latency_ms: float = 0.0
 
 
-class ReplayError(Exception):
-    pass
-
-
 @dataclass
 class ReplaySource:
     path: Path
@@ -70,8 +67,6 @@ class ReplaySource:
     @classmethod
     def load(cls, raw_path: str, kind: str = "weval") -> ReplaySource:
         """The answers of `raw_path` for a run of a `kind` ("weval" | "agentv") file. Raises PlanError."""
-        from .weval_plan import PlanError
-
         path = Path(raw_path.strip()).expanduser()
         if not path.is_file():
             raise PlanError(f"replay: no such results file: {path}")

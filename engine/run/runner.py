@@ -18,7 +18,7 @@ from typing import Any
 from ..detect import FileKind
 from .events import Event
 from .options import RunOptions
-from .weval_plan import PlanError
+from .plan_error import PlanError
 
 __all__ = ["PlanError", "plan_for", "run"]
 

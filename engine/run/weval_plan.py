@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..weval.ids import js_number
 from ..weval.model import Blueprint, Judge, Prompt
 from ..weval.models import effective_model_id
 from .events import Cell
 from .options import RunOptions
+from .plan_error import PlanError
 from .run_label import content_hash, run_label
 from .selection import selected, unmatched
 
@@ -33,10 +33,6 @@ DEFAULT_JUDGES: tuple[Judge, ...] = tuple(
 )
 CHARS_PER_TOKEN = 4  # a rough estimate, good enough for a plan
 JUDGE_PROMPT_TOKENS = 900  # the judge's instructions and scale, per judged point
-
-
-class PlanError(Exception):
-    """The run cannot start (no models, an unresolved collection, nothing selected)."""
 
 
 @dataclass(frozen=True)
@@ -199,7 +195,3 @@ def plan_weval(bp: Blueprint, path: Path, options: RunOptions) -> WevalPlan:
         judges=judges, judge_source=judge_source, key_point_models=key_point_models,
         eval_methods=options.eval_methods, content_hash=chash, run_label=run_label(chash, options.label),
         concurrency=concurrency, replay=replay, warnings=warnings)
-
-
-def temperature_text(t: float) -> str:
-    return js_number(t)

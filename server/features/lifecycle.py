@@ -13,6 +13,7 @@ from evalspec.incremental import DocumentAnalyzer
 
 from ..capabilities import ClientSupport
 from ..server import EvalspecServer, Settings
+from ..text_documents import apply_change
 
 log = logging.getLogger(__name__)
 
@@ -42,9 +43,13 @@ def register(server: EvalspecServer) -> None:
 
     @server.notification(lsp.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(server: EvalspecServer, params: lsp.DidChangeTextDocumentParams) -> None:
-        # pygls has applied the (incremental) changes to its copy before calling us.
-        doc = server.workspace.get_text_document(params.text_document.uri)
-        server.documents.change(doc.uri, params.text_document.version, doc.source)
+        # The server keeps the text itself (text_documents.py: lines as LSP counts them).
+        uri = params.text_document.uri
+        state = server.documents.get(uri)
+        text = state.text if state is not None else ""
+        for change in params.content_changes:
+            text = apply_change(text, change, server.encoding)
+        server.documents.change(uri, params.text_document.version, text)
 
     @server.notification(lsp.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(server: EvalspecServer, params: lsp.DidCloseTextDocumentParams) -> None:
