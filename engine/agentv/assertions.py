@@ -421,6 +421,10 @@ def _code_judge_rule(ctx: Context, kind: AssertionType, entries: Entries) -> dic
     if cwd is not None:
         _scripts_exist(ctx, command_node, cwd)
     config: dict[str, Any] = {"command": argv}
+    shell_text = ctx.str_of(command_node)
+    if shell_text is not None:
+        # A string runs through the platform's shell when the judge runs (AgentV's rule), not as `argv`.
+        config["shell"] = shell_text
     if cwd is not None:
         config["cwd"] = str(cwd)
     target = entries.get("target")

@@ -168,7 +168,7 @@ ASSERTION_LIST: tuple[AssertionType, ...] = (
          F("target", "Let the script call the judge target: `true`, or `{max_calls: n}` to cap the calls.",
            "boolean", "object", object="code_judge_target"),
          F("config", "Values passed to the script as `config`, next to any extra keys.", "object")),
-        kind="code", open=True),
+        runnable=True, kind="code", open=True),
     AssertionType(
         "agent-judge", "An agent with file-system tools audits the workspace the agent under test left "
         "behind, freely or against rubric criteria.",
@@ -236,7 +236,7 @@ ASSERTION_LIST: tuple[AssertionType, ...] = (
         "cost", "Passes when the run cost at most `max_usd` US dollars.", _BINARY,
         "- type: cost\n  max_usd: 0.10",
         (F("max_usd", "The highest acceptable cost in US dollars.", "number", aliases=("budget",), minimum=0),),
-        kind="metrics", needs_one_of=("max_usd",)),
+        runnable=True, kind="metrics", needs_one_of=("max_usd",)),
     AssertionType(
         "token-usage", "Passes when the run's token counts stay within the limits given.", _BINARY,
         "- type: token-usage\n  max_total: 4000",
@@ -260,7 +260,7 @@ ASSERTION_LIST: tuple[AssertionType, ...] = (
            "tool calls (0–1).", "number", minimum=0, maximum=1, deprecated_aliases=("targetExplorationRatio",)),
          F("exploration_tolerance", "How far the exploration ratio may be from the target.", "number",
            minimum=0, deprecated_aliases=("explorationTolerance",))),
-        kind="metrics",
+        runnable=True, kind="metrics",
         needs_one_of=("max_tool_calls", "max_llm_calls", "max_tokens", "max_cost_usd", "max_duration_ms",
                       "target_exploration_ratio")),
 )

@@ -67,6 +67,7 @@ class AgentvPlan:
     concurrency: int
     warnings: list[str] = field(default_factory=list)
     replay: Any = None  # a ReplaySource when the model is `replay:<file>`
+    prices: Any = None  # the PriceTable (pricing.py): shipped prices + --prices / $EVALSPEC_PRICES
 
     @property
     def output_folder_parts(self) -> tuple[str, ...]:
@@ -240,6 +241,13 @@ def plan_agentv(suite: AgentvSuite, path: Path, options: RunOptions) -> AgentvPl
     if suite.workspace is not None or any(t.workspace is not None for t in tests):
         warnings.append("not supported yet: workspace (repos, hooks, setup scripts); tests run without one")
 
+    from ..pricing import PriceFileError, PriceTable
+
+    try:
+        prices = PriceTable.load(options.prices, options.env)
+    except PriceFileError as exc:
+        raise PlanError(str(exc)) from None
+
     used = list(dict.fromkeys(t.target.name for t in tasks))
     # A replay is its own run: without the source in its identity it would share the recorded run's label,
     # and its journal would push that run's journal aside (and --resume would mix the two).
@@ -250,7 +258,8 @@ def plan_agentv(suite: AgentvSuite, path: Path, options: RunOptions) -> AgentvPl
     dataset = suite.name or _stem(path)
     return AgentvPlan(suite=suite, path=path, dataset=dataset, tests=tests, targets=[specs[n] for n in used],
                       tasks=tasks, targets_file=targets_file, run_label=label,
-                      concurrency=options.concurrency or 30, warnings=warnings, replay=replay)
+                      concurrency=options.concurrency or 30, warnings=warnings, replay=replay,
+                      prices=prices)
 
 
 def _test_targets(test: AgentvTest) -> list[str]:

@@ -35,7 +35,7 @@ from ..scoring.agentv_aggregate import (
     score_ranges,
     verdict,
 )
-from ..scoring.agentv_assertions import NotSupported, RunMetrics, TokenUsage, evaluate_assertion
+from ..scoring.agentv_assertions import NotSupported, RunMetrics, evaluate_assertion
 from .agentv_judge import (
     JUDGE_MAX_TOKENS,
     JudgeReplyError,
@@ -45,9 +45,12 @@ from .agentv_judge import (
     rubric_checks,
     rubric_prompt,
 )
+from .agentv_measured import Measured, unmeasured
 from .agentv_plan import AgentvPlan, AgentvTask, TargetSpec
 from .agentv_scorable import NO_JUDGE, unscorable
 from .calls import Calls, provider_key
+from .code_judge import DEFAULT_CONCURRENCY as CODE_JUDGE_CONCURRENCY
+from .code_judge import judge_answer
 from .events import (
     Cell,
     CellFailed,
@@ -65,6 +68,7 @@ from .journal import Journal, JournalState, cell_ref, open_journal
 from .options import RunOptions
 from .pool import stream_cells
 
+EXECUTED = frozenset({"code-judge"})  # a user's script, run as a subprocess (code_judge.py)
 JUDGED = frozenset({"rubrics", "llm-judge"})
 NOTES_SHOWN = 10  # not-scored cells named in the run summary; the rest are counted
 FILE_LIMIT = 256 * 1024
@@ -85,6 +89,7 @@ class AgentvRun:
         self.scores: dict[Cell, tuple[float | None, str | None]] = {}
         self.failed: set[Cell] = set()
         self.resumed_cells = 0
+        self._judge_limit: asyncio.Semaphore | None = None  # code judges at once (created on the run's loop)
 
     async def events(self) -> AsyncIterator[Event]:
         # Rows are appended to the results file as tests finish (a reader or a killed run sees every
@@ -146,7 +151,7 @@ class AgentvRun:
             return
         started = now_utc()
         try:
-            answer, usage, latency, cached = await self._answer(task)
+            answer, usage, latency, cached, model = await self._answer(task)
         except ProviderError as err:
             self._fail(task, err.message, err.kind, started)
             return
@@ -154,9 +159,12 @@ class AgentvRun:
             self._fail(task, str(err), "replay", started)
             return
         self.emit(Response(cell, answer, usage, cached, latency, replayed=self.plan.replay is not None))
-        metrics = RunMetrics(duration_ms=latency, token_usage=TokenUsage(usage[0], usage[1]))
-        items = await self._assertions(task, answer, metrics)
-        row = self._row(task, started, answer, usage, latency, items)
+        cost = self._cost(task, model, usage)
+        measured = Measured(answer=answer, usage=usage, duration_ms=latency, model=model, cost_usd=cost,
+                            started=iso_timestamp(started), ended=iso_timestamp(now_utc()))
+        metrics = measured.metrics()
+        items = await self._assertions(task, answer, metrics, measured)
+        row = self._row(task, started, answer, usage, latency, items, cost_usd=cost)
         score = row["score"]
         self.rows[cell] = row
         self.scores[cell] = (score, row.get("verdict"))
@@ -164,12 +172,14 @@ class AgentvRun:
         self.journal.write({"t": "score", "c": cell_ref(cell), "s": score, "v": row.get("verdict"), "r": row})
         self.emit(Scored(cell, score, row.get("verdict"), row))
 
-    async def _answer(self, task: AgentvTask) -> tuple[str, tuple[int, int], float, bool]:
+    async def _answer(self, task: AgentvTask) -> tuple[str, tuple[int, int], float, bool, str | None]:
         cell = task.cell
         done = self.state.turns.get(cell, {}).get(0)
         if done is not None:
             u = done.get("u") or [0, 0]
-            return str(done.get("text", "")), (int(u[0]), int(u[1])), float(done.get("ms") or 0.0), False
+            return (str(done.get("text", "")), (int(u[0]), int(u[1])), float(done.get("ms") or 0.0), False,
+                    done.get("m"))
+        model: str | None = None
         if self.plan.replay is not None:
             text, usage, latency, cached = self._replayed(cell)
         else:
@@ -182,11 +192,19 @@ class AgentvRun:
                                            model_label=task.target.name)
             text, latency, cached = result.text, result.latency_ms, result.cached
             usage = (result.usage.input_tokens, result.usage.output_tokens)
+            model = result.raw_model or model_name or _configured_model(task.target)
         # Replayed answers are journalled too, so that a replay's own journal can be resumed or replayed.
         assert self.journal is not None
         self.journal.write({"t": "gen", "c": cell_ref(cell), "n": 0, "text": text, "u": list(usage),
-                            "ms": round(latency, 1), "cached": cached})
-        return text, usage, latency, cached
+                            "ms": round(latency, 1), "cached": cached, "m": model})
+        return text, usage, latency, cached, model
+
+    def _cost(self, task: AgentvTask, model: str | None, usage: tuple[int, int]) -> float | None:
+        """US dollars of the target's call, from the price table; None when its model has no price."""
+        prices = self.plan.prices
+        if prices is None:
+            return None
+        return prices.cost_of((model, _configured_model(task.target), task.target.model), usage[0], usage[1])
 
     def _replayed(self, cell: Cell) -> tuple[str, tuple[int, int], float, bool]:
         """The recorded answer of a cell, with the usage and duration the original call reported (the
@@ -214,12 +232,14 @@ class AgentvRun:
         self.emit(CellFailed(cell, message, kind))
 
     # --- assertions -------------------------------------------------------------------------------
-    async def _assertions(self, task: AgentvTask, answer: str, metrics: RunMetrics) -> list[dict[str, Any]]:
+    async def _assertions(self, task: AgentvTask, answer: str, metrics: RunMetrics,
+                          measured: Measured | None = None) -> list[dict[str, Any]]:
         test = task.test
         if test.uses_default_judge:
             # AgentV grades a test without assertions with its default LLM judge, against `criteria`.
             default = Assertion(type="llm-judge", name="llm-judge", span=test.span)
             return [await self._judged(task, 0, default, answer)]
+        measured = measured or Measured(answer=answer)
         out: list[dict[str, Any]] = []
         for i, a in enumerate(test.assertions):
             why = unscorable(a, judge=task.judge is not None)
@@ -227,6 +247,10 @@ class AgentvRun:
                 out.append(_skipped(a, f"not scored: {why}"))
             elif a.type in JUDGED:
                 out.append(await self._judged(task, i, a, answer))
+            elif a.type in EXECUTED:
+                out.append(await self._executed(task, a, measured))
+            elif (why := unmeasured(a, metrics, measured.model)) is not None:
+                out.append(_skipped(a, f"not scored: {why}"))
             else:
                 out.append(_deterministic(a, answer, metrics))
         return out
@@ -279,6 +303,26 @@ class AgentvRun:
             hits, misses, fails = misses, hits, False
         return _entry(a, score, result_verdict, hits, misses, reasoning, fails_test=fails)
 
+    async def _executed(self, task: AgentvTask, a: Assertion, measured: Measured) -> dict[str, Any]:
+        """A `code-judge`: the script run on the answer (code_judge.py), only inside this explicit run."""
+        if self._judge_limit is None:
+            self._judge_limit = asyncio.Semaphore(CODE_JUDGE_CONCURRENCY)
+        outcome = await judge_answer(a, task.test, measured, base=self.plan.path.parent, env=self.options.env,
+                                     limit=self._judge_limit)
+        if outcome.score is None:
+            return _skipped(a, outcome.error or "not scored")
+        score, result_verdict = outcome.score, verdict(outcome.score)
+        hits, misses = list(outcome.hits), list(outcome.misses)
+        if a.negate and outcome.error is None:
+            score, result_verdict = negate_result(score, result_verdict)
+            hits, misses = misses, hits
+        entry = _entry(a, score, result_verdict, hits, misses, outcome.reasoning)
+        if outcome.details is not None:
+            entry["details"] = outcome.details
+        if outcome.error is not None:
+            entry["error"] = outcome.error
+        return entry
+
     def _judge_error(self, cell: Cell, index: int, judge: TargetSpec, message: str) -> None:
         assert self.journal is not None
         self.journal.write({"t": "judge", "c": cell_ref(cell), "p": index, "j": judge.name, "text": None,
@@ -305,7 +349,8 @@ class AgentvRun:
 
     # --- results ----------------------------------------------------------------------------------
     def _row(self, task: AgentvTask, started: Any, answer: str, usage: tuple[int, int], latency: float,
-             items: list[dict[str, Any]], *, error: str | None = None) -> dict[str, Any]:
+             items: list[dict[str, Any]], *, error: str | None = None, cost_usd: float | None = None
+             ) -> dict[str, Any]:
         """One AgentV result row (agentv-compat-notes §7, snake_case)."""
         test = task.test
         score: float | None
@@ -338,7 +383,7 @@ class AgentvRun:
             "target": task.target.name,
             "reasoning": "\n".join(reasons) if reasons else None,
             "token_usage": {"input": usage[0], "output": usage[1]},
-            "cost_usd": None,
+            "cost_usd": cost_usd,
             "duration_ms": round(latency, 1),
             "scores": [{k: v for k, v in i.items() if not k.startswith("_")} for i in items],
             "error": error,
@@ -399,6 +444,14 @@ class _TemplateError(Exception):
 
 class _ReplayedFailure(Exception):
     """A replayed cell whose recorded run failed: it fails again, with the recorded message."""
+
+
+def _configured_model(spec: TargetSpec) -> str | None:
+    """The model a targets.yaml entry names (`model`, or an Azure `deployment_name`)."""
+    if spec.config is None:
+        return None
+    value = spec.config.get("model") or spec.config.get("deployment_name") or spec.config.get("deployment")
+    return str(value) if value else None
 
 
 def _limit_key(spec: TargetSpec) -> str:

@@ -54,6 +54,9 @@ def add_run_parser(sub: Any) -> argparse.ArgumentParser:
                    help="exit 1 when the mean score is below SCORE (0–1)")
     p.add_argument("--label", metavar="LABEL", help="run label prefix (Weval: <label>_<content hash>)")
     p.add_argument("--models-dir", type=Path, metavar="DIR", help="folder of Weval model collections (CORE.json…)")
+    p.add_argument("--prices", type=Path, metavar="FILE",
+                   help="a price file (JSON/YAML, USD per million tokens per model) over the shipped table; "
+                        "default: $EVALSPEC_PRICES")
     p.set_defaults(func=cmd_run)
     return p
 
@@ -83,7 +86,8 @@ def options_from_args(args: argparse.Namespace) -> RunOptions:
         models=list(args.model), select=list(args.select), output=args.output, concurrency=args.concurrency,
         provider_concurrency=limits, cache=args.cache, resume=args.resume or args.retry_errors,
         retry_errors=args.retry_errors, eval_methods=methods, judges=list(args.judge), label=args.label,
-        timeout=args.timeout, max_retries=max(0, args.retries), models_dir=args.models_dir, env=dict(os.environ))
+        timeout=args.timeout, max_retries=max(0, args.retries), models_dir=args.models_dir, env=dict(os.environ),
+        prices=args.prices)
 
 
 def cmd_run(args: argparse.Namespace) -> int:

@@ -51,6 +51,7 @@ class RunOptions:
     models_dir: Path | None = None
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     transport: str = "http11"  # the shared HTTP client's transport (providers/http.py)
+    prices: Path | None = None  # --prices: a user price file over the shipped table (pricing.py)
 
     @property
     def cache_path(self) -> Path:

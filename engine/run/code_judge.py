@@ -1,0 +1,279 @@
+"""AgentV `code-judge`: a user's script, run as a subprocess, that scores an answer.
+
+The contract is AgentV's (agentv-compat-notes §5): the script gets one snake_case JSON payload on
+stdin and prints `{score, hits?, misses?, reasoning?, details?}` on stdout; the score is clamped to
+[0, 1]. A crash, a timeout, a non-zero exit or output that is not a JSON object scores 0, with the
+reason and the tail of the script's stderr. A script that cannot be started at all (the program or
+the script file does not exist) is *not scored*: nothing was checked.
+
+Security: this module is only reached from an explicit run (`evalspec run`, the editor's run
+command). Checking or opening a file never imports it. Scripts run in their own process group, so
+a timeout or a cancelled run kills the script and everything it started.
+
+`run_code_judge` is the one entry point; composite's `code-judge` aggregator calls it too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import math
+import os
+import signal
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..jsonio import dumps_bytes
+
+DEFAULT_TIMEOUT_S = 60.0  # a script gets this long unless the assertion sets timeout_ms / timeout_seconds
+DEFAULT_CONCURRENCY = max(1, min(4, os.cpu_count() or 1))
+STDOUT_LIMIT = 4 * 1024 * 1024  # more than this is not a judge's answer
+STDERR_TAIL = 2000  # characters of stderr kept in a failure's reason (AgentV keeps 2,000 too)
+_READ = 64 * 1024
+
+
+@dataclass(frozen=True)
+class CodeJudgeOutcome:
+    """What one script run produced. `score` None: not scored (`error` says why); a failed script
+    has score 0 and `error` set; a good answer has `error` None."""
+
+    score: float | None
+    hits: tuple[str, ...] = ()
+    misses: tuple[str, ...] = ()
+    reasoning: str | None = None
+    details: dict[str, Any] | None = None
+    error: str | None = None
+    stderr_tail: str = ""
+    duration_ms: float = 0.0
+    extra: dict[str, Any] = field(default_factory=dict)  # other keys of the answer (e.g. `verdict`)
+
+    @property
+    def scored(self) -> bool:
+        return self.score is not None
+
+
+def shell_argv(command: str, platform: str = sys.platform) -> list[str]:
+    """A string command as AgentV runs it: through the platform's shell."""
+    if platform.startswith("win"):
+        return [os.environ.get("COMSPEC") or "cmd.exe", "/d", "/s", "/c", command]
+    return ["/bin/sh", "-c", command]
+
+
+def timeout_of(config: Mapping[str, Any], default: float = DEFAULT_TIMEOUT_S) -> float:
+    """The assertion's own timeout (`timeout_ms`, or `timeout_seconds`/`timeout`), else `default`."""
+    for key, scale in (("timeout_ms", 0.001), ("timeout_seconds", 1.0), ("timeout", 1.0)):
+        value = config.get(key)
+        if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and value > 0:
+            return float(value) * scale
+    return default
+
+
+def missing_program(argv: Sequence[str], cwd: Path, env: Mapping[str, str]) -> str | None:
+    """Why the command cannot start (the program is not on PATH, or a script argument that names a
+    local file does not exist), or None. Checked before spawning so the reason is precise."""
+    import shutil
+
+    program = argv[0]
+    if os.sep in program or (os.altsep and os.altsep in program):
+        if not (cwd / program).exists():
+            return f"the program {program} does not exist (relative to {cwd})"
+    elif shutil.which(program, path=env.get("PATH")) is None:
+        return f"the program '{program}' is not installed (not found on PATH)"
+    from ..agentv.files import looks_like_script
+
+    for token in argv[1:]:
+        if looks_like_script(token) and not (cwd / token).exists():
+            return f"the script {token} does not exist (relative to {cwd})"
+    return None
+
+
+async def run_code_judge(argv: Sequence[str], payload: Mapping[str, Any] | bytes, *, cwd: Path,
+                         timeout: float = DEFAULT_TIMEOUT_S, env: Mapping[str, str] | None = None,
+                         limit: asyncio.Semaphore | None = None) -> CodeJudgeOutcome:
+    """Run one code judge: `payload` (a mapping, sent as JSON) on stdin, the answer from stdout.
+
+    `limit` bounds how many scripts run at once (the run's semaphore). Never raises for a script's
+    misbehaviour; a cancelled caller kills the script's process group and re-raises.
+    """
+    env = dict(os.environ if env is None else env)
+    if not argv:
+        return CodeJudgeOutcome(None, error="not scored: the code judge has an empty command")
+    if not cwd.is_dir():
+        return CodeJudgeOutcome(None, error=f"not scored: the code judge's folder {cwd} does not exist")
+    why = missing_program(argv, cwd, env)
+    if why is not None:
+        return CodeJudgeOutcome(None, error=f"not scored: {why}")
+    data = payload if isinstance(payload, bytes) else dumps_bytes(payload)
+    async with limit if limit is not None else contextlib.nullcontext():
+        return await _run(list(argv), data, cwd, timeout, env)
+
+
+async def _run(argv: list[str], data: bytes, cwd: Path, timeout: float, env: dict[str, str]) -> CodeJudgeOutcome:
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    posix = os.name == "posix"
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *argv, cwd=str(cwd), env=env, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE, start_new_session=posix)
+    except OSError as exc:
+        return CodeJudgeOutcome(None, error=f"not scored: cannot start {argv[0]}: {exc.strerror or exc}")
+    stdout = bytearray()
+    stderr = bytearray()
+    overflow = False
+
+    async def feed() -> None:
+        assert proc.stdin is not None
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            proc.stdin.write(data)
+            await proc.stdin.drain()
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError, OSError):
+            proc.stdin.close()
+
+    async def drain_stdout() -> None:
+        nonlocal overflow
+        assert proc.stdout is not None
+        while chunk := await proc.stdout.read(_READ):
+            if len(stdout) + len(chunk) > STDOUT_LIMIT:
+                overflow = True
+                _kill(proc)
+                return
+            stdout.extend(chunk)
+
+    async def drain_stderr() -> None:
+        assert proc.stderr is not None
+        while chunk := await proc.stderr.read(_READ):
+            stderr.extend(chunk)
+            if len(stderr) > 4 * STDERR_TAIL * 4:
+                del stderr[: len(stderr) - STDERR_TAIL * 4]  # keep a tail, bounded
+
+    async def whole() -> int:
+        await asyncio.gather(feed(), drain_stdout(), drain_stderr())
+        return await proc.wait()
+
+    try:
+        code = await asyncio.wait_for(whole(), timeout)
+    except TimeoutError:
+        _kill(proc)
+        await _reap(proc)
+        return _failed(f"the code judge timed out after {_secs(timeout)} and was killed", stderr, loop.time() - started)
+    except BaseException:
+        _kill(proc)  # cancelled (the run was stopped): nothing may run on behind the caller
+        await asyncio.shield(_reap(proc))
+        raise
+    elapsed = loop.time() - started
+    if overflow:
+        return _failed(f"the code judge printed more than {STDOUT_LIMIT // (1024 * 1024)} MB on stdout", stderr,
+                       elapsed)
+    if code != 0:
+        how = f"was killed by signal {-code}" if code < 0 else f"exited with code {code}"
+        return _failed(f"the code judge {how}", stderr, elapsed)
+    return parse_answer(bytes(stdout), _tail(stderr), elapsed)
+
+
+def parse_answer(stdout: bytes, stderr_tail: str = "", elapsed: float = 0.0) -> CodeJudgeOutcome:
+    """The script's answer: one JSON object with a numeric `score` (clamped to [0, 1])."""
+    import json
+
+    text = stdout.decode("utf-8", errors="replace").strip()
+    ms = round(elapsed * 1000, 1)
+    try:
+        value = json.loads(text)
+    except ValueError:
+        value = _last_json_line(text)
+    if not isinstance(value, dict):
+        shown = text[:200] + ("…" if len(text) > 200 else "")
+        reason = ("the code judge printed nothing on stdout" if not text
+                  else f"the code judge's output is not a JSON object: {shown!r}")
+        return _failed(reason, stderr_tail, elapsed)
+    raw = value.get("score")
+    if isinstance(raw, bool) or not isinstance(raw, int | float) or not math.isfinite(raw):
+        return _failed(f"the code judge's answer has no numeric 'score' (got {raw!r})", stderr_tail, elapsed)
+    score = min(1.0, max(0.0, float(raw)))
+    details = value.get("details")
+    reasoning = value.get("reasoning")
+    extra = {k: v for k, v in value.items() if k not in ("score", "hits", "misses", "reasoning", "details")}
+    return CodeJudgeOutcome(score, _strings(value.get("hits")), _strings(value.get("misses")),
+                            reasoning if isinstance(reasoning, str) else None,
+                            details if isinstance(details, dict) else None, None, stderr_tail, ms, extra)
+
+
+def _last_json_line(text: str) -> Any:
+    """Scripts that log before answering: the last line that is a JSON object is the answer."""
+    import json
+
+    for line in reversed(text.splitlines()):
+        line = line.strip()
+        if line.startswith("{") and line.endswith("}"):
+            try:
+                return json.loads(line)
+            except ValueError:
+                return None
+    return None
+
+
+def _strings(value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list):
+        return ()
+    return tuple(str(v) for v in value if isinstance(v, str) and v.strip())
+
+
+def _failed(reason: str, stderr: bytearray | str, elapsed: float) -> CodeJudgeOutcome:
+    tail = stderr if isinstance(stderr, str) else _tail(stderr)
+    message = f"{reason}; stderr: {tail}" if tail else reason
+    return CodeJudgeOutcome(0.0, (), (f"Code evaluator failed: {message}",), message, None, message, tail,
+                            round(elapsed * 1000, 1))
+
+
+def _tail(stderr: bytearray) -> str:
+    text = bytes(stderr).decode("utf-8", errors="replace").strip()
+    if len(text) <= STDERR_TAIL:
+        return text
+    return f"…(last {STDERR_TAIL} chars) {text[-STDERR_TAIL:]}"
+
+
+def _secs(seconds: float) -> str:
+    return f"{seconds:g} s"
+
+
+def _kill(proc: asyncio.subprocess.Process) -> None:
+    if proc.returncode is not None:
+        return
+    with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
+        if os.name == "posix":
+            os.killpg(proc.pid, signal.SIGKILL)  # the script and anything it started
+        else:
+            proc.kill()
+
+
+async def _reap(proc: asyncio.subprocess.Process) -> None:
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(proc.wait(), 5)
+
+
+def judge_command(config: Mapping[str, Any], platform: str = sys.platform) -> list[str]:
+    """The argv of a code-judge assertion: its argv list, or its string through the platform's shell."""
+    shell = config.get("shell")
+    if isinstance(shell, str) and shell.strip():
+        return shell_argv(shell, platform)
+    return [str(x) for x in config.get("command") or []]
+
+
+async def judge_answer(assertion: Any, test: Any, measured: Any, *, base: Path, env: Mapping[str, str] | None,
+                       limit: asyncio.Semaphore | None) -> CodeJudgeOutcome:
+    """One `code-judge` assertion (the checker's normalized Assertion) on one measured answer: its
+    command in its `cwd` (default: the folder of the file it is written in), the §5 payload on stdin."""
+    from .judge_payload import code_judge_payload
+
+    config = assertion.config
+    passed = config.get("config") if isinstance(config.get("config"), Mapping) else {}
+    if config.get("cwd"):
+        cwd = Path(config["cwd"])
+    else:
+        cwd = assertion.source_path.parent if assertion.source_path is not None else base
+    payload = code_judge_payload(test, measured.answer, config=passed, **measured.payload_fields())
+    timeout = timeout_of(passed, timeout_of(config))
+    return await run_code_judge(judge_command(config), payload, cwd=cwd, timeout=timeout, env=env, limit=limit)
