@@ -241,6 +241,12 @@ def plan_agentv(suite: AgentvSuite, path: Path, options: RunOptions) -> AgentvPl
     if suite.workspace is not None or any(t.workspace is not None for t in tests):
         warnings.append("not supported yet: workspace (repos, hooks, setup scripts); tests run without one")
 
+    shells = sorted({a.name for t in tests for a in _all_assertions(t.assertions)
+                     if a.type == "code-judge" and a.config.get("shell")})
+    if shells:
+        warnings.append(f"code-judge {', '.join(shells)}: the command is a string, run through the platform's "
+                        "shell (/bin/sh -c, cmd /c on Windows); write it as an argv list")
+
     from ..pricing import PriceFileError, PriceTable
 
     try:
@@ -260,6 +266,15 @@ def plan_agentv(suite: AgentvSuite, path: Path, options: RunOptions) -> AgentvPl
                       tasks=tasks, targets_file=targets_file, run_label=label,
                       concurrency=options.concurrency or 30, warnings=warnings, replay=replay,
                       prices=prices)
+
+
+def _all_assertions(items: list[Any]) -> list[Any]:
+    """Assertions and, inside composites, their children."""
+    out: list[Any] = []
+    for a in items:
+        out.append(a)
+        out.extend(_all_assertions(a.children))
+    return out
 
 
 def _test_targets(test: AgentvTest) -> list[str]:

@@ -235,3 +235,23 @@ tests:
     assert missing["scores"][1]["score"] is None
     assert "gone.py does not exist" in missing["scores"][1]["reasoning"]
     assert "not_supported" not in missing
+
+
+def test_a_string_command_warns_when_the_run_starts(tmp_path: Path, smart: SmartFake) -> None:
+    bp = _suite(tmp_path, f"""name: shelled
+description: d
+execution:
+  target: default
+tests:
+  - id: t
+    input: hi
+    criteria: c
+    assert:
+      - name: piped
+        type: code-judge
+        command: "{PY} judges/fixed.py 0.9 | cat"
+""")
+    events = run_events(bp, options(tmp_path, env_for(smart)))
+    notices = [e.message for e in events if e.type == "notice"]
+    assert any("code-judge piped" in m and "/bin/sh -c" in m for m in notices)
+    assert _rows(tmp_path / "out")["t"]["score"] == 0.9
