@@ -9,11 +9,17 @@ from __future__ import annotations
 from collections.abc import Mapping as AbcMapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .detect import FileKind, detect
 from .findings import Finding, Severity, Span
 from .source import ChunkCache, ParsedFile, gc_paused, parse_yaml
+
+if TYPE_CHECKING:  # the checkers load with the first file of their format
+    from .agentv.check import AgentvResult
+    from .agentv.model import AgentvSuite
+    from .weval.check import WevalResult
+    from .weval.model import Blueprint
 
 
 @dataclass
@@ -23,15 +29,15 @@ class Analysis:
     kind: FileKind
     parsed: ParsedFile
     findings: list[Finding] = field(default_factory=list)
-    weval: Any = None  # WevalResult for blueprints
-    agentv: Any = None  # AgentvResult for eval files
+    weval: WevalResult | None = None  # blueprints
+    agentv: AgentvResult | None = None  # AgentV eval files
 
     @property
-    def blueprint(self) -> Any:
+    def blueprint(self) -> Blueprint | None:
         return self.weval.blueprint if self.weval is not None else None
 
     @property
-    def suite(self) -> Any:
+    def suite(self) -> AgentvSuite | None:
         return self.agentv.suite if self.agentv is not None else None
 
     @property

@@ -209,3 +209,25 @@ def test_positions_count_lines_at_newlines_only() -> None:
     text = '- id: a\n  prompt: "x \u2028 y \u2029 z \x85"\n  shuld: [y]\n'
     [finding] = analyze(text, "blueprints/x.yml").findings
     assert (finding.code, finding.span) == ("unknown-key", (2, 2, 2, 7))
+
+
+# --- structured data on findings --------------------------------------------------------------------
+
+def test_a_missing_field_names_the_field_as_data() -> None:
+    """Callers that reword a finding read the field from `extra`, never from the message text."""
+    from evalspec.findings import Findings
+    from evalspec.registry.agentv import REGISTRY
+    from evalspec.validation.objects import check_object
+
+    out = Findings()
+    check_object(parse_yaml("{}\n").documents[0].root, REGISTRY["targets_file"], out, None)
+    missing = [f for f in out if f.code == "missing-field"]
+    assert missing and all(f.extra == {"field": "targets"} for f in missing)
+
+
+def test_a_reworded_missing_field_keeps_its_place() -> None:
+    # `field-accuracy` without `fields`: AgentV's own message replaces the generic "needs 'fields'".
+    a = analyze("# evalspec: agentv\ntests:\n  - id: t\n    input: hi\n    criteria: c\n"
+                "    assert:\n      - type: field-accuracy\n")
+    assert [f.message for f in a.findings if f.code == "missing-field"] == [
+        "Assertion type 'field-accuracy' requires a non-empty 'fields' list."]

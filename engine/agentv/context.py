@@ -87,8 +87,8 @@ class Context:
         missing = missing or {}
         for f in tmp:
             if f.code == "missing-field":
-                name = f.message.rsplit("'", 2)[-2] if "'" in f.message else ""
-                if name in missing:
+                name = f.extra.get("field")
+                if isinstance(name, str) and name in missing:
                     repl = missing[name]
                     if repl is None:
                         continue

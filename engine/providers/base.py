@@ -6,7 +6,7 @@ any HTTP machinery.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Protocol, runtime_checkable
@@ -177,20 +177,30 @@ def _rebuild_error(
     return ProviderError(kind, message, status, retryable, retry_after=retry_after, provider=provider)
 
 
+# on_retry(attempt, delay, reason): attempt is the number of the retry about to happen (1 = first retry),
+# delay the seconds waited before it, reason a short label: "429", "500", "timeout", "connection".
+RetryCallback = Callable[[int, float, str], Any]
+
+
 @runtime_checkable
 class Provider(Protocol):
-    """Anything that can answer a ChatRequest. `name` identifies it in messages and cache keys."""
+    """Anything that can answer a ChatRequest. `name` identifies it in messages and cache keys.
+
+    `on_retry` is called before each retry the provider makes (the retry wrapper does; a provider that
+    never retries accepts it and never calls it), so every provider is called the same way."""
 
     name: str
 
-    async def chat(self, req: ChatRequest) -> ChatResult: ...
+    async def chat(self, req: ChatRequest, *, on_retry: RetryCallback | None = None) -> ChatResult: ...
 
 
 @runtime_checkable
 class EmbeddingProvider(Protocol):
+    """A provider with an embeddings endpoint. `model` overrides the provider's own embedding model."""
+
     name: str
 
-    async def embed(self, texts: Sequence[str]) -> list[list[float]]: ...
+    async def embed(self, texts: Sequence[str], *, model: str | None = None) -> list[list[float]]: ...
 
 
 def cache_identity(provider: object) -> dict[str, Any]:

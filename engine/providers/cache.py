@@ -16,13 +16,22 @@ import hashlib
 import json
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from evalspec.appendlog import AppendLog, read_records
 from evalspec.jsonio import dumps_bytes
-from evalspec.providers.base import ChatRequest, ChatResult, cache_identity
+from evalspec.providers.base import (
+    CONFIG,
+    ChatRequest,
+    ChatResult,
+    EmbeddingProvider,
+    Provider,
+    ProviderError,
+    RetryCallback,
+    cache_identity,
+)
 
 CACHE_VERSION = 1
 
@@ -109,7 +118,7 @@ class CachedProvider:
     `on_retry` for a RetryingProvider) are passed through to `inner`.
     """
 
-    def __init__(self, inner: Any, cache: ResponseCache) -> None:
+    def __init__(self, inner: Provider, cache: ResponseCache) -> None:
         self.inner = inner
         self.cache = cache
         self.name: str = inner.name
@@ -119,7 +128,7 @@ class CachedProvider:
     def identity(self) -> dict[str, Any]:
         return self._identity
 
-    async def chat(self, req: ChatRequest, **kwargs: Any) -> ChatResult:
+    async def chat(self, req: ChatRequest, *, on_retry: RetryCallback | None = None) -> ChatResult:
         key = cache_key(self._identity, req)
         hit = self.cache.get(key)
         if hit is not None:
@@ -135,7 +144,7 @@ class CachedProvider:
         fut: asyncio.Future[ChatResult] = asyncio.get_running_loop().create_future()
         self._inflight[key] = fut
         try:
-            result = await self.inner.chat(req, **kwargs)
+            result = await self.inner.chat(req, on_retry=on_retry)
         except BaseException as exc:
             fut.set_exception(_LeaderCancelled() if isinstance(exc, asyncio.CancelledError) else exc)
             fut.exception()  # mark it retrieved: there may be no waiter
@@ -147,8 +156,10 @@ class CachedProvider:
         fut.set_result(result)
         return result
 
-    async def embed(self, texts: Any, **kwargs: Any) -> list[list[float]]:
-        return await self.inner.embed(texts, **kwargs)
+    async def embed(self, texts: Sequence[str], *, model: str | None = None) -> list[list[float]]:
+        if not isinstance(self.inner, EmbeddingProvider):
+            raise ProviderError(CONFIG, f"{self.name}: no embeddings endpoint")
+        return await self.inner.embed(texts, model=model)
 
     async def aclose(self) -> None:
         close = getattr(self.inner, "aclose", None)

@@ -25,7 +25,16 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from evalspec.providers.base import COMMAND, CONFIG, TIMEOUT, ChatRequest, ChatResult, ProviderError, Usage
+from evalspec.providers.base import (
+    COMMAND,
+    CONFIG,
+    TIMEOUT,
+    ChatRequest,
+    ChatResult,
+    ProviderError,
+    RetryCallback,
+    Usage,
+)
 
 PLACEHOLDERS = frozenset({"PROMPT", "PROMPT_FILE", "OUTPUT_FILE", "EVAL_ID", "ATTEMPT"})
 _PLACEHOLDER = re.compile(r"\{([A-Z_]+)\}")
@@ -97,7 +106,7 @@ class CommandProvider:
     def identity(self) -> dict[str, Any]:
         return {"provider": "cli", "argv": self.argv, "cwd": self.cwd}
 
-    async def chat(self, req: ChatRequest) -> ChatResult:
+    async def chat(self, req: ChatRequest, *, on_retry: RetryCallback | None = None) -> ChatResult:
         t0 = time.perf_counter()
         prompt = render_prompt(req)
         with tempfile.TemporaryDirectory(prefix="evalspec-cli-") as tmp:

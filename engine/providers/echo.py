@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from evalspec.providers.base import ChatRequest, ChatResult, Usage
+from evalspec.providers.base import ChatRequest, ChatResult, RetryCallback, Usage
 
 
 class EchoProvider:
@@ -21,7 +21,7 @@ class EchoProvider:
     def identity(self) -> dict[str, Any]:
         return {"provider": "echo"}
 
-    async def chat(self, req: ChatRequest) -> ChatResult:
+    async def chat(self, req: ChatRequest, *, on_retry: RetryCallback | None = None) -> ChatResult:
         t0 = time.perf_counter()
         text = req.last_user_text()
         # Whitespace-separated words stand in for tokens, so token columns are not all zero in dry runs.

@@ -22,7 +22,7 @@ import httpx
 
 from evalspec.providers import catalog
 from evalspec.providers.anthropic import AnthropicProvider
-from evalspec.providers.base import CONFIG, MISSING_KEY, ProviderError
+from evalspec.providers.base import CONFIG, MISSING_KEY, Provider, ProviderError
 from evalspec.providers.cache import CachedProvider, ResponseCache
 from evalspec.providers.echo import EchoProvider
 from evalspec.providers.envvars import expand
@@ -36,13 +36,14 @@ from evalspec.providers.retry import DEFAULT_POLICY, NO_RETRY, RetryingProvider,
 @dataclass(frozen=True, slots=True)
 class ModelBinding:
     model_id: str  # as written in the blueprint (custom models: their `id`)
-    provider: Any  # a Provider; chat(req, on_retry=…) when wrapped with retries
+    provider: Provider
     model_name: str  # what goes into ChatRequest.model
 
 
-def wrap(provider: Any, *, retry: RetryPolicy | None = DEFAULT_POLICY, cache: ResponseCache | None = None) -> Any:
+def wrap(provider: Provider, *, retry: RetryPolicy | None = DEFAULT_POLICY,
+         cache: ResponseCache | None = None) -> Provider:
     """Retries inside, cache outside. Always a RetryingProvider (with NO_RETRY when `retry` is None), so
-    that every provider handed to the runner takes `chat(req, on_retry=…)` alike."""
+    that every provider handed to the runner reports its retries the same way."""
     provider = RetryingProvider(provider, retry or NO_RETRY)
     if cache is not None:
         provider = CachedProvider(provider, cache)

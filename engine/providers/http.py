@@ -29,6 +29,7 @@ from evalspec.providers.base import (
     ChatRequest,
     ChatResult,
     ProviderError,
+    RetryCallback,
 )
 from evalspec.providers.retry import retry_after_from_headers
 
@@ -254,7 +255,7 @@ class HttpProvider:
             raise ProviderError(CONFIG, f"{self.name}: no model given", provider=self.name)
         return model
 
-    async def chat(self, req: ChatRequest) -> ChatResult:
+    async def chat(self, req: ChatRequest, *, on_retry: RetryCallback | None = None) -> ChatResult:
         """POST the provider's request body to its chat endpoint and parse the answer; subclasses
         give `chat_url`, `body` and `parse`."""
         data, latency_ms = await post_json(

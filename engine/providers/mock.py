@@ -7,7 +7,7 @@ import random
 import time
 from typing import Any
 
-from evalspec.providers.base import ChatRequest, ChatResult, Usage
+from evalspec.providers.base import ChatRequest, ChatResult, RetryCallback, Usage
 
 # AgentV's default, so a mock target without `response` answers the same in both tools.
 DEFAULT_MOCK_RESPONSE = (
@@ -40,7 +40,7 @@ class MockProvider:
             return random.uniform(lo, max(lo, self.delay_max_ms)) / 1000.0
         return self.delay_ms / 1000.0
 
-    async def chat(self, req: ChatRequest) -> ChatResult:
+    async def chat(self, req: ChatRequest, *, on_retry: RetryCallback | None = None) -> ChatResult:
         t0 = time.perf_counter()
         delay = self._delay()
         if delay > 0:

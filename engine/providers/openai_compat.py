@@ -140,7 +140,7 @@ class OpenAICompatProvider(HttpProvider):
             provider=self.name,
         )
 
-    async def embed(self, texts: Sequence[str], model: str | None = None) -> list[list[float]]:
+    async def embed(self, texts: Sequence[str], *, model: str | None = None) -> list[list[float]]:
         body = {"model": model or self.bound_model or self.embedding_model, "input": list(texts)}
         data, _ = await post_json(
             self.client, self.name, self._embeddings_url, body, self.request_headers, self.timeout

@@ -16,13 +16,19 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from evalspec.providers.base import ChatRequest, ChatResult, ProviderError, cache_identity
+from evalspec.providers.base import (
+    CONFIG,
+    ChatRequest,
+    ChatResult,
+    EmbeddingProvider,
+    Provider,
+    ProviderError,
+    RetryCallback,
+    cache_identity,
+)
 
 T = TypeVar("T")
 
-# on_retry(attempt, delay, reason): attempt is the number of the retry about to happen (1 = first retry),
-# delay the seconds we will wait before it, reason a short label: "429", "500", "timeout", "connection".
-RetryCallback = Callable[[int, float, str], Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,7 +118,7 @@ class RetryingProvider:
     """Wraps any provider with a RetryPolicy. `chat(req, on_retry=…)` reports per call."""
 
     def __init__(
-        self, inner: Any, policy: RetryPolicy = DEFAULT_POLICY, on_retry: RetryCallback | None = None
+        self, inner: Provider, policy: RetryPolicy = DEFAULT_POLICY, on_retry: RetryCallback | None = None
     ) -> None:
         self.inner = inner
         self.policy = policy
@@ -125,8 +131,11 @@ class RetryingProvider:
     async def chat(self, req: ChatRequest, *, on_retry: RetryCallback | None = None) -> ChatResult:
         return await retry_call(lambda: self.inner.chat(req), self.policy, on_retry or self.on_retry)
 
-    async def embed(self, texts: Sequence[str], **kwargs: Any) -> list[list[float]]:
-        return await retry_call(lambda: self.inner.embed(texts, **kwargs), self.policy, self.on_retry)
+    async def embed(self, texts: Sequence[str], *, model: str | None = None) -> list[list[float]]:
+        inner = self.inner
+        if not isinstance(inner, EmbeddingProvider):
+            raise ProviderError(CONFIG, f"{self.name}: no embeddings endpoint")
+        return await retry_call(lambda: inner.embed(texts, model=model), self.policy, self.on_retry)
 
     async def aclose(self) -> None:
         close = getattr(self.inner, "aclose", None)

@@ -12,7 +12,7 @@ import asyncio
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ..providers.base import CONFIG, ChatRequest, ChatResult, ProviderError
+from ..providers.base import CONFIG, ChatRequest, ChatResult, EmbeddingProvider, Provider, ProviderError
 from .events import CallStarted, Cell, Event, Retrying
 from .options import RunOptions
 
@@ -24,17 +24,6 @@ def provider_key(model: str) -> str:
     """The provider a model id is limited under: `openai` for `openai:gpt-4o-mini`."""
     head, sep, _ = model.partition(":")
     return head.strip().lower() if sep else model
-
-
-def _takes_on_retry(provider: Any) -> bool:
-    """Only the retry wrapper (possibly under the cache) understands `on_retry`; a bare provider
-    does not (the factories wrap every provider today; this keeps a hand-made one working)."""
-    from ..providers.cache import CachedProvider
-    from ..providers.retry import RetryingProvider
-
-    while isinstance(provider, CachedProvider):
-        provider = provider.inner
-    return isinstance(provider, RetryingProvider)
 
 
 class Calls:
@@ -50,7 +39,6 @@ class Calls:
         self._cache: Any = None
         self._bindings: dict[str, Any] = {}
         self.policy = RetryPolicy(max_retries=max(0, options.max_retries))
-        self._retry_aware: dict[int, bool] = {}
         self.calls = 0  # requests that reached a provider (cache hits excluded)
         self.cached = 0
 
@@ -123,7 +111,7 @@ class Calls:
         return sem
 
     # --- calls ------------------------------------------------------------------------------------
-    async def chat(self, provider: Any, req: ChatRequest, cell: Cell, *, limit_key: str,
+    async def chat(self, provider: Provider, req: ChatRequest, cell: Cell, *, limit_key: str,
                    purpose: str = "generate", model_label: str = "") -> ChatResult:
         """One chat call under the limits. Raises ProviderError."""
         emit = self.emit
@@ -133,27 +121,20 @@ class Calls:
 
         async with self._limit(limit_key), self._global:
             emit(CallStarted(cell, purpose, model_label))
-            aware = self._retry_aware.get(id(provider))
-            if aware is None:
-                aware = self._retry_aware[id(provider)] = _takes_on_retry(provider)
-            if aware:
-                result: ChatResult = await provider.chat(req, on_retry=on_retry)
-            else:
-                result = await provider.chat(req)
+            result = await provider.chat(req, on_retry=on_retry)
         if result.cached:
             self.cached += 1
         else:
             self.calls += 1
         return result
 
-    async def embed(self, provider: Any, texts: Sequence[str], model_name: str, *, limit_key: str,
+    async def embed(self, provider: Provider, texts: Sequence[str], model_name: str, *, limit_key: str,
                     cell: Cell) -> list[list[float]]:
         async with self._limit(limit_key), self._global:
             self.emit(CallStarted(cell, "embed", model_name))
-            embed = getattr(provider, "embed", None)
-            if embed is None:
+            if not isinstance(provider, EmbeddingProvider):
                 raise ProviderError(CONFIG, f"{provider_key(model_name) or model_name}: no embeddings endpoint")
-            vectors: list[list[float]] = await embed(list(texts), model=model_name)
+            vectors = await provider.embed(list(texts), model=model_name)
         self.calls += 1
         return vectors
 

@@ -12,9 +12,12 @@ import os
 import signal
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .options import DEFAULT_OUTPUT, DEFAULT_TIMEOUT, RunOptions, parse_eval_methods
+
+if TYPE_CHECKING:
+    from .runner import Plan
 
 
 def add_run_parser(sub: Any) -> argparse.ArgumentParser:
@@ -128,7 +131,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     return _run(plan, options, as_json=args.json, fail_under=args.fail_under)
 
 
-def _dry_run(plan: Any, options: RunOptions, *, as_json: bool) -> int:
+def _dry_run(plan: Plan, options: RunOptions, *, as_json: bool) -> int:
     from .preflight import problems
     from .render import format_plan
 
@@ -143,7 +146,7 @@ def _dry_run(plan: Any, options: RunOptions, *, as_json: bool) -> int:
     return 0
 
 
-def _run(plan: Any, options: RunOptions, *, as_json: bool, fail_under: float | None) -> int:
+def _run(plan: Plan, options: RunOptions, *, as_json: bool, fail_under: float | None) -> int:
     import asyncio  # here, not at the top: `evalspec check` should not pay for it
 
     from .render import HumanRenderer, JsonRenderer
@@ -184,7 +187,7 @@ def _run(plan: Any, options: RunOptions, *, as_json: bool, fail_under: float | N
     return 0
 
 
-async def _consume(plan: Any, options: RunOptions, renderer: Any) -> None:
+async def _consume(plan: Plan, options: RunOptions, renderer: Any) -> None:
     from .runner import run
 
     async for event in run(plan, options):

@@ -6,13 +6,17 @@ sent, so `--dry-run` can say "OPENROUTER_API_KEY is not set" without touching th
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..providers.base import ProviderError
 from .options import RunOptions
+from .weval_plan import WevalPlan
+
+if TYPE_CHECKING:
+    from .runner import Plan
 
 
-def problems(plan: Any, options: RunOptions) -> list[str]:
+def problems(plan: Plan, options: RunOptions) -> list[str]:
     """One line per distinct problem: 30 models missing the same key are one line, not thirty."""
     return _grouped(_problems(plan, options))
 
@@ -36,9 +40,9 @@ def _grouped(lines: list[str]) -> list[str]:
     return out
 
 
-def _problems(plan: Any, options: RunOptions) -> list[str]:
+def _problems(plan: Plan, options: RunOptions) -> list[str]:
     out: list[str] = []
-    if plan.kind == "weval":
+    if isinstance(plan, WevalPlan):
         from ..providers.factory import provider_for_model
 
         if plan.replay is None:

@@ -13,17 +13,24 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TypeAlias
 
+from ..analysis import Analysis
 from ..detect import FileKind
 from .events import Event
 from .options import RunOptions
 from .plan_error import PlanError
 
-__all__ = ["PlanError", "plan_for", "run"]
+if TYPE_CHECKING:  # each format's planner and runner load when a file of that format runs
+    from .agentv_plan import AgentvPlan
+    from .weval_plan import WevalPlan
+
+__all__ = ["Plan", "PlanError", "plan_for", "run"]
+
+Plan: TypeAlias = "WevalPlan | AgentvPlan"
 
 
-def plan_for(analysis: Any, options: RunOptions) -> Any:
+def plan_for(analysis: Analysis, options: RunOptions) -> Plan:
     """A WevalPlan or an AgentvPlan for a file without errors. Raises PlanError."""
     if analysis.errors:
         raise PlanError(f"{analysis.path}: the file has {len(analysis.errors)} error(s); fix them first")
@@ -39,11 +46,13 @@ def plan_for(analysis: Any, options: RunOptions) -> Any:
     raise PlanError(f"{path}: not a Weval blueprint or an AgentV eval file (nothing to run)")
 
 
-def run(plan: Any, options: RunOptions) -> AsyncIterator[Event]:
+def run(plan: Plan, options: RunOptions) -> AsyncIterator[Event]:
     """The run's events, in order: RunStarted, then per cell CallStarted / Retrying / Response / Scored or
     CellFailed (cells interleave), Notice at any time, RunFinished last. Closing the iterator early
     (or cancelling its task) stops the run; everything received is already in the journal."""
-    if plan.kind == "weval":
+    from .weval_plan import WevalPlan
+
+    if isinstance(plan, WevalPlan):
         from .weval_runner import run_weval
 
         return run_weval(plan, options)

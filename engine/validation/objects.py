@@ -134,7 +134,8 @@ def check_object(node: Node | None, spec: ObjectSpec, out: Findings, registry: R
                         tags=(Tag.DEPRECATED,))
     for f in spec.fields:
         if f.required and f.name not in entries.found:
-            out.error("missing-field", first_line_span(node), f"{what[0].upper()}{what[1:]} needs '{f.name}'.")
+            out.error("missing-field", first_line_span(node), f"{what[0].upper()}{what[1:]} needs '{f.name}'.",
+                      extra={"field": f.name})
     for name, (key, value) in entries.found.items():
         if name in handled:
             continue
