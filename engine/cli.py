@@ -18,6 +18,8 @@ from . import __version__
 from .analysis import Analysis, analyze_file
 from .detect import FileKind, kind_from_name
 from .finding_format import finding_json, format_finding
+from .findings import Finding, Severity, Span
+from .source import ParsedFile
 
 _SKIP_DIRS = {".git", "node_modules", ".venv", "venv", "__pycache__", ".tox", ".mypy_cache", ".ruff_cache",
               "dist", "build"}
@@ -101,8 +103,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         # every package.json of a tree would be wasted work.
         if not explicit and path.suffix == ".json" and kind_from_name(path) is None:
             continue
-        analysis = analyze_file(path, models_dir=args.models_dir)
-        if analysis.kind is FileKind.NONE:
+        analysis = _check_one(path, args.models_dir)
+        if analysis.kind is FileKind.NONE and not _crashed(analysis):
             continue
         results.append(analysis)
     findings = [(a, f) for a in results for f in a.findings]
@@ -118,6 +120,23 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(f"{len(results)} eval file(s) checked: {errors} error(s), {warnings} warning(s), "
               f"{len(findings) - errors - warnings} note(s)", file=sys.stderr)
     return 1 if errors or (args.strict and warnings) else 0
+
+
+def _check_one(path: Path, models_dir: Path | None) -> Analysis:
+    """One file's analysis; a bug in evalspec on one file is an error on that file, and the other files
+    of a folder are still checked (never a traceback that hides them, never a silent pass)."""
+    try:
+        return analyze_file(path, models_dir=models_dir)
+    except Exception as exc:  # a bug, not bad input: bad input is a finding
+        a = Analysis("", path, FileKind.NONE, ParsedFile(text=""))
+        a.findings = [Finding("internal-error", Severity.ERROR,
+                              f"evalspec failed on this file ({type(exc).__name__}: {exc}); it is not checked. "
+                              "Please report this with the file.", Span(0, 0, 0, 0))]
+        return a
+
+
+def _crashed(a: Analysis) -> bool:
+    return any(f.code == "internal-error" for f in a.findings)
 
 
 # --- schema ---------------------------------------------------------------------------------------

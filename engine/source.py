@@ -230,7 +230,7 @@ def _span(sl: int, sc: int, el: int, ec: int, lines: list[str]) -> Span:
     # libyaml puts the end of block scalars at the start of the next line; pull it back to the end
     # of the last line with content so ranges hug their text.
     if ec == 0 and el > sl:
-        el -= 1
+        el = min(el - 1, len(lines) - 1)
         while el > sl and not lines[el].strip():
             el -= 1
         ec = len(lines[el].rstrip("\r")) if el < len(lines) else 0
@@ -245,8 +245,9 @@ def parse_yaml(text: str, cache: ChunkCache | None = None) -> ParsedFile:
     re-parses only the items whose text changed.
     """
     parsed = ParsedFile(text=text, lines=text.split("\n"))
-    if len(text) > MAX_BYTES:
-        mb = len(text.encode("utf-8", "replace")) / 1_048_576
+    size = utf8_size(text)
+    if size > MAX_BYTES:
+        mb = size / 1_048_576
         parsed.findings.error(
             "file-too-large", Span(0, 0, 0, 0),
             f"File is {mb:.1f} MB; evalspec checks files up to {MAX_BYTES // 1_048_576} MB. "
@@ -255,6 +256,15 @@ def parse_yaml(text: str, cache: ChunkCache | None = None) -> ParsedFile:
     with gc_paused():
         _parse_all(parsed, text, cache)
     return parsed
+
+
+def utf8_size(text: str) -> int:
+    """The size of `text` in UTF-8 bytes, as on disk: the limits are in bytes, and a character can be
+    four (a file of 4.2 million emoji is 16.8 MB). Lone surrogates (an editor can send them) count three."""
+    n = len(text)
+    if n > MAX_BYTES or text.isascii():
+        return n  # over the limit anyway, or one byte per character
+    return len(text.encode("utf-8", "surrogatepass"))
 
 
 class ChunkCache:
@@ -463,6 +473,14 @@ _DOC_MARKER = re.compile(r"---(?:\s|$)")
 _YAML11_BREAKS = ("\x85", "\u2028", "\u2029")
 
 
+def _other_breaks(text: str) -> bool:
+    """Does libyaml break lines where we do not: at a YAML 1.1 break, or at a CR not before a LF?"""
+    if any(c in text for c in _YAML11_BREAKS):
+        return True
+    crs = text.count("\r")
+    return crs > 0 and crs != text.count("\r\n")
+
+
 class _Mark(NamedTuple):
     line: int
     column: int
@@ -495,7 +513,8 @@ def _parse_stream(text: str, off: int, parsed: ParsedFile) -> int | None:
     """
     lines = parsed.lines
     parser = _Parser(text)
-    # [node, children or alternating keys and values, expanded size, start mark]
+    # [node, children or alternating keys and values, expanded size, start mark, end of the last child
+    # as written (an alias's own position, not its anchor's: the anchor may sit before the collection)]
     stack: list[list[Any]] = []
     ScalarEvent, AliasEvent = yaml.ScalarEvent, yaml.AliasEvent
     anchors: dict[str, tuple[Node, int]] = {}
@@ -503,7 +522,7 @@ def _parse_stream(text: str, off: int, parsed: ParsedFile) -> int | None:
     root: Node | None = None
     # libyaml also breaks lines at \x85, \u2028 and \u2029 (YAML 1.1); LSP and the engine do not. In the
     # rare text that holds one, positions are recomputed from the marks' code-point index.
-    remark = _remarker(text) if any(c in text for c in _YAML11_BREAKS) else None
+    remark = _remarker(text) if _other_breaks(text) else None
     try:
         while True:
             event = parser.get_event()
@@ -528,6 +547,7 @@ def _parse_stream(text: str, off: int, parsed: ParsedFile) -> int | None:
                     top = stack[-1]
                     top[1].append(node)
                     top[2] += 1
+                    top[4] = span
                 else:
                     root = node
             elif kind is AliasEvent:
@@ -540,6 +560,8 @@ def _parse_stream(text: str, off: int, parsed: ParsedFile) -> int | None:
                     top = stack[-1]
                     top[1].append(node)
                     top[2] += size
+                    end = event.end_mark
+                    top[4] = Span(end.line + off, end.column, end.line + off, end.column)
                 else:
                     root = node
             elif kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
@@ -552,13 +574,12 @@ def _parse_stream(text: str, off: int, parsed: ParsedFile) -> int | None:
                 container: Node = (Mapping(span0, [], flow, tag, event.anchor)
                                    if kind is yaml.MappingStartEvent
                                    else Sequence(span0, [], flow, tag, event.anchor))
-                stack.append([container, [], 1, event.start_mark])
+                stack.append([container, [], 1, event.start_mark, None])
             elif kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
-                container, children, size, start_mark = stack.pop()
-                if not container.flow and children:
+                container, children, size, start_mark, last = stack.pop()
+                if not container.flow and last is not None:
                     # A block collection's end event sits on the next token, maybe lines later;
                     # its text really ends where its last child does.
-                    last = children[-1].span
                     container.span = Span(start_mark.line + off, start_mark.column, last.end_line, last.end_col)
                 else:
                     end = event.end_mark
@@ -576,6 +597,7 @@ def _parse_stream(text: str, off: int, parsed: ParsedFile) -> int | None:
                     top = stack[-1]
                     top[1].append(container)
                     top[2] += size
+                    top[4] = container.span
                 else:
                     root = container
             elif kind is yaml.DocumentStartEvent:

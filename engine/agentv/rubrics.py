@@ -48,7 +48,9 @@ def check_criteria(ctx: Context, node: Node | None, key: Scalar | None, *, owner
         if outcome:
             crit["outcome"] = outcome
         elif ranges_node is None:
-            span = entries.key("outcome").span if entries.key("outcome") else item.pairs[0][0].span
+            # On the key when there is one; an empty criterion `{}` has none, so on the braces.
+            outcome_key = entries.key("outcome")
+            span = outcome_key.span if outcome_key else item.pairs[0][0].span if item.pairs else item.span
             ctx.out.error("missing-outcome", span,
                           "A rubric criterion needs an 'outcome' (what the answer must do) or 'score_ranges'.")
         weight = ctx.values.value(entries.get("weight"))

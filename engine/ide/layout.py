@@ -16,8 +16,11 @@ from ..detect import FileKind
 from ..registry.weval import PROMPT_MARKERS_OURS
 from ..source import Document, Sequence
 
-_ROOT_KEY = re.compile(r"""("[^"]*"|'[^']*'|[^\s#'"\-?:][^:#]*?)[ \t]*:(?=[ \t\r]|$)""")
-_LINES_BEFORE_CONTENT = re.compile(r"(?:[ \t]*(?:#[^\n]*|%[^\n]*)?\r?\n)*\Z")
+# Possessive runs (`*+`): every one of these is matched once, in one pass. A lazy key before
+# `[ \t]*:` was quadratic in trailing spaces, and `#[^\n]*` before `\r?\n` could take or leave each
+# line's CR, exponential in CRLF comment lines (26 of them took minutes).
+_ROOT_KEY = re.compile(r"""("[^"]*+"|'[^']*+'|[^\s#'"\-?:][^:#]*+)[ \t]*+:(?=[ \t\r]|$)""")
+_LINES_BEFORE_CONTENT = re.compile(r"(?:[ \t]*+(?:[#%][^\n]*+)?\r?\n)*+\Z")
 
 
 @dataclass
@@ -108,7 +111,7 @@ def _weval(analysis: Any, out: Layout) -> None:
             continue
         m = _ROOT_KEY.match(s)
         if m:
-            keys.append(m.group(1).strip("'\""))
+            keys.append(m.group(1).rstrip(" \t").strip("'\""))
             if keys[-1] == "prompts":
                 break  # the single-mapping form: the rest is its prompts
     if "prompts" in keys:

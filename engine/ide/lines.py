@@ -13,9 +13,14 @@ import re
 from dataclasses import dataclass
 
 # A mapping key at the start of a line's content: quoted, or plain up to the first ': ' / ':' at end.
+# A plain key runs to the first ':' followed by a blank or the end, with no '#' before it; the runs are
+# possessive (`*+`) so a line that is not a key fails in one pass: a lazy `[^#]*?` before `[ \t]*:`
+# tried every split of a long run of spaces (quadratic: 60,000 trailing spaces took seconds).
+_PLAIN_TAIL = r"""(?:[^#:]|:(?![ \t]|$))*+"""
 _KEY = re.compile(
-    r"""(?P<key>"(?:[^"\\]|\\.)*"|'(?:[^']|'')*'|[^\s#'"\[\]{},&*!|>%@`?:-][^#]*?|[-?:][^\s#][^#]*?)"""
-    r"""[ \t]*:(?=[ \t]|$)""")
+    r"""(?P<key>"(?:[^"\\]|\\.)*+"|'(?:[^']|'')*+'"""
+    rf"""|[^\s#'"\[\]{{}},&*!|>%@`?:-]{_PLAIN_TAIL}|[-?:][^\s#]{_PLAIN_TAIL})"""
+    r"""[ \t]*+:(?=[ \t]|$)""")
 _BLOCK_SCALAR = re.compile(r"[|>][-+0-9]*\s*(?:#.*)?\Z")
 _DOC_MARKER = re.compile(r"(?:---|\.\.\.)(?:\s|\Z)")
 

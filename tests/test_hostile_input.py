@@ -1,0 +1,168 @@
+"""The attack run's reproducers (issue 15): each once crashed `analyze()`, hung an editor feature or
+gave a finding an impossible range. Every range the engine reports must be well-formed: start before
+end, inside the text (lines split at "\\n", as the engine and the server count them)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from evalspec.analysis import Analysis, analyze
+from evalspec.cli import main
+from evalspec.detect import FileKind
+from evalspec.findings import Span
+from evalspec.ide.completion import complete
+from evalspec.ide.lines import shape
+from evalspec.ide.refactor import refactorings
+from evalspec.ide.symbols import document_symbols, folding_ranges
+
+
+def well_formed(span: Span, lines: list[str]) -> bool:
+    sl, sc, el, ec = span
+    return (0 <= sl <= el < len(lines) and 0 <= sc <= len(lines[sl]) and 0 <= ec <= len(lines[el])
+            and (sl, sc) <= (el, ec))
+
+
+def bad_ranges(analysis: Analysis) -> list[tuple[str, Span]]:
+    """Findings of the analysed file itself whose span, a related span or a fix's edit is impossible."""
+    lines = analysis.text.split("\n")
+    bad = []
+    for f in analysis.findings:
+        if f.path is not None:
+            continue
+        spans = [f.span, *(r.span for r in f.related), *(e.span for x in f.fixes for e in x.edits)]
+        bad += [(f.code, s) for s in spans if not well_formed(s, lines)]
+    return bad
+
+
+# --- item 4: bare CR, YAML 1.1 line breaks, aliases ------------------------------------------------------
+
+@pytest.mark.parametrize("text", [
+    "title: x\r\r",
+    "title: x\r\rmodels: [a]\r---\r- prompt: hi\r",
+    "a: |\r  one\r  two\r\rb: 1\n",
+    "title: x\r\n\r---\n- prompt: p\r  should: [y]\r",
+], ids=["reproducer", "cr-only-blueprint", "block-scalar", "mixed"])
+def test_bare_cr_parses_with_well_formed_ranges(text: str) -> None:
+    analysis = analyze(text, "blueprint.yml", kind=FileKind.WEVAL)
+    assert bad_ranges(analysis) == []
+
+
+def test_bare_cr_lines_count_at_lf_only() -> None:
+    """libyaml breaks lines at a lone CR; the engine (and LSP's line index here) at LF only, so a
+    finding after a lone CR stays on the LF line it is on."""
+    analysis = analyze("title: x\rmodels: 3\n", "b.yml", kind=FileKind.WEVAL)
+    wrong = [f for f in analysis.findings if f.code == "wrong-type"]
+    assert wrong and wrong[0].span.start_line == 0
+    assert analysis.text.split("\n")[0][wrong[0].span.start_col:wrong[0].span.end_col] == "3"
+
+
+def test_folder_check_goes_on_past_a_bare_cr_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "a.yml").write_bytes(b"title: x\r\r")
+    (tmp_path / "b.yml").write_text("title: y\nmodels: [openai:gpt-4o-mini]\n---\n- prompt: hi\n  shuld: [x]\n")
+    code = main(["check", str(tmp_path)])
+    out = capsys.readouterr()
+    assert "Traceback" not in out.out + out.err
+    assert "b.yml" in out.out and "shuld" in out.out
+    assert code == 0  # a warning only; a.yml is a (short) valid header
+
+
+def test_a_bug_on_one_file_is_an_error_on_it_and_the_rest_is_checked(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    import evalspec.cli as cli
+
+    real = cli.analyze_file
+
+    def flaky(path: Path, **kw: object) -> Analysis:
+        if path.name == "a.yml":
+            raise IndexError("list index out of range")
+        return real(path, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(cli, "analyze_file", flaky)
+    (tmp_path / "a.yml").write_text("title: x\n")
+    (tmp_path / "b.yml").write_text("title: y\nmodels: [openai:gpt-4o-mini]\n---\n- prompt: hi\n  shuld: [x]\n")
+    code = main(["check", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert "a.yml:1:1: error[internal-error]" in out and "IndexError" in out
+    assert "shuld" in out
+    assert code == 1
+
+
+@pytest.mark.parametrize("text", [
+    "x: &b\ntargets: &b\n  k: *b\n",
+    "x: &b 1\ntargets:\n  - name: a\n    provider: *b\n",
+    "a: &x [1]\nb:\n  c: *x\n",
+], ids=["reproducer", "alias-value", "alias-last-child"])
+def test_alias_as_last_child_keeps_the_collection_in_order(text: str) -> None:
+    analysis = analyze(text, Path("/nonexistent/.agentv/targets.yaml"))
+    assert analysis.kind is FileKind.AGENTV_TARGETS
+    assert bad_ranges(analysis) == []
+    for doc in analysis.parsed.documents:
+        assert doc.root is not None and well_formed(doc.root.span, analysis.text.split("\n"))
+
+
+@pytest.mark.parametrize("text", [
+    "title: x\u2028y\nmodels: [a]\n---\n- prompt: \u2028hi\n  should: [\x85]\n",
+    "- prompt: a\x85b\n  shuld: 1\n- prompt: c\u2029\n",
+    "title: x\x85\n\x85models: 3\n",
+], ids=["u2028", "nel", "nel-line"])
+def test_yaml_11_breaks_keep_ranges_inside_their_line(text: str) -> None:
+    analysis = analyze(text, "b.yml", kind=FileKind.WEVAL)
+    assert bad_ranges(analysis) == []
+
+
+# --- item 6: an empty rubric criterion -------------------------------------------------------------------
+
+def test_empty_rubric_criterion_is_a_finding() -> None:
+    text = "tests:\n  - id: a\n    input: hi\n    assert:\n      - type: rubrics\n        criteria: [{}]\n"
+    analysis = analyze(text, "x.eval.yaml", kind=FileKind.AGENTV)
+    missing = [f for f in analysis.findings if f.code == "missing-outcome"]
+    assert len(missing) == 1
+    assert analysis.text.split("\n")[5][missing[0].span.start_col:missing[0].span.end_col] == "{}"
+    assert bad_ranges(analysis) == []
+
+
+# --- item 9 (second half): the size limit counts bytes ---------------------------------------------------
+
+def test_size_limit_counts_utf8_bytes() -> None:
+    text = "title: x\n---\n- prompt: " + "😀" * (1_100_000) + "\n"  # 1.1 M characters, 4.4 MB
+    assert len(text) < 4 * 1024 * 1024 < len(text.encode())
+    analysis = analyze(text, "b.yml", kind=FileKind.WEVAL)
+    assert [f.code for f in analysis.findings] == ["file-too-large"]
+    assert "4.2 MB" in analysis.findings[0].message
+
+
+def test_just_under_the_limit_in_bytes_is_checked() -> None:
+    text = "title: x\n---\n- prompt: " + "é" * 1_000_000 + "\n"  # 2 MB
+    assert [f.code for f in analyze(text, "b.yml", kind=FileKind.WEVAL).findings] != ["file-too-large"]
+
+
+# --- items 2 and 8: the editor features on the reproducers -----------------------------------------------
+
+# The reproducer had 26 comment lines (33 s per call before the fix); 30 make it minutes, so the hang
+# guard below fails on the old code even on a fast machine.
+CRLF_COMMENTS = "# c\r\n" * 30 + "title: x\r\nmodels: [openai:gpt-4o-mini]\r\n---\r\n- id: p\r\n  prompt: hi\r\n"
+
+
+@pytest.mark.timeout(30)  # a hang guard: before the fix, each call below ran for minutes
+def test_crlf_comment_lines_before_the_header() -> None:
+    analysis = analyze(CRLF_COMMENTS + "  ", "b.yml")
+    assert analysis.kind is FileKind.WEVAL
+    assert {(30, 31), (33, 34)} <= set(folding_ranges(analysis))  # the header, the prompt
+    symbols = document_symbols(analysis)
+    assert [s.name for s in symbols][-1] == "p"
+    labels = [i.label for i in complete(analysis, 35, 2, snippets=False).items]
+    assert "should" in labels
+    refactorings(analysis, Span(34, 0, 34, 0))
+
+
+@pytest.mark.timeout(30)  # a hang guard: before the fix, this cost seconds per call
+def test_a_line_of_trailing_spaces_is_read_in_one_pass() -> None:
+    line = "- prompt" + " " * 60_000
+    sh = shape(line)
+    assert sh.key is None and sh.dashes == (0,)
+    assert shape("  models  : [a]" + " " * 60_000).key == "models"
+    analysis = analyze("title: x\n---\n" + line + "\n", "b.yml", kind=FileKind.WEVAL)
+    for _ in range(50):
+        complete(analysis, 2, len(line), snippets=False)
