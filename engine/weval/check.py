@@ -14,7 +14,7 @@ from typing import Any
 
 from ..findings import Edit, Finding, Findings, Fix, Related, Span, Tag, replace
 from ..registry.weval import HEADER, MESSAGE, POINT, PROMPT, PROMPT_MARKERS_OURS, REGISTRY
-from ..registry.weval_functions import POINT_FUNCTIONS, resolve_function
+from ..registry.weval_functions import POINT_FUNCTIONS, Arg, resolve_function
 from ..source import (
     Mapping,
     Node,
@@ -252,10 +252,30 @@ class _Context:
         if isinstance(services, Mapping):
             self.external_services = set(services.keys())
             bp.external_services = to_python(services)
+            self._external_services(services)
         elif services is not None:
             check_value(services, HEADER.field("externalServices"), self.out)
         bp.models_resolved = self._resolve_models(bp, entries.get("models"))
         return bp
+
+    def _external_services(self, services: Mapping) -> None:
+        """Each service is `{url, method?, headers?, timeout_ms?, …}`: the reference POSTs to `url`, so an
+        entry without one fails every `$call` point that names it, at run time."""
+        for key, value in services.items():
+            if not isinstance(value, Mapping):
+                self.out.error("invalid-service", value.span if not is_null(value) else key.span,
+                               f"External service '{key.value}' must be a mapping with a 'url' "
+                               f"({{url, method, headers, timeout_ms}}); found {node_type_name(value)}.")
+                continue
+            url = value.get("url")
+            if url is None:
+                self.out.error("missing-service-url", key.span,
+                               f"External service '{key.value}' has no 'url': every $call point naming it fails. "
+                               "Add url: https://…")
+            elif not is_str(url) or not str(url.value).strip():  # type: ignore[union-attr]
+                self.out.error("missing-service-url", url.span,
+                               f"External service '{key.value}': 'url' must be the service's address (text); "
+                               f"found {node_type_name(url)}.")
 
     def _references(self, node: Node | None, bp: Blueprint) -> None:
         if node is None:
@@ -424,6 +444,12 @@ class _Context:
                 msg += f"; did you mean '{best}'?" if best else f". Known: {', '.join(sorted(collections))}."
                 self.out.warning("unknown-collection", node.span, msg,
                                  fixes=(replace(f"Change to '{best}'", node.span, best),) if best else ())
+        elif parsed.collection and collections is not None:
+            # No collections folder at all: the same refusal `evalspec run` gives, on the value.
+            self.out.warning("unresolved-collection", node.span,
+                             f"Model collection '{parsed.collection}' cannot be resolved: no "
+                             f"models/{parsed.collection}.json was found walking up from the blueprint (or in "
+                             "--models-dir). `evalspec run` refuses it; list provider:model ids, or run with -m.")
         elif parsed.provider and parsed.provider not in KNOWN_PROVIDERS and parsed.provider not in ("echo", "replay"):
             best = closest(parsed.provider, KNOWN_PROVIDERS, cutoff=0.6)
             if best:
@@ -651,8 +677,13 @@ class _Context:
             text = node.value
             if text.startswith("$"):
                 m = _QUOTED_FN.match(text)
-                if m:
+                if m and not in_path:
                     self._quoted_function(node, m.group(1), m.group(2))
+                    # As the reference reads it (compat notes §5): a function literally named after the
+                    # whole string, which fails at run time and is left out of the score.
+                    return make(kind="fn", fn=text[1:], fn_written=text[1:])
+                if m:
+                    self._quoted_function(node, m.group(1), m.group(2), in_path=True)
                     return make(kind="text", text=text)
                 if in_path:
                     self.out.warning("dollar-text-in-path", node.span,
@@ -662,6 +693,14 @@ class _Context:
                 fn = resolve_function(text)
                 if fn is None:
                     self._unknown_function(node.span, text[1:])
+                    return None
+                if fn.arg not in (Arg.NONE, Arg.OPTIONAL_STRING):
+                    # The reference runs it with an undefined argument: the point errors at run time and
+                    # is silently left out of the score. Here it is an error on the point.
+                    self.out.error("missing-argument", node.span,
+                                   f"'{text}' has no argument, so the reference runs {text} without one: the point "
+                                   f"errors and is left out of the score. Give it an argument ({fn.arg.value}), "
+                                   f"e.g. {fn.example}.")
                     return None
                 return make(kind="fn", fn=fn.name, fn_written=text[1:])
             return make(kind="text", text=text)
@@ -808,12 +847,18 @@ class _Context:
         else:
             self.out.error("unknown-function", span, msg + ".")
 
-    def _quoted_function(self, node: Scalar, name: str, arg_text: str) -> None:
+    def _quoted_function(self, node: Scalar, name: str, arg_text: str, *, in_path: bool = False) -> None:
         fn = resolve_function(name)
-        what = f"'${name}'" if fn else f"'${name}' (not a known function either)"
-        message = (f"This quoted string is a text point judged by an LLM, not the function {what}: the reference "
-                   f"reads it as a function literally named \"{node.value[1:]}\" and fails. Remove the quotes to "
-                   "make it a mapping.")
+        what = f"the function '${name}'" if fn else f"'${name}' (not a known function either)"
+        if in_path:
+            # Inside an alternative path the reference keeps `$` strings as text (compat notes §5).
+            message = (f"Inside an alternative path this quoted string is judged by an LLM as text, in the "
+                       f"reference and in evalspec alike; it does not run {what}. Remove the quotes to make it "
+                       "a function point.")
+        else:
+            message = (f"The reference reads this quoted string as a function literally named "
+                       f"\"{node.value[1:]}\", which does not exist, so the point fails and is left out of the "
+                       f"score; evalspec does the same. Remove the quotes to run {what}.")
         fixes: tuple[Fix, ...] = ()
         arg_value, verbatim = _parse_arg_text(arg_text)
         if fn is not None and arg_value is not None:
