@@ -238,6 +238,8 @@ class RunBoard:
 
 def _detail_error(details: dict[str, Any]) -> str | None:
     error = details.get("error")
+    if isinstance(error, str) and error.startswith("Not scored:"):
+        return None  # nothing went wrong: there was nothing to score (the hover says why)
     return str(error) if error else None
 
 

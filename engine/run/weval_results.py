@@ -62,6 +62,10 @@ def config_object(bp: Blueprint, models: list[str], prompts: list[Prompt]) -> di
         cfg["author"] = bp.author
     if bp.references:
         cfg["references"] = bp.references
+    if "render_as" in bp.set_keys:
+        cfg["render_as"] = bp.render_as
+    if "noCache" in bp.set_keys:
+        cfg["noCache"] = bp.no_cache
     cfg["models"] = models
     if bp.system is not None:
         cfg["system"] = bp.system
@@ -83,6 +87,10 @@ def config_object(bp: Blueprint, models: list[str], prompts: list[Prompt]) -> di
         cfg["evaluationConfig"] = {"llm-coverage": cov}
     if bp.point_defs:
         cfg["point_defs"] = bp.point_defs
+    if bp.tools:
+        cfg["tools"] = bp.tools
+    if bp.tool_use is not None:
+        cfg["toolUse"] = bp.tool_use
     if bp.external_services:
         cfg["externalServices"] = _redacted_services(bp.external_services)
     cfg["prompts"] = [_prompt_object(p) for p in prompts]
@@ -116,6 +124,11 @@ def _prompt_object(p: Prompt) -> dict[str, Any]:
         obj["weight"] = p.weight
     if p.temperature is not None:
         obj["temperature"] = p.temperature
+    if p.no_cache is not None:
+        obj["noCache"] = p.no_cache  # the prompt's own, else inherited from the header (compat notes §4)
+    obj["render_as"] = p.render_as  # always: the reference's normalized prompt has it (default markdown)
+    if p.tags:
+        obj["tags"] = p.tags  # the reference drops prompt tags; evalspec keeps them (compat notes §3)
     if p.should:
         obj["points"] = _defined(reference_points(p.should))
     if p.should_not:
@@ -153,7 +166,12 @@ def comparison_object(*, bp: Blueprint, models: list[str], prompts: list[Prompt]
     if bp.description is not None:
         out["description"] = bp.description
     if bp.path:
-        out["sourceBlueprintFileName"] = Path(bp.path).name
+        from .git_source import blueprint_file_name, head_commit
+
+        sha = head_commit(Path(bp.path).parent)
+        if sha is not None:
+            out["sourceCommitSha"] = sha
+        out["sourceBlueprintFileName"] = blueprint_file_name(Path(bp.path))
     out.update({
         "config": config_object(bp, models, prompts),
         "evalMethodsUsed": eval_methods,

@@ -63,6 +63,7 @@ from .weval_results import WevalResults, comparison_object, write_comparison
 
 EMBED_BATCH = 64
 EMPTY_ANSWER = "Model returned an empty or whitespace-only response."
+NO_POINTS = "Not scored: the prompt has no points (no should or should_not) and no ideal to extract key points from."
 
 
 def verdict_for(score: float | None) -> str | None:
@@ -336,6 +337,11 @@ class WevalRun:
             return
         prompt = task.prompt
         points: list[Point] = list(prompt.points)
+        if not points and not prompt.ideal:
+            # The reference leaves such a result without avgCoverageExtent and says nothing; the format's
+            # marker for a result without a score is `error`, so the dashboard (and a reader) learns why.
+            self._scored(cell, None, {"keyPointsCount": 0, "pointAssessments": [], "error": NO_POINTS})
+            return
         if not points and prompt.ideal:
             self._flush()
             key_points, error = await self._extract(prompt)
@@ -550,23 +556,17 @@ class WevalRun:
         per_prompt: dict[str, dict[str, dict[str, float]]] = {}
         sums: dict[tuple[str, str], list[float]] = {}
         for pid in prompt_ids:
-            matrix: dict[str, dict[str, float]] = {}
+            pairs: dict[tuple[str, str], float] = {}
             for a in all_models:
-                row: dict[str, float] = {}
                 for b in all_models:
-                    if a == b:
-                        row[b] = 1.0
-                        continue
                     va, vb = vectors.get(f"{pid}\x1f{a}"), vectors.get(f"{pid}\x1f{b}")
-                    sim = _cosine(va, vb) if va is not None and vb is not None else math.nan
-                    row[b] = sim
+                    sim = _cosine(va, vb) if a != b and va is not None and vb is not None else math.nan
                     if not math.isnan(sim):
+                        pairs[(a, b)] = sim
                         sums.setdefault((a, b), []).append(sim)
-                matrix[a] = row
-            per_prompt[pid] = matrix
-        overall = {a: {b: (1.0 if a == b else (sum(sums[(a, b)]) / len(sums[(a, b)]) if sums.get((a, b))
-                                               else math.nan)) for b in all_models} for a in all_models}
-        self.results.similarity = overall
+            per_prompt[pid] = _matrix(all_models, pairs)
+        overall = {pair: sum(v) / len(v) for pair, v in sums.items()}
+        self.results.similarity = _matrix(all_models, overall)
         self.results.per_prompt_similarity = per_prompt
 
     # --- the end ----------------------------------------------------------------------------------
@@ -609,9 +609,23 @@ class _CellError(Exception):
 def _has_errors(result: Any) -> bool:
     if not isinstance(result, dict):
         return False
+    if result.get("error") == NO_POINTS:
+        return False  # nothing to retry: the prompt itself has nothing to score
     if result.get("error"):
         return True
     return any(isinstance(pa, dict) and pa.get("error") for pa in result.get("pointAssessments") or [])
+
+
+def _matrix(models: list[str], pairs: dict[tuple[str, str], float]) -> dict[str, dict[str, float]]:
+    """A SimilarityScore with only the pairs that have a similarity. The reference writes NaN for the
+    others (a failed model, a failed embedding), which JSON turns into null where the format says number;
+    a model with no similarity at all is left out, and every model kept is 1.0 with itself."""
+    out: dict[str, dict[str, float]] = {}
+    for a in models:
+        row = {b: 1.0 if a == b else pairs[(a, b)] for b in models if a == b or (a, b) in pairs}
+        if len(row) > 1:
+            out[a] = row
+    return out
 
 
 def _cosine(a: list[float], b: list[float]) -> float:

@@ -234,9 +234,13 @@ class _Context:
             v = entries.get(name)
             if isinstance(v, Scalar) and v.value is not None:
                 setattr(bp, attr, v.value)
+        bp.set_keys = frozenset(str(k.value) for k, _ in header.items())
         tags = entries.get("tags")
         if isinstance(tags, Sequence):
             bp.tags = [str(t.value) for t in tags.items if isinstance(t, Scalar)]
+        tools = entries.get("tools")
+        if isinstance(tools, Sequence):
+            bp.tools = [t for t in to_python(tools) if isinstance(t, dict)]
         temps = entries.get("temperatures")
         if isinstance(temps, Sequence):
             bp.temperatures = [t.value for t in temps.items if is_number(t)]

@@ -144,6 +144,7 @@ class Blueprint(Located):
     judge_models: list[str] = field(default_factory=list)
     point_defs: dict[str, Any] = field(default_factory=dict)
     no_cache: bool = False
+    set_keys: frozenset[str] = frozenset()  # header keys the file writes (the results' `config` keeps them)
     tools: list[dict[str, Any]] = field(default_factory=list)
     tool_use: dict[str, Any] | None = None
     external_services: dict[str, Any] = field(default_factory=dict)
