@@ -19,7 +19,6 @@ import asyncio
 import contextlib
 import math
 import os
-import signal
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -27,12 +26,11 @@ from pathlib import Path
 from typing import Any
 
 from ..jsonio import dumps_bytes
+from .scripts import run_script
 
 DEFAULT_TIMEOUT_S = 60.0  # a script gets this long unless the assertion sets timeout_ms / timeout_seconds
 DEFAULT_CONCURRENCY = max(1, min(4, os.cpu_count() or 1))
 STDOUT_LIMIT = 4 * 1024 * 1024  # more than this is not a judge's answer
-STDERR_TAIL = 2000  # characters of stderr kept in a failure's reason (AgentV keeps 2,000 too)
-_READ = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -112,66 +110,20 @@ async def run_code_judge(argv: Sequence[str], payload: Mapping[str, Any] | bytes
 
 
 async def _run(argv: list[str], data: bytes, cwd: Path, timeout: float, env: dict[str, str]) -> CodeJudgeOutcome:
-    loop = asyncio.get_running_loop()
-    started = loop.time()
-    posix = os.name == "posix"
-    try:
-        proc = await asyncio.create_subprocess_exec(
-            *argv, cwd=str(cwd), env=env, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, start_new_session=posix)
-    except OSError as exc:
-        return CodeJudgeOutcome(None, error=f"not scored: cannot start {argv[0]}: {exc.strerror or exc}")
-    stdout = bytearray()
-    stderr = bytearray()
-    overflow = False
-
-    async def feed() -> None:
-        assert proc.stdin is not None
-        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-            proc.stdin.write(data)
-            await proc.stdin.drain()
-        with contextlib.suppress(BrokenPipeError, ConnectionResetError, OSError):
-            proc.stdin.close()
-
-    async def drain_stdout() -> None:
-        nonlocal overflow
-        assert proc.stdout is not None
-        while chunk := await proc.stdout.read(_READ):
-            if len(stdout) + len(chunk) > STDOUT_LIMIT:
-                overflow = True
-                _kill(proc)
-                return
-            stdout.extend(chunk)
-
-    async def drain_stderr() -> None:
-        assert proc.stderr is not None
-        while chunk := await proc.stderr.read(_READ):
-            stderr.extend(chunk)
-            if len(stderr) > 4 * STDERR_TAIL * 4:
-                del stderr[: len(stderr) - STDERR_TAIL * 4]  # keep a tail, bounded
-
-    async def whole() -> int:
-        await asyncio.gather(feed(), drain_stdout(), drain_stderr())
-        return await proc.wait()
-
-    try:
-        code = await asyncio.wait_for(whole(), timeout)
-    except TimeoutError:
-        _kill(proc)
-        await _reap(proc)
-        return _failed(f"the code judge timed out after {_secs(timeout)} and was killed", stderr, loop.time() - started)
-    except BaseException:
-        _kill(proc)  # cancelled (the run was stopped): nothing may run on behind the caller
-        await asyncio.shield(_reap(proc))
-        raise
-    elapsed = loop.time() - started
-    if overflow:
-        return _failed(f"the code judge printed more than {STDOUT_LIMIT // (1024 * 1024)} MB on stdout", stderr,
-                       elapsed)
+    done = await run_script(argv, data, cwd=cwd, timeout=timeout, env=env, stdout_limit=STDOUT_LIMIT)
+    if done.start_error is not None:
+        return CodeJudgeOutcome(None, error=f"not scored: {done.start_error}")
+    if done.timed_out:
+        return _failed(f"the code judge timed out after {_secs(timeout)} and was killed", done.stderr_tail,
+                       done.elapsed)
+    if done.overflow:
+        return _failed(f"the code judge printed more than {STDOUT_LIMIT // (1024 * 1024)} MB on stdout",
+                       done.stderr_tail, done.elapsed)
+    code = done.code or 0
     if code != 0:
         how = f"was killed by signal {-code}" if code < 0 else f"exited with code {code}"
-        return _failed(f"the code judge {how}", stderr, elapsed)
-    return parse_answer(bytes(stdout), _tail(stderr), elapsed)
+        return _failed(f"the code judge {how}", done.stderr_tail, done.elapsed)
+    return parse_answer(done.stdout, done.stderr_tail, done.elapsed)
 
 
 def parse_answer(stdout: bytes, stderr_tail: str = "", elapsed: float = 0.0) -> CodeJudgeOutcome:
@@ -221,37 +173,14 @@ def _strings(value: Any) -> tuple[str, ...]:
     return tuple(str(v) for v in value if isinstance(v, str) and v.strip())
 
 
-def _failed(reason: str, stderr: bytearray | str, elapsed: float) -> CodeJudgeOutcome:
-    tail = stderr if isinstance(stderr, str) else _tail(stderr)
+def _failed(reason: str, tail: str, elapsed: float) -> CodeJudgeOutcome:
     message = f"{reason}; stderr: {tail}" if tail else reason
     return CodeJudgeOutcome(0.0, (), (f"Code evaluator failed: {message}",), message, None, message, tail,
                             round(elapsed * 1000, 1))
 
 
-def _tail(stderr: bytearray) -> str:
-    text = bytes(stderr).decode("utf-8", errors="replace").strip()
-    if len(text) <= STDERR_TAIL:
-        return text
-    return f"…(last {STDERR_TAIL} chars) {text[-STDERR_TAIL:]}"
-
-
 def _secs(seconds: float) -> str:
     return f"{seconds:g} s"
-
-
-def _kill(proc: asyncio.subprocess.Process) -> None:
-    if proc.returncode is not None:
-        return
-    with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
-        if os.name == "posix":
-            os.killpg(proc.pid, signal.SIGKILL)  # the script and anything it started
-        else:
-            proc.kill()
-
-
-async def _reap(proc: asyncio.subprocess.Process) -> None:
-    with contextlib.suppress(Exception):
-        await asyncio.wait_for(proc.wait(), 5)
 
 
 def judge_command(config: Mapping[str, Any], platform: str = sys.platform) -> list[str]:

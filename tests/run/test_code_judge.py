@@ -14,13 +14,13 @@ from typing import Any
 import pytest
 
 from evalspec.run.code_judge import (
-    STDERR_TAIL,
     judge_command,
     parse_answer,
     run_code_judge,
     shell_argv,
     timeout_of,
 )
+from evalspec.run.scripts import STDERR_TAIL
 
 from .conftest import AGENTV_TARGETS, SmartFake, env_for, options, run_events, write
 
