@@ -1,0 +1,208 @@
+"""AgentV workspaces in a run: the folder a test's agent works in, and the scripts around it.
+
+`workspace` (the suite's, or a test's own, which wins; an object or a path to a YAML file holding
+one), or a `cli` target's `workspace_template`:
+
+- `template`: a folder copied into a fresh temporary workspace (no template: an empty folder);
+- `isolation: shared` (default): one workspace for the whole run; `per_test`: a fresh copy per test;
+- `setup` / `teardown` `{script | command: argv, timeout_ms, cwd}`: after a workspace is created /
+  before it is removed;
+- `hooks` `{before_all, before_each, after_each, after_all: {command: argv, timeout_ms, cwd}}`.
+
+Scripts run in the workspace (or their `cwd`, relative to the eval file's folder), get
+`{workspace_path, test_id, eval_file, hook}` as JSON on stdin and `AGENTV_WORKSPACE_PATH` /
+`AGENTV_TEST_ID` in their environment, 60 s unless `timeout_ms` says otherwise. A failing creation,
+setup or before-hook fails the test's row with the reason (the target is not called); a failing
+after-hook or teardown is reported on the row and as a warning. Only an explicit run gets here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import shutil
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..jsonio import dumps_bytes
+from .code_judge import missing_program, shell_argv
+from .scripts import run_script
+
+DEFAULT_SCRIPT_TIMEOUT = 60.0
+HOOKS = ("before_all", "before_each", "after_each", "after_all")
+
+
+class WorkspaceError(Exception):
+    """A workspace could not be made ready; the message is the row's error."""
+
+
+@dataclass(frozen=True)
+class Script:
+    what: str  # "setup", "hooks.before_each", … (for messages)
+    argv: tuple[str, ...]
+    timeout: float
+    cwd: Path | None  # None: the workspace
+
+
+@dataclass(frozen=True)
+class WorkspaceSpec:
+    template: Path | None
+    per_test: bool
+    setup: Script | None = None
+    teardown: Script | None = None
+    hooks: dict[str, Script] = field(default_factory=dict)
+
+
+def _script(what: str, raw: Any, base: Path) -> Script:
+    if isinstance(raw, str | list):
+        raw = {"command": raw}
+    if not isinstance(raw, Mapping):
+        raise WorkspaceError(f"workspace {what}: expected {{command: [argv…], timeout_ms}}")
+    command = raw.get("command", raw.get("script"))
+    if isinstance(command, str) and command.strip():
+        argv = shell_argv(command)
+    elif isinstance(command, list) and command and all(isinstance(c, str) for c in command):
+        argv = list(command)
+    else:
+        raise WorkspaceError(f"workspace {what}: 'command' must be a non-empty argv list")
+    timeout = DEFAULT_SCRIPT_TIMEOUT
+    ms = raw.get("timeout_ms")
+    if isinstance(ms, int | float) and not isinstance(ms, bool) and ms > 0:
+        timeout = float(ms) / 1000
+    cwd = raw.get("cwd")
+    return Script(what, tuple(argv), timeout, (base / cwd) if isinstance(cwd, str) and cwd else None)
+
+
+def parse_workspace(raw: Any, base: Path) -> WorkspaceSpec | None:
+    """The workspace as written (an object, or a path to a YAML file of one), relative to `base`."""
+    if raw is None:
+        return None
+    if isinstance(raw, str):
+        path = base / raw
+        try:
+            import yaml
+
+            raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError, Exception) as exc:  # yaml.YAMLError
+            raise WorkspaceError(f"cannot read the workspace file {path}: {exc}") from None
+        base = path.parent
+    if not isinstance(raw, Mapping):
+        raise WorkspaceError("workspace must be an object (template, isolation, setup, teardown, hooks)")
+    template = raw.get("template")
+    template_path = (base / template) if isinstance(template, str) and template else None
+    if template_path is not None and not template_path.is_dir():
+        raise WorkspaceError(f"workspace template {template_path} is not a folder")
+    hooks: dict[str, Script] = {}
+    raw_hooks = raw.get("hooks")
+    if isinstance(raw_hooks, Mapping):
+        for name in HOOKS:
+            if raw_hooks.get(name) is not None:
+                hooks[name] = _script(f"hooks.{name}", raw_hooks[name], base)
+    return WorkspaceSpec(
+        template=template_path, per_test=raw.get("isolation") == "per_test",
+        setup=_script("setup", raw["setup"], base) if raw.get("setup") is not None else None,
+        teardown=_script("teardown", raw["teardown"], base) if raw.get("teardown") is not None else None,
+        hooks=hooks)
+
+
+class Workspaces:
+    """The workspaces of one run. `acquire(key, spec, test_id)` → the folder for a test; `release` after
+    it was scored; `close()` at the end of the run (after_all, teardown, folders removed)."""
+
+    def __init__(self, eval_file: Path, env: Mapping[str, str] | None) -> None:
+        self.eval_file = eval_file
+        self.env = dict(env) if env is not None else None
+        self._shared: dict[int, tuple[WorkspaceSpec, Path]] = {}
+        self._started: set[int] = set()
+        self._lock = asyncio.Lock()
+        self._folders: list[Path] = []
+
+    async def acquire(self, spec: WorkspaceSpec, test_id: str) -> Path:
+        """A ready workspace for one test (before_each done). Raises WorkspaceError."""
+        key = id(spec)
+        async with self._lock:
+            if key not in self._started:
+                self._started.add(key)
+                base = await self._create(spec, "") if not spec.per_test else None
+                if base is not None:
+                    self._shared[key] = (spec, base)
+                if "before_all" in spec.hooks:
+                    await self._run(spec.hooks["before_all"], base or self.eval_file.parent, "")
+            elif not spec.per_test and key not in self._shared:
+                raise WorkspaceError("the shared workspace could not be created (see the first test's error)")
+        folder = await self._create(spec, test_id) if spec.per_test else self._shared[key][1]
+        if "before_each" in spec.hooks:
+            await self._run(spec.hooks["before_each"], folder, test_id)
+        return folder
+
+    async def release(self, spec: WorkspaceSpec, folder: Path, test_id: str) -> list[str]:
+        """after_each (and, per test, teardown and removal); the failures, as messages."""
+        problems: list[str] = []
+        if "after_each" in spec.hooks:
+            problems += await self._try(spec.hooks["after_each"], folder, test_id)
+        if spec.per_test:
+            if spec.teardown is not None:
+                problems += await self._try(spec.teardown, folder, test_id)
+            self._remove(folder)
+        return problems
+
+    async def close(self) -> list[str]:
+        problems: list[str] = []
+        for spec, folder in self._shared.values():
+            if "after_all" in spec.hooks:
+                problems += await self._try(spec.hooks["after_all"], folder, "")
+            if spec.teardown is not None:
+                problems += await self._try(spec.teardown, folder, "")
+            self._remove(folder)
+        self._shared.clear()
+        for folder in list(self._folders):
+            self._remove(folder)
+        return problems
+
+    # ---------------------------------------------------------------------------------------------
+    async def _create(self, spec: WorkspaceSpec, test_id: str) -> Path:
+        folder = Path(tempfile.mkdtemp(prefix="evalspec-ws-"))
+        self._folders.append(folder)
+        target = folder / "workspace"
+        try:
+            if spec.template is not None:
+                await asyncio.to_thread(shutil.copytree, spec.template, target, symlinks=True)
+            else:
+                target.mkdir()
+        except OSError as exc:
+            self._remove(target)
+            raise WorkspaceError(f"cannot copy the workspace template {spec.template}: {exc}") from None
+        if spec.setup is not None:
+            await self._run(spec.setup, target, test_id)
+        return target
+
+    async def _run(self, script: Script, folder: Path, test_id: str) -> None:
+        cwd = script.cwd or folder
+        env = dict(self.env or {})
+        env.update({"AGENTV_WORKSPACE_PATH": str(folder), "AGENTV_TEST_ID": test_id})
+        why = missing_program(script.argv, cwd, env) if cwd.is_dir() else f"its folder {cwd} does not exist"
+        if why is not None:
+            raise WorkspaceError(f"workspace {script.what} cannot run: {why}")
+        payload = dumps_bytes({"workspace_path": str(folder), "test_id": test_id or None,
+                               "eval_file": str(self.eval_file), "hook": script.what})
+        done = await run_script(script.argv, payload, cwd=cwd, timeout=script.timeout, env=env)
+        failure = done.failure(f"workspace {script.what}", script.timeout)
+        if failure is not None:
+            raise WorkspaceError(failure)
+
+    async def _try(self, script: Script, folder: Path, test_id: str) -> list[str]:
+        try:
+            await self._run(script, folder, test_id)
+        except WorkspaceError as exc:
+            return [str(exc)]
+        return []
+
+    def _remove(self, folder: Path) -> None:
+        root = folder.parent if folder.name == "workspace" else folder
+        with contextlib.suppress(OSError):
+            shutil.rmtree(root, ignore_errors=True)
+        with contextlib.suppress(ValueError):
+            self._folders.remove(root)
