@@ -121,7 +121,9 @@ class CommandProvider:
                 Path(values["PROMPT_FILE"]).write_text(prompt, encoding="utf-8")
             # One pass per argument: text substituted in is never expanded again.
             argv = [_PLACEHOLDER.sub(lambda m: values[m.group(1)], a) for a in self.argv]
-            stdout, stderr, code = await self._run(argv, req.timeout or self.timeout)
+            # A test's workspace (the runner passes it as `cwd`) is where the agent works.
+            cwd = str(req.extra.get("cwd") or "") or self.cwd
+            stdout, stderr, code = await self._run(argv, req.timeout or self.timeout, cwd)
             if code != 0:
                 detail = (stderr or stdout).decode("utf-8", "replace").strip()[-800:]
                 raise ProviderError(
@@ -146,14 +148,14 @@ class CommandProvider:
             raw_model=self.name,
         )
 
-    async def _run(self, argv: list[str], timeout: float) -> tuple[bytes, bytes, int]:
+    async def _run(self, argv: list[str], timeout: float, cwd: str | None = None) -> tuple[bytes, bytes, int]:
         try:
             proc = await asyncio.create_subprocess_exec(
                 *argv,
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
-                cwd=self.cwd,
+                cwd=cwd,
                 env=self.env,
                 # Own process group, so a timeout kills the command's children too.
                 start_new_session=True,

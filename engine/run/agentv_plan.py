@@ -236,10 +236,9 @@ def plan_agentv(suite: AgentvSuite, path: Path, options: RunOptions) -> AgentvPl
             raise PlanError(f"replay: {replay.path} holds no answers for the selected tests")
         if unanswered:
             warnings.append(f"replay: {unanswered} selected test(s) have no answer in {replay.path}; skipped")
-    if suite.trials and int(suite.trials.get("count") or 1) > 1:
-        warnings.append(f"not supported yet: trials (count {suite.trials.get('count')}); each test runs once")
-    if suite.workspace is not None or any(t.workspace is not None for t in tests):
-        warnings.append("not supported yet: workspace (repos, hooks, setup scripts); tests run without one")
+    if _has_repos(suite.workspace) or any(_has_repos(t.workspace) for t in tests):
+        warnings.append("workspace repos are not cloned by evalspec (a run makes no network access but its "
+                        "providers'); the workspace is the template alone")
 
     shells = sorted({a.name for t in tests for a in _all_assertions(t.assertions)
                      if a.type == "code-judge" and a.config.get("shell")})
@@ -266,6 +265,10 @@ def plan_agentv(suite: AgentvSuite, path: Path, options: RunOptions) -> AgentvPl
                       tasks=tasks, targets_file=targets_file, run_label=label,
                       concurrency=options.concurrency or 30, warnings=warnings, replay=replay,
                       prices=prices)
+
+
+def _has_repos(workspace: Any) -> bool:
+    return isinstance(workspace, dict) and bool(workspace.get("repos"))
 
 
 def _all_assertions(items: list[Any]) -> list[Any]:

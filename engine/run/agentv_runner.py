@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,7 @@ from ..scoring.agentv_aggregate import (
     verdict,
 )
 from ..scoring.agentv_assertions import NotSupported, RunMetrics, evaluate_assertion
+from ..scoring.trials import Attempt, TrialSettings, combine, stop_reason
 from .agentv_judge import (
     JUDGE_MAX_TOKENS,
     JudgeReplyError,
@@ -67,9 +69,11 @@ from .files import iso_timestamp, now_utc, safe_timestamp, write_atomic
 from .journal import Journal, JournalState, cell_ref, open_journal
 from .options import RunOptions
 from .pool import stream_cells
+from .workspace_setup import WorkspaceError, Workspaces, WorkspaceSpec, parse_workspace
 
 EXECUTED = frozenset({"code-judge"})  # a user's script, run as a subprocess (code_judge.py)
 JUDGED = frozenset({"rubrics", "llm-judge"})
+ATTEMPT_STRIDE = 10_000  # journal key of a trial's judgement: attempt × stride + assertion index
 NOTES_SHOWN = 10  # not-scored cells named in the run summary; the rest are counted
 FILE_LIMIT = 256 * 1024
 
@@ -90,6 +94,19 @@ class AgentvRun:
         self.failed: set[Cell] = set()
         self.resumed_cells = 0
         self._judge_limit: asyncio.Semaphore | None = None  # code judges at once (created on the run's loop)
+        execution = plan.suite.execution or {}
+        if execution.get("cache") is True and not options.cache:
+            options = self.options = dataclasses.replace(options, cache=True)  # the suite asks for the cache
+            self.calls = Calls(options, self.emit, concurrency=plan.concurrency)
+        self.trials = TrialSettings.of(plan.suite.trials)
+        self.workspaces = Workspaces(plan.path, options.env)
+        self._workspace_specs: dict[Any, WorkspaceSpec | None] = {}
+        self.fail_on_error = execution.get("fail_on_error") is True
+        budget = execution.get("total_budget_usd")
+        self.budget = float(budget) if isinstance(budget, int | float) and not isinstance(budget, bool) else None
+        self.spent = 0.0
+        self._unpriced_budget_noted = False
+        self._halt: str | None = None  # why the cells not started yet will not run
 
     async def events(self) -> AsyncIterator[Event]:
         # Rows are appended to the results file as tests finish (a reader or a killed run sees every
@@ -111,11 +128,15 @@ class AgentvRun:
             async with contextlib.aclosing(stream_cells(self.queue, self.plan.tasks, self._cell, n)) as cells:
                 async for event in cells:
                     yield event
+            for problem in await self.workspaces.close():
+                yield Notice(problem, "warning")
             files = self._write_results()
             assert self.journal is not None
             self.journal.write({"t": "done"})
             yield RunFinished(self._summary(files))
         finally:
+            with contextlib.suppress(Exception):
+                await asyncio.shield(self.workspaces.close())  # an interrupted run leaves no folder behind
             self._results_log.close()
             if self.journal is not None:
                 self.journal.close()
@@ -150,21 +171,28 @@ class AgentvRun:
             self.emit(Scored(cell, done.get("s"), done.get("v"), row, resumed=True))
             return
         started = now_utc()
+        if self._halt is not None:  # fail_on_error or total_budget_usd stopped the run
+            self._fail(task, self._halt, "skipped", started)
+            return
         try:
-            answer, usage, latency, cached, model = await self._answer(task)
-        except ProviderError as err:
-            self._fail(task, err.message, err.kind, started)
+            spec = self._workspace_spec(task)
+            folder = await self.workspaces.acquire(spec, task.test.id) if spec is not None else None
+        except WorkspaceError as exc:
+            self._fail(task, f"workspace: {exc}", "workspace", started)
             return
-        except _ReplayedFailure as err:
-            self._fail(task, str(err), "replay", started)
+        problems: list[str] = []
+        try:
+            attempted = await self._attempts(task, started, folder)
+        finally:
+            if spec is not None and folder is not None:
+                problems = await self.workspaces.release(spec, folder, task.test.id)
+        if attempted is None:
             return
-        self.emit(Response(cell, answer, usage, cached, latency, replayed=self.plan.replay is not None))
-        cost = self._cost(task, model, usage)
-        measured = Measured(answer=answer, usage=usage, duration_ms=latency, model=model, cost_usd=cost,
-                            started=iso_timestamp(started), ended=iso_timestamp(now_utc()))
-        metrics = measured.metrics()
-        items = await self._assertions(task, answer, metrics, measured)
-        row = self._row(task, started, answer, usage, latency, items, cost_usd=cost)
+        row = attempted
+        if problems:
+            row["workspace_errors"] = problems
+            for problem in problems:
+                self.emit(Notice(f"{cell}: {problem}", "warning"))
         score = row["score"]
         self.rows[cell] = row
         self.scores[cell] = (score, row.get("verdict"))
@@ -172,9 +200,49 @@ class AgentvRun:
         self.journal.write({"t": "score", "c": cell_ref(cell), "s": score, "v": row.get("verdict"), "r": row})
         self.emit(Scored(cell, score, row.get("verdict"), row))
 
-    async def _answer(self, task: AgentvTask) -> tuple[str, tuple[int, int], float, bool, str | None]:
+    async def _attempts(self, task: AgentvTask, started: Any, folder: Path | None) -> dict[str, Any] | None:
+        """The test on its target once, or `execution.trials.count` times combined by the strategy;
+        None when the cell failed (recorded by _fail)."""
         cell = task.cell
-        done = self.state.turns.get(cell, {}).get(0)
+        settings = self.trials
+        attempts: list[Attempt] = []
+        rows: list[dict[str, Any]] = []
+        stopped: str | None = None
+        for k in range(settings.count):
+            began = started if k == 0 else now_utc()
+            try:
+                answer, usage, latency, cached, model = await self._answer(task, k, folder)
+            except (ProviderError, _ReplayedFailure) as err:
+                message = err.message if isinstance(err, ProviderError) else str(err)
+                kind = err.kind if isinstance(err, ProviderError) else "replay"
+                if not settings.repeated or (k == settings.count - 1 and not rows):
+                    self._fail(task, message, kind, started)
+                    return None
+                rows.append(self._row(task, began, "", (0, 0), 0.0, [], error=message))
+                attempts.append(Attempt(None, None, None, message))
+                continue
+            self.emit(Response(cell, answer, usage, cached, latency, replayed=self.plan.replay is not None))
+            cost = self._cost(task, model, usage)
+            self._spend(cost, task)
+            measured = Measured(answer=answer, usage=usage, duration_ms=latency, model=model, cost_usd=cost,
+                                workspace=str(folder) if folder is not None else None,
+                                started=iso_timestamp(began), ended=iso_timestamp(now_utc()))
+            metrics = measured.metrics()
+            items = await self._assertions(task, answer, metrics, measured, attempt=k)
+            row = self._row(task, began, answer, usage, latency, items, cost_usd=cost)
+            rows.append(row)
+            attempts.append(Attempt(row["score"], row.get("verdict"), cost))
+            stopped = stop_reason(settings, attempts)
+            if stopped is not None:
+                break
+        if not settings.repeated:
+            return rows[0]
+        return _with_trials(rows, combine(settings, attempts, stopped or "error"))
+
+    async def _answer(self, task: AgentvTask, attempt: int = 0, folder: Path | None = None
+                      ) -> tuple[str, tuple[int, int], float, bool, str | None]:
+        cell = task.cell
+        done = self.state.turns.get(cell, {}).get(attempt)
         if done is not None:
             u = done.get("u") or [0, 0]
             return (str(done.get("text", "")), (int(u[0]), int(u[1])), float(done.get("ms") or 0.0), False,
@@ -188,6 +256,12 @@ class AgentvRun:
             req = ChatRequest(model=model_name, messages=tuple(messages), system=system,
                               timeout=_timeout_seconds(task.test.execution)
                               or _timeout_seconds(self.plan.suite.execution))
+            if attempt > 0:
+                provider = _uncached(provider)  # a trial is a new sample, not the first answer again
+            if folder is not None and _provider_kind(task.target) == "cli":
+                # The agent works in the test's workspace: the command runs there.
+                req = dataclasses.replace(req, extra={**req.extra, "cwd": str(folder), "attempt": attempt,
+                                                      "eval_id": task.test.id})
             result = await self.calls.chat(provider, req, cell, limit_key=_limit_key(task.target),
                                            model_label=task.target.name)
             text, latency, cached = result.text, result.latency_ms, result.cached
@@ -195,7 +269,7 @@ class AgentvRun:
             model = result.raw_model or model_name or _configured_model(task.target)
         # Replayed answers are journalled too, so that a replay's own journal can be resumed or replayed.
         assert self.journal is not None
-        self.journal.write({"t": "gen", "c": cell_ref(cell), "n": 0, "text": text, "u": list(usage),
+        self.journal.write({"t": "gen", "c": cell_ref(cell), "n": attempt, "text": text, "u": list(usage),
                             "ms": round(latency, 1), "cached": cached, "m": model})
         return text, usage, latency, cached, model
 
@@ -216,6 +290,39 @@ class AgentvRun:
                                    f"{replay.path} has no answer for {cell}")
         return rec.text, rec.usage, rec.latency_ms, False
 
+    def _spend(self, cost: float | None, task: AgentvTask) -> None:
+        """Count a call's cost against `execution.total_budget_usd`; once reached, no new cell starts."""
+        if self.budget is None:
+            return
+        if cost is None:
+            if not self._unpriced_budget_noted:
+                self._unpriced_budget_noted = True
+                self.emit(Notice(f"execution.total_budget_usd cannot be held: the cost of {task.target.name}'s "
+                                 "calls is unknown (no price for its model; see --prices)", "warning"))
+            return
+        self.spent += cost
+        if self.spent >= self.budget and self._halt is None:
+            self._halt = (f"not run: execution.total_budget_usd ${self.budget:g} was reached "
+                          f"(${self.spent:.4f} spent)")
+
+    def _workspace_spec(self, task: AgentvTask) -> WorkspaceSpec | None:
+        """The test's workspace (its own, else the suite's, else its cli target's workspace_template).
+        Raises WorkspaceError for one that cannot be used."""
+        test = task.test
+        raw: Any = test.workspace if test.workspace is not None else self.plan.suite.workspace
+        key: Any = ("test", test.id) if test.workspace is not None else "suite"
+        base = (test.source_path or self.plan.path).parent if test.workspace is not None else self.plan.path.parent
+        if raw is None and task.target.config is not None and task.target.config.get("workspace_template"):
+            # AgentV: a cli target's workspace_template, copied per test, relative to targets.yaml.
+            base = self.plan.targets_file.parent if self.plan.targets_file else self.plan.path.parent
+            raw = {"template": str(task.target.config["workspace_template"]), "isolation": "per_test"}
+            key = ("target", task.target.name)
+        if raw is None:
+            return None
+        if key not in self._workspace_specs:
+            self._workspace_specs[key] = parse_workspace(raw, base)
+        return self._workspace_specs[key]
+
     def _provider(self, spec: TargetSpec) -> tuple[Any, str]:
         if spec.config is not None:
             return self.calls.target(spec.name, spec.config, base_dir=self.plan.path.parent), ""
@@ -225,6 +332,8 @@ class AgentvRun:
     def _fail(self, task: AgentvTask, message: str, kind: str, started: Any) -> None:
         cell = task.cell
         self.failed.add(cell)
+        if self.fail_on_error and self._halt is None and kind != "skipped":
+            self._halt = f"not run: execution.fail_on_error stopped the run after {cell} failed ({message})"
         row = self._row(task, started, "", (0, 0), 0.0, [], error=message)
         self.rows[cell] = row
         assert self.journal is not None
@@ -233,12 +342,12 @@ class AgentvRun:
 
     # --- assertions -------------------------------------------------------------------------------
     async def _assertions(self, task: AgentvTask, answer: str, metrics: RunMetrics,
-                          measured: Measured | None = None) -> list[dict[str, Any]]:
+                          measured: Measured | None = None, *, attempt: int = 0) -> list[dict[str, Any]]:
         test = task.test
         if test.uses_default_judge:
             # AgentV grades a test without assertions with its default LLM judge, against `criteria`.
             default = Assertion(type="llm-judge", name="llm-judge", span=test.span)
-            return [await self._judged(task, 0, default, answer)]
+            return [await self._judged(task, ATTEMPT_STRIDE * attempt, default, answer)]
         measured = measured or Measured(answer=answer)
         out: list[dict[str, Any]] = []
         for i, a in enumerate(test.assertions):
@@ -246,7 +355,7 @@ class AgentvRun:
             if why is not None:
                 out.append(_skipped(a, f"not scored: {why}"))
             elif a.type in JUDGED:
-                out.append(await self._judged(task, i, a, answer))
+                out.append(await self._judged(task, ATTEMPT_STRIDE * attempt + i, a, answer))
             elif a.type in EXECUTED:
                 out.append(await self._executed(task, a, measured))
             elif (why := unmeasured(a, metrics, measured.model)) is not None:
@@ -366,11 +475,6 @@ class AgentvRun:
         misses = [m for i in items for m in i.get("misses", [])]
         reasons = [f"{i['name']}: {i['reasoning']}" for i in items if i.get("reasoning")]
         status = "execution_error" if error is not None else ("quality_failure" if row_verdict == "fail" else "ok")
-        not_supported: list[str] = []
-        if self.plan.suite.trials and int(self.plan.suite.trials.get("count") or 1) > 1:
-            not_supported.append("trials")
-        if test.workspace is not None or self.plan.suite.workspace is not None:
-            not_supported.append("workspace")
         row: dict[str, Any] = {
             "timestamp": iso_timestamp(started),
             "test_id": test.id,
@@ -395,8 +499,6 @@ class AgentvRun:
                      "reason": str(i["reasoning"]).removeprefix("not scored: ")} for i in items if i["score"] is None]
         if unscored:
             row["not_scored"] = unscored
-        if not_supported:
-            row["not_supported"] = list(dict.fromkeys(not_supported))
         return row
 
     def _write_results(self) -> list[Path]:
@@ -444,6 +546,32 @@ class _TemplateError(Exception):
 
 class _ReplayedFailure(Exception):
     """A replayed cell whose recorded run failed: it fails again, with the recorded message."""
+
+
+def _provider_kind(spec: TargetSpec) -> str | None:
+    return str(spec.config.get("provider") or "").lower() if spec.config is not None else None
+
+
+def _uncached(provider: Any) -> Any:
+    from ..providers.cache import CachedProvider
+
+    return provider.inner if isinstance(provider, CachedProvider) else provider
+
+
+def _with_trials(rows: list[dict[str, Any]], result: Any) -> dict[str, Any]:
+    """The row of a repeated test: the chosen attempt's answer and scores, the combined score and
+    verdict, and every attempt kept in `trials`."""
+    row = dict(rows[result.chosen])
+    row["score"] = result.score
+    row["verdict"] = result.verdict if result.verdict is not None else NOT_SCORED
+    row["trials"] = [{"attempt": k, "score": r["score"], "verdict": r.get("verdict"), "answer": r["answer"],
+                      "scores": r["scores"], "cost_usd": r["cost_usd"], "duration_ms": r["duration_ms"],
+                      "token_usage": r["token_usage"], "error": r["error"]} for k, r in enumerate(rows)]
+    row["trials_summary"] = result.details
+    row["cost_usd"] = result.details.get("cost_usd")
+    row["error"] = None
+    row["execution_status"] = "quality_failure" if row["verdict"] == "fail" else "ok"
+    return row
 
 
 def _configured_model(spec: TargetSpec) -> str | None:

@@ -9,9 +9,9 @@ one), or a `cli` target's `workspace_template`:
   before it is removed;
 - `hooks` `{before_all, before_each, after_each, after_all: {command: argv, timeout_ms, cwd}}`.
 
-Scripts run in the workspace (or their `cwd`, relative to the eval file's folder), get
-`{workspace_path, test_id, eval_file, hook}` as JSON on stdin and `AGENTV_WORKSPACE_PATH` /
-`AGENTV_TEST_ID` in their environment, 60 s unless `timeout_ms` says otherwise. A failing creation,
+Scripts run in the folder of the file that declares them (or their `cwd`, relative to it), so that
+their own paths resolve as written; they find the workspace in `{workspace_path, test_id, eval_file,
+hook}` (JSON on stdin) and in `AGENTV_WORKSPACE_PATH` / `AGENTV_TEST_ID` in their environment, 60 s unless `timeout_ms` says otherwise. A failing creation,
 setup or before-hook fails the test's row with the reason (the target is not called); a failing
 after-hook or teardown is reported on the row and as a warning. Only an explicit run gets here.
 """
@@ -44,7 +44,7 @@ class Script:
     what: str  # "setup", "hooks.before_each", … (for messages)
     argv: tuple[str, ...]
     timeout: float
-    cwd: Path | None  # None: the workspace
+    cwd: Path  # the declaring file's folder, or the script's own `cwd` relative to it
 
 
 @dataclass(frozen=True)
@@ -73,7 +73,7 @@ def _script(what: str, raw: Any, base: Path) -> Script:
     if isinstance(ms, int | float) and not isinstance(ms, bool) and ms > 0:
         timeout = float(ms) / 1000
     cwd = raw.get("cwd")
-    return Script(what, tuple(argv), timeout, (base / cwd) if isinstance(cwd, str) and cwd else None)
+    return Script(what, tuple(argv), timeout, (base / cwd) if isinstance(cwd, str) and cwd else base)
 
 
 def parse_workspace(raw: Any, base: Path) -> WorkspaceSpec | None:
@@ -116,7 +116,7 @@ class Workspaces:
         self.eval_file = eval_file
         self.env = dict(env) if env is not None else None
         self._shared: dict[int, tuple[WorkspaceSpec, Path]] = {}
-        self._started: set[int] = set()
+        self._started: dict[int, WorkspaceSpec] = {}
         self._lock = asyncio.Lock()
         self._folders: list[Path] = []
 
@@ -125,7 +125,7 @@ class Workspaces:
         key = id(spec)
         async with self._lock:
             if key not in self._started:
-                self._started.add(key)
+                self._started[key] = spec
                 base = await self._create(spec, "") if not spec.per_test else None
                 if base is not None:
                     self._shared[key] = (spec, base)
@@ -151,13 +151,16 @@ class Workspaces:
 
     async def close(self) -> list[str]:
         problems: list[str] = []
-        for spec, folder in self._shared.values():
+        started, self._started = self._started, {}
+        for key, spec in started.items():
+            shared = self._shared.pop(key, None)
+            folder = shared[1] if shared is not None else self.eval_file.parent
             if "after_all" in spec.hooks:
                 problems += await self._try(spec.hooks["after_all"], folder, "")
-            if spec.teardown is not None:
-                problems += await self._try(spec.teardown, folder, "")
-            self._remove(folder)
-        self._shared.clear()
+            if shared is not None:
+                if spec.teardown is not None:
+                    problems += await self._try(spec.teardown, folder, "")
+                self._remove(folder)
         for folder in list(self._folders):
             self._remove(folder)
         return problems
@@ -180,7 +183,7 @@ class Workspaces:
         return target
 
     async def _run(self, script: Script, folder: Path, test_id: str) -> None:
-        cwd = script.cwd or folder
+        cwd = script.cwd
         env = dict(self.env or {})
         env.update({"AGENTV_WORKSPACE_PATH": str(folder), "AGENTV_TEST_ID": test_id})
         why = missing_program(script.argv, cwd, env) if cwd.is_dir() else f"its folder {cwd} does not exist"
