@@ -1,7 +1,8 @@
 """`evalspec run FILE`: run a Weval blueprint or an AgentV eval file and show the results.
 
 Exit codes: 0 the run finished; 1 the mean score is below `--fail-under`; 2 the file is invalid (its
-errors are printed as `path:line:col: …`) or the command line is; 130 interrupted (every result
+errors are printed as `path:line:col: …`) or the command line is; 3 every call failed, so nothing was
+measured (one line names the cause); 130 interrupted (every result
 already received is in the journal; `--resume` finishes the run).
 """
 
@@ -149,13 +150,15 @@ def _dry_run(plan: Plan, options: RunOptions, *, as_json: bool) -> int:
 def _run(plan: Plan, options: RunOptions, *, as_json: bool, fail_under: float | None) -> int:
     import asyncio  # here, not at the top: `evalspec check` should not pay for it
 
+    from .outcome import Outcome
     from .render import HumanRenderer, JsonRenderer
 
     renderer: Any = JsonRenderer(sys.stdout) if as_json else HumanRenderer(sys.stdout, sys.stderr)
+    outcome = Outcome()
     previous = _sigterm_as_interrupt()
     interrupted = False
     try:
-        asyncio.run(_consume(plan, options, renderer))
+        asyncio.run(_consume(plan, options, renderer, outcome))
     except KeyboardInterrupt:
         interrupted = True
     finally:
@@ -168,6 +171,10 @@ def _run(plan: Plan, options: RunOptions, *, as_json: bool, fail_under: float | 
         return 130
     renderer.close()
     summary = renderer.summary
+    failed = outcome.all_failed()
+    if failed is not None:
+        print(f"evalspec run: {failed}", file=sys.stderr)
+        return 3
     if fail_under is not None:
         mean = summary.mean if summary is not None else None
         unscored = sum(m.not_scored for m in summary.models) if summary is not None else 0
@@ -187,11 +194,12 @@ def _run(plan: Plan, options: RunOptions, *, as_json: bool, fail_under: float | 
     return 0
 
 
-async def _consume(plan: Plan, options: RunOptions, renderer: Any) -> None:
+async def _consume(plan: Plan, options: RunOptions, renderer: Any, outcome: Any) -> None:
     from .runner import run
 
     async for event in run(plan, options):
         renderer(event)
+        outcome(event)
 
 
 def _sigterm_as_interrupt() -> Any:

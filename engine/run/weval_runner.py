@@ -64,6 +64,8 @@ from .weval_results import WevalResults, comparison_object, write_comparison
 EMBED_BATCH = 64
 EMPTY_ANSWER = "Model returned an empty or whitespace-only response."
 NO_POINTS = "Not scored: the prompt has no points (no should or should_not) and no ideal to extract key points from."
+SKIPPED_JUDGING = "Not scored: --eval-method none skips judged points."
+SKIPPED_EXTRACTION = "Not scored: --eval-method none skips extracting key points from the ideal."
 
 
 def verdict_for(score: float | None) -> str | None:
@@ -103,6 +105,11 @@ class WevalRun:
         self._judge_problem: str | None = None
         self._bases: dict[int, dict[str, Any]] = {}
         self.unscored_points = 0  # judged points left unscored because no judge could be called
+        # `--eval-method none`: no judge, no key-point extraction, no embeddings, but the function points
+        # still run (they cost nothing) and their results are written as llm-coverage results.
+        self.judging = "llm-coverage" in plan.eval_methods
+        self.coverage = self.judging or not plan.eval_methods
+        self.skipped_extractions: set[str] = set()
         self._pending: list[dict[str, Any]] = []  # journal records of this step, written together
 
     # --- the stream -------------------------------------------------------------------------------
@@ -120,6 +127,9 @@ class WevalRun:
                 self._bind_judges()
             if self._judge_problem:
                 yield Notice(f"Judged points will not be scored: {self._judge_problem}", "warning")
+            if not self.plan.eval_methods:
+                yield Notice("--eval-method none: function points are scored; judged points, key-point "
+                             "extraction and embeddings are skipped", "info")
             n = min(len(self.plan.tasks), self.plan.concurrency * 2)
             async with contextlib.aclosing(stream_cells(self.queue, self.plan.tasks, self._cell, n)) as cells:
                 async for event in cells:
@@ -215,7 +225,7 @@ class WevalRun:
         result = done.get("r") or {}
         self.unscored_points += sum(1 for pa in result.get("pointAssessments") or []
                                     if str(pa.get("error") or "").startswith("Not scored:"))
-        if result and "llm-coverage" in self.plan.eval_methods:
+        if result and self.coverage:
             self.results.coverage.setdefault(cell.item, {})[cell.model] = result
         kp = self.state.key_points.get(cell.item)
         if kp and kp.get("points"):
@@ -237,7 +247,7 @@ class WevalRun:
         history.append({"role": "assistant", "content": marked})
         self.results.histories.setdefault(cell.item, {})[cell.model] = history
         self.results.system_prompts[cell.model] = task.system
-        if "llm-coverage" in self.plan.eval_methods:
+        if self.coverage:
             self.results.coverage.setdefault(cell.item, {})[cell.model] = {"error": f"Generation failed: {message}"}
         if not resumed:
             self._pending.append({"t": "fail", "c": cell_ref(cell), "error": message, "kind": kind})
@@ -332,7 +342,7 @@ class WevalRun:
     # --- scoring ----------------------------------------------------------------------------------
     async def _score(self, task: WevalTask, texts: list[str], history: list[tuple[str, str, bool]]) -> None:
         cell = task.cell
-        if "llm-coverage" not in self.plan.eval_methods:
+        if not self.coverage:
             self._scored(cell, None, {})
             return
         prompt = task.prompt
@@ -341,6 +351,10 @@ class WevalRun:
             # The reference leaves such a result without avgCoverageExtent and says nothing; the format's
             # marker for a result without a score is `error`, so the dashboard (and a reader) learns why.
             self._scored(cell, None, {"keyPointsCount": 0, "pointAssessments": [], "error": NO_POINTS})
+            return
+        if not points and not self.judging:
+            self.skipped_extractions.add(prompt.id)
+            self._scored(cell, None, {"keyPointsCount": 0, "pointAssessments": [], "error": SKIPPED_EXTRACTION})
             return
         if not points and prompt.ideal:
             self._flush()
@@ -397,7 +411,7 @@ class WevalRun:
             self._pending = []
 
     def _scored(self, cell: Cell, score: float | None, result: dict[str, Any]) -> None:
-        if result and "llm-coverage" in self.plan.eval_methods:
+        if result and self.coverage:
             self.results.coverage.setdefault(cell.item, {})[cell.model] = result
         verdict = verdict_for(score)
         self.scores[cell] = (score, verdict)
@@ -410,6 +424,11 @@ class WevalRun:
                            conversation: str) -> dict[str, Any]:
         """Every judge on one text point, then their consensus (compat notes §8)."""
         out = self._base(point)
+        if not self.judging:
+            self.unscored_points += 1
+            out.update({"coverageExtent": None, "reflection": SKIPPED_JUDGING, "error": SKIPPED_JUDGING,
+                        "judgeLog": [SKIPPED_JUDGING]})
+            return out
         if self._judge_problem:
             self.unscored_points += 1
             reason = f"Not scored: {self._judge_problem}."
@@ -574,7 +593,7 @@ class WevalRun:
         stamp = safe_timestamp(now_utc())
         full = comparison_object(bp=self.bp, models=self.plan.models, prompts=self.plan.prompts,
                                  run_label=self.plan.run_label, timestamp=stamp,
-                                 eval_methods=list(self.plan.eval_methods),
+                                 eval_methods=list(self.plan.eval_methods) or ["llm-coverage"],
                                  effective_models=self.plan.effective_models, results=self.results)
         return write_comparison(self.folder, self.plan.run_label, stamp, full)
 
@@ -592,7 +611,13 @@ class WevalRun:
                                                               and self.scores[c][0] is None),
                 errors=sum(1 for c in cells if c in self.failed)))
         notes = []
-        if self.unscored_points:
+        if not self.plan.eval_methods:
+            skipped = [f"{self.unscored_points} judged point(s)"]
+            if self.skipped_extractions:
+                skipped.append(f"key-point extraction for {len(self.skipped_extractions)} prompt(s)")
+            notes.append(f"--eval-method none: function points were scored; skipped {', '.join(skipped)} "
+                         "and embeddings")
+        elif self.unscored_points:
             why = self._judge_problem or "no judge could be called"
             notes.append(f"{self.unscored_points} judged point(s) not scored: {why}")
         return RunSummary(kind="weval", run_label=self.plan.run_label, models=tuple(rows),

@@ -121,5 +121,36 @@ def test_prompt_selection_and_model_override(tmp_path: Path, cli_env: SmartFake,
     events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     cells = {(e["cell"]["item"], e["cell"]["model"]) for e in events if e["type"] == "scored"}
     assert cells == {("p2", "openai:other[temp:0]"), ("p2", "echo[temp:0]")}
-    assert all(e["score"] is None for e in events if e["type"] == "scored")
+    # --eval-method none still runs function points: neither answer contains "Hello".
+    assert all(e["score"] == 0 for e in events if e["type"] == "scored")
     assert [r["model"] for r in cli_env.chat_requests()] == ["other"]
+
+
+def test_a_run_where_every_call_failed_exits_3_naming_the_cause(tmp_path: Path, cli_env: SmartFake,
+                                                                capsys, monkeypatch) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    bp = write(tmp_path / "c.weval.yml", BP)
+    assert main(["run", str(bp), "-m", "anthropic:claude-x", "-o", str(tmp_path / "out")]) == 3
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert last.startswith("evalspec run: every call failed (2 of 2 cells), nothing was scored: ")
+    assert "ANTHROPIC_API_KEY is not set" in last
+    # One model failing among several is an ordinary run: the table shows its errors.
+    assert main(["run", str(bp), "-m", "anthropic:claude-x", "-m", "openai:candidate",
+                 "-o", str(tmp_path / "out")]) == 0
+    assert "every call failed" not in capsys.readouterr().err
+
+
+def test_an_agentv_run_where_every_call_failed_exits_3(tmp_path: Path, capsys, monkeypatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    suite = write(tmp_path / "s.eval.yaml", """name: s
+tests:
+  - id: t1
+    input: Hello
+    criteria: says hello
+    assert:
+      - type: contains
+        value: Hello
+""")
+    assert main(["run", str(suite), "-m", "openai:gpt-4o-mini", "-o", str(tmp_path / "out")]) == 3
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "every call failed (1 of 1 cells)" in last and "OPENAI_API_KEY" in last

@@ -231,3 +231,39 @@ def test_the_validator_finds_what_the_format_forbids(tmp_path: Path, smart: Smar
                    "similarityMatrix: present exactly when 'embedding' is used",
                    "similarityMatrix['a']['b']: not a number"):
         assert needle in found, needle
+
+
+def test_eval_method_none_scores_function_points_only(tmp_path: Path, smart: SmartFake) -> None:
+    """The reference has no `none` (an unknown method falls back to embedding), so evalspec defines it:
+    function points cost nothing and are scored; judged points, key-point extraction and embeddings are
+    skipped, each marked not scored, and the run says what it skipped."""
+    from .conftest import of_type
+
+    bp = write(tmp_path / "n.weval.yml", """models: [openai:candidate]
+embeddingModel: openai:text-embedding-3-small
+---
+- id: mixed
+  prompt: Hello
+  should:
+    - $contains: Hello
+    - $contains: Absent
+    - is friendly
+- id: ideal-only
+  prompt: Say hi.
+  ideal: Hi there.
+""")
+    events = run_events(bp, options(tmp_path, env_for(smart), judges=["openai:judge"], eval_methods=()))
+    data = comparison(tmp_path / "out")
+    cov = data["evaluationResults"]["llmCoverageScores"]["mixed"][CANDIDATE]
+    assert cov["avgCoverageExtent"] == 0.5  # the two function points; the judged one is left out
+    judged = cov["pointAssessments"][2]
+    assert judged["coverageExtent"] is None and "--eval-method none" in judged["error"]
+    ideal = data["evaluationResults"]["llmCoverageScores"]["ideal-only"][CANDIDATE]
+    assert "avgCoverageExtent" not in ideal and "key points" in ideal["error"]
+    assert "similarityMatrix" not in data["evaluationResults"]
+    assert [r["model"] for r in smart.chat_requests()] == ["candidate", "candidate"]  # no judge, no extraction
+    assert not any(r.path.endswith("/embeddings") for r in smart.requests)
+    [finished] = of_type(events, "run_finished")
+    assert finished.summary.notes == ("--eval-method none: function points were scored; skipped 1 judged "
+                                      "point(s), key-point extraction for 1 prompt(s) and embeddings",)
+    assert problems(data) == []
