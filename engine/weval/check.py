@@ -276,7 +276,7 @@ class _Context:
                 self.out.error("missing-service-url", key.span,
                                f"External service '{key.value}' has no 'url': every $call point naming it fails. "
                                "Add url: https://…")
-            elif not is_str(url) or not str(url.value).strip():  # type: ignore[union-attr]
+            elif not isinstance(url, Scalar) or not isinstance(url.value, str) or not url.value.strip():
                 self.out.error("missing-service-url", url.span,
                                f"External service '{key.value}': 'url' must be the service's address (text); "
                                f"found {node_type_name(url)}.")
