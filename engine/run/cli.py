@@ -56,6 +56,9 @@ def add_run_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the run's events as JSON lines on stdout")
     p.add_argument("--fail-under", type=float, metavar="SCORE",
                    help="exit 1 when the mean score is below SCORE (0–1)")
+    p.add_argument("--skip-invalid", action="store_true",
+                   help="Weval: run the prompts without errors and name each prompt left out with its first "
+                        "error (errors in the header still stop the run)")
     p.add_argument("--label", metavar="LABEL", help="run label prefix (Weval: <label>_<content hash>)")
     p.add_argument("--models-dir", type=Path, metavar="DIR", help="folder of Weval model collections (CORE.json…)")
     p.add_argument("--prices", type=Path, metavar="FILE",
@@ -117,19 +120,56 @@ def cmd_run(args: argparse.Namespace) -> int:
     if analysis.kind is FileKind.NONE:
         print(f"evalspec run: {args.file} is not a Weval blueprint or an AgentV eval file", file=sys.stderr)
         return 2
-    if analysis.errors:
+    skipped_blueprint = None
+    if analysis.errors and args.skip_invalid and analysis.kind is FileKind.WEVAL:
+        skipped_blueprint = _skip_invalid(analysis, args.file)
+        if skipped_blueprint is None:
+            return 2
+    elif analysis.errors:
         for f in analysis.errors:
             print(format_finding(analysis, f), file=sys.stderr)
-        print(f"evalspec run: {args.file} has {len(analysis.errors)} error(s); nothing was run", file=sys.stderr)
+        hint = " (--skip-invalid runs the prompts without errors)" if analysis.kind is FileKind.WEVAL else ""
+        print(f"evalspec run: {args.file} has {len(analysis.errors)} error(s); nothing was run{hint}",
+              file=sys.stderr)
         return 2
     try:
-        plan = plan_for(analysis, options)
+        if skipped_blueprint is not None:
+            from .weval_plan import plan_weval
+
+            plan: Plan = plan_weval(skipped_blueprint, path, options)
+        else:
+            plan = plan_for(analysis, options)
     except PlanError as exc:
         print(f"evalspec run: {exc}", file=sys.stderr)
         return 2
     if args.dry_run:
         return _dry_run(plan, options, as_json=args.json)
     return _run(plan, options, as_json=args.json, fail_under=args.fail_under)
+
+
+def _skip_invalid(analysis: Any, name: str) -> Any:
+    """The blueprint without its invalid prompts, each named on stderr with its first error; None (after
+    printing why) when an error belongs to no prompt or no prompt is left."""
+    from ..finding_format import format_finding
+    from .skip_invalid import valid_part
+
+    part = valid_part(analysis)
+    for s in part.skipped:
+        what = f"prompt '{s.prompt_id}'" if s.prompt_id else "a prompt"
+        print(f"{format_finding(analysis, s.finding)} (skipped {what})", file=sys.stderr)
+    if part.blocking:
+        for f in part.blocking:
+            print(format_finding(analysis, f), file=sys.stderr)
+        print(f"evalspec run: {name} has {len(part.blocking)} error(s) outside any prompt, which --skip-invalid "
+              "cannot skip; nothing was run", file=sys.stderr)
+        return None
+    if part.blueprint is None:
+        print(f"evalspec run: every prompt of {name} has an error; nothing was run", file=sys.stderr)
+        return None
+    total = len(part.blueprint.prompts) + len(part.skipped)
+    print(f"evalspec run: --skip-invalid: running {len(part.blueprint.prompts)} of {total} prompt(s); "
+          f"{len(part.skipped)} skipped (above)", file=sys.stderr)
+    return part.blueprint
 
 
 def _dry_run(plan: Plan, options: RunOptions, *, as_json: bool) -> int:
