@@ -1,4 +1,4 @@
-"""`evalspec`: check eval files, print schemas, run suites.
+"""`evalspec`: check eval files, print schemas, run suites, report results.
 
 Exit codes: 0 clean (or ran), 1 findings that fail the check (errors; warnings too with --strict),
 2 usage errors or unreadable input.
@@ -75,6 +75,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .run.cli import add_run_parser  # only the parser: the runner itself loads when `run` runs
 
     add_run_parser(sub)
+    from .report.cli import add_report_parser
+
+    add_report_parser(sub)
     return parser
 
 

@@ -54,6 +54,8 @@ def add_run_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--dry-run", action="store_true",
                    help="check the file and print the plan (calls per model, judges, tokens); call nothing")
     p.add_argument("--json", action="store_true", help="print the run's events as JSON lines on stdout")
+    p.add_argument("--report", action=argparse.BooleanOptionalAction, default=True,
+                   help="write report.html beside the results (default; --no-report skips it)")
     p.add_argument("--fail-under", type=float, metavar="SCORE",
                    help="exit 1 when the mean score is below SCORE (0–1)")
     p.add_argument("--skip-invalid", action="store_true",
@@ -144,7 +146,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         return 2
     if args.dry_run:
         return _dry_run(plan, options, as_json=args.json)
-    return _run(plan, options, as_json=args.json, fail_under=args.fail_under)
+    return _run(plan, options, as_json=args.json, fail_under=args.fail_under, report=args.report)
 
 
 def _skip_invalid(analysis: Any, name: str) -> Any:
@@ -187,7 +189,7 @@ def _dry_run(plan: Plan, options: RunOptions, *, as_json: bool) -> int:
     return 0
 
 
-def _run(plan: Plan, options: RunOptions, *, as_json: bool, fail_under: float | None) -> int:
+def _run(plan: Plan, options: RunOptions, *, as_json: bool, fail_under: float | None, report: bool = True) -> int:
     import asyncio  # here, not at the top: `evalspec check` should not pay for it
 
     from .outcome import Outcome
@@ -206,11 +208,15 @@ def _run(plan: Plan, options: RunOptions, *, as_json: bool, fail_under: float | 
     if interrupted:
         renderer.close(interrupted=True)
         journal = getattr(renderer, "journal", None) or str(options.output)
+        if report and getattr(renderer, "journal", None):
+            _write_report(journal, as_json=as_json)
         print(f"\nevalspec run: interrupted; every result received so far is in {journal}. "
               "Run the same command with --resume to finish it.", file=sys.stderr)
         return 130
     renderer.close()
     summary = renderer.summary
+    if report and summary is not None and summary.files:
+        _write_report(summary.files[0], as_json=as_json)
     failed = outcome.all_failed()
     if failed is not None:
         print(f"evalspec run: {failed}", file=sys.stderr)
@@ -234,6 +240,19 @@ def _run(plan: Plan, options: RunOptions, *, as_json: bool, fail_under: float | 
     return 0
 
 
+def _write_report(results: str, *, as_json: bool) -> None:
+    """report.html beside the results. A report that cannot be written is a warning: the results are safe."""
+    from ..report import ResultsError, write_report
+
+    try:
+        path = write_report([results])
+    except (ResultsError, OSError) as exc:
+        print(f"evalspec run: warning: no report written: {exc}", file=sys.stderr)
+        return
+    print(f"report: {path}", file=sys.stderr if as_json else sys.stdout)
+
+
+async def _consume(plan: Plan, options: RunOptions, renderer: Any) -> None:
 async def _consume(plan: Plan, options: RunOptions, renderer: Any, outcome: Any) -> None:
     from .runner import run
 

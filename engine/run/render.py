@@ -66,9 +66,11 @@ class HumanRenderer:
         self._next_tenth = 1
         self._bar_shown = False
         self._errors_seen: dict[str, int] = {}  # message → cells that failed with it
+        self.worst = WorstItems()
 
     def __call__(self, event: Event) -> None:
         if isinstance(event, Scored | CellFailed):
+            self.worst.add(event, str(self.plan.get("kind") or "weval"))
             self.done += 1
             self.retrying.pop(event.cell, None)
             if isinstance(event, CellFailed):
@@ -148,9 +150,66 @@ class HumanRenderer:
         self.err.flush()
         if self.summary is not None:
             self.out.write(format_table(self.summary) + "\n")
+            worst = self.worst.format()
+            if worst:
+                self.out.write("\n" + worst + "\n\n")
             for f in self.summary.files:
                 self.out.write(f"results: {f}\n")
             self.out.flush()
+
+
+class WorstItems:
+    """The few worst cells of each model (errors first, then the lowest scores below a pass), with the first
+    point that failed: what to look at first, under the table. Bounded: a heap of `keep` per model."""
+
+    def __init__(self, keep: int = 3) -> None:
+        self.keep = keep
+        self._heaps: dict[str, list[tuple[float, int, str, Any]]] = {}
+        self._n = 0
+
+    def add(self, event: Scored | CellFailed, kind: str) -> None:
+        import heapq
+
+        from ..report.model import PASS
+
+        if isinstance(event, CellFailed):
+            rank, payload = -1.0, ("error", event.error)
+        elif event.score is None or event.score >= PASS:
+            return
+        else:
+            rank, payload = event.score, (kind, event.details)
+        heap = self._heaps.setdefault(event.cell.model, [])
+        self._n += 1
+        entry = (-rank, self._n, event.cell.item, payload)  # a max-heap on the score: the best is dropped
+        if len(heap) < self.keep:
+            heapq.heappush(heap, entry)
+        elif entry[0] > heap[0][0]:
+            heapq.heapreplace(heap, entry)
+
+    def format(self) -> str:
+        from ..report.markdown import why_failed
+        from ..report.model import ERROR, CellResult
+        from ..report.sources import cell_from_details
+
+        if not self._heaps:
+            return ""
+        lines = ["worst items (first failed point):"]
+        for model, heap in self._heaps.items():
+            lines.append(f"  {model}")
+            entries = sorted(heap, key=lambda e: (-e[0], e[1]))
+            width = max(len(e[2]) for e in entries)
+            for neg, _, item, (kind, payload) in entries:
+                if kind == "error":
+                    cell = CellResult(status=ERROR, error=str(payload))
+                    score = "error"
+                else:
+                    cell = cell_from_details(kind, payload, -neg)
+                    score = f"{-neg:.3f}"
+                why = " ".join(why_failed(cell).split())
+                if len(why) > 100:
+                    why = why[:99] + "…"
+                lines.append(f"    {item.ljust(width)}  {score.rjust(5)}  {why}".rstrip())
+        return "\n".join(lines)
 
 
 def _fmt(x: float | None) -> str:

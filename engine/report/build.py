@@ -1,0 +1,70 @@
+"""Results in, a report file out: the one function the CLI, `evalspec run` and the editors call.
+
+    write_report([results], Path("report.html"))          # one run
+    write_report([old, new], Path("report.html"))         # two runs: regressions and improvements first
+    build_report([results], fmt="markdown")               # the text, for $GITHUB_STEP_SUMMARY
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from ..providers.redact import register_secret
+from .diff import diff_runs
+from .model import RunResults
+from .sources import ResultsError, load_results
+
+FORMATS = ("html", "markdown")
+
+
+def register_env_secrets(env: Mapping[str, str] | None = None) -> None:
+    """Values of the environment's key-like variables (`OPENAI_API_KEY`, `*_TOKEN`, …) are masked in every
+    report, even when a results file written elsewhere holds one."""
+    for name, value in (os.environ if env is None else env).items():
+        upper = name.upper()
+        if any(word in upper for word in ("KEY", "TOKEN", "SECRET", "PASSWORD")):
+            register_secret(value)
+
+
+def load_runs(paths: Sequence[str | Path]) -> list[RunResults]:
+    if not paths:
+        raise ResultsError("no results given")
+    if len(paths) > 2:
+        raise ResultsError(f"give one results file, or two to compare (OLD NEW); got {len(paths)}")
+    return [load_results(p) for p in paths]
+
+
+def build_report(paths: Sequence[str | Path], *, fmt: str = "html", runs: list[RunResults] | None = None) -> str:
+    """The report's text. Raises ResultsError for a path that is not results evalspec can read."""
+    register_env_secrets()
+    runs = runs if runs is not None else load_runs(paths)
+    diff = diff_runs(runs[0], runs[1]) if len(runs) == 2 else None
+    if fmt == "markdown":
+        from .markdown import render_markdown
+
+        return render_markdown(runs, diff)
+    if fmt != "html":
+        raise ValueError(f"unknown report format {fmt!r}")
+    from .html import render_html
+
+    return render_html(runs, diff)
+
+
+def default_output(paths: Sequence[str | Path]) -> Path:
+    """`report.html` beside the (newest) results."""
+    last = Path(paths[-1])
+    folder = last if last.is_dir() else last.parent
+    return folder / "report.html"
+
+
+def write_report(paths: Sequence[str | Path], output: Path | None = None, *, fmt: str = "html",
+                 runs: list[RunResults] | None = None) -> Path:
+    """Write the report of one run (or the comparison of two) and return its path."""
+    from ..run.files import write_atomic
+
+    out = output if output is not None else default_output(paths)
+    text = build_report(paths, fmt=fmt, runs=runs)
+    write_atomic(out, text.encode("utf-8"))
+    return out

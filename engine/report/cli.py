@@ -1,0 +1,53 @@
+"""`evalspec report RESULT... [-o FILE] [--format html|markdown] [--open]`.
+
+Exit codes: 0 written; 2 a path is not results evalspec can read (the message says what it expected).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def add_report_parser(sub: Any) -> argparse.ArgumentParser:
+    p = sub.add_parser(
+        "report", help="write a results report (one HTML file, or Markdown) of a run, or compare two runs",
+        description="Write a self-contained HTML report of a run's results (no network, no server: one file "
+                    "to open, mail or attach to CI), or Markdown for $GITHUB_STEP_SUMMARY and pull requests. "
+                    "Two results compare OLD with NEW: regressions and improvements per cell come first.")
+    p.add_argument("results", nargs="+", metavar="RESULT",
+                   help="a Weval comparison file (…_comparison.json) or artefact folder, an AgentV results "
+                        "file (…jsonl), a run journal (….journal.jsonl, for an unfinished run), or a results "
+                        "folder (its newest results); two of them: OLD NEW")
+    p.add_argument("-o", "--output", type=Path, metavar="FILE",
+                   help="where to write (default: report.html beside the results; Markdown goes to stdout)")
+    p.add_argument("--format", choices=("html", "markdown"), default="html",
+                   help="html (default): the interactive page; markdown: summary and failing items")
+    p.add_argument("--open", action="store_true", help="open the HTML report in the default browser")
+    p.set_defaults(func=cmd_report)
+    return p
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from .build import build_report, write_report
+    from .sources import ResultsError
+
+    try:
+        if args.format == "markdown" and args.output is None:
+            sys.stdout.write(build_report(args.results, fmt="markdown"))
+            return 0
+        out = write_report(args.results, args.output, fmt=args.format)
+    except ResultsError as exc:
+        print(f"evalspec report: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"evalspec report: cannot write the report: {exc}", file=sys.stderr)
+        return 2
+    print(f"report: {out}")
+    if args.open:
+        import webbrowser
+
+        webbrowser.open(out.resolve().as_uri())
+    return 0

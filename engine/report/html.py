@@ -1,0 +1,186 @@
+"""The HTML report: one self-contained file (inline CSS and JavaScript, the results embedded once as JSON).
+
+No CDN, no network, no server: the page's Content-Security-Policy allows no connection at all and only
+the one inline script (by its hash). The data sits in `<script type="application/json">` blocks, which
+the browser never executes; every `<`, `>` and `&` in them is written as a JSON escape, so a model
+answer holding `</script>` cannot end the block. The page puts every untrusted string on screen with
+`textContent`, never as HTML.
+
+Layout of the data, chosen so that 100,000 cells open fast: a small block the page reads at once (ids,
+prompt snippets, scores, flags, summaries: what the matrix, filters and sorting need) and one block per
+run with the bulky details (answers, points, messages), parsed the first time a cell is opened or an
+answer is searched. Per-cell values are flat arrays indexed `item * models + model`; nothing is
+repeated per view, so the file grows with the results and not with what the page can show.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from importlib import resources
+from typing import Any
+
+from ..jsonio import dumps_bytes
+from ..providers.redact import redact
+from .diff import RunDiff
+from .model import ERROR, NOT_SCORED, PENDING, CellResult, ModelStats, Point, RunResults
+
+# Cell flags (bit mask), what the filters test.
+F_FAIL, F_NOT_SCORED, F_UNSCORED_POINT, F_ERROR, F_PENDING, F_MISSING = 1, 2, 4, 8, 16, 32
+F_REGRESSED, F_IMPROVED, F_CHANGED = 64, 128, 256
+_CHANGE_FLAGS = {"regressed": F_REGRESSED, "improved": F_IMPROVED, "changed": F_CHANGED, "added": F_CHANGED,
+                 "removed": F_CHANGED}
+SNIPPET = 120
+BINS = 10
+
+
+def _flags(c: CellResult | None) -> int:
+    if c is None:
+        return F_MISSING
+    f = 0
+    if c.status == PENDING:
+        f |= F_PENDING
+    elif c.status == ERROR:
+        f |= F_ERROR
+    elif c.status == NOT_SCORED:
+        f |= F_NOT_SCORED
+    elif (c.verdict or "") == "fail":
+        f |= F_FAIL
+    if any(p.score is None for p in c.points):
+        f |= F_UNSCORED_POINT
+    return f
+
+
+def _point(p: Point) -> list[Any]:
+    return [p.text, p.score, p.weight, p.kind, p.note, p.not_scored, p.hits or 0, p.misses or 0, p.path,
+            1 if p.counted else 0, p.extra or 0, p.verdict]
+
+
+def _detail(c: CellResult | None) -> list[Any] | None:
+    if c is None:
+        return None
+    first = c.first_failed_point()
+    return [c.answer, c.history, [_point(p) for p in c.points], c.error, c.tokens_in, c.tokens_out, c.cost_usd,
+            c.duration_ms, c.extra or 0, c.points.index(first) if first is not None else -1]
+
+
+def _snippet(messages: list[dict[str, Any]]) -> str:
+    for m in reversed(messages):
+        if m.get("role") == "user" and isinstance(m.get("content"), str):
+            text = " ".join(m["content"].split())
+            return text[:SNIPPET] + ("…" if len(text) > SNIPPET else "")
+    return ""
+
+
+def _stats(s: ModelStats) -> dict[str, Any]:
+    return {"model": s.model, "cells": s.cells, "mean": s.mean, "scored": s.scored, "pass": s.passed,
+            "borderline": s.borderline, "fail": s.failed, "notScored": s.not_scored, "errors": s.errors,
+            "pending": s.pending, "tokensIn": s.tokens_in if s.tokens_known else None,
+            "tokensOut": s.tokens_out if s.tokens_known else None,
+            "cost": s.cost_usd if s.cost_known else None,
+            "durationMs": s.duration_ms if s.duration_known else None}
+
+
+def _histogram(run: RunResults, model: str) -> list[int]:
+    bins = [0] * BINS
+    for item in run.items:
+        c = run.cells.get((item.id, model))
+        if c is not None and c.score is not None and c.status not in (ERROR, PENDING):
+            bins[min(BINS - 1, int(c.score * BINS))] += 1
+    return bins
+
+
+def _run_meta(run: RunResults) -> dict[str, Any]:
+    return {"kind": run.kind, "title": run.title, "source": run.source, "label": run.run_label,
+            "timestamp": run.timestamp, "complete": run.complete, "notes": run.notes, "evalFile": run.eval_file,
+            "summary": [_stats(s) for s in run.summaries()],
+            "histograms": {m: _histogram(run, m) for m in run.models}}
+
+
+def page_data(runs: list[RunResults], diff: RunDiff | None = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """(the small block, one details block per run)."""
+    if diff is not None:
+        models, item_ids = diff.models, diff.items
+    else:
+        models, item_ids = runs[0].models, [i.id for i in runs[0].items]
+    by_id = {}
+    for run in reversed(runs):  # the newest run's prompt text wins
+        by_id.update({i.id: i for i in run.items})
+    items = [by_id[i] for i in item_ids]
+    main: dict[str, Any] = {
+        "v": 1, "mode": "diff" if diff is not None else "single", "models": models,
+        "items": [i.id for i in items], "snippets": [_snippet(i.messages) for i in items],
+        "runs": [_run_meta(r) for r in runs], "scores": [], "flags": [],
+    }
+    details: list[dict[str, Any]] = []
+    for n, run in enumerate(runs):
+        scores: list[float | None] = []
+        flags: list[int] = []
+        cells: list[list[Any] | None] = []
+        for i in item_ids:
+            for m in models:
+                c = run.cells.get((i, m))
+                scores.append(c.score if c is not None and c.status not in (ERROR, PENDING) else None)
+                f = _flags(c)
+                if diff is not None and n == len(runs) - 1:
+                    f |= _CHANGE_FLAGS.get(diff.changes.get((i, m), "same"), 0)
+                flags.append(f)
+                cells.append(_detail(c))
+        main["scores"].append(scores)
+        main["flags"].append(flags)
+        details.append({"cells": cells})
+    details[-1]["items"] = [[i.messages, i.description, i.ideal] for i in items]
+    details[-1]["systems"] = runs[-1].system_prompts
+    if diff is not None:
+        main["diff"] = {"regressed": diff.count("regressed"), "improved": diff.count("improved"),
+                        "changed": diff.count("changed"), "added": diff.count("added"),
+                        "removed": diff.count("removed"),
+                        "perModel": [vars(md) for md in diff.per_model]}
+    return main, details
+
+
+def _json_block(block_id: str, value: Any) -> str:
+    data = dumps_bytes(value).decode("utf-8")
+    data = redact(data)
+    # `<` `>` `&` only ever occur inside JSON strings, so escaping them byte-wise keeps the JSON valid
+    # and makes `</script>` and `<!--` impossible inside the block.
+    data = (data.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+    return f'<script type="application/json" id="{block_id}">{data}</script>'
+
+
+def _asset(name: str) -> str:
+    return resources.files(__package__).joinpath(name).read_text(encoding="utf-8")
+
+
+def render_html(runs: list[RunResults], diff: RunDiff | None = None) -> str:
+    main, details = page_data(runs, diff)
+    script = _asset("page.js")
+    style = _asset("page.css")
+    digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
+    csp = (f"default-src 'none'; script-src 'sha256-{digest}'; style-src 'unsafe-inline'; img-src data:; "
+           "connect-src 'none'; form-action 'none'; base-uri 'none'")
+    title = runs[-1].title if diff is None else f"{runs[0].title} → {runs[-1].title}"
+    blocks = [_json_block("evalspec-data", main)]
+    blocks += [_json_block(f"evalspec-details-{n}", d) for n, d in enumerate(details)]
+    return "\n".join([
+        "<!doctype html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f'<meta http-equiv="Content-Security-Policy" content="{csp}">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        '<meta name="color-scheme" content="light dark">',
+        f"<title>{_text(redact(title))} · evalspec report</title>",
+        f"<style>{style}</style>",
+        "</head><body>",
+        '<noscript><p class="noscript">This report needs JavaScript to show the results (it runs only the '
+        "page's own script; nothing is fetched).</p></noscript>",
+        '<div id="app" aria-busy="true"></div>',
+        *blocks,
+        f"<script>{script}</script>",
+        "</body></html>",
+        "",
+    ])
+
+
+def _text(value: str) -> str:
+    return value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")

@@ -1,0 +1,118 @@
+"""The Markdown report (`evalspec report --format markdown`): for `$GITHUB_STEP_SUMMARY`, pull-request
+comments and editors. The summary per model, then the failing items (and, comparing two runs, the
+regressions and improvements first). Untrusted text is flattened to one line and HTML-escaped, since
+GitHub renders HTML inside Markdown.
+"""
+
+from __future__ import annotations
+
+from .diff import IMPROVED, REGRESSED, RunDiff, describe
+from .model import ERROR, NOT_SCORED, CellResult, ModelStats, RunResults
+
+LIMIT = 50  # rows per table; the rest is counted
+
+
+def cell_text(value: object, limit: int = 160) -> str:
+    text = " ".join(str(value).split())
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|")
+            .replace("`", "\\`"))
+
+
+def fmt_count(n: int) -> str:
+    return f"{n:,}"
+
+
+def fmt_score(x: float | None) -> str:
+    return "—" if x is None else f"{x:.3f}"
+
+
+def fmt_duration(ms: float) -> str:
+    return f"{ms / 1000:,.1f} s" if ms >= 1000 else f"{ms:,.0f} ms"
+
+
+def summary_rows(stats: list[ModelStats]) -> list[list[str]]:
+    rows = []
+    for s in stats:
+        rows.append([s.model, fmt_count(s.cells), fmt_score(s.mean), fmt_count(s.passed), fmt_count(s.borderline),
+                     fmt_count(s.failed), fmt_count(s.not_scored), fmt_count(s.errors),
+                     f"{fmt_count(s.tokens_in)} / {fmt_count(s.tokens_out)}" if s.tokens_known else "—",
+                     f"${s.cost_usd:,.4f}" if s.cost_known else "—",
+                     fmt_duration(s.duration_ms) if s.duration_known else "—"])
+    return rows
+
+
+SUMMARY_HEADERS = ["model", "cells", "mean", "pass", "borderline", "fail", "not scored", "errors",
+                   "tokens in / out", "cost", "duration"]
+
+
+def _table(headers: list[str], rows: list[list[str]]) -> list[str]:
+    out = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
+    out += ["| " + " | ".join(r) + " |" for r in rows]
+    return out
+
+
+def why_failed(c: CellResult) -> str:
+    """The first failed point (or the error, or why nothing was scored), for a table or a terminal."""
+    if c.status == ERROR:
+        return f"error: {c.error}"
+    first = c.first_failed_point()
+    if first is not None:
+        return f"{first.text} ({fmt_score(first.score)})"
+    if c.status == NOT_SCORED:
+        reasons = [p.not_scored for p in c.points if p.not_scored]
+        return f"not scored: {reasons[0]}" if reasons else "not scored"
+    return ""
+
+
+def failing(run: RunResults) -> list[tuple[str, str, CellResult]]:
+    """Errors and failing cells, worst first (errors, then by score)."""
+    out = [(i.id, m, c) for i in run.items for m in run.models
+           if (c := run.cells.get((i.id, m))) is not None and (c.status == ERROR or c.verdict == "fail")]
+    out.sort(key=lambda t: (t[2].status != ERROR, t[2].score if t[2].score is not None else 0.0))
+    return out
+
+
+def render_markdown(runs: list[RunResults], diff: RunDiff | None = None) -> str:
+    run = runs[-1]
+    lines = [f"## evalspec report: {cell_text(run.title)}", ""]
+    if diff is not None:
+        lines += [f"Comparing `{cell_text(runs[0].run_label or runs[0].source)}` (old) with "
+                  f"`{cell_text(run.run_label or run.source)}` (new).", "",
+                  f"**{fmt_count(diff.count(REGRESSED))} regressed, {fmt_count(diff.count(IMPROVED))} improved**, "
+                  f"{fmt_count(diff.count('changed'))} changed otherwise, {fmt_count(diff.count('added'))} new, "
+                  f"{fmt_count(diff.count('removed'))} gone.", ""]
+        for kind, title in ((REGRESSED, "Regressions"), (IMPROVED, "Improvements")):
+            cells = diff.cells(kind)
+            if not cells:
+                continue
+            lines += [f"### {title} ({fmt_count(len(cells))})", ""]
+            rows = [[cell_text(i), cell_text(m), describe(runs[0].cells.get((i, m)), run.cells.get((i, m))),
+                     cell_text(why_failed(run.cells[(i, m)])) if (i, m) in run.cells else ""]
+                    for i, m in cells[:LIMIT]]
+            lines += _table(["item", "model", "old → new", "now failing on"], rows)
+            if len(cells) > LIMIT:
+                lines.append(f"\n… and {fmt_count(len(cells) - LIMIT)} more")
+            lines.append("")
+    what = "blueprint" if run.kind == "weval" else "suite"
+    lines.append(f"{what.capitalize()} run `{cell_text(run.run_label or '—')}` · {cell_text(run.timestamp or '—')} · "
+                 f"{fmt_count(len(run.items))} item(s) × {fmt_count(len(run.models))} model(s)")
+    lines.append("")
+    for note in run.notes:
+        lines += [f"> {cell_text(note, 400)}", ""]
+    lines += _table(SUMMARY_HEADERS, [[cell_text(c) for c in r] for r in summary_rows(run.summaries())])
+    lines.append("")
+    bad = failing(run)
+    lines.append(f"### Failing items ({fmt_count(len(bad))})")
+    lines.append("")
+    if bad:
+        rows = [[cell_text(i), cell_text(m), "error" if c.status == ERROR else fmt_score(c.score),
+                 cell_text(why_failed(c))] for i, m, c in bad[:LIMIT]]
+        lines += _table(["item", "model", "score", "first failed point"], rows)
+        if len(bad) > LIMIT:
+            lines.append(f"\n… and {fmt_count(len(bad) - LIMIT)} more")
+    else:
+        lines.append("None.")
+    lines.append("")
+    return "\n".join(lines)

@@ -1,0 +1,450 @@
+// evalspec report page. Reads the JSON blocks of this file; fetches nothing; puts every string from the
+// results on screen with textContent (never as HTML): answers, prompts and reflections are untrusted.
+"use strict";
+(function () {
+  const F_FAIL = 1, F_NOT_SCORED = 2, F_UNSCORED_POINT = 4, F_ERROR = 8, F_PENDING = 16, F_MISSING = 32;
+  const F_REGRESSED = 64, F_IMPROVED = 128, F_CHANGED = 256;
+  const ROW_H = 30, OVERSCAN = 8;
+
+  const D = JSON.parse(document.getElementById("evalspec-data").textContent);
+  const M = D.models.length, N = D.items.length, RUNS = D.runs.length, NEW = RUNS - 1, DIFF = D.mode === "diff";
+  const scores = D.scores.map((a) => Float64Array.from(a, (x) => (x === null ? NaN : x)));
+  const flags = D.flags.map((a) => Int32Array.from(a));
+  const details = [];
+  function det(n) {
+    if (!details[n]) details[n] = JSON.parse(document.getElementById("evalspec-details-" + n).textContent);
+    return details[n];
+  }
+
+  const S = { active: false, model: -1, fail: false, ns: false, err: false, reg: false, imp: false, q: "", sort: "file", row: 0, col: 0 };
+  let rows = new Int32Array(0), cols = [];
+  let hay = null, answersLower = null;
+
+  // --- small DOM helpers: text only ----------------------------------------------------------------
+  function el(tag, props, ...children) {
+    const e = document.createElement(tag);
+    if (props) for (const k in props) {
+      if (k === "class") e.className = props[k];
+      else if (k === "text") e.textContent = props[k];
+      else if (k.startsWith("on")) e.addEventListener(k.slice(2), props[k]);
+      else e.setAttribute(k, props[k]);
+    }
+    for (const c of children) if (c !== null && c !== undefined && c !== false) e.append(c instanceof Node ? c : String(c));
+    return e;
+  }
+  function svg(tag, attrs, text) {
+    const e = document.createElementNS("http://www.w3.org/2000/svg", tag);
+    for (const k in attrs) e.setAttribute(k, attrs[k]);
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+  const nf = new Intl.NumberFormat("en-US");
+  const num = (x) => (x === null || x === undefined ? "—" : nf.format(x));
+  const sc = (x) => (x === null || x === undefined || Number.isNaN(x) ? "—" : x.toFixed(2));
+  const sc3 = (x) => (x === null || x === undefined ? "—" : x.toFixed(3));
+  const dur = (ms) => (ms === null || ms === undefined ? "—" : ms >= 1000 ? (ms / 1000).toLocaleString("en-US", { maximumFractionDigits: 1 }) + " s" : Math.round(ms) + " ms");
+  const usd = (x) => (x === null || x === undefined ? "—" : "$" + x.toFixed(4));
+
+  // --- layout ----------------------------------------------------------------------------------------
+  const app = document.getElementById("app");
+  const run = D.runs[NEW];
+  const header = el("header", { class: "top" });
+  header.append(el("h1", { text: (DIFF && D.runs[0].title !== run.title ? D.runs[0].title + " → " : "") + run.title + (DIFF ? " (comparison of two runs)" : "") }));
+  for (let n = 0; n < RUNS; n++) {
+    const r = D.runs[n];
+    header.append(el("div", { class: "meta", text: (DIFF ? (n === 0 ? "old: " : "new: ") : "") +
+      (r.kind === "weval" ? "Weval blueprint" : "AgentV suite") + " · run " + (r.label || "—") + " · " +
+      (r.timestamp || "—") + " · " + r.source + (r.evalFile ? " · from " + r.evalFile : "") }));
+  }
+  const notes = el("ul", { class: "notes" });
+  for (const r of D.runs) for (const t of r.notes) notes.append(el("li", { text: t }));
+  header.append(notes);
+  if (DIFF) {
+    const d = D.diff;
+    const b = el("div", { class: "banner", id: "diff-banner" },
+      el("button", { class: "reg", id: "show-reg", onclick: () => setFlag("reg", true) }, "▼ " + num(d.regressed) + " regressed"),
+      el("button", { class: "imp", id: "show-imp", onclick: () => setFlag("imp", true) }, "▲ " + num(d.improved) + " improved"),
+      el("span", { class: "kv" }, num(d.changed) + " changed otherwise · " + num(d.added) + " new · " + num(d.removed) + " gone"));
+    header.append(b);
+  }
+  app.append(header);
+
+  const overview = el("section", { class: "overview" });
+  overview.append(summaryTable(), chart());
+  app.append(overview);
+
+  const q = el("input", { type: "search", id: "q", placeholder: "Search ids, prompts, answers  (/)", "aria-label": "Search" });
+  const modelSel = el("select", { id: "model", "aria-label": "Model" }, el("option", { value: "-1", text: "All models" }));
+  D.models.forEach((m, i) => modelSel.append(el("option", { value: String(i), text: m })));
+  const sortSel = el("select", { id: "sort", "aria-label": "Sort" });
+  const sorts = [["file", "File order"], ["id", "Id"], ["worst", "Score: worst first"], ["best", "Score: best first"], ["disagree", "Disagreement between models"]];
+  if (DIFF) sorts.push(["change", "Change: biggest drop first"]);
+  for (const [v, t] of sorts) sortSel.append(el("option", { value: v, text: t }));
+  const count = el("span", { class: "count", id: "count", "aria-live": "polite" });
+  const check = (id, key, label, k) => el("label", { title: "key: " + k }, el("input", { type: "checkbox", id, onchange: (e) => setFlag(key, e.target.checked) }), " " + label + " ", el("kbd", { text: k }));
+  const toolbar = el("div", { class: "toolbar" }, q,
+    check("f-fail", "fail", "Failures", "f"), check("f-ns", "ns", "Not scored", "n"), check("f-err", "err", "Errors", "e"),
+    DIFF ? check("f-reg", "reg", "Regressions", "r") : null, DIFF ? check("f-imp", "imp", "Improvements", "i") : null,
+    modelSel, sortSel, count,
+    el("span", { class: "kv" }, "* some points not scored · ", el("kbd", { text: "↑↓←→" }), " move ", el("kbd", { text: "Home/End" }), " ", el("kbd", { text: "Esc" }), " clear"));
+  app.append(toolbar);
+
+  const grid = el("div", { id: "grid", tabindex: "0", role: "grid", "aria-label": "Results matrix" });
+  const ghead = el("div", { class: "ghead", role: "row" });
+  const gbody = el("div", { class: "gbody" });
+  grid.append(ghead, gbody);
+  const detail = el("aside", { id: "detail", "aria-live": "polite" }, el("p", { class: "hint", text: "Select a cell (click, or arrow keys) to see the prompt, the answer and every point." }));
+  app.append(el("main", null, grid, detail));
+  app.removeAttribute("aria-busy");
+
+  // --- summary and chart -------------------------------------------------------------------------------
+  function summaryTable() {
+    const heads = ["model", "cells", "mean", "pass", "borderline", "fail", "not scored", "errors", "tokens in / out", "cost", "duration"];
+    if (DIFF) heads.splice(3, 0, "old mean", "Δ", "regressed", "improved");
+    const t = el("table", { class: "summary", id: "summary" });
+    t.append(el("thead", null, el("tr", null, ...heads.map((h) => el("th", { text: h })))));
+    const tb = el("tbody");
+    const per = DIFF ? Object.fromEntries(D.diff.perModel.map((p) => [p.model, p])) : {};
+    for (const s of run.summary) {
+      const mi = D.models.indexOf(s.model);
+      const cells = [el("td", { class: "model", title: "Show only " + s.model, text: s.model, onclick: () => { modelSel.value = String(mi); S.model = mi; S.col = 0; refresh(); } }),
+        el("td", { text: num(s.cells) }), el("td", { text: sc3(s.mean) })];
+      if (DIFF) {
+        const p = per[s.model] || {};
+        const delta = p.new_mean !== null && p.old_mean !== null && p.new_mean !== undefined && p.old_mean !== undefined ? p.new_mean - p.old_mean : null;
+        cells.push(el("td", { text: sc3(p.old_mean) }), el("td", { class: delta < 0 ? "reg" : delta > 0 ? "imp" : "", text: delta === null ? "—" : (delta > 0 ? "+" : "") + delta.toFixed(3) }),
+          el("td", { class: "reg", text: num(p.regressed) }), el("td", { class: "imp", text: num(p.improved) }));
+      }
+      cells.push(el("td", { text: num(s.pass) }), el("td", { text: num(s.borderline) }), el("td", { text: num(s.fail) }),
+        el("td", { text: num(s.notScored) }), el("td", { text: num(s.errors) + (s.pending ? " (" + num(s.pending) + " pending)" : "") }),
+        el("td", { text: s.tokensIn === null ? "—" : num(s.tokensIn) + " / " + num(s.tokensOut) }),
+        el("td", { text: usd(s.cost) }), el("td", { text: dur(s.durationMs) }));
+      tb.append(el("tr", null, ...cells));
+    }
+    t.append(tb);
+    return t;
+  }
+
+  function chart() {
+    // Score distribution per model: ten bins from 0 to 1, then not scored and errors.
+    const w = 300, rowH = 34, left = 150, top = 16;
+    const h = top + rowH * run.summary.length + 16;
+    const root = svg("svg", { class: "chart", id: "chart", width: String(left + w + 90), height: String(h), role: "img", "aria-label": "Score distribution per model" });
+    root.append(svg("text", { x: String(left), y: "11", class: "axis" }, "score distribution: 0 → 1, then not scored, errors"));
+    let max = 1;
+    for (const s of run.summary) { for (const b of run.histograms[s.model] || []) max = Math.max(max, b); max = Math.max(max, s.notScored, s.errors); }
+    const bw = w / 10;
+    run.summary.forEach((s, r) => {
+      const y = top + r * rowH;
+      const label = s.model.length > 22 ? s.model.slice(0, 21) + "…" : s.model;
+      root.append(svg("text", { x: "0", y: String(y + rowH / 2 + 4) }, label));
+      const bars = (run.histograms[s.model] || []).map((n, i) => [n, "b" + (i === 9 ? 10 : i), (i / 10).toFixed(1) + "–" + ((i + 1) / 10).toFixed(1)]);
+      bars.push([s.notScored, "ns", "not scored"], [s.errors, "err", "errors"]);
+      bars.forEach(([n, cls, what], i) => {
+        const bh = Math.round((rowH - 8) * n / max);
+        const x = left + i * bw + (i >= 10 ? 10 : 0);
+        const rect = svg("rect", { x: String(x + 1), y: String(y + rowH - 4 - bh), width: String(bw - 2), height: String(Math.max(bh, n ? 1 : 0)) });
+        if (cls === "ns") rect.style.fill = "var(--ns-bg)";
+        else if (cls === "err") rect.style.fill = "var(--err-bg)";
+        else rect.setAttribute("class", cls);
+        rect.append(svg("title", {}, s.model + ": " + num(n) + " cell(s), " + what));
+        root.append(rect);
+      });
+      root.append(svg("line", { x1: String(left), x2: String(left + w + 2 * bw + 10), y1: String(y + rowH - 4), y2: String(y + rowH - 4), stroke: "currentColor", "stroke-opacity": "0.25" }));
+    });
+    return root;
+  }
+
+  // --- filtering and sorting -----------------------------------------------------------------------
+  function itemHay() {
+    if (!hay) { hay = new Array(N); for (let i = 0; i < N; i++) hay[i] = (D.items[i] + "\n" + D.snippets[i]).toLowerCase(); }
+    return hay;
+  }
+  function answers() {
+    if (!answersLower) {
+      const cells = det(NEW).cells;
+      answersLower = new Array(cells.length);
+      for (let k = 0; k < cells.length; k++) { const c = cells[k]; answersLower[k] = c && c[0] ? c[0].toLowerCase() : ""; }
+    }
+    return answersLower;
+  }
+
+  function recompute() {
+    cols = S.model < 0 ? D.models.map((_, i) => i) : [S.model];
+    const want = (S.fail ? F_FAIL : 0) | (S.ns ? F_NOT_SCORED | F_UNSCORED_POINT : 0) | (S.err ? F_ERROR : 0) |
+      (S.reg ? F_REGRESSED : 0) | (S.imp ? F_IMPROVED : 0);
+    const fl = flags[NEW];
+    const query = S.q.trim().toLowerCase();
+    const h = query ? itemHay() : null;
+    const ans = query ? answers() : null;
+    const out = new Int32Array(N);
+    let k = 0;
+    for (let i = 0; i < N; i++) {
+      const base = i * M;
+      if (want) {
+        let hit = false;
+        for (let c = 0; c < cols.length; c++) if (fl[base + cols[c]] & want) { hit = true; break; }
+        if (!hit) continue;
+      }
+      if (query && h[i].indexOf(query) < 0) {
+        let hit = false;
+        for (let c = 0; c < cols.length; c++) if (ans[base + cols[c]].indexOf(query) >= 0) { hit = true; break; }
+        if (!hit) continue;
+      }
+      out[k++] = i;
+    }
+    rows = out.subarray(0, k);
+    sortRows();
+  }
+
+  function rowKey(kind) {
+    const key = new Float64Array(N);
+    const s = scores[NEW];
+    for (let i = 0; i < N; i++) {
+      let sum = 0, n = 0, lo = Infinity, hi = -Infinity, drop = Infinity;
+      for (const c of cols) {
+        const v = s[i * M + c];
+        if (kind === "change") {
+          const o = scores[0][i * M + c];
+          if (!Number.isNaN(v) && !Number.isNaN(o)) drop = Math.min(drop, v - o);
+          continue;
+        }
+        if (Number.isNaN(v)) continue;
+        sum += v; n++; lo = Math.min(lo, v); hi = Math.max(hi, v);
+      }
+      if (kind === "change") key[i] = drop === Infinity ? 0 : drop;
+      else if (kind === "disagree") key[i] = n > 1 ? -(hi - lo) : 1;  // most disagreement first
+      else if (kind === "worst") key[i] = n ? sum / n : 2;
+      else key[i] = n ? -(sum / n) : 2;
+    }
+    return key;
+  }
+
+  function sortRows() {
+    if (S.sort === "file") return;
+    const arr = Array.from(rows);
+    if (S.sort === "id") arr.sort((a, b) => (D.items[a] < D.items[b] ? -1 : D.items[a] > D.items[b] ? 1 : 0));
+    else { const key = rowKey(S.sort); arr.sort((a, b) => key[a] - key[b] || a - b); }
+    rows = Int32Array.from(arr);
+  }
+
+  // --- the matrix (only the visible rows are in the DOM) ---------------------------------------------
+  function columns() {
+    return "minmax(200px, 2fr) repeat(" + cols.length + ", minmax(86px, 1fr))";
+  }
+  function drawHead() {
+    ghead.style.gridTemplateColumns = columns();
+    ghead.replaceChildren(el("div", { text: DIFF ? "item (old → new)" : "item" }), ...cols.map((c) => el("div", { title: D.models[c], text: D.models[c] })));
+  }
+  function cellClass(k, fl) {
+    if (fl & F_ERROR) return "cell err";
+    if (fl & F_PENDING) return "cell pend";
+    if (fl & F_MISSING) return "cell miss";
+    if (fl & F_NOT_SCORED) return "cell ns";
+    return "cell b" + Math.max(0, Math.min(10, Math.floor(scores[NEW][k] * 10 + 1e-9)));
+  }
+  function cellLabel(k, fl) {
+    if (fl & F_ERROR) return "error";
+    if (fl & F_PENDING) return "pending";
+    if (fl & F_MISSING) return "—";
+    if (fl & F_NOT_SCORED) return "n/s";
+    return sc(scores[NEW][k]) + ((fl & F_UNSCORED_POINT) ? "*" : "");  // * some points not scored
+  }
+  function oldLabel(k) {
+    const f = flags[0][k];
+    if (f & F_ERROR) return "err";
+    if (f & (F_PENDING | F_MISSING)) return "—";
+    if (f & F_NOT_SCORED) return "n/s";
+    return sc(scores[0][k]);
+  }
+  function drawRows() {
+    const top = grid.scrollTop - ghead.offsetHeight;
+    const first = Math.max(0, Math.floor(top / ROW_H) - OVERSCAN);
+    const last = Math.min(rows.length, Math.ceil((top + grid.clientHeight) / ROW_H) + OVERSCAN);
+    const template = columns();
+    const frag = document.createDocumentFragment();
+    for (let r = first; r < last; r++) {
+      const i = rows[r];
+      const row = el("div", { class: "row", role: "row" });
+      row.style.top = r * ROW_H + "px";
+      row.style.gridTemplateColumns = template;
+      row.append(el("div", { class: "idcell", title: D.items[i] }, el("b", { text: D.items[i] }), el("span", { text: D.snippets[i] })));
+      cols.forEach((c, ci) => {
+        const k = i * M + c, fl = flags[NEW][k];
+        let cls = cellClass(k, fl);
+        const cell = el("div", { role: "gridcell", "data-i": String(i), "data-m": String(c), "data-r": String(r), "data-c": String(ci) }, cellLabel(k, fl));
+        if (DIFF) {
+          if (fl & F_REGRESSED) { cls += " chg-reg"; cell.append(el("span", { class: "arrow reg", text: "▼" })); }
+          else if (fl & F_IMPROVED) { cls += " chg-imp"; cell.append(el("span", { class: "arrow imp", text: "▲" })); }
+          cell.title = D.models[c] + ": " + oldLabel(k) + " → " + cellLabel(k, fl);
+        } else cell.title = D.models[c] + ": " + cellLabel(k, fl);
+        if (r === S.row && ci === S.col) { cls += " sel"; cell.setAttribute("aria-selected", "true"); }
+        cell.className = cls;
+        row.append(cell);
+      });
+      frag.append(row);
+    }
+    gbody.replaceChildren(frag);
+    if (!rows.length) gbody.append(el("div", { class: "empty", text: "No item matches the filters." }));
+  }
+  let pending = false;
+  grid.addEventListener("scroll", () => { if (!pending) { pending = true; requestAnimationFrame(() => { pending = false; drawRows(); }); } });
+  window.addEventListener("resize", () => drawRows());
+  gbody.addEventListener("click", (e) => {
+    const cell = e.target.closest(".cell");
+    if (!cell) return;
+    select(Number(cell.dataset.r), Number(cell.dataset.c));
+    grid.focus({ preventScroll: true });
+  });
+
+  function refresh() {
+    recompute();
+    S.row = Math.min(S.row, Math.max(0, rows.length - 1));
+    S.col = Math.min(S.col, cols.length - 1);
+    count.textContent = num(rows.length) + " of " + num(N) + (D.runs[NEW].kind === "weval" ? " prompts" : " tests");
+    gbody.style.height = rows.length * ROW_H + "px";
+    drawHead();
+    drawRows();
+    if (rows.length) { if (S.active) showDetail(); } else detail.replaceChildren(el("p", { class: "hint", text: "No item matches the filters." }));
+  }
+
+  function select(r, c) {
+    if (!rows.length) return;
+    S.active = true;
+    S.row = Math.max(0, Math.min(rows.length - 1, r));
+    S.col = Math.max(0, Math.min(cols.length - 1, c));
+    const y = S.row * ROW_H, headH = ghead.offsetHeight;
+    if (y < grid.scrollTop) grid.scrollTop = y;
+    else if (y + ROW_H + headH > grid.scrollTop + grid.clientHeight) grid.scrollTop = y + ROW_H + headH - grid.clientHeight;
+    drawRows();
+    showDetail();
+  }
+
+  // --- the detail pane --------------------------------------------------------------------------------
+  function badge(status, verdict) {
+    const kind = status === "ok" ? verdict || "scored" : status;
+    return el("span", { class: "badge " + kind, text: kind.replace("_", " ") });
+  }
+  function statusOf(fl) {
+    return fl & F_ERROR ? "error" : fl & F_PENDING ? "pending" : fl & F_MISSING ? "missing" : fl & F_NOT_SCORED ? "not_scored" : "ok";
+  }
+  function verdictOf(x) { return Number.isNaN(x) ? null : x >= 0.8 ? "pass" : x >= 0.6 ? "borderline" : "fail"; }
+  function messages(list) {
+    const box = el("div");
+    for (const m of list || []) {
+      const content = typeof m.content === "string" ? m.content : m.content === null || m.content === undefined ? "(generated)" : JSON.stringify(m.content, null, 2);
+      box.append(el("div", { class: "msg" }, el("span", { class: "role", text: m.role || "" }), el("pre", { class: "text", text: content })));
+    }
+    return box;
+  }
+  function pointsTable(pts, firstFailed) {
+    const t = el("table", { class: "points" });
+    t.append(el("thead", null, el("tr", null, el("th", { text: "" }), el("th", { text: "point / assertion" }), el("th", { text: "score" }), el("th", { text: "weight" }), el("th", { text: "why" }))));
+    const tb = el("tbody");
+    pts.forEach((p, idx) => {
+      const [text, score, weight, kind, note, notScored, hits, misses, path, counted, extra, verdict] = p;
+      const failed = counted && score !== null && (verdict ? verdict === "fail" : score < 0.8);
+      const mark = score === null ? "–" : !counted ? "·" : failed ? "✗" : "✓";
+      const why = el("td");
+      if (notScored) why.append(el("span", { class: "why", text: "not scored: " + notScored }));
+      if (note) why.append(el("div", { text: note }));
+      if (hits && hits.length) why.append(el("ul", null, ...hits.map((x) => el("li", { text: "✓ " + x }))));
+      if (misses && misses.length) why.append(el("ul", null, ...misses.map((x) => el("li", { text: "✗ " + x }))));
+      if (extra) for (const key in extra) why.append(el("div", { class: "kv" }, key + ": ", el("code", { text: typeof extra[key] === "string" ? extra[key] : JSON.stringify(extra[key]) })));
+      if (!counted) why.append(el("div", { class: "kv", text: "alternative path " + path + ": another path scored higher, so this one does not count" }));
+      const textCell = el("td", null, text, kind ? el("span", { class: "tag", text: kind === "should_not" ? "should not" : kind === "should" ? "" : kind }) : null,
+        path && counted ? el("span", { class: "tag", text: path }) : null, idx === firstFailed ? el("span", { class: "tag reg", text: "← first failed point" }) : null);
+      const tr = el("tr", { class: (failed ? "failed " : "") + (idx === firstFailed ? "first " : "") + (counted ? "" : "alt") },
+        el("td", { text: mark }), textCell, el("td", { class: "num", text: score === null ? "—" : score.toFixed(2) }),
+        el("td", { class: "num", text: String(weight) }), why);
+      tb.append(tr);
+    });
+    t.append(tb);
+    return t;
+  }
+  function cellSection(n, i, c, title) {
+    const k = i * M + c;
+    const d = det(n).cells[k];
+    const fl = flags[n][k];
+    const box = el("div", { class: "cellres" });
+    const s = scores[n][k];
+    if (title) box.append(el("h3", { text: title }));
+    box.append(el("div", null, badge(statusOf(fl), verdictOf(s)), el("b", { text: Number.isNaN(s) ? "" : "score " + s.toFixed(3) })));
+    if (!d) { box.append(el("p", { class: "hint", text: fl & F_PENDING ? "No result yet (the run did not finish this cell)." : "This cell is not in this run." })); return box; }
+    const [answer, history, pts, error, tin, tout, cost, ms, extra, firstFailed] = d;
+    if (error) box.append(el("h3", { text: "error" }), el("pre", { class: "text error", text: error }));
+    if (history) { box.append(el("h3", { text: "conversation" }), messages(history)); }
+    else if (answer !== null && answer !== undefined) box.append(el("h3", { text: "answer" }), el("pre", { class: "text answer", text: answer }));
+    if (pts.length) {
+      const failedN = pts.filter((p) => p[9] && p[1] !== null && (p[11] ? p[11] === "fail" : p[1] < 0.8)).length;
+      const unscored = pts.filter((p) => p[1] === null).length;
+      box.append(el("h3", { text: "points (" + pts.length + ": " + failedN + " failed" + (unscored ? ", " + unscored + " not scored" : "") + ")" }), pointsTable(pts, firstFailed));
+    }
+    const usage = [];
+    if (tin !== null || tout !== null) usage.push("tokens " + num(tin) + " in / " + num(tout) + " out");
+    if (cost !== null) usage.push("cost " + usd(cost));
+    if (ms !== null) usage.push("duration " + dur(ms));
+    if (usage.length) box.append(el("div", { class: "kv", text: usage.join(" · ") }));
+    if (extra) {
+      box.append(el("h3", { text: "other fields" }));
+      for (const key in extra) box.append(el("div", { class: "kv" }, key + ":", el("pre", { class: "text", text: typeof extra[key] === "string" ? extra[key] : JSON.stringify(extra[key], null, 2) })));
+    }
+    return box;
+  }
+  function showDetail() {
+    if (!rows.length) return;
+    const i = rows[S.row], c = cols[S.col];
+    const info = det(NEW).items[i];
+    const box = el("div");
+    box.append(el("h2", { id: "detail-title", text: D.items[i] }), el("div", { class: "kv", id: "detail-model", text: (D.runs[NEW].kind === "weval" ? "model " : "target ") + D.models[c] }));
+    if (DIFF) {
+      const fl = flags[NEW][i * M + c];
+      const what = fl & F_REGRESSED ? "regressed" : fl & F_IMPROVED ? "improved" : fl & F_CHANGED ? "changed" : "unchanged";
+      box.append(el("div", { class: "banner " + (what === "regressed" ? "reg" : what === "improved" ? "imp" : ""), id: "detail-change", text: what + ": " + oldLabel(i * M + c) + " → " + cellLabel(i * M + c, fl) }));
+    }
+    const [msgs, description, ideal] = info || [[], null, null];
+    if (description) box.append(el("div", { class: "kv", text: description }));
+    const system = (det(NEW).systems || {})[D.models[c]];
+    if (system) box.append(el("h3", { text: "system prompt" }), el("pre", { class: "text", text: system }));
+    box.append(el("h3", { text: "prompt" }), msgs && msgs.length ? messages(msgs) : el("p", { class: "hint", text: "(the prompt is not recorded in these results)" }));
+    if (ideal) box.append(el("h3", { text: D.runs[NEW].kind === "weval" ? "ideal answer" : "expected output" }), el("pre", { class: "text", text: ideal }));
+    if (DIFF) box.append(el("div", { class: "cols" }, cellSection(0, i, c, "old run"), cellSection(NEW, i, c, "new run")));
+    else box.append(cellSection(NEW, i, c, null));
+    detail.replaceChildren(box);
+  }
+
+  // --- controls and keys --------------------------------------------------------------------------------
+  function setFlag(key, on) {
+    S[key] = on;
+    const box = document.getElementById({ fail: "f-fail", ns: "f-ns", err: "f-err", reg: "f-reg", imp: "f-imp" }[key]);
+    if (box) box.checked = on;
+    S.row = 0;
+    grid.scrollTop = 0;
+    refresh();
+  }
+  let timer = 0;
+  q.addEventListener("input", () => { clearTimeout(timer); timer = setTimeout(() => { S.q = q.value; S.row = 0; grid.scrollTop = 0; refresh(); }, 120); });
+  modelSel.addEventListener("change", () => { S.model = Number(modelSel.value); S.col = 0; refresh(); });
+  sortSel.addEventListener("change", () => { S.sort = sortSel.value; S.row = 0; grid.scrollTop = 0; refresh(); });
+  document.addEventListener("keydown", (e) => {
+    const t = e.target;
+    if (t === q) {
+      if (e.key === "Escape") { if (q.value) { q.value = ""; S.q = ""; refresh(); } else grid.focus(); }
+      else if (e.key === "Enter" || e.key === "ArrowDown") { clearTimeout(timer); S.q = q.value; refresh(); grid.focus(); e.preventDefault(); }
+      return;
+    }
+    if (t instanceof HTMLSelectElement || e.ctrlKey || e.metaKey || e.altKey) return;
+    const page = Math.max(1, Math.floor(grid.clientHeight / ROW_H) - 1);
+    const moves = { ArrowDown: [1, 0], j: [1, 0], ArrowUp: [-1, 0], k: [-1, 0], ArrowRight: [0, 1], l: [0, 1], ArrowLeft: [0, -1], h: [0, -1], PageDown: [page, 0], PageUp: [-page, 0] };
+    if (moves[e.key]) { const [dr, dc] = moves[e.key]; select(S.row + dr, S.col + dc); e.preventDefault(); return; }
+    const toggles = { f: "fail", n: "ns", e: "err", r: "reg", i: "imp" };
+    if (e.key === "Home") { select(0, S.col); e.preventDefault(); }
+    else if (e.key === "End") { select(rows.length - 1, S.col); e.preventDefault(); }
+    else if (e.key === "/") { q.focus(); e.preventDefault(); }
+    else if (e.key === "Escape") { for (const key of Object.values(toggles)) if (S[key]) setFlag(key, false); }
+    else if (toggles[e.key] && (DIFF || (e.key !== "r" && e.key !== "i"))) { if (t instanceof HTMLInputElement) return; setFlag(toggles[e.key], !S[toggles[e.key]]); e.preventDefault(); }
+  });
+
+  refresh();
+  document.documentElement.dataset.ready = "1";
+})();

@@ -1,0 +1,529 @@
+"""Reading results into the report model: a Weval comparison file or its artefact folder, an AgentV
+results JSONL, or a run journal (of a finished, unfinished or interrupted run).
+
+What is in a file is read from its content, not its name. Facts a format does not keep are taken from
+the run journal beside it when it is there (Weval comparison files record no tokens or durations;
+AgentV rows record no prompt, so the prompt comes from the eval file the journal names). The eval file
+is only parsed, never run. Every row is read defensively: a field this version does not know is kept
+and shown as it is; a malformed row is skipped with a note, never a crash.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ..appendlog import read_records
+from ..jsonio import loads
+from .model import ERROR, NOT_SCORED, OK, PENDING, CellResult, Item, Point, RunResults, verdict_of
+
+IDEAL_MODELS = ("IDEAL_BENCHMARK", "ideal")
+
+
+class ResultsError(Exception):
+    """A path that is not a results file evalspec can report (the message says what it is instead)."""
+
+
+def load_results(raw: str | Path) -> RunResults:
+    path = Path(raw).expanduser()
+    if path.is_dir():
+        return _load_folder(path)
+    if not path.is_file():
+        raise ResultsError(f"no such file or folder: {path}")
+    kind = _sniff(path)
+    try:
+        if kind == "weval-journal":
+            return _weval_from_journal(path)
+        if kind == "agentv-journal":
+            return _agentv_from_journal(path)
+        if kind == "agentv-results":
+            return _agentv_from_rows(path)
+        if kind == "comparison" or path.suffix == ".json":
+            try:
+                data = _read_json(path)
+            except ValueError as exc:
+                raise ResultsError(f"{path} is not a results file (not JSON: {exc})") from None
+            if isinstance(data, dict) and "allFinalAssistantResponses" in data:
+                return _weval_from_comparison(data, path)
+    except OSError as exc:
+        raise ResultsError(f"cannot read {path}: {exc}") from None
+    except (TypeError, AttributeError, KeyError) as exc:  # JSON of an unexpected shape
+        raise ResultsError(f"{path} does not have the shape of a results file ({type(exc).__name__}: {exc})") from None
+    raise ResultsError(f"{path} is not a results file: expected a Weval comparison file (…_comparison.json) or "
+                       "artefact folder, an AgentV results file (…jsonl) or an evalspec run journal "
+                       "(….journal.jsonl)")
+
+
+def _read_json(path: Path) -> Any:
+    return loads(path.read_bytes())
+
+
+def _sniff(path: Path) -> str:
+    """Only the first non-empty line is read (results and journals can be large)."""
+    try:
+        with path.open("rb") as f:
+            first = b""
+            for line in f:
+                if line.strip():
+                    first = line
+                    break
+    except OSError as exc:
+        raise ResultsError(f"cannot read {path}: {exc}") from None
+    try:
+        head = json.loads(first) if first else None
+    except ValueError:
+        return ""
+    if not isinstance(head, dict):
+        return ""
+    if head.get("t") == "run":
+        return {"agentv": "agentv-journal", "weval": "weval-journal"}.get(str(head.get("kind")), "")
+    if "test_id" in head:
+        return "agentv-results"
+    if "allFinalAssistantResponses" in head:
+        return "comparison"
+    return ""
+
+
+def _load_folder(folder: Path) -> RunResults:
+    """A Weval artefact folder (core.json), else the newest results file under the folder."""
+    if (folder / "core.json").is_file():
+        return _weval_from_artefacts(folder)
+    found = [p for pattern in ("*_comparison.json", "*.jsonl") for p in folder.rglob(pattern)
+             if not p.name.endswith((".journal.jsonl", ".prev.jsonl")) and ".cache" not in p.parts]
+    if not found:
+        journals = sorted(folder.rglob("*.journal.jsonl"), key=lambda p: p.stat().st_mtime)
+        if journals:
+            return load_results(journals[-1])
+        raise ResultsError(f"{folder} holds no results (no …_comparison.json, core.json, results .jsonl or journal)")
+    return load_results(max(found, key=lambda p: p.stat().st_mtime))
+
+
+# --- Weval ----------------------------------------------------------------------------------------
+
+def _messages(value: Any) -> list[dict[str, Any]]:
+    if isinstance(value, str):
+        return [{"role": "user", "content": value}]
+    if isinstance(value, list):
+        return [{"role": str(m.get("role", "")), "content": m.get("content")} for m in value if isinstance(m, dict)]
+    return []
+
+
+def _num(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _weval_points(assessments: Any) -> list[Point]:
+    if not isinstance(assessments, list):
+        return []
+    known = {"keyPointText", "coverageExtent", "reflection", "error", "multiplier", "isInverted", "pathId",
+             "judgeModelId", "judgeLog", "individualJudgements", "citation"}
+    points: list[Point] = []
+    for pa in assessments:
+        if not isinstance(pa, dict):
+            continue
+        score = _num(pa.get("coverageExtent"))
+        error = pa.get("error")
+        reflection = pa.get("reflection")
+        extra = {k: v for k, v in pa.items() if k not in known}
+        if pa.get("judgeModelId"):
+            extra["judge"] = pa["judgeModelId"]
+        judged = [j for j in pa.get("individualJudgements") or [] if isinstance(j, dict)]
+        if judged:  # each judge's own reflection says more than the consensus line
+            reflection = "\n".join(
+                f"{j.get('judgeModelId') or 'judge'}: "
+                f"{_num(j['coverageExtent']) if _num(j.get('coverageExtent')) is not None else 'no score'}"
+                f" — {j.get('reflection') or j.get('error') or ''}".rstrip(" —") for j in judged)
+        if pa.get("citation"):
+            extra["citation"] = pa["citation"]
+        weight = _num(pa.get("multiplier"))
+        points.append(Point(
+            text=str(pa.get("keyPointText") or ""), score=score, weight=1.0 if weight is None else weight,
+            kind="should_not" if pa.get("isInverted") else "should",
+            note=str(reflection) if reflection is not None and reflection != error else None,
+            not_scored=(str(error) if error else "no score recorded") if score is None else None,
+            path=str(pa["pathId"]) if pa.get("pathId") is not None else None, extra=extra))
+    _mark_alternative_paths(points)
+    return points
+
+
+def _mark_alternative_paths(points: list[Point]) -> None:
+    """Weval's OR blocks: only the best path counts (the reference's two-halves aggregation)."""
+    paths: dict[str, list[float]] = {}
+    for p in points:
+        if p.path is not None and p.score is not None:
+            paths.setdefault(p.path, []).append(p.score)
+    if len(paths) < 2:
+        return
+    best = max(paths, key=lambda k: sum(paths[k]) / len(paths[k]))
+    for p in points:
+        if p.path is not None and p.path != best:
+            p.counted = False
+
+
+def _weval_cell(answer: Any, error: Any, coverage: Any, history: Any, methods: list[str]) -> CellResult:
+    cell = CellResult()
+    if isinstance(answer, str):
+        cell.answer = answer
+    if isinstance(history, list) and sum(1 for m in history if isinstance(m, dict) and m.get("role") == "assistant") > 1:
+        cell.history = _messages(history)
+    if error:
+        cell.status, cell.error = ERROR, str(error)
+        if cell.answer and cell.answer.startswith("<<error>>"):
+            cell.answer = None
+        return cell
+    if isinstance(coverage, dict):
+        cell.points = _weval_points(coverage.get("pointAssessments"))
+        cell.score = _num(coverage.get("avgCoverageExtent"))
+        if coverage.get("error") and cell.score is None:
+            message = str(coverage["error"])
+            if message.startswith("Generation failed"):
+                cell.status, cell.error = ERROR, message
+                return cell
+            cell.extra["coverage error"] = message
+        cell.extra.update({k: v for k, v in coverage.items()
+                           if k not in ("pointAssessments", "avgCoverageExtent", "keyPointsCount", "error")})
+    elif "llm-coverage" not in methods:
+        cell.extra["not scored"] = "the run did not use llm-coverage (no points were scored)"
+    if cell.score is None:
+        cell.status = NOT_SCORED
+    cell.verdict = verdict_of(cell.score)
+    return cell
+
+
+def _ordered_prompts(data: dict[str, Any]) -> list[Item]:
+    cfg = data.get("config") if isinstance(data.get("config"), dict) else {}
+    contexts = data.get("promptContexts") if isinstance(data.get("promptContexts"), dict) else {}
+    by_id: dict[str, dict[str, Any]] = {}
+    for p in cfg.get("prompts") or []:
+        if isinstance(p, dict) and p.get("id") is not None:
+            by_id[str(p["id"])] = p
+    ids = [*by_id] + [str(i) for i in data.get("promptIds") or [] if str(i) not in by_id]
+    items = []
+    for pid in ids:
+        p = by_id.get(pid, {})
+        messages = _messages(contexts.get(pid)) or _messages(p.get("messages"))
+        items.append(Item(pid, messages, _str(p.get("description")), _str(p.get("idealResponse"))))
+    return items
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _weval_from_comparison(data: dict[str, Any], path: Path, *, responses: Any = None, coverage: Any = None,
+                           histories: Any = None) -> RunResults:
+    models = [str(m) for m in data.get("effectiveModels") or [] if m not in IDEAL_MODELS]
+    methods = [str(m) for m in data.get("evalMethodsUsed") or []]
+    responses = responses if responses is not None else data.get("allFinalAssistantResponses") or {}
+    evaluation = data.get("evaluationResults") if isinstance(data.get("evaluationResults"), dict) else {}
+    coverage = coverage if coverage is not None else evaluation.get("llmCoverageScores") or {}
+    histories = histories if histories is not None else data.get("fullConversationHistories") or {}
+    errors = data.get("errors") if isinstance(data.get("errors"), dict) else {}
+    run = RunResults(kind="weval", title=str(data.get("configTitle") or data.get("configId") or path.name),
+                     source=str(path), run_label=str(data.get("runLabel") or ""),
+                     timestamp=str(data.get("timestamp") or ""), models=models, items=_ordered_prompts(data),
+                     eval_file=_str(data.get("sourceBlueprintFileName")))
+    run.system_prompts = {str(k): v for k, v in (data.get("modelSystemPrompts") or {}).items()}
+    for item in run.items:
+        for model in models:
+            cell = _weval_cell((responses.get(item.id) or {}).get(model), (errors.get(item.id) or {}).get(model),
+                               (coverage.get(item.id) or {}).get(model), (histories.get(item.id) or {}).get(model),
+                               methods)
+            run.cells[(item.id, model)] = cell
+    _usage_from_journal(run, path.parent)
+    return run
+
+
+def _weval_from_artefacts(folder: Path) -> RunResults:
+    from ..run.weval_results import file_id
+    from ..weval.ids import safe_file_part
+
+    core = _read_json(folder / "core.json")
+    if not isinstance(core, dict):
+        raise ResultsError(f"{folder / 'core.json'} is not a Weval core.json")
+    responses: dict[str, Any] = {}
+    coverage: dict[str, Any] = {}
+    histories: dict[str, Any] = {}
+    models = [str(m) for m in core.get("effectiveModels") or []]
+    for pid in [str(p) for p in core.get("promptIds") or []]:
+        fid = file_id(pid)
+        got = _optional_json(folder / "responses" / f"{fid}.json")
+        if isinstance(got, dict):
+            responses[pid] = got
+        for model in models:
+            part = safe_file_part(model)
+            cov = _optional_json(folder / "coverage" / fid / f"{part}.json")
+            if cov is not None:
+                coverage.setdefault(pid, {})[model] = cov
+            hist = _optional_json(folder / "histories" / fid / f"{part}.json")
+            if isinstance(hist, dict):
+                histories.setdefault(pid, {})[model] = hist.get("history")
+    return _weval_from_comparison(core, folder, responses=responses, coverage=coverage, histories=histories)
+
+
+def _optional_json(path: Path) -> Any:
+    try:
+        return _read_json(path)
+    except (OSError, ValueError):
+        return None
+
+
+def _usage_from_journal(run: RunResults, folder: Path) -> None:
+    """Tokens and durations: a comparison file has none, the run's journal beside it does."""
+    if not run.run_label:
+        return
+    for journal in sorted(folder.glob(f"{run.run_label}*.journal.jsonl")):
+        for rec in read_records(journal):
+            if rec.get("t") != "gen":
+                continue
+            try:
+                item, model = (str(x) for x in rec["c"])
+            except (KeyError, TypeError, ValueError):
+                continue
+            cell = run.cells.get((item, model))
+            if cell is None:
+                continue
+            _add_usage(cell, rec)
+        if run.eval_file is None or "/" not in run.eval_file:
+            for rec in read_records(journal):
+                if rec.get("t") == "run" and rec.get("file"):
+                    run.eval_file = str(rec["file"])
+                break
+        return
+
+
+def _add_usage(cell: CellResult, rec: dict[str, Any]) -> None:
+    u = rec.get("u")
+    if isinstance(u, list) and len(u) == 2 and all(isinstance(x, int) for x in u):
+        cell.tokens_in = (cell.tokens_in or 0) + u[0]
+        cell.tokens_out = (cell.tokens_out or 0) + u[1]
+    ms = _num(rec.get("ms"))
+    if ms is not None:
+        cell.duration_ms = (cell.duration_ms or 0.0) + ms
+
+
+def _weval_from_journal(path: Path) -> RunResults:
+    from ..run.journal import load as load_journal
+
+    state = load_journal(path)
+    header = state.header
+    eval_file = _str(header.get("file"))
+    run = RunResults(kind="weval", title=str(header.get("config_id") or path.name), source=str(path),
+                     run_label=str(header.get("run_label") or ""), timestamp=str(header.get("started") or ""),
+                     eval_file=eval_file, complete=state.done)
+    items = _blueprint_items(eval_file, "weval")
+    seen_items: dict[str, None] = {}
+    seen_models: dict[str, None] = {}
+    for cell in [*state.turns, *state.failures, *state.scores]:
+        seen_items.setdefault(cell.item)
+        seen_models.setdefault(cell.model)
+    systems = header.get("systems")
+    if isinstance(systems, dict):
+        for m in systems:
+            seen_models.setdefault(str(m))
+        run.system_prompts = {str(k): v for k, v in systems.items()}
+    run.models = list(seen_models)
+    if items is None:
+        items = [Item(i) for i in seen_items]
+        run.notes.append(f"the blueprint {eval_file} could not be read: prompts are shown by id only")
+    else:
+        known = {i.id for i in items}
+        items += [Item(i) for i in seen_items if i not in known]
+    run.items = items
+    for item in run.items:
+        for model in run.models:
+            key = (item.id, model)
+            cell_key = _cell_key(item.id, model)
+            turns = state.turns.get(cell_key) or {}
+            failure = state.failures.get(cell_key)
+            scored = state.scores.get(cell_key)
+            if not turns and failure is None and scored is None:
+                continue
+            answer = str(turns[max(turns)].get("text", "")) if turns else None
+            if failure is not None and not turns:
+                cell = CellResult(status=ERROR, error=str(failure.get("error") or "failed"))
+            elif scored is not None:
+                cell = _weval_cell(answer, None, scored.get("r") or {}, None, ["llm-coverage"])
+            else:
+                cell = CellResult(status=PENDING, answer=answer)
+            for n in sorted(turns):
+                _add_usage(cell, turns[n])
+            run.cells[key] = cell
+    _note_unfinished(run)
+    return run
+
+
+def _cell_key(item: str, model: str) -> Any:
+    from ..run.events import Cell
+
+    return Cell(item, model)
+
+
+def _note_unfinished(run: RunResults) -> None:
+    if run.complete:
+        return
+    total = len(run.items) * len(run.models)
+    done = sum(1 for c in run.cells.values() if c.status != PENDING)
+    run.notes.insert(0, f"unfinished run (read from its journal): {done:,} of {total:,} cell(s) have a result")
+
+
+# --- AgentV ---------------------------------------------------------------------------------------
+
+_ROW_KNOWN = {"timestamp", "test_id", "dataset", "conversation_id", "score", "hits", "misses", "answer", "target",
+              "reasoning", "token_usage", "cost_usd", "duration_ms", "scores", "error", "execution_status",
+              "verdict", "eval_id", "input"}
+_SCORE_KNOWN = {"name", "type", "score", "weight", "verdict", "hits", "misses", "reasoning"}
+
+
+def _strings(value: Any) -> list[str]:
+    return [str(v) for v in value] if isinstance(value, list) else []
+
+
+def agentv_cell(row: dict[str, Any]) -> CellResult:
+    """One AgentV result row. Unknown fields (trials, tool traces, newer fields) are kept in `extra`."""
+    cell = CellResult()
+    answer = row.get("answer")
+    cell.answer = answer if isinstance(answer, str) else (None if answer is None else json.dumps(answer))
+    usage = row.get("token_usage")
+    if isinstance(usage, dict):
+        cell.tokens_in, cell.tokens_out = _int(usage.get("input")), _int(usage.get("output"))
+    cell.cost_usd = _num(row.get("cost_usd"))
+    cell.duration_ms = _num(row.get("duration_ms"))
+    for s in row.get("scores") or []:
+        if not isinstance(s, dict):
+            continue
+        score = _num(s.get("score"))
+        reasoning = _str(s.get("reasoning"))
+        skipped = score is None
+        weight = _num(s.get("weight"))
+        cell.points.append(Point(
+            text=str(s.get("name") or s.get("type") or "assertion"), score=score,
+            weight=1.0 if weight is None else weight, kind=str(s.get("type") or ""),
+            note=None if skipped else reasoning,
+            not_scored=(reasoning or "no score recorded") if skipped else None,
+            hits=_strings(s.get("hits")), misses=_strings(s.get("misses")),
+            verdict=_str(s.get("verdict")) if not skipped else None,
+            extra={k: v for k, v in s.items() if k not in _SCORE_KNOWN}))
+    if not cell.points and (row.get("hits") or row.get("misses")):
+        cell.points.append(Point(text="result", score=_num(row.get("score")), hits=_strings(row.get("hits")),
+                                 misses=_strings(row.get("misses")), note=_str(row.get("reasoning"))))
+    cell.extra = {k: v for k, v in row.items() if k not in _ROW_KNOWN and v not in (None, [], {})}
+    if row.get("execution_status") == "execution_error" or (row.get("error") and not cell.answer):
+        cell.status, cell.error = ERROR, str(row.get("error") or "execution error (no message recorded)")
+        return cell
+    if row.get("error"):
+        cell.error = str(row["error"])
+    cell.score = _num(row.get("score"))
+    verdict = _str(row.get("verdict"))
+    cell.verdict = verdict if verdict in ("pass", "borderline", "fail") else verdict_of(cell.score)
+    if cell.score is None:
+        cell.status = NOT_SCORED
+    return cell
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _agentv_run(path: Path, rows: list[dict[str, Any]], header: dict[str, Any] | None) -> RunResults:
+    items: dict[str, None] = {}
+    models: dict[str, None] = {}
+    cells: dict[tuple[str, str], CellResult] = {}
+    skipped = 0
+    for row in rows:
+        if row.get("test_id") is None or row.get("target") is None:
+            skipped += 1
+            continue
+        key = (str(row["test_id"]), str(row["target"]))
+        items.setdefault(key[0])
+        models.setdefault(key[1])
+        cells[key] = agentv_cell(row)  # a later row for the same cell wins, as in a journal
+    dataset = next((str(r["dataset"]) for r in rows if r.get("dataset")), None)
+    if header is None:
+        header = _journal_header_beside(path)
+    eval_file = _str((header or {}).get("file"))
+    run = RunResults(kind="agentv", title=dataset or path.stem, source=str(path),
+                     run_label=str((header or {}).get("run_label") or ""),
+                     timestamp=str((header or {}).get("started") or (rows[0].get("timestamp") if rows else "") or ""),
+                     eval_file=eval_file, models=list(models), cells=cells)
+    defined = _blueprint_items(eval_file, "agentv")
+    if defined is None:
+        run.items = [Item(i) for i in items]
+        run.notes.append("the tests' inputs are not in AgentV result rows and the eval file was not found: "
+                         "tests are shown by id only")
+    else:
+        known = {i.id for i in defined}
+        run.items = [i for i in defined if i.id in items] + [Item(i) for i in items if i not in known]
+    if skipped:
+        run.notes.append(f"{skipped} row(s) without test_id or target were skipped")
+    return run
+
+
+def _journal_header_beside(results: Path) -> dict[str, Any] | None:
+    """`<runLabel>_<timestamp>.jsonl` → the run's `<runLabel>.journal.jsonl` in the same folder."""
+    label = results.stem.rsplit("_", 1)[0]
+    journal = results.with_name(f"{label}.journal.jsonl")
+    for rec in read_records(journal) if journal.is_file() else ():
+        return rec if rec.get("t") == "run" else None
+    return None
+
+
+def _agentv_from_rows(path: Path) -> RunResults:
+    return _agentv_run(path, list(read_records(path)), None)
+
+
+def _agentv_from_journal(path: Path) -> RunResults:
+    from ..run.journal import load as load_journal
+
+    state = load_journal(path)
+    rows = [rec["r"] for rec in state.scores.values() if isinstance(rec.get("r"), dict)]
+    run = _agentv_run(path, rows, state.header)
+    run.complete = state.done
+    for cell_key, turns in state.turns.items():  # answered, not yet scored
+        key = (cell_key.item, cell_key.model)
+        if key in run.cells or not turns:
+            continue
+        if cell_key.item not in {i.id for i in run.items}:
+            run.items.append(Item(cell_key.item))
+        if cell_key.model not in run.models:
+            run.models.append(cell_key.model)
+        last = turns[max(turns)]
+        cell = CellResult(status=PENDING, answer=str(last.get("text", "")))
+        _add_usage(cell, last)
+        run.cells[key] = cell
+    if not run.complete:
+        defined = _blueprint_items(run.eval_file, "agentv")
+        known = {i.id for i in run.items}
+        run.items += [i for i in defined or [] if i.id not in known]
+    _note_unfinished(run)
+    return run
+
+
+def _blueprint_items(eval_file: str | None, kind: str) -> list[Item] | None:
+    """The prompts or tests of the eval file a run names (parsed only, nothing in it is run), or None."""
+    if not eval_file or not Path(eval_file).is_file():
+        return None
+    try:
+        from ..analysis import analyze_file
+
+        analysis = analyze_file(Path(eval_file))
+    except (OSError, ValueError):
+        return None
+    if kind == "weval" and analysis.blueprint is not None:
+        return [Item(p.id, [{"role": m.role, "content": m.content} for m in p.messages], p.description, p.ideal)
+                for p in analysis.blueprint.prompts]
+    if kind == "agentv" and analysis.suite is not None:
+        return [Item(t.id, [{"role": m.role, "content": m.text()} for m in t.input_messages], t.criteria,
+                     t.reference_answer or None) for t in analysis.suite.tests]
+    return None
+
+
+def cell_from_details(kind: str, details: dict[str, Any], score: float | None = None) -> CellResult:
+    """A cell from a run event's details (a Weval CoverageResult or an AgentV result row)."""
+    if kind == "agentv":
+        return agentv_cell(details)
+    cell = _weval_cell(None, None, details, None, ["llm-coverage"])
+    if cell.score is None and score is not None:
+        cell.score, cell.status, cell.verdict = score, OK, verdict_of(score)
+    return cell

@@ -1,0 +1,141 @@
+"""The HTML report in a real browser (headless Debian Chromium through Playwright): what a person sees
+when they open it, click cells, filter and use the keyboard."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from evalspec.report import write_report
+
+from .conftest import HOSTILE
+
+
+def _report(runs: dict[str, Path], tmp_path: Path, *names: str) -> Path:
+    return write_report([runs[n] for n in names], tmp_path / "report.html")
+
+
+def test_a_reviewer_finds_the_failing_prompt_model_and_point(runs: dict[str, Path], tmp_path: Path,
+                                                            open_page: Any) -> None:
+    view = open_page(_report(runs, tmp_path, "weval"))
+    page = view.page
+    summary = page.locator("#summary").inner_text()
+    assert "openai:candidate[temp:0]" in summary and "openai:other[temp:0]" in summary
+    assert page.locator("#count").inner_text() == "3 of 3 prompts"
+
+    page.locator("#f-fail").check()  # failures only: the one prompt that failed for some model
+    assert page.locator("#count").inner_text() == "1 of 3 prompts"
+    assert page.locator(".row .idcell b").all_inner_texts() == ["capital"]
+    cell = view.cell("capital", "openai:other[temp:0]")
+    assert cell.inner_text() == "0.00" and "b0" in (cell.get_attribute("class") or "")
+
+    cell.click()
+    detail = page.locator("#detail")
+    assert page.locator("#detail-title").inner_text() == "capital"
+    assert "openai:other[temp:0]" in page.locator("#detail-model").inner_text()
+    assert "What is the capital of France?" in detail.locator(".msg pre").first.inner_text()
+    assert detail.locator("pre.answer").inner_text() == "London. ok"
+    first = detail.locator("table.points tr.first")
+    assert first.count() == 1
+    assert 'Function: contains("Paris")' in first.inner_text() and "first failed point" in first.inner_text()
+    judged = detail.locator("table.points tbody tr").nth(1)
+    assert "is friendly" in judged.inner_text() and "0.00" in judged.inner_text()
+    assert "Not friendly: it names <i>London</i>" in judged.inner_text()  # the reflection, as text
+    page.screenshot(path=str(tmp_path / "failing.png"))
+    assert (tmp_path / "failing.png").stat().st_size > 10_000
+
+
+def test_hostile_answers_prompts_and_titles_render_as_text(runs: dict[str, Path], tmp_path: Path,
+                                                         open_page: Any) -> None:
+    view = open_page(_report(runs, tmp_path, "weval"))
+    page = view.page
+    view.cell("hostile", "openai:candidate[temp:0]").click()
+    assert page.locator("#detail pre.answer").evaluate("e => e.textContent") == HOSTILE
+    assert page.locator("#detail .msg pre").first.inner_text() == "Repeat after me: <script>alert(1)</script>"
+    assert page.evaluate("() => window.__pwned") is None
+    assert page.locator("#detail img, #detail b:text('bold'), #app img").count() == 0
+    # the page's own three scripts (the data, the details, the code) and nothing else
+    assert page.evaluate("() => document.scripts.length") == 3
+    assert page.locator("h1").inner_text().startswith("Report test <b>title</b>")
+    assert page.title().startswith("Report test <b>title</b>")
+    page.locator("#q").fill("window.__pwned")  # search finds it in the answers, as text
+    page.locator("#q").press("Enter")
+    assert page.locator(".row .idcell b").all_inner_texts() == ["hostile"]
+    assert page.evaluate("() => window.__pwned") is None
+
+
+def test_errors_and_not_scored_filters_show_why(runs: dict[str, Path], tmp_path: Path, open_page: Any) -> None:
+    view = open_page(_report(runs, tmp_path, "weval"))
+    page = view.page
+    page.locator("#f-err").check()
+    assert page.locator(".row .idcell b").all_inner_texts() == ["broken"]
+    cell = view.cell("broken", "openai:other[temp:0]")
+    assert cell.inner_text() == "error"
+    cell.click()
+    assert "HTTP 400: bad request for this model" in page.locator("#detail pre.error").inner_text()
+
+    suite = open_page(write_report([runs["agentv"]], tmp_path / "suite.html"))
+    sp = suite.page
+    sp.locator("#f-ns").check()  # the rubric the target without a judge could not score
+    assert sp.locator(".row .idcell b").all_inner_texts() == ["greeting"]
+    sp.locator("#model").select_option(label="other")
+    suite.cell("greeting", "other").click()
+    why = sp.locator("#detail table.points .why").inner_text()
+    assert why.startswith("not scored: ") and "no judge" in why
+    assert "Hello, I am Alice" in sp.locator("#detail .msg pre").first.inner_text()  # from the eval file
+    assert sp.locator("#detail table.points tr.first").inner_text().startswith("✗")
+
+
+def test_keyboard_moves_the_selection_and_drives_the_filters(runs: dict[str, Path], tmp_path: Path,
+                                                             open_page: Any) -> None:
+    page = open_page(_report(runs, tmp_path, "weval")).page
+    page.locator("#grid").focus()
+    page.keyboard.press("ArrowDown")  # the first key selects (row 0, col 0 → row 1)
+    assert page.locator("#detail-title").inner_text() == "hostile"
+    page.keyboard.press("ArrowRight")
+    assert "openai:other" in page.locator("#detail-model").inner_text()
+    page.keyboard.press("End")
+    assert page.locator("#detail-title").inner_text() == "broken"
+    page.keyboard.press("e")  # errors only
+    assert page.locator("#f-err").is_checked() and page.locator("#count").inner_text() == "1 of 3 prompts"
+    page.keyboard.press("Escape")
+    assert page.locator("#count").inner_text() == "3 of 3 prompts"
+    page.keyboard.press("/")
+    assert page.evaluate("() => document.activeElement.id") == "q"
+    page.keyboard.type("capital")
+    page.keyboard.press("Enter")
+    assert page.locator("#count").inner_text() == "1 of 3 prompts"
+
+
+def test_sorting_by_disagreement_puts_the_split_prompt_first(runs: dict[str, Path], tmp_path: Path,
+                                                            open_page: Any) -> None:
+    page = open_page(_report(runs, tmp_path, "weval")).page
+    page.locator("#sort").select_option("disagree")
+    assert page.locator(".row .idcell b").first.inner_text() == "capital"
+    page.locator("#sort").select_option("worst")
+    assert page.locator(".row .idcell b").first.inner_text() == "capital"
+
+
+def test_the_diff_names_regressions_and_improvements_first(runs: dict[str, Path], tmp_path: Path,
+                                                          open_page: Any) -> None:
+    view = open_page(_report(runs, tmp_path, "weval", "weval2"))
+    page = view.page
+    assert page.locator("#show-reg").inner_text() == "▼ 1 regressed"
+    assert page.locator("#show-imp").inner_text() == "▲ 1 improved"
+    page.locator("#show-reg").click()
+    assert page.locator("#f-reg").is_checked()
+    assert page.locator(".row .idcell b").all_inner_texts() == ["capital"]
+    cell = view.cell("capital", "openai:candidate[temp:0]")
+    assert "chg-reg" in (cell.get_attribute("class") or "") and "▼" in cell.inner_text()
+    cell.click()
+    assert page.locator("#detail-change").inner_text() == "regressed: 1.00 → 0.00"
+    answers = page.locator("#detail pre.answer").all_inner_texts()
+    assert answers == ["Paris, my friend. ok", "London, friend. ok"]
+    page.screenshot(path=str(tmp_path / "diff.png"))
+
+
+def test_dark_mode_follows_the_system_setting(runs: dict[str, Path], tmp_path: Path, open_page: Any) -> None:
+    path = _report(runs, tmp_path, "weval")
+    light = open_page(path).page.evaluate("() => getComputedStyle(document.body).backgroundColor")
+    dark = open_page(path, scheme="dark").page.evaluate("() => getComputedStyle(document.body).backgroundColor")
+    assert light == "rgb(251, 251, 252)" and dark == "rgb(21, 23, 28)"

@@ -1,0 +1,102 @@
+"""`evalspec report` and the report of `evalspec run`: files, formats, exit codes, safety of the output."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from evalspec.cli import main
+from evalspec.report import write_report
+
+from .conftest import HOSTILE, KEY, run_cli, weval_run
+
+
+def test_report_writes_one_self_contained_file(runs: dict[str, Path], tmp_path: Path, capsys) -> None:
+    out = tmp_path / "r.html"
+    assert main(["report", str(runs["weval"]), "-o", str(out)]) == 0
+    assert capsys.readouterr().out.strip() == f"report: {out}"
+    html = out.read_text()
+    # nothing to fetch: no URL the browser would load, a policy that forbids it anyway
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", html)
+    assert "connect-src 'none'" in html and "default-src 'none'" in html
+    # the data once, in inert JSON blocks that a hostile answer cannot end early
+    assert html.count("</script>") == 3 and html.count("<script") == 3
+    assert HOSTILE not in html and "window.__pwned" in html
+    blocks = re.findall(r'<script type="application/json" id="([^"]+)">(.*?)</script>', html, re.S)
+    assert [b[0] for b in blocks] == ["evalspec-data", "evalspec-details-0"]
+    details = json.loads(blocks[1][1])
+    assert any(c and c[0] == HOSTILE for c in details["cells"])  # the answer survives, exactly, as data
+    assert html.count("London. ok") == 1  # each answer is stored once (one cell answered this)
+
+
+def test_run_writes_the_report_beside_the_results_and_lists_the_worst_items(runs: dict[str, Path],
+                                                                           tmp_path: Path, capsys) -> None:
+    report = runs["weval"].parent / "report.html"
+    assert report.is_file() and "evalspec-data" in report.read_text()
+    weval_run(tmp_path / "again")
+    out = capsys.readouterr().out
+    table_end = out.index("mean 0.800")
+    worst = out.index("worst items (first failed point):")
+    assert table_end < worst < out.index("report: ")
+    block = out[worst:out.index("results:")]
+    assert "openai:other[temp:0]" in block
+    assert re.search(r"broken\s+error\s+error: Failed to get response", block)
+    assert re.search(r'capital\s+0\.000\s+Function: contains\("Paris"\) \(0\.000\)', block)
+    assert "report: " + str(next((tmp_path / "again" / "out").glob("live/blueprints/*/report.html"))) in out
+
+
+def test_no_report_skips_it(tmp_path: Path) -> None:
+    from .conftest import BLUEPRINT, ReportFake, env_for, write
+
+    bp = write(tmp_path / "b.weval.yml", BLUEPRINT)
+    with ReportFake() as fake:
+        assert run_cli(["run", str(bp), "-o", str(tmp_path / "out"), "--no-report"], env_for(fake)) == 0
+    assert not list((tmp_path / "out").rglob("report.html"))
+
+
+def test_markdown_has_the_summary_and_the_failing_items(runs: dict[str, Path], capsys) -> None:
+    assert main(["report", "--format", "markdown", str(runs["weval"])]) == 0
+    md = capsys.readouterr().out
+    assert md.startswith("## evalspec report: Report test &lt;b&gt;title&lt;/b&gt;")
+    assert "| openai:other[temp:0] | 3 | 0.500 | 1 | 0 | 1 | 0 | 1 |" in md
+    assert "### Failing items (2)" in md
+    assert "| broken | openai:other[temp:0] | error | error: Failed to get response" in md
+    assert '| capital | openai:other[temp:0] | 0.000 | Function: contains("Paris") (0.000) |' in md
+
+
+def test_markdown_diff_lists_regressions_first(runs: dict[str, Path], capsys) -> None:
+    assert main(["report", "--format", "markdown", str(runs["weval"]), str(runs["weval2"])]) == 0
+    md = capsys.readouterr().out
+    assert "**1 regressed, 1 improved**" in md
+    assert md.index("### Regressions (1)") < md.index("### Improvements (1)") < md.index("### Failing items")
+    assert "| capital | openai:candidate[temp:0] | 1.00 → 0.00 |" in md
+
+
+def test_bad_results_exit_2_with_the_reason(tmp_path: Path, capsys) -> None:
+    junk = tmp_path / "junk.json"
+    junk.write_text('{"a": 1}')
+    assert main(["report", str(junk)]) == 2
+    assert "is not a results file" in capsys.readouterr().err
+    assert main(["report", str(tmp_path / "nope.json")]) == 2
+    assert "no such file" in capsys.readouterr().err
+    assert main(["report", str(junk), str(junk), str(junk)]) == 2
+    assert "two to compare" in capsys.readouterr().err
+
+
+def test_api_keys_never_reach_a_report(runs: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    rows = runs["agentv"].read_text().split("\n")
+    row = json.loads(rows[0])
+    row["answer"] = f"my key is {KEY}, and the other is sk-env-secret-999"
+    leaked = tmp_path / "leaky.jsonl"
+    leaked.write_text(json.dumps(row) + "\n")
+    monkeypatch.setenv("SOME_SERVICE_API_KEY", "sk-env-secret-999")
+    from evalspec.providers.redact import register_secret
+
+    register_secret(KEY)  # as a run in this process would have done
+    for fmt in ("html", "markdown"):
+        text = write_report([leaked], tmp_path / f"r.{fmt}", fmt=fmt).read_text()
+        assert "sk-env-secret-999" not in text and KEY not in text
+    assert "my key is ***" in (tmp_path / "r.html").read_text()
