@@ -372,7 +372,7 @@ def _note_unfinished(run: RunResults) -> None:
 
 _ROW_KNOWN = {"timestamp", "test_id", "dataset", "conversation_id", "score", "hits", "misses", "answer", "target",
               "reasoning", "token_usage", "cost_usd", "duration_ms", "scores", "error", "execution_status",
-              "verdict", "eval_id", "input"}
+              "verdict", "eval_id", "input", "not_scored"}  # not_scored: each point says why
 _SCORE_KNOWN = {"name", "type", "score", "weight", "verdict", "hits", "misses", "reasoning"}
 
 

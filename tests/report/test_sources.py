@@ -45,7 +45,10 @@ def test_agentv_rows_take_inputs_from_the_eval_file_and_keep_unknown_fields(runs
     assert run.kind == "agentv" and run.models == ["default", "other"]
     assert run.items[0].messages == [{"role": "user", "content": "Hello, I am Alice"}]
     greeting = run.cell("greeting", "other")
-    assert greeting is not None and greeting.score == 0.0
+    # the rubric could not be judged (this target has no judge), so the test is not scored, and its
+    # failed `contains` is still the first failed point
+    assert greeting is not None and greeting.status == NOT_SCORED and greeting.score is None
+    assert greeting.first_failed_point() is not None and greeting.first_failed_point().kind == "contains"  # type: ignore[union-attr]
     rubric = greeting.points[1]
     assert rubric.score is None and rubric.not_scored and "no judge" in rubric.not_scored
     # a row from a newer writer: fields this version does not know are kept and shown as they are
