@@ -192,8 +192,7 @@ def _weval_cell(answer: Any, error: Any, coverage: Any, history: Any, methods: l
 
 
 def _ordered_prompts(data: dict[str, Any]) -> list[Item]:
-    cfg = data.get("config") if isinstance(data.get("config"), dict) else {}
-    contexts = data.get("promptContexts") if isinstance(data.get("promptContexts"), dict) else {}
+    cfg, contexts = _dict(data.get("config")), _dict(data.get("promptContexts"))
     by_id: dict[str, dict[str, Any]] = {}
     for p in cfg.get("prompts") or []:
         if isinstance(p, dict) and p.get("id") is not None:
@@ -207,6 +206,10 @@ def _ordered_prompts(data: dict[str, Any]) -> list[Item]:
     return items
 
 
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
 def _str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
@@ -216,10 +219,10 @@ def _weval_from_comparison(data: dict[str, Any], path: Path, *, responses: Any =
     models = [str(m) for m in data.get("effectiveModels") or [] if m not in IDEAL_MODELS]
     methods = [str(m) for m in data.get("evalMethodsUsed") or []]
     responses = responses if responses is not None else data.get("allFinalAssistantResponses") or {}
-    evaluation = data.get("evaluationResults") if isinstance(data.get("evaluationResults"), dict) else {}
+    evaluation = _dict(data.get("evaluationResults"))
     coverage = coverage if coverage is not None else evaluation.get("llmCoverageScores") or {}
     histories = histories if histories is not None else data.get("fullConversationHistories") or {}
-    errors = data.get("errors") if isinstance(data.get("errors"), dict) else {}
+    errors = _dict(data.get("errors"))
     run = RunResults(kind="weval", title=str(data.get("configTitle") or data.get("configId") or path.name),
                      source=str(path), run_label=str(data.get("runLabel") or ""),
                      timestamp=str(data.get("timestamp") or ""), models=models, items=_ordered_prompts(data),
@@ -315,9 +318,9 @@ def _weval_from_journal(path: Path) -> RunResults:
     items = _blueprint_items(eval_file, "weval")
     seen_items: dict[str, None] = {}
     seen_models: dict[str, None] = {}
-    for cell in [*state.turns, *state.failures, *state.scores]:
-        seen_items.setdefault(cell.item)
-        seen_models.setdefault(cell.model)
+    for done in [*state.turns, *state.failures, *state.scores]:
+        seen_items.setdefault(done.item)
+        seen_models.setdefault(done.model)
     systems = header.get("systems")
     if isinstance(systems, dict):
         for m in systems:

@@ -172,6 +172,7 @@ class WorstItems:
 
         from ..report.model import PASS
 
+        payload: tuple[str, Any]
         if isinstance(event, CellFailed):
             rank, payload = -1.0, ("error", event.error)
         elif event.score is None or event.score >= PASS:
