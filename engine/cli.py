@@ -1,4 +1,4 @@
-"""`evalspec`: check eval files, print schemas, run suites, report results.
+"""`evalspec`: check eval files, start one, print schemas, run suites, report results.
 
 Exit codes: 0 clean (or ran), 1 findings that fail the check (errors; warnings too with --strict),
 2 usage errors or unreadable input.
@@ -59,16 +59,39 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"evalspec {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    check = sub.add_parser("check", help="validate eval files (folders are searched recursively)")
-    check.add_argument("paths", nargs="+", metavar="PATH")
-    check.add_argument("--format", choices=("text", "json", "github"), default="text")
+    check = sub.add_parser(
+        "check", help="validate eval files (folders are searched recursively)",
+        description="Check Weval blueprints and AgentV eval files. On a terminal each finding is shown with its "
+                    "source line and a caret under the range, in colour; piped, one line per finding "
+                    "(path:line:col: severity[code]: message).")
+    check.add_argument("paths", nargs="+", metavar="PATH",
+                       help="eval files or folders (only files recognised as eval files are checked)")
+    check.add_argument("--format", choices=("text", "concise", "full", "json", "github"), default="text",
+                       help="text (default): full on a terminal, concise when piped; concise: one line per "
+                            "finding; full: with the source line and a caret; json: a list of objects; "
+                            "github: workflow annotations")
+    check.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                       help="colour the full format (auto: on a terminal, unless NO_COLOR is set)")
     check.add_argument("--strict", action="store_true", help="also fail (exit 1) on warnings")
-    check.add_argument("--models-dir", type=Path, help="folder of Weval model collections (CORE.json, …)")
+    check.add_argument("--models-dir", type=Path, metavar="DIR",
+                       help="folder of Weval model collections (CORE.json, …)")
     check.add_argument("--quiet", "-q", action="store_true", help="no summary line")
     check.set_defaults(func=cmd_check)
 
-    schema = sub.add_parser("schema", help="print the JSON Schema of a format")
-    schema.add_argument("format", choices=("weval", "agentv"))
+    init = sub.add_parser(
+        "init", help="write a small, commented starter eval file that runs offline",
+        description="Write a starter Weval blueprint or AgentV eval file: valid, commented, and runnable "
+                    "offline with `evalspec run FILE -m echo`.")
+    init.add_argument("format", choices=("weval", "agentv"), help="which format to start with")
+    init.add_argument("path", nargs="?", metavar="PATH",
+                      help="the file to write, or a folder for the default name (blueprint.weval.yml, "
+                           "suite.eval.yaml)")
+    init.add_argument("--force", action="store_true", help="overwrite an existing file")
+    init.set_defaults(func=cmd_init)
+
+    schema = sub.add_parser("schema", help="print the JSON Schema of a format",
+                            description="Print the JSON Schema of a format (for editors and SchemaStore).")
+    schema.add_argument("format", choices=("weval", "agentv"), help="which format's schema")
     schema.add_argument("--write", action="store_true", help="write schemas/*.json (for maintainers)")
     schema.set_defaults(func=cmd_schema)
 
@@ -111,17 +134,29 @@ def cmd_check(args: argparse.Namespace) -> int:
             continue
         results.append(analysis)
     findings = [(a, f) for a in results for f in a.findings]
-    if args.format == "json":
+    fmt = args.format
+    if fmt == "text":
+        from .terminal import is_terminal
+
+        fmt = "full" if is_terminal(sys.stdout) else "concise"
+    if fmt == "json":
         json.dump([finding_json(a, f) for a, f in findings], sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")
+    elif fmt == "full":
+        from .finding_format import display_path
+        from .terminal import excerpt, source_lines, use_color
+
+        color = use_color(sys.stdout, choice=args.color)
+        for a, f in findings:
+            print(excerpt(f, display_path(a, f), source_lines(a.text, a.path, f.path), color=color) + "\n")
     else:
         for a, f in findings:
-            print(format_finding(a, f, github=args.format == "github"))
+            print(format_finding(a, f, github=fmt == "github"))
     errors = sum(1 for _, f in findings if f.severity == "error")
     warnings = sum(1 for _, f in findings if f.severity == "warning")
-    if not args.quiet and args.format == "text":
-        print(f"{len(results)} eval file(s) checked: {errors} error(s), {warnings} warning(s), "
-              f"{len(findings) - errors - warnings} note(s)", file=sys.stderr)
+    if not args.quiet and fmt in ("concise", "full"):
+        print(f"{len(results):,} eval file(s) checked: {errors:,} error(s), {warnings:,} warning(s), "
+              f"{len(findings) - errors - warnings:,} note(s)", file=sys.stderr)
     return 1 if errors or (args.strict and warnings) else 0
 
 
@@ -140,6 +175,23 @@ def _check_one(path: Path, models_dir: Path | None) -> Analysis:
 
 def _crashed(a: Analysis) -> bool:
     return any(f.code == "internal-error" for f in a.findings)
+
+
+# --- init -----------------------------------------------------------------------------------------
+
+def cmd_init(args: argparse.Namespace) -> int:
+    from .starters import default_name, starter_text
+
+    path = Path(args.path) if args.path else Path(default_name(args.format))
+    if path.is_dir() or (args.path and args.path.endswith(("/", os.sep))):
+        path = path / default_name(args.format)
+    if path.exists() and not args.force:
+        raise UsageError(f"{path} exists; pass --force to overwrite it")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(starter_text(args.format, str(path)), encoding="utf-8")
+    print(f"wrote {path}")
+    print(f"next: evalspec check {path} && evalspec run {path} -m echo")
+    return 0
 
 
 # --- schema ---------------------------------------------------------------------------------------

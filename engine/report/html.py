@@ -9,7 +9,8 @@ answer holding `</script>` cannot end the block. The page puts every untrusted s
 Layout of the data, chosen so that 100,000 cells open fast: a small block the page reads at once (ids,
 prompt snippets, scores, flags, summaries: what the matrix, filters and sorting need) and one block per
 run with the bulky details (answers, points, messages), parsed the first time a cell is opened or an
-answer is searched. Per-cell values are flat arrays indexed `item * models + model`; nothing is
+answer is searched (in chunks of CHUNK items, so that neither freezes the page). Per-cell values are
+flat arrays indexed `item * models + model`; nothing is
 repeated per view, so the file grows with the results and not with what the page can show.
 """
 
@@ -32,6 +33,7 @@ _CHANGE_FLAGS = {"regressed": F_REGRESSED, "improved": F_IMPROVED, "changed": F_
                  "removed": F_CHANGED}
 SNIPPET = 120
 BINS = 10
+CHUNK = 1000  # items per details block
 
 
 def _flags(c: CellResult | None) -> int:
@@ -51,16 +53,34 @@ def _flags(c: CellResult | None) -> int:
     return f
 
 
-def _point(p: Point) -> list[Any]:
-    return [p.text, p.score, p.weight, p.kind, p.note, p.not_scored, p.hits or 0, p.misses or 0, p.path,
-            1 if p.counted else 0, p.extra or 0, p.verdict]
+class Strings:
+    """Point texts, reflections and reasons repeat across cells (the same points for every model, the same
+    function reflections): each is stored once in the details block and referred to by index."""
+
+    def __init__(self) -> None:
+        self.index: dict[str, int] = {}
+        self.values: list[str] = []
+
+    def __call__(self, value: str | None) -> int:
+        if value is None:
+            return -1
+        n = self.index.get(value)
+        if n is None:
+            n = self.index[value] = len(self.values)
+            self.values.append(value)
+        return n
 
 
-def _detail(c: CellResult | None) -> list[Any] | None:
+def _point(p: Point, s: Strings) -> list[Any]:
+    return [s(p.text), p.score, p.weight, s(p.kind), s(p.note), s(p.not_scored), p.hits or 0, p.misses or 0,
+            s(p.path), 1 if p.counted else 0, p.extra or 0, s(p.verdict)]
+
+
+def _detail(c: CellResult | None, s: Strings) -> list[Any] | None:
     if c is None:
         return None
     first = c.first_failed_point()
-    return [c.answer, c.history, [_point(p) for p in c.points], c.error, c.tokens_in, c.tokens_out, c.cost_usd,
+    return [c.answer, c.history, [_point(p, s) for p in c.points], c.error, c.tokens_in, c.tokens_out, c.cost_usd,
             c.duration_ms, c.extra or 0, c.points.index(first) if first is not None else -1]
 
 
@@ -98,7 +118,9 @@ def _run_meta(run: RunResults) -> dict[str, Any]:
 
 
 def page_data(runs: list[RunResults], diff: RunDiff | None = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """(the small block, one details block per run)."""
+    """(the small block, the details blocks). Details come in chunks of CHUNK items per run: opening a
+    cell parses one chunk, and a search over the answers parses them one by one, letting the page
+    respond in between."""
     if diff is not None:
         models, item_ids = diff.models, diff.items
     else:
@@ -107,30 +129,35 @@ def page_data(runs: list[RunResults], diff: RunDiff | None = None) -> tuple[dict
     for run in reversed(runs):  # the newest run's prompt text wins
         by_id.update({i.id: i for i in run.items})
     items = [by_id[i] for i in item_ids]
+    chunks = max(1, -(-len(items) // CHUNK))
     main: dict[str, Any] = {
         "v": 1, "mode": "diff" if diff is not None else "single", "models": models,
         "items": [i.id for i in items], "snippets": [_snippet(i.messages) for i in items],
-        "runs": [_run_meta(r) for r in runs], "scores": [], "flags": [],
+        "runs": [_run_meta(r) for r in runs], "scores": [], "flags": [], "chunk": CHUNK, "chunks": chunks,
+        "systems": runs[-1].system_prompts,
     }
     details: list[dict[str, Any]] = []
     for n, run in enumerate(runs):
         scores: list[float | None] = []
         flags: list[int] = []
-        cells: list[list[Any] | None] = []
-        for i in item_ids:
-            for m in models:
-                c = run.cells.get((i, m))
-                scores.append(c.score if c is not None and c.status not in (ERROR, PENDING) else None)
-                f = _flags(c)
-                if diff is not None and n == len(runs) - 1:
-                    f |= _CHANGE_FLAGS.get(diff.changes.get((i, m), "same"), 0)
-                flags.append(f)
-                cells.append(_detail(c))
+        for c in range(chunks):
+            strings = Strings()
+            cells: list[list[Any] | None] = []
+            for i in item_ids[c * CHUNK:(c + 1) * CHUNK]:
+                for m in models:
+                    cell = run.cells.get((i, m))
+                    scores.append(cell.score if cell is not None and cell.status not in (ERROR, PENDING) else None)
+                    f = _flags(cell)
+                    if diff is not None and n == len(runs) - 1:
+                        f |= _CHANGE_FLAGS.get(diff.changes.get((i, m), "same"), 0)
+                    flags.append(f)
+                    cells.append(_detail(cell, strings))
+            block: dict[str, Any] = {"run": n, "chunk": c, "cells": cells, "strings": strings.values}
+            if n == len(runs) - 1:
+                block["items"] = [[i.messages, i.description, i.ideal] for i in items[c * CHUNK:(c + 1) * CHUNK]]
+            details.append(block)
         main["scores"].append(scores)
         main["flags"].append(flags)
-        details.append({"cells": cells})
-    details[-1]["items"] = [[i.messages, i.description, i.ideal] for i in items]
-    details[-1]["systems"] = runs[-1].system_prompts
     if diff is not None:
         main["diff"] = {"regressed": diff.count("regressed"), "improved": diff.count("improved"),
                         "changed": diff.count("changed"), "added": diff.count("added"),
@@ -161,8 +188,9 @@ def render_html(runs: list[RunResults], diff: RunDiff | None = None) -> str:
     csp = (f"default-src 'none'; script-src 'sha256-{digest}'; style-src 'unsafe-inline'; img-src data:; "
            "connect-src 'none'; form-action 'none'; base-uri 'none'")
     title = runs[-1].title if diff is None else f"{runs[0].title} → {runs[-1].title}"
-    blocks = [_json_block("evalspec-data", main)]
-    blocks += [_json_block(f"evalspec-details-{n}", d) for n, d in enumerate(details)]
+    # The page's script comes right after the small block, before the bulky ones: the browser runs it and
+    # paints the summary and the matrix while it is still reading the details (a cell opened before they
+    # are read shows them as soon as they are).
     return "\n".join([
         "<!doctype html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -175,8 +203,9 @@ def render_html(runs: list[RunResults], diff: RunDiff | None = None) -> str:
         '<noscript><p class="noscript">This report needs JavaScript to show the results (it runs only the '
         "page's own script; nothing is fetched).</p></noscript>",
         '<div id="app" aria-busy="true"></div>',
-        *blocks,
+        _json_block("evalspec-data", main),
         f"<script>{script}</script>",
+        *[_json_block(f"evalspec-details-{d['run']}-{d['chunk']}", d) for d in details],
         "</body></html>",
         "",
     ])

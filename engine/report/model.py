@@ -22,7 +22,7 @@ def verdict_of(score: float | None) -> str | None:
     return "pass" if score >= PASS else "borderline" if score >= BORDERLINE else "fail"
 
 
-@dataclass
+@dataclass(slots=True)
 class Point:
     """One Weval point or AgentV assertion of a cell."""
 
@@ -48,7 +48,7 @@ class Point:
         return self.score < PASS
 
 
-@dataclass
+@dataclass(slots=True)
 class CellResult:
     """One (prompt or test) × (model or target) result."""
 

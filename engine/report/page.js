@@ -10,15 +10,39 @@
   const M = D.models.length, N = D.items.length, RUNS = D.runs.length, NEW = RUNS - 1, DIFF = D.mode === "diff";
   const scores = D.scores.map((a) => Float64Array.from(a, (x) => (x === null ? NaN : x)));
   const flags = D.flags.map((a) => Int32Array.from(a));
-  const details = [];
-  function det(n) {
-    if (!details[n]) details[n] = JSON.parse(document.getElementById("evalspec-details-" + n).textContent);
-    return details[n];
+  // The details blocks (answers, points, messages) follow this script in the file, in chunks of D.chunk
+  // items per run: the page is drawn before the browser has read them (DOMContentLoaded), and a chunk is
+  // parsed only when a cell in it is opened or the answers are searched.
+  const CHUNK = D.chunk;
+  const chunks = [];
+  let loaded = document.readyState !== "loading";
+  document.addEventListener("DOMContentLoaded", () => { loaded = true; });
+  function whenLoaded(fn) {
+    if (loaded) fn(); else document.addEventListener("DOMContentLoaded", () => fn(), { once: true });
+  }
+  function chunk(n, c) {
+    const key = n * D.chunks + c;
+    if (!chunks[key]) {
+      const d = JSON.parse(document.getElementById("evalspec-details-" + n + "-" + c).textContent);
+      const strings = d.strings;
+      for (const cell of d.cells) {
+        if (!cell) continue;
+        for (const p of cell[2]) for (const f of [0, 3, 4, 5, 8, 11]) p[f] = p[f] < 0 ? null : strings[p[f]];
+      }
+      chunks[key] = d;
+    }
+    return chunks[key];
+  }
+  function cellDetail(n, i, m) {
+    return chunk(n, Math.floor(i / CHUNK)).cells[(i % CHUNK) * M + m];
+  }
+  function itemInfo(i) {
+    return chunk(NEW, Math.floor(i / CHUNK)).items[i % CHUNK];
   }
 
   const S = { active: false, model: -1, fail: false, ns: false, err: false, reg: false, imp: false, q: "", sort: "file", row: 0, col: 0 };
   let rows = new Int32Array(0), cols = [];
-  let hay = null, answersLower = null;
+  let hay = null;
 
   // --- small DOM helpers: text only ----------------------------------------------------------------
   function el(tag, props, ...children) {
@@ -127,16 +151,16 @@
 
   function chart() {
     // Score distribution per model: ten bins from 0 to 1, then not scored and errors.
-    const w = 300, rowH = 34, left = 150, top = 16;
+    const w = 200, rowH = 30, left = 130, top = 16;
     const h = top + rowH * run.summary.length + 16;
     const root = svg("svg", { class: "chart", id: "chart", width: String(left + w + 90), height: String(h), role: "img", "aria-label": "Score distribution per model" });
-    root.append(svg("text", { x: String(left), y: "11", class: "axis" }, "score distribution: 0 → 1, then not scored, errors"));
+    root.append(svg("text", { x: String(left), y: "11", class: "axis" }, "scores 0 → 1 · not scored · errors"));
     let max = 1;
     for (const s of run.summary) { for (const b of run.histograms[s.model] || []) max = Math.max(max, b); max = Math.max(max, s.notScored, s.errors); }
     const bw = w / 10;
     run.summary.forEach((s, r) => {
       const y = top + r * rowH;
-      const label = s.model.length > 22 ? s.model.slice(0, 21) + "…" : s.model;
+      const label = s.model.length > 20 ? s.model.slice(0, 19) + "…" : s.model;
       root.append(svg("text", { x: "0", y: String(y + rowH / 2 + 4) }, label));
       const bars = (run.histograms[s.model] || []).map((n, i) => [n, "b" + (i === 9 ? 10 : i), (i / 10).toFixed(1) + "–" + ((i + 1) / 10).toFixed(1)]);
       bars.push([s.notScored, "ns", "not scored"], [s.errors, "err", "errors"]);
@@ -160,13 +184,26 @@
     if (!hay) { hay = new Array(N); for (let i = 0; i < N; i++) hay[i] = (D.items[i] + "\n" + D.snippets[i]).toLowerCase(); }
     return hay;
   }
-  function answers() {
-    if (!answersLower) {
-      const cells = det(NEW).cells;
-      answersLower = new Array(cells.length);
-      for (let k = 0; k < cells.length; k++) { const c = cells[k]; answersLower[k] = c && c[0] ? c[0].toLowerCase() : ""; }
-    }
-    return answersLower;
+  // The answers, lower-cased, for search: built chunk by chunk, yielding to the page in between.
+  let answersLower = null, answersBuilding = false;
+  function buildAnswers(done) {
+    if (answersLower) { done(); return; }
+    if (answersBuilding) return;
+    answersBuilding = true;
+    const out = new Array(N * M).fill("");
+    let c = 0;
+    const step = () => {
+      const start = performance.now();
+      while (c < D.chunks && performance.now() - start < 40) {
+        const cells = chunk(NEW, c).cells;
+        const base = c * CHUNK * M;
+        for (let k = 0; k < cells.length; k++) { const d = cells[k]; if (d && d[0]) out[base + k] = d[0].toLowerCase(); }
+        c++;
+      }
+      if (c < D.chunks) { count.textContent = "searching the answers… " + Math.round(100 * c / D.chunks) + "%"; setTimeout(step, 0); }
+      else { answersLower = out; answersBuilding = false; done(); }
+    };
+    whenLoaded(step);
   }
 
   function recompute() {
@@ -176,7 +213,7 @@
     const fl = flags[NEW];
     const query = S.q.trim().toLowerCase();
     const h = query ? itemHay() : null;
-    const ans = query ? answers() : null;
+    const ans = query ? answersLower : null;
     const out = new Int32Array(N);
     let k = 0;
     for (let i = 0; i < N; i++) {
@@ -188,7 +225,7 @@
       }
       if (query && h[i].indexOf(query) < 0) {
         let hit = false;
-        for (let c = 0; c < cols.length; c++) if (ans[base + cols[c]].indexOf(query) >= 0) { hit = true; break; }
+        if (ans) for (let c = 0; c < cols.length; c++) if (ans[base + cols[c]].indexOf(query) >= 0) { hit = true; break; }
         if (!hit) continue;
       }
       out[k++] = i;
@@ -302,6 +339,8 @@
     S.row = Math.min(S.row, Math.max(0, rows.length - 1));
     S.col = Math.min(S.col, cols.length - 1);
     count.textContent = num(rows.length) + " of " + num(N) + (D.runs[NEW].kind === "weval" ? " prompts" : " tests");
+    // Ids and prompts are searched at once; the answers too once they are indexed (then this runs again).
+    if (S.q.trim() && !answersLower) buildAnswers(refresh);
     gbody.style.height = rows.length * ROW_H + "px";
     drawHead();
     drawRows();
@@ -364,7 +403,7 @@
   }
   function cellSection(n, i, c, title) {
     const k = i * M + c;
-    const d = det(n).cells[k];
+    const d = cellDetail(n, i, c);
     const fl = flags[n][k];
     const box = el("div", { class: "cellres" });
     const s = scores[n][k];
@@ -393,8 +432,13 @@
   }
   function showDetail() {
     if (!rows.length) return;
+    if (!loaded) {
+      detail.replaceChildren(el("p", { class: "hint", text: "Reading the details…" }));
+      whenLoaded(showDetail);
+      return;
+    }
     const i = rows[S.row], c = cols[S.col];
-    const info = det(NEW).items[i];
+    const info = itemInfo(i);
     const box = el("div");
     box.append(el("h2", { id: "detail-title", text: D.items[i] }), el("div", { class: "kv", id: "detail-model", text: (D.runs[NEW].kind === "weval" ? "model " : "target ") + D.models[c] }));
     if (DIFF) {
@@ -404,7 +448,7 @@
     }
     const [msgs, description, ideal] = info || [[], null, null];
     if (description) box.append(el("div", { class: "kv", text: description }));
-    const system = (det(NEW).systems || {})[D.models[c]];
+    const system = (D.systems || {})[D.models[c]];
     if (system) box.append(el("h3", { text: "system prompt" }), el("pre", { class: "text", text: system }));
     box.append(el("h3", { text: "prompt" }), msgs && msgs.length ? messages(msgs) : el("p", { class: "hint", text: "(the prompt is not recorded in these results)" }));
     if (ideal) box.append(el("h3", { text: D.runs[NEW].kind === "weval" ? "ideal answer" : "expected output" }), el("pre", { class: "text", text: ideal }));
@@ -441,10 +485,18 @@
     if (e.key === "Home") { select(0, S.col); e.preventDefault(); }
     else if (e.key === "End") { select(rows.length - 1, S.col); e.preventDefault(); }
     else if (e.key === "/") { q.focus(); e.preventDefault(); }
-    else if (e.key === "Escape") { for (const key of Object.values(toggles)) if (S[key]) setFlag(key, false); }
+    else if (e.key === "Escape") {  // clears the filters and the search
+      for (const key of Object.values(toggles)) if (S[key]) setFlag(key, false);
+      if (q.value) { q.value = ""; S.q = ""; refresh(); }
+    }
     else if (toggles[e.key] && (DIFF || (e.key !== "r" && e.key !== "i"))) { if (t instanceof HTMLInputElement) return; setFlag(toggles[e.key], !S[toggles[e.key]]); e.preventDefault(); }
   });
 
   refresh();
-  document.documentElement.dataset.ready = "1";
+  // When the first frame with the summary and the matrix was drawn, from the start of navigation: what
+  // bench/report_browser.py reports as "open". `ready` (the tests wait for it) also needs the details.
+  requestAnimationFrame(() => setTimeout(() => {
+    document.documentElement.dataset.readyMs = String(Math.round(performance.now()));
+  }, 0));
+  whenLoaded(() => { document.documentElement.dataset.ready = "1"; });
 })();

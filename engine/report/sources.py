@@ -60,7 +60,10 @@ def _read_json(path: Path) -> Any:
 
 
 def _sniff(path: Path) -> str:
-    """Only the first non-empty line is read (results and journals can be large)."""
+    """What a file holds, from its first line (results and journals can be large; a compact comparison
+    file is one long line, so a `.json` file is not read here)."""
+    if path.suffix == ".json":
+        return "comparison"
     try:
         with path.open("rb") as f:
             first = b""
@@ -71,7 +74,7 @@ def _sniff(path: Path) -> str:
     except OSError as exc:
         raise ResultsError(f"cannot read {path}: {exc}") from None
     try:
-        head = json.loads(first) if first else None
+        head = loads(first) if first else None
     except ValueError:
         return ""
     if not isinstance(head, dict):
@@ -113,38 +116,50 @@ def _num(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
+_PA_KNOWN = frozenset({"keyPointText", "coverageExtent", "reflection", "error", "multiplier", "isInverted", "pathId",
+                       "judgeModelId", "judgeLog", "individualJudgements", "citation"})
+
+
 def _weval_points(assessments: Any) -> list[Point]:
+    """Point assessments as points. Kept lean: a 20,000-prompt × 5-model run has 300,000 of them."""
     if not isinstance(assessments, list):
         return []
-    known = {"keyPointText", "coverageExtent", "reflection", "error", "multiplier", "isInverted", "pathId",
-             "judgeModelId", "judgeLog", "individualJudgements", "citation"}
     points: list[Point] = []
     for pa in assessments:
         if not isinstance(pa, dict):
             continue
-        score = _num(pa.get("coverageExtent"))
+        score = pa.get("coverageExtent")
+        if not isinstance(score, int | float) or isinstance(score, bool):
+            score = None
         error = pa.get("error")
         reflection = pa.get("reflection")
-        extra = {k: v for k, v in pa.items() if k not in known}
+        unknown = pa.keys() - _PA_KNOWN
+        extra = {k: pa[k] for k in unknown} if unknown else {}
         if pa.get("judgeModelId"):
             extra["judge"] = pa["judgeModelId"]
-        judged = [j for j in pa.get("individualJudgements") or [] if isinstance(j, dict)]
-        if judged:  # each judge's own reflection says more than the consensus line
-            reflection = "\n".join(
-                f"{j.get('judgeModelId') or 'judge'}: "
-                f"{_num(j['coverageExtent']) if _num(j.get('coverageExtent')) is not None else 'no score'}"
-                f" — {j.get('reflection') or j.get('error') or ''}".rstrip(" —") for j in judged)
         if pa.get("citation"):
             extra["citation"] = pa["citation"]
-        weight = _num(pa.get("multiplier"))
+        judged = pa.get("individualJudgements")
+        if judged and isinstance(judged, list):  # each judge's own reflection says more than the consensus
+            reflection = "\n".join(
+                f"{j.get('judgeModelId') or 'judge'}: {_score_text(j.get('coverageExtent'))}"
+                f" — {j.get('reflection') or j.get('error') or ''}".rstrip(" —") for j in judged if isinstance(j, dict))
+        weight = pa.get("multiplier")
+        path = pa.get("pathId")
         points.append(Point(
-            text=str(pa.get("keyPointText") or ""), score=score, weight=1.0 if weight is None else weight,
-            kind="should_not" if pa.get("isInverted") else "should",
-            note=str(reflection) if reflection is not None and reflection != error else None,
-            not_scored=(str(error) if error else "no score recorded") if score is None else None,
-            path=str(pa["pathId"]) if pa.get("pathId") is not None else None, extra=extra))
+            str(pa.get("keyPointText") or ""), score,
+            float(weight) if isinstance(weight, int | float) and not isinstance(weight, bool) else 1.0,
+            "should_not" if pa.get("isInverted") else "should",
+            str(reflection) if reflection is not None and reflection != error else None,
+            (str(error) if error else "no score recorded") if score is None else None,
+            [], [], None if path is None else str(path), True, None, extra))
     _mark_alternative_paths(points)
     return points
+
+
+def _score_text(value: Any) -> str:
+    x = _num(value)
+    return "no score" if x is None else f"{x:.2f}"
 
 
 def _mark_alternative_paths(points: list[Point]) -> None:

@@ -96,8 +96,8 @@ class HumanRenderer:
             self.total = int(event.plan.get("cells") or 0)
             resumed = int(event.plan.get("resumed_cells") or 0)
             what = "blueprint" if event.plan.get("kind") == "weval" else "suite"
-            self._line(f"Running {what} {event.plan.get('file')}: {self.total} cell(s), run {event.plan.get('run_label')}"
-                       + (f", {resumed} already done (resumed)" if resumed else ""))
+            self._line(f"Running {what} {event.plan.get('file')}: {self.total:,} cell(s), run {event.plan.get('run_label')}"
+                       + (f", {resumed:,} already done (resumed)" if resumed else ""))
         elif isinstance(event, RunFinished):
             self.summary = event.summary
 
@@ -113,7 +113,7 @@ class HumanRenderer:
         if self.done == self.total or tenth >= self._next_tenth or now - self._last_line >= LINE_INTERVAL:
             self._next_tenth = tenth + 1
             self._last_line = now
-            self.err.write(f"progress: {self.done}/{self.total} done, {self.errors} error(s), "
+            self.err.write(f"progress: {self.done:,}/{self.total:,} done, {self.errors:,} error(s), "
                            f"{now - self.started:.1f} s\n")
             self.err.flush()
 
@@ -127,7 +127,7 @@ class HumanRenderer:
             longest = max((t - now for t, _ in waiting), default=0.0)
             reasons = ",".join(sorted({r for _, r in self.retrying.values()}))
             retry = f"  retrying {len(self.retrying)} ({reasons}; back-off {longest:.1f} s)"
-        line = f"\r{bar} {self.done}/{self.total}  errors {self.errors}{retry}  {now - self.started:.1f} s"
+        line = f"\r{bar} {self.done:,}/{self.total:,}  errors {self.errors:,}{retry}  {now - self.started:.1f} s"
         self.err.write(line + "\x1b[K")
         self.err.flush()
         self._bar_shown = True
@@ -213,25 +213,30 @@ class WorstItems:
         return "\n".join(lines)
 
 
+def _n(x: Any) -> str:
+    """Counts with thousands separators (`12,000`); anything else as it is."""
+    return f"{x:,}" if isinstance(x, int) and not isinstance(x, bool) else str(x)
+
+
 def _fmt(x: float | None) -> str:
     return "—" if x is None else f"{x:.3f}"
 
 
 def format_table(summary: RunSummary) -> str:
     headers = ("model", "cells", "mean", "pass", "borderline", "fail", "not scored", "errors")
-    rows = [(m.model, str(m.cells), _fmt(m.mean), str(m.passed), str(m.borderline), str(m.failed),
-             str(m.not_scored), str(m.errors)) for m in summary.models]
+    rows = [(m.model, f"{m.cells:,}", _fmt(m.mean), f"{m.passed:,}", f"{m.borderline:,}", f"{m.failed:,}",
+             f"{m.not_scored:,}", f"{m.errors:,}") for m in summary.models]
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
 
     def line(cells: tuple[str, ...]) -> str:
         return "  ".join(c.ljust(widths[0]) if i == 0 else c.rjust(widths[i]) for i, c in enumerate(cells))
 
     out = [line(headers), line(tuple("-" * w for w in widths)), *(line(r) for r in rows)]
-    extra = [f"mean {_fmt(summary.mean)}", f"{summary.calls} call(s)"]
+    extra = [f"mean {_fmt(summary.mean)}", f"{summary.calls:,} call(s)"]
     if summary.cached:
-        extra.append(f"{summary.cached} from cache")
+        extra.append(f"{summary.cached:,} from cache")
     if summary.resumed:
-        extra.append(f"{summary.resumed} cell(s) resumed")
+        extra.append(f"{summary.resumed:,} cell(s) resumed")
     out.append("")
     out.append(", ".join(extra))
     out.extend(f"note: {n}" for n in summary.notes)
@@ -242,16 +247,16 @@ def format_plan(plan: dict[str, Any]) -> str:
     """`--dry-run`: what would run, calls per model, judges, estimated tokens."""
     lines = [f"{plan.get('kind')} {plan.get('file')}  run label {plan.get('run_label')}"]
     if plan.get("kind") == "weval":
-        lines.append(f"{plan.get('prompts')} prompt(s) × {len(plan.get('effective_models') or [])} effective "
-                     f"model(s) = {plan.get('cells')} cell(s); concurrency {plan.get('concurrency')}")
+        lines.append(f"{_n(plan.get('prompts'))} prompt(s) × {len(plan.get('effective_models') or [])} effective "
+                     f"model(s) = {_n(plan.get('cells'))} cell(s); concurrency {plan.get('concurrency')}")
     else:
-        lines.append(f"{plan.get('tests')} test(s) × {len(plan.get('targets') or [])} target(s) = "
-                     f"{plan.get('cells')} cell(s); concurrency {plan.get('concurrency')}")
+        lines.append(f"{_n(plan.get('tests'))} test(s) × {len(plan.get('targets') or [])} target(s) = "
+                     f"{_n(plan.get('cells'))} cell(s); concurrency {plan.get('concurrency')}")
     if plan.get("replay"):
         lines.append(f"answers replayed from {plan['replay']} (no model is called)")
     lines.append("")
     headers = ("model", "cells", "calls", "judge calls", "est. input tokens")
-    rows = [(m, str(v["cells"]), str(v["calls"]), str(v.get("judge_calls", 0)), str(v["input_tokens"]))
+    rows = [(m, _n(v["cells"]), _n(v["calls"]), _n(v.get("judge_calls", 0)), _n(v["input_tokens"]))
             for m, v in (plan.get("per_model") or {}).items()]
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
     lines.append("  ".join(h.ljust(widths[0]) if i == 0 else h.rjust(widths[i]) for i, h in enumerate(headers)))
@@ -264,7 +269,7 @@ def format_plan(plan: dict[str, Any]) -> str:
     elif plan.get("kind") == "weval":
         lines.append("judges: none (llm-coverage not run)")
     lines.append(f"eval methods: {', '.join(plan.get('eval_methods') or []) or 'none'}")
-    lines.append(f"total: {plan.get('calls')} call(s), ~{plan.get('estimated_input_tokens')} input tokens "
+    lines.append(f"total: {_n(plan.get('calls'))} call(s), ~{_n(plan.get('estimated_input_tokens'))} input tokens "
                  f"(outputs up to {plan.get('max_output_tokens', 1500)} tokens a call)")
     for w in plan.get("warnings") or []:
         lines.append(f"warning: {w}")

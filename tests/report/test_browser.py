@@ -139,3 +139,41 @@ def test_dark_mode_follows_the_system_setting(runs: dict[str, Path], tmp_path: P
     light = open_page(path).page.evaluate("() => getComputedStyle(document.body).backgroundColor")
     dark = open_page(path, scheme="dark").page.evaluate("() => getComputedStyle(document.body).backgroundColor")
     assert light == "rgb(251, 251, 252)" and dark == "rgb(21, 23, 28)"
+
+
+def _big_run(items: int, models: int) -> Any:
+    from evalspec.report.model import OK, CellResult, Item, Point, RunResults, verdict_of
+
+    run = RunResults(kind="weval", title="big", source="generated", models=[f"m{j}" for j in range(models)])
+    for i in range(items):
+        run.items.append(Item(f"p{i:05d}", [{"role": "user", "content": f"question {i}"}]))
+        for j in range(models):
+            score = ((i * 7 + j * 3) % 11) / 10
+            run.cells[(f"p{i:05d}", f"m{j}")] = CellResult(
+                status=OK, score=score, verdict=verdict_of(score), answer=f"answer {i} from m{j} token{i}x{j}",
+                points=[Point("Function: contains(x)", score)])
+    return run
+
+
+def test_thousands_of_rows_render_only_what_is_visible_and_still_search_every_chunk(
+        tmp_path: Path, open_page: Any) -> None:
+    run = _big_run(4_500, 3)  # five details chunks
+    path = write_report([], tmp_path / "big.html", runs=[run])
+    view = open_page(path)
+    page = view.page
+    assert page.evaluate("() => document.scripts.length") == 2 + 5
+    assert page.locator(".row").count() < 80  # 4,500 rows, a screenful (and some overscan) in the DOM
+    failing = sum(1 for i in run.items if any(run.cells[(i.id, m)].verdict == "fail" for m in run.models))
+    page.locator("#f-fail").check()
+    assert page.locator("#count").inner_text() == f"{failing:,} of 4,500 prompts"
+    page.locator("#f-fail").uncheck()
+    page.locator("#q").fill("token4321x2")  # only in one answer, in the fifth chunk
+    page.locator("#q").press("Enter")
+    page.wait_for_function("() => document.getElementById('count').textContent.startsWith('1 of')")
+    assert page.locator(".row .idcell b").all_inner_texts() == ["p04321"]
+    view.cell("p04321", "m2").click()
+    assert page.locator("#detail pre.answer").inner_text() == "answer 4321 from m2 token4321x2"
+    page.keyboard.press("Escape")  # clears the search (and any filter)
+    assert page.locator("#q").input_value() == "" and page.locator("#count").inner_text() == "4,500 of 4,500 prompts"
+    page.keyboard.press("End")
+    assert page.locator("#detail-title").inner_text() == "p04499"

@@ -26,7 +26,7 @@ def test_report_writes_one_self_contained_file(runs: dict[str, Path], tmp_path: 
     assert html.count("</script>") == 3 and html.count("<script") == 3
     assert HOSTILE not in html and "window.__pwned" in html
     blocks = re.findall(r'<script type="application/json" id="([^"]+)">(.*?)</script>', html, re.S)
-    assert [b[0] for b in blocks] == ["evalspec-data", "evalspec-details-0"]
+    assert [b[0] for b in blocks] == ["evalspec-data", "evalspec-details-0-0"]
     details = json.loads(blocks[1][1])
     assert any(c and c[0] == HOSTILE for c in details["cells"])  # the answer survives, exactly, as data
     assert html.count("London. ok") == 1  # each answer is stored once (one cell answered this)
