@@ -252,7 +252,6 @@ def _write_report(results: str, *, as_json: bool) -> None:
     print(f"report: {path}", file=sys.stderr if as_json else sys.stdout)
 
 
-async def _consume(plan: Plan, options: RunOptions, renderer: Any) -> None:
 async def _consume(plan: Plan, options: RunOptions, renderer: Any, outcome: Any) -> None:
     from .runner import run
 
