@@ -7,7 +7,9 @@ It speaks just enough HTTP/1.1 (keep-alive, Content-Length bodies) to answer the
     POST …/models/<m>:generateContent Google Gemini
     POST …/embeddings                OpenAI embeddings (8 deterministic floats per input)
 
-By default it answers "ECHO: <last user message>" (or `answer` when set). Tests script the next requests
+By default it answers "ECHO: <last user message>" (or `answer` when set). `Reply.ok(text, tool_calls=[(name,
+args), …])` answers with tool calls too, in each API's own shape (OpenAI `message.tool_calls` with JSON
+`arguments`, Anthropic `tool_use` blocks, Gemini `functionCall` parts). Tests script the next requests
 with `then(...)`, in order: a 429 with Retry-After, a 500, a hang longer than the client's timeout,
 malformed JSON, any raw reply. Every request is recorded (method, path, query, headers, body, time).
 
@@ -59,10 +61,12 @@ class Reply:
     text: str | None = None  # for "answer": overrides the answer text
     seconds: float = 0.0  # for "hang", and a delay before any other reply
     gzip: bool = False
+    tool_calls: list[tuple[str, Any]] | None = None  # for "answer": (tool name, arguments) in order
 
     @classmethod
-    def ok(cls, text: str | None = None, *, gzip: bool = False, delay: float = 0.0) -> Reply:
-        return cls("answer", text=text, gzip=gzip, seconds=delay)
+    def ok(cls, text: str | None = None, *, gzip: bool = False, delay: float = 0.0,
+           tool_calls: list[tuple[str, Any]] | None = None) -> Reply:
+        return cls("answer", text=text, gzip=gzip, seconds=delay, tool_calls=tool_calls)
 
     @classmethod
     def raw(cls, status: int, body: bytes | str | dict[str, Any] | list[Any] = b"", **headers: str) -> Reply:
@@ -265,17 +269,29 @@ class FakeProvider:
             # Reversed on purpose: clients must order by `index`, not by position.
             out = {"object": "list", "data": data[::-1], "model": model, "usage": {"prompt_tokens": 1}}
         elif path.endswith("/chat/completions"):
+            message: dict[str, Any] = {"role": "assistant", "content": text}
+            if reply.tool_calls:
+                message["content"] = text or None  # OpenAI sends null content beside tool calls
+                message["tool_calls"] = [
+                    {"id": f"call_{i}", "type": "function",
+                     "function": {"name": name, "arguments": json.dumps(args)}}
+                    for i, (name, args) in enumerate(reply.tool_calls)]
             out = {"id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": model,
-                   "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                                "finish_reason": "stop"}],
+                   "choices": [{"index": 0, "message": message,
+                                "finish_reason": "tool_calls" if reply.tool_calls else "stop"}],
                    "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}}
         elif path.endswith("/messages"):
+            blocks: list[dict[str, Any]] = [{"type": "text", "text": text}] if text or not reply.tool_calls else []
+            blocks += [{"type": "tool_use", "id": f"toolu_{i}", "name": name, "input": args}
+                       for i, (name, args) in enumerate(reply.tool_calls or [])]
             out = {"id": "msg_fake", "type": "message", "role": "assistant", "model": model,
-                   "content": [{"type": "text", "text": text}], "stop_reason": "end_turn",
+                   "content": blocks, "stop_reason": "tool_use" if reply.tool_calls else "end_turn",
                    "usage": {"input_tokens": 12, "output_tokens": 8}}
         elif path.endswith(":generateContent"):
             model = path.rsplit("/", 1)[-1].removesuffix(":generateContent")
-            out = {"candidates": [{"content": {"role": "model", "parts": [{"text": text}]},
+            parts: list[dict[str, Any]] = [{"text": text}]
+            parts += [{"functionCall": {"name": name, "args": args}} for name, args in reply.tool_calls or []]
+            out = {"candidates": [{"content": {"role": "model", "parts": parts},
                                    "finishReason": "STOP", "index": 0}],
                    "usageMetadata": {"promptTokenCount": 13, "candidatesTokenCount": 9, "totalTokenCount": 22},
                    "modelVersion": model}

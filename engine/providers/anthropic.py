@@ -16,6 +16,7 @@ from evalspec.providers.base import BAD_RESPONSE, ChatRequest, ChatResult, Provi
 from evalspec.providers.http import DEFAULT_TIMEOUT, HttpProvider
 from evalspec.providers.openai_compat import missing_key_error
 from evalspec.providers.redact import Secret
+from evalspec.providers.tool_calls import anthropic_tool_calls
 
 ANTHROPIC_VERSION = "2023-06-01"
 
@@ -108,4 +109,5 @@ class AnthropicProvider(HttpProvider):
             usage=Usage(int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0)),
             latency_ms=latency_ms,
             raw_model=data.get("model"),
+            tool_calls=anthropic_tool_calls(content),
         )

@@ -85,23 +85,52 @@ class Usage:
 
 
 @dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One tool call the target made (AgentV's trace): OpenAI `tool_calls`, Anthropic `tool_use` blocks,
+    or a `cli` target's output messages. `input` is the arguments as the target gave them (a mapping
+    when they were JSON); `duration_ms` only when the target reported it."""
+
+    tool: str
+    input: Any = None
+    output: Any = None
+    duration_ms: float | None = None
+    id: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"tool": self.tool, "input": self.input}
+        if self.output is not None:
+            out["output"] = self.output
+        if self.duration_ms is not None:
+            out["duration_ms"] = self.duration_ms
+        if self.id is not None:
+            out["id"] = self.id
+        return out
+
+
+@dataclass(frozen=True, slots=True)
 class ChatResult:
     text: str
     usage: Usage = field(default_factory=Usage)
     latency_ms: float = 0.0
     raw_model: str | None = None  # the model name the provider reports having used
     cached: bool = False  # True when served from the response cache (latency_ms is then the original one)
+    tool_calls: tuple[ToolCall, ...] = ()  # the tool calls of the answer, in order (an empty trace: none)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "text": self.text,
             "usage": {"input_tokens": self.usage.input_tokens, "output_tokens": self.usage.output_tokens},
             "latency_ms": self.latency_ms,
             "raw_model": self.raw_model,
         }
+        if self.tool_calls:
+            out["tool_calls"] = [c.to_json() for c in self.tool_calls]
+        return out
 
     @staticmethod
     def from_json(data: Mapping[str, Any], *, cached: bool = False) -> ChatResult:
+        from evalspec.providers.tool_calls import calls_from_json
+
         u = data.get("usage") or {}
         return ChatResult(
             text=str(data.get("text", "")),
@@ -109,6 +138,7 @@ class ChatResult:
             latency_ms=float(data.get("latency_ms") or 0.0),
             raw_model=data.get("raw_model"),
             cached=cached,
+            tool_calls=calls_from_json(data.get("tool_calls")),
         )
 
 

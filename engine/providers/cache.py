@@ -12,6 +12,7 @@ line is skipped on the next load. Errors are never cached; a failed call is trie
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import json
 import os
@@ -140,7 +141,7 @@ class CachedProvider:
             except _LeaderCancelled:
                 pass  # the task making the call was cancelled, not us: make it ourselves
             else:
-                return ChatResult(result.text, result.usage, result.latency_ms, result.raw_model, cached=True)
+                return dataclasses.replace(result, cached=True)
         fut: asyncio.Future[ChatResult] = asyncio.get_running_loop().create_future()
         self._inflight[key] = fut
         try:

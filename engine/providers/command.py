@@ -6,8 +6,9 @@ holding `; rm -rf ~` or `$(…)` is one inert argument.
 
 Placeholders: {PROMPT} (the prompt text), {PROMPT_FILE} (a file holding it), {OUTPUT_FILE} (a path the
 command writes its answer to; without it the answer is stdout), {EVAL_ID} and {ATTEMPT} (from the
-request's `extra` keys `eval_id` / `attempt`). Like AgentV, an answer that is a JSON object with `text`
-or `output_messages` is unwrapped.
+request's `extra` keys `eval_id` / `attempt`). Like AgentV, an answer that is a JSON object with `text`,
+`output` or `output_messages` is unwrapped, and the tool calls of its messages are the answer's trace
+(parse_answer; JSONL batch output is matched to the test by `id`).
 """
 
 from __future__ import annotations
@@ -33,8 +34,10 @@ from evalspec.providers.base import (
     ChatResult,
     ProviderError,
     RetryCallback,
+    ToolCall,
     Usage,
 )
+from evalspec.providers.tool_calls import calls_from_json, calls_from_messages
 
 PLACEHOLDERS = frozenset({"PROMPT", "PROMPT_FILE", "OUTPUT_FILE", "EVAL_ID", "ATTEMPT"})
 _PLACEHOLDER = re.compile(r"\{([A-Z_]+)\}")
@@ -51,22 +54,82 @@ def render_prompt(req: ChatRequest) -> str:
 
 
 def parse_output(raw: str) -> str:
+    return parse_answer(raw)[0]
+
+
+def parse_answer(raw: str, eval_id: str = "") -> tuple[str, tuple[ToolCall, ...]]:
+    """The answer text and tool calls of a command's output, as AgentV reads a `cli` target.
+
+    A JSON object is unwrapped: `text`, else the last assistant message's content from `output` (or
+    `output_messages`); tool calls come from those messages (`tool_calls`). JSONL (one object a line) is
+    a batch of such records keyed by `id` (the one for this test is taken: AgentV's batch output), or a
+    list of messages / tool-call events. Anything else is the answer text as it is, with no tool calls.
+    """
     text = raw.rstrip("\r\n")
     stripped = text.strip()
-    if stripped.startswith("{"):
+    if not stripped.startswith("{"):
+        return text, ()
+    try:
+        obj = json.loads(stripped)
+    except ValueError:
+        records = _jsonl(stripped)
+        if records is None:
+            return text, ()
+        return _from_lines(records, eval_id, text)
+    return _from_record(obj, text) if isinstance(obj, dict) else (text, ())
+
+
+def _jsonl(text: str) -> list[dict[str, Any]] | None:
+    out = []
+    for line in text.splitlines():
+        if not line.strip():
+            continue
         try:
-            obj = json.loads(stripped)
+            item = json.loads(line)
         except ValueError:
-            return text
-        if isinstance(obj, dict):
-            msgs = obj.get("output_messages")
-            if isinstance(msgs, list):
-                for m in reversed(msgs):
-                    if isinstance(m, dict) and m.get("role") == "assistant" and isinstance(m.get("content"), str):
-                        return m["content"]
-            if "text" in obj:
-                return obj["text"] if isinstance(obj["text"], str) else json.dumps(obj["text"])
-    return text
+            return None
+        if not isinstance(item, dict):
+            return None
+        out.append(item)
+    return out or None
+
+
+def _from_lines(records: list[dict[str, Any]], eval_id: str, raw: str) -> tuple[str, tuple[ToolCall, ...]]:
+    if any("id" in r and ("text" in r or "output" in r or "output_messages" in r) for r in records):
+        # A batch: one record per test, keyed by id.
+        if eval_id:
+            found = next((r for r in records if str(r.get("id")) == eval_id), None)
+            if found is None:
+                raise _BatchMissing(eval_id)
+            return _from_record(found, raw)
+        if len(records) == 1:
+            return _from_record(records[0], raw)
+    # Messages and tool-call events, one a line: the trace of one answer.
+    messages = [r if "role" in r else {"role": "assistant", "tool_calls": [r]} for r in records
+                if "role" in r or _is_call_event(r)]
+    texts = [str(m["content"]) for m in messages if m.get("role") == "assistant" and isinstance(m.get("content"), str)]
+    return (texts[-1] if texts else raw), calls_from_messages(messages)
+
+
+def _is_call_event(r: dict[str, Any]) -> bool:
+    return str(r.get("type") or "") in ("tool_call", "tool_use", "tool") or ("tool" in r and "input" in r)
+
+
+def _from_record(obj: dict[str, Any], raw: str) -> tuple[str, tuple[ToolCall, ...]]:
+    msgs = obj.get("output") if isinstance(obj.get("output"), list) else obj.get("output_messages")
+    msgs = msgs if isinstance(msgs, list) else []
+    calls = calls_from_messages(msgs) + calls_from_json(obj.get("tool_calls"))
+    if "text" in obj:
+        return (obj["text"] if isinstance(obj["text"], str) else json.dumps(obj["text"])), calls
+    for m in reversed(msgs):
+        if isinstance(m, dict) and m.get("role") == "assistant" and isinstance(m.get("content"), str):
+            return m["content"], calls
+    return raw, calls
+
+
+class _BatchMissing(Exception):
+    def __init__(self, eval_id: str) -> None:
+        super().__init__(f"Batch output missing id '{eval_id}'")
 
 
 class CommandProvider:
@@ -140,12 +203,16 @@ class CommandProvider:
                     ) from None
             else:
                 raw = stdout.decode("utf-8", "replace")
-        text = parse_output(raw)
+        try:
+            text, calls = parse_answer(raw, values["EVAL_ID"])
+        except _BatchMissing as exc:
+            raise ProviderError(COMMAND, f"{self.name}: {exc}", provider=self.name) from None
         return ChatResult(
             text=text,
             usage=Usage(0, 0),
             latency_ms=(time.perf_counter() - t0) * 1000.0,
             raw_model=self.name,
+            tool_calls=calls,
         )
 
     async def _run(self, argv: list[str], timeout: float, cwd: str | None = None) -> tuple[bytes, bytes, int]:

@@ -16,6 +16,7 @@ from evalspec.providers.base import BAD_RESPONSE, BLOCKED, ChatRequest, ChatResu
 from evalspec.providers.http import DEFAULT_TIMEOUT, HttpProvider
 from evalspec.providers.openai_compat import missing_key_error
 from evalspec.providers.redact import Secret
+from evalspec.providers.tool_calls import google_tool_calls
 
 # Request fields that live at the top level of generateContent; any other parameter is a generationConfig
 # field (topP, topK, stopSequences, seed, responseMimeType, thinkingConfig, …).
@@ -134,4 +135,5 @@ class GoogleProvider(HttpProvider):
             usage=Usage(int(usage.get("promptTokenCount") or 0), int(usage.get("candidatesTokenCount") or 0)),
             latency_ms=latency_ms,
             raw_model=data.get("modelVersion"),
+            tool_calls=google_tool_calls(parts),
         )

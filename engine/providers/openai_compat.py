@@ -23,6 +23,7 @@ from evalspec.providers.base import (
 )
 from evalspec.providers.http import DEFAULT_TIMEOUT, HttpProvider, post_json
 from evalspec.providers.redact import Secret, redact
+from evalspec.providers.tool_calls import openai_tool_calls
 
 DEFAULT_EMBEDDING_MODEL = "text-embedding-3-small"
 
@@ -119,6 +120,7 @@ class OpenAICompatProvider(HttpProvider):
             usage=Usage(int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)),
             latency_ms=latency_ms,
             raw_model=data.get("model"),
+            tool_calls=openai_tool_calls(message),
         )
 
     def _error_in_body(self, data: dict[str, Any]) -> ProviderError:

@@ -215,7 +215,7 @@ ASSERTION_LIST: tuple[AssertionType, ...] = (
          F("args_match", _ARGS_MATCH_DOC + " Applies to every expected call without its own.", "string",
            "array", deprecated_aliases=("argsMatch",), enum=ARGS_MATCH_MODES, items="string",
            schema=_ARGS_MATCH_SCHEMA)),
-        kind="trace"),
+        runnable=True, kind="trace"),
     AssertionType(
         "field-accuracy", "Compares fields of a structured (JSON) answer with the expected output.",
         "The weighted share of fields that match, or all-or-nothing.",
@@ -225,7 +225,7 @@ ASSERTION_LIST: tuple[AssertionType, ...] = (
            required=True),
          F("aggregation", "How field results combine (default weighted_average).", "string",
            enum=("weighted_average", "all_or_nothing"), default="weighted_average")),
-        kind="deterministic"),
+        runnable=True, kind="deterministic"),
     AssertionType(
         "latency", "Passes when the run took at most `max_ms` milliseconds.", _BINARY,
         "- type: latency\n  max_ms: 10000",

@@ -13,6 +13,7 @@ from typing import Any
 
 from ..agentv.model import Assertion
 from ..pricing import missing_price_reason
+from ..providers.base import ToolCall
 from ..scoring.agentv_assertions import RunMetrics, TokenUsage
 
 
@@ -24,6 +25,7 @@ class Measured:
     model: str | None = None  # the model the provider says answered
     cost_usd: float | None = None  # None: no price for the model
     trace: list[dict[str, Any]] = field(default_factory=list)  # tool calls, as trace events
+    calls: tuple[ToolCall, ...] = ()  # the same tool calls, for tool-trajectory (RunMetrics.trace)
     output_messages: list[dict[str, Any]] | None = None
     llm_calls: int = 1  # a chat target answers with one call
     workspace: str | None = None  # the test's workspace folder, when it has one
@@ -39,7 +41,7 @@ class Measured:
         names = [str(e.get("tool") or e.get("name")) for e in self.trace if e.get("tool") or e.get("name")]
         usage = TokenUsage(self.usage[0], self.usage[1]) if self.usage is not None else None
         return RunMetrics(duration_ms=self.duration_ms, cost_usd=self.cost_usd, token_usage=usage,
-                          tool_calls=len(names), llm_calls=self.llm_calls, tool_names=names)
+                          tool_calls=len(names), llm_calls=self.llm_calls, tool_names=names, trace=self.calls)
 
     def payload_fields(self) -> dict[str, Any]:
         """The measured part of a code judge's stdin payload (judge_payload.code_judge_payload)."""

@@ -27,7 +27,8 @@ from typing import Any
 from ..agentv.model import Assertion, Message
 from ..appendlog import AppendLog
 from ..jsonio import dumps_bytes
-from ..providers.base import ChatMessage, ChatRequest, ProviderError
+from ..providers.base import ChatMessage, ChatRequest, ProviderError, ToolCall
+from ..providers.tool_calls import calls_from_json, output_messages
 from ..scoring.agentv_aggregate import (
     NOT_SCORED,
     negate_result,
@@ -211,7 +212,7 @@ class AgentvRun:
         for k in range(settings.count):
             began = started if k == 0 else now_utc()
             try:
-                answer, usage, latency, cached, model = await self._answer(task, k, folder)
+                answer, usage, latency, cached, model, calls = await self._answer(task, k, folder)
             except (ProviderError, _ReplayedFailure) as err:
                 message = err.message if isinstance(err, ProviderError) else str(err)
                 kind = err.kind if isinstance(err, ProviderError) else "replay"
@@ -225,11 +226,15 @@ class AgentvRun:
             cost = self._cost(task, model, usage)
             self._spend(cost, task)
             measured = Measured(answer=answer, usage=usage, duration_ms=latency, model=model, cost_usd=cost,
+                                trace=[c.to_json() for c in calls], calls=calls,
+                                output_messages=output_messages(answer, calls),
                                 workspace=str(folder) if folder is not None else None,
                                 started=iso_timestamp(began), ended=iso_timestamp(now_utc()))
             metrics = measured.metrics()
             items = await self._assertions(task, answer, metrics, measured, attempt=k)
             row = self._row(task, began, answer, usage, latency, items, cost_usd=cost)
+            if calls:
+                row["output"] = measured.output_messages  # the trace, as AgentV's `output` messages
             rows.append(row)
             attempts.append(Attempt(row["score"], row.get("verdict"), cost))
             stopped = stop_reason(settings, attempts)
@@ -240,16 +245,17 @@ class AgentvRun:
         return _with_trials(rows, combine(settings, attempts, stopped or "error"))
 
     async def _answer(self, task: AgentvTask, attempt: int = 0, folder: Path | None = None
-                      ) -> tuple[str, tuple[int, int], float, bool, str | None]:
+                      ) -> tuple[str, tuple[int, int], float, bool, str | None, tuple[ToolCall, ...]]:
+        """(text, (input, output tokens), latency ms, cached, the model that answered, tool calls)."""
         cell = task.cell
         done = self.state.turns.get(cell, {}).get(attempt)
         if done is not None:
             u = done.get("u") or [0, 0]
             return (str(done.get("text", "")), (int(u[0]), int(u[1])), float(done.get("ms") or 0.0), False,
-                    done.get("m"))
+                    done.get("m"), calls_from_json(done.get("tc")))
         model: str | None = None
         if self.plan.replay is not None:
-            text, usage, latency, cached = self._replayed(cell)
+            text, usage, latency, cached, calls = self._replayed(cell)
         else:
             provider, model_name = self._provider(task.target)
             system, messages = chat_messages(task.test.input_messages)
@@ -262,16 +268,22 @@ class AgentvRun:
                 # The agent works in the test's workspace: the command runs there.
                 req = dataclasses.replace(req, extra={**req.extra, "cwd": str(folder), "attempt": attempt,
                                                       "eval_id": task.test.id})
+            elif _provider_kind(task.target) == "cli":
+                # The test id is the command's {EVAL_ID}; it picks this test's record of a batch output.
+                req = dataclasses.replace(req, extra={**req.extra, "eval_id": task.test.id, "attempt": attempt})
             result = await self.calls.chat(provider, req, cell, limit_key=_limit_key(task.target),
                                            model_label=task.target.name)
-            text, latency, cached = result.text, result.latency_ms, result.cached
+            text, latency, cached, calls = result.text, result.latency_ms, result.cached, result.tool_calls
             usage = (result.usage.input_tokens, result.usage.output_tokens)
             model = result.raw_model or model_name or _configured_model(task.target)
         # Replayed answers are journalled too, so that a replay's own journal can be resumed or replayed.
         assert self.journal is not None
-        self.journal.write({"t": "gen", "c": cell_ref(cell), "n": attempt, "text": text, "u": list(usage),
-                            "ms": round(latency, 1), "cached": cached, "m": model})
-        return text, usage, latency, cached, model
+        record: dict[str, Any] = {"t": "gen", "c": cell_ref(cell), "n": attempt, "text": text, "u": list(usage),
+                                  "ms": round(latency, 1), "cached": cached, "m": model}
+        if calls:
+            record["tc"] = [c.to_json() for c in calls]
+        self.journal.write(record)
+        return text, usage, latency, cached, model, calls
 
     def _cost(self, task: AgentvTask, model: str | None, usage: tuple[int, int]) -> float | None:
         """US dollars of the target's call, from the price table; None when its model has no price."""
@@ -280,15 +292,16 @@ class AgentvRun:
             return None
         return prices.cost_of((model, _configured_model(task.target), task.target.model), usage[0], usage[1])
 
-    def _replayed(self, cell: Cell) -> tuple[str, tuple[int, int], float, bool]:
-        """The recorded answer of a cell, with the usage and duration the original call reported (the
-        latency and token-usage assertions score those). A recorded failure raises _ReplayedFailure."""
+    def _replayed(self, cell: Cell) -> tuple[str, tuple[int, int], float, bool, tuple[ToolCall, ...]]:
+        """The recorded answer of a cell, with the usage, duration and tool calls the original call
+        reported (latency, token-usage and tool-trajectory score those). A recorded failure raises
+        _ReplayedFailure."""
         replay = self.plan.replay
         rec = replay.answer(cell)
         if rec is None or rec.text is None:
             raise _ReplayedFailure(rec.error if rec is not None and rec.error else
                                    f"{replay.path} has no answer for {cell}")
-        return rec.text, rec.usage, rec.latency_ms, False
+        return rec.text, rec.usage, rec.latency_ms, False, rec.tool_calls
 
     def _spend(self, cost: float | None, task: AgentvTask) -> None:
         """Count a call's cost against `execution.total_budget_usd`; once reached, no new cell starts."""
@@ -361,7 +374,7 @@ class AgentvRun:
             elif (why := unmeasured(a, metrics, measured.model)) is not None:
                 out.append(_skipped(a, f"not scored: {why}"))
             else:
-                out.append(_deterministic(a, answer, metrics))
+                out.append(_deterministic(a, answer, metrics, [(m.role, m.content) for m in test.expected_messages]))
         return out
 
     async def _judged(self, task: AgentvTask, index: int, a: Assertion, answer: str) -> dict[str, Any]:
@@ -594,9 +607,9 @@ def _criterion(c: Any, i: int) -> dict[str, Any]:
     return dict(c)
 
 
-def _deterministic(a: Assertion, answer: str, metrics: RunMetrics) -> dict[str, Any]:
+def _deterministic(a: Assertion, answer: str, metrics: RunMetrics, expected: list[tuple[str, Any]]) -> dict[str, Any]:
     try:
-        got = evaluate_assertion(a, answer, metrics)
+        got = evaluate_assertion(a, answer, metrics, expected=expected)
     except Exception as exc:  # our bug must not pass a test, nor lose the run: the check was not made
         return _skipped(a, f"not scored: evalspec failed while scoring it ({type(exc).__name__}: {exc})")
     if isinstance(got, NotSupported):

@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from ..appendlog import read_records
+from ..providers.base import ToolCall
+from ..providers.tool_calls import calls_from_json, calls_from_messages
 from .events import Cell
 from .journal import load as load_journal
 from .plan_error import PlanError
@@ -56,6 +58,7 @@ class Recorded:
     # As the original call reported them: AgentV's latency and token-usage assertions score these.
     usage: tuple[int, int] = (0, 0)
     latency_ms: float = 0.0
+    tool_calls: tuple[ToolCall, ...] = ()  # AgentV: the answer's trace (tool-trajectory scores it)
 
 
 @dataclass
@@ -120,7 +123,8 @@ class ReplaySource:
             texts = [str(turns[n].get("text", "")) for n in sorted(turns)]
             last = turns[max(turns)] if turns else {}
             answers.setdefault(cell.item, {})[cell.model] = Recorded(
-                texts[-1] if texts else "", texts, usage=_usage(last.get("u")), latency_ms=_ms(last.get("ms")))
+                texts[-1] if texts else "", texts, usage=_usage(last.get("u")), latency_ms=_ms(last.get("ms")),
+                tool_calls=calls_from_json(last.get("tc")))
         for cell, rec in state.failures.items():
             answers.setdefault(cell.item, {}).setdefault(cell.model, Recorded(None, error=str(rec.get("error"))))
         # An AgentV journal records a failed cell as a score whose row says execution_error (no "fail" line).
@@ -142,7 +146,9 @@ class ReplaySource:
                 text = str(row.get("answer") or "")
                 tokens = row.get("token_usage") or {}
                 usage = _usage([tokens.get("input"), tokens.get("output")] if isinstance(tokens, dict) else None)
-                rec = Recorded(text, [text], usage=usage, latency_ms=_ms(row.get("duration_ms")))
+                messages = row.get("output") if isinstance(row.get("output"), list) else row.get("output_messages")
+                rec = Recorded(text, [text], usage=usage, latency_ms=_ms(row.get("duration_ms")),
+                               tool_calls=calls_from_messages(messages if isinstance(messages, list) else []))
             # A later row for the same cell wins, as a later line of a journal does.
             answers.setdefault(str(row["test_id"]), {})[str(row["target"])] = rec
         return cls(path, answers)

@@ -17,17 +17,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..providers.base import ToolCall
 from .agentv_aggregate import negate_verdict, verdict
+from .field_accuracy import score_fields
 from .js_regex import JsRegexError, js_regex_test
 from .js_text import is_js_number, js_json_parse, js_trim
+from .tool_trajectory import score_trajectory
 
 # Types this module scores, by canonical (kebab-case) name.
 DETERMINISTIC_TYPES = ("contains", "icontains", "starts-with", "ends-with", "equals", "contains-any", "contains-all",
                        "icontains-any", "icontains-all", "regex", "is-json", "latency", "cost", "token-usage",
-                       "execution-metrics")
-# Types the runner scores (judges, scripts, traces, structured data).
-RUNNER_TYPES = ("rubrics", "llm-judge", "code-judge", "agent-judge", "composite", "tool-trajectory",
-                "field-accuracy")
+                       "execution-metrics", "tool-trajectory", "field-accuracy")
+# Types the runner scores (judges, scripts, groups of assertions).
+RUNNER_TYPES = ("rubrics", "llm-judge", "code-judge", "agent-judge", "composite")
 
 # AgentV's default "exploration" tools for execution-metrics' target_exploration_ratio.
 DEFAULT_EXPLORATION_TOOLS = ("read", "grep", "glob", "search", "list", "Read", "Grep", "Glob", "WebSearch",
@@ -64,6 +66,8 @@ class RunMetrics:
     tool_calls: int | None = None
     llm_calls: int | None = None
     tool_names: Sequence[str] | None = None  # one entry per tool call, for the exploration ratio
+    # The target's tool calls, in order (tool-trajectory): () an answer without tool calls, None no answer.
+    trace: Sequence[ToolCall] | None = None
 
     def usage(self) -> TokenUsage | None:
         u = self.token_usage
@@ -357,11 +361,13 @@ def _flatten(spec: Any) -> Mapping[str, Any]:
     return config
 
 
-def evaluate_assertion(spec: Any, output: str, metrics: RunMetrics | None = None) -> AssertionScore | NotSupported:
+def evaluate_assertion(spec: Any, output: str, metrics: RunMetrics | None = None, *,
+                       expected: Any = None) -> AssertionScore | NotSupported:
     """Score one assertion against the target's answer and run metrics.
 
     `spec` is the assertion as written (`{type, value, flags, max_ms, …, negate}`) or the checker's
     normalized Assertion. Weight and `required` are the aggregator's (agentv_aggregate.aggregate_test).
+    `expected`: the test's expected messages as (role, content) pairs, for field-accuracy.
     """
     spec = _flatten(spec)
     raw_type = spec.get("type")
@@ -390,6 +396,12 @@ def evaluate_assertion(spec: Any, output: str, metrics: RunMetrics | None = None
         result = _cost(spec, metrics)
     elif kind == "token-usage":
         result = _token_usage(spec, metrics)
+    elif kind == "tool-trajectory":
+        got = score_trajectory(spec, metrics.trace)
+        result = AssertionScore(got.score, got.verdict, tuple(got.hits), tuple(got.misses))
+    elif kind == "field-accuracy":
+        fields = score_fields(spec, output, expected)
+        result = AssertionScore(fields.score, verdict(fields.score), fields.hits, fields.misses)
     else:
         result = _execution_metrics(spec, metrics)
     return negate_score(result) if spec.get("negate") is True else result

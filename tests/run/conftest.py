@@ -22,7 +22,7 @@ from fakeprovider import FakeProvider, Recorded, Reply  # noqa: E402
 KEY = "sk-runner-test-0123456789abcdef"  # a fake key; tests assert it never leaks
 CRITERION = re.compile(r"<CRITERION>\n(.*?)\n</CRITERION>", re.S)
 
-Decide = Callable[[dict[str, Any]], "str | None"]
+Decide = Callable[[dict[str, Any]], "str | Reply | None"]
 
 
 def criterion_of(req: dict[str, Any]) -> str | None:
@@ -54,9 +54,11 @@ class SmartFake(FakeProvider):
             if rec.path.endswith("/score"):  # a $call service
                 out = self.decide({"path": rec.path, **req})
                 return 200, (out or "{}").encode(), {}
-            text = self.decide(req)
-            if text is not None:
-                reply = Reply.ok(text)
+            decided = self.decide(req)
+            if isinstance(decided, Reply):  # e.g. Reply.ok(text, tool_calls=[...])
+                reply = decided
+            elif decided is not None:
+                reply = Reply.ok(decided)
         return super()._respond(rec, reply)
 
     def chat_requests(self) -> list[dict[str, Any]]:

@@ -187,8 +187,7 @@ def test_exploration_ratio() -> None:
     assert exploration_ratio(["lookup", "edit"], exploration_tools=["lookup"]) == 0.5
 
 
-@pytest.mark.parametrize("kind", ["rubrics", "llm-judge", "llm_judge", "code_judge", "agent-judge", "composite",
-                                  "tool_trajectory", "field-accuracy"])
+@pytest.mark.parametrize("kind", ["rubrics", "llm-judge", "llm_judge", "code_judge", "agent-judge", "composite"])
 def test_runner_types_are_not_supported_by_name(kind: str) -> None:
     result = evaluate_assertion({"type": kind}, "x")
     assert isinstance(result, NotSupported)

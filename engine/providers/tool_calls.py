@@ -1,0 +1,116 @@
+"""Tool calls read out of what a target answered: the trace AgentV's tool-trajectory scores.
+
+Every shape is read defensively (an answer is untrusted text): a call without a tool name is dropped,
+arguments that are not JSON are kept as the string they were, nothing here raises on odd input.
+
+- OpenAI chat completions: `choices[0].message.tool_calls[] = {id, type: function, function: {name,
+  arguments: "<JSON text>"}}` (and the older single `function_call`).
+- Anthropic messages: `content[] = {type: tool_use, id, name, input}`.
+- Google Gemini: `parts[] = {functionCall: {name, args}}`.
+- AgentV messages (a `cli` target's output, results rows, expected messages): `{role, content,
+  tool_calls: [{tool, input, output, duration_ms | durationMs, id}]}`; `name` / `args` / `arguments`
+  are accepted for `tool` / `input`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from evalspec.providers.base import ToolCall
+
+
+def _arguments(raw: Any) -> Any:
+    """OpenAI sends arguments as JSON text; a mapping is what a trajectory compares."""
+    if isinstance(raw, str):
+        try:
+            return json.loads(raw) if raw.strip() else {}
+        except ValueError:
+            return raw
+    return raw
+
+
+def _duration(call: dict[str, Any]) -> float | None:
+    for key in ("duration_ms", "durationMs"):
+        value = call.get(key)
+        if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
+            return float(value)
+    return None
+
+
+def openai_tool_calls(message: Any) -> tuple[ToolCall, ...]:
+    if not isinstance(message, dict):
+        return ()
+    out: list[ToolCall] = []
+    calls = message.get("tool_calls")
+    for call in calls if isinstance(calls, list) else []:
+        fn = call.get("function") if isinstance(call, dict) else None
+        if isinstance(fn, dict) and isinstance(fn.get("name"), str) and fn["name"]:
+            ident = call.get("id")
+            out.append(ToolCall(fn["name"], _arguments(fn.get("arguments")),
+                                id=ident if isinstance(ident, str) else None))
+    legacy = message.get("function_call")
+    if not out and isinstance(legacy, dict) and isinstance(legacy.get("name"), str) and legacy["name"]:
+        out.append(ToolCall(legacy["name"], _arguments(legacy.get("arguments"))))
+    return tuple(out)
+
+
+def anthropic_tool_calls(content: Any) -> tuple[ToolCall, ...]:
+    out: list[ToolCall] = []
+    for block in content if isinstance(content, list) else []:
+        if isinstance(block, dict) and block.get("type") == "tool_use" and isinstance(block.get("name"), str) \
+                and block["name"]:
+            ident = block.get("id")
+            out.append(ToolCall(block["name"], block.get("input"), id=ident if isinstance(ident, str) else None))
+    return tuple(out)
+
+
+def google_tool_calls(parts: Any) -> tuple[ToolCall, ...]:
+    out: list[ToolCall] = []
+    for part in parts if isinstance(parts, list) else []:
+        fn = part.get("functionCall") if isinstance(part, dict) else None
+        if isinstance(fn, dict) and isinstance(fn.get("name"), str) and fn["name"]:
+            out.append(ToolCall(fn["name"], fn.get("args")))
+    return tuple(out)
+
+
+def call_from_json(call: Any) -> ToolCall | None:
+    """One AgentV tool call `{tool, input, output, duration_ms, id}` (or `name` / `args` / `arguments`)."""
+    if not isinstance(call, dict):
+        return None
+    name = call.get("tool", call.get("name"))
+    fn = call.get("function")
+    if not isinstance(name, str) and isinstance(fn, dict):  # an OpenAI-shaped call in a message list
+        return next(iter(openai_tool_calls({"tool_calls": [call]})), None)
+    if not isinstance(name, str) or not name:
+        return None
+    args = call["input"] if "input" in call else call.get("args", call.get("arguments"))
+    ident = call.get("id")
+    return ToolCall(name, _arguments(args), call.get("output"), _duration(call),
+                    ident if isinstance(ident, str) else None)
+
+
+def calls_from_json(calls: Any) -> tuple[ToolCall, ...]:
+    if not isinstance(calls, list):
+        return ()
+    return tuple(c for c in map(call_from_json, calls) if c is not None)
+
+
+def calls_from_messages(messages: Iterable[Any]) -> tuple[ToolCall, ...]:
+    """Every tool call of a message list, in order (AgentV reads `output[].tool_calls[]`)."""
+    out: list[ToolCall] = []
+    for m in messages:
+        if isinstance(m, dict):
+            out.extend(calls_from_json(m.get("tool_calls")))
+            if m.get("role") == "assistant" and isinstance(m.get("content"), list):  # Anthropic-shaped content
+                out.extend(anthropic_tool_calls(m["content"]))
+    return tuple(out)
+
+
+def output_messages(text: str, calls: tuple[ToolCall, ...]) -> list[dict[str, Any]]:
+    """The answer as AgentV output messages (`output` of a results row): one assistant message."""
+    message: dict[str, Any] = {"role": "assistant", "content": text}
+    if calls:
+        message["tool_calls"] = [c.to_json() for c in calls]
+    return [message]

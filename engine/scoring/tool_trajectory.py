@@ -1,0 +1,276 @@
+"""AgentV's `tool-trajectory` assertion: the tools a target called, against what the test expects.
+
+Follows AgentV v2.19 (its evaluator and the tool-trajectory-simple example's recorded results), hit and
+miss wording included:
+
+- `any_order`: each tool in `minimums` called at least that often; score = share of tools met.
+- `in_order`: the expected calls found in order, gaps allowed; a call whose name matches but whose
+  arguments do not is a miss for that expected item and is consumed.
+- `exact`: the same calls at the same positions; a different number of calls is reported as a miss
+  ("Expected 3 tool calls, got 4") but, as in AgentV, the score is the share of expected positions met.
+- `superset`: every expected call appears somewhere (each actual call matches one expected, greedily).
+- `subset`: every actual call matches some expected item (items reusable); no calls is a subset.
+
+`args`: `any` (or absent) accepts any arguments; otherwise `args_match` (the item's, else the
+assertion's, else `exact`) decides: `exact` deep equality, `superset` (actual has every expected key,
+extras allowed), `subset` (actual has no key beyond the expected ones), `ignore`, or a list of fields
+(dot paths) compared one by one. `max_duration_ms` on an expected item of `in_order`/`exact` adds a
+latency check for the matched call; a call without a reported duration skips it (not counted).
+
+A trace is the calls of what the target answered: `None` means no answer at all (a failed cell never
+reaches here), an empty tuple an answer without tool calls. Like AgentV, `any_order` on an empty trace
+scores 0 ("No trace available for evaluation"); the other modes score the empty list as it is.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..providers.base import ToolCall
+from .agentv_aggregate import verdict
+
+MODES = ("any_order", "in_order", "exact", "subset", "superset")
+ARGS_MODES = ("exact", "superset", "subset", "ignore")
+
+
+class TrajectoryResult:
+    __slots__ = ("hits", "misses", "score")
+
+    def __init__(self, score: float, hits: list[str], misses: list[str]) -> None:
+        self.score = score
+        self.hits = hits
+        self.misses = misses
+
+    @property
+    def verdict(self) -> str:
+        return verdict(self.score)
+
+
+def deep_equal(a: Any, b: Any) -> bool:
+    """JavaScript-style deep equality of JSON values: 1 == 1.0, but true is not 1."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return a == b
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        return a.keys() == b.keys() and all(deep_equal(a[k], b[k]) for k in a)
+    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
+        return len(a) == len(b) and all(deep_equal(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, Mapping | list | tuple) or isinstance(b, Mapping | list | tuple):
+        return False
+    return bool(a == b) and type(a) is type(b)
+
+
+def _get_path(obj: Any, path: str) -> Any:
+    current = obj
+    for part in path.split("."):
+        if not isinstance(current, Mapping) or part not in current:
+            return _MISSING
+        current = current[part]
+    return current
+
+
+_MISSING = object()
+
+
+def _setting(item: Mapping[str, Any], snake: str, camel: str) -> Any:
+    return item[snake] if snake in item else item.get(camel)
+
+
+def args_match(expected: Any, actual: Any, mode: Any) -> bool:
+    if expected is None or expected == "any":
+        return True
+    if mode == "ignore":
+        return True
+    if actual is None:
+        return False
+    if isinstance(mode, list | tuple):
+        for name in mode:
+            want = _get_path(expected, str(name))
+            if want is _MISSING:
+                continue  # a listed field the expected args do not give is not checked
+            got = _get_path(actual, str(name))
+            if got is _MISSING or not deep_equal(want, got):
+                return False
+        return True
+    if mode == "superset":
+        return isinstance(expected, Mapping) and isinstance(actual, Mapping) and all(
+            k in actual and deep_equal(v, actual[k]) for k, v in expected.items())
+    if mode == "subset":
+        return isinstance(expected, Mapping) and isinstance(actual, Mapping) and all(
+            k in expected and deep_equal(v, expected[k]) for k, v in actual.items())
+    return deep_equal(expected, actual)
+
+
+def _fmt_ms(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else str(value)
+
+
+class _Latency:
+    """The max_duration_ms checks of in_order / exact: passed, counted (a skip is not counted)."""
+
+    def __init__(self) -> None:
+        self.hits = 0
+        self.counted = 0
+
+    def check(self, item: Mapping[str, Any], call: ToolCall, hits: list[str], misses: list[str]) -> None:
+        limit = _setting(item, "max_duration_ms", "maxDurationMs")
+        if not isinstance(limit, int | float) or isinstance(limit, bool):
+            return
+        if call.duration_ms is None:
+            return  # AgentV: "No duration data for <tool>; latency assertion skipped" — neutral
+        self.counted += 1
+        if call.duration_ms <= limit:
+            self.hits += 1
+            hits.append(f"{call.tool} completed in {_fmt_ms(call.duration_ms)}ms (max: {_fmt_ms(limit)}ms)")
+        else:
+            misses.append(f"{call.tool} took {_fmt_ms(call.duration_ms)}ms (max: {_fmt_ms(limit)}ms)")
+
+
+def _expected(config: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    items = config.get("expected")
+    return [i for i in items if isinstance(i, Mapping)] if isinstance(items, list) else []
+
+
+def _mode_of(item: Mapping[str, Any], config: Mapping[str, Any]) -> Any:
+    mode = _setting(item, "args_match", "argsMatch")
+    if mode is None:
+        mode = _setting(config, "args_match", "argsMatch")
+    return "exact" if mode is None else mode
+
+
+def score_trajectory(config: Mapping[str, Any], calls: Sequence[ToolCall] | None) -> TrajectoryResult:
+    """Score a `tool-trajectory` assertion (`config`: mode, minimums, expected, args_match)."""
+    mode = config.get("mode")
+    if mode not in MODES:
+        return TrajectoryResult(0.0, [], [f"Unknown mode: {mode}. Supported modes: {', '.join(MODES)}"])
+    if calls is None or (not calls and mode == "any_order"):
+        return TrajectoryResult(0.0, [], ["No trace available for evaluation"])
+    if mode == "any_order":
+        return _any_order(config, calls)
+    expected = _expected(config)
+    if mode == "subset":
+        return _subset(config, expected, calls)
+    if not expected:
+        return TrajectoryResult(1.0, ["No tool sequence specified" if mode != "superset"
+                                      else "No expected tools specified"], [])
+    if mode == "in_order":
+        return _in_order(config, expected, calls)
+    if mode == "exact":
+        return _exact(config, expected, calls)
+    return _superset(config, expected, calls)
+
+
+def _any_order(config: Mapping[str, Any], calls: Sequence[ToolCall]) -> TrajectoryResult:
+    minimums = config.get("minimums")
+    minimums = minimums if isinstance(minimums, Mapping) else {}
+    if not minimums:
+        return TrajectoryResult(1.0, ["No tool requirements specified"], [])
+    counts: dict[str, int] = {}
+    for call in calls:
+        counts[call.tool] = counts.get(call.tool, 0) + 1
+    hits: list[str] = []
+    misses: list[str] = []
+    for tool, required in minimums.items():
+        need = required if isinstance(required, int | float) and not isinstance(required, bool) else 0
+        got = counts.get(str(tool), 0)
+        line = f"{tool}: called {got} times (required ≥{_fmt_ms(need)})"
+        (hits if got >= need else misses).append(line)
+    return TrajectoryResult(len(hits) / len(minimums), hits, misses)
+
+
+def _in_order(config: Mapping[str, Any], expected: list[Mapping[str, Any]],
+              calls: Sequence[ToolCall]) -> TrajectoryResult:
+    hits: list[str] = []
+    misses: list[str] = []
+    latency = _Latency()
+    found_count = 0
+    at = 0
+    for i, item in enumerate(expected):
+        tool = str(item.get("tool"))
+        mode = _mode_of(item, config)
+        matched: ToolCall | None = None
+        mismatched = False
+        while at < len(calls):
+            call = calls[at]
+            if call.tool == tool:
+                if args_match(item.get("args"), call.input, mode):
+                    hits.append(f"Found {tool} at position {at}")
+                    matched = call
+                else:
+                    misses.append(f"Expected {tool} at position {i}: tool found at {at} but args mismatch")
+                    mismatched = True
+                at += 1
+                break
+            at += 1
+        if matched is not None:
+            found_count += 1
+            latency.check(item, matched, hits, misses)
+        elif not mismatched:
+            misses.append(f"Expected {tool} at position {i}, not found in remaining trace")
+    total = len(expected) + latency.counted
+    return TrajectoryResult((found_count + latency.hits) / total, hits, misses)
+
+
+def _exact(config: Mapping[str, Any], expected: list[Mapping[str, Any]],
+           calls: Sequence[ToolCall]) -> TrajectoryResult:
+    hits: list[str] = []
+    misses: list[str] = []
+    latency = _Latency()
+    if len(calls) != len(expected):
+        misses.append(f"Expected {len(expected)} tool calls, got {len(calls)}")
+    matched = 0
+    for i, item in enumerate(expected):
+        tool = str(item.get("tool"))
+        if i >= len(calls):
+            misses.append(f"Position {i}: expected {tool}, got nothing")
+            continue
+        call = calls[i]
+        if call.tool != tool:
+            misses.append(f"Position {i}: expected {tool}, got {call.tool}")
+        elif not args_match(item.get("args"), call.input, _mode_of(item, config)):
+            misses.append(f"Position {i}: {tool} args mismatch")
+        else:
+            hits.append(f"Position {i}: {tool}")
+            matched += 1
+            latency.check(item, call, hits, misses)
+    total = len(expected) + latency.counted
+    return TrajectoryResult((matched + latency.hits) / total, hits, misses)
+
+
+def _superset(config: Mapping[str, Any], expected: list[Mapping[str, Any]],
+              calls: Sequence[ToolCall]) -> TrajectoryResult:
+    hits: list[str] = []
+    misses: list[str] = []
+    used: set[int] = set()
+    for item in expected:
+        tool = str(item.get("tool"))
+        mode = _mode_of(item, config)
+        j = next((j for j, call in enumerate(calls) if j not in used and call.tool == tool
+                  and args_match(item.get("args"), call.input, mode)), None)
+        if j is None:
+            misses.append(f"Expected {tool} not found in actual trajectory")
+        else:
+            used.add(j)
+            hits.append(f"Found {tool} at position {j}")
+    return TrajectoryResult(len(hits) / len(expected), hits, misses)
+
+
+def _subset(config: Mapping[str, Any], expected: list[Mapping[str, Any]],
+            calls: Sequence[ToolCall]) -> TrajectoryResult:
+    if not calls:
+        return TrajectoryResult(1.0, ["No tool calls and no expected tools" if not expected
+                                      else "No actual tool calls (trivially a subset)"], [])
+    if not expected:
+        return TrajectoryResult(0.0, [], [f"{len(calls)} unexpected tool call(s) with empty allowed list"])
+    hits: list[str] = []
+    misses: list[str] = []
+    for i, call in enumerate(calls):
+        allowed = any(call.tool == str(item.get("tool"))
+                      and args_match(item.get("args"), call.input, _mode_of(item, config)) for item in expected)
+        (hits if allowed else misses).append(
+            f"Position {i}: {call.tool} is {'in' if allowed else 'not in'} allowed set")
+    score = len(hits) / len(calls)
+    return TrajectoryResult(score if math.isfinite(score) else 0.0, hits, misses)
