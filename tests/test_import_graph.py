@@ -141,7 +141,7 @@ def test_editor_features_do_not_load_the_http_clients():
     code = ("import sys, evalspec.ide.completion, evalspec.ide.hover; "
             "print(sorted(m for m in sys.modules if m == 'httpx' or m.startswith('evalspec.providers.')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "['evalspec.providers.base', 'evalspec.providers.catalog', 'evalspec.providers.redact']"
+    assert out.strip() == "['evalspec.providers.base', 'evalspec.providers.catalog', 'evalspec.providers.redact', 'evalspec.providers.tool_calls']"
 
 
 def test_the_providers_package_still_exports_its_names():

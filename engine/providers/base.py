@@ -12,6 +12,7 @@ from types import MappingProxyType
 from typing import Any, Protocol, runtime_checkable
 
 from evalspec.providers.redact import redact
+from evalspec.providers.tool_calls import ToolCall, calls_from_json
 
 DEFAULT_MAX_TOKENS = 1500  # the reference client's default (weval-compat-notes §9)
 
@@ -85,29 +86,6 @@ class Usage:
 
 
 @dataclass(frozen=True, slots=True)
-class ToolCall:
-    """One tool call the target made (AgentV's trace): OpenAI `tool_calls`, Anthropic `tool_use` blocks,
-    or a `cli` target's output messages. `input` is the arguments as the target gave them (a mapping
-    when they were JSON); `duration_ms` only when the target reported it."""
-
-    tool: str
-    input: Any = None
-    output: Any = None
-    duration_ms: float | None = None
-    id: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"tool": self.tool, "input": self.input}
-        if self.output is not None:
-            out["output"] = self.output
-        if self.duration_ms is not None:
-            out["duration_ms"] = self.duration_ms
-        if self.id is not None:
-            out["id"] = self.id
-        return out
-
-
-@dataclass(frozen=True, slots=True)
 class ChatResult:
     text: str
     usage: Usage = field(default_factory=Usage)
@@ -129,8 +107,6 @@ class ChatResult:
 
     @staticmethod
     def from_json(data: Mapping[str, Any], *, cached: bool = False) -> ChatResult:
-        from evalspec.providers.tool_calls import calls_from_json
-
         u = data.get("usage") or {}
         return ChatResult(
             text=str(data.get("text", "")),

@@ -16,9 +16,31 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
-from evalspec.providers.base import ToolCall
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One tool call the target made (AgentV's trace): OpenAI `tool_calls`, Anthropic `tool_use` blocks,
+    or a `cli` target's output messages. `input` is the arguments as the target gave them (a mapping
+    when they were JSON); `duration_ms` only when the target reported it."""
+
+    tool: str
+    input: Any = None
+    output: Any = None
+    duration_ms: float | None = None
+    id: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"tool": self.tool, "input": self.input}
+        if self.output is not None:
+            out["output"] = self.output
+        if self.duration_ms is not None:
+            out["duration_ms"] = self.duration_ms
+        if self.id is not None:
+            out["id"] = self.id
+        return out
 
 
 def _arguments(raw: Any) -> Any:
