@@ -199,7 +199,7 @@ ASSERTION_LIST: tuple[AssertionType, ...] = (
          F("aggregator", "How the children's scores combine: `{type: weighted_average, weights?}`, "
            "`{type: threshold, threshold}`, `{type: code-judge, path}` or `{type: llm-judge, prompt?}`.",
            "object", object="aggregator", required=True)),
-        kind="group"),
+        runnable=True, kind="group"),
     AssertionType(
         "tool-trajectory", "Checks the tools the agent called, from its trace.",
         "any_order: the share of `minimums` met; in_order: expected calls found in order (gaps allowed); "

@@ -20,6 +20,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import shlex
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -38,8 +40,19 @@ from ..scoring.agentv_aggregate import (
     verdict,
 )
 from ..scoring.agentv_assertions import NotSupported, RunMetrics, evaluate_assertion
+from ..scoring.composite import (
+    DEFAULT_THRESHOLD,
+    Child,
+    CompositeScore,
+    aggregator_kind,
+    aggregator_prompt,
+    results_object,
+    weighted_average,
+)
+from ..scoring.composite import threshold as composite_threshold
 from ..scoring.trials import Attempt, TrialSettings, combine, stop_reason
 from .agentv_judge import (
+    FREEFORM_SYSTEM,
     JUDGE_MAX_TOKENS,
     JudgeReplyError,
     freeform_prompt,
@@ -53,7 +66,7 @@ from .agentv_plan import AgentvPlan, AgentvTask, TargetSpec
 from .agentv_scorable import NO_JUDGE, unscorable
 from .calls import Calls, provider_key
 from .code_judge import DEFAULT_CONCURRENCY as CODE_JUDGE_CONCURRENCY
-from .code_judge import judge_answer
+from .code_judge import judge_answer, run_code_judge, shell_argv, timeout_of
 from .events import (
     Cell,
     CellFailed,
@@ -362,20 +375,116 @@ class AgentvRun:
             default = Assertion(type="llm-judge", name="llm-judge", span=test.span)
             return [await self._judged(task, ATTEMPT_STRIDE * attempt, default, answer)]
         measured = measured or Measured(answer=answer)
-        out: list[dict[str, Any]] = []
-        for i, a in enumerate(test.assertions):
-            why = unscorable(a, judge=task.judge is not None)
-            if why is not None:
-                out.append(_skipped(a, f"not scored: {why}"))
-            elif a.type in JUDGED:
-                out.append(await self._judged(task, ATTEMPT_STRIDE * attempt + i, a, answer))
-            elif a.type in EXECUTED:
-                out.append(await self._executed(task, a, measured))
-            elif (why := unmeasured(a, metrics, measured.model)) is not None:
-                out.append(_skipped(a, f"not scored: {why}"))
-            else:
-                out.append(_deterministic(a, answer, metrics, [(m.role, m.content) for m in test.expected_messages]))
-        return out
+        return [await self._scored(task, ATTEMPT_STRIDE * attempt + i, a, answer, metrics, measured)
+                for i, a in enumerate(test.assertions)]
+
+    async def _scored(self, task: AgentvTask, index: int, a: Assertion, answer: str, metrics: RunMetrics,
+                      measured: Measured) -> dict[str, Any]:
+        """One assertion's result entry. `index` keys its judge calls in the journal (a composite's
+        children get indexes of their own, see _composite)."""
+        why = unscorable(a, judge=task.judge is not None)
+        if why is not None:
+            return _skipped(a, f"not scored: {why}")
+        if a.type in JUDGED:
+            return await self._judged(task, index, a, answer)
+        if a.type in EXECUTED:
+            return await self._executed(task, a, measured)
+        if a.type == "composite":
+            return await self._composite(task, index, a, answer, metrics, measured)
+        if (why := unmeasured(a, metrics, measured.model)) is not None:
+            return _skipped(a, f"not scored: {why}")
+        return _deterministic(a, answer, metrics, [(m.role, m.content) for m in task.test.expected_messages])
+
+    async def _composite(self, task: AgentvTask, index: int, a: Assertion, answer: str, metrics: RunMetrics,
+                         measured: Measured) -> dict[str, Any]:
+        """A `composite`: every child scored as a test's assertion would be, then aggregated
+        (scoring/composite.py); an llm-judge aggregator asks the judge, a code-judge one runs its script."""
+        entries = [await self._scored(task, _child_index(index, j), child, answer, metrics, measured)
+                   for j, child in enumerate(a.children)]
+        nested = [{k: v for k, v in e.items() if not k.startswith("_")} for e in entries]
+        missing = next((e for e in entries if e["score"] is None), None)
+        if missing is not None:
+            reason = str(missing["reasoning"] or "").removeprefix("not scored: ")
+            entry = _skipped(a, f"not scored: its child '{missing['name']}' was not scored: {reason}")
+            entry["scores"] = nested
+            return entry
+        children = [Child(e["name"], e["type"], float(e["score"]), str(e["verdict"]), float(e["weight"]),
+                          tuple(e["hits"]), tuple(e["misses"]), e.get("reasoning")) for e in entries]
+        raw = a.config.get("aggregator")
+        aggregator: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        kind = aggregator_kind(aggregator)
+        if kind == "threshold":
+            got: CompositeScore | str = composite_threshold(children, aggregator.get("threshold", DEFAULT_THRESHOLD))
+        elif kind == "llm-judge":
+            got = await self._judged_aggregate(task, _child_index(index, AGGREGATOR_SLOT), aggregator, children)
+        elif kind == "code-judge":
+            got = await self._scripted_aggregate(a, aggregator, children)
+        else:
+            got = weighted_average(children, aggregator.get("weights"))
+        if isinstance(got, str):
+            entry = _skipped(a, f"not scored: {got}")
+            entry["scores"] = nested
+            return entry
+        score, result_verdict, hits, misses = got.score, got.verdict, list(got.hits), list(got.misses)
+        if a.negate:
+            score, result_verdict = negate_result(score, result_verdict)
+            hits, misses = misses, hits
+        entry = _entry(a, score, result_verdict, hits, misses, got.reasoning)
+        entry["scores"] = nested
+        return entry
+
+    async def _judged_aggregate(self, task: AgentvTask, index: int, aggregator: dict[str, Any],
+                                children: list[Child]) -> CompositeScore | str:
+        """The llm-judge aggregator: the judge reads the children's results and gives the score."""
+        judge = task.judge
+        if judge is None:
+            return NO_JUDGE
+        cell = task.cell
+        done = self.state.judgements.get((cell, index, judge.name))
+        reply: str | None = done.get("text") if done is not None and not done.get("e") else None
+        try:
+            if reply is None:
+                provider, model_name = self._provider(judge)
+                req = ChatRequest(model=model_name, messages=(ChatMessage("user", aggregator_prompt(aggregator, children)),),
+                                  system=FREEFORM_SYSTEM, temperature=0.0, max_tokens=JUDGE_MAX_TOKENS)
+                result = await self.calls.chat(provider, req, cell, limit_key=_limit_key(judge), purpose="judge",
+                                               model_label=judge.name)
+                reply = result.text
+                assert self.journal is not None
+                self.journal.write({"t": "judge", "c": cell_ref(cell), "p": index, "j": judge.name, "text": reply,
+                                    "e": None})
+            score, hits, misses, reasoning = freeform_result(parse_json_reply(reply))
+        except ProviderError as err:
+            self._judge_error(cell, index, judge, err.message)
+            return f"the judge {judge.name} failed: {err.message}"
+        except JudgeReplyError as err:
+            return str(err)
+        return CompositeScore(score, verdict(score), tuple(hits), tuple(misses), reasoning)
+
+    async def _scripted_aggregate(self, a: Assertion, aggregator: dict[str, Any],
+                                  children: list[Child]) -> CompositeScore | str:
+        """The code-judge aggregator: its script (`path`, a command line) gets `{results}` on stdin."""
+        command = aggregator.get("path") or aggregator.get("command") or aggregator.get("script")
+        if isinstance(command, str) and command.strip():
+            # A command line, split as a POSIX shell would (no shell runs it); Windows gets cmd.exe.
+            try:
+                argv = shell_argv(command) if sys.platform.startswith("win") else shlex.split(command)
+            except ValueError as exc:
+                return f"the code-judge aggregator's path cannot be split into a command: {exc}"
+        elif isinstance(command, list) and command:
+            argv = [str(x) for x in command]
+        else:
+            return "the code-judge aggregator has no `path` (its script)"
+        base = a.source_path.parent if a.source_path is not None else self.plan.path.parent
+        cwd = base / str(aggregator["cwd"]) if aggregator.get("cwd") else base
+        if self._judge_limit is None:
+            self._judge_limit = asyncio.Semaphore(CODE_JUDGE_CONCURRENCY)
+        outcome = await run_code_judge(argv, {"results": results_object(children)}, cwd=cwd,
+                                       timeout=timeout_of(aggregator), env=self.options.env, limit=self._judge_limit)
+        if outcome.score is None:
+            return (outcome.error or "the code-judge aggregator was not run").removeprefix("not scored: ")
+        misses = list(outcome.misses) + ([outcome.error] if outcome.error else [])
+        return CompositeScore(outcome.score, verdict(outcome.score), outcome.hits, tuple(misses), outcome.reasoning)
 
     async def _judged(self, task: AgentvTask, index: int, a: Assertion, answer: str) -> dict[str, Any]:
         """One `rubrics` or `llm-judge` assertion, asked of the target's judge."""
@@ -593,6 +702,21 @@ def _configured_model(spec: TargetSpec) -> str | None:
         return None
     value = spec.config.get("model") or spec.config.get("deployment_name") or spec.config.get("deployment")
     return str(value) if value else None
+
+
+AGGREGATOR_SLOT = 999  # a composite's llm-judge aggregator call, next to its children's
+CHILD_BASE = 10**9  # composite children's journal indexes live above every test-level index
+
+
+def _child_index(index: int, j: int) -> int:
+    """The journal index of a composite's child j < 1000 (or its aggregator). Injective: a test-level
+    index p < CHILD_BASE (attempt × ATTEMPT_STRIDE + assertion) maps into [B, 1001·B), a child's
+    into [1001·B, …), and so on down a nesting."""
+    return CHILD_BASE + 1000 * index + min(j, 999)
+
+
+def _provider_name(spec: TargetSpec) -> str | None:
+    return str(spec.config.get("provider") or "").lower() if spec.config is not None else None
 
 
 def _limit_key(spec: TargetSpec) -> str:

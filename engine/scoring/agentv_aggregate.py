@@ -1,4 +1,4 @@
-"""AgentV scoring: verdicts, required gates, weighted test scores, trials, rubric and composite scores.
+"""AgentV scoring: verdicts, required gates, weighted test scores, trials, rubric scores (composite: composite.py).
 
 Follows agentv-compat-notes §5-§6 (AgentV v2.19). Inner weights (rubric criteria, composite
 children) are combined here separately from the outer weights of a test's assertions.
@@ -345,29 +345,3 @@ def score_ranges(criteria: Sequence[Any], checks: Iterable[Any]) -> RubricScore:
     score = 0.0 if total <= 0 else min(1.0, max(0.0, weighted / (10 * total)))
     return RubricScore(score, "fail" if failed_required else verdict(score), tuple(hits), tuple(misses),
                        failed_required)
-
-
-# ---------------------------------------------------------------------------------------------
-# Composite aggregators
-
-
-def composite_threshold(verdicts: Sequence[str], threshold: float) -> tuple[float, str]:
-    """`aggregator: {type: threshold}`: score = passing / evaluated (borderline counts as passing);
-    the verdict is pass iff score ≥ threshold, else fail."""
-    if not verdicts:
-        return 0.0, "fail"
-    passing = sum(1 for v in verdicts if v in ("pass", "borderline"))
-    score = passing / len(verdicts)
-    return score, "pass" if score >= threshold else "fail"
-
-
-def composite_weighted_average(children: Sequence[tuple[str | None, float, float]],
-                               weights: Mapping[str, float] | None = None) -> tuple[float, str]:
-    """`aggregator: {type: weighted_average, weights}`: children are (name, score, own weight); a
-    name listed in `weights` takes that weight instead. Total weight 0 → 0."""
-    weights = weights or {}
-    items = [(score, float(weights[name]) if name is not None and name in weights else weight)
-             for name, score, weight in children]
-    total = math.fsum(w for _, w in items)
-    score = 0.0 if total == 0 else math.fsum(s * w for s, w in items) / total
-    return score, verdict(score)

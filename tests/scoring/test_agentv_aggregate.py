@@ -8,8 +8,6 @@ from evalspec.scoring.agentv_aggregate import (
     TestScore,
     aggregate_test,
     aggregate_trials,
-    composite_threshold,
-    composite_weighted_average,
     confidence_interval,
     confidence_interval_lower,
     gate_threshold,
@@ -206,27 +204,6 @@ def test_score_range_clamps_and_defaults() -> None:
                           [{"id": "a", "score": 14}, {"id": "b", "score": -2}])
     assert result.score == pytest.approx(1 / 3)
     assert result.misses[-1].endswith("not assessed by the judge")
-
-
-def test_composite_threshold_reference_case() -> None:
-    assert composite_threshold(["pass", "fail", "pass", "fail"], 0.5) == (0.5, "pass")
-
-
-@pytest.mark.parametrize(("verdicts", "threshold", "expected"), [
-    (["pass", "borderline", "fail"], 0.6, (2 / 3, "pass")),
-    (["fail", "fail", "pass"], 0.5, (1 / 3, "fail")),
-    ([], 0.5, (0.0, "fail")),
-])
-def test_composite_threshold(verdicts: list[str], threshold: float, expected: tuple[float, str]) -> None:
-    score, result = composite_threshold(verdicts, threshold)
-    assert (score, result) == (pytest.approx(expected[0]), expected[1])
-
-
-def test_composite_weighted_average() -> None:
-    children = [("safety", 1.0, 1.0), ("quality", 0.5, 1.0), (None, 0.0, 2.0)]
-    assert composite_weighted_average(children) == (pytest.approx(0.375), "fail")
-    assert composite_weighted_average(children, {"safety": 6.0}) == (pytest.approx(6.5 / 9), "borderline")
-    assert composite_weighted_average([("a", 1.0, 0.0)]) == (0.0, "fail")
 
 
 def test_outcome_never_passes_on_a_check_that_was_not_made() -> None:

@@ -1,0 +1,111 @@
+"""AgentV's `composite` assertion: its children's results combined by an aggregator (pure part).
+
+The runner scores each child as it would a test's assertion (judges, scripts and nested composites
+included) and hands the results here. Inner weights never mix with outer ones: a child's weight
+counts only inside its composite; the composite's own `weight` only in the test.
+
+- `weighted_average`: Σ score·w / Σ w, where w is `aggregator.weights[<child name>]`, else the
+  child's own `weight` (default 1); total weight 0 → 0. Verdict from the score.
+- `threshold`: score = passing children / children, borderline counting as passing; the verdict is
+  pass when the score ≥ `threshold` (default 0.5), else fail — never borderline.
+- `llm-judge` and `code-judge` aggregators get the children's results (`results_object`) and return
+  a score; those calls are the runner's.
+
+Children's hits and misses are kept, prefixed with the child's name (`[safety] …`), as AgentV does.
+A child that was not scored leaves the composite not scored: the aggregate would need its score.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
+
+from .agentv_aggregate import verdict
+
+AGGREGATORS = ("weighted_average", "threshold", "llm-judge", "code-judge")
+DEFAULT_THRESHOLD = 0.5
+DEFAULT_AGGREGATOR_PROMPT = """Review the following evaluation results:
+{{EVALUATOR_RESULTS_JSON}}
+
+Decide the final score and verdict based on all evaluator results.
+Return a JSON object with: score (0.0-1.0), verdict (pass/fail/borderline), and reasoning."""
+
+
+class Child(NamedTuple):
+    name: str
+    type: str
+    score: float
+    verdict: str
+    weight: float = 1.0
+    hits: tuple[str, ...] = ()
+    misses: tuple[str, ...] = ()
+    reasoning: str | None = None
+
+
+class CompositeScore(NamedTuple):
+    score: float
+    verdict: str
+    hits: tuple[str, ...]
+    misses: tuple[str, ...]
+    reasoning: str | None = None
+
+
+def aggregator_kind(aggregator: Any) -> str:
+    """The aggregator's type, normalized (`code_judge` → `code-judge`); weighted_average by default."""
+    kind = aggregator.get("type") if isinstance(aggregator, Mapping) else None
+    if not isinstance(kind, str) or not kind.strip():
+        return "weighted_average"
+    kind = kind.strip()
+    return kind if kind in ("weighted_average", "threshold") else kind.replace("_", "-")
+
+
+def _labelled(children: Sequence[Child]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    hits = tuple(f"[{c.name}] {h}" for c in children for h in c.hits)
+    misses = tuple(f"[{c.name}] {m}" for c in children for m in c.misses)
+    return hits, misses
+
+
+def weighted_average(children: Sequence[Child], weights: Mapping[str, Any] | None = None) -> CompositeScore:
+    weights = weights if isinstance(weights, Mapping) else {}
+    items = []
+    for c in children:
+        w = weights.get(c.name)
+        w = float(w) if isinstance(w, int | float) and not isinstance(w, bool) else c.weight
+        items.append((c.score, w))
+    total = math.fsum(w for _, w in items)
+    score = 0.0 if total <= 0 else math.fsum(s * w for s, w in items) / total
+    score = min(1.0, max(0.0, score))
+    hits, misses = _labelled(children)
+    return CompositeScore(score, verdict(score), hits, misses)
+
+
+def threshold(children: Sequence[Child], minimum: Any = DEFAULT_THRESHOLD) -> CompositeScore:
+    bar = float(minimum) if isinstance(minimum, int | float) and not isinstance(minimum, bool) else DEFAULT_THRESHOLD
+    passing = sum(1 for c in children if c.verdict in ("pass", "borderline"))
+    score = passing / len(children) if children else 0.0
+    passed = bool(children) and score >= bar
+    hits, misses = _labelled(children)
+    line = f"{passing}/{len(children)} evaluators passed (threshold: {bar:g})"
+    if passed:
+        hits = (line, *hits)
+    else:
+        misses = (line, *misses)
+    return CompositeScore(score, "pass" if passed else "fail", hits, misses)
+
+
+def results_object(children: Sequence[Child]) -> dict[str, Any]:
+    """What an llm-judge or code-judge aggregator reads: each child's result by name."""
+    return {c.name: {"type": c.type, "score": c.score, "verdict": c.verdict, "hits": list(c.hits),
+                     "misses": list(c.misses), "reasoning": c.reasoning} for c in children}
+
+
+def aggregator_prompt(aggregator: Mapping[str, Any], children: Sequence[Child]) -> str:
+    """The llm-judge aggregator's prompt: `prompt` (inline text) or AgentV's default, with
+    {{EVALUATOR_RESULTS_JSON}} replaced by the children's results."""
+    import json
+
+    template = aggregator.get("prompt")
+    template = template if isinstance(template, str) and template.strip() else DEFAULT_AGGREGATOR_PROMPT
+    return template.replace("{{EVALUATOR_RESULTS_JSON}}", json.dumps(results_object(children), indent=2,
+                                                                      ensure_ascii=False))

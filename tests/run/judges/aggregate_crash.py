@@ -1,0 +1,4 @@
+import sys
+
+sys.stderr.write("aggregator exploded\n")
+sys.exit(3)
