@@ -44,12 +44,10 @@ def gate_threshold(required: bool | float | None) -> float | None:
     return float(required)
 
 
-class TestScore(NamedTuple):
+class GatedScore(NamedTuple):
     score: float
     verdict: str
     failed_gates: tuple[int, ...] = ()  # indices of the required items below their threshold
-
-    __test__ = False  # not a pytest test class, despite the name
 
 
 def _item(item: Any) -> tuple[float, float, bool | float | None]:
@@ -62,7 +60,7 @@ def _item(item: Any) -> tuple[float, float, bool | float | None]:
     return float(score), 1.0 if weight is None else float(weight), required
 
 
-def aggregate_test(items: Iterable[Any]) -> TestScore:
+def aggregate_test(items: Iterable[Any]) -> GatedScore:
     """A test's score from its assertions' (score, weight, required).
 
     Required gates first: any required item below its threshold (true → 0.8, a number → itself)
@@ -72,10 +70,10 @@ def aggregate_test(items: Iterable[Any]) -> TestScore:
     failed = tuple(k for k, (score, _, required) in enumerate(parsed)
                    if (threshold := gate_threshold(required)) is not None and score < threshold)
     if failed:
-        return TestScore(0.0, "fail", failed)
+        return GatedScore(0.0, "fail", failed)
     total = math.fsum(weight for _, weight, _ in parsed)
     score = 0.0 if total == 0 else math.fsum(s * w for s, w, _ in parsed) / total
-    return TestScore(score, verdict(score))
+    return GatedScore(score, verdict(score))
 
 
 class Outcome(NamedTuple):

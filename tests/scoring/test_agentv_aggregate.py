@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from evalspec.scoring.agentv_aggregate import (
-    TestScore,
+    GatedScore,
     aggregate_test,
     aggregate_trials,
     confidence_interval,
@@ -39,7 +39,7 @@ def test_negation_of_verdicts() -> None:
     assert negate_result(0.7, "borderline") == pytest.approx((0.3, "borderline"))
 
 
-def _test_score(output: str, assertions: list[dict]) -> TestScore:
+def _test_score(output: str, assertions: list[dict]) -> GatedScore:
     items = []
     for spec in assertions:
         result = evaluate_assertion(spec, output)
