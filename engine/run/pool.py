@@ -9,7 +9,7 @@ back, and everything already received is in the journal.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable
 from typing import TypeVar
 
 from .events import Event
@@ -18,7 +18,7 @@ T = TypeVar("T")
 
 
 async def stream_cells(queue: asyncio.Queue[Event | None], tasks: Iterable[T], work: Callable[[T], Awaitable[None]],
-                       workers: int) -> AsyncIterator[Event]:
+                       workers: int) -> AsyncGenerator[Event, None]:
     """Run `work` over `tasks` with `workers` workers; yield every event they put on `queue`."""
     pending = iter(tasks)
 
