@@ -24,6 +24,7 @@ class ClientSupport:
     work_done_progress: bool = False
     code_lens_refresh: bool = False
     show_document: bool = False
+    diagnostics_refresh: bool = False
 
     @classmethod
     def of(cls, caps: lsp.ClientCapabilities | None) -> ClientSupport:
@@ -54,4 +55,5 @@ class ClientSupport:
             work_done_progress=bool(get("window.work_done_progress", False)),
             code_lens_refresh=bool(get("workspace.code_lens.refresh_support", False)),
             show_document=bool(get("window.show_document.support", False)),
+            diagnostics_refresh=bool(get("workspace.diagnostics.refresh_support", False)),
         )

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import logging
-import sys
 from collections.abc import Sequence
 
+from . import logs
 from .features import (
     code_actions,
     code_lens,
@@ -43,16 +42,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--stdio", action="store_true", help="talk over stdin/stdout (the default)")
     parser.add_argument("--tcp", type=_address, metavar="HOST:PORT", help="listen on a TCP socket instead")
     parser.add_argument("--log-file", help="write the server's log to this file (stderr otherwise)")
-    parser.add_argument("--log-level", default=None, choices=["DEBUG", "INFO", "WARNING", "ERROR"],
-                        help="INFO with --log-file, WARNING otherwise")
+    parser.add_argument("--log-level", default=None, type=str.upper,
+                        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+                        help="INFO with --log-file (methods and timings), WARNING otherwise; DEBUG also "
+                             "logs every message, document text and model answers included")
     parser.add_argument("--version", action="version", version=f"evalspec-lsp {__version__}")
     args = parser.parse_args(argv)
 
-    level = args.log_level or ("INFO" if args.log_file else "WARNING")
-    handler: logging.Handler = (logging.FileHandler(args.log_file, encoding="utf-8") if args.log_file
-                                else logging.StreamHandler(sys.stderr))  # never stdout: that is the protocol
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    logging.basicConfig(level=level, handlers=[handler], force=True)
+    logs.configure(args.log_level or ("INFO" if args.log_file else "WARNING"), args.log_file)
 
     server = build_server()
     if args.tcp:

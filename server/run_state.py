@@ -5,14 +5,17 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
-from evalspec.ide.runs import RunBoard
+from evalspec.ide.runs import RunBoard, RunItem
 
 
 @dataclass(eq=False)
 class DocumentRuns:
     board: RunBoard = field(default_factory=RunBoard)
     task: asyncio.Task[None] | None = None
-    files: list[str] = field(default_factory=list)  # result files of the last finished run
+    files: list[str] = field(default_factory=list)  # result files of the last run
+    items: list[RunItem] = field(default_factory=list)  # as last analysed: to follow renamed ids
+    generation: int = 0  # bumped whenever the board changes (pulled diagnostics are cached by it)
+    restored: bool = False  # earlier runs' results were looked for on disk
 
     @property
     def running(self) -> bool:

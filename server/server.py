@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 import traceback
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -49,6 +50,7 @@ class RunSettings:
     concurrency: int | None = None
     eval_methods: str | None = None  # "llm-coverage" | "embedding" | "all" | "none"
     timeout_s: float | None = None
+    diagnostics: bool = True  # failed points as Information diagnostics at their lines
 
     @classmethod
     def of(cls, options: Any) -> RunSettings:
@@ -68,6 +70,8 @@ class RunSettings:
             out.concurrency = n
         if isinstance(options.get("evalMethods"), str):
             out.eval_methods = options["evalMethods"]
+        if isinstance(options.get("diagnostics"), bool):
+            out.diagnostics = options["diagnostics"]
         t = options.get("timeoutSeconds")
         if isinstance(t, (int, float)) and not isinstance(t, bool) and 0 < t <= 3600:
             out.timeout_s = float(t)
@@ -117,6 +121,7 @@ class EvalspecServer(LanguageServer):
         self.on_analysed: list[Callable[[DocumentState], None]] = []  # the current version is analysed
         self.on_closed: list[Callable[[DocumentState], None]] = []
         self.runs: dict[str, DocumentRuns] = {}  # uri -> its run lenses' state (features/run.py)
+        self.on_runs_changed: list[Callable[[str], None]] = []  # a document's run results changed
 
     # --- positions ----------------------------------------------------------------------------------
 
@@ -174,6 +179,7 @@ class EvalspecServer(LanguageServer):
 
         def register(fn: Handler[P, R]) -> Handler[P, R]:
             async def handle(params):  # no annotation: pygls must not inject the server again
+                started = time.perf_counter()
                 try:
                     return await fn(self, params)
                 except (asyncio.CancelledError, JsonRpcException):
@@ -183,6 +189,8 @@ class EvalspecServer(LanguageServer):
                     if empty is None:
                         raise JsonRpcInternalError(f"evalspec: {method} failed: {exc}") from exc
                     return empty()
+                finally:
+                    log.info("%s %.1f ms", method, (time.perf_counter() - started) * 1000)
 
             handle.__name__ = fn.__name__
             self.feature(method, options)(handle)
@@ -196,10 +204,13 @@ class EvalspecServer(LanguageServer):
 
         def register(fn: Callable[[EvalspecServer, P], None]) -> Callable[[EvalspecServer, P], None]:
             def handle(params):
+                started = time.perf_counter()
                 try:
                     fn(self, params)
                 except Exception as exc:
                     self.report_failure(method, exc)
+                finally:
+                    log.info("%s %.1f ms", method, (time.perf_counter() - started) * 1000)
 
             handle.__name__ = fn.__name__
             self.feature(method)(handle)

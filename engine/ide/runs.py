@@ -11,9 +11,9 @@ marked as older than the text instead of vanishing or pretending to still hold.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..detect import FileKind
 from ..findings import Span
@@ -21,6 +21,7 @@ from ..run.events import (
     CallStarted,
     CellFailed,
     Event,
+    ModelSummary,
     Response,
     Retrying,
     RunFinished,
@@ -28,7 +29,13 @@ from ..run.events import (
     RunSummary,
     Scored,
 )
+from ..run.items import entries as _entries
+from ..run.items import fingerprint as _fingerprint
+from ..run.items import runnable as _runnable
 from ..source import gc_paused
+
+if TYPE_CHECKING:
+    from .run_history import RunHistory
 
 MAX_MODELS_IN_TITLE = 3  # more than this, and an item's result lens shows counts instead
 ANSWER_EXCERPT = 600  # characters of an answer shown on hover
@@ -41,7 +48,7 @@ class RunItem:
     kind: str  # "suite" | "prompt" | "test"
     item_id: str | None  # None for the suite
     span: Span  # where its lens goes: the item's first line
-    fingerprint: int = 0  # of its source text; 0 for the suite
+    fingerprint: str = ""  # of its source text (run/items.py); "" for the suite
 
 
 def run_items(analysis: Any) -> list[RunItem]:
@@ -62,25 +69,6 @@ def item_at_line(analysis: Any, line: int) -> str | None:
     return next((item_id for _, item_id, span in _entries(analysis) if span.start_line == line), None)
 
 
-def _runnable(analysis: Any) -> bool:
-    return (analysis.kind is FileKind.WEVAL and analysis.blueprint is not None) or (
-        analysis.kind is FileKind.AGENTV and analysis.suite is not None)
-
-
-def _entries(analysis: Any) -> Iterator[tuple[str, str, Span]]:
-    """(kind, id, whole span) of each prompt or test written in this file."""
-    if not _runnable(analysis):
-        return
-    if analysis.kind is FileKind.WEVAL:
-        for prompt, node in zip(analysis.blueprint.prompts, analysis.weval.prompt_nodes, strict=False):
-            yield "prompt", prompt.id, node.span
-        return
-    here = analysis.path
-    for test in analysis.suite.tests:
-        if test.source_path is None or here is None or test.source_path == here:
-            yield "test", test.id, test.span
-
-
 def _suite_span(analysis: Any) -> Span:
     """The suite's lens: the AgentV file's first line; the Weval header's (else the first prompt's)."""
     if analysis.kind is FileKind.AGENTV:
@@ -95,10 +83,6 @@ def _first_line(span: Span) -> Span:
     return Span(span.start_line, span.start_col, span.start_line, span.start_col)
 
 
-def _fingerprint(lines: list[str], span: Span) -> int:
-    # The lines the item covers, whole: an edit anywhere in them changes the item's meaning or id.
-    return hash("\n".join(lines[span.start_line:span.end_line + 1]))
-
 
 # --- results ----------------------------------------------------------------------------------------
 
@@ -112,6 +96,8 @@ class CellResult:
     details: dict[str, Any] = field(default_factory=dict)
     running: bool = False
     retry: str | None = None  # "429, retrying in 2.0 s" while it waits
+    cancelled: bool = False  # its call was in flight when the run was cancelled
+    when: float | None = None  # when it was run (epoch s), for results read back from disk; None: this session
 
 
 @dataclass
@@ -126,33 +112,83 @@ class RunBoard:
     errors: int = 0
     summary: RunSummary | None = None
     interrupted: bool = False
+    cancelled: bool = False  # the user stopped the last run (interrupted says it did not finish)
+    summary_when: float | None = None  # the summary was read back from disk: when that run was made
+    journal: str | None = None  # the journal of the last run
     results: dict[str, dict[str, CellResult]] = field(default_factory=dict)
-    fingerprints: dict[str, int] = field(default_factory=dict)  # of each item's text when it last ran
+    fingerprints: dict[str, str] = field(default_factory=dict)  # of each item's text when it last ran
+    renamed: dict[str, str] = field(default_factory=dict)  # ids renamed since the run started: old -> new
+    cells: set[tuple[str, str]] = field(default_factory=set)  # (item, model) of the last run, as named then
 
     def start(self, items: list[RunItem], scope: str | None) -> None:
         """A run begins for `scope` (one item id) or the whole suite (None)."""
         self.running = True
         self.total = self.done = self.errors = 0
-        self.summary, self.interrupted = None, False
+        self.summary, self.summary_when, self.interrupted, self.cancelled = None, None, False, False
+        self.renamed, self.cells = {}, set()
         for item in items:
             if item.item_id is not None and (scope is None or item.item_id == scope):
                 self.fingerprints[item.item_id] = item.fingerprint
                 self.results.pop(item.item_id, None)  # their old results are about to be replaced
 
-    def stop(self, *, interrupted: bool = False) -> None:
+    def stop(self, *, interrupted: bool = False, cancelled: bool = False) -> None:
+        """The run ended. When it did not finish, the calls in flight are marked cancelled and the
+        summary covers the cells that did finish, so the suite's lens keeps saying what happened."""
+        was_running = self.running
         self.running = False
-        self.interrupted = self.interrupted or interrupted
+        self.interrupted = self.interrupted or interrupted or cancelled
+        self.cancelled = self.cancelled or cancelled
         for by_model in self.results.values():
             for cell in by_model.values():
+                if cell.running and self.interrupted:
+                    cell.cancelled = True
                 cell.running, cell.retry = False, None
+        if was_running and self.interrupted and self.summary is None:
+            self.summary = self._partial_summary()
+
+    def _partial_summary(self) -> RunSummary:
+        per_model: dict[str, list[CellResult]] = {}
+        for item, model in self.cells:
+            cell = self.results.get(self.renamed.get(item, item), {}).get(model)
+            if cell is not None:
+                per_model.setdefault(model, []).append(cell)
+        return RunSummary(kind="", run_label=self.label, interrupted=True,
+                          models=tuple(model_summary(m, cells) for m, cells in per_model.items()))
 
     def _cell(self, item: str, model: str) -> CellResult:
+        self.cells.add((item, model))
+        item = self.renamed.get(item, item)
         return self.results.setdefault(item, {}).setdefault(model, CellResult(model))
+
+    def rename(self, old: str, new: str) -> None:
+        """An item's id was edited: its results (and those still to come under the old id) follow it."""
+        if old == new or old not in self.results or new in self.results:
+            return
+        self.results[new] = self.results.pop(old)
+        if old in self.fingerprints:
+            self.fingerprints[new] = self.fingerprints.pop(old)
+        for first, current in list(self.renamed.items()):
+            if current == old:
+                self.renamed[first] = new
+        self.renamed[old] = new
+
+    def follow(self, before: list[RunItem], after: list[RunItem]) -> None:
+        """Detect ids renamed between two analyses of the same document: the same items in the same
+        places, one id gone and one new at the same place."""
+        if len(before) != len(after):
+            return
+        old_ids = {i.item_id for i in before}
+        new_ids = {i.item_id for i in after}
+        for a, b in zip(before, after, strict=True):
+            if (a.item_id != b.item_id and a.item_id is not None and b.item_id is not None
+                    and a.item_id not in new_ids and b.item_id not in old_ids):
+                self.rename(a.item_id, b.item_id)
 
     def apply(self, event: Event) -> None:
         if isinstance(event, RunStarted):
             self.label = str(event.plan.get("run_label") or "")
             self.total = int(event.plan.get("cells") or 0)
+            self.journal = str(event.plan.get("journal") or "") or None
         elif isinstance(event, CallStarted):
             if event.purpose == "generate":
                 cell = self._cell(*event.cell)
@@ -165,7 +201,7 @@ class RunBoard:
         elif isinstance(event, Scored):
             cell = self._cell(*event.cell)
             cell.score, cell.verdict, cell.details = event.score, event.verdict, dict(event.details)
-            cell.error = _detail_error(event.details)
+            cell.error = detail_error(event.details)
             cell.running, cell.retry = False, None
             self.done += 1
         elif isinstance(event, CellFailed):
@@ -178,6 +214,22 @@ class RunBoard:
             self.summary = event.summary
             self.stop(interrupted=event.summary.interrupted)
 
+    def restore(self, history: RunHistory) -> None:
+        """Results read back from disk (run_history.py): shown as if just run, with their age. Only
+        items this session has not run yet take them."""
+        if self.running:
+            return
+        for item, by_model in history.results.items():
+            if item in self.results:
+                continue
+            self.results[item] = by_model
+            if item in history.fingerprints:
+                self.fingerprints[item] = history.fingerprints[item]
+        if self.summary is None and history.summary is not None:
+            self.summary, self.summary_when = history.summary, history.summary_when
+            self.label, self.interrupted = history.summary.run_label, history.summary.interrupted
+            self.journal = history.journal
+
     # --- what the editor shows ----------------------------------------------------------------------
 
     def is_stale(self, item: RunItem) -> bool:
@@ -187,7 +239,7 @@ class RunBoard:
         text = f"{self.done}/{self.total} done" if self.total else "starting"
         return text + (f", {self.errors} error(s)" if self.errors else "")
 
-    def suite_title(self) -> str | None:
+    def suite_title(self, now: float | None = None) -> str | None:
         """The suite's result lens: the last run's outcome, or None before any run."""
         if self.running:
             return f"running: {self.progress_text()}"
@@ -196,11 +248,13 @@ class RunBoard:
         s = self.summary
         mean = s.mean
         counts = _count(list(s.models))
-        head = "interrupted" if s.interrupted else "last run"
+        head = "cancelled" if self.cancelled else "interrupted" if s.interrupted else "last run"
+        if self.summary_when is not None:
+            head += f" ({age(self.summary_when, now)})"
         text = f"{head}: mean {_score(mean)}" if mean is not None else f"{head}: nothing scored"
         return text + counts
 
-    def item_title(self, item: RunItem) -> str | None:
+    def item_title(self, item: RunItem, now: float | None = None) -> str | None:
         """An item's result lens: per model its mark and score, or counts when there are many."""
         by_model = self.results.get(item.item_id or "")
         if not by_model:
@@ -215,14 +269,18 @@ class RunBoard:
             scored = [c.score for c in cells if c.score is not None]
             mean = sum(scored) / len(scored) if scored else None
             text = f"{len(cells)} models: mean {_score(mean)}" + _cell_counts(cells)
+        when = [c.when for c in cells if c.when is not None]
+        if when:
+            text += f" ({age(max(when), now)})"
         return text + (" (text changed since)" if self.is_stale(item) else "")
 
-    def item_markdown(self, item_id: str) -> str | None:
+    def item_markdown(self, item_id: str, now: float | None = None) -> str | None:
         """Hover text: the item's last result per model, the points or assertions, the answer."""
         by_model = self.results.get(item_id)
         if not by_model:
             return None
-        out = [f"**Last run** of `{item_id}`" + (f" (run {self.label})" if self.label else "")]
+        when = [c.when for c in by_model.values() if c.when is not None]
+        out = [f"**Last run** of `{item_id}`" + (f", {age(max(when), now)}" if when else "")]
         for cell in by_model.values():
             out.append("")
             out.append(f"**{cell.model}**: {_mark(cell)} {_cell_value(cell)}"
@@ -236,7 +294,31 @@ class RunBoard:
         return "\n".join(out)
 
 
-def _detail_error(details: dict[str, Any]) -> str | None:
+def age(when: float, now: float | None = None) -> str:
+    """`just now`, `5 min ago`, `3 h ago`, `2 days ago`."""
+    seconds = max(0.0, (time.time() if now is None else now) - when)
+    if seconds < 60:
+        return "just now"
+    if seconds < 3600:
+        return f"{int(seconds // 60)} min ago"
+    if seconds < 86400:
+        return f"{int(seconds // 3600)} h ago"
+    days = int(seconds // 86400)
+    return f"{days} day{'s' if days != 1 else ''} ago"
+
+
+def model_summary(model: str, cells: list[CellResult]) -> ModelSummary:
+    scored = [c.score for c in cells if c.score is not None]
+    verdicts = [c.verdict for c in cells]
+    return ModelSummary(model=model, cells=len(cells), scored=len(scored),
+                        mean=sum(scored) / len(scored) if scored else None,
+                        passed=verdicts.count("pass"), borderline=verdicts.count("borderline"),
+                        failed=verdicts.count("fail"),
+                        not_scored=sum(1 for c in cells if c.score is None and not c.error and not c.cancelled),
+                        errors=sum(1 for c in cells if c.error and c.score is None))
+
+
+def detail_error(details: dict[str, Any]) -> str | None:
     error = details.get("error")
     if isinstance(error, str) and error.startswith("Not scored:"):
         return None  # nothing went wrong: there was nothing to score (the hover says why)
@@ -268,6 +350,8 @@ def _breakdown(details: dict[str, Any]) -> list[str]:
 
 
 def _mark(cell: CellResult) -> str:
+    if cell.cancelled and cell.score is None and not cell.error:
+        return "⊘"
     if cell.error and cell.score is None:
         return "⚠"
     return VERDICT_MARK.get(cell.verdict or "", "–")
@@ -278,6 +362,8 @@ def _cell_value(cell: CellResult) -> str:
         return _score(cell.score)
     if cell.error:
         return "error"
+    if cell.cancelled:
+        return "cancelled"
     return "not scored" + _unscored(cell.details)
 
 

@@ -68,6 +68,7 @@ class AgentvPlan:
     warnings: list[str] = field(default_factory=list)
     replay: Any = None  # a ReplaySource when the model is `replay:<file>`
     prices: Any = None  # the PriceTable (pricing.py): shipped prices + --prices / $EVALSPEC_PRICES
+    fingerprints: dict[str, str] = field(default_factory=dict)  # item id -> its text's (items.py)
 
     @property
     def output_folder_parts(self) -> tuple[str, ...]:

@@ -80,7 +80,7 @@ from .events import (
     Scored,
 )
 from .files import iso_timestamp, now_utc, safe_timestamp, write_atomic
-from .journal import Journal, JournalState, cell_ref, open_journal
+from .journal import Journal, JournalState, cell_ref, open_journal, run_header
 from .options import RunOptions
 from .pool import stream_cells
 from .workspace_setup import WorkspaceError, Workspaces, WorkspaceSpec, parse_workspace
@@ -130,6 +130,7 @@ class AgentvRun:
         self._open_journal(results=name)
         self.results_path = self.folder / Path(str(self.state.header.get("results") or name)).name
         self._results_log = AppendLog(self.results_path, fresh=True)
+        finished = False
         try:
             summary = self.plan.summary()
             summary["resumed_cells"] = sum(1 for t in self.plan.tasks if t.cell in self.state.scores)
@@ -145,6 +146,7 @@ class AgentvRun:
             for problem in await self.workspaces.close():
                 yield Notice(problem, "warning")
             files = self._write_results()
+            finished = True
             assert self.journal is not None
             self.journal.write({"t": "done"})
             yield RunFinished(self._summary(files))
@@ -152,6 +154,9 @@ class AgentvRun:
             with contextlib.suppress(Exception):
                 await asyncio.shield(self.workspaces.close())  # an interrupted run leaves no folder behind
             self._results_log.close()
+            if not finished and self.options.partial_results:
+                with contextlib.suppress(Exception):  # the rows are in the file already, unordered
+                    self._write_results()
             if self.journal is not None:
                 self.journal.close()
             await self.calls.aclose()
@@ -160,7 +165,8 @@ class AgentvRun:
         self.journal, self.state = open_journal(
             self.journal_path, resume=self.options.resume or self.options.retry_errors,
             header={"kind": "agentv", "file": str(self.plan.path), "run_label": self.plan.run_label,
-                    "started": iso_timestamp(now_utc()), "results": results})
+                    "started": iso_timestamp(now_utc()), "results": results,
+                    **run_header(self.plan, self.options)})
 
     # --- one cell ---------------------------------------------------------------------------------
     async def _cell(self, task: AgentvTask) -> None:

@@ -21,6 +21,7 @@ Records (short keys, since a big run writes tens of thousands of them):
 from __future__ import annotations
 
 import contextlib
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -122,6 +123,14 @@ def open_journal(path: Path, *, resume: bool, header: dict[str, Any]) -> tuple[J
     journal = Journal(path, fresh=True)
     journal.write({"t": "run", "v": 1, **header})
     return journal, JournalState()
+
+
+def run_header(plan: Any, options: Any) -> dict[str, Any]:
+    """What every journal's header says besides the format's own fields: the file (absolute, for an
+    editor looking for its results: engine/ide/run_history.py), the selection, and the fingerprints
+    of the items run (run/items.py)."""
+    return {"path": os.path.abspath(plan.path), "select": list(options.select),
+            "fp": dict(getattr(plan, "fingerprints", {}))}
 
 
 def cell_ref(cell: Cell) -> list[str]:

@@ -52,6 +52,9 @@ class RunOptions:
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     transport: str = "http11"  # the shared HTTP client's transport (providers/http.py)
     prices: Path | None = None  # --prices: a user price file over the shipped table (pricing.py)
+    # Write the results files of a run that is stopped before the end (the editor's Cancel), for what
+    # finished; the CLI leaves an interrupted run to --resume instead.
+    partial_results: bool = False
 
     @property
     def cache_path(self) -> Path:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, TypeAlias
 from ..analysis import Analysis
 from ..detect import FileKind
 from .events import Event
+from .items import fingerprints
 from .options import RunOptions
 from .plan_error import PlanError
 
@@ -35,15 +36,22 @@ def plan_for(analysis: Analysis, options: RunOptions) -> Plan:
     if analysis.errors:
         raise PlanError(f"{analysis.path}: the file has {len(analysis.errors)} error(s); fix them first")
     path = Path(analysis.path) if analysis.path is not None else Path("<buffer>")
+    plan: Any
     if analysis.kind is FileKind.WEVAL and analysis.blueprint is not None:
         from .weval_plan import plan_weval
 
-        return plan_weval(analysis.blueprint, path, options)
-    if analysis.kind is FileKind.AGENTV and analysis.suite is not None:
+        plan = plan_weval(analysis.blueprint, path, options)
+    elif analysis.kind is FileKind.AGENTV and analysis.suite is not None:
         from .agentv_plan import plan_agentv
 
-        return plan_agentv(analysis.suite, path, options)
-    raise PlanError(f"{path}: not a Weval blueprint or an AgentV eval file (nothing to run)")
+        plan = plan_agentv(analysis.suite, path, options)
+    else:
+        raise PlanError(f"{path}: not a Weval blueprint or an AgentV eval file (nothing to run)")
+    # The journal keeps them, so an editor opening the file later knows which results are older than the text.
+    planned = {t.cell.item for t in plan.tasks}
+    plan.fingerprints = {k: v for k, v in fingerprints(analysis).items() if k in planned}
+    return plan
+
 
 
 def run(plan: Plan, options: RunOptions) -> AsyncIterator[Event]:

@@ -66,6 +66,7 @@ class WevalPlan:
     concurrency: int
     replay: Any = None  # a ReplaySource when the model is `replay:<file>`
     warnings: list[str] = field(default_factory=list)
+    fingerprints: dict[str, str] = field(default_factory=dict)  # item id -> its text's (items.py)
 
     @property
     def output_folder_parts(self) -> tuple[str, ...]:

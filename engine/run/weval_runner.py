@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import math
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -44,7 +45,7 @@ from .events import (
     Scored,
 )
 from .files import iso_timestamp, now_utc, safe_timestamp
-from .journal import Journal, JournalState, cell_ref, open_journal
+from .journal import Journal, JournalState, cell_ref, open_journal, run_header
 from .jsjson import js_to_fixed
 from .options import RunOptions
 from .pool import stream_cells
@@ -60,6 +61,8 @@ from .weval_judge import (
 from .weval_plan import WevalPlan, WevalTask
 from .weval_points import ASYNC_FUNCTIONS, base_assessment, function_assessment, score_function_point
 from .weval_results import WevalResults, comparison_object, write_comparison
+
+log = logging.getLogger(__name__)
 
 EMBED_BATCH = 64
 EMPTY_ANSWER = "Model returned an empty or whitespace-only response."
@@ -115,6 +118,7 @@ class WevalRun:
     # --- the stream -------------------------------------------------------------------------------
     async def events(self) -> AsyncIterator[Event]:
         self._open_journal()
+        finished = False
         try:
             summary = self.plan.summary()
             summary["resumed_cells"] = self._resumable_count()
@@ -138,11 +142,14 @@ class WevalRun:
                 async for event in self._embeddings():
                     yield event
             files = self._write_results()
+            finished = True
             assert self.journal is not None
             self.journal.write({"t": "done"})
             yield RunFinished(self._summary(files))
         finally:
             self._flush()
+            if not finished and self.options.partial_results:
+                self._write_partial()
             if self.journal is not None:
                 self.journal.close()
             await self.calls.aclose()
@@ -152,7 +159,8 @@ class WevalRun:
             self.journal_path, resume=self.options.resume or self.options.retry_errors,
             header={"kind": "weval", "file": str(self.plan.path), "config_id": self.plan.config_id,
                     "run_label": self.plan.run_label, "started": iso_timestamp(now_utc()),
-                    "systems": {t.cell.model: t.system for t in self.plan.tasks}})
+                    "systems": {t.cell.model: t.system for t in self.plan.tasks},
+                    **run_header(self.plan, self.options)})
 
     def _resumable_count(self) -> int:
         return sum(1 for t in self.plan.tasks if t.cell in self.state.scores or
@@ -596,6 +604,13 @@ class WevalRun:
                                  eval_methods=list(self.plan.eval_methods) or ["llm-coverage"],
                                  effective_models=self.plan.effective_models, results=self.results)
         return write_comparison(self.folder, self.plan.run_label, stamp, full)
+
+    def _write_partial(self) -> None:
+        """A stopped run's results files, for the cells that finished (the journal has them anyway)."""
+        try:
+            self._write_results()
+        except Exception:  # never mask the cancellation or error that stopped the run
+            log.warning("could not write the results of the stopped run", exc_info=True)
 
     def _summary(self, files: list[Path]) -> RunSummary:
         rows: list[ModelSummary] = []

@@ -1,4 +1,11 @@
-"""textDocument/codeAction: quick fixes carried by findings, and the engine's refactorings."""
+"""textDocument/codeAction: quick fixes carried by findings, the engine's refactorings, and runs.
+
+Runs as code actions, for clients that show no lenses (and for the keyboard): with the cursor in a
+prompt or test, "Run prompt <id>", "Run all N prompts", "Plan" and, when the file names several
+models, "Run prompt <id> with <model>"; "Cancel the run" while one goes on. Each runs the very command
+its lens runs (features/run.py). They have no kind, so menus that list every action (Neovim's
+`vim.lsp.buf.code_action()`, VS Code's Ctrl+.) show them and requests for one kind do not.
+"""
 
 from __future__ import annotations
 
@@ -6,11 +13,14 @@ from collections.abc import Iterable, Sequence
 
 from lsprotocol import types as lsp
 
+from evalspec.detect import FileKind
 from evalspec.findings import Finding
 from evalspec.ide.refactor import refactorings
+from evalspec.run.items import entries
 
 from .. import convert
 from ..server import EvalspecServer, Snapshot
+from .run import CANCEL, PLAN, RUN
 
 KINDS = [lsp.CodeActionKind.QuickFix, lsp.CodeActionKind.Refactor]
 
@@ -39,7 +49,54 @@ def register(server: EvalspecServer) -> None:
                     fix, lsp.CodeActionKind.Refactor, snap.index, snap.uri, snap.version,
                     document_changes=server.client.document_changes,
                     preferred_support=server.client.preferred_code_actions))
+        if not only:
+            actions += run_actions(server, snap, params.range.start.line)
         return actions
+
+
+MAX_MODEL_ACTIONS = 12  # "Run … with <model>" for at most this many of the file's models
+
+
+def run_actions(server: EvalspecServer, snap: Snapshot, cursor_line: int) -> list[lsp.CodeAction]:
+    analysis = snap.analysis
+    listed = list(entries(analysis))
+    if not listed or analysis.errors:
+        return []  # the lens says why a file with errors is not run; an action would only refuse
+
+    def action(title: str, command: str, **args: str) -> lsp.CodeAction:
+        return lsp.CodeAction(title=title, command=lsp.Command(title=title, command=command,
+                                                               arguments=[{"uri": snap.uri, **args}]))
+
+    state = server.runs.get(snap.uri)
+    if state is not None and state.running:
+        return [action("Cancel the run", CANCEL)]
+    line, _ = snap.index.point(lsp.Position(line=cursor_line, character=0))
+    here = next(((kind, item_id) for kind, item_id, span in listed if span.start_line <= line <= span.end_line),
+                None)
+    noun = "test" if analysis.kind is FileKind.AGENTV else "prompt"
+    out: list[lsp.CodeAction] = []
+    if here is not None:
+        out.append(action(f"Run {noun} {here[1]}", RUN, item=here[1]))
+    n = len(listed)
+    out.append(action(f"Run all {n} {noun}{'s' if n != 1 else ''}", RUN))
+    out.append(action("Plan", PLAN))
+    if here is not None:
+        for model in _file_models(analysis)[:MAX_MODEL_ACTIONS]:
+            out.append(action(f"Run {noun} {here[1]} with {model}", RUN, item=here[1], model=model))
+    return out
+
+
+def _file_models(analysis: object) -> list[str]:
+    """The models (Weval) or targets (AgentV) the file names, when it names several."""
+    models: list[str] = []
+    blueprint = getattr(analysis, "blueprint", None)
+    suite = getattr(analysis, "suite", None)
+    if blueprint is not None:
+        models = list(blueprint.models_resolved or [m.id for m in blueprint.models])
+    elif suite is not None:
+        models = list(suite.targets)
+    models = list(dict.fromkeys(models))
+    return models if len(models) > 1 else []
 
 
 def quick_fixes(server: EvalspecServer, snap: Snapshot,

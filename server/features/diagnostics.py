@@ -8,6 +8,10 @@ Findings about another file (an AgentV eval file's external tests file) go to th
 push as their own publication, with pull as `relatedDocuments`. A file's published diagnostics are the
 union of what every open document reports about it, so closing one document does not wipe what
 another one found.
+
+After a run, failed points and assertions are Information diagnostics too (source `evalspec run`,
+engine/ide/run_notes.py), republished whenever the document's run results change; an edited item's
+notes go with the next analysis (the item's text no longer matches its run).
 """
 
 from __future__ import annotations
@@ -20,10 +24,13 @@ from pathlib import Path
 from lsprotocol import types as lsp
 
 from evalspec.detect import FileKind
+from evalspec.ide.run_notes import run_notes
 
 from .. import convert
 from ..documents import DocumentState
 from ..server import EvalspecServer
+
+RUN_SOURCE = "evalspec run"
 
 PULL_OPTIONS = lsp.DiagnosticOptions(identifier="evalspec", inter_file_dependencies=True,
                                      workspace_diagnostics=False)
@@ -46,7 +53,22 @@ def diagnostics_by_uri(server: EvalspecServer, state: DocumentState) -> dict[str
                 others[path] = (convert.uri_of(path), server.index_of_path(path))
             uri, index = others[path]
         out.setdefault(uri, []).append(convert.diagnostic(finding, index, uri))
+    out[state.uri] += run_diagnostics(server, state, own)
     return out
+
+
+def run_diagnostics(server: EvalspecServer, state: DocumentState, index: convert.LineIndex) -> list[lsp.Diagnostic]:
+    runs = server.runs.get(state.uri)
+    if runs is None or not server.settings.run.diagnostics or state.analysis is None:
+        return []
+    return [lsp.Diagnostic(range=index.range(note.span), message=note.message,
+                           severity=lsp.DiagnosticSeverity.Information, code=note.code, source=RUN_SOURCE)
+            for note in run_notes(state.analysis, runs.board)]
+
+
+def _generation(server: EvalspecServer, uri: str) -> int:
+    runs = server.runs.get(uri)
+    return runs.generation if runs is not None else 0
 
 
 class PushedDiagnostics:
@@ -79,13 +101,15 @@ class PulledReports:
     def __init__(self) -> None:
         self._session = os.urandom(3).hex()  # result ids from an earlier server never match
         self._ids = itertools.count(1)
-        self._last: dict[str, tuple[object, str, dict[str, list[lsp.Diagnostic]]]] = {}
+        # uri -> (what the report depends on, its result id, the diagnostics, the analysis itself)
+        self._last: dict[str, tuple[object, str, dict[str, list[lsp.Diagnostic]], object]] = {}
 
     def report(self, server: EvalspecServer, state: DocumentState,
                previous_result_id: str | None) -> lsp.DocumentDiagnosticReport:
         cached = self._last.get(state.uri)
-        if cached is not None and cached[0] is state.analysis:
-            _, result_id, per_target = cached
+        key = (id(state.analysis), _generation(server, state.uri), server.settings.run.diagnostics)
+        if cached is not None and cached[0] == key and cached[3] is state.analysis:
+            _, result_id, per_target, _ = cached
         else:
             per_target = diagnostics_by_uri(server, state)
             if cached is not None:  # a file that had findings and has none now is reported empty once
@@ -96,7 +120,7 @@ class PulledReports:
                 result_id = cached[1]  # a new text with the very same diagnostics
             else:
                 result_id = f"{self._session}-{next(self._ids)}"
-            self._last[state.uri] = (state.analysis, result_id, per_target)
+            self._last[state.uri] = (key, result_id, per_target, state.analysis)
         related: dict[str, lsp.FullDocumentDiagnosticReport | lsp.UnchangedDocumentDiagnosticReport] = {
             uri: lsp.FullDocumentDiagnosticReport(items=items)
             for uri, items in per_target.items() if uri != state.uri}
@@ -149,6 +173,16 @@ def register(server: EvalspecServer) -> None:
             return lsp.RelatedFullDocumentDiagnosticReport(items=[])
         return pulled.report(server, state, params.previous_result_id)
 
+    def runs_changed(uri: str) -> None:
+        if server.client.pull_diagnostics:
+            if server.client.diagnostics_refresh:
+                server.workspace_diagnostic_refresh(None)
+            return
+        state = server.documents.get(uri)
+        if state is not None and state.analysis is not None and state.analysis_version == state.version:
+            publish(state, diagnostics_by_uri(server, state))
+
+    server.on_runs_changed.append(runs_changed)
     server.on_initialize.append(initialize)
     server.on_analysed.append(analysed)
     server.on_closed.append(closed)

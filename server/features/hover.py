@@ -1,7 +1,8 @@
 """textDocument/hover: the engine's markdown, as markdown or plain text as the client prefers.
 
 On the first line of a prompt or test that has been run, the hover also shows its latest results
-(per model: score, verdict, each point or assertion, the answer).
+(per model: score, verdict, each point or assertion, the answer); on a point's or assertion's line,
+its score per model.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 from lsprotocol import types as lsp
 
 from evalspec.ide.hover import hover as engine_hover
+from evalspec.ide.run_notes import point_markdown
 from evalspec.ide.runs import item_at_line
 
 from ..server import EvalspecServer, Snapshot
@@ -19,7 +21,9 @@ def _run_results(server: EvalspecServer, snap: Snapshot, line: int) -> str | Non
     if state is None or not state.board.results:
         return None
     item_id = item_at_line(snap.analysis, line)
-    return state.board.item_markdown(item_id) if item_id is not None else None
+    if item_id is not None:
+        return state.board.item_markdown(item_id)
+    return point_markdown(snap.analysis, state.board, line)
 
 
 def register(server: EvalspecServer) -> None:

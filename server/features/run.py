@@ -1,13 +1,20 @@
 """Running from the editor: the commands behind the run lenses, driving the engine's own runner.
 
-Commands (workspace/executeCommand), each with one argument `{"uri": …, "item": …}` (or the uri alone):
+Commands (workspace/executeCommand), each with one argument `{"uri": …, "item": …, "model": …}` (or
+the uri alone):
 
-- `evalspec.run`: run the whole file, or one prompt / test (`item`). It answers as soon as the run
+- `evalspec.run`: run the whole file, or one prompt / test (`item`), with the settings' models or one
+  `model` (the code action "Run prompt <id> with <model>"). It answers as soon as the run
   has started; the run then goes on in the background, as work-done progress the user can cancel,
   and every result updates the document's lenses and hover as it arrives.
 - `evalspec.plan`: what a run would do (calls per model, judges, estimated tokens, missing keys).
-- `evalspec.cancelRun`: stop the document's run; every result received stays on disk (the journal).
+- `evalspec.cancelRun`: stop the document's run; the calls in flight are marked cancelled, the
+  finished ones stay (on disk too: the journal, and results files for what finished).
 - `evalspec.showResults`: open the last run's results file.
+
+When a file is opened, the results of its earlier runs are read back from the output folder
+(engine/ide/run_history.py) and shown as if just run, with their age. Failed points get Information
+diagnostics at their lines (engine/ide/run_notes.py, published by diagnostics.py).
 
 Only an explicit command runs anything: opening, checking or hovering a file never does. The run uses
 the open text (saved or not), the settings' `run` section (models, judges, output…) and the server's
@@ -21,16 +28,19 @@ import contextlib
 import logging
 import time
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from lsprotocol import types as lsp
 
+from evalspec.detect import FileKind
 from evalspec.ide.runs import RunBoard, run_items
 from evalspec.run.events import RunFinished
 from evalspec.run.options import RunOptions, parse_eval_methods
 
 from ..convert import path_of
+from ..documents import DocumentState
 from ..run_state import DocumentRuns
 from ..server import EvalspecServer, Settings
 
@@ -43,33 +53,44 @@ ALREADY_RUNNING = "a run of this file is already going on; cancel it first"
 REFRESH_EVERY_S = 0.25  # lens refreshes and progress reports while results pour in, at most this often
 
 
-def _target(args: tuple[Any, ...]) -> tuple[str, str | None]:
-    """`{"uri": …, "item": …}`, or `uri[, item]` as plain arguments (what a user types in a client)."""
+@dataclass(frozen=True)
+class Target:
+    uri: str
+    item: str | None = None
+    model: str | None = None
+
+
+def _target(args: tuple[Any, ...]) -> Target:
+    """`{"uri": …, "item": …, "model": …}`, or `uri[, item]` as plain arguments (what a user types)."""
+    model = None
     if args and isinstance(args[0], dict):
-        uri, item = args[0].get("uri"), args[0].get("item")
+        uri, item, model = args[0].get("uri"), args[0].get("item"), args[0].get("model")
     else:
         uri = args[0] if args else None
         item = args[1] if len(args) > 1 else None
     if not isinstance(uri, str) or not uri:
         raise ValueError("expected the document's uri as the first argument")
-    return uri, item if isinstance(item, str) and item else None
+    return Target(uri, item if isinstance(item, str) and item else None,
+                  model.strip() if isinstance(model, str) and model.strip() else None)
 
 
-def options_for(server: EvalspecServer, uri: str, item: str | None) -> RunOptions:
+def output_folder(server: EvalspecServer, uri: str) -> Path:
+    output = Path(server.settings.run.output).expanduser()
+    return output if output.is_absolute() else workspace_root(server, uri) / output
+
+
+def options_for(server: EvalspecServer, uri: str, item: str | None, model: str | None = None) -> RunOptions:
     settings = server.settings.run
-    output = Path(settings.output).expanduser()
-    if not output.is_absolute():
-        output = _workspace_root(server, uri) / output
-    options = RunOptions(models=list(settings.models), judges=list(settings.judges), output=output,
-                         cache=settings.cache, select=[item] if item else [],
-                         concurrency=settings.concurrency,
+    options = RunOptions(models=[model] if model else list(settings.models), judges=list(settings.judges),
+                         output=output_folder(server, uri), cache=settings.cache, select=[item] if item else [],
+                         concurrency=settings.concurrency, partial_results=True,
                          eval_methods=parse_eval_methods(settings.eval_methods))
     if settings.timeout_s is not None:
         options.timeout = settings.timeout_s
     return options
 
 
-def _workspace_root(server: EvalspecServer, uri: str) -> Path:
+def workspace_root(server: EvalspecServer, uri: str) -> Path:
     """The workspace folder holding the document, else the document's own folder (then the cwd)."""
     doc = path_of(uri)
     folders = []
@@ -86,6 +107,7 @@ def _workspace_root(server: EvalspecServer, uri: str) -> Path:
 class RunFeature:
     def __init__(self, server: EvalspecServer) -> None:
         self.server = server
+        self._tasks: set[asyncio.Future[None]] = set()  # restores in flight (kept from the GC)
 
     def message(self, kind: lsp.MessageType, text: str) -> None:
         self.server.log_to_client(kind, text)
@@ -99,28 +121,28 @@ class RunFeature:
 
     # --- planning -----------------------------------------------------------------------------------
 
-    async def plan(self, uri: str, item: str | None) -> tuple[Any, Any, RunOptions] | str:
+    async def plan(self, target: Target) -> tuple[Any, Any, RunOptions] | str:
         """(snapshot, plan, options), or why nothing can run."""
         from evalspec.run.runner import PlanError, plan_for
 
-        snap = await self.server.snapshot(uri)
+        snap = await self.server.snapshot(target.uri)
         if snap is None:
             return "this file is not a Weval blueprint or an AgentV eval file"
         errors = snap.analysis.errors
         if errors:
             return f"the file has {len(errors)} error(s); fix them to run it"
         try:
-            options = options_for(self.server, uri, item)
+            options = options_for(self.server, target.uri, target.item, target.model)
             plan = plan_for(snap.analysis, options)
         except (PlanError, ValueError) as exc:
             return str(exc)
         return snap, plan, options
 
-    async def plan_command(self, uri: str, item: str | None) -> dict[str, Any]:
+    async def plan_command(self, target: Target) -> dict[str, Any]:
         from evalspec.run.preflight import problems
         from evalspec.run.render import format_plan
 
-        planned = await self.plan(uri, item)
+        planned = await self.plan(target)
         if isinstance(planned, str):
             return self.refuse(planned)
         _, plan, options = planned
@@ -131,13 +153,14 @@ class RunFeature:
 
     # --- running ------------------------------------------------------------------------------------
 
-    async def start(self, uri: str, item: str | None) -> dict[str, Any]:
+    async def start(self, target: Target) -> dict[str, Any]:
         from evalspec.run.preflight import problems
 
+        uri, item = target.uri, target.item
         state = self.server.runs.setdefault(uri, DocumentRuns())
         if state.running:
             return self.refuse(ALREADY_RUNNING)
-        planned = await self.plan(uri, item)
+        planned = await self.plan(target)
         if isinstance(planned, str):
             return self.refuse(planned)
         snap, plan, options = planned
@@ -146,9 +169,11 @@ class RunFeature:
         found = problems(plan, options)
         if found:  # the run still goes on: those cells fail with the same reason, visibly
             self.message(lsp.MessageType.Warning, "evalspec: " + "; ".join(found))
-        state.board.start(run_items(snap.analysis), item)
+        state.items = run_items(snap.analysis)
+        state.board.start(state.items, item)
+        state.files = []
         state.task = asyncio.create_task(self.drive(uri, item, plan, options, state))
-        self.changed(uri, state.board)
+        self.changed(uri, state)
         return {"ok": True, "runLabel": plan.run_label, "cells": len(plan.tasks)}
 
     async def drive(self, uri: str, item: str | None, plan: Any, options: RunOptions, state: DocumentRuns) -> None:
@@ -168,9 +193,13 @@ class RunFeature:
                 if now - last >= REFRESH_EVERY_S:
                     last = now
                     self.report(progress, board)
-                    self.changed(uri, board)
+                    self.changed(uri, state)
         except asyncio.CancelledError:
-            board.stop(interrupted=True)
+            board.stop(cancelled=True)
+            # Closing the stream here, not in `finally`, lets the runner write the partial results
+            # before the files are looked for.
+            with contextlib.suppress(Exception):
+                await events.aclose()  # type: ignore[attr-defined]
             raise
         except Exception as exc:  # a bug in the runner must not take the server down
             board.stop(interrupted=True)
@@ -184,10 +213,14 @@ class RunFeature:
             self.finished(uri, item, state, finished)
 
     def finished(self, uri: str, item: str | None, state: DocumentRuns, event: RunFinished | None) -> None:
+        from evalspec.ide.run_history import result_files_of
+
         board = state.board
         if event is not None:
             state.files = list(event.summary.files)
-        self.changed(uri, board)
+        elif board.journal:  # stopped: the results files written for what finished, if any
+            state.files = result_files_of(Path(board.journal))
+        self.changed(uri, state)
         text = _outcome(board, item)
         where = f" Results: {state.files[0]}" if state.files else ""
         self.server.log_to_client(lsp.MessageType.Info, f"evalspec: {text}.{where}")
@@ -195,42 +228,102 @@ class RunFeature:
             with contextlib.suppress(Exception):
                 self.server.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Info,
                                                                       message=f"evalspec: {text}"))
-        payload = {"uri": uri, "item": item, "interrupted": board.interrupted, "files": state.files,
-                   "summary": event.to_json()["summary"] if event is not None else None}
+        summary = event.to_json()["summary"] if event is not None else None
+        if summary is None and board.summary is not None:
+            summary = RunFinished(board.summary).to_json()["summary"]
+        payload = {"uri": uri, "item": item, "interrupted": board.interrupted, "cancelled": board.cancelled,
+                   "files": state.files, "summary": summary}
         with contextlib.suppress(Exception):
             self.server.protocol.notify(RUN_FINISHED, payload)
 
-    async def cancel(self, uri: str) -> dict[str, Any]:
-        state = self.server.runs.get(uri)
+    async def cancel(self, target: Target) -> dict[str, Any]:
+        state = self.server.runs.get(target.uri)
         if state is None or not state.running:
             return {"ok": False, "error": "no run of this file is going on"}
         assert state.task is not None
         state.task.cancel()
         return {"ok": True}
 
-    async def show(self, uri: str) -> dict[str, Any]:
-        state = self.server.runs.get(uri)
+    async def show(self, target: Target) -> dict[str, Any]:
+        state = self.server.runs.get(target.uri)
+        if state is not None and not state.files and not state.running and state.board.journal:
+            from evalspec.ide.run_history import result_files_of
+
+            state.files = result_files_of(Path(state.board.journal))
         if state is None or not state.files:
             return {"ok": False, "error": "this file has no finished run yet"}
-        target = Path(state.files[0])
+        target_file = Path(state.files[0])
         if self.server.client.show_document:
             with contextlib.suppress(Exception):
                 await self.server.window_show_document_async(
-                    lsp.ShowDocumentParams(uri=target.as_uri(), take_focus=True))
-                return {"ok": True, "file": str(target)}
-        self.message(lsp.MessageType.Info, f"evalspec: results in {target}")
-        return {"ok": True, "file": str(target)}
+                    lsp.ShowDocumentParams(uri=target_file.as_uri(), take_focus=True))
+                return {"ok": True, "file": str(target_file)}
+        self.message(lsp.MessageType.Info, f"evalspec: results in {target_file}")
+        return {"ok": True, "file": str(target_file)}
+
+    # --- earlier runs, renamed ids --------------------------------------------------------------------
+
+    def analysed(self, doc: DocumentState) -> None:
+        """Each fresh analysis: look for the file's earlier results once, and follow renamed ids."""
+        analysis = doc.analysis
+        if analysis is None or analysis.kind is FileKind.NONE:
+            return
+        state = self.server.runs.get(doc.uri)
+        if state is None:
+            state = self.server.runs[doc.uri] = DocumentRuns()
+        if not state.restored:
+            state.restored = True
+            state.items = run_items(analysis)
+            if state.items and doc.path is not None:
+                task = asyncio.ensure_future(self.restore(doc.uri, doc.path))
+                self._tasks.add(task)
+                task.add_done_callback(self._tasks.discard)
+            return
+        if state.board.results:
+            items = run_items(analysis)
+            before = len(state.board.renamed)
+            state.board.follow(state.items, items)
+            state.items = items
+            if len(state.board.renamed) != before:
+                self.changed(doc.uri, state)
+
+    async def restore(self, uri: str, path: Path) -> None:
+        from evalspec.ide.run_history import load_history
+
+        output = output_folder(self.server, uri)
+        root = workspace_root(self.server, uri)
+        try:
+            history = await asyncio.to_thread(load_history, output, path, root)
+        except Exception as exc:  # unreadable results never stop the editor
+            self.server.report_failure(f"reading earlier results of {uri}", exc)
+            return
+        state = self.server.runs.get(uri)
+        if state is None or history.empty:
+            return
+        state.board.restore(history)
+        if not state.files:
+            state.files = history.files
+        log.info("restored %d item(s) of earlier runs for %s", len(history.results), path.name)
+        self.changed(uri, state)
 
     # --- telling the editor -------------------------------------------------------------------------
 
-    def changed(self, uri: str, board: RunBoard) -> None:
-        """Lenses show the board: ask the client to fetch them again."""
+    def changed(self, uri: str, state: DocumentRuns) -> None:
+        """Lenses and diagnostics show the board: ask the client to fetch them again."""
+        board = state.board
+        state.generation += 1
         with contextlib.suppress(Exception):
             self.server.protocol.notify(RUN_STATE, {"uri": uri, "running": board.running, "done": board.done,
-                                                    "total": board.total, "errors": board.errors})
+                                                    "total": board.total, "errors": board.errors,
+                                                    "mean": board.summary.mean if board.summary else None})
         if self.server.client.code_lens_refresh:
             with contextlib.suppress(Exception):
                 self.server.workspace_code_lens_refresh(None)
+        for hook in self.server.on_runs_changed:
+            try:
+                hook(uri)
+            except Exception as exc:
+                self.server.report_failure("publishing run results", exc)
 
     async def begin_progress(self, uri: str, item: str | None, state: DocumentRuns) -> str | None:
         if not self.server.client.work_done_progress:
@@ -263,7 +356,7 @@ class RunFeature:
             return
         with contextlib.suppress(Exception):
             self.server.work_done_progress.end(token, lsp.WorkDoneProgressEnd(
-                message="cancelled" if board.interrupted else board.progress_text()))
+                message="cancelled" if board.cancelled else board.progress_text()))
             self.server.work_done_progress.tokens.pop(token, None)
 
 
@@ -272,9 +365,10 @@ def _outcome(board: RunBoard, item: str | None) -> str:
     if board.summary is None:
         return f"{what} stopped after {board.done} of {board.total} cell(s); every result received is kept"
     mean = board.summary.mean
-    head = f"{what} {'interrupted' if board.interrupted else 'finished'}"
+    head = f"{what} {'cancelled' if board.cancelled else 'interrupted' if board.interrupted else 'finished'}"
     score = f"mean {mean:.3f}" if mean is not None else "nothing scored"
-    return f"{head}: {score}, {board.done} cell(s), {board.errors} error(s)"
+    done = f"{board.done} of {board.total} cell(s)" if board.interrupted and board.total else f"{board.done} cell(s)"
+    return f"{head}: {score}, {done}, {board.errors} error(s)"
 
 
 def register(server: EvalspecServer) -> None:
@@ -283,11 +377,11 @@ def register(server: EvalspecServer) -> None:
     def command(name: str, fn: Any) -> None:
         async def handle(*args: Any) -> Any:
             try:
-                uri, item = _target(args)
+                target = _target(args)
             except ValueError as exc:
                 return {"ok": False, "error": str(exc)}
             try:
-                return await fn(uri, item)
+                return await fn(target)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
@@ -299,8 +393,9 @@ def register(server: EvalspecServer) -> None:
 
     command(RUN, feature.start)
     command(PLAN, feature.plan_command)
-    command(CANCEL, lambda uri, item: feature.cancel(uri))
-    command(SHOW, lambda uri, item: feature.show(uri))
+    command(CANCEL, feature.cancel)
+    command(SHOW, feature.show)
+    server.on_analysed.append(feature.analysed)
 
     @server.notification(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
     def did_change_configuration(server: EvalspecServer, params: lsp.DidChangeConfigurationParams) -> None:
