@@ -119,3 +119,38 @@ def test_a_one_prompt_run_keeps_the_other_prompts_results() -> None:
     assert board.item_title(items[2]) == "✗ 0.00 a"
     board.stop(interrupted=True)
     assert board.interrupted and not board.running
+
+
+def test_a_cancelled_run_marks_calls_in_flight_and_keeps_a_summary() -> None:
+    items = run_items(analyze(BLUEPRINT, "t.weval.yml"))
+    other = items[2].item_id
+    board = RunBoard()
+    board.start(items, None)
+    board.apply(RunStarted({"run_label": "L", "cells": 2}))
+    board.apply(Scored(Cell("p1", "a"), 1.0, "pass", {}))
+    board.apply(CallStarted(Cell(other, "a")))
+    board.stop(cancelled=True)
+    assert board.item_title(items[2]) == "⊘ cancelled a"
+    assert board.suite_title() == "cancelled: mean 1.00 · 1 pass · 0 fail"
+    assert board.item_title(items[1]) == "✓ 1.00 a"
+
+
+def test_renamed_ids_keep_their_results_and_later_events_follow() -> None:
+    items = run_items(analyze(BLUEPRINT, "t.weval.yml"))
+    board = RunBoard()
+    board.start(items, None)
+    board.apply(CallStarted(Cell("p1", "a")))
+    renamed = run_items(analyze(BLUEPRINT.replace("id: p1", "id: first"), "t.weval.yml"))
+    board.follow(items, renamed)
+    board.apply(Scored(Cell("p1", "a"), 0.0, "fail", {}))  # the runner still says p1
+    assert board.item_title(renamed[1]) == "✗ 0.00 a (text changed since)"
+    assert "p1" not in board.results
+
+
+def test_ages_read_like_a_person_says_them() -> None:
+    from evalspec.ide.runs import age
+
+    assert age(1000.0, 1030.0) == "just now"
+    assert age(1000.0, 1000.0 + 5 * 60) == "5 min ago"
+    assert age(1000.0, 1000.0 + 3 * 3600) == "3 h ago"
+    assert age(1000.0, 1000.0 + 86400) == "1 day ago"

@@ -15,11 +15,10 @@ from lsprotocol import types as lsp
 
 from ..fakeprovider import FakeProvider, Reply
 from .session import HANG_GUARD_S, change, open_doc, position_of, published
-from .test_run_lenses import (  # noqa: F401 (the client fixture)
+from .test_run_lenses import (
     BLUEPRINT,
     RunClient,
     _plain,
-    client,
     custom_blueprint,
     execute,
     execute_settings,
@@ -27,6 +26,7 @@ from .test_run_lenses import (  # noqa: F401 (the client fixture)
     run_to_end,
     titles,
 )
+from .test_run_lenses import client as _client_fixture  # noqa: F401 (registers the `client` fixture)
 
 TWO_MODELS = BLUEPRINT.replace("  - openai:gpt-4o-mini\n", "  - echo\n  - openai:gpt-4o-mini\n")
 
