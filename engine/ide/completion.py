@@ -322,8 +322,10 @@ def _file_items(ctx: CursorContext, analysis: Any, v: str | None) -> list[_Tmpl 
     out: list[_Tmpl | CompletionItem] = []
     for rel, is_dir in paths.entries(folder, typed, dirs_only=v == sc.V_DIR, extensions=exts):
         text = scheme + rel + ("/" if is_dir else "")
-        out.append(_plain("file", rel.rsplit("/", 1)[-1] + ("/" if is_dir else ""), "folder" if is_dir else "file",
-                          "", sort=("0" if is_dir else "1") + rel.lower(), insert=text, filter_text=text))
+        # Labelled with the whole inserted path: clients that filter on the label (or on the text from
+        # the edit's start, as Neovim 0.7 does) then match what was typed, folders included.
+        out.append(_plain("file", text, "folder" if is_dir else "file", "",
+                          sort=("0" if is_dir else "1") + rel.lower(), insert=text))
     return out
 
 

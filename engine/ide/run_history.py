@@ -23,7 +23,9 @@ from ..run.journal import load as load_journal
 from .runs import CellResult, detail_error, model_summary
 
 MAX_JOURNALS = 2000  # journals looked at under one output folder (their first line only)
-JOURNAL_GLOB = "*.journal.jsonl"
+# A run's journal, and the one it replaced (run/journal.py keeps the previous run of a label beside it).
+JOURNAL_GLOB = "*.journal*.jsonl"
+JOURNAL_NAMES = (".journal.jsonl", ".journal.prev.jsonl")
 
 
 @dataclass
@@ -81,6 +83,8 @@ def past_runs(output: Path, path: Path, base: Path) -> list[PastRun]:
     for n, journal in enumerate(output.rglob(JOURNAL_GLOB)):
         if n >= MAX_JOURNALS:
             break
+        if not journal.name.endswith(JOURNAL_NAMES):
+            continue
         head = _header(journal)
         if head is None:
             continue

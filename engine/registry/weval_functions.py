@@ -181,6 +181,42 @@ for _f in POINT_FUNCTIONS.values():
         FUNCTION_NAMES[_a] = _f.name
 
 
+# Names users bring from other eval tools (promptfoo assertion types, AgentV, common spellings) -> the
+# Weval function that does that check. Only for "did you mean"; they are never accepted as functions.
+# Keys are folded (lower case, `-` as `_`); `not_` forms of these are mapped to the negated function.
+FOREIGN_NAMES: dict[str, str] = {
+    "regex": "matches", "regexp": "matches", "regex_match": "matches", "match_regex": "matches",
+    "iregex": "imatches", "regex_i": "imatches",
+    "contains_any": "contains_any_of", "icontains_any": "icontains_any_of",
+    "contains_all": "contains_all_of", "icontains_all": "icontains_all_of",
+    "contains_none": "not_contains_any_of", "icontains_none": "not_icontains_any_of",
+    "startswith": "starts_with", "endswith": "ends_with", "istartswith": "istarts_with",
+    "iendswith": "iends_with", "includes": "contains", "contains_text": "contains",
+    "is_valid_json": "is_json", "valid_json": "is_json", "json": "is_json",
+    "javascript": "js", "javascript_fn": "js", "js_function": "js",
+    "word_count": "word_count_between", "wordcount": "word_count_between", "words": "word_count_between",
+    "length_between": "word_count_between",
+    "tool_call": "tool_called", "called_tool": "tool_called", "is_tool_call": "tool_called",
+    "fact_check": "factcheck",
+    "webhook": "call",
+}
+
+
+def foreign_name(name: str) -> str | None:
+    """The Weval function for a name from another tool (`regex` -> `matches`, `not-regex` ->
+    `not_matches`), when there is one."""
+    folded = name.lower().replace("-", "_")
+    if folded in FOREIGN_NAMES:
+        return FOREIGN_NAMES[folded]
+    for prefix in ("not_", "not"):
+        if folded.startswith(prefix):
+            base = folded[len(prefix):]
+            target = FOREIGN_NAMES.get(base) or (base if base in POINT_FUNCTIONS else None)
+            if target and f"not_{target}" in POINT_FUNCTIONS:
+                return f"not_{target}"
+    return None
+
+
 def resolve_function(name: str) -> PointFunction | None:
     """The function a `$name` / `fn: name` spelling means, with the reference's front normalization."""
     bare = name[1:] if name.startswith("$") else name

@@ -36,7 +36,7 @@ def plan_for(analysis: Analysis, options: RunOptions) -> Plan:
     if analysis.errors:
         raise PlanError(f"{analysis.path}: the file has {len(analysis.errors)} error(s); fix them first")
     path = Path(analysis.path) if analysis.path is not None else Path("<buffer>")
-    plan: Any
+    plan: Plan
     if analysis.kind is FileKind.WEVAL and analysis.blueprint is not None:
         from .weval_plan import plan_weval
 
@@ -51,7 +51,6 @@ def plan_for(analysis: Analysis, options: RunOptions) -> Plan:
     planned = {t.cell.item for t in plan.tasks}
     plan.fingerprints = {k: v for k, v in fingerprints(analysis).items() if k in planned}
     return plan
-
 
 
 def run(plan: Plan, options: RunOptions) -> AsyncIterator[Event]:

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..findings import Edit, Finding, Findings, Fix, Related, Span, Tag, replace
 from ..registry.weval import HEADER, MESSAGE, POINT, PROMPT, PROMPT_MARKERS_OURS, REGISTRY
-from ..registry.weval_functions import POINT_FUNCTIONS, Arg, resolve_function
+from ..registry.weval_functions import POINT_FUNCTIONS, Arg, foreign_name, resolve_function
 from ..source import (
     Mapping,
     Node,
@@ -873,7 +873,11 @@ class _Context:
 
 
 def suggest_function(name: str) -> str | None:
-    """The canonical function a misspelt name most likely means (an alias match names its canonical)."""
+    """The canonical function a misspelt name most likely means (an alias match names its canonical),
+    or the one a name from another tool stands for (`$regex` -> `$matches`)."""
+    foreign = foreign_name(name)
+    if foreign is not None:
+        return foreign
     best = closest(name, POINT_FUNCTIONS)
     if best is None:
         alias = closest(name, [a for f in POINT_FUNCTIONS.values() for a in f.aliases])

@@ -72,7 +72,9 @@ def completion_item(server: EvalspecServer, item: CompletionItem, index: LineInd
         detail=detail or None,
         documentation=documentation,
         sort_text=item.sort_text or None,
-        filter_text=item.filter_text or None,
+        # Only a filterText that differs from the label is sent: Neovim 0.7's omnifunc ignores the edit
+        # range of every item that has one, and then inserts at the start of the keyword (`$$contains`).
+        filter_text=item.filter_text if item.filter_text and item.filter_text != item.label else None,
         insert_text=None if replace_span is not None else text,
         text_edit=lsp.TextEdit(range=index.range(replace_span), new_text=text) if replace_span is not None else None,
         insert_text_format=lsp.InsertTextFormat.Snippet if snippet else lsp.InsertTextFormat.PlainText,

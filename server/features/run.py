@@ -37,6 +37,7 @@ from lsprotocol import types as lsp
 from evalspec.detect import FileKind
 from evalspec.ide.runs import RunBoard, run_items
 from evalspec.run.events import RunFinished
+from evalspec.run.items import entries
 from evalspec.run.options import RunOptions, parse_eval_methods
 
 from ..convert import path_of
@@ -58,20 +59,22 @@ class Target:
     uri: str
     item: str | None = None
     model: str | None = None
+    line: int | None = None  # instead of `item`: the prompt / test around this line (0-based), else the file
 
 
 def _target(args: tuple[Any, ...]) -> Target:
     """`{"uri": …, "item": …, "model": …}`, or `uri[, item]` as plain arguments (what a user types)."""
-    model = None
+    model = line = None
     if args and isinstance(args[0], dict):
-        uri, item, model = args[0].get("uri"), args[0].get("item"), args[0].get("model")
+        uri, item, model, line = args[0].get("uri"), args[0].get("item"), args[0].get("model"), args[0].get("line")
     else:
         uri = args[0] if args else None
         item = args[1] if len(args) > 1 else None
     if not isinstance(uri, str) or not uri:
         raise ValueError("expected the document's uri as the first argument")
     return Target(uri, item if isinstance(item, str) and item else None,
-                  model.strip() if isinstance(model, str) and model.strip() else None)
+                  model.strip() if isinstance(model, str) and model.strip() else None,
+                  line if isinstance(line, int) and not isinstance(line, bool) and line >= 0 else None)
 
 
 def output_folder(server: EvalspecServer, uri: str) -> Path:
@@ -153,9 +156,22 @@ class RunFeature:
 
     # --- running ------------------------------------------------------------------------------------
 
+    async def at_line(self, target: Target) -> Target:
+        """A `line` becomes the item written around it (what `:EvalspecRun` sends: the cursor's line)."""
+        if target.item is not None or target.line is None:
+            return target
+        snap = await self.server.snapshot(target.uri)
+        if snap is None:
+            return target
+        line, _ = snap.index.point(lsp.Position(line=target.line, character=0))
+        item = next((item_id for _, item_id, span in entries(snap.analysis)
+                     if span.start_line <= line <= span.end_line), None)
+        return Target(target.uri, item, target.model)
+
     async def start(self, target: Target) -> dict[str, Any]:
         from evalspec.run.preflight import problems
 
+        target = await self.at_line(target)
         uri, item = target.uri, target.item
         state = self.server.runs.setdefault(uri, DocumentRuns())
         if state.running:
@@ -174,7 +190,7 @@ class RunFeature:
         state.files = []
         state.task = asyncio.create_task(self.drive(uri, item, plan, options, state))
         self.changed(uri, state)
-        return {"ok": True, "runLabel": plan.run_label, "cells": len(plan.tasks)}
+        return {"ok": True, "runLabel": plan.run_label, "cells": len(plan.tasks), "item": item}
 
     async def drive(self, uri: str, item: str | None, plan: Any, options: RunOptions, state: DocumentRuns) -> None:
         from evalspec.run.runner import run

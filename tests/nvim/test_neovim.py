@@ -78,3 +78,104 @@ def test_neovim_gets_diagnostics_and_completions(tmp_path):
     assert (8, "✓ 1.00 echo[temp:0]") in after
     assert not any(line == 4 and title.startswith("✓") for line, title in after)  # only greeting ran
     assert list((tmp_path / "results").rglob("*_comparison.json"))
+
+
+RUN_BLUEPRINT = """\
+title: Capitals
+models:
+  - id: local:fake
+    url: {url}
+    modelName: fake-1
+    inherit: openai
+---
+- id: greet
+  prompt: Say hello
+  should:
+    - $contains: hello
+- id: count
+  prompt: Count to three
+  should:
+    - $contains: one
+    - $contains: four
+"""
+
+
+def run_session(tmp_path: Path, blueprint: Path, session: str) -> dict:
+    nvim = shutil.which("nvim")
+    assert nvim, "Neovim is required: apt-get install -y neovim"
+    out = tmp_path / f"{session}.json"
+    home = tmp_path / "home"
+    env = {
+        **os.environ,
+        "EVALSPEC_PLUGIN": str(REPO / "editors" / "nvim"),
+        "EVALSPEC_PYTHON": sys.executable,
+        "EVALSPEC_NVIM_FILE": str(blueprint),
+        "EVALSPEC_NVIM_OUT": str(out),
+        "EVALSPEC_NVIM_SESSION": session,
+        "EVALSPEC_NVIM_TIMEOUT_MS": "70000",
+        "EVALSPEC_NVIM_RESULTS": str(tmp_path / "results"),
+        "XDG_CONFIG_HOME": str(home / "config"),
+        "XDG_DATA_HOME": str(home / "data"),
+        "XDG_STATE_HOME": str(home / "state"),
+        "XDG_CACHE_HOME": str(home / "cache"),
+    }
+    proc = subprocess.run([nvim, "--headless", "-n", "-i", "NONE", "-u", str(HERE / "runs.lua")],
+                          env=env, cwd=tmp_path, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                          timeout=120)
+    assert out.exists(), f"Neovim wrote no results (exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
+    result = json.loads(out.read_text())
+    assert "error" not in result, result
+    return result
+
+
+def by_line(titles: list[dict]) -> dict[int, list[str]]:
+    out: dict[int, list[str]] = {}
+    for t in titles:
+        out.setdefault(t["line"], []).append(t["title"])
+    return out
+
+
+def test_runs_in_neovim_survive_a_restart(tmp_path):
+    from tests.fakeprovider import FakeProvider, Reply
+
+    with FakeProvider() as fake:
+        # One answer for the prompt run alone, two for the whole file, then a run cancelled after its
+        # first answer (the next call hangs until the run is cancelled).
+        fake.then(*[Reply.ok("hello: one, two, three") for _ in range(4)], *[Reply.hang(30) for _ in range(4)])
+        blueprint = tmp_path / "capitals.weval.yml"
+        blueprint.write_text(RUN_BLUEPRINT.format(url=fake.url("/v1")))
+        first = run_session(tmp_path, blueprint, "first")
+
+        # Completion accepted in the editor: the line reads right (no `$$contains`), and typing part of
+        # the name first still offers and inserts it.
+        assert first["omnifunc"] == "v:lua.vim.lsp.omnifunc"
+        assert first["accepted_after_dollar"] == "    - $contains: "
+        assert first["labels_after_wor"] == ["$word_count_between"]
+        assert first["accepted_after_wor"] == "    - $word_count_between: "
+
+        model = "local:fake[temp:0]"
+        assert by_line(first["after_one"])[7] == ["▶ Run", f"✓ 1.00 {model}"]
+        after_all = by_line(first["after_all"])
+        assert after_all[11] == ["▶ Run", f"✗ 0.50 {model}"]
+        assert after_all[0][2] == "last run: mean 0.75 · 1 pass · 1 fail"
+        # The failed point, at its own line, with its score, model and reason; its hover per model.
+        [failed] = first["run_diagnostics"]
+        assert failed["lnum"] == first["four_line"] == 15
+        assert failed["severity"] == 3 and failed["code"] == "run-point-failed"  # Information
+        assert failed["message"].startswith(f"$contains failed on {model}: 0.00")
+        assert f"**{model}**: 0.00" in first["point_hover"]
+        # Cancelled after greet's answer: count's call in flight is marked, the summary lens stays.
+        cancelled = by_line(first["after_cancel"])
+        assert cancelled[7] == ["▶ Run", f"✓ 1.00 {model}"]
+        assert cancelled[11] == ["▶ Run", f"⊘ cancelled {model}"]
+        assert cancelled[0][2].startswith("cancelled: mean 1.00")
+        calls = len(fake.requests)
+
+        second = run_session(tmp_path, blueprint, "second")
+        restored = by_line(second["restored"])
+        # greet from the cancelled run, count from the whole-file run before it; nothing ran again.
+        assert restored[7][1].startswith(f"✓ 1.00 {model} (")
+        assert restored[11][1].startswith(f"✗ 0.50 {model} (")
+        assert restored[0][2].startswith("interrupted (")  # the last whole-file run was the cancelled one
+        assert [d["lnum"] for d in second["run_diagnostics"]] == [15]
+        assert len(fake.requests) == calls

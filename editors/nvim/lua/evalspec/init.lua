@@ -26,6 +26,8 @@ local defaults = {
   -- Show code lenses (run lenses and results); refreshed on these events and as runs progress.
   codelens = true,
   codelens_events = { "BufEnter", "InsertLeave", "CursorHold" },
+  -- Set 'omnifunc' to the LSP client's, so <C-x><C-o> completes (a completion plugin may replace it).
+  omnifunc = true,
   capabilities = nil,
   on_attach = nil,
   -- Neovim batches buffer changes before sending them; the server debounces again.
@@ -82,6 +84,9 @@ end
 
 local function on_attach(config)
   return function(client, bufnr)
+    if config.omnifunc and (vim.bo[bufnr].omnifunc == "" or vim.bo[bufnr].omnifunc == "syntaxcomplete#Complete") then
+      vim.bo[bufnr].omnifunc = "v:lua.vim.lsp.omnifunc"
+    end
     if config.codelens then
       vim.api.nvim_create_autocmd(config.codelens_events, {
         group = vim.api.nvim_create_augroup("evalspec_lenses_" .. bufnr, { clear = true }),
@@ -123,7 +128,7 @@ local function client_of(bufnr)
 end
 
 --- Ask the server to run `command` ("evalspec.run", "evalspec.plan", …) for the buffer, optionally
---- for one prompt / test id.
+--- for one prompt / test: its id, or { line = n } for the one written around 0-based line n.
 function M.execute(command, item, bufnr)
   bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
   local client = client_of(bufnr)
@@ -132,7 +137,9 @@ function M.execute(command, item, bufnr)
     return
   end
   local args = { uri = vim.uri_from_bufnr(bufnr) }
-  if item then
+  if type(item) == "table" then
+    args.line = item.line
+  elseif item then
     args.item = item
   end
   client.request("workspace/executeCommand", { command = command, arguments = { args } }, function(err, result)
@@ -212,7 +219,8 @@ function M.setup(opts)
     { "EvalspecResults", "evalspec.showResults", "open the last run's results" },
   }) do
     vim.api.nvim_create_user_command(c[1], function()
-      M.execute(c[2], c[4] and M.item_at_cursor() or nil)
+      -- The server finds the prompt or test around the cursor in the current text (lenses may be stale).
+      M.execute(c[2], c[4] and { line = vim.api.nvim_win_get_cursor(0)[1] - 1 } or nil)
     end, { desc = "evalspec: " .. c[3] })
   end
 

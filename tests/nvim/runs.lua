@@ -1,0 +1,252 @@
+-- Headless Neovim as a person uses it, in two sessions over the same blueprint and results folder.
+--
+-- Session "first": accept completions of point functions (<C-x><C-o>, then pick and <C-y>), run the
+-- prompt under the cursor (:EvalspecRun) and the whole file (:EvalspecRunAll) against the fake provider,
+-- read the failed point's diagnostic on its own line and its hover, then start another run and cancel
+-- it (:EvalspecCancel) once the first answer is in.
+-- Session "second" (Neovim restarted): open the file and find the earlier results, their diagnostics
+-- included, without running anything.
+--
+--   EVALSPEC_PLUGIN, EVALSPEC_PYTHON, EVALSPEC_NVIM_FILE, EVALSPEC_NVIM_OUT, EVALSPEC_NVIM_RESULTS,
+--   EVALSPEC_NVIM_TIMEOUT_MS as in init.lua; EVALSPEC_NVIM_SESSION: "first" | "second"
+
+vim.opt.runtimepath:prepend(os.getenv("EVALSPEC_PLUGIN"))
+vim.opt.swapfile = false
+vim.opt.completeopt = "menuone,noselect"
+vim.cmd("filetype on")
+
+local out_path = os.getenv("EVALSPEC_NVIM_OUT")
+local file = os.getenv("EVALSPEC_NVIM_FILE")
+local session = os.getenv("EVALSPEC_NVIM_SESSION")
+local limit = tonumber(os.getenv("EVALSPEC_NVIM_TIMEOUT_MS") or "60000")
+local result = { steps = {} }
+local finished = false
+local bufnr
+
+local function finish()
+  if finished then
+    return
+  end
+  finished = true
+  local f = io.open(out_path, "w")
+  f:write(vim.fn.json_encode(result))
+  f:close()
+  vim.cmd("qall!")
+end
+
+vim.defer_fn(function()
+  result.error = "timed out after " .. limit .. " ms (steps: " .. table.concat(result.steps, ", ") .. ")"
+  finish()
+end, limit)
+
+local function step(name, fn)
+  local ok, err = pcall(fn)
+  table.insert(result.steps, name)
+  if not ok then
+    result.error = name .. ": " .. tostring(err)
+    finish()
+  end
+  return ok
+end
+
+local function lens_titles()
+  local titles = {}
+  for _, lens in ipairs(vim.lsp.codelens.get(bufnr) or {}) do
+    if lens.command then
+      table.insert(titles, { line = lens.range.start.line, title = lens.command.title })
+    end
+  end
+  return titles
+end
+
+local function title_at(line, pattern)
+  for _, t in ipairs(lens_titles()) do
+    if t.line == line and t.title:find(pattern) then
+      return t.title
+    end
+  end
+  return nil
+end
+
+local function line_of(pattern)
+  for i, line in ipairs(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)) do
+    if line:find(pattern) then
+      return i - 1
+    end
+  end
+  error("no line matches " .. pattern)
+end
+
+local function run_diagnostics()
+  local out = {}
+  for _, d in ipairs(vim.diagnostic.get(bufnr)) do
+    if d.source == "evalspec run" then
+      local lsp_data = d.user_data and d.user_data.lsp or {}
+      table.insert(out, { lnum = d.lnum, col = d.col, severity = d.severity, message = d.message,
+                          code = lsp_data.code or d.code })
+    end
+  end
+  return out
+end
+
+local function wait_for(what, fn, ms)
+  assert(vim.wait(ms or 20000, function()
+    pcall(vim.lsp.codelens.refresh)
+    return fn()
+  end, 100), what .. "; lenses: " .. vim.inspect(lens_titles()))
+end
+
+local function keys(text)
+  vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(text, true, false, true), "t", false)
+end
+
+-- Type `typed` on a new line under `should:`, ask for completions with <C-x><C-o>, pick `want` from the
+-- menu and accept it; `done(line)` gets the line as it then reads. Keys are only read once this Lua
+-- returns to Neovim's main loop, hence the callbacks.
+local function complete_and_accept(typed, want, done)
+  local at = line_of("^  should:") + 1
+  vim.api.nvim_buf_set_lines(bufnr, at, at, false, { typed })
+  vim.api.nvim_win_set_cursor(0, { at + 1, #typed })
+  vim.defer_fn(function()
+    keys("A<C-x><C-o>")
+    local tries = 0
+    local function poll()
+      tries = tries + 1
+      local info = vim.fn.complete_info({ "items", "pum_visible" })
+      if #info.items == 0 and tries < 100 then
+        vim.defer_fn(poll, 50)
+        return
+      end
+      local labels, index = {}, nil
+      for i, item in ipairs(info.items) do
+        table.insert(labels, item.abbr)
+        if item.abbr == want then
+          index = i
+        end
+      end
+      if index == nil then
+        keys("<Esc>")
+        vim.defer_fn(function()
+          done(nil, labels)
+        end, 100)
+        return
+      end
+      keys(string.rep("<C-n>", index) .. "<C-y><Esc>")
+      vim.defer_fn(function()
+        local line = vim.api.nvim_buf_get_lines(bufnr, at, at + 1, false)[1]
+        vim.api.nvim_buf_set_lines(bufnr, at, at + 1, false, {}) -- take the half-written point out again
+        done(line, labels)
+      end, 300)
+    end
+    vim.defer_fn(poll, 50)
+  end, 300)
+end
+
+local function open()
+  return step("open", function()
+    require("evalspec").setup({
+      cmd = { os.getenv("EVALSPEC_PYTHON"), "-m", "evalspec_lsp" },
+      init_options = { debounceMs = 20, run = { output = os.getenv("EVALSPEC_NVIM_RESULTS"), cache = false,
+                                                 concurrency = 1 } },
+    })
+    vim.cmd("edit " .. vim.fn.fnameescape(file))
+    bufnr = vim.api.nvim_get_current_buf()
+    assert(vim.wait(20000, function()
+      return #vim.lsp.buf_get_clients(bufnr) > 0
+    end, 20), "no language client attached to the buffer")
+    result.omnifunc = vim.bo[bufnr].omnifunc
+    wait_for("no run lens arrived", function()
+      return title_at(0, "^▶ Run all") ~= nil
+    end)
+  end)
+end
+
+local function first_runs()
+  local greet, count = line_of("^%- id: greet"), line_of("^%- id: count")
+  if not step("run the prompt under the cursor", function()
+    vim.api.nvim_win_set_cursor(0, { line_of("prompt: Say hello") + 1, 4 })
+    vim.cmd("EvalspecRun")
+    wait_for("no result lens on greet", function()
+      return title_at(greet, "^✓") ~= nil
+    end)
+    result.after_one = lens_titles()
+  end) then
+    return
+  end
+  if not step("run the whole file", function()
+    vim.cmd("EvalspecRunAll")
+    wait_for("no result lens on count", function()
+      return title_at(count, "^✗") ~= nil and title_at(0, "^last run") ~= nil
+    end)
+    result.after_all = lens_titles()
+  end) then
+    return
+  end
+  if not step("failures on their lines", function()
+    wait_for("no run diagnostics", function()
+      return #run_diagnostics() > 0
+    end)
+    result.run_diagnostics = run_diagnostics()
+    result.four_line = line_of("%$contains: four")
+    local params = { textDocument = { uri = vim.uri_from_bufnr(bufnr) },
+                     position = { line = result.four_line, character = 8 } }
+    local responses = vim.lsp.buf_request_sync(bufnr, "textDocument/hover", params, 20000)
+    for _, r in pairs(responses or {}) do
+      result.point_hover = r.result and r.result.contents and r.result.contents.value
+    end
+  end) then
+    return
+  end
+  if not step("cancel a run", function()
+    vim.cmd("EvalspecRunAll")
+    wait_for("the run did not start, or greet's answer never came", function()
+      return title_at(0, "^■ Cancel run") ~= nil and title_at(greet, "^✓") ~= nil
+    end)
+    vim.cmd("EvalspecCancel")
+    wait_for("the run did not stop", function()
+      return title_at(0, "^▶ Run all") ~= nil and title_at(count, "cancelled") ~= nil
+    end)
+    result.after_cancel = lens_titles()
+  end) then
+    return
+  end
+  finish()
+end
+
+local function first()
+  if not open() then
+    return
+  end
+  table.insert(result.steps, "complete")
+  complete_and_accept("    - $", "$contains", function(line, labels)
+    result.accepted_after_dollar = line
+    result.labels_after_dollar = #labels
+    complete_and_accept("    - $wor", "$word_count_between", function(line2, labels2)
+      result.accepted_after_wor = line2
+      result.labels_after_wor = labels2
+      vim.schedule(first_runs)
+    end)
+  end)
+end
+
+local function second()
+  if not open() then
+    return
+  end
+  step("results are back", function()
+    local count = line_of("^%- id: count")
+    wait_for("no earlier results on count", function()
+      return title_at(count, "ago") ~= nil or title_at(count, "just now") ~= nil
+    end)
+    wait_for("no run diagnostics", function()
+      return #run_diagnostics() > 0
+    end)
+    result.restored = lens_titles()
+    result.run_diagnostics = run_diagnostics()
+  end)
+  finish()
+end
+
+vim.api.nvim_create_autocmd("VimEnter", { once = true, callback = function()
+  vim.schedule(session == "second" and second or first)
+end })
