@@ -11,10 +11,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest_lsp
 from lsprotocol import types as lsp
+from pytest_lsp import ClientServerConfig
 
 from ..fakeprovider import FakeProvider, Reply
-from .session import HANG_GUARD_S, change, open_doc, position_of, published
+from .session import CLIENTS, HANG_GUARD_S, SERVER, change, open_doc, position_of, published, start
 from .test_run_lenses import (
     BLUEPRINT,
     RunClient,
@@ -23,10 +25,20 @@ from .test_run_lenses import (
     execute,
     execute_settings,
     lenses,
+    make_run_client,
     run_to_end,
     titles,
 )
-from .test_run_lenses import client as _client_fixture  # noqa: F401 (registers the `client` fixture)
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER, client_factory=make_run_client),
+                    params=CLIENTS, ids=["nvim-0.7", "vscode"])
+async def client(lsp_client: RunClient, request, tmp_path):
+    await start(lsp_client, request.param, tmp_path, options={
+        "debounceMs": 20, "run": {"models": ["echo"], "output": "results", "cache": False}})
+    yield
+    await lsp_client.shutdown_session()
+
 
 TWO_MODELS = BLUEPRINT.replace("  - openai:gpt-4o-mini\n", "  - echo\n  - openai:gpt-4o-mini\n")
 
