@@ -60,13 +60,17 @@ class Target:
     item: str | None = None
     model: str | None = None
     line: int | None = None  # instead of `item`: the prompt / test around this line (0-based), else the file
+    open: bool = True  # showResults: open the report / results through the client
+    markdown: bool = False  # showResults: also answer the report as Markdown
 
 
 def _target(args: tuple[Any, ...]) -> Target:
     """`{"uri": …, "item": …, "model": …}`, or `uri[, item]` as plain arguments (what a user types)."""
     model = line = None
+    flags: dict[str, Any] = {}
     if args and isinstance(args[0], dict):
         uri, item, model, line = args[0].get("uri"), args[0].get("item"), args[0].get("model"), args[0].get("line")
+        flags = {k: v for k in ("open", "markdown") if isinstance(v := args[0].get(k), bool)}
     else:
         uri = args[0] if args else None
         item = args[1] if len(args) > 1 else None
@@ -74,7 +78,7 @@ def _target(args: tuple[Any, ...]) -> Target:
         raise ValueError("expected the document's uri as the first argument")
     return Target(uri, item if isinstance(item, str) and item else None,
                   model.strip() if isinstance(model, str) and model.strip() else None,
-                  line if isinstance(line, int) and not isinstance(line, bool) and line >= 0 else None)
+                  line if isinstance(line, int) and not isinstance(line, bool) and line >= 0 else None, **flags)
 
 
 def output_folder(server: EvalspecServer, uri: str) -> Path:
@@ -261,21 +265,32 @@ class RunFeature:
         return {"ok": True}
 
     async def show(self, target: Target) -> dict[str, Any]:
+        """The last run's results: its HTML report (written beside the results file, evalspec.report)
+        and the results file. Opened through the client (the report in the browser) unless the caller
+        asks for the paths only (`open: false`: the editor plugins show them themselves); `markdown:
+        true` adds the report as Markdown (Neovim shows it in a split when there is no display)."""
         state = self.server.runs.get(target.uri)
         if state is not None and not state.files and not state.running and state.board.journal:
             from evalspec.ide.run_history import result_files_of
 
             state.files = result_files_of(Path(state.board.journal))
-        if state is None or not state.files:
+        if state is None or not (state.files or state.board.journal):
             return {"ok": False, "error": "this file has no finished run yet"}
-        target_file = Path(state.files[0])
-        if self.server.client.show_document:
+        sources = list(state.files[:1]) or [state.board.journal or ""]
+        report, markdown = await asyncio.to_thread(_report, sources[0], target.markdown)
+        answer: dict[str, Any] = {"ok": True, "file": state.files[0] if state.files else None, "report": report}
+        if target.markdown:
+            answer["markdown"] = markdown
+        if not target.open:
+            return answer
+        shown = report or answer["file"]
+        if shown and self.server.client.show_document:
             with contextlib.suppress(Exception):
-                await self.server.window_show_document_async(
-                    lsp.ShowDocumentParams(uri=target_file.as_uri(), take_focus=True))
-                return {"ok": True, "file": str(target_file)}
-        self.message(lsp.MessageType.Info, f"evalspec: results in {target_file}")
-        return {"ok": True, "file": str(target_file)}
+                await self.server.window_show_document_async(lsp.ShowDocumentParams(
+                    uri=Path(shown).as_uri(), external=bool(report), take_focus=True))
+                return answer
+        self.message(lsp.MessageType.Info, f"evalspec: results in {shown}")
+        return answer
 
     # --- earlier runs, renamed ids --------------------------------------------------------------------
 
@@ -374,6 +389,24 @@ class RunFeature:
             self.server.work_done_progress.end(token, lsp.WorkDoneProgressEnd(
                 message="cancelled" if board.cancelled else board.progress_text()))
             self.server.work_done_progress.tokens.pop(token, None)
+
+
+def _report(source: str, markdown: bool) -> tuple[str | None, str | None]:
+    """(the HTML report's path, the Markdown report) of one results file or journal; None for what
+    cannot be made (the report package missing, results it cannot read): the results file remains."""
+    try:
+        from evalspec.report import build_report, write_report
+    except ImportError:
+        return None, None
+    path = Path(source)
+    name = path.name.removesuffix(".jsonl").removesuffix(".json")
+    try:
+        html = write_report([path], path.with_name(f"{name}.report.html"))
+        text = build_report([path], fmt="markdown") if markdown else None
+    except Exception:  # a report that cannot be made never hides the results themselves
+        log.warning("no report for %s", path.name, exc_info=True)
+        return None, None
+    return str(html), text
 
 
 def _outcome(board: RunBoard, item: str | None) -> str:

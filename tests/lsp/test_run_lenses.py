@@ -171,7 +171,7 @@ async def test_lenses_run_the_suite_and_show_results_in_place(client: RunClient,
     assert set(json.loads(comparison.read_text())["promptIds"]) == {"greet", "count"}
     # The suite's result lens opens that file (window/showDocument, or a message naming it).
     shown = _plain(await execute(client, "evalspec.showResults", uri=uri))
-    assert shown == {"ok": True, "file": str(comparison)}
+    assert shown["ok"] is True and shown["file"] == str(comparison)
 
     hover = await client.text_document_hover_async(lsp.HoverParams(
         text_document=lsp.TextDocumentIdentifier(uri=uri), position=position_of(BLUEPRINT, "id: count")))

@@ -28,6 +28,9 @@ local defaults = {
   codelens_events = { "BufEnter", "InsertLeave", "CursorHold" },
   -- Set 'omnifunc' to the LSP client's, so <C-x><C-o> completes (a completion plugin may replace it).
   omnifunc = true,
+  -- :EvalspecResults: "auto" opens the HTML report in the browser when there is a display (the system
+  -- opener: open / xdg-open), else shows the report as Markdown in a split; "browser" | "split".
+  results = "auto",
   capabilities = nil,
   on_attach = nil,
   -- Neovim batches buffer changes before sending them; the server debounces again.
@@ -152,6 +155,61 @@ function M.execute(command, item, bufnr)
   end, bufnr)
 end
 
+local function opener()
+  if vim.fn.has("mac") == 1 and vim.fn.executable("open") == 1 then
+    return { "open" }
+  end
+  if vim.fn.has("win32") == 1 then
+    return { "cmd.exe", "/c", "start", "" }
+  end
+  local display = (os.getenv("DISPLAY") or "") ~= "" or (os.getenv("WAYLAND_DISPLAY") or "") ~= ""
+  if display and vim.fn.executable("xdg-open") == 1 then
+    return { "xdg-open" }
+  end
+  return nil
+end
+
+local function show_markdown(text, name)
+  vim.cmd("botright split")
+  local buf = vim.api.nvim_create_buf(false, true)
+  vim.api.nvim_win_set_buf(0, buf)
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, vim.split(text, "\n", { plain = true }))
+  vim.bo[buf].filetype = "markdown"
+  vim.bo[buf].modifiable = false
+  pcall(vim.api.nvim_buf_set_name, buf, name)
+end
+
+--- :EvalspecResults: the last run's HTML report in the browser, or its Markdown in a split when there
+--- is no display (or `results = "split"`), or the results file itself when no report could be made.
+function M.show_results(bufnr)
+  bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+  local client = client_of(bufnr)
+  if client == nil then
+    vim.notify("evalspec: no evalspec language server on this buffer", vim.log.levels.WARN)
+    return
+  end
+  local how = M.config and M.config.results or "auto"
+  local open = how ~= "split" and opener() or nil
+  local args = { uri = vim.uri_from_bufnr(bufnr), open = false, markdown = open == nil }
+  client.request("workspace/executeCommand", { command = "evalspec.showResults", arguments = { args } },
+    function(err, result)
+      if err then
+        vim.notify("evalspec: " .. tostring(err.message or err), vim.log.levels.ERROR)
+      elseif not result or result.ok == false then
+        vim.notify("evalspec: " .. (result and result.error or "no results"), vim.log.levels.WARN)
+      elseif open and result.report then
+        local cmd = vim.list_extend(vim.deepcopy(open), { result.report })
+        vim.fn.jobstart(cmd, { detach = true })
+        vim.notify("evalspec: report opened in the browser: " .. result.report)
+      elseif result.markdown then
+        show_markdown(result.markdown, "evalspec://report/" .. vim.fn.fnamemodify(vim.api.nvim_buf_get_name(bufnr), ":t"))
+      elseif result.file then
+        vim.cmd("botright split " .. vim.fn.fnameescape(result.file))
+      end
+      M.last_results = result
+    end, bufnr)
+end
+
 --- The id of the prompt / test whose run lens is nearest at or above the cursor (nil: the suite).
 function M.item_at_cursor(bufnr)
   bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
@@ -209,6 +267,10 @@ function M.setup(opts)
     end
   end
   M.config = config
+  -- The results lens runs here, not on the server: the report opens in the browser or a split.
+  vim.lsp.commands["evalspec.showResults"] = function(_, ctx)
+    M.show_results(ctx and ctx.bufnr or 0)
+  end
 
   -- { name, server command, description, for the item under the cursor? }
   for _, c in ipairs({
@@ -216,9 +278,13 @@ function M.setup(opts)
     { "EvalspecRunAll", "evalspec.run", "run the whole file" },
     { "EvalspecPlan", "evalspec.plan", "what a run would do" },
     { "EvalspecCancel", "evalspec.cancelRun", "stop this file's run" },
-    { "EvalspecResults", "evalspec.showResults", "open the last run's results" },
+    { "EvalspecResults", "evalspec.showResults", "the last run's report (browser, or Markdown in a split)" },
   }) do
     vim.api.nvim_create_user_command(c[1], function()
+      if c[2] == "evalspec.showResults" then
+        M.show_results()
+        return
+      end
       -- The server finds the prompt or test around the cursor in the current text (lenses may be stale).
       M.execute(c[2], c[4] and { line = vim.api.nvim_win_get_cursor(0)[1] - 1 } or nil)
     end, { desc = "evalspec: " .. c[3] })

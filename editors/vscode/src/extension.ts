@@ -1,0 +1,171 @@
+// evalspec for VS Code: starts evalspec-lsp for YAML and JSON files, adds run commands, a status-bar
+// item for runs, and shows a run's HTML report in a panel.
+//
+// The server itself decides which files are Weval blueprints or AgentV eval files and answers nothing
+// for any other YAML/JSON, so it runs next to the YAML extension without noise.
+import * as fs from "fs";
+import * as path from "path";
+import * as vscode from "vscode";
+import {
+  LanguageClient,
+  LanguageClientOptions,
+  ServerOptions,
+  TransportKind,
+} from "vscode-languageclient/node";
+
+import { ShowResultsAnswer, panelHtml, panelTitle } from "./results";
+import { findServer } from "./serverCommand";
+import { CANCEL_COMMAND, RESULTS_COMMAND, RunState, RunStatus } from "./status";
+
+let client: LanguageClient | undefined;
+let status: RunStatus | undefined;
+
+/** The interpreter selected in VS Code, when the Python extension is installed. */
+async function selectedPython(resource: vscode.Uri | undefined): Promise<string | undefined> {
+  const ext = vscode.extensions.getExtension("ms-python.python");
+  if (!ext) {
+    return undefined;
+  }
+  try {
+    const api = (ext.isActive ? ext.exports : await ext.activate()) as any;
+    const active = api?.environments?.getActiveEnvironmentPath?.(resource);
+    if (active?.path) {
+      return String(active.path);
+    }
+    const details = api?.settings?.getExecutionDetails?.(resource);
+    return details?.execCommand?.[0];
+  } catch {
+    return undefined;
+  }
+}
+
+async function openResults(answer: ShowResultsAnswer | undefined): Promise<void> {
+  if (!answer || !answer.ok) {
+    void vscode.window.showWarningMessage(`evalspec: ${answer?.error ?? "no results to show"}`);
+    return;
+  }
+  if (answer.report && fs.existsSync(answer.report)) {
+    const folder = vscode.Uri.file(path.dirname(answer.report));
+    const panel = vscode.window.createWebviewPanel("evalspecReport", panelTitle(answer.report),
+      vscode.ViewColumn.Beside, { enableScripts: false, localResourceRoots: [folder] });
+    panel.webview.html = panelHtml(fs.readFileSync(answer.report, "utf8"), panel.webview.cspSource);
+    return;
+  }
+  if (answer.file) {
+    const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(answer.file));
+    await vscode.window.showTextDocument(doc, { preview: true });
+  }
+}
+
+export async function start(): Promise<void> {
+  const config = vscode.workspace.getConfiguration("evalspec");
+  const resource = vscode.window.activeTextEditor?.document.uri;
+  const found = findServer({
+    setting: config.get<string>("serverPath") ?? "",
+    args: config.get<string[]>("serverArgs") ?? [],
+    pythonPath: await selectedPython(resource),
+    pathEnv: process.env.PATH ?? "",
+    platform: process.platform,
+    exists: (file) => fs.existsSync(file),
+  });
+  if ("error" in found) {
+    const choice = await vscode.window.showErrorMessage(found.error, "Open Settings");
+    if (choice === "Open Settings") {
+      void vscode.commands.executeCommand("workbench.action.openSettings", "evalspec.serverPath");
+    }
+    return;
+  }
+  const serverOptions: ServerOptions = {
+    run: { command: found.command, args: found.args, transport: TransportKind.stdio },
+    debug: { command: found.command, args: [...found.args, "--log-level", "DEBUG"], transport: TransportKind.stdio },
+  };
+  const clientOptions: LanguageClientOptions = {
+    documentSelector: [
+      { scheme: "file", language: "yaml" },
+      { scheme: "file", language: "json" },
+      { scheme: "untitled", language: "yaml" },
+    ],
+    initializationOptions: { debounceMs: config.get("diagnostics.debounceMs"), run: config.get("run") },
+    // Changes to evalspec.run.* reach the server as workspace/didChangeConfiguration.
+    synchronize: { configurationSection: "evalspec" },
+    outputChannelName: "evalspec",
+    middleware: {
+      // The results lens: the server finds the files, this extension shows them (a report panel
+      // rather than raw JSON).
+      executeCommand: async (command, args, next) => {
+        if (command !== "evalspec.showResults") {
+          return next(command, args);
+        }
+        const target = { ...(args[0] ?? {}), open: false };
+        const answer = (await next(command, [target])) as ShowResultsAnswer | undefined;
+        await openResults(answer);
+        return answer;
+      },
+    },
+  };
+  const started = new LanguageClient("evalspec", "evalspec", serverOptions, clientOptions);
+  started.onNotification("evalspec/runState", (state: RunState) => status?.update(state));
+  try {
+    await started.start();
+    client = started;
+  } catch (err) {
+    void vscode.window.showErrorMessage(
+      `evalspec: could not start ${found.command} (${(err as Error).message}). ` +
+        "Install it with `pip install evalspec` or set evalspec.serverPath.");
+  }
+}
+
+export async function stop(): Promise<void> {
+  if (client) {
+    const running = client;
+    client = undefined;
+    await running.stop();
+  }
+}
+
+/** A server command for the active file: {uri} plus, for one prompt, the cursor's line. */
+function forActiveFile(serverCommand: string, atCursor = false): () => Promise<unknown> {
+  return async () => {
+    const editor = vscode.window.activeTextEditor;
+    if (!client || !editor) {
+      void vscode.window.showWarningMessage("evalspec: open an eval file first (and check the server started).");
+      return undefined;
+    }
+    const args: Record<string, unknown> = { uri: editor.document.uri.toString() };
+    if (atCursor) {
+      args.line = editor.selection.active.line;
+    }
+    // The server explains a refusal itself (window/showMessage).
+    return vscode.commands.executeCommand(serverCommand, args);
+  };
+}
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  const item = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 50);
+  status = new RunStatus(item);
+  status.setActive(vscode.window.activeTextEditor?.document.uri.toString());
+  context.subscriptions.push(
+    item,
+    vscode.commands.registerCommand("evalspec.runActiveFile", forActiveFile("evalspec.run")),
+    vscode.commands.registerCommand("evalspec.runAtCursor", forActiveFile("evalspec.run", true)),
+    vscode.commands.registerCommand("evalspec.planActiveFile", forActiveFile("evalspec.plan")),
+    vscode.commands.registerCommand(CANCEL_COMMAND, forActiveFile("evalspec.cancelRun")),
+    vscode.commands.registerCommand(RESULTS_COMMAND, forActiveFile("evalspec.showResults")),
+    vscode.commands.registerCommand("evalspec.restartServer", async () => {
+      await stop();
+      await start();
+    }),
+    vscode.window.onDidChangeActiveTextEditor((editor) => status?.setActive(editor?.document.uri.toString())),
+    vscode.workspace.onDidChangeConfiguration(async (event) => {
+      if (event.affectsConfiguration("evalspec.serverPath") || event.affectsConfiguration("evalspec.serverArgs")) {
+        await stop();
+        await start();
+      }
+    }),
+  );
+  await start();
+}
+
+export function deactivate(): Promise<void> {
+  return stop();
+}

@@ -1,0 +1,160 @@
+// activate() against a stubbed `vscode` API and language client: the commands it contributes, the
+// status-bar item fed by the server's run notifications, and the message when no server is found.
+import * as assert from "node:assert/strict";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { test } from "node:test";
+
+// eslint-disable-next-line @typescript-eslint/no-var-requires
+const Module = require("module");
+
+interface Recorded {
+  commands: Map<string, (...args: unknown[]) => unknown>;
+  executed: Array<{ command: string; args: unknown[] }>;
+  errors: string[];
+  item: { text: string; command?: unknown; visible: boolean };
+  clients: FakeClient[];
+  settings: Record<string, unknown>;
+}
+
+class FakeClient {
+  static recorded: Recorded;
+  handlers = new Map<string, (params: unknown) => void>();
+  started = false;
+  constructor(public id: string, public name: string, public serverOptions: any, public clientOptions: any) {
+    FakeClient.recorded.clients.push(this);
+  }
+  onNotification(method: string, handler: (params: unknown) => void): void {
+    this.handlers.set(method, handler);
+  }
+  async start(): Promise<void> {
+    this.started = true;
+  }
+  async stop(): Promise<void> {
+    this.started = false;
+  }
+}
+
+function install(settings: Record<string, unknown>): Recorded {
+  const recorded: Recorded = {
+    commands: new Map(), executed: [], errors: [], clients: [], settings,
+    item: { text: "", visible: false },
+  };
+  FakeClient.recorded = recorded;
+  const item = {
+    text: "", tooltip: undefined as unknown, command: undefined as unknown,
+    show() { recorded.item.visible = true; recorded.item.text = this.text; recorded.item.command = this.command; },
+    hide() { recorded.item.visible = false; },
+    dispose() {},
+  };
+  const editor = { document: { uri: { toString: () => "file:///w/a.weval.yml" } }, selection: { active: { line: 7 } } };
+  const vscode = {
+    StatusBarAlignment: { Left: 1 },
+    ViewColumn: { Beside: -2 },
+    Uri: { file: (p: string) => ({ fsPath: p, toString: () => `file://${p}` }) },
+    window: {
+      activeTextEditor: editor,
+      createStatusBarItem: () => item,
+      showErrorMessage: async (message: string) => { recorded.errors.push(message); return undefined; },
+      showWarningMessage: async (message: string) => { recorded.errors.push(message); return undefined; },
+      onDidChangeActiveTextEditor: () => ({ dispose() {} }),
+    },
+    workspace: {
+      getConfiguration: () => ({ get: (key: string) => recorded.settings[key] }),
+      onDidChangeConfiguration: () => ({ dispose() {} }),
+    },
+    commands: {
+      registerCommand: (name: string, fn: (...args: unknown[]) => unknown) => {
+        recorded.commands.set(name, fn);
+        return { dispose() {} };
+      },
+      executeCommand: async (command: string, ...args: unknown[]) => {
+        recorded.executed.push({ command, args });
+        return { ok: true };
+      },
+    },
+    extensions: { getExtension: () => undefined },
+  };
+  const languageClient = { LanguageClient: FakeClient, TransportKind: { stdio: 0 } };
+  const load = Module._load;
+  Module._load = function (request: string, ...rest: unknown[]) {
+    if (request === "vscode") {
+      return vscode;
+    }
+    if (request === "vscode-languageclient/node") {
+      return languageClient;
+    }
+    return load.call(this, request, ...rest);
+  };
+  for (const key of Object.keys(require.cache)) {
+    if (key.includes(`${path.sep}src${path.sep}`)) {
+      delete require.cache[key];
+    }
+  }
+  return recorded;
+}
+
+function fakeServer(): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "evalspec-ext-"));
+  const file = path.join(dir, "evalspec-lsp");
+  fs.writeFileSync(file, "#!/bin/sh\n", { mode: 0o755 });
+  return file;
+}
+
+test("activate contributes the commands, starts the server and follows runs in the status bar", async () => {
+  const server = fakeServer();
+  const recorded = install({ serverPath: server, serverArgs: [], run: { models: ["echo"] } });
+  const extension = require("../src/extension");
+  await extension.activate({ subscriptions: [] });
+
+  for (const name of ["evalspec.runActiveFile", "evalspec.runAtCursor", "evalspec.planActiveFile",
+    "evalspec.cancelActiveRun", "evalspec.showResultsActiveFile", "evalspec.restartServer"]) {
+    assert.ok(recorded.commands.has(name), name);
+  }
+  const [client] = recorded.clients;
+  assert.ok(client.started);
+  assert.equal(client.serverOptions.run.command, server);
+  assert.deepEqual(client.clientOptions.initializationOptions.run, { models: ["echo"] });
+
+  // The server's run notifications drive the item; clicking it while running cancels the run.
+  client.handlers.get("evalspec/runState")!({ uri: "file:///w/a.weval.yml", running: true, done: 1, total: 4 });
+  assert.equal(recorded.item.visible, true);
+  assert.equal(recorded.item.text, "$(sync~spin) evalspec 1/4");
+  assert.equal(recorded.item.command, "evalspec.cancelActiveRun");
+  await recorded.commands.get("evalspec.cancelActiveRun")!();
+  assert.deepEqual(recorded.executed.at(-1), { command: "evalspec.cancelRun", args: [{ uri: "file:///w/a.weval.yml" }] });
+  client.handlers.get("evalspec/runState")!({ uri: "file:///w/a.weval.yml", running: false, mean: 0.5 });
+  assert.equal(recorded.item.text, "$(beaker) evalspec mean 0.50");
+
+  // "Run the prompt at the cursor" sends the cursor's line; the server finds the prompt around it.
+  await recorded.commands.get("evalspec.runAtCursor")!();
+  assert.deepEqual(recorded.executed.at(-1), { command: "evalspec.run", args: [{ uri: "file:///w/a.weval.yml", line: 7 }] });
+
+  // The results lens goes through the client's middleware: the server is asked not to open anything.
+  const next = async (command: string, args: unknown[]) => {
+    recorded.executed.push({ command: `server:${command}`, args });
+    return { ok: false, error: "this file has no finished run yet" };
+  };
+  await client.clientOptions.middleware.executeCommand("evalspec.showResults", [{ uri: "file:///w/a.weval.yml" }], next);
+  assert.deepEqual(recorded.executed.at(-1), {
+    command: "server:evalspec.showResults", args: [{ uri: "file:///w/a.weval.yml", open: false }],
+  });
+  assert.equal(recorded.errors.at(-1), "evalspec: this file has no finished run yet");
+  await extension.deactivate();
+});
+
+test("no server anywhere: a clear message and no client", async () => {
+  const recorded = install({ serverPath: "", serverArgs: [] });
+  const saved = process.env.PATH;
+  process.env.PATH = fs.mkdtempSync(path.join(os.tmpdir(), "evalspec-empty-"));
+  try {
+    const extension = require("../src/extension");
+    await extension.activate({ subscriptions: [] });
+  } finally {
+    process.env.PATH = saved;
+  }
+  assert.equal(recorded.clients.length, 0);
+  assert.equal(recorded.errors.length, 1);
+  assert.match(recorded.errors[0], /evalspec-lsp language server was not found/);
+});
