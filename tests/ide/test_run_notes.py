@@ -1,0 +1,116 @@
+"""Failed points and assertions at their own lines, and earlier runs read back from their journals."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from evalspec.analysis import analyze
+from evalspec.ide.run_history import load_history
+from evalspec.ide.run_notes import FAILED, NO_ANSWER, NOT_SCORED, point_markdown, run_notes
+from evalspec.ide.runs import RunBoard, run_items
+from evalspec.run.events import Cell, CellFailed, Scored
+
+BLUEPRINT = """\
+title: T
+models: [echo]
+---
+- id: p1
+  prompt: Hi
+  should:
+    - $contains: hi
+    - is friendly
+- id: p2
+  prompt: Bye
+  should:
+    - $contains: bye
+"""
+
+AGENTV = """\
+# evalspec: agentv
+tests:
+  - id: t1
+    input: hi
+    assert:
+      - type: contains
+        value: hello
+      - type: regex
+        value: "^h"
+"""
+
+
+def weval_result(*points: tuple[float | None, str, str]) -> dict:
+    return {"pointAssessments": [
+        {"keyPointText": text, "coverageExtent": score, "reflection": why} | ({} if score is not None else
+                                                                             {"error": why})
+        for score, text, why in points]}
+
+
+def test_weval_points_that_failed_or_were_not_scored_are_noted_at_their_lines() -> None:
+    analysis = analyze(BLUEPRINT, "t.weval.yml")
+    board = RunBoard()
+    board.start(run_items(analysis), None)
+    board.apply(Scored(Cell("p1", "echo"), 0.0, "fail", weval_result(
+        (0.0, 'Function: contains("hi")', "Function 'contains' evaluated to 0.00."),
+        (None, "is friendly", "Not scored: no judge is configured"))))
+    board.apply(CellFailed(Cell("p2", "echo"), "HTTP 500 from openai"))
+    notes = run_notes(analysis, board)
+    assert [(n.span.start_line, n.code) for n in notes] == [(6, FAILED), (7, NOT_SCORED), (8, NO_ANSWER)]
+    assert notes[0].message == "$contains failed on echo: 0.00: Function 'contains' evaluated to 0.00."
+    assert notes[1].message == "is friendly not scored on echo: Not scored: no judge is configured"
+    assert "HTTP 500" in notes[2].message
+    assert point_markdown(analysis, board, 6) == (
+        "**Last run** of `$contains` in `p1`\n\n- **echo**: 0.00: Function 'contains' evaluated to 0.00.")
+    # The prompt edited: its notes go (its result no longer describes the text); the other's stay.
+    edited = analyze(BLUEPRINT.replace("prompt: Hi", "prompt: Hello"), "t.weval.yml")
+    assert [n.code for n in run_notes(edited, board)] == [NO_ANSWER]
+
+
+def test_agentv_assertions_are_noted_at_their_lines() -> None:
+    analysis = analyze(AGENTV, "suite.eval.yaml")
+    board = RunBoard()
+    board.start(run_items(analysis), None)
+    board.apply(Scored(Cell("t1", "echo"), 0.5, "fail", {"scores": [
+        {"name": "contains", "type": "contains", "score": 0.0, "verdict": "fail", "reasoning": "no 'hello'"},
+        {"name": "regex", "type": "regex", "score": 1.0, "verdict": "pass"}]}))
+    [note] = run_notes(analysis, board)
+    assert note.span.start_line == 5 and note.code == FAILED
+    assert note.message == "contains failed on echo: 0.00: no 'hello'"
+
+
+def write_journal(folder: Path, name: str, lines: list[str], mtime: float) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    path.write_text("\n".join(lines) + "\n")
+    os.utime(path, (mtime, mtime))
+
+
+def test_history_keeps_the_newest_run_of_each_item(tmp_path: Path) -> None:
+    blueprint = tmp_path / "t.weval.yml"
+    blueprint.write_text(BLUEPRINT)
+    folder = tmp_path / "out" / "live" / "blueprints" / "t"
+    head = f'"kind":"weval","file":"t.weval.yml","path":"{blueprint}","run_label":"L"'
+    write_journal(folder, "A.journal.jsonl", [
+        f'{{"t":"run",{head},"started":"2026-01-01T00:00:00.000Z","select":[],"fp":{{"p1":"x"}}}}',
+        '{"t":"gen","c":["p1","echo"],"n":0,"text":"Hi"}',
+        '{"t":"score","c":["p1","echo"],"s":1.0,"v":"pass","r":{}}',
+        '{"t":"fail","c":["p2","echo"],"error":"boom"}',
+        '{"t":"done"}'], 1000.0)
+    write_journal(folder, "B.journal.jsonl", [
+        f'{{"t":"run",{head},"started":"2026-01-02T00:00:00.000Z","select":["p2"]}}',
+        '{"t":"score","c":["p2","echo"],"s":0.0,"v":"fail","r":{}}',
+        '{"t":"done"}'], 2000.0)
+    write_journal(folder, "other.journal.jsonl", [
+        '{"t":"run","kind":"weval","path":"/elsewhere/x.weval.yml","run_label":"X"}',
+        '{"t":"score","c":["p1","echo"],"s":0.0,"v":"fail","r":{}}'], 3000.0)
+    history = load_history(tmp_path / "out", blueprint)
+    assert history.results["p1"]["echo"].score == 1.0 and history.results["p1"]["echo"].answer == "Hi"
+    assert history.results["p2"]["echo"].score == 0.0  # the newer one-prompt run replaced the failure
+    assert history.results["p2"]["echo"].when == 2000.0
+    assert history.fingerprints == {"p1": "x"}
+    assert history.summary is not None and history.summary_when == 1000.0  # the last whole-file run
+    board = RunBoard()
+    board.restore(history)
+    items = run_items(analyze(BLUEPRINT, "t.weval.yml"))
+    assert board.item_title(items[2], now=2000.0 + 7200) == "✗ 0.00 echo (2 h ago)"
+    assert board.item_title(items[1], now=2000.0).endswith("(text changed since)")  # fingerprint "x" is not its text
