@@ -49,9 +49,19 @@ def kind_from_name(path: str | PurePath | None) -> FileKind | None:
         return FileKind.AGENTV_TARGETS
     if lower.endswith(_WEVAL_SUFFIXES):
         return FileKind.WEVAL
+    if _is_results(p):
+        return FileKind.NONE
     if "blueprints" in p.parts[:-1] and lower.endswith((".yml", ".yaml", ".json")):
         return FileKind.WEVAL
     return None
+
+
+def _is_results(p: PurePath) -> bool:
+    """A run's results, not a blueprint: Weval writes them under `<output>/live/blueprints/<id>/`
+    (the comparison file, its artefact folder), which the `blueprints` folder rule would take in."""
+    parts = p.parts[:-1]
+    return p.name.endswith("_comparison.json") or any(
+        a == "live" and b == "blueprints" for a, b in zip(parts, parts[1:], strict=False))
 
 
 def detect(text: str, path: str | PurePath | None, parsed: ParsedFile | None) -> FileKind:

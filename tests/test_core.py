@@ -96,6 +96,10 @@ def test_unrelated_yaml_gets_no_findings(name: str) -> None:
     ("title: t\nmodels: [openai:gpt-4o]\n---\n- prompt: hi\n", "x.yml", FileKind.WEVAL),
     ("tests:\n  - id: a\n    input: hi\n    criteria: ok\n", "x.yaml", FileKind.AGENTV),
     ("prompt: just a key\n", "config.yml", FileKind.NONE),
+    # A run's results sit under <output>/live/blueprints/<id>/: they are not blueprints.
+    ('{"configId": "b", "prompts": [], "models": ["echo"]}', "out/live/blueprints/b/x_2026_comparison.json",
+     FileKind.NONE),
+    ('{"prompts": []}', "out/live/blueprints/b/x_2026/core.json", FileKind.NONE),
 ])
 def test_detection(text: str, path: str, kind: FileKind) -> None:
     assert analyze(text, path).kind is kind
