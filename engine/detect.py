@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from enum import StrEnum
+from itertools import pairwise
 from pathlib import PurePath
 
 from .source import Mapping, ParsedFile, Scalar, Sequence, is_str
@@ -61,7 +62,7 @@ def _is_results(p: PurePath) -> bool:
     (the comparison file, its artefact folder), which the `blueprints` folder rule would take in."""
     parts = p.parts[:-1]
     return p.name.endswith("_comparison.json") or any(
-        a == "live" and b == "blueprints" for a, b in zip(parts, parts[1:], strict=False))
+        a == "live" and b == "blueprints" for a, b in pairwise(parts))
 
 
 def detect(text: str, path: str | PurePath | None, parsed: ParsedFile | None) -> FileKind:

@@ -106,7 +106,8 @@ def load_history(output: Path, path: Path, base: Path | None = None) -> RunHisto
     for run in runs:
         state = load_journal(run.journal)
         cells = _cells(state, run.when)
-        fps = run.header.get("fp") if isinstance(run.header.get("fp"), dict) else {}
+        recorded = run.header.get("fp")
+        fps: dict[str, Any] = recorded if isinstance(recorded, dict) else {}
         for item, by_model in cells.items():
             history.results[item] = by_model  # a newer run of the item replaces the older one whole
             if item in fps:
@@ -128,7 +129,8 @@ def _cells(state: JournalState, when: float) -> dict[str, dict[str, CellResult]]
         out.setdefault(cell.item, {})[cell.model] = CellResult(cell.model, error=str(rec.get("error") or "failed"),
                                                                when=when)
     for cell, rec in state.scores.items():
-        details = rec.get("r") if isinstance(rec.get("r"), dict) else {}
+        found = rec.get("r")
+        details: dict[str, Any] = found if isinstance(found, dict) else {}
         score = rec.get("s")
         out.setdefault(cell.item, {})[cell.model] = CellResult(
             cell.model, score=float(score) if isinstance(score, int | float) else None,

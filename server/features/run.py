@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import logging
 import time
 import uuid
@@ -394,15 +395,15 @@ class RunFeature:
 def _report(source: str, markdown: bool) -> tuple[str | None, str | None]:
     """(the HTML report's path, the Markdown report) of one results file or journal; None for what
     cannot be made (the report package missing, results it cannot read): the results file remains."""
-    try:
-        from evalspec.report import build_report, write_report
+    try:  # the report package (issue 10) is optional here: without it "show results" opens the results
+        report = importlib.import_module("evalspec.report")
     except ImportError:
         return None, None
     path = Path(source)
     name = path.name.removesuffix(".jsonl").removesuffix(".json")
     try:
-        html = write_report([path], path.with_name(f"{name}.report.html"))
-        text = build_report([path], fmt="markdown") if markdown else None
+        html = report.write_report([path], path.with_name(f"{name}.report.html"))
+        text = report.build_report([path], fmt="markdown") if markdown else None
     except Exception:  # a report that cannot be made never hides the results themselves
         log.warning("no report for %s", path.name, exc_info=True)
         return None, None
