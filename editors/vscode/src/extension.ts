@@ -13,7 +13,7 @@ import {
   TransportKind,
 } from "vscode-languageclient/node";
 
-import { ShowResultsAnswer, panelHtml, panelTitle } from "./results";
+import { ShowResultsAnswer, panelContent, panelTitle } from "./results";
 import { findServer } from "./serverCommand";
 import { CANCEL_COMMAND, RESULTS_COMMAND, RunState, RunStatus } from "./status";
 
@@ -46,9 +46,11 @@ async function openResults(answer: ShowResultsAnswer | undefined): Promise<void>
   }
   if (answer.report && fs.existsSync(answer.report)) {
     const folder = vscode.Uri.file(path.dirname(answer.report));
+    const html = fs.readFileSync(answer.report, "utf8");
+    const probe = panelContent(html, "");
     const panel = vscode.window.createWebviewPanel("evalspecReport", panelTitle(answer.report),
-      vscode.ViewColumn.Beside, { enableScripts: false, localResourceRoots: [folder] });
-    panel.webview.html = panelHtml(fs.readFileSync(answer.report, "utf8"), panel.webview.cspSource);
+      vscode.ViewColumn.Beside, { enableScripts: probe.scripts, localResourceRoots: [folder] });
+    panel.webview.html = panelContent(html, panel.webview.cspSource).html;
     return;
   }
   if (answer.file) {
