@@ -23,8 +23,10 @@ from ..run.journal import load as load_journal
 from .runs import CellResult, detail_error, model_summary
 
 MAX_JOURNALS = 2000  # journals looked at under one output folder (their first line only)
-# A run's journal, and the one it replaced (run/journal.py keeps the previous run of a label beside it).
-JOURNAL_GLOB = "*.journal*.jsonl"
+# Where runs keep their journals (WevalPlan / AgentvPlan.output_folder_parts): only these folders are
+# listed, never the artefact folders beside them (thousands of files per run). A journal, and the one
+# it replaced (run/journal.py keeps the previous run of a label beside it).
+JOURNAL_GLOBS = ("live/blueprints/*/*.journal*.jsonl", "agentv/*/*.journal*.jsonl")
 JOURNAL_NAMES = (".journal.jsonl", ".journal.prev.jsonl")
 
 
@@ -80,7 +82,8 @@ def past_runs(output: Path, path: Path, base: Path) -> list[PastRun]:
     runs: list[PastRun] = []
     if not output.is_dir():
         return runs
-    for n, journal in enumerate(output.rglob(JOURNAL_GLOB)):
+    found = (journal for pattern in JOURNAL_GLOBS for journal in output.glob(pattern))
+    for n, journal in enumerate(found):
         if n >= MAX_JOURNALS:
             break
         if not journal.name.endswith(JOURNAL_NAMES):
