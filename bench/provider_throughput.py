@@ -5,11 +5,11 @@ Starts shared/bench/mockllm.py on a free loopback port (unless --base-url is giv
 through provider_for_model("openai:…") — retries included, cache off — over the shared client, and prints
 one JSON line per transport: calls, wall seconds, calls/s, peak RSS MB, transport.
 
-    python bench/provider_throughput.py                       # 2000 calls, concurrency 32, http11
+    python bench/provider_throughput.py                       # 2000 calls, concurrency 32, httpx over aiohttp
     python bench/provider_throughput.py --transport all       # each transport in its own process
-    python bench/provider_throughput.py --transport httpx-aiohttp   # if that package is installed
+    python bench/provider_throughput.py --transport httpx     # httpx's own transport (httpcore + h11)
     python bench/provider_throughput.py --transport aiohttp-plain   # the yardstick: aiohttp alone, no
-                                                                    # httpx, no provider code (if installed)
+                                                                    # httpx, no provider code
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import sys
 import time
 from pathlib import Path
 
-TRANSPORTS = ("http11", "httpx", "httpx-aiohttp", "aiohttp-plain")
+TRANSPORTS = ("aiohttp", "httpx", "aiohttp-plain")
 
 
 def find_mockllm() -> Path:
@@ -64,12 +64,6 @@ def start_mockllm() -> tuple[subprocess.Popen[bytes], str]:
 def build_client(transport: str, concurrency: int):
     from evalspec.providers.http import make_client
 
-    if transport == "httpx-aiohttp":
-        import httpx
-        from httpx_aiohttp import AiohttpTransport  # optional, measured for comparison only
-
-        limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
-        return make_client(concurrency, transport=AiohttpTransport(limits=limits))
     return make_client(concurrency, transport=transport)
 
 
@@ -150,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--calls", "-n", type=int, default=2000)
     ap.add_argument("--concurrency", "-c", type=int, default=32)
-    ap.add_argument("--transport", default="http11", choices=[*TRANSPORTS, "all"])
+    ap.add_argument("--transport", default="aiohttp", choices=[*TRANSPORTS, "all"])
     ap.add_argument("--base-url", help="an already running OpenAI-compatible server (…/v1); skips mockllm")
     a = ap.parse_args(argv)
 
@@ -169,9 +163,6 @@ def main(argv: list[str] | None = None) -> int:
         proc, base_url = start_mockllm()
     try:
         out = asyncio.run(run(base_url, a.calls, a.concurrency, a.transport))
-    except ImportError as exc:  # the comparison transports are optional packages
-        print(json.dumps({"transport": a.transport, "skipped": f"not installed: {exc.name}"}), flush=True)
-        return 0
     finally:
         if proc is not None:
             proc.terminate()

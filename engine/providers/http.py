@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import ssl
+import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import httpx
@@ -35,7 +38,11 @@ from evalspec.providers.retry import retry_after_from_headers
 
 DEFAULT_TIMEOUT = 30.0  # seconds per call, the reference client's default
 DEFAULT_CONCURRENCY = 32
-TRANSPORTS = ("http11", "httpx")
+# The largest answer read, in bytes (after gzip/deflate decoding, so a compressed bomb counts at its
+# real size). A real chat answer is far smaller (100,000 output tokens are ~0.5 MB of JSON); a bigger
+# one is a misbehaving server, and without a cap six 50 MB answers took a run to 2.7 GB.
+DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024
+TRANSPORTS = ("aiohttp", "httpx")
 USER_AGENT = f"evalspec/{_version}"
 
 
@@ -47,12 +54,14 @@ class _NoCookies(httpx.Cookies):
 
 
 class StatelessClient(httpx.AsyncClient):
-    """httpx.AsyncClient without a cookie jar.
+    """httpx.AsyncClient without a cookie jar, carrying the run's response size cap.
 
     LLM APIs are stateless; a jar only lets one call's Set-Cookie (load balancers, bot filters) leak into
     later calls, and httpx parses every response through urllib's cookie machinery, which costs ~15% of
     the client's CPU at 2,000 calls/s.
     """
+
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
 
     @property
     def cookies(self) -> httpx.Cookies:
@@ -66,17 +75,87 @@ class StatelessClient(httpx.AsyncClient):
         pass
 
 
+_LIMITS = httpx.Limits()  # httpx's defaults; make_client always passes its own
+
+
+class AiohttpClient(StatelessClient):
+    """The default: httpx's API over aiohttp (`httpx-aiohttp`'s transport), as the OpenAI and Anthropic
+    SDKs do. httpx still reads HTTP_PROXY / HTTPS_PROXY / ALL_PROXY / NO_PROXY and mounts one transport
+    per proxy, so these two hooks build every transport, direct or through a proxy."""
+
+    def _init_transport(self, verify: Any = True, cert: Any = None, trust_env: bool = True,
+                        http1: bool = True, http2: bool = False, limits: httpx.Limits = _LIMITS,
+                        transport: httpx.AsyncBaseTransport | None = None, **_: Any) -> httpx.AsyncBaseTransport:
+        return transport if transport is not None else _aiohttp_transport(verify, limits, None)
+
+    def _init_proxy_transport(self, proxy: httpx.Proxy, verify: Any = True, cert: Any = None,
+                              trust_env: bool = True, http1: bool = True, http2: bool = False,
+                              limits: httpx.Limits = _LIMITS, **_: Any) -> httpx.AsyncBaseTransport:
+        return _aiohttp_transport(verify, limits, proxy)
+
+
+# AiohttpTransport turns its `verify` into an SSL context at once (certifi's bundle: 50-250 ms here) and
+# uses it only for a session it makes itself; ours come from _session_factory, so it gets this
+# fail-closed placeholder (it verifies and trusts no CA) and no time is spent.
+_UNUSED_TLS = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+
+
+def _aiohttp_transport(verify: Any, limits: httpx.Limits, proxy: httpx.Proxy | None) -> httpx.AsyncBaseTransport:
+    from httpx_aiohttp import AiohttpTransport
+
+    return AiohttpTransport(verify=_UNUSED_TLS, limits=limits, proxy=proxy,
+                            client=_session_factory(verify, limits))
+
+
+def _session_factory(verify: Any, limits: httpx.Limits) -> Callable[[], Any]:
+    """The aiohttp session of one transport, made on its first request (it must be made in the loop)."""
+
+    def make() -> Any:
+        import aiohttp
+
+        connector = aiohttp.TCPConnector(
+            limit=limits.max_connections or 0,
+            keepalive_timeout=limits.keepalive_expiry if limits.keepalive_expiry is not None else 15.0,
+            ssl=tls_setting(verify),
+        )
+        # No cookie jar here either; env proxies are httpx's (trust_env=False keeps aiohttp from
+        # applying them a second time).
+        return aiohttp.ClientSession(connector=connector, cookie_jar=aiohttp.DummyCookieJar(), trust_env=False)
+
+    return make
+
+
+def tls_setting(verify: Any) -> ssl.SSLContext | bool:
+    """What aiohttp's connector gets as `ssl`: a given context; False to switch verification off; True
+    for aiohttp's own context on the system's trust store (SSL_CERT_FILE / SSL_CERT_DIR included, so
+    corporate CAs work; built when aiohttp is imported); certifi's bundle where the system has no store
+    at all (python.org builds on macOS)."""
+    if isinstance(verify, ssl.SSLContext):
+        return verify
+    if verify is False:
+        return False
+    paths = ssl.get_default_verify_paths()
+    if (paths.cafile and os.path.exists(paths.cafile)) or (paths.capath and os.path.isdir(paths.capath)
+                                                          and any(os.scandir(paths.capath))):
+        return True
+    import certifi
+
+    return ssl.create_default_context(cafile=certifi.where())
+
+
 def make_client(
     concurrency: int = DEFAULT_CONCURRENCY,
     *,
     timeout: float = DEFAULT_TIMEOUT,
-    transport: str | httpx.AsyncBaseTransport = "http11",
-    verify: bool = True,
-) -> httpx.AsyncClient:
-    """The shared client for a run: at most `concurrency` requests in flight, connections kept alive.
+    transport: str | httpx.AsyncBaseTransport = "aiohttp",
+    verify: bool | ssl.SSLContext = True,
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+) -> StatelessClient:
+    """The shared client for a run: at most `concurrency` requests in flight, connections kept alive,
+    answers larger than `max_response_bytes` refused (post_json reads at most that much).
 
-    transport: "http11" (default; our HTTP/1.1 transport, see http11.py for why), "httpx" (httpx's own:
-    150–340 calls/s here, a fifteenth of ours), or any httpx transport instance (tests pass
+    transport: "aiohttp" (default; httpx over aiohttp, see ARCHITECTURE.md for why), "httpx" (httpx's
+    own: 150–340 calls/s here, a tenth of aiohttp's), or any httpx transport instance (tests pass
     httpx.MockTransport).
     Close it with `await client.aclose()`.
     """
@@ -89,19 +168,23 @@ def make_client(
         "headers": {"user-agent": USER_AGENT},
         "follow_redirects": False,
     }
+    client: StatelessClient
     if isinstance(transport, httpx.AsyncBaseTransport):
-        return StatelessClient(transport=transport, **kwargs)
-    if transport == "http11":
-        from evalspec.providers.http11 import Http11Transport
-
-        return StatelessClient(transport=Http11Transport(limits=limits, verify=verify), **kwargs)
-    if transport == "httpx":
-        return StatelessClient(limits=limits, verify=verify, **kwargs)
-    raise ValueError(f"unknown transport {transport!r}; choose one of {', '.join(TRANSPORTS)}")
+        client = StatelessClient(transport=transport, **kwargs)
+    elif transport == "aiohttp":
+        client = AiohttpClient(limits=limits, verify=verify, **kwargs)
+    elif transport == "httpx":
+        client = StatelessClient(limits=limits, verify=verify, **kwargs)
+    else:
+        raise ValueError(f"unknown transport {transport!r}; choose one of {', '.join(TRANSPORTS)}")
+    client.max_response_bytes = max(1, int(max_response_bytes))
+    return client
 
 
 def transport_name(client: httpx.AsyncClient) -> str:
     t = getattr(client, "_transport", None)
+    if type(t).__name__ == "AiohttpTransport":
+        return "aiohttp"
     return getattr(t, "name", None) or type(t).__name__
 
 
@@ -147,19 +230,34 @@ async def post_json(
     # Built by hand rather than with client.post(): with headers already merged with the client's
     # (HttpProvider.request_headers) this skips httpx's per-call merging, a fifth of the client's CPU.
     request = httpx.Request("POST", url, headers=headers, content=body, extensions={"timeout": _timeouts(timeout)})
+    cap = getattr(client, "max_response_bytes", DEFAULT_MAX_RESPONSE_BYTES)
     t0 = time.perf_counter()
     try:
         async with asyncio.timeout(timeout):
-            resp = await client.send(request)
-    except (TimeoutError, httpx.TimeoutException):
+            resp = await client.send(request, stream=True)
+            try:
+                content = await _read_capped(resp, cap)
+            finally:
+                await resp.aclose()
+    except _TooLarge as exc:
         raise ProviderError(
-            TIMEOUT, f"{provider}: no answer within {timeout:g} s", None, True, provider=provider
+            BAD_RESPONSE,
+            f"{provider}: the answer is larger than the {_size(cap)} limit ({exc}); nothing of it was kept "
+            "(raise the limit with --max-response-mb)",
+            exc.status, False, provider=provider,
         ) from None
-    except httpx.TransportError as exc:
+    except Exception as exc:
+        kind = _transport_failure(exc)
+        if kind is None:
+            raise
+        if kind == TIMEOUT:
+            raise ProviderError(
+                TIMEOUT, f"{provider}: no answer within {timeout:g} s", None, True, provider=provider
+            ) from None
         # `from None`: the chained exception would print the URL, which for custom models may carry a key.
         raise ProviderError(
             CONNECTION,
-            f"{provider}: connection failed ({type(exc).__name__}: {exc or 'no detail'}) to {_origin(url)}",
+            f"{provider}: connection failed ({_describe(exc)}) to {_origin(url)}",
             None,
             True,
             provider=provider,
@@ -171,19 +269,19 @@ async def post_json(
         retryable = _retryable(status)
         raise ProviderError(
             kind,
-            f"{provider}: HTTP {status}: {_error_detail(resp.content) or resp.reason_phrase}",
+            f"{provider}: HTTP {status}: {_error_detail(content) or resp.reason_phrase}",
             status,
             retryable,
             retry_after=retry_after_from_headers(resp.headers) if retryable else None,
             provider=provider,
         )
     try:
-        data = loads(resp.content)
+        data = loads(content)
     except ValueError:
-        snippet = resp.content[:200].decode("utf-8", "replace")
+        snippet = content[:200].decode("utf-8", "replace")
         raise ProviderError(
             BAD_RESPONSE,
-            f"{provider}: the answer is not valid JSON (HTTP {status}, {len(resp.content)} bytes): {snippet!r}",
+            f"{provider}: the answer is not valid JSON (HTTP {status}, {len(content)} bytes): {snippet!r}",
             status,
             False,
             provider=provider,
@@ -194,6 +292,61 @@ async def post_json(
             provider=provider,
         )
     return data, latency_ms
+
+
+class _TooLarge(Exception):
+    def __init__(self, status: int, detail: str) -> None:
+        super().__init__(detail)
+        self.status = status
+
+
+async def _read_capped(resp: httpx.Response, cap: int) -> bytes:
+    """The decoded body, refused as soon as it passes `cap` bytes (announced or received): memory stays
+    bounded by the cap, whatever the server sends."""
+    declared = resp.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > cap and "content-encoding" not in resp.headers:
+        raise _TooLarge(resp.status_code, f"announced {_size(int(declared))}")
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in resp.aiter_bytes():
+        size += len(chunk)
+        if size > cap:
+            raise _TooLarge(resp.status_code, f"more than {_size(cap)} received")
+        chunks.append(chunk)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+def _size(n: int) -> str:
+    return f"{n / 1024 / 1024:.3g} MB" if n >= 1024 * 1024 else f"{n:,} bytes"
+
+
+def _transport_failure(exc: BaseException) -> str | None:
+    """TIMEOUT or CONNECTION for an exception of the HTTP stack (httpx's, aiohttp's, the socket's), None
+    for anything else (a bug, to be raised as it is)."""
+    if isinstance(exc, TimeoutError):  # asyncio.timeout's deadline
+        return TIMEOUT
+    if isinstance(exc, httpx.TimeoutException):
+        # httpx-aiohttp maps every aiohttp ClientConnectionError (a refused connection, a server that
+        # hung up) to httpx.ConnectTimeout: only a real timeout underneath is one.
+        cause = exc.__cause__
+        return TIMEOUT if cause is None or isinstance(cause, TimeoutError) else CONNECTION
+    if isinstance(exc, httpx.TransportError | httpx.DecodingError | OSError):
+        return CONNECTION
+    aiohttp = sys.modules.get("aiohttp")  # errors the transport does not map (a malformed status line)
+    if aiohttp is not None and isinstance(exc, aiohttp.ClientError):
+        return CONNECTION
+    return None
+
+
+def _describe(exc: BaseException) -> str:
+    """One line naming what failed underneath (aiohttp's exception, which httpx-aiohttp chains)."""
+    cause = exc.__cause__ if isinstance(exc, httpx.HTTPError) and exc.__cause__ is not None else exc
+    aiohttp = sys.modules.get("aiohttp")
+    if aiohttp is not None and isinstance(cause, aiohttp.ClientResponseError):
+        text = cause.message  # its str() adds the URL, which for a custom model may carry a key
+    else:
+        text = str(cause)
+    return f"{type(cause).__name__}: {' '.join(text.split()) or 'no detail'}"
 
 
 _TIMEOUTS: dict[float, dict[str, float]] = {}

@@ -49,7 +49,8 @@ class Calls:
             from ..providers.http import make_client
 
             self._client = make_client(self.concurrency, timeout=self.options.timeout,
-                                       transport=self.options.transport)
+                                       transport=self.options.transport,
+                                       max_response_bytes=self.options.max_response_bytes)
         return self._client
 
     @property

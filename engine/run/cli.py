@@ -15,7 +15,13 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .options import DEFAULT_OUTPUT, DEFAULT_TIMEOUT, RunOptions, parse_eval_methods
+from .options import (
+    DEFAULT_MAX_RESPONSE_BYTES,
+    DEFAULT_OUTPUT,
+    DEFAULT_TIMEOUT,
+    RunOptions,
+    parse_eval_methods,
+)
 
 if TYPE_CHECKING:
     from .runner import Plan
@@ -51,6 +57,9 @@ def add_run_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
                    help=f"per-call timeout (default {DEFAULT_TIMEOUT:g})")
     p.add_argument("--retries", type=int, default=2, metavar="N", help="retries of a failed call (default 2)")
+    p.add_argument("--max-response-mb", type=float, default=DEFAULT_MAX_RESPONSE_BYTES / 2**20, metavar="MB",
+                   help="refuse a provider answer larger than this (default %(default)g MB): the call is an error "
+                        "cell, nothing of it is kept")
     p.add_argument("--dry-run", action="store_true",
                    help="check the file and print the plan (calls per model, judges, tokens); call nothing")
     p.add_argument("--json", action="store_true", help="print the run's events as JSON lines on stdout")
@@ -91,12 +100,14 @@ def options_from_args(args: argparse.Namespace) -> RunOptions:
         raise _Usage("--fail-under is a score between 0 and 1")
     if args.timeout <= 0:
         raise _Usage("--timeout must be positive")
+    if not args.max_response_mb > 0:
+        raise _Usage("--max-response-mb must be positive")
     return RunOptions(
         models=list(args.model), select=list(args.select), output=args.output, concurrency=args.concurrency,
         provider_concurrency=limits, cache=args.cache, resume=args.resume or args.retry_errors,
         retry_errors=args.retry_errors, eval_methods=methods, judges=list(args.judge), label=args.label,
         timeout=args.timeout, max_retries=max(0, args.retries), models_dir=args.models_dir, env=dict(os.environ),
-        prices=args.prices)
+        prices=args.prices, max_response_bytes=int(args.max_response_mb * 2**20))
 
 
 def cmd_run(args: argparse.Namespace) -> int:

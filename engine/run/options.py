@@ -12,6 +12,7 @@ DEFAULT_EVAL_METHODS = ("llm-coverage",)
 DEFAULT_OUTPUT = Path("evalspec-results")
 DEFAULT_TIMEOUT = 30.0  # seconds per call, the reference client's default
 DEFAULT_MAX_RETRIES = 2  # the reference client retries twice
+DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024  # the same as providers.http's (not imported: it loads httpx)
 
 
 def parse_eval_methods(text: str | None) -> tuple[str, ...]:
@@ -50,11 +51,12 @@ class RunOptions:
     max_retries: int = DEFAULT_MAX_RETRIES
     models_dir: Path | None = None
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
-    transport: str = "http11"  # the shared HTTP client's transport (providers/http.py)
+    transport: str = "aiohttp"  # the shared HTTP client's transport (providers/http.py)
     prices: Path | None = None  # --prices: a user price file over the shipped table (pricing.py)
     # Write the results files of a run that is stopped before the end (the editor's Cancel), for what
     # finished; the CLI leaves an interrupted run to --resume instead.
     partial_results: bool = False
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES  # a bigger provider answer is an error
 
     @property
     def cache_path(self) -> Path:

@@ -19,6 +19,6 @@ def test_bench_runs_against_any_openai_compatible_server(fake: FakeProvider, cap
 
     assert bench.main(["-n", "40", "-c", "4", "--base-url", fake.url("/v1")]) == 0
     out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    assert out["calls"] == 40 and out["errors"] == 0 and out["transport"] == "http11"
+    assert out["calls"] == 40 and out["errors"] == 0 and out["transport"] == "aiohttp"
     assert {"wall_s", "calls_per_s", "peak_rss_mb", "client_cpu_ms_per_call"} <= set(out)
     assert fake.count == 40

@@ -82,7 +82,7 @@ async def test_gzip_answers_are_decoded(fake: FakeProvider, client, env) -> None
     assert (await b.provider.chat(ChatRequest.of("m", "q"))).text == "squeezed"
 
 
-@pytest.mark.parametrize("transport", ["http11", "httpx"])
+@pytest.mark.parametrize("transport", ["aiohttp", "httpx"])
 async def test_both_transports_send_the_same_request(fake: FakeProvider, env, transport: str) -> None:
     c = make_client(2, transport=transport)
     try:

@@ -8,24 +8,27 @@ import httpx
 import pytest
 from fakeprovider import FakeProvider, Reply
 
-from evalspec.providers.http import make_client, transport_name
+from evalspec.providers.base import CONNECTION, ProviderError
+from evalspec.providers.http import make_client, post_json, transport_name
 
 
 async def test_status_headers_and_reason(fake: FakeProvider, client) -> None:
     fake.then(Reply.raw(418, b"short and stout", **{"x-thing": "1"}))
     r = await client.post(fake.url("/anything"), content=b"{}")
     assert (r.status_code, r.text, r.headers["x-thing"]) == (418, "short and stout", "1")
-    assert transport_name(client) == "http11"
+    assert transport_name(client) == "aiohttp"
     assert fake.requests[0].headers["content-length"] == "2"
 
 
-async def test_connect_error_maps_to_httpx(client) -> None:
+async def test_a_refused_connection_is_a_connection_error_not_a_timeout(client) -> None:
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
     port = s.getsockname()[1]
     s.close()
-    with pytest.raises(httpx.ConnectError):
-        await client.get(f"http://127.0.0.1:{port}/")
+    with pytest.raises(ProviderError) as caught:
+        await post_json(client, "openai", f"http://127.0.0.1:{port}/v1", {}, {}, 5.0)
+    assert caught.value.kind == CONNECTION and caught.value.retryable
+    assert f"Cannot connect to host 127.0.0.1:{port}" in caught.value.message
 
 
 async def test_read_timeout_maps_to_httpx(fake: FakeProvider, client) -> None:
@@ -43,7 +46,7 @@ async def test_no_cookies_are_kept(fake: FakeProvider, client) -> None:
 
 
 def test_unknown_transport() -> None:
-    with pytest.raises(ValueError, match="http11"):
+    with pytest.raises(ValueError, match="aiohttp"):
         make_client(transport="carrier-pigeon")
 
 

@@ -1,7 +1,10 @@
-"""The HTTP/1.1 transport at the byte level: raw servers on 127.0.0.1 write exactly the responses under test.
+"""The HTTP stack (httpx over aiohttp, through make_client and post_json) at the byte level: raw servers on
+127.0.0.1 write exactly the responses under test.
 
 Each server is an asyncio server in the test's own loop; `handler` gets the request head and body and
-writes whatever bytes the test wants. Nothing here reaches the internet.
+writes whatever bytes the test wants. Nothing here reaches the internet. Failures are asserted where the
+runner meets them: the ProviderError that post_json raises (kind, retryable, a message that says what
+happened).
 """
 
 from __future__ import annotations
@@ -16,8 +19,8 @@ import httpx
 import pytest
 import trustme
 
-from evalspec.providers.http import make_client
-from evalspec.providers.http11 import Http11Transport
+from evalspec.providers.base import BAD_RESPONSE, CONNECTION, ProviderError
+from evalspec.providers.http import make_client, post_json, tls_setting
 
 Handler = Callable[[bytes, bytes, asyncio.StreamWriter], Awaitable[bool]]  # -> keep the connection open?
 
@@ -138,23 +141,33 @@ async def test_stale_keep_alive_connection_is_retried_once(client: httpx.AsyncCl
     assert srv.connections == 3
 
 
-async def test_malformed_response_is_a_protocol_error(client: httpx.AsyncClient) -> None:
+async def failure(client: httpx.AsyncClient, url: str) -> ProviderError:
+    with pytest.raises(ProviderError) as caught:
+        await post_json(client, "openai", url, {"q": 1}, {"content-type": "application/json"}, 5.0)
+    return caught.value
+
+
+async def test_malformed_response_is_a_connection_error_that_says_so(client: httpx.AsyncClient) -> None:
     async with RawServer(raw(b"SMTP READY\r\n\r\n")).running() as srv:
-        with pytest.raises(httpx.RemoteProtocolError, match="malformed"):
-            await client.get(srv.url())
+        err = await failure(client, srv.url())
+    assert (err.kind, err.retryable) == (CONNECTION, True)
+    assert "Bad status line" in err.message and "url=" not in err.message  # no URL: it may carry a key
 
 
-async def test_disconnect_mid_body_is_a_read_error(client: httpx.AsyncClient) -> None:
+async def test_disconnect_mid_body_is_a_connection_error(client: httpx.AsyncClient) -> None:
     truncated = b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly a little"
     async with RawServer(raw(truncated, keep_open=False)).running() as srv:
-        with pytest.raises(httpx.ReadError, match="middle of the response"):
-            await client.get(srv.url())
+        err = await failure(client, srv.url())
+    assert (err.kind, err.retryable) == (CONNECTION, True)
+    assert "payload is not completed" in err.message.lower()
 
 
-async def test_no_answer_at_all_is_a_protocol_error(client: httpx.AsyncClient) -> None:
+async def test_no_answer_at_all_is_a_connection_error_not_a_timeout(client: httpx.AsyncClient) -> None:
+    # httpx-aiohttp maps aiohttp's ServerDisconnectedError to httpx.ConnectTimeout; post_json looks through it.
     async with RawServer(raw(b"", keep_open=False)).running() as srv:
-        with pytest.raises(httpx.RemoteProtocolError, match="without sending a response"):
-            await client.get(srv.url())
+        err = await failure(client, srv.url())
+    assert (err.kind, err.retryable) == (CONNECTION, True)
+    assert "ServerDisconnectedError" in err.message and "within" not in err.message
 
 
 async def test_cancelled_request_never_leaves_its_connection_for_reuse(client: httpx.AsyncClient) -> None:
@@ -178,7 +191,7 @@ async def test_cancelled_request_never_leaves_its_connection_for_reuse(client: h
     assert srv.connections == 2
 
 
-async def test_pool_limit_and_pool_timeout() -> None:
+async def test_pool_limit() -> None:
     gate = asyncio.Event()
 
     async def handler(head: bytes, body: bytes, w: asyncio.StreamWriter) -> bool:
@@ -186,26 +199,20 @@ async def test_pool_limit_and_pool_timeout() -> None:
         w.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
         return True
 
-    c = httpx.AsyncClient(transport=Http11Transport(limits=httpx.Limits(max_connections=2)))
+    c = make_client(2, timeout=5.0)
     try:
         async with RawServer(handler).running() as srv:
-            busy = [asyncio.create_task(c.get(srv.url())) for _ in range(2)]
-            await asyncio.sleep(0.1)
-            with pytest.raises(httpx.PoolTimeout):
-                await c.get(srv.url(), timeout=httpx.Timeout(5.0, pool=0.1))
-            waiting = asyncio.create_task(c.get(srv.url()))
-            await asyncio.sleep(0.1)
-            assert srv.connections == 2  # the third request waits for a free slot
+            busy = [asyncio.create_task(c.get(srv.url())) for _ in range(3)]
+            await asyncio.sleep(0.2)
+            assert srv.connections == 2  # the third request waits for a free connection
             gate.set()
-            assert [r.text for r in await asyncio.gather(*busy, waiting)] == ["ok"] * 3
+            assert [r.text for r in await asyncio.gather(*busy)] == ["ok"] * 3
         assert srv.connections == 2
     finally:
         await c.aclose()
 
 
-async def test_head_and_other_schemes_are_refused_clearly(client: httpx.AsyncClient) -> None:
-    with pytest.raises(httpx.UnsupportedProtocol, match="HEAD"):
-        await client.head("http://127.0.0.1:9/")
+async def test_other_schemes_are_refused_clearly(client: httpx.AsyncClient) -> None:
     with pytest.raises(httpx.UnsupportedProtocol):
         await client.get("ftp://127.0.0.1/x")
 
@@ -231,7 +238,7 @@ def client_tls(ca: trustme.CA) -> ssl.SSLContext:
 
 
 async def test_https_with_a_trusted_certificate(ca: trustme.CA) -> None:
-    c = httpx.AsyncClient(transport=Http11Transport(verify=client_tls(ca)))
+    c = make_client(4, timeout=5.0, verify=client_tls(ca))
     try:
         async with RawServer(answer(b"secure"), tls=server_tls(ca)).running() as srv:
             assert (await c.get(srv.url(scheme="https"))).text == "secure"
@@ -242,11 +249,12 @@ async def test_https_with_a_trusted_certificate(ca: trustme.CA) -> None:
 
 
 async def test_https_with_an_untrusted_certificate_fails_to_connect(ca: trustme.CA) -> None:
-    c = httpx.AsyncClient(transport=Http11Transport())  # the system store does not know this CA
+    c = make_client(4, timeout=5.0)  # the system store does not know this CA
     try:
         async with RawServer(answer(), tls=server_tls(ca)).running() as srv:
-            with pytest.raises(httpx.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
-                await c.get(srv.url(scheme="https"))
+            err = await failure(c, srv.url(scheme="https"))
+        assert err.kind == CONNECTION and "CERTIFICATE_VERIFY_FAILED" in err.message
+        assert srv.requests == []  # nothing was sent over the unverified connection
     finally:
         await c.aclose()
 
@@ -294,7 +302,7 @@ async def test_http_through_a_proxy_from_the_environment(monkeypatch: pytest.Mon
         monkeypatch.setenv("HTTP_PROXY", proxy_url)
         monkeypatch.delenv("NO_PROXY", raising=False)
         monkeypatch.delenv("no_proxy", raising=False)
-        c = httpx.AsyncClient(transport=Http11Transport())
+        c = make_client(4, timeout=5.0)
         try:
             assert (await c.get("http://api.example.test/v1/models")).text == "proxied"
         finally:
@@ -310,7 +318,7 @@ async def test_https_through_a_connect_tunnel(monkeypatch: pytest.MonkeyPatch, c
         monkeypatch.setenv("HTTPS_PROXY", proxy_url)
         monkeypatch.delenv("NO_PROXY", raising=False)
         monkeypatch.delenv("no_proxy", raising=False)
-        c = httpx.AsyncClient(transport=Http11Transport(verify=client_tls(ca)))
+        c = make_client(4, timeout=5.0, verify=client_tls(ca))
         try:
             assert (await c.get(srv.url(scheme="https"))).text == "tunnelled"
             assert (await c.get(srv.url(scheme="https"))).text == "tunnelled"  # the tunnel is kept alive
@@ -323,7 +331,7 @@ async def test_https_through_a_connect_tunnel(monkeypatch: pytest.MonkeyPatch, c
 async def test_no_proxy_is_honoured(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")  # nothing listens there
     monkeypatch.setenv("NO_PROXY", "127.0.0.1")
-    c = httpx.AsyncClient(transport=Http11Transport())
+    c = make_client(4, timeout=5.0)
     try:
         async with RawServer(answer(b"direct")).running() as srv:
             assert (await c.get(srv.url())).text == "direct"
@@ -331,14 +339,18 @@ async def test_no_proxy_is_honoured(monkeypatch: pytest.MonkeyPatch) -> None:
         await c.aclose()
 
 
-def test_tls_falls_back_to_certifi_when_the_system_store_is_empty(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_tls_uses_the_system_store_and_falls_back_to_certifi_when_there_is_none(monkeypatch: pytest.MonkeyPatch,
+                                                                              tmp_path) -> None:
     import certifi
 
-    from evalspec.providers import http11
-
-    monkeypatch.setattr(http11.ssl, "create_default_context", lambda: ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT))
-    ctx = http11.system_tls_context()
-    assert ctx.cert_store_stats()["x509_ca"] > 0
+    assert tls_setting(True) is True  # aiohttp's own context on the system store (this machine has one)
+    assert tls_setting(False) is False
+    given = ssl.create_default_context()
+    assert tls_setting(given) is given
+    nowhere = ssl.DefaultVerifyPaths(str(tmp_path / "none.pem"), str(tmp_path / "none"), "", "", "", "")
+    monkeypatch.setattr(ssl, "get_default_verify_paths", lambda: nowhere)
+    ctx = tls_setting(True)
+    assert isinstance(ctx, ssl.SSLContext)
     assert ctx.verify_mode == ssl.CERT_REQUIRED and ctx.check_hostname
     fresh = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     fresh.load_verify_locations(certifi.where())
@@ -383,3 +395,52 @@ async def test_a_stdlib_http_server_as_the_fake_provider(protocol: str) -> None:
         await client.aclose()
         server.shutdown()
         server.server_close()
+
+
+# --- the response size cap -------------------------------------------------------------------------
+
+
+async def capped_call(srv: RawServer, cap: int) -> tuple[dict | None, ProviderError | None]:
+    c = make_client(2, timeout=5.0, max_response_bytes=cap)
+    try:
+        data, _ = await post_json(c, "openai", srv.url(), {"q": 1}, {"content-type": "application/json"}, 5.0)
+        return data, None
+    except ProviderError as exc:
+        return None, exc
+    finally:
+        await c.aclose()
+
+
+async def test_an_answer_announced_over_the_cap_is_refused_before_its_body() -> None:
+    body = b'{"a":"' + b"x" * 5000 + b'"}'
+    async with RawServer(answer(body)).running() as srv:
+        data, err = await capped_call(srv, 1000)
+        assert data is None and err is not None
+        assert (err.kind, err.retryable) == (BAD_RESPONSE, False)
+        assert "larger than the 1,000 bytes limit" in err.message and "announced 5,008 bytes" in err.message
+        assert "--max-response-mb" in err.message
+        assert (await capped_call(srv, 5008))[0] == {"a": "x" * 5000}  # exactly the cap is allowed
+
+
+async def test_an_answer_without_a_length_is_cut_off_at_the_cap() -> None:
+    chunk = b"x" * 4096
+    endless = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + (b"1000\r\n" + chunk + b"\r\n") * 64
+
+    async with RawServer(raw(endless)).running() as srv:
+        data, err = await capped_call(srv, 10_000)
+    assert data is None and err is not None and err.kind == BAD_RESPONSE
+    assert "more than 10,000 bytes received" in err.message
+
+
+async def test_a_compressed_answer_counts_at_its_decoded_size() -> None:
+    bomb = gzip.compress(b'{"a":"' + b"0" * 2_000_000 + b'"}')  # ~2 KB on the wire, 2 MB decoded
+    async with RawServer(answer(bomb, headers=b"Content-Encoding: gzip\r\n")).running() as srv:
+        data, err = await capped_call(srv, 1_000_000)
+    assert len(bomb) < 10_000
+    assert data is None and err is not None and "more than 1,000,000 bytes received" in err.message
+
+
+async def test_an_error_body_over_the_cap_is_refused_too() -> None:
+    async with RawServer(answer(b"e" * 5000, status=b"500 Internal Server Error")).running() as srv:
+        _, err = await capped_call(srv, 1000)
+    assert err is not None and err.kind == BAD_RESPONSE and "larger than" in err.message
