@@ -74,6 +74,10 @@ class StatelessClient(httpx.AsyncClient):
     def cookies(self, value: Any) -> None:  # httpx's API allows assignment; nothing is kept
         pass
 
+    async def send_streaming(self, request: httpx.Request) -> httpx.Response:
+        """Send `request`; the answer's body is left to read (and the answer to close) by the caller."""
+        return await self.send(request, stream=True)
+
 
 _LIMITS = httpx.Limits()  # httpx's defaults; make_client always passes its own
 
@@ -83,15 +87,28 @@ class AiohttpClient(StatelessClient):
     SDKs do. httpx still reads HTTP_PROXY / HTTPS_PROXY / ALL_PROXY / NO_PROXY and mounts one transport
     per proxy, so these two hooks build every transport, direct or through a proxy."""
 
+    _direct: httpx.AsyncBaseTransport | None = None
+    _proxied = False
+
     def _init_transport(self, verify: Any = True, cert: Any = None, trust_env: bool = True,
                         http1: bool = True, http2: bool = False, limits: httpx.Limits = _LIMITS,
                         transport: httpx.AsyncBaseTransport | None = None, **_: Any) -> httpx.AsyncBaseTransport:
-        return transport if transport is not None else _aiohttp_transport(verify, limits, None)
+        self._direct = transport if transport is not None else _aiohttp_transport(verify, limits, None)
+        return self._direct
 
     def _init_proxy_transport(self, proxy: httpx.Proxy, verify: Any = True, cert: Any = None,
                               trust_env: bool = True, http1: bool = True, http2: bool = False,
                               limits: httpx.Limits = _LIMITS, **_: Any) -> httpx.AsyncBaseTransport:
+        self._proxied = True
         return _aiohttp_transport(verify, limits, proxy)
+
+    async def send_streaming(self, request: httpx.Request) -> httpx.Response:
+        # Straight to the transport when no proxy is configured: AsyncClient.send's layers (auth flow,
+        # redirect loop, event hooks, cookie extraction, timer) do nothing for a provider call, which
+        # sets its own headers and timeouts, but cost 0.15 ms of the ~0.5 ms of client CPU a call takes.
+        if self._proxied or self._direct is None:
+            return await super().send_streaming(request)
+        return await self._direct.handle_async_request(request)
 
 
 # AiohttpTransport turns its `verify` into an SSL context at once (certifi's bundle: 50-250 ms here) and
@@ -234,7 +251,8 @@ async def post_json(
     t0 = time.perf_counter()
     try:
         async with asyncio.timeout(timeout):
-            resp = await client.send(request, stream=True)
+            resp = await client.send_streaming(request) if isinstance(client, StatelessClient) else \
+                await client.send(request, stream=True)
             try:
                 content = await _read_capped(resp, cap)
             finally:

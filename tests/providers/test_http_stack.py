@@ -312,6 +312,22 @@ async def test_http_through_a_proxy_from_the_environment(monkeypatch: pytest.Mon
     assert "Proxy-Authorization: Basic dXNlcjpwQHNz" in head  # user:p@ss
 
 
+async def test_provider_calls_take_the_proxy_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    # post_json skips AsyncClient.send only when no proxy is configured; with one it goes through it.
+    proxy = Proxy()
+    async with proxy.running() as proxy_url:
+        monkeypatch.setenv("HTTP_PROXY", proxy_url)
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        monkeypatch.delenv("no_proxy", raising=False)
+        c = make_client(4, timeout=5.0)
+        try:
+            err = await failure(c, "http://api.example.test/v1/chat/completions")
+        finally:
+            await c.aclose()
+    assert err.kind == BAD_RESPONSE and "'proxied'" in err.message  # the proxy's answer, not JSON
+    assert proxy.heads[0].startswith(b"POST http://api.example.test/v1/chat/completions HTTP/1.1\r\n")
+
+
 async def test_https_through_a_connect_tunnel(monkeypatch: pytest.MonkeyPatch, ca: trustme.CA) -> None:
     proxy = Proxy()
     async with RawServer(answer(b"tunnelled"), tls=server_tls(ca)).running() as srv, proxy.running() as proxy_url:

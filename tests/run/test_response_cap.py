@@ -29,16 +29,14 @@ def test_six_50_mb_answers_are_error_cells_and_memory_stays_bounded(tmp_path: Pa
     bp = write(tmp_path / "big.weval.yml", "\n".join(lines) + "\n")
     out = tmp_path / "out"
     env = {**env_for(smart), "PYTHONPATH": os.pathsep.join(sys.path)}
-    proc = subprocess.Popen([sys.executable, "-m", "evalspec.cli", "run", str(bp), "--output", str(out),
-                             "--concurrency", "6", "--retries", "0"], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    stdout, stderr = proc.communicate(timeout=100)
-    # communicate() reaped the child; its rusage is what RUSAGE_CHILDREN adds for it (the max over
-    # children so far, and no earlier child of this test process comes near this bound).
-    import resource
-
-    peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    assert proc.returncode in (0, 1), stderr.decode()
+    # A fresh parent whose only child is the run reports that child's peak RSS (KiB) on its last line.
+    measure = ("import resource, subprocess, sys; r = subprocess.run(sys.argv[1:]); "
+               "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); sys.exit(r.returncode)")
+    proc = subprocess.run([sys.executable, "-c", measure, sys.executable, "-m", "evalspec.cli", "run", str(bp),
+                           "--output", str(out), "--concurrency", "6", "--retries", "0"], env=env,
+                          capture_output=True, text=True, timeout=100)
+    peak_mb = int(proc.stdout.split()[-1]) / 1024
+    assert proc.returncode in (0, 1), proc.stderr
     errors = comparison(out).get("errors", {})
     assert len(errors) == 6, errors
     for message in map(str, errors.values()):
