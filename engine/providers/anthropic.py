@@ -12,7 +12,8 @@ from typing import Any
 
 import httpx
 
-from evalspec.providers.base import BAD_RESPONSE, ChatRequest, ChatResult, ProviderError, Usage
+from evalspec.providers import answer_fields as fields
+from evalspec.providers.base import BAD_RESPONSE, ChatRequest, ChatResult, ProviderError
 from evalspec.providers.http import DEFAULT_TIMEOUT, HttpProvider
 from evalspec.providers.openai_compat import missing_key_error
 from evalspec.providers.redact import Secret
@@ -102,12 +103,11 @@ class AnthropicProvider(HttpProvider):
                 provider=self.name,
             )
         # Thinking and tool-use blocks are not part of the answer text.
-        text = "".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
-        usage = data.get("usage") or {}
+        text = fields.joined_text(self.name, content, "content", keep=lambda b: b.get("type") == "text")
         return ChatResult(
             text=text,
-            usage=Usage(int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0)),
+            usage=fields.usage(self.name, data.get("usage"), "usage", "input_tokens", "output_tokens"),
             latency_ms=latency_ms,
-            raw_model=data.get("model"),
+            raw_model=fields.model_name(data.get("model")),
             tool_calls=anthropic_tool_calls(content),
         )

@@ -12,7 +12,8 @@ from urllib.parse import quote
 
 import httpx
 
-from evalspec.providers.base import BAD_RESPONSE, BLOCKED, ChatRequest, ChatResult, ProviderError, Usage
+from evalspec.providers import answer_fields as fields
+from evalspec.providers.base import BAD_RESPONSE, BLOCKED, ChatRequest, ChatResult, ProviderError
 from evalspec.providers.http import DEFAULT_TIMEOUT, HttpProvider
 from evalspec.providers.openai_compat import missing_key_error
 from evalspec.providers.redact import Secret
@@ -108,7 +109,7 @@ class GoogleProvider(HttpProvider):
     def parse(self, data: dict[str, Any], latency_ms: float) -> ChatResult:
         candidates = data.get("candidates")
         if not candidates or not isinstance(candidates, list):
-            reason = (data.get("promptFeedback") or {}).get("blockReason")
+            reason = fields.obj(self.name, data.get("promptFeedback"), "promptFeedback").get("blockReason")
             if reason:
                 raise ProviderError(
                     BLOCKED, f"{self.name}: the prompt was blocked ({reason})", 200, False, provider=self.name
@@ -117,8 +118,9 @@ class GoogleProvider(HttpProvider):
                 BAD_RESPONSE, f"{self.name}: the answer has no candidates: {str(data)[:200]}", 200, False,
                 provider=self.name,
             )
-        first = candidates[0] if isinstance(candidates[0], dict) else {}
-        parts = (first.get("content") or {}).get("parts") or []
+        first = fields.obj(self.name, candidates[0], "candidates[0]")
+        content = fields.obj(self.name, first.get("content"), "candidates[0].content")
+        parts = fields.items(self.name, content.get("parts"), "candidates[0].content.parts")
         finish = first.get("finishReason")
         if not parts and finish not in (None, "STOP", "MAX_TOKENS", "FINISH_REASON_UNSPECIFIED"):
             # SAFETY, RECITATION, PROHIBITED_CONTENT…: no answer at all, which is not an empty answer.
@@ -126,14 +128,12 @@ class GoogleProvider(HttpProvider):
                 BLOCKED, f"{self.name}: no answer (finishReason {finish})", 200, False, provider=self.name
             )
         # Parts flagged `thought` are the model's reasoning, not its answer.
-        text = "".join(
-            p.get("text", "") for p in parts if isinstance(p, dict) and not p.get("thought")
-        )
-        usage = data.get("usageMetadata") or {}
+        text = fields.joined_text(self.name, parts, "candidates[0].content.parts", keep=lambda p: not p.get("thought"))
         return ChatResult(
             text=text,
-            usage=Usage(int(usage.get("promptTokenCount") or 0), int(usage.get("candidatesTokenCount") or 0)),
+            usage=fields.usage(self.name, data.get("usageMetadata"), "usageMetadata", "promptTokenCount",
+                               "candidatesTokenCount"),
             latency_ms=latency_ms,
-            raw_model=data.get("modelVersion"),
+            raw_model=fields.model_name(data.get("modelVersion")),
             tool_calls=google_tool_calls(parts),
         )

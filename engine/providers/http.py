@@ -433,7 +433,15 @@ class HttpProvider:
             self.client, self.name, self.chat_url_for(req), self.body(req), self.request_headers,
             req.timeout or self.timeout,
         )
-        return self.parse(data, latency_ms)
+        try:
+            return self.parse(data, latency_ms)
+        except (AttributeError, TypeError, ValueError, KeyError, IndexError) as exc:
+            # The parsers read every field through answer_fields; this is the net under a shape they
+            # did not foresee: a bad answer is an error cell, never a crash of the run.
+            raise ProviderError(
+                BAD_RESPONSE, f"{self.name}: malformed answer ({type(exc).__name__}: {exc})", 200, False,
+                provider=self.name,
+            ) from None
 
     def chat_url_for(self, req: ChatRequest) -> str | httpx.URL:
         raise NotImplementedError

@@ -12,6 +12,7 @@ from typing import Any
 
 import httpx
 
+from evalspec.providers import answer_fields as fields
 from evalspec.providers.base import (
     BAD_RESPONSE,
     MISSING_KEY,
@@ -19,7 +20,6 @@ from evalspec.providers.base import (
     ChatRequest,
     ChatResult,
     ProviderError,
-    Usage,
 )
 from evalspec.providers.http import DEFAULT_TIMEOUT, HttpProvider, post_json
 from evalspec.providers.redact import Secret, redact
@@ -107,19 +107,20 @@ class OpenAICompatProvider(HttpProvider):
         choices = data.get("choices")
         if not choices or not isinstance(choices, list):
             raise self._error_in_body(data)
-        first = choices[0] if isinstance(choices[0], dict) else {}
-        message = first.get("message") or {}
+        first = fields.obj(self.name, choices[0], "choices[0]")
+        message = fields.obj(self.name, first.get("message"), "choices[0].message")
         content = message.get("content")
         if isinstance(content, list):  # some servers answer with content parts
-            content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
-        if content is None:
-            content = message.get("refusal") or ""
-        usage = data.get("usage") or {}
+            text = fields.joined_text(self.name, content, "choices[0].message.content")
+        elif content is None:
+            text = fields.text(self.name, message.get("refusal"), "choices[0].message.refusal")
+        else:
+            text = fields.text(self.name, content, "choices[0].message.content")
         return ChatResult(
-            text=str(content),
-            usage=Usage(int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)),
+            text=text,
+            usage=fields.usage(self.name, data.get("usage"), "usage", "prompt_tokens", "completion_tokens"),
             latency_ms=latency_ms,
-            raw_model=data.get("model"),
+            raw_model=fields.model_name(data.get("model")),
             tool_calls=openai_tool_calls(message),
         )
 
@@ -156,10 +157,10 @@ class OpenAICompatProvider(HttpProvider):
                 False,
                 provider=self.name,
             )
-        items = sorted(items, key=lambda d: d.get("index", 0))
         try:
+            items = sorted(items, key=lambda d: int(d.get("index", 0)))
             return [[float(x) for x in d["embedding"]] for d in items]
-        except (KeyError, TypeError, ValueError):
+        except (AttributeError, KeyError, TypeError, ValueError):
             raise ProviderError(
                 BAD_RESPONSE, f"{self.name}: malformed embeddings in the answer", 200, False, provider=self.name
             ) from None
