@@ -137,6 +137,9 @@ class AgentvRun:
             summary["output"] = str(self.folder)
             summary["journal"] = str(self.journal_path)
             yield RunStarted(summary)
+            if self.journal is not None and self.journal.lock is not None and self.journal.lock.stale_pid:
+                yield Notice(f"cleared the lock of an earlier run (PID {self.journal.lock.stale_pid}) that is no "
+                             "longer running", "info")
             for warning in self.plan.warnings:
                 yield Notice(warning, "warning")
             n = min(len(self.plan.tasks), self.plan.concurrency * 2)

@@ -204,6 +204,7 @@ def _run(plan: Plan, options: RunOptions, *, as_json: bool, fail_under: float | 
     import asyncio  # here, not at the top: `evalspec check` should not pay for it
 
     from .outcome import Outcome
+    from .plan_error import PlanError
     from .render import HumanRenderer, JsonRenderer
 
     renderer: Any = JsonRenderer(sys.stdout) if as_json else HumanRenderer(sys.stdout, sys.stderr)
@@ -214,6 +215,9 @@ def _run(plan: Plan, options: RunOptions, *, as_json: bool, fail_under: float | 
         asyncio.run(_consume(plan, options, renderer, outcome))
     except KeyboardInterrupt:
         interrupted = True
+    except PlanError as exc:  # raised as the run starts: another process holds its lock (run_lock.py)
+        print(f"evalspec run: {exc}", file=sys.stderr)
+        return 2
     finally:
         signal.signal(signal.SIGTERM, previous)
     if interrupted:

@@ -29,6 +29,7 @@ from typing import Any
 from ..appendlog import AppendLog, read_records
 from ..jsonio import dumps_bytes
 from .events import Cell
+from .run_lock import RunLock, lock_path
 
 
 @dataclass
@@ -85,8 +86,9 @@ def load(path: Path) -> JournalState:
 class Journal:
     """Append-only writer. Not thread-safe; a run writes from its one event loop."""
 
-    def __init__(self, path: Path, *, fresh: bool) -> None:
+    def __init__(self, path: Path, *, fresh: bool, lock: RunLock | None = None) -> None:
         self.path = path
+        self.lock = lock  # released when the journal closes
         self._log = AppendLog(path, fresh=fresh)
         self._log.open()  # the journal exists from the start of a run
         self.records = 0
@@ -104,6 +106,8 @@ class Journal:
 
     def close(self) -> None:
         self._log.close()
+        if self.lock is not None:
+            self.lock.release()
 
     def __enter__(self) -> Journal:
         return self
@@ -114,13 +118,23 @@ class Journal:
 
 def open_journal(path: Path, *, resume: bool, header: dict[str, Any]) -> tuple[Journal, JournalState]:
     """The run's journal: the existing one and what it holds when resuming, else a fresh one that starts
-    with `header` (a previous journal is kept beside it as `.prev.jsonl`, not destroyed)."""
-    if resume and path.exists():
-        return Journal(path, fresh=False), load(path)
-    if path.exists():
-        with contextlib.suppress(OSError):
-            path.replace(path.with_suffix(".prev.jsonl"))
-    journal = Journal(path, fresh=True)
+    with `header` (a previous journal is kept beside it as `.prev.jsonl`, not destroyed).
+
+    Takes the run's lock first (run_lock.py), so a second run of the same label neither repeats the
+    calls of the first nor renames its journal away: it raises RunLocked (a PlanError) naming the holder.
+    """
+    lock = RunLock(lock_path(path))
+    lock.acquire(str(header.get("run_label") or path.name.removesuffix(".journal.jsonl")))
+    try:
+        if resume and path.exists():
+            return Journal(path, fresh=False, lock=lock), load(path)
+        if path.exists():
+            with contextlib.suppress(OSError):
+                path.replace(path.with_suffix(".prev.jsonl"))
+        journal = Journal(path, fresh=True, lock=lock)
+    except BaseException:
+        lock.release()
+        raise
     journal.write({"t": "run", "v": 1, **header})
     return journal, JournalState()
 

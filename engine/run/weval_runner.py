@@ -125,6 +125,9 @@ class WevalRun:
             summary["output"] = str(self.folder)
             summary["journal"] = str(self.journal_path)
             yield RunStarted(summary)
+            if self.journal is not None and self.journal.lock is not None and self.journal.lock.stale_pid:
+                yield Notice(f"cleared the lock of an earlier run (PID {self.journal.lock.stale_pid}) that is no "
+                             "longer running", "info")
             for warning in self.plan.warnings:
                 yield Notice(warning, "warning")
             if self._needs_judges():

@@ -1,0 +1,75 @@
+"""One run per run label at a time, with real concurrent processes: a second run (fresh or --resume) is
+refused naming the holder's PID, and repeats no call nor renames the journal; a lock left by a run killed
+with SIGKILL is cleared by the next run, which says so.
+
+The attack run's case: four --resume runs after a kill made 7,236 calls where 1,794 were needed, and
+concurrent fresh runs lost journals to `.prev` renames.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from fakeprovider import Reply
+
+from .conftest import SmartFake, comparison, env_for, write
+
+N = 30
+
+
+def _start(bp: Path, out: Path, env: dict[str, str], *extra: str) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "evalspec.cli", "run", str(bp), "--output", str(out),
+                             "--concurrency", "1", "--retries", "0", *extra], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _scores(out: Path) -> int:
+    files = list(out.glob("live/blueprints/*/*.journal.jsonl"))
+    return files[0].read_bytes().count(b'"t":"score"') if files else 0
+
+
+@pytest.mark.timeout(120)
+def test_concurrent_runs_of_one_label(tmp_path: Path, smart: SmartFake) -> None:
+    lines = ["models: [openai:candidate]", "---"]
+    for i in range(N):
+        lines += [f"- id: p{i:02d}", f"  prompt: question {i}", "  should:", f"    - $contains: question {i}"]
+    bp = write(tmp_path / "lock.weval.yml", "\n".join(lines) + "\n")
+    out = tmp_path / "out"
+    env = {**env_for(smart), "PYTHONPATH": os.pathsep.join(sys.path)}
+    smart.then(*[Reply.ok(delay=0.15) for _ in range(N * 3)])
+
+    first = _start(bp, out, env)
+    deadline = time.monotonic() + 30
+    while _scores(out) < 3:
+        assert first.poll() is None and time.monotonic() < deadline, first.communicate()
+        time.sleep(0.02)
+    (lock,) = out.glob("live/blueprints/*/*.journal.lock")
+    assert lock.read_text().strip() == str(first.pid)
+
+    # Three resumes and a fresh run, all at once, while the first run goes on.
+    others = [_start(bp, out, env, "--resume") for _ in range(3)] + [_start(bp, out, env)]
+    for proc in others:
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 2, err
+        assert f"already running (PID {first.pid}" in err and "--resume" in err
+    assert not list(out.glob("live/blueprints/*/*.prev.jsonl"))  # nobody renamed the journal away
+    assert first.poll() is None
+
+    first.send_signal(signal.SIGKILL)
+    first.wait(10)
+    assert lock.exists() and lock.read_text().strip() == str(first.pid)  # what a killed run leaves
+
+    last = _start(bp, out, env, "--resume")
+    stdout, err = last.communicate(timeout=60)
+    assert last.returncode == 0, err
+    assert f"cleared the lock of an earlier run (PID {first.pid})" in stdout + err
+    assert len(comparison(out)["promptIds"]) == N
+    # Every prompt was asked once, bar the one in flight when the first run was killed.
+    assert N <= smart.count <= N + 1, smart.count
+    assert not lock.exists()  # released when the run ended
