@@ -87,8 +87,7 @@ def main() -> None:
         for line, col in spots:
             warm_c.append(timed(complete, analysis, line, col, snippets=True))
             warm_h.append(timed(hover, analysis, line, col))
-            analysis.__dict__.pop("_ide_layout", None)  # as if this were a new version of the file
-            analysis.__dict__.pop("_ide_collections", None)
+            analysis.memo.clear()  # as if this were a new version of the file
             cold_c.append(timed(complete, analysis, line, col, snippets=True))
 
     # A half-typed key in the middle of the prompts: that prompt's list item no longer parses.

@@ -6,10 +6,11 @@ normalized model, all with spans. The CLI, the language server and the runner al
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from collections.abc import Mapping as AbcMapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .detect import FileKind, detect
 from .findings import Finding, Severity, Span
@@ -21,6 +22,8 @@ if TYPE_CHECKING:  # the checkers load with the first file of their format
     from .weval.check import WevalResult
     from .weval.model import Blueprint
 
+T = TypeVar("T")
+
 
 @dataclass
 class Analysis:
@@ -31,6 +34,18 @@ class Analysis:
     findings: list[Finding] = field(default_factory=list)
     weval: WevalResult | None = None  # blueprints
     agentv: AgentvResult | None = None  # AgentV eval files
+    # Data derived from this analysis on first use (the IDE layer's layout, search roots…), see
+    # `memoised`. The one part of an Analysis that fills in after it is handed out; the rest never
+    # changes.
+    memo: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def memoised(self, key: str, compute: Callable[[Analysis], T]) -> T:
+        """`compute(self)`, computed once per analysis and kept under `key`."""
+        try:
+            return self.memo[key]
+        except KeyError:
+            value = self.memo[key] = compute(self)
+            return value
 
     @property
     def blueprint(self) -> Blueprint | None:

@@ -5,9 +5,10 @@ calls: the parser re-parses only the top-level list items (Weval prompts) whose 
 checker re-checks only those prompts (all of them when the header changed). It also remembers the
 file's format while the text is broken, so diagnostics do not vanish mid-typing.
 
-The caches hold located nodes and checked prompts of the previous analysis; when lines are inserted
-above them their spans are shifted in place, so an `Analysis` already handed out describes the newest
-text once a later one has been made.
+The caches hold located nodes and checked prompts of the previous analysis and are never changed:
+an item that moved (lines inserted or removed above it) is reused as a copy with shifted spans. So an
+`Analysis`, once handed out, keeps describing its own text while later ones are made (the language
+server's handlers read one while its worker thread makes the next).
 """
 
 from __future__ import annotations

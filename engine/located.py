@@ -28,6 +28,13 @@ class Located:
         obj.__dict__.update(data)
         return obj
 
+    def evolve(self, **changes: Any) -> Any:
+        """A shallow copy with `changes` applied (like `build`, no checks): the way to a changed model,
+        since a model handed out with an analysis is never changed."""
+        obj = type(self).__new__(type(self))
+        obj.__dict__.update(self.__dict__, **changes)
+        return obj
+
     def to_dict(self) -> dict[str, Any]:
         """The object as plain data, recursively (for tests and debugging)."""
         return dataclasses.asdict(self)

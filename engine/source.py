@@ -14,16 +14,17 @@ from __future__ import annotations
 import gc
 import math
 import re
+import threading
 from bisect import bisect_right
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import pairwise
 from typing import Any, NamedTuple
 
 import yaml
 
-from .findings import Findings, Span
+from .findings import Edit, Finding, Findings, Fix, Related, Span
 
 try:  # libyaml; the pure-Python parser is the same API, only slower
     from yaml.cyaml import CParser as _Parser
@@ -149,6 +150,9 @@ class ParsedFile:
     documents: list[Document] = field(default_factory=list)
     findings: Findings = field(default_factory=Findings)
     lines: list[str] = field(default_factory=list)
+    # id(item node) -> the text of its list item, for items parsed through an editor's ChunkCache: what
+    # the Weval checker's PromptCache keys checked prompts by.
+    item_texts: dict[int, str] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -267,31 +271,36 @@ def utf8_size(text: str) -> int:
     return len(text.encode("utf-8", "surrogatepass"))
 
 
+_new_object = object.__new__
+_new_tuple = tuple.__new__
+
+
 class ChunkCache:
     """Parsed list items by their text, kept between edits of one document.
 
-    An entry is reused when the same text comes back; if lines were added or removed above it, its
-    spans are shifted in place (cheaper than parsing again).
+    An entry is reused when the same text comes back. Entries are never changed: an item that moved
+    (lines were added or removed above it) is returned as a copy with shifted spans, so the analysis
+    that first got those nodes keeps describing its own text. An item that did not move is shared
+    as it is (nothing changes it).
     """
 
     def __init__(self) -> None:
-        self.entries: dict[str, tuple[int, list[Node], list[Any]]] = {}
-        self.used: dict[str, tuple[int, list[Node], list[Any]]] = {}
+        self.entries: dict[str, tuple[int, list[Node], list[Finding]]] = {}
+        self.used: dict[str, tuple[int, list[Node], list[Finding]]] = {}
 
-    def get(self, text: str, line: int) -> tuple[list[Node], list[Any]] | None:
-        entry = self.entries.get(text)
+    def get(self, text: str, line: int) -> tuple[list[Node], list[Finding]] | None:
+        entry = self.used.get(text) or self.entries.get(text)
         if entry is None:
             return None
         old_line, nodes, findings = entry
         if old_line != line:
             delta = line - old_line
-            for n in nodes:
-                shift_node(n, delta)
-            findings[:] = [shift_finding(f, delta) for f in findings]
+            nodes = [shifted_node(n, delta) for n in nodes]
+            findings = [shifted_finding(f, delta) for f in findings]
         self.used[text] = (line, nodes, findings)
         return nodes, findings
 
-    def put(self, text: str, line: int, nodes: list[Node], findings: list[Any]) -> None:
+    def put(self, text: str, line: int, nodes: list[Node], findings: list[Finding]) -> None:
         self.used[text] = (line, nodes, findings)
 
     def rotate(self) -> None:
@@ -300,51 +309,125 @@ class ChunkCache:
 
 
 def shift_span(span: Span, delta: int) -> Span:
-    return Span(span.start_line + delta, span.start_col, span.end_line + delta, span.end_col)
+    sl, sc, el, ec = span
+    return _new_tuple(Span, (sl + delta, sc, el + delta, ec))  # Span(…) without its Python-level __new__
 
 
-def shift_node(node: Node, delta: int) -> None:
-    """Move a chunk's nodes by `delta` lines. Chunks hold no aliases (see `_is_item_list`), so the
-    tree is a plain tree and every node is visited once."""
-    stack = [node]
-    pop, push, extend = stack.pop, stack.append, stack.extend
-    while stack:
-        n = pop()
-        sl, sc, el, ec = n.span
-        n.span = Span(sl + delta, sc, el + delta, ec)
-        if type(n) is Mapping:
-            for k, v in n.pairs:
-                push(k)
-                push(v)
-        elif type(n) is Sequence:
-            extend(n.items)
+def shifted_node(node: Node, delta: int) -> Node:
+    """`node` `delta` lines further down, as a new node; `node` is not changed.
+
+    A moved list item is most often not looked into again (the Weval checker reuses its checked
+    prompt), so a mapping or list is copied lazily: its children are made, shifted, when first read
+    (`MovedMapping.pairs`, `MovedSequence.items`). An edit at the top of a 50,000-line blueprint moves
+    5,000 items of ~25 nodes each; copying them all up front took longer than the rest of the analysis.
+    Chunks hold no aliases (see `_is_item_list`), so every node is reached once.
+    """
+    kind = type(node)
+    if kind is MovedMapping or kind is MovedSequence:  # shift the original, not a chain of copies
+        delta += node._delta  # type: ignore[attr-defined]
+        node = node._origin  # type: ignore[attr-defined]
+        kind = type(node)
+    sl, sc, el, ec = node.span
+    span = _new_tuple(Span, (sl + delta, sc, el + delta, ec))
+    if kind is Mapping:
+        copy: Node = _new_object(MovedMapping)
+        copy.flow = node.flow  # type: ignore[attr-defined]
+    elif kind is Sequence:
+        copy = _new_object(MovedSequence)
+        copy.flow = node.flow  # type: ignore[attr-defined]
+    else:  # Scalar, BrokenItem
+        copy = _new_object(kind)
+        copy.value = node.value  # type: ignore[attr-defined]
+        copy.raw = node.raw  # type: ignore[attr-defined]
+        copy.style = node.style  # type: ignore[attr-defined]
+        copy.span, copy.tag, copy.anchor = span, node.tag, node.anchor
+        return copy
+    copy.span, copy.tag, copy.anchor = span, node.tag, node.anchor
+    copy._origin, copy._delta, copy._children = node, delta, None  # type: ignore[attr-defined]
+    return copy
 
 
-def shift_finding(f: Any, delta: int) -> Any:
-    """A finding moved by `delta` lines (findings' fixes are immutable, so rebuild them)."""
-    from .findings import Edit, Fix, Related
+class MovedMapping(Mapping):
+    """A mapping of an earlier parse, `_delta` lines further down; its pairs are made on first read
+    (the same copies every time after that). Behaves as a Mapping in every other way."""
 
-    f.span = shift_span(f.span, delta)
-    f.related = tuple(Related(shift_span(r.span, delta), r.message) for r in f.related)
-    f.fixes = tuple(Fix(x.title, tuple(Edit(shift_span(e.span, delta), e.new_text) for e in x.edits), x.preferred)
-                    for x in f.fixes)
-    return f
+    __slots__ = ("_children", "_delta", "_origin")
+    _children: list[tuple[Node, Node]] | None
+    _delta: int
+    _origin: Mapping
+
+    @property
+    def pairs(self) -> list[tuple[Node, Node]]:
+        children = self._children
+        if children is None:
+            d = self._delta
+            children = self._children = [(shifted_node(k, d), shifted_node(v, d)) for k, v in self._origin.pairs]
+        return children
+
+    @pairs.setter
+    def pairs(self, value: list[tuple[Node, Node]]) -> None:
+        self._children = value
+
+
+class MovedSequence(Sequence):
+    """A list of an earlier parse, `_delta` lines further down; its items are made on first read."""
+
+    __slots__ = ("_children", "_delta", "_origin")
+    _children: list[Node] | None
+    _delta: int
+    _origin: Sequence
+
+    @property
+    def items(self) -> list[Node]:
+        children = self._children
+        if children is None:
+            d = self._delta
+            children = self._children = [shifted_node(n, d) for n in self._origin.items]
+        return children
+
+    @items.setter
+    def items(self, value: list[Node]) -> None:
+        self._children = value
+
+
+def shifted_finding(f: Finding, delta: int) -> Finding:
+    """A copy of a finding `delta` lines further down, with its related places and fixes."""
+    return replace(
+        f, span=shift_span(f.span, delta),
+        related=tuple(Related(shift_span(r.span, delta), r.message) for r in f.related),
+        fixes=tuple(Fix(x.title, tuple(Edit(shift_span(e.span, delta), e.new_text) for e in x.edits), x.preferred)
+                    for x in f.fixes))
+
+
+_gc_lock = threading.Lock()
+_gc_holders = 0  # gc_paused blocks running now, in any thread
+_gc_was_enabled = False  # whether the collector ran before the first of them
 
 
 @contextmanager
 def gc_paused() -> Iterator[None]:
-    """Hold off cyclic GC while a tree is built or walked.
+    """Hold off cyclic GC while a tree is built or walked; the collector's state is restored when the
+    last block running (in any thread) ends, also when it ends with an exception.
 
     A parsed file is many small objects that all live as long as the file; the collector would scan
-    them again and again while they are created, costing more than the parse itself on a large file.
+    them again and again while they are created, costing more than the parse itself on a large file
+    (a 50,000-line blueprint parses in about half the time). Counted, so that an analysis on the
+    server's worker thread and a request on its event loop can overlap without one turning the
+    collector back on under the other, or leaving it off.
     """
-    was_enabled = gc.isenabled()
-    gc.disable()
+    global _gc_holders, _gc_was_enabled
+    with _gc_lock:
+        if _gc_holders == 0:
+            _gc_was_enabled = gc.isenabled()
+            gc.disable()
+        _gc_holders += 1
     try:
         yield
     finally:
-        if was_enabled:
-            gc.enable()
+        with _gc_lock:
+            _gc_holders -= 1
+            if _gc_holders == 0 and _gc_was_enabled:
+                gc.enable()
 
 
 def _parse_all(parsed: ParsedFile, text: str, cache: ChunkCache | None) -> None:
@@ -453,11 +536,14 @@ def _parse_items(parsed: ParsedFile, start: int, end: int, cache: ChunkCache | N
                 while last > a and not lines[last].strip():
                     last -= 1
                 nodes = [BrokenItem(Span(a, 0, last, len(lines[last])), None, "", None)]
-            found: list[Any] = list(scratch.findings)
+            found: list[Finding] = list(scratch.findings)
             if cache is not None:
                 cache.put(chunk, a, nodes, found)
         else:
             nodes, found = hit
+        if cache is not None:
+            for node in nodes:
+                parsed.item_texts[id(node)] = chunk
         items += nodes
         parsed.findings.extend(found)
     first = bounds[0]

@@ -67,3 +67,51 @@ def test_one_broken_prompt_does_not_hide_the_others() -> None:
     text = BASE.replace("  prompt: first", "  prompt: [first").replace("- id: c", "- id: c\n  shuld: []")
     codes = [f.code for f in analyze(text, "blueprints/x.yml").findings]
     assert codes == ["yaml-syntax", "unknown-key"]
+
+
+def tree_facts(result: object) -> list[object]:
+    """Every node of the parsed tree with its span, in order."""
+    from evalspec.source import Mapping, Sequence
+
+    out: list[object] = []
+    stack = [d.root for d in result.parsed.documents if d.root is not None]  # type: ignore[attr-defined]
+    while stack:
+        node = stack.pop()
+        kind = "mapping" if isinstance(node, Mapping) else "list" if isinstance(node, Sequence) else "scalar"
+        out.append((kind, node.span, getattr(node, "value", None)))
+        if isinstance(node, Mapping):
+            for k, v in node.pairs:
+                stack += [v, k]
+        elif isinstance(node, Sequence):
+            stack += reversed(node.items)
+    return out
+
+
+@pytest.mark.parametrize(("name", "edit"), [
+    *EDITS,
+    ("lines inserted at the top", lambda t: "# one\n# two\n" + t),
+    ("a prompt moved to another document", lambda t: t.replace("- id: b", "---\n- id: b")),
+], ids=[*(e[0] for e in EDITS), "lines inserted at the top", "a prompt moved to another document"])
+def test_an_analysis_handed_out_never_changes(name: str, edit: object) -> None:
+    """The editor's caches reuse what did not change, but never by changing an analysis already handed
+    out: after a later edit's analysis, the earlier one still describes its own text."""
+    doc = DocumentAnalyzer("blueprints/x.yml")
+    doc.analyze(BASE)  # the caches now hold BASE's items
+    first = doc.analyze(BASE + "- id: d\n  prompt: fourth\n")
+    before = (facts("", first), tree_facts(first))
+    text = edit(BASE + "- id: d\n  prompt: fourth\n")  # type: ignore[operator]
+    later = doc.analyze(text)
+    assert (facts("", first), tree_facts(first)) == before
+    fresh = analyze(text, "blueprints/x.yml")
+    assert (facts("", later), tree_facts(later)) == (facts("", fresh), tree_facts(fresh))
+    doc.analyze(BASE)  # and once more: the later one is left alone too
+    assert (facts("", later), tree_facts(later)) == (facts("", fresh), tree_facts(fresh))
+
+
+def test_memoised_data_is_per_analysis() -> None:
+    doc = DocumentAnalyzer("blueprints/x.yml")
+    a = doc.analyze(BASE)
+    assert a.memoised("n", lambda an: len(an.text)) == len(BASE)
+    assert a.memoised("n", lambda an: -1) == len(BASE)  # computed once
+    b = doc.analyze(BASE + "\n")
+    assert "n" not in b.memo

@@ -1,6 +1,6 @@
 """Where the documents of a file start, which one is a Weval header, where each prompt is.
 
-Computed once per `Analysis` (the result is kept on it) from the text and the located tree, so
+Computed once per `Analysis` (kept in its `memo`) from the text and the located tree, so
 completion and hover at many positions of one version of a file pay for it once. Only C-speed
 string searches run over the whole text; nothing here walks all the lines in Python.
 """
@@ -10,11 +10,14 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..detect import FileKind
 from ..registry.weval import PROMPT_MARKERS_OURS
 from ..source import Document, Sequence
+
+if TYPE_CHECKING:
+    from ..analysis import Analysis
 
 # Possessive runs (`*+`): every one of these is matched once, in one pass. A lazy key before
 # `[ \t]*:` was quadratic in trailing spaces, and `#[^\n]*` before `\r?\n` could take or leave each
@@ -42,13 +45,8 @@ class Layout:
         return self.doc_starts[index], end
 
 
-def layout(analysis: Any) -> Layout:
-    cached = analysis.__dict__.get("_ide_layout")
-    if cached is not None:
-        return cached
-    result = _compute(analysis)
-    analysis.__dict__["_ide_layout"] = result
-    return result
+def layout(analysis: Analysis) -> Layout:
+    return analysis.memoised("ide.layout", _compute)
 
 
 def _compute(analysis: Any) -> Layout:

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..weval.models import KNOWN_PROVIDERS, OFFLINE_MODELS, find_models_dir, load_collections, parse_model_id
+
+if TYPE_CHECKING:
+    from ..analysis import Analysis
 
 try:  # the provider table, when the runner's providers are installed
     from ..providers import catalog as _catalog
@@ -13,14 +16,14 @@ except Exception:  # pragma: no cover - the catalog is part of the distribution;
     _catalog = None  # type: ignore[assignment]
 
 
-def collections(analysis: Any) -> dict[str, list[str]]:
+def collections(analysis: Analysis) -> dict[str, list[str]]:
     """Collections (CORE, …) from the models/ folder nearest the file; read once per analysis."""
-    cached = analysis.__dict__.get("_ide_collections")
-    if cached is None:
-        path: Path | None = analysis.path
-        cached = load_collections(find_models_dir(path)) if path is not None else {}
-        analysis.__dict__["_ide_collections"] = cached
-    return cached
+    return analysis.memoised("ide.collections", _collections)
+
+
+def _collections(analysis: Analysis) -> dict[str, list[str]]:
+    path: Path | None = analysis.path
+    return load_collections(find_models_dir(path)) if path is not None else {}
 
 
 def providers() -> list[tuple[str, str, str]]:

@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..analysis import Analysis
 
 MAX_ENTRIES = 300
 _SKIP = frozenset((".git", "node_modules", "__pycache__", ".venv", ".mypy_cache", ".pytest_cache"))
@@ -65,17 +68,17 @@ def resolve(folder: Path | None, value: str, *, must_be_file: bool = True) -> Pa
     return None
 
 
-def search_roots(analysis: Any) -> list[Path]:
+def search_roots(analysis: Analysis) -> list[Path]:
     """Where AgentV looks for a relative reference: the eval file's folder, then each parent up to the
     repository root (engine/agentv/files.py); computed once per analysis."""
-    cached = analysis.__dict__.get("_ide_roots")
-    if cached is None:
-        from ..agentv.files import FileSystem
+    return analysis.memoised("ide.search_roots", _search_roots)
 
-        folder = base_folder(analysis)
-        cached = FileSystem().search_roots(folder) if folder is not None else []
-        analysis.__dict__["_ide_roots"] = cached
-    return cached
+
+def _search_roots(analysis: Analysis) -> list[Path]:
+    from ..agentv.files import FileSystem
+
+    folder = base_folder(analysis)
+    return list(FileSystem().search_roots(folder)) if folder is not None else []
 
 
 def resolve_searched(analysis: Any, value: str) -> Path | None:
@@ -90,22 +93,23 @@ def resolve_searched(analysis: Any, value: str) -> Path | None:
 _CUSTOM_EXTENSIONS = (".ts", ".js", ".mts", ".mjs")
 
 
-def custom_assertions(analysis: Any) -> dict[str, Path]:
+def custom_assertions(analysis: Analysis) -> dict[str, Path]:
     """Custom assertion types: `.agentv/assertions/<type>.ts` (or .js) in the search roots, nearest first."""
-    cached = analysis.__dict__.get("_ide_custom")
-    if cached is None:
-        cached = {}
-        for root in search_roots(analysis):
-            folder = root / ".agentv" / "assertions"
-            try:
-                found = sorted(folder.iterdir()) if folder.is_dir() else []
-            except OSError:
-                found = []
-            for p in found[:MAX_ENTRIES]:
-                if p.suffix in _CUSTOM_EXTENSIONS and p.stem not in cached:
-                    cached[p.stem] = p
-        analysis.__dict__["_ide_custom"] = cached
-    return cached
+    return analysis.memoised("ide.custom_assertions", _custom_assertions)
+
+
+def _custom_assertions(analysis: Analysis) -> dict[str, Path]:
+    found_types: dict[str, Path] = {}
+    for root in search_roots(analysis):
+        folder = root / ".agentv" / "assertions"
+        try:
+            found = sorted(folder.iterdir()) if folder.is_dir() else []
+        except OSError:
+            found = []
+        for p in found[:MAX_ENTRIES]:
+            if p.suffix in _CUSTOM_EXTENSIONS and p.stem not in found_types:
+                found_types[p.stem] = p
+    return found_types
 
 
 def looks_like_path(text: str) -> bool:

@@ -26,8 +26,8 @@ from ..source import (
     is_str,
     node_type_name,
     parse_yaml,
-    shift_finding,
     shift_span,
+    shifted_finding,
     to_python,
     truthy,
 )
@@ -56,42 +56,45 @@ def check_weval(parsed: ParsedFile, path: Path | str | None = None, *, models_di
 
 
 class PromptCache:
-    """Checked prompts kept between edits (the editor's): a prompt whose located node was reused by
-    the parser's chunk cache, under an unchanged header, is not checked again. When lines moved
-    above it, its spans move with it."""
+    """Checked prompts kept between edits (the editor's): a prompt whose list item has the same text
+    as before, under an unchanged header, is not checked again. Entries are never changed: a prompt
+    that moved comes back as a copy with shifted spans (and findings), so an analysis already handed
+    out keeps describing its own text."""
 
     def __init__(self) -> None:
-        self.entries: dict[int, tuple[Node, str, Prompt | None, list[Finding], int]] = {}
-        self.used: dict[int, tuple[Node, str, Prompt | None, list[Finding], int]] = {}
+        self.entries: dict[str, tuple[str, Prompt | None, list[Finding], int]] = {}
+        self.used: dict[str, tuple[str, Prompt | None, list[Finding], int]] = {}
 
-    def lookup(self, node: Node, header: str) -> tuple[Prompt | None, list[Finding]] | None:
-        entry = self.entries.get(id(node))
-        if entry is None or entry[0] is not node or entry[1] != header:
+    def lookup(self, item_text: str, node: Node, header: str,
+               document: int) -> tuple[Prompt | None, list[Finding]] | None:
+        entry = self.used.get(item_text) or self.entries.get(item_text)
+        if entry is None or entry[0] != header:
             return None
-        _, _, prompt, findings, line = entry
+        _, prompt, findings, line = entry
         delta = node.span.start_line - line
         if delta:
-            if prompt is not None:
-                shift_prompt(prompt, delta)
-            findings[:] = [shift_finding(f, delta) for f in findings]
-        self.used[id(node)] = (node, header, prompt, findings, node.span.start_line)
+            findings = [shifted_finding(f, delta) for f in findings]
+        if prompt is not None and (delta or prompt.document != document):
+            prompt = shifted_prompt(prompt, delta, document)
+        self.used[item_text] = (header, prompt, findings, node.span.start_line)
         return prompt, findings
 
-    def store(self, node: Node, header: str, prompt: Prompt | None, findings: list[Finding]) -> None:
-        self.used[id(node)] = (node, header, prompt, findings, node.span.start_line)
+    def store(self, item_text: str, node: Node, header: str, prompt: Prompt | None,
+              findings: list[Finding]) -> None:
+        self.used[item_text] = (header, prompt, findings, node.span.start_line)
 
     def rotate(self) -> None:
         self.entries, self.used = self.used, {}
 
 
-def shift_prompt(p: Prompt, delta: int) -> None:
-    p.span = shift_span(p.span, delta)
-    if p.id_span is not None:
-        p.id_span = shift_span(p.id_span, delta)
-    for m in p.messages:
-        m.span = shift_span(m.span, delta)
-    for pt in p.points:
-        pt.span = shift_span(pt.span, delta)
+def shifted_prompt(p: Prompt, delta: int, document: int) -> Prompt:
+    """A copy of a checked prompt `delta` lines further down, in document `document`."""
+    return p.evolve(
+        span=shift_span(p.span, delta), document=document,
+        id_span=shift_span(p.id_span, delta) if p.id_span is not None else None,
+        messages=[m.evolve(span=shift_span(m.span, delta)) for m in p.messages],
+        should=[pt.evolve(span=shift_span(pt.span, delta)) for pt in p.should],
+        should_not=[pt.evolve(span=shift_span(pt.span, delta)) for pt in p.should_not])
 
 
 _QUOTED_FN = re.compile(r"\$([A-Za-z_]\w*)\s*:\s*(.*)\Z", re.S)
@@ -157,17 +160,17 @@ class _Context:
         prompt_nodes: list[Mapping] = []
         header_text = self._prompt_context(header)
         for node, doc_index in prompt_items:
-            hit = self.cache.lookup(node, header_text) if self.cache is not None else None
+            item_text = self.parsed.item_texts.get(id(node)) if self.cache is not None else None
+            hit = self.cache.lookup(item_text, node, header_text, doc_index) \
+                if self.cache is not None and item_text is not None else None
             if hit is not None:
                 prompt, found = hit
                 self.out.extend(found)
-                if prompt is not None:
-                    prompt.document = doc_index
             else:
                 mark = len(self.out)
                 prompt = self._prompt(node, doc_index, bp)
-                if self.cache is not None:
-                    self.cache.store(node, header_text, prompt, self.out[mark:])
+                if self.cache is not None and item_text is not None:
+                    self.cache.store(item_text, node, header_text, prompt, self.out[mark:])
             if prompt is None:
                 continue
             prompt_nodes.append(node)  # type: ignore[arg-type]
