@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -74,17 +75,22 @@ def main() -> int:
 
     from evalspec.cli import main as evalspec
 
-    work = args.keep or Path(tempfile.mkdtemp(prefix="report-shot-"))
+    work = (args.keep or Path(tempfile.mkdtemp(prefix="report-shot-"))).resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    out = args.out.resolve()
+    # Run from the work folder with relative paths, so the page shows `hello.weval.yml`, not this machine's.
+    shutil.copy(ROOT / "examples" / "hello.weval.yml", work / "hello.weval.yml")
+    os.chdir(work)
     with DemoProvider() as fake:
         os.environ.update({"OPENAI_API_KEY": "sk-demo-not-a-key", "OPENAI_BASE_URL": fake.url("/v1")})
-        argv = ["run", str(ROOT / "examples" / "hello.weval.yml"), "-o", str(work), "--judge", "openai:judge"]
+        argv = ["run", "hello.weval.yml", "-o", "results", "--judge", "openai:judge"]
         for m in MODELS:
             argv += ["-m", m]
         if evalspec(argv) != 0:
             print("the example run failed", file=sys.stderr)
             return 1
-    report = next(work.glob("live/blueprints/*/report.html"))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
+    report = next(work.glob("results/live/blueprints/*/report.html"))
+    out.parent.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox", "--disable-gpu"])
         page = browser.new_page(viewport={"width": 1360, "height": 900}, color_scheme="dark" if args.dark else "light")
@@ -93,9 +99,9 @@ def main() -> int:
         data = page.evaluate("() => JSON.parse(document.getElementById('evalspec-data').textContent)")
         i, m = data["items"].index("explain"), data["models"].index("openai:tiny-model[temp:0]")
         page.locator(f'.cell[data-i="{i}"][data-m="{m}"]').click()
-        page.screenshot(path=str(args.out))
+        page.screenshot(path=str(out))
         browser.close()
-    print(f"report: {report}\nscreenshot: {args.out}")
+    print(f"report: {report}\nscreenshot: {out}")
     return 0
 
 
