@@ -31,20 +31,33 @@ def add_report_parser(sub: Any) -> argparse.ArgumentParser:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from .build import build_report, write_report
+    from .build import build_report, load_runs, write_report
     from .sources import ResultsError
 
     try:
         if args.format == "markdown" and args.output is None:
             sys.stdout.write(build_report(args.results, fmt="markdown"))
             return 0
-        out = write_report(args.results, args.output, fmt=args.format)
+        runs = load_runs(args.results)
+        out = write_report(args.results, args.output, fmt=args.format, runs=runs)
     except ResultsError as exc:
         print(f"evalspec report: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:
         print(f"evalspec report: cannot write the report: {exc}", file=sys.stderr)
         return 2
+    if len(runs) == 2:  # what changed, named: the page shows the rest
+        from .diff import IMPROVED, REGRESSED, describe, diff_runs
+
+        d = diff_runs(runs[0], runs[1])
+        print(f"{d.count(REGRESSED):,} regressed, {d.count(IMPROVED):,} improved, {d.count('changed'):,} changed "
+              f"otherwise, {d.count('added'):,} new, {d.count('removed'):,} gone")
+        for kind, mark in ((REGRESSED, "▼"), (IMPROVED, "▲")):
+            cells = d.cells(kind)
+            for item, model in cells[:10]:
+                print(f"  {mark} {item} × {model}: {describe(runs[0].cells.get((item, model)), runs[1].cells.get((item, model)))}")
+            if len(cells) > 10:
+                print(f"  … and {len(cells) - 10:,} more {kind}")
     print(f"report: {out}")
     if args.open:
         import webbrowser

@@ -100,3 +100,47 @@ def test_api_keys_never_reach_a_report(runs: dict[str, Path], tmp_path: Path, mo
         text = write_report([leaked], tmp_path / f"r.{fmt}", fmt=fmt).read_text()
         assert "sk-env-secret-999" not in text and KEY not in text
     assert "my key is ***" in (tmp_path / "r.html").read_text()
+
+
+def test_comparing_two_runs_names_the_changed_cells(runs: dict[str, Path], tmp_path: Path, capsys) -> None:
+    assert main(["report", str(runs["weval"]), str(runs["weval2"]), "-o", str(tmp_path / "d.html")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "1 regressed, 1 improved, 0 changed otherwise, 0 new, 0 gone"
+    assert out[1:3] == ["  ▼ capital × openai:candidate[temp:0]: 1.00 → 0.00",
+                        "  ▲ capital × openai:other[temp:0]: 0.00 → 1.00"]
+    assert out[3] == f"report: {tmp_path / 'd.html'}"
+
+
+def test_an_interrupted_run_still_writes_its_report_from_the_journal(tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.fakeprovider import Reply
+
+    from ..run.conftest import SmartFake, env_for, write
+
+    lines = ["models: [openai:candidate]", "---"]
+    for i in range(40):
+        lines += [f"- id: p{i:02d}", f"  prompt: question {i}", "  should:", f"    - $contains: question {i}"]
+    bp = write(tmp_path / "r.weval.yml", "\n".join(lines) + "\n")
+    out = tmp_path / "out"
+    with SmartFake() as fake:
+        fake.then(*[Reply.ok(delay=0.05) for _ in range(40)])
+        env = {**env_for(fake), "PYTHONPATH": os.pathsep.join(sys.path)}
+        proc = subprocess.Popen([sys.executable, "-m", "evalspec.cli", "run", str(bp), "-o", str(out), "-j", "1"],
+                                env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        while not list(out.glob("live/blueprints/*/*.journal.jsonl")) or \
+                next(out.glob("live/blueprints/*/*.journal.jsonl")).read_text().count('"t":"score"') < 3:
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.01)
+        proc.send_signal(signal.SIGTERM)
+        stdout, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    report = next(out.glob("live/blueprints/*/report.html"))
+    assert f"report: {report}" in stdout
+    html = report.read_text()
+    assert "unfinished run (read from its journal): " in html and " of 40 cell(s) have a result" in html
