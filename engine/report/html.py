@@ -84,6 +84,20 @@ def _detail(c: CellResult | None, s: Strings) -> list[Any] | None:
             c.duration_ms, c.extra or 0, c.points.index(first) if first is not None else -1]
 
 
+def _why(c: CellResult | None) -> str | None:
+    if c is None:
+        return None
+    if c.status == ERROR:
+        return "error: " + (c.error or "")[:300]
+    first = c.first_failed_point()
+    if first is not None:
+        return f"first failed point: {first.text[:300]}"
+    if c.status == NOT_SCORED:
+        reason = next((p.not_scored for p in c.points if p.not_scored), None)
+        return "not scored" + (f": {reason[:300]}" if reason else "")
+    return None
+
+
 def _snippet(messages: list[dict[str, Any]]) -> str:
     for m in reversed(messages):
         if m.get("role") == "user" and isinstance(m.get("content"), str):
@@ -134,12 +148,16 @@ def page_data(runs: list[RunResults], diff: RunDiff | None = None) -> tuple[dict
         "v": 1, "mode": "diff" if diff is not None else "single", "models": models,
         "items": [i.id for i in items], "snippets": [_snippet(i.messages) for i in items],
         "runs": [_run_meta(r) for r in runs], "scores": [], "flags": [], "chunk": CHUNK, "chunks": chunks,
-        "systems": runs[-1].system_prompts,
+        "systems": runs[-1].system_prompts, "why": [], "whyText": [],
     }
+    # Why a cell failed (its first failed point, or its error), for the cell's tooltip: a reviewer sees
+    # it by pointing at the matrix, before opening anything.
+    why = Strings()
     details: list[dict[str, Any]] = []
     for n, run in enumerate(runs):
         scores: list[float | None] = []
         flags: list[int] = []
+        reasons: list[int] = []
         for c in range(chunks):
             strings = Strings()
             cells: list[list[Any] | None] = []
@@ -151,6 +169,7 @@ def page_data(runs: list[RunResults], diff: RunDiff | None = None) -> tuple[dict
                     if diff is not None and n == len(runs) - 1:
                         f |= _CHANGE_FLAGS.get(diff.changes.get((i, m), "same"), 0)
                     flags.append(f)
+                    reasons.append(why(_why(cell)))
                     cells.append(_detail(cell, strings))
             block: dict[str, Any] = {"run": n, "chunk": c, "cells": cells, "strings": strings.values}
             if n == len(runs) - 1:
@@ -158,6 +177,8 @@ def page_data(runs: list[RunResults], diff: RunDiff | None = None) -> tuple[dict
             details.append(block)
         main["scores"].append(scores)
         main["flags"].append(flags)
+        main["why"].append(reasons)
+    main["whyText"] = why.values
     if diff is not None:
         main["diff"] = {"regressed": diff.count("regressed"), "improved": diff.count("improved"),
                         "changed": diff.count("changed"), "added": diff.count("added"),

@@ -315,6 +315,8 @@
           else if (fl & F_IMPROVED) { cls += " chg-imp"; cell.append(el("span", { class: "arrow imp", text: "▲" })); }
           cell.title = D.models[c] + ": " + oldLabel(k) + " → " + cellLabel(k, fl);
         } else cell.title = D.models[c] + ": " + cellLabel(k, fl);
+        const why = D.why[NEW][k];
+        if (why >= 0) cell.title += "\n" + D.whyText[why];
         if (r === S.row && ci === S.col) { cls += " sel"; cell.setAttribute("aria-selected", "true"); }
         cell.className = cls;
         row.append(cell);

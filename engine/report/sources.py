@@ -319,6 +319,9 @@ def _add_usage(cell: CellResult, rec: dict[str, Any]) -> None:
     ms = _num(rec.get("ms"))
     if ms is not None:
         cell.duration_ms = (cell.duration_ms or 0.0) + ms
+    cost = _num(rec.get("cost_usd"))  # journals that record a priced call's cost
+    if cost is not None:
+        cell.cost_usd = (cell.cost_usd or 0.0) + cost
 
 
 def _weval_from_journal(path: Path) -> RunResults:

@@ -177,3 +177,12 @@ def test_thousands_of_rows_render_only_what_is_visible_and_still_search_every_ch
     assert page.locator("#q").input_value() == "" and page.locator("#count").inner_text() == "4,500 of 4,500 prompts"
     page.keyboard.press("End")
     assert page.locator("#detail-title").inner_text() == "p04499"
+
+
+def test_pointing_at_a_cell_says_why_it_failed(runs: dict[str, Path], tmp_path: Path, open_page: Any) -> None:
+    view = open_page(_report(runs, tmp_path, "weval"))
+    failed = view.cell("capital", "openai:other[temp:0]").get_attribute("title")
+    assert failed == 'openai:other[temp:0]: 0.00\nfirst failed point: Function: contains("Paris")'
+    error = view.cell("broken", "openai:other[temp:0]").get_attribute("title") or ""
+    assert error.startswith("openai:other[temp:0]: error\nerror: Failed to get response")
+    assert view.cell("capital", "openai:candidate[temp:0]").get_attribute("title") == "openai:candidate[temp:0]: 1.00"
