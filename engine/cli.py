@@ -58,8 +58,15 @@ def _main(argv: Sequence[str] | None) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="evalspec", description=(
-        "Check and run Weval blueprints and AgentV eval files."))
+    parser = argparse.ArgumentParser(
+        prog="evalspec", description="Check and run Weval blueprints and AgentV eval files.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="examples:\n"
+               "  evalspec init weval                        a starter blueprint\n"
+               "  evalspec check .                           check every eval file below here\n"
+               "  evalspec run blueprint.weval.yml -m echo   run offline; writes results and report.html\n"
+               "  evalspec report OLD NEW -o diff.html       compare two runs\n"
+               "\n'evalspec COMMAND --help' describes each command.")
     parser.add_argument("--version", action="version", version=f"evalspec {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
