@@ -19,6 +19,7 @@ from ..jsonio import loads
 from .model import ERROR, NOT_SCORED, OK, PENDING, CellResult, Item, Point, RunResults, verdict_of
 
 IDEAL_MODELS = ("IDEAL_BENCHMARK", "ideal")
+_NUMBERS = (int, float)  # exactly: JSON numbers (`type(x) in` is faster than isinstance and excludes bool)
 
 
 class ResultsError(Exception):
@@ -113,7 +114,7 @@ def _messages(value: Any) -> list[dict[str, Any]]:
 
 
 def _num(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+    return float(value) if type(value) in _NUMBERS else None
 
 
 _PA_KNOWN = frozenset({"keyPointText", "coverageExtent", "reflection", "error", "multiplier", "isInverted", "pathId",
@@ -129,7 +130,7 @@ def _weval_points(assessments: Any) -> list[Point]:
         if not isinstance(pa, dict):
             continue
         score = pa.get("coverageExtent")
-        if not isinstance(score, int | float) or isinstance(score, bool):
+        if type(score) not in _NUMBERS:
             score = None
         error = pa.get("error")
         reflection = pa.get("reflection")
@@ -148,7 +149,7 @@ def _weval_points(assessments: Any) -> list[Point]:
         path = pa.get("pathId")
         points.append(Point(
             str(pa.get("keyPointText") or ""), score,
-            float(weight) if isinstance(weight, int | float) and not isinstance(weight, bool) else 1.0,
+            float(weight) if type(weight) in _NUMBERS else 1.0,
             "should_not" if pa.get("isInverted") else "should",
             str(reflection) if reflection is not None and reflection != error else None,
             (str(error) if error else "no score recorded") if score is None else None,
