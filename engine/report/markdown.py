@@ -115,4 +115,13 @@ def render_markdown(runs: list[RunResults], diff: RunDiff | None = None) -> str:
     else:
         lines.append("None.")
     lines.append("")
+    unscored = [(i.id, m, c) for i in run.items for m in run.models
+                if (c := run.cells.get((i.id, m))) is not None and c.status == NOT_SCORED]
+    if unscored:  # a check that was not made is never a pass: say which, and why
+        lines += [f"### Not scored ({fmt_count(len(unscored))})", ""]
+        lines += _table(["item", "model", "why"], [[cell_text(i), cell_text(m), cell_text(why_failed(c))]
+                                                   for i, m, c in unscored[:LIMIT]])
+        if len(unscored) > LIMIT:
+            lines.append(f"\n… and {fmt_count(len(unscored) - LIMIT)} more")
+        lines.append("")
     return "\n".join(lines)

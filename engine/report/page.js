@@ -393,13 +393,28 @@
       if (misses && misses.length) why.append(el("ul", null, ...misses.map((x) => el("li", { text: "✗ " + x }))));
       if (extra) for (const key in extra) why.append(el("div", { class: "kv" }, key + ": ", el("code", { text: typeof extra[key] === "string" ? extra[key] : JSON.stringify(extra[key]) })));
       if (!counted) why.append(el("div", { class: "kv", text: "alternative path " + path + ": another path scored higher, so this one does not count" }));
-      const textCell = el("td", null, text, kind ? el("span", { class: "tag", text: kind === "should_not" ? "should not" : kind === "should" ? "" : kind }) : null,
+      const tag = kind === "should_not" ? "should not" : kind === "should" || kind === text ? "" : kind;
+      const textCell = el("td", null, text, tag ? el("span", { class: "tag", text: tag }) : null,
         path && counted ? el("span", { class: "tag", text: path }) : null, idx === firstFailed ? el("span", { class: "tag reg", text: "← first failed point" }) : null);
       const tr = el("tr", { class: (failed ? "failed " : "") + (idx === firstFailed ? "first " : "") + (counted ? "" : "alt") },
         el("td", { text: mark }), textCell, el("td", { class: "num", text: score === null ? "—" : score.toFixed(2) }),
         el("td", { class: "num", text: String(weight) }), why);
       tb.append(tr);
     });
+    t.append(tb);
+    return t;
+  }
+  function trialsTable(trials) {
+    const t = el("table", { class: "points" });
+    t.append(el("thead", null, el("tr", null, ...["attempt", "score", "verdict", "answer / error"].map((h) => el("th", { text: h })))));
+    const tb = el("tbody");
+    for (const a of trials) {
+      const o = a && typeof a === "object" ? a : { value: a };
+      const text = o.error ? "error: " + o.error : typeof o.answer === "string" ? o.answer : JSON.stringify(o);
+      tb.append(el("tr", null, el("td", { class: "num", text: String(o.attempt ?? "") }),
+        el("td", { class: "num", text: typeof o.score === "number" ? o.score.toFixed(2) : "—" }),
+        el("td", { text: String(o.verdict ?? "") }), el("td", null, el("div", { text: text.length > 400 ? text.slice(0, 399) + "…" : text }))));
+    }
     t.append(tb);
     return t;
   }
@@ -426,9 +441,11 @@
     if (cost !== null) usage.push("cost " + usd(cost));
     if (ms !== null) usage.push("duration " + dur(ms));
     if (usage.length) box.append(el("div", { class: "kv", text: usage.join(" · ") }));
+    if (extra && Array.isArray(extra.trials) && extra.trials.length) box.append(el("h3", { text: "trials" }), trialsTable(extra.trials));
     if (extra) {
-      box.append(el("h3", { text: "other fields" }));
-      for (const key in extra) box.append(el("div", { class: "kv" }, key + ":", el("pre", { class: "text", text: typeof extra[key] === "string" ? extra[key] : JSON.stringify(extra[key], null, 2) })));
+      const keys = Object.keys(extra).filter((key) => key !== "trials" || !Array.isArray(extra.trials));
+      if (keys.length) box.append(el("h3", { text: "other fields" }));
+      for (const key of keys) box.append(el("div", { class: "kv" }, key + ":", el("pre", { class: "text", text: typeof extra[key] === "string" ? extra[key] : JSON.stringify(extra[key], null, 2) })));
     }
     return box;
   }
@@ -449,7 +466,7 @@
       box.append(el("div", { class: "banner " + (what === "regressed" ? "reg" : what === "improved" ? "imp" : ""), id: "detail-change", text: what + ": " + oldLabel(i * M + c) + " → " + cellLabel(i * M + c, fl) }));
     }
     const [msgs, description, ideal] = info || [[], null, null];
-    if (description) box.append(el("div", { class: "kv", text: description }));
+    if (description) box.append(el("div", { class: "kv", text: (D.runs[NEW].kind === "agentv" ? "criteria: " : "") + description }));
     const system = (D.systems || {})[D.models[c]];
     if (system) box.append(el("h3", { text: "system prompt" }), el("pre", { class: "text", text: system }));
     box.append(el("h3", { text: "prompt" }), msgs && msgs.length ? messages(msgs) : el("p", { class: "hint", text: "(the prompt is not recorded in these results)" }));

@@ -152,10 +152,17 @@ def _weval_points(assessments: Any) -> list[Point]:
             float(weight) if type(weight) in _NUMBERS else 1.0,
             "should_not" if pa.get("isInverted") else "should",
             str(reflection) if reflection is not None and reflection != error else None,
-            (str(error) if error else "no score recorded") if score is None else None,
+            _reason(str(error) if error else None) if score is None else None,
             [], [], None if path is None else str(path), True, None, extra))
     _mark_alternative_paths(points)
     return points
+
+
+def _reason(text: str | None) -> str:
+    """Why a point was not scored, without the "not scored:" the page and the tables put before it."""
+    if not text:
+        return "no score recorded"
+    return text[len("not scored:"):].strip() or text if text.lower().startswith("not scored:") else text
 
 
 def _score_text(value: Any) -> str:
@@ -423,7 +430,7 @@ def agentv_cell(row: dict[str, Any]) -> CellResult:
             text=str(s.get("name") or s.get("type") or "assertion"), score=score,
             weight=1.0 if weight is None else weight, kind=str(s.get("type") or ""),
             note=None if skipped else reasoning,
-            not_scored=(reasoning or "no score recorded") if skipped else None,
+            not_scored=_reason(reasoning) if skipped else None,
             hits=_strings(s.get("hits")), misses=_strings(s.get("misses")),
             verdict=_str(s.get("verdict")) if not skipped else None,
             extra={k: v for k, v in s.items() if k not in _SCORE_KNOWN}))

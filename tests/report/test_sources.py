@@ -132,4 +132,4 @@ def test_not_scored_cells(tmp_path: Path) -> None:
     f = tmp_path / "r.jsonl"
     f.write_text(json.dumps(row) + "\n")
     cell = load_results(f).cell("t", "x")
-    assert cell is not None and cell.status == NOT_SCORED and cell.points[0].not_scored == "not scored: no judge"
+    assert cell is not None and cell.status == NOT_SCORED and cell.points[0].not_scored == "no judge"
