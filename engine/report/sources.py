@@ -149,7 +149,7 @@ def _weval_points(assessments: Any) -> list[Point]:
         path = pa.get("pathId")
         points.append(Point(
             str(pa.get("keyPointText") or ""), score,
-            float(weight) if type(weight) in _NUMBERS else 1.0,
+            float(weight) if type(weight) in _NUMBERS else 1.0,  # type: ignore[arg-type]
             "should_not" if pa.get("isInverted") else "should",
             str(reflection) if reflection is not None and reflection != error else None,
             _reason(str(error) if error else None) if score is None else None,
