@@ -24,7 +24,7 @@ from typing import Any
 from ..jsonio import dumps_bytes
 from ..providers.redact import redact
 from .diff import RunDiff
-from .model import ERROR, NOT_SCORED, PENDING, CellResult, ModelStats, Point, RunResults
+from .model import ERROR, NOT_SCORED, PENDING, CellResult, ModelStats, RunResults
 
 # Cell flags (bit mask), what the filters test.
 F_FAIL, F_NOT_SCORED, F_UNSCORED_POINT, F_ERROR, F_PENDING, F_MISSING = 1, 2, 4, 8, 16, 32
@@ -58,40 +58,41 @@ class Strings:
     function reflections): each is stored once in the details block and referred to by index."""
 
     def __init__(self) -> None:
-        self.index: dict[str, int] = {}
+        self.index: dict[str | None, int] = {None: -1}
         self.values: list[str] = []
 
-    def __call__(self, value: str | None) -> int:
-        if value is None:
-            return -1
+    def ref(self, value: str | None) -> int:
         n = self.index.get(value)
         if n is None:
             n = self.index[value] = len(self.values)
-            self.values.append(value)
+            self.values.append(value)  # type: ignore[arg-type]  (None is in the index from the start)
         return n
 
 
-def _point(p: Point, s: Strings) -> list[Any]:
-    return [s(p.text), p.score, p.weight, s(p.kind), s(p.note), s(p.not_scored), p.hits or 0, p.misses or 0,
-            s(p.path), 1 if p.counted else 0, p.extra or 0, s(p.verdict)]
+def _first_failed(c: CellResult) -> int:
+    for n, p in enumerate(c.points):
+        if p.failed:
+            return n
+    return -1
 
 
-def _detail(c: CellResult | None, s: Strings) -> list[Any] | None:
+def _detail(c: CellResult | None, s: Strings, first: int) -> list[Any] | None:
     if c is None:
         return None
-    first = c.first_failed_point()
-    return [c.answer, c.history, [_point(p, s) for p in c.points], c.error, c.tokens_in, c.tokens_out, c.cost_usd,
-            c.duration_ms, c.extra or 0, c.points.index(first) if first is not None else -1]
+    ref = s.ref
+    points = [[ref(p.text), p.score, p.weight, ref(p.kind), ref(p.note), ref(p.not_scored), p.hits or 0,
+               p.misses or 0, ref(p.path), 1 if p.counted else 0, p.extra or 0, ref(p.verdict)] for p in c.points]
+    return [c.answer, c.history, points, c.error, c.tokens_in, c.tokens_out, c.cost_usd, c.duration_ms,
+            c.extra or 0, first]
 
 
-def _why(c: CellResult | None) -> str | None:
+def _why(c: CellResult | None, first: int) -> str | None:
     if c is None:
         return None
     if c.status == ERROR:
         return "error: " + (c.error or "")[:300]
-    first = c.first_failed_point()
-    if first is not None:
-        return f"first failed point: {first.text[:300]}"
+    if first >= 0:
+        return f"first failed point: {c.points[first].text[:300]}"
     if c.status == NOT_SCORED:
         reason = next((p.not_scored for p in c.points if p.not_scored), None)
         return "not scored" + (f": {reason[:300]}" if reason else "")
@@ -153,6 +154,7 @@ def page_data(runs: list[RunResults], diff: RunDiff | None = None) -> tuple[dict
     # Why a cell failed (its first failed point, or its error), for the cell's tooltip: a reviewer sees
     # it by pointing at the matrix, before opening anything.
     why = Strings()
+    why_ref = why.ref
     details: list[dict[str, Any]] = []
     for n, run in enumerate(runs):
         scores: list[float | None] = []
@@ -169,8 +171,9 @@ def page_data(runs: list[RunResults], diff: RunDiff | None = None) -> tuple[dict
                     if diff is not None and n == len(runs) - 1:
                         f |= _CHANGE_FLAGS.get(diff.changes.get((i, m), "same"), 0)
                     flags.append(f)
-                    reasons.append(why(_why(cell)))
-                    cells.append(_detail(cell, strings))
+                    first = _first_failed(cell) if cell is not None else -1
+                    reasons.append(why_ref(_why(cell, first)))
+                    cells.append(_detail(cell, strings, first))
             block: dict[str, Any] = {"run": n, "chunk": c, "cells": cells, "strings": strings.values}
             if n == len(runs) - 1:
                 block["items"] = [[i.messages, i.description, i.ideal] for i in items[c * CHUNK:(c + 1) * CHUNK]]
