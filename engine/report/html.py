@@ -65,7 +65,7 @@ class Strings:
         n = self.index.get(value)
         if n is None:
             n = self.index[value] = len(self.values)
-            self.values.append(value)  # type: ignore[arg-type]  (None is in the index from the start)
+            self.values.append(str(value))  # never None: None is in the index from the start
         return n
 
 
