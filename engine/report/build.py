@@ -65,6 +65,8 @@ def write_report(paths: Sequence[str | Path], output: Path | None = None, *, fmt
     from ..run.files import write_atomic
 
     out = output if output is not None else default_output(paths)
+    if out.is_dir():
+        out = out / ("report.md" if fmt == "markdown" else "report.html")
     text = build_report(paths, fmt=fmt, runs=runs)
     write_atomic(out, text.encode("utf-8"))
     return out
