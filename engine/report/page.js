@@ -359,6 +359,16 @@
     else if (y + ROW_H + headH > grid.scrollTop + grid.clientHeight) grid.scrollTop = y + ROW_H + headH - grid.clientHeight;
     drawRows();
     showDetail();
+    // The selected cell is in the address (#item/model), so a link to the report can point at it.
+    history.replaceState(null, "", "#" + encodeURIComponent(D.items[rows[S.row]]) + "/" + encodeURIComponent(D.models[cols[S.col]]));
+  }
+
+  function selectFromAddress() {
+    const [item, model] = location.hash.slice(1).split("/").map((x) => { try { return decodeURIComponent(x); } catch (_) { return ""; } });
+    const i = D.items.indexOf(item), m = D.models.indexOf(model);
+    if (i < 0 || m < 0) return;
+    const r = Array.prototype.indexOf.call(rows, i), c = cols.indexOf(m);
+    if (r >= 0 && c >= 0) select(r, c);
   }
 
   // --- the detail pane --------------------------------------------------------------------------------
@@ -517,5 +527,6 @@
   requestAnimationFrame(() => setTimeout(() => {
     document.documentElement.dataset.readyMs = String(Math.round(performance.now()));
   }, 0));
+  if (location.hash.length > 1) selectFromAddress();
   whenLoaded(() => { document.documentElement.dataset.ready = "1"; });
 })();

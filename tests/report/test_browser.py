@@ -186,3 +186,21 @@ def test_pointing_at_a_cell_says_why_it_failed(runs: dict[str, Path], tmp_path: 
     error = view.cell("broken", "openai:other[temp:0]").get_attribute("title") or ""
     assert error.startswith("openai:other[temp:0]: error\nerror: Failed to get response")
     assert view.cell("capital", "openai:candidate[temp:0]").get_attribute("title") == "openai:candidate[temp:0]: 1.00"
+
+
+def test_a_link_to_the_report_can_point_at_a_cell(runs: dict[str, Path], tmp_path: Path, browser: Any) -> None:
+    from .conftest import Page
+
+    path = _report(runs, tmp_path, "weval")
+    view = Page(browser, path)
+    view.cell("capital", "openai:other[temp:0]").click()
+    url = view.page.url
+    assert url.endswith("#capital/openai%3Aother%5Btemp%3A0%5D")
+    view.close()
+    again = browser.new_page()
+    again.goto(url)
+    again.wait_for_selector("html[data-ready]")
+    assert again.locator("#detail-title").inner_text() == "capital"
+    assert "openai:other[temp:0]" in again.locator("#detail-model").inner_text()
+    assert again.locator(".cell.sel").get_attribute("title", timeout=1000).startswith("openai:other[temp:0]: 0.00")
+    again.close()
