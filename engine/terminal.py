@@ -12,7 +12,7 @@ import os
 import unicodedata
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from .findings import Finding
 
@@ -108,3 +108,18 @@ def excerpt(f: Finding, path: str, lines: list[str] | None, *, color: bool) -> s
     for rel in f.related[:3]:
         out.append(f"{gutter} {paint('=', BLUE)} {paint('note', BOLD)}: line {rel.span.start_line + 1}: {rel.message}")
     return "\n".join(out)
+
+
+def show_findings(analysis: Any, findings: list[Finding], stream: TextIO) -> None:
+    """Findings as `evalspec check` shows them: excerpts with carets on a terminal (coloured unless
+    NO_COLOR), one line each otherwise."""
+    from .finding_format import display_path, format_finding
+
+    if not is_terminal(stream):
+        for f in findings:
+            print(format_finding(analysis, f), file=stream)
+        return
+    color = use_color(stream)
+    for f in findings:
+        print(excerpt(f, display_path(analysis, f), source_lines(analysis.text, analysis.path, f.path), color=color)
+              + "\n", file=stream)

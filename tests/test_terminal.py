@@ -24,13 +24,16 @@ models: [openai:gpt-4o-mini]
 """
 
 
-def _on_terminal(args: list[str], cwd: Path, **env: str) -> str:
-    """Run the real CLI with its stdout on a pseudo-terminal; what the terminal received."""
+def _on_terminal(args: list[str], cwd: Path, *, stream: str = "stdout", codes: tuple[int, ...] = (0, 1),
+                 **env: str) -> str:
+    """Run the real CLI with its stdout (or stderr) on a pseudo-terminal; what the terminal received."""
     master, slave = pty.openpty()
     full_env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")}
     full_env.update(TERM="xterm-256color", **env)
-    proc = subprocess.run([sys.executable, "-m", "evalspec.cli", *args], cwd=cwd, stdout=slave,
-                          stderr=subprocess.PIPE, env=full_env, timeout=60, check=False)
+    where = {"stdout": slave, "stderr": subprocess.PIPE} if stream == "stdout" else \
+        {"stdout": subprocess.PIPE, "stderr": slave}
+    proc = subprocess.run([sys.executable, "-m", "evalspec.cli", *args], cwd=cwd, env=full_env, timeout=60,
+                          check=False, **where)  # type: ignore[call-overload]
     os.close(slave)
     chunks = []
     while True:
@@ -42,7 +45,7 @@ def _on_terminal(args: list[str], cwd: Path, **env: str) -> str:
             break
         chunks.append(data)
     os.close(master)
-    assert proc.returncode in (0, 1), proc.stderr
+    assert proc.returncode in codes, proc
     return b"".join(chunks).decode().replace("\r\n", "\n")
 
 
@@ -64,6 +67,15 @@ def test_no_color_keeps_the_excerpt_without_escapes(tmp_path: Path) -> None:
     shown = _on_terminal(["check", "bad.weval.yml"], tmp_path, NO_COLOR="1")
     assert "\x1b[" not in shown
     assert "6 |   shuld:\n  |   ^^^^^\n" in shown
+
+
+def test_run_shows_the_errors_that_stop_it_like_check(tmp_path: Path) -> None:
+    (tmp_path / "bad.weval.yml").write_text(BAD.replace("shuld:", "should:").replace("$contains", "$contians"))
+    shown = _on_terminal(["run", "bad.weval.yml", "-m", "echo"], tmp_path, stream="stderr", codes=(2,),
+                         NO_COLOR="1")
+    assert ("error[unknown-function]: Unknown point function '$contians'; did you mean '$contains'?\n"
+            " --> bad.weval.yml:7:7\n  |\n7 |     - $contians: x\n  |       ^^^^^^^^^\n") in shown
+    assert "nothing was run" in shown
 
 
 def test_piped_output_stays_one_line_per_finding(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -118,7 +118,6 @@ def cmd_run(args: argparse.Namespace) -> int:
         return 2
     from ..analysis import analyze_file
     from ..detect import FileKind
-    from ..finding_format import format_finding
     from .runner import PlanError, plan_for
 
     path = Path(args.file)
@@ -139,8 +138,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         if skipped_blueprint is None:
             return 2
     elif analysis.errors:
-        for f in analysis.errors:
-            print(format_finding(analysis, f), file=sys.stderr)
+        from ..terminal import show_findings
+
+        show_findings(analysis, analysis.errors, sys.stderr)  # with source lines on a terminal, as check
         hint = " (--skip-invalid runs the prompts without errors)" if analysis.kind is FileKind.WEVAL else ""
         print(f"evalspec run: {args.file} has {len(analysis.errors)} error(s); nothing was run{hint}",
               file=sys.stderr)
