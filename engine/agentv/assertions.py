@@ -69,6 +69,8 @@ def check_assertion(ctx: Context, item: Node) -> Assertion | None:
         ctx.object(item, "assertion", handled=_COMMON)
         return None
     canonical = ASSERTION_SPELLINGS.get(raw)
+    if canonical is None and raw == "rubric" and item.has("rubrics"):
+        return _legacy_rubric(ctx, item, type_node)
     if canonical is None:
         return _custom(ctx, item, type_node, raw)
     kind = ASSERTION_TYPES[canonical]
@@ -223,6 +225,35 @@ def _custom(ctx: Context, item: Mapping, type_node: Node, raw: str) -> Assertion
     ok = _common(ctx, entries, name)
     config = {str(k.value): ctx.values.plain(v) for k, v in item.items() if k.value not in _COMMON}
     return _build(ctx, name, entries, config, item, ok, custom=True)
+
+
+def _legacy_rubric(ctx: Context, item: Mapping, type_node: Node) -> Assertion | None:
+    """`{type: rubric, rubrics: [...], model?}`, the older explicit rubric evaluator
+    (agentv-yaml-schema-requirements.md): the `type: rubrics` assertion with those `criteria`."""
+    ctx.out.warning("deprecated-alias", type_node.span,
+                    "'type: rubric' with 'rubrics' is the older form of 'type: rubrics' with 'criteria'; it runs "
+                    "as that.")
+    entries = ctx.object(item, "assertion", handled=(*_COMMON, "rubrics", "model"))
+    if entries is None:
+        return None
+    ok = _common(ctx, entries, "rubrics")
+    node, key = item.get("rubrics"), item.key_node("rubrics")
+    if node is None or key is None:
+        return None
+    if isinstance(node, Sequence) and not node.items:
+        ctx.out.error("missing-criteria", node.span, "A rubric evaluator requires a non-empty 'rubrics' list.")
+        return None
+    criteria = check_criteria(ctx, node, key, owner="rubrics")
+    if not criteria:
+        return None
+    config: dict[str, Any] = {"criteria": criteria}
+    model = ctx.str_of(item.get("model"))
+    if model:
+        config["model"] = model
+    built = _build(ctx, "rubrics", entries, config, item, ok)
+    if built is not None and ctx.str_of(entries.get("name")) is None:
+        built.name = "rubric"
+    return built
 
 
 def _needs_one_of(ctx: Context, kind: AssertionType, entries: Entries, item: Mapping) -> None:

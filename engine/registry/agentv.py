@@ -73,6 +73,9 @@ SUITE = ObjectSpec("suite", "an eval file", "An AgentV eval file (eval spec v2):
     F("workspace", "The workspace the agent works in: an object, or a path to a YAML file with one.",
       "object", "string", object="workspace", file_ref=True),
     F("dataset", "A dataset name for results (defaults to the file name).", "string"),
+    F("evaluator", "Legacy (AgentV v2.19 still reads it): the evaluator of tests that have no assertions; "
+      "`llm_judge` (the default) grades them with the judge against `criteria`.", "string",
+      example="evaluator: llm_judge"),
 ))
 
 REQUIRES = ObjectSpec("requires", "requires", "Compatibility constraints.", (

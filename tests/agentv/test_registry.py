@@ -55,3 +55,20 @@ def test_object_references_resolve() -> None:
             for ref in (f.object, f.items_object):
                 assert ref is None or ref in REGISTRY.objects, (spec.name, f.name, ref)
             assert f.doc, (spec.name, f.name)
+
+
+@pytest.mark.parametrize("name", sorted(SPEC_TYPES))
+def test_one_flag_says_what_is_scored(name: str) -> None:
+    """Completion, hover and the runner read the same `runnable` flag: none calls a type scored
+    unless the runner scores it."""
+    from evalspec.agentv.model import Assertion
+    from evalspec.findings import Span
+    from evalspec.ide import completion, docs
+    from evalspec.run.agentv_scorable import unscorable
+
+    t = ASSERTION_TYPES[name]
+    tmpl = completion._type_tmpl(t, t.name, "0", None)
+    assert ("not scored yet" in tmpl.detail) is (not t.runnable)
+    assert ("does not score it yet" in docs.assertion_markdown(t, t.name)) is (not t.runnable)
+    why = unscorable(Assertion(type=name, name=name, span=Span(0, 0, 0, 0)), judge=True)
+    assert (why is not None and "does not score" in why) is (not t.runnable)
