@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .detect import FileKind, detect
+from .file_source import DiskSource, FileSource, RecordingSource
 from .findings import Finding, Severity, Span
 from .source import ChunkCache, ParsedFile, gc_paused, parse_yaml
 
@@ -38,6 +39,9 @@ class Analysis:
     # `memoised`. The one part of an Analysis that fills in after it is handed out; the rest never
     # changes.
     memo: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    # Every file the check asked its FileSource about (read, listed or tested for), absolute: an editor
+    # checks the file again when one of them changes.
+    dependencies: frozenset[Path] = frozenset()
 
     def memoised(self, key: str, compute: Callable[[Analysis], T]) -> T:
         """`compute(self)`, computed once per analysis and kept under `key`."""
@@ -69,15 +73,24 @@ class Caches:
 
 
 def analyze(text: str, path: str | Path | None = None, *, kind: FileKind | None = None,
-            models_dir: Path | None = None, env: AbcMapping[str, str] | None = None,
-            caches: Caches | None = None) -> Analysis:
-    """Check one file. `kind` forces the format (an editor remembers it while the file is broken)."""
+            models_dir: Path | None = None, source: FileSource | None = None,
+            env: AbcMapping[str, str] | None = None, caches: Caches | None = None) -> Analysis:
+    """Check one file. `kind` forces the format (an editor remembers it while the file is broken).
+
+    `source` is everything else the check may read: the files the text refers to (a suite's tests
+    files, judge prompts, Weval model collections) and the environment (`${{ VAR }}`). The CLI passes
+    the disk (`DiskSource`, also the default); the language server its open documents, then the disk.
+    Nothing is read except through it; `Analysis.dependencies` lists what was asked for. `env` alone
+    means the disk with that environment."""
+    recording = RecordingSource(source if source is not None else DiskSource(env))
     with gc_paused():
-        return _analyze(text, Path(path) if path is not None else None, kind, models_dir, env, caches)
+        result = _analyze(text, Path(path) if path is not None else None, kind, models_dir, recording, caches)
+    result.dependencies = frozenset(recording.paths)
+    return result
 
 
 def _analyze(text: str, p: Path | None, kind: FileKind | None, models_dir: Path | None,
-             env: AbcMapping[str, str] | None, caches: Caches | None) -> Analysis:
+             source: FileSource, caches: Caches | None) -> Analysis:
     parsed = parse_yaml(text, caches.chunks if caches is not None else None)
     detected = kind if kind is not None else detect(text, p, parsed)
     result = Analysis(text, p, detected, parsed)
@@ -89,12 +102,13 @@ def _analyze(text: str, p: Path | None, kind: FileKind | None, models_dir: Path 
 
         if caches is not None and caches.prompts is None:
             caches.prompts = PromptCache()
-        result.weval = check_weval(parsed, p, models_dir=models_dir, cache=caches.prompts if caches else None)
+        result.weval = check_weval(parsed, p, models_dir=models_dir, cache=caches.prompts if caches else None,
+                                   source=source)
         findings += result.weval.findings
     elif detected is FileKind.AGENTV:
         from .agentv.check import check_agentv
 
-        result.agentv = check_agentv(parsed, p, env=env)
+        result.agentv = check_agentv(parsed, p, source=source)
         findings += result.agentv.findings
     elif detected is FileKind.AGENTV_TARGETS:
         from .agentv.check import check_agentv_targets

@@ -13,28 +13,28 @@ server's handlers read one while its worker thread makes the next).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 
 from .analysis import Analysis, Caches, analyze
 from .detect import FileKind
+from .file_source import FileSource
 
 
 class DocumentAnalyzer:
     def __init__(self, path: str | Path | None, *, models_dir: Path | None = None,
-                 env: Mapping[str, str] | None = None) -> None:
+                 source: FileSource | None = None) -> None:
         self.path = Path(path) if path is not None else None
         self.models_dir = models_dir
-        self.env = env
+        self.source = source  # the files and environment of every analysis (None: the disk)
         self.kind: FileKind | None = None  # the last format seen with a clean parse
         self.last: Analysis | None = None
         self.caches = Caches()
 
     def analyze(self, text: str) -> Analysis:
-        result = analyze(text, self.path, models_dir=self.models_dir, env=self.env, caches=self.caches)
+        result = analyze(text, self.path, models_dir=self.models_dir, source=self.source, caches=self.caches)
         if result.kind is FileKind.NONE and not result.parsed.ok and self.kind not in (None, FileKind.NONE):
             # Sticky: a half-typed line must not turn a blueprint into "unrelated YAML".
-            result = analyze(text, self.path, kind=self.kind, models_dir=self.models_dir, env=self.env,
+            result = analyze(text, self.path, kind=self.kind, models_dir=self.models_dir, source=self.source,
                              caches=self.caches)
         else:
             self.kind = result.kind

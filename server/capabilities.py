@@ -25,6 +25,7 @@ class ClientSupport:
     code_lens_refresh: bool = False
     show_document: bool = False
     diagnostics_refresh: bool = False
+    watch_files: bool = False  # may register workspace/didChangeWatchedFiles watchers
 
     @classmethod
     def of(cls, caps: lsp.ClientCapabilities | None) -> ClientSupport:
@@ -56,4 +57,5 @@ class ClientSupport:
             code_lens_refresh=bool(get("workspace.code_lens.refresh_support", False)),
             show_document=bool(get("window.show_document.support", False)),
             diagnostics_refresh=bool(get("workspace.diagnostics.refresh_support", False)),
+            watch_files=bool(get("workspace.did_change_watched_files.dynamic_registration", False)),
         )

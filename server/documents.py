@@ -12,6 +12,10 @@ Analysis is CPU-bound Python, so it runs on one worker thread, never on the even
   but is never announced as fresh (so no diagnostics are published for a stale version).
 - Each document has at most one analysis running at a time: `DocumentAnalyzer` keeps state between
   runs (the last format seen; later the previous tree, to re-analyse incrementally).
+- Analyses read other files through `OpenDocumentsSource` (open documents first, then the disk) and
+  record which (`Analysis.dependencies`). When one of those changes (its open text is edited, it is
+  opened, saved or closed, or the client reports it changed on disk) the documents that read it are
+  checked again, after the same debounce.
 """
 
 from __future__ import annotations
@@ -19,7 +23,8 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +35,7 @@ from evalspec.incremental import DocumentAnalyzer
 from evalspec.source import gc_paused
 
 from .convert import path_of
+from .open_files import OpenDocumentsSource
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +65,7 @@ class DocumentState:
     analysis_version: int | None = None
     jobs: dict[int, Job] = field(default_factory=dict)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    rechecks: int = 0  # analyses started because a file this document reads changed
 
     @property
     def is_eval_file(self) -> bool:
@@ -77,7 +84,8 @@ class Documents:
         self.on_fresh = on_fresh  # called on the event loop when the current version has been analysed
         self.on_error = on_error  # called when an analysis raised; the server keeps serving
         self.debounce_s = debounce_s
-        self._new_analyzer = analyzer or (lambda path: DocumentAnalyzer(path))
+        self.files = OpenDocumentsSource(self._open_text)
+        self._new_analyzer = analyzer or (lambda path: DocumentAnalyzer(path, source=self.files))
         self._states: dict[str, DocumentState] = {}
         # One thread: analyses would only contend for the GIL, and one at a time keeps memory flat.
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="evalspec-analysis")
@@ -87,9 +95,16 @@ class Documents:
         return self._states.get(uri)
 
     def by_path(self, path: Path) -> DocumentState | None:
-        for state in self._states.values():
+        for state in list(self._states.values()):  # a snapshot: the analysis thread asks too
             if state.path == path:
                 return state
+        return None
+
+    def _open_text(self, path: Path) -> str | None:
+        """The editor's text of the open document at `path` (absolute), for the analysis thread."""
+        for state in list(self._states.values()):
+            if state.path is not None and os.path.abspath(state.path) == str(path):
+                return state.text
         return None
 
     # --- notifications ------------------------------------------------------------------------------
@@ -99,6 +114,7 @@ class Documents:
         state = DocumentState(uri, path, self._new_analyzer(path), version, text)
         self._states[uri] = state
         self._update(state, version, text, delay=0.0)
+        self.files_changed([path], besides=uri)  # its buffer now stands in for the file on disk
         return state
 
     def change(self, uri: str, version: int, text: str) -> None:
@@ -107,13 +123,29 @@ class Documents:
             self.open(uri, version, text)
             return
         self._update(state, version, text, delay=self.debounce_s)
+        self.files_changed([state.path], besides=uri)
 
     def close(self, uri: str) -> DocumentState | None:
         gc.unfreeze()  # let the collector see what closed documents left in cycles
         state = self._states.pop(uri, None)
         if state is not None:
             self._drop_unstarted(state)
+            self.files_changed([state.path])  # readers of its buffer go back to the file on disk
         return state
+
+    def files_changed(self, paths: Iterable[Path | None], *, besides: str | None = None) -> list[str]:
+        """Check again every open document whose last analysis read one of `paths` (other than the
+        document `besides`); their URIs."""
+        changed = {os.path.abspath(p) for p in paths if p is not None}
+        again = []
+        for state in list(self._states.values()):
+            if state.uri == besides or state.analysis is None:
+                continue
+            if any(str(p) in changed for p in state.analysis.dependencies):
+                state.rechecks += 1
+                self._update(state, state.version, state.text, delay=self.debounce_s)
+                again.append(state.uri)
+        return again
 
     def shutdown(self) -> None:
         for state in self._states.values():

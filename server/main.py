@@ -16,10 +16,11 @@ from .features import (
     navigation,
     run,
     symbols,
+    watched_files,
 )
 from .server import EvalspecServer, __version__
 
-FEATURES = (lifecycle, diagnostics, completion, hover, code_actions, symbols, navigation, run, code_lens)
+FEATURES = (lifecycle, diagnostics, completion, hover, code_actions, symbols, navigation, run, code_lens, watched_files)
 
 
 def build_server() -> EvalspecServer:

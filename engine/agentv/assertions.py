@@ -28,7 +28,7 @@ from ..validation.objects import Entries
 from ..validation.suggest import closest
 from . import edits
 from .context import Context
-from .files import looks_like_prompt_file, looks_like_script, read_text
+from .files import looks_like_prompt_file, looks_like_script
 from .model import Assertion
 from .rubrics import check_criteria
 
@@ -399,7 +399,7 @@ def _prompt(ctx: Context, node: Node) -> dict[str, Any]:
                             "AgentV would send this text itself as an inline prompt.")
             return {"prompt": text}
         if path.suffix.lower() in (".md", ".markdown", ".txt", ".prompt"):
-            content = read_text(path)
+            content = ctx.fs.read_text(path)
             if content is not None and not any(m.group(1) in _PROMPT_NEEDS for m in _PROMPT_VAR.finditer(content)):
                 ctx.out.error("judge-prompt-variables", node.span,
                               f"Judge prompt '{text}' uses neither {{{{ answer }}}} nor {{{{ expected_output }}}}; "

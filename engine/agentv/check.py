@@ -11,6 +11,7 @@ from collections.abc import Mapping as MappingABC
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..file_source import DiskSource, FileSource
 from ..findings import Findings, Span
 from ..registry.agentv import TARGETS_SCHEMA_ID
 from ..source import Mapping, Node, ParsedFile, Sequence
@@ -30,26 +31,26 @@ class AgentvResult:
     findings: Findings = field(default_factory=Findings)
 
 
-def check_agentv(parsed: ParsedFile, path: Path | None, *, env: MappingABC[str, str] | None = None,
-                 fs: FileSystem | None = None) -> AgentvResult:
+def check_agentv(parsed: ParsedFile, path: Path | None, *, source: FileSource | None = None,
+                 env: MappingABC[str, str] | None = None) -> AgentvResult:
     """Check one AgentV file. `path` locates relative references (None: an unsaved buffer, references
-    are not resolved). `env` interpolates `${{ VAR }}` (None: the process environment). A `.jsonl` or
+    are not resolved). `source` gives the files it refers to and the environment `${{ VAR }}` reads
+    (None: the disk, with `env` or the process environment). A `.jsonl` or
     `.csv` path is read as a tests file from `parsed.text`; a YAML list is a tests file too; a
     `targets.yaml` is checked as a targets file."""
-    result = _check(parsed, path, env, fs)
+    result = _check(parsed, path, source if source is not None else DiskSource(env))
     result.findings.sort(key=lambda f: (f.path or "", f.span.start_line, f.span.start_col, f.code))
     return result
 
 
-def _check(parsed: ParsedFile, path: Path | None, env: MappingABC[str, str] | None,
-           fs: FileSystem | None) -> AgentvResult:
+def _check(parsed: ParsedFile, path: Path | None, source: FileSource) -> AgentvResult:
     out = Findings()
     path = Path(path) if path is not None else None
     folder = path.parent if path is not None else None
-    ctx = Context(out=out, values=Values(env), lines=parsed.lines, path=path, folder=folder,
-                  fs=fs or FileSystem(), budget=Budget())
+    ctx = Context(out=out, values=Values(source.env), lines=parsed.lines, path=path, folder=folder,
+                  fs=FileSystem(source), budget=Budget())
     if path is not None:
-        ctx.budget.visited.add(path.resolve())
+        ctx.budget.visited.add(source.resolve(path))
         suffix = path.suffix.lower()
         if suffix in (".jsonl", ".csv"):
             nodes = (jsonl_tests(parsed.text, parsed.lines, out) if suffix == ".jsonl"

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from ..file_source import DiskSource, FileSource
+
 MAX_ROOT_DEPTH = 12  # parents searched when no repository root (.git) is found
 
 # A prompt that is one of these is a template file, not inline text.
@@ -35,27 +37,29 @@ def looks_like_script(token: str) -> bool:
 
 
 class FileSystem:
-    """Cached existence checks, so a suite with many references to one file stats it once."""
+    """Files as the checker sees them, through the analysis's `FileSource` (the disk unless given),
+    with cached existence checks, so a suite with many references to one file stats it once."""
 
-    def __init__(self) -> None:
+    def __init__(self, source: FileSource | None = None) -> None:
+        self.source: FileSource = source if source is not None else DiskSource()
         self._exists: dict[Path, bool] = {}
         self._roots: dict[Path, list[Path]] = {}
 
     def exists(self, path: Path) -> bool:
         hit = self._exists.get(path)
         if hit is None:
-            try:
-                hit = path.exists()
-            except OSError:
-                hit = False
-            self._exists[path] = hit
+            hit = self._exists[path] = self.source.exists(path)
         return hit
 
     def is_dir(self, path: Path) -> bool:
-        try:
-            return path.is_dir()
-        except OSError:
-            return False
+        return self.source.is_dir(path)
+
+    def is_file(self, path: Path) -> bool:
+        return self.source.is_file(path)
+
+    def read_text(self, path: Path, limit: int = 1_048_576) -> str | None:
+        """A small text file's content, or None when it is missing, too large or not text."""
+        return self.source.read_text(path, limit)
 
     def search_roots(self, folder: Path) -> list[Path]:
         """The folder, then its parents up to the repository root (a folder holding .git)."""

@@ -7,7 +7,6 @@ finding on the exact `${{ … }}` text, so a silently empty criteria or prompt i
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping as MappingABC
 from typing import Any
@@ -29,8 +28,8 @@ def interpolate(text: str, env: MappingABC[str, str]) -> str:
 class Values:
     """Plain values of nodes with interpolation applied; built once per file by `scan`."""
 
-    def __init__(self, env: MappingABC[str, str] | None) -> None:
-        self.env: MappingABC[str, str] = os.environ if env is None else env
+    def __init__(self, env: MappingABC[str, str]) -> None:
+        self.env: MappingABC[str, str] = env  # the analysis's FileSource.env
         self._strings: dict[int, str] = {}  # id(Scalar) -> interpolated value, only where it changed
 
     def scan(self, root: Node | None, lines: list[str], out: Findings) -> None:

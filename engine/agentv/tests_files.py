@@ -11,7 +11,6 @@ that includes itself, directly or not, is reported, not followed).
 
 from __future__ import annotations
 
-import glob as globlib
 import json
 from pathlib import Path
 
@@ -53,8 +52,7 @@ def load_reference(ctx: Context, node: Node, reference: str, loaded: Loaded, *, 
         return  # an unsaved buffer: nothing to resolve against
     shown = f"{FILE_URL}{reference}" if from_item else reference
     if from_item and _GLOB_CHARS & set(reference):
-        matches = sorted(p for p in globlib.glob(reference, root_dir=base, recursive=True)
-                         if (base / p).is_file())
+        matches = [p for p in ctx.fs.source.glob(base, reference) if ctx.fs.is_file(base / p)]
         if not matches:
             ctx.out.warning("tests-glob-empty", node.span,
                             f"No files match '{reference}' (relative to {_where(ctx, base)}); no tests are loaded.")
@@ -87,11 +85,10 @@ def _where(ctx: Context, base: Path) -> str:
 
 
 def _load_file(ctx: Context, node: Node, path: Path, loaded: Loaded) -> None:
-    try:
-        real = path.resolve()
-        size = real.stat().st_size
-    except OSError as exc:
-        ctx.out.error("missing-tests-file", node.span, f"Cannot read tests file '{path.name}': {exc.strerror}.")
+    real = ctx.fs.source.resolve(path)
+    size = ctx.fs.source.size(real)
+    if size is None:
+        ctx.out.error("missing-tests-file", node.span, f"Cannot read tests file '{path.name}': not a readable file.")
         return
     if real in ctx.budget.visited:
         ctx.out.warning("tests-file-repeated", node.span,
@@ -103,10 +100,10 @@ def _load_file(ctx: Context, node: Node, path: Path, loaded: Loaded) -> None:
                       f"suite); '{path.name}' and later files are not checked.")
         return
     ctx.budget.visited.add(real)
-    try:
-        text = real.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        ctx.out.error("missing-tests-file", node.span, f"Cannot read tests file '{path.name}': {exc}.")
+    text = ctx.fs.source.read_text(real)
+    if text is None:
+        ctx.out.error("missing-tests-file", node.span,
+                      f"Cannot read tests file '{path.name}': unreadable, or not UTF-8 text.")
         return
     loaded.files.append(path)
     child_out = Findings()

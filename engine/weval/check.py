@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..file_source import DiskSource, FileSource
 from ..findings import Edit, Finding, Findings, Fix, Related, Span, Tag, replace
 from ..registry.weval import HEADER, MESSAGE, POINT, PROMPT, PROMPT_MARKERS_OURS, REGISTRY
 from ..registry.weval_functions import POINT_FUNCTIONS, Arg, foreign_name, resolve_function
@@ -50,8 +51,10 @@ class WevalResult:
 
 
 def check_weval(parsed: ParsedFile, path: Path | str | None = None, *, models_dir: Path | None = None,
-                cache: PromptCache | None = None) -> WevalResult:
-    ctx = _Context(parsed, Path(path) if path else None, models_dir, cache)
+                cache: PromptCache | None = None, source: FileSource | None = None) -> WevalResult:
+    """Check one blueprint. `source` gives the model collections (`models/*.json`) it refers to
+    (None: the disk)."""
+    ctx = _Context(parsed, Path(path) if path else None, models_dir, cache, source or DiskSource())
     return ctx.run()
 
 
@@ -102,12 +105,13 @@ _QUOTED_FN = re.compile(r"\$([A-Za-z_]\w*)\s*:\s*(.*)\Z", re.S)
 
 class _Context:
     def __init__(self, parsed: ParsedFile, path: Path | None, models_dir: Path | None,
-                 cache: PromptCache | None = None) -> None:
+                 cache: PromptCache | None, source: FileSource) -> None:
         self.parsed = parsed
         self.cache = cache
         self.path = path
         self.out = Findings()
-        self.models_dir = models_dir if models_dir is not None else find_models_dir(path)
+        self.source = source
+        self.models_dir = models_dir if models_dir is not None else find_models_dir(path, source)
         self.point_defs: dict[str, Node] = {}
         self.point_def_keys: dict[str, Scalar] = {}
         self.header_systems = False
@@ -387,7 +391,7 @@ class _Context:
     # --- models ---------------------------------------------------------------------------------
 
     def _resolve_models(self, bp: Blueprint, node: Node | None) -> list[str]:
-        collections = load_collections(self.models_dir)
+        collections = load_collections(self.models_dir, self.source)
         resolved: list[str] = []
         if node is None:
             resolved_ids = collections.get("CORE", ["CORE"]) if collections else ["CORE"]

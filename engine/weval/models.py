@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
+from ..file_source import DiskSource, FileSource
 from .ids import js_number
 
 # Providers the reference routes to (compat notes §9) plus the offline ones evalspec adds.
@@ -51,40 +51,47 @@ def parse_model_id(raw: str) -> ModelIdParse:
     return ModelIdParse(normalized, provider, name, trimmed=trimmed)
 
 
-def find_models_dir(path: Path | None) -> Path | None:
+def find_models_dir(path: Path | None, source: FileSource | None = None) -> Path | None:
     """The nearest `models/` folder with collection files, walking up from a blueprint."""
     if path is None:
         return None
-    for parent in Path(path).resolve().parents:
+    files = source if source is not None else DiskSource()
+    for parent in files.resolve(Path(path)).parents:
         candidate = parent / "models"
-        if candidate.is_dir() and any(candidate.glob("*.json")):
+        if files.is_dir(candidate) and any(n.endswith(".json") for n in files.glob(candidate, "*.json")):
             return candidate
-        if (parent / ".git").exists():
+        if files.exists(parent / ".git"):
             break
     return None
 
 
-@lru_cache(maxsize=64)
-def _collections(models_dir: str, mtime: float) -> dict[str, list[str]]:
-    out: dict[str, list[str]] = {}
-    for f in sorted(Path(models_dir).glob("*.json")):
-        try:
-            data = json.loads(f.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        if isinstance(data, list) and all(isinstance(m, str) for m in data):
-            out[f.stem] = data
-    return out
+# (folder, its mtime) -> its collections: a folder of collection files is read again only when it changes.
+_COLLECTIONS: dict[tuple[str, float], dict[str, list[str]]] = {}
 
 
-def load_collections(models_dir: Path | None) -> dict[str, list[str]]:
+def load_collections(models_dir: Path | None, source: FileSource | None = None) -> dict[str, list[str]]:
     if models_dir is None:
         return {}
-    try:
-        mtime = models_dir.stat().st_mtime
-    except OSError:
+    files = source if source is not None else DiskSource()
+    mtime = files.mtime(models_dir)
+    if mtime is None:
         return {}
-    return _collections(str(models_dir), mtime)
+    key = (str(models_dir), mtime)
+    found = _COLLECTIONS.get(key)
+    if found is None:
+        found = {}
+        for name in files.glob(models_dir, "*.json"):
+            text = files.read_text(models_dir / name)
+            try:
+                data = json.loads(text) if text is not None else None
+            except ValueError:
+                continue
+            if isinstance(data, list) and all(isinstance(m, str) for m in data):
+                found[Path(name).stem] = data
+        if len(_COLLECTIONS) >= 64:
+            _COLLECTIONS.clear()
+        _COLLECTIONS[key] = found
+    return found
 
 
 def effective_model_id(model_id: str, temperature: float | None, sp_index: int | None = None) -> str:

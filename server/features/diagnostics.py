@@ -149,9 +149,16 @@ def register(server: EvalspecServer) -> None:
             server.text_document_publish_diagnostics(
                 lsp.PublishDiagnosticsParams(uri=target, diagnostics=pushed.union(target), version=version))
 
+    refreshed: dict[str, int] = {}  # uri -> the re-checks a pull client was told about
+
     def analysed(state: DocumentState) -> None:
         if not server.client.pull_diagnostics:
             publish(state, diagnostics_by_uri(server, state))
+        elif state.rechecks != refreshed.get(state.uri, 0):
+            # Checked again because a file it reads changed: the client would not pull on its own.
+            refreshed[state.uri] = state.rechecks
+            if server.client.diagnostics_refresh:
+                server.workspace_diagnostic_refresh(None)
 
     def closed(state: DocumentState) -> None:
         if server.client.pull_diagnostics:

@@ -33,6 +33,7 @@ class RecordingClient(LanguageClient):
         self.profile = ""
         self.init_result: lsp.InitializeResult | None = None
         self.messages: list[lsp.ShowMessageParams] = []  # window/showMessage, in order
+        self.registrations: list[lsp.Registration] = []  # client/registerCapability, as an editor accepts them
 
 
 def make_client(client: RecordingClient | None = None) -> RecordingClient:
@@ -45,6 +46,10 @@ def make_client(client: RecordingClient | None = None) -> RecordingClient:
     @client.feature(lsp.WINDOW_SHOW_MESSAGE)
     def show(params: lsp.ShowMessageParams) -> None:
         client.messages.append(params)
+
+    @client.feature(lsp.CLIENT_REGISTER_CAPABILITY)
+    def register(params: lsp.RegistrationParams) -> None:
+        client.registrations.extend(params.registrations)
 
     @client.feature(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
     def publish(params: lsp.PublishDiagnosticsParams) -> None:

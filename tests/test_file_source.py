@@ -1,0 +1,84 @@
+"""`analyze` reads other files and the environment only through the FileSource its caller gives."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from evalspec.analysis import analyze
+from evalspec.file_source import MAX_READ
+
+
+class MemorySource:
+    """Files and an environment that exist only in memory (nothing of this is on disk)."""
+
+    def __init__(self, files: dict[str, str], env: Mapping[str, str]) -> None:
+        self.files = {Path(p): t for p, t in files.items()}
+        self._env = env
+        self.asked: list[Path] = []
+
+    @property
+    def env(self) -> Mapping[str, str]:
+        return self._env
+
+    def _folders(self) -> set[Path]:
+        return {parent for p in self.files for parent in p.parents}
+
+    def read_text(self, path: Path, limit: int = MAX_READ) -> str | None:
+        self.asked.append(path)
+        return self.files.get(Path(os.path.abspath(path)))
+
+    def size(self, path: Path) -> int | None:
+        text = self.files.get(Path(os.path.abspath(path)))
+        return len(text.encode()) if text is not None else None
+
+    def exists(self, path: Path) -> bool:
+        return self.is_file(path) or self.is_dir(path)
+
+    def is_file(self, path: Path) -> bool:
+        return Path(os.path.abspath(path)) in self.files
+
+    def is_dir(self, path: Path) -> bool:
+        return Path(os.path.abspath(path)) in self._folders()
+
+    def glob(self, folder: Path, pattern: str) -> list[str]:
+        return sorted(str(p.relative_to(folder)) for p in self.files if p.parent == folder and p.match(pattern))
+
+    def mtime(self, path: Path) -> float | None:
+        return 1.0 if self.exists(path) else None
+
+    def resolve(self, path: Path) -> Path:
+        return Path(os.path.abspath(path))
+
+
+ROOT = Path("/nonexistent-evalspec-source-test")
+
+
+def test_an_agentv_suite_reads_its_tests_file_and_environment_from_the_source() -> None:
+    source = MemorySource({str(ROOT / "cases.yaml"): "- id: from-memory\n  input: ${{ GREETING }}\n  criteria: c\n"
+                                                      "- id: incomplete\n  input: Hello\n"},
+                          env={"GREETING": "Hi"})
+    suite = "name: s\ndescription: d\ntests: ./cases.yaml\n"
+    a = analyze(suite, ROOT / "suite.eval.yaml", source=source)
+    assert a.suite is not None and [t.id for t in a.suite.tests] == ["from-memory"]
+    assert not [f for f in a.findings if f.code in ("missing-tests-file", "undefined-variable")]
+    assert [f.code for f in a.findings if f.path] == ["incomplete-test"]  # found in the in-memory file
+    assert ROOT / "cases.yaml" in a.dependencies
+
+
+def test_without_the_variable_in_the_source_environment_it_is_unset(monkeypatch) -> None:
+    source = MemorySource({str(ROOT / "cases.yaml"): "- id: t\n  input: ${{ GREETING }}\n  criteria: c\n"}, env={})
+    monkeypatch.setenv("GREETING", "set in the process, which the source does not show")
+    a = analyze("name: s\ndescription: d\ntests: ./cases.yaml\n", ROOT / "suite.eval.yaml", source=source)
+    assert any("GREETING" in f.message for f in a.findings)
+
+
+def test_weval_model_collections_come_from_the_source() -> None:
+    source = MemorySource({str(ROOT / "models" / "CORE.json"): '["openai:gpt-4o-mini", "anthropic:claude-3"]',
+                           str(ROOT / ".git" / "HEAD"): "ref"}, env={})
+    text = "title: t\nmodels: [CORE]\n---\n- prompt: hi\n  should: [greets]\n"
+    a = analyze(text, ROOT / "blueprints" / "b.yml", source=source)
+    assert a.blueprint is not None
+    assert not [f for f in a.findings if "CORE" in f.message], [f.message for f in a.findings]
+    assert ROOT / "models" / "CORE.json" in a.dependencies
