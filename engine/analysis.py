@@ -97,6 +97,8 @@ def _analyze(text: str, p: Path | None, kind: FileKind | None, models_dir: Path 
     if detected is FileKind.NONE:
         return result  # unrelated YAML: no findings at all, not even syntax errors
     findings: list[Finding] = list(parsed.findings)
+    if detected is FileKind.AGENTV and p is not None and p.suffix.lower() in (".jsonl", ".csv"):
+        findings = []  # a tests file read alone: JSON lines or CSV rows, checked line by line, not as YAML
     if detected is FileKind.WEVAL:
         from .weval.check import PromptCache, check_weval
 

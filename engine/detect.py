@@ -80,12 +80,39 @@ def detect(text: str, path: str | PurePath | None, parsed: ParsedFile | None) ->
                 return FileKind.AGENTV_TARGETS
             if value.startswith("agentv-"):
                 return FileKind.NONE
+    if path is not None and PurePath(path).suffix.lower() in DATASET_SUFFIXES:
+        # A tests file (dataset) on its own: AgentV when its content looks like tests.
+        return FileKind.AGENTV if looks_like_dataset(text, PurePath(path).suffix.lower()) else FileKind.NONE
     kind = kind_from_name(path)
     if kind is not None:
         return kind
     if parsed is None:
         return FileKind.NONE
     return kind_from_content(parsed)
+
+
+DATASET_SUFFIXES = (".jsonl", ".csv")
+_DATASET_LINES = 20  # enough to recognise a dataset, cheap on a 10 MB one
+
+
+def looks_like_dataset(text: str, suffix: str) -> bool:
+    """An AgentV tests file read alone: JSON lines with a test's fields, or a CSV whose header row names
+    `input` (and usually `id`). One recognisable line is enough: the others may be the broken ones."""
+    import json
+
+    lines = [line for line in text.splitlines()[:_DATASET_LINES * 5] if line.strip()][:_DATASET_LINES]
+    if suffix == ".csv":
+        header = [c.strip().strip('"').lower() for c in lines[0].split(",")] if lines else []
+        return "input" in header and ("id" in header or any(k in header for k in ("criteria", "expected_output")))
+    for line in lines:
+        try:
+            value = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(value, dict) and ("input" in value or "input_messages" in value) and (
+                "id" in value or any(k in value for k in _TEST_KEYS)):
+            return True
+    return False
 
 
 def kind_from_content(parsed: ParsedFile) -> FileKind:

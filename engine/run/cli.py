@@ -129,6 +129,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"evalspec run: {args.file} is an AgentV targets file; run an eval file that names its targets",
               file=sys.stderr)
         return 2
+    if analysis.kind is FileKind.AGENTV and path.suffix.lower() in (".jsonl", ".csv"):
+        return _dataset_alone(path, analysis)
     if analysis.kind is FileKind.NONE:
         print(f"evalspec run: {args.file} is not a Weval blueprint or an AgentV eval file", file=sys.stderr)
         return 2
@@ -158,6 +160,32 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.dry_run:
         return _dry_run(plan, options, as_json=args.json)
     return _run(plan, options, as_json=args.json, fail_under=args.fail_under, report=args.report)
+
+
+def _dataset_alone(path: Path, analysis: Any) -> int:
+    """A tests file has no targets or judges of its own: name the suite that includes it."""
+    from ..agentv.including_suites import search_root, suites_including
+    from ..finding_format import format_finding
+
+    for f in analysis.errors:
+        print(format_finding(analysis, f), file=sys.stderr)
+    suites = [_shown(s) for s in suites_including(path)]
+    what = f"evalspec run: {path} is an AgentV tests file (a dataset), not a suite: it has no targets or judges"
+    if suites:
+        also = f" (also included by {', '.join(str(s) for s in suites[1:])})" if len(suites) > 1 else ""
+        print(f"{what}. Run the suite that includes it instead: evalspec run {suites[0]}{also}", file=sys.stderr)
+    else:
+        print(f"{what}, and no suite under {search_root(path)} includes it. Write one that does "
+              f"(`tests: ./{path.name}`) and run that.", file=sys.stderr)
+    return 2
+
+
+def _shown(path: Path) -> Path:
+    """A path as a person would type it here: relative to the working folder when it lies below it."""
+    try:
+        return path.resolve().relative_to(Path.cwd().resolve())
+    except ValueError:
+        return path
 
 
 def _skip_invalid(analysis: Any, name: str) -> Any:

@@ -101,3 +101,12 @@ async def test_incremental_edit_below_a_line_separator_lands_on_its_line(client:
     change(client, uri, 2, (7, 2), (7, 7), "should")  # rename `shuld`, now on line 7
     report = await published(client, uri, version=2)
     assert codes_by_line(report.diagnostics) == {9: {"duplicate-prompt-id"}, 12: {"unknown-function"}}
+
+
+async def test_a_jsonl_dataset_opened_alone_is_checked_line_by_line(client: RecordingClient, tmp_path):
+    text = ('{"id": "t1", "input": "Hello", "criteria": "says hello"}\n'
+            '{"id": "t2", "input": "Bye", "assert": [{"type": "contians", "value": "bye"}]}\n'
+            'not json\n')
+    uri = open_doc(client, tmp_path / "cases.jsonl", text, language="jsonl")
+    report = await published(client, uri, version=1)
+    assert codes_by_line(report.diagnostics) == {1: {"unknown-assertion-type"}, 2: {"invalid-jsonl"}}
