@@ -21,12 +21,26 @@ def runnable() -> list[Path]:
     out = []
     for path in corpus_files():
         analysis = analyze_file(path, env={})
-        if analysis.kind in (FileKind.WEVAL, FileKind.AGENTV) and not analysis.errors:
+        if analysis.kind in (FileKind.WEVAL, FileKind.AGENTV) and not analysis.errors \
+                and path.suffix not in DATASETS:
             out.append(path)
     return out
 
 
+DATASETS = (".jsonl", ".csv")  # tests files: run through the suite that includes them
 RUNNABLE = runnable()
+CORPUS_DATASETS = [p for p in corpus_files() if p.suffix in DATASETS
+                   and analyze_file(p, env={}).kind is FileKind.AGENTV]
+
+
+@pytest.mark.parametrize("path", CORPUS_DATASETS, ids=lambda p: p.name)
+def test_running_a_corpus_dataset_names_its_suite(path: Path, tmp_path: Path, capsys, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", str(path), "-m", "echo", "-o", str(tmp_path / "out")]) == 2
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "Run the suite that includes it instead: evalspec run " in last, last
+    suite = Path(last.split("evalspec run ")[-1].split(" (also")[0])
+    assert analyze_file(suite, env={}).kind is FileKind.AGENTV
 
 
 def test_most_of_the_corpus_is_runnable() -> None:
