@@ -113,7 +113,7 @@ def _checks(details: dict[str, Any]) -> list[tuple[float | None, str, str, str |
         if isinstance(p, dict):
             extent = p.get("coverageExtent")
             score = float(extent) if isinstance(extent, int | float) and not isinstance(extent, bool) else None
-            why = str(p.get("error") or p.get("reflection") or "") if score is None else str(p.get("reflection") or "")
+            why = str(p.get("error") or _reason(p)) if score is None else _reason(p)
             out.append((score, _short(str(p.get("keyPointText") or ""), 60), why, None))
     for s in details.get("scores") or []:
         if isinstance(s, dict):
@@ -124,6 +124,17 @@ def _checks(details: dict[str, Any]) -> list[tuple[float | None, str, str, str |
                 score = None
             out.append((score, str(s.get("name") or s.get("type") or "?"), str(s.get("reasoning") or ""), verdict))
     return out
+
+
+def _reason(assessment: dict[str, Any]) -> str:
+    """The judges' own words when the point was judged (the top-level reflection of a consensus only
+    says "Consensus from 1 judge(s)…"), else the function's or judge's reflection."""
+    judgements = [j for j in assessment.get("individualJudgements") or [] if isinstance(j, dict) and j.get("reflection")]
+    if len(judgements) == 1:
+        return str(judgements[0]["reflection"])
+    if judgements:
+        return " | ".join(f"{j.get('judgeModelId') or 'judge'}: {j['reflection']}" for j in judgements)
+    return str(assessment.get("reflection") or "")
 
 
 def point_markdown(analysis: Any, board: RunBoard, line: int) -> str | None:

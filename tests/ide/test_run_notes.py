@@ -114,3 +114,18 @@ def test_history_keeps_the_newest_run_of_each_item(tmp_path: Path) -> None:
     items = run_items(analyze(BLUEPRINT, "t.weval.yml"))
     assert board.item_title(items[2], now=2000.0 + 7200) == "✗ 0.00 echo (2 h ago)"
     assert board.item_title(items[1], now=2000.0).endswith("(text changed since)")  # fingerprint "x" is not its text
+
+
+def test_a_judged_point_shows_the_judges_own_reason() -> None:
+    analysis = analyze(BLUEPRINT, "t.weval.yml")
+    board = RunBoard()
+    board.start(run_items(analysis), "p1")
+    board.apply(Scored(Cell("p1", "echo"), 0.7, "borderline", {"pointAssessments": [
+        {"keyPointText": 'Function: contains("hi")', "coverageExtent": 1.0, "reflection": "ok"},
+        {"keyPointText": "is friendly", "coverageExtent": 0.75,
+         "reflection": "Consensus from 1 judge(s). Average score: 0.75. See breakdown for individual reflections.",
+         "individualJudgements": [{"judgeModelId": "holistic(openai:gpt-4o-mini)", "coverageExtent": 0.75,
+                                   "reflection": "Friendly, but curt."}]}]}))
+    [note] = run_notes(analysis, board)
+    assert note.span.start_line == 7
+    assert note.message == "is friendly borderline on echo: 0.75: Friendly, but curt."
