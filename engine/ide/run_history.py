@@ -4,15 +4,18 @@ Every run writes a journal (`<output>/…/<run label>.journal.jsonl`, run/journa
 names the eval file it ran. `load_history(output, path)` reads the journals of `path` found under the
 output folder, oldest first, and keeps per item the results of the newest run that covered it, with
 that run's time, the fingerprints of the items' text it ran (for "text changed since") and the newest
-whole-file run's summary. Nothing is run, and nothing but the journals' first lines is read for runs of
-other files. Results files are found beside the journal (the Weval comparison file of the same run
-label, the AgentV results file the header names) for "show results".
+whole-file run's summary. Weval comparison files with no journal beside them (the reference tool's,
+or a journal deleted) are read too, matched by their `sourceBlueprintFileName`. Nothing is run, and
+only the first line of a journal (the first 64 KB of a comparison file) is read for runs of other
+files. Results files are found beside the journal (the Weval comparison file of the same run label,
+the AgentV results file the header names) for "show results".
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +23,7 @@ from typing import Any
 from ..run.events import RunSummary
 from ..run.journal import JournalState
 from ..run.journal import load as load_journal
+from ..scoring.agentv_aggregate import verdict
 from .runs import CellResult, detail_error, model_summary
 
 MAX_JOURNALS = 2000  # journals looked at under one output folder (their first line only)
@@ -99,14 +103,90 @@ def past_runs(output: Path, path: Path, base: Path) -> list[PastRun]:
         except OSError:
             continue
         runs.append(PastRun(journal, head, when))
-    runs.sort(key=lambda r: (str(r.header.get("started") or ""), r.when))
+    runs.sort(key=lambda r: r.when)
     return runs
+
+
+@dataclass
+class PastComparison:
+    """A Weval comparison file with no journal beside it (written by the reference tool, or its journal
+    was deleted): its results are read too, with no fingerprints (never marked as older than the text)."""
+
+    file: Path
+    when: float
+
+
+_SOURCE_NAME = re.compile(rb'"sourceBlueprintFileName"\s*:\s*("(?:[^"\\]|\\.)*")')
+HEAD_BYTES = 64 * 1024  # the comparison file's identity fields come first
+
+
+def past_comparisons(output: Path, path: Path) -> list[PastComparison]:
+    found: list[PastComparison] = []
+    for n, file in enumerate(output.glob("live/blueprints/*/*_comparison.json")):
+        if n >= MAX_JOURNALS:
+            break
+        label = file.name.rsplit("_", 2)[0]
+        if any((file.parent / f"{label}{suffix}").exists() for suffix in JOURNAL_NAMES):
+            continue  # the journal of that run label says it (and newer runs of it) better
+        try:
+            with file.open("rb") as f:
+                head = f.read(HEAD_BYTES)
+            m = _SOURCE_NAME.search(head)
+            if m is None or json.loads(m.group(1)) != path.name:
+                continue
+            found.append(PastComparison(file, file.stat().st_mtime))
+        except (OSError, ValueError):
+            continue
+    return found
+
+
+def _comparison_cells(data: dict[str, Any], when: float) -> dict[str, dict[str, CellResult]]:
+    out: dict[str, dict[str, CellResult]] = {}
+    answers = data.get("allFinalAssistantResponses") or {}
+    errors = data.get("errors") or {}
+    coverage = (data.get("evaluationResults") or {}).get("llmCoverageScores") or {}
+    for pid, by_model in answers.items():
+        if not isinstance(by_model, dict):
+            continue
+        for model, text in by_model.items():
+            if model in ("IDEAL_BENCHMARK", "ideal"):
+                continue
+            error = (errors.get(pid) or {}).get(model) if isinstance(errors.get(pid), dict) else None
+            found = (coverage.get(pid) or {}).get(model) if isinstance(coverage.get(pid), dict) else None
+            details: dict[str, Any] = found if isinstance(found, dict) else {}
+            score = details.get("avgCoverageExtent")
+            value = float(score) if isinstance(score, int | float) and not isinstance(score, bool) else None
+            out.setdefault(str(pid), {})[str(model)] = CellResult(
+                str(model), score=value, verdict=verdict(value) if value is not None else None,
+                error=str(error) if error else detail_error(details), answer=None if error else str(text or ""),
+                details=details, when=when)
+    return out
 
 
 def load_history(output: Path, path: Path, base: Path | None = None) -> RunHistory:
     history = RunHistory()
-    runs = past_runs(output, path, base or path.parent)
-    for run in runs:
+    sources: list[PastRun | PastComparison] = [*past_runs(output, path, base or path.parent),
+                                               *past_comparisons(output, path)]
+    sources.sort(key=lambda s: s.when)  # oldest first: a newer run of an item replaces an older one
+    for source in sources:
+        if isinstance(source, PastComparison):
+            try:
+                data = json.loads(source.file.read_bytes())
+            except (OSError, ValueError):
+                continue
+            if not isinstance(data, dict):
+                continue
+            cells = _comparison_cells(data, source.when)
+            for item, by_model in cells.items():
+                history.results[item] = by_model
+                history.fingerprints.pop(item, None)
+            if cells:
+                history.summary = _summary_of(str(data.get("runLabel") or ""), "weval", cells, True)
+                history.summary_when = source.when
+                history.files = [str(source.file)]
+                history.journal = None
+            continue
+        run = source
         state = load_journal(run.journal)
         cells = _cells(state, run.when)
         recorded = run.header.get("fp")
@@ -147,12 +227,16 @@ def _cells(state: JournalState, when: float) -> dict[str, dict[str, CellResult]]
 
 
 def _summary(run: PastRun, cells: dict[str, dict[str, CellResult]], done: bool) -> RunSummary:
+    return _summary_of(str(run.header.get("run_label") or ""), str(run.header.get("kind") or ""), cells, done)
+
+
+def _summary_of(label: str, kind: str, cells: dict[str, dict[str, CellResult]], done: bool) -> RunSummary:
     per_model: dict[str, list[CellResult]] = {}
     for by_model in cells.values():
         for model, cell in by_model.items():
             per_model.setdefault(model, []).append(cell)
-    return RunSummary(kind=str(run.header.get("kind") or ""), run_label=str(run.header.get("run_label") or ""),
-                      models=tuple(model_summary(m, c) for m, c in per_model.items()), interrupted=not done)
+    return RunSummary(kind=kind, run_label=label, models=tuple(model_summary(m, c) for m, c in per_model.items()),
+                      interrupted=not done)
 
 
 def result_files(run: PastRun) -> list[str]:

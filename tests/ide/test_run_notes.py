@@ -129,3 +129,33 @@ def test_a_judged_point_shows_the_judges_own_reason() -> None:
     [note] = run_notes(analysis, board)
     assert note.span.start_line == 7
     assert note.message == "is friendly borderline on echo: 0.75: Friendly, but curt."
+
+
+def test_a_comparison_file_without_a_journal_is_read_too(tmp_path: Path) -> None:
+    import json
+
+    blueprint = tmp_path / "t.weval.yml"
+    blueprint.write_text(BLUEPRINT)
+    folder = tmp_path / "out" / "live" / "blueprints" / "t"
+    folder.mkdir(parents=True)
+    comparison = {
+        "configId": "t", "runLabel": "abc", "timestamp": "2026-01-01T00-00-00-000Z",
+        "sourceBlueprintFileName": "t.weval.yml", "promptIds": ["p1", "p2"],
+        "allFinalAssistantResponses": {"p1": {"m[temp:0]": "hi there", "IDEAL_BENCHMARK": "x"},
+                                       "p2": {"m[temp:0]": "<<error>>boom<</error>>"}},
+        "errors": {"p2": {"m[temp:0]": "boom"}},
+        "evaluationResults": {"llmCoverageScores": {"p1": {"m[temp:0]": {
+            "avgCoverageExtent": 1.0, "pointAssessments": [{"keyPointText": "x", "coverageExtent": 1.0}]}}}},
+    }
+    (folder / "abc_2026-01-01T00-00-00-000Z_comparison.json").write_text(json.dumps(comparison, indent=2))
+    other = dict(comparison, sourceBlueprintFileName="other.yml")
+    (folder / "def_2026-01-01T00-00-00-000Z_comparison.json").write_text(json.dumps(other))
+    history = load_history(tmp_path / "out", blueprint)
+    assert set(history.results) == {"p1", "p2"}
+    assert history.results["p1"]["m[temp:0]"].score == 1.0 and history.results["p1"]["m[temp:0]"].verdict == "pass"
+    assert history.results["p1"]["m[temp:0]"].answer == "hi there"
+    assert history.results["p2"]["m[temp:0]"].error == "boom"
+    assert history.files == [str(folder / "abc_2026-01-01T00-00-00-000Z_comparison.json")]
+    # With its journal beside it, the journal speaks for that run label and the file is not read.
+    (folder / "abc.journal.jsonl").write_text('{"t":"run","kind":"weval","path":"/elsewhere.yml"}\n')
+    assert load_history(tmp_path / "out", blueprint).results == {}
