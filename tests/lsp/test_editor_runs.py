@@ -16,7 +16,17 @@ from lsprotocol import types as lsp
 from pytest_lsp import ClientServerConfig
 
 from ..fakeprovider import FakeProvider, Reply
-from .session import CLIENTS, HANG_GUARD_S, SERVER, change, open_doc, position_of, published, start
+from .session import (
+    CLIENTS,
+    HANG_GUARD_S,
+    SERVER,
+    capabilities,
+    change,
+    open_doc,
+    position_of,
+    published,
+    start,
+)
 from .test_run_lenses import (
     BLUEPRINT,
     RunClient,
@@ -209,3 +219,31 @@ async def test_cancel_keeps_the_summary_the_finished_results_and_renamed_ids(cli
         assert data["allFinalAssistantResponses"]["greet"] == {"local:fake[temp:0]": "hello"}
         shown = _plain(await execute(client, "evalspec.showResults", uri=uri))
         assert shown["ok"] is True and shown["file"] == str(comparison)
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER, client_factory=make_run_client))
+async def pull_run_client(lsp_client: RunClient, tmp_path):
+    caps = capabilities("visual-studio-code@v1.65.2", pull=True)
+    caps.workspace = caps.workspace or lsp.WorkspaceClientCapabilities()
+    caps.workspace.diagnostics = lsp.DiagnosticWorkspaceClientCapabilities(refresh_support=True)
+    await start(lsp_client, "visual-studio-code@v1.65.2", tmp_path, caps=caps, options={
+        "debounceMs": 20, "run": {"models": ["echo"], "output": "results", "cache": False}})
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_pull_clients_are_asked_to_pull_again_and_get_the_failed_points(pull_run_client: RunClient,
+                                                                              tmp_path: Path):
+    client = pull_run_client
+    uri = open_doc(client, tmp_path / "pull.weval.yml", BLUEPRINT)
+    before = await client.text_document_diagnostic_async(lsp.DocumentDiagnosticParams(
+        text_document=lsp.TextDocumentIdentifier(uri=uri)))
+    assert not before.items
+    await run_to_end(client, uri)
+    assert client.diagnostic_refresh_count > 0  # workspace/diagnostic/refresh: VS Code pulls again
+    after = await client.text_document_diagnostic_async(lsp.DocumentDiagnosticParams(
+        text_document=lsp.TextDocumentIdentifier(uri=uri), previous_result_id=before.result_id))
+    assert after.kind == lsp.DocumentDiagnosticReportKind.Full
+    assert [(d.range.start.line, d.code, d.source) for d in after.items] == [
+        (position_of(BLUEPRINT, "$contains: four").line, "run-point-failed", "evalspec run")]
+    assert client.published == []  # still never pushed to

@@ -69,8 +69,8 @@ class RunClient(RecordingClient):
         self.refreshes = 0
 
 
-def make_run_client() -> RunClient:
-    client = RunClient()
+def make_run_client(client: RunClient | None = None) -> RunClient:
+    client = client if client is not None else RunClient()
     make_client(client)
 
     @client.feature("evalspec/runFinished")
