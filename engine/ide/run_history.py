@@ -51,6 +51,7 @@ class RunHistory:
     fingerprints: dict[str, str] = field(default_factory=dict)
     summary: RunSummary | None = None
     summary_when: float | None = None
+    cancelled: bool = False  # the run the summary is of was cancelled by the user
     journal: str | None = None  # of the newest run
     files: list[str] = field(default_factory=list)  # result files of the newest run
 
@@ -183,6 +184,7 @@ def load_history(output: Path, path: Path, base: Path | None = None) -> RunHisto
             if cells:
                 history.summary = _summary_of(str(data.get("runLabel") or ""), "weval", cells, True)
                 history.summary_when = source.when
+                history.cancelled = False
                 history.files = [str(source.file)]
                 history.journal = None
             continue
@@ -200,6 +202,7 @@ def load_history(output: Path, path: Path, base: Path | None = None) -> RunHisto
         if run.whole_file and cells:
             history.summary = _summary(run, cells, state.done)
             history.summary_when = run.when
+            history.cancelled = state.stopped == "cancelled"
         history.journal = str(run.journal)
         history.files = result_files(run)
     return history

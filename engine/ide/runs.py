@@ -228,6 +228,7 @@ class RunBoard:
         if self.summary is None and history.summary is not None:
             self.summary, self.summary_when = history.summary, history.summary_when
             self.label, self.interrupted = history.summary.run_label, history.summary.interrupted
+            self.cancelled = history.cancelled
             self.journal = history.journal
 
     # --- what the editor shows ----------------------------------------------------------------------

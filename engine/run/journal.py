@@ -16,6 +16,7 @@ Records (short keys, since a big run writes tens of thousands of them):
     {"t": "emb", "k": key, "v": [floats]}
     {"t": "score", "c": [...], "s": score | null, "v": verdict, "r": result object}
     {"t": "done"}                                             the run finished
+    {"t": "stop", "why": "cancelled"}                         the user stopped it (the editor's Cancel)
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ class JournalState:
     embeddings: dict[str, list[float]] = field(default_factory=dict)
     scores: dict[Cell, dict[str, Any]] = field(default_factory=dict)
     done: bool = False
+    stopped: str | None = None  # why the run was stopped before the end, when it says ("cancelled")
 
     @property
     def empty(self) -> bool:
@@ -76,6 +78,8 @@ def load(path: Path) -> JournalState:
                 state.embeddings[str(rec["k"])] = [float(x) for x in rec["v"]]
             elif t == "score":
                 state.scores[_cell(rec)] = rec
+            elif t == "stop":
+                state.stopped = str(rec.get("why") or "stopped")
             elif t == "done":
                 state.done = True
         except (KeyError, TypeError, ValueError):
@@ -137,6 +141,12 @@ def open_journal(path: Path, *, resume: bool, header: dict[str, Any]) -> tuple[J
         raise
     journal.write({"t": "run", "v": 1, **header})
     return journal, JournalState()
+
+
+def mark_stopped(path: Path, why: str) -> None:
+    """Append why a run stopped early to its (closed) journal, so a later reader can say so."""
+    with Journal(path, fresh=False) as journal:
+        journal.write({"t": "stop", "why": why})
 
 
 def run_header(plan: Any, options: Any) -> dict[str, Any]:

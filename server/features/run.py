@@ -39,6 +39,7 @@ from evalspec.detect import FileKind
 from evalspec.ide.runs import RunBoard, run_items
 from evalspec.run.events import RunFinished
 from evalspec.run.items import entries
+from evalspec.run.journal import mark_stopped
 from evalspec.run.options import RunOptions, parse_eval_methods
 
 from ..convert import path_of
@@ -221,6 +222,9 @@ class RunFeature:
             # before the files are looked for.
             with contextlib.suppress(Exception):
                 await events.aclose()  # type: ignore[attr-defined]
+            if board.journal:  # so that the file's next session says "cancelled", not "interrupted"
+                with contextlib.suppress(OSError):
+                    mark_stopped(Path(board.journal), "cancelled")
             raise
         except Exception as exc:  # a bug in the runner must not take the server down
             board.stop(interrupted=True)

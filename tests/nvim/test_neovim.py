@@ -176,6 +176,6 @@ def test_runs_in_neovim_survive_a_restart(tmp_path):
         # greet from the cancelled run, count from the whole-file run before it; nothing ran again.
         assert restored[7][1].startswith(f"✓ 1.00 {model} (")
         assert restored[11][1].startswith(f"✗ 0.50 {model} (")
-        assert restored[0][2].startswith("interrupted (")  # the last whole-file run was the cancelled one
+        assert restored[0][2].startswith("cancelled (")  # the last whole-file run was the cancelled one
         assert [d["lnum"] for d in second["run_diagnostics"]] == [15]
         assert len(fake.requests) == calls
