@@ -167,7 +167,7 @@ local function first_runs()
     vim.api.nvim_win_set_cursor(0, { line_of("prompt: Say hello") + 1, 4 })
     vim.cmd("EvalspecRun")
     wait_for("no result lens on greet", function()
-      return title_at(greet, "^✓") ~= nil
+      return title_at(greet, "^✓") ~= nil and title_at(0, "^▶ Run all") ~= nil -- and the run is over
     end)
     result.after_one = lens_titles()
   end) then
