@@ -244,6 +244,23 @@ local function second()
     result.restored = lens_titles()
     result.run_diagnostics = run_diagnostics()
   end)
+  step("show results", function()
+    -- No display here: the report comes as Markdown in a split.
+    vim.cmd("EvalspecResults")
+    local shown
+    assert(vim.wait(30000, function()
+      for _, win in ipairs(vim.api.nvim_list_wins()) do
+        local buf = vim.api.nvim_win_get_buf(win)
+        if vim.bo[buf].filetype == "markdown" then
+          shown = buf
+          return true
+        end
+      end
+      return false
+    end, 100), "no report split opened")
+    result.report_lines = vim.api.nvim_buf_get_lines(shown, 0, -1, false)
+    result.report_name = vim.api.nvim_buf_get_name(shown)
+  end)
   finish()
 end
 

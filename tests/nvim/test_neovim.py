@@ -179,3 +179,7 @@ def test_runs_in_neovim_survive_a_restart(tmp_path):
         assert restored[0][2].startswith("cancelled (")  # the last whole-file run was the cancelled one
         assert [d["lnum"] for d in second["run_diagnostics"]] == [15]
         assert len(fake.requests) == calls
+        # :EvalspecResults without a display: the run's report as Markdown in a split.
+        report = "\n".join(second["report_lines"])
+        assert second["report_name"].startswith("evalspec://report/")
+        assert report.startswith("## evalspec report: Capitals") and "local:fake[temp:0]" in report
