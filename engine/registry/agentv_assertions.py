@@ -184,7 +184,7 @@ ASSERTION_LIST: tuple[AssertionType, ...] = (
          F("temperature", "The judge's sampling temperature (0–2).", "number", minimum=0, maximum=2),
          F("target", "A target from targets.yaml to delegate the audit to (e.g. a coding agent); "
            "default: the built-in agent on the judge target.", "string")),
-        kind="llm"),
+        runnable=True, kind="llm"),
     AssertionType(
         "composite", "Groups assertions and combines their scores with an aggregator. Inner weights "
         "never mix with the test's outer weights.",

@@ -133,7 +133,7 @@ class AgentvPlan:
 
 
 def _needs_judge(test: AgentvTest) -> bool:
-    return test.uses_default_judge or any(a.type in ("rubrics", "llm-judge") for a in test.assertions)
+    return test.uses_default_judge or any(a.type in ("rubrics", "llm-judge", "agent-judge") for a in test.assertions)
 
 
 def find_targets_file(eval_path: Path) -> Path | None:

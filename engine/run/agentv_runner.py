@@ -58,6 +58,7 @@ from .agentv_judge import (
     freeform_prompt,
     freeform_result,
     parse_json_reply,
+    question_text,
     rubric_checks,
     rubric_prompt,
 )
@@ -87,6 +88,11 @@ from .workspace_setup import WorkspaceError, Workspaces, WorkspaceSpec, parse_wo
 
 EXECUTED = frozenset({"code-judge"})  # a user's script, run as a subprocess (code_judge.py)
 JUDGED = frozenset({"rubrics", "llm-judge"})
+DEFAULT_AGENT_STEPS = 10
+# Targets that are coding agents (agent-judge `target`): evalspec does not drive them.
+CODING_AGENTS = frozenset({"codex", "codex-cli", "claude-code", "claude", "claude-cli", "claude-sdk", "copilot",
+                           "copilot-cli", "copilot-sdk", "pi", "pi-cli", "pi-coding-agent", "vscode",
+                           "vscode-insiders", "agentv"})
 ATTEMPT_STRIDE = 10_000  # journal key of a trial's judgement: attempt × stride + assertion index
 NOTES_SHOWN = 10  # not-scored cells named in the run summary; the rest are counted
 FILE_LIMIT = 256 * 1024
@@ -396,6 +402,8 @@ class AgentvRun:
             return _skipped(a, f"not scored: {why}")
         if a.type in JUDGED:
             return await self._judged(task, index, a, answer)
+        if a.type == "agent-judge":
+            return await self._agent_judged(task, index, a, answer, measured)
         if a.type in EXECUTED:
             return await self._executed(task, a, measured)
         if a.type == "composite":
@@ -543,6 +551,86 @@ class AgentvRun:
             hits, misses, fails = misses, hits, False
         return _entry(a, score, result_verdict, hits, misses, reasoning, fails_test=fails)
 
+    async def _agent_judged(self, task: AgentvTask, index: int, a: Assertion, answer: str,
+                            measured: Measured) -> dict[str, Any]:
+        """An `agent-judge`: the judge model inspects the test's workspace read-only (agent_judge.py)."""
+        from .agent_judge import WorkspaceReader, judge_task, run_agent_judge, system_prompt, tools_for
+        from .agentv_judge import render, variables
+
+        judge = task.judge
+        delegated = a.config.get("target")
+        if isinstance(delegated, str) and delegated:
+            entry = self._targets_entry(delegated)
+            if entry is None:
+                return _skipped(a, f"not scored: agent-judge target '{delegated}' is not in targets.yaml")
+            kind = str(entry.get("provider") or "").lower()
+            if kind in CODING_AGENTS:
+                return _skipped(a, f"not scored: agent-judge target '{delegated}' is a coding agent ({kind}), "
+                                   "which evalspec does not run; drop `target` to use the built-in agent judge")
+            judge = TargetSpec(delegated, config=entry)
+        if judge is None:
+            return _skipped(a, f"not scored: {NO_JUDGE}")
+        if measured.workspace is None:
+            return _skipped(a, "not scored: agent-judge audits a workspace and this test has none (set "
+                               "`workspace.template`, or the target's `workspace_template`)")
+        criteria = [_criterion(c, i) for i, c in enumerate(a.config.get("rubrics") or [])]
+        try:
+            template = self._template(a)
+        except _TemplateError as err:
+            return _skipped(a, f"not scored: {err}")
+        prompt = render(template, variables(task.test, answer)) if template else None
+        task_text = judge_task(question_text(task.test), task.test.criteria or "", answer,
+                               task.test.reference_answer, criteria, prompt, None)
+        provider, model_name = self._provider(judge)
+        kind = _judge_kind(judge)
+        temperature = a.config.get("temperature")
+        steps = a.config.get("max_steps")
+        system = system_prompt(bool(criteria))
+
+        async def ask(messages: tuple[ChatMessage, ...], offer_tools: bool) -> Any:
+            req = ChatRequest(model=model_name, messages=messages, system=system,
+                              temperature=float(temperature) if isinstance(temperature, int | float) else 0.0,
+                              max_tokens=JUDGE_MAX_TOKENS, extra=tools_for(kind) if offer_tools else {})
+            return await self.calls.chat(provider, req, task.cell, limit_key=_limit_key(judge), purpose="judge",
+                                         model_label=judge.name)
+
+        try:
+            outcome = await run_agent_judge(ask, task_text, WorkspaceReader(Path(measured.workspace)),
+                                            rubric=bool(criteria),
+                                            max_steps=steps if isinstance(steps, int) else DEFAULT_AGENT_STEPS)
+        except ProviderError as err:
+            self._judge_error(task.cell, index, judge, err.message)
+            return _skipped(a, f"not scored: the agent judge {judge.name} failed: {err.message}")
+        if outcome.verdict is None:
+            return _skipped(a, f"not scored: {outcome.error}")
+        fails = False
+        try:
+            if criteria:
+                rs = score_checklist(criteria, rubric_checks(outcome.verdict))
+                score, result_verdict, hits, misses = rs.score, rs.verdict, list(rs.hits), list(rs.misses)
+                fails = rs.failed_required
+                raw = outcome.verdict.get("overall_reasoning")
+                reasoning = raw if isinstance(raw, str) else None
+            else:
+                score, hits, misses, reasoning = freeform_result(outcome.verdict)
+                result_verdict = verdict(score)
+        except JudgeReplyError as err:
+            return _skipped(a, f"not scored: {err}")
+        if a.negate:
+            score, result_verdict = negate_result(score, result_verdict)
+            hits, misses, fails = misses, hits, False
+        entry = _entry(a, score, result_verdict, hits, misses, reasoning, fails_test=fails)
+        entry["details"] = {"steps": outcome.steps, "tool_calls": outcome.tool_calls}
+        return entry
+
+    def _targets_entry(self, name: str) -> dict[str, Any] | None:
+        from .agentv_plan import load_targets
+
+        try:
+            return load_targets(self.plan.targets_file).get(name)
+        except Exception:  # PlanError: the file was readable when the run was planned
+            return None
+
     async def _executed(self, task: AgentvTask, a: Assertion, measured: Measured) -> dict[str, Any]:
         """A `code-judge`: the script run on the answer (code_judge.py), only inside this explicit run."""
         if self._judge_limit is None:
@@ -677,6 +765,16 @@ class _TemplateError(Exception):
 
 class _ReplayedFailure(Exception):
     """A replayed cell whose recorded run failed: it fails again, with the recorded message."""
+
+
+def _judge_kind(spec: TargetSpec) -> str:
+    """Which API's tool format a judge speaks: anthropic, gemini, or openai (and compatibles)."""
+    kind = _provider_kind(spec) if spec.config is not None else provider_key(spec.model or spec.name)
+    if kind in ("anthropic", "claude"):
+        return "anthropic"
+    if kind in ("gemini", "google", "vertex"):
+        return "gemini"
+    return "openai"
 
 
 def _provider_kind(spec: TargetSpec) -> str | None:

@@ -26,7 +26,9 @@ def unscorable(a: Assertion, *, judge: bool) -> str | None:
         return (f"custom assertion type '{a.type}': evalspec does not run .agentv/assertions scripts")
     if not ASSERTION_TYPES[a.type].runnable:
         return f"evalspec does not score '{a.type}' assertions yet"
-    if (a.type in JUDGED or (a.type == "composite" and _judged_aggregator(a))) and not judge:
+    delegated = a.type == "agent-judge" and bool(a.config.get("target"))  # its own target judges
+    if (a.type in JUDGED or (a.type == "agent-judge" and not delegated)
+            or (a.type == "composite" and _judged_aggregator(a))) and not judge:
         return NO_JUDGE
     if a.type == "llm-judge" and a.config.get("prompt") is not None and not isinstance(a.config.get("prompt"), str):
         return "an llm-judge prompt given as a command is not run by evalspec"
