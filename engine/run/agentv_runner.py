@@ -404,7 +404,7 @@ class AgentvRun:
             return await self._judged(task, index, a, answer)
         if a.type == "agent-judge":
             return await self._agent_judged(task, index, a, answer, measured)
-        if a.type in EXECUTED:
+        if a.type in EXECUTED or a.custom:
             return await self._executed(task, a, measured)
         if a.type == "composite":
             return await self._composite(task, index, a, answer, metrics, measured)
@@ -632,7 +632,8 @@ class AgentvRun:
             return None
 
     async def _executed(self, task: AgentvTask, a: Assertion, measured: Measured) -> dict[str, Any]:
-        """A `code-judge`: the script run on the answer (code_judge.py), only inside this explicit run."""
+        """A `code-judge` or a custom assertion's script, run on the answer (code_judge.py), only inside
+        this explicit run."""
         if self._judge_limit is None:
             self._judge_limit = asyncio.Semaphore(CODE_JUDGE_CONCURRENCY)
         outcome = await judge_answer(a, task.test, measured, base=self.plan.path.parent, env=self.options.env,

@@ -23,7 +23,10 @@ __all__ = ["JUDGED", "NOT_SCORED", "NO_JUDGE", "dry_run_report", "unscorable"]
 def unscorable(a: Assertion, *, judge: bool) -> str | None:
     """Why `a` cannot be scored in this run (None: it can). `judge`: the test's target has a judge."""
     if a.custom or a.type not in ASSERTION_TYPES:
-        return (f"custom assertion type '{a.type}': evalspec does not run .agentv/assertions scripts")
+        # A custom type's .agentv/assertions script runs as a code judge; without one nothing can score it.
+        from .code_judge import custom_assertion_missing
+
+        return custom_assertion_missing(a)
     if not ASSERTION_TYPES[a.type].runnable:
         return f"evalspec does not score '{a.type}' assertions yet"
     delegated = a.type == "agent-judge" and bool(a.config.get("target"))  # its own target judges

@@ -142,12 +142,14 @@ def parse_answer(stdout: bytes, stderr_tail: str = "", elapsed: float = 0.0) -> 
                   else f"the code judge's output is not a JSON object: {shown!r}")
         return _failed(reason, stderr_tail, elapsed)
     raw = value.get("score")
+    if raw is None and isinstance(value.get("pass"), bool):
+        raw = 1.0 if value["pass"] else 0.0  # a custom assertion's `{pass, reasoning}`
     if isinstance(raw, bool) or not isinstance(raw, int | float) or not math.isfinite(raw):
         return _failed(f"the code judge's answer has no numeric 'score' (got {raw!r})", stderr_tail, elapsed)
     score = min(1.0, max(0.0, float(raw)))
     details = value.get("details")
     reasoning = value.get("reasoning")
-    extra = {k: v for k, v in value.items() if k not in ("score", "hits", "misses", "reasoning", "details")}
+    extra = {k: v for k, v in value.items() if k not in ("score", "pass", "hits", "misses", "reasoning", "details")}
     return CodeJudgeOutcome(score, _strings(value.get("hits")), _strings(value.get("misses")),
                             reasoning if isinstance(reasoning, str) else None,
                             details if isinstance(details, dict) else None, None, stderr_tail, ms, extra)
@@ -198,6 +200,13 @@ async def judge_answer(assertion: Any, test: Any, measured: Any, *, base: Path, 
     from .judge_payload import code_judge_payload
 
     config = assertion.config
+    if assertion.custom:
+        folder = assertion.source_path.parent if assertion.source_path is not None else base
+        argv = custom_assertion_argv(assertion.type, folder)
+        if argv is None:
+            return CodeJudgeOutcome(None, error=f"not scored: {custom_assertion_missing(assertion)}")
+        payload = code_judge_payload(test, measured.answer, config=config, **measured.payload_fields())
+        return await run_code_judge(argv, payload, cwd=folder, timeout=timeout_of(config), env=env, limit=limit)
     passed = config.get("config") if isinstance(config.get("config"), Mapping) else {}
     if config.get("cwd"):
         cwd = Path(config["cwd"])
@@ -206,3 +215,24 @@ async def judge_answer(assertion: Any, test: Any, measured: Any, *, base: Path, 
     payload = code_judge_payload(test, measured.answer, config=passed, **measured.payload_fields())
     timeout = timeout_of(passed, timeout_of(config))
     return await run_code_judge(judge_command(config), payload, cwd=cwd, timeout=timeout, env=env, limit=limit)
+
+
+def custom_assertion_argv(type_name: str, folder: Path) -> list[str] | None:
+    """A custom assertion (`.agentv/assertions/<type>.ts|.js|.mts|.mjs`, found from the eval file's
+    folder up to the repository root) as the command AgentV runs it with: bun for TypeScript, node
+    for JavaScript. None when there is no such file."""
+    from ..agentv.files import FileSystem
+
+    found = FileSystem().find_custom_assertion(type_name, folder)
+    if found is None:
+        return None
+    return ["bun", "run", str(found)] if found.suffix in (".ts", ".mts") else ["node", str(found)]
+
+
+def custom_assertion_missing(assertion: Any) -> str | None:
+    """Why a custom assertion cannot run (no script for its type), or None when its script exists."""
+    folder = assertion.source_path.parent if assertion.source_path is not None else Path.cwd()
+    if custom_assertion_argv(assertion.type, folder) is not None:
+        return None
+    return (f"custom assertion type '{assertion.type}': no .agentv/assertions/{assertion.type}.ts or .js script "
+            "was found next to the eval file or in a parent folder")

@@ -255,3 +255,38 @@ tests:
     notices = [e.message for e in events if e.type == "notice"]
     assert any("code-judge piped" in m and "/bin/sh -c" in m for m in notices)
     assert _rows(tmp_path / "out")["t"]["score"] == 0.9
+
+
+def test_a_custom_assertion_script_runs_as_a_code_judge(tmp_path: Path, smart: SmartFake) -> None:
+    import shutil
+
+    node = shutil.which("node")
+    assert node is not None, "node is needed (the CI installs it for yaml-language-server)"
+    write(tmp_path / ".agentv" / "targets.yaml", AGENTV_TARGETS)
+    write(tmp_path / ".agentv" / "assertions" / "word-count.js", """
+let data = "";
+process.stdin.on("data", (c) => (data += c));
+process.stdin.on("end", () => {
+  const p = JSON.parse(data);
+  const words = p.answer.trim().split(/\\s+/).length;
+  const min = (p.config && p.config.min) || 3;
+  console.log(JSON.stringify({ pass: words >= min, reasoning: `${words} words (min ${min})` }));
+});
+""")
+    bp = write(tmp_path / "evals" / "c.eval.yaml", """name: custom
+description: d
+execution:
+  target: default
+tests:
+  - {id: long, input: "one two three four", criteria: c, assert: [{type: word-count, min: 4}]}
+  - {id: short, input: "one", criteria: c, assert: [{type: word-count, min: 4}]}
+  - {id: unknown, input: "one", criteria: c, assert: [{type: no-such-check}]}
+""")
+    import os as _os
+
+    run_events(bp, options(tmp_path, env_for(smart, PATH=_os.path.dirname(node) + ":/usr/bin:/bin")))
+    rows = _rows(tmp_path / "out")
+    assert rows["long"]["score"] == 1.0 and rows["long"]["scores"][0]["reasoning"] == "5 words (min 4)"  # ECHO: …
+    assert rows["short"]["score"] == 0.0 and rows["short"]["scores"][0]["reasoning"] == "2 words (min 4)"
+    unknown = rows["unknown"]["scores"][0]
+    assert unknown["score"] is None and "no .agentv/assertions/no-such-check.ts or .js" in unknown["reasoning"]
