@@ -518,7 +518,7 @@ class AgentvRun:
                 criteria = [_criterion(c, i) for i, c in enumerate(criteria)]
                 system, user = rubric_prompt(criteria, task.test, answer)
             else:
-                template = self._template(a)
+                template = await self._template(a, task, answer)
                 system, user = freeform_prompt(template, task.test, answer)
             if reply is None:
                 provider, model_name = self._provider(judge)
@@ -575,7 +575,7 @@ class AgentvRun:
                                "`workspace.template`, or the target's `workspace_template`)")
         criteria = [_criterion(c, i) for i, c in enumerate(a.config.get("rubrics") or [])]
         try:
-            template = self._template(a)
+            template = await self._template(a, task, answer, measured)
         except _TemplateError as err:
             return _skipped(a, f"not scored: {err}")
         prompt = render(template, variables(task.test, answer)) if template else None
@@ -657,13 +657,26 @@ class AgentvRun:
         self.journal.write({"t": "judge", "c": cell_ref(cell), "p": index, "j": judge.name, "text": None,
                             "e": message})
 
-    def _template(self, a: Assertion) -> str | None:
-        """The llm-judge prompt: inline text, or a template file (relative to the eval file)."""
+    async def _template(self, a: Assertion, task: AgentvTask, answer: str, measured: Measured | None = None
+                        ) -> str | None:
+        """The llm-judge prompt: inline text, a template file (relative to the eval file), or what a
+        prompt script (`prompt: {command}`) prints (code_judge.prompt_from_script)."""
         prompt = a.config.get("prompt")
         if prompt is None:
             return None
+        if isinstance(prompt, dict):
+            from .code_judge import PromptScriptError, prompt_from_script
+
+            if self._judge_limit is None:
+                self._judge_limit = asyncio.Semaphore(CODE_JUDGE_CONCURRENCY)
+            try:
+                return await prompt_from_script(prompt, a, task.test, measured or Measured(answer=answer),
+                                                base=self.plan.path.parent, env=self.options.env,
+                                                limit=self._judge_limit)
+            except PromptScriptError as err:
+                raise _TemplateError(str(err)) from None
         if not isinstance(prompt, str):
-            raise _TemplateError("not supported yet: llm-judge prompt given as a command")
+            raise _TemplateError("the judge prompt is neither text, a file nor {command: [...]}")
         from ..agentv.files import FileSystem, looks_like_prompt_file, read_text
 
         if looks_like_prompt_file(prompt):

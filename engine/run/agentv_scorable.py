@@ -33,8 +33,6 @@ def unscorable(a: Assertion, *, judge: bool) -> str | None:
     if (a.type in JUDGED or (a.type == "agent-judge" and not delegated)
             or (a.type == "composite" and _judged_aggregator(a))) and not judge:
         return NO_JUDGE
-    if a.type == "llm-judge" and a.config.get("prompt") is not None and not isinstance(a.config.get("prompt"), str):
-        return "an llm-judge prompt given as a command is not run by evalspec"
     if a.type == "composite":
         for child in a.children:
             why = unscorable(child, judge=judge)

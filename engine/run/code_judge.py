@@ -236,3 +236,35 @@ def custom_assertion_missing(assertion: Any) -> str | None:
         return None
     return (f"custom assertion type '{assertion.type}': no .agentv/assertions/{assertion.type}.ts or .js script "
             "was found next to the eval file or in a parent folder")
+
+
+class PromptScriptError(Exception):
+    """A judge prompt script that could not produce a prompt (the message says why)."""
+
+
+async def prompt_from_script(prompt: Mapping[str, Any], assertion: Any, test: Any, measured: Any, *, base: Path,
+                             env: Mapping[str, str] | None, limit: asyncio.Semaphore | None) -> str:
+    """An llm-judge `prompt: {command: argv, config}`: the script gets the code-judge payload on stdin
+    and prints the judge's prompt (AgentV's prompt templates). Raises PromptScriptError."""
+    from .judge_payload import code_judge_payload
+    from .scripts import run_script
+
+    argv = judge_command(prompt)
+    folder = assertion.source_path.parent if assertion.source_path is not None else base
+    if not argv:
+        raise PromptScriptError("the judge prompt script has an empty command")
+    why = missing_program(argv, folder, dict(os.environ if env is None else env))
+    if why is not None:
+        raise PromptScriptError(f"the judge prompt script cannot run: {why}")
+    config = prompt.get("config") if isinstance(prompt.get("config"), Mapping) else {}
+    payload = dumps_bytes(code_judge_payload(test, measured.answer, config=config, **measured.payload_fields()))
+    timeout = timeout_of(config, timeout_of(prompt))
+    async with limit if limit is not None else contextlib.nullcontext():
+        done = await run_script(argv, payload, cwd=folder, timeout=timeout, env=env, stdout_limit=STDOUT_LIMIT)
+    failure = done.failure("the judge prompt script", timeout)
+    if failure is not None:
+        raise PromptScriptError(failure)
+    text = done.stdout.decode("utf-8", errors="replace").strip()
+    if not text:
+        raise PromptScriptError("the judge prompt script printed no prompt")
+    return text

@@ -36,7 +36,7 @@ ROOT_TARGETS = """targets:
 # Target names the example suites use without a targets.yaml of their own (coding agents among them,
 # stood in for by the fake model).
 STAND_INS = ("copilot", "claude", "gemini_base", "azure-base", "mock_agent", "mock_latency_agent", "batch_cli")
-UNSUPPORTED = re.compile(r"not supported|does not score|does not run", re.I)
+UNSUPPORTED = re.compile(r"not supported|does not score|does not run|is not run", re.I)
 _ID = re.compile(r"^- id: (\S+)", re.M)
 
 

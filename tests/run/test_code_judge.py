@@ -290,3 +290,40 @@ tests:
     assert rows["short"]["score"] == 0.0 and rows["short"]["scores"][0]["reasoning"] == "2 words (min 4)"
     unknown = rows["unknown"]["scores"][0]
     assert unknown["score"] is None and "no .agentv/assertions/no-such-check.ts or .js" in unknown["reasoning"]
+
+
+def test_an_llm_judge_prompt_script_writes_the_judges_prompt(tmp_path: Path, smart: SmartFake) -> None:
+    write(tmp_path / "evals" / "prompt.py", """import json, sys
+p = json.load(sys.stdin)
+print(f"PROMPT-SCRIPT style={p['config']['style']} answer={p['answer']} criteria={p['criteria']}")
+""")
+    write(tmp_path / "evals" / "broken.py", "import sys\nprint('no template', file=sys.stderr)\nsys.exit(1)\n")
+    bp = _suite(tmp_path, f"""name: prompts
+description: d
+execution:
+  target: default
+tests:
+  - id: scripted
+    input: hi
+    criteria: greets
+    assert:
+      - type: llm-judge
+        prompt: {{command: [{PY}, prompt.py], config: {{style: terse}}}}
+  - id: broken
+    input: hi
+    criteria: greets
+    assert:
+      - type: llm-judge
+        prompt: {{command: [{PY}, broken.py]}}
+""")
+    smart.decide = lambda req: (json.dumps({"score": 0.7, "reasoning": "ok"})
+                                if req.get("model") == "grader-model" else None)
+    run_events(bp, options(tmp_path, env_for(smart)))
+    rows = _rows(tmp_path / "out")
+    assert rows["scripted"]["score"] == 0.7
+    judged = [r for r in smart.chat_requests() if r["model"] == "grader-model"]
+    assert len(judged) == 1
+    assert "PROMPT-SCRIPT style=terse answer=ECHO: hi criteria=greets" in judged[0]["messages"][-1]["content"]
+    entry = rows["broken"]["scores"][0]
+    assert entry["score"] is None and "prompt script exited with code 1" in entry["reasoning"]
+    assert "no template" in entry["reasoning"]
