@@ -29,8 +29,8 @@ class Measured:
     output_messages: list[dict[str, Any]] | None = None
     llm_calls: int = 1  # a chat target answers with one call
     workspace: str | None = None  # the test's workspace folder, when it has one
-    started: str | None = None
-    ended: str | None = None
+    started: Any = None  # datetimes (made text only for a code judge's payload)
+    ended: Any = None
 
     def token_usage(self) -> dict[str, int] | None:
         if self.usage is None:
@@ -38,7 +38,8 @@ class Measured:
         return {"input": self.usage[0], "output": self.usage[1], "total": self.usage[0] + self.usage[1]}
 
     def metrics(self) -> RunMetrics:
-        names = [str(e.get("tool") or e.get("name")) for e in self.trace if e.get("tool") or e.get("name")]
+        names = [str(e.get("tool") or e.get("name")) for e in self.trace if e.get("tool") or e.get("name")
+                 ] if self.trace else []
         usage = TokenUsage(self.usage[0], self.usage[1]) if self.usage is not None else None
         return RunMetrics(duration_ms=self.duration_ms, cost_usd=self.cost_usd, token_usage=usage,
                           tool_calls=len(names), llm_calls=self.llm_calls, tool_names=names, trace=self.calls)
@@ -47,7 +48,13 @@ class Measured:
         """The measured part of a code judge's stdin payload (judge_payload.code_judge_payload)."""
         return {"output_messages": self.output_messages, "trace": self.trace, "token_usage": self.token_usage(),
                 "cost_usd": self.cost_usd, "duration_ms": self.duration_ms, "llm_calls": self.llm_calls,
-                "workspace_path": self.workspace, "start_time": self.started, "end_time": self.ended}
+                "workspace_path": self.workspace, "start_time": _iso(self.started), "end_time": _iso(self.ended)}
+
+
+def _iso(value: Any) -> str | None:
+    from .files import iso_timestamp
+
+    return iso_timestamp(value) if value is not None and not isinstance(value, str) else value
 
 
 def unmeasured(a: Assertion, metrics: RunMetrics, model: str | None = None) -> str | None:

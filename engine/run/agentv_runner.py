@@ -29,6 +29,7 @@ from typing import Any
 from ..agentv.model import Assertion, Message
 from ..appendlog import AppendLog
 from ..jsonio import dumps_bytes
+from ..pricing import call_cost
 from ..providers.base import ChatMessage, ChatRequest, ProviderError, ToolCall
 from ..providers.tool_calls import calls_from_json, output_messages
 from ..scoring.agentv_aggregate import (
@@ -88,6 +89,7 @@ from .workspace_setup import WorkspaceError, Workspaces, WorkspaceSpec, parse_wo
 
 EXECUTED = frozenset({"code-judge"})  # a user's script, run as a subprocess (code_judge.py)
 JUDGED = frozenset({"rubrics", "llm-judge"})
+_UNSET = object()
 DEFAULT_AGENT_STEPS = 10
 # Targets that are coding agents (agent-judge `target`): evalspec does not drive them.
 CODING_AGENTS = frozenset({"codex", "codex-cli", "claude-code", "claude", "claude-cli", "claude-sdk", "copilot",
@@ -127,6 +129,10 @@ class AgentvRun:
         self.spent = 0.0
         self._unpriced_budget_noted = False
         self._halt: str | None = None  # why the cells not started yet will not run
+        self._prices: dict[tuple[str | None, str], Any] = {}
+        execution_ws = plan.suite.workspace is not None or any(t.workspace is not None for t in plan.tests) or any(
+            t.config is not None and t.config.get("workspace_template") for t in plan.targets)
+        self._any_workspace = bool(execution_ws)
 
     async def events(self) -> AsyncIterator[Event]:
         # Rows are appended to the results file as tests finish (a reader or a killed run sees every
@@ -257,7 +263,7 @@ class AgentvRun:
                                 trace=[c.to_json() for c in calls], calls=calls,
                                 output_messages=output_messages(answer, calls),
                                 workspace=str(folder) if folder is not None else None,
-                                started=iso_timestamp(began), ended=iso_timestamp(now_utc()))
+                                started=began, ended=now_utc())
             metrics = measured.metrics()
             items = await self._assertions(task, answer, metrics, measured, attempt=k)
             row = self._row(task, began, answer, usage, latency, items, cost_usd=cost)
@@ -318,7 +324,12 @@ class AgentvRun:
         prices = self.plan.prices
         if prices is None:
             return None
-        return prices.cost_of((model, _configured_model(task.target), task.target.model), usage[0], usage[1])
+        key = (model, task.target.name)
+        price = self._prices.get(key, _UNSET)
+        if price is _UNSET:  # looked up once per (model, target): a 2,000-test run asks 2,000 times
+            names = (model, _configured_model(task.target), task.target.model)
+            price = self._prices[key] = next((p for p in map(prices.price, names) if p is not None), None)
+        return call_cost(price, usage[0], usage[1]) if price is not None else None
 
     def _replayed(self, cell: Cell) -> tuple[str, tuple[int, int], float, bool, tuple[ToolCall, ...]]:
         """The recorded answer of a cell, with the usage, duration and tool calls the original call
@@ -349,6 +360,8 @@ class AgentvRun:
     def _workspace_spec(self, task: AgentvTask) -> WorkspaceSpec | None:
         """The test's workspace (its own, else the suite's, else its cli target's workspace_template).
         Raises WorkspaceError for one that cannot be used."""
+        if not self._any_workspace:
+            return None
         test = task.test
         raw: Any = test.workspace if test.workspace is not None else self.plan.suite.workspace
         key: Any = ("test", test.id) if test.workspace is not None else "suite"
