@@ -7,7 +7,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .conftest import AGENTV_TARGETS, SmartFake, env_for, options, run_events, write
+import pytest
+
+from .conftest import AGENTV_TARGETS, KEY, Reply, SmartFake, env_for, options, run_events, write
 
 
 def _rows(out: Path) -> dict[str, dict[str, Any]]:
@@ -121,3 +123,49 @@ def test_without_a_workspace_it_is_not_scored(tmp_path: Path, smart: SmartFake) 
     entry = _rows(tmp_path / "out")["t"]["scores"][0]
     assert entry["score"] is None and "has none" in entry["reasoning"]
     assert not _judge_requests(smart)
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_native_tool_calls(tmp_path: Path, smart: SmartFake, provider: str) -> None:
+    """The judge answers with real tool calls (OpenAI `tool_calls`, Anthropic `tool_use`)."""
+    def decide(req: dict[str, Any]) -> Any:
+        if req.get("model") != "judge-model":
+            return None
+        step = sum(1 for m in req["messages"] if m["role"] == "assistant")
+        if step == 0:
+            return Reply.ok("", tool_calls=[("list_files", {"path": "."}), ("read_file", {"path": "src/main.ts"})])
+        return Reply.ok(json.dumps({"score": 1, "hits": ["add is exported"], "misses": [], "reasoning": "seen"}))
+
+    smart.decide = decide
+    endpoint = smart.url("/v1") if provider == "openai" else smart.url("")
+    write(tmp_path / ".agentv" / "targets.yaml", AGENTV_TARGETS.replace("judge_target: grader", "judge_target: judge")
+          + f"""  - name: judge
+    provider: {provider}
+    model: judge-model
+    api_key: {KEY}
+    endpoint: {endpoint}
+""")
+    write(tmp_path / "evals" / "template" / "src" / "main.ts", "export const add = (a, b) => a + b;\n")
+    bp = write(tmp_path / "evals" / "a.eval.yaml", """name: native
+description: d
+execution:
+  target: default
+workspace: {template: ./template}
+tests:
+  - id: t
+    input: write add
+    criteria: exports add
+    assert:
+      - {type: agent-judge, max_steps: 3}
+""")
+    run_events(bp, options(tmp_path, env_for(smart, ANTHROPIC_API_KEY=KEY)))
+    entry = _rows(tmp_path / "out")["t"]["scores"][0]
+    assert entry["score"] == 1.0 and entry["hits"] == ["add is exported"]
+    assert [c["tool"] for c in entry["details"]["tool_calls"]] == ["list_files", "read_file"]
+    judge_reqs = [r.json for r in smart.requests if (r.json or {}).get("model") == "judge-model"]
+    assert len(judge_reqs) == 2
+    tools = judge_reqs[0]["tools"]
+    names = [t["function"]["name"] for t in tools] if provider == "openai" else [t["name"] for t in tools]
+    assert names == ["list_files", "read_file"]
+    followup = judge_reqs[1]["messages"][-1]["content"]
+    assert "[list_files" in followup and "src/" in followup and "export const add" in followup
