@@ -29,6 +29,7 @@ class Measured:
     output_messages: list[dict[str, Any]] | None = None
     llm_calls: int = 1  # a chat target answers with one call
     workspace: str | None = None  # the test's workspace folder, when it has one
+    file_changes: str | None = None  # the agent's changes to its workspace, as a diff (workspace_setup.py)
     started: Any = None  # datetimes (made text only for a code judge's payload)
     ended: Any = None
 
@@ -48,7 +49,7 @@ class Measured:
         """The measured part of a code judge's stdin payload (judge_payload.code_judge_payload)."""
         return {"output_messages": self.output_messages, "trace": self.trace, "token_usage": self.token_usage(),
                 "cost_usd": self.cost_usd, "duration_ms": self.duration_ms, "llm_calls": self.llm_calls,
-                "workspace_path": self.workspace, "start_time": _iso(self.started), "end_time": _iso(self.ended)}
+                "workspace_path": self.workspace, "file_changes": self.file_changes, "start_time": _iso(self.started), "end_time": _iso(self.ended)}
 
 
 def _iso(value: Any) -> str | None:

@@ -256,7 +256,8 @@ async def prompt_from_script(prompt: Mapping[str, Any], assertion: Any, test: An
     why = missing_program(argv, folder, dict(os.environ if env is None else env))
     if why is not None:
         raise PromptScriptError(f"the judge prompt script cannot run: {why}")
-    config = prompt.get("config") if isinstance(prompt.get("config"), Mapping) else {}
+    raw_config = prompt.get("config")
+    config: Mapping[str, Any] = raw_config if isinstance(raw_config, Mapping) else {}
     payload = dumps_bytes(code_judge_payload(test, measured.answer, config=config, **measured.payload_fields()))
     timeout = timeout_of(config, timeout_of(prompt))
     async with limit if limit is not None else contextlib.nullcontext():

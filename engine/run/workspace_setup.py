@@ -209,3 +209,69 @@ class Workspaces:
             shutil.rmtree(root, ignore_errors=True)
         with contextlib.suppress(ValueError):
             self._folders.remove(root)
+
+
+FILE_CHANGES_LIMIT = 256 * 1024  # characters of diff kept for the judges
+_FILE_LIMIT = 256 * 1024  # bytes: larger files are listed as changed, not diffed
+
+
+def file_changes(template: Path | None, folder: Path) -> str | None:
+    """What the agent changed in its workspace, as a unified diff against the template (AgentV's
+    `file_changes`): edited, created and deleted text files; binary or large files by name only.
+    None when there is no template to compare with."""
+    import difflib
+
+    if template is None or not template.is_dir() or not folder.is_dir():
+        return None
+    before = _files(template)
+    after = _files(folder)
+    out: list[str] = []
+    size = 0
+    for rel in sorted(set(before) | set(after)):
+        old, new = before.get(rel), after.get(rel)
+        if old is not None and new is not None and _same(old, new):
+            continue
+        a_text, b_text = _text(old), _text(new)
+        if (old is not None and a_text is None) or (new is not None and b_text is None):
+            chunk = f"Binary or large file {rel} {'created' if old is None else 'deleted' if new is None else 'changed'}\n"
+        else:
+            chunk = "".join(difflib.unified_diff(
+                (a_text or "").splitlines(keepends=True), (b_text or "").splitlines(keepends=True),
+                fromfile="/dev/null" if old is None else f"a/{rel}", tofile="/dev/null" if new is None else f"b/{rel}"))
+            if chunk and not chunk.endswith("\n"):
+                chunk += "\n"
+        if size + len(chunk) > FILE_CHANGES_LIMIT:
+            out.append(f"… (diff cut at {FILE_CHANGES_LIMIT} characters)\n")
+            break
+        out.append(chunk)
+        size += len(chunk)
+    return "".join(out)
+
+
+def _files(root: Path) -> dict[str, Path]:
+    found: dict[str, Path] = {}
+    for path in root.rglob("*"):
+        if path.is_file() and not path.is_symlink() and ".git" not in path.relative_to(root).parts:
+            found[path.relative_to(root).as_posix()] = path
+    return found
+
+
+def _same(a: Path, b: Path) -> bool:
+    try:
+        return a.stat().st_size == b.stat().st_size and a.read_bytes() == b.read_bytes()
+    except OSError:
+        return False
+
+
+def _text(path: Path | None) -> str | None:
+    if path is None:
+        return ""
+    try:
+        if path.stat().st_size > _FILE_LIMIT:
+            return None
+        data = path.read_bytes()
+    except OSError:
+        return None
+    if b"\x00" in data[:4096]:
+        return None
+    return data.decode("utf-8", errors="replace")

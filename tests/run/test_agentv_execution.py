@@ -273,3 +273,21 @@ tests:
     for t in "abcde"[len(ran):]:
         assert rows[t]["error"].startswith("not run: execution.total_budget_usd $0.01 was reached ($0.0")
     assert len(smart.chat_requests()) == len(ran)
+
+
+def test_code_judges_see_the_agents_file_changes(tmp_path: Path, smart: SmartFake) -> None:
+    write(tmp_path / "evals" / "changes.py", """import json, sys
+p = json.load(sys.stdin)
+print(json.dumps({"score": 1, "details": {"file_changes": p["file_changes"], "ws": p["workspace_path"]}}))
+""")
+    bp = _workspace_suite(tmp_path, "  template: ./template\n  isolation: per_test\n", tests=f"""  - id: one
+    input: a
+    criteria: c
+    assert:
+      - {{type: code-judge, command: [{PY}, changes.py]}}
+""")
+    run_events(bp, options(tmp_path, env_for(smart)))
+    details = _rows(tmp_path / "out")["one"]["scores"][0]["details"]
+    # The agent created made-by-one.txt (content "x", no newline) and left seed.txt alone.
+    assert details["file_changes"] == ("--- /dev/null\n+++ b/made-by-one.txt\n@@ -0,0 +1 @@\n+x\n")
+    assert details["ws"].endswith("/workspace")
