@@ -29,6 +29,12 @@ def unscorable(a: Assertion, *, judge: bool) -> str | None:
         return custom_assertion_missing(a)
     if not ASSERTION_TYPES[a.type].runnable:
         return f"evalspec does not score '{a.type}' assertions yet"
+    if a.type == "code-judge":
+        from .code_judge import code_judge_missing
+
+        why = code_judge_missing(a)
+        if why is not None:
+            return why
     delegated = a.type == "agent-judge" and bool(a.config.get("target"))  # its own target judges
     if (a.type in JUDGED or (a.type == "agent-judge" and not delegated)
             or (a.type == "composite" and _judged_aggregator(a))) and not judge:

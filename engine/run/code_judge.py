@@ -83,6 +83,8 @@ def missing_program(argv: Sequence[str], cwd: Path, env: Mapping[str, str]) -> s
     from ..agentv.files import looks_like_script
 
     for token in argv[1:]:
+        if any(c.isspace() for c in token):
+            continue  # a shell command line (`sh -c "…"`), not a path
         if looks_like_script(token) and not (cwd / token).exists():
             return f"the script {token} does not exist (relative to {cwd})"
     return None
@@ -269,3 +271,23 @@ async def prompt_from_script(prompt: Mapping[str, Any], assertion: Any, test: An
     if not text:
         raise PromptScriptError("the judge prompt script printed no prompt")
     return text
+
+
+def code_judge_missing(assertion: Any, base: Path | None = None) -> str | None:
+    """Why a code-judge assertion cannot start (its program or script is missing), or None; for
+    `--dry-run` and the run alike."""
+    config = assertion.config
+    argv = judge_command(config)
+    if not argv:
+        return "the code judge has an empty command"
+    if config.get("cwd"):
+        cwd = Path(config["cwd"])
+    elif assertion.source_path is not None:
+        cwd = assertion.source_path.parent
+    elif base is not None:
+        cwd = base
+    else:
+        return None
+    if not cwd.is_dir():
+        return f"the code judge's folder {cwd} does not exist"
+    return missing_program(argv, cwd, os.environ)

@@ -327,3 +327,29 @@ tests:
     entry = rows["broken"]["scores"][0]
     assert entry["score"] is None and "prompt script exited with code 1" in entry["reasoning"]
     assert "no template" in entry["reasoning"]
+
+
+def test_dry_run_names_a_code_judge_that_cannot_start(tmp_path: Path, smart: SmartFake,
+                                                     monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    from evalspec.cli import main
+
+    for k, v in env_for(smart).items():
+        monkeypatch.setenv(k, v)
+    bp = _suite(tmp_path, f"""name: dry
+description: d
+execution:
+  target: default
+tests:
+  - id: t
+    input: hi
+    criteria: c
+    assert:
+      - {{name: gone, type: code-judge, command: [{PY}, judges/gone.py], required: true}}
+      - {{name: here, type: code-judge, command: [{PY}, judges/fixed.py, "1"]}}
+""")
+    assert main(["run", str(bp), "--dry-run", "--json", "-o", str(tmp_path / "out")]) == 0
+    plan = json.loads(capsys.readouterr().out)["plan"]
+    [group] = plan["not_scored"]
+    assert group["name"] == "gone" and "judges/gone.py does not exist" in group["reason"] and group["required"]
+    assert smart.requests == []  # nothing was called, and no script ran
