@@ -656,8 +656,20 @@ class AgentvRun:
         this explicit run."""
         if self._judge_limit is None:
             self._judge_limit = asyncio.Semaphore(CODE_JUDGE_CONCURRENCY)
-        outcome = await judge_answer(a, task.test, measured, base=self.plan.path.parent, env=self.options.env,
-                                     limit=self._judge_limit)
+        env = self.options.env
+        proxy = None
+        wants_target = a.config.get("target") if a.type == "code-judge" else None
+        if wants_target:
+            if task.judge is None:
+                return _skipped(a, f"not scored: the code judge calls a target (`target`) and there is {NO_JUDGE}")
+            proxy = self._target_proxy(task, wants_target)
+            env = {**env, **await proxy.start()}
+        try:
+            outcome = await judge_answer(a, task.test, measured, base=self.plan.path.parent, env=env,
+                                         limit=self._judge_limit)
+        finally:
+            if proxy is not None:
+                await proxy.close()
         if outcome.score is None:
             return _skipped(a, outcome.error or "not scored")
         score, result_verdict = outcome.score, verdict(outcome.score)
@@ -670,7 +682,37 @@ class AgentvRun:
             entry["details"] = outcome.details
         if outcome.error is not None:
             entry["error"] = outcome.error
+        if proxy is not None:
+            entry["target_proxy"] = proxy.usage()
         return entry
+
+    def _target_proxy(self, task: AgentvTask, wants: Any) -> Any:
+        """The proxy a code judge with `target` calls LLMs through: the test's judge target (or another
+        target of targets.yaml, by name), under the run's limits (target_proxy.py)."""
+        from .agentv_plan import load_targets
+        from .target_proxy import TargetProxy, max_calls_of
+
+        judge = task.judge
+        assert judge is not None
+        try:
+            names = list(load_targets(self.plan.targets_file))
+        except Exception:  # PlanError: the file was readable when the run was planned
+            names = []
+        available = list(dict.fromkeys([judge.name, *names]))
+
+        async def invoke(question: str, system: str | None, name: str | None) -> tuple[str, int, int]:
+            spec = judge
+            if name is not None and name != judge.name:
+                entry = self._targets_entry(name)
+                spec = TargetSpec(name, config=entry) if entry is not None else judge
+            provider, model_name = self._provider(spec)
+            req = ChatRequest(model=model_name, messages=(ChatMessage("user", question),), system=system,
+                              max_tokens=JUDGE_MAX_TOKENS)
+            result = await self.calls.chat(provider, req, task.cell, limit_key=_limit_key(spec), purpose="judge",
+                                           model_label=spec.name)
+            return result.text, result.usage.input_tokens, result.usage.output_tokens
+
+        return TargetProxy(invoke, judge.name, available, max_calls_of(wants))
 
     def _judge_error(self, cell: Cell, index: int, judge: TargetSpec, message: str) -> None:
         assert self.journal is not None

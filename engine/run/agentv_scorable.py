@@ -29,6 +29,8 @@ def unscorable(a: Assertion, *, judge: bool) -> str | None:
         return custom_assertion_missing(a)
     if not ASSERTION_TYPES[a.type].runnable:
         return f"evalspec does not score '{a.type}' assertions yet"
+    if a.type == "code-judge" and a.config.get("target") and not judge:
+        return f"the code judge calls a target (`target`) and there is {NO_JUDGE}"
     if a.type == "code-judge":
         from .code_judge import code_judge_missing
 

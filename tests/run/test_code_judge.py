@@ -353,3 +353,56 @@ tests:
     [group] = plan["not_scored"]
     assert group["name"] == "gone" and "judges/gone.py does not exist" in group["reason"] and group["required"]
     assert smart.requests == []  # nothing was called, and no script ran
+
+
+PROXY_JUDGE = """import json, os, sys, urllib.request, urllib.error
+payload = json.load(sys.stdin)
+url, token = os.environ["AGENTV_TARGET_PROXY_URL"], os.environ["AGENTV_TARGET_PROXY_TOKEN"]
+
+def call(path, body=None, auth=True):
+    req = urllib.request.Request(url + path, data=None if body is None else json.dumps(body).encode(),
+                                 headers={"Content-Type": "application/json",
+                                          **({"Authorization": "Bearer " + token} if auth else {})})
+    try:
+        with urllib.request.urlopen(req, timeout=20) as r:
+            return r.status, json.load(r)
+    except urllib.error.HTTPError as e:
+        return e.code, json.load(e)
+
+info = call("/info")
+first = call("/invoke", {"question": "Is it good? " + payload["answer"], "systemPrompt": "Be brief."})
+second = call("/invoke", {"question": "Again?"})
+third = call("/invoke", {"question": "Once more?"})
+anonymous = call("/invoke", {"question": "x"}, auth=False)
+print(json.dumps({"score": 1 if first[1].get("rawText") == "PROXY-ANSWER" else 0,
+                  "details": {"info": info, "first": first, "third": third[0], "anonymous": anonymous[0]}}))
+"""
+
+
+def test_a_code_judge_calls_the_judge_target_through_the_proxy(tmp_path: Path, smart: SmartFake) -> None:
+    write(tmp_path / "evals" / "proxy_judge.py", PROXY_JUDGE)
+    bp = _suite(tmp_path, f"""name: proxied
+description: d
+execution:
+  target: default
+tests:
+  - id: t
+    input: hi
+    criteria: c
+    assert:
+      - {{type: code-judge, command: [{PY}, proxy_judge.py], target: {{max_calls: 2}}}}
+""")
+    smart.decide = lambda req: ("PROXY-ANSWER" if req.get("model") == "grader-model" else None)
+    run_events(bp, options(tmp_path, env_for(smart)))
+    entry = _rows(tmp_path / "out")["t"]["scores"][0]
+    assert entry["score"] == 1.0, entry
+    details = entry["details"]
+    assert details["info"] == [200, {"targetName": "grader", "maxCalls": 2, "callCount": 0,
+                                     "availableTargets": ["grader", "default"]}]
+    assert details["first"][1]["output"] == [{"role": "assistant", "content": "PROXY-ANSWER"}]
+    assert details["first"][1]["tokenUsage"] == {"input": 11, "output": 7}
+    assert details["third"] == 429 and details["anonymous"] == 401  # past max_calls; no token
+    assert entry["target_proxy"]["call_count"] == 2
+    judged = [r for r in smart.chat_requests() if r["model"] == "grader-model"]
+    assert judged[0]["messages"] == [{"role": "system", "content": "Be brief."},
+                                     {"role": "user", "content": "Is it good? ECHO: hi"}]
