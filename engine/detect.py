@@ -12,7 +12,7 @@ from enum import StrEnum
 from itertools import pairwise
 from pathlib import PurePath
 
-from .source import Mapping, ParsedFile, Scalar, Sequence, is_str
+from .source import Mapping, Node, ParsedFile, Scalar, Sequence, is_str
 
 
 class FileKind(StrEnum):
@@ -157,7 +157,7 @@ def _looks_like_header(node: Mapping) -> bool:
         for m in models.items)
 
 
-def _prompt_candidates(roots: list[object]) -> list[object]:
+def _prompt_candidates(roots: list[Node]) -> list[object]:
     out: list[object] = []
     for r in roots[:50]:
         if isinstance(r, Sequence):
