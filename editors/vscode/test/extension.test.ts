@@ -16,6 +16,8 @@ interface Recorded {
   item: { text: string; command?: unknown; visible: boolean };
   clients: FakeClient[];
   settings: Record<string, unknown>;
+  panels: Array<{ title: string; options: any; webview: { html: string; cspSource: string } }>;
+  opened: string[];
 }
 
 class FakeClient {
@@ -38,7 +40,7 @@ class FakeClient {
 
 function install(settings: Record<string, unknown>): Recorded {
   const recorded: Recorded = {
-    commands: new Map(), executed: [], errors: [], clients: [], settings,
+    commands: new Map(), executed: [], errors: [], clients: [], settings, panels: [], opened: [],
     item: { text: "", visible: false },
   };
   FakeClient.recorded = recorded;
@@ -59,10 +61,17 @@ function install(settings: Record<string, unknown>): Recorded {
       showErrorMessage: async (message: string) => { recorded.errors.push(message); return undefined; },
       showWarningMessage: async (message: string) => { recorded.errors.push(message); return undefined; },
       onDidChangeActiveTextEditor: () => ({ dispose() {} }),
+      createWebviewPanel: (_type: string, title: string, _column: unknown, options: unknown) => {
+        const panel = { title, options, webview: { html: "", cspSource: "vscode-webview:" } };
+        recorded.panels.push(panel);
+        return panel;
+      },
+      showTextDocument: async (doc: { path: string }) => { recorded.opened.push(doc.path); },
     },
     workspace: {
       getConfiguration: () => ({ get: (key: string) => recorded.settings[key] }),
       onDidChangeConfiguration: () => ({ dispose() {} }),
+      openTextDocument: async (uri: { fsPath: string }) => ({ path: uri.fsPath }),
     },
     commands: {
       registerCommand: (name: string, fn: (...args: unknown[]) => unknown) => {
@@ -157,4 +166,30 @@ test("no server anywhere: a clear message and no client", async () => {
   assert.equal(recorded.clients.length, 0);
   assert.equal(recorded.errors.length, 1);
   assert.match(recorded.errors[0], /evalspec-lsp language server was not found/);
+});
+
+test("show results opens the run's report in a panel, or the results file when there is no report", async () => {
+  const server = fakeServer();
+  const recorded = install({ serverPath: server, serverArgs: [] });
+  const extension = require("../src/extension");
+  await extension.activate({ subscriptions: [] });
+  const [client] = recorded.clients;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "evalspec-report-"));
+  const report = path.join(dir, "run_comparison.report.html");
+  const page = `<!doctype html><html><head><meta http-equiv="Content-Security-Policy" content="default-src 'none'; ` +
+    `script-src 'sha256-abc='; style-src 'unsafe-inline'"></head><body><div id="app"></div><script>1</script></body></html>`;
+  fs.writeFileSync(report, page);
+  const answer = { ok: true, file: path.join(dir, "run_comparison.json"), report };
+  await client.clientOptions.middleware.executeCommand("evalspec.showResults", [{ uri: "file:///w/a.weval.yml" }],
+    async () => answer);
+  const [panel] = recorded.panels;
+  assert.equal(panel.title, "evalspec: run_comparison.report.html");
+  assert.equal(panel.options.enableScripts, true);  // its own policy pins its one script
+  assert.equal(panel.webview.html, page);
+  // No report (the report could not be made): the results file opens in an editor instead.
+  await client.clientOptions.middleware.executeCommand("evalspec.showResults", [{ uri: "file:///w/a.weval.yml" }],
+    async () => ({ ok: true, file: answer.file, report: null }));
+  assert.deepEqual(recorded.opened, [answer.file]);
+  assert.equal(recorded.panels.length, 1);
+  await extension.deactivate();
 });
