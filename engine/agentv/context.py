@@ -15,6 +15,7 @@ from ..findings import replace as replace_fix
 from ..registry.agentv import REGISTRY
 from ..source import Node, Scalar
 from ..validation.objects import Entries, check_object
+from . import tests_glob
 from .files import FileSystem
 from .interpolate import Values
 
@@ -25,6 +26,7 @@ class Budget:
 
     files: int = 100
     bytes: int = 10 * 1024 * 1024
+    glob_entries: int = field(default_factory=lambda: tests_glob.MAX_ENTRIES)  # entries globs may list
     visited: set[Path] = field(default_factory=set)
 
     def take(self, size: int) -> bool:

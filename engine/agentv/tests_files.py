@@ -6,7 +6,9 @@ expected_output, …) and one test per row. Every test comes back as a located n
 its own file, so findings land on the right line of the right file (`Finding.path`).
 
 Bounded: at most `Budget.files` files and `Budget.bytes` bytes per suite, each file read once (a file
-that includes itself, directly or not, is reported, not followed).
+that includes itself, directly or not, is reported, not followed); globs list at most
+`Budget.glob_entries` directory entries, never follow a symlinked folder and stay in the project
+(`tests_glob.py`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from ..findings import Findings, Span
 from ..registry.agentv import REGISTRY, TESTS_FILE_EXTENSIONS
 from ..source import Mapping, Node, Scalar, Sequence, parse_yaml
 from ..validation.suggest import closest
+from . import tests_glob
 from .context import Context
 from .interpolate import Values
 
@@ -52,7 +55,23 @@ def load_reference(ctx: Context, node: Node, reference: str, loaded: Loaded, *, 
         return  # an unsaved buffer: nothing to resolve against
     shown = f"{FILE_URL}{reference}" if from_item else reference
     if from_item and _GLOB_CHARS & set(reference):
-        matches = [p for p in ctx.fs.source.glob(base, reference) if ctx.fs.is_file(base / p)]
+        root = _project_root(ctx, base)
+        walked = tests_glob.expand(reference, base, root, budget=ctx.budget.glob_entries)
+        ctx.budget.glob_entries = max(0, ctx.budget.glob_entries - walked.visited)
+        if walked.outside is not None:
+            ctx.out.error("tests-glob-outside", node.span,
+                          f"'{reference}' searches '{walked.outside}', outside the project ({root}); evalspec "
+                          "does not list folders outside it. Use a pattern inside the project.")
+            return
+        if walked.truncated:
+            ctx.out.error("tests-glob-too-broad", node.span,
+                          f"'{reference}' (relative to {_where(ctx, base)}) goes past the {tests_glob.MAX_ENTRIES:,} "
+                          "files and folders a suite's globs may look at; evalspec stops there and loads none "
+                          "of its tests. Narrow the pattern (e.g. 'cases/**/*.yaml').")
+            return
+        ctx.fs.is_dir(base)  # noted by a recording source: a new file in the folder changes the suite
+        # Walked on disk, bounded (tests_glob.py); the source still answers for each file found.
+        matches = [p for p in walked.matches if ctx.fs.is_file(base / p)]
         if not matches:
             ctx.out.warning("tests-glob-empty", node.span,
                             f"No files match '{reference}' (relative to {_where(ctx, base)}); no tests are loaded.")
@@ -78,6 +97,14 @@ def load_reference(ctx: Context, node: Node, reference: str, loaded: Loaded, *, 
                       f"Tests file '{reference}' not found (relative to {_where(ctx, base)}).")
         return
     _load_file(ctx, node, path, loaded)
+
+
+def _project_root(ctx: Context, base: Path) -> Path:
+    """Where a glob may look: the repository (the folder holding .git above the eval file), else the
+    eval file's folder."""
+    folder = ctx.folder or base
+    top = ctx.fs.search_roots(folder)[-1]
+    return top if ctx.fs.exists(top / ".git") else folder
 
 
 def _where(ctx: Context, base: Path) -> str:
