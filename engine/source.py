@@ -248,7 +248,20 @@ def parse_yaml(text: str, cache: ChunkCache | None = None) -> ParsedFile:
     item: one broken prompt does not hide the others, and with a `cache` (the editor's) an edit
     re-parses only the items whose text changed.
     """
+    surrogates = _SURROGATE.search(text) if not text.isascii() else None
+    if surrogates is not None:
+        # An editor can send lone UTF-16 surrogates ("\udca9" as a JSON escape); they are not Unicode and
+        # libyaml refuses the whole text. Each becomes U+FFFD, one code point for one (and as many UTF-8
+        # and UTF-16 units), so every position stays where it was.
+        text = _SURROGATE.sub("\ufffd", text)
     parsed = ParsedFile(text=text, lines=text.split("\n"))
+    if surrogates is not None:
+        line = text.count("\n", 0, surrogates.start())
+        col = surrogates.start() - (text.rfind("\n", 0, surrogates.start()) + 1)
+        parsed.findings.warning(
+            "invalid-character", Span(line, col, line, col + 1),
+            f"A lone surrogate (U+{ord(surrogates.group()):04X}) is not a character; it is read as U+FFFD. "
+            "Save the file as UTF-8.")
     size = utf8_size(text)
     if size > MAX_BYTES:
         mb = size / 1_048_576
@@ -260,6 +273,9 @@ def parse_yaml(text: str, cache: ChunkCache | None = None) -> ParsedFile:
     with gc_paused():
         _parse_all(parsed, text, cache)
     return parsed
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def utf8_size(text: str) -> int:

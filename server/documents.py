@@ -1,7 +1,9 @@
 """Open documents: their latest text and version, their analyzer, and the analysis of each version.
 
-Analysis is CPU-bound Python, so it runs on one worker thread, never on the event loop: requests
-(completion, hover…) keep flowing while a large file is checked. The rules:
+Analysis is CPU-bound Python, so it runs on worker threads, never on the event loop: requests
+(completion, hover…) keep flowing while a large file is checked, and a slow analysis of one document
+does not hold up another's (up to `MAX_PARALLEL` documents at once; the threads are daemons, so even
+an analysis that never ends cannot keep the server from exiting). The rules:
 
 - didOpen starts an analysis at once; didChange starts one after a quiet period (the debounce), so a
   burst of keystrokes costs one analysis, not one per key.
@@ -21,13 +23,15 @@ Analysis is CPU-bound Python, so it runs on one worker thread, never on the even
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import logging
 import os
+import threading
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, TypeVar
 
 from evalspec.analysis import Analysis
 from evalspec.detect import FileKind
@@ -38,8 +42,41 @@ from .convert import path_of
 from .open_files import OpenDocumentsSource
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 DEFAULT_DEBOUNCE_S = 0.075
+MAX_PARALLEL = 3  # documents analysed at the same time
+
+
+def in_thread(fn: Callable[..., T], *args: Any) -> asyncio.Future[T]:
+    """Run `fn(*args)` on a new daemon thread; its result or exception comes back on the event loop.
+
+    Not a ThreadPoolExecutor: its workers are joined at exit, so one analysis stuck on some pathological
+    text would keep the server process alive after `exit`.
+    """
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[T] = loop.create_future()
+
+    def settle(ok: bool, value: Any) -> None:
+        if future.done():
+            return
+        if ok:
+            future.set_result(value)
+        else:
+            future.set_exception(value)
+
+    def run() -> None:
+        try:
+            result = fn(*args)
+        except BaseException as exc:
+            outcome: tuple[bool, Any] = (False, exc)
+        else:
+            outcome = (True, result)
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody is waiting any more
+            loop.call_soon_threadsafe(settle, *outcome)
+
+    threading.Thread(target=run, name="evalspec-analysis", daemon=True).start()
+    return future
 
 
 @dataclass(eq=False)
@@ -87,8 +124,9 @@ class Documents:
         self.files = OpenDocumentsSource(self._open_text)
         self._new_analyzer = analyzer or (lambda path: DocumentAnalyzer(path, source=self.files))
         self._states: dict[str, DocumentState] = {}
-        # One thread: analyses would only contend for the GIL, and one at a time keeps memory flat.
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="evalspec-analysis")
+        # A few documents at once, not one: they contend for the GIL, but a small file is no longer
+        # queued behind a large one; a bound keeps memory flat.
+        self._slots = asyncio.Semaphore(MAX_PARALLEL)
         self._tasks: set[asyncio.Task[None]] = set()
 
     def get(self, uri: str) -> DocumentState | None:
@@ -150,7 +188,6 @@ class Documents:
     def shutdown(self) -> None:
         for state in self._states.values():
             self._drop_unstarted(state)
-        self._executor.shutdown(wait=False, cancel_futures=True)
 
     # --- awaiting analyses --------------------------------------------------------------------------
 
@@ -230,10 +267,9 @@ class Documents:
         task.add_done_callback(self._tasks.discard)
 
     async def _run(self, state: DocumentState, job: Job) -> None:
-        loop = asyncio.get_running_loop()
         try:
-            async with state.lock:
-                result = await loop.run_in_executor(self._executor, self._analyse, state, job)
+            async with state.lock, self._slots:
+                result = await in_thread(self._analyse, state, job)
         except BaseException as exc:
             if state.jobs.get(job.version) is job:
                 del state.jobs[job.version]

@@ -22,6 +22,7 @@ from evalspec.detect import FileKind
 from .capabilities import ClientSupport
 from .convert import LineIndex
 from .documents import DEFAULT_DEBOUNCE_S, Documents, DocumentState
+from .protocol import EvalspecProtocol
 from .run_state import DocumentRuns
 
 log = logging.getLogger(__name__)
@@ -78,12 +79,27 @@ class RunSettings:
         return out
 
 
+# Requests answer within this (a result, or an error while the analysis they need is still running).
+REQUEST_BUDGET_S = 0.8
+
+
+class StillAnalysing(JsonRpcException):
+    """LSP RequestFailed: the analysis a request needs has not finished within the request budget."""
+
+    CODE = -32803
+
+    def __init__(self, uri: str) -> None:
+        name = uri.rsplit("/", 1)[-1]
+        super().__init__(f"evalspec is still checking {name}; ask again in a moment")
+
+
 @dataclass
 class Settings:
     """`initializationOptions` or `workspace/didChangeConfiguration` settings, optionally under an
     `evalspec` key; unknown keys are ignored so editors can pass extra configuration."""
 
     debounce_s: float = DEFAULT_DEBOUNCE_S
+    request_budget_s: float = REQUEST_BUDGET_S
     run: RunSettings = field(default_factory=RunSettings)
 
     @classmethod
@@ -96,6 +112,9 @@ class Settings:
         debounce = options.get("debounceMs")
         if isinstance(debounce, (int, float)) and not isinstance(debounce, bool) and 0 <= debounce <= 5000:
             settings.debounce_s = debounce / 1000
+        budget = options.get("requestBudgetMs")  # for slow machines (CI); the default keeps the 1 s promise
+        if isinstance(budget, (int, float)) and not isinstance(budget, bool) and 50 <= budget <= 600_000:
+            settings.request_budget_s = budget / 1000
         settings.run = RunSettings.of(options.get("run"))
         return settings
 
@@ -112,7 +131,8 @@ class Snapshot:
 
 class EvalspecServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("evalspec-lsp", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental)
+        super().__init__("evalspec-lsp", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
+                         protocol_cls=EvalspecProtocol)
         self.client = ClientSupport()
         self.settings = Settings()
         self.documents = Documents(self._analysed, self._analysis_failed)
@@ -152,11 +172,20 @@ class EvalspecServer(LanguageServer):
     async def snapshot(self, uri: str) -> Snapshot | None:
         """The current analysis if the document is an eval file; None for anything else, so features
         stay silent on unrelated YAML and JSON."""
-        current = await self.documents.current(uri)
+        current = await self.within_budget(self.documents.current(uri), uri)
         if current is None or current[1].kind is FileKind.NONE:
             return None
         version, analysis = current
         return Snapshot(uri, version, analysis, self.index(analysis))
+
+    async def within_budget(self, waiting: Awaitable[R], uri: str) -> R:
+        """`waiting` (an analysis), or an error once the request budget is spent: every request is
+        answered within about a second, even while a large file is still being checked. The analysis
+        goes on; the next request finds it done."""
+        try:
+            return await asyncio.wait_for(waiting, self.settings.request_budget_s)
+        except TimeoutError:
+            raise StillAnalysing(uri) from None
 
     def _analysed(self, state: DocumentState) -> None:
         for listener in self.on_analysed:

@@ -391,6 +391,9 @@ def _scan_up(lines: list[str], line: int, t: int, kind: str, stop: int, floor: _
             continue
         # ind < t: the structures left of column t hold the thing at t.
         holders = [e for e in elems if e[0] < t]
+        if not holders:  # nothing on this line holds the column (no key, item or scalar): read on
+            i -= 1
+            continue
         at_t = next((e for e in elems if e[0] == t), None)
         if kind == "item" and at_t is not None and at_t[1] == "item":
             count += 1

@@ -72,7 +72,7 @@ def shape(line: str) -> LineShape:
     line = line.rstrip("\r")
     stripped = line.lstrip(" ")
     indent = len(line) - len(stripped)
-    if not stripped or stripped.startswith("#"):
+    if not stripped.strip() or stripped.startswith("#"):  # tabs and other blanks only: a blank line too
         return LineShape(indent, (), len(line), blank=True)
     if indent == 0 and _DOC_MARKER.match(line):
         return LineShape(0, (), len(line), doc_marker=True)

@@ -16,12 +16,14 @@ notes go with the next analysis (the item's text no longer matches its run).
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import os
 from collections import defaultdict
 from pathlib import Path
 
 from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcException
 
 from evalspec.detect import FileKind
 from evalspec.ide.run_notes import run_notes
@@ -174,7 +176,12 @@ def register(server: EvalspecServer) -> None:
 
     async def pull(server: EvalspecServer, params: lsp.DocumentDiagnosticParams) -> lsp.DocumentDiagnosticReport:
         uri = params.text_document.uri
-        await server.documents.settled(uri)
+        try:
+            await asyncio.wait_for(server.documents.settled(uri), server.settings.request_budget_s)
+        except TimeoutError:
+            # Pulled diagnostics may be cancelled by the server: the client asks again (retrigger).
+            raise JsonRpcException(f"evalspec is still checking {uri.rsplit('/', 1)[-1]}",
+                                   int(lsp.LSPErrorCodes.ServerCancelled), {"retriggerRequest": True}) from None
         state = server.documents.get(uri)
         if state is None or state.analysis is None:
             return lsp.RelatedFullDocumentDiagnosticReport(items=[])

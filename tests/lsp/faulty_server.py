@@ -2,7 +2,9 @@
 
 - hover raises on every request;
 - analysing a text that contains EXPLODE raises;
-- analysing a text that contains SLOW takes 1.5 s (to cancel a request that waits for it).
+- analysing a text that contains SLOW takes 1.5 s (to cancel a request that waits for it);
+- analysing a text that contains HANG takes 40 s (longer than any test waits: an analysis stuck on
+  pathological text).
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ class FaultyAnalyzer(documents.DocumentAnalyzer):
             raise RuntimeError("analysis is broken on purpose")
         if "SLOW" in text:
             time.sleep(1.5)
+        if "HANG" in text:
+            time.sleep(40)
         return super().analyze(text)
 
 

@@ -21,6 +21,9 @@ FAULTY_SERVER = [sys.executable, str(Path(__file__).with_name("faulty_server.py"
 # The two client profiles every end-to-end test runs with (pytest-lsp's captured capabilities).
 CLIENTS = ["neovim@v0.7.0", "visual-studio-code@v1.65.2"]
 HANG_GUARD_S = 20.0
+# The suite runs on shared, loaded machines: a request waits up to 10 s for its analysis here instead
+# of the default budget (0.8 s), which test_hostile_protocol.py tests on its own.
+DEFAULT_OPTIONS = {"debounceMs": 20, "requestBudgetMs": 10_000}
 
 
 class RecordingClient(LanguageClient):
@@ -76,7 +79,7 @@ async def start(client: RecordingClient, profile: str, root: Path, *, pull: bool
         capabilities=caps or capabilities(profile, pull=pull),
         root_uri=root.as_uri(),
         workspace_folders=[lsp.WorkspaceFolder(uri=root.as_uri(), name="ws")],
-        initialization_options=options if options is not None else {"debounceMs": 20},
+        initialization_options=options if options is not None else DEFAULT_OPTIONS,
     ))
     return client.init_result
 
