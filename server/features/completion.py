@@ -24,7 +24,9 @@ _KIND = {
     "file": lsp.CompletionItemKind.File,
     "snippet": lsp.CompletionItemKind.Snippet,
 }
-_PLACEHOLDER = re.compile(r"\$\{\d+:([^}]*)\}|\$\{\d+\}|\$\d+|\\([$}\\])")
+# A placeholder's text ends at its `}` and cannot hold an unescaped `$` (that would be a nested tab
+# stop): with `[^}]*` each of many unclosed `${1:` scanned to the end of the text (quadratic).
+_PLACEHOLDER = re.compile(r"\$\{\d+:((?:[^}$\\]|\\.)*+)\}|\$\{\d+\}|\$\d+|\\([$}\\])")
 
 
 def plain_text(snippet: str) -> str:

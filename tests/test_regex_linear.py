@@ -1,0 +1,177 @@
+"""No regex of the engine or the server is super-linear on any input (issue 15).
+
+Every compiled pattern of the modules that read eval files and editor text is listed here with the
+way the code uses it (`match`, `search`, `sub`, …); a new pattern fails the first test until it is
+added. Each is then run, that way, on adversarial strings of 100,000 characters (long runs of the
+characters regexes trip on: blanks, quotes, colons, `#`, `${1:`, CRLF comment lines…, each ended by a
+character that makes the match fail) and timed against a linear scan of the same string. The bound is
+a ratio, not a duration: a linear pattern costs a small multiple of the scan; a quadratic one on
+100,000 characters costs thousands of times more, an exponential one never ends.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import pkgutil
+import re
+import time
+from collections.abc import Callable
+
+import pytest
+
+import evalspec
+import evalspec_lsp
+
+N = 100_000
+RATIO_LIMIT = 100
+# The linear scan: one alternation per character, nothing to backtrack into.
+_SCAN = re.compile(r"(?:[^\n]|\n)*+")
+
+# Packages and modules that read file text or editor input (the runner, providers and scoring read
+# model answers and are covered by their own tests).
+SCOPE = ("evalspec.ide", "evalspec.weval", "evalspec.agentv", "evalspec.validation", "evalspec.source",
+         "evalspec.detect", "evalspec.analysis", "evalspec.incremental", "evalspec.findings", "evalspec_lsp")
+
+# module.NAME -> how the code uses it
+USES: dict[str, str] = {
+    "evalspec.agentv.assertions._PROMPT_VAR": "finditer",
+    "evalspec.agentv.edits._BLOCK_SAFE": "match",
+    "evalspec.agentv.edits._FLOW_SAFE": "match",
+    "evalspec.agentv.files._PROMPT_FILE": "match",
+    "evalspec.agentv.files._SCRIPT_FILE": "search",
+    "evalspec.agentv.interpolate.PATTERN": "sub",
+    "evalspec.agentv.suite.NAME_PATTERN": "match",
+    "evalspec.agentv.targets._KEY_LOOKING": "match",
+    "evalspec.agentv.targets._PLACEHOLDER": "finditer",
+    "evalspec.agentv.targets._SECRET_KEY": "search",
+    "evalspec.detect._MARKER": "search",
+    "evalspec.ide.context._PLAIN_END": "match",
+    "evalspec.ide.context._WORD_END": "match",
+    "evalspec.ide.layout._LINES_BEFORE_CONTENT": "match",
+    "evalspec.ide.layout._ROOT_KEY": "match",
+    "evalspec.ide.lines._BLOCK_SCALAR": "match",
+    "evalspec.ide.lines._DOC_MARKER": "match",
+    "evalspec.ide.lines._KEY": "match",
+    "evalspec.source._ANCHOR": "search",
+    "evalspec.source._DOC_MARKER": "match",
+    "evalspec.source._FLOAT": "match",
+    "evalspec.source._HEX": "match",
+    "evalspec.source._INF": "match",
+    "evalspec.source._INT": "match",
+    "evalspec.source._ITEM": "match",
+    "evalspec.source._NAN": "match",
+    "evalspec.source._OCT": "match",
+    "evalspec.source._SURROGATE": "sub",
+    "evalspec.validation.suggest._CAMEL": "sub",
+    "evalspec.validation.yaml_text._PLAIN_SAFE": "match",
+    "evalspec.weval.check._QUOTED_FN": "match",
+    "evalspec.weval.ids._SAFE_FILE": "sub",
+    "evalspec.weval.models.COLLECTION_NAME": "match",
+    "evalspec_lsp.features.completion._PLACEHOLDER": "sub",
+    "evalspec_lsp.text_documents._BREAK": "finditer",
+    "evalspec_lsp.text_documents._CONTENT": "match",
+}
+# Patterns compiled where they are used (re.sub / re.search with a literal), checked the same way.
+INLINE = {
+    "evalspec.agentv.edits (slug)": (r"[^a-z0-9]+", "sub"),
+    "evalspec.agentv.targets (env name)": (r"[^A-Z0-9]+", "sub"),
+    "evalspec.weval.models (blank)": (r"\s", "search"),
+}
+
+UNITS = (" ", "\t", "a", "A", "0", "#", ":", "-", "'", '"', "\\", "{", "[", "$", "&", ".", "\r", "\n", "|", "_",
+         "é", ": ", "a:", "a ", "# ", "- ", "${1:", "${{", "{{ a", "\r\n", "# c\r\n", "$a", '\\"', "''", "1.",
+         "-+", " #", "sk-", "_token", "{A", "@`")
+PREFIXES = ("", "a", "- ", '"', "|", "${{ a")
+
+
+@functools.cache
+def discovered() -> dict[str, re.Pattern[str]]:
+    found: dict[str, re.Pattern[str]] = {}
+    names: list[str] = []
+    for root in (evalspec, evalspec_lsp):
+        names.append(root.__name__)
+        names += [m.name for m in pkgutil.walk_packages(root.__path__, root.__name__ + ".")]
+    for name in names:
+        if not any(name == s or name.startswith(s + ".") for s in SCOPE) or name.endswith(".__main__"):
+            continue
+        module = importlib.import_module(name)
+        for attr, value in vars(module).items():
+            if isinstance(value, re.Pattern) and isinstance(value.pattern, str) and _defined_in(module, attr):
+                found[f"{name}.{attr}"] = value
+    return found
+
+
+def _defined_in(module: object, attr: str) -> bool:
+    """Is `attr` compiled in this module's source (not imported from another module)?"""
+    source = getattr(module, "__file__", "") or ""
+    try:
+        with open(source, encoding="utf-8") as f:
+            return re.search(rf"^{re.escape(attr)}\s*(?::[^=]*)?=", f.read(), re.M) is not None
+    except OSError:
+        return False
+
+
+def run(pattern: re.Pattern[str], use: str) -> Callable[[str], object]:
+    if use == "sub":
+        return lambda s: pattern.sub("", s)
+    if use == "finditer":
+        return lambda s: sum(1 for _ in pattern.finditer(s))
+    return getattr(pattern, use)  # type: ignore[no-any-return]
+
+
+def adversarial() -> list[str]:
+    out = []
+    for prefix in PREFIXES:
+        for unit in UNITS:
+            body = (unit * (N // len(unit) + 1))[: N - len(prefix) - 2]
+            out.append(prefix + body + "\x00!")  # a last character no pattern accepts
+    return out
+
+
+def seconds(fn: Callable[[str], object], s: str, repeat: int = 1) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn(s)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def test_every_pattern_in_scope_is_declared() -> None:
+    assert sorted(set(discovered()) - set(USES)) == []
+    assert sorted(set(USES) - set(discovered())) == []  # and none is stale
+
+
+@pytest.fixture(scope="module")
+def strings() -> list[tuple[str, float]]:
+    """The adversarial strings with the time of the linear scan of each (the best of 3)."""
+    return [(s, seconds(_SCAN.match, s, 3)) for s in adversarial()]
+
+
+CASES = [(name, None, use) for name, use in USES.items()] + [
+    (name, pattern, use) for name, (pattern, use) in INLINE.items()]
+
+
+@pytest.mark.parametrize(("name", "inline", "use"), CASES, ids=[c[0] for c in CASES])
+def test_pattern_is_linear(name: str, inline: str | None, use: str, strings: list[tuple[str, float]]) -> None:
+    pattern = re.compile(inline) if inline is not None else discovered()[name]
+    fn = run(pattern, use)
+    worst = (0.0, "")
+    for s, scan in strings:
+        ratio = seconds(fn, s) / scan
+        if ratio > RATIO_LIMIT:  # measure again before blaming the pattern for a busy machine
+            ratio = seconds(fn, s, 3) / seconds(_SCAN.match, s, 3)
+        worst = max(worst, (ratio, s[:12]))
+    assert worst[0] < RATIO_LIMIT, f"{name}.{use} costs {worst[0]:.0f}x a linear scan on {worst[1]!r}…"
+
+
+@pytest.mark.parametrize(("text", "name"), [
+    ("# c\r\n" * 26 + "title: x\r\n", "evalspec.ide.layout._LINES_BEFORE_CONTENT"),
+    ("a" + " " * 60_000, "evalspec.ide.lines._KEY"),
+    ("a" + " " * 60_000, "evalspec.ide.layout._ROOT_KEY"),
+    ("${1:" * 25_000, "evalspec_lsp.features.completion._PLACEHOLDER"),
+], ids=["crlf-comments", "key-trailing-spaces", "root-key-trailing-spaces", "unclosed-placeholders"])
+def test_the_attack_run_reproducers(text: str, name: str) -> None:
+    fn = run(discovered()[name], USES[name])
+    assert seconds(fn, text) / seconds(_SCAN.match, text, 3) < RATIO_LIMIT
