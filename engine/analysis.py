@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from .detect import FileKind, detect
 from .file_source import DiskSource, FileSource, RecordingSource
-from .findings import Finding, Severity, Span
+from .findings import Finding, Related, Severity, Span
 from .source import ChunkCache, ParsedFile, gc_paused, parse_yaml
 
 if TYPE_CHECKING:  # the checkers load with the first file of their format
@@ -117,7 +117,7 @@ def _analyze(text: str, p: Path | None, kind: FileKind | None, models_dir: Path 
 
         findings += check_agentv_targets(parsed, p)
     findings.sort(key=lambda f: (f.path or "", f.span.start_line, f.span.start_col, f.code))
-    result.findings = findings
+    result.findings = _inside_the_text(findings, parsed.lines)
     return result
 
 
@@ -132,3 +132,37 @@ def analyze_file(path: str | Path, **kw: Any) -> Analysis:
         return a
     text = raw.decode("utf-8", errors="replace")
     return analyze(text, p, **kw)
+
+
+def _inside_the_text(findings: list[Finding], lines: list[str]) -> list[Finding]:
+    """The last guard of a promise every check keeps on its own: a finding's range is well-formed (start
+    before end, inside the text). A range that is not (a bug) is pulled inside rather than sent to an
+    editor that would reject the whole report; a fix whose edit is not is dropped, never applied."""
+    for f in findings:
+        if f.path is not None:
+            continue  # about another file, in that file's lines
+        if not _fits(f.span, lines):
+            f.span = _pulled_in(f.span, lines)
+        if f.related and not all(_fits(r.span, lines) for r in f.related):
+            f.related = tuple(Related(_pulled_in(r.span, lines), r.message) for r in f.related)
+        if f.fixes and not all(_fits(e.span, lines) for x in f.fixes for e in x.edits):
+            f.fixes = tuple(x for x in f.fixes if all(_fits(e.span, lines) for e in x.edits))
+    return findings
+
+
+def _fits(span: Span, lines: list[str]) -> bool:
+    sl, sc, el, ec = span
+    return (0 <= sl <= el < len(lines) and 0 <= sc <= len(lines[sl]) and 0 <= ec <= len(lines[el])
+            and (sl < el or sc <= ec))
+
+
+def _pulled_in(span: Span, lines: list[str]) -> Span:
+    last = len(lines) - 1
+
+    def point(line: int, col: int) -> tuple[int, int]:
+        line = max(0, min(line, last))
+        return line, max(0, min(col, len(lines[line])))
+
+    start, end = point(span.start_line, span.start_col), point(span.end_line, span.end_col)
+    return Span(*start, *max(start, end))
+

@@ -238,6 +238,20 @@ def _span(sl: int, sc: int, el: int, ec: int, lines: list[str]) -> Span:
         while el > sl and not lines[el].strip():
             el -= 1
         ec = len(lines[el].rstrip("\r")) if el < len(lines) else 0
+    span = Span(sl, sc, el, ec)
+    return _clamped(span, lines) if el >= len(lines) else span
+
+
+def _clamped(span: Span, lines: list[str]) -> Span:
+    """`span` with both ends inside `lines` (libyaml puts what ends at the end of a text without a final
+    newline on the line after it)."""
+    last = len(lines) - 1
+
+    def point(line: int, col: int) -> tuple[int, int]:
+        return (line, col) if line <= last else (last, len(lines[last]))
+
+    sl, sc = point(span.start_line, span.start_col)
+    el, ec = point(span.end_line, span.end_col)
     return Span(sl, sc, el, ec)
 
 
@@ -625,6 +639,7 @@ def _parse_stream(text: str, off: int, parsed: ParsedFile) -> int | None:
     # libyaml also breaks lines at \x85, \u2028 and \u2029 (YAML 1.1); LSP and the engine do not. In the
     # rare text that holds one, positions are recomputed from the marks' code-point index.
     remark = _remarker(text) if _other_breaks(text) else None
+    n_lines = len(lines)
     try:
         while True:
             event = parser.get_event()
@@ -640,6 +655,8 @@ def _parse_stream(text: str, off: int, parsed: ParsedFile) -> int | None:
                     span = _span(start.line + off, start.column, end.line + off, end.column, lines)
                 else:
                     span = Span(start.line + off, start.column, end.line + off, end.column)
+                    if span.end_line >= n_lines:  # libyaml's implied final line break: stay on the last line
+                        span = _clamped(span, lines)
                 tag = event.tag
                 node = Scalar(span, _scalar_value(event) if tag or style is None else event.value,
                               event.value, style, tag if tag != "!" else None, event.anchor)
@@ -727,6 +744,8 @@ def _parse_stream(text: str, off: int, parsed: ParsedFile) -> int | None:
         if mark is not None and remark is not None:
             mark = remark(mark)
         line, col = (mark.line + off, mark.column) if mark is not None else (off, 0)
+        line = max(0, min(line, len(lines) - 1))
+        col = max(0, min(col, len(lines[line])))
         problem = getattr(exc, "problem", None) or str(exc)
         context = getattr(exc, "context", None)
         message = f"YAML syntax error: {problem}"
@@ -735,7 +754,7 @@ def _parse_stream(text: str, off: int, parsed: ParsedFile) -> int | None:
         hint = _syntax_hint(lines, line, problem)
         if hint:
             message += f". {hint}"
-        parsed.findings.error("yaml-syntax", Span(line, col, line, col + 1), message)
+        parsed.findings.error("yaml-syntax", Span(line, col, line, min(col + 1, len(lines[line]))), message)
         return line
     return None
 

@@ -42,16 +42,24 @@ def slug(name: str) -> str:
 
 def pair_span(key: Scalar, value: Node | None) -> Span:
     """From the key's start to the value's end (`script: bun run x.ts`)."""
-    end = value.span if value is not None else key.span
+    end = _value_end(key, value)
     return Span(key.span.start_line, key.span.start_col, end.end_line, end.end_col)
+
+
+def _value_end(key: Scalar, value: Node | None) -> Span:
+    """Where an entry's value ends; the key's end for an alias (its node sits at the anchor, before)."""
+    end = value.span if value is not None else key.span
+    return end if (end.end_line, end.end_col) >= (key.span.end_line, key.span.end_col) else key.span
 
 
 def entry_lines(key: Scalar, value: Node | None, lines: list[str]) -> Span | None:
     """The whole lines of a block-mapping entry (to delete it cleanly), or None when it shares a line."""
-    end = value.span if value is not None else key.span
+    end = _value_end(key, value)
     first = lines[key.span.start_line] if key.span.start_line < len(lines) else ""
     last = lines[end.end_line] if end.end_line < len(lines) else ""
     if first[: key.span.start_col].strip() or (last[end.end_col:].strip() and not last[end.end_col:].strip().startswith("#")):
+        return None
+    if end.end_line + 1 >= len(lines):  # the last line, with no newline after it
         return None
     return Span(key.span.start_line, 0, end.end_line + 1, 0)
 

@@ -38,9 +38,17 @@ def entry_span(key: Scalar, value: Node | None, lines: list[str]) -> Span:
     its line with others (flow style), it is just the entry's own text.
     """
     end = value.span if value is not None else key.span
+    if (end.end_line, end.end_col) < (key.span.end_line, key.span.end_col):
+        end = key.span  # an alias: its node (and span) is the anchor's, somewhere before the key
     line = lines[key.span.start_line] if key.span.start_line < len(lines) else ""
     if line[: key.span.start_col].strip() == "" and end.end_line < len(lines):
         rest = lines[end.end_line][end.end_col:] if end.end_line < len(lines) else ""
         if rest.strip() == "" or rest.strip().startswith("#"):
-            return Span(key.span.start_line, 0, end.end_line + 1, 0)
+            if end.end_line + 1 < len(lines):
+                return Span(key.span.start_line, 0, end.end_line + 1, 0)
+            # The last line (no newline after it): take the newline before it instead.
+            if key.span.start_line > 0:
+                before = key.span.start_line - 1
+                return Span(before, len(lines[before]), end.end_line, len(lines[end.end_line]))
+            return Span(key.span.start_line, 0, end.end_line, len(lines[end.end_line]))
     return Span(key.span.start_line, key.span.start_col, end.end_line, end.end_col)

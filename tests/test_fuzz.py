@@ -1,0 +1,65 @@
+"""The bounded fuzz run of the suite (issue 15): mutated corpus documents and random YAML-ish text
+through `analyze()` and every editor feature. No exception, every range well-formed, and no range the
+engine's last guard had to pull back inside the text (that would be a check computing a wrong one).
+
+Deterministic (derandomized, no example database) and bounded by example counts; the long run that
+measures documents/s and the slowest cases is bench/fuzz.py.
+"""
+
+from __future__ import annotations
+
+import random
+from unittest import mock
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import evalspec.analysis as analysis_module
+
+from . import fuzzing
+
+CORPUS = fuzzing.seeds()
+BOUNDED = settings(derandomize=True, database=None, deadline=None, print_blob=True,
+                   suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+def repaired(span, lines):  # type: ignore[no-untyped-def]
+    raise AssertionError(f"a finding's range {tuple(span)} had to be pulled inside the text")
+
+
+def check(path: str, text: str, rnd: random.Random, kind) -> None:  # type: ignore[no-untyped-def]
+    with mock.patch.object(analysis_module, "_pulled_in", repaired):
+        outcome = fuzzing.check(path, text, rnd, kind=kind, at=4)
+    assert outcome.problems == [], f"{path} ({kind}):\n{text[:2000]!r}"
+
+
+def test_the_corpus_and_the_reproducers_as_they_are() -> None:
+    rnd = random.Random(0)
+    for path, text in CORPUS:
+        check(path, text, rnd, None)
+
+
+@settings(BOUNDED, max_examples=150)
+@given(seed=st.integers(0, len(CORPUS) - 1), mutations=st.lists(st.sampled_from(fuzzing.MUTATIONS), min_size=1,
+                                                               max_size=3),
+       rnd=st.randoms(use_true_random=False), kind=st.sampled_from(fuzzing.KINDS))
+def test_mutated_corpus_documents(seed: int, mutations: list[fuzzing.Mutation], rnd: random.Random,
+                                  kind) -> None:  # type: ignore[no-untyped-def]
+    path, text = CORPUS[seed]
+    text = fuzzing.window(rnd, text)
+    for mutation in mutations:
+        text = mutation(rnd, text)
+    check(path, text, rnd, kind)
+
+
+PIECES = [*"ab:-#'\"[]{},&*!|>%@`? \t\n\r$\\.0", "\u2028", "\x85", "\ufeff", "\x00", "\ud800", "é", "😀", "title",
+          "prompt", "should", "tests", "models", "- id: ", "<<: ", "---\n", "  ", "input", "assert", "type: ",
+          "${{ X }}", "file://"]
+YAMLISH = st.lists(st.sampled_from(PIECES), max_size=60).map("".join)
+
+
+@settings(BOUNDED, max_examples=400)
+@given(text=YAMLISH, rnd=st.randoms(use_true_random=False), kind=st.sampled_from(fuzzing.KINDS),
+       name=st.sampled_from(("b.yml", "s.eval.yaml", ".agentv/targets.yaml")))
+def test_random_yamlish_text(text: str, rnd: random.Random, kind, name: str) -> None:  # type: ignore[no-untyped-def]
+    check(f"/nonexistent/{name}", text, rnd, kind)
