@@ -56,7 +56,7 @@ def _why(exc: JsonRpcException) -> str:
     """The validation errors behind `exc`, one line each (`invalid value ... @ $.params.position.line`)."""
     cause = exc.__cause__
     try:
-        lines = transform_error(cause) if cause is not None else []  # type: ignore[arg-type]
+        lines = transform_error(cause) if cause is not None else []
     except Exception:
         lines = []
     return "; ".join(lines[:5]) or str(cause or exc)
