@@ -16,6 +16,7 @@ from pytest_lsp import ClientServerConfig
 from ..fakeprovider import FakeProvider, Reply
 from .session import (
     CLIENTS,
+    DEFAULT_OPTIONS,
     HANG_GUARD_S,
     SERVER,
     RecordingClient,
@@ -105,7 +106,7 @@ def _plain(value: Any) -> Any:
                     params=CLIENTS, ids=["nvim-0.7", "vscode"])
 async def client(lsp_client: RunClient, request, tmp_path):
     await start(lsp_client, request.param, tmp_path, options={
-        "debounceMs": 20, "run": {"models": ["echo"], "output": "results", "cache": False}})
+        **DEFAULT_OPTIONS, "run": {"models": ["echo"], "output": "results", "cache": False}})
     yield
     await lsp_client.shutdown_session()
 
