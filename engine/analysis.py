@@ -74,23 +74,26 @@ class Caches:
 
 def analyze(text: str, path: str | Path | None = None, *, kind: FileKind | None = None,
             models_dir: Path | None = None, source: FileSource | None = None,
-            env: AbcMapping[str, str] | None = None, caches: Caches | None = None) -> Analysis:
+            env: AbcMapping[str, str] | None = None, caches: Caches | None = None,
+            allow_outside_files: bool = False) -> Analysis:
     """Check one file. `kind` forces the format (an editor remembers it while the file is broken).
 
     `source` is everything else the check may read: the files the text refers to (a suite's tests
     files, judge prompts, Weval model collections) and the environment (`${{ VAR }}`). The CLI passes
     the disk (`DiskSource`, also the default); the language server its open documents, then the disk.
     Nothing is read except through it; `Analysis.dependencies` lists what was asked for. `env` alone
-    means the disk with that environment."""
+    means the disk with that environment. `allow_outside_files`: read files the text refers to outside its
+    project (`run --allow-outside-files`); without it they are reported (file-outside-project), not read."""
     recording = RecordingSource(source if source is not None else DiskSource(env))
     with gc_paused():
-        result = _analyze(text, Path(path) if path is not None else None, kind, models_dir, recording, caches)
+        result = _analyze(text, Path(path) if path is not None else None, kind, models_dir, recording, caches,
+                          allow_outside_files)
     result.dependencies = frozenset(recording.paths)
     return result
 
 
 def _analyze(text: str, p: Path | None, kind: FileKind | None, models_dir: Path | None,
-             source: FileSource, caches: Caches | None) -> Analysis:
+             source: FileSource, caches: Caches | None, allow_outside_files: bool = False) -> Analysis:
     parsed = parse_yaml(text, caches.chunks if caches is not None else None)
     detected = kind if kind is not None else detect(text, p, parsed)
     result = Analysis(text, p, detected, parsed)
@@ -110,7 +113,7 @@ def _analyze(text: str, p: Path | None, kind: FileKind | None, models_dir: Path 
     elif detected is FileKind.AGENTV:
         from .agentv.check import check_agentv
 
-        result.agentv = check_agentv(parsed, p, source=source)
+        result.agentv = check_agentv(parsed, p, source=source, allow_outside=allow_outside_files)
         findings += result.agentv.findings
     elif detected is FileKind.AGENTV_TARGETS:
         from .agentv.check import check_agentv_targets

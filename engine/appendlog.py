@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .jsonio import loads
+from .providers.redact import redact_bytes
 
 
 def read_records(path: Path) -> Iterator[dict[str, Any]]:
@@ -68,7 +69,7 @@ class AppendLog:
     def write(self, data: bytes) -> None:
         self.open()
         if self._fd is not None:
-            os.write(self._fd, data)
+            os.write(self._fd, redact_bytes(data))
 
     def close(self) -> None:
         """Close the file; a later write opens it again (appending), so nothing is ever dropped."""

@@ -398,6 +398,8 @@ def _prompt(ctx: Context, node: Node) -> dict[str, Any]:
                             f"Prompt file '{text}' not found next to the eval file or in a parent folder; "
                             "AgentV would send this text itself as an inline prompt.")
             return {"prompt": text}
+        if ctx.outside_project(node, text, path):
+            return {"prompt": text}
         if path.suffix.lower() in (".md", ".markdown", ".txt", ".prompt"):
             content = ctx.fs.read_text(path)
             if content is not None and not any(m.group(1) in _PROMPT_NEEDS for m in _PROMPT_VAR.finditer(content)):

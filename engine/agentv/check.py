@@ -32,23 +32,26 @@ class AgentvResult:
 
 
 def check_agentv(parsed: ParsedFile, path: Path | None, *, source: FileSource | None = None,
-                 env: MappingABC[str, str] | None = None) -> AgentvResult:
+                 env: MappingABC[str, str] | None = None, allow_outside: bool = False,
+                 project: Path | None = None) -> AgentvResult:
     """Check one AgentV file. `path` locates relative references (None: an unsaved buffer, references
     are not resolved). `source` gives the files it refers to and the environment `${{ VAR }}` reads
     (None: the disk, with `env` or the process environment). A `.jsonl` or
     `.csv` path is read as a tests file from `parsed.text`; a YAML list is a tests file too; a
-    `targets.yaml` is checked as a targets file."""
-    result = _check(parsed, path, source if source is not None else DiskSource(env))
+    `targets.yaml` is checked as a targets file. `allow_outside` and `project`: see FileSystem (files
+    outside the project are reported and not read unless allowed)."""
+    source = source if source is not None else DiskSource(env)
+    result = _check(parsed, path, source, FileSystem(source, allow_outside=allow_outside, project=project))
     result.findings.sort(key=lambda f: (f.path or "", f.span.start_line, f.span.start_col, f.code))
     return result
 
 
-def _check(parsed: ParsedFile, path: Path | None, source: FileSource) -> AgentvResult:
+def _check(parsed: ParsedFile, path: Path | None, source: FileSource, fs: FileSystem) -> AgentvResult:
     out = Findings()
     path = Path(path) if path is not None else None
     folder = path.parent if path is not None else None
     ctx = Context(out=out, values=Values(source.env), lines=parsed.lines, path=path, folder=folder,
-                  fs=FileSystem(source), budget=Budget())
+                  fs=fs, budget=Budget())
     if path is not None:
         ctx.budget.visited.add(source.resolve(path))
         suffix = path.suffix.lower()

@@ -38,12 +38,21 @@ def looks_like_script(token: str) -> bool:
 
 class FileSystem:
     """Files as the checker sees them, through the analysis's `FileSource` (the disk unless given),
-    with cached existence checks, so a suite with many references to one file stats it once."""
+    with cached existence checks, so a suite with many references to one file stats it once.
 
-    def __init__(self, source: FileSource | None = None) -> None:
+    `allow_outside`: whether files outside the project may be read (`evalspec run --allow-outside-files`);
+    without it a reference that leaves the project is reported and its file never read. `project`: the
+    project's root when the caller knows it better than the .git search (a copy of a repository).
+    """
+
+    def __init__(self, source: FileSource | None = None, *, allow_outside: bool = False,
+                 project: Path | None = None) -> None:
         self.source: FileSource = source if source is not None else DiskSource()
+        self.allow_outside = allow_outside
+        self.project = project
         self._exists: dict[Path, bool] = {}
         self._roots: dict[Path, list[Path]] = {}
+        self._real_roots: dict[Path, Path] = {}
 
     def exists(self, path: Path) -> bool:
         hit = self._exists.get(path)
@@ -74,6 +83,22 @@ class FileSystem:
                 roots.append(current)
             self._roots[folder] = roots
         return roots
+
+    def project_root(self, folder: Path) -> Path:
+        """The project an eval file in `folder` belongs to: its repository (the nearest folder holding
+        .git), or the folder itself when it is in none."""
+        if self.project is not None:
+            return self.project
+        top = self.search_roots(folder)[-1]
+        return top if self.exists(top / ".git") else folder
+
+    def outside(self, path: Path, folder: Path) -> bool:
+        """Does `path`, with `..` and symlinks followed, lie outside the project of `folder`?"""
+        root = self._real_roots.get(folder)
+        if root is None:
+            root = self._real_roots[folder] = self.source.resolve(self.project_root(folder))
+        real = self.source.resolve(path)
+        return real != root and root not in real.parents
 
     def resolve(self, reference: str, roots: list[Path]) -> Path | None:
         """The first existing file for `reference` among `roots` (absolute references as they are)."""

@@ -16,6 +16,9 @@ from ..source import Mapping, Node, Scalar, Sequence, to_python
 
 PATTERN = re.compile(r"\$\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 MARKER = "${{"
+_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.I)
+# Fields where a secret is expected (a target's api_key, a header): no warning there.
+_CREDENTIAL_KEY = re.compile(r"key|token|secret|password|auth|header|credential", re.I)
 
 
 def interpolate(text: str, env: MappingABC[str, str]) -> str:
@@ -36,20 +39,41 @@ class Values:
         """Interpolate every string value under `root`; report unset variables on their `${{ }}`."""
         if root is None:
             return
-        stack: list[Node] = [root]
+        stack: list[tuple[Node, bool]] = [(root, False)]
         seen: set[int] = set()
         while stack:
-            node = stack.pop()
+            node, credential = stack.pop()
             if id(node) in seen:  # an alias shares its target node: report it once
                 continue
             seen.add(id(node))
             if isinstance(node, Mapping):
-                stack.extend(v for _, v in node.pairs if v is not None)
+                # Under a key or header field a secret is where it belongs: no warning below it.
+                stack.extend((v, credential or (isinstance(k, Scalar) and bool(_CREDENTIAL_KEY.search(str(k.value)))))
+                             for k, v in node.pairs if v is not None)
             elif isinstance(node, Sequence):
-                stack.extend(node.items)
+                stack.extend((item, credential) for item in node.items)
             elif isinstance(node, Scalar) and isinstance(node.value, str) and MARKER in node.value:
                 self._strings[id(node)] = interpolate(node.value, self.env)
                 self._report_unset(node, lines, out)
+                self._secrets(node, out, warn=not credential)
+
+    def _secrets(self, node: Scalar, out: Findings, *, warn: bool) -> None:
+        """A variable named like a secret (…_API_KEY, …TOKEN, …SECRET, …PASSWORD) put into a value: its
+        value is masked in everything a run writes or prints (providers/redact.py), and outside a key or
+        header field, where it goes to the model and into results, `check` warns."""
+        for name in dict.fromkeys(m.group(1) for m in PATTERN.finditer(str(node.value))):
+            if not _SECRET_NAME.search(name):
+                continue
+            value = self.env.get(name)
+            if value:
+                from ..providers.redact import register_secret
+
+                register_secret(value)
+            if warn:
+                out.warning("secret-in-input", node.span,
+                            f"'${{{{ {name} }}}}' puts a secret into text sent to the model; evalspec masks its value "
+                            "(***) in results, journals and output, but the model sees it. Pass secrets to "
+                            "targets (api_key, headers), not to inputs.")
 
     def _report_unset(self, node: Scalar, lines: list[str], out: Findings) -> None:
         s = node.span

@@ -174,6 +174,8 @@ def _check_block(ctx: Context, item: Mapping) -> ContentBlock | None:
             ctx.out.warning("missing-file", value_node.span,  # type: ignore[union-attr]
                             f"File '{value}' not found next to the eval file or in a parent folder; AgentV "
                             "skips this content block.")
+        elif resolved is not None and ctx.outside_project(value_node, value, resolved):  # type: ignore[arg-type]
+            resolved = None  # never read, never sent
     return ContentBlock.build(type=kind, value=value, span=item.span, resolved_path=resolved)
 
 

@@ -112,6 +112,8 @@ def _where(ctx: Context, base: Path) -> str:
 
 
 def _load_file(ctx: Context, node: Node, path: Path, loaded: Loaded) -> None:
+    if ctx.outside_project(node, str(path), path):
+        return
     real = ctx.fs.source.resolve(path)
     size = ctx.fs.source.size(real)
     if size is None:

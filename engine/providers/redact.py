@@ -10,10 +10,12 @@ from __future__ import annotations
 import threading
 
 MASK = "***"
+MASK_BYTES = MASK.encode("ascii")
 _MIN_LEN = 6  # shorter values would scrub ordinary words; no real key is that short
 
 _lock = threading.Lock()
 _secrets: tuple[str, ...] = ()  # longest first, so a key that contains another is masked whole
+_secret_bytes: tuple[bytes, ...] = ()  # the same, UTF-8, for what is written to files
 
 SENSITIVE_HEADERS = frozenset(
     {"authorization", "proxy-authorization", "x-api-key", "api-key", "x-goog-api-key", "cookie"}
@@ -21,12 +23,13 @@ SENSITIVE_HEADERS = frozenset(
 
 
 def register_secret(value: str | None) -> None:
-    global _secrets
+    global _secrets, _secret_bytes
     if not value or len(value) < _MIN_LEN:
         return
     with _lock:
         if value not in _secrets:
             _secrets = tuple(sorted((*_secrets, value), key=len, reverse=True))
+            _secret_bytes = tuple(s.encode("utf-8") for s in _secrets)
         # "Bearer <key>" is masked through the key itself; nothing else to add.
 
 
@@ -35,6 +38,16 @@ def redact(text: str) -> str:
         if s in text:
             text = text.replace(s, MASK)
     return text
+
+
+def redact_bytes(data: bytes) -> bytes:
+    """`redact` for bytes about to be written: the journal, the cache, results files (appendlog.py,
+    run/files.py), so a key a provider echoed in an answer, or one interpolated into an input, is
+    masked wherever it would land."""
+    for s in _secret_bytes:
+        if s in data:
+            data = data.replace(s, MASK_BYTES)
+    return data
 
 
 def is_sensitive_header(name: str) -> bool:

@@ -745,6 +745,9 @@ class AgentvRun:
             base = (a.source_path or self.plan.path).parent
             fs = FileSystem()
             found = fs.resolve(prompt, fs.search_roots(base))
+            if found is not None and fs.outside(found, base) and not self.options.allow_outside_files:
+                raise _TemplateError(f"the judge prompt file {prompt} is outside the project "
+                                     "(--allow-outside-files reads it)")
             text = read_text(found, FILE_LIMIT) if found is not None else None
             if text is None:
                 raise _TemplateError(f"the judge prompt file {prompt} cannot be read")

@@ -57,6 +57,9 @@ def add_run_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
                    help=f"per-call timeout (default {DEFAULT_TIMEOUT:g})")
     p.add_argument("--retries", type=int, default=2, metavar="N", help="retries of a failed call (default 2)")
+    p.add_argument("--allow-outside-files", action="store_true",
+                   help="read and send files the eval file refers to outside its project (its repository, or "
+                        "its folder when there is none); refused by default")
     p.add_argument("--max-response-mb", type=float, default=DEFAULT_MAX_RESPONSE_BYTES / 2**20, metavar="MB",
                    help="refuse a provider answer larger than this (default %(default)g MB): the call is an error "
                         "cell, nothing of it is kept")
@@ -107,7 +110,8 @@ def options_from_args(args: argparse.Namespace) -> RunOptions:
         provider_concurrency=limits, cache=args.cache, resume=args.resume or args.retry_errors,
         retry_errors=args.retry_errors, eval_methods=methods, judges=list(args.judge), label=args.label,
         timeout=args.timeout, max_retries=max(0, args.retries), models_dir=args.models_dir, env=dict(os.environ),
-        prices=args.prices, max_response_bytes=int(args.max_response_mb * 2**20))
+        prices=args.prices, max_response_bytes=int(args.max_response_mb * 2**20),
+        allow_outside_files=args.allow_outside_files)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -124,7 +128,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not path.is_file():
         print(f"evalspec run: no such file: {args.file}", file=sys.stderr)
         return 2
-    analysis = analyze_file(path, models_dir=args.models_dir)
+    analysis = analyze_file(path, models_dir=args.models_dir, allow_outside_files=args.allow_outside_files)
     if analysis.kind is FileKind.AGENTV_TARGETS:
         print(f"evalspec run: {args.file} is an AgentV targets file; run an eval file that names its targets",
               file=sys.stderr)

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..jsonio import dumps_bytes
+from ..providers.redact import redact_bytes
 
 
 def now_utc() -> datetime:
@@ -50,5 +51,5 @@ def write_atomic(path: Path, data: bytes) -> None:
     """Write through a temporary file and rename, so a reader never sees half a file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_bytes(data)
+    tmp.write_bytes(redact_bytes(data))
     os.replace(tmp, path)

@@ -57,6 +57,7 @@ class RunOptions:
     # finished; the CLI leaves an interrupted run to --resume instead.
     partial_results: bool = False
     max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES  # a bigger provider answer is an error
+    allow_outside_files: bool = False  # send files from outside the project (file-outside-project findings)
 
     @property
     def cache_path(self) -> Path:

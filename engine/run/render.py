@@ -10,6 +10,7 @@ import json
 import time
 from typing import Any, TextIO
 
+from ..providers.redact import redact
 from .events import (
     CellFailed,
     Event,
@@ -26,6 +27,22 @@ REDRAW_INTERVAL = 0.1
 LINE_INTERVAL = 5.0  # plain-lines mode: a progress line at most this often (and at each 10%)
 
 
+class _Redacting:
+    """A text stream that masks known secrets (providers/redact.py) in everything written to it."""
+
+    def __init__(self, inner: TextIO) -> None:
+        self.inner = inner
+
+    def write(self, text: str) -> int:
+        return self.inner.write(redact(text))
+
+    def flush(self) -> None:
+        self.inner.flush()
+
+    def isatty(self) -> bool:
+        return self.inner.isatty()
+
+
 class JsonRenderer:
     """One JSON object per event, per line, on stdout (`--json`)."""
 
@@ -40,7 +57,7 @@ class JsonRenderer:
             self.journal = event.plan.get("journal")
         if isinstance(event, RunFinished):
             self.summary = event.summary
-        self.out.write(self._dumps(event.to_json()) + "\n")
+        self.out.write(redact(self._dumps(event.to_json())) + "\n")
 
     def close(self, interrupted: bool = False) -> None:
         self.out.flush()
@@ -50,9 +67,9 @@ class HumanRenderer:
     """A progress bar on a terminal (stderr), plain lines otherwise; the final table on stdout."""
 
     def __init__(self, out: TextIO, err: TextIO, *, tty: bool | None = None) -> None:
-        self.out = out
-        self.err = err
         self.tty = err.isatty() if tty is None else tty
+        self.out: Any = _Redacting(out)
+        self.err: Any = _Redacting(err)
         self.total = 0
         self.done = 0
         self.errors = 0

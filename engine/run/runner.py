@@ -28,6 +28,8 @@ if TYPE_CHECKING:  # each format's planner and runner load when a file of that f
 
 __all__ = ["Plan", "PlanError", "plan_for", "run"]
 
+OUTSIDE_PROJECT = "file-outside-project"  # agentv/context.py reports it
+
 Plan: TypeAlias = "WevalPlan | AgentvPlan"
 
 
@@ -35,6 +37,12 @@ def plan_for(analysis: Analysis, options: RunOptions) -> Plan:
     """A WevalPlan or an AgentvPlan for a file without errors. Raises PlanError."""
     if analysis.errors:
         raise PlanError(f"{analysis.path}: the file has {len(analysis.errors)} error(s); fix them first")
+    outside = [f for f in analysis.findings if f.code == OUTSIDE_PROJECT]
+    if outside and not options.allow_outside_files:
+        where = "; ".join(f"line {f.span.start_line + 1}{f' of {f.path}' if f.path else ''}" for f in outside[:5])
+        raise PlanError(f"{analysis.path} refers to {len(outside)} file(s) outside its project ({where}{', …' if len(outside) > 5 else ''}); "
+                        "nothing was run. Move them into the project, or pass --allow-outside-files to read and "
+                        "send them")
     path = Path(analysis.path) if analysis.path is not None else Path("<buffer>")
     plan: Plan
     if analysis.kind is FileKind.WEVAL and analysis.blueprint is not None:

@@ -95,7 +95,9 @@ def _run() -> tuple[list[str], set[str], dict[str, int]]:
     for path in corpus_files():
         text = path.read_text(encoding="utf-8")
         # Speed is measured in bench/check_speed.py, not asserted here (a loaded CI machine made it flaky).
-        result = check_agentv(parse_yaml(text), path, env={})
+        # The copy stands for AgentV's repository, whose root (holding .git) is this examples folder's
+        # parent: references between examples stay inside it.
+        result = check_agentv(parse_yaml(text), path, env={}, project=CORPUS.parent)
         rel = path.relative_to(CORPUS).as_posix()
         counts[rel] = len(result.suite.tests) if result.suite is not None else -1
         for f in result.findings:

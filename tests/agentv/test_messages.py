@@ -102,8 +102,8 @@ def test_file_blocks_resolve_from_the_eval_file(tmp_path: Path) -> None:
 def test_file_blocks_search_parent_folders(tmp_path: Path) -> None:
     result = check(_test("    input:\n      - role: user\n        content:\n          - type: file\n"
                          "            value: shared/guide.md\n"),
-                   tmp_path, name="evals/suite.eval.yaml", files={"shared/guide.md": "x"})
-    assert result.findings == []
+                   tmp_path, name="evals/suite.eval.yaml", files={"shared/guide.md": "x", ".git/HEAD": "ref"})
+    assert result.findings == []  # the repository (the folder holding .git) is the project
 
 
 def test_tool_calls_belong_to_assistant_messages_and_use_input() -> None:
