@@ -1,9 +1,9 @@
 """Which AgentV assertions a run can score, and why not — one answer for the runner and `--dry-run`.
 
 Whether evalspec runs a type at all is the registry's `runnable` flag (registry/agentv_assertions.py),
-the same flag completion and hover read. On top of it, a run needs a judge for judged types and our
-own support for a few forms (an `llm-judge` prompt produced by a command). What cannot be scored is
-reported as "not scored: <reason>" and never counts as a pass (scoring/agentv_aggregate.test_verdict).
+the same flag completion and hover read. On top of it, a run needs a judge for judged types (and a
+composite needs every child scorable). What cannot be scored is reported as "not scored: <reason>"
+and never counts as a pass (scoring/agentv_aggregate.outcome_of).
 """
 
 from __future__ import annotations
