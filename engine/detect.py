@@ -73,7 +73,7 @@ def detect(text: str, path: str | PurePath | None, parsed: ParsedFile | None) ->
     if isinstance(root, Mapping):
         schema = root.get("$schema")
         if is_str(schema):
-            value = str(schema.value)  # type: ignore[union-attr]
+            value = str(schema.value)
             if value.startswith("agentv-eval"):
                 return FileKind.AGENTV
             if value.startswith("agentv-targets"):
@@ -124,7 +124,7 @@ def kind_from_content(parsed: ParsedFile) -> FileKind:
         tests = first.get("tests") or first.get("eval_cases") or first.get("evalcases")
         if isinstance(tests, Sequence) and any(_looks_like_test(t) for t in tests.items):
             return FileKind.AGENTV
-        if is_str(tests) and str(tests.value).endswith((".yaml", ".yml", ".jsonl", ".csv")):  # type: ignore[union-attr]
+        if is_str(tests) and str(tests.value).endswith((".yaml", ".yml", ".jsonl", ".csv")):
             return FileKind.AGENTV
         targets = first.get("targets")
         if isinstance(targets, Sequence) and targets.items and all(

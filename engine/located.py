@@ -10,7 +10,6 @@ every `evalspec run` and of the language server's start.
 from __future__ import annotations
 
 import dataclasses
-from functools import cache
 from typing import Any
 
 
@@ -40,9 +39,16 @@ class Located:
         return dataclasses.asdict(self)
 
 
-@cache
+_DEFAULTS: dict[type, tuple[dict[str, Any], tuple[tuple[str, Any], ...]]] = {}
+
+
 def _defaults(cls: type) -> tuple[dict[str, Any], tuple[tuple[str, Any], ...]]:
-    fields = dataclasses.fields(cls)
-    defaults = {f.name: f.default for f in fields if f.default is not dataclasses.MISSING}
-    factories = tuple((f.name, f.default_factory) for f in fields if f.default_factory is not dataclasses.MISSING)
-    return defaults, factories
+    """A model class's declared defaults and default factories, computed once per class."""
+    found = _DEFAULTS.get(cls)
+    if found is None:
+        fields = dataclasses.fields(cls)
+        defaults = {f.name: f.default for f in fields if f.default is not dataclasses.MISSING}
+        factories = tuple((f.name, f.default_factory) for f in fields
+                          if f.default_factory is not dataclasses.MISSING)
+        found = _DEFAULTS[cls] = (defaults, factories)
+    return found

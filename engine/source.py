@@ -20,14 +20,14 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from itertools import pairwise
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeGuard
 
 import yaml
 
 from .findings import Edit, Finding, Findings, Fix, Related, Span
 
 try:  # libyaml; the pure-Python parser is the same API, only slower
-    from yaml.cyaml import CParser as _Parser
+    from yaml.cyaml import CParser as _Parser  # type: ignore[attr-defined]  # the stubs do not re-export it
 except ImportError:  # pragma: no cover - wheels ship libyaml on every platform we support
     from yaml.parser import Parser as _PyParser
     from yaml.reader import Reader
@@ -562,10 +562,10 @@ def _parse_items(parsed: ParsedFile, start: int, end: int, cache: ChunkCache | N
                     nodes += d.root.items
             if not nodes and scratch.findings:
                 # A broken item still takes its place (as null), so the items after it keep their index.
-                last = b - 1
-                while last > a and not lines[last].strip():
-                    last -= 1
-                nodes = [BrokenItem(Span(a, 0, last, len(lines[last])), None, "", None)]
+                end_line = b - 1
+                while end_line > a and not lines[end_line].strip():
+                    end_line -= 1
+                nodes = [BrokenItem(Span(a, 0, end_line, len(lines[end_line])), None, "", None)]
             found: list[Finding] = list(scratch.findings)
             if cache is not None:
                 cache.put(chunk, a, nodes, found)
@@ -600,7 +600,7 @@ def _other_breaks(text: str) -> bool:
 class _Mark(NamedTuple):
     line: int
     column: int
-    index: int
+    index: int  # type: ignore[assignment]  # shadows tuple.index, as libyaml's Mark.index does
 
 
 def _remarker(text: str) -> Callable[[Any], _Mark]:
@@ -642,7 +642,8 @@ def _parse_stream(text: str, off: int, parsed: ParsedFile) -> int | None:
     n_lines = len(lines)
     try:
         while True:
-            event = parser.get_event()
+            # libyaml's C events: typed as the base `Event` by the stubs, each kind has its own fields.
+            event: Any = parser.get_event()
             if event is None:
                 break
             if remark is not None:
@@ -658,7 +659,7 @@ def _parse_stream(text: str, off: int, parsed: ParsedFile) -> int | None:
                     if span.end_line >= n_lines:  # libyaml's implied final line break: stay on the last line
                         span = _clamped(span, lines)
                 tag = event.tag
-                node = Scalar(span, _scalar_value(event) if tag or style is None else event.value,
+                node: Node = Scalar(span, _scalar_value(event) if tag or style is None else event.value,
                               event.value, style, tag if tag != "!" else None, event.anchor)
                 if event.anchor:
                     anchors[event.anchor] = (node, 1)
@@ -690,7 +691,7 @@ def _parse_stream(text: str, off: int, parsed: ParsedFile) -> int | None:
                 tag = event.tag if event.tag not in (None, "!") else None
                 span0 = Span(event.start_mark.line + off, event.start_mark.column, 0, 0)
                 flow = bool(event.flow_style)
-                container: Node = (Mapping(span0, [], flow, tag, event.anchor)
+                container: Mapping | Sequence = (Mapping(span0, [], flow, tag, event.anchor)
                                    if kind is yaml.MappingStartEvent
                                    else Sequence(span0, [], flow, tag, event.anchor))
                 stack.append([container, [], 1, event.start_mark, None])
@@ -707,7 +708,7 @@ def _parse_stream(text: str, off: int, parsed: ParsedFile) -> int | None:
                 if isinstance(container, Mapping):
                     container.pairs = list(zip(children[0::2], children[1::2], strict=False))
                 else:
-                    container.items = children  # type: ignore[attr-defined]
+                    container.items = children
                 if size > MAX_EXPANDED_NODES:
                     raise _TooLarge(container.span)
                 if container.anchor:
@@ -835,11 +836,11 @@ def node_type_name(node: Node | None) -> str:
     return "a string"
 
 
-def is_str(node: Node | None) -> bool:
+def is_str(node: Node | None) -> TypeGuard[Scalar]:
     return isinstance(node, Scalar) and isinstance(node.value, str)
 
 
-def is_number(node: Node | None) -> bool:
+def is_number(node: Node | None) -> TypeGuard[Scalar]:
     return (isinstance(node, Scalar) and isinstance(node.value, (int, float))
             and not isinstance(node.value, bool))
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from lsprotocol import types as lsp
 from pygls.capabilities import get_capability
@@ -32,8 +33,8 @@ class ClientSupport:
         if caps is None:
             return cls()
 
-        def get(field: str, default: object = None) -> object:
-            return get_capability(caps, field, default)  # type: ignore[call-overload]
+        def get(field: str, default: Any = None) -> Any:
+            return get_capability(caps, field, default)
 
         completion_docs = get("text_document.completion.completion_item.documentation_format", []) or []
         hover_formats = get("text_document.hover.content_format", []) or []

@@ -137,7 +137,7 @@ def _common(ctx: Context, entries: Entries, type_name: str) -> bool:
     ok = True
     weight = entries.get("weight")
     if weight is not None:
-        v = weight.value if isinstance(weight, Scalar) else None
+        v: Any = weight.value if isinstance(weight, Scalar) else None  # a number once is_number(weight) holds
         if not is_number(weight):
             ctx.out.error("invalid-weight", weight.span,
                           f"Invalid weight for assertion '{name}': must be a number "
@@ -195,7 +195,7 @@ def _build(ctx: Context, type_name: str, entries: Entries, config: dict[str, Any
     negate = ctx.values.value(entries.get("negate"))
     return Assertion.build(
         type=type_name, name=ctx.str_of(entries.get("name")) or type_name,
-        weight=float(weight.value) if is_number(weight) else 1.0,  # type: ignore[union-attr]
+        weight=float(weight.value) if is_number(weight) else 1.0,
         required=required, negate=negate is True, config=config,
         children=config.pop(_CHILDREN, []),  # a composite's rule hands its checked children over here
         custom=custom, span=item.span, source_path=ctx.path)
@@ -477,16 +477,16 @@ def _argv(ctx: Context, node: Node, field: str, *, warn_string: bool) -> list[st
     """A command as argv: a non-empty list of strings (a string is split, with a warning for `command`)."""
     text = ctx.str_of(node)
     if text is not None:
-        argv = edits.split_command(text)
-        if not argv:
+        words = edits.split_command(text)
+        if not words:
             ctx.out.error("invalid-command", node.span, f"'{field}' cannot be empty.")
             return None
         if warn_string:
             ctx.out.warning("command-string", node.span,
                             f"'{field}' is a string, which AgentV splits with the platform's shell; write it "
-                            f"as an argv list: {edits.flow_list(argv)}.",
-                            fix=replace(f"Write as {edits.flow_list(argv)}", node.span, edits.flow_list(argv)))
-        return argv
+                            f"as an argv list: {edits.flow_list(words)}.",
+                            fix=replace(f"Write as {edits.flow_list(words)}", node.span, edits.flow_list(words)))
+        return words
     if not isinstance(node, Sequence):
         ctx.out.error("invalid-command", node.span,
                       f"'{field}' must be an argv list of strings; found {node_type_name(node)}.")
@@ -595,7 +595,7 @@ def _trajectory_rule(ctx: Context, kind: AssertionType, entries: Entries) -> dic
                           f"'minimums' must map tool names to counts; found {node_type_name(minimums)}.")
             return None
         for k, v in minimums.pairs:
-            if not (is_number(v) and float(v.value).is_integer() and v.value >= 0):  # type: ignore[union-attr]
+            if not (is_number(v) and float(v.value).is_integer() and v.value >= 0):
                 shown = v.raw if isinstance(v, Scalar) else node_type_name(v)
                 ctx.out.error("invalid-value", v.span if v is not None else k.span,
                               f"The minimum for '{getattr(k, 'value', k)}' must be a whole number ≥ 0; found {shown}.")

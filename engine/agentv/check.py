@@ -68,6 +68,7 @@ def _check(parsed: ParsedFile, path: Path | None, source: FileSource, fs: FileSy
         out.error("multiple-documents", Span(d.span.start_line, 0, d.span.start_line, 3),
                   "AgentV reads one YAML document per eval file; this second document is not read.")
     root = documents[0].root
+    assert root is not None  # documents without a root were left out above
     ctx.values.scan(root, parsed.lines, out)
 
     if isinstance(root, Mapping):

@@ -127,9 +127,9 @@ class Context:
                 hit = spec_obj.lookup(name)
                 if pair is None or hit is None or not hit[0].deprecated or pair[0].value != name:
                     continue
-                key = pair[0]
+                key_node = pair[0]
                 fix = (fixes or {}).get(name)
-                self.out.warning("deprecated-field", key.span, f"'{name}' is deprecated: {hit[0].deprecated}",
+                self.out.warning("deprecated-field", key_node.span, f"'{name}' is deprecated: {hit[0].deprecated}",
                                  tags=(Tag.DEPRECATED,), fixes=(fix,) if fix is not None else ())
         return entries
 

@@ -77,7 +77,7 @@ def check_messages(ctx: Context, seq: Sequence, spec: str) -> list[Message]:
         content: object = None
         if content_node is None:
             if tool_calls_node is None:
-                ctx.out.error("invalid-content", entries.key("role").span if entries.key("role") else item.span,
+                ctx.out.error("invalid-content", role_key.span if (role_key := entries.key("role")) is not None else item.span,
                               "Missing 'content' field (must be a string, array, or object); only a message "
                               "with tool_calls may leave it out.")
         else:

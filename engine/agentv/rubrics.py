@@ -112,7 +112,7 @@ def _bounds(ctx: Context, node: Node) -> tuple[int, int] | None:
         return None
     values: list[int] = []
     for item in node.items:
-        v = item.value if isinstance(item, Scalar) else None
+        v: Any = item.value if isinstance(item, Scalar) else None  # a number once is_number(item) holds
         if not is_number(item) or not float(v).is_integer() or not 0 <= v <= 10:
             shown = item.raw if isinstance(item, Scalar) else node_type_name(item)
             ctx.out.error("invalid-score-range", item.span,
@@ -173,7 +173,7 @@ def _overlaps_and_gaps(ctx: Context, ranges: list[tuple[int, int, str, Span]], w
             ctx.out.error("score-ranges-overlap", cur[3],
                           f"Score range [{cur[0]}, {cur[1]}] overlaps [{prev[0]}, {prev[1]}].",
                           related=(Related(prev[3], "the other range"),))
-    covered = set()
+    covered: set[int] = set()
     for lo, hi, _, _ in ranges:
         covered.update(range(lo, hi + 1))
     missing = [s for s in range(11) if s not in covered]
@@ -185,7 +185,7 @@ def _overlaps_and_gaps(ctx: Context, ranges: list[tuple[int, int, str, Span]], w
 def _runs(values: list[int]) -> str:
     parts: list[str] = []
     start = prev = values[0]
-    for v in [*values[1:], None]:  # type: ignore[list-item]
+    for v in [*values[1:], None]:
         if v is not None and v == prev + 1:
             prev = v
             continue

@@ -48,12 +48,14 @@ def check_suite(ctx: Context, root: Mapping) -> AgentvSuite:
         else:
             defaults = from_exec
 
-    workspace = check_workspace(ctx, entries.get("workspace")) if entries.get("workspace") is not None else None
+    workspace_node = entries.get("workspace")
+    workspace = check_workspace(ctx, workspace_node) if workspace_node is not None else None
 
     tests, files = _tests(ctx, entries.get("tests"), SuiteDefaults(input_defaults, defaults))
 
     target = execution.get("target") if isinstance(execution.get("target"), str) else ctx.str_of(entries.get("target"))
-    targets = execution.get("targets") if isinstance(execution.get("targets"), list) else []
+    listed = execution.get("targets")
+    targets = listed if isinstance(listed, list) else []
     trials = execution.get("trials") if isinstance(execution.get("trials"), dict) else None
     if trials is not None:
         trials = {"strategy": "pass_at_k", **trials}

@@ -159,7 +159,7 @@ def _load_file(ctx: Context, node: Node, path: Path, loaded: Loaded) -> None:
             loaded.tests.append((item, child))
 
 
-def _yaml_tests(parsed, out: Findings) -> list[Node]:  # type: ignore[no-untyped-def]
+def _yaml_tests(parsed, out: Findings) -> list[Node]:
     roots = [d.root for d in parsed.documents if d.root is not None]
     if not roots:
         return []

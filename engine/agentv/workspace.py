@@ -40,7 +40,7 @@ def check_workspace(ctx: Context, node: Node) -> Any:
     for name in ("setup", "teardown"):
         script = entries.get(name)
         if script is not None and hasattr(script, "get"):
-            _argv_not_empty(ctx, script.get("script") or script.get("command"), "script")  # type: ignore[union-attr]
+            _argv_not_empty(ctx, script.get("script") or script.get("command"), "script")
     return ctx.values.plain(node)
 
 

@@ -14,9 +14,10 @@ AgentV paths are the YAML paths: `["tests", 0, "assert", 2, "type"]`.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from bisect import bisect_left, bisect_right
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ..detect import FileKind
@@ -60,7 +61,8 @@ class CursorContext:
     field: FieldSpec | None  # VALUE: the field of the key; KEY: the field named by the key under the cursor
     prefix: str  # the text typed so far (without an opening quote)
     replace_span: Span  # what a completion replaces
-    present: dict[str, str] = field(default_factory=dict)  # keys already in the object -> inline value
+    # (dataclasses.field: the `field` annotation above names a member of this class)
+    present: dict[str, str] = dataclasses.field(default_factory=dict)  # keys already in the object -> inline value
     key: str | None = None  # VALUE: the key whose value this is
     key_span: Span | None = None  # the key written on the cursor's line, if any
     value_span: Span | None = None  # the scalar under the cursor, if any

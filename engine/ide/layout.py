@@ -98,8 +98,8 @@ def _weval(analysis: Any, out: Layout) -> None:
     # The first document does not parse: decide from its top-level keys, as the checker would.
     keys: list[str] = []
     lines = analysis.parsed.lines
-    first, last = out.doc_starts[0], out.doc_starts[1] if len(out.doc_starts) > 1 else len(lines)
-    for i in range(first, last):
+    begin, end = out.doc_starts[0], out.doc_starts[1] if len(out.doc_starts) > 1 else len(lines)
+    for i in range(begin, end):
         s = lines[i]
         if not s or s[0] in " \t#\r" or s.startswith("---"):
             continue

@@ -8,6 +8,7 @@ content blocks, `workspace`…) links to its file when that file exists. A Weval
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -145,18 +146,23 @@ def _walk(analysis: Any, root: Node, root_slot: sc.Slot, _keys: dict[str, str], 
             keys = _keys_of(node)
             for k, v in node.pairs:
                 if isinstance(k, Scalar) and isinstance(k.value, str):
-                    stack.append((v, sc.child("agentv", slot, k.value, lambda keys=keys: keys), node))
+                    stack.append((v, sc.child("agentv", slot, k.value, _constant(keys)), node))
         elif isinstance(node, Sequence):
             for i, it in enumerate(node.items):
                 if isinstance(it, Scalar) and slot.value == sc.V_TESTS:
                     stack.append((it, sc.TESTS_ITEM, owner))
                     continue
                 item_keys = _keys_of(it) if isinstance(it, Mapping) else {}
-                stack.append((it, sc.child("agentv", slot, i, lambda k=item_keys: k), owner))
+                stack.append((it, sc.child("agentv", slot, i, _constant(item_keys)), owner))
         elif isinstance(node, Scalar) and isinstance(node.value, str) and folder is not None:
             target = _scalar_target(analysis, folder, slot, node.value, owner)
             if target is not None:
                 out.append(Link(node.span, target))
+
+
+def _constant(keys: dict[str, str]) -> Callable[[], dict[str, str]]:
+    """The keys of one object, as the schema's `keys` callback."""
+    return lambda: keys
 
 
 def _keys_of(node: Mapping) -> dict[str, str]:

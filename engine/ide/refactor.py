@@ -130,11 +130,11 @@ def _convert_rubrics(test: Mapping, key: Scalar, value: Node, lines: list[str]) 
         text = f"\n{' ' * item_col}- type: rubrics\n{' ' * (item_col + 2)}criteria:{body}"
         return [Edit(Span.point(*last_line), text), removal]
     # `assert:` with nothing (or null): the entry becomes its list.
-    a_col = assert_key.span.start_col  # type: ignore[union-attr]
+    a_col = assert_key.span.start_col
     body = _criteria_text(value, key, lines, a_col + 4)
     if body is None:
         return None
-    start = (assert_key.span.start_line, assert_key.span.end_col)  # type: ignore[union-attr]
+    start = (assert_key.span.start_line, assert_key.span.end_col)
     end = _end_of(assert_node, lines) if assert_node is not None and assert_node.span.end_line >= start[0] \
         else start
     if end < start:

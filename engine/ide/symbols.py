@@ -106,7 +106,7 @@ def _agentv(analysis: Any) -> list[Symbol]:
     name = str(name_node.value) if isinstance(name_node, Scalar) and name_node.value else (
         analysis.path.name if analysis.path is not None else "eval file")
     desc = root.get("description")
-    sel = root.key_node("name").span if root.key_node("name") is not None else _first_key_span(root)
+    sel = name_key.span if (name_key := root.key_node("name")) is not None else _first_key_span(root)
     children: list[Symbol] = []
     for key in ("assert", "evaluators"):
         node = root.get(key)

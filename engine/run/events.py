@@ -155,7 +155,7 @@ class RunSummary:
     def mean(self) -> float | None:
         scores = [(m.mean, m.scored) for m in self.models if m.mean is not None and m.scored]
         total = sum(n for _, n in scores)
-        return sum(s * n for s, n in scores) / total if total else None  # type: ignore[operator]
+        return sum(s * n for s, n in scores) / total if total else None
 
 
 @dataclass(frozen=True, slots=True)

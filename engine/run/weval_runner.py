@@ -253,8 +253,8 @@ class WevalRun:
         self.results.responses.setdefault(cell.item, {})[cell.model] = marked
         self.results.errors.setdefault(cell.item, {})[cell.model] = message
         history = [{"role": "system", "content": task.system}] if task.system else []
-        history += [{"role": m.role, "content": m.content} for m in task.prompt.messages
-                    if not (m.role == "assistant" and m.content is None)]
+        history += [{"role": m.role, "content": m.content or ""} for m in task.prompt.messages
+                    if not (m.role == "assistant" and m.content is None)]  # only assistant turns hold None
         history.append({"role": "assistant", "content": marked})
         self.results.histories.setdefault(cell.item, {})[cell.model] = history
         self.results.system_prompts[cell.model] = task.system

@@ -225,7 +225,8 @@ class _Translator:
 
     def _prescan(self) -> tuple[int, dict[str, int]]:
         """Count capture groups and collect group names (JS allows forward references)."""
-        count, names, i, in_class = 0, {}, 0, False
+        names: dict[str, int] = {}
+        count, i, in_class = 0, 0, False
         p, n = self.p, self.n
         while i < n:
             c = p[i]

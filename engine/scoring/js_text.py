@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Any
+from typing import Any, TypeGuard
 
 # ECMAScript WhiteSpace + LineTerminator: what `\s` matches and what `trim()` removes.
 JS_WHITESPACE = (
@@ -50,7 +50,7 @@ def js_json_parse(text: str) -> Any:
     return json.loads(text, parse_constant=_reject_constant)
 
 
-def is_js_number(value: object) -> bool:
+def is_js_number(value: object) -> TypeGuard[int | float]:
     """`typeof value === 'number'` for a value that came from YAML/JSON (bool is not a number)."""
     return isinstance(value, int | float) and not isinstance(value, bool)
 
@@ -74,4 +74,4 @@ def clamp01(value: float) -> float:
 
 
 def is_finite_number(value: object) -> bool:
-    return is_js_number(value) and math.isfinite(value)  # type: ignore[arg-type]
+    return is_js_number(value) and math.isfinite(value)

@@ -411,6 +411,8 @@ def tool_called(response: str, arg: Any, ctx: PointContext) -> PointScore:
 
 def _partial_match(actual: Any, partial: Any, normalize_ws: bool) -> bool:
     """Every key of `partial` is in `actual` with an equal value; nested objects match partially."""
+    present: Callable[[Any], bool]
+    get: Callable[[Any], Any]
     if isinstance(partial, dict):
         if not isinstance(actual, dict):
             return False

@@ -294,17 +294,17 @@ class _Context:
         items = node.items if isinstance(node, Sequence) else [node]
         for item in items:
             if is_str(item):
-                bp.references.append({"title": item.value})  # type: ignore[union-attr]
+                bp.references.append({"title": item.value})
             elif isinstance(item, Mapping):
                 title = item.get("title") or item.get("name")
                 if not is_str(title):
                     self.out.error("invalid-reference", first_line_span(item),
                                    "A reference needs a 'title' (or 'name'), and may have a 'url'.")
                     continue
-                ref = {"title": title.value}  # type: ignore[union-attr]
+                ref = {"title": title.value}
                 url = item.get("url")
                 if is_str(url):
-                    ref["url"] = url.value  # type: ignore[union-attr]
+                    ref["url"] = url.value
                 bp.references.append(ref)
             else:
                 self.out.error("invalid-reference", item.span,
@@ -318,7 +318,7 @@ class _Context:
             self.out.error("wrong-type", system.span,
                            f"'system' must be a string (or a list of system prompts); found {node_type_name(system)}.")
         if is_str(system):
-            bp.system = system.value  # type: ignore[union-attr]
+            bp.system = system.value
         if systems is None:
             return
         if not isinstance(systems, Sequence):
@@ -346,7 +346,7 @@ class _Context:
             self.point_defs[name] = value
             self.point_def_keys[name] = key
             if is_str(value):
-                bp.point_defs[name] = value.value  # type: ignore[union-attr]
+                bp.point_defs[name] = value.value
             elif isinstance(value, Mapping):
                 bp.point_defs[name] = to_python(value)
                 self._point(value, "point_defs", None, False, in_path=False)  # validate the definition itself
@@ -369,11 +369,11 @@ class _Context:
                         approach = j.get("approach")
                         jid = j.get("id")
                         bp.judges.append(Judge.build(id=jid.value if is_str(jid) else None, model=j.get("model").value,  # type: ignore[union-attr]
-                            approach=approach.value if is_str(approach) else "standard"))  # type: ignore[union-attr]
+                            approach=approach.value if is_str(approach) else "standard"))
                         self._model_id(j.get("model"), None)  # type: ignore[arg-type]
             jm = cov.get("judgeModels")
             if isinstance(jm, Sequence):
-                bp.judge_models = [m.value for m in jm.items if is_str(m)]  # type: ignore[union-attr]
+                bp.judge_models = [m.value for m in jm.items if is_str(m)]
 
     def _tools(self, tool_use: Node | None, bp: Blueprint) -> None:
         if tool_use is None:
@@ -415,7 +415,7 @@ class _Context:
 
     def _model_item(self, item: Node, collections: dict[str, list[str]]) -> ModelRef | None:
         if is_str(item):
-            parsed = self._model_id(item, collections)  # type: ignore[arg-type]
+            parsed = self._model_id(item, collections)
             if parsed is None:
                 return None
             return ModelRef.build(id=parsed.normalized, span=item.span, collection=parsed.collection,
@@ -425,14 +425,15 @@ class _Context:
                 check_object(item, REGISTRY["customModel"], self.out, REGISTRY)
                 mid = item.get("id")
                 if is_str(mid):
-                    return ModelRef.build(id=mid.value, span=item.span, collection=None,  # type: ignore[union-attr]
+                    return ModelRef.build(id=mid.value, span=item.span, collection=None,
                                                     custom=to_python(item))
                 return None
             pairs = list(item.items())
-            if len(pairs) == 1 and is_str(pairs[0][1]):
+            if len(pairs) == 1:
                 key, value = pairs[0]
-                return ModelRef.build(id=f"{key.value}:{value.value}", span=item.span,  # type: ignore[union-attr]
-                                                collection=None, custom=None)
+                if is_str(value):
+                    return ModelRef.build(id=f"{key.value}:{value.value}", span=item.span,
+                                          collection=None, custom=None)
             self.out.error("invalid-model", first_line_span(item),
                            "A model is 'provider:model', {provider: model}, or a custom model {id, url, modelName, inherit}.")
             return None
@@ -503,8 +504,8 @@ class _Context:
         if messages_node is not None:
             messages = self._messages(messages_node)
         elif prompt_node is not None:
-            if is_str(prompt_node) and prompt_node.value.strip():  # type: ignore[union-attr]
-                messages = [Message.build(role="user", content=prompt_node.value, span=prompt_node.span)]  # type: ignore[union-attr]
+            if is_str(prompt_node) and prompt_node.value.strip():
+                messages = [Message.build(role="user", content=prompt_node.value, span=prompt_node.span)]
             else:
                 self.out.error("empty-prompt", prompt_node.span, "'prompt' must be non-empty text.")
         else:
@@ -525,7 +526,7 @@ class _Context:
         should = self._rubric(entries.get("should"), label, inverted=False)
         should_not = self._rubric(entries.get("should_not"), label, inverted=True)
         p = Prompt.build(id=explicit_id or "", id_generated=explicit_id is None,
-            id_span=id_node.span if explicit_id else None, span=node.span, messages=messages,
+            id_span=id_node.span if explicit_id and id_node is not None else None, span=node.span, messages=messages,
             ideal=_str(entries.get("ideal")), system=_str(system), system_set=system_set,
             citation=_citation(entries.get("citation")), description=_str(entries.get("description")),
             weight=_num(entries.get("weight"), 1.0), render_as=_str(entries.get("render_as")) or bp.render_as,
@@ -577,7 +578,7 @@ class _Context:
             if role_node is None:
                 self.out.error("missing-field", first_line_span(item), "A message needs a 'role'.")
                 return None
-            role = str(role_node.value) if isinstance(role_node, Scalar) else ""  # type: ignore[union-attr]
+            role = str(role_node.value) if isinstance(role_node, Scalar) else ""
         else:
             pairs = list(item.items())
             if len(pairs) != 1:
@@ -607,9 +608,9 @@ class _Context:
             self.out.error("wrong-type", content.span,  # type: ignore[union-attr]
                            f"Message content must be text; found {node_type_name(content)}.")
             return None
-        if not content.value.strip():  # type: ignore[union-attr]
-            self.out.error("empty-message", content.span, "Message content may not be empty.")  # type: ignore[union-attr]
-        return Message.build(role=role, content=content.value, span=item.span)  # type: ignore[union-attr]
+        if not content.value.strip():
+            self.out.error("empty-message", content.span, "Message content may not be empty.")
+        return Message.build(role=role, content=content.value, span=item.span)
 
     # --- rubric points --------------------------------------------------------------------------
 
@@ -632,7 +633,7 @@ class _Context:
                         "item of the rubric. Write every path as `- - point` directly under the rubric key, "
                         "not as a list of paths.", fix=self._unwrap_paths_fix(item))
                     continue
-                members = [m for m in item.items if not (is_null(m) or (is_str(m) and m.value == ""))]  # type: ignore[union-attr]
+                members = [m for m in item.items if not (is_null(m) or (is_str(m) and m.value == ""))]
                 if not members:
                     continue
                 path_id = f"path_{path_index}"
@@ -725,8 +726,8 @@ class _Context:
         if any(node.has(k) for k in ("text", "point", "fn")):
             entries = check_object(node, POINT, self.out, REGISTRY, handled={"fn", "fnArgs", "weight"})
             assert entries is not None
-            text, fn_node = entries.get("text"), entries.get("fn")
-            if text is not None and fn_node is not None:
+            text_node, fn_node = entries.get("text"), entries.get("fn")
+            if text_node is not None and fn_node is not None:
                 self.out.error("text-and-fn", entries.key("fn").span,  # type: ignore[union-attr]
                                "Point cannot have both 'text' and 'fn' defined.")
                 return None
@@ -736,12 +737,12 @@ class _Context:
                 if not is_str(fn_node):
                     self.out.error("wrong-type", fn_node.span, "'fn' must be a function name.")
                     return None
-                name = fn_node.value  # type: ignore[union-attr]
+                name = fn_node.value
                 if name.startswith("$"):
                     self.out.warning("fn-dollar", fn_node.span,
                                      f"'fn: {name}' keeps the '$', so the reference looks for a function named '{name}' "
                                      f"and fails; write 'fn: {name[1:]}'.",
-                                     fix=replace(f"Write '{name[1:]}'", fn_node.span, quote(name[1:], fn_node.style)))  # type: ignore[union-attr]
+                                     fix=replace(f"Write '{name[1:]}'", fn_node.span, quote(name[1:], fn_node.style)))
                     name = name[1:]
                 fn = resolve_function(name)
                 if fn is None:
@@ -751,12 +752,12 @@ class _Context:
                 check_function_arg(fn, arg_node, fn_node, self.out, self)
                 return make(kind="fn", fn=fn.name, fn_written=name, fn_args=to_python(arg_node) if arg_node else None,
                             weight=weight, citation=citation)
-            if not is_str(text) or not text.value.strip():  # type: ignore[union-attr]
-                self.out.error("invalid-point", (text or node).span, "A point's 'text' must be non-empty text.")
+            if not is_str(text_node) or not text_node.value.strip():
+                self.out.error("invalid-point", (text_node or node).span, "A point's 'text' must be non-empty text.")
                 return None
-            return make(kind="text", text=text.value, weight=weight, citation=citation)  # type: ignore[union-attr]
+            return make(kind="text", text=text_node.value, weight=weight, citation=citation)
         if len(keys) == 1 and is_str(keys[0][1]):
-            return make(kind="text", text=str(keys[0][0].value), citation=keys[0][1].value)  # type: ignore[union-attr]
+            return make(kind="text", text=str(keys[0][0].value), citation=keys[0][1].value)
         if len(keys) == 1 and isinstance(keys[0][1], Mapping | Sequence):
             key = keys[0][0]
             fn = resolve_function(str(key.value))
@@ -812,17 +813,17 @@ class _Context:
         if not is_str(arg):
             self.out.error("wrong-type", arg.span, "'$ref' takes the name of a point_defs entry.")
             return None
-        name = arg.value  # type: ignore[union-attr]
+        name = arg.value
         definition = self.point_defs.get(name)
         if definition is None:
             best = closest(name, self.point_defs)
             self.out.error("undefined-ref", arg.span,
                            f"Undefined definition '{name}' referenced in prompt '{prompt_label}'."
                            + (f" Did you mean '{best}'?" if best else ""),
-                           fixes=(replace(f"Change to '{best}'", arg.span, quote(best, arg.style)),) if best else ())  # type: ignore[union-attr]
+                           fixes=(replace(f"Change to '{best}'", arg.span, quote(best, arg.style)),) if best else ())
             return None
         if is_str(definition):
-            return make(kind="fn", fn="js", fn_written="js", fn_args=definition.value, weight=weight)  # type: ignore[union-attr]
+            return make(kind="fn", fn="js", fn_written="js", fn_args=definition.value, weight=weight)
         value = to_python(definition)
         if isinstance(value, dict):
             fn_key = next((k for k in value if k.startswith("$")), None)
@@ -843,11 +844,11 @@ class _Context:
     def _weight(self, node: Node | None) -> float:
         if node is None:
             return 1.0
-        if not is_number(node) or not (0.1 <= node.value <= 10):  # type: ignore[union-attr]
+        if not is_number(node) or not (0.1 <= node.value <= 10):
             found = node.raw if isinstance(node, Scalar) else node_type_name(node)
             self.out.error("point-weight", node.span, f"Point multiplier must be a number between 0.1 and 10. Found {found}.")
             return 1.0
-        return float(node.value)  # type: ignore[union-attr]
+        return float(node.value)
 
     def _unknown_function(self, span: Span, name: str) -> None:
         best = suggest_function(name)
@@ -936,7 +937,7 @@ def reference_prompt(p: Prompt) -> dict[str, Any]:
 
 
 def _str(node: Node | None) -> str | None:
-    return node.value if is_str(node) else None  # type: ignore[union-attr]
+    return node.value if is_str(node) else None
 
 
 def _citation(node: Node | None) -> Any:
@@ -945,7 +946,7 @@ def _citation(node: Node | None) -> Any:
 
 
 def _num(node: Node | None, default: float | None) -> Any:
-    return node.value if is_number(node) else default  # type: ignore[union-attr]
+    return node.value if is_number(node) else default
 
 
 def _bool(node: Node | None, default: bool | None) -> bool | None:

@@ -32,27 +32,27 @@ def check_function_arg(fn: PointFunction, arg: Node | None, key: Scalar, out: Fi
             if isinstance(arg, Scalar) and arg.value is not None:
                 fix = replace(f"Quote it: \"{arg.raw}\"", arg.span, quote(arg.raw, '"'))
             bad(f"expects a string argument; found {node_type_name(arg)}.", fix)
-        elif shape is Arg.STRING and arg.value == "":  # type: ignore[union-attr]
+        elif shape is Arg.STRING and arg.value == "":
             bad("expects non-empty text.")
         return
     if shape is Arg.REGEX:
         if not is_str(arg):
             bad(f"expects a regular expression (a string); found {node_type_name(arg)}.")
             return
-        _check_regex(fn, arg, key, out)  # type: ignore[arg-type]
+        _check_regex(fn, arg, key, out)
         return
     if shape in (Arg.STRINGS, Arg.REGEXES, Arg.TOOL_ORDER):
         if not isinstance(arg, Sequence):
             fix = None
             if is_str(arg):
-                fix = replace("Wrap it in a list", arg.span, "[" + quote(arg.value, arg.style) + "]")  # type: ignore[union-attr]
+                fix = replace("Wrap it in a list", arg.span, "[" + quote(arg.value, arg.style) + "]")
             bad(f"expects a list of strings, e.g. {fn.example.split(': ', 1)[1]}; found {node_type_name(arg)}.", fix)
             return
         for item in arg.items:
             if not is_str(item):
                 out.error("invalid-argument", item.span, f"Items of {name} must be strings; found {node_type_name(item)}.")
             elif shape is Arg.REGEXES:
-                _check_regex(fn, item, key, out)  # type: ignore[arg-type]
+                _check_regex(fn, item, key, out)
         return
     if shape in (Arg.N_OF_STRINGS, Arg.N_OF_REGEXES):
         _check_n_of(fn, arg, key, out, name)
@@ -76,9 +76,9 @@ def check_function_arg(fn: PointFunction, arg: Node | None, key: Scalar, out: Fi
         service = arg.get("service")
         if service is None and arg.get("url") is None:
             bad("needs 'service' (a name from externalServices) or 'url'.")
-        elif is_str(service) and service.value not in ctx.external_services:  # type: ignore[union-attr]
+        elif is_str(service) and service.value not in ctx.external_services:
             out.error("unknown-service", service.span,
-                      f"Service '{service.value}' is not defined in the header's externalServices.")  # type: ignore[union-attr]
+                      f"Service '{service.value}' is not defined in the header's externalServices.")
 
 
 def _check_n_of(fn: PointFunction, arg: Node | None, key: Scalar, out: Findings, name: str) -> None:
@@ -97,18 +97,19 @@ def _check_n_of(fn: PointFunction, arg: Node | None, key: Scalar, out: Findings,
         out.error("invalid-argument", where,
                   f"{name} expects [n, [texts…]], e.g. {fn.example.split(': ', 1)[1]}; found {node_type_name(arg)}.")
         return
-    n, values = items
-    if not is_number(n) or (isinstance(n.value, float) and not n.value.is_integer()):  # type: ignore[union-attr]
+    n, listed = items
+    assert isinstance(listed, Sequence)  # checked above
+    if not is_number(n) or (isinstance(n.value, float) and not n.value.is_integer()):
         out.error("invalid-argument", n.span, f"The first item of {name} is n, a whole number; found {node_type_name(n)}.")
-    elif n.value > len(values.items) and values.items:  # type: ignore[union-attr,attr-defined]
+    elif n.value > len(listed.items) and listed.items:
         out.warning("unreachable-n", n.span,
-                    f"n is {n.raw} but only {len(values.items)} items are listed, so the point can never "  # type: ignore[union-attr,attr-defined]
+                    f"n is {n.raw} but only {len(listed.items)} items are listed, so the point can never "
                     "score 1.")
     for item in values.items:  # type: ignore[attr-defined]
         if not is_str(item):
             out.error("invalid-argument", item.span, f"Items of {name} must be strings; found {node_type_name(item)}.")
         elif fn.arg is Arg.N_OF_REGEXES:
-            _check_regex(fn, item, key, out)  # type: ignore[arg-type]
+            _check_regex(fn, item, key, out)
 
 
 def _check_range(arg: Node | None, out: Findings, name: str, where: Span) -> None:
