@@ -105,7 +105,7 @@ def _check_n_of(fn: PointFunction, arg: Node | None, key: Scalar, out: Findings,
         out.warning("unreachable-n", n.span,
                     f"n is {n.raw} but only {len(listed.items)} items are listed, so the point can never "
                     "score 1.")
-    for item in values.items:  # type: ignore[attr-defined]
+    for item in listed.items:
         if not is_str(item):
             out.error("invalid-argument", item.span, f"Items of {name} must be strings; found {node_type_name(item)}.")
         elif fn.arg is Arg.N_OF_REGEXES:
