@@ -102,6 +102,8 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=5, help="runs (each with a fresh child; RSS is the max)")
     ap.add_argument("--mock", type=Path, default=DEFAULT_MOCK)
     ap.add_argument("--profile", type=Path, help="run the child under cProfile, write stats here")
+    ap.add_argument("--run-arg", action="append", default=[], metavar="ARG",
+                    help="an extra argument for `evalspec run` (repeatable), e.g. --run-arg=--no-report")
     # Results go to tmpfs when there is one: this measures the runner, and on this workplace's VM
     # creating files under the checkout or /tmp costs ~10× what it costs elsewhere on the same disk
     # (2,000 folders+files: 2.6 s there, 0.23 s under /work), while the artefact layout is ~6,000
@@ -137,7 +139,8 @@ def main() -> int:
         for i in range(args.repeat):
             args.output_dir.mkdir(parents=True, exist_ok=True)
             out = Path(tempfile.mkdtemp(prefix="evalspec-bench-out-", dir=args.output_dir))
-            run_args = ["run", str(blueprint), "--concurrency", str(args.concurrency), "--output", str(out)]
+            run_args = ["run", str(blueprint), "--concurrency", str(args.concurrency), "--output", str(out),
+                        *args.run_arg]
             cmd = [*evalspec_command(), *run_args]
             if args.profile:
                 cmd = [sys.executable, "-m", "cProfile", "-o", str(args.profile), "-m", "evalspec.cli", *run_args]
