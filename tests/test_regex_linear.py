@@ -44,6 +44,8 @@ USES: dict[str, str] = {
     "evalspec.agentv.files._PROMPT_FILE": "match",
     "evalspec.agentv.files._SCRIPT_FILE": "search",
     "evalspec.agentv.interpolate.PATTERN": "sub",
+    "evalspec.agentv.interpolate._SECRET_NAME": "search",
+    "evalspec.agentv.interpolate._CREDENTIAL_KEY": "search",
     "evalspec.agentv.suite.NAME_PATTERN": "match",
     "evalspec.agentv.targets._KEY_LOOKING": "match",
     "evalspec.agentv.targets._PLACEHOLDER": "finditer",
