@@ -166,3 +166,10 @@ def test_a_line_of_trailing_spaces_is_read_in_one_pass() -> None:
     analysis = analyze("title: x\n---\n" + line + "\n", "b.yml", kind=FileKind.WEVAL)
     for _ in range(50):
         complete(analysis, 2, len(line), snippets=False)
+
+
+def test_completion_of_a_file_path_holding_a_nul() -> None:
+    """Found by bench/fuzz.py: a NUL in a typed `file://` path made completion raise ValueError."""
+    text = "tests:\n  - file://ca\x00ses/\n"
+    analysis = analyze(text, "/tmp/suite.eval.yaml", kind=FileKind.AGENTV)
+    assert complete(analysis, 1, len("  - file://ca\x00ses/"), snippets=False).items == []

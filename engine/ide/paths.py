@@ -26,6 +26,8 @@ def base_folder(analysis: Any) -> Path | None:
 def entries(folder: Path, typed: str, *, dirs_only: bool = False,
             extensions: tuple[str, ...] = ()) -> list[tuple[str, bool]]:
     """(name, is_dir) of the entries a typed relative path could continue with, directories first."""
+    if "\x00" in typed:
+        return []  # no path holds a NUL (the OS refuses it with ValueError)
     head = typed.rsplit("/", 1)[0] + "/" if "/" in typed else ""
     name_part = typed[len(head):]
     where = (folder / head) if head else folder
@@ -44,7 +46,7 @@ def entries(folder: Path, typed: str, *, dirs_only: bool = False,
                 out.append((head + e.name, is_dir))
                 if len(out) >= MAX_ENTRIES:
                     break
-    except OSError:
+    except (OSError, ValueError):
         return []
     out.sort(key=lambda x: (not x[1], x[0].lower()))
     return out
@@ -52,7 +54,7 @@ def entries(folder: Path, typed: str, *, dirs_only: bool = False,
 
 def resolve(folder: Path | None, value: str, *, must_be_file: bool = True) -> Path | None:
     """The existing file (or folder) a relative or absolute path names, or None."""
-    if folder is None or not value or "\n" in value or len(value) > 1024:
+    if folder is None or not value or "\n" in value or "\x00" in value or len(value) > 1024:
         return None
     text = value[len(FILE_SCHEME):] if value.startswith(FILE_SCHEME) else value
     if any(c in _GLOB for c in text) or "://" in text or "{{" in text:
