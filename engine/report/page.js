@@ -266,11 +266,25 @@
   }
 
   // --- the matrix (only the visible rows are in the DOM) ---------------------------------------------
+  // Every row is its own CSS grid (only the visible rows exist), so the columns must not depend on what a
+  // row holds: they are fixed pixel widths computed from the pane's width, the same for the header and
+  // every row. The item column is clamped (its text ellipsised); model columns share the rest but never
+  // get narrower than COL_MIN: then the pane scrolls sideways while the item column stays (sticky).
+  const ITEM_MIN = 160, ITEM_MAX = 320, COL_MIN = 96;
+  let colW = { item: ITEM_MIN, model: COL_MIN, total: ITEM_MIN };
+  function measureColumns() {
+    const w = grid.clientWidth || 800;
+    const item = Math.round(Math.min(ITEM_MAX, Math.max(ITEM_MIN, w * 0.3)));
+    const model = Math.max(COL_MIN, Math.floor((w - item) / Math.max(1, cols.length)));
+    colW = { item, model, total: item + model * cols.length };
+  }
   function columns() {
-    return "minmax(200px, 2fr) repeat(" + cols.length + ", minmax(86px, 1fr))";
+    return colW.item + "px repeat(" + cols.length + ", " + colW.model + "px)";
   }
   function drawHead() {
+    measureColumns();
     ghead.style.gridTemplateColumns = columns();
+    ghead.style.width = colW.total + "px";
     ghead.replaceChildren(el("div", { text: DIFF ? "item (old → new)" : "item" }), ...cols.map((c) => el("div", { title: D.models[c], text: D.models[c] })));
   }
   function cellClass(k, fl) {
@@ -305,6 +319,7 @@
       const row = el("div", { class: "row", role: "row" });
       row.style.top = r * ROW_H + "px";
       row.style.gridTemplateColumns = template;
+      row.style.width = colW.total + "px";
       row.append(el("div", { class: "idcell", title: D.items[i] }, el("b", { text: D.items[i] }), el("span", { text: D.snippets[i] })));
       cols.forEach((c, ci) => {
         const k = i * M + c, fl = flags[NEW][k];
@@ -328,6 +343,8 @@
   }
   let pending = false;
   grid.addEventListener("scroll", () => { if (!pending) { pending = true; requestAnimationFrame(() => { pending = false; drawRows(); }); } });
+  let paneWidth = 0;  // redraw when the pane's width changes (window resized, scrollbar appearing)
+  new ResizeObserver(() => { if (grid.clientWidth !== paneWidth) { paneWidth = grid.clientWidth; drawHead(); drawRows(); } }).observe(grid);
   window.addEventListener("resize", () => drawRows());
   gbody.addEventListener("click", (e) => {
     const cell = e.target.closest(".cell");
@@ -357,6 +374,10 @@
     const y = S.row * ROW_H, headH = ghead.offsetHeight;
     if (y < grid.scrollTop) grid.scrollTop = y;
     else if (y + ROW_H + headH > grid.scrollTop + grid.clientHeight) grid.scrollTop = y + ROW_H + headH - grid.clientHeight;
+    // sideways too: the column must not sit under the sticky item column nor past the pane's right edge
+    const x = colW.item + S.col * colW.model;
+    if (x - colW.item < grid.scrollLeft) grid.scrollLeft = x - colW.item;
+    else if (x + colW.model > grid.scrollLeft + grid.clientWidth) grid.scrollLeft = x + colW.model - grid.clientWidth;
     drawRows();
     showDetail();
     // The selected cell is in the address (#item/model), so a link to the report can point at it.

@@ -3,8 +3,9 @@ when they open it, click cells, filter and use the keyboard."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from evalspec.report import write_report
 
@@ -204,3 +205,72 @@ def test_a_link_to_the_report_can_point_at_a_cell(runs: dict[str, Path], tmp_pat
     assert "openai:other[temp:0]" in again.locator("#detail-model").inner_text()
     assert again.locator(".cell.sel").get_attribute("title", timeout=1000).startswith("openai:other[temp:0]: 0.00")
     again.close()
+
+
+def _wide_comparison(folder: Path) -> Path:
+    """A Weval comparison file with item ids and prompts from two characters to hundreds, and more models
+    (with long names) than the matrix pane can show side by side."""
+    models = [f"openrouter:some-vendor/a-rather-long-model-name-{m}[temp:0]" for m in range(8)]
+    texts = {"a": "Hi?", "b" * 90: "Explain " + "the policy and its many exceptions " * 20,
+             "mid-sized-item": "What is the capital of France?", "x": "A " + "long " * 200}
+    ids = list(texts)
+    prompts = {pid: [{"role": "user", "content": text}] for pid, text in texts.items()}
+    coverage = {pid: {m: {"keyPointsCount": 1, "avgCoverageExtent": (n + k) % 5 / 4,
+                          "pointAssessments": [{"keyPointText": "is right", "coverageExtent": (n + k) % 5 / 4,
+                                                "multiplier": 1.0, "isInverted": False, "reflection": "ok"}]}
+                      for k, m in enumerate(models)} for n, pid in enumerate(ids)}
+    data = {"configId": "wide", "configTitle": "Wide", "runLabel": "wide", "timestamp": "2026-01-01T00-00-00-000Z",
+            "config": {"id": "wide", "title": "Wide", "models": models,
+                       "prompts": [{"id": pid, "messages": prompts[pid]} for pid in ids]},
+            "evalMethodsUsed": ["llm-coverage"], "effectiveModels": models, "promptIds": ids,
+            "promptContexts": prompts,
+            "allFinalAssistantResponses": {pid: {m: f"answer {pid[:5]} {m[-10:]}" for m in models} for pid in ids},
+            "fullConversationHistories": {}, "evaluationResults": {"llmCoverageScores": coverage}, "errors": {}}
+    path = folder / "wide_2026-01-01T00-00-00-000Z_comparison.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def _column_centres(page: Any) -> dict[str, list[list[float]]]:
+    """The centre x of each model column: [header, then every row's cell], and the item cells' boxes."""
+    return cast(dict[str, list[list[float]]], page.evaluate("""() => {
+      const centre = (e) => { const b = e.getBoundingClientRect(); return b.left + b.width / 2; };
+      const head = [...document.querySelectorAll('.ghead > div')];
+      const cols = head.slice(1).map((h, c) => [centre(h),
+        ...[...document.querySelectorAll('.row')].map((r) => centre(r.querySelectorAll('.cell')[c]))]);
+      const ids = [...document.querySelectorAll('.row .idcell'), head[0]].map((e) => {
+        const b = e.getBoundingClientRect(); return [b.left, b.right]; });
+      return { cols, ids };
+    }"""))
+
+
+def test_matrix_columns_line_up_whatever_the_item_text(tmp_path: Path, open_page: Any) -> None:
+    view = open_page(write_report([_wide_comparison(tmp_path)], tmp_path / "wide.html"))
+    page = view.page
+    assert page.locator(".row").count() == 4
+    grid = page.locator("#grid")
+    pane = grid.bounding_box()
+    for scrolled in (False, True):
+        if scrolled:  # the models do not fit: the pane scrolls sideways, the item column stays in view
+            assert page.evaluate("() => { const g = document.getElementById('grid');"
+                                 " return g.scrollWidth > g.clientWidth + 100; }")
+            page.evaluate("() => { const g = document.getElementById('grid'); g.scrollLeft = g.scrollWidth; }")
+            page.wait_for_function("() => document.getElementById('grid').scrollLeft > 0")
+        got = _column_centres(page)
+        assert len(got["cols"]) == 8
+        for column in got["cols"]:  # header and every row: the same x, long item text or short
+            assert max(column) - min(column) < 1, column
+        lefts = {round(left) for left, _ in got["ids"]}
+        rights = {round(right) for _, right in got["ids"]}
+        assert lefts == {round(pane["x"])} and len(rights) == 1, got["ids"]  # one width, pinned to the left
+        assert got["cols"][0][0] < got["cols"][1][0]
+    # scrolled to the end, the last model column is whole inside the pane, right of the item column
+    last = page.locator(".ghead > div").last.bounding_box()
+    assert last["x"] + last["width"] <= pane["x"] + pane["width"] + 1
+    assert last["x"] >= max(r for _, r in got["ids"]) - 1
+    # the keyboard brings a column hidden under the item column back into view
+    page.locator(".row .cell").last.click()
+    for _ in range(8):
+        page.keyboard.press("ArrowLeft")
+    first = page.locator(".row .cell.sel").bounding_box()
+    assert first["x"] >= max(r for _, r in _column_centres(page)["ids"]) - 1
