@@ -24,7 +24,7 @@ from typing import Any
 from ..jsonio import dumps_bytes
 from ..providers.redact import redact
 from .diff import RunDiff
-from .model import ERROR, NOT_SCORED, PENDING, CellResult, ModelStats, RunResults
+from .model import ERROR, NOT_SCORED, PENDING, CellResult, ModelStats, Point, RunResults
 
 # Cell flags (bit mask), what the filters test.
 F_FAIL, F_NOT_SCORED, F_UNSCORED_POINT, F_ERROR, F_PENDING, F_MISSING = 1, 2, 4, 8, 16, 32
@@ -60,6 +60,9 @@ class Strings:
     def __init__(self) -> None:
         self.index: dict[str | None, int] = {None: -1}
         self.values: list[str] = []
+        # a point's six strings → their indexes: the same point recurs in every model's cell, so one
+        # tuple lookup replaces six
+        self.points: dict[tuple[str | None, ...], tuple[int, ...]] = {}
 
     def ref(self, value: str | None) -> int:
         n = self.index.get(value)
@@ -76,12 +79,20 @@ def _first_failed(c: CellResult) -> int:
     return -1
 
 
+def _point(p: Point, s: Strings) -> list[Any]:
+    key = (p.text, p.kind, p.note, p.not_scored, p.path, p.verdict)
+    refs = s.points.get(key)
+    if refs is None:
+        refs = s.points[key] = tuple(s.ref(v) for v in key)
+    text, kind, note, not_scored, path, verdict = refs
+    return [text, p.score, p.weight, kind, note, not_scored, p.hits or 0, p.misses or 0, path,
+            1 if p.counted else 0, p.extra or 0, verdict]
+
+
 def _detail(c: CellResult | None, s: Strings, first: int) -> list[Any] | None:
     if c is None:
         return None
-    ref = s.ref
-    points = [[ref(p.text), p.score, p.weight, ref(p.kind), ref(p.note), ref(p.not_scored), p.hits or 0,
-               p.misses or 0, ref(p.path), 1 if p.counted else 0, p.extra or 0, ref(p.verdict)] for p in c.points]
+    points = [_point(p, s) for p in c.points]
     return [c.answer, c.history, points, c.error, c.tokens_in, c.tokens_out, c.cost_usd, c.duration_ms,
             c.extra or 0, first]
 

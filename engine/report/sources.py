@@ -134,8 +134,8 @@ def _weval_points(assessments: Any) -> list[Point]:
             score = None
         error = pa.get("error")
         reflection = pa.get("reflection")
-        unknown = pa.keys() - _PA_KNOWN
-        extra = {k: pa[k] for k in unknown} if unknown else {}
+        # (a subset test allocates nothing: most assessments hold only known fields)
+        extra = {} if pa.keys() <= _PA_KNOWN else {k: pa[k] for k in pa.keys() - _PA_KNOWN}
         if pa.get("judgeModelId"):
             extra["judge"] = pa["judgeModelId"]
         if pa.get("citation"):
