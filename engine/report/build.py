@@ -7,13 +7,12 @@
 
 from __future__ import annotations
 
-import gc
 import os
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ..providers.redact import register_secret
+from ..source import gc_paused
 from .diff import diff_runs
 from .model import RunResults
 from .sources import ResultsError, load_results
@@ -38,25 +37,13 @@ def load_runs(paths: Sequence[str | Path]) -> list[RunResults]:
     return [load_results(p) for p in paths]
 
 
-@contextmanager
-def _no_cycle_collection() -> Iterator[None]:
-    """Reading results and building the page allocate millions of small objects (a 100,000-cell run: 300,000
-    points, their lists and dicts) and free none of them until the end: Python's cyclic collector would run
-    over and over on an ever larger heap for nothing (measured: half the time at 20,000 cells, and growing
-    faster than the cells). Nothing built here forms a reference cycle, so it is paused meanwhile, and put
-    back as it was."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
-
-
 def build_report(paths: Sequence[str | Path], *, fmt: str = "html", runs: list[RunResults] | None = None) -> str:
     """The report's text. Raises ResultsError for a path that is not results evalspec can read."""
-    with _no_cycle_collection():
+    # Reading results and building the page allocate millions of small objects (a 100,000-cell run:
+    # 300,000 points, their lists and dicts) and free none until the end: the cyclic collector would
+    # rescan an ever larger heap for nothing (measured: half the time at 20,000 cells). The counted
+    # pause the parser uses also holds when the language server builds a report beside an analysis.
+    with gc_paused():
         return _build_report(paths, fmt=fmt, runs=runs)
 
 
