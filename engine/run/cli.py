@@ -278,6 +278,15 @@ def _run(plan: Plan, options: RunOptions, *, as_json: bool, fail_under: float | 
             for note in summary.notes if summary is not None else ():
                 print(f"  {note}", file=sys.stderr)
             return 1
+        points = summary.points_not_scored if summary is not None else 0
+        if points:
+            # The same rule inside a cell: its score leaves such points out (as the reference does), so the
+            # mean cannot vouch for them either.
+            print(f"evalspec run: {points} point(s) not scored (see the notes above); --fail-under {fail_under:g} "
+                  "fails", file=sys.stderr)
+            for note in summary.notes if summary is not None else ():
+                print(f"  {note}", file=sys.stderr)
+            return 1
         if mean is None:
             print(f"evalspec run: nothing was scored; --fail-under {fail_under:g} fails", file=sys.stderr)
             return 1

@@ -150,6 +150,9 @@ class RunSummary:
     cached: int = 0
     resumed: int = 0
     notes: tuple[str, ...] = ()  # what the table alone would not say ("3 judged points not scored: …")
+    # Points left out of a scored cell's score because they could not be scored (no judge, a `$js`
+    # error, …): the reference averages the rest, so the cell has a score, but it vouches for less.
+    points_not_scored: int = 0
 
     @property
     def mean(self) -> float | None:

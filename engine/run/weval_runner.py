@@ -638,9 +638,12 @@ class WevalRun:
         elif self.unscored_points:
             why = self._judge_problem or "no judge could be called"
             notes.append(f"{self.unscored_points} judged point(s) not scored: {why}")
+        points_not_scored = sum(1 for by_model in self.results.coverage.values() for result in by_model.values()
+                                if isinstance(result, dict)
+                                for pa in result.get("pointAssessments") or [] if isinstance(pa, dict) and pa.get("error"))
         return RunSummary(kind="weval", run_label=self.plan.run_label, models=tuple(rows),
                           files=tuple(str(f) for f in files), calls=self.calls.calls, cached=self.calls.cached,
-                          resumed=self.resumed_cells, notes=tuple(notes))
+                          resumed=self.resumed_cells, notes=tuple(notes), points_not_scored=points_not_scored)
 
 
 class _CellError(Exception):

@@ -82,9 +82,14 @@ def test_table_and_fail_under(tmp_path: Path, cli_env: SmartFake, capsys) -> Non
     assert "openai:candidate[temp:0]" in captured.out and "mean" in captured.out
     assert "results:" in captured.out
     assert "progress: 2/2" in captured.err  # plain lines when stderr is not a terminal
-    assert main(["run", str(bp), "-o", str(tmp_path / "out"), "--fail-under", "0.9"]) == 1
+    # 'is friendly' cannot be scored here (the fake judge gives no verdict): no bar can pass, however low.
+    assert main(["run", str(bp), "-o", str(tmp_path / "out"), "--fail-under", "0.1"]) == 1
+    assert "1 point(s) not scored" in capsys.readouterr().err
+    # Every point scored: the mean decides.
+    scored = write(tmp_path / "s.weval.yml", BP.replace("    - is friendly\n", ""))
+    assert main(["run", str(scored), "-o", str(tmp_path / "out"), "--fail-under", "0.9"]) == 1
     assert "below --fail-under" in capsys.readouterr().err
-    assert main(["run", str(bp), "-o", str(tmp_path / "out"), "--fail-under", "0.1"]) == 0
+    assert main(["run", str(scored), "-o", str(tmp_path / "out"), "--fail-under", "0.1"]) == 0
 
 
 def test_invalid_file_exits_2_with_located_errors(tmp_path: Path, capsys) -> None:
