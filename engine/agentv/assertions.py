@@ -229,7 +229,7 @@ def _custom(ctx: Context, item: Mapping, type_node: Node, raw: str) -> Assertion
 
 def _legacy_rubric(ctx: Context, item: Mapping, type_node: Node) -> Assertion | None:
     """`{type: rubric, rubrics: [...], model?}`, the older explicit rubric evaluator
-    (agentv-yaml-schema-requirements.md): the `type: rubrics` assertion with those `criteria`."""
+    (AgentV's YAML schema still requires it): the `type: rubrics` assertion with those `criteria`."""
     ctx.out.warning("deprecated-alias", type_node.span,
                     "'type: rubric' with 'rubrics' is the older form of 'type: rubrics' with 'criteria'; it runs "
                     "as that.")

@@ -3,7 +3,7 @@
 This is what the runner, code lenses and hover read. `check.py` builds it from the located tree with
 `Located.build`: the checker has already validated every value.
 
-Expansion rules (agentv-compat-notes.md §2–§4): `input` string → one user message; `expected_output`
+Expansion rules (as AgentV v2.19 expands them): `input` string → one user message; `expected_output`
 string → one assistant message, a mapping without `role` → an assistant message with that object as
 content; canonical `input_messages`/`expected_messages` win over the aliases; test-level `rubrics` →
 a `type: rubrics` assertion; a rubric string → `{id: rubric-<i+1>, outcome}`; a `score_ranges` map →

@@ -1,4 +1,4 @@
-"""Rubric criteria and their `score_ranges` (agentv-compat-notes.md §5).
+"""Rubric criteria and their `score_ranges`, scored as AgentV v2.19 scores them.
 
 A criterion is a string (→ `{id: rubric-<i+1>, outcome}`) or `{id, outcome, weight = 1, required = true,
 required_min_score, score_ranges}`. `score_ranges` is a list of `{score_range: [min, max], outcome}`

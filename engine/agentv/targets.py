@@ -1,4 +1,4 @@
-"""`.agentv/targets.yaml`: the targets tests and judges run against (agentv-compat-notes.md §7).
+"""`.agentv/targets.yaml`: the targets tests and judges run against, read as AgentV v2.19 reads them.
 
 Rules: a `targets` list; each target has a unique `name` and a known `provider` (an unknown one is a
 warning with did-you-mean, as AgentV warns); `judge_target` names a target of the file; a cli target has

@@ -14,7 +14,7 @@ from typing import Any, Protocol, runtime_checkable
 from evalspec.providers.redact import redact
 from evalspec.providers.tool_calls import ToolCall, calls_from_json
 
-DEFAULT_MAX_TOKENS = 1500  # the reference client's default (weval-compat-notes §9)
+DEFAULT_MAX_TOKENS = 1500  # the reference Weval client's default
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 

@@ -2,7 +2,7 @@
 
 Plain data on purpose: the runner builds clients from it, and the editor reads it to show, on hover over
 `openai:gpt-4o-mini`, which provider answers and which environment variable must hold the key.
-Defaults are those of the reference implementation (weval-compat-notes §9); every base URL can be
+Defaults are those of the reference implementation (weval-org/app); every base URL can be
 overridden from the environment (`<PROVIDER>_BASE_URL`), e.g. to point at a gateway or a local mock.
 """
 

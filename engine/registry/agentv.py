@@ -1,7 +1,6 @@
 """Every AgentV eval-file and targets-file object and field, declared once.
 
-Sources: agentv-compat-notes.md (normative, v2.19), agentv-eval-spec-v2.md, agentv-test-schema.md and
-agentv-yaml-schema-requirements.md. Assertion types live in `agentv_assertions.py`; their specs and
+Source: AgentV v2.19 (its eval spec v2, test schema and YAML schema, and what its code does). Assertion types live in `agentv_assertions.py`; their specs and
 the objects only they use are registered here too, so `REGISTRY` is the whole format.
 """
 

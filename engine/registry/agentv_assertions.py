@@ -1,4 +1,4 @@
-"""Every AgentV assertion type, declared once (agentv-compat-notes.md §4–§6, eval spec v2 at v2.19).
+"""Every AgentV assertion type, declared once (AgentV eval spec v2, as AgentV v2.19 runs it).
 
 An `AssertionType` holds the canonical kebab-case name, its snake_case spelling, the documentation,
 the type's own fields (`FieldSpec`s, next to the common ones declared once in `COMMON_FIELDS`), how

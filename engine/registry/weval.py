@@ -1,4 +1,4 @@
-"""Every Weval blueprint object and field, declared once (weval-blueprint-format.md, weval-compat-notes.md)."""
+"""Every Weval blueprint object and field, declared once (Weval's blueprint format, as weval-org/app reads it)."""
 
 from __future__ import annotations
 
@@ -144,7 +144,7 @@ TOOL_USE = ObjectSpec("toolUse", "toolUse", "Tool-use settings.", (
 REGISTRY = Registry(HEADER, PROMPT, POINT, MESSAGE, AUTHOR, EVALUATION_CONFIG, LLM_COVERAGE, JUDGE,
                     CUSTOM_MODEL, TOOL, TOOL_USE)
 
-# Keys that make a document a prompt rather than a header (compat notes §1, ours widened).
+# Keys that make a document a prompt rather than a header (the reference's list, widened).
 PROMPT_MARKERS = ("prompt", "messages", "should", "ideal", "points", "expect")
 PROMPT_MARKERS_OURS = (*PROMPT_MARKERS, "promptText", "should_not", "expects", "expectations", "idealResponse")
 HEADER_MARKERS = ("title", "models", "description", "tags", "author", "system", "temperatures", "point_defs",

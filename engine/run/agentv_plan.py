@@ -2,7 +2,7 @@
 
 Targets come from the suite's `execution.target(s)` (a test's own `execution.target(s)` wins), looked up
 in `targets.yaml` — the eval file's folder or an `.agentv/` folder, walking up to the repository root
-(agentv-compat-notes §7) — or from `-m`: a target name of that file, or a model id (`provider:model`,
+(AgentV's lookup) — or from `-m`: a target name of that file, or a model id (`provider:model`,
 `echo`) which becomes a target of its own. The judge of a target is its `judge_target`, or `--judge`.
 
 `-m replay:<results file>` replaces the targets with the answers of an earlier run (replay.py): one cell

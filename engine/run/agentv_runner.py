@@ -758,7 +758,7 @@ class AgentvRun:
     def _row(self, task: AgentvTask, started: Any, answer: str, usage: tuple[int, int], latency: float,
              items: list[dict[str, Any]], *, error: str | None = None, cost_usd: float | None = None
              ) -> dict[str, Any]:
-        """One AgentV result row (agentv-compat-notes §7, snake_case)."""
+        """One AgentV result row (AgentV's JSONL row, snake_case)."""
         test = task.test
         score: float | None
         row_verdict: str | None

@@ -1,6 +1,6 @@
 """AgentV `code-judge`: a user's script, run as a subprocess, that scores an answer.
 
-The contract is AgentV's (agentv-compat-notes §5): the script gets one snake_case JSON payload on
+The contract is AgentV's (v2.19): the script gets one snake_case JSON payload on
 stdin and prints `{score, hits?, misses?, reasoning?, details?}` on stdout; the score is clamped to
 [0, 1]. A crash, a timeout, a non-zero exit or output that is not a JSON object scores 0, with the
 reason and the tail of the script's stderr. A script that cannot be started at all (the program or

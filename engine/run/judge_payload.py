@@ -1,4 +1,4 @@
-"""The snake_case JSON a code judge reads on stdin (agentv-compat-notes §5).
+"""The snake_case JSON a code judge reads on stdin, field for field as AgentV v2.19 writes it.
 
 Current names (`question`, `criteria`, `expected_output`, `reference_answer`, `answer`, `output`,
 `input`, `trace`, `token_usage`, `cost_usd`, `duration_ms`, `config`, …) and, beside them, the names

@@ -3,7 +3,7 @@
 A Weval blueprint replays a Weval comparison file (`…_comparison.json`, FinalComparisonOutputV2) or an
 evalspec Weval run journal; each (prompt, effective model) answer becomes a cell of the new run under
 the same effective model id. An AgentV suite replays an AgentV results JSONL written by evalspec
-(`<out>/agentv/<dataset>/<runLabel>_<timestamp>.jsonl`, agentv-compat-notes §7) or an evalspec AgentV
+(`<out>/agentv/<dataset>/<runLabel>_<timestamp>.jsonl`, AgentV's layout) or an evalspec AgentV
 run journal; each (test_id, target) answer becomes a cell under the same target name, and a recorded
 execution error stays a failed cell. Judges are still called for judged points and assertions (they are
 not the models under test), so with no judge those are reported as not scored.

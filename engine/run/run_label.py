@@ -1,4 +1,4 @@
-"""Weval run labels: the content hash of a blueprint run, as the reference computes it (compat notes §9).
+"""Weval run labels: the content hash of a blueprint run, as the reference (weval-org/app) computes it.
 
 The reference hashes `JSON.stringify({models, system, systems, prompts, temperatureSettings})` where
 `models` and `systems` are sorted with JavaScript's default sort (string comparison), prompts are

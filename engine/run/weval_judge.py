@@ -1,4 +1,4 @@
-"""The LLM judge of Weval text points, and key-point extraction from an `ideal` (compat notes §8).
+"""The LLM judge of Weval text points, and key-point extraction from an `ideal`, as the reference judges them.
 
 A judge sees the conversation (generated assistant turns marked as such), the text to assess and one
 criterion, and answers `<reflection>…</reflection><classification>CLASS_…</classification>` on the

@@ -1,4 +1,4 @@
-"""From a checked blueprint to the list of calls a run makes (compat notes §9).
+"""From a checked blueprint to the list of calls a run makes, in the reference's order.
 
 A cell is one prompt × one effective model: `model[temp:T]` for every temperature to run, plus
 `[sp_idx:i]` for every system prompt when `systems` has more than one. Temperatures to run are
@@ -22,7 +22,7 @@ from .run_label import content_hash, run_label
 from .selection import selected, unmatched
 
 DEFAULT_TEMPERATURE = 0.0
-# The reference's default judges (holistic), used when the blueprint configures none (compat notes §8).
+# The reference's default judges (holistic), used when the blueprint configures none.
 DEFAULT_JUDGES: tuple[Judge, ...] = tuple(
     Judge(id=jid, model=model, approach="holistic")
     for jid, model in (

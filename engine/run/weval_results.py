@@ -1,6 +1,6 @@
 """Weval result files: the `FinalComparisonOutputV2` comparison file and its artefact folder.
 
-Layout (weval-output-format.md §3–§4), under the output folder:
+Layout (Weval's published output format), under the output folder:
 
     live/blueprints/<configId>/<runLabel>_<timestamp>_comparison.json    the monolithic file
     live/blueprints/<configId>/<runLabel>_<timestamp>/core.json           light metadata, placeholders
@@ -125,10 +125,10 @@ def _prompt_object(p: Prompt) -> dict[str, Any]:
     if p.temperature is not None:
         obj["temperature"] = p.temperature
     if p.no_cache is not None:
-        obj["noCache"] = p.no_cache  # the prompt's own, else inherited from the header (compat notes §4)
+        obj["noCache"] = p.no_cache  # the prompt's own, else inherited from the header, as in the reference
     obj["render_as"] = p.render_as  # always: the reference's normalized prompt has it (default markdown)
     if p.tags:
-        obj["tags"] = p.tags  # the reference drops prompt tags; evalspec keeps them (compat notes §3)
+        obj["tags"] = p.tags  # the reference drops prompt tags; evalspec keeps them
     if p.should:
         obj["points"] = _defined(reference_points(p.should))
     if p.should_not:

@@ -268,7 +268,7 @@ class WevalRun:
     # --- generation -------------------------------------------------------------------------------
     async def _generate(self, task: WevalTask) -> _Turns:
         """Every generated turn of the conversation: `assistant: null` turns in order, then the final
-        answer when the last message is the user's (compat notes §3)."""
+        answer when the last message is the user's (as the reference does)."""
         out = _Turns()
         if self.plan.replay is not None:
             return self._replayed(task, out)
@@ -433,7 +433,7 @@ class WevalRun:
 
     async def _judge_point(self, cell: Cell, index: int, point: Point, subject: str,
                            conversation: str) -> dict[str, Any]:
-        """Every judge on one text point, then their consensus (compat notes §8)."""
+        """Every judge on one text point, then their consensus (the reference's rule)."""
         out = self._base(point)
         if not self.judging:
             self.unscored_points += 1

@@ -1,6 +1,6 @@
 """AgentV scoring: verdicts, required gates, weighted test scores, trials, rubric scores (composite: composite.py).
 
-Follows agentv-compat-notes §5-§6 (AgentV v2.19). Inner weights (rubric criteria, composite
+Follows AgentV v2.19's scoring. Inner weights (rubric criteria, composite
 children) are combined here separately from the outer weights of a test's assertions.
 """
 
@@ -257,7 +257,7 @@ class RubricScore(NamedTuple):
     verdict: str
     hits: tuple[str, ...]
     misses: tuple[str, ...]
-    failed_required: bool = False  # a required criterion was missed: the test fails (compat notes §5)
+    failed_required: bool = False  # a required criterion was missed: the test fails, as in AgentV
 
 
 def _get(obj: Any, key: str, default: Any = None) -> Any:

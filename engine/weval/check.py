@@ -1,7 +1,7 @@
 """Checking a Weval blueprint and building its normalized model in one walk over the located tree.
 
-Rules follow weval-compat-notes.md: what the reference does (and its exact messages), plus the
-"Ours" lines where we report what it silently accepts or drops. Every finding sits on the key or
+Rules follow what the reference (weval-org/app) does (and its exact messages), plus findings for
+what it silently accepts or drops. Every finding sits on the key or
 value it is about; a finding with an obvious repair carries it.
 """
 
@@ -691,7 +691,7 @@ class _Context:
                 m = _QUOTED_FN.match(text)
                 if m and not in_path:
                     self._quoted_function(node, m.group(1), m.group(2))
-                    # As the reference reads it (compat notes §5): a function literally named after the
+                    # As the reference reads it: a function literally named after the
                     # whole string, which fails at run time and is left out of the score.
                     return make(kind="fn", fn=text[1:], fn_written=text[1:])
                 if m:
@@ -863,7 +863,7 @@ class _Context:
         fn = resolve_function(name)
         what = f"the function '${name}'" if fn else f"'${name}' (not a known function either)"
         if in_path:
-            # Inside an alternative path the reference keeps `$` strings as text (compat notes §5).
+            # Inside an alternative path the reference keeps `$` strings as text.
             message = (f"Inside an alternative path this quoted string is judged by an LLM as text, in the "
                        f"reference and in evalspec alike; it does not run {what}. Remove the quotes to make it "
                        "a function point.")
@@ -920,7 +920,7 @@ def _parse_arg_text(text: str) -> tuple[Any, bool]:
 
 
 def reference_prompt(p: Prompt) -> dict[str, Any]:
-    """The prompt as the reference normalizes it, the input of its id hash (compat notes §4)."""
+    """The prompt as the reference normalizes it, the input of its id hash."""
     return {
         "messages": [{"role": m.role, "content": m.content} for m in p.messages],
         "idealResponse": p.ideal if p.ideal is not None else UNDEFINED,

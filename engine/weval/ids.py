@@ -14,7 +14,7 @@ _REJECTED_PREFIXES = ("_pr_", "_staging_", "_test_")
 
 
 def blueprint_id(path: Path | str | None) -> str:
-    """`blueprints/subdir/special.civic.yaml` → `subdir__special` (weval-compat-notes §4)."""
+    """`blueprints/subdir/special.civic.yaml` → `subdir__special`, as the reference names them."""
     if path is None:
         return "untitled"
     parts = Path(path).as_posix().split("/")

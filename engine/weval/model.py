@@ -155,7 +155,7 @@ class Blueprint(Located):
         return next((p for p in self.prompts if p.id == prompt_id), None)
 
     def temperatures_to_run(self) -> list[float | None]:
-        """`temperatures` if non-empty, else `[temperature]` (compat notes §9)."""
+        """`temperatures` if non-empty, else `[temperature]`, as the reference runs them."""
         return list(self.temperatures) if self.temperatures else [self.temperature]
 
 

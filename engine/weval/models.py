@@ -14,7 +14,7 @@ from pathlib import Path
 from ..file_source import DiskSource, FileSource
 from .ids import js_number
 
-# Providers the reference routes to (compat notes §9) plus the offline ones evalspec adds.
+# Providers the reference routes to, plus the offline ones evalspec adds.
 KNOWN_PROVIDERS = ("openai", "anthropic", "google", "mistral", "together", "xai", "openrouter")
 OFFLINE_MODELS = ("echo",)
 COLLECTION_NAME = re.compile(r"[A-Z][A-Z0-9_]*\Z")
