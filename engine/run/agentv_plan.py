@@ -237,9 +237,6 @@ def plan_agentv(suite: AgentvSuite, path: Path, options: RunOptions) -> AgentvPl
             raise PlanError(f"replay: {replay.path} holds no answers for the selected tests")
         if unanswered:
             warnings.append(f"replay: {unanswered} selected test(s) have no answer in {replay.path}; skipped")
-    if _has_repos(suite.workspace) or any(_has_repos(t.workspace) for t in tests):
-        warnings.append("workspace repos are not cloned by evalspec (a run makes no network access but its "
-                        "providers'); the workspace is the template alone")
 
     shells = sorted({a.name for t in tests for a in _all_assertions(t.assertions)
                      if a.type == "code-judge" and a.config.get("shell")})
@@ -266,10 +263,6 @@ def plan_agentv(suite: AgentvSuite, path: Path, options: RunOptions) -> AgentvPl
                       tasks=tasks, targets_file=targets_file, run_label=label,
                       concurrency=options.concurrency or 30, warnings=warnings, replay=replay,
                       prices=prices)
-
-
-def _has_repos(workspace: Any) -> bool:
-    return isinstance(workspace, dict) and bool(workspace.get("repos"))
 
 
 def _all_assertions(items: list[Any]) -> list[Any]:

@@ -85,7 +85,7 @@ from .files import iso_timestamp, now_utc, safe_timestamp, write_atomic
 from .journal import Journal, JournalState, cell_ref, open_journal, run_header
 from .options import RunOptions
 from .pool import stream_cells
-from .workspace_setup import WorkspaceError, Workspaces, WorkspaceSpec, file_changes, parse_workspace
+from .workspace_setup import WorkspaceError, Workspaces, WorkspaceSpec, parse_workspace, workspace_changes
 
 EXECUTED = frozenset({"code-judge"})  # a user's script, run as a subprocess (code_judge.py)
 JUDGED = frozenset({"rubrics", "llm-judge"})
@@ -263,7 +263,7 @@ class AgentvRun:
                                 trace=[c.to_json() for c in calls], calls=calls,
                                 output_messages=output_messages(answer, calls),
                                 workspace=str(folder) if folder is not None else None,
-                                file_changes=self._file_changes(task, folder), started=began, ended=now_utc())
+                                file_changes=await self._file_changes(task, folder), started=began, ended=now_utc())
             metrics = measured.metrics()
             items = await self._assertions(task, answer, metrics, measured, attempt=k)
             row = self._row(task, began, answer, usage, latency, items, cost_usd=cost)
@@ -357,12 +357,12 @@ class AgentvRun:
             self._halt = (f"not run: execution.total_budget_usd ${self.budget:g} was reached "
                           f"(${self.spent:.4f} spent)")
 
-    def _file_changes(self, task: AgentvTask, folder: Path | None) -> str | None:
-        """The diff of the test's workspace against its template, once the agent has answered."""
+    async def _file_changes(self, task: AgentvTask, folder: Path | None) -> str | None:
+        """The diff of the test's workspace against its template and repositories, once the agent has
+        answered."""
         if folder is None or not _reads_changes(task.test.assertions):
             return None  # walking both trees is only worth it for a judge that reads the diff
-        spec = self._workspace_spec(task)
-        return file_changes(spec.template if spec is not None else None, folder)
+        return await workspace_changes(self._workspace_spec(task), folder, self.options.env)
 
     def _workspace_spec(self, task: AgentvTask) -> WorkspaceSpec | None:
         """The test's workspace (its own, else the suite's, else its cli target's workspace_template).

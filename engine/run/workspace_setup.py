@@ -7,7 +7,12 @@ one), or a `cli` target's `workspace_template`:
 - `isolation: shared` (default): one workspace for the whole run; `per_test`: a fresh copy per test;
 - `setup` / `teardown` `{script | command: argv, timeout_ms, cwd}`: after a workspace is created /
   before it is removed;
-- `hooks` `{before_all, before_each, after_each, after_all: {command: argv, timeout_ms, cwd}}`.
+- `hooks` `{before_all, before_each, after_each, after_all: {command: argv, timeout_ms, cwd}}`
+  (`enabled: false` turns them off; `reset: fast | strict` on a hook resets the `repos` after each test
+  in a shared workspace);
+- `repos`: git repositories cloned into each new workspace (see workspace_repos.py);
+- `mode: static` with `path`: that folder is the workspace, used as it is and never removed
+  (`temp` and `pooled` both get a fresh folder: pooling only saves AgentV time, results are the same).
 
 Scripts run in the folder of the file that declares them (or their `cwd`, relative to it), so that
 their own paths resolve as written; they find the workspace in `{workspace_path, test_id, eval_file,
@@ -30,6 +35,7 @@ from typing import Any
 from ..jsonio import dumps_bytes
 from .code_judge import missing_program, shell_argv
 from .scripts import run_script
+from .workspace_repos import RepoError, RepoSpec, clone, diff, parse_repos, reset
 
 DEFAULT_SCRIPT_TIMEOUT = 60.0
 HOOKS = ("before_all", "before_each", "after_each", "after_all")
@@ -54,6 +60,9 @@ class WorkspaceSpec:
     setup: Script | None = None
     teardown: Script | None = None
     hooks: dict[str, Script] = field(default_factory=dict)
+    repos: tuple[RepoSpec, ...] = ()
+    reset: str = "none"  # after each test in a shared workspace: none, fast or strict
+    static: Path | None = None  # mode: static: this folder, as it is
 
 
 def _script(what: str, raw: Any, base: Path) -> Script:
@@ -96,16 +105,34 @@ def parse_workspace(raw: Any, base: Path) -> WorkspaceSpec | None:
     if template_path is not None and not template_path.is_dir():
         raise WorkspaceError(f"workspace template {template_path} is not a folder")
     hooks: dict[str, Script] = {}
+    reset_mode = "none"
     raw_hooks = raw.get("hooks")
-    if isinstance(raw_hooks, Mapping):
+    if isinstance(raw_hooks, Mapping) and raw_hooks.get("enabled") is not False:
         for name in HOOKS:
-            if raw_hooks.get(name) is not None:
-                hooks[name] = _script(f"hooks.{name}", raw_hooks[name], base)
+            hook = raw_hooks.get(name)
+            if isinstance(hook, Mapping) and hook.get("reset") in ("fast", "strict"):
+                reset_mode = "strict" if "strict" in (reset_mode, hook["reset"]) else "fast"
+                if hook.get("command", hook.get("script")) is None:
+                    continue  # a hook that only asks for a reset
+            if hook is not None:
+                hooks[name] = _script(f"hooks.{name}", hook, base)
+    static: Path | None = None
+    if raw.get("mode") == "static":
+        where = raw.get("path")
+        if not isinstance(where, str) or not where:
+            raise WorkspaceError("workspace mode static needs a 'path': the folder to use as the workspace")
+        static = base / where
+        if not static.is_dir():
+            raise WorkspaceError(f"workspace path {static} is not a folder")
+    try:
+        repos = parse_repos(raw.get("repos"), base)
+    except RepoError as exc:
+        raise WorkspaceError(str(exc)) from None
     return WorkspaceSpec(
-        template=template_path, per_test=raw.get("isolation") == "per_test",
+        template=template_path, per_test=raw.get("isolation") == "per_test" and static is None,
         setup=_script("setup", raw["setup"], base) if raw.get("setup") is not None else None,
         teardown=_script("teardown", raw["teardown"], base) if raw.get("teardown") is not None else None,
-        hooks=hooks)
+        hooks=hooks, repos=repos, reset=reset_mode, static=static)
 
 
 class Workspaces:
@@ -119,6 +146,14 @@ class Workspaces:
         self._started: dict[int, WorkspaceSpec] = {}
         self._lock = asyncio.Lock()
         self._folders: list[Path] = []
+        # A shared workspace whose repos are reset after each test serves one test at a time: a reset
+        # under a test still running would pull its files away.
+        self._turns: dict[int, asyncio.Lock] = {}
+
+    def _turn(self, spec: WorkspaceSpec) -> asyncio.Lock | None:
+        if spec.per_test or spec.reset == "none" or not spec.repos:
+            return None
+        return self._turns.setdefault(id(spec), asyncio.Lock())
 
     async def acquire(self, spec: WorkspaceSpec, test_id: str) -> Path:
         """A ready workspace for one test (before_each done). Raises WorkspaceError."""
@@ -134,12 +169,28 @@ class Workspaces:
             elif not spec.per_test and key not in self._shared:
                 raise WorkspaceError("the shared workspace could not be created (see the first test's error)")
         folder = await self._create(spec, test_id) if spec.per_test else self._shared[key][1]
-        if "before_each" in spec.hooks:
-            await self._run(spec.hooks["before_each"], folder, test_id)
+        turn = self._turn(spec)
+        if turn is not None:
+            await turn.acquire()
+        try:
+            if "before_each" in spec.hooks:
+                await self._run(spec.hooks["before_each"], folder, test_id)
+        except BaseException:
+            if turn is not None:
+                turn.release()
+            raise
         return folder
 
     async def release(self, spec: WorkspaceSpec, folder: Path, test_id: str) -> list[str]:
         """after_each (and, per test, teardown and removal); the failures, as messages."""
+        try:
+            return await self._release(spec, folder, test_id)
+        finally:
+            turn = self._turn(spec)
+            if turn is not None and turn.locked():
+                turn.release()
+
+    async def _release(self, spec: WorkspaceSpec, folder: Path, test_id: str) -> list[str]:
         problems: list[str] = []
         if "after_each" in spec.hooks:
             problems += await self._try(spec.hooks["after_each"], folder, test_id)
@@ -147,6 +198,12 @@ class Workspaces:
             if spec.teardown is not None:
                 problems += await self._try(spec.teardown, folder, test_id)
             self._remove(folder)
+        elif spec.reset != "none" and spec.static is None:
+            for repo in spec.repos:
+                try:
+                    await reset(repo, folder, self.env, strict=spec.reset == "strict")
+                except RepoError as exc:
+                    problems.append(str(exc))
         return problems
 
     async def close(self) -> list[str]:
@@ -160,13 +217,18 @@ class Workspaces:
             if shared is not None:
                 if spec.teardown is not None:
                     problems += await self._try(spec.teardown, folder, "")
-                self._remove(folder)
+                if spec.static is None:
+                    self._remove(folder)
         for folder in list(self._folders):
             self._remove(folder)
         return problems
 
     # ---------------------------------------------------------------------------------------------
     async def _create(self, spec: WorkspaceSpec, test_id: str) -> Path:
+        if spec.static is not None:
+            if spec.setup is not None:
+                await self._run(spec.setup, spec.static, test_id)
+            return spec.static
         folder = Path(tempfile.mkdtemp(prefix="evalspec-ws-"))
         self._folders.append(folder)
         target = folder / "workspace"
@@ -178,6 +240,11 @@ class Workspaces:
         except OSError as exc:
             self._remove(target)
             raise WorkspaceError(f"cannot copy the workspace template {spec.template}: {exc}") from None
+        for repo in spec.repos:
+            try:
+                await clone(repo, target, self.env)
+            except RepoError as exc:
+                raise WorkspaceError(str(exc)) from None
         if spec.setup is not None:
             await self._run(spec.setup, target, test_id)
         return target
@@ -215,16 +282,37 @@ FILE_CHANGES_LIMIT = 256 * 1024  # characters of diff kept for the judges
 _FILE_LIMIT = 256 * 1024  # bytes: larger files are listed as changed, not diffed
 
 
-def file_changes(template: Path | None, folder: Path) -> str | None:
+async def workspace_changes(spec: WorkspaceSpec | None, folder: Path, env: Mapping[str, str] | None) -> str | None:
+    """What the agent changed in its workspace (AgentV's `file_changes`): the diff against the template,
+    then git's diff of each cloned repository. None when there is nothing to compare with."""
+    if spec is None or (spec.template is None and not spec.repos):
+        return None
+    repo_paths = tuple(r.path for r in spec.repos)
+    parts: list[str] = []
+    if spec.template is not None:
+        template_diff: str | None = await asyncio.to_thread(file_changes, spec.template, folder, repo_paths)
+        parts.append(template_diff or "")
+    for repo in spec.repos:
+        try:
+            parts.append(await diff(repo, folder, env))
+        except RepoError as exc:
+            parts.append(f"(no diff of '{repo.path}': {exc})\n")
+    text = "".join(parts)
+    if len(text) > FILE_CHANGES_LIMIT:
+        text = text[:FILE_CHANGES_LIMIT] + f"… (diff cut at {FILE_CHANGES_LIMIT} characters)\n"
+    return text
+
+
+def file_changes(template: Path | None, folder: Path, skip: tuple[str, ...] = ()) -> str | None:
     """What the agent changed in its workspace, as a unified diff against the template (AgentV's
     `file_changes`): edited, created and deleted text files; binary or large files by name only.
-    None when there is no template to compare with."""
+    None when there is no template to compare with. `skip`: folders left out (cloned repositories)."""
     import difflib
 
     if template is None or not template.is_dir() or not folder.is_dir():
         return None
-    before = _files(template)
-    after = _files(folder)
+    before = _files(template, skip)
+    after = _files(folder, skip)
     out: list[str] = []
     size = 0
     for rel in sorted(set(before) | set(after)):
@@ -248,11 +336,14 @@ def file_changes(template: Path | None, folder: Path) -> str | None:
     return "".join(out)
 
 
-def _files(root: Path) -> dict[str, Path]:
+def _files(root: Path, skip: tuple[str, ...] = ()) -> dict[str, Path]:
     found: dict[str, Path] = {}
+    prefixes = tuple(f"{s}/" for s in skip)
     for path in root.rglob("*"):
         if path.is_file() and not path.is_symlink() and ".git" not in path.relative_to(root).parts:
-            found[path.relative_to(root).as_posix()] = path
+            rel = path.relative_to(root).as_posix()
+            if not rel.startswith(prefixes):
+                found[rel] = path
     return found
 
 
