@@ -117,8 +117,8 @@ class AgentvRun:
         self.resumed_cells = 0
         self._judge_limit: asyncio.Semaphore | None = None  # code judges at once (created on the run's loop)
         execution = plan.suite.execution or {}
-        if execution.get("cache") is True and not options.cache:
-            options = self.options = dataclasses.replace(options, cache=True)  # the suite asks for the cache
+        if execution.get("cache") is True and options.cache is None:
+            options = self.options = dataclasses.replace(options, cache=True)  # the suite asks for it; --no-cache wins
             self.calls = Calls(options, self.emit, concurrency=plan.concurrency)
         self.trials = TrialSettings.of(plan.suite.trials)
         self.workspaces = Workspaces(plan.path, options.env)

@@ -44,8 +44,9 @@ def add_run_parser(sub: Any) -> argparse.ArgumentParser:
                    help="calls in flight at once (default: the blueprint's concurrency, else 30)")
     p.add_argument("--provider-concurrency", action="append", default=[], metavar="PROVIDER=N",
                    help="at most N calls in flight to one provider (e.g. openai=8); repeatable")
-    p.add_argument("--cache", action=argparse.BooleanOptionalAction, default=False,
-                   help="reuse identical earlier answers from DIR/.cache (errors are never cached)")
+    p.add_argument("--cache", action=argparse.BooleanOptionalAction, default=None,
+                   help="reuse identical earlier answers from DIR/.cache (errors are never cached); default off, "
+                        "unless an AgentV suite sets execution.cache: true (--no-cache overrides it)")
     p.add_argument("--resume", action="store_true",
                    help="finish an interrupted run: calls already answered are not made again")
     p.add_argument("--retry-errors", action="store_true",

@@ -41,7 +41,7 @@ class RunOptions:
     output: Path = DEFAULT_OUTPUT
     concurrency: int | None = None  # None: the blueprint's `concurrency`, else 30
     provider_concurrency: dict[str, int] = field(default_factory=dict)  # per-provider caps
-    cache: bool = False
+    cache: bool | None = None  # None: the eval file decides (AgentV `execution.cache`), else no cache
     resume: bool = False
     retry_errors: bool = False
     eval_methods: tuple[str, ...] = DEFAULT_EVAL_METHODS

@@ -291,3 +291,35 @@ print(json.dumps({"score": 1, "details": {"file_changes": p["file_changes"], "ws
     # The agent created made-by-one.txt (content "x", no newline) and left seed.txt alone.
     assert details["file_changes"] == ("--- /dev/null\n+++ b/made-by-one.txt\n@@ -0,0 +1 @@\n+x\n")
     assert details["ws"].endswith("/workspace")
+
+
+# --- execution.cache ----------------------------------------------------------------------------------
+
+def _cached_suite(tmp_path: Path) -> Path:
+    write(tmp_path / ".agentv" / "targets.yaml", AGENTV_TARGETS)
+    return write(tmp_path / "evals" / "c.eval.yaml", """name: cached
+description: d
+execution:
+  target: default
+  cache: true
+tests:
+  - {id: a, input: x, criteria: c, assert: [{type: contains, value: x}]}
+""")
+
+
+@pytest.mark.parametrize(("cache", "calls"), [(None, 1), (False, 2), (True, 1)])
+def test_execution_cache_is_the_default_that_the_command_line_overrides(
+        tmp_path: Path, smart: SmartFake, cache: bool | None, calls: int) -> None:
+    bp = _cached_suite(tmp_path)
+    for _ in range(2):  # the second run finds the first one's answer in the cache, unless told not to use it
+        run_events(bp, options(tmp_path, env_for(smart), cache=cache))
+    assert len(smart.chat_requests()) == calls
+
+
+@pytest.mark.parametrize(("flags", "cache"), [([], None), (["--no-cache"], False), (["--cache"], True)])
+def test_the_cache_flags_reach_the_options(flags: list[str], cache: bool | None) -> None:
+    from evalspec.cli import build_parser
+    from evalspec.run.cli import options_from_args
+
+    args = build_parser().parse_args(["run", "x.eval.yaml", *flags])
+    assert options_from_args(args).cache is cache
