@@ -13,13 +13,11 @@ request's `extra` keys `eval_id` / `attempt`). Like AgentV, an answer that is a 
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
+import errno
 import json
 import os
 import re
 import shlex
-import signal
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
@@ -38,6 +36,7 @@ from evalspec.providers.base import (
     Usage,
 )
 from evalspec.providers.tool_calls import calls_from_json, calls_from_messages
+from evalspec.script_process import run_script
 
 PLACEHOLDERS = frozenset({"PROMPT", "PROMPT_FILE", "OUTPUT_FILE", "EVAL_ID", "ATTEMPT"})
 _PLACEHOLDER = re.compile(r"\{([A-Z_]+)\}")
@@ -216,36 +215,17 @@ class CommandProvider:
         )
 
     async def _run(self, argv: list[str], timeout: float, cwd: str | None = None) -> tuple[bytes, bytes, int]:
-        try:
-            proc = await asyncio.create_subprocess_exec(
-                *argv,
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                cwd=cwd,
-                env=self.env,
-                # Own process group, so a timeout kills the command's children too.
-                start_new_session=True,
-            )
-        except FileNotFoundError:
-            raise ProviderError(CONFIG, f"{self.name}: command not found: {argv[0]}", provider=self.name) from None
-        except PermissionError:
-            raise ProviderError(CONFIG, f"{self.name}: not executable: {argv[0]}", provider=self.name) from None
-        try:
-            async with asyncio.timeout(timeout):
-                stdout, stderr = await proc.communicate()
-        except TimeoutError:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            await proc.wait()
+        # The answer is all of stdout (no cap: an agent's transcript can be long); stderr's tail is kept.
+        done = await run_script(argv, None, cwd=Path(cwd) if cwd else None, timeout=timeout, env=self.env,
+                                stdout_limit=None)
+        if done.start_error is not None:
+            what = {errno.ENOENT: "command not found", errno.EACCES: "not executable"}.get(
+                done.start_errno or 0, "cannot start")
+            raise ProviderError(CONFIG, f"{self.name}: {what}: {argv[0]}", provider=self.name)
+        if done.timed_out:
             raise ProviderError(
-                TIMEOUT, f"{self.name}: the command gave no answer within {timeout:g} s", provider=self.name
-            ) from None
-        except asyncio.CancelledError:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            raise
-        return stdout, stderr, proc.returncode if proc.returncode is not None else -1
+                TIMEOUT, f"{self.name}: the command gave no answer within {timeout:g} s", provider=self.name)
+        return done.stdout, done.stderr_tail.encode("utf-8"), done.code if done.code is not None else -1
 
     async def aclose(self) -> None:
         pass

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ..jsonio import dumps_bytes
-from .scripts import run_script
+from ..script_process import run_script
 
 DEFAULT_TIMEOUT_S = 60.0  # a script gets this long unless the assertion sets timeout_ms / timeout_seconds
 DEFAULT_CONCURRENCY = max(1, min(4, os.cpu_count() or 1))
@@ -248,8 +248,8 @@ async def prompt_from_script(prompt: Mapping[str, Any], assertion: Any, test: An
                              env: Mapping[str, str] | None, limit: asyncio.Semaphore | None) -> str:
     """An llm-judge `prompt: {command: argv, config}`: the script gets the code-judge payload on stdin
     and prints the judge's prompt (AgentV's prompt templates). Raises PromptScriptError."""
+    from ..script_process import run_script
     from .judge_payload import code_judge_payload
-    from .scripts import run_script
 
     argv = judge_command(prompt)
     folder = assertion.source_path.parent if assertion.source_path is not None else base

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from .scripts import run_script
+from ..script_process import run_script
 
 CLONE_TIMEOUT = 300.0  # seconds for one git command (a clone of a large repository takes minutes)
 _GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "", "GIT_SSH_COMMAND": "ssh -o BatchMode=yes",

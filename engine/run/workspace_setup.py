@@ -33,8 +33,8 @@ from pathlib import Path
 from typing import Any
 
 from ..jsonio import dumps_bytes
+from ..script_process import run_script
 from .code_judge import missing_program, shell_argv
-from .scripts import run_script
 from .workspace_repos import RepoError, RepoSpec, clone, diff, parse_repos, reset
 
 DEFAULT_SCRIPT_TIMEOUT = 60.0

@@ -20,7 +20,7 @@ from evalspec.run.code_judge import (
     shell_argv,
     timeout_of,
 )
-from evalspec.run.scripts import STDERR_TAIL
+from evalspec.script_process import STDERR_TAIL
 
 from .conftest import AGENTV_TARGETS, SmartFake, env_for, options, run_events, write
 

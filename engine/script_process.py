@@ -1,8 +1,10 @@
-"""Running a user's script (a code judge, a workspace hook) as a subprocess, bounded in every way.
+"""Running a user's program (a code judge, a workspace hook, git, a `cli` target) as a subprocess,
+bounded in every way: the one place evalspec starts processes for a run.
 
-Its own process group (POSIX), so a timeout or a cancelled run kills the script and everything it
-started; stdin written while stdout and stderr are read (no pipe deadlock); stdout capped; only the
-tail of stderr kept. Only an explicit run reaches this module: checking or opening a file never does.
+Its own process group (POSIX), so a timeout or a cancelled run kills the program and everything it
+started; stdin written while stdout and stderr are read (no pipe deadlock); stdout capped (unless the
+caller takes all of it: a `cli` target's answer); only the tail of stderr kept. Only an explicit run
+reaches this module: checking or opening a file never does.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ class ScriptRun:
     timed_out: bool = False
     overflow: bool = False  # stdout went past the limit and the script was killed
     start_error: str | None = None  # why it could not start
+    start_errno: int | None = None  # and its errno (ENOENT: no such program, EACCES: not executable)
 
     @property
     def ok(self) -> bool:
@@ -49,25 +52,28 @@ class ScriptRun:
         return f"{reason}; stderr: {self.stderr_tail}" if self.stderr_tail else reason
 
 
-async def run_script(argv: Sequence[str], stdin: bytes, *, cwd: Path, timeout: float,
-                     env: Mapping[str, str] | None = None, stdout_limit: int = 4 * 1024 * 1024) -> ScriptRun:
-    """Run `argv` in `cwd` with `stdin`; never raises for the script's behaviour. Cancelling the
-    caller kills the script's process group and re-raises."""
+async def run_script(argv: Sequence[str], stdin: bytes | None, *, cwd: Path | None, timeout: float,
+                     env: Mapping[str, str] | None = None, stdout_limit: int | None = 4 * 1024 * 1024) -> ScriptRun:
+    """Run `argv` in `cwd` (None: ours) with `stdin` (None: none at all); never raises for the
+    program's behaviour. `stdout_limit=None` keeps all of stdout. Cancelling the caller kills the
+    program's process group and re-raises."""
     loop = asyncio.get_running_loop()
     started = loop.time()
     posix = os.name == "posix"
     try:
         proc = await asyncio.create_subprocess_exec(
-            *argv, cwd=str(cwd), env=dict(os.environ if env is None else env), stdin=asyncio.subprocess.PIPE,
+            *argv, cwd=None if cwd is None else str(cwd), env=dict(os.environ if env is None else env),
+            stdin=asyncio.subprocess.DEVNULL if stdin is None else asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, start_new_session=posix)
     except OSError as exc:
-        return ScriptRun(None, start_error=f"cannot start {argv[0]}: {exc.strerror or exc}")
+        return ScriptRun(None, start_error=f"cannot start {argv[0]}: {exc.strerror or exc}", start_errno=exc.errno)
     stdout = bytearray()
     stderr = bytearray()
     overflow = False
 
     async def feed() -> None:
-        assert proc.stdin is not None
+        if stdin is None or proc.stdin is None:
+            return
         with contextlib.suppress(BrokenPipeError, ConnectionResetError):
             proc.stdin.write(stdin)
             await proc.stdin.drain()
@@ -78,7 +84,7 @@ async def run_script(argv: Sequence[str], stdin: bytes, *, cwd: Path, timeout: f
         nonlocal overflow
         assert proc.stdout is not None
         while chunk := await proc.stdout.read(_READ):
-            if len(stdout) + len(chunk) > stdout_limit:
+            if stdout_limit is not None and len(stdout) + len(chunk) > stdout_limit:
                 overflow = True
                 kill(proc)
                 return

@@ -1,0 +1,79 @@
+"""The `cli` target's process: started through the one bounded runner (script_process), with its own
+errors: a missing or non-executable program, a timeout that kills everything it started, an answer
+of any length (stdout is not capped for an agent's transcript), stderr's tail in a failure."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from evalspec.providers import ChatRequest, ProviderError
+from evalspec.providers.base import COMMAND, CONFIG, TIMEOUT, ChatMessage
+from evalspec.providers.command import CommandProvider
+
+REQ = ChatRequest(model="agent", messages=(ChatMessage("user", "hi"),))
+
+
+def _chat(provider: CommandProvider) -> str:
+    return asyncio.run(provider.chat(REQ)).text
+
+
+def test_a_missing_program_is_named(tmp_path: Path) -> None:
+    with pytest.raises(ProviderError) as err:
+        _chat(CommandProvider([str(tmp_path / "no-such-agent"), "{PROMPT}"], name="agent"))
+    assert err.value.kind == CONFIG and "agent: command not found:" in err.value.message
+
+
+def test_a_program_that_is_not_executable_is_named(tmp_path: Path) -> None:
+    script = tmp_path / "agent.sh"
+    script.write_text("#!/bin/sh\necho hi\n")
+    script.chmod(0o644)
+    with pytest.raises(ProviderError) as err:
+        _chat(CommandProvider([str(script)], name="agent"))
+    assert err.value.kind == CONFIG and "agent: not executable:" in err.value.message
+
+
+def test_a_timeout_kills_the_program_and_what_it_started(tmp_path: Path) -> None:
+    pid_file = tmp_path / "child.pid"
+    # The agent starts a grandchild that would outlive it, then hangs.
+    code = (f"import subprocess, sys, time; p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']);"
+            f" open({str(pid_file)!r}, 'w').write(str(p.pid)); time.sleep(60)")
+    with pytest.raises(ProviderError) as err:
+        _chat(CommandProvider([sys.executable, "-c", code], name="agent", timeout=1.0))
+    assert err.value.kind == TIMEOUT and "gave no answer within 1 s" in err.value.message
+    child = int(pid_file.read_text())
+    for _ in range(50):  # the kill is immediate; reaping by init may take a moment
+        if not _alive(child):
+            break
+        time.sleep(0.1)
+    assert not _alive(child)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie waiting to be reaped is dead
+        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_a_long_answer_is_kept_whole() -> None:
+    size = 6 * 1024 * 1024  # past the 4 MB cap scripts have
+    answer = _chat(CommandProvider([sys.executable, "-c", f"print('x' * {size})"], name="agent"))
+    assert len(answer) == size
+
+
+def test_a_failure_carries_the_stderr_tail() -> None:
+    code = "import sys; sys.stderr.write('noise ' * 1000 + 'the real reason'); sys.exit(3)"
+    with pytest.raises(ProviderError) as err:
+        _chat(CommandProvider([sys.executable, "-c", code], name="agent"))
+    assert err.value.kind == COMMAND and "exited with code 3" in err.value.message
+    assert err.value.message.endswith("the real reason")
