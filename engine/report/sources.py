@@ -16,6 +16,7 @@ from typing import Any
 
 from ..appendlog import read_records
 from ..jsonio import loads
+from ..results_kind import sniff
 from .model import ERROR, NOT_SCORED, OK, PENDING, CellResult, Item, Point, RunResults, verdict_of
 
 IDEAL_MODELS = ("IDEAL_BENCHMARK", "ideal")
@@ -61,32 +62,13 @@ def _read_json(path: Path) -> Any:
 
 
 def _sniff(path: Path) -> str:
-    """What a file holds, from its first line (results and journals can be large; a compact comparison
-    file is one long line, so a `.json` file is not read here)."""
+    """What a file holds (see results_kind); a `.json` file is taken for a comparison file unread."""
     if path.suffix == ".json":
         return "comparison"
     try:
-        with path.open("rb") as f:
-            first = b""
-            for line in f:
-                if line.strip():
-                    first = line
-                    break
+        return sniff(path)
     except OSError as exc:
         raise ResultsError(f"cannot read {path}: {exc}") from None
-    try:
-        head = loads(first) if first else None
-    except ValueError:
-        return ""
-    if not isinstance(head, dict):
-        return ""
-    if head.get("t") == "run":
-        return {"agentv": "agentv-journal", "weval": "weval-journal"}.get(str(head.get("kind")), "")
-    if "test_id" in head:
-        return "agentv-results"
-    if "allFinalAssistantResponses" in head:
-        return "comparison"
-    return ""
 
 
 def _load_folder(folder: Path) -> RunResults:

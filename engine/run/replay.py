@@ -23,6 +23,7 @@ from typing import Any
 from ..appendlog import read_records
 from ..providers.base import ToolCall
 from ..providers.tool_calls import calls_from_json, calls_from_messages
+from ..results_kind import sniff
 from .events import Cell
 from .journal import load as load_journal
 from .plan_error import PlanError
@@ -74,7 +75,7 @@ class ReplaySource:
         if not path.is_file():
             raise PlanError(f"replay: no such results file: {path}")
         try:
-            found = _sniff(path)
+            found = sniff(path)
             if found and _FORMATS[found][1] != kind:
                 raise PlanError(f"replay: {path} is {_FORMATS[found][0]}; {_WANTS[kind]}")
             if kind == "agentv":
@@ -166,30 +167,6 @@ class ReplaySource:
     def base_models(self) -> list[str]:
         models = (m for by_model in self.answers.values() for m in by_model)
         return list(dict.fromkeys(_SUFFIX.sub("", m) for m in models))
-
-
-def _sniff(path: Path) -> str:
-    """A key of _FORMATS, or "" when the first line does not say (a pretty-printed comparison file,
-    foreign data). Only the first line is read: results files and journals can be large."""
-    with path.open("rb") as f:
-        first = b""
-        for line in f:
-            if line.strip():
-                first = line
-                break
-    try:
-        head = json.loads(first) if first else None
-    except ValueError:
-        return ""
-    if not isinstance(head, dict):
-        return ""
-    if head.get("t") == "run":
-        return {"agentv": "agentv-journal", "weval": "weval-journal"}.get(str(head.get("kind")), "")
-    if "test_id" in head and "target" in head:
-        return "agentv-results"
-    if "allFinalAssistantResponses" in head:
-        return "comparison"
-    return ""
 
 
 def _is_comparison(path: Path) -> bool:
