@@ -15,7 +15,7 @@ from ..providers.redact import register_secret
 from ..source import gc_paused
 from .diff import diff_runs
 from .model import RunResults
-from .sources import ResultsError, load_results
+from .sources import Analyses, ResultsError, load_results
 
 FORMATS = ("html", "markdown")
 
@@ -29,27 +29,31 @@ def register_env_secrets(env: Mapping[str, str] | None = None) -> None:
             register_secret(value)
 
 
-def load_runs(paths: Sequence[str | Path]) -> list[RunResults]:
+def load_runs(paths: Sequence[str | Path], *, analyses: Analyses | None = None) -> list[RunResults]:
+    """The runs of the results given. `analyses`: eval files already analysed (a run's own), used
+    instead of reading them again."""
     if not paths:
         raise ResultsError("no results given")
     if len(paths) > 2:
         raise ResultsError(f"give one results file, or two to compare (OLD NEW); got {len(paths)}")
-    return [load_results(p) for p in paths]
+    return [load_results(p, analyses=analyses) for p in paths]
 
 
-def build_report(paths: Sequence[str | Path], *, fmt: str = "html", runs: list[RunResults] | None = None) -> str:
+def build_report(paths: Sequence[str | Path], *, fmt: str = "html", runs: list[RunResults] | None = None,
+                 analyses: Analyses | None = None) -> str:
     """The report's text. Raises ResultsError for a path that is not results evalspec can read."""
     # Reading results and building the page allocate millions of small objects (a 100,000-cell run:
     # 300,000 points, their lists and dicts) and free none until the end: the cyclic collector would
     # rescan an ever larger heap for nothing (measured: half the time at 20,000 cells). The counted
     # pause the parser uses also holds when the language server builds a report beside an analysis.
     with gc_paused():
-        return _build_report(paths, fmt=fmt, runs=runs)
+        return _build_report(paths, fmt=fmt, runs=runs, analyses=analyses)
 
 
-def _build_report(paths: Sequence[str | Path], *, fmt: str, runs: list[RunResults] | None) -> str:
+def _build_report(paths: Sequence[str | Path], *, fmt: str, runs: list[RunResults] | None,
+                  analyses: Analyses | None) -> str:
     register_env_secrets()
-    runs = runs if runs is not None else load_runs(paths)
+    runs = runs if runs is not None else load_runs(paths, analyses=analyses)
     diff = diff_runs(runs[0], runs[1]) if len(runs) == 2 else None
     if fmt == "markdown":
         from .markdown import render_markdown
@@ -70,13 +74,15 @@ def default_output(paths: Sequence[str | Path]) -> Path:
 
 
 def write_report(paths: Sequence[str | Path], output: Path | None = None, *, fmt: str = "html",
-                 runs: list[RunResults] | None = None) -> Path:
-    """Write the report of one run (or the comparison of two) and return its path."""
+                 runs: list[RunResults] | None = None, analyses: Analyses | None = None) -> Path:
+    """Write the report of one run (or the comparison of two) and return its path. `analyses`: eval
+    files already analysed, by resolved path (`evalspec run` passes its own, so the file is not read
+    and checked again); the rest are read from disk."""
     from ..run.files import write_atomic
 
     out = output if output is not None else default_output(paths)
     if out.is_dir():
         out = out / ("report.md" if fmt == "markdown" else "report.html")
-    text = build_report(paths, fmt=fmt, runs=runs)
+    text = build_report(paths, fmt=fmt, runs=runs, analyses=analyses)
     write_atomic(out, text.encode("utf-8"))
     return out

@@ -11,13 +11,22 @@ and shown as it is; a malformed row is skipped with a note, never a crash.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..appendlog import read_records
 from ..jsonio import loads
 from ..results_kind import sniff
 from .model import ERROR, NOT_SCORED, OK, PENDING, CellResult, Item, Point, RunResults, verdict_of
+
+if TYPE_CHECKING:
+    from ..analysis import Analysis
+
+# Analyses of eval files already made, by resolved path: a run hands its own in (`evalspec run` writes
+# its report right after the run), so the file is not parsed and checked a second time (a 2,000-test
+# AgentV file: ~0.2 s). A path not in it is read as before.
+Analyses = Mapping[Path, "Analysis"]
 
 IDEAL_MODELS = ("IDEAL_BENCHMARK", "ideal")
 _NUMBERS = (int, float)  # exactly: JSON numbers (`type(x) in` is faster than isinstance and excludes bool)
@@ -27,20 +36,22 @@ class ResultsError(Exception):
     """A path that is not a results file evalspec can report (the message says what it is instead)."""
 
 
-def load_results(raw: str | Path) -> RunResults:
+def load_results(raw: str | Path, *, analyses: Analyses | None = None) -> RunResults:
+    """A results file or folder as the report model. `analyses`: eval files already analysed (see
+    `Analyses`), used instead of reading them again."""
     path = Path(raw).expanduser()
     if path.is_dir():
-        return _load_folder(path)
+        return _load_folder(path, analyses)
     if not path.is_file():
         raise ResultsError(f"no such file or folder: {path}")
     kind = _sniff(path)
     try:
         if kind == "weval-journal":
-            return _weval_from_journal(path)
+            return _weval_from_journal(path, analyses)
         if kind == "agentv-journal":
-            return _agentv_from_journal(path)
+            return _agentv_from_journal(path, analyses)
         if kind == "agentv-results":
-            return _agentv_from_rows(path)
+            return _agentv_from_rows(path, analyses)
         if kind == "comparison" or path.suffix == ".json":
             try:
                 data = _read_json(path)
@@ -71,7 +82,7 @@ def _sniff(path: Path) -> str:
         raise ResultsError(f"cannot read {path}: {exc}") from None
 
 
-def _load_folder(folder: Path) -> RunResults:
+def _load_folder(folder: Path, analyses: Analyses | None) -> RunResults:
     """A Weval artefact folder (core.json), else the newest results file under the folder."""
     if (folder / "core.json").is_file():
         return _weval_from_artefacts(folder)
@@ -80,9 +91,9 @@ def _load_folder(folder: Path) -> RunResults:
     if not found:
         journals = sorted(folder.rglob("*.journal.jsonl"), key=lambda p: p.stat().st_mtime)
         if journals:
-            return load_results(journals[-1])
+            return load_results(journals[-1], analyses=analyses)
         raise ResultsError(f"{folder} holds no results (no …_comparison.json, core.json, results .jsonl or journal)")
-    return load_results(max(found, key=lambda p: p.stat().st_mtime))
+    return load_results(max(found, key=lambda p: p.stat().st_mtime), analyses=analyses)
 
 
 # --- Weval ----------------------------------------------------------------------------------------
@@ -314,7 +325,7 @@ def _add_usage(cell: CellResult, rec: dict[str, Any]) -> None:
         cell.cost_usd = (cell.cost_usd or 0.0) + cost
 
 
-def _weval_from_journal(path: Path) -> RunResults:
+def _weval_from_journal(path: Path, analyses: Analyses | None = None) -> RunResults:
     from ..run.journal import load as load_journal
 
     state = load_journal(path)
@@ -323,7 +334,7 @@ def _weval_from_journal(path: Path) -> RunResults:
     run = RunResults(kind="weval", title=str(header.get("config_id") or path.name), source=str(path),
                      run_label=str(header.get("run_label") or ""), timestamp=str(header.get("started") or ""),
                      eval_file=eval_file, complete=state.done)
-    items = _blueprint_items(eval_file, "weval")
+    items = _blueprint_items(eval_file, "weval", analyses)
     seen_items: dict[str, None] = {}
     seen_models: dict[str, None] = {}
     for done in [*state.turns, *state.failures, *state.scores]:
@@ -437,7 +448,8 @@ def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _agentv_run(path: Path, rows: list[dict[str, Any]], header: dict[str, Any] | None) -> RunResults:
+def _agentv_run(path: Path, rows: list[dict[str, Any]], header: dict[str, Any] | None,
+                analyses: Analyses | None = None) -> RunResults:
     items: dict[str, None] = {}
     models: dict[str, None] = {}
     cells: dict[tuple[str, str], CellResult] = {}
@@ -458,7 +470,7 @@ def _agentv_run(path: Path, rows: list[dict[str, Any]], header: dict[str, Any] |
                      run_label=str((header or {}).get("run_label") or ""),
                      timestamp=str((header or {}).get("started") or (rows[0].get("timestamp") if rows else "") or ""),
                      eval_file=eval_file, models=list(models), cells=cells)
-    defined = _blueprint_items(eval_file, "agentv")
+    defined = _blueprint_items(eval_file, "agentv", analyses)
     if defined is None:
         run.items = [Item(i) for i in items]
         run.notes.append("the tests' inputs are not in AgentV result rows and the eval file was not found: "
@@ -480,16 +492,16 @@ def _journal_header_beside(results: Path) -> dict[str, Any] | None:
     return None
 
 
-def _agentv_from_rows(path: Path) -> RunResults:
-    return _agentv_run(path, list(read_records(path)), None)
+def _agentv_from_rows(path: Path, analyses: Analyses | None = None) -> RunResults:
+    return _agentv_run(path, list(read_records(path)), None, analyses)
 
 
-def _agentv_from_journal(path: Path) -> RunResults:
+def _agentv_from_journal(path: Path, analyses: Analyses | None = None) -> RunResults:
     from ..run.journal import load as load_journal
 
     state = load_journal(path)
     rows = [rec["r"] for rec in state.scores.values() if isinstance(rec.get("r"), dict)]
-    run = _agentv_run(path, rows, state.header)
+    run = _agentv_run(path, rows, state.header, analyses)
     run.complete = state.done
     for cell_key, turns in state.turns.items():  # answered, not yet scored
         key = (cell_key.item, cell_key.model)
@@ -504,23 +516,25 @@ def _agentv_from_journal(path: Path) -> RunResults:
         _add_usage(cell, last)
         run.cells[key] = cell
     if not run.complete:
-        defined = _blueprint_items(run.eval_file, "agentv")
+        defined = _blueprint_items(run.eval_file, "agentv", analyses)
         known = {i.id for i in run.items}
         run.items += [i for i in defined or [] if i.id not in known]
     _note_unfinished(run)
     return run
 
 
-def _blueprint_items(eval_file: str | None, kind: str) -> list[Item] | None:
+def _blueprint_items(eval_file: str | None, kind: str, analyses: Analyses | None = None) -> list[Item] | None:
     """The prompts or tests of the eval file a run names (parsed only, nothing in it is run), or None."""
     if not eval_file or not Path(eval_file).is_file():
         return None
-    try:
-        from ..analysis import analyze_file
+    analysis = analyses.get(Path(eval_file).resolve()) if analyses else None
+    if analysis is None:
+        try:
+            from ..analysis import analyze_file
 
-        analysis = analyze_file(Path(eval_file))
-    except (OSError, ValueError):
-        return None
+            analysis = analyze_file(Path(eval_file))
+        except (OSError, ValueError):
+            return None
     if kind == "weval" and analysis.blueprint is not None:
         return [Item(p.id, [{"role": m.role, "content": m.content} for m in p.messages], p.description, p.ideal)
                 for p in analysis.blueprint.prompts]

@@ -24,6 +24,7 @@ from .options import (
 )
 
 if TYPE_CHECKING:
+    from ..report.sources import Analyses
     from .runner import Plan
 
 
@@ -164,7 +165,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         return 2
     if args.dry_run:
         return _dry_run(plan, options, as_json=args.json)
-    return _run(plan, options, as_json=args.json, fail_under=args.fail_under, report=args.report)
+    # The report written after the run reads the tests' inputs from this same analysis, not the file again.
+    return _run(plan, options, as_json=args.json, fail_under=args.fail_under, report=args.report,
+                analyses={path.resolve(): analysis})
 
 
 def _dataset_alone(path: Path, analysis: Any) -> int:
@@ -233,7 +236,8 @@ def _dry_run(plan: Plan, options: RunOptions, *, as_json: bool) -> int:
     return 0
 
 
-def _run(plan: Plan, options: RunOptions, *, as_json: bool, fail_under: float | None, report: bool = True) -> int:
+def _run(plan: Plan, options: RunOptions, *, as_json: bool, fail_under: float | None, report: bool = True,
+         analyses: Analyses | None = None) -> int:
     import asyncio  # here, not at the top: `evalspec check` should not pay for it
 
     from .outcome import Outcome
@@ -257,14 +261,14 @@ def _run(plan: Plan, options: RunOptions, *, as_json: bool, fail_under: float | 
         renderer.close(interrupted=True)
         journal = getattr(renderer, "journal", None) or str(options.output)
         if report and getattr(renderer, "journal", None):
-            _write_report(journal, as_json=as_json)
+            _write_report(journal, as_json=as_json, analyses=analyses)
         print(f"\nevalspec run: interrupted; every result received so far is in {journal}. "
               "Run the same command with --resume to finish it.", file=sys.stderr)
         return 130
     renderer.close()
     summary = renderer.summary
     if report and summary is not None and summary.files:
-        _write_report(summary.files[0], as_json=as_json)
+        _write_report(summary.files[0], as_json=as_json, analyses=analyses)
     failed = outcome.all_failed()
     if failed is not None:
         print(f"evalspec run: {failed}", file=sys.stderr)
@@ -297,12 +301,13 @@ def _run(plan: Plan, options: RunOptions, *, as_json: bool, fail_under: float | 
     return 0
 
 
-def _write_report(results: str, *, as_json: bool) -> None:
-    """report.html beside the results. A report that cannot be written is a warning: the results are safe."""
+def _write_report(results: str, *, as_json: bool, analyses: Analyses | None = None) -> None:
+    """report.html beside the results. A report that cannot be written is a warning: the results are safe.
+    `analyses`: the run's own analysis of its eval file, so the report does not parse it again."""
     from ..report import ResultsError, write_report
 
     try:
-        path = write_report([results])
+        path = write_report([results], analyses=analyses)
     except (ResultsError, OSError) as exc:
         print(f"evalspec run: warning: no report written: {exc}", file=sys.stderr)
         return

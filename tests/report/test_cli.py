@@ -48,6 +48,38 @@ def test_run_writes_the_report_beside_the_results_and_lists_the_worst_items(runs
     assert "report: " + str(next((tmp_path / "again" / "out").glob("live/blueprints/*/report.html"))) in out
 
 
+def test_an_agentv_runs_report_reads_the_eval_file_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The report `evalspec run` writes takes the tests' inputs from the run's own analysis (a 2,000-test
+    file parsed and checked twice cost a run ~0.2 s); it holds what `evalspec report` reads from the files."""
+    import evalspec.analysis
+
+    from .conftest import agentv_run
+
+    analysed: list[Path] = []
+    real = evalspec.analysis.analyze_file
+
+    def counting(path, **kw):  # type: ignore[no-untyped-def]
+        analysed.append(Path(path).resolve())
+        return real(path, **kw)
+
+    monkeypatch.setattr(evalspec.analysis, "analyze_file", counting)
+    results = agentv_run(tmp_path)
+    suite = (tmp_path / "evals" / "report.eval.yaml").resolve()
+    assert analysed.count(suite) == 1
+    by_run = (results.parent / "report.html").read_text()
+    assert main(["report", str(results), "-o", str(tmp_path / "again.html")]) == 0
+    assert analysed.count(suite) == 2  # `evalspec report` on the files alone reads the eval file
+
+    def data(html: str) -> object:
+        found = re.search(r'<script type="application/json" id="evalspec-data">(.*?)</script>', html, re.S)
+        assert found is not None
+        return json.loads(found.group(1))
+
+    got = data(by_run)
+    assert got == data((tmp_path / "again.html").read_text())
+    assert "Hello, I am Alice" in json.dumps(got)
+
+
 def test_no_report_skips_it(tmp_path: Path) -> None:
     from .conftest import BLUEPRINT, ReportFake, env_for, write
 

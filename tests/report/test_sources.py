@@ -68,6 +68,21 @@ def test_agentv_rows_take_inputs_from_the_eval_file_and_keep_unknown_fields(runs
     assert again.items[0].messages == []  # no journal beside this copy: ids only, and a note says so
 
 
+def test_a_runs_own_analysis_stands_in_for_its_eval_file(runs: dict[str, Path]) -> None:
+    """`evalspec run` hands the report the analysis it ran (a 2,000-test file is not parsed twice): the
+    report is the same as one read from the file, and it is that analysis that is read."""
+    from evalspec.analysis import analyze, analyze_file
+
+    suite = runs["agentv"].parents[3] / "evals" / "report.eval.yaml"
+    from_disk = load_results(runs["agentv"])
+    given = load_results(runs["agentv"], analyses={suite.resolve(): analyze_file(suite)})
+    assert given.items == from_disk.items and _cells(given) == _cells(from_disk)
+    edited = analyze(suite.read_text().replace("Hello, I am Alice", "Hi, I am Alice"), suite)
+    run = load_results(runs["agentv"], analyses={suite.resolve(): edited})
+    assert run.items[0].messages == [{"role": "user", "content": "Hi, I am Alice"}]
+    assert from_disk.items[0].messages == [{"role": "user", "content": "Hello, I am Alice"}]
+
+
 def test_an_unfinished_run_is_read_from_its_journal(runs: dict[str, Path], tmp_path: Path) -> None:
     journal = next(runs["weval"].parent.glob("*.journal.jsonl"))
     lines = journal.read_text().split("\n")
