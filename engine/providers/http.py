@@ -85,22 +85,44 @@ _LIMITS = httpx.Limits()  # httpx's defaults; make_client always passes its own
 class AiohttpClient(StatelessClient):
     """The default: httpx's API over aiohttp (`httpx-aiohttp`'s transport), as the OpenAI and Anthropic
     SDKs do. httpx still reads HTTP_PROXY / HTTPS_PROXY / ALL_PROXY / NO_PROXY and mounts one transport
-    per proxy, so these two hooks build every transport, direct or through a proxy."""
+    per proxy, so these two hooks build every transport, direct or through a proxy.
+
+    Provider calls without a proxy (`post_json`) go to the direct transport's aiohttp session itself
+    (`post_direct`): wrapping each exchange in httpx's Request and Response, its byte stream and its
+    exception mapping costs as much client CPU as aiohttp's own HTTP work (ARCHITECTURE.md)."""
 
     _direct: httpx.AsyncBaseTransport | None = None
     _proxied = False
+    _session: Any = None
+    _make_session: Callable[[], Any] | None = None
 
     def _init_transport(self, verify: Any = True, cert: Any = None, trust_env: bool = True,
                         http1: bool = True, http2: bool = False, limits: httpx.Limits = _LIMITS,
                         transport: httpx.AsyncBaseTransport | None = None, **_: Any) -> httpx.AsyncBaseTransport:
-        self._direct = transport if transport is not None else _aiohttp_transport(verify, limits, None)
-        return self._direct
+        if transport is None:
+            # One aiohttp session (one connection pool) for the direct transport and post_direct.
+            self._make_session = _session_factory(verify, limits)
+            transport = _aiohttp_transport(verify, limits, None, self.aiohttp_session)
+        self._direct = transport
+        return transport
 
     def _init_proxy_transport(self, proxy: httpx.Proxy, verify: Any = True, cert: Any = None,
                               trust_env: bool = True, http1: bool = True, http2: bool = False,
                               limits: httpx.Limits = _LIMITS, **_: Any) -> httpx.AsyncBaseTransport:
         self._proxied = True
-        return _aiohttp_transport(verify, limits, proxy)
+        return _aiohttp_transport(verify, limits, proxy, _session_factory(verify, limits))
+
+    def aiohttp_session(self) -> Any:
+        """The direct transport's aiohttp session, made on first use (in the running loop)."""
+        if self._session is None:
+            assert self._make_session is not None
+            self._session = self._make_session()
+        return self._session
+
+    @property
+    def direct(self) -> bool:
+        """Whether provider calls may skip httpx: no proxy configured and our own session underneath."""
+        return not self._proxied and self._make_session is not None
 
     async def send_streaming(self, request: httpx.Request) -> httpx.Response:
         # Straight to the transport when no proxy is configured: AsyncClient.send's layers (auth flow,
@@ -110,6 +132,46 @@ class AiohttpClient(StatelessClient):
             return await super().send_streaming(request)
         return await self._direct.handle_async_request(request)
 
+    async def post_direct(self, url: str, body: bytes, headers: Mapping[str, str], timeout: float,
+                          cap: int) -> tuple[int, str, Mapping[str, str], bytes]:
+        """POST on the aiohttp session: (status, reason, headers, the decoded body, at most `cap` bytes)."""
+        async with self.aiohttp_session().request("POST", url, data=body, headers=headers, allow_redirects=False,
+                                          timeout=_client_timeout(timeout)) as resp:
+            declared = resp.content_length
+            if declared is not None and declared > cap and "content-encoding" not in resp.headers:
+                raise _TooLarge(resp.status, f"announced {_size(declared)}")
+            chunks: list[bytes] = []
+            size = 0
+            async for chunk in resp.content.iter_any():
+                size += len(chunk)
+                if size > cap:
+                    raise _TooLarge(resp.status, f"more than {_size(cap)} received")
+                chunks.append(chunk)
+            content = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+            return resp.status, resp.reason or "", resp.headers, content
+
+    async def aclose(self) -> None:
+        try:
+            await super().aclose()
+        finally:
+            session, self._session = self._session, None
+            if session is not None and not session.closed:
+                await session.close()
+
+
+_CLIENT_TIMEOUTS: dict[float, Any] = {}
+
+
+def _client_timeout(seconds: float) -> Any:
+    """aiohttp's per-phase timeouts, as httpx-aiohttp sets them (the whole call is under asyncio.timeout)."""
+    t = _CLIENT_TIMEOUTS.get(seconds)
+    if t is None:
+        import aiohttp
+
+        t = _CLIENT_TIMEOUTS[seconds] = aiohttp.ClientTimeout(total=None, connect=seconds, sock_connect=seconds,
+                                                              sock_read=seconds)
+    return t
+
 
 # AiohttpTransport turns its `verify` into an SSL context at once (certifi's bundle: 50-250 ms here) and
 # uses it only for a session it makes itself; ours come from _session_factory, so it gets this
@@ -117,11 +179,11 @@ class AiohttpClient(StatelessClient):
 _UNUSED_TLS = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
 
 
-def _aiohttp_transport(verify: Any, limits: httpx.Limits, proxy: httpx.Proxy | None) -> httpx.AsyncBaseTransport:
+def _aiohttp_transport(verify: Any, limits: httpx.Limits, proxy: httpx.Proxy | None,
+                       session: Callable[[], Any]) -> httpx.AsyncBaseTransport:
     from httpx_aiohttp import AiohttpTransport
 
-    return AiohttpTransport(verify=_UNUSED_TLS, limits=limits, proxy=proxy,
-                            client=_session_factory(verify, limits))
+    return AiohttpTransport(verify=_UNUSED_TLS, limits=limits, proxy=proxy, client=session)
 
 
 def _session_factory(verify: Any, limits: httpx.Limits) -> Callable[[], Any]:
@@ -235,7 +297,7 @@ async def post_json(
     provider: str,
     url: str | httpx.URL,
     payload: Mapping[str, Any],
-    headers: httpx.Headers | Mapping[str, str],
+    headers: Mapping[str, str],
     timeout: float,
 ) -> tuple[dict[str, Any], float]:
     """POST `payload` as JSON; return (parsed JSON object, latency in ms) or raise ProviderError.
@@ -244,19 +306,17 @@ async def post_json(
     a server trickling bytes could otherwise hold a call far longer than asked).
     """
     body = dumps_bytes(payload)
-    # Built by hand rather than with client.post(): with headers already merged with the client's
-    # (HttpProvider.request_headers) this skips httpx's per-call merging, a fifth of the client's CPU.
-    request = httpx.Request("POST", url, headers=headers, content=body, extensions={"timeout": _timeouts(timeout)})
     cap = getattr(client, "max_response_bytes", DEFAULT_MAX_RESPONSE_BYTES)
+    # Without a proxy, the default client's calls go straight to aiohttp (AiohttpClient.post_direct).
+    direct = client if isinstance(client, AiohttpClient) and client.direct else None
     t0 = time.perf_counter()
     try:
         async with asyncio.timeout(timeout):
-            resp = await client.send_streaming(request) if isinstance(client, StatelessClient) else \
-                await client.send(request, stream=True)
-            try:
-                content = await _read_capped(resp, cap)
-            finally:
-                await resp.aclose()
+            if direct is not None:
+                status, reason, resp_headers, content = await direct.post_direct(
+                    str(url), body, headers if isinstance(headers, dict) else dict(headers.items()), timeout, cap)
+            else:
+                status, reason, resp_headers, content = await _send(client, url, body, headers, timeout, cap)
     except _TooLarge as exc:
         raise ProviderError(
             BAD_RESPONSE,
@@ -281,16 +341,15 @@ async def post_json(
             provider=provider,
         ) from None
     latency_ms = (time.perf_counter() - t0) * 1000.0
-    status = resp.status_code
     if status >= 300:
         kind = _KIND_BY_STATUS.get(status) or (SERVER if status >= 500 else BAD_REQUEST)
         retryable = _retryable(status)
         raise ProviderError(
             kind,
-            f"{provider}: HTTP {status}: {_error_detail(content) or resp.reason_phrase}",
+            f"{provider}: HTTP {status}: {_error_detail(content) or reason}",
             status,
             retryable,
-            retry_after=retry_after_from_headers(resp.headers) if retryable else None,
+            retry_after=retry_after_from_headers(resp_headers) if retryable else None,
             provider=provider,
         )
     try:
@@ -310,6 +369,43 @@ async def post_json(
             provider=provider,
         )
     return data, latency_ms
+
+
+async def _send(client: httpx.AsyncClient, url: str | httpx.URL, body: bytes, headers: Mapping[str, str],
+                timeout: float,
+                cap: int) -> tuple[int, str, Mapping[str, str], bytes]:
+    """The exchange through httpx (a proxy, or a client with a transport of its own)."""
+    # Built by hand rather than with client.post(): with headers already merged with the client's
+    # (HttpProvider.request_headers) this skips httpx's per-call merging, a fifth of the client's CPU.
+    request = httpx.Request("POST", url, headers=headers, content=body, extensions={"timeout": _timeouts(timeout)})
+    resp = await client.send_streaming(request) if isinstance(client, StatelessClient) else \
+        await client.send(request, stream=True)
+    try:
+        content = await _read_capped(resp, cap)
+    finally:
+        await resp.aclose()
+    return resp.status_code, resp.reason_phrase, resp.headers, content
+
+
+def wire_headers(client: httpx.AsyncClient, headers: httpx.Headers) -> dict[str, str]:
+    """Merged headers as a provider sends them: a plain dict (lower-case names), which aiohttp takes as it
+    is. Over aiohttp, Accept-Encoding keeps only what aiohttp decodes too (httpx lists what httpx decodes,
+    zstd through `zstandard`, which aiohttp does not use), so that the answer is readable either way."""
+    plain = dict(headers.items())
+    accepted = plain.get("accept-encoding")
+    if accepted is not None and isinstance(client, AiohttpClient):
+        decodes = _aiohttp_decodes()
+        plain["accept-encoding"] = ", ".join(e for e in (x.strip() for x in accepted.split(","))
+                                             if e.lower() in decodes)
+    return plain
+
+
+def _aiohttp_decodes() -> frozenset[str]:
+    from aiohttp import compression_utils
+
+    return frozenset({"gzip", "deflate", "identity"}
+                     | ({"br"} if compression_utils.HAS_BROTLI else set())
+                     | ({"zstd"} if compression_utils.HAS_ZSTD else set()))
 
 
 class _TooLarge(Exception):
@@ -362,6 +458,8 @@ def _describe(exc: BaseException) -> str:
     aiohttp = sys.modules.get("aiohttp")
     if aiohttp is not None and isinstance(cause, aiohttp.ClientResponseError):
         text = cause.message  # its str() adds the URL, which for a custom model may carry a key
+    elif aiohttp is not None and isinstance(cause, aiohttp.InvalidURL):
+        text = "the URL is not valid"  # its str() is the URL itself
     else:
         text = str(cause)
     return f"{type(cause).__name__}: {' '.join(text.split()) or 'no detail'}"
@@ -409,15 +507,15 @@ class HttpProvider:
         return self._client
 
     _headers: dict[str, str] = {}
-    _merged: httpx.Headers | None = None
+    _merged: dict[str, str] | None = None
 
     @property
-    def request_headers(self) -> httpx.Headers:
-        """The client's default headers overlaid with this provider's, merged once."""
+    def request_headers(self) -> dict[str, str]:
+        """The client's default headers overlaid with this provider's, merged once (wire_headers)."""
         if self._merged is None:
             merged = httpx.Headers(self.client.headers)
             merged.update(self._headers)
-            self._merged = merged
+            self._merged = wire_headers(self.client, merged)
         return self._merged
 
     def model_for(self, requested: str | None) -> str:

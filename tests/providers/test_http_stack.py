@@ -460,3 +460,85 @@ async def test_an_error_body_over_the_cap_is_refused_too() -> None:
     async with RawServer(answer(b"e" * 5000, status=b"500 Internal Server Error")).running() as srv:
         _, err = await capped_call(srv, 1000)
     assert err is not None and err.kind == BAD_RESPONSE and "larger than" in err.message
+
+
+# --- provider calls straight to aiohttp ---------------------------------------------------------------
+
+
+async def test_a_provider_call_sends_the_same_request_straight_to_aiohttp_as_through_httpx() -> None:
+    """Without a proxy, post_json hands the call to the aiohttp session itself (no httpx Request and
+    Response around it); what goes on the wire is what httpx's own transport sends."""
+    from evalspec.providers import ChatRequest, provider_for_model
+    from evalspec.providers.http import AiohttpClient
+
+    body = b'{"choices":[{"message":{"content":"hi"}}]}'
+    seen: dict[str, dict[str, str]] = {}
+    async with RawServer(answer(body, headers=b"Content-Type: application/json\r\n")).running() as srv:
+        for transport in ("aiohttp", "httpx"):
+            c = make_client(4, timeout=5.0, transport=transport)
+            assert not isinstance(c, AiohttpClient) or c.direct
+            try:
+                env = {"OPENAI_API_KEY": "sk-wire", "OPENAI_BASE_URL": srv.url("/v1")}
+                binding = provider_for_model("openai:m", client=c, env=env)
+                assert (await binding.provider.chat(ChatRequest.of(binding.model_name, "hello"))).text == "hi"
+            finally:
+                await c.aclose()
+            lines = srv.requests[-1].decode().split("\r\n")
+            assert lines[0] == "POST /v1/chat/completions HTTP/1.1"
+            seen[transport] = {k.strip().lower(): v.strip() for k, _, v in (x.partition(":") for x in lines[1:] if x)}
+    assert seen["aiohttp"] == seen["httpx"]
+    assert seen["aiohttp"]["authorization"] == "Bearer sk-wire"
+    assert seen["aiohttp"]["user-agent"].startswith("evalspec/")
+
+
+async def test_a_provider_call_reads_a_gzip_answer_and_the_retry_after_of_a_refusal(client: httpx.AsyncClient) -> None:
+    packed = gzip.compress(b'{"z":1}')
+    async with RawServer(answer(packed, headers=b"Content-Encoding: gzip\r\n")).running() as srv:
+        data, _ = await post_json(client, "openai", srv.url(), {"q": 1}, {"content-type": "application/json"}, 5.0)
+    assert data == {"z": 1}
+    refusal = answer(b'{"error":{"message":"slow down"}}', status=b"429 Too Many Requests",
+                     headers=b"Retry-After-Ms: 1500\r\n")
+    async with RawServer(refusal).running() as srv:
+        err = await failure(client, srv.url())
+    assert (err.status, err.retryable, err.retry_after) == (429, True, 1.5) and "slow down" in err.message
+
+
+async def test_a_provider_call_that_gets_no_answer_times_out(client: httpx.AsyncClient) -> None:
+    async def silent(head: bytes, body: bytes, w: asyncio.StreamWriter) -> bool:
+        await asyncio.sleep(2)
+        return False
+
+    async with RawServer(silent).running() as srv:
+        with pytest.raises(ProviderError) as caught:
+            await post_json(client, "openai", srv.url(), {"q": 1}, {}, 0.2)
+    assert caught.value.kind == "timeout" and "no answer within 0.2 s" in caught.value.message
+
+
+async def test_an_invalid_url_is_a_connection_error_that_does_not_print_it(client: httpx.AsyncClient) -> None:
+    err = await failure(client, "http://[not-an-address/v1?key=sk-secret")
+    assert err.kind == CONNECTION and "sk-secret" not in err.message
+
+
+async def test_closing_the_client_closes_the_session_the_calls_used() -> None:
+    c = make_client(2, timeout=5.0)
+    async with RawServer(answer()).running() as srv:
+        assert (await post_json(c, "openai", srv.url(), {}, {}, 5.0))[0] == {"ok": True}
+        session = c.aiohttp_session()  # type: ignore[attr-defined]
+        assert (await c.get(srv.url())).json() == {"ok": True}  # httpx's API shares it: one pool
+        assert c.aiohttp_session() is session  # type: ignore[attr-defined]
+        await c.aclose()
+    assert session.closed
+    assert srv.connections == 1
+
+
+def test_over_aiohttp_only_encodings_it_decodes_are_asked_for(monkeypatch: pytest.MonkeyPatch) -> None:
+    from aiohttp import compression_utils
+
+    from evalspec.providers.http import wire_headers
+
+    asked = httpx.Headers({"Accept-Encoding": "gzip, deflate, br, zstd", "X-Key": "v"})
+    monkeypatch.setattr(compression_utils, "HAS_BROTLI", True)
+    monkeypatch.setattr(compression_utils, "HAS_ZSTD", False)
+    got = wire_headers(make_client(1), asked)
+    assert got == {"accept-encoding": "gzip, deflate, br", "x-key": "v"}
+    assert wire_headers(make_client(1, transport="httpx"), asked)["accept-encoding"] == "gzip, deflate, br, zstd"
