@@ -227,6 +227,11 @@ def _dry_run(plan: Plan, options: RunOptions, *, as_json: bool) -> int:
 
     summary = plan.summary()
     summary["problems"] = problems(plan, options)
+    try:
+        summary["cost"] = _estimate(plan, options).to_json()
+    except ValueError as exc:  # pricing.PriceFileError: a bad --prices file
+        print(f"evalspec run: {exc}", file=sys.stderr)
+        return 2
     if as_json:
         import json
 
@@ -234,6 +239,15 @@ def _dry_run(plan: Plan, options: RunOptions, *, as_json: bool) -> int:
     else:
         print(format_plan(summary))
     return 0
+
+
+def _estimate(plan: Plan, options: RunOptions) -> Any:
+    """The plan's estimated tokens and cost (cost_estimate.py) at the run's prices."""
+    from ..pricing import PriceTable
+    from .cost_estimate import estimate
+
+    prices = getattr(plan, "prices", None) or PriceTable.load(options.prices, options.env)
+    return estimate(plan, prices)
 
 
 def _run(plan: Plan, options: RunOptions, *, as_json: bool, fail_under: float | None, report: bool = True,

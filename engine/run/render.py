@@ -272,8 +272,8 @@ def format_plan(plan: dict[str, Any]) -> str:
     if plan.get("replay"):
         lines.append(f"answers replayed from {plan['replay']} (no model is called)")
     lines.append("")
-    headers = ("model", "cells", "calls", "judge calls", "est. input tokens")
-    rows = [(m, _n(v["cells"]), _n(v["calls"]), _n(v.get("judge_calls", 0)), _n(v["input_tokens"]))
+    headers = ("model", "cells", "calls", "judge calls")
+    rows = [(m, _n(v["cells"]), _n(v["calls"]), _n(v.get("judge_calls", 0)))
             for m, v in (plan.get("per_model") or {}).items()]
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
     lines.append("  ".join(h.ljust(widths[0]) if i == 0 else h.rjust(widths[i]) for i, h in enumerate(headers)))
@@ -286,8 +286,12 @@ def format_plan(plan: dict[str, Any]) -> str:
     elif plan.get("kind") == "weval":
         lines.append("judges: none (llm-coverage not run)")
     lines.append(f"eval methods: {', '.join(plan.get('eval_methods') or []) or 'none'}")
-    lines.append(f"total: {_n(plan.get('calls'))} call(s), ~{_n(plan.get('estimated_input_tokens'))} input tokens "
-                 f"(outputs up to {plan.get('max_output_tokens', 1500)} tokens a call)")
+    lines.append(f"total: {_n(plan.get('calls'))} call(s)")
+    if plan.get("cost"):
+        from .cost_text import estimate_lines
+
+        lines.append("")
+        lines += estimate_lines(plan["cost"])
     for w in plan.get("warnings") or []:
         lines.append(f"warning: {w}")
     for u in plan.get("not_scored") or []:
