@@ -123,7 +123,7 @@ def _stats(s: ModelStats) -> dict[str, Any]:
             "borderline": s.borderline, "fail": s.failed, "notScored": s.not_scored, "errors": s.errors,
             "pending": s.pending, "tokensIn": s.tokens_in if s.tokens_known else None,
             "tokensOut": s.tokens_out if s.tokens_known else None,
-            "cost": s.cost_usd if s.cost_known else None,
+            "cost": s.cost_usd if s.cost_known else None, "costUnknown": s.cost_missing,
             "durationMs": s.duration_ms if s.duration_known else None}
 
 
@@ -139,7 +139,7 @@ def _histogram(run: RunResults, model: str) -> list[int]:
 def _run_meta(run: RunResults) -> dict[str, Any]:
     return {"kind": run.kind, "title": run.title, "source": run.source, "label": run.run_label,
             "timestamp": run.timestamp, "complete": run.complete, "notes": run.notes, "evalFile": run.eval_file,
-            "summary": [_stats(s) for s in run.summaries()],
+            "summary": [_stats(s) for s in run.summaries()], "costs": run.costs,
             "histograms": {m: _histogram(run, m) for m in run.models}}
 
 

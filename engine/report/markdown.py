@@ -6,6 +6,8 @@ GitHub renders HTML inside Markdown.
 
 from __future__ import annotations
 
+from typing import Any
+
 from .diff import IMPROVED, REGRESSED, RunDiff, describe
 from .model import ERROR, NOT_SCORED, CellResult, ModelStats, RunResults
 
@@ -38,9 +40,15 @@ def summary_rows(stats: list[ModelStats]) -> list[list[str]]:
         rows.append([s.model, fmt_count(s.cells), fmt_score(s.mean), fmt_count(s.passed), fmt_count(s.borderline),
                      fmt_count(s.failed), fmt_count(s.not_scored), fmt_count(s.errors),
                      f"{fmt_count(s.tokens_in)} / {fmt_count(s.tokens_out)}" if s.tokens_known else "—",
-                     f"${s.cost_usd:,.4f}" if s.cost_known else "—",
+                     _cost_cell(s),
                      fmt_duration(s.duration_ms) if s.duration_known else "—"])
     return rows
+
+
+def _cost_cell(s: ModelStats) -> str:
+    if s.cost_missing:  # some cells' cost is unknown: never shown as a total
+        return f"at least ${s.cost_usd:,.4f}" if s.cost_known else "unknown"
+    return f"${s.cost_usd:,.4f}" if s.cost_known else "—"
 
 
 SUMMARY_HEADERS = ["model", "cells", "mean", "pass", "borderline", "fail", "not scored", "errors",
@@ -103,6 +111,8 @@ def render_markdown(runs: list[RunResults], diff: RunDiff | None = None) -> str:
         lines += [f"> {cell_text(note, 400)}", ""]
     lines += _table(SUMMARY_HEADERS, [[cell_text(c) for c in r] for r in summary_rows(run.summaries())])
     lines.append("")
+    if run.costs:
+        lines += cost_section(run.costs)
     bad = failing(run)
     lines.append(f"### Failing items ({fmt_count(len(bad))})")
     lines.append("")
@@ -125,3 +135,17 @@ def render_markdown(runs: list[RunResults], diff: RunDiff | None = None) -> str:
             lines.append(f"\n… and {fmt_count(len(unscored) - LIMIT)} more")
         lines.append("")
     return "\n".join(lines)
+
+
+def cost_section(costs: dict[str, Any]) -> list[str]:
+    """Real tokens and cost per role and model (judges on their own lines); unknown stays unknown."""
+    from .costs import total_text, usd_text
+
+    rows = [[cell_text(x["role"]), cell_text(x["model"]), fmt_count(x["calls"]), fmt_count(x["input_tokens"]),
+             fmt_count(x["output_tokens"]), usd_text(x["usd"])] for x in costs.get("lines") or []]
+    out = ["### Tokens and cost", ""]
+    out += _table(["role", "model", "calls", "input tokens", "output tokens", "cost"], rows)
+    out += ["", f"Total cost: {cell_text(total_text(costs))}", ""]
+    if costs.get("stopped"):
+        out += [f"> Stopped: {cell_text(str(costs['stopped']))}", ""]
+    return out

@@ -100,6 +100,7 @@ class RunResults:
     cells: dict[tuple[str, str], CellResult] = field(default_factory=dict)  # (item id, model) → result
     notes: list[str] = field(default_factory=list)
     system_prompts: dict[str, str | None] = field(default_factory=dict)
+    costs: dict[str, Any] | None = None  # real tokens and cost per role and model (report/costs.py)
 
     def cell(self, item: str, model: str) -> CellResult | None:
         return self.cells.get((item, model))
@@ -132,6 +133,7 @@ class ModelStats:
     tokens_known: bool = False
     cost_usd: float = 0.0
     cost_known: bool = False
+    cost_missing: bool = False  # a cell that used tokens has no cost (no price): the sum is a lower bound
     duration_ms: float = 0.0
     duration_known: bool = False
 
@@ -161,6 +163,8 @@ class ModelStats:
         if c.cost_usd is not None:
             self.cost_known = True
             self.cost_usd += c.cost_usd
+        elif c.tokens_in or c.tokens_out:
+            self.cost_missing = True
         if c.duration_ms is not None:
             self.duration_known = True
             self.duration_ms += c.duration_ms

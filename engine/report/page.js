@@ -96,6 +96,7 @@
   const overview = el("section", { class: "overview" });
   overview.append(summaryTable(), chart());
   app.append(overview);
+  if (run.costs && run.costs.lines && run.costs.lines.length) app.append(costTable(run.costs));
 
   const q = el("input", { type: "search", id: "q", placeholder: "Search ids, prompts, answers  (/)", "aria-label": "Search" });
   const modelSel = el("select", { id: "model", "aria-label": "Model" }, el("option", { value: "-1", text: "All models" }));
@@ -121,6 +122,25 @@
   app.append(el("main", null, grid, detail));
   app.removeAttribute("aria-busy");
 
+  // --- real tokens and cost (report/costs.py): a role and a model a row, judges apart; unknown stays unknown
+  function costTable(c) {
+    const money = (x) => (x === null || x === undefined ? "unknown" : x >= 1 ? "$" + x.toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 }) : "$" + x.toFixed(6));
+    const t = el("table", { class: "summary", id: "costs" });
+    t.append(el("caption", { text: "Tokens and cost" }));
+    t.append(el("thead", null, el("tr", null, ...["role", "model", "calls", "input tokens", "output tokens", "cost"].map((h) => el("th", { text: h })))));
+    const tb = el("tbody");
+    for (const x of c.lines) {
+      tb.append(el("tr", null, el("td", { text: x.role }), el("td", { class: "model", text: x.model }), el("td", { text: num(x.calls) }),
+        el("td", { text: num(x.input_tokens) }), el("td", { text: num(x.output_tokens) }), el("td", { text: money(x.usd) })));
+    }
+    t.append(tb);
+    const unpriced = c.unpriced || [];
+    const total = (unpriced.length ? "at least " : "") + money(c.usd) + (unpriced.length ? " + unknown for " + unpriced.join(", ") : "");
+    const box = el("section", { class: "overview", id: "cost" }, t, el("p", { class: "kv", id: "cost-total", text: "Total cost: " + total }));
+    if (c.stopped) box.append(el("p", { class: "kv", id: "cost-stopped", text: "Stopped: " + c.stopped }));
+    return box;
+  }
+
   // --- summary and chart -------------------------------------------------------------------------------
   function summaryTable() {
     const heads = ["model", "cells", "mean", "pass", "borderline", "fail", "not scored", "errors", "tokens in / out", "cost", "duration"];
@@ -142,7 +162,7 @@
       cells.push(el("td", { text: num(s.pass) }), el("td", { text: num(s.borderline) }), el("td", { text: num(s.fail) }),
         el("td", { text: num(s.notScored) }), el("td", { text: num(s.errors) + (s.pending ? " (" + num(s.pending) + " pending)" : "") }),
         el("td", { text: s.tokensIn === null ? "—" : num(s.tokensIn) + " / " + num(s.tokensOut) }),
-        el("td", { text: usd(s.cost) }), el("td", { text: dur(s.durationMs) }));
+        el("td", { text: s.costUnknown ? (s.cost === null ? "unknown" : "at least " + usd(s.cost)) : usd(s.cost) }), el("td", { text: dur(s.durationMs) }));
       tb.append(el("tr", null, ...cells));
     }
     t.append(tb);

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ..appendlog import read_records
 from ..jsonio import loads
 from ..results_kind import sniff
+from . import costs
 from .model import ERROR, NOT_SCORED, OK, PENDING, CellResult, Item, Point, RunResults, verdict_of
 
 if TYPE_CHECKING:
@@ -251,6 +252,7 @@ def _weval_from_comparison(data: dict[str, Any], path: Path, *, responses: Any =
                                methods)
             run.cells[(item.id, model)] = cell
     _usage_from_journal(run, path.parent)
+    run.costs = costs.from_comparison(data.get("evalspecCost"))
     return run
 
 
@@ -372,6 +374,7 @@ def _weval_from_journal(path: Path, analyses: Analyses | None = None) -> RunResu
             for n in sorted(turns):
                 _add_usage(cell, turns[n])
             run.cells[key] = cell
+    run.costs = costs.from_usage_records(read_records(path))
     _note_unfinished(run)
     return run
 
@@ -470,6 +473,7 @@ def _agentv_run(path: Path, rows: list[dict[str, Any]], header: dict[str, Any] |
                      run_label=str((header or {}).get("run_label") or ""),
                      timestamp=str((header or {}).get("started") or (rows[0].get("timestamp") if rows else "") or ""),
                      eval_file=eval_file, models=list(models), cells=cells)
+    run.costs = costs.from_rows(rows)
     defined = _blueprint_items(eval_file, "agentv", analyses)
     if defined is None:
         run.items = [Item(i) for i in items]

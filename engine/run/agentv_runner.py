@@ -26,10 +26,10 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from ..agentv.model import Assertion, Message
+from ..agentv.model import Assertion
 from ..appendlog import AppendLog
 from ..jsonio import dumps_bytes
-from ..pricing import call_cost
+from ..pricing import PriceTable, call_cost
 from ..providers.base import ChatMessage, ChatRequest, ProviderError, ToolCall
 from ..providers.tool_calls import calls_from_json, output_messages
 from ..scoring.agentv_aggregate import (
@@ -64,11 +64,13 @@ from .agentv_judge import (
     rubric_prompt,
 )
 from .agentv_measured import Measured, unmeasured
+from .agentv_messages import chat_messages
 from .agentv_plan import AgentvPlan, AgentvTask, TargetSpec
 from .agentv_scorable import NO_JUDGE, unscorable
 from .calls import Calls, provider_key
 from .code_judge import DEFAULT_CONCURRENCY as CODE_JUDGE_CONCURRENCY
 from .code_judge import judge_answer, run_code_judge, shell_argv, timeout_of
+from .cost_guard import NOT_RUN, CostGuard
 from .events import (
     Cell,
     CellFailed,
@@ -114,6 +116,7 @@ class AgentvRun:
         self.rows: dict[Cell, dict[str, Any]] = {}
         self.scores: dict[Cell, tuple[float | None, str | None]] = {}
         self.failed: set[Cell] = set()
+        self.not_run: set[Cell] = set()  # cells a cost cap kept from starting (also in `failed`)
         self.resumed_cells = 0
         self._judge_limit: asyncio.Semaphore | None = None  # code judges at once (created on the run's loop)
         execution = plan.suite.execution or {}
@@ -125,10 +128,11 @@ class AgentvRun:
         self._workspace_specs: dict[Any, WorkspaceSpec | None] = {}
         self.fail_on_error = execution.get("fail_on_error") is True
         budget = execution.get("total_budget_usd")
-        self.budget = float(budget) if isinstance(budget, int | float) and not isinstance(budget, bool) else None
-        self.spent = 0.0
-        self._unpriced_budget_noted = False
-        self._halt: str | None = None  # why the cells not started yet will not run
+        self.cost = CostGuard(plan, options, plan.prices or PriceTable.load(None, {}),
+                              suite_budget=float(budget) if isinstance(budget, int | float)
+                              and not isinstance(budget, bool) else None)
+        self.calls.spend = self.cost.spend
+        self._halt: str | None = None  # why the cells not started yet will not run (fail_on_error)
         self._prices: dict[tuple[str | None, str], Any] = {}
         execution_ws = plan.suite.workspace is not None or any(t.workspace is not None for t in plan.tests) or any(
             t.config is not None and t.config.get("workspace_template") for t in plan.targets)
@@ -139,7 +143,9 @@ class AgentvRun:
         # finished test); the name carries the run's start time, a resumed run takes over the file of
         # the run it finishes, and the end rewrites it in the plan's order.
         name = f"{self.plan.run_label}_{safe_timestamp(now_utc())}.jsonl"
+        cap_warning = self.cost.check()  # raises PlanError when --max-cost cannot be held
         self._open_journal(results=name)
+        self.cost.attach(self.journal, self.journal_path, resumed=self.options.resume or self.options.retry_errors)
         self.results_path = self.folder / Path(str(self.state.header.get("results") or name)).name
         self._results_log = AppendLog(self.results_path, fresh=True)
         finished = False
@@ -154,6 +160,8 @@ class AgentvRun:
                              "longer running", "info")
             for warning in self.plan.warnings:
                 yield Notice(warning, "warning")
+            if cap_warning:
+                yield Notice(cap_warning, "warning")
             n = min(len(self.plan.tasks), self.plan.concurrency * 2)
             async with contextlib.aclosing(stream_cells(self.queue, self.plan.tasks, self._cell, n)) as cells:
                 async for event in cells:
@@ -206,9 +214,20 @@ class AgentvRun:
             self.emit(Scored(cell, done.get("s"), done.get("v"), row, resumed=True))
             return
         started = now_utc()
-        if self._halt is not None:  # fail_on_error or total_budget_usd stopped the run
+        if self._halt is not None:  # fail_on_error stopped the run
             self._fail(task, self._halt, "skipped", started)
             return
+        why = self.cost.admit(task)
+        if why is not None:  # a cost cap: not run, not journaled, so --resume with a higher cap runs it
+            self._not_run(task, why, started)
+            return
+        try:
+            await self._run_admitted(task, started)
+        finally:
+            self.cost.release(cell)
+
+    async def _run_admitted(self, task: AgentvTask, started: Any) -> None:
+        cell = task.cell
         try:
             spec = self._workspace_spec(task)
             folder = await self.workspaces.acquire(spec, task.test.id) if spec is not None else None
@@ -229,6 +248,11 @@ class AgentvRun:
             for problem in problems:
                 self.emit(Notice(f"{cell}: {problem}", "warning"))
         score = row["score"]
+        judged = self.cost.spend.judge_usage(cell)
+        if judged is not None:  # the judges' calls, apart from the target's token_usage and cost_usd
+            row["judge_target"] = task.judge.name if task.judge is not None else None
+            row["judge_token_usage"] = {"input": judged["input"], "output": judged["output"], "calls": judged["calls"]}
+            row["judge_cost_usd"] = judged["cost_usd"]
         self.rows[cell] = row
         self.scores[cell] = (score, row.get("verdict"))
         assert self.journal is not None
@@ -258,7 +282,6 @@ class AgentvRun:
                 continue
             self.emit(Response(cell, answer, usage, cached, latency, replayed=self.plan.replay is not None))
             cost = self._cost(task, model, usage)
-            self._spend(cost, task)
             measured = Measured(answer=answer, usage=usage, duration_ms=latency, model=model, cost_usd=cost,
                                 trace=[c.to_json() for c in calls], calls=calls,
                                 output_messages=output_messages(answer, calls),
@@ -342,21 +365,6 @@ class AgentvRun:
                                    f"{replay.path} has no answer for {cell}")
         return rec.text, rec.usage, rec.latency_ms, False, rec.tool_calls
 
-    def _spend(self, cost: float | None, task: AgentvTask) -> None:
-        """Count a call's cost against `execution.total_budget_usd`; once reached, no new cell starts."""
-        if self.budget is None:
-            return
-        if cost is None:
-            if not self._unpriced_budget_noted:
-                self._unpriced_budget_noted = True
-                self.emit(Notice(f"execution.total_budget_usd cannot be held: the cost of {task.target.name}'s "
-                                 "calls is unknown (no price for its model; see --prices)", "warning"))
-            return
-        self.spent += cost
-        if self.spent >= self.budget and self._halt is None:
-            self._halt = (f"not run: execution.total_budget_usd ${self.budget:g} was reached "
-                          f"(${self.spent:.4f} spent)")
-
     async def _file_changes(self, task: AgentvTask, folder: Path | None) -> str | None:
         """The diff of the test's workspace against its template and repositories, once the agent has
         answered."""
@@ -389,6 +397,17 @@ class AgentvRun:
             return self.calls.target(spec.name, spec.config, base_dir=self.plan.path.parent), ""
         binding = self.calls.model(spec.model or spec.name)
         return binding.provider, binding.model_name
+
+    def _not_run(self, task: AgentvTask, message: str, started: Any) -> None:
+        """A cell a cost cap kept from starting: a row that is not scored (never a pass) with the reason;
+        not journaled, so --resume with a higher cap runs it."""
+        cell = task.cell
+        self.failed.add(cell)
+        self.not_run.add(cell)
+        row = self._row(task, started, "", (0, 0), 0.0, [], error=message)
+        row.update({"score": None, "verdict": NOT_SCORED})
+        self.rows[cell] = row
+        self.emit(CellFailed(cell, message, NOT_RUN))
 
     def _fail(self, task: AgentvTask, message: str, kind: str, started: Any) -> None:
         cell = task.cell
@@ -815,11 +834,12 @@ class AgentvRun:
                 model=target.name, cells=len(cells), scored=len(scored),
                 mean=sum(scored) / len(scored) if scored else None,  # type: ignore[arg-type]
                 passed=verdicts.count("pass"), borderline=verdicts.count("borderline"), failed=verdicts.count("fail"),
-                not_scored=verdicts.count(NOT_SCORED),
-                errors=sum(1 for c in cells if c in self.failed)))
+                not_scored=verdicts.count(NOT_SCORED) + sum(1 for c in cells if c in self.not_run),
+                errors=sum(1 for c in cells if c in self.failed and c not in self.not_run)))
+        notes = self._not_scored_notes() + ((self.cost.stopped,) if self.cost.stopped else ())
         return RunSummary(kind="agentv", run_label=self.plan.run_label, models=tuple(rows),
                           files=tuple(str(f) for f in files), calls=self.calls.calls, cached=self.calls.cached,
-                          resumed=self.resumed_cells, notes=self._not_scored_notes())
+                          resumed=self.resumed_cells, notes=notes, cost=self.cost.summary(), stopped=self.cost.stopped)
 
     def _not_scored_notes(self) -> tuple[str, ...]:
         """The cells whose verdict is "not scored" or that failed with unscored checks, each with the
@@ -942,45 +962,6 @@ def _skipped(a: Assertion, reason: str) -> dict[str, Any]:
     not scored unless something else fails it (agentv_aggregate.outcome_of)."""
     return {"name": a.name, "type": a.type, "score": None, "weight": a.weight, "verdict": NOT_SCORED, "hits": [],
             "misses": [], "reasoning": reason, "_required": a.required, "_fails": False}
-
-
-def chat_messages(messages: list[Message]) -> tuple[str | None, list[ChatMessage]]:
-    """AgentV input messages as a chat request: system turns become the system prompt; file blocks are
-    inlined (bounded); tool results are passed as user turns (chat targets have no tool protocol)."""
-    system: list[str] = []
-    out: list[ChatMessage] = []
-    for m in messages:
-        text = _content(m)
-        if m.role == "system":
-            system.append(text)
-        elif m.role == "tool":
-            out.append(ChatMessage("user", f"[tool result{f' from {m.name}' if m.name else ''}]\n{text}"))
-        else:
-            out.append(ChatMessage(m.role, text))
-    return ("\n\n".join(system) or None), out
-
-
-def _content(m: Message) -> str:
-    from ..agentv.model import ContentBlock
-
-    if isinstance(m.content, list) and m.content and all(isinstance(b, ContentBlock) for b in m.content):
-        parts = []
-        for b in m.content:
-            if b.type == "text":
-                parts.append(str(b.value))
-            elif b.type == "file" and b.resolved_path is not None:
-                from ..agentv.files import read_text
-
-                body = read_text(b.resolved_path, FILE_LIMIT)
-                parts.append(f"<file path=\"{b.value}\">\n{body}\n</file>" if body is not None else f"[file {b.value}]")
-            elif b.type == "json":
-                import json
-
-                parts.append(json.dumps(b.value, ensure_ascii=False))
-            else:
-                parts.append(f"[{b.type} {b.value}]")
-        return "\n".join(parts)
-    return m.text()
 
 
 def run_agentv(plan: AgentvPlan, options: RunOptions) -> AsyncIterator[Event]:

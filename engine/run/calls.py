@@ -41,6 +41,7 @@ class Calls:
         self.policy = RetryPolicy(max_retries=max(0, options.max_retries))
         self.calls = 0  # requests that reached a provider (cache hits excluded)
         self.cached = 0
+        self.spend: Any = None  # spend.Spend: every chat call's usage and cost (cost_guard.py sets it)
 
     # --- set-up -----------------------------------------------------------------------------------
     @property
@@ -127,6 +128,10 @@ class Calls:
             self.cached += 1
         else:
             self.calls += 1
+        if self.spend is not None:
+            self.spend.record(purpose, model_label, cell, model=req.model, reported=result.raw_model,
+                              input_tokens=result.usage.input_tokens, output_tokens=result.usage.output_tokens,
+                              cached=result.cached)
         return result
 
     async def embed(self, provider: Provider, texts: Sequence[str], model_name: str, *, limit_key: str,

@@ -2,7 +2,8 @@
 
 Exit codes: 0 the run finished; 1 the mean score is below `--fail-under`; 2 the file is invalid (its
 errors are printed as `path:line:col: …`) or the command line is; 3 every call failed, so nothing was
-measured (one line names the cause); 130 interrupted (every result
+measured (one line names the cause); 4 a cost cap (`--max-cost`, AgentV's `execution.total_budget_usd`)
+kept cells from running (they are reported as not run; `--resume` with a higher cap runs them); 130 interrupted (every result
 already received is in the journal; `--resume` finishes the run).
 """
 
@@ -80,6 +81,10 @@ def add_run_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--prices", type=Path, metavar="FILE",
                    help="a price file (JSON/YAML, USD per million tokens per model) over the shipped table; "
                         "default: $EVALSPEC_PRICES")
+    p.add_argument("--max-cost", type=float, metavar="USD",
+                   help="stop starting calls once the run's spend plus what the calls in flight may cost would "
+                        "pass USD (estimated as --dry-run does); the cells not run are reported, the exit code is "
+                        "4, and --resume with a higher cap runs them")
     p.set_defaults(func=cmd_run)
     return p
 
@@ -107,13 +112,15 @@ def options_from_args(args: argparse.Namespace) -> RunOptions:
         raise _Usage("--timeout must be positive")
     if not args.max_response_mb > 0:
         raise _Usage("--max-response-mb must be positive")
+    if args.max_cost is not None and not (args.max_cost >= 0 and args.max_cost != float("inf")):
+        raise _Usage("--max-cost is a number of US dollars, 0 or more")
     return RunOptions(
         models=list(args.model), select=list(args.select), output=args.output, concurrency=args.concurrency,
         provider_concurrency=limits, cache=args.cache, resume=args.resume or args.retry_errors,
         retry_errors=args.retry_errors, eval_methods=methods, judges=list(args.judge), label=args.label,
         timeout=args.timeout, max_retries=max(0, args.retries), models_dir=args.models_dir, env=dict(os.environ),
         prices=args.prices, max_response_bytes=int(args.max_response_mb * 2**20),
-        allow_outside_files=args.allow_outside_files)
+        allow_outside_files=args.allow_outside_files, max_cost=args.max_cost)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -287,6 +294,10 @@ def _run(plan: Plan, options: RunOptions, *, as_json: bool, fail_under: float | 
     if failed is not None:
         print(f"evalspec run: {failed}", file=sys.stderr)
         return 3
+    if summary is not None and summary.stopped:
+        # A cost cap kept cells from running: those checks were not made, so the run cannot pass.
+        print(f"evalspec run: {summary.stopped}", file=sys.stderr)
+        return 4
     if fail_under is not None:
         mean = summary.mean if summary is not None else None
         unscored = sum(m.not_scored for m in summary.models) if summary is not None else 0

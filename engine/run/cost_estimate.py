@@ -309,7 +309,7 @@ def target_price_names(spec: TargetSpec) -> tuple[str | None, ...]:
 def agentv_cell_calls(plan: AgentvPlan, task: AgentvTask, notes: list[str] | None = None) -> list[CallEstimate]:
     """A cell's target and judge calls, every trial counted (an early stop only makes it cheaper)."""
     from ..scoring.trials import TrialSettings
-    from .agentv_runner import chat_messages
+    from .agentv_messages import chat_messages
 
     notes = notes if notes is not None else []
     test = task.test

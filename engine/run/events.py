@@ -153,6 +153,10 @@ class RunSummary:
     # Points left out of a scored cell's score because they could not be scored (no judge, a `$js`
     # error, …): the reference averages the rest, so the cell has a score, but it vouches for less.
     points_not_scored: int = 0
+    # Real tokens and US dollars per role and model (spend.Spend.to_json() + caps), and why cells were
+    # not run when a cost cap stopped them (budget.py): such a run exits non-zero.
+    cost: dict[str, Any] | None = None
+    stopped: str | None = None
 
     @property
     def mean(self) -> float | None:

@@ -58,6 +58,7 @@ class RunOptions:
     partial_results: bool = False
     max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES  # a bigger provider answer is an error
     allow_outside_files: bool = False  # send files from outside the project (file-outside-project findings)
+    max_cost: float | None = None  # --max-cost: US dollars the run may spend (budget.py)
 
     @property
     def cache_path(self) -> Path:

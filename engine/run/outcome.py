@@ -22,7 +22,7 @@ class Outcome:
     def __call__(self, event: Event) -> None:
         if isinstance(event, Response | Scored):
             self.answered += 1
-        elif isinstance(event, CellFailed):
+        elif isinstance(event, CellFailed) and event.kind != "not_run":  # a cost cap's cells were never tried
             # The same cause reads the same for every cell: the cell's model id is not part of it.
             model = getattr(event.cell, "model", "") or ""
             cause = event.error.replace(model, "<model>") if model else event.error

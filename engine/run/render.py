@@ -83,6 +83,7 @@ class HumanRenderer:
         self._next_tenth = 1
         self._bar_shown = False
         self._errors_seen: dict[str, int] = {}  # message → cells that failed with it
+        self.not_run = 0  # cells a cost cap kept from starting
         self.worst = WorstItems()
 
     def __call__(self, event: Event) -> None:
@@ -90,7 +91,11 @@ class HumanRenderer:
             self.worst.add(event, str(self.plan.get("kind") or "weval"))
             self.done += 1
             self.retrying.pop(event.cell, None)
-            if isinstance(event, CellFailed):
+            if isinstance(event, CellFailed) and event.kind == "not_run":  # a cost cap (budget.py)
+                self.not_run += 1
+                if self.not_run == 1:
+                    self._line(f"stopped: {event.error.removeprefix('not run: ')}; no new cell starts")
+            elif isinstance(event, CellFailed):
                 self.errors += 1
                 if not event.resumed:
                     # The same failure on many cells (a missing key, a dead endpoint) is shown once.
@@ -190,6 +195,8 @@ class WorstItems:
         from ..report.model import PASS
 
         payload: tuple[str, Any]
+        if isinstance(event, CellFailed) and event.kind == "not_run":
+            return  # never tried (a cost cap): the summary's note says why
         if isinstance(event, CellFailed):
             rank, payload = -1.0, ("error", event.error)
         elif event.score is None or event.score >= PASS:
@@ -256,6 +263,10 @@ def format_table(summary: RunSummary) -> str:
         extra.append(f"{summary.resumed:,} cell(s) resumed")
     out.append("")
     out.append(", ".join(extra))
+    if summary.cost:
+        from .cost_text import spend_lines
+
+        out += spend_lines(summary.cost)
     out.extend(f"note: {n}" for n in summary.notes)
     return "\n".join(out)
 

@@ -67,6 +67,7 @@ class WevalPlan:
     replay: Any = None  # a ReplaySource when the model is `replay:<file>`
     warnings: list[str] = field(default_factory=list)
     fingerprints: dict[str, str] = field(default_factory=dict)  # item id -> its text's (items.py)
+    prices: Any = None  # the PriceTable (pricing.py): shipped prices + --prices / $EVALSPEC_PRICES
 
     @property
     def output_folder_parts(self) -> tuple[str, ...]:
@@ -187,6 +188,13 @@ def plan_weval(bp: Blueprint, path: Path, options: RunOptions) -> WevalPlan:
         judges, judge_source = list(DEFAULT_JUDGES), "default"
     key_point_models = list(options.judges or bp.judge_models or [j.model for j in judges])
 
+    from ..pricing import PriceFileError, PriceTable
+
+    try:
+        prices = PriceTable.load(options.prices, options.env)
+    except PriceFileError as exc:
+        raise PlanError(str(exc)) from None
+
     chash = content_hash(bp, [m for m in listed] if replay is None else replay.base_models(), prompts)
     concurrency = options.concurrency or bp.concurrency or 30
     effective = list(dict.fromkeys(t.cell.model for t in tasks))
@@ -195,4 +203,4 @@ def plan_weval(bp: Blueprint, path: Path, options: RunOptions) -> WevalPlan:
         replay.base_models(), model_specs=specs, prompts=prompts, tasks=tasks, effective_models=effective,
         judges=judges, judge_source=judge_source, key_point_models=key_point_models,
         eval_methods=options.eval_methods, content_hash=chash, run_label=run_label(chash, options.label),
-        concurrency=concurrency, replay=replay, warnings=warnings)
+        concurrency=concurrency, replay=replay, warnings=warnings, prices=prices)

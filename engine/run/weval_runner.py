@@ -32,6 +32,7 @@ from ..scoring.weval_points import PointContext, evaluate_point
 from ..weval.ids import js_number
 from ..weval.model import Point, Prompt
 from .calls import Calls, provider_key
+from .cost_guard import NOT_RUN, CostGuard
 from .events import (
     Cell,
     CellFailed,
@@ -99,9 +100,12 @@ class WevalRun:
         self.queue: asyncio.Queue[Event | None] = asyncio.Queue()
         self.emit = self.queue.put_nowait
         self.calls = Calls(options, self.emit, concurrency=plan.concurrency)
+        self.cost = CostGuard(plan, options, plan.prices)
+        self.calls.spend = self.cost.spend
         self.journal: Journal | None = None
         self.scores: dict[Cell, tuple[float | None, str | None]] = {}
         self.failed: set[Cell] = set()
+        self.not_run: set[Cell] = set()  # cells a cost cap kept from starting (also in `failed`)
         self.resumed_cells = 0
         self._key_points: dict[str, asyncio.Future[tuple[list[str] | None, str | None]]] = {}
         self._judges: list[tuple[Any, Any]] = []  # (Judge, binding or ProviderError)
@@ -117,7 +121,9 @@ class WevalRun:
 
     # --- the stream -------------------------------------------------------------------------------
     async def events(self) -> AsyncIterator[Event]:
+        cap_warning = self.cost.check()  # raises PlanError when --max-cost cannot be held
         self._open_journal()
+        self.cost.attach(self.journal, self.journal_path, resumed=self.options.resume or self.options.retry_errors)
         finished = False
         try:
             summary = self.plan.summary()
@@ -130,6 +136,8 @@ class WevalRun:
                              "longer running", "info")
             for warning in self.plan.warnings:
                 yield Notice(warning, "warning")
+            if cap_warning:
+                yield Notice(cap_warning, "warning")
             if self._needs_judges():
                 self._bind_judges()
             if self._judge_problem:
@@ -201,6 +209,10 @@ class WevalRun:
             self.resumed_cells += 1
             self._fail(task, str(failure.get("error")), str(failure.get("kind") or "error"), resumed=True)
             return
+        why = self.cost.admit(task)
+        if why is not None:  # a cost cap: not run, not journaled, so --resume with a higher cap runs it
+            self._fail(task, why, NOT_RUN)
+            return
         try:
             answer = await self._generate(task)
         except ProviderError as err:
@@ -249,6 +261,9 @@ class WevalRun:
     def _fail(self, task: WevalTask, message: str, kind: str, *, resumed: bool = False) -> None:
         cell = task.cell
         self.failed.add(cell)
+        self.cost.release(cell)
+        if kind == NOT_RUN:
+            self.not_run.add(cell)
         marked = f"<<error>>{message}<</error>>"
         self.results.responses.setdefault(cell.item, {})[cell.model] = marked
         self.results.errors.setdefault(cell.item, {})[cell.model] = message
@@ -259,8 +274,9 @@ class WevalRun:
         self.results.histories.setdefault(cell.item, {})[cell.model] = history
         self.results.system_prompts[cell.model] = task.system
         if self.coverage:
-            self.results.coverage.setdefault(cell.item, {})[cell.model] = {"error": f"Generation failed: {message}"}
-        if not resumed:
+            self.results.coverage.setdefault(cell.item, {})[cell.model] = {
+                "error": message[:1].upper() + message[1:] if kind == NOT_RUN else f"Generation failed: {message}"}
+        if not resumed and kind != NOT_RUN:
             self._pending.append({"t": "fail", "c": cell_ref(cell), "error": message, "kind": kind})
         self._flush()
         self.emit(CellFailed(cell, message, kind, resumed=resumed))
@@ -422,6 +438,7 @@ class WevalRun:
             self._pending = []
 
     def _scored(self, cell: Cell, score: float | None, result: dict[str, Any]) -> None:
+        self.cost.release(cell)
         if result and self.coverage:
             self.results.coverage.setdefault(cell.item, {})[cell.model] = result
         verdict = verdict_for(score)
@@ -606,6 +623,7 @@ class WevalRun:
                                  run_label=self.plan.run_label, timestamp=stamp,
                                  eval_methods=list(self.plan.eval_methods) or ["llm-coverage"],
                                  effective_models=self.plan.effective_models, results=self.results)
+        full["evalspecCost"] = self.cost.summary()  # our extension: real tokens and cost per role and model
         return write_comparison(self.folder, self.plan.run_label, stamp, full)
 
     def _write_partial(self) -> None:
@@ -625,9 +643,9 @@ class WevalRun:
                 model=model, cells=len(cells), scored=len(scored),
                 mean=sum(scored) / len(scored) if scored else None,  # type: ignore[arg-type]
                 passed=verdicts.count("pass"), borderline=verdicts.count("borderline"),
-                failed=verdicts.count("fail"), not_scored=sum(1 for c in cells if c in self.scores
-                                                              and self.scores[c][0] is None),
-                errors=sum(1 for c in cells if c in self.failed)))
+                failed=verdicts.count("fail"), not_scored=sum(1 for c in cells if (c in self.scores
+                                                              and self.scores[c][0] is None) or c in self.not_run),
+                errors=sum(1 for c in cells if c in self.failed and c not in self.not_run)))
         notes = []
         if not self.plan.eval_methods:
             skipped = [f"{self.unscored_points} judged point(s)"]
@@ -641,9 +659,12 @@ class WevalRun:
         points_not_scored = sum(1 for by_model in self.results.coverage.values() for result in by_model.values()
                                 if isinstance(result, dict)
                                 for pa in result.get("pointAssessments") or [] if isinstance(pa, dict) and pa.get("error"))
+        if self.cost.stopped:
+            notes.append(self.cost.stopped)
         return RunSummary(kind="weval", run_label=self.plan.run_label, models=tuple(rows),
                           files=tuple(str(f) for f in files), calls=self.calls.calls, cached=self.calls.cached,
-                          resumed=self.resumed_cells, notes=tuple(notes), points_not_scored=points_not_scored)
+                          resumed=self.resumed_cells, notes=tuple(notes), points_not_scored=points_not_scored,
+                          cost=self.cost.summary(), stopped=self.cost.stopped)
 
 
 class _CellError(Exception):

@@ -250,13 +250,13 @@ tests:
     assert rows["c"]["error"].startswith("not run: execution.fail_on_error stopped the run after ")
 
 
-def test_total_budget_stops_new_cells(tmp_path: Path, smart: SmartFake) -> None:
+def test_total_budget_stops_new_cells_before_they_pass_it(tmp_path: Path, smart: SmartFake) -> None:
     write(tmp_path / ".agentv" / "targets.yaml", AGENTV_TARGETS)
     bp = write(tmp_path / "evals" / "b.eval.yaml", """name: budget
 description: d
 execution:
   target: default
-  total_budget_usd: 0.01
+  total_budget_usd: 0.004
 tests:
   - {id: a, input: x, criteria: c, assert: [{type: contains, value: x}]}
   - {id: b, input: x, criteria: c, assert: [{type: contains, value: x}]}
@@ -264,15 +264,22 @@ tests:
   - {id: d, input: x, criteria: c, assert: [{type: contains, value: x}]}
   - {id: e, input: x, criteria: c, assert: [{type: contains, value: x}]}
 """)
-    prices = write(tmp_path / "p.yml", "candidate: {input: 100, output: 1000}\n")
-    run_events(bp, options(tmp_path, env_for(smart), concurrency=1, prices=prices))
+    prices = write(tmp_path / "p.yml", "candidate: {input: 100, output: 1}\n")
+    events = run_events(bp, options(tmp_path, env_for(smart), concurrency=1, prices=prices))
     rows = _rows(tmp_path / "out")
-    ran = [t for t in "abcde" if rows[t]["error"] is None]
-    # 0.0081 a call: the second call reaches the budget; a cell already started (two workers) may finish.
-    assert 2 <= len(ran) <= 3 and ran == list("abcde"[: len(ran)])
-    for t in "abcde"[len(ran):]:
-        assert rows[t]["error"].startswith("not run: execution.total_budget_usd $0.01 was reached ($0.0")
-    assert len(smart.chat_requests()) == len(ran)
+    # A cell is estimated at (5 × 100 + 1,500 × 1) / 10⁶ = $0.002 (input "x": ⌈1/4⌉ + 4 tokens; output at
+    # max_tokens) and really costs (11 × 100 + 7 × 1) / 10⁶ = $0.001107 (the fake's usage). a and b start
+    # together ($0.004 reserved); when c would start, spent + in flight + $0.002 passes $0.004 whether b
+    # has finished or not. Before, every cell in flight when the budget was reached could run past it.
+    assert [t for t in "abcde" if rows[t]["error"] is None] == ["a", "b"]
+    for t in "cde":
+        assert rows[t]["error"].startswith("not run: execution.total_budget_usd $0.004000 reached: $0.00")
+        assert (rows[t]["score"], rows[t]["verdict"]) == (None, "not scored")  # never a pass, nor a fail
+    assert len(smart.chat_requests()) == 2
+    summary = of_type(events, "run_finished")[0].summary
+    assert summary.cost["usd"] == pytest.approx(2 * 0.001107) and summary.cost["usd"] <= 0.004
+    assert summary.stopped.startswith("3 cell(s) not run: execution.total_budget_usd")
+    assert summary.models[0].not_scored == 3 and summary.models[0].errors == 0
 
 
 def test_code_judges_see_the_agents_file_changes(tmp_path: Path, smart: SmartFake) -> None:

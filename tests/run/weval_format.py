@@ -20,6 +20,8 @@ from typing import Any
 SPEC = Path(__file__).resolve().parents[3] / "shared" / "spec" / "weval-output-format.md"
 
 
+EVALSPEC_EXTENSIONS = frozenset({"evalspecCost"})
+
 def _table(text: str, heading: str) -> dict[str, tuple[str, bool]]:
     """`| key | type | description |` rows under `heading`: key → (type, optional)."""
     start = text.index(heading)
@@ -89,7 +91,8 @@ def problems(data: dict[str, Any], spec: Spec | None = None) -> list[str]:
             if key not in table:
                 out.append(f"{where}.{key}: not in the format")
 
-    check_fields(data, spec.top, "$")
+    # evalspec's own top-level additions, which the dashboard ignores: real tokens and cost (run/spend.py).
+    check_fields({k: v for k, v in data.items() if k not in EVALSPEC_EXTENSIONS}, spec.top, "$")
     models = set(data.get("effectiveModels") or [])
     prompt_ids = list(data.get("promptIds") or [])
     if prompt_ids != sorted(prompt_ids):

@@ -1,0 +1,93 @@
+"""A run's real tokens and cost per role and model, for the report, from whatever the results keep.
+
+A Weval comparison file carries them in evalspec's `evalspecCost` (run/spend.py), a journal in its
+`usage` records, AgentV rows in `token_usage` / `cost_usd` (the target) and `judge_token_usage` /
+`judge_cost_usd` (its judges). A cost that is not known stays None ("unknown"), never 0.
+
+The shape, for the writers: {"lines": [{role, model, calls, input_tokens, output_tokens, usd}],
+"usd": the priced total, "unpriced": [names], "stopped": why cells were not run (a cost cap) or None}.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+_NUMBERS = (int, float)
+
+
+def _int(value: Any) -> int:
+    return int(value) if type(value) in _NUMBERS else 0
+
+
+def _usd(value: Any) -> float | None:
+    return float(value) if type(value) in _NUMBERS else None
+
+
+def from_comparison(data: Any) -> dict[str, Any] | None:
+    """`evalspecCost` of a comparison file, checked field by field (the file is untrusted)."""
+    if not isinstance(data, dict) or not isinstance(data.get("lines"), list):
+        return None
+    lines = []
+    for x in data["lines"]:
+        if not isinstance(x, dict):
+            continue
+        lines.append({"role": str(x.get("role") or ""), "model": str(x.get("model") or ""),
+                      "calls": _int(x.get("calls")), "input_tokens": _int(x.get("input_tokens")),
+                      "output_tokens": _int(x.get("output_tokens")), "usd": _usd(x.get("usd"))})
+    unpriced = [str(u) for u in data.get("unpriced") or [] if isinstance(u, str)]
+    stopped = data.get("stopped")
+    return {"lines": lines, "usd": sum(x["usd"] for x in lines if x["usd"] is not None), "unpriced": unpriced,
+            "stopped": str(stopped) if isinstance(stopped, str) else None}
+
+
+def from_usage_records(records: Iterable[dict[str, Any]]) -> dict[str, Any] | None:
+    """A journal's `usage` records (one a call) summed per role and model."""
+    from ..pricing import PriceTable
+    from ..run.spend import Spend
+
+    spend = Spend(PriceTable({}))
+    spend.restore(records)
+    if not spend.lines:
+        return None
+    return from_comparison(spend.to_json())
+
+
+def from_rows(rows: Iterable[dict[str, Any]]) -> dict[str, Any] | None:
+    """AgentV rows summed per target: its answers and its judges' calls, each a line."""
+    lines: dict[tuple[str, str], dict[str, Any]] = {}
+    for row in rows:
+        target = str(row.get("target") or "")
+        for role, usage_key, cost_key in (("answers", "token_usage", "cost_usd"),
+                                          ("judge", "judge_token_usage", "judge_cost_usd")):
+            usage = row.get(usage_key)
+            if not isinstance(usage, dict):
+                continue
+            inp, out = _int(usage.get("input")), _int(usage.get("output"))
+            if role == "answers" and not (inp or out) and row.get("error"):
+                continue  # no call was answered (an error, a cell not run)
+            name = target if role == "answers" else str(row.get("judge_target") or f"judge of {target}")
+            line = lines.setdefault((role, name), {"role": role, "model": name, "calls": 0, "input_tokens": 0,
+                                                   "output_tokens": 0, "usd": 0.0})
+            line["calls"] += 1 if role == "answers" else _int(usage.get("calls")) or 1
+            line["input_tokens"] += inp
+            line["output_tokens"] += out
+            cost = _usd(row.get(cost_key))
+            line["usd"] = None if cost is None or line["usd"] is None else line["usd"] + cost
+    if not lines:
+        return None
+    out_lines = list(lines.values())
+    return {"lines": out_lines, "usd": sum(x["usd"] for x in out_lines if x["usd"] is not None),
+            "unpriced": [x["model"] for x in out_lines if x["usd"] is None], "stopped": None}
+
+
+def usd_text(value: float | None) -> str:
+    if value is None:
+        return "unknown"
+    return f"${value:,.2f}" if value >= 1 else f"${value:.6f}"
+
+
+def total_text(costs: dict[str, Any]) -> str:
+    unpriced = costs.get("unpriced") or []
+    total = usd_text(float(costs.get("usd") or 0.0))
+    return f"at least {total} + unknown for {', '.join(unpriced)}" if unpriced else total

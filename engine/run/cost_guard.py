@@ -1,0 +1,121 @@
+"""A run's costs, wired into its runner: the real spend (spend.py) and the caps (budget.py).
+
+Both runners hold one `CostGuard`: it hands `Calls` the ledger every chat call reports to, journals
+each call's usage, restores the earlier usage of a resumed run, and decides whether a cell may start
+under `--max-cost` / AgentV's `execution.total_budget_usd` from the cell's estimate (cost_estimate.py).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..pricing import PriceTable
+from .budget import Budget, Cap
+from .cost_estimate import agentv_cell_calls, cost_of_calls, weval_cell_calls, weval_prompt_calls
+from .cost_text import total_text
+from .events import Cell
+from .options import RunOptions
+from .spend import Spend
+
+MAX_COST = "--max-cost"
+TOTAL_BUDGET = "execution.total_budget_usd"
+NOT_RUN = "not_run"  # the CellFailed kind of a cell a cap kept from starting
+
+
+class CostGuard:
+    def __init__(self, plan: Any, options: RunOptions, prices: PriceTable, *, suite_budget: float | None = None,
+                 batch: bool = False) -> None:
+        self.plan = plan
+        self.spend = Spend(prices)
+        caps = []
+        if options.max_cost is not None:
+            caps.append(Cap(options.max_cost, MAX_COST))
+        if suite_budget is not None:
+            caps.append(Cap(suite_budget, TOTAL_BUDGET))
+        self.budget = Budget(caps)
+        self.batch = batch
+        self._extractions: set[str] = set()  # Weval prompts whose key-point extraction is reserved
+        self.unpriced_warning: str | None = None
+        if self.budget.active:
+            self.spend.on_cost = self.budget.charge
+        from .weval_plan import WevalPlan
+
+        if not isinstance(plan, WevalPlan):
+            from .cost_estimate import target_price_names
+
+            for t in plan.tasks:  # targets.yaml targets call with no model name: price them by their config
+                self.spend.hints.setdefault(t.target.name, target_price_names(t.target))
+                if t.judge is not None:
+                    self.spend.hints.setdefault(t.judge.name, target_price_names(t.judge))
+
+    def attach(self, journal: Any, path: Path, *, resumed: bool) -> None:
+        """Journal each call's usage; count what the earlier attempts of a resumed run spent."""
+        if resumed and path.exists():
+            from ..appendlog import read_records
+
+            self.spend.restore(read_records(path))
+            self.budget.spent = self.spend.total
+        if journal is not None:
+            self.spend.sink = journal.write
+
+    def check(self) -> str | None:
+        """Before the run: raises PlanError when `--max-cost` cannot be held (a model the run calls has no
+        price); a warning when only the suite's `total_budget_usd` is set (AgentV goes on with it)."""
+        if not self.budget.active:
+            return None
+        from .cost_estimate import estimate
+        from .plan_error import PlanError
+
+        unpriced = estimate(self.plan, self.spend.prices).unpriced
+        if not unpriced:
+            return None
+        if any(c.name == MAX_COST for c in self.budget.caps):
+            raise PlanError(f"--max-cost cannot be held: no price for {', '.join(unpriced)}; add them to a price "
+                            "file (--prices FILE or $EVALSPEC_PRICES)")
+        return (f"{TOTAL_BUDGET} counts only the calls with a price: no price for {', '.join(unpriced)} "
+                "(add them with --prices FILE)")
+
+    def admit(self, task: Any) -> str | None:
+        """None when the cell may start (its estimate reserved); else why it is not run."""
+        if not self.budget.active:
+            return None
+        from .weval_plan import WevalPlan
+
+        if isinstance(self.plan, WevalPlan):
+            calls = weval_cell_calls(self.plan, task)
+            pid = task.prompt.id
+            if pid not in self._extractions:
+                calls += weval_prompt_calls(self.plan, task.prompt)
+        else:
+            calls = agentv_cell_calls(self.plan, task)
+        cost, _unpriced = cost_of_calls(calls, self.spend.prices, batch=self.batch)
+        if self.budget.admit(task.cell, cost):
+            if isinstance(self.plan, WevalPlan):
+                self._extractions.add(task.prompt.id)
+            return None
+        return self.budget.stopped
+
+    def release(self, cell: Cell) -> None:
+        if self.budget.active:
+            self.budget.release(cell)
+
+    @property
+    def stopped(self) -> str | None:
+        """Why cells were not run (with how many and how to go on), or None."""
+        if self.budget.stopped is None:
+            return None
+        return (f"{self.budget.not_run:,} cell(s) {self.budget.stopped}; {self.budget.resume_hint()}")
+
+    def summary(self) -> dict[str, Any]:
+        out = self.spend.to_json()
+        caps = {c.name: c.usd for c in self.budget.caps}
+        if caps:
+            out["caps"] = caps
+        if self.budget.stopped is not None:
+            out["stopped"] = self.budget.stopped
+            out["not_run"] = self.budget.not_run
+        return out
+
+    def total_text(self) -> str:
+        return total_text(self.spend.total, self.spend.unpriced)
