@@ -49,15 +49,18 @@ class CostGuard:
                 if t.judge is not None:
                     self.spend.hints.setdefault(t.judge.name, target_price_names(t.judge))
 
-    def attach(self, journal: Any, path: Path, *, resumed: bool) -> None:
-        """Journal each call's usage; count what the earlier attempts of a resumed run spent."""
+    def attach(self, sink: Any, path: Path, *, resumed: bool) -> None:
+        """Journal each call's usage through `sink` (the journal, or a function holding the record back to
+        go out with the runner's next write); count what the earlier attempts of a resumed run spent."""
         if resumed and path.exists():
             from ..appendlog import read_records
 
             self.spend.restore(read_records(path))
             self.budget.spent = self.spend.total
-        if journal is not None:
-            self.spend.sink = journal.write
+        if callable(sink):
+            self.spend.sink = sink
+        elif sink is not None:
+            self.spend.sink = sink.write
 
     def check(self) -> str | None:
         """Before the run: raises PlanError when `--max-cost` cannot be held (a model the run calls has no

@@ -123,7 +123,8 @@ class WevalRun:
     async def events(self) -> AsyncIterator[Event]:
         cap_warning = self.cost.check()  # raises PlanError when --max-cost cannot be held
         self._open_journal()
-        self.cost.attach(self.journal, self.journal_path, resumed=self.options.resume or self.options.retry_errors)
+        # Usage records wait with the answer or judgement they belong to, and go out in its write.
+        self.cost.attach(lambda rec: self._pending.append(rec), self.journal_path, resumed=self.options.resume or self.options.retry_errors)
         finished = False
         try:
             summary = self.plan.summary()
@@ -518,8 +519,8 @@ class WevalRun:
             record.update({"s": None, "r": None, "e": str(err)})
         else:
             record.update({"s": answer.score, "r": answer.reflection, "e": None})
-        assert self.journal is not None
-        self.journal.write(record)
+        self._pending.append(record)  # with the call's usage record (cost_guard.attach), in one write
+        self._flush()
         return {"judge": label, "score": record["s"], "reflection": record["r"], "error": record["e"]}
 
     async def _extract(self, prompt: Prompt) -> tuple[list[str] | None, str | None]:
@@ -553,8 +554,8 @@ class WevalRun:
                 continue
             points = parse_key_points(result.text)
             if points:
-                assert self.journal is not None
-                self.journal.write({"t": "kp", "i": prompt.id, "m": model, "points": points})
+                self._pending.append({"t": "kp", "i": prompt.id, "m": model, "points": points})
+                self._flush()
                 return points, None
             errors.append(f"{model}: no <key_point> in the answer")
         return None, "; ".join(dict.fromkeys(errors)) or "no judge model to extract key points"
