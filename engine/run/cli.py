@@ -239,6 +239,8 @@ def _dry_run(plan: Plan, options: RunOptions, *, as_json: bool) -> int:
     except ValueError as exc:  # pricing.PriceFileError: a bad --prices file
         print(f"evalspec run: {exc}", file=sys.stderr)
         return 2
+    if options.max_cost is not None:
+        summary["cost"]["max_cost"] = _within_cap(plan, options, summary["cost"])
     if as_json:
         import json
 
@@ -255,6 +257,19 @@ def _estimate(plan: Plan, options: RunOptions) -> Any:
 
     prices = getattr(plan, "prices", None) or PriceTable.load(options.prices, options.env)
     return estimate(plan, prices)
+
+
+def _within_cap(plan: Plan, options: RunOptions, cost: dict[str, Any]) -> dict[str, Any]:
+    """What `--max-cost` would let start: the cells that fit the estimate in order (at least those run)."""
+    from ..pricing import PriceTable
+    from .cost_estimate import cells_within
+
+    assert options.max_cost is not None
+    if cost.get("unpriced"):
+        return {"usd": options.max_cost, "refused": f"no price for {', '.join(cost['unpriced'])}"}
+    prices = getattr(plan, "prices", None) or PriceTable.load(options.prices, options.env)
+    return {"usd": options.max_cost, "cells": len(plan.tasks),
+            "cells_within": cells_within(plan, prices, options.max_cost)}
 
 
 def _run(plan: Plan, options: RunOptions, *, as_json: bool, fail_under: float | None, report: bool = True,

@@ -411,6 +411,29 @@ def _judge_template(plan: AgentvPlan, a: Any, notes: list[str]) -> str | None:
 
 # --- both -------------------------------------------------------------------------------------------
 
+def cells_within(plan: Any, prices: PriceTable, cap: float, *, batch: bool = False) -> int:
+    """How many cells, in the plan's order, start under a cap of `cap` US dollars before anything is
+    spent (each reserves its estimate; budget.py): at least these run, more when cells finish under
+    their estimates."""
+    from .weval_plan import WevalPlan
+
+    weval = isinstance(plan, WevalPlan)
+    reserved = 0.0
+    extracted: set[str] = set()
+    for n, task in enumerate(plan.tasks):
+        if weval:
+            calls = weval_cell_calls(plan, task)
+            if task.prompt.id not in extracted:
+                extracted.add(task.prompt.id)
+                calls += weval_prompt_calls(plan, task.prompt)
+        else:
+            calls = agentv_cell_calls(plan, task)
+        reserved += cost_of_calls(calls, prices, batch=batch)[0]
+        if reserved > cap + 1e-12:
+            return n
+    return len(plan.tasks)
+
+
 def estimate(plan: Any, prices: PriceTable) -> Estimate:
     from .weval_plan import WevalPlan
 

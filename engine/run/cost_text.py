@@ -47,6 +47,16 @@ def estimate_lines(est: Mapping[str, Any]) -> list[str]:
     if unpriced:
         out.append(f"no price for {', '.join(unpriced)}: add them to a price file (--prices FILE or $EVALSPEC_PRICES)")
     out += [f"not in the estimate: {n}" for n in est.get("notes") or []]
+    cap = est.get("max_cost")
+    if cap:
+        if cap.get("refused"):
+            out.append(f"--max-cost {usd(cap['usd'])}: the run would not start ({cap['refused']})")
+        elif cap["cells_within"] >= cap["cells"]:
+            out.append(f"--max-cost {usd(cap['usd'])}: every cell fits the estimate")
+        else:
+            out.append(f"--max-cost {usd(cap['usd'])}: the first {cap['cells_within']:,} of {cap['cells']:,} cell(s) "
+                       "fit the estimate and start; the rest start only as far as cells finish under their "
+                       "estimates")
     return out
 
 

@@ -206,3 +206,16 @@ def test_agentv_trials_and_unsized_checks_make_the_total_at_least(tmp_path: Path
     assert main(["run", str(suite), "--dry-run"]) == 0
     out = capsys.readouterr().out
     assert "interactive at least $" in out and "not in the estimate: agent-judge" in out
+
+
+def test_dry_run_with_max_cost_says_how_many_cells_fit(tmp_path: Path, env: SmartFake, capsys) -> None:
+    bp = write(tmp_path / "c.weval.yml", BP)
+    # p1: its answer (7 in, 1,500 out at gpt-4o-mini) + one judge call (3,493 in, 500 out at gpt-4.1-mini).
+    p1 = usd("gpt-4o-mini", 7, 1500) + usd("gpt-4.1-mini", 3493, 500)
+    assert p1 == pytest.approx(0.00309825)
+    cost = _dry([str(bp), "--max-cost", "0.004"], capsys)
+    assert cost["max_cost"] == {"usd": 0.004, "cells": 2, "cells_within": 1}
+    assert main(["run", str(bp), "--dry-run", "--max-cost", f"{p1 - 1e-6:.8f}"]) == 0
+    assert "the first 0 of 2 cell(s) fit the estimate" in capsys.readouterr().out
+    assert main(["run", str(bp), "--dry-run", "--max-cost", "1"]) == 0
+    assert "--max-cost $1.00: every cell fits the estimate" in capsys.readouterr().out
