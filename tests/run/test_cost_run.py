@@ -198,6 +198,13 @@ def test_agentv_rows_carry_judge_cost_and_max_cost_stops_cells(tmp_path: Path, e
         assert rows[t]["error"].startswith("not run: --max-cost $4.00 reached")
     assert len(env.chat_requests()) == 2  # a's target and a's judge
 
+    # --resume with a higher cap runs b and c only; the rows and the spend cover all three.
+    assert _run(tmp_path, suite, "--max-cost", "100", "-o", str(tmp_path / "capped"), "--resume") == 0
+    assert "judge    grader       3            33             21  $0.033000" in capsys.readouterr().out
+    assert len(env.chat_requests()) == 6
+    rows = _rows(tmp_path / "capped")
+    assert all(rows[t]["score"] == 1 and rows[t]["error"] is None for t in "abc")
+
 
 def test_report_carries_real_cost_per_role_and_model(tmp_path: Path, env: SmartFake, capsys) -> None:
     write(tmp_path / "prices.yml", PRICES)
