@@ -51,6 +51,10 @@ class Budget:
         self.not_run += 1
         return False
 
+    def holds(self, cell: Cell) -> bool:
+        """Whether `cell` has been admitted and has not finished."""
+        return cell in self._reserved
+
     def charge(self, cell: Cell, cost: float) -> None:
         """A call's real cost (spend.Spend.on_cost)."""
         self.spent += cost

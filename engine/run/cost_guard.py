@@ -81,8 +81,8 @@ class CostGuard:
 
     def admit(self, task: Any) -> str | None:
         """None when the cell may start (its estimate reserved); else why it is not run."""
-        if not self.budget.active:
-            return None
+        if not self.budget.active or self.budget.holds(task.cell):
+            return None  # no cap, or admitted already (batch mode admits a cell before it batches its call)
         from .weval_plan import WevalPlan
 
         if isinstance(self.plan, WevalPlan):
