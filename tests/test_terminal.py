@@ -145,6 +145,10 @@ def test_large_counts_have_separators() -> None:
     table = format_table(RunSummary("weval", "x", (ModelSummary("m", cells=20000, scored=20000, mean=0.5,
                                                                 passed=12345, failed=7655),), calls=20000))
     assert "20,000" in table and "12,345" in table and "7,655" in table and "20,000 call(s)" in table
+    cost = {"lines": [{"role": "answers", "model": "m", "calls": 20000, "input_tokens": 1234567,
+                       "output_tokens": 30000000, "usd": 18.5, "batch_usd": 9.25}],
+            "input_tokens": 1234567, "output_tokens": 30000000, "usd": 18.5, "batch_usd": 9.25, "unpriced": []}
     plan = format_plan({"kind": "weval", "prompts": 20000, "effective_models": ["m"], "cells": 20000,
-                        "calls": 20000, "estimated_input_tokens": 1234567, "per_model": {}})
-    assert "20,000 prompt(s)" in plan and "~1,234,567 input tokens" in plan
+                        "calls": 20000, "per_model": {}, "cost": cost})
+    assert "20,000 prompt(s)" in plan and "total: 20,000 call(s)" in plan
+    assert "estimated total: 1,234,567 input + 30,000,000 output tokens; interactive $18.50; batch $9.25" in plan
