@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from ..run.events import RunSummary
-from ..run.journal import JournalState
+from ..run.journal import JournalState, read_header
 from ..run.journal import load as load_journal
+from ..run.journal_records import RunHeader
 from ..scoring.agentv_aggregate import verdict
 from .runs import CellResult, detail_error, model_summary
 
@@ -37,12 +38,12 @@ JOURNAL_NAMES = (".journal.jsonl", ".journal.prev.jsonl")
 @dataclass
 class PastRun:
     journal: Path
-    header: dict[str, Any]
+    header: RunHeader
     when: float  # the journal's last write: when the run ended or stopped
 
     @property
     def whole_file(self) -> bool:
-        return not self.header.get("select")
+        return not self.header.select
 
 
 @dataclass
@@ -72,16 +73,6 @@ def same_file(recorded: str, path: Path, base: Path) -> bool:
         return False
 
 
-def _header(journal: Path) -> dict[str, Any] | None:
-    try:
-        with journal.open("rb") as f:
-            first = f.readline(1 << 20)
-        head = json.loads(first)
-    except (OSError, ValueError):
-        return None
-    return head if isinstance(head, dict) and head.get("t") == "run" else None
-
-
 def past_runs(output: Path, path: Path, base: Path) -> list[PastRun]:
     """The runs of `path` journaled under `output`, oldest first."""
     runs: list[PastRun] = []
@@ -93,11 +84,11 @@ def past_runs(output: Path, path: Path, base: Path) -> list[PastRun]:
             break
         if not journal.name.endswith(JOURNAL_NAMES):
             continue
-        head = _header(journal)
+        head = read_header(journal)
         if head is None:
             continue
-        recorded = head.get("path") or head.get("file")
-        if not isinstance(recorded, str) or not same_file(recorded, path, base):
+        recorded = head.path or head.file
+        if not recorded or not same_file(recorded, path, base):
             continue
         try:
             when = journal.stat().st_mtime
@@ -191,8 +182,7 @@ def load_history(output: Path, path: Path, base: Path | None = None) -> RunHisto
         run = source
         state = load_journal(run.journal)
         cells = _cells(state, run.when)
-        recorded = run.header.get("fp")
-        fps: dict[str, Any] = recorded if isinstance(recorded, dict) else {}
+        fps = run.header.fp
         for item, by_model in cells.items():
             history.results[item] = by_model  # a newer run of the item replaces the older one whole
             if item in fps:
@@ -210,17 +200,15 @@ def load_history(output: Path, path: Path, base: Path | None = None) -> RunHisto
 
 def _cells(state: JournalState, when: float) -> dict[str, dict[str, CellResult]]:
     out: dict[str, dict[str, CellResult]] = {}
-    answers = {cell: str(turns[max(turns)].get("text") or "") for cell, turns in state.turns.items() if turns}
-    for cell, rec in state.failures.items():
-        out.setdefault(cell.item, {})[cell.model] = CellResult(cell.model, error=str(rec.get("error") or "failed"),
-                                                               when=when)
+    answers = {cell: turns[max(turns)].text for cell, turns in state.turns.items() if turns}
+    for cell, failed in state.failures.items():
+        out.setdefault(cell.item, {})[cell.model] = CellResult(cell.model, error=failed.error or "failed", when=when)
     for cell, rec in state.scores.items():
-        found = rec.get("r")
-        details: dict[str, Any] = found if isinstance(found, dict) else {}
-        score = rec.get("s")
+        details = rec.result
+        score = rec.score
         out.setdefault(cell.item, {})[cell.model] = CellResult(
-            cell.model, score=float(score) if isinstance(score, int | float) else None,
-            verdict=str(rec["v"]) if rec.get("v") else None, error=detail_error(details),
+            cell.model, score=float(score) if score is not None else None,
+            verdict=rec.verdict or None, error=detail_error(details),
             answer=answers.get(cell), details=details, when=when)
     for cell, text in answers.items():  # answered, never scored: the run stopped in between
         by_model = out.setdefault(cell.item, {})
@@ -230,7 +218,7 @@ def _cells(state: JournalState, when: float) -> dict[str, dict[str, CellResult]]
 
 
 def _summary(run: PastRun, cells: dict[str, dict[str, CellResult]], done: bool) -> RunSummary:
-    return _summary_of(str(run.header.get("run_label") or ""), str(run.header.get("kind") or ""), cells, done)
+    return _summary_of(run.header.run_label, run.header.kind, cells, done)
 
 
 def _summary_of(label: str, kind: str, cells: dict[str, dict[str, CellResult]], done: bool) -> RunSummary:
@@ -245,11 +233,11 @@ def _summary_of(label: str, kind: str, cells: dict[str, dict[str, CellResult]], 
 def result_files(run: PastRun) -> list[str]:
     """The run's results files beside its journal, newest first."""
     folder = run.journal.parent
-    results = run.header.get("results")
-    if isinstance(results, str) and results:  # AgentV names its results file in the header
+    results = run.header.results
+    if results:  # AgentV names its results file in the header
         candidate = folder / Path(results).name
         return [str(candidate)] if candidate.is_file() else []
-    label = str(run.header.get("run_label") or "")
+    label = run.header.run_label
     if not label:
         return []
     found = sorted(folder.glob(f"{glob_escape(label)}_*_comparison.json"),
@@ -259,7 +247,7 @@ def result_files(run: PastRun) -> list[str]:
 
 def result_files_of(journal: Path) -> list[str]:
     """The results files of the run `journal` records (none when it wrote none)."""
-    head = _header(journal)
+    head = read_header(journal)
     if head is None:
         return []
     try:

@@ -11,7 +11,10 @@ The shape, for the writers: {"lines": [{role, model, calls, input_tokens, output
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..run.journal_records import Usage
 
 _NUMBERS = (int, float)
 
@@ -41,7 +44,7 @@ def from_comparison(data: Any) -> dict[str, Any] | None:
             "stopped": str(stopped) if isinstance(stopped, str) else None}
 
 
-def from_usage_records(records: Iterable[dict[str, Any]]) -> dict[str, Any] | None:
+def from_usage_records(records: Iterable[Usage]) -> dict[str, Any] | None:
     """A journal's `usage` records (one a call) summed per role and model."""
     from ..pricing import PriceTable
     from ..run.spend import Spend

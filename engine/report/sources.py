@@ -23,6 +23,7 @@ from .model import ERROR, NOT_SCORED, OK, PENDING, CellResult, Item, Point, RunR
 
 if TYPE_CHECKING:
     from ..analysis import Analysis
+    from ..run.journal_records import Generated, RunHeader  # loaded with the journal, when one is read
 
 # Analyses of eval files already made, by resolved path: a run hands its own in (`evalspec run` writes
 # its report right after the run), so the file is not parsed and checked a second time (a 2,000-test
@@ -294,37 +295,32 @@ def _usage_from_journal(run: RunResults, folder: Path) -> None:
     """Tokens and durations: a comparison file has none, the run's journal beside it does."""
     if not run.run_label:
         return
+    from ..run.journal import read_header, records
+    from ..run.journal_records import Generated
+
     for journal in sorted(folder.glob(f"{run.run_label}*.journal.jsonl")):
-        for rec in read_records(journal):
-            if rec.get("t") != "gen":
+        for rec in records(journal):
+            if not isinstance(rec, Generated):
                 continue
-            try:
-                item, model = (str(x) for x in rec["c"])
-            except (KeyError, TypeError, ValueError):
-                continue
-            cell = run.cells.get((item, model))
+            cell = run.cells.get((rec.cell.item, rec.cell.model))
             if cell is None:
                 continue
             _add_usage(cell, rec)
         if run.eval_file is None or "/" not in run.eval_file:
-            for rec in read_records(journal):
-                if rec.get("t") == "run" and rec.get("file"):
-                    run.eval_file = str(rec["file"])
-                break
+            header = read_header(journal)
+            if header is not None and header.file:
+                run.eval_file = header.file
         return
 
 
-def _add_usage(cell: CellResult, rec: dict[str, Any]) -> None:
-    u = rec.get("u")
-    if isinstance(u, list) and len(u) == 2 and all(isinstance(x, int) for x in u):
-        cell.tokens_in = (cell.tokens_in or 0) + u[0]
-        cell.tokens_out = (cell.tokens_out or 0) + u[1]
-    ms = _num(rec.get("ms"))
-    if ms is not None:
-        cell.duration_ms = (cell.duration_ms or 0.0) + ms
-    cost = _num(rec.get("cost_usd"))  # journals that record a priced call's cost
-    if cost is not None:
-        cell.cost_usd = (cell.cost_usd or 0.0) + cost
+def _add_usage(cell: CellResult, rec: Generated) -> None:
+    if rec.usage is not None:
+        cell.tokens_in = (cell.tokens_in or 0) + rec.usage[0]
+        cell.tokens_out = (cell.tokens_out or 0) + rec.usage[1]
+    if rec.ms is not None:
+        cell.duration_ms = (cell.duration_ms or 0.0) + rec.ms
+    if rec.cost_usd is not None:  # journals that record a priced call's cost
+        cell.cost_usd = (cell.cost_usd or 0.0) + rec.cost_usd
 
 
 def _weval_from_journal(path: Path, analyses: Analyses | None = None) -> RunResults:
@@ -332,9 +328,9 @@ def _weval_from_journal(path: Path, analyses: Analyses | None = None) -> RunResu
 
     state = load_journal(path)
     header = state.header
-    eval_file = _str(header.get("file"))
-    run = RunResults(kind="weval", title=str(header.get("config_id") or path.name), source=str(path),
-                     run_label=str(header.get("run_label") or ""), timestamp=str(header.get("started") or ""),
+    eval_file = (header.file or None) if header is not None else None
+    run = RunResults(kind="weval", title=(header.config_id if header else None) or path.name, source=str(path),
+                     run_label=header.run_label if header else "", timestamp=header.started if header else "",
                      eval_file=eval_file, complete=state.done)
     items = _blueprint_items(eval_file, "weval", analyses)
     seen_items: dict[str, None] = {}
@@ -342,8 +338,8 @@ def _weval_from_journal(path: Path, analyses: Analyses | None = None) -> RunResu
     for done in [*state.turns, *state.failures, *state.scores]:
         seen_items.setdefault(done.item)
         seen_models.setdefault(done.model)
-    systems = header.get("systems")
-    if isinstance(systems, dict):
+    systems = header.systems if header is not None else None
+    if systems is not None:
         for m in systems:
             seen_models.setdefault(str(m))
         run.system_prompts = {str(k): v for k, v in systems.items()}
@@ -364,17 +360,17 @@ def _weval_from_journal(path: Path, analyses: Analyses | None = None) -> RunResu
             scored = state.scores.get(cell_key)
             if not turns and failure is None and scored is None:
                 continue
-            answer = str(turns[max(turns)].get("text", "")) if turns else None
+            answer = turns[max(turns)].text if turns else None
             if failure is not None and not turns:
-                cell = CellResult(status=ERROR, error=str(failure.get("error") or "failed"))
+                cell = CellResult(status=ERROR, error=failure.error or "failed")
             elif scored is not None:
-                cell = _weval_cell(answer, None, scored.get("r") or {}, None, ["llm-coverage"])
+                cell = _weval_cell(answer, None, scored.result, None, ["llm-coverage"])
             else:
                 cell = CellResult(status=PENDING, answer=answer)
             for n in sorted(turns):
                 _add_usage(cell, turns[n])
             run.cells[key] = cell
-    run.costs = costs.from_usage_records(read_records(path))
+    run.costs = costs.from_usage_records(state.usage)
     _note_unfinished(run)
     return run
 
@@ -451,7 +447,7 @@ def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _agentv_run(path: Path, rows: list[dict[str, Any]], header: dict[str, Any] | None,
+def _agentv_run(path: Path, rows: list[dict[str, Any]], header: RunHeader | None,
                 analyses: Analyses | None = None) -> RunResults:
     items: dict[str, None] = {}
     models: dict[str, None] = {}
@@ -468,10 +464,11 @@ def _agentv_run(path: Path, rows: list[dict[str, Any]], header: dict[str, Any] |
     dataset = next((str(r["dataset"]) for r in rows if r.get("dataset")), None)
     if header is None:
         header = _journal_header_beside(path)
-    eval_file = _str((header or {}).get("file"))
+    eval_file = (header.file or None) if header is not None else None
     run = RunResults(kind="agentv", title=dataset or path.stem, source=str(path),
-                     run_label=str((header or {}).get("run_label") or ""),
-                     timestamp=str((header or {}).get("started") or (rows[0].get("timestamp") if rows else "") or ""),
+                     run_label=header.run_label if header is not None else "",
+                     timestamp=(header.started if header is not None else "") or
+                     str((rows[0].get("timestamp") if rows else "") or ""),
                      eval_file=eval_file, models=list(models), cells=cells)
     run.costs = costs.from_rows(rows)
     defined = _blueprint_items(eval_file, "agentv", analyses)
@@ -487,13 +484,12 @@ def _agentv_run(path: Path, rows: list[dict[str, Any]], header: dict[str, Any] |
     return run
 
 
-def _journal_header_beside(results: Path) -> dict[str, Any] | None:
+def _journal_header_beside(results: Path) -> RunHeader | None:
     """`<runLabel>_<timestamp>.jsonl` → the run's `<runLabel>.journal.jsonl` in the same folder."""
+    from ..run.journal import read_header
+
     label = results.stem.rsplit("_", 1)[0]
-    journal = results.with_name(f"{label}.journal.jsonl")
-    for rec in read_records(journal) if journal.is_file() else ():
-        return rec if rec.get("t") == "run" else None
-    return None
+    return read_header(results.with_name(f"{label}.journal.jsonl"))
 
 
 def _agentv_from_rows(path: Path, analyses: Analyses | None = None) -> RunResults:
@@ -504,7 +500,7 @@ def _agentv_from_journal(path: Path, analyses: Analyses | None = None) -> RunRes
     from ..run.journal import load as load_journal
 
     state = load_journal(path)
-    rows = [rec["r"] for rec in state.scores.values() if isinstance(rec.get("r"), dict)]
+    rows = [rec.result for rec in state.scores.values()]
     run = _agentv_run(path, rows, state.header, analyses)
     run.complete = state.done
     for cell_key, turns in state.turns.items():  # answered, not yet scored
@@ -516,7 +512,7 @@ def _agentv_from_journal(path: Path, analyses: Analyses | None = None) -> RunRes
         if cell_key.model not in run.models:
             run.models.append(cell_key.model)
         last = turns[max(turns)]
-        cell = CellResult(status=PENDING, answer=str(last.get("text", "")))
+        cell = CellResult(status=PENDING, answer=last.text)
         _add_usage(cell, last)
         run.cells[key] = cell
     if not run.complete:

@@ -84,7 +84,8 @@ from .events import (
     Scored,
 )
 from .files import iso_timestamp, now_utc, safe_timestamp, write_atomic
-from .journal import Journal, JournalState, cell_ref, open_journal, run_header
+from .journal import Journal, JournalState, open_journal, run_header
+from .journal_records import CellScore, Done, Generated, JudgeReply, RunHeader
 from .options import RunOptions
 from .pool import stream_cells
 from .workspace_setup import WorkspaceError, Workspaces, WorkspaceSpec, parse_workspace, workspace_changes
@@ -145,8 +146,9 @@ class AgentvRun:
         name = f"{self.plan.run_label}_{safe_timestamp(now_utc())}.jsonl"
         cap_warning = self.cost.check()  # raises PlanError when --max-cost cannot be held
         self._open_journal(results=name)
-        self.cost.attach(self.journal, self.journal_path, resumed=self.options.resume or self.options.retry_errors)
-        self.results_path = self.folder / Path(str(self.state.header.get("results") or name)).name
+        self.cost.attach(self.journal, self.state.usage)
+        recorded = self.state.header.results if self.state.header is not None else None
+        self.results_path = self.folder / Path(recorded or name).name
         self._results_log = AppendLog(self.results_path, fresh=True)
         finished = False
         try:
@@ -171,7 +173,7 @@ class AgentvRun:
             files = self._write_results()
             finished = True
             assert self.journal is not None
-            self.journal.write({"t": "done"})
+            self.journal.write(Done())
             yield RunFinished(self._summary(files))
         finally:
             with contextlib.suppress(Exception):
@@ -187,9 +189,9 @@ class AgentvRun:
     def _open_journal(self, *, results: str) -> None:
         self.journal, self.state = open_journal(
             self.journal_path, resume=self.options.resume or self.options.retry_errors,
-            header={"kind": "agentv", "file": str(self.plan.path), "run_label": self.plan.run_label,
-                    "started": iso_timestamp(now_utc()), "results": results,
-                    **run_header(self.plan, self.options)})
+            header=RunHeader(kind="agentv", file=str(self.plan.path), run_label=self.plan.run_label,
+                             started=iso_timestamp(now_utc()), results=results,
+                             **run_header(self.plan, self.options)))
 
     # --- one cell ---------------------------------------------------------------------------------
     async def _cell(self, task: AgentvTask) -> None:
@@ -201,17 +203,17 @@ class AgentvRun:
     async def _run_cell(self, task: AgentvTask) -> None:
         cell = task.cell
         done = self.state.scores.get(cell)
-        if done is not None and not (self.options.retry_errors and done.get("r", {}).get("error")):
+        if done is not None and not (self.options.retry_errors and done.result.get("error")):
             self.resumed_cells += 1
-            row = dict(done.get("r") or {})
+            row = dict(done.result)
             self.rows[cell] = row
             if row.get("execution_status") == "execution_error":
                 self.failed.add(cell)
                 self.emit(CellFailed(cell, str(row.get("error")), "error", resumed=True))
                 return
-            self.scores[cell] = (done.get("s"), done.get("v"))
+            self.scores[cell] = (done.score, done.verdict)
             self.emit(Response(cell, str(row.get("answer") or ""), resumed=True))
-            self.emit(Scored(cell, done.get("s"), done.get("v"), row, resumed=True))
+            self.emit(Scored(cell, done.score, done.verdict, row, resumed=True))
             return
         started = now_utc()
         if self._halt is not None:  # fail_on_error stopped the run
@@ -256,7 +258,7 @@ class AgentvRun:
         self.rows[cell] = row
         self.scores[cell] = (score, row.get("verdict"))
         assert self.journal is not None
-        self.journal.write({"t": "score", "c": cell_ref(cell), "s": score, "v": row.get("verdict"), "r": row})
+        self.journal.write(CellScore(cell, score, row.get("verdict"), row))
         self.emit(Scored(cell, score, row.get("verdict"), row))
 
     async def _attempts(self, task: AgentvTask, started: Any, folder: Path | None) -> dict[str, Any] | None:
@@ -307,9 +309,8 @@ class AgentvRun:
         cell = task.cell
         done = self.state.turns.get(cell, {}).get(attempt)
         if done is not None:
-            u = done.get("u") or [0, 0]
-            return (str(done.get("text", "")), (int(u[0]), int(u[1])), float(done.get("ms") or 0.0), False,
-                    done.get("m"), calls_from_json(done.get("tc")))
+            return (done.text, done.usage or (0, 0), done.ms or 0.0, False, done.model,
+                    calls_from_json(list(done.tool_calls)))
         model: str | None = None
         if self.plan.replay is not None:
             text, usage, latency, cached, calls = self._replayed(cell)
@@ -335,11 +336,8 @@ class AgentvRun:
             model = result.raw_model or model_name or _configured_model(task.target)
         # Replayed answers are journalled too, so that a replay's own journal can be resumed or replayed.
         assert self.journal is not None
-        record: dict[str, Any] = {"t": "gen", "c": cell_ref(cell), "n": attempt, "text": text, "u": list(usage),
-                                  "ms": round(latency, 1), "cached": cached, "m": model}
-        if calls:
-            record["tc"] = [c.to_json() for c in calls]
-        self.journal.write(record)
+        self.journal.write(Generated(cell, attempt, text, usage, round(latency, 1), cached, model,
+                                     tuple(c.to_json() for c in calls), names_model=True))
         return text, usage, latency, cached, model, calls
 
     def _cost(self, task: AgentvTask, model: str | None, usage: tuple[int, int]) -> float | None:
@@ -417,7 +415,7 @@ class AgentvRun:
         row = self._row(task, started, "", (0, 0), 0.0, [], error=message)
         self.rows[cell] = row
         assert self.journal is not None
-        self.journal.write({"t": "score", "c": cell_ref(cell), "s": None, "v": None, "r": row})
+        self.journal.write(CellScore(cell, None, None, row))
         self.emit(CellFailed(cell, message, kind))
 
     # --- assertions -------------------------------------------------------------------------------
@@ -497,7 +495,7 @@ class AgentvRun:
             return NO_JUDGE
         cell = task.cell
         done = self.state.judgements.get((cell, index, judge.name))
-        reply: str | None = done.get("text") if done is not None and not done.get("e") else None
+        reply = done.text if isinstance(done, JudgeReply) and not done.error else None
         try:
             if reply is None:
                 provider, model_name = self._provider(judge)
@@ -507,8 +505,7 @@ class AgentvRun:
                                                model_label=judge.name)
                 reply = result.text
                 assert self.journal is not None
-                self.journal.write({"t": "judge", "c": cell_ref(cell), "p": index, "j": judge.name, "text": reply,
-                                    "e": None})
+                self.journal.write(JudgeReply(cell, index, judge.name, reply, None))
             score, hits, misses, reasoning = freeform_result(parse_json_reply(reply))
         except ProviderError as err:
             self._judge_error(cell, index, judge, err.message)
@@ -551,7 +548,7 @@ class AgentvRun:
         cell = task.cell
         key = (cell, index, judge.name)
         done = self.state.judgements.get(key)
-        reply: str | None = done.get("text") if done is not None and not done.get("e") else None
+        reply = done.text if isinstance(done, JudgeReply) and not done.error else None
         try:
             if criteria:
                 criteria = [_criterion(c, i) for i, c in enumerate(criteria)]
@@ -567,8 +564,7 @@ class AgentvRun:
                                                model_label=judge.name)
                 reply = result.text
                 assert self.journal is not None
-                self.journal.write({"t": "judge", "c": cell_ref(cell), "p": index, "j": judge.name, "text": reply,
-                                    "e": None})
+                self.journal.write(JudgeReply(cell, index, judge.name, reply, None))
             data = parse_json_reply(reply)
             if criteria:
                 checks = rubric_checks(data)
@@ -735,8 +731,7 @@ class AgentvRun:
 
     def _judge_error(self, cell: Cell, index: int, judge: TargetSpec, message: str) -> None:
         assert self.journal is not None
-        self.journal.write({"t": "judge", "c": cell_ref(cell), "p": index, "j": judge.name, "text": None,
-                            "e": message})
+        self.journal.write(JudgeReply(cell, index, judge.name, None, message))
 
     async def _template(self, a: Assertion, task: AgentvTask, answer: str, measured: Measured | None = None
                         ) -> str | None:

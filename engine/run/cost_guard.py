@@ -7,7 +7,7 @@ under `--max-cost` / AgentV's `execution.total_budget_usd` from the cell's estim
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Iterable
 from typing import Any
 
 from ..pricing import PriceTable
@@ -15,6 +15,7 @@ from .budget import Budget, Cap
 from .cost_estimate import agentv_cell_calls, cost_of_calls, weval_cell_calls, weval_prompt_calls
 from .cost_text import total_text
 from .events import Cell
+from .journal_records import Usage
 from .options import RunOptions
 from .spend import Spend
 
@@ -49,13 +50,13 @@ class CostGuard:
                 if t.judge is not None:
                     self.spend.hints.setdefault(t.judge.name, target_price_names(t.judge))
 
-    def attach(self, sink: Any, path: Path, *, resumed: bool) -> None:
+    def attach(self, sink: Any, earlier: Iterable[Usage]) -> None:
         """Journal each call's usage through `sink` (the journal, or a function holding the record back to
-        go out with the runner's next write); count what the earlier attempts of a resumed run spent."""
-        if resumed and path.exists():
-            from ..appendlog import read_records
-
-            self.spend.restore(read_records(path))
+        go out with the runner's next write); count what the earlier attempts of a resumed run spent
+        (`earlier`: the journal's usage records, none for a fresh run)."""
+        earlier = list(earlier)
+        if earlier:
+            self.spend.restore(earlier)
             self.budget.spent = self.spend.total
         if callable(sink):
             self.spend.sink = sink

@@ -6,23 +6,16 @@ fsync: surviving a power cut is not the goal, surviving the process is). A line 
 skipped when the journal is read back, and the next write starts on a fresh line.
 
 `--resume` reads the journal into a JournalState and the runner skips every call it already holds.
-Records (short keys, since a big run writes tens of thousands of them):
-
-    {"t": "run", ...header}                                   first line: what run this is
-    {"t": "gen", "c": [item, model], "n": turn, "text", "u": [in, out], "ms", "cached"}
-    {"t": "fail", "c": [...], "error", "kind"}                a cell with no answer
-    {"t": "judge", "c": [...], "p": point, "j": judge, "s": score | null, "r": reflection, "e": error}
-    {"t": "kp", "i": prompt id, "points": [...]} | {"t": "kp", "i": ..., "error": ...}
-    {"t": "emb", "k": key, "v": [floats]}
-    {"t": "score", "c": [...], "s": score | null, "v": verdict, "r": result object}
-    {"t": "done"}                                             the run finished
-    {"t": "stop", "why": "cancelled"}                         the user stopped it (the editor's Cancel)
+The records (one frozen dataclass per kind of line, and the short-keyed JSON each is written as) are in
+journal_records.py; `Journal.write` is the one writer, `records()` / `load()` the one reader.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,20 +23,40 @@ from typing import Any
 from ..appendlog import AppendLog, read_records
 from ..jsonio import dumps_bytes
 from .events import Cell
+from .journal_records import (
+    CellScore,
+    Done,
+    Embedding,
+    Failed,
+    Generated,
+    Judged,
+    JudgeReply,
+    KeyPoints,
+    Record,
+    RunHeader,
+    Stopped,
+    Usage,
+    cell_ref,
+    decode,
+)
 from .run_lock import RunLock, lock_path
+
+__all__ = ["Journal", "JournalState", "cell_ref", "load", "mark_stopped", "open_journal", "read_header", "records",
+           "run_header"]
 
 
 @dataclass
 class JournalState:
-    """What an earlier (interrupted) run already has, by cell."""
+    """What an earlier (interrupted) run already has, by cell: its records, the newest of each kind."""
 
-    header: dict[str, Any] = field(default_factory=dict)
-    turns: dict[Cell, dict[int, dict[str, Any]]] = field(default_factory=dict)
-    failures: dict[Cell, dict[str, Any]] = field(default_factory=dict)
-    judgements: dict[tuple[Cell, int, str], dict[str, Any]] = field(default_factory=dict)
-    key_points: dict[str, dict[str, Any]] = field(default_factory=dict)
+    header: RunHeader | None = None
+    turns: dict[Cell, dict[int, Generated]] = field(default_factory=dict)
+    failures: dict[Cell, Failed] = field(default_factory=dict)
+    judgements: dict[tuple[Cell, int, str], Judged | JudgeReply] = field(default_factory=dict)
+    key_points: dict[str, KeyPoints] = field(default_factory=dict)
     embeddings: dict[str, list[float]] = field(default_factory=dict)
-    scores: dict[Cell, dict[str, Any]] = field(default_factory=dict)
+    scores: dict[Cell, CellScore] = field(default_factory=dict)
+    usage: list[Usage] = field(default_factory=list)  # every call's, in order (spend.py sums them)
     done: bool = False
     stopped: str | None = None  # why the run was stopped before the end, when it says ("cancelled")
 
@@ -51,40 +64,65 @@ class JournalState:
     def empty(self) -> bool:
         return not (self.turns or self.failures or self.scores or self.judgements)
 
+    def add(self, record: Record) -> None:
+        """Take one record into the state (a later record of the same key wins)."""
+        if isinstance(record, Generated):
+            self.turns.setdefault(record.cell, {})[record.turn] = record
+            self.failures.pop(record.cell, None)  # a retried cell that got its answer
+        elif isinstance(record, CellScore):
+            self.scores[record.cell] = record
+        elif isinstance(record, Judged | JudgeReply):
+            self.judgements[record.key] = record
+        elif isinstance(record, Usage):
+            self.usage.append(record)
+        elif isinstance(record, Failed):
+            self.failures[record.cell] = record
+        elif isinstance(record, KeyPoints):
+            self.key_points[record.prompt_id] = record
+        elif isinstance(record, Embedding):
+            self.embeddings[record.key] = record.vector
+        elif isinstance(record, RunHeader):
+            self.header = record
+        elif isinstance(record, Stopped):
+            self.stopped = record.why
+        elif isinstance(record, Done):
+            self.done = True
 
-def _cell(rec: dict[str, Any]) -> Cell:
-    item, model = rec["c"]
-    return Cell(str(item), str(model))
+
+def records(path: Path) -> Iterator[Record]:
+    """The journal's records in order. A line cut short by a kill, a line that does not read as its
+    record, and a record type this evalspec does not know are skipped."""
+    for rec in read_records(path):
+        try:
+            record = decode(rec)
+        except (KeyError, TypeError, ValueError):
+            continue
+        if record is not None:
+            yield record
 
 
 def load(path: Path) -> JournalState:
     state = JournalState()
-    for rec in read_records(path):
-        t = rec.get("t")
-        try:
-            if t == "run":
-                state.header = rec
-            elif t == "gen":
-                cell = _cell(rec)
-                state.turns.setdefault(cell, {})[int(rec.get("n", 0))] = rec
-                state.failures.pop(cell, None)
-            elif t == "fail":
-                state.failures[_cell(rec)] = rec
-            elif t == "judge":
-                state.judgements[(_cell(rec), int(rec["p"]), str(rec["j"]))] = rec
-            elif t == "kp":
-                state.key_points[str(rec["i"])] = rec
-            elif t == "emb":
-                state.embeddings[str(rec["k"])] = [float(x) for x in rec["v"]]
-            elif t == "score":
-                state.scores[_cell(rec)] = rec
-            elif t == "stop":
-                state.stopped = str(rec.get("why") or "stopped")
-            elif t == "done":
-                state.done = True
-        except (KeyError, TypeError, ValueError):
-            continue
+    for record in records(path):
+        state.add(record)
     return state
+
+
+def read_header(path: Path) -> RunHeader | None:
+    """A journal's header, reading only its first line (an editor looks at every journal of a folder);
+    None for a file that is not a journal."""
+    try:
+        with path.open("rb") as f:
+            first = f.readline(1 << 20)
+        rec = json.loads(first)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(rec, dict) or rec.get("t") != RunHeader.TAG:
+        return None
+    try:
+        return RunHeader.from_json(rec)
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 class Journal:
@@ -97,15 +135,15 @@ class Journal:
         self._log.open()  # the journal exists from the start of a run
         self.records = 0
 
-    def write(self, record: dict[str, Any]) -> None:
-        self._log.write(dumps_bytes(record) + b"\n")
-        self.records += 1
-
-    def write_many(self, records: list[dict[str, Any]]) -> None:
-        """Several records in one system call (they arrive together, e.g. an answer and its score)."""
+    def write(self, *records: Record) -> None:
+        """Append records; several go out in one system call (they arrive together, e.g. an answer and
+        its score), so a kill keeps all of them or none."""
         if not records:
             return
-        self._log.write(b"".join([dumps_bytes(r) + b"\n" for r in records]))
+        if len(records) == 1:
+            self._log.write(dumps_bytes(records[0].to_json()) + b"\n")
+        else:
+            self._log.write(b"".join([dumps_bytes(r.to_json()) + b"\n" for r in records]))
         self.records += len(records)
 
     def close(self) -> None:
@@ -120,7 +158,7 @@ class Journal:
         self.close()
 
 
-def open_journal(path: Path, *, resume: bool, header: dict[str, Any]) -> tuple[Journal, JournalState]:
+def open_journal(path: Path, *, resume: bool, header: RunHeader) -> tuple[Journal, JournalState]:
     """The run's journal: the existing one and what it holds when resuming, else a fresh one that starts
     with `header` (a previous journal is kept beside it as `.prev.jsonl`, not destroyed).
 
@@ -128,7 +166,7 @@ def open_journal(path: Path, *, resume: bool, header: dict[str, Any]) -> tuple[J
     calls of the first nor renames its journal away: it raises RunLocked (a PlanError) naming the holder.
     """
     lock = RunLock(lock_path(path))
-    lock.acquire(str(header.get("run_label") or path.name.removesuffix(".journal.jsonl")))
+    lock.acquire(header.run_label or path.name.removesuffix(".journal.jsonl"))
     try:
         if resume and path.exists():
             return Journal(path, fresh=False, lock=lock), load(path)
@@ -139,23 +177,19 @@ def open_journal(path: Path, *, resume: bool, header: dict[str, Any]) -> tuple[J
     except BaseException:
         lock.release()
         raise
-    journal.write({"t": "run", "v": 1, **header})
+    journal.write(header)
     return journal, JournalState()
 
 
 def mark_stopped(path: Path, why: str) -> None:
     """Append why a run stopped early to its (closed) journal, so a later reader can say so."""
     with Journal(path, fresh=False) as journal:
-        journal.write({"t": "stop", "why": why})
+        journal.write(Stopped(why))
 
 
 def run_header(plan: Any, options: Any) -> dict[str, Any]:
-    """What every journal's header says besides the format's own fields: the file (absolute, for an
-    editor looking for its results: engine/ide/run_history.py), the selection, and the fingerprints
-    of the items run (run/items.py)."""
-    return {"path": os.path.abspath(plan.path), "select": list(options.select),
+    """What every journal's header says besides the format's own fields (RunHeader's path, select and
+    fp): the file (absolute, for an editor looking for its results: engine/ide/run_history.py), the
+    selection, and the fingerprints of the items run (run/items.py)."""
+    return {"path": os.path.abspath(plan.path), "select": tuple(options.select),
             "fp": dict(getattr(plan, "fingerprints", {}))}
-
-
-def cell_ref(cell: Cell) -> list[str]:
-    return [cell.item, cell.model]

@@ -117,23 +117,24 @@ class ReplaySource:
     @classmethod
     def _from_journal(cls, path: Path) -> ReplaySource:
         state = load_journal(path)
-        if not state.header:
+        if state.header is None:
             raise ValueError("not an evalspec journal (no header line)")
         answers: dict[str, dict[str, Recorded]] = {}
         for cell, turns in state.turns.items():
-            texts = [str(turns[n].get("text", "")) for n in sorted(turns)]
-            last = turns[max(turns)] if turns else {}
+            texts = [turns[n].text for n in sorted(turns)]
+            last = turns[max(turns)] if turns else None
             answers.setdefault(cell.item, {})[cell.model] = Recorded(
-                texts[-1] if texts else "", texts, usage=_usage(last.get("u")), latency_ms=_ms(last.get("ms")),
-                tool_calls=calls_from_json(last.get("tc")))
-        for cell, rec in state.failures.items():
-            answers.setdefault(cell.item, {}).setdefault(cell.model, Recorded(None, error=str(rec.get("error"))))
+                texts[-1] if texts else "", texts, usage=_usage(last.usage if last else None),
+                latency_ms=_ms(last.ms if last else None),
+                tool_calls=calls_from_json(list(last.tool_calls) if last else None))
+        for cell, failed in state.failures.items():
+            answers.setdefault(cell.item, {}).setdefault(cell.model, Recorded(None, error=failed.error))
         # An AgentV journal records a failed cell as a score whose row says execution_error (no "fail" line).
-        for cell, rec in state.scores.items():
-            row = rec.get("r")
-            if isinstance(row, dict) and row.get("execution_status") == "execution_error":
+        for cell, scored in state.scores.items():
+            row = scored.result
+            if row.get("execution_status") == "execution_error":
                 answers.setdefault(cell.item, {}).setdefault(cell.model, Recorded(None, error=_error(row)))
-        return cls(path, answers, dict(state.header.get("systems") or {}))
+        return cls(path, answers, dict(state.header.systems or {}))
 
     @classmethod
     def _from_agentv_results(cls, path: Path) -> ReplaySource:

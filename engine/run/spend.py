@@ -5,7 +5,7 @@ provider reported; the price is looked up by the model the provider says answere
 asked for (pricing.py). A model with no price has an unknown cost (None), never zero. Answers served
 from the response cache cost nothing and are counted apart.
 
-Each call's usage is also written to the run's journal (`{"t": "usage", …}`), so a resumed run's
+Each call's usage is also written to the run's journal (a `Usage` record, journal_records.py), so a resumed run's
 totals (and `--max-cost`) include what the earlier attempts spent.
 """
 
@@ -17,6 +17,7 @@ from typing import Any
 
 from ..pricing import Price, PriceTable, call_cost
 from .events import Cell
+from .journal_records import Usage
 
 ROLES = {"generate": "answers", "judge": "judge", "extract": "key points", "embed": "embeddings"}
 
@@ -51,7 +52,7 @@ class Spend:
         self._price: dict[tuple[str | None, ...], tuple[Price | None, str | None]] = {}
         # Names to price a label's calls by when the request names no model (AgentV targets.yaml targets).
         self.hints: dict[str, tuple[str | None, ...]] = {}
-        self.sink: Callable[[dict[str, Any]], None] | None = None  # the journal's writer
+        self.sink: Callable[[Usage], None] | None = None  # the journal's writer
         self.on_cost: Callable[[Cell, float], None] | None = None  # the budget's (budget.py)
 
     def price_of(self, *names: str | None) -> tuple[Price | None, str | None]:
@@ -74,8 +75,7 @@ class Spend:
         usd = call_cost(price, input_tokens, output_tokens) if price is not None else None
         self._add(role, label, named, cell, 1, input_tokens, output_tokens, usd)
         if self.sink is not None:
-            self.sink({"t": "usage", "c": [cell.item, cell.model], "r": role, "m": label, "pm": named,
-                       "u": [input_tokens, output_tokens], "usd": usd})
+            self.sink(Usage(cell, role, label, named, (input_tokens, output_tokens), usd))
         if usd is not None and self.on_cost is not None:
             self.on_cost(cell, usd)
         return usd
@@ -105,19 +105,10 @@ class Spend:
             per[2] += out
             per[3] = None if usd is None or per[3] is None else per[3] + usd
 
-    def restore(self, records: Iterable[dict[str, Any]]) -> None:
+    def restore(self, records: Iterable[Usage]) -> None:
         """The usage an earlier attempt of this run journaled (`--resume`)."""
         for rec in records:
-            if rec.get("t") != "usage":
-                continue
-            try:
-                item, model = rec["c"]
-                inp, out = (int(x) for x in rec["u"])
-                usd = rec.get("usd")
-                self._add(str(rec["r"]), str(rec["m"]), rec.get("pm"), Cell(str(item), str(model)), 1, inp, out,
-                          float(usd) if isinstance(usd, int | float) else None)
-            except (KeyError, TypeError, ValueError):
-                continue
+            self._add(rec.role, rec.model, rec.priced_as, rec.cell, 1, rec.usage[0], rec.usage[1], rec.usd)
 
     def judge_usage(self, cell: Cell) -> dict[str, Any] | None:
         """A cell's judge calls, for its AgentV row: {calls, input, output, cost_usd}."""

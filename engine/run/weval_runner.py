@@ -46,7 +46,18 @@ from .events import (
     Scored,
 )
 from .files import iso_timestamp, now_utc, safe_timestamp
-from .journal import Journal, JournalState, cell_ref, open_journal, run_header
+from .journal import Journal, JournalState, open_journal, run_header
+from .journal_records import (
+    CellScore,
+    Done,
+    Embedding,
+    Failed,
+    Generated,
+    Judged,
+    KeyPoints,
+    Record,
+    RunHeader,
+)
 from .jsjson import js_to_fixed
 from .options import RunOptions
 from .pool import stream_cells
@@ -117,14 +128,14 @@ class WevalRun:
         self.judging = "llm-coverage" in plan.eval_methods
         self.coverage = self.judging or not plan.eval_methods
         self.skipped_extractions: set[str] = set()
-        self._pending: list[dict[str, Any]] = []  # journal records of this step, written together
+        self._pending: list[Record] = []  # journal records of this step, written together
 
     # --- the stream -------------------------------------------------------------------------------
     async def events(self) -> AsyncIterator[Event]:
         cap_warning = self.cost.check()  # raises PlanError when --max-cost cannot be held
         self._open_journal()
         # Usage records wait with the answer or judgement they belong to, and go out in its write.
-        self.cost.attach(lambda rec: self._pending.append(rec), self.journal_path, resumed=self.options.resume or self.options.retry_errors)
+        self.cost.attach(lambda rec: self._pending.append(rec), self.state.usage)
         finished = False
         try:
             summary = self.plan.summary()
@@ -156,7 +167,7 @@ class WevalRun:
             files = self._write_results()
             finished = True
             assert self.journal is not None
-            self.journal.write({"t": "done"})
+            self.journal.write(Done())
             yield RunFinished(self._summary(files))
         finally:
             self._flush()
@@ -169,10 +180,10 @@ class WevalRun:
     def _open_journal(self) -> None:
         self.journal, self.state = open_journal(
             self.journal_path, resume=self.options.resume or self.options.retry_errors,
-            header={"kind": "weval", "file": str(self.plan.path), "config_id": self.plan.config_id,
-                    "run_label": self.plan.run_label, "started": iso_timestamp(now_utc()),
-                    "systems": {t.cell.model: t.system for t in self.plan.tasks},
-                    **run_header(self.plan, self.options)})
+            header=RunHeader(kind="weval", file=str(self.plan.path), config_id=self.plan.config_id,
+                             run_label=self.plan.run_label, started=iso_timestamp(now_utc()),
+                             systems={t.cell.model: t.system for t in self.plan.tasks},
+                             **run_header(self.plan, self.options)))
 
     def _resumable_count(self) -> int:
         return sum(1 for t in self.plan.tasks if t.cell in self.state.scores or
@@ -201,14 +212,14 @@ class WevalRun:
         cell = task.cell
         state = self.state
         done = state.scores.get(cell)
-        if done is not None and not (self.options.retry_errors and _has_errors(done.get("r"))):
+        if done is not None and not (self.options.retry_errors and _has_errors(done.result)):
             turns = state.turns.get(cell, {})
-            self._restore(task, [str(turns[n].get("text", "")) for n in sorted(turns)], done)
+            self._restore(task, [turns[n].text for n in sorted(turns)], done)
             return
         failure = state.failures.get(cell)
         if failure is not None and not self.options.retry_errors:
             self.resumed_cells += 1
-            self._fail(task, str(failure.get("error")), str(failure.get("kind") or "error"), resumed=True)
+            self._fail(task, failure.error, failure.kind, resumed=True)
             return
         why = self.cost.admit(task)
         if why is not None:  # a cost cap: not run, not journaled, so --resume with a higher cap runs it
@@ -232,7 +243,7 @@ class WevalRun:
                            answer.latency_ms, resumed=answer.resumed, replayed=self.plan.replay is not None))
         await self._score(task, answer.texts, history)
 
-    def _restore(self, task: WevalTask, texts: list[str], done: dict[str, Any]) -> None:
+    def _restore(self, task: WevalTask, texts: list[str], done: CellScore) -> None:
         """A cell the journal already has whole: no call, the same events and results."""
         cell = task.cell
         self.resumed_cells += 1
@@ -246,15 +257,15 @@ class WevalRun:
             {"role": r, "content": c} for r, c, _ in history]
         self.results.system_prompts[cell.model] = task.system
         self.emit(Response(cell, final, resumed=True, replayed=self.plan.replay is not None))
-        result = done.get("r") or {}
+        result = done.result
         self.unscored_points += sum(1 for pa in result.get("pointAssessments") or []
                                     if str(pa.get("error") or "").startswith("Not scored:"))
         if result and self.coverage:
             self.results.coverage.setdefault(cell.item, {})[cell.model] = result
         kp = self.state.key_points.get(cell.item)
-        if kp and kp.get("points"):
-            self.results.key_points[cell.item] = list(kp["points"])
-        score = done.get("s")
+        if kp and kp.points:
+            self.results.key_points[cell.item] = list(kp.points)
+        score = done.score
         verdict = verdict_for(score)
         self.scores[cell] = (score, verdict)
         self.emit(Scored(cell, score, verdict, result, resumed=True))
@@ -278,7 +289,7 @@ class WevalRun:
             self.results.coverage.setdefault(cell.item, {})[cell.model] = {
                 "error": message[:1].upper() + message[1:] if kind == NOT_RUN else f"Generation failed: {message}"}
         if not resumed and kind != NOT_RUN:
-            self._pending.append({"t": "fail", "c": cell_ref(cell), "error": message, "kind": kind})
+            self._pending.append(Failed(cell, message, kind))
         self._flush()
         self.emit(CellFailed(cell, message, kind, resumed=resumed))
 
@@ -320,7 +331,7 @@ class WevalRun:
         cell = task.cell
         done = self.state.turns.get(cell, {}).get(n)
         if done is not None:
-            text = str(done.get("text", ""))
+            text = done.text
             out.texts.append(text)
             return text
         self._flush()
@@ -341,9 +352,8 @@ class WevalRun:
             raise _CellError(f"Failed to get response for {cell.model}: {EMPTY_ANSWER}", "bad_response")
         # Held back until the next await (another turn, a judge) or the score, whichever comes first:
         # nothing else can happen in between, so nothing received can be lost by waiting.
-        self._pending.append({"t": "gen", "c": cell_ref(cell), "n": n, "text": text,
-                              "u": [result.usage.input_tokens, result.usage.output_tokens],
-                              "ms": round(result.latency_ms, 1), "cached": result.cached})
+        self._pending.append(Generated(cell, n, text, (result.usage.input_tokens, result.usage.output_tokens),
+                                       round(result.latency_ms, 1), result.cached))
         out.texts.append(text)
         out.usage[0] += result.usage.input_tokens
         out.usage[1] += result.usage.output_tokens
@@ -435,7 +445,7 @@ class WevalRun:
     def _flush(self) -> None:
         """Write the answers held back to go out with their score (one write instead of two)."""
         if self._pending and self.journal is not None:
-            self.journal.write_many(self._pending)
+            self.journal.write(*self._pending)
             self._pending = []
 
     def _scored(self, cell: Cell, score: float | None, result: dict[str, Any]) -> None:
@@ -445,7 +455,7 @@ class WevalRun:
         verdict = verdict_for(score)
         self.scores[cell] = (score, verdict)
         assert self.journal is not None
-        self._pending.append({"t": "score", "c": cell_ref(cell), "s": score, "v": verdict, "r": result})
+        self._pending.append(CellScore(cell, score, verdict, result))
         self._flush()
         self.emit(Scored(cell, score, verdict, result))
 
@@ -500,28 +510,27 @@ class WevalRun:
                          conversation: str) -> dict[str, Any]:
         label = judge_label(judge)
         done = self.state.judgements.get((cell, index, label))
-        if done is not None and not (self.options.retry_errors and done.get("e")):
-            return {"judge": label, "score": done.get("s"), "reflection": done.get("r"), "error": done.get("e")}
+        if isinstance(done, Judged) and not (self.options.retry_errors and done.error):
+            return {"judge": label, "score": done.score, "reflection": done.reflection, "error": done.error}
         if isinstance(binding, ProviderError):
             return {"judge": label, "score": None, "reflection": None, "error": binding.message}
         system, user = judge_messages(judge, conversation=conversation, text=subject, criterion=point.text or "",
                                       suite_description=self.bp.description)
         req = ChatRequest(model=binding.model_name, messages=(ChatMessage("user", user),), system=system,
                           temperature=0.0, max_tokens=JUDGE_MAX_TOKENS)
-        record: dict[str, Any] = {"t": "judge", "c": cell_ref(cell), "p": index, "j": label}
         try:
             result = await self.calls.chat(binding.provider, req, cell, limit_key=provider_key(judge.model),
                                            purpose="judge", model_label=label)
             answer = parse_judge_answer(result.text)
         except ProviderError as err:
-            record.update({"s": None, "r": None, "e": f"Client/Network error: {err.message}"})
+            record = Judged(cell, index, label, None, None, f"Client/Network error: {err.message}")
         except JudgeAnswerError as err:
-            record.update({"s": None, "r": None, "e": str(err)})
+            record = Judged(cell, index, label, None, None, str(err))
         else:
-            record.update({"s": answer.score, "r": answer.reflection, "e": None})
+            record = Judged(cell, index, label, answer.score, answer.reflection, None)
         self._pending.append(record)  # with the call's usage record (cost_guard.attach), in one write
         self._flush()
-        return {"judge": label, "score": record["s"], "reflection": record["r"], "error": record["e"]}
+        return {"judge": label, "score": record.score, "reflection": record.reflection, "error": record.error}
 
     async def _extract(self, prompt: Prompt) -> tuple[list[str] | None, str | None]:
         """Key points from the ideal, once per prompt (all models share them), journaled."""
@@ -535,8 +544,8 @@ class WevalRun:
 
     async def _extract_once(self, prompt: Prompt) -> tuple[list[str] | None, str | None]:
         done = self.state.key_points.get(prompt.id)
-        if done is not None and done.get("points"):
-            return list(done["points"]), None
+        if done is not None and done.points:
+            return list(done.points), None
         if self._judge_problem and not self.options.judges and not self.bp.judge_models:
             return None, self._judge_problem
         cell = Cell(prompt.id, "")
@@ -554,7 +563,7 @@ class WevalRun:
                 continue
             points = parse_key_points(result.text)
             if points:
-                self._pending.append({"t": "kp", "i": prompt.id, "m": model, "points": points})
+                self._pending.append(KeyPoints(prompt.id, model, tuple(points)))
                 self._flush()
                 return points, None
             errors.append(f"{model}: no <key_point> in the answer")
@@ -594,7 +603,7 @@ class WevalRun:
                     yield Notice(f"Embeddings failed ({len(batch)} texts): {err.message}", "warning")
                     continue
                 assert self.journal is not None
-                self.journal.write_many([{"t": "emb", "k": k, "v": v} for k, v in zip(batch, got, strict=True)])
+                self.journal.write(*[Embedding(k, v) for k, v in zip(batch, got, strict=True)])
                 vectors.update(zip(batch, got, strict=True))
                 while not self.queue.empty():
                     event = self.queue.get_nowait()
