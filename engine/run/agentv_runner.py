@@ -11,8 +11,8 @@ With `-m replay:<results file>` the answers come from an earlier run (replay.py)
 no target is called, a recorded execution error fails its cell again with the same message, and the
 assertions are scored as above (judges are still called, so judged assertions still need one).
 
-Results: `<runLabel>_<start time>.jsonl`, one row per (test, target), appended as each test finishes and
-rewritten in the plan's order at the end; the run journal beside it is what --resume reads.
+Results: `<runLabel>_<start time>.jsonl`, one row per (test, target), written by write_agentv.py; the
+run journal beside it is what --resume reads.
 """
 
 from __future__ import annotations
@@ -27,8 +27,6 @@ from pathlib import Path
 from typing import Any
 
 from ..agentv.model import Assertion
-from ..appendlog import AppendLog
-from ..jsonio import dumps_bytes
 from ..pricing import PriceTable, call_cost
 from ..providers.base import ChatMessage, ChatRequest, ProviderError, ToolCall
 from ..providers.tool_calls import calls_from_json, output_messages
@@ -83,12 +81,13 @@ from .events import (
     RunSummary,
     Scored,
 )
-from .files import iso_timestamp, now_utc, safe_timestamp, write_atomic
+from .files import iso_timestamp, now_utc
 from .journal import Journal, JournalState, open_journal, run_header
 from .journal_records import CellScore, Done, Generated, JudgeReply, RunHeader
 from .options import RunOptions
 from .pool import stream_cells
 from .workspace_setup import WorkspaceError, Workspaces, WorkspaceSpec, parse_workspace, workspace_changes
+from .write_agentv import AgentvWriter, results_name
 
 EXECUTED = frozenset({"code-judge"})  # a user's script, run as a subprocess (code_judge.py)
 JUDGED = frozenset({"rubrics", "llm-judge"})
@@ -114,7 +113,6 @@ class AgentvRun:
         self.emit = self.queue.put_nowait
         self.calls = Calls(options, self.emit, concurrency=plan.concurrency)
         self.journal: Journal | None = None
-        self.rows: dict[Cell, dict[str, Any]] = {}
         self.scores: dict[Cell, tuple[float | None, str | None]] = {}
         self.failed: set[Cell] = set()
         self.not_run: set[Cell] = set()  # cells a cost cap kept from starting (also in `failed`)
@@ -143,13 +141,12 @@ class AgentvRun:
         # Rows are appended to the results file as tests finish (a reader or a killed run sees every
         # finished test); the name carries the run's start time, a resumed run takes over the file of
         # the run it finishes, and the end rewrites it in the plan's order.
-        name = f"{self.plan.run_label}_{safe_timestamp(now_utc())}.jsonl"
+        name = results_name(self.plan.run_label, now_utc())
         cap_warning = self.cost.check()  # raises PlanError when --max-cost cannot be held
         self._open_journal(results=name)
         self.cost.attach(self.journal, self.state.usage)
         recorded = self.state.header.results if self.state.header is not None else None
-        self.results_path = self.folder / Path(recorded or name).name
-        self._results_log = AppendLog(self.results_path, fresh=True)
+        self.writer = AgentvWriter(self.folder / Path(recorded or name).name)
         finished = False
         try:
             summary = self.plan.summary()
@@ -170,7 +167,7 @@ class AgentvRun:
                     yield event
             for problem in await self.workspaces.close():
                 yield Notice(problem, "warning")
-            files = self._write_results()
+            files = self.writer.write(t.cell for t in self.plan.tasks)
             finished = True
             assert self.journal is not None
             self.journal.write(Done())
@@ -178,10 +175,9 @@ class AgentvRun:
         finally:
             with contextlib.suppress(Exception):
                 await asyncio.shield(self.workspaces.close())  # an interrupted run leaves no folder behind
-            self._results_log.close()
+            self.writer.close()
             if not finished and self.options.partial_results:
-                with contextlib.suppress(Exception):  # the rows are in the file already, unordered
-                    self._write_results()
+                self.writer.write_partial(t.cell for t in self.plan.tasks)
             if self.journal is not None:
                 self.journal.close()
             await self.calls.aclose()
@@ -196,9 +192,7 @@ class AgentvRun:
     # --- one cell ---------------------------------------------------------------------------------
     async def _cell(self, task: AgentvTask) -> None:
         await self._run_cell(task)
-        row = self.rows.get(task.cell)
-        if row is not None:
-            self._results_log.write(dumps_bytes(row) + b"\n")
+        self.writer.append(task.cell)
 
     async def _run_cell(self, task: AgentvTask) -> None:
         cell = task.cell
@@ -206,7 +200,7 @@ class AgentvRun:
         if done is not None and not (self.options.retry_errors and done.result.get("error")):
             self.resumed_cells += 1
             row = dict(done.result)
-            self.rows[cell] = row
+            self.writer.keep(cell, row)
             if row.get("execution_status") == "execution_error":
                 self.failed.add(cell)
                 self.emit(CellFailed(cell, str(row.get("error")), "error", resumed=True))
@@ -255,7 +249,7 @@ class AgentvRun:
             row["judge_target"] = task.judge.name if task.judge is not None else None
             row["judge_token_usage"] = {"input": judged["input"], "output": judged["output"], "calls": judged["calls"]}
             row["judge_cost_usd"] = judged["cost_usd"]
-        self.rows[cell] = row
+        self.writer.keep(cell, row)
         self.scores[cell] = (score, row.get("verdict"))
         assert self.journal is not None
         self.journal.write(CellScore(cell, score, row.get("verdict"), row))
@@ -404,7 +398,7 @@ class AgentvRun:
         self.not_run.add(cell)
         row = self._row(task, started, "", (0, 0), 0.0, [], error=message)
         row.update({"score": None, "verdict": NOT_SCORED})
-        self.rows[cell] = row
+        self.writer.keep(cell, row)
         self.emit(CellFailed(cell, message, NOT_RUN))
 
     def _fail(self, task: AgentvTask, message: str, kind: str, started: Any) -> None:
@@ -413,7 +407,7 @@ class AgentvRun:
         if self.fail_on_error and self._halt is None and kind != "skipped":
             self._halt = f"not run: execution.fail_on_error stopped the run after {cell} failed ({message})"
         row = self._row(task, started, "", (0, 0), 0.0, [], error=message)
-        self.rows[cell] = row
+        self.writer.keep(cell, row)
         assert self.journal is not None
         self.journal.write(CellScore(cell, None, None, row))
         self.emit(CellFailed(cell, message, kind))
@@ -813,12 +807,6 @@ class AgentvRun:
             row["not_scored"] = unscored
         return row
 
-    def _write_results(self) -> list[Path]:
-        """The rows again, in the plan's order, replacing the file they were appended to."""
-        write_atomic(self.results_path, b"".join([dumps_bytes(self.rows[t.cell]) + b"\n" for t in self.plan.tasks
-                                                  if t.cell in self.rows]))
-        return [self.results_path]
-
     def _summary(self, files: list[Path]) -> RunSummary:
         rows: list[ModelSummary] = []
         for target in self.plan.targets:
@@ -841,7 +829,7 @@ class AgentvRun:
         assertions that were not scored and why (the first NOTES_SHOWN; the rest counted)."""
         lines: list[str] = []
         for t in self.plan.tasks:
-            row = self.rows.get(t.cell)
+            row = self.writer.rows.get(t.cell)
             if not row or not row.get("not_scored") or row.get("execution_status") == "execution_error":
                 continue
             what = "; ".join(f"{u['name']} ({u['type']}{', required' if u['required'] else ''}): {u['reason']}"

@@ -2,14 +2,13 @@
 
 Each cell (prompt × effective model) is generated and scored on its own, as soon as a worker is free,
 so results stream out while the run goes on and every finished answer, judgement and score is in the
-journal the moment it exists. The comparison file and artefacts are written at the end.
+journal the moment it exists. The comparison file and artefacts are written at the end (write_weval.py).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import math
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -45,7 +44,7 @@ from .events import (
     RunSummary,
     Scored,
 )
-from .files import iso_timestamp, now_utc, safe_timestamp
+from .files import iso_timestamp, now_utc
 from .journal import Journal, JournalState, open_journal, run_header
 from .journal_records import (
     CellScore,
@@ -72,9 +71,7 @@ from .weval_judge import (
 )
 from .weval_plan import WevalPlan, WevalTask
 from .weval_points import ASYNC_FUNCTIONS, base_assessment, function_assessment, score_function_point
-from .weval_results import WevalResults, comparison_object, write_comparison
-
-log = logging.getLogger(__name__)
+from .write_weval import WevalWriter
 
 EMBED_BATCH = 64
 EMPTY_ANSWER = "Model returned an empty or whitespace-only response."
@@ -106,7 +103,6 @@ class WevalRun:
         self.bp = plan.blueprint
         self.folder = options.output.joinpath(*plan.output_folder_parts)
         self.journal_path = self.folder / f"{plan.run_label}{_replay_suffix(plan)}.journal.jsonl"
-        self.results = WevalResults()
         self.state = JournalState()
         self.queue: asyncio.Queue[Event | None] = asyncio.Queue()
         self.emit = self.queue.put_nowait
@@ -127,6 +123,7 @@ class WevalRun:
         # still run (they cost nothing) and their results are written as llm-coverage results.
         self.judging = "llm-coverage" in plan.eval_methods
         self.coverage = self.judging or not plan.eval_methods
+        self.writer = WevalWriter(plan, self.folder, coverage=self.coverage)
         self.skipped_extractions: set[str] = set()
         self._pending: list[Record] = []  # journal records of this step, written together
 
@@ -164,7 +161,7 @@ class WevalRun:
             if "embedding" in self.plan.eval_methods:
                 async for event in self._embeddings():
                     yield event
-            files = self._write_results()
+            files = self.writer.write(cost=self.cost.summary())
             finished = True
             assert self.journal is not None
             self.journal.write(Done())
@@ -172,7 +169,7 @@ class WevalRun:
         finally:
             self._flush()
             if not finished and self.options.partial_results:
-                self._write_partial()
+                self.writer.write_partial(cost=self.cost.summary())
             if self.journal is not None:
                 self.journal.close()
             await self.calls.aclose()
@@ -235,10 +232,7 @@ class WevalRun:
             return
         final = answer.texts[-1]
         history = self._history(task, answer.texts)
-        self.results.responses.setdefault(cell.item, {})[cell.model] = final
-        self.results.histories.setdefault(cell.item, {})[cell.model] = [
-            {"role": r, "content": c} for r, c, _ in history]
-        self.results.system_prompts[cell.model] = task.system
+        self.writer.answered(task, final, history)
         self.emit(Response(cell, final, (answer.usage[0], answer.usage[1]), answer.cached and not answer.resumed,
                            answer.latency_ms, resumed=answer.resumed, replayed=self.plan.replay is not None))
         await self._score(task, answer.texts, history)
@@ -252,19 +246,15 @@ class WevalRun:
             texts = list(rec.generated) if rec is not None and rec.text is not None else []
         final = texts[-1] if texts else ""
         history = self._history(task, texts or [""])
-        self.results.responses.setdefault(cell.item, {})[cell.model] = final
-        self.results.histories.setdefault(cell.item, {})[cell.model] = [
-            {"role": r, "content": c} for r, c, _ in history]
-        self.results.system_prompts[cell.model] = task.system
+        self.writer.answered(task, final, history)
         self.emit(Response(cell, final, resumed=True, replayed=self.plan.replay is not None))
         result = done.result
         self.unscored_points += sum(1 for pa in result.get("pointAssessments") or []
                                     if str(pa.get("error") or "").startswith("Not scored:"))
-        if result and self.coverage:
-            self.results.coverage.setdefault(cell.item, {})[cell.model] = result
+        self.writer.scored(cell, result)
         kp = self.state.key_points.get(cell.item)
         if kp and kp.points:
-            self.results.key_points[cell.item] = list(kp.points)
+            self.writer.key_points(cell.item, list(kp.points))
         score = done.score
         verdict = verdict_for(score)
         self.scores[cell] = (score, verdict)
@@ -276,18 +266,7 @@ class WevalRun:
         self.cost.release(cell)
         if kind == NOT_RUN:
             self.not_run.add(cell)
-        marked = f"<<error>>{message}<</error>>"
-        self.results.responses.setdefault(cell.item, {})[cell.model] = marked
-        self.results.errors.setdefault(cell.item, {})[cell.model] = message
-        history = [{"role": "system", "content": task.system}] if task.system else []
-        history += [{"role": m.role, "content": m.content or ""} for m in task.prompt.messages
-                    if not (m.role == "assistant" and m.content is None)]  # only assistant turns hold None
-        history.append({"role": "assistant", "content": marked})
-        self.results.histories.setdefault(cell.item, {})[cell.model] = history
-        self.results.system_prompts[cell.model] = task.system
-        if self.coverage:
-            self.results.coverage.setdefault(cell.item, {})[cell.model] = {
-                "error": message[:1].upper() + message[1:] if kind == NOT_RUN else f"Generation failed: {message}"}
+        self.writer.failed(task, message, not_run=kind == NOT_RUN)
         if not resumed and kind != NOT_RUN:
             self._pending.append(Failed(cell, message, kind))
         self._flush()
@@ -450,8 +429,7 @@ class WevalRun:
 
     def _scored(self, cell: Cell, score: float | None, result: dict[str, Any]) -> None:
         self.cost.release(cell)
-        if result and self.coverage:
-            self.results.coverage.setdefault(cell.item, {})[cell.model] = result
+        self.writer.scored(cell, result)
         verdict = verdict_for(score)
         self.scores[cell] = (score, verdict)
         assert self.journal is not None
@@ -539,7 +517,7 @@ class WevalRun:
             fut = self._key_points[prompt.id] = asyncio.ensure_future(self._extract_once(prompt))
         points, error = await asyncio.shield(fut)
         if points:
-            self.results.key_points[prompt.id] = points
+            self.writer.key_points(prompt.id, points)
         return points, error
 
     async def _extract_once(self, prompt: Prompt) -> tuple[list[str] | None, str | None]:
@@ -581,7 +559,7 @@ class WevalRun:
             if p.ideal:
                 texts[f"{p.id}\x1f{IDEAL_MODEL_ID}"] = p.ideal
                 models.add(IDEAL_MODEL_ID)
-            for model, text in self.results.responses.get(p.id, {}).items():
+            for model, text in self.writer.answers(p.id).items():
                 models.add(model)
                 if Cell(p.id, model) not in self.failed and text.strip():
                     texts[f"{p.id}\x1f{model}"] = text
@@ -623,26 +601,9 @@ class WevalRun:
                         sums.setdefault((a, b), []).append(sim)
             per_prompt[pid] = _matrix(all_models, pairs)
         overall = {pair: sum(v) / len(v) for pair, v in sums.items()}
-        self.results.similarity = _matrix(all_models, overall)
-        self.results.per_prompt_similarity = per_prompt
+        self.writer.similarity(_matrix(all_models, overall), per_prompt)
 
     # --- the end ----------------------------------------------------------------------------------
-    def _write_results(self) -> list[Path]:
-        stamp = safe_timestamp(now_utc())
-        full = comparison_object(bp=self.bp, models=self.plan.models, prompts=self.plan.prompts,
-                                 run_label=self.plan.run_label, timestamp=stamp,
-                                 eval_methods=list(self.plan.eval_methods) or ["llm-coverage"],
-                                 effective_models=self.plan.effective_models, results=self.results)
-        full["evalspecCost"] = self.cost.summary()  # our extension: real tokens and cost per role and model
-        return write_comparison(self.folder, self.plan.run_label, stamp, full)
-
-    def _write_partial(self) -> None:
-        """A stopped run's results files, for the cells that finished (the journal has them anyway)."""
-        try:
-            self._write_results()
-        except Exception:  # never mask the cancellation or error that stopped the run
-            log.warning("could not write the results of the stopped run", exc_info=True)
-
     def _summary(self, files: list[Path]) -> RunSummary:
         rows: list[ModelSummary] = []
         for model in self.plan.effective_models:
@@ -666,7 +627,7 @@ class WevalRun:
         elif self.unscored_points:
             why = self._judge_problem or "no judge could be called"
             notes.append(f"{self.unscored_points} judged point(s) not scored: {why}")
-        points_not_scored = sum(1 for by_model in self.results.coverage.values() for result in by_model.values()
+        points_not_scored = sum(1 for by_model in self.writer.results.coverage.values() for result in by_model.values()
                                 if isinstance(result, dict)
                                 for pa in result.get("pointAssessments") or [] if isinstance(pa, dict) and pa.get("error"))
         if self.cost.stopped:

@@ -1,0 +1,57 @@
+"""The write stage of an AgentV run: the results file, one row per (test, target).
+
+`<runLabel>_<start time>.jsonl`: a row is appended as each test finishes (a reader, or a run that is
+killed, sees every finished test), and the file is rewritten in the plan's order when the run ends.
+A resumed run takes over the file of the run it finishes (the journal's header names it) and writes
+every row again, the resumed ones first as their cells come up.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterable
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from ..appendlog import AppendLog
+from ..jsonio import dumps_bytes
+from .events import Cell
+from .files import safe_timestamp, write_atomic
+
+
+def results_name(run_label: str, started: datetime) -> str:
+    """The results file of a run that starts now (the journal's header records it)."""
+    return f"{run_label}_{safe_timestamp(started)}.jsonl"
+
+
+class AgentvWriter:
+    """The rows of one run, by cell, and the results file they go to."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.rows: dict[Cell, dict[str, Any]] = {}
+        self._log = AppendLog(path, fresh=True)
+
+    def keep(self, cell: Cell, row: dict[str, Any]) -> None:
+        """A cell's row (a later row for the cell replaces it)."""
+        self.rows[cell] = row
+
+    def append(self, cell: Cell) -> None:
+        """Append the cell's row to the file, when it has one (a finished test)."""
+        row = self.rows.get(cell)
+        if row is not None:
+            self._log.write(dumps_bytes(row) + b"\n")
+
+    def write(self, order: Iterable[Cell]) -> list[Path]:
+        """The rows again, in the plan's order, replacing the file they were appended to."""
+        write_atomic(self.path, b"".join([dumps_bytes(self.rows[c]) + b"\n" for c in order if c in self.rows]))
+        return [self.path]
+
+    def write_partial(self, order: Iterable[Cell]) -> None:
+        """A stopped run's file in order; its rows are in the file already, unordered, if this fails."""
+        with contextlib.suppress(Exception):
+            self.write(order)
+
+    def close(self) -> None:
+        self._log.close()
