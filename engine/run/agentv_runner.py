@@ -22,7 +22,7 @@ import contextlib
 import dataclasses
 import shlex
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -76,16 +76,14 @@ from .events import (
     ModelSummary,
     Notice,
     Response,
-    RunFinished,
-    RunStarted,
     RunSummary,
     Scored,
 )
 from .files import iso_timestamp, now_utc
-from .journal import Journal, JournalState, open_journal, run_header
-from .journal_records import CellScore, Done, Generated, JudgeReply, RunHeader
+from .journal import Journal, JournalState, run_header
+from .journal_records import CellScore, Generated, JudgeReply, RunHeader
 from .options import RunOptions
-from .pool import stream_cells
+from .skeleton import RunSkeleton
 from .workspace_setup import WorkspaceError, Workspaces, WorkspaceSpec, parse_workspace, workspace_changes
 from .write_agentv import AgentvWriter, results_name
 
@@ -137,60 +135,48 @@ class AgentvRun:
             t.config is not None and t.config.get("workspace_template") for t in plan.targets)
         self._any_workspace = bool(execution_ws)
 
-    async def events(self) -> AsyncIterator[Event]:
-        # Rows are appended to the results file as tests finish (a reader or a killed run sees every
-        # finished test); the name carries the run's start time, a resumed run takes over the file of
-        # the run it finishes, and the end rewrites it in the plan's order.
-        name = results_name(self.plan.run_label, now_utc())
+    # --- the skeleton's steps (skeleton.py) ------------------------------------------------------
+    def header(self) -> RunHeader:
+        # The results file's name carries the run's start time; a resumed run takes over the file of
+        # the run it finishes (the header names it), see opened().
+        self._results_name = results_name(self.plan.run_label, now_utc())
+        return RunHeader(kind="agentv", file=str(self.plan.path), run_label=self.plan.run_label,
+                         started=iso_timestamp(now_utc()), results=self._results_name,
+                         **run_header(self.plan, self.options))
+
+    def check(self) -> list[Event]:
         cap_warning = self.cost.check()  # raises PlanError when --max-cost cannot be held
-        self._open_journal(results=name)
+        return [Notice(cap_warning, "warning")] if cap_warning else []
+
+    def opened(self) -> None:
+        assert self.journal is not None
         self.cost.attach(self.journal, self.state.usage)
         recorded = self.state.header.results if self.state.header is not None else None
-        self.writer = AgentvWriter(self.folder / Path(recorded or name).name)
-        finished = False
-        try:
-            summary = self.plan.summary()
-            summary["resumed_cells"] = sum(1 for t in self.plan.tasks if t.cell in self.state.scores)
-            summary["output"] = str(self.folder)
-            summary["journal"] = str(self.journal_path)
-            yield RunStarted(summary)
-            if self.journal is not None and self.journal.lock is not None and self.journal.lock.stale_pid:
-                yield Notice(f"cleared the lock of an earlier run (PID {self.journal.lock.stale_pid}) that is no "
-                             "longer running", "info")
-            for warning in self.plan.warnings:
-                yield Notice(warning, "warning")
-            if cap_warning:
-                yield Notice(cap_warning, "warning")
-            n = min(len(self.plan.tasks), self.plan.concurrency * 2)
-            async with contextlib.aclosing(stream_cells(self.queue, self.plan.tasks, self._cell, n)) as cells:
-                async for event in cells:
-                    yield event
-            for problem in await self.workspaces.close():
-                yield Notice(problem, "warning")
-            files = self.writer.write(t.cell for t in self.plan.tasks)
-            finished = True
-            assert self.journal is not None
-            self.journal.write(Done())
-            yield RunFinished(self._summary(files))
-        finally:
-            with contextlib.suppress(Exception):
-                await asyncio.shield(self.workspaces.close())  # an interrupted run leaves no folder behind
-            self.writer.close()
-            if not finished and self.options.partial_results:
-                self.writer.write_partial(t.cell for t in self.plan.tasks)
-            if self.journal is not None:
-                self.journal.close()
-            await self.calls.aclose()
+        self.writer = AgentvWriter(self.folder / Path(recorded or self._results_name).name)
 
-    def _open_journal(self, *, results: str) -> None:
-        self.journal, self.state = open_journal(
-            self.journal_path, resume=self.options.resume or self.options.retry_errors,
-            header=RunHeader(kind="agentv", file=str(self.plan.path), run_label=self.plan.run_label,
-                             started=iso_timestamp(now_utc()), results=results,
-                             **run_header(self.plan, self.options)))
+    def resumed_count(self) -> int:
+        return sum(1 for t in self.plan.tasks if t.cell in self.state.scores)
+
+    def prepare(self) -> Iterator[Event]:
+        return iter(())
+
+    async def after_cells(self) -> AsyncIterator[Event]:
+        for problem in await self.workspaces.close():
+            yield Notice(problem, "warning")
+
+    def write(self) -> list[Path]:
+        return self.writer.write(t.cell for t in self.plan.tasks)
+
+    async def stop(self) -> None:
+        with contextlib.suppress(Exception):
+            await asyncio.shield(self.workspaces.close())  # an interrupted run leaves no folder behind
+        self.writer.close()
+
+    def write_partial(self) -> None:
+        self.writer.write_partial(t.cell for t in self.plan.tasks)
 
     # --- one cell ---------------------------------------------------------------------------------
-    async def _cell(self, task: AgentvTask) -> None:
+    async def cell(self, task: AgentvTask) -> None:
         await self._run_cell(task)
         self.writer.append(task.cell)
 
@@ -807,7 +793,7 @@ class AgentvRun:
             row["not_scored"] = unscored
         return row
 
-    def _summary(self, files: list[Path]) -> RunSummary:
+    def summary(self, files: list[Path]) -> RunSummary:
         rows: list[ModelSummary] = []
         for target in self.plan.targets:
             cells = [t.cell for t in self.plan.tasks if t.target.name == target.name]
@@ -948,7 +934,7 @@ def _skipped(a: Assertion, reason: str) -> dict[str, Any]:
 
 
 def run_agentv(plan: AgentvPlan, options: RunOptions) -> AsyncIterator[Event]:
-    return AgentvRun(plan, options).events()
+    return RunSkeleton(AgentvRun(plan, options)).events()
 
 
 def _timeout_seconds(execution: dict[str, Any]) -> float | None:

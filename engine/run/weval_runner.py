@@ -8,9 +8,8 @@ journal the moment it exists. The comparison file and artefacts are written at t
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import math
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -39,16 +38,13 @@ from .events import (
     ModelSummary,
     Notice,
     Response,
-    RunFinished,
-    RunStarted,
     RunSummary,
     Scored,
 )
 from .files import iso_timestamp, now_utc
-from .journal import Journal, JournalState, open_journal, run_header
+from .journal import Journal, JournalState, run_header
 from .journal_records import (
     CellScore,
-    Done,
     Embedding,
     Failed,
     Generated,
@@ -59,7 +55,7 @@ from .journal_records import (
 )
 from .jsjson import js_to_fixed
 from .options import RunOptions
-from .pool import stream_cells
+from .skeleton import RunSkeleton
 from .weval_judge import (
     EXTRACT_SYSTEM,
     JUDGE_MAX_TOKENS,
@@ -127,64 +123,47 @@ class WevalRun:
         self.skipped_extractions: set[str] = set()
         self._pending: list[Record] = []  # journal records of this step, written together
 
-    # --- the stream -------------------------------------------------------------------------------
-    async def events(self) -> AsyncIterator[Event]:
+    # --- the skeleton's steps (skeleton.py) ------------------------------------------------------
+    def header(self) -> RunHeader:
+        return RunHeader(kind="weval", file=str(self.plan.path), config_id=self.plan.config_id,
+                         run_label=self.plan.run_label, started=iso_timestamp(now_utc()),
+                         systems={t.cell.model: t.system for t in self.plan.tasks},
+                         **run_header(self.plan, self.options))
+
+    def check(self) -> list[Event]:
         cap_warning = self.cost.check()  # raises PlanError when --max-cost cannot be held
-        self._open_journal()
+        return [Notice(cap_warning, "warning")] if cap_warning else []
+
+    def opened(self) -> None:
         # Usage records wait with the answer or judgement they belong to, and go out in its write.
         self.cost.attach(lambda rec: self._pending.append(rec), self.state.usage)
-        finished = False
-        try:
-            summary = self.plan.summary()
-            summary["resumed_cells"] = self._resumable_count()
-            summary["output"] = str(self.folder)
-            summary["journal"] = str(self.journal_path)
-            yield RunStarted(summary)
-            if self.journal is not None and self.journal.lock is not None and self.journal.lock.stale_pid:
-                yield Notice(f"cleared the lock of an earlier run (PID {self.journal.lock.stale_pid}) that is no "
-                             "longer running", "info")
-            for warning in self.plan.warnings:
-                yield Notice(warning, "warning")
-            if cap_warning:
-                yield Notice(cap_warning, "warning")
-            if self._needs_judges():
-                self._bind_judges()
-            if self._judge_problem:
-                yield Notice(f"Judged points will not be scored: {self._judge_problem}", "warning")
-            if not self.plan.eval_methods:
-                yield Notice("--eval-method none: function points are scored; judged points, key-point "
-                             "extraction and embeddings are skipped", "info")
-            n = min(len(self.plan.tasks), self.plan.concurrency * 2)
-            async with contextlib.aclosing(stream_cells(self.queue, self.plan.tasks, self._cell, n)) as cells:
-                async for event in cells:
-                    yield event
-            if "embedding" in self.plan.eval_methods:
-                async for event in self._embeddings():
-                    yield event
-            files = self.writer.write(cost=self.cost.summary())
-            finished = True
-            assert self.journal is not None
-            self.journal.write(Done())
-            yield RunFinished(self._summary(files))
-        finally:
-            self._flush()
-            if not finished and self.options.partial_results:
-                self.writer.write_partial(cost=self.cost.summary())
-            if self.journal is not None:
-                self.journal.close()
-            await self.calls.aclose()
 
-    def _open_journal(self) -> None:
-        self.journal, self.state = open_journal(
-            self.journal_path, resume=self.options.resume or self.options.retry_errors,
-            header=RunHeader(kind="weval", file=str(self.plan.path), config_id=self.plan.config_id,
-                             run_label=self.plan.run_label, started=iso_timestamp(now_utc()),
-                             systems={t.cell.model: t.system for t in self.plan.tasks},
-                             **run_header(self.plan, self.options)))
-
-    def _resumable_count(self) -> int:
+    def resumed_count(self) -> int:
         return sum(1 for t in self.plan.tasks if t.cell in self.state.scores or
                    (t.cell in self.state.failures and not self.options.retry_errors))
+
+    def prepare(self) -> Iterator[Event]:
+        if self._needs_judges():
+            self._bind_judges()
+        if self._judge_problem:
+            yield Notice(f"Judged points will not be scored: {self._judge_problem}", "warning")
+        if not self.plan.eval_methods:
+            yield Notice("--eval-method none: function points are scored; judged points, key-point "
+                         "extraction and embeddings are skipped", "info")
+
+    async def after_cells(self) -> AsyncIterator[Event]:
+        if "embedding" in self.plan.eval_methods:
+            async for event in self._embeddings():
+                yield event
+
+    def write(self) -> list[Path]:
+        return self.writer.write(cost=self.cost.summary())
+
+    async def stop(self) -> None:
+        self._flush()
+
+    def write_partial(self) -> None:
+        self.writer.write_partial(cost=self.cost.summary())
 
     def _needs_judges(self) -> bool:
         return "llm-coverage" in self.plan.eval_methods and any(
@@ -205,7 +184,7 @@ class WevalRun:
             self._judge_problem = "no judge can be called (" + "; ".join(dict.fromkeys(problems)) + ")"
 
     # --- one cell ---------------------------------------------------------------------------------
-    async def _cell(self, task: WevalTask) -> None:
+    async def cell(self, task: WevalTask) -> None:
         cell = task.cell
         state = self.state
         done = state.scores.get(cell)
@@ -604,7 +583,7 @@ class WevalRun:
         self.writer.similarity(_matrix(all_models, overall), per_prompt)
 
     # --- the end ----------------------------------------------------------------------------------
-    def _summary(self, files: list[Path]) -> RunSummary:
+    def summary(self, files: list[Path]) -> RunSummary:
         rows: list[ModelSummary] = []
         for model in self.plan.effective_models:
             cells = [t.cell for t in self.plan.tasks if t.cell.model == model]
@@ -691,7 +670,7 @@ def _generated_from_history(prompt: Prompt, history: list[dict[str, Any]]) -> li
 
 def run_weval(plan: WevalPlan, options: RunOptions) -> AsyncIterator[Event]:
     """Run a blueprint plan; yields RunStarted, then per-cell events, then RunFinished."""
-    return WevalRun(plan, options).events()
+    return RunSkeleton(WevalRun(plan, options)).events()
 
 
 def _replay_suffix(plan: WevalPlan) -> str:

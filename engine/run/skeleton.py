@@ -1,0 +1,127 @@
+"""The run skeleton both formats share: journal, start, cells, the stages after them, finish, cleanup.
+
+    plan (plan.py) → generate (generate.py) → score: functions, judges, embeddings
+    (score_functions.py, score_judges.py, score_embeddings.py) → write (write_weval.py, write_agentv.py)
+
+`RunSkeleton` drives a `FormatRun` (WevalRun, AgentvRun) through the same order of events: it opens the
+journal (taking the run's lock; `--resume` reads what an earlier run has) once the format's check
+passes (a cost cap that cannot be held), says RunStarted, the cleared-lock, plan and check notices, lets the format prepare, runs every cell on the worker pool (pool.py)
+with the events of the cells as they come, then what the format does after the cells (embeddings,
+workspace teardown), writes the results, journals Done and says RunFinished. However the run ends
+(finished, an exception, the consumer closing the stream), the format stops, a stopped run's partial
+results are written when asked (`RunOptions.partial_results`), the journal closes (releasing the lock)
+and the provider clients close.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from .calls import Calls
+from .events import Event, Notice, RunFinished, RunStarted, RunSummary
+from .journal import Journal, JournalState, open_journal
+from .journal_records import Done, RunHeader
+from .options import RunOptions
+from .pool import stream_cells
+
+if TYPE_CHECKING:
+    from .plan import Plan
+
+
+class FormatRun(Protocol):
+    """What a format's run supplies to the skeleton. The skeleton sets `journal` and `state` before
+    `opened()`; everything the format journals goes through `journal.write`."""
+
+    @property
+    def plan(self) -> Plan: ...
+
+    options: RunOptions
+    folder: Path  # where results go
+    journal_path: Path
+    queue: asyncio.Queue[Event | None]  # the cells' events (Calls and the format emit into it)
+    calls: Calls
+    journal: Journal | None
+    state: JournalState
+
+    def check(self) -> list[Event]:
+        """Before the journal opens: raises PlanError when the run cannot start (a `--max-cost` that an
+        unpriced model cannot hold); notices to show after the plan's warnings."""
+
+    def header(self) -> RunHeader:
+        """The journal's first line for a fresh run."""
+
+    def opened(self) -> None:
+        """The journal is open and `state` holds what an earlier run has (empty unless resuming)."""
+
+    def resumed_count(self) -> int:
+        """Cells the journal already has whole (RunStarted's `resumed_cells`)."""
+
+    def prepare(self) -> Iterator[Event]:
+        """Before the first cell: bind judges and the like; notices to show."""
+
+    async def cell(self, task: Any) -> None:
+        """One task of the plan, start to finish: its events go to `queue`, its records to the journal."""
+
+    def after_cells(self) -> AsyncIterator[Event]:
+        """The stages that need every cell (embeddings) or end the cells' resources (workspaces)."""
+
+    def write(self) -> list[Path]:
+        """The results files; the paths written."""
+
+    def summary(self, files: list[Path]) -> RunSummary: ...
+
+    async def stop(self) -> None:
+        """However the run ended: release what the format holds (journal records held back, workspaces,
+        the results file)."""
+
+    def write_partial(self) -> None:
+        """A stopped run's results files for what finished. Never raises."""
+
+
+class RunSkeleton:
+    def __init__(self, run: FormatRun) -> None:
+        self.run = run
+
+    async def events(self) -> AsyncIterator[Event]:
+        run, plan, options = self.run, self.run.plan, self.run.options
+        notices = run.check()
+        journal, run.state = open_journal(run.journal_path, resume=options.resume or options.retry_errors,
+                                          header=run.header())
+        run.journal = journal
+        run.opened()
+        finished = False
+        try:
+            summary = plan.summary()
+            summary["resumed_cells"] = run.resumed_count()
+            summary["output"] = str(run.folder)
+            summary["journal"] = str(run.journal_path)
+            yield RunStarted(summary)
+            if journal.lock is not None and journal.lock.stale_pid:
+                yield Notice(f"cleared the lock of an earlier run (PID {journal.lock.stale_pid}) that is no "
+                             "longer running", "info")
+            for warning in plan.warnings:
+                yield Notice(warning, "warning")
+            for event in notices:
+                yield event
+            for event in run.prepare():
+                yield event
+            workers = min(len(plan.tasks), plan.concurrency * 2)
+            async with contextlib.aclosing(stream_cells(run.queue, plan.tasks, run.cell, workers)) as cells:
+                async for event in cells:
+                    yield event
+            async for event in run.after_cells():
+                yield event
+            files = run.write()
+            finished = True
+            journal.write(Done())
+            yield RunFinished(run.summary(files))
+        finally:
+            await run.stop()
+            if not finished and options.partial_results:
+                run.write_partial()
+            journal.close()
+            await run.calls.aclose()
