@@ -8,7 +8,6 @@ journal the moment it exists. The comparison file and artefacts are written at t
 from __future__ import annotations
 
 import asyncio
-import math
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -45,7 +44,6 @@ from .files import iso_timestamp, now_utc
 from .journal import Journal, JournalState, run_header
 from .journal_records import (
     CellScore,
-    Embedding,
     Failed,
     Generated,
     Judged,
@@ -55,6 +53,7 @@ from .journal_records import (
 )
 from .jsjson import js_to_fixed
 from .options import RunOptions
+from .score_embeddings import embedding_similarity
 from .skeleton import RunSkeleton
 from .weval_judge import (
     EXTRACT_SYSTEM,
@@ -69,7 +68,6 @@ from .weval_plan import WevalPlan, WevalTask
 from .weval_points import ASYNC_FUNCTIONS, base_assessment, function_assessment, score_function_point
 from .write_weval import WevalWriter
 
-EMBED_BATCH = 64
 EMPTY_ANSWER = "Model returned an empty or whitespace-only response."
 NO_POINTS = "Not scored: the prompt has no points (no should or should_not) and no ideal to extract key points from."
 SKIPPED_JUDGING = "Not scored: --eval-method none skips judged points."
@@ -153,7 +151,9 @@ class WevalRun:
 
     async def after_cells(self) -> AsyncIterator[Event]:
         if "embedding" in self.plan.eval_methods:
-            async for event in self._embeddings():
+            assert self.journal is not None
+            async for event in embedding_similarity(self.plan, self.calls, self.journal, self.state.embeddings,
+                                                    self.writer, self.failed, self.queue):
                 yield event
 
     def write(self) -> list[Path]:
@@ -526,62 +526,6 @@ class WevalRun:
             errors.append(f"{model}: no <key_point> in the answer")
         return None, "; ".join(dict.fromkeys(errors)) or "no judge model to extract key points"
 
-    # --- embeddings -------------------------------------------------------------------------------
-    async def _embeddings(self) -> AsyncIterator[Event]:
-        """Cosine similarity of every answer to the ideal and to each other, per prompt and averaged."""
-        from .weval_results import IDEAL_MODEL_ID
-
-        texts: dict[str, str] = {}
-        models: set[str] = set()
-        prompt_ids = [p.id for p in self.plan.prompts]
-        for p in self.plan.prompts:
-            if p.ideal:
-                texts[f"{p.id}\x1f{IDEAL_MODEL_ID}"] = p.ideal
-                models.add(IDEAL_MODEL_ID)
-            for model, text in self.writer.answers(p.id).items():
-                models.add(model)
-                if Cell(p.id, model) not in self.failed and text.strip():
-                    texts[f"{p.id}\x1f{model}"] = text
-        vectors = {k: v for k, v in self.state.embeddings.items() if k in texts}
-        missing = [k for k in texts if k not in vectors]
-        if missing:
-            try:
-                binding = self.calls.model(self.bp.embedding_model)
-            except ProviderError as err:
-                yield Notice(f"Embedding similarity not computed: {err.message}", "warning")
-                missing = []
-            for start in range(0, len(missing), EMBED_BATCH):
-                batch = missing[start:start + EMBED_BATCH]
-                try:
-                    got = await self.calls.embed(binding.provider, [texts[k] for k in batch], binding.model_name,
-                                                 limit_key=provider_key(self.bp.embedding_model),
-                                                 cell=Cell("", self.bp.embedding_model))
-                except ProviderError as err:
-                    yield Notice(f"Embeddings failed ({len(batch)} texts): {err.message}", "warning")
-                    continue
-                assert self.journal is not None
-                self.journal.write(*[Embedding(k, v) for k, v in zip(batch, got, strict=True)])
-                vectors.update(zip(batch, got, strict=True))
-                while not self.queue.empty():
-                    event = self.queue.get_nowait()
-                    if event is not None:
-                        yield event
-        all_models = sorted(models)
-        per_prompt: dict[str, dict[str, dict[str, float]]] = {}
-        sums: dict[tuple[str, str], list[float]] = {}
-        for pid in prompt_ids:
-            pairs: dict[tuple[str, str], float] = {}
-            for a in all_models:
-                for b in all_models:
-                    va, vb = vectors.get(f"{pid}\x1f{a}"), vectors.get(f"{pid}\x1f{b}")
-                    sim = _cosine(va, vb) if a != b and va is not None and vb is not None else math.nan
-                    if not math.isnan(sim):
-                        pairs[(a, b)] = sim
-                        sums.setdefault((a, b), []).append(sim)
-            per_prompt[pid] = _matrix(all_models, pairs)
-        overall = {pair: sum(v) / len(v) for pair, v in sums.items()}
-        self.writer.similarity(_matrix(all_models, overall), per_prompt)
-
     # --- the end ----------------------------------------------------------------------------------
     def summary(self, files: list[Path]) -> RunSummary:
         rows: list[ModelSummary] = []
@@ -631,25 +575,6 @@ def _has_errors(result: Any) -> bool:
     if result.get("error"):
         return True
     return any(isinstance(pa, dict) and pa.get("error") for pa in result.get("pointAssessments") or [])
-
-
-def _matrix(models: list[str], pairs: dict[tuple[str, str], float]) -> dict[str, dict[str, float]]:
-    """A SimilarityScore with only the pairs that have a similarity. The reference writes NaN for the
-    others (a failed model, a failed embedding), which JSON turns into null where the format says number;
-    a model with no similarity at all is left out, and every model kept is 1.0 with itself."""
-    out: dict[str, dict[str, float]] = {}
-    for a in models:
-        row = {b: 1.0 if a == b else pairs[(a, b)] for b in models if a == b or (a, b) in pairs}
-        if len(row) > 1:
-            out[a] = row
-    return out
-
-
-def _cosine(a: list[float], b: list[float]) -> float:
-    dot = sum(x * y for x, y in zip(a, b, strict=False))
-    na = math.sqrt(sum(x * x for x in a))
-    nb = math.sqrt(sum(y * y for y in b))
-    return dot / (na * nb) if na and nb else math.nan
 
 
 def _generated_from_history(prompt: Prompt, history: list[dict[str, Any]]) -> list[str]:
