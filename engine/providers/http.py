@@ -325,33 +325,14 @@ async def post_json(
             exc.status, False, provider=provider,
         ) from None
     except Exception as exc:
-        kind = _transport_failure(exc)
-        if kind is None:
+        failure = transport_error(exc, provider, url, timeout)
+        if failure is None:
             raise
-        if kind == TIMEOUT:
-            raise ProviderError(
-                TIMEOUT, f"{provider}: no answer within {timeout:g} s", None, True, provider=provider
-            ) from None
         # `from None`: the chained exception would print the URL, which for custom models may carry a key.
-        raise ProviderError(
-            CONNECTION,
-            f"{provider}: connection failed ({_describe(exc)}) to {_origin(url)}",
-            None,
-            True,
-            provider=provider,
-        ) from None
+        raise failure from None
     latency_ms = (time.perf_counter() - t0) * 1000.0
     if status >= 300:
-        kind = _KIND_BY_STATUS.get(status) or (SERVER if status >= 500 else BAD_REQUEST)
-        retryable = _retryable(status)
-        raise ProviderError(
-            kind,
-            f"{provider}: HTTP {status}: {_error_detail(content) or reason}",
-            status,
-            retryable,
-            retry_after=retry_after_from_headers(resp_headers) if retryable else None,
-            provider=provider,
-        )
+        raise status_error(provider, status, reason, resp_headers, content)
     try:
         data = loads(content)
     except ValueError:
@@ -406,6 +387,36 @@ def _aiohttp_decodes() -> frozenset[str]:
     return frozenset({"gzip", "deflate", "identity"}
                      | ({"br"} if compression_utils.HAS_BROTLI else set())
                      | ({"zstd"} if compression_utils.HAS_ZSTD else set()))
+
+
+def transport_error(exc: BaseException, provider: str, url: str | httpx.URL, timeout: float) -> ProviderError | None:
+    """The ProviderError (timeout or connection, retryable) for an exception of the HTTP stack; None for
+    anything else (a bug, to be raised as it is). Raise it `from None`: the chained exception would
+    print the URL, which for custom models may carry a key."""
+    kind = _transport_failure(exc)
+    if kind is None:
+        return None
+    if kind == TIMEOUT:
+        return ProviderError(TIMEOUT, f"{provider}: no answer within {timeout:g} s", None, True, provider=provider)
+    return ProviderError(
+        CONNECTION, f"{provider}: connection failed ({_describe(exc)}) to {_origin(url)}", None, True,
+        provider=provider,
+    )
+
+
+def status_error(provider: str, status: int, reason: str, headers: Mapping[str, str], content: bytes) -> ProviderError:
+    """The ProviderError for an answer with an error status (>= 300): its kind, whether a retry can help
+    and the server's Retry-After."""
+    kind = _KIND_BY_STATUS.get(status) or (SERVER if status >= 500 else BAD_REQUEST)
+    retryable = _retryable(status)
+    return ProviderError(
+        kind,
+        f"{provider}: HTTP {status}: {_error_detail(content) or reason}",
+        status,
+        retryable,
+        retry_after=retry_after_from_headers(headers) if retryable else None,
+        provider=provider,
+    )
 
 
 class _TooLarge(Exception):

@@ -1,0 +1,140 @@
+"""Anthropic Message Batches: `POST /v1/messages/batches` with `requests: [{custom_id, params}]`, polled
+until `processing_status` is `ended`, then the results JSONL from `results_url`.
+
+A message batch has no metadata. A batch created just before a kill, whose id the journal never got,
+is found by listing the batches: one created after the plan was journaled, with the plan's number of
+requests, that no other part of the run has claimed.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+import httpx
+
+from ..jsonio import dumps_bytes
+from ..providers.anthropic import AnthropicProvider
+from ..providers.base import BAD_RESPONSE, ProviderError
+from .api import ANTHROPIC_MAX_BYTES, ANTHROPIC_MAX_REQUESTS, BatchStatus, ItemResult, Limits
+from .wire import jsonl_lines, request_json
+
+LIST_PAGES = 20  # pages of 100 listed when looking for a batch whose id was never journaled
+
+
+class AnthropicBatches:
+    api = "anthropic"
+
+    def __init__(self, provider: AnthropicProvider, limits: Limits | None = None) -> None:
+        self.provider = provider
+        self.name = provider.name
+        self.limits = limits or Limits(ANTHROPIC_MAX_REQUESTS, ANTHROPIC_MAX_BYTES)
+        self.batches_url = f"{provider.url.rstrip('/')}/batches"
+
+    @property
+    def _headers(self) -> httpx.Headers:
+        return self.provider.request_headers
+
+    @property
+    def _timeout(self) -> float:
+        return self.provider.timeout
+
+    def encode(self, custom_id: str, body: dict[str, Any]) -> bytes:
+        return dumps_bytes({"custom_id": custom_id, "params": body})
+
+    async def upload(self, key: str, encoded: Sequence[bytes]) -> str | None:
+        return None  # the requests go in the creation's body
+
+    async def create(self, key: str, encoded: Sequence[bytes], file_id: str | None) -> BatchStatus:
+        body = b'{"requests":[' + b",".join(encoded) + b"]}"
+        data = await request_json(self.provider.client, self.name, "POST", self.batches_url, self._headers,
+                                  max(self._timeout, 300.0), content=body)
+        return self._status(data)
+
+    async def get(self, batch_id: str) -> BatchStatus:
+        data = await request_json(self.provider.client, self.name, "GET", f"{self.batches_url}/{batch_id}",
+                                  self._headers, self._timeout)
+        return self._status(data)
+
+    async def cancel(self, batch_id: str) -> BatchStatus:
+        data = await request_json(self.provider.client, self.name, "POST",
+                                  f"{self.batches_url}/{batch_id}/cancel", self._headers, self._timeout)
+        return self._status(data)
+
+    async def find(self, key: str, *, created_after: float, total: int,
+                   taken: frozenset[str] = frozenset()) -> BatchStatus | None:
+        after: str | None = None
+        for _ in range(LIST_PAGES):
+            params = {"limit": "100", **({"after_id": after} if after else {})}
+            data = await request_json(self.provider.client, self.name, "GET",
+                                      httpx.URL(self.batches_url, params=params), self._headers, self._timeout)
+            items = data.get("data")
+            if not isinstance(items, list) or not items:
+                return None
+            for item in items:
+                if not isinstance(item, dict):
+                    continue
+                status = self._status(item)
+                if status.id in taken or status.created_at is None or status.created_at < created_after - 5:
+                    continue
+                if sum(status.counts.values()) == total:
+                    return status
+            last = items[-1]
+            oldest = _timestamp(last.get("created_at")) if isinstance(last, dict) else None
+            if not data.get("has_more") or (oldest is not None and oldest < created_after - 60):
+                return None
+            after = str(data.get("last_id") or (last.get("id") if isinstance(last, dict) else ""))
+        return None
+
+    async def results(self, status: BatchStatus) -> AsyncIterator[ItemResult]:
+        if not status.results_url:
+            return
+        # The key goes with the request: only to the API's own host, whatever results_url names.
+        url = status.results_url
+        if httpx.URL(url).netloc != httpx.URL(self.batches_url).netloc:
+            url = f"{self.batches_url}/{status.id}/results"
+        async for rec in jsonl_lines(self.provider.client, self.name, url, self._headers,
+                                     max(self._timeout, 120.0)):
+            yield _item(rec)
+
+    def _status(self, data: dict[str, Any]) -> BatchStatus:
+        batch_id = data.get("id")
+        state = data.get("processing_status")
+        if not isinstance(batch_id, str) or not isinstance(state, str):
+            raise ProviderError(BAD_RESPONSE, f"{self.name}: a message batch without id or processing_status: "
+                                f"{str(data)[:200]}", 200, False, provider=self.name)
+        counts = data.get("request_counts") if isinstance(data.get("request_counts"), dict) else {}
+        url = data.get("results_url")
+        return BatchStatus(
+            id=batch_id, state=state, ended=state == "ended",
+            counts={k: int(v) for k, v in (counts or {}).items() if isinstance(v, int)},
+            created_at=_timestamp(data.get("created_at")),
+            results_url=url if isinstance(url, str) and url else None)
+
+
+def _timestamp(value: Any) -> float | None:
+    """RFC 3339 (`2024-08-20T18:37:24.100435Z`) as Unix seconds."""
+    if not isinstance(value, str):
+        return None
+    try:
+        return dt.datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def _item(rec: dict[str, Any]) -> ItemResult:
+    custom_id = str(rec.get("custom_id") or "")
+    result = rec.get("result")
+    if not isinstance(result, dict):
+        return ItemResult(custom_id, None, "no result")
+    kind = result.get("type")
+    if kind == "succeeded" and isinstance(result.get("message"), dict):
+        return ItemResult(custom_id, result["message"])
+    if kind == "errored":
+        err = result.get("error")
+        inner = err.get("error") if isinstance(err, dict) and isinstance(err.get("error"), dict) else err
+        message = inner.get("message") if isinstance(inner, dict) else None
+        etype = inner.get("type") if isinstance(inner, dict) else None
+        return ItemResult(custom_id, None, f"errored: {etype or 'error'}: {message or ''}".strip())
+    return ItemResult(custom_id, None, str(kind or "no result"))  # canceled, expired

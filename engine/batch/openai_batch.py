@@ -1,0 +1,150 @@
+"""The OpenAI Batch API: a JSONL input file uploaded through the Files API (`purpose: batch`), a batch on
+`/v1/chat/completions` with a 24 h window, polled until it ends, then its output and error files.
+
+Each batch carries the run's key in its `metadata`, so a run killed between creating a batch and
+journaling its id finds it again by listing the batches (`find`) instead of submitting it twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+import httpx
+
+from ..jsonio import dumps_bytes
+from ..providers.base import BAD_RESPONSE, ProviderError
+from ..providers.openai_compat import OpenAICompatProvider
+from .api import OPENAI_MAX_BYTES, OPENAI_MAX_REQUESTS, BatchStatus, ItemResult, Limits
+from .wire import jsonl_lines, request_json
+
+ENDPOINT = "/v1/chat/completions"
+COMPLETION_WINDOW = "24h"
+ENDED = frozenset({"completed", "failed", "expired", "cancelled"})
+METADATA_KEY = "evalspec_key"
+LIST_PAGES = 20  # batches listed (100 a page) when looking for one whose id was never journaled
+
+
+class OpenAIBatches:
+    api = "openai"
+
+    def __init__(self, provider: OpenAICompatProvider, limits: Limits | None = None) -> None:
+        self.provider = provider
+        self.name = provider.name
+        self.limits = limits or Limits(OPENAI_MAX_REQUESTS, OPENAI_MAX_BYTES)
+        base = provider.base_url
+        self.files_url = f"{base}/files"
+        self.batches_url = f"{base}/batches"
+
+    @property
+    def _headers(self) -> httpx.Headers:
+        return self.provider.request_headers
+
+    @property
+    def _timeout(self) -> float:
+        return self.provider.timeout
+
+    def encode(self, custom_id: str, body: dict[str, Any]) -> bytes:
+        return dumps_bytes({"custom_id": custom_id, "method": "POST", "url": ENDPOINT, "body": body}) + b"\n"
+
+    async def upload(self, key: str, encoded: Sequence[bytes]) -> str | None:
+        headers = httpx.Headers(self._headers)
+        headers.pop("content-type", None)  # httpx writes the multipart boundary
+        data = await request_json(
+            self.provider.client, self.name, "POST", self.files_url, headers, max(self._timeout, 300.0),
+            data={"purpose": "batch"}, files={"file": (f"{key}.jsonl", b"".join(encoded), "application/jsonl")})
+        file_id = data.get("id")
+        if not isinstance(file_id, str) or not file_id:
+            raise ProviderError(BAD_RESPONSE, f"{self.name}: the file upload answered without an id", 200, False,
+                                provider=self.name)
+        return file_id
+
+    async def create(self, key: str, encoded: Sequence[bytes], file_id: str | None) -> BatchStatus:
+        data = await request_json(
+            self.provider.client, self.name, "POST", self.batches_url, self._headers, self._timeout,
+            payload={"input_file_id": file_id, "endpoint": ENDPOINT, "completion_window": COMPLETION_WINDOW,
+                     "metadata": {METADATA_KEY: key, "source": "evalspec"}})
+        return self._status(data)
+
+    async def get(self, batch_id: str) -> BatchStatus:
+        data = await request_json(self.provider.client, self.name, "GET", f"{self.batches_url}/{batch_id}",
+                                  self._headers, self._timeout)
+        return self._status(data)
+
+    async def cancel(self, batch_id: str) -> BatchStatus:
+        data = await request_json(self.provider.client, self.name, "POST",
+                                  f"{self.batches_url}/{batch_id}/cancel", self._headers, self._timeout)
+        return self._status(data)
+
+    async def find(self, key: str, *, created_after: float, total: int,
+                   taken: frozenset[str] = frozenset()) -> BatchStatus | None:
+        after: str | None = None
+        for _ in range(LIST_PAGES):
+            params = {"limit": "100", **({"after": after} if after else {})}
+            url = httpx.URL(self.batches_url, params=params)
+            data = await request_json(self.provider.client, self.name, "GET", url, self._headers, self._timeout)
+            items = data.get("data")
+            if not isinstance(items, list) or not items:
+                return None
+            for item in items:
+                if isinstance(item, dict) and isinstance(item.get("metadata"), dict) \
+                        and item["metadata"].get(METADATA_KEY) == key and item.get("id") not in taken:
+                    return self._status(item)
+            # Newest first: once the page is older than the plan, no later page can hold the batch.
+            oldest = items[-1].get("created_at") if isinstance(items[-1], dict) else None
+            if not data.get("has_more") or (isinstance(oldest, int | float) and oldest < created_after - 60):
+                return None
+            after = str(items[-1].get("id"))
+        return None
+
+    async def results(self, status: BatchStatus) -> AsyncIterator[ItemResult]:
+        """Every item of the output file, then of the error file. An item whose answer is not a 200 is an
+        error (its body is the error's, not an answer)."""
+        for file_id in (status.output_file, status.error_file):
+            if not file_id:
+                continue
+            url = f"{self.files_url}/{file_id}/content"
+            async for rec in jsonl_lines(self.provider.client, self.name, url, self._headers,
+                                         max(self._timeout, 120.0)):
+                yield _item(rec)
+
+    def _status(self, data: dict[str, Any]) -> BatchStatus:
+        batch_id = data.get("id")
+        state = data.get("status")
+        if not isinstance(batch_id, str) or not isinstance(state, str):
+            raise ProviderError(BAD_RESPONSE, f"{self.name}: a batch without id or status: {str(data)[:200]}",
+                                200, False, provider=self.name)
+        counts = data.get("request_counts") if isinstance(data.get("request_counts"), dict) else {}
+        meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+        errors = data.get("errors")
+        detail = None
+        if isinstance(errors, dict) and isinstance(errors.get("data"), list):
+            detail = "; ".join(str(e.get("message") or e) for e in errors["data"][:3] if isinstance(e, dict)) or None
+        created = data.get("created_at")
+        return BatchStatus(
+            id=batch_id, state=state, ended=state in ENDED,
+            counts={k: int(v) for k, v in (counts or {}).items() if isinstance(v, int)},
+            key=str(meta[METADATA_KEY]) if meta and METADATA_KEY in meta else None,
+            created_at=float(created) if isinstance(created, int | float) else None,
+            output_file=_str(data.get("output_file_id")), error_file=_str(data.get("error_file_id")), detail=detail)
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _item(rec: dict[str, Any]) -> ItemResult:
+    custom_id = str(rec.get("custom_id") or "")
+    response = rec.get("response")
+    if isinstance(response, dict):
+        status = response.get("status_code")
+        body = response.get("body")
+        if status == 200 and isinstance(body, dict):
+            return ItemResult(custom_id, body)
+        message = body.get("error", {}).get("message") if isinstance(body, dict) and \
+            isinstance(body.get("error"), dict) else None
+        return ItemResult(custom_id, None, f"HTTP {status}: {message or 'error'}")
+    error = rec.get("error")
+    if isinstance(error, dict):
+        return ItemResult(custom_id, None, f"{error.get('code') or 'error'}: {error.get('message') or ''}".strip())
+    return ItemResult(custom_id, None, "no answer in the result")

@@ -1,0 +1,160 @@
+"""The HTTP exchanges of the batch APIs, through the run's shared httpx client (providers/http.py).
+
+A chat call is one POST of JSON (`http.post_json`); a batch API also GETs objects, uploads a file as
+multipart form data and reads result files that can be far larger than any chat answer. Result files
+are read line by line as they stream in (`jsonl_lines`), so memory is bounded by the longest line, not
+the file; every other answer is capped like a chat answer. Errors map to the same ProviderError kinds
+(and retry decisions) as the chat providers'.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+import httpx
+
+from ..jsonio import dumps_bytes, loads
+from ..providers.base import BAD_RESPONSE, ProviderError
+from ..providers.http import (
+    DEFAULT_MAX_RESPONSE_BYTES,
+    StatelessClient,
+    status_error,
+    transport_error,
+)
+
+# One line of a result file is one answer: the chat answers' cap applies to it.
+MAX_LINE_BYTES = DEFAULT_MAX_RESPONSE_BYTES
+
+
+async def _send(client: httpx.AsyncClient, request: httpx.Request) -> httpx.Response:
+    if isinstance(client, StatelessClient):
+        return await client.send_streaming(request)
+    return await client.send(request, stream=True)
+
+
+async def request_json(
+    client: httpx.AsyncClient,
+    provider: str,
+    method: str,
+    url: str | httpx.URL,
+    headers: Mapping[str, str] | httpx.Headers,
+    timeout: float,
+    *,
+    payload: Any = None,
+    content: bytes | None = None,
+    files: Mapping[str, Any] | None = None,
+    data: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """One request whose answer is a JSON object; raises ProviderError (retryable where a retry can help)."""
+    if payload is not None:
+        content = dumps_bytes(payload)
+    request = httpx.Request(method, url, headers=headers, content=content, files=files, data=data,
+                            extensions={"timeout": _phases(timeout)})
+    cap = getattr(client, "max_response_bytes", DEFAULT_MAX_RESPONSE_BYTES)
+    try:
+        async with asyncio.timeout(timeout):
+            resp = await _send(client, request)
+            try:
+                body = await _read_capped(resp, max(cap, DEFAULT_MAX_RESPONSE_BYTES), provider)
+            finally:
+                await resp.aclose()
+    except ProviderError:
+        raise
+    except Exception as exc:
+        failure = transport_error(exc, provider, url, timeout)
+        if failure is None:
+            raise
+        raise failure from None
+    if resp.status_code >= 300:
+        raise status_error(provider, resp.status_code, resp.reason_phrase, resp.headers, body)
+    try:
+        out = loads(body)
+    except ValueError:
+        out = None
+    if not isinstance(out, dict):
+        raise ProviderError(BAD_RESPONSE, f"{provider}: expected a JSON object from {method} {_path(url)}, got "
+                            f"{body[:120]!r}", resp.status_code, False, provider=provider)
+    return out
+
+
+async def jsonl_lines(
+    client: httpx.AsyncClient,
+    provider: str,
+    url: str | httpx.URL,
+    headers: Mapping[str, str] | httpx.Headers,
+    timeout: float,
+) -> AsyncIterator[dict[str, Any]]:
+    """The JSON objects of a JSONL file as it streams in. `timeout` bounds each read, not the whole file
+    (a 200 MB result file takes its time). A line that is not a JSON object is skipped: the items it
+    held are then missing from the results, and the caller sends them again interactively."""
+    request = httpx.Request("GET", url, headers=headers, extensions={"timeout": _phases(timeout)})
+    try:
+        resp = await asyncio.wait_for(_send(client, request), timeout)
+    except Exception as exc:
+        failure = transport_error(exc, provider, url, timeout)
+        if failure is None:
+            raise
+        raise failure from None
+    try:
+        if resp.status_code >= 300:
+            raise status_error(provider, resp.status_code, resp.reason_phrase, resp.headers,
+                               await _read_capped(resp, 64 * 1024, provider, cut=True))
+        pending = b""
+        chunks = resp.aiter_bytes()
+        while True:
+            try:
+                chunk = await asyncio.wait_for(anext(chunks), timeout)
+            except StopAsyncIteration:
+                break
+            except Exception as exc:
+                failure = transport_error(exc, provider, url, timeout)
+                if failure is None:
+                    raise
+                raise failure from None
+            pending += chunk
+            *lines, pending = pending.split(b"\n")
+            if len(pending) > MAX_LINE_BYTES:
+                raise ProviderError(BAD_RESPONSE, f"{provider}: a result line is longer than "
+                                    f"{MAX_LINE_BYTES // 2**20} MB", resp.status_code, False, provider=provider)
+            for line in lines:
+                if (rec := _record(line)) is not None:
+                    yield rec
+        if (rec := _record(pending)) is not None:
+            yield rec
+    finally:
+        await resp.aclose()
+
+
+def _record(line: bytes) -> dict[str, Any] | None:
+    line = line.strip()
+    if not line:
+        return None
+    try:
+        rec = loads(line)
+    except ValueError:
+        return None
+    return rec if isinstance(rec, dict) else None
+
+
+async def _read_capped(resp: httpx.Response, cap: int, provider: str, *, cut: bool = False) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in resp.aiter_bytes():
+        size += len(chunk)
+        if size > cap:
+            if cut:
+                break
+            raise ProviderError(BAD_RESPONSE, f"{provider}: the answer is larger than {cap // 2**20} MB",
+                                resp.status_code, False, provider=provider)
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _phases(seconds: float) -> dict[str, float]:
+    return {"connect": seconds, "read": seconds, "write": seconds, "pool": seconds}
+
+
+def _path(url: str | httpx.URL) -> str:
+    return httpx.URL(url).path
