@@ -52,13 +52,16 @@ class RunSettings:
     eval_methods: str | None = None  # "llm-coverage" | "embedding" | "all" | "none"
     timeout_s: float | None = None
     diagnostics: bool = True  # failed points as Information diagnostics at their lines
+    # Batch mode (`--batch-model`): the model ids / target names (globs) whose calls go through their
+    # provider's batch API; ["*"] for every model that has one (`--batch`).
+    batch_models: list[str] = field(default_factory=list)
 
     @classmethod
     def of(cls, options: Any) -> RunSettings:
         out = cls()
         if not isinstance(options, dict):
             return out
-        for key, attr in (("models", "models"), ("judges", "judges")):
+        for key, attr in (("models", "models"), ("judges", "judges"), ("batchModels", "batch_models")):
             value = options.get(key)
             if isinstance(value, list) and all(isinstance(v, str) and v.strip() for v in value):
                 setattr(out, attr, [v.strip() for v in value])

@@ -11,7 +11,7 @@ The answer to a request is a function of its body alone (`answer_for`), the same
 through the chat endpoint or a batch, so an interactive and a batch run can be compared byte for byte.
 A batch moves one state per poll (`polls_per_state` GETs each): validating → in_progress → finalizing →
 completed for OpenAI, in_progress → ended for Anthropic; `hold` keeps every batch where it is.
-Scripting: `fail_when(text)` makes the items whose prompt contains `text` fail inside the batch (an
+Scripting: `failing_polls = n` answers the next n polls 503; `fail_when(text)` makes the items whose prompt contains `text` fail inside the batch (an
 error line; the chat endpoint still answers them), `expire_next` / `fail_next` end the next batch
 expired (half its items done) or failed (none).
 
@@ -25,6 +25,7 @@ import asyncio
 import hashlib
 import itertools
 import json
+import re
 import threading
 import time
 from collections import Counter
@@ -49,7 +50,16 @@ def request_hash(body: dict[str, Any]) -> str:
 
 
 def answer_for(body: dict[str, Any]) -> str:
+    """A function of the request alone. A judge's request (it holds a <CRITERION>) gets a verdict: met
+    when the answer under judgement holds the criterion's last word."""
     text = last_user_text(body)
+    criterion = re.search(r"<CRITERION>\n(.*?)\n</CRITERION>", text, re.S)
+    if criterion is not None:
+        word = criterion.group(1).split()[-1]
+        judged = re.search(r"<TEXT>\n(.*?)\n</TEXT>", text, re.S)
+        met = judged is not None and word in judged.group(1)
+        return (f"<reflection>Looked for {word}.</reflection>\n"
+                f"<classification>{'CLASS_EXACT' if met else 'CLASS_UNMET'}</classification>")
     return f"Answer ({body.get('model')}) to: {text}"
 
 
@@ -102,6 +112,7 @@ class FakeBatchServer:
         self.fail_texts: list[str] = []
         self.expire_next = 0
         self.fail_next = 0
+        self.failing_polls = 0  # the next polls of a batch (GET by id) answer 503
         self.log: list[tuple[str, str]] = []  # (method, path)
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
@@ -186,6 +197,9 @@ class FakeBatchServer:
             data = self.files.get(path.split("/")[3])
             return web.Response(body=data, content_type="application/jsonl") if data is not None \
                 else _error(404, "no such file")
+        if m == "GET" and self.failing_polls and path.count("/") == 3 and "batch" in path:
+            self.failing_polls -= 1
+            return _error(503, "the batch service is down")
         if path.startswith("/v1/messages/batches"):
             return await self._anthropic(request, path.removeprefix("/v1/messages/batches").strip("/"))
         if path.startswith("/v1/batches"):

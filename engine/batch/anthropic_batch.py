@@ -9,7 +9,7 @@ requests, that no other part of the run has claimed.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 import httpx
@@ -33,7 +33,7 @@ class AnthropicBatches:
         self.batches_url = f"{provider.url.rstrip('/')}/batches"
 
     @property
-    def _headers(self) -> httpx.Headers:
+    def _headers(self) -> Mapping[str, str]:
         return self.provider.request_headers
 
     @property
@@ -88,10 +88,9 @@ class AnthropicBatches:
         return None
 
     async def results(self, status: BatchStatus) -> AsyncIterator[ItemResult]:
-        if not status.results_url:
-            return
-        # The key goes with the request: only to the API's own host, whatever results_url names.
-        url = status.results_url
+        # The key goes with the request: only to the API's own host, whatever results_url names (and
+        # the documented path when an ended batch names none).
+        url = status.results_url or f"{self.batches_url}/{status.id}/results"
         if httpx.URL(url).netloc != httpx.URL(self.batches_url).netloc:
             url = f"{self.batches_url}/{status.id}/results"
         async for rec in jsonl_lines(self.provider.client, self.name, url, self._headers,

@@ -7,7 +7,7 @@ journaling its id finds it again by listing the batches (`find`) instead of subm
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 import httpx
@@ -37,7 +37,7 @@ class OpenAIBatches:
         self.batches_url = f"{base}/batches"
 
     @property
-    def _headers(self) -> httpx.Headers:
+    def _headers(self) -> Mapping[str, str]:
         return self.provider.request_headers
 
     @property

@@ -262,6 +262,9 @@ TARGET = ObjectSpec("target", "a target", "A model or agent to run tests against
                         F("timeout_seconds", "The longest a call may take, in seconds.", "number",
                           exclusive_minimum=0),
                         F("healthcheck", "For cli: a command or URL checked before the run.", "object"),
+                        F("batch", "evalspec: send this target's calls through its provider's batch API "
+                          "(openai, anthropic) when the suite is run; as `evalspec run --batch-model NAME`.",
+                          "boolean", example="batch: true"),
                     ), open=True)
 
 REGISTRY = Registry(SUITE, REQUIRES, EXECUTION, TRIALS, WORKSPACE, WORKSPACE_HOOKS, WORKSPACE_HOOK,

@@ -24,7 +24,7 @@ import shlex
 import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..agentv.model import Assertion
 from ..pricing import PriceTable, call_cost
@@ -87,6 +87,9 @@ from .skeleton import RunSkeleton
 from .workspace_setup import WorkspaceError, Workspaces, WorkspaceSpec, parse_workspace, workspace_changes
 from .write_agentv import AgentvWriter, results_name
 
+if TYPE_CHECKING:
+    from .batch_stage import BatchStage
+
 EXECUTED = frozenset({"code-judge"})  # a user's script, run as a subprocess (code_judge.py)
 JUDGED = frozenset({"rubrics", "llm-judge"})
 _UNSET = object()
@@ -115,6 +118,7 @@ class AgentvRun:
         self.failed: set[Cell] = set()
         self.not_run: set[Cell] = set()  # cells a cost cap kept from starting (also in `failed`)
         self.resumed_cells = 0
+        self.batch: BatchStage | None = None  # batch mode: the answers the provider batches gave
         self._judge_limit: asyncio.Semaphore | None = None  # code judges at once (created on the run's loop)
         execution = plan.suite.execution or {}
         if execution.get("cache") is True and options.cache is None:
@@ -159,6 +163,11 @@ class AgentvRun:
 
     def prepare(self) -> Iterator[Event]:
         return iter(())
+
+    async def before_cells(self) -> AsyncIterator[Event]:
+        if self.plan.replay is None:
+            async for event in self._batch_phase():
+                yield event
 
     async def after_cells(self) -> AsyncIterator[Event]:
         for problem in await self.workspaces.close():
@@ -309,8 +318,11 @@ class AgentvRun:
             elif _provider_kind(task.target) == "cli":
                 # The test id is the command's {EVAL_ID}; it picks this test's record of a batch output.
                 req = dataclasses.replace(req, extra={**req.extra, "eval_id": task.test.id, "attempt": attempt})
-            result = await self.calls.chat(provider, req, cell, limit_key=_limit_key(task.target),
-                                           model_label=task.target.name)
+            result = (self.batch.take(cell, attempt, label=task.target.name)
+                      if self.batch is not None and attempt == 0 else None)
+            if result is None:
+                result = await self.calls.chat(provider, req, cell, limit_key=_limit_key(task.target),
+                                               model_label=task.target.name)
             text, latency, cached, calls = result.text, result.latency_ms, result.cached, result.tool_calls
             usage = (result.usage.input_tokens, result.usage.output_tokens)
             model = result.raw_model or model_name or _configured_model(task.target)
@@ -369,6 +381,49 @@ class AgentvRun:
         if key not in self._workspace_specs:
             self._workspace_specs[key] = parse_workspace(raw, base)
         return self._workspace_specs[key]
+
+    # --- batch mode -------------------------------------------------------------------------------
+    def _wants_batch(self, target: TargetSpec) -> bool:
+        """`--batch`, a `--batch-model` pattern naming the target, or `batch: true` in its settings; only
+        chat targets (openai, anthropic: the APIs with a batch endpoint) and models."""
+        from .batch_stage import wants_batch
+
+        if target.config is not None and _provider_kind(target) not in ("openai", "anthropic"):
+            return False
+        return wants_batch(self.options, target.name) or (target.config is not None
+                                                          and target.config.get("batch") is True)
+
+    async def _batch_phase(self) -> AsyncIterator[Event]:
+        """The first attempt of every test whose target batches, through its batch API, before the tests
+        run (run/batch_stage.py); what a batch does not answer is asked as usual."""
+        from .batch_stage import BatchRequest, BatchStage
+
+        requests: list[BatchRequest] = []
+        for task in self.plan.tasks:
+            cell = task.cell
+            if not self._wants_batch(task.target) or cell in self.state.scores or 0 in self.state.turns.get(cell, {}):
+                continue
+            if self._workspace_spec(task) is not None:
+                continue  # a workspace is set up per test, around its call
+            try:
+                provider, model_name = self._provider(task.target)
+            except ProviderError:
+                continue  # the test fails on its own, as it would interactively
+            if self.cost.refuses(task):
+                continue  # a cost cap: the test is refused when it runs, nothing of it is sent
+            system, messages = chat_messages(task.test.input_messages)
+            req = ChatRequest(model=model_name, messages=tuple(messages), system=system,
+                              timeout=_timeout_seconds(task.test.execution)
+                              or _timeout_seconds(self.plan.suite.execution))
+            requests.append(BatchRequest(cell, 0, task.target.name, task.target.name, provider, req,
+                                         custom=task.target.config is not None))
+        if not requests:
+            return
+        assert self.journal is not None
+        self.batch = BatchStage(calls=self.calls, journal=self.journal, journal_path=self.journal_path,
+                                options=self.options)
+        async for event in self.batch.run(requests):
+            yield event
 
     def _provider(self, spec: TargetSpec) -> tuple[Any, str]:
         if spec.config is not None:

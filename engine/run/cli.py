@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .options import (
+    DEFAULT_BATCH_POLL,
     DEFAULT_MAX_RESPONSE_BYTES,
     DEFAULT_OUTPUT,
     DEFAULT_TIMEOUT,
@@ -78,6 +79,22 @@ def add_run_parser(sub: Any) -> argparse.ArgumentParser:
                         "error (errors in the header still stop the run)")
     p.add_argument("--label", metavar="LABEL", help="run label prefix (Weval: <label>_<content hash>)")
     p.add_argument("--models-dir", type=Path, metavar="DIR", help="folder of Weval model collections (CORE.json…)")
+    p.add_argument("--batch", action="store_true",
+                   help="send the answers' calls through the providers' batch APIs (OpenAI, Anthropic: about half "
+                        "the price, results within 24 h); other models are called one by one")
+    p.add_argument("--batch-model", action="append", default=[], metavar="MODEL",
+                   help="batch mode for this model id only (a glob; repeatable); also a custom OpenAI-format "
+                        "endpoint known to have the Batch API")
+    p.add_argument("--batch-poll", type=float, default=DEFAULT_BATCH_POLL, metavar="SECONDS",
+                   help=f"seconds between two looks at a running batch (default {DEFAULT_BATCH_POLL:g})")
+    p.add_argument("--batch-size", type=int, metavar="N",
+                   help="at most N requests per batch (default: the provider's limit, 50,000 OpenAI, 100,000 "
+                        "Anthropic); larger runs are split")
+    p.add_argument("--batch-max-mb", type=float, metavar="MB",
+                   help="at most MB per batch (default: the provider's limit, 200 OpenAI, 256 Anthropic)")
+    p.add_argument("--cancel-batches-on-interrupt", action="store_true",
+                   help="when the run is interrupted without a terminal to ask, cancel its running batches "
+                        "(default: leave them running for --resume)")
     p.add_argument("--prices", type=Path, metavar="FILE",
                    help="a price file (JSON/YAML, USD per million tokens per model) over the shipped table; "
                         "default: $EVALSPEC_PRICES")
@@ -114,13 +131,21 @@ def options_from_args(args: argparse.Namespace) -> RunOptions:
         raise _Usage("--max-response-mb must be positive")
     if args.max_cost is not None and not (args.max_cost >= 0 and args.max_cost != float("inf")):
         raise _Usage("--max-cost is a number of US dollars, 0 or more")
+    if not args.batch_poll > 0:
+        raise _Usage("--batch-poll must be positive")
+    if args.batch_size is not None and args.batch_size < 1:
+        raise _Usage("--batch-size must be at least 1")
+    if args.batch_max_mb is not None and not args.batch_max_mb > 0:
+        raise _Usage("--batch-max-mb must be positive")
     return RunOptions(
         models=list(args.model), select=list(args.select), output=args.output, concurrency=args.concurrency,
         provider_concurrency=limits, cache=args.cache, resume=args.resume or args.retry_errors,
         retry_errors=args.retry_errors, eval_methods=methods, judges=list(args.judge), label=args.label,
         timeout=args.timeout, max_retries=max(0, args.retries), models_dir=args.models_dir, env=dict(os.environ),
         prices=args.prices, max_response_bytes=int(args.max_response_mb * 2**20),
-        allow_outside_files=args.allow_outside_files, max_cost=args.max_cost)
+        allow_outside_files=args.allow_outside_files, max_cost=args.max_cost, batch=args.batch,
+        batch_models=list(args.batch_model), batch_poll=args.batch_poll, batch_max_requests=args.batch_size,
+        batch_max_bytes=int(args.batch_max_mb * 2**20) if args.batch_max_mb else None)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -174,7 +199,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         return _dry_run(plan, options, as_json=args.json)
     # The report written after the run reads the tests' inputs from this same analysis, not the file again.
     return _run(plan, options, as_json=args.json, fail_under=args.fail_under, report=args.report,
-                analyses={path.resolve(): analysis})
+                analyses={path.resolve(): analysis}, cancel_batches=args.cancel_batches_on_interrupt)
 
 
 def _dataset_alone(path: Path, analysis: Any) -> int:
@@ -273,7 +298,7 @@ def _within_cap(plan: Plan, options: RunOptions, cost: dict[str, Any]) -> dict[s
 
 
 def _run(plan: Plan, options: RunOptions, *, as_json: bool, fail_under: float | None, report: bool = True,
-         analyses: Analyses | None = None) -> int:
+         analyses: Analyses | None = None, cancel_batches: bool = False) -> int:
     import asyncio  # here, not at the top: `evalspec check` should not pay for it
 
     from .outcome import Outcome
@@ -300,6 +325,8 @@ def _run(plan: Plan, options: RunOptions, *, as_json: bool, fail_under: float | 
             _write_report(journal, as_json=as_json, analyses=analyses)
         print(f"\nevalspec run: interrupted; every result received so far is in {journal}. "
               "Run the same command with --resume to finish it.", file=sys.stderr)
+        if getattr(renderer, "journal", None):
+            _running_batches(plan, options, Path(renderer.journal), cancel=cancel_batches)
         return 130
     renderer.close()
     summary = renderer.summary
@@ -339,6 +366,43 @@ def _run(plan: Plan, options: RunOptions, *, as_json: bool, fail_under: float | 
             print(f"evalspec run: mean score {mean:.3f} is below --fail-under {fail_under:g}", file=sys.stderr)
             return 1
     return 0
+
+
+def _running_batches(plan: Plan, options: RunOptions, journal: Path, *, cancel: bool) -> None:
+    """After an interruption: the provider batches still running are cancelled or left for --resume. On
+    a terminal the user is asked; otherwise they are left running unless --cancel-batches-on-interrupt."""
+    import asyncio
+    import shlex
+
+    from .batch_stage import cancel_open_batches, open_batches
+
+    parts = open_batches(journal)
+    if not parts:
+        return
+    ids = ", ".join(str(p.batch_id) for p in parts)
+    if not cancel and sys.stdin.isatty() and sys.stderr.isatty():
+        # The question goes to stderr, where the progress was: stdout may be a file (`> table.txt`).
+        sys.stderr.write(f"evalspec run: {len(parts)} provider batch(es) still running ({ids}). Cancel them (c) "
+                         "or leave them running for --resume (Enter)? ")
+        sys.stderr.flush()
+        try:
+            answer = sys.stdin.readline()
+        except KeyboardInterrupt:  # a second Ctrl-C: leave them
+            answer = ""
+        cancel = answer.strip().lower() in ("c", "cancel", "y", "yes")
+    if cancel:
+        try:
+            lines = asyncio.run(cancel_open_batches(journal, plan, options))
+        except KeyboardInterrupt:
+            lines = ["interrupted while cancelling"]
+        for line in lines:
+            print(f"evalspec run: cancel {line}", file=sys.stderr)
+        print("evalspec run: --resume collects what the cancelled batches finished and calls the rest one by one",
+              file=sys.stderr)
+        return
+    argv = [a for a in sys.argv[1:] if a != "--resume"]
+    print(f"evalspec run: {len(parts)} provider batch(es) left running ({ids}); to collect them: "
+          f"{shlex.join(['evalspec', *argv, '--resume'])}", file=sys.stderr)
 
 
 def _write_report(results: str, *, as_json: bool, analyses: Analyses | None = None) -> None:

@@ -100,6 +100,16 @@ class CostGuard:
             return None
         return self.budget.stopped
 
+    def refuses(self, task: Any) -> bool:
+        """Batch mode, before a cell's call is batched: admit it now (admit() then lets it start), or say
+        it will be refused. A refusal is counted once, when the cell itself is refused."""
+        if self.budget.stopped is not None:
+            return True
+        if self.admit(task) is None:
+            return False
+        self.budget.not_run -= 1
+        return True
+
     def release(self, cell: Cell) -> None:
         if self.budget.active:
             self.budget.release(cell)

@@ -127,6 +127,15 @@ class Notice(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class BatchProgress(Event):
+    """Batch mode: every provider batch of the run, after each poll: `{model, id, state, ended, counts,
+    progress}` (`progress` reads "in_progress 120/500 (3 failed)")."""
+
+    type: ClassVar[str] = "batch_progress"
+    batches: tuple[dict[str, Any], ...]
+
+
+@dataclass(frozen=True, slots=True)
 class ModelSummary:
     model: str
     cells: int = 0

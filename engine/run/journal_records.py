@@ -22,6 +22,8 @@ ones:
                                                               Usage: one call's tokens and cost (spend.py)
     {"t": "done"}                                             Done: the run finished
     {"t": "stop", "why": "cancelled"}                         Stopped: the user stopped it (the editor's Cancel)
+    {"t": "batch_plan" | "batch_file" | "batch" | "batch_end" | "batch_cancel", "k": key, …}
+                                                              batch mode's records (batch_journal.py)
 
 **Adding a record type** is one class here: a frozen dataclass with a `TAG`, `to_json()` (the line,
 short keys, `"t"` first) and a `from_json(rec)` classmethod that raises KeyError/TypeError/ValueError on
@@ -362,5 +364,102 @@ class Stopped:
         return cls(str(rec.get("why") or "stopped"))
 
 
+# --- batch mode (batch_stage.py, batch_journal.py) --------------------------------------------------
+
+
+@journal_record
+@dataclass(frozen=True, slots=True)
+class BatchPlanned:
+    """One provider batch about to be sent, written before anything goes out: which request (custom_id)
+    is which cell, and which of its calls (`slot`: a generated turn's number, or `judge:<point>:<judge>`)."""
+
+    TAG: ClassVar[str] = "batch_plan"
+    key: str  # the run's name for this batch (in an OpenAI batch's metadata)
+    model: str  # the model id as the plan names it, or the AgentV target's name
+    planned_at: float  # Unix seconds
+    items: tuple[tuple[str, Cell, int | str], ...]  # (custom_id, cell, slot)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"t": self.TAG, "k": self.key, "m": self.model, "at": self.planned_at,
+                "items": [[cid, cell.item, cell.model, slot] for cid, cell, slot in self.items]}
+
+    @classmethod
+    def from_json(cls, rec: dict[str, Any]) -> BatchPlanned:
+        items = tuple((str(cid), Cell(str(item), str(model)), slot if isinstance(slot, str) else int(slot))
+                      for cid, item, model, slot in rec["items"])
+        return cls(str(rec["k"]), str(rec["m"]), float(rec.get("at") or 0.0), items)
+
+
+@journal_record
+@dataclass(frozen=True, slots=True)
+class BatchFileUploaded:
+    """OpenAI: the batch's input file, uploaded."""
+
+    TAG: ClassVar[str] = "batch_file"
+    key: str
+    file_id: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"t": self.TAG, "k": self.key, "f": self.file_id}
+
+    @classmethod
+    def from_json(cls, rec: dict[str, Any]) -> BatchFileUploaded:
+        return cls(str(rec["k"]), str(rec["f"]))
+
+
+@journal_record
+@dataclass(frozen=True, slots=True)
+class BatchCreated:
+    """The provider created the batch: its id, written the moment the creation returns."""
+
+    TAG: ClassVar[str] = "batch"
+    key: str
+    batch_id: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"t": self.TAG, "k": self.key, "id": self.batch_id}
+
+    @classmethod
+    def from_json(cls, rec: dict[str, Any]) -> BatchCreated:
+        return cls(str(rec["k"]), str(rec["id"]))
+
+
+@journal_record
+@dataclass(frozen=True, slots=True)
+class BatchEnded:
+    """The batch ended: its last status (state, counts, result files), to read its results again."""
+
+    TAG: ClassVar[str] = "batch_end"
+    key: str
+    status: Mapping[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"t": self.TAG, "k": self.key, "s": dict(self.status)}
+
+    @classmethod
+    def from_json(cls, rec: dict[str, Any]) -> BatchEnded:
+        status = rec["s"]
+        if not isinstance(status, dict):
+            raise TypeError("batch_end: s is not an object")
+        return cls(str(rec["k"]), status)
+
+
+@journal_record
+@dataclass(frozen=True, slots=True)
+class BatchCancelled:
+    """The user cancelled the batch (after Ctrl-C)."""
+
+    TAG: ClassVar[str] = "batch_cancel"
+    key: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"t": self.TAG, "k": self.key}
+
+    @classmethod
+    def from_json(cls, rec: dict[str, Any]) -> BatchCancelled:
+        return cls(str(rec["k"]))
+
+
 Record: TypeAlias = (RunHeader | Generated | Failed | Judged | JudgeReply | KeyPoints | Embedding | CellScore
-                     | Usage | Done | Stopped)
+                     | Usage | Done | Stopped | BatchPlanned | BatchFileUploaded | BatchCreated | BatchEnded
+                     | BatchCancelled)

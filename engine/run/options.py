@@ -13,6 +13,7 @@ DEFAULT_OUTPUT = Path("evalspec-results")
 DEFAULT_TIMEOUT = 30.0  # seconds per call, the reference client's default
 DEFAULT_MAX_RETRIES = 2  # the reference client retries twice
 DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024  # the same as providers.http's (not imported: it loads httpx)
+DEFAULT_BATCH_POLL = 30.0  # seconds between two looks at a provider batch (they take minutes to hours)
 
 
 def parse_eval_methods(text: str | None) -> tuple[str, ...]:
@@ -59,6 +60,14 @@ class RunOptions:
     max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES  # a bigger provider answer is an error
     allow_outside_files: bool = False  # send files from outside the project (file-outside-project findings)
     max_cost: float | None = None  # --max-cost: US dollars the run may spend (budget.py)
+    # Batch mode (run/batch_stage.py): every model with a batch API (`batch`), or the models matching
+    # `batch_models` (globs of model ids / target names); seconds between polls; the run's own caps on a
+    # batch (below the provider's limits: 50,000 requests / 200 MB OpenAI, 100,000 / 256 MB Anthropic).
+    batch: bool = False
+    batch_models: list[str] = field(default_factory=list)
+    batch_poll: float = DEFAULT_BATCH_POLL
+    batch_max_requests: int | None = None
+    batch_max_bytes: int | None = None
 
     @property
     def cache_path(self) -> Path:

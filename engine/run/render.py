@@ -12,6 +12,7 @@ from typing import Any, TextIO
 
 from ..providers.redact import redact
 from .events import (
+    BatchProgress,
     CellFailed,
     Event,
     Notice,
@@ -85,6 +86,7 @@ class HumanRenderer:
         self._errors_seen: dict[str, int] = {}  # message → cells that failed with it
         self.not_run = 0  # cells a cost cap kept from starting
         self.worst = WorstItems()
+        self._batch_line = ""
 
     def __call__(self, event: Event) -> None:
         if isinstance(event, Scored | CellFailed):
@@ -112,6 +114,12 @@ class HumanRenderer:
             self._progress(force=True)
         elif isinstance(event, Notice):
             self._line(f"{event.level}: {event.message}")
+        elif isinstance(event, BatchProgress):
+            # One line whenever a batch's state or counts change (they move in minutes, not seconds).
+            text = "; ".join(f"{b['model']} {b['id']} {b['progress']}" for b in event.batches)
+            if text != self._batch_line:
+                self._batch_line = text
+                self._line(f"batch: {text}")
         elif isinstance(event, RunStarted):
             self.plan = event.plan
             self.journal = event.plan.get("journal")

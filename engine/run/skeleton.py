@@ -5,7 +5,8 @@
 
 `RunSkeleton` drives a `FormatRun` (WevalRun, AgentvRun) through the same order of events: it opens the
 journal (taking the run's lock; `--resume` reads what an earlier run has) once the format's check
-passes (a cost cap that cannot be held), says RunStarted, the cleared-lock, plan and check notices, lets the format prepare, runs every cell on the worker pool (pool.py)
+passes (a cost cap that cannot be held), says RunStarted, the cleared-lock, plan and check notices, lets the format prepare
+and run what comes before the cells (batch mode's submission and polling), runs every cell on the worker pool (pool.py)
 with the events of the cells as they come, then what the format does after the cells (embeddings,
 workspace teardown), writes the results, journals Done and says RunFinished. However the run ends
 (finished, an exception, the consumer closing the stream), the format stops, a stopped run's partial
@@ -66,6 +67,9 @@ class FormatRun(Protocol):
     async def cell(self, task: Any) -> None:
         """One task of the plan, start to finish: its events go to `queue`, its records to the journal."""
 
+    def before_cells(self) -> AsyncIterator[Event]:
+        """The stages that need the plan's cells before any runs (batch mode: run/batch_stage.py)."""
+
     def after_cells(self) -> AsyncIterator[Event]:
         """The stages that need every cell (embeddings) or end the cells' resources (workspaces)."""
 
@@ -108,6 +112,8 @@ class RunSkeleton:
             for event in notices:
                 yield event
             for event in run.prepare():
+                yield event
+            async for event in run.before_cells():
                 yield event
             workers = min(len(plan.tasks), plan.concurrency * 2)
             async with contextlib.aclosing(stream_cells(run.queue, plan.tasks, run.cell, workers)) as cells:

@@ -64,15 +64,15 @@ class Spend:
         return got
 
     def record(self, purpose: str, label: str, cell: Cell, *, model: str | None, reported: str | None,
-               input_tokens: int, output_tokens: int, cached: bool = False) -> float | None:
+               input_tokens: int, output_tokens: int, cached: bool = False, batched: bool = False) -> float | None:
         """One call's usage; its cost (None: no price). `model`: the model asked for; `reported`: the
-        model the provider says answered."""
+        model the provider says answered; `batched`: answered through a batch API (its discount applies)."""
         role = ROLES.get(purpose, purpose)
         if cached:
             self._line(role, label, None).cached += 1
             return 0.0
         price, named = self.price_of(reported, model or None, *self.hints.get(label, ()))
-        usd = call_cost(price, input_tokens, output_tokens) if price is not None else None
+        usd = call_cost(price, input_tokens, output_tokens, batch=batched) if price is not None else None
         self._add(role, label, named, cell, 1, input_tokens, output_tokens, usd)
         if self.sink is not None:
             self.sink(Usage(cell, role, label, named, (input_tokens, output_tokens), usd))

@@ -149,14 +149,21 @@ def comparison_object(*, bp: Blueprint, models: list[str], prompts: list[Prompt]
                       timestamp: str, eval_methods: list[str], effective_models: list[str],
                       results: WevalResults) -> dict[str, Any]:
     has_ideal = any(p.ideal for p in prompts)
-    final_responses = {p.id: responses_row(p, results) for p in prompts}
+    # Cells finish in whatever order the providers answer (or a batch returns); every per-prompt map is
+    # written in the plan's model order, so the same answers always make the same bytes.
+    rank = {m: i for i, m in enumerate([IDEAL_MODEL_ID, *effective_models])}
+
+    def ordered(by_model: dict[str, Any]) -> dict[str, Any]:
+        return dict(sorted(by_model.items(), key=lambda kv: rank.get(kv[0], len(rank))))
+
+    final_responses = {p.id: ordered(responses_row(p, results)) for p in prompts}
     eff = sorted(set(effective_models) | ({IDEAL_MODEL_ID} if has_ideal else set()))
     evaluation: dict[str, Any] = {}
     if "embedding" in eval_methods:
         evaluation["similarityMatrix"] = results.similarity or {}
         evaluation["perPromptSimilarities"] = results.per_prompt_similarity or {}
     if "llm-coverage" in eval_methods:
-        evaluation["llmCoverageScores"] = {p.id: results.coverage.get(p.id, {}) for p in prompts}
+        evaluation["llmCoverageScores"] = {p.id: ordered(results.coverage.get(p.id, {})) for p in prompts}
     out: dict[str, Any] = {
         "configId": bp.id,
         "configTitle": bp.title,
@@ -176,17 +183,19 @@ def comparison_object(*, bp: Blueprint, models: list[str], prompts: list[Prompt]
         "config": config_object(bp, models, prompts),
         "evalMethodsUsed": eval_methods,
         "effectiveModels": eff,
-        "modelSystemPrompts": dict(results.system_prompts),
+        "modelSystemPrompts": ordered(results.system_prompts),
         "promptIds": sorted(p.id for p in prompts),
         "promptContexts": {p.id: prompt_context(p) for p in prompts},
     })
     if results.key_points:
-        out["extractedKeyPoints"] = results.key_points
+        out["extractedKeyPoints"] = {p.id: results.key_points[p.id] for p in prompts if p.id in results.key_points}
     out["allFinalAssistantResponses"] = final_responses
-    out["fullConversationHistories"] = {p.id: results.histories.get(p.id, {}) for p in prompts}
+    out["fullConversationHistories"] = {p.id: ordered(results.histories.get(p.id, {})) for p in prompts}
     out["evaluationResults"] = evaluation
     if results.errors:
-        out["errors"] = results.errors
+        order = {p.id: i for i, p in enumerate(prompts)}
+        out["errors"] = {pid: ordered(row) for pid, row in
+                         sorted(results.errors.items(), key=lambda kv: order.get(kv[0], len(order)))}
     return out
 
 

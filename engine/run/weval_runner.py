@@ -10,9 +10,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..providers.base import ChatMessage, ChatRequest, ProviderError
+from ..providers.base import ChatMessage, ChatRequest, ChatResult, ProviderError
 from ..scoring.agentv_aggregate import verdict
 from ..scoring.weval_aggregate import (
     ALL_JUDGES_FAILED,
@@ -65,6 +65,9 @@ from .weval_judge import (
     transcript,
 )
 from .weval_plan import WevalPlan, WevalTask
+
+if TYPE_CHECKING:
+    from .batch_stage import BatchRequest, BatchStage
 from .weval_points import ASYNC_FUNCTIONS, base_assessment, function_assessment, score_function_point
 from .write_weval import WevalWriter
 
@@ -72,6 +75,11 @@ EMPTY_ANSWER = "Model returned an empty or whitespace-only response."
 NO_POINTS = "Not scored: the prompt has no points (no should or should_not) and no ideal to extract key points from."
 SKIPPED_JUDGING = "Not scored: --eval-method none skips judged points."
 SKIPPED_EXTRACTION = "Not scored: --eval-method none skips extracting key points from the ideal."
+
+
+def judge_slot(index: int, label: str) -> str:
+    """A judge call's place beside a cell's generated turns in batch mode: point index and judge."""
+    return f"judge:{index}:{label}"
 
 
 def verdict_for(score: float | None) -> str | None:
@@ -120,6 +128,7 @@ class WevalRun:
         self.writer = WevalWriter(plan, self.folder, coverage=self.coverage)
         self.skipped_extractions: set[str] = set()
         self._pending: list[Record] = []  # journal records of this step, written together
+        self.batch: BatchStage | None = None  # batch mode: the answers the provider batches gave
 
     # --- the skeleton's steps (skeleton.py) ------------------------------------------------------
     def header(self) -> RunHeader:
@@ -148,6 +157,11 @@ class WevalRun:
         if not self.plan.eval_methods:
             yield Notice("--eval-method none: function points are scored; judged points, key-point "
                          "extraction and embeddings are skipped", "info")
+
+    async def before_cells(self) -> AsyncIterator[Event]:
+        if self.plan.replay is None and (self.options.batch or self.options.batch_models):
+            async for event in self._batch_phase():
+                yield event
 
     async def after_cells(self) -> AsyncIterator[Event]:
         if "embedding" in self.plan.eval_methods:
@@ -293,18 +307,13 @@ class WevalRun:
             out.texts.append(text)
             return text
         self._flush()
-        binding = self.calls.model(self.plan.model_specs.get(task.model, task.model),
-                                   cache=not task.prompt.no_cache)
-        system = task.system
-        chat = [m for m in messages if m.role != "system"]
-        if any(m.role == "system" for m in messages):  # `system:` turns inside messages join the system prompt
-            parts = [system] if system else []
-            parts += [m.content for m in messages if m.role == "system"]
-            system = "\n\n".join(parts)
-        req = ChatRequest(model=binding.model_name, messages=tuple(chat), system=system or None,
-                          temperature=task.temperature)
-        result = await self.calls.chat(binding.provider, req, cell, limit_key=provider_key(task.model),
-                                       model_label=task.model)
+        result = self.batch.take(cell, n, label=task.model) if self.batch is not None else None
+        if result is None:
+            binding = self.calls.model(self.plan.model_specs.get(task.model, task.model),
+                                       cache=not task.prompt.no_cache)
+            req = self._request(task, messages, binding.model_name)
+            result = await self.calls.chat(binding.provider, req, cell, limit_key=provider_key(task.model),
+                                           model_label=task.model)
         text = result.text
         if not text or not text.strip():
             raise _CellError(f"Failed to get response for {cell.model}: {EMPTY_ANSWER}", "bad_response")
@@ -319,6 +328,105 @@ class WevalRun:
         out.cached = out.cached and result.cached
         out.resumed = False
         return text
+
+    @staticmethod
+    def _request(task: WevalTask, messages: list[ChatMessage], model_name: str) -> ChatRequest:
+        """The request of one generated turn (the same in batch mode: batch_stage.py sends this body)."""
+        system = task.system
+        chat = [m for m in messages if m.role != "system"]
+        if any(m.role == "system" for m in messages):  # `system:` turns inside messages join the system prompt
+            parts = [system] if system else []
+            parts += [m.content for m in messages if m.role == "system"]
+            system = "\n\n".join(parts)
+        return ChatRequest(model=model_name, messages=tuple(chat), system=system or None,
+                           temperature=task.temperature)
+
+    # --- batch mode -------------------------------------------------------------------------------
+    async def _batch_phase(self) -> AsyncIterator[Event]:
+        """Every first answer the batch APIs can give, before the cells run (run/batch_stage.py)."""
+        from .batch_stage import BatchStage
+
+        assert self.journal is not None
+        self.batch = BatchStage(calls=self.calls, journal=self.journal, journal_path=self.journal_path,
+                                options=self.options)
+        async for event in self.batch.run(self._batch_requests()):
+            yield event
+        if self.judging and not self._judge_problem:
+            # The second phase: the judges' calls on the answers the first one returned.
+            judge_requests = self._judge_batch_requests()
+            if judge_requests:
+                async for event in self.batch.run(judge_requests):
+                    yield event
+
+    def _batch_requests(self) -> list[BatchRequest]:
+        """The calls an interactive run would make first, for the cells batch mode can take: one
+        generated turn (a conversation with `assistant: null` turns needs each answer before the next
+        request exists), not yet in the journal, not in the response cache."""
+        from ..providers.cache import cache_key
+        from .batch_stage import BatchRequest, wants_batch
+
+        out: list[BatchRequest] = []
+        state = self.state
+        for task in self.plan.tasks:
+            cell = task.cell
+            msgs = task.prompt.messages
+            if not wants_batch(self.options, task.model) or cell in state.scores or 0 in state.turns.get(cell, {}) \
+                    or (cell in state.failures and not self.options.retry_errors):
+                continue
+            if not msgs or msgs[-1].role != "user" or any(m.role == "assistant" and m.content is None for m in msgs):
+                continue
+            spec = self.plan.model_specs.get(task.model, task.model)
+            try:
+                binding = self.calls.model(spec, cache=not task.prompt.no_cache)
+            except ProviderError:
+                continue  # the cell fails on its own, with the message the interactive path gives
+            req = self._request(task, [ChatMessage(m.role, m.content or "") for m in msgs], binding.model_name)
+            cache = getattr(binding.provider, "cache", None)
+            if cache is not None and cache.get(cache_key(binding.provider.identity(), req)) is not None:
+                continue
+            if self.cost.refuses(task):
+                continue  # a cost cap: the cell is refused when it runs, nothing of it is sent
+            out.append(BatchRequest(cell, 0, task.model, spec, binding.provider, req))
+        return out
+
+    def _judge_batch_requests(self) -> list[BatchRequest]:
+        """Every judge call on a text point of a one-turn cell whose answer is known (from the first
+        phase, or the journal of a resumed run) and whose judge has a batch API: the requests
+        `_one_judge` would send."""
+        from .batch_stage import BatchRequest, wants_batch
+
+        assert self.batch is not None
+        judges = [(judge, binding) for judge, binding in self._judges
+                  if not isinstance(binding, ProviderError) and wants_batch(self.options, judge.model)]
+        out: list[BatchRequest] = []
+        if not judges:
+            return out
+        state = self.state
+        for task in self.plan.tasks:
+            cell = task.cell
+            points = [(i, p) for i, p in enumerate(task.prompt.points) if p.kind == "text"]
+            msgs = task.prompt.messages
+            if not points or cell in state.scores or not msgs or msgs[-1].role != "user" \
+                    or any(m.role == "assistant" and m.content is None for m in msgs):
+                continue
+            got = self.batch.results.get((cell, 0))
+            if isinstance(got, ChatResult):
+                text = got.text
+            elif got is None and 0 in state.turns.get(cell, {}):
+                text = state.turns[cell][0].text
+            else:
+                continue
+            if not text.strip():
+                continue  # the cell fails as an empty answer: nothing is judged
+            conversation = transcript(self._history(task, [text]))
+            for index, point in points:
+                for judge, binding in judges:
+                    label = judge_label(judge)
+                    if (cell, index, label) in state.judgements:
+                        continue
+                    req = self._judge_request(judge, binding, point, text, conversation)
+                    out.append(BatchRequest(cell, judge_slot(index, label), judge.model, judge.model, binding.provider, req))
+        return out
 
     def _history(self, task: WevalTask, texts: list[str]) -> list[tuple[str, str, bool]]:
         """(role, content, generated) for the whole exchange: system, fixed turns, generated turns."""
@@ -471,13 +579,13 @@ class WevalRun:
             return {"judge": label, "score": done.score, "reflection": done.reflection, "error": done.error}
         if isinstance(binding, ProviderError):
             return {"judge": label, "score": None, "reflection": None, "error": binding.message}
-        system, user = judge_messages(judge, conversation=conversation, text=subject, criterion=point.text or "",
-                                      suite_description=self.bp.description)
-        req = ChatRequest(model=binding.model_name, messages=(ChatMessage("user", user),), system=system,
-                          temperature=0.0, max_tokens=JUDGE_MAX_TOKENS)
+        req = self._judge_request(judge, binding, point, subject, conversation)
         try:
-            result = await self.calls.chat(binding.provider, req, cell, limit_key=provider_key(judge.model),
-                                           purpose="judge", model_label=label)
+            result = (self.batch.take(cell, judge_slot(index, label), purpose="judge", label=label)
+                      if self.batch is not None else None)
+            if result is None:
+                result = await self.calls.chat(binding.provider, req, cell, limit_key=provider_key(judge.model),
+                                               purpose="judge", model_label=label)
             answer = parse_judge_answer(result.text)
         except ProviderError as err:
             record = Judged(cell, index, label, None, None, f"Client/Network error: {err.message}")
@@ -488,6 +596,12 @@ class WevalRun:
         self._pending.append(record)  # with the call's usage record (cost_guard.attach), in one write
         self._flush()
         return {"judge": label, "score": record.score, "reflection": record.reflection, "error": record.error}
+
+    def _judge_request(self, judge: Any, binding: Any, point: Point, subject: str, conversation: str) -> ChatRequest:
+        system, user = judge_messages(judge, conversation=conversation, text=subject, criterion=point.text or "",
+                                      suite_description=self.bp.description)
+        return ChatRequest(model=binding.model_name, messages=(ChatMessage("user", user),), system=system,
+                           temperature=0.0, max_tokens=JUDGE_MAX_TOKENS)
 
     async def _extract(self, prompt: Prompt) -> tuple[list[str] | None, str | None]:
         """Key points from the ideal, once per prompt (all models share them), journaled."""

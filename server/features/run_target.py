@@ -55,6 +55,7 @@ def options_for(server: EvalspecServer, uri: str, item: str | None, model: str |
                          eval_methods=parse_eval_methods(settings.eval_methods))
     if settings.timeout_s is not None:
         options.timeout = settings.timeout_s
+    options.batch_models = list(settings.batch_models)
     return options
 
 

@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""Batch mode at size: `evalspec run --batch` on a 10,000-prompt blueprint against the fake batch server.
+
+Starts tests/fakebatch.py's server (OpenAI Files + Batch API and Anthropic Message Batches, plus both chat
+endpoints) on a loopback port in this process, runs the real CLI as a subprocess with both providers
+pointed at it, and prints the wall seconds, the requests the server received (batch items, chat calls,
+creations, polls) and the child's own peak RSS (os.wait4).
+
+`--kill-resume` kills the run (SIGKILL) while it polls (the server holds every batch in progress until
+then), resumes it with `--resume`, and checks that no request was submitted twice. `--compare` also runs
+the blueprint interactively and checks that the result files are identical, byte for byte with the
+timestamps and the cost block's dollars masked (a batch answer costs the batch price).
+
+usage: batch_run.py [--prompts N] [--models openai|anthropic|both] [--kill-resume] [--compare] [--polls K]
+       [--output-dir DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.fakebatch import FakeBatchServer  # noqa: E402
+
+STAMP = re.compile(rb"\d{4}-\d{2}-\d{2}T\d{2}[-:]\d{2}[-:]\d{2}(?:[.-]\d{1,6})?Z")
+USD = re.compile(rb'"usd": ?[0-9.e-]+')  # evalspecCost's dollars: batch answers cost the batch price
+MODELS = {"openai": ["openai:gpt-4o-mini"], "anthropic": ["anthropic:claude-3-5-haiku-latest"]}
+
+
+def write_blueprint(path: Path, n: int, models: list[str]) -> None:
+    lines = ["title: Batch run", "system: Answer in one sentence.", f"models: [{', '.join(models)}]", "---"]
+    for i in range(n):
+        lines += [f"- id: p{i}", f"  prompt: \"Question {i}: what is the answer number {i}?\"",
+                  "  should:", f"    - $contains: \"answer number {i}\"", "    - $word_count_between: [3, 60]"]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def result_files(out: Path) -> dict[str, bytes]:
+    files = {}
+    for f in sorted(out.rglob("*")):
+        if f.is_file() and ".journal" not in f.name and not f.name.endswith((".lock", ".html", ".prev.jsonl")):
+            files[STAMP.sub(b"<ts>", str(f.relative_to(out)).encode()).decode()] = \
+                USD.sub(b'"usd": <usd>', STAMP.sub(b"<ts>", f.read_bytes()))
+    return files
+
+
+def command(bp: Path, out: Path, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "evalspec.cli", "run", str(bp), "-o", str(out), "--no-report", *extra]
+
+
+def measured(cmd: list[str], env: dict[str, str], *, kill_when: Any = None) -> tuple[int, float, float]:
+    """Run `cmd`; (exit status, wall seconds, the child's own peak RSS in MB, read with os.wait4).
+    `kill_when()` true: the child is sent SIGKILL."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    stderr_tail: list[bytes] = []
+
+    def drain() -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            stderr_tail.append(line)
+            del stderr_tail[:-40]
+
+    import threading
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    if kill_when is not None:
+        while not kill_when():
+            if proc.poll() is not None:
+                raise SystemExit("the run ended before it was killed")
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    reader.join(5)
+    wall = time.perf_counter() - t0
+    if kill_when is None and proc.returncode != 0:
+        sys.stderr.write(b"".join(stderr_tail).decode("utf-8", "replace"))
+        raise SystemExit(f"{' '.join(cmd[3:5])} failed ({proc.returncode})")
+    return proc.returncode, wall, usage.ru_maxrss / 1024
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--prompts", type=int, default=10_000)
+    ap.add_argument("--models", choices=("openai", "anthropic", "both"), default="openai")
+    ap.add_argument("--polls", type=int, default=2, help="polls the fake server takes per batch state")
+    ap.add_argument("--kill-resume", action="store_true", help="SIGKILL the run while it polls, then --resume")
+    ap.add_argument("--compare", action="store_true", help="also run interactively and compare the result files")
+    # Results on tmpfs when there is one, as bench/run_throughput.py does: on this VM creating the ~30,000
+    # artefact files of a 10,000-prompt run under /tmp costs ~10x what it costs in memory.
+    shm = Path("/dev/shm")
+    ap.add_argument("--output-dir", type=Path, default=shm if shm.is_dir() else None,
+                    help="where the runs write (default /dev/shm, else a temporary folder)")
+    args = ap.parse_args()
+    models = MODELS["openai"] + MODELS["anthropic"] if args.models == "both" else MODELS[args.models]
+
+    work = Path(tempfile.mkdtemp(prefix="evalspec-batch-bench-", dir=args.output_dir))
+    bp = work / "batch.weval.yml"
+    write_blueprint(bp, args.prompts, models)
+    with FakeBatchServer(polls_per_state=args.polls) as fake:
+        env = {**os.environ, **fake.env()}
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        flags = ["--batch", "--batch-poll", "0.2"]
+        out = work / "batch"
+        if args.kill_resume:
+            fake.hold = True
+            _, killed_wall, killed_rss = measured(command(bp, out, *flags), env,
+                                                  kill_when=lambda: fake.polls >= 2 * len(models))
+            fake.hold = False
+            print(f"killed (SIGKILL) while polling after {killed_wall:.2f} s: {fake.creations} batch(es) created, "
+                  f"peak RSS {killed_rss:.0f} MB")
+            flags.append("--resume")
+        _, wall, rss = measured(command(bp, out, *flags), env)
+        items = sum(len(b.items) for b in fake.batches.values())
+        print(f"batch run{' (resumed)' if args.kill_resume else ''}: {args.prompts:,} prompts x {len(models)} "
+              f"model(s) in {wall:.2f} s wall, peak RSS {rss:.0f} MB")
+        print(f"server: {fake.creations} batch(es), {items:,} batch request(s), {fake.uploads} upload(s), "
+              f"{fake.polls} poll(s), {fake.chat_calls} chat call(s); requests sent twice: {len(fake.duplicates())}")
+        ok = not fake.duplicates()
+        if args.compare:
+            fake.sent.clear()
+            _, inter_wall, inter_rss = measured(command(bp, work / "interactive", "--concurrency", "32"), env)
+            same = result_files(out) == result_files(work / "interactive")
+            print(f"interactive run: {inter_wall:.2f} s wall, peak RSS {inter_rss:.0f} MB; result files identical "
+                  f"(timestamps and dollars masked): {same}")
+            ok = ok and same
+        shutil.rmtree(work, ignore_errors=True)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,425 @@
+"""Batch mode end to end: `evalspec run --batch` against the fake batch server on loopback.
+
+The results of a batch run are compared with an interactive run of the same blueprint, file by file and
+byte for byte with the timestamps masked; the fake server counts every request body it is sent, so a
+request submitted twice shows.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from evalspec.cli import main
+from tests.fakebatch import FakeBatchServer
+
+MODELS = ["openai:gpt-4o-mini", "anthropic:claude-3-5-haiku-latest"]
+STAMP = re.compile(rb"\d{4}-\d{2}-\d{2}T\d{2}[-:]\d{2}[-:]\d{2}(?:[.-]\d{1,6})?Z")
+
+
+@pytest.fixture
+def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeBatchServer]:
+    with FakeBatchServer() as server:
+        for k, v in server.env().items():
+            monkeypatch.setenv(k, v)
+        yield server
+
+
+def blueprint(tmp_path: Path, n: int, models: list[str] = MODELS) -> Path:
+    lines = ["title: batch test", "system: Answer briefly.", f"models: [{', '.join(models)}]", "---"]
+    for i in range(n):
+        lines += [f"- id: p{i:03d}", f"  prompt: question {i}", "  should:", f"    - $contains: question {i}",
+                  "    - $icontains: answer"]
+    # A conversation with a generated middle turn cannot be batched: it runs interactively beside the rest.
+    lines += ["- id: convo", "  messages:", "    - user: first", "    - assistant: null", "    - user: second",
+              "  should:", "    - $contains: second"]
+    path = tmp_path / "b.weval.yml"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+# The US dollars of the comparison file's `evalspecCost` block: a batch answer costs the batch price (the
+# table's batch_discount), so these numbers are the one thing besides timestamps a batch run changes.
+USD = re.compile(rb'"usd": ?[0-9.e-]+')
+
+
+def result_files(out: Path) -> dict[str, bytes]:
+    """Every results file of a run (not the journal, lock or report), timestamps and dollars masked."""
+    files = {}
+    for f in sorted(out.rglob("*")):
+        if f.is_file() and ".journal" not in f.name and not f.name.endswith((".lock", ".html", ".prev.jsonl")):
+            name = STAMP.sub(b"<ts>", str(f.relative_to(out)).encode()).decode()
+            files[name] = USD.sub(b'"usd": <usd>', STAMP.sub(b"<ts>", f.read_bytes()))
+    return files
+
+
+def cost_block(out: Path) -> dict:
+    return json.loads(next(out.rglob("*_comparison.json")).read_bytes())["evalspecCost"]
+
+
+def journal(out: Path) -> list[dict]:
+    records = []
+    for path in out.rglob("*.journal.jsonl"):
+        for line in path.read_bytes().splitlines():
+            with contextlib.suppress(ValueError):
+                records.append(json.loads(line))
+    return records
+
+
+def interactive(tmp_path: Path, bp: Path) -> dict[str, bytes]:
+    out = tmp_path / "interactive"
+    assert main(["run", str(bp), "-o", str(out), "--no-report", "--retries", "0"]) == 0
+    return result_files(out)
+
+
+def test_batch_run_equals_interactive_run(tmp_path: Path, fake: FakeBatchServer, capsys) -> None:
+    bp = blueprint(tmp_path, 30)
+    expected = interactive(tmp_path, bp)
+    assert fake.chat_calls == 64 and fake.creations == 0
+    fake.sent.clear()
+    fake.chat_calls = 0
+    capsys.readouterr()
+
+    out = tmp_path / "batch"
+    assert main(["run", str(bp), "-o", str(out), "--no-report", "--batch", "--batch-poll", "0.01", "--retries", "0"]) == 0
+    assert result_files(out) == expected  # byte for byte, timestamps (and dollars) aside
+    inter, batch = cost_block(tmp_path / "interactive"), cost_block(out)
+    assert [(x["role"], x["model"], x["calls"], x["input_tokens"], x["output_tokens"]) for x in inter["lines"]] == \
+        [(x["role"], x["model"], x["calls"], x["input_tokens"], x["output_tokens"]) for x in batch["lines"]]
+    assert 0 < batch["usd"] < inter["usd"]  # the batch discount on all but the conversation's turns
+    assert fake.creations == 2 and fake.uploads == 1  # one batch per provider; Anthropic takes no file
+    assert fake.chat_calls == 4  # only the conversation's two turns, for each model
+    assert not fake.duplicates()
+    err = capsys.readouterr().err
+    assert "batch: openai:gpt-4o-mini batch_" in err and "completed 30/30" in err and "ended 30/30" in err
+    kinds = [r["t"] for r in journal(out)]
+    assert kinds.count("batch_plan") == 2 and kinds.count("batch") == 2 and kinds.count("batch_end") == 2
+    assert kinds.index("batch_plan") < kinds.index("batch") < kinds.index("batch_end") < kinds.index("gen")
+
+
+def test_failed_and_expired_items_go_through_the_interactive_path(tmp_path: Path, fake: FakeBatchServer,
+                                                                   capsys) -> None:
+    bp = blueprint(tmp_path, 12)
+    expected = interactive(tmp_path, bp)
+    fake.sent.clear()
+    fake.chat_calls = 0
+    fake.fail_when("question 3")
+    fake.expire_next = 1  # the OpenAI batch (created first) expires with half its requests done
+    out = tmp_path / "batch"
+    assert main(["run", str(bp), "-o", str(out), "--no-report", "--batch", "--batch-poll", "0.01", "--retries", "0"]) == 0
+    assert result_files(out) == expected
+    # OpenAI: 6 expired + question 3 failed; Anthropic: question 3 errored; plus the conversation's turns.
+    assert fake.chat_calls == 7 + 1 + 4
+    twice = fake.duplicates()
+    assert len(twice) == 8 and set(twice.values()) == {2}  # exactly the unanswered ones, once more each
+    err = capsys.readouterr().err
+    assert "ended expired: 7 of 12 request(s) not answered" in err
+    assert "ended ended: 1 of 12 request(s) not answered (errored: api_error: Internal server error)" in err
+
+
+def test_polls_that_fail_are_retried_then_given_up(tmp_path: Path, fake: FakeBatchServer, capsys) -> None:
+    bp = blueprint(tmp_path, 4, models=["openai:gpt-4o-mini"])
+    expected = interactive(tmp_path, bp)
+    fake.sent.clear()
+    fake.chat_calls = 0
+    fake.failing_polls = 5  # a passing outage: the batch is polled again, nothing is sent twice
+    args = ["run", str(bp), "--no-report", "--batch", "--batch-poll", "0.01", "--retries", "0"]
+    assert main([*args, "-o", str(tmp_path / "b1")]) == 0
+    assert result_files(tmp_path / "b1") == expected and fake.chat_calls == 2 and not fake.duplicates()
+    fake.failing_polls = 10**6  # down for good: after 10 failed rounds the requests go one by one
+    assert main([*args, "-o", str(tmp_path / "b2")]) == 0
+    assert result_files(tmp_path / "b2") == expected and fake.chat_calls == 2 + 4 + 2
+    assert "cannot be read (openai: HTTP 503: the batch service is down); its requests are sent one by one" \
+        in capsys.readouterr().err
+
+
+def _cost(out: str) -> dict:
+    finished = [json.loads(line) for line in out.splitlines() if '"run_finished"' in line]
+    return finished[-1]["summary"]["cost"]
+
+
+def test_batch_answers_are_priced_at_the_batch_price_and_capped(tmp_path: Path, fake: FakeBatchServer,
+                                                                capsys) -> None:
+    bp = blueprint(tmp_path, 10, models=["openai:gpt-4o-mini"])
+    args = ["run", str(bp), "--no-report", "--retries", "0", "--json"]
+    capsys.readouterr()
+    assert main([*args, "-o", str(tmp_path / "i")]) == 0
+    inter = _cost(capsys.readouterr().out)
+    assert main([*args, "-o", str(tmp_path / "b"), "--batch", "--batch-poll", "0.01"]) == 0
+    batch = _cost(capsys.readouterr().out)
+    assert inter["input_tokens"] == batch["input_tokens"] and inter["output_tokens"] == batch["output_tokens"]
+    # gpt-4o-mini's batch_discount is 0.5 in the shipped table; the conversation's two turns are interactive.
+    assert inter["usd"] / 2 < batch["usd"] < inter["usd"] * 0.6
+    # A cost cap that lets only some cells start: the refused ones are not sent in the batch either.
+    fake.batches.clear()
+    capsys.readouterr()
+    code = main([*args, "-o", str(tmp_path / "c"), "--batch", "--batch-poll", "0.01", "--max-cost", "0.0028"])
+    out = capsys.readouterr().out
+    assert code != 0
+    per_cell = float(re.search(r"this cell ~\$([0-9.]+)", out).group(1))  # the estimate (outputs at max_tokens)
+    admitted = int(0.0028 // per_cell)
+    assert 0 < admitted < 10
+    assert sum(len(b.items) for b in fake.batches.values()) == admitted  # the refused cells are not batched
+    assert _cost(out)["not_run"] == 11 - admitted  # each refused cell counted once
+
+
+def test_batches_are_split_under_the_limits(tmp_path: Path, fake: FakeBatchServer) -> None:
+    bp = blueprint(tmp_path, 20, models=["openai:gpt-4o-mini"])
+    out = tmp_path / "batch"
+    assert main(["run", str(bp), "-o", str(out), "--no-report", "--batch", "--batch-poll", "0.01",
+                 "--batch-size", "7"]) == 0
+    sizes = sorted(len(b.items) for b in fake.batches.values())
+    assert sizes == [6, 7, 7]
+    one = len(next(iter(fake.files.values())).splitlines()[0]) + 1
+    fake.batches.clear()
+    fake.files.clear()
+    fake.sent.clear()
+    out2 = tmp_path / "batch2"
+    assert main(["run", str(bp), "-o", str(out2), "--no-report", "--batch", "--batch-poll", "0.01",
+                 "--batch-max-mb", str(one * 5.5 / 2**20)]) == 0
+    assert len(fake.batches) == 4 and all(len(b.items) <= 5 for b in fake.batches.values())
+    assert sum(len(b.items) for b in fake.batches.values()) == 20
+    assert not fake.duplicates()
+    assert result_files(out) == result_files(out2)
+
+
+def _start(bp: Path, out: Path, fake: FakeBatchServer, *extra: str) -> subprocess.Popen[bytes]:
+    env = {**os.environ, **fake.env(), "PYTHONPATH": os.pathsep.join(sys.path)}
+    return subprocess.Popen([sys.executable, "-m", "evalspec.cli", "run", str(bp), "-o", str(out), "--no-report",
+                             "--batch", "--batch-poll", "0.05", "--retries", "0", *extra],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+
+
+def _wait_for_batches(proc: subprocess.Popen[bytes], out: Path, fake: FakeBatchServer, n: int) -> None:
+    deadline = time.monotonic() + 60
+    while sum(1 for r in journal(out) if r.get("t") == "batch") < n or fake.polls < n + 2:
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "the batches were never created"
+        time.sleep(0.02)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+def test_killed_while_polling_then_resumed_sends_nothing_twice(tmp_path: Path, fake: FakeBatchServer, capsys,
+                                                              sig: signal.Signals) -> None:
+    bp = blueprint(tmp_path, 25)
+    expected = interactive(tmp_path, bp)
+    fake.sent.clear()
+    fake.chat_calls = 0
+    fake.hold = True  # every batch stays in progress: the run is polling when it is killed
+    out = tmp_path / "batch"
+    proc = _start(bp, out, fake, "--batch-size", "10")
+    try:
+        _wait_for_batches(proc, out, fake, 6)
+    finally:
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=30)
+    assert fake.creations == 6 and fake.chat_calls == 0 and fake.cancels == 0
+    if sig == signal.SIGTERM:
+        assert proc.returncode == 130
+        text = err.decode()
+        assert "6 provider batch(es) left running" in text and "--resume" in text.splitlines()[-1]
+    fake.hold = False
+    assert main(["run", str(bp), "-o", str(out), "--no-report", "--batch", "--batch-poll", "0.01", "--retries", "0",
+                 "--batch-size", "10", "--resume"]) == 0
+    assert fake.creations == 6  # polled, not submitted again
+    assert not fake.duplicates()
+    assert fake.chat_calls == 4  # the conversation's turns only
+    assert result_files(out) == expected
+    assert "resuming 6 batch(es) from the journal" in capsys.readouterr().err
+
+
+def test_a_batch_created_just_before_the_kill_is_found_not_sent_again(tmp_path: Path, fake: FakeBatchServer) -> None:
+    """Killed after the provider created the batches but before their ids reached the journal: the
+    resumed run finds them (OpenAI by the key in their metadata, Anthropic by the list) and polls them."""
+    bp = blueprint(tmp_path, 10)
+    expected = interactive(tmp_path, bp)
+    fake.sent.clear()
+    fake.chat_calls = 0
+    fake.hold = True
+    out = tmp_path / "batch"
+    proc = _start(bp, out, fake)
+    try:
+        _wait_for_batches(proc, out, fake, 2)
+    finally:
+        proc.kill()
+        proc.communicate(timeout=30)
+    path = next(out.rglob("*.journal.jsonl"))
+    kept = [line for line in path.read_bytes().splitlines(keepends=True) if b'"t":"batch"' not in line]
+    path.write_bytes(b"".join(kept))  # as if killed the moment the creations returned
+    fake.hold = False
+    assert main(["run", str(bp), "-o", str(out), "--no-report", "--batch", "--batch-poll", "0.01", "--retries", "0",
+                 "--resume"]) == 0
+    assert fake.creations == 2 and not fake.duplicates()
+    assert result_files(out) == expected
+
+
+def test_interrupt_can_cancel_the_batches(tmp_path: Path, fake: FakeBatchServer) -> None:
+    bp = blueprint(tmp_path, 10)
+    expected = interactive(tmp_path, bp)
+    fake.sent.clear()
+    fake.chat_calls = 0
+    fake.hold = True
+    out = tmp_path / "batch"
+    proc = _start(bp, out, fake, "--cancel-batches-on-interrupt")
+    try:
+        _wait_for_batches(proc, out, fake, 2)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130
+    assert fake.cancels == 2 and {b.state for b in fake.batches.values()} == {"cancelling", "canceling"}
+    assert err.decode().count("evalspec run: cancel batch") == 2
+    assert sum(1 for r in journal(out) if r.get("t") == "batch_cancel") == 2
+    fake.hold = False
+    assert main(["run", str(bp), "-o", str(out), "--no-report", "--batch", "--batch-poll", "0.01", "--retries", "0",
+                 "--resume"]) == 0
+    # The cancelled batches finished half their requests; the other half is asked one by one.
+    assert fake.creations == 2 and fake.chat_calls == 5 + 5 + 4
+    assert result_files(out) == expected
+
+
+def test_judges_batch_in_a_second_phase(tmp_path: Path, fake: FakeBatchServer, capsys) -> None:
+    lines = ["title: judged", "models: [openai:gpt-4o-mini]",
+             "evaluationConfig:", "  llm-coverage:", "    judges:",
+             "      - {id: a, model: 'openai:gpt-4o-mini', approach: standard}",
+             "      - {id: b, model: 'anthropic:claude-3-5-haiku-latest', approach: standard}", "---"]
+    for i in range(8):
+        lines += [f"- id: p{i}", f"  prompt: question {i}", "  should:", "    - mentions the word question",
+                  f"    - $contains: question {i}", "  should_not:", "    - mentions the word banana"]
+    bp = tmp_path / "j.weval.yml"
+    bp.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    expected = interactive(tmp_path, bp)
+    assert fake.chat_calls == 8 + 8 * 2 * 2
+    fake.sent.clear()
+    fake.chat_calls = 0
+    out = tmp_path / "batch"
+    assert main(["run", str(bp), "-o", str(out), "--no-report", "--batch", "--batch-poll", "0.01", "--retries", "0"]) == 0
+    assert result_files(out) == expected
+    assert fake.chat_calls == 0 and not fake.duplicates()
+    # Answers first (one OpenAI batch), then the judges' calls (one batch per judge's provider).
+    assert fake.creations == 3
+    sizes = sorted((b.api, len(b.items)) for b in fake.batches.values())
+    assert sizes == [("anthropic", 16), ("openai", 8), ("openai", 16)]
+    coverage = json.loads(next(out.rglob("*_comparison.json")).read_bytes())["evaluationResults"]["llmCoverageScores"]
+    assert coverage["p3"]["openai:gpt-4o-mini[temp:0]"]["avgCoverageExtent"] == 1
+    assert "batch mode: 32 answer(s) from 2 batch(es)" in capsys.readouterr().err
+
+
+def test_models_without_a_batch_api_run_interactively(tmp_path: Path, fake: FakeBatchServer, capsys) -> None:
+    bp = blueprint(tmp_path, 3, models=["openai:gpt-4o-mini", "echo"])
+    out = tmp_path / "batch"
+    assert main(["run", str(bp), "-o", str(out), "--no-report", "--batch", "--batch-poll", "0.01"]) == 0
+    assert fake.creations == 1
+    assert "echo has no batch API evalspec can drive" in capsys.readouterr().err
+
+
+AGENTV_TARGETS = """targets:
+  - name: oa
+    provider: openai
+    model: gpt-4o-mini
+    api_key: ${{ OPENAI_API_KEY }}
+    endpoint: ${{ OPENAI_BASE_URL }}
+  - name: claude
+    provider: anthropic
+    model: claude-3-5-haiku-latest
+    api_key: ${{ ANTHROPIC_API_KEY }}
+    batch: true
+"""
+
+
+def _agentv_rows(out: Path) -> dict[tuple[str, str], dict]:
+    """AgentV result rows without what differs between any two runs (times, durations)."""
+    rows = {}
+    for f in out.glob("agentv/*/*.jsonl"):
+        if f.name.endswith(".journal.jsonl"):
+            continue
+        for line in f.read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            # Times differ between any two runs; a batched call's cost may carry the batch discount.
+            for key in ("timestamp", "start_time", "end_time", "duration_ms", "latency_ms", "cost_usd"):
+                row.pop(key, None)
+            rows[(row["test_id"], row["target"])] = row
+    return rows
+
+
+def test_agentv_targets_batch(tmp_path: Path, fake: FakeBatchServer, capsys) -> None:
+    """`batch: true` on a target (claude) batches its tests; --batch-model adds another (oa)."""
+    (tmp_path / ".agentv").mkdir()
+    (tmp_path / ".agentv" / "targets.yaml").write_text(AGENTV_TARGETS, encoding="utf-8")
+    tests = "".join(f"  - id: t{i}\n    input: question {i}\n    criteria: c\n    assert:\n"
+                    f"      - {{type: contains, value: 'question {i}', required: true}}\n" for i in range(6))
+    suite = tmp_path / "evals" / "s.eval.yaml"
+    suite.parent.mkdir()
+    suite.write_text(f"name: s\ndescription: d\nexecution:\n  targets: [oa, claude]\ntests:\n{tests}", encoding="utf-8")
+    inter = tmp_path / "interactive"
+    targets = tmp_path / ".agentv" / "targets.yaml"
+    targets.write_text(AGENTV_TARGETS.replace("    batch: true\n", ""), encoding="utf-8")
+    assert main(["run", str(suite), "-o", str(inter), "--no-report", "--retries", "0"]) == 0
+    assert fake.chat_calls == 12 and fake.creations == 0
+    targets.write_text(AGENTV_TARGETS, encoding="utf-8")
+    fake.sent.clear()
+    fake.chat_calls = 0
+    out = tmp_path / "batch"
+    assert main(["run", str(suite), "-o", str(out), "--no-report", "--retries", "0", "--batch-poll", "0.01"]) == 0
+    assert fake.creations == 1 and [b.api for b in fake.batches.values()] == ["anthropic"]
+    assert fake.chat_calls == 6  # oa is not batched without --batch / --batch-model
+    out2 = tmp_path / "batch2"
+    fake.sent.clear()
+    fake.chat_calls = 0
+    assert main(["run", str(suite), "-o", str(out2), "--no-report", "--retries", "0", "--batch-poll", "0.01",
+                 "--batch-model", "oa"]) == 0
+    assert fake.chat_calls == 0 and fake.creations == 3 and not fake.duplicates()
+    expected = _agentv_rows(inter)
+    assert len(expected) == 12 and all(r["score"] == 1 for r in expected.values())
+    assert _agentv_rows(out) == expected and _agentv_rows(out2) == expected
+
+
+@pytest.mark.parametrize("answer, cancels, said", [(b"c\n", 2, b"collects what the cancelled batches finished"),
+                                                   (b"\n", 0, b"2 provider batch(es) left running")])
+def test_ctrl_c_on_a_terminal_asks_what_to_do_with_the_batches(tmp_path: Path, fake: FakeBatchServer,
+                                                               answer: bytes, cancels: int, said: bytes) -> None:
+    import pty
+    import select
+
+    bp = blueprint(tmp_path, 6)
+    fake.hold = True
+    out = tmp_path / "batch"
+    master, slave = pty.openpty()
+    env = {**os.environ, **fake.env(), "PYTHONPATH": os.pathsep.join(sys.path)}
+    proc = subprocess.Popen([sys.executable, "-m", "evalspec.cli", "run", str(bp), "-o", str(out), "--no-report",
+                             "--batch", "--batch-poll", "0.05"], env=env, stdin=slave, stderr=slave,
+                            stdout=subprocess.DEVNULL)
+    os.close(slave)
+    seen = b""
+
+    def read_until(text: bytes, seconds: float = 30) -> None:
+        nonlocal seen
+        deadline = time.monotonic() + seconds
+        while text not in seen:
+            assert time.monotonic() < deadline, seen.decode(errors="replace")
+            ready, _, _ = select.select([master], [], [], 0.1)
+            if ready:
+                with contextlib.suppress(OSError):
+                    seen += os.read(master, 4096)
+    try:
+        _wait_for_batches(proc, out, fake, 2)
+        proc.send_signal(signal.SIGINT)  # Ctrl-C
+        read_until(b"Cancel them (c) or leave them running for --resume (Enter)?")
+        os.write(master, answer)
+        read_until(said)
+        assert proc.wait(30) == 130
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        os.close(master)
+    assert fake.cancels == cancels
