@@ -109,6 +109,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .run.cli import add_run_parser  # only the parser: the runner itself loads when `run` runs
 
     add_run_parser(sub)
+    from .run.merge_cli import add_merge_parser
+
+    add_merge_parser(sub)
     from .report.cli import add_report_parser
 
     add_report_parser(sub)

@@ -24,6 +24,7 @@ from .events import Cell
 from .options import RunOptions
 from .plan_error import PlanError
 from .selection import selected, unmatched
+from .shard import Shard
 from .weval_plan import CHARS_PER_TOKEN
 
 DEFAULT_TARGET = "default"  # what AgentV runs when the suite names no target
@@ -69,10 +70,18 @@ class AgentvPlan:
     replay: Any = None  # a ReplaySource when the model is `replay:<file>`
     prices: Any = None  # the PriceTable (pricing.py): shipped prices + --prices / $EVALSPEC_PRICES
     fingerprints: dict[str, str] = field(default_factory=dict)  # item id -> its text's (items.py)
+    shard: Shard | None = None  # --shard: tests and tasks hold this shard's share only (shard.py)
+    all_items: list[str] = field(default_factory=list)  # every selected test id, in order, before sharding
+    source_digest: str = ""  # of the suite's files (shard manifests compare it)
 
     @property
     def output_folder_parts(self) -> tuple[str, ...]:
         return ("agentv", self.dataset)
+
+    @property
+    def results_base(self) -> str:
+        """The run label as results file names carry it (a shard's names say which shard)."""
+        return self.run_label + (self.shard.suffix if self.shard is not None else "")
 
     def summary(self) -> dict[str, Any]:
         per_target: dict[str, dict[str, int]] = {}
@@ -108,6 +117,7 @@ class AgentvPlan:
             + judge_calls * JUDGE_PROMPT_TOKENS,
             "concurrency": self.concurrency,
             "replay": str(self.replay.path) if self.replay is not None else None,
+            "shard": str(self.shard) if self.shard is not None else None,
             "warnings": list(self.warnings),
             "not_scored": dry_run_report(self.tasks),
         }
@@ -259,10 +269,14 @@ def plan_agentv(suite: AgentvSuite, path: Path, options: RunOptions) -> AgentvPl
     digest = hashlib.sha256(ident.encode()).hexdigest()[:16]
     label = f"{options.label.strip()}_{digest}" if options.label and options.label.strip() else digest
     dataset = suite.name or _stem(path)
+    all_items = [t.id for t in tests]
+    if options.shard is not None:  # after the label and targets: every shard names the same run
+        tests = [t for t in tests if options.shard.holds(t.id)]
+        tasks = [t for t in tasks if options.shard.holds(t.cell.item)]
     return AgentvPlan(suite=suite, path=path, dataset=dataset, tests=tests, targets=[specs[n] for n in used],
                       tasks=tasks, targets_file=targets_file, run_label=label,
                       concurrency=options.concurrency or 30, warnings=warnings, replay=replay,
-                      prices=prices)
+                      prices=prices, shard=options.shard, all_items=all_items)
 
 
 def _all_assertions(items: list[Any]) -> list[Any]:

@@ -108,7 +108,7 @@ class AgentvRun:
         self.plan = plan
         self.options = options
         self.folder = options.output.joinpath(*plan.output_folder_parts)
-        self.journal_path = self.folder / f"{plan.run_label}.journal.jsonl"
+        self.journal_path = self.folder / f"{plan.results_base}.journal.jsonl"
         self.state = JournalState()
         self.queue: asyncio.Queue[Event | None] = asyncio.Queue()
         self.emit = self.queue.put_nowait
@@ -143,7 +143,7 @@ class AgentvRun:
     def header(self) -> RunHeader:
         # The results file's name carries the run's start time; a resumed run takes over the file of
         # the run it finishes (the header names it), see opened().
-        self._results_name = results_name(self.plan.run_label, now_utc())
+        self._results_name = results_name(self.plan.results_base, now_utc())
         return RunHeader(kind="agentv", file=str(self.plan.path), run_label=self.plan.run_label,
                          started=iso_timestamp(now_utc()), results=self._results_name,
                          **run_header(self.plan, self.options))
@@ -174,7 +174,12 @@ class AgentvRun:
             yield Notice(problem, "warning")
 
     def write(self) -> list[Path]:
-        return self.writer.write(t.cell for t in self.plan.tasks)
+        files = self.writer.write(t.cell for t in self.plan.tasks)
+        if self.plan.shard is not None:  # a shard's manifest says it finished (shard.py)
+            from .shard import write_manifest
+
+            write_manifest(self.plan, files[0], timestamp=files[0].stem.rpartition("_")[2])
+        return files
 
     async def stop(self) -> None:
         with contextlib.suppress(Exception):

@@ -95,6 +95,10 @@ def add_run_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--cancel-batches-on-interrupt", action="store_true",
                    help="when the run is interrupted without a terminal to ask, cancel its running batches "
                         "(default: leave them running for --resume)")
+    p.add_argument("--shard", metavar="I/N",
+                   help="run shard I of N (CI matrices): each prompt / test, with all its models, belongs to one "
+                        "shard by a hash of its id; `evalspec merge` combines the shards' results into what one "
+                        "run writes")
     p.add_argument("--prices", type=Path, metavar="FILE",
                    help="a price file (JSON/YAML, USD per million tokens per model) over the shipped table; "
                         "default: $EVALSPEC_PRICES")
@@ -137,6 +141,14 @@ def options_from_args(args: argparse.Namespace) -> RunOptions:
         raise _Usage("--batch-size must be at least 1")
     if args.batch_max_mb is not None and not args.batch_max_mb > 0:
         raise _Usage("--batch-max-mb must be positive")
+    shard = None
+    if args.shard is not None:
+        from .shard import parse_shard
+
+        try:
+            shard = parse_shard(args.shard)
+        except ValueError as exc:
+            raise _Usage(str(exc)) from None
     return RunOptions(
         models=list(args.model), select=list(args.select), output=args.output, concurrency=args.concurrency,
         provider_concurrency=limits, cache=args.cache, resume=args.resume or args.retry_errors,
@@ -145,7 +157,8 @@ def options_from_args(args: argparse.Namespace) -> RunOptions:
         prices=args.prices, max_response_bytes=int(args.max_response_mb * 2**20),
         allow_outside_files=args.allow_outside_files, max_cost=args.max_cost, batch=args.batch,
         batch_models=list(args.batch_model), batch_poll=args.batch_poll, batch_max_requests=args.batch_size,
-        batch_max_bytes=int(args.batch_max_mb * 2**20) if args.batch_max_mb else None)
+        batch_max_bytes=int(args.batch_max_mb * 2**20) if args.batch_max_mb else None,
+        shard=shard)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -190,6 +203,10 @@ def cmd_run(args: argparse.Namespace) -> int:
             from .weval_plan import plan_weval
 
             plan: Plan = plan_weval(skipped_blueprint, path, options)
+            if plan.shard is not None:
+                from .shard import source_digest
+
+                plan.source_digest = source_digest(analysis.text, analysis.dependencies, path.parent)
         else:
             plan = plan_for(analysis, options)
     except PlanError as exc:
@@ -406,6 +423,11 @@ def _running_batches(plan: Plan, options: RunOptions, journal: Path, *, cancel: 
 
 
 def _write_report(results: str, *, as_json: bool, analyses: Analyses | None = None) -> None:
+    write_report_beside(results, as_json=as_json, analyses=analyses)
+
+
+def write_report_beside(results: str, *, as_json: bool, analyses: Analyses | None = None,
+                        command: str = "run") -> None:
     """report.html beside the results. A report that cannot be written is a warning: the results are safe.
     `analyses`: the run's own analysis of its eval file, so the report does not parse it again."""
     from ..report import ResultsError, write_report
@@ -413,7 +435,7 @@ def _write_report(results: str, *, as_json: bool, analyses: Analyses | None = No
     try:
         path = write_report([results], analyses=analyses)
     except (ResultsError, OSError) as exc:
-        print(f"evalspec run: warning: no report written: {exc}", file=sys.stderr)
+        print(f"evalspec {command}: warning: no report written: {exc}", file=sys.stderr)
         return
     print(f"report: {path}", file=sys.stderr if as_json else sys.stdout)
 

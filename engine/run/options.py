@@ -6,6 +6,10 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .shard import Shard
 
 EVAL_METHODS = ("llm-coverage", "embedding")
 DEFAULT_EVAL_METHODS = ("llm-coverage",)
@@ -68,6 +72,7 @@ class RunOptions:
     batch_poll: float = DEFAULT_BATCH_POLL
     batch_max_requests: int | None = None
     batch_max_bytes: int | None = None
+    shard: Shard | None = None  # --shard I/N: run only this share of the items (shard.py)
 
     @property
     def cache_path(self) -> Path:

@@ -49,4 +49,8 @@ def plan_for(analysis: Analysis, options: RunOptions) -> Plan:
     # The journal keeps them, so an editor opening the file later knows which results are older than the text.
     planned = {t.cell.item for t in plan.tasks}
     plan.fingerprints = {k: v for k, v in fingerprints(analysis).items() if k in planned}
+    if plan.shard is not None:
+        from .shard import source_digest
+
+        plan.source_digest = source_digest(analysis.text, analysis.dependencies, path.parent)
     return plan

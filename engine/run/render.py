@@ -126,8 +126,9 @@ class HumanRenderer:
             self.total = int(event.plan.get("cells") or 0)
             resumed = int(event.plan.get("resumed_cells") or 0)
             what = "blueprint" if event.plan.get("kind") == "weval" else "suite"
-            self._line(f"Running {what} {event.plan.get('file')}: {self.total:,} cell(s), run {event.plan.get('run_label')}"
-                       + (f", {resumed:,} already done (resumed)" if resumed else ""))
+            shard = f" (shard {event.plan['shard']})" if event.plan.get("shard") else ""
+            self._line(f"Running {what} {event.plan.get('file')}: {self.total:,} cell(s){shard}, run "
+                       f"{event.plan.get('run_label')}" + (f", {resumed:,} already done (resumed)" if resumed else ""))
         elif isinstance(event, RunFinished):
             self.summary = event.summary
 
@@ -281,7 +282,8 @@ def format_table(summary: RunSummary) -> str:
 
 def format_plan(plan: dict[str, Any]) -> str:
     """`--dry-run`: what would run, calls per model, judges, estimated tokens."""
-    lines = [f"{plan.get('kind')} {plan.get('file')}  run label {plan.get('run_label')}"]
+    shard = f"  shard {plan['shard']}" if plan.get("shard") else ""
+    lines = [f"{plan.get('kind')} {plan.get('file')}  run label {plan.get('run_label')}{shard}"]
     if plan.get("kind") == "weval":
         lines.append(f"{_n(plan.get('prompts'))} prompt(s) × {len(plan.get('effective_models') or [])} effective "
                      f"model(s) = {_n(plan.get('cells'))} cell(s); concurrency {plan.get('concurrency')}")

@@ -20,6 +20,7 @@ from .options import RunOptions
 from .plan_error import PlanError
 from .run_label import content_hash, run_label
 from .selection import selected, unmatched
+from .shard import Shard
 
 DEFAULT_TEMPERATURE = 0.0
 # The reference's default judges (holistic), used when the blueprint configures none.
@@ -68,10 +69,18 @@ class WevalPlan:
     warnings: list[str] = field(default_factory=list)
     fingerprints: dict[str, str] = field(default_factory=dict)  # item id -> its text's (items.py)
     prices: Any = None  # the PriceTable (pricing.py): shipped prices + --prices / $EVALSPEC_PRICES
+    shard: Shard | None = None  # --shard: prompts and tasks hold this shard's share only (shard.py)
+    all_items: list[str] = field(default_factory=list)  # every selected prompt id, in order, before sharding
+    source_digest: str = ""  # of the blueprint's text (shard manifests compare it)
 
     @property
     def output_folder_parts(self) -> tuple[str, ...]:
         return ("live", "blueprints", self.config_id)
+
+    @property
+    def results_base(self) -> str:
+        """The run label as results file names carry it (a shard's names say which shard)."""
+        return self.run_label + (self.shard.suffix if self.shard is not None else "")
 
     def judged_points(self, prompt: Prompt) -> int:
         n = sum(1 for p in prompt.points if p.kind == "text")
@@ -114,6 +123,7 @@ class WevalPlan:
             + judge_calls * JUDGE_PROMPT_TOKENS,
             "concurrency": self.concurrency,
             "replay": str(self.replay.path) if self.replay is not None else None,
+            "shard": str(self.shard) if self.shard is not None else None,
             "warnings": list(self.warnings),
         }
 
@@ -197,10 +207,16 @@ def plan_weval(bp: Blueprint, path: Path, options: RunOptions) -> WevalPlan:
 
     chash = content_hash(bp, [m for m in listed] if replay is None else replay.base_models(), prompts)
     concurrency = options.concurrency or bp.concurrency or 30
+    # The whole plan's (before sharding): every shard's results name the same models.
     effective = list(dict.fromkeys(t.cell.model for t in tasks))
+    all_items = [p.id for p in prompts]
+    if options.shard is not None:
+        prompts = [p for p in prompts if options.shard.holds(p.id)]
+        tasks = [t for t in tasks if options.shard.holds(t.cell.item)]
     return WevalPlan(
         blueprint=bp, path=path, config_id=bp.id, title=bp.title, models=listed if replay is None else
         replay.base_models(), model_specs=specs, prompts=prompts, tasks=tasks, effective_models=effective,
         judges=judges, judge_source=judge_source, key_point_models=key_point_models,
         eval_methods=options.eval_methods, content_hash=chash, run_label=run_label(chash, options.label),
-        concurrency=concurrency, replay=replay, warnings=warnings, prices=prices)
+        concurrency=concurrency, replay=replay, warnings=warnings, prices=prices, shard=options.shard,
+        all_items=all_items)

@@ -104,7 +104,7 @@ class WevalRun:
         self.options = options
         self.bp = plan.blueprint
         self.folder = options.output.joinpath(*plan.output_folder_parts)
-        self.journal_path = self.folder / f"{plan.run_label}{_replay_suffix(plan)}.journal.jsonl"
+        self.journal_path = self.folder / f"{plan.results_base}{_replay_suffix(plan)}.journal.jsonl"
         self.state = JournalState()
         self.queue: asyncio.Queue[Event | None] = asyncio.Queue()
         self.emit = self.queue.put_nowait
@@ -119,7 +119,7 @@ class WevalRun:
         self._key_points: dict[str, asyncio.Future[tuple[list[str] | None, str | None]]] = {}
         self._judges: list[tuple[Any, Any]] = []  # (Judge, binding or ProviderError)
         self._judge_problem: str | None = None
-        self._bases: dict[int, dict[str, Any]] = {}
+        self._bases: dict[int, tuple[Point, dict[str, Any]]] = {}
         self.unscored_points = 0  # judged points left unscored because no judge could be called
         # `--eval-method none`: no judge, no key-point extraction, no embeddings, but the function points
         # still run (they cost nothing) and their results are written as llm-coverage results.
@@ -502,11 +502,14 @@ class WevalRun:
 
     def _base(self, point: Point) -> dict[str, Any]:
         """The point's fixed assessment fields (text, weight, path…), computed once for all models."""
+        # Keyed by id() with the point kept beside its base: key points extracted from an ideal are new
+        # Point objects, and an id freed by one of them and reused by the next would hand the second
+        # point the first one's text.
         key = id(point)
-        base = self._bases.get(key)
-        if base is None:
-            base = self._bases[key] = base_assessment(point)
-        return dict(base)
+        cached = self._bases.get(key)
+        if cached is None or cached[0] is not point:
+            cached = self._bases[key] = (point, base_assessment(point))
+        return dict(cached[1])
 
     def _flush(self) -> None:
         """Write the answers held back to go out with their score (one write instead of two)."""

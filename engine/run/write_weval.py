@@ -73,7 +73,7 @@ class WevalWriter:
         self.results.similarity = overall
         self.results.per_prompt_similarity = per_prompt
 
-    def write(self, *, cost: dict[str, Any] | None) -> list[Path]:
+    def write(self, *, cost: dict[str, Any] | None, finished: bool = True) -> list[Path]:
         """The comparison file and the artefact folder; the paths written. `cost`: the run's real tokens
         and cost (spend.py), our `evalspecCost` extension."""
         stamp = safe_timestamp(now_utc())
@@ -83,11 +83,16 @@ class WevalWriter:
                                  eval_methods=list(plan.eval_methods) or ["llm-coverage"],
                                  effective_models=plan.effective_models, results=self.results)
         full["evalspecCost"] = cost
-        return write_comparison(self.folder, plan.run_label, stamp, full)
+        files = write_comparison(self.folder, plan.results_base, stamp, full)
+        if finished and plan.shard is not None:  # a shard's manifest says it finished (shard.py)
+            from .shard import write_manifest
+
+            write_manifest(plan, files[0], timestamp=stamp)
+        return files
 
     def write_partial(self, *, cost: dict[str, Any] | None) -> None:
         """A stopped run's results files, for the cells that finished (the journal has them anyway)."""
         try:
-            self.write(cost=cost)
+            self.write(cost=cost, finished=False)
         except Exception:  # never mask the cancellation or error that stopped the run
             log.warning("could not write the results of the stopped run", exc_info=True)

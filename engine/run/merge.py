@@ -1,0 +1,336 @@
+"""`evalspec merge`: the results of `evalspec run --shard I/N` runs combined into what one run writes.
+
+Each shard run leaves a manifest beside its results (shard.py). Merging checks that the shards belong
+together — one format, one N, the same sources, selection, models and evaluation methods, no shard
+twice, no item in two shards, no shard with items missing — and then writes the results a single run
+of the whole plan writes, byte for byte except the run's time: the Weval comparison file (and its
+artefact folder) or the AgentV JSONL, under the same output layout, named with the latest shard's
+time. What differs from a single run of the same plan on a deterministic provider:
+
+- Weval: `timestamp` (and the file names that carry it).
+- AgentV: each row's `timestamp` and `duration_ms` (and the file name's time).
+
+Every prompt's models, key points, histories and scores come from the shard that ran the prompt;
+the overall embedding similarity matrix is recomputed from the per-prompt similarities in the plan's
+order, exactly as the runner averages them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..jsonio import loads
+from .shard import MANIFEST_SUFFIX, MANIFEST_VERSION, Shard, manifest_path, shard_of
+
+WEVAL_KEYS = ("configId", "configTitle", "runLabel", "timestamp", "description", "sourceCommitSha",
+              "sourceBlueprintFileName", "config", "evalMethodsUsed", "effectiveModels", "modelSystemPrompts",
+              "promptIds", "promptContexts", "extractedKeyPoints", "allFinalAssistantResponses",
+              "fullConversationHistories", "evaluationResults", "errors")
+# Keyed by prompt id: each prompt's entry comes from the shard that ran it.
+WEVAL_BY_PROMPT = ("promptContexts", "extractedKeyPoints", "allFinalAssistantResponses", "fullConversationHistories",
+                   "errors")
+# The same in every shard of one plan.
+WEVAL_SHARED = ("configId", "configTitle", "runLabel", "description", "sourceCommitSha", "sourceBlueprintFileName",
+                "evalMethodsUsed")
+SHOWN = 5  # items named in a message; the rest are counted
+
+
+class MergeError(Exception):
+    """Shards that cannot be merged, or unreadable input; the message says which and why."""
+
+
+@dataclass(frozen=True)
+class ShardResult:
+    manifest_path: Path
+    manifest: dict[str, Any]
+
+    @property
+    def shard(self) -> Shard:
+        s = self.manifest["shard"]
+        return Shard(int(s["index"]), int(s["count"]))
+
+    @property
+    def results(self) -> Path:
+        return self.manifest_path.with_name(str(self.manifest["results"]))
+
+    @property
+    def name(self) -> str:
+        return f"shard {self.shard} ({self.manifest_path})"
+
+
+@dataclass(frozen=True)
+class Merged:
+    kind: str
+    files: list[Path]
+    shards: int
+    items: int
+
+
+def find_shards(paths: Sequence[str | Path]) -> list[ShardResult]:
+    """The shard manifests the arguments name: a manifest, a results file with its manifest beside it,
+    or a folder (every manifest below it). Each manifest once, however often it is named."""
+    found: dict[Path, None] = {}
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            inside = sorted(p.rglob(f"*{MANIFEST_SUFFIX}"))
+            if not inside:
+                raise MergeError(f"{p} holds no shard results (no *{MANIFEST_SUFFIX}: a shard run writes one beside "
+                                 "its results when it finishes)")
+            found.update(dict.fromkeys(m.resolve() for m in inside))
+        elif p.name.endswith(MANIFEST_SUFFIX):
+            if not p.is_file():
+                raise MergeError(f"no such file: {p}")
+            found[p.resolve()] = None
+        elif p.is_file():
+            m = manifest_path(p)
+            if not m.is_file():
+                raise MergeError(f"{p} is not the result of a finished shard run: no {m.name} beside it "
+                                 "(`evalspec run --shard I/N` writes it when the shard finishes; an interrupted "
+                                 "shard is finished with --resume)")
+            found[m.resolve()] = None
+        else:
+            raise MergeError(f"no such file or folder: {p}")
+    return [ShardResult(m, _read_manifest(m)) for m in found]
+
+
+def _read_manifest(path: Path) -> dict[str, Any]:
+    try:
+        data = loads(path.read_bytes())
+    except (OSError, ValueError) as exc:
+        raise MergeError(f"{path}: cannot read the shard manifest: {exc}") from None
+    needed = ("format", "shard", "results", "timestamp", "source", "run_label", "output_folder", "models",
+              "items", "shard_items")
+    if not isinstance(data, dict) or data.get("evalspec_shard") != MANIFEST_VERSION or any(k not in data for k in needed):
+        raise MergeError(f"{path} is not a shard manifest this evalspec reads (version {MANIFEST_VERSION})")
+    s = data["shard"]
+    if not (isinstance(s, dict) and isinstance(s.get("index"), int) and isinstance(s.get("count"), int)
+            and 1 <= s["index"] <= s["count"]):
+        raise MergeError(f"{path}: the shard is not I/N")
+    if not (isinstance(data["items"], list) and isinstance(data["shard_items"], list)):
+        raise MergeError(f"{path}: the items are not lists")
+    return data
+
+
+def check_together(shards: list[ShardResult]) -> None:
+    """Raise MergeError unless the shards are the whole of one plan, each once."""
+    if not shards:
+        raise MergeError("no shard results given")
+    first = shards[0]
+
+    def differ(what: str, key: Any, show: Any = None) -> None:
+        values = {repr(key(s)): s for s in shards}
+        if len(values) > 1:
+            listed = "; ".join(f"{s.name}: {show(s) if show else key(s)}" for s in values.values())
+            raise MergeError(f"the shards are of {what}, so they cannot be merged ({listed})")
+
+    differ("different formats", lambda s: s.manifest["format"])
+    differ("different shard counts (N)", lambda s: s.shard.count)
+    differ("different eval files", lambda s: (s.manifest["file"], s.manifest["source"]),
+           lambda s: f"{s.manifest['file']}, sources {str(s.manifest['source'])[:12]}")
+    differ("different models", lambda s: s.manifest["models"], lambda s: ", ".join(map(str, s.manifest["models"])))
+    differ("different evaluation methods", lambda s: s.manifest.get("eval_methods"),
+           lambda s: ", ".join(s.manifest.get("eval_methods") or ()) or "none")
+    differ("different selections (--prompt / --test)", lambda s: s.manifest["items"],
+           lambda s: f"{len(s.manifest['items']):,} items")
+    if first.manifest["format"] == "weval":
+        differ("different runs (run labels)", lambda s: s.manifest["run_label"])
+    by_index: dict[int, ShardResult] = {}
+    for s in shards:
+        if s.shard.index in by_index:
+            raise MergeError(f"shard {s.shard} is given twice: {by_index[s.shard.index].manifest_path} and "
+                             f"{s.manifest_path}")
+        by_index[s.shard.index] = s
+    owner: dict[str, ShardResult] = {}
+    for s in shards:
+        for item in s.manifest["shard_items"]:
+            other = owner.get(item)
+            if other is not None:
+                raise MergeError(f"the shards overlap: {item!r} was run by {other.name} and by {s.name}")
+            owner[item] = s
+    n = first.shard.count
+    missing: dict[int, list[str]] = {}
+    for item in first.manifest["items"]:
+        if item not in owner:
+            missing.setdefault(shard_of(str(item), n), []).append(str(item))
+    if missing:
+        parts = []
+        for index in sorted(missing):
+            ids = missing[index]
+            more = f", … ({len(ids):,} in all)" if len(ids) > SHOWN else ""
+            given = f" (given: {by_index[index].manifest_path}, which does not hold them)" if index in by_index else ""
+            parts.append(f"shard {index}/{n}{given}: {', '.join(ids[:SHOWN])}{more}")
+        raise MergeError("shards are missing, so the merge would not be the whole run: " + "; ".join(parts))
+
+
+def merge(paths: Sequence[str | Path], output: Path) -> Merged:
+    """Merge the shards the paths name into `output` (the run's results folder). Raises MergeError."""
+    shards = find_shards(paths)
+    check_together(shards)
+    shards.sort(key=lambda s: s.shard.index)
+    first = shards[0].manifest
+    folder = output.joinpath(*[str(p) for p in first["output_folder"]])
+    stamp = max(str(s.manifest["timestamp"]) for s in shards)
+    if first["format"] == "weval":
+        files = _merge_weval(shards, folder, stamp)
+    elif first["format"] == "agentv":
+        files = _merge_agentv(shards, folder, stamp)
+    else:
+        raise MergeError(f"{shards[0].manifest_path}: unknown format {first['format']!r}")
+    return Merged(kind=str(first["format"]), files=files, shards=len(shards), items=len(first["items"]))
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return loads(path.read_bytes())
+    except OSError as exc:
+        raise MergeError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise MergeError(f"{path} is not valid JSON: {exc}") from None
+
+
+# --- Weval --------------------------------------------------------------------------------------------
+def _merge_weval(shards: list[ShardResult], folder: Path, stamp: str) -> list[Path]:
+    from .weval_results import write_comparison
+
+    files = [_read_json(s.results) for s in shards]
+    for s, data in zip(shards, files, strict=True):
+        if not isinstance(data, dict) or "promptIds" not in data or "config" not in data:
+            raise MergeError(f"{s.results} is not a Weval comparison file")
+        unknown = [k for k in data if k not in WEVAL_KEYS]
+        if unknown:
+            raise MergeError(f"{s.results}: cannot merge the field(s) {', '.join(unknown)} (written by another "
+                             "version of evalspec?)")
+    items = [str(i) for i in shards[0].manifest["items"]]
+    order = {str(m): n for n, m in enumerate(shards[0].manifest.get("effective_models") or [])}
+    owner = {str(i): n for n, s in enumerate(shards) for i in s.manifest["shard_items"]}
+
+    for key in WEVAL_SHARED:
+        _same(shards, files, key, lambda d, k=key: d.get(k))
+    _same(shards, files, "config", lambda d: {k: v for k, v in d["config"].items() if k != "prompts"})
+
+    def by_prompt(get: Any) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for item in items:
+            row = get(files[owner[item]])
+            if isinstance(row, dict) and item in row:
+                out[item] = row[item]
+        return out
+
+    merged: dict[str, Any] = {}
+    head = files[0]
+    for key in WEVAL_KEYS:
+        if key == "timestamp":
+            merged[key] = stamp
+        elif key in WEVAL_SHARED:
+            if key in head:
+                merged[key] = head[key]
+        elif key == "config":
+            prompts: dict[str, Any] = {}
+            for data in files:
+                for p in data["config"].get("prompts") or []:
+                    prompts[str(p.get("id"))] = p
+            merged[key] = {k: ([prompts[i] for i in items if i in prompts] if k == "prompts" else v)
+                           for k, v in head["config"].items()}
+        elif key == "effectiveModels":
+            merged[key] = sorted({str(m) for data in files for m in data.get(key) or []})
+        elif key == "modelSystemPrompts":
+            merged[key] = _system_prompts(shards, files, order)
+        elif key == "promptIds":
+            merged[key] = sorted({str(i) for data in files for i in data.get(key) or []})
+        elif key in WEVAL_BY_PROMPT:
+            if any(key in data for data in files):
+                merged[key] = by_prompt(lambda d, k=key: d.get(k))
+        elif key == "evaluationResults":
+            merged[key] = _evaluation(files, items, by_prompt)
+    return write_comparison(folder, str(head["runLabel"]), stamp, merged)
+
+
+def _same(shards: list[ShardResult], files: list[Any], what: str, get: Any) -> None:
+    values = [get(d) for d in files]
+    for s, v in zip(shards[1:], values[1:], strict=True):
+        if v != values[0]:
+            raise MergeError(f"the shards are of different blueprints or runs: `{what}` differs between "
+                             f"{shards[0].results} and {s.results}")
+
+
+def _system_prompts(shards: list[ShardResult], files: list[Any], order: dict[str, int]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for s, data in zip(shards, files, strict=True):
+        for model, system in (data.get("modelSystemPrompts") or {}).items():
+            if model in out and out[model] != system:
+                raise MergeError(f"the shards give {model} different system prompts ({s.results})")
+            out[model] = system
+    return dict(sorted(out.items(), key=lambda kv: order.get(kv[0], len(order))))
+
+
+def _evaluation(files: list[Any], items: list[str], by_prompt: Any) -> dict[str, Any]:
+    heads = [d.get("evaluationResults") or {} for d in files]
+    out: dict[str, Any] = {}
+    if any("similarityMatrix" in h or "perPromptSimilarities" in h for h in heads):
+        per_prompt = by_prompt(lambda d: (d.get("evaluationResults") or {}).get("perPromptSimilarities"))
+        out["similarityMatrix"] = _overall_similarity(per_prompt, items)
+        out["perPromptSimilarities"] = per_prompt
+    if any("llmCoverageScores" in h for h in heads):
+        out["llmCoverageScores"] = by_prompt(lambda d: (d.get("evaluationResults") or {}).get("llmCoverageScores"))
+    return out
+
+
+def _overall_similarity(per_prompt: dict[str, Any], items: Iterable[str]) -> dict[str, dict[str, float]]:
+    """The mean of each pair's per-prompt similarities, summed in prompt order (as weval_runner does, so
+    the floats are the same to the last bit); a model with no pair is left out, every model kept is 1.0
+    with itself."""
+    models = sorted({str(m) for matrix in per_prompt.values() if isinstance(matrix, dict) for m in matrix})
+    sums: dict[tuple[str, str], list[float]] = {}
+    for item in items:
+        matrix = per_prompt.get(item)
+        if not isinstance(matrix, dict):
+            continue
+        for a in models:
+            row = matrix.get(a)
+            if not isinstance(row, dict):
+                continue
+            for b in models:
+                if a != b and isinstance(row.get(b), int | float):
+                    sums.setdefault((a, b), []).append(float(row[b]))
+    overall = {pair: sum(v) / len(v) for pair, v in sums.items()}
+    out: dict[str, dict[str, float]] = {}
+    for a in models:
+        row_out = {b: 1.0 if a == b else overall[(a, b)] for b in models if a == b or (a, b) in overall}
+        if len(row_out) > 1:
+            out[a] = row_out
+    return out
+
+
+# --- AgentV -------------------------------------------------------------------------------------------
+def _merge_agentv(shards: list[ShardResult], folder: Path, stamp: str) -> list[Path]:
+    from .files import write_atomic
+
+    items = [str(i) for i in shards[0].manifest["items"]]
+    rows: dict[str, list[bytes]] = {}
+    for s in shards:
+        mine = {str(i) for i in s.manifest["shard_items"]}
+        try:
+            lines = s.results.read_bytes().splitlines()
+        except OSError as exc:
+            raise MergeError(f"cannot read {s.results}: {exc.strerror or exc}") from None
+        for n, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                row = loads(line)
+            except ValueError:
+                raise MergeError(f"{s.results}:{n}: not a JSON row") from None
+            item = row.get("test_id") if isinstance(row, dict) else None
+            if not isinstance(item, str):
+                raise MergeError(f"{s.results}:{n}: a row without a test_id")
+            if item not in mine:
+                raise MergeError(f"{s.results}:{n}: test {item!r} does not belong to shard {s.shard}")
+            rows.setdefault(item, []).append(line)  # the bytes the shard wrote
+    label = str(shards[0].manifest["run_label"])
+    path = folder / f"{label}_{stamp}.jsonl"
+    write_atomic(path, b"".join(line + b"\n" for item in items for line in rows.get(item, ())))
+    return [path]
