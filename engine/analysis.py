@@ -15,7 +15,15 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from .detect import FileKind, detect
 from .file_source import DiskSource, FileSource, RecordingSource
 from .findings import Finding, Related, Severity, Span
-from .source import ChunkCache, ParsedFile, gc_paused, parse_yaml
+from .source import (
+    MAX_BYTES,
+    MAX_FILE_BYTES,
+    ChunkCache,
+    ParsedFile,
+    gc_paused,
+    parse_yaml,
+    too_large_message,
+)
 
 if TYPE_CHECKING:  # the checkers load with the first file of their format
     from .agentv.check import AgentvResult
@@ -75,7 +83,7 @@ class Caches:
 def analyze(text: str, path: str | Path | None = None, *, kind: FileKind | None = None,
             models_dir: Path | None = None, source: FileSource | None = None,
             env: AbcMapping[str, str] | None = None, caches: Caches | None = None,
-            allow_outside_files: bool = False) -> Analysis:
+            allow_outside_files: bool = False, max_bytes: int = MAX_BYTES) -> Analysis:
     """Check one file. `kind` forces the format (an editor remembers it while the file is broken).
 
     `source` is everything else the check may read: the files the text refers to (a suite's tests
@@ -83,18 +91,20 @@ def analyze(text: str, path: str | Path | None = None, *, kind: FileKind | None 
     the disk (`DiskSource`, also the default); the language server its open documents, then the disk.
     Nothing is read except through it; `Analysis.dependencies` lists what was asked for. `env` alone
     means the disk with that environment. `allow_outside_files`: read files the text refers to outside its
-    project (`run --allow-outside-files`); without it they are reported (file-outside-project), not read."""
+    project (`run --allow-outside-files`); without it they are reported (file-outside-project), not read.
+    `max_bytes`: a larger text is one file-too-large finding (an editor buffer's limit unless told)."""
     recording = RecordingSource(source if source is not None else DiskSource(env))
     with gc_paused():
         result = _analyze(text, Path(path) if path is not None else None, kind, models_dir, recording, caches,
-                          allow_outside_files)
+                          allow_outside_files, max_bytes)
     result.dependencies = frozenset(recording.paths)
     return result
 
 
 def _analyze(text: str, p: Path | None, kind: FileKind | None, models_dir: Path | None,
-             source: FileSource, caches: Caches | None, allow_outside_files: bool = False) -> Analysis:
-    parsed = parse_yaml(text, caches.chunks if caches is not None else None)
+             source: FileSource, caches: Caches | None, allow_outside_files: bool = False,
+             max_bytes: int = MAX_BYTES) -> Analysis:
+    parsed = parse_yaml(text, caches.chunks if caches is not None else None, max_bytes=max_bytes)
     detected = kind if kind is not None else detect(text, p, parsed)
     result = Analysis(text, p, detected, parsed)
     if detected is FileKind.NONE:
@@ -125,8 +135,16 @@ def _analyze(text: str, p: Path | None, kind: FileKind | None, models_dir: Path 
 
 
 def analyze_file(path: str | Path, **kw: Any) -> Analysis:
+    """A file on disk, as `evalspec check` and `run` read it: up to MAX_FILE_BYTES (a bigger file is not
+    read at all, so its size costs no memory)."""
     p = Path(path)
+    limit = kw.setdefault("max_bytes", MAX_FILE_BYTES)
     try:
+        size = p.stat().st_size
+        if size > limit:
+            a = Analysis("", p, kw.get("kind") or _kind_of_head(p), ParsedFile(text=""))
+            a.findings = [Finding("file-too-large", Severity.ERROR, too_large_message(size, limit), Span(0, 0, 0, 0))]
+            return a
         raw = p.read_bytes()
     except OSError as exc:
         parsed = ParsedFile(text="")
@@ -135,6 +153,14 @@ def analyze_file(path: str | Path, **kw: Any) -> Analysis:
         return a
     text = raw.decode("utf-8", errors="replace")
     return analyze(text, p, **kw)
+
+
+def _kind_of_head(path: Path) -> FileKind:
+    """The format of a file too large to read, from its name or its first 64 KB."""
+    with path.open("rb") as f:
+        head = f.read(65536).decode("utf-8", errors="replace")
+    head = head[: head.rfind("\n") + 1] or head
+    return detect(head, path, parse_yaml(head))
 
 
 def _inside_the_text(findings: list[Finding], lines: list[str]) -> list[Finding]:

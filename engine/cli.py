@@ -144,7 +144,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         if not explicit and path.suffix == ".json" and kind_from_name(path) is None:
             continue
         analysis = _check_one(path, args.models_dir)
-        if analysis.kind is FileKind.NONE and not _crashed(analysis):
+        if analysis.kind is FileKind.NONE and not _crashed(analysis) and not (explicit and _too_large(analysis)):
             continue
         results.append(analysis)
     findings = [(a, f) for a in results for f in a.findings]
@@ -189,6 +189,11 @@ def _check_one(path: Path, models_dir: Path | None) -> Analysis:
 
 def _crashed(a: Analysis) -> bool:
     return any(f.code == "internal-error" for f in a.findings)
+
+
+def _too_large(a: Analysis) -> bool:
+    """Not read, so its format is unknown: a file named on the command line is still reported."""
+    return any(f.code == "file-too-large" for f in a.findings)
 
 
 # --- init -----------------------------------------------------------------------------------------

@@ -176,6 +176,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"evalspec run: no such file: {args.file}", file=sys.stderr)
         return 2
     analysis = analyze_file(path, models_dir=args.models_dir, allow_outside_files=args.allow_outside_files)
+    too_large = next((f for f in analysis.findings if f.code == "file-too-large"), None)
+    if too_large is not None:  # not read at all, whatever its format
+        print(f"evalspec run: {args.file}: {too_large.message}", file=sys.stderr)
+        return 2
     if analysis.kind is FileKind.AGENTV_TARGETS:
         print(f"evalspec run: {args.file} is an AgentV targets file; run an eval file that names its targets",
               file=sys.stderr)
