@@ -218,9 +218,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         return 2
     if args.dry_run:
         return _dry_run(plan, options, as_json=args.json)
-    # The report written after the run reads the tests' inputs from this same analysis, not the file again.
+    # An AgentV report reads the tests' inputs from this same analysis, not the file again. A Weval report
+    # reads the comparison file alone, so the analysis goes now: its located tree and text (~4 KB a
+    # prompt) are memory the run reuses for its results (bench/run_memory.py).
+    analyses = {path.resolve(): analysis} if analysis.kind is FileKind.AGENTV else None
+    del analysis
     return _run(plan, options, as_json=args.json, fail_under=args.fail_under, report=args.report,
-                analyses={path.resolve(): analysis}, cancel_batches=args.cancel_batches_on_interrupt)
+                analyses=analyses, cancel_batches=args.cancel_batches_on_interrupt)
 
 
 def _dataset_alone(path: Path, analysis: Any) -> int:

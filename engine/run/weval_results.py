@@ -14,6 +14,7 @@ Layout (Weval's published output format), under the output folder:
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -202,40 +203,72 @@ def comparison_object(*, bp: Blueprint, models: list[str], prompts: list[Prompt]
 def core_object(full: dict[str, Any]) -> dict[str, Any]:
     """core.json: the comparison without bulky fields (the reference's `buildCoreData`)."""
     core = dict(full)
-    cfg = dict(core.get("config") or {})
-    if "prompts" in cfg:
-        cfg["prompts"] = [{"id": p["id"], **({"weight": p["weight"]} if "weight" in p else {})}
-                          for p in cfg["prompts"]]
-    core["config"] = cfg
+    core["config"] = _core_config(full)
     placeholder = {pid: {m: None for m in full.get("effectiveModels", [])} for pid in full.get("promptIds", [])}
     core["allFinalAssistantResponses"] = placeholder
     core["fullConversationHistories"] = {pid: dict(row) for pid, row in placeholder.items()}
-    stripped: dict[str, dict[str, Any]] = {}
     coverage = (full.get("evaluationResults") or {}).get("llmCoverageScores") or {}
-    for pid, by_model in coverage.items():
-        stripped[pid] = {}
-        for mid, r in by_model.items():
-            light = None
-            if isinstance(r.get("pointAssessments"), list):
-                light = []
-                for pa in r["pointAssessments"]:
-                    item = {"coverageExtent": pa.get("coverageExtent"), "multiplier": pa.get("multiplier"),
-                            "isInverted": pa.get("isInverted")}
-                    scores = [j.get("coverageExtent") for j in pa.get("individualJudgements") or []
-                              if isinstance(j.get("coverageExtent"), int | float)]
-                    if len(scores) > 1:
-                        mean = sum(scores) / len(scores)
-                        item["judgeStdDev"] = (sum((s - mean) ** 2 for s in scores) / len(scores)) ** 0.5
-                    if pa.get("pathId") is not None:
-                        item["pathId"] = pa["pathId"]
-                    light.append(item)
-            entry = {k: r[k] for k in ("avgCoverageExtent", "keyPointsCount", "error") if k in r}
-            if light is not None:
-                entry["pointAssessments"] = light
-            stripped[pid][mid] = entry
+    stripped = {pid: {mid: _light(r) for mid, r in by_model.items()} for pid, by_model in coverage.items()}
     core["evaluationResults"] = {"similarityMatrix": (full.get("evaluationResults") or {}).get("similarityMatrix")
                                  or {}, "llmCoverageScores": stripped}
     return core
+
+
+def core_chunks(full: dict[str, Any]) -> Iterator[bytes]:
+    """`dumps_bytes(core_object(full))` in pieces, a prompt at a time, without building it: at 100,000
+    prompts the placeholders and light results alone were ~150 MB of objects."""
+    keys = list(full) + [k for k in ("config", "allFinalAssistantResponses", "fullConversationHistories",
+                                     "evaluationResults") if k not in full]
+    row = dumps_bytes({m: None for m in full.get("effectiveModels", [])})
+    pids = [dumps_bytes(str(pid)) for pid in full.get("promptIds", [])]
+    evaluation = full.get("evaluationResults") or {}
+    yield b"{"
+    for n, key in enumerate(keys):
+        yield (b"," if n else b"") + dumps_bytes(key) + b":"
+        if key == "config":
+            yield dumps_bytes(_core_config(full))
+        elif key in ("allFinalAssistantResponses", "fullConversationHistories"):
+            yield b"{" + b",".join(pid + b":" + row for pid in pids) + b"}"
+        elif key == "evaluationResults":
+            yield b'{"similarityMatrix":' + dumps_bytes(evaluation.get("similarityMatrix") or {})
+            yield b',"llmCoverageScores":{'
+            for m, (pid, by_model) in enumerate((evaluation.get("llmCoverageScores") or {}).items()):
+                yield ((b"," if m else b"") + dumps_bytes(str(pid)) + b":"
+                       + dumps_bytes({mid: _light(r) for mid, r in by_model.items()}))
+            yield b"}}"
+        else:
+            yield dumps_bytes(full[key])
+    yield b"}"
+
+
+def _core_config(full: dict[str, Any]) -> dict[str, Any]:
+    cfg = dict(full.get("config") or {})
+    if "prompts" in cfg:
+        cfg["prompts"] = [{"id": p["id"], **({"weight": p["weight"]} if "weight" in p else {})}
+                          for p in cfg["prompts"]]
+    return cfg
+
+
+def _light(r: dict[str, Any]) -> dict[str, Any]:
+    """A coverage result as core.json keeps it: the scores, not the texts."""
+    light = None
+    if isinstance(r.get("pointAssessments"), list):
+        light = []
+        for pa in r["pointAssessments"]:
+            item = {"coverageExtent": pa.get("coverageExtent"), "multiplier": pa.get("multiplier"),
+                    "isInverted": pa.get("isInverted")}
+            scores = [j.get("coverageExtent") for j in pa.get("individualJudgements") or []
+                      if isinstance(j.get("coverageExtent"), int | float)]
+            if len(scores) > 1:
+                mean = sum(scores) / len(scores)
+                item["judgeStdDev"] = (sum((s - mean) ** 2 for s in scores) / len(scores)) ** 0.5
+            if pa.get("pathId") is not None:
+                item["pathId"] = pa["pathId"]
+            light.append(item)
+    entry: dict[str, Any] = {k: r[k] for k in ("avgCoverageExtent", "keyPointsCount", "error") if k in r}
+    if light is not None:
+        entry["pointAssessments"] = light
+    return entry
 
 
 def file_id(item_id: str) -> str:
@@ -313,9 +346,12 @@ def write_comparison(folder: Path, run_label: str, timestamp: str, full: dict[st
     folder.mkdir(parents=True, exist_ok=True)
     write_json(main, full, pretty=True)
     run_dir = folder / base
+    run_dir.mkdir(parents=True, exist_ok=True)
+    with open(run_dir / "core.json", "wb") as f:  # plainly, as the artefacts (nothing reads them meanwhile)
+        for chunk in core_chunks(full):
+            f.write(chunk)
     writer = ArtefactWriter(run_dir)
     try:
-        writer.file("core.json", core_object(full))
         for relative, value in _artefacts(full):
             writer.file(relative, value)
     finally:
