@@ -28,7 +28,7 @@ from .shard import MANIFEST_SUFFIX, MANIFEST_VERSION, Shard, manifest_path, shar
 WEVAL_KEYS = ("configId", "configTitle", "runLabel", "timestamp", "description", "sourceCommitSha",
               "sourceBlueprintFileName", "config", "evalMethodsUsed", "effectiveModels", "modelSystemPrompts",
               "promptIds", "promptContexts", "extractedKeyPoints", "allFinalAssistantResponses",
-              "fullConversationHistories", "evaluationResults", "errors")
+              "fullConversationHistories", "evaluationResults", "errors", "evalspecCost")
 # Keyed by prompt id: each prompt's entry comes from the shard that ran it.
 WEVAL_BY_PROMPT = ("promptContexts", "extractedKeyPoints", "allFinalAssistantResponses", "fullConversationHistories",
                    "errors")
@@ -246,6 +246,10 @@ def _merge_weval(shards: list[ShardResult], folder: Path, stamp: str) -> list[Pa
                 merged[key] = by_prompt(lambda d, k=key: d.get(k))
         elif key == "evaluationResults":
             merged[key] = _evaluation(files, items, by_prompt)
+        elif key == "evalspecCost":
+            costs = [d[key] for d in files if isinstance(d.get(key), dict)]
+            if costs:
+                merged[key] = merge_costs(costs)
     return write_comparison(folder, str(head["runLabel"]), stamp, merged)
 
 
@@ -302,6 +306,45 @@ def _overall_similarity(per_prompt: dict[str, Any], items: Iterable[str]) -> dic
         row_out = {b: 1.0 if a == b else overall[(a, b)] for b in models if a == b or (a, b) in overall}
         if len(row_out) > 1:
             out[a] = row_out
+    return out
+
+
+def merge_costs(costs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The shards' `evalspecCost` as one run's (spend.py's shape and order): calls and tokens added up,
+    USD too (a line's cost stays unknown if any shard's is). A cap or a stop of any shard is kept."""
+    from .spend import line_order
+
+    lines: dict[tuple[str, str], dict[str, Any]] = {}
+    for cost in costs:
+        for line in cost.get("lines") or []:
+            key = (str(line.get("role")), str(line.get("model")))
+            got = lines.get(key)
+            if got is None:
+                lines[key] = dict(line)
+                continue
+            for k in ("calls", "cached", "input_tokens", "output_tokens"):
+                got[k] = int(got.get(k) or 0) + int(line.get(k) or 0)
+            usd, more = got.get("usd"), line.get("usd")
+            got["usd"] = None if usd is None or more is None else usd + more
+            if got.get("priced_as") is None:
+                got["priced_as"] = line.get("priced_as")
+    ordered = [lines[k] for k in sorted(lines, key=lambda k: line_order(*k))]
+    out: dict[str, Any] = {
+        "currency": "USD", "lines": ordered,
+        "input_tokens": sum(int(line.get("input_tokens") or 0) for line in ordered),
+        "output_tokens": sum(int(line.get("output_tokens") or 0) for line in ordered),
+        # Each shard's total (its priced calls, as spend.Spend.total adds its lines' USD).
+        "usd": sum(c["usd"] if isinstance(c.get("usd"), int | float) else 0 for c in costs),
+        "unpriced": list(dict.fromkeys(line.get("priced_as") or line.get("model") for line in ordered
+                                       if line.get("usd") is None)),
+    }
+    caps = next((c["caps"] for c in costs if c.get("caps")), None)
+    if caps:
+        out["caps"] = caps
+    stopped = [c for c in costs if c.get("stopped")]
+    if stopped:
+        out["stopped"] = stopped[0]["stopped"]
+        out["not_run"] = sum(int(c.get("not_run") or 0) for c in stopped)
     return out
 
 

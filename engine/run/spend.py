@@ -20,6 +20,11 @@ from .events import Cell
 from .journal_records import Usage
 
 ROLES = {"generate": "answers", "judge": "judge", "extract": "key points", "embed": "embeddings"}
+_ROLE_RANK = {role: n for n, role in enumerate(ROLES.values())}
+
+
+def line_order(role: str, model: str) -> tuple[int, str, str]:
+    return (_ROLE_RANK.get(role, len(_ROLE_RANK)), role, model)
 
 
 @dataclass
@@ -122,12 +127,17 @@ class Spend:
         """US dollars of the priced calls (the unpriced are listed by `unpriced`)."""
         return sum(line.usd for line in self.lines.values())
 
+    def ordered(self) -> list[SpendLine]:
+        """The lines by role (answers, judge, key points, embeddings), then model: the same run writes
+        the same file, whichever call happened to finish first (and `evalspec merge` of its shards)."""
+        return sorted(self.lines.values(), key=lambda line: line_order(line.role, line.model))
+
     @property
     def unpriced(self) -> list[str]:
-        return list(dict.fromkeys(line.priced_as or line.model for line in self.lines.values() if line.unpriced_calls))
+        return list(dict.fromkeys(line.priced_as or line.model for line in self.ordered() if line.unpriced_calls))
 
     def to_json(self) -> dict[str, Any]:
-        return {"currency": "USD", "lines": [line.to_json() for line in self.lines.values()],
+        return {"currency": "USD", "lines": [line.to_json() for line in self.ordered()],
                 "input_tokens": sum(line.input_tokens for line in self.lines.values()),
                 "output_tokens": sum(line.output_tokens for line in self.lines.values()),
                 "usd": self.total, "unpriced": self.unpriced}

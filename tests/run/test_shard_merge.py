@@ -267,3 +267,20 @@ def test_dry_run_and_resume_of_a_shard(tmp_path: Path, fake: SmartFake, capsys: 
     assert len(fake.requests) == before  # everything was in the shard's journal
     assert main(["run", str(bp), "--shard", "5/4"]) == 2
     assert "between 1 and N" in capsys.readouterr().err
+
+
+def test_costs_of_shards_add_up() -> None:
+    from evalspec.run.merge import merge_costs
+
+    def cost(*lines: tuple[str, str, int, float | None]) -> dict[str, Any]:
+        out = [{"role": r, "model": m, "priced_as": m, "calls": n, "cached": 0, "input_tokens": 10 * n,
+                "output_tokens": n, "usd": usd} for r, m, n, usd in lines]
+        return {"currency": "USD", "lines": out, "usd": sum(u for *_, u in lines if u is not None)}
+
+    merged = merge_costs([cost(("judge", "j", 2, 0.5), ("answers", "b", 1, 0.25)),
+                          cost(("answers", "b", 3, 0.75), ("answers", "a", 1, None))])
+    # Lines in spend.py's order (role, then model), whichever shard met them first.
+    assert [(x["role"], x["model"], x["calls"], x["usd"]) for x in merged["lines"]] == [
+        ("answers", "a", 1, None), ("answers", "b", 4, 1.0), ("judge", "j", 2, 0.5)]
+    assert merged["input_tokens"] == 70 and merged["output_tokens"] == 7
+    assert merged["usd"] == 1.5 and merged["unpriced"] == ["a"]  # an unknown price stays unknown
