@@ -14,7 +14,13 @@ with bytecode caching on (PYTHONDONTWRITEBYTECODE removed), as an installed tool
 `--format agentv` measures the AgentV runner the same way: a 2,000-test eval file (a required
 `contains`, a `regex` and a `latency` check per test) against an `openai` target on the mock.
 
-usage: run_throughput.py [--format weval|agentv] [--prompts N] [--concurrency C] [--repeat R] [--output-dir DIR] [--profile OUT.prof]
+Sizes: `--prompts 2000,20000,100000` measures each size in turn (a blueprint of 100,000 prompts is
+16 MB; evalspec check and run read files up to 32 MB). Each timed run's own peak RSS is read with
+wait4(), so every line is that run's; the summary line per size gives the median wall, the peak and
+the memory per prompt. Large sizes run once unless --repeat says otherwise. Where a run's memory goes,
+stage by stage: bench/run_memory.py.
+
+usage: run_throughput.py [--format weval|agentv] [--prompts N[,N…]] [--concurrency C] [--repeat R] [--output-dir DIR] [--profile OUT.prof]
 """
 
 from __future__ import annotations
@@ -22,7 +28,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import socket
 import statistics
@@ -94,12 +99,60 @@ def evalspec_command() -> list[str]:
     return [sys.executable, "-m", "evalspec.cli"]
 
 
+def _run_measured(cmd: list[str], env: dict[str, str], work: Path) -> tuple[int, float, str, str]:
+    """(exit code, the child's own peak RSS in MB, stdout, stderr): the child is reaped with wait4, whose
+    rusage is that one process's (RUSAGE_CHILDREN would be the largest of every child so far)."""
+    out, err = work / "stdout.txt", work / "stderr.txt"
+    with open(out, "w") as o, open(err, "w") as e:
+        proc = subprocess.Popen(cmd, env=env, stdout=o, stderr=e, text=True)
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here; Popen must not wait again
+    return (proc.returncode, usage.ru_maxrss / 1024, out.read_text(encoding="utf-8", errors="replace"),
+            err.read_text(encoding="utf-8", errors="replace"))
+
+
+def _measure(args: argparse.Namespace, work: Path, env: dict[str, str], n: int) -> None:
+    if args.format == "agentv":
+        blueprint = work / f"throughput-{n}.eval.yaml"
+        write_agentv_suite(blueprint, n)
+    else:
+        blueprint = work / f"throughput-{n}.weval.yml"
+        write_blueprint(blueprint, n)
+    repeat = args.repeat if args.repeat is not None else (5 if n <= 2000 else 1)
+    walls, peaks = [], []
+    for i in range(repeat):
+        args.output_dir.mkdir(parents=True, exist_ok=True)
+        out = Path(tempfile.mkdtemp(prefix="evalspec-bench-out-", dir=args.output_dir))
+        run_args = ["run", str(blueprint), "--concurrency", str(args.concurrency), "--output", str(out),
+                    *args.run_arg]
+        cmd = [*evalspec_command(), *run_args]
+        if args.profile:
+            cmd = [sys.executable, "-m", "cProfile", "-o", str(args.profile), "-m", "evalspec.cli", *run_args]
+        t0 = time.perf_counter()
+        code, peak, stdout, stderr = _run_measured(cmd, env, work)
+        wall = time.perf_counter() - t0
+        if code != 0:
+            print(stderr[-2000:], file=sys.stderr)
+            raise SystemExit(f"evalspec run exited {code}")
+        scored, errors = scored_cells(out, args.format)
+        walls.append(wall)
+        peaks.append(peak)
+        print(json.dumps({"prompts": n, "run": i, "wall_s": round(wall, 3), "peak_rss_mb": round(peak, 1),
+                          "cells_scored": scored, "errors": errors,
+                          "table": stdout.strip().splitlines()[-3] if stdout.strip() else ""}), flush=True)
+        shutil.rmtree(out, ignore_errors=True)
+    print(json.dumps({"format": args.format, "prompts": n, "concurrency": args.concurrency, "runs": repeat,
+                      "best_wall_s": round(min(walls), 3), "median_wall_s": round(statistics.median(walls), 3),
+                      "peak_rss_mb": round(max(peaks), 1),
+                      "kib_per_prompt": round(max(peaks) * 1024 / n, 1)}), flush=True)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--format", choices=("weval", "agentv"), default="weval")
-    ap.add_argument("--prompts", type=int, default=2000, help="prompts (Weval) or tests (AgentV)")
+    ap.add_argument("--prompts", default="2000", help="prompts (Weval) or tests (AgentV); several sizes comma-separated")
     ap.add_argument("--concurrency", type=int, default=32)
-    ap.add_argument("--repeat", type=int, default=5, help="runs (each with a fresh child; RSS is the max)")
+    ap.add_argument("--repeat", type=int, help="timed runs per size (default 5 up to 2,000 prompts, else 1)")
     ap.add_argument("--mock", type=Path, default=DEFAULT_MOCK)
     ap.add_argument("--profile", type=Path, help="run the child under cProfile, write stats here")
     ap.add_argument("--run-arg", action="append", default=[], metavar="ARG",
@@ -115,13 +168,8 @@ def main() -> int:
                          "emptied after each run)")
     args = ap.parse_args()
 
+    sizes = [int(x.replace("_", "")) for x in str(args.prompts).split(",") if x.strip()]
     work = Path(tempfile.mkdtemp(prefix="evalspec-bench-"))
-    if args.format == "agentv":
-        blueprint = work / "throughput.eval.yaml"
-        write_agentv_suite(blueprint, args.prompts)
-    else:
-        blueprint = work / "throughput.weval.yml"
-        write_blueprint(blueprint, args.prompts)
     port = free_port()
     mock = subprocess.Popen([sys.executable, str(args.mock), "--port", str(port)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -135,34 +183,8 @@ def main() -> int:
         write_blueprint(warm, 20)
         subprocess.run([*evalspec_command(), "run", str(warm), "--output", str(work / "warm-out")], env=env,
                        capture_output=True, check=True)
-        walls = []
-        for i in range(args.repeat):
-            args.output_dir.mkdir(parents=True, exist_ok=True)
-            out = Path(tempfile.mkdtemp(prefix="evalspec-bench-out-", dir=args.output_dir))
-            run_args = ["run", str(blueprint), "--concurrency", str(args.concurrency), "--output", str(out),
-                        *args.run_arg]
-            cmd = [*evalspec_command(), *run_args]
-            if args.profile:
-                cmd = [sys.executable, "-m", "cProfile", "-o", str(args.profile), "-m", "evalspec.cli", *run_args]
-            before = resource.getrusage(resource.RUSAGE_CHILDREN)
-            t0 = time.perf_counter()
-            proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
-            wall = time.perf_counter() - t0
-            after = resource.getrusage(resource.RUSAGE_CHILDREN)
-            cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-            sys_cpu = after.ru_stime - before.ru_stime
-            if proc.returncode != 0:
-                print(proc.stderr[-2000:], file=sys.stderr)
-                raise SystemExit(f"evalspec run exited {proc.returncode}")
-            scored, errors = scored_cells(out, args.format)
-            walls.append(wall)
-            print(json.dumps({"run": i, "wall_s": round(wall, 3), "cpu_s": round(cpu, 3), "sys_s": round(sys_cpu, 3),
-                              "cells_scored": scored, "errors": errors,
-                              "table": proc.stdout.strip().splitlines()[-3] if proc.stdout.strip() else ""}))
-            shutil.rmtree(out, ignore_errors=True)
-        peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # KiB on Linux
-        print(json.dumps({"format": args.format, "prompts": args.prompts, "concurrency": args.concurrency, "best_wall_s": round(min(walls), 3),
-                          "median_wall_s": round(statistics.median(walls), 3), "peak_rss_mb": round(peak_kb / 1024, 1)}))
+        for n in sizes:
+            _measure(args, work, env, n)
     finally:
         mock.terminate()
         try:
