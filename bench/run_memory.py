@@ -97,7 +97,7 @@ def hook(stages: Stages, fmt: str, snapshot: bool) -> None:
     wrap(analysis, "analyze_file", "analysis")
     wrap(runner, "plan_for", "plan", "cells")
     if fmt == "weval":
-        import evalspec.run.weval_runner as wr
+        import evalspec.run.write_weval as wr
 
         inner_cmp = wr.comparison_object
 
@@ -111,17 +111,17 @@ def hook(stages: Stages, fmt: str, snapshot: bool) -> None:
 
         wr.comparison_object = cmp
     else:
-        import evalspec.run.agentv_runner as ar
+        import evalspec.run.write_agentv as ar
 
-        inner_write = ar.AgentvRun._write_results
+        inner_write = ar.AgentvWriter.write
 
-        def write(self: Any) -> Any:
+        def write(self: Any, order: Any) -> Any:
             if snapshot:
                 _top_allocations()
             stages.enter("write")
-            return inner_write(self)
+            return inner_write(self, order)
 
-        ar.AgentvRun._write_results = write  # type: ignore[method-assign]
+        ar.AgentvWriter.write = write  # type: ignore[method-assign]
     inner_report = run_cli.write_report_beside
 
     def report(*a: Any, **kw: Any) -> Any:
