@@ -17,7 +17,7 @@ from typing import Any
 from ..appendlog import AppendLog
 from ..jsonio import dumps_bytes
 from .events import Cell
-from .files import safe_timestamp, write_atomic
+from .files import safe_timestamp, write_stream
 
 
 def results_name(run_label: str, started: datetime) -> str:
@@ -45,7 +45,8 @@ class AgentvWriter:
 
     def write(self, order: Iterable[Cell]) -> list[Path]:
         """The rows again, in the plan's order, replacing the file they were appended to."""
-        write_atomic(self.path, b"".join([dumps_bytes(self.rows[c]) + b"\n" for c in order if c in self.rows]))
+        # A row at a time: the file is never one buffer (and a redacted copy of it) in memory.
+        write_stream(self.path, (dumps_bytes(self.rows[c]) + b"\n" for c in order if c in self.rows))
         return [self.path]
 
     def write_partial(self, order: Iterable[Cell]) -> None:
