@@ -25,9 +25,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime
+import email.utils
 import gzip
 import hashlib
 import json
+import math
 import threading
 import time
 from collections import deque
@@ -124,6 +127,7 @@ def last_user_text(req: dict[str, Any]) -> str:
 class FakeProvider:
     def __init__(self, answer: str | None = None) -> None:
         self.answer = answer  # None: "ECHO: <last user message>"
+        self.latency = 0.0  # seconds before every unscripted answer
         self.requests: list[Recorded] = []
         self._script: deque[Reply] = deque()
         self._lock = threading.Lock()
@@ -221,7 +225,7 @@ class FakeProvider:
                 rec = Recorded(method, parts.path, parse_qs(parts.query), headers, body, time.monotonic())
                 with self._lock:
                     self.requests.append(rec)
-                    reply = self._script.popleft() if self._script else Reply()
+                    reply = self._script.popleft() if self._script else Reply(seconds=self.latency)
                 if reply.action == "close":
                     return
                 if reply.action == "hang":
@@ -300,6 +304,84 @@ class FakeProvider:
         return 200, json.dumps(out).encode(), {}
 
 
+class RateLimitedFake(FakeProvider):
+    """A provider with a quota, as OpenAI and Anthropic keep it: a bucket of `limit` requests that refills
+    continuously, `limit` per `window` seconds. Each answer carries rate-limit headers in `style`
+    "openai" (x-ratelimit-{limit,remaining,reset}-requests, reset as a Go duration: time until full) or
+    "anthropic" (anthropic-ratelimit-requests-{limit,remaining,reset}, reset as an RFC 3339 time); a
+    request finding the bucket empty gets `status` (429; 529 for Anthropic's overloaded) with a
+    Retry-After (time until one request is free) in the form `retry`: "seconds" (whole seconds, rounded
+    up), "ms" (retry-after-ms too), "date" (an HTTP date) or "none". `always`: every request is refused.
+    Records when each request was being answered, to measure the concurrency the server saw."""
+
+    def __init__(self, limit: int, window: float = 1.0, *, style: str = "openai", status: int = 429,
+                 retry: str = "ms", always: bool = False, latency: float = 0.0) -> None:
+        super().__init__()
+        self.limit, self.window, self.style, self.status = limit, window, style, status
+        self.retry, self.always, self.latency = retry, always, latency
+        self.spans: list[tuple[float, float, int]] = []  # (received, answered, status)
+        self._tokens = float(limit)
+        self._last: float | None = None
+
+    @property
+    def rate(self) -> float:
+        return self.limit / self.window
+
+    @property
+    def refused(self) -> int:
+        return sum(1 for *_, status in self.spans if status != 200)
+
+    def max_in_flight(self, after: float = 0.0) -> int:
+        """The most requests being answered at once, among those received at `after` or later."""
+        spans = [sp for sp in self.spans if sp[0] >= after]
+        edges = sorted([(a, 1) for a, _, _ in spans] + [(b, -1) for _, b, _ in spans])
+        level = best = 0
+        for _, step in edges:
+            level += step
+            best = max(best, level)
+        return best
+
+    def _respond(self, rec: Recorded, reply: Reply) -> tuple[int, bytes, dict[str, str]]:
+        if reply.action != "answer":
+            return super()._respond(rec, reply)
+        now = time.monotonic()
+        with self._lock:
+            if self._last is not None:
+                self._tokens = min(float(self.limit), self._tokens + (now - self._last) * self.rate)
+            self._last = now
+            ok = not self.always and self._tokens >= 1.0
+            if ok:
+                self._tokens -= 1.0
+            tokens = self._tokens
+            self.spans.append((rec.at, now, 200 if ok else self.status))
+        headers = self._quota_headers(int(tokens), (self.limit - tokens) / self.rate)
+        if not ok:
+            headers.update(self._retry_headers(max(0.001, (1.0 - tokens) / self.rate)))
+            body = {"type": "error", "error": {"type": "rate_limit_error", "message": "Rate limit reached"}}
+            return self.status, json.dumps(body).encode(), headers
+        status, payload, extra = super()._respond(rec, reply)
+        return status, payload, {**extra, **headers}
+
+    def _quota_headers(self, remaining: int, reset: float) -> dict[str, str]:
+        if self.style == "anthropic":
+            when = datetime.datetime.fromtimestamp(time.time() + reset, datetime.UTC)
+            return {"anthropic-ratelimit-requests-limit": str(self.limit),
+                    "anthropic-ratelimit-requests-remaining": str(remaining),
+                    "anthropic-ratelimit-requests-reset": when.isoformat(timespec="milliseconds")
+                    .replace("+00:00", "Z")}
+        return {"x-ratelimit-limit-requests": str(self.limit), "x-ratelimit-remaining-requests": str(remaining),
+                "x-ratelimit-reset-requests": f"{max(1, round(reset * 1000))}ms"}
+
+    def _retry_headers(self, wait: float) -> dict[str, str]:
+        if self.retry == "seconds":
+            return {"retry-after": str(max(1, math.ceil(wait)))}
+        if self.retry == "ms":
+            return {"retry-after": str(max(1, math.ceil(wait))), "retry-after-ms": str(max(1, round(wait * 1000)))}
+        if self.retry == "date":
+            return {"retry-after": email.utils.formatdate(time.time() + wait + 1, usegmt=True)}
+        return {}
+
+
 _REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found",
             429: "Too Many Requests", 500: "Internal Server Error", 502: "Bad Gateway",
-            503: "Service Unavailable"}
+            503: "Service Unavailable", 529: "Overloaded"}

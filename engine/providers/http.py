@@ -7,6 +7,7 @@ TCP handshake and pool set-up each time and cap throughput far below the runner'
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import os
 import ssl
@@ -34,6 +35,8 @@ from evalspec.providers.base import (
     ProviderError,
     RetryCallback,
 )
+from evalspec.providers.rate_limits import AdaptiveLimit
+from evalspec.providers.redact import is_sensitive_header
 from evalspec.providers.retry import retry_after_from_headers
 
 DEFAULT_TIMEOUT = 30.0  # seconds per call, the reference client's default
@@ -299,16 +302,21 @@ async def post_json(
     payload: Mapping[str, Any],
     headers: Mapping[str, str],
     timeout: float,
+    *,
+    limit: AdaptiveLimit | None = None,
 ) -> tuple[dict[str, Any], float]:
     """POST `payload` as JSON; return (parsed JSON object, latency in ms) or raise ProviderError.
 
     The whole exchange runs under one deadline of `timeout` seconds (httpx's timeouts are per phase, so
-    a server trickling bytes could otherwise hold a call far longer than asked).
+    a server trickling bytes could otherwise hold a call far longer than asked). `limit`, the lane of
+    the provider's key, is told every answer's status and rate-limit headers (it adapts to them; the
+    caller holds its slot).
     """
     body = dumps_bytes(payload)
     cap = getattr(client, "max_response_bytes", DEFAULT_MAX_RESPONSE_BYTES)
     # Without a proxy, the default client's calls go straight to aiohttp (AiohttpClient.post_direct).
     direct = client if isinstance(client, AiohttpClient) and client.direct else None
+    generation = limit.generation if limit is not None else 0
     t0 = time.perf_counter()
     try:
         async with asyncio.timeout(timeout):
@@ -332,7 +340,12 @@ async def post_json(
         raise failure from None
     latency_ms = (time.perf_counter() - t0) * 1000.0
     if status >= 300:
-        raise status_error(provider, status, reason, resp_headers, content)
+        err = status_error(provider, status, reason, resp_headers, content)
+        if limit is not None:
+            limit.observe(status, resp_headers, generation, err.retry_after)
+        raise err
+    if limit is not None:
+        limit.observe(status, resp_headers, generation)
     try:
         data = loads(content)
     except ValueError:
@@ -409,14 +422,14 @@ def status_error(provider: str, status: int, reason: str, headers: Mapping[str, 
     and the server's Retry-After."""
     kind = _KIND_BY_STATUS.get(status) or (SERVER if status >= 500 else BAD_REQUEST)
     retryable = _retryable(status)
-    return ProviderError(
-        kind,
-        f"{provider}: HTTP {status}: {_error_detail(content) or reason}",
-        status,
-        retryable,
-        retry_after=retry_after_from_headers(headers) if retryable else None,
-        provider=provider,
-    )
+    retry_after = retry_after_from_headers(headers) if retryable else None
+    detail = _error_detail(content) or reason
+    if status == 429 and b"insufficient_quota" in content:
+        # OpenAI's "you exceeded your current quota": billing, not a rate. Waiting cannot help.
+        retryable, retry_after = False, None
+        detail += " (the account's quota is used up: retrying cannot help)"
+    return ProviderError(kind, f"{provider}: HTTP {status}: {detail}", status, retryable, retry_after=retry_after,
+                         provider=provider)
 
 
 class _TooLarge(Exception):
@@ -510,6 +523,8 @@ class HttpProvider:
         # A provider built from an AgentV target is bound to the target's model; ChatRequest.model is
         # then ignored. Providers from `provider:model` ids are unbound and use ChatRequest.model.
         self.bound_model = model or None
+        # The lane of this provider's key (rate_limits.py), set by the runner; None outside a run.
+        self.rate_limit: AdaptiveLimit | None = None
 
     @property
     def client(self) -> httpx.AsyncClient:
@@ -529,6 +544,14 @@ class HttpProvider:
             self._merged = wire_headers(self.client, merged)
         return self._merged
 
+    def quota_key(self) -> str:
+        """Whose rate limits this provider's calls count against: its host and the credentials it sends
+        (hashed, never shown). Two models on one key share a key; two keys, or two hosts, do not."""
+        url = getattr(self, "chat_url", None) or getattr(self, "url", None) or getattr(self, "models_url", None)
+        origin = _origin(url) if url else self.name
+        creds = sorted((k.lower(), v) for k, v in self._headers.items() if is_sensitive_header(k))
+        return f"{origin}#{hashlib.blake2b(repr(creds).encode(), digest_size=8).hexdigest()}"
+
     def model_for(self, requested: str | None) -> str:
         model = self.bound_model or requested
         if not model:
@@ -540,7 +563,7 @@ class HttpProvider:
         give `chat_url`, `body` and `parse`."""
         data, latency_ms = await post_json(
             self.client, self.name, self.chat_url_for(req), self.body(req), self.request_headers,
-            req.timeout or self.timeout,
+            req.timeout or self.timeout, limit=self.rate_limit,
         )
         try:
             return self.parse(data, latency_ms)

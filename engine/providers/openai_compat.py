@@ -146,7 +146,8 @@ class OpenAICompatProvider(HttpProvider):
     async def embed(self, texts: Sequence[str], *, model: str | None = None) -> list[list[float]]:
         body = {"model": model or self.bound_model or self.embedding_model, "input": list(texts)}
         data, _ = await post_json(
-            self.client, self.name, self._embeddings_url, body, self.request_headers, self.timeout
+            self.client, self.name, self._embeddings_url, body, self.request_headers, self.timeout,
+            limit=self.rate_limit,
         )
         items = data.get("data")
         if not isinstance(items, list) or len(items) != len(texts):

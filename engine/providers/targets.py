@@ -13,6 +13,7 @@ is ignored. Target `temperature` / `max_output_tokens` become provider parameter
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -99,12 +100,12 @@ def retry_policy_from_target(target: Mapping[str, Any], default: RetryPolicy = D
     n = s.number("max retries", "max_retries", "maxRetries")
     first = s.number("retry initial delay", "retry_initial_delay_ms", "retryInitialDelayMs")
     cap = s.number("retry max delay", "retry_max_delay_ms", "retryMaxDelayMs")
-    return RetryPolicy(
+    # The rate-limit budget and the wait bound stay the run's (AgentV's settings name no such thing).
+    return dataclasses.replace(
+        default,
         max_retries=default.max_retries if n is None else max(0, int(n)),
         base_delay=default.base_delay if first is None else first / 1000.0,
         max_delay=default.max_delay if cap is None else cap / 1000.0,
-        max_retry_after=default.max_retry_after,
-        jitter=default.jitter,
     )
 
 

@@ -4,6 +4,13 @@ Every call of a run (answers, judges, key-point extraction, embeddings) goes thr
 global limit (`--concurrency`) and one limit per provider, one `httpx.AsyncClient` sized to the
 concurrency, bounded retries from providers/retry.py reported as `Retrying` events, the per-call
 timeout of the providers, and the response cache when `--cache` is on.
+
+HTTP providers are limited per provider and key by an adaptive lane (providers/rate_limits.py) instead
+of the fixed per-provider limit: it halves on 429s, honours Retry-After, slows down when rate-limit
+headers run low, recovers step by step, and each change is a `RateLimit` event. Every model and judge
+calling with one key shares its lane (`lanes`, keyed by `HttpProvider.quota_key()`). A lane's slot is
+taken per attempt, then the global limit, so a call waiting to retry holds neither.
+`--fixed-concurrency` (options.adaptive_concurrency False) keeps the fixed limits.
 """
 
 from __future__ import annotations
@@ -13,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..providers.base import CONFIG, ChatRequest, ChatResult, EmbeddingProvider, Provider, ProviderError
-from .events import CallStarted, Cell, Event, Retrying
+from .events import CallStarted, Cell, Event, RateLimit, Retrying
 from .options import RunOptions
 
 Emit = Callable[[Event], None]
@@ -38,7 +45,11 @@ class Calls:
         self._client: Any = None
         self._cache: Any = None
         self._bindings: dict[str, Any] = {}
-        self.policy = RetryPolicy(max_retries=max(0, options.max_retries))
+        self.policy = RetryPolicy(max_retries=max(0, options.max_retries),
+                                  max_throttle_retries=max(0, options.max_rate_limit_retries),
+                                  max_wait=max(0.0, options.max_wait))
+        self.lanes: dict[str, Any] = {}  # quota key → AdaptiveLimit
+        self._lane_of: dict[Any, Any] = {}  # provider object → its AdaptiveLimit, or None (not HTTP)
         self.calls = 0  # requests that reached a provider (cache hits excluded)
         self.cached = 0
         self.spend: Any = None  # spend.Spend: every chat call's usage and cost (cost_guard.py sets it)
@@ -112,6 +123,47 @@ class Calls:
             sem = self._per_provider[key] = asyncio.Semaphore(max(1, min(n, self.concurrency)))
         return sem
 
+    def lane(self, provider: Any, limit_key: str) -> Any:
+        """The adaptive lane of an HTTP provider's key (made on first use, and attached to the provider's
+        retry wrapper and HTTP client), None for other providers or with --fixed-concurrency."""
+        try:
+            return self._lane_of[provider]
+        except KeyError:
+            pass
+        lane = None
+        if self.options.adaptive_concurrency:
+            from ..providers.http import HttpProvider
+            from ..providers.retry import RetryingProvider
+
+            retrying, node = None, provider
+            for _ in range(8):  # the wrappers of providers/factory.py: cache → retry → HTTP
+                if isinstance(node, RetryingProvider):
+                    retrying = node
+                if isinstance(node, HttpProvider) or node is None:
+                    break
+                node = getattr(node, "inner", None)
+            if retrying is not None and isinstance(node, HttpProvider):
+                key = node.quota_key()
+                lane = self.lanes.get(key)
+                if lane is None:
+                    lane = self.lanes[key] = self._new_lane(limit_key)
+                retrying.limit = node.rate_limit = lane
+        self._lane_of[provider] = lane
+        return lane
+
+    def _new_lane(self, limit_key: str) -> Any:
+        from ..providers.rate_limits import AdaptiveLimit, LimitChange
+
+        taken = sum(1 for lane in self.lanes.values() if lane.label.split(" #")[0] == limit_key)
+        label = f"{limit_key} #{taken + 1}" if taken else limit_key
+        ceiling = max(1, min(self.options.provider_concurrency.get(limit_key, self.concurrency), self.concurrency))
+        emit = self.emit
+
+        def on_change(c: LimitChange) -> None:
+            emit(RateLimit(c.lane, c.reason, c.after, c.before, c.ceiling, c.wait, c.throttled, c.gave_up, c.pace))
+
+        return AdaptiveLimit(label, ceiling, on_change=on_change, shared=self._global, max_wait=self.policy.max_wait)
+
     # --- calls ------------------------------------------------------------------------------------
     async def chat(self, provider: Provider, req: ChatRequest, cell: Cell, *, limit_key: str,
                    purpose: str = "generate", model_label: str = "") -> ChatResult:
@@ -121,9 +173,14 @@ class Calls:
         def on_retry(attempt: int, delay: float, reason: str) -> None:
             emit(Retrying(cell, attempt, delay, reason, purpose))
 
-        async with self._limit(limit_key), self._global:
+        if self.lane(provider, limit_key) is not None:
+            # The lane takes its slot and the global one per attempt (inside the provider's retries).
             emit(CallStarted(cell, purpose, model_label))
             result = await provider.chat(req, on_retry=on_retry)
+        else:
+            async with self._limit(limit_key), self._global:
+                emit(CallStarted(cell, purpose, model_label))
+                result = await provider.chat(req, on_retry=on_retry)
         if result.cached:
             self.cached += 1
         else:
@@ -136,11 +193,15 @@ class Calls:
 
     async def embed(self, provider: Provider, texts: Sequence[str], model_name: str, *, limit_key: str,
                     cell: Cell) -> list[list[float]]:
-        async with self._limit(limit_key), self._global:
+        if not isinstance(provider, EmbeddingProvider):
+            raise ProviderError(CONFIG, f"{provider_key(model_name) or model_name}: no embeddings endpoint")
+        if self.lane(provider, limit_key) is not None:
             self.emit(CallStarted(cell, "embed", model_name))
-            if not isinstance(provider, EmbeddingProvider):
-                raise ProviderError(CONFIG, f"{provider_key(model_name) or model_name}: no embeddings endpoint")
             vectors = await provider.embed(list(texts), model=model_name)
+        else:
+            async with self._limit(limit_key), self._global:
+                self.emit(CallStarted(cell, "embed", model_name))
+                vectors = await provider.embed(list(texts), model=model_name)
         self.calls += 1
         return vectors
 

@@ -18,7 +18,9 @@ from typing import TYPE_CHECKING, Any
 
 from .options import (
     DEFAULT_BATCH_POLL,
+    DEFAULT_MAX_RATE_LIMIT_RETRIES,
     DEFAULT_MAX_RESPONSE_BYTES,
+    DEFAULT_MAX_WAIT,
     DEFAULT_OUTPUT,
     DEFAULT_TIMEOUT,
     RunOptions,
@@ -60,7 +62,17 @@ def add_run_parser(sub: Any) -> argparse.ArgumentParser:
                    help="judge model id; repeatable; replaces the file's judges")
     p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
                    help=f"per-call timeout (default {DEFAULT_TIMEOUT:g})")
-    p.add_argument("--retries", type=int, default=2, metavar="N", help="retries of a failed call (default 2)")
+    p.add_argument("--retries", type=int, default=2, metavar="N",
+                   help="retries of a call that failed with an error: 5xx, timeout, connection (default 2)")
+    p.add_argument("--rate-limit-retries", type=int, default=DEFAULT_MAX_RATE_LIMIT_RETRIES, metavar="N",
+                   help="retries of a call answered with a rate limit: 429, 529, 503 with Retry-After "
+                        "(default %(default)s)")
+    p.add_argument("--max-wait", type=float, default=DEFAULT_MAX_WAIT, metavar="SECONDS",
+                   help="at most this much back-off per call; a provider and key that answers nothing but "
+                        "rate limits this long is given up, its remaining calls fail (default %(default)g)")
+    p.add_argument("--fixed-concurrency", action="store_true",
+                   help="keep the concurrency fixed: do not lower it per provider and key on 429s or low "
+                        "rate-limit headers (Retry-After is still honoured)")
     p.add_argument("--allow-outside-files", action="store_true",
                    help="read and send files the eval file refers to outside its project (its repository, or "
                         "its folder when there is none); refused by default")
@@ -149,6 +161,10 @@ def options_from_args(args: argparse.Namespace) -> RunOptions:
             shard = parse_shard(args.shard)
         except ValueError as exc:
             raise _Usage(str(exc)) from None
+    if args.rate_limit_retries < 0:
+        raise _Usage("--rate-limit-retries must be 0 or more")
+    if not args.max_wait >= 0:
+        raise _Usage("--max-wait must be 0 or more seconds")
     return RunOptions(
         models=list(args.model), select=list(args.select), output=args.output, concurrency=args.concurrency,
         provider_concurrency=limits, cache=args.cache, resume=args.resume or args.retry_errors,
@@ -158,7 +174,8 @@ def options_from_args(args: argparse.Namespace) -> RunOptions:
         allow_outside_files=args.allow_outside_files, max_cost=args.max_cost, batch=args.batch,
         batch_models=list(args.batch_model), batch_poll=args.batch_poll, batch_max_requests=args.batch_size,
         batch_max_bytes=int(args.batch_max_mb * 2**20) if args.batch_max_mb else None,
-        shard=shard)
+        shard=shard, max_rate_limit_retries=args.rate_limit_retries, max_wait=args.max_wait,
+        adaptive_concurrency=not args.fixed_concurrency)
 
 
 def cmd_run(args: argparse.Namespace) -> int:

@@ -77,6 +77,43 @@ class Retrying(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class RateLimit(Event):
+    """The calls to one provider and key adapted to its rate limits (providers/rate_limits.py): the
+    concurrency went `previous` → `concurrency` (of the user's `ceiling`) and/or calls to it pause `wait`
+    seconds, because of `reason` ("429", "529", "503", "requests remaining 3 of 500", "recovering").
+    `provider` names the lane ("openai"; "openai #2" for a second key). `gave_up`: it answered nothing
+    but rate limits for the whole --max-wait, and its remaining calls fail. `text()` is the line shown."""
+
+    type: ClassVar[str] = "rate_limit"
+    provider: str
+    reason: str
+    concurrency: int
+    previous: int
+    ceiling: int
+    wait: float = 0.0
+    throttled: int = 0  # throttled answers from this lane so far
+    gave_up: bool = False
+    pace: float = 0.0  # calls started per second at most, while requests run low (0: no pacing)
+
+    def text(self) -> str:
+        if self.gave_up:
+            return (f"{self.provider}: gave up: {self.throttled} rate-limit answer(s) and no success; "
+                    "its remaining calls fail")
+        parts = []
+        if self.wait:
+            parts.append(f"waiting {_seconds(self.wait)}")
+        if self.concurrency != self.previous:
+            parts.append(f"concurrency {self.previous} → {self.concurrency}")
+        if self.pace:
+            parts.append(f"pacing {self.pace:.3g} calls/s")
+        return f"{self.provider}: {self.reason}" + (f": {', '.join(parts)}" if parts else "")
+
+
+def _seconds(s: float) -> str:
+    return f"{s:.0f} s" if s >= 10 or s == int(s) else f"{s:.1f} s"
+
+
+@dataclass(frozen=True, slots=True)
 class Response(Event):
     """A model's answer for a cell. `resumed`: read back from the journal of an interrupted run;
     `replayed`: taken from an earlier results file (replay:)."""

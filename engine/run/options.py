@@ -16,6 +16,8 @@ DEFAULT_EVAL_METHODS = ("llm-coverage",)
 DEFAULT_OUTPUT = Path("evalspec-results")
 DEFAULT_TIMEOUT = 30.0  # seconds per call, the reference client's default
 DEFAULT_MAX_RETRIES = 2  # the reference client retries twice
+DEFAULT_MAX_RATE_LIMIT_RETRIES = 6  # retries of a rate-limit answer (429, 529, 503 + Retry-After)
+DEFAULT_MAX_WAIT = 300.0  # seconds of back-off per call; and of nothing but 429s before a provider is given up
 DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024  # the same as providers.http's (not imported: it loads httpx)
 DEFAULT_BATCH_POLL = 30.0  # seconds between two looks at a provider batch (they take minutes to hours)
 
@@ -54,6 +56,11 @@ class RunOptions:
     label: str | None = None
     timeout: float = DEFAULT_TIMEOUT
     max_retries: int = DEFAULT_MAX_RETRIES
+    max_rate_limit_retries: int = DEFAULT_MAX_RATE_LIMIT_RETRIES
+    max_wait: float = DEFAULT_MAX_WAIT
+    # Lower the concurrency per provider and key on 429s and low rate-limit headers (providers/rate_limits.py);
+    # False (--fixed-concurrency): fixed limits, Retry-After still honoured per call.
+    adaptive_concurrency: bool = True
     models_dir: Path | None = None
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     transport: str = "aiohttp"  # the shared HTTP client's transport (providers/http.py)

@@ -16,6 +16,7 @@ from .events import (
     CellFailed,
     Event,
     Notice,
+    RateLimit,
     Response,
     Retrying,
     RunFinished,
@@ -87,6 +88,7 @@ class HumanRenderer:
         self.not_run = 0  # cells a cost cap kept from starting
         self.worst = WorstItems()
         self._batch_line = ""
+        self.pacing = Pacing()
 
     def __call__(self, event: Event) -> None:
         if isinstance(event, Scored | CellFailed):
@@ -111,6 +113,12 @@ class HumanRenderer:
             self.retrying.pop(event.cell, None)
         elif isinstance(event, Retrying):
             self.retrying[event.cell] = (time.monotonic() + event.delay, event.reason)
+            self.pacing.retries += 1
+            self._progress(force=True)
+        elif isinstance(event, RateLimit):
+            line = self.pacing.add(event, time.monotonic())
+            if line:
+                self._line(f"rate limit: {line}")
             self._progress(force=True)
         elif isinstance(event, Notice):
             self._line(f"{event.level}: {event.message}")
@@ -145,7 +153,7 @@ class HumanRenderer:
             self._next_tenth = tenth + 1
             self._last_line = now
             self.err.write(f"progress: {self.done:,}/{self.total:,} done, {self.errors:,} error(s), "
-                           f"{now - self.started:.1f} s\n")
+                           f"{now - self.started:.1f} s{self.pacing.status(now)}\n")
             self.err.flush()
 
     def _draw(self, now: float) -> None:
@@ -158,7 +166,8 @@ class HumanRenderer:
             longest = max((t - now for t, _ in waiting), default=0.0)
             reasons = ",".join(sorted({r for _, r in self.retrying.values()}))
             retry = f"  retrying {len(self.retrying)} ({reasons}; back-off {longest:.1f} s)"
-        line = f"\r{bar} {self.done:,}/{self.total:,}  errors {self.errors:,}{retry}  {now - self.started:.1f} s"
+        line = (f"\r{bar} {self.done:,}/{self.total:,}  errors {self.errors:,}{retry}{self.pacing.status(now)}"
+                f"  {now - self.started:.1f} s")
         self.err.write(line + "\x1b[K")
         self.err.flush()
         self._bar_shown = True
@@ -178,6 +187,8 @@ class HumanRenderer:
         for message, n in self._errors_seen.items():
             if n > 1:
                 self.err.write(f"error: {n - 1} more cell(s) failed the same way: {message}\n")
+        for line in self.pacing.summary():
+            self.err.write(f"rate limits: {line}\n")
         self.err.flush()
         if self.summary is not None:
             self.out.write(format_table(self.summary) + "\n")
@@ -187,6 +198,61 @@ class HumanRenderer:
             for f in self.summary.files:
                 self.out.write(f"results: {f}\n")
             self.out.flush()
+
+
+class Pacing:
+    """The adaptive concurrency of each provider and key, from RateLimit events: which changes get a line
+    of their own (a drop, a pause or pacing, giving up, full recovery; not each step up), the progress line's
+    "openai 16/32, waiting 4 s" and the closing summary."""
+
+    PAUSE_LINE_EVERY = 5.0  # a pause with no drop gets a line at most this often per provider
+
+    def __init__(self) -> None:
+        self.current: dict[str, RateLimit] = {}
+        self.paused_until: dict[str, float] = {}
+        self.lowest: dict[str, int] = {}
+        self.throttled: dict[str, int] = {}
+        self.retries = 0
+        self._last_pause_line: dict[str, float] = {}
+
+    def add(self, event: RateLimit, now: float) -> str | None:
+        """Record `event`; the line to print for it, if any."""
+        name = event.provider
+        self.current[name] = event
+        self.lowest[name] = min(self.lowest.get(name, event.ceiling), event.concurrency)
+        self.throttled[name] = event.throttled
+        if event.wait:
+            self.paused_until[name] = now + event.wait
+        if event.gave_up or event.concurrency < event.previous:
+            self._last_pause_line[name] = now
+            return event.text()
+        if (event.wait or event.pace) and now - self._last_pause_line.get(name, -1e9) >= self.PAUSE_LINE_EVERY:
+            self._last_pause_line[name] = now
+            return event.text()
+        if event.concurrency == event.ceiling and event.previous < event.ceiling:
+            return f"{name}: concurrency back to {event.ceiling}"
+        return None
+
+    def status(self, now: float) -> str:
+        """"  openai 16/32, waiting 4.0 s" for each provider below its ceiling or pausing; "" otherwise."""
+        parts = []
+        for name, e in self.current.items():
+            wait = self.paused_until.get(name, 0.0) - now
+            if e.gave_up:
+                parts.append(f"{name} gave up")
+            elif e.concurrency < e.ceiling or wait > 0:
+                parts.append(f"{name} {e.concurrency}/{e.ceiling}" + (f", waiting {wait:.1f} s" if wait > 0 else ""))
+        return ("  " + "; ".join(parts)) if parts else ""
+
+    def summary(self) -> list[str]:
+        out = []
+        for name, e in self.current.items():
+            what = "gave up" if e.gave_up else f"concurrency {e.ceiling} → lowest {self.lowest[name]}, " \
+                                               f"{e.concurrency} at the end"
+            out.append(f"{name}: {self.throttled.get(name, 0):,} rate-limit answer(s), {what}")
+        if out and self.retries:
+            out.append(f"{self.retries:,} retried call attempt(s) in all")
+        return out
 
 
 class WorstItems:

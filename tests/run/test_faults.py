@@ -32,8 +32,9 @@ def test_429_with_retry_after_is_retried_and_reported(tmp_path: Path, smart: Sma
 
 
 def test_500s_exhaust_retries_then_the_cell_fails_and_the_run_goes_on(tmp_path: Path, smart: SmartFake) -> None:
-    # Three 500s for the first call (one try + two retries); the other prompt is answered.
-    smart.then(Reply.server_error(), Reply.server_error(), Reply.server_error())
+    # Every call for `p` gets a 500 (one try + two retries); the other prompt is answered. By prompt,
+    # not by order: a call waiting to retry holds no slot, so `q` may go between p's attempts.
+    smart.decide = lambda req: Reply.server_error() if req["messages"][-1]["content"] == "Hi" else None
     events = run_events(write(tmp_path / "b.weval.yml", TWO),
                         options(tmp_path, env_for(smart), max_retries=2, concurrency=1))
     failed = of_type(events, "cell_failed")
