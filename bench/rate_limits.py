@@ -1,0 +1,203 @@
+#!/usr/bin/env python3
+"""Rate limits: `evalspec run` against a provider with a quota, fixed vs adaptive concurrency.
+
+Starts a fake OpenAI-compatible server on 127.0.0.1 (aiohttp) that keeps a quota the way OpenAI and
+Anthropic do: a bucket of `--rps` requests that refills continuously at `--rps` a second. Every answer
+carries `x-ratelimit-limit/remaining/reset-requests` (or the `anthropic-ratelimit-requests-*` headers with
+`--style anthropic`); a request that finds the bucket empty gets 429 with `retry-after` and
+`retry-after-ms` (the time until one request is free). Answers take `--latency` seconds.
+
+Then runs the real CLI (`evalspec run --json`) on a generated blueprint of `--prompts` prompts at
+`--concurrency`, once with `--fixed-concurrency` and once adaptive (the default), and prints for each:
+wall time, cells answered and failed, requests and 429s the server saw, retries, the most requests the
+server had in flight, and per second: requests, 429s, the server's peak in-flight count and the
+concurrency evalspec reported (`rate_limit` events).
+
+usage: rate_limits.py [--prompts N] [--concurrency C] [--rps R] [--latency S] [--style openai|anthropic]
+                      [--modes fixed,adaptive] [--rate-limit-retries N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+
+class QuotaServer:
+    """The fake provider, in a thread with its own event loop."""
+
+    def __init__(self, rps: float, latency: float, style: str) -> None:
+        self.rps, self.latency, self.style = rps, latency, style
+        self.tokens = rps
+        self.last = time.monotonic()
+        self.log: list[tuple[float, float, int]] = []  # (received, answered, status)
+        self.port = 0
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._runner: Any = None
+
+    def start(self) -> None:
+        ready = threading.Event()
+
+        def run() -> None:
+            from aiohttp import web
+
+            loop = asyncio.new_event_loop()
+            self._loop = loop
+            app = web.Application()
+            app.router.add_post("/v1/chat/completions", self._chat)
+            self._runner = web.AppRunner(app, access_log=None)
+            loop.run_until_complete(self._runner.setup())
+            site = web.TCPSite(self._runner, "127.0.0.1", 0)
+            loop.run_until_complete(site.start())
+            self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+            ready.set()
+            loop.run_forever()
+
+        threading.Thread(target=run, daemon=True).start()
+        ready.wait(10)
+
+    def reset(self) -> None:
+        self.tokens, self.last, self.log = self.rps, time.monotonic(), []
+
+    def stop(self) -> None:
+        if self._loop is not None:
+            asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(10)
+            self._loop.call_soon_threadsafe(self._loop.stop)
+
+    async def _chat(self, request: Any) -> Any:
+        from aiohttp import web
+
+        received = time.monotonic()
+        body = await request.json()
+        now = time.monotonic()
+        self.tokens = min(self.rps, self.tokens + (now - self.last) * self.rps)
+        self.last = now
+        ok = self.tokens >= 1.0
+        if ok:
+            self.tokens -= 1.0
+        headers = self._quota(int(self.tokens), (self.rps - self.tokens) / self.rps)
+        if not ok:
+            wait = (1.0 - self.tokens) / self.rps
+            headers.update({"retry-after": str(max(1, math.ceil(wait))), "retry-after-ms": str(max(1, round(wait * 1000)))})
+            self.log.append((received, time.monotonic(), 429))
+            return web.json_response({"error": {"message": "Rate limit reached", "type": "requests"}}, status=429,
+                                     headers=headers)
+        await asyncio.sleep(self.latency)
+        self.log.append((received, time.monotonic(), 200))
+        text = "ECHO: " + str(body["messages"][-1]["content"])
+        return web.json_response({"id": "x", "object": "chat.completion", "model": body.get("model"),
+                                  "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+                                               "finish_reason": "stop"}],
+                                  "usage": {"prompt_tokens": 10, "completion_tokens": 5}}, headers=headers)
+
+    def _quota(self, remaining: int, reset: float) -> dict[str, str]:
+        limit = str(int(self.rps))
+        if self.style == "anthropic":
+            when = datetime.datetime.fromtimestamp(time.time() + reset, datetime.UTC)
+            return {"anthropic-ratelimit-requests-limit": limit, "anthropic-ratelimit-requests-remaining": str(remaining),
+                    "anthropic-ratelimit-requests-reset": when.isoformat(timespec="milliseconds").replace("+00:00", "Z")}
+        return {"x-ratelimit-limit-requests": limit, "x-ratelimit-remaining-requests": str(remaining),
+                "x-ratelimit-reset-requests": f"{max(1, round(reset * 1000))}ms"}
+
+
+def write_blueprint(path: Path, n: int) -> None:
+    lines = ["title: Rate limits", "models:", "  - openai:quota-model", "---"]
+    for i in range(n):
+        lines += [f"- id: p{i}", f"  prompt: \"Question {i}\"", "  should:", f"    - $contains: \"Question {i}\""]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def run_once(server: QuotaServer, blueprint: Path, out: Path, mode: str, args: argparse.Namespace) -> dict[str, Any]:
+    server.reset()
+    env = {**os.environ, "OPENAI_BASE_URL": f"http://127.0.0.1:{server.port}/v1", "OPENAI_API_KEY": "sk-bench-dummy"}
+    cmd = [sys.executable, "-m", "evalspec.cli", "run", str(blueprint), "--json", "--no-report", "-o", str(out),
+           "--concurrency", str(args.concurrency), "--rate-limit-retries", str(args.rate_limit_retries)]
+    if mode == "fixed":
+        cmd.append("--fixed-concurrency")
+    t0 = time.monotonic()
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    concurrency: list[tuple[float, int]] = [(0.0, args.concurrency)]
+    counts = {"scored": 0, "cell_failed": 0, "retrying": 0}
+    for line in proc.stdout:  # read as they come, to time the rate_limit events
+        event = json.loads(line)
+        kind = event.get("type")
+        if kind in counts:
+            counts[kind] += 1
+        elif kind == "rate_limit":
+            concurrency.append((time.monotonic() - t0, int(event["concurrency"])))
+    proc.wait()
+    wall = time.monotonic() - t0
+    log = [(a - t0, b - t0, s) for a, b, s in server.log]
+    seconds = max(1, math.ceil(wall))
+    timeline = []
+    for sec in range(seconds):
+        reqs = [x for x in log if sec <= x[0] < sec + 1]
+        peak = _peak_in_flight(log, sec, sec + 1)
+        conc = next((c for t, c in reversed(concurrency) if t < sec + 1), args.concurrency)
+        timeline.append({"s": sec, "requests": len(reqs), "429": sum(1 for x in reqs if x[2] == 429),
+                         "server_in_flight": peak, "concurrency": conc if mode == "adaptive" else args.concurrency})
+    return {"mode": mode, "wall_s": round(wall, 2), "answered": counts["scored"], "failed": counts["cell_failed"],
+            "requests": len(log), "429s": sum(1 for x in log if x[2] == 429), "retries": counts["retrying"],
+            "max_in_flight": _peak_in_flight(log, 0, wall + 1), "exit": proc.returncode, "timeline": timeline}
+
+
+def _peak_in_flight(log: list[tuple[float, float, int]], start: float, end: float) -> int:
+    """The most requests being handled at once at any moment in [start, end)."""
+    edges = sorted([(a, 1) for a, b, _ in log if a < end and b >= start] + [(b, -1) for a, b, _ in log
+                                                                           if a < end and b >= start])
+    level = best = 0
+    for t, step in edges:
+        level += step
+        if start <= t < end:
+            best = max(best, level)
+    return best
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--prompts", type=int, default=300)
+    ap.add_argument("--concurrency", type=int, default=32)
+    ap.add_argument("--rps", type=float, default=20.0, help="the quota: requests per second (and the burst)")
+    ap.add_argument("--latency", type=float, default=0.2, help="seconds per answer")
+    ap.add_argument("--style", choices=("openai", "anthropic"), default="openai")
+    ap.add_argument("--modes", default="fixed,adaptive")
+    ap.add_argument("--rate-limit-retries", type=int, default=6)
+    args = ap.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="evalspec-ratelimits-"))
+    server = QuotaServer(args.rps, args.latency, args.style)
+    server.start()
+    try:
+        blueprint = work / "quota.weval.yml"
+        write_blueprint(blueprint, args.prompts)
+        ideal = args.prompts / args.rps
+        print(json.dumps({"prompts": args.prompts, "concurrency": args.concurrency, "quota_rps": args.rps,
+                          "latency_s": args.latency, "style": args.style, "ideal_wall_s": round(ideal, 2)}))
+        for mode in args.modes.split(","):
+            result = run_once(server, blueprint, work / f"out-{mode}", mode, args)
+            timeline = result.pop("timeline")
+            print(json.dumps(result))
+            print("  s  requests  429s  server-in-flight  concurrency")
+            for row in timeline:
+                print(f"{row['s']:3d}  {row['requests']:8d}  {row['429']:4d}  {row['server_in_flight']:16d}  "
+                      f"{row['concurrency']:11d}")
+    finally:
+        server.stop()
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
