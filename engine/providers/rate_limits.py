@@ -368,7 +368,8 @@ class AdaptiveLimit:
         wait = min(wait, self.max_pause) if wait is not None else 0.0
         if self._check_give_up(now):
             return
-        self._decrease(reason, generation, wait)
+        if not self._decrease(reason, generation, wait):
+            self._notify(reason, self.limit, self.limit, 0.0)  # counted (`throttled`), nothing changed
 
     def _check_give_up(self, now: float) -> bool:
         since = self._throttled_since
@@ -385,8 +386,9 @@ class AdaptiveLimit:
         self._wake()
         return True
 
-    def _decrease(self, reason: str, generation: int, wait: float) -> None:
-        """Halve the limit (once per generation) and/or pause `wait` seconds; report what changed."""
+    def _decrease(self, reason: str, generation: int, wait: float) -> bool:
+        """Halve the limit (once per generation) and/or pause `wait` seconds; report what changed (True
+        when something was reported)."""
         now = asyncio.get_running_loop().time()
         before = self.limit
         after = max(1, before // 2) if generation == self.generation else before
@@ -394,14 +396,18 @@ class AdaptiveLimit:
         longer = wait > 0 and now + wait > self.paused_until + 0.05  # a pause ending later than the current
         if longer:
             self.paused_until = now + wait
+        reported = True
         if after != before:
             self.generation += 1
             self._set(after, reason, wait if longer else 0.0)
         elif longer and not was_paused:
             self._notify(reason, before, before, wait)
+        else:
+            reported = False
         self._successes = 0
         if longer:
             self._wake()  # arms the timer that ends the pause
+        return reported
 
     def _set(self, limit: int, reason: str, wait: float) -> None:
         before, self.limit = self.limit, limit

@@ -49,7 +49,7 @@ class Calls:
                                   max_throttle_retries=max(0, options.max_rate_limit_retries),
                                   max_wait=max(0.0, options.max_wait))
         self.lanes: dict[str, Any] = {}  # quota key → AdaptiveLimit
-        self._lane_of: dict[Any, Any] = {}  # provider object → its AdaptiveLimit, or None (not HTTP)
+        self._lane_of: dict[int, tuple[Any, Any]] = {}  # id(provider) → (provider, AdaptiveLimit or None)
         self.calls = 0  # requests that reached a provider (cache hits excluded)
         self.cached = 0
         self.spend: Any = None  # spend.Spend: every chat call's usage and cost (cost_guard.py sets it)
@@ -126,10 +126,9 @@ class Calls:
     def lane(self, provider: Any, limit_key: str) -> Any:
         """The adaptive lane of an HTTP provider's key (made on first use, and attached to the provider's
         retry wrapper and HTTP client), None for other providers or with --fixed-concurrency."""
-        try:
-            return self._lane_of[provider]
-        except KeyError:
-            pass
+        got = self._lane_of.get(id(provider))
+        if got is not None:
+            return got[1]
         lane = None
         if self.options.adaptive_concurrency:
             from ..providers.http import HttpProvider
@@ -148,7 +147,7 @@ class Calls:
                 if lane is None:
                     lane = self.lanes[key] = self._new_lane(limit_key)
                 retrying.limit = node.rate_limit = lane
-        self._lane_of[provider] = lane
+        self._lane_of[id(provider)] = (provider, lane)  # the provider is kept so that its id stays its own
         return lane
 
     def _new_lane(self, limit_key: str) -> Any:

@@ -100,7 +100,7 @@ class RateLimit(Event):
             return (f"{self.provider}: gave up: {self.throttled} rate-limit answer(s) and no success; "
                     "its remaining calls fail")
         parts = []
-        if self.wait:
+        if self.wait >= 0.05:
             parts.append(f"waiting {_seconds(self.wait)}")
         if self.concurrency != self.previous:
             parts.append(f"concurrency {self.previous} → {self.concurrency}")

@@ -251,7 +251,7 @@ class Pacing:
                                                f"{e.concurrency} at the end"
             out.append(f"{name}: {self.throttled.get(name, 0):,} rate-limit answer(s), {what}")
         if out and self.retries:
-            out.append(f"{self.retries:,} retried call attempt(s) in all")
+            out.append(f"{self.retries:,} retr{'y' if self.retries == 1 else 'ies'} in all (errors and rate limits)")
         return out
 
 
