@@ -120,16 +120,18 @@ class RunBoard:
     fingerprints: dict[str, str] = field(default_factory=dict)  # of each item's text when it last ran
     renamed: dict[str, str] = field(default_factory=dict)  # ids renamed since the run started: old -> new
     cells: set[tuple[str, str]] = field(default_factory=set)  # (item, model) of the last run, as named then
-    # The last RateLimit event of each provider and key while the run is going: its concurrency and
-    # why it changed, shown in the progress ("openai 16/32: 429: waiting 5 s, concurrency 32 → 16").
+    # Per provider and key while the run is going: its last RateLimit event (the current concurrency)
+    # and the last one that slowed it down (why), shown in the progress as
+    # "openai 17/32 (429: waiting 5 s, concurrency 32 → 16)".
     pacing: dict[str, RateLimit] = field(default_factory=dict)
+    slowed: dict[str, RateLimit] = field(default_factory=dict)
 
     def start(self, items: list[RunItem], scope: str | None) -> None:
         """A run begins for `scope` (one item id) or the whole suite (None)."""
         self.running = True
         self.total = self.done = self.errors = 0
         self.summary, self.summary_when, self.interrupted, self.cancelled = None, None, False, False
-        self.renamed, self.cells, self.pacing = {}, set(), {}
+        self.renamed, self.cells, self.pacing, self.slowed = {}, set(), {}, {}
         for item in items:
             if item.item_id is not None and (scope is None or item.item_id == scope):
                 self.fingerprints[item.item_id] = item.fingerprint
@@ -201,6 +203,8 @@ class RunBoard:
             self._cell(*event.cell).retry = f"{event.reason}, retrying in {event.delay:.1f} s"
         elif isinstance(event, RateLimit):
             self.pacing[event.provider] = event
+            if event.gave_up or event.concurrency < event.previous or event.wait >= 0.05 or event.pace:
+                self.slowed[event.provider] = event
         elif isinstance(event, Response):
             cell = self._cell(*event.cell)
             cell.answer, cell.retry = event.text, None
@@ -248,7 +252,8 @@ class RunBoard:
         if self.running:
             for name, e in self.pacing.items():  # providers slowed down by their rate limits
                 if e.gave_up or e.concurrency < e.ceiling:
-                    text += f"; {name} {e.concurrency}/{e.ceiling} ({e.text().removeprefix(name + ': ')})"
+                    why = self.slowed.get(name, e)
+                    text += f"; {name} {e.concurrency}/{e.ceiling} ({why.text().removeprefix(name + ': ')})"
         return text
 
     def suite_title(self, now: float | None = None) -> str | None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -301,3 +302,20 @@ async def test_cancelling_a_run_keeps_what_arrived(client: RunClient, tmp_path: 
 async def execute_settings(client: RunClient, settings: dict[str, Any]) -> None:
     client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(settings={"evalspec": settings}))
     await asyncio.sleep(0.05)
+
+
+async def test_the_run_progress_shows_a_provider_slowed_by_429s(client: RunClient, tmp_path: Path):
+    with FakeProvider() as fake:
+        fake.answer = "hello"
+        fake.then(Reply.rate_limited(1, retry_after_ms=600))  # the first call: 429, everyone waits 0.6 s
+        await execute_settings(client, {"run": {"output": "results", "cache": False, "concurrency": 4}})
+        text = custom_blueprint(fake) + "".join(
+            f"- id: extra{i}\n  prompt: more {i}\n  should:\n    - $contains: hello\n" for i in range(6))
+        uri = open_doc(client, tmp_path / "limited.weval.yml", text)
+        await run_to_end(client, uri)
+        messages = [r.message for reports in client.progress_reports.values() for r in reports
+                    if isinstance(r, lsp.WorkDoneProgressReport) and r.message]
+        # The progress names the slowed provider, its concurrency and why, while it is below the 4 asked.
+        assert any(re.search(r"; local [123]/4 \(429: waiting 0\.6 s, concurrency 4 → 2\)", m) for m in messages), \
+            messages
+        assert len(fake.requests) == 9  # 8 prompts, one retried: bounded

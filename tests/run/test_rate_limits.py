@@ -178,5 +178,7 @@ def test_the_editor_progress_names_the_slowed_provider() -> None:
     board.start([], None)
     board.apply(RateLimit("openai", "429", 16, 32, 32, wait=5.0, throttled=3))
     assert board.progress_text() == "starting; openai 16/32 (429: waiting 5 s, concurrency 32 → 16)"
+    board.apply(RateLimit("openai", "recovering", 17, 16, 32))  # why it is below 32 stays in view
+    assert board.progress_text() == "starting; openai 17/32 (429: waiting 5 s, concurrency 32 → 16)"
     board.apply(RateLimit("openai", "recovering", 32, 31, 32))
     assert board.progress_text() == "starting"
