@@ -65,11 +65,11 @@ from .weval_judge import (
     transcript,
 )
 from .weval_plan import WevalPlan, WevalTask
+from .weval_points import ASYNC_FUNCTIONS, base_assessment, function_assessment, score_function_point
+from .write_weval import WevalWriter
 
 if TYPE_CHECKING:
     from .batch_stage import BatchRequest, BatchStage
-from .weval_points import ASYNC_FUNCTIONS, base_assessment, function_assessment, score_function_point
-from .write_weval import WevalWriter
 
 EMPTY_ANSWER = "Model returned an empty or whitespace-only response."
 NO_POINTS = "Not scored: the prompt has no points (no should or should_not) and no ideal to extract key points from."
