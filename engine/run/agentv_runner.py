@@ -401,12 +401,15 @@ class AgentvRun:
     async def _batch_phase(self) -> AsyncIterator[Event]:
         """The first attempt of every test whose target batches, through its batch API, before the tests
         run (run/batch_stage.py); what a batch does not answer is asked as usual."""
-        from .batch_stage import BatchRequest, BatchStage
+        from .batch_stage import BatchRequest, BatchStage, journaled_slots
 
+        journaled = journaled_slots(self.journal_path, self.options)
         requests: list[BatchRequest] = []
         for task in self.plan.tasks:
             cell = task.cell
-            if not self._wants_batch(task.target) or cell in self.state.scores or 0 in self.state.turns.get(cell, {}):
+            submit = self._wants_batch(task.target)
+            if not (submit or (cell, 0) in journaled) or cell in self.state.scores \
+                    or 0 in self.state.turns.get(cell, {}):
                 continue
             if self._workspace_spec(task) is not None:
                 continue  # a workspace is set up per test, around its call
@@ -421,7 +424,7 @@ class AgentvRun:
                               timeout=_timeout_seconds(task.test.execution)
                               or _timeout_seconds(self.plan.suite.execution))
             requests.append(BatchRequest(cell, 0, task.target.name, task.target.name, provider, req,
-                                         custom=task.target.config is not None))
+                                         custom=task.target.config is not None, submit=submit))
         if not requests:
             return
         assert self.journal is not None

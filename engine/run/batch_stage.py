@@ -53,6 +53,9 @@ class BatchRequest:
     provider: Any  # the (wrapped) provider the interactive call would use
     req: ChatRequest
     custom: bool = False  # an OpenAI-format endpoint the user says has the Batch API (an AgentV target)
+    # False: only collected from a batch an earlier run of the journal sent (a `--resume` without
+    # `--batch`), never sent in a new one.
+    submit: bool = True
 
 
 def wants_batch(options: RunOptions, model: str) -> bool:
@@ -61,6 +64,14 @@ def wants_batch(options: RunOptions, model: str) -> bool:
     if options.batch:
         return True
     return any(fnmatch.fnmatchcase(model, pattern) for pattern in options.batch_models)
+
+
+def journaled_slots(journal_path: Path, options: RunOptions) -> set[Slot]:
+    """The calls a resumed run's journal says were put in a batch: they are collected from it even
+    when the resumed run was started without `--batch`, so none is sent a second time."""
+    if not options.resume:
+        return set()
+    return {slot for part in load_parts(journal_path).values() for slot in part.items.values()}
 
 
 def custom_batch(options: RunOptions, model: str) -> bool:
@@ -134,7 +145,8 @@ class BatchStage:
         resumed = len(pending)
         if resumed:
             yield Notice(f"resuming {resumed} batch(es) from the journal; their requests are not sent again")
-        async for event in self._submit([r for s, r in self._requests.items() if s not in covered], pending):
+        async for event in self._submit([r for s, r in self._requests.items() if s not in covered and r.submit],
+                                        pending):
             yield event
         async for event in self._poll(pending):
             yield event

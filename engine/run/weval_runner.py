@@ -129,6 +129,7 @@ class WevalRun:
         self.skipped_extractions: set[str] = set()
         self._pending: list[Record] = []  # journal records of this step, written together
         self.batch: BatchStage | None = None  # batch mode: the answers the provider batches gave
+        self._journaled: set[Any] = set()  # calls an earlier run of the journal put in a batch
 
     # --- the skeleton's steps (skeleton.py) ------------------------------------------------------
     def header(self) -> RunHeader:
@@ -159,7 +160,12 @@ class WevalRun:
                          "extraction and embeddings are skipped", "info")
 
     async def before_cells(self) -> AsyncIterator[Event]:
-        if self.plan.replay is None and (self.options.batch or self.options.batch_models):
+        from .batch_stage import journaled_slots
+
+        if self.plan.replay is not None:
+            return
+        self._journaled = journaled_slots(self.journal_path, self.options)
+        if self.options.batch or self.options.batch_models or self._journaled:
             async for event in self._batch_phase():
                 yield event
 
@@ -370,7 +376,8 @@ class WevalRun:
         for task in self.plan.tasks:
             cell = task.cell
             msgs = task.prompt.messages
-            if not wants_batch(self.options, task.model) or cell in state.scores or 0 in state.turns.get(cell, {}) \
+            submit = wants_batch(self.options, task.model)
+            if not (submit or (cell, 0) in self._journaled) or cell in state.scores or 0 in state.turns.get(cell, {}) \
                     or (cell in state.failures and not self.options.retry_errors):
                 continue
             if not msgs or msgs[-1].role != "user" or any(m.role == "assistant" and m.content is None for m in msgs):
@@ -386,7 +393,7 @@ class WevalRun:
                 continue
             if self.cost.refuses(task):
                 continue  # a cost cap: the cell is refused when it runs, nothing of it is sent
-            out.append(BatchRequest(cell, 0, task.model, spec, binding.provider, req))
+            out.append(BatchRequest(cell, 0, task.model, spec, binding.provider, req, submit=submit))
         return out
 
     def _judge_batch_requests(self) -> list[BatchRequest]:
@@ -396,8 +403,8 @@ class WevalRun:
         from .batch_stage import BatchRequest, wants_batch
 
         assert self.batch is not None
-        judges = [(judge, binding) for judge, binding in self._judges
-                  if not isinstance(binding, ProviderError) and wants_batch(self.options, judge.model)]
+        judges = [(judge, binding, wants_batch(self.options, judge.model)) for judge, binding in self._judges
+                  if not isinstance(binding, ProviderError)]
         out: list[BatchRequest] = []
         if not judges:
             return out
@@ -420,12 +427,13 @@ class WevalRun:
                 continue  # the cell fails as an empty answer: nothing is judged
             conversation = transcript(self._history(task, [text]))
             for index, point in points:
-                for judge, binding in judges:
+                for judge, binding, submit in judges:
                     label = judge_label(judge)
-                    if (cell, index, label) in state.judgements:
+                    slot = judge_slot(index, label)
+                    if (cell, index, label) in state.judgements or not (submit or (cell, slot) in self._journaled):
                         continue
                     req = self._judge_request(judge, binding, point, text, conversation)
-                    out.append(BatchRequest(cell, judge_slot(index, label), judge.model, judge.model, binding.provider, req))
+                    out.append(BatchRequest(cell, slot, judge.model, judge.model, binding.provider, req, submit=submit))
         return out
 
     def _history(self, task: WevalTask, texts: list[str]) -> list[tuple[str, str, bool]]:

@@ -238,6 +238,28 @@ def test_killed_while_polling_then_resumed_sends_nothing_twice(tmp_path: Path, f
     assert "resuming 6 batch(es) from the journal" in capsys.readouterr().err
 
 
+def test_resumed_without_batch_still_collects_the_batches(tmp_path: Path, fake: FakeBatchServer) -> None:
+    """`evalspec run x --resume` (without --batch) after a batch run was killed: the batches the journal
+    names are collected, not asked again one by one."""
+    bp = blueprint(tmp_path, 8)
+    expected = interactive(tmp_path, bp)
+    fake.sent.clear()
+    fake.chat_calls = 0
+    fake.hold = True
+    out = tmp_path / "batch"
+    proc = _start(bp, out, fake)
+    try:
+        _wait_for_batches(proc, out, fake, 2)
+    finally:
+        proc.kill()
+        proc.communicate(timeout=30)
+    fake.hold = False
+    assert main(["run", str(bp), "-o", str(out), "--no-report", "--retries", "0", "--resume"]) == 0
+    assert fake.creations == 2 and not fake.duplicates()
+    assert fake.chat_calls == 4  # the conversation's turns only
+    assert result_files(out) == expected
+
+
 def test_a_batch_created_just_before_the_kill_is_found_not_sent_again(tmp_path: Path, fake: FakeBatchServer) -> None:
     """Killed after the provider created the batches but before their ids reached the journal: the
     resumed run finds them (OpenAI by the key in their metadata, Anthropic by the list) and polls them."""
