@@ -227,7 +227,7 @@ def test_killed_while_polling_then_resumed_sends_nothing_twice(tmp_path: Path, f
     if sig == signal.SIGTERM:
         assert proc.returncode == 130
         text = err.decode()
-        assert "6 provider batch(es) left running" in text and "--resume" in text.splitlines()[-1]
+        assert "6 provider batch(es) left running" in text and "--resume" in text.splitlines()[-1], text[-3000:]
     fake.hold = False
     assert main(["run", str(bp), "-o", str(out), "--no-report", "--batch", "--batch-poll", "0.01", "--retries", "0",
                  "--batch-size", "10", "--resume"]) == 0
