@@ -189,6 +189,7 @@ def test_agentv_dry_run_cost_matches_the_hand_computation(tmp_path: Path, env: S
     assert judge_in == 733
     assert judge["usd"] == pytest.approx(usd("gpt-4.1-mini", 733, 3000))
     assert cost["usd"] == pytest.approx(usd("gpt-4o-mini", 13, 400) + usd("gpt-4.1-mini", 733, 3000))
+    assert cost["usd"] == pytest.approx(0.00533515)  # the README's worked example
     assert cost["batch_usd"] == pytest.approx(cost["usd"] / 2)
     assert env.count == 0
 
