@@ -12,7 +12,7 @@ from typing import Any
 
 from ..pricing import PriceTable
 from .budget import Budget, Cap
-from .cost_estimate import agentv_cell_calls, cost_of_calls, weval_cell_calls, weval_prompt_calls
+from .cost_estimate import EMBEDDINGS, agentv_cell_calls, cost_of_calls, weval_cell_calls, weval_prompt_calls
 from .cost_text import total_text
 from .events import Cell
 from .journal_records import Usage
@@ -71,7 +71,10 @@ class CostGuard:
         from .cost_estimate import estimate
         from .plan_error import PlanError
 
-        unpriced = estimate(self.plan, self.spend.prices).unpriced
+        # Embeddings come after every cell and report no usage: they are outside the caps (README).
+        est = estimate(self.plan, self.spend.prices)
+        unpriced = list(dict.fromkeys(line.priced_as or line.model for line in est.lines
+                                      if line.price is None and line.calls and line.role != EMBEDDINGS))
         if not unpriced:
             return None
         if any(c.name == MAX_COST for c in self.budget.caps):

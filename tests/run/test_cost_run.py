@@ -223,3 +223,16 @@ def test_report_carries_real_cost_per_role_and_model(tmp_path: Path, env: SmartF
     # The journal of the same run says the same.
     journal = next((tmp_path / "out").glob("live/blueprints/*/*.journal.jsonl"))
     assert load_results(journal).costs["lines"][0]["usd"] == pytest.approx(0.007)
+
+
+def test_embeddings_are_estimated_but_outside_the_cap(tmp_path: Path, env: SmartFake, capsys) -> None:
+    write(tmp_path / "prices.yml", PRICES)
+    bp = write(tmp_path / "cap.weval.yml", BP.replace("  prompt: Say A\n", "  prompt: Say A\n  ideal: A\n"))
+    assert _run(tmp_path, bp, "--dry-run", "--json", "--eval-method", "embedding") == 0
+    lines = json.loads(capsys.readouterr().out)["plan"]["cost"]["lines"]
+    emb = next(x for x in lines if x["role"] == "embeddings")
+    # One ideal (⌈1/4⌉ = 1 token) and three answers at 1,500 tokens, one request, at $0.02 a million.
+    assert (emb["model"], emb["calls"], emb["input_tokens"]) == ("openai:text-embedding-3-small", 1, 1 + 3 * 1500)
+    assert emb["usd"] == pytest.approx(4501 * 0.02 / 1e6)
+    assert _run(tmp_path, bp, "--eval-method", "embedding", "--max-cost", "100", "--prices",
+                str(write(tmp_path / "p2.yml", "models:\n  house: {input: 0, output: 1000}\n"))) == 0
