@@ -299,7 +299,7 @@ def _usage_from_journal(run: RunResults, folder: Path) -> None:
     from ..run.journal_records import Generated
 
     for journal in sorted(folder.glob(f"{run.run_label}*.journal.jsonl")):
-        for rec in records(journal):
+        for rec in records(journal, Generated):
             if not isinstance(rec, Generated):
                 continue
             cell = run.cells.get((rec.cell.item, rec.cell.model))

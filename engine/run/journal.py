@@ -89,11 +89,15 @@ class JournalState:
             self.done = True
 
 
-def records(path: Path) -> Iterator[Record]:
-    """The journal's records in order. A line cut short by a kill, a line that does not read as its
-    record, and a record type this evalspec does not know are skipped."""
+def records(path: Path, *kinds: type[Record]) -> Iterator[Record]:
+    """The journal's records in order; only those of `kinds` when given (the others are not decoded).
+    A line cut short by a kill, a line that does not read as its record, and a record type this
+    evalspec does not know are skipped."""
+    tags = {kind.TAG for kind in kinds}
     for rec in read_records(path):
         try:
+            if tags and rec.get("t") not in tags:
+                continue
             record = decode(rec)
         except (KeyError, TypeError, ValueError):
             continue

@@ -98,6 +98,7 @@ def test_an_old_journal_loads_into_the_state_resume_reads(tmp_path: Path) -> Non
         '{"t":"score","c":["p1","m"],"s":1,"v":"pass","r":{"avgCoverageExtent":1}}',
         '{"t":"batch","id":"b1"}',
         '{"t":"gen","c":"not a cell"}',
+        '{"t":["unhashable"]}',
         '{"t":"score","c":["p2","m"],"s":0.',
     ]) + "\n", encoding="utf-8")
     state = load(path)
@@ -115,4 +116,5 @@ def test_an_old_journal_loads_into_the_state_resume_reads(tmp_path: Path) -> Non
     assert not state.done and state.stopped is None
     header = read_header(path)
     assert header == state.header
+    assert [type(r) for r in records(path, Generated, Judged)] == [Generated, Judged]  # only those decoded
     assert read_header(tmp_path / "missing.jsonl") is None
