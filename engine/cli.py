@@ -7,6 +7,7 @@ Exit codes: 0 clean (or ran), 1 findings that fail the check (errors; warnings t
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import sys
@@ -32,7 +33,13 @@ class UsageError(Exception):
 def main(argv: Sequence[str] | None = None) -> int:
     # A short-lived process: parsed files are large acyclic trees that reference counting frees, so
     # the cyclic collector would only rescan them (a tenth of the time on a 50,000-line file). Paused
-    # for the command, restored when it returns (tests and other callers run it in-process).
+    # for the command, restored when it returns to a caller that runs it in-process (argv given).
+    if argv is None:
+        # The `evalspec` process itself (its entry point passes no argv): the collector stays off until
+        # the process exits. Turned back on here, it would pass once more over everything still alive
+        # (a run's analysis, results and report: 0.05-0.1 s of a 2,000-test run) just before the exit.
+        gc.disable()
+        return _main(argv)
     with gc_paused():
         return _main(argv)
 

@@ -647,6 +647,9 @@ def _parse_stream(text: str, off: int, parsed: ParsedFile) -> int | None:
     # rare text that holds one, positions are recomputed from the marks' code-point index.
     remark = _remarker(text) if _other_breaks(text) else None
     n_lines = len(lines)
+    # Span(...) goes through NamedTuple's Python-level __new__; the tuple's own is a quarter of the
+    # cost, and a large file makes a Span per event.
+    new_span = tuple.__new__
     try:
         while True:
             # libyaml's C events: typed as the base `Event` by the stubs, each kind has its own fields.
@@ -662,7 +665,7 @@ def _parse_stream(text: str, off: int, parsed: ParsedFile) -> int | None:
                 if style is not None and style in "|>":  # block scalars end on the next line
                     span = _span(start.line + off, start.column, end.line + off, end.column, lines)
                 else:
-                    span = Span(start.line + off, start.column, end.line + off, end.column)
+                    span = new_span(Span, (start.line + off, start.column, end.line + off, end.column))
                     if span.end_line >= n_lines:  # libyaml's implied final line break: stay on the last line
                         span = _clamped(span, lines)
                 tag = event.tag
@@ -696,7 +699,7 @@ def _parse_stream(text: str, off: int, parsed: ParsedFile) -> int | None:
                     mark = event.start_mark
                     raise _TooDeep(Span(mark.line + off, mark.column, mark.line + off, mark.column + 1))
                 tag = event.tag if event.tag not in (None, "!") else None
-                span0 = Span(event.start_mark.line + off, event.start_mark.column, 0, 0)
+                span0 = new_span(Span, (event.start_mark.line + off, event.start_mark.column, 0, 0))
                 flow = bool(event.flow_style)
                 container: Mapping | Sequence = (Mapping(span0, [], flow, tag, event.anchor)
                                    if kind is yaml.MappingStartEvent
@@ -707,7 +710,8 @@ def _parse_stream(text: str, off: int, parsed: ParsedFile) -> int | None:
                 if not container.flow and last is not None:
                     # A block collection's end event sits on the next token, maybe lines later;
                     # its text really ends where its last child does.
-                    container.span = Span(start_mark.line + off, start_mark.column, last.end_line, last.end_col)
+                    container.span = new_span(Span, (start_mark.line + off, start_mark.column, last.end_line,
+                                                      last.end_col))
                 else:
                     end = event.end_mark
                     container.span = _span(start_mark.line + off, start_mark.column, end.line + off, end.column,

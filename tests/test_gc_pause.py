@@ -69,6 +69,20 @@ def test_the_cli_restores_the_collector(tmp_path: Path, capsys: pytest.CaptureFi
     assert gc.isenabled()
 
 
+def test_the_evalspec_process_leaves_the_collector_off_until_it_exits(tmp_path: Path) -> None:
+    # Its entry point passes no argv: turned back on as the command returns, the collector would pass over
+    # everything still alive once more just before the process ends.
+    import subprocess
+    import sys
+
+    path = tmp_path / "x.weval.yml"
+    path.write_text("title: t\nmodels: [openai:gpt-4o-mini]\n---\n- prompt: hi\n  should: [greets]\n")
+    script = ("import gc, sys\nfrom evalspec.cli import main\nsys.argv = ['evalspec', 'check', sys.argv[1]]\n"
+              "code = main()\nprint(code, gc.isenabled())")
+    done = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True, text=True, timeout=60)
+    assert done.stdout.split() == ["0", "False"], done.stderr
+
+
 def test_the_server_thaws_what_it_froze_when_documents_close() -> None:
     async def scenario() -> tuple[int, int]:
         docs = Documents(lambda state: None, lambda state, exc: None, debounce_s=0.0)

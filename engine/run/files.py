@@ -19,8 +19,8 @@ def now_utc() -> datetime:
 
 def iso_timestamp(when: datetime) -> str:
     """JavaScript's `toISOString()`: `2024-01-01T12:30:00.123Z`."""
-    when = when.astimezone(UTC)
-    return when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}Z"
+    # isoformat, not strftime: a third of the cost, and a run writes one per result row.
+    return when.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def safe_timestamp(when: datetime) -> str:
