@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 from lsprotocol import types as lsp
 from pygls.uris import from_fs_path, to_fs_path
@@ -78,6 +79,12 @@ class LineIndex:
         return lsp.Range(start=self.position(span.start_line, span.start_col),
                          end=self.position(span.end_line, span.end_col))
 
+    def range_json(self, span: Span) -> dict[str, dict[str, int]]:
+        """`range` as JSON data (for answers encoded without lsprotocol objects)."""
+        sl, sc, el, ec = span
+        return {"start": {"line": max(0, sl), "character": self.client_col(sl, sc)},
+                "end": {"line": max(0, el), "character": self.client_col(el, ec)}}
+
     def point(self, position: lsp.Position) -> tuple[int, int]:
         """An LSP position as the engine's (line, code-point column)."""
         return position.line, self.engine_col(position.line, position.character)
@@ -137,6 +144,28 @@ def diagnostic(finding: Finding, index: LineIndex, uri: str) -> lsp.Diagnostic:
         related_information=related or None,
         tags=tags or None,
     )
+
+
+def diagnostic_json(finding: Finding, index: LineIndex, uri: str) -> dict[str, Any]:
+    """`diagnostic` as JSON data (what pygls would send for it): diagnostics of a large file are built
+    on the analysis thread and sent without lsprotocol objects."""
+    out: dict[str, Any] = {
+        "range": index.range_json(finding.span),
+        "message": finding.message,
+        "severity": int(_SEVERITY.get(finding.severity, lsp.DiagnosticSeverity.Error)),
+        "code": finding.code,
+        "source": SOURCE,
+    }
+    url = finding.extra.get("url") if finding.extra else None
+    if isinstance(url, str):
+        out["codeDescription"] = {"href": url}
+    if finding.related:
+        out["relatedInformation"] = [{"location": {"uri": uri, "range": index.range_json(r.span)},
+                                      "message": r.message} for r in finding.related]
+    tags = [int(_TAG[t]) for t in finding.tags if t in _TAG]
+    if tags:
+        out["tags"] = tags
+    return out
 
 
 # --- edits ------------------------------------------------------------------------------------------

@@ -117,8 +117,12 @@ class Documents:
     def __init__(self, on_fresh: Callable[[DocumentState], None],
                  on_error: Callable[[DocumentState, Exception], None], *,
                  debounce_s: float = DEFAULT_DEBOUNCE_S,
-                 analyzer: Callable[[Path | None], DocumentAnalyzer] | None = None) -> None:
+                 analyzer: Callable[[Path | None], DocumentAnalyzer] | None = None,
+                 prepare: Callable[[DocumentState, Analysis], None] | None = None) -> None:
         self.on_fresh = on_fresh  # called on the event loop when the current version has been analysed
+        # Called on the analysis thread with each new analysis: what every client asks for next (its
+        # diagnostics) is derived there, in the analysis's memo, rather than on the event loop.
+        self.prepare = prepare
         self.on_error = on_error  # called when an analysis raised; the server keeps serving
         self.debounce_s = debounce_s
         self.files = OpenDocumentsSource(self._open_text)
@@ -295,8 +299,7 @@ class Documents:
         if not job.future.done():
             job.future.set_result(result)
 
-    @staticmethod
-    def _analyse(state: DocumentState, job: Job) -> Analysis | None:
+    def _analyse(self, state: DocumentState, job: Job) -> Analysis | None:
         """On the worker thread. Skips the work when the text is already out of date and unwanted."""
         if job.version != state.version and job.needed == 0:
             return None
@@ -308,5 +311,10 @@ class Documents:
         # every prompt of such a file). Thawed again on close (below).
         with gc_paused():
             result = state.analyzer.analyze(job.text)
+            if self.prepare is not None:
+                try:
+                    self.prepare(state, result)
+                except Exception:  # the analysis stands; whoever needs the prepared data derives it later
+                    log.exception("preparing the analysis of %s failed", state.uri)
             gc.freeze()
         return result

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import time
 import traceback
@@ -18,11 +19,12 @@ from pygls.lsp.server import LanguageServer
 
 from evalspec.analysis import Analysis
 from evalspec.detect import FileKind
+from evalspec.source import gc_paused
 
 from .capabilities import ClientSupport
 from .convert import LineIndex
-from .documents import DEFAULT_DEBOUNCE_S, Documents, DocumentState
-from .protocol import EvalspecProtocol
+from .documents import DEFAULT_DEBOUNCE_S, Documents, DocumentState, in_thread
+from .protocol import EvalspecProtocol, JsonReady
 from .run_state import DocumentRuns
 
 log = logging.getLogger(__name__)
@@ -84,6 +86,10 @@ class RunSettings:
 
 # Requests answer within this (a result, or an error while the analysis they need is still running).
 REQUEST_BUDGET_S = 0.8
+# When the request being handled arrived (set per handler task): its analysis wait and the building of a
+# large answer share one budget.
+_request_started: contextvars.ContextVar[float | None] = contextvars.ContextVar("evalspec_request_started",
+                                                                                default=None)
 
 
 class StillAnalysing(JsonRpcException):
@@ -138,7 +144,9 @@ class EvalspecServer(LanguageServer):
                          protocol_cls=EvalspecProtocol)
         self.client = ClientSupport()
         self.settings = Settings()
-        self.documents = Documents(self._analysed, self._analysis_failed)
+        self.documents = Documents(self._analysed, self._analysis_failed, prepare=self._prepare)
+        # Called on the analysis thread with each new analysis (see Documents.prepare).
+        self.on_prepare: list[Callable[[DocumentState, Analysis], None]] = []
         # Hooks for features that follow the document lifecycle (diagnostics, mostly).
         self.on_initialize: list[Callable[[lsp.InitializeParams], None]] = []
         self.on_analysed: list[Callable[[DocumentState], None]] = []  # the current version is analysed
@@ -186,9 +194,75 @@ class EvalspecServer(LanguageServer):
         answered within about a second, even while a large file is still being checked. The analysis
         goes on; the next request finds it done."""
         try:
-            return await asyncio.wait_for(waiting, self.settings.request_budget_s)
+            return await asyncio.wait_for(waiting, self.remaining_budget())
         except TimeoutError:
             raise StillAnalysing(uri) from None
+
+    def remaining_budget(self) -> float:
+        """What is left of the request budget for the request being handled (all of it outside one)."""
+        budget = self.settings.request_budget_s
+        started = _request_started.get()
+        if started is None:
+            return budget
+        return max(0.05, budget - (time.perf_counter() - started))
+
+    async def off_loop(self, build: Callable[..., Any], *args: Any) -> JsonReady:
+        """`build(*args)`, plain JSON data, computed and encoded on a worker thread.
+
+        For answers that grow with the file (the outline, folding ranges of a 4 MB blueprint): the
+        event loop only writes the bytes, so requests on other documents are answered meanwhile.
+        `build` must only read what does not change (an analysis, its lines)."""
+
+        def run() -> JsonReady:
+            with gc_paused():
+                return JsonReady.of(build(*args))
+
+        return await in_thread(run)
+
+    def in_thread(self, fn: Callable[..., R], *args: Any) -> asyncio.Future[R]:
+        """`fn(*args)` on a worker thread (with the cyclic collector held off), for work that grows with
+        the file; `fn` must only read what does not change."""
+
+        def run() -> R:
+            with gc_paused():
+                return fn(*args)
+
+        return in_thread(run)
+
+    async def memoised_off_loop(self, uri: str, analysis: Analysis, key: str, build: Callable[..., Any],
+                                *args: Any) -> JsonReady:
+        """`off_loop(build, *args)` once per analysis (see `memoised_in_thread`)."""
+        return await self.memoised_in_thread(uri, analysis, key, lambda: JsonReady.of(build(*args)))
+
+    async def memoised_in_thread(self, uri: str, analysis: Analysis, key: str, fn: Callable[..., R],
+                                 *args: Any) -> R:
+        """`in_thread(fn, *args)` once per analysis (kept in its memo under `key`): editors ask for the
+        outline and folding of a file again and again, and several requests share one computation.
+        A request waits for it within the request budget, then answers "still checking" while the
+        computation goes on for the next one."""
+        entry = analysis.memo.get(key)
+        if not isinstance(entry, asyncio.Future):
+            entry = self.in_thread(fn, *args)
+            analysis.memo[key] = entry
+
+            def forget_failure(done: asyncio.Future[R]) -> None:
+                if done.cancelled() or done.exception() is not None:
+                    analysis.memo.pop(key, None)  # the next request tries again
+
+            entry.add_done_callback(forget_failure)
+        if entry.done():
+            return entry.result()
+        return await self.within_budget(asyncio.shield(entry), uri)
+
+    def notify_json(self, method: str, params: JsonReady) -> None:
+        """A notification whose params are already JSON (see protocol.JsonReady)."""
+        protocol = self.protocol
+        assert isinstance(protocol, EvalspecProtocol)
+        protocol.notify_json(method, params)
+
+    def _prepare(self, state: DocumentState, analysis: Analysis) -> None:
+        for listener in self.on_prepare:
+            listener(state, analysis)
 
     def _analysed(self, state: DocumentState) -> None:
         for listener in self.on_analysed:
@@ -212,6 +286,7 @@ class EvalspecServer(LanguageServer):
         def register(fn: Handler[P, R]) -> Handler[P, R]:
             async def handle(params):  # no annotation: pygls must not inject the server again
                 started = time.perf_counter()
+                _request_started.set(started)
                 try:
                     return await fn(self, params)
                 except (asyncio.CancelledError, JsonRpcException):

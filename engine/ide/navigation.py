@@ -139,30 +139,44 @@ def _walk(analysis: Any, root: Node, root_slot: sc.Slot, _keys: dict[str, str], 
     seen: set[int] = set()
     while stack and len(out) < MAX_LINKS:
         node, slot, owner = stack.pop()
+        if slot.kind == sc.ANY:
+            continue  # nothing the schema knows lies below: no path to link (most of a large suite)
         if id(node) in seen:
             continue
         seen.add(id(node))
         if isinstance(node, Mapping):
-            keys = _keys_of(node)
+            keys = _lazy_keys(node)
             for k, v in node.pairs:
                 if isinstance(k, Scalar) and isinstance(k.value, str):
-                    stack.append((v, sc.child("agentv", slot, k.value, _constant(keys)), node))
+                    stack.append((v, sc.child("agentv", slot, k.value, keys), node))
         elif isinstance(node, Sequence):
             for i, it in enumerate(node.items):
                 if isinstance(it, Scalar) and slot.value == sc.V_TESTS:
                     stack.append((it, sc.TESTS_ITEM, owner))
                     continue
-                item_keys = _keys_of(it) if isinstance(it, Mapping) else {}
-                stack.append((it, sc.child("agentv", slot, i, _constant(item_keys)), owner))
+                item_keys = _lazy_keys(it) if isinstance(it, Mapping) else _no_keys
+                stack.append((it, sc.child("agentv", slot, i, item_keys), owner))
         elif isinstance(node, Scalar) and isinstance(node.value, str) and folder is not None:
             target = _scalar_target(analysis, folder, slot, node.value, owner)
             if target is not None:
                 out.append(Link(node.span, target))
 
 
-def _constant(keys: dict[str, str]) -> Callable[[], dict[str, str]]:
-    """The keys of one object, as the schema's `keys` callback."""
-    return lambda: keys
+def _no_keys() -> dict[str, str]:
+    return {}
+
+
+def _lazy_keys(node: Mapping) -> Callable[[], dict[str, str]]:
+    """The keys of one object, as the schema's `keys` callback: read only when a step needs them (an
+    assertion's `type`), not for every mapping of the file."""
+    found: list[dict[str, str]] = []
+
+    def keys() -> dict[str, str]:
+        if not found:
+            found.append(_keys_of(node))
+        return found[0]
+
+    return keys
 
 
 def _keys_of(node: Mapping) -> dict[str, str]:

@@ -102,12 +102,23 @@ def _file_models(analysis: object) -> list[str]:
 def quick_fixes(server: EvalspecServer, snap: Snapshot,
                 diagnostics: Iterable[lsp.Diagnostic]) -> list[lsp.CodeAction]:
     """The fixes of the findings behind the diagnostics the client sent, each linked to its diagnostic."""
-    own = [f for f in snap.analysis.findings if f.fixes and _in_this_file(f, snap)]
+    ours = [d for d in diagnostics if d.source in (None, convert.SOURCE)]
+    if not ours:
+        return []
+    codes = {d.code for d in ours}
+    # Findings placed once per request, looked up by code and range: a client may send every
+    # diagnostic of the selection (thousands, with a whole 4 MB file selected).
+    by_code: dict[object, list[tuple[Finding, Place]]] = {}
+    exact: dict[tuple[object, Place], Finding] = {}
+    for f in snap.analysis.findings:
+        if f.fixes and f.code in codes and _in_this_file(f, snap):
+            rng = snap.index.range_json(f.span)
+            place = (rng["start"]["line"], rng["start"]["character"], rng["end"]["line"], rng["end"]["character"])
+            by_code.setdefault(f.code, []).append((f, place))
+            exact.setdefault((f.code, place), f)
     actions: list[lsp.CodeAction] = []
-    for diag in diagnostics:
-        if diag.source not in (None, convert.SOURCE):
-            continue
-        finding = _finding_for(diag, own, snap)
+    for diag in ours:
+        finding = exact.get((diag.code, _place(diag.range))) or _overlapping(diag, by_code.get(diag.code, []))
         if finding is None:
             continue
         for fix in finding.fixes:
@@ -118,27 +129,23 @@ def quick_fixes(server: EvalspecServer, snap: Snapshot,
     return actions
 
 
+Place = tuple[int, int, int, int]  # a range in client units: start line, start character, end line, end character
+
+
+def _place(rng: lsp.Range) -> Place:
+    return rng.start.line, rng.start.character, rng.end.line, rng.end.character
+
+
+def _overlapping(diag: lsp.Diagnostic, placed: list[tuple[Finding, Place]]) -> Finding | None:
+    """Failing an exact match (a client that moved the range as the user typed), the first finding with
+    the diagnostic's code whose range overlaps."""
+    sl, sc, el, ec = _place(diag.range)
+    for finding, (fsl, fsc, fel, fec) in placed:
+        if (fsl, fsc) <= (el, ec) and (sl, sc) <= (fel, fec):
+            return finding
+    return None
+
+
 def _in_this_file(finding: Finding, snap: Snapshot) -> bool:
     path = convert.finding_path(finding, snap.analysis.path)
     return path is None or path == snap.analysis.path
-
-
-def _finding_for(diag: lsp.Diagnostic, findings: list[Finding], snap: Snapshot) -> Finding | None:
-    """The finding with the diagnostic's code on exactly its range; failing that (a client that moved
-    the range as the user typed), the one with that code whose range overlaps."""
-    same_code = [f for f in findings if f.code == diag.code]
-    overlapping = None
-    for finding in same_code:
-        rng = snap.index.range(finding.span)
-        if rng == diag.range:
-            return finding
-        if overlapping is None and _overlaps(rng, diag.range):
-            overlapping = finding
-    return overlapping
-
-
-def _overlaps(a: lsp.Range, b: lsp.Range) -> bool:
-    def key(p: lsp.Position) -> tuple[int, int]:
-        return p.line, p.character
-
-    return key(a.start) <= key(b.end) and key(b.start) <= key(a.end)

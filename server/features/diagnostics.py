@@ -9,6 +9,10 @@ push as their own publication, with pull as `relatedDocuments`. A file's publish
 union of what every open document reports about it, so closing one document does not wipe what
 another one found.
 
+Diagnostics are JSON data, not lsprotocol objects: a blueprint with an error in each of its 12,000
+prompts has 12,000 of them, and building and converting the objects held the event loop for seconds.
+They are built on the analysis thread with each analysis (kept in its memo) and sent as they are.
+
 After a run, failed points and assertions are Information diagnostics too (source `evalspec run`,
 engine/ide/run_notes.py), republished whenever the document's run results change; an edited item's
 notes go with the next analysis (the item's text no longer matches its run).
@@ -21,16 +25,21 @@ import itertools
 import os
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 
+from evalspec.analysis import Analysis
 from evalspec.detect import FileKind
 from evalspec.ide.run_notes import run_notes
 
 from .. import convert
 from ..documents import DocumentState
+from ..protocol import JsonReady
 from ..server import EvalspecServer
+
+Diagnostic = dict[str, Any]  # an LSP Diagnostic as JSON data
 
 RUN_SOURCE = "evalspec run"
 
@@ -38,12 +47,10 @@ PULL_OPTIONS = lsp.DiagnosticOptions(identifier="evalspec", inter_file_dependenc
                                      workspace_diagnostics=False)
 
 
-def diagnostics_by_uri(server: EvalspecServer, state: DocumentState) -> dict[str, list[lsp.Diagnostic]]:
-    """The current analysis as diagnostics, grouped by the file each finding belongs to."""
-    analysis = state.analysis
-    if analysis is None or analysis.kind is FileKind.NONE:
-        return {}
-    out: dict[str, list[lsp.Diagnostic]] = {state.uri: []}
+def findings_by_uri(server: EvalspecServer, state: DocumentState, analysis: Analysis) -> dict[str, list[Diagnostic]]:
+    """The analysis's findings as diagnostics, grouped by the file each belongs to (on the analysis
+    thread, see `prepare`, or on the loop when that did not happen)."""
+    out: dict[str, list[Diagnostic]] = {state.uri: []}
     own = server.index(analysis)
     others: dict[Path, tuple[str, convert.LineIndex]] = {}
     for finding in analysis.findings:
@@ -54,17 +61,34 @@ def diagnostics_by_uri(server: EvalspecServer, state: DocumentState) -> dict[str
             if path not in others:
                 others[path] = (convert.uri_of(path), server.index_of_path(path))
             uri, index = others[path]
-        out.setdefault(uri, []).append(convert.diagnostic(finding, index, uri))
-    out[state.uri] += run_diagnostics(server, state, own)
+        out.setdefault(uri, []).append(convert.diagnostic_json(finding, index, uri))
     return out
 
 
-def run_diagnostics(server: EvalspecServer, state: DocumentState, index: convert.LineIndex) -> list[lsp.Diagnostic]:
+def _memo_key(server: EvalspecServer, state: DocumentState) -> str:
+    return f"lsp.diagnostics {server.encoding} {state.uri}"
+
+
+def diagnostics_by_uri(server: EvalspecServer, state: DocumentState) -> dict[str, list[Diagnostic]]:
+    """The current analysis as diagnostics, grouped by the file each finding belongs to."""
+    analysis = state.analysis
+    if analysis is None or analysis.kind is FileKind.NONE:
+        return {}
+    key = _memo_key(server, state)
+    found = analysis.memo.get(key)
+    if not isinstance(found, dict):
+        found = analysis.memo[key] = findings_by_uri(server, state, analysis)
+    out = {uri: list(items) for uri, items in found.items()}  # copies: the memo's lists stay as they are
+    out[state.uri] += run_diagnostics(server, state, server.index(analysis))
+    return out
+
+
+def run_diagnostics(server: EvalspecServer, state: DocumentState, index: convert.LineIndex) -> list[Diagnostic]:
     runs = server.runs.get(state.uri)
     if runs is None or not server.settings.run.diagnostics or state.analysis is None:
         return []
-    return [lsp.Diagnostic(range=index.range(note.span), message=note.message,
-                           severity=lsp.DiagnosticSeverity.Information, code=note.code, source=RUN_SOURCE)
+    return [{"range": index.range_json(note.span), "message": note.message,
+             "severity": int(lsp.DiagnosticSeverity.Information), "code": note.code, "source": RUN_SOURCE}
             for note in run_notes(state.analysis, runs.board)]
 
 
@@ -77,12 +101,12 @@ class PushedDiagnostics:
     """What has been published: per target URI, the diagnostics each open document contributed."""
 
     def __init__(self) -> None:
-        self._by_target: dict[str, dict[str, list[lsp.Diagnostic]]] = defaultdict(dict)
+        self._by_target: dict[str, dict[str, list[Diagnostic]]] = defaultdict(dict)
 
-    def union(self, target: str) -> list[lsp.Diagnostic]:
+    def union(self, target: str) -> list[Diagnostic]:
         return [d for part in self._by_target.get(target, {}).values() for d in part]
 
-    def replace(self, owner: str, per_target: dict[str, list[lsp.Diagnostic]]) -> dict[str, bool]:
+    def replace(self, owner: str, per_target: dict[str, list[Diagnostic]]) -> dict[str, bool]:
         """Set `owner`'s contributions; returns every target touched → whether its union changed."""
         touched = {t for t, parts in self._by_target.items() if owner in parts} | set(per_target)
         before = {t: self.union(t) for t in touched}
@@ -104,10 +128,10 @@ class PulledReports:
         self._session = os.urandom(3).hex()  # result ids from an earlier server never match
         self._ids = itertools.count(1)
         # uri -> (what the report depends on, its result id, the diagnostics, the analysis itself)
-        self._last: dict[str, tuple[object, str, dict[str, list[lsp.Diagnostic]], object]] = {}
+        self._last: dict[str, tuple[object, str, dict[str, list[Diagnostic]], object]] = {}
 
-    def report(self, server: EvalspecServer, state: DocumentState,
-               previous_result_id: str | None) -> lsp.DocumentDiagnosticReport:
+    def report(self, server: EvalspecServer, state: DocumentState, previous_result_id: str | None) -> JsonReady:
+        """A DocumentDiagnosticReport (related documents included) as JSON."""
         cached = self._last.get(state.uri)
         key = (id(state.analysis), _generation(server, state.uri), server.settings.run.diagnostics)
         if cached is not None and cached[0] == key and cached[3] is state.analysis:
@@ -123,14 +147,15 @@ class PulledReports:
             else:
                 result_id = f"{self._session}-{next(self._ids)}"
             self._last[state.uri] = (key, result_id, per_target, state.analysis)
-        related: dict[str, lsp.FullDocumentDiagnosticReport | lsp.UnchangedDocumentDiagnosticReport] = {
-            uri: lsp.FullDocumentDiagnosticReport(items=items)
-            for uri, items in per_target.items() if uri != state.uri}
+        related = {uri: {"kind": "full", "items": items} for uri, items in per_target.items() if uri != state.uri}
+        report: dict[str, Any]
         if previous_result_id == result_id:
-            return lsp.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id,
-                                                                related_documents=related or None)
-        return lsp.RelatedFullDocumentDiagnosticReport(items=per_target.get(state.uri, []), result_id=result_id,
-                                                       related_documents=related or None)
+            report = {"kind": "unchanged", "resultId": result_id}
+        else:
+            report = {"kind": "full", "resultId": result_id, "items": per_target.get(state.uri, [])}
+        if related:
+            report["relatedDocuments"] = related
+        return JsonReady.of(report)
 
     def forget(self, uri: str) -> None:
         self._last.pop(uri, None)
@@ -140,16 +165,17 @@ def register(server: EvalspecServer) -> None:
     pushed = PushedDiagnostics()
     pulled = PulledReports()
 
-    def publish(state: DocumentState, per_target: dict[str, list[lsp.Diagnostic]]) -> None:
+    def publish(state: DocumentState, per_target: dict[str, list[Diagnostic]]) -> None:
         changed = pushed.replace(state.uri, per_target)
         if state.is_eval_file:
             changed[state.uri] = True  # an eval file always hears back, even "no problems"
         for target, differs in changed.items():
             if not differs:
                 continue  # unrelated YAML that never had diagnostics gets no notification at all
-            version = state.version if target == state.uri else None
-            server.text_document_publish_diagnostics(
-                lsp.PublishDiagnosticsParams(uri=target, diagnostics=pushed.union(target), version=version))
+            params: dict[str, Any] = {"uri": target, "diagnostics": pushed.union(target)}
+            if target == state.uri:
+                params["version"] = state.version
+            server.notify_json(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, JsonReady.of(params))
 
     refreshed: dict[str, int] = {}  # uri -> the re-checks a pull client was told about
 
@@ -174,7 +200,7 @@ def register(server: EvalspecServer) -> None:
             # Declared only now: `diagnosticProvider` must not be advertised to push-only clients.
             server.request(lsp.TEXT_DOCUMENT_DIAGNOSTIC, PULL_OPTIONS, empty=None)(pull)
 
-    async def pull(server: EvalspecServer, params: lsp.DocumentDiagnosticParams) -> lsp.DocumentDiagnosticReport:
+    async def pull(server: EvalspecServer, params: lsp.DocumentDiagnosticParams) -> Any:
         uri = params.text_document.uri
         try:
             await asyncio.wait_for(server.documents.settled(uri), server.settings.request_budget_s)
@@ -184,7 +210,7 @@ def register(server: EvalspecServer) -> None:
                                    int(lsp.LSPErrorCodes.ServerCancelled), {"retriggerRequest": True}) from None
         state = server.documents.get(uri)
         if state is None or state.analysis is None:
-            return lsp.RelatedFullDocumentDiagnosticReport(items=[])
+            return JsonReady.of({"kind": "full", "items": []})
         return pulled.report(server, state, params.previous_result_id)
 
     def runs_changed(uri: str) -> None:
@@ -196,6 +222,12 @@ def register(server: EvalspecServer) -> None:
         if state is not None and state.analysis is not None and state.analysis_version == state.version:
             publish(state, diagnostics_by_uri(server, state))
 
+    def prepare(state: DocumentState, analysis: Analysis) -> None:
+        # On the analysis thread: the diagnostics every client asks for next.
+        if analysis.kind is not FileKind.NONE:
+            analysis.memo[_memo_key(server, state)] = findings_by_uri(server, state, analysis)
+
+    server.on_prepare.append(prepare)
     server.on_runs_changed.append(runs_changed)
     server.on_initialize.append(initialize)
     server.on_analysed.append(analysed)

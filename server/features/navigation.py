@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from lsprotocol import types as lsp
 
+from evalspec.analysis import Analysis
 from evalspec.ide.navigation import definition as engine_definition
 from evalspec.ide.navigation import document_links
 
@@ -31,9 +33,15 @@ def register(server: EvalspecServer) -> None:
         return out
 
     @server.request(lsp.TEXT_DOCUMENT_DOCUMENT_LINK, lsp.DocumentLinkOptions(resolve_provider=False), empty=list)
-    async def links(server: EvalspecServer, params: lsp.DocumentLinkParams) -> list[lsp.DocumentLink]:
+    async def links(server: EvalspecServer, params: lsp.DocumentLinkParams) -> Any:
         snap = await server.snapshot(params.text_document.uri)
         if snap is None:
             return []
-        return [lsp.DocumentLink(range=snap.index.range(link.span), target=convert.uri_of(link.target))
-                for link in document_links(snap.analysis)]
+        # A walk over the whole tree (a second on a 4 MB suite): on a worker thread, once per analysis.
+        return await server.memoised_off_loop(snap.uri, snap.analysis, f"lsp.links {snap.index.encoding}", links_json,
+                                              snap.analysis, snap.index)
+
+
+def links_json(analysis: Analysis, index: convert.LineIndex) -> list[dict[str, Any]]:
+    return [{"range": index.range_json(link.span), "target": convert.uri_of(link.target)}
+            for link in document_links(analysis)]

@@ -1,0 +1,132 @@
+"""A 4 MB blueprint over the protocol (issue 15): the outline, folding, lenses, diagnostics and quick
+fixes of ~12,000 prompts are complete and in the right places, and building them (on worker threads,
+sent as JSON without lsprotocol objects) does not hold up a request on another document.
+
+No durations are asserted; the one check about time is an order: a hover on a small file, sent just
+after the big file's outline was asked for, is answered first. bench/lsp_big.py measures the times.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest_lsp
+from lsprotocol import types as lsp
+from pytest_lsp import ClientServerConfig
+
+from .session import CLIENTS, SERVER, RecordingClient, make_client, open_doc, start
+
+CAP = 4 * 1024 * 1024
+GUARD_S = 600.0  # only stops a broken server from hanging the suite (a loaded machine is slow)
+SMALL = "title: small\nmodels: [openai:gpt-4o-mini]\n---\n- id: a\n  prompt: hi\n  should: [be brief]\n"
+
+
+def prompt(i: int, typo: bool) -> str:
+    return (f'- id: p{i}\n  prompt: "Question {i}: explain concept {i} in two sentences."\n'
+            f'  ideal: "Concept {i} is explained here."\n  {"shuld" if typo else "should"}:\n'
+            f'    - "mentions concept {i} by name"\n    - $contains: "answer"\n'
+            f'  should_not:\n    - $contains: "As an AI"\n')
+
+
+def blueprint(typo: bool) -> tuple[str, int]:
+    """A blueprint just under the editor's 4 MB cap, and its number of prompts."""
+    head = "title: Big\nmodels:\n  - openai:gpt-4o-mini\n---\n"
+    parts, size, n = [head], len(head), 0
+    while size + len(prompt(n, typo)) < CAP - 1024:
+        parts.append(prompt(n, typo))
+        size += len(prompt(n, typo))
+        n += 1
+    return "".join(parts), n
+
+
+def first_line_of(text: str, needle: str) -> int:
+    return text.count("\n", 0, text.index(needle))
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER, client_factory=make_client),
+                    params=CLIENTS[1:], ids=["vscode"])
+async def big_client(lsp_client: RecordingClient, request, tmp_path):
+    await start(lsp_client, request.param, tmp_path, options={"debounceMs": 20, "requestBudgetMs": GUARD_S * 1000})
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def diagnostics_of(client: RecordingClient, uri: str) -> list[lsp.Diagnostic]:
+    async def wait() -> list[lsp.Diagnostic]:
+        while True:
+            for params in reversed(client.published):
+                if params.uri == uri and params.version == 1:
+                    return list(params.diagnostics)
+            client.published_event.clear()
+            await client.published_event.wait()
+
+    return await asyncio.wait_for(wait(), GUARD_S)
+
+
+def doc(uri: str) -> lsp.TextDocumentIdentifier:
+    return lsp.TextDocumentIdentifier(uri=uri)
+
+
+async def test_a_4_mb_blueprint_outline_folding_and_lenses(big_client: RecordingClient, tmp_path):
+    text, n = blueprint(typo=False)
+    assert n > 10_000 and len(text.encode()) < CAP
+    small = open_doc(big_client, tmp_path / "small.yml", SMALL)
+    uri = open_doc(big_client, tmp_path / "big.yml", text)
+    assert await diagnostics_of(big_client, uri) == []  # analysed, and valid
+
+    # The outline asked for first, then a hover on the small file: the hover does not wait for it.
+    order: list[str] = []
+    outline = asyncio.ensure_future(big_client.text_document_document_symbol_async(
+        lsp.DocumentSymbolParams(text_document=doc(uri))))
+    outline.add_done_callback(lambda _: order.append("outline"))
+    hover = asyncio.ensure_future(big_client.text_document_hover_async(
+        lsp.HoverParams(text_document=doc(small), position=lsp.Position(line=5, character=4))))
+    hover.add_done_callback(lambda _: order.append("hover"))
+    symbols, info = await asyncio.wait_for(asyncio.gather(outline, hover), GUARD_S)
+    assert info is not None
+    assert order == ["hover", "outline"]
+
+    prompts = [s for s in symbols if s.name.startswith("p")]
+    assert len(prompts) == n
+    for i in (0, n // 2, n - 1):
+        s = prompts[i]
+        line = first_line_of(text, f"- id: p{i}\n")
+        assert s.name.startswith(f"p{i}") and isinstance(s, lsp.DocumentSymbol)
+        assert s.selection_range.start == lsp.Position(line=line, character=6)
+        assert s.range.start.line == line and s.range.end.line == line + 7
+        assert [c.name for c in s.children or ()][:1] == [f"mentions concept {i} by name"]
+    # Asked again (as editors do after a while): the same outline.
+    again = await big_client.text_document_document_symbol_async(lsp.DocumentSymbolParams(text_document=doc(uri)))
+    assert again == symbols
+
+    folds = await big_client.text_document_folding_range_async(lsp.FoldingRangeParams(text_document=doc(uri)))
+    spans = {(r.start_line, r.end_line) for r in folds}
+    last = first_line_of(text, f"- id: p{n - 1}\n")
+    assert (last, last + 7) in spans and len(folds) >= 3 * n
+
+    lenses = await big_client.text_document_code_lens_async(lsp.CodeLensParams(text_document=doc(uri)))
+    titles = [lens.command.title for lens in lenses if lens.command is not None]
+    assert titles.count("▶ Run") == n
+    assert f"▶ Run all ({n} prompts)" in titles
+    runs = [lens for lens in lenses if lens.command is not None and lens.command.title == "▶ Run"]
+    assert runs[-1].range.start.line == last
+    assert runs[-1].command is not None and list(runs[-1].command.arguments or ()) == [{"uri": uri, "item": f"p{n - 1}"}]
+
+
+async def test_a_4_mb_blueprint_with_an_error_in_every_prompt(big_client: RecordingClient, tmp_path):
+    text, n = blueprint(typo=True)
+    uri = open_doc(big_client, tmp_path / "typos.yml", text)
+    diagnostics = await diagnostics_of(big_client, uri)
+    typos = [d for d in diagnostics if d.range.start.line != 0 and "shuld" in d.message]
+    assert len(typos) == n
+    lines = text.split("\n")
+    for d in (typos[0], typos[-1]):
+        assert lines[d.range.start.line][d.range.start.character:d.range.end.character] == "shuld"
+        assert d.source == "evalspec" and d.severity is not None
+    # The whole file selected, with every diagnostic in it (what VS Code sends): a fix for each typo.
+    actions = await asyncio.wait_for(big_client.text_document_code_action_async(lsp.CodeActionParams(
+        text_document=doc(uri),
+        range=lsp.Range(start=lsp.Position(line=0, character=0), end=lsp.Position(line=len(lines) - 1, character=0)),
+        context=lsp.CodeActionContext(diagnostics=diagnostics, only=[lsp.CodeActionKind.QuickFix]))), GUARD_S)
+    fixed = {a.diagnostics[0].range.start.line for a in actions if a.diagnostics and "should" in a.title}
+    assert fixed == {d.range.start.line for d in typos}
