@@ -185,6 +185,15 @@ def workspace_edit(edits: Iterable[Edit], index: LineIndex, uri: str, version: i
     return lsp.WorkspaceEdit(changes={uri: changes})
 
 
+def workspace_edit_json(edits: Iterable[Edit], index: LineIndex, uri: str, version: int | None,
+                        document_changes: bool) -> dict[str, Any]:
+    """`workspace_edit` as JSON data."""
+    changes = [{"range": index.range_json(e.span), "newText": e.new_text} for e in edits]
+    if document_changes:
+        return {"documentChanges": [{"textDocument": {"uri": uri, "version": version}, "edits": changes}]}
+    return {"changes": {uri: changes}}
+
+
 def code_action(fix: Fix, kind: str, index: LineIndex, uri: str, version: int | None, *,
                 document_changes: bool, diagnostics: Sequence[lsp.Diagnostic] | None = None,
                 preferred_support: bool = True) -> lsp.CodeAction:

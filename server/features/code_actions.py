@@ -9,9 +9,13 @@ its lens runs (features/run.py). They have no kind, so menus that list every act
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import functools
+from collections.abc import Sequence
+from typing import Any
 
+from cattrs import Converter
 from lsprotocol import types as lsp
+from pygls.protocol import default_converter
 
 from evalspec.detect import FileKind
 from evalspec.findings import Finding
@@ -19,6 +23,7 @@ from evalspec.ide.refactor import refactorings
 from evalspec.run.items import entries
 
 from .. import convert
+from ..protocol import JsonReady
 from ..server import EvalspecServer, Snapshot
 from .run import CANCEL, PLAN, RUN
 
@@ -34,14 +39,17 @@ def register(server: EvalspecServer) -> None:
     options = lsp.CodeActionOptions(code_action_kinds=KINDS, resolve_provider=False)
 
     @server.request(lsp.TEXT_DOCUMENT_CODE_ACTION, options, empty=list)
-    async def code_action(server: EvalspecServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
+    async def code_action(server: EvalspecServer, params: lsp.CodeActionParams) -> Any:
         snap = await server.snapshot(params.text_document.uri)
         if snap is None:
             return []
         only = params.context.only
+        # Quick fixes are JSON data built on a worker thread: with a whole 4 MB file selected a client
+        # sends every diagnostic (12,000), and as many actions as lsprotocol objects cost seconds on the loop.
+        fixes: list[dict[str, Any]] = []
+        if wanted(lsp.CodeActionKind.QuickFix, only) and params.context.diagnostics:
+            fixes = await server.in_thread(quick_fixes, server, snap, params.context.diagnostics)
         actions: list[lsp.CodeAction] = []
-        if wanted(lsp.CodeActionKind.QuickFix, only):
-            actions += quick_fixes(server, snap, params.context.diagnostics)
         if wanted(lsp.CodeActionKind.Refactor, only):
             span = snap.index.span(params.range)
             for fix in refactorings(snap.analysis, span):
@@ -51,7 +59,13 @@ def register(server: EvalspecServer) -> None:
                     preferred_support=server.client.preferred_code_actions))
         if not only:
             actions += run_actions(server, snap, params.range.start.line)
-        return actions
+        return JsonReady.of(fixes + [_converter().unstructure(a) for a in actions])
+
+
+@functools.cache
+def _converter() -> Converter:
+    """pygls's converter, for the few actions still built as lsprotocol objects."""
+    return default_converter()
 
 
 MAX_MODEL_ACTIONS = 12  # "Run … with <model>" for at most this many of the file's models
@@ -99,9 +113,9 @@ def _file_models(analysis: object) -> list[str]:
     return models if len(models) > 1 else []
 
 
-def quick_fixes(server: EvalspecServer, snap: Snapshot,
-                diagnostics: Iterable[lsp.Diagnostic]) -> list[lsp.CodeAction]:
-    """The fixes of the findings behind the diagnostics the client sent, each linked to its diagnostic."""
+def quick_fixes(server: EvalspecServer, snap: Snapshot, diagnostics: Sequence[lsp.Diagnostic]) -> list[dict[str, Any]]:
+    """The fixes of the findings behind the diagnostics the client sent, each linked to its diagnostic
+    (CodeActions as JSON data; on a worker thread)."""
     ours = [d for d in diagnostics if d.source in (None, convert.SOURCE)]
     if not ours:
         return []
@@ -116,17 +130,40 @@ def quick_fixes(server: EvalspecServer, snap: Snapshot,
             place = (rng["start"]["line"], rng["start"]["character"], rng["end"]["line"], rng["end"]["character"])
             by_code.setdefault(f.code, []).append((f, place))
             exact.setdefault((f.code, place), f)
-    actions: list[lsp.CodeAction] = []
+    document_changes = server.client.document_changes
+    preferred = server.client.preferred_code_actions
+    actions: list[dict[str, Any]] = []
     for diag in ours:
         finding = exact.get((diag.code, _place(diag.range))) or _overlapping(diag, by_code.get(diag.code, []))
         if finding is None:
             continue
+        sent = _as_sent(diag)
         for fix in finding.fixes:
-            actions.append(convert.code_action(
-                fix, lsp.CodeActionKind.QuickFix, snap.index, snap.uri, snap.version,
-                document_changes=server.client.document_changes, diagnostics=[diag],
-                preferred_support=server.client.preferred_code_actions))
+            action: dict[str, Any] = {
+                "title": fix.title, "kind": lsp.CodeActionKind.QuickFix.value, "diagnostics": [sent],
+                "edit": convert.workspace_edit_json(fix.edits, snap.index, snap.uri, snap.version, document_changes)}
+            if preferred:
+                action["isPreferred"] = fix.preferred
+            actions.append(action)
     return actions
+
+
+def _as_sent(diag: lsp.Diagnostic) -> dict[str, Any]:
+    """The client's diagnostic as JSON, to link the action to it (by hand for what ours carry: cattrs
+    for each of 12,000 would cost a second)."""
+    if diag.related_information or diag.data is not None or diag.code_description is not None or diag.tags:
+        return dict(_converter().unstructure(diag))
+    r = diag.range
+    out: dict[str, Any] = {"range": {"start": {"line": r.start.line, "character": r.start.character},
+                                     "end": {"line": r.end.line, "character": r.end.character}},
+                           "message": diag.message}
+    if diag.severity is not None:
+        out["severity"] = int(diag.severity)
+    if diag.code is not None:
+        out["code"] = diag.code
+    if diag.source is not None:
+        out["source"] = diag.source
+    return out
 
 
 Place = tuple[int, int, int, int]  # a range in client units: start line, start character, end line, end character

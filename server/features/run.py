@@ -85,7 +85,9 @@ class RunFeature:
             return f"the file has {len(errors)} error(s); fix them to run it"
         try:
             options = options_for(self.server, target.uri, target.item, target.model)
-            plan = plan_for(snap.analysis, options)
+            # On a worker thread: planning hashes every prompt (0.8 s for a 4 MB blueprint), and the
+            # event loop keeps answering meanwhile.
+            plan = await self.server.in_thread(plan_for, snap.analysis, options)
         except (PlanError, ValueError) as exc:
             return str(exc)
         return snap, plan, options
@@ -98,8 +100,13 @@ class RunFeature:
         if isinstance(planned, str):
             return self.refuse(planned)
         _, plan, options = planned
-        summary = plan.summary()
-        summary["problems"] = problems(plan, options)
+
+        def summarise() -> dict[str, Any]:
+            summary: dict[str, Any] = plan.summary()
+            summary["problems"] = problems(plan, options)
+            return summary
+
+        summary = await self.server.in_thread(summarise)
         self.message(lsp.MessageType.Info, format_plan(summary))
         return {"ok": True, "plan": summary}
 
@@ -129,9 +136,9 @@ class RunFeature:
         if isinstance(planned, str):
             return self.refuse(planned)
         snap, plan, options = planned
+        found = await self.server.in_thread(problems, plan, options)
         if state.running:  # another command started one while this one was planning
             return self.refuse(ALREADY_RUNNING)
-        found = problems(plan, options)
         if found:  # the run still goes on: those cells fail with the same reason, visibly
             self.message(lsp.MessageType.Warning, "evalspec: " + "; ".join(found))
         state.items = run_items(snap.analysis)
