@@ -31,6 +31,9 @@ from pygls.protocol.language_server import lsp_method
 from evalspec import jsonio
 
 log = logging.getLogger(__name__)
+# pygls logs each message it sends ("Sending data: …") on this logger: kept at DEBUG, dropped below it
+# (server/logs.py); answers sent here are logged the same way.
+_sent_log = logging.getLogger("pygls.protocol.json_rpc")
 _writes: set[asyncio.Future[Any]] = set()
 
 # What `structure_message` returns for a message it already answered: `handle_message` drops it.
@@ -71,6 +74,7 @@ class EvalspecProtocol(LanguageServerProtocol):
         if self.writer is None:
             log.error("Unable to send data, no available transport!")
             return
+        _sent_log.info("Sending data: %s", _Decoded(body))
         if self._include_headers:
             body = (f"Content-Length: {len(body)}\r\nContent-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}"
                     "\r\n\r\n").encode("ascii") + body
@@ -112,6 +116,18 @@ class EvalspecProtocol(LanguageServerProtocol):
                                         "sent only once")
         self._initialized = True
         return (yield from super().lsp_initialize(params))
+
+
+class _Decoded:
+    """A message body, decoded only if a log line is written (DEBUG): never for a filtered one."""
+
+    __slots__ = ("body",)
+
+    def __init__(self, body: bytes) -> None:
+        self.body = body
+
+    def __str__(self) -> str:
+        return self.body.decode("utf-8", "replace")
 
 
 def _why(exc: JsonRpcException) -> str:

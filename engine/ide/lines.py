@@ -125,8 +125,12 @@ def _value(text: str) -> tuple[str, str]:
             return text.rstrip(), QUOTE_OPEN
         return text[: end + 1], INLINE
     if first in "[{":
-        depth, i, n = 0, 0, len(text)
-        while i < n:
+        depth, i = 0, 0
+        while True:
+            found = _FLOW_STOP.search(text, i)  # the next quote or bracket (a 4 MB line costs ms, not seconds)
+            if found is None:
+                return text.rstrip(), FLOW_OPEN
+            i = found.start()
             c = text[i]
             if c in "\"'":
                 end = closing_quote(text, i)
@@ -135,32 +139,42 @@ def _value(text: str) -> tuple[str, str]:
                 i = end
             elif c in "[{":
                 depth += 1
-            elif c in "]}":
+            else:
                 depth -= 1
                 if depth == 0:
                     return text[: i + 1], INLINE
             i += 1
-        return text.rstrip(), FLOW_OPEN
     cut = text.find(" #")
     return (text if cut < 0 else text[:cut]).rstrip(), INLINE
+
+
+_DQ_STOP = re.compile(r'["\\]')  # what ends or escapes inside a double-quoted scalar
+_FLOW_STOP = re.compile(r"[\"'\[\]{}]")  # what a flow collection's nesting turns on
 
 
 def closing_quote(text: str, start: int) -> int:
     """Index of the quote closing the one at `start`, or -1 when it is not closed on this text."""
     q = text[start]
     i, n = start + 1, len(text)
-    while i < n:
-        c = text[i]
-        if q == '"' and c == "\\":
-            i += 2
+    while True:
+        # Jumps to the next quote (or backslash) in C: a character loop cost 0.4 s on a 4 MB line, on
+        # every hover and completion there.
+        if q == '"':
+            found = _DQ_STOP.search(text, i)
+            j = found.start() if found is not None else -1
+        else:
+            j = text.find(q, i)
+        if j < 0:
+            return -1
+        if q == '"' and text[j] == "\\":
+            i = j + 2
+            if i >= n:
+                return -1
             continue
-        if c == q:
-            if q == "'" and i + 1 < n and text[i + 1] == "'":
-                i += 2
-                continue
-            return i
-        i += 1
-    return -1
+        if q == "'" and j + 1 < n and text[j + 1] == "'":
+            i = j + 2
+            continue
+        return j
 
 
 def scalar_text(raw: str) -> str:
