@@ -8,8 +8,9 @@ requests, that no other part of the run has claimed.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import httpx
@@ -18,27 +19,19 @@ from ..jsonio import dumps_bytes
 from ..providers.anthropic import AnthropicProvider
 from ..providers.base import BAD_RESPONSE, ProviderError
 from .api import ANTHROPIC_MAX_BYTES, ANTHROPIC_MAX_REQUESTS, BatchStatus, ItemResult, Limits
+from .http_batches import HttpBatches
 from .wire import jsonl_lines, request_json
 
-LIST_PAGES = 20  # pages of 100 listed when looking for a batch whose id was never journaled
 
-
-class AnthropicBatches:
+class AnthropicBatches(HttpBatches):
     api = "anthropic"
+    list_cursor = "after_id"
 
     def __init__(self, provider: AnthropicProvider, limits: Limits | None = None) -> None:
         self.provider = provider
         self.name = provider.name
         self.limits = limits or Limits(ANTHROPIC_MAX_REQUESTS, ANTHROPIC_MAX_BYTES)
         self.batches_url = f"{provider.url.rstrip('/')}/batches"
-
-    @property
-    def _headers(self) -> Mapping[str, str]:
-        return self.provider.request_headers
-
-    @property
-    def _timeout(self) -> float:
-        return self.provider.timeout
 
     def encode(self, custom_id: str, body: dict[str, Any]) -> bytes:
         return dumps_bytes({"custom_id": custom_id, "params": body})
@@ -52,40 +45,19 @@ class AnthropicBatches:
                                   max(self._timeout, 300.0), content=body)
         return self._status(data)
 
-    async def get(self, batch_id: str) -> BatchStatus:
-        data = await request_json(self.provider.client, self.name, "GET", f"{self.batches_url}/{batch_id}",
-                                  self._headers, self._timeout)
-        return self._status(data)
-
-    async def cancel(self, batch_id: str) -> BatchStatus:
-        data = await request_json(self.provider.client, self.name, "POST",
-                                  f"{self.batches_url}/{batch_id}/cancel", self._headers, self._timeout)
-        return self._status(data)
-
     async def find(self, key: str, *, created_after: float, total: int,
                    taken: frozenset[str] = frozenset()) -> BatchStatus | None:
-        after: str | None = None
-        for _ in range(LIST_PAGES):
-            params = {"limit": "100", **({"after_id": after} if after else {})}
-            data = await request_json(self.provider.client, self.name, "GET",
-                                      httpx.URL(self.batches_url, params=params), self._headers, self._timeout)
-            items = data.get("data")
-            if not isinstance(items, list) or not items:
-                return None
-            for item in items:
-                if not isinstance(item, dict):
-                    continue
+        async with contextlib.aclosing(self._listed(created_after)) as listed:
+            async for item in listed:
                 status = self._status(item)
                 if status.id in taken or status.created_at is None or status.created_at < created_after - 5:
                     continue
                 if sum(status.counts.values()) == total:
                     return status
-            last = items[-1]
-            oldest = _timestamp(last.get("created_at")) if isinstance(last, dict) else None
-            if not data.get("has_more") or (oldest is not None and oldest < created_after - 60):
-                return None
-            after = str(data.get("last_id") or (last.get("id") if isinstance(last, dict) else ""))
         return None
+
+    def _created(self, item: dict[str, Any]) -> float | None:
+        return _timestamp(item.get("created_at"))
 
     async def results(self, status: BatchStatus) -> AsyncIterator[ItemResult]:
         # The key goes with the request: only to the API's own host, whatever results_url names (and
@@ -108,7 +80,7 @@ class AnthropicBatches:
         return BatchStatus(
             id=batch_id, state=state, ended=state == "ended",
             counts={k: int(v) for k, v in (counts or {}).items() if isinstance(v, int)},
-            created_at=_timestamp(data.get("created_at")),
+            created_at=self._created(data),
             results_url=url if isinstance(url, str) and url else None)
 
 

@@ -7,7 +7,8 @@ journaling its id finds it again by listing the batches (`find`) instead of subm
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
+import contextlib
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import httpx
@@ -16,16 +17,16 @@ from ..jsonio import dumps_bytes
 from ..providers.base import BAD_RESPONSE, ProviderError
 from ..providers.openai_compat import OpenAICompatProvider
 from .api import OPENAI_MAX_BYTES, OPENAI_MAX_REQUESTS, BatchStatus, ItemResult, Limits
+from .http_batches import HttpBatches
 from .wire import jsonl_lines, request_json
 
 ENDPOINT = "/v1/chat/completions"
 COMPLETION_WINDOW = "24h"
 ENDED = frozenset({"completed", "failed", "expired", "cancelled"})
 METADATA_KEY = "evalspec_key"
-LIST_PAGES = 20  # batches listed (100 a page) when looking for one whose id was never journaled
 
 
-class OpenAIBatches:
+class OpenAIBatches(HttpBatches):
     api = "openai"
 
     def __init__(self, provider: OpenAICompatProvider, limits: Limits | None = None) -> None:
@@ -35,14 +36,6 @@ class OpenAIBatches:
         base = provider.base_url
         self.files_url = f"{base}/files"
         self.batches_url = f"{base}/batches"
-
-    @property
-    def _headers(self) -> Mapping[str, str]:
-        return self.provider.request_headers
-
-    @property
-    def _timeout(self) -> float:
-        return self.provider.timeout
 
     def encode(self, custom_id: str, body: dict[str, Any]) -> bytes:
         return dumps_bytes({"custom_id": custom_id, "method": "POST", "url": ENDPOINT, "body": body}) + b"\n"
@@ -66,36 +59,18 @@ class OpenAIBatches:
                      "metadata": {METADATA_KEY: key, "source": "evalspec"}})
         return self._status(data)
 
-    async def get(self, batch_id: str) -> BatchStatus:
-        data = await request_json(self.provider.client, self.name, "GET", f"{self.batches_url}/{batch_id}",
-                                  self._headers, self._timeout)
-        return self._status(data)
-
-    async def cancel(self, batch_id: str) -> BatchStatus:
-        data = await request_json(self.provider.client, self.name, "POST",
-                                  f"{self.batches_url}/{batch_id}/cancel", self._headers, self._timeout)
-        return self._status(data)
-
     async def find(self, key: str, *, created_after: float, total: int,
                    taken: frozenset[str] = frozenset()) -> BatchStatus | None:
-        after: str | None = None
-        for _ in range(LIST_PAGES):
-            params = {"limit": "100", **({"after": after} if after else {})}
-            url = httpx.URL(self.batches_url, params=params)
-            data = await request_json(self.provider.client, self.name, "GET", url, self._headers, self._timeout)
-            items = data.get("data")
-            if not isinstance(items, list) or not items:
-                return None
-            for item in items:
-                if isinstance(item, dict) and isinstance(item.get("metadata"), dict) \
-                        and item["metadata"].get(METADATA_KEY) == key and item.get("id") not in taken:
+        async with contextlib.aclosing(self._listed(created_after)) as listed:
+            async for item in listed:
+                if isinstance(item.get("metadata"), dict) and item["metadata"].get(METADATA_KEY) == key \
+                        and item.get("id") not in taken:
                     return self._status(item)
-            # Newest first: once the page is older than the plan, no later page can hold the batch.
-            oldest = items[-1].get("created_at") if isinstance(items[-1], dict) else None
-            if not data.get("has_more") or (isinstance(oldest, int | float) and oldest < created_after - 60):
-                return None
-            after = str(items[-1].get("id"))
         return None
+
+    def _created(self, item: dict[str, Any]) -> float | None:
+        created = item.get("created_at")
+        return float(created) if isinstance(created, int | float) else None
 
     async def results(self, status: BatchStatus) -> AsyncIterator[ItemResult]:
         """Every item of the output file, then of the error file. An item whose answer is not a 200 is an
@@ -120,12 +95,11 @@ class OpenAIBatches:
         detail = None
         if isinstance(errors, dict) and isinstance(errors.get("data"), list):
             detail = "; ".join(str(e.get("message") or e) for e in errors["data"][:3] if isinstance(e, dict)) or None
-        created = data.get("created_at")
         return BatchStatus(
             id=batch_id, state=state, ended=state in ENDED,
             counts={k: int(v) for k, v in (counts or {}).items() if isinstance(v, int)},
             key=str(meta[METADATA_KEY]) if meta and METADATA_KEY in meta else None,
-            created_at=float(created) if isinstance(created, int | float) else None,
+            created_at=self._created(data),
             output_file=_str(data.get("output_file_id")), error_file=_str(data.get("error_file_id")), detail=detail)
 
 
