@@ -15,7 +15,7 @@ import httpx
 from evalspec.providers import answer_fields as fields
 from evalspec.providers.base import BAD_RESPONSE, ChatRequest, ChatResult, ProviderError
 from evalspec.providers.http import DEFAULT_TIMEOUT, HttpProvider
-from evalspec.providers.openai_compat import missing_key_error
+from evalspec.providers.openai_compat import provider_key
 from evalspec.providers.redact import Secret
 from evalspec.providers.tool_calls import anthropic_tool_calls
 
@@ -46,9 +46,7 @@ class AnthropicProvider(HttpProvider):
     ) -> None:
         super().__init__(client=client, timeout=timeout, model=model)
         self.name = name
-        key = api_key if isinstance(api_key, Secret) else Secret(api_key or "")
-        if require_key and not key:
-            raise missing_key_error(name, key_env)  # before any HTTP, naming the variable to set
+        key = provider_key(name, api_key, key_env, require_key)
         self.url = url or messages_url(base_url)
         self._url = httpx.URL(self.url)
         self.parameters: dict[str, Any] = dict(parameters or {})
@@ -62,12 +60,7 @@ class AnthropicProvider(HttpProvider):
         self._headers.update(headers or {})
 
     def identity(self) -> dict[str, Any]:
-        ident: dict[str, Any] = {"provider": self.name, "url": self.url}
-        if self.parameters:
-            ident["parameters"] = self.parameters
-        if self.bound_model:
-            ident["model"] = self.bound_model
-        return ident
+        return self.endpoint_identity(self.url)
 
     def body(self, req: ChatRequest) -> dict[str, Any]:
         systems = [req.system] if req.system else []

@@ -15,7 +15,7 @@ import httpx
 from evalspec.providers import answer_fields as fields
 from evalspec.providers.base import BAD_RESPONSE, BLOCKED, ChatRequest, ChatResult, ProviderError
 from evalspec.providers.http import DEFAULT_TIMEOUT, HttpProvider
-from evalspec.providers.openai_compat import missing_key_error
+from evalspec.providers.openai_compat import provider_key
 from evalspec.providers.redact import Secret
 from evalspec.providers.tool_calls import google_tool_calls
 
@@ -48,9 +48,7 @@ class GoogleProvider(HttpProvider):
     ) -> None:
         super().__init__(client=client, timeout=timeout, model=model)
         self.name = name
-        key = api_key if isinstance(api_key, Secret) else Secret(api_key or "")
-        if require_key and not key:
-            raise missing_key_error(name, key_env)  # before any HTTP, naming the variable to set
+        key = provider_key(name, api_key, key_env, require_key)
         self.models_url = models_base(base_url)
         self.parameters: dict[str, Any] = dict(parameters or {})
         self._headers = {"content-type": "application/json", "accept": "application/json"}
@@ -60,12 +58,7 @@ class GoogleProvider(HttpProvider):
         self._urls: dict[str, httpx.URL] = {}
 
     def identity(self) -> dict[str, Any]:
-        ident: dict[str, Any] = {"provider": self.name, "url": self.models_url}
-        if self.parameters:
-            ident["parameters"] = self.parameters
-        if self.bound_model:
-            ident["model"] = self.bound_model
-        return ident
+        return self.endpoint_identity(self.models_url)
 
     def url_for(self, model: str) -> httpx.URL:
         url = self._urls.get(model)

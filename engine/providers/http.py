@@ -589,8 +589,20 @@ class HttpProvider:
             client, self._client = self._client, None
             await client.aclose()
 
+    parameters: dict[str, Any] = {}
+
     def identity(self) -> dict[str, Any]:
         return {"provider": self.name}
+
+    def endpoint_identity(self, url: str) -> dict[str, Any]:
+        """The identity of a provider that calls one endpoint: its name, the URL, then the parameters and
+        the bound model when set. The key order is part of every cache key, so it never changes."""
+        ident: dict[str, Any] = {"provider": self.name, "url": url}
+        if self.parameters:
+            ident["parameters"] = self.parameters
+        if self.bound_model:
+            ident["model"] = self.bound_model
+        return ident
 
     def __repr__(self) -> str:
         ident = ", ".join(f"{k}={v!r}" for k, v in self.identity().items())

@@ -37,6 +37,14 @@ def missing_key_error(provider: str, key_env: str | None, what: str | None = Non
     return ProviderError(MISSING_KEY, msg, provider=provider)
 
 
+def provider_key(provider: str, api_key: str | Secret | None, key_env: str | None, require_key: bool) -> Secret:
+    """The key a provider sends, refused before any HTTP (naming the variable to set) when required and empty."""
+    key = api_key if isinstance(api_key, Secret) else Secret(api_key or "")
+    if require_key and not key:
+        raise missing_key_error(provider, key_env)
+    return key
+
+
 class OpenAICompatProvider(HttpProvider):
     def __init__(
         self,
@@ -58,9 +66,7 @@ class OpenAICompatProvider(HttpProvider):
     ) -> None:
         super().__init__(client=client, timeout=timeout, model=model)
         self.name = name
-        key = api_key if isinstance(api_key, Secret) else Secret(api_key or "")
-        if require_key and not key:
-            raise missing_key_error(name, key_env)  # before any HTTP, naming the variable to set
+        key = provider_key(name, api_key, key_env, require_key)
         self.base_url = base_url.rstrip("/")
         self.chat_url = chat_url or f"{self.base_url}/chat/completions"
         self.embeddings_url = embeddings_url or f"{self.base_url}/embeddings"
@@ -76,12 +82,7 @@ class OpenAICompatProvider(HttpProvider):
         self._headers = h
 
     def identity(self) -> dict[str, Any]:
-        ident: dict[str, Any] = {"provider": self.name, "url": redact(self.chat_url)}
-        if self.parameters:
-            ident["parameters"] = self.parameters
-        if self.bound_model:
-            ident["model"] = self.bound_model
-        return ident
+        return self.endpoint_identity(redact(self.chat_url))
 
     def body(self, req: ChatRequest) -> dict[str, Any]:
         messages: list[dict[str, str]] = []
