@@ -8,8 +8,9 @@ creations, polls) and the child's own peak RSS (os.wait4).
 
 `--kill-resume` kills the run (SIGKILL) while it polls (the server holds every batch in progress until
 then), resumes it with `--resume`, and checks that no request was submitted twice. `--compare` also runs
-the blueprint interactively and checks that the result files are identical, byte for byte with the
-timestamps and the cost block's dollars masked (a batch answer costs the batch price).
+the blueprint interactively and checks that the result files (the comparison file and every artefact)
+are identical byte for byte with the timestamps masked, and prints what each run paid (the cost file
+beside the results, the one file that differs: a batch answer costs the batch price).
 
 usage: batch_run.py [--prompts N] [--models openai|anthropic|both] [--kill-resume] [--compare] [--polls K]
        [--output-dir DIR]
@@ -35,7 +36,6 @@ sys.path.insert(0, str(ROOT))
 from tests.fakebatch import FakeBatchServer  # noqa: E402
 
 STAMP = re.compile(rb"\d{4}-\d{2}-\d{2}T\d{2}[-:]\d{2}[-:]\d{2}(?:[.-]\d{1,6})?Z")
-USD = re.compile(rb'"usd": ?[0-9.e-]+')  # evalspecCost's dollars: batch answers cost the batch price
 MODELS = {"openai": ["openai:gpt-4o-mini"], "anthropic": ["anthropic:claude-3-5-haiku-latest"]}
 
 
@@ -48,12 +48,25 @@ def write_blueprint(path: Path, n: int, models: list[str]) -> None:
 
 
 def result_files(out: Path) -> dict[str, bytes]:
+    """Every results file, timestamps masked (not the journal, lock, report, or the cost file)."""
     files = {}
     for f in sorted(out.rglob("*")):
-        if f.is_file() and ".journal" not in f.name and not f.name.endswith((".lock", ".html", ".prev.jsonl")):
-            files[STAMP.sub(b"<ts>", str(f.relative_to(out)).encode()).decode()] = \
-                USD.sub(b'"usd": <usd>', STAMP.sub(b"<ts>", f.read_bytes()))
+        if (f.is_file() and ".journal" not in f.name and not f.name.endswith((".lock", ".html", ".prev.jsonl"))
+                and not f.name.endswith("_cost.json")):
+            files[STAMP.sub(b"<ts>", str(f.relative_to(out)).encode()).decode()] = STAMP.sub(b"<ts>", f.read_bytes())
     return files
+
+
+def paid(out: Path) -> str:
+    """What a run paid, from its cost file: the total and the calls per way of sending."""
+    import json
+
+    cost = json.loads(next(out.rglob("*_cost.json")).read_bytes())
+    via: dict[str, int] = {}
+    for line in cost["lines"]:
+        via[line["via"]] = via.get(line["via"], 0) + line["calls"]
+    sent = ", ".join(f"{n:,} {k}" for k, n in sorted(via.items()))
+    return f"${cost['usd']:.6f} ({sent} call(s); {cost['input_tokens']:,} + {cost['output_tokens']:,} tokens)"
 
 
 def command(bp: Path, out: Path, *extra: str) -> list[str]:
@@ -134,9 +147,15 @@ def main() -> int:
         if args.compare:
             fake.sent.clear()
             _, inter_wall, inter_rss = measured(command(bp, work / "interactive", "--concurrency", "32"), env)
-            same = result_files(out) == result_files(work / "interactive")
-            print(f"interactive run: {inter_wall:.2f} s wall, peak RSS {inter_rss:.0f} MB; result files identical "
-                  f"(timestamps and dollars masked): {same}")
+            batch_files, inter_files = result_files(out), result_files(work / "interactive")
+            same = batch_files == inter_files
+            print(f"interactive run: {inter_wall:.2f} s wall, peak RSS {inter_rss:.0f} MB; {len(batch_files):,} result "
+                  f"file(s), identical byte for byte (timestamps masked): {same}")
+            if not same:
+                differ = sorted(k for k in batch_files.keys() | inter_files.keys()
+                                if batch_files.get(k) != inter_files.get(k))
+                print(f"  differ: {', '.join(differ[:5])}{' …' if len(differ) > 5 else ''}")
+            print(f"paid: batch run {paid(out)}; interactive run {paid(work / 'interactive')}")
             ok = ok and same
         shutil.rmtree(work, ignore_errors=True)
     return 0 if ok else 1

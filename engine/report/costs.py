@@ -1,16 +1,20 @@
 """A run's real tokens and cost per role and model, for the report, from whatever the results keep.
 
-A Weval comparison file carries them in evalspec's `evalspecCost` (run/spend.py), a journal in its
-`usage` records, AgentV rows in `token_usage` / `cost_usd` (the target) and `judge_token_usage` /
-`judge_cost_usd` (its judges). A cost that is not known stays None ("unknown"), never 0.
+A run writes them in the cost file beside its results (run/cost_file.py: what it paid, batch discounts
+included); without one, a Weval comparison file of an earlier evalspec carries them in `evalspecCost`, a
+journal in its `usage` records, AgentV rows in `token_usage` / `cost_usd` (the target) and
+`judge_token_usage` / `judge_cost_usd` (its judges; at the interactive price). A cost that is not known
+stays None ("unknown"), never 0.
 
-The shape, for the writers: {"lines": [{role, model, calls, input_tokens, output_tokens, usd}],
+The shape, for the writers: {"lines": [{role, model, via, calls, input_tokens, output_tokens, usd}],
 "usd": the priced total, "unpriced": [names], "stopped": why cells were not run (a cost cap) or None}.
+`via` is "interactive" or "batch" (answers a provider's batch API gave, at its price).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -36,12 +40,27 @@ def from_comparison(data: Any) -> dict[str, Any] | None:
         if not isinstance(x, dict):
             continue
         lines.append({"role": str(x.get("role") or ""), "model": str(x.get("model") or ""),
-                      "calls": _int(x.get("calls")), "input_tokens": _int(x.get("input_tokens")),
+                      "via": "batch" if x.get("via") == "batch" else "interactive", "calls": _int(x.get("calls")), "input_tokens": _int(x.get("input_tokens")),
                       "output_tokens": _int(x.get("output_tokens")), "usd": _usd(x.get("usd"))})
     unpriced = [str(u) for u in data.get("unpriced") or [] if isinstance(u, str)]
     stopped = data.get("stopped")
     return {"lines": lines, "usd": sum(x["usd"] for x in lines if x["usd"] is not None), "unpriced": unpriced,
             "stopped": str(stopped) if isinstance(stopped, str) else None}
+
+
+def beside(results: Path) -> dict[str, Any] | None:
+    """The cost file of a results file or artefact folder (run/cost_file.py), checked; None when there
+    is none or it cannot be read (the caller falls back on what the results themselves carry)."""
+    from ..jsonio import loads
+    from ..run.cost_file import cost_path
+
+    try:
+        data = loads(cost_path(results).read_bytes())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("evalspec_cost") != 1:
+        return None
+    return from_comparison(data)
 
 
 def from_usage_records(records: Iterable[Usage]) -> dict[str, Any] | None:
@@ -70,7 +89,8 @@ def from_rows(rows: Iterable[dict[str, Any]]) -> dict[str, Any] | None:
             if role == "answers" and not (inp or out) and row.get("error"):
                 continue  # no call was answered (an error, a cell not run)
             name = target if role == "answers" else str(row.get("judge_target") or f"judge of {target}")
-            line = lines.setdefault((role, name), {"role": role, "model": name, "calls": 0, "input_tokens": 0,
+            line = lines.setdefault((role, name), {"role": role, "model": name, "via": "interactive", "calls": 0,
+                                                   "input_tokens": 0,
                                                    "output_tokens": 0, "usd": 0.0})
             line["calls"] += 1 if role == "answers" else _int(usage.get("calls")) or 1
             line["input_tokens"] += inp

@@ -141,10 +141,14 @@ def cost_section(costs: dict[str, Any]) -> list[str]:
     """Real tokens and cost per role and model (judges on their own lines); unknown stays unknown."""
     from .costs import total_text, usd_text
 
-    rows = [[cell_text(x["role"]), cell_text(x["model"]), fmt_count(x["calls"]), fmt_count(x["input_tokens"]),
-             fmt_count(x["output_tokens"]), usd_text(x["usd"])] for x in costs.get("lines") or []]
+    lines = costs.get("lines") or []
+    # The way the calls were sent, when some went through a batch API (at its price).
+    via = any(x.get("via") == "batch" for x in lines)
+    rows = [[cell_text(x["role"]), cell_text(x["model"]), *([x.get("via") or "interactive"] if via else []),
+             fmt_count(x["calls"]), fmt_count(x["input_tokens"]), fmt_count(x["output_tokens"]), usd_text(x["usd"])]
+            for x in lines]
     out = ["### Tokens and cost", ""]
-    out += _table(["role", "model", "calls", "input tokens", "output tokens", "cost"], rows)
+    out += _table(["role", "model", *(["sent"] if via else []), "calls", "input tokens", "output tokens", "cost"], rows)
     out += ["", f"Total cost: {cell_text(total_text(costs))}", ""]
     if costs.get("stopped"):
         out += [f"> Stopped: {cell_text(str(costs['stopped']))}", ""]

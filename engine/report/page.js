@@ -127,10 +127,14 @@
     const money = (x) => (x === null || x === undefined ? "unknown" : x >= 1 ? "$" + x.toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 }) : "$" + x.toFixed(6));
     const t = el("table", { class: "summary", id: "costs" });
     t.append(el("caption", { text: "Tokens and cost" }));
-    t.append(el("thead", null, el("tr", null, ...["role", "model", "calls", "input tokens", "output tokens", "cost"].map((h) => el("th", { text: h })))));
+    // The way the calls were sent, when some went through a batch API (at its price).
+    const via = c.lines.some((x) => x.via === "batch");
+    const heads = ["role", "model", ...(via ? ["sent"] : []), "calls", "input tokens", "output tokens", "cost"];
+    t.append(el("thead", null, el("tr", null, ...heads.map((h) => el("th", { text: h })))));
     const tb = el("tbody");
     for (const x of c.lines) {
-      tb.append(el("tr", null, el("td", { text: x.role }), el("td", { class: "model", text: x.model }), el("td", { text: num(x.calls) }),
+      tb.append(el("tr", null, el("td", { text: x.role }), el("td", { class: "model", text: x.model }),
+        ...(via ? [el("td", { class: "via", text: x.via || "interactive" })] : []), el("td", { text: num(x.calls) }),
         el("td", { text: num(x.input_tokens) }), el("td", { text: num(x.output_tokens) }), el("td", { text: money(x.usd) })));
     }
     t.append(tb);

@@ -253,7 +253,7 @@ def _weval_from_comparison(data: dict[str, Any], path: Path, *, responses: Any =
                                methods)
             run.cells[(item.id, model)] = cell
     _usage_from_journal(run, path.parent)
-    run.costs = costs.from_comparison(data.get("evalspecCost"))
+    run.costs = costs.beside(path) or costs.from_comparison(data.get("evalspecCost"))
     return run
 
 
@@ -470,7 +470,7 @@ def _agentv_run(path: Path, rows: list[dict[str, Any]], header: RunHeader | None
                      timestamp=(header.started if header is not None else "") or
                      str((rows[0].get("timestamp") if rows else "") or ""),
                      eval_file=eval_file, models=list(models), cells=cells)
-    run.costs = costs.from_rows(rows)
+    run.costs = costs.beside(path) or costs.from_rows(rows)
     defined = _blueprint_items(eval_file, "agentv", analyses)
     if defined is None:
         run.items = [Item(i) for i in items]
@@ -502,6 +502,7 @@ def _agentv_from_journal(path: Path, analyses: Analyses | None = None) -> RunRes
     state = load_journal(path)
     rows = [rec.result for rec in state.scores.values()]
     run = _agentv_run(path, rows, state.header, analyses)
+    run.costs = costs.from_usage_records(state.usage) or run.costs  # what was paid, batch prices included
     run.complete = state.done
     for cell_key, turns in state.turns.items():  # answered, not yet scored
         key = (cell_key.item, cell_key.model)

@@ -174,7 +174,7 @@ class AgentvRun:
             yield Notice(problem, "warning")
 
     def write(self) -> list[Path]:
-        files = self.writer.write(t.cell for t in self.plan.tasks)
+        files = self.writer.write((t.cell for t in self.plan.tasks), cost=self.cost.summary())
         if self.plan.shard is not None:  # a shard's manifest says it finished (shard.py)
             from .shard import write_manifest
 
@@ -187,7 +187,7 @@ class AgentvRun:
         self.writer.close()
 
     def write_partial(self) -> None:
-        self.writer.write_partial(t.cell for t in self.plan.tasks)
+        self.writer.write_partial((t.cell for t in self.plan.tasks), cost=self.cost.summary())
 
     # --- one cell ---------------------------------------------------------------------------------
     async def cell(self, task: AgentvTask) -> None:

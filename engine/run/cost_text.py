@@ -65,10 +65,13 @@ def spend_lines(spend: Mapping[str, Any]) -> list[str]:
     lines = spend.get("lines") or []
     if not lines:
         return []
-    rows = [(str(x["role"]), str(x["model"]), f"{x['calls']:,}", f"{x['input_tokens']:,}", f"{x['output_tokens']:,}",
-             usd(x.get("usd"))) for x in lines]
+    # The way the calls were sent, when some went through a batch API (at its price).
+    via = any(x.get("via") == "batch" for x in lines)
+    rows = [(str(x["role"]), str(x["model"]), *((str(x.get("via") or "interactive"),) if via else ()),
+             f"{x['calls']:,}", f"{x['input_tokens']:,}", f"{x['output_tokens']:,}", usd(x.get("usd"))) for x in lines]
     out = ["tokens and cost:"]
-    out += ["  " + r for r in _table(("role", "model", "calls", "input tokens", "output tokens", "cost"), rows)]
+    heads = ("role", "model", *(("sent",) if via else ()), "calls", "input tokens", "output tokens", "cost")
+    out += ["  " + r for r in _table(heads, rows, left=3 if via else 2)]
     unpriced = list(spend.get("unpriced") or [])
     out.append(f"total cost: {total_text(float(spend.get('usd') or 0.0), unpriced)}")
     return out

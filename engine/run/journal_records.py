@@ -18,7 +18,7 @@ ones:
     {"t": "emb", "k": key, "v": [floats]}                     Embedding
     {"t": "score", "c": [...], "s": score | null, "v": verdict, "r": result}
                                                               CellScore: a cell's result (AgentV: its row)
-    {"t": "usage", "c": [...], "r": role, "m": label, "pm": priced as, "u": [in, out], "usd": cost | null}
+    {"t": "usage", "c": [...], "r": role, "m": label, "pm": priced as, "u": [in, out], "usd": cost | null, "b": 1 if batched}
                                                               Usage: one call's tokens and cost (spend.py)
     {"t": "done"}                                             Done: the run finished
     {"t": "stop", "why": "cancelled"}                         Stopped: the user stopped it (the editor's Cancel)
@@ -320,17 +320,21 @@ class Usage:
     priced_as: str | None  # the model name the price was looked up by
     usage: tuple[int, int]
     usd: float | None
+    batched: bool = False  # answered by a batch API (`usd` is at its price)
 
     def to_json(self) -> dict[str, Any]:
-        return {"t": self.TAG, "c": cell_ref(self.cell), "r": self.role, "m": self.model, "pm": self.priced_as,
-                "u": list(self.usage), "usd": self.usd}
+        out = {"t": self.TAG, "c": cell_ref(self.cell), "r": self.role, "m": self.model, "pm": self.priced_as,
+               "u": list(self.usage), "usd": self.usd}
+        if self.batched:
+            out["b"] = 1
+        return out
 
     @classmethod
     def from_json(cls, rec: dict[str, Any]) -> Usage:
         inp, out = (int(x) for x in rec["u"])
         priced = rec.get("pm")
         return cls(_cell(rec), str(rec["r"]), str(rec["m"]), None if priced is None else str(priced), (inp, out),
-                   _number(rec.get("usd")))
+                   _number(rec.get("usd")), rec.get("b") == 1)
 
 
 @journal_record

@@ -10,6 +10,9 @@ time. What differs from a single run of the same plan on a deterministic provide
 - Weval: `timestamp` (and the file names that carry it).
 - AgentV: each row's `timestamp` and `duration_ms` (and the file name's time).
 
+What the shards paid is merged into the cost file beside the results (cost_file.py): calls, tokens and
+dollars added up per role, model and way of sending.
+
 Every prompt's models, key points, histories and scores come from the shard that ran the prompt;
 the overall embedding similarity matrix is recomputed from the per-prompt similarities in the plan's
 order, exactly as the runner averages them.
@@ -246,11 +249,9 @@ def _merge_weval(shards: list[ShardResult], folder: Path, stamp: str) -> list[Pa
                 merged[key] = by_prompt(lambda d, k=key: d.get(k))
         elif key == "evaluationResults":
             merged[key] = _evaluation(files, items, by_prompt)
-        elif key == "evalspecCost":
-            costs = [d[key] for d in files if isinstance(d.get(key), dict)]
-            if costs:
-                merged[key] = merge_costs(costs)
-    return write_comparison(folder, str(head["runLabel"]), stamp, merged)
+    written = write_comparison(folder, str(head["runLabel"]), stamp, merged)
+    # What each shard paid: its cost file, or (an earlier evalspec's shard) the comparison's evalspecCost.
+    return written + _merge_cost_files(shards, written[0], [d.get("evalspecCost") for d in files])
 
 
 def _same(shards: list[ShardResult], files: list[Any], what: str, get: Any) -> None:
@@ -310,14 +311,14 @@ def _overall_similarity(per_prompt: dict[str, Any], items: Iterable[str]) -> dic
 
 
 def merge_costs(costs: list[dict[str, Any]]) -> dict[str, Any]:
-    """The shards' `evalspecCost` as one run's (spend.py's shape and order): calls and tokens added up,
+    """The shards' costs (cost files) as one run's (spend.py's shape and order): calls and tokens added up,
     USD too (a line's cost stays unknown if any shard's is). A cap or a stop of any shard is kept."""
     from .spend import line_order
 
-    lines: dict[tuple[str, str], dict[str, Any]] = {}
+    lines: dict[tuple[str, str, str], dict[str, Any]] = {}
     for cost in costs:
         for line in cost.get("lines") or []:
-            key = (str(line.get("role")), str(line.get("model")))
+            key = (str(line.get("role")), str(line.get("model")), str(line.get("via") or "interactive"))
             got = lines.get(key)
             if got is None:
                 lines[key] = dict(line)
@@ -376,4 +377,25 @@ def _merge_agentv(shards: list[ShardResult], folder: Path, stamp: str) -> list[P
     label = str(shards[0].manifest["run_label"])
     path = folder / f"{label}_{stamp}.jsonl"
     write_atomic(path, b"".join(line + b"\n" for item in items for line in rows.get(item, ())))
-    return [path]
+    return [path, *_merge_cost_files(shards, path, [None] * len(shards))]
+
+
+def _merge_cost_files(shards: list[ShardResult], results: Path, inline: list[Any]) -> list[Path]:
+    """The shards' cost files (cost_file.py) as the merged run's, beside `results`; nothing when no shard
+    has one. `inline`: each shard's cost held in its results (earlier versions), used when it has no file."""
+    from .cost_file import cost_path, write_cost
+
+    costs = []
+    for s, held in zip(shards, inline, strict=True):
+        path = cost_path(s.results)
+        if path.is_file():
+            data = _read_json(path)
+            if not isinstance(data, dict) or not isinstance(data.get("lines"), list):
+                raise MergeError(f"{path} is not an evalspec cost file")
+            costs.append(data)
+        elif isinstance(held, dict):
+            costs.append(held)
+    if not costs:
+        return []
+    written = write_cost(results, merge_costs(costs))
+    return [written] if written is not None else []

@@ -7,6 +7,12 @@ from the response cache cost nothing and are counted apart.
 
 Each call's usage is also written to the run's journal (a `Usage` record, journal_records.py), so a resumed run's
 totals (and `--max-cost`) include what the earlier attempts spent.
+
+A line is one role, model and way of sending (`via`: "interactive", or "batch" for answers a provider's batch
+API gave, at its discount). This is what the run paid, and it is written apart from the results, in the
+cost file beside them (cost_file.py): the results of a batch run are those of an interactive run byte for
+byte. What a results file says a call cost (an AgentV row's `cost_usd`, `judge_cost_usd`) is its cost at
+the model's interactive price, so a result, and a `cost` assertion on it, do not depend on the mode.
 """
 
 from __future__ import annotations
@@ -23,14 +29,15 @@ ROLES = {"generate": "answers", "judge": "judge", "extract": "key points", "embe
 _ROLE_RANK = {role: n for n, role in enumerate(ROLES.values())}
 
 
-def line_order(role: str, model: str) -> tuple[int, str, str]:
-    return (_ROLE_RANK.get(role, len(_ROLE_RANK)), role, model)
+def line_order(role: str, model: str, via: str = "interactive") -> tuple[int, str, str, int]:
+    return (_ROLE_RANK.get(role, len(_ROLE_RANK)), role, model, via != "interactive")
 
 
 @dataclass
 class SpendLine:
     role: str
     model: str  # as shown: the model id, target name or judge label
+    via: str = "interactive"  # or "batch": answered through a provider's batch API
     priced_as: str | None = None  # the model name the price was looked up by
     calls: int = 0
     cached: int = 0  # answers from the response cache (not billed)
@@ -44,7 +51,7 @@ class SpendLine:
         return None if self.unpriced_calls else self.usd
 
     def to_json(self) -> dict[str, Any]:
-        return {"role": self.role, "model": self.model, "priced_as": self.priced_as, "calls": self.calls,
+        return {"role": self.role, "model": self.model, "via": self.via, "priced_as": self.priced_as, "calls": self.calls,
                 "cached": self.cached, "input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
                 "usd": self.cost}
 
@@ -52,8 +59,9 @@ class SpendLine:
 class Spend:
     def __init__(self, prices: PriceTable) -> None:
         self.prices = prices
-        self.lines: dict[tuple[str, str], SpendLine] = {}
-        self.by_cell: dict[Cell, list[Any]] = {}  # judge calls per cell: [calls, in, out, usd | None]
+        self.lines: dict[tuple[str, str, str], SpendLine] = {}
+        # Judge calls per cell, for AgentV rows: [calls, in, out, usd at the interactive price | None].
+        self.by_cell: dict[Cell, list[Any]] = {}
         self._price: dict[tuple[str | None, ...], tuple[Price | None, str | None]] = {}
         # Names to price a label's calls by when the request names no model (AgentV targets.yaml targets).
         self.hints: dict[str, tuple[str | None, ...]] = {}
@@ -74,28 +82,29 @@ class Spend:
         model the provider says answered; `batched`: answered through a batch API (its discount applies)."""
         role = ROLES.get(purpose, purpose)
         if cached:
-            self._line(role, label, None).cached += 1
+            self._line(role, label, "interactive", None).cached += 1
             return 0.0
         price, named = self.price_of(reported, model or None, *self.hints.get(label, ()))
         usd = call_cost(price, input_tokens, output_tokens, batch=batched) if price is not None else None
-        self._add(role, label, named, cell, 1, input_tokens, output_tokens, usd)
+        listed = call_cost(price, input_tokens, output_tokens) if price is not None else None
+        self._add(role, label, named, cell, 1, input_tokens, output_tokens, usd, batched=batched, listed=listed)
         if self.sink is not None:
-            self.sink(Usage(cell, role, label, named, (input_tokens, output_tokens), usd))
+            self.sink(Usage(cell, role, label, named, (input_tokens, output_tokens), usd, batched))
         if usd is not None and self.on_cost is not None:
             self.on_cost(cell, usd)
         return usd
 
-    def _line(self, role: str, label: str, named: str | None) -> SpendLine:
-        line = self.lines.get((role, label))
+    def _line(self, role: str, label: str, via: str, named: str | None) -> SpendLine:
+        line = self.lines.get((role, label, via))
         if line is None:
-            line = self.lines[(role, label)] = SpendLine(role, label, named)
+            line = self.lines[(role, label, via)] = SpendLine(role, label, via, named)
         elif line.priced_as is None:
             line.priced_as = named
         return line
 
     def _add(self, role: str, label: str, named: str | None, cell: Cell, calls: int, inp: int, out: int,
-             usd: float | None) -> None:
-        line = self._line(role, label, named)
+             usd: float | None, *, batched: bool = False, listed: float | None = None) -> None:
+        line = self._line(role, label, "batch" if batched else "interactive", named)
         line.calls += calls
         line.input_tokens += inp
         line.output_tokens += out
@@ -108,12 +117,17 @@ class Spend:
             per[0] += calls
             per[1] += inp
             per[2] += out
-            per[3] = None if usd is None or per[3] is None else per[3] + usd
+            per[3] = None if listed is None or per[3] is None else per[3] + listed
 
     def restore(self, records: Iterable[Usage]) -> None:
         """The usage an earlier attempt of this run journaled (`--resume`)."""
         for rec in records:
-            self._add(rec.role, rec.model, rec.priced_as, rec.cell, 1, rec.usage[0], rec.usage[1], rec.usd)
+            listed = rec.usd
+            if rec.batched and rec.usd is not None:  # the row's figure is the interactive price
+                price, _ = self.price_of(rec.priced_as)
+                listed = call_cost(price, *rec.usage) if price is not None else None
+            self._add(rec.role, rec.model, rec.priced_as, rec.cell, 1, rec.usage[0], rec.usage[1], rec.usd,
+                      batched=rec.batched, listed=listed)
 
     def judge_usage(self, cell: Cell) -> dict[str, Any] | None:
         """A cell's judge calls, for its AgentV row: {calls, input, output, cost_usd}."""
@@ -130,7 +144,7 @@ class Spend:
     def ordered(self) -> list[SpendLine]:
         """The lines by role (answers, judge, key points, embeddings), then model: the same run writes
         the same file, whichever call happened to finish first (and `evalspec merge` of its shards)."""
-        return sorted(self.lines.values(), key=lambda line: line_order(line.role, line.model))
+        return sorted(self.lines.values(), key=lambda line: line_order(line.role, line.model, line.via))
 
     @property
     def unpriced(self) -> list[str]:

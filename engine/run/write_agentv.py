@@ -43,16 +43,20 @@ class AgentvWriter:
         if row is not None:
             self._log.write(dumps_bytes(row) + b"\n")
 
-    def write(self, order: Iterable[Cell]) -> list[Path]:
-        """The rows again, in the plan's order, replacing the file they were appended to."""
+    def write(self, order: Iterable[Cell], *, cost: dict[str, Any] | None = None) -> list[Path]:
+        """The rows again, in the plan's order, replacing the file they were appended to, and the cost
+        file beside them (`cost`: what the run paid, spend.py; cost_file.py)."""
         # A row at a time: the file is never one buffer (and a redacted copy of it) in memory.
         write_stream(self.path, (dumps_bytes(self.rows[c]) + b"\n" for c in order if c in self.rows))
-        return [self.path]
+        from .cost_file import write_cost
 
-    def write_partial(self, order: Iterable[Cell]) -> None:
+        cost_file = write_cost(self.path, cost)
+        return [self.path] if cost_file is None else [self.path, cost_file]
+
+    def write_partial(self, order: Iterable[Cell], *, cost: dict[str, Any] | None = None) -> None:
         """A stopped run's file in order; its rows are in the file already, unordered, if this fails."""
         with contextlib.suppress(Exception):
-            self.write(order)
+            self.write(order, cost=cost)
 
     def close(self) -> None:
         self._log.close()

@@ -74,16 +74,21 @@ class WevalWriter:
         self.results.per_prompt_similarity = per_prompt
 
     def write(self, *, cost: dict[str, Any] | None, finished: bool = True) -> list[Path]:
-        """The comparison file and the artefact folder; the paths written. `cost`: the run's real tokens
-        and cost (spend.py), our `evalspecCost` extension."""
+        """The comparison file, the artefact folder and the cost file beside them; the paths written.
+        `cost`: the run's real tokens and cost (spend.py), in their own file (cost_file.py) so that the
+        comparison file is the same bytes whether the calls went one by one or through a batch API."""
         stamp = safe_timestamp(now_utc())
         plan = self.plan
         full = comparison_object(bp=plan.blueprint, models=plan.models, prompts=plan.prompts,
                                  run_label=plan.run_label, timestamp=stamp,
                                  eval_methods=list(plan.eval_methods) or ["llm-coverage"],
                                  effective_models=plan.effective_models, results=self.results)
-        full["evalspecCost"] = cost
         files = write_comparison(self.folder, plan.results_base, stamp, full)
+        from .cost_file import write_cost
+
+        cost_file = write_cost(files[0], cost)
+        if cost_file is not None:
+            files.append(cost_file)
         if finished and plan.shard is not None:  # a shard's manifest says it finished (shard.py)
             from .shard import write_manifest
 

@@ -48,23 +48,21 @@ def blueprint(tmp_path: Path, n: int, models: list[str] = MODELS) -> Path:
     return path
 
 
-# The US dollars of the comparison file's `evalspecCost` block: a batch answer costs the batch price (the
-# table's batch_discount), so these numbers are the one thing besides timestamps a batch run changes.
-USD = re.compile(rb'"usd": ?[0-9.e-]+')
-
-
 def result_files(out: Path) -> dict[str, bytes]:
-    """Every results file of a run (not the journal, lock or report), timestamps and dollars masked."""
+    """Every results file of a run (not the journal, lock, report or cost file), timestamps masked."""
     files = {}
     for f in sorted(out.rglob("*")):
-        if f.is_file() and ".journal" not in f.name and not f.name.endswith((".lock", ".html", ".prev.jsonl")):
+        if (f.is_file() and ".journal" not in f.name and not f.name.endswith((".lock", ".html", ".prev.jsonl"))
+                and not f.name.endswith("_cost.json")):
             name = STAMP.sub(b"<ts>", str(f.relative_to(out)).encode()).decode()
-            files[name] = USD.sub(b'"usd": <usd>', STAMP.sub(b"<ts>", f.read_bytes()))
+            files[name] = STAMP.sub(b"<ts>", f.read_bytes())
     return files
 
 
 def cost_block(out: Path) -> dict:
-    return json.loads(next(out.rglob("*_comparison.json")).read_bytes())["evalspecCost"]
+    """What the run paid: the cost file beside the comparison file (the one thing a batch run changes)."""
+    comparison = next(out.rglob("*_comparison.json"))
+    return json.loads(comparison.with_name(comparison.name.replace("_comparison.json", "_cost.json")).read_bytes())
 
 
 def journal(out: Path) -> list[dict]:
@@ -92,15 +90,25 @@ def test_batch_run_equals_interactive_run(tmp_path: Path, fake: FakeBatchServer,
 
     out = tmp_path / "batch"
     assert main(["run", str(bp), "-o", str(out), "--no-report", "--batch", "--batch-poll", "0.01", "--retries", "0"]) == 0
-    assert result_files(out) == expected  # byte for byte, timestamps (and dollars) aside
+    assert result_files(out) == expected  # byte for byte, timestamps aside: the dollars too
+    assert "evalspecCost" not in json.loads(next(out.rglob("*_comparison.json")).read_bytes())
     inter, batch = cost_block(tmp_path / "interactive"), cost_block(out)
-    assert [(x["role"], x["model"], x["calls"], x["input_tokens"], x["output_tokens"]) for x in inter["lines"]] == \
-        [(x["role"], x["model"], x["calls"], x["input_tokens"], x["output_tokens"]) for x in batch["lines"]]
+    # The same tokens per role and model, now split by the way they were sent.
+    assert inter["input_tokens"] == batch["input_tokens"] and inter["output_tokens"] == batch["output_tokens"]
+    assert {x["via"] for x in inter["lines"]} == {"interactive"}
+    sent = {(x["model"], x["via"]): x["calls"] for x in batch["lines"]}
+    assert sent == {("openai:gpt-4o-mini", "batch"): 30, ("openai:gpt-4o-mini", "interactive"): 2,
+                    ("anthropic:claude-3-5-haiku-latest", "batch"): 30,
+                    ("anthropic:claude-3-5-haiku-latest", "interactive"): 2}
     assert 0 < batch["usd"] < inter["usd"]  # the batch discount on all but the conversation's turns
     assert fake.creations == 2 and fake.uploads == 1  # one batch per provider; Anthropic takes no file
     assert fake.chat_calls == 4  # only the conversation's two turns, for each model
     assert not fake.duplicates()
-    err = capsys.readouterr().err
+    captured = capsys.readouterr()
+    err = captured.err
+    # The summary's cost table: batch and interactive calls of a model on their own lines.
+    assert re.search(r"answers\s+openai:gpt-4o-mini\s+batch\s+30\s", captured.out)
+    assert re.search(r"answers\s+openai:gpt-4o-mini\s+interactive\s+2\s", captured.out)
     assert "batch: openai:gpt-4o-mini batch_" in err and "completed 30/30" in err and "ended 30/30" in err
     kinds = [r["t"] for r in journal(out)]
     assert kinds.count("batch_plan") == 2 and kinds.count("batch") == 2 and kinds.count("batch_end") == 2
@@ -367,8 +375,8 @@ def _agentv_rows(out: Path) -> dict[tuple[str, str], dict]:
             continue
         for line in f.read_text(encoding="utf-8").splitlines():
             row = json.loads(line)
-            # Times differ between any two runs; a batched call's cost may carry the batch discount.
-            for key in ("timestamp", "start_time", "end_time", "duration_ms", "latency_ms", "cost_usd"):
+            # Times differ between any two runs (a row's cost_usd is at the interactive price either way).
+            for key in ("timestamp", "start_time", "end_time", "duration_ms", "latency_ms"):
                 row.pop(key, None)
             rows[(row["test_id"], row["target"])] = row
     return rows
@@ -404,6 +412,19 @@ def test_agentv_targets_batch(tmp_path: Path, fake: FakeBatchServer, capsys) -> 
     expected = _agentv_rows(inter)
     assert len(expected) == 12 and all(r["score"] == 1 for r in expected.values())
     assert _agentv_rows(out) == expected and _agentv_rows(out2) == expected
+    # Byte for byte, with the times (timestamps, durations) masked: the results file of a batch run is an
+    # interactive run's; what each paid differs, in the cost file beside it.
+    assert _agentv_bytes(out2) == _agentv_bytes(inter)
+    paid = {(x["model"], x["via"]): x["calls"] for x in json.loads(next(out2.rglob("*_cost.json")).read_bytes())["lines"]}
+    assert paid == {("oa", "batch"): 6, ("claude", "batch"): 6}
+
+
+DURATION = re.compile(rb'"duration_ms":[0-9.e-]+')
+
+
+def _agentv_bytes(out: Path) -> bytes:
+    (results,) = [f for f in out.glob("agentv/*/*.jsonl") if not f.name.endswith(".journal.jsonl")]
+    return DURATION.sub(b'"duration_ms":<ms>', STAMP.sub(b"<ts>", results.read_bytes()))
 
 
 @pytest.mark.parametrize("answer, cancels, said", [(b"c\n", 2, b"collects what the cancelled batches finished"),

@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from evalspec.report import write_report
 
 
@@ -30,3 +32,42 @@ def test_agentv_report_names_the_judge_apart(runs: dict[str, Path], tmp_path: Pa
     assert ["answers", "default"] in roles and ["judge", "grader"] in roles
     # The summary's cost column: no price, so unknown, never a total of the priced part alone.
     assert "unknown" in page.locator("#summary").inner_text()
+
+
+def test_a_batch_runs_report_reads_what_it_paid_from_the_cost_file(tmp_path: Path, open_page: Any) -> None:
+    """The comparison file of a batch run holds no cost; the report reads the cost file beside it and
+    shows batch and interactive calls on their own rows, at their own prices."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from tests.fakebatch import FakeBatchServer
+
+    bp = tmp_path / "b.weval.yml"
+    prompts = "".join(f"- id: p{i}\n  prompt: question {i}\n  should: [{{$contains: question}}]\n" for i in range(4))
+    bp.write_text("title: batch report\nmodels: [openai:gpt-4o-mini]\n---\n" + prompts
+                  + "- id: convo\n  messages:\n    - user: first\n    - assistant: null\n    - user: second\n"
+                  "  should: [{$contains: second}]\n", encoding="utf-8")
+    with FakeBatchServer() as fake:
+        # In a child process: the browser's event loop runs in this one.
+        env = {k: v for k, v in os.environ.items() if k != "EVALSPEC_PRICES"}
+        env.update(fake.env(), PYTHONPATH=os.pathsep.join(sys.path))
+        run = subprocess.run([sys.executable, "-m", "evalspec.cli", "run", str(bp), "-o", str(tmp_path / "out"),
+                              "--batch", "--batch-poll", "0.01", "--no-report"], env=env, capture_output=True,
+                             timeout=120)
+        assert run.returncode == 0, run.stderr.decode()
+    comparison = next((tmp_path / "out").rglob("*_comparison.json"))
+    cost = json.loads(comparison.with_name(comparison.name.replace("_comparison", "_cost")).read_bytes())
+    page = open_page(write_report([comparison], tmp_path / "report.html")).page
+    assert page.locator("#costs thead").inner_text().split("\t")[:4] == ["role", "model", "sent", "calls"]
+    rows = {tuple(r.split("\t")[:3]): r.split("\t")[3:] for r in page.locator("#costs tbody tr").all_inner_texts()}
+    batch = next(x for x in cost["lines"] if x["via"] == "batch")
+    inter = next(x for x in cost["lines"] if x["via"] == "interactive")
+    assert rows[("answers", "openai:gpt-4o-mini", "batch")] == ["4", f"{batch['input_tokens']}",
+                                                                f"{batch['output_tokens']}", f"${batch['usd']:.6f}"]
+    assert rows[("answers", "openai:gpt-4o-mini", "interactive")][0] == "2"  # the conversation's two turns
+    # The batch price is the table's batch discount (half) of the interactive one, token for token.
+    per_token = [(x["usd"] / (x["input_tokens"] * 0.15 + x["output_tokens"] * 0.6) * 1e6) for x in (batch, inter)]
+    assert per_token[0] == pytest.approx(0.5) and per_token[1] == pytest.approx(1.0)
+    assert page.locator("#cost-total").inner_text() == f"Total cost: ${cost['usd']:.6f}"

@@ -123,6 +123,13 @@ def comparison(out: Path) -> dict[str, Any]:
     return json.loads(files[-1].read_text(encoding="utf-8"))
 
 
+def cost_file(out: Path) -> dict[str, Any]:
+    """What the run paid: the cost file beside its newest results (run/cost_file.py)."""
+    files = sorted(out.rglob("*_cost.json"))
+    assert files, f"no cost file under {out}"
+    return json.loads(files[-1].read_text(encoding="utf-8"))
+
+
 def of_type(events: list[Any], name: str) -> list[Any]:
     return [e for e in events if e.type == name]
 

@@ -11,7 +11,7 @@ import pytest
 
 from evalspec.cli import main
 
-from .conftest import SmartFake, classify, comparison, criterion_of, env_for, write
+from .conftest import SmartFake, classify, comparison, cost_file, criterion_of, env_for, write
 
 IN, OUT = 11, 7  # the fake's usage per call
 
@@ -67,7 +67,8 @@ def test_max_cost_stops_starting_cells_and_resume_with_a_higher_cap_runs_the_res
         assert coverage[pid]["openai:house[temp:0]"] == {
             "error": "Not run: --max-cost $1.60 reached: $0.000000 spent, ~$1.50 in flight, this cell ~$1.50"}
         assert data["errors"][pid]["openai:house[temp:0]"].startswith("not run: --max-cost")
-    cost = data["evalspecCost"]
+    assert "evalspecCost" not in data  # what the run paid is in the cost file beside the results
+    cost = cost_file(tmp_path / "out")
     assert cost["usd"] == pytest.approx(OUT * 1000 / 1e6) and cost["not_run"] == 2
     assert cost["caps"] == {"--max-cost": 1.6} and cost["stopped"].startswith("not run: --max-cost $1.60")
 
@@ -79,7 +80,8 @@ def test_max_cost_stops_starting_cells_and_resume_with_a_higher_cap_runs_the_res
     data = comparison(tmp_path / "out")
     assert all(data["evaluationResults"]["llmCoverageScores"][p]["openai:house[temp:0]"]["avgCoverageExtent"] == 1
                for p in ("p1", "p2", "p3"))
-    assert "stopped" not in data["evalspecCost"] and data["evalspecCost"]["usd"] == pytest.approx(3 * 0.007)
+    cost = cost_file(tmp_path / "out")
+    assert "stopped" not in cost and cost["usd"] == pytest.approx(3 * 0.007)
 
     # A resumed run counts what was spent before against the cap: $0.021 spent leaves no room for $1.50.
     assert _run(tmp_path, bp, "--max-cost", "1.5", "-j", "1", "--retry-errors", "--prompt", "p1") == 0
@@ -100,7 +102,7 @@ evaluationConfig:
     assert "answers  openai:house                      3            33             21  $0.021000" in out
     assert "judge    holistic(openai:house-judge)      1            11              7  $0.011000" in out
     assert "total cost: $0.032000" in out
-    lines = {(x["role"], x["model"]): x for x in comparison(tmp_path / "out")["evalspecCost"]["lines"]}
+    lines = {(x["role"], x["model"]): x for x in cost_file(tmp_path / "out")["lines"]}
     assert lines[("judge", "holistic(openai:house-judge)")]["usd"] == pytest.approx(IN * 1000 / 1e6)
 
     # p1's estimate: its answer $1.50 + its judge (the judge's prompt with a 1,500-token answer twice, 3,453
@@ -135,7 +137,7 @@ def test_unknown_prices_are_unknown_in_the_summary_and_the_results(tmp_path: Pat
     out = capsys.readouterr().out
     assert "answers  openai:no-such-price      1            11              7  unknown" in out
     assert "total cost: at least $0.000000 + unknown for no-such-price" in out
-    cost = comparison(tmp_path / "out")["evalspecCost"]
+    cost = cost_file(tmp_path / "out")
     assert cost["lines"][0]["usd"] is None and cost["unpriced"] == ["no-such-price"]
 
 
