@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Batch mode at size: `evalspec run --batch` on a 10,000-prompt blueprint against the fake batch server.
 
-Starts tests/fakebatch.py's server (OpenAI Files + Batch API and Anthropic Message Batches, plus both chat
-endpoints) on a loopback port in this process, runs the real CLI as a subprocess with both providers
-pointed at it, and prints the wall seconds, the requests the server received (batch items, chat calls,
+Starts tests/fakebatch.py's server (OpenAI Files + Batch API, Anthropic Message Batches and the Gemini
+Batch API, plus the three chat endpoints) on a loopback port in this process, runs the real CLI as a
+subprocess with the providers pointed at it, and prints the wall seconds, the requests the server received (batch items, chat calls,
 creations, polls) and the child's own peak RSS (os.wait4).
 
 `--kill-resume` kills the run (SIGKILL) while it polls (the server holds every batch in progress until
@@ -12,7 +12,7 @@ the blueprint interactively and checks that the result files (the comparison fil
 are identical byte for byte with the timestamps masked, and prints what each run paid (the cost file
 beside the results, the one file that differs: a batch answer costs the batch price).
 
-usage: batch_run.py [--prompts N] [--models openai|anthropic|both] [--kill-resume] [--compare] [--polls K]
+usage: batch_run.py [--prompts N] [--models openai|anthropic|google|both|all] [--kill-resume] [--compare] [--polls K]
        [--output-dir DIR]
 """
 
@@ -36,7 +36,8 @@ sys.path.insert(0, str(ROOT))
 from tests.fakebatch import FakeBatchServer  # noqa: E402
 
 STAMP = re.compile(rb"\d{4}-\d{2}-\d{2}T\d{2}[-:]\d{2}[-:]\d{2}(?:[.-]\d{1,6})?Z")
-MODELS = {"openai": ["openai:gpt-4o-mini"], "anthropic": ["anthropic:claude-3-5-haiku-latest"]}
+MODELS = {"openai": ["openai:gpt-4o-mini"], "anthropic": ["anthropic:claude-3-5-haiku-latest"],
+          "google": ["google:gemini-2.5-flash"]}
 
 
 def write_blueprint(path: Path, n: int, models: list[str]) -> None:
@@ -109,7 +110,8 @@ def measured(cmd: list[str], env: dict[str, str], *, kill_when: Any = None) -> t
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--prompts", type=int, default=10_000)
-    ap.add_argument("--models", choices=("openai", "anthropic", "both"), default="openai")
+    ap.add_argument("--models", choices=("openai", "anthropic", "google", "both", "all"), default="openai",
+                    help="both: OpenAI + Anthropic; all: the three")
     ap.add_argument("--polls", type=int, default=2, help="polls the fake server takes per batch state")
     ap.add_argument("--kill-resume", action="store_true", help="SIGKILL the run while it polls, then --resume")
     ap.add_argument("--compare", action="store_true", help="also run interactively and compare the result files")
@@ -119,7 +121,10 @@ def main() -> int:
     ap.add_argument("--output-dir", type=Path, default=shm if shm.is_dir() else None,
                     help="where the runs write (default /dev/shm, else a temporary folder)")
     args = ap.parse_args()
-    models = MODELS["openai"] + MODELS["anthropic"] if args.models == "both" else MODELS[args.models]
+    if args.models in ("both", "all"):
+        models = MODELS["openai"] + MODELS["anthropic"] + (MODELS["google"] if args.models == "all" else [])
+    else:
+        models = MODELS[args.models]
 
     work = Path(tempfile.mkdtemp(prefix="evalspec-batch-bench-", dir=args.output_dir))
     bp = work / "batch.weval.yml"

@@ -1,16 +1,21 @@
-"""A fake OpenAI + Anthropic server with the batch APIs, on a real loopback socket (aiohttp's server).
+"""A fake OpenAI + Anthropic + Gemini server with the batch APIs, on a real loopback socket (aiohttp's server).
 
-It answers both chat endpoints (`POST /v1/chat/completions`, `POST /v1/messages`) and both batch APIs:
+It answers the three chat endpoints (`POST /v1/chat/completions`, `POST /v1/messages`,
+`POST /v1beta/models/{model}:generateContent`) and the three batch APIs:
 
     OpenAI     POST /v1/files (multipart, purpose=batch)   GET /v1/files/{id}/content
                POST /v1/batches   GET /v1/batches[/{id}]   POST /v1/batches/{id}/cancel
     Anthropic  POST /v1/messages/batches   GET /v1/messages/batches[/{id}]   GET …/{id}/results
                POST /v1/messages/batches/{id}/cancel
+    Gemini     POST /upload/v1beta/files (resumable: start → X-Goog-Upload-URL; upload, finalize)
+               POST /v1beta/models/{model}:batchGenerateContent   GET /v1beta/batches[/{id}]
+               POST /v1beta/batches/{id}:cancel   GET /download/v1beta/files/{id}:download?alt=media
 
 The answer to a request is a function of its body alone (`answer_for`), the same whether it comes
 through the chat endpoint or a batch, so an interactive and a batch run can be compared byte for byte.
 A batch moves one state per poll (`polls_per_state` GETs each): validating → in_progress → finalizing →
-completed for OpenAI, in_progress → ended for Anthropic; `hold` keeps every batch where it is.
+completed for OpenAI, in_progress → ended for Anthropic, PENDING → RUNNING → SUCCEEDED for Gemini (an
+expired or failed Gemini batch has no responses file); `hold` keeps every batch where it is.
 Scripting: `failing_polls = n` answers the next n polls 503; `fail_when(text)` makes the items whose prompt contains `text` fail inside the batch (an
 error line; the chat endpoint still answers them), `expire_next` / `fail_next` end the next batch
 expired (half its items done) or failed (none).
@@ -63,6 +68,25 @@ def answer_for(body: dict[str, Any]) -> str:
     return f"Answer ({body.get('model')}) to: {text}"
 
 
+def google_as_chat(body: dict[str, Any], model: str) -> dict[str, Any]:
+    """A generateContent body as the chat shape answer_for reads (the model is in the URL, not the body)."""
+    messages = [{"role": "user" if c.get("role") != "model" else "assistant",
+                 "content": "".join(str(p.get("text", "")) for p in c.get("parts") or [])}
+                for c in body.get("contents") or []]
+    return {"model": model, "messages": messages}
+
+
+def google_response(body: dict[str, Any], model: str) -> dict[str, Any]:
+    chat = google_as_chat(body, model)
+    text = answer_for(chat)
+    words = sum(len(str(m.get("content", "")).split()) for m in chat["messages"])
+    return {"candidates": [{"content": {"role": "model", "parts": [{"text": text}]}, "finishReason": "STOP",
+                            "index": 0}],
+            "usageMetadata": {"promptTokenCount": words + 3, "candidatesTokenCount": len(text.split()),
+                              "totalTokenCount": words + 3 + len(text.split())},
+            "modelVersion": model}
+
+
 def openai_completion(body: dict[str, Any]) -> dict[str, Any]:
     text = answer_for(body)
     words = sum(len(str(m.get("content", "")).split()) for m in body.get("messages") or [])
@@ -84,7 +108,7 @@ def anthropic_message(body: dict[str, Any]) -> dict[str, Any]:
 @dataclass
 class FakeBatch:
     id: str
-    api: str  # openai | anthropic
+    api: str  # openai | anthropic | google
     items: list[tuple[str, dict[str, Any]]]  # (custom_id, body)
     metadata: dict[str, Any]
     input_file: str | None
@@ -113,6 +137,7 @@ class FakeBatchServer:
         self.expire_next = 0
         self.fail_next = 0
         self.failing_polls = 0  # the next polls of a batch (GET by id) answer 503
+        self.uploads_started: dict[str, str] = {}  # Gemini resumable uploads: upload_id → display name
         self.log: list[tuple[str, str]] = []  # (method, path)
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
@@ -132,9 +157,9 @@ class FakeBatchServer:
         return f"http://127.0.0.1:{self.port}{path}"
 
     def env(self) -> dict[str, str]:
-        """The variables that point evalspec's openai and anthropic providers here."""
+        """The variables that point evalspec's openai, anthropic and google providers here."""
         return {"OPENAI_API_KEY": KEY, "ANTHROPIC_API_KEY": KEY, "OPENAI_BASE_URL": self.url("/v1"),
-                "ANTHROPIC_BASE_URL": self.url()}
+                "ANTHROPIC_BASE_URL": self.url(), "GOOGLE_API_KEY": KEY, "GOOGLE_BASE_URL": self.url()}
 
     # --- lifecycle --------------------------------------------------------------------------------
     def start(self) -> FakeBatchServer:
@@ -178,9 +203,14 @@ class FakeBatchServer:
         path = request.path
         with self._lock:
             self.log.append((request.method, path))
-        if request.headers.get("authorization") != f"Bearer {KEY}" and request.headers.get("x-api-key") != KEY:
+        if path == "/upload/v1beta/files" and "upload_id" in request.query:
+            return await self._google_finalize(request)  # the session URL is the authority, not the key
+        if request.headers.get("authorization") != f"Bearer {KEY}" and request.headers.get("x-api-key") != KEY \
+                and request.headers.get("x-goog-api-key") != KEY:
             return _error(401, "bad key")
         m = request.method
+        if path.startswith(("/v1beta/", "/upload/v1beta/", "/download/v1beta/")):
+            return await self._google(request, path)
         if m == "POST" and path == "/v1/chat/completions":
             body = await request.json()
             self._count(body)
@@ -328,6 +358,122 @@ class FakeBatchServer:
                                    "expired": counts["expired"]},
                 "results_url": self.url(f"/v1/messages/batches/{b.id}/results") if b.state == "ended" else None}
 
+    # Gemini --------------------------------------------------------------------------------------------
+    async def _google(self, request: web.Request, path: str) -> web.StreamResponse:
+        m = request.method
+        if m == "POST" and path.startswith("/v1beta/models/") and ":" in path:
+            model, _, action = path.removeprefix("/v1beta/models/").rpartition(":")
+            body = await request.json()
+            if action == "generateContent":
+                self._count({"model": model, **body})
+                self.chat_calls += 1
+                return web.json_response(google_response(body, model))
+            if action == "batchGenerateContent":
+                batch = body.get("batch") or {}
+                data = self.files.get(str((batch.get("inputConfig") or {}).get("fileName")))
+                if data is None or not batch.get("displayName"):
+                    return _google_error(400, "INVALID_ARGUMENT", "displayName and an uploaded inputConfig.fileName")
+                items = []
+                for line in data.splitlines():
+                    rec = json.loads(line)
+                    if not isinstance(rec.get("request"), dict) or "key" not in rec:
+                        return _google_error(400, "INVALID_ARGUMENT", "a line without key or request")
+                    items.append((str(rec["key"]), {"model": model, **rec["request"]}))
+                if len({k for k, _ in items}) != len(items):
+                    return _google_error(400, "INVALID_ARGUMENT", "duplicate key")
+                made = self._new("google", items, {"displayName": batch["displayName"], "model": f"models/{model}"},
+                                 str(batch["inputConfig"]["fileName"]), "BATCH_STATE_PENDING")
+                return web.json_response(self._google_json(made))
+        if m == "POST" and path == "/upload/v1beta/files":
+            if request.headers.get("x-goog-upload-protocol") != "resumable" or \
+                    request.headers.get("x-goog-upload-command") != "start":
+                return _google_error(400, "INVALID_ARGUMENT", "a resumable upload starts with command start")
+            meta = await request.json()
+            upload_id = f"up{next(self._ids)}"
+            self.uploads_started[upload_id] = str((meta.get("file") or {}).get("displayName"))
+            return web.Response(headers={"X-Goog-Upload-URL": self.url(f"/upload/v1beta/files?upload_id={upload_id}"),
+                                         "X-Goog-Upload-Status": "active"})
+        if m == "GET" and path.startswith("/download/v1beta/files/") and path.endswith(":download"):
+            data = self.files.get(path.removeprefix("/download/v1beta/").removesuffix(":download"))
+            if data is None or request.query.get("alt") != "media":
+                return _google_error(404, "NOT_FOUND", "no such file")
+            return web.Response(body=data, content_type="application/octet-stream")
+        if m == "GET" and path == "/v1beta/batches":
+            mine = sorted((b for b in self.batches.values() if b.api == "google"), key=lambda b: -b.created_at)
+            start = int(request.query.get("pageToken") or 0)
+            size = int(request.query.get("pageSize") or 10)
+            page = mine[start:start + size]
+            out: dict[str, Any] = {"operations": [self._google_json(b) for b in page]}
+            if start + size < len(mine):
+                out["nextPageToken"] = str(start + size)
+            return web.json_response(out)
+        if path.startswith("/v1beta/batches/"):
+            name, _, action = path.removeprefix("/v1beta/").partition(":")
+            batch = self.batches.get(name)
+            if batch is None or batch.api != "google":
+                return _google_error(404, "NOT_FOUND", "no such batch")
+            if m == "GET" and not action:
+                if self.failing_polls:
+                    self.failing_polls -= 1
+                    return _google_error(503, "UNAVAILABLE", "the batch service is down")
+                self._poll(batch)
+                return web.json_response(self._google_json(batch))
+            if m == "POST" and action == "cancel":
+                self.cancels += 1
+                if batch.state in ("BATCH_STATE_PENDING", "BATCH_STATE_RUNNING"):
+                    batch.end_as = "cancelled"
+                return web.json_response({})
+        return _google_error(404, "NOT_FOUND", f"no route {m} {path}")
+
+    async def _google_finalize(self, request: web.Request) -> web.Response:
+        upload_id = request.query.get("upload_id", "")
+        if upload_id not in self.uploads_started or request.headers.get("x-goog-upload-offset") != "0" or \
+                request.headers.get("x-goog-upload-command") != "upload, finalize":
+            return _google_error(400, "INVALID_ARGUMENT", "unknown upload or bad command")
+        data = await request.read()
+        name = f"files/f{next(self._ids)}"
+        self.files[name] = data
+        self.uploads += 1
+        display = self.uploads_started.pop(upload_id)
+        return web.json_response({"file": {"name": name, "displayName": display, "mimeType": "application/jsonl",
+                                           "sizeBytes": str(len(data)), "state": "ACTIVE",
+                                           "uri": self.url(f"/v1beta/{name}")}})
+
+    def _google_json(self, b: FakeBatch) -> dict[str, Any]:
+        ok = sum(1 for r in b.results if "response" in r)
+        created = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(b.created_at)) + f".{int(b.created_at % 1 * 1e9):09d}Z"
+        meta: dict[str, Any] = {
+            "@type": "type.googleapis.com/google.ai.generativelanguage.v1beta.GenerateContentBatch",
+            "model": b.metadata["model"], "name": b.id, "displayName": b.metadata["displayName"],
+            "createTime": created, "updateTime": created, "state": b.state,
+            "batchStats": {"requestCount": str(len(b.items)), "successfulRequestCount": str(ok),
+                           "failedRequestCount": str(len(b.results) - ok),
+                           "pendingRequestCount": str(len(b.items) - len(b.results))}}
+        out: dict[str, Any] = {"name": b.id, "metadata": meta}
+        ended = b.state in ("BATCH_STATE_SUCCEEDED", "BATCH_STATE_FAILED", "BATCH_STATE_CANCELLED",
+                            "BATCH_STATE_EXPIRED")
+        out["done"] = ended
+        if b.state == "BATCH_STATE_FAILED":
+            out["error"] = {"code": 13, "message": "the batch failed", "status": "INTERNAL"}
+        elif ended and b.output_file:
+            out["response"] = {"@type": "type.googleapis.com/google.ai.generativelanguage.v1beta.GenerateContentBatchOutput",
+                               "responsesFile": b.output_file}
+        return out
+
+    def _finish_google(self, b: FakeBatch, *, cancelled: bool) -> None:
+        stop = len(b.items) // 2 if cancelled else len(b.items)
+        results = []
+        for key, body in b.items[:stop]:
+            if self._fails(google_as_chat(body, "")):
+                results.append({"key": key, "error": {"code": 500, "message": "Internal error encountered.",
+                                                      "status": "INTERNAL"}})
+            else:
+                request = {k: v for k, v in body.items() if k != "model"}
+                results.append({"key": key, "response": google_response(request, str(body["model"]))})
+        b.results = results
+        b.output_file = f"files/batch-{next(self._ids)}"
+        self.files[b.output_file] = b"".join(json.dumps(r).encode() + b"\n" for r in results)
+
     # the batches' life ----------------------------------------------------------------------------
     def _new(self, api: str, items: list[tuple[str, dict[str, Any]]], metadata: dict[str, Any],
              input_file: str | None, state: str) -> FakeBatch:
@@ -335,7 +481,7 @@ class FakeBatchServer:
             for _, body in items:
                 self.sent[request_hash(body)] += 1
             self.creations += 1
-            prefix = "batch_" if api == "openai" else "msgbatch_"
+            prefix = {"openai": "batch_", "anthropic": "msgbatch_", "google": "batches/"}[api]
             batch = FakeBatch(f"{prefix}{next(self._ids)}", api, items, dict(metadata), input_file,
                               time.time(), state)
             if self.expire_next:
@@ -356,6 +502,16 @@ class FakeBatchServer:
             if b.polls < self.polls_per_state:
                 return
             b.polls = 0
+            if b.api == "google":
+                if b.state == "BATCH_STATE_PENDING":
+                    b.state = "BATCH_STATE_FAILED" if b.end_as == "failed" else "BATCH_STATE_RUNNING"
+                elif b.state == "BATCH_STATE_RUNNING":
+                    if b.end_as == "expired":
+                        b.state = "BATCH_STATE_EXPIRED"  # no results to retrieve (the Gemini docs)
+                    else:
+                        self._finish_google(b, cancelled=b.end_as == "cancelled")
+                        b.state = "BATCH_STATE_CANCELLED" if b.end_as == "cancelled" else "BATCH_STATE_SUCCEEDED"
+                return
             if b.api == "openai":
                 nxt = {"validating": "in_progress", "in_progress": "finalizing", "finalizing": "completed",
                        "cancelling": "cancelled"}.get(b.state)
@@ -417,6 +573,10 @@ class FakeBatchServer:
             else:
                 results.append({"custom_id": cid, "result": {"type": "succeeded", "message": anthropic_message(body)}})
         b.results = results
+
+
+def _google_error(status: int, code: str, message: str) -> web.Response:
+    return web.json_response({"error": {"code": status, "message": message, "status": code}}, status=status)
 
 
 def _error(status: int, message: str) -> web.Response:

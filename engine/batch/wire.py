@@ -79,6 +79,39 @@ async def request_json(
     return out
 
 
+async def request_headers(
+    client: httpx.AsyncClient,
+    provider: str,
+    method: str,
+    url: str | httpx.URL,
+    headers: Mapping[str, str] | httpx.Headers,
+    timeout: float,
+    *,
+    payload: Any = None,
+) -> httpx.Headers:
+    """One request whose answer says what it has to say in its headers (the start of Google's resumable
+    upload: the upload URL); the body, capped, is read and dropped. Raises ProviderError as request_json."""
+    request = httpx.Request(method, url, headers=headers, content=dumps_bytes(payload) if payload is not None else None,
+                            extensions={"timeout": _phases(timeout)})
+    try:
+        async with asyncio.timeout(timeout):
+            resp = await _send(client, request)
+            try:
+                body = await _read_capped(resp, 64 * 1024, provider, cut=True)
+            finally:
+                await resp.aclose()
+    except ProviderError:
+        raise
+    except Exception as exc:
+        failure = transport_error(exc, provider, url, timeout)
+        if failure is None:
+            raise
+        raise failure from None
+    if resp.status_code >= 300:
+        raise status_error(provider, resp.status_code, resp.reason_phrase, resp.headers, body)
+    return resp.headers
+
+
 async def jsonl_lines(
     client: httpx.AsyncClient,
     provider: str,

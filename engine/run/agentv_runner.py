@@ -390,10 +390,11 @@ class AgentvRun:
     # --- batch mode -------------------------------------------------------------------------------
     def _wants_batch(self, target: TargetSpec) -> bool:
         """`--batch`, a `--batch-model` pattern naming the target, or `batch: true` in its settings; only
-        chat targets (openai, anthropic: the APIs with a batch endpoint) and models."""
+        chat targets (openai, anthropic, gemini: the APIs with a batch endpoint) and models."""
         from .batch_stage import wants_batch
 
-        if target.config is not None and _provider_kind(target) not in ("openai", "anthropic"):
+        if target.config is not None and _provider_kind(target) not in ("openai", "anthropic", "gemini", "google",
+                                                                        "google-gemini"):
             return False
         return wants_batch(self.options, target.name) or (target.config is not None
                                                           and target.config.get("batch") is True)

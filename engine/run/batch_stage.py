@@ -165,7 +165,7 @@ class BatchStage:
         for model, reqs in by_model.items():
             api = self._api(reqs[0])
             if api is None:
-                yield Notice(f"{model} has no batch API evalspec can drive (OpenAI and Anthropic have); its "
+                yield Notice(f"{model} has no batch API evalspec can drive (OpenAI, Anthropic and Google have); its "
                              f"{len(reqs):,} call(s) are made one by one", "warning")
                 continue
             raw = raw_provider(reqs[0].provider)
@@ -320,7 +320,7 @@ class BatchStage:
     def _api(self, request: BatchRequest) -> BatchAPI | None:
         if request.model not in self._apis:
             limits = Limits(self.options.batch_max_requests or 10**9, self.options.batch_max_bytes or 10**12)
-            self._apis[request.model] = batch_api_for(request.provider, limits=limits,
+            self._apis[request.model] = batch_api_for(request.provider, limits=limits, model=request.req.model,
                                                       custom=request.custom or custom_batch(self.options, request.model))
         return self._apis[request.model]
 

@@ -10,7 +10,7 @@ from evalspec.batch import Limits, batch_api_for, split
 from evalspec.providers.base import ChatRequest
 from evalspec.providers.factory import provider_for_model
 from evalspec.providers.http import make_client
-from tests.fakebatch import FakeBatchServer, anthropic_message, openai_completion
+from tests.fakebatch import FakeBatchServer, anthropic_message, google_response, openai_completion
 
 
 @pytest.fixture
@@ -21,7 +21,7 @@ def fake() -> Iterator[FakeBatchServer]:
 
 def _api(fake: FakeBatchServer, model: str, client, limits: Limits | None = None):
     binding = provider_for_model(model, client=client, env=fake.env())
-    api = batch_api_for(binding.provider, limits=limits)
+    api = batch_api_for(binding.provider, limits=limits, model=binding.model_name)
     assert api is not None
     return binding, api
 
@@ -128,6 +128,49 @@ async def test_anthropic_batch(fake: FakeBatchServer) -> None:
         await client.aclose()
 
 
+async def test_google_resumable_upload_states_results_and_failures(fake: FakeBatchServer) -> None:
+    fake.fail_when("bad")
+    client = make_client(4)
+    try:
+        _, api = _api(fake, "google:gemini-2.5-flash", client)
+        raw = api.provider  # type: ignore[attr-defined]
+        bodies = [raw.body(ChatRequest.of("gemini-2.5-flash", t, system="be brief")) for t in ("q 1", "bad 2", "q 3")]
+        status, states, items = await _run(api, bodies, key="gk1")
+        assert states == ["pending", "running", "succeeded"]
+        assert fake.uploads == 1 and fake.creations == 1 and not fake.uploads_started  # the session finalized
+        batch = next(iter(fake.batches.values()))
+        assert batch.id == status.id and status.id.startswith("batches/") and status.key == "gk1"
+        assert [b for _, b in batch.items] == [{"model": "gemini-2.5-flash", **b} for b in bodies]  # the chat bodies
+        assert status.counts == {"total": 3, "completed": 2, "failed": 1, "pending": 0}
+        assert status.progress() == "succeeded 3/3 (1 failed)"
+        by_id = {r.custom_id: r for r in items}
+        assert by_id["c2"].body == google_response(bodies[2], "gemini-2.5-flash")
+        assert raw.parse(by_id["c2"].body, 0.0).text == "Answer (gemini-2.5-flash) to: q 3"
+        assert by_id["c1"].body is None and "INTERNAL" in (by_id["c1"].error or "")
+        # Expired (no responses file) and failed batches answer nothing: every request goes back.
+        fake.expire_next = 1
+        status, states, items = await _run(api, bodies, key="gk2")
+        assert states[-1] == "expired" and status.ended and items == []
+        fake.fail_next = 1
+        status, states, items = await _run(api, bodies, key="gk3")
+        assert states[-1] == "failed" and status.detail == "the batch failed" and items == []
+        # Found again by its displayName (the run's key) after a kill; cancelled, it ends with what it did.
+        fake.hold = True
+        enc = [api.encode("c0", bodies[0]), api.encode("c1", bodies[2])]
+        held = await api.create("gk4", enc, await api.upload("gk4", enc))
+        found = await api.find("gk4", created_after=0.0, total=2)
+        assert found is not None and found.id == held.id
+        assert await api.find("gk4", created_after=0.0, total=2, taken=frozenset({held.id})) is None
+        assert (await api.cancel(held.id)).state == "pending"
+        fake.hold = False
+        await api.get(held.id)
+        ended = await api.get(held.id)
+        items = [r async for r in api.results(ended)]
+        assert ended.state == "cancelled" and ended.ended and [r.custom_id for r in items] == ["c0"]
+    finally:
+        await client.aclose()
+
+
 def test_split_respects_requests_and_bytes() -> None:
     assert split([10] * 7, Limits(3, 10_000)) == [(0, 3), (3, 6), (6, 7)]
     assert split([10] * 7, Limits(100, 25)) == [(0, 2), (2, 4), (4, 6), (6, 7)]
@@ -138,6 +181,6 @@ def test_split_respects_requests_and_bytes() -> None:
 
 
 def test_no_batch_api_for_other_providers(fake: FakeBatchServer) -> None:
-    env = {**fake.env(), "MISTRAL_API_KEY": "x", "GOOGLE_API_KEY": "x", "GEMINI_API_KEY": "x"}
+    env = {**fake.env(), "MISTRAL_API_KEY": "x"}
     assert batch_api_for(provider_for_model("echo").provider) is None
     assert batch_api_for(provider_for_model("mistral:mistral-small", env=env).provider) is None

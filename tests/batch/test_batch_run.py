@@ -293,6 +293,46 @@ def test_a_batch_created_just_before_the_kill_is_found_not_sent_again(tmp_path: 
     assert result_files(out) == expected
 
 
+@pytest.mark.parametrize("journaled", [True, False])
+def test_gemini_batch_killed_while_polling_then_resumed_equals_interactive(tmp_path: Path, fake: FakeBatchServer,
+                                                                          capsys, journaled: bool) -> None:
+    """Gemini's Batch API end to end: the JSONL file through the resumable upload, the batch polled, the
+    run SIGKILLed while polling and resumed (with the batch's name in the journal, or without it, as if
+    killed the moment the creation returned: found again by its displayName), nothing sent twice, and
+    the results byte for byte an interactive run's."""
+    bp = blueprint(tmp_path, 12, models=["google:gemini-2.5-flash"])
+    expected = interactive(tmp_path, bp)
+    assert fake.chat_calls == 14 and fake.creations == 0
+    fake.sent.clear()
+    fake.chat_calls = 0
+    fake.hold = True
+    out = tmp_path / "batch"
+    proc = _start(bp, out, fake)
+    try:
+        _wait_for_batches(proc, out, fake, 1)
+    finally:
+        proc.kill()
+        proc.communicate(timeout=30)
+    assert fake.creations == 1 and fake.uploads == 1 and fake.chat_calls == 0
+    if not journaled:
+        path = next(out.rglob("*.journal.jsonl"))
+        kept = [line for line in path.read_bytes().splitlines(keepends=True) if b'"t":"batch"' not in line]
+        path.write_bytes(b"".join(kept))
+    fake.hold = False
+    capsys.readouterr()
+    assert main(["run", str(bp), "-o", str(out), "--no-report", "--batch", "--batch-poll", "0.01", "--retries", "0",
+                 "--resume"]) == 0
+    assert fake.creations == 1 and fake.uploads == 1 and not fake.duplicates()
+    assert fake.chat_calls == 2  # the conversation's two turns only
+    assert result_files(out) == expected
+    err = capsys.readouterr().err
+    if not journaled:
+        assert "was created before the run stopped; polling it instead of sending its requests again" in err
+    assert "ended 12/12" not in err and "succeeded 12/12" in err
+    paid = {(x["model"], x["via"]): x["calls"] for x in cost_block(out)["lines"]}
+    assert paid == {("google:gemini-2.5-flash", "batch"): 12, ("google:gemini-2.5-flash", "interactive"): 2}
+
+
 def test_interrupt_can_cancel_the_batches(tmp_path: Path, fake: FakeBatchServer) -> None:
     bp = blueprint(tmp_path, 10)
     expected = interactive(tmp_path, bp)
