@@ -34,7 +34,7 @@ from urllib.parse import quote
 import httpx
 
 from ..jsonio import dumps_bytes
-from ..providers.base import BAD_RESPONSE, CONFIG, ProviderError
+from ..providers.base import BAD_RESPONSE, ProviderError
 from ..providers.google import GoogleProvider
 from .api import GOOGLE_MAX_BYTES, GOOGLE_MAX_REQUESTS, BatchStatus, ItemResult, Limits
 from .http_batches import LIST_PAGES
@@ -98,9 +98,8 @@ class GoogleBatches:
         return name
 
     async def create(self, key: str, encoded: Sequence[bytes], file_id: str | None) -> BatchStatus:
-        if not self.model:
-            raise ProviderError(CONFIG, f"{self.name}: a batch needs a model", provider=self.name)
-        name = self.provider.model_for(self.model).removeprefix("models/")
+        # The target's own model when it names one (an AgentV target), else the one the requests are for.
+        name = self.provider.model_for(self.model or None).removeprefix("models/")
         url = f"{self.provider.models_url}/{quote(name, safe='-._~')}:batchGenerateContent"
         data = await request_json(self.provider.client, self.name, "POST", url, self._headers,
                                   max(self._timeout, 300.0),

@@ -459,6 +459,32 @@ def test_agentv_targets_batch(tmp_path: Path, fake: FakeBatchServer, capsys) -> 
     assert paid == {("oa", "batch"): 6, ("claude", "batch"): 6}
 
 
+def test_agentv_gemini_target_batches(tmp_path: Path, fake: FakeBatchServer) -> None:
+    """A `gemini` target with `batch: true` goes through the Gemini Batch API; its rows are an
+    interactive run's byte for byte, times aside."""
+    (tmp_path / ".agentv").mkdir()
+    targets = tmp_path / ".agentv" / "targets.yaml"
+    gemini = ("targets:\n  - name: gem\n    provider: gemini\n    model: gemini-2.5-flash\n"
+              "    api_key: ${{ GOOGLE_API_KEY }}\n    endpoint: ${{ GOOGLE_BASE_URL }}\n")
+    tests = "".join(f"  - id: t{i}\n    input: question {i}\n    criteria: c\n    assert:\n"
+                    f"      - {{type: contains, value: 'question {i}', required: true}}\n" for i in range(5))
+    suite = tmp_path / "evals" / "s.eval.yaml"
+    suite.parent.mkdir()
+    suite.write_text(f"name: s\ndescription: d\nexecution:\n  targets: [gem]\ntests:\n{tests}", encoding="utf-8")
+    targets.write_text(gemini, encoding="utf-8")
+    inter = tmp_path / "interactive"
+    assert main(["run", str(suite), "-o", str(inter), "--no-report", "--retries", "0"]) == 0
+    assert fake.chat_calls == 5 and fake.creations == 0
+    fake.sent.clear()
+    fake.chat_calls = 0
+    targets.write_text(gemini + "    batch: true\n", encoding="utf-8")
+    out = tmp_path / "batch"
+    assert main(["run", str(suite), "-o", str(out), "--no-report", "--retries", "0", "--batch-poll", "0.01"]) == 0
+    assert fake.chat_calls == 0 and [b.api for b in fake.batches.values()] == ["google"] and not fake.duplicates()
+    assert all(r["score"] == 1 for r in _agentv_rows(out).values())
+    assert _agentv_bytes(out) == _agentv_bytes(inter)
+
+
 DURATION = re.compile(rb'"duration_ms":[0-9.e-]+')
 
 
