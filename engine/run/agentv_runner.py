@@ -1,11 +1,15 @@
-"""Running an AgentV suite: each test on each target, its assertions scored, as a stream of events.
+"""Running an AgentV suite: the skeleton's hooks (skeleton.py) wiring the stages, as a stream of events.
 
-Deterministic assertions come from scoring/agentv_assertions; `rubrics` and `llm-judge` ask the
-target's judge (`judge_target`, or `--judge`); gates, weights and verdicts from scoring/agentv_aggregate.
-An assertion that cannot be scored (a type the registry does not mark runnable, a custom type, no
-judge, a judge that failed, our own crash) is listed in the row as "not scored: <reason>" with no
-score, and never counts as a pass: the test is then "not scored" (score None) unless a scored gate or
-a missed required rubric criterion fails it (agentv_aggregate.outcome_of).
+Each test on each target: its answer (generate.py; `execution.trials` asks again and combines the
+attempts, scoring/trials.py), in its workspace when it has one (workspace_setup.py), then each assertion
+through the stage that scores it: deterministic ones (score_functions.py), `rubrics`, `llm-judge` and
+`agent-judge` asked of the test's judge target (score_judges.py), `code-judge` and custom types run as
+the user's scripts (score_scripts.py), `composite` children through the same dispatch and aggregated
+here (scoring/composite.py); gates, weights and verdicts from scoring/agentv_aggregate. An assertion
+that cannot be scored (a type the registry does not mark runnable, a custom type, no judge, a judge that
+failed, our own crash) is listed in the row as "not scored: <reason>" with no score, and never counts as
+a pass: the test is then "not scored" (score None) unless a scored gate or a missed required rubric
+criterion fails it (agentv_aggregate.outcome_of).
 
 With `-m replay:<results file>` the answers come from an earlier run (replay.py) instead of the targets:
 no target is called, a recorded execution error fails its cell again with the same message, and the
@@ -20,54 +24,30 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import shlex
-import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..agentv.model import Assertion
-from ..pricing import PriceTable, call_cost
-from ..providers.base import ChatMessage, ChatRequest, ProviderError, ToolCall
-from ..providers.tool_calls import calls_from_json, output_messages
-from ..scoring.agentv_aggregate import (
-    NOT_SCORED,
-    negate_result,
-    outcome_of,
-    score_checklist,
-    score_ranges,
-    verdict,
-)
-from ..scoring.agentv_assertions import NotSupported, RunMetrics, evaluate_assertion
+from ..pricing import PriceTable
+from ..providers.base import ProviderError
+from ..providers.tool_calls import output_messages
+from ..scoring.agentv_aggregate import NOT_SCORED, negate_result, outcome_of
+from ..scoring.agentv_assertions import RunMetrics
 from ..scoring.composite import (
     DEFAULT_THRESHOLD,
     Child,
     CompositeScore,
     aggregator_kind,
-    aggregator_prompt,
-    results_object,
     weighted_average,
 )
 from ..scoring.composite import threshold as composite_threshold
 from ..scoring.trials import Attempt, TrialSettings, combine, stop_reason
-from .agentv_judge import (
-    FREEFORM_SYSTEM,
-    JUDGE_MAX_TOKENS,
-    JudgeReplyError,
-    freeform_prompt,
-    freeform_result,
-    parse_json_reply,
-    question_text,
-    rubric_checks,
-    rubric_prompt,
-)
 from .agentv_measured import Measured, unmeasured
-from .agentv_messages import chat_messages
-from .agentv_plan import AgentvPlan, AgentvTask, TargetSpec
-from .agentv_scorable import NO_JUDGE, unscorable
-from .calls import Calls, provider_key
+from .agentv_plan import AgentvPlan, AgentvTask
+from .agentv_scorable import unscorable
+from .calls import Calls
 from .code_judge import DEFAULT_CONCURRENCY as CODE_JUDGE_CONCURRENCY
-from .code_judge import judge_answer, run_code_judge, shell_argv, timeout_of
 from .cost_guard import NOT_RUN, CostGuard
 from .events import (
     Cell,
@@ -80,27 +60,21 @@ from .events import (
     Scored,
 )
 from .files import iso_timestamp, now_utc
+from .generate import AgentvGenerate, ReplayedFailure
 from .journal import Journal, JournalState, run_header
-from .journal_records import CellScore, Generated, JudgeReply, RunHeader
+from .journal_records import CellScore, RunHeader
 from .options import RunOptions
+from .score_functions import deterministic, entry, skipped
+from .score_judges import JUDGED, AgentvJudges
+from .score_scripts import EXECUTED, AgentvScripts
 from .skeleton import RunSkeleton
 from .workspace_setup import WorkspaceError, Workspaces, WorkspaceSpec, parse_workspace, workspace_changes
 from .write_agentv import AgentvWriter, results_name
 
-if TYPE_CHECKING:
-    from .batch_stage import BatchStage
-
-EXECUTED = frozenset({"code-judge"})  # a user's script, run as a subprocess (code_judge.py)
-JUDGED = frozenset({"rubrics", "llm-judge"})
-_UNSET = object()
-DEFAULT_AGENT_STEPS = 10
-# Targets that are coding agents (agent-judge `target`): evalspec does not drive them.
-CODING_AGENTS = frozenset({"codex", "codex-cli", "claude-code", "claude", "claude-cli", "claude-sdk", "copilot",
-                           "copilot-cli", "copilot-sdk", "pi", "pi-cli", "pi-coding-agent", "vscode",
-                           "vscode-insiders", "agentv"})
 ATTEMPT_STRIDE = 10_000  # journal key of a trial's judgement: attempt × stride + assertion index
 NOTES_SHOWN = 10  # not-scored cells named in the run summary; the rest are counted
-FILE_LIMIT = 256 * 1024
+AGGREGATOR_SLOT = 999  # a composite's llm-judge aggregator call, next to its children's
+CHILD_BASE = 10**9  # composite children's journal indexes live above every test-level index
 
 
 class AgentvRun:
@@ -118,8 +92,6 @@ class AgentvRun:
         self.failed: set[Cell] = set()
         self.not_run: set[Cell] = set()  # cells a cost cap kept from starting (also in `failed`)
         self.resumed_cells = 0
-        self.batch: BatchStage | None = None  # batch mode: the answers the provider batches gave
-        self._judge_limit: asyncio.Semaphore | None = None  # code judges at once (created on the run's loop)
         execution = plan.suite.execution or {}
         if execution.get("cache") is True and options.cache is None:
             options = self.options = dataclasses.replace(options, cache=True)  # the suite asks for it; --no-cache wins
@@ -134,10 +106,13 @@ class AgentvRun:
                               and not isinstance(budget, bool) else None)
         self.calls.spend = self.cost.spend
         self._halt: str | None = None  # why the cells not started yet will not run (fail_on_error)
-        self._prices: dict[tuple[str | None, str], Any] = {}
         execution_ws = plan.suite.workspace is not None or any(t.workspace is not None for t in plan.tests) or any(
             t.config is not None and t.config.get("workspace_template") for t in plan.targets)
         self._any_workspace = bool(execution_ws)
+        # The stages, made once the journal is open (opened()): they read what an earlier run has.
+        self.generate: AgentvGenerate
+        self.judges: AgentvJudges
+        self.scripts: AgentvScripts
 
     # --- the skeleton's steps (skeleton.py) ------------------------------------------------------
     def header(self) -> RunHeader:
@@ -157,6 +132,11 @@ class AgentvRun:
         self.cost.attach(self.journal, self.state.usage)
         recorded = self.state.header.results if self.state.header is not None else None
         self.writer = AgentvWriter(self.folder / Path(recorded or self._results_name).name)
+        script_limit = asyncio.Semaphore(CODE_JUDGE_CONCURRENCY)  # code judges and prompt scripts at once
+        self.generate = AgentvGenerate(self.plan, self.options, self.calls, self.state, self.journal)
+        self.judges = AgentvJudges(self.plan, self.options, self.calls, self.state, self.journal, self.generate,
+                                   script_limit)
+        self.scripts = AgentvScripts(self.plan, self.options, self.judges, script_limit)
 
     def resumed_count(self) -> int:
         return sum(1 for t in self.plan.tasks if t.cell in self.state.scores)
@@ -165,9 +145,22 @@ class AgentvRun:
         return iter(())
 
     async def before_cells(self) -> AsyncIterator[Event]:
-        if self.plan.replay is None:
-            async for event in self._batch_phase():
-                yield event
+        """Batch mode: the first attempt of every test whose target batches, through its batch API, before
+        the tests run (run/batch_stage.py); what a batch does not answer is asked as usual."""
+        from .batch_stage import BatchStage, journaled_slots
+
+        if self.plan.replay is not None:
+            return
+        requests = self.generate.batch_requests(journaled_slots(self.journal_path, self.options),
+                                                lambda task: self._workspace_spec(task) is not None,
+                                                self.cost.refuses)
+        if not requests:
+            return
+        assert self.journal is not None
+        batch = self.generate.batch = BatchStage(calls=self.calls, journal=self.journal,
+                                                 journal_path=self.journal_path, options=self.options)
+        async for event in batch.run(requests):
+            yield event
 
     async def after_cells(self) -> AsyncIterator[Event]:
         for problem in await self.workspaces.close():
@@ -266,8 +259,8 @@ class AgentvRun:
         for k in range(settings.count):
             began = started if k == 0 else now_utc()
             try:
-                answer, usage, latency, cached, model, calls = await self._answer(task, k, folder)
-            except (ProviderError, _ReplayedFailure) as err:
+                answer, usage, latency, cached, model, calls = await self.generate.answer(task, k, folder)
+            except (ProviderError, ReplayedFailure) as err:
                 message = err.message if isinstance(err, ProviderError) else str(err)
                 kind = err.kind if isinstance(err, ProviderError) else "replay"
                 if not settings.repeated or (k == settings.count - 1 and not rows):
@@ -277,7 +270,7 @@ class AgentvRun:
                 attempts.append(Attempt(None, None, None, message))
                 continue
             self.emit(Response(cell, answer, usage, cached, latency, replayed=self.plan.replay is not None))
-            cost = self._cost(task, model, usage)
+            cost = self.generate.cost(task, model, usage)
             measured = Measured(answer=answer, usage=usage, duration_ms=latency, model=model, cost_usd=cost,
                                 trace=[c.to_json() for c in calls], calls=calls,
                                 output_messages=output_messages(answer, calls),
@@ -296,69 +289,6 @@ class AgentvRun:
         if not settings.repeated:
             return rows[0]
         return _with_trials(rows, combine(settings, attempts, stopped or "error"))
-
-    async def _answer(self, task: AgentvTask, attempt: int = 0, folder: Path | None = None
-                      ) -> tuple[str, tuple[int, int], float, bool, str | None, tuple[ToolCall, ...]]:
-        """(text, (input, output tokens), latency ms, cached, the model that answered, tool calls)."""
-        cell = task.cell
-        done = self.state.turns.get(cell, {}).get(attempt)
-        if done is not None:
-            return (done.text, done.usage or (0, 0), done.ms or 0.0, False, done.model,
-                    calls_from_json(list(done.tool_calls)))
-        model: str | None = None
-        if self.plan.replay is not None:
-            text, usage, latency, cached, calls = self._replayed(cell)
-        else:
-            provider, model_name = self._provider(task.target)
-            system, messages = chat_messages(task.test.input_messages)
-            req = ChatRequest(model=model_name, messages=tuple(messages), system=system,
-                              timeout=_timeout_seconds(task.test.execution)
-                              or _timeout_seconds(self.plan.suite.execution))
-            if attempt > 0:
-                provider = _uncached(provider)  # a trial is a new sample, not the first answer again
-            if folder is not None and _provider_kind(task.target) == "cli":
-                # The agent works in the test's workspace: the command runs there.
-                req = dataclasses.replace(req, extra={**req.extra, "cwd": str(folder), "attempt": attempt,
-                                                      "eval_id": task.test.id})
-            elif _provider_kind(task.target) == "cli":
-                # The test id is the command's {EVAL_ID}; it picks this test's record of a batch output.
-                req = dataclasses.replace(req, extra={**req.extra, "eval_id": task.test.id, "attempt": attempt})
-            result = (self.batch.take(cell, attempt, label=task.target.name)
-                      if self.batch is not None and attempt == 0 else None)
-            if result is None:
-                result = await self.calls.chat(provider, req, cell, limit_key=_limit_key(task.target),
-                                               model_label=task.target.name)
-            text, latency, cached, calls = result.text, result.latency_ms, result.cached, result.tool_calls
-            usage = (result.usage.input_tokens, result.usage.output_tokens)
-            model = result.raw_model or model_name or _configured_model(task.target)
-        # Replayed answers are journalled too, so that a replay's own journal can be resumed or replayed.
-        assert self.journal is not None
-        self.journal.write(Generated(cell, attempt, text, usage, round(latency, 1), cached, model,
-                                     tuple(c.to_json() for c in calls), names_model=True))
-        return text, usage, latency, cached, model, calls
-
-    def _cost(self, task: AgentvTask, model: str | None, usage: tuple[int, int]) -> float | None:
-        """US dollars of the target's call, from the price table; None when its model has no price."""
-        prices = self.plan.prices
-        if prices is None:
-            return None
-        key = (model, task.target.name)
-        price = self._prices.get(key, _UNSET)
-        if price is _UNSET:  # looked up once per (model, target): a 2,000-test run asks 2,000 times
-            names = (model, _configured_model(task.target), task.target.model)
-            price = self._prices[key] = next((p for p in map(prices.price, names) if p is not None), None)
-        return call_cost(price, usage[0], usage[1]) if price is not None else None
-
-    def _replayed(self, cell: Cell) -> tuple[str, tuple[int, int], float, bool, tuple[ToolCall, ...]]:
-        """The recorded answer of a cell, with the usage, duration and tool calls the original call
-        reported (latency, token-usage and tool-trajectory score those). A recorded failure raises
-        _ReplayedFailure."""
-        replay = self.plan.replay
-        rec = replay.answer(cell)
-        if rec is None or rec.text is None:
-            raise _ReplayedFailure(rec.error if rec is not None and rec.error else
-                                   f"{replay.path} has no answer for {cell}")
-        return rec.text, rec.usage, rec.latency_ms, False, rec.tool_calls
 
     async def _file_changes(self, task: AgentvTask, folder: Path | None) -> str | None:
         """The diff of the test's workspace against its template and repositories, once the agent has
@@ -386,59 +316,6 @@ class AgentvRun:
         if key not in self._workspace_specs:
             self._workspace_specs[key] = parse_workspace(raw, base)
         return self._workspace_specs[key]
-
-    # --- batch mode -------------------------------------------------------------------------------
-    def _wants_batch(self, target: TargetSpec) -> bool:
-        """`--batch`, a `--batch-model` pattern naming the target, or `batch: true` in its settings; only
-        chat targets (openai, anthropic, gemini: the APIs with a batch endpoint) and models."""
-        from .batch_stage import wants_batch
-
-        if target.config is not None and _provider_kind(target) not in ("openai", "anthropic", "gemini", "google",
-                                                                        "google-gemini"):
-            return False
-        return wants_batch(self.options, target.name) or (target.config is not None
-                                                          and target.config.get("batch") is True)
-
-    async def _batch_phase(self) -> AsyncIterator[Event]:
-        """The first attempt of every test whose target batches, through its batch API, before the tests
-        run (run/batch_stage.py); what a batch does not answer is asked as usual."""
-        from .batch_stage import BatchRequest, BatchStage, journaled_slots
-
-        journaled = journaled_slots(self.journal_path, self.options)
-        requests: list[BatchRequest] = []
-        for task in self.plan.tasks:
-            cell = task.cell
-            submit = self._wants_batch(task.target)
-            if not (submit or (cell, 0) in journaled) or cell in self.state.scores \
-                    or 0 in self.state.turns.get(cell, {}):
-                continue
-            if self._workspace_spec(task) is not None:
-                continue  # a workspace is set up per test, around its call
-            try:
-                provider, model_name = self._provider(task.target)
-            except ProviderError:
-                continue  # the test fails on its own, as it would interactively
-            if self.cost.refuses(task):
-                continue  # a cost cap: the test is refused when it runs, nothing of it is sent
-            system, messages = chat_messages(task.test.input_messages)
-            req = ChatRequest(model=model_name, messages=tuple(messages), system=system,
-                              timeout=_timeout_seconds(task.test.execution)
-                              or _timeout_seconds(self.plan.suite.execution))
-            requests.append(BatchRequest(cell, 0, task.target.name, task.target.name, provider, req,
-                                         custom=task.target.config is not None, submit=submit))
-        if not requests:
-            return
-        assert self.journal is not None
-        self.batch = BatchStage(calls=self.calls, journal=self.journal, journal_path=self.journal_path,
-                                options=self.options)
-        async for event in self.batch.run(requests):
-            yield event
-
-    def _provider(self, spec: TargetSpec) -> tuple[Any, str]:
-        if spec.config is not None:
-            return self.calls.target(spec.name, spec.config, base_dir=self.plan.path.parent), ""
-        binding = self.calls.model(spec.model or spec.name)
-        return binding.provider, binding.model_name
 
     def _not_run(self, task: AgentvTask, message: str, started: Any) -> None:
         """A cell a cost cap kept from starting: a row that is not scored (never a pass) with the reason;
@@ -469,7 +346,7 @@ class AgentvRun:
         if test.uses_default_judge:
             # AgentV grades a test without assertions with its default LLM judge, against `criteria`.
             default = Assertion(type="llm-judge", name="llm-judge", span=test.span)
-            return [await self._judged(task, ATTEMPT_STRIDE * attempt, default, answer)]
+            return [await self.judges.judged(task, ATTEMPT_STRIDE * attempt, default, answer)]
         measured = measured or Measured(answer=answer)
         return [await self._scored(task, ATTEMPT_STRIDE * attempt + i, a, answer, metrics, measured)
                 for i, a in enumerate(test.assertions)]
@@ -480,18 +357,18 @@ class AgentvRun:
         children get indexes of their own, see _composite)."""
         why = unscorable(a, judge=task.judge is not None)
         if why is not None:
-            return _skipped(a, f"not scored: {why}")
+            return skipped(a, f"not scored: {why}")
         if a.type in JUDGED:
-            return await self._judged(task, index, a, answer)
+            return await self.judges.judged(task, index, a, answer)
         if a.type == "agent-judge":
-            return await self._agent_judged(task, index, a, answer, measured)
+            return await self.judges.agent_judged(task, index, a, answer, measured)
         if a.type in EXECUTED or a.custom:
-            return await self._executed(task, a, measured)
+            return await self.scripts.executed(task, a, measured)
         if a.type == "composite":
             return await self._composite(task, index, a, answer, metrics, measured)
         if (why := unmeasured(a, metrics, measured.model)) is not None:
-            return _skipped(a, f"not scored: {why}")
-        return _deterministic(a, answer, metrics, [(m.role, m.content) for m in task.test.expected_messages])
+            return skipped(a, f"not scored: {why}")
+        return deterministic(a, answer, metrics, [(m.role, m.content) for m in task.test.expected_messages])
 
     async def _composite(self, task: AgentvTask, index: int, a: Assertion, answer: str, metrics: RunMetrics,
                          measured: Measured) -> dict[str, Any]:
@@ -503,9 +380,9 @@ class AgentvRun:
         missing = next((e for e in entries if e["score"] is None), None)
         if missing is not None:
             reason = str(missing["reasoning"] or "").removeprefix("not scored: ")
-            entry = _skipped(a, f"not scored: its child '{missing['name']}' was not scored: {reason}")
-            entry["scores"] = nested
-            return entry
+            out = skipped(a, f"not scored: its child '{missing['name']}' was not scored: {reason}")
+            out["scores"] = nested
+            return out
         children = [Child(e["name"], e["type"], float(e["score"]), str(e["verdict"]), float(e["weight"]),
                           tuple(e["hits"]), tuple(e["misses"]), e.get("reasoning")) for e in entries]
         raw = a.config.get("aggregator")
@@ -514,303 +391,22 @@ class AgentvRun:
         if kind == "threshold":
             got: CompositeScore | str = composite_threshold(children, aggregator.get("threshold", DEFAULT_THRESHOLD))
         elif kind == "llm-judge":
-            got = await self._judged_aggregate(task, _child_index(index, AGGREGATOR_SLOT), aggregator, children)
+            got = await self.judges.aggregate(task, _child_index(index, AGGREGATOR_SLOT), aggregator, children)
         elif kind == "code-judge":
-            got = await self._scripted_aggregate(a, aggregator, children)
+            got = await self.scripts.aggregate(a, aggregator, children)
         else:
             got = weighted_average(children, aggregator.get("weights"))
         if isinstance(got, str):
-            entry = _skipped(a, f"not scored: {got}")
-            entry["scores"] = nested
-            return entry
+            out = skipped(a, f"not scored: {got}")
+            out["scores"] = nested
+            return out
         score, result_verdict, hits, misses = got.score, got.verdict, list(got.hits), list(got.misses)
         if a.negate:
             score, result_verdict = negate_result(score, result_verdict)
             hits, misses = misses, hits
-        entry = _entry(a, score, result_verdict, hits, misses, got.reasoning)
-        entry["scores"] = nested
-        return entry
-
-    async def _judged_aggregate(self, task: AgentvTask, index: int, aggregator: dict[str, Any],
-                                children: list[Child]) -> CompositeScore | str:
-        """The llm-judge aggregator: the judge reads the children's results and gives the score."""
-        judge = task.judge
-        if judge is None:
-            return NO_JUDGE
-        cell = task.cell
-        done = self.state.judgements.get((cell, index, judge.name))
-        reply = done.text if isinstance(done, JudgeReply) and not done.error else None
-        try:
-            if reply is None:
-                provider, model_name = self._provider(judge)
-                req = ChatRequest(model=model_name, messages=(ChatMessage("user", aggregator_prompt(aggregator, children)),),
-                                  system=FREEFORM_SYSTEM, temperature=0.0, max_tokens=JUDGE_MAX_TOKENS)
-                result = await self.calls.chat(provider, req, cell, limit_key=_limit_key(judge), purpose="judge",
-                                               model_label=judge.name)
-                reply = result.text
-                assert self.journal is not None
-                self.journal.write(JudgeReply(cell, index, judge.name, reply, None))
-            score, hits, misses, reasoning = freeform_result(parse_json_reply(reply))
-        except ProviderError as err:
-            self._judge_error(cell, index, judge, err.message)
-            return f"the judge {judge.name} failed: {err.message}"
-        except JudgeReplyError as err:
-            return str(err)
-        return CompositeScore(score, verdict(score), tuple(hits), tuple(misses), reasoning)
-
-    async def _scripted_aggregate(self, a: Assertion, aggregator: dict[str, Any],
-                                  children: list[Child]) -> CompositeScore | str:
-        """The code-judge aggregator: its script (`path`, a command line) gets `{results}` on stdin."""
-        command = aggregator.get("path") or aggregator.get("command") or aggregator.get("script")
-        if isinstance(command, str) and command.strip():
-            # A command line, split as a POSIX shell would (no shell runs it); Windows gets cmd.exe.
-            try:
-                argv = shell_argv(command) if sys.platform.startswith("win") else shlex.split(command)
-            except ValueError as exc:
-                return f"the code-judge aggregator's path cannot be split into a command: {exc}"
-        elif isinstance(command, list) and command:
-            argv = [str(x) for x in command]
-        else:
-            return "the code-judge aggregator has no `path` (its script)"
-        base = a.source_path.parent if a.source_path is not None else self.plan.path.parent
-        cwd = base / str(aggregator["cwd"]) if aggregator.get("cwd") else base
-        if self._judge_limit is None:
-            self._judge_limit = asyncio.Semaphore(CODE_JUDGE_CONCURRENCY)
-        outcome = await run_code_judge(argv, {"results": results_object(children)}, cwd=cwd,
-                                       timeout=timeout_of(aggregator), env=self.options.env, limit=self._judge_limit)
-        if outcome.score is None:
-            return (outcome.error or "the code-judge aggregator was not run").removeprefix("not scored: ")
-        misses = list(outcome.misses) + ([outcome.error] if outcome.error else [])
-        return CompositeScore(outcome.score, verdict(outcome.score), outcome.hits, tuple(misses), outcome.reasoning)
-
-    async def _judged(self, task: AgentvTask, index: int, a: Assertion, answer: str) -> dict[str, Any]:
-        """One `rubrics` or `llm-judge` assertion, asked of the target's judge."""
-        judge = task.judge
-        if judge is None:
-            return _skipped(a, f"not scored: {NO_JUDGE}")
-        criteria = a.config.get("criteria") if a.type == "rubrics" else a.config.get("rubrics")
-        cell = task.cell
-        key = (cell, index, judge.name)
-        done = self.state.judgements.get(key)
-        reply = done.text if isinstance(done, JudgeReply) and not done.error else None
-        try:
-            if criteria:
-                criteria = [_criterion(c, i) for i, c in enumerate(criteria)]
-                system, user = rubric_prompt(criteria, task.test, answer)
-            else:
-                template = await self._template(a, task, answer)
-                system, user = freeform_prompt(template, task.test, answer)
-            if reply is None:
-                provider, model_name = self._provider(judge)
-                req = ChatRequest(model=model_name, messages=(ChatMessage("user", user),), system=system,
-                                  temperature=0.0, max_tokens=JUDGE_MAX_TOKENS)
-                result = await self.calls.chat(provider, req, cell, limit_key=_limit_key(judge), purpose="judge",
-                                               model_label=judge.name)
-                reply = result.text
-                assert self.journal is not None
-                self.journal.write(JudgeReply(cell, index, judge.name, reply, None))
-            data = parse_json_reply(reply)
-            if criteria:
-                checks = rubric_checks(data)
-                ranges = any(c.get("score_ranges") for c in criteria)
-                rs = score_ranges(criteria, checks) if ranges else score_checklist(criteria, checks)
-                score, result_verdict, fails = rs.score, rs.verdict, rs.failed_required
-                hits, misses = list(rs.hits), list(rs.misses)
-                reasoning = data.get("overall_reasoning") if isinstance(data.get("overall_reasoning"), str) else None
-            else:
-                score, hits, misses, reasoning = freeform_result(data)
-                result_verdict, fails = verdict(score), False
-        except ProviderError as err:
-            self._judge_error(cell, index, judge, err.message)
-            return _skipped(a, f"not scored: the judge {judge.name} failed: {err.message}")
-        except (JudgeReplyError, _TemplateError) as err:
-            return _skipped(a, f"not scored: {err}")
-        if a.negate:
-            score, result_verdict = negate_result(score, result_verdict)
-            hits, misses, fails = misses, hits, False
-        return _entry(a, score, result_verdict, hits, misses, reasoning, fails_test=fails)
-
-    async def _agent_judged(self, task: AgentvTask, index: int, a: Assertion, answer: str,
-                            measured: Measured) -> dict[str, Any]:
-        """An `agent-judge`: the judge model inspects the test's workspace read-only (agent_judge.py)."""
-        from .agent_judge import WorkspaceReader, judge_task, run_agent_judge, system_prompt, tools_for
-        from .agentv_judge import render, variables
-
-        judge = task.judge
-        delegated = a.config.get("target")
-        if isinstance(delegated, str) and delegated:
-            entry = self._targets_entry(delegated)
-            if entry is None:
-                return _skipped(a, f"not scored: agent-judge target '{delegated}' is not in targets.yaml")
-            kind = str(entry.get("provider") or "").lower()
-            if kind in CODING_AGENTS:
-                return _skipped(a, f"not scored: agent-judge target '{delegated}' is a coding agent ({kind}), "
-                                   "which evalspec does not run; drop `target` to use the built-in agent judge")
-            judge = TargetSpec(delegated, config=entry)
-        if judge is None:
-            return _skipped(a, f"not scored: {NO_JUDGE}")
-        if measured.workspace is None:
-            return _skipped(a, "not scored: agent-judge audits a workspace and this test has none (set "
-                               "`workspace.template`, or the target's `workspace_template`)")
-        criteria = [_criterion(c, i) for i, c in enumerate(a.config.get("rubrics") or [])]
-        try:
-            template = await self._template(a, task, answer, measured)
-        except _TemplateError as err:
-            return _skipped(a, f"not scored: {err}")
-        prompt = render(template, variables(task.test, answer)) if template else None
-        task_text = judge_task(question_text(task.test), task.test.criteria or "", answer,
-                               task.test.reference_answer, criteria, prompt, measured.file_changes)
-        provider, model_name = self._provider(judge)
-        kind = _judge_kind(judge)
-        temperature = a.config.get("temperature")
-        steps = a.config.get("max_steps")
-        system = system_prompt(bool(criteria))
-
-        async def ask(messages: tuple[ChatMessage, ...], offer_tools: bool) -> Any:
-            req = ChatRequest(model=model_name, messages=messages, system=system,
-                              temperature=float(temperature) if isinstance(temperature, int | float) else 0.0,
-                              max_tokens=JUDGE_MAX_TOKENS, extra=tools_for(kind) if offer_tools else {})
-            return await self.calls.chat(provider, req, task.cell, limit_key=_limit_key(judge), purpose="judge",
-                                         model_label=judge.name)
-
-        try:
-            outcome = await run_agent_judge(ask, task_text, WorkspaceReader(Path(measured.workspace)),
-                                            rubric=bool(criteria),
-                                            max_steps=steps if isinstance(steps, int) else DEFAULT_AGENT_STEPS)
-        except ProviderError as err:
-            self._judge_error(task.cell, index, judge, err.message)
-            return _skipped(a, f"not scored: the agent judge {judge.name} failed: {err.message}")
-        if outcome.verdict is None:
-            return _skipped(a, f"not scored: {outcome.error}")
-        fails = False
-        try:
-            if criteria:
-                rs = score_checklist(criteria, rubric_checks(outcome.verdict))
-                score, result_verdict, hits, misses = rs.score, rs.verdict, list(rs.hits), list(rs.misses)
-                fails = rs.failed_required
-                raw = outcome.verdict.get("overall_reasoning")
-                reasoning = raw if isinstance(raw, str) else None
-            else:
-                score, hits, misses, reasoning = freeform_result(outcome.verdict)
-                result_verdict = verdict(score)
-        except JudgeReplyError as err:
-            return _skipped(a, f"not scored: {err}")
-        if a.negate:
-            score, result_verdict = negate_result(score, result_verdict)
-            hits, misses, fails = misses, hits, False
-        entry = _entry(a, score, result_verdict, hits, misses, reasoning, fails_test=fails)
-        entry["details"] = {"steps": outcome.steps, "tool_calls": outcome.tool_calls}
-        return entry
-
-    def _targets_entry(self, name: str) -> dict[str, Any] | None:
-        from .agentv_plan import load_targets
-
-        try:
-            return load_targets(self.plan.targets_file).get(name)
-        except Exception:  # PlanError: the file was readable when the run was planned
-            return None
-
-    async def _executed(self, task: AgentvTask, a: Assertion, measured: Measured) -> dict[str, Any]:
-        """A `code-judge` or a custom assertion's script, run on the answer (code_judge.py), only inside
-        this explicit run."""
-        if self._judge_limit is None:
-            self._judge_limit = asyncio.Semaphore(CODE_JUDGE_CONCURRENCY)
-        env = self.options.env
-        proxy = None
-        wants_target = a.config.get("target") if a.type == "code-judge" else None
-        if wants_target:
-            if task.judge is None:
-                return _skipped(a, f"not scored: the code judge calls a target (`target`) and there is {NO_JUDGE}")
-            proxy = self._target_proxy(task, wants_target)
-            env = {**env, **await proxy.start()}
-        try:
-            outcome = await judge_answer(a, task.test, measured, base=self.plan.path.parent, env=env,
-                                         limit=self._judge_limit)
-        finally:
-            if proxy is not None:
-                await proxy.close()
-        if outcome.score is None:
-            return _skipped(a, outcome.error or "not scored")
-        score, result_verdict = outcome.score, verdict(outcome.score)
-        hits, misses = list(outcome.hits), list(outcome.misses)
-        if a.negate and outcome.error is None:
-            score, result_verdict = negate_result(score, result_verdict)
-            hits, misses = misses, hits
-        entry = _entry(a, score, result_verdict, hits, misses, outcome.reasoning)
-        if outcome.details is not None:
-            entry["details"] = outcome.details
-        if outcome.error is not None:
-            entry["error"] = outcome.error
-        if proxy is not None:
-            entry["target_proxy"] = proxy.usage()
-        return entry
-
-    def _target_proxy(self, task: AgentvTask, wants: Any) -> Any:
-        """The proxy a code judge with `target` calls LLMs through: the test's judge target (or another
-        target of targets.yaml, by name), under the run's limits (target_proxy.py)."""
-        from .agentv_plan import load_targets
-        from .target_proxy import TargetProxy, max_calls_of
-
-        judge = task.judge
-        assert judge is not None
-        try:
-            names = list(load_targets(self.plan.targets_file))
-        except Exception:  # PlanError: the file was readable when the run was planned
-            names = []
-        available = list(dict.fromkeys([judge.name, *names]))
-
-        async def invoke(question: str, system: str | None, name: str | None) -> tuple[str, int, int]:
-            spec = judge
-            if name is not None and name != judge.name:
-                entry = self._targets_entry(name)
-                spec = TargetSpec(name, config=entry) if entry is not None else judge
-            provider, model_name = self._provider(spec)
-            req = ChatRequest(model=model_name, messages=(ChatMessage("user", question),), system=system,
-                              max_tokens=JUDGE_MAX_TOKENS)
-            result = await self.calls.chat(provider, req, task.cell, limit_key=_limit_key(spec), purpose="judge",
-                                           model_label=spec.name)
-            return result.text, result.usage.input_tokens, result.usage.output_tokens
-
-        return TargetProxy(invoke, judge.name, available, max_calls_of(wants))
-
-    def _judge_error(self, cell: Cell, index: int, judge: TargetSpec, message: str) -> None:
-        assert self.journal is not None
-        self.journal.write(JudgeReply(cell, index, judge.name, None, message))
-
-    async def _template(self, a: Assertion, task: AgentvTask, answer: str, measured: Measured | None = None
-                        ) -> str | None:
-        """The llm-judge prompt: inline text, a template file (relative to the eval file), or what a
-        prompt script (`prompt: {command}`) prints (code_judge.prompt_from_script)."""
-        prompt = a.config.get("prompt")
-        if prompt is None:
-            return None
-        if isinstance(prompt, dict):
-            from .code_judge import PromptScriptError, prompt_from_script
-
-            if self._judge_limit is None:
-                self._judge_limit = asyncio.Semaphore(CODE_JUDGE_CONCURRENCY)
-            try:
-                return await prompt_from_script(prompt, a, task.test, measured or Measured(answer=answer),
-                                                base=self.plan.path.parent, env=self.options.env,
-                                                limit=self._judge_limit)
-            except PromptScriptError as err:
-                raise _TemplateError(str(err)) from None
-        if not isinstance(prompt, str):
-            raise _TemplateError("the judge prompt is neither text, a file nor {command: [...]}")
-        from ..agentv.files import FileSystem, looks_like_prompt_file, read_text
-
-        if looks_like_prompt_file(prompt):
-            base = (a.source_path or self.plan.path).parent
-            fs = FileSystem()
-            found = fs.resolve(prompt, fs.search_roots(base))
-            if found is not None and fs.outside(found, base) and not self.options.allow_outside_files:
-                raise _TemplateError(f"the judge prompt file {prompt} is outside the project "
-                                     "(--allow-outside-files reads it)")
-            text = read_text(found, FILE_LIMIT) if found is not None else None
-            if text is None:
-                raise _TemplateError(f"the judge prompt file {prompt} cannot be read")
-            return text
-        return prompt
+        out = entry(a, score, result_verdict, hits, misses, got.reasoning)
+        out["scores"] = nested
+        return out
 
     # --- results ----------------------------------------------------------------------------------
     def _row(self, task: AgentvTask, started: Any, answer: str, usage: tuple[int, int], latency: float,
@@ -891,36 +487,8 @@ class AgentvRun:
         return tuple(lines)
 
 
-class _TemplateError(Exception):
-    pass
-
-
-class _ReplayedFailure(Exception):
-    """A replayed cell whose recorded run failed: it fails again, with the recorded message."""
-
-
 def _reads_changes(assertions: list[Assertion]) -> bool:
     return any(a.type in ("code-judge", "agent-judge") or a.custom or _reads_changes(a.children) for a in assertions)
-
-
-def _judge_kind(spec: TargetSpec) -> str:
-    """Which API's tool format a judge speaks: anthropic, gemini, or openai (and compatibles)."""
-    kind = _provider_kind(spec) if spec.config is not None else provider_key(spec.model or spec.name)
-    if kind in ("anthropic", "claude"):
-        return "anthropic"
-    if kind in ("gemini", "google", "vertex"):
-        return "gemini"
-    return "openai"
-
-
-def _provider_kind(spec: TargetSpec) -> str | None:
-    return str(spec.config.get("provider") or "").lower() if spec.config is not None else None
-
-
-def _uncached(provider: Any) -> Any:
-    from ..providers.cache import CachedProvider
-
-    return provider.inner if isinstance(provider, CachedProvider) else provider
 
 
 def _with_trials(rows: list[dict[str, Any]], result: Any) -> dict[str, Any]:
@@ -939,18 +507,6 @@ def _with_trials(rows: list[dict[str, Any]], result: Any) -> dict[str, Any]:
     return row
 
 
-def _configured_model(spec: TargetSpec) -> str | None:
-    """The model a targets.yaml entry names (`model`, or an Azure `deployment_name`)."""
-    if spec.config is None:
-        return None
-    value = spec.config.get("model") or spec.config.get("deployment_name") or spec.config.get("deployment")
-    return str(value) if value else None
-
-
-AGGREGATOR_SLOT = 999  # a composite's llm-judge aggregator call, next to its children's
-CHILD_BASE = 10**9  # composite children's journal indexes live above every test-level index
-
-
 def _child_index(index: int, j: int) -> int:
     """The journal index of a composite's child j < 1000 (or its aggregator). Injective: a test-level
     index p < CHILD_BASE (attempt × ATTEMPT_STRIDE + assertion) maps into [B, 1001·B), a child's
@@ -958,53 +514,5 @@ def _child_index(index: int, j: int) -> int:
     return CHILD_BASE + 1000 * index + min(j, 999)
 
 
-def _provider_name(spec: TargetSpec) -> str | None:
-    return str(spec.config.get("provider") or "").lower() if spec.config is not None else None
-
-
-def _limit_key(spec: TargetSpec) -> str:
-    if spec.config is not None:
-        return str(spec.config.get("provider") or spec.name).lower()
-    return provider_key(spec.model or spec.name)
-
-
-def _criterion(c: Any, i: int) -> dict[str, Any]:
-    if isinstance(c, str):
-        return {"id": f"rubric-{i + 1}", "outcome": c, "weight": 1.0, "required": True}
-    return dict(c)
-
-
-def _deterministic(a: Assertion, answer: str, metrics: RunMetrics, expected: list[tuple[str, Any]]) -> dict[str, Any]:
-    try:
-        got = evaluate_assertion(a, answer, metrics, expected=expected)
-    except Exception as exc:  # our bug must not pass a test, nor lose the run: the check was not made
-        return _skipped(a, f"not scored: evalspec failed while scoring it ({type(exc).__name__}: {exc})")
-    if isinstance(got, NotSupported):
-        return _skipped(a, f"not scored: evalspec does not score '{got.type}' assertions yet")
-    return _entry(a, got.score, got.verdict, list(got.hits), list(got.misses), got.reasoning)
-
-
-def _entry(a: Assertion, score: float, result_verdict: str, hits: list[str], misses: list[str],
-           reasoning: str | None, *, fails_test: bool = False) -> dict[str, Any]:
-    return {"name": a.name, "type": a.type, "score": score, "weight": a.weight, "verdict": result_verdict,
-            "hits": hits, "misses": misses, "reasoning": reasoning, "_required": a.required, "_fails": fails_test}
-
-
-def _skipped(a: Assertion, reason: str) -> dict[str, Any]:
-    """Not scored (a type not run yet, no judge, a failed judge): listed with its reason; the test is then
-    not scored unless something else fails it (agentv_aggregate.outcome_of)."""
-    return {"name": a.name, "type": a.type, "score": None, "weight": a.weight, "verdict": NOT_SCORED, "hits": [],
-            "misses": [], "reasoning": reason, "_required": a.required, "_fails": False}
-
-
 def run_agentv(plan: AgentvPlan, options: RunOptions) -> AsyncIterator[Event]:
     return RunSkeleton(AgentvRun(plan, options)).events()
-
-
-def _timeout_seconds(execution: dict[str, Any]) -> float | None:
-    """`execution.timeout_seconds` (the test's, else the suite's): each call to the test's target gets
-    that long instead of --timeout."""
-    value = execution.get("timeout_seconds")
-    if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
-        return float(value)
-    return None

@@ -47,7 +47,7 @@ Slot = tuple[Cell, int | str]  # a cell and its generated turn's number, or a ju
 @dataclass(frozen=True, slots=True)
 class BatchRequest:
     cell: Cell
-    turn: int | str  # the generated turn, or the judge call (weval_runner.judge_slot)
+    turn: int | str  # the generated turn, or the judge call (score_judges.judge_slot)
     model: str  # the model id as the plan names it
     spec: str | Mapping[str, Any]  # what Calls.model() binds (a custom model's object), or the target's name
     provider: Any  # the (wrapped) provider the interactive call would use

@@ -37,7 +37,7 @@ BYTES_PER_TOKEN = 4
 MESSAGE_OVERHEAD = 4  # tokens per message: role and separators
 KEY_POINTS_ASSUMED = 5  # key points extracted from an ideal (the extraction asks for 3 to 8)
 KEY_POINT_BYTES = 100  # the assumed length of one extracted key point
-EMBED_BATCH = 64  # texts per embeddings request (weval_runner.EMBED_BATCH)
+EMBED_BATCH = 64  # texts per embeddings request (score_embeddings.EMBED_BATCH)
 
 ANSWERS, JUDGE, KEY_POINTS, EMBEDDINGS = "answers", "judge", "key points", "embeddings"
 
@@ -163,14 +163,14 @@ def _weval_price_names(plan: WevalPlan, model: str) -> tuple[str | None, ...]:
 
 
 def _weval_turns(task: WevalTask) -> Iterator[tuple[str | None, list[str]]]:
-    """(system, contents) of every generation request of a cell, as weval_runner sends them, with each
+    """(system, contents) of every generation request of a cell, as generate.py sends them, with each
     earlier generated turn a placeholder."""
     messages: list[tuple[str, str]] = []
     answer = placeholder(DEFAULT_MAX_TOKENS)
     prompt = task.prompt
 
     def request() -> tuple[str | None, list[str]]:
-        # As weval_runner._turn: `system:` turns inside the messages join the system prompt.
+        # As generate.weval_request: `system:` turns inside the messages join the system prompt.
         system = task.system
         extra = [c for r, c in messages if r == "system"]
         if extra:

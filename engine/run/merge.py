@@ -285,7 +285,7 @@ def _evaluation(files: list[Any], items: list[str], by_prompt: Any) -> dict[str,
 
 
 def _overall_similarity(per_prompt: dict[str, Any], items: Iterable[str]) -> dict[str, dict[str, float]]:
-    """The mean of each pair's per-prompt similarities, summed in prompt order (as weval_runner does, so
+    """The mean of each pair's per-prompt similarities, summed in prompt order (as score_embeddings does, so
     the floats are the same to the last bit); a model with no pair is left out, every model kept is 1.0
     with itself."""
     models = sorted({str(m) for matrix in per_prompt.values() if isinstance(matrix, dict) for m in matrix})

@@ -194,12 +194,13 @@ tests:
 
 
 def test_a_crash_while_scoring_is_not_a_pass(tmp_path: Path, smart: SmartFake, monkeypatch) -> None:
-    import evalspec.run.agentv_runner as runner
+    import evalspec.scoring.agentv_assertions as scorers
 
     def broken(*args: Any, **kw: Any) -> Any:
         raise RuntimeError("scorer exploded")
 
-    monkeypatch.setattr(runner, "evaluate_assertion", broken)
+    # The function-points stage (run/score_functions.deterministic) calls the scorer through its module.
+    monkeypatch.setattr(scorers, "evaluate_assertion", broken)
     bp = _suite(tmp_path, """name: crash
 description: d
 execution:

@@ -1,10 +1,14 @@
-"""Scoring one Weval cell's rubric: function points run here, text points go to the judges.
+"""The function stage of scoring: Weval function points and AgentV's deterministic assertions, the
+checks that need no judge (LLM judges are score_judges.py, users' scripts score_scripts.py).
 
-This is the glue between the runner and engine/scoring: it turns model Points into the reference's
-PointAssessment objects (keyPointText, coverageExtent, reflection, error, multiplier, citation,
-isInverted, pathId, judge fields), runs `$call` over HTTP and `$js` off the event loop, and leaves the
-arithmetic (classification scale, consensus, the two-halves aggregation, rounding) to
-scoring/weval_aggregate.
+Weval: turns model Points into the reference's PointAssessment objects (keyPointText, coverageExtent,
+reflection, error, multiplier, citation, isInverted, pathId; judges add their fields), runs `$call`
+over HTTP and `$js` off the event loop, and leaves the arithmetic (classification scale, consensus,
+the two-halves aggregation, rounding) to scoring/weval_aggregate.
+
+AgentV: one assertion's result entry (the row's `scores` item, with `_required` / `_fails` for the
+aggregation), from scoring/agentv_assertions; an assertion that cannot be scored is an entry with no
+score and its reason (`skipped`), never a pass.
 """
 
 from __future__ import annotations
@@ -12,8 +16,9 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ..scoring.agentv_aggregate import NOT_SCORED
 from ..scoring.weval_points import (
     CallArgError,
     PointContext,
@@ -27,11 +32,17 @@ from ..scoring.weval_points import (
 from ..weval.model import Point, reference_fn_name
 from .jsjson import js_stringify, js_to_fixed
 
+if TYPE_CHECKING:
+    from ..agentv.model import Assertion
+    from ..scoring.agentv_assertions import RunMetrics
+
 # `$js` runs in QuickJS for up to 100 ms; off the event loop so a slow script does not stall the calls.
 _THREADED = frozenset({"js"})
 # Functions that are awaited (HTTP, a thread); every other function point is scored synchronously.
 ASYNC_FUNCTIONS = frozenset({"call", *_THREADED})
 
+
+# --- Weval ----------------------------------------------------------------------------------------
 
 def display_text(point: Point) -> str:
     """The reference's keyPointText: the criterion, or `Function: name(<JSON of the argument>)`."""
@@ -49,6 +60,34 @@ def base_assessment(point: Point) -> dict[str, Any]:
     if point.path_id is not None:
         out["pathId"] = point.path_id
     return out
+
+
+class AssessmentBases:
+    """Each point's fixed assessment fields (text, weight, path…), computed once for all models; a
+    fresh copy per cell."""
+
+    def __init__(self) -> None:
+        self._bases: dict[int, tuple[Point, dict[str, Any]]] = {}
+
+    def __call__(self, point: Point) -> dict[str, Any]:
+        # Keyed by id() with the point kept beside its base: key points extracted from an ideal are new
+        # Point objects, and an id freed by one of them and reused by the next would hand the second
+        # point the first one's text.
+        key = id(point)
+        cached = self._bases.get(key)
+        if cached is None or cached[0] is not point:
+            cached = self._bases[key] = (point, base_assessment(point))
+        return dict(cached[1])
+
+
+def scored_at_once(point: Point) -> bool:
+    """Most points are plain string checks: scored right away, no task, no await."""
+    return point.kind == "fn" and point.fn not in ASYNC_FUNCTIONS
+
+
+def function_point(point: Point, subject: str, ctx: PointContext, base: dict[str, Any]) -> dict[str, Any]:
+    """The assessment of a point that is `scored_at_once`."""
+    return function_assessment(point, evaluate_point(point.fn or "", point.fn_args, subject, ctx), base)
 
 
 def function_assessment(point: Point, result: PointScore, base: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -143,3 +182,33 @@ def _headers(raw: Any, env: Mapping[str, str]) -> dict[str, str]:
             register_secret(value.partition(" ")[2])
         out[str(k)] = value
     return out
+
+
+# --- AgentV ---------------------------------------------------------------------------------------
+
+def deterministic(a: Assertion, answer: str, metrics: RunMetrics, expected: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A deterministic assertion (contains, regex, json, latency, …: scoring/agentv_assertions)."""
+    # Imported here: the AgentV scorers and model cost a Weval run ~0.1 s of imports it does not need.
+    from ..scoring import agentv_assertions
+
+    try:
+        got = agentv_assertions.evaluate_assertion(a, answer, metrics, expected=expected)
+    except Exception as exc:  # our bug must not pass a test, nor lose the run: the check was not made
+        return skipped(a, f"not scored: evalspec failed while scoring it ({type(exc).__name__}: {exc})")
+    if isinstance(got, agentv_assertions.NotSupported):
+        return skipped(a, f"not scored: evalspec does not score '{got.type}' assertions yet")
+    return entry(a, got.score, got.verdict, list(got.hits), list(got.misses), got.reasoning)
+
+
+def entry(a: Assertion, score: float, result_verdict: str, hits: list[str], misses: list[str],
+          reasoning: str | None, *, fails_test: bool = False) -> dict[str, Any]:
+    """A scored assertion's entry; `fails_test`: a missed required rubric criterion fails the test."""
+    return {"name": a.name, "type": a.type, "score": score, "weight": a.weight, "verdict": result_verdict,
+            "hits": hits, "misses": misses, "reasoning": reasoning, "_required": a.required, "_fails": fails_test}
+
+
+def skipped(a: Assertion, reason: str) -> dict[str, Any]:
+    """Not scored (a type not run yet, no judge, a failed judge): listed with its reason; the test is then
+    not scored unless something else fails it (agentv_aggregate.outcome_of)."""
+    return {"name": a.name, "type": a.type, "score": None, "weight": a.weight, "verdict": NOT_SCORED, "hits": [],
+            "misses": [], "reasoning": reason, "_required": a.required, "_fails": False}
