@@ -6,6 +6,7 @@ normalized model, all with spans. The CLI, the language server and the runner al
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from collections.abc import Mapping as AbcMapping
 from dataclasses import dataclass, field
@@ -166,17 +167,25 @@ def _kind_of_head(path: Path) -> FileKind:
 def _inside_the_text(findings: list[Finding], lines: list[str]) -> list[Finding]:
     """The last guard of a promise every check keeps on its own: a finding's range is well-formed (start
     before end, inside the text). A range that is not (a bug) is pulled inside rather than sent to an
-    editor that would reject the whole report; a fix whose edit is not is dropped, never applied."""
-    for f in findings:
+    editor that would reject the whole report; a fix whose edit is not is dropped, never applied. Such a
+    finding is replaced by a corrected copy: the caches hand the same finding to the next analysis, and
+    an analysis already returned never changes."""
+    out = findings
+    for i, f in enumerate(findings):
         if f.path is not None:
             continue  # about another file, in that file's lines
-        if not _fits(f.span, lines):
-            f.span = _pulled_in(f.span, lines)
-        if f.related and not all(_fits(r.span, lines) for r in f.related):
-            f.related = tuple(Related(_pulled_in(r.span, lines), r.message) for r in f.related)
-        if f.fixes and not all(_fits(e.span, lines) for x in f.fixes for e in x.edits):
-            f.fixes = tuple(x for x in f.fixes if all(_fits(e.span, lines) for e in x.edits))
-    return findings
+        span, related, fixes = f.span, f.related, f.fixes
+        if not _fits(span, lines):
+            span = _pulled_in(span, lines)
+        if related and not all(_fits(r.span, lines) for r in related):
+            related = tuple(Related(_pulled_in(r.span, lines), r.message) for r in related)
+        if fixes and not all(_fits(e.span, lines) for x in fixes for e in x.edits):
+            fixes = tuple(x for x in fixes if all(_fits(e.span, lines) for e in x.edits))
+        if span is not f.span or related is not f.related or fixes is not f.fixes:
+            if out is findings:
+                out = list(findings)
+            out[i] = dataclasses.replace(f, span=span, related=related, fixes=fixes)
+    return out
 
 
 def _fits(span: Span, lines: list[str]) -> bool:

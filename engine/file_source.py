@@ -12,11 +12,20 @@ from __future__ import annotations
 
 import glob as globlib
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 MAX_READ = 10 * 1024 * 1024  # no file an eval file refers to is read past this
+
+
+class FolderEntry(NamedTuple):
+    """One entry of a folder listing."""
+
+    name: str
+    is_file: bool  # a file, or a link to one
+    is_dir: bool  # a folder, or a link to one
+    is_link: bool
 
 
 class FileSource(Protocol):
@@ -43,6 +52,11 @@ class FileSource(Protocol):
         """Paths relative to `folder` matching `pattern` (`**` included), sorted, files and folders."""
         ...
 
+    def list_folder(self, folder: Path, limit: int) -> list[FolderEntry]:
+        """At most `limit` entries of `folder`, in the order the folder lists them (none when it cannot
+        be listed). Links are not followed to list them, only to say what they point at."""
+        ...
+
     def mtime(self, path: Path) -> float | None:
         """When the file or folder last changed; None when it does not exist."""
         ...
@@ -50,6 +64,15 @@ class FileSource(Protocol):
     def resolve(self, path: Path) -> Path:
         """`path` absolute, with symlinks followed where they exist."""
         ...
+
+
+def expand_home(reference: str, env: Mapping[str, str]) -> Path:
+    """`~` and `~/…` under the HOME of `env` (the source's environment, not the process's, which
+    `Path.expanduser` would read); anything else, `~user` included, as written."""
+    home = env.get("HOME")
+    if home and (reference == "~" or reference.startswith("~/")):
+        return Path(home + reference[1:])
+    return Path(reference)
 
 
 class DiskSource:
@@ -99,6 +122,19 @@ class DiskSource:
             return sorted(globlib.glob(pattern, root_dir=folder, recursive=True))
         except (OSError, ValueError):
             return []
+
+    def list_folder(self, folder: Path, limit: int) -> list[FolderEntry]:
+        out: list[FolderEntry] = []
+        try:
+            with os.scandir(folder) as it:
+                for entry in it:
+                    if len(out) >= limit:
+                        break
+                    out.append(FolderEntry(entry.name, _entry_is(entry.is_file), _entry_is(entry.is_dir),
+                                           _entry_is(entry.is_symlink)))
+        except (OSError, ValueError):
+            pass
+        return out
 
     def mtime(self, path: Path) -> float | None:
         try:
@@ -155,6 +191,10 @@ class RecordingSource:
             self._note(folder / rel)
         return found
 
+    def list_folder(self, folder: Path, limit: int) -> list[FolderEntry]:
+        self._note(folder)  # a file added to or removed from it changes what a glob finds
+        return self.inner.list_folder(folder, limit)
+
     def mtime(self, path: Path) -> float | None:
         self._note(path)
         return self.inner.mtime(path)
@@ -162,3 +202,10 @@ class RecordingSource:
     def resolve(self, path: Path) -> Path:
         self._note(path)
         return self.inner.resolve(path)
+
+
+def _entry_is(test: Callable[[], bool]) -> bool:
+    try:
+        return test()
+    except OSError:  # a broken link, an entry removed meanwhile
+        return False

@@ -11,7 +11,7 @@ import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from evalspec.file_source import MAX_READ, DiskSource
+from evalspec.file_source import MAX_READ, DiskSource, FolderEntry
 
 
 class OpenDocumentsSource:
@@ -49,6 +49,9 @@ class OpenDocumentsSource:
 
     def glob(self, folder: Path, pattern: str) -> list[str]:
         return self.disk.glob(folder, pattern)  # an unsaved new buffer is found by name, not by pattern
+
+    def list_folder(self, folder: Path, limit: int) -> list[FolderEntry]:
+        return self.disk.list_folder(folder, limit)  # as glob: an unsaved new buffer is not in the listing
 
     def mtime(self, path: Path) -> float | None:
         return self.disk.mtime(path)

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from evalspec.analysis import analyze
-from evalspec.file_source import MAX_READ
+from evalspec.file_source import MAX_READ, FolderEntry
 
 
 class MemorySource:
@@ -44,6 +44,11 @@ class MemorySource:
 
     def glob(self, folder: Path, pattern: str) -> list[str]:
         return sorted(str(p.relative_to(folder)) for p in self.files if p.parent == folder and p.match(pattern))
+
+    def list_folder(self, folder: Path, limit: int) -> list[FolderEntry]:
+        folder = Path(os.path.abspath(folder))
+        names = sorted({p.relative_to(folder).parts[0] for p in self.files if folder in p.parents})
+        return [FolderEntry(n, self.is_file(folder / n), self.is_dir(folder / n), False) for n in names][:limit]
 
     def mtime(self, path: Path) -> float | None:
         return 1.0 if self.exists(path) else None
@@ -82,3 +87,21 @@ def test_weval_model_collections_come_from_the_source() -> None:
     assert a.blueprint is not None
     assert not [f for f in a.findings if "CORE" in f.message], [f.message for f in a.findings]
     assert ROOT / "models" / "CORE.json" in a.dependencies
+
+
+def test_a_tests_glob_lists_folders_through_the_source() -> None:
+    source = MemorySource({str(ROOT / ".git" / "HEAD"): "ref",
+                           str(ROOT / "cases" / "a.yaml"): "- id: a\n  input: hi\n  criteria: c\n",
+                           str(ROOT / "cases" / "deep" / "b.yaml"): "- id: b\n  input: hi\n  criteria: c\n"}, env={})
+    a = analyze("name: s\ndescription: d\ntests:\n  - file://cases/**/*.yaml\n", ROOT / "suite.eval.yaml",
+                source=source)
+    assert a.suite is not None and sorted(t.id for t in a.suite.tests) == ["a", "b"], [f.message for f in a.findings]
+    assert ROOT / "cases" / "deep" in a.dependencies  # a file added there changes the suite
+
+
+def test_a_home_relative_tests_path_uses_the_sources_home(monkeypatch) -> None:
+    monkeypatch.setenv("HOME", "/nonexistent-process-home")
+    source = MemorySource({str(ROOT / "home" / "cases.yaml"): "- id: from-home\n  input: hi\n  criteria: c\n"},
+                          env={"HOME": str(ROOT / "home")})
+    a = analyze("name: s\ndescription: d\ntests: ~/cases.yaml\n", ROOT / "suite.eval.yaml", source=source)
+    assert a.suite is not None and [t.id for t in a.suite.tests] == ["from-home"], [f.message for f in a.findings]

@@ -115,3 +115,21 @@ def test_memoised_data_is_per_analysis() -> None:
     assert a.memoised("n", lambda an: -1) == len(BASE)  # computed once
     b = doc.analyze(BASE + "\n")
     assert "n" not in b.memo
+
+
+def test_the_range_guard_corrects_a_copy_never_the_finding_itself() -> None:
+    """The last guard (a range outside the text pulled inside, a fix out of range dropped) must not
+    change the finding it was given: the caches hand the same finding to the next analysis, and an
+    analysis already returned holds it."""
+    from evalspec.analysis import _inside_the_text
+    from evalspec.findings import Edit, Finding, Fix, Severity, Span
+
+    lines = ["one", "two"]
+    bad = Finding("X", Severity.ERROR, "m", Span(7, 0, 9, 4), fixes=(Fix("f", (Edit(Span(8, 0, 8, 1), ""),)),))
+    good = Finding("Y", Severity.ERROR, "m", Span(1, 0, 1, 3))
+    given = [bad, good]
+    out = _inside_the_text(given, lines)
+    assert (bad.span, len(bad.fixes)) == (Span(7, 0, 9, 4), 1)  # untouched
+    assert given == [bad, good] and given[0] is bad
+    assert out[1] is good
+    assert out[0] is not bad and out[0].fixes == () and out[0].span.end_line <= 1

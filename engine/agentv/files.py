@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ..file_source import DiskSource, FileSource
+from ..file_source import DiskSource, FileSource, expand_home
 
 MAX_ROOT_DEPTH = 12  # parents searched when no repository root (.git) is found
 
@@ -105,7 +105,7 @@ class FileSystem:
         ref = reference.strip()
         if not ref:
             return None
-        candidate = Path(ref).expanduser()
+        candidate = expand_home(ref, self.source.env)
         if candidate.is_absolute():
             # AgentV treats "/x" as relative to the repository root first.
             for root in (roots[-1:] if roots else []):

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ..file_source import expand_home
 from ..findings import Findings, Span
 from ..registry.agentv import REGISTRY, TESTS_FILE_EXTENSIONS
 from ..source import Mapping, Node, Scalar, Sequence, parse_yaml
@@ -56,7 +57,7 @@ def load_reference(ctx: Context, node: Node, reference: str, loaded: Loaded, *, 
     shown = f"{FILE_URL}{reference}" if from_item else reference
     if from_item and _GLOB_CHARS & set(reference):
         root = _project_root(ctx, base)
-        walked = tests_glob.expand(reference, base, root, budget=ctx.budget.glob_entries)
+        walked = tests_glob.expand(reference, base, root, ctx.fs.source, budget=ctx.budget.glob_entries)
         ctx.budget.glob_entries = max(0, ctx.budget.glob_entries - walked.visited)
         if walked.outside is not None:
             ctx.out.error("tests-glob-outside", node.span,
@@ -70,7 +71,7 @@ def load_reference(ctx: Context, node: Node, reference: str, loaded: Loaded, *, 
                           "of its tests. Narrow the pattern (e.g. 'cases/**/*.yaml').")
             return
         ctx.fs.is_dir(base)  # noted by a recording source: a new file in the folder changes the suite
-        # Walked on disk, bounded (tests_glob.py); the source still answers for each file found.
+        # Walked through the source, bounded (tests_glob.py); the source answers for each file found.
         matches = [p for p in walked.matches if ctx.fs.is_file(base / p)]
         if not matches:
             ctx.out.warning("tests-glob-empty", node.span,
@@ -90,7 +91,7 @@ def load_reference(ctx: Context, node: Node, reference: str, loaded: Loaded, *, 
         ctx.out.error("unsupported-tests-extension", node.span,
                       f"Unsupported file extension '{ext}' for tests path '{shown}'. Supported extensions: {_SUPPORTED}")
         return
-    path = Path(reference).expanduser()
+    path = expand_home(reference, ctx.fs.source.env)
     path = path if path.is_absolute() else base / path
     if not ctx.fs.exists(path):
         ctx.out.error("missing-tests-file", node.span,

@@ -11,8 +11,11 @@ import pytest
 
 from evalspec.agentv import tests_glob
 from evalspec.cli import main
+from evalspec.file_source import DiskSource
 
 from .helpers import check, codes, one
+
+DISK = DiskSource()
 
 CASE = "- {id: %s, input: hi, criteria: ok}\n"
 
@@ -77,10 +80,10 @@ def test_symlinked_folders_are_not_followed_by_double_star(tmp_path: Path) -> No
     (tmp_path / "real").mkdir()
     (tmp_path / "real" / "r.yaml").write_text("")
     (tmp_path / "link").symlink_to(tmp_path / "real")
-    got = tests_glob.expand("**/*.yaml", tmp_path, tmp_path)
+    got = tests_glob.expand("**/*.yaml", tmp_path, tmp_path, DISK)
     assert got.matches == ["real/r.yaml"]
     # A single `*` may go through the link (one level: it cannot loop), when it stays in the project.
-    assert tests_glob.expand("*/r.yaml", tmp_path, tmp_path).matches == ["link/r.yaml", "real/r.yaml"]
+    assert tests_glob.expand("*/r.yaml", tmp_path, tmp_path, DISK).matches == ["link/r.yaml", "real/r.yaml"]
 
 
 def test_a_symlink_out_of_the_project_is_not_listed(tmp_path: Path) -> None:
@@ -90,8 +93,8 @@ def test_a_symlink_out_of_the_project_is_not_listed(tmp_path: Path) -> None:
     project = tmp_path / "project"
     project.mkdir()
     (project / "out").symlink_to(outside)
-    assert tests_glob.expand("*/*.yaml", project, project).matches == []
-    assert tests_glob.expand("out/*.yaml", project, project).outside is not None
+    assert tests_glob.expand("*/*.yaml", project, project, DISK).matches == []
+    assert tests_glob.expand("out/*.yaml", project, project, DISK).outside is not None
 
 
 @pytest.mark.parametrize("pattern", ["**/*.yaml", "**", "*/*.yaml", "a/**/*.y*ml", "**/b/*.yaml", "a/b/**",
@@ -101,11 +104,11 @@ def test_same_files_as_python_glob_without_links(tmp_path: Path, pattern: str) -
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text("")
     want = sorted(p for p in glob.glob(pattern, root_dir=tmp_path, recursive=True) if (tmp_path / p).is_file())
-    assert tests_glob.expand(pattern, tmp_path, tmp_path).matches == want
+    assert tests_glob.expand(pattern, tmp_path, tmp_path, DISK).matches == want
 
 
 def test_absolute_pattern_inside_the_project(tmp_path: Path) -> None:
     (tmp_path / "c").mkdir()
     (tmp_path / "c" / "k.yaml").write_text("")
-    got = tests_glob.expand(f"{tmp_path}/**/*.yaml", tmp_path, tmp_path)
+    got = tests_glob.expand(f"{tmp_path}/**/*.yaml", tmp_path, tmp_path, DISK)
     assert got.matches == [os.path.join(str(tmp_path), "c", "k.yaml")]
