@@ -143,14 +143,6 @@ class PriceTable:
             return None
         return call_cost(price, input_tokens, output_tokens, cached_input_tokens=cached_input_tokens, batch=batch)
 
-    def cost_of(self, models: tuple[str | None, ...], input_tokens: int, output_tokens: int, **kw: Any) -> float | None:
-        """The first of `models` (reported name, requested name, …) that has a price."""
-        for m in models:
-            got = self.cost(m, input_tokens, output_tokens, **kw)
-            if got is not None:
-                return got
-        return None
-
 
 def call_cost(price: Price, input_tokens: int, output_tokens: int, *, cached_input_tokens: int = 0,
               batch: bool = False) -> float:

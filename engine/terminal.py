@@ -21,7 +21,6 @@ BOLD = "\x1b[1m"
 DIM = "\x1b[2m"
 COLORS = {"error": "\x1b[1;31m", "warning": "\x1b[1;33m", "info": "\x1b[1;36m", "hint": "\x1b[1;36m"}
 BLUE = "\x1b[1;34m"
-GREEN = "\x1b[32m"
 TAB = 4
 
 

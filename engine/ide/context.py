@@ -77,10 +77,6 @@ class CursorContext:
     parent_slot: sc.Slot | None = None  # the slot one step up (the list of an item, the object of a key)
 
     @property
-    def present_keys(self) -> list[str]:
-        return list(self.present)
-
-    @property
     def format(self) -> str:
         return "weval" if self.kind is FileKind.WEVAL else "agentv"
 

@@ -52,10 +52,6 @@ def render_prompt(req: ChatRequest) -> str:
     return "\n\n".join(parts)
 
 
-def parse_output(raw: str) -> str:
-    return parse_answer(raw)[0]
-
-
 def parse_answer(raw: str, eval_id: str = "") -> tuple[str, tuple[ToolCall, ...]]:
     """The answer text and tool calls of a command's output, as AgentV reads a `cli` target.
 

@@ -147,5 +147,3 @@ REGISTRY = Registry(HEADER, PROMPT, POINT, MESSAGE, AUTHOR, EVALUATION_CONFIG, L
 # Keys that make a document a prompt rather than a header (the reference's list, widened).
 PROMPT_MARKERS = ("prompt", "messages", "should", "ideal", "points", "expect")
 PROMPT_MARKERS_OURS = (*PROMPT_MARKERS, "promptText", "should_not", "expects", "expectations", "idealResponse")
-HEADER_MARKERS = ("title", "models", "description", "tags", "author", "system", "temperatures", "point_defs",
-                  "evaluationConfig", "configTitle", "configId")

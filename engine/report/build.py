@@ -17,8 +17,6 @@ from .diff import diff_runs
 from .model import RunResults
 from .sources import Analyses, ResultsError, load_results
 
-FORMATS = ("html", "markdown")
-
 
 def register_env_secrets(env: Mapping[str, str] | None = None) -> None:
     """Values of the environment's key-like variables (`OPENAI_API_KEY`, `*_TOKEN`, …) are masked in every

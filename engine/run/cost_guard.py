@@ -37,7 +37,6 @@ class CostGuard:
         self.budget = Budget(caps)
         self.batch = batch
         self._extractions: set[str] = set()  # Weval prompts whose key-point extraction is reserved
-        self.unpriced_warning: str | None = None
         if self.budget.active:
             self.spend.on_cost = self.budget.charge
         from .weval_plan import WevalPlan

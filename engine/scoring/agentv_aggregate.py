@@ -210,11 +210,6 @@ def confidence_interval(scores: Sequence[float]) -> TrialInterval:
     return TrialInterval(mean, min(1.0, max(0.0, mean - margin)), min(1.0, max(0.0, mean + margin)), stddev)
 
 
-def confidence_interval_lower(scores: Sequence[float]) -> float:
-    """The `confidence_interval` strategy's score: the lower bound (a conservative estimate)."""
-    return confidence_interval(scores).lower
-
-
 class TrialScore(NamedTuple):
     score: float
     verdict: str
@@ -239,13 +234,6 @@ def aggregate_trials(scores: Sequence[float], strategy: str = "pass_at_k",
             "strategy": strategy, "mean": interval.mean, "ci95_lower": interval.lower,
             "ci95_upper": interval.upper, "stddev": interval.stddev})
     raise ValueError(f"unknown trials strategy '{strategy}'; expected one of {', '.join(TRIAL_STRATEGIES)}")
-
-
-def trials_done(strategy: str, scores: Sequence[float], count: int) -> bool:
-    """Whether to stop running trials: `pass_at_k` stops at the first pass; others run `count` times."""
-    if len(scores) >= count:
-        return True
-    return strategy == "pass_at_k" and any(verdict(s) == "pass" for s in scores)
 
 
 # ---------------------------------------------------------------------------------------------

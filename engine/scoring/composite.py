@@ -23,7 +23,6 @@ from typing import Any, NamedTuple
 
 from .agentv_aggregate import verdict
 
-AGGREGATORS = ("weighted_average", "threshold", "llm-judge", "code-judge")
 DEFAULT_THRESHOLD = 0.5
 DEFAULT_AGGREGATOR_PROMPT = """Review the following evaluation results:
 {{EVALUATOR_RESULTS_JSON}}

@@ -8,7 +8,6 @@ JavaScript. The reference implementations are TypeScript, so the scorers use the
 from __future__ import annotations
 
 import json
-import math
 import re
 from typing import Any, TypeGuard
 
@@ -68,10 +67,3 @@ def js_strict_equal(a: object, b: object) -> bool:
     return a is b
 
 
-def clamp01(value: float) -> float:
-    """`Math.max(0, Math.min(1, value))`, except that NaN is the caller's problem (checked first)."""
-    return 0.0 if value < 0 else 1.0 if value > 1 else float(value)
-
-
-def is_finite_number(value: object) -> bool:
-    return is_js_number(value) and math.isfinite(value)

@@ -32,7 +32,6 @@ from ..providers.base import ToolCall
 from .agentv_aggregate import verdict
 
 MODES = ("any_order", "in_order", "exact", "subset", "superset")
-ARGS_MODES = ("exact", "superset", "subset", "ignore")
 
 
 class TrajectoryResult:

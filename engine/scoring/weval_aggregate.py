@@ -66,11 +66,6 @@ def parse_judge_answer(text: str) -> JudgeAnswer:
                        reflection.group(1).strip() if reflection else None)
 
 
-def parse_judge_classification(text: str) -> float:
-    """The score of a judge's answer. Raises JudgeAnswerError for a missing or unknown class."""
-    return parse_judge_answer(text).score
-
-
 def consensus(scores: Iterable[float | None], digits: int | None = 2) -> float | None:
     """Mean of the judges that succeeded (None = failed); None when all failed.
 

@@ -555,9 +555,6 @@ NEGATABLE = ("contains", "icontains", "contains_any_of", "icontains_any_of", "co
 
 SCORERS: dict[str, Scorer] = {**_BASE, **{f"not_{name}": _negate(_BASE[name]) for name in NEGATABLE}}
 
-# Functions the runner must handle itself (evaluate_point reports them).
-RUNNER_FUNCTIONS = frozenset({"call"})
-
 
 def evaluate_point(fn: str, arg: object, response: str, ctx: PointContext) -> PointScore:
     """Score one function point. Never raises: problems come back as `error` with `score` None."""

@@ -9,7 +9,6 @@ from evalspec.scoring.agentv_aggregate import (
     aggregate_test,
     aggregate_trials,
     confidence_interval,
-    confidence_interval_lower,
     gate_threshold,
     mean_score,
     negate_result,
@@ -20,7 +19,6 @@ from evalspec.scoring.agentv_aggregate import (
     student_t_cdf,
     t_critical_95,
     t_quantile,
-    trials_done,
     verdict,
 )
 from evalspec.scoring.agentv_assertions import evaluate_assertion
@@ -116,9 +114,9 @@ def test_trials_confidence_interval_is_the_lower_bound() -> None:
     assert interval.upper == 1.0  # clamped
     result = aggregate_trials([0.7, 0.9, 1.0], "confidence_interval")
     assert result.score == interval.lower and result.verdict == "fail"
-    assert confidence_interval_lower([0.8, 0.8, 0.8]) == pytest.approx(0.8)
-    assert confidence_interval_lower([0.6]) == 0.6  # one trial: no interval
-    assert confidence_interval_lower([0.0, 0.0, 1.0]) == 0.0  # clamped at 0
+    assert confidence_interval([0.8, 0.8, 0.8]).lower == pytest.approx(0.8)
+    assert confidence_interval([0.6]).lower == 0.6  # one trial: no interval
+    assert confidence_interval([0.0, 0.0, 1.0]).lower == 0.0  # clamped at 0
 
 
 def test_trials_errors() -> None:
@@ -127,12 +125,6 @@ def test_trials_errors() -> None:
     with pytest.raises(ValueError):
         mean_score([])
 
-
-def test_trials_done() -> None:
-    assert trials_done("pass_at_k", [0.3, 0.85], 5)
-    assert not trials_done("pass_at_k", [0.3, 0.7], 5)
-    assert not trials_done("mean", [1.0, 1.0], 3)
-    assert trials_done("mean", [1.0, 1.0, 1.0], 3)
 
 
 # Two-sided 95% critical values from the standard t table (3 decimals).

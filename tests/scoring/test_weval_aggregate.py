@@ -21,7 +21,6 @@ from evalspec.scoring.weval_aggregate import (
     js_round,
     js_to_fixed,
     parse_judge_answer,
-    parse_judge_classification,
     path_id,
 )
 
@@ -38,9 +37,9 @@ def test_the_scale_has_ten_classes() -> None:
 @pytest.mark.parametrize(("name", "score"), CLASSES)
 def test_each_class_with_and_without_prefix_in_any_case(name: str, score: float) -> None:
     answer = f"<reflection>Because.</reflection><classification>CLASS_{name}</classification>"
-    assert parse_judge_classification(answer) == score
-    assert parse_judge_classification(f"<classification> {name.lower()} </classification>") == score
-    assert parse_judge_classification(f"<CLASSIFICATION>class_{name}</CLASSIFICATION>") == score
+    assert parse_judge_answer(answer).score == score
+    assert parse_judge_answer(f"<classification> {name.lower()} </classification>").score == score
+    assert parse_judge_answer(f"<CLASSIFICATION>class_{name}</CLASSIFICATION>").score == score
 
 
 def test_answer_parts() -> None:
@@ -59,12 +58,12 @@ def test_answer_parts() -> None:
 ])
 def test_unusable_answers_are_judge_errors(text: str) -> None:
     with pytest.raises(JudgeAnswerError):
-        parse_judge_classification(text)
+        parse_judge_answer(text)
 
 
 def test_unknown_class_message_quotes_the_answer() -> None:
     with pytest.raises(JudgeAnswerError, match="Invalid classification value: 'CLASS_GREAT'"):
-        parse_judge_classification("<classification>CLASS_GREAT</classification>")
+        parse_judge_answer("<classification>CLASS_GREAT</classification>")
 
 
 @pytest.mark.parametrize(("scores", "expected"), [
