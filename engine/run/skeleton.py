@@ -1,7 +1,8 @@
 """The run skeleton both formats share: journal, start, cells, the stages after them, finish, cleanup.
 
-    plan (plan.py) → generate (generate.py) → score: functions, judges, embeddings
-    (score_functions.py, score_judges.py, score_embeddings.py) → write (write_weval.py, write_agentv.py)
+    plan (plan.py) → generate (generate.py) → score: functions, judges, scripts, embeddings
+    (score_functions.py, score_judges.py, score_scripts.py, score_embeddings.py)
+    → write (write_weval.py, write_agentv.py)
 
 `RunSkeleton` drives a `FormatRun` (WevalRun, AgentvRun) through the same order of events: it opens the
 journal (taking the run's lock; `--resume` reads what an earlier run has) once the format's check
