@@ -171,7 +171,8 @@ class AgentvRun:
         if self.plan.shard is not None:  # a shard's manifest says it finished (shard.py)
             from .shard import write_manifest
 
-            write_manifest(self.plan, files[0], timestamp=files[0].stem.rpartition("_")[2])
+            write_manifest(self.plan, files[0], timestamp=files[0].stem.rpartition("_")[2],
+                           models=[t.name for t in self.plan.targets])
         return files
 
     async def stop(self) -> None:

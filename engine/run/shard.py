@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ..jsonio import dumps_bytes
 from .files import write_atomic
@@ -99,9 +100,31 @@ def manifest_path(results: Path) -> Path:
     return results.with_name(name + MANIFEST_SUFFIX)
 
 
-def write_manifest(plan: Any, results: Path, *, timestamp: str) -> Path:
-    """The manifest of a finished shard run, beside its results file."""
-    shard: Shard = plan.shard
+class ShardedPlan(Protocol):
+    """What a manifest reads of a plan (WevalPlan, AgentvPlan)."""
+
+    @property
+    def kind(self) -> str: ...
+    @property
+    def shard(self) -> Shard | None: ...
+    @property
+    def path(self) -> Path: ...
+    @property
+    def source_digest(self) -> str: ...
+    @property
+    def run_label(self) -> str: ...
+    @property
+    def output_folder_parts(self) -> tuple[str, ...]: ...
+    @property
+    def all_items(self) -> list[str]: ...
+
+
+def write_manifest(plan: ShardedPlan, results: Path, *, timestamp: str, models: list[str],
+                   effective_models: Sequence[str] = (), eval_methods: Sequence[str] = ()) -> Path:
+    """The manifest of a finished shard run, beside its results file. `models`: a blueprint's models or
+    a suite's targets; `effective_models` and `eval_methods`: a blueprint's."""
+    shard = plan.shard
+    assert shard is not None
     data = {
         "evalspec_shard": MANIFEST_VERSION,
         "format": plan.kind,
@@ -112,18 +135,12 @@ def write_manifest(plan: Any, results: Path, *, timestamp: str) -> Path:
         "source": plan.source_digest,
         "run_label": plan.run_label,
         "output_folder": list(plan.output_folder_parts),
-        "models": shard_models(plan),
-        "effective_models": list(getattr(plan, "effective_models", []) or []),
-        "eval_methods": list(getattr(plan, "eval_methods", ()) or ()),
+        "models": list(models),
+        "effective_models": list(effective_models),
+        "eval_methods": list(eval_methods),
         "items": list(plan.all_items),
         "shard_items": [i for i in plan.all_items if shard.holds(i)],
     }
     path = manifest_path(results)
     write_atomic(path, dumps_bytes(data))
     return path
-
-
-def shard_models(plan: Any) -> list[str]:
-    if plan.kind == "weval":
-        return list(plan.models)
-    return [t.name for t in plan.targets]

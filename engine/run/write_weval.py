@@ -92,7 +92,8 @@ class WevalWriter:
         if finished and plan.shard is not None:  # a shard's manifest says it finished (shard.py)
             from .shard import write_manifest
 
-            write_manifest(plan, files[0], timestamp=stamp)
+            write_manifest(plan, files[0], timestamp=stamp, models=plan.models,
+                           effective_models=plan.effective_models, eval_methods=plan.eval_methods)
         return files
 
     def write_partial(self, *, cost: dict[str, Any] | None) -> None:
