@@ -57,6 +57,8 @@ class RunSettings:
     # Batch mode (`--batch-model`): the model ids / target names (globs) whose calls go through their
     # provider's batch API; ["*"] for every model that has one (`--batch`).
     batch_models: list[str] = field(default_factory=list)
+    max_cost: float | None = None  # `--max-cost`: US dollars a run from the editor may spend
+    max_wait_s: float | None = None  # `--max-wait`: seconds of back-off per call before a provider is given up
 
     @classmethod
     def of(cls, options: Any) -> RunSettings:
@@ -81,6 +83,12 @@ class RunSettings:
         t = options.get("timeoutSeconds")
         if isinstance(t, (int, float)) and not isinstance(t, bool) and 0 < t <= 3600:
             out.timeout_s = float(t)
+        cap = options.get("maxCost")
+        if isinstance(cap, (int, float)) and not isinstance(cap, bool) and 0 <= cap < float("inf"):
+            out.max_cost = float(cap)
+        wait = options.get("maxWaitSeconds")
+        if isinstance(wait, (int, float)) and not isinstance(wait, bool) and 0 <= wait <= 86_400:
+            out.max_wait_s = float(wait)
         return out
 
 

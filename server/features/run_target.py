@@ -56,6 +56,9 @@ def options_for(server: EvalspecServer, uri: str, item: str | None, model: str |
     if settings.timeout_s is not None:
         options.timeout = settings.timeout_s
     options.batch_models = list(settings.batch_models)
+    options.max_cost = settings.max_cost
+    if settings.max_wait_s is not None:
+        options.max_wait = settings.max_wait_s
     return options
 
 

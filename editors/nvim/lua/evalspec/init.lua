@@ -11,8 +11,9 @@
 -- Run lenses: `▶ Run all` / `▶ Run` lenses and the results of runs are shown as code lenses, kept
 -- fresh as results arrive. Commands: :EvalspecRun (the prompt or test under the cursor, or the whole
 -- file when the cursor is above the first one), :EvalspecRunAll, :EvalspecPlan, :EvalspecCancel and
--- :EvalspecResults. Run settings (models, judges, output…) go in init_options.run, e.g.
---   init_options = { run = { models = { "echo" } } }
+-- :EvalspecResults. Run settings (models, judges, output, maxCost, maxWaitSeconds, batchModels…) go in
+-- init_options.run, e.g.
+--   init_options = { run = { models = { "echo" }, maxCost = 5 } }
 
 local M = {}
 
