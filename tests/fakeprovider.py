@@ -271,7 +271,9 @@ class FakeProvider:
                 for i, s in enumerate(items)
             ]
             # Reversed on purpose: clients must order by `index`, not by position.
-            out = {"object": "list", "data": data[::-1], "model": model, "usage": {"prompt_tokens": 1}}
+            tokens = sum(len(str(s).split()) for s in items)  # a word a token: checkable by hand
+            out = {"object": "list", "data": data[::-1], "model": model,
+                   "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}
         elif path.endswith("/chat/completions"):
             message: dict[str, Any] = {"role": "assistant", "content": text}
             if reply.tool_calls:

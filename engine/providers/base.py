@@ -85,6 +85,17 @@ class Usage:
     output_tokens: int = 0
 
 
+class Embeddings(list[list[float]]):
+    """The vectors of an embeddings call, in input order, with what the provider says the call used
+    (`usage`: its input tokens, None when the answer reports none) and which model answered."""
+
+    def __init__(self, vectors: Sequence[list[float]] = (), *, usage: Usage | None = None,
+                 model: str | None = None) -> None:
+        super().__init__(vectors)
+        self.usage = usage
+        self.model = model
+
+
 @dataclass(frozen=True, slots=True)
 class ChatResult:
     text: str

@@ -19,7 +19,9 @@ from evalspec.providers.base import (
     SERVER,
     ChatRequest,
     ChatResult,
+    Embeddings,
     ProviderError,
+    Usage,
 )
 from evalspec.providers.http import DEFAULT_TIMEOUT, HttpProvider, post_json
 from evalspec.providers.redact import Secret, redact
@@ -161,8 +163,14 @@ class OpenAICompatProvider(HttpProvider):
             )
         try:
             items = sorted(items, key=lambda d: int(d.get("index", 0)))
-            return [[float(x) for x in d["embedding"]] for d in items]
+            vectors = [[float(x) for x in d["embedding"]] for d in items]
         except (AttributeError, KeyError, TypeError, ValueError):
             raise ProviderError(
                 BAD_RESPONSE, f"{self.name}: malformed embeddings in the answer", 200, False, provider=self.name
             ) from None
+        # What the call used, for the run's real spend (spend.py); an answer without it stays unknown.
+        usage = data.get("usage")
+        tokens = usage.get("prompt_tokens") if isinstance(usage, dict) else None
+        known = tokens if isinstance(tokens, int) and not isinstance(tokens, bool) and tokens >= 0 else None
+        return Embeddings(vectors, usage=Usage(known, 0) if known is not None else None,
+                          model=data["model"] if isinstance(data.get("model"), str) else None)

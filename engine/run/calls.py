@@ -202,6 +202,10 @@ class Calls:
                 self.emit(CallStarted(cell, "embed", model_name))
                 vectors = await provider.embed(list(texts), model=model_name)
         self.calls += 1
+        if self.spend is not None:  # priced like any call; an answer that reports no usage costs "unknown"
+            usage = getattr(vectors, "usage", None)
+            self.spend.record("embed", cell.model, cell, model=model_name, reported=getattr(vectors, "model", None),
+                              input_tokens=usage.input_tokens if usage is not None else None, output_tokens=0)
         return vectors
 
     async def aclose(self) -> None:

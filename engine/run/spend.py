@@ -77,14 +77,18 @@ class Spend:
         return got
 
     def record(self, purpose: str, label: str, cell: Cell, *, model: str | None, reported: str | None,
-               input_tokens: int, output_tokens: int, cached: bool = False, batched: bool = False) -> float | None:
+               input_tokens: int | None, output_tokens: int, cached: bool = False,
+               batched: bool = False) -> float | None:
         """One call's usage; its cost (None: no price). `model`: the model asked for; `reported`: the
-        model the provider says answered; `batched`: answered through a batch API (its discount applies)."""
+        model the provider says answered; `batched`: answered through a batch API (its discount applies).
+        `input_tokens` None: the answer reported no usage, so the call's cost is unknown too."""
         role = ROLES.get(purpose, purpose)
         if cached:
             self._line(role, label, "interactive", None).cached += 1
             return 0.0
         price, named = self.price_of(reported, model or None, *self.hints.get(label, ()))
+        if input_tokens is None:
+            price, input_tokens = None, 0
         usd = call_cost(price, input_tokens, output_tokens, batch=batched) if price is not None else None
         listed = call_cost(price, input_tokens, output_tokens) if price is not None else None
         self._add(role, label, named, cell, 1, input_tokens, output_tokens, usd, batched=batched, listed=listed)

@@ -227,7 +227,7 @@ def test_report_carries_real_cost_per_role_and_model(tmp_path: Path, env: SmartF
     assert load_results(journal).costs["lines"][0]["usd"] == pytest.approx(0.007)
 
 
-def test_embeddings_are_estimated_but_outside_the_cap(tmp_path: Path, env: SmartFake, capsys) -> None:
+def test_embeddings_are_estimated_and_counted_in_the_real_spend(tmp_path: Path, env: SmartFake, capsys) -> None:
     write(tmp_path / "prices.yml", PRICES)
     bp = write(tmp_path / "cap.weval.yml", BP.replace("  prompt: Say A\n", "  prompt: Say A\n  ideal: A\n"))
     assert _run(tmp_path, bp, "--dry-run", "--json", "--eval-method", "embedding") == 0
@@ -238,3 +238,29 @@ def test_embeddings_are_estimated_but_outside_the_cap(tmp_path: Path, env: Smart
     assert emb["usd"] == pytest.approx(4501 * 0.02 / 1e6)
     assert _run(tmp_path, bp, "--eval-method", "embedding", "--max-cost", "100", "--prices",
                 str(write(tmp_path / "p2.yml", "models:\n  house: {input: 0, output: 1000}\n"))) == 0
+    # The embedding calls are in what the run paid: the tokens the provider reported (the fake: a word a
+    # token), priced by the shipped table's text-embedding-3-small at $0.02 a million.
+    sent = [r.json["input"] for r in env.requests if r.path.endswith("/embeddings")]
+    words = sum(len(str(t).split()) for inputs in sent for t in inputs)
+    assert sent and words > 0
+    line = next(x for x in cost_file(tmp_path / "out")["lines"] if x["role"] == "embeddings")
+    assert (line["model"], line["calls"], line["input_tokens"], line["output_tokens"]) == \
+        ("openai:text-embedding-3-small", len(sent), words, 0)
+    assert line["usd"] == pytest.approx(words * 0.02 / 1e6)
+    assert "embeddings  openai:text-embedding-3-small" in capsys.readouterr().out
+
+
+def test_a_call_that_reports_no_usage_costs_unknown_not_zero() -> None:
+    from evalspec.pricing import Price, PriceTable
+    from evalspec.run.events import Cell
+    from evalspec.run.spend import Spend
+
+    spend = Spend(PriceTable({"text-embedding-3-small": Price(input=0.02, output=0)}))
+    assert spend.record("embed", "openai:text-embedding-3-small", Cell("", "e"), model="text-embedding-3-small",
+                        reported=None, input_tokens=None, output_tokens=0) is None
+    priced = spend.record("embed", "openai:text-embedding-3-small", Cell("", "e"), model="text-embedding-3-small",
+                          reported=None, input_tokens=1000, output_tokens=0)
+    assert priced == pytest.approx(1000 * 0.02 / 1e6)  # the model has a price: only the usage was missing
+    out = spend.to_json()
+    assert out["lines"][0]["calls"] == 2 and out["lines"][0]["input_tokens"] == 1000
+    assert out["lines"][0]["usd"] is None and out["unpriced"] == ["text-embedding-3-small"]
