@@ -11,29 +11,12 @@ vim.opt.runtimepath:prepend(os.getenv("EVALSPEC_PLUGIN"))
 vim.opt.swapfile = false
 vim.cmd("filetype on")
 
-local out_path = os.getenv("EVALSPEC_NVIM_OUT")
+local here = debug.getinfo(1, "S").source:sub(2):match("(.*/)")
+local harness = dofile(here .. "harness.lua").start(40000)
+local result, finish, step = harness.result, harness.finish, harness.step
 local file = os.getenv("EVALSPEC_NVIM_FILE")
-local limit = tonumber(os.getenv("EVALSPEC_NVIM_TIMEOUT_MS") or "40000")
 local v = vim.version()
-local result = { nvim = string.format("%d.%d.%d", v.major, v.minor, v.patch), steps = {} }
-local finished = false
-
-local function finish()
-  if finished then
-    return
-  end
-  finished = true
-  local f = io.open(out_path, "w")
-  f:write(vim.fn.json_encode(result))
-  f:close()
-  vim.cmd("qall!")
-end
-
--- The hard timeout: whatever is still waiting, the results so far are written and Neovim quits.
-vim.defer_fn(function()
-  result.error = "timed out after " .. limit .. " ms"
-  finish()
-end, limit)
+result.nvim = string.format("%d.%d.%d", v.major, v.minor, v.patch)
 
 local function diagnostics(bufnr)
   local out = {}
@@ -59,16 +42,6 @@ local function has_code(bufnr, code)
     end
   end
   return false
-end
-
-local function step(name, fn)
-  local ok, err = pcall(fn)
-  table.insert(result.steps, name)
-  if not ok then
-    result.error = name .. ": " .. tostring(err)
-    finish()
-  end
-  return ok
 end
 
 local function run()

@@ -15,39 +15,12 @@ vim.opt.swapfile = false
 vim.opt.completeopt = "menuone,noselect"
 vim.cmd("filetype on")
 
-local out_path = os.getenv("EVALSPEC_NVIM_OUT")
+local here = debug.getinfo(1, "S").source:sub(2):match("(.*/)")
+local harness = dofile(here .. "harness.lua").start(60000)
+local result, finish, step = harness.result, harness.finish, harness.step
 local file = os.getenv("EVALSPEC_NVIM_FILE")
 local session = os.getenv("EVALSPEC_NVIM_SESSION")
-local limit = tonumber(os.getenv("EVALSPEC_NVIM_TIMEOUT_MS") or "60000")
-local result = { steps = {} }
-local finished = false
 local bufnr
-
-local function finish()
-  if finished then
-    return
-  end
-  finished = true
-  local f = io.open(out_path, "w")
-  f:write(vim.fn.json_encode(result))
-  f:close()
-  vim.cmd("qall!")
-end
-
-vim.defer_fn(function()
-  result.error = "timed out after " .. limit .. " ms (steps: " .. table.concat(result.steps, ", ") .. ")"
-  finish()
-end, limit)
-
-local function step(name, fn)
-  local ok, err = pcall(fn)
-  table.insert(result.steps, name)
-  if not ok then
-    result.error = name .. ": " .. tostring(err)
-    finish()
-  end
-  return ok
-end
 
 local function lens_titles()
   local titles = {}
