@@ -55,6 +55,15 @@ def load_results(raw: str | Path, *, analyses: Analyses | None = None) -> RunRes
         if kind == "agentv-results":
             return _agentv_from_rows(path, analyses)
         if kind == "comparison" or path.suffix == ".json":
+            if path.stat().st_size >= STREAM_FROM_BYTES:
+                try:
+                    run = _weval_streamed(path)
+                except _Unusual:
+                    run = None  # read whole below
+                except ValueError as exc:
+                    raise ResultsError(f"{path} is not a results file (not JSON: {exc})") from None
+                if run is not None:
+                    return run
             try:
                 data = _read_json(path)
             except ValueError as exc:
@@ -180,27 +189,29 @@ def _mark_alternative_paths(points: list[Point]) -> None:
 
 
 def _weval_cell(answer: Any, error: Any, coverage: Any, history: Any, methods: list[str]) -> CellResult:
+    """A cell from its parts as a results file holds them. `coverage` may be already digested (a
+    tuple from `_coverage_digest`: the streamed reading keeps no raw coverage), `history` already
+    reduced by `_long_history`."""
     cell = CellResult()
     if isinstance(answer, str):
         cell.answer = answer
-    if isinstance(history, list) and sum(1 for m in history if isinstance(m, dict) and m.get("role") == "assistant") > 1:
-        cell.history = _messages(history)
+    long_history = _long_history(history)
+    if long_history is not None:
+        cell.history = _messages(long_history)
     if error:
         cell.status, cell.error = ERROR, str(error)
         if cell.answer and cell.answer.startswith("<<error>>"):
             cell.answer = None
         return cell
-    if isinstance(coverage, dict):
-        cell.points = _weval_points(coverage.get("pointAssessments"))
-        cell.score = _num(coverage.get("avgCoverageExtent"))
-        if coverage.get("error") and cell.score is None:
-            message = str(coverage["error"])
+    digest = coverage if isinstance(coverage, tuple) else _coverage_digest(coverage) if isinstance(coverage, dict) else None
+    if digest is not None:
+        cell.points, cell.score, message, extra = digest
+        if message is not None:
             if message.startswith("Generation failed"):
                 cell.status, cell.error = ERROR, message
                 return cell
             cell.extra["coverage error"] = message
-        cell.extra.update({k: v for k, v in coverage.items()
-                           if k not in ("pointAssessments", "avgCoverageExtent", "keyPointsCount", "error")})
+        cell.extra.update(extra)
     elif "llm-coverage" not in methods:
         cell.extra["not scored"] = "the run did not use llm-coverage (no points were scored)"
     if cell.score is None:
@@ -209,13 +220,38 @@ def _weval_cell(answer: Any, error: Any, coverage: Any, history: Any, methods: l
     return cell
 
 
+CoverageDigest = tuple[list[Point], float | None, str | None, dict[str, Any]]
+
+
+def _coverage_digest(coverage: dict[str, Any]) -> CoverageDigest:
+    """What a cell keeps of a coverage result: its points, score, error (when it has no score) and
+    the fields this version does not know."""
+    score = _num(coverage.get("avgCoverageExtent"))
+    message = str(coverage["error"]) if coverage.get("error") and score is None else None
+    extra = {k: v for k, v in coverage.items()
+             if k not in ("pointAssessments", "avgCoverageExtent", "keyPointsCount", "error")}
+    return _weval_points(coverage.get("pointAssessments")), score, message, extra
+
+
+def _long_history(history: Any) -> list[Any] | None:
+    """A conversation worth showing whole (more than one assistant turn), else None."""
+    if isinstance(history, list) and sum(1 for m in history if isinstance(m, dict) and m.get("role") == "assistant") > 1:
+        return history
+    return None
+
+
 def _ordered_prompts(data: dict[str, Any]) -> list[Item]:
-    cfg, contexts = _dict(data.get("config")), _dict(data.get("promptContexts"))
+    cfg = _dict(data.get("config"))
     by_id: dict[str, dict[str, Any]] = {}
     for p in cfg.get("prompts") or []:
         if isinstance(p, dict) and p.get("id") is not None:
             by_id[str(p["id"])] = p
-    ids = [*by_id] + [str(i) for i in data.get("promptIds") or [] if str(i) not in by_id]
+    return _items(by_id, _dict(data.get("promptContexts")), data.get("promptIds"))
+
+
+def _items(by_id: dict[str, dict[str, Any]], contexts: dict[str, Any], prompt_ids: Any) -> list[Item]:
+    """The prompts in the config's order, then any other id the file lists."""
+    ids = [*by_id] + [str(i) for i in prompt_ids or [] if str(i) not in by_id]
     items = []
     for pid in ids:
         p = by_id.get(pid, {})
@@ -234,16 +270,24 @@ def _str(value: Any) -> str | None:
 
 def _weval_from_comparison(data: dict[str, Any], path: Path, *, responses: Any = None, coverage: Any = None,
                            histories: Any = None) -> RunResults:
+    evaluation = _dict(data.get("evaluationResults"))
+    return _weval_run(
+        data, path, _ordered_prompts(data),
+        responses=responses if responses is not None else data.get("allFinalAssistantResponses") or {},
+        coverage=coverage if coverage is not None else evaluation.get("llmCoverageScores") or {},
+        histories=histories if histories is not None else data.get("fullConversationHistories") or {},
+        errors=_dict(data.get("errors")))
+
+
+def _weval_run(data: dict[str, Any], path: Path, items: list[Item], *, responses: Any, coverage: Any,
+               histories: Any, errors: dict[str, Any]) -> RunResults:
+    """The run of a comparison file: `data` its fields (the big maps are read from the others), `items`
+    its prompts; per prompt id, per model: `responses`, `coverage`, `histories`, `errors`."""
     models = [str(m) for m in data.get("effectiveModels") or [] if m not in IDEAL_MODELS]
     methods = [str(m) for m in data.get("evalMethodsUsed") or []]
-    responses = responses if responses is not None else data.get("allFinalAssistantResponses") or {}
-    evaluation = _dict(data.get("evaluationResults"))
-    coverage = coverage if coverage is not None else evaluation.get("llmCoverageScores") or {}
-    histories = histories if histories is not None else data.get("fullConversationHistories") or {}
-    errors = _dict(data.get("errors"))
     run = RunResults(kind="weval", title=str(data.get("configTitle") or data.get("configId") or path.name),
                      source=str(path), run_label=str(data.get("runLabel") or ""),
-                     timestamp=str(data.get("timestamp") or ""), models=models, items=_ordered_prompts(data),
+                     timestamp=str(data.get("timestamp") or ""), models=models, items=items,
                      eval_file=_str(data.get("sourceBlueprintFileName")))
     run.system_prompts = {str(k): v for k, v in (data.get("modelSystemPrompts") or {}).items()}
     for item in run.items:
@@ -255,6 +299,116 @@ def _weval_from_comparison(data: dict[str, Any], path: Path, *, responses: Any =
     _usage_from_journal(run, path.parent)
     run.costs = costs.beside(path) or costs.from_comparison(data.get("evalspecCost"))
     return run
+
+
+# Comparison files from this size on are read entry by entry (`_weval_streamed`); smaller ones at once,
+# which is faster (orjson) and, below this size, costs little memory.
+STREAM_FROM_BYTES = 8 << 20
+
+# The fields of a comparison file that grow with the run, read entry by entry.
+_BIG = frozenset({"config", "promptContexts", "allFinalAssistantResponses", "fullConversationHistories",
+                  "evaluationResults", "errors"})
+
+
+class _Unusual(Exception):
+    """A comparison file with a shape the streamed reading does not follow (read it whole instead)."""
+
+
+def _weval_streamed(path: Path) -> RunResults | None:
+    """`_weval_from_comparison(loads(file))` without holding the parsed file: each prompt's entries are
+    reduced to what the report keeps as they are read (a 100,000-prompt file parsed whole was ~1.5 GB).
+    None for JSON that is not a comparison file; raises _Unusual for one this reading does not follow."""
+    from ..json_stream import JsonReader
+
+    data: dict[str, Any] = {}
+    by_id: dict[str, dict[str, Any]] = {}
+    maps: dict[str, dict[str, Any]] = {k: {} for k in _BIG if k != "config"}
+    coverage: dict[str, Any] = {}
+    with path.open("rb") as f:
+        reader = JsonReader(f)
+        if reader.peek() != "{":
+            reader.value()
+            return None
+        for key in reader.entries():
+            if key not in _BIG:
+                data[key] = reader.value()
+            elif key == "config":
+                by_id = _streamed_config(reader)
+            elif key == "evaluationResults":
+                data[key] = True  # present (what it holds is read here)
+                coverage = {}
+                if reader.peek() != "{":
+                    reader.value()
+                    continue
+                for sub in reader.entries():
+                    if sub == "llmCoverageScores" and reader.peek() == "{":
+                        coverage = {}
+                        for pid in reader.entries():
+                            coverage[pid] = _by_model(reader, digest=_coverage_of)
+                    else:
+                        value = reader.value()
+                        if sub == "llmCoverageScores":
+                            if value:
+                                raise _Unusual(key)
+                            coverage = {}
+            else:
+                data[key] = True
+                found: dict[str, Any] = {}
+                maps[key] = found
+                if reader.peek() != "{":
+                    if reader.value() and key not in ("errors", "promptContexts"):  # (those two: taken as {})
+                        raise _Unusual(key)  # the whole read would fail on it (or use it as a list)
+                    continue
+                for pid in reader.entries():
+                    if key == "promptContexts":
+                        found[pid] = _messages(reader.value())
+                    elif key == "fullConversationHistories":
+                        found[pid] = _by_model(reader, digest=_long_history)
+                    else:
+                        found[pid] = _by_model(reader)
+        reader.end()
+    if "allFinalAssistantResponses" not in data:
+        return None
+    items = _items(by_id, maps["promptContexts"], data.get("promptIds"))
+    return _weval_run(data, path, items, responses=maps["allFinalAssistantResponses"], coverage=coverage,
+                      histories=maps["fullConversationHistories"], errors=maps["errors"])
+
+
+def _streamed_config(reader: Any) -> dict[str, dict[str, Any]]:
+    """config.prompts: by id, what an item shows (description, ideal, messages)."""
+    by_id: dict[str, dict[str, Any]] = {}
+    if reader.peek() != "{":
+        reader.value()
+        return by_id
+    for key in reader.entries():
+        if key != "prompts" or reader.peek() != "[":
+            reader.value()
+            if key == "prompts":
+                by_id = {}
+            continue
+        by_id = {}
+        for _ in reader.elements():
+            p = reader.value()
+            if isinstance(p, dict) and p.get("id") is not None:
+                by_id[str(p["id"])] = {k: p[k] for k in ("description", "idealResponse") if k in p} | {
+                    "messages": _messages(p.get("messages"))}
+    return by_id
+
+
+def _coverage_of(value: Any) -> Any:
+    return _coverage_digest(value) if isinstance(value, dict) else value
+
+
+def _by_model(reader: Any, digest: Any = None) -> dict[str, Any]:
+    """One prompt's entry of a per-prompt map: model → value (`digest(value)` for a dict or list)."""
+    value = reader.value()
+    if not value:
+        return {}
+    if not isinstance(value, dict):
+        raise _Unusual("an entry that is not an object")
+    if digest is None:
+        return value
+    return {m: digest(v) if isinstance(v, dict | list) else v for m, v in value.items()}
 
 
 def _weval_from_artefacts(folder: Path) -> RunResults:
