@@ -22,6 +22,7 @@ from .source import (
     ChunkCache,
     ParsedFile,
     gc_paused,
+    materialize,
     parse_yaml,
     too_large_message,
 )
@@ -84,7 +85,7 @@ class Caches:
 def analyze(text: str, path: str | Path | None = None, *, kind: FileKind | None = None,
             models_dir: Path | None = None, source: FileSource | None = None,
             env: AbcMapping[str, str] | None = None, caches: Caches | None = None,
-            allow_outside_files: bool = False, max_bytes: int = MAX_BYTES) -> Analysis:
+            allow_outside_files: bool = False, max_bytes: int = MAX_BYTES, streamed: bool = False) -> Analysis:
     """Check one file. `kind` forces the format (an editor remembers it while the file is broken).
 
     `source` is everything else the check may read: the files the text refers to (a suite's tests
@@ -93,23 +94,28 @@ def analyze(text: str, path: str | Path | None = None, *, kind: FileKind | None 
     Nothing is read except through it; `Analysis.dependencies` lists what was asked for. `env` alone
     means the disk with that environment. `allow_outside_files`: read files the text refers to outside its
     project (`run --allow-outside-files`); without it they are reported (file-outside-project), not read.
-    `max_bytes`: a larger text is one file-too-large finding (an editor buffer's limit unless told)."""
+    `max_bytes`: a larger text is one file-too-large finding (an editor buffer's limit unless told).
+    `streamed` (check and run, `analyze_file`): a blueprint's prompts are parsed, checked and dropped one
+    at a time, so the located tree of the whole file never exists; the findings and the model are the
+    same, but `weval.prompt_nodes` is empty (the IDE layer needs the full analysis)."""
     recording = RecordingSource(source if source is not None else DiskSource(env))
     with gc_paused():
         result = _analyze(text, Path(path) if path is not None else None, kind, models_dir, recording, caches,
-                          allow_outside_files, max_bytes)
+                          allow_outside_files, max_bytes, streamed and caches is None)
     result.dependencies = frozenset(recording.paths)
     return result
 
 
 def _analyze(text: str, p: Path | None, kind: FileKind | None, models_dir: Path | None,
              source: FileSource, caches: Caches | None, allow_outside_files: bool = False,
-             max_bytes: int = MAX_BYTES) -> Analysis:
-    parsed = parse_yaml(text, caches.chunks if caches is not None else None, max_bytes=max_bytes)
+             max_bytes: int = MAX_BYTES, streamed: bool = False) -> Analysis:
+    parsed = parse_yaml(text, caches.chunks if caches is not None else None, max_bytes=max_bytes, streamed=streamed)
     detected = kind if kind is not None else detect(text, p, parsed)
     result = Analysis(text, p, detected, parsed)
     if detected is FileKind.NONE:
         return result  # unrelated YAML: no findings at all, not even syntax errors
+    if parsed.streamed and detected is not FileKind.WEVAL:
+        materialize(parsed)  # only the Weval checker reads a list's items once and keeps none
     findings: list[Finding] = list(parsed.findings)
     if detected is FileKind.AGENTV and p is not None and p.suffix.lower() in (".jsonl", ".csv"):
         findings = []  # a tests file read alone: JSON lines or CSV rows, checked line by line, not as YAML
@@ -118,8 +124,10 @@ def _analyze(text: str, p: Path | None, kind: FileKind | None, models_dir: Path 
 
         if caches is not None and caches.prompts is None:
             caches.prompts = PromptCache()
+        read = len(parsed.findings)
         result.weval = check_weval(parsed, p, models_dir=models_dir, cache=caches.prompts if caches else None,
                                    source=source)
+        findings += parsed.findings[read:]  # a streamed parse's items, found while they were checked
         findings += result.weval.findings
     elif detected is FileKind.AGENTV:
         from .agentv.check import check_agentv
@@ -153,6 +161,7 @@ def analyze_file(path: str | Path, **kw: Any) -> Analysis:
         a.findings = [Finding("unreadable", Severity.ERROR, f"Cannot read the file: {exc.strerror}", Span(0, 0, 0, 0))]
         return a
     text = raw.decode("utf-8", errors="replace")
+    kw.setdefault("streamed", True)
     return analyze(text, p, **kw)
 
 

@@ -19,8 +19,8 @@ from bisect import bisect_right
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from itertools import pairwise
-from typing import Any, NamedTuple, TypeGuard
+from itertools import islice, pairwise
+from typing import Any, NamedTuple, TypeGuard, cast
 
 import yaml
 
@@ -157,6 +157,9 @@ class ParsedFile:
     # id(item node) -> the text of its list item, for items parsed through an editor's ChunkCache: what
     # the Weval checker's PromptCache keys checked prompts by.
     item_texts: dict[int, str] = field(default_factory=dict)
+    # Parsed for one pass (`parse_yaml(streamed=True)`): column-0 list items are parsed as they are read
+    # (`LazyItems`) and a checker keeps none of them.
+    streamed: bool = False
 
     @property
     def ok(self) -> bool:
@@ -259,12 +262,16 @@ def _clamped(span: Span, lines: list[str]) -> Span:
     return Span(sl, sc, el, ec)
 
 
-def parse_yaml(text: str, cache: ChunkCache | None = None, *, max_bytes: int = MAX_BYTES) -> ParsedFile:
+def parse_yaml(text: str, cache: ChunkCache | None = None, *, max_bytes: int = MAX_BYTES,
+               streamed: bool = False) -> ParsedFile:
     """Parse every document of `text`. Syntax errors become findings; the rest still parses.
 
     Documents whose root is a block list at column 0 (Weval's list of prompts) are parsed item by
     item: one broken prompt does not hide the others, and with a `cache` (the editor's) an edit
-    re-parses only the items whose text changed.
+    re-parses only the items whose text changed. `streamed` (check and run of a file on disk): such a
+    list's items are parsed only when they are read (`LazyItems`), so a reader that drops each item
+    after use never holds the located tree of the whole list; an item's syntax findings join
+    `findings` when it is first read.
     """
     surrogates = _SURROGATE.search(text) if not text.isascii() else None
     if surrogates is not None:
@@ -272,7 +279,7 @@ def parse_yaml(text: str, cache: ChunkCache | None = None, *, max_bytes: int = M
         # libyaml refuses the whole text. Each becomes U+FFFD, one code point for one (and as many UTF-8
         # and UTF-16 units), so every position stays where it was.
         text = _SURROGATE.sub("\ufffd", text)
-    parsed = ParsedFile(text=text, lines=text.split("\n"))
+    parsed = ParsedFile(text=text, lines=text.split("\n"), streamed=streamed and cache is None)
     if surrogates is not None:
         line = text.count("\n", 0, surrogates.start())
         col = surrogates.start() - (text.rfind("\n", 0, surrogates.start()) + 1)
@@ -476,6 +483,8 @@ def _parse_all(parsed: ParsedFile, text: str, cache: ChunkCache | None) -> None:
         for start, end in ranges:
             if not _is_item_list(lines, start, end):
                 _parse_resuming(parsed, "\n".join(lines[start:end]), start)
+            elif parsed.streamed:
+                _lazy_items(parsed, start, end)
             elif cache is not None or not _parse_whole(parsed, start, end):
                 # Item by item: the editor's cache reuses unchanged items, and a syntax error in one
                 # item hides none of the others.
@@ -550,30 +559,42 @@ def _is_item_list(lines: list[str], start: int, end: int) -> bool:
     return not any("&" in lines[i] and _ANCHOR.search(lines[i]) for i in range(first, end))
 
 
-def _parse_items(parsed: ParsedFile, start: int, end: int, cache: ChunkCache | None) -> None:
-    """Parse a column-0 block list item by item, then put the items back together as one list."""
-    lines = parsed.lines
+def _item_bounds(lines: list[str], start: int, end: int) -> list[int]:
+    """The first line of each item of a column-0 block list, then `end`."""
     bounds = [i for i in range(start, end) if lines[i][:1] == "-" and _ITEM.match(lines[i])
               and not (lines[i].startswith("---") and _DOC_MARKER.match(lines[i]))]
     bounds.append(end)
+    return bounds
+
+
+def _parse_chunk(lines: list[str], a: int, b: int) -> tuple[list[Node], list[Finding]]:
+    """The nodes of the list item on lines a..b-1 (a broken item: one BrokenItem) and its findings."""
+    chunk = "\n".join(lines[a:b])
+    scratch = ParsedFile(text=chunk, lines=lines)
+    _parse_stream(chunk, a, scratch)
+    nodes: list[Node] = []
+    for d in scratch.documents:
+        if isinstance(d.root, Sequence):
+            nodes += d.root.items
+    if not nodes and scratch.findings:
+        # A broken item still takes its place (as null), so the items after it keep their index.
+        end_line = b - 1
+        while end_line > a and not lines[end_line].strip():
+            end_line -= 1
+        nodes = [BrokenItem(Span(a, 0, end_line, len(lines[end_line])), None, "", None)]
+    return nodes, list(scratch.findings)
+
+
+def _parse_items(parsed: ParsedFile, start: int, end: int, cache: ChunkCache | None) -> None:
+    """Parse a column-0 block list item by item, then put the items back together as one list."""
+    lines = parsed.lines
+    bounds = _item_bounds(lines, start, end)
     items: list[Node] = []
     for a, b in pairwise(bounds):
         chunk = "\n".join(lines[a:b])
         hit = cache.get(chunk, a) if cache is not None else None
         if hit is None:
-            scratch = ParsedFile(text=chunk, lines=lines)
-            _parse_stream(chunk, a, scratch)
-            nodes: list[Node] = []
-            for d in scratch.documents:
-                if isinstance(d.root, Sequence):
-                    nodes += d.root.items
-            if not nodes and scratch.findings:
-                # A broken item still takes its place (as null), so the items after it keep their index.
-                end_line = b - 1
-                while end_line > a and not lines[end_line].strip():
-                    end_line -= 1
-                nodes = [BrokenItem(Span(a, 0, end_line, len(lines[end_line])), None, "", None)]
-            found: list[Finding] = list(scratch.findings)
+            nodes, found = _parse_chunk(lines, a, b)
             if cache is not None:
                 cache.put(chunk, a, nodes, found)
         else:
@@ -583,11 +604,83 @@ def _parse_items(parsed: ParsedFile, start: int, end: int, cache: ChunkCache | N
                 parsed.item_texts[id(node)] = chunk
         items += nodes
         parsed.findings.extend(found)
-    first = bounds[0]
-    last = items[-1].span if items else Span(first, 0, first, 0)
+    _list_document(parsed, start, bounds[0], items, items[-1].span if items else None)
+
+
+def _list_document(parsed: ParsedFile, start: int, first: int, items: list[Node], last: Span | None) -> None:
+    last = last or Span(first, 0, first, 0)
     root = Sequence(Span(first, 0, last.end_line, last.end_col), items, False) if items else None
     doc_span = Span(start, 0, last.end_line, last.end_col)
     parsed.documents.append(Document(root, doc_span, len(parsed.documents)))
+
+
+class LazyItems:
+    """The items of a column-0 block list, parsed when they are read and not kept: what a streamed
+    parse (`parse_yaml(streamed=True)`) puts in the list's `Sequence.items`. It reads like that list
+    (iteration, `len`, indexes and slices); every read parses again, so a reader goes through it once.
+    Each item's syntax findings are added to the file's findings the first time the item is parsed, in
+    order, as `_parse_items` adds them."""
+
+    def __init__(self, parsed: ParsedFile, bounds: list[int]) -> None:
+        self._parsed = parsed
+        self._bounds = bounds
+        self._reported = 0  # items whose findings are in parsed.findings (always a prefix)
+        self._len: int | None = None
+
+    def __iter__(self) -> Iterator[Node]:
+        lines, bounds = self._parsed.lines, self._bounds
+        for k in range(len(bounds) - 1):
+            nodes, found = _parse_chunk(lines, bounds[k], bounds[k + 1])
+            if k == self._reported:
+                self._parsed.findings.extend(found)
+                self._reported += 1
+            yield from nodes
+
+    def __bool__(self) -> bool:
+        return len(self._bounds) > 1  # a chunk always gives at least one node (BrokenItem if broken)
+
+    def __len__(self) -> int:
+        if self._len is None:
+            self._len = sum(1 for _ in self)
+        return self._len
+
+    def __getitem__(self, index: int | slice) -> Any:
+        if isinstance(index, slice):
+            if (index.start or 0) >= 0 and (index.stop is not None and index.stop >= 0) and index.step is None:
+                return list(islice(self, index.start or 0, index.stop))
+            return list(self)[index]
+        if index >= 0:
+            for i, node in enumerate(self):
+                if i == index:
+                    return node
+            raise IndexError(index)
+        return list(self)[index]
+
+
+def materialize(parsed: ParsedFile) -> None:
+    """Turn a streamed parse's LazyItems into the lists they stand for (a reader that keeps the items
+    or reads them more than once: the AgentV checker, an editor)."""
+    for d in parsed.documents:
+        if isinstance(d.root, Sequence) and isinstance(d.root.items, LazyItems):
+            d.root.items = list(d.root.items)
+    parsed.streamed = False
+
+
+def _lazy_items(parsed: ParsedFile, start: int, end: int) -> None:
+    """`_parse_items` for a streamed parse: the list's items are LazyItems. Only the last item is
+    parsed now, for the list's span (its findings come when it is read)."""
+    bounds = _item_bounds(parsed.lines, start, end)
+    if len(bounds) < 2:
+        _list_document(parsed, start, bounds[0], [], None)
+        return
+    tail = _parse_chunk(parsed.lines, bounds[-2], bounds[-1])[0]
+    if not tail:  # a last item that parses to nothing and says nothing: the lists would differ, parse it all
+        _parse_items(parsed, start, end, None)
+        return
+    # LazyItems reads like the list it stands for (iteration, len, indexes, slices): every reader of
+    # `Sequence.items` takes it as one.
+    items = cast(list[Node], LazyItems(parsed, bounds))
+    _list_document(parsed, start, bounds[0], items, tail[-1].span)
 
 
 _DOC_MARKER = re.compile(r"---(?:\s|$)")

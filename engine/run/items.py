@@ -26,8 +26,8 @@ def entries(analysis: Any) -> Iterator[tuple[str, str, Span]]:
     if not runnable(analysis):
         return
     if analysis.kind is FileKind.WEVAL:
-        for prompt, node in zip(analysis.blueprint.prompts, analysis.weval.prompt_nodes, strict=False):
-            yield "prompt", prompt.id, node.span
+        for prompt in analysis.blueprint.prompts:  # a prompt's span is its item's (its node's)
+            yield "prompt", prompt.id, prompt.span
         return
     here = analysis.path
     for test in analysis.suite.tests:

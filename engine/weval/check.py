@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from ..file_source import DiskSource, FileSource
@@ -103,6 +104,16 @@ def shifted_prompt(p: Prompt, delta: int, document: int) -> Prompt:
 _QUOTED_FN = re.compile(r"\$([A-Za-z_]\w*)\s*:\s*(.*)\Z", re.S)
 
 
+def _items_of(docs: list[Any]) -> Iterator[tuple[Node, int]]:
+    """The prompt items of the documents after the header: a list's items, or the document itself."""
+    for d in docs:
+        if isinstance(d.root, Sequence):
+            for p in d.root.items:
+                yield p, d.index
+        else:
+            yield d.root, d.index
+
+
 class _Context:
     def __init__(self, parsed: ParsedFile, path: Path | None, models_dir: Path | None,
                  cache: PromptCache | None, source: FileSource) -> None:
@@ -128,17 +139,19 @@ class _Context:
                                "YAML blueprint is empty or contains only null documents.")
             return WevalResult(None, self.out)
         header: Mapping | None = None
-        prompt_items: list[tuple[Node, int]] = []
+        # (item, document index) of every prompt; a generator, so a streamed parse's items are parsed as
+        # they are checked here and dropped after (ParsedFile.streamed: none is kept in prompt_nodes)
+        prompt_items: Iterable[tuple[Node, int]] = ()
         first = docs[0].root
         is_json = self.path is not None and self.path.suffix == ".json"
         if len(docs) == 1:
             if isinstance(first, Sequence):
-                prompt_items = [(p, 0) for p in first.items]
+                prompt_items = ((p, 0) for p in first.items)
             elif isinstance(first, Mapping) and isinstance(first.get("prompts"), Sequence):
                 header = first
-                prompt_items = [(p, 0) for p in first.get("prompts").items]  # type: ignore[union-attr]
+                prompt_items = ((p, 0) for p in first.get("prompts").items)  # type: ignore[union-attr]
             elif isinstance(first, Mapping) and not is_json and self._looks_like_prompt(first):
-                prompt_items = [(first, 0)]
+                prompt_items = ((first, 0),)
             elif isinstance(first, Mapping):
                 header = first
             else:
@@ -152,18 +165,17 @@ class _Context:
                 rest = docs[1:]
             else:
                 rest = docs
-            for d in rest:
-                if isinstance(d.root, Sequence):
-                    prompt_items += [(p, d.index) for p in d.root.items]
-                else:
-                    prompt_items.append((d.root, d.index))  # type: ignore[arg-type]
+            prompt_items = _items_of(rest)
         if header is not None:
             self._mixed_header(header)
         bp = self._header(header, bp_id)
         seen_ids: dict[str, Span] = {}
         prompt_nodes: list[Mapping] = []
         header_text = self._prompt_context(header)
+        keep_nodes = not self.parsed.streamed
+        any_item = False
         for node, doc_index in prompt_items:
+            any_item = True
             item_text = self.parsed.item_texts.get(id(node)) if self.cache is not None else None
             hit = self.cache.lookup(item_text, node, header_text, doc_index) \
                 if self.cache is not None and item_text is not None else None
@@ -177,7 +189,8 @@ class _Context:
                     self.cache.store(item_text, node, header_text, prompt, self.out[mark:])
             if prompt is None:
                 continue
-            prompt_nodes.append(node)  # type: ignore[arg-type]
+            if keep_nodes:
+                prompt_nodes.append(node)  # type: ignore[arg-type]
             first_span = seen_ids.get(prompt.id)
             where = prompt.id_span or first_line_span(node)
             if first_span is not None:
@@ -186,7 +199,7 @@ class _Context:
             else:
                 seen_ids[prompt.id] = where
             bp.prompts.append(prompt)
-        if header is None and not prompt_items:
+        if header is None and not any_item:
             self.out.warning("no-prompts", docs[0].span, "This blueprint has no prompts.")
         if self.cache is not None:
             self.cache.rotate()

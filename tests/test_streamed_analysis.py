@@ -1,0 +1,107 @@
+"""`check` and `run` analyse a blueprint streamed (`analyze(streamed=True)`, what `analyze_file` does): the
+prompts of a column-0 list are parsed, checked and dropped one at a time, so the located tree of a
+100,000-prompt file never exists at once. Findings (codes, messages, ranges, fixes, related ranges) and the
+model must be exactly those of the full analysis the language server makes, on every real and test file and
+on broken ones; and the streamed analysis must hold less memory."""
+
+from __future__ import annotations
+
+import gc
+import tracemalloc
+from pathlib import Path
+
+import pytest
+
+from evalspec.analysis import Analysis, analyze
+from evalspec.source import LazyItems, parse_yaml
+
+from .conftest import CORPUS
+
+HERE = Path(__file__).parent
+FILES = sorted(p for root in (CORPUS, HERE / "fixtures") for p in root.rglob("*")
+               if p.is_file() and p.suffix in (".yml", ".yaml", ".json"))
+
+
+def _same(full: Analysis, streamed: Analysis) -> None:
+    assert streamed.kind == full.kind
+    assert [repr(f) for f in streamed.findings] == [repr(f) for f in full.findings]
+    if full.blueprint is not None:
+        assert streamed.blueprint is not None
+        assert streamed.blueprint.to_dict() == full.blueprint.to_dict()
+        assert streamed.weval is not None and streamed.weval.prompt_nodes == []
+    else:
+        assert streamed.blueprint is None
+    if full.suite is not None:
+        assert streamed.suite is not None and streamed.suite.to_dict() == full.suite.to_dict()
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_real_files_analyse_the_same_streamed(path: Path) -> None:
+    text = path.read_text(encoding="utf-8", errors="replace")
+    _same(analyze(text, path, env={}), analyze(text, path, env={}, streamed=True))
+
+
+BROKEN = [
+    # a syntax error in the middle item, a duplicate id, a prompt that is not a mapping, a bad point
+    "title: t\nmodels: [echo]\n---\n- id: a\n  prompt: one\n- id: b\n  prompt: [unclosed\n- id: a\n  prompt: x\n"
+    "- just text\n- id: c\n  prompt: c\n  should:\n    - $contians: x\n",
+    # the last item broken (the list's span comes from it), and a tab
+    "models: [echo]\n---\n- id: a\n  prompt: one\n- id: z\n\tprompt: two\n",
+    # prompts in several documents, a list then a lone mapping
+    "title: t\n---\n- prompt: one\n- prompt: two\n---\nprompt: three\n---\n- id: x\n  prompt: four\n",
+    # a list with no header, and an empty item
+    "- prompt: one\n-\n- id: q\n  prompt: two\n  should_not: [$contains: x]\n",
+    # anchors: parsed whole (an alias may point from one item into another)
+    "title: t\n---\n- id: a\n  prompt: &p one\n- id: b\n  prompt: *p\n",
+    # a header-only file, an empty list document
+    "title: only a header\nmodels: [echo]\n",
+    "title: t\n---\n",
+]
+
+
+@pytest.mark.parametrize("text", BROKEN)
+def test_broken_blueprints_analyse_the_same_streamed(text: str) -> None:
+    _same(analyze(text, "b.weval.yml"), analyze(text, "b.weval.yml", streamed=True))
+
+
+def test_lazy_items_read_like_the_list(tmp_path: Path) -> None:
+    text = "".join(f"- id: p{i}\n  prompt: q{i}\n" for i in range(7)) + "- [broken\n"
+    full, streamed = parse_yaml(text), parse_yaml(text, streamed=True)
+    items = streamed.documents[0].root.items  # type: ignore[union-attr]
+    assert isinstance(items, LazyItems)
+    expected = full.documents[0].root.items  # type: ignore[union-attr]
+    assert streamed.documents[0].root.span == full.documents[0].root.span  # type: ignore[union-attr]
+    assert len(items) == len(expected) == 8 and bool(items)
+    assert [n.span for n in items[:3]] == [n.span for n in expected[:3]]
+    assert items[5].span == expected[5].span and items[-1].span == expected[-1].span
+    # each item's syntax findings once, however often it is read
+    list(items)
+    assert [repr(f) for f in streamed.findings] == [repr(f) for f in full.findings]
+
+
+def _blueprint(n: int) -> str:
+    lines = ["title: Memory", "models: [echo]", "---"]
+    for i in range(n):
+        lines += [f"- id: p{i}", f"  prompt: \"Question {i}: what is the answer number {i}?\"",
+                  "  should:", f"    - $contains: \"answer number {i}\"", "    - $word_count_between: [3, 60]"]
+    return "\n".join(lines) + "\n"
+
+
+def _peak(text: str, streamed: bool) -> int:
+    gc.collect()
+    tracemalloc.start()
+    try:
+        analysis = analyze(text, "m.weval.yml", streamed=streamed)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert analysis.blueprint is not None and len(analysis.blueprint.prompts) == 3000
+    return peak
+
+
+def test_a_streamed_analysis_never_holds_the_whole_tree() -> None:
+    text = _blueprint(3000)
+    full, streamed = _peak(text, False), _peak(text, True)
+    # The tree of every prompt was over half of the full analysis's peak; streamed, only the model and
+    # the text's lines remain (measured: about 0.45 of it).
+    assert streamed < 0.7 * full, (streamed, full)
