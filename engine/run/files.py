@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -45,20 +45,93 @@ def dumps_pretty(value: Any) -> bytes:
     return b"{\n" + b",\n".join(lines) + b"\n}"
 
 
+class LazyMap(Mapping[str, Any]):
+    """A JSON object whose values are made when they are read (`value(key)`), one at a time, and not
+    kept: a results file's per-prompt maps, written without ever being whole in memory. Written only
+    through `pretty_chunks` / `compact_chunks` (orjson does not know it)."""
+
+    def __init__(self, keys: Sequence[str], value: Callable[[str], Any]) -> None:
+        self._keys = keys
+        self._index: frozenset[str] | None = None
+        self._value = value
+
+    def __getitem__(self, key: str) -> Any:
+        if self._index is None:
+            self._index = frozenset(self._keys)
+        if key not in self._index:
+            raise KeyError(key)
+        return self._value(key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def items(self) -> Iterator[tuple[str, Any]]:  # type: ignore[override]  # one pass, no view
+        value = self._value
+        for key in self._keys:
+            yield key, value(key)
+
+
+class LazyList:
+    """A JSON array whose elements are made when it is written (`elements()` called again each time)."""
+
+    def __init__(self, elements: Callable[[], Iterable[Any]]) -> None:
+        self.elements = elements
+
+
+_LAZY = (LazyMap, LazyList)
+
+
+def _holds_lazy(value: Any) -> bool:
+    return isinstance(value, _LAZY) or (isinstance(value, dict) and any(isinstance(v, _LAZY) for v in value.values()))
+
+
+def compact_chunks(value: Any) -> Iterator[bytes]:
+    """`dumps_bytes(value)` in pieces, for a value that holds LazyMap / LazyList (at its top or one level
+    down): the same bytes, a member at a time."""
+    if not _holds_lazy(value):
+        yield dumps_bytes(value)
+        return
+    if isinstance(value, LazyList):
+        yield b"["
+        for n, element in enumerate(value.elements()):
+            if n:
+                yield b","
+            yield from compact_chunks(element)
+        yield b"]"
+        return
+    yield b"{"
+    for n, (key, item) in enumerate(value.items()):
+        yield (b"," if n else b"") + dumps_bytes(str(key)) + b":"
+        yield from compact_chunks(item)
+    yield b"}"
+
+
 def pretty_chunks(value: Any) -> Iterator[bytes]:
     """`dumps_pretty(value)` in pieces, one second-level entry (a prompt) at a time: a big comparison
-    file is never one buffer in memory (at 20,000 prompts the buffer and its redacted copy were ~60 MB)."""
+    file is never one buffer in memory (at 20,000 prompts the buffer and its redacted copy were ~60 MB).
+    LazyMap / LazyList values are written member by member (`compact_chunks`)."""
     if not isinstance(value, dict) or not value:
         yield dumps_bytes(value)
         return
     yield b"{\n"
     for n, (key, item) in enumerate(value.items()):
         head = (b",\n" if n else b"") + b"  " + dumps_bytes(str(key)) + b": "
-        if isinstance(item, dict) and item:
+        if isinstance(item, dict | LazyMap) and item:
             yield head + b"{\n"
             for m, (k, v) in enumerate(item.items()):
-                yield (b",\n" if m else b"") + b"    " + dumps_bytes(str(k)) + b": " + dumps_bytes(v)
+                entry = (b",\n" if m else b"") + b"    " + dumps_bytes(str(k)) + b": "
+                if _holds_lazy(v):
+                    yield entry
+                    yield from compact_chunks(v)
+                else:
+                    yield entry + dumps_bytes(v)
             yield b"\n  }"
+        elif _holds_lazy(item):
+            yield head
+            yield from compact_chunks(item)
         else:
             yield head + dumps_bytes(item)
     yield b"\n}"

@@ -14,37 +14,76 @@ Layout (Weval's published output format), under the output folder:
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..jsonio import dumps_bytes
 from ..weval.ids import UNDEFINED, safe_file_part
 from ..weval.model import Blueprint, Prompt, reference_points
-from .files import write_json
+from .cell_store import CellStore
+from .files import LazyList, LazyMap, compact_chunks, write_json
 
 IDEAL_MODEL_ID = "IDEAL_BENCHMARK"
 
 
-@dataclass
 class WevalResults:
-    """Everything a run learned, by prompt and effective model; filled as cells finish."""
+    """Everything a run learned, by prompt and effective model; filled as cells finish. Each cell's
+    answer, conversation and coverage result are in `cells` (a CellStore: in memory up to its bound,
+    then on disk); errors, system prompts, key points and similarities, which stay small, here."""
 
-    responses: dict[str, dict[str, str]] = field(default_factory=dict)
-    histories: dict[str, dict[str, list[dict[str, Any]]]] = field(default_factory=dict)
-    errors: dict[str, dict[str, str]] = field(default_factory=dict)
-    coverage: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
-    system_prompts: dict[str, str | None] = field(default_factory=dict)
-    key_points: dict[str, list[str]] = field(default_factory=dict)
-    similarity: dict[str, dict[str, float]] | None = None
-    per_prompt_similarity: dict[str, dict[str, dict[str, float]]] | None = None
+    def __init__(self, cells: CellStore | None = None) -> None:
+        self.cells = cells if cells is not None else CellStore(Path(tempfile.gettempdir()))
+        self.models: dict[str, None] = {}  # every model a cell was recorded for, in order
+        self.errors: dict[str, dict[str, str]] = {}
+        self.system_prompts: dict[str, str | None] = {}
+        self.key_points: dict[str, list[str]] = {}
+        self.similarity: dict[str, dict[str, float]] | None = None
+        self.per_prompt_similarity: dict[str, dict[str, dict[str, float]]] | None = None
+
+        self._last: tuple[str, dict[str, dict[str, Any]]] | None = None  # the prompt read last, its cells
+
+    def record(self, item: str, model: str, **fields: Any) -> None:
+        """A cell's fields: `response` (its final answer or error marker), `history`, `coverage`."""
+        self.models.setdefault(model)
+        self._last = None
+        self.cells.set(item, model, fields)
+
+    def field(self, item: str, name: str) -> dict[str, Any]:
+        """One field of each of the prompt's cells that has it: model → value."""
+        if self._last is None or self._last[0] != item:
+            row = {}
+            for model in self.models:
+                cell = self.cells.get(item, model)
+                if cell is not None:
+                    row[model] = cell
+            self._last = (item, row)
+        return {model: cell[name] for model, cell in self._last[1].items() if name in cell}
+
+    @property
+    def coverage(self) -> _CoverageView:
+        return _CoverageView(self)
+
+
+class _CoverageView:
+    """`results.coverage.values()`: each prompt's coverage results by model (what a run summary counts)."""
+
+    def __init__(self, results: WevalResults) -> None:
+        self._results = results
+
+    def values(self) -> Iterator[dict[str, Any]]:
+        items = dict.fromkeys(item for item, _ in self._results.cells.recorded())
+        for item in items:
+            row = self._results.field(item, "coverage")
+            if row:
+                yield row
 
 
 def responses_row(p: Prompt, results: WevalResults) -> dict[str, str]:
     """allFinalAssistantResponses[prompt]: the ideal (when there is one), then every model's answer."""
     row: dict[str, str] = {IDEAL_MODEL_ID: p.ideal} if p.ideal else {}
-    row.update(results.responses.get(p.id, {}))
+    row.update(results.field(p.id, "response"))
     return row
 
 
@@ -94,7 +133,7 @@ def config_object(bp: Blueprint, models: list[str], prompts: list[Prompt]) -> di
         cfg["toolUse"] = bp.tool_use
     if bp.external_services:
         cfg["externalServices"] = _redacted_services(bp.external_services)
-    cfg["prompts"] = [_prompt_object(p) for p in prompts]
+    cfg["prompts"] = LazyList(lambda: (_prompt_object(p) for p in prompts))
     return cfg
 
 
@@ -149,6 +188,8 @@ def _defined(value: Any) -> Any:
 def comparison_object(*, bp: Blueprint, models: list[str], prompts: list[Prompt], run_label: str,
                       timestamp: str, eval_methods: list[str], effective_models: list[str],
                       results: WevalResults) -> dict[str, Any]:
+    """The comparison file's object. Its per-prompt maps (and the config's prompts) are LazyMap /
+    LazyList: made a prompt at a time while the files are written (`write_comparison`), never whole."""
     has_ideal = any(p.ideal for p in prompts)
     # Cells finish in whatever order the providers answer (or a batch returns); every per-prompt map is
     # written in the plan's model order, so the same answers always make the same bytes.
@@ -157,14 +198,16 @@ def comparison_object(*, bp: Blueprint, models: list[str], prompts: list[Prompt]
     def ordered(by_model: dict[str, Any]) -> dict[str, Any]:
         return dict(sorted(by_model.items(), key=lambda kv: rank.get(kv[0], len(rank))))
 
-    final_responses = {p.id: ordered(responses_row(p, results)) for p in prompts}
+    by_id = {p.id: p for p in prompts}
+    ids = list(by_id)
+    final_responses = LazyMap(ids, lambda pid: ordered(responses_row(by_id[pid], results)))
     eff = sorted(set(effective_models) | ({IDEAL_MODEL_ID} if has_ideal else set()))
     evaluation: dict[str, Any] = {}
     if "embedding" in eval_methods:
         evaluation["similarityMatrix"] = results.similarity or {}
         evaluation["perPromptSimilarities"] = results.per_prompt_similarity or {}
     if "llm-coverage" in eval_methods:
-        evaluation["llmCoverageScores"] = {p.id: ordered(results.coverage.get(p.id, {})) for p in prompts}
+        evaluation["llmCoverageScores"] = LazyMap(ids, lambda pid: ordered(results.field(pid, "coverage")))
     out: dict[str, Any] = {
         "configId": bp.id,
         "configTitle": bp.title,
@@ -185,13 +228,13 @@ def comparison_object(*, bp: Blueprint, models: list[str], prompts: list[Prompt]
         "evalMethodsUsed": eval_methods,
         "effectiveModels": eff,
         "modelSystemPrompts": ordered(results.system_prompts),
-        "promptIds": sorted(p.id for p in prompts),
-        "promptContexts": {p.id: prompt_context(p) for p in prompts},
+        "promptIds": sorted(ids),
+        "promptContexts": LazyMap(ids, lambda pid: prompt_context(by_id[pid])),
     })
     if results.key_points:
         out["extractedKeyPoints"] = {p.id: results.key_points[p.id] for p in prompts if p.id in results.key_points}
     out["allFinalAssistantResponses"] = final_responses
-    out["fullConversationHistories"] = {p.id: ordered(results.histories.get(p.id, {})) for p in prompts}
+    out["fullConversationHistories"] = LazyMap(ids, lambda pid: ordered(results.field(pid, "history")))
     out["evaluationResults"] = evaluation
     if results.errors:
         order = {p.id: i for i, p in enumerate(prompts)}
@@ -226,7 +269,7 @@ def core_chunks(full: dict[str, Any]) -> Iterator[bytes]:
     for n, key in enumerate(keys):
         yield (b"," if n else b"") + dumps_bytes(key) + b":"
         if key == "config":
-            yield dumps_bytes(_core_config(full))
+            yield from compact_chunks(_core_config(full))
         elif key in ("allFinalAssistantResponses", "fullConversationHistories"):
             yield b"{" + b",".join(pid + b":" + row for pid in pids) + b"}"
         elif key == "evaluationResults":
@@ -237,15 +280,17 @@ def core_chunks(full: dict[str, Any]) -> Iterator[bytes]:
                        + dumps_bytes({mid: _light(r) for mid, r in by_model.items()}))
             yield b"}}"
         else:
-            yield dumps_bytes(full[key])
+            yield from compact_chunks(full[key])
     yield b"}"
 
 
 def _core_config(full: dict[str, Any]) -> dict[str, Any]:
     cfg = dict(full.get("config") or {})
     if "prompts" in cfg:
-        cfg["prompts"] = [{"id": p["id"], **({"weight": p["weight"]} if "weight" in p else {})}
-                          for p in cfg["prompts"]]
+        listed = cfg["prompts"]
+        light = lambda: ({"id": p["id"], **({"weight": p["weight"]} if "weight" in p else {})}  # noqa: E731
+                         for p in (listed.elements() if isinstance(listed, LazyList) else listed))
+        cfg["prompts"] = LazyList(light) if isinstance(listed, LazyList) else list(light())
     return cfg
 
 

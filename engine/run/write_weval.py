@@ -12,6 +12,8 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from . import cell_store
+from .cell_store import CellStore
 from .events import Cell
 from .files import now_utc, safe_timestamp
 from .weval_plan import WevalPlan, WevalTask
@@ -25,18 +27,18 @@ History = list[tuple[str, str, bool]]  # (role, content, generated) of a whole e
 class WevalWriter:
     """The results of one run, by prompt and effective model, and the files they become."""
 
-    def __init__(self, plan: WevalPlan, folder: Path, *, coverage: bool) -> None:
+    def __init__(self, plan: WevalPlan, folder: Path, *, coverage: bool, bound: int | None = None) -> None:
         self.plan = plan
         self.folder = folder
         self.coverage = coverage  # coverage results are written (not with --eval-method embedding alone)
-        self.results = WevalResults()
+        # `bound`: cells held in memory; past it they wait for the files on disk (cell_store.py)
+        self.results = WevalResults(CellStore(folder, bound if bound is not None else cell_store.DEFAULT_BOUND))
 
     def answered(self, task: WevalTask, final: str, history: History) -> None:
         """A cell's answer (its final turn) and the whole exchange."""
         cell = task.cell
-        self.results.responses.setdefault(cell.item, {})[cell.model] = final
-        self.results.histories.setdefault(cell.item, {})[cell.model] = [
-            {"role": r, "content": c} for r, c, _ in history]
+        self.results.record(cell.item, cell.model, response=final,
+                            history=[{"role": r, "content": c} for r, c, _ in history])
         self.results.system_prompts[cell.model] = task.system
 
     def failed(self, task: WevalTask, message: str, *, not_run: bool = False) -> None:
@@ -44,29 +46,29 @@ class WevalWriter:
         cost cap kept it from starting (its coverage error says so, not "Generation failed")."""
         cell = task.cell
         marked = f"<<error>>{message}<</error>>"
-        self.results.responses.setdefault(cell.item, {})[cell.model] = marked
         self.results.errors.setdefault(cell.item, {})[cell.model] = message
         history = [{"role": "system", "content": task.system}] if task.system else []
         history += [{"role": m.role, "content": m.content or ""} for m in task.prompt.messages
                     if not (m.role == "assistant" and m.content is None)]  # only assistant turns hold None
         history.append({"role": "assistant", "content": marked})
-        self.results.histories.setdefault(cell.item, {})[cell.model] = history
         self.results.system_prompts[cell.model] = task.system
         if self.coverage:
-            self.results.coverage.setdefault(cell.item, {})[cell.model] = {
-                "error": message[:1].upper() + message[1:] if not_run else f"Generation failed: {message}"}
+            self.results.record(cell.item, cell.model, response=marked, history=history, coverage={
+                "error": message[:1].upper() + message[1:] if not_run else f"Generation failed: {message}"})
+        else:
+            self.results.record(cell.item, cell.model, response=marked, history=history)
 
     def scored(self, cell: Cell, result: dict[str, Any]) -> None:
         """A cell's coverage result (nothing for an empty one)."""
         if result and self.coverage:
-            self.results.coverage.setdefault(cell.item, {})[cell.model] = result
+            self.results.record(cell.item, cell.model, coverage=result)
 
     def key_points(self, prompt_id: str, points: list[str]) -> None:
         self.results.key_points[prompt_id] = points
 
     def answers(self, prompt_id: str) -> dict[str, str]:
         """Each model's answer to a prompt so far (an error marker for a failed cell)."""
-        return self.results.responses.get(prompt_id, {})
+        return self.results.field(prompt_id, "response")
 
     def similarity(self, overall: dict[str, dict[str, float]],
                    per_prompt: dict[str, dict[str, dict[str, float]]]) -> None:
@@ -94,6 +96,8 @@ class WevalWriter:
 
             write_manifest(plan, files[0], timestamp=stamp, models=plan.models,
                            effective_models=plan.effective_models, eval_methods=plan.eval_methods)
+        if finished:
+            self.results.cells.close()
         return files
 
     def write_partial(self, *, cost: dict[str, Any] | None) -> None:
@@ -102,3 +106,5 @@ class WevalWriter:
             self.write(cost=cost, finished=False)
         except Exception:  # never mask the cancellation or error that stopped the run
             log.warning("could not write the results of the stopped run", exc_info=True)
+        finally:
+            self.results.cells.close()

@@ -8,9 +8,9 @@ value it is about; a finding with an obvious repair carries it.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Iterable, Iterator
 from typing import Any
 
 from ..file_source import DiskSource, FileSource

@@ -1,0 +1,111 @@
+"""What each cell of a run leaves for its results files, in memory that does not grow with the run.
+
+The write stage (write_weval.py) records a cell's fields as they come (its answer, its conversation, its
+coverage result; a later value of a field replaces the earlier one, as in a dict). Up to `bound` cells are
+held as they are; past that, the held cells go to a temporary file (one JSON line per cell; only its
+offset and size stay in memory) and are read back, one prompt at a time, while the results files are
+written. A 100,000-cell run held ~3.5 KB a cell until the end; now a few dozen bytes.
+
+The journal stays the run's record (resume, history, reports of unfinished runs); this file is only the
+write stage's working copy, in the form the results files take (the error markers, the conversation as
+written), and it disappears when the store closes (it is unlinked from the start: a killed run leaves
+nothing behind). Values go through JSON on the way out and back, which changes nothing the results
+files hold: they are JSON of the same values.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import weakref
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ..jsonio import dumps_bytes, loads
+
+DEFAULT_BOUND = 4096  # cells held in memory before they go to disk: a 2,000-prompt run never spills
+
+Fields = dict[str, Any]
+
+
+class CellStore:
+    """Fields by (item, model). `folder`: where the temporary file goes when one is needed."""
+
+    def __init__(self, folder: Path, bound: int = DEFAULT_BOUND) -> None:
+        self.folder = folder
+        self.bound = max(1, bound)
+        self._held: dict[tuple[str, str], Fields] = {}
+        self._spilled: dict[tuple[str, str], int] = {}  # (item, model) → offset << 32 | size
+        self._fd: int | None = None
+        self._end = 0
+        self.most_held = 0  # the most cells held at once (tests check the bound)
+        self.spilled_cells = 0
+
+    def set(self, item: str, model: str, fields: Fields) -> None:
+        """Record fields of a cell (each replaces the field's earlier value)."""
+        key = (item, model)
+        cell = self._held.get(key)
+        if cell is None:
+            cell = self._read(key) or {}
+            self._held[key] = cell
+        cell.update(fields)
+        if len(self._held) > self.most_held:
+            self.most_held = len(self._held)
+        if len(self._held) >= self.bound:
+            self._spill()
+
+    def get(self, item: str, model: str) -> Fields | None:
+        key = (item, model)
+        held = self._held.get(key)
+        if held is not None:
+            return held
+        where = self._spilled.get(key)
+        if where is None:
+            return None
+        assert self._fd is not None
+        found: Fields = loads(os.pread(self._fd, where & 0xFFFFFFFF, where >> 32))
+        return found
+
+    def recorded(self) -> Iterator[tuple[str, str]]:
+        """Every cell recorded: those on disk, then those held."""
+        yield from list(self._spilled)
+        yield from list(self._held)
+
+    def _read(self, key: tuple[str, str]) -> Fields | None:
+        """A spilled cell taken back into memory (more of its fields came)."""
+        found = self.get(*key)
+        if found is not None:
+            del self._spilled[key]
+        return found
+
+    def _spill(self) -> None:
+        if self._fd is None:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            with tempfile.TemporaryFile(dir=self.folder, prefix=".evalspec-cells-") as f:  # unlinked already
+                self._fd = os.dup(f.fileno())
+            # a run that ends without writing its files (an error) still lets the descriptor go
+            self._finalizer = weakref.finalize(self, os.close, self._fd)
+        parts: list[bytes] = []
+        offset = self._end
+        for key, fields in self._held.items():
+            data = dumps_bytes(fields)
+            if len(data) >= 1 << 32:
+                raise ValueError("a cell's results are over 4 GB")
+            self._spilled[key] = offset << 32 | len(data)
+            offset += len(data)
+            parts.append(data)
+        data = b"".join(parts)
+        written = 0
+        while written < len(data):
+            written += os.pwrite(self._fd, data[written:], self._end + written)
+        self._end = offset
+        self.spilled_cells += len(self._held)
+        self._held.clear()
+
+    def close(self) -> None:
+        if self._fd is not None:
+            self._finalizer()
+            self._fd = None
+        self._spilled.clear()
+        self._held.clear()

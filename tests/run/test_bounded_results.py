@@ -1,0 +1,103 @@
+"""A run's results are held in bounded memory: past `cell_store.DEFAULT_BOUND` cells they wait on disk
+for the write stage, which writes the comparison file, core.json and the artefacts a prompt at a time.
+The files must be byte for byte those of a run that held everything (answers, conversations, coverage,
+errors, key order), and the store must never hold more cells than its bound."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evalspec.run import cell_store, write_weval
+from tests.fakeprovider import Reply
+
+from .conftest import SmartFake, classify, criterion_of, env_for, options, run_events, write
+
+PROMPTS = "\n".join(
+    f"- id: p{i}\n  prompt: \"Question {i}\"\n  should:\n    - $contains: \"answer {i}\"\n    - is polite {i}\n"
+    + ("  ideal: The ideal answer.\n" if i % 3 == 0 else "")
+    + ("  system: Be brief.\n" if i % 4 == 0 else "")
+    for i in range(14))
+BLUEPRINT = f"""title: Bounded results
+models: [openai:candidate, openai:other]
+evaluationConfig:
+  llm-coverage:
+    judges:
+      - {{model: "openai:judge", approach: holistic}}
+---
+{PROMPTS}
+- id: chat
+  messages:
+    - user: Hello
+    - assistant: null
+    - user: And now?
+  should: [$contains: "now"]
+- id: "odd/id ü"
+  prompt: "A 😀 smile"
+  should: [$icontains: "smile"]
+"""
+
+
+def _decide(req: dict[str, Any]) -> Any:
+    criterion = criterion_of(req)
+    if criterion is not None:
+        return classify("CLASS_EXACT" if "1" in criterion else "CLASS_UNMET", f"about {criterion}")
+    text = str(req.get("messages"))
+    return f"answer {text[-40:]} smile now"
+
+
+def _files(out: Path) -> dict[str, bytes]:
+    return {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*"))
+            if p.is_file() and not p.name.endswith((".journal.jsonl", ".lock")) and "report" not in p.name}
+
+
+def _run(tmp_path: Path, smart: SmartFake, name: str) -> dict[str, bytes]:
+    bp = write(tmp_path / "b.weval.yml", BLUEPRINT)
+    smart.then(Reply.error(400, "this model refuses"), Reply.error(400, "this model refuses"))  # p0's cells
+    run_events(bp, options(tmp_path, env_for(smart), output=tmp_path / name, concurrency=1))
+    return _files(tmp_path / name)
+
+
+def test_a_run_that_spills_its_cells_writes_the_same_bytes(tmp_path: Path, smart: SmartFake,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    smart.decide = _decide
+    monkeypatch.setattr(write_weval, "now_utc", lambda: datetime(2026, 1, 2, 3, 4, 5, 678000, tzinfo=UTC))
+    stores: list[cell_store.CellStore] = []
+    real = cell_store.CellStore
+
+    class Recording(real):  # type: ignore[misc, valid-type]
+        def __init__(self, *a: Any, **kw: Any) -> None:
+            super().__init__(*a, **kw)
+            stores.append(self)
+
+    monkeypatch.setattr(write_weval, "CellStore", Recording)
+    held = _run(tmp_path, smart, "held")
+    assert stores[-1].spilled_cells == 0
+    for bound in (1, 3):
+        monkeypatch.setattr(cell_store, "DEFAULT_BOUND", bound)
+        spilled = _run(tmp_path, smart, f"bound{bound}")
+        store = stores[-1]
+        assert store.bound == bound and store.most_held <= bound
+        assert store.spilled_cells >= 32  # every cell went to disk at least once
+        assert spilled.keys() == held.keys()
+        for name, data in held.items():
+            assert spilled[name] == data, name
+    comparison = next(v for k, v in held.items() if k.endswith("_comparison.json"))
+    assert b"this model refuses" in comparison and b"<<error>>" in comparison and b"about is polite 1" in comparison
+    assert len([k for k in held if "/coverage/" in k]) >= 30
+
+
+def test_the_store_keeps_the_last_value_of_each_field(tmp_path: Path) -> None:
+    store = cell_store.CellStore(tmp_path, bound=2)
+    store.set("a", "m", {"response": "first", "history": [1]})
+    store.set("b", "m", {"response": "b"})  # the bound: both go to disk
+    assert store.most_held == 2 and store.spilled_cells == 2
+    store.set("a", "m", {"coverage": {"x": 1.5}, "response": "second"})  # read back, changed
+    assert store.get("a", "m") == {"response": "second", "history": [1], "coverage": {"x": 1.5}}
+    assert store.get("b", "m") == {"response": "b"} and store.get("c", "m") is None
+    assert sorted(store.recorded()) == [("a", "m"), ("b", "m")]
+    assert list(tmp_path.iterdir()) == []  # the file on disk has no name
+    store.close()
