@@ -339,7 +339,9 @@ class ArtefactWriter:
 
         self.root = root
         self._made: set[str] = set()
-        self._queue: queue.SimpleQueue[tuple[str, Any] | None] = queue.SimpleQueue()
+        # bounded: the values come from a lazy walk that is faster than creating files, and a backlog of
+        # them would be the whole run again
+        self._queue: queue.Queue[tuple[str, Any] | None] = queue.Queue(maxsize=512)
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._drain, name="artefacts", daemon=True)
         self._thread.start()
