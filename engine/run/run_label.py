@@ -10,7 +10,7 @@ The reference hashes `JSON.stringify({models, system, systems, prompts, temperat
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ..weval.ids import UNDEFINED
@@ -32,24 +32,48 @@ def _prompt_entry(p: Prompt) -> dict[str, Any]:
 
 def content_hash_input(bp: Blueprint, models: Sequence[str], prompts: Sequence[Prompt] | None = None) -> str:
     """The exact string the reference hashes."""
+    return "".join(_content_chunks(bp, models, prompts))
+
+
+def _content_chunks(bp: Blueprint, models: Sequence[str], prompts: Sequence[Prompt] | None) -> Iterator[str]:
+    """`content_hash_input` in pieces, a prompt at a time: at 100,000 prompts the entries and the whole
+    string were ~100 MB at once."""
     temps = list(bp.temperatures)
     if temps:
         temperature_settings: Any = temps[0] if len(temps) == 1 else sorted(temps, key=js_sort_key)
     else:
         temperature_settings = bp.temperature if bp.temperature is not None else UNDEFINED
+    listed = bp.prompts if prompts is None else prompts
+    order = sorted(range(len(listed)), key=lambda i: locale_compare_key(listed[i].id))
     data = {
         "models": sorted(models, key=utf16_key),
         "system": bp.system if bp.system else UNDEFINED,
         "systems": sorted(bp.systems, key=lambda s: (s is None, js_sort_key(s))) if bp.systems else UNDEFINED,
-        "prompts": sorted((_prompt_entry(p) for p in (bp.prompts if prompts is None else prompts)),
-                          key=lambda e: locale_compare_key(e["id"])),
+        "prompts": None,  # written below, entry by entry
         "temperatureSettings": temperature_settings,
     }
-    return js_stringify(data)
+    # JSON.stringify of `data`: members in order, undefined ones left out (js_stringify's own rule)
+    first = True
+    for key, value in data.items():
+        if value is UNDEFINED:
+            continue
+        yield ("{" if first else ",") + js_stringify(key) + ":"
+        first = False
+        if key == "prompts":
+            yield "["
+            for n, i in enumerate(order):
+                yield ("," if n else "") + js_stringify(_prompt_entry(listed[i]))
+            yield "]"
+        else:
+            yield js_stringify(value)
+    yield "}"
 
 
 def content_hash(bp: Blueprint, models: Sequence[str], prompts: Sequence[Prompt] | None = None) -> str:
-    return hashlib.sha256(content_hash_input(bp, models, prompts).encode("utf-8")).hexdigest()[:16]
+    digest = hashlib.sha256()
+    for chunk in _content_chunks(bp, models, prompts):
+        digest.update(chunk.encode("utf-8"))
+    return digest.hexdigest()[:16]
 
 
 def run_label(content_hash_value: str, user_label: str | None = None) -> str:
