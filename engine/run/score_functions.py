@@ -76,6 +76,8 @@ class AssessmentBases:
         key = id(point)
         cached = self._bases.get(key)
         if cached is None or cached[0] is not point:
+            if len(self._bases) >= 8192:  # bounded (a prompt's cells run close together): not a run's worth
+                self._bases.clear()
             cached = self._bases[key] = (point, base_assessment(point))
         return dict(cached[1])
 
