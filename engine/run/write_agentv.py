@@ -16,6 +16,8 @@ from typing import Any
 
 from ..appendlog import AppendLog
 from ..jsonio import dumps_bytes
+from . import cell_store
+from .cell_store import CellStore
 from .events import Cell
 from .files import safe_timestamp, write_stream
 
@@ -26,16 +28,22 @@ def results_name(run_label: str, started: datetime) -> str:
 
 
 class AgentvWriter:
-    """The rows of one run, by cell, and the results file they go to."""
+    """The rows of one run, by cell, and the results file they go to. Rows are held in a CellStore
+    (cell_store.py): in memory up to its bound, then on disk until the file is written in order."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, bound: int | None = None) -> None:
         self.path = path
-        self.rows: dict[Cell, dict[str, Any]] = {}
+        self._store = CellStore(path.parent, bound if bound is not None else cell_store.DEFAULT_BOUND)
         self._log = AppendLog(path, fresh=True)
+
+    @property
+    def rows(self) -> _Rows:
+        """`rows.get(cell)`: a cell's row, or None."""
+        return _Rows(self._store)
 
     def keep(self, cell: Cell, row: dict[str, Any]) -> None:
         """A cell's row (a later row for the cell replaces it)."""
-        self.rows[cell] = row
+        self._store.set(cell.item, cell.model, {"row": row})
 
     def append(self, cell: Cell) -> None:
         """Append the cell's row to the file, when it has one (a finished test)."""
@@ -47,7 +55,8 @@ class AgentvWriter:
         """The rows again, in the plan's order, replacing the file they were appended to, and the cost
         file beside them (`cost`: what the run paid, spend.py; cost_file.py)."""
         # A row at a time: the file is never one buffer (and a redacted copy of it) in memory.
-        write_stream(self.path, (dumps_bytes(self.rows[c]) + b"\n" for c in order if c in self.rows))
+        rows = self.rows
+        write_stream(self.path, (dumps_bytes(row) + b"\n" for c in order if (row := rows.get(c)) is not None))
         from .cost_file import write_cost
 
         cost_file = write_cost(self.path, cost)
@@ -57,6 +66,18 @@ class AgentvWriter:
         """A stopped run's file in order; its rows are in the file already, unordered, if this fails."""
         with contextlib.suppress(Exception):
             self.write(order, cost=cost)
+        self._store.close()
 
     def close(self) -> None:
+        """The appending ends; the rows stay readable (a stopped run's file is written after this, and a
+        finished run's summary reads them). The store's file goes with the writer (cell_store.py)."""
         self._log.close()
+
+
+class _Rows:
+    def __init__(self, store: CellStore) -> None:
+        self._store = store
+
+    def get(self, cell: Cell) -> dict[str, Any] | None:
+        fields = self._store.get(cell.item, cell.model)
+        return None if fields is None else fields["row"]

@@ -96,9 +96,7 @@ class WevalWriter:
 
             write_manifest(plan, files[0], timestamp=stamp, models=plan.models,
                            effective_models=plan.effective_models, eval_methods=plan.eval_methods)
-        if finished:
-            self.results.cells.close()
-        return files
+        return files  # the cells stay readable: the run's summary counts their points
 
     def write_partial(self, *, cost: dict[str, Any] | None) -> None:
         """A stopped run's results files, for the cells that finished (the journal has them anyway)."""

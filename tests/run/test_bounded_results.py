@@ -101,3 +101,57 @@ def test_the_store_keeps_the_last_value_of_each_field(tmp_path: Path) -> None:
     assert sorted(store.recorded()) == [("a", "m"), ("b", "m")]
     assert list(tmp_path.iterdir()) == []  # the file on disk has no name
     store.close()
+
+
+def _finished(events: list[Any]) -> Any:
+    (done,) = [e for e in events if e.type == "run_finished"]
+    return done.summary
+
+
+def test_the_summary_reads_spilled_cells(tmp_path: Path, smart: SmartFake, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The run's summary counts points not scored after the files are written: from the store, spilled or not."""
+    def decide(req: dict[str, Any]) -> Any:
+        criterion = criterion_of(req)
+        if criterion is not None:
+            return "no classification here" if "7" in criterion else classify("CLASS_EXACT")
+        return "answer smile now"
+
+    smart.decide = decide
+    bp = write(tmp_path / "b.weval.yml", BLUEPRINT)
+    summaries = []
+    for bound in (cell_store.DEFAULT_BOUND, 1):
+        monkeypatch.setattr(cell_store, "DEFAULT_BOUND", bound)
+        events = run_events(bp, options(tmp_path, env_for(smart), output=tmp_path / f"o{bound}", concurrency=2))
+        summaries.append(_finished(events))
+    assert summaries[0].points_not_scored == summaries[1].points_not_scored > 0
+    assert summaries[0].notes == summaries[1].notes
+
+
+AGENTV_SUITE = "name: bounded\ndescription: Bounded rows.\nexecution:\n  target: default\ntests:\n" + "".join(
+    f"  - id: t{i}\n    input: hello {i}\n    criteria: c\n    assert:\n"
+    f"      - {{type: contains, value: \"{i}\"}}\n      - {{type: word_count, max: 3}}\n" for i in range(9))
+VOLATILE = ("timestamp", "duration_ms", "latency_ms")
+
+
+def _agentv_rows(out: Path) -> list[dict[str, Any]]:
+    import json
+
+    (f,) = [p for p in out.glob("agentv/*/*.jsonl") if not p.name.endswith(".journal.jsonl")]
+    return [{k: v for k, v in json.loads(line).items() if k not in VOLATILE} for line in f.read_text().splitlines()]
+
+
+def test_agentv_rows_spilled_are_written_the_same(tmp_path: Path, smart: SmartFake,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from .conftest import AGENTV_TARGETS
+
+    write(tmp_path / ".agentv" / "targets.yaml", AGENTV_TARGETS)
+    bp = write(tmp_path / "evals" / "s.eval.yaml", AGENTV_SUITE)
+    rows, notes = [], []
+    for bound in (cell_store.DEFAULT_BOUND, 1, 2):
+        monkeypatch.setattr(cell_store, "DEFAULT_BOUND", bound)
+        events = run_events(bp, options(tmp_path, env_for(smart), output=tmp_path / f"o{bound}", concurrency=3))
+        rows.append(_agentv_rows(tmp_path / f"o{bound}"))
+        notes.append(_finished(events).notes)
+    assert [r["test_id"] for r in rows[0]] == [f"t{i}" for i in range(9)]
+    assert rows[1] == rows[0] and rows[2] == rows[0]
+    assert notes[1] == notes[0] == notes[2] and any("not scored" in n for n in notes[0])
