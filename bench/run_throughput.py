@@ -14,18 +14,20 @@ with bytecode caching on (PYTHONDONTWRITEBYTECODE removed), as an installed tool
 `--format agentv` measures the AgentV runner the same way: a 2,000-test eval file (a required
 `contains`, a `regex` and a `latency` check per test) against an `openai` target on the mock.
 
-Sizes: `--prompts 2000,20000,100000` measures each size in turn (a blueprint of 100,000 prompts is
-16 MB; evalspec check and run read files up to 32 MB). Each timed run's own peak RSS is read with
-wait4(), so every line is that run's; the summary line per size gives the median wall, the peak and
-the memory per prompt. Large sizes run once unless --repeat says otherwise. Where a run's memory goes,
-stage by stage: bench/run_memory.py.
+Sizes: `--prompts 2000,20000,100000` (or `--large`, the same three) measures each size in turn (a
+blueprint of 100,000 prompts is 16 MB; evalspec check and run read files up to 32 MB). Each timed run's
+own peak RSS is read with wait4(), so every line is that run's; the summary line per size gives the
+median wall, the peak and the memory per prompt, and a last line compares consecutive sizes: how much
+longer the larger one took per prompt (1.0 = time grows linearly). Large sizes run once unless --repeat
+says otherwise. Where a run's memory goes, stage by stage: bench/run_memory.py.
 
-usage: run_throughput.py [--format weval|agentv] [--prompts N[,N…]] [--concurrency C] [--repeat R] [--output-dir DIR] [--profile OUT.prof]
+usage: run_throughput.py [--format weval|agentv] [--prompts N[,N…] | --large] [--concurrency C] [--repeat R] [--output-dir DIR] [--profile OUT.prof]
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import shutil
@@ -111,7 +113,7 @@ def _run_measured(cmd: list[str], env: dict[str, str], work: Path) -> tuple[int,
             err.read_text(encoding="utf-8", errors="replace"))
 
 
-def _measure(args: argparse.Namespace, work: Path, env: dict[str, str], n: int) -> None:
+def _measure(args: argparse.Namespace, work: Path, env: dict[str, str], n: int) -> float:
     if args.format == "agentv":
         blueprint = work / f"throughput-{n}.eval.yaml"
         write_agentv_suite(blueprint, n)
@@ -145,12 +147,14 @@ def _measure(args: argparse.Namespace, work: Path, env: dict[str, str], n: int) 
                       "best_wall_s": round(min(walls), 3), "median_wall_s": round(statistics.median(walls), 3),
                       "peak_rss_mb": round(max(peaks), 1),
                       "kib_per_prompt": round(max(peaks) * 1024 / n, 1)}), flush=True)
+    return statistics.median(walls)
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--format", choices=("weval", "agentv"), default="weval")
     ap.add_argument("--prompts", default="2000", help="prompts (Weval) or tests (AgentV); several sizes comma-separated")
+    ap.add_argument("--large", action="store_true", help="the sizes 2,000, 20,000 and 100,000")
     ap.add_argument("--concurrency", type=int, default=32)
     ap.add_argument("--repeat", type=int, help="timed runs per size (default 5 up to 2,000 prompts, else 1)")
     ap.add_argument("--mock", type=Path, default=DEFAULT_MOCK)
@@ -168,7 +172,8 @@ def main() -> int:
                          "emptied after each run)")
     args = ap.parse_args()
 
-    sizes = [int(x.replace("_", "")) for x in str(args.prompts).split(",") if x.strip()]
+    sizes = [int(x.replace("_", "")) for x in ("2000,20000,100000" if args.large else str(args.prompts)).split(",")
+             if x.strip()]
     work = Path(tempfile.mkdtemp(prefix="evalspec-bench-"))
     port = free_port()
     mock = subprocess.Popen([sys.executable, str(args.mock), "--port", str(port)],
@@ -183,8 +188,10 @@ def main() -> int:
         write_blueprint(warm, 20)
         subprocess.run([*evalspec_command(), "run", str(warm), "--output", str(work / "warm-out")], env=env,
                        capture_output=True, check=True)
-        for n in sizes:
-            _measure(args, work, env, n)
+        walls = {n: _measure(args, work, env, n) for n in sizes}
+        for a, b in itertools.pairwise(sizes):
+            print(json.dumps({"from": a, "to": b, "size_ratio": round(b / a, 2), "time_ratio": round(walls[b] / walls[a], 2),
+                              "per_prompt_ratio": round(walls[b] / walls[a] / (b / a), 2)}), flush=True)
     finally:
         mock.terminate()
         try:
