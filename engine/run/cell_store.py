@@ -86,19 +86,20 @@ class CellStore:
                 self._fd = os.dup(f.fileno())
             # a run that ends without writing its files (an error) still lets the descriptor go
             self._finalizer = weakref.finalize(self, os.close, self._fd)
-        parts: list[bytes] = []
+        data = bytearray()  # copied as they are made (each orjson result holds at least 4 KB)
         offset = self._end
         for key, fields in self._held.items():
-            data = dumps_bytes(fields)
-            if len(data) >= 1 << 32:
+            encoded = dumps_bytes(fields)
+            if len(encoded) >= 1 << 32:
                 raise ValueError("a cell's results are over 4 GB")
-            self._spilled[key] = offset << 32 | len(data)
-            offset += len(data)
-            parts.append(data)
-        data = b"".join(parts)
+            self._spilled[key] = offset << 32 | len(encoded)
+            offset += len(encoded)
+            data += encoded
         written = 0
+        view = memoryview(data)
         while written < len(data):
-            written += os.pwrite(self._fd, data[written:], self._end + written)
+            written += os.pwrite(self._fd, view[written:], self._end + written)
+        view.release()
         self._end = offset
         self.spilled_cells += len(self._held)
         self._held.clear()

@@ -151,15 +151,15 @@ def write_stream(path: Path, chunks: Iterable[bytes], *, buffer: int = 1 << 20) 
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         with open(tmp, "wb") as f:
-            pending: list[bytes] = []
-            size = 0
+            # copied into one buffer as they come, not kept: each of orjson's results, however short,
+            # holds a 4 KB allocation, so a list of a megabyte of small pieces held ~100 MB
+            pending = bytearray()
             for chunk in chunks:
-                pending.append(redact_bytes(chunk))
-                size += len(chunk)
-                if size >= buffer:
-                    f.write(b"".join(pending))
-                    pending, size = [], 0
-            f.write(b"".join(pending))
+                pending += redact_bytes(chunk)
+                if len(pending) >= buffer:
+                    f.write(pending)
+                    pending.clear()
+            f.write(pending)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):

@@ -263,7 +263,7 @@ def core_chunks(full: dict[str, Any]) -> Iterator[bytes]:
     keys = list(full) + [k for k in ("config", "allFinalAssistantResponses", "fullConversationHistories",
                                      "evaluationResults") if k not in full]
     row = dumps_bytes({m: None for m in full.get("effectiveModels", [])})
-    pids = [dumps_bytes(str(pid)) for pid in full.get("promptIds", [])]
+    pids = full.get("promptIds", [])
     evaluation = full.get("evaluationResults") or {}
     yield b"{"
     for n, key in enumerate(keys):
@@ -271,7 +271,9 @@ def core_chunks(full: dict[str, Any]) -> Iterator[bytes]:
         if key == "config":
             yield from compact_chunks(_core_config(full))
         elif key in ("allFinalAssistantResponses", "fullConversationHistories"):
-            yield b"{" + b",".join(pid + b":" + row for pid in pids) + b"}"
+            # joined as they are made: orjson's result holds a 4 KB buffer however short it is, so
+            # a list of 100,000 encoded ids was 400 MB
+            yield b"{" + b",".join(dumps_bytes(str(pid)) + b":" + row for pid in pids) + b"}"
         elif key == "evaluationResults":
             yield b'{"similarityMatrix":' + dumps_bytes(evaluation.get("similarityMatrix") or {})
             yield b',"llmCoverageScores":{'
