@@ -8,7 +8,8 @@ with hooks around the stages. Linux's peak RSS (VmHWM) is reset at the start of 
 
     analysis     reading and checking the file (parse, located tree, model)
     plan         the cells
-    cells        calling, scoring and journaling every cell (results held for the files)
+    cells        calling, scoring and journaling every cell (results held for the files: up to
+                 cell_store.DEFAULT_BOUND cells in memory, the rest on disk)
     comparison   building the comparison object (Weval) / ordering the rows (AgentV)
     write        the comparison file and the artefact folder
     report       report.html (reads the results file back)
@@ -115,11 +116,11 @@ def hook(stages: Stages, fmt: str, snapshot: bool) -> None:
 
         inner_write = ar.AgentvWriter.write
 
-        def write(self: Any, order: Any) -> Any:
+        def write(self: Any, order: Any, **kw: Any) -> Any:
             if snapshot:
                 _top_allocations()
             stages.enter("write")
-            return inner_write(self, order)
+            return inner_write(self, order, **kw)
 
         ar.AgentvWriter.write = write  # type: ignore[method-assign]
     inner_report = run_cli.write_report_beside
