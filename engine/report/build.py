@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..providers.redact import register_secret
 from ..source import gc_paused
-from .diff import diff_runs
+from .diff import RunDiff, diff_runs
 from .model import RunResults
 from .sources import Analyses, ResultsError, load_results
 
@@ -48,11 +48,16 @@ def build_report(paths: Sequence[str | Path], *, fmt: str = "html", runs: list[R
         return _build_report(paths, fmt=fmt, runs=runs, analyses=analyses)
 
 
-def _build_report(paths: Sequence[str | Path], *, fmt: str, runs: list[RunResults] | None,
-                  analyses: Analyses | None) -> str:
+def _runs(paths: Sequence[str | Path], runs: list[RunResults] | None,
+          analyses: Analyses | None) -> tuple[list[RunResults], RunDiff | None]:
     register_env_secrets()
     runs = runs if runs is not None else load_runs(paths, analyses=analyses)
-    diff = diff_runs(runs[0], runs[1]) if len(runs) == 2 else None
+    return runs, diff_runs(runs[0], runs[1]) if len(runs) == 2 else None
+
+
+def _build_report(paths: Sequence[str | Path], *, fmt: str, runs: list[RunResults] | None,
+                  analyses: Analyses | None) -> str:
+    runs, diff = _runs(paths, runs, analyses)
     if fmt == "markdown":
         from .markdown import render_markdown
 
@@ -76,11 +81,18 @@ def write_report(paths: Sequence[str | Path], output: Path | None = None, *, fmt
     """Write the report of one run (or the comparison of two) and return its path. `analyses`: eval
     files already analysed, by resolved path (`evalspec run` passes its own, so the file is not read
     and checked again); the rest are read from disk."""
-    from ..run.files import write_atomic
+    from ..run.files import write_atomic, write_stream
 
     out = output if output is not None else default_output(paths)
     if out.is_dir():
         out = out / ("report.md" if fmt == "markdown" else "report.html")
+    if fmt == "html":  # written a piece at a time (a 100,000-cell page is tens of MB, and its encoded copy)
+        from .html import html_pieces
+
+        with gc_paused():  # (see build_report)
+            found, diff = _runs(paths, runs, analyses)
+            write_stream(out, (piece.encode("utf-8") for piece in html_pieces(found, diff)))
+        return out
     text = build_report(paths, fmt=fmt, runs=runs, analyses=analyses)
     write_atomic(out, text.encode("utf-8"))
     return out

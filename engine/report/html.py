@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+from collections.abc import Callable, Iterator
 from importlib import resources
 from typing import Any
 
@@ -147,6 +148,13 @@ def page_data(runs: list[RunResults], diff: RunDiff | None = None) -> tuple[dict
     """(the small block, the details blocks). Details come in chunks of CHUNK items per run: opening a
     cell parses one chunk, and a search over the answers parses them one by one, letting the page
     respond in between."""
+    details: list[dict[str, Any]] = []
+    return _page(runs, diff, details.append), details
+
+
+def _page(runs: list[RunResults], diff: RunDiff | None, detail: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+    """The small block; each details block is handed to `detail` as soon as it is made (the page's
+    writer encodes it there and then: the blocks of a 100,000-cell run as objects were ~2× the page)."""
     if diff is not None:
         models, item_ids = diff.models, diff.items
     else:
@@ -166,7 +174,6 @@ def page_data(runs: list[RunResults], diff: RunDiff | None = None) -> tuple[dict
     # it by pointing at the matrix, before opening anything.
     why = Strings()
     why_ref = why.ref
-    details: list[dict[str, Any]] = []
     for n, run in enumerate(runs):
         scores: list[float | None] = []
         flags: list[int] = []
@@ -188,7 +195,7 @@ def page_data(runs: list[RunResults], diff: RunDiff | None = None) -> tuple[dict
             block: dict[str, Any] = {"run": n, "chunk": c, "cells": cells, "strings": strings.values}
             if n == len(runs) - 1:
                 block["items"] = [[i.messages, i.description, i.ideal] for i in items[c * CHUNK:(c + 1) * CHUNK]]
-            details.append(block)
+            detail(block)
         main["scores"].append(scores)
         main["flags"].append(flags)
         main["why"].append(reasons)
@@ -198,7 +205,7 @@ def page_data(runs: list[RunResults], diff: RunDiff | None = None) -> tuple[dict
                         "changed": diff.count("changed"), "added": diff.count("added"),
                         "removed": diff.count("removed"),
                         "perModel": [vars(md) for md in diff.per_model]}
-    return main, details
+    return main
 
 
 def _json_block(block_id: str, value: Any) -> str:
@@ -216,7 +223,14 @@ def _asset(name: str) -> str:
 
 
 def render_html(runs: list[RunResults], diff: RunDiff | None = None) -> str:
-    main, details = page_data(runs, diff)
+    return "".join(html_pieces(runs, diff))
+
+
+def html_pieces(runs: list[RunResults], diff: RunDiff | None = None) -> Iterator[str]:
+    """The page in pieces (`render_html` joined): written a piece at a time, it is never one string and
+    its encoded copy in memory. The details blocks are encoded as they are made."""
+    blocks: list[str] = []
+    main = _page(runs, diff, lambda d: blocks.append(_json_block(f"evalspec-details-{d['run']}-{d['chunk']}", d)))
     script = _asset("page.js")
     style = _asset("page.css")
     digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
@@ -226,7 +240,7 @@ def render_html(runs: list[RunResults], diff: RunDiff | None = None) -> str:
     # The page's script comes right after the small block, before the bulky ones: the browser runs it and
     # paints the summary and the matrix while it is still reading the details (a cell opened before they
     # are read shows them as soon as they are).
-    return "\n".join([
+    yield "\n".join([
         "<!doctype html>",
         '<html lang="en"><head><meta charset="utf-8">',
         f'<meta http-equiv="Content-Security-Policy" content="{csp}">',
@@ -240,10 +254,12 @@ def render_html(runs: list[RunResults], diff: RunDiff | None = None) -> str:
         '<div id="app" aria-busy="true"></div>',
         _json_block("evalspec-data", main),
         f"<script>{script}</script>",
-        *[_json_block(f"evalspec-details-{d['run']}-{d['chunk']}", d) for d in details],
-        "</body></html>",
         "",
     ])
+    blocks.reverse()  # handed out (and let go) one at a time, in order
+    while blocks:
+        yield blocks.pop() + "\n"
+    yield "</body></html>\n"
 
 
 def _text(value: str) -> str:

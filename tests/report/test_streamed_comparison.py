@@ -198,3 +198,17 @@ def test_reader_refuses_what_is_not_json(text: str) -> None:
         reader.end()
 
 
+
+
+def test_the_page_written_in_pieces_is_the_rendered_page(runs: dict[str, Path], tmp_path: Path) -> None:
+    """write_report writes the HTML a piece at a time: the same bytes as the page rendered whole, for one
+    run and for the comparison of two."""
+    from evalspec.report import write_report
+    from evalspec.report.diff import diff_runs
+
+    run = load_results(runs["weval"])
+    one = write_report([runs["weval"]], tmp_path / "one.html")
+    assert one.read_bytes() == render_html([run]).encode("utf-8")
+    two = write_report([runs["weval"], runs["weval"]], tmp_path / "two.html")
+    assert two.read_bytes() == render_html([run, run], diff_runs(run, run)).encode("utf-8")
+    assert b"evalspec-details-0-0" in one.read_bytes()
