@@ -235,13 +235,23 @@ def cmd_run(args: argparse.Namespace) -> int:
         return 2
     if args.dry_run:
         return _dry_run(plan, options, as_json=args.json)
-    # An AgentV report reads the tests' inputs from this same analysis, not the file again. A Weval report
-    # reads the comparison file alone, so the analysis goes now: its located tree and text (~4 KB a
-    # prompt) are memory the run reuses for its results (bench/run_memory.py).
-    analyses = {path.resolve(): analysis} if analysis.kind is FileKind.AGENTV else None
+    # An AgentV report reads the tests' inputs from this same analysis's suite, not the file again: only
+    # the suite is kept (the report reads nothing else of it). A Weval report reads the comparison file
+    # alone. Either way the located tree and text go now: they are memory the run reuses for its results
+    # (bench/run_memory.py).
+    analyses = {path.resolve(): _suite_only(analysis)} if analysis.kind is FileKind.AGENTV else None
     del analysis
     return _run(plan, options, as_json=args.json, fail_under=args.fail_under, report=args.report,
                 analyses=analyses, cancel_batches=args.cancel_batches_on_interrupt)
+
+
+def _suite_only(analysis: Any) -> Any:
+    """The analysis as the report reads it (report/sources.py: `suite`), without its tree and text."""
+    from ..agentv.check import AgentvResult
+    from ..analysis import Analysis
+    from ..source import ParsedFile
+
+    return Analysis("", analysis.path, analysis.kind, ParsedFile(text=""), agentv=AgentvResult(analysis.suite))
 
 
 def _dataset_alone(path: Path, analysis: Any) -> int:
