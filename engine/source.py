@@ -46,7 +46,7 @@ MAX_BYTES = 4 * 1024 * 1024  # an editor buffer: what the language server analys
 # grows with the file's nodes and no further: about 55 bytes of memory per byte of a typical blueprint.
 MAX_FILE_BYTES = 32 * 1024 * 1024
 MAX_DEPTH = 200
-MAX_EXPANDED_NODES = 1_000_000  # what a document may grow to if every alias were expanded
+MAX_EXPANDED_NODES = 1_000_000  # what a document's aliases may stand for, expanded
 
 
 class Node:
@@ -734,6 +734,7 @@ def _parse_stream(text: str, off: int, parsed: ParsedFile) -> int | None:
     stack: list[list[Any]] = []
     ScalarEvent, AliasEvent = yaml.ScalarEvent, yaml.AliasEvent
     anchors: dict[str, tuple[Node, int]] = {}
+    expanded = 0  # nodes the document's aliases stand for
     doc_start: Any = None
     root: Node | None = None
     # libyaml also breaks lines at \x85, \u2028 and \u2029 (YAML 1.1); LSP and the engine do not. In the
@@ -779,6 +780,12 @@ def _parse_stream(text: str, off: int, parsed: ParsedFile) -> int | None:
                     raise yaml.composer.ComposerError(
                         None, None, f"found undefined alias {event.anchor!r}", event.start_mark)
                 node, size = target
+                # The bound is on what aliases add: a document may be large in its own right (a
+                # 100,000-test suite is ~1.2 million nodes as written), which the file-size cap bounds.
+                expanded += size
+                if expanded > MAX_EXPANDED_NODES:
+                    end = event.end_mark
+                    raise _TooLarge(Span(end.line + off, end.column, end.line + off, end.column))
                 if stack:
                     top = stack[-1]
                     top[1].append(node)
@@ -813,8 +820,6 @@ def _parse_stream(text: str, off: int, parsed: ParsedFile) -> int | None:
                     container.pairs = list(zip(children[0::2], children[1::2], strict=False))
                 else:
                     container.items = children
-                if size > MAX_EXPANDED_NODES:
-                    raise _TooLarge(container.span)
                 if container.anchor:
                     anchors[container.anchor] = (container, size)
                 if stack:
@@ -828,6 +833,7 @@ def _parse_stream(text: str, off: int, parsed: ParsedFile) -> int | None:
                 doc_start = event.start_mark
                 root = None
                 anchors = {}
+                expanded = 0
                 stack = []
             elif kind is yaml.DocumentEndEvent:
                 end = event.end_mark

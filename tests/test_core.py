@@ -235,3 +235,18 @@ def test_a_reworded_missing_field_keeps_its_place() -> None:
                 "    assert:\n      - type: field-accuracy\n")
     assert [f.message for f in a.findings if f.code == "missing-field"] == [
         "Assertion type 'field-accuracy' requires a non-empty 'fields' list."]
+
+
+def test_the_alias_bound_counts_what_aliases_add_not_a_large_document(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 100,000-test AgentV suite is ~1.2 million nodes as written: that is the file-size cap's to bound,
+    not the alias-bomb rule's (it was refused as an alias bomb)."""
+    import evalspec.source as source
+
+    monkeypatch.setattr(source, "MAX_EXPANDED_NODES", 1000)
+    big = "tests:\n" + "".join(f"  - id: t{i}\n    input: hi\n" for i in range(600))  # ~3,000 nodes, no alias
+    parsed = parse_yaml(big)
+    assert not parsed.findings and len(parsed.documents[0].root.get("tests").items) == 600  # type: ignore[union-attr]
+    bomb = "a: &a [" + ",".join(["x"] * 40) + "]\nb: [" + ",".join(["*a"] * 30) + "]\n"  # aliases add 1,230
+    assert [f.code for f in parse_yaml(bomb).findings] == ["yaml-alias-bomb"]
+    fine = "a: &a [" + ",".join(["x"] * 40) + "]\nb: [" + ",".join(["*a"] * 20) + "]\n"  # 820: under the bound
+    assert not parse_yaml(fine).findings
