@@ -46,6 +46,7 @@ T = TypeVar("T")
 
 DEFAULT_DEBOUNCE_S = 0.075
 MAX_PARALLEL = 3  # documents analysed at the same time
+UNFREEZE_UNDER = 256 * 1024  # characters of open documents under which closing one unfreezes the collector
 
 
 def in_thread(fn: Callable[..., T], *args: Any) -> asyncio.Future[T]:
@@ -168,8 +169,12 @@ class Documents:
         self.files_changed([state.path], besides=uri)
 
     def close(self, uri: str) -> DocumentState | None:
-        gc.unfreeze()  # let the collector see what closed documents left in cycles
         state = self._states.pop(uri, None)
+        if sum(len(s.text) for s in self._states.values()) <= UNFREEZE_UNDER:
+            # Let the collector see what closed documents left in cycles. Not while a large document
+            # stays open: its analysis, unfrozen, would be scanned by the next full collection, one C
+            # call holding the GIL for a second; the cycles wait until the large documents close.
+            gc.unfreeze()
         if state is not None:
             self._drop_unstarted(state)
             self.files_changed([state.path])  # readers of its buffer go back to the file on disk

@@ -49,8 +49,30 @@ class JsonReady:
     @classmethod
     def of(cls, value: Any) -> JsonReady:
         """`value` (dicts, lists, strings, numbers, None) encoded; strings with lone surrogates are
-        escaped, as pygls's encoder does."""
-        return cls(jsonio.dumps_bytes(value))
+        escaped, as pygls's encoder does. Long lists are encoded a slice at a time (see `encode`)."""
+        return cls(encode(value))
+
+
+# Items encoded by one C call. orjson holds the GIL while it encodes: the 60,000 symbols of a 4 MB
+# outline in one call held every other thread, the event loop included, for 0.2-0.3 s. A slice of
+# this many takes a few milliseconds, and the GIL can change hands between slices.
+SLICE = 500
+
+
+def encode(value: Any, depth: int = 0) -> bytes:
+    """`jsonio.dumps_bytes(value)`, the same bytes, with lists longer than SLICE, and the long lists
+    inside the first few levels of dicts and short lists, encoded a slice at a time."""
+    if depth < 4:
+        if isinstance(value, list):
+            if len(value) > SLICE:
+                parts = [encode(value[i:i + SLICE], depth + 1)[1:-1] for i in range(0, len(value), SLICE)]
+                return b"[" + b",".join(parts) + b"]"
+            if 0 < len(value) <= 4:  # an outline's one suite with its 16,000 tests
+                return b"[" + b",".join(encode(v, depth + 1) for v in value) + b"]"
+        elif isinstance(value, dict) and 0 < len(value) <= 8 and all(type(k) is str for k in value):
+            return b"{" + b",".join(jsonio.dumps_bytes(str(k)) + b":" + encode(v, depth + 1)
+                                    for k, v in value.items()) + b"}"
+    return jsonio.dumps_bytes(value)
 
 
 class EvalspecProtocol(LanguageServerProtocol):
@@ -91,9 +113,33 @@ class EvalspecProtocol(LanguageServerProtocol):
             log.exception("Error sending data")
             self._server._report_server_error(error, JsonRpcInternalError)
 
-    def structure_message(self, data: dict[str, Any]) -> Any:
+    # pygls decodes each message with `json.loads(body, object_hook=protocol.structure_message)`: a
+    # Python call for every JSON object in it, 65,000 for a code action carrying 12,000 diagnostics
+    # (0.2 s on the event loop). None here makes that a plain decode; `handle_message` then structures
+    # the message as a whole, as the hook did for the outermost object.
+    @property
+    def structure_message(self) -> None:  # type: ignore[override]
+        return None
+
+    def handle_message(self, message: Any) -> None:
+        if isinstance(message, dict):
+            message = self.structure(message)
+        if message is _ANSWERED:
+            return
+        super().handle_message(message)
+
+    def structure(self, data: dict[str, Any]) -> Any:
+        """The message `data` (decoded JSON) as pygls's types (what pygls's `structure_message` did)."""
+        if "jsonrpc" not in data:
+            return data  # not a message: pygls warns and drops it
+        raw = _raw_diagnostics(data)
+        if raw is not None:  # structured without them; put back as they came
+            data["params"]["context"]["diagnostics"] = []
         try:
-            return super().structure_message(data)
+            message = LanguageServerProtocol.structure_message(self, data)
+            if raw is not None:
+                message.params.context.diagnostics = raw
+            return message
         except JsonRpcException as exc:
             if "method" in data and "id" in data:  # a request: it must get an answer
                 msg_id = data["id"]
@@ -104,10 +150,14 @@ class EvalspecProtocol(LanguageServerProtocol):
                 self._send_response(msg_id, None, error)
             return _ANSWERED
 
-    def handle_message(self, message: Any) -> None:
-        if message is _ANSWERED:
-            return
-        super().handle_message(message)
+    @lsp_method(lsp.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params: lsp.DidChangeTextDocumentParams) -> Generator[Any, Any, None]:
+        """The server's handler only: pygls would also apply the change to its own copy of the text,
+        which nothing reads (text_documents.py), in a Python loop over every line: 0.2-0.3 s on the
+        event loop for each edit of a 4 MB file."""
+        user_handler = self.fm.features.get(lsp.TEXT_DOCUMENT_DID_CHANGE)
+        if user_handler is not None:
+            yield user_handler, (params,), None
 
     @lsp_method(lsp.INITIALIZE)
     def lsp_initialize(self, params: lsp.InitializeParams) -> Generator[Any, Any, lsp.InitializeResult]:
@@ -116,6 +166,53 @@ class EvalspecProtocol(LanguageServerProtocol):
                                         "sent only once")
         self._initialized = True
         return (yield from super().lsp_initialize(params))
+
+
+# More diagnostics than this in a code action's context are kept as the client's JSON (RawDiagnostics).
+RAW_DIAGNOSTICS_OVER = 64
+
+
+class RawDiagnostics(list[dict[str, Any]]):
+    """The diagnostics of a codeAction request's context, as the client sent them (JSON data, checked
+    for the fields the server reads). With a whole 4 MB file selected VS Code sends every diagnostic
+    (12,000); pygls turned them into lsprotocol objects through cattrs on the event loop, 0.2-0.5 s
+    during which no other request was answered."""
+
+
+def _raw_diagnostics(data: Any) -> RawDiagnostics | None:
+    """The context's diagnostics of a codeAction request with many, if each is well formed (else None:
+    pygls structures them, and answers InvalidParams for a bad one)."""
+    if not isinstance(data, dict) or data.get("method") != lsp.TEXT_DOCUMENT_CODE_ACTION:
+        return None
+    params = data.get("params")
+    context = params.get("context") if isinstance(params, dict) else None
+    diagnostics = context.get("diagnostics") if isinstance(context, dict) else None
+    if not isinstance(diagnostics, list) or len(diagnostics) <= RAW_DIAGNOSTICS_OVER:
+        return None
+    if not all(_well_formed(d) for d in diagnostics):
+        return None
+    return RawDiagnostics(diagnostics)
+
+
+_UINT = 2**31  # LSP's uinteger
+
+
+def _position_ok(p: Any) -> bool:
+    if type(p) is not dict:
+        return False
+    line, character = p.get("line"), p.get("character")
+    return type(line) is int and type(character) is int and 0 <= line < _UINT and 0 <= character < _UINT
+
+
+def _well_formed(d: Any) -> bool:
+    if type(d) is not dict or type(d.get("message")) is not str:
+        return False
+    rng = d.get("range")
+    if type(rng) is not dict or not _position_ok(rng.get("start")) or not _position_ok(rng.get("end")):
+        return False
+    code, source, severity = d.get("code"), d.get("source"), d.get("severity")
+    return (code is None or type(code) in (int, str)) and (source is None or type(source) is str) \
+        and (severity is None or (type(severity) is int and 1 <= severity <= 4))
 
 
 class _Decoded:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import logging
+import threading
 import time
 import traceback
 from collections.abc import Awaitable, Callable
@@ -93,7 +94,8 @@ class RunSettings:
 
 
 # Requests answer within this (a result, or an error while the analysis they need is still running).
-REQUEST_BUDGET_S = 0.8
+# Well under the 1 s promise: what is left covers writing a large answer and a loaded machine.
+REQUEST_BUDGET_S = 0.4
 # When the request being handled arrived (set per handler task): its analysis wait and the building of a
 # large answer share one budget.
 _request_started: contextvars.ContextVar[float | None] = contextvars.ContextVar("evalspec_request_started",
@@ -146,6 +148,15 @@ class Snapshot:
     index: LineIndex
 
 
+def as_json(build: Callable[..., Any]) -> Callable[..., JsonReady]:
+    """`build`, its result encoded (for answers kept as JSON in a memo)."""
+
+    def encoded(*args: Any) -> JsonReady:
+        return JsonReady.of(build(*args))
+
+    return encoded
+
+
 class EvalspecServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("evalspec-lsp", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
@@ -161,6 +172,9 @@ class EvalspecServer(LanguageServer):
         self.on_closed: list[Callable[[DocumentState], None]] = []
         self.runs: dict[str, DocumentRuns] = {}  # uri -> its run lenses' state (features/run.py)
         self.on_runs_changed: list[Callable[[str], None]] = []  # a document's run results changed
+        # What to build ahead after each fresh analysis (see prepare_answers): per feature, the memo
+        # entries of its large answers, as (key, function, arguments).
+        self.answers: list[Callable[[Snapshot], list[tuple[str, Callable[..., Any], tuple[Any, ...]]]]] = []
 
     # --- positions ----------------------------------------------------------------------------------
 
@@ -240,7 +254,7 @@ class EvalspecServer(LanguageServer):
     async def memoised_off_loop(self, uri: str, analysis: Analysis, key: str, build: Callable[..., Any],
                                 *args: Any) -> JsonReady:
         """`off_loop(build, *args)` once per analysis (see `memoised_in_thread`)."""
-        return await self.memoised_in_thread(uri, analysis, key, lambda: JsonReady.of(build(*args)))
+        return await self.memoised_in_thread(uri, analysis, key, as_json(build), *args)
 
     async def memoised_in_thread(self, uri: str, analysis: Analysis, key: str, fn: Callable[..., R],
                                  *args: Any) -> R:
@@ -248,19 +262,77 @@ class EvalspecServer(LanguageServer):
         outline and folding of a file again and again, and several requests share one computation.
         A request waits for it within the request budget, then answers "still checking" while the
         computation goes on for the next one."""
-        entry = analysis.memo.get(key)
-        if not isinstance(entry, asyncio.Future):
-            entry = self.in_thread(fn, *args)
-            analysis.memo[key] = entry
-
-            def forget_failure(done: asyncio.Future[R]) -> None:
-                if done.cancelled() or done.exception() is not None:
-                    analysis.memo.pop(key, None)  # the next request tries again
-
-            entry.add_done_callback(forget_failure)
+        entry = self.memoised(analysis, key, fn, *args)
         if entry.done():
             return entry.result()
         return await self.within_budget(asyncio.shield(entry), uri)
+
+    def memoised(self, analysis: Analysis, key: str, fn: Callable[..., R], *args: Any) -> asyncio.Future[R]:
+        """The one computation of `fn(*args)` on a worker thread for `analysis` (under `key` in its memo),
+        started now unless it was already (by a request, or by `prepare_answers`)."""
+        entry = analysis.memo.get(key)
+        if isinstance(entry, asyncio.Future):
+            return entry
+        entry = self.in_thread(fn, *args)
+        self._remember(analysis, key, entry)
+        return entry
+
+    @staticmethod
+    def _remember(analysis: Analysis, key: str, entry: asyncio.Future[Any]) -> None:
+        analysis.memo[key] = entry
+
+        def forget_failure(done: asyncio.Future[Any]) -> None:
+            failed = done.cancelled() or done.exception() is not None
+            if failed and analysis.memo.get(key) is done:
+                analysis.memo.pop(key, None)  # the next request tries again
+
+        entry.add_done_callback(forget_failure)
+
+    def prepare_answers(self, state: DocumentState, analysis: Analysis) -> None:
+        """Right after a fresh analysis is published, build what clients ask for next (the outline,
+        folding, lenses, links: `answers` below) on one worker thread, one after the other, so that
+        those requests find their answers ready instead of waiting for them, and answering "still
+        checking" on a large file. Each is the same memo entry a request would make or share; one
+        that is not yet started is dropped when a newer analysis of the document replaces this one."""
+        loop = asyncio.get_running_loop()
+        todo: list[tuple[asyncio.Future[Any], Callable[..., Any], tuple[Any, ...]]] = []
+        snap = Snapshot(state.uri, state.version, analysis, self.index(analysis))
+        for make in self.answers:
+            for key, fn, args in make(snap):
+                if isinstance(analysis.memo.get(key), asyncio.Future):
+                    continue
+                future: asyncio.Future[Any] = loop.create_future()
+                self._remember(analysis, key, future)
+                todo.append((future, fn, args))
+        if not todo:
+            return
+
+        def settle(future: asyncio.Future[Any], ok: bool, value: Any) -> None:
+            if future.done():
+                return
+            if ok:
+                future.set_result(value)
+            elif isinstance(value, asyncio.CancelledError):
+                future.cancel()
+            else:
+                future.set_exception(value)
+
+        def run() -> None:
+            for future, fn, args in todo:
+                if state.analysis is not analysis:  # superseded: a request for it computes its own
+                    outcome: tuple[bool, Any] = (False, asyncio.CancelledError())
+                else:
+                    try:
+                        with gc_paused():
+                            outcome = (True, fn(*args))
+                    except Exception as exc:
+                        outcome = (False, exc)
+                try:
+                    loop.call_soon_threadsafe(settle, future, *outcome)
+                except RuntimeError:  # the loop is closed
+                    return
+
+        threading.Thread(target=run, name="evalspec-answers", daemon=True).start()
 
     def notify_json(self, method: str, params: JsonReady) -> None:
         """A notification whose params are already JSON (see protocol.JsonReady)."""
@@ -275,6 +347,8 @@ class EvalspecServer(LanguageServer):
     def _analysed(self, state: DocumentState) -> None:
         for listener in self.on_analysed:
             listener(state)
+        if state.analysis is not None and state.analysis.kind is not FileKind.NONE and self.answers:
+            self.prepare_answers(state, state.analysis)
 
     def _analysis_failed(self, state: DocumentState, exc: Exception) -> None:
         self.report_failure(f"analysis of {state.uri} (version {state.version})", exc)

@@ -9,6 +9,7 @@ on the wrong line. pygls offers no setting for its document class; owning the te
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from lsprotocol import types as lsp
@@ -28,21 +29,28 @@ def apply_change(text: str, change: lsp.TextDocumentContentChangeEvent, encoding
     end = change.range.end
     if (end.line, end.character) < (start.line, start.character):
         start, end = end, start
-    first = _offset(text, start, encoding)
-    last = _offset(text, end, encoding)
+    first_line = _line_start(text, start.line, 0)
+    first = _offset(text, first_line, start, encoding)
+    # The end's line counted on from the start's: one pass over the text, not two.
+    last = _offset(text, _line_start(text, end.line - start.line, first_line) if first_line is not None else None,
+                   end, encoding)
     return text[:first] + change.text + text[last:]
 
 
-def _offset(text: str, position: lsp.Position, encoding: str) -> int:
-    """The index in `text` of an LSP position."""
-    line_start = 0
-    if position.line > 0:
-        for n, found in enumerate(_BREAK.finditer(text), 1):
-            if n == position.line:
-                line_start = found.end()
-                break
-        else:
-            return len(text)  # past the last line
+def _line_start(text: str, lines: int, start: int) -> int | None:
+    """The index where the line `lines` lines below the one starting at `start` starts (None: past the
+    last line). The breaks are skipped by islice, in C: a Python loop over the 240,000 lines of a
+    4 MB file held the event loop for 0.1 s per edit."""
+    if lines <= 0:
+        return start
+    found = next(itertools.islice(_BREAK.finditer(text, start), lines - 1, None), None)
+    return found.end() if found is not None else None
+
+
+def _offset(text: str, line_start: int | None, position: lsp.Position, encoding: str) -> int:
+    """The index in `text` of an LSP position on the line starting at `line_start`."""
+    if line_start is None:
+        return len(text)  # past the last line
     content = _CONTENT.match(text, line_start)
     line = content.group() if content is not None else ""
     return line_start + LineIndex((line,), encoding).engine_col(0, position.character)

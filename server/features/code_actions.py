@@ -9,7 +9,10 @@ its lens runs (features/run.py). They have no kind, so menus that list every act
 
 from __future__ import annotations
 
+import bisect
 import functools
+import math
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -18,7 +21,7 @@ from lsprotocol import types as lsp
 from pygls.protocol import default_converter
 
 from evalspec.detect import FileKind
-from evalspec.findings import Finding
+from evalspec.findings import Finding, Fix, Span
 from evalspec.ide.refactor import refactorings
 from evalspec.run.items import entries
 
@@ -44,51 +47,72 @@ def register(server: EvalspecServer) -> None:
         if snap is None:
             return []
         only = params.context.only
-        # Quick fixes are JSON data built on a worker thread: with a whole 4 MB file selected a client
-        # sends every diagnostic (12,000), and as many actions as lsprotocol objects cost seconds on the loop.
-        fixes: list[dict[str, Any]] = []
-        if wanted(lsp.CodeActionKind.QuickFix, only) and params.context.diagnostics:
-            fixes = await server.in_thread(quick_fixes, server, snap, params.context.diagnostics)
-        actions: list[lsp.CodeAction] = []
-        if wanted(lsp.CodeActionKind.Refactor, only):
-            span = snap.index.span(params.range)
-            for fix in refactorings(snap.analysis, span):
-                actions.append(convert.code_action(
-                    fix, lsp.CodeActionKind.Refactor, snap.index, snap.uri, snap.version,
-                    document_changes=server.client.document_changes,
-                    preferred_support=server.client.preferred_code_actions))
+        span = snap.index.span(params.range)
+        document_changes = server.client.document_changes
+        preferred = server.client.preferred_code_actions
+        diagnostics = params.context.diagnostics if wanted(lsp.CodeActionKind.QuickFix, only) else []
+        refactor = wanted(lsp.CodeActionKind.Refactor, only)
+
+        # Quick fixes and refactorings are JSON data built on a worker thread: with a whole 4 MB file
+        # selected a client sends every diagnostic (12,000), and "add ids to all prompts" edits each of
+        # 12,000 prompts; as lsprotocol objects they cost seconds on the event loop.
+        # Past the request budget the quick fixes found so far are the answer (0.5 s for 12,000 on a
+        # loaded machine); the client asks again as the cursor moves.
+        deadline = time.perf_counter() + server.remaining_budget() * 0.75
+
+        def build() -> list[dict[str, Any]]:
+            out = quick_fixes(snap, diagnostics, document_changes, preferred, deadline) if diagnostics else []
+            if refactor:
+                out += [fix_json(fix, lsp.CodeActionKind.Refactor.value, snap, document_changes, preferred)
+                        for fix in refactorings(snap.analysis, span)]
+            return out
+
+        actions = await server.in_thread(build)
         if not only:
-            actions += run_actions(server, snap, params.range.start.line)
-        return JsonReady.of(fixes + [_converter().unstructure(a) for a in actions])
+            listed = await server.memoised_in_thread(snap.uri, snap.analysis, "lsp.entries", entries_of,
+                                                     snap.analysis)
+            actions += run_actions(server, snap, listed, params.range.start.line)
+        return await server.in_thread(JsonReady.of, actions)
 
 
-@functools.cache
-def _converter() -> Converter:
-    """pygls's converter, for the few actions still built as lsprotocol objects."""
-    return default_converter()
+def fix_json(fix: Fix, kind: str, snap: Snapshot, document_changes: bool, preferred: bool,
+             diagnostic: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A fix as a CodeAction (JSON data)."""
+    action: dict[str, Any] = {"title": fix.title, "kind": kind}
+    if diagnostic is not None:
+        action["diagnostics"] = [diagnostic]
+    if preferred:
+        action["isPreferred"] = fix.preferred
+    action["edit"] = convert.workspace_edit_json(fix.edits, snap.index, snap.uri, snap.version, document_changes)
+    return action
+
+
+def entries_of(analysis: Any) -> list[tuple[str, str, Span]]:
+    return list(entries(analysis))
 
 
 MAX_MODEL_ACTIONS = 12  # "Run … with <model>" for at most this many of the file's models
 
 
-def run_actions(server: EvalspecServer, snap: Snapshot, cursor_line: int) -> list[lsp.CodeAction]:
+def run_actions(server: EvalspecServer, snap: Snapshot, listed: list[tuple[str, str, Span]],
+                cursor_line: int) -> list[dict[str, Any]]:
     analysis = snap.analysis
-    listed = list(entries(analysis))
     if not listed or analysis.errors:
         return []  # the lens says why a file with errors is not run; an action would only refuse
 
-    def action(title: str, command: str, **args: str) -> lsp.CodeAction:
-        return lsp.CodeAction(title=title, command=lsp.Command(title=title, command=command,
-                                                               arguments=[{"uri": snap.uri, **args}]))
+    def action(title: str, command: str, **args: str) -> dict[str, Any]:
+        return {"title": title, "command": {"title": title, "command": command,
+                                            "arguments": [{"uri": snap.uri, **args}]}}
 
     state = server.runs.get(snap.uri)
     if state is not None and state.running:
         return [action("Cancel the run", CANCEL)]
     line, _ = snap.index.point(lsp.Position(line=cursor_line, character=0))
-    here = next(((kind, item_id) for kind, item_id, span in listed if span.start_line <= line <= span.end_line),
-                None)
+    # Items are in file order: the last one starting at or before the line, if it reaches the line.
+    k = bisect.bisect_right(listed, line, key=lambda e: e[2].start_line) - 1
+    here = (listed[k][0], listed[k][1]) if k >= 0 and listed[k][2].end_line >= line else None
     noun = "test" if analysis.kind is FileKind.AGENTV else "prompt"
-    out: list[lsp.CodeAction] = []
+    out: list[dict[str, Any]] = []
     if here is not None:
         out.append(action(f"Run {noun} {here[1]}", RUN, item=here[1]))
     n = len(listed)
@@ -113,13 +137,16 @@ def _file_models(analysis: object) -> list[str]:
     return models if len(models) > 1 else []
 
 
-def quick_fixes(server: EvalspecServer, snap: Snapshot, diagnostics: Sequence[lsp.Diagnostic]) -> list[dict[str, Any]]:
+def quick_fixes(snap: Snapshot, diagnostics: Sequence[lsp.Diagnostic | dict[str, Any]], document_changes: bool,
+                preferred: bool, deadline: float = math.inf) -> list[dict[str, Any]]:
     """The fixes of the findings behind the diagnostics the client sent, each linked to its diagnostic
-    (CodeActions as JSON data; on a worker thread)."""
-    ours = [d for d in diagnostics if d.source in (None, convert.SOURCE)]
+    (CodeActions as JSON data; on a worker thread). A long list of diagnostics arrives as the client's
+    JSON (protocol.RawDiagnostics), a short one as lsprotocol objects."""
+    sent = [_as_sent(d) for d in diagnostics]
+    ours = [d for d in sent if d.get("source") in (None, convert.SOURCE)]
     if not ours:
         return []
-    codes = {d.code for d in ours}
+    codes = {_code(d) for d in ours}
     # Findings placed once per request, looked up by code and range: a client may send every
     # diagnostic of the selection (thousands, with a whole 4 MB file selected).
     by_code: dict[object, list[tuple[Finding, Place]]] = {}
@@ -130,53 +157,48 @@ def quick_fixes(server: EvalspecServer, snap: Snapshot, diagnostics: Sequence[ls
             place = (rng["start"]["line"], rng["start"]["character"], rng["end"]["line"], rng["end"]["character"])
             by_code.setdefault(f.code, []).append((f, place))
             exact.setdefault((f.code, place), f)
-    document_changes = server.client.document_changes
-    preferred = server.client.preferred_code_actions
     actions: list[dict[str, Any]] = []
-    for diag in ours:
-        finding = exact.get((diag.code, _place(diag.range))) or _overlapping(diag, by_code.get(diag.code, []))
+    for n, diag in enumerate(ours):
+        if n % 256 == 255 and time.perf_counter() > deadline:
+            break
+        code, place = _code(diag), _place(diag["range"])
+        finding = exact.get((code, place)) or _overlapping(place, by_code.get(code, []))
         if finding is None:
             continue
-        sent = _as_sent(diag)
         for fix in finding.fixes:
-            action: dict[str, Any] = {
-                "title": fix.title, "kind": lsp.CodeActionKind.QuickFix.value, "diagnostics": [sent],
-                "edit": convert.workspace_edit_json(fix.edits, snap.index, snap.uri, snap.version, document_changes)}
-            if preferred:
-                action["isPreferred"] = fix.preferred
-            actions.append(action)
+            actions.append(fix_json(fix, lsp.CodeActionKind.QuickFix.value, snap, document_changes, preferred, diag))
     return actions
 
 
-def _as_sent(diag: lsp.Diagnostic) -> dict[str, Any]:
-    """The client's diagnostic as JSON, to link the action to it (by hand for what ours carry: cattrs
-    for each of 12,000 would cost a second)."""
-    if diag.related_information or diag.data is not None or diag.code_description is not None or diag.tags:
-        return dict(_converter().unstructure(diag))
-    r = diag.range
-    out: dict[str, Any] = {"range": {"start": {"line": r.start.line, "character": r.start.character},
-                                     "end": {"line": r.end.line, "character": r.end.character}},
-                           "message": diag.message}
-    if diag.severity is not None:
-        out["severity"] = int(diag.severity)
-    if diag.code is not None:
-        out["code"] = diag.code
-    if diag.source is not None:
-        out["source"] = diag.source
-    return out
+def _code(diag: dict[str, Any]) -> object:
+    code = diag.get("code")
+    return code if isinstance(code, (int, str)) else None
+
+
+@functools.cache
+def _converter() -> Converter:
+    """pygls's converter, for the few diagnostics that come as lsprotocol objects."""
+    return default_converter()
+
+
+def _as_sent(diag: lsp.Diagnostic | dict[str, Any]) -> dict[str, Any]:
+    """The client's diagnostic as JSON, to link the action to it."""
+    if isinstance(diag, dict):
+        return diag
+    return dict(_converter().unstructure(diag))
 
 
 Place = tuple[int, int, int, int]  # a range in client units: start line, start character, end line, end character
 
 
-def _place(rng: lsp.Range) -> Place:
-    return rng.start.line, rng.start.character, rng.end.line, rng.end.character
+def _place(rng: dict[str, Any]) -> Place:
+    return rng["start"]["line"], rng["start"]["character"], rng["end"]["line"], rng["end"]["character"]
 
 
-def _overlapping(diag: lsp.Diagnostic, placed: list[tuple[Finding, Place]]) -> Finding | None:
+def _overlapping(place: Place, placed: list[tuple[Finding, Place]]) -> Finding | None:
     """Failing an exact match (a client that moved the range as the user typed), the first finding with
     the diagnostic's code whose range overlaps."""
-    sl, sc, el, ec = _place(diag.range)
+    sl, sc, el, ec = place
     for finding, (fsl, fsc, fel, fec) in placed:
         if (fsl, fsc) <= (el, ec) and (sl, sc) <= (fel, fec):
             return finding

@@ -12,7 +12,7 @@ from evalspec.ide.navigation import definition as engine_definition
 from evalspec.ide.navigation import document_links
 
 from .. import convert
-from ..server import EvalspecServer
+from ..server import EvalspecServer, Snapshot, as_json
 
 
 def register(server: EvalspecServer) -> None:
@@ -38,8 +38,15 @@ def register(server: EvalspecServer) -> None:
         if snap is None:
             return []
         # A walk over the whole tree (a second on a 4 MB suite): on a worker thread, once per analysis.
-        return await server.memoised_off_loop(snap.uri, snap.analysis, f"lsp.links {snap.index.encoding}", links_json,
-                                              snap.analysis, snap.index)
+        key, build, args = link_answer(snap)
+        return await server.memoised_in_thread(snap.uri, snap.analysis, key, build, *args)
+
+    server.answers.append(lambda snap: [link_answer(snap)])
+
+
+def link_answer(snap: Snapshot) -> tuple[str, Any, tuple[Any, ...]]:
+    """The document links' memo key, builder and arguments (see EvalspecServer.prepare_answers)."""
+    return f"lsp.links {snap.index.encoding}", as_json(links_json), (snap.analysis, snap.index)
 
 
 def links_json(analysis: Analysis, index: convert.LineIndex) -> list[dict[str, Any]]:

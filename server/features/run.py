@@ -34,6 +34,7 @@ from typing import Any
 
 from lsprotocol import types as lsp
 
+from evalspec.analysis import Analysis
 from evalspec.detect import FileKind
 from evalspec.ide.runs import RunBoard, run_items
 from evalspec.run.events import RunFinished
@@ -93,22 +94,50 @@ class RunFeature:
         return snap, plan, options
 
     async def plan_command(self, target: Target) -> dict[str, Any]:
-        from evalspec.run.preflight import problems
+        """The plan, shown as a message and answered. Planning a 4 MB file takes 1-2 s: past the request
+        budget the command answers `pending` and the message follows when the plan is ready; the plan
+        is kept with the analysis, so asking again is immediate."""
         from evalspec.run.render import format_plan
 
-        planned = await self.plan(target)
-        if isinstance(planned, str):
-            return self.refuse(planned)
-        _, plan, options = planned
+        snap = await self.server.snapshot(target.uri)
+        if snap is None:
+            return self.refuse("this file is not a Weval blueprint or an AgentV eval file")
+        errors = snap.analysis.errors
+        if errors:
+            return self.refuse(f"the file has {len(errors)} error(s); fix them to run it")
+        try:
+            options = options_for(self.server, target.uri, target.item, target.model)
+        except ValueError as exc:
+            return self.refuse(str(exc))
+        key = f"lsp.plan {target.item!r} {target.model!r} {options!r}"
+        planning = self.server.memoised(snap.analysis, key, plan_summary, snap.analysis, options)
 
-        def summarise() -> dict[str, Any]:
-            summary: dict[str, Any] = plan.summary()
-            summary["problems"] = problems(plan, options)
-            return summary
+        def answer(done: asyncio.Future[dict[str, Any] | str]) -> dict[str, Any]:
+            summary = done.result()
+            if isinstance(summary, str):
+                return self.refuse(summary)
+            self.message(lsp.MessageType.Info, format_plan(summary))
+            return {"ok": True, "plan": summary}
 
-        summary = await self.server.in_thread(summarise)
-        self.message(lsp.MessageType.Info, format_plan(summary))
-        return {"ok": True, "plan": summary}
+        try:
+            await asyncio.wait_for(asyncio.shield(planning), self.server.remaining_budget())
+        except TimeoutError:
+            self._later(planning, answer)
+            return {"ok": True, "pending": f"planning {_name(target.uri)}: the plan is shown when it is ready"}
+        return answer(planning)
+
+    def _later(self, future: asyncio.Future[Any], then: Any) -> None:
+        """`then(future)` once it is done (its failure is reported, never raised)."""
+
+        def done(f: asyncio.Future[Any]) -> None:
+            if f.cancelled():
+                return
+            try:
+                then(f)
+            except Exception as exc:
+                self.server.report_failure("a command finishing late", exc)
+
+        future.add_done_callback(done)
 
     # --- running ------------------------------------------------------------------------------------
 
@@ -120,33 +149,58 @@ class RunFeature:
         if snap is None:
             return target
         line, _ = snap.index.point(lsp.Position(line=target.line, character=0))
-        item = next((item_id for _, item_id, span in entries(snap.analysis)
-                     if span.start_line <= line <= span.end_line), None)
+        listed = await self.server.in_thread(entries_of, snap.analysis)
+        item = next((item_id for _, item_id, span in listed if span.start_line <= line <= span.end_line), None)
         return Target(target.uri, item, target.model)
 
     async def start(self, target: Target) -> dict[str, Any]:
-        from evalspec.run.preflight import problems
-
+        """Plans the run and starts it. Planning a 4 MB file takes 1-2 s: past the request budget the
+        command answers `pending` (the lenses show the run as going on, and it can be cancelled) and
+        the run starts when its plan is ready; a refusal found then is shown as a message."""
         target = await self.at_line(target)
-        uri, item = target.uri, target.item
-        state = self.server.runs.setdefault(uri, DocumentRuns())
+        state = self.server.runs.setdefault(target.uri, DocumentRuns())
         if state.running:
             return self.refuse(ALREADY_RUNNING)
-        planned = await self.plan(target)
-        if isinstance(planned, str):
-            return self.refuse(planned)
-        snap, plan, options = planned
-        found = await self.server.in_thread(problems, plan, options)
-        if state.running:  # another command started one while this one was planning
-            return self.refuse(ALREADY_RUNNING)
-        if found:  # the run still goes on: those cells fail with the same reason, visibly
-            self.message(lsp.MessageType.Warning, "evalspec: " + "; ".join(found))
-        state.items = run_items(snap.analysis)
+        started: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        state.task = asyncio.create_task(self.plan_and_drive(target, state, started))
+        try:
+            return await asyncio.wait_for(asyncio.shield(started), self.server.remaining_budget())
+        except TimeoutError:
+            self.changed(target.uri, state)  # the suite's lens offers to cancel meanwhile
+            return {"ok": True, "pending": f"planning {_name(target.uri)}: the run starts when its plan is ready",
+                    "item": target.item}
+
+    async def plan_and_drive(self, target: Target, state: DocumentRuns, started: asyncio.Future[dict[str, Any]]) -> None:
+        from evalspec.run.preflight import problems
+
+        uri, item = target.uri, target.item
+        try:
+            planned = await self.plan(target)
+            if isinstance(planned, str):
+                started.set_result(self.refuse(planned))
+                self.changed(uri, state)  # no run after all: the lenses go back
+                return
+            snap, plan, options = planned
+            found = await self.server.in_thread(problems, plan, options)
+            if found:  # the run still goes on: those cells fail with the same reason, visibly
+                self.message(lsp.MessageType.Warning, "evalspec: " + "; ".join(found))
+            state.items = await self.server.in_thread(run_items, snap.analysis)
+        except asyncio.CancelledError:  # cancelled while planning
+            if not started.done():
+                started.set_result({"ok": False, "error": "cancelled"})
+            self.changed(uri, state)
+            raise
+        except Exception as exc:  # the command may have answered already: reported, not raised
+            self.server.report_failure(f"planning the run of {uri}", exc)
+            if not started.done():
+                started.set_result({"ok": False, "error": str(exc)})
+            self.changed(uri, state)
+            return
         state.board.start(state.items, item)
         state.files = []
-        state.task = asyncio.create_task(self.drive(uri, item, plan, options, state))
+        started.set_result({"ok": True, "runLabel": plan.run_label, "cells": len(plan.tasks), "item": item})
         self.changed(uri, state)
-        return {"ok": True, "runLabel": plan.run_label, "cells": len(plan.tasks), "item": item}
+        await self.drive(uri, item, plan, options, state)
 
     async def drive(self, uri: str, item: str | None, plan: Any, options: RunOptions, state: DocumentRuns) -> None:
         from evalspec.run.runner import run
@@ -257,21 +311,30 @@ class RunFeature:
         state = self.server.runs.get(doc.uri)
         if state is None:
             state = self.server.runs[doc.uri] = DocumentRuns()
-        if not state.restored:
-            state.restored = True
-            state.items = run_items(analysis)
-            if state.items and doc.path is not None:
-                task = asyncio.ensure_future(self.restore(doc.uri, doc.path))
-                self._tasks.add(task)
-                task.add_done_callback(self._tasks.discard)
+        first = not state.restored
+        state.restored = True
+        if first or state.board.results:
+            task = asyncio.ensure_future(self.follow(doc, analysis, state, first))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    async def follow(self, doc: DocumentState, analysis: Analysis, state: DocumentRuns, first: bool) -> None:
+        # The items on a worker thread: their fingerprints cost 0.1-0.5 s on a 4 MB file.
+        items = await self.server.in_thread(run_items, analysis)
+        if doc.analysis is not analysis:  # a newer analysis came meanwhile: its own call follows it
+            if first:
+                state.restored = False
             return
-        if state.board.results:
-            items = run_items(analysis)
-            before = len(state.board.renamed)
-            state.board.follow(state.items, items)
+        if first:
             state.items = items
-            if len(state.board.renamed) != before:
-                self.changed(doc.uri, state)
+            if items and doc.path is not None:
+                await self.restore(doc.uri, doc.path)
+            return
+        before = len(state.board.renamed)
+        state.board.follow(state.items, items)
+        state.items = items
+        if len(state.board.renamed) != before:
+            self.changed(doc.uri, state)
 
     async def restore(self, uri: str, path: Path) -> None:
         from evalspec.ide.run_history import load_history
@@ -344,6 +407,28 @@ class RunFeature:
             self.server.work_done_progress.end(token, lsp.WorkDoneProgressEnd(
                 message="cancelled" if board.cancelled else board.progress_text()))
             self.server.work_done_progress.tokens.pop(token, None)
+
+
+def plan_summary(analysis: Analysis, options: RunOptions) -> dict[str, Any] | str:
+    """What `evalspec run --dry-run` says of the file (on a worker thread), or why nothing can run."""
+    from evalspec.run.preflight import problems
+    from evalspec.run.runner import PlanError, plan_for
+
+    try:
+        plan = plan_for(analysis, options)
+    except (PlanError, ValueError) as exc:
+        return str(exc)
+    summary: dict[str, Any] = plan.summary()
+    summary["problems"] = problems(plan, options)
+    return summary
+
+
+def entries_of(analysis: Analysis) -> list[tuple[str, str, Any]]:
+    return list(entries(analysis))
+
+
+def _name(uri: str) -> str:
+    return uri.rsplit("/", 1)[-1]
 
 
 def _report(source: str, markdown: bool) -> tuple[str | None, str | None]:

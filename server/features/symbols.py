@@ -16,7 +16,7 @@ from evalspec.analysis import Analysis
 from evalspec.ide.symbols import Symbol, document_symbols, folding_ranges
 
 from ..convert import LineIndex
-from ..server import EvalspecServer
+from ..server import EvalspecServer, Snapshot, as_json
 
 
 @functools.cache  # was a walk over the enum per symbol: 40% of an outline of 12,000 prompts
@@ -77,20 +77,30 @@ def folds(analysis: Analysis) -> list[dict[str, int]]:
     return [{"startLine": start, "endLine": end} for start, end in folding_ranges(analysis) if end > start]
 
 
+def answers(server: EvalspecServer, snap: Snapshot) -> list[tuple[str, Any, tuple[Any, ...]]]:
+    """The outline and the folding ranges of an analysis: memo keys, builders and their arguments
+    (requests and `EvalspecServer.prepare_answers` share them)."""
+    hierarchical = server.client.hierarchical_symbols
+    return [(f"lsp.outline {snap.index.encoding} {hierarchical} {snap.uri}", as_json(outline),
+             (snap.analysis, snap.index, snap.uri, hierarchical)),
+            ("lsp.folding", as_json(folds), (snap.analysis,))]
+
+
 def register(server: EvalspecServer) -> None:
+    server.answers.append(lambda snap: answers(server, snap))
+
     @server.request(lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL, empty=list)
     async def symbols(server: EvalspecServer, params: lsp.DocumentSymbolParams) -> Any:
         snap = await server.snapshot(params.text_document.uri)
         if snap is None:
             return []
-        hierarchical = server.client.hierarchical_symbols
-        return await server.memoised_off_loop(snap.uri, snap.analysis,
-                                              f"lsp.outline {snap.index.encoding} {hierarchical} {snap.uri}",
-                                              outline, snap.analysis, snap.index, snap.uri, hierarchical)
+        key, build, args = answers(server, snap)[0]
+        return await server.memoised_in_thread(snap.uri, snap.analysis, key, build, *args)
 
     @server.request(lsp.TEXT_DOCUMENT_FOLDING_RANGE, empty=list)
     async def folding(server: EvalspecServer, params: lsp.FoldingRangeParams) -> Any:
         snap = await server.snapshot(params.text_document.uri)
         if snap is None:
             return []
-        return await server.memoised_off_loop(snap.uri, snap.analysis, "lsp.folding", folds, snap.analysis)
+        key, build, args = answers(server, snap)[1]
+        return await server.memoised_in_thread(snap.uri, snap.analysis, key, build, *args)

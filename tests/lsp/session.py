@@ -22,7 +22,7 @@ FAULTY_SERVER = [sys.executable, str(Path(__file__).with_name("faulty_server.py"
 CLIENTS = ["neovim@v0.7.0", "visual-studio-code@v1.65.2"]
 HANG_GUARD_S = 20.0
 # The suite runs on shared, loaded machines: a request waits up to 10 s for its analysis here instead
-# of the default budget (0.8 s), which test_hostile_protocol.py tests on its own.
+# of the default budget (0.4 s), which test_hostile_protocol.py tests on its own.
 DEFAULT_OPTIONS = {"debounceMs": 20, "requestBudgetMs": 10_000}
 
 

@@ -115,6 +115,7 @@ async def test_a_4_mb_blueprint_outline_folding_and_lenses(big_client: Recording
 
 async def test_a_4_mb_blueprint_with_an_error_in_every_prompt(big_client: RecordingClient, tmp_path):
     text, n = blueprint(typo=True)
+    small = open_doc(big_client, tmp_path / "small.yml", SMALL)
     uri = open_doc(big_client, tmp_path / "typos.yml", text)
     diagnostics = await diagnostics_of(big_client, uri)
     typos = [d for d in diagnostics if d.range.start.line != 0 and "shuld" in d.message]
@@ -124,9 +125,72 @@ async def test_a_4_mb_blueprint_with_an_error_in_every_prompt(big_client: Record
         assert lines[d.range.start.line][d.range.start.character:d.range.end.character] == "shuld"
         assert d.source == "evalspec" and d.severity is not None
     # The whole file selected, with every diagnostic in it (what VS Code sends): a fix for each typo.
-    actions = await asyncio.wait_for(big_client.text_document_code_action_async(lsp.CodeActionParams(
+    # A hover on the small file sent just after is answered first: reading 12,000 diagnostics and
+    # building their fixes holds up no other request.
+    order: list[str] = []
+    asked = asyncio.ensure_future(big_client.text_document_code_action_async(lsp.CodeActionParams(
         text_document=doc(uri),
         range=lsp.Range(start=lsp.Position(line=0, character=0), end=lsp.Position(line=len(lines) - 1, character=0)),
-        context=lsp.CodeActionContext(diagnostics=diagnostics, only=[lsp.CodeActionKind.QuickFix]))), GUARD_S)
+        context=lsp.CodeActionContext(diagnostics=diagnostics, only=[lsp.CodeActionKind.QuickFix]))))
+    asked.add_done_callback(lambda _: order.append("code actions"))
+    hover = asyncio.ensure_future(big_client.text_document_hover_async(
+        lsp.HoverParams(text_document=doc(small), position=lsp.Position(line=5, character=4))))
+    hover.add_done_callback(lambda _: order.append("hover"))
+    actions, info = await asyncio.wait_for(asyncio.gather(asked, hover), GUARD_S)
+    assert info is not None and order == ["hover", "code actions"]
     fixed = {a.diagnostics[0].range.start.line for a in actions if a.diagnostics and "should" in a.title}
     assert fixed == {d.range.start.line for d in typos}
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER, client_factory=make_client),
+                    params=CLIENTS[1:], ids=["vscode"])
+async def hurried_client(lsp_client: RecordingClient, request, tmp_path):
+    """The shortest request budget the settings allow (50 ms): what no large answer is built within."""
+    await start(lsp_client, request.param, tmp_path, options={"debounceMs": 20, "requestBudgetMs": 50})
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_past_the_budget_a_plan_is_pending_then_shown_and_kept(hurried_client: RecordingClient, tmp_path):
+    text, n = blueprint(typo=False)
+    uri = open_doc(hurried_client, tmp_path / "big.yml", text)
+    assert await diagnostics_of(hurried_client, uri) == []
+
+    def plan_shown() -> bool:
+        return any(f"{n:,} prompt(s)" in m.message and "big.yml" in m.message for m in hurried_client.messages)
+
+    ask = lsp.ExecuteCommandParams(command="evalspec.plan", arguments=[{"uri": uri}])
+    answer = await asyncio.wait_for(hurried_client.workspace_execute_command_async(ask), GUARD_S)
+    # Planning 12,000 prompts takes far longer than 50 ms: the command answers at once that it goes on.
+    assert answer["ok"] is True and "planning big.yml" in answer["pending"]
+    assert not plan_shown()
+
+    async def shown() -> None:
+        while not plan_shown():
+            await asyncio.sleep(0.05)
+
+    await asyncio.wait_for(shown(), GUARD_S)  # the plan follows as a message when it is ready
+    again = await asyncio.wait_for(hurried_client.workspace_execute_command_async(ask), GUARD_S)
+    assert again["ok"] is True and again["plan"]["prompts"] == n  # kept with the analysis: answered at once
+
+
+async def test_past_the_budget_the_outline_is_still_checking_then_complete(hurried_client: RecordingClient,
+                                                                           tmp_path):
+    text, n = blueprint(typo=False)
+    uri = open_doc(hurried_client, tmp_path / "big.yml", text)
+    assert await diagnostics_of(hurried_client, uri) == []
+    ask = lsp.DocumentSymbolParams(text_document=doc(uri))
+    refused = 0
+
+    async def outline() -> list:
+        nonlocal refused
+        while True:  # built once per analysis on a worker thread; asked again, it is found ready
+            try:
+                return await hurried_client.text_document_document_symbol_async(ask)
+            except Exception as exc:  # pygls raises the error response
+                assert "still checking big.yml" in str(exc)
+                refused += 1
+                await asyncio.sleep(0.05)
+
+    symbols = await asyncio.wait_for(outline(), GUARD_S)
+    assert len([s for s in symbols if s.name.startswith("p")]) == n
