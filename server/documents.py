@@ -39,6 +39,7 @@ from evalspec.incremental import DocumentAnalyzer
 from evalspec.source import gc_paused
 
 from .convert import path_of
+from .freeing import free_later
 from .open_files import OpenDocumentsSource
 
 log = logging.getLogger(__name__)
@@ -293,7 +294,10 @@ class Documents:
             self.on_error(state, exc)
             return
         if result is not None and (state.analysis_version is None or job.version >= state.analysis_version):
-            state.analysis, state.analysis_version = result, job.version
+            old, state.analysis, state.analysis_version = state.analysis, result, job.version
+            if old is not None and old is not result:
+                free_later(old)  # a large one freed here would hold the event loop for up to 2 s
+            del old
         if state.jobs.get(job.version) is job:
             del state.jobs[job.version]
         if result is not None and job.version == state.version and self._states.get(state.uri) is state:

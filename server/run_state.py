@@ -16,6 +16,7 @@ class DocumentRuns:
     items: list[RunItem] = field(default_factory=list)  # as last analysed: to follow renamed ids
     generation: int = 0  # bumped whenever the board changes (pulled diagnostics are cached by it)
     restored: bool = False  # earlier runs' results were looked for on disk
+    planning: bool = False  # the task is planning the run: the board still shows the last one
 
     @property
     def running(self) -> bool:

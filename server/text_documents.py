@@ -17,6 +17,7 @@ from lsprotocol import types as lsp
 from .convert import LineIndex
 
 _BREAK = re.compile(r"\r\n|\r|\n")
+_LF = re.compile(r"\n")
 _CONTENT = re.compile(r"[^\r\n]*")
 
 
@@ -43,7 +44,8 @@ def _line_start(text: str, lines: int, start: int) -> int | None:
     4 MB file held the event loop for 0.1 s per edit."""
     if lines <= 0:
         return start
-    found = next(itertools.islice(_BREAK.finditer(text, start), lines - 1, None), None)
+    breaks = _BREAK if "\r" in text else _LF  # a one-character pattern is searched for twice as fast
+    found = next(itertools.islice(breaks.finditer(text, start), lines - 1, None), None)
     return found.end() if found is not None else None
 
 

@@ -38,11 +38,13 @@ def placed_items(analysis: Analysis, index: LineIndex) -> list[tuple[RunItem, Ra
 
 
 def lenses(items: list[tuple[RunItem, Range]], board: RunBoard, running: bool, errors: int, noun: str,
-           uri: str) -> Iterator[dict[str, Any]]:
+           uri: str, planning: bool = False) -> Iterator[dict[str, Any]]:
     """The lenses of `items` as JSON data, given the document's runs."""
     for item, rng in items:
         if item.kind == "suite":
-            if running:
+            if planning:
+                yield _lens(rng, "■ Cancel: planning the run", CANCEL, uri)
+            elif running:
                 yield _lens(rng, f"■ Cancel run ({board.progress_text()})", CANCEL, uri)
             elif errors:
                 yield _lens(rng, f"✗ {errors} error(s): fix them to run", RUN, uri)
@@ -118,7 +120,8 @@ def register(server: EvalspecServer) -> None:
         running = state is not None and state.running
         noun = "test" if snap.analysis.suite is not None else "prompt"
         out: list[dict[str, Any]] = []
-        for lens in lenses(items, board, running, len(snap.analysis.errors), noun, uri):
+        planning = state is not None and state.planning
+        for lens in lenses(items, board, running, len(snap.analysis.errors), noun, uri, planning):
             out.append(lens)
             if len(out) % SLICE == 0:
                 await asyncio.sleep(0)

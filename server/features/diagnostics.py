@@ -36,6 +36,7 @@ from evalspec.ide.run_notes import run_notes
 
 from .. import convert
 from ..documents import DocumentState
+from ..freeing import free_later
 from ..protocol import JsonReady
 from ..server import EvalspecServer
 
@@ -192,7 +193,10 @@ def register(server: EvalspecServer) -> None:
         if server.client.pull_diagnostics:
             pulled.forget(state.uri)
             return
-        state.analysis = None  # nothing to report any more: clear what it published
+        analysis, state.analysis = state.analysis, None  # nothing to report any more: clear what it published
+        if analysis is not None:
+            free_later(analysis)  # not on the event loop (freeing.py)
+        del analysis
         publish(state, {})
 
     def initialize(params: lsp.InitializeParams) -> None:

@@ -12,6 +12,7 @@ from evalspec.ide.hover import hover
 from evalspec.incremental import DocumentAnalyzer
 
 from ..capabilities import ClientSupport
+from ..freeing import free_later
 from ..server import EvalspecServer, Settings
 from ..text_documents import apply_change
 
@@ -57,6 +58,7 @@ def register(server: EvalspecServer) -> None:
         if state is not None:
             for hook in server.on_closed:
                 hook(state)
+            free_later(state)  # its analysis and caches, slice by slice (freeing.py)
 
     @server.feature(lsp.SHUTDOWN)
     def shutdown(params: None) -> None:

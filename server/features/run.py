@@ -174,9 +174,11 @@ class RunFeature:
         from evalspec.run.preflight import problems
 
         uri, item = target.uri, target.item
+        state.planning = True
         try:
             planned = await self.plan(target)
             if isinstance(planned, str):
+                state.planning = False
                 started.set_result(self.refuse(planned))
                 self.changed(uri, state)  # no run after all: the lenses go back
                 return
@@ -186,16 +188,19 @@ class RunFeature:
                 self.message(lsp.MessageType.Warning, "evalspec: " + "; ".join(found))
             state.items = await self.server.in_thread(run_items, snap.analysis)
         except asyncio.CancelledError:  # cancelled while planning
+            state.planning = False
             if not started.done():
                 started.set_result({"ok": False, "error": "cancelled"})
             self.changed(uri, state)
             raise
         except Exception as exc:  # the command may have answered already: reported, not raised
+            state.planning = False
             self.server.report_failure(f"planning the run of {uri}", exc)
             if not started.done():
                 started.set_result({"ok": False, "error": str(exc)})
             self.changed(uri, state)
             return
+        state.planning = False
         state.board.start(state.items, item)
         state.files = []
         started.set_result({"ok": True, "runLabel": plan.run_label, "cells": len(plan.tasks), "item": item})
