@@ -78,6 +78,7 @@ USES: dict[str, str] = {
     "evalspec_lsp.features.completion._PLACEHOLDER": "sub",
     "evalspec_lsp.text_documents._BREAK": "finditer",
     "evalspec_lsp.text_documents._CONTENT": "match",
+    "evalspec_lsp.text_documents._LF": "finditer",
 }
 # Patterns compiled where they are used (re.sub / re.search with a literal), checked the same way.
 INLINE = {
