@@ -241,6 +241,12 @@ class EvalspecServer(LanguageServer):
 
         return await in_thread(run)
 
+    async def computed(self, uri: str, fn: Callable[..., R], *args: Any) -> R:
+        """`fn(*args)` on a worker thread within the request budget (then "still checking"; the thread
+        runs on): a request about one position of a pathological file can neither hold the event loop,
+        and with it every other document, nor go past the budget."""
+        return await self.within_budget(asyncio.shield(self.in_thread(fn, *args)), uri)
+
     def in_thread(self, fn: Callable[..., R], *args: Any) -> asyncio.Future[R]:
         """`fn(*args)` on a worker thread (with the cyclic collector held off), for work that grows with
         the file; `fn` must only read what does not change."""

@@ -48,7 +48,8 @@ def register(server: EvalspecServer) -> None:
         if snap is None:
             return empty()
         line, col = snap.index.point(params.position)
-        result = complete(snap.analysis, line, col, snippets=server.client.snippets)
+        snippets = server.client.snippets
+        result = await server.computed(snap.uri, lambda: complete(snap.analysis, line, col, snippets=snippets))
         items = [completion_item(server, item, snap.index) for item in result.items]
         return lsp.CompletionList(is_incomplete=bool(result.is_incomplete), items=items)
 

@@ -16,11 +16,11 @@ from evalspec.ide.runs import item_at_line
 from ..server import EvalspecServer, Snapshot
 
 
-def _run_results(server: EvalspecServer, snap: Snapshot, line: int) -> str | None:
+async def _run_results(server: EvalspecServer, snap: Snapshot, line: int) -> str | None:
     state = server.runs.get(snap.uri)
     if state is None or not state.board.results:
         return None
-    item_id = item_at_line(snap.analysis, line)
+    item_id = await server.computed(snap.uri, item_at_line, snap.analysis, line)
     if item_id is not None:
         return state.board.item_markdown(item_id)
     return point_markdown(snap.analysis, state.board, line)
@@ -33,8 +33,8 @@ def register(server: EvalspecServer) -> None:
         if snap is None:
             return None
         line, col = snap.index.point(params.position)
-        info = engine_hover(snap.analysis, line, col)
-        results = _run_results(server, snap, line)
+        info = await server.computed(snap.uri, engine_hover, snap.analysis, line, col)
+        results = await _run_results(server, snap, line)
         parts = [p for p in (results, (info.markdown if info is not None else None)) if p]  # the fresh news first
         if not parts:
             return None

@@ -23,7 +23,7 @@ def register(server: EvalspecServer) -> None:
             return []
         line, col = snap.index.point(params.position)
         out: list[lsp.Location] = []
-        for target in engine_definition(snap.analysis, line, col):
+        for target in await server.computed(snap.uri, engine_definition, snap.analysis, line, col):
             path = Path(target.path) if target.path is not None else None
             if path is None or path == snap.analysis.path:
                 out.append(lsp.Location(uri=snap.uri, range=snap.index.range(target.span)))
