@@ -319,3 +319,42 @@ async def test_the_run_progress_shows_a_provider_slowed_by_429s(client: RunClien
         assert any(re.search(r"; local [123]/4 \(429: waiting 0\.6 s, concurrency 4 → 2\)", m) for m in messages), \
             messages
         assert len(fake.requests) == 9  # 8 prompts, one retried: bounded
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER, client_factory=make_run_client),
+                    params=CLIENTS[1:], ids=["vscode"])
+async def hurried(lsp_client: RunClient, request, tmp_path):
+    """The shortest request budget the settings allow (50 ms), with the offline `echo` model."""
+    await start(lsp_client, request.param, tmp_path, options={
+        "debounceMs": 20, "requestBudgetMs": 50, "run": {"models": ["echo"], "output": "results", "cache": False}})
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_past_the_budget_a_run_answers_pending_and_starts_when_planned(hurried: RunClient, tmp_path: Path):
+    n = 3000  # planning hashes every prompt: far more than 50 ms
+    text = "title: Many\nmodels: [openai:gpt-4o-mini]\n---\n" + "".join(
+        f"- id: p{i}\n  prompt: Say hello {i}\n  should:\n    - $contains: hello\n" for i in range(n))
+    uri = open_doc(hurried, tmp_path / "many.weval.yml", text)
+
+    async def published() -> None:
+        while not any(p.uri == uri for p in hurried.published):
+            hurried.published_event.clear()
+            await hurried.published_event.wait()
+
+    await asyncio.wait_for(published(), HANG_GUARD_S * 6)
+    answer = _plain(await asyncio.wait_for(execute(hurried, "evalspec.run", uri=uri), HANG_GUARD_S))
+    assert answer["ok"] is True and "planning many.weval.yml" in answer["pending"]
+    # A second run while the first is being planned is refused, as while it runs.
+    again = _plain(await asyncio.wait_for(execute(hurried, "evalspec.run", uri=uri), HANG_GUARD_S))
+    assert again == {"ok": False, "error": "a run of this file is already going on; cancel it first"}
+
+    async def finished() -> dict[str, Any]:
+        while not hurried.finished:
+            hurried.finished_event.clear()
+            await hurried.finished_event.wait()
+        return hurried.finished[0]
+
+    done = await asyncio.wait_for(finished(), HANG_GUARD_S * 6)  # the run started once planned, and ended
+    assert done["uri"] == uri and not done["interrupted"] and not done["cancelled"]
+    assert [m["cells"] for m in done["summary"]["models"]] == [n]  # one model (echo), every prompt ran
