@@ -219,6 +219,9 @@ def _content_bounds(lines: list[str], start: int, end: int) -> tuple[int | None,
 
 
 def _fold_tree(root: Node, lines: list[str], out: set[tuple[int, int]]) -> None:
+    # Only nodes over several lines are looked into: nothing within one line folds, and 4 MB of
+    # nesting written on single lines (`[[[…]]]`) is millions of nodes, whose walk (and the set of the
+    # ones seen) took seconds.
     stack: list[Node] = [root]
     seen: set[int] = set()
     while stack:
@@ -231,15 +234,14 @@ def _fold_tree(root: Node, lines: list[str], out: set[tuple[int, int]]) -> None:
                 if v.span.end_line > k.span.start_line and (isinstance(v, (Mapping, Sequence)) or
                                                             (isinstance(v, Scalar) and v.style in ("|", ">"))):
                     out.add((k.span.start_line, v.span.end_line))
-                if isinstance(v, (Mapping, Sequence)):
+                if isinstance(v, (Mapping, Sequence)) and v.span.end_line > v.span.start_line:
                     stack.append(v)
         elif isinstance(node, Sequence):
             for it in node.items:
                 if isinstance(it, BrokenItem):  # an item that does not parse yet: its indentation
                     _fold_indent(lines, it.span.start_line, it.span.end_line + 1, out)
-                elif isinstance(it, (Mapping, Sequence)):
-                    if it.span.end_line > it.span.start_line:
-                        out.add((it.span.start_line, it.span.end_line))
+                elif isinstance(it, (Mapping, Sequence)) and it.span.end_line > it.span.start_line:
+                    out.add((it.span.start_line, it.span.end_line))
                     stack.append(it)
 
 
