@@ -172,9 +172,11 @@ class EvalspecServer(LanguageServer):
         self.on_closed: list[Callable[[DocumentState], None]] = []
         self.runs: dict[str, DocumentRuns] = {}  # uri -> its run lenses' state (features/run.py)
         self.on_runs_changed: list[Callable[[str], None]] = []  # a document's run results changed
-        # What to build ahead after each fresh analysis (see prepare_answers): per feature, the memo
-        # entries of its large answers, as (key, function, arguments).
-        self.answers: list[Callable[[Snapshot], list[tuple[str, Callable[..., Any], tuple[Any, ...]]]]] = []
+        # What to build ahead after each fresh analysis (see prepare_answers): per request method, the
+        # memo entries of its large answers, as (key, function, arguments); built only for the methods
+        # this client has asked for (`asked`), so none is built for an editor that never shows it.
+        self.answers: dict[str, Callable[[Snapshot], list[tuple[str, Callable[..., Any], tuple[Any, ...]]]]] = {}
+        self.asked: set[str] = set()
 
     # --- positions ----------------------------------------------------------------------------------
 
@@ -295,15 +297,17 @@ class EvalspecServer(LanguageServer):
         entry.add_done_callback(forget_failure)
 
     def prepare_answers(self, state: DocumentState, analysis: Analysis) -> None:
-        """Right after a fresh analysis is published, build what clients ask for next (the outline,
-        folding, lenses, links: `answers` below) on one worker thread, one after the other, so that
-        those requests find their answers ready instead of waiting for them, and answering "still
-        checking" on a large file. Each is the same memo entry a request would make or share; one
+        """Right after a fresh analysis is published, build what the client will ask for next (the
+        outline, folding, lenses, links it has asked for before: `answers`) on one worker thread, one
+        after the other, so that those requests find their answers ready instead of waiting for them,
+        and answering "still checking" on a large file. Each is the same memo entry a request would make or share; one
         that is not yet started is dropped when a newer analysis of the document replaces this one."""
         loop = asyncio.get_running_loop()
         todo: list[tuple[asyncio.Future[Any], Callable[..., Any], tuple[Any, ...]]] = []
         snap = Snapshot(state.uri, state.version, analysis, self.index(analysis))
-        for make in self.answers:
+        for method, make in self.answers.items():
+            if method not in self.asked:
+                continue
             for key, fn, args in make(snap):
                 if isinstance(analysis.memo.get(key), asyncio.Future):
                     continue
@@ -353,7 +357,7 @@ class EvalspecServer(LanguageServer):
     def _analysed(self, state: DocumentState) -> None:
         for listener in self.on_analysed:
             listener(state)
-        if state.analysis is not None and state.analysis.kind is not FileKind.NONE and self.answers:
+        if state.analysis is not None and state.analysis.kind is not FileKind.NONE and self.asked:
             self.prepare_answers(state, state.analysis)
 
     def _analysis_failed(self, state: DocumentState, exc: Exception) -> None:
@@ -374,6 +378,7 @@ class EvalspecServer(LanguageServer):
         def register(fn: Handler[P, R]) -> Handler[P, R]:
             async def handle(params):  # no annotation: pygls must not inject the server again
                 started = time.perf_counter()
+                self.asked.add(method)
                 _request_started.set(started)
                 try:
                     return await fn(self, params)

@@ -95,7 +95,7 @@ SLICE = 1000  # lenses built between two turns of the event loop while a documen
 
 
 def register(server: EvalspecServer) -> None:
-    server.answers.append(lambda snap: answers(snap, server.runs.get(snap.uri)))
+    server.answers[lsp.TEXT_DOCUMENT_CODE_LENS] = lambda snap: answers(snap, server.runs.get(snap.uri))
 
     @server.request(lsp.TEXT_DOCUMENT_CODE_LENS, lsp.CodeLensOptions(resolve_provider=False), empty=list)
     async def code_lens(server: EvalspecServer, params: lsp.CodeLensParams) -> Any:

@@ -41,7 +41,7 @@ def register(server: EvalspecServer) -> None:
         key, build, args = link_answer(snap)
         return await server.memoised_in_thread(snap.uri, snap.analysis, key, build, *args)
 
-    server.answers.append(lambda snap: [link_answer(snap)])
+    server.answers[lsp.TEXT_DOCUMENT_DOCUMENT_LINK] = lambda snap: [link_answer(snap)]
 
 
 def link_answer(snap: Snapshot) -> tuple[str, Any, tuple[Any, ...]]:

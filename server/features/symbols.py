@@ -87,7 +87,8 @@ def answers(server: EvalspecServer, snap: Snapshot) -> list[tuple[str, Any, tupl
 
 
 def register(server: EvalspecServer) -> None:
-    server.answers.append(lambda snap: answers(server, snap))
+    server.answers[lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL] = lambda snap: answers(server, snap)[:1]
+    server.answers[lsp.TEXT_DOCUMENT_FOLDING_RANGE] = lambda snap: answers(server, snap)[1:]
 
     @server.request(lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL, empty=list)
     async def symbols(server: EvalspecServer, params: lsp.DocumentSymbolParams) -> Any:
