@@ -14,7 +14,7 @@ import pytest_lsp
 from lsprotocol import types as lsp
 from pytest_lsp import ClientServerConfig
 
-from .session import CLIENTS, SERVER, RecordingClient, make_client, open_doc, start
+from .session import CLIENTS, SERVER, RecordingClient, change, make_client, open_doc, start
 
 CAP = 4 * 1024 * 1024
 GUARD_S = 600.0  # only stops a broken server from hanging the suite (a loaded machine is slow)
@@ -194,3 +194,18 @@ async def test_past_the_budget_the_outline_is_still_checking_then_complete(hurri
 
     symbols = await asyncio.wait_for(outline(), GUARD_S)
     assert len([s for s in symbols if s.name.startswith("p")]) == n
+
+    # A prompt added at the end: once the new version is published, its outline (built ahead, since
+    # this client asks for outlines) holds it, never the outline of the text before.
+    end = text.count("\n")
+    change(hurried_client, uri, 2, (end, 0), (end, 0), "- id: added\n  prompt: new\n")
+
+    async def published() -> None:
+        while not any(p.uri == uri and p.version == 2 for p in hurried_client.published):
+            hurried_client.published_event.clear()
+            await hurried_client.published_event.wait()
+
+    await asyncio.wait_for(published(), GUARD_S)
+    symbols = await asyncio.wait_for(outline(), GUARD_S)
+    names = [s.name for s in symbols]
+    assert names[-1].startswith("added") and len([x for x in names if x.startswith("p")]) == n
