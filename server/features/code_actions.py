@@ -67,12 +67,12 @@ def register(server: EvalspecServer) -> None:
                         for fix in refactorings(snap.analysis, span)]
             return out
 
-        actions = await server.in_thread(build)
+        actions = await server.computed(snap.uri, build)  # within the budget, like every step here
         if not only:
             listed = await server.memoised_in_thread(snap.uri, snap.analysis, "lsp.entries", entries_of,
                                                      snap.analysis)
             actions += run_actions(server, snap, listed, params.range.start.line)
-        return await server.in_thread(JsonReady.of, actions)
+        return await server.computed(snap.uri, JsonReady.of, actions)
 
 
 def fix_json(fix: Fix, kind: str, snap: Snapshot, document_changes: bool, preferred: bool,
