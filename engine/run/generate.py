@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..pricing import call_cost
-from ..providers.base import ChatMessage, ChatRequest, ProviderError, ToolCall
+from ..providers.base import ChatMessage, ChatRequest, ChatResult, ProviderError, ToolCall
 from ..providers.tool_calls import calls_from_json
 from ..weval.model import Prompt
 from .calls import Calls, provider_key
@@ -65,6 +65,7 @@ class WevalGenerate:
         self.state = state
         self.held = held
         self.batch: BatchStage | None = None  # batch mode: the answers the provider batches gave
+        self._admitted: set[Cell] = set()  # cells a cost cap admitted before their first batched turn
 
     async def turns(self, task: WevalTask) -> Turns:
         """Every generated turn of the conversation: `assistant: null` turns in order, then the final
@@ -132,11 +133,14 @@ class WevalGenerate:
         out.resumed = False
         return text
 
-    def batch_requests(self, journaled: set[Any], refuses: Callable[[WevalTask], bool]) -> list[BatchRequest]:
-        """The calls an interactive run would make first, for the cells batch mode can take: one
-        generated turn (a conversation with `assistant: null` turns needs each answer before the next
-        request exists), not yet in the journal, not in the response cache. `journaled`: the calls an
-        earlier run of the journal put in a batch; `refuses`: a cost cap that will refuse the cell."""
+    def batch_requests(self, journaled: set[Any], refuses: Callable[[WevalTask], bool],
+                       turn: int = 0) -> list[BatchRequest]:
+        """The calls an interactive run would make for generated turn `turn` of every cell batch mode can
+        take: its earlier turns known (answered by the batches of the earlier phases, or in the journal),
+        this one not yet in the journal nor in the response cache. A conversation with `assistant: null`
+        turns is batched phase by phase: each phase's requests hold the answers the one before returned.
+        `journaled`: the calls an earlier run of the journal put in a batch; `refuses`: a cost cap that
+        will refuse the cell (asked once per cell, before its first batched turn)."""
         from ..providers.cache import cache_key
         from .batch_stage import BatchRequest, wants_batch
 
@@ -144,26 +148,66 @@ class WevalGenerate:
         state = self.state
         for task in self.plan.tasks:
             cell = task.cell
-            msgs = task.prompt.messages
             submit = wants_batch(self.options, task.model)
-            if not (submit or (cell, 0) in journaled) or cell in state.scores or 0 in state.turns.get(cell, {}) \
+            done = state.turns.get(cell, {})
+            if not (submit or (cell, turn) in journaled) or cell in state.scores or turn in done \
                     or (cell in state.failures and not self.options.retry_errors):
                 continue
-            if not msgs or msgs[-1].role != "user" or any(m.role == "assistant" and m.content is None for m in msgs):
+            messages = self._messages_before(task, turn, done)
+            if messages is None:
                 continue
             spec = self.plan.model_specs.get(task.model, task.model)
             try:
                 binding = self.calls.model(spec, cache=not task.prompt.no_cache)
             except ProviderError:
                 continue  # the cell fails on its own, with the message the interactive path gives
-            req = weval_request(task, [ChatMessage(m.role, m.content or "") for m in msgs], binding.model_name)
+            req = weval_request(task, messages, binding.model_name)
             cache = getattr(binding.provider, "cache", None)
             if cache is not None and cache.get(cache_key(binding.provider.identity(), req)) is not None:
                 continue
-            if refuses(task):
-                continue  # a cost cap: the cell is refused when it runs, nothing of it is sent
-            out.append(BatchRequest(cell, 0, task.model, spec, binding.provider, req, submit=submit))
+            if cell not in self._admitted:
+                if refuses(task):
+                    continue  # a cost cap: the cell is refused when it runs, nothing of it is sent
+                self._admitted.add(cell)
+            out.append(BatchRequest(cell, turn, task.model, spec, binding.provider, req, submit=submit))
         return out
+
+    def _messages_before(self, task: WevalTask, turn: int, done: Any) -> list[ChatMessage] | None:
+        """The messages of generated turn `turn`'s request, the turns before it filled with their answers
+        (as `turns` builds them); None when the prompt has no such turn or an earlier answer is not
+        known yet (or is empty: the cell then fails on its own)."""
+        messages: list[ChatMessage] = []
+        n = 0
+        for msg in task.prompt.messages:
+            if msg.role == "assistant" and msg.content is None:
+                if n == turn:
+                    return messages
+                text = self.known_text(task.cell, n, done)
+                if not text:
+                    return None
+                messages.append(ChatMessage("assistant", text))
+                n += 1
+            else:
+                messages.append(ChatMessage(msg.role, msg.content or ""))
+        if n == turn and task.prompt.messages and task.prompt.messages[-1].role == "user":
+            return messages
+        return None
+
+    def known_text(self, cell: Any, n: int, done: Any) -> str | None:
+        """Generated turn `n` of `cell` as far as it is known before the cells run: the journal's, else
+        what a batch answered (None: not known, or the batch's answer is an error)."""
+        rec = done.get(n)
+        if rec is not None:
+            return str(rec.text)
+        got = self.batch.results.get((cell, n)) if self.batch is not None else None
+        return got.text if isinstance(got, ChatResult) else None
+
+    def generated_turns(self, task: WevalTask) -> int:
+        """How many turns of the prompt the model generates (`assistant: null` turns, then the final
+        answer when the prompt ends on a user turn)."""
+        msgs = task.prompt.messages
+        return sum(1 for m in msgs if m.role == "assistant" and m.content is None) + \
+            (1 if msgs and msgs[-1].role == "user" else 0)
 
 
 def weval_request(task: WevalTask, messages: list[ChatMessage], model_name: str) -> ChatRequest:

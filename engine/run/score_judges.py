@@ -18,7 +18,7 @@ import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..providers.base import ChatMessage, ChatRequest, ChatResult, ProviderError
+from ..providers.base import ChatMessage, ChatRequest, ProviderError
 from ..scoring.agentv_aggregate import negate_result, score_checklist, score_ranges, verdict
 from ..scoring.weval_aggregate import (
     ALL_JUDGES_FAILED,
@@ -83,6 +83,7 @@ class WevalJudges:
         self.problem: str | None = None  # why no judge can be called
         self.unscored_points = 0  # judged points left unscored because no judge could be called
         self.batch: BatchStage | None = None  # batch mode: the judgements the provider batches gave
+        self.generate: Any = None  # batch mode: the generate stage, which knows the answers batched so far
         self._key_points: dict[str, asyncio.Future[tuple[list[str] | None, str | None]]] = {}
 
     def bind(self) -> None:
@@ -216,12 +217,12 @@ class WevalJudges:
         return None, "; ".join(dict.fromkeys(errors)) or "no judge model to extract key points"
 
     def batch_requests(self, journaled: set[Any]) -> list[BatchRequest]:
-        """Every judge call on a text point of a one-turn cell whose answer is known (from the batch of
-        first answers, or the journal of a resumed run) and whose judge has a batch API: the requests
+        """Every judge call on a text point of a cell whose answers are all known (from the batches of
+        the answer phases, or the journal of a resumed run) and whose judge has a batch API: the requests
         `_one` would send. `journaled`: the calls an earlier run of the journal put in a batch."""
         from .batch_stage import BatchRequest, wants_batch
 
-        assert self.batch is not None
+        assert self.batch is not None and self.generate is not None
         judges = [(judge, binding, wants_batch(self.options, judge.model)) for judge, binding in self.judges
                   if not isinstance(binding, ProviderError)]
         out: list[BatchRequest] = []
@@ -231,20 +232,17 @@ class WevalJudges:
         for task in self.plan.tasks:
             cell = task.cell
             points = [(i, p) for i, p in enumerate(task.prompt.points) if p.kind == "text"]
-            msgs = task.prompt.messages
-            if not points or cell in state.scores or not msgs or msgs[-1].role != "user" \
-                    or any(m.role == "assistant" and m.content is None for m in msgs):
+            count = self.generate.generated_turns(task)
+            if not points or cell in state.scores or not count:
                 continue
-            got = self.batch.results.get((cell, 0))
-            if isinstance(got, ChatResult):
-                text = got.text
-            elif got is None and 0 in state.turns.get(cell, {}):
-                text = state.turns[cell][0].text
-            else:
-                continue
-            if not text.strip():
-                continue  # the cell fails as an empty answer: nothing is judged
-            conversation = transcript(weval_history(task, [text]))
+            done = state.turns.get(cell, {})
+            texts = [self.generate.known_text(cell, n, done) for n in range(count)]
+            if not all(t and t.strip() for t in texts):
+                continue  # a turn not answered yet, or empty (the cell fails on its own): nothing is judged
+            known = [t for t in texts if t]
+            # As the cell scores it: the generated turns joined by a blank line, in the whole exchange.
+            text = "\n\n".join(known)
+            conversation = transcript(weval_history(task, known))
             for index, point in points:
                 for judge, binding, submit in judges:
                     label = judge_label(judge)

@@ -116,8 +116,9 @@ class WevalRun:
                          "extraction and embeddings are skipped", "info")
 
     async def before_cells(self) -> AsyncIterator[Event]:
-        """Batch mode: every first answer the batch APIs can give, then the judges' calls on them, before
-        the cells run (run/batch_stage.py); the cells `take()` what the batches answered."""
+        """Batch mode: every answer the batch APIs can give (a phase per generated turn), then the judges'
+        calls on them, before the cells run (run/batch_stage.py); the cells `take()` what the batches
+        answered."""
         from .batch_stage import BatchStage, journaled_slots
 
         if self.plan.replay is not None:
@@ -129,8 +130,15 @@ class WevalRun:
         batch = BatchStage(calls=self.calls, journal=self.journal, journal_path=self.journal_path,
                            options=self.options)
         self.generate.batch = self.judges.batch = batch
-        async for event in batch.run(self.generate.batch_requests(journaled, self.cost.refuses)):
-            yield event
+        self.judges.generate = self.generate
+        # A phase per generated turn: a conversation's next request holds the answer the phase before
+        # returned (a one-turn prompt is done after the first).
+        turns = max((self.generate.generated_turns(t) for t in self.plan.tasks), default=0)
+        for turn in range(turns):
+            requests = self.generate.batch_requests(journaled, self.cost.refuses, turn)
+            if requests:
+                async for event in batch.run(requests):
+                    yield event
         if self.judging and not self.judges.problem:
             # The second phase: the judges' calls on the answers the first one returned.
             judge_requests = self.judges.batch_requests(journaled)

@@ -40,7 +40,8 @@ def blueprint(tmp_path: Path, n: int, models: list[str] = MODELS) -> Path:
     for i in range(n):
         lines += [f"- id: p{i:03d}", f"  prompt: question {i}", "  should:", f"    - $contains: question {i}",
                   "    - $icontains: answer"]
-    # A conversation with a generated middle turn cannot be batched: it runs interactively beside the rest.
+    # A conversation with a generated middle turn: batched phase by phase (its second request holds the
+    # answer the first phase returned).
     lines += ["- id: convo", "  messages:", "    - user: first", "    - assistant: null", "    - user: second",
               "  should:", "    - $contains: second"]
     path = tmp_path / "b.weval.yml"
@@ -97,21 +98,20 @@ def test_batch_run_equals_interactive_run(tmp_path: Path, fake: FakeBatchServer,
     assert inter["input_tokens"] == batch["input_tokens"] and inter["output_tokens"] == batch["output_tokens"]
     assert {x["via"] for x in inter["lines"]} == {"interactive"}
     sent = {(x["model"], x["via"]): x["calls"] for x in batch["lines"]}
-    assert sent == {("openai:gpt-4o-mini", "batch"): 30, ("openai:gpt-4o-mini", "interactive"): 2,
-                    ("anthropic:claude-3-5-haiku-latest", "batch"): 30,
-                    ("anthropic:claude-3-5-haiku-latest", "interactive"): 2}
-    assert 0 < batch["usd"] < inter["usd"]  # the batch discount on all but the conversation's turns
-    assert fake.creations == 2 and fake.uploads == 1  # one batch per provider; Anthropic takes no file
-    assert fake.chat_calls == 4  # only the conversation's two turns, for each model
+    # The conversation's second turn goes in a second phase, its request holding the first one's answer.
+    assert sent == {("openai:gpt-4o-mini", "batch"): 32, ("anthropic:claude-3-5-haiku-latest", "batch"): 32}
+    assert 0 < batch["usd"] < inter["usd"]  # the batch discount
+    assert fake.creations == 4 and fake.uploads == 2  # a batch per provider and phase; Anthropic takes no file
+    assert fake.chat_calls == 0
     assert not fake.duplicates()
     captured = capsys.readouterr()
     err = captured.err
     # The summary's cost table: batch and interactive calls of a model on their own lines.
-    assert re.search(r"answers\s+openai:gpt-4o-mini\s+batch\s+30\s", captured.out)
-    assert re.search(r"answers\s+openai:gpt-4o-mini\s+interactive\s+2\s", captured.out)
-    assert "batch: openai:gpt-4o-mini batch_" in err and "completed 30/30" in err and "ended 30/30" in err
+    assert re.search(r"answers\s+openai:gpt-4o-mini\s+batch\s+32\s", captured.out)
+    assert not re.search(r"answers\s+openai:gpt-4o-mini\s+interactive", captured.out)
+    assert "batch: openai:gpt-4o-mini batch_" in err and "completed 31/31" in err and "ended 31/31" in err
     kinds = [r["t"] for r in journal(out)]
-    assert kinds.count("batch_plan") == 2 and kinds.count("batch") == 2 and kinds.count("batch_end") == 2
+    assert kinds.count("batch_plan") == 4 and kinds.count("batch") == 4 and kinds.count("batch_end") == 4
     assert kinds.index("batch_plan") < kinds.index("batch") < kinds.index("batch_end") < kinds.index("gen")
 
 
@@ -126,13 +126,14 @@ def test_failed_and_expired_items_go_through_the_interactive_path(tmp_path: Path
     out = tmp_path / "batch"
     assert main(["run", str(bp), "-o", str(out), "--no-report", "--batch", "--batch-poll", "0.01", "--retries", "0"]) == 0
     assert result_files(out) == expected
-    # OpenAI: 6 expired + question 3 failed; Anthropic: question 3 errored; plus the conversation's turns.
-    assert fake.chat_calls == 7 + 1 + 4
+    # OpenAI: 7 expired (the conversation's first turn among them) + question 3 failed, then the
+    # conversation's second turn (its first answer came one by one); Anthropic: question 3 errored.
+    assert fake.chat_calls == 8 + 1 + 1
     twice = fake.duplicates()
-    assert len(twice) == 8 and set(twice.values()) == {2}  # exactly the unanswered ones, once more each
+    assert len(twice) == 9 and set(twice.values()) == {2}  # exactly the unanswered ones, once more each
     err = capsys.readouterr().err
-    assert "ended expired: 7 of 12 request(s) not answered" in err
-    assert "ended ended: 1 of 12 request(s) not answered (errored: api_error: Internal server error)" in err
+    assert "ended expired: 8 of 13 request(s) not answered" in err
+    assert "ended ended: 1 of 13 request(s) not answered (errored: api_error: Internal server error)" in err
 
 
 def test_polls_that_fail_are_retried_then_given_up(tmp_path: Path, fake: FakeBatchServer, capsys) -> None:
@@ -143,10 +144,10 @@ def test_polls_that_fail_are_retried_then_given_up(tmp_path: Path, fake: FakeBat
     fake.failing_polls = 5  # a passing outage: the batch is polled again, nothing is sent twice
     args = ["run", str(bp), "--no-report", "--batch", "--batch-poll", "0.01", "--retries", "0"]
     assert main([*args, "-o", str(tmp_path / "b1")]) == 0
-    assert result_files(tmp_path / "b1") == expected and fake.chat_calls == 2 and not fake.duplicates()
+    assert result_files(tmp_path / "b1") == expected and fake.chat_calls == 0 and not fake.duplicates()
     fake.failing_polls = 10**6  # down for good: after 10 failed rounds the requests go one by one
     assert main([*args, "-o", str(tmp_path / "b2")]) == 0
-    assert result_files(tmp_path / "b2") == expected and fake.chat_calls == 2 + 4 + 2
+    assert result_files(tmp_path / "b2") == expected and fake.chat_calls == 4 + 2  # the prompts, the conversation
     assert "cannot be read (openai: HTTP 503: the batch service is down); its requests are sent one by one" \
         in capsys.readouterr().err
 
@@ -166,8 +167,8 @@ def test_batch_answers_are_priced_at_the_batch_price_and_capped(tmp_path: Path, 
     assert main([*args, "-o", str(tmp_path / "b"), "--batch", "--batch-poll", "0.01"]) == 0
     batch = _cost(capsys.readouterr().out)
     assert inter["input_tokens"] == batch["input_tokens"] and inter["output_tokens"] == batch["output_tokens"]
-    # gpt-4o-mini's batch_discount is 0.5 in the shipped table; the conversation's two turns are interactive.
-    assert inter["usd"] / 2 < batch["usd"] < inter["usd"] * 0.6
+    # gpt-4o-mini's batch_discount is 0.5 in the shipped table; every call is batched, the conversation too.
+    assert batch["usd"] == pytest.approx(inter["usd"] / 2)
     # A cost cap that lets only some cells start: the refused ones are not sent in the batch either.
     fake.batches.clear()
     capsys.readouterr()
@@ -187,7 +188,7 @@ def test_batches_are_split_under_the_limits(tmp_path: Path, fake: FakeBatchServe
     assert main(["run", str(bp), "-o", str(out), "--no-report", "--batch", "--batch-poll", "0.01",
                  "--batch-size", "7"]) == 0
     sizes = sorted(len(b.items) for b in fake.batches.values())
-    assert sizes == [6, 7, 7]
+    assert sizes == [1, 7, 7, 7]  # 21 first turns in three; the conversation's second turn in a phase of its own
     one = len(next(iter(fake.files.values())).splitlines()[0]) + 1
     fake.batches.clear()
     fake.files.clear()
@@ -195,8 +196,8 @@ def test_batches_are_split_under_the_limits(tmp_path: Path, fake: FakeBatchServe
     out2 = tmp_path / "batch2"
     assert main(["run", str(bp), "-o", str(out2), "--no-report", "--batch", "--batch-poll", "0.01",
                  "--batch-max-mb", str(one * 5.5 / 2**20)]) == 0
-    assert len(fake.batches) == 4 and all(len(b.items) <= 5 for b in fake.batches.values())
-    assert sum(len(b.items) for b in fake.batches.values()) == 20
+    assert len(fake.batches) == 5 + 1 and all(len(b.items) <= 5 for b in fake.batches.values())
+    assert sum(len(b.items) for b in fake.batches.values()) == 21 + 1
     assert not fake.duplicates()
     assert result_files(out) == result_files(out2)
 
@@ -239,9 +240,9 @@ def test_killed_while_polling_then_resumed_sends_nothing_twice(tmp_path: Path, f
     fake.hold = False
     assert main(["run", str(bp), "-o", str(out), "--no-report", "--batch", "--batch-poll", "0.01", "--retries", "0",
                  "--batch-size", "10", "--resume"]) == 0
-    assert fake.creations == 6  # polled, not submitted again
+    assert fake.creations == 6 + 2  # polled, not submitted again; then the conversation's second turns
     assert not fake.duplicates()
-    assert fake.chat_calls == 4  # the conversation's turns only
+    assert fake.chat_calls == 0
     assert result_files(out) == expected
     assert "resuming 6 batch(es) from the journal" in capsys.readouterr().err
 
@@ -264,7 +265,7 @@ def test_resumed_without_batch_still_collects_the_batches(tmp_path: Path, fake: 
     fake.hold = False
     assert main(["run", str(bp), "-o", str(out), "--no-report", "--retries", "0", "--resume"]) == 0
     assert fake.creations == 2 and not fake.duplicates()
-    assert fake.chat_calls == 4  # the conversation's turns only
+    assert fake.chat_calls == 2  # the conversation's second turns: not batched without --batch
     assert result_files(out) == expected
 
 
@@ -289,7 +290,7 @@ def test_a_batch_created_just_before_the_kill_is_found_not_sent_again(tmp_path: 
     fake.hold = False
     assert main(["run", str(bp), "-o", str(out), "--no-report", "--batch", "--batch-poll", "0.01", "--retries", "0",
                  "--resume"]) == 0
-    assert fake.creations == 2 and not fake.duplicates()
+    assert fake.creations == 2 + 2 and not fake.duplicates()  # found, not sent again; then the second turns
     assert result_files(out) == expected
 
 
@@ -322,15 +323,15 @@ def test_gemini_batch_killed_while_polling_then_resumed_equals_interactive(tmp_p
     capsys.readouterr()
     assert main(["run", str(bp), "-o", str(out), "--no-report", "--batch", "--batch-poll", "0.01", "--retries", "0",
                  "--resume"]) == 0
-    assert fake.creations == 1 and fake.uploads == 1 and not fake.duplicates()
-    assert fake.chat_calls == 2  # the conversation's two turns only
+    assert fake.creations == 2 and fake.uploads == 2 and not fake.duplicates()  # then the conversation's 2nd turn
+    assert fake.chat_calls == 0
     assert result_files(out) == expected
     err = capsys.readouterr().err
     if not journaled:
         assert "was created before the run stopped; polling it instead of sending its requests again" in err
-    assert "ended 12/12" not in err and "succeeded 12/12" in err
+    assert "ended 13/13" not in err and "succeeded 13/13" in err
     paid = {(x["model"], x["via"]): x["calls"] for x in cost_block(out)["lines"]}
-    assert paid == {("google:gemini-2.5-flash", "batch"): 12, ("google:gemini-2.5-flash", "interactive"): 2}
+    assert paid == {("google:gemini-2.5-flash", "batch"): 14}
 
 
 def test_interrupt_can_cancel_the_batches(tmp_path: Path, fake: FakeBatchServer) -> None:
@@ -385,11 +386,43 @@ def test_judges_batch_in_a_second_phase(tmp_path: Path, fake: FakeBatchServer, c
     assert "batch mode: 32 answer(s) from 2 batch(es)" in capsys.readouterr().err
 
 
+def test_conversations_batch_phase_by_phase_then_their_judges(tmp_path: Path, fake: FakeBatchServer) -> None:
+    """`assistant: null` turns: each phase's requests hold the answers the phase before returned, then the
+    judges read the whole exchange; nothing goes one by one, and the results are an interactive run's."""
+    lines = ["title: talks", "models: [openai:gpt-4o-mini, anthropic:claude-3-5-haiku-latest]",
+             "evaluationConfig:", "  llm-coverage:", "    judges:",
+             "      - {id: a, model: 'openai:gpt-4o-mini', approach: standard}", "---"]
+    for i in range(3):
+        lines += [f"- id: talk{i}", "  messages:", f"    - user: open {i}", "    - assistant: null",
+                  f"    - user: middle {i}", "    - assistant: null", f"    - user: close {i}",
+                  "  should:", f"    - mentions close {i}"]
+    lines += ["- id: plain", "  prompt: just one", "  should:", "    - mentions one"]
+    bp = tmp_path / "talks.weval.yml"
+    bp.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    expected = interactive(tmp_path, bp)
+    assert fake.chat_calls == 2 * (3 * 3 + 1) + 2 * 4  # every turn of every cell, then a judge call each
+    fake.sent.clear()
+    fake.chat_calls = 0
+    out = tmp_path / "batch"
+    assert main(["run", str(bp), "-o", str(out), "--no-report", "--batch", "--batch-poll", "0.01", "--retries", "0"]) == 0
+    assert result_files(out) == expected
+    assert fake.chat_calls == 0 and not fake.duplicates()
+    # Three answer phases (a batch per provider each: 4, 3, 3 requests), then the judges' (8 calls).
+    sizes = [(b.api, len(b.items)) for b in sorted(fake.batches.values(), key=lambda b: b.created_at)]
+    assert sizes == [("openai", 4), ("anthropic", 4), ("openai", 3), ("anthropic", 3), ("openai", 3),
+                     ("anthropic", 3), ("openai", 8)]
+    # The third phase's request for talk1 carries the two answers the earlier phases returned.
+    third = dict(sorted(fake.batches.values(), key=lambda b: b.created_at)[4].items)
+    talk1 = next(body for body in third.values() if "close 1" in json.dumps(body))
+    assistant = [m["content"] for m in talk1["messages"] if m["role"] == "assistant"]
+    assert assistant == ["Answer (gpt-4o-mini) to: open 1", "Answer (gpt-4o-mini) to: middle 1"]
+
+
 def test_models_without_a_batch_api_run_interactively(tmp_path: Path, fake: FakeBatchServer, capsys) -> None:
     bp = blueprint(tmp_path, 3, models=["openai:gpt-4o-mini", "echo"])
     out = tmp_path / "batch"
     assert main(["run", str(bp), "-o", str(out), "--no-report", "--batch", "--batch-poll", "0.01"]) == 0
-    assert fake.creations == 1
+    assert fake.creations == 2  # the answers, then the conversation's second turn
     assert "echo has no batch API evalspec can drive" in capsys.readouterr().err
 
 
