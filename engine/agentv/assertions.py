@@ -451,6 +451,8 @@ def _code_judge_rule(ctx: Context, kind: AssertionType, entries: Entries) -> dic
             ctx.out.warning("missing-cwd", cwd_node.span,  # type: ignore[union-attr]
                             f"Working directory '{cwd_text}' not found (relative to the eval file's folder).")
             cwd = None
+        elif ctx.outside_project(cwd_node, cwd_text, cwd, "run the judge in it"):  # type: ignore[arg-type]
+            cwd = None
     if cwd is not None:
         _scripts_exist(ctx, command_node, cwd)
     config: dict[str, Any] = {"command": argv}
@@ -523,6 +525,8 @@ def _scripts_exist(ctx: Context, node: Node, cwd: Any) -> None:
                 where = "the eval file's folder" if cwd == ctx.folder else f"'{ctx.display(cwd)}'"
                 ctx.out.warning("missing-script", item.span,
                                 f"Script '{token}' not found (relative to {where}); the judge would fail when run.")
+            else:
+                ctx.outside_project(item, token, path, "run it")
 
 
 def _composite_rule(ctx: Context, kind: AssertionType, entries: Entries) -> dict[str, Any] | None:
@@ -553,6 +557,18 @@ def _composite_rule(ctx: Context, kind: AssertionType, entries: Entries) -> dict
     if agg_type == "code-judge" and "path" not in agg:
         ctx.out.error("missing-field", type_node.span,  # type: ignore[union-attr]
                       "A code-judge aggregator needs 'path': the script that combines the children's results.")
+    elif agg_type == "code-judge" and ctx.folder is not None:
+        # The script (`path`, a command line) runs in `cwd`: neither may leave the project.
+        cwd: Path | None = ctx.folder
+        cwd_node = agg.get("cwd")
+        cwd_text = ctx.str_of(cwd_node)
+        if cwd_text:
+            cwd = ctx.fs.resolve(cwd_text, [ctx.folder])
+            if cwd is not None and ctx.outside_project(cwd_node, cwd_text, cwd, "run the aggregator in it"):  # type: ignore[arg-type]
+                cwd = None
+        path_node = agg.get("path")
+        if cwd is not None and path_node is not None:
+            _scripts_exist(ctx, path_node, cwd)
     weights = agg.get("weights")
     names = {c.name for c in children}
     if isinstance(weights, Mapping) and children:

@@ -64,16 +64,17 @@ class Context:
         """A context for an external tests file: its own findings and lines, the same suite folder."""
         return replace(self, out=out, values=values, lines=lines, path=path)
 
-    def outside_project(self, node: Node, reference: str, path: Path) -> bool:
+    def outside_project(self, node: Node, reference: str, path: Path, use: str = "send it to a model") -> bool:
         """Report (and return True for) a reference whose file lies outside the project, unless files
-        outside may be read: such a file is neither read by `check` nor sent by `run`."""
+        outside may be read: such a file is neither read by `check` nor sent by `run`. `use`: what the
+        run would do with it (send it to a model, run it, copy it into the workspace…)."""
         if self.folder is None or self.fs.allow_outside or not self.fs.outside(path, self.folder):
             return False
         where = ("its repository" if self.fs.exists(self.fs.project_root(self.folder) / ".git")
                  else "its folder, as no folder above it holds .git")
         self.out.warning("file-outside-project", node.span,
                          f"'{reference}' is outside the eval file's project ({where}): evalspec does not read "
-                         "it, and `evalspec run` refuses to send it to a model unless given --allow-outside-files.")
+                         f"it, and `evalspec run` refuses to {use} unless given --allow-outside-files.")
         return True
 
     @property

@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -315,8 +315,18 @@ class AgentvRun:
         if raw is None:
             return None
         if key not in self._workspace_specs:
-            self._workspace_specs[key] = parse_workspace(raw, base)
+            self._workspace_specs[key] = parse_workspace(raw, base, self._inside_project)
         return self._workspace_specs[key]
+
+    @property
+    def _inside_project(self) -> Callable[[Path], bool] | None:
+        """Whether a path is inside the eval file's project; None with --allow-outside-files."""
+        if self.options.allow_outside_files:
+            return None
+        from ..agentv.files import FileSystem
+
+        fs, folder = FileSystem(), self.plan.path.parent
+        return lambda path: not fs.outside(path, folder)
 
     def _not_run(self, task: AgentvTask, message: str, started: Any) -> None:
         """A cell a cost cap kept from starting: a row that is not scored (never a pass) with the reason;

@@ -27,7 +27,7 @@ import asyncio
 import contextlib
 import shutil
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -85,12 +85,22 @@ def _script(what: str, raw: Any, base: Path) -> Script:
     return Script(what, tuple(argv), timeout, (base / cwd) if isinstance(cwd, str) and cwd else base)
 
 
-def parse_workspace(raw: Any, base: Path) -> WorkspaceSpec | None:
-    """The workspace as written (an object, or a path to a YAML file of one), relative to `base`."""
+def parse_workspace(raw: Any, base: Path, inside: Callable[[Path], bool] | None = None) -> WorkspaceSpec | None:
+    """The workspace as written (an object, or a path to a YAML file of one), relative to `base`.
+    `inside`: whether a path is inside the project; a workspace file, template, static folder, local
+    repository or script cwd that is not is refused (a workspace file's content was never checked, so
+    this is where its references are confined). None: anything goes (--allow-outside-files)."""
     if raw is None:
         return None
+
+    def confined(path: Path, what: str) -> Path:
+        if inside is not None and not inside(path):
+            raise WorkspaceError(f"the workspace {what} {path} is outside the project; nothing was copied or run "
+                                 "(--allow-outside-files allows it)")
+        return path
+
     if isinstance(raw, str):
-        path = base / raw
+        path = confined(base / raw, "file")
         try:
             import yaml
 
@@ -101,7 +111,7 @@ def parse_workspace(raw: Any, base: Path) -> WorkspaceSpec | None:
     if not isinstance(raw, Mapping):
         raise WorkspaceError("workspace must be an object (template, isolation, setup, teardown, hooks)")
     template = raw.get("template")
-    template_path = (base / template) if isinstance(template, str) and template else None
+    template_path = confined(base / template, "template") if isinstance(template, str) and template else None
     if template_path is not None and not template_path.is_dir():
         raise WorkspaceError(f"workspace template {template_path} is not a folder")
     hooks: dict[str, Script] = {}
@@ -121,18 +131,27 @@ def parse_workspace(raw: Any, base: Path) -> WorkspaceSpec | None:
         where = raw.get("path")
         if not isinstance(where, str) or not where:
             raise WorkspaceError("workspace mode static needs a 'path': the folder to use as the workspace")
-        static = base / where
+        static = confined(base / where, "folder")
         if not static.is_dir():
             raise WorkspaceError(f"workspace path {static} is not a folder")
     try:
         repos = parse_repos(raw.get("repos"), base)
     except RepoError as exc:
         raise WorkspaceError(str(exc)) from None
+    from ..agentv.workspace import local_git_path
+
+    for repo in repos:
+        local = local_git_path(repo.url)
+        if local is not None:
+            confined(base / local, "repository")
+    setup = _script("setup", raw["setup"], base) if raw.get("setup") is not None else None
+    teardown = _script("teardown", raw["teardown"], base) if raw.get("teardown") is not None else None
+    for script in (*hooks.values(), setup, teardown):
+        if script is not None:
+            confined(script.cwd, f"{script.what} folder")
     return WorkspaceSpec(
         template=template_path, per_test=raw.get("isolation") == "per_test" and static is None,
-        setup=_script("setup", raw["setup"], base) if raw.get("setup") is not None else None,
-        teardown=_script("teardown", raw["teardown"], base) if raw.get("teardown") is not None else None,
-        hooks=hooks, repos=repos, reset=reset_mode, static=static)
+        setup=setup, teardown=teardown, hooks=hooks, repos=repos, reset=reset_mode, static=static)
 
 
 class Workspaces:

@@ -192,7 +192,9 @@ def test_code_judge_scripts_must_exist(tmp_path: Path) -> None:
     text = _with("      - type: code-judge\n        command: [bun, run, ../judges/check.ts]\n"
                  "      - type: code-judge\n        command: [uv, run, check.py]\n        cwd: ../judges\n"
                  "      - type: code-judge\n        command: [bun, run, ./missing.ts]\n")
-    result = check(text, tmp_path, name="evals/suite.eval.yaml", files={"judges/check.ts": "", "judges/check.py": ""})
+    # A repository, so that ../judges is inside the project (file-outside-project otherwise).
+    result = check(text, tmp_path, name="evals/suite.eval.yaml",
+                   files={"judges/check.ts": "", "judges/check.py": "", ".git/HEAD": ""})
     f = one(result, "missing-script")
     assert at(f) == (12, 29) and "Script './missing.ts' not found" in f.message
     a = _a(result)

@@ -76,3 +76,75 @@ def test_no_warning_where_a_secret_belongs(tmp_path: Path) -> None:
             "tests:\n  - id: a\n    criteria: c\n    input: hi\n")
     result = check(text, tmp_path, env={"OTHER_API_KEY": "k" * 10, "OTHER_TOKEN": "t" * 10})
     assert "secret-in-input" not in codes(result)
+
+
+# The attack run's second round: scripts, working folders and workspaces that leave the project are
+# findings too (each was run, copied or cloned before).
+
+def _outside_world(tmp_path: Path) -> tuple[Path, Path]:
+    """tmp/outside (a judge script, a workspace template, a workspace file, a repository folder) and
+    tmp/proj (a repository holding evals/)."""
+    outside = tmp_path / "outside"
+    (outside / "tpl").mkdir(parents=True)
+    (outside / "repo").mkdir()
+    (outside / "judge.py").write_text("print('{\"score\": 1}')\n")
+    (outside / "ws.yaml").write_text("template: tpl\n")
+    project = tmp_path / "proj"
+    (project / ".git").mkdir(parents=True)
+    (project / "evals").mkdir()
+    return outside, project
+
+
+def _outside_lines(text: str, tmp_path: Path) -> list[int]:
+    result = check(text, tmp_path / "proj", name="evals/s.eval.yaml")
+    return [f.span.start_line + 1 for f in result.findings if f.code == "file-outside-project"]
+
+
+def test_code_judge_scripts_and_folders_outside_are_reported(tmp_path: Path) -> None:
+    outside, _ = _outside_world(tmp_path)
+    text = ("name: s\ndescription: d\ntests:\n  - id: a\n    criteria: c\n    input: hi\n    assert:\n"
+            "      - {type: code-judge, command: [python3, ../../outside/judge.py]}\n"       # 8
+            f"      - {{type: code-judge, command: [python3, {outside / 'judge.py'}]}}\n"    # 9
+            "      - {type: code-judge, command: [python3, judge.py], cwd: ../../outside}\n"  # 10
+            "      - {type: code-judge, command: 'python3 ../../outside/judge.py'}\n"         # 11
+            "      - type: composite\n        assert: [{name: x, type: contains, value: x}]\n"
+            "        aggregator: {type: code-judge, path: python3 ../../outside/judge.py}\n"  # 14
+            "      - type: llm-judge\n        prompt: {command: [python3, ../../outside/judge.py]}\n")  # 16
+    assert _outside_lines(text, tmp_path) == [8, 9, 10, 11, 14, 16]
+
+
+def test_workspaces_outside_are_reported(tmp_path: Path) -> None:
+    outside, project = _outside_world(tmp_path)
+    os.symlink(outside / "tpl", project / "evals" / "tl")
+    head = "name: s\ndescription: d\n"
+    tests = "tests:\n  - id: a\n    criteria: c\n    input: hi\n"
+    assert _outside_lines(head + "workspace: ../../outside/ws.yaml\n" + tests, tmp_path) == [3]
+    assert _outside_lines(head + "workspace: {template: ../../outside/tpl}\n" + tests, tmp_path) == [3]
+    assert _outside_lines(head + "workspace: {template: tl}\n" + tests, tmp_path) == [3]  # a link out
+    assert _outside_lines(head + "workspace: {mode: static, path: ../../outside/tpl}\n" + tests, tmp_path) == [3]
+    repos = ("workspace:\n  repos:\n    - {path: a, source: {type: local, path: ../../outside/repo}}\n"
+             f"    - {{path: b, source: {{type: git, url: 'file://{outside / 'repo'}'}}}}\n"
+             f"    - {{path: c, repo: {outside / 'repo'}}}\n"
+             "    - {path: d, repo: 'https://example.com/x.git'}\n"
+             "    - {path: e, repo: 'git@example.com:x.git'}\n")
+    assert _outside_lines(head + repos + tests, tmp_path) == [5, 6, 7]
+    hooks = ("workspace:\n  hooks:\n    before_all: {command: [sh, ../../outside/x.sh]}\n"
+             "    after_all: {command: [ls], cwd: ../../outside}\n"
+             "  setup: {script: [python3, ../../outside/judge.py]}\n")
+    (outside / "x.sh").write_text("true\n")
+    assert _outside_lines(head + hooks + tests, tmp_path) == [5, 6, 7]
+    per_test = ("tests:\n  - id: a\n    criteria: c\n    input: hi\n"
+                "    workspace: {template: ../../outside/tpl}\n")
+    assert _outside_lines(head + per_test, tmp_path) == [7]
+
+
+def test_inside_the_repository_nothing_is_reported(tmp_path: Path) -> None:
+    _, project = _outside_world(tmp_path)
+    (project / "judges").mkdir()
+    (project / "judges" / "j.py").write_text("")
+    (project / "tpl").mkdir()
+    text = ("name: s\ndescription: d\nworkspace: {template: ../tpl, repos: [{path: r, source: {type: local, "
+            "path: ../tpl}}]}\ntests:\n  - id: a\n    criteria: c\n    input: hi\n    assert:\n"
+            "      - {type: code-judge, command: [python3, ../judges/j.py]}\n"
+            "      - {type: code-judge, command: [python3, j.py], cwd: ../judges}\n")
+    assert _outside_lines(text, tmp_path) == []

@@ -109,7 +109,8 @@ def test_composites_in_a_run(tmp_path: Path, smart: SmartFake) -> None:
     smart.decide = _grader
     write(tmp_path / ".agentv" / "targets.yaml", AGENTV_TARGETS)
     bp = write(tmp_path / "evals" / "s.eval.yaml", SUITE)
-    run_events(bp, options(tmp_path, env_for(smart)))
+    # The aggregator scripts are tests/run/judges/, outside this project.
+    run_events(bp, options(tmp_path, env_for(smart), allow_outside_files=True))
     rows = _rows(tmp_path / "out")
 
     # inner threshold: 1 of 4 children pass → 0.25 < 0.5 → fail, score 0.25.

@@ -128,6 +128,8 @@ with open(sys.argv[2] + ".paths", "a") as f:
 
 
 def _workspace_suite(tmp_path: Path, workspace: str, *, tests: str | None = None) -> Path:
+    # tmp_path is the repository, so that repositories and scripts beside evals/ are in the project.
+    (tmp_path / ".git").mkdir(exist_ok=True)
     write(tmp_path / ".agentv" / "targets.yaml", AGENTV_TARGETS + f"""  - name: agent
     provider: cli
     command: "{PY} {tmp_path / 'agent.py'} {{EVAL_ID}} {{OUTPUT_FILE}}"

@@ -1,0 +1,320 @@
+"""The attack run: hostile eval files, providers, clients and concurrent runs thrown at evalspec.
+
+    python bench/attack.py [AREA ...]     areas: outside secrets faults concurrent sandbox protocol
+
+Prints every probe it tried and what broke (a line starting with BROKEN), then counts per area. Not
+run in CI (minutes, strace, real subprocesses); each failure it found became a focused test in tests/.
+
+What "broke" means per area:
+  outside    a file outside the project was opened (strace: open/openat/execve of a path under the
+             outside folder, by evalspec or anything it started) or its marker reached the results,
+             the journal, stdout/stderr or a request the fake provider received, without
+             --allow-outside-files; or `check`/`run` crashed (traceback) or hung.
+  secrets    the API key appears in anything written or printed (results, journal, report, stdout,
+             stderr) — the model may receive it only when the file itself asks for it.
+  faults     a faulted provider reply ended in a traceback, a hang (past its bound) or no error cell.
+  concurrent two to four runs on one output folder made a call twice or lost a journal record.
+  sandbox    a `$js` probe, code judge or cli target escaped its time/output limit or left a process.
+  protocol   the language server did not answer a request within its bound, or died.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "tests"))
+
+from fakeprovider import FakeProvider  # noqa: E402
+
+MARKER = "ATTACK-MARKER-7f3a91"
+KEY = "sk-attack-key-0123456789abcdef"
+EVALSPEC = [sys.executable, "-m", "evalspec.cli"]
+TARGETS = """targets:
+  - name: default
+    provider: openai
+    model: candidate
+    api_key: ${{ OPENAI_API_KEY }}
+    endpoint: ${{ OPENAI_BASE_URL }}
+    judge_target: grader
+  - name: grader
+    provider: openai
+    model: grader-model
+    api_key: ${{ OPENAI_API_KEY }}
+    endpoint: ${{ OPENAI_BASE_URL }}
+"""
+
+
+@dataclass
+class Tally:
+    tried: int = 0
+    broken: list[str] = field(default_factory=list)
+
+    def note(self, name: str, problem: str | None) -> None:
+        self.tried += 1
+        if problem:
+            self.broken.append(f"{name}: {problem}")
+            print(f"  BROKEN {name}: {problem}", flush=True)
+        else:
+            print(f"  ok     {name}", flush=True)
+
+
+@dataclass
+class Ran:
+    code: int | None  # None: killed at the time limit
+    out: str
+    err: str
+    opened: list[str]  # paths opened or executed (strace), when traced
+    seconds: float
+
+
+def run_cli(args: list[str], *, env: dict[str, str], cwd: Path, timeout: float = 60.0,
+            trace: Path | None = None) -> Ran:
+    """evalspec with `args`; with `trace`, under strace noting every successful open/exec."""
+    cmd = EVALSPEC + args
+    log = None
+    if trace is not None:
+        log = Path(tempfile.mkstemp(prefix="attack-strace-")[1])
+        cmd = ["strace", "-f", "-qq", "-e", "trace=open,openat,openat2,execve,creat", "-e", "status=successful", "-o", str(log), *cmd]
+    start = time.monotonic()
+    proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            errors="replace", start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+        code: int | None = proc.returncode
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        code = None
+    opened: list[str] = []
+    if log is not None:
+        text = log.read_text(errors="replace")
+        log.unlink()
+        opened = [m.group(1) for m in re.finditer(r'(?:open|openat|openat2|execve|creat)\((?:[A-Z_]+, )?"([^"]*)"',
+                                                   text)]
+    return Ran(code, out, err, opened, time.monotonic() - start)
+
+
+def base_env(fake: FakeProvider, home: Path) -> dict[str, str]:
+    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "OPENAI_API_KEY": KEY,
+            "OPENAI_BASE_URL": fake.url("/v1"), "ANTHROPIC_BASE_URL": fake.url(""),
+            "PYTHONPATH": os.environ.get("PYTHONPATH", ""), "NO_COLOR": "1", "LANG": "C.UTF-8"}
+
+
+def everything_under(folder: Path) -> str:
+    if not folder.exists():
+        return ""
+    return "\n".join(p.read_text(encoding="utf-8", errors="replace") for p in folder.rglob("*")
+                     if p.is_file() and not p.is_symlink())
+
+
+def crashed(ran: Ran) -> str | None:
+    if ran.code is None:
+        return f"hung (killed after {ran.seconds:.0f} s)"
+    if "Traceback" in ran.err or "Traceback" in ran.out:
+        return "traceback: " + ran.err.strip().splitlines()[-1][:200]
+    return None
+
+
+# ------------------------------------------------------------------------------------------------
+# outside files
+
+
+def _outside_world(root: Path) -> Path:
+    """A folder outside the project holding every kind of file an eval file might point at."""
+    out = root / "outside"
+    (out / "tpl").mkdir(parents=True)
+    (out / "secret.txt").write_text(f"{MARKER} secret\n")
+    (out / "secret.md").write_text(f"{MARKER} {{{{ answer }}}} {{{{ expected_output }}}}\n")
+    (out / "cases.jsonl").write_text(json.dumps({"id": "far", "input": MARKER, "criteria": "x"}) + "\n")
+    (out / "cases.yaml").write_text(f"- id: far\n  input: {MARKER}\n  criteria: x\n")
+    (out / "tpl" / "f.txt").write_text(MARKER)
+    (out / "judge.py").write_text(f"print('{{\"score\": 1, \"reasoning\": \"{MARKER}\"}}')\n")
+    (out / "ws.yaml").write_text("template: tpl\n")
+    (out / "ws-static.yaml").write_text("mode: static\npath: tpl\n")
+    repo = out / "repo"
+    repo.mkdir()
+    (repo / "f.txt").write_text(MARKER)
+    git = ["git", "-c", "user.email=a@b", "-c", "user.name=a"]
+    subprocess.run([*git, "init", "-q", str(repo)], check=True)
+    subprocess.run([*git, "-C", str(repo), "add", "."], check=True)
+    subprocess.run([*git, "-C", str(repo), "commit", "-qm", "x"], check=True)
+    return out
+
+
+def _suite(body: str) -> str:
+    return "name: s\ndescription: d\n" + body
+
+
+def _test(input_yaml: str, extra: str = "") -> str:
+    return _suite("tests:\n  - id: a\n    criteria: c\n" + input_yaml + extra +
+                  "    assert: [{type: contains, value: x}]\n")
+
+
+def _file_block(value: str) -> str:
+    return ("    input:\n      - role: user\n        content:\n"
+            f"          - {{type: file, value: {json.dumps(value)}}}\n")
+
+
+def outside_cases(root: Path, out: Path, project: Path) -> Iterator[tuple[str, str, Callable[[], None] | None]]:
+    """(name, eval file text, setup) for every way a reference could leave the project."""
+    evals = project / "evals"
+    up = os.path.relpath(out, evals)
+    abs_secret = str(out / "secret.txt")
+
+    def link(name: str, to: Path) -> Callable[[], None]:
+        return lambda: os.symlink(to, evals / name)
+
+    def links(*pairs: tuple[str, Path]) -> Callable[[], None]:
+        def make() -> None:
+            for name, to in pairs:
+                os.symlink(to, evals / name)
+        return make
+
+    block_refs: list[tuple[str, str, Callable[[], None] | None]] = [
+        ("dotdot", f"{up}/secret.txt", None),
+        ("dotdot-normalised", f"./sub/../{up}/secret.txt", None),
+        ("dotdot-deep", "../" * 40 + abs_secret.lstrip("/"), None),
+        ("absolute", abs_secret, None),
+        ("absolute-double-slash", "//" + abs_secret.lstrip("/"), None),
+        ("slash-repo-relative", "/" + os.path.relpath(out / "secret.txt", project), None),
+        ("file-url", "file://" + abs_secret, None),
+        ("file-url-relative", f"file://{up}/secret.txt", None),
+        ("tilde", "~/secret.txt", None),
+        ("percent-encoded", f"{up.replace('..', '%2e%2e')}/secret.txt", None),
+        ("windows-backslash", f"{up.replace('/', chr(92))}\\secret.txt", None),
+        ("nul-in-path", f"{up}/secret.txt\0.png", None),
+        ("symlink-file", "link.txt", link("link.txt", out / "secret.txt")),
+        ("symlink-relative", "rel.txt", link("rel.txt", Path(up) / "secret.txt")),
+        ("symlink-dir", "dirlink/secret.txt", link("dirlink", out)),
+        ("symlink-chain", "c1.txt", links(("c2.txt", out / "secret.txt"), ("c1.txt", evals / "c2.txt"))),
+        ("symlink-loop", "l1.txt", links(("l1.txt", evals / "l2.txt"), ("l2.txt", evals / "l1.txt"))),
+        ("env-var", "${{ ATTACK_PATH }}", None),
+    ]
+    for name, ref, setup in block_refs:
+        yield f"file-block/{name}", _test(_file_block(ref)), setup
+    yield "expected-output-file-block", _test("    input: hi\n", "    expected_output:\n      - role: assistant\n"
+                                              "        content:\n"
+                                              f"          - {{type: file, value: {up}/secret.txt}}\n"), None
+    yield "input-files", _test("    input: hi\n", f"    input_files: [{up}/secret.txt]\n"), None
+    yield "tests-string-jsonl", _suite(f"tests: {up}/cases.jsonl\n"), None
+    yield "tests-string-absolute", _suite(f"tests: {out / 'cases.yaml'}\n"), None
+    yield "tests-file-url", _suite(f"tests:\n  - file://{up}/cases.yaml\n"), None
+    yield "tests-file-url-abs", _suite(f"tests:\n  - file://{out / 'cases.yaml'}\n"), None
+    yield "tests-glob-up", _suite(f"tests:\n  - file://{up}/*.yaml\n"), None
+    yield "tests-glob-dirlink", _suite("tests:\n  - file://dl/*.yaml\n"), link("dl", out)
+    yield "tests-symlinked-file", _suite("tests: cl.jsonl\n"), link("cl.jsonl", out / "cases.jsonl")
+    yield "tests-glob-star-link", _suite("tests:\n  - file://**/*.jsonl\n"), link("sub.jsonl", out / "cases.jsonl")
+    judge = "    input: hi\n    assert:\n      - type: llm-judge\n        prompt: {p}\n"
+    yield "judge-prompt-dotdot", _suite("tests:\n  - id: a\n    criteria: c\n" + judge.format(p=f"{up}/secret.md")), None
+    yield "judge-prompt-abs", _suite("tests:\n  - id: a\n    criteria: c\n" + judge.format(p=str(out / "secret.md"))), None
+    yield "judge-prompt-link", _suite("tests:\n  - id: a\n    criteria: c\n" + judge.format(p="./pl.md")), \
+        link("pl.md", out / "secret.md")
+    code = "    input: hi\n    assert:\n      - type: code-judge\n        command: [python3, {p}]\n"
+    yield "code-judge-dotdot", _suite("tests:\n  - id: a\n    criteria: c\n" + code.format(p=f"{up}/judge.py")), None
+    yield "code-judge-abs", _suite("tests:\n  - id: a\n    criteria: c\n" + code.format(p=str(out / "judge.py"))), None
+    yield "code-judge-cwd", _suite("tests:\n  - id: a\n    criteria: c\n    input: hi\n    assert:\n"
+                                   "      - type: code-judge\n        command: [python3, judge.py]\n"
+                                   f"        cwd: {up}\n"), None
+    ws = "workspace:\n  {k}: {v}\n"
+    yield "workspace-file", _suite(f"workspace: {up}/ws.yaml\n" + "tests:\n  - id: a\n    criteria: c\n    input: hi\n"), None
+    yield "workspace-template", _suite(ws.format(k="template", v=f"{up}/tpl") +
+                                       "tests:\n  - id: a\n    criteria: c\n    input: hi\n"), None
+    yield "workspace-template-abs", _suite(ws.format(k="template", v=str(out / "tpl")) +
+                                           "tests:\n  - id: a\n    criteria: c\n    input: hi\n"), None
+    yield "workspace-template-link", _suite(ws.format(k="template", v="tl") +
+                                            "tests:\n  - id: a\n    criteria: c\n    input: hi\n"), link("tl", out / "tpl")
+    yield "workspace-static", _suite(f"workspace:\n  mode: static\n  path: {up}/tpl\n"
+                                     "tests:\n  - id: a\n    criteria: c\n    input: hi\n"), None
+    yield "workspace-repo-local", _suite("workspace:\n  repos:\n    - path: r\n      source: {type: local, path: "
+                                         f"{up}/repo}}\n" + "tests:\n  - id: a\n    criteria: c\n    input: hi\n"), None
+    yield "workspace-repo-file-url", _suite("workspace:\n  repos:\n    - path: r\n      source: {type: git, url: "
+                                            f"'file://{out / 'repo'}'}}\n"
+                                            "tests:\n  - id: a\n    criteria: c\n    input: hi\n"), None
+    yield "test-workspace-template", _suite("tests:\n  - id: a\n    criteria: c\n    input: hi\n"
+                                            f"    workspace: {{template: {up}/tpl}}\n"), None
+
+
+# ATTACK_CONTROL=1: run with --allow-outside-files, to see that the probes do reach the outside files
+# (every run probe should then report BROKEN): a check of the harness itself.
+CONTROL = ["--allow-outside-files"] if os.environ.get("ATTACK_CONTROL") else []
+
+
+def attack_outside(tally: Tally) -> None:
+    print("outside files", flush=True)
+    with FakeProvider() as fake:
+        for index in range(1000):
+            root = Path(tempfile.mkdtemp(prefix="attack-out-"))
+            try:
+                out = _outside_world(root)
+                project = root / "proj"
+                (project / ".git").mkdir(parents=True)
+                (project / ".agentv").mkdir()
+                (project / ".agentv" / "targets.yaml").write_text(TARGETS)
+                (project / "evals").mkdir()
+                cases = list(outside_cases(root, out, project))
+                if index >= len(cases):
+                    break
+                name, text, setup = cases[index]
+                if setup is not None:
+                    setup()
+                suite = project / "evals" / "s.eval.yaml"
+                suite.write_text(text)
+                env = base_env(fake, out) | {"ATTACK_PATH": str(out / "secret.txt")}
+                fake.reset()
+                for what in ("check", "run"):
+                    args = ["check", str(suite)] if what == "check" else \
+                        ["run", str(suite), "-o", str(root / "results"), "--no-cache", "--timeout", "5", "--retries", "0", "--no-report", *CONTROL]
+                    ran = run_cli(args, env=env, cwd=project, trace=root, timeout=90)
+                    problem = crashed(ran)
+                    # Paths as opened and as they resolve (a link inside the project pointing out).
+                    real_out = os.path.realpath(out)
+                    leaked = sorted({p for p in ran.opened
+                                     if os.path.realpath(os.path.join(project, p)).startswith(real_out + "/")
+                                     or p.startswith(str(out) + "/") or "/outside/" in p})
+                    if leaked:
+                        problem = (problem + "; " if problem else "") + f"opened {', '.join(leaked[:3])}"
+                    seen = [where for where, t in (("stdout", ran.out), ("stderr", ran.err),
+                                                   ("results", everything_under(root / "results")),
+                                                   ("requests", "\n".join(r.body.decode(errors="replace")
+                                                                          for r in fake.requests)))
+                            if MARKER in t]
+                    if seen:
+                        problem = (problem + "; " if problem else "") + f"marker in {', '.join(seen)}"
+                    tally.note(f"outside/{name}/{what} (exit {ran.code})", problem)
+            finally:
+                shutil.rmtree(root, ignore_errors=True)
+
+
+AREAS: dict[str, Callable[[Tally], None]] = {
+    "outside": attack_outside,
+}
+
+
+def main(argv: list[str]) -> int:
+    chosen = argv or list(AREAS)
+    totals: dict[str, Tally] = {}
+    for area in chosen:
+        tally = totals[area] = Tally()
+        AREAS[area](tally)
+    print("\nsummary")
+    for area, tally in totals.items():
+        print(f"  {area:<11} {tally.tried:>4} probes, {len(tally.broken)} broken")
+        for line in tally.broken:
+            print(f"      {line}")
+    return 1 if any(t.broken for t in totals.values()) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
