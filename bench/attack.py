@@ -36,7 +36,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
 
-from fakeprovider import FakeProvider  # noqa: E402
+from fakeprovider import FakeProvider, Reply  # noqa: E402
 
 MARKER = "ATTACK-MARKER-7f3a91"
 KEY = "sk-attack-key-0123456789abcdef"
@@ -297,8 +297,104 @@ def attack_outside(tally: Tally) -> None:
                 shutil.rmtree(root, ignore_errors=True)
 
 
+# ------------------------------------------------------------------------------------------------
+# secrets
+
+
+def _leaks(text: str, key: str) -> str | None:
+    """The key, or a long piece of it (a truncated preview, an escaped form), in `text`."""
+    if key.strip() in text:
+        return "the key"
+    for size in (16, 12):
+        for start in range(0, len(key.strip()) - size + 1, 4):
+            if key.strip()[start:start + size] in text:
+                return f"{size} characters of the key"
+    if json.dumps(key)[1:-1] in text and json.dumps(key)[1:-1] != key:
+        return "the key, JSON-escaped"
+    return None
+
+
+def secret_cases(key: str) -> Iterator[tuple[str, str, list[Reply], dict[str, str]]]:
+    """(name, eval file, scripted replies, extra env)."""
+    echo_json = {"error": {"message": f"Incorrect API key provided: {key}", "type": "invalid_request_error"}}
+    agentv = ("name: s\ndescription: d\ntests:\n  - id: a\n    criteria: c\n    input: hello\n"
+              "    assert: [{type: contains, value: hello}]\n")
+    weval = "title: t\nmodels: [openai:candidate]\n---\n- id: p\n  prompt: hello\n  should: [be polite]\n"
+    for fmt, text in (("agentv", agentv), ("weval", weval)):
+        yield f"{fmt}/answer-echo", text, [Reply.ok(f"your key is {key}")] * 4, {}
+        yield f"{fmt}/answer-echo-long", text, [Reply.ok("x" * 300 + key + "y" * 3000)] * 4, {}
+        for offset in (0, 20, 37, 50, 61, 75, 99, 117, 150, 197, 250):  # where a preview might cut it
+            yield f"{fmt}/answer-echo-at-{offset}", text, [Reply.ok("w" * offset + key + " and more" * 40)] * 4, {}
+        yield f"{fmt}/401-body", text, [Reply.raw(401, echo_json)] * 4, {}
+        yield f"{fmt}/400-text-body", text, [Reply.raw(400, f"bad key {key}")] * 4, {}
+        yield f"{fmt}/500-retried", text, [Reply.raw(500, f"oops {key}")] * 12, {}
+        yield f"{fmt}/429-retry-after", text, [Reply.raw(429, f"slow down {key}", **{"retry-after": "0"})] * 12, {}
+        yield f"{fmt}/header-echo", text, [Reply.raw(500, "x", **{"x-echo": key})] * 12, {}
+        yield f"{fmt}/redirect-to-key", text, [Reply.raw(302, "", location=f"http://127.0.0.1:1/?k={key}")] * 4, {}
+        yield f"{fmt}/malformed-200-echo", text, [Reply.malformed(f'{{"choices": [{{"message": "{key}"}}]}}'.encode())] * 4, {}
+        yield f"{fmt}/key-with-newline", text, [], {"OPENAI_API_KEY": key + "\n"}
+        yield f"{fmt}/key-with-space", text, [], {"OPENAI_API_KEY": " " + key + " "}
+        yield f"{fmt}/key-with-nonascii", text, [], {"OPENAI_API_KEY": key + "é"}
+        yield f"{fmt}/key-with-crlf-header-injection", text, [], {"OPENAI_API_KEY": key + "\r\nX-Injected: 1"}
+    yield "agentv/interpolated-criteria", agentv.replace("criteria: c", "criteria: 'k=${{ OPENAI_API_KEY }}'"), [], {}
+    yield "agentv/interpolated-expected", agentv.replace("criteria: c", "criteria: c\n    expected_output: "
+                                                         "'${{ OPENAI_API_KEY }}'"), [], {}
+    yield "agentv/interpolated-assert", agentv.replace("value: hello", "value: '${{ OPENAI_API_KEY }}'"), [], {}
+    yield "agentv/interpolated-id", agentv.replace("id: a", "id: '${{ OPENAI_API_KEY }}'"), [], {}
+    yield "agentv/interpolated-other-name", agentv.replace("input: hello", "input: '${{ MY_PASSWORD }}'"), [], \
+        {"MY_PASSWORD": key}
+    yield "agentv/judge-echo", agentv.replace("assert: [{type: contains, value: hello}]",
+                                              "assert: [{type: llm-judge}]"), \
+        [Reply.ok("hello"), Reply.ok(json.dumps({"score": 1, "reasoning": key}))], {}
+    yield "agentv/code-judge-prints-env", agentv.replace(
+        "assert: [{type: contains, value: hello}]",
+        "assert: [{type: code-judge, command: [sh, -c, 'echo $OPENAI_API_KEY >&2; echo $OPENAI_API_KEY; exit 3']}]"), [], {}
+
+
+def attack_secrets(tally: Tally) -> None:
+    print("secrets", flush=True)
+    with FakeProvider() as fake:
+        for name, text, replies, extra in secret_cases(KEY):
+            root = Path(tempfile.mkdtemp(prefix="attack-sec-"))
+            try:
+                project = root / "proj"
+                (project / ".git").mkdir(parents=True)
+                (project / ".agentv").mkdir()
+                (project / ".agentv" / "targets.yaml").write_text(TARGETS)
+                suite = project / ("s.eval.yaml" if name.startswith("agentv") else "b.yml")
+                suite.write_text(text)
+                env = base_env(fake, root) | extra
+                fake.reset()
+                fake.then(*replies)
+                problems = []
+                for args in (["check", str(suite)],
+                             ["run", str(suite), "-o", str(root / "results"), "--timeout", "3", "--retries", "1",
+                              "--max-wait", "2", "--judge", "openai:grader"] + (["--json"] if "long" in name else []),
+                             ["report", str(root / "results"), "-o", str(root / "results" / "r.html")],
+                             ["report", str(root / "results"), "--format", "markdown",
+                              "-o", str(root / "results" / "r.md")]):
+                    if name.startswith("agentv") and "--judge" in args:
+                        args = [a for a in args if a not in ("--judge", "openai:grader")]
+                    ran = run_cli(args, env=env, cwd=project, timeout=120)
+                    if crashed(ran):
+                        problems.append(f"{args[0]}: {crashed(ran)}")
+                    for where, t in (("stdout", ran.out), ("stderr", ran.err)):
+                        leak = _leaks(t, env["OPENAI_API_KEY"])
+                        if leak:
+                            problems.append(f"{args[0]} {where}: {leak}")
+                for f in sorted((root / "results").rglob("*")) if (root / "results").exists() else []:
+                    if f.is_file():
+                        leak = _leaks(f.read_text(errors="replace"), env["OPENAI_API_KEY"])
+                        if leak:
+                            problems.append(f"{f.relative_to(root)}: {leak}")
+                tally.note(f"secrets/{name}", "; ".join(problems[:4]) or None)
+            finally:
+                shutil.rmtree(root, ignore_errors=True)
+
+
 AREAS: dict[str, Callable[[Tally], None]] = {
     "outside": attack_outside,
+    "secrets": attack_secrets,
 }
 
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..detect import FileKind
 from ..findings import Span
+from ..providers.redact import redact, redact_value
 from ..run.events import (
     CallStarted,
     CellFailed,
@@ -197,6 +198,8 @@ class RunBoard:
                 self.rename(a.item_id, b.item_id)
 
     def apply(self, event: Event) -> None:
+        # What the editor shows of a run comes straight from its events, never through a file that
+        # masks keys on writing: an answer or error echoing a key is masked here (providers/redact.py).
         if isinstance(event, RunStarted):
             self.label = str(event.plan.get("run_label") or "")
             self.total = int(event.plan.get("cells") or 0)
@@ -206,24 +209,24 @@ class RunBoard:
                 cell = self._cell(*event.cell)
                 cell.running, cell.retry = True, None
         elif isinstance(event, Retrying):
-            self._cell(*event.cell).retry = f"{event.reason}, retrying in {event.delay:.1f} s"
+            self._cell(*event.cell).retry = redact(f"{event.reason}, retrying in {event.delay:.1f} s")
         elif isinstance(event, RateLimit):
             self.pacing[event.provider] = event
             if event.gave_up or event.concurrency < event.previous or event.wait >= 0.05 or event.pace:
                 self.slowed[event.provider] = event
         elif isinstance(event, Response):
             cell = self._cell(*event.cell)
-            cell.answer, cell.retry = event.text, None
+            cell.answer, cell.retry = redact(event.text), None
         elif isinstance(event, Scored):
             cell = self._cell(*event.cell)
-            cell.score, cell.verdict, cell.details = event.score, event.verdict, dict(event.details)
+            cell.score, cell.verdict, cell.details = event.score, event.verdict, redact_value(dict(event.details))
             cell.error = detail_error(event.details)
             cell.running, cell.retry = False, None
             self.done += 1
         elif isinstance(event, CellFailed):
             cell = self._cell(*event.cell)
             cell.score = cell.verdict = None
-            cell.error, cell.running, cell.retry = event.error, False, None
+            cell.error, cell.running, cell.retry = redact(event.error), False, None
             self.done += 1
             self.errors += 1
         elif isinstance(event, RunFinished):

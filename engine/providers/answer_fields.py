@@ -12,12 +12,13 @@ import math
 from typing import Any
 
 from evalspec.providers.base import BAD_RESPONSE, ProviderError, Usage
+from evalspec.providers.redact import clip
 
 
 def bad(provider: str, what: str, value: Any) -> ProviderError:
     shown = repr(value)
     if len(shown) > 120:
-        shown = shown[:117] + "..."
+        shown = clip(shown, 117) + "..."
     return ProviderError(BAD_RESPONSE, f"{provider}: malformed answer: {what} is {shown}", 200, False,
                          provider=provider)
 

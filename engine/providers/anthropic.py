@@ -16,7 +16,7 @@ from evalspec.providers import answer_fields as fields
 from evalspec.providers.base import BAD_RESPONSE, ChatRequest, ChatResult, ProviderError
 from evalspec.providers.http import DEFAULT_TIMEOUT, HttpProvider
 from evalspec.providers.openai_compat import provider_key
-from evalspec.providers.redact import Secret
+from evalspec.providers.redact import Secret, clip
 from evalspec.providers.tool_calls import anthropic_tool_calls
 
 ANTHROPIC_VERSION = "2023-06-01"
@@ -92,7 +92,7 @@ class AnthropicProvider(HttpProvider):
         content = data.get("content")
         if not isinstance(content, list):
             raise ProviderError(
-                BAD_RESPONSE, f"{self.name}: the answer has no content blocks: {str(data)[:200]}", 200, False,
+                BAD_RESPONSE, f"{self.name}: the answer has no content blocks: {clip(str(data), 200)}", 200, False,
                 provider=self.name,
             )
         # Thinking and tool-use blocks are not part of the answer text.

@@ -16,7 +16,7 @@ from evalspec.providers import answer_fields as fields
 from evalspec.providers.base import BAD_RESPONSE, BLOCKED, ChatRequest, ChatResult, ProviderError
 from evalspec.providers.http import DEFAULT_TIMEOUT, HttpProvider
 from evalspec.providers.openai_compat import provider_key
-from evalspec.providers.redact import Secret
+from evalspec.providers.redact import Secret, clip
 from evalspec.providers.tool_calls import google_tool_calls
 
 # Request fields that live at the top level of generateContent; any other parameter is a generationConfig
@@ -108,7 +108,7 @@ class GoogleProvider(HttpProvider):
                     BLOCKED, f"{self.name}: the prompt was blocked ({reason})", 200, False, provider=self.name
                 )
             raise ProviderError(
-                BAD_RESPONSE, f"{self.name}: the answer has no candidates: {str(data)[:200]}", 200, False,
+                BAD_RESPONSE, f"{self.name}: the answer has no candidates: {clip(str(data), 200)}", 200, False,
                 provider=self.name,
             )
         first = fields.obj(self.name, candidates[0], "candidates[0]")

@@ -10,6 +10,7 @@ import asyncio
 import hashlib
 import json
 import os
+import re
 import ssl
 import sys
 import time
@@ -36,7 +37,7 @@ from evalspec.providers.base import (
     RetryCallback,
 )
 from evalspec.providers.rate_limits import AdaptiveLimit
-from evalspec.providers.redact import is_sensitive_header
+from evalspec.providers.redact import clip, is_sensitive_header
 from evalspec.providers.retry import retry_after_from_headers
 
 DEFAULT_TIMEOUT = 30.0  # seconds per call, the reference client's default
@@ -44,6 +45,8 @@ DEFAULT_CONCURRENCY = 32
 # The largest answer read, in bytes (after gzip/deflate decoding, so a compressed bomb counts at its
 # real size). A real chat answer is far smaller (100,000 output tokens are ~0.5 MB of JSON); a bigger
 # one is a misbehaving server, and without a cap six 50 MB answers took a run to 2.7 GB.
+# What an HTTP/1.1 header value may hold: ASCII without control characters (spaces and tabs allowed).
+_SENDABLE_HEADER = re.compile(r"[\x20-\x7e\t]*")
 DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024
 TRANSPORTS = ("aiohttp", "httpx")
 USER_AGENT = f"evalspec/{_version}"
@@ -283,16 +286,16 @@ def _error_detail(content: bytes) -> str:
     try:
         data = json.loads(content)
     except ValueError:
-        return content[:300].decode("utf-8", "replace").strip()
+        return clip(content[:4096].decode("utf-8", "replace"), 300).strip()
     if isinstance(data, dict):
         err = data.get("error", data)
         if isinstance(err, dict):
             msg = err.get("message") or err.get("msg") or err.get("detail")
             if msg:
-                return str(msg)[:500]
+                return clip(str(msg), 500)
         elif isinstance(err, str):
-            return err[:500]
-    return json.dumps(data)[:300]
+            return clip(err, 500)
+    return clip(json.dumps(data), 300)
 
 
 async def post_json(
@@ -349,7 +352,7 @@ async def post_json(
     try:
         data = loads(content)
     except ValueError:
-        snippet = content[:200].decode("utf-8", "replace")
+        snippet = clip(content[:4096].decode("utf-8", "replace"), 200)
         raise ProviderError(
             BAD_RESPONSE,
             f"{provider}: the answer is not valid JSON (HTTP {status}, {len(content)} bytes): {snippet!r}",
@@ -539,6 +542,14 @@ class HttpProvider:
     def request_headers(self) -> dict[str, str]:
         """The client's default headers overlaid with this provider's, merged once (wire_headers)."""
         if self._merged is None:
+            for name, value in self._headers.items():
+                if not _SENDABLE_HEADER.fullmatch(value):
+                    # A key read with its trailing newline, or pasted with a non-ASCII character: HTTP
+                    # cannot carry it (aiohttp and httpx raise, with the value in the message).
+                    raise ProviderError(
+                        CONFIG, f"{self.name}: the {name!r} header holds a line break, a control character or "
+                        "a character outside ASCII (a stray newline in the API key's variable?); "
+                        "it cannot be sent", provider=self.name)
             merged = httpx.Headers(self.client.headers)
             merged.update(self._headers)
             self._merged = wire_headers(self.client, merged)

@@ -24,7 +24,7 @@ from evalspec.providers.base import (
     Usage,
 )
 from evalspec.providers.http import DEFAULT_TIMEOUT, HttpProvider, post_json
-from evalspec.providers.redact import Secret, redact
+from evalspec.providers.redact import Secret, clip, redact
 from evalspec.providers.tool_calls import openai_tool_calls
 
 DEFAULT_EMBEDDING_MODEL = "text-embedding-3-small"
@@ -136,13 +136,13 @@ class OpenAICompatProvider(HttpProvider):
             retryable = status is not None and (status == 429 or status >= 500)
             return ProviderError(
                 SERVER if retryable else BAD_RESPONSE,
-                f"{self.name}: error in the answer: {str(err.get('message') or err)[:500]}",
+                f"{self.name}: error in the answer: {clip(str(err.get('message') or err), 500)}",
                 status,
                 retryable,
                 provider=self.name,
             )
         return ProviderError(
-            BAD_RESPONSE, f"{self.name}: the answer has no choices: {str(data)[:200]}", 200, False,
+            BAD_RESPONSE, f"{self.name}: the answer has no choices: {clip(str(data), 200)}", 200, False,
             provider=self.name,
         )
 

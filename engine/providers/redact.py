@@ -8,6 +8,7 @@ in a custom model's URL, never reaches a results file, a cache entry, a log line
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 MASK = "***"
 MASK_BYTES = MASK.encode("ascii")
@@ -38,6 +39,28 @@ def redact(text: str) -> str:
         if s in text:
             text = text.replace(s, MASK)
     return text
+
+
+def redact_value(value: Any) -> Any:
+    """`redact` on every string inside JSON-like data (dicts, lists, tuples), for what is shown without
+    being written first (an editor's hover, lens and diagnostics of a run)."""
+    if not _secrets:
+        return value
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {k: redact_value(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(redact_value(v) for v in value)
+    return value
+
+
+def clip(text: str, limit: int) -> str:
+    """`text` masked, then cut to at most `limit` characters, for a preview in a message. Masking after
+    the cut (where the message is written) would miss a key the cut went through, and leave its first
+    characters in the file."""
+    longest = len(_secrets[0]) if _secrets else 0
+    return redact(text[:limit + longest])[:limit]
 
 
 def redact_bytes(data: bytes) -> bytes:

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..agentv.model import AgentvTest, Message
+from ..providers.redact import clip
 
 JUDGE_MAX_TOKENS = 1500
 
@@ -155,7 +156,7 @@ def parse_json_reply(text: str) -> dict[str, Any]:
             continue
         if isinstance(value, dict):
             return value
-    raise JudgeReplyError(f"the judge's answer is not a JSON object: {text[:120]!r}")
+    raise JudgeReplyError(f"the judge's answer is not a JSON object: {clip(text, 120)!r}")
 
 
 def freeform_result(data: Mapping[str, Any]) -> tuple[float, list[str], list[str], str | None]:

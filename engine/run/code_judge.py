@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ..jsonio import dumps_bytes
+from ..providers.redact import clip
 from ..script_process import run_script
 
 DEFAULT_TIMEOUT_S = 60.0  # a script gets this long unless the assertion sets timeout_ms / timeout_seconds
@@ -139,7 +140,7 @@ def parse_answer(stdout: bytes, stderr_tail: str = "", elapsed: float = 0.0) -> 
     except ValueError:
         value = _last_json_line(text)
     if not isinstance(value, dict):
-        shown = text[:200] + ("…" if len(text) > 200 else "")
+        shown = clip(text, 200) + ("…" if len(text) > 200 else "")
         reason = ("the code judge printed nothing on stdout" if not text
                   else f"the code judge's output is not a JSON object: {shown!r}")
         return _failed(reason, stderr_tail, elapsed)

@@ -10,7 +10,7 @@ import json
 import time
 from typing import Any, TextIO
 
-from ..providers.redact import redact
+from ..providers.redact import clip, redact
 from .events import (
     BatchProgress,
     CellFailed,
@@ -307,7 +307,7 @@ class WorstItems:
                     score = f"{-neg:.3f}"
                 why = " ".join(why_failed(cell).split())
                 if len(why) > 100:
-                    why = why[:99] + "…"
+                    why = clip(why, 99) + "…"
                 lines.append(f"    {item.ljust(width)}  {score.rjust(5)}  {why}".rstrip())
         return "\n".join(lines)
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..jsonio import dumps_bytes
+from ..providers.redact import redact_bytes
 from ..weval.ids import UNDEFINED, safe_file_part
 from ..weval.model import Blueprint, Prompt, reference_points
 from .cell_store import CellStore
@@ -358,7 +359,7 @@ class ArtefactWriter:
                 self._error = exc
 
     def _write(self, path: str, value: Any) -> None:
-        data = dumps_bytes(value)
+        data = redact_bytes(dumps_bytes(value))  # an answer or history may echo a key (providers/redact.py)
         parent = os.path.dirname(path)
         if parent not in self._made:
             try:
@@ -398,7 +399,7 @@ def write_comparison(folder: Path, run_label: str, timestamp: str, full: dict[st
     run_dir.mkdir(parents=True, exist_ok=True)
     with open(run_dir / "core.json", "wb") as f:  # plainly, as the artefacts (nothing reads them meanwhile)
         for chunk in core_chunks(full):
-            f.write(chunk)
+            f.write(redact_bytes(chunk))  # a chunk holds whole JSON strings, so a key is never split
     writer = ArtefactWriter(run_dir)
     try:
         for relative, value in _artefacts(full):

@@ -13,6 +13,8 @@ from collections.abc import Iterable, Sequence
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, NamedTuple
 
+from ..providers.redact import clip
+
 # The judge's 10-class scale (the reference's "experimental" scale, CLASS_ prefix).
 CLASSIFICATION_SCORES: dict[str, float] = {
     "CLASS_UTTERLY_UNMET": 0.0,
@@ -57,7 +59,7 @@ def parse_judge_answer(text: str) -> JudgeAnswer:
     raw = tag.group(1) if tag else text
     name = raw.strip().upper().replace(" ", "_")
     if not tag and not re.fullmatch(r"(CLASS_)?[A-Z_]+", name):
-        raise JudgeAnswerError(f"Failed to parse XML: no <classification> tag. Response: {text[:100]}...")
+        raise JudgeAnswerError(f"Failed to parse XML: no <classification> tag. Response: {clip(text, 100)}...")
     canonical = name if name.startswith("CLASS_") else f"CLASS_{name}"
     if canonical not in CLASSIFICATION_SCORES:
         raise JudgeAnswerError(f"Invalid classification value: '{raw.strip()}'")

@@ -37,6 +37,7 @@ from lsprotocol import types as lsp
 from evalspec.analysis import Analysis
 from evalspec.detect import FileKind
 from evalspec.ide.runs import RunBoard, run_items
+from evalspec.providers.redact import redact
 from evalspec.run.events import RunFinished
 from evalspec.run.items import entries
 from evalspec.run.journal import mark_stopped
@@ -63,6 +64,7 @@ class RunFeature:
         self._tasks: set[asyncio.Future[None]] = set()  # restores in flight (kept from the GC)
 
     def message(self, kind: lsp.MessageType, text: str) -> None:
+        text = redact(text)  # an error may quote what a provider echoed
         self.server.log_to_client(kind, text)
         with contextlib.suppress(Exception):
             self.server.window_show_message(lsp.ShowMessageParams(type=kind, message=text))

@@ -1,0 +1,90 @@
+"""The attack run's second round on secrets (issue 15 item 10): a key echoed by a provider never reaches
+a file or an output — not Weval's artefact folder, not a preview cut through the key, not an editor's
+hover — and a key that HTTP cannot carry (a stray newline) is an error cell, not a traceback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from fakeprovider import Reply
+
+from evalspec.cli import main
+from evalspec.findings import Span
+from evalspec.ide.runs import RunBoard, RunItem
+from evalspec.providers.redact import clip, register_secret
+from evalspec.run.events import Response, Scored
+
+from .conftest import KEY, SmartFake, env_for, write
+
+BP = "title: t\nmodels: [openai:candidate]\n---\n- id: p\n  prompt: hello\n  should: [be polite]\n"
+
+
+def _pieces_of_the_key(text: str, size: int = 8) -> list[str]:
+    return [KEY[i:i + size] for i in range(len(KEY) - size + 1) if KEY[i:i + size] in text]
+
+
+def _everything(out: Path) -> str:
+    return "\n".join(f.read_text(encoding="utf-8", errors="replace") for f in out.rglob("*") if f.is_file())
+
+
+def test_weval_artefacts_mask_an_echoed_key(tmp_path: Path, smart: SmartFake, monkeypatch, capsys) -> None:
+    for k, v in env_for(smart).items():
+        monkeypatch.setenv(k, v)
+    smart.answer = f"your key is {KEY}, judge"
+    out = tmp_path / "out"
+    assert main(["run", str(write(tmp_path / "b.yml", BP)), "-o", str(out), "--judge", "openai:grader"]) == 0
+    artefacts = [f for f in out.rglob("*") if f.is_file() and f.parent.name in ("p", "responses")]
+    assert {f.parent.parent.name for f in artefacts} >= {"histories", "coverage"}
+    assert _pieces_of_the_key(_everything(out) + capsys.readouterr().out) == []
+    assert "your key is ***" in _everything(out)
+
+
+@pytest.mark.parametrize("offset", [75, 95, 112, 195, 295, 495])
+def test_a_preview_cut_through_an_echoed_key_keeps_none_of_it(tmp_path: Path, smart: SmartFake, monkeypatch,
+                                                              capsys, offset: int) -> None:
+    """Error messages quote the start of what a provider or judge sent (100–500 characters); the cut
+    fell inside the key, and the masking at write time no longer recognised its first characters."""
+    for k, v in env_for(smart).items():
+        monkeypatch.setenv(k, v)
+    echoed = "w" * offset + KEY + " more" * 200
+    smart.answer = echoed  # the candidate's answer, and the judge's unparseable reply
+    bp = write(tmp_path / "b.yml", BP)
+    for n, first in enumerate((None, Reply.raw(400, echoed), Reply.malformed(echoed.encode()))):
+        if first is not None:
+            smart.then(first)  # the candidate's call: an error body, a 200 that is not JSON
+        main(["run", str(bp), "-o", str(tmp_path / f"out{n}"), "--judge", "openai:grader", "--retries", "0"])
+    assert _pieces_of_the_key(_everything(tmp_path) + "".join(capsys.readouterr())) == []
+
+
+def test_clip_masks_before_it_cuts() -> None:
+    register_secret(KEY)
+    text = "w" * 95 + KEY + " tail"
+    assert clip(text, 100) == "w" * 95 + "*** t"
+    assert clip(text, 20) == "w" * 20
+    assert clip("short", 100) == "short"
+
+
+@pytest.mark.parametrize("bad", ["\n", "\r\nX-Injected: 1", "é"])
+def test_a_key_http_cannot_carry_is_an_error_cell(tmp_path: Path, smart: SmartFake, monkeypatch, capsys,
+                                                  bad: str) -> None:
+    for k, v in env_for(smart).items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.setenv("OPENAI_API_KEY", KEY + bad)
+    out = tmp_path / "out"
+    code = main(["run", str(write(tmp_path / "b.yml", BP)), "-o", str(out), "--judge", "openai:grader"])
+    printed = "".join(capsys.readouterr())
+    assert code == 3 and "Traceback" not in printed  # exit 3: every call failed, said plainly
+    assert "header holds a line break, a control character or a character outside ASCII" in _everything(out)
+    assert _pieces_of_the_key(_everything(out) + printed) == [] and smart.count == 0
+
+
+def test_an_editor_run_masks_an_echoed_key_in_hover() -> None:
+    register_secret(KEY)
+    board = RunBoard()
+    board.start([RunItem("prompt", "p", Span(0, 0, 0, 1))], None)
+    board.apply(Response(("p", "m"), f"the key is {KEY}"))
+    board.apply(Scored(("p", "m"), 1.0, None, {"points": [{"reflection": f"saw {KEY}"}]}))
+    text = board.item_markdown("p") or ""
+    assert "the key is ***" in text and KEY not in text
+    assert KEY not in repr(board.results)
