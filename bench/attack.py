@@ -20,18 +20,24 @@ What "broke" means per area:
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import os
 import re
 import shutil
 import signal
+import socket
+import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
@@ -77,12 +83,14 @@ class Ran:
     err: str
     opened: list[str]  # paths opened or executed (strace), when traced
     seconds: float
+    peak_kb: int = 0  # the evalspec process's peak resident memory
 
 
 def run_cli(args: list[str], *, env: dict[str, str], cwd: Path, timeout: float = 60.0,
             trace: Path | None = None) -> Ran:
     """evalspec with `args`; with `trace`, under strace noting every successful open/exec."""
-    cmd = EVALSPEC + args
+    usage = Path(tempfile.mkstemp(prefix="attack-rss-")[1])
+    cmd = ["/usr/bin/time", "-q", "-f", "%M", "-o", str(usage), *EVALSPEC, *args]
     log = None
     if trace is not None:
         log = Path(tempfile.mkstemp(prefix="attack-strace-")[1])
@@ -97,13 +105,18 @@ def run_cli(args: list[str], *, env: dict[str, str], cwd: Path, timeout: float =
         os.killpg(proc.pid, signal.SIGKILL)
         out, err = proc.communicate()
         code = None
+    try:
+        peak_kb = int(usage.read_text().split()[-1])
+    except (ValueError, IndexError):
+        peak_kb = 0
+    usage.unlink()
     opened: list[str] = []
     if log is not None:
         text = log.read_text(errors="replace")
         log.unlink()
         opened = [m.group(1) for m in re.finditer(r'(?:open|openat|openat2|execve|creat)\((?:[A-Z_]+, )?"([^"]*)"',
                                                    text)]
-    return Ran(code, out, err, opened, time.monotonic() - start)
+    return Ran(code, out, err, opened, time.monotonic() - start, peak_kb)
 
 
 def base_env(fake: FakeProvider, home: Path) -> dict[str, str]:
@@ -392,9 +405,276 @@ def attack_secrets(tally: Tally) -> None:
                 shutil.rmtree(root, ignore_errors=True)
 
 
+# ------------------------------------------------------------------------------------------------
+# faulted providers
+
+Behaviour = Callable[[Any, Any], Awaitable[None]]  # (reader, writer) after the request was read
+
+
+class RawServer:
+    """A loopback server that reads one HTTP request per connection, then does whatever the probe's
+    behaviour writes: truncated chunks, slow headers, endless bodies, resets, bombs."""
+
+    def __init__(self) -> None:
+        self.behaviour: Behaviour | None = None
+        self.requests = 0
+        self.port = 0
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def __enter__(self) -> RawServer:
+        ready = threading.Event()
+
+        def run() -> None:
+            loop = self._loop = asyncio.new_event_loop()
+            server = loop.run_until_complete(asyncio.start_server(self._handle, "127.0.0.1", 0))
+            self.port = server.sockets[0].getsockname()[1]
+            ready.set()
+            loop.run_forever()
+
+        threading.Thread(target=run, daemon=True).start()
+        ready.wait(10)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._loop is not None:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+
+    async def _handle(self, reader: Any, writer: Any) -> None:
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = 0
+                for line in head.split(b"\r\n"):
+                    if line.lower().startswith(b"content-length:"):
+                        length = int(line.split(b":", 1)[1])
+                if length:
+                    await reader.readexactly(length)
+                self.requests += 1
+                assert self.behaviour is not None
+                await self.behaviour(reader, writer)
+                if writer.is_closing():
+                    return
+        except Exception:
+            pass
+        finally:
+            with contextlib.suppress(Exception):
+                writer.close()
+
+
+def _reply(status: int, body: bytes, *headers: str, length: bool = True) -> Behaviour:
+    async def go(reader: Any, writer: Any) -> None:
+        head = f"HTTP/1.1 {status} X\r\n" + "".join(h + "\r\n" for h in headers)
+        if length:
+            head += f"content-length: {len(body)}\r\n"
+        writer.write(head.encode("latin-1") + b"\r\n" + body)
+        await writer.drain()
+        if not length:
+            writer.close()
+    return go
+
+
+def _json200(body: Any) -> Behaviour:
+    data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    return _reply(200, data, "content-type: application/json")
+
+
+def _chunks_then(end: str) -> Behaviour:
+    async def go(reader: Any, writer: Any) -> None:
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n"
+                     b"10\r\n{\"choices\": [{\"me\r\n")
+        await writer.drain()
+        if end == "hang":
+            await asyncio.sleep(3600)
+        elif end == "close":
+            writer.close()
+        elif end == "reset":
+            sock = writer.get_extra_info("socket")
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            writer.transport.abort()
+        elif end == "endless":
+            chunk = b"1000\r\n" + b" " * 4096 + b"\r\n"
+            while True:
+                writer.write(chunk * 64)
+                await writer.drain()
+        elif end == "trickle":
+            while True:
+                writer.write(b"1\r\n \r\n")
+                await writer.drain()
+                await asyncio.sleep(0.5)
+    return go
+
+
+def _slow_headers(reader: Any, writer: Any) -> Awaitable[None]:
+    async def go() -> None:
+        for byte in b"HTTP/1.1 200 OK\r\nx-slow: " + b"a" * 10_000:
+            writer.write(bytes([byte]))
+            await writer.drain()
+            await asyncio.sleep(0.2)
+    return go()
+
+
+def _bomb(size: int, gzip: bool) -> bytes:
+    """`size` zero bytes compressed, made a megabyte at a time (never `size` bytes in this process)."""
+    import zlib
+    packer = zlib.compressobj(9, zlib.DEFLATED, 31 if gzip else 15)
+    block = b"\x00" * (1 << 20)
+    parts = [packer.compress(block) for _ in range(size >> 20)]
+    return b"".join([*parts, packer.flush()])
+
+
+def _gzip_bomb(size: int) -> Behaviour:
+    return _reply(200, _bomb(size, True), "content-type: application/json", "content-encoding: gzip")
+
+
+def _deflate_bomb(size: int) -> Behaviour:
+    return _reply(200, _bomb(size, False), "content-type: application/json", "content-encoding: deflate")
+
+
+def _endless_content_length(reader: Any, writer: Any) -> Awaitable[None]:
+    async def go() -> None:
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 999999999999\r\n\r\n")
+        while True:
+            writer.write(b" " * 65536)
+            await writer.drain()
+    return go()
+
+
+def _no_length_endless(reader: Any, writer: Any) -> Awaitable[None]:
+    async def go() -> None:
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\r\n")
+        while True:
+            writer.write(b"[" * 65536)
+            await writer.drain()
+    return go()
+
+
+def fault_cases(port: int) -> Iterator[tuple[str, Behaviour]]:
+    msg = {"role": "assistant", "content": "hi"}
+    ok = {"choices": [{"message": msg, "finish_reason": "stop"}], "usage": {"prompt_tokens": 1, "completion_tokens": 1}}
+    shapes: list[tuple[str, Any]] = [
+        ("null-body", None), ("list-body", []), ("string-body", "x"), ("number-body", 1),
+        ("choices-null", {"choices": None}), ("choices-empty", {"choices": []}), ("choices-str", {"choices": "x"}),
+        ("choice-null", {"choices": [None]}), ("choice-list", {"choices": [[1]]}),
+        ("message-null", {"choices": [{"message": None}]}), ("message-list", {"choices": [{"message": [msg]}]}),
+        ("content-null", {"choices": [{"message": {"content": None}}]}),
+        ("content-int", {"choices": [{"message": {"content": 12}}]}),
+        ("content-dict", {"choices": [{"message": {"content": {"text": "a"}}}]}),
+        ("content-parts", {"choices": [{"message": {"content": [{"type": "text", "text": "a"}, None, 3, {"x": 1}]}}]}),
+        ("tool-calls-str", {"choices": [{"message": {"content": "a", "tool_calls": "x"}}]}),
+        ("tool-calls-bad", {"choices": [{"message": {"content": None, "tool_calls": [None, {"function": None},
+                                                                                     {"function": {"name": 3, "arguments": "{bad"}},
+                                                                                     {"function": {"name": "f", "arguments": [1]}}]}}]}),
+        ("usage-str", {**ok, "usage": "lots"}), ("usage-list", {**ok, "usage": [1, 2]}),
+        ("usage-negative", {**ok, "usage": {"prompt_tokens": -5, "completion_tokens": -1}}),
+        ("usage-float", {**ok, "usage": {"prompt_tokens": 1.5, "completion_tokens": 1e308}}),
+        ("usage-bool", {**ok, "usage": {"prompt_tokens": True, "completion_tokens": False}}),
+        ("usage-nested-null", {**ok, "usage": {"prompt_tokens": None, "prompt_tokens_details": None,
+                                               "completion_tokens_details": {"reasoning_tokens": None}}}),
+        ("error-in-200", {"error": {"message": None, "code": [1]}}),
+        ("error-str-in-200", {"error": "boom"}),
+        ("finish-reason-weird", {"choices": [{"message": msg, "finish_reason": {"x": 1}}]}),
+        ("huge-content", {"choices": [{"message": {"content": "a" * 7_000_000}}]}),
+    ]
+    for name, body in shapes:
+        yield f"shape/{name}", _json200(body)
+    raw: list[tuple[str, bytes]] = [
+        ("usage-bigint", b'{"choices":[{"message":{"content":"hi"}}],"usage":{"prompt_tokens":' + b"9" * 5000 + b'}}'),
+        ("usage-1e400", b'{"choices":[{"message":{"content":"hi"}}],"usage":{"prompt_tokens":1e400}}'),
+        ("usage-nan", b'{"choices":[{"message":{"content":"hi"}}],"usage":{"prompt_tokens":NaN,"completion_tokens":Infinity}}'),
+        ("invalid-utf8", b'{"choices":[{"message":{"content":"h\xff\xfei"}}]}'),
+        ("lone-surrogate", b'{"choices":[{"message":{"content":"a\\ud800b"}}]}'),
+        ("nul-in-content", b'{"choices":[{"message":{"content":"a\\u0000b"}}]}'),
+        ("utf16-bom", '{"choices":[{"message":{"content":"hi"}}]}'.encode("utf-16")),
+        ("truncated", b'{"choices":[{"message":{"content":"hi'),
+        ("deep-nesting", b'{"choices":[{"message":{"content":"hi"}}],"x":' + b"[" * 200_000 + b"]" * 200_000 + b"}"),
+        ("deep-nesting-open", b"[" * 500_000),
+        ("duplicate-keys", b'{"choices":[{"message":{"content":"a"}}],"choices":null}'),
+        ("trailing-garbage", b'{"choices":[{"message":{"content":"a"}}]} garbage'),
+        ("empty-200", b""),
+    ]
+    for name, body in raw:
+        yield f"raw/{name}", _reply(200, body, "content-type: application/json")
+    yield "transport/chunked-stops", _chunks_then("hang")
+    yield "transport/chunked-closes", _chunks_then("close")
+    yield "transport/reset-mid-body", _chunks_then("reset")
+    yield "transport/chunked-endless", _chunks_then("endless")
+    yield "transport/chunked-trickle", _chunks_then("trickle")
+    yield "transport/slow-loris-headers", _slow_headers
+    yield "transport/gzip-bomb-1g", _gzip_bomb(1 << 30)
+    yield "transport/deflate-bomb-200m", _deflate_bomb(200 << 20)
+    yield "transport/content-length-lies-huge", _endless_content_length
+    yield "transport/no-length-endless", _no_length_endless
+    yield "transport/content-length-short", _reply(200, b'{"choices":[]}', "content-length: 5000", length=False)
+    yield "transport/garbage-status-line", lambda r, w: _raw_bytes(w, b"HTTX/9 abc\r\n\r\n")
+    yield "transport/http09", lambda r, w: _raw_bytes(w, b'{"choices":[{"message":{"content":"hi"}}]}')
+    yield "transport/huge-header", _reply(200, b"{}", "x-big: " + "a" * 1_000_000)
+    yield "transport/many-headers", _reply(200, b"{}", *[f"x-h{i}: v" for i in range(20000)])
+    yield "transport/status-999", _reply(999, b"{}")
+    yield "transport/status-204", _reply(204, b"")
+    yield "transport/status-100-only", lambda r, w: _raw_bytes(w, b"HTTP/1.1 100 Continue\r\n\r\n", close=False)
+    for status in (301, 302, 307, 308):
+        yield f"redirect/{status}-other-host", _reply(status, b"", "location: http://169.254.169.254/v1/chat/completions")
+    yield "redirect/loop-same-host", _reply(307, b"", f"location: http://127.0.0.1:{port}/v1/chat/completions")
+    for value in ("-5", "1e308", "inf", "nan", "99999999999999999999", "Wed, 21 Oct 2099 07:28:00 GMT",
+                  "Wed, 21 Oct 2015 07:28:00 GMT", "soon", "", "1, 2", "0x10", "  3  "):
+        yield f"429/retry-after={value!r}", _reply(429, b'{"error":{"message":"slow"}}', f"retry-after: {value}")
+    yield "429/retry-after-ms-huge", _reply(429, b"{}", "retry-after-ms: 1e300")
+    yield "429/ratelimit-reset-huge", _reply(429, b"{}", "x-ratelimit-reset-requests: 99999h",
+                                             "x-ratelimit-remaining-requests: 0")
+    yield "503/retry-after-huge", _reply(503, b"{}", "retry-after: 86400000")
+    yield "529/anthropic-overloaded", _reply(529, b'{"type":"error","error":{"type":"overloaded_error"}}')
+
+
+async def _raw_bytes(writer: Any, data: bytes, close: bool = True) -> None:
+    writer.write(data)
+    await writer.drain()
+    if close:
+        writer.close()
+    else:
+        await asyncio.sleep(3600)
+
+
+def attack_faults(tally: Tally) -> None:
+    """Each fault against a one-prompt Weval run (OpenAI, then Anthropic and Gemini parsers for the
+    body shapes): it must end, in time, without a traceback, with an error cell or an answer."""
+    print("faulted providers", flush=True)
+    bound = 60.0  # --timeout 3, --retries 1, --max-wait 10: anything past a minute is a hang
+    with RawServer() as server:
+        for name, behaviour in fault_cases(server.port):
+            models = ["openai:candidate"]
+            if name.startswith(("shape/", "raw/")):
+                models += ["anthropic:claude-x", "google:gemini-x"]
+            for model in models:
+                root = Path(tempfile.mkdtemp(prefix="attack-fault-"))
+                try:
+                    bp = root / "b.yml"
+                    bp.write_text(f"title: t\nmodels: [{model}]\n---\n- id: p\n  prompt: hello\n  should: [$contains: hi]\n")
+                    server.behaviour = behaviour
+                    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(root), "OPENAI_API_KEY": KEY,
+                           "ANTHROPIC_API_KEY": KEY, "GEMINI_API_KEY": KEY, "GOOGLE_API_KEY": KEY,
+                           "OPENAI_BASE_URL": f"http://127.0.0.1:{server.port}/v1",
+                           "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{server.port}",
+                           "GEMINI_BASE_URL": f"http://127.0.0.1:{server.port}",
+                           "GOOGLE_BASE_URL": f"http://127.0.0.1:{server.port}", "NO_COLOR": "1"}
+                    ran = run_cli(["run", str(bp), "-o", str(root / "out"), "--timeout", "3", "--retries", "1",
+                                   "--rate-limit-retries", "3", "--max-wait", "10", "--no-report", "--json"],
+                                  env=env, cwd=root, timeout=bound)
+                    problem = crashed(ran)
+                    if problem is None and ran.code not in (0, 1, 3):
+                        problem = f"exit {ran.code}: {ran.err.strip().splitlines()[-1:]}"
+                    if problem is None and '"type":"run_finished"' not in ran.out:
+                        problem = "no run_finished event"
+                    if ran.peak_kb > 400_000:  # the cap is 8 MB an answer; a run this small needs ~100 MB
+                        problem = (problem or "") + f" peak memory {ran.peak_kb // 1024} MB"
+                    tally.note(f"faults/{name}/{model.split(':')[0]} ({ran.seconds:.1f} s, exit {ran.code})", problem)
+                finally:
+                    shutil.rmtree(root, ignore_errors=True)
+
+
 AREAS: dict[str, Callable[[Tally], None]] = {
     "outside": attack_outside,
     "secrets": attack_secrets,
+    "faults": attack_faults,
 }
 
 

@@ -7,6 +7,7 @@ Exit codes: 0 clean (or ran), 1 findings that fail the check (errors; warnings t
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import json
 import os
@@ -45,6 +46,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
+    # Model answers are printed (--json, the table's reasons): one holding a lone surrogate (decoded
+    # from a `\ud800` escape) must print as that escape, not stop the run with UnicodeEncodeError.
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(AttributeError, ValueError, OSError):
+            stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

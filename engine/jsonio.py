@@ -55,4 +55,9 @@ def loads(data: bytes | str) -> Any:
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError:
-        return json.loads(data)
+        try:
+            return json.loads(data)
+        except RecursionError:
+            # orjson stops at 1,024 levels; the standard parser recurses until Python's limit, and a
+            # provider's `[[[[…` must be a bad answer, not a crash.
+            raise ValueError("JSON nested too deeply") from None

@@ -203,7 +203,9 @@ class AdaptiveLimit:
         self.on_change = on_change
         self.shared = shared  # the run's global --concurrency, taken after a slot of this lane
         self.max_wait = max_wait
-        self.max_pause = max_pause
+        # No pause outlasts the give-up bound: a reset header of "99999h" under --max-wait 10 paused
+        # the lane for max_pause (60 s) before it noticed it had given up.
+        self.max_pause = min(max_pause, max(max_wait, 0.0))
         self.in_flight = 0
         self.paused_until = 0.0  # loop time: no call starts before it
         self.interval = 0.0  # pacing: seconds between two starts (0: none)

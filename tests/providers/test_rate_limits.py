@@ -237,3 +237,18 @@ async def test_insufficient_quota_is_not_retried(fake: FakeProvider, client, env
         await b.provider.chat(ChatRequest.of("m", "q"))
     assert (e.value.kind, e.value.retryable, fake.count) == (RATE_LIMIT, False, 1)
     assert "quota is used up" in e.value.message
+
+
+async def test_a_reset_header_of_hours_pauses_no_longer_than_max_wait() -> None:
+    """The attack run's second round: `x-ratelimit-reset-requests: 99999h` on a 429 paused the lane for
+    its 60 s cap although --max-wait was 0.3 s: the lane noticed it had given up only when the pause
+    ended. A waiter now fails with the lane once max_wait has passed."""
+    lane, seen = _lane(1, max_wait=0.3)
+    g = await lane.acquire()
+    lane.observe(429, {"x-ratelimit-limit-requests": "100", "x-ratelimit-remaining-requests": "0",
+                       "x-ratelimit-reset-requests": "99999h"}, g)
+    lane.release()
+    assert lane.paused_until - asyncio.get_running_loop().time() <= 0.3  # not the 60 s cap
+    with pytest.raises(ProviderError) as e:
+        await asyncio.wait_for(lane.acquire(), 30)  # a guard against the hang, not a timing
+    assert "gave up" in e.value.message and seen[-1].gave_up

@@ -47,7 +47,8 @@ tests:
         prompt:
           command: [{sys.executable}, {PROMPTS / 'broken_prompt.py'}]
 """)
-    run_events(bp, options(tmp_path, env_for(smart)))
+    # The prompt scripts are tests/run/prompts/, outside this project.
+    run_events(bp, options(tmp_path, env_for(smart), allow_outside_files=True))
     files = [p for p in (tmp_path / "out").glob("agentv/*/*.jsonl") if not p.name.endswith(".journal.jsonl")]
     rows = {r["test_id"]: r for r in map(json.loads, files[0].read_text().splitlines())}
     assert rows["scripted"]["score"] == 0.75

@@ -58,3 +58,29 @@ def test_agentv_target_answers_are_error_rows(tmp_path: Path, smart: SmartFake, 
     for i, (_, words) in enumerate(BAD):
         assert words in json.dumps(rows[f"t{i}"]), rows[f"t{i}"]
     assert rows[f"t{len(BAD)}"]["score"] == 1.0
+
+
+def test_deeply_nested_and_surrogate_answers_end_as_cells(tmp_path: Path, smart: SmartFake, monkeypatch,
+                                                          capsys) -> None:
+    """The attack run's second round: `[[[[…` 200,000 deep fell from orjson (1,024 levels) to the standard
+    parser, whose RecursionError stopped the run; an answer holding a lone surrogate (`\\ud800`) stopped
+    `--json` output with UnicodeEncodeError. Now an error cell, and the answer printed as its escape."""
+    for k, v in env_for(smart).items():
+        monkeypatch.setenv(k, v)
+    bp = write(tmp_path / "m.weval.yml", "models: [openai:candidate]\n---\n"
+                                         "- id: deep\n  prompt: a\n  should: [$contains: a]\n"
+                                         "- id: surrogate\n  prompt: b\n  should: [$contains: b]\n")
+    deep = b'{"choices":[{"message":{"content":"a"}}],"x":' + b"[" * 200_000 + b"]" * 200_000 + b"}"
+    surrogate = b'{"choices":[{"message":{"content":"b\\ud800b"}}]}'
+    smart.then(Reply.raw(200, deep), Reply.raw(200, surrogate))
+    out = tmp_path / "out"
+    assert main(["run", str(bp), "--output", str(out), "--concurrency", "1", "--retries", "0", "--json"]) == 0
+    printed = capsys.readouterr()
+    assert "Traceback" not in printed.err
+    events = [json.loads(line) for line in printed.out.splitlines()]
+    answers = [e["text"] for e in events if e["type"] == "response"]
+    assert answers == ["b\ud800b"]  # printed as the JSON escape, read back as the same string
+    result = comparison(out)
+    assert "not valid JSON" in str(result["errors"]["deep"])
+    assert result["evaluationResults"]["llmCoverageScores"]["surrogate"]["openai:candidate[temp:0]"][
+        "avgCoverageExtent"] == 1.0
