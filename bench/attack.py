@@ -671,10 +671,126 @@ def attack_faults(tally: Tally) -> None:
                     shutil.rmtree(root, ignore_errors=True)
 
 
+# ------------------------------------------------------------------------------------------------
+# concurrent runs on one output folder
+
+
+def _blueprint(n: int) -> str:
+    lines = ["title: t", "models: [openai:candidate]", "---"]
+    for i in range(n):
+        lines += [f"- id: p{i}", f"  prompt: question number {i}", "  should: [$contains: question]"]
+    return "\n".join(lines) + "\n"
+
+
+def _start(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(EVALSPEC + args, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, errors="replace", start_new_session=True)
+
+
+def _asked(fake: FakeProvider) -> list[str]:
+    out = []
+    for r in fake.requests:
+        if r.path.endswith("/chat/completions"):
+            m = re.search(r"question number (\d+)", r.body.decode(errors="replace"))
+            if m:
+                out.append(m.group(1))
+    return out
+
+
+def attack_concurrent(tally: Tally) -> None:
+    """Kill a run (SIGKILL or SIGTERM) at a point, then start 2–4 runs at once on the same folder
+    (`--resume`, `--retry-errors`, fresh); count each prompt's calls at the fake server."""
+    print("concurrent runs", flush=True)
+    n = 80
+    with FakeProvider() as fake:
+        fake.latency = 0.03
+        for kill_after in (None, 0.3, 1.0, 2.0, 3.5):
+            for sig in (signal.SIGKILL, signal.SIGTERM):
+                if kill_after is None and sig == signal.SIGTERM:
+                    continue
+                for followers in (["--resume"] * 4, ["--resume", "--retry-errors", "--resume"], [None, None, None],
+                                  ["--resume", None]):
+                    root = Path(tempfile.mkdtemp(prefix="attack-conc-"))
+                    try:
+                        bp = root / "b.yml"
+                        bp.write_text(_blueprint(n))
+                        env = base_env(fake, root)
+                        fake.reset()
+                        common = ["run", str(bp), "-o", str(root / "out"), "-j", "4", "--no-report", "--retries", "0"]
+                        before: list[str] = []
+                        if kill_after is not None:
+                            first = _start(common, env, root)
+                            time.sleep(kill_after)
+                            os.killpg(first.pid, sig)
+                            first.communicate(timeout=60)
+                            before = _asked(fake)
+                        procs = [_start(common + ([f] if f else []), env, root) for f in followers]
+                        outs = [p.communicate(timeout=300) for p in procs]
+                        codes = [p.returncode for p in procs]
+                        after = _asked(fake)[len(before):]
+                        problems = []
+                        answered_before = set(before)  # a superset of what was journaled before the kill
+                        dup = {q for q in set(after) if after.count(q) > 1}
+                        if dup:
+                            problems.append(f"{len(dup)} prompt(s) asked twice by the followers")
+                        # A fresh run starts over by design: repeats count only when every follower resumes.
+                        repeated = set(after) & answered_before if all(followers) else set()
+                        if len(repeated) > 8 and sig == signal.SIGKILL:  # in flight at the kill: ≤ -j 4, + journal lag
+                            problems.append(f"{len(repeated)} prompt(s) answered before the kill asked again")
+                        if sig == signal.SIGTERM and len(repeated) > 4:
+                            problems.append(f"{len(repeated)} prompt(s) asked again after a clean SIGTERM")
+                        for (_, e), c in zip(outs, codes, strict=True):
+                            if "Traceback" in e:
+                                problems.append("traceback: " + e.strip().splitlines()[-1][:150])
+                            if c not in (0, 2, 3):
+                                problems.append(f"exit {c}: {e.strip().splitlines()[-1:]}")
+                        if set(before) | set(after) != {str(i) for i in range(n)}:
+                            problems.append(f"{n - len(set(before) | set(after))} prompt(s) never asked")
+                        # The finished folder: one comparison holds every prompt (the last run to write it).
+                        comps = sorted((root / "out").rglob("*_comparison.json"))
+                        if not comps:
+                            problems.append("no comparison file")
+                        else:
+                            data = json.loads(comps[-1].read_text())
+                            have = set(data.get("allFinalAssistantResponses") or {})
+                            if len(have) != n:
+                                problems.append(f"the last comparison holds {len(have)} of {n} prompts")
+                        label = (f"concurrent/kill={kill_after}/{signal.Signals(sig).name}/"
+                                 f"{'+'.join(f or 'fresh' for f in followers)} exits {codes}")
+                        tally.note(label, "; ".join(problems) or None)
+                    finally:
+                        shutil.rmtree(root, ignore_errors=True)
+    # A lock in a read-only folder, and a stale lock file left with a dead PID.
+    root = Path(tempfile.mkdtemp(prefix="attack-conc-"))
+    try:
+        with FakeProvider() as fake:
+            bp = root / "b.yml"
+            bp.write_text(_blueprint(3))
+            env = base_env(fake, root)
+            ro = root / "ro"
+            ro.mkdir()
+            ran = run_cli(["run", str(bp), "-o", str(ro / "out"), "--no-report"], env=env, cwd=root)
+            os.chmod(ro, 0o500)
+            ran = run_cli(["run", str(bp), "-o", str(ro / "out2"), "--no-report"], env=env, cwd=root)
+            tally.note(f"concurrent/read-only-folder (exit {ran.code})", crashed(ran) or
+                       (None if ran.code == 2 or os.geteuid() == 0 else f"exit {ran.code}"))
+            os.chmod(ro, 0o700)
+            out = root / "out"
+            ran = run_cli(["run", str(bp), "-o", str(out), "--no-report"], env=env, cwd=root)
+            for lock in out.rglob("*.journal.jsonl"):
+                lock.with_suffix(".lock").write_text("999999\n")
+                lock.with_suffix(".lock").chmod(0o400)
+            ran = run_cli(["run", str(bp), "-o", str(out), "--no-report", "--retry-errors"], env=env, cwd=root)
+            tally.note(f"concurrent/stale-read-only-lock (exit {ran.code})", crashed(ran))
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
 AREAS: dict[str, Callable[[Tally], None]] = {
     "outside": attack_outside,
     "secrets": attack_secrets,
     "faults": attack_faults,
+    "concurrent": attack_concurrent,
 }
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 
 STDERR_TAIL = 2000  # characters of stderr kept in a failure's reason (AgentV keeps 2,000 too)
 _READ = 64 * 1024
+PIPE_GRACE_S = 1.0  # after the script exits, how long its background children may hold its pipes
 
 
 @dataclass(frozen=True)
@@ -98,8 +99,19 @@ async def run_script(argv: Sequence[str], stdin: bytes | None, *, cwd: Path | No
                 del stderr[: len(stderr) - 4 * STDERR_TAIL]  # keep a tail, bounded
 
     async def whole() -> int:
-        await asyncio.gather(feed(), drain_stdout(), drain_stderr())
-        return await proc.wait()
+        pipes = asyncio.gather(feed(), drain_stdout(), drain_stderr())
+        try:
+            code = await proc.wait()
+            # The script is done; what it left running in the background may still hold its pipes
+            # open (`sleep 300 &`): a moment for the last output, then the group goes.
+            await asyncio.wait_for(asyncio.shield(pipes), PIPE_GRACE_S)
+        except TimeoutError:
+            kill(proc)
+            await pipes
+        finally:
+            if not pipes.done():
+                pipes.cancel()
+        return code
 
     try:
         code = await asyncio.wait_for(whole(), timeout)
@@ -111,6 +123,7 @@ async def run_script(argv: Sequence[str], stdin: bytes | None, *, cwd: Path | No
         kill(proc)  # cancelled (the run was stopped): nothing may run on behind the caller
         await asyncio.shield(_reap(proc))
         raise
+    kill(proc)  # anything the script started and left behind in its group (a finished script has none)
     return ScriptRun(code, bytes(stdout), tail(stderr), loop.time() - started, overflow=overflow)
 
 
@@ -122,12 +135,13 @@ def tail(stderr: bytearray | bytes) -> str:
 
 
 def kill(proc: asyncio.subprocess.Process) -> None:
-    if proc.returncode is not None:
-        return
+    """Kill the script and everything in its process group. On POSIX even when the script itself has
+    exited: the group outlives its leader while a child it started in the background runs, and the
+    group's id cannot be reused while any member lives."""
     with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
         if os.name == "posix":
             os.killpg(proc.pid, signal.SIGKILL)  # the script and anything it started
-        else:
+        elif proc.returncode is None:
             proc.kill()
 
 
