@@ -113,7 +113,8 @@ class _Worker:
                 pipe.close()
 
     def call(self, request: Mapping[str, Any], deadline_s: float) -> dict[str, Any]:
-        line = json.dumps(request, ensure_ascii=False).encode("utf-8") + b"\n"
+        # ASCII escapes: a model's answer (a binding) may hold a lone surrogate, which UTF-8 cannot encode.
+        line = json.dumps(request, ensure_ascii=True).encode("ascii") + b"\n"
         with self._lock:
             if self._owner != os.getpid():
                 self._proc, self._owner = None, os.getpid()
@@ -170,7 +171,7 @@ atexit.register(_WORKER.stop)
 def _call(source: str, bindings: Mapping[str, Any] | None, time_limit_s: float, memory_limit: int,
           body_retry: bool) -> tuple[JsValue, bool]:
     # JSON text made here, so a value that is not JSON raises TypeError/ValueError in the caller.
-    texts = {name: json.dumps(value, ensure_ascii=False, allow_nan=False) for name, value in (bindings or {}).items()}
+    texts = {name: json.dumps(value, ensure_ascii=True, allow_nan=False) for name, value in (bindings or {}).items()}
     request = {"source": source, "bindings": texts, "time_limit": time_limit_s, "memory_limit": memory_limit,
                "body_retry": body_retry}
     answer = _WORKER.call(request, time_limit_s * 2 + KILL_GRACE_S)

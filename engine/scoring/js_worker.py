@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from collections.abc import Mapping
 from typing import Any
 
 DEFAULT_STACK_LIMIT = 512 * 1024
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 # Installed before any user code runs, with the built-ins it needs captured in a closure, so a script
 # that reassigns JSON or String cannot change how its own result is reported. Descriptions are
@@ -128,11 +130,15 @@ def handle(request: Mapping[str, Any]) -> dict[str, Any]:
     # plain objects and arrays with no link back to Python.
     for name, text in request.get("bindings", {}).items():
         ctx.set("__evalspec_json", text)
-        ctx.eval(f"globalThis[{json.dumps(name)}] = JSON.parse(__evalspec_json);")
+        # `void`: the assignment's value would come back to Python, and a string holding a lone
+        # surrogate cannot (UnicodeDecodeError).
+        ctx.eval(f"void (globalThis[{json.dumps(name)}] = JSON.parse(__evalspec_json));")
     run = ctx.get("__evalspec_run")
     ctx.eval("delete globalThis.__evalspec_json; delete globalThis.__evalspec_run;")
     ctx.set_time_limit(float(request["time_limit"]))  # counted per call into JavaScript
-    source = request["source"]
+    # A lone surrogate cannot cross into QuickJS as text (the binding encodes UTF-8); as its escape it
+    # means the same inside a string or regex literal, and is the same syntax error elsewhere.
+    source = _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", request["source"])
     answer = _run(run, quickjs, source)
     # The reference's `$js` rule: a script with a top-level `return` does not parse; run it as a
     # function body instead. A parse error is raised before anything runs, so nothing is repeated.
@@ -152,7 +158,9 @@ def main(argv: list[str]) -> int:
             answer = handle(json.loads(line))
         except Exception as exc:  # a bug of ours, not the script's: report it, keep serving
             answer = {"error": "internal", "message": f"{type(exc).__name__}: {exc}"}
-        stdout.write(json.dumps(answer, ensure_ascii=False).encode("utf-8") + b"\n")
+        # ASCII escapes: a script's string may hold a lone surrogate ('\ud800'), which UTF-8 cannot
+        # encode (the worker died on it, twice, and the point was a "crash").
+        stdout.write(json.dumps(answer, ensure_ascii=True).encode("ascii") + b"\n")
         stdout.flush()
     return 0
 
