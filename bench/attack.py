@@ -786,11 +786,297 @@ def attack_concurrent(tally: Tally) -> None:
         shutil.rmtree(root, ignore_errors=True)
 
 
+# ------------------------------------------------------------------------------------------------
+# the language server over raw JSON-RPC
+
+LSP_BOUND_S = 1.0  # every request answered within this (issue 15)
+GOOD = "title: T\nmodels: [openai:gpt-4o-mini]\n---\n- id: a\n  prompt: Hi\n  should: [be kind]\n"
+
+
+class RawLsp:
+    """evalspec-lsp on stdio, spoken to byte by byte: frames in, frames out (a reader thread)."""
+
+    def __init__(self, root: Path) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-m", "evalspec_lsp.main"], cwd=root, stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+        self.replies: dict[Any, dict[str, Any]] = {}
+        self.arrived: dict[Any, float] = {}
+        self.cond = threading.Condition()
+        self.closed = False
+        threading.Thread(target=self._read, daemon=True).start()
+        threading.Thread(target=self._drain_stderr, daemon=True).start()
+        self.stderr = b""
+
+    def _drain_stderr(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.stderr = (self.stderr + line)[-20000:]
+
+    def _read(self) -> None:
+        out = self.proc.stdout
+        assert out is not None
+        while True:
+            length = None
+            while True:
+                line = out.readline()
+                if not line:
+                    with self.cond:
+                        self.closed = True
+                        self.cond.notify_all()
+                    return
+                if line in (b"\r\n", b"\n"):
+                    break
+                if line.lower().startswith(b"content-length:"):
+                    length = int(line.split(b":")[1])
+            body = out.read(length or 0)
+            try:
+                msg = json.loads(body)
+            except ValueError:
+                continue
+            if isinstance(msg, dict) and "id" in msg and ("result" in msg or "error" in msg):
+                with self.cond:
+                    key = json.dumps(msg["id"])
+                    self.replies[key] = msg
+                    self.arrived[key] = time.monotonic()
+                    self.cond.notify_all()
+
+    def send_raw(self, data: bytes) -> None:
+        assert self.proc.stdin is not None
+        try:
+            self.proc.stdin.write(data)
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            pass
+
+    def send(self, msg: Any) -> None:
+        body = json.dumps(msg).encode()
+        self.send_raw(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+
+    def request(self, id_: Any, method: str, params: Any) -> None:
+        self.send({"jsonrpc": "2.0", "id": id_, "method": method, "params": params})
+
+    def wait(self, id_: Any, bound: float) -> dict[str, Any] | None:
+        key = json.dumps(id_)
+        end = time.monotonic() + bound
+        with self.cond:
+            while key not in self.replies and not self.closed:
+                left = end - time.monotonic()
+                if left <= 0:
+                    return None
+                self.cond.wait(left)
+            return self.replies.get(key)
+
+    def stop(self) -> None:
+        with contextlib.suppress(Exception):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(10)
+
+
+def _initialized(server: RawLsp, root: Path) -> None:
+    server.request("init", "initialize", {"processId": None, "rootUri": root.as_uri(), "capabilities": {}})
+    server.wait("init", 20)
+    server.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+
+
+def _open(server: RawLsp, uri: str, text: str, version: int = 1) -> None:
+    server.send({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+        "uri": uri, "languageId": "yaml", "version": version, "text": text}}})
+
+
+def _at(uri: str, line: int, char: int) -> dict[str, Any]:
+    return {"textDocument": {"uri": uri}, "position": {"line": line, "character": char}}
+
+
+def protocol_cases(root: Path) -> Iterator[tuple[str, Callable[[RawLsp, str], list[Any]]]]:
+    """(name, act): `act` sends its messages and returns the request ids that must be answered."""
+    ids = iter(range(10**6))
+
+    def req(method: str, params: Any, id_: Any = None) -> Callable[[RawLsp, str], list[Any]]:
+        def act(server: RawLsp, uri: str) -> list[Any]:
+            i = next(ids) if id_ is None else id_
+            server.request(i, method, params(uri) if callable(params) else params)
+            return [i]
+        return act
+
+    hover = "textDocument/hover"
+    for name, params in [
+        ("hover-position-string", lambda u: {"textDocument": {"uri": u}, "position": "x"}),
+        ("hover-position-floats", lambda u: _at(u, 1.5, 0.5)),  # type: ignore[arg-type]
+        ("hover-position-null", lambda u: {"textDocument": {"uri": u}, "position": None}),
+        ("hover-document-null", lambda u: {"textDocument": None, "position": {"line": 0, "character": 0}}),
+        ("hover-uri-int", lambda u: _at(5, 0, 0)),  # type: ignore[arg-type]
+        ("hover-uri-unknown", lambda u: _at("file:///nowhere/x.yml", 0, 0)),
+        ("hover-uri-garbage", lambda u: _at("::::\x00", 0, 0)),
+        ("hover-params-list", lambda u: [1, 2]),
+        ("hover-params-missing", None),
+        ("hover-line-2^53", lambda u: _at(u, 2**53, 0)),
+        ("hover-mid-surrogate", lambda u: _at(u, 3, 13)),
+        ("completion-bad-context", lambda u: {**_at(u, 4, 2), "context": {"triggerKind": 99}}),
+        ("codeAction-range-backwards", lambda u: {"textDocument": {"uri": u}, "range": {
+            "start": {"line": 5, "character": 0}, "end": {"line": 0, "character": 0}}, "context": {"diagnostics": []}}),
+        ("codeAction-diagnostics-junk", lambda u: {"textDocument": {"uri": u}, "range": {
+            "start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}},
+            "context": {"diagnostics": [{"range": None, "message": 3}, 5, None]}}),
+        ("rename-empty", lambda u: {**_at(u, 3, 7), "newName": ""}),
+        ("rename-huge", lambda u: {**_at(u, 3, 7), "newName": "x" * 1_000_000}),
+        ("foldingRange-unknown-doc", lambda u: {"textDocument": {"uri": "file:///tmp/none.yml"}}),
+        ("semantic-unknown", lambda u: {"textDocument": {"uri": u}}),
+        ("executeCommand-unknown", lambda u: {"command": "evalspec.nope", "arguments": [None, {}, 3]}),
+        ("executeCommand-run-bad-args", lambda u: {"command": "evalspec.run", "arguments": [5, {"x": None}]}),
+        ("executeCommand-args-not-list", lambda u: {"command": "evalspec.run", "arguments": "x"}),
+    ]:
+        method = "textDocument/completion" if name.startswith("completion") else \
+            "textDocument/codeAction" if name.startswith("codeAction") else \
+            "textDocument/rename" if name.startswith("rename") else \
+            "textDocument/foldingRange" if name.startswith("foldingRange") else \
+            "textDocument/semanticTokens/full" if name.startswith("semantic") else \
+            "workspace/executeCommand" if name.startswith("executeCommand") else hover
+        if params is None:
+            yield name, lambda server, uri, m=method: (server.send({"jsonrpc": "2.0", "id": "nop", "method": m}),
+                                                       ["nop"])[1]
+        else:
+            yield name, req(method, params)
+    for id_ in (2**70, -1, 1.5, "x" * 100_000, True, {"a": 1}, [1]):
+        yield f"id-{type(id_).__name__}-{str(id_)[:12]}", req(hover, lambda u: _at(u, 0, 0), id_)
+    yield "id-null", lambda server, uri: (server.request(None, hover, _at(uri, 0, 0)), [])[1]
+    yield "unknown-method", req("evalspec/nothing", {})
+    yield "unknown-method-$", req("$/nothing", {})
+    yield "cancel-unknown", lambda s, u: (s.send({"jsonrpc": "2.0", "method": "$/cancelRequest",
+                                                  "params": {"id": 987654}}), [])[1]
+    yield "cancel-bad-id", lambda s, u: (s.send({"jsonrpc": "2.0", "method": "$/cancelRequest",
+                                                 "params": {"id": {"x": [1]}}}), [])[1]
+    yield "notification-with-id", lambda s, u: (s.send({"jsonrpc": "2.0", "id": "n1", "method": "initialized",
+                                                        "params": {}}), [])[1]
+    yield "batch", lambda s, u: (s.send([{"jsonrpc": "2.0", "id": "b1", "method": hover, "params": _at(u, 0, 0)},
+                                         {"jsonrpc": "2.0", "method": "initialized"}]), [])[1]
+    yield "empty-batch", lambda s, u: (s.send([]), [])[1]
+    yield "not-json", lambda s, u: (s.send_raw(b"Content-Length: 5\r\n\r\n{{{{{"), [])[1]
+    yield "json-scalar", lambda s, u: (s.send_raw(b"Content-Length: 1\r\n\r\n5"), [])[1]
+    yield "no-jsonrpc-field", lambda s, u: (s.send({"id": "nj", "method": hover, "params": _at(u, 0, 0)}), [])[1]
+    yield "bad-header", lambda s, u: (s.send_raw(b"Content-Type: x\r\nGarbage\r\n\r\n"), [])[1]
+    yield "invalid-utf8-body", lambda s, u: (s.send_raw(b"Content-Length: 4\r\n\r\n\"\xff\xfe\""), [])[1]
+
+    def change(edits: list[Any], version: int = 2) -> Callable[[RawLsp, str], list[Any]]:
+        def act(server: RawLsp, uri: str) -> list[Any]:
+            server.send({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+                "textDocument": {"uri": uri, "version": version}, "contentChanges": edits}})
+            i = next(ids)
+            server.request(i, hover, _at(uri, 0, 0))
+            return [i]
+        return act
+
+    rng = lambda a, b, c, d: {"start": {"line": a, "character": b}, "end": {"line": c, "character": d}}  # noqa: E731
+    yield "didChange-out-of-range", change([{"range": rng(100, 0, 200, 5), "text": "x"}])
+    yield "didChange-negative", change([{"range": rng(-1, -1, 0, 0), "text": "x"}])
+    yield "didChange-backwards", change([{"range": rng(3, 5, 1, 0), "text": "x"}])
+    yield "didChange-huge-char", change([{"range": rng(0, 2**31, 0, 2**31 + 5), "text": "x"}])
+    yield "didChange-mid-surrogate", change([{"range": rng(3, 13, 3, 14), "text": "x"}])
+    yield "didChange-no-text", change([{"range": rng(0, 0, 0, 0)}])
+    yield "didChange-text-null", change([{"text": None}])
+    yield "didChange-old-version", change([{"text": GOOD}], version=-5)
+    yield "didChange-mixed-endings", change([{"text": "title: T\r\nmodels: [a:b]\r---\n- id: a\u2028\r\n"
+                                                      "  prompt: \ud83d\ude00 hi\x85\n  should: [x]\r\r\n"}])
+    yield "didChange-lone-surrogates", change([{"text": GOOD.replace("Hi", "\udc00\ud800 Hi")}])
+    yield "didChange-nul", change([{"text": GOOD.replace("Hi", "\x00\x00")}])
+    yield "didChange-unopened", lambda s, u: change([{"text": "x"}])(s, "file:///tmp/never-opened.yml")
+    yield "didOpen-twice", lambda s, u: (_open(s, u, GOOD + "# again\n"), change([{"text": GOOD}], 3)(s, u))[1]
+    yield "didClose-unknown", lambda s, u: (s.send({"jsonrpc": "2.0", "method": "textDocument/didClose",
+                                                    "params": {"textDocument": {"uri": "file:///x/y.yml"}}}), [])[1]
+    yield "didSave-no-doc", lambda s, u: (s.send({"jsonrpc": "2.0", "method": "textDocument/didSave",
+                                                  "params": {}}), [])[1]
+    yield "config-junk", lambda s, u: (s.send({"jsonrpc": "2.0", "method": "workspace/didChangeConfiguration",
+                                               "params": {"settings": {"evalspec": {"debounceMs": "x", "run": [1],
+                                                                                    "maxFileBytes": -5}}}}), [])[1]
+    yield "watched-files-junk", lambda s, u: (s.send({"jsonrpc": "2.0", "method": "workspace/didChangeWatchedFiles",
+                                                      "params": {"changes": [{"uri": 5, "type": 99}, None]}}), [])[1]
+    yield "second-initialize", req("initialize", {"processId": None, "rootUri": None, "capabilities": {}})
+
+
+def attack_protocol(tally: Tally) -> None:
+    print("language server protocol", flush=True)
+    root = Path(tempfile.mkdtemp(prefix="attack-lsp-"))
+    try:
+        (root / "b.weval.yml").write_text(GOOD)
+        uri = (root / "b.weval.yml").as_uri()
+        surrogate_doc = GOOD.replace("prompt: Hi", "prompt: \ud83d\ude00\ud83d\ude00 Hi")
+        for name, act in protocol_cases(root):
+            server = RawLsp(root)
+            try:
+                _initialized(server, root)
+                _open(server, uri, surrogate_doc)
+                server.request("warm", "textDocument/hover", _at(uri, 0, 0))
+                server.wait("warm", 10)
+                sent = time.monotonic()
+                waiting = act(server, uri)
+                problems = []
+                for i in waiting:
+                    reply = server.wait(i, LSP_BOUND_S + 4)
+                    if reply is None:
+                        problems.append(f"no reply to {str(i)[:20]}" + (" (server exited)" if server.closed else ""))
+                    elif server.arrived[json.dumps(i)] - sent > LSP_BOUND_S:
+                        problems.append(f"reply after {server.arrived[json.dumps(i)] - sent:.2f} s")
+                # Still serving: a hover on the open document, answered within the bound.
+                server.request("after", "textDocument/hover", _at(uri, 3, 4))
+                t0 = time.monotonic()
+                reply = server.wait("after", LSP_BOUND_S + 4)
+                if reply is None:
+                    problems.append("stopped serving" + (" (exited)" if server.closed else ""))
+                elif time.monotonic() - t0 > LSP_BOUND_S:
+                    problems.append(f"next hover took {time.monotonic() - t0:.2f} s")
+                elif "error" in reply:
+                    problems.append(f"next hover failed: {reply['error'].get('message', '')[:80]}")
+                # pygls logs what it refused with a traceback; a log line is not a failure, but say so.
+                logged = " (a traceback was logged)" if b"Traceback" in server.stderr else ""
+                tally.note(f"protocol/{name}{logged}", "; ".join(problems) or None)
+            finally:
+                server.stop()
+        # Lifecycle: requests before initialize, after shutdown, exit without shutdown.
+        server = RawLsp(root)
+        server.request("early", "textDocument/hover", _at(uri, 0, 0))
+        reply = server.wait("early", 5)
+        tally.note("protocol/before-initialize", None if reply and "error" in reply else f"reply {reply}")
+        _initialized(server, root)
+        server.request("down", "shutdown", None)
+        server.wait("down", 5)
+        server.request("late", "textDocument/hover", _at(uri, 0, 0))
+        reply = server.wait("late", 5)
+        tally.note("protocol/after-shutdown", None if reply and "error" in reply else f"reply {reply}")
+        server.send({"jsonrpc": "2.0", "method": "exit"})
+        try:
+            code = server.proc.wait(10)
+            tally.note(f"protocol/exit-after-shutdown (exit {code})", None if code == 0 else f"exit {code}")
+        except subprocess.TimeoutExpired:
+            tally.note("protocol/exit-after-shutdown", "still running 10 s after exit")
+        server.stop()
+        server = RawLsp(root)
+        _initialized(server, root)
+        server.send({"jsonrpc": "2.0", "method": "exit"})
+        try:
+            code = server.proc.wait(10)
+            tally.note(f"protocol/exit-without-shutdown (exit {code})", None if code == 1 else f"exit {code}")
+        except subprocess.TimeoutExpired:
+            tally.note("protocol/exit-without-shutdown", "still running 10 s after exit")
+        server.stop()
+        server = RawLsp(root)
+        _initialized(server, root)
+        assert server.proc.stdin is not None
+        server.proc.stdin.close()
+        try:
+            server.proc.wait(10)
+            tally.note("protocol/stdin-closed", None)
+        except subprocess.TimeoutExpired:
+            tally.note("protocol/stdin-closed", "still running 10 s after its input closed")
+        server.stop()
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
 AREAS: dict[str, Callable[[Tally], None]] = {
     "outside": attack_outside,
     "secrets": attack_secrets,
     "faults": attack_faults,
     "concurrent": attack_concurrent,
+    "protocol": attack_protocol,
 }
 
 

@@ -66,7 +66,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         server.start_tcp(*args.tcp)
     else:
         server.start_io()
-    return 0
+    # LSP: exit code 0 only when `shutdown` came first; 1 otherwise (`exit` alone, or the input closed).
+    return 0 if server.protocol._shutdown else 1
 
 
 if __name__ == "__main__":

@@ -5,6 +5,8 @@
   knows it is a request, so the client got no reply at all and waited forever.
 - A second `initialize` is refused (InvalidRequest). pygls would build a new, empty workspace, and every
   later change to a document opened before it failed.
+- A request before `initialize` gets ServerNotInitialized, one after `shutdown` InvalidRequest (pygls
+  answered the first with a result and never the second).
 
 It also sends results and notifications that are already JSON (`JsonReady`) as they are. pygls turns
 lsprotocol objects into JSON through cattrs on the event loop; for the outline of a 4 MB blueprint
@@ -24,6 +26,7 @@ from typing import Any
 
 from cattrs import transform_error
 from lsprotocol import types as lsp
+from lsprotocol.types import ResponseError
 from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidRequest
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
@@ -126,6 +129,21 @@ class EvalspecProtocol(LanguageServerProtocol):
             message = self.structure(message)
         if message is _ANSWERED:
             return
+        method = getattr(message, "method", None)
+        if method is not None and hasattr(message, "id") and method not in (lsp.INITIALIZE, lsp.EXIT):
+            # LSP: a request before `initialize` is ServerNotInitialized, one after `shutdown` is
+            # InvalidRequest. pygls answered the first as if initialized and dropped the second
+            # silently, so the client waited forever.
+            if not self._initialized:
+                self._send_response(message.id, None, ResponseError(
+                    code=lsp.ErrorCodes.ServerNotInitialized,
+                    message=f"evalspec: '{method!s:.100}' before 'initialize'"))
+                return
+            if self._shutdown:
+                self._send_response(message.id, None, ResponseError(
+                    code=lsp.ErrorCodes.InvalidRequest,
+                    message=f"evalspec: '{method!s:.100}' after 'shutdown'; only 'exit' is accepted"))
+                return
         super().handle_message(message)
 
     def structure(self, data: dict[str, Any]) -> Any:
