@@ -135,9 +135,14 @@ def everything_under(folder: Path) -> str:
 def crashed(ran: Ran) -> str | None:
     if ran.code is None:
         return f"hung (killed after {ran.seconds:.0f} s)"
-    if "Traceback" in ran.err or "Traceback" in ran.out:
-        return "traceback: " + ran.err.strip().splitlines()[-1][:200]
+    for text in (ran.err, ran.out):
+        # Ours, not a judge script's stderr quoted in a row: a frame in evalspec's own code.
+        if "Traceback (most recent call last)" in text and OWN_FRAME.search(text):
+            return "traceback: " + text.strip().splitlines()[-1][:200]
     return None
+
+
+OWN_FRAME = re.compile(r'File "[^"]*/(engine|server|evalspec|evalspec_lsp)/')
 
 
 # ------------------------------------------------------------------------------------------------
@@ -1071,11 +1076,156 @@ def attack_protocol(tally: Tally) -> None:
         shutil.rmtree(root, ignore_errors=True)
 
 
+# ------------------------------------------------------------------------------------------------
+# sandboxes: $js, code judges, cli targets
+
+JS_PROBES = {
+    "toPrimitive-thrown": "throw {[Symbol.toPrimitive](){ for(;;){} }}",
+    "toPrimitive-result": "({[Symbol.toPrimitive](){ for(;;){} }})",
+    "score-getter": "({get score(){ for(;;){} }})",
+    "score-toPrimitive": "({score: {[Symbol.toPrimitive](){ for(;;){} }}})",
+    "explain-getter": "({score: 1, get explain(){ for(;;){} }})",
+    "has-trap": "new Proxy({}, {has(){ for(;;){} }})",
+    "getPrototypeOf-trap": "new Proxy([], {getPrototypeOf(){ for(;;){} }})",
+    "revoked-proxy": "(() => { const r = Proxy.revocable([], {}); r.revoke(); return r.proxy })()",
+    "async-loop": "(async () => { for(;;){} })()",
+    "promise-chain": "(function f(){ return Promise.resolve().then(f) })()",
+    "await-loop": "(async () => { while (true) await null })()",
+    "huge-string": "'a'.repeat(2**29)",
+    "string-doubling": "let s = 'a'; for(;;) s += s",
+    "big-result": "'a'.repeat(50 * 1024 * 1024)",
+    "deep-recursion": "function f(){ return f() + 1 } f()",
+    "recursion-catching-overflow": "function f(){ try { return f() } catch (e) { return f() } } f()",
+    "finalization-registry": "new FinalizationRegistry(() => { for(;;){} }).register({}, 1); new WeakRef({}); 1",
+    "atomics-wait": "Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0)",
+    "regex-backtracking": "/(a+)+$/.test('a'.repeat(40) + '!')",
+    "lone-surrogate-result": "'\\ud800'",
+    "lone-surrogate-in-source": "'\ud800'",
+    "lone-surrogate-thrown": "throw '\\udc00'",
+    "sort-comparator-loop": "[3, 2, 1].sort(() => { for(;;){} })",
+    "json-parse-deep": "JSON.parse('['.repeat(100000) + ']'.repeat(100000))",
+    "cyclic-cause": "const e = new Error('x'); e.cause = e; throw e",
+    "aggregate-error": "throw new AggregateError([{toString(){ for(;;){} }}])",
+    "String-replaced": "String = function(){ for(;;){} }; throw {}",
+    "JSON-replaced": "JSON.stringify = () => '{\"ok\":{\"t\":\"boolean\",\"v\":true}}'; false",
+    "symbol-thrown": "throw Symbol('x')",
+    "null-prototype-thrown": "throw Object.create(null)",
+    "bigint-huge": "10n ** 1000000n",
+    "Function-constructor": "Function('for(;;){}')()",
+    "generator-spread": "function* g(){ for(;;) yield 1 } [...g()]",
+    "array-2^31": "new Array(2 ** 31).fill(0)",
+    "deep-source": "(" * 100000 + "1" + ")" * 100000,
+    "globalThis-getter": "Object.defineProperty(globalThis, 'r', {get(){ for(;;){} }}); r",
+}
+
+
+def attack_sandbox(tally: Tally) -> None:
+    """`$js` probes through the sandbox API (each must end within the limit plus the kill grace, as a
+    value or an error, never a Python exception), then code judges and cli targets that flood their
+    output, fork, or leave children behind, through the real CLI."""
+    print("sandboxes", flush=True)
+    from evalspec.scoring.js_sandbox import (
+        DEFAULT_TIME_LIMIT_S,
+        KILL_GRACE_S,
+        JsSandboxError,
+        evaluate_script_or_body,
+    )
+
+    bound = DEFAULT_TIME_LIMIT_S * 2 + KILL_GRACE_S + 1.0
+    for name, source in [*JS_PROBES.items(), ("binding-surrogate", "r.length"), ("binding-huge", "r.length")]:
+        bindings = {"r": "a\ud800b" if name == "binding-surrogate" else "x" * 10_000_000 if name == "binding-huge"
+                    else "answer"}
+        t0 = time.monotonic()
+        problem = None
+        try:
+            value, _ = evaluate_script_or_body(source, bindings)
+            got = f"value {value.type}"
+        except JsSandboxError as err:
+            got = err.kind
+            if err.kind in ("crash", "internal"):
+                problem = f"sandbox {err.kind}: {err.message[:80]}"
+        except Exception as exc:
+            got, problem = "exception", f"{type(exc).__name__}: {str(exc)[:80]!a}"
+        took = time.monotonic() - t0
+        if took > bound:
+            problem = (problem + "; " if problem else "") + f"took {took:.1f} s"
+        if name == "JSON-replaced" and got != "value boolean":
+            problem = f"the script forged its result ({got})"
+        tally.note(f"sandbox/js/{name} ({got}, {took:.2f} s)", problem)
+
+    root = Path(tempfile.mkdtemp(prefix="attack-box-"))
+    try:
+        with FakeProvider() as fake:
+            project = root / "proj"
+            (project / ".git").mkdir(parents=True)
+            (project / ".agentv").mkdir()
+            marker = f"attack-orphan-{os.getpid()}"
+            judges = {
+                "flood-stdout": "import sys\nwhile True: sys.stdout.write('x' * 65536)\n",
+                "flood-stderr": "import sys\nwhile True: sys.stderr.write('x' * 65536)\n",
+                "flood-one-line": "import sys\nsys.stdout.write('{\"score\": 1, \"reasoning\": \"' + 'x' * 50_000_000)\n",
+                "sleep-forever": "import time\ntime.sleep(3600)\n",
+                "fork-children": (f"import subprocess, sys\nfor _ in range(20): subprocess.Popen(['sleep', '3600', "
+                                  f"'{marker}'])\nprint('{{\"score\": 1}}')\n"),
+                "background-holding-stdout": (f"import subprocess\nsubprocess.Popen(['sleep', '3600', '{marker}'])\n"
+                                              "print('{\"score\": 1}')\n"),
+                "close-stdout-keep-running": "import os, time\nos.close(1)\ntime.sleep(3600)\n",
+                "ignore-sigterm": ("import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+                                   "time.sleep(3600)\n"),
+                "binary-garbage": "import sys\nsys.stdout.buffer.write(bytes(range(256)) * 1000)\n",
+            }
+            for name, code in judges.items():
+                (project / f"{name}.py").write_text(code)
+            tests = "".join(
+                f"  - id: {name}\n    criteria: c\n    input: hi\n    assert:\n      - type: code-judge\n"
+                f"        command: [python3, {name}.py]\n        timeout_ms: 3000\n" for name in judges)
+            (project / ".agentv" / "targets.yaml").write_text(TARGETS + f"""  - name: flood
+    provider: cli
+    command: "python3 -c 'import sys\\nwhile True: sys.stdout.write(\\"x\\" * 65536)'"
+    timeout_seconds: 3
+  - name: forker
+    provider: cli
+    command: "sh -c 'sleep 3600 {marker} & sleep 3600 {marker} & echo answered'"
+    timeout_seconds: 3
+""")
+            suite = project / "s.eval.yaml"
+            suite.write_text("name: s\ndescription: d\ntests:\n" + tests)
+            env = base_env(fake, root)
+            ran = run_cli(["run", str(suite), "-o", str(root / "out"), "--no-report", "-j", "4"], env=env, cwd=project,
+                          timeout=120)
+            if crashed(ran) and os.environ.get("ATTACK_DEBUG"):
+                Path("/tmp/attack-debug.txt").write_text(ran.out + "\n-----\n" + ran.err)
+            rows = {}
+            for f in (root / "out").rglob("*.jsonl"):
+                if not f.name.endswith(".journal.jsonl"):
+                    rows = {r["test_id"]: r for r in map(json.loads, f.read_text().splitlines())}
+            for name in judges:
+                row = rows.get(name)
+                problem = crashed(ran) or (None if row is not None else "no result row")
+                tally.note(f"sandbox/code-judge/{name} ({ran.seconds:.0f} s for all)", problem)
+            for target in ("flood", "forker"):
+                suite2 = project / f"{target}.eval.yaml"
+                suite2.write_text(f"name: {target}\ndescription: d\nexecution:\n  target: {target}\ntests:\n"
+                                  "  - id: a\n    criteria: c\n    input: hi\n    assert: [{type: contains, value: x}]\n")
+                ran2 = run_cli(["run", str(suite2), "-o", str(root / "out2"), "--no-report"], env=env, cwd=project,
+                               timeout=60)
+                tally.note(f"sandbox/cli-target/{target} ({ran2.seconds:.1f} s, exit {ran2.code})", crashed(ran2))
+            time.sleep(0.5)
+            left = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True).stdout.split()
+            tally.note("sandbox/no-orphans", f"{len(left)} process(es) left running" if left else None)
+            for pid in left:  # ours (they carry the marker): end them so the machine stays clean
+                with contextlib.suppress(ProcessLookupError, ValueError):
+                    os.kill(int(pid), signal.SIGKILL)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
 AREAS: dict[str, Callable[[Tally], None]] = {
     "outside": attack_outside,
     "secrets": attack_secrets,
     "faults": attack_faults,
     "concurrent": attack_concurrent,
+    "sandbox": attack_sandbox,
     "protocol": attack_protocol,
 }
 

@@ -100,6 +100,9 @@ async def run_script(argv: Sequence[str], stdin: bytes | None, *, cwd: Path | No
 
     async def whole() -> int:
         pipes = asyncio.gather(feed(), drain_stdout(), drain_stderr())
+        # Its outcome is awaited below, or, when the deadline cancels us, read by this callback (an
+        # unread CancelledError is logged with a traceback at exit).
+        pipes.add_done_callback(lambda f: None if f.cancelled() else f.exception())
         try:
             code = await proc.wait()
             # The script is done; what it left running in the background may still hold its pipes

@@ -96,3 +96,24 @@ def test_what_a_finished_script_left_running_is_killed(tmp_path: Path, redirect:
             break
         time.sleep(0.1)
     assert not _alive(child)
+
+
+def test_a_timeout_leaves_no_unretrieved_exception() -> None:
+    """The pipes' readers, cancelled by the deadline, must not end as a future nobody read: asyncio
+    logs those with a traceback ("_GatheringFuture exception was never retrieved")."""
+    import gc
+
+    from evalspec.script_process import run_script
+
+    reported: list[dict[str, object]] = []
+
+    async def go() -> None:
+        asyncio.get_running_loop().set_exception_handler(lambda loop, context: reported.append(context))
+        done = await run_script([sys.executable, "-c", "import time\nprint('x', flush=True)\ntime.sleep(60)"],
+                                None, cwd=None, timeout=0.5)
+        assert done.timed_out
+        gc.collect()
+        await asyncio.sleep(0)
+
+    asyncio.run(go())
+    assert reported == []
