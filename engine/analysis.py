@@ -175,12 +175,21 @@ def _kind_of_head(path: Path) -> FileKind:
 
 def _inside_the_text(findings: list[Finding], lines: list[str]) -> list[Finding]:
     """The last guard of a promise every check keeps on its own: a finding's range is well-formed (start
-    before end, inside the text). A range that is not (a bug) is pulled inside rather than sent to an
-    editor that would reject the whole report; a fix whose edit is not is dropped, never applied. Such a
-    finding is replaced by a corrected copy: the caches hand the same finding to the next analysis, and
-    an analysis already returned never changes."""
+    before end, inside the text), and its message holds no registered secret. A range that is not (a bug)
+    is pulled inside rather than sent to an editor that would reject the whole report; a fix whose edit
+    is not is dropped, never applied. Such a finding is replaced by a corrected copy: the caches hand the
+    same finding to the next analysis, and an analysis already returned never changes."""
+    from .providers.redact import redact
+
     out = findings
     for i, f in enumerate(findings):
+        # A message may quote a value `${{ VAR }}` put there (an assertion type, a regex): a secret's
+        # value never reaches the terminal, a JSON report or an editor's diagnostics.
+        message = redact(f.message)
+        if message is not f.message:
+            if out is findings:
+                out = list(findings)
+            f = out[i] = dataclasses.replace(f, message=message)
         if f.path is not None:
             continue  # about another file, in that file's lines
         span, related, fixes = f.span, f.related, f.fixes

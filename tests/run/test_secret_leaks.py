@@ -88,3 +88,16 @@ def test_an_editor_run_masks_an_echoed_key_in_hover() -> None:
     text = board.item_markdown("p") or ""
     assert "the key is ***" in text and KEY not in text
     assert KEY not in repr(board.results)
+
+
+def test_check_never_prints_a_secret_a_message_quotes(tmp_path: Path, monkeypatch, capsys) -> None:
+    """`${{ OPENAI_API_KEY }}` as an assertion type or a regex: the finding's message quoted the value,
+    and `check` printed the key (terminal, --format json; the editor's diagnostics alike)."""
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    suite = write(tmp_path / "s.eval.yaml", "name: s\ndescription: d\ntests:\n  - id: a\n    criteria: c\n"
+                                            "    input: hi\n    assert: [{type: '${{ OPENAI_API_KEY }}'}, "
+                                            "{type: regex, value: '${{ OPENAI_API_KEY }}('}]\n")
+    for fmt in ("concise", "full", "json", "github"):
+        main(["check", str(suite), "--format", fmt])
+        printed = "".join(capsys.readouterr())
+        assert "***" in printed and _pieces_of_the_key(printed) == [], fmt
