@@ -260,6 +260,18 @@ def outside_cases(root: Path, out: Path, project: Path) -> Iterator[tuple[str, s
     yield "workspace-repo-file-url", _suite("workspace:\n  repos:\n    - path: r\n      source: {type: git, url: "
                                             f"'file://{out / 'repo'}'}}\n"
                                             "tests:\n  - id: a\n    criteria: c\n    input: hi\n"), None
+    inner = ("- id: in\n  criteria: c\n  input:\n    - role: user\n      content:\n"
+             f"        - {{type: file, value: {up}/secret.txt}}\n")
+    yield "tests-file-inside-with-outside-block", _suite("tests: inner.yaml\n"), \
+        lambda: (evals / "inner.yaml").write_text(inner)
+    yield "tests-jsonl-inside-with-outside-block", _suite("tests: inner.jsonl\n"), \
+        lambda: (evals / "inner.jsonl").write_text(json.dumps({"id": "in", "criteria": "c", "input": [
+            {"role": "user", "content": [{"type": "file", "value": f"{up}/secret.txt"}]}]}) + "\n")
+    yield "tests-jsonl-inside-with-outside-judge-prompt", _suite("tests: inner.jsonl\n"), \
+        lambda: (evals / "inner.jsonl").write_text(json.dumps({"id": "in", "criteria": "c", "input": "hi", "assert": [
+            {"type": "llm-judge", "prompt": f"{up}/secret.md"}]}) + "\n")
+    yield "tests-glob-inside-with-outside-block", _suite("tests:\n  - file://in*.yaml\n"), \
+        lambda: (evals / "inner.yaml").write_text(inner)
     yield "test-workspace-template", _suite("tests:\n  - id: a\n    criteria: c\n    input: hi\n"
                                             f"    workspace: {{template: {up}/tpl}}\n"), None
 
