@@ -792,6 +792,10 @@ def attack_concurrent(tally: Tally) -> None:
             tally.note(f"concurrent/read-only-folder (exit {ran.code})", crashed(ran) or
                        (None if ran.code == 2 or os.geteuid() == 0 else f"exit {ran.code}"))
             os.chmod(ro, 0o700)
+            (root / "taken").write_text("a file where the output folder should be\n")
+            ran = run_cli(["run", str(bp), "-o", str(root / "taken" / "out"), "--no-report"], env=env, cwd=root)
+            tally.note(f"concurrent/output-folder-is-a-file (exit {ran.code})", crashed(ran) or
+                       (None if ran.code == 2 else f"exit {ran.code}"))
             out = root / "out"
             ran = run_cli(["run", str(bp), "-o", str(out), "--no-report"], env=env, cwd=root)
             for lock in out.rglob("*.journal.jsonl"):

@@ -368,6 +368,11 @@ def _run(plan: Plan, options: RunOptions, *, as_json: bool, fail_under: float | 
     except PlanError as exc:  # raised as the run starts: another process holds its lock (run_lock.py)
         print(f"evalspec run: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:  # the output folder cannot be written: read-only, a file in the way, a full disk
+        where = f" {exc.filename}" if exc.filename else ""
+        print(f"evalspec run: cannot write{where}: {exc.strerror or exc}; results received so far (if any) are in "
+              f"{options.output}", file=sys.stderr)
+        return 2
     finally:
         signal.signal(signal.SIGTERM, previous)
     if interrupted:

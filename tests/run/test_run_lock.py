@@ -73,3 +73,20 @@ def test_concurrent_runs_of_one_label(tmp_path: Path, smart: SmartFake) -> None:
     # Every prompt was asked once, bar the one in flight when the first run was killed.
     assert N <= smart.count <= N + 1, smart.count
     assert not lock.exists()  # released when the run ended
+
+
+@pytest.mark.parametrize("kind", ["weval", "agentv"])
+def test_an_output_folder_that_cannot_be_written_is_a_clear_error(tmp_path: Path, capsys, kind: str) -> None:
+    """The attack run's second round: a file where the output folder should be (a read-only folder or a
+    full disk alike) stopped the run with a traceback."""
+    from evalspec.cli import main
+
+    if kind == "weval":
+        bp = write(tmp_path / "b.yml", "title: t\nmodels: [echo]\n---\n- id: p\n  prompt: hi\n  should: [$contains: hi]\n")
+    else:
+        bp = write(tmp_path / "s.eval.yaml", "name: s\ndescription: d\ntests:\n  - id: a\n    criteria: c\n"
+                                             "    input: hi\n    assert: [{type: contains, value: hi}]\n")
+    write(tmp_path / "taken", "a file, not a folder\n")
+    assert main(["run", str(bp), "-m", "echo", "-o", str(tmp_path / "taken" / "out"), "--no-report"]) == 2
+    err = capsys.readouterr().err
+    assert "evalspec run: cannot write" in err and "Not a directory" in err and "Traceback" not in err
