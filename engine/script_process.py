@@ -19,7 +19,6 @@ from pathlib import Path
 
 STDERR_TAIL = 2000  # characters of stderr kept in a failure's reason (AgentV keeps 2,000 too)
 _READ = 64 * 1024
-PIPE_GRACE_S = 1.0  # after the script exits, how long its background children may hold its pipes
 
 
 @dataclass(frozen=True)
@@ -99,22 +98,8 @@ async def run_script(argv: Sequence[str], stdin: bytes | None, *, cwd: Path | No
                 del stderr[: len(stderr) - 4 * STDERR_TAIL]  # keep a tail, bounded
 
     async def whole() -> int:
-        pipes = asyncio.gather(feed(), drain_stdout(), drain_stderr())
-        # Its outcome is awaited below, or, when the deadline cancels us, read by this callback (an
-        # unread CancelledError is logged with a traceback at exit).
-        pipes.add_done_callback(lambda f: None if f.cancelled() else f.exception())
-        try:
-            code = await proc.wait()
-            # The script is done; what it left running in the background may still hold its pipes
-            # open (`sleep 300 &`): a moment for the last output, then the group goes.
-            await asyncio.wait_for(asyncio.shield(pipes), PIPE_GRACE_S)
-        except TimeoutError:
-            kill(proc)
-            await pipes
-        finally:
-            if not pipes.done():
-                pipes.cancel()
-        return code
+        await asyncio.gather(feed(), drain_stdout(), drain_stderr())
+        return await proc.wait()
 
     try:
         code = await asyncio.wait_for(whole(), timeout)
