@@ -101,16 +101,17 @@ def evalspec_command() -> list[str]:
     return [sys.executable, "-m", "evalspec.cli"]
 
 
-def _run_measured(cmd: list[str], env: dict[str, str], work: Path) -> tuple[int, float, str, str]:
-    """(exit code, the child's own peak RSS in MB, stdout, stderr): the child is reaped with wait4, whose
-    rusage is that one process's (RUSAGE_CHILDREN would be the largest of every child so far)."""
+def _run_measured(cmd: list[str], env: dict[str, str], work: Path) -> tuple[int, float, float, str, str]:
+    """(exit code, the child's own peak RSS in MB, its CPU seconds (user + system), stdout, stderr): the
+    child is reaped with wait4, whose rusage is that one process's (RUSAGE_CHILDREN would be the largest
+    of every child so far). On a loaded machine the CPU is what compares between builds; walls do not."""
     out, err = work / "stdout.txt", work / "stderr.txt"
     with open(out, "w") as o, open(err, "w") as e:
         proc = subprocess.Popen(cmd, env=env, stdout=o, stderr=e, text=True)
         _, status, usage = os.wait4(proc.pid, 0)
         proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here; Popen must not wait again
-    return (proc.returncode, usage.ru_maxrss / 1024, out.read_text(encoding="utf-8", errors="replace"),
-            err.read_text(encoding="utf-8", errors="replace"))
+    return (proc.returncode, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime,
+            out.read_text(encoding="utf-8", errors="replace"), err.read_text(encoding="utf-8", errors="replace"))
 
 
 def _measure(args: argparse.Namespace, work: Path, env: dict[str, str], n: int) -> float:
@@ -121,7 +122,7 @@ def _measure(args: argparse.Namespace, work: Path, env: dict[str, str], n: int) 
         blueprint = work / f"throughput-{n}.weval.yml"
         write_blueprint(blueprint, n)
     repeat = args.repeat if args.repeat is not None else (5 if n <= 2000 else 1)
-    walls, peaks = [], []
+    walls, peaks, cpus = [], [], []
     for i in range(repeat):
         args.output_dir.mkdir(parents=True, exist_ok=True)
         out = Path(tempfile.mkdtemp(prefix="evalspec-bench-out-", dir=args.output_dir))
@@ -131,7 +132,7 @@ def _measure(args: argparse.Namespace, work: Path, env: dict[str, str], n: int) 
         if args.profile:
             cmd = [sys.executable, "-m", "cProfile", "-o", str(args.profile), "-m", "evalspec.cli", *run_args]
         t0 = time.perf_counter()
-        code, peak, stdout, stderr = _run_measured(cmd, env, work)
+        code, peak, cpu, stdout, stderr = _run_measured(cmd, env, work)
         wall = time.perf_counter() - t0
         if code != 0:
             print(stderr[-2000:], file=sys.stderr)
@@ -139,12 +140,15 @@ def _measure(args: argparse.Namespace, work: Path, env: dict[str, str], n: int) 
         scored, errors = scored_cells(out, args.format)
         walls.append(wall)
         peaks.append(peak)
-        print(json.dumps({"prompts": n, "run": i, "wall_s": round(wall, 3), "peak_rss_mb": round(peak, 1),
+        cpus.append(cpu)
+        print(json.dumps({"prompts": n, "run": i, "wall_s": round(wall, 3), "cpu_s": round(cpu, 3),
+                          "peak_rss_mb": round(peak, 1),
                           "cells_scored": scored, "errors": errors,
                           "table": stdout.strip().splitlines()[-3] if stdout.strip() else ""}), flush=True)
         shutil.rmtree(out, ignore_errors=True)
     print(json.dumps({"format": args.format, "prompts": n, "concurrency": args.concurrency, "runs": repeat,
                       "best_wall_s": round(min(walls), 3), "median_wall_s": round(statistics.median(walls), 3),
+                      "median_cpu_s": round(statistics.median(cpus), 3),
                       "peak_rss_mb": round(max(peaks), 1),
                       "kib_per_prompt": round(max(peaks) * 1024 / n, 1)}), flush=True)
     return statistics.median(walls)
