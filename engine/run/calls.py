@@ -17,11 +17,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..providers.base import CONFIG, ChatRequest, ChatResult, EmbeddingProvider, Provider, ProviderError
 from .events import CallStarted, Cell, Event, RateLimit, Retrying
 from .options import RunOptions
+
+if TYPE_CHECKING:
+    from ..providers.factory import ModelBinding
 
 Emit = Callable[[Event], None]
 OFFLINE = frozenset({"echo"})
@@ -73,7 +76,7 @@ class Calls:
             self._cache = ResponseCache(self.options.cache_path)
         return self._cache
 
-    def model(self, model: str | Mapping[str, Any], *, cache: bool = True) -> Any:
+    def model(self, model: str | Mapping[str, Any], *, cache: bool = True) -> ModelBinding:
         """A ModelBinding for a `provider:model` id or a custom model object. Raises ProviderError
         (missing key, unknown provider) before any HTTP; the error is remembered for the next asker.
         `cache=False` (a prompt's `noCache`) bypasses the response cache for this binding."""
@@ -99,7 +102,7 @@ class Calls:
             raise got
         return got
 
-    def target(self, name: str, target: Mapping[str, Any], base_dir: Any = None) -> Any:
+    def target(self, name: str, target: Mapping[str, Any], base_dir: Any = None) -> Provider:
         """A provider for an AgentV target (targets.yaml entry). Raises ProviderError."""
         key = f"target:{name}"
         got = self._bindings.get(key)

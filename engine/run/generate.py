@@ -141,7 +141,7 @@ class WevalGenerate:
         turns is batched phase by phase: each phase's requests hold the answers the one before returned.
         `journaled`: the calls an earlier run of the journal put in a batch; `refuses`: a cost cap that
         will refuse the cell (asked once per cell, before its first batched turn)."""
-        from ..providers.cache import cache_key
+        from ..providers.cache import CachedProvider, cache_key
         from .batch_stage import BatchRequest, wants_batch
 
         out: list[BatchRequest] = []
@@ -162,9 +162,10 @@ class WevalGenerate:
             except ProviderError:
                 continue  # the cell fails on its own, with the message the interactive path gives
             req = weval_request(task, messages, binding.model_name)
-            cache = getattr(binding.provider, "cache", None)
-            if cache is not None and cache.get(cache_key(binding.provider.identity(), req)) is not None:
-                continue
+            provider = binding.provider
+            if isinstance(provider, CachedProvider) \
+                    and provider.cache.get(cache_key(provider.identity(), req)) is not None:
+                continue  # answered from the response cache when the cell runs
             if cell not in self._admitted:
                 if refuses(task):
                     continue  # a cost cap: the cell is refused when it runs, nothing of it is sent

@@ -115,6 +115,23 @@ def test_batch_run_equals_interactive_run(tmp_path: Path, fake: FakeBatchServer,
     assert kinds.index("batch_plan") < kinds.index("batch") < kinds.index("batch_end") < kinds.index("gen")
 
 
+def test_cells_the_response_cache_answers_are_not_batched(tmp_path: Path, fake: FakeBatchServer) -> None:
+    bp = blueprint(tmp_path, 5)
+    out = tmp_path / "out"
+    assert main(["run", str(bp), "-o", str(out), "--no-report", "--cache", "--retries", "0"]) == 0
+    expected = result_files(out)
+    assert fake.chat_calls == 14
+    fake.sent.clear()
+    fake.chat_calls = 0
+    again = tmp_path / "again"
+    (again / ".cache").parent.mkdir()
+    (out / ".cache").rename(again / ".cache")  # the cache alone: no journal to resume from
+    assert main(["run", str(bp), "-o", str(again), "--no-report", "--cache", "--batch", "--batch-poll", "0.01",
+                 "--retries", "0"]) == 0
+    assert fake.creations == 0 and fake.uploads == 0 and fake.chat_calls == 0  # all from the cache
+    assert result_files(again).keys() == expected.keys()
+
+
 def test_failed_and_expired_items_go_through_the_interactive_path(tmp_path: Path, fake: FakeBatchServer,
                                                                    capsys) -> None:
     bp = blueprint(tmp_path, 12)
