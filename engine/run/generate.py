@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..pricing import call_cost
-from ..providers.base import ChatMessage, ChatRequest, ChatResult, ProviderError, ToolCall
+from ..providers.base import ChatMessage, ChatRequest, ChatResult, Provider, ProviderError, ToolCall
 from ..providers.tool_calls import calls_from_json
 from ..weval.model import Prompt
 from .calls import Calls, provider_key
@@ -275,7 +275,7 @@ class AgentvGenerate:
         self.batch: BatchStage | None = None  # batch mode: the answers the provider batches gave
         self._prices: dict[tuple[str | None, str], Any] = {}
 
-    def provider(self, spec: TargetSpec) -> tuple[Any, str]:
+    def provider(self, spec: TargetSpec) -> tuple[Provider, str]:
         """The provider of a target (targets.yaml entry or model id) and the model name to send."""
         if spec.config is not None:
             return self.calls.target(spec.name, spec.config, base_dir=self.plan.path.parent), ""
@@ -419,7 +419,7 @@ def timeout_seconds(execution: dict[str, Any]) -> float | None:
     return None
 
 
-def _uncached(provider: Any) -> Any:
+def _uncached(provider: Provider) -> Provider:
     from ..providers.cache import CachedProvider
 
     return provider.inner if isinstance(provider, CachedProvider) else provider

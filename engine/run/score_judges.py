@@ -30,7 +30,7 @@ from ..scoring.weval_aggregate import (
     parse_judge_answer,
 )
 from ..weval.ids import js_number
-from ..weval.model import Point, Prompt
+from ..weval.model import Judge, Point, Prompt
 from .calls import Calls, provider_key
 from .events import Cell
 from .generate import AgentvGenerate, limit_key, provider_kind, weval_history
@@ -52,6 +52,7 @@ from .weval_judge import (
 
 if TYPE_CHECKING:
     from ..agentv.model import Assertion
+    from ..providers.factory import ModelBinding
     from ..scoring.composite import Child, CompositeScore
     from .agentv_measured import Measured
     from .agentv_plan import AgentvPlan, AgentvTask, TargetSpec
@@ -79,7 +80,7 @@ class WevalJudges:
         self.bases = bases
         # `--eval-method none`: no judge, no key-point extraction.
         self.judging = "llm-coverage" in plan.eval_methods
-        self.judges: list[tuple[Any, Any]] = []  # (Judge, binding or ProviderError)
+        self.judges: list[tuple[Judge, ModelBinding | ProviderError]] = []
         self.problem: str | None = None  # why no judge can be called
         self.unscored_points = 0  # judged points left unscored because no judge could be called
         self.batch: BatchStage | None = None  # batch mode: the judgements the provider batches gave
@@ -150,8 +151,8 @@ class WevalJudges:
                                         "reflection": v["reflection"]} for v in ok]
         return out
 
-    async def _one(self, cell: Cell, index: int, judge: Any, binding: Any, point: Point, subject: str,
-                   conversation: str) -> dict[str, Any]:
+    async def _one(self, cell: Cell, index: int, judge: Judge, binding: ModelBinding | ProviderError, point: Point,
+                   subject: str, conversation: str) -> dict[str, Any]:
         label = judge_label(judge)
         done = self.state.judgements.get((cell, index, label))
         if isinstance(done, Judged) and not (self.options.retry_errors and done.error):
@@ -176,7 +177,8 @@ class WevalJudges:
         self.held.flush()
         return {"judge": label, "score": record.score, "reflection": record.reflection, "error": record.error}
 
-    def _request(self, judge: Any, binding: Any, point: Point, subject: str, conversation: str) -> ChatRequest:
+    def _request(self, judge: Judge, binding: ModelBinding, point: Point, subject: str, conversation: str
+                 ) -> ChatRequest:
         system, user = judge_messages(judge, conversation=conversation, text=subject, criterion=point.text or "",
                                       suite_description=self.plan.blueprint.description)
         return ChatRequest(model=binding.model_name, messages=(ChatMessage("user", user),), system=system,
