@@ -489,10 +489,20 @@ async def _consume(plan: Plan, options: RunOptions, renderer: Any, outcome: Any)
 
 
 def _sigterm_as_interrupt() -> Any:
-    """SIGTERM ends the run like Ctrl-C: the journal is closed cleanly and the exit code is 130."""
+    """SIGTERM ends the run like Ctrl-C: the journal is closed cleanly and the exit code is 130.
+
+    It is handed to whatever handles SIGINT at that moment: inside `asyncio.run` that is the runner's
+    handler, which cancels the run's main task and raises KeyboardInterrupt once it has unwound. Raising
+    KeyboardInterrupt from here instead lands in whatever code runs when the signal arrives, a task the
+    run awaits through `gather` among them: that task then ends with the interrupt as its exception,
+    which is printed at exit after the run's last words ("--resume …")."""
 
     def handler(signum: int, frame: Any) -> None:
-        raise KeyboardInterrupt
+        on_sigint = signal.getsignal(signal.SIGINT)
+        if callable(on_sigint):
+            on_sigint(signal.SIGINT, frame)
+        else:  # SIG_IGN / SIG_DFL set by an embedding program
+            raise KeyboardInterrupt
 
     try:
         return signal.signal(signal.SIGTERM, handler)
