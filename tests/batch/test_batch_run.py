@@ -543,6 +543,13 @@ def _agentv_bytes(out: Path) -> bytes:
     return DURATION.sub(b'"duration_ms":<ms>', STAMP.sub(b"<ts>", results.read_bytes()))
 
 
+def _ctrl_c_live() -> None:
+    """In the child: SIGINT as a terminal delivers it. A shell starts background jobs with SIGINT ignored
+    (CI may run the suite that way), and Python keeps an ignored SIGINT ignored, so Ctrl-C would never
+    reach the run."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("answer, cancels, said", [(b"c\n", 2, b"collects what the cancelled batches finished"),
                                                    (b"\n", 0, b"2 provider batch(es) left running")])
 def test_ctrl_c_on_a_terminal_asks_what_to_do_with_the_batches(tmp_path: Path, fake: FakeBatchServer,
@@ -557,7 +564,7 @@ def test_ctrl_c_on_a_terminal_asks_what_to_do_with_the_batches(tmp_path: Path, f
     env = {**os.environ, **fake.env(), "PYTHONPATH": os.pathsep.join(sys.path)}
     proc = subprocess.Popen([sys.executable, "-m", "evalspec.cli", "run", str(bp), "-o", str(out), "--no-report",
                              "--batch", "--batch-poll", "0.05"], env=env, stdin=slave, stderr=slave,
-                            stdout=subprocess.DEVNULL)
+                            stdout=subprocess.DEVNULL, preexec_fn=_ctrl_c_live)
     os.close(slave)
     seen = b""
 
