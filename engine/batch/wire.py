@@ -53,22 +53,7 @@ async def request_json(
     request = httpx.Request(method, url, headers=headers, content=content, files=files, data=data,
                             extensions={"timeout": _phases(timeout)})
     cap = getattr(client, "max_response_bytes", DEFAULT_MAX_RESPONSE_BYTES)
-    try:
-        async with asyncio.timeout(timeout):
-            resp = await _send(client, request)
-            try:
-                body = await _read_capped(resp, max(cap, DEFAULT_MAX_RESPONSE_BYTES), provider)
-            finally:
-                await resp.aclose()
-    except ProviderError:
-        raise
-    except Exception as exc:
-        failure = transport_error(exc, provider, url, timeout)
-        if failure is None:
-            raise
-        raise failure from None
-    if resp.status_code >= 300:
-        raise status_error(provider, resp.status_code, resp.reason_phrase, resp.headers, body)
+    resp, body = await _exchange(client, provider, request, timeout, max(cap, DEFAULT_MAX_RESPONSE_BYTES))
     try:
         out = loads(body)
     except ValueError:
@@ -93,23 +78,31 @@ async def request_headers(
     upload: the upload URL); the body, capped, is read and dropped. Raises ProviderError as request_json."""
     request = httpx.Request(method, url, headers=headers, content=dumps_bytes(payload) if payload is not None else None,
                             extensions={"timeout": _phases(timeout)})
+    resp, _ = await _exchange(client, provider, request, timeout, 64 * 1024, cut=True)
+    return resp.headers
+
+
+async def _exchange(client: httpx.AsyncClient, provider: str, request: httpx.Request, timeout: float, cap: int,
+                    *, cut: bool = False) -> tuple[httpx.Response, bytes]:
+    """Send `request` and read its body (at most `cap` bytes; past it an error, or cut short with `cut`)
+    within `timeout`; transport failures and answers of 300 and over raise ProviderError."""
     try:
         async with asyncio.timeout(timeout):
             resp = await _send(client, request)
             try:
-                body = await _read_capped(resp, 64 * 1024, provider, cut=True)
+                body = await _read_capped(resp, cap, provider, cut=cut)
             finally:
                 await resp.aclose()
     except ProviderError:
         raise
     except Exception as exc:
-        failure = transport_error(exc, provider, url, timeout)
+        failure = transport_error(exc, provider, request.url, timeout)
         if failure is None:
             raise
         raise failure from None
     if resp.status_code >= 300:
         raise status_error(provider, resp.status_code, resp.reason_phrase, resp.headers, body)
-    return resp.headers
+    return resp, body
 
 
 async def jsonl_lines(
