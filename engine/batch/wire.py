@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Mapping
-from typing import Any
+from typing import Any, NoReturn
 
 import httpx
 
@@ -82,6 +82,15 @@ async def request_headers(
     return resp.headers
 
 
+def _raise_transport(exc: Exception, provider: str, url: str | httpx.URL, timeout: float) -> NoReturn:
+    """`exc` as its ProviderError when the HTTP stack raised it (`from None`: the chained exception would print
+    the URL), and as it is otherwise (a bug)."""
+    failure = transport_error(exc, provider, url, timeout)
+    if failure is None:
+        raise exc
+    raise failure from None
+
+
 async def _exchange(client: httpx.AsyncClient, provider: str, request: httpx.Request, timeout: float, cap: int,
                     *, cut: bool = False) -> tuple[httpx.Response, bytes]:
     """Send `request` and read its body (at most `cap` bytes; past it an error, or cut short with `cut`)
@@ -96,10 +105,7 @@ async def _exchange(client: httpx.AsyncClient, provider: str, request: httpx.Req
     except ProviderError:
         raise
     except Exception as exc:
-        failure = transport_error(exc, provider, request.url, timeout)
-        if failure is None:
-            raise
-        raise failure from None
+        _raise_transport(exc, provider, request.url, timeout)
     if resp.status_code >= 300:
         raise status_error(provider, resp.status_code, resp.reason_phrase, resp.headers, body)
     return resp, body
@@ -119,10 +125,7 @@ async def jsonl_lines(
     try:
         resp = await asyncio.wait_for(_send(client, request), timeout)
     except Exception as exc:
-        failure = transport_error(exc, provider, url, timeout)
-        if failure is None:
-            raise
-        raise failure from None
+        _raise_transport(exc, provider, url, timeout)
     try:
         if resp.status_code >= 300:
             raise status_error(provider, resp.status_code, resp.reason_phrase, resp.headers,
@@ -135,10 +138,7 @@ async def jsonl_lines(
             except StopAsyncIteration:
                 break
             except Exception as exc:
-                failure = transport_error(exc, provider, url, timeout)
-                if failure is None:
-                    raise
-                raise failure from None
+                _raise_transport(exc, provider, url, timeout)
             pending += chunk
             *lines, pending = pending.split(b"\n")
             if len(pending) > MAX_LINE_BYTES:
