@@ -42,7 +42,10 @@ def test_concurrent_runs_of_one_label(tmp_path: Path, smart: SmartFake) -> None:
     bp = write(tmp_path / "lock.weval.yml", "\n".join(lines) + "\n")
     out = tmp_path / "out"
     env = {**env_for(smart), "PYTHONPATH": os.pathsep.join(sys.path)}
-    smart.then(*[Reply.ok(delay=0.15) for _ in range(N * 3)])
+    # Three answers, then the first run's fourth call hangs (its 30 s call timeout is far off): it is still
+    # running while the others start, however slowly a loaded machine starts them (with every call
+    # answered in 0.15 s it could finish first, and did once under load).
+    smart.then(*[Reply.ok(delay=0.15) for _ in range(3)], Reply.hang(120), *[Reply.ok() for _ in range(N * 3)])
 
     first = _start(bp, out, env)
     deadline = time.monotonic() + 30
