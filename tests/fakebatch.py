@@ -15,7 +15,7 @@ The answer to a request is a function of its body alone (`answer_for`), the same
 through the chat endpoint or a batch, so an interactive and a batch run can be compared byte for byte.
 A batch moves one state per poll (`polls_per_state` GETs each): validating → in_progress → finalizing →
 completed for OpenAI, in_progress → ended for Anthropic, PENDING → RUNNING → SUCCEEDED for Gemini (an
-expired or failed Gemini batch has no responses file); `hold` keeps every batch where it is.
+expired or failed Gemini batch has no responses file); `hold` keeps every batch where it is, `hold_from = n` the n-th created and every later one.
 Scripting: `failing_polls = n` answers the next n polls 503; `fail_when(text)` makes the items whose prompt contains `text` fail inside the batch (an
 error line; the chat endpoint still answers them), `expire_next` / `fail_next` end the next batch
 expired (half its items done) or failed (none).
@@ -54,10 +54,27 @@ def request_hash(body: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:16]
 
 
+def agentv_verdict(text: str, rubric: bool) -> str:
+    """An AgentV judge's JSON (agentv_judge.py's prompts): a rubric item is satisfied when the answer
+    holds its outcome's last word; a freeform score is 1 when the answer holds "question", else 0.4."""
+    answer = re.search(r"\[\[ ## answer ## \]\]\n(.*?)(?:\n\n\[\[ ## |\Z)", text, re.S)
+    judged = answer.group(1) if answer is not None else text
+    if rubric:
+        checks = [{"id": cid, "satisfied": outcome.split()[-1] in judged, "reasoning": f"looked for {outcome.split()[-1]}"}
+                  for cid, outcome in re.findall(r"^- id: (\S+)\n  outcome: (.+)$", text, re.M)]
+        return json.dumps({"checks": checks, "overall_reasoning": "checked each item"})
+    score = 1.0 if "question" in judged else 0.4
+    return json.dumps({"score": score, "hits": ["read it"], "misses": [] if score == 1 else ["no question"],
+                       "reasoning": f"scored {score}"})
+
+
 def answer_for(body: dict[str, Any]) -> str:
     """A function of the request alone. A judge's request (it holds a <CRITERION>) gets a verdict: met
-    when the answer under judgement holds the criterion's last word."""
+    when the answer under judgement holds the criterion's last word; an AgentV judge's, its JSON."""
     text = last_user_text(body)
+    system = json.dumps(body.get("system") or [m for m in body.get("messages") or [] if m.get("role") == "system"])
+    if "exacting evaluator" in system:
+        return agentv_verdict(text, rubric="rubric item" in system)
     criterion = re.search(r"<CRITERION>\n(.*?)\n</CRITERION>", text, re.S)
     if criterion is not None:
         word = criterion.group(1).split()[-1]
@@ -115,6 +132,7 @@ class FakeBatch:
     created_at: float
     state: str
     polls: int = 0
+    number: int = 0  # 1 for the first batch created
     output_file: str | None = None
     error_file: str | None = None
     end_as: str | None = None  # "expired" | "failed" | None
@@ -125,6 +143,7 @@ class FakeBatchServer:
     def __init__(self, *, polls_per_state: int = 1) -> None:
         self.polls_per_state = polls_per_state
         self.hold = False
+        self.hold_from: int | None = None  # the n-th batch created and every later one stay where they are
         self.files: dict[str, bytes] = {}
         self.batches: dict[str, FakeBatch] = {}
         self.sent: Counter[str] = Counter()  # request hash → times submitted (batch or chat)
@@ -134,6 +153,7 @@ class FakeBatchServer:
         self.polls = 0
         self.cancels = 0
         self.fail_texts: list[str] = []
+        self.chat_fail_texts: list[str] = []
         self.expire_next = 0
         self.fail_next = 0
         self.failing_polls = 0  # the next polls of a batch (GET by id) answer 503
@@ -149,6 +169,10 @@ class FakeBatchServer:
     # --- scripting --------------------------------------------------------------------------------
     def fail_when(self, text: str) -> None:
         self.fail_texts.append(text)
+
+    def fail_chat_when(self, text: str) -> None:
+        """The chat endpoints answer 400 to requests whose prompt holds `text` (batches are unaffected)."""
+        self.chat_fail_texts.append(text)
 
     def duplicates(self) -> dict[str, int]:
         return {h: n for h, n in self.sent.items() if n > 1}
@@ -215,11 +239,15 @@ class FakeBatchServer:
             body = await request.json()
             self._count(body)
             self.chat_calls += 1
+            if any(t in last_user_text(body) for t in self.chat_fail_texts):
+                return _error(400, "this request is refused")
             return web.json_response(openai_completion(body))
         if m == "POST" and path == "/v1/messages":
             body = await request.json()
             self._count(body)
             self.chat_calls += 1
+            if any(t in last_user_text(body) for t in self.chat_fail_texts):
+                return _error(400, "this request is refused")
             return web.json_response(anthropic_message(body))
         if m == "POST" and path == "/v1/files":
             return await self._upload(request)
@@ -481,9 +509,10 @@ class FakeBatchServer:
             for _, body in items:
                 self.sent[request_hash(body)] += 1
             self.creations += 1
+            number = self.creations
             prefix = {"openai": "batch_", "anthropic": "msgbatch_", "google": "batches/"}[api]
             batch = FakeBatch(f"{prefix}{next(self._ids)}", api, items, dict(metadata), input_file,
-                              time.time(), state)
+                              time.time(), state, number=number)
             if self.expire_next:
                 self.expire_next -= 1
                 batch.end_as = "expired"
@@ -496,7 +525,7 @@ class FakeBatchServer:
     def _poll(self, b: FakeBatch) -> None:
         with self._lock:
             self.polls += 1
-            if self.hold:
+            if self.hold or (self.hold_from is not None and b.number >= self.hold_from):
                 return
             b.polls += 1
             if b.polls < self.polls_per_state:

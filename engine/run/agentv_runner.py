@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +46,7 @@ from ..scoring.trials import Attempt, TrialSettings, combine, stop_reason
 from .agentv_measured import Measured, unmeasured
 from .agentv_plan import AgentvPlan, AgentvTask
 from .agentv_scorable import unscorable
+from .batch_rounds import BatchRounds
 from .calls import Calls
 from .code_judge import DEFAULT_CONCURRENCY as CODE_JUDGE_CONCURRENCY
 from .cost_guard import NOT_RUN, CostGuard
@@ -73,6 +74,7 @@ from .write_agentv import AgentvWriter, results_name
 
 ATTEMPT_STRIDE = 10_000  # journal key of a trial's judgement: attempt × stride + assertion index
 NOTES_SHOWN = 10  # not-scored cells named in the run summary; the rest are counted
+MAX_BATCH_WORKERS = 50_000  # tests run at once in batch mode (OpenAI's requests per batch)
 AGGREGATOR_SLOT = 999  # a composite's llm-judge aggregator call, next to its children's
 CHILD_BASE = 10**9  # composite children's journal indexes live above every test-level index
 
@@ -113,6 +115,7 @@ class AgentvRun:
         self.generate: AgentvGenerate
         self.judges: AgentvJudges
         self.scripts: AgentvScripts
+        self.rounds: BatchRounds | None = None  # batch mode: the calls cells name as they run (batch_rounds.py)
 
     # --- the skeleton's steps (skeleton.py) ------------------------------------------------------
     def header(self) -> RunHeader:
@@ -146,21 +149,73 @@ class AgentvRun:
 
     async def before_cells(self) -> AsyncIterator[Event]:
         """Batch mode: the first attempt of every test whose target batches, through its batch API, before
-        the tests run (run/batch_stage.py); what a batch does not answer is asked as usual."""
+        the tests run (run/batch_stage.py); what a batch does not answer is asked as usual. Then the calls
+        the cells name as they run (judges, later trials) go out in rounds (run/batch_rounds.py)."""
+        from .batch_rounds import BatchRounds
         from .batch_stage import BatchStage, journaled_slots
 
-        if self.plan.replay is not None:
-            return
-        requests = self.generate.batch_requests(journaled_slots(self.journal_path, self.options),
-                                                lambda task: self._workspace_spec(task) is not None,
-                                                self.cost.refuses)
-        if not requests:
+        journaled = journaled_slots(self.journal_path, self.options)
+        if not self._batching(journaled):
             return
         assert self.journal is not None
-        batch = self.generate.batch = BatchStage(calls=self.calls, journal=self.journal,
-                                                 journal_path=self.journal_path, options=self.options)
-        async for event in batch.run(requests):
-            yield event
+        journal = self.journal
+
+        def stage() -> BatchStage:
+            return BatchStage(calls=self.calls, journal=journal, journal_path=self.journal_path, options=self.options)
+
+        if self.plan.replay is None:
+            requests = self.generate.batch_requests(journaled, lambda task: self._has_workspace(task),
+                                                    self.cost.refuses)
+            if requests:
+                batch = self.generate.batch = stage()
+                async for event in batch.run(requests):
+                    yield event
+        self.rounds = self.generate.rounds = self.judges.rounds = BatchRounds(stage, self.emit, journaled)
+        for note in self._interactive_in_batch_mode():
+            yield Notice(note, "warning")
+
+    def _batching(self, journaled: set[Any]) -> bool:
+        """Batch mode for some call of the run: --batch, --batch-model, `batch: true` on a target or
+        judge, or batches an earlier run of the journal left."""
+        if self.options.batch or self.options.batch_models or journaled:
+            return True
+        specs = [*self.plan.targets, *(t.judge for t in self.plan.tasks if t.judge is not None)]
+        return any(s.config is not None and s.config.get("batch") is True for s in specs)
+
+    def _has_workspace(self, task: AgentvTask) -> bool:
+        try:
+            return self._workspace_spec(task) is not None
+        except WorkspaceError:
+            return True  # the cell fails when it runs; nothing of it is batched
+
+    def _interactive_in_batch_mode(self) -> list[str]:
+        """What batch mode leaves to interactive calls, said before the cells run (never silently)."""
+        agent = proxy = workspace = 0
+        judges: dict[str, None] = {}
+        for task in self.plan.tasks:
+            if task.cell in self.state.scores:
+                continue
+            types = list(_assertion_types(task.test.assertions))
+            judged = task.test.uses_default_judge or any(t in JUDGED or t == "agent-judge" for t, _ in types)
+            agent += sum(1 for t, _ in types if t == "agent-judge")
+            proxy += sum(1 for t, a in types if (t == "code-judge" or a.custom) and a.config.get("target"))
+            if self._has_workspace(task) and (judged or self.trials.repeated):
+                workspace += 1
+            elif task.judge is not None and judged and not self.generate.wants_batch(task.judge):
+                judges[task.judge.name] = None
+        out = []
+        if agent:
+            out.append(f"batch mode: {agent:,} agent-judge assertion(s) call their judge one by one (a tool loop "
+                       "cannot be batched)")
+        if proxy:
+            out.append(f"batch mode: {proxy:,} code judge(s) calling a target through the proxy call it one by one")
+        if workspace:
+            out.append(f"batch mode: {workspace:,} test(s) with a workspace call their judges and later trials one "
+                       "by one (the workspace is held meanwhile)")
+        if judges:
+            out.append(f"batch mode: judge target(s) {', '.join(judges)} cannot be batched (not an OpenAI, "
+                       "Anthropic or Gemini chat target, or not asked to batch): their calls are made one by one")
+        return out
 
     async def after_cells(self) -> AsyncIterator[Event]:
         for problem in await self.workspaces.close():
@@ -176,6 +231,8 @@ class AgentvRun:
         return files
 
     async def stop(self) -> None:
+        if self.rounds is not None:
+            await self.rounds.close()
         with contextlib.suppress(Exception):
             await asyncio.shield(self.workspaces.close())  # an interrupted run leaves no folder behind
         self.writer.close()
@@ -184,8 +241,22 @@ class AgentvRun:
         self.writer.write_partial((t.cell for t in self.plan.tasks), cost=self.cost.summary())
 
     # --- one cell ---------------------------------------------------------------------------------
+    def workers(self, default: int) -> int:
+        """Batch mode: every test at once (none holds a workspace or a cost reservation), so that a round
+        of judge calls or trials holds all of them, not a worker pool's share."""
+        if self.rounds is None or self._any_workspace or self.cost.budget.active:
+            return default
+        return max(default, min(len(self.plan.tasks), MAX_BATCH_WORKERS))
+
     async def cell(self, task: AgentvTask) -> None:
-        await self._run_cell(task)
+        rounds = self.rounds if self.rounds is not None and not self._has_workspace(task) else None
+        if rounds is not None:
+            rounds.enter(task.cell)
+        try:
+            await self._run_cell(task)
+        finally:
+            if rounds is not None:
+                rounds.leave(task.cell)
         self.writer.append(task.cell)
 
     async def _run_cell(self, task: AgentvTask) -> None:
@@ -359,8 +430,16 @@ class AgentvRun:
             default = Assertion(type="llm-judge", name="llm-judge", span=test.span)
             return [await self.judges.judged(task, ATTEMPT_STRIDE * attempt, default, answer)]
         measured = measured or Measured(answer=answer)
-        return [await self._scored(task, ATTEMPT_STRIDE * attempt + i, a, answer, metrics, measured)
-                for i, a in enumerate(test.assertions)]
+        return await self._each(task, [self._scored(task, ATTEMPT_STRIDE * attempt + i, a, answer, metrics, measured)
+                                       for i, a in enumerate(test.assertions)])
+
+    async def _each(self, task: AgentvTask, scoring: list[Coroutine[Any, Any, dict[str, Any]]]
+                    ) -> list[dict[str, Any]]:
+        """The entries in order. In batch mode side by side, so that a test's judge calls share a round
+        (the same entries: each is scored on its own); otherwise one after the other, as AgentV does."""
+        if self.rounds is not None and self.rounds.takes_part(task.cell):
+            return list(await asyncio.gather(*scoring))
+        return [await c for c in scoring]
 
     async def _scored(self, task: AgentvTask, index: int, a: Assertion, answer: str, metrics: RunMetrics,
                       measured: Measured) -> dict[str, Any]:
@@ -385,8 +464,8 @@ class AgentvRun:
                          measured: Measured) -> dict[str, Any]:
         """A `composite`: every child scored as a test's assertion would be, then aggregated
         (scoring/composite.py); an llm-judge aggregator asks the judge, a code-judge one runs its script."""
-        entries = [await self._scored(task, _child_index(index, j), child, answer, metrics, measured)
-                   for j, child in enumerate(a.children)]
+        entries = await self._each(task, [self._scored(task, _child_index(index, j), child, answer, metrics, measured)
+                                          for j, child in enumerate(a.children)])
         nested = [{k: v for k, v in e.items() if not k.startswith("_")} for e in entries]
         missing = next((e for e in entries if e["score"] is None), None)
         if missing is not None:
@@ -527,3 +606,10 @@ def _child_index(index: int, j: int) -> int:
 
 def run_agentv(plan: AgentvPlan, options: RunOptions) -> AsyncIterator[Event]:
     return RunSkeleton(AgentvRun(plan, options)).events()
+
+
+def _assertion_types(assertions: list[Assertion]) -> Iterator[tuple[str, Assertion]]:
+    """Every assertion's type, composite children and llm-judge aggregators included."""
+    for a in assertions:
+        yield a.type, a
+        yield from _assertion_types(a.children)

@@ -349,7 +349,8 @@ def plan_provider(plan: Any, calls: Calls, model: str) -> Any:
     specs = getattr(plan, "model_specs", None)
     if specs is not None:
         return calls.model(specs.get(model, model)).provider
-    for target in getattr(plan, "targets", ()):
+    judges = {t.judge.name: t.judge for t in getattr(plan, "tasks", ()) if getattr(t, "judge", None) is not None}
+    for target in [*getattr(plan, "targets", ()), *judges.values()]:  # an AgentV judge's batches by its name
         if target.name == model:
             if target.config is not None:
                 return calls.target(target.name, target.config, base_dir=plan.path.parent)

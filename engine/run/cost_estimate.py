@@ -67,6 +67,17 @@ class CallEstimate:
     input_tokens: int
     output_tokens: int
     calls: int = 1
+    batchable: bool = True  # False: batch mode still makes this call interactively (batch_usd at full price)
+
+
+def batchable_model(model: str) -> bool:
+    """Whether batch mode can send a model id's calls through a batch API (batch/__init__.batch_api_for)."""
+    from ..batch import OPENAI_BATCH_PROVIDERS
+    from ..providers.catalog import ANTHROPIC, GOOGLE, find
+
+    provider, _, _ = model.partition(":")
+    spec = find(provider) if _ else None
+    return spec is not None and (spec.api in (ANTHROPIC, GOOGLE) or spec.name in OPENAI_BATCH_PROVIDERS)
 
 
 @dataclass
@@ -80,16 +91,25 @@ class Line:
     calls: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    # Of those, the calls batch mode still makes interactively (an agent judge's tool loop, a cli target,
+    # a model without a batch API): in `batch_usd` at the interactive price.
+    interactive_calls: int = 0
+    interactive_input: int = 0
+    interactive_output: int = 0
 
     def cost(self, *, batch: bool = False) -> float | None:
         if self.price is None:
             return None
-        return call_cost(self.price, self.input_tokens, self.output_tokens, batch=batch)
+        if not batch:
+            return call_cost(self.price, self.input_tokens, self.output_tokens)
+        return (call_cost(self.price, self.input_tokens - self.interactive_input,
+                          self.output_tokens - self.interactive_output, batch=True)
+                + call_cost(self.price, self.interactive_input, self.interactive_output))
 
     def to_json(self) -> dict[str, Any]:
         return {"role": self.role, "model": self.model, "priced_as": self.priced_as, "calls": self.calls, "input_tokens": self.input_tokens,
                 "output_tokens": self.output_tokens, "usd": self.cost(), "batch_usd": self.cost(batch=True),
-                "priced": self.price is not None}
+                "batch_interactive_calls": self.interactive_calls, "priced": self.price is not None}
 
 
 @dataclass
@@ -127,6 +147,10 @@ def collect(calls: Iterable[CallEstimate], prices: PriceTable, notes: Iterable[s
         line.calls += c.calls
         line.input_tokens += c.input_tokens
         line.output_tokens += c.output_tokens
+        if not c.batchable:
+            line.interactive_calls += c.calls
+            line.interactive_input += c.input_tokens
+            line.interactive_output += c.output_tokens
     return Estimate(list(lines.values()), list(dict.fromkeys(notes)))
 
 
@@ -139,7 +163,7 @@ def cost_of_calls(calls: Iterable[CallEstimate], prices: PriceTable, *, batch: b
         if price is None:
             unpriced.append(c.model)
         else:
-            usd += call_cost(price, c.input_tokens, c.output_tokens, batch=batch)
+            usd += call_cost(price, c.input_tokens, c.output_tokens, batch=batch and c.batchable)
     return usd, unpriced
 
 
@@ -160,6 +184,13 @@ def _weval_price_names(plan: WevalPlan, model: str) -> tuple[str | None, ...]:
     if isinstance(spec, dict):  # a custom model: its own id, then the model it wraps
         return (model, *(str(spec[k]) for k in ("modelName", "model", "name") if spec.get(k)))
     return (model,)
+
+
+def _weval_batchable(plan: WevalPlan, model: str) -> bool:
+    spec = plan.model_specs.get(model, model)
+    if isinstance(spec, dict):  # a custom model: its own URL, batched when named by --batch-model
+        return False
+    return batchable_model(str(spec))
 
 
 def _weval_turns(task: WevalTask) -> Iterator[tuple[str | None, list[str]]]:
@@ -206,13 +237,16 @@ def weval_cell_calls(plan: WevalPlan, task: WevalTask) -> list[CallEstimate]:
     names = _weval_price_names(plan, task.model)
     if plan.replay is None:
         for system, contents in _weval_turns(task):
-            out.append(CallEstimate(ANSWERS, task.model, names, input_tokens(system, contents), DEFAULT_MAX_TOKENS))
+            out.append(CallEstimate(ANSWERS, task.model, names, input_tokens(system, contents), DEFAULT_MAX_TOKENS,
+                                    batchable=_weval_batchable(plan, task.model)))
     if "llm-coverage" not in plan.eval_methods:
         return out
     prompt = task.prompt
     criteria = [p.text or "" for p in prompt.points if p.kind == "text"]
+    batched = True
     if not prompt.points and prompt.ideal:
         criteria = ["k" * KEY_POINT_BYTES] * KEY_POINTS_ASSUMED
+        batched = False  # judged as the cell runs, once its key points are extracted: one by one
     if not criteria:
         return out
     answers = _weval_answers(plan, task)
@@ -234,7 +268,7 @@ def weval_cell_calls(plan: WevalPlan, task: WevalTask) -> list[CallEstimate]:
             system, user = judge_messages(judge, conversation=conversation, text=subject, criterion=criterion,
                                           suite_description=plan.blueprint.description)
             out.append(CallEstimate(JUDGE, judge_label(judge), (judge.model,), input_tokens(system, [user]),
-                                    JUDGE_MAX_TOKENS))
+                                    JUDGE_MAX_TOKENS, batchable=batched and batchable_model(judge.model)))
     return out
 
 
@@ -247,7 +281,9 @@ def weval_prompt_calls(plan: WevalPlan, prompt: Any) -> list[CallEstimate]:
     model = plan.key_point_models[0]
     conversation = transcript([(m.role, m.content or "<TO_BE_GENERATED>", False) for m in prompt.messages])
     user = extraction_prompt(prompt.ideal, conversation)
-    return [CallEstimate(KEY_POINTS, model, (model,), input_tokens(EXTRACT_SYSTEM, [user]), DEFAULT_MAX_TOKENS)]
+    # Key points are extracted as the cells run, one by one in batch mode too.
+    return [CallEstimate(KEY_POINTS, model, (model,), input_tokens(EXTRACT_SYSTEM, [user]), DEFAULT_MAX_TOKENS,
+                         batchable=False)]
 
 
 def _weval_embeddings(plan: WevalPlan) -> list[CallEstimate]:
@@ -269,7 +305,7 @@ def _weval_embeddings(plan: WevalPlan) -> list[CallEstimate]:
         total += n * DEFAULT_MAX_TOKENS
     if not texts:
         return []
-    return [CallEstimate(EMBEDDINGS, model, (model,), total, 0, calls=math.ceil(texts / EMBED_BATCH))]
+    return [CallEstimate(EMBEDDINGS, model, (model,), total, 0, calls=math.ceil(texts / EMBED_BATCH), batchable=False)]
 
 
 # --- AgentV -----------------------------------------------------------------------------------------
@@ -316,21 +352,40 @@ def agentv_cell_calls(plan: AgentvPlan, task: AgentvTask, notes: list[str] | Non
     count = TrialSettings.of(plan.suite.trials).count
     out: list[CallEstimate] = []
     answer_tokens = max_tokens_of(task.target, DEFAULT_MAX_TOKENS)
+    in_workspace = _in_workspace(plan, task)
     if plan.replay is None:
         system, messages = chat_messages(test.input_messages)
         out.append(CallEstimate(ANSWERS, task.target.name, target_price_names(task.target),
-                                input_tokens(system, [m.content for m in messages]), answer_tokens))
+                                input_tokens(system, [m.content for m in messages]), answer_tokens,
+                                batchable=not in_workspace and batchable_target(task.target)))
         answer = placeholder(answer_tokens)
     else:
         rec = plan.replay.answer(task.cell)
         answer = rec.text if rec is not None and rec.text is not None else ""
     if task.judge is not None:
-        out += _agentv_judge_calls(plan, task, answer, notes)
+        out += _agentv_judge_calls(plan, task, answer, notes, batchable=not in_workspace)
     return [CallEstimate(c.role, c.model, c.price_names, c.input_tokens * count, c.output_tokens * count,
-                         c.calls * count) for c in out]
+                         c.calls * count, c.batchable) for c in out]
 
 
-def _agentv_judge_calls(plan: AgentvPlan, task: AgentvTask, answer: str, notes: list[str]) -> list[CallEstimate]:
+def batchable_target(spec: TargetSpec) -> bool:
+    """Whether batch mode can batch a target's or judge's calls (generate.AgentvGenerate.wants_batch)."""
+    from .generate import BATCH_KINDS, provider_kind
+
+    if spec.config is not None:
+        return provider_kind(spec) in BATCH_KINDS
+    return batchable_model(spec.model or spec.name)
+
+
+def _in_workspace(plan: AgentvPlan, task: AgentvTask) -> bool:
+    """A test in a workspace: batch mode calls its target and judges one by one (agentv_runner.py)."""
+    config = task.target.config
+    return (task.test.workspace is not None or plan.suite.workspace is not None
+            or bool(config is not None and config.get("workspace_template")))
+
+
+def _agentv_judge_calls(plan: AgentvPlan, task: AgentvTask, answer: str, notes: list[str], *,
+                        batchable: bool = True) -> list[CallEstimate]:
     from .agentv_judge import (
         DEFAULT_TEMPLATE,
         FREEFORM_SYSTEM,
@@ -345,9 +400,11 @@ def _agentv_judge_calls(plan: AgentvPlan, task: AgentvTask, answer: str, notes: 
     test = task.test
     out_tokens = max_tokens_of(judge, JUDGE_MAX_TOKENS)
     names = target_price_names(judge)
+    batched = batchable and batchable_target(judge)
 
-    def call(system: str, user: str) -> CallEstimate:
-        return CallEstimate(JUDGE, judge.name, names, input_tokens(system, [user]), out_tokens)
+    def call(system: str, user: str, *, batch: bool = True) -> CallEstimate:
+        return CallEstimate(JUDGE, judge.name, names, input_tokens(system, [user]), out_tokens,
+                            batchable=batch and batched)
 
     def judged(a: Any) -> list[CallEstimate]:
         if unscorable(a, judge=True) is not None:
@@ -361,7 +418,7 @@ def _agentv_judge_calls(plan: AgentvPlan, task: AgentvTask, answer: str, notes: 
             return [call(*freeform_prompt(_judge_template(plan, a, notes), test, answer))]
         if a.type == "agent-judge":
             notes.append(AGENT_JUDGE_NOTE)
-            return [call(*freeform_prompt(None, test, answer))]
+            return [call(*freeform_prompt(None, test, answer), batch=False)]  # a tool loop: never batched
         if a.type == "code-judge" and a.config.get("target"):
             notes.append(TARGET_PROXY_NOTE)
             return []

@@ -44,6 +44,10 @@ def estimate_lines(est: Mapping[str, Any]) -> list[str]:
     out.append(f"estimated total: {est.get('input_tokens', 0):,} input + {est.get('output_tokens', 0):,} output tokens; "
                f"interactive {total_text(float(est.get('usd') or 0.0), unpriced, at_least=at_least)}; "
                f"batch {total_text(float(est.get('batch_usd') or 0.0), unpriced, at_least=at_least)}")
+    for x in est.get("lines") or []:
+        if x.get("batch_interactive_calls"):
+            out.append(f"in batch mode {x['batch_interactive_calls']:,} of the {x['calls']:,} {x['role']} call(s) of "
+                       f"{x['model']} are made one by one (the batch column counts them at the interactive price)")
     if unpriced:
         out.append(f"no price for {', '.join(unpriced)}: add them to a price file (--prices FILE or $EVALSPEC_PRICES)")
     out += [f"not in the estimate: {n}" for n in est.get("notes") or []]

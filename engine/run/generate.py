@@ -28,9 +28,12 @@ from .options import RunOptions
 
 if TYPE_CHECKING:
     from .agentv_plan import AgentvPlan, AgentvTask, TargetSpec
+    from .batch_rounds import BatchRounds
     from .batch_stage import BatchRequest, BatchStage
     from .weval_plan import WevalPlan, WevalTask
 
+# targets.yaml providers whose calls batch mode can send through a batch API (OpenAI, Anthropic, Gemini).
+BATCH_KINDS = frozenset({"openai", "anthropic", "gemini", "google", "google-gemini"})
 EMPTY_ANSWER = "Model returned an empty or whitespace-only response."
 _UNSET = object()
 
@@ -273,6 +276,7 @@ class AgentvGenerate:
         self.state = state
         self.journal = journal
         self.batch: BatchStage | None = None  # batch mode: the answers the provider batches gave
+        self.rounds: BatchRounds | None = None  # batch mode: later trials, batched as the cells ask them
         self._prices: dict[tuple[str | None, str], Any] = {}
 
     def provider(self, spec: TargetSpec) -> tuple[Provider, str]:
@@ -316,6 +320,15 @@ class AgentvGenerate:
                 req = dataclasses.replace(req, extra={**req.extra, "eval_id": task.test.id, "attempt": attempt})
             result = (self.batch.take(cell, attempt, label=task.target.name)
                       if self.batch is not None and attempt == 0 else None)
+            if result is None and attempt > 0 and self.rounds is not None and folder is None:
+                # A later trial: asked only when the one before did not stop the test, so in a round
+                # of the cells' calls (batch_rounds.py), not the phase before the cells.
+                from .batch_stage import BatchRequest
+
+                result = await self.rounds.ask(
+                    BatchRequest(cell, attempt, task.target.name, task.target.name, provider, req,
+                                 custom=task.target.config is not None, submit=self.wants_batch(task.target)),
+                    label=task.target.name)
             if result is None:
                 result = await self.calls.chat(provider, req, cell, limit_key=limit_key(task.target),
                                                model_label=task.target.name)
@@ -356,8 +369,7 @@ class AgentvGenerate:
         chat targets (openai, anthropic, gemini: the APIs with a batch endpoint) and models."""
         from .batch_stage import wants_batch
 
-        if target.config is not None and provider_kind(target) not in ("openai", "anthropic", "gemini", "google",
-                                                                       "google-gemini"):
+        if target.config is not None and provider_kind(target) not in BATCH_KINDS:
             return False
         return wants_batch(self.options, target.name) or (target.config is not None
                                                           and target.config.get("batch") is True)

@@ -6,7 +6,8 @@ weval_judge.py, the arithmetic scoring/weval_aggregate. In batch mode the judges
 a batch returned go out as a second batch (`batch_requests`).
 
 AgentV (`AgentvJudges`): `rubrics` and `llm-judge` assertions asked of the test's judge target
-(agentv_judge.py), the llm-judge aggregator of a `composite`, `agent-judge` (the judge inspects the
+(agentv_judge.py; in batch mode through the rounds of batch_rounds.py), the llm-judge aggregator of a
+`composite` (the same), `agent-judge` (the judge inspects the
 test's workspace read-only: agent_judge.py), and the judge target a code judge calls through the
 loopback proxy (target_proxy.py). A judge that cannot be called or answers nonsense leaves its
 assertion not scored, with the reason; it never counts as a pass.
@@ -18,7 +19,7 @@ import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..providers.base import ChatMessage, ChatRequest, ProviderError
+from ..providers.base import ChatMessage, ChatRequest, ChatResult, Provider, ProviderError
 from ..scoring.agentv_aggregate import negate_result, score_checklist, score_ranges, verdict
 from ..scoring.weval_aggregate import (
     ALL_JUDGES_FAILED,
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
     from ..scoring.composite import Child, CompositeScore
     from .agentv_measured import Measured
     from .agentv_plan import AgentvPlan, AgentvTask, TargetSpec
+    from .batch_rounds import BatchRounds
     from .batch_stage import BatchRequest, BatchStage
     from .weval_plan import WevalPlan
 
@@ -283,6 +285,7 @@ class AgentvJudges:
         self.journal = journal
         self.generate = generate  # a judge target's provider is bound as a target's
         self.script_limit = script_limit  # prompt scripts share the code judges' limit
+        self.rounds: BatchRounds | None = None  # batch mode: judge calls batched as the cells name them
 
     async def judged(self, task: AgentvTask, index: int, a: Assertion, answer: str) -> dict[str, Any]:
         """One `rubrics` or `llm-judge` assertion, asked of the target's judge."""
@@ -316,8 +319,7 @@ class AgentvJudges:
                 provider, model_name = self.generate.provider(judge)
                 req = ChatRequest(model=model_name, messages=(ChatMessage("user", user),), system=system,
                                   temperature=0.0, max_tokens=JUDGE_MAX_TOKENS)
-                result = await self.calls.chat(provider, req, cell, limit_key=limit_key(judge), purpose="judge",
-                                               model_label=judge.name)
+                result = await self._chat(judge, provider, req, cell, index)
                 reply = result.text
                 self.journal.write(JudgeReply(cell, index, judge.name, reply, None))
             data = parse_json_reply(reply)
@@ -360,8 +362,7 @@ class AgentvJudges:
                 provider, model_name = self.generate.provider(judge)
                 req = ChatRequest(model=model_name, messages=(ChatMessage("user", aggregator_prompt(aggregator, children)),),
                                   system=FREEFORM_SYSTEM, temperature=0.0, max_tokens=JUDGE_MAX_TOKENS)
-                result = await self.calls.chat(provider, req, cell, limit_key=limit_key(judge), purpose="judge",
-                                               model_label=judge.name)
+                result = await self._chat(judge, provider, req, cell, index)
                 reply = result.text
                 self.journal.write(JudgeReply(cell, index, judge.name, reply, None))
             score, hits, misses, reasoning = freeform_result(parse_json_reply(reply))
@@ -490,6 +491,21 @@ class AgentvJudges:
             return load_targets(self.plan.targets_file).get(name)
         except Exception:  # PlanError: the file was readable when the run was planned
             return None
+
+    async def _chat(self, judge: TargetSpec, provider: Provider, req: ChatRequest, cell: Cell, index: int
+                    ) -> ChatResult:
+        """A judge call of an `rubrics`, `llm-judge` or aggregator: in batch mode from the next round's
+        batches (batch_rounds.py), else (or when no batch answers it) asked interactively."""
+        if self.rounds is not None:
+            from .batch_stage import BatchRequest
+
+            request = BatchRequest(cell, judge_slot(index, judge.name), judge.name, judge.name, provider, req,
+                                   custom=judge.config is not None, submit=self.generate.wants_batch(judge))
+            got = await self.rounds.ask(request, purpose="judge", label=judge.name)
+            if got is not None:
+                return got
+        return await self.calls.chat(provider, req, cell, limit_key=limit_key(judge), purpose="judge",
+                                     model_label=judge.name)
 
     def _error(self, cell: Cell, index: int, judge: TargetSpec, message: str) -> None:
         self.journal.write(JudgeReply(cell, index, judge.name, None, message))

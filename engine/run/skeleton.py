@@ -71,6 +71,9 @@ class FormatRun(Protocol):
     def before_cells(self) -> AsyncIterator[Event]:
         """The stages that need the plan's cells before any runs (batch mode: run/batch_stage.py)."""
 
+    def workers(self, default: int) -> int:
+        """How many cells run at once (`default`: twice the concurrency, at most the cells)."""
+
     def after_cells(self) -> AsyncIterator[Event]:
         """The stages that need every cell (embeddings) or end the cells' resources (workspaces)."""
 
@@ -116,7 +119,7 @@ class RunSkeleton:
                 yield event
             async for event in run.before_cells():
                 yield event
-            workers = min(len(plan.tasks), plan.concurrency * 2)
+            workers = run.workers(min(len(plan.tasks), plan.concurrency * 2))
             async with contextlib.aclosing(stream_cells(run.queue, plan.tasks, run.cell, workers)) as cells:
                 async for event in cells:
                     yield event

@@ -146,6 +146,9 @@ class WevalRun:
                 async for event in batch.run(judge_requests):
                     yield event
 
+    def workers(self, default: int) -> int:
+        return default
+
     async def after_cells(self) -> AsyncIterator[Event]:
         if "embedding" in self.plan.eval_methods:
             assert self.journal is not None
