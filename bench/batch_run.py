@@ -12,8 +12,15 @@ the blueprint interactively and checks that the result files (the comparison fil
 are identical byte for byte with the timestamps masked, and prints what each run paid (the cost file
 beside the results, the one file that differs: a batch answer costs the batch price).
 
+`--agentv` runs an AgentV suite instead: N tests on an OpenAI target whose judge target is Anthropic, each
+with a `rubrics` and an `llm-judge` assertion, and `--trials K` (pass_at_k; odd tests miss a rubric item,
+so they are asked K times): the answers batch first, then the judges and the later trials in rounds
+(run/batch_rounds.py). `--kill-resume` then kills the run while it polls the first round of judges.
+A request sent twice is then one the server got more often than the interactive run sent it (trials
+send the same request again by design).
+
 usage: batch_run.py [--prompts N] [--models openai|anthropic|google|both|all] [--kill-resume] [--compare] [--polls K]
-       [--output-dir DIR]
+       [--output-dir DIR] [--agentv [--trials K]]
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -48,13 +56,46 @@ def write_blueprint(path: Path, n: int, models: list[str]) -> None:
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
+DURATION = re.compile(rb'"duration_ms":[0-9.e-]+')
+AGENTV_TARGETS = """targets:
+  - name: oa
+    provider: openai
+    model: gpt-4o-mini
+    api_key: ${{ OPENAI_API_KEY }}
+    endpoint: ${{ OPENAI_BASE_URL }}
+    judge_target: judge
+  - name: judge
+    provider: anthropic
+    model: claude-3-5-haiku-latest
+    api_key: ${{ ANTHROPIC_API_KEY }}
+"""
+
+
+def write_suite(folder: Path, n: int, trials: int) -> Path:
+    """An AgentV suite whose judges and later trials batch (see the module's docstring)."""
+    (folder / ".agentv").mkdir(parents=True, exist_ok=True)
+    (folder / ".agentv" / "targets.yaml").write_text(AGENTV_TARGETS, encoding="utf-8")
+    tests = []
+    for i in range(n):
+        criteria = f'["says {i}"' + (', "mentions banana"]' if i % 2 else "]")
+        tests.append(f"  - id: t{i}\n    input: question {i}\n    criteria: answers question {i}\n    assert:\n"
+                     f"      - {{type: rubrics, criteria: {criteria}}}\n      - {{type: llm-judge}}\n")
+    path = folder / "evals" / "bench.eval.yaml"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(f"name: bench\ndescription: d\nexecution:\n  targets: [oa]\n  trials: {{count: {trials}}}\n"
+                    "tests:\n" + "".join(tests), encoding="utf-8")
+    return path
+
+
 def result_files(out: Path) -> dict[str, bytes]:
-    """Every results file, timestamps masked (not the journal, lock, report, or the cost file)."""
+    """Every results file, timestamps (and AgentV durations) masked (not the journal, lock, report, or the
+    cost file)."""
     files = {}
     for f in sorted(out.rglob("*")):
         if (f.is_file() and ".journal" not in f.name and not f.name.endswith((".lock", ".html", ".prev.jsonl"))
                 and not f.name.endswith("_cost.json")):
-            files[STAMP.sub(b"<ts>", str(f.relative_to(out)).encode()).decode()] = STAMP.sub(b"<ts>", f.read_bytes())
+            data = STAMP.sub(b"<ts>", f.read_bytes())
+            files[STAMP.sub(b"<ts>", str(f.relative_to(out)).encode()).decode()] = DURATION.sub(b"<ms>", data)
     return files
 
 
@@ -115,6 +156,8 @@ def main() -> int:
     ap.add_argument("--polls", type=int, default=2, help="polls the fake server takes per batch state")
     ap.add_argument("--kill-resume", action="store_true", help="SIGKILL the run while it polls, then --resume")
     ap.add_argument("--compare", action="store_true", help="also run interactively and compare the result files")
+    ap.add_argument("--agentv", action="store_true", help="an AgentV suite with judges and trials (--prompts tests)")
+    ap.add_argument("--trials", type=int, default=2, help="--agentv: execution.trials.count")
     # Results on tmpfs when there is one, as bench/run_throughput.py does: on this VM creating the ~30,000
     # artefact files of a 10,000-prompt run under /tmp costs ~10x what it costs in memory.
     shm = Path("/dev/shm")
@@ -127,31 +170,54 @@ def main() -> int:
         models = MODELS[args.models]
 
     work = Path(tempfile.mkdtemp(prefix="evalspec-batch-bench-", dir=args.output_dir))
-    bp = work / "batch.weval.yml"
-    write_blueprint(bp, args.prompts, models)
+    if args.agentv:
+        bp = write_suite(work, args.prompts, args.trials)
+        models = ["oa", "judge"]
+    else:
+        bp = work / "batch.weval.yml"
+        write_blueprint(bp, args.prompts, models)
     with FakeBatchServer(polls_per_state=args.polls) as fake:
         env = {**os.environ, **fake.env()}
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         flags = ["--batch", "--batch-poll", "0.2"]
         out = work / "batch"
         if args.kill_resume:
-            fake.hold = True
-            _, killed_wall, killed_rss = measured(command(bp, out, *flags), env,
-                                                  kill_when=lambda: fake.polls >= 2 * len(models))
+            if args.agentv:  # the answers' batch ends; the first round of judges stays in progress
+                fake.hold_from = 2
+                seen: dict[str, int] = {}
+
+                def kill_when() -> bool:  # a few polls of the judges' batch after its creation
+                    if fake.creations < 2:
+                        return False
+                    return fake.polls >= seen.setdefault("polls", fake.polls) + 3
+            else:
+                fake.hold = True
+
+                def kill_when() -> bool:
+                    return fake.polls >= 2 * len(models)
+            _, killed_wall, killed_rss = measured(command(bp, out, *flags), env, kill_when=kill_when)
             fake.hold = False
+            fake.hold_from = None
             print(f"killed (SIGKILL) while polling after {killed_wall:.2f} s: {fake.creations} batch(es) created, "
                   f"peak RSS {killed_rss:.0f} MB")
             flags.append("--resume")
         _, wall, rss = measured(command(bp, out, *flags), env)
         items = sum(len(b.items) for b in fake.batches.values())
-        print(f"batch run{' (resumed)' if args.kill_resume else ''}: {args.prompts:,} prompts x {len(models)} "
-              f"model(s) in {wall:.2f} s wall, peak RSS {rss:.0f} MB")
+        what = f"{args.prompts:,} tests x 1 target, trials {args.trials}" if args.agentv else \
+            f"{args.prompts:,} prompts x {len(models)} model(s)"
+        print(f"batch run{' (resumed)' if args.kill_resume else ''}: {what} in {wall:.2f} s wall, peak RSS {rss:.0f} MB")
+        batch_sent = Counter(fake.sent)
+        twice = "" if args.agentv else f"; requests sent twice: {len(fake.duplicates())}"
         print(f"server: {fake.creations} batch(es), {items:,} batch request(s), {fake.uploads} upload(s), "
-              f"{fake.polls} poll(s), {fake.chat_calls} chat call(s); requests sent twice: {len(fake.duplicates())}")
-        ok = not fake.duplicates()
+              f"{fake.polls} poll(s), {fake.chat_calls} chat call(s){twice}")
+        ok = args.agentv or not fake.duplicates()
         if args.compare:
             fake.sent.clear()
             _, inter_wall, inter_rss = measured(command(bp, work / "interactive", "--concurrency", "32"), env)
+            if args.agentv:
+                extra = batch_sent - fake.sent
+                print(f"requests the batch run sent more often than the interactive run: {sum(extra.values())}")
+                ok = not extra
             batch_files, inter_files = result_files(out), result_files(work / "interactive")
             same = batch_files == inter_files
             print(f"interactive run: {inter_wall:.2f} s wall, peak RSS {inter_rss:.0f} MB; {len(batch_files):,} result "

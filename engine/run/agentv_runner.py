@@ -74,7 +74,7 @@ from .write_agentv import AgentvWriter, results_name
 
 ATTEMPT_STRIDE = 10_000  # journal key of a trial's judgement: attempt × stride + assertion index
 NOTES_SHOWN = 10  # not-scored cells named in the run summary; the rest are counted
-MAX_BATCH_WORKERS = 50_000  # tests run at once in batch mode (OpenAI's requests per batch)
+MAX_BATCH_WORKERS = 10_000  # tests run at once in batch mode: a round holds up to this many tests' calls
 AGGREGATOR_SLOT = 999  # a composite's llm-judge aggregator call, next to its children's
 CHILD_BASE = 10**9  # composite children's journal indexes live above every test-level index
 

@@ -13,7 +13,8 @@ rule is deliberately simple so a person can check it by hand (README, "Cost"):
 - Weval key points extracted from an `ideal`: one call per prompt to the first key-point model, then
   KEY_POINTS_ASSUMED points of KEY_POINT_BYTES bytes each, judged like written points;
 - cost = (input × price.input + output × price.output) / 1,000,000 (no prompt-cache discount assumed);
-  batch = that × (1 − batch_discount). A model with no price has an unknown cost, never zero.
+  batch = that × (1 − batch_discount) for a call batch mode batches, the interactive cost for one it
+  makes one by one (`CallEstimate.batchable`). A model with no price has an unknown cost, never zero.
 
 Checks this cannot size (an agent-judge's tool loop, a prompt script's output, a code judge calling a
 target) are named in `notes`, and the total then reads "at least".
