@@ -18,6 +18,7 @@ completed for OpenAI, in_progress → ended for Anthropic, PENDING → RUNNING �
 expired or failed Gemini batch has no responses file); `hold` keeps every batch where it is, `hold_from = n` the n-th created and every later one.
 Scripting: `failing_polls = n` answers the next n polls 503; `fail_when(text)` makes the items whose prompt contains `text` fail inside the batch (an
 error line; the chat endpoint still answers them), `expire_next` / `fail_next` end the next batch
+(`end_as[n]`: the n-th batch created)
 expired (half its items done) or failed (none).
 
 Every request body is counted by its content (`sent`): a request submitted twice — in two batches, or
@@ -156,6 +157,7 @@ class FakeBatchServer:
         self.chat_fail_texts: list[str] = []
         self.expire_next = 0
         self.fail_next = 0
+        self.end_as: dict[int, str] = {}  # the n-th batch created ends "expired" or "failed"
         self.failing_polls = 0  # the next polls of a batch (GET by id) answer 503
         self.uploads_started: dict[str, str] = {}  # Gemini resumable uploads: upload_id → display name
         self.log: list[tuple[str, str]] = []  # (method, path)
@@ -513,7 +515,9 @@ class FakeBatchServer:
             prefix = {"openai": "batch_", "anthropic": "msgbatch_", "google": "batches/"}[api]
             batch = FakeBatch(f"{prefix}{next(self._ids)}", api, items, dict(metadata), input_file,
                               time.time(), state, number=number)
-            if self.expire_next:
+            if number in self.end_as:
+                batch.end_as = self.end_as[number]
+            elif self.expire_next:
                 self.expire_next -= 1
                 batch.end_as = "expired"
             elif self.fail_next:

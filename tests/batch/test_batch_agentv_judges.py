@@ -10,6 +10,8 @@ above one.
 from __future__ import annotations
 
 import json
+import os
+import re
 import signal
 import subprocess
 import sys
@@ -145,6 +147,67 @@ def test_failed_judge_items_go_through_the_interactive_path(tmp_path: Path, fake
     assert "1 of 13 request(s) not answered" in err and "1 request(s) not answered by a batch are sent one" in err
 
 
+def test_an_expired_judge_batch_goes_through_the_interactive_path(tmp_path: Path, fake: FakeBatchServer,
+                                                                   capsys) -> None:
+    path = suite(tmp_path, 4, "{count: 1}")
+    expected, sent = interactive(tmp_path, path, fake)
+    fake.end_as[2] = "expired"  # the first round of judges (13 calls, one Anthropic batch) expires half done
+    out = tmp_path / "batch"
+    assert main(["run", str(path), "-o", str(out), "--no-report", "--retries", "0", "--batch",
+                 "--batch-poll", "0.01"]) == 0
+    assert _agentv_bytes(out) == expected
+    assert fake.chat_calls == 13 - 13 // 2  # the unfinished half, one by one
+    assert sum((fake.sent - sent).values()) == fake.chat_calls
+    assert "7 of 13 request(s) not answered (expired)" in capsys.readouterr().err
+
+
+def test_ctrl_c_cancels_the_judges_batch(tmp_path: Path, fake: FakeBatchServer) -> None:
+    """SIGTERM with --cancel-batches-on-interrupt while a round of judges polls: the judge target's batch
+    is cancelled through the judge's own provider; --resume collects what it finished."""
+    path = suite(tmp_path, 4, "{count: 1}")
+    expected, _ = interactive(tmp_path, path, fake)
+    fake.hold_from = 2
+    out = tmp_path / "batch"
+    proc = _start(path, out, fake, "--cancel-batches-on-interrupt")
+    try:
+        _wait_for(proc, fake, 2)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err.decode()[-2000:]
+    assert fake.cancels == 1 and fake.batches[max(fake.batches, key=lambda k: fake.batches[k].number)].api == "anthropic"
+    assert "evalspec run: cancel batch" in err.decode()
+    fake.hold_from = None
+    assert main(["run", str(path), "-o", str(out), "--no-report", "--batch", "--batch-poll", "0.01", "--retries", "0",
+                 "--resume"]) == 0
+    assert _agentv_bytes(out) == expected
+
+
+def test_what_cannot_batch_is_called_one_by_one_and_said(tmp_path: Path, fake: FakeBatchServer, capsys) -> None:
+    """A test in a workspace keeps its answer and judges interactive (its folder is held meanwhile), and
+    the run says so before the tests run; the other tests batch; the rows are an interactive run's."""
+    path = suite(tmp_path, 2, "{count: 1}")
+    (path.parent / "ws").mkdir()
+    (path.parent / "ws" / "README").write_text("a workspace\n", encoding="utf-8")
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace("  - id: t1\n", "  - id: t1\n    workspace: {template: ws}\n"), encoding="utf-8")
+    expected, sent = interactive(tmp_path, path, fake)
+    capsys.readouterr()
+    out = tmp_path / "batch"
+    assert main(["run", str(path), "-o", str(out), "--no-report", "--retries", "0", "--batch",
+                 "--batch-poll", "0.01"]) == 0
+    assert _agentv_bytes(out) == expected and fake.sent == sent
+    assert fake.chat_calls == 1 + 4  # t1: its answer, then rubric, llm-judge, child and aggregator
+    captured = capsys.readouterr()
+    assert "batch mode: 1 test(s) with a workspace call their judges and later trials one by one" in captured.err
+    # The summary's cost table: what went one by one on lines of its own.
+    assert re.search(r"judge\s+judge\s+interactive\s+4\s", captured.out), captured.out
+    assert re.search(r"judge\s+judge\s+batch\s+5\s", captured.out)
+    lines = cost_lines(out)
+    assert lines[("judge", "judge", "interactive")] == 4 and lines[("judge", "judge", "batch")] == 4 + 1
+    assert lines[("answers", "oa", "interactive")] == 1 and lines[("answers", "oa", "batch")] == 2
+
+
 def test_a_judge_item_that_cannot_be_answered_is_not_scored(tmp_path: Path, fake: FakeBatchServer) -> None:
     """A judge item that failed in its batch and fails again interactively: the assertion is not scored,
     with the reason, and the test is not a pass."""
@@ -160,13 +223,25 @@ def test_a_judge_item_that_cannot_be_answered_is_not_scored(tmp_path: Path, fake
     assert rows["t0"]["verdict"] != "pass" and rows["t0"]["not_scored"][0]["type"] == "rubrics"
 
 
-def _start(path: Path, out: Path, fake: FakeBatchServer) -> subprocess.Popen[bytes]:
-    import os
-
+def _start(path: Path, out: Path, fake: FakeBatchServer, *extra: str) -> subprocess.Popen[bytes]:
     env = {**os.environ, **fake.env(), "PYTHONPATH": os.pathsep.join(sys.path)}
     return subprocess.Popen([sys.executable, "-m", "evalspec.cli", "run", str(path), "-o", str(out), "--no-report",
-                             "--batch", "--batch-poll", "0.05", "--retries", "0"],
+                             "--batch", "--batch-poll", "0.05", "--retries", "0", *extra],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+
+
+def _wait_for(proc: subprocess.Popen[bytes], fake: FakeBatchServer, n: int) -> None:
+    """Until the n-th batch exists and has been polled a few times."""
+    deadline = time.monotonic() + 60
+    polls: int | None = None
+    while True:
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "the batch was never created"
+        if fake.creations >= n:
+            polls = fake.polls if polls is None else polls
+            if fake.polls >= polls + 3:
+                return
+        time.sleep(0.02)
 
 
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
@@ -178,11 +253,7 @@ def test_killed_while_polling_the_judges_then_resumed_sends_nothing_twice(tmp_pa
     out = tmp_path / "batch"
     proc = _start(path, out, fake)
     try:
-        deadline = time.monotonic() + 60
-        while fake.creations < 2 or fake.polls < 6:
-            assert proc.poll() is None, proc.communicate()
-            assert time.monotonic() < deadline, "the judges' batch was never created"
-            time.sleep(0.02)
+        _wait_for(proc, fake, 2)
     finally:
         proc.send_signal(sig)
         proc.communicate(timeout=30)
