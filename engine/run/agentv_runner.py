@@ -151,7 +151,6 @@ class AgentvRun:
         """Batch mode: the first attempt of every test whose target batches, through its batch API, before
         the tests run (run/batch_stage.py); what a batch does not answer is asked as usual. Then the calls
         the cells name as they run (judges, later trials) go out in rounds (run/batch_rounds.py)."""
-        from .batch_rounds import BatchRounds
         from .batch_stage import BatchStage, journaled_slots
 
         journaled = journaled_slots(self.journal_path, self.options)
@@ -164,8 +163,7 @@ class AgentvRun:
             return BatchStage(calls=self.calls, journal=journal, journal_path=self.journal_path, options=self.options)
 
         if self.plan.replay is None:
-            requests = self.generate.batch_requests(journaled, lambda task: self._has_workspace(task),
-                                                    self.cost.refuses)
+            requests = self.generate.batch_requests(journaled, self._has_workspace, self.cost.refuses)
             if requests:
                 batch = self.generate.batch = stage()
                 async for event in batch.run(requests):
@@ -242,8 +240,10 @@ class AgentvRun:
 
     # --- one cell ---------------------------------------------------------------------------------
     def workers(self, default: int) -> int:
-        """Batch mode: every test at once (none holds a workspace or a cost reservation), so that a round
-        of judge calls or trials holds all of them, not a worker pool's share."""
+        """Batch mode: every test at once (up to MAX_BATCH_WORKERS), so that a round of judge calls or
+        trials holds all of them, not a worker pool's share. Not when a test has a workspace (every
+        folder would be set up at once) or a cost cap reserves each started test's estimate: their
+        rounds hold the pool's share."""
         if self.rounds is None or self._any_workspace or self.cost.budget.active:
             return default
         return max(default, min(len(self.plan.tasks), MAX_BATCH_WORKERS))
