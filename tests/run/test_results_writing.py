@@ -1,0 +1,105 @@
+"""The Weval write stage's pieces: core.json made a prompt at a time is the light copy of the comparison
+object, and the artefact writer writes every file it is handed (in batches) and reports a failure."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evalspec.analysis import analyze
+from evalspec.jsonio import dumps_bytes
+from evalspec.run.files import LazyList, LazyMap, compact_chunks, pretty_chunks
+from evalspec.run.weval_results import (
+    ArtefactWriter,
+    WevalResults,
+    comparison_object,
+    core_chunks,
+    core_object,
+)
+
+BLUEPRINT = """title: Writing
+models: [openai:gpt-4o-mini]
+---
+- id: plain
+  prompt: one
+  should: [says one]
+- id: heavy
+  prompt: two
+  weight: 2.5
+  should:
+    - $contains: two
+- id: light
+  prompt: three
+  weight: 0.5
+  ideal: three
+"""
+
+
+def _plain(value: Any) -> Any:
+    """The value with its lazy maps and lists made whole (what the files must hold)."""
+    if isinstance(value, LazyList):
+        return [_plain(v) for v in value.elements()]
+    if isinstance(value, LazyMap | dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _full(tmp_path: Path) -> dict[str, Any]:
+    a = analyze(BLUEPRINT, tmp_path / "blueprints" / "w.yml", env={})
+    bp = a.blueprint
+    assert bp is not None and not a.errors, [f.message for f in a.errors]
+    results = WevalResults()
+    model = "openai:gpt-4o-mini"
+    for p in bp.prompts:
+        results.record(p.id, model, response=f"answer to {p.id}",
+                       history=[{"role": "user", "content": p.id}, {"role": "assistant", "content": "a"}],
+                       coverage={"avgCoverageExtent": 0.5, "keyPointsCount": 1,
+                                 "pointAssessments": [{"coverageExtent": 0.5, "multiplier": 1, "isInverted": False,
+                                                       "keyPointText": "long text core.json drops"}]})
+    return comparison_object(bp=bp, models=[model], prompts=bp.prompts, run_label="r", timestamp="t",
+                             eval_methods=["llm-coverage"], effective_models=[model], results=results)
+
+
+def test_core_json_is_the_light_copy_of_the_comparison(tmp_path: Path) -> None:
+    full = _full(tmp_path)
+    whole = _plain(full)
+    streamed = json.loads(b"".join(core_chunks(full)))
+    assert streamed == json.loads(dumps_bytes(core_object(whole)))
+    # each prompt's id, and its weight where the comparison file's config has one
+    assert streamed["config"]["prompts"] == [{"id": "plain"}, {"id": "heavy", "weight": 2.5},
+                                             {"id": "light", "weight": 0.5}]
+    assert [p.get("weight") for p in whole["config"]["prompts"]] == [None, 2.5, 0.5]
+
+
+def test_the_chunked_writers_give_the_bytes_of_the_whole_value(tmp_path: Path) -> None:
+    full = _full(tmp_path)
+    whole = _plain(full)
+    assert json.loads(b"".join(compact_chunks(full))) == whole
+    assert json.loads(b"".join(pretty_chunks(full))) == whole
+    assert b"".join(compact_chunks(full["config"])) == dumps_bytes(whole["config"])
+
+
+def test_the_artefact_writer_writes_every_file_it_is_handed(tmp_path: Path) -> None:
+    n = ArtefactWriter.BATCH * (ArtefactWriter.BATCHES + 3) + 7  # several full queues and a last partial batch
+    writer = ArtefactWriter(tmp_path)
+    for i in range(n):
+        writer.file(f"responses/d{i % 5}/p{i}.json", {"i": i})
+    writer.close()
+    written = sorted(tmp_path.rglob("*.json"))
+    assert len(written) == n
+    assert {json.loads(p.read_text())["i"] for p in written} == set(range(n))
+
+
+def test_the_artefact_writer_reports_a_failure_at_close(tmp_path: Path) -> None:
+    (tmp_path / "responses").write_text("a file where a folder must go")
+    writer = ArtefactWriter(tmp_path)
+    writer.file("fine.json", 1)
+    writer.file("responses/p.json", 2)  # its folder cannot be made
+    with pytest.raises(OSError):
+        writer.close()
+    assert (tmp_path / "fine.json").read_text() == "1"
