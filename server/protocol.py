@@ -12,7 +12,7 @@ It also sends results and notifications that are already JSON (`JsonReady`) as t
 lsprotocol objects into JSON through cattrs on the event loop; for the outline of a 4 MB blueprint
 (64,000 symbols) building those objects and converting them cost ~2.5 s, during which no other
 request was answered. Such answers are built as plain data and encoded on a worker thread instead
-(`EvalspecServer.off_loop`), and the loop only writes the bytes.
+(`EvalspecServer.memoised_in_thread` with `as_json`), and the loop only writes the bytes.
 """
 
 from __future__ import annotations

@@ -230,19 +230,6 @@ class EvalspecServer(LanguageServer):
             return budget
         return max(0.05, budget - (time.perf_counter() - started))
 
-    async def off_loop(self, build: Callable[..., Any], *args: Any) -> JsonReady:
-        """`build(*args)`, plain JSON data, computed and encoded on a worker thread.
-
-        For answers that grow with the file (the outline, folding ranges of a 4 MB blueprint): the
-        event loop only writes the bytes, so requests on other documents are answered meanwhile.
-        `build` must only read what does not change (an analysis, its lines)."""
-
-        def run() -> JsonReady:
-            with gc_paused():
-                return JsonReady.of(build(*args))
-
-        return await in_thread(run)
-
     async def computed(self, uri: str, fn: Callable[..., R], *args: Any) -> R:
         """`fn(*args)` on a worker thread within the request budget (then "still checking"; the thread
         runs on): a request about one position of a pathological file can neither hold the event loop,
@@ -258,11 +245,6 @@ class EvalspecServer(LanguageServer):
                 return fn(*args)
 
         return in_thread(run)
-
-    async def memoised_off_loop(self, uri: str, analysis: Analysis, key: str, build: Callable[..., Any],
-                                *args: Any) -> JsonReady:
-        """`off_loop(build, *args)` once per analysis (see `memoised_in_thread`)."""
-        return await self.memoised_in_thread(uri, analysis, key, as_json(build), *args)
 
     async def memoised_in_thread(self, uri: str, analysis: Analysis, key: str, fn: Callable[..., R],
                                  *args: Any) -> R:

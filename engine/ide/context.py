@@ -54,7 +54,6 @@ class CursorContext:
     document: int  # the YAML document (0-based) the cursor is in
     section: str | None  # Weval: "header" | "prompt"; AgentV: "suite" | "targets"
     path: list[str | int]  # normalized key path (see the module doc)
-    yaml_path: list[str | int]  # the literal key path inside `document`
     position: str  # KEY | VALUE | NONE
     slot: sc.Slot  # KEY: the object being filled in; VALUE: the value being typed
     spec: ObjectSpec | None  # the enclosing object's fields (KEY: the object typed into; VALUE: the key's owner)
@@ -74,7 +73,6 @@ class CursorContext:
     in_flow: bool = False  # inside `[…]` / `{…}`: insertions stay on one line
     indent: int = 0  # the column the object's keys start at (for multi-line insertions)
     owner_spec: ObjectSpec | None = None  # VALUE: the object holding `key`
-    parent_slot: sc.Slot | None = None  # the slot one step up (the list of an item, the object of a key)
 
     @property
     def format(self) -> str:
@@ -501,7 +499,7 @@ def cursor_context(analysis: Any, line: int, col: int) -> CursorContext:
         position = NONE  # inside multi-line text: a block scalar, a quoted or plain scalar going on
     all_steps = steps
     section, root_slot, norm_prefix, steps = _root(analysis, lay, doc, steps, line, lines, doc_start, doc_end)
-    ctx = CursorContext(kind, doc, section, [], [], position, sc.UNKNOWN, None, None, here.prefix,
+    ctx = CursorContext(kind, doc, section, [], position, sc.UNKNOWN, None, None, here.prefix,
                         Span(line, here.start, line, here.end), has_colon=here.has_colon, quote=here.quote,
                         needs_space=here.needs_space)
     if here.key_span:
@@ -530,8 +528,6 @@ def cursor_context(analysis: Any, line: int, col: int) -> CursorContext:
         position = VALUE  # `- op|` in a list of scalars, or text under a scalar key
     ctx.position = position
     ctx.slot = slot
-    ctx.parent_slot = owner
-    ctx.yaml_path = labels
     ctx.path = [*norm_prefix, *labels]
     ctx.in_list_item = ctx.needs_dash or (bool(all_steps) and all_steps[-1].kind == "item")
     ctx.indent = map_col

@@ -144,14 +144,6 @@ def _run_meta(run: RunResults) -> dict[str, Any]:
             "histograms": {m: _histogram(run, m) for m in run.models}}
 
 
-def page_data(runs: list[RunResults], diff: RunDiff | None = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """(the small block, the details blocks). Details come in chunks of CHUNK items per run: opening a
-    cell parses one chunk, and a search over the answers parses them one by one, letting the page
-    respond in between."""
-    details: list[dict[str, Any]] = []
-    return _page(runs, diff, details.append), details
-
-
 def _page(runs: list[RunResults], diff: RunDiff | None, detail: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
     """The small block; each details block is handed to `detail` as soon as it is made (the page's
     writer encodes it there and then: the blocks of a 100,000-cell run as objects were ~2× the page)."""

@@ -28,7 +28,10 @@ from .options import (
 )
 
 if TYPE_CHECKING:
+    from ..analysis import Analysis
     from ..report.sources import Analyses
+    from ..weval.model import Blueprint
+    from .cost_estimate import Estimate
     from .runner import Plan
 
 
@@ -245,7 +248,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 analyses=analyses, cancel_batches=args.cancel_batches_on_interrupt)
 
 
-def _suite_only(analysis: Any) -> Any:
+def _suite_only(analysis: Analysis) -> Analysis:
     """The analysis as the report reads it (report/sources.py: `suite`), without its tree and text."""
     from ..agentv.check import AgentvResult
     from ..analysis import Analysis
@@ -254,7 +257,7 @@ def _suite_only(analysis: Any) -> Any:
     return Analysis("", analysis.path, analysis.kind, ParsedFile(text=""), agentv=AgentvResult(analysis.suite))
 
 
-def _dataset_alone(path: Path, analysis: Any) -> int:
+def _dataset_alone(path: Path, analysis: Analysis) -> int:
     """A tests file has no targets or judges of its own: name the suite that includes it."""
     from ..agentv.including_suites import search_root, suites_including
     from ..finding_format import format_finding
@@ -280,7 +283,7 @@ def _shown(path: Path) -> Path:
         return path
 
 
-def _skip_invalid(analysis: Any, name: str) -> Any:
+def _skip_invalid(analysis: Analysis, name: str) -> Blueprint | None:
     """The blueprint without its invalid prompts, each named on stderr with its first error; None (after
     printing why) when an error belongs to no prompt or no prompt is left."""
     from ..finding_format import format_finding
@@ -327,7 +330,7 @@ def _dry_run(plan: Plan, options: RunOptions, *, as_json: bool) -> int:
     return 0
 
 
-def _estimate(plan: Plan, options: RunOptions) -> Any:
+def _estimate(plan: Plan, options: RunOptions) -> Estimate:
     """The plan's estimated tokens and cost (cost_estimate.py) at the run's prices."""
     from ..pricing import PriceTable
     from .cost_estimate import estimate

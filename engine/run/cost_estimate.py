@@ -32,6 +32,7 @@ from ..providers.base import DEFAULT_MAX_TOKENS
 
 if TYPE_CHECKING:
     from .agentv_plan import AgentvPlan, AgentvTask, TargetSpec
+    from .plan import Plan
     from .weval_plan import WevalPlan, WevalTask
 
 BYTES_PER_TOKEN = 4
@@ -492,7 +493,7 @@ def cells_within(plan: Any, prices: PriceTable, cap: float, *, batch: bool = Fal
     return len(plan.tasks)
 
 
-def estimate(plan: Any, prices: PriceTable) -> Estimate:
+def estimate(plan: Plan, prices: PriceTable) -> Estimate:
     from .weval_plan import WevalPlan
 
     if isinstance(plan, WevalPlan):

@@ -43,6 +43,3 @@ def write_cost(results: Path, cost: dict[str, Any] | None) -> Path | None:
     write_json(path, {"evalspec_cost": VERSION, "results": results.name, **cost}, pretty=True)
     return path
 
-
-def is_cost_file(path: Path) -> bool:
-    return path.name.endswith(SUFFIX)

@@ -8,7 +8,7 @@ under `--max-cost` / AgentV's `execution.total_budget_usd` from the cell's estim
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..pricing import PriceTable
 from .budget import Budget, Cap
@@ -19,13 +19,18 @@ from .journal_records import Usage
 from .options import RunOptions
 from .spend import Spend
 
+if TYPE_CHECKING:
+    from .agentv_plan import AgentvTask
+    from .plan import Plan
+    from .weval_plan import WevalTask
+
 MAX_COST = "--max-cost"
 TOTAL_BUDGET = "execution.total_budget_usd"
 NOT_RUN = "not_run"  # the CellFailed kind of a cell a cap kept from starting
 
 
 class CostGuard:
-    def __init__(self, plan: Any, options: RunOptions, prices: PriceTable, *, suite_budget: float | None = None,
+    def __init__(self, plan: Plan, options: RunOptions, prices: PriceTable, *, suite_budget: float | None = None,
                  batch: bool = False) -> None:
         self.plan = plan
         self.spend = Spend(prices)
@@ -82,27 +87,31 @@ class CostGuard:
         return (f"{TOTAL_BUDGET} counts only the calls with a price: no price for {', '.join(unpriced)} "
                 "(add them with --prices FILE)")
 
-    def admit(self, task: Any) -> str | None:
+    def admit(self, task: WevalTask | AgentvTask) -> str | None:
         """None when the cell may start (its estimate reserved); else why it is not run."""
         if not self.budget.active or self.budget.holds(task.cell):
             return None  # no cap, or admitted already (batch mode admits a cell before it batches its call)
-        from .weval_plan import WevalPlan
+        from .agentv_plan import AgentvPlan, AgentvTask
+        from .weval_plan import WevalPlan, WevalTask
 
-        if isinstance(self.plan, WevalPlan):
+        prompt = None
+        if isinstance(self.plan, WevalPlan) and isinstance(task, WevalTask):
             calls = weval_cell_calls(self.plan, task)
-            pid = task.prompt.id
-            if pid not in self._extractions:
-                calls += weval_prompt_calls(self.plan, task.prompt)
-        else:
+            if task.prompt.id not in self._extractions:
+                prompt = task.prompt
+                calls += weval_prompt_calls(self.plan, prompt)
+        elif isinstance(self.plan, AgentvPlan) and isinstance(task, AgentvTask):
             calls = agentv_cell_calls(self.plan, task)
+        else:
+            raise TypeError(f"a {type(task).__name__} is not a cell of a {type(self.plan).__name__}")
         cost, _unpriced = cost_of_calls(calls, self.spend.prices, batch=self.batch)
         if self.budget.admit(task.cell, cost):
-            if isinstance(self.plan, WevalPlan):
-                self._extractions.add(task.prompt.id)
+            if prompt is not None:
+                self._extractions.add(prompt.id)
             return None
         return self.budget.stopped
 
-    def refuses(self, task: Any) -> bool:
+    def refuses(self, task: WevalTask | AgentvTask) -> bool:
         """Batch mode, before a cell's call is batched: admit it now (admit() then lets it start), or say
         it will be refused. A refusal is counted once, when the cell itself is refused."""
         if self.budget.stopped is not None:

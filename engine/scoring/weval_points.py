@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from ..registry.weval_functions import POINT_FUNCTIONS
 from . import js_sandbox
 from .js_regex import JsRegexError, compile_js_regex
 from .js_text import (
@@ -549,9 +550,9 @@ _BASE: dict[str, Scorer] = {
     "tool_call_order": tool_call_order,
 }
 
-NEGATABLE = ("contains", "icontains", "contains_any_of", "icontains_any_of", "contains_all_of", "icontains_all_of",
-             "matches", "imatches", "starts_with", "istarts_with", "ends_with", "iends_with", "contains_word",
-             "icontains_word")
+# The functions with a `not_` form: the registry's `negatable` flag (registry/weval_functions.py), so a
+# negated form is declared in one place.
+NEGATABLE = tuple(f.negates for f in POINT_FUNCTIONS.values() if f.negates is not None)
 
 SCORERS: dict[str, Scorer] = {**_BASE, **{f"not_{name}": _negate(_BASE[name]) for name in NEGATABLE}}
 

@@ -234,7 +234,6 @@ class _Context:
         if header is None:
             bp.models_resolved = self._resolve_models(bp, None)
             return bp
-        bp.header_span = header.span
         handled = {"id", "models", "system", "systems", "references", "point_defs", "prompts", "toolUse",
                    "externalServices", "evaluationConfig"}
         entries = check_object(header, HEADER, self.out, REGISTRY, handled=handled)

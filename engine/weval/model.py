@@ -149,7 +149,6 @@ class Blueprint(Located):
     tool_use: dict[str, Any] | None = None
     external_services: dict[str, Any] = field(default_factory=dict)
     prompts: list[Prompt] = field(default_factory=list)
-    header_span: Span | None = None
 
     def prompt(self, prompt_id: str) -> Prompt | None:
         return next((p for p in self.prompts if p.id == prompt_id), None)
