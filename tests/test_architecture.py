@@ -1,4 +1,4 @@
-"""ARCHITECTURE.md stays true to the code: every file, folder and `module.name` it cites exists."""
+"""ARCHITECTURE.md stays true to the code (every file, folder and `module.name` it cites exists) and one page."""
 
 from __future__ import annotations
 
@@ -51,6 +51,19 @@ def modules_named(stem: str) -> list[str]:
             parts = path.relative_to(ROOT / folder).with_suffix("").parts
             out.append(".".join((package, *parts)))
     return out
+
+
+# One page: what a reader takes in at one sitting. Details belong in the module docstrings it points to.
+MAX_WORDS = 1300
+MAX_LINES = 110
+
+
+def test_the_page_is_one_page() -> None:
+    text = DOC.read_text(encoding="utf-8")
+    words, lines = len(text.split()), len(text.splitlines())
+    assert words <= MAX_WORDS and lines <= MAX_LINES, (
+        f"ARCHITECTURE.md is {words} words, {lines} lines: one page is at most {MAX_WORDS} words and "
+        f"{MAX_LINES} lines; say it shorter, or move the detail to the module's docstring")
 
 
 def test_the_page_cites_modules() -> None:
