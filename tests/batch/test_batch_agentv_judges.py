@@ -266,6 +266,28 @@ def test_killed_while_polling_the_judges_then_resumed_sends_nothing_twice(tmp_pa
     assert _agentv_bytes(out) == expected
 
 
+def test_resumed_without_batch_still_collects_the_judges_batch(tmp_path: Path, fake: FakeBatchServer) -> None:
+    """`--resume` without --batch after a kill while the judges' round polled: that batch is collected;
+    only the calls no batch holds (the later trials and their judges) are made one by one."""
+    path = suite(tmp_path, 4)
+    expected, sent = interactive(tmp_path, path, fake)
+    fake.hold_from = 2
+    out = tmp_path / "batch"
+    proc = _start(path, out, fake)
+    try:
+        _wait_for(proc, fake, 2)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.communicate(timeout=30)
+    judged = len(max(fake.batches.values(), key=lambda b: b.number).items)
+    fake.hold_from = None
+    assert main(["run", str(path), "-o", str(out), "--no-report", "--retries", "0", "--batch-poll", "0.01",
+                 "--resume"]) == 0
+    assert fake.sent == sent and fake.creations == 2
+    assert judged == 3 * 4 + 1 and fake.chat_calls == sum(sent.values()) - 5 - judged
+    assert _agentv_bytes(out) == expected
+
+
 def test_dry_run_splits_judge_calls_that_cannot_batch(tmp_path: Path, fake: FakeBatchServer, capsys) -> None:
     """--dry-run's batch column: every judge call batched at the discount but an agent judge's tool loop,
     which batch mode makes one by one, at the interactive price."""
