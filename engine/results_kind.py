@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .jsonio import loads
+from .run.journal_records import RunHeader
 
 WEVAL_JOURNAL = "weval-journal"
 AGENTV_JOURNAL = "agentv-journal"
@@ -31,8 +32,12 @@ def sniff(path: Path) -> str:
         return ""
     if not isinstance(head, dict):
         return ""
-    if head.get("t") == "run":
-        return {"agentv": AGENTV_JOURNAL, "weval": WEVAL_JOURNAL}.get(str(head.get("kind")), "")
+    if head.get("t") == RunHeader.TAG:  # the journal's header, read as the journal reads it
+        try:
+            kind = RunHeader.from_json(head).kind
+        except (KeyError, TypeError, ValueError):
+            return ""
+        return {"agentv": AGENTV_JOURNAL, "weval": WEVAL_JOURNAL}.get(kind, "")
     if "test_id" in head:
         return AGENTV_RESULTS
     if "allFinalAssistantResponses" in head:
