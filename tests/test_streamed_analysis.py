@@ -79,6 +79,30 @@ def test_lazy_items_read_like_the_list(tmp_path: Path) -> None:
     assert [repr(f) for f in streamed.findings] == [repr(f) for f in full.findings]
 
 
+def _many(n: int, broken: dict[int, str]) -> str:
+    """A blueprint of n prompts, with the prompts of `broken` replaced by the text given."""
+    items = [broken.get(i, f"- id: p{i}\n  prompt: q{i}\n  should:\n    - $contains: q{i}\n") for i in range(n)]
+    return "title: t\nmodels: [echo]\n---\n" + "".join(items)
+
+
+@pytest.mark.parametrize("broken", [
+    {},  # clean groups only, and a last partial group
+    {40: "- id: p40\n  prompt: [unclosed\n", 77: "- id: p77\n\tprompt: tab\n"},  # two groups hold a broken item
+    {0: "- [broken\n", 31: "- id: p31\n  prompt: a\n  prompt: dup\n", 32: "- {\n", 99: "- id: [x\n"},  # group edges
+], ids=["clean", "broken-inside-groups", "broken-at-group-edges"])
+def test_items_parsed_a_group_at_a_time_give_what_they_give_one_by_one(broken: dict[int, str]) -> None:
+    """Streamed items are parsed LazyItems.GROUP at a time; a group holding a broken item is parsed again
+    item by item, so findings, their order and every node are the full analysis's."""
+    text = _many(100, broken)
+    full, streamed = analyze(text, "b.weval.yml"), analyze(text, "b.weval.yml", streamed=True)
+    _same(full, streamed)
+    assert len([f for f in full.findings if f.code == "yaml-syntax"]) >= len(broken) - 1
+    parsed = parse_yaml(text, streamed=True)
+    items = parsed.documents[1].root.items  # type: ignore[union-attr]
+    assert [n.span for n in items] == [n.span for n in parse_yaml(text).documents[1].root.items]  # type: ignore[union-attr]
+    assert [repr(f) for f in parsed.findings] == [repr(f) for f in parse_yaml(text).findings]
+
+
 def _blueprint(n: int) -> str:
     lines = ["title: Memory", "models: [echo]", "---"]
     for i in range(n):
