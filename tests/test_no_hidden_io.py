@@ -5,7 +5,7 @@ and `run` do), and through the editor's `DocumentAnalyzer` (its caches, an edit 
 with the process's ways to the disk and the environment patched to fail: `open`, `os.stat`/`lstat`,
 `os.scandir`/`listdir`, `os.open`, `os.environ`/`getenv`. The source given is the disk, allowed through
 while one of its own methods runs. A check that reads a file or a variable any other way fails here.
-Reading the engine's own package files (its bundled data) is not reading the user's disk and is allowed.
+(Imports are not reads of the user's disk: importlib reads modules through its own handles, not these.)
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ from typing import Any
 
 import pytest
 
-import evalspec
 from evalspec.analysis import analyze
 from evalspec.file_source import DiskSource
 from evalspec.incremental import DocumentAnalyzer
@@ -31,7 +30,6 @@ from .conftest import CORPUS
 HERE = Path(__file__).parent
 FILES = sorted(p for root in (CORPUS, HERE / "fixtures") for p in root.rglob("*")
                if p.is_file() and p.suffix in (".yml", ".yaml", ".json", ".jsonl", ".csv"))
-PACKAGE = Path(evalspec.__file__).resolve().parent
 
 _inside_source = 0  # > 0 while a method of the source runs
 _armed = False  # the guard is on (only around the analyses: pytest itself reads files)
@@ -112,9 +110,6 @@ def _guard(real: Callable[..., Any], what: str) -> Callable[..., Any]:
         path = _path_of(args[0]) if args else None
         if not _armed or _inside_source or path is None:
             return real(*args, **kw)
-        absolute = Path(os.path.abspath(path))
-        if absolute == PACKAGE or PACKAGE in absolute.parents:
-            return real(*args, **kw)  # the engine's own data files
         _seen.append(f"{what}({str(path)!r})")
         raise HiddenIO(f"{what}({str(path)!r}) outside the FileSource")
 
