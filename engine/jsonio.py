@@ -8,9 +8,31 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from typing import Any
 
 import orjson
+
+# The largest integer a double holds: past it, an integer is read as an infinity (see bounded_int).
+_DOUBLE_MAX = int(sys.float_info.max)
+_DOUBLE_DIGITS = len(str(_DOUBLE_MAX))
+
+
+def bounded_int(text: str, base: int = 10) -> int | float:
+    """The integer `text` spells, or ±infinity when no double can hold it.
+
+    Python refuses to convert an integer of over 4,300 decimal digits to or from a string
+    (ValueError) and one past ~1.8e308 to a float (OverflowError); the checkers and runners do both
+    with a file's numbers, so such a number is infinite from the start (a weight of 10**400 is then
+    "must be finite", an id of 10**5000 is "inf"), never an exception."""
+    negative = text[:1] == "-"
+    digits = text.lstrip("+-").lstrip("0") or "0"
+    if base == 10 and len(digits) > _DOUBLE_DIGITS:
+        return -math.inf if negative else math.inf
+    value = int(digits, base)
+    if value > _DOUBLE_MAX:
+        return -math.inf if negative else math.inf
+    return -value if negative else value
 
 
 def _clean(value: Any) -> Any:
@@ -56,7 +78,7 @@ def loads(data: bytes | str) -> Any:
         return orjson.loads(data)
     except orjson.JSONDecodeError:
         try:
-            return json.loads(data)
+            return json.loads(data, parse_int=bounded_int)
         except RecursionError:
             # orjson stops at 1,024 levels; the standard parser recurses until Python's limit, and a
             # provider's `[[[[…` must be a bad answer, not a crash.

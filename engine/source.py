@@ -25,6 +25,7 @@ from typing import Any, NamedTuple, TypeGuard, cast
 import yaml
 
 from .findings import Edit, Finding, Findings, Fix, Related, Span
+from .jsonio import bounded_int
 
 try:  # libyaml; the pure-Python parser is the same API, only slower
     from yaml.cyaml import CParser as _Parser  # type: ignore[attr-defined]  # the stubs do not re-export it
@@ -194,13 +195,13 @@ def resolve_plain(text: str) -> Any:
     if text in _FALSE:
         return False
     if _INT.match(text):
-        return int(text)
+        return bounded_int(text)
     if _FLOAT.match(text):
         return float(text)
     if _OCT.match(text):
-        return int(text[2:], 8)
+        return bounded_int(text[2:], 8)
     if _HEX.match(text):
-        return int(text[2:], 16)
+        return bounded_int(text[2:], 16)
     if _INF.match(text):
         return -math.inf if text[0] == "-" else math.inf
     if _NAN.match(text):

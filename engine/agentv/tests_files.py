@@ -18,8 +18,9 @@ from pathlib import Path
 
 from ..file_source import expand_home
 from ..findings import Findings, Span
+from ..jsonio import bounded_int
 from ..registry.agentv import REGISTRY, TESTS_FILE_EXTENSIONS
-from ..source import Mapping, Node, Scalar, Sequence, parse_yaml
+from ..source import MAX_DEPTH, Mapping, Node, Scalar, Sequence, parse_yaml
 from ..validation.suggest import closest
 from . import tests_glob
 from .context import Context
@@ -184,13 +185,23 @@ def jsonl_tests(text: str, lines: list[str], out: Findings) -> list[Node]:
         if not line.strip():
             continue
         try:
-            value = json.loads(line)
+            value = json.loads(line, parse_int=bounded_int)
         except json.JSONDecodeError as exc:
             col = min(exc.colno - 1, max(len(line) - 1, 0))
             out.error("invalid-jsonl", Span(i, col, i, col + 1), f"Line {i + 1} is not valid JSON: {exc.msg}.")
             continue
+        except RecursionError:  # the standard parser recurses once per level
+            out.error("invalid-jsonl", Span(i, 0, i, min(len(line), 1)), f"Line {i + 1} is nested too deeply.")
+            continue
         node = _located_json_line(line, i)
-        nodes.append(node if node is not None else _from_json(value, Span(i, 0, i, len(line))))
+        if node is None:
+            try:
+                node = _from_json(value, Span(i, 0, i, len(line)))
+            except _TooDeep:
+                out.error("invalid-jsonl", Span(i, 0, i, min(len(line), 1)),
+                          f"Line {i + 1} is nested deeper than {MAX_DEPTH} levels; it is not checked.")
+                continue
+        nodes.append(node)
     return nodes
 
 
@@ -215,12 +226,19 @@ def _located_json_line(line: str, line_no: int) -> Node | None:
     return root
 
 
-def _from_json(value: object, span: Span) -> Node:
+class _TooDeep(Exception):
+    pass
+
+
+def _from_json(value: object, span: Span, depth: int = 0) -> Node:
+    """A JSON value as nodes, all at the line's span; as deep as YAML may be (the checkers recurse)."""
+    if depth > MAX_DEPTH:
+        raise _TooDeep
     if isinstance(value, dict):
-        return Mapping(span, [(Scalar(span, str(k), str(k), '"'), _from_json(v, span)) for k, v in value.items()],
-                       True)
+        return Mapping(span, [(Scalar(span, str(k), str(k), '"'), _from_json(v, span, depth + 1))
+                              for k, v in value.items()], True)
     if isinstance(value, list):
-        return Sequence(span, [_from_json(v, span) for v in value], True)
+        return Sequence(span, [_from_json(v, span, depth + 1) for v in value], True)
     return Scalar(span, value, json.dumps(value), '"' if isinstance(value, str) else None)
 
 
