@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 
 _CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
 
@@ -14,18 +15,29 @@ def _folded(name: str) -> str:
     return _CAMEL.sub("_", name).lower().replace("-", "_")
 
 
+@lru_cache(maxsize=256)
+def _folded_pool(candidates: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """(candidate, folded) without repeats: folded once per list of names, since a file with 100,000
+    unknown keys asks about the same list every time."""
+    return tuple((c, _folded(c)) for c in dict.fromkeys(candidates))
+
+
 def closest(name: str, candidates: Iterable[str], cutoff: float = 0.75) -> str | None:
     """The best candidate for `name`, or None when nothing is close enough to be a useful hint."""
-    pool = [c for c in dict.fromkeys(candidates) if c != name]
+    return _closest(name, tuple(candidates), cutoff)
+
+
+@lru_cache(maxsize=4096)  # the same wrong value repeated (a model id in 100,000 places) is asked once
+def _closest(name: str, candidates: tuple[str, ...], cutoff: float) -> str | None:
+    pool = [(c, f) for c, f in _folded_pool(candidates) if c != name]
     folded = _folded(name)
-    for c in pool:
-        if _folded(c) == folded:
+    for c, f in pool:
+        if f == folded:
             return c
-    by_fold = {_folded(c): c for c in pool}
+    by_fold = {f: c for c, f in pool}
     match = difflib.get_close_matches(folded, list(by_fold), n=1, cutoff=cutoff)
     if match:
         return by_fold[match[0]]
     # A short prefix typed so far ("shou") is still worth naming.
-    starts = [c for c in pool if len(name) >= 3 and _folded(c).startswith(folded)]
+    starts = [c for c, f in pool if len(name) >= 3 and f.startswith(folded)]
     return starts[0] if len(starts) == 1 else None
-
