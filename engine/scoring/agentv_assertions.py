@@ -20,7 +20,7 @@ from typing import Any
 from ..providers.base import ToolCall
 from .agentv_aggregate import negate_verdict, verdict
 from .field_accuracy import score_fields
-from .js_regex import JsRegexError, js_regex_test
+from .js_regex import JsRegexError, JsRegexTimeout, js_regex_test
 from .js_text import is_js_number, js_json_parse, js_trim
 from .tool_trajectory import score_trajectory
 
@@ -174,6 +174,8 @@ def _regex(spec: Mapping[str, Any], output: str) -> AssertionScore:
         return _error("Assertion type 'regex' requires 'flags' to be a string (e.g. \"i\").")
     try:
         passed = js_regex_test(pattern, output, flags, dialect="agentv")
+    except JsRegexTimeout as exc:
+        return _error(f"Regex /{pattern}/{flags}: {exc.message}")
     except JsRegexError as exc:
         return _error(f"Invalid regex pattern '{pattern}': {exc.message}")
     shown = f"/{pattern}/{flags}" + (f" (flags: {flags})" if flags else "")

@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
+import regex
+
 from .js_text import JS_LINE_TERMINATORS_CLASS, JS_WHITESPACE_CLASS
 
 Dialect = Literal["weval", "agentv"]
@@ -40,6 +42,12 @@ _SYNTAX_CHARS = "^$\\.*+?()[]{}|/"
 _WORD_CLASS = "A-Za-z0-9_"
 _OCTAL = "01234567"
 _HEX = "0123456789abcdefABCDEF"
+# Deeper nesting than any real pattern needs; the parser recurses per level (5,000 was a RecursionError).
+MAX_GROUP_DEPTH = 100
+# How long one test of a pattern against one answer may take. JavaScript's engines backtrack without
+# limit, so `(a+)+$` against 30 "a"s and a "!" would hang a run for hours (Weval's own runner too):
+# past this the point is not scored, with the reason.
+MATCH_TIME_LIMIT_S = 1.0
 
 
 class JsRegexError(ValueError):
@@ -50,6 +58,10 @@ class JsRegexError(ValueError):
         self.message = message
         self.offset = offset
         self.unsupported = unsupported  # valid JavaScript that Python's `re` cannot evaluate
+
+
+class JsRegexTimeout(JsRegexError):
+    """The pattern ran past MATCH_TIME_LIMIT_S on this text (catastrophic backtracking)."""
 
 
 @dataclass(frozen=True)
@@ -210,6 +222,7 @@ class _Translator:
         self.opened = 0  # capture groups opened so far (their indices are 1..opened)
         self.open_stack: list[int] = []
         self.seen_names: dict[str, int] = {}
+        self.depth = 0  # groups open around the cursor
 
     # -- helpers ------------------------------------------------------------------------------------
 
@@ -415,7 +428,12 @@ class _Translator:
         return f"(?P<{py_name}>{body})"
 
     def close_group(self, start: int) -> str:
+        self.depth += 1
+        if self.depth > MAX_GROUP_DEPTH:  # each level is a few Python frames here and in `re`
+            raise self.fail("too-deep", f"groups nested deeper than {MAX_GROUP_DEPTH} levels (the '(' at position "
+                            f"{start}): evalspec cannot evaluate this pattern", start)
         body = self.disjunction()
+        self.depth -= 1
         if self.peek() != ")":
             raise self.fail("unbalanced-open",
                             f"unterminated group: the '(' at position {start} is never closed", start)
@@ -899,6 +917,26 @@ def compile_js_regex(pattern: str, flags: str = "", *, dialect: Dialect = "weval
                            unsupported=True) from exc
 
 
+@lru_cache(maxsize=512)
+def _timed(python: str, flags: int) -> regex.Pattern[str]:
+    # The `regex` package reads `re`'s syntax (its VERSION0) and can stop a match at a deadline, which
+    # `re` cannot (and it holds the GIL while it backtracks, so not even a signal gets through).
+    return regex.compile(python, regex.VERSION0 | (regex.IGNORECASE if flags & re.IGNORECASE else 0))
+
+
+def js_regex_search(pattern: str, text: str, flags: str = "", *, dialect: Dialect = "weval",
+                    time_limit_s: float = MATCH_TIME_LIMIT_S) -> bool:
+    """Whether `compile_js_regex(pattern, flags)` finds a match in `text`, in at most `time_limit_s`.
+
+    Raises JsRegexError as `compile_js_regex` does, and JsRegexTimeout past the limit."""
+    compiled = compile_js_regex(pattern, flags, dialect=dialect)
+    try:
+        return _timed(compiled.pattern, compiled.flags).search(text, timeout=time_limit_s) is not None
+    except TimeoutError:
+        raise JsRegexTimeout(f"matching took longer than {time_limit_s:g} s on this text (a pattern that "
+                             "backtracks without end, such as '(a+)+$'); not evaluated") from None
+
+
 def js_regex_test(pattern: str, text: str, flags: str = "", *, dialect: Dialect = "weval") -> bool:
     """`new RegExp(pattern, flags).test(text)` for a fresh regex (lastIndex 0).
 
@@ -907,7 +945,7 @@ def js_regex_test(pattern: str, text: str, flags: str = "", *, dialect: Dialect 
     Raises JsRegexError when JavaScript would throw (or the sandbox times out).
     """
     try:
-        return compile_js_regex(pattern, flags, dialect=dialect).search(text) is not None
+        return js_regex_search(pattern, text, flags, dialect=dialect)
     except JsRegexError as exc:
         if not exc.unsupported:
             raise

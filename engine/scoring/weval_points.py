@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 
 from ..registry.weval_functions import POINT_FUNCTIONS
 from . import js_sandbox
-from .js_regex import JsRegexError, compile_js_regex
+from .js_regex import JsRegexError, JsRegexTimeout, js_regex_search
 from .js_text import (
     is_js_number,
     js_json_parse,
@@ -154,7 +154,9 @@ def _regex_scorer(name: str, flags: str) -> Scorer:
         if not isinstance(arg, str):
             return _err(f"Invalid arguments for '{name}'. Expected a regex string.")
         try:
-            return _ok(compile_js_regex(arg, flags).search(response) is not None)
+            return _ok(js_regex_search(arg, response, flags))
+        except JsRegexTimeout as exc:
+            return _err(f"'{name}': {exc.message}")
         except JsRegexError as exc:
             return _err(f"Invalid regex pattern for '{name}': {exc.message}")
 
@@ -165,7 +167,9 @@ def _count_matches(name: str, patterns: list[str], flags: str, response: str) ->
     found = 0
     for pattern in patterns:
         try:
-            found += compile_js_regex(pattern, flags).search(response) is not None
+            found += js_regex_search(pattern, response, flags)
+        except JsRegexTimeout as exc:
+            return _err(f"'{name}': {exc.message}")
         except JsRegexError as exc:
             return _err(f"Invalid regex pattern in '{name}': {exc.message}")
     return found
