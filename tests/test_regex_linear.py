@@ -31,10 +31,12 @@ RATIO_LIMIT = 500
 # The linear scan: one alternation per character, nothing to backtrack into.
 _SCAN = re.compile(r"(?:[^\n]|\n)*+")
 
-# Packages and modules that read file text or editor input (the runner, providers and scoring read
-# model answers and are covered by their own tests).
+# Packages and modules that read file text or editor input, and (since the third attack run found
+# judges' answers parsed by quadratic lazy regexes) those that read model, judge and provider answers.
 SCOPE = ("evalspec.ide", "evalspec.weval", "evalspec.agentv", "evalspec.validation", "evalspec.source",
-         "evalspec.detect", "evalspec.analysis", "evalspec.incremental", "evalspec.findings", "evalspec_lsp")
+         "evalspec.detect", "evalspec.analysis", "evalspec.incremental", "evalspec.findings", "evalspec_lsp",
+         "evalspec.run", "evalspec.scoring", "evalspec.providers", "evalspec.report", "evalspec.batch",
+         "evalspec.json_stream", "evalspec.pricing")
 
 # module.NAME -> how the code uses it
 USES: dict[str, str] = {
@@ -51,6 +53,23 @@ USES: dict[str, str] = {
     "evalspec.agentv.targets._PLACEHOLDER": "finditer",
     "evalspec.agentv.targets._SECRET_KEY": "search",
     "evalspec.detect._MARKER": "search",
+    "evalspec.json_stream._WS": "match",
+    "evalspec.pricing._DOTTED": "sub",
+    "evalspec.providers.command._PLACEHOLDER": "findall",
+    "evalspec.providers.envvars._REF": "findall",
+    "evalspec.providers.http._SENDABLE_HEADER": "fullmatch",
+    "evalspec.providers.rate_limits._GO_DURATION": "match",
+    "evalspec.run.agentv_judge._VAR": "sub",
+    "evalspec.run.git_source._SHA": "match",
+    "evalspec.run.replay._SUFFIX_START": "search",
+    "evalspec.run.shard._SPEC": "fullmatch",
+    "evalspec.scoring.field_accuracy._DAY_MON_YEAR": "match",
+    "evalspec.scoring.field_accuracy._MON_DAY_YEAR": "match",
+    "evalspec.scoring.field_accuracy._NUMERIC_DATE": "match",
+    "evalspec.scoring.js_regex._REGEX_LITERAL": "fullmatch",
+    "evalspec.scoring.js_text._SPACE_RUNS": "sub",
+    "evalspec.scoring.js_text._WORDS": "findall",
+    "evalspec.scoring.js_worker._LONE_SURROGATE": "sub",
     "evalspec.ide.context._PLAIN_END": "match",
     "evalspec.ide.context._WORD_END": "match",
     "evalspec.ide.layout._LINES_BEFORE_CONTENT": "match",
@@ -89,7 +108,10 @@ INLINE = {
 
 UNITS = (" ", "\t", "a", "A", "0", "#", ":", "-", "'", '"', "\\", "{", "[", "$", "&", ".", "\r", "\n", "|", "_",
          "é", ": ", "a:", "a ", "# ", "- ", "${1:", "${{", "{{ a", "\r\n", "# c\r\n", "$a", '\\"', "''", "1.",
-         "-+", " #", "sk-", "_token", "{A", "@`")
+         "-+", " #", "sk-", "_token", "{A", "@`",
+         # what answers hold: fences, judges' tags, model-id suffixes, durations, placeholders
+         "```", "```json ", "<key_point>", "<classification>", "<reflection>", "[a:]", "[a:", "1.", "1h",
+         "{{ a ", "{A_", "/a", "1/")
 PREFIXES = ("", "a", "- ", '"', "|", "${{ a")
 
 

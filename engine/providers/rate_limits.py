@@ -65,15 +65,18 @@ def parse_duration(text: str | None) -> float | None:
     try:
         value = float(text)
     except ValueError:
+        # One match at each place the last one ended (`finditer` tried every start in a run of digits
+        # against the rest of it: quadratic in a provider's header).
         pos, total = 0, 0.0
-        for m in _GO_DURATION.finditer(text):
-            if m.start() != pos:
+        while pos < len(text):
+            m = _GO_DURATION.match(text, pos)
+            if m is None:
                 return None
             total += float(m.group(1)) * _UNIT[m.group(2)]
             pos = m.end()
-        if pos != len(text) or pos == 0:
+        if pos == 0:
             return None
-        return total
+        return total if math.isfinite(total) else None
     return value if math.isfinite(value) and value >= 0 else None
 
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from ..agentv.model import AgentvTest, Message
 from ..providers.redact import clip
+from ..scoring.tagged_text import fenced_blocks
 
 JUDGE_MAX_TOKENS = 1500
 
@@ -144,8 +145,7 @@ def parse_json_reply(text: str) -> dict[str, Any]:
     """The JSON object in a judge's answer (code fences and text around it tolerated)."""
     if not text or not text.strip():
         raise JudgeReplyError("the judge returned an empty answer")
-    fenced = re.search(r"```(?:json)?\s*([\s\S]*?)```", text)
-    candidates = [fenced.group(1)] if fenced else []
+    candidates = fenced_blocks(text)[:1]
     start, end = text.find("{"), text.rfind("}")
     if start >= 0 and end > start:
         candidates.append(text[start:end + 1])

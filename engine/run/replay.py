@@ -29,7 +29,23 @@ from .journal import load as load_journal
 from .plan_error import PlanError
 
 IDEAL = ("IDEAL_BENCHMARK", "ideal")
-_SUFFIX = re.compile(r"(\[[a-z_]+:[^\]]*\])+$")
+_SUFFIX_START = re.compile(r"\[[a-z_]+:")  # a `[temp:0.5]`-style suffix's start
+
+
+def without_suffixes(model: str) -> str:
+    r"""`model` without its trailing `[name:value]` suffixes (`gpt-4o[temp:0.5][sp_idx:1]` → `gpt-4o`).
+
+    What `re.sub(r"(\[[a-z_]+:[^\]]*\])+$", "", model)` does, peeled from the end: that regex
+    tried every position against every suffix after it (quadratic: a results file's model id of
+    25,000 suffixes and a letter took minutes)."""
+    end = len(model)
+    while end and model[end - 1] == "]":
+        segment = model.rfind("]", 0, end - 1) + 1  # a suffix holds no ']' but its last
+        start = _SUFFIX_START.search(model, segment, end - 1)
+        if start is None:
+            break
+        end = start.start()
+    return model[:end]
 
 # What each kind of eval file replays, for the error that names the other format.
 _WANTS = {
@@ -167,7 +183,7 @@ class ReplaySource:
 
     def base_models(self) -> list[str]:
         models = (m for by_model in self.answers.values() for m in by_model)
-        return list(dict.fromkeys(_SUFFIX.sub("", m) for m in models))
+        return list(dict.fromkeys(without_suffixes(m) for m in models))
 
 
 def _is_comparison(path: Path) -> bool:

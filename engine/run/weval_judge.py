@@ -8,9 +8,9 @@ format, temperature, the judge id `approach(model)` / `id(model)`) is the refere
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
+from ..scoring.tagged_text import all_tagged
 from ..weval.model import Judge
 
 JUDGE_MAX_TOKENS = 500
@@ -98,9 +98,6 @@ Answer in exactly this format:
 EXTRACT_SYSTEM = """You turn an ideal answer into the key points a good answer must cover: short, \
 self-contained, checkable statements. You answer only in the XML format asked for."""
 
-_KEY_POINT = re.compile(r"<key_point>([\s\S]*?)</key_point>", re.I)
-
-
 def extraction_prompt(ideal: str, conversation: str) -> str:
     return f"""A model will be asked the following:
 <PROMPT>
@@ -119,5 +116,5 @@ as one short criterion, in this format and nothing else:
 
 
 def parse_key_points(text: str) -> list[str]:
-    points = [p.strip() for p in _KEY_POINT.findall(text or "")]
+    points = [p.strip() for p in all_tagged(text or "", "key_point")]
     return [p for p in points if p]

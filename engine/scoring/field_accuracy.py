@@ -25,9 +25,9 @@ from collections.abc import Mapping, Sequence
 from datetime import date, datetime
 from typing import Any, NamedTuple
 
+from .tagged_text import fenced_blocks
 from .tool_trajectory import deep_equal
 
-_FENCE = re.compile(r"```(?:json)?\s*\n?(.*?)```", re.S | re.I)
 _MONTHS = {name: i + 1 for i, names in enumerate((
     ("jan", "january"), ("feb", "february"), ("mar", "march"), ("apr", "april"), ("may",), ("jun", "june"),
     ("jul", "july"), ("aug", "august"), ("sep", "sept", "september"), ("oct", "october"), ("nov", "november"),
@@ -52,7 +52,7 @@ def parse_answer_json(text: str) -> Any:
         raise ValueError("no text")
     stripped = text.strip()
     candidates = [stripped]
-    candidates += [m.group(1).strip() for m in _FENCE.finditer(text)]
+    candidates += [body.strip() for body in fenced_blocks(text)]
     start, end = stripped.find("{"), stripped.rfind("}")
     if 0 <= start < end:
         candidates.append(stripped[start:end + 1])

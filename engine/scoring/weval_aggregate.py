@@ -14,6 +14,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, NamedTuple
 
 from ..providers.redact import clip
+from .tagged_text import first_tagged
 
 # The judge's 10-class scale (the reference's "experimental" scale, CLASS_ prefix).
 CLASSIFICATION_SCORES: dict[str, float] = {
@@ -32,8 +33,6 @@ CLASSIFICATION_SCORES: dict[str, float] = {
 ALL_JUDGES_FAILED = "All judges failed in consensus mode."
 INVERTED_PREFIX = "[INVERTED] "
 
-_TAG = re.compile(r"<classification>([\s\S]*?)</classification>", re.IGNORECASE)
-_REFLECTION = re.compile(r"<reflection>([\s\S]*?)</reflection>", re.IGNORECASE)
 
 
 class JudgeAnswerError(ValueError):
@@ -55,17 +54,17 @@ def parse_judge_answer(text: str) -> JudgeAnswer:
     """
     if not isinstance(text, str) or not text.strip():
         raise JudgeAnswerError("Empty response")
-    tag = _TAG.search(text)
-    raw = tag.group(1) if tag else text
+    tag = first_tagged(text, "classification")
+    raw = tag if tag is not None else text
     name = raw.strip().upper().replace(" ", "_")
-    if not tag and not re.fullmatch(r"(CLASS_)?[A-Z_]+", name):
+    if tag is None and not re.fullmatch(r"(CLASS_)?[A-Z_]+", name):
         raise JudgeAnswerError(f"Failed to parse XML: no <classification> tag. Response: {clip(text, 100)}...")
     canonical = name if name.startswith("CLASS_") else f"CLASS_{name}"
     if canonical not in CLASSIFICATION_SCORES:
         raise JudgeAnswerError(f"Invalid classification value: '{raw.strip()}'")
-    reflection = _REFLECTION.search(text)
+    reflection = first_tagged(text, "reflection")
     return JudgeAnswer(CLASSIFICATION_SCORES[canonical], canonical,
-                       reflection.group(1).strip() if reflection else None)
+                       reflection.strip() if reflection is not None else None)
 
 
 def consensus(scores: Iterable[float | None], digits: int | None = 2) -> float | None:
