@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .detect import FileKind, detect
-from .file_source import DiskSource, FileSource, RecordingSource
+from .file_source import DiskSource, FileSource, RecordingSource, read_regular_bytes
 from .findings import Finding, Related, Severity, Span
 from .source import (
     MAX_BYTES,
@@ -154,7 +154,10 @@ def analyze_file(path: str | Path, **kw: Any) -> Analysis:
             a = Analysis("", p, kw.get("kind") or _kind_of_head(p), ParsedFile(text=""))
             a.findings = [Finding("file-too-large", Severity.ERROR, too_large_message(size, limit), Span(0, 0, 0, 0))]
             return a
-        raw = p.read_bytes()
+        read = read_regular_bytes(p, limit)
+        if read is None:  # a FIFO, a device, a folder (or a file that grew past the limit meanwhile)
+            raise OSError(0, "not a regular file" if size <= limit else "it grew past the size limit")
+        raw = read
     except OSError as exc:
         parsed = ParsedFile(text="")
         a = Analysis("", p, FileKind.NONE, parsed)

@@ -12,11 +12,34 @@ from __future__ import annotations
 
 import glob as globlib
 import os
+import stat
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import NamedTuple, Protocol
 
 MAX_READ = 10 * 1024 * 1024  # no file an eval file refers to is read past this
+
+
+def read_regular_bytes(path: str | os.PathLike[str], limit: int) -> bytes | None:
+    """The bytes of a regular file of at most `limit` bytes; None for anything else.
+
+    A FIFO, a device (`/dev/zero`), a socket or a folder is refused without blocking: the path is
+    opened non-blocking and checked on the open descriptor (`stat` then `read_text` blocked forever
+    on a FIFO, whose size is 0, and would read `/dev/zero` until memory ran out). At most `limit` + 1
+    bytes are read, so a file that grows meanwhile is refused too. Raises OSError when the path
+    cannot be opened at all (callers say why)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+            return None
+        f = os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+    with f:
+        data = f.read(limit + 1)
+    return data if len(data) <= limit else None
 
 
 class FolderEntry(NamedTuple):
@@ -87,9 +110,8 @@ class DiskSource:
 
     def read_text(self, path: Path, limit: int = MAX_READ) -> str | None:
         try:
-            if path.stat().st_size > limit:
-                return None
-            return path.read_text(encoding="utf-8")
+            data = read_regular_bytes(path, limit)
+            return data.decode("utf-8") if data is not None else None
         except (OSError, UnicodeDecodeError, ValueError):
             return None
 

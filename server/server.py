@@ -20,6 +20,7 @@ from pygls.lsp.server import LanguageServer
 
 from evalspec.analysis import Analysis
 from evalspec.detect import FileKind
+from evalspec.file_source import MAX_READ, read_regular_bytes
 from evalspec.source import gc_paused
 
 from .capabilities import ClientSupport
@@ -197,8 +198,11 @@ class EvalspecServer(LanguageServer):
         if state is not None:
             return LineIndex.of_text(state.text, self.encoding)
         try:
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
+            data = read_regular_bytes(path, MAX_READ)  # a FIFO would block the server for good
+            if data is None:
+                raise OSError("not a regular file")
+            text = data.decode("utf-8", errors="replace")
+        except (OSError, ValueError):
             return LineIndex([], self.encoding)  # unreadable: columns pass through unchanged
         return LineIndex.of_text(text, self.encoding)
 

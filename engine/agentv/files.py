@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ..file_source import DiskSource, FileSource, expand_home
+from ..file_source import DiskSource, FileSource, expand_home, read_regular_bytes
 
 MAX_ROOT_DEPTH = 12  # parents searched when no repository root (.git) is found
 
@@ -132,8 +132,7 @@ class FileSystem:
 def read_text(path: Path, limit: int = 1_048_576) -> str | None:
     """A small text file's content, or None when it is missing, too large or not text."""
     try:
-        if path.stat().st_size > limit:
-            return None
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+        data = read_regular_bytes(path, limit)  # never a FIFO or a device: they would block or never end
+        return data.decode("utf-8") if data is not None else None
+    except (OSError, UnicodeDecodeError, ValueError):
         return None

@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ..file_source import read_regular_bytes
+
 _LEVELS_UP = 3  # without a `.git`, the dataset's folder and at most this many parents
 _MAX_FILES = 5000  # files looked at (names only); a big tree is cut off, not walked for minutes
 _MAX_CANDIDATE_BYTES = 1 << 20
@@ -48,11 +50,12 @@ def suites_including(dataset: Path) -> list[Path]:
                 continue
             path = Path(folder) / name
             try:
-                if path.stat().st_size > _MAX_CANDIDATE_BYTES:
-                    continue
-                text = path.read_text(encoding="utf-8", errors="replace")
-            except OSError:
+                data = read_regular_bytes(path, _MAX_CANDIDATE_BYTES)  # a FIFO named x.yaml blocked the walk
+            except (OSError, ValueError):
                 continue
+            if data is None:
+                continue
+            text = data.decode("utf-8", errors="replace")
             # Cheap first: a suite that includes the file names it, or uses a glob that may match it.
             if "tests" not in text or (target.name not in text and "*" not in text):
                 continue

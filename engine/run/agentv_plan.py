@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..agentv.model import AgentvSuite, AgentvTest
+from ..file_source import MAX_READ, read_regular_bytes
 from .agentv_scorable import dry_run_report
 from .events import Cell
 from .options import RunOptions
@@ -165,8 +166,11 @@ def load_targets(path: Path | None) -> dict[str, dict[str, Any]]:
     import yaml
 
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
+        raw = read_regular_bytes(path, MAX_READ)  # never a FIFO or a device
+        if raw is None:
+            raise OSError("not a regular file of at most 10 MB")
+        data = yaml.safe_load(raw.decode("utf-8"))
+    except (OSError, ValueError, yaml.YAMLError) as exc:
         raise PlanError(f"cannot read {path}: {exc}") from None
     items = data.get("targets") if isinstance(data, dict) else None
     if not isinstance(items, list):

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..file_source import MAX_READ, read_regular_bytes
 from ..jsonio import dumps_bytes
 from ..script_process import run_script
 from .code_judge import missing_program, shell_argv
@@ -104,7 +105,10 @@ def parse_workspace(raw: Any, base: Path, inside: Callable[[Path], bool] | None 
         try:
             import yaml
 
-            raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+            data = read_regular_bytes(path, MAX_READ)  # never a FIFO or a device
+            if data is None:
+                raise OSError("not a regular file of at most 10 MB")
+            raw = yaml.safe_load(data.decode("utf-8"))
         except (OSError, ValueError, Exception) as exc:  # yaml.YAMLError
             raise WorkspaceError(f"cannot read the workspace file {path}: {exc}") from None
         base = path.parent
