@@ -258,3 +258,16 @@ def test_finding_the_suites_that_include_a_dataset_skips_fifos(special_files: Pa
     (special_files / "data.jsonl").write_text('{"id": "a", "input": "hi", "criteria": "c"}\n')
     (special_files / "s.eval.yaml").write_text("name: s\ndescription: d\ntests: data.jsonl\n")
     assert suites_including(special_files / "data.jsonl") == [special_files / "s.eval.yaml"]
+
+
+# --- run labels ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("label", ["../../escaped", "/tmp/abs-label", "..", "a/b", "a\\b", "x\x01", "x" * 101])
+def test_a_label_that_is_not_a_file_name_is_refused_before_anything_runs(tmp_path: Path, label: str) -> None:
+    """Before: `--label ../../escaped` wrote the results two folders above the output folder."""
+    bp = tmp_path / "b.yml"
+    bp.write_text("title: t\nmodels: [echo]\n---\n- id: a\n  prompt: hello\n")
+    done = subprocess.run([sys.executable, "-m", "evalspec.cli", "run", str(bp), "-o", str(tmp_path / "deep" / "out"),
+                           "--no-report", "--label", label], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "--label" in done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["b.yml"]

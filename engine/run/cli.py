@@ -129,6 +129,21 @@ class _Usage(Exception):
     pass
 
 
+# A label starts the results' file names (`<label>_<hash>_<time>…`): a path in it ("../../x",
+# "/tmp/x") wrote the results outside the output folder.
+_LABEL_MAX_BYTES = 100
+
+
+def _label_problem(label: str) -> str | None:
+    if any(c in label for c in "/\\") or label.strip() in (".", ".."):
+        return f"--label is part of a file name, not a path: {label!r} (no '/' or '\\', not '.' or '..')"
+    if any(ord(c) < 32 or ord(c) == 127 for c in label):
+        return f"--label holds a control character: {label!r}"
+    if len(label.encode("utf-8", "surrogateescape")) > _LABEL_MAX_BYTES:
+        return f"--label is part of a file name: at most {_LABEL_MAX_BYTES} bytes"
+    return None
+
+
 def options_from_args(args: argparse.Namespace) -> RunOptions:
     try:
         methods = parse_eval_methods(args.eval_method)
@@ -164,6 +179,8 @@ def options_from_args(args: argparse.Namespace) -> RunOptions:
             shard = parse_shard(args.shard)
         except ValueError as exc:
             raise _Usage(str(exc)) from None
+    if args.label is not None and (problem := _label_problem(args.label)):
+        raise _Usage(problem)
     if args.rate_limit_retries < 0:
         raise _Usage("--rate-limit-retries must be 0 or more")
     if not args.max_wait >= 0:
