@@ -271,3 +271,22 @@ def test_a_label_that_is_not_a_file_name_is_refused_before_anything_runs(tmp_pat
                            "--no-report", "--label", label], capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "--label" in done.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["b.yml"]
+
+
+# --- interpolation that multiplies ---------------------------------------------------------------------
+
+def test_interpolation_that_would_build_gigabytes_is_a_finding() -> None:
+    """Before: 20,000 `${{ A }}` of a 100 KB variable built a 2 GB string in `check` and the editor."""
+    text = AGENTV + "  - id: a\n    criteria: c\n    input: '" + "${{ A }}" * 20_000 + "'\n"
+    analysis = analyze(text, "/p/s.eval.yaml", env={"A": "x" * 100_000})
+    assert [f.code for f in analysis.findings if f.severity == "error"] == ["interpolation-too-large"]
+
+
+def test_many_values_each_small_stop_at_the_file_budget() -> None:
+    line = "  - {id: a%d, criteria: c, input: '" + "${{ A }}" * 10 + "'}\n"
+    text = AGENTV + "".join(line % i for i in range(400))
+    analysis = analyze(text, "/p/s.eval.yaml", env={"A": "x" * 100_000})  # 400 MB if all were built
+    too_large = [f for f in analysis.findings if f.code == "interpolation-too-large"]
+    assert 0 < len(too_large) < 400
+    small = analyze(AGENTV + line % 0, "/p/s.eval.yaml", env={"A": "x" * 100_000})
+    assert not [f for f in small.findings if f.code == "interpolation-too-large"]

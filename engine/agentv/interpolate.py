@@ -21,6 +21,23 @@ _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.I)
 _CREDENTIAL_KEY = re.compile(r"key|token|secret|password|auth|header|credential", re.I)
 
 
+# What interpolation may make of one value, and of a whole file. A file from anyone chooses how often it
+# names a variable: 20,000 `${{ A }}` of a 100 KB variable made a 2 GB string in `check` and in the
+# editor (which interpolates as it checks), and a 4 MB file of `${{ PATH }}` would make ~400 MB.
+MAX_VALUE_CHARS = 1 << 20
+MAX_FILE_CHARS = 32 << 20
+
+
+def expanded_size(text: str, env: MappingABC[str, str]) -> int:
+    """How long `interpolate(text, env)` would be, without building it."""
+    if MARKER not in text:
+        return len(text)
+    size = len(text)
+    for m in PATTERN.finditer(text):
+        size += len(env.get(m.group(1), "")) - (m.end() - m.start())
+    return size
+
+
 def interpolate(text: str, env: MappingABC[str, str]) -> str:
     """`text` with every `${{ VAR }}` replaced from `env` (unset → empty string)."""
     if MARKER not in text:
@@ -34,6 +51,7 @@ class Values:
     def __init__(self, env: MappingABC[str, str]) -> None:
         self.env: MappingABC[str, str] = env  # the analysis's FileSource.env
         self._strings: dict[int, str] = {}  # id(Scalar) -> interpolated value, only where it changed
+        self._left = MAX_FILE_CHARS  # what interpolation may still add to this file
 
     def scan(self, root: Node | None, lines: list[str], out: Findings) -> None:
         """Interpolate every string value under `root`; report unset variables on their `${{ }}`."""
@@ -53,7 +71,15 @@ class Values:
             if isinstance(node, Scalar):
                 value = node.value
                 if isinstance(value, str) and MARKER in value:
-                    self._strings[id(node)] = interpolate(value, self.env)
+                    size = expanded_size(value, self.env)
+                    if size > MAX_VALUE_CHARS or size - len(value) > self._left:
+                        out.error("interpolation-too-large", node.span,
+                                  f"'${{{{ … }}}}' would make this value {size:,} characters long "
+                                  f"(at most {MAX_VALUE_CHARS:,} a value and {MAX_FILE_CHARS:,} added in a file); "
+                                  "it is not interpolated.")
+                    else:
+                        self._left -= max(0, size - len(value))
+                        self._strings[id(node)] = interpolate(value, self.env)
                     self._report_unset(node, lines, out)
                     self._secrets(node, out, warn=not credential)
             elif isinstance(node, Mapping):
