@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import itertools
 import logging
 import os
 import threading
@@ -130,6 +131,14 @@ class Documents:
         self.files = OpenDocumentsSource(self._open_text)
         self._new_analyzer = analyzer or (lambda path: DocumentAnalyzer(path, source=self.files))
         self._states: dict[str, DocumentState] = {}
+        # Indexes, so that one message costs the same with 10,000 documents open as with one (a scan of
+        # every document per edit and per file an analysis read made opening 10,000 take minutes):
+        # the first open document at each absolute path, and the URIs whose last analysis read a path.
+        self._at_path: dict[str, DocumentState] = {}
+        self._readers: dict[str, set[str]] = {}
+        self._read_by: dict[str, frozenset[str]] = {}  # uri -> the paths indexed for it
+        self._opened: dict[str, int] = {}  # uri -> when it opened, to keep re-checks in that order
+        self._opening = itertools.count()
         # A few documents at once, not one: they contend for the GIL, but a small file is no longer
         # queued behind a large one; a bound keeps memory flat.
         self._slots = asyncio.Semaphore(MAX_PARALLEL)
@@ -139,24 +148,61 @@ class Documents:
         return self._states.get(uri)
 
     def by_path(self, path: Path) -> DocumentState | None:
-        for state in list(self._states.values()):  # a snapshot: the analysis thread asks too
+        state = self._at_path.get(os.path.abspath(path))  # one dict read: the analysis thread asks too
+        if state is not None and state.path == path:
+            return state
+        for state in list(self._states.values()):  # a path spelt otherwise (rare): a snapshot scan
             if state.path == path:
                 return state
         return None
 
     def _open_text(self, path: Path) -> str | None:
         """The editor's text of the open document at `path` (absolute), for the analysis thread."""
-        for state in list(self._states.values()):
-            if state.path is not None and os.path.abspath(state.path) == str(path):
-                return state.text
-        return None
+        state = self._at_path.get(str(path))
+        return state.text if state is not None else None
+
+    def _index_path(self, state: DocumentState) -> None:
+        if state.path is not None:
+            self._at_path.setdefault(os.path.abspath(state.path), state)
+
+    def _unindex(self, state: DocumentState) -> None:
+        if state.path is not None:
+            key = os.path.abspath(state.path)
+            if self._at_path.get(key) is state:
+                del self._at_path[key]
+                for other in self._states.values():  # another URI for the same file takes its place
+                    if other.path is not None and os.path.abspath(other.path) == key:
+                        self._at_path[key] = other
+                        break
+        self._index_reads(state, None)
+
+    def _index_reads(self, state: DocumentState, analysis: Analysis | None) -> None:
+        """Note which paths the document's current analysis read (none when it is closed)."""
+        old = self._read_by.pop(state.uri, frozenset())
+        new = frozenset(str(p) for p in analysis.dependencies) if analysis is not None else frozenset()
+        for p in old - new:
+            readers = self._readers.get(p)
+            if readers is not None:
+                readers.discard(state.uri)
+                if not readers:
+                    del self._readers[p]
+        for p in new - old:
+            self._readers.setdefault(p, set()).add(state.uri)
+        if new:
+            self._read_by[state.uri] = new
 
     # --- notifications ------------------------------------------------------------------------------
 
     def open(self, uri: str, version: int, text: str) -> DocumentState:
         path = path_of(uri)
         state = DocumentState(uri, path, self._new_analyzer(path), version, text)
+        previous = self._states.get(uri)
+        if previous is not None:  # opened again without a close
+            self._unindex(previous)
         self._states[uri] = state
+        if previous is None:
+            self._opened[uri] = next(self._opening)
+        self._index_path(state)
         self._update(state, version, text, delay=0.0)
         self.files_changed([path], besides=uri)  # its buffer now stands in for the file on disk
         return state
@@ -177,6 +223,8 @@ class Documents:
             # call holding the GIL for a second; the cycles wait until the large documents close.
             gc.unfreeze()
         if state is not None:
+            self._unindex(state)
+            self._opened.pop(uri, None)
             self._drop_unstarted(state)
             self.files_changed([state.path])  # readers of its buffer go back to the file on disk
         return state
@@ -185,8 +233,12 @@ class Documents:
         """Check again every open document whose last analysis read one of `paths` (other than the
         document `besides`); their URIs."""
         changed = {os.path.abspath(p) for p in paths if p is not None}
+        readers = {uri for p in changed for uri in self._readers.get(p, ())}
         again = []
-        for state in list(self._states.values()):
+        for uri in sorted(readers, key=lambda u: self._opened.get(u, 0)):  # in the order they opened
+            state = self._states.get(uri)
+            if state is None:
+                continue
             if state.uri == besides or state.analysis is None:
                 continue
             if any(str(p) in changed for p in state.analysis.dependencies):
@@ -294,6 +346,8 @@ class Documents:
             self.on_error(state, exc)
             return
         if result is not None and (state.analysis_version is None or job.version >= state.analysis_version):
+            if self._states.get(state.uri) is state:
+                self._index_reads(state, result)
             old, state.analysis, state.analysis_version = state.analysis, result, job.version
             if old is not None and old is not result:
                 free_later(old)  # a large one freed here would hold the event loop for up to 2 s

@@ -168,3 +168,34 @@ async def test_a_failing_analysis_is_reported_and_the_next_version_works():
     docs.change(URI, 3, blueprint(3))
     await settled(docs)
     assert rec.fresh == [1, 3]
+
+
+async def test_a_message_costs_the_same_with_thousands_of_documents_open(tmp_path):
+    """The third attack run opened 10,000 documents: every edit scanned every open document, and every
+    file an analysis read scanned them again (abspath each), so opening them took minutes. The cost of
+    one change and one lookup by path must not grow with the number of documents open."""
+    import os
+    import time
+    from pathlib import Path
+
+    def cost(n: int) -> float:
+        rec = Recorder()
+        docs = rec.documents(debounce_s=3600)  # nothing analysed: only the bookkeeping is timed
+        paths = [tmp_path / f"d{i}.weval.yml" for i in range(n)]
+        for i, p in enumerate(paths):
+            docs.open(p.as_uri(), 1, blueprint(i))
+        probe = paths[n // 2]
+        best = float("inf")
+        for _ in range(3):
+            start = time.perf_counter()
+            for _ in range(200):
+                docs.files_changed([probe], besides=probe.as_uri())
+                assert docs.files.read_text(Path(os.path.abspath(probe))) is not None
+                assert docs.by_path(probe) is not None
+            best = min(best, time.perf_counter() - start)
+        for p in paths:
+            docs.close(p.as_uri())
+        return best
+
+    small, large = cost(100), cost(3_200)
+    assert large / small < 6, f"32x the documents cost {large / small:.0f}x the time"  # a scan: ~32x
