@@ -279,6 +279,8 @@ def outside_cases(root: Path, out: Path, project: Path) -> Iterator[tuple[str, s
 # ATTACK_CONTROL=1: run with --allow-outside-files, to see that the probes do reach the outside files
 # (every run probe should then report BROKEN): a check of the harness itself.
 CONTROL = ["--allow-outside-files"] if os.environ.get("ATTACK_CONTROL") else []
+# ATTACK_ONLY=text: only the probes whose name holds it (yaml, scoring, faults, protocol), to rerun some.
+ONLY = os.environ.get("ATTACK_ONLY", "")
 
 
 def attack_outside(tally: Tally) -> None:
@@ -325,6 +327,213 @@ def attack_outside(tally: Tally) -> None:
                     tally.note(f"outside/{name}/{what} (exit {ran.code})", problem)
             finally:
                 shutil.rmtree(root, ignore_errors=True)
+
+
+# ------------------------------------------------------------------------------------------------
+# YAML and meaning: documents through analyze() and every editor feature (the third round)
+
+W = "title: t\nmodels: [openai:gpt-4o-mini]\n---\n"
+A = "name: s\ndescription: d\ntests:\n"
+
+
+def yaml_cases() -> Iterator[tuple[str, str]]:
+    """(name, document): tags, complex keys, anchors on keys, merges, numbers no double holds,
+    directives, BOMs and other encodings, NUL, CR-only files, million-element flow sequences, long keys,
+    deep flow nesting, regexes and interpolations built to backtrack or recurse, special files."""
+    yield "tag-python-object", W + "- id: !!python/object:os.system a\n  prompt: !!python/object/apply:os.system [ls]\n"
+    yield "tag-binary", W + "- id: a\n  prompt: !!binary aGVsbG8=\n"
+    yield "tag-custom", W + "- id: !foo a\n  prompt: !bar {x: 1}\n  should: !baz [x]\n"
+    yield "tag-verbatim", W + "- id: !<tag:yaml.org,2002:int> a\n  prompt: hi\n"
+    yield "tag-str-on-map", "title: !!str {a: 1}\nmodels: !!map [a]\n---\n- id: a\n  prompt: !!int hi\n"
+    yield "complex-key", W + "- ? [a]\n  : b\n  prompt: hi\n"
+    yield "complex-key-map", "? {title: x}\n: y\nmodels: [a:b]\n---\n- prompt: x\n"
+    yield "complex-key-top-agentv", "? [tests]\n: []\nname: s\n"
+    yield "anchor-on-key", W + "- &k id: a\n  *k : b\n  prompt: hi\n"
+    yield "alias-as-key", "x: &k prompt\n---\n- *k : hi\n"
+    yield "merge-chain", "a: &a {x: 1}\nb: &b {<<: *a, y: 2}\nc: &c {<<: *b, z: 3}\ntitle: t\n" + "models: {<<: *c}\n---\n- prompt: hi\n  <<: [*a, *b, *c]\n"
+    yield "merge-of-seq", "title: t\nmodels: [a:b]\n---\n- <<: [1, 2]\n  prompt: hi\n"
+    yield "merge-of-scalar", "title: t\n<<: x\n---\n- <<: hi\n  prompt: x\n"
+    yield "merge-self", "a: &a\n  <<: *a\n"
+    yield "merge-seq-of-seq", W + "- <<: [[a], [b]]\n  prompt: x\n"
+    yield "merge-in-agentv-test", A + "  - &t {id: a, input: hi, criteria: c}\n  - <<: *t\n    id: b\n"
+    yield "merge-deep-chain", "".join(f"a{i}: &a{i} {{<<: *a{i-1}, k{i}: {i}}}\n" if i else "a0: &a0 {k: 0}\n" for i in range(500)) + "title: t\n"
+    yield "huge-int-weight", W + "- prompt: hi\n  should:\n    - point: x\n      weight: " + "9" * 10000 + "\n"
+    yield "huge-int-temp", "title: t\nmodels: [a:b]\ntemperature: " + "1" * 10000 + "\n---\n- prompt: hi\n"
+    yield "huge-int-agentv", A + "  - id: a\n    input: hi\n    criteria: c\n    assert: [{type: contains, value: x, weight: " + "7" * 20000 + "}]\n"
+    yield "huge-int-key", "1" * 10000 + ": x\ntitle: t\n"
+    yield "huge-int-id", W + "- id: " + "5" * 10000 + "\n  prompt: hi\n"
+    yield "float-1e999", W + "- prompt: hi\n  weight: 1e999\n  should: [{point: x, weight: 1e999}, {point: y, weight: -1e999}, {point: z, weight: .nan}, {point: w, weight: .inf}]\n"
+    yield "float-nan-temp", "title: t\nmodels: [a:b]\ntemperature: .nan\ntemperatures: [.inf, -.inf, .nan, 1e999]\n---\n- prompt: hi\n"
+    yield "agentv-weights", A + "  - id: a\n    input: hi\n    criteria: c\n    assert: [{type: contains, value: x, weight: .nan}, {type: contains, value: y, weight: -1}, {type: contains, value: z, weight: 1e999}]\n"
+    yield "agentv-threshold", A + "  - id: a\n    input: hi\n    criteria: c\n    assert: [{type: rubrics, criteria: [{id: a, outcome: x, weight: .nan, score_ranges: [{score_range: [1e999, -1], outcome: x}]}]}]\n"
+    yield "dup-keys", "title: a\ntitle: b\nmodels: [a:b]\nmodels: 3\n---\n- prompt: a\n  prompt: b\n  id: x\n  id: [1]\n"
+    yield "dup-keys-agentv", A + "  - id: a\n    id: b\n    input: hi\n    input: [1]\n    criteria: c\n"
+    yield "yaml-directive", "%YAML 1.1\n---\ntitle: t\nmodels: [a:b]\n---\n- prompt: hi\n"
+    yield "yaml-directive-bad", "%YAML 9.9\n---\ntitle: t\n"
+    yield "tag-directive", "%TAG !e! tag:example.com,2000:\n---\ntitle: !e!x t\n---\n- prompt: !e!y hi\n"
+    yield "tag-directive-dup", "%TAG ! !a\n%TAG ! !b\n---\ntitle: t\n"
+    yield "directive-mid", W + "- prompt: hi\n%YAML 1.2\n---\n- prompt: x\n"
+    yield "reserved-directive", "%FOO bar baz\n---\ntitle: t\n"
+    for enc in ("utf-16", "utf-16-le", "utf-16-be", "utf-32", "utf-32-le"):
+        yield f"decoded-{enc}", (W + "- prompt: hi\n").encode(enc).decode("latin-1")
+    yield "bom-mid", W + "- prompt: hi\n\ufeff- prompt: x\n"
+    yield "bom-after-doc", W + "---\n\ufeff- prompt: x\n"
+    yield "many-boms", "\ufeff" * 100 + W
+    yield "nul-many", W + "- prompt: " + "\x00" * 1000 + "\n"
+    yield "nul-key", "\x00title: t\n"
+    yield "cr-only", (W + "- id: a\n  prompt: hi\n  should: [x]\n").replace("\n", "\r")
+    yield "cr-only-agentv", (A + "  - id: a\n    input: hi\n    criteria: c\n").replace("\n", "\r")
+    yield "mixed-nl", "title: t\r\nmodels: [a:b]\n\r---\r\n- prompt: hi\u2029- prompt: x\x85"
+    yield "flow-1m", "title: t\nmodels: [" + "a:b," * 1_000_000 + "]\n---\n- prompt: hi\n"
+    yield "flow-1m-should", W + "- prompt: hi\n  should: [" + "x," * 1_000_000 + "]\n"
+    yield "flow-1m-numbers", "x: [" + "1," * 1_000_000 + "]\n"
+    yield "flow-1m-agentv-tests", A.replace("tests:\n", "tests: [") + "{id: a, input: b, criteria: c}," * 100_000 + "]\n"
+    yield "long-scalar-key", "k" * 1_000_000 + ": x\ntitle: t\n"
+    yield "long-scalar-key-1024+", W + "- " + "p" * 2000 + ": hi\n  prompt: x\n"
+    yield "long-quoted-key", '"' + "k" * 500_000 + '": x\n'
+    yield "long-plain-multiline-key", W + "- prompt: " + "a " * 500_000 + "\n"
+    yield "deep-flow", "x: " + "[" * 100_000 + "]" * 100_000 + "\n"
+    yield "deep-flow-open", "x: " + "[" * 100_000 + "\n"
+    yield "deep-flow-map", "x: " + "{a: " * 50_000 + "1" + "}" * 50_000 + "\n"
+    yield "deep-flow-in-prompt", W + "- prompt: " + "[" * 50_000 + "\n"
+    yield "deep-flow-in-should", W + "- prompt: hi\n  should: " + "[" * 50_000 + "]" * 50_000 + "\n"
+    yield "deep-block", "".join("  " * i + "a:\n" for i in range(3000))
+    yield "deep-block-seq", "".join("  " * i + "-\n" for i in range(3000))
+    yield "deep-seq-one-line", "x: " + "- " * 50_000 + "a\n"
+    yield "deep-compact-seq-item", W + "- " + "- " * 50_000 + "a\n"
+    yield "many-anchors", "".join(f"a{i}: &a{i} x\n" for i in range(100_000))
+    yield "long-anchor-name", "a: &" + "n" * 1_000_000 + " x\nb: *" + "n" * 1_000_000 + "\n"
+    yield "undefined-alias", W + "- prompt: *nope\n  should: [*x, *y]\n"
+    yield "alias-to-self-seq", "a: &a [*a]\n"
+    yield "many-docs", "---\n" * 200_000
+    yield "many-docs-w", W + "---\n" * 100_000
+    yield "many-items", W + "- prompt: x\n" * 100_000
+    yield "many-items-same-id", W + "- id: a\n  prompt: x\n" * 50_000
+    yield "many-points", W + "- prompt: x\n  should:\n" + "    - x\n" * 100_000
+    yield "many-tests-dup-id", A + "  - {id: a, input: b, criteria: c}\n" * 50_000
+    yield "tabs-indent", W + "-\tid: a\n\tprompt: hi\n"
+    yield "weird-spaces", W + "-\u00a0id: a\n\u3000 prompt: hi\n"
+    yield "zero-width", W + "- id\u200b: a\n  pro\u200dmpt: hi\n"
+    yield "rtl-override", W + "- id: a\u202e\n  prompt: hi\n"
+    yield "invalid-utf8-surrogateescape", W + "- prompt: \udcff\udcfe\n"
+    yield "private-use-astral", W + "- prompt: " + "\U0010ffff" * 1000 + "\n"
+    yield "noncharacters", W + "- prompt: \ufffe\uffff\n"
+    yield "c1-controls", W + "- prompt: \x80\x81\x9f\n"
+    yield "escapes-dq", W + '- prompt: "\\x00\\u0000\\U0010FFFF\\ud800\\udfff\\N\\_\\L\\P"\n'
+    yield "escape-U-huge", W + '- prompt: "\\UFFFFFFFF"\n'
+    yield "escape-surrogate-pair-dq", W + '- prompt: "\\ud83d\\ude00"\n'
+    yield "block-scalar-indicators", W + "- prompt: |9-\n         x\n- prompt: >+0\n  x\n- prompt: |10\n  x\n"
+    yield "block-scalar-huge-indent", W + "- prompt: |" + "9" * 100 + "\n  x\n"
+    yield "anchor-tag-both", W + "- prompt: &a !t &b x\n"
+    yield "empty-key", W + "- : x\n  prompt: hi\n"
+    yield "null-key", W + "- ~: x\n  null: y\n  prompt: hi\n"
+    yield "bool-keys", W + "- true: x\n  yes: y\n  prompt: hi\n"
+    yield "int-key-id", W + "- 1: x\n  0x10: y\n  prompt: hi\n"
+    yield "float-keys", "1e999: x\n.nan: y\n.inf: z\ntitle: t\n"
+    yield "seq-as-key-agentv", "tests:\n  - ? [id]\n    : a\n    input: x\n"
+    yield "map-as-key-seq", "? {a: [1, {b: c}]}\n: x\n"
+    yield "question-mark-nested", "? ? ? a\n"
+    yield "comment-in-flow", "x: [a, # c\n b]\n"
+    yield "timestamps", W + "- id: 2001-12-14t21:59:43.10-05:00\n  prompt: 2002-12-14\n"
+    yield "sexagesimal", W + "- id: 190:20:30\n  prompt: 0o777\n  weight: 1_000\n"
+    yield "tests-is-number", "name: s\ndescription: d\ntests: 12345678901234567890123\n"
+    yield "tests-huge-int-string", "name: s\ndescription: d\ntests: " + "9" * 5000 + "\n"
+    yield "interp-loop", A + "  - id: a\n    input: '${{ A }}${{ ${{ B }} }}'\n    criteria: '${{' \n"
+    yield "interp-nested", A + "  - id: a\n    input: " + "'" + "${{ " * 5000 + "X" + " }}" * 5000 + "'\n    criteria: c\n"
+    yield "interp-unclosed-many", A + "  - id: a\n    input: '" + "${{" * 100_000 + "'\n    criteria: c\n"
+    yield "interp-long", A + "  - id: a\n    input: '${{ " + "A" * 500_000 + " }}'\n    criteria: c\n"
+    yield "mustache-unclosed", W + "- prompt: '" + "{{" * 100_000 + "'\n"
+    yield "regex-point-catastrophic", W + "- prompt: hi\n  should:\n    - $matches: '(a+)+$'\n    - $imatches: '^(a|a)*$'\n    - $matches: '(?:(?:a*)*)*b'\n"
+    yield "regex-point-huge", W + "- prompt: hi\n  should:\n    - $matches: '" + "(a" * 5000 + ")" * 5000 + "'\n"
+    yield "regex-point-badlookbehind", W + "- prompt: hi\n  should:\n    - $matches: '(?<=a+)b'\n    - $matches: '\\\\k<x>(?<x>a)'\n    - $matches: '[\\\\u{10FFFF}-\\\\u{0}]'\n"
+    yield "regex-point-flags", W + "- prompt: hi\n  should:\n    - $matches: ['a', 'gimsuyvdx']\n    - $matches: '/a/zz'\n"
+    yield "regex-repetition-bomb", W + "- prompt: hi\n  should:\n    - $matches: 'a{1000000000}'\n    - $matches: '(a{1000}){1000}'\n    - $matches: '((a{100}){100}){100}'\n"
+    yield "regex-agentv", A + "  - id: a\n    input: hi\n    criteria: c\n    assert: [{type: regex, value: '(a+)+$'}, {type: regex, value: '(a{999999}){999999}'}, {type: regex, value: '[z-a]'}]\n"
+    yield "js-point-bomb", W + "- prompt: hi\n  should:\n    - $js: '" + "(" * 10000 + "'\n"
+    yield "file-ref-dev-zero", A + "  - id: a\n    input: [{role: user, content: [{type: file, value: /dev/zero}]}]\n    criteria: c\n"
+    yield "file-ref-proc", A + "  - id: a\n    input: [{role: user, content: [{type: file, value: /proc/self/environ}]}]\n    criteria: c\n"
+    yield "tests-dev-zero", "name: s\ndescription: d\ntests: /dev/zero\n"
+    yield "tests-proc-self-fd", "name: s\ndescription: d\ntests: file:///proc/self/fd/0\n"
+    yield "tests-dev-stdin", "name: s\ndescription: d\ntests: /dev/stdin\n"
+    yield "tests-glob-dev", "name: s\ndescription: d\ntests:\n  - file:///dev/*\n  - file:///proc/**/*.yaml\n"
+    yield "tests-glob-star-many", "name: s\ndescription: d\ntests:\n  - file://" + "*/" * 200 + "*.yaml\n"
+    yield "tests-glob-brackets", "name: s\ndescription: d\ntests:\n  - 'file://[[[[[[[[[[[[[[[[[[[[[[[[*.yaml'\n  - 'file://{a,{b,{c,{d}}}}*.yaml'\n  - 'file://" + "**/" * 100 + "x.yaml'\n"
+    yield "targets-proc", "targets:\n  - name: a\n    provider: cli\n    command: cat /proc/self/environ\n    cwd: /proc\n"
+    for special in ("pipe.jsonl", "dir.jsonl", "zero.jsonl"):  # made beside the document by attack_yaml
+        yield f"tests-{special}", f"name: s\ndescription: d\ntests: {special}\n"
+        yield f"tests-glob-{special}", f"name: s\ndescription: d\ntests:\n  - file://{special[:3]}*.jsonl\n"
+        yield f"content-{special}", A + f"  - id: a\n    criteria: c\n    input: [{{role: user, content: [{{type: file, value: {special}}}]}}]\n"
+        yield f"judge-prompt-{special}", A + f"  - id: a\n    criteria: c\n    input: hi\n    assert: [{{type: llm-judge, prompt: {special}}}]\n"
+        yield f"workspace-{special}", "name: s\ndescription: d\nworkspace: " + special + "\ntests:\n  - {id: a, input: b, criteria: c}\n"
+    yield "include-self", "name: s\ndescription: d\ntests:\n  - file://s.eval.yaml\n  - file://*.eval.yaml\n"
+    yield "include-glob-everything", "name: s\ndescription: d\ntests:\n  - file://**/*\n"
+    yield "hex-huge", W + "- prompt: hi\n  weight: 0x" + "f" * 100_000 + "\n"
+    yield "octal-huge", W + "- prompt: hi\n  weight: 0o" + "7" * 100_000 + "\n"
+    yield "int-400-digits-everywhere", ("title: t\nmodels: [a:b]\ntemperature: {n}\ntemperatures: [{n}]\n---\n"
+                                       "- id: {n}\n  prompt: hi\n  weight: {n}\n  should:\n    - point: x\n      weight: {n}\n"
+                                       "    - $js: {n}\n    - $contains: [{n}]\n").format(n="1" + "0" * 400)
+    yield "agentv-400-digits-everywhere", ("name: s\ndescription: d\nexecution: {{threshold: {n}, trials: {{count: {n}}}}}\n"
+                                          "tests:\n  - id: a\n    input: hi\n    criteria: c\n    assert: [{{type: contains, "
+                                          "value: x, weight: {n}}}, {{type: latency, threshold: {n}}}]\n").format(n="1" + "0" * 400)
+    yield "unknown-keys-20000", "".join(f"a{i}: &a{i} x\n" for i in range(20_000))
+
+
+YAML_BOUND_S = 60.0  # a document past this is a hang (each is at most a few MB)
+_YAML_WORKER = """
+import json, random, sys, time
+sys.path.insert(0, sys.argv[1])
+from fuzzing import check
+for line in sys.stdin:
+    path, text = json.loads(line)
+    out = check(path, text, random.Random(1))
+    print(json.dumps([out.seconds, out.problems[:2]]), flush=True)
+"""
+
+
+def attack_yaml(tally: Tally) -> None:
+    """Each document as a Weval blueprint and as an AgentV suite (a project folder holding a FIFO, a
+    folder named like a tests file and a link to /dev/zero), through `tests/fuzzing.check`: analyze()
+    then completion, hover, definition, symbols, folding, links and refactorings at six positions.
+    Broken: an exception, an impossible range, or no answer within YAML_BOUND_S."""
+    print("yaml and meaning", flush=True)
+    root = Path(tempfile.mkdtemp(prefix="attack-yaml-"))
+    (root / ".git").mkdir()
+    os.mkfifo(root / "pipe.jsonl")
+    (root / "dir.jsonl").mkdir()
+    os.symlink("/dev/zero", root / "zero.jsonl")
+    worker: subprocess.Popen[str] | None = None
+    try:
+        for name, text in yaml_cases():
+            if ONLY and ONLY not in name:
+                continue
+            for path in (root / "b.yml", root / "s.eval.yaml"):
+                if worker is None:
+                    worker = subprocess.Popen([sys.executable, "-c", _YAML_WORKER, str(HERE.parent / "tests")],
+                                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                              errors="surrogateescape", start_new_session=True)
+                assert worker.stdin is not None and worker.stdout is not None
+                worker.stdin.write(json.dumps([str(path), text]) + "\n")
+                worker.stdin.flush()
+                answer: list[str] = []
+                reader = threading.Thread(target=lambda w=worker, a=answer: a.append(w.stdout.readline()), daemon=True)
+                start = time.monotonic()
+                reader.start()
+                reader.join(YAML_BOUND_S)
+                took = time.monotonic() - start
+                label = f"yaml/{name}/{path.name} ({len(text.encode('utf-8', 'surrogatepass')) // 1024} KB, {took:.1f} s)"
+                if not answer or not answer[0]:
+                    os.killpg(worker.pid, signal.SIGKILL)
+                    worker.wait()
+                    worker = None
+                    tally.note(label, f"no answer within {YAML_BOUND_S:.0f} s" if not answer else "the worker died")
+                    continue
+                _seconds, problems = json.loads(answer[0])
+                tally.note(label, "; ".join(p.strip().splitlines()[-1][:200] for p in problems) or None)
+    finally:
+        if worker is not None:
+            os.killpg(worker.pid, signal.SIGKILL)
+            worker.wait()
+        shutil.rmtree(root, ignore_errors=True)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -640,6 +849,97 @@ def fault_cases(port: int) -> Iterator[tuple[str, Behaviour]]:
                                              "x-ratelimit-remaining-requests: 0")
     yield "503/retry-after-huge", _reply(503, b"{}", "retry-after: 86400000")
     yield "529/anthropic-overloaded", _reply(529, b'{"type":"error","error":{"type":"overloaded_error"}}')
+    yield from _third_round_faults()
+
+
+def _trickle(head: bytes, body: bytes, every: float) -> Behaviour:
+    async def go(reader: Any, writer: Any) -> None:
+        writer.write(head)
+        await writer.drain()
+        for byte in body:
+            writer.write(bytes([byte]))
+            await writer.drain()
+            await asyncio.sleep(every)
+    return go
+
+
+def _forever(head: bytes, unit: bytes, every: float = 0.0) -> Behaviour:
+    async def go(reader: Any, writer: Any) -> None:
+        writer.write(head)
+        while True:
+            writer.write(unit)
+            await writer.drain()
+            if every:
+                await asyncio.sleep(every)
+    return go
+
+
+def _nested_gzip_bomb() -> bytes:
+    """1 GB of zeros gzipped twice: a few KB on the wire, for a client that decodes both layers."""
+    import zlib
+    packer = zlib.compressobj(9, zlib.DEFLATED, 31)
+    return packer.compress(_bomb(1 << 30, True)) + packer.flush()
+
+
+def _third_round_faults() -> Iterator[tuple[str, Behaviour]]:
+    ok = json.dumps({"choices": [{"message": {"role": "assistant", "content": "hi"}, "finish_reason": "stop"}]}).encode()
+    json_head = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
+    yield "third/1xx-flood", _forever(b"", b"HTTP/1.1 100 Continue\r\n\r\n", 0.01)
+    yield "third/103-then-200", lambda r, w: _raw_bytes(w, b"HTTP/1.1 103 Early Hints\r\nlink: </x>\r\n\r\n" + json_head +
+                                                         b"content-length: %d\r\n\r\n" % len(ok) + ok, close=False)
+    yield "third/101-switching", lambda r, w: _raw_bytes(w, b"HTTP/1.1 101 Switching Protocols\r\nupgrade: x\r\n"
+                                                          b"connection: upgrade\r\n\r\n" + b"\x00" * 1000, close=False)
+    yield "third/gzip-twice-bomb", _reply(200, _nested_gzip_bomb(), "content-type: application/json",
+                                          "content-encoding: gzip, gzip")
+    yield "third/gzip-then-identity-bomb", _reply(200, _bomb(1 << 30, True), "content-type: application/json",
+                                                  "content-encoding: gzip, identity")
+    yield "third/br-garbage", _reply(200, os.urandom(4096), "content-type: application/json", "content-encoding: br")
+    yield "third/zstd-garbage", _reply(200, os.urandom(4096), "content-type: application/json", "content-encoding: zstd")
+    yield "third/unknown-encoding", _reply(200, ok, "content-type: application/json", "content-encoding: x-evil")
+    yield "third/gzip-truncated", _reply(200, _bomb(1 << 20, True)[:100], "content-type: application/json",
+                                         "content-encoding: gzip")
+    yield "third/gzip-trailing-garbage", _reply(200, __import__("gzip").compress(ok) + b"garbage",
+                                                "content-type: application/json", "content-encoding: gzip")
+    yield "third/html-200", _reply(200, b"<!doctype html><html><body><h1>Welcome to nginx!</h1>" + b"x" * 100_000,
+                                   "content-type: text/html")
+    yield "third/sse-endless", _forever(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\n",
+                                        b'data: {"choices":[{"delta":{"content":"a"}}]}\n\n', 0.001)
+    yield "third/sse-endless-chunked", _forever(
+        b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n",
+        b"10\r\ndata: {\"a\": 1}\n\n\r\n", 0.001)
+    yield "third/cl-and-te", lambda r, w: _raw_bytes(w, json_head + b"content-length: 5\r\ntransfer-encoding: chunked\r\n\r\n"
+                                                      + b"%x\r\n" % len(ok) + ok + b"\r\n0\r\n\r\n")
+    yield "third/two-content-lengths", lambda r, w: _raw_bytes(w, json_head + b"content-length: 5\r\ncontent-length: %d"
+                                                               b"\r\n\r\n" % len(ok) + ok)
+    yield "third/negative-content-length", lambda r, w: _raw_bytes(w, json_head + b"content-length: -1\r\n\r\n" + ok)
+    yield "third/body-trickle-1-byte-a-second", _trickle(json_head + b"content-length: %d\r\n\r\n" % len(ok), ok, 1.0)
+    yield "third/headers-trickle-then-body", _trickle(b"", json_head + b"content-length: %d\r\n\r\n" % len(ok) + ok, 0.05)
+    yield "third/close-at-once", lambda r, w: _raw_bytes(w, b"")
+    yield "third/status-line-only", lambda r, w: _raw_bytes(w, b"HTTP/1.1 200 OK\r\n")
+    yield "third/header-no-colon", lambda r, w: _raw_bytes(w, b"HTTP/1.1 200 OK\r\nnocolon\r\n\r\n" + ok)
+    yield "third/header-nul", lambda r, w: _raw_bytes(w, b"HTTP/1.1 200 OK\r\nx-a: \x00\r\ncontent-length: %d\r\n\r\n"
+                                                       % len(ok) + ok)
+    yield "third/header-obs-fold", lambda r, w: _raw_bytes(w, b"HTTP/1.1 200 OK\r\nx-a: 1\r\n  folded\r\ncontent-length: %d"
+                                                           b"\r\n\r\n" % len(ok) + ok)
+    yield "third/lf-only", lambda r, w: _raw_bytes(w, b"HTTP/1.1 200 OK\ncontent-length: %d\n\n" % len(ok) + ok)
+    yield "third/http2-preface", lambda r, w: _raw_bytes(w, b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00" * 100)
+    yield "third/tls-on-plain", lambda r, w: _raw_bytes(w, bytes.fromhex("160301002a0200002603") + os.urandom(40))
+    for name, number in [("leading-zero", b"01"), ("trailing-dot", b"1."), ("bare-minus", b"-"), ("leading-dot", b".5"),
+                         ("bare-exponent", b"1e"), ("plus", b"+1"), ("hex", b"0x10"), ("huge-exponent", b"1e999999999999"),
+                         ("many-digits", b"1" * 100_000), ("minus-zero", b"-0"), ("tiny", b"1e-999999")]:
+        body = b'{"choices":[{"message":{"content":"hi"}}],"usage":{"prompt_tokens":' + number + b',"completion_tokens":1}}'
+        yield f"third/number-{name}", _reply(200, body, "content-type: application/json")
+    many = json.dumps({"choices": [{"message": {"content": "hi"}}] * 100_000}).encode()
+    yield "third/100000-choices", _reply(200, many, "content-type: application/json")
+    keys = b'{"choices":[{"message":{"content":"hi"}}],' + b",".join(b'"k%d":%d' % (i, i) for i in range(300_000)) + b"}"
+    yield "third/300000-keys", _reply(200, keys, "content-type: application/json")
+    escaped = b'{"choices":[{"message":{"content":"' + b"\\ud83d\\ude00" * 500_000 + b'"}}]}'
+    yield "third/escaped-surrogate-pairs", _reply(200, escaped, "content-type: application/json")
+    yield "third/content-is-escaped-nul-heavy", _reply(200, b'{"choices":[{"message":{"content":"' + b"\\u0000" * 1_000_000
+                                                       + b'"}}]}', "content-type: application/json")
+    yield "third/retry-after-on-200", _reply(200, ok, "content-type: application/json", "retry-after: 99999")
+    yield "third/set-cookie-flood", _reply(200, ok, "content-type: application/json",
+                                           *[f"set-cookie: c{i}={'x' * 4000}" for i in range(50)])
 
 
 async def _raw_bytes(writer: Any, data: bytes, close: bool = True) -> None:
@@ -658,8 +958,10 @@ def attack_faults(tally: Tally) -> None:
     bound = 60.0  # --timeout 3, --retries 1, --max-wait 10: anything past a minute is a hang
     with RawServer() as server:
         for name, behaviour in fault_cases(server.port):
+            if ONLY and ONLY not in name:
+                continue
             models = ["openai:candidate"]
-            if name.startswith(("shape/", "raw/")):
+            if name.startswith(("shape/", "raw/", "third/number", "third/100000", "third/300000", "third/escaped")):
                 models += ["anthropic:claude-x", "google:gemini-x"]
             for model in models:
                 root = Path(tempfile.mkdtemp(prefix="attack-fault-"))
@@ -811,6 +1113,7 @@ def attack_concurrent(tally: Tally) -> None:
 # the language server over raw JSON-RPC
 
 LSP_BOUND_S = 1.0  # every request answered within this (issue 15)
+LSP_BULK_BOUND_S = 5.0  # the replies after a flood of thousands of messages, timed from its last one
 GOOD = "title: T\nmodels: [openai:gpt-4o-mini]\n---\n- id: a\n  prompt: Hi\n  should: [be kind]\n"
 
 
@@ -986,7 +1289,8 @@ def protocol_cases(root: Path) -> Iterator[tuple[str, Callable[[RawLsp, str], li
             return [i]
         return act
 
-    rng = lambda a, b, c, d: {"start": {"line": a, "character": b}, "end": {"line": c, "character": d}}  # noqa: E731
+    def rng(a: int, b: int, c: int, d: int) -> dict[str, Any]:
+        return {"start": {"line": a, "character": b}, "end": {"line": c, "character": d}}
     yield "didChange-out-of-range", change([{"range": rng(100, 0, 200, 5), "text": "x"}])
     yield "didChange-negative", change([{"range": rng(-1, -1, 0, 0), "text": "x"}])
     yield "didChange-backwards", change([{"range": rng(3, 5, 1, 0), "text": "x"}])
@@ -1011,6 +1315,113 @@ def protocol_cases(root: Path) -> Iterator[tuple[str, Callable[[RawLsp, str], li
     yield "watched-files-junk", lambda s, u: (s.send({"jsonrpc": "2.0", "method": "workspace/didChangeWatchedFiles",
                                                       "params": {"changes": [{"uri": 5, "type": 99}, None]}}), [])[1]
     yield "second-initialize", req("initialize", {"processId": None, "rootUri": None, "capabilities": {}})
+    yield from _third_round_protocol_cases(root, ids, req, change, rng)
+
+
+def _third_round_protocol_cases(root: Path, ids: Iterator[int], req: Callable[..., Any], change: Callable[..., Any],
+                                rng: Callable[..., Any]) -> Iterator[tuple[str, Callable[[RawLsp, str], list[Any]]]]:
+    """The third round: cancel storms, commands with wrong or huge arguments, watched-file floods,
+    documents that are not files, language ids that lie, surrogate pairs split by incremental edits,
+    thousands of open documents."""
+    hover = "textDocument/hover"
+
+    def storm(server: RawLsp, uri: str) -> list[Any]:
+        waiting = [next(ids) for _ in range(300)]
+        for i in waiting:
+            server.request(i, "textDocument/completion", _at(uri, 4, 2))
+        for i in waiting:  # while they queue, each cancelled twice
+            server.send({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": i}})
+            server.send({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": i}})
+        return waiting
+    yield "bulk-cancel-storm", storm
+
+    def cancel_before(server: RawLsp, uri: str) -> list[Any]:
+        i = next(ids)
+        server.send({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": i}})  # before it exists
+        server.request(i, hover, _at(uri, 3, 4))
+        return [i]
+    yield "cancel-before-request", cancel_before
+    for command in ("evalspec.run", "evalspec.plan", "evalspec.cancelRun", "evalspec.showResults"):
+        for name, args in [("null", None), ("int", 5), ("dict", {"uri": 5}), ("list-of-null", [None, None]),
+                           ("uri-int", [5]), ("uri-dev-zero", ["file:///dev/zero"]),
+                           ("uri-proc", ["file:///proc/self/environ"]), ("uri-untitled", ["untitled:Untitled-1"]),
+                           ("uri-http", ["http://127.0.0.1:1/x.yml"]), ("uri-folder", [root.as_uri()]),
+                           ("huge-string", ["x" * 5_000_000]), ("deep-list", json.loads("[" * 500 + "]" * 500)),
+                           ("options-junk", [None, {"item": [1], "models": "x", "output": {"a": 1}, "concurrency": -1}]),
+                           ("item-nul", [None, {"item": "a\u0000b"}])]:
+            yield f"executeCommand-{command.split('.')[1]}-{name}", req("workspace/executeCommand",
+                                                                     {"command": command, "arguments": args})
+
+    def deep_raw(server: RawLsp, uri: str) -> list[Any]:
+        i = next(ids)  # nested past any JSON parser's recursion (json.dumps cannot even write it)
+        body = (b'{"jsonrpc": "2.0", "id": %d, "method": "workspace/executeCommand", "params": {"command": '
+                b'"evalspec.plan", "arguments": ' % i + b"[" * 100_000 + b"]" * 100_000 + b"}}")
+        server.send_raw(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        return [i]
+    yield "executeCommand-args-nested-100000", deep_raw
+
+    def watched_flood(server: RawLsp, uri: str) -> list[Any]:
+        junk = ["file:///dev/zero", "file:///proc/self/mem", "untitled:x", "http://x/y.yml", "file://host/share/x.yml",
+                "file:///", root.as_uri(), "file:///nonexistent/\u0000.yml", "", "::", "file:///%ZZ", uri]
+        changes = [{"uri": junk[k % len(junk)], "type": 1 + k % 3} for k in range(10_000)]
+        server.send({"jsonrpc": "2.0", "method": "workspace/didChangeWatchedFiles", "params": {"changes": changes}})
+        i = next(ids)
+        server.request(i, hover, _at(uri, 3, 4))
+        return [i]
+    yield "watched-files-flood", watched_flood
+
+    for label, other in [("untitled", "untitled:Untitled-1"), ("http", "http://127.0.0.1:1/b.weval.yml"),
+                         ("dev-zero", "file:///dev/zero"), ("proc-environ", "file:///proc/self/environ"),
+                         ("folder", root.as_uri() + "/"), ("no-scheme", "b.weval.yml"),
+                         ("notebook-cell", "vscode-notebook-cell:/x.ipynb#W0sZmlsZQ%3D%3D"),
+                         ("percent-nul", "file:///tmp/a%00b.yml"), ("dotdot", root.as_uri() + "/../../etc/passwd")]:
+        def other_doc(server: RawLsp, uri: str, other: str = other) -> list[Any]:
+            _open(server, other, GOOD)
+            waiting = []
+            for method, params in [(hover, _at(other, 3, 4)), ("textDocument/completion", _at(other, 4, 2)),
+                                   ("textDocument/codeLens", {"textDocument": {"uri": other}}),
+                                   ("textDocument/documentLink", {"textDocument": {"uri": other}}),
+                                   ("textDocument/documentSymbol", {"textDocument": {"uri": other}}),
+                                   ("textDocument/definition", _at(other, 3, 8))]:
+                i = next(ids)
+                server.request(i, method, params)
+                waiting.append(i)
+            return waiting
+        yield f"didOpen-{label}", other_doc
+    for language in ("json", "python", "plaintext", "", "yaml\u0000", "x" * 100_000):
+        def lying(server: RawLsp, uri: str, language: str = language) -> list[Any]:
+            other = (root / "lang.weval.yml").as_uri()
+            server.send({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+                "uri": other, "languageId": language, "version": 1, "text": GOOD}}})
+            i = next(ids)
+            server.request(i, "textDocument/completion", _at(other, 4, 2))
+            return [i]
+        yield f"languageId-{language[:8] or 'empty'}", lying
+    # Incremental edits that split a surrogate pair, then join its halves again; an edit whose range
+    # ends inside the pair; a pair typed one half at a time.
+    yield "didChange-split-pair", change([{"range": rng(4, 10, 4, 11), "text": "x"}, {"range": rng(4, 12, 4, 12),
+                                                                                      "text": "\ude00"}])
+    yield "didChange-half-then-half", change([{"range": rng(4, 10, 4, 10), "text": "\ud83d"},
+                                              {"range": rng(4, 11, 4, 11), "text": "\ude00"}])
+    yield "didChange-delete-half", change([{"range": rng(4, 11, 4, 12), "text": ""}])
+    yield "didChange-range-past-line-end", change([{"range": rng(0, 500, 0, 900), "text": "x"}])
+    yield "didChange-range-past-last-line", change([{"range": rng(9999, 0, 9999, 0), "text": "- id: z\n"}])
+    yield "didChange-1000-edits", change([{"range": rng(4, 10, 4, 10), "text": "\u00e9"} for _ in range(1000)])
+    yield "didChange-crlf-split", change([{"range": rng(0, 8, 0, 8), "text": "\r"}, {"range": rng(1, 0, 1, 0),
+                                                                                   "text": "\n"}])
+
+    def many_docs(server: RawLsp, uri: str) -> list[Any]:
+        for k in range(10_000):
+            _open(server, (root / f"many-{k}.weval.yml").as_uri(), GOOD.replace("id: a", f"id: a{k}"))
+        waiting = []
+        for k in (0, 5_000, 9_999):
+            i = next(ids)
+            server.request(i, hover, _at((root / f"many-{k}.weval.yml").as_uri(), 3, 4))
+            waiting.append(i)
+        i = next(ids)
+        server.request(i, hover, _at(uri, 3, 4))
+        return [*waiting, i]
+    yield "bulk-open-10000-documents", many_docs
 
 
 def attack_protocol(tally: Tally) -> None:
@@ -1021,6 +1432,8 @@ def attack_protocol(tally: Tally) -> None:
         uri = (root / "b.weval.yml").as_uri()
         surrogate_doc = GOOD.replace("prompt: Hi", "prompt: \ud83d\ude00\ud83d\ude00 Hi")
         for name, act in protocol_cases(root):
+            if ONLY and ONLY not in name:
+                continue
             server = RawLsp(root)
             try:
                 _initialized(server, root)
@@ -1029,13 +1442,19 @@ def attack_protocol(tally: Tally) -> None:
                 server.wait("warm", 10)
                 sent = time.monotonic()
                 waiting = act(server, uri)
+                if name.startswith("bulk-"):  # timed from the last message of the flood
+                    sent = time.monotonic()
                 problems = []
+                # A bulk probe queues thousands of messages at once: each request must be answered (a
+                # result or an error), the hover after it within the bound; its own replies wait their turn.
+                bound = LSP_BULK_BOUND_S if name.startswith("bulk-") else LSP_BOUND_S
                 for i in waiting:
-                    reply = server.wait(i, LSP_BOUND_S + 4)
+                    reply = server.wait(i, bound + 4)
                     if reply is None:
                         problems.append(f"no reply to {str(i)[:20]}" + (" (server exited)" if server.closed else ""))
-                    elif server.arrived[json.dumps(i)] - sent > LSP_BOUND_S:
+                    elif server.arrived[json.dumps(i)] - sent > bound:
                         problems.append(f"reply after {server.arrived[json.dumps(i)] - sent:.2f} s")
+                        break
                 # Still serving: a hover on the open document, answered within the bound.
                 server.request("after", "textDocument/hover", _at(uri, 3, 4))
                 t0 = time.monotonic()
@@ -1148,7 +1567,8 @@ def attack_sandbox(tally: Tally) -> None:
     )
 
     bound = DEFAULT_TIME_LIMIT_S * 2 + KILL_GRACE_S + 1.0
-    for name, source in [*JS_PROBES.items(), ("binding-surrogate", "r.length"), ("binding-huge", "r.length")]:
+    for name, source in [*JS_PROBES.items(), *JS_PROBES_3.items(), ("binding-surrogate", "r.length"),
+                         ("binding-huge", "r.length")]:
         bindings = {"r": "a\ud800b" if name == "binding-surrogate" else "x" * 10_000_000 if name == "binding-huge"
                     else "answer"}
         t0 = time.monotonic()
@@ -1236,7 +1656,135 @@ def attack_sandbox(tally: Tally) -> None:
         shutil.rmtree(root, ignore_errors=True)
 
 
+# ------------------------------------------------------------------------------------------------
+# scoring: what a file makes the runner do with an answer (the third round)
+
+_LONG_A = "a" * 40 + "!"
+SCORING_BOUND_S = 90.0
+
+
+def scoring_cases() -> Iterator[tuple[str, dict[str, str], dict[str, str], list[str]]]:
+    """(name, files, extra env, run arguments): each run with the offline `echo` model, whose answer is
+    the prompt, so a prompt written to make a pattern backtrack is the answer it runs on."""
+    weval = "title: t\nmodels: [echo]\n---\n- id: p\n  prompt: {prompt}\n  should:\n{points}"
+    agentv = "name: s\ndescription: d\ntests:\n  - id: a\n    criteria: c\n    input: {prompt}\n    assert:\n{asserts}"
+    patterns = [("nested-plus", "(a+)+$", _LONG_A), ("alternation", "^(a|a)*$", _LONG_A),
+                ("overlap", "(a|aa)+$", _LONG_A), ("dot-star-repeat", "(.*a){30}", _LONG_A),
+                ("x-plus-x-plus", "(x+x+)+y", "x" * 40), ("star-star-star", "((a*)*)*b", _LONG_A),
+                ("word-space", "(\\w+\\s?)+$", "word " * 30 + "!"), ("star-dollar-long", "(a*)*$", "a" * 20_000 + "!"),
+                ("backreference", "\\b(\\w+)\\s+\\1\\b", "ab " * 5_000),
+                ("lookahead-repeat", "^(?=(a+))*\\1b", _LONG_A), ("nested-class", "([a-z]+[a-z]*)+!$", "a" * 40 + "?"),
+                ("case-fold", "(A+a+)+$", _LONG_A + "B")]
+    for name, pattern, prompt in patterns:
+        for fn in ("matches", "imatches"):
+            yield (f"weval-{fn}-{name}", {"b.yml": weval.format(prompt=prompt, points=f"    - ${fn}: '{pattern}'\n"
+                                                                                      "    - $contains: a\n")}, {}, [])
+        yield (f"weval-matches_any_of-{name}", {"b.yml": weval.format(
+            prompt=prompt, points=f"    - $matches_any_of: ['{pattern}', '{pattern}', 'zzz']\n")}, {}, [])
+        yield (f"agentv-regex-{name}", {"s.eval.yaml": agentv.format(
+            prompt=json.dumps(prompt), asserts=f"      - {{type: regex, value: '{pattern}'}}\n"
+                                               "      - {type: regex, value: 'a', flags: 'i'}\n")}, {}, [])
+    for name, source in [*JS_PROBES.items(), *JS_PROBES_3.items()]:
+        yield (f"weval-js-{name}", {"b.yml": weval.format(prompt="hi", points=f"    - $js: {json.dumps(source)}\n")},
+               {}, [])
+    for name, value in [("nan", ".nan"), ("inf", ".inf"), ("minus-inf", "-.inf"), ("negative", "-1"), ("zero", "0"),
+                        ("huge", "1e308"), ("int-400-digits", "1" + "0" * 400), ("string", "'x'")]:
+        yield (f"weval-weight-{name}", {"b.yml": weval.format(prompt="hi", points=f"    - point: be kind\n      weight: {value}\n"
+                                                                                "    - $contains: hi\n")}, {}, [])
+        yield (f"agentv-weight-{name}", {"s.eval.yaml": agentv.format(prompt="hi", asserts="      - {type: contains, "
+                                                                                           f"value: hi, weight: {value}}}\n")},
+               {}, [])
+    yield ("agentv-interpolation-loop", {"s.eval.yaml": agentv.format(prompt="'${{ A }} ${{ B }}'",
+                                                                      asserts="      - {type: contains, value: x}\n")},
+           {"A": "${{ B }}", "B": "${{ A }}"}, [])
+    yield ("agentv-interpolation-self", {"s.eval.yaml": agentv.format(prompt="'${{ A }}'",
+                                                                      asserts="      - {type: contains, value: '${{ A }}'}\n")},
+           {"A": "${{ A }}" * 5_000}, [])
+    yield ("agentv-interpolation-huge", {"s.eval.yaml": agentv.format(prompt="'" + "${{ A }}" * 20_000 + "'",
+                                                                      asserts="      - {type: contains, value: x}\n")},
+           {"A": "x" * 100_000}, [])
+    yield ("agentv-includes-itself", {"s.eval.yaml": "name: s\ndescription: d\ntests:\n  - file://s.eval.yaml\n"
+                                                     "  - file://*.yaml\n  - {id: a, input: hi, criteria: c}\n"}, {}, [])
+    yield ("agentv-include-cycle", {"s.eval.yaml": "name: s\ndescription: d\ntests: t.eval.yaml\n",
+                                    "t.eval.yaml": "name: t\ndescription: d\ntests: s.eval.yaml\n"}, {}, [])
+    yield ("agentv-tests-file-includes-suite", {"s.eval.yaml": "name: s\ndescription: d\ntests: cases.yaml\n",
+                                                "cases.yaml": "- {id: a, input: hi, criteria: c}\n- file://s.eval.yaml\n"},
+           {}, [])
+    yield ("agentv-judge-prompt-is-itself", {"s.eval.yaml": agentv.format(
+        prompt="hi", asserts="      - {type: llm-judge, prompt: s.eval.yaml}\n")}, {}, ["--judge", "echo"])
+    yield ("agentv-judge-template-recursive", {"s.eval.yaml": agentv.format(
+        prompt="'{{ answer }}{{ answer }}'", asserts="      - {type: llm-judge, prompt: p.md}\n"),
+        "p.md": "{{ answer }}" * 10_000 + "{{ criteria }}{{ input }}{{ expected_output }}"}, {}, ["--judge", "echo"])
+    yield ("weval-mustache-bomb", {"b.yml": weval.format(prompt="'" + "{{response}}" * 10_000 + "'",
+                                                         points="    - $contains: '{response}{modelId}{promptId}'\n")},
+           {}, [])
+    yield ("weval-answer-of-surrogates", {"b.yml": weval.format(prompt='"\\ud800\\udc00\\ud800 x"',
+                                                                points="    - $matches: '.'\n    - $word_count_between: [1, 9]\n")},
+           {}, [])
+
+
+# More `$js` bodies (the third round): results deep, wide or cyclic, built-ins replaced on the
+# prototypes the conversion reads, buffers and strings past the memory limit, dynamic import, eval.
+JS_PROBES_3 = {
+    "deep-result": "let o = {}; for (let i = 0; i < 1000000; i++) o = {o}; o",
+    "deep-array-result": "let o = []; for (let i = 0; i < 1000000; i++) o = [o]; o",
+    "cyclic-result": "const o = {}; o.o = o; o",
+    "wide-result": "new Array(5000000).fill(1)",
+    "wide-object": "const o = {}; for (let i = 0; i < 2000000; i++) o['k' + i] = i; o",
+    "proto-toJSON": "Object.prototype.toJSON = function(){ for(;;){} }; ({score: 1})",
+    "proto-score-getter": "Object.defineProperty(Object.prototype, 'score', {get(){ for(;;){} }}); ({})",
+    "array-iterator": "Array.prototype[Symbol.iterator] = function*(){ for(;;) yield 1 }; [1, 2]",
+    "toStringTag-getter": "({get [Symbol.toStringTag](){ for(;;){} }})",
+    "arraybuffer-2g": "new ArrayBuffer(2 ** 31 - 1)",
+    "dynamic-import": "import('os')",
+    "eval-loop": "eval('for(;;){}')",
+    "surrogate-heavy-result": "'\\ud800'.repeat(5000000)",
+    "error-message-huge": "throw new Error('x'.repeat(50 * 1024 * 1024))",
+    "throw-deep": "let o = {}; for (let i = 0; i < 1000000; i++) o = {o}; throw o",
+    "throw-cyclic": "const o = {}; o.o = o; throw o",
+    "array-index-getter": "const a = [1]; Object.defineProperty(a, 0, {get(){ for(;;){} }}); a",
+    "proxy-get": "new Proxy({score: 1}, {get(){ for(;;){} }})",
+    "valueOf-score": "({score: {valueOf(){ for(;;){} }}})",
+    "explain-huge": "({score: 1, explain: 'x'.repeat(60000000)})",
+    "getter-recursion": "({get score(){ return this.score }})",
+    "promise-never": "new Promise(() => {})",
+    "promise-rejects-getter": "Promise.reject({get message(){ for(;;){} }})",
+    "async-throw-proxy": "(async () => { throw new Proxy({}, {get(){ for(;;){} }}) })()",
+    "score-nan": "({score: NaN})", "score-inf": "({score: Infinity})", "score-negative": "({score: -5})",
+    "score-huge": "({score: 1e308 * 10})", "score-string": "({score: '1'})", "score-bigint": "({score: 1n})",
+}
+
+
+def attack_scoring(tally: Tally) -> None:
+    """Each case through `evalspec run` with the echo model. Broken: a traceback, no end within
+    SCORING_BOUND_S, an exit other than 0/1/2/3, or results missing after a run that said it finished."""
+    print("scoring", flush=True)
+    for name, files, extra, args in scoring_cases():
+        if ONLY and ONLY not in name:
+            continue
+        root = Path(tempfile.mkdtemp(prefix="attack-score-"))
+        try:
+            project = root / "proj"
+            (project / ".git").mkdir(parents=True)
+            for rel, text in files.items():
+                (project / rel).write_text(text, encoding="utf-8", errors="surrogatepass")
+            target = project / next(iter(files))
+            env = {"PATH": os.environ.get("PATH", ""), "HOME": str(root), "NO_COLOR": "1", "LANG": "C.UTF-8"} | extra
+            ran = run_cli(["run", str(target), "-m", "echo", "-o", str(root / "out"), "--no-report", "--timeout", "5",
+                           *args], env=env, cwd=project, timeout=SCORING_BOUND_S)
+            problem = crashed(ran)
+            if problem is None and ran.code not in (0, 1, 2, 3):
+                problem = f"exit {ran.code}: {ran.err.strip().splitlines()[-1:]}"
+            if problem is None and ran.code in (0, 1, 3) and not list((root / "out").rglob("*.json*")):
+                problem = "finished without results"
+            tally.note(f"scoring/{name} ({ran.seconds:.1f} s, exit {ran.code})", problem)
+        finally:
+            shutil.rmtree(root, ignore_errors=True)
+
+
 AREAS: dict[str, Callable[[Tally], None]] = {
+    "yaml": attack_yaml,
+    "scoring": attack_scoring,
     "outside": attack_outside,
     "secrets": attack_secrets,
     "faults": attack_faults,
