@@ -70,9 +70,14 @@ class AppendLog:
         self._fresh = False
 
     def write(self, data: bytes) -> None:
+        """Append `data` whole, or raise (OSError). `os.write` may write part of it and return: at a
+        file-size limit or on a full disk the first write is cut short without an error, and a journal
+        went on with a header cut in half; the rest is written until done or the system refuses."""
         self.open()
         if self._fd is not None:
-            os.write(self._fd, redact_bytes(data))
+            view = memoryview(redact_bytes(data))
+            while view:
+                view = view[os.write(self._fd, view):]
 
     def close(self) -> None:
         """Close the file; a later write opens it again (appending), so nothing is ever dropped."""

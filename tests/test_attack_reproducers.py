@@ -290,3 +290,58 @@ def test_many_values_each_small_stop_at_the_file_budget() -> None:
     assert 0 < len(too_large) < 400
     small = analyze(AGENTV + line % 0, "/p/s.eval.yaml", env={"A": "x" * 100_000})
     assert not [f for f in small.findings if f.code == "interpolation-too-large"]
+
+
+# --- journals: partial writes, resumes of a changed file -----------------------------------------------
+
+def test_an_append_is_written_whole_when_the_system_writes_part_of_it(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """At a file-size limit (or on a full disk) `os.write` writes part and returns; the journal's header
+    was left cut in half and the run went on calling models whose answers it could not keep."""
+    from evalspec import appendlog
+    real = os.write
+    monkeypatch.setattr(appendlog.os, "write", lambda fd, data: real(fd, bytes(data[:3])))
+    log = appendlog.AppendLog(tmp_path / "j.jsonl", fresh=True)
+    log.write(b'{"a": 1, "b": "' + b"x" * 100 + b'"}\n')
+    log.close()
+    assert list(appendlog.read_records(tmp_path / "j.jsonl")) == [{"a": 1, "b": "x" * 100}]
+
+
+def _blueprint_file(tmp_path: Path, n: int = 5) -> Path:
+    bp = tmp_path / "b.yml"
+    bp.write_text("title: t\nmodels: [echo]\n---\n" + "".join(f"- id: p{i}\n  prompt: question {i}\n  should: [$contains: question]\n"
+                                                                 for i in range(n)))
+    return bp
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "evalspec.cli", "run", *args, "--no-report"], capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_resuming_after_a_prompt_was_reworded_runs_that_prompt_again(tmp_path: Path) -> None:
+    """A Weval run label hashes ids and points, not prompt texts: `--resume` after a reworded prompt
+    resumed the old run and kept the old prompt's answer in the results."""
+    import json
+    bp = _blueprint_file(tmp_path)
+    out = str(tmp_path / "out")
+    assert _run(str(bp), "-o", out).returncode == 0
+    bp.write_text(bp.read_text().replace("question 3\n", "question 3 reworded\n"))
+    assert "question 3 reworded" in bp.read_text()
+    resumed = _run(str(bp), "-o", out, "--resume")
+    assert resumed.returncode == 0 and "4 already done" in resumed.stdout + resumed.stderr
+    comparison = sorted((tmp_path / "out").rglob("*_comparison.json"))[-1]
+    answers = json.loads(comparison.read_text())["allFinalAssistantResponses"]
+    assert list(answers["p3"].values()) == ["question 3 reworded"]
+    again = _run(str(bp), "-o", out, "--resume")  # the new answer is kept from now on
+    assert "5 already done" in again.stdout + again.stderr
+
+
+def test_resume_says_when_there_is_nothing_to_resume(tmp_path: Path) -> None:
+    bp = _blueprint_file(tmp_path)
+    out = str(tmp_path / "out")
+    first = _run(str(bp), "-o", out, "--resume")
+    assert "no earlier run of this file" in first.stderr + first.stdout
+    bp.write_text(bp.read_text() + "- id: p99\n  prompt: new\n  should: [$contains: new]\n")  # a new label
+    second = _run(str(bp), "-o", out, "--resume")
+    assert second.returncode == 0 and "the file changed since run" in second.stderr + second.stdout

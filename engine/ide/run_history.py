@@ -182,7 +182,7 @@ def load_history(output: Path, path: Path, base: Path | None = None) -> RunHisto
         run = source
         state = load_journal(run.journal)
         cells = _cells(state, run.when)
-        fps = run.header.fp
+        fps = (state.header or run.header).fp  # a resume of a changed file writes the header again
         for item, by_model in cells.items():
             history.results[item] = by_model  # a newer run of the item replaces the older one whole
             if item in fps:

@@ -13,6 +13,7 @@ journal_records.py; `Journal.write` is the one writer, `records()` / `load()` th
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 from collections.abc import Iterator
@@ -63,6 +64,16 @@ class JournalState:
     @property
     def empty(self) -> bool:
         return not (self.turns or self.failures or self.scores or self.judgements)
+
+    def forget(self, items: set[str]) -> None:
+        """Drop what the journal holds for these items (their text changed since it was written)."""
+        for cells in (self.turns, self.failures, self.scores):
+            for cell in [c for c in cells if c.item in items]:
+                del cells[cell]
+        for key in [k for k in self.judgements if k[0].item in items]:
+            del self.judgements[key]
+        for item in items:
+            self.key_points.pop(item, None)
 
     def add(self, record: Record) -> None:
         """Take one record into the state (a later record of the same key wins)."""
@@ -173,7 +184,19 @@ def open_journal(path: Path, *, resume: bool, header: RunHeader) -> tuple[Journa
     lock.acquire(header.run_label or path.name.removesuffix(".journal.jsonl"))
     try:
         if resume and path.exists():
-            return Journal(path, fresh=False, lock=lock), load(path)
+            state = load(path)
+            journal = Journal(path, fresh=False, lock=lock)
+            changed = _changed_items(state.header, header)
+            if changed and state.header is not None:
+                # A Weval run label hashes ids and points, not prompt texts: a reworded prompt resumed
+                # the old run and kept the old prompt's answer. Its records are dropped (it is run
+                # again), and the header is written again with the new fingerprints, so a later resume
+                # keeps the new answer.
+                state.forget(changed)
+                state.header = dataclasses.replace(state.header, fp={**state.header.fp, **{
+                    item: header.fp[item] for item in changed}})
+                journal.write(state.header)
+            return journal, state
         if path.exists():
             with contextlib.suppress(OSError):
                 path.replace(path.with_suffix(".prev.jsonl"))
@@ -183,6 +206,13 @@ def open_journal(path: Path, *, resume: bool, header: RunHeader) -> tuple[Journa
         raise
     journal.write(header)
     return journal, JournalState()
+
+
+def _changed_items(old: RunHeader | None, new: RunHeader) -> set[str]:
+    """The items whose text differs between the journal's header and this run's (both fingerprinted)."""
+    if old is None or not old.fp or not new.fp:
+        return set()  # a journal from before fingerprints: nothing to compare
+    return {item for item, fp in new.fp.items() if item in old.fp and old.fp[item] != fp}
 
 
 def mark_stopped(path: Path, why: str) -> None:

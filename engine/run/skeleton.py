@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .calls import Calls
 from .events import Event, Notice, RunFinished, RunStarted, RunSummary
-from .journal import Journal, JournalState, open_journal
+from .journal import Journal, JournalState, open_journal, read_header
 from .journal_records import Done, RunHeader
 from .options import RunOptions
 from .pool import stream_cells
@@ -90,6 +91,32 @@ class FormatRun(Protocol):
         """A stopped run's results files for what finished. Never raises."""
 
 
+def _age(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:  # renamed or removed meanwhile (another run of the folder)
+        return 0.0
+
+
+def _nothing_to_resume(run: FormatRun) -> str:
+    """Why `--resume` starts a new run: no journal of this run label; one of the same file under another
+    label means the file changed in what the label hashes (the attack run's resume after an edit asked
+    every prompt again without a word)."""
+    others = []
+    for journal in sorted(run.folder.glob("*.journal.jsonl"), key=_age):
+        if journal == run.journal_path:  # this run's own, just opened
+            continue
+        head = read_header(journal)
+        if head is not None and head.path and head.run_label and os.path.abspath(head.path) == \
+                os.path.abspath(run.plan.path):
+            others.append(head.run_label)
+    if others:
+        return (f"--resume: no run labelled {run.journal_path.name.removesuffix('.journal.jsonl')} to resume: the "
+                f"file changed since run {others[-1]} (its items, points, models or settings), so this is a new "
+                "run and every call is made again (--cache reuses identical answers)")
+    return "--resume: no earlier run of this file in the output folder; this is a new run"
+
+
 class RunSkeleton:
     def __init__(self, run: FormatRun) -> None:
         self.run = run
@@ -111,6 +138,8 @@ class RunSkeleton:
             if journal.lock is not None and journal.lock.stale_pid:
                 yield Notice(f"cleared the lock of an earlier run (PID {journal.lock.stale_pid}) that is no "
                              "longer running", "info")
+            if (options.resume or options.retry_errors) and run.state.header is None:
+                yield Notice(_nothing_to_resume(run), "warning")
             for warning in plan.warnings:
                 yield Notice(warning, "warning")
             for event in notices:
