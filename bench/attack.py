@@ -1663,7 +1663,7 @@ _LONG_A = "a" * 40 + "!"
 SCORING_BOUND_S = 90.0
 
 
-def scoring_cases() -> Iterator[tuple[str, dict[str, str], dict[str, str], list[str]]]:
+def scoring_cases() -> Iterator[tuple[str, dict[str, str | None], dict[str, str], list[str]]]:
     """(name, files, extra env, run arguments): each run with the offline `echo` model, whose answer is
     the prompt, so a prompt written to make a pattern backtrack is the answer it runs on."""
     weval = "title: t\nmodels: [echo]\n---\n- id: p\n  prompt: {prompt}\n  should:\n{points}"
@@ -1718,6 +1718,25 @@ def scoring_cases() -> Iterator[tuple[str, dict[str, str], dict[str, str], list[
     yield ("weval-mustache-bomb", {"b.yml": weval.format(prompt="'" + "{{response}}" * 10_000 + "'",
                                                          points="    - $contains: '{response}{modelId}{promptId}'\n")},
            {}, [])
+    # Files that are not regular files, inside the project (None: a FIFO no one writes to).
+    fifo: dict[str, str | None]
+    for label, fifo in [
+        ("content-block-fifo", {"s.eval.yaml": agentv.format(prompt="[{role: user, content: [{type: text, value: hi}, "
+                                                             "{type: file, value: pipe.txt}]}]",
+                                                             asserts="      - {type: contains, value: hi}\n"),
+                                "pipe.txt": None}),
+        ("judge-prompt-fifo", {"s.eval.yaml": agentv.format(prompt="hi", asserts="      - {type: llm-judge, prompt: pipe.md}\n"),
+                               "pipe.md": None}),
+        ("workspace-file-fifo", {"s.eval.yaml": "name: s\ndescription: d\nworkspace: pipe.yaml\ntests:\n"
+                                                "  - {id: a, input: hi, criteria: c}\n", "pipe.yaml": None}),
+        ("targets-file-fifo", {"s.eval.yaml": agentv.format(prompt="hi", asserts="      - {type: contains, value: hi}\n"),
+                               ".agentv/targets.yaml": None}),
+        ("tests-file-fifo", {"s.eval.yaml": "name: s\ndescription: d\ntests: pipe.jsonl\n", "pipe.jsonl": None}),
+        ("code-judge-script-fifo", {"s.eval.yaml": agentv.format(prompt="hi", asserts="      - {type: code-judge, "
+                                                                 "command: [python3, pipe.py], timeout_ms: 3000}\n"),
+                                    "pipe.py": None}),
+    ]:
+        yield (f"agentv-{label}", fifo, {}, ["--judge", "echo"] if "judge" in label else [])  # type: ignore[misc]
     yield ("weval-answer-of-surrogates", {"b.yml": weval.format(prompt='"\\ud800\\udc00\\ud800 x"',
                                                                 points="    - $matches: '.'\n    - $word_count_between: [1, 9]\n")},
            {}, [])
@@ -1767,7 +1786,11 @@ def attack_scoring(tally: Tally) -> None:
             project = root / "proj"
             (project / ".git").mkdir(parents=True)
             for rel, text in files.items():
-                (project / rel).write_text(text, encoding="utf-8", errors="surrogatepass")
+                (project / rel).parent.mkdir(parents=True, exist_ok=True)
+                if text is None:
+                    os.mkfifo(project / rel)
+                else:
+                    (project / rel).write_text(text, encoding="utf-8", errors="surrogatepass")
             target = project / next(iter(files))
             env = {"PATH": os.environ.get("PATH", ""), "HOME": str(root), "NO_COLOR": "1", "LANG": "C.UTF-8"} | extra
             ran = run_cli(["run", str(target), "-m", "echo", "-o", str(root / "out"), "--no-report", "--timeout", "5",
@@ -1782,6 +1805,224 @@ def attack_scoring(tally: Tally) -> None:
             shutil.rmtree(root, ignore_errors=True)
 
 
+# ------------------------------------------------------------------------------------------------
+# runs: kills while results and reports are written, resumes of a changed file, shards, a full disk
+
+def _comparison_prompts(out: Path) -> tuple[set[str], str | None]:
+    """The prompt ids of the newest comparison under `out`, or a problem with it."""
+    comps = sorted(out.rglob("*_comparison.json"), key=lambda p: p.stat().st_mtime)
+    if not comps:
+        return set(), "no comparison file"
+    try:
+        data = json.loads(comps[-1].read_text())
+    except ValueError as exc:
+        return set(), f"{comps[-1].name} is not JSON ({exc})"
+    return set(data.get("allFinalAssistantResponses") or {}), None
+
+
+def _valid_results(out: Path) -> str | None:
+    """Every results file under `out` reads back: JSON files parse, JSONL lines parse (a journal may end
+    in a cut line: it is an append log)."""
+    for f in out.rglob("*"):
+        if not f.is_file() or f.suffix not in (".json", ".jsonl"):
+            continue
+        text = f.read_text(errors="replace")
+        try:
+            if f.suffix == ".json":
+                json.loads(text)
+            else:
+                lines = text.splitlines()
+                for line in lines[:-1] if f.name.endswith(".journal.jsonl") else lines:
+                    json.loads(line)
+        except ValueError:
+            return f"{f.relative_to(out)} does not parse"
+    return None
+
+
+def attack_runs(tally: Tally) -> None:
+    """A Weval run of N prompts against the fake provider, SIGKILLed or SIGTERMed at points from its
+    start to past its end (while answers arrive, while the comparison and the artefacts are written,
+    while report.html is written), then resumed; a blueprint edited between the kill and the resume;
+    an unsharded run killed and finished by two shards at once; a run under a file-size limit, then
+    resumed without one; an output folder that is a symlink, a dangling one, a loop.
+    Broken: a traceback, a hang, a result file that does not parse, a prompt missing from the final
+    comparison, a finished answer asked again, or the changed prompt not asked again."""
+    print("runs", flush=True)
+    n = 400
+    with FakeProvider() as fake:
+        fake.latency = 0.002
+        for delay in (0.2, 0.6, 1.0, 1.5, 2.0, 2.5, 3.0, 4.0, 6.0):
+            for sig in (signal.SIGKILL, signal.SIGTERM):
+                name = f"kill-at-{delay}s-{signal.Signals(sig).name}"
+                if ONLY and ONLY not in name:
+                    continue
+                root = Path(tempfile.mkdtemp(prefix="attack-runs-"))
+                try:
+                    bp = root / "b.yml"
+                    bp.write_text(_blueprint(n))
+                    env = base_env(fake, root)
+                    fake.reset()
+                    common = ["run", str(bp), "-o", str(root / "out"), "-j", "16", "--retries", "0"]
+                    first = _start(common, env, root)
+                    time.sleep(delay)
+                    finished_first = first.poll() is not None
+                    if not finished_first:
+                        os.killpg(first.pid, sig)
+                    _, err1 = first.communicate(timeout=60)
+                    before = _asked(fake)
+                    problems = []
+                    bad = _valid_results(root / "out")
+                    if bad and sig == signal.SIGTERM:  # SIGKILL may cut a file: --resume must mend it
+                        problems.append(f"after the kill: {bad}")
+                    ran = run_cli([*common, "--resume"], env=env, cwd=root, timeout=180)
+                    after = _asked(fake)[len(before):]
+                    problem = crashed(ran)
+                    if problem:
+                        problems.append(problem)
+                    if "Traceback" in err1 and OWN_FRAME.search(err1):
+                        problems.append("the killed run printed a traceback")
+                    repeated = set(after) & set(before)
+                    if len(repeated) > 16 + 4:  # in flight at the kill (-j 16), and the journal's lag
+                        problems.append(f"{len(repeated)} answered prompts asked again")
+                    have, bad_comp = _comparison_prompts(root / "out")
+                    if bad_comp:
+                        problems.append(bad_comp)
+                    elif len(have) != n:
+                        problems.append(f"the final comparison holds {len(have)} of {n} prompts")
+                    bad = _valid_results(root / "out")
+                    if bad:
+                        problems.append(f"after --resume: {bad}")
+                    tally.note(f"runs/{name}{' (finished before the kill)' if finished_first else ''}",
+                               "; ".join(problems) or None)
+                finally:
+                    shutil.rmtree(root, ignore_errors=True)
+
+        def fresh(root: Path) -> tuple[Path, dict[str, str]]:
+            bp = root / "b.yml"
+            bp.write_text(_blueprint(60))
+            fake.reset()
+            return bp, base_env(fake, root)
+
+        # Resume after the blueprint changed: a prompt reworded (the run label, which hashes ids and
+        # points, stays), then a prompt added (a new label: a new run, which --resume must say).
+        root = Path(tempfile.mkdtemp(prefix="attack-runs-"))
+        try:
+            bp, env = fresh(root)
+            common = ["run", str(bp), "-o", str(root / "out"), "--retries", "0", "--no-report"]
+            run_cli(common, env=env, cwd=root)
+            before = len(_asked(fake))
+            bp.write_text(bp.read_text().replace("question number 7\n", "question number 7 reworded\n"))
+            ran = run_cli([*common, "--resume"], env=env, cwd=root)
+            asked = _asked(fake)[before:]
+            problems = [p for p in [crashed(ran)] if p]
+            if sorted(asked) != ["7"]:
+                problems.append(f"asked {sorted(asked)[:10]} (only the reworded prompt was due)")
+            answers = json.loads(sorted((root / "out").rglob("*_comparison.json"))[-1].read_text())
+            if "reworded" not in json.dumps(answers.get("allFinalAssistantResponses", {}).get("p7", "")) and \
+                    "reworded" not in json.dumps(answers.get("promptContexts", {}).get("p7", "")):
+                problems.append("the results keep the old prompt's answer")
+            tally.note(f"runs/resume-after-reword (exit {ran.code}, asked {sorted(asked)[:5]})", "; ".join(problems) or None)
+            before = len(_asked(fake))
+            bp.write_text(bp.read_text() + "- id: p999\n  prompt: question number 999\n  should: [$contains: question]\n")
+            ran = run_cli([*common, "--resume"], env=env, cwd=root)
+            problems = [p for p in [crashed(ran)] if p]
+            if "--resume: no run labelled" not in ran.err + ran.out:
+                problems.append(f"a new run started under --resume without a word ({len(_asked(fake)) - before} calls)")
+            tally.note(f"runs/resume-after-new-prompt (exit {ran.code})", "; ".join(problems) or None)
+        finally:
+            shutil.rmtree(root, ignore_errors=True)
+
+        # An unsharded run killed, then two shards resumed at once on its folder.
+        root = Path(tempfile.mkdtemp(prefix="attack-runs-"))
+        try:
+            bp, env = fresh(root)
+            bp.write_text(_blueprint(300))
+            common = ["run", str(bp), "-o", str(root / "out"), "--retries", "0", "--no-report", "-j", "8"]
+            first = _start(common, env, root)
+            time.sleep(1.0)
+            os.killpg(first.pid, signal.SIGKILL)
+            first.communicate(timeout=60)
+            before = _asked(fake)
+            procs = [_start([*common, "--resume", "--shard", f"{i}/2"], env, root) for i in (1, 2)]
+            outs = [p.communicate(timeout=300) for p in procs]
+            after = _asked(fake)[len(before):]
+            problems = [f"traceback: {e.strip().splitlines()[-1][:120]}" for _, e in outs if "Traceback" in e]
+            dup = {q for q in after if after.count(q) > 1}
+            if dup:
+                problems.append(f"{len(dup)} prompts asked by both shards")
+            if set(before) | set(after) != {str(i) for i in range(300)}:
+                problems.append(f"{300 - len(set(before) | set(after))} prompts never asked")
+            tally.note(f"runs/two-shards-resume-an-unsharded-run (exits {[p.returncode for p in procs]})",
+                       "; ".join(problems) or None)
+        finally:
+            shutil.rmtree(root, ignore_errors=True)
+
+        # A file-size limit (EFBIG, as a full disk: ENOSPC), then the same run resumed without it.
+        for limit_kb in (1, 8, 32, 128):
+            root = Path(tempfile.mkdtemp(prefix="attack-runs-"))
+            try:
+                bp, env = fresh(root)
+                common = ["run", str(bp), "-o", str(root / "out"), "--retries", "0", "-j", "8"]
+                limited = subprocess.run(["bash", "-c", f"ulimit -f {limit_kb}; exec \"$@\"", "bash", *EVALSPEC, *common],
+                                         env=env, cwd=root, capture_output=True, text=True, timeout=120)
+                before = _asked(fake)
+                problems = []
+                for journal in (root / "out").rglob("*.journal.jsonl"):
+                    first = journal.read_bytes().split(b"\n", 1)[0]
+                    try:
+                        json.loads(first)
+                    except ValueError:
+                        if before:
+                            problems.append(f"{len(before)} calls made with the journal's header cut short")
+                ran = run_cli([*common, "--resume"], env=env, cwd=root)
+                after = _asked(fake)[len(before):]
+                if "Traceback" in limited.stderr and OWN_FRAME.search(limited.stderr):
+                    problems.append("the limited run: traceback: " + limited.stderr.strip().splitlines()[-1][:150])
+                if limited.returncode not in (0, 2):
+                    problems.append(f"the limited run exited {limited.returncode}")
+                if crashed(ran):
+                    problems.append(f"resume: {crashed(ran)}")
+                # In flight or held for their scores when the write failed (the pool runs 2 × -j cells):
+                # lost, as at a kill.
+                if len(set(after) & set(before)) > 2 * 8 + 2:
+                    problems.append(f"{len(set(after) & set(before))} answered prompts asked again")
+                have, bad_comp = _comparison_prompts(root / "out")
+                if bad_comp or len(have) != 60:
+                    problems.append(bad_comp or f"the final comparison holds {len(have)} of 60 prompts")
+                tally.note(f"runs/file-size-limit-{limit_kb}k (exit {limited.returncode}, then {ran.code})",
+                           "; ".join(problems) or None)
+            finally:
+                shutil.rmtree(root, ignore_errors=True)
+
+        # The output folder as a symlink: to a folder elsewhere (followed, as any path), dangling, a loop.
+        for kind in ("to-folder", "dangling", "loop", "to-file", "to-dev-null"):
+            root = Path(tempfile.mkdtemp(prefix="attack-runs-"))
+            try:
+                bp, env = fresh(root)
+                out = root / "out"
+                elsewhere = root / "elsewhere"
+                if kind == "to-folder":
+                    elsewhere.mkdir()
+                    out.symlink_to(elsewhere)
+                elif kind == "dangling":
+                    out.symlink_to(root / "nowhere")
+                elif kind == "loop":
+                    out.symlink_to(root / "out2")
+                    (root / "out2").symlink_to(out)
+                elif kind == "to-file":
+                    elsewhere.write_text("x")
+                    out.symlink_to(elsewhere)
+                else:
+                    out.symlink_to("/dev/null")
+                ran = run_cli(["run", str(bp), "-o", str(out), "--retries", "0"], env=env, cwd=root)
+                problem = crashed(ran) or (None if ran.code in (0, 2) else f"exit {ran.code}")
+                if kind == "to-folder" and ran.code == 0 and not list(elsewhere.rglob("*_comparison.json")):
+                    problem = "no results in the folder the link points to"
+                tally.note(f"runs/output-symlink-{kind} (exit {ran.code})", problem)
+            finally:
+                shutil.rmtree(root, ignore_errors=True)
+
+
 AREAS: dict[str, Callable[[Tally], None]] = {
     "yaml": attack_yaml,
     "scoring": attack_scoring,
@@ -1789,6 +2030,7 @@ AREAS: dict[str, Callable[[Tally], None]] = {
     "secrets": attack_secrets,
     "faults": attack_faults,
     "concurrent": attack_concurrent,
+    "runs": attack_runs,
     "sandbox": attack_sandbox,
     "protocol": attack_protocol,
 }
