@@ -21,6 +21,7 @@ from .features import (
     symbols,
     watched_files,
 )
+from .protocol import RememberingInput
 from .server import EvalspecServer, __version__
 
 FREEZE_YOUNG_OVER = 20_000
@@ -65,7 +66,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.tcp:
         server.start_tcp(*args.tcp)
     else:
-        server.start_io()
+        server.input = RememberingInput(sys.stdin.buffer)  # to answer a request json.loads cannot read
+        server.start_io(server.input)  # type: ignore[arg-type]
     # LSP: exit code 0 only when `shutdown` came first; 1 otherwise (`exit` alone, or the input closed).
     return 0 if server.protocol._shutdown else 1
 

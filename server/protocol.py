@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import json
 import logging
 from collections.abc import Generator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, BinaryIO
 
 from cattrs import transform_error
 from lsprotocol import types as lsp
@@ -168,6 +169,15 @@ class EvalspecProtocol(LanguageServerProtocol):
                 self._send_response(msg_id, None, error)
             return _ANSWERED
 
+    def answer_unreadable(self, body: bytes) -> None:
+        """Answer the request in a body the JSON parser gave up on (nested too deeply); a notification
+        gets nothing, as JSON-RPC says."""
+        msg_id = request_id(body)
+        if msg_id is not _NO_ID:
+            self._send_response(msg_id, None, ResponseError(
+                code=lsp.ErrorCodes.InvalidRequest,
+                message="evalspec: the message is nested too deeply to read (over ~1,000 levels)"))
+
     @lsp_method(lsp.TEXT_DOCUMENT_DID_CHANGE)
     def lsp_text_document__did_change(self, params: lsp.DidChangeTextDocumentParams) -> Generator[Any, Any, None]:
         """The server's handler only: pygls would also apply the change to its own copy of the text,
@@ -243,6 +253,61 @@ class _Decoded:
 
     def __str__(self) -> str:
         return self.body.decode("utf-8", "replace")
+
+
+class RememberingInput:
+    """The server's input for pygls's reader, keeping the last message body it read.
+
+    pygls parses each body with `json.loads`, which raises RecursionError on valid JSON nested past
+    ~1,000 levels, and then has no id to answer: the client waited forever. With the body kept, the
+    server still answers the request inside it (`EvalspecProtocol.answer_unreadable`)."""
+
+    def __init__(self, raw: BinaryIO) -> None:
+        self.raw = raw
+        self.last_body = b""
+
+    def readline(self) -> bytes:
+        return self.raw.readline()
+
+    def read(self, n: int = -1) -> bytes:
+        self.last_body = self.raw.read(n)  # pygls reads a header line at a time, then the body whole
+        return self.last_body
+
+
+_NO_ID = object()
+
+
+def request_id(body: bytes) -> Any:
+    """The top-level "id" of a JSON-RPC message `json.loads` could not read, found without recursion
+    (one pass, strings skipped); _NO_ID when it has none (a notification), None when it cannot be read."""
+    text = body.decode("utf-8", "replace")
+    n, i, depth, expect_key = len(text), 0, 0, False
+    while i < n:
+        c = text[i]
+        if c == '"':
+            j = i + 1
+            while j < n and text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            if depth == 1 and expect_key and text[i + 1:j] == "id":
+                k = j + 1
+                while k < n and text[k] in " \t\r\n:":
+                    k += 1
+                try:
+                    value = json.JSONDecoder().raw_decode(text, k)[0]
+                except (ValueError, RecursionError):
+                    return None
+                return value if type(value) in (int, str) else None
+            i, expect_key = j + 1, False
+            continue
+        if c in "{[":
+            depth += 1
+            expect_key = c == "{" and depth == 1
+        elif c in "}]":
+            depth -= 1
+        elif c == "," and depth == 1:
+            expect_key = True
+        i += 1
+    return _NO_ID
 
 
 def _why(exc: JsonRpcException) -> str:

@@ -91,3 +91,26 @@ def test_exit_without_shutdown_is_exit_code_1(tmp_path: Path) -> None:
     finally:
         server.proc.kill()
         server.proc.wait()
+
+
+def test_a_request_nested_past_the_json_parser_is_answered(tmp_path: Path) -> None:
+    """The third attack round: valid JSON nested 100,000 deep makes `json.loads` raise RecursionError
+    inside pygls, which then had no id to answer: the client waited forever. The request is answered
+    (InvalidRequest), a notification as deep gets nothing, and the server goes on serving."""
+    server = Stdio(tmp_path)
+    try:
+        server.initialize(tmp_path)
+        deep = b"[" * 100_000 + b"]" * 100_000
+        for body in (b'{"jsonrpc": "2.0", "method": "workspace/didChangeConfiguration", "params": ' + deep + b"}",
+                     b'{"jsonrpc": "2.0", "id": "deep", "method": "workspace/executeCommand", "params": {"command": '
+                     b'"evalspec.plan", "arguments": ' + deep + b"}}"):
+            assert server.proc.stdin is not None
+            server.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+            server.proc.stdin.flush()
+        error = server.reply("deep")["error"]
+        assert error["code"] == -32600 and "nested too deeply" in error["message"]
+        server.send({"id": "after", "method": "shutdown"})
+        assert server.reply("after")["result"] is None
+    finally:
+        server.proc.kill()
+        server.proc.wait()
