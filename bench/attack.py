@@ -219,6 +219,21 @@ def outside_cases(root: Path, out: Path, project: Path) -> Iterator[tuple[str, s
         ("symlink-chain", "c1.txt", links(("c2.txt", out / "secret.txt"), ("c1.txt", evals / "c2.txt"))),
         ("symlink-loop", "l1.txt", links(("l1.txt", evals / "l2.txt"), ("l2.txt", evals / "l1.txt"))),
         ("env-var", "${{ ATTACK_PATH }}", None),
+        # the third round
+        ("file-url-localhost", "file://localhost" + abs_secret, None),
+        ("file-colon-no-slashes", "file:" + f"{up}/secret.txt", None),
+        ("encoded-slash", f"{up.replace('/', '%2F')}%2Fsecret.txt", None),
+        ("fullwidth-dots", f"{up.replace('..', '．．').replace('/', '／')}／secret.txt", None),
+        ("proc-self-root", "/proc/self/root" + abs_secret, None),
+        ("proc-self-cwd", "/proc/self/cwd/" + os.path.relpath(out / "secret.txt", project), None),
+        ("dev-fd", "/dev/fd/0", None),
+        ("trailing-dot-slash", f"{up}/./secret.txt/.", None),
+        ("double-dot-in-name", "..secret.txt", link("..secret.txt", out / "secret.txt")),
+        ("symlink-to-proc-cwd", "pc.txt", link("pc.txt", Path("/proc/self/cwd") / os.path.relpath(out / "secret.txt",
+                                                                                                  project))),
+        ("symlink-in-parent-folder", "sub/x/secret.txt", lambda: (evals / "sub").mkdir() or
+         os.symlink(out, evals / "sub" / "x")),
+        ("interpolated-dotdot", "${{ ATTACK_UP }}/secret.txt", None),
     ]
     for name, ref, setup in block_refs:
         yield f"file-block/{name}", _test(_file_block(ref)), setup
@@ -279,7 +294,8 @@ def outside_cases(root: Path, out: Path, project: Path) -> Iterator[tuple[str, s
 # ATTACK_CONTROL=1: run with --allow-outside-files, to see that the probes do reach the outside files
 # (every run probe should then report BROKEN): a check of the harness itself.
 CONTROL = ["--allow-outside-files"] if os.environ.get("ATTACK_CONTROL") else []
-# ATTACK_ONLY=text: only the probes whose name holds it (yaml, scoring, faults, protocol), to rerun some.
+# ATTACK_ONLY=text: only the probes whose name holds it (yaml, scoring, faults, protocol, outside and the
+# runs area's kills), to rerun some.
 ONLY = os.environ.get("ATTACK_ONLY", "")
 
 
@@ -299,11 +315,14 @@ def attack_outside(tally: Tally) -> None:
                 if index >= len(cases):
                     break
                 name, text, setup = cases[index]
+                if ONLY and ONLY not in name:
+                    continue
                 if setup is not None:
                     setup()
                 suite = project / "evals" / "s.eval.yaml"
                 suite.write_text(text)
-                env = base_env(fake, out) | {"ATTACK_PATH": str(out / "secret.txt")}
+                env = base_env(fake, out) | {"ATTACK_PATH": str(out / "secret.txt"),
+                                             "ATTACK_UP": os.path.relpath(out, project / "evals")}
                 fake.reset()
                 for what in ("check", "run"):
                     args = ["check", str(suite)] if what == "check" else \
@@ -522,10 +541,11 @@ def attack_yaml(tally: Tally) -> None:
                 took = time.monotonic() - start
                 label = f"yaml/{name}/{path.name} ({len(text.encode('utf-8', 'surrogatepass')) // 1024} KB, {took:.1f} s)"
                 if not answer or not answer[0]:
+                    why = f"no answer within {YAML_BOUND_S:.0f} s" if not answer else "the worker died"
                     os.killpg(worker.pid, signal.SIGKILL)
                     worker.wait()
                     worker = None
-                    tally.note(label, f"no answer within {YAML_BOUND_S:.0f} s" if not answer else "the worker died")
+                    tally.note(label, why)
                     continue
                 _seconds, problems = json.loads(answer[0])
                 tally.note(label, "; ".join(p.strip().splitlines()[-1][:200] for p in problems) or None)
@@ -1956,6 +1976,48 @@ def attack_runs(tally: Tally) -> None:
                        "; ".join(problems) or None)
         finally:
             shutil.rmtree(root, ignore_errors=True)
+
+        # Eight --resume runs at once after a kill; a run stopped (SIGSTOP) holding its lock while
+        # another resumes, then continued.
+        for case in ("eight-resumes-at-once", "resume-while-the-first-is-stopped"):
+            root = Path(tempfile.mkdtemp(prefix="attack-runs-"))
+            try:
+                bp, env = fresh(root)
+                bp.write_text(_blueprint(200))
+                common = ["run", str(bp), "-o", str(root / "out"), "--retries", "0", "--no-report", "-j", "4"]
+                first = _start(common, env, root)
+                time.sleep(1.0)
+                problems = []
+                if case == "eight-resumes-at-once":
+                    os.killpg(first.pid, signal.SIGKILL)
+                    first.communicate(timeout=60)
+                    before = _asked(fake)
+                    procs = [_start([*common, "--resume"], env, root) for _ in range(8)]
+                    outs = [p.communicate(timeout=300) for p in procs]
+                else:
+                    os.killpg(first.pid, signal.SIGSTOP)
+                    before = _asked(fake)
+                    second = _start([*common, "--resume"], env, root)
+                    outs = [second.communicate(timeout=120)]
+                    procs = [second]
+                    if second.returncode == 0:
+                        problems.append("a resume ran while the stopped run held the lock")
+                    os.killpg(first.pid, signal.SIGCONT)
+                    outs.append(first.communicate(timeout=300))
+                    procs.append(first)
+                after = _asked(fake)[len(before):]
+                problems += [f"traceback: {e.strip().splitlines()[-1][:120]}" for _, e in outs
+                             if "Traceback" in e and OWN_FRAME.search(e)]
+                dup = {q for q in after if after.count(q) > 1}
+                if dup:
+                    problems.append(f"{len(dup)} prompts asked twice")
+                if len(set(after) & set(before)) > 4 + 4:
+                    problems.append(f"{len(set(after) & set(before))} answered prompts asked again")
+                if set(before) | set(after) != {str(i) for i in range(200)}:
+                    problems.append(f"{200 - len(set(before) | set(after))} prompts never asked")
+                tally.note(f"runs/{case} (exits {[p.returncode for p in procs]})", "; ".join(problems) or None)
+            finally:
+                shutil.rmtree(root, ignore_errors=True)
 
         # A file-size limit (EFBIG, as a full disk: ENOSPC), then the same run resumed without it.
         for limit_kb in (1, 8, 32, 128):
