@@ -7,26 +7,34 @@ layers), or None when the provider has no batch API evalspec can drive.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .api import BatchAPI, BatchStatus, ItemResult, Limits, split
 
-__all__ = ["BatchAPI", "BatchStatus", "ItemResult", "Limits", "batch_api_for", "raw_provider", "split"]
+if TYPE_CHECKING:
+    from ..providers.base import Provider
+    from ..providers.http import HttpProvider
+
+__all__ = ["BatchAPI", "BatchStatus", "ItemResult", "Limits", "batch_api_for", "http_provider", "split"]
 
 # The catalog providers whose OpenAI-format endpoint has OpenAI's Batch API behind it.
 OPENAI_BATCH_PROVIDERS = frozenset({"openai"})
 
 
-def raw_provider(provider: Any) -> Any:
-    """The HTTP provider under the retry and cache wrappers (each keeps the one it wraps in `inner`)."""
-    seen = 0
-    while hasattr(provider, "inner") and seen < 8:
-        provider = provider.inner
-        seen += 1
-    return provider
+def http_provider(provider: Provider) -> HttpProvider | None:
+    """The HTTP provider under the retry and cache wrappers (each keeps the one it wraps in `inner`), or
+    None when there is none (a cli target, echo): only an HTTP provider's requests can go in a batch."""
+    from ..providers.http import HttpProvider
+
+    for _ in range(8):
+        inner = getattr(provider, "inner", None)
+        if inner is None:
+            break
+        provider = inner
+    return provider if isinstance(provider, HttpProvider) else None
 
 
-def batch_api_for(provider: Any, *, limits: Limits | None = None, custom: bool = False,
+def batch_api_for(provider: Provider, *, limits: Limits | None = None, custom: bool = False,
                   model: str | None = None) -> BatchAPI | None:
     """The batch client for `provider`, or None. `custom`: the model is a custom endpoint whose owner
     asked for batch mode by name, so an OpenAI-format endpoint other than OpenAI's is trusted to have
@@ -36,7 +44,7 @@ def batch_api_for(provider: Any, *, limits: Limits | None = None, custom: bool =
     from ..providers.google import GoogleProvider
     from ..providers.openai_compat import OpenAICompatProvider
 
-    raw = raw_provider(provider)
+    raw = http_provider(provider)
     if isinstance(raw, AnthropicProvider):
         from .anthropic_batch import AnthropicBatches
 

@@ -117,6 +117,10 @@ class AgentvRun:
         self.scripts: AgentvScripts
         self.rounds: BatchRounds | None = None  # batch mode: the calls cells name as they run (batch_rounds.py)
 
+    @property
+    def tasks(self) -> list[AgentvTask]:
+        return self.plan.tasks
+
     # --- the skeleton's steps (skeleton.py) ------------------------------------------------------
     def header(self) -> RunHeader:
         # The results file's name carries the run's start time; a resumed run takes over the file of

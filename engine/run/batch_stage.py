@@ -24,10 +24,11 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..batch import BatchAPI, BatchStatus, Limits, batch_api_for, raw_provider, split
-from ..providers.base import BAD_RESPONSE, ChatRequest, ChatResult, ProviderError
+from ..batch import BatchAPI, BatchStatus, Limits, batch_api_for, http_provider, split
+from ..providers.base import BAD_RESPONSE, ChatRequest, ChatResult, Provider, ProviderError
+from ..providers.cache import CachedProvider
 from ..providers.retry import retry_call
 from .batch_journal import BatchPart, load_parts, planned
 from .calls import Calls
@@ -35,6 +36,9 @@ from .events import BatchProgress, Cell, Event, Notice
 from .journal import Journal
 from .journal_records import BatchCancelled, BatchCreated, BatchEnded, BatchFileUploaded
 from .options import RunOptions
+
+if TYPE_CHECKING:
+    from .plan import Plan
 
 T = TypeVar("T")
 # Rounds in a row whose poll of a batch failed (each after the retry policy's retries) before its requests
@@ -50,7 +54,7 @@ class BatchRequest:
     turn: int | str  # the generated turn, or the judge call (score_judges.judge_slot)
     model: str  # the model id as the plan names it
     spec: str | Mapping[str, Any]  # what Calls.model() binds (a custom model's object), or the target's name
-    provider: Any  # the (wrapped) provider the interactive call would use
+    provider: Provider  # the (wrapped) provider the interactive call would use
     req: ChatRequest
     custom: bool = False  # an OpenAI-format endpoint the user says has the Batch API (an AgentV target)
     # False: only collected from a batch an earlier run of the journal sent (a `--resume` without
@@ -168,7 +172,8 @@ class BatchStage:
                 yield Notice(f"{model} has no batch API evalspec can drive (OpenAI, Anthropic and Google have); its "
                              f"{len(reqs):,} call(s) are made one by one", "warning")
                 continue
-            raw = raw_provider(reqs[0].provider)
+            raw = http_provider(reqs[0].provider)
+            assert raw is not None  # batch_api_for gave an API: an HTTP provider is under the wrappers
             encoded: list[bytes] = []
             kept: list[BatchRequest] = []
             for r in reqs:
@@ -298,7 +303,8 @@ class BatchStage:
     def _parse(self, request: BatchRequest, body: dict[str, Any]) -> ChatResult | ProviderError:
         """The answer as the interactive call would have returned it: the chat provider's own parser."""
         provider = request.provider
-        raw = raw_provider(provider)
+        raw = http_provider(provider)
+        assert raw is not None  # only an HTTP provider's requests were batched (batch_api_for)
         try:
             result: ChatResult = dataclasses.replace(raw.parse(body, 0.0), batched=True)
         except ProviderError as err:
@@ -306,11 +312,10 @@ class BatchStage:
         except (AttributeError, TypeError, ValueError, KeyError, IndexError) as exc:
             return ProviderError(BAD_RESPONSE, f"{raw.name}: malformed answer ({type(exc).__name__}: {exc})", 200,
                                  False, provider=raw.name)
-        cache = getattr(provider, "cache", None)
-        if cache is not None:  # --cache: stored as the interactive call stores it
+        if isinstance(provider, CachedProvider):  # --cache: stored as the interactive call stores it
             from ..providers.cache import cache_key
 
-            cache.put(cache_key(provider.identity(), request.req), result, model=request.req.model)
+            provider.cache.put(cache_key(provider.identity(), request.req), result, model=request.req.model)
         return result
 
     def _give_up(self, part: BatchPart) -> None:
@@ -343,14 +348,15 @@ def _status_from_json(data: Mapping[str, Any]) -> BatchStatus:
                        detail=data.get("detail"))
 
 
-def plan_provider(plan: Any, calls: Calls, model: str) -> Any:
+def plan_provider(plan: Plan, calls: Calls, model: str) -> Provider:
     """The provider a plan's batches of `model` were sent with: a Weval model id (custom models by their
     id) or an AgentV target's name."""
-    specs = getattr(plan, "model_specs", None)
-    if specs is not None:
-        return calls.model(specs.get(model, model)).provider
-    judges = {t.judge.name: t.judge for t in getattr(plan, "tasks", ()) if getattr(t, "judge", None) is not None}
-    for target in [*getattr(plan, "targets", ()), *judges.values()]:  # an AgentV judge's batches by its name
+    from .weval_plan import WevalPlan
+
+    if isinstance(plan, WevalPlan):
+        return calls.model(plan.model_specs.get(model, model)).provider
+    judges = {t.judge.name: t.judge for t in plan.tasks if t.judge is not None}
+    for target in [*plan.targets, *judges.values()]:  # an AgentV judge's batches by its name
         if target.name == model:
             if target.config is not None:
                 return calls.target(target.name, target.config, base_dir=plan.path.parent)
@@ -358,7 +364,7 @@ def plan_provider(plan: Any, calls: Calls, model: str) -> Any:
     return calls.model(model).provider
 
 
-async def cancel_open_batches(journal_path: Path, plan: Any, options: RunOptions) -> list[str]:
+async def cancel_open_batches(journal_path: Path, plan: Plan, options: RunOptions) -> list[str]:
     """Cancel every batch the journal names that has not ended (the user chose to, after Ctrl-C); each
     cancellation is journaled, so `--resume` polls the batch to its end and collects what it finished.
     Returns one line per batch for the user."""

@@ -23,11 +23,15 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..jsonio import dumps_bytes
 from ..providers.redact import clip
 from ..script_process import run_script
+
+if TYPE_CHECKING:
+    from ..agentv.model import AgentvTest, Assertion
+    from .agentv_measured import Measured
 
 DEFAULT_TIMEOUT_S = 60.0  # a script gets this long unless the assertion sets timeout_ms / timeout_seconds
 DEFAULT_CONCURRENCY = max(1, min(4, os.cpu_count() or 1))
@@ -196,7 +200,7 @@ def judge_command(config: Mapping[str, Any], platform: str = sys.platform) -> li
     return [str(x) for x in config.get("command") or []]
 
 
-async def judge_answer(assertion: Any, test: Any, measured: Any, *, base: Path, env: Mapping[str, str] | None,
+async def judge_answer(assertion: Assertion, test: AgentvTest, measured: Measured, *, base: Path, env: Mapping[str, str] | None,
                        limit: asyncio.Semaphore | None) -> CodeJudgeOutcome:
     """One `code-judge` assertion (the checker's normalized Assertion) on one measured answer: its
     command in its `cwd` (default: the folder of the file it is written in), the §5 payload on stdin."""
@@ -210,7 +214,8 @@ async def judge_answer(assertion: Any, test: Any, measured: Any, *, base: Path, 
             return CodeJudgeOutcome(None, error=f"not scored: {custom_assertion_missing(assertion)}")
         payload = code_judge_payload(test, measured.answer, config=config, **measured.payload_fields())
         return await run_code_judge(argv, payload, cwd=folder, timeout=timeout_of(config), env=env, limit=limit)
-    passed = config.get("config") if isinstance(config.get("config"), Mapping) else {}
+    inner = config.get("config")
+    passed: Mapping[str, Any] = inner if isinstance(inner, Mapping) else {}
     if config.get("cwd"):
         cwd = Path(config["cwd"])
     else:
@@ -232,7 +237,7 @@ def custom_assertion_argv(type_name: str, folder: Path) -> list[str] | None:
     return ["bun", "run", str(found)] if found.suffix in (".ts", ".mts") else ["node", str(found)]
 
 
-def custom_assertion_missing(assertion: Any) -> str | None:
+def custom_assertion_missing(assertion: Assertion) -> str | None:
     """Why a custom assertion cannot run (no script for its type), or None when its script exists."""
     folder = assertion.source_path.parent if assertion.source_path is not None else Path.cwd()
     if custom_assertion_argv(assertion.type, folder) is not None:
@@ -245,7 +250,8 @@ class PromptScriptError(Exception):
     """A judge prompt script that could not produce a prompt (the message says why)."""
 
 
-async def prompt_from_script(prompt: Mapping[str, Any], assertion: Any, test: Any, measured: Any, *, base: Path,
+async def prompt_from_script(prompt: Mapping[str, Any], assertion: Assertion, test: AgentvTest,
+                             measured: Measured, *, base: Path,
                              env: Mapping[str, str] | None, limit: asyncio.Semaphore | None) -> str:
     """An llm-judge `prompt: {command: argv, config}`: the script gets the code-judge payload on stdin
     and prints the judge's prompt (AgentV's prompt templates). Raises PromptScriptError."""
@@ -274,7 +280,7 @@ async def prompt_from_script(prompt: Mapping[str, Any], assertion: Any, test: An
     return text
 
 
-def code_judge_missing(assertion: Any, base: Path | None = None) -> str | None:
+def code_judge_missing(assertion: Assertion, base: Path | None = None) -> str | None:
     """Why a code-judge assertion cannot start (its program or script is missing), or None; for
     `--dry-run` and the run alike."""
     config = assertion.config

@@ -20,9 +20,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
 from .calls import Calls
 from .events import Event, Notice, RunFinished, RunStarted, RunSummary
@@ -35,12 +35,19 @@ if TYPE_CHECKING:
     from .plan import Plan
 
 
-class FormatRun(Protocol):
-    """What a format's run supplies to the skeleton. The skeleton sets `journal` and `state` before
+TaskT = TypeVar("TaskT")  # a format's task: WevalTask or AgentvTask
+
+
+class FormatRun(Protocol[TaskT]):
+    """What a format's run supplies to the skeleton, for its own kind of task. The skeleton sets `journal` and `state` before
     `opened()`; everything the format journals goes through `journal.write`."""
 
     @property
     def plan(self) -> Plan: ...
+
+    @property
+    def tasks(self) -> Sequence[TaskT]:
+        """The plan's tasks (the plan's own list, typed as the format's)."""
 
     options: RunOptions
     folder: Path  # where results go
@@ -66,7 +73,7 @@ class FormatRun(Protocol):
     def prepare(self) -> Iterator[Event]:
         """Before the first cell: bind judges and the like; notices to show."""
 
-    async def cell(self, task: Any) -> None:
+    async def cell(self, task: TaskT) -> None:
         """One task of the plan, start to finish: its events go to `queue`, its records to the journal."""
 
     def before_cells(self) -> AsyncIterator[Event]:
@@ -98,7 +105,7 @@ def _age(path: Path) -> float:
         return 0.0
 
 
-def _nothing_to_resume(run: FormatRun) -> str:
+def _nothing_to_resume(run: FormatRun[TaskT]) -> str:
     """Why `--resume` starts a new run: no journal of this run label; one of the same file under another
     label means the file changed in what the label hashes (the attack run's resume after an edit asked
     every prompt again without a word)."""
@@ -117,8 +124,8 @@ def _nothing_to_resume(run: FormatRun) -> str:
     return "--resume: no earlier run of this file in the output folder; this is a new run"
 
 
-class RunSkeleton:
-    def __init__(self, run: FormatRun) -> None:
+class RunSkeleton(Generic[TaskT]):
+    def __init__(self, run: FormatRun[TaskT]) -> None:
         self.run = run
 
     async def events(self) -> AsyncIterator[Event]:
@@ -148,8 +155,8 @@ class RunSkeleton:
                 yield event
             async for event in run.before_cells():
                 yield event
-            workers = run.workers(min(len(plan.tasks), plan.concurrency * 2))
-            async with contextlib.aclosing(stream_cells(run.queue, plan.tasks, run.cell, workers)) as cells:
+            workers = run.workers(min(len(run.tasks), plan.concurrency * 2))
+            async with contextlib.aclosing(stream_cells(run.queue, run.tasks, run.cell, workers)) as cells:
                 async for event in cells:
                     yield event
             async for event in run.after_cells():

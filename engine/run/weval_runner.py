@@ -85,6 +85,10 @@ class WevalRun:
         self.generate: WevalGenerate
         self.judges: WevalJudges
 
+    @property
+    def tasks(self) -> list[WevalTask]:
+        return self.plan.tasks
+
     # --- the skeleton's steps (skeleton.py) ------------------------------------------------------
     def header(self) -> RunHeader:
         return RunHeader(kind="weval", file=str(self.plan.path), config_id=self.plan.config_id,
