@@ -15,6 +15,7 @@ from typing import Any
 
 from ..weval.ids import UNDEFINED
 from ..weval.model import Blueprint, Prompt, reference_points
+from ..weval.prompt_store import prompt_ids
 from .jsjson import js_sort_key, js_stringify, locale_compare_key, utf16_key
 
 
@@ -44,7 +45,8 @@ def _content_chunks(bp: Blueprint, models: Sequence[str], prompts: Sequence[Prom
     else:
         temperature_settings = bp.temperature if bp.temperature is not None else UNDEFINED
     listed = bp.prompts if prompts is None else prompts
-    order = sorted(range(len(listed)), key=lambda i: locale_compare_key(listed[i].id))
+    ids = prompt_ids(listed)
+    order = sorted(range(len(ids)), key=lambda i: locale_compare_key(ids[i]))
     data = {
         "models": sorted(models, key=utf16_key),
         "system": bp.system if bp.system else UNDEFINED,

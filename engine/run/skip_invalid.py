@@ -16,6 +16,7 @@ from ..analysis import Analysis
 from ..findings import Finding, Span
 from ..source import Sequence, is_null
 from ..weval.model import Blueprint
+from ..weval.prompt_store import keep_prompts, prompt_ids
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,8 @@ def valid_part(analysis: Analysis) -> ValidPart:
         return ValidPart(None, [], errors)
     header = analysis.weval.header_node
     # Every prompt item of the file, built or not: a prompt too broken to build is still a prompt.
-    items: list[Span] = [p.span for p in bp.prompts]
+    spans = [p.span for p in bp.prompts]  # read once (a big blueprint's prompts are decoded when read)
+    items: list[Span] = list(spans)
     listed = header.get("prompts") if header is not None else None
     if isinstance(listed, Sequence):  # the JSON form: the prompts are a list inside the header
         items += [i.span for i in listed.items]
@@ -61,7 +63,7 @@ def valid_part(analysis: Analysis) -> ValidPart:
     blocking: list[Finding] = []
     for f in errors:
         at = (f.span.start_line, f.span.start_col)
-        index = next((i for i, p in enumerate(bp.prompts) if _inside(p.span, *at)), None)
+        index = next((i for i, span in enumerate(spans) if _inside(span, *at)), None)
         if index is not None:
             first_error.setdefault(index, f)
             continue
@@ -78,12 +80,13 @@ def valid_part(analysis: Analysis) -> ValidPart:
             unbuilt.setdefault((f.span.start_line, f.span.start_line, 0, 0), f)
             continue
         unbuilt.setdefault((item.start_line, item.start_col, item.end_line, item.end_col), f)
-    skipped = [SkippedPrompt(bp.prompts[i].id, f) for i, f in first_error.items()]
+    ids = prompt_ids(bp.prompts) if first_error else []
+    skipped = [SkippedPrompt(ids[i], f) for i, f in first_error.items()]
     skipped += [SkippedPrompt(None, f) for f in unbuilt.values()]
     skipped.sort(key=lambda s: (s.finding.span.start_line, s.finding.span.start_col))
-    valid = [p for i, p in enumerate(bp.prompts) if i not in first_error]
+    valid = keep_prompts(bp.prompts, lambda i, _: i not in first_error)
     if blocking or not valid:
         return ValidPart(None, skipped, blocking)
     part = copy.copy(bp)
-    part.prompts = valid
+    part.prompts = valid  # type: ignore[assignment]  # a list, or a store's subset that reads as one
     return ValidPart(part, skipped, [])

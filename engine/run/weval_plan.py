@@ -9,12 +9,14 @@ null), else the header's.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..weval.model import Blueprint, Judge, Prompt
 from ..weval.models import effective_model_id
+from ..weval.prompt_store import keep_prompts, prompt_ids
 from .events import Cell
 from .options import RunOptions
 from .plan_error import PlanError
@@ -36,14 +38,21 @@ CHARS_PER_TOKEN = 4  # a rough estimate, good enough for a plan
 JUDGE_PROMPT_TOKENS = 900  # the judge's instructions and scale, per judged point
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class WevalTask:
     cell: Cell
-    prompt: Prompt
+    # the plan's prompts and this cell's position in them: a big blueprint's prompts are on disk
+    # (weval/prompt_store.py), and a task holding its prompt would hold the whole blueprint again
+    prompts: Sequence[Prompt] = field(compare=False, repr=False)
+    index: int
     model: str  # the model id as listed (custom models: their id)
     temperature: float
     system: str | None
     sp_index: int | None
+
+    @property
+    def prompt(self) -> Prompt:
+        return self.prompts[self.index]
 
 
 @dataclass
@@ -55,7 +64,7 @@ class WevalPlan:
     title: str
     models: list[str]  # base model ids, in order
     model_specs: dict[str, Any]  # id → what to bind: the id, or a custom model object
-    prompts: list[Prompt]
+    prompts: Sequence[Prompt]  # a list, or a big blueprint's PromptStore (weval/prompt_store.py)
     tasks: list[WevalTask]
     effective_models: list[str]
     judges: list[Judge]
@@ -158,8 +167,8 @@ def plan_weval(bp: Blueprint, path: Path, options: RunOptions) -> WevalPlan:
         if not listed:
             raise PlanError("the blueprint lists no models; pass one with -m provider:model (or -m echo)")
 
-    prompts = [p for p in bp.prompts if selected(p.id, options.select)]
-    missing = unmatched(options.select, (p.id for p in bp.prompts))
+    prompts = keep_prompts(bp.prompts, lambda _, pid: selected(pid, options.select))
+    missing = unmatched(options.select, prompt_ids(bp.prompts))
     if missing:
         warnings.append(f"--prompt {', '.join(missing)} matched no prompt")
     if not prompts:
@@ -169,13 +178,13 @@ def plan_weval(bp: Blueprint, path: Path, options: RunOptions) -> WevalPlan:
     several = bool(bp.systems) and len(bp.systems or []) > 1
     tasks: list[WevalTask] = []
     if replay is not None:
-        for p in prompts:
-            for eff in replay.models_for(p.id):
-                tasks.append(WevalTask(Cell(p.id, eff), p, eff, 0.0, replay.system_for(eff), None))
+        for k, pid in enumerate(prompt_ids(prompts)):
+            for eff in replay.models_for(pid):
+                tasks.append(WevalTask(Cell(pid, eff), prompts, k, eff, 0.0, replay.system_for(eff), None))
         if not tasks:
             raise PlanError(f"{replay.path} holds no answers for the selected prompts")
     else:
-        for p in prompts:
+        for k, p in enumerate(prompts):
             for m in listed:
                 for t in bp.temperatures_to_run():
                     temp = t if t is not None else (p.temperature if p.temperature is not None else
@@ -187,7 +196,7 @@ def plan_weval(bp: Blueprint, path: Path, options: RunOptions) -> WevalPlan:
                         systems = [(None, p.system if p.system_set else bp.system)]
                     for idx, system in systems:
                         eff = effective_model_id(m, temp, idx if several else None)
-                        tasks.append(WevalTask(Cell(p.id, eff), p, m, float(temp), system, idx))
+                        tasks.append(WevalTask(Cell(p.id, eff), prompts, k, m, float(temp), system, idx))
 
     if options.judges:
         judges = [Judge(id=None, model=j, approach="holistic") for j in options.judges]
@@ -209,10 +218,14 @@ def plan_weval(bp: Blueprint, path: Path, options: RunOptions) -> WevalPlan:
     concurrency = options.concurrency or bp.concurrency or 30
     # The whole plan's (before sharding): every shard's results name the same models.
     effective = list(dict.fromkeys(t.cell.model for t in tasks))
-    all_items = [p.id for p in prompts]
+    all_items = prompt_ids(prompts)
     if options.shard is not None:
-        prompts = [p for p in prompts if options.shard.holds(p.id)]
-        tasks = [t for t in tasks if options.shard.holds(t.cell.item)]
+        shard = options.shard
+        kept = [n for n, pid in enumerate(all_items) if shard.holds(pid)]
+        prompts = keep_prompts(prompts, lambda n, pid: shard.holds(pid))
+        position = {n: k for k, n in enumerate(kept)}  # a task's prompt's place among the kept ones
+        tasks = [WevalTask(t.cell, prompts, position[t.index], t.model, t.temperature, t.system, t.sp_index)
+                 for t in tasks if shard.holds(t.cell.item)]
     return WevalPlan(
         blueprint=bp, path=path, config_id=bp.id, title=bp.title, models=listed if replay is None else
         replay.base_models(), model_specs=specs, prompts=prompts, tasks=tasks, effective_models=effective,

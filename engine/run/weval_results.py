@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,7 @@ from ..jsonio import dumps_bytes
 from ..providers.redact import redact_bytes
 from ..weval.ids import UNDEFINED, safe_file_part
 from ..weval.model import Blueprint, Prompt, reference_points
+from ..weval.prompt_store import prompt_ids
 from .cell_store import CellStore
 from .files import LazyList, LazyMap, compact_chunks, write_json
 
@@ -92,7 +93,7 @@ def prompt_context(p: Prompt) -> list[dict[str, Any]]:
     return [{"role": m.role, "content": m.content} for m in p.messages]
 
 
-def config_object(bp: Blueprint, models: list[str], prompts: list[Prompt]) -> dict[str, Any]:
+def config_object(bp: Blueprint, models: list[str], prompts: Sequence[Prompt]) -> dict[str, Any]:
     """The blueprint as the reference's normalized ComparisonConfig (what `config` holds)."""
     cfg: dict[str, Any] = {"id": bp.id, "title": bp.title}
     if bp.description is not None:
@@ -192,12 +193,12 @@ def _defined(value: Any) -> Any:
     return value
 
 
-def comparison_object(*, bp: Blueprint, models: list[str], prompts: list[Prompt], run_label: str,
+def comparison_object(*, bp: Blueprint, models: list[str], prompts: Sequence[Prompt], run_label: str,
                       timestamp: str, eval_methods: list[str], effective_models: list[str],
                       results: WevalResults) -> dict[str, Any]:
     """The comparison file's object. Its per-prompt maps (and the config's prompts) are LazyMap /
     LazyList: made a prompt at a time while the files are written (`write_comparison`), never whole."""
-    has_ideal = any(p.ideal for p in prompts)
+    has_ideal = any(p.ideal for p in prompts)  # (a big blueprint's prompts: read one at a time, from disk)
     # Cells finish in whatever order the providers answer (or a batch returns); every per-prompt map is
     # written in the plan's model order, so the same answers always make the same bytes.
     rank = {m: i for i, m in enumerate([IDEAL_MODEL_ID, *effective_models])}
@@ -205,9 +206,11 @@ def comparison_object(*, bp: Blueprint, models: list[str], prompts: list[Prompt]
     def ordered(by_model: dict[str, Any]) -> dict[str, Any]:
         return dict(sorted(by_model.items(), key=lambda kv: rank.get(kv[0], len(rank))))
 
-    by_id = {p.id: p for p in prompts}
+    # id → position: the prompt is read when its entry is written (kept as objects, a 100,000-prompt
+    # blueprint's were ~500 MB)
+    by_id = {pid: n for n, pid in enumerate(prompt_ids(prompts))}
     ids = list(by_id)
-    final_responses = LazyMap(ids, lambda pid: ordered(responses_row(by_id[pid], results)))
+    final_responses = LazyMap(ids, lambda pid: ordered(responses_row(prompts[by_id[pid]], results)))
     eff = sorted(set(effective_models) | ({IDEAL_MODEL_ID} if has_ideal else set()))
     evaluation: dict[str, Any] = {}
     if "embedding" in eval_methods:
@@ -236,15 +239,15 @@ def comparison_object(*, bp: Blueprint, models: list[str], prompts: list[Prompt]
         "effectiveModels": eff,
         "modelSystemPrompts": ordered(results.system_prompts),
         "promptIds": sorted(ids),
-        "promptContexts": LazyMap(ids, lambda pid: prompt_context(by_id[pid])),
+        "promptContexts": LazyMap(ids, lambda pid: prompt_context(prompts[by_id[pid]])),
     })
     if results.key_points:
-        out["extractedKeyPoints"] = {p.id: results.key_points[p.id] for p in prompts if p.id in results.key_points}
+        out["extractedKeyPoints"] = {pid: results.key_points[pid] for pid in ids if pid in results.key_points}
     out["allFinalAssistantResponses"] = final_responses
     out["fullConversationHistories"] = LazyMap(ids, lambda pid: ordered(results.field(pid, "history")))
     out["evaluationResults"] = evaluation
     if results.errors:
-        order = {p.id: i for i, p in enumerate(prompts)}
+        order = by_id
         out["errors"] = {pid: ordered(row) for pid, row in
                          sorted(results.errors.items(), key=lambda kv: order.get(kv[0], len(order)))}
     return out

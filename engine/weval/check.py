@@ -40,6 +40,7 @@ from .functions_check import check_function_arg
 from .ids import UNDEFINED, blueprint_id, blueprint_id_problem, prompt_hash_id
 from .model import Blueprint, Judge, Message, ModelRef, Point, Prompt, reference_points
 from .models import KNOWN_PROVIDERS, find_models_dir, load_collections, parse_model_id
+from .prompt_store import PromptCollector
 
 
 @dataclass
@@ -173,6 +174,8 @@ class _Context:
         prompt_nodes: list[Mapping] = []
         header_text = self._prompt_context(header)
         keep_nodes = not self.parsed.streamed
+        # A streamed check (check, run) keeps a big file's prompts on disk, not as objects (prompt_store.py)
+        collected: list[Prompt] | PromptCollector = PromptCollector() if self.parsed.streamed else bp.prompts
         any_item = False
         for node, doc_index in prompt_items:
             any_item = True
@@ -198,7 +201,9 @@ class _Context:
                                related=(Related(first_span, f"'{prompt.id}' first used here"),))
             else:
                 seen_ids[prompt.id] = where
-            bp.prompts.append(prompt)
+            collected.append(prompt)
+        if isinstance(collected, PromptCollector):
+            bp.prompts = collected.result()  # type: ignore[assignment]  # reads as the list it stands for
         if header is None and not any_item:
             self.out.warning("no-prompts", docs[0].span, "This blueprint has no prompts.")
         if self.cache is not None:

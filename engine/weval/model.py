@@ -6,6 +6,7 @@ with `Located.build`: the checker has already validated every value.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -149,6 +150,10 @@ class Blueprint(Located):
     tool_use: dict[str, Any] | None = None
     external_services: dict[str, Any] = field(default_factory=dict)
     prompts: list[Prompt] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        # a big blueprint's prompts may be a store (prompt_store.py): as plain data, the list it stands for
+        return dataclasses.asdict(self.evolve(prompts=list(self.prompts)))
 
     def prompt(self, prompt_id: str) -> Prompt | None:
         return next((p for p in self.prompts if p.id == prompt_id), None)

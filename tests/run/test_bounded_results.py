@@ -155,3 +155,60 @@ def test_agentv_rows_spilled_are_written_the_same(tmp_path: Path, smart: SmartFa
     assert [r["test_id"] for r in rows[0]] == [f"t{i}" for i in range(9)]
     assert rows[1] == rows[0] and rows[2] == rows[0]
     assert notes[1] == notes[0] == notes[2] and any("not scored" in n for n in notes[0])
+
+
+def _live_prompts() -> int:
+    import gc
+
+    from evalspec.weval.model import Prompt
+
+    return sum(1 for o in gc.get_objects() if type(o) is Prompt)
+
+
+def test_a_run_whose_prompts_are_on_disk_writes_the_same_bytes(tmp_path: Path, smart: SmartFake,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past `prompt_store.DEFAULT_BOUND` prompts a blueprint's model is on disk and each prompt is decoded
+    when it is read: the run writes the same files, and while it writes them it holds a few prompts, not
+    the blueprint (a stage that kept every prompt again fails here)."""
+    from evalspec.weval import prompt_store
+
+    smart.decide = _decide
+    monkeypatch.setattr(write_weval, "now_utc", lambda: datetime(2026, 1, 2, 3, 4, 5, 678000, tzinfo=UTC))
+    live: list[int] = []
+    real_write = write_weval.WevalWriter.write
+
+    def counting(self: Any, **kw: Any) -> Any:
+        live.append(_live_prompts())
+        return real_write(self, **kw)
+
+    monkeypatch.setattr(write_weval.WevalWriter, "write", counting)
+    held = _run(tmp_path, smart, "held")
+    assert live[-1] >= 16  # every prompt, as objects
+    monkeypatch.setattr(prompt_store, "DEFAULT_BOUND", 1)
+    monkeypatch.setattr(prompt_store, "RECENT", 2)
+    spilled = _run(tmp_path, smart, "spilled")
+    assert live[-1] <= 3
+    assert spilled.keys() == held.keys()
+    for name, data in held.items():
+        assert spilled[name] == data, name
+
+
+def test_a_streamed_analysis_keeps_a_big_blueprint_s_prompts_on_disk(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    from evalspec.analysis import analyze, analyze_file
+    from evalspec.weval import prompt_store
+
+    bp = write(tmp_path / "b.weval.yml", BLUEPRINT)
+    full = analyze(bp.read_text(encoding="utf-8"), bp)
+    monkeypatch.setattr(prompt_store, "DEFAULT_BOUND", 2)
+    monkeypatch.setattr(prompt_store, "RECENT", 1)
+    streamed = analyze_file(bp)
+    assert streamed.blueprint is not None and full.blueprint is not None
+    prompts = streamed.blueprint.prompts
+    assert isinstance(prompts, prompt_store.PromptStore) and len(prompts) == 16
+    assert _live_prompts() <= len(full.blueprint.prompts) + 2  # the full analysis's, and one decoded
+    assert prompts == full.blueprint.prompts and prompts[-1] == full.blueprint.prompts[-1]
+    assert prompts[3:5] == full.blueprint.prompts[3:5] and prompts.ids() == [p.id for p in full.blueprint.prompts]
+    kept = prompts.subset(lambda n, pid: pid.startswith("p1"))
+    assert [p.id for p in kept] == kept.ids() == [f"p{i}" for i in (1, 10, 11, 12, 13)]
+    assert kept[1] == full.blueprint.prompts[10] and list(tmp_path.iterdir()) == [bp]  # no file left with a name
