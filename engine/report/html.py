@@ -18,14 +18,16 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from collections.abc import Callable, Iterator
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
 from importlib import resources
-from typing import Any
+from typing import IO, Any
 
 from ..jsonio import dumps_bytes
 from ..providers.redact import redact
 from .diff import RunDiff
-from .model import ERROR, NOT_SCORED, PENDING, CellResult, ModelStats, Point, RunResults
+from .model import ERROR, NOT_SCORED, PENDING, CellResult, Item, ModelStats, Point, RunResults
+from .spool import SpooledItems
 
 # Cell flags (bit mask), what the filters test.
 F_FAIL, F_NOT_SCORED, F_UNSCORED_POINT, F_ERROR, F_PENDING, F_MISSING = 1, 2, 4, 8, 16, 32
@@ -128,33 +130,39 @@ def _stats(s: ModelStats) -> dict[str, Any]:
             "durationMs": s.duration_ms if s.duration_known else None}
 
 
-def _histogram(run: RunResults, model: str) -> list[int]:
-    bins = [0] * BINS
-    for item in run.items:
-        c = run.cells.get((item.id, model))
-        if c is not None and c.score is not None and c.status not in (ERROR, PENDING):
-            bins[min(BINS - 1, int(c.score * BINS))] += 1
-    return bins
+def _histograms(run: RunResults) -> dict[str, list[int]]:
+    """Each model's scores in BINS bins, in one pass over the items (a big file's cells are made when read)."""
+    out = {m: [0] * BINS for m in run.models}
+    for item in run.item_ids():
+        for m, bins in out.items():
+            c = run.cells.get((item, m))
+            if c is not None and c.score is not None and c.status not in (ERROR, PENDING):
+                bins[min(BINS - 1, int(c.score * BINS))] += 1
+    return out
 
 
 def _run_meta(run: RunResults) -> dict[str, Any]:
     return {"kind": run.kind, "title": run.title, "source": run.source, "label": run.run_label,
             "timestamp": run.timestamp, "complete": run.complete, "notes": run.notes, "evalFile": run.eval_file,
             "summary": [_stats(s) for s in run.summaries()], "costs": run.costs,
-            "histograms": {m: _histogram(run, m) for m in run.models}}
+            "histograms": _histograms(run)}
 
 
 def _page(runs: list[RunResults], diff: RunDiff | None, detail: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
     """The small block; each details block is handed to `detail` as soon as it is made (the page's
     writer encodes it there and then: the blocks of a 100,000-cell run as objects were ~2× the page)."""
+    items: Sequence[Item]
     if diff is not None:
         models, item_ids = diff.models, diff.items
     else:
-        models, item_ids = runs[0].models, [i.id for i in runs[0].items]
-    by_id = {}
-    for run in reversed(runs):  # the newest run's prompt text wins
-        by_id.update({i.id: i for i in run.items})
-    items = [by_id[i] for i in item_ids]
+        models, item_ids = runs[0].models, runs[0].item_ids()
+    if diff is None and isinstance(runs[0].items, SpooledItems):
+        items = runs[0].items  # a big file's (their ids are distinct): made when read, never all at once
+    else:
+        by_id = {}
+        for run in reversed(runs):  # the newest run's prompt text wins
+            by_id.update({i.id: i for i in run.items})
+        items = [by_id[i] for i in item_ids]
     chunks = max(1, -(-len(items) // CHUNK))
     main: dict[str, Any] = {
         "v": 1, "mode": "diff" if diff is not None else "single", "models": models,
@@ -221,8 +229,8 @@ def render_html(runs: list[RunResults], diff: RunDiff | None = None) -> str:
 def html_pieces(runs: list[RunResults], diff: RunDiff | None = None) -> Iterator[str]:
     """The page in pieces (`render_html` joined): written a piece at a time, it is never one string and
     its encoded copy in memory. The details blocks are encoded as they are made."""
-    blocks: list[str] = []
-    main = _page(runs, diff, lambda d: blocks.append(_json_block(f"evalspec-details-{d['run']}-{d['chunk']}", d)))
+    blocks = _Blocks()
+    main = _page(runs, diff, lambda d: blocks.add(_json_block(f"evalspec-details-{d['run']}-{d['chunk']}", d)))
     script = _asset("page.js")
     style = _asset("page.css")
     digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
@@ -248,10 +256,54 @@ def html_pieces(runs: list[RunResults], diff: RunDiff | None = None) -> Iterator
         f"<script>{script}</script>",
         "",
     ])
-    blocks.reverse()  # handed out (and let go) one at a time, in order
-    while blocks:
-        yield blocks.pop() + "\n"
+    for block in blocks.taken():
+        yield block + "\n"
     yield "</body></html>\n"
+
+
+class _Blocks:
+    """The details blocks, made before the small block that goes first in the page: held as they are up
+    to HELD_BYTES, past that on an unlinked temporary file (a 100,000-cell page's blocks were ~50 MB)."""
+
+    HELD_BYTES = 8 << 20
+
+    def __init__(self) -> None:
+        self._held: list[str] = []
+        self._size = 0
+        self._file: IO[bytes] | None = None
+        self._sizes: list[int] = []
+
+    def add(self, block: str) -> None:
+        if self._file is None:
+            self._held.append(block)
+            self._size += len(block)
+            if self._size <= self.HELD_BYTES:
+                return
+            # unlinked already; closed by taken() (or with this object)
+            self._file = tempfile.TemporaryFile(prefix=".evalspec-page-")  # noqa: SIM115
+            held, self._held = self._held, []
+            for b in held:
+                self._write(b)
+            return
+        self._write(block)
+
+    def _write(self, block: str) -> None:
+        assert self._file is not None
+        data = block.encode("utf-8", "surrogatepass")
+        self._file.write(data)
+        self._sizes.append(len(data))
+
+    def taken(self) -> Iterator[str]:
+        """Each block in order, let go as it is handed out."""
+        if self._file is None:
+            self._held.reverse()
+            while self._held:
+                yield self._held.pop()
+            return
+        with self._file as f:
+            f.seek(0)
+            for size in self._sizes:
+                yield f.read(size).decode("utf-8", "surrogatepass")
 
 
 def _text(value: str) -> str:

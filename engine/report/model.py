@@ -113,7 +113,17 @@ class RunResults:
         return stats
 
     def summaries(self) -> list[ModelStats]:
-        return [self.model_summary(m) for m in self.models]
+        """Every model's, in one pass over the items (the cells of a big file are made when read)."""
+        stats = {m: ModelStats(m) for m in self.models}
+        for item in self.item_ids():
+            for m, s in stats.items():
+                s.add(self.cells.get((item, m)))
+        return [stats[m] for m in self.models]
+
+    def item_ids(self) -> list[str]:
+        """The items' ids (a big file's items are made when read: their ids are at hand)."""
+        ids = getattr(self.items, "ids", None)
+        return ids() if ids is not None else [i.id for i in self.items]
 
 
 @dataclass

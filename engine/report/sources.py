@@ -20,6 +20,7 @@ from ..jsonio import loads
 from ..results_kind import sniff
 from . import costs
 from .model import ERROR, NOT_SCORED, OK, PENDING, CellResult, Item, Point, RunResults, verdict_of
+from .spool import MISSING, EntrySpool, SpooledCells, SpooledItems
 
 if TYPE_CHECKING:
     from ..analysis import Analysis
@@ -279,26 +280,51 @@ def _weval_from_comparison(data: dict[str, Any], path: Path, *, responses: Any =
         errors=_dict(data.get("errors")))
 
 
-def _weval_run(data: dict[str, Any], path: Path, items: list[Item], *, responses: Any, coverage: Any,
-               histories: Any, errors: dict[str, Any]) -> RunResults:
+def _weval_run(data: dict[str, Any], path: Path, items: list[Item] | SpooledItems, *, responses: Any = None,
+               coverage: Any = None, histories: Any = None, errors: Any = None, spool: EntrySpool | None = None
+               ) -> RunResults:
     """The run of a comparison file: `data` its fields (the big maps are read from the others), `items`
-    its prompts; per prompt id, per model: `responses`, `coverage`, `histories`, `errors`."""
+    its prompts; per prompt id, per model: `responses`, `coverage`, `histories`, `errors`, or all of
+    them in `spool` (a streamed reading: the cells are made when read)."""
     models = [str(m) for m in data.get("effectiveModels") or [] if m not in IDEAL_MODELS]
     methods = [str(m) for m in data.get("evalMethodsUsed") or []]
     run = RunResults(kind="weval", title=str(data.get("configTitle") or data.get("configId") or path.name),
                      source=str(path), run_label=str(data.get("runLabel") or ""),
-                     timestamp=str(data.get("timestamp") or ""), models=models, items=items,
+                     timestamp=str(data.get("timestamp") or ""), models=models, items=items,  # type: ignore[arg-type]
                      eval_file=_str(data.get("sourceBlueprintFileName")))
     run.system_prompts = {str(k): v for k, v in (data.get("modelSystemPrompts") or {}).items()}
-    for item in run.items:
-        for model in models:
-            cell = _weval_cell((responses.get(item.id) or {}).get(model), (errors.get(item.id) or {}).get(model),
-                               (coverage.get(item.id) or {}).get(model), (histories.get(item.id) or {}).get(model),
-                               methods)
-            run.cells[(item.id, model)] = cell
+    if spool is not None:
+        assert isinstance(items, SpooledItems)
+        run.cells = SpooledCells(items.ids(), models, _spooled_cell(spool, methods))  # type: ignore[assignment]
+    else:
+        for item in run.items:
+            for model in models:
+                cell = _weval_cell((responses.get(item.id) or {}).get(model), (errors.get(item.id) or {}).get(model),
+                                   (coverage.get(item.id) or {}).get(model), (histories.get(item.id) or {}).get(model),
+                                   methods)
+                run.cells[(item.id, model)] = cell
     _usage_from_journal(run, path.parent)
     run.costs = costs.beside(path) or costs.from_comparison(data.get("evalspecCost"))
     return run
+
+
+_CELL_MAPS = ("allFinalAssistantResponses", "errors", "coverage", "fullConversationHistories")
+
+
+def _spooled_cell(spool: EntrySpool, methods: list[str]) -> Any:
+    """Makes a cell from the spool's entries, as `_weval_run` makes it from the maps (the entries of the
+    prompt read last are kept: the page reads a prompt's models one after the other)."""
+    last: list[Any] = [None, ()]
+
+    def make(pid: str, model: str) -> CellResult:
+        if last[0] != pid:
+            found = [spool.get(name, pid) for name in _CELL_MAPS]
+            last[0], last[1] = pid, [v if v is not MISSING and v else {} for v in found]
+        responses, errors, coverage, histories = last[1]
+        return _weval_cell(responses.get(model), errors.get(model), coverage.get(model), histories.get(model),
+                           methods)
+
+    return make
 
 
 # Comparison files from this size on are read entry by entry (`_weval_streamed`); smaller ones at once,
@@ -315,15 +341,16 @@ class _Unusual(Exception):
 
 
 def _weval_streamed(path: Path) -> RunResults | None:
-    """`_weval_from_comparison(loads(file))` without holding the parsed file: each prompt's entries are
-    reduced to what the report keeps as they are read (a 100,000-prompt file parsed whole was ~1.5 GB).
+    """`_weval_from_comparison(loads(file))` without holding the parsed file: each prompt's entries go to
+    a spool on disk as they are read (report/spool.py), and the run's items and cells are made from it
+    when read (a 100,000-prompt file parsed whole was ~1.5 GB, its entries and cells in memory ~1 GB).
     None for JSON that is not a comparison file; raises _Unusual for one this reading does not follow."""
     from ..json_stream import JsonReader
+    from .spool import EntrySpool
 
     data: dict[str, Any] = {}
-    by_id: dict[str, dict[str, Any]] = {}
-    maps: dict[str, dict[str, Any]] = {k: {} for k in _BIG if k != "config"}
-    coverage: dict[str, Any] = {}
+    spool = EntrySpool()
+    config_ids: list[str] = []  # config.prompts' ids, in order (a repeated id keeps its first place)
     with path.open("rb") as f:
         reader = JsonReader(f)
         if reader.peek() != "{":
@@ -333,82 +360,90 @@ def _weval_streamed(path: Path) -> RunResults | None:
             if key not in _BIG:
                 data[key] = reader.value()
             elif key == "config":
-                by_id = _streamed_config(reader)
+                config_ids = _streamed_config(reader, spool)
             elif key == "evaluationResults":
                 data[key] = True  # present (what it holds is read here)
-                coverage = {}
+                spool.drop("coverage")
                 if reader.peek() != "{":
                     reader.value()
                     continue
                 for sub in reader.entries():
                     if sub == "llmCoverageScores" and reader.peek() == "{":
-                        coverage = {}
+                        spool.drop("coverage")
                         for pid in reader.entries():
-                            coverage[pid] = _by_model(reader, digest=_coverage_of)
+                            spool.put("coverage", pid, _by_model(reader))
                     else:
                         value = reader.value()
                         if sub == "llmCoverageScores":
                             if value:
                                 raise _Unusual(key)
-                            coverage = {}
+                            spool.drop("coverage")
             else:
                 data[key] = True
-                found: dict[str, Any] = {}
-                maps[key] = found
+                spool.drop(key)
                 if reader.peek() != "{":
                     if reader.value() and key not in ("errors", "promptContexts"):  # (those two: taken as {})
                         raise _Unusual(key)  # the whole read would fail on it (or use it as a list)
                     continue
                 for pid in reader.entries():
                     if key == "promptContexts":
-                        found[pid] = _messages(reader.value())
-                    elif key == "fullConversationHistories":
-                        found[pid] = _by_model(reader, digest=_long_history)
+                        spool.put(key, pid, _messages(reader.value()))
                     else:
-                        found[pid] = _by_model(reader)
+                        spool.put(key, pid, _by_model(reader))
         reader.end()
     if "allFinalAssistantResponses" not in data:
         return None
-    items = _items(by_id, maps["promptContexts"], data.get("promptIds"))
-    return _weval_run(data, path, items, responses=maps["allFinalAssistantResponses"], coverage=coverage,
-                      histories=maps["fullConversationHistories"], errors=maps["errors"])
+    spool.flush()
+    listed = [str(i) for i in data.get("promptIds") or []]
+    known = set(config_ids)
+    ids = config_ids + [i for i in listed if i not in known]
+    # (a repeated listed id that is not in the config: kept twice, as `_items` keeps it)
+
+    def item(pid: str) -> Item:
+        p = spool.get("config", pid)
+        p = p if p is not MISSING else {}
+        context = spool.get("promptContexts", pid)
+        messages = _messages(context if context is not MISSING else None) or _messages(p.get("messages"))
+        return Item(pid, messages, _str(p.get("description")), _str(p.get("idealResponse")))
+
+    items = SpooledItems(ids, item)
+    return _weval_run(data, path, items, spool=spool)
 
 
-def _streamed_config(reader: Any) -> dict[str, dict[str, Any]]:
-    """config.prompts: by id, what an item shows (description, ideal, messages)."""
-    by_id: dict[str, dict[str, Any]] = {}
+def _streamed_config(reader: Any, spool: Any) -> list[str]:
+    """config.prompts into the spool ("config": what an item shows: description, ideal, messages);
+    their ids in order."""
+    ids: dict[str, None] = {}
     if reader.peek() != "{":
         reader.value()
-        return by_id
+        return []
     for key in reader.entries():
         if key != "prompts" or reader.peek() != "[":
             reader.value()
             if key == "prompts":
-                by_id = {}
+                ids = {}
+                spool.drop("config")
             continue
-        by_id = {}
+        ids = {}
+        spool.drop("config")
         for _ in reader.elements():
             p = reader.value()
             if isinstance(p, dict) and p.get("id") is not None:
-                by_id[str(p["id"])] = {k: p[k] for k in ("description", "idealResponse") if k in p} | {
-                    "messages": _messages(p.get("messages"))}
-    return by_id
+                pid = str(p["id"])
+                ids.setdefault(pid)
+                spool.put("config", pid, {k: p[k] for k in ("description", "idealResponse") if k in p} | {
+                    "messages": _messages(p.get("messages"))})
+    return list(ids)
 
 
-def _coverage_of(value: Any) -> Any:
-    return _coverage_digest(value) if isinstance(value, dict) else value
-
-
-def _by_model(reader: Any, digest: Any = None) -> dict[str, Any]:
-    """One prompt's entry of a per-prompt map: model → value (`digest(value)` for a dict or list)."""
+def _by_model(reader: Any) -> dict[str, Any]:
+    """One prompt's entry of a per-prompt map: model → value."""
     value = reader.value()
     if not value:
         return {}
     if not isinstance(value, dict):
         raise _Unusual("an entry that is not an object")
-    if digest is None:
-        return value
-    return {m: digest(v) if isinstance(v, dict | list) else v for m, v in value.items()}
+    return value
 
 
 def _weval_from_artefacts(folder: Path) -> RunResults:
@@ -455,6 +490,9 @@ def _usage_from_journal(run: RunResults, folder: Path) -> None:
     for journal in sorted(folder.glob(f"{run.run_label}*.journal.jsonl")):
         for rec in records(journal, Generated):
             if not isinstance(rec, Generated):
+                continue
+            if isinstance(run.cells, SpooledCells):  # cells made when read: the sums wait beside them
+                run.cells.add_usage(rec.cell.item, rec.cell.model, rec.usage, rec.ms, rec.cost_usd)
                 continue
             cell = run.cells.get((rec.cell.item, rec.cell.model))
             if cell is None:

@@ -120,6 +120,48 @@ def test_variants_read_the_same_streamed(runs: dict[str, Path], tmp_path: Path, 
     assert streamed is not None and streamed == whole
 
 
+def _live(kind: type) -> int:
+    import gc
+
+    return sum(1 for o in gc.get_objects() if type(o) is kind)
+
+
+def test_the_page_of_a_streamed_file_holds_a_chunk_of_cells_not_the_run(runs: dict[str, Path],
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A streamed reading keeps the file's entries on disk and makes each cell when the page reads it; the
+    details blocks go to disk past their bound. The page is the whole reading's, byte for byte, and while
+    it is made no more than a chunk of cells (and of prompts) exist at once: a stage that held every cell
+    again fails here."""
+    from evalspec.report import html
+    from evalspec.report.model import CellResult, Item
+
+    path = runs["weval"]
+    whole = _whole(path)
+    expected = render_html([whole])
+    n_cells = len(whole.cells)
+    del whole
+    assert n_cells >= 6
+    monkeypatch.setattr(html, "CHUNK", 1)
+    expected_small_chunks = render_html([_whole(path)])
+    monkeypatch.setattr(html._Blocks, "HELD_BYTES", 0)  # every details block on disk
+    seen: list[tuple[int, int]] = []
+    real_block = html._json_block
+
+    def counting(block_id: str, value: Any) -> str:
+        seen.append((_live(CellResult), _live(Item)))
+        return real_block(block_id, value)
+
+    monkeypatch.setattr(html, "_json_block", counting)
+    streamed = _streamed(path)
+    assert streamed is not None
+    page = render_html([streamed])
+    assert page == expected_small_chunks and page != expected  # (the chunk size shows in the page)
+    models = len(streamed.models)
+    assert len(seen) > 2 and max(cells for cells, _ in seen) <= models < n_cells
+    assert max(items for _, items in seen) <= 1
+    assert len(streamed.cells) == n_cells and dict(streamed.cells) == dict(_whole(path).cells)
+
+
 def _list_entry(d: dict[str, Any]) -> None:
     d["allFinalAssistantResponses"][next(iter(d["allFinalAssistantResponses"]))] = ["not", "a", "map"]
 

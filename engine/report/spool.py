@@ -1,0 +1,191 @@
+"""A big comparison file's per-prompt entries on disk while its report is made, and the prompts and
+cells the report model reads from them.
+
+A comparison file keeps each kind of per-prompt data in its own map (contexts, answers, histories,
+coverage, errors), so a cell can only be made once every map has been read. Read into memory, a
+100,000-prompt file's entries and cells were ~1 GB; here each entry is written as it is read (marshal:
+every JSON value, NaN and huge numbers included, comes back as it was) to an unlinked temporary file,
+with only offsets in memory, and the report model's `items` and `cells` are views that make an item or
+a cell from them when it is read (`SpooledItems`, `SpooledCells`). The page and the summaries read the
+cells a prompt at a time, in order; the last prompt's entries are kept for the models after the first.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import tempfile
+import weakref
+from array import array
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, overload
+
+from .model import CellResult, Item
+
+MISSING: Any = object()
+
+
+class EntrySpool:
+    """Values by (map name, prompt id), on an unlinked temporary file; a later value of the same key
+    replaces the earlier one (as in the dict it stands for)."""
+
+    def __init__(self) -> None:
+        with tempfile.TemporaryFile(prefix=".evalspec-report-") as f:  # unlinked already
+            self._fd = os.dup(f.fileno())
+        self._finalizer = weakref.finalize(self, os.close, self._fd)
+        self.ids: dict[str, int] = {}  # prompt id → its number (one string per id, shared by every map)
+        self._where: dict[str, tuple[array, array]] = {}  # map name → (starts, sizes) by prompt number
+        self._pending = bytearray()
+        self._written = 0
+
+    def number(self, pid: str) -> int:
+        n = self.ids.get(pid)
+        if n is None:
+            n = self.ids[pid] = len(self.ids)
+        return n
+
+    def put(self, name: str, pid: str, value: Any) -> None:
+        n = self.number(pid)
+        starts, sizes = self._where.setdefault(name, (array("q"), array("q")))
+        if len(starts) <= n:
+            grow = n + 1 - len(starts)
+            starts.extend([-1] * grow)
+            sizes.extend([0] * grow)
+        data = marshal.dumps(value)
+        starts[n] = self._written + len(self._pending)
+        sizes[n] = len(data)
+        self._pending += data
+        if len(self._pending) >= 1 << 20:
+            self.flush()
+
+    def flush(self) -> None:
+        view = memoryview(self._pending)
+        done = 0
+        while done < len(view):
+            done += os.pwrite(self._fd, view[done:], self._written + done)
+        view.release()
+        self._written += len(self._pending)
+        self._pending = bytearray()
+
+    def drop(self, name: str) -> None:
+        """Forget a map's values (the file holds it again, or it is not a map after all)."""
+        self._where.pop(name, None)
+
+    def get(self, name: str, pid: str) -> Any:
+        """The value, or MISSING."""
+        n = self.ids.get(pid)
+        where = self._where.get(name)
+        if n is None or where is None or n >= len(where[0]) or where[0][n] < 0:
+            return MISSING
+        start, size = where[0][n], where[1][n]
+        if start >= self._written:
+            data = bytes(self._pending[start - self._written:start - self._written + size])
+        else:
+            data = os.pread(self._fd, size, start)
+        return marshal.loads(data)
+
+    def close(self) -> None:
+        self._finalizer()
+
+
+class SpooledItems(Sequence[Item]):
+    """The report's prompts, each made from the spool when read."""
+
+    def __init__(self, ids: list[str], make: Callable[[str], Item]) -> None:
+        self._ids = ids
+        self._make = make
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    @overload
+    def __getitem__(self, index: int) -> Item: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Item]: ...
+
+    def __getitem__(self, index: int | slice) -> Item | list[Item]:
+        if isinstance(index, slice):
+            return [self._make(pid) for pid in self._ids[index]]
+        return self._make(self._ids[index])
+
+    def __iter__(self) -> Iterator[Item]:
+        for pid in self._ids:
+            yield self._make(pid)
+
+    def ids(self) -> list[str]:
+        return self._ids
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence) and not isinstance(other, str | bytes):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class SpooledCells(Mapping[tuple[str, str], CellResult]):
+    """(item id, model) → the cell, made from the spool when read (`make(item, model)`), with the
+    tokens and durations the run's journal adds (`add_usage`, summed in the journal's order, as they
+    would be on the cell)."""
+
+    def __init__(self, item_ids: list[str], models: list[str], make: Callable[[str, str], CellResult]) -> None:
+        self._items = {pid: n for n, pid in enumerate(item_ids)}
+        self._item_ids = item_ids
+        self._models = {m: n for n, m in enumerate(models)}
+        self._make = make
+        # per cell: tokens in, tokens out, duration, cost (lists, so each sum keeps its type: ints stay ints)
+        self._usage: tuple[list[Any], list[Any], list[Any], list[Any]] | None = None
+
+    def _index(self, key: tuple[str, str]) -> int | None:
+        if not isinstance(key, tuple) or len(key) != 2:
+            return None
+        n, m = self._items.get(key[0]), self._models.get(key[1])
+        if n is None or m is None:
+            return None
+        return n * len(self._models) + m
+
+    def __getitem__(self, key: tuple[str, str]) -> CellResult:
+        k = self._index(key)
+        if k is None:
+            raise KeyError(key)
+        cell = self._make(*key)
+        if self._usage is not None:
+            tin, tout, ms, cost = self._usage
+            if tin[k] is not None:
+                cell.tokens_in = tin[k]
+            if tout[k] is not None:
+                cell.tokens_out = tout[k]
+            if ms[k] is not None:
+                cell.duration_ms = ms[k]
+            if cost[k] is not None:
+                cell.cost_usd = cost[k]
+        return cell
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        for pid in self._item_ids:
+            for m in self._models:
+                yield (pid, m)
+
+    def __len__(self) -> int:
+        return len(self._item_ids) * len(self._models)
+
+    def __contains__(self, key: object) -> bool:
+        return self._index(key) is not None  # type: ignore[arg-type]
+
+    def add_usage(self, item: str, model: str, tokens: Any, ms: Any, cost: Any) -> None:
+        """One journal record's usage, summed as sources._add_usage sums it on a cell."""
+        k = self._index((item, model))
+        if k is None:
+            return
+        if self._usage is None:
+            size = len(self)
+            self._usage = ([None] * size, [None] * size, [None] * size, [None] * size)
+        tin, tout, ms_, cost_ = self._usage
+        if tokens is not None:
+            tin[k] = (tin[k] or 0) + tokens[0]
+            tout[k] = (tout[k] or 0) + tokens[1]
+        if ms is not None:
+            ms_[k] = (ms_[k] or 0.0) + ms
+        if cost is not None:
+            cost_[k] = (cost_[k] or 0.0) + cost
