@@ -141,11 +141,30 @@ def _histograms(run: RunResults) -> dict[str, list[int]]:
     return out
 
 
-def _run_meta(run: RunResults) -> dict[str, Any]:
+def _run_meta(run: RunResults, tallied: _Tally | None = None) -> dict[str, Any]:
+    """`tallied`: the summaries and histograms counted while the page read the cells (one pass, not three)."""
     return {"kind": run.kind, "title": run.title, "source": run.source, "label": run.run_label,
             "timestamp": run.timestamp, "complete": run.complete, "notes": run.notes, "evalFile": run.eval_file,
-            "summary": [_stats(s) for s in run.summaries()], "costs": run.costs,
-            "histograms": _histograms(run)}
+            "summary": [_stats(s) for s in (tallied.summaries() if tallied else run.summaries())],
+            "costs": run.costs, "histograms": tallied.bins if tallied else _histograms(run)}
+
+
+class _Tally:
+    """RunResults.summaries() and _histograms(), counted cell by cell (in the same order) as the page
+    reads a single run's cells."""
+
+    def __init__(self, models: list[str]) -> None:
+        self.models = models
+        self.stats = {m: ModelStats(m) for m in models}
+        self.bins = {m: [0] * BINS for m in models}
+
+    def add(self, model: str, c: CellResult | None) -> None:
+        self.stats[model].add(c)
+        if c is not None and c.score is not None and c.status not in (ERROR, PENDING):
+            self.bins[model][min(BINS - 1, int(c.score * BINS))] += 1
+
+    def summaries(self) -> list[ModelStats]:
+        return [self.stats[m] for m in self.models]
 
 
 def _page(runs: list[RunResults], diff: RunDiff | None, detail: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
@@ -164,10 +183,13 @@ def _page(runs: list[RunResults], diff: RunDiff | None, detail: Callable[[dict[s
             by_id.update({i.id: i for i in run.items})
         items = [by_id[i] for i in item_ids]
     chunks = max(1, -(-len(items) // CHUNK))
+    # a big file's items are made when read: their snippets are taken below, with each chunk's items
+    spooled = isinstance(items, SpooledItems)
     main: dict[str, Any] = {
         "v": 1, "mode": "diff" if diff is not None else "single", "models": models,
-        "items": [i.id for i in items], "snippets": [_snippet(i.messages) for i in items],
-        "runs": [_run_meta(r) for r in runs], "scores": [], "flags": [], "chunk": CHUNK, "chunks": chunks,
+        "items": list(item_ids) if spooled else [i.id for i in items],
+        "snippets": [] if spooled else [_snippet(i.messages) for i in items],
+        "runs": [], "scores": [], "flags": [], "chunk": CHUNK, "chunks": chunks,
         "systems": runs[-1].system_prompts, "why": [], "whyText": [],
     }
     # Why a cell failed (its first failed point, or its error), for the cell's tooltip: a reviewer sees
@@ -178,12 +200,16 @@ def _page(runs: list[RunResults], diff: RunDiff | None, detail: Callable[[dict[s
         scores: list[float | None] = []
         flags: list[int] = []
         reasons: list[int] = []
+        # a single run: its summaries and histograms are counted here, from the cells the page reads anyway
+        tally = _Tally(models) if diff is None and len(runs) == 1 and len(set(models)) == len(models) else None
         for c in range(chunks):
             strings = Strings()
             cells: list[list[Any] | None] = []
             for i in item_ids[c * CHUNK:(c + 1) * CHUNK]:
                 for m in models:
                     cell = run.cells.get((i, m))
+                    if tally is not None:
+                        tally.add(m, cell)
                     scores.append(cell.score if cell is not None and cell.status not in (ERROR, PENDING) else None)
                     f = _flags(cell)
                     if diff is not None and n == len(runs) - 1:
@@ -194,11 +220,15 @@ def _page(runs: list[RunResults], diff: RunDiff | None, detail: Callable[[dict[s
                     cells.append(_detail(cell, strings, first))
             block: dict[str, Any] = {"run": n, "chunk": c, "cells": cells, "strings": strings.values}
             if n == len(runs) - 1:
-                block["items"] = [[i.messages, i.description, i.ideal] for i in items[c * CHUNK:(c + 1) * CHUNK]]
+                chunk_items = items[c * CHUNK:(c + 1) * CHUNK]
+                block["items"] = [[i.messages, i.description, i.ideal] for i in chunk_items]
+                if spooled:
+                    main["snippets"] += [_snippet(i.messages) for i in chunk_items]
             detail(block)
         main["scores"].append(scores)
         main["flags"].append(flags)
         main["why"].append(reasons)
+        main["runs"].append(_run_meta(run, tally))
     main["whyText"] = why.values
     if diff is not None:
         main["diff"] = {"regressed": diff.count("regressed"), "improved": diff.count("improved"),

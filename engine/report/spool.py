@@ -46,7 +46,10 @@ class EntrySpool:
 
     def put(self, name: str, pid: str, value: Any) -> None:
         n = self.number(pid)
-        starts, sizes = self._where.setdefault(name, (array("q"), array("q")))
+        where = self._where.get(name)
+        if where is None:
+            where = self._where[name] = (array("q"), array("q"))
+        starts, sizes = where
         if len(starts) <= n:
             grow = n + 1 - len(starts)
             starts.extend([-1] * grow)
