@@ -184,6 +184,10 @@ def plan_weval(bp: Blueprint, path: Path, options: RunOptions) -> WevalPlan:
         if not tasks:
             raise PlanError(f"{replay.path} holds no answers for the selected prompts")
     else:
+        ids = prompt_ids(prompts)
+        # One string per effective model and one float per temperature, shared by the tasks (each made
+        # anew was ~100 bytes a cell), and the ids the plan's prompts hold (a decoded prompt's are copies).
+        shared: dict[Any, Any] = {}
         for k, p in enumerate(prompts):
             for m in listed:
                 for t in bp.temperatures_to_run():
@@ -195,8 +199,11 @@ def plan_weval(bp: Blueprint, path: Path, options: RunOptions) -> WevalPlan:
                     else:
                         systems = [(None, p.system if p.system_set else bp.system)]
                     for idx, system in systems:
-                        eff = effective_model_id(m, temp, idx if several else None)
-                        tasks.append(WevalTask(Cell(p.id, eff), prompts, k, m, float(temp), system, idx))
+                        key = (m, type(temp), temp, idx if several else None)
+                        made = shared.get(key)
+                        if made is None:
+                            made = shared[key] = (effective_model_id(m, temp, idx if several else None), float(temp))
+                        tasks.append(WevalTask(Cell(ids[k], made[0]), prompts, k, m, made[1], system, idx))
 
     if options.judges:
         judges = [Judge(id=None, model=j, approach="holistic") for j in options.judges]
