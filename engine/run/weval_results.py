@@ -388,6 +388,8 @@ class ArtefactWriter:
                 pass
             except FileNotFoundError:
                 os.makedirs(parent, exist_ok=True)
+            if len(self._made) >= 4096:  # a folder per prompt: remembering every one grew with the run
+                self._made.clear()  # (~30 MB at 100,000 prompts); one made already is just made again
             self._made.add(parent)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         try:
