@@ -1353,14 +1353,14 @@ def _third_round_protocol_cases(root: Path, ids: Iterator[int], req: Callable[..
             server.send({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": i}})
             server.send({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": i}})
         return waiting
-    yield "bulk-cancel-storm", storm
+    yield "3/bulk-cancel-storm", storm
 
     def cancel_before(server: RawLsp, uri: str) -> list[Any]:
         i = next(ids)
         server.send({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": i}})  # before it exists
         server.request(i, hover, _at(uri, 3, 4))
         return [i]
-    yield "cancel-before-request", cancel_before
+    yield "3/cancel-before-request", cancel_before
     for command in ("evalspec.run", "evalspec.plan", "evalspec.cancelRun", "evalspec.showResults"):
         for name, args in [("null", None), ("int", 5), ("dict", {"uri": 5}), ("list-of-null", [None, None]),
                            ("uri-int", [5]), ("uri-dev-zero", ["file:///dev/zero"]),
@@ -1369,7 +1369,7 @@ def _third_round_protocol_cases(root: Path, ids: Iterator[int], req: Callable[..
                            ("huge-string", ["x" * 5_000_000]), ("deep-list", json.loads("[" * 500 + "]" * 500)),
                            ("options-junk", [None, {"item": [1], "models": "x", "output": {"a": 1}, "concurrency": -1}]),
                            ("item-nul", [None, {"item": "a\u0000b"}])]:
-            yield f"executeCommand-{command.split('.')[1]}-{name}", req("workspace/executeCommand",
+            yield f"3/executeCommand-{command.split('.')[1]}-{name}", req("workspace/executeCommand",
                                                                      {"command": command, "arguments": args})
 
     def deep_raw(server: RawLsp, uri: str) -> list[Any]:
@@ -1378,7 +1378,7 @@ def _third_round_protocol_cases(root: Path, ids: Iterator[int], req: Callable[..
                 b'"evalspec.plan", "arguments": ' % i + b"[" * 100_000 + b"]" * 100_000 + b"}}")
         server.send_raw(b"Content-Length: %d\r\n\r\n" % len(body) + body)
         return [i]
-    yield "executeCommand-args-nested-100000", deep_raw
+    yield "3/executeCommand-args-nested-100000", deep_raw
 
     def watched_flood(server: RawLsp, uri: str) -> list[Any]:
         junk = ["file:///dev/zero", "file:///proc/self/mem", "untitled:x", "http://x/y.yml", "file://host/share/x.yml",
@@ -1388,7 +1388,7 @@ def _third_round_protocol_cases(root: Path, ids: Iterator[int], req: Callable[..
         i = next(ids)
         server.request(i, hover, _at(uri, 3, 4))
         return [i]
-    yield "watched-files-flood", watched_flood
+    yield "3/watched-files-flood", watched_flood
 
     for label, other in [("untitled", "untitled:Untitled-1"), ("http", "http://127.0.0.1:1/b.weval.yml"),
                          ("dev-zero", "file:///dev/zero"), ("proc-environ", "file:///proc/self/environ"),
@@ -1407,7 +1407,7 @@ def _third_round_protocol_cases(root: Path, ids: Iterator[int], req: Callable[..
                 server.request(i, method, params)
                 waiting.append(i)
             return waiting
-        yield f"didOpen-{label}", other_doc
+        yield f"3/didOpen-{label}", other_doc
     for language in ("json", "python", "plaintext", "", "yaml\u0000", "x" * 100_000):
         def lying(server: RawLsp, uri: str, language: str = language) -> list[Any]:
             other = (root / "lang.weval.yml").as_uri()
@@ -1416,18 +1416,18 @@ def _third_round_protocol_cases(root: Path, ids: Iterator[int], req: Callable[..
             i = next(ids)
             server.request(i, "textDocument/completion", _at(other, 4, 2))
             return [i]
-        yield f"languageId-{language[:8] or 'empty'}", lying
+        yield f"3/languageId-{language[:8] or 'empty'}", lying
     # Incremental edits that split a surrogate pair, then join its halves again; an edit whose range
     # ends inside the pair; a pair typed one half at a time.
-    yield "didChange-split-pair", change([{"range": rng(4, 10, 4, 11), "text": "x"}, {"range": rng(4, 12, 4, 12),
+    yield "3/didChange-split-pair", change([{"range": rng(4, 10, 4, 11), "text": "x"}, {"range": rng(4, 12, 4, 12),
                                                                                       "text": "\ude00"}])
-    yield "didChange-half-then-half", change([{"range": rng(4, 10, 4, 10), "text": "\ud83d"},
+    yield "3/didChange-half-then-half", change([{"range": rng(4, 10, 4, 10), "text": "\ud83d"},
                                               {"range": rng(4, 11, 4, 11), "text": "\ude00"}])
-    yield "didChange-delete-half", change([{"range": rng(4, 11, 4, 12), "text": ""}])
-    yield "didChange-range-past-line-end", change([{"range": rng(0, 500, 0, 900), "text": "x"}])
-    yield "didChange-range-past-last-line", change([{"range": rng(9999, 0, 9999, 0), "text": "- id: z\n"}])
-    yield "didChange-1000-edits", change([{"range": rng(4, 10, 4, 10), "text": "\u00e9"} for _ in range(1000)])
-    yield "didChange-crlf-split", change([{"range": rng(0, 8, 0, 8), "text": "\r"}, {"range": rng(1, 0, 1, 0),
+    yield "3/didChange-delete-half", change([{"range": rng(4, 11, 4, 12), "text": ""}])
+    yield "3/didChange-range-past-line-end", change([{"range": rng(0, 500, 0, 900), "text": "x"}])
+    yield "3/didChange-range-past-last-line", change([{"range": rng(9999, 0, 9999, 0), "text": "- id: z\n"}])
+    yield "3/didChange-1000-edits", change([{"range": rng(4, 10, 4, 10), "text": "\u00e9"} for _ in range(1000)])
+    yield "3/didChange-crlf-split", change([{"range": rng(0, 8, 0, 8), "text": "\r"}, {"range": rng(1, 0, 1, 0),
                                                                                    "text": "\n"}])
 
     def many_docs(server: RawLsp, uri: str) -> list[Any]:
@@ -1441,7 +1441,7 @@ def _third_round_protocol_cases(root: Path, ids: Iterator[int], req: Callable[..
         i = next(ids)
         server.request(i, hover, _at(uri, 3, 4))
         return [*waiting, i]
-    yield "bulk-open-10000-documents", many_docs
+    yield "3/bulk-open-10000-documents", many_docs
 
 
 def attack_protocol(tally: Tally) -> None:
@@ -1462,12 +1462,12 @@ def attack_protocol(tally: Tally) -> None:
                 server.wait("warm", 10)
                 sent = time.monotonic()
                 waiting = act(server, uri)
-                if name.startswith("bulk-"):  # timed from the last message of the flood
+                if "bulk-" in name:  # timed from the last message of the flood
                     sent = time.monotonic()
                 problems = []
                 # A bulk probe queues thousands of messages at once: each request must be answered (a
                 # result or an error), the hover after it within the bound; its own replies wait their turn.
-                bound = LSP_BULK_BOUND_S if name.startswith("bulk-") else LSP_BOUND_S
+                bound = LSP_BULK_BOUND_S if "bulk-" in name else LSP_BOUND_S
                 for i in waiting:
                     reply = server.wait(i, bound + 4)
                     if reply is None:
@@ -1680,7 +1680,7 @@ def attack_sandbox(tally: Tally) -> None:
 # scoring: what a file makes the runner do with an answer (the third round)
 
 _LONG_A = "a" * 40 + "!"
-SCORING_BOUND_S = 90.0
+SCORING_BOUND_S = float(os.environ.get("ATTACK_BOUND", "90"))  # ATTACK_BOUND: a shorter bound for a quick look
 
 
 def scoring_cases() -> Iterator[tuple[str, dict[str, str | None], dict[str, str], list[str]]]:
@@ -1699,8 +1699,8 @@ def scoring_cases() -> Iterator[tuple[str, dict[str, str | None], dict[str, str]
         for fn in ("matches", "imatches"):
             yield (f"weval-{fn}-{name}", {"b.yml": weval.format(prompt=prompt, points=f"    - ${fn}: '{pattern}'\n"
                                                                                       "    - $contains: a\n")}, {}, [])
-        yield (f"weval-matches_any_of-{name}", {"b.yml": weval.format(
-            prompt=prompt, points=f"    - $matches_any_of: ['{pattern}', '{pattern}', 'zzz']\n")}, {}, [])
+        yield (f"weval-imatches_all_of-{name}", {"b.yml": weval.format(
+            prompt=prompt, points=f"    - $imatches_all_of: ['{pattern}', '{pattern}', 'a']\n")}, {}, [])
         yield (f"agentv-regex-{name}", {"s.eval.yaml": agentv.format(
             prompt=json.dumps(prompt), asserts=f"      - {{type: regex, value: '{pattern}'}}\n"
                                                "      - {type: regex, value: 'a', flags: 'i'}\n")}, {}, [])
