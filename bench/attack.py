@@ -1859,6 +1859,10 @@ def _valid_results(out: Path) -> str | None:
     return None
 
 
+class _Skip(Exception):
+    """A section of an area that ATTACK_ONLY leaves out."""
+
+
 def attack_runs(tally: Tally) -> None:
     """A Weval run of N prompts against the fake provider, SIGKILLed or SIGTERMed at points from its
     start to past its end (while answers arrive, while the comparison and the artefacts are written,
@@ -1927,6 +1931,8 @@ def attack_runs(tally: Tally) -> None:
         # points, stays), then a prompt added (a new label: a new run, which --resume must say).
         root = Path(tempfile.mkdtemp(prefix="attack-runs-"))
         try:
+            if ONLY and ONLY not in "resume-after-reword resume-after-new-prompt":
+                raise _Skip
             bp, env = fresh(root)
             common = ["run", str(bp), "-o", str(root / "out"), "--retries", "0", "--no-report"]
             run_cli(common, env=env, cwd=root)
@@ -1949,12 +1955,16 @@ def attack_runs(tally: Tally) -> None:
             if "--resume: no run labelled" not in ran.err + ran.out:
                 problems.append(f"a new run started under --resume without a word ({len(_asked(fake)) - before} calls)")
             tally.note(f"runs/resume-after-new-prompt (exit {ran.code})", "; ".join(problems) or None)
+        except _Skip:
+            pass
         finally:
             shutil.rmtree(root, ignore_errors=True)
 
         # An unsharded run killed, then two shards resumed at once on its folder.
         root = Path(tempfile.mkdtemp(prefix="attack-runs-"))
         try:
+            if ONLY and ONLY not in "two-shards-resume-an-unsharded-run":
+                raise _Skip
             bp, env = fresh(root)
             bp.write_text(_blueprint(300))
             common = ["run", str(bp), "-o", str(root / "out"), "--retries", "0", "--no-report", "-j", "8"]
@@ -1974,19 +1984,25 @@ def attack_runs(tally: Tally) -> None:
                 problems.append(f"{300 - len(set(before) | set(after))} prompts never asked")
             tally.note(f"runs/two-shards-resume-an-unsharded-run (exits {[p.returncode for p in procs]})",
                        "; ".join(problems) or None)
+        except _Skip:
+            pass
         finally:
             shutil.rmtree(root, ignore_errors=True)
 
         # Eight --resume runs at once after a kill; a run stopped (SIGSTOP) holding its lock while
         # another resumes, then continued.
         for case in ("eight-resumes-at-once", "resume-while-the-first-is-stopped"):
+            if ONLY and ONLY not in case:
+                continue
             root = Path(tempfile.mkdtemp(prefix="attack-runs-"))
             try:
                 bp, env = fresh(root)
                 bp.write_text(_blueprint(200))
                 common = ["run", str(bp), "-o", str(root / "out"), "--retries", "0", "--no-report", "-j", "4"]
                 first = _start(common, env, root)
-                time.sleep(1.0)
+                waited = time.monotonic()
+                while len(_asked(fake)) < 20 and time.monotonic() - waited < 60:  # it holds the lock by now
+                    time.sleep(0.05)
                 problems = []
                 if case == "eight-resumes-at-once":
                     os.killpg(first.pid, signal.SIGKILL)
@@ -2021,6 +2037,8 @@ def attack_runs(tally: Tally) -> None:
 
         # A file-size limit (EFBIG, as a full disk: ENOSPC), then the same run resumed without it.
         for limit_kb in (1, 8, 32, 128):
+            if ONLY and ONLY not in "file-size-limit":
+                continue
             root = Path(tempfile.mkdtemp(prefix="attack-runs-"))
             try:
                 bp, env = fresh(root)
@@ -2058,6 +2076,8 @@ def attack_runs(tally: Tally) -> None:
 
         # The output folder as a symlink: to a folder elsewhere (followed, as any path), dangling, a loop.
         for kind in ("to-folder", "dangling", "loop", "to-file", "to-dev-null"):
+            if ONLY and ONLY not in f"output-symlink-{kind}":
+                continue
             root = Path(tempfile.mkdtemp(prefix="attack-runs-"))
             try:
                 bp, env = fresh(root)
