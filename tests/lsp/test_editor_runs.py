@@ -98,7 +98,8 @@ async def test_runs_are_code_actions_running_the_lens_commands(client: RunClient
     before = len(client.finished)
     answer = _plain(await client.workspace_execute_command_async(lsp.ExecuteCommandParams(
         command=with_echo.command, arguments=with_echo.arguments)))
-    assert answer["ok"] is True and answer["cells"] == 1
+    # Past the request budget (a loaded machine) the command answers `pending` and the run follows.
+    assert answer["ok"] is True and (answer.get("cells") == 1 or "pending" in answer), answer
 
     async def wait() -> dict[str, Any]:
         while len(client.finished) <= before:
@@ -108,6 +109,7 @@ async def test_runs_are_code_actions_running_the_lens_commands(client: RunClient
 
     done = await asyncio.wait_for(wait(), HANG_GUARD_S)
     assert [m["model"] for m in done["summary"]["models"]] == ["echo[temp:0]"] and done["item"] == "greet"
+    assert done["summary"]["models"][0]["cells"] == 1
 
 
 def cli_run(path: Path, output: Path, *extra: str) -> None:
