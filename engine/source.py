@@ -26,6 +26,7 @@ import yaml
 
 from .findings import Edit, Finding, Findings, Fix, Related, Span
 from .jsonio import bounded_int
+from .yielding import yield_point
 
 try:  # libyaml; the pure-Python parser is the same API, only slower
     from yaml.cyaml import CParser as _Parser  # type: ignore[attr-defined]  # the stubs do not re-export it
@@ -609,6 +610,7 @@ def _parse_items(parsed: ParsedFile, start: int, end: int, cache: ChunkCache | N
     bounds = _item_bounds(lines, start, end)
     items: list[Node] = []
     for a, b in pairwise(bounds):
+        yield_point()
         chunk = "\n".join(lines[a:b])
         hit = cache.get(chunk, a) if cache is not None else None
         if hit is None:
@@ -778,8 +780,12 @@ def _parse_stream(text: str, off: int, parsed: ParsedFile) -> int | None:
     # Span(...) goes through NamedTuple's Python-level __new__; the tuple's own is a quarter of the
     # cost, and a large file makes a Span per event.
     new_span = tuple.__new__
+    events = 0
     try:
         while True:
+            events += 1
+            if not events & 1023:
+                yield_point()
             # libyaml's C events: typed as the base `Event` by the stubs, each kind has its own fields.
             event: Any = parser.get_event()
             if event is None:

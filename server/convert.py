@@ -15,6 +15,7 @@ from lsprotocol import types as lsp
 from pygls.uris import from_fs_path, to_fs_path
 
 from evalspec.findings import Edit, Finding, Fix, Severity, Span, Tag
+from evalspec.yielding import yield_point
 
 UTF8 = lsp.PositionEncodingKind.Utf8
 UTF16 = lsp.PositionEncodingKind.Utf16
@@ -81,6 +82,7 @@ class LineIndex:
 
     def range_json(self, span: Span) -> dict[str, dict[str, int]]:
         """`range` as JSON data (for answers encoded without lsprotocol objects)."""
+        yield_point()  # every large answer builds one per item: its builder gives way to requests here
         sl, sc, el, ec = span
         return {"start": {"line": max(0, sl), "character": self.client_col(sl, sc)},
                 "end": {"line": max(0, el), "character": self.client_col(el, ec)}}

@@ -33,6 +33,7 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 
 from evalspec import jsonio
+from evalspec.yielding import yield_point
 
 log = logging.getLogger(__name__)
 # pygls logs each message it sends ("Sending data: …") on this logger: kept at DEBUG, dropped below it
@@ -69,7 +70,10 @@ def encode(value: Any, depth: int = 0) -> bytes:
     if depth < 4:
         if isinstance(value, list):
             if len(value) > SLICE:
-                parts = [encode(value[i:i + SLICE], depth + 1)[1:-1] for i in range(0, len(value), SLICE)]
+                parts = []
+                for i in range(0, len(value), SLICE):
+                    yield_point()
+                    parts.append(encode(value[i:i + SLICE], depth + 1)[1:-1])
                 return b"[" + b",".join(parts) + b"]"
             if 0 < len(value) <= 4:  # an outline's one suite with its 16,000 tests
                 return b"[" + b",".join(encode(v, depth + 1) for v in value) + b"]"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import logging
+import sys
 import threading
 import time
 import traceback
@@ -16,6 +17,7 @@ from typing import Any, TypeVar
 
 from lsprotocol import types as lsp
 from pygls.exceptions import FeatureRequestError, JsonRpcException, JsonRpcInternalError
+from pygls.io_ import StdinAsyncReader, StdoutWriter
 from pygls.lsp.server import LanguageServer
 
 from evalspec.analysis import Analysis
@@ -28,6 +30,7 @@ from .convert import LineIndex
 from .documents import DEFAULT_DEBOUNCE_S, Documents, DocumentState, in_thread
 from .protocol import EvalspecProtocol, JsonReady, RememberingInput
 from .run_state import DocumentRuns
+from .stdio import AsyncReader, PipeReader, arrived, is_pipe, read_messages
 
 log = logging.getLogger(__name__)
 
@@ -180,6 +183,29 @@ class EvalspecServer(LanguageServer):
         self.answers: dict[str, Callable[[Snapshot], list[tuple[str, Callable[..., Any], tuple[Any, ...]]]]] = {}
         self.asked: set[str] = set()
 
+    # --- transport ----------------------------------------------------------------------------------
+
+    def start_io(self, stdin: Any = None, stdout: Any = None) -> None:
+        """Serve over stdin/stdout, messages read by `stdio.read_messages`; a piped stdin (an editor's)
+        on the event loop itself, anything else through pygls's thread-pool reader."""
+        stdin = stdin or sys.stdin.buffer
+        stop = self._stop_event = threading.Event()
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+
+        async def serve() -> None:
+            reader: AsyncReader = await PipeReader.of(stdin) if is_pipe(stdin) else \
+                StdinAsyncReader(stdin, self.thread_pool)
+            await read_messages(stop, reader, self.protocol, self.report_server_error)
+
+        try:
+            asyncio.run(serve())
+        except BrokenPipeError:
+            log.error("Connection to the client is lost! Shutting down the server.")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()
+
     # --- positions ----------------------------------------------------------------------------------
 
     @property
@@ -233,6 +259,11 @@ class EvalspecServer(LanguageServer):
         started = _request_started.get()
         if started is None:
             return budget
+        # From when the request began to arrive: reading and decoding a large one (a code action
+        # with thousands of diagnostics) on a loaded machine takes a good part of the budget.
+        came = arrived.get()
+        if came is not None and came < started:
+            started = came
         return max(0.05, budget - (time.perf_counter() - started))
 
     async def computed(self, uri: str, fn: Callable[..., R], *args: Any) -> R:

@@ -7,6 +7,7 @@ from typing import Any
 
 from ..findings import Edit, Fix, Related, Span, replace
 from ..source import Mapping, Node, Scalar, Sequence, node_type_name
+from ..yielding import yield_point
 from . import edits
 from .assertions import check_assert_list
 from .context import Context
@@ -171,6 +172,7 @@ def unique_tests(ordered: list[tuple[Node, Context]], defaults: SuiteDefaults) -
     tests: list[AgentvTest] = []
     seen: dict[str, AgentvTest] = {}
     for item, item_ctx in ordered:
+        yield_point()
         test = check_test(item_ctx, item, defaults)
         if test is None:
             continue

@@ -16,6 +16,7 @@ from typing import Any
 from ..detect import FileKind
 from ..findings import Span
 from ..source import Mapping, Node, Scalar, Sequence, gc_paused
+from ..yielding import yield_point
 from . import model_ids, paths
 from . import schema as sc
 from .context import KEY, VALUE, cursor_context
@@ -138,6 +139,7 @@ def _walk(analysis: Any, root: Node, root_slot: sc.Slot, _keys: dict[str, str], 
     stack: list[tuple[Node, sc.Slot, Mapping | None]] = [(root, root_slot, None)]
     seen: set[int] = set()
     while stack and len(out) < MAX_LINKS:
+        yield_point()
         node, slot, owner = stack.pop()
         if slot.kind == sc.ANY:
             continue  # nothing the schema knows lies below: no path to link (most of a large suite)

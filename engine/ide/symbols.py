@@ -15,6 +15,7 @@ from ..detect import FileKind
 from ..findings import Span
 from ..source import BrokenItem, Mapping, Node, Scalar, Sequence, gc_paused, to_python
 from ..validation.yaml_text import flow
+from ..yielding import yield_point
 from .layout import layout
 from .lines import indent_of, is_blank
 
@@ -62,6 +63,7 @@ def _weval(analysis: Any) -> list[Symbol]:
         detail = f"header · {n} model{'s' if n != 1 else ''}" if n else "header"
         out.append(Symbol(bp.title, detail, "module", span, sel))
     for prompt, node in zip(bp.prompts, result.prompt_nodes, strict=False):
+        yield_point()
         sel = prompt.id_span or _first_key_span(node)
         children = [_point_symbol(p, "should") for p in prompt.should]
         children += [_point_symbol(p, "should_not") for p in prompt.should_not]
@@ -118,6 +120,7 @@ def _agentv(analysis: Any) -> list[Symbol]:
     tests = root.get("tests") or root.get("eval_cases") or root.get("evalcases")
     if isinstance(tests, Sequence):
         for i, item in enumerate(tests.items):
+            yield_point()
             children.append(_test_symbol(item, i))
     elif isinstance(tests, Scalar):
         children.append(Symbol(f"tests: {tests.value}", "external tests file", "file", tests.span, tests.span))
@@ -225,6 +228,7 @@ def _fold_tree(root: Node, lines: list[str], out: set[tuple[int, int]]) -> None:
     stack: list[Node] = [root]
     seen: set[int] = set()
     while stack:
+        yield_point()
         node = stack.pop()
         if id(node) in seen:  # aliases share nodes
             continue

@@ -13,6 +13,7 @@ from typing import Any
 
 from ..detect import FileKind
 from ..findings import Span
+from ..yielding import yield_point
 
 
 def runnable(analysis: Any) -> bool:
@@ -38,6 +39,7 @@ def entries(analysis: Any) -> Iterator[tuple[str, str, Span]]:
 def fingerprint(lines: list[str], span: Span) -> str:
     """The lines the item covers, whole: an edit anywhere in them changes the item's meaning or id.
     blake2b, not hash(): the value must be the same in the next process (the journal keeps it)."""
+    yield_point()  # once per item of a file: planning or its lenses give way to the editor's requests
     text = "\n".join(lines[span.start_line:span.end_line + 1])
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
 

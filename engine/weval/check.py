@@ -36,6 +36,7 @@ from ..source import (
 from ..validation.objects import check_object, check_value, first_line_span
 from ..validation.suggest import closest
 from ..validation.yaml_text import entry_span, flow, quote
+from ..yielding import yield_point
 from .functions_check import check_function_arg
 from .ids import UNDEFINED, blueprint_id, blueprint_id_problem, prompt_hash_id
 from .model import Blueprint, Judge, Message, ModelRef, Point, Prompt, reference_points
@@ -178,6 +179,7 @@ class _Context:
         collected: list[Prompt] | PromptCollector = PromptCollector() if self.parsed.streamed else bp.prompts
         any_item = False
         for node, doc_index in prompt_items:
+            yield_point()
             any_item = True
             item_text = self.parsed.item_texts.get(id(node)) if self.cache is not None else None
             hit = self.cache.lookup(item_text, node, header_text, doc_index) \

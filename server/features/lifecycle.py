@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 
@@ -11,6 +12,7 @@ from evalspec.ide.completion import complete
 from evalspec.ide.hover import hover
 from evalspec.incremental import DocumentAnalyzer
 
+from .. import loop_watch
 from ..capabilities import ClientSupport
 from ..freeing import free_later
 from ..server import EvalspecServer, Settings
@@ -33,6 +35,7 @@ def register(server: EvalspecServer) -> None:
         server.client = ClientSupport.of(params.capabilities)
         server.settings = Settings.of(params.initialization_options)
         server.documents.debounce_s = server.settings.debounce_s
+        loop_watch.install(asyncio.get_running_loop())  # workers give way to requests from now on
         for hook in server.on_initialize:
             hook(params)
         warm_up()

@@ -4,13 +4,16 @@
 - analysing a text that contains EXPLODE raises;
 - analysing a text that contains SLOW takes 1.5 s (to cancel a request that waits for it);
 - analysing a text that contains HANG takes 40 s (longer than any test waits: an analysis stuck on
-  pathological text).
+  pathological text);
+- analysing a text that contains BUSY computes for 40 s, holding the interpreter lock in long C calls
+  and passing the engine's yield points in between, as a real analysis of a huge file does.
 """
 
 from __future__ import annotations
 
 import time
 
+from evalspec.yielding import yield_point
 from evalspec_lsp import documents
 from evalspec_lsp.features import hover
 from evalspec_lsp.main import main
@@ -28,6 +31,11 @@ class FaultyAnalyzer(documents.DocumentAnalyzer):
             time.sleep(1.5)
         if "HANG" in text:
             time.sleep(40)
+        if "BUSY" in text:
+            end = time.monotonic() + 40
+            while time.monotonic() < end:
+                yield_point()
+                sum(range(300_000))  # one C call that keeps the interpreter lock (a few milliseconds)
         return super().analyze(text)
 
 

@@ -1,0 +1,128 @@
+"""Requests before background work: worker threads pause while the event loop has something to do.
+
+Analyses and large answers run on worker threads; requests are read, dispatched and answered on the
+event loop. They share the interpreter lock, which a waiting thread gets only after the holder's
+switch interval, and on a loaded machine (more runnable threads than cores) a holder that the kernel
+has taken off its CPU gives it back only when it runs again. With three busy workers, a request's few
+milliseconds of work on the loop took up to a second of wall time (`bench/lsp_big.py --busy 4`).
+
+So every long loop of the engine and of the answers' builders passes `evalspec.yielding.yield_point()`,
+and the hook installed here pauses the worker that reaches it while the loop has work: it is running
+callbacks (not waiting in its selector), or its selector has a ready file descriptor (a message read,
+a worker's result handed over) or a timer due (a request's budget running out). The loop then runs
+alone. The watch needs no lock and no help from the loop thread, which cannot run Python while a
+worker holds the interpreter: it reads a flag the selector sets around its wait, polls the selector's
+own descriptor and looks at the loop's earliest timer.
+
+Bounded both ways: a worker checks at most once a millisecond, waits at most `MAX_PAUSE_S` at one
+point, and does not wait at all once the loop has been busy for longer than `STUCK_AFTER_S` (then it
+is blocked on something, such as a client that does not read its output, that the pause cannot
+speed up).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import select
+import threading
+import time
+from typing import Any
+
+from evalspec.yielding import set_yield_hook
+
+log = logging.getLogger(__name__)
+
+CHECK_EVERY_S = 0.001  # a worker looks at the loop at most this often
+MAX_PAUSE_S = 0.05  # the longest pause at one yield point
+STUCK_AFTER_S = 0.5  # a loop busy for longer is blocked, not answering: workers carry on
+_SLEEP_S = 0.002
+
+
+class LoopWatch:
+    """Whether `loop` has work, readable from any thread without the interpreter lock's help."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.loop_thread = threading.get_ident()
+        self.waiting = False  # the loop is inside its selector's wait
+        self.busy_since = time.perf_counter()
+        self.next_check = 0.0
+        self.pauses = 0  # how many times a worker gave way (for tests and logs)
+        selector: Any = getattr(loop, "_selector", None)
+        self.fd: int | None = None
+        if selector is not None and hasattr(selector, "fileno"):
+            self.fd = selector.fileno()
+            real = selector.select
+
+            def watched_select(timeout: float | None = None) -> Any:
+                self.waiting = True
+                try:
+                    return real(timeout)
+                finally:
+                    self.waiting = False
+                    self.busy_since = time.perf_counter()
+
+            selector.select = watched_select
+
+    @property
+    def watching(self) -> bool:
+        return self.fd is not None
+
+    def loop_has_work(self) -> bool:
+        if not self.waiting:
+            return time.perf_counter() - self.busy_since < STUCK_AFTER_S
+        try:  # a timer due: the loop wakes for it (a request's budget running out, a debounce)
+            if self.loop._scheduled[0].when() <= self.loop.time():  # type: ignore[attr-defined]
+                return True
+        except (AttributeError, IndexError):  # no timers (or a loop that keeps them elsewhere)
+            pass
+        if self.fd is None:
+            return False
+        try:
+            return bool(select.select([self.fd], [], [], 0)[0])  # an event ready: the loop is waking up
+        except (OSError, ValueError):  # the selector is closed: the server is stopping
+            return False
+
+    def give_way(self) -> None:
+        """The yield hook: on a worker thread, wait while the loop has work (bounded, see above)."""
+        now = time.perf_counter()
+        if now < self.next_check or threading.get_ident() == self.loop_thread:
+            return
+        self.next_check = now + CHECK_EVERY_S
+        deadline = now + MAX_PAUSE_S
+        paused = False
+        while self.loop_has_work() and time.perf_counter() < deadline:
+            paused = True
+            time.sleep(_SLEEP_S)
+        if paused:
+            self.pauses += 1
+
+
+_installed: LoopWatch | None = None
+
+
+def install(loop: asyncio.AbstractEventLoop) -> LoopWatch | None:
+    """Watch `loop` (once; called on the loop's thread) and make its watch the engine's yield hook.
+    None if the loop has no selector to watch (workers then never pause)."""
+    global _installed
+    if _installed is not None and _installed.loop is loop:
+        return _installed
+    watch = LoopWatch(loop)
+    if not watch.watching:
+        log.info("the event loop has no selector to watch: workers will not give way to requests")
+        return None
+    _installed = watch
+    set_yield_hook(watch.give_way)
+    return watch
+
+
+def installed() -> LoopWatch | None:
+    return _installed
+
+
+def uninstall() -> None:
+    """No watch, no hook (for tests that install one on a loop of their own)."""
+    global _installed
+    _installed = None
+    set_yield_hook(None)

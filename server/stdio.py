@@ -1,0 +1,128 @@
+"""Messages read from stdin on the event loop itself, each stamped with the time it arrived.
+
+pygls reads stdin through a thread pool: each header line and each body is a call handed to a worker
+thread and its result handed back to the loop, three round trips a message, each waiting for the
+interpreter lock twice. While workers analyse a large file on a loaded machine every such wait can
+last tens of milliseconds. When stdin is a pipe or a socket (as editors start language servers), it
+is read here with asyncio's own pipe transport instead: the loop's selector sees the data arrive, and
+no other thread is involved (the loop watch, `loop_watch.py`, then sees it too). Anything else (a
+file, a terminal) keeps pygls's reader.
+
+`read_messages` is pygls's message loop (`pygls.io_.run_async`: the same framing, the same errors)
+with two changes: a body is decoded by orjson (`jsonio.loads`; the standard decoder took ~40 ms on
+the loop for a code action carrying 12,000 diagnostics), and the time its first line arrived is set
+in `arrived` for the handler's task, so that the request budget counts the time spent reading and
+decoding it too: on a loaded machine that alone was a few hundred milliseconds of the 1 s promise.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import fcntl
+import logging
+import os
+import re
+import stat
+import threading
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, BinaryIO, Protocol
+
+from pygls.exceptions import JsonRpcException
+
+from evalspec import jsonio
+
+log = logging.getLogger(__name__)
+
+# When the message being handled started to arrive (perf_counter); tasks created while it is handled
+# (a request's handler) inherit it.
+arrived: contextvars.ContextVar[float | None] = contextvars.ContextVar("evalspec_lsp_arrived", default=None)
+
+_CONTENT_LENGTH = re.compile(rb"^Content-Length: (\d+)\r\n$")  # pygls's pattern
+
+
+class AsyncReader(Protocol):
+    def readline(self) -> Awaitable[bytes]: ...
+
+    def readexactly(self, n: int) -> Awaitable[bytes]: ...
+
+
+class MessageHandler(Protocol):
+    def handle_message(self, message: Any) -> None: ...
+
+
+async def read_messages(stop: threading.Event, reader: AsyncReader, protocol: MessageHandler,
+                        on_error: Callable[[Exception, Any], Any]) -> None:
+    """Read framed JSON-RPC messages until the input ends or `stop` is set; hand each to `protocol`."""
+    content_length = 0
+    started: float | None = None
+    while not stop.is_set():
+        header = await reader.readline()
+        if not header:
+            break
+        if started is None:
+            started = time.perf_counter()
+        if not content_length:
+            match = _CONTENT_LENGTH.fullmatch(header)
+            if match:
+                content_length = int(match.group(1))
+        if content_length and not header.strip():
+            body = await reader.readexactly(content_length)
+            if not body:
+                break
+            arrived.set(started)
+            try:
+                protocol.handle_message(jsonio.loads(body))
+            except Exception as exc:
+                log.exception("Unable to handle message")
+                on_error(exc, JsonRpcException)
+            finally:
+                content_length = 0
+                started = None
+                arrived.set(None)
+
+PIPE_SIZE = 1 << 20  # bytes a read of stdin may return (see PipeReader.of)
+LINE_LIMIT = 1 << 20  # a header line longer than this is skipped as garbage (pygls ignores what it cannot read)
+
+
+def is_pipe(stream: BinaryIO) -> bool:
+    try:
+        mode = os.fstat(stream.fileno()).st_mode
+    except (OSError, ValueError, AttributeError):
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+class PipeReader:
+    """pygls's AsyncReader (`readline`, `readexactly`) over an asyncio stream: b"" at the end of input."""
+
+    def __init__(self, stream: asyncio.StreamReader) -> None:
+        self.stream = stream
+
+    @classmethod
+    async def of(cls, pipe: BinaryIO) -> PipeReader:
+        loop = asyncio.get_running_loop()
+        # A pipe holds 64 KB: a 3 MB message (a code action with 12,000 diagnostics) came in 45 reads,
+        # each a turn of the loop that had to win the interpreter lock back from the workers. With
+        # room for 1 MB (Linux lets any process grow its pipes that far) and reads as large, it is 3.
+        with contextlib.suppress(OSError, AttributeError, ValueError):
+            fcntl.fcntl(pipe.fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), PIPE_SIZE)
+        stream = asyncio.StreamReader(limit=LINE_LIMIT, loop=loop)
+        transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stream, loop=loop), pipe)
+        if isinstance(getattr(transport, "max_size", None), int):  # asyncio's unix pipe transport: 256 KB
+            transport.max_size = PIPE_SIZE  # type: ignore[attr-defined]
+        return cls(stream)
+
+    async def readline(self) -> bytes:
+        try:
+            return await self.stream.readline()
+        except ValueError:  # longer than LINE_LIMIT (the stream dropped it): a line pygls will not match
+            return b"(an over-long header line)\r\n"
+
+    async def readexactly(self, n: int) -> bytes:
+        try:
+            return await self.stream.readexactly(n)
+        except asyncio.IncompleteReadError:  # the input ended inside a message
+            return b""
