@@ -94,7 +94,9 @@ class Sequence(Node):
 
     def __init__(self, span: Span, items: list[Node], flow: bool, tag: str | None = None,
                  anchor: str | None = None) -> None:
-        super().__init__(span, tag, anchor)
+        self.span = span  # not through Node.__init__: this runs per collection (millions in a deep file)
+        self.tag = tag
+        self.anchor = anchor
         self.items = items
         self.flow = flow
 
@@ -109,7 +111,9 @@ class Mapping(Node):
 
     def __init__(self, span: Span, pairs: list[tuple[Node, Node]], flow: bool, tag: str | None = None,
                  anchor: str | None = None) -> None:
-        super().__init__(span, tag, anchor)
+        self.span = span  # as in Sequence
+        self.tag = tag
+        self.anchor = anchor
         self.pairs = pairs
         self.flow = flow
 
@@ -854,8 +858,11 @@ def _parse_stream(text: str, off: int, parsed: ParsedFile) -> int | None:
                                                       last.end_col))
                 else:
                     end = event.end_mark
-                    container.span = _span(start_mark.line + off, start_mark.column, end.line + off, end.column,
-                                           lines)
+                    sl, el, ec = start_mark.line + off, end.line + off, end.column
+                    if (ec or el <= sl) and el < n_lines:  # what _span leaves as it is (flow collections)
+                        container.span = new_span(Span, (sl, start_mark.column, el, ec))
+                    else:
+                        container.span = _span(sl, start_mark.column, el, ec, lines)
                 if isinstance(container, Mapping):
                     container.pairs = list(zip(children[0::2], children[1::2], strict=False))
                 else:

@@ -182,6 +182,7 @@ class EvalspecServer(LanguageServer):
         # this client has asked for (`asked`), so none is built for an editor that never shows it.
         self.answers: dict[str, Callable[[Snapshot], list[tuple[str, Callable[..., Any], tuple[Any, ...]]]]] = {}
         self.asked: set[str] = set()
+        self.in_flight: set[asyncio.Task[Any]] = set()  # requests being handled (see answer_pending)
 
     # --- transport ----------------------------------------------------------------------------------
 
@@ -195,7 +196,7 @@ class EvalspecServer(LanguageServer):
         async def serve() -> None:
             reader: AsyncReader = await PipeReader.of(stdin) if is_pipe(stdin) else \
                 StdinAsyncReader(stdin, self.thread_pool)
-            await read_messages(stop, reader, self.protocol, self.report_server_error)
+            await read_messages(stop, reader, self.protocol, self.report_server_error, self.answer_pending)
 
         try:
             asyncio.run(serve())
@@ -205,6 +206,14 @@ class EvalspecServer(LanguageServer):
             pass
         finally:
             self.shutdown()
+
+    async def answer_pending(self) -> None:
+        """Before `shutdown` and `exit`: let the requests being handled answer (each within its budget).
+        A client may send them right behind a request; read on the loop, they all arrive at once, and
+        pygls would cancel the request or exit before it answered."""
+        pending = [t for t in self.in_flight if not t.done()]
+        if pending:
+            await asyncio.wait(pending, timeout=self.settings.request_budget_s + 0.5)
 
     # --- positions ----------------------------------------------------------------------------------
 
@@ -398,6 +407,10 @@ class EvalspecServer(LanguageServer):
                 started = time.perf_counter()
                 self.asked.add(method)
                 _request_started.set(started)
+                task = asyncio.current_task()
+                if task is not None:
+                    self.in_flight.add(task)
+                    task.add_done_callback(self.in_flight.discard)
                 try:
                     return await fn(self, params)
                 except (asyncio.CancelledError, JsonRpcException):

@@ -40,6 +40,7 @@ log = logging.getLogger(__name__)
 # (a request's handler) inherit it.
 arrived: contextvars.ContextVar[float | None] = contextvars.ContextVar("evalspec_lsp_arrived", default=None)
 
+_ENDS = ("shutdown", "exit")  # pygls cancels the requests still being handled at the first, exits at the second
 _CONTENT_LENGTH = re.compile(rb"^Content-Length: (\d+)\r\n$")  # pygls's pattern
 
 
@@ -54,8 +55,10 @@ class MessageHandler(Protocol):
 
 
 async def read_messages(stop: threading.Event, reader: AsyncReader, protocol: MessageHandler,
-                        on_error: Callable[[Exception, Any], Any]) -> None:
-    """Read framed JSON-RPC messages until the input ends or `stop` is set; hand each to `protocol`."""
+                        on_error: Callable[[Exception, Any], Any],
+                        before_end: Callable[[], Awaitable[None]] | None = None) -> None:
+    """Read framed JSON-RPC messages until the input ends or `stop` is set; hand each to `protocol`
+    (`shutdown` and `exit` after `before_end()`)."""
     content_length = 0
     started: float | None = None
     while not stop.is_set():
@@ -74,7 +77,10 @@ async def read_messages(stop: threading.Event, reader: AsyncReader, protocol: Me
                 break
             arrived.set(started)
             try:
-                protocol.handle_message(jsonio.loads(body))
+                message = jsonio.loads(body)
+                if before_end is not None and isinstance(message, dict) and message.get("method") in _ENDS:
+                    await before_end()
+                protocol.handle_message(message)
             except Exception as exc:
                 log.exception("Unable to handle message")
                 on_error(exc, JsonRpcException)
@@ -82,6 +88,9 @@ async def read_messages(stop: threading.Event, reader: AsyncReader, protocol: Me
                 content_length = 0
                 started = None
                 arrived.set(None)
+            # Messages already buffered are read without waiting: let the tasks this one started (a
+            # request's handler) and other callbacks run before the next message is handled.
+            await asyncio.sleep(0)
 
 PIPE_SIZE = 1 << 20  # bytes a read of stdin may return (see PipeReader.of)
 LINE_LIMIT = 1 << 20  # a header line longer than this is skipped as garbage (pygls ignores what it cannot read)
