@@ -71,6 +71,10 @@ def dumps(value: Any) -> str:
     return dumps_bytes(value).decode("utf-8")
 
 
+class NestedTooDeeply(ValueError):
+    """Valid JSON, maybe, but nested deeper than the parsers go."""
+
+
 def loads(data: bytes | str) -> Any:
     """Parse JSON; orjson, or the standard parser for what orjson refuses (lone surrogate escapes,
     which JSON.parse accepts). Raises ValueError."""
@@ -82,4 +86,4 @@ def loads(data: bytes | str) -> Any:
         except RecursionError:
             # orjson stops at 1,024 levels; the standard parser recurses until Python's limit, and a
             # provider's `[[[[…` must be a bad answer, not a crash.
-            raise ValueError("JSON nested too deeply") from None
+            raise NestedTooDeeply("JSON nested too deeply") from None

@@ -21,7 +21,6 @@ from .features import (
     symbols,
     watched_files,
 )
-from .protocol import RememberingInput
 from .server import EvalspecServer, __version__
 
 FREEZE_YOUNG_OVER = 20_000
@@ -66,8 +65,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.tcp:
         server.start_tcp(*args.tcp)
     else:
-        server.input = RememberingInput(sys.stdin.buffer)  # to answer a request json.loads cannot read
-        server.start_io(server.input)  # type: ignore[arg-type]
+        server.start_io()  # a request nested too deeply to decode is still answered (stdio.read_messages)
     # LSP: exit code 0 only when `shutdown` came first; 1 otherwise (`exit` alone, or the input closed).
     return 0 if server.protocol._shutdown else 1
 

@@ -23,7 +23,7 @@ import json
 import logging
 from collections.abc import Generator
 from dataclasses import dataclass
-from typing import Any, BinaryIO
+from typing import Any
 
 from cattrs import transform_error
 from lsprotocol import types as lsp
@@ -257,25 +257,6 @@ class _Decoded:
 
     def __str__(self) -> str:
         return self.body.decode("utf-8", "replace")
-
-
-class RememberingInput:
-    """The server's input for pygls's reader, keeping the last message body it read.
-
-    pygls parses each body with `json.loads`, which raises RecursionError on valid JSON nested past
-    ~1,000 levels, and then has no id to answer: the client waited forever. With the body kept, the
-    server still answers the request inside it (`EvalspecProtocol.answer_unreadable`)."""
-
-    def __init__(self, raw: BinaryIO) -> None:
-        self.raw = raw
-        self.last_body = b""
-
-    def readline(self) -> bytes:
-        return self.raw.readline()
-
-    def read(self, n: int = -1) -> bytes:
-        self.last_body = self.raw.read(n)  # pygls reads a header line at a time, then the body whole
-        return self.last_body
 
 
 _NO_ID = object()

@@ -28,7 +28,7 @@ from evalspec.source import gc_paused
 from .capabilities import ClientSupport
 from .convert import LineIndex
 from .documents import DEFAULT_DEBOUNCE_S, Documents, DocumentState, in_thread
-from .protocol import EvalspecProtocol, JsonReady, RememberingInput
+from .protocol import EvalspecProtocol, JsonReady
 from .run_state import DocumentRuns
 from .stdio import AsyncReader, PipeReader, arrived, is_pipe, read_messages
 
@@ -175,7 +175,6 @@ class EvalspecServer(LanguageServer):
         self.on_analysed: list[Callable[[DocumentState], None]] = []  # the current version is analysed
         self.on_closed: list[Callable[[DocumentState], None]] = []
         self.runs: dict[str, DocumentRuns] = {}  # uri -> its run lenses' state (features/run.py)
-        self.input: RememberingInput | None = None  # stdin, when the server talks over it (main.py)
         self.on_runs_changed: list[Callable[[str], None]] = []  # a document's run results changed
         # What to build ahead after each fresh analysis (see prepare_answers): per request method, the
         # memo entries of its large answers, as (key, function, arguments); built only for the methods
@@ -196,7 +195,10 @@ class EvalspecServer(LanguageServer):
         async def serve() -> None:
             reader: AsyncReader = await PipeReader.of(stdin) if is_pipe(stdin) else \
                 StdinAsyncReader(stdin, self.thread_pool)
-            await read_messages(stop, reader, self.protocol, self.report_server_error, self.answer_pending)
+            protocol = self.protocol
+            assert isinstance(protocol, EvalspecProtocol)
+            await read_messages(stop, reader, protocol, self.report_server_error, self.answer_pending,
+                                protocol.answer_unreadable)
 
         try:
             asyncio.run(serve())
@@ -465,7 +467,4 @@ class EvalspecServer(LanguageServer):
         # Failed requests were logged by `request` already and answered with an error.
         if source is FeatureRequestError:
             return
-        if isinstance(error, RecursionError) and self.input is not None and \
-                isinstance(self.protocol, EvalspecProtocol):  # a body json.loads gave up on
-            self.protocol.answer_unreadable(self.input.last_body)
         self.report_failure(getattr(source, "__name__", "server"), error)

@@ -56,9 +56,11 @@ class MessageHandler(Protocol):
 
 async def read_messages(stop: threading.Event, reader: AsyncReader, protocol: MessageHandler,
                         on_error: Callable[[Exception, Any], Any],
-                        before_end: Callable[[], Awaitable[None]] | None = None) -> None:
+                        before_end: Callable[[], Awaitable[None]] | None = None,
+                        unreadable: Callable[[bytes], None] | None = None) -> None:
     """Read framed JSON-RPC messages until the input ends or `stop` is set; hand each to `protocol`
-    (`shutdown` and `exit` after `before_end()`)."""
+    (`shutdown` and `exit` after `before_end()`); a body nested too deeply to decode goes to
+    `unreadable` (which answers the request inside it, if it is one)."""
     content_length = 0
     started: float | None = None
     while not stop.is_set():
@@ -77,7 +79,13 @@ async def read_messages(stop: threading.Event, reader: AsyncReader, protocol: Me
                 break
             arrived.set(started)
             try:
-                message = jsonio.loads(body)
+                try:
+                    message = jsonio.loads(body)
+                except jsonio.NestedTooDeeply:
+                    if unreadable is None:
+                        raise
+                    unreadable(body)
+                    continue
                 if before_end is not None and isinstance(message, dict) and message.get("method") in _ENDS:
                     await before_end()
                 protocol.handle_message(message)

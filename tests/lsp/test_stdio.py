@@ -101,3 +101,13 @@ def test_a_pipe_is_read_on_the_loop_with_over_long_lines_skipped() -> None:
     asyncio.run(asyncio.wait_for(main(), GUARD_S))
     assert [m.get("method") for m, _, _ in recorder.messages] == ["big", "b"]
     assert recorder.messages[0][0] == big
+
+
+def test_a_body_nested_too_deeply_goes_to_unreadable_and_the_next_message_is_read() -> None:
+    deep = b'{"jsonrpc": "2.0", "id": 7, "method": "x", "params": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    data = b"Content-Length: %d\r\n\r\n" % len(deep) + deep + frame({"jsonrpc": "2.0", "method": "b"})
+    recorder, unreadable, errors = Recorder(), [], []
+    asyncio.run(read_messages(threading.Event(), Fed(data), recorder, lambda e, k: errors.append(e),
+                              unreadable=unreadable.append))
+    assert unreadable == [deep] and not errors
+    assert [m for m, _, _ in recorder.messages] == [{"jsonrpc": "2.0", "method": "b"}]
