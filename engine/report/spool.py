@@ -13,13 +13,11 @@ cells a prompt at a time, in order; the last prompt's entries are kept for the m
 from __future__ import annotations
 
 import marshal
-import os
-import tempfile
-import weakref
 from array import array
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, overload
 
+from ..spill_file import SpillFile
 from .model import CellResult, Item
 
 MISSING: Any = object()
@@ -30,13 +28,9 @@ class EntrySpool:
     replaces the earlier one (as in the dict it stands for)."""
 
     def __init__(self) -> None:
-        with tempfile.TemporaryFile(prefix=".evalspec-report-") as f:  # unlinked already
-            self._fd = os.dup(f.fileno())
-        self._finalizer = weakref.finalize(self, os.close, self._fd)
+        self._file = SpillFile(".evalspec-report-")
         self.ids: dict[str, int] = {}  # prompt id → its number (one string per id, shared by every map)
         self._where: dict[str, tuple[array, array]] = {}  # map name → (starts, sizes) by prompt number
-        self._pending = bytearray()
-        self._written = 0
 
     def number(self, pid: str) -> int:
         n = self.ids.get(pid)
@@ -55,20 +49,11 @@ class EntrySpool:
             starts.extend([-1] * grow)
             sizes.extend([0] * grow)
         data = marshal.dumps(value)
-        starts[n] = self._written + len(self._pending)
+        starts[n] = self._file.append(data)
         sizes[n] = len(data)
-        self._pending += data
-        if len(self._pending) >= 1 << 20:
-            self.flush()
 
     def flush(self) -> None:
-        view = memoryview(self._pending)
-        done = 0
-        while done < len(view):
-            done += os.pwrite(self._fd, view[done:], self._written + done)
-        view.release()
-        self._written += len(self._pending)
-        self._pending = bytearray()
+        self._file.flush()
 
     def drop(self, name: str) -> None:
         """Forget a map's values (the file holds it again, or it is not a map after all)."""
@@ -80,15 +65,10 @@ class EntrySpool:
         where = self._where.get(name)
         if n is None or where is None or n >= len(where[0]) or where[0][n] < 0:
             return MISSING
-        start, size = where[0][n], where[1][n]
-        if start >= self._written:
-            data = bytes(self._pending[start - self._written:start - self._written + size])
-        else:
-            data = os.pread(self._fd, size, start)
-        return marshal.loads(data)
+        return marshal.loads(self._file.read(where[0][n], where[1][n]))
 
     def close(self) -> None:
-        self._finalizer()
+        self._file.close()
 
 
 class SpooledItems(Sequence[Item]):

@@ -15,14 +15,12 @@ files hold: they are JSON of the same values.
 
 from __future__ import annotations
 
-import os
-import tempfile
-import weakref
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from ..jsonio import dumps_bytes, loads
+from ..spill_file import SpillFile
 
 DEFAULT_BOUND = 4096  # cells held in memory before they go to disk: a 2,000-prompt run never spills
 
@@ -37,8 +35,7 @@ class CellStore:
         self.bound = max(1, bound)
         self._held: dict[tuple[str, str], Fields] = {}
         self._spilled: dict[tuple[str, str], int] = {}  # (item, model) → offset << 32 | size
-        self._fd: int | None = None
-        self._end = 0
+        self._file: SpillFile | None = None
         self.most_held = 0  # the most cells held at once (tests check the bound)
         self.spilled_cells = 0
 
@@ -63,8 +60,8 @@ class CellStore:
         where = self._spilled.get(key)
         if where is None:
             return None
-        assert self._fd is not None
-        found: Fields = loads(os.pread(self._fd, where & 0xFFFFFFFF, where >> 32))
+        assert self._file is not None
+        found: Fields = loads(self._file.read(where >> 32, where & 0xFFFFFFFF))
         return found
 
     def recorded(self) -> Iterator[tuple[str, str]]:
@@ -80,33 +77,21 @@ class CellStore:
         return found
 
     def _spill(self) -> None:
-        if self._fd is None:
+        if self._file is None:
             self.folder.mkdir(parents=True, exist_ok=True)
-            with tempfile.TemporaryFile(dir=self.folder, prefix=".evalspec-cells-") as f:  # unlinked already
-                self._fd = os.dup(f.fileno())
-            # a run that ends without writing its files (an error) still lets the descriptor go
-            self._finalizer = weakref.finalize(self, os.close, self._fd)
-        data = bytearray()  # copied as they are made (each orjson result holds at least 4 KB)
-        offset = self._end
+            self._file = SpillFile(".evalspec-cells-", self.folder)
         for key, fields in self._held.items():
             encoded = dumps_bytes(fields)
             if len(encoded) >= 1 << 32:
                 raise ValueError("a cell's results are over 4 GB")
-            self._spilled[key] = offset << 32 | len(encoded)
-            offset += len(encoded)
-            data += encoded
-        written = 0
-        view = memoryview(data)
-        while written < len(data):
-            written += os.pwrite(self._fd, view[written:], self._end + written)
-        view.release()
-        self._end = offset
+            self._spilled[key] = self._file.append(encoded) << 32 | len(encoded)
+        self._file.flush()
         self.spilled_cells += len(self._held)
         self._held.clear()
 
     def close(self) -> None:
-        if self._fd is not None:
-            self._finalizer()
-            self._fd = None
+        if self._file is not None:
+            self._file.close()
+            self._file = None
         self._spilled.clear()
         self._held.clear()

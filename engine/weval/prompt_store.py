@@ -17,17 +17,15 @@ decodes it once); a prompt is never changed after it is stored, like every model
 from __future__ import annotations
 
 import marshal
-import os
 import pickle
-import tempfile
 import threading
-import weakref
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, overload
 
 from ..findings import Span
+from ..spill_file import SpillFile
 from .model import Message, Point, Prompt
 
 DEFAULT_BOUND = 4096  # prompts kept as objects; a file with more spills them all (a 2,000-prompt run never does)
@@ -94,33 +92,21 @@ class _File:
     """The records of one store and its subsets: an unlinked temporary file, offsets in memory."""
 
     def __init__(self, folder: Path | None) -> None:
-        with tempfile.TemporaryFile(dir=folder, prefix=".evalspec-prompts-") as f:  # unlinked already
-            self.fd = os.dup(f.fileno())
-        self._finalizer = weakref.finalize(self, os.close, self.fd)
+        self._spill = SpillFile(".evalspec-prompts-", folder)
         self.starts = array("q")  # record k is bytes starts[k]:starts[k+1]
         self.starts.append(0)
         self.ids: list[str] = []
-        self._pending = bytearray()
-        self._written = 0  # bytes of the file on disk (the rest is in _pending)
         self._recent: dict[int, Prompt] = {}
         self._lock = threading.Lock()  # the runner's worker threads (judges, scripts) read prompts too
 
     def add(self, p: Prompt) -> None:
         data = _encode(p)
-        self._pending += data
+        self._spill.append(data)
         self.starts.append(self.starts[-1] + len(data))
         self.ids.append(p.id)
-        if len(self._pending) >= 1 << 20:
-            self.flush()
 
     def flush(self) -> None:
-        view = memoryview(self._pending)
-        done = 0
-        while done < len(view):
-            done += os.pwrite(self.fd, view[done:], self._written + done)
-        view.release()
-        self._written += len(self._pending)
-        self._pending = bytearray()
+        self._spill.flush()
 
     def get(self, k: int) -> Prompt:
         with self._lock:
@@ -128,18 +114,14 @@ class _File:
             if found is not None:
                 return found
             start, end = self.starts[k], self.starts[k + 1]
-            if start >= self._written:
-                data = bytes(self._pending[start - self._written:end - self._written])
-            else:
-                data = os.pread(self.fd, end - start, start)
-            prompt = _decode(data)
+            prompt = _decode(self._spill.read(start, end - start))
             if len(self._recent) >= RECENT:
                 del self._recent[next(iter(self._recent))]
             self._recent[k] = prompt
             return prompt
 
     def close(self) -> None:
-        self._finalizer()
+        self._spill.close()
 
 
 class PromptStore(Sequence[Prompt]):
