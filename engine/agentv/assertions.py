@@ -28,7 +28,7 @@ from ..validation.objects import Entries
 from ..validation.suggest import closest
 from . import edits
 from .context import Context
-from .files import looks_like_prompt_file, looks_like_script
+from .files import looks_like_prompt_file
 from .model import Assertion
 from .rubrics import check_criteria
 
@@ -511,22 +511,14 @@ def _scripts_exist(ctx: Context, node: Node, cwd: Any) -> None:
     """Report argv tokens that name a local script which does not exist in `cwd`."""
     if cwd is None:
         return
-    items = node.items if isinstance(node, Sequence) else [node]
-    for item in items:
-        text = ctx.str_of(item)
-        if text is None:
-            continue
-        tokens = [text] if isinstance(node, Sequence) else edits.split_command(text)
-        for token in tokens:
-            if not looks_like_script(token):
-                continue
-            path = cwd / token
-            if not ctx.fs.exists(path):
-                where = "the eval file's folder" if cwd == ctx.folder else f"'{ctx.display(cwd)}'"
-                ctx.out.warning("missing-script", item.span,
-                                f"Script '{token}' not found (relative to {where}); the judge would fail when run.")
-            else:
-                ctx.outside_project(item, token, path, "run it")
+    for item, token in ctx.script_tokens(node):
+        path = cwd / token
+        if not ctx.fs.exists(path):
+            where = "the eval file's folder" if cwd == ctx.folder else f"'{ctx.display(cwd)}'"
+            ctx.out.warning("missing-script", item.span,
+                            f"Script '{token}' not found (relative to {where}); the judge would fail when run.")
+        else:
+            ctx.outside_project(item, token, path, "run it")
 
 
 def _composite_rule(ctx: Context, kind: AssertionType, entries: Entries) -> dict[str, Any] | None:

@@ -6,17 +6,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..findings import Findings, Span, Tag
 from ..findings import replace as replace_fix
 from ..registry.agentv import REGISTRY
-from ..source import Node, Scalar
+from ..source import Node, Scalar, Sequence
 from ..validation.objects import Entries, check_object
-from . import tests_glob
-from .files import FileSystem
+from . import edits, tests_glob
+from .files import FileSystem, looks_like_script
 from .interpolate import Values
 
 
@@ -137,6 +137,18 @@ class Context:
 
     def str_of(self, node: Node | None) -> str | None:
         return self.values.str_of(node)
+
+    def script_tokens(self, command: Node) -> Iterator[tuple[Node, str]]:
+        """The tokens of a command (an argv list, or one string split as a shell would) that name a local
+        script, each with the node it is written in."""
+        items = command.items if isinstance(command, Sequence) else [command]
+        for item in items:
+            text = self.str_of(item)
+            if text is None:
+                continue
+            for token in [text] if isinstance(command, Sequence) else edits.split_command(text):
+                if looks_like_script(token):
+                    yield item, token
 
     def display(self, path: Path) -> str:
         """A path as messages show it: relative to the eval file's folder when below it."""

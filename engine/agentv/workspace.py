@@ -9,7 +9,6 @@ from urllib.parse import unquote
 from ..findings import replace
 from ..source import Mapping, Node, Sequence
 from .context import Context
-from .files import looks_like_script
 
 
 def check_workspace(ctx: Context, node: Node) -> Any:
@@ -121,14 +120,9 @@ def _script_inside(ctx: Context, script: Mapping) -> None:
     argv = script.get("command") or script.get("script")
     if cwd is None or argv is None:
         return
-    items = argv.items if isinstance(argv, Sequence) else [argv]
-    for item in items:
-        text = ctx.str_of(item)
-        if text is None:
-            continue
-        for token in (text.split() if not isinstance(argv, Sequence) else [text]):
-            if looks_like_script(token) and ctx.fs.exists(cwd / token):
-                ctx.outside_project(item, token, cwd / token, "run it")
+    for item, token in ctx.script_tokens(argv):
+        if ctx.fs.exists(cwd / token):
+            ctx.outside_project(item, token, cwd / token, "run it")
 
 
 def _argv_not_empty(ctx: Context, node: Node | None, field: str) -> None:
