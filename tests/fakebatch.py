@@ -176,6 +176,11 @@ class FakeBatchServer:
         """The chat endpoints answer 400 to requests whose prompt holds `text` (batches are unaffected)."""
         self.chat_fail_texts.append(text)
 
+    def forget_calls(self) -> None:
+        """Start counting afresh (after the interactive run a batch run is compared with)."""
+        self.sent.clear()
+        self.chat_calls = 0
+
     def duplicates(self) -> dict[str, int]:
         return {h: n for h, n in self.sent.items() if n > 1}
 

@@ -81,8 +81,7 @@ def interactive(tmp_path: Path, path: Path, fake: FakeBatchServer) -> tuple[byte
     out = tmp_path / "interactive"
     assert main(["run", str(path), "-o", str(out), "--no-report", "--retries", "0"]) == 0
     sent = Counter(fake.sent)
-    fake.sent.clear()
-    fake.chat_calls = 0
+    fake.forget_calls()
     return _agentv_bytes(out), sent
 
 

@@ -85,8 +85,7 @@ def test_batch_run_equals_interactive_run(tmp_path: Path, fake: FakeBatchServer,
     bp = blueprint(tmp_path, 30)
     expected = interactive(tmp_path, bp)
     assert fake.chat_calls == 64 and fake.creations == 0
-    fake.sent.clear()
-    fake.chat_calls = 0
+    fake.forget_calls()
     capsys.readouterr()
 
     out = tmp_path / "batch"
@@ -121,8 +120,7 @@ def test_cells_the_response_cache_answers_are_not_batched(tmp_path: Path, fake: 
     assert main(["run", str(bp), "-o", str(out), "--no-report", "--cache", "--retries", "0"]) == 0
     expected = result_files(out)
     assert fake.chat_calls == 14
-    fake.sent.clear()
-    fake.chat_calls = 0
+    fake.forget_calls()
     again = tmp_path / "again"
     (again / ".cache").parent.mkdir()
     (out / ".cache").rename(again / ".cache")  # the cache alone: no journal to resume from
@@ -136,8 +134,7 @@ def test_failed_and_expired_items_go_through_the_interactive_path(tmp_path: Path
                                                                    capsys) -> None:
     bp = blueprint(tmp_path, 12)
     expected = interactive(tmp_path, bp)
-    fake.sent.clear()
-    fake.chat_calls = 0
+    fake.forget_calls()
     fake.fail_when("question 3")
     fake.expire_next = 1  # the OpenAI batch (created first) expires with half its requests done
     out = tmp_path / "batch"
@@ -156,8 +153,7 @@ def test_failed_and_expired_items_go_through_the_interactive_path(tmp_path: Path
 def test_polls_that_fail_are_retried_then_given_up(tmp_path: Path, fake: FakeBatchServer, capsys) -> None:
     bp = blueprint(tmp_path, 4, models=["openai:gpt-4o-mini"])
     expected = interactive(tmp_path, bp)
-    fake.sent.clear()
-    fake.chat_calls = 0
+    fake.forget_calls()
     fake.failing_polls = 5  # a passing outage: the batch is polled again, nothing is sent twice
     args = ["run", str(bp), "--no-report", "--batch", "--batch-poll", "0.01", "--retries", "0"]
     assert main([*args, "-o", str(tmp_path / "b1")]) == 0
@@ -239,8 +235,7 @@ def test_killed_while_polling_then_resumed_sends_nothing_twice(tmp_path: Path, f
                                                               sig: signal.Signals) -> None:
     bp = blueprint(tmp_path, 25)
     expected = interactive(tmp_path, bp)
-    fake.sent.clear()
-    fake.chat_calls = 0
+    fake.forget_calls()
     fake.hold = True  # every batch stays in progress: the run is polling when it is killed
     out = tmp_path / "batch"
     proc = _start(bp, out, fake, "--batch-size", "10")
@@ -269,8 +264,7 @@ def test_resumed_without_batch_still_collects_the_batches(tmp_path: Path, fake: 
     names are collected, not asked again one by one."""
     bp = blueprint(tmp_path, 8)
     expected = interactive(tmp_path, bp)
-    fake.sent.clear()
-    fake.chat_calls = 0
+    fake.forget_calls()
     fake.hold = True
     out = tmp_path / "batch"
     proc = _start(bp, out, fake)
@@ -291,8 +285,7 @@ def test_a_batch_created_just_before_the_kill_is_found_not_sent_again(tmp_path: 
     resumed run finds them (OpenAI by the key in their metadata, Anthropic by the list) and polls them."""
     bp = blueprint(tmp_path, 10)
     expected = interactive(tmp_path, bp)
-    fake.sent.clear()
-    fake.chat_calls = 0
+    fake.forget_calls()
     fake.hold = True
     out = tmp_path / "batch"
     proc = _start(bp, out, fake)
@@ -321,8 +314,7 @@ def test_gemini_batch_killed_while_polling_then_resumed_equals_interactive(tmp_p
     bp = blueprint(tmp_path, 12, models=["google:gemini-2.5-flash"])
     expected = interactive(tmp_path, bp)
     assert fake.chat_calls == 14 and fake.creations == 0
-    fake.sent.clear()
-    fake.chat_calls = 0
+    fake.forget_calls()
     fake.hold = True
     out = tmp_path / "batch"
     proc = _start(bp, out, fake)
@@ -354,8 +346,7 @@ def test_gemini_batch_killed_while_polling_then_resumed_equals_interactive(tmp_p
 def test_interrupt_can_cancel_the_batches(tmp_path: Path, fake: FakeBatchServer) -> None:
     bp = blueprint(tmp_path, 10)
     expected = interactive(tmp_path, bp)
-    fake.sent.clear()
-    fake.chat_calls = 0
+    fake.forget_calls()
     fake.hold = True
     out = tmp_path / "batch"
     proc = _start(bp, out, fake, "--cancel-batches-on-interrupt")
@@ -388,8 +379,7 @@ def test_judges_batch_in_a_second_phase(tmp_path: Path, fake: FakeBatchServer, c
     bp.write_text("\n".join(lines) + "\n", encoding="utf-8")
     expected = interactive(tmp_path, bp)
     assert fake.chat_calls == 8 + 8 * 2 * 2
-    fake.sent.clear()
-    fake.chat_calls = 0
+    fake.forget_calls()
     out = tmp_path / "batch"
     assert main(["run", str(bp), "-o", str(out), "--no-report", "--batch", "--batch-poll", "0.01", "--retries", "0"]) == 0
     assert result_files(out) == expected
@@ -418,8 +408,7 @@ def test_conversations_batch_phase_by_phase_then_their_judges(tmp_path: Path, fa
     bp.write_text("\n".join(lines) + "\n", encoding="utf-8")
     expected = interactive(tmp_path, bp)
     assert fake.chat_calls == 2 * (3 * 3 + 1) + 2 * 4  # every turn of every cell, then a judge call each
-    fake.sent.clear()
-    fake.chat_calls = 0
+    fake.forget_calls()
     out = tmp_path / "batch"
     assert main(["run", str(bp), "-o", str(out), "--no-report", "--batch", "--batch-poll", "0.01", "--retries", "0"]) == 0
     assert result_files(out) == expected
@@ -487,15 +476,13 @@ def test_agentv_targets_batch(tmp_path: Path, fake: FakeBatchServer, capsys) -> 
     assert main(["run", str(suite), "-o", str(inter), "--no-report", "--retries", "0"]) == 0
     assert fake.chat_calls == 12 and fake.creations == 0
     targets.write_text(AGENTV_TARGETS, encoding="utf-8")
-    fake.sent.clear()
-    fake.chat_calls = 0
+    fake.forget_calls()
     out = tmp_path / "batch"
     assert main(["run", str(suite), "-o", str(out), "--no-report", "--retries", "0", "--batch-poll", "0.01"]) == 0
     assert fake.creations == 1 and [b.api for b in fake.batches.values()] == ["anthropic"]
     assert fake.chat_calls == 6  # oa is not batched without --batch / --batch-model
     out2 = tmp_path / "batch2"
-    fake.sent.clear()
-    fake.chat_calls = 0
+    fake.forget_calls()
     assert main(["run", str(suite), "-o", str(out2), "--no-report", "--retries", "0", "--batch-poll", "0.01",
                  "--batch-model", "oa"]) == 0
     assert fake.chat_calls == 0 and fake.creations == 3 and not fake.duplicates()
@@ -525,8 +512,7 @@ def test_agentv_gemini_target_batches(tmp_path: Path, fake: FakeBatchServer) -> 
     inter = tmp_path / "interactive"
     assert main(["run", str(suite), "-o", str(inter), "--no-report", "--retries", "0"]) == 0
     assert fake.chat_calls == 5 and fake.creations == 0
-    fake.sent.clear()
-    fake.chat_calls = 0
+    fake.forget_calls()
     targets.write_text(gemini + "    batch: true\n", encoding="utf-8")
     out = tmp_path / "batch"
     assert main(["run", str(suite), "-o", str(out), "--no-report", "--retries", "0", "--batch-poll", "0.01"]) == 0
