@@ -47,11 +47,16 @@ def test_a_timeout_kills_the_program_and_what_it_started(tmp_path: Path) -> None
         _chat(CommandProvider([sys.executable, "-c", code], name="agent", timeout=1.0))
     assert err.value.kind == TIMEOUT and "gave no answer within 1 s" in err.value.message
     child = int(pid_file.read_text())
-    for _ in range(50):  # the kill is immediate; reaping by init may take a moment
-        if not _alive(child):
-            break
+    assert _dies(child)
+
+
+def _dies(pid: int) -> bool:
+    """Whether `pid` is gone within 5 s: the kill is immediate, reaping by init may take a moment."""
+    for _ in range(50):
+        if not _alive(pid):
+            return True
         time.sleep(0.1)
-    assert not _alive(child)
+    return not _alive(pid)
 
 
 def _alive(pid: int) -> bool:
@@ -93,11 +98,7 @@ def test_what_a_script_left_running_is_killed(tmp_path: Path, redirect: str) -> 
     if redirect:  # its pipes closed with the script: answered, then the group is killed
         assert (done.code, done.timed_out) == (0, False)
     child = int(pid_file.read_text())
-    for _ in range(50):  # the kill is immediate; reaping by init may take a moment
-        if not _alive(child):
-            break
-        time.sleep(0.1)
-    assert not _alive(child)
+    assert _dies(child)
 
 
 def test_a_timeout_leaves_no_unretrieved_exception() -> None:
