@@ -15,7 +15,7 @@ beside the results, the one file that differs: a batch answer costs the batch pr
 `--agentv` runs an AgentV suite instead: N tests on an OpenAI target whose judge target is Anthropic, each
 with a `rubrics` and an `llm-judge` assertion, and `--trials K` (pass_at_k; odd tests miss a rubric item,
 so they are asked K times): the answers batch first, then the judges and the later trials in rounds
-(run/batch_rounds.py). `--kill-resume` then kills the run while it polls the first round of judges.
+(run/generate/batch_rounds.py). `--kill-resume` then kills the run while it polls the first round of judges.
 A request sent twice is then one the server got more often than the interactive run sent it (trials
 send the same request again by design).
 

@@ -98,7 +98,7 @@ def hook(stages: Stages, fmt: str, snapshot: bool) -> None:
     wrap(analysis, "analyze_file", "analysis")
     wrap(runner, "plan_for", "plan", "cells")
     if fmt == "weval":
-        import evalspec.run.write_weval as wr
+        import evalspec.run.write.weval as wr
 
         inner_cmp = wr.comparison_object
 
@@ -112,7 +112,7 @@ def hook(stages: Stages, fmt: str, snapshot: bool) -> None:
 
         wr.comparison_object = cmp
     else:
-        import evalspec.run.write_agentv as ar
+        import evalspec.run.write.agentv as ar
 
         inner_write = ar.AgentvWriter.write
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .jsonio import loads
-from .run.journal_records import RunHeader
+from .run.journal.records import RunHeader
 
 WEVAL_JOURNAL = "weval-journal"
 AGENTV_JOURNAL = "agentv-journal"

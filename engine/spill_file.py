@@ -1,6 +1,6 @@
 """Bytes appended to an unlinked temporary file and read back by offset: what a big run keeps on disk
 instead of in memory (the prompts of a big blueprint, weval/prompt_store.py; a run's results past the
-cells it holds, run/cell_store.py; a big comparison file's entries while its report is made,
+cells it holds, run/write/cell_store.py; a big comparison file's entries while its report is made,
 report/spool.py).
 
 Appends are buffered up to FLUSH_AT bytes and written with pwrite; a read of bytes still in the buffer

@@ -56,7 +56,7 @@ def request_hash(body: dict[str, Any]) -> str:
 
 
 def agentv_verdict(text: str, rubric: bool) -> str:
-    """An AgentV judge's JSON (agentv_judge.py's prompts): a rubric item is satisfied when the answer
+    """An AgentV judge's JSON (run/score/agentv_judge.py's prompts): a rubric item is satisfied when the answer
     holds its outcome's last word; a freeform score is 1 when the answer holds "question", else 0.4."""
     answer = re.search(r"\[\[ ## answer ## \]\]\n(.*?)(?:\n\n\[\[ ## |\Z)", text, re.S)
     judged = answer.group(1) if answer is not None else text

@@ -24,7 +24,7 @@ from evalspec.agentv.tests_files import jsonl_tests
 from evalspec.analysis import analyze
 from evalspec.findings import Findings
 from evalspec.jsonio import bounded_int, loads
-from evalspec.run.replay import without_suffixes
+from evalspec.run.plan.replay import without_suffixes
 from evalspec.scoring.agentv_assertions import evaluate_assertion
 from evalspec.scoring.js_regex import JsRegexTimeout, find_js_regex_problems, js_regex_search
 from evalspec.scoring.tagged_text import all_tagged, fenced_blocks, first_tagged
@@ -203,7 +203,7 @@ def test_model_id_suffixes_are_stripped_as_the_regex_did_in_linear_time() -> Non
 
 
 def test_json_in_a_judge_answer_after_a_fence_of_blanks() -> None:
-    from evalspec.run.agentv_judge import JudgeReplyError, parse_json_reply
+    from evalspec.run.score.agentv_judge import JudgeReplyError, parse_json_reply
     assert parse_json_reply('```json\n{"score": 1}\n```') == {"score": 1}
     with pytest.raises(JudgeReplyError):
         parse_json_reply("```" + " " * 200_000)

@@ -1,6 +1,6 @@
 """Results of earlier runs, read back from disk for an editor that opens a file.
 
-Every run writes a journal (`<output>/…/<run label>.journal.jsonl`, run/journal.py) whose first line
+Every run writes a journal (`<output>/…/<run label>.journal.jsonl`, run/journal/journal_file.py) whose first line
 names the eval file it ran. `load_history(output, path)` reads the journals of `path` found under the
 output folder, oldest first, and keeps per item the results of the newest run that covered it, with
 that run's time, the fingerprints of the items' text it ran (for "text changed since") and the newest
@@ -21,16 +21,16 @@ from pathlib import Path
 from typing import Any
 
 from ..run.events import RunSummary
-from ..run.journal import JournalState, read_header
-from ..run.journal import load as load_journal
-from ..run.journal_records import RunHeader
+from ..run.journal.journal_file import JournalState, read_header
+from ..run.journal.journal_file import load as load_journal
+from ..run.journal.records import RunHeader
 from ..scoring.agentv_aggregate import verdict
 from .runs import CellResult, detail_error, model_summary
 
 MAX_JOURNALS = 2000  # journals looked at under one output folder (their first line only)
 # Where runs keep their journals (WevalPlan / AgentvPlan.output_folder_parts): only these folders are
 # listed, never the artefact folders beside them (thousands of files per run). A journal, and the one
-# it replaced (run/journal.py keeps the previous run of a label beside it).
+# it replaced (run/journal/journal_file.py keeps the previous run of a label beside it).
 JOURNAL_GLOBS = ("live/blueprints/*/*.journal*.jsonl", "agentv/*/*.journal*.jsonl")
 JOURNAL_NAMES = (".journal.jsonl", ".journal.prev.jsonl")
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..detect import FileKind
 from ..findings import Span
-from ..run.items import fingerprint
+from ..run.plan.items import fingerprint
 from .runs import CellResult, RunBoard
 
 PASS = 0.8  # below this a point is reported (AgentV's pass threshold, which the run table uses for both)

@@ -31,9 +31,9 @@ from ..run.events import (
     RunSummary,
     Scored,
 )
-from ..run.items import entries as _entries
-from ..run.items import fingerprint as _fingerprint
-from ..run.items import runnable as _runnable
+from ..run.plan.items import entries as _entries
+from ..run.plan.items import fingerprint as _fingerprint
+from ..run.plan.items import runnable as _runnable
 from ..source import gc_paused
 
 if TYPE_CHECKING:
@@ -50,7 +50,7 @@ class RunItem:
     kind: str  # "suite" | "prompt" | "test"
     item_id: str | None  # None for the suite
     span: Span  # where its lens goes: the item's first line
-    fingerprint: str = ""  # of its source text (run/items.py); "" for the suite
+    fingerprint: str = ""  # of its source text (run/plan/items.py); "" for the suite
 
 
 def run_items(analysis: Any) -> list[RunItem]:

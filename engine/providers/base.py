@@ -104,7 +104,7 @@ class ChatResult:
     raw_model: str | None = None  # the model name the provider reports having used
     cached: bool = False  # True when served from the response cache (latency_ms is then the original one)
     tool_calls: tuple[ToolCall, ...] = ()  # the tool calls of the answer, in order (an empty trace: none)
-    batched: bool = False  # answered through a provider batch API (run/batch_stage.py): batch prices apply
+    batched: bool = False  # answered through a provider batch API (run/generate/batch_stage.py): batch prices apply
 
     def to_json(self) -> dict[str, Any]:
         out = {

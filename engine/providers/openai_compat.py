@@ -168,7 +168,7 @@ class OpenAICompatProvider(HttpProvider):
             raise ProviderError(
                 BAD_RESPONSE, f"{self.name}: malformed embeddings in the answer", 200, False, provider=self.name
             ) from None
-        # What the call used, for the run's real spend (spend.py); an answer without it stays unknown.
+        # What the call used, for the run's real spend (run/cost/spend.py); an answer without it stays unknown.
         usage = data.get("usage")
         tokens = usage.get("prompt_tokens") if isinstance(usage, dict) else None
         known = tokens if isinstance(tokens, int) and not isinstance(tokens, bool) and tokens >= 0 else None

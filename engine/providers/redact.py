@@ -65,7 +65,7 @@ def clip(text: str, limit: int) -> str:
 
 def redact_bytes(data: bytes) -> bytes:
     """`redact` for bytes about to be written: the journal, the cache, results files (appendlog.py,
-    run/files.py), so a key a provider echoed in an answer, or one interpolated into an input, is
+    run/write/files.py), so a key a provider echoed in an answer, or one interpolated into an input, is
     masked wherever it would land."""
     for s in _secret_bytes:
         if s in data:

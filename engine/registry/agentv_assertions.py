@@ -53,7 +53,7 @@ class AssertionType:
     scoring: str  # how the score is computed, in one or two sentences
     example: str  # a YAML snippet: one `assert` item
     fields: tuple[FieldSpec, ...] = ()
-    # Does our runner score it? The ONE flag the runner (run/agentv_scorable.py), completion and hover
+    # Does our runner score it? The ONE flag the runner (run/score/agentv_scorable.py), completion and hover
     # read: a type not runnable is reported "not scored" by a run and "not scored yet" by the editor.
     runnable: bool = False
     kind: str = "deterministic"  # deterministic | llm | code | trace | metrics | group

@@ -81,7 +81,7 @@ def write_report(paths: Sequence[str | Path], output: Path | None = None, *, fmt
     """Write the report of one run (or the comparison of two) and return its path. `analyses`: eval
     files already analysed, by resolved path (`evalspec run` passes its own, so the file is not read
     and checked again); the rest are read from disk."""
-    from ..run.files import write_atomic, write_stream
+    from ..run.write.files import write_atomic, write_stream
 
     out = output if output is not None else default_output(paths)
     if out.is_dir():

@@ -1,6 +1,6 @@
 """A run's real tokens and cost per role and model, for the report, from whatever the results keep.
 
-A run writes them in the cost file beside its results (run/cost_file.py: what it paid, batch discounts
+A run writes them in the cost file beside its results (run/cost/cost_file.py: what it paid, batch discounts
 included); without one, a Weval comparison file of an earlier evalspec carries them in `evalspecCost`, a
 journal in its `usage` records, AgentV rows in `token_usage` / `cost_usd` (the target) and
 `judge_token_usage` / `judge_cost_usd` (its judges; at the interactive price). A cost that is not known
@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..run.journal_records import Usage
+    from ..run.journal.records import Usage
 
 _NUMBERS = (int, float)
 
@@ -49,10 +49,10 @@ def from_comparison(data: Any) -> dict[str, Any] | None:
 
 
 def beside(results: Path) -> dict[str, Any] | None:
-    """The cost file of a results file or artefact folder (run/cost_file.py), checked; None when there
+    """The cost file of a results file or artefact folder (run/cost/cost_file.py), checked; None when there
     is none or it cannot be read (the caller falls back on what the results themselves carry)."""
     from ..jsonio import loads
-    from ..run.cost_file import cost_path
+    from ..run.cost.cost_file import cost_path
 
     try:
         data = loads(cost_path(results).read_bytes())
@@ -66,7 +66,7 @@ def beside(results: Path) -> dict[str, Any] | None:
 def from_usage_records(records: Iterable[Usage]) -> dict[str, Any] | None:
     """A journal's `usage` records (one a call) summed per role and model."""
     from ..pricing import PriceTable
-    from ..run.spend import Spend
+    from ..run.cost.spend import Spend
 
     spend = Spend(PriceTable({}))
     spend.restore(records)

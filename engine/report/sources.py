@@ -24,7 +24,7 @@ from .spool import MISSING, EntrySpool, SpooledCells, SpooledItems
 
 if TYPE_CHECKING:
     from ..analysis import Analysis
-    from ..run.journal_records import Generated, RunHeader  # loaded with the journal, when one is read
+    from ..run.journal.records import Generated, RunHeader  # loaded with the journal, when one is read
 
 # Analyses of eval files already made, by resolved path: a run hands its own in (`evalspec run` writes
 # its report right after the run), so the file is not parsed and checked a second time (a 2,000-test
@@ -447,7 +447,7 @@ def _by_model(reader: Any) -> dict[str, Any]:
 
 
 def _weval_from_artefacts(folder: Path) -> RunResults:
-    from ..run.weval_results import file_id
+    from ..run.write.weval_results import file_id
     from ..weval.ids import safe_file_part
 
     core = _read_json(folder / "core.json")
@@ -484,8 +484,8 @@ def _usage_from_journal(run: RunResults, folder: Path) -> None:
     """Tokens and durations: a comparison file has none, the run's journal beside it does."""
     if not run.run_label:
         return
-    from ..run.journal import read_header, records
-    from ..run.journal_records import Generated
+    from ..run.journal.journal_file import read_header, records
+    from ..run.journal.records import Generated
 
     for journal in sorted(folder.glob(f"{run.run_label}*.journal.jsonl")):
         for rec in records(journal, Generated):
@@ -516,7 +516,7 @@ def _add_usage(cell: CellResult, rec: Generated) -> None:
 
 
 def _weval_from_journal(path: Path, analyses: Analyses | None = None) -> RunResults:
-    from ..run.journal import load as load_journal
+    from ..run.journal.journal_file import load as load_journal
 
     state = load_journal(path)
     header = state.header
@@ -678,7 +678,7 @@ def _agentv_run(path: Path, rows: list[dict[str, Any]], header: RunHeader | None
 
 def _journal_header_beside(results: Path) -> RunHeader | None:
     """`<runLabel>_<timestamp>.jsonl` → the run's `<runLabel>.journal.jsonl` in the same folder."""
-    from ..run.journal import read_header
+    from ..run.journal.journal_file import read_header
 
     label = results.stem.rsplit("_", 1)[0]
     return read_header(results.with_name(f"{label}.journal.jsonl"))
@@ -689,7 +689,7 @@ def _agentv_from_rows(path: Path, analyses: Analyses | None = None) -> RunResult
 
 
 def _agentv_from_journal(path: Path, analyses: Analyses | None = None) -> RunResults:
-    from ..run.journal import load as load_journal
+    from ..run.journal.journal_file import load as load_journal
 
     state = load_journal(path)
     rows = [rec.result for rec in state.scores.values()]

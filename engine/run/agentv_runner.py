@@ -1,21 +1,21 @@
 """Running an AgentV suite: the skeleton's hooks (skeleton.py) wiring the stages, as a stream of events.
 
-Each test on each target: its answer (generate.py; `execution.trials` asks again and combines the
-attempts, scoring/trials.py), in its workspace when it has one (workspace_setup.py), then each assertion
-through the stage that scores it: deterministic ones (score_functions.py), `rubrics`, `llm-judge` and
-`agent-judge` asked of the test's judge target (score_judges.py), `code-judge` and custom types run as
-the user's scripts (score_scripts.py), `composite` children through the same dispatch and aggregated
+Each test on each target: its answer (generate/answers.py; `execution.trials` asks again and combines the
+attempts, scoring/trials.py), in its workspace when it has one (workspace/lifecycle.py), then each assertion
+through the stage that scores it: deterministic ones (score/functions.py), `rubrics`, `llm-judge` and
+`agent-judge` asked of the test's judge target (score/judges.py), `code-judge` and custom types run as
+the user's scripts (score/scripts.py), `composite` children through the same dispatch and aggregated
 here (scoring/composite.py); gates, weights and verdicts from scoring/agentv_aggregate. An assertion
 that cannot be scored (a type the registry does not mark runnable, a custom type, no judge, a judge that
 failed, our own crash) is listed in the row as "not scored: <reason>" with no score, and never counts as
 a pass: the test is then "not scored" (score None) unless a scored gate or a missed required rubric
 criterion fails it (agentv_aggregate.outcome_of).
 
-With `-m replay:<results file>` the answers come from an earlier run (replay.py) instead of the targets:
+With `-m replay:<results file>` the answers come from an earlier run (plan/replay.py) instead of the targets:
 no target is called, a recorded execution error fails its cell again with the same message, and the
 assertions are scored as above (judges are still called, so judged assertions still need one).
 
-Results: `<runLabel>_<start time>.jsonl`, one row per (test, target), written by write_agentv.py; the
+Results: `<runLabel>_<start time>.jsonl`, one row per (test, target), written by write/agentv.py; the
 run journal beside it is what --resume reads.
 """
 
@@ -43,13 +43,7 @@ from ..scoring.composite import (
 )
 from ..scoring.composite import threshold as composite_threshold
 from ..scoring.trials import Attempt, TrialSettings, combine, stop_reason
-from .agentv_measured import Measured, unmeasured
-from .agentv_plan import AgentvPlan, AgentvTask
-from .agentv_scorable import unscorable
-from .batch_rounds import BatchRounds
-from .calls import Calls
-from .code_judge import DEFAULT_CONCURRENCY as CODE_JUDGE_CONCURRENCY
-from .cost_guard import NOT_RUN, CostGuard
+from .cost.guard import NOT_RUN, CostGuard
 from .events import (
     Cell,
     CellFailed,
@@ -60,17 +54,23 @@ from .events import (
     RunSummary,
     Scored,
 )
-from .files import iso_timestamp, now_utc
-from .generate import AgentvGenerate, ReplayedFailure
-from .journal import Journal, JournalState, run_header
-from .journal_records import CellScore, RunHeader
+from .generate.answers import AgentvGenerate, ReplayedFailure
+from .generate.batch_rounds import BatchRounds
+from .generate.calls import Calls
+from .journal.journal_file import Journal, JournalState, run_header
+from .journal.records import CellScore, RunHeader
 from .options import RunOptions
-from .score_functions import deterministic, entry, skipped
-from .score_judges import JUDGED, AgentvJudges
-from .score_scripts import EXECUTED, AgentvScripts
+from .plan.agentv import AgentvPlan, AgentvTask
+from .score.agentv_scorable import unscorable
+from .score.code_judge import DEFAULT_CONCURRENCY as CODE_JUDGE_CONCURRENCY
+from .score.functions import deterministic, entry, skipped
+from .score.judges import JUDGED, AgentvJudges
+from .score.scripts import EXECUTED, AgentvScripts
 from .skeleton import RunSkeleton
-from .workspace_setup import WorkspaceError, Workspaces, WorkspaceSpec, parse_workspace, workspace_changes
-from .write_agentv import AgentvWriter, results_name
+from .workspace.lifecycle import WorkspaceError, Workspaces, WorkspaceSpec, parse_workspace, workspace_changes
+from .write.agentv import AgentvWriter, results_name
+from .write.agentv_measured import Measured, unmeasured
+from .write.files import iso_timestamp, now_utc
 
 ATTEMPT_STRIDE = 10_000  # journal key of a trial's judgement: attempt × stride + assertion index
 NOTES_SHOWN = 10  # not-scored cells named in the run summary; the rest are counted
@@ -115,7 +115,7 @@ class AgentvRun:
         self.generate: AgentvGenerate
         self.judges: AgentvJudges
         self.scripts: AgentvScripts
-        self.rounds: BatchRounds | None = None  # batch mode: the calls cells name as they run (batch_rounds.py)
+        self.rounds: BatchRounds | None = None  # batch mode: the calls cells name as they run (generate/batch_rounds.py)
 
     @property
     def tasks(self) -> list[AgentvTask]:
@@ -153,9 +153,9 @@ class AgentvRun:
 
     async def before_cells(self) -> AsyncIterator[Event]:
         """Batch mode: the first attempt of every test whose target batches, through its batch API, before
-        the tests run (run/batch_stage.py); what a batch does not answer is asked as usual. Then the calls
-        the cells name as they run (judges, later trials) go out in rounds (run/batch_rounds.py)."""
-        from .batch_stage import BatchStage, journaled_slots
+        the tests run (run/generate/batch_stage.py); what a batch does not answer is asked as usual. Then the calls
+        the cells name as they run (judges, later trials) go out in rounds (run/generate/batch_rounds.py)."""
+        from .generate.batch_stage import BatchStage, journaled_slots
 
         journaled = journaled_slots(self.journal_path, self.options)
         if not self._batching(journaled):
@@ -225,8 +225,8 @@ class AgentvRun:
 
     def write(self) -> list[Path]:
         files = self.writer.write((t.cell for t in self.plan.tasks), cost=self.cost.summary())
-        if self.plan.shard is not None:  # a shard's manifest says it finished (shard.py)
-            from .shard import write_manifest
+        if self.plan.shard is not None:  # a shard's manifest says it finished (plan/shard.py)
+            from .plan.shard import write_manifest
 
             write_manifest(self.plan, files[0], timestamp=files[0].stem.rpartition("_")[2],
                            models=[t.name for t in self.plan.targets])

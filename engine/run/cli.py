@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from ..analysis import Analysis
     from ..report.sources import Analyses
     from ..weval.model import Blueprint
-    from .cost_estimate import Estimate
+    from .cost.estimate import Estimate
     from .runner import Plan
 
 
@@ -173,7 +173,7 @@ def options_from_args(args: argparse.Namespace) -> RunOptions:
         raise _Usage("--batch-max-mb must be positive")
     shard = None
     if args.shard is not None:
-        from .shard import parse_shard
+        from .plan.shard import parse_shard
 
         try:
             shard = parse_shard(args.shard)
@@ -241,11 +241,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         return 2
     try:
         if skipped_blueprint is not None:
-            from .weval_plan import plan_weval
+            from .plan.weval import plan_weval
 
             plan: Plan = plan_weval(skipped_blueprint, path, options)
             if plan.shard is not None:
-                from .shard import source_digest
+                from .plan.shard import source_digest
 
                 plan.source_digest = source_digest(analysis.text, analysis.dependencies, path.parent)
         else:
@@ -304,7 +304,7 @@ def _skip_invalid(analysis: Analysis, name: str) -> Blueprint | None:
     """The blueprint without its invalid prompts, each named on stderr with its first error; None (after
     printing why) when an error belongs to no prompt or no prompt is left."""
     from ..finding_format import format_finding
-    from .skip_invalid import valid_part
+    from .plan.skip_invalid import valid_part
 
     part = valid_part(analysis)
     for s in part.skipped:
@@ -348,9 +348,9 @@ def _dry_run(plan: Plan, options: RunOptions, *, as_json: bool) -> int:
 
 
 def _estimate(plan: Plan, options: RunOptions) -> Estimate:
-    """The plan's estimated tokens and cost (cost_estimate.py) at the run's prices."""
+    """The plan's estimated tokens and cost (cost/estimate.py) at the run's prices."""
     from ..pricing import PriceTable
-    from .cost_estimate import estimate
+    from .cost.estimate import estimate
 
     prices = getattr(plan, "prices", None) or PriceTable.load(options.prices, options.env)
     return estimate(plan, prices)
@@ -359,7 +359,7 @@ def _estimate(plan: Plan, options: RunOptions) -> Estimate:
 def _within_cap(plan: Plan, options: RunOptions, cost: dict[str, Any]) -> dict[str, Any]:
     """What `--max-cost` would let start: the cells that fit the estimate in order (at least those run)."""
     from ..pricing import PriceTable
-    from .cost_estimate import cells_within
+    from .cost.estimate import cells_within
 
     assert options.max_cost is not None
     if cost.get("unpriced"):
@@ -374,7 +374,7 @@ def _run(plan: Plan, options: RunOptions, *, as_json: bool, fail_under: float | 
     import asyncio  # here, not at the top: `evalspec check` should not pay for it
 
     from .outcome import Outcome
-    from .plan_error import PlanError
+    from .plan.error import PlanError
     from .render import HumanRenderer, JsonRenderer
 
     renderer: Any = JsonRenderer(sys.stdout) if as_json else HumanRenderer(sys.stdout, sys.stderr)
@@ -385,7 +385,7 @@ def _run(plan: Plan, options: RunOptions, *, as_json: bool, fail_under: float | 
         asyncio.run(_consume(plan, options, renderer, outcome))
     except KeyboardInterrupt:
         interrupted = True
-    except PlanError as exc:  # raised as the run starts: another process holds its lock (run_lock.py)
+    except PlanError as exc:  # raised as the run starts: another process holds its lock (journal/run_lock.py)
         print(f"evalspec run: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:  # the output folder cannot be written: read-only, a file in the way, a full disk
@@ -451,7 +451,7 @@ def _running_batches(plan: Plan, options: RunOptions, journal: Path, *, cancel: 
     import asyncio
     import shlex
 
-    from .batch_stage import cancel_open_batches, open_batches
+    from .generate.batch_stage import cancel_open_batches, open_batches
 
     parts = open_batches(journal)
     if not parts:

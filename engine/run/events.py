@@ -200,7 +200,7 @@ class RunSummary:
     # error, …): the reference averages the rest, so the cell has a score, but it vouches for less.
     points_not_scored: int = 0
     # Real tokens and US dollars per role and model (spend.Spend.to_json() + caps), and why cells were
-    # not run when a cost cap stopped them (budget.py): such a run exits non-zero.
+    # not run when a cost cap stopped them (cost/budget.py): such a run exits non-zero.
     cost: dict[str, Any] | None = None
     stopped: str | None = None
 

@@ -1,6 +1,6 @@
 """`evalspec merge`: the results of `evalspec run --shard I/N` runs combined into what one run writes.
 
-Each shard run leaves a manifest beside its results (shard.py). Merging checks that the shards belong
+Each shard run leaves a manifest beside its results (plan/shard.py). Merging checks that the shards belong
 together — one format, one N, the same sources, selection, models and evaluation methods, no shard
 twice, no item in two shards, no shard with items missing — and then writes the results a single run
 of the whole plan writes, byte for byte except the run's time: the Weval comparison file (and its
@@ -10,7 +10,7 @@ time. What differs from a single run of the same plan on a deterministic provide
 - Weval: `timestamp` (and the file names that carry it).
 - AgentV: each row's `timestamp` and `duration_ms` (and the file name's time).
 
-What the shards paid is merged into the cost file beside the results (cost_file.py): calls, tokens and
+What the shards paid is merged into the cost file beside the results (cost/cost_file.py): calls, tokens and
 dollars added up per role, model and way of sending.
 
 Every prompt's models, key points, histories and scores come from the shard that ran the prompt;
@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ..jsonio import loads
-from .shard import MANIFEST_SUFFIX, MANIFEST_VERSION, Shard, manifest_path, shard_of
+from .plan.shard import MANIFEST_SUFFIX, MANIFEST_VERSION, Shard, manifest_path, shard_of
 
 WEVAL_KEYS = ("configId", "configTitle", "runLabel", "timestamp", "description", "sourceCommitSha",
               "sourceBlueprintFileName", "config", "evalMethodsUsed", "effectiveModels", "modelSystemPrompts",
@@ -197,7 +197,7 @@ def _read_json(path: Path) -> Any:
 
 # --- Weval --------------------------------------------------------------------------------------------
 def _merge_weval(shards: list[ShardResult], folder: Path, stamp: str) -> list[Path]:
-    from .weval_results import write_comparison
+    from .write.weval_results import write_comparison
 
     files = [_read_json(s.results) for s in shards]
     for s, data in zip(shards, files, strict=True):
@@ -311,9 +311,9 @@ def _overall_similarity(per_prompt: dict[str, Any], items: Iterable[str]) -> dic
 
 
 def merge_costs(costs: list[dict[str, Any]]) -> dict[str, Any]:
-    """The shards' costs (cost files) as one run's (spend.py's shape and order): calls and tokens added up,
+    """The shards' costs (cost files) as one run's (cost/spend.py's shape and order): calls and tokens added up,
     USD too (a line's cost stays unknown if any shard's is). A cap or a stop of any shard is kept."""
-    from .spend import line_order
+    from .cost.spend import line_order
 
     lines: dict[tuple[str, str, str], dict[str, Any]] = {}
     for cost in costs:
@@ -351,7 +351,7 @@ def merge_costs(costs: list[dict[str, Any]]) -> dict[str, Any]:
 
 # --- AgentV -------------------------------------------------------------------------------------------
 def _merge_agentv(shards: list[ShardResult], folder: Path, stamp: str) -> list[Path]:
-    from .files import write_atomic
+    from .write.files import write_atomic
 
     items = [str(i) for i in shards[0].manifest["items"]]
     rows: dict[str, list[bytes]] = {}
@@ -381,9 +381,9 @@ def _merge_agentv(shards: list[ShardResult], folder: Path, stamp: str) -> list[P
 
 
 def _merge_cost_files(shards: list[ShardResult], results: Path, inline: list[Any]) -> list[Path]:
-    """The shards' cost files (cost_file.py) as the merged run's, beside `results`; nothing when no shard
+    """The shards' cost files (cost/cost_file.py) as the merged run's, beside `results`; nothing when no shard
     has one. `inline`: each shard's cost held in its results (earlier versions), used when it has no file."""
-    from .cost_file import cost_path, write_cost
+    from .cost.cost_file import cost_path, write_cost
 
     costs = []
     for s, held in zip(shards, inline, strict=True):

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .shard import Shard
+    from .plan.shard import Shard
 
 EVAL_METHODS = ("llm-coverage", "embedding")
 DEFAULT_EVAL_METHODS = ("llm-coverage",)
@@ -70,8 +70,8 @@ class RunOptions:
     partial_results: bool = False
     max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES  # a bigger provider answer is an error
     allow_outside_files: bool = False  # send files from outside the project (file-outside-project findings)
-    max_cost: float | None = None  # --max-cost: US dollars the run may spend (budget.py)
-    # Batch mode (run/batch_stage.py): every model with a batch API (`batch`), or the models matching
+    max_cost: float | None = None  # --max-cost: US dollars the run may spend (cost/budget.py)
+    # Batch mode (run/generate/batch_stage.py): every model with a batch API (`batch`), or the models matching
     # `batch_models` (globs of model ids / target names); seconds between polls; the run's own caps on a
     # batch (below the provider's limits: 50,000 requests / 200 MB OpenAI, 100,000 / 256 MB Anthropic).
     batch: bool = False
@@ -79,7 +79,7 @@ class RunOptions:
     batch_poll: float = DEFAULT_BATCH_POLL
     batch_max_requests: int | None = None
     batch_max_bytes: int | None = None
-    shard: Shard | None = None  # --shard I/N: run only this share of the items (shard.py)
+    shard: Shard | None = None  # --shard I/N: run only this share of the items (plan/shard.py)
 
     @property
     def cache_path(self) -> Path:

@@ -1,7 +1,7 @@
 """Workers over a run's cells, and the one queue their events come out of.
 
 A fixed pool of workers (not one task per cell) keeps memory flat on big runs; the global and
-per-provider limits in calls.py decide how many calls are really in flight. Closing the stream early
+per-provider limits in generate/calls.py decide how many calls are really in flight. Closing the stream early
 (the consumer stops, the task is cancelled) cancels the workers: nothing runs on behind the caller's
 back, and everything already received is in the journal.
 """

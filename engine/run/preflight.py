@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from ..providers.base import ProviderError
 from .options import RunOptions
-from .weval_plan import WevalPlan
+from .plan.weval import WevalPlan
 
 if TYPE_CHECKING:
     from .runner import Plan

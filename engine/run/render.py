@@ -95,7 +95,7 @@ class HumanRenderer:
             self.worst.add(event, str(self.plan.get("kind") or "weval"))
             self.done += 1
             self.retrying.pop(event.cell, None)
-            if isinstance(event, CellFailed) and event.kind == "not_run":  # a cost cap (budget.py)
+            if isinstance(event, CellFailed) and event.kind == "not_run":  # a cost cap (cost/budget.py)
                 self.not_run += 1
                 if self.not_run == 1:
                     self._line(f"stopped: {event.error.removeprefix('not run: ')}; no new cell starts")
@@ -339,7 +339,7 @@ def format_table(summary: RunSummary) -> str:
     out.append("")
     out.append(", ".join(extra))
     if summary.cost:
-        from .cost_text import spend_lines
+        from .cost.cost_text import spend_lines
 
         out += spend_lines(summary.cost)
     out.extend(f"note: {n}" for n in summary.notes)
@@ -375,7 +375,7 @@ def format_plan(plan: dict[str, Any]) -> str:
     lines.append(f"eval methods: {', '.join(plan.get('eval_methods') or []) or 'none'}")
     lines.append(f"total: {_n(plan.get('calls'))} call(s)")
     if plan.get("cost"):
-        from .cost_text import estimate_lines
+        from .cost.cost_text import estimate_lines
 
         lines.append("")
         lines += estimate_lines(plan["cost"])

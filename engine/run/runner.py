@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator
 
 from .events import Event
 from .options import RunOptions
-from .plan import Plan, PlanError, plan_for
+from .plan.plan_for import Plan, PlanError, plan_for
 
 __all__ = ["Plan", "PlanError", "plan_for", "run"]
 
@@ -24,7 +24,7 @@ def run(plan: Plan, options: RunOptions) -> AsyncIterator[Event]:
     """The run's events, in order: RunStarted, then per cell CallStarted / Retrying / Response / Scored or
     CellFailed (cells interleave), Notice at any time, RunFinished last. Closing the iterator early
     (or cancelling its task) stops the run; everything received is already in the journal."""
-    from .weval_plan import WevalPlan
+    from .plan.weval import WevalPlan
 
     if isinstance(plan, WevalPlan):
         from .weval_runner import run_weval

@@ -1,8 +1,8 @@
 """The run skeleton both formats share: journal, start, cells, the stages after them, finish, cleanup.
 
-    plan (plan.py) → generate (generate.py) → score: functions, judges, scripts, embeddings
-    (score_functions.py, score_judges.py, score_scripts.py, score_embeddings.py)
-    → write (write_weval.py, write_agentv.py)
+    plan (plan/plan_for.py) → generate (generate/answers.py) → score: functions, judges, scripts, embeddings
+    (score/functions.py, score/judges.py, score/scripts.py, score/embeddings.py)
+    → write (write/weval.py, write/agentv.py)
 
 `RunSkeleton` drives a `FormatRun` (WevalRun, AgentvRun) through the same order of events: it opens the
 journal (taking the run's lock; `--resume` reads what an earlier run has) once the format's check
@@ -24,15 +24,15 @@ from collections.abc import AsyncIterator, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
-from .calls import Calls
 from .events import Event, Notice, RunFinished, RunStarted, RunSummary
-from .journal import Journal, JournalState, open_journal, read_header
-from .journal_records import Done, RunHeader
+from .generate.calls import Calls
+from .journal.journal_file import Journal, JournalState, open_journal, read_header
+from .journal.records import Done, RunHeader
 from .options import RunOptions
 from .pool import stream_cells
 
 if TYPE_CHECKING:
-    from .plan import Plan
+    from .plan.plan_for import Plan
 
 
 TaskT = TypeVar("TaskT")  # a format's task: WevalTask or AgentvTask
@@ -77,7 +77,7 @@ class FormatRun(Protocol[TaskT]):
         """One task of the plan, start to finish: its events go to `queue`, its records to the journal."""
 
     def before_cells(self) -> AsyncIterator[Event]:
-        """The stages that need the plan's cells before any runs (batch mode: run/batch_stage.py)."""
+        """The stages that need the plan's cells before any runs (batch mode: run/generate/batch_stage.py)."""
 
     def workers(self, default: int) -> int:
         """How many cells run at once (`default`: twice the concurrency, at most the cells)."""

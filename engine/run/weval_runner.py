@@ -1,9 +1,9 @@
 """Running a Weval blueprint: the skeleton's hooks (skeleton.py) wiring the stages, as a stream of events.
 
-Each cell (prompt × effective model) is generated (generate.py) and scored on its own, as soon as a
-worker is free: function points (score_functions.py), then the text points' judges and the key points
-extracted from an ideal (score_judges.py); the embedding similarity comes after every cell
-(score_embeddings.py), the comparison file and artefacts at the end (write_weval.py). Results stream out
+Each cell (prompt × effective model) is generated (generate/answers.py) and scored on its own, as soon as a
+worker is free: function points (score/functions.py), then the text points' judges and the key points
+extracted from an ideal (score/judges.py); the embedding similarity comes after every cell
+(score/embeddings.py), the comparison file and artefacts at the end (write/weval.py). Results stream out
 while the run goes on, and every finished answer, judgement and score is in the journal the moment it
 exists.
 """
@@ -20,8 +20,7 @@ from ..scoring.agentv_aggregate import verdict
 from ..scoring.weval_aggregate import CoveragePoint, avg_coverage_extent
 from ..scoring.weval_points import PointContext
 from ..weval.model import Point
-from .calls import Calls
-from .cost_guard import NOT_RUN, CostGuard
+from .cost.guard import NOT_RUN, CostGuard
 from .events import (
     Cell,
     CellFailed,
@@ -32,19 +31,20 @@ from .events import (
     RunSummary,
     Scored,
 )
-from .files import iso_timestamp, now_utc
-from .generate import CellError, WevalGenerate, weval_history
-from .held_records import HeldRecords
-from .journal import Journal, JournalState, run_header
-from .journal_records import CellScore, Failed, RunHeader
+from .generate.answers import CellError, WevalGenerate, weval_history
+from .generate.calls import Calls
+from .journal.held_records import HeldRecords
+from .journal.journal_file import Journal, JournalState, run_header
+from .journal.records import CellScore, Failed, RunHeader
 from .options import RunOptions
-from .score_embeddings import embedding_similarity
-from .score_functions import AssessmentBases, function_point, score_function_point, scored_at_once
-from .score_judges import WevalJudges
+from .plan.weval import WevalPlan, WevalTask
+from .score.embeddings import embedding_similarity
+from .score.functions import AssessmentBases, function_point, score_function_point, scored_at_once
+from .score.judges import WevalJudges
+from .score.weval_judge import transcript
 from .skeleton import RunSkeleton
-from .weval_judge import transcript
-from .weval_plan import WevalPlan, WevalTask
-from .write_weval import WevalWriter
+from .write.files import iso_timestamp, now_utc
+from .write.weval import WevalWriter
 
 NO_POINTS = "Not scored: the prompt has no points (no should or should_not) and no ideal to extract key points from."
 SKIPPED_EXTRACTION = "Not scored: --eval-method none skips extracting key points from the ideal."
@@ -121,9 +121,9 @@ class WevalRun:
 
     async def before_cells(self) -> AsyncIterator[Event]:
         """Batch mode: every answer the batch APIs can give (a phase per generated turn), then the judges'
-        calls on them, before the cells run (run/batch_stage.py); the cells `take()` what the batches
+        calls on them, before the cells run (run/generate/batch_stage.py); the cells `take()` what the batches
         answered."""
-        from .batch_stage import BatchStage, journaled_slots
+        from .generate.batch_stage import BatchStage, journaled_slots
 
         if self.plan.replay is not None:
             return

@@ -23,7 +23,7 @@ from pygls.protocol import default_converter
 from evalspec.detect import FileKind
 from evalspec.findings import Finding, Fix, Span
 from evalspec.ide.refactor import refactorings
-from evalspec.run.items import entries
+from evalspec.run.plan.items import entries
 
 from .. import convert
 from ..protocol import JsonReady

@@ -39,9 +39,9 @@ from evalspec.detect import FileKind
 from evalspec.ide.runs import RunBoard, run_items
 from evalspec.providers.redact import redact
 from evalspec.run.events import RunFinished
-from evalspec.run.items import entries
-from evalspec.run.journal import mark_stopped
+from evalspec.run.journal.journal_file import mark_stopped
 from evalspec.run.options import RunOptions
+from evalspec.run.plan.items import entries
 
 from ..convert import path_of
 from ..documents import DocumentState

@@ -64,7 +64,7 @@ def test_one_flag_says_what_is_scored(name: str) -> None:
     from evalspec.agentv.model import Assertion
     from evalspec.findings import Span
     from evalspec.ide import completion, docs
-    from evalspec.run.agentv_scorable import unscorable
+    from evalspec.run.score.agentv_scorable import unscorable
 
     t = ASSERTION_TYPES[name]
     tmpl = completion._type_tmpl(t, t.name, "0", None)

@@ -1,6 +1,6 @@
 """Batch mode for AgentV's judges and trials: `rubrics`, `llm-judge`, a composite's llm-judge aggregator,
 the default judge and `execution.trials` after the first attempt, all through the fake batch server's
-batch APIs in rounds (run/batch_rounds.py), with results an interactive run's byte for byte.
+batch APIs in rounds (run/generate/batch_rounds.py), with results an interactive run's byte for byte.
 
 The fake answers a request as a function of its body, so a trial asks exactly what the attempt before
 asked: a request sent twice shows as a count above the interactive run's (`sent`), not as any count

@@ -17,8 +17,8 @@ from evalspec.providers.google import GoogleProvider
 from evalspec.providers.mock import MockProvider
 from evalspec.providers.openai_compat import OpenAICompatProvider
 from evalspec.providers.retry import RetryingProvider
-from evalspec.run.calls import Calls
 from evalspec.run.events import Cell, Retrying
+from evalspec.run.generate.calls import Calls
 from evalspec.run.options import RunOptions
 
 CLASSES = (AnthropicProvider, GoogleProvider, OpenAICompatProvider, EchoProvider, MockProvider, CommandProvider,

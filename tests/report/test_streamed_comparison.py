@@ -18,7 +18,7 @@ from evalspec.json_stream import JsonReader
 from evalspec.jsonio import dumps_bytes
 from evalspec.report import ResultsError, load_results, sources
 from evalspec.report.html import render_html
-from evalspec.run.files import dumps_pretty
+from evalspec.run.write.files import dumps_pretty
 
 
 def _whole(path: Path) -> Any:

@@ -124,7 +124,7 @@ def comparison(out: Path) -> dict[str, Any]:
 
 
 def cost_file(out: Path) -> dict[str, Any]:
-    """What the run paid: the cost file beside its newest results (run/cost_file.py)."""
+    """What the run paid: the cost file beside its newest results (run/cost/cost_file.py)."""
     files = sorted(out.rglob("*_cost.json"))
     assert files, f"no cost file under {out}"
     return json.loads(files[-1].read_text(encoding="utf-8"))

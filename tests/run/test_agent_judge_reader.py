@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from evalspec.run import agent_judge
-from evalspec.run.agent_judge import OutsideWorkspace, WorkspaceReader, tools_for
+from evalspec.run.score import agent_judge
+from evalspec.run.score.agent_judge import OutsideWorkspace, WorkspaceReader, tools_for
 
 
 @pytest.fixture

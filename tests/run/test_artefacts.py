@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from evalspec.run.weval_results import _artefacts, core_object
+from evalspec.run.write.weval_results import _artefacts, core_object
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "hello.weval.yml"
 

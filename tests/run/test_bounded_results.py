@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from evalspec.run import cell_store, write_weval
+from evalspec.run.write import cell_store
+from evalspec.run.write import weval as write_weval
 from tests.fakeprovider import Reply
 
 from .conftest import SmartFake, classify, criterion_of, env_for, options, run_events, write

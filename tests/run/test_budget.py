@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from evalspec.run.budget import Budget, Cap
+from evalspec.run.cost.budget import Budget, Cap
 from evalspec.run.events import Cell
 
 A, B, C, D = (Cell(x, "m") for x in "abcd")

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from evalspec.run.code_judge import (
+from evalspec.run.score.code_judge import (
     judge_command,
     parse_answer,
     run_code_judge,

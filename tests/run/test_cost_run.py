@@ -252,8 +252,8 @@ def test_embeddings_are_estimated_and_counted_in_the_real_spend(tmp_path: Path, 
 
 def test_a_call_that_reports_no_usage_costs_unknown_not_zero() -> None:
     from evalspec.pricing import Price, PriceTable
+    from evalspec.run.cost.spend import Spend
     from evalspec.run.events import Cell
-    from evalspec.run.spend import Spend
 
     spend = Spend(PriceTable({"text-embedding-3-small": Price(input=0.02, output=0)}))
     assert spend.record("embed", "openai:text-embedding-3-small", Cell("", "e"), model="text-embedding-3-small",

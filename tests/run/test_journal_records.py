@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from evalspec.run.events import Cell
-from evalspec.run.journal import Journal, load, read_header, records
-from evalspec.run.journal_records import (
+from evalspec.run.journal.journal_file import Journal, load, read_header, records
+from evalspec.run.journal.records import (
     CellScore,
     Done,
     Embedding,

@@ -16,8 +16,8 @@ from pathlib import Path
 from fakeprovider import FakeProvider, RateLimitedFake, Recorded, Reply
 
 from evalspec.ide.runs import RunBoard
-from evalspec.run.calls import Calls
 from evalspec.run.events import RateLimit
+from evalspec.run.generate.calls import Calls
 
 from .conftest import KEY, env_for, of_type, options, run_events, write
 

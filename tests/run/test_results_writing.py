@@ -11,8 +11,8 @@ import pytest
 
 from evalspec.analysis import analyze
 from evalspec.jsonio import dumps_bytes
-from evalspec.run.files import LazyList, LazyMap, compact_chunks, pretty_chunks
-from evalspec.run.weval_results import (
+from evalspec.run.write.files import LazyList, LazyMap, compact_chunks, pretty_chunks
+from evalspec.run.write.weval_results import (
     ArtefactWriter,
     WevalResults,
     comparison_object,

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from evalspec.analysis import analyze_file
-from evalspec.run.jsjson import js_stringify, locale_compare_key
 from evalspec.run.options import RunOptions
-from evalspec.run.run_label import content_hash, content_hash_input, run_label
-from evalspec.run.weval_plan import plan_weval
+from evalspec.run.plan.run_label import content_hash, content_hash_input, run_label
+from evalspec.run.plan.weval import plan_weval
+from evalspec.run.write.jsjson import js_stringify, locale_compare_key
 
 from .conftest import write
 

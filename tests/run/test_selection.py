@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from evalspec.run.selection import selected, unmatched
+from evalspec.run.plan.selection import selected, unmatched
 
 
 def test_globs_select_by_pattern() -> None:

@@ -15,7 +15,7 @@ import pytest
 from fakeprovider import Reply
 
 from evalspec.cli import main
-from evalspec.run.shard import Shard, parse_shard, shard_of
+from evalspec.run.plan.shard import Shard, parse_shard, shard_of
 
 from .conftest import AGENTV_TARGETS, SmartFake, criterion_of, env_for, write
 
@@ -288,7 +288,7 @@ def test_costs_of_shards_add_up() -> None:
 
     merged = merge_costs([cost(("judge", "j", 2, 0.5), ("answers", "b", 1, 0.25)),
                           cost(("answers", "b", 3, 0.75), ("answers", "a", 1, None))])
-    # Lines in spend.py's order (role, then model), whichever shard met them first.
+    # Lines in cost/spend.py's order (role, then model), whichever shard met them first.
     assert [(x["role"], x["model"], x["calls"], x["usd"]) for x in merged["lines"]] == [
         ("answers", "a", 1, None), ("answers", "b", 4, 1.0), ("judge", "j", 2, 0.5)]
     assert merged["input_tokens"] == 70 and merged["output_tokens"] == 7

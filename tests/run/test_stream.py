@@ -7,7 +7,6 @@ import io
 from pathlib import Path
 
 from evalspec.providers.base import ChatRequest, ChatResult
-from evalspec.run.calls import Calls
 from evalspec.run.events import (
     Cell,
     CellFailed,
@@ -18,6 +17,7 @@ from evalspec.run.events import (
     RunSummary,
     Scored,
 )
+from evalspec.run.generate.calls import Calls
 from evalspec.run.options import RunOptions
 from evalspec.run.render import HumanRenderer, format_table
 

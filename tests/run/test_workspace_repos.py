@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from evalspec.run.workspace_repos import RepoError, parse_repos
+from evalspec.run.workspace.repos import RepoError, parse_repos
 
 from .conftest import SmartFake, env_for, options, run_events, write
 from .test_agentv_execution import PY, _rows, _workspace_suite

@@ -19,7 +19,7 @@ from typing import Any
 
 SPEC = Path(__file__).resolve().parents[3] / "shared" / "spec" / "weval-output-format.md"
 
-# What a run paid is in its cost file (run/cost_file.py), not in the comparison file: no field of
+# What a run paid is in its cost file (run/cost/cost_file.py), not in the comparison file: no field of
 # evalspec's own is allowed there.
 EVALSPEC_EXTENSIONS: frozenset[str] = frozenset()
 
@@ -93,7 +93,7 @@ def problems(data: dict[str, Any], spec: Spec | None = None) -> list[str]:
             if key not in table:
                 out.append(f"{where}.{key}: not in the format")
 
-    # evalspec's own top-level additions, which the dashboard ignores: real tokens and cost (run/spend.py).
+    # evalspec's own top-level additions, which the dashboard ignores: real tokens and cost (run/cost/spend.py).
     check_fields({k: v for k, v in data.items() if k not in EVALSPEC_EXTENSIONS}, spec.top, "$")
     models = set(data.get("effectiveModels") or [])
     prompt_ids = list(data.get("promptIds") or [])

@@ -1,0 +1,48 @@
+"""An AgentV test's input messages as the chat request its target gets (the runner sends it; the cost
+estimate sizes it)."""
+
+from __future__ import annotations
+
+from ...agentv.model import Message
+from ...providers.base import ChatMessage
+
+FILE_LIMIT = 256 * 1024  # bytes of a file block inlined into a message
+
+
+def chat_messages(messages: list[Message]) -> tuple[str | None, list[ChatMessage]]:
+    """AgentV input messages as a chat request: system turns become the system prompt; file blocks are
+    inlined (bounded); tool results are passed as user turns (chat targets have no tool protocol)."""
+    system: list[str] = []
+    out: list[ChatMessage] = []
+    for m in messages:
+        text = _content(m)
+        if m.role == "system":
+            system.append(text)
+        elif m.role == "tool":
+            out.append(ChatMessage("user", f"[tool result{f' from {m.name}' if m.name else ''}]\n{text}"))
+        else:
+            out.append(ChatMessage(m.role, text))
+    return ("\n\n".join(system) or None), out
+
+
+def _content(m: Message) -> str:
+    from ...agentv.model import ContentBlock
+
+    if isinstance(m.content, list) and m.content and all(isinstance(b, ContentBlock) for b in m.content):
+        parts = []
+        for b in m.content:
+            if b.type == "text":
+                parts.append(str(b.value))
+            elif b.type == "file" and b.resolved_path is not None:
+                from ...agentv.files import read_text
+
+                body = read_text(b.resolved_path, FILE_LIMIT)
+                parts.append(f"<file path=\"{b.value}\">\n{body}\n</file>" if body is not None else f"[file {b.value}]")
+            elif b.type == "json":
+                import json
+
+                parts.append(json.dumps(b.value, ensure_ascii=False))
+            else:
+                parts.append(f"[{b.type} {b.value}]")
+        return "\n".join(parts)
+    return m.text()

@@ -1,0 +1,399 @@
+"""Batch mode: a run's generation calls sent through the providers' batch APIs, before the cells run.
+
+The runner lists the calls it is about to make (`BatchRequest`: the very ChatRequest its interactive
+path would send); this stage groups them by model, splits them under the provider's limits, journals
+each part's `custom_id` → cell mapping before anything is sent and each batch id the moment the
+provider returns it (generate/batch_journal.py), polls until every batch has ended and turns each answer into a
+ChatResult with the chat provider's own parser. The cells then run as usual and `take()` hands them
+their answer instead of a call; whatever a batch did not answer (an errored or expired item, a
+cancelled or failed batch, a model without a batch API) goes through the interactive path with its
+retries, so the result files are the ones an interactive run writes.
+
+A resumed run (`--resume`) polls the batches its journal names and never sends their requests again;
+a part planned but without a journaled id (killed while creating it) is looked for at the provider
+first (`BatchAPI.find`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import fnmatch
+import secrets
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from ...batch import BatchAPI, BatchStatus, Limits, batch_api_for, http_provider, split
+from ...providers.base import BAD_RESPONSE, ChatRequest, ChatResult, Provider, ProviderError
+from ...providers.cache import CachedProvider
+from ...providers.retry import retry_call
+from ..events import BatchProgress, Cell, Event, Notice
+from ..journal.journal_file import Journal
+from ..journal.records import BatchCancelled, BatchCreated, BatchEnded, BatchFileUploaded
+from ..options import RunOptions
+from .batch_journal import BatchPart, load_parts, planned
+from .calls import Calls
+
+if TYPE_CHECKING:
+    from ..plan.plan_for import Plan
+
+T = TypeVar("T")
+# Rounds in a row whose poll of a batch failed (each after the retry policy's retries) before its requests
+# are sent one by one: a provider down for good must not hold the run forever.
+MAX_FAILED_POLLS = 10
+FIRST_POLL = 1.0  # seconds before the second look at a batch; doubled up to RunOptions.batch_poll
+Slot = tuple[Cell, int | str]  # a cell and its generated turn's number, or a judge call's place
+
+
+@dataclass(frozen=True, slots=True)
+class BatchRequest:
+    cell: Cell
+    turn: int | str  # the generated turn, or the judge call (score_judges.judge_slot)
+    model: str  # the model id as the plan names it
+    spec: str | Mapping[str, Any]  # what Calls.model() binds (a custom model's object), or the target's name
+    provider: Provider  # the (wrapped) provider the interactive call would use
+    req: ChatRequest
+    custom: bool = False  # an OpenAI-format endpoint the user says has the Batch API (an AgentV target)
+    # False: only collected from a batch an earlier run of the journal sent (a `--resume` without
+    # `--batch`), never sent in a new one.
+    submit: bool = True
+
+
+def wants_batch(options: RunOptions, model: str) -> bool:
+    """Whether `model`'s calls go through its batch API: `--batch` (every model that has one) or one of
+    the `--batch-model` patterns."""
+    if options.batch:
+        return True
+    return any(fnmatch.fnmatchcase(model, pattern) for pattern in options.batch_models)
+
+
+def journaled_slots(journal_path: Path, options: RunOptions) -> set[Slot]:
+    """The calls a resumed run's journal says were put in a batch: they are collected from it even
+    when the resumed run was started without `--batch`, so none is sent a second time."""
+    if not options.resume:
+        return set()
+    return {slot for part in load_parts(journal_path).values() for slot in part.items.values()}
+
+
+def custom_batch(options: RunOptions, model: str) -> bool:
+    """A model named in --batch-model is trusted to have a batch API even behind a custom URL."""
+    return any(fnmatch.fnmatchcase(model, pattern) for pattern in options.batch_models)
+
+
+class BatchStage:
+    def __init__(self, *, calls: Calls, journal: Journal, journal_path: Path, options: RunOptions) -> None:
+        self.calls = calls
+        self.journal = journal
+        self.journal_path = journal_path
+        self.options = options
+        self.policy = calls.policy
+        self.results: dict[Slot, ChatResult | ProviderError] = {}
+        self.answered = 0  # answers taken from batches
+        self.unanswered = 0  # requests a batch did not answer (sent again one by one)
+        self.batches = 0
+        self._apis: dict[str, BatchAPI | None] = {}
+        self._statuses: dict[str, tuple[str, BatchStatus]] = {}  # key → (model, last status)
+        self._requests: dict[Slot, BatchRequest] = {}
+        self._models: dict[Slot, str] = {}  # the model each answer was asked of (for its price)
+
+    # --- what the cells ask -----------------------------------------------------------------------
+    def take(self, cell: Cell, turn: int | str, *, purpose: str = "generate", label: str = "") -> ChatResult | None:
+        """The batch's answer for this cell's turn (once), None when it must be asked interactively.
+        Raises the ProviderError the interactive call would have raised for the same answer. The call
+        is counted and its usage priced (at the batch price) as Calls.chat does for a call it makes."""
+        got = self.results.pop((cell, turn), None)
+        if got is None:
+            return None
+        self.calls.calls += 1
+        if isinstance(got, ProviderError):
+            raise got
+        spend = self.calls.spend
+        if spend is not None:
+            spend.record(purpose, label, cell, model=self._models.get((cell, turn)), reported=got.raw_model,
+                         input_tokens=got.usage.input_tokens, output_tokens=got.usage.output_tokens, batched=True)
+        return got
+
+    # --- the stage --------------------------------------------------------------------------------
+    async def run(self, requests: Sequence[BatchRequest]) -> AsyncIterator[Event]:
+        self._requests = {(r.cell, r.turn): r for r in requests}
+        if not self._requests:
+            return
+        self.answered = self.unanswered = self.batches = 0  # counted per phase (answers, then judges)
+        self._statuses = {}
+        pending: dict[str, tuple[BatchPart, BatchAPI]] = {}
+        covered: set[Slot] = set()
+        resumable = load_parts(self.journal_path) if self.options.resume else {}
+        taken = frozenset(p.batch_id for p in resumable.values() if p.batch_id)
+        for part in resumable.values():
+            wanted = [s for s in part.items.values() if s in self._requests]
+            if not wanted:
+                continue
+            api = self._api(self._requests[wanted[0]])
+            if api is None:
+                continue
+            if part.batch_id is None:
+                found = await self._call(lambda api=api, part=part, taken=taken: api.find(  # type: ignore[misc]
+                    part.key, created_after=part.planned_at, total=len(part.items), taken=taken))
+                if isinstance(found, ProviderError) or found is None:
+                    continue  # never created (or cannot be told): its requests are planned again
+                part.batch_id = found.id
+                self.journal.write(BatchCreated(part.key, found.id))
+                taken = taken | {found.id}
+                yield Notice(f"batch {found.id} ({part.model}, {len(part.items):,} requests) was created before "
+                             "the run stopped; polling it instead of sending its requests again")
+            covered.update(wanted)
+            pending[part.key] = (part, api)
+        resumed = len(pending)
+        if resumed:
+            yield Notice(f"resuming {resumed} batch(es) from the journal; their requests are not sent again")
+        async for event in self._submit([r for s, r in self._requests.items() if s not in covered and r.submit],
+                                        pending):
+            yield event
+        async for event in self._poll(pending):
+            yield event
+        if self.answered or self.unanswered:
+            note = f"batch mode: {self.answered:,} answer(s) from {self.batches} batch(es)"
+            if self.unanswered:
+                note += f"; {self.unanswered:,} request(s) not answered by a batch are sent one by one"
+            yield Notice(note)
+
+    # --- submission -------------------------------------------------------------------------------
+    async def _submit(self, requests: list[BatchRequest],
+                      pending: dict[str, tuple[BatchPart, BatchAPI]]) -> AsyncIterator[Event]:
+        by_model: dict[str, list[BatchRequest]] = {}
+        for r in requests:
+            by_model.setdefault(r.model, []).append(r)
+        for model, reqs in by_model.items():
+            api = self._api(reqs[0])
+            if api is None:
+                yield Notice(f"{model} has no batch API evalspec can drive (OpenAI, Anthropic and Google have); its "
+                             f"{len(reqs):,} call(s) are made one by one", "warning")
+                continue
+            raw = http_provider(reqs[0].provider)
+            assert raw is not None  # batch_api_for gave an API: an HTTP provider is under the wrappers
+            encoded: list[bytes] = []
+            kept: list[BatchRequest] = []
+            for r in reqs:
+                try:
+                    body = raw.body(r.req)
+                except ProviderError:
+                    continue  # the interactive call raises the same error, in its cell
+                encoded.append(api.encode(f"r{len(kept)}", body))
+                kept.append(r)
+            for start, end in split([len(e) for e in encoded], api.limits, overhead=64):
+                part = BatchPart(key=f"evalspec-{secrets.token_hex(8)}", model=model,
+                                 items={f"r{i}": (kept[i].cell, kept[i].turn) for i in range(start, end)},
+                                 planned_at=time.time())
+                # The mapping is on disk before a byte goes out: a kill from here on loses nothing.
+                self.journal.write(planned(part))
+                status = await self._create(api, part, encoded[start:end])
+                if isinstance(status, ProviderError):
+                    self.unanswered += end - start
+                    yield Notice(f"{model}: the batch of {end - start:,} request(s) could not be created "
+                                 f"({status.message}); they are sent one by one", "warning")
+                    continue
+                pending[part.key] = (part, api)
+                self._statuses[part.key] = (model, status)
+                yield self._progress()
+
+    async def _create(self, api: BatchAPI, part: BatchPart, encoded: list[bytes]) -> BatchStatus | ProviderError:
+        file_id = await self._call(lambda: api.upload(part.key, encoded))
+        if isinstance(file_id, ProviderError):
+            return file_id
+        if file_id:
+            part.file_id = file_id
+            self.journal.write(BatchFileUploaded(part.key, file_id))
+        attempt = 0
+        while True:
+            try:
+                status = await api.create(part.key, encoded, file_id)
+            except ProviderError as err:
+                if not err.retryable or attempt >= self.policy.max_retries:
+                    return err
+                # The creation may have gone through with its answer lost: look before sending it again.
+                found = await self._call(lambda: api.find(part.key, created_after=part.planned_at,
+                                                          total=len(part.items)))
+                if isinstance(found, BatchStatus):
+                    status = found
+                else:
+                    attempt += 1
+                    await asyncio.sleep(self.policy.delay_for(attempt, err.retry_after))
+                    continue
+            part.batch_id = status.id
+            self.journal.write(BatchCreated(part.key, status.id))
+            self.batches += 1
+            return status
+
+    # --- polling and results ----------------------------------------------------------------------
+    async def _poll(self, pending: dict[str, tuple[BatchPart, BatchAPI]]) -> AsyncIterator[Event]:
+        # Soon after submission, then less and less often up to --batch-poll: a small batch is back in
+        # seconds, a large one takes hours and needs no look every second.
+        delay = min(FIRST_POLL, self.options.batch_poll)
+        failures: dict[str, int] = {}  # key → polls in a row that failed (after their own retries)
+        first = True
+        while pending:
+            if not first:
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, self.options.batch_poll)
+            first = False
+            keys = list(pending)
+            got = await asyncio.gather(*(self._status_of(*pending[k]) for k in keys))
+            for key, status in zip(keys, got, strict=True):
+                part, api = pending[key]
+                if isinstance(status, ProviderError):
+                    failures[key] = failures.get(key, 0) + 1
+                    if status.retryable and failures[key] < MAX_FAILED_POLLS:
+                        continue  # the next round asks again
+                    del pending[key]
+                    self._give_up(part)
+                    yield Notice(f"batch {part.batch_id} ({part.model}) cannot be read ({status.message}); its "
+                                 "requests are sent one by one", "warning")
+                    continue
+                failures.pop(key, None)
+                self._statuses[key] = (part.model, status)
+                if not status.ended:
+                    continue
+                del pending[key]
+                if part.ended is None:
+                    part.ended = status.to_json()
+                    self.journal.write(BatchEnded(key, part.ended))
+                note = await self._collect(part, api, status)
+                if note:
+                    yield Notice(note, "warning")
+            yield self._progress()
+
+    async def _status_of(self, part: BatchPart, api: BatchAPI) -> BatchStatus | ProviderError:
+        if part.ended is not None:  # resumed after it ended: its results are read from its files again
+            return _status_from_json(part.ended)
+        assert part.batch_id is not None
+        batch_id = part.batch_id
+        return await self._call(lambda: api.get(batch_id))
+
+    async def _collect(self, part: BatchPart, api: BatchAPI, status: BatchStatus) -> str | None:
+        """Every answer of an ended batch into `results`; returns what the user should know when some
+        requests were not answered."""
+        wanted = {cid: slot for cid, slot in part.items.items() if slot in self._requests}
+        first_error: str | None = None
+        got = 0
+        try:
+            async for item in api.results(status):
+                if item.body is None:  # stays wanted: the interactive path asks for it
+                    if item.custom_id in wanted:
+                        first_error = first_error or item.error
+                    continue
+                slot = wanted.pop(item.custom_id, None)
+                if slot is None:
+                    continue
+                self.results[slot] = self._parse(self._requests[slot], item.body)
+                self._models[slot] = self._requests[slot].req.model
+                got += 1
+        except ProviderError as err:
+            first_error = first_error or f"its results could not be read: {err.message}"
+        self.answered += got
+        self.unanswered += len(wanted)
+        if not wanted:
+            return None
+        why = status.detail or first_error or status.state
+        return (f"batch {status.id} ({part.model}) ended {status.state}: {len(wanted):,} of {len(part.items):,} "
+                f"request(s) not answered ({why}); they are sent one by one")
+
+    def _parse(self, request: BatchRequest, body: dict[str, Any]) -> ChatResult | ProviderError:
+        """The answer as the interactive call would have returned it: the chat provider's own parser."""
+        provider = request.provider
+        raw = http_provider(provider)
+        assert raw is not None  # only an HTTP provider's requests were batched (batch_api_for)
+        try:
+            result: ChatResult = dataclasses.replace(raw.parse(body, 0.0), batched=True)
+        except ProviderError as err:
+            return err
+        except (AttributeError, TypeError, ValueError, KeyError, IndexError) as exc:
+            return ProviderError(BAD_RESPONSE, f"{raw.name}: malformed answer ({type(exc).__name__}: {exc})", 200,
+                                 False, provider=raw.name)
+        if isinstance(provider, CachedProvider):  # --cache: stored as the interactive call stores it
+            from ...providers.cache import cache_key
+
+            provider.cache.put(cache_key(provider.identity(), request.req), result, model=request.req.model)
+        return result
+
+    def _give_up(self, part: BatchPart) -> None:
+        self.unanswered += sum(1 for slot in part.items.values() if slot in self._requests)
+
+    # --- plumbing ---------------------------------------------------------------------------------
+    def _api(self, request: BatchRequest) -> BatchAPI | None:
+        if request.model not in self._apis:
+            limits = Limits(self.options.batch_max_requests or 10**9, self.options.batch_max_bytes or 10**12)
+            self._apis[request.model] = batch_api_for(request.provider, limits=limits, model=request.req.model,
+                                                      custom=request.custom or custom_batch(self.options, request.model))
+        return self._apis[request.model]
+
+    async def _call(self, call: Callable[[], Awaitable[T]]) -> T | ProviderError:
+        try:
+            return await retry_call(call, self.policy)
+        except ProviderError as err:
+            return err
+
+    def _progress(self) -> BatchProgress:
+        return BatchProgress(tuple({"model": model, "id": status.id, "state": status.state, "ended": status.ended,
+                                    "counts": dict(status.counts), "progress": status.progress()}
+                                   for model, status in self._statuses.values()))
+
+
+def _status_from_json(data: Mapping[str, Any]) -> BatchStatus:
+    return BatchStatus(id=str(data.get("id")), state=str(data.get("state")), ended=True,
+                       counts=dict(data.get("counts") or {}), output_file=data.get("output_file"),
+                       error_file=data.get("error_file"), results_url=data.get("results_url"),
+                       detail=data.get("detail"))
+
+
+def plan_provider(plan: Plan, calls: Calls, model: str) -> Provider:
+    """The provider a plan's batches of `model` were sent with: a Weval model id (custom models by their
+    id) or an AgentV target's name."""
+    from ..plan.weval import WevalPlan
+
+    if isinstance(plan, WevalPlan):
+        return calls.model(plan.model_specs.get(model, model)).provider
+    judges = {t.judge.name: t.judge for t in plan.tasks if t.judge is not None}
+    for target in [*plan.targets, *judges.values()]:  # an AgentV judge's batches by its name
+        if target.name == model:
+            if target.config is not None:
+                return calls.target(target.name, target.config, base_dir=plan.path.parent)
+            return calls.model(target.model or target.name).provider
+    return calls.model(model).provider
+
+
+async def cancel_open_batches(journal_path: Path, plan: Plan, options: RunOptions) -> list[str]:
+    """Cancel every batch the journal names that has not ended (the user chose to, after Ctrl-C); each
+    cancellation is journaled, so `--resume` polls the batch to its end and collects what it finished.
+    Returns one line per batch for the user."""
+    parts = [p for p in load_parts(journal_path).values() if p.open and not p.cancelled]
+    if not parts:
+        return []
+    lines: list[str] = []
+    calls = Calls(options, lambda event: None, concurrency=4)
+    try:
+        with Journal(journal_path, fresh=False) as journal:
+            for part in parts:
+                assert part.batch_id is not None
+                batch_id = part.batch_id
+                try:
+                    api = batch_api_for(plan_provider(plan, calls, part.model), custom=True)
+                    if api is None:
+                        continue
+                    status = await retry_call(lambda api=api, batch_id=batch_id: api.cancel(batch_id),  # type: ignore[misc]
+                                              calls.policy)
+                except ProviderError as err:
+                    lines.append(f"batch {batch_id} ({part.model}): not cancelled: {err.message}")
+                    continue
+                journal.write(BatchCancelled(part.key))
+                lines.append(f"batch {batch_id} ({part.model}): {status.state}")
+    finally:
+        await calls.aclose()
+    return lines
+
+
+def open_batches(journal_path: Path) -> list[BatchPart]:
+    """The batches of a journal that were created and have not ended (nor been cancelled)."""
+    return [p for p in load_parts(journal_path).values() if p.open and not p.cancelled]

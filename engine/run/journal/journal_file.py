@@ -1,0 +1,229 @@
+"""The run journal: every finished call and score, appended to a JSONL file as it arrives.
+
+One record a line, written with a single `os.write` on a file opened O_APPEND, so a line reaches the
+kernel the moment the result exists: Ctrl-C, SIGTERM or `kill -9` lose nothing already received (no
+fsync: surviving a power cut is not the goal, surviving the process is). A line cut short by a kill is
+skipped when the journal is read back, and the next write starts on a fresh line.
+
+`--resume` reads the journal into a JournalState and the runner skips every call it already holds.
+The records (one frozen dataclass per kind of line, and the short-keyed JSON each is written as) are in
+journal/records.py; `Journal.write` is the one writer, `records()` / `load()` the one reader.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ...appendlog import AppendLog, read_records
+from ...jsonio import dumps_bytes
+from ..events import Cell
+from .records import (
+    CellScore,
+    Done,
+    Embedding,
+    Failed,
+    Generated,
+    Judged,
+    JudgeReply,
+    KeyPoints,
+    Record,
+    RunHeader,
+    Stopped,
+    Usage,
+    cell_ref,
+    decode,
+)
+from .run_lock import RunLock, lock_path
+
+__all__ = ["Journal", "JournalState", "cell_ref", "load", "mark_stopped", "open_journal", "read_header", "records",
+           "run_header"]
+
+
+@dataclass
+class JournalState:
+    """What an earlier (interrupted) run already has, by cell: its records, the newest of each kind."""
+
+    header: RunHeader | None = None
+    turns: dict[Cell, dict[int, Generated]] = field(default_factory=dict)
+    failures: dict[Cell, Failed] = field(default_factory=dict)
+    judgements: dict[tuple[Cell, int, str], Judged | JudgeReply] = field(default_factory=dict)
+    key_points: dict[str, KeyPoints] = field(default_factory=dict)
+    embeddings: dict[str, list[float]] = field(default_factory=dict)
+    scores: dict[Cell, CellScore] = field(default_factory=dict)
+    usage: list[Usage] = field(default_factory=list)  # every call's, in order (cost/spend.py sums them)
+    done: bool = False
+    stopped: str | None = None  # why the run was stopped before the end, when it says ("cancelled")
+
+    @property
+    def empty(self) -> bool:
+        return not (self.turns or self.failures or self.scores or self.judgements)
+
+    def forget(self, items: set[str]) -> None:
+        """Drop what the journal holds for these items (their text changed since it was written)."""
+        for cells in (self.turns, self.failures, self.scores):
+            for cell in [c for c in cells if c.item in items]:
+                del cells[cell]
+        for key in [k for k in self.judgements if k[0].item in items]:
+            del self.judgements[key]
+        for item in items:
+            self.key_points.pop(item, None)
+
+    def add(self, record: Record) -> None:
+        """Take one record into the state (a later record of the same key wins)."""
+        if isinstance(record, Generated):
+            self.turns.setdefault(record.cell, {})[record.turn] = record
+            self.failures.pop(record.cell, None)  # a retried cell that got its answer
+        elif isinstance(record, CellScore):
+            self.scores[record.cell] = record
+        elif isinstance(record, Judged | JudgeReply):
+            self.judgements[record.key] = record
+        elif isinstance(record, Usage):
+            self.usage.append(record)
+        elif isinstance(record, Failed):
+            self.failures[record.cell] = record
+        elif isinstance(record, KeyPoints):
+            self.key_points[record.prompt_id] = record
+        elif isinstance(record, Embedding):
+            self.embeddings[record.key] = record.vector
+        elif isinstance(record, RunHeader):
+            self.header = record
+        elif isinstance(record, Stopped):
+            self.stopped = record.why
+        elif isinstance(record, Done):
+            self.done = True
+
+
+def records(path: Path, *kinds: type[Record]) -> Iterator[Record]:
+    """The journal's records in order; only those of `kinds` when given (the others are not decoded).
+    A line cut short by a kill, a line that does not read as its record, and a record type this
+    evalspec does not know are skipped."""
+    tags = {kind.TAG for kind in kinds}
+    for rec in read_records(path):
+        try:
+            if tags and rec.get("t") not in tags:
+                continue
+            record = decode(rec)
+        except (KeyError, TypeError, ValueError):
+            continue
+        if record is not None:
+            yield record
+
+
+def load(path: Path) -> JournalState:
+    state = JournalState()
+    for record in records(path):
+        state.add(record)
+    return state
+
+
+def read_header(path: Path) -> RunHeader | None:
+    """A journal's header, reading only its first line (an editor looks at every journal of a folder);
+    None for a file that is not a journal."""
+    try:
+        with path.open("rb") as f:
+            first = f.readline(1 << 20)
+        rec = json.loads(first)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(rec, dict) or rec.get("t") != RunHeader.TAG:
+        return None
+    try:
+        return RunHeader.from_json(rec)
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+class Journal:
+    """Append-only writer. Not thread-safe; a run writes from its one event loop."""
+
+    def __init__(self, path: Path, *, fresh: bool, lock: RunLock | None = None) -> None:
+        self.path = path
+        self.lock = lock  # released when the journal closes
+        self._log = AppendLog(path, fresh=fresh)
+        self._log.open()  # the journal exists from the start of a run
+        self.records = 0
+
+    def write(self, *records: Record) -> None:
+        """Append records; several go out in one system call (they arrive together, e.g. an answer and
+        its score), so a kill keeps all of them or none."""
+        if not records:
+            return
+        if len(records) == 1:
+            self._log.write(dumps_bytes(records[0].to_json()) + b"\n")
+        else:
+            self._log.write(b"".join([dumps_bytes(r.to_json()) + b"\n" for r in records]))
+        self.records += len(records)
+
+    def close(self) -> None:
+        self._log.close()
+        if self.lock is not None:
+            self.lock.release()
+
+    def __enter__(self) -> Journal:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def open_journal(path: Path, *, resume: bool, header: RunHeader) -> tuple[Journal, JournalState]:
+    """The run's journal: the existing one and what it holds when resuming, else a fresh one that starts
+    with `header` (a previous journal is kept beside it as `.prev.jsonl`, not destroyed).
+
+    Takes the run's lock first (journal/run_lock.py), so a second run of the same label neither repeats the
+    calls of the first nor renames its journal away: it raises RunLocked (a PlanError) naming the holder.
+    """
+    lock = RunLock(lock_path(path))
+    lock.acquire(header.run_label or path.name.removesuffix(".journal.jsonl"))
+    try:
+        if resume and path.exists():
+            state = load(path)
+            journal = Journal(path, fresh=False, lock=lock)
+            changed = _changed_items(state.header, header)
+            if changed and state.header is not None:
+                # A Weval run label hashes ids and points, not prompt texts: a reworded prompt resumed
+                # the old run and kept the old prompt's answer. Its records are dropped (it is run
+                # again), and the header is written again with the new fingerprints, so a later resume
+                # keeps the new answer.
+                state.forget(changed)
+                state.header = dataclasses.replace(state.header, fp={**state.header.fp, **{
+                    item: header.fp[item] for item in changed}})
+                journal.write(state.header)
+            return journal, state
+        if path.exists():
+            with contextlib.suppress(OSError):
+                path.replace(path.with_suffix(".prev.jsonl"))
+        journal = Journal(path, fresh=True, lock=lock)
+    except BaseException:
+        lock.release()
+        raise
+    journal.write(header)
+    return journal, JournalState()
+
+
+def _changed_items(old: RunHeader | None, new: RunHeader) -> set[str]:
+    """The items whose text differs between the journal's header and this run's (both fingerprinted)."""
+    if old is None or not old.fp or not new.fp:
+        return set()  # a journal from before fingerprints: nothing to compare
+    return {item for item, fp in new.fp.items() if item in old.fp and old.fp[item] != fp}
+
+
+def mark_stopped(path: Path, why: str) -> None:
+    """Append why a run stopped early to its (closed) journal, so a later reader can say so."""
+    with Journal(path, fresh=False) as journal:
+        journal.write(Stopped(why))
+
+
+def run_header(plan: Any, options: Any) -> dict[str, Any]:
+    """What every journal's header says besides the format's own fields (RunHeader's path, select and
+    fp): the file (absolute, for an editor looking for its results: engine/ide/run_history.py), the
+    selection, and the fingerprints of the items run (run/plan/items.py)."""
+    return {"path": os.path.abspath(plan.path), "select": tuple(options.select),
+            "fp": dict(getattr(plan, "fingerprints", {}))}

@@ -1,0 +1,469 @@
+"""The run journal's records: one frozen dataclass per kind of line, and the JSON each is written as.
+
+A record is written by `Journal.write` (journal/journal_file.py), the one writer, and read back by `journal.load` /
+`journal.records`, the one reader, through `decode` below. The JSON keeps the short keys the journal
+has always had (a big run writes tens of thousands of lines), and a record serializes to exactly the
+bytes the runners wrote before these types existed, so old journals resume and old readers read new
+ones:
+
+    {"t": "run", "v": 1, "kind", "file", …}                   RunHeader: first line, what run this is
+    {"t": "gen", "c": [item, model], "n": turn, "text", "u": [in, out], "ms", "cached"(, "m", "tc")}
+                                                              Generated: an answer (a Weval turn, an AgentV attempt)
+    {"t": "fail", "c": [...], "error", "kind"}                Failed: a Weval cell with no answer
+    {"t": "judge", "c": [...], "p": point, "j": judge, "s": score | null, "r": reflection, "e": error}
+                                                              Judged: one Weval judge on one point
+    {"t": "judge", "c": [...], "p": index, "j": judge, "text": reply | null, "e": error}
+                                                              JudgeReply: an AgentV judge's raw reply
+    {"t": "kp", "i": prompt id, "m": model, "points": [...]}  KeyPoints: extracted from a prompt's ideal
+    {"t": "emb", "k": key, "v": [floats]}                     Embedding
+    {"t": "score", "c": [...], "s": score | null, "v": verdict, "r": result}
+                                                              CellScore: a cell's result (AgentV: its row)
+    {"t": "usage", "c": [...], "r": role, "m": label, "pm": priced as, "u": [in, out], "usd": cost | null, "b": 1 if batched}
+                                                              Usage: one call's tokens and cost (cost/spend.py)
+    {"t": "done"}                                             Done: the run finished
+    {"t": "stop", "why": "cancelled"}                         Stopped: the user stopped it (the editor's Cancel)
+    {"t": "batch_plan" | "batch_file" | "batch" | "batch_end" | "batch_cancel", "k": key, …}
+                                                              batch mode's records (generate/batch_journal.py)
+
+**Adding a record type** is one class here: a frozen dataclass with a `TAG`, `to_json()` (the line,
+short keys, `"t"` first) and a `from_json(rec)` classmethod that raises KeyError/TypeError/ValueError on
+a line it cannot read (the reader skips such a line, as it skips one cut short by a kill), registered
+with `@journal_record`. If `--resume` needs it, give `journal.JournalState` a field and a case in its
+`add`. Readers that do not know a tag skip it, so an older evalspec reads a newer journal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, TypeAlias, TypeVar
+
+from ..events import Cell
+
+_DECODERS: dict[str, Callable[[dict[str, Any]], Any]] = {}
+
+R = TypeVar("R")
+
+
+def journal_record(cls: type[R]) -> type[R]:
+    """Register a record class under its TAG, so the reader decodes its lines (`from_json`)."""
+    tag = cls.TAG  # type: ignore[attr-defined]
+    if tag not in _DECODERS:
+        _DECODERS[tag] = cls.from_json  # type: ignore[attr-defined]
+    return cls
+
+
+def decode(rec: dict[str, Any]) -> Record | None:
+    """The record a journal line holds, or None for a tag this evalspec does not know. Raises
+    KeyError/TypeError/ValueError for a line of a known tag that does not read."""
+    decoder = _DECODERS.get(rec.get("t"))  # type: ignore[arg-type]
+    return decoder(rec) if decoder is not None else None
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def cell_ref(cell: Cell) -> list[str]:
+    return [cell.item, cell.model]
+
+
+def _cell(rec: dict[str, Any]) -> Cell:
+    item, model = rec["c"]
+    return Cell(str(item), str(model))
+
+
+# Header keys the runners write, in their order (after "t" and "v"); others are kept in `extra`.
+_HEADER_KEYS = ("kind", "file", "config_id", "run_label", "started", "systems", "results", "path", "select", "fp")
+
+
+@journal_record
+@dataclass(frozen=True, slots=True)
+class RunHeader:
+    """The first line: what run this is. `path` (absolute), `select` and `fp` (item fingerprints,
+    plan/items.py) let an editor find a file's earlier runs (ide/run_history.py)."""
+
+    TAG: ClassVar[str] = "run"
+    kind: str  # "weval" | "agentv"
+    file: str
+    run_label: str
+    started: str
+    path: str = ""
+    select: tuple[str, ...] = ()
+    fp: Mapping[str, str] = field(default_factory=dict)
+    config_id: str | None = None  # Weval
+    systems: Mapping[str, Any] | None = None  # Weval: each model's system prompt
+    results: str | None = None  # AgentV: the results file's name (a resumed run appends to it)
+    version: int = 1
+    extra: Mapping[str, Any] = field(default_factory=dict)  # keys this evalspec does not know
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"t": self.TAG, "v": self.version, "kind": self.kind, "file": self.file}
+        if self.config_id is not None:
+            out["config_id"] = self.config_id
+        out["run_label"] = self.run_label
+        out["started"] = self.started
+        if self.systems is not None:
+            out["systems"] = dict(self.systems)
+        if self.results is not None:
+            out["results"] = self.results
+        out.update({"path": self.path, "select": list(self.select), "fp": dict(self.fp)})
+        out.update(self.extra)
+        return out
+
+    @classmethod
+    def from_json(cls, rec: dict[str, Any]) -> RunHeader:
+        def text(key: str) -> str:
+            value = rec.get(key)
+            return "" if value is None else str(value)
+
+        systems, fp, select = rec.get("systems"), rec.get("fp"), rec.get("select")
+        return cls(kind=text("kind"), file=text("file"), run_label=text("run_label"), started=text("started"),
+                   path=text("path"), select=tuple(str(s) for s in select) if isinstance(select, list) else (),
+                   fp={str(k): str(v) for k, v in fp.items()} if isinstance(fp, dict) else {},
+                   config_id=None if rec.get("config_id") is None else str(rec["config_id"]),
+                   systems=dict(systems) if isinstance(systems, dict) else None,
+                   results=None if rec.get("results") is None else str(rec["results"]),
+                   version=int(rec.get("v") or 1),
+                   extra={k: v for k, v in rec.items() if k not in _HEADER_KEYS and k not in ("t", "v")})
+
+
+@journal_record
+@dataclass(frozen=True, slots=True)
+class Generated:
+    """An answer: a Weval cell's generated turn `turn`, or an AgentV cell's attempt `turn` (with the
+    model that answered and its tool calls). Replayed answers are journaled too."""
+
+    TAG: ClassVar[str] = "gen"
+    cell: Cell
+    turn: int
+    text: str
+    usage: tuple[int, int] | None  # (input, output) tokens; None on a line without them
+    ms: float | None
+    cached: bool
+    model: str | None = None
+    tool_calls: tuple[dict[str, Any], ...] = ()
+    names_model: bool = False  # AgentV writes "m" (null when no model is known); Weval leaves it out
+    cost_usd: float | None = None  # the call's cost, when priced (written only then)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"t": self.TAG, "c": cell_ref(self.cell), "n": self.turn, "text": self.text,
+                               "u": list(self.usage) if self.usage is not None else None, "ms": self.ms,
+                               "cached": self.cached}
+        if self.names_model:
+            out["m"] = self.model
+        if self.tool_calls:
+            out["tc"] = list(self.tool_calls)
+        if self.cost_usd is not None:
+            out["cost_usd"] = self.cost_usd
+        return out
+
+    @classmethod
+    def from_json(cls, rec: dict[str, Any]) -> Generated:
+        u = rec.get("u")
+        usage = (u[0], u[1]) if isinstance(u, list) and len(u) == 2 and all(isinstance(x, int) for x in u) else None
+        ms = rec.get("ms")
+        tc = rec.get("tc")
+        model, cost = rec.get("m"), rec.get("cost_usd")
+        return cls(_cell(rec), int(rec.get("n", 0)), str(rec.get("text", "")), usage, _number(ms),
+                   bool(rec.get("cached")), None if model is None else str(model),
+                   tuple(c for c in tc if isinstance(c, dict)) if isinstance(tc, list) else (), "m" in rec,
+                   _number(cost))
+
+
+@journal_record
+@dataclass(frozen=True, slots=True)
+class Failed:
+    """A Weval cell that got no answer (AgentV records a failed cell as a CellScore of an error row)."""
+
+    TAG: ClassVar[str] = "fail"
+    cell: Cell
+    error: str
+    kind: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"t": self.TAG, "c": cell_ref(self.cell), "error": self.error, "kind": self.kind}
+
+    @classmethod
+    def from_json(cls, rec: dict[str, Any]) -> Failed:
+        return cls(_cell(rec), str(rec.get("error")), str(rec.get("kind") or "error"))
+
+
+@dataclass(frozen=True, slots=True)
+class Judged:
+    """One Weval judge's assessment of one point of a cell (score None with `error` when it failed)."""
+
+    TAG: ClassVar[str] = "judge"
+    cell: Cell
+    point: int
+    judge: str
+    score: float | None
+    reflection: str | None
+    error: str | None
+
+    @property
+    def key(self) -> tuple[Cell, int, str]:
+        return (self.cell, self.point, self.judge)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"t": self.TAG, "c": cell_ref(self.cell), "p": self.point, "j": self.judge, "s": self.score,
+                "r": self.reflection, "e": self.error}
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeReply:
+    """An AgentV judge's raw reply to one call (an assertion, a composite's aggregator; `index` keys it,
+    agentv_runner.ATTEMPT_STRIDE), or the error of a call that failed (text None)."""
+
+    TAG: ClassVar[str] = "judge"
+    cell: Cell
+    index: int
+    judge: str
+    text: str | None
+    error: str | None
+
+    @property
+    def key(self) -> tuple[Cell, int, str]:
+        return (self.cell, self.index, self.judge)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"t": self.TAG, "c": cell_ref(self.cell), "p": self.index, "j": self.judge, "text": self.text,
+                "e": self.error}
+
+
+def _judge_from_json(rec: dict[str, Any]) -> Judged | JudgeReply:
+    """Both formats' judge lines share the tag: an AgentV one keeps the reply's `text`."""
+    cell, index, judge = _cell(rec), int(rec["p"]), str(rec["j"])
+    error = None if rec.get("e") is None else str(rec["e"])
+    if "text" in rec:
+        return JudgeReply(cell, index, judge, None if rec["text"] is None else str(rec["text"]), error)
+    score = rec.get("s")
+    reflection = rec.get("r")
+    return Judged(cell, index, judge, score if isinstance(score, int | float) and not isinstance(score, bool) else None,
+                  None if reflection is None else str(reflection), error)
+
+
+_DECODERS["judge"] = _judge_from_json
+
+
+@journal_record
+@dataclass(frozen=True, slots=True)
+class KeyPoints:
+    """Key points a judge model extracted from a prompt's ideal (once per prompt; every model's cell
+    shares them)."""
+
+    TAG: ClassVar[str] = "kp"
+    prompt_id: str
+    model: str
+    points: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"t": self.TAG, "i": self.prompt_id, "m": self.model, "points": list(self.points)}
+
+    @classmethod
+    def from_json(cls, rec: dict[str, Any]) -> KeyPoints:
+        points = rec.get("points")
+        return cls(str(rec["i"]), str(rec.get("m") or ""),
+                   tuple(str(p) for p in points) if isinstance(points, list) else ())
+
+
+@journal_record
+@dataclass(frozen=True, slots=True)
+class Embedding:
+    """One text's embedding vector; `key` is "<prompt id>\\x1f<model>" (the ideal's model is IDEAL_MODEL_ID)."""
+
+    TAG: ClassVar[str] = "emb"
+    key: str
+    vector: list[float]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"t": self.TAG, "k": self.key, "v": self.vector}
+
+    @classmethod
+    def from_json(cls, rec: dict[str, Any]) -> Embedding:
+        return cls(str(rec["k"]), [float(x) for x in rec["v"]])
+
+
+@journal_record
+@dataclass(frozen=True, slots=True)
+class CellScore:
+    """A cell's result: its score (None: not scored), verdict, and the result object (Weval: the
+    coverage result; AgentV: the results row, an error row for a failed cell). The result is the
+    object written, not a copy: readers must not change it."""
+
+    TAG: ClassVar[str] = "score"
+    cell: Cell
+    score: float | None
+    verdict: str | None
+    result: dict[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"t": self.TAG, "c": cell_ref(self.cell), "s": self.score, "v": self.verdict, "r": self.result}
+
+    @classmethod
+    def from_json(cls, rec: dict[str, Any]) -> CellScore:
+        score, result, verdict = rec.get("s"), rec.get("r"), rec.get("v")
+        return cls(_cell(rec), score if isinstance(score, int | float) and not isinstance(score, bool) else None,
+                   None if verdict is None else str(verdict), result if isinstance(result, dict) else {})
+
+
+@journal_record
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """One provider call's tokens and cost (run/cost/spend.py), so a resumed run's totals and `--max-cost`
+    include what its earlier attempts spent. `usd` None: the model has no price (unknown, never 0)."""
+
+    TAG: ClassVar[str] = "usage"
+    cell: Cell
+    role: str  # answers | judge | key points | embeddings
+    model: str  # as shown: the model id, target name or judge label
+    priced_as: str | None  # the model name the price was looked up by
+    usage: tuple[int, int]
+    usd: float | None
+    batched: bool = False  # answered by a batch API (`usd` is at its price)
+
+    def to_json(self) -> dict[str, Any]:
+        out = {"t": self.TAG, "c": cell_ref(self.cell), "r": self.role, "m": self.model, "pm": self.priced_as,
+               "u": list(self.usage), "usd": self.usd}
+        if self.batched:
+            out["b"] = 1
+        return out
+
+    @classmethod
+    def from_json(cls, rec: dict[str, Any]) -> Usage:
+        inp, out = (int(x) for x in rec["u"])
+        priced = rec.get("pm")
+        return cls(_cell(rec), str(rec["r"]), str(rec["m"]), None if priced is None else str(priced), (inp, out),
+                   _number(rec.get("usd")), rec.get("b") == 1)
+
+
+@journal_record
+@dataclass(frozen=True, slots=True)
+class Done:
+    """The last line of a run that finished."""
+
+    TAG: ClassVar[str] = "done"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"t": self.TAG}
+
+    @classmethod
+    def from_json(cls, rec: dict[str, Any]) -> Done:
+        return cls()
+
+
+@journal_record
+@dataclass(frozen=True, slots=True)
+class Stopped:
+    """Why a run stopped before the end ("cancelled": the editor's Cancel), appended after it closed."""
+
+    TAG: ClassVar[str] = "stop"
+    why: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"t": self.TAG, "why": self.why}
+
+    @classmethod
+    def from_json(cls, rec: dict[str, Any]) -> Stopped:
+        return cls(str(rec.get("why") or "stopped"))
+
+
+# --- batch mode (generate/batch_stage.py, generate/batch_journal.py) --------------------------------------------------
+
+
+@journal_record
+@dataclass(frozen=True, slots=True)
+class BatchPlanned:
+    """One provider batch about to be sent, written before anything goes out: which request (custom_id)
+    is which cell, and which of its calls (`slot`: a generated turn's number, or `judge:<point>:<judge>`)."""
+
+    TAG: ClassVar[str] = "batch_plan"
+    key: str  # the run's name for this batch (in an OpenAI batch's metadata)
+    model: str  # the model id as the plan names it, or the AgentV target's name
+    planned_at: float  # Unix seconds
+    items: tuple[tuple[str, Cell, int | str], ...]  # (custom_id, cell, slot)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"t": self.TAG, "k": self.key, "m": self.model, "at": self.planned_at,
+                "items": [[cid, cell.item, cell.model, slot] for cid, cell, slot in self.items]}
+
+    @classmethod
+    def from_json(cls, rec: dict[str, Any]) -> BatchPlanned:
+        items = tuple((str(cid), Cell(str(item), str(model)), slot if isinstance(slot, str) else int(slot))
+                      for cid, item, model, slot in rec["items"])
+        return cls(str(rec["k"]), str(rec["m"]), float(rec.get("at") or 0.0), items)
+
+
+@journal_record
+@dataclass(frozen=True, slots=True)
+class BatchFileUploaded:
+    """OpenAI: the batch's input file, uploaded."""
+
+    TAG: ClassVar[str] = "batch_file"
+    key: str
+    file_id: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"t": self.TAG, "k": self.key, "f": self.file_id}
+
+    @classmethod
+    def from_json(cls, rec: dict[str, Any]) -> BatchFileUploaded:
+        return cls(str(rec["k"]), str(rec["f"]))
+
+
+@journal_record
+@dataclass(frozen=True, slots=True)
+class BatchCreated:
+    """The provider created the batch: its id, written the moment the creation returns."""
+
+    TAG: ClassVar[str] = "batch"
+    key: str
+    batch_id: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"t": self.TAG, "k": self.key, "id": self.batch_id}
+
+    @classmethod
+    def from_json(cls, rec: dict[str, Any]) -> BatchCreated:
+        return cls(str(rec["k"]), str(rec["id"]))
+
+
+@journal_record
+@dataclass(frozen=True, slots=True)
+class BatchEnded:
+    """The batch ended: its last status (state, counts, result files), to read its results again."""
+
+    TAG: ClassVar[str] = "batch_end"
+    key: str
+    status: Mapping[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"t": self.TAG, "k": self.key, "s": dict(self.status)}
+
+    @classmethod
+    def from_json(cls, rec: dict[str, Any]) -> BatchEnded:
+        status = rec["s"]
+        if not isinstance(status, dict):
+            raise TypeError("batch_end: s is not an object")
+        return cls(str(rec["k"]), status)
+
+
+@journal_record
+@dataclass(frozen=True, slots=True)
+class BatchCancelled:
+    """The user cancelled the batch (after Ctrl-C)."""
+
+    TAG: ClassVar[str] = "batch_cancel"
+    key: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"t": self.TAG, "k": self.key}
+
+    @classmethod
+    def from_json(cls, rec: dict[str, Any]) -> BatchCancelled:
+        return cls(str(rec["k"]))
+
+
+Record: TypeAlias = (RunHeader | Generated | Failed | Judged | JudgeReply | KeyPoints | Embedding | CellScore
+                     | Usage | Done | Stopped | BatchPlanned | BatchFileUploaded | BatchCreated | BatchEnded
+                     | BatchCancelled)

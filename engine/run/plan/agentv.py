@@ -1,0 +1,322 @@
+"""From a checked AgentV suite to the cells a run makes: every test × every target it runs on.
+
+Targets come from the suite's `execution.target(s)` (a test's own `execution.target(s)` wins), looked up
+in `targets.yaml` — the eval file's folder or an `.agentv/` folder, walking up to the repository root
+(AgentV's lookup) — or from `-m`: a target name of that file, or a model id (`provider:model`,
+`echo`) which becomes a target of its own. The judge of a target is its `judge_target`, or `--judge`.
+
+`-m replay:<results file>` replaces the targets with the answers of an earlier run (plan/replay.py): one cell
+per selected test and recorded target, under that target's name; no target is called, so only judges
+are resolved (a recorded target missing from targets.yaml just has no judge_target).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ...agentv.model import AgentvSuite, AgentvTest
+from ...file_source import MAX_READ, read_regular_bytes
+from ..events import Cell
+from ..options import RunOptions
+from ..score.agentv_scorable import dry_run_report
+from .error import PlanError
+from .selection import selected, unmatched
+from .shard import Shard
+from .weval import CHARS_PER_TOKEN
+
+DEFAULT_TARGET = "default"  # what AgentV runs when the suite names no target
+TARGET_FILES = ("targets.yaml", "targets.yml")
+JUDGE_PROMPT_TOKENS = 600
+
+
+@dataclass(frozen=True)
+class TargetSpec:
+    """Something that answers: a targets.yaml entry, or a model id given with -m / --judge."""
+
+    name: str
+    config: dict[str, Any] | None = None  # the targets.yaml entry
+    model: str | None = None  # a `provider:model` / `echo` id
+    judge: str | None = None  # the judge's target name or model id
+
+    @property
+    def label(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True)
+class AgentvTask:
+    cell: Cell
+    test: AgentvTest
+    target: TargetSpec
+    judge: TargetSpec | None
+
+
+@dataclass
+class AgentvPlan:
+    kind = "agentv"
+    suite: AgentvSuite
+    path: Path
+    dataset: str
+    tests: list[AgentvTest]
+    targets: list[TargetSpec]
+    tasks: list[AgentvTask]
+    targets_file: Path | None
+    run_label: str
+    concurrency: int
+    warnings: list[str] = field(default_factory=list)
+    replay: Any = None  # a ReplaySource when the model is `replay:<file>`
+    prices: Any = None  # the PriceTable (pricing.py): shipped prices + --prices / $EVALSPEC_PRICES
+    fingerprints: dict[str, str] = field(default_factory=dict)  # item id -> its text's (plan/items.py)
+    shard: Shard | None = None  # --shard: tests and tasks hold this shard's share only (plan/shard.py)
+    all_items: list[str] = field(default_factory=list)  # every selected test id, in order, before sharding
+    source_digest: str = ""  # of the suite's files (shard manifests compare it)
+
+    @property
+    def output_folder_parts(self) -> tuple[str, ...]:
+        return ("agentv", self.dataset)
+
+    @property
+    def results_base(self) -> str:
+        """The run label as results file names carry it (a shard's names say which shard)."""
+        return self.run_label + (self.shard.suffix if self.shard is not None else "")
+
+    def summary(self) -> dict[str, Any]:
+        per_target: dict[str, dict[str, int]] = {}
+        judges: list[str] = []
+        for t in self.tasks:
+            m = per_target.setdefault(t.cell.model, {"cells": 0, "calls": 0, "input_tokens": 0, "judge_calls": 0})
+            m["cells"] += 1
+            if self.replay is None:  # a replayed answer costs no call
+                m["calls"] += 1
+                m["input_tokens"] += sum(len(msg.text()) for msg in t.test.input_messages) // CHARS_PER_TOKEN + 1
+            judged = sum(1 for a in t.test.assertions if a.type in ("rubrics", "llm-judge"))
+            if t.test.uses_default_judge:
+                judged = 1
+            m["judge_calls"] += judged
+            if t.judge is not None and judged and t.judge.name not in judges:
+                judges.append(t.judge.name)
+        judge_calls = sum(m["judge_calls"] for m in per_target.values())
+        return {
+            "kind": "agentv",
+            "file": str(self.path),
+            "dataset": self.dataset,
+            "run_label": self.run_label,
+            "tests": len(self.tests),
+            "targets": [t.name for t in self.targets],
+            "targets_file": str(self.targets_file) if self.targets_file else None,
+            "cells": len(self.tasks),
+            "per_model": per_target,
+            "judges": judges,
+            "judge_source": "--judge / judge_target",
+            "eval_methods": [],
+            "calls": sum(m["calls"] for m in per_target.values()) + judge_calls,
+            "estimated_input_tokens": sum(m["input_tokens"] for m in per_target.values())
+            + judge_calls * JUDGE_PROMPT_TOKENS,
+            "concurrency": self.concurrency,
+            "replay": str(self.replay.path) if self.replay is not None else None,
+            "shard": str(self.shard) if self.shard is not None else None,
+            "warnings": list(self.warnings),
+            "not_scored": dry_run_report(self.tasks),
+        }
+
+    def problems(self, options: RunOptions) -> list[str]:
+        """What would fail before any call (missing keys, unusable targets), for --dry-run."""
+        from ...providers.base import ProviderError
+
+        out: list[str] = []
+        seen: set[str] = set()
+        called = [] if self.replay is not None else self.targets  # replay calls judges only
+        for spec in [*called, *{t.judge.name: t.judge for t in self.tasks if t.judge}.values()]:
+            if spec.name in seen:
+                continue
+            seen.add(spec.name)
+            try:
+                build_provider(spec, options, client=None, base_dir=self.path.parent)
+            except ProviderError as err:
+                out.append(f"target {spec.name}: {err.message}")
+        if any(t.judge is None and _needs_judge(t.test) for t in self.tasks):
+            out.append("some tests need an LLM judge and their target has no judge_target: pass --judge MODEL")
+        return out
+
+
+def _needs_judge(test: AgentvTest) -> bool:
+    return test.uses_default_judge or any(a.type in ("rubrics", "llm-judge", "agent-judge") for a in test.assertions)
+
+
+def find_targets_file(eval_path: Path) -> Path | None:
+    """targets.yaml beside the eval file or in an .agentv/ folder, walking up to the repository root."""
+    folder = eval_path.resolve().parent
+    for current in (folder, *folder.parents):
+        for name in TARGET_FILES:
+            for candidate in (current / name, current / ".agentv" / name):
+                if candidate.is_file():
+                    return candidate
+        if (current / ".git").exists():
+            break
+    return None
+
+
+def load_targets(path: Path | None) -> dict[str, dict[str, Any]]:
+    if path is None:
+        return {}
+    import yaml
+
+    try:
+        raw = read_regular_bytes(path, MAX_READ)  # never a FIFO or a device
+        if raw is None:
+            raise OSError("not a regular file of at most 10 MB")
+        data = yaml.safe_load(raw.decode("utf-8"))
+    except (OSError, ValueError, yaml.YAMLError) as exc:
+        raise PlanError(f"cannot read {path}: {exc}") from None
+    items = data.get("targets") if isinstance(data, dict) else None
+    if not isinstance(items, list):
+        raise PlanError(f"{path}: no 'targets' list")
+    return {str(t["name"]): t for t in items if isinstance(t, dict) and t.get("name")}
+
+
+def _is_model_id(text: str) -> bool:
+    return text == "echo" or text.startswith("echo:") or (":" in text and not text.startswith("replay:"))
+
+
+def resolve_spec(name: str, targets: dict[str, dict[str, Any]], judge_override: str | None) -> TargetSpec:
+    if name in targets:
+        entry = targets[name]
+        judge = judge_override or (str(entry["judge_target"]) if entry.get("judge_target") else None)
+        return TargetSpec(name, config=entry, judge=judge)
+    if _is_model_id(name):
+        return TargetSpec(name, model=name, judge=judge_override)
+    raise PlanError(f"no target named '{name}'" + (f" in {', '.join(sorted(targets))}" if targets else
+                    " (no targets.yaml found beside the eval file or in .agentv/)")
+                    + "; pass -m provider:model (or -m echo) to run against a model directly")
+
+
+def plan_agentv(suite: AgentvSuite, path: Path, options: RunOptions) -> AgentvPlan:
+    from .replay import ReplaySource, is_replay
+
+    overridden = list(dict.fromkeys(m.strip() for m in options.models if m.strip()))
+    replay = None
+    if any(is_replay(m) for m in overridden):
+        if len(overridden) != 1:
+            raise PlanError("replay:<file> replaces the targets; give it alone (-m replay:results.jsonl)")
+        replay = ReplaySource.load(overridden[0].partition(":")[2], kind="agentv")
+    targets_file = find_targets_file(path)
+    entries = load_targets(targets_file)
+    judge_override = options.judges[0] if options.judges else None
+    warnings: list[str] = []
+    if len(options.judges) > 1:
+        warnings.append(f"AgentV uses one judge per target; --judge {options.judges[0]} is used")
+
+    tests = [t for t in suite.tests if selected(t.id, options.select)]
+    missing = unmatched(options.select, (t.id for t in suite.tests))
+    if missing:
+        warnings.append(f"--test {', '.join(missing)} matched no test")
+    if not tests:
+        raise PlanError("no test to run" + (f" (--test {' '.join(options.select)})" if options.select else ""))
+
+    specs: dict[str, TargetSpec] = {}
+
+    def spec(name: str) -> TargetSpec:
+        if name not in specs:
+            specs[name] = resolve_spec(name, entries, judge_override)
+        return specs[name]
+
+    def recorded(name: str) -> TargetSpec:
+        """A replayed target: never called, so a name that targets.yaml no longer has (or never had) is
+        fine; it only loses its judge_target."""
+        if name not in specs:
+            known = name in entries or _is_model_id(name)
+            specs[name] = resolve_spec(name, entries, judge_override) if known else TargetSpec(
+                name, judge=judge_override)
+        return specs[name]
+
+    suite_targets = suite.targets or ([suite.target] if suite.target else [DEFAULT_TARGET])
+    tasks: list[AgentvTask] = []
+    unanswered = 0
+    for test in tests:
+        if replay is not None:
+            names = replay.models_for(test.id)
+            unanswered += not names
+        else:
+            names = overridden or _test_targets(test) or suite_targets
+        for name in dict.fromkeys(names):
+            target = spec(name) if replay is None else recorded(name)
+            judge = spec(target.judge) if target.judge else None
+            tasks.append(AgentvTask(Cell(test.id, target.name), test, target, judge))
+    if replay is not None:
+        if not tasks:
+            raise PlanError(f"replay: {replay.path} holds no answers for the selected tests")
+        if unanswered:
+            warnings.append(f"replay: {unanswered} selected test(s) have no answer in {replay.path}; skipped")
+
+    shells = sorted({a.name for t in tests for a in _all_assertions(t.assertions)
+                     if a.type == "code-judge" and a.config.get("shell")})
+    if shells:
+        warnings.append(f"code-judge {', '.join(shells)}: the command is a string, run through the platform's "
+                        "shell (/bin/sh -c, cmd /c on Windows); write it as an argv list")
+
+    from ...pricing import PriceFileError, PriceTable
+
+    try:
+        prices = PriceTable.load(options.prices, options.env)
+    except PriceFileError as exc:
+        raise PlanError(str(exc)) from None
+
+    used = list(dict.fromkeys(t.target.name for t in tasks))
+    # A replay is its own run: without the source in its identity it would share the recorded run's label,
+    # and its journal would push that run's journal aside (and --resume would mix the two).
+    ident = json.dumps({"file": str(path.resolve()), "tests": [t.id for t in tests], "targets": used,
+                        **({"replay": str(replay.path.resolve())} if replay is not None else {})}, sort_keys=True)
+    digest = hashlib.sha256(ident.encode()).hexdigest()[:16]
+    label = f"{options.label.strip()}_{digest}" if options.label and options.label.strip() else digest
+    dataset = suite.name or _stem(path)
+    all_items = [t.id for t in tests]
+    if options.shard is not None:  # after the label and targets: every shard names the same run
+        tests = [t for t in tests if options.shard.holds(t.id)]
+        tasks = [t for t in tasks if options.shard.holds(t.cell.item)]
+    return AgentvPlan(suite=suite, path=path, dataset=dataset, tests=tests, targets=[specs[n] for n in used],
+                      tasks=tasks, targets_file=targets_file, run_label=label,
+                      concurrency=options.concurrency or 30, warnings=warnings, replay=replay,
+                      prices=prices, shard=options.shard, all_items=all_items)
+
+
+def _all_assertions(items: list[Any]) -> list[Any]:
+    """Assertions and, inside composites, their children."""
+    out: list[Any] = []
+    for a in items:
+        out.append(a)
+        out.extend(_all_assertions(a.children))
+    return out
+
+
+def _test_targets(test: AgentvTest) -> list[str]:
+    ex = test.execution or {}
+    got = ex.get("targets") or ([ex["target"]] if ex.get("target") else [])
+    return [str(t) for t in got if isinstance(t, str)]
+
+
+def _stem(path: Path) -> str:
+    name = path.name
+    for suffix in (".eval.yaml", ".eval.yml", ".yaml", ".yml", ".jsonl", ".csv"):
+        if name.endswith(suffix):
+            return name[: -len(suffix)] or "eval"
+    return name
+
+
+def build_provider(spec: TargetSpec, options: RunOptions, *, client: Any, base_dir: Path | None) -> tuple[Any, str]:
+    """(provider, model name for ChatRequest) behind a target spec, retries wrapped in. Raises
+    ProviderError before any HTTP. A targets.yaml provider is bound to its model (the name is ignored)."""
+    from ...providers.factory import provider_for_model
+    from ...providers.retry import RetryPolicy
+    from ...providers.targets import provider_from_target
+
+    policy = RetryPolicy(max_retries=max(0, options.max_retries))
+    if spec.config is not None:
+        return provider_from_target(spec.config, client=client, env=options.env, base_dir=base_dir,
+                                    timeout=options.timeout, retry=policy), ""
+    binding = provider_for_model(spec.model or spec.name, client=client, env=options.env, timeout=options.timeout,
+                                 retry=policy)
+    return binding.provider, binding.model_name

@@ -1,0 +1,86 @@
+"""Weval run labels: the content hash of a blueprint run, as the reference (weval-org/app) computes it.
+
+The reference hashes `JSON.stringify({models, system, systems, prompts, temperatureSettings})` where
+`models` and `systems` are sorted with JavaScript's default sort (string comparison), prompts are
+`{id, promptText, idealResponse, system, points, weight}` sorted by `id.localeCompare`, and
+`temperatureSettings` is the single temperature, the sorted list, or the header `temperature`.
+`promptText` is never set by the YAML parser, and `should_not` is not part of the hash.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from ...weval.ids import UNDEFINED
+from ...weval.model import Blueprint, Prompt, reference_points
+from ...weval.prompt_store import prompt_ids
+from ...yielding import yield_point
+from ..write.jsjson import js_sort_key, js_stringify, locale_compare_key, utf16_key
+
+
+def _prompt_entry(p: Prompt) -> dict[str, Any]:
+    return {
+        "id": p.id,
+        "promptText": UNDEFINED,
+        "idealResponse": p.ideal if p.ideal else UNDEFINED,
+        "system": p.system if p.system_set else UNDEFINED,
+        "points": reference_points(p.should) if p.should else UNDEFINED,
+        # The model keeps 1.0 for "not written"; an explicit `weight: 1` is indistinguishable.
+        "weight": p.weight if p.weight != 1.0 else UNDEFINED,
+    }
+
+
+def content_hash_input(bp: Blueprint, models: Sequence[str], prompts: Sequence[Prompt] | None = None) -> str:
+    """The exact string the reference hashes."""
+    return "".join(_content_chunks(bp, models, prompts))
+
+
+def _content_chunks(bp: Blueprint, models: Sequence[str], prompts: Sequence[Prompt] | None) -> Iterator[str]:
+    """`content_hash_input` in pieces, a prompt at a time: at 100,000 prompts the entries and the whole
+    string were ~100 MB at once."""
+    temps = list(bp.temperatures)
+    if temps:
+        temperature_settings: Any = temps[0] if len(temps) == 1 else sorted(temps, key=js_sort_key)
+    else:
+        temperature_settings = bp.temperature if bp.temperature is not None else UNDEFINED
+    listed = bp.prompts if prompts is None else prompts
+    ids = prompt_ids(listed)
+    order = sorted(range(len(ids)), key=lambda i: locale_compare_key(ids[i]))
+    data = {
+        "models": sorted(models, key=utf16_key),
+        "system": bp.system if bp.system else UNDEFINED,
+        "systems": sorted(bp.systems, key=lambda s: (s is None, js_sort_key(s))) if bp.systems else UNDEFINED,
+        "prompts": None,  # written below, entry by entry
+        "temperatureSettings": temperature_settings,
+    }
+    # JSON.stringify of `data`: members in order, undefined ones left out (js_stringify's own rule)
+    first = True
+    for key, value in data.items():
+        if value is UNDEFINED:
+            continue
+        yield ("{" if first else ",") + js_stringify(key) + ":"
+        first = False
+        if key == "prompts":
+            yield "["
+            for n, i in enumerate(order):
+                yield_point()
+                yield ("," if n else "") + js_stringify(_prompt_entry(listed[i]))
+            yield "]"
+        else:
+            yield js_stringify(value)
+    yield "}"
+
+
+def content_hash(bp: Blueprint, models: Sequence[str], prompts: Sequence[Prompt] | None = None) -> str:
+    digest = hashlib.sha256()
+    for chunk in _content_chunks(bp, models, prompts):
+        digest.update(chunk.encode("utf-8"))
+    return digest.hexdigest()[:16]
+
+
+def run_label(content_hash_value: str, user_label: str | None = None) -> str:
+    """`<label>_<hash>` when the user gave a label, else the hash (the reference's rule)."""
+    label = (user_label or "").strip()
+    return f"{label}_{content_hash_value}" if label else content_hash_value

@@ -1,0 +1,245 @@
+"""From a checked blueprint to the list of calls a run makes, in the reference's order.
+
+A cell is one prompt × one effective model: `model[temp:T]` for every temperature to run, plus
+`[sp_idx:i]` for every system prompt when `systems` has more than one. Temperatures to run are
+`temperatures`, else `[temperature]`; the temperature sent is that value, else the prompt's, else the
+header's, else 0. The system prompt is the `systems` entry, else the prompt's own `system` (even
+null), else the header's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ...weval.model import Blueprint, Judge, Prompt
+from ...weval.models import effective_model_id
+from ...weval.prompt_store import keep_prompts, prompt_ids
+from ...yielding import yield_point
+from ..events import Cell
+from ..options import RunOptions
+from .error import PlanError
+from .run_label import content_hash, run_label
+from .selection import selected, unmatched
+from .shard import Shard
+
+DEFAULT_TEMPERATURE = 0.0
+# The reference's default judges (holistic), used when the blueprint configures none.
+DEFAULT_JUDGES: tuple[Judge, ...] = tuple(
+    Judge(id=jid, model=model, approach="holistic")
+    for jid, model in (
+        ("holistic-gemini-2-5-flash", "openrouter:google/gemini-2.5-flash"),
+        ("holistic-gpt-4-1-mini", "openrouter:openai/gpt-4.1-mini"),
+        ("holistic-claude-haiku-4-5", "openrouter:anthropic/claude-haiku-4.5"),
+    )
+)
+CHARS_PER_TOKEN = 4  # a rough estimate, good enough for a plan
+JUDGE_PROMPT_TOKENS = 900  # the judge's instructions and scale, per judged point
+
+
+@dataclass(frozen=True, slots=True)
+class WevalTask:
+    cell: Cell
+    # the plan's prompts and this cell's position in them: a big blueprint's prompts are on disk
+    # (weval/prompt_store.py), and a task holding its prompt would hold the whole blueprint again
+    prompts: Sequence[Prompt] = field(compare=False, repr=False)
+    index: int
+    model: str  # the model id as listed (custom models: their id)
+    temperature: float
+    system: str | None
+    sp_index: int | None
+
+    @property
+    def prompt(self) -> Prompt:
+        return self.prompts[self.index]
+
+
+@dataclass
+class WevalPlan:
+    kind = "weval"
+    blueprint: Blueprint
+    path: Path
+    config_id: str
+    title: str
+    models: list[str]  # base model ids, in order
+    model_specs: dict[str, Any]  # id → what to bind: the id, or a custom model object
+    prompts: Sequence[Prompt]  # a list, or a big blueprint's PromptStore (weval/prompt_store.py)
+    tasks: list[WevalTask]
+    effective_models: list[str]
+    judges: list[Judge]
+    judge_source: str  # "--judge" | "blueprint" | "default"
+    key_point_models: list[str]
+    eval_methods: tuple[str, ...]
+    content_hash: str
+    run_label: str
+    concurrency: int
+    replay: Any = None  # a ReplaySource when the model is `replay:<file>`
+    warnings: list[str] = field(default_factory=list)
+    fingerprints: dict[str, str] = field(default_factory=dict)  # item id -> its text's (plan/items.py)
+    prices: Any = None  # the PriceTable (pricing.py): shipped prices + --prices / $EVALSPEC_PRICES
+    shard: Shard | None = None  # --shard: prompts and tasks hold this shard's share only (plan/shard.py)
+    all_items: list[str] = field(default_factory=list)  # every selected prompt id, in order, before sharding
+    source_digest: str = ""  # of the blueprint's text (shard manifests compare it)
+
+    @property
+    def output_folder_parts(self) -> tuple[str, ...]:
+        return ("live", "blueprints", self.config_id)
+
+    @property
+    def results_base(self) -> str:
+        """The run label as results file names carry it (a shard's names say which shard)."""
+        return self.run_label + (self.shard.suffix if self.shard is not None else "")
+
+    def judged_points(self, prompt: Prompt) -> int:
+        n = sum(1 for p in prompt.points if p.kind == "text")
+        if not prompt.points and prompt.ideal:
+            n = 5  # key points extracted from the ideal: a handful, typically
+        return n
+
+    def summary(self) -> dict[str, Any]:
+        """The plan as plain data: what `--dry-run` prints and RunStarted carries."""
+        per_model: dict[str, dict[str, int]] = {}
+        for t in self.tasks:
+            yield_point()
+            m = per_model.setdefault(t.cell.model, {"cells": 0, "calls": 0, "input_tokens": 0,
+                                                    "judge_calls": 0})
+            m["cells"] += 1
+            generated = sum(1 for msg in t.prompt.messages if msg.role == "assistant" and msg.content is None)
+            if t.prompt.messages and t.prompt.messages[-1].role == "user":
+                generated += 1
+            m["calls"] += 0 if self.replay is not None else max(1, generated)
+            text = sum(len(msg.content or "") for msg in t.prompt.messages) + len(t.system or "")
+            m["input_tokens"] += 0 if self.replay is not None else text // CHARS_PER_TOKEN + 1
+            if "llm-coverage" in self.eval_methods:
+                m["judge_calls"] += self.judged_points(t.prompt) * len(self.judges)
+        judge_calls = sum(m["judge_calls"] for m in per_model.values())
+        return {
+            "kind": "weval",
+            "file": str(self.path),
+            "config_id": self.config_id,
+            "title": self.title,
+            "run_label": self.run_label,
+            "prompts": len(self.prompts),
+            "models": self.models,
+            "effective_models": self.effective_models,
+            "cells": len(self.tasks),
+            "per_model": per_model,
+            "judges": [_judge_label(j) for j in self.judges] if "llm-coverage" in self.eval_methods else [],
+            "judge_source": self.judge_source,
+            "eval_methods": list(self.eval_methods),
+            "calls": sum(m["calls"] for m in per_model.values()) + judge_calls,
+            "estimated_input_tokens": sum(m["input_tokens"] for m in per_model.values())
+            + judge_calls * JUDGE_PROMPT_TOKENS,
+            "concurrency": self.concurrency,
+            "replay": str(self.replay.path) if self.replay is not None else None,
+            "shard": str(self.shard) if self.shard is not None else None,
+            "warnings": list(self.warnings),
+        }
+
+
+def _judge_label(j: Judge) -> str:
+    return f"{j.id or j.approach}({j.model})"
+
+
+def plan_weval(bp: Blueprint, path: Path, options: RunOptions) -> WevalPlan:
+    from .replay import ReplaySource, is_replay
+
+    warnings: list[str] = []
+    replay = None
+    if options.models:
+        listed = list(dict.fromkeys(m.strip() for m in options.models if m.strip()))
+    else:
+        listed = list(bp.models_resolved)
+    if any(is_replay(m) for m in listed):
+        if len(listed) != 1:
+            raise PlanError("replay:<file> replaces the models; give it alone (-m replay:results.json)")
+        replay = ReplaySource.load(listed[0].partition(":")[2])
+    specs: dict[str, Any] = {}
+    custom = {m.id: m.custom for m in bp.models if m.custom}
+    for m in listed:
+        specs[m] = custom.get(m, m)
+    if replay is None:
+        unresolved = [m for m in listed if ":" not in m and m != "echo" and m not in custom]
+        if unresolved:
+            raise PlanError(
+                f"model collection {', '.join(unresolved)} is not resolved (no models/<NAME>.json found "
+                "beside the blueprint); pass models with -m provider:model (or -m echo)")
+        if not listed:
+            raise PlanError("the blueprint lists no models; pass one with -m provider:model (or -m echo)")
+
+    prompts = keep_prompts(bp.prompts, lambda _, pid: selected(pid, options.select))
+    missing = unmatched(options.select, prompt_ids(bp.prompts))
+    if missing:
+        warnings.append(f"--prompt {', '.join(missing)} matched no prompt")
+    if not prompts:
+        raise PlanError("no prompt to run" + (f" (--prompt {' '.join(options.select)})" if options.select else ""))
+
+    systems: list[tuple[int | None, str | None]]
+    several = bool(bp.systems) and len(bp.systems or []) > 1
+    tasks: list[WevalTask] = []
+    if replay is not None:
+        for k, pid in enumerate(prompt_ids(prompts)):
+            for eff in replay.models_for(pid):
+                tasks.append(WevalTask(Cell(pid, eff), prompts, k, eff, 0.0, replay.system_for(eff), None))
+        if not tasks:
+            raise PlanError(f"{replay.path} holds no answers for the selected prompts")
+    else:
+        ids = prompt_ids(prompts)
+        # One string per effective model and one float per temperature, shared by the tasks (each made
+        # anew was ~100 bytes a cell), and the ids the plan's prompts hold (a decoded prompt's are copies).
+        shared: dict[Any, Any] = {}
+        for k, p in enumerate(prompts):
+            yield_point()
+            for m in listed:
+                for t in bp.temperatures_to_run():
+                    temp = t if t is not None else (p.temperature if p.temperature is not None else
+                                                    (bp.temperature if bp.temperature is not None
+                                                     else DEFAULT_TEMPERATURE))
+                    if bp.systems:
+                        systems = list(enumerate(bp.systems))
+                    else:
+                        systems = [(None, p.system if p.system_set else bp.system)]
+                    for idx, system in systems:
+                        key = (m, type(temp), temp, idx if several else None)
+                        made = shared.get(key)
+                        if made is None:
+                            made = shared[key] = (effective_model_id(m, temp, idx if several else None), float(temp))
+                        tasks.append(WevalTask(Cell(ids[k], made[0]), prompts, k, m, made[1], system, idx))
+
+    if options.judges:
+        judges = [Judge(id=None, model=j, approach="holistic") for j in options.judges]
+        judge_source = "--judge"
+    elif bp.judges:
+        judges, judge_source = list(bp.judges), "blueprint"
+    else:
+        judges, judge_source = list(DEFAULT_JUDGES), "default"
+    key_point_models = list(options.judges or bp.judge_models or [j.model for j in judges])
+
+    from ...pricing import PriceFileError, PriceTable
+
+    try:
+        prices = PriceTable.load(options.prices, options.env)
+    except PriceFileError as exc:
+        raise PlanError(str(exc)) from None
+
+    chash = content_hash(bp, [m for m in listed] if replay is None else replay.base_models(), prompts)
+    concurrency = options.concurrency or bp.concurrency or 30
+    # The whole plan's (before sharding): every shard's results name the same models.
+    effective = list(dict.fromkeys(t.cell.model for t in tasks))
+    all_items = prompt_ids(prompts)
+    if options.shard is not None:
+        shard = options.shard
+        kept = [n for n, pid in enumerate(all_items) if shard.holds(pid)]
+        prompts = keep_prompts(prompts, lambda n, pid: shard.holds(pid))
+        position = {n: k for k, n in enumerate(kept)}  # a task's prompt's place among the kept ones
+        tasks = [WevalTask(t.cell, prompts, position[t.index], t.model, t.temperature, t.system, t.sp_index)
+                 for t in tasks if shard.holds(t.cell.item)]
+    return WevalPlan(
+        blueprint=bp, path=path, config_id=bp.id, title=bp.title, models=listed if replay is None else
+        replay.base_models(), model_specs=specs, prompts=prompts, tasks=tasks, effective_models=effective,
+        judges=judges, judge_source=judge_source, key_point_models=key_point_models,
+        eval_methods=options.eval_methods, content_hash=chash, run_label=run_label(chash, options.label),
+        concurrency=concurrency, replay=replay, warnings=warnings, prices=prices, shard=options.shard,
+        all_items=all_items)

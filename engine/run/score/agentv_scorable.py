@@ -1,0 +1,84 @@
+"""Which AgentV assertions a run can score, and why not — one answer for the runner and `--dry-run`.
+
+Whether evalspec runs a type at all is the registry's `runnable` flag (registry/agentv_assertions.py),
+the same flag completion and hover read. On top of it, a run needs a judge for judged types (and a
+composite needs every child scorable). What cannot be scored is reported as "not scored: <reason>"
+and never counts as a pass (scoring/agentv_aggregate.outcome_of).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from ...agentv.model import Assertion
+from ...registry.agentv_assertions import ASSERTION_TYPES
+from ...scoring.agentv_aggregate import NOT_SCORED
+
+JUDGED = frozenset({"rubrics", "llm-judge"})
+NO_JUDGE = "no judge — set judge_target on the target in targets.yaml, or pass --judge MODEL"
+__all__ = ["JUDGED", "NOT_SCORED", "NO_JUDGE", "dry_run_report", "unscorable"]
+
+
+def unscorable(a: Assertion, *, judge: bool) -> str | None:
+    """Why `a` cannot be scored in this run (None: it can). `judge`: the test's target has a judge."""
+    if a.custom or a.type not in ASSERTION_TYPES:
+        # A custom type's .agentv/assertions script runs as a code judge; without one nothing can score it.
+        from .code_judge import custom_assertion_missing
+
+        return custom_assertion_missing(a)
+    if not ASSERTION_TYPES[a.type].runnable:
+        return f"evalspec does not score '{a.type}' assertions yet"
+    if a.type == "code-judge" and a.config.get("target") and not judge:
+        return f"the code judge calls a target (`target`) and there is {NO_JUDGE}"
+    if a.type == "code-judge":
+        from .code_judge import code_judge_missing
+
+        why = code_judge_missing(a)
+        if why is not None:
+            return why
+    delegated = a.type == "agent-judge" and bool(a.config.get("target"))  # its own target judges
+    if (a.type in JUDGED or (a.type == "agent-judge" and not delegated)
+            or (a.type == "composite" and _judged_aggregator(a))) and not judge:
+        return NO_JUDGE
+    if a.type == "composite":
+        for child in a.children:
+            why = unscorable(child, judge=judge)
+            if why is not None:
+                return f"its child '{child.name}' cannot be scored: {why}"
+    return None
+
+
+def _judged_aggregator(a: Assertion) -> bool:
+    aggregator = a.config.get("aggregator")
+    kind = aggregator.get("type") if isinstance(aggregator, dict) else None
+    return isinstance(kind, str) and kind.replace("_", "-") == "llm-judge"
+
+
+def dry_run_report(tasks: Iterable[Any]) -> list[dict[str, Any]]:
+    """Every assertion a run of `tasks` will not score, grouped by (assertion, reason): how many cells,
+    and the first few `test × target` cells. Nothing is called."""
+    groups: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for task in tasks:
+        test = task.test
+        has_judge = task.judge is not None
+        items = test.assertions if test.assertions else []
+        if test.uses_default_judge and not has_judge:
+            key = ("llm-judge", "llm-judge", NO_JUDGE)
+            _add(groups, key, task)
+            continue
+        for a in items:
+            why = unscorable(a, judge=has_judge)
+            if why is not None:
+                _add(groups, (a.name, a.type, why), task)
+    return list(groups.values())
+
+
+def _add(groups: dict[tuple[str, str, str], dict[str, Any]], key: tuple[str, str, str], task: Any) -> None:
+    entry = groups.setdefault(key, {"name": key[0], "type": key[1], "reason": key[2], "cells": 0, "first": [],
+                                    "required": False})
+    entry["cells"] += 1
+    if len(entry["first"]) < 3:
+        entry["first"].append(str(task.cell))
+    if any(a.name == key[0] and a.type == key[1] and a.required for a in task.test.assertions):
+        entry["required"] = True

@@ -1,0 +1,216 @@
+"""The function stage of scoring: Weval function points and AgentV's deterministic assertions, the
+checks that need no judge (LLM judges are score/judges.py, users' scripts score/scripts.py).
+
+Weval: turns model Points into the reference's PointAssessment objects (keyPointText, coverageExtent,
+reflection, error, multiplier, citation, isInverted, pathId; judges add their fields), runs `$call`
+over HTTP and `$js` off the event loop, and leaves the arithmetic (classification scale, consensus,
+the two-halves aggregation, rounding) to scoring/weval_aggregate.
+
+AgentV: one assertion's result entry (the row's `scores` item, with `_required` / `_fails` for the
+aggregation), from scoring/agentv_assertions; an assertion that cannot be scored is an entry with no
+score and its reason (`skipped`), never a pass.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from ...scoring.agentv_aggregate import NOT_SCORED
+from ...scoring.weval_points import (
+    CallArgError,
+    PointContext,
+    PointScore,
+    call_inline_config,
+    call_request_body,
+    call_result,
+    call_uses_service,
+    evaluate_point,
+)
+from ...weval.model import Point, reference_fn_name
+from ..write.jsjson import js_stringify, js_to_fixed
+
+if TYPE_CHECKING:
+    from ...agentv.model import Assertion
+    from ...scoring.agentv_assertions import RunMetrics
+
+# `$js` runs in QuickJS for up to 100 ms; off the event loop so a slow script does not stall the calls.
+_THREADED = frozenset({"js"})
+# Functions that are awaited (HTTP, a thread); every other function point is scored synchronously.
+ASYNC_FUNCTIONS = frozenset({"call", *_THREADED})
+
+
+# --- Weval ----------------------------------------------------------------------------------------
+
+def display_text(point: Point) -> str:
+    """The reference's keyPointText: the criterion, or `Function: name(<JSON of the argument>)`."""
+    if point.kind == "text":
+        return point.text or ""
+    arg = "undefined" if point.fn_args is None else js_stringify(point.fn_args)
+    return f"Function: {reference_fn_name(point.fn_written or point.fn or '')}({arg})"
+
+
+def base_assessment(point: Point) -> dict[str, Any]:
+    out: dict[str, Any] = {"keyPointText": display_text(point), "multiplier": point.weight}
+    if point.citation is not None:
+        out["citation"] = point.citation
+    out["isInverted"] = point.inverted
+    if point.path_id is not None:
+        out["pathId"] = point.path_id
+    return out
+
+
+class AssessmentBases:
+    """Each point's fixed assessment fields (text, weight, path…), computed once for all models; a
+    fresh copy per cell."""
+
+    def __init__(self) -> None:
+        self._bases: dict[int, tuple[Point, dict[str, Any]]] = {}
+
+    def __call__(self, point: Point) -> dict[str, Any]:
+        # Keyed by id() with the point kept beside its base: key points extracted from an ideal are new
+        # Point objects, and an id freed by one of them and reused by the next would hand the second
+        # point the first one's text.
+        key = id(point)
+        cached = self._bases.get(key)
+        if cached is None or cached[0] is not point:
+            if len(self._bases) >= 8192:  # bounded (a prompt's cells run close together): not a run's worth
+                self._bases.clear()
+            cached = self._bases[key] = (point, base_assessment(point))
+        return dict(cached[1])
+
+
+def scored_at_once(point: Point) -> bool:
+    """Most points are plain string checks: scored right away, no task, no await."""
+    return point.kind == "fn" and point.fn not in ASYNC_FUNCTIONS
+
+
+def function_point(point: Point, subject: str, ctx: PointContext, base: dict[str, Any]) -> dict[str, Any]:
+    """The assessment of a point that is `scored_at_once`."""
+    return function_assessment(point, evaluate_point(point.fn or "", point.fn_args, subject, ctx), base)
+
+
+def function_assessment(point: Point, result: PointScore, base: dict[str, Any] | None = None) -> dict[str, Any]:
+    """As the reference's createAssessmentFromResult: inverted for should_not, a default reflection."""
+    out = base if base is not None else base_assessment(point)
+    if result.score is None:
+        error = result.error or "Point function returned no score."
+        out["coverageExtent"] = None
+        out["reflection"] = f"Error: {error}"
+        out["error"] = error
+        return out
+    score = 1.0 - result.score if point.inverted else result.score
+    out["coverageExtent"] = score
+    name = reference_fn_name(point.fn_written or point.fn or "")
+    out["reflection"] = result.explain or f"Function '{name}' evaluated to {js_to_fixed(score, 2)}."
+    return out
+
+
+async def score_function_point(point: Point, subject: str, ctx: PointContext, *,
+                               services: Mapping[str, Any], client: Any, env: Mapping[str, str]) -> dict[str, Any]:
+    fn = point.fn or ""
+    if fn == "call":
+        result = await call_point(point.fn_args, subject, ctx, services=services, client=client, env=env)
+    elif fn in _THREADED:
+        result = await asyncio.to_thread(evaluate_point, fn, point.fn_args, subject, ctx)
+    else:
+        result = evaluate_point(fn, point.fn_args, subject, ctx)
+    return function_assessment(point, result)
+
+
+async def call_point(arg: Any, subject: str, ctx: PointContext, *, services: Mapping[str, Any], client: Any,
+                     env: Mapping[str, str]) -> PointScore:
+    """`$call`: POST {response, modelId, promptId, …params} to a service from `externalServices` or an
+    inline url, with its retries and timeout; score its `{score, explain}` answer."""
+    try:
+        request = call_request_body(arg, subject, ctx)
+    except CallArgError as exc:
+        return PointScore(None, None, str(exc))
+    if call_uses_service(arg):
+        service = services.get(request.target)
+        if not isinstance(service, Mapping) or not service.get("url"):
+            known = ", ".join(sorted(services)) or "none"
+            return PointScore(None, None, f"External service '{request.target}' is not defined in "
+                              f"externalServices (defined: {known})")
+        config = {"method": "POST", "timeout_ms": 30000, "max_retries": 2, "retry_backoff_ms": 1000, **service}
+    else:
+        config = call_inline_config(arg)
+    try:
+        headers = _headers(config.get("headers"), env)
+    except Exception as exc:  # a missing ${VAR}: a ProviderError with the variable's name
+        return PointScore(None, None, f"External service call failed: {exc}")
+    retries = max(0, int(config.get("max_retries") or 0))
+    backoff = max(0.0, float(config.get("retry_backoff_ms") or 0) / 1000.0)
+    timeout = max(0.001, float(config.get("timeout_ms") or 30000) / 1000.0)
+    last = "no attempt"
+    for attempt in range(retries + 1):
+        if attempt:
+            await asyncio.sleep(backoff * (2 ** (attempt - 1)))
+        try:
+            resp = await client.request(str(config.get("method") or "POST").upper(), str(config["url"]),
+                                        json=request.body, headers=headers, timeout=timeout)
+        except Exception as exc:  # httpx.TransportError, TimeoutException: retried
+            last = type(exc).__name__ if not str(exc) else f"{type(exc).__name__}: {exc}"
+            continue
+        if resp.status_code >= 500 or resp.status_code == 429:
+            last = f"HTTP {resp.status_code}"
+            continue
+        if resp.status_code >= 300:
+            return PointScore(None, None, f"External service call failed: HTTP {resp.status_code}")
+        try:
+            payload = json.loads(resp.content)
+        except ValueError:
+            return PointScore(None, None, "External service call failed: the answer is not JSON")
+        return call_result(payload)
+    from ...providers.redact import redact
+
+    return PointScore(None, None, redact(f"External service call failed: {last}"))
+
+
+def _headers(raw: Any, env: Mapping[str, str]) -> dict[str, str]:
+    from ...providers.envvars import expand, references
+    from ...providers.redact import is_sensitive_header, register_secret
+
+    out = {"content-type": "application/json"}
+    for k, v in (raw or {}).items() if isinstance(raw, Mapping) else ():
+        value = str(v)
+        sensitive = is_sensitive_header(str(k))
+        if references(value):
+            value = expand(value, env, f"service header {k}", secret=sensitive)
+        if sensitive:
+            register_secret(value)
+            register_secret(value.partition(" ")[2])
+        out[str(k)] = value
+    return out
+
+
+# --- AgentV ---------------------------------------------------------------------------------------
+
+def deterministic(a: Assertion, answer: str, metrics: RunMetrics, expected: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A deterministic assertion (contains, regex, json, latency, …: scoring/agentv_assertions)."""
+    # Imported here: the AgentV scorers and model cost a Weval run ~0.1 s of imports it does not need.
+    from ...scoring import agentv_assertions
+
+    try:
+        got = agentv_assertions.evaluate_assertion(a, answer, metrics, expected=expected)
+    except Exception as exc:  # our bug must not pass a test, nor lose the run: the check was not made
+        return skipped(a, f"not scored: evalspec failed while scoring it ({type(exc).__name__}: {exc})")
+    if isinstance(got, agentv_assertions.NotSupported):
+        return skipped(a, f"not scored: evalspec does not score '{got.type}' assertions yet")
+    return entry(a, got.score, got.verdict, list(got.hits), list(got.misses), got.reasoning)
+
+
+def entry(a: Assertion, score: float, result_verdict: str, hits: list[str], misses: list[str],
+          reasoning: str | None, *, fails_test: bool = False) -> dict[str, Any]:
+    """A scored assertion's entry; `fails_test`: a missed required rubric criterion fails the test."""
+    return {"name": a.name, "type": a.type, "score": score, "weight": a.weight, "verdict": result_verdict,
+            "hits": hits, "misses": misses, "reasoning": reasoning, "_required": a.required, "_fails": fails_test}
+
+
+def skipped(a: Assertion, reason: str) -> dict[str, Any]:
+    """Not scored (a type not run yet, no judge, a failed judge): listed with its reason; the test is then
+    not scored unless something else fails it (agentv_aggregate.outcome_of)."""
+    return {"name": a.name, "type": a.type, "score": None, "weight": a.weight, "verdict": NOT_SCORED, "hits": [],
+            "misses": [], "reasoning": reason, "_required": a.required, "_fails": False}

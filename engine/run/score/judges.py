@@ -1,0 +1,561 @@
+"""The judge stage of scoring: what an LLM judges, journaled so `--resume` asks no judge twice.
+
+Weval (`WevalJudges`): every judge on a text point, then their consensus (the reference's rule), and
+the key points extracted from a prompt's `ideal` once for all models; the judge's prompt and scale are
+score/weval_judge.py, the arithmetic scoring/weval_aggregate. In batch mode the judges' calls on the answers
+a batch returned go out as a second batch (`batch_requests`).
+
+AgentV (`AgentvJudges`): `rubrics` and `llm-judge` assertions asked of the test's judge target
+(score/agentv_judge.py; in batch mode through the rounds of generate/batch_rounds.py), the llm-judge aggregator of a
+`composite` (the same), `agent-judge` (the judge inspects the
+test's workspace read-only: score/agent_judge.py), and the judge target a code judge calls through the
+loopback proxy (score/target_proxy.py). A judge that cannot be called or answers nonsense leaves its
+assertion not scored, with the reason; it never counts as a pass.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ...providers.base import ChatMessage, ChatRequest, ChatResult, Provider, ProviderError
+from ...scoring.agentv_aggregate import negate_result, score_checklist, score_ranges, verdict
+from ...scoring.weval_aggregate import (
+    ALL_JUDGES_FAILED,
+    JudgeAnswerError,
+    consensus,
+    consensus_judge_id,
+    invert,
+    inverted_reflection,
+    parse_judge_answer,
+)
+from ...weval.ids import js_number
+from ...weval.model import Judge, Point, Prompt
+from ..events import Cell
+from ..generate.answers import AgentvGenerate, limit_key, provider_kind, weval_history
+from ..generate.calls import Calls, provider_key
+from ..journal.held_records import HeldRecords
+from ..journal.journal_file import Journal, JournalState
+from ..journal.records import Judged, JudgeReply, KeyPoints
+from ..options import RunOptions
+from ..write.jsjson import js_to_fixed
+from .functions import AssessmentBases, entry, skipped
+from .weval_judge import (
+    EXTRACT_SYSTEM,
+    JUDGE_MAX_TOKENS,
+    extraction_prompt,
+    judge_label,
+    judge_messages,
+    parse_key_points,
+    transcript,
+)
+
+if TYPE_CHECKING:
+    from ...agentv.model import Assertion
+    from ...providers.factory import ModelBinding
+    from ...scoring.composite import Child, CompositeScore
+    from ..generate.batch_rounds import BatchRounds
+    from ..generate.batch_stage import BatchRequest, BatchStage
+    from ..plan.agentv import AgentvPlan, AgentvTask, TargetSpec
+    from ..plan.weval import WevalPlan
+    from ..write.agentv_measured import Measured
+
+SKIPPED_JUDGING = "Not scored: --eval-method none skips judged points."
+
+
+def judge_slot(index: int, label: str) -> str:
+    """A judge call's place beside a cell's generated turns in batch mode: point index and judge."""
+    return f"judge:{index}:{label}"
+
+
+# --- Weval ----------------------------------------------------------------------------------------
+
+class WevalJudges:
+    def __init__(self, plan: WevalPlan, options: RunOptions, calls: Calls, state: JournalState, held: HeldRecords,
+                 bases: AssessmentBases) -> None:
+        self.plan = plan
+        self.options = options
+        self.calls = calls
+        self.state = state
+        self.held = held
+        self.bases = bases
+        # `--eval-method none`: no judge, no key-point extraction.
+        self.judging = "llm-coverage" in plan.eval_methods
+        self.judges: list[tuple[Judge, ModelBinding | ProviderError]] = []
+        self.problem: str | None = None  # why no judge can be called
+        self.unscored_points = 0  # judged points left unscored because no judge could be called
+        self.batch: BatchStage | None = None  # batch mode: the judgements the provider batches gave
+        self.generate: Any = None  # batch mode: the generate stage, which knows the answers batched so far
+        self._key_points: dict[str, asyncio.Future[tuple[list[str] | None, str | None]]] = {}
+
+    def bind(self) -> None:
+        """The judges' providers, when some point will be judged; `problem` says why none can be."""
+        if not ("llm-coverage" in self.plan.eval_methods and any(
+                any(p.kind == "text" for p in t.prompt.points) or (not t.prompt.points and t.prompt.ideal)
+                for t in self.plan.tasks)):
+            return
+        problems: list[str] = []
+        for judge in self.plan.judges:
+            try:
+                self.judges.append((judge, self.calls.model(judge.model)))
+            except ProviderError as err:
+                self.judges.append((judge, err))
+                problems.append(err.message)
+        if not self.plan.judges:
+            self.problem = "no judge is configured"
+        elif len(problems) == len(self.plan.judges):
+            self.problem = "no judge can be called (" + "; ".join(dict.fromkeys(problems)) + ")"
+
+    async def point(self, cell: Cell, index: int, point: Point, subject: str, conversation: str) -> dict[str, Any]:
+        """Every judge on one text point, then their consensus (the reference's rule)."""
+        out = self.bases(point)
+        if not self.judging:
+            self.unscored_points += 1
+            out.update({"coverageExtent": None, "reflection": SKIPPED_JUDGING, "error": SKIPPED_JUDGING,
+                        "judgeLog": [SKIPPED_JUDGING]})
+            return out
+        if self.problem:
+            self.unscored_points += 1
+            reason = f"Not scored: {self.problem}."
+            out.update({"coverageExtent": None, "reflection": reason, "error": reason, "judgeLog": [reason]})
+            return out
+        verdicts = await asyncio.gather(*(self._one(cell, index, judge, binding, point, subject, conversation)
+                                          for judge, binding in self.judges))
+        log: list[str] = []
+        ok = []
+        for (judge, _), v in zip(self.judges, verdicts, strict=True):
+            name = judge.id or judge_label(judge)
+            if v["error"] is None:
+                ok.append(v)
+                log.append(f"[{name}] SUCCEEDED. Score: {js_number(v['score'])}")
+            else:
+                log.append(f"[{name}] FAILED: {v['error']}")
+        mean = consensus(v["score"] for v in ok)
+        if mean is None:
+            log.append(f"FINAL_ERROR: {ALL_JUDGES_FAILED}")
+            out.update({"coverageExtent": None, "error": ALL_JUDGES_FAILED, "judgeLog": log})
+            return out
+        reflection = (f"Consensus from {len(ok)} judge(s). Average score: {js_to_fixed(mean, 2)}. "
+                      "See breakdown for individual reflections.")
+        if len(ok) < len(self.judges):
+            failed = len(self.judges) - len(ok)
+            warning = (f"{failed} of {len(self.judges)} judges failed to return a valid assessment. "
+                       "The final score is based on a partial consensus.")
+            reflection += f"\n\nWARNING: {warning}"
+            log.append(f"WARNING: {warning}")
+            out["error"] = warning
+        out["coverageExtent"] = invert(mean) if point.inverted else mean
+        out["reflection"] = inverted_reflection(reflection) if point.inverted else reflection
+        out["judgeModelId"] = consensus_judge_id([v["judge"] for v in ok])
+        out["judgeLog"] = log
+        out["individualJudgements"] = [{"judgeModelId": v["judge"], "coverageExtent": v["score"],
+                                        "reflection": v["reflection"]} for v in ok]
+        return out
+
+    async def _one(self, cell: Cell, index: int, judge: Judge, binding: ModelBinding | ProviderError, point: Point,
+                   subject: str, conversation: str) -> dict[str, Any]:
+        label = judge_label(judge)
+        done = self.state.judgements.get((cell, index, label))
+        if isinstance(done, Judged) and not (self.options.retry_errors and done.error):
+            return {"judge": label, "score": done.score, "reflection": done.reflection, "error": done.error}
+        if isinstance(binding, ProviderError):
+            return {"judge": label, "score": None, "reflection": None, "error": binding.message}
+        req = self._request(judge, binding, point, subject, conversation)
+        try:
+            result = (self.batch.take(cell, judge_slot(index, label), purpose="judge", label=label)
+                      if self.batch is not None else None)
+            if result is None:
+                result = await self.calls.chat(binding.provider, req, cell, limit_key=provider_key(judge.model),
+                                               purpose="judge", model_label=label)
+            answer = parse_judge_answer(result.text)
+        except ProviderError as err:
+            record = Judged(cell, index, label, None, None, f"Client/Network error: {err.message}")
+        except JudgeAnswerError as err:
+            record = Judged(cell, index, label, None, None, str(err))
+        else:
+            record = Judged(cell, index, label, answer.score, answer.reflection, None)
+        self.held.hold(record)  # with the call's usage record (cost_guard.attach), in one write
+        self.held.flush()
+        return {"judge": label, "score": record.score, "reflection": record.reflection, "error": record.error}
+
+    def _request(self, judge: Judge, binding: ModelBinding, point: Point, subject: str, conversation: str
+                 ) -> ChatRequest:
+        system, user = judge_messages(judge, conversation=conversation, text=subject, criterion=point.text or "",
+                                      suite_description=self.plan.blueprint.description)
+        return ChatRequest(model=binding.model_name, messages=(ChatMessage("user", user),), system=system,
+                           temperature=0.0, max_tokens=JUDGE_MAX_TOKENS)
+
+    async def key_points(self, prompt: Prompt) -> tuple[list[str] | None, str | None]:
+        """Key points from the ideal, once per prompt (all models share them), journaled; or the error."""
+        fut = self._key_points.get(prompt.id)
+        if fut is None:
+            fut = self._key_points[prompt.id] = asyncio.ensure_future(self._extract(prompt))
+        return await asyncio.shield(fut)
+
+    async def _extract(self, prompt: Prompt) -> tuple[list[str] | None, str | None]:
+        done = self.state.key_points.get(prompt.id)
+        if done is not None and done.points:
+            return list(done.points), None
+        if self.problem and not self.options.judges and not self.plan.blueprint.judge_models:
+            return None, self.problem
+        cell = Cell(prompt.id, "")
+        conversation = transcript([(m.role, m.content or "<TO_BE_GENERATED>", False) for m in prompt.messages])
+        errors: list[str] = []
+        for model in self.plan.key_point_models:
+            try:
+                binding = self.calls.model(model)
+                req = ChatRequest(model=binding.model_name, system=EXTRACT_SYSTEM, temperature=0.0,
+                                  messages=(ChatMessage("user", extraction_prompt(prompt.ideal or "", conversation)),))
+                result = await self.calls.chat(binding.provider, req, cell, limit_key=provider_key(model),
+                                               purpose="extract", model_label=model)
+            except ProviderError as err:
+                errors.append(err.message)
+                continue
+            points = parse_key_points(result.text)
+            if points:
+                self.held.hold(KeyPoints(prompt.id, model, tuple(points)))
+                self.held.flush()
+                return points, None
+            errors.append(f"{model}: no <key_point> in the answer")
+        return None, "; ".join(dict.fromkeys(errors)) or "no judge model to extract key points"
+
+    def batch_requests(self, journaled: set[Any]) -> list[BatchRequest]:
+        """Every judge call on a text point of a cell whose answers are all known (from the batches of
+        the answer phases, or the journal of a resumed run) and whose judge has a batch API: the requests
+        `_one` would send. `journaled`: the calls an earlier run of the journal put in a batch."""
+        from ..generate.batch_stage import BatchRequest, wants_batch
+
+        assert self.batch is not None and self.generate is not None
+        judges = [(judge, binding, wants_batch(self.options, judge.model)) for judge, binding in self.judges
+                  if not isinstance(binding, ProviderError)]
+        out: list[BatchRequest] = []
+        if not judges:
+            return out
+        state = self.state
+        for task in self.plan.tasks:
+            cell = task.cell
+            points = [(i, p) for i, p in enumerate(task.prompt.points) if p.kind == "text"]
+            count = self.generate.generated_turns(task)
+            if not points or cell in state.scores or not count:
+                continue
+            done = state.turns.get(cell, {})
+            texts = [self.generate.known_text(cell, n, done) for n in range(count)]
+            if not all(t and t.strip() for t in texts):
+                continue  # a turn not answered yet, or empty (the cell fails on its own): nothing is judged
+            known = [t for t in texts if t]
+            # As the cell scores it: the generated turns joined by a blank line, in the whole exchange.
+            text = "\n\n".join(known)
+            conversation = transcript(weval_history(task, known))
+            for index, point in points:
+                for judge, binding, submit in judges:
+                    label = judge_label(judge)
+                    slot = judge_slot(index, label)
+                    if (cell, index, label) in state.judgements or not (submit or (cell, slot) in journaled):
+                        continue
+                    req = self._request(judge, binding, point, text, conversation)
+                    out.append(BatchRequest(cell, slot, judge.model, judge.model, binding.provider, req, submit=submit))
+        return out
+
+
+# --- AgentV ---------------------------------------------------------------------------------------
+
+JUDGED = frozenset({"rubrics", "llm-judge"})  # the assertion types `AgentvJudges.judged` scores
+DEFAULT_AGENT_STEPS = 10
+# Targets that are coding agents (agent-judge `target`): evalspec does not drive them.
+CODING_AGENTS = frozenset({"codex", "codex-cli", "claude-code", "claude", "claude-cli", "claude-sdk", "copilot",
+                           "copilot-cli", "copilot-sdk", "pi", "pi-cli", "pi-coding-agent", "vscode",
+                           "vscode-insiders", "agentv"})
+FILE_LIMIT = 256 * 1024  # a judge prompt file read beyond this is not read
+
+
+class TemplateError(Exception):
+    """An llm-judge prompt (file, script) that cannot be had: the assertion is not scored."""
+
+
+class AgentvJudges:
+    # AgentV's judge modules are imported inside the methods: they bring AgentV's model, ~0.1 s of
+    # imports that a Weval run, which imports this module too, never needs.
+    def __init__(self, plan: AgentvPlan, options: RunOptions, calls: Calls, state: JournalState, journal: Journal,
+                 generate: AgentvGenerate, script_limit: asyncio.Semaphore) -> None:
+        self.plan = plan
+        self.options = options
+        self.calls = calls
+        self.state = state
+        self.journal = journal
+        self.generate = generate  # a judge target's provider is bound as a target's
+        self.script_limit = script_limit  # prompt scripts share the code judges' limit
+        self.rounds: BatchRounds | None = None  # batch mode: judge calls batched as the cells name them
+
+    async def judged(self, task: AgentvTask, index: int, a: Assertion, answer: str) -> dict[str, Any]:
+        """One `rubrics` or `llm-judge` assertion, asked of the target's judge."""
+        judge = task.judge
+        if judge is None:
+            from .agentv_scorable import NO_JUDGE
+
+            return skipped(a, f"not scored: {NO_JUDGE}")
+        from .agentv_judge import (
+            JudgeReplyError,
+            freeform_prompt,
+            freeform_result,
+            parse_json_reply,
+            rubric_checks,
+            rubric_prompt,
+        )
+
+        criteria = a.config.get("criteria") if a.type == "rubrics" else a.config.get("rubrics")
+        cell = task.cell
+        key = (cell, index, judge.name)
+        done = self.state.judgements.get(key)
+        reply = done.text if isinstance(done, JudgeReply) and not done.error else None
+        try:
+            if criteria:
+                criteria = [_criterion(c, i) for i, c in enumerate(criteria)]
+                system, user = rubric_prompt(criteria, task.test, answer)
+            else:
+                template = await self.template(a, task, answer)
+                system, user = freeform_prompt(template, task.test, answer)
+            if reply is None:
+                provider, model_name = self.generate.provider(judge)
+                req = ChatRequest(model=model_name, messages=(ChatMessage("user", user),), system=system,
+                                  temperature=0.0, max_tokens=JUDGE_MAX_TOKENS)
+                result = await self._chat(judge, provider, req, cell, index)
+                reply = result.text
+                self.journal.write(JudgeReply(cell, index, judge.name, reply, None))
+            data = parse_json_reply(reply)
+            if criteria:
+                checks = rubric_checks(data)
+                ranges = any(c.get("score_ranges") for c in criteria)
+                rs = score_ranges(criteria, checks) if ranges else score_checklist(criteria, checks)
+                score, result_verdict, fails = rs.score, rs.verdict, rs.failed_required
+                hits, misses = list(rs.hits), list(rs.misses)
+                reasoning = data.get("overall_reasoning") if isinstance(data.get("overall_reasoning"), str) else None
+            else:
+                score, hits, misses, reasoning = freeform_result(data)
+                result_verdict, fails = verdict(score), False
+        except ProviderError as err:
+            self._error(cell, index, judge, err.message)
+            return skipped(a, f"not scored: the judge {judge.name} failed: {err.message}")
+        except (JudgeReplyError, TemplateError) as err:
+            return skipped(a, f"not scored: {err}")
+        if a.negate:
+            score, result_verdict = negate_result(score, result_verdict)
+            hits, misses, fails = misses, hits, False
+        return entry(a, score, result_verdict, hits, misses, reasoning, fails_test=fails)
+
+    async def aggregate(self, task: AgentvTask, index: int, aggregator: dict[str, Any],
+                        children: list[Child]) -> CompositeScore | str:
+        """A composite's llm-judge aggregator: the judge reads the children's results and gives the score;
+        a string says why there is none."""
+        from ...scoring.composite import CompositeScore, aggregator_prompt
+        from .agentv_judge import FREEFORM_SYSTEM, JudgeReplyError, freeform_result, parse_json_reply
+        from .agentv_scorable import NO_JUDGE
+
+        judge = task.judge
+        if judge is None:
+            return NO_JUDGE
+        cell = task.cell
+        done = self.state.judgements.get((cell, index, judge.name))
+        reply = done.text if isinstance(done, JudgeReply) and not done.error else None
+        try:
+            if reply is None:
+                provider, model_name = self.generate.provider(judge)
+                req = ChatRequest(model=model_name, messages=(ChatMessage("user", aggregator_prompt(aggregator, children)),),
+                                  system=FREEFORM_SYSTEM, temperature=0.0, max_tokens=JUDGE_MAX_TOKENS)
+                result = await self._chat(judge, provider, req, cell, index)
+                reply = result.text
+                self.journal.write(JudgeReply(cell, index, judge.name, reply, None))
+            score, hits, misses, reasoning = freeform_result(parse_json_reply(reply))
+        except ProviderError as err:
+            self._error(cell, index, judge, err.message)
+            return f"the judge {judge.name} failed: {err.message}"
+        except JudgeReplyError as err:
+            return str(err)
+        return CompositeScore(score, verdict(score), tuple(hits), tuple(misses), reasoning)
+
+    async def agent_judged(self, task: AgentvTask, index: int, a: Assertion, answer: str,
+                           measured: Measured) -> dict[str, Any]:
+        """An `agent-judge`: the judge model inspects the test's workspace read-only (score/agent_judge.py)."""
+        from ..plan.agentv import TargetSpec
+        from .agent_judge import WorkspaceReader, judge_task, run_agent_judge, system_prompt, tools_for
+        from .agentv_judge import (
+            JudgeReplyError,
+            freeform_result,
+            question_text,
+            render,
+            rubric_checks,
+            variables,
+        )
+        from .agentv_scorable import NO_JUDGE
+
+        judge = task.judge
+        delegated = a.config.get("target")
+        if isinstance(delegated, str) and delegated:
+            found = self.targets_entry(delegated)
+            if found is None:
+                return skipped(a, f"not scored: agent-judge target '{delegated}' is not in targets.yaml")
+            kind = str(found.get("provider") or "").lower()
+            if kind in CODING_AGENTS:
+                return skipped(a, f"not scored: agent-judge target '{delegated}' is a coding agent ({kind}), "
+                                  "which evalspec does not run; drop `target` to use the built-in agent judge")
+            judge = TargetSpec(delegated, config=found)
+        if judge is None:
+            return skipped(a, f"not scored: {NO_JUDGE}")
+        if measured.workspace is None:
+            return skipped(a, "not scored: agent-judge audits a workspace and this test has none (set "
+                              "`workspace.template`, or the target's `workspace_template`)")
+        criteria = [_criterion(c, i) for i, c in enumerate(a.config.get("rubrics") or [])]
+        try:
+            template = await self.template(a, task, answer, measured)
+        except TemplateError as err:
+            return skipped(a, f"not scored: {err}")
+        prompt = render(template, variables(task.test, answer)) if template else None
+        task_text = judge_task(question_text(task.test), task.test.criteria or "", answer,
+                               task.test.reference_answer, criteria, prompt, measured.file_changes)
+        provider, model_name = self.generate.provider(judge)
+        kind = _judge_kind(judge)
+        temperature = a.config.get("temperature")
+        steps = a.config.get("max_steps")
+        system = system_prompt(bool(criteria))
+        judge_spec = judge
+
+        async def ask(messages: tuple[ChatMessage, ...], offer_tools: bool) -> Any:
+            req = ChatRequest(model=model_name, messages=messages, system=system,
+                              temperature=float(temperature) if isinstance(temperature, int | float) else 0.0,
+                              max_tokens=JUDGE_MAX_TOKENS, extra=tools_for(kind) if offer_tools else {})
+            return await self.calls.chat(provider, req, task.cell, limit_key=limit_key(judge_spec), purpose="judge",
+                                         model_label=judge_spec.name)
+
+        try:
+            outcome = await run_agent_judge(ask, task_text, WorkspaceReader(Path(measured.workspace)),
+                                            rubric=bool(criteria),
+                                            max_steps=steps if isinstance(steps, int) else DEFAULT_AGENT_STEPS)
+        except ProviderError as err:
+            self._error(task.cell, index, judge, err.message)
+            return skipped(a, f"not scored: the agent judge {judge.name} failed: {err.message}")
+        if outcome.verdict is None:
+            return skipped(a, f"not scored: {outcome.error}")
+        fails = False
+        try:
+            if criteria:
+                rs = score_checklist(criteria, rubric_checks(outcome.verdict))
+                score, result_verdict, hits, misses = rs.score, rs.verdict, list(rs.hits), list(rs.misses)
+                fails = rs.failed_required
+                raw = outcome.verdict.get("overall_reasoning")
+                reasoning = raw if isinstance(raw, str) else None
+            else:
+                score, hits, misses, reasoning = freeform_result(outcome.verdict)
+                result_verdict = verdict(score)
+        except JudgeReplyError as err:
+            return skipped(a, f"not scored: {err}")
+        if a.negate:
+            score, result_verdict = negate_result(score, result_verdict)
+            hits, misses, fails = misses, hits, False
+        out = entry(a, score, result_verdict, hits, misses, reasoning, fails_test=fails)
+        out["details"] = {"steps": outcome.steps, "tool_calls": outcome.tool_calls}
+        return out
+
+    def target_proxy(self, task: AgentvTask, wants: Any) -> Any:
+        """The proxy a code judge with `target` calls LLMs through: the test's judge target (or another
+        target of targets.yaml, by name), under the run's limits (score/target_proxy.py)."""
+        from ..plan.agentv import TargetSpec, load_targets
+        from .target_proxy import TargetProxy, max_calls_of
+
+        judge = task.judge
+        assert judge is not None
+        try:
+            names = list(load_targets(self.plan.targets_file))
+        except Exception:  # PlanError: the file was readable when the run was planned
+            names = []
+        available = list(dict.fromkeys([judge.name, *names]))
+
+        async def invoke(question: str, system: str | None, name: str | None) -> tuple[str, int, int]:
+            spec = judge
+            if name is not None and name != judge.name:
+                found = self.targets_entry(name)
+                spec = TargetSpec(name, config=found) if found is not None else judge
+            provider, model_name = self.generate.provider(spec)
+            req = ChatRequest(model=model_name, messages=(ChatMessage("user", question),), system=system,
+                              max_tokens=JUDGE_MAX_TOKENS)
+            result = await self.calls.chat(provider, req, task.cell, limit_key=limit_key(spec), purpose="judge",
+                                           model_label=spec.name)
+            return result.text, result.usage.input_tokens, result.usage.output_tokens
+
+        return TargetProxy(invoke, judge.name, available, max_calls_of(wants))
+
+    def targets_entry(self, name: str) -> dict[str, Any] | None:
+        """A target of targets.yaml by name (a judge an assertion names instead of the test's)."""
+        from ..plan.agentv import load_targets
+
+        try:
+            return load_targets(self.plan.targets_file).get(name)
+        except Exception:  # PlanError: the file was readable when the run was planned
+            return None
+
+    async def _chat(self, judge: TargetSpec, provider: Provider, req: ChatRequest, cell: Cell, index: int
+                    ) -> ChatResult:
+        """A judge call of an `rubrics`, `llm-judge` or aggregator: in batch mode from the next round's
+        batches (generate/batch_rounds.py), else (or when no batch answers it) asked interactively."""
+        if self.rounds is not None:
+            from ..generate.batch_stage import BatchRequest
+
+            request = BatchRequest(cell, judge_slot(index, judge.name), judge.name, judge.name, provider, req,
+                                   custom=judge.config is not None, submit=self.generate.wants_batch(judge))
+            got = await self.rounds.ask(request, purpose="judge", label=judge.name)
+            if got is not None:
+                return got
+        return await self.calls.chat(provider, req, cell, limit_key=limit_key(judge), purpose="judge",
+                                     model_label=judge.name)
+
+    def _error(self, cell: Cell, index: int, judge: TargetSpec, message: str) -> None:
+        self.journal.write(JudgeReply(cell, index, judge.name, None, message))
+
+    async def template(self, a: Assertion, task: AgentvTask, answer: str, measured: Measured | None = None
+                       ) -> str | None:
+        """The llm-judge prompt: inline text, a template file (relative to the eval file), or what a
+        prompt script (`prompt: {command}`) prints (code_judge.prompt_from_script). Raises TemplateError."""
+        prompt = a.config.get("prompt")
+        if prompt is None:
+            return None
+        if isinstance(prompt, dict):
+            from ..write.agentv_measured import Measured
+            from .code_judge import PromptScriptError, prompt_from_script
+
+            try:
+                return await prompt_from_script(prompt, a, task.test, measured or Measured(answer=answer),
+                                                base=self.plan.path.parent, env=self.options.env,
+                                                limit=self.script_limit)
+            except PromptScriptError as err:
+                raise TemplateError(str(err)) from None
+        if not isinstance(prompt, str):
+            raise TemplateError("the judge prompt is neither text, a file nor {command: [...]}")
+        from ...agentv.files import FileSystem, looks_like_prompt_file, read_text
+
+        if looks_like_prompt_file(prompt):
+            base = (a.source_path or self.plan.path).parent
+            fs = FileSystem()
+            found = fs.resolve(prompt, fs.search_roots(base))
+            if found is not None and fs.outside(found, base) and not self.options.allow_outside_files:
+                raise TemplateError(f"the judge prompt file {prompt} is outside the project "
+                                    "(--allow-outside-files reads it)")
+            text = read_text(found, FILE_LIMIT) if found is not None else None
+            if text is None:
+                raise TemplateError(f"the judge prompt file {prompt} cannot be read")
+            return text
+        return prompt
+
+
+def _judge_kind(spec: TargetSpec) -> str:
+    """Which API's tool format a judge speaks: anthropic, gemini, or openai (and compatibles)."""
+    kind = provider_kind(spec) if spec.config is not None else provider_key(spec.model or spec.name)
+    if kind in ("anthropic", "claude"):
+        return "anthropic"
+    if kind in ("gemini", "google", "vertex"):
+        return "gemini"
+    return "openai"
+
+
+def _criterion(c: Any, i: int) -> dict[str, Any]:
+    if isinstance(c, str):
+        return {"id": f"rubric-{i + 1}", "outcome": c, "weight": 1.0, "required": True}
+    return dict(c)

@@ -1,0 +1,69 @@
+"""What a run measured about one answer: usage, duration, cost, the trace, the workspace.
+
+The metric assertions (`latency`, `cost`, `token-usage`, `execution-metrics`) score these, code judges
+get them in their payload. A metric the run could not measure (a cost with no price for the model)
+makes the check *not scored* with the reason; it is never guessed and never counted as a pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...agentv.model import Assertion
+from ...pricing import missing_price_reason
+from ...providers.base import ToolCall
+from ...scoring.agentv_assertions import RunMetrics, TokenUsage
+
+
+@dataclass
+class Measured:
+    answer: str
+    usage: tuple[int, int] | None = None  # (input, output) tokens as the provider reported them
+    duration_ms: float | None = None
+    model: str | None = None  # the model the provider says answered
+    cost_usd: float | None = None  # None: no price for the model
+    trace: list[dict[str, Any]] = field(default_factory=list)  # tool calls, as trace events
+    calls: tuple[ToolCall, ...] = ()  # the same tool calls, for tool-trajectory (RunMetrics.trace)
+    output_messages: list[dict[str, Any]] | None = None
+    llm_calls: int = 1  # a chat target answers with one call
+    workspace: str | None = None  # the test's workspace folder, when it has one
+    file_changes: str | None = None  # the agent's changes to its workspace, as a diff (workspace/lifecycle.py)
+    started: Any = None  # datetimes (made text only for a code judge's payload)
+    ended: Any = None
+
+    def token_usage(self) -> dict[str, int] | None:
+        if self.usage is None:
+            return None
+        return {"input": self.usage[0], "output": self.usage[1], "total": self.usage[0] + self.usage[1]}
+
+    def metrics(self) -> RunMetrics:
+        names = [str(e.get("tool") or e.get("name")) for e in self.trace if e.get("tool") or e.get("name")
+                 ] if self.trace else []
+        usage = TokenUsage(self.usage[0], self.usage[1]) if self.usage is not None else None
+        return RunMetrics(duration_ms=self.duration_ms, cost_usd=self.cost_usd, token_usage=usage,
+                          tool_calls=len(names), llm_calls=self.llm_calls, tool_names=names, trace=self.calls)
+
+    def payload_fields(self) -> dict[str, Any]:
+        """The measured part of a code judge's stdin payload (judge_payload.code_judge_payload)."""
+        return {"output_messages": self.output_messages, "trace": self.trace, "token_usage": self.token_usage(),
+                "cost_usd": self.cost_usd, "duration_ms": self.duration_ms, "llm_calls": self.llm_calls,
+                "workspace_path": self.workspace, "file_changes": self.file_changes, "start_time": _iso(self.started), "end_time": _iso(self.ended)}
+
+
+def _iso(value: Any) -> str | None:
+    from .files import iso_timestamp
+
+    return iso_timestamp(value) if value is not None and not isinstance(value, str) else value
+
+
+def unmeasured(a: Assertion, metrics: RunMetrics, model: str | None = None) -> str | None:
+    """Why a metric assertion cannot be scored from what the run measured, or None."""
+    config: Mapping[str, Any] = a.config
+    if metrics.cost_usd is None:
+        wants_cost = (a.type == "cost" or (a.type == "execution-metrics" and (
+            config.get("max_cost_usd") is not None or config.get("maxCostUsd") is not None)))
+        if wants_cost:
+            return f"{a.type}: the run's cost is unknown: {missing_price_reason((model,))}"
+    return None

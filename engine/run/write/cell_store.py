@@ -1,0 +1,97 @@
+"""What each cell of a run leaves for its results files, in memory that does not grow with the run.
+
+The write stage (write/weval.py) records a cell's fields as they come (its answer, its conversation, its
+coverage result; a later value of a field replaces the earlier one, as in a dict). Up to `bound` cells are
+held as they are; past that, the held cells go to a temporary file (one JSON line per cell; only its
+offset and size stay in memory) and are read back, one prompt at a time, while the results files are
+written. A 100,000-cell run held ~3.5 KB a cell until the end; now a few dozen bytes.
+
+The journal stays the run's record (resume, history, reports of unfinished runs); this file is only the
+write stage's working copy, in the form the results files take (the error markers, the conversation as
+written), and it disappears when the store closes (it is unlinked from the start: a killed run leaves
+nothing behind). Values go through JSON on the way out and back, which changes nothing the results
+files hold: they are JSON of the same values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ...jsonio import dumps_bytes, loads
+from ...spill_file import SpillFile
+
+DEFAULT_BOUND = 4096  # cells held in memory before they go to disk: a 2,000-prompt run never spills
+
+Fields = dict[str, Any]
+
+
+class CellStore:
+    """Fields by (item, model). `folder`: where the temporary file goes when one is needed."""
+
+    def __init__(self, folder: Path, bound: int = DEFAULT_BOUND) -> None:
+        self.folder = folder
+        self.bound = max(1, bound)
+        self._held: dict[tuple[str, str], Fields] = {}
+        self._spilled: dict[tuple[str, str], int] = {}  # (item, model) → offset << 32 | size
+        self._file: SpillFile | None = None
+        self.most_held = 0  # the most cells held at once (tests check the bound)
+        self.spilled_cells = 0
+
+    def set(self, item: str, model: str, fields: Fields) -> None:
+        """Record fields of a cell (each replaces the field's earlier value)."""
+        key = (item, model)
+        cell = self._held.get(key)
+        if cell is None:
+            cell = self._read(key) or {}
+            self._held[key] = cell
+        cell.update(fields)
+        if len(self._held) > self.most_held:
+            self.most_held = len(self._held)
+        if len(self._held) >= self.bound:
+            self._spill()
+
+    def get(self, item: str, model: str) -> Fields | None:
+        key = (item, model)
+        held = self._held.get(key)
+        if held is not None:
+            return held
+        where = self._spilled.get(key)
+        if where is None:
+            return None
+        assert self._file is not None
+        found: Fields = loads(self._file.read(where >> 32, where & 0xFFFFFFFF))
+        return found
+
+    def recorded(self) -> Iterator[tuple[str, str]]:
+        """Every cell recorded: those on disk, then those held."""
+        yield from list(self._spilled)
+        yield from list(self._held)
+
+    def _read(self, key: tuple[str, str]) -> Fields | None:
+        """A spilled cell taken back into memory (more of its fields came)."""
+        found = self.get(*key)
+        if found is not None:
+            del self._spilled[key]
+        return found
+
+    def _spill(self) -> None:
+        if self._file is None:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            self._file = SpillFile(".evalspec-cells-", self.folder)
+        for key, fields in self._held.items():
+            encoded = dumps_bytes(fields)
+            if len(encoded) >= 1 << 32:
+                raise ValueError("a cell's results are over 4 GB")
+            self._spilled[key] = self._file.append(encoded) << 32 | len(encoded)
+        self._file.flush()
+        self.spilled_cells += len(self._held)
+        self._held.clear()
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+        self._spilled.clear()
+        self._held.clear()

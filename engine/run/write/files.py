@@ -1,0 +1,185 @@
+"""Writing result files: JSON as the reference writes it, atomically, and file-name-safe timestamps."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ...jsonio import dumps_bytes
+from ...providers.redact import redact_bytes
+
+
+def now_utc() -> datetime:
+    return datetime.now(UTC)
+
+
+def iso_timestamp(when: datetime) -> str:
+    """JavaScript's `toISOString()`: `2024-01-01T12:30:00.123Z`."""
+    # isoformat, not strftime: a third of the cost, and a run writes one per result row.
+    return when.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def safe_timestamp(when: datetime) -> str:
+    """The reference's `toSafeTimestamp`: `2024-01-01T12-30-00-123Z` (file names cannot hold `:`/`.`)."""
+    return iso_timestamp(when).replace(":", "-").replace(".", "-")
+
+
+def dumps_pretty(value: Any) -> bytes:
+    """Indented two levels deep, compact below: every top-level field, and every prompt or model under
+    it, on its own line, while the bulk stays compact (fully indented, a 2,000-prompt comparison file
+    is twice the size)."""
+    if not isinstance(value, dict) or not value:
+        return dumps_bytes(value)
+    lines = []
+    for key, item in value.items():
+        head = b"  " + dumps_bytes(str(key)) + b": "
+        if isinstance(item, dict) and item:
+            inner = b",\n".join(b"    " + dumps_bytes(str(k)) + b": " + dumps_bytes(v) for k, v in item.items())
+            lines.append(head + b"{\n" + inner + b"\n  }")
+        else:
+            lines.append(head + dumps_bytes(item))
+    return b"{\n" + b",\n".join(lines) + b"\n}"
+
+
+class LazyMap(Mapping[str, Any]):
+    """A JSON object whose values are made when they are read (`value(key)`), one at a time, and not
+    kept: a results file's per-prompt maps, written without ever being whole in memory. Written only
+    through `pretty_chunks` / `compact_chunks` (orjson does not know it)."""
+
+    def __init__(self, keys: Sequence[str], value: Callable[[str], Any]) -> None:
+        self._keys = keys
+        self._index: frozenset[str] | None = None
+        self._value = value
+
+    def __getitem__(self, key: str) -> Any:
+        if self._index is None:
+            self._index = frozenset(self._keys)
+        if key not in self._index:
+            raise KeyError(key)
+        return self._value(key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def items(self) -> Iterator[tuple[str, Any]]:  # type: ignore[override]  # one pass, no view
+        value = self._value
+        for key in self._keys:
+            yield key, value(key)
+
+
+class LazyList:
+    """A JSON array whose elements are made when it is written (`elements()` called again each time).
+    `summary`, when given, makes the elements as a summary file lists them (core.json: a prompt's id and
+    weight) without making the whole elements first."""
+
+    def __init__(self, elements: Callable[[], Iterable[Any]],
+                 summary: Callable[[], Iterable[Any]] | None = None) -> None:
+        self.elements = elements
+        self.summary = summary
+
+
+_LAZY = (LazyMap, LazyList)
+
+
+def _holds_lazy(value: Any) -> bool:
+    # By exact type, not isinstance(…, LazyMap): LazyMap is a collections.abc.Mapping, so that isinstance
+    # on the plain values that make up nearly all of a results file takes ABCMeta's slow path (30,000
+    # calls at 2,000 prompts). Neither class is subclassed.
+    kind = type(value)
+    if kind is LazyMap or kind is LazyList:
+        return True
+    return isinstance(value, dict) and any(type(v) is LazyMap or type(v) is LazyList for v in value.values())
+
+
+def compact_chunks(value: Any) -> Iterator[bytes]:
+    """`dumps_bytes(value)` in pieces, for a value that holds LazyMap / LazyList (at its top or one level
+    down): the same bytes, a member at a time."""
+    if not _holds_lazy(value):
+        yield dumps_bytes(value)
+        return
+    if type(value) is LazyList:
+        yield b"["
+        for n, element in enumerate(value.elements()):
+            if n:
+                yield b","
+            yield from compact_chunks(element)
+        yield b"]"
+        return
+    yield b"{"
+    for n, (key, item) in enumerate(value.items()):
+        yield (b"," if n else b"") + dumps_bytes(str(key)) + b":"
+        yield from compact_chunks(item)
+    yield b"}"
+
+
+def pretty_chunks(value: Any) -> Iterator[bytes]:
+    """`dumps_pretty(value)` in pieces, one second-level entry (a prompt) at a time: a big comparison
+    file is never one buffer in memory (at 20,000 prompts the buffer and its redacted copy were ~60 MB).
+    LazyMap / LazyList values are written member by member (`compact_chunks`)."""
+    if not isinstance(value, dict) or not value:
+        yield dumps_bytes(value)
+        return
+    yield b"{\n"
+    for n, (key, item) in enumerate(value.items()):
+        head = (b",\n" if n else b"") + b"  " + dumps_bytes(str(key)) + b": "
+        if (isinstance(item, dict) or type(item) is LazyMap) and item:
+            yield head + b"{\n"
+            for m, (k, v) in enumerate(item.items()):
+                entry = (b",\n" if m else b"") + b"    " + dumps_bytes(str(k)) + b": "
+                if _holds_lazy(v):
+                    yield entry
+                    yield from compact_chunks(v)
+                else:
+                    yield entry + dumps_bytes(v)
+            yield b"\n  }"
+        elif _holds_lazy(item):
+            yield head
+            yield from compact_chunks(item)
+        else:
+            yield head + dumps_bytes(item)
+    yield b"\n}"
+
+
+def write_json(path: Path, value: Any, *, pretty: bool = False) -> None:
+    if pretty:
+        write_stream(path, pretty_chunks(value))
+    else:
+        write_atomic(path, dumps_bytes(value))
+
+
+def write_stream(path: Path, chunks: Iterable[bytes], *, buffer: int = 1 << 20) -> None:
+    """`write_atomic` for data made in pieces: each piece redacted (a piece holds whole JSON strings, so
+    a key cannot straddle two), written about `buffer` bytes at a time, renamed into place at the end."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "wb") as f:
+            # copied into one buffer as they come, not kept: each of orjson's results, however short,
+            # holds a 4 KB allocation, so a list of a megabyte of small pieces held ~100 MB
+            pending = bytearray()
+            for chunk in chunks:
+                pending += redact_bytes(chunk)
+                if len(pending) >= buffer:
+                    f.write(pending)
+                    pending.clear()
+            f.write(pending)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write through a temporary file and rename, so a reader never sees half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_bytes(redact_bytes(data))
+    os.replace(tmp, path)

@@ -1,0 +1,108 @@
+"""The write stage of a Weval run: what each cell left for the results, and the files written from it.
+
+The runner tells the writer what happened to each cell (answered, failed, scored) as it happens; the
+comparison file and its artefact folder (write/weval_results.py: their layout) are written once, when the run
+ends, or for the cells that finished when it was stopped (`RunOptions.partial_results`). Everything
+here is also in the journal, so no result depends on these files being written.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from ..events import Cell
+from ..plan.weval import WevalPlan, WevalTask
+from . import cell_store
+from .cell_store import CellStore
+from .files import now_utc, safe_timestamp
+from .weval_results import WevalResults, comparison_object, write_comparison
+
+log = logging.getLogger(__name__)
+
+History = list[tuple[str, str, bool]]  # (role, content, generated) of a whole exchange
+
+
+class WevalWriter:
+    """The results of one run, by prompt and effective model, and the files they become."""
+
+    def __init__(self, plan: WevalPlan, folder: Path, *, coverage: bool, bound: int | None = None) -> None:
+        self.plan = plan
+        self.folder = folder
+        self.coverage = coverage  # coverage results are written (not with --eval-method embedding alone)
+        # `bound`: cells held in memory; past it they wait for the files on disk (write/cell_store.py)
+        self.results = WevalResults(CellStore(folder, bound if bound is not None else cell_store.DEFAULT_BOUND))
+
+    def answered(self, task: WevalTask, final: str, history: History) -> None:
+        """A cell's answer (its final turn) and the whole exchange."""
+        cell = task.cell
+        self.results.record(cell.item, cell.model, response=final,
+                            history=[{"role": r, "content": c} for r, c, _ in history])
+        self.results.system_prompts[cell.model] = task.system
+
+    def failed(self, task: WevalTask, message: str, *, not_run: bool = False) -> None:
+        """A cell with no answer: the reference's error marker in place of the answer. `not_run`: a
+        cost cap kept it from starting (its coverage error says so, not "Generation failed")."""
+        cell = task.cell
+        marked = f"<<error>>{message}<</error>>"
+        self.results.errors.setdefault(cell.item, {})[cell.model] = message
+        history = [{"role": "system", "content": task.system}] if task.system else []
+        history += [{"role": m.role, "content": m.content or ""} for m in task.prompt.messages
+                    if not (m.role == "assistant" and m.content is None)]  # only assistant turns hold None
+        history.append({"role": "assistant", "content": marked})
+        self.results.system_prompts[cell.model] = task.system
+        if self.coverage:
+            self.results.record(cell.item, cell.model, response=marked, history=history, coverage={
+                "error": message[:1].upper() + message[1:] if not_run else f"Generation failed: {message}"})
+        else:
+            self.results.record(cell.item, cell.model, response=marked, history=history)
+
+    def scored(self, cell: Cell, result: dict[str, Any]) -> None:
+        """A cell's coverage result (nothing for an empty one)."""
+        if result and self.coverage:
+            self.results.record(cell.item, cell.model, coverage=result)
+
+    def key_points(self, prompt_id: str, points: list[str]) -> None:
+        self.results.key_points[prompt_id] = points
+
+    def answers(self, prompt_id: str) -> dict[str, str]:
+        """Each model's answer to a prompt so far (an error marker for a failed cell)."""
+        return self.results.field(prompt_id, "response")
+
+    def similarity(self, overall: dict[str, dict[str, float]],
+                   per_prompt: dict[str, dict[str, dict[str, float]]]) -> None:
+        self.results.similarity = overall
+        self.results.per_prompt_similarity = per_prompt
+
+    def write(self, *, cost: dict[str, Any] | None, finished: bool = True) -> list[Path]:
+        """The comparison file, the artefact folder and the cost file beside them; the paths written.
+        `cost`: the run's real tokens and cost (cost/spend.py), in their own file (cost/cost_file.py) so that the
+        comparison file is the same bytes whether the calls went one by one or through a batch API."""
+        stamp = safe_timestamp(now_utc())
+        plan = self.plan
+        full = comparison_object(bp=plan.blueprint, models=plan.models, prompts=plan.prompts,
+                                 run_label=plan.run_label, timestamp=stamp,
+                                 eval_methods=list(plan.eval_methods) or ["llm-coverage"],
+                                 effective_models=plan.effective_models, results=self.results)
+        files = write_comparison(self.folder, plan.results_base, stamp, full)
+        from ..cost.cost_file import write_cost
+
+        cost_file = write_cost(files[0], cost)
+        if cost_file is not None:
+            files.append(cost_file)
+        if finished and plan.shard is not None:  # a shard's manifest says it finished (plan/shard.py)
+            from ..plan.shard import write_manifest
+
+            write_manifest(plan, files[0], timestamp=stamp, models=plan.models,
+                           effective_models=plan.effective_models, eval_methods=plan.eval_methods)
+        return files  # the cells stay readable: the run's summary counts their points
+
+    def write_partial(self, *, cost: dict[str, Any] | None) -> None:
+        """A stopped run's results files, for the cells that finished (the journal has them anyway)."""
+        try:
+            self.write(cost=cost, finished=False)
+        except Exception:  # never mask the cancellation or error that stopped the run
+            log.warning("could not write the results of the stopped run", exc_info=True)
+        finally:
+            self.results.cells.close()

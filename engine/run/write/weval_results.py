@@ -1,0 +1,451 @@
+"""Weval result files: the `FinalComparisonOutputV2` comparison file and its artefact folder.
+
+Layout (Weval's published output format), under the output folder:
+
+    live/blueprints/<configId>/<runLabel>_<timestamp>_comparison.json    the monolithic file
+    live/blueprints/<configId>/<runLabel>_<timestamp>/core.json           light metadata, placeholders
+        responses/<promptId>.json                                          final answers per model
+        coverage/<promptId>/<safe model id>.json                           rubric results
+        histories/<promptId>/<safe model id>.json                          {"history": [...]}
+
+`timestamp` is the reference's safe form (`2024-01-01T12-30-00-123Z`), taken when the run completes.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from ...jsonio import dumps_bytes
+from ...providers.redact import redact_bytes
+from ...weval.ids import UNDEFINED, safe_file_part
+from ...weval.model import Blueprint, Prompt, reference_points
+from ...weval.prompt_store import prompt_ids
+from .cell_store import CellStore
+from .files import LazyList, LazyMap, compact_chunks, write_json
+
+IDEAL_MODEL_ID = "IDEAL_BENCHMARK"
+
+
+class WevalResults:
+    """Everything a run learned, by prompt and effective model; filled as cells finish. Each cell's
+    answer, conversation and coverage result are in `cells` (a CellStore: in memory up to its bound,
+    then on disk); errors, system prompts, key points and similarities, which stay small, here."""
+
+    def __init__(self, cells: CellStore | None = None) -> None:
+        self.cells = cells if cells is not None else CellStore(Path(tempfile.gettempdir()))
+        self.models: dict[str, None] = {}  # every model a cell was recorded for, in order
+        self.errors: dict[str, dict[str, str]] = {}
+        self.system_prompts: dict[str, str | None] = {}
+        self.key_points: dict[str, list[str]] = {}
+        self.similarity: dict[str, dict[str, float]] | None = None
+        self.per_prompt_similarity: dict[str, dict[str, dict[str, float]]] | None = None
+
+        self._last: tuple[str, dict[str, dict[str, Any]]] | None = None  # the prompt read last, its cells
+
+    def record(self, item: str, model: str, **fields: Any) -> None:
+        """A cell's fields: `response` (its final answer or error marker), `history`, `coverage`."""
+        self.models.setdefault(model)
+        self._last = None
+        self.cells.set(item, model, fields)
+
+    def field(self, item: str, name: str) -> dict[str, Any]:
+        """One field of each of the prompt's cells that has it: model → value."""
+        if self._last is None or self._last[0] != item:
+            row = {}
+            for model in self.models:
+                cell = self.cells.get(item, model)
+                if cell is not None:
+                    row[model] = cell
+            self._last = (item, row)
+        return {model: cell[name] for model, cell in self._last[1].items() if name in cell}
+
+    @property
+    def coverage(self) -> _CoverageView:
+        return _CoverageView(self)
+
+
+class _CoverageView:
+    """`results.coverage.values()`: each prompt's coverage results by model (what a run summary counts)."""
+
+    def __init__(self, results: WevalResults) -> None:
+        self._results = results
+
+    def values(self) -> Iterator[dict[str, Any]]:
+        items = dict.fromkeys(item for item, _ in self._results.cells.recorded())
+        for item in items:
+            row = self._results.field(item, "coverage")
+            if row:
+                yield row
+
+
+def responses_row(p: Prompt, results: WevalResults) -> dict[str, str]:
+    """allFinalAssistantResponses[prompt]: the ideal (when there is one), then every model's answer."""
+    row: dict[str, str] = {IDEAL_MODEL_ID: p.ideal} if p.ideal else {}
+    row.update(results.field(p.id, "response"))
+    return row
+
+
+def prompt_context(p: Prompt) -> list[dict[str, Any]]:
+    return [{"role": m.role, "content": m.content} for m in p.messages]
+
+
+def config_object(bp: Blueprint, models: list[str], prompts: Sequence[Prompt]) -> dict[str, Any]:
+    """The blueprint as the reference's normalized ComparisonConfig (what `config` holds)."""
+    cfg: dict[str, Any] = {"id": bp.id, "title": bp.title}
+    if bp.description is not None:
+        cfg["description"] = bp.description
+    if bp.tags:
+        cfg["tags"] = bp.tags
+    if bp.author is not None:
+        cfg["author"] = bp.author
+    if bp.references:
+        cfg["references"] = bp.references
+    if "render_as" in bp.set_keys:
+        cfg["render_as"] = bp.render_as
+    if "noCache" in bp.set_keys:
+        cfg["noCache"] = bp.no_cache
+    cfg["models"] = models
+    if bp.system is not None:
+        cfg["system"] = bp.system
+    if bp.systems:
+        cfg["systems"] = bp.systems
+    if bp.temperature is not None:
+        cfg["temperature"] = bp.temperature
+    if bp.temperatures:
+        cfg["temperatures"] = bp.temperatures
+    cfg["concurrency"] = bp.concurrency
+    cfg["embeddingModel"] = bp.embedding_model
+    if bp.judges or bp.judge_models:
+        cov: dict[str, Any] = {}
+        if bp.judges:
+            cov["judges"] = [{k: v for k, v in (("id", j.id), ("model", j.model), ("approach", j.approach))
+                              if v is not None} for j in bp.judges]
+        if bp.judge_models:
+            cov["judgeModels"] = bp.judge_models
+        cfg["evaluationConfig"] = {"llm-coverage": cov}
+    if bp.point_defs:
+        cfg["point_defs"] = bp.point_defs
+    if bp.tools:
+        cfg["tools"] = bp.tools
+    if bp.tool_use is not None:
+        cfg["toolUse"] = bp.tool_use
+    if bp.external_services:
+        cfg["externalServices"] = _redacted_services(bp.external_services)
+    cfg["prompts"] = LazyList(lambda: (_prompt_object(p) for p in prompts),
+                              summary=lambda: (_prompt_summary(p) for p in prompts))
+    return cfg
+
+
+def _redacted_services(services: dict[str, Any]) -> dict[str, Any]:
+    """Service definitions without their headers' values: those often hold keys."""
+    from ...providers.redact import MASK, is_sensitive_header
+
+    out: dict[str, Any] = {}
+    for name, svc in services.items():
+        if isinstance(svc, dict) and isinstance(svc.get("headers"), dict):
+            svc = {**svc, "headers": {k: (MASK if is_sensitive_header(str(k)) else v)
+                                      for k, v in svc["headers"].items()}}
+        out[name] = svc
+    return out
+
+
+def _prompt_summary(p: Prompt) -> dict[str, Any]:
+    """A prompt as core.json's config lists it: its id, and its weight when `_prompt_object` writes one."""
+    return {"id": p.id, "weight": p.weight} if p.weight != 1.0 else {"id": p.id}
+
+
+def _prompt_object(p: Prompt) -> dict[str, Any]:
+    obj: dict[str, Any] = {"id": p.id, "messages": prompt_context(p)}
+    if p.description is not None:
+        obj["description"] = p.description
+    if p.ideal is not None:
+        obj["idealResponse"] = p.ideal
+    if p.system_set:
+        obj["system"] = p.system
+    if p.citation is not None:
+        obj["citation"] = p.citation
+    if p.weight != 1.0:
+        obj["weight"] = p.weight
+    if p.temperature is not None:
+        obj["temperature"] = p.temperature
+    if p.no_cache is not None:
+        obj["noCache"] = p.no_cache  # the prompt's own, else inherited from the header, as in the reference
+    obj["render_as"] = p.render_as  # always: the reference's normalized prompt has it (default markdown)
+    if p.tags:
+        obj["tags"] = p.tags  # the reference drops prompt tags; evalspec keeps them
+    if p.should:
+        obj["points"] = _defined(reference_points(p.should))
+    if p.should_not:
+        obj["should_not"] = _defined(reference_points(p.should_not))
+    return obj
+
+
+def _defined(value: Any) -> Any:
+    """Drop JavaScript-undefined members (JSON.stringify would not write them)."""
+    if isinstance(value, dict):
+        return {k: _defined(v) for k, v in value.items() if v is not UNDEFINED}
+    if isinstance(value, list):
+        return [_defined(v) for v in value]
+    return value
+
+
+def comparison_object(*, bp: Blueprint, models: list[str], prompts: Sequence[Prompt], run_label: str,
+                      timestamp: str, eval_methods: list[str], effective_models: list[str],
+                      results: WevalResults) -> dict[str, Any]:
+    """The comparison file's object. Its per-prompt maps (and the config's prompts) are LazyMap /
+    LazyList: made a prompt at a time while the files are written (`write_comparison`), never whole."""
+    has_ideal = any(p.ideal for p in prompts)  # (a big blueprint's prompts: read one at a time, from disk)
+    # Cells finish in whatever order the providers answer (or a batch returns); every per-prompt map is
+    # written in the plan's model order, so the same answers always make the same bytes.
+    rank = {m: i for i, m in enumerate([IDEAL_MODEL_ID, *effective_models])}
+
+    def ordered(by_model: dict[str, Any]) -> dict[str, Any]:
+        return dict(sorted(by_model.items(), key=lambda kv: rank.get(kv[0], len(rank))))
+
+    # id → position: the prompt is read when its entry is written (kept as objects, a 100,000-prompt
+    # blueprint's were ~500 MB)
+    by_id = {pid: n for n, pid in enumerate(prompt_ids(prompts))}
+    ids = list(by_id)
+    final_responses = LazyMap(ids, lambda pid: ordered(responses_row(prompts[by_id[pid]], results)))
+    eff = sorted(set(effective_models) | ({IDEAL_MODEL_ID} if has_ideal else set()))
+    evaluation: dict[str, Any] = {}
+    if "embedding" in eval_methods:
+        evaluation["similarityMatrix"] = results.similarity or {}
+        evaluation["perPromptSimilarities"] = results.per_prompt_similarity or {}
+    if "llm-coverage" in eval_methods:
+        evaluation["llmCoverageScores"] = LazyMap(ids, lambda pid: ordered(results.field(pid, "coverage")))
+    out: dict[str, Any] = {
+        "configId": bp.id,
+        "configTitle": bp.title,
+        "runLabel": run_label,
+        "timestamp": timestamp,
+    }
+    if bp.description is not None:
+        out["description"] = bp.description
+    if bp.path:
+        from .git_source import blueprint_file_name, head_commit
+
+        sha = head_commit(Path(bp.path).parent)
+        if sha is not None:
+            out["sourceCommitSha"] = sha
+        out["sourceBlueprintFileName"] = blueprint_file_name(Path(bp.path))
+    out.update({
+        "config": config_object(bp, models, prompts),
+        "evalMethodsUsed": eval_methods,
+        "effectiveModels": eff,
+        "modelSystemPrompts": ordered(results.system_prompts),
+        "promptIds": sorted(ids),
+        "promptContexts": LazyMap(ids, lambda pid: prompt_context(prompts[by_id[pid]])),
+    })
+    if results.key_points:
+        out["extractedKeyPoints"] = {pid: results.key_points[pid] for pid in ids if pid in results.key_points}
+    out["allFinalAssistantResponses"] = final_responses
+    out["fullConversationHistories"] = LazyMap(ids, lambda pid: ordered(results.field(pid, "history")))
+    out["evaluationResults"] = evaluation
+    if results.errors:
+        order = by_id
+        out["errors"] = {pid: ordered(row) for pid, row in
+                         sorted(results.errors.items(), key=lambda kv: order.get(kv[0], len(order)))}
+    return out
+
+
+def core_object(full: dict[str, Any]) -> dict[str, Any]:
+    """core.json: the comparison without bulky fields (the reference's `buildCoreData`)."""
+    core = dict(full)
+    core["config"] = _core_config(full)
+    placeholder = {pid: {m: None for m in full.get("effectiveModels", [])} for pid in full.get("promptIds", [])}
+    core["allFinalAssistantResponses"] = placeholder
+    core["fullConversationHistories"] = {pid: dict(row) for pid, row in placeholder.items()}
+    coverage = (full.get("evaluationResults") or {}).get("llmCoverageScores") or {}
+    stripped = {pid: {mid: _light(r) for mid, r in by_model.items()} for pid, by_model in coverage.items()}
+    core["evaluationResults"] = {"similarityMatrix": (full.get("evaluationResults") or {}).get("similarityMatrix")
+                                 or {}, "llmCoverageScores": stripped}
+    return core
+
+
+def core_chunks(full: dict[str, Any]) -> Iterator[bytes]:
+    """`dumps_bytes(core_object(full))` in pieces, a prompt at a time, without building it: at 100,000
+    prompts the placeholders and light results alone were ~150 MB of objects."""
+    keys = list(full) + [k for k in ("config", "allFinalAssistantResponses", "fullConversationHistories",
+                                     "evaluationResults") if k not in full]
+    row = dumps_bytes({m: None for m in full.get("effectiveModels", [])})
+    pids = full.get("promptIds", [])
+    evaluation = full.get("evaluationResults") or {}
+    yield b"{"
+    for n, key in enumerate(keys):
+        yield (b"," if n else b"") + dumps_bytes(key) + b":"
+        if key == "config":
+            yield from compact_chunks(_core_config(full))
+        elif key in ("allFinalAssistantResponses", "fullConversationHistories"):
+            # joined as they are made: orjson's result holds a 4 KB buffer however short it is, so
+            # a list of 100,000 encoded ids was 400 MB
+            yield b"{" + b",".join(dumps_bytes(str(pid)) + b":" + row for pid in pids) + b"}"
+        elif key == "evaluationResults":
+            yield b'{"similarityMatrix":' + dumps_bytes(evaluation.get("similarityMatrix") or {})
+            yield b',"llmCoverageScores":{'
+            for m, (pid, by_model) in enumerate((evaluation.get("llmCoverageScores") or {}).items()):
+                yield ((b"," if m else b"") + dumps_bytes(str(pid)) + b":"
+                       + dumps_bytes({mid: _light(r) for mid, r in by_model.items()}))
+            yield b"}}"
+        else:
+            yield from compact_chunks(full[key])
+    yield b"}"
+
+
+def _core_config(full: dict[str, Any]) -> dict[str, Any]:
+    cfg = dict(full.get("config") or {})
+    if "prompts" in cfg:
+        listed = cfg["prompts"]
+        if isinstance(listed, LazyList) and listed.summary is not None:
+            cfg["prompts"] = LazyList(listed.summary)
+        else:
+            light = lambda: ({"id": p["id"], **({"weight": p["weight"]} if "weight" in p else {})}  # noqa: E731
+                             for p in (listed.elements() if isinstance(listed, LazyList) else listed))
+            cfg["prompts"] = LazyList(light) if isinstance(listed, LazyList) else list(light())
+    return cfg
+
+
+def _light(r: dict[str, Any]) -> dict[str, Any]:
+    """A coverage result as core.json keeps it: the scores, not the texts."""
+    light = None
+    if isinstance(r.get("pointAssessments"), list):
+        light = []
+        for pa in r["pointAssessments"]:
+            item = {"coverageExtent": pa.get("coverageExtent"), "multiplier": pa.get("multiplier"),
+                    "isInverted": pa.get("isInverted")}
+            scores = [j.get("coverageExtent") for j in pa.get("individualJudgements") or []
+                      if isinstance(j.get("coverageExtent"), int | float)]
+            if len(scores) > 1:
+                mean = sum(scores) / len(scores)
+                item["judgeStdDev"] = (sum((s - mean) ** 2 for s in scores) / len(scores)) ** 0.5
+            if pa.get("pathId") is not None:
+                item["pathId"] = pa["pathId"]
+            light.append(item)
+    entry: dict[str, Any] = {k: r[k] for k in ("avgCoverageExtent", "keyPointsCount", "error") if k in r}
+    if light is not None:
+        entry["pointAssessments"] = light
+    return entry
+
+
+def file_id(item_id: str) -> str:
+    """A prompt id as a file name: as is (the reference's layout), unless it could leave the folder."""
+    if "/" in item_id or "\\" in item_id or item_id in (".", "..") or not item_id:
+        return safe_file_part(item_id).replace(".", "_") or "_"
+    return item_id
+
+
+class ArtefactWriter:
+    """Many small files, written plainly (no temporary file: nothing reads them while the run writes),
+    each folder created once.
+
+    One writer thread encodes and writes: the file-system calls release the GIL, so creating thousands
+    of files overlaps with the caller walking the results, and the queue holds references to values
+    rather than a backlog of encoded buffers (that backlog was 30 MB of peak memory). One thread only:
+    several writers contend in the kernel and were measured slower on a VM disk.
+
+    Files are handed over in batches of `BATCH`, at most `BATCHES` waiting: the values come from a lazy
+    walk that is faster than creating files, and a backlog of them would be the whole run again, so the
+    queue is bounded; but a queue bounded a file at a time made the walk and the writer take turns for
+    every file once it filled (two lock hand-offs and a GIL switch each: +0.1 s of CPU at 6,000 files).
+    """
+
+    BATCH = 64
+    BATCHES = 8  # at most BATCH * (BATCHES + 2) values held: the queue, the one filling, the one written
+
+    def __init__(self, root: Path) -> None:
+        import queue
+        import threading
+
+        self.root = root
+        self._made: set[str] = set()
+        self._batch: list[tuple[str, Any]] = []
+        self._queue: queue.Queue[list[tuple[str, Any]] | None] = queue.Queue(maxsize=self.BATCHES)
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._drain, name="artefacts", daemon=True)
+        self._thread.start()
+
+    def _drain(self) -> None:
+        while (jobs := self._queue.get()) is not None:
+            if self._error is not None:
+                continue
+            try:
+                for job in jobs:
+                    self._write(*job)
+            except BaseException as exc:  # reported by close()
+                self._error = exc
+
+    def _write(self, path: str, value: Any) -> None:
+        data = redact_bytes(dumps_bytes(value))  # an answer or history may echo a key (providers/redact.py)
+        parent = os.path.dirname(path)
+        if parent not in self._made:
+            try:
+                os.mkdir(parent)  # the usual case: the parent of this folder exists already
+            except FileExistsError:
+                pass
+            except FileNotFoundError:
+                os.makedirs(parent, exist_ok=True)
+            if len(self._made) >= 4096:  # a folder per prompt: remembering every one grew with the run
+                self._made.clear()  # (~30 MB at 100,000 prompts); one made already is just made again
+            self._made.add(parent)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
+
+    def file(self, relative: str, value: Any) -> None:
+        self._batch.append((f"{self.root}/{relative}", value))
+        if len(self._batch) >= self.BATCH:
+            self._queue.put(self._batch)
+            self._batch = []
+
+    def close(self) -> None:
+        """Wait for every file; raise the first failure (a full disk must not pass silently)."""
+        if self._batch:
+            self._queue.put(self._batch)
+            self._batch = []
+        self._queue.put(None)
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+
+
+def write_comparison(folder: Path, run_label: str, timestamp: str, full: dict[str, Any]) -> list[Path]:
+    """The monolithic file (pretty) and the artefact folder. Returns both paths.
+
+    (Writing the artefacts in a forked child was tried and dropped: copy-on-write faults caused by
+    Python's reference counts cost the child as much as the writes it took over.)"""
+    base = f"{run_label}_{timestamp}"
+    main = folder / f"{base}_comparison.json"
+    folder.mkdir(parents=True, exist_ok=True)
+    write_json(main, full, pretty=True)
+    run_dir = folder / base
+    run_dir.mkdir(parents=True, exist_ok=True)
+    with open(run_dir / "core.json", "wb") as f:  # plainly, as the artefacts (nothing reads them meanwhile)
+        for chunk in core_chunks(full):
+            f.write(redact_bytes(chunk))  # a chunk holds whole JSON strings, so a key is never split
+    writer = ArtefactWriter(run_dir)
+    try:
+        for relative, value in _artefacts(full):
+            writer.file(relative, value)
+    finally:
+        writer.close()
+    return [main, run_dir]
+
+
+def _artefacts(full: dict[str, Any]) -> Any:
+    for pid, row in (full.get("allFinalAssistantResponses") or {}).items():
+        yield f"responses/{file_id(pid)}.json", row
+    coverage = (full.get("evaluationResults") or {}).get("llmCoverageScores") or {}
+    histories = full.get("fullConversationHistories") or {}
+    for pid in full.get("promptIds") or []:
+        by_cov, by_hist = coverage.get(pid) or {}, histories.get(pid) or {}
+        for mid in sorted(set(by_cov) | set(by_hist)):
+            if mid in by_cov:
+                yield f"coverage/{file_id(pid)}/{safe_file_part(mid)}.json", by_cov[mid]
+            if by_hist.get(mid):
+                yield f"histories/{file_id(pid)}/{safe_file_part(mid)}.json", {"history": by_hist[mid]}
