@@ -6,6 +6,8 @@ editor's open documents first and the disk second, so an unsaved edit of a suite
 and it learns from `read` which files an analysis depended on, to check it again when one changes.
 
 Every read is bounded and never raises: a missing, unreadable, non-UTF-8 or too large file is None.
+What an analysis keeps on disk instead of in memory (a big blueprint's prompts) goes to a scratch file
+the source makes, in the temporary folder of the source's environment.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import stat
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import NamedTuple, Protocol
+
+from .spill_file import SpillFile
 
 MAX_READ = 10 * 1024 * 1024  # no file an eval file refers to is read past this
 
@@ -86,6 +90,11 @@ class FileSource(Protocol):
 
     def resolve(self, path: Path) -> Path:
         """`path` absolute, with symlinks followed where they exist."""
+        ...
+
+    def scratch_file(self, prefix: str) -> SpillFile:
+        """A new unlinked temporary file for what the analysis keeps on disk rather than in memory (a
+        streamed check's prompts past weval/prompt_store.DEFAULT_BOUND); closed by its holder."""
         ...
 
 
@@ -170,6 +179,13 @@ class DiskSource:
         except (OSError, RuntimeError, ValueError):  # a symlink loop
             return Path(os.path.abspath(path))
 
+    def scratch_file(self, prefix: str) -> SpillFile:
+        # The environment's temporary folder, as tempfile would pick it (TMPDIR, TEMP, TMP), but from
+        # this source's environment; none set (or none a folder): the system's.
+        folder = next((Path(v) for v in (self._env.get(k) for k in ("TMPDIR", "TEMP", "TMP"))
+                       if v and os.path.isdir(v)), None)
+        return SpillFile(prefix, folder)
+
 
 class RecordingSource:
     """A source that notes every path asked about (read, listed or tested), so the caller knows what an
@@ -224,6 +240,9 @@ class RecordingSource:
     def resolve(self, path: Path) -> Path:
         self._note(path)
         return self.inner.resolve(path)
+
+    def scratch_file(self, prefix: str) -> SpillFile:
+        return self.inner.scratch_file(prefix)  # the analysis's own bytes: no dependency
 
 
 def _entry_is(test: Callable[[], bool]) -> bool:

@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from evalspec.file_source import MAX_READ, DiskSource, FolderEntry
+from evalspec.spill_file import SpillFile
 
 
 class OpenDocumentsSource:
@@ -60,6 +61,9 @@ class OpenDocumentsSource:
         if self._open(path) is not None and not self.disk.exists(path):
             return Path(os.path.abspath(path))  # an unsaved buffer: nothing on disk to follow
         return self.disk.resolve(path)
+
+    def scratch_file(self, prefix: str) -> SpillFile:
+        return self.disk.scratch_file(prefix)
 
 
 def _utf8_size(text: str) -> int:

@@ -8,6 +8,8 @@ from pathlib import Path
 
 from evalspec.analysis import analyze
 from evalspec.file_source import MAX_READ, FolderEntry
+from evalspec.ide import model_ids
+from evalspec.spill_file import SpillFile
 
 
 class MemorySource:
@@ -56,6 +58,9 @@ class MemorySource:
     def resolve(self, path: Path) -> Path:
         return Path(os.path.abspath(path))
 
+    def scratch_file(self, prefix: str) -> SpillFile:
+        return SpillFile(prefix)
+
 
 ROOT = Path("/nonexistent-evalspec-source-test")
 
@@ -87,6 +92,23 @@ def test_weval_model_collections_come_from_the_source() -> None:
     assert a.blueprint is not None
     assert not [f for f in a.findings if "CORE" in f.message], [f.message for f in a.findings]
     assert ROOT / "models" / "CORE.json" in a.dependencies
+
+
+def test_an_edited_collection_is_read_again_though_its_folder_did_not_change() -> None:
+    """A collection file edited in place (or open with unsaved edits in the editor) leaves its folder's
+    mtime as it was: the next analysis still reads it, through the source, and depends on it."""
+    core = ROOT / "models" / "CORE.json"
+    source = MemorySource({str(core): '["openai:gpt-4o-mini"]', str(ROOT / ".git" / "HEAD"): "ref"}, env={})
+    text = "title: t\nmodels: [CORE]\n---\n- prompt: hi\n  should: [greets]\n"
+    first = analyze(text, ROOT / "blueprints" / "b.yml", source=source)
+    source.files[core] = '["anthropic:claude-3-haiku", "openai:gpt-4o"]'  # same folder, same mtime
+    again = analyze(text, ROOT / "blueprints" / "b.yml", source=source)
+    assert first.blueprint is not None and again.blueprint is not None
+    assert first.blueprint.models_resolved == ["openai:gpt-4o-mini"]
+    assert again.blueprint.models_resolved == ["anthropic:claude-3-haiku", "openai:gpt-4o"]
+    assert core in again.dependencies
+    # completion and hover offer the collections the check read (nothing of this is on disk)
+    assert model_ids.collections(again) == {"CORE": ["anthropic:claude-3-haiku", "openai:gpt-4o"]}
 
 
 def test_a_tests_glob_lists_folders_through_the_source() -> None:

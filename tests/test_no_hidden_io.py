@@ -24,6 +24,8 @@ import pytest
 from evalspec.analysis import analyze
 from evalspec.file_source import DiskSource
 from evalspec.incremental import DocumentAnalyzer
+from evalspec.spill_file import SpillFile
+from evalspec.weval import prompt_store
 
 from .conftest import CORPUS
 
@@ -58,7 +60,8 @@ def _through_source(name: str) -> Callable[..., Any]:
     return call
 
 
-for _name in ("read_text", "size", "exists", "is_file", "is_dir", "glob", "list_folder", "mtime", "resolve"):
+for _name in ("read_text", "size", "exists", "is_file", "is_dir", "glob", "list_folder", "mtime", "resolve",
+              "scratch_file"):
     setattr(GuardedDisk, _name, _through_source(_name))
 
 
@@ -151,6 +154,29 @@ def test_analyze_reads_nothing_but_through_its_source(path: Path, no_hidden_io: 
         editor = DocumentAnalyzer(path, source=GuardedDisk(ENV))
         editor.analyze(text)
         editor.analyze("# moved\n" + text)
+
+
+def test_a_big_blueprint_spills_its_prompts_only_through_the_source(no_hidden_io: None, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A streamed check keeps a big blueprint's prompts in a temporary file (weval/prompt_store.py): the
+    source makes it, in its own environment's TMPDIR; nothing else opens a file or reads TMPDIR."""
+    monkeypatch.setattr(prompt_store, "DEFAULT_BOUND", 2)  # 6 prompts: past the bound, as 4,097 would be
+    made: list[SpillFile] = []
+
+    class Scratching(GuardedDisk):
+        def scratch_file(self, prefix: str) -> SpillFile:
+            made.append(super().scratch_file(prefix))
+            return made[-1]
+
+    text = "title: t\nmodels: [openai:gpt-4o-mini]\n---\n" + "".join(
+        f"- id: p{n}\n  prompt: hi {n}\n  should: [greets]\n" for n in range(6))
+    with armed():
+        a = analyze(text, tmp_path / "big.yml", source=Scratching({**ENV, "TMPDIR": str(tmp_path)}), streamed=True)
+    assert a.blueprint is not None and isinstance(a.blueprint.prompts, prompt_store.PromptStore)
+    assert [p.id for p in a.blueprint.prompts] == [f"p{n}" for n in range(6)]  # read back from the file
+    assert len(made) == 1
+    held = os.readlink(f"/proc/self/fd/{made[0]._fd}")  # unlinked at once: only its descriptor names it
+    assert held.startswith(str(tmp_path) + "/")
 
 
 @pytest.mark.parametrize("read", [

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..weval.models import KNOWN_PROVIDERS, OFFLINE_MODELS, find_models_dir, load_collections, parse_model_id
+from ..weval.models import KNOWN_PROVIDERS, OFFLINE_MODELS, parse_model_id
 
 if TYPE_CHECKING:
     from ..analysis import Analysis
@@ -17,13 +16,10 @@ except Exception:  # pragma: no cover - the catalog is part of the distribution;
 
 
 def collections(analysis: Analysis) -> dict[str, list[str]]:
-    """Collections (CORE, …) from the models/ folder nearest the file; read once per analysis."""
-    return analysis.memoised("ide.collections", _collections)
-
-
-def _collections(analysis: Analysis) -> dict[str, list[str]]:
-    path: Path | None = analysis.path
-    return load_collections(find_models_dir(path)) if path is not None else {}
+    """Collections (CORE, …) from the models/ folder nearest the file, as the analysis read them through
+    its source (the editor's open documents first): completion and hover offer what the diagnostics
+    accept, and nothing is read here."""
+    return analysis.weval.collections if analysis.weval is not None else {}
 
 
 def providers() -> list[tuple[str, str, str]]:

@@ -51,6 +51,9 @@ class WevalResult:
     # Where each prompt's rubric points and messages came from, for hover, lenses and symbols.
     prompt_nodes: list[Mapping] = field(default_factory=list)
     header_node: Mapping | None = None
+    # The model collections (models/*.json, "CORE" → its ids) as the check read them through its source,
+    # for completion, hover and navigation: the same ones the diagnostics saw, unsaved edits included.
+    collections: dict[str, list[str]] = field(default_factory=dict)
 
 
 def check_weval(parsed: ParsedFile, path: Path | str | None = None, *, models_dir: Path | None = None,
@@ -129,6 +132,7 @@ class _Context:
         self.point_def_keys: dict[str, Scalar] = {}
         self.header_systems = False
         self.external_services: set[str] = set()
+        self.collections: dict[str, list[str]] = {}
 
     # --- structure ------------------------------------------------------------------------------
 
@@ -175,8 +179,10 @@ class _Context:
         prompt_nodes: list[Mapping] = []
         header_text = self._prompt_context(header)
         keep_nodes = not self.parsed.streamed
-        # A streamed check (check, run) keeps a big file's prompts on disk, not as objects (prompt_store.py)
-        collected: list[Prompt] | PromptCollector = PromptCollector() if self.parsed.streamed else bp.prompts
+        # A streamed check (check, run) keeps a big file's prompts on disk, not as objects (prompt_store.py),
+        # in a scratch file the source makes (no file is made or read but through the source)
+        collected: list[Prompt] | PromptCollector = (
+            PromptCollector(scratch=self.source.scratch_file) if self.parsed.streamed else bp.prompts)
         any_item = False
         for node, doc_index in prompt_items:
             yield_point()
@@ -210,7 +216,7 @@ class _Context:
             self.out.warning("no-prompts", docs[0].span, "This blueprint has no prompts.")
         if self.cache is not None:
             self.cache.rotate()
-        return WevalResult(bp, self.out, prompt_nodes, header)
+        return WevalResult(bp, self.out, prompt_nodes, header, self.collections)
 
     def _prompt_context(self, header: Mapping | None) -> str:
         """What checking a prompt depends on in the header, as text: the prompt cache's key."""
@@ -410,7 +416,7 @@ class _Context:
     # --- models ---------------------------------------------------------------------------------
 
     def _resolve_models(self, bp: Blueprint, node: Node | None) -> list[str]:
-        collections = load_collections(self.models_dir, self.source)
+        collections = self.collections = load_collections(self.models_dir, self.source)
         resolved: list[str] = []
         if node is None:
             resolved_ids = collections.get("CORE", ["CORE"]) if collections else ["CORE"]

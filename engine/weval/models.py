@@ -65,32 +65,25 @@ def find_models_dir(path: Path | None, source: FileSource | None = None) -> Path
     return None
 
 
-# (folder, its mtime) -> its collections: a folder of collection files is read again only when it changes.
-_COLLECTIONS: dict[tuple[str, float], dict[str, list[str]]] = {}
-
-
 def load_collections(models_dir: Path | None, source: FileSource | None = None) -> dict[str, list[str]]:
+    """The collections of a models/ folder (`CORE.json` → "CORE"), read through `source` on every call.
+
+    Not cached across analyses: a collection file edited in place leaves its folder's mtime as it was,
+    and the language server's source answers an open collection file from its unsaved text, so a cache
+    keyed by the folder would hand out stale ids; and a read through the source is what records the
+    files as the analysis's dependencies. A few small JSON lists, read once per analysis."""
     if models_dir is None:
         return {}
     files = source if source is not None else DiskSource()
-    mtime = files.mtime(models_dir)
-    if mtime is None:
-        return {}
-    key = (str(models_dir), mtime)
-    found = _COLLECTIONS.get(key)
-    if found is None:
-        found = {}
-        for name in files.glob(models_dir, "*.json"):
-            text = files.read_text(models_dir / name)
-            try:
-                data = json.loads(text) if text is not None else None
-            except ValueError:
-                continue
-            if isinstance(data, list) and all(isinstance(m, str) for m in data):
-                found[Path(name).stem] = data
-        if len(_COLLECTIONS) >= 64:
-            _COLLECTIONS.clear()
-        _COLLECTIONS[key] = found
+    found: dict[str, list[str]] = {}
+    for name in files.glob(models_dir, "*.json"):
+        text = files.read_text(models_dir / name)
+        try:
+            data = json.loads(text) if text is not None else None
+        except ValueError:
+            continue
+        if isinstance(data, list) and all(isinstance(m, str) for m in data):
+            found[Path(name).stem] = data
     return found
 
 

@@ -21,7 +21,6 @@ import pickle
 import threading
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from pathlib import Path
 from typing import Any, overload
 
 from ..findings import Span
@@ -30,6 +29,8 @@ from .model import Message, Point, Prompt
 
 DEFAULT_BOUND = 4096  # prompts kept as objects; a file with more spills them all (a 2,000-prompt run never does)
 RECENT = 256  # decoded prompts kept for reads that come again soon (a cell's stages; workers run ~32 at once)
+
+SPILL_PREFIX = ".evalspec-prompts-"  # the temporary file's name (unlinked at once: seen only in /proc)
 
 _MARSHAL, _PICKLE = b"m", b"p"
 _SPANS = ("span", "id_span")
@@ -91,8 +92,8 @@ def _rebuild(cls: type, fields: dict[str, Any]) -> Any:
 class _File:
     """The records of one store and its subsets: an unlinked temporary file, offsets in memory."""
 
-    def __init__(self, folder: Path | None) -> None:
-        self._spill = SpillFile(".evalspec-prompts-", folder)
+    def __init__(self, spill: SpillFile) -> None:
+        self._spill = spill
         self.starts = array("q")  # record k is bytes starts[k]:starts[k+1]
         self.starts.append(0)
         self.ids: list[str] = []
@@ -132,8 +133,9 @@ class PromptStore(Sequence[Prompt]):
         self._indexes = indexes  # positions in the file, or None: all of them, in order
 
     @classmethod
-    def of(cls, prompts: Iterable[Prompt], folder: Path | None = None) -> PromptStore:
-        file = _File(folder)
+    def of(cls, prompts: Iterable[Prompt], spill: SpillFile | None = None) -> PromptStore:
+        """A store of `prompts` in `spill` (a new temporary file in the system's temporary folder)."""
+        file = _File(spill if spill is not None else SpillFile(SPILL_PREFIX))
         for p in prompts:
             file.add(p)
         file.flush()
@@ -206,9 +208,9 @@ class PromptCollector:
     """What a streamed check appends its prompts to: a plain list up to `bound` prompts, past that a
     store (the prompts held so far go to it first). `result()` is the blueprint's `prompts`."""
 
-    def __init__(self, bound: int | None = None, folder: Path | None = None) -> None:
+    def __init__(self, bound: int | None = None, scratch: Callable[[str], SpillFile] | None = None) -> None:
         self.bound = max(1, bound if bound is not None else DEFAULT_BOUND)
-        self.folder = folder
+        self.scratch = scratch  # where a store's file comes from (the analysis's FileSource.scratch_file)
         self._held: list[Prompt] = []
         self._store: PromptStore | None = None
 
@@ -218,7 +220,8 @@ class PromptCollector:
             return
         self._held.append(p)
         if len(self._held) > self.bound:
-            self._store = PromptStore.of(self._held, self.folder)
+            spill = self.scratch(SPILL_PREFIX) if self.scratch is not None else None
+            self._store = PromptStore.of(self._held, spill)
             self._held = []
 
     def result(self) -> list[Prompt] | PromptStore:
