@@ -7,7 +7,7 @@ import asyncio
 
 from lsprotocol import types as lsp
 
-from .session import RecordingClient, change, open_doc, published
+from .session import HANG_GUARD_S, RecordingClient, change, open_doc, position_of, published
 
 SUITE = "name: s\ndescription: d\ntests: ./cases.yaml\n"
 GOOD = "- id: ok\n  input: Hi\n  criteria: Says hi\n"
@@ -96,3 +96,45 @@ async def test_saving_a_tests_file_rechecks_the_suite(client: RecordingClient, t
     await published(client, suite_uri, 1, where=lambda p: any(q is p for q in client.published[count:]))
     # One new publication for the suite's own URI (the re-check after the save), none for the other save.
     assert [p.uri for p in client.published[count:]].count(suite_uri) == 1
+
+
+BLUEPRINT = "title: t\nmodels:\n  - CORE\n---\n- prompt: hi\n  should: [greets]\n"
+
+
+async def _hover_until(client: RecordingClient, uri: str, wanted: str) -> str:
+    """The hover on `CORE` once it names `wanted` (the blueprint is checked again when the collection
+    changes; asked again until then)."""
+    async def ask() -> str:
+        while True:
+            hover = await client.text_document_hover_async(lsp.HoverParams(
+                text_document=lsp.TextDocumentIdentifier(uri=uri), position=position_of(BLUEPRINT, "CORE")))
+            text = hover.contents.value if hover is not None else ""  # type: ignore[union-attr]
+            if wanted in text:
+                return text
+            await asyncio.sleep(0.05)
+
+    return await asyncio.wait_for(ask(), HANG_GUARD_S)
+
+
+async def test_a_model_collection_as_the_editor_has_it_in_hover(client: RecordingClient, tmp_path):
+    """Hover on a collection shows its members as the editor has the collection file: unsaved edits, and
+    an edit on disk that leaves the folder as it was (a file written in place)."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "models").mkdir()
+    core = tmp_path / "models" / "CORE.json"
+    core.write_text('["openai:gpt-4o-mini"]')
+    (tmp_path / "blueprints").mkdir()
+    uri = open_doc(client, tmp_path / "blueprints" / "b.weval.yml", BLUEPRINT)
+    await published(client, uri, 1)
+    assert "(1 models)" in await _hover_until(client, uri, "openai:gpt-4o-mini")
+
+    core_uri = open_doc(client, core, '["openai:gpt-4o-mini", "anthropic:claude-3-haiku"]', "json")  # unsaved
+    assert "(2 models)" in await _hover_until(client, uri, "anthropic:claude-3-haiku")
+
+    client.text_document_did_close(lsp.DidCloseTextDocumentParams(
+        text_document=lsp.TextDocumentIdentifier(uri=core_uri)))  # the edit discarded; then written on disk
+    core.write_text('["google:gemini-2.0-flash"]')
+    client.workspace_did_change_watched_files(lsp.DidChangeWatchedFilesParams(
+        changes=[lsp.FileEvent(uri=core.as_uri(), type=lsp.FileChangeType.Changed)]))
+    shown = await _hover_until(client, uri, "google:gemini-2.0-flash")
+    assert "(1 models)" in shown and "anthropic" not in shown
