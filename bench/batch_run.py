@@ -19,8 +19,13 @@ so they are asked K times): the answers batch first, then the judges and the lat
 A request sent twice is then one the server got more often than the interactive run sent it (trials
 send the same request again by design).
 
+`--blueprint FILE` runs that Weval blueprint instead of a generated one (bench/judged_blueprint.py makes
+one with judged prose points and key points to extract: the issue's judged scenario), and
+`--kill-at-batch N` kills the run while the N-th batch it created polls (the batches before it end; 1,
+the default, is the first phase's; a later one the judges' phase).
+
 usage: batch_run.py [--prompts N] [--models openai|anthropic|google|both|all] [--kill-resume] [--compare] [--polls K]
-       [--output-dir DIR] [--agentv [--trials K]]
+       [--output-dir DIR] [--agentv [--trials K]] [--blueprint FILE] [--kill-at-batch N]
 """
 
 from __future__ import annotations
@@ -85,6 +90,18 @@ def write_suite(folder: Path, n: int, trials: int) -> Path:
     path.write_text(f"name: bench\ndescription: d\nexecution:\n  targets: [oa]\n  trials: {{count: {trials}}}\n"
                     "tests:\n" + "".join(tests), encoding="utf-8")
     return path
+
+
+def kind_of(body: dict[str, Any]) -> str:
+    """What a batch request asks: an answer, a Weval key-point extraction or a judgement."""
+    import json
+
+    text = json.dumps(body)
+    if "<IDEAL>" in text:
+        return "key-point extractions"
+    if "<CRITERION>" in text or "exacting evaluator" in text:
+        return "judges"
+    return "answers"
 
 
 def result_files(out: Path) -> dict[str, bytes]:
@@ -158,6 +175,8 @@ def main() -> int:
     ap.add_argument("--compare", action="store_true", help="also run interactively and compare the result files")
     ap.add_argument("--agentv", action="store_true", help="an AgentV suite with judges and trials (--prompts tests)")
     ap.add_argument("--trials", type=int, default=2, help="--agentv: execution.trials.count")
+    ap.add_argument("--blueprint", type=Path, help="run this Weval blueprint (its own models) instead")
+    ap.add_argument("--kill-at-batch", type=int, default=1, help="--kill-resume: kill while the N-th batch polls")
     # Results on tmpfs when there is one, as bench/run_throughput.py does: on this VM creating the ~30,000
     # artefact files of a 10,000-prompt run under /tmp costs ~10x what it costs in memory.
     shm = Path("/dev/shm")
@@ -173,6 +192,10 @@ def main() -> int:
     if args.agentv:
         bp = write_suite(work, args.prompts, args.trials)
         models = ["oa", "judge"]
+    elif args.blueprint is not None:
+        bp = work / args.blueprint.name
+        shutil.copyfile(args.blueprint, bp)
+        models = []
     else:
         bp = work / "batch.weval.yml"
         write_blueprint(bp, args.prompts, models)
@@ -190,6 +213,14 @@ def main() -> int:
                     if fake.creations < 2:
                         return False
                     return fake.polls >= seen.setdefault("polls", fake.polls) + 3
+            elif args.blueprint is not None or args.kill_at_batch > 1:
+                fake.hold_from = args.kill_at_batch  # the batches before it end; it and later ones stay
+                seen = {}
+
+                def kill_when() -> bool:  # a few polls after the N-th batch was created
+                    if fake.creations < args.kill_at_batch:
+                        return False
+                    return fake.polls >= seen.setdefault("polls", fake.polls) + 3
             else:
                 fake.hold = True
 
@@ -204,12 +235,14 @@ def main() -> int:
         _, wall, rss = measured(command(bp, out, *flags), env)
         items = sum(len(b.items) for b in fake.batches.values())
         what = f"{args.prompts:,} tests x 1 target, trials {args.trials}" if args.agentv else \
-            f"{args.prompts:,} prompts x {len(models)} model(s)"
+            f"{bp.name}" if args.blueprint is not None else f"{args.prompts:,} prompts x {len(models)} model(s)"
         print(f"batch run{' (resumed)' if args.kill_resume else ''}: {what} in {wall:.2f} s wall, peak RSS {rss:.0f} MB")
         batch_sent = Counter(fake.sent)
         twice = "" if args.agentv else f"; requests sent twice: {len(fake.duplicates())}"
         print(f"server: {fake.creations} batch(es), {items:,} batch request(s), {fake.uploads} upload(s), "
               f"{fake.polls} poll(s), {fake.chat_calls} chat call(s){twice}")
+        kinds = Counter(kind_of(body) for b in fake.batches.values() for _, body in b.items)
+        print("batch requests by kind: " + ", ".join(f"{k} {n:,}" for k, n in sorted(kinds.items())))
         ok = args.agentv or not fake.duplicates()
         if args.compare:
             fake.sent.clear()

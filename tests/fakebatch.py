@@ -71,11 +71,17 @@ def agentv_verdict(text: str, rubric: bool) -> str:
 
 def answer_for(body: dict[str, Any]) -> str:
     """A function of the request alone. A judge's request (it holds a <CRITERION>) gets a verdict: met
-    when the answer under judgement holds the criterion's last word; an AgentV judge's, its JSON."""
+    when the answer under judgement holds the criterion's last word; an AgentV judge's, its JSON; a
+    key-point extraction (it holds an <IDEAL>), a key point per sentence of the ideal and "answers
+    concisely" (met by no answer)."""
     text = last_user_text(body)
     system = json.dumps(body.get("system") or [m for m in body.get("messages") or [] if m.get("role") == "system"])
     if "exacting evaluator" in system:
         return agentv_verdict(text, rubric="rubric item" in system)
+    ideal = re.search(r"<IDEAL>\n(.*?)\n</IDEAL>", text, re.S)
+    if ideal is not None:  # a Weval key-point extraction: a point per sentence of the ideal, and one more
+        sentences = [s.strip() for s in re.split(r"(?<=[.!?])\s+", ideal.group(1)) if s.strip()]
+        return "".join(f"<key_point>{s.rstrip('.!?')}</key_point>\n" for s in [*sentences, "answers concisely"])
     criterion = re.search(r"<CRITERION>\n(.*?)\n</CRITERION>", text, re.S)
     if criterion is not None:
         word = criterion.group(1).split()[-1]

@@ -120,10 +120,10 @@ class WevalRun:
                          "extraction and embeddings are skipped", "info")
 
     async def before_cells(self) -> AsyncIterator[Event]:
-        """Batch mode: every answer the batch APIs can give (a phase per generated turn), then the judges'
-        calls on them, before the cells run (run/generate/batch_stage.py); the cells `take()` what the batches
-        answered."""
-        from .generate.batch_stage import BatchStage, journaled_slots
+        """Batch mode: every answer the batch APIs can give (a phase per generated turn; the key-point
+        extractions with the first), then the judges' calls on them, before the cells run
+        (run/generate/batch_stage.py); the cells `take()` what the batches answered."""
+        from .generate.batch_stage import BatchRequest, BatchStage, journaled_slots
 
         if self.plan.replay is not None:
             return
@@ -138,13 +138,24 @@ class WevalRun:
         # A phase per generated turn: a conversation's next request holds the answer the phase before
         # returned (a one-turn prompt is done after the first).
         turns = max((self.generate.generated_turns(t) for t in self.plan.tasks), default=0)
-        for turn in range(turns):
+        extractions: list[BatchRequest] = []
+        budget = self.cost.budget
+        for turn in range(max(turns, 1)):
             requests = self.generate.batch_requests(journaled, self.cost.refuses, turn)
+            if turn == 0:
+                # Key points are extracted from the prompt alone: with the first answers, for the prompts
+                # some of whose cells a cost cap admitted (in the line above) or that run without a cap.
+                extractions = self.judges.extraction_requests(
+                    journaled, lambda cell: not budget.active or budget.holds(cell))
+                requests = requests + extractions
             if requests:
                 async for event in batch.run(requests):
                     yield event
+        if extractions:
+            await self.judges.take_key_points(extractions)
         if self.judging and not self.judges.problem:
-            # The second phase: the judges' calls on the answers the first one returned.
+            # The last phase: the judges' calls on the answers the first ones returned (on the key points
+            # extracted from an ideal too).
             judge_requests = self.judges.batch_requests(journaled)
             if judge_requests:
                 async for event in batch.run(judge_requests):

@@ -575,3 +575,81 @@ def test_ctrl_c_on_a_terminal_asks_what_to_do_with_the_batches(tmp_path: Path, f
             proc.kill()
         os.close(master)
     assert fake.cancels == cancels
+
+
+def key_point_blueprint(tmp_path: Path, n: int = 6) -> Path:
+    """Prompts with an `ideal` and no points (key points extracted, then judged) beside prompts with
+    written text points; the first key-point model (judge a's) is also the model under test."""
+    lines = ["title: key points", "models: [openai:gpt-4o-mini]",
+             "evaluationConfig:", "  llm-coverage:", "    judges:",
+             "      - {id: a, model: 'openai:gpt-4o-mini', approach: standard}",
+             "      - {id: b, model: 'anthropic:claude-3-5-haiku-latest', approach: standard}", "---"]
+    for i in range(n):
+        lines += [f"- id: k{i}", f"  prompt: question {i} in two sentences",
+                  f"  ideal: \"Answer {i} is short. It says sentences.\""]
+    for i in range(2):
+        lines += [f"- id: w{i}", f"  prompt: written {i}", "  should:", "    - mentions the word written"]
+    bp = tmp_path / "kp.weval.yml"
+    bp.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return bp
+
+
+def test_key_points_are_extracted_with_the_answers_and_judged_with_the_judges(tmp_path: Path,
+                                                                             fake: FakeBatchServer) -> None:
+    bp = key_point_blueprint(tmp_path)
+    expected = interactive(tmp_path, bp)
+    # 8 answers, 6 extractions (judge a's model), then 2 judges × (6 × 3 key points + 2 written points).
+    assert fake.chat_calls == 8 + 6 + 2 * (6 * 3 + 2)
+    coverage = json.loads(next((tmp_path / "interactive").rglob("*_comparison.json")).read_bytes())
+    assert coverage["extractedKeyPoints"]["k1"] == ["Answer 1 is short", "It says sentences", "answers concisely"]
+    fake.sent.clear()
+    fake.chat_calls = 0
+    out = tmp_path / "batch"
+    assert main(["run", str(bp), "-o", str(out), "--no-report", "--batch", "--batch-poll", "0.01", "--retries", "0"]) == 0
+    assert result_files(out) == expected
+    assert fake.chat_calls == 0 and not fake.duplicates()
+    # The answers and the extractions in one OpenAI batch (the same model); then every judge call, the
+    # extracted points' too, a batch per judge's provider.
+    sizes = [(b.api, len(b.items)) for b in sorted(fake.batches.values(), key=lambda b: b.created_at)]
+    assert sizes == [("openai", 8 + 6), ("openai", 20), ("anthropic", 20)]
+    paid = {(x["role"], x["model"], x["via"]): x["calls"] for x in cost_block(out)["lines"]}
+    assert paid[("key points", "openai:gpt-4o-mini", "batch")] == 6
+    assert not any(via == "interactive" for _, _, via in paid)
+    kinds = [r["t"] for r in journal(out)]
+    assert kinds.count("kp") == 6 and kinds.index("kp") < kinds.index("batch_plan", kinds.index("batch_end"))
+
+
+@pytest.mark.parametrize("phase", ["extraction", "judges"])
+def test_killed_while_key_points_are_polled_then_resumed_sends_nothing_twice(tmp_path: Path, fake: FakeBatchServer,
+                                                                            phase: str) -> None:
+    """SIGKILL while the batch holding the key-point extractions polls (the first phase), or while the
+    judges of the extracted points poll (the last): `--resume` polls the same batches, sends no request
+    a second time, and the results are an interactive run's byte for byte."""
+    bp = key_point_blueprint(tmp_path)
+    expected = interactive(tmp_path, bp)
+    fake.sent.clear()
+    fake.chat_calls = 0
+    if phase == "extraction":
+        fake.hold = True
+        created = 1
+    else:
+        fake.hold_from = 2  # the first phase ends; the judges' batches stay in progress
+        created = 3
+    out = tmp_path / "batch"
+    proc = _start(bp, out, fake)
+    try:
+        _wait_for_batches(proc, out, fake, created)
+    finally:
+        proc.kill()
+        proc.communicate(timeout=30)
+    assert fake.creations == created and fake.chat_calls == 0
+    kps = sum(1 for r in journal(out) if r.get("t") == "kp")
+    assert kps == (0 if phase == "extraction" else 6)  # journaled before the judges' batches were planned
+    fake.hold = False
+    fake.hold_from = None
+    assert main(["run", str(bp), "-o", str(out), "--no-report", "--batch", "--batch-poll", "0.01", "--retries", "0",
+                 "--resume"]) == 0
+    assert fake.creations == 3 and fake.chat_calls == 0
+    assert not fake.duplicates()
+    assert result_files(out) == expected
+    assert sum(1 for r in journal(out) if r.get("t") == "kp") == 6

@@ -97,21 +97,22 @@ def test_weval_dry_run_cost_matches_the_hand_computation(tmp_path: Path, env: Sm
 
     total = usd("gpt-4o-mini", 15, 3000) + usd("gpt-4.1-mini", 21073 + 140, 3000 + 1500)
     assert cost["usd"] == pytest.approx(total) == pytest.approx(0.01748745)
-    # Batch mode batches the answers and the judges of written points; key points are extracted and
-    # judged as the cells run, one by one: the batch column counts those at the interactive price.
+    # Batch mode batches every call here: the answers, the judges of written points, the key-point
+    # extraction (with the first answers) and the judges of the extracted points (with the others).
     assert (judge["batch_interactive_calls"], extract["batch_interactive_calls"], answers["batch_interactive_calls"]) \
-        == (5, 1, 0)
-    batch = (usd("gpt-4o-mini", 15, 3000) / 2 + usd("gpt-4.1-mini", friendly, 500) / 2
-             + usd("gpt-4.1-mini", 5 * key_point, 5 * 500) + usd("gpt-4.1-mini", 140, 1500))
-    assert cost["batch_usd"] == pytest.approx(batch) == pytest.approx(0.015487725)
+        == (0, 0, 0)
+    batch = (usd("gpt-4o-mini", 15, 3000, batch=True) + usd("gpt-4.1-mini", friendly + 5 * key_point, 6 * 500, batch=True)
+             + usd("gpt-4.1-mini", 140, 1500, batch=True))
+    assert cost["batch_usd"] == pytest.approx(batch) == pytest.approx(0.008743725)
+    assert judge["batch_usd"] == pytest.approx(0.0066146) and extract["batch_usd"] == pytest.approx(0.001228)
     assert cost["unpriced"] == [] and cost["at_least"] is False
     assert env.count == 0  # nothing was called
 
     assert main(["run", str(bp), "--dry-run"]) == 0
     out = capsys.readouterr().out
-    assert "interactive $0.017487; batch $0.015488" in out
-    assert "judge       holistic(openai:gpt-4.1-mini)      6        21,073          3,000    $0.013229  $0.012131" in out
-    assert "in batch mode 5 of the 6 judge call(s) of holistic(openai:gpt-4.1-mini) are made one by one" in out
+    assert "interactive $0.017487; batch $0.008744" in out
+    assert "judge       holistic(openai:gpt-4.1-mini)      6        21,073          3,000    $0.013229  $0.006615" in out
+    assert "made one by one" not in out
 
 
 def test_an_unknown_price_is_unknown_and_the_total_says_at_least(tmp_path: Path, env: SmartFake, capsys) -> None:

@@ -11,7 +11,8 @@ rule is deliberately simple so a person can check it by hand (README, "Cost"):
 - an answer not known yet (what a judge reads, an earlier generated turn) is assumed to fill its call's
   max_tokens: a placeholder of 4 × max_tokens ASCII bytes in the exact prompt the run would send;
 - Weval key points extracted from an `ideal`: one call per prompt to the first key-point model, then
-  KEY_POINTS_ASSUMED points of KEY_POINT_BYTES bytes each, judged like written points;
+  KEY_POINTS_ASSUMED points of KEY_POINT_BYTES bytes each, judged like written points (batched when the
+  extracting model and the judge have a batch API: batch mode extracts with the first answers);
 - cost = (input × price.input + output × price.output) / 1,000,000 (no prompt-cache discount assumed);
   batch = that × (1 − batch_discount) for a call batch mode batches, the interactive cost for one it
   makes one by one (`CallEstimate.batchable`). A model with no price has an unknown cost, never zero.
@@ -248,7 +249,8 @@ def weval_cell_calls(plan: WevalPlan, task: WevalTask) -> list[CallEstimate]:
     batched = True
     if not prompt.points and prompt.ideal:
         criteria = ["k" * KEY_POINT_BYTES] * KEY_POINTS_ASSUMED
-        batched = False  # judged as the cell runs, once its key points are extracted: one by one
+        # Batch mode knows the key points before the judges' phase when their extraction was batched.
+        batched = bool(plan.key_point_models) and batchable_model(plan.key_point_models[0])
     if not criteria:
         return out
     answers = _weval_answers(plan, task)
@@ -283,9 +285,9 @@ def weval_prompt_calls(plan: WevalPlan, prompt: Any) -> list[CallEstimate]:
     model = plan.key_point_models[0]
     conversation = transcript([(m.role, m.content or "<TO_BE_GENERATED>", False) for m in prompt.messages])
     user = extraction_prompt(prompt.ideal, conversation)
-    # Key points are extracted as the cells run, one by one in batch mode too.
+    # Batch mode extracts with the first answers (score_judges.extraction_requests).
     return [CallEstimate(KEY_POINTS, model, (model,), input_tokens(EXTRACT_SYSTEM, [user]), DEFAULT_MAX_TOKENS,
-                         batchable=False)]
+                         batchable=batchable_model(model))]
 
 
 def _weval_embeddings(plan: WevalPlan) -> list[CallEstimate]:

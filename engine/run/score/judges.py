@@ -2,8 +2,9 @@
 
 Weval (`WevalJudges`): every judge on a text point, then their consensus (the reference's rule), and
 the key points extracted from a prompt's `ideal` once for all models; the judge's prompt and scale are
-score/weval_judge.py, the arithmetic scoring/weval_aggregate. In batch mode the judges' calls on the answers
-a batch returned go out as a second batch (`batch_requests`).
+score/weval_judge.py, the arithmetic scoring/weval_aggregate. In batch mode the key-point extractions go
+out with the first answers (`extraction_requests`: they need the prompt alone), and the judges' calls on
+the answers a batch returned, written and extracted points alike, as a last batch (`batch_requests`).
 
 AgentV (`AgentvJudges`): `rubrics` and `llm-judge` assertions asked of the test's judge target
 (score/agentv_judge.py; in batch mode through the rounds of generate/batch_rounds.py), the llm-judge aggregator of a
@@ -16,6 +17,7 @@ assertion not scored, with the reason; it never counts as a pass.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -67,6 +69,11 @@ SKIPPED_JUDGING = "Not scored: --eval-method none skips judged points."
 def judge_slot(index: int, label: str) -> str:
     """A judge call's place beside a cell's generated turns in batch mode: point index and judge."""
     return f"judge:{index}:{label}"
+
+
+def extract_slot(model: str) -> str:
+    """A key-point extraction's place in batch mode: the prompt's cell (model "") and the extracting model."""
+    return f"extract:{model}"
 
 
 # --- Weval ----------------------------------------------------------------------------------------
@@ -205,10 +212,12 @@ class WevalJudges:
         for model in self.plan.key_point_models:
             try:
                 binding = self.calls.model(model)
-                req = ChatRequest(model=binding.model_name, system=EXTRACT_SYSTEM, temperature=0.0,
-                                  messages=(ChatMessage("user", extraction_prompt(prompt.ideal or "", conversation)),))
-                result = await self.calls.chat(binding.provider, req, cell, limit_key=provider_key(model),
-                                               purpose="extract", model_label=model)
+                req = self._extraction_request(binding, prompt, conversation)
+                result = (self.batch.take(cell, extract_slot(model), purpose="extract", label=model)
+                          if self.batch is not None else None)
+                if result is None:
+                    result = await self.calls.chat(binding.provider, req, cell, limit_key=provider_key(model),
+                                                   purpose="extract", model_label=model)
             except ProviderError as err:
                 errors.append(err.message)
                 continue
@@ -220,9 +229,86 @@ class WevalJudges:
             errors.append(f"{model}: no <key_point> in the answer")
         return None, "; ".join(dict.fromkeys(errors)) or "no judge model to extract key points"
 
+    @staticmethod
+    def _extraction_request(binding: ModelBinding, prompt: Prompt, conversation: str) -> ChatRequest:
+        return ChatRequest(model=binding.model_name, system=EXTRACT_SYSTEM, temperature=0.0,
+                           messages=(ChatMessage("user", extraction_prompt(prompt.ideal or "", conversation)),))
+
+    def extracts(self) -> bool:
+        """Whether key points are extracted at all (`_extract`'s conditions)."""
+        return self.judging and bool(self.plan.key_point_models) and not (
+            self.problem and not self.options.judges and not self.plan.blueprint.judge_models)
+
+    def extraction_requests(self, journaled: set[Any], admitted: Callable[[Cell], bool]) -> list[BatchRequest]:
+        """Batch mode: the key-point extraction `_extract` would ask of the first key-point model, for every
+        prompt with an `ideal` and no points whose key points are not in the journal and some of whose
+        cells will run (not scored or failed already, admitted by a cost cap: `admitted`). The extraction
+        reads the prompt alone, so it goes out with the first answers; a model after the first is asked
+        one by one, only when the first gives no key points (as interactively)."""
+        from ...providers.cache import CachedProvider, cache_key
+        from ..generate.batch_stage import BatchRequest, wants_batch
+
+        if not self.extracts():
+            return []
+        model = self.plan.key_point_models[0]
+        submit = wants_batch(self.options, model)
+        try:
+            binding = self.calls.model(model)
+        except ProviderError:
+            return []  # each prompt's extraction fails on its own, with the interactive path's message
+        state = self.state
+        out: list[BatchRequest] = []
+        decided: set[str] = set()
+        for task in self.plan.tasks:
+            prompt = task.prompt
+            cell = task.cell
+            if prompt.id in decided or prompt.points or not prompt.ideal:
+                continue
+            done = state.key_points.get(prompt.id)
+            if (done is not None and done.points) or cell in state.scores \
+                    or (cell in state.failures and not self.options.retry_errors) or not admitted(cell):
+                continue  # this cell asks for no key points; another cell of the prompt may
+            decided.add(prompt.id)
+            slot = extract_slot(model)
+            where = Cell(prompt.id, "")
+            if not (submit or (where, slot) in journaled):
+                continue
+            conversation = transcript([(m.role, m.content or "<TO_BE_GENERATED>", False) for m in prompt.messages])
+            req = self._extraction_request(binding, prompt, conversation)
+            provider = binding.provider
+            if isinstance(provider, CachedProvider) \
+                    and provider.cache.get(cache_key(provider.identity(), req)) is not None:
+                continue  # answered from the response cache when the cell asks
+            out.append(BatchRequest(where, slot, model, model, provider, req, submit=submit))
+        return out
+
+    async def take_key_points(self, requests: list[BatchRequest]) -> None:
+        """Batch mode, after the phase that sent `requests` (extractions): each prompt's key points from its
+        batch answer, journaled as `key_points` would (so the judges of the extracted points can batch);
+        an extraction the batch did not answer is left to the prompt's first cell."""
+        assert self.batch is not None
+        wanted = {r.cell.item for r in requests if (r.cell, r.turn) in self.batch.results}
+        prompts: dict[str, Prompt] = {}
+        for task in self.plan.tasks:
+            if task.prompt.id in wanted and task.prompt.id not in prompts:
+                prompts[task.prompt.id] = task.prompt
+        await asyncio.gather(*(self.key_points(p) for p in prompts.values()))
+
+    def known_key_points(self, prompt: Prompt) -> list[str] | None:
+        """A prompt's extracted key points as far as they are known before the cells run: the journal's,
+        else what take_key_points extracted."""
+        done = self.state.key_points.get(prompt.id)
+        if done is not None and done.points:
+            return list(done.points)
+        fut = self._key_points.get(prompt.id)
+        if fut is not None and fut.done() and not fut.cancelled() and fut.exception() is None:
+            return fut.result()[0]
+        return None
+
     def batch_requests(self, journaled: set[Any]) -> list[BatchRequest]:
         """Every judge call on a text point of a cell whose answers are all known (from the batches of
-        the answer phases, or the journal of a resumed run) and whose judge has a batch API: the requests
+        the answer phases, or the journal of a resumed run) and whose judge has a batch API, the key points
+        extracted from an ideal (when known: take_key_points) included: the requests
         `_one` would send. `journaled`: the calls an earlier run of the journal put in a batch."""
         from ..generate.batch_stage import BatchRequest, wants_batch
 
@@ -235,7 +321,11 @@ class WevalJudges:
         state = self.state
         for task in self.plan.tasks:
             cell = task.cell
-            points = [(i, p) for i, p in enumerate(task.prompt.points) if p.kind == "text"]
+            prompt = task.prompt
+            points = [(i, p) for i, p in enumerate(prompt.points) if p.kind == "text"]
+            if not prompt.points and prompt.ideal:  # judged on the key points extracted from the ideal
+                extracted = self.known_key_points(prompt)
+                points = [(i, Point(kind="text", text=t, span=prompt.span)) for i, t in enumerate(extracted or [])]
             count = self.generate.generated_turns(task)
             if not points or cell in state.scores or not count:
                 continue
