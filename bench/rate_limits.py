@@ -13,8 +13,15 @@ wall time, cells answered and failed, requests and 429s the server saw, retries,
 server had in flight, and per second: requests, 429s, the server's peak in-flight count and the
 concurrency evalspec reported (`rate_limit` events).
 
+`--blueprint FILE` runs that blueprint instead (bench/judged_blueprint.py's judged one: every model and
+judge pointed at the quota server as OpenAI models, `-m`/`--judge`), the answers (judgements and key
+points too) made by tests/fakebatch.py's `answer_for`, so judged points score. `--progress` runs the
+CLI as a person does (no `--json`, stderr a pipe) and prints the lines it showed about rate limits and
+its closing summary: the adapted concurrency as the user sees it. Each mode also prints the most 429s
+one request got (`max_429s_one_request`: bounded retries).
+
 usage: rate_limits.py [--prompts N] [--concurrency C] [--rps R] [--latency S] [--style openai|anthropic]
-                      [--modes fixed,adaptive] [--rate-limit-retries N]
+                      [--modes fixed,adaptive] [--rate-limit-retries N] [--blueprint FILE] [--progress]
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ import datetime
 import json
 import math
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -33,6 +41,11 @@ import threading
 import time
 from pathlib import Path
 from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.fakebatch import answer_for  # noqa: E402  (judges' verdicts and key points, as the batch server)
 
 
 class QuotaServer:
@@ -43,6 +56,7 @@ class QuotaServer:
         self.tokens = rps
         self.last = time.monotonic()
         self.log: list[tuple[float, float, int]] = []  # (received, answered, status)
+        self.limited: dict[str, int] = {}  # request body → the 429s it got
         self.port = 0
         self._loop: asyncio.AbstractEventLoop | None = None
         self._runner: Any = None
@@ -69,7 +83,7 @@ class QuotaServer:
         ready.wait(10)
 
     def reset(self) -> None:
-        self.tokens, self.last, self.log = self.rps, time.monotonic(), []
+        self.tokens, self.last, self.log, self.limited = self.rps, time.monotonic(), [], {}
 
     def stop(self) -> None:
         if self._loop is not None:
@@ -92,11 +106,13 @@ class QuotaServer:
             wait = (1.0 - self.tokens) / self.rps
             headers.update({"retry-after": str(max(1, math.ceil(wait))), "retry-after-ms": str(max(1, round(wait * 1000)))})
             self.log.append((received, time.monotonic(), 429))
+            key = json.dumps(body, sort_keys=True)
+            self.limited[key] = self.limited.get(key, 0) + 1
             return web.json_response({"error": {"message": "Rate limit reached", "type": "requests"}}, status=429,
                                      headers=headers)
         await asyncio.sleep(self.latency)
         self.log.append((received, time.monotonic(), 200))
-        text = "ECHO: " + str(body["messages"][-1]["content"])
+        text = answer_for(body)
         return web.json_response({"id": "x", "object": "chat.completion", "model": body.get("model"),
                                   "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
                                                "finish_reason": "stop"}],
@@ -122,22 +138,43 @@ def write_blueprint(path: Path, n: int) -> None:
 def run_once(server: QuotaServer, blueprint: Path, out: Path, mode: str, args: argparse.Namespace) -> dict[str, Any]:
     server.reset()
     env = {**os.environ, "OPENAI_BASE_URL": f"http://127.0.0.1:{server.port}/v1", "OPENAI_API_KEY": "sk-bench-dummy"}
-    cmd = [sys.executable, "-m", "evalspec.cli", "run", str(blueprint), "--json", "--no-report", "-o", str(out),
+    cmd = [sys.executable, "-m", "evalspec.cli", "run", str(blueprint), "--no-report", "-o", str(out),
            "--concurrency", str(args.concurrency), "--rate-limit-retries", str(args.rate_limit_retries)]
+    if not args.progress:
+        cmd.append("--json")
+    if args.blueprint is not None:
+        cmd += ["-m", "openai:quota-model", "--judge", "openai:quota-judge"]
     if mode == "fixed":
         cmd.append("--fixed-concurrency")
     t0 = time.monotonic()
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    assert proc.stdout is not None
+    assert proc.stdout is not None and proc.stderr is not None
     concurrency: list[tuple[float, int]] = [(0.0, args.concurrency)]
     counts = {"scored": 0, "cell_failed": 0, "retrying": 0}
-    for line in proc.stdout:  # read as they come, to time the rate_limit events
-        event = json.loads(line)
-        kind = event.get("type")
-        if kind in counts:
-            counts[kind] += 1
-        elif kind == "rate_limit":
-            concurrency.append((time.monotonic() - t0, int(event["concurrency"])))
+    shown: list[str] = []
+    if args.progress:  # the lines a person sees (stderr is a pipe: a progress line per tenth or 5 s, no bar)
+        for text in proc.stderr:
+            text = text.rstrip("\n")
+            if text.startswith(("rate limit:", "progress:")):
+                shown.append(f"{time.monotonic() - t0:6.1f} s  {text}")
+                done = re.match(r"progress: ([\d,]+)/[\d,]+ done, ([\d,]+) error", text)
+                if done:
+                    counts["scored"] = int(done.group(1).replace(",", "")) - int(done.group(2).replace(",", ""))
+                    counts["cell_failed"] = int(done.group(2).replace(",", ""))
+            elif "rate-limit answer" in text or ("retr" in text and "in all" in text):
+                shown.append(f"  summary: {text.strip()}")
+                retries = re.search(r"([\d,]+) retr(?:y|ies) in all", text)
+                if retries:
+                    counts["retrying"] = int(retries.group(1).replace(",", ""))
+        proc.stdout.read()
+    else:
+        for line in proc.stdout:  # read as they come, to time the rate_limit events
+            event = json.loads(line)
+            kind = event.get("type")
+            if kind in counts:
+                counts[kind] += 1
+            elif kind == "rate_limit":
+                concurrency.append((time.monotonic() - t0, int(event["concurrency"])))
     proc.wait()
     wall = time.monotonic() - t0
     log = [(a - t0, b - t0, s) for a, b, s in server.log]
@@ -151,7 +188,9 @@ def run_once(server: QuotaServer, blueprint: Path, out: Path, mode: str, args: a
                          "server_in_flight": peak, "concurrency": conc if mode == "adaptive" else args.concurrency})
     return {"mode": mode, "wall_s": round(wall, 2), "answered": counts["scored"], "failed": counts["cell_failed"],
             "requests": len(log), "429s": sum(1 for x in log if x[2] == 429), "retries": counts["retrying"],
-            "max_in_flight": _peak_in_flight(log, 0, wall + 1), "exit": proc.returncode, "timeline": timeline}
+            "max_429s_one_request": max(server.limited.values(), default=0),
+            "max_in_flight": _peak_in_flight(log, 0, wall + 1), "exit": proc.returncode, "timeline": timeline,
+            "shown": shown}
 
 
 def _peak_in_flight(log: list[tuple[float, float, int]], start: float, end: float) -> int:
@@ -175,20 +214,32 @@ def main() -> int:
     ap.add_argument("--style", choices=("openai", "anthropic"), default="openai")
     ap.add_argument("--modes", default="fixed,adaptive")
     ap.add_argument("--rate-limit-retries", type=int, default=6)
+    ap.add_argument("--blueprint", type=Path, help="run this blueprint (models and judges sent to the quota server)")
+    ap.add_argument("--progress", action="store_true", help="no --json: print the rate-limit lines the user sees")
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="evalspec-ratelimits-"))
     server = QuotaServer(args.rps, args.latency, args.style)
     server.start()
     try:
         blueprint = work / "quota.weval.yml"
-        write_blueprint(blueprint, args.prompts)
-        ideal = args.prompts / args.rps
-        print(json.dumps({"prompts": args.prompts, "concurrency": args.concurrency, "quota_rps": args.rps,
-                          "latency_s": args.latency, "style": args.style, "ideal_wall_s": round(ideal, 2)}))
+        if args.blueprint is not None:
+            shutil.copyfile(args.blueprint, blueprint)
+        else:
+            write_blueprint(blueprint, args.prompts)
+        # The quota's own bound: one request per cell (a blueprint's judges add more: see `requests`).
+        ideal = None if args.blueprint is not None else round(args.prompts / args.rps, 2)
+        print(json.dumps({"blueprint" if args.blueprint else "prompts": str(args.blueprint or args.prompts),
+                          "concurrency": args.concurrency, "quota_rps": args.rps,
+                          "latency_s": args.latency, "style": args.style, "ideal_wall_s": ideal}))
         for mode in args.modes.split(","):
             result = run_once(server, blueprint, work / f"out-{mode}", mode, args)
             timeline = result.pop("timeline")
+            shown = result.pop("shown")
+            if args.blueprint is not None:  # the quota's bound for the requests it answered
+                result["ideal_wall_s"] = round((result["requests"] - result["429s"]) / args.rps, 2)
             print(json.dumps(result))
+            for text in shown:
+                print(text)
             print("  s  requests  429s  server-in-flight  concurrency")
             for row in timeline:
                 print(f"{row['s']:3d}  {row['requests']:8d}  {row['429']:4d}  {row['server_in_flight']:16d}  "
