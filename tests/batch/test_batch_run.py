@@ -602,8 +602,7 @@ def test_key_points_are_extracted_with_the_answers_and_judged_with_the_judges(tm
     assert fake.chat_calls == 8 + 6 + 2 * (6 * 3 + 2)
     coverage = json.loads(next((tmp_path / "interactive").rglob("*_comparison.json")).read_bytes())
     assert coverage["extractedKeyPoints"]["k1"] == ["Answer 1 is short", "It says sentences", "answers concisely"]
-    fake.sent.clear()
-    fake.chat_calls = 0
+    fake.forget_calls()
     out = tmp_path / "batch"
     assert main(["run", str(bp), "-o", str(out), "--no-report", "--batch", "--batch-poll", "0.01", "--retries", "0"]) == 0
     assert result_files(out) == expected
@@ -627,8 +626,7 @@ def test_killed_while_key_points_are_polled_then_resumed_sends_nothing_twice(tmp
     a second time, and the results are an interactive run's byte for byte."""
     bp = key_point_blueprint(tmp_path)
     expected = interactive(tmp_path, bp)
-    fake.sent.clear()
-    fake.chat_calls = 0
+    fake.forget_calls()
     if phase == "extraction":
         fake.hold = True
         created = 1
