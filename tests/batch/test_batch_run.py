@@ -618,12 +618,13 @@ def test_key_points_are_extracted_with_the_answers_and_judged_with_the_judges(tm
     assert kinds.count("kp") == 6 and kinds.index("kp") < kinds.index("batch_plan", kinds.index("batch_end"))
 
 
-@pytest.mark.parametrize("phase", ["extraction", "judges"])
+@pytest.mark.parametrize("phase, batch", [("extraction", True), ("judges", True), ("extraction", False)])
 def test_killed_while_key_points_are_polled_then_resumed_sends_nothing_twice(tmp_path: Path, fake: FakeBatchServer,
-                                                                            phase: str) -> None:
+                                                                            phase: str, batch: bool) -> None:
     """SIGKILL while the batch holding the key-point extractions polls (the first phase), or while the
     judges of the extracted points poll (the last): `--resume` polls the same batches, sends no request
-    a second time, and the results are an interactive run's byte for byte."""
+    a second time, and the results are an interactive run's byte for byte. Resumed without `--batch`, the
+    journaled batch is still collected (the judges, never batched by that run, then go one by one)."""
     bp = key_point_blueprint(tmp_path)
     expected = interactive(tmp_path, bp)
     fake.forget_calls()
@@ -645,9 +646,13 @@ def test_killed_while_key_points_are_polled_then_resumed_sends_nothing_twice(tmp
     assert kps == (0 if phase == "extraction" else 6)  # journaled before the judges' batches were planned
     fake.hold = False
     fake.hold_from = None
-    assert main(["run", str(bp), "-o", str(out), "--no-report", "--batch", "--batch-poll", "0.01", "--retries", "0",
+    flags = ["--batch"] if batch else []
+    assert main(["run", str(bp), "-o", str(out), "--no-report", *flags, "--batch-poll", "0.01", "--retries", "0",
                  "--resume"]) == 0
-    assert fake.creations == 3 and fake.chat_calls == 0
+    if batch:
+        assert fake.creations == 3 and fake.chat_calls == 0
+    else:  # the first phase's batch collected; the judges (2 × (6 × 3 + 2)) one by one
+        assert fake.creations == 1 and fake.chat_calls == 2 * (6 * 3 + 2)
     assert not fake.duplicates()
     assert result_files(out) == expected
     assert sum(1 for r in journal(out) if r.get("t") == "kp") == 6
