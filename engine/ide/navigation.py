@@ -95,15 +95,14 @@ def _file_target(analysis: Any, slot: sc.Slot, value: str, owner_keys: dict[str,
 
 
 def _collection_file(analysis: Any, value: str) -> Path | None:
-    from ..weval.models import COLLECTION_NAME, find_models_dir
+    """The file a collection was read from, as the check found it (through its source: nothing is read
+    here)."""
+    from ..weval.models import COLLECTION_NAME
 
     if not COLLECTION_NAME.match(value) or value not in model_ids.collections(analysis):
         return None
-    models_dir = find_models_dir(analysis.path)
-    if models_dir is None:
-        return None
-    p = models_dir / f"{value}.json"
-    return p if p.is_file() else None
+    models_dir = analysis.weval.models_dir if analysis.weval is not None else None
+    return models_dir / f"{value}.json" if models_dir is not None else None
 
 
 # --- links ------------------------------------------------------------------------------------------

@@ -54,6 +54,7 @@ class WevalResult:
     # The model collections (models/*.json, "CORE" → its ids) as the check read them through its source,
     # for completion, hover and navigation: the same ones the diagnostics saw, unsaved edits included.
     collections: dict[str, list[str]] = field(default_factory=dict)
+    models_dir: Path | None = None  # the folder they were read from (go to a collection's file)
 
 
 def check_weval(parsed: ParsedFile, path: Path | str | None = None, *, models_dir: Path | None = None,
@@ -216,7 +217,7 @@ class _Context:
             self.out.warning("no-prompts", docs[0].span, "This blueprint has no prompts.")
         if self.cache is not None:
             self.cache.rotate()
-        return WevalResult(bp, self.out, prompt_nodes, header, self.collections)
+        return WevalResult(bp, self.out, prompt_nodes, header, self.collections, self.models_dir)
 
     def _prompt_context(self, header: Mapping | None) -> str:
         """What checking a prompt depends on in the header, as text: the prompt cache's key."""
