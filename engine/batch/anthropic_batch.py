@@ -34,7 +34,9 @@ class AnthropicBatches(HttpBatches):
         self.batches_url = f"{provider.url.rstrip('/')}/batches"
 
     def encode(self, custom_id: str, body: dict[str, Any]) -> bytes:
-        return dumps_bytes({"custom_id": custom_id, "params": body})
+        # Copied to its exact size: orjson's result keeps its whole working buffer (~16 KB for a 2 KB
+        # request), and a batch holds every request it encodes (40,000 judge calls: 640 MB against 90).
+        return bytes(memoryview(dumps_bytes({"custom_id": custom_id, "params": body})))
 
     async def upload(self, key: str, encoded: Sequence[bytes]) -> str | None:
         return None  # the requests go in the creation's body

@@ -8,6 +8,7 @@ format, temperature, the judge id `approach(model)` / `id(model)`) is the refere
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 from ...scoring.tagged_text import all_tagged
@@ -90,7 +91,13 @@ Classify it with one of these {len(SCALE)} classes:
 Answer in exactly this format:
 <reflection>One or two sentences explaining your classification.</reflection>
 <classification>ONE class name, e.g. {SCALE[-1][0]}</classification>"""
-    return SYSTEM_PROMPT.format(suite=suite), user
+    return _system_prompt(suite), user
+
+
+@functools.lru_cache(maxsize=8)
+def _system_prompt(suite: str) -> str:
+    """One string per suite text: batch mode holds every judge request of a run at once."""
+    return SYSTEM_PROMPT.format(suite=suite)
 
 
 # --- key points from an ideal answer -------------------------------------------------------------
