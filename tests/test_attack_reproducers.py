@@ -25,7 +25,7 @@ from evalspec.analysis import analyze
 from evalspec.findings import Findings
 from evalspec.jsonio import bounded_int, loads
 from evalspec.run.plan.replay import without_suffixes
-from evalspec.scoring.agentv_assertions import evaluate_assertion
+from evalspec.scoring.agentv_assertions import NotScored, evaluate_assertion
 from evalspec.scoring.js_regex import JsRegexTimeout, find_js_regex_problems, js_regex_search
 from evalspec.scoring.tagged_text import all_tagged, fenced_blocks, first_tagged
 from evalspec.scoring.weval_points import PointContext, evaluate_point
@@ -137,9 +137,11 @@ def test_a_weval_regex_point_that_times_out_is_not_scored(fn: str) -> None:
     assert result.score is None and result.error is not None and "longer than" in result.error
 
 
-def test_an_agentv_regex_assertion_that_times_out_is_an_error_not_a_verdict() -> None:
-    result = evaluate_assertion({"type": "regex", "value": "(a+)+$"}, "a" * 5_000 + "!")
-    assert getattr(result, "error", None) and "longer than" in str(result.error)
+@pytest.mark.parametrize("negate", [False, True])
+def test_an_agentv_regex_assertion_that_times_out_is_not_scored(negate: bool) -> None:
+    # A match past its deadline checked nothing: neither a fail (score 0) nor, negated, a pass.
+    result = evaluate_assertion({"type": "regex", "value": "(a+)+$", "negate": negate}, "a" * 5_000 + "!")
+    assert isinstance(result, NotScored) and "longer than" in result.reason
 
 
 def test_the_timed_engine_agrees_with_re_on_translated_patterns() -> None:

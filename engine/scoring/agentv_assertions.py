@@ -7,7 +7,8 @@ flips score (1 − score) and pass ↔ fail, leaving borderline alone. Judge-bas
 are the runner's: evaluate_assertion returns NotSupported naming the type.
 
 Ours: a malformed assertion is an AssertionScore with `error` set (score 0, fail) rather than an
-exception, and `negate` never turns an error into a pass.
+exception, and `negate` never turns an error into a pass. A check that could not be made (a `regex`
+whose match ran past its deadline) is NotScored with the reason: never a score, never a verdict.
 """
 
 from __future__ import annotations
@@ -94,6 +95,14 @@ class NotSupported:
     reason: str = field(default="")
 
 
+@dataclass(frozen=True)
+class NotScored:
+    """A check that could not be made on this answer (a regex match past its deadline): the runner lists
+    it as not scored with `reason`, so it never lifts (nor sinks) a score or verdict."""
+
+    reason: str
+
+
 def _binary(passed: bool, hit: str, miss: str, reasoning: str | None = None) -> AssertionScore:
     return AssertionScore(1.0 if passed else 0.0, "pass" if passed else "fail",
                           (hit,) if passed else (), () if passed else (miss,), reasoning)
@@ -165,7 +174,7 @@ def _any_all(kind: str, spec: Mapping[str, Any], output: str) -> AssertionScore:
                    f"{label}: {_quoted(missing)}")
 
 
-def _regex(spec: Mapping[str, Any], output: str) -> AssertionScore:
+def _regex(spec: Mapping[str, Any], output: str) -> AssertionScore | NotScored:
     pattern = _need_string("regex", spec)
     if isinstance(pattern, AssertionScore):
         return pattern
@@ -175,7 +184,7 @@ def _regex(spec: Mapping[str, Any], output: str) -> AssertionScore:
     try:
         passed = js_regex_test(pattern, output, flags, dialect="agentv")
     except JsRegexTimeout as exc:
-        return _error(f"Regex /{pattern}/{flags}: {exc.message}")
+        return NotScored(f"regex /{pattern}/{flags}: {exc.message}")  # the answer was not checked
     except JsRegexError as exc:
         return _error(f"Invalid regex pattern '{pattern}': {exc.message}")
     shown = f"/{pattern}/{flags}" + (f" (flags: {flags})" if flags else "")
@@ -345,9 +354,10 @@ def _execution_metrics(spec: Mapping[str, Any], metrics: RunMetrics) -> Assertio
 # Entry point
 
 
-def negate_score(result: AssertionScore) -> AssertionScore:
-    """`negate: true`: score → 1 − score, pass ↔ fail, borderline stays; hits and misses swap."""
-    if result.error is not None:
+def negate_score(result: AssertionScore | NotScored) -> AssertionScore | NotScored:
+    """`negate: true`: score → 1 − score, pass ↔ fail, borderline stays; hits and misses swap. An error
+    stays an error and a check not made stays not scored."""
+    if isinstance(result, NotScored) or result.error is not None:
         return result
     return AssertionScore(1.0 - result.score, negate_verdict(result.verdict), result.misses, result.hits,
                           result.reasoning)
@@ -364,12 +374,13 @@ def _flatten(spec: Any) -> Mapping[str, Any]:
 
 
 def evaluate_assertion(spec: Any, output: str, metrics: RunMetrics | None = None, *,
-                       expected: Any = None) -> AssertionScore | NotSupported:
+                       expected: Any = None) -> AssertionScore | NotSupported | NotScored:
     """Score one assertion against the target's answer and run metrics.
 
     `spec` is the assertion as written (`{type, value, flags, max_ms, …, negate}`) or the checker's
     normalized Assertion. Weight and `required` are the aggregator's (agentv_aggregate.aggregate_test).
     `expected`: the test's expected messages as (role, content) pairs, for field-accuracy.
+    NotScored: the check could not be made on this answer (see NotScored).
     """
     spec = _flatten(spec)
     raw_type = spec.get("type")
@@ -382,6 +393,7 @@ def evaluate_assertion(spec: Any, output: str, metrics: RunMetrics | None = None
         return NotSupported(kind, reason)
     metrics = metrics or RunMetrics()
     output = output if isinstance(output, str) else ""
+    result: AssertionScore | NotScored
     if kind in ("contains", "icontains"):
         result = _contains(kind, spec, output)
     elif kind in ("equals", "starts-with", "ends-with"):

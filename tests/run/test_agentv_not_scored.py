@@ -262,3 +262,31 @@ def test_the_editor_lens_names_the_assertion_and_the_reason(tmp_path: Path, smar
     assert suite is not None and "2 not scored" in suite and "1 pass" in suite
     hover = board.item_markdown("optional-unscorable")
     assert hover is not None and "(not scored)" in hover and "not scored citations (not scored): not scored: custom" in hover
+
+
+def test_a_regex_that_times_out_on_the_answer_is_not_scored(tmp_path: Path) -> None:
+    # The answer makes AgentV's backtracking regex run past its deadline: the check was not made, so
+    # the test is neither failed by a 0 (as an error would) nor, negated, passed.
+    from .conftest import SmartFake
+
+    with SmartFake(lambda req: "a" * 5_000 + "!") as fake:
+        bp = _suite(tmp_path, """name: slow-regex
+description: d
+execution:
+  target: default
+tests:
+  - {id: gate, input: hello, criteria: c, assert: [{type: regex, value: "(a+)+$", required: true}]}
+  - {id: negated, input: hello, criteria: c, assert: [{type: regex, value: "(a+)+$", negate: true}]}
+  - {id: other-fails, input: hello, criteria: c,
+     assert: [{type: contains, value: zzz, required: true}, {type: regex, value: "(a+)+$"}]}
+""")
+        run_events(bp, options(tmp_path, env_for(fake)))
+    rows = _rows(tmp_path / "out")
+    for name in ("gate", "negated"):
+        row = rows[name]
+        assert (row["score"], row["verdict"]) == (None, "not scored"), name
+        [entry] = row["scores"]
+        assert entry["score"] is None and entry["verdict"] == "not scored"
+        assert entry["reasoning"].startswith("not scored: regex /(a+)+$/") and "longer than" in entry["reasoning"]
+    # A scored gate that fails still fails the test.
+    assert (rows["other-fails"]["score"], rows["other-fails"]["verdict"]) == (0.0, "fail")

@@ -199,6 +199,8 @@ def deterministic(a: Assertion, answer: str, metrics: RunMetrics, expected: list
         return skipped(a, f"not scored: evalspec failed while scoring it ({type(exc).__name__}: {exc})")
     if isinstance(got, agentv_assertions.NotSupported):
         return skipped(a, f"not scored: evalspec does not score '{got.type}' assertions yet")
+    if isinstance(got, agentv_assertions.NotScored):
+        return skipped(a, f"not scored: {got.reason}")
     return entry(a, got.score, got.verdict, list(got.hits), list(got.misses), got.reasoning)
 
 
