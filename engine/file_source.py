@@ -12,6 +12,7 @@ the source makes, in the temporary folder of the source's environment.
 
 from __future__ import annotations
 
+import contextlib
 import glob as globlib
 import os
 import stat
@@ -24,26 +25,70 @@ from .spill_file import SpillFile
 MAX_READ = 10 * 1024 * 1024  # no file an eval file refers to is read past this
 
 
-def read_regular_bytes(path: str | os.PathLike[str], limit: int) -> bytes | None:
+class ReadRefused(OSError):
+    """A read refused for where the opened file lies (outside the project, or one of several hard links
+    to it); `str()` says why."""
+
+
+def read_regular_bytes(path: str | os.PathLike[str], limit: int, *, inside: str | os.PathLike[str] | None = None
+                       ) -> bytes | None:
     """The bytes of a regular file of at most `limit` bytes; None for anything else.
 
     A FIFO, a device (`/dev/zero`), a socket or a folder is refused without blocking: the path is
     opened non-blocking and checked on the open descriptor (`stat` then `read_text` blocked forever
     on a FIFO, whose size is 0, and would read `/dev/zero` until memory ran out). At most `limit` + 1
     bytes are read, so a file that grows meanwhile is refused too. Raises OSError when the path
-    cannot be opened at all (callers say why)."""
+    cannot be opened at all (callers say why).
+
+    `inside`: the project's folder, for a file an eval file names. The file actually opened must lie
+    in it and have no other name (one hard link): checked on the open descriptor, before a byte is
+    read, so a path swapped for a symlink pointing out after the caller checked it is caught too (the
+    check and the read are the same open). Raises ReadRefused otherwise."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+            os.close(fd)
             return None
+        if inside is not None:
+            _confined(fd, path, info, inside)
         f = os.fdopen(fd, "rb")
     except BaseException:
-        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.close(fd)
         raise
     with f:
         data = f.read(limit + 1)
     return data if len(data) <= limit else None
+
+
+def opened_path(fd: int, path: str | os.PathLike[str], info: os.stat_result) -> str:
+    """The real path of the file open on `fd`: the kernel's (/proc/self/fd), else the path with its
+    links followed, provided it still names the same file (a swap meanwhile raises ReadRefused)."""
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        pass
+    real = os.path.realpath(path)
+    now = os.stat(real)
+    if (now.st_dev, now.st_ino) != (info.st_dev, info.st_ino):
+        raise ReadRefused(f"{os.fspath(path)} changed while it was opened")
+    return real
+
+
+def is_within(real: str, root: str) -> bool:
+    """Is the real path `real` the folder `root` (also real) or under it?"""
+    return real == root or real.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def _confined(fd: int, path: str | os.PathLike[str], info: os.stat_result, inside: str | os.PathLike[str]) -> None:
+    real = opened_path(fd, path, info)
+    root = os.path.realpath(inside)
+    if not is_within(real, root):
+        raise ReadRefused(f"{os.fspath(path)} leads to {real}, outside the project ({root})")
+    if info.st_nlink > 1:
+        raise ReadRefused(f"{os.fspath(path)} has {info.st_nlink} hard links: its other names may lie outside "
+                          "the project")
 
 
 class FolderEntry(NamedTuple):
@@ -61,8 +106,14 @@ class FileSource(Protocol):
     @property
     def env(self) -> Mapping[str, str]: ...
 
-    def read_text(self, path: Path, limit: int = MAX_READ) -> str | None:
-        """The file's text; None when it is missing, unreadable, not UTF-8 or larger than `limit` bytes."""
+    def read_text(self, path: Path, limit: int = MAX_READ, *, inside: Path | None = None) -> str | None:
+        """The file's text; None when it is missing, unreadable, not UTF-8 or larger than `limit` bytes,
+        or, with `inside` (the project's folder), when the file opened is outside it or hard-linked
+        (read_regular_bytes)."""
+        ...
+
+    def links(self, path: Path) -> int:
+        """How many hard links the regular file at `path` has (1 for anything else or nothing)."""
         ...
 
     def size(self, path: Path) -> int | None:
@@ -117,12 +168,19 @@ class DiskSource:
     def env(self) -> Mapping[str, str]:
         return self._env
 
-    def read_text(self, path: Path, limit: int = MAX_READ) -> str | None:
+    def read_text(self, path: Path, limit: int = MAX_READ, *, inside: Path | None = None) -> str | None:
         try:
-            data = read_regular_bytes(path, limit)
+            data = read_regular_bytes(path, limit, inside=inside)
             return data.decode("utf-8") if data is not None else None
         except (OSError, UnicodeDecodeError, ValueError):
             return None
+
+    def links(self, path: Path) -> int:
+        try:
+            info = path.stat()
+        except (OSError, ValueError):
+            return 1
+        return info.st_nlink if stat.S_ISREG(info.st_mode) else 1
 
     def size(self, path: Path) -> int | None:
         try:
@@ -202,9 +260,13 @@ class RecordingSource:
     def _note(self, path: Path) -> None:
         self.paths.add(Path(os.path.abspath(path)))
 
-    def read_text(self, path: Path, limit: int = MAX_READ) -> str | None:
+    def read_text(self, path: Path, limit: int = MAX_READ, *, inside: Path | None = None) -> str | None:
         self._note(path)
-        return self.inner.read_text(path, limit)
+        return self.inner.read_text(path, limit, inside=inside)
+
+    def links(self, path: Path) -> int:
+        self._note(path)
+        return self.inner.links(path)
 
     def size(self, path: Path) -> int | None:
         self._note(path)

@@ -29,11 +29,14 @@ class OpenDocumentsSource:
     def _open(self, path: Path) -> str | None:
         return self._open_text(Path(os.path.abspath(path)))
 
-    def read_text(self, path: Path, limit: int = MAX_READ) -> str | None:
+    def read_text(self, path: Path, limit: int = MAX_READ, *, inside: Path | None = None) -> str | None:
         text = self._open(path)
-        if text is not None:
+        if text is not None:  # the editor's buffer: the checks of where it lies were made on its path
             return text if len(text) <= limit and _utf8_size(text) <= limit else None
-        return self.disk.read_text(path, limit)
+        return self.disk.read_text(path, limit, inside=inside)
+
+    def links(self, path: Path) -> int:
+        return self.disk.links(path)
 
     def size(self, path: Path) -> int | None:
         text = self._open(path)

@@ -27,9 +27,12 @@ class MemorySource:
     def _folders(self) -> set[Path]:
         return {parent for p in self.files for parent in p.parents}
 
-    def read_text(self, path: Path, limit: int = MAX_READ) -> str | None:
+    def read_text(self, path: Path, limit: int = MAX_READ, *, inside: Path | None = None) -> str | None:
         self.asked.append(path)
         return self.files.get(Path(os.path.abspath(path)))
+
+    def links(self, path: Path) -> int:
+        return 1
 
     def size(self, path: Path) -> int | None:
         text = self.files.get(Path(os.path.abspath(path)))

@@ -401,7 +401,7 @@ def _prompt(ctx: Context, node: Node) -> dict[str, Any]:
         if ctx.outside_project(node, text, path):
             return {"prompt": text}
         if path.suffix.lower() in (".md", ".markdown", ".txt", ".prompt"):
-            content = ctx.fs.read_text(path)
+            content = ctx.fs.read_text(path, folder=ctx.folder)
             if content is not None and not any(m.group(1) in _PROMPT_NEEDS for m in _PROMPT_VAR.finditer(content)):
                 ctx.out.error("judge-prompt-variables", node.span,
                               f"Judge prompt '{text}' uses neither {{{{ answer }}}} nor {{{{ expected_output }}}}; "

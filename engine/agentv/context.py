@@ -68,13 +68,35 @@ class Context:
         """Report (and return True for) a reference whose file lies outside the project, unless files
         outside may be read: such a file is neither read by `check` nor sent by `run`. `use`: what the
         run would do with it (send it to a model, run it, copy it into the workspace…)."""
-        if self.folder is None or self.fs.allow_outside or not self.fs.outside(path, self.folder):
+        if self.folder is None or self.fs.allow_outside:
             return False
+        if not self.fs.outside(path, self.folder):
+            links = self.fs.hard_linked(path)
+            if not links:
+                return False
+            # A hard link is another name for a file that may lie anywhere: nothing on this side says where.
+            self.out.warning("file-outside-project", node.span,
+                             f"'{reference}' has {links} hard links, and evalspec cannot tell whether the others "
+                             "lie outside the eval file's project: it does not read it, and `evalspec run` "
+                             f"refuses to {use} unless given --allow-outside-files. Copy the file instead.")
+            return True
         where = ("its repository" if self.fs.exists(self.fs.project_root(self.folder) / ".git")
                  else "its folder, as no folder above it holds .git")
         self.out.warning("file-outside-project", node.span,
                          f"'{reference}' is outside the eval file's project ({where}): evalspec does not read "
                          f"it, and `evalspec run` refuses to {use} unless given --allow-outside-files.")
+        return True
+
+    def not_a_file(self, node: Node, reference: str, path: Path, instead: str) -> bool:
+        """Report (and return True for) a reference to something that is not a regular file (a FIFO, a
+        device, a socket, a folder): evalspec never reads one (a FIFO would block, a device never end).
+        `instead`: what the run does in its place."""
+        if self.fs.is_file(path):
+            return False
+        kind = "a folder" if self.fs.is_dir(path) else "not a regular file (a FIFO, a device or a socket)"
+        self.out.warning("file-not-regular", node.span,
+                         f"'{reference}' is {kind}: evalspec reads only regular files, so it is not read; "
+                         f"`evalspec run` {instead}.")
         return True
 
     @property

@@ -66,9 +66,31 @@ class FileSystem:
     def is_file(self, path: Path) -> bool:
         return self.source.is_file(path)
 
-    def read_text(self, path: Path, limit: int = 1_048_576) -> str | None:
-        """A small text file's content, or None when it is missing, too large or not text."""
-        return self.source.read_text(path, limit)
+    def read_text(self, path: Path, limit: int = 1_048_576, *, folder: Path | None = None) -> str | None:
+        """A small text file's content, or None when it is missing, too large or not text. With `folder`
+        (the eval file's), also None when the file opened is not inside that folder's project or is
+        hard-linked, unless files outside may be read (see `confinement`)."""
+        inside = self.confinement(folder) if folder is not None else None
+        return self.source.read_text(path, limit, inside=inside)
+
+    def confinement(self, folder: Path) -> Path | None:
+        """The folder reads for an eval file in `folder` are confined to: its project, with links
+        followed; None with --allow-outside-files."""
+        if self.allow_outside:
+            return None
+        return self.real_root(folder)
+
+    def real_root(self, folder: Path) -> Path:
+        root = self._real_roots.get(folder)
+        if root is None:
+            root = self._real_roots[folder] = self.source.resolve(self.project_root(folder))
+        return root
+
+    def hard_linked(self, path: Path) -> int:
+        """The number of hard links of a regular file named by an eval file when it has more than one
+        (0 otherwise): another name may lie anywhere, so it counts as outside the project."""
+        links = self.source.links(path)
+        return links if links > 1 else 0
 
     def search_roots(self, folder: Path) -> list[Path]:
         """The folder, then its parents up to the repository root (a folder holding .git)."""
@@ -94,9 +116,7 @@ class FileSystem:
 
     def outside(self, path: Path, folder: Path) -> bool:
         """Does `path`, with `..` and symlinks followed, lie outside the project of `folder`?"""
-        root = self._real_roots.get(folder)
-        if root is None:
-            root = self._real_roots[folder] = self.source.resolve(self.project_root(folder))
+        root = self.real_root(folder)
         real = self.source.resolve(path)
         return real != root and root not in real.parents
 
@@ -129,10 +149,12 @@ class FileSystem:
         return None
 
 
-def read_text(path: Path, limit: int = 1_048_576) -> str | None:
-    """A small text file's content, or None when it is missing, too large or not text."""
+def read_text(path: Path, limit: int = 1_048_576, *, inside: Path | None = None) -> str | None:
+    """A small text file's content, or None when it is missing, too large or not text; with `inside`,
+    also when the file opened lies outside that folder or is hard-linked (read_regular_bytes)."""
     try:
-        data = read_regular_bytes(path, limit)  # never a FIFO or a device: they would block or never end
+        # Never a FIFO or a device: they would block or never end.
+        data = read_regular_bytes(path, limit, inside=inside)
         return data.decode("utf-8") if data is not None else None
     except (OSError, UnicodeDecodeError, ValueError):
         return None

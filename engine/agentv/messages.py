@@ -176,6 +176,9 @@ def _check_block(ctx: Context, item: Mapping) -> ContentBlock | None:
                             "skips this content block.")
         elif resolved is not None and ctx.outside_project(value_node, value, resolved):  # type: ignore[arg-type]
             resolved = None  # never read, never sent
+        elif resolved is not None and ctx.not_a_file(value_node, value, resolved,  # type: ignore[arg-type]
+                                                     "sends only the block's name in its place"):
+            resolved = None
     return ContentBlock.build(type=kind, value=value, span=item.span, resolved_path=resolved)
 
 

@@ -131,7 +131,9 @@ def _load_file(ctx: Context, node: Node, path: Path, loaded: Loaded) -> None:
                       f"suite); '{path.name}' and later files are not checked.")
         return
     ctx.budget.visited.add(real)
-    text = ctx.fs.source.read_text(real)
+    # Confined on the file opened: a tests file swapped for a link pointing out since the checks above is
+    # not read (read_regular_bytes).
+    text = ctx.fs.source.read_text(real, inside=ctx.fs.confinement(ctx.folder) if ctx.folder is not None else None)
     if text is None:
         ctx.out.error("missing-tests-file", node.span,
                       f"Cannot read tests file '{path.name}': unreadable, or not UTF-8 text.")

@@ -390,7 +390,7 @@ class AgentvRun:
         if raw is None:
             return None
         if key not in self._workspace_specs:
-            self._workspace_specs[key] = parse_workspace(raw, base, self._inside_project)
+            self._workspace_specs[key] = parse_workspace(raw, base, self._inside_project, root=self.plan.inside)
         return self._workspace_specs[key]
 
     @property

@@ -358,7 +358,7 @@ def agentv_cell_calls(plan: AgentvPlan, task: AgentvTask, notes: list[str] | Non
     answer_tokens = max_tokens_of(task.target, DEFAULT_MAX_TOKENS)
     in_workspace = _in_workspace(plan, task)
     if plan.replay is None:
-        system, messages = chat_messages(test.input_messages)
+        system, messages = chat_messages(test.input_messages, plan.inside)
         out.append(CallEstimate(ANSWERS, task.target.name, target_price_names(task.target),
                                 input_tokens(system, [m.content for m in messages]), answer_tokens,
                                 batchable=not in_workspace and batchable_target(task.target)))
@@ -465,7 +465,7 @@ def _judge_template(plan: AgentvPlan, a: Any, notes: list[str]) -> str | None:
         base = (a.source_path or plan.path).parent
         fs = FileSystem()
         found = fs.resolve(prompt, fs.search_roots(base))
-        text = read_text(found, 256 * 1024) if found is not None else None
+        text = read_text(found, 256 * 1024, inside=plan.inside) if found is not None else None
         return text
     return prompt
 

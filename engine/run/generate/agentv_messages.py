@@ -3,19 +3,25 @@ estimate sizes it)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from ...agentv.model import Message
 from ...providers.base import ChatMessage
 
 FILE_LIMIT = 256 * 1024  # bytes of a file block inlined into a message
 
 
-def chat_messages(messages: list[Message]) -> tuple[str | None, list[ChatMessage]]:
+def chat_messages(messages: list[Message], inside: Path | None = None) -> tuple[str | None, list[ChatMessage]]:
     """AgentV input messages as a chat request: system turns become the system prompt; file blocks are
-    inlined (bounded); tool results are passed as user turns (chat targets have no tool protocol)."""
+    inlined (bounded); tool results are passed as user turns (chat targets have no tool protocol).
+
+    `inside`: the project's folder a file block must still lie in when it is read (None with
+    --allow-outside-files). `check` refused the blocks that pointed out; this catches a file swapped
+    for a link pointing out, or hard-linked, since: it is not read, and only its name is sent."""
     system: list[str] = []
     out: list[ChatMessage] = []
     for m in messages:
-        text = _content(m)
+        text = _content(m, inside)
         if m.role == "system":
             system.append(text)
         elif m.role == "tool":
@@ -25,7 +31,7 @@ def chat_messages(messages: list[Message]) -> tuple[str | None, list[ChatMessage
     return ("\n\n".join(system) or None), out
 
 
-def _content(m: Message) -> str:
+def _content(m: Message, inside: Path | None) -> str:
     from ...agentv.model import ContentBlock
 
     if isinstance(m.content, list) and m.content and all(isinstance(b, ContentBlock) for b in m.content):
@@ -36,7 +42,7 @@ def _content(m: Message) -> str:
             elif b.type == "file" and b.resolved_path is not None:
                 from ...agentv.files import read_text
 
-                body = read_text(b.resolved_path, FILE_LIMIT)
+                body = read_text(b.resolved_path, FILE_LIMIT, inside=inside)
                 parts.append(f"<file path=\"{b.value}\">\n{body}\n</file>" if body is not None else f"[file {b.value}]")
             elif b.type == "json":
                 import json

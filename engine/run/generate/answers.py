@@ -291,7 +291,7 @@ class AgentvGenerate:
         # Imported here: it brings AgentV's model, ~0.1 s of imports a Weval run never needs.
         from .agentv_messages import chat_messages
 
-        system, messages = chat_messages(task.test.input_messages)
+        system, messages = chat_messages(task.test.input_messages, self.plan.inside)
         return ChatRequest(model=model_name, messages=tuple(messages), system=system,
                            timeout=timeout_seconds(task.test.execution) or timeout_seconds(self.plan.suite.execution))
 

@@ -74,6 +74,10 @@ class AgentvPlan:
     shard: Shard | None = None  # --shard: tests and tasks hold this shard's share only (plan/shard.py)
     all_items: list[str] = field(default_factory=list)  # every selected test id, in order, before sharding
     source_digest: str = ""  # of the suite's files (shard manifests compare it)
+    # The project's folder every file the suite names must still lie in when the run reads it (None with
+    # --allow-outside-files): `check` refused the references that pointed out; a read re-checks the file
+    # it opened (file_source.read_regular_bytes), so one swapped for a link pointing out since is refused.
+    inside: Path | None = None
 
     @property
     def output_folder_parts(self) -> tuple[str, ...]:
@@ -280,7 +284,14 @@ def plan_agentv(suite: AgentvSuite, path: Path, options: RunOptions) -> AgentvPl
     return AgentvPlan(suite=suite, path=path, dataset=dataset, tests=tests, targets=[specs[n] for n in used],
                       tasks=tasks, targets_file=targets_file, run_label=label,
                       concurrency=options.concurrency or 30, warnings=warnings, replay=replay,
-                      prices=prices, shard=options.shard, all_items=all_items)
+                      prices=prices, shard=options.shard, all_items=all_items,
+                      inside=None if options.allow_outside_files else _project_folder(path))
+
+
+def _project_folder(path: Path) -> Path:
+    from ..agentv.files import FileSystem
+
+    return FileSystem().real_root(path.parent)
 
 
 def _all_assertions(items: list[Any]) -> list[Any]:

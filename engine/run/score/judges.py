@@ -628,9 +628,11 @@ class AgentvJudges:
             if found is not None and fs.outside(found, base) and not self.options.allow_outside_files:
                 raise TemplateError(f"the judge prompt file {prompt} is outside the project "
                                     "(--allow-outside-files reads it)")
-            text = read_text(found, FILE_LIMIT) if found is not None else None
+            # Confined on the file opened: one swapped for a link pointing out since `check` is refused.
+            text = read_text(found, FILE_LIMIT, inside=self.plan.inside) if found is not None else None
             if text is None:
-                raise TemplateError(f"the judge prompt file {prompt} cannot be read")
+                raise TemplateError(f"the judge prompt file {prompt} cannot be read (a regular file inside the "
+                                    "project, with one link, is needed; --allow-outside-files lifts the latter)")
             return text
         return prompt
 

@@ -86,11 +86,13 @@ def _script(what: str, raw: Any, base: Path) -> Script:
     return Script(what, tuple(argv), timeout, (base / cwd) if isinstance(cwd, str) and cwd else base)
 
 
-def parse_workspace(raw: Any, base: Path, inside: Callable[[Path], bool] | None = None) -> WorkspaceSpec | None:
+def parse_workspace(raw: Any, base: Path, inside: Callable[[Path], bool] | None = None, *,
+                    root: Path | None = None) -> WorkspaceSpec | None:
     """The workspace as written (an object, or a path to a YAML file of one), relative to `base`.
     `inside`: whether a path is inside the project; a workspace file, template, static folder, local
     repository or script cwd that is not is refused (a workspace file's content was never checked, so
-    this is where its references are confined). None: anything goes (--allow-outside-files)."""
+    this is where its references are confined). None: anything goes (--allow-outside-files). `root`:
+    the project's folder, which the workspace file opened must lie in (checked on the open file)."""
     if raw is None:
         return None
 
@@ -105,7 +107,7 @@ def parse_workspace(raw: Any, base: Path, inside: Callable[[Path], bool] | None 
         try:
             import yaml
 
-            data = read_regular_bytes(path, MAX_READ)  # never a FIFO or a device
+            data = read_regular_bytes(path, MAX_READ, inside=root)  # never a FIFO, a device, a link out
             if data is None:
                 raise OSError("not a regular file of at most 10 MB")
             raw = yaml.safe_load(data.decode("utf-8"))
