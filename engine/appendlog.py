@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .jsonio import loads
+from .own_files import open_own
 from .providers.redact import redact_bytes
 
 
@@ -20,7 +21,7 @@ def read_records(path: Path) -> Iterator[dict[str, Any]]:
     """Every whole JSON object line of `path` (none when it does not exist). Read a line at a time: a
 100,000-cell journal is ~80 MB."""
     try:
-        f = path.open("rb")
+        f = os.fdopen(open_own(path, os.O_RDONLY), "rb")  # never through a planted link, never a FIFO
     except FileNotFoundError:
         return
     with f:
@@ -38,7 +39,7 @@ def read_records(path: Path) -> Iterator[dict[str, Any]]:
 
 def _torn(path: Path) -> bool:
     try:
-        with path.open("rb") as f:
+        with os.fdopen(open_own(path, os.O_RDONLY), "rb") as f:
             f.seek(0, os.SEEK_END)
             if not f.tell():
                 return False
@@ -64,7 +65,7 @@ class AppendLog:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         torn = not self._fresh and _torn(self.path)
         flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | (os.O_TRUNC if self._fresh else 0)
-        self._fd = os.open(self.path, flags, 0o600)
+        self._fd = open_own(self.path, flags, 0o600)  # a link planted in its place is refused, not appended to
         if torn:
             os.write(self._fd, b"\n")  # finish the line a kill cut short
         self._fresh = False

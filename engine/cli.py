@@ -21,6 +21,7 @@ from .detect import FileKind, kind_from_name
 from .finding_format import finding_json, format_finding
 from .findings import Finding, Severity, Span
 from .source import ParsedFile, gc_paused
+from .terminal_text import safe_streams
 
 _SKIP_DIRS = {".git", "node_modules", ".venv", "venv", "__pycache__", ".tox", ".mypy_cache", ".ruff_cache",
               "dist", "build"}
@@ -51,6 +52,11 @@ def _main(argv: Sequence[str] | None) -> int:
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(AttributeError, ValueError, OSError):
             stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
+    with safe_streams():  # no control character from a file, model or provider reaches the terminal raw
+        return _command(argv)
+
+
+def _command(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from .analysis import Analysis
 from .findings import Finding
+from .terminal_text import shown
 
 
 def display_path(a: Analysis, f: Finding) -> str:
@@ -27,10 +28,17 @@ def format_finding(a: Analysis, f: Finding, *, github: bool = False) -> str:
     line, col = f.span.start_line + 1, f.span.start_col + 1
     if github:
         level = {"error": "error", "warning": "warning"}.get(str(f.severity), "notice")
-        message = f"[{f.code}] {f.message}".replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-        return (f"::{level} file={path},line={line},col={col},endLine={f.span.end_line + 1},"
-                f"endColumn={f.span.end_col + 1},title=evalspec {f.code}::{message}")
-    return f"{path}:{line}:{col}: {f.severity}[{f.code}]: {f.message}"
+        message = _github_data(f"[{f.code}] {f.message}")
+        # A property's value escapes ',' and ':' too: a file named `x,title=…` must not add properties.
+        return (f"::{level} file={_github_data(path).replace(':', '%3A').replace(',', '%2C')},line={line},col={col},"
+                f"endLine={f.span.end_line + 1},endColumn={f.span.end_col + 1},title=evalspec {f.code}::{message}")
+    # Keys, ids and paths quoted in a message come from the file: never a raw control character.
+    return f"{shown(path)}:{line}:{col}: {f.severity}[{f.code}]: {shown(f.message)}"
+
+
+def _github_data(text: str) -> str:
+    """A workflow command's data (GitHub's escaping), with other control characters made visible."""
+    return shown(text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
 
 
 def finding_json(a: Analysis, f: Finding) -> dict[str, object]:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from .findings import Finding
+from .terminal_text import shown
 
 RESET = "\x1b[0m"
 BOLD = "\x1b[1m"
@@ -87,25 +88,28 @@ def excerpt(f: Finding, path: str, lines: list[str] | None, *, color: bool) -> s
     paint = Painter(color)
     sev = str(f.severity)
     line_no, col = f.span.start_line + 1, f.span.start_col + 1
-    out = [paint(f"{sev}[{f.code}]", COLORS.get(sev, BOLD)) + paint(f": {f.message}", BOLD)]
+    # What comes from the file (the message's quotes, the path, the line) shows its control characters
+    # as escapes (terminal_text.py); the caret is measured on the line as shown.
+    out = [paint(f"{sev}[{f.code}]", COLORS.get(sev, BOLD)) + paint(f": {shown(f.message)}", BOLD)]
     gutter = " " * len(str(line_no))
-    out.append(f"{gutter}{paint('-->', BLUE)} {path}:{line_no}:{col}")
+    out.append(f"{gutter}{paint('-->', BLUE)} {shown(path)}:{line_no}:{col}")
     source = lines[f.span.start_line] if lines is not None and 0 <= f.span.start_line < len(lines) else None
     if source is not None:
         bar = paint("|", BLUE)
         start = min(f.span.start_col, len(source))
         end = f.span.end_col if f.span.end_line == f.span.start_line else len(source.rstrip())
         end = max(start, min(end, len(source)))
-        lead = _width(_expand(source[:start]))
-        marked = max(1, _width(_expand(source[start:end])))
+        lead = _width(shown(_expand(source[:start])))
+        marked = max(1, _width(shown(_expand(source[start:end]))))
         out.append(f"{gutter} {bar}")
-        out.append(f"{paint(str(line_no), BLUE)} {bar} {_expand(source.rstrip())}")
+        out.append(f"{paint(str(line_no), BLUE)} {bar} {shown(_expand(source.rstrip()))}")
         more = f" (to line {f.span.end_line + 1})" if f.span.end_line > f.span.start_line else ""
         out.append(f"{gutter} {bar} {' ' * lead}{paint('^' * marked, COLORS.get(sev, BOLD))}{paint(more, DIM)}")
     for fix in f.fixes[:1]:
-        out.append(f"{gutter} {paint('=', BLUE)} {paint('help', BOLD)}: {fix.title}")
+        out.append(f"{gutter} {paint('=', BLUE)} {paint('help', BOLD)}: {shown(fix.title)}")
     for rel in f.related[:3]:
-        out.append(f"{gutter} {paint('=', BLUE)} {paint('note', BOLD)}: line {rel.span.start_line + 1}: {rel.message}")
+        out.append(f"{gutter} {paint('=', BLUE)} {paint('note', BOLD)}: line {rel.span.start_line + 1}: "
+                   f"{shown(rel.message)}")
     return "\n".join(out)
 
 

@@ -11,6 +11,7 @@ import time
 from typing import Any, TextIO
 
 from ..providers.redact import clip, redact
+from ..terminal_text import shown
 from .events import (
     BatchProgress,
     CellFailed,
@@ -166,16 +167,17 @@ class HumanRenderer:
             longest = max((t - now for t, _ in waiting), default=0.0)
             reasons = ",".join(sorted({r for _, r in self.retrying.values()}))
             retry = f"  retrying {len(self.retrying)} ({reasons}; back-off {longest:.1f} s)"
-        line = (f"\r{bar} {self.done:,}/{self.total:,}  errors {self.errors:,}{retry}{self.pacing.status(now)}"
+        line = (f"{bar} {self.done:,}/{self.total:,}  errors {self.errors:,}{retry}{self.pacing.status(now)}"
                 f"  {now - self.started:.1f} s")
-        self.err.write(line + "\x1b[K")
+        # Erase, then draw: the one sequence terminal_text.SafeStream lets through with a CR.
+        self.err.write("\r\x1b[K" + shown(line))
         self.err.flush()
         self._bar_shown = True
 
     def _line(self, text: str) -> None:
         if self._bar_shown:
             self.err.write("\r\x1b[K")
-        self.err.write(text + "\n")
+        self.err.write(shown(text, newlines=True) + "\n")
         self.err.flush()
         if self._bar_shown:
             self._draw(time.monotonic())

@@ -23,6 +23,7 @@ from typing import Any
 
 from ...appendlog import AppendLog, read_records
 from ...jsonio import dumps_bytes
+from ...own_files import open_own
 from ..events import Cell
 from .records import (
     CellScore,
@@ -127,7 +128,7 @@ def read_header(path: Path) -> RunHeader | None:
     """A journal's header, reading only its first line (an editor looks at every journal of a folder);
     None for a file that is not a journal."""
     try:
-        with path.open("rb") as f:
+        with os.fdopen(open_own(path, os.O_RDONLY), "rb") as f:  # not through a link, never a FIFO
             first = f.readline(1 << 20)
         rec = json.loads(first)
     except (OSError, ValueError):

@@ -15,6 +15,7 @@ import contextlib
 import os
 from pathlib import Path
 
+from ...own_files import open_own
 from ..plan.error import PlanError
 
 try:
@@ -65,7 +66,8 @@ class RunLock:
         """Take the lock or raise RunLocked naming the holder."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         for _ in range(20):  # a holder may unlink the file between our open and our lock: open again
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            # Never through a link planted in its place: it was truncated to our PID.
+            fd = open_own(self.path, os.O_RDWR | os.O_CREAT, 0o644)
             try:
                 got = self._lock(fd)
             except BaseException:

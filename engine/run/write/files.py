@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ...jsonio import dumps_bytes
+from ...own_files import create_fresh
 from ...providers.redact import redact_bytes
 
 
@@ -160,7 +161,7 @@ def write_stream(path: Path, chunks: Iterable[bytes], *, buffer: int = 1 << 20) 
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        with open(tmp, "wb") as f:
+        with os.fdopen(create_fresh(tmp), "wb") as f:  # never through a link planted under its name
             # copied into one buffer as they come, not kept: each of orjson's results, however short,
             # holds a 4 KB allocation, so a list of a megabyte of small pieces held ~100 MB
             pending = bytearray()
@@ -181,5 +182,6 @@ def write_atomic(path: Path, data: bytes) -> None:
     """Write through a temporary file and rename, so a reader never sees half a file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_bytes(redact_bytes(data))
+    with os.fdopen(create_fresh(tmp), "wb") as f:  # never through a link planted under its name
+        f.write(redact_bytes(data))
     os.replace(tmp, path)

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ...jsonio import dumps_bytes
+from ...own_files import create_fresh
 from ...providers.redact import redact_bytes
 from ...weval.ids import UNDEFINED, safe_file_part
 from ...weval.model import Blueprint, Prompt, reference_points
@@ -391,7 +392,7 @@ class ArtefactWriter:
             if len(self._made) >= 4096:  # a folder per prompt: remembering every one grew with the run
                 self._made.clear()  # (~30 MB at 100,000 prompts); one made already is just made again
             self._made.add(parent)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        fd = create_fresh(path)  # a link planted in the run's folder is replaced, never written through
         try:
             os.write(fd, data)
         finally:
@@ -425,7 +426,7 @@ def write_comparison(folder: Path, run_label: str, timestamp: str, full: dict[st
     write_json(main, full, pretty=True)
     run_dir = folder / base
     run_dir.mkdir(parents=True, exist_ok=True)
-    with open(run_dir / "core.json", "wb") as f:  # plainly, as the artefacts (nothing reads them meanwhile)
+    with os.fdopen(create_fresh(run_dir / "core.json"), "wb") as f:  # plainly, as the artefacts (nothing reads them meanwhile)
         for chunk in core_chunks(full):
             f.write(redact_bytes(chunk))  # a chunk holds whole JSON strings, so a key is never split
     writer = ArtefactWriter(run_dir)

@@ -1,0 +1,73 @@
+"""Text from eval files, models and providers made safe to print on a terminal.
+
+A key, an id, a path, a model's answer or a provider's error body may hold control characters. Printed
+raw, `ESC ] 52` writes the clipboard (several terminals), `ESC ] 0` sets the window title, `ESC [ 8 m`
+hides what follows, `CR` and `ESC [ K` overwrite a finding's line (a fake "0 errors"), and bidi
+overrides (U+202E) show text reversed. `shown` writes every such character as a visible escape
+(`\\x1b`, `\\u202e`); `SafeStream` does it for everything the CLI prints, letting through only the
+styling evalspec itself uses (a few SGR colours and the progress line's erase).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, TextIO
+
+# C0 (but tab and newline), DEL, C1, the bidi embeddings, overrides and isolates, the directional marks,
+# and the line and paragraph separators (some terminals break lines on them).
+_UNSAFE = "\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029"
+_CONTROL = re.compile(f"[{_UNSAFE}]")
+_CONTROL_OR_NEWLINE = re.compile(f"[\n{_UNSAFE}]")
+# What evalspec's own output uses (terminal.py's colours, render.py's progress line), whole sequences only.
+_OURS = re.compile(r"(\r\x1b\[K|\x1b\[K|\x1b\[(?:0|1|2|1;3[1-6])m)|" + f"[{_UNSAFE}]")
+_NAMED = {"\n": "\\n", "\r": "\\r", "\x1b": "\\x1b"}
+
+
+def _escape(match: re.Match[str]) -> str:
+    ch = match.group()
+    if len(ch) > 1:
+        return ch
+    named = _NAMED.get(ch)
+    if named is not None:
+        return named
+    code = ord(ch)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def shown(text: str, *, newlines: bool = False) -> str:
+    """`text` with every control character written as a visible escape; newlines too unless `newlines`."""
+    pattern = _CONTROL if newlines else _CONTROL_OR_NEWLINE
+    return pattern.sub(_escape, text) if pattern.search(text) else text
+
+
+def _ours_or_escaped(match: re.Match[str]) -> str:
+    return match.group(1) or _escape(match)
+
+
+class SafeStream:
+    """A text stream that escapes control characters in everything written to it, except evalspec's own
+    styling sequences (whole). Other attributes are the wrapped stream's."""
+
+    def __init__(self, inner: TextIO) -> None:
+        self.inner = inner
+
+    def write(self, text: str) -> int:
+        return self.inner.write(_OURS.sub(_ours_or_escaped, text) if _OURS.search(text) else text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+@contextmanager
+def safe_streams() -> Iterator[None]:
+    """sys.stdout and sys.stderr wrapped in SafeStream for the duration (the CLI's whole command)."""
+    import sys
+
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = SafeStream(out), SafeStream(err)  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = out, err
