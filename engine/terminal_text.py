@@ -66,7 +66,7 @@ def safe_streams() -> Iterator[None]:
     import sys
 
     out, err = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = SafeStream(out), SafeStream(err)  # type: ignore[assignment]
+    sys.stdout, sys.stderr = SafeStream(out), SafeStream(err)
     try:
         yield
     finally:
