@@ -1444,7 +1444,7 @@ def _third_round_protocol_cases(root: Path, ids: Iterator[int], req: Callable[..
     yield "3/bulk-open-10000-documents", many_docs
 
 
-def attack_protocol(tally: Tally) -> None:
+def attack_protocol(tally: Tally, lifecycle: bool = True) -> None:
     print("language server protocol", flush=True)
     root = Path(tempfile.mkdtemp(prefix="attack-lsp-"))
     try:
@@ -1490,6 +1490,8 @@ def attack_protocol(tally: Tally) -> None:
                 tally.note(f"protocol/{name}{logged}", "; ".join(problems) or None)
             finally:
                 server.stop()
+        if not lifecycle:
+            return
         # Lifecycle: requests before initialize, after shutdown, exit without shutdown.
         server = RawLsp(root)
         server.request("early", "textDocument/hover", _at(uri, 0, 0))
@@ -2105,6 +2107,571 @@ def attack_runs(tally: Tally) -> None:
                 shutil.rmtree(root, ignore_errors=True)
 
 
+
+# ------------------------------------------------------------------------------------------------
+# fourth round: mutation families none of the earlier rounds tried
+
+
+def _digest_tree(folder: Path) -> dict[str, str]:
+    """Every file under `folder` (links not followed) with its content's digest: what must not change."""
+    import hashlib
+    out: dict[str, str] = {}
+    for p in sorted(folder.rglob("*")):
+        if p.is_symlink():
+            out[str(p)] = "link:" + os.readlink(p)
+        elif p.is_file():
+            out[str(p)] = hashlib.sha256(p.read_bytes()).hexdigest()
+    return out
+
+
+def _files_outside(root: Path, allowed: list[Path], before: set[str]) -> list[str]:
+    """Files under `root` that are new since `before` and under none of `allowed`."""
+    found = []
+    for p in root.rglob("*"):
+        if str(p) in before or (p.is_dir() and not p.is_symlink()):
+            continue
+        if not any(p == a or a in p.parents for a in allowed):
+            found.append(str(p.relative_to(root)))
+    return found
+
+
+PRECIOUS = "export PATH=/usr/bin  # the user's own file\n"
+AGENTV_SUITE = """name: planted
+description: d
+execution:
+  target: default
+tests:
+  - {id: t1, input: question number 1, criteria: c, assert: [{type: contains, value: question}]}
+  - {id: t2, input: question number 2, criteria: c, assert: [{type: contains, value: question}]}
+"""
+
+
+def attack_planted(tally: Tally) -> None:
+    """An output folder prepared by someone else (a cloned repository's `results/`): after a first run
+    shows the names, each file a run writes or reads back (journal, lock, response cache, report and
+    its temporary file, a Weval artefact) is replaced by a symlink to a file outside, a dangling link,
+    a FIFO, a folder or a link to /dev/zero; then `run`, `run --resume` and `run --retry-errors`.
+    Broken: the file outside changed, a hang (60 s), a traceback, or a FIFO/link left without a word
+    when the run exits 0."""
+    print("planted output folders", flush=True)
+    with FakeProvider() as fake:
+        for fmt in ("weval", "agentv"):
+            for kind in ("journal", "lock", "cache", "report-tmp", "report", "artefact-core"):
+                if fmt == "agentv" and kind == "artefact-core":
+                    continue
+                for plant in ("link-out", "dangling", "fifo", "folder", "dev-zero"):
+                    for mode in ("--resume", "--retry-errors", None):
+                        name = f"planted/{fmt}/{kind}/{plant}/{mode or 'fresh'}"
+                        if ONLY and ONLY not in name:
+                            continue
+                        tally.note(name, _planted_case(fake, fmt, kind, plant, mode))
+
+
+def _planted_case(fake: FakeProvider, fmt: str, kind: str, plant: str, mode: str | None) -> str | None:
+    root = Path(tempfile.mkdtemp(prefix="attack-planted-"))
+    try:
+        home = root / "home"
+        home.mkdir()
+        victim = home / ".bashrc"
+        victim.write_text(PRECIOUS)
+        if fmt == "weval":
+            src = root / "b.yml"
+            src.write_text(_blueprint(6))
+        else:
+            (root / ".agentv").mkdir()
+            (root / ".agentv" / "targets.yaml").write_text(TARGETS)
+            src = root / "s.eval.yaml"
+            src.write_text(AGENTV_SUITE)
+        env = base_env(fake, home)
+        out = root / "out"
+        common = ["run", str(src), "-o", str(out), "--retries", "0", "--cache"]
+        first = run_cli(common, env=env, cwd=root)
+        if first.code not in (0, 1):
+            return f"the first run failed: exit {first.code} {first.err.strip().splitlines()[-1:]}"
+        journals = sorted(out.rglob("*.journal.jsonl"))
+        if not journals:
+            return "no journal after the first run"
+        journal = journals[0]
+        target = {"journal": journal, "lock": journal.with_suffix(".lock"),
+                  "cache": out / ".cache" / "responses.jsonl",
+                  "report-tmp": journal.parent / f".report.html.{os.getpid()}.tmp",  # a guess at a PID
+                  "report": journal.parent / "report.html"}.get(kind)
+        if kind == "artefact-core":
+            runs = [p for p in journal.parent.iterdir() if p.is_dir()]
+            target = runs[0] / "core.json" if runs else None
+        if target is None:
+            return None
+        if target.is_dir() and not target.is_symlink():
+            shutil.rmtree(target)
+        else:
+            target.unlink(missing_ok=True)
+        if plant == "link-out":
+            target.symlink_to(victim)
+        elif plant == "dangling":
+            target.symlink_to(home / "created-through-a-link")
+        elif plant == "fifo":
+            os.mkfifo(target)
+        elif plant == "folder":
+            target.mkdir()
+        else:
+            target.symlink_to("/dev/zero")
+        before = _digest_tree(home)
+        ran = run_cli(common + ([mode] if mode else []), env=env, cwd=root, timeout=60)
+        problems = [p for p in [crashed(ran)] if p]
+        if _digest_tree(home) != before:
+            problems.append("a file outside the output folder was written or created")
+        if ran.code not in (0, 1, 2, 3):
+            problems.append(f"exit {ran.code}")
+        return "; ".join(problems) or None
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+HOSTILE_TEXT = "\x1b]52;c;SGVsbG8=\x07\x1b]0;PWNED\x07\r\x1b[K\x1b[8mhidden\x1b[0m\u202edesrever\x9b31m\x00"
+
+
+def _raw_controls(text: str) -> list[str]:
+    """Control characters printed raw, other than newline, tab and evalspec's own styling."""
+    for seq in ("\x1b[0m", "\x1b[1m", "\x1b[2m", "\x1b[1;31m", "\x1b[1;33m", "\x1b[1;34m", "\x1b[1;36m",
+                "\r\x1b[K", "\x1b[K"):
+        text = text.replace(seq, "")
+    return sorted({repr(c) for c in text if (ord(c) < 32 and c not in "\n\t") or 0x7f <= ord(c) <= 0x9f
+                   or c in "\u202e\u202d\u2066\u2067\u2068"})
+
+
+def _yaml_dq(text: str) -> str:
+    """`text` as a YAML double-quoted scalar: control characters (C0, C1, bidi) as escapes, the rest raw."""
+    out = []
+    for ch in text:
+        code = ord(ch)
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif code < 0x20 or 0x7F <= code <= 0x9F or 0x2028 <= code <= 0x202E or 0x2066 <= code <= 0x2069:
+            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+def display_cases(root: Path, fake: FakeProvider) -> Iterator[tuple[str, list[str], dict[str, str] | None]]:
+    """(name, evalspec arguments, replies) whose output must hold no raw control character."""
+    h = _yaml_dq(HOSTILE_TEXT)
+    bp = root / "keys.weval.yml"
+    bp.write_text(f"title: {h}\nmodels: [openai:candidate]\n---\n- id: {_yaml_dq('p' + HOSTILE_TEXT)}\n"
+                  f"  prompt: {h}\n  {h}: 1\n  should: [{h}, $contains: {h}, $js: {h}]\n")
+    for fmt in ("concise", "full", "json", "github"):
+        yield f"check-keys-{fmt}", ["check", str(bp), "--format", fmt, "--color", "always"], None
+    bad = root / "broken.weval.yml"
+    bad.write_text(f"title: t\nmodels: [{_yaml_dq('openai:' + HOSTILE_TEXT)}]\n---\n- id: p\n  prompt: hi\n"
+                   f"  should: [$nope: {h}]\n")
+    yield "run-refused-errors", ["run", str(bad), "-o", str(root / "o1")], None
+    good = root / "good.weval.yml"
+    good.write_text(f"title: t\nmodels: [openai:candidate]\n---\n- id: {_yaml_dq('p' + HOSTILE_TEXT)}\n"
+                    f"  prompt: {h}\n  should: [$contains: x, $matches: {_yaml_dq('(' + HOSTILE_TEXT)}]\n")
+    for status in (200, 400, 401, 500):
+        yield f"run-answer-{status}", ["run", str(good), "-o", str(root / f"o{status}"), "--retries", "0"], \
+            {"status": str(status)}
+    yield "run-dry-run", ["run", str(good), "--dry-run", "-o", str(root / "od")], None
+    yield "run-label", ["run", str(good), "-o", str(root / "ol"), "--label", "x" + HOSTILE_TEXT, "--retries", "0"], \
+        {"status": "200"}
+    agentv = root / "s.eval.yaml"
+    (root / ".agentv").mkdir(exist_ok=True)
+    (root / ".agentv" / "targets.yaml").write_text(TARGETS)
+    agentv.write_text(f"name: s\ndescription: {h}\nexecution:\n  target: default\ntests:\n"
+                      f"  - id: {_yaml_dq('t' + HOSTILE_TEXT)}\n    input: {h}\n    criteria: {h}\n"
+                      f"    assert: [{{type: contains, value: {h}}}, {{type: regex, value: {_yaml_dq('(' + HOSTILE_TEXT)}}}]\n")
+    yield "agentv-check", ["check", str(agentv)], None
+    for status in (200, 500):
+        yield f"agentv-run-{status}", ["run", str(agentv), "-o", str(root / f"a{status}"), "--retries", "0"], \
+            {"status": str(status)}
+
+
+def attack_display(tally: Tally) -> None:
+    """What evalspec prints: keys, ids, titles, model ids, answers, provider error bodies, judge replies
+    and labels holding OSC 52 (clipboard), OSC 0 (title), CR + erase line, SGR 8 (hidden), U+202E,
+    C1 CSI and NUL, through `check` in every format and `run` (answers and errors), plus `report`;
+    and the HTML report of those runs. Broken: a control character printed raw (other than evalspec's
+    own colours and progress line), a traceback, a hang; in report.html, the hostile markup unescaped."""
+    print("what is shown", flush=True)
+    root = Path(tempfile.mkdtemp(prefix="attack-display-"))
+    try:
+        with FakeProvider() as fake:
+            for name, args, reply in display_cases(root, fake):
+                if ONLY and ONLY not in name:
+                    continue
+                fake.reset()
+                if reply is not None:
+                    status = int(reply["status"])
+                    one = (Reply.ok("answer " + HOSTILE_TEXT) if status == 200
+                           else Reply.error(status, "refused " + HOSTILE_TEXT))
+                    fake.then(*[one] * 20)
+                ran = run_cli(args, env=base_env(fake, root), cwd=root, timeout=90)
+                problems = [p for p in [crashed(ran)] if p]
+                raw = _raw_controls(ran.out + ran.err)
+                if raw:
+                    problems.append(f"printed raw: {', '.join(raw)[:120]}")
+                tally.note(f"display/{name} (exit {ran.code})", "; ".join(problems) or None)
+            for results in sorted(root.rglob("*_comparison.json")) + sorted(
+                    p for p in root.rglob("*.jsonl") if "journal" not in p.name and ".cache" not in str(p)):
+                ran = run_cli(["report", str(results), "--format", "markdown"], env=base_env(fake, root),
+                              cwd=root, timeout=90)
+                raw = _raw_controls(ran.out + ran.err)
+                tally.note(f"display/report-markdown/{results.parent.name[:20]} (exit {ran.code})",
+                           crashed(ran) or (f"printed raw: {', '.join(raw)[:120]}" if raw else None))
+            for page in sorted(root.rglob("report.html")):
+                text = page.read_text(errors="replace")
+                problems = []
+                if "\x1b" in text and "\\u001b" not in text:
+                    problems.append("a raw ESC in the page")
+                if re.search(r"<script>alert|<img src=x onerror", text):
+                    problems.append("markup from the answers unescaped")
+                tally.note(f"display/html/{page.parent.name[:30]}", "; ".join(problems) or None)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+HOSTILE_IDS = ["../../escape", "/abs/olute", "a/b", "..", ".", "CON", "nul.txt", "x" * 5000, "\u00e9", "e\u0301",
+               "P", "p", "\uff0e\uff0e\uff0fx", "%2e%2e%2fx", "\\\\?\\C:\\x", "C:\\x\\y", "file://host/x",
+               "a\u202eb", "\U0001f642" * 300, " lead", "trail.", "a\x00b", "a\nb", "-rf", "--resume", "~",
+               "$HOME", "${{ HOME }}", "{{ id }}", "<script>alert(1)</script>", "a:b", "a|b", "a_b", "*", "?"]
+
+
+def attack_names(tally: Tally) -> None:
+    """Ids, titles, suite names and labels that are paths, traversals, reserved names, Unicode twins
+    (NFC/NFD, case), 5,000 characters, 300 emoji (1,200 bytes), NUL, newline, lone surrogates, option-
+    and template-looking text, as Weval prompt ids and AgentV test ids, through `check`, `run`, `--resume`
+    and `report`. Broken: a file written outside the output folder, a traceback, a hang, an item missing
+    from the results or two items sharing one."""
+    print("hostile names", flush=True)
+    with FakeProvider() as fake:
+        for fmt in ("weval", "agentv"):
+            for title in ("plain", "../../titled", "x" * 3000, "a/b", "\u202ename"):
+                name = f"names/{fmt}/title-{title[:12]!r}"
+                if ONLY and ONLY not in name:
+                    continue
+                root = Path(tempfile.mkdtemp(prefix="attack-names-"))
+                try:
+                    ids = HOSTILE_IDS
+                    if fmt == "weval":
+                        src = root / "proj" / "b.yml"
+                        src.parent.mkdir()
+                        body = [f"title: {_yaml_dq(title)}", "models: [openai:candidate]", "---"]
+                        for i, ident in enumerate(ids):
+                            body += [f"- id: {_yaml_dq(ident)}", f"  prompt: question number {i}",
+                                     "  should: [$contains: question]"]
+                    else:
+                        src = root / "proj" / "s.eval.yaml"
+                        (root / "proj" / ".agentv").mkdir(parents=True)
+                        (root / "proj" / ".agentv" / "targets.yaml").write_text(TARGETS)
+                        body = [f"name: {_yaml_dq(title)}", "description: d", "execution:", "  target: default",
+                                "tests:"]
+                        for i, ident in enumerate(ids):
+                            body += [f"  - id: {_yaml_dq(ident)}", f"    input: question number {i}",
+                                     "    criteria: c", "    assert: [{type: contains, value: question}]"]
+                    src.write_text("\n".join(body) + "\n")
+                    before = {str(p) for p in root.rglob("*")}
+                    env = base_env(fake, root)
+                    fake.reset()
+                    out = root / "out"
+                    checked = run_cli(["check", str(src), "--format", "json"], env=env, cwd=root / "proj")
+                    ran = run_cli(["run", str(src), "-o", str(out), "--retries", "0", "--skip-invalid"], env=env,
+                                  cwd=root / "proj", timeout=120)
+                    again = run_cli(["run", str(src), "-o", str(out), "--retries", "0", "--skip-invalid", "--resume"],
+                                    env=env, cwd=root / "proj", timeout=120)
+                    problems = [p for p in (crashed(checked), crashed(ran), crashed(again)) if p]
+                    if ran.code not in (0, 1, 2, 3):
+                        problems.append(f"run exit {ran.code}: {ran.err.strip().splitlines()[-1:]}")
+                    stray = _files_outside(root, [out, root / "proj" / "out", src], before)
+                    if stray:
+                        problems.append(f"written outside the output folder: {stray[:3]}")
+                    asked = _asked(fake)
+                    dup = {q for q in set(asked) if asked.count(q) > 1}
+                    if dup:
+                        problems.append(f"{len(dup)} item(s) asked twice (the resume asked again)")
+                    if ran.code == 0 and len(set(asked)) < len(ids) - 5:  # --skip-invalid: some ids are refused
+                        problems.append(f"only {len(set(asked))} of {len(ids)} items asked")
+                    if fmt == "weval":
+                        for run_dir in {p.parent for p in out.rglob("core.json")}:
+                            files = list((run_dir / "responses").glob("*.json"))
+                            if ran.code == 0 and len(files) != len(set(asked)):
+                                problems.append(f"{len(set(asked))} prompts answered, {len(files)} response files")
+                    for results in [p for p in out.rglob("*_comparison.json")] + [
+                            p for p in out.rglob("*.jsonl") if "journal" not in p.name and ".cache" not in str(p)]:
+                        rep = run_cli(["report", str(results), "-o", str(root / "r.html")], env=env, cwd=root)
+                        if crashed(rep):
+                            problems.append(f"report: {crashed(rep)}")
+                    tally.note(f"{name} (exit {ran.code}, {len(set(asked))} asked)", "; ".join(problems) or None)
+                finally:
+                    shutil.rmtree(root, ignore_errors=True)
+
+
+def _fourth_round_faults() -> Iterator[tuple[str, Behaviour]]:
+    """Replies none of the earlier rounds sent."""
+    msg = {"role": "assistant", "content": "hi"}
+    ok = {"choices": [{"message": msg, "finish_reason": "stop"}], "usage": {"prompt_tokens": 1, "completion_tokens": 1}}
+    okb = json.dumps(ok).encode()
+    yield "fourth/duplicate-keys", _json200(b'{"choices": [{"message": {"content": "hi"}}], "choices": null}')
+    yield "fourth/duplicate-content", _json200(b'{"choices": [{"message": {"content": "hi", "content": 5}}]}')
+    yield "fourth/bom-json", _json200(b"\xef\xbb\xbf" + okb)
+    yield "fourth/utf16-json", _reply(200, b"\xff\xfe" + json.dumps(ok).encode("utf-16-le"),
+                                      "content-type: application/json; charset=utf-16")
+    yield "fourth/trailing-garbage", _json200(okb + b"}}]]garbage")
+    yield "fourth/two-objects", _json200(okb + okb)
+    yield "fourth/json-comments", _json200(b'{"choices": [/* c */ {"message": {"content": "hi"}}]}')
+    yield "fourth/nan-literals", _json200(b'{"choices": [{"message": {"content": "hi"}}], "usage": '
+                                          b'{"prompt_tokens": NaN, "completion_tokens": Infinity}}')
+    yield "fourth/usage-huge-int", _json200(b'{"choices": [{"message": {"content": "hi"}}], "usage": '
+                                            b'{"prompt_tokens": ' + b"9" * 400 + b', "completion_tokens": -5}}')
+    yield "fourth/usage-float-exp", _json200(b'{"choices": [{"message": {"content": "hi"}}], "usage": '
+                                             b'{"prompt_tokens": 1e308, "completion_tokens": 1e308}}')
+    yield "fourth/control-chars-content", _json200({"choices": [{"message": {"content": HOSTILE_TEXT}}]})
+    yield "fourth/content-just-under-cap", _json200({"choices": [{"message": {"content": "a" * (7 << 20)}}]})
+    yield "fourth/ten-thousand-tool-calls", _json200({"choices": [{"message": {"content": None, "tool_calls": [
+        {"id": str(i), "type": "function", "function": {"name": "f", "arguments": "{}"}} for i in range(10_000)]}}]})
+    yield "fourth/deep-tool-arguments", _json200({"choices": [{"message": {"content": None, "tool_calls": [
+        {"id": "1", "type": "function", "function": {"name": "f", "arguments": "[" * 100_000 + "]" * 100_000}}]}}]})
+    yield "fourth/html-200", _reply(200, b"<html><body>" + okb + b"</body></html>", "content-type: text/html")
+    yield "fourth/gzip-header-plain-body", _reply(200, okb, "content-type: application/json", "content-encoding: gzip")
+    yield "fourth/identity-then-gzip", _reply(200, okb, "content-type: application/json",
+                                              "content-encoding: identity, gzip")
+    yield "fourth/te-gzip-chunked", _reply(200, b"5\r\nhello\r\n0\r\n\r\n", "content-type: application/json",
+                                           "transfer-encoding: gzip, chunked", length=False)
+    yield "fourth/http10-close", lambda r, w: _raw_bytes(w, b"HTTP/1.0 200 OK\r\ncontent-type: application/json\r\n\r\n"
+                                                         + okb)
+    yield "fourth/early-reply-before-body", lambda r, w: _raw_bytes(
+        w, b"HTTP/1.1 413 X\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+    yield "fourth/upgrade-200", _reply(200, okb, "content-type: application/json", "connection: upgrade",
+                                       "upgrade: websocket")
+    yield "fourth/sse-on-plain-request", _reply(200, b"data: " + okb + b"\n\ndata: [DONE]\n\n",
+                                                "content-type: text/event-stream")
+    yield "fourth/sse-endless", _forever(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\n",
+                                         b"data: {\"choices\": [{\"delta\": {\"content\": \"a\"}}]}\n\n", 0.01)
+    yield "fourth/drip-headers-then-endless-body", _trickle(
+        b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 100000000\r\n\r\n", b" " * 200, 0.5)
+    yield "fourth/error-in-200", _json200({"error": {"message": HOSTILE_TEXT, "code": 500}})
+    yield "fourth/choices-2", _json200({"choices": [{"message": {"content": "one"}}, {"message": {"content": "two"}}]})
+    yield "fourth/finish-length-empty", _json200({"choices": [{"message": {"content": ""}, "finish_reason": "length"}]})
+    yield "fourth/refusal-field", _json200({"choices": [{"message": {"content": None, "refusal": HOSTILE_TEXT}}]})
+    yield "fourth/redirect-metadata", _reply(307, b"", "location: http://169.254.169.254/latest/meta-data/")
+    yield "fourth/redirect-file-url", _reply(302, b"", "location: file:///etc/passwd")
+    yield "fourth/redirect-unix-socket", _reply(307, b"", "location: http+unix://%2Fvar%2Frun%2Fdocker.sock/")
+    yield "fourth/retry-after-negative-ms", _reply(429, b"{}", "retry-after-ms: -1000", "retry-after: 0")
+    yield "fourth/content-length-negative", lambda r, w: _raw_bytes(
+        w, b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: -5\r\n\r\n" + okb)
+    yield "fourth/status-line-garbage", lambda r, w: _raw_bytes(w, b"HTTP/1.1 2OO OK\r\n\r\n" + okb)
+    yield "fourth/header-nul", lambda r, w: _raw_bytes(w, b"HTTP/1.1 200 OK\r\nx-a: \x00\x1b]0;t\x07\r\n"
+                                                       b"content-length: " + str(len(okb)).encode() + b"\r\n\r\n" + okb)
+
+
+def attack_replies(tally: Tally) -> None:
+    """The fourth round's provider replies through the faults area's harness (one Weval prompt, OpenAI,
+    Anthropic and Gemini parsers for the body shapes)."""
+    print("provider replies (fourth round)", flush=True)
+    global fault_cases
+    original = fault_cases
+    fault_cases = lambda port: _fourth_round_faults()  # noqa: E731  # the faults area's loop, these cases
+    try:
+        attack_faults(tally)
+    finally:
+        fault_cases = original
+
+
+def attack_chains(tally: Tally) -> None:
+    """A run killed, then `--resume`d by three processes at once that are killed in turn at a random
+    point, four times over, then one last `--resume`: Weval (400 prompts) and AgentV (200 tests), SIGKILL
+    and SIGTERM. Counted at the fake server. Broken: an item asked more often than the kills can explain
+    (in flight at each kill: -j 8), an item never asked, results that miss items, a traceback, a hang."""
+    import random
+    print("kill and resume chains", flush=True)
+    rng = random.Random(4)
+    with FakeProvider() as fake:
+        fake.latency = 0.01
+        for fmt, n in (("weval", 400), ("agentv", 200)):
+            for sig in (signal.SIGKILL, signal.SIGTERM):
+                for rounds in (2, 4):
+                    name = f"chains/{fmt}/{signal.Signals(sig).name}/{rounds}-rounds"
+                    if ONLY and ONLY not in name:
+                        continue
+                    root = Path(tempfile.mkdtemp(prefix="attack-chains-"))
+                    try:
+                        if fmt == "weval":
+                            src = root / "b.yml"
+                            src.write_text(_blueprint(n))
+                        else:
+                            (root / ".agentv").mkdir()
+                            (root / ".agentv" / "targets.yaml").write_text(TARGETS)
+                            src = root / "s.eval.yaml"
+                            src.write_text("name: chains\ndescription: d\nexecution:\n  target: default\ntests:\n" + "".join(
+                                f"  - {{id: t{i}, input: question number {i}, criteria: c, "
+                                f"assert: [{{type: contains, value: question}}]}}\n" for i in range(n)))
+                        env = base_env(fake, root)
+                        fake.reset()
+                        common = ["run", str(src), "-o", str(root / "out"), "-j", "8", "--retries", "0", "--no-report"]
+                        kills = 0
+                        first = _start(common, env, root)
+                        time.sleep(rng.uniform(0.5, 2.0))
+                        os.killpg(first.pid, sig)
+                        first.communicate(timeout=60)
+                        kills += 1
+                        problems: list[str] = []
+                        for _ in range(rounds):
+                            procs = [_start([*common, "--resume"], env, root) for _ in range(3)]
+                            time.sleep(rng.uniform(0.3, 1.5))
+                            for p in procs:
+                                if p.poll() is None:
+                                    with contextlib.suppress(ProcessLookupError):
+                                        os.killpg(p.pid, sig)
+                                    kills += 1
+                            for p in procs:
+                                _, err = p.communicate(timeout=60)
+                                if "Traceback" in err and OWN_FRAME.search(err):
+                                    problems.append("traceback: " + err.strip().splitlines()[-1][:150])
+                        last = run_cli([*common, "--resume"], env=env, cwd=root, timeout=300)
+                        problems += [p for p in [crashed(last)] if p]
+                        asked = _asked(fake)
+                        extra = len(asked) - len(set(asked))
+                        if extra > 8 * kills + 4:
+                            problems.append(f"{extra} repeated calls for {kills} kills (at most 8 in flight each)")
+                        if len(set(asked)) != n:
+                            problems.append(f"{n - len(set(asked))} item(s) never asked")
+                        if last.code not in (0, 1):
+                            problems.append(f"the last resume exited {last.code}: {last.err.strip().splitlines()[-1:]}")
+                        if fmt == "weval":
+                            have, bad = _comparison_prompts(root / "out")
+                            if bad or len(have) != n:
+                                problems.append(bad or f"the comparison holds {len(have)} of {n}")
+                        else:
+                            files = [p for p in (root / "out").rglob("*.jsonl") if "journal" not in p.name
+                                     and ".cache" not in str(p)]
+                            rows = {json.loads(ln)["test_id"] for ln in max(files, key=lambda p: p.stat().st_mtime)
+                                    .read_text().splitlines()} if files else set()
+                            if len(rows) != n:
+                                problems.append(f"the results hold {len(rows)} of {n} tests")
+                        tally.note(f"{name} ({kills} kills, {len(asked)} calls)", "; ".join(problems) or None)
+                    finally:
+                        shutil.rmtree(root, ignore_errors=True)
+
+
+def _fourth_round_protocol_cases(ids: Iterator[int]) -> Iterator[tuple[str, Callable[[RawLsp, str], list[Any]]]]:
+    """Ids reused while in flight, replies the client sends unasked, cancels before their request,
+    versions out of order, frames cut or doubled, headers that lie, a batch of 10,000."""
+    hover = "textDocument/hover"
+
+    def same_id(methods: list[str]) -> Callable[[RawLsp, str], list[Any]]:
+        def act(s: RawLsp, u: str) -> list[Any]:
+            for m in methods:
+                s.request("dup", m, _at(u, 3, 4))
+            return ["dup"]
+        return act
+    yield "4/duplicate-id-hovers", same_id([hover, hover])
+    yield "4/duplicate-id-mixed", same_id([hover, "textDocument/completion", "textDocument/foldingRange", hover])
+    yield "4/client-result-unasked", lambda s, u: (s.send({"jsonrpc": "2.0", "id": 424242, "result": {"x": 1}}), [])[1]
+    yield "4/client-error-unasked", lambda s, u: (s.send({"jsonrpc": "2.0", "id": "zz", "error": {
+        "code": -1, "message": HOSTILE_TEXT}}), [])[1]
+    yield "4/result-and-method", lambda s, u: (s.send({"jsonrpc": "2.0", "id": "rm", "method": hover,
+                                                       "params": _at(u, 0, 0), "result": 1}), ["rm"])[1]
+
+    def cancel_first(s: RawLsp, u: str) -> list[Any]:
+        s.send({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": "later"}})
+        s.request("later", hover, _at(u, 3, 4))
+        return ["later"]
+    yield "4/cancel-before-request", cancel_first
+
+    def cancel_twice_reuse(s: RawLsp, u: str) -> list[Any]:
+        s.request("re", "textDocument/completion", _at(u, 4, 2))
+        s.send({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": "re"}})
+        s.request("re", hover, _at(u, 3, 4))  # the id reused at once
+        return ["re"]
+    yield "4/cancel-then-reuse-id", cancel_twice_reuse
+    for id_ in ("", 0, -2**63, 2**63, "\x00", HOSTILE_TEXT):
+        yield f"4/id-{json.dumps(id_)[:10]}", lambda s, u, i=id_: (s.request(i, hover, _at(u, 0, 0)), [i])[1]
+    yield "4/jsonrpc-1.0", lambda s, u: (s.send({"jsonrpc": "1.0", "id": "v1", "method": hover,
+                                                 "params": _at(u, 0, 0)}), [])[1]
+    yield "4/method-null", lambda s, u: (s.send({"jsonrpc": "2.0", "id": "mn", "method": None}), [])[1]
+    yield "4/method-huge", lambda s, u: (s.send({"jsonrpc": "2.0", "id": "mh", "method": "x" * 1_000_000}), ["mh"])[1]
+
+    def versions(order: list[int]) -> Callable[[RawLsp, str], list[Any]]:
+        def act(s: RawLsp, u: str) -> list[Any]:
+            for v in order:
+                s.send({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+                    "textDocument": {"uri": u, "version": v}, "contentChanges": [{"text": GOOD + f"# v{v}\n"}]}})
+            i = next(ids)
+            s.request(i, hover, _at(u, 3, 4))
+            return [i]
+        return act
+    yield "4/versions-backwards", versions([9, 5, 3, 2])
+    yield "4/versions-same", versions([4, 4, 4])
+    yield "4/versions-huge", versions([2**31 - 1, 2**31, 2**53])
+
+    def close_then_hover(s: RawLsp, u: str) -> list[Any]:
+        s.send({"jsonrpc": "2.0", "method": "textDocument/didClose", "params": {"textDocument": {"uri": u}}})
+        i = next(ids)
+        s.request(i, hover, _at(u, 3, 4))
+        s.request(i + 10**6, "textDocument/completion", _at(u, 4, 2))
+        _open(s, u, GOOD)
+        return [i, i + 10**6]
+    yield "4/closed-document-requests", close_then_hover
+
+    def frames(data: bytes) -> Callable[[RawLsp, str], list[Any]]:
+        return lambda s, u: (s.send_raw(data), [])[1]
+    body = json.dumps({"jsonrpc": "2.0", "id": "fr", "method": hover, "params": _at("file:///x.yml", 0, 0)}).encode()
+    yield "4/length-negative", frames(b"Content-Length: -5\r\n\r\n" + body)
+    yield "4/length-not-a-number", frames(b"Content-Length: abc\r\n\r\n" + body)
+    yield "4/length-two-headers", frames(b"Content-Length: 3\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+    yield "4/length-short", frames(b"Content-Length: %d\r\n\r\n" % (len(body) - 10) + body)
+    yield "4/charset-utf16", frames(b"Content-Length: %d\r\nContent-Type: application/vscode-jsonrpc; charset=utf-16"
+                                    b"\r\n\r\n" % len(body) + body)
+    yield "4/lf-only-headers", frames(b"Content-Length: %d\n\n" % len(body) + body)
+
+    def dripped(s: RawLsp, u: str) -> list[Any]:
+        msg = json.dumps({"jsonrpc": "2.0", "id": "drip", "method": hover, "params": _at(u, 3, 4)}).encode()
+        frame = b"Content-Length: %d\r\n\r\n" % len(msg) + msg
+        for k in range(0, len(frame), 7):
+            s.send_raw(frame[k:k + 7])
+            time.sleep(0.002)
+        return ["drip"]
+    yield "4/frame-dripped", dripped
+
+    def batch(n: int) -> Callable[[RawLsp, str], list[Any]]:
+        def act(s: RawLsp, u: str) -> list[Any]:
+            s.send([{"jsonrpc": "2.0", "id": f"b{k}", "method": hover, "params": _at(u, 0, 0)} for k in range(n)])
+            return []
+        return act
+    yield "4/bulk-batch-10000", batch(10_000)
+
+    def bulk_dupes(s: RawLsp, u: str) -> list[Any]:
+        for _ in range(2_000):
+            s.request("same", hover, _at(u, 3, 4))
+        return ["same"]
+    yield "4/bulk-2000-same-id", bulk_dupes
+
+    def bulk_cancel_all(s: RawLsp, u: str) -> list[Any]:
+        for k in range(1_000):
+            s.request(f"c{k}", "textDocument/completion", _at(u, 4, 2))
+        for k in reversed(range(1_000)):
+            s.send({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": f"c{k}"}})
+        return [f"c{k}" for k in range(0, 1_000, 50)]
+    yield "4/bulk-1000-cancelled-out-of-order", bulk_cancel_all
+
+    def shutdown_twice(s: RawLsp, u: str) -> list[Any]:
+        s.request("sd1", "shutdown", None)
+        s.request("sd2", "shutdown", None)
+        return ["sd1", "sd2"]
+    yield "4/shutdown-twice", shutdown_twice
+
+
+def attack_protocol4(tally: Tally) -> None:
+    """The fourth round's protocol probes through the protocol area's harness."""
+    print("language server protocol (fourth round)", flush=True)
+    global protocol_cases
+    original = protocol_cases
+    protocol_cases = lambda root: _fourth_round_protocol_cases(iter(range(10**6)))  # noqa: E731
+    try:
+        attack_protocol(tally, lifecycle=False)
+    finally:
+        protocol_cases = original
+
+
 AREAS: dict[str, Callable[[Tally], None]] = {
     "yaml": attack_yaml,
     "scoring": attack_scoring,
@@ -2115,6 +2682,13 @@ AREAS: dict[str, Callable[[Tally], None]] = {
     "runs": attack_runs,
     "sandbox": attack_sandbox,
     "protocol": attack_protocol,
+    # the fourth round
+    "planted": attack_planted,
+    "display": attack_display,
+    "names": attack_names,
+    "replies": attack_replies,
+    "chains": attack_chains,
+    "protocol4": attack_protocol4,
 }
 
 

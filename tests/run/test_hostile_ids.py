@@ -1,0 +1,37 @@
+"""Prompt ids that are no file names (bench/attack.py, fourth round, `names`): a 5,000-character id or
+300 emoji stopped the artefacts with 'File name too long' (exit 2, no report), and `a/b` shared its
+artefact files with `a_b`. Each id now has a file of its own, read back by the report."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from evalspec.cli import main
+from evalspec.weval.ids import MAX_NAME_BYTES
+
+IDS = ["x" * 5000, "\U0001f642" * 300, "a/b", "a_b", "a\x00b", "..", ".", "_", "ok"]
+
+
+def _blueprint(tmp_path: Path) -> Path:
+    lines = ["title: t", "models: [echo]", "---"]
+    for i, ident in enumerate(IDS):
+        lines += [f"- id: {json.dumps(ident, ensure_ascii=False)}", f"  prompt: question {i}",
+                  "  should: [$contains: question]"]
+    bp = tmp_path / "b.yml"
+    bp.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return bp
+
+
+def test_every_prompt_id_gets_an_artefact_file_of_its_own(tmp_path: Path) -> None:
+    assert main(["run", str(_blueprint(tmp_path)), "-o", str(tmp_path / "out")]) == 0
+    [run_dir] = [p for p in (tmp_path / "out").rglob("*") if p.is_dir() and (p / "core.json").is_file()]
+    files = sorted((run_dir / "responses").iterdir())
+    assert len(files) == len(IDS)
+    assert all(len(f.name.encode()) <= MAX_NAME_BYTES + len(".json") for f in files)
+    # Each file holds its own prompt's answer (the echo model answers with the prompt).
+    asked = sorted(re.search(r"question (\d+)", f.read_text(encoding="utf-8")).group(1) for f in files)  # type: ignore[union-attr]
+    assert asked == sorted(str(i) for i in range(len(IDS)))
+    # The report reads the artefact folder back.
+    assert main(["report", str(run_dir), "-o", str(tmp_path / "r.html")]) == 0
