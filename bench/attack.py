@@ -2267,19 +2267,19 @@ def display_cases(root: Path, fake: FakeProvider) -> Iterator[tuple[str, list[st
     yield "run-refused-errors", ["run", str(bad), "-o", str(root / "o1")], None
     good = root / "good.weval.yml"
     good.write_text(f"title: t\nmodels: [openai:candidate]\n---\n- id: {_yaml_dq('p' + HOSTILE_TEXT)}\n"
-                    f"  prompt: {h}\n  should: [$contains: x, $matches: {_yaml_dq('(' + HOSTILE_TEXT)}]\n")
+                    f"  prompt: {h}\n  should: [$contains: x, $icontains: {h}]\n")
     for status in (200, 400, 401, 500):
         yield f"run-answer-{status}", ["run", str(good), "-o", str(root / f"o{status}"), "--retries", "0"], \
             {"status": str(status)}
     yield "run-dry-run", ["run", str(good), "--dry-run", "-o", str(root / "od")], None
-    yield "run-label", ["run", str(good), "-o", str(root / "ol"), "--label", "x" + HOSTILE_TEXT, "--retries", "0"], \
+    yield "run-label", ["run", str(good), "-o", str(root / "ol"), "--label", "x" + HOSTILE_TEXT.replace("\x00", ""), "--retries", "0"], \
         {"status": "200"}
     agentv = root / "s.eval.yaml"
     (root / ".agentv").mkdir(exist_ok=True)
     (root / ".agentv" / "targets.yaml").write_text(TARGETS)
     agentv.write_text(f"name: s\ndescription: {h}\nexecution:\n  target: default\ntests:\n"
                       f"  - id: {_yaml_dq('t' + HOSTILE_TEXT)}\n    input: {h}\n    criteria: {h}\n"
-                      f"    assert: [{{type: contains, value: {h}}}, {{type: regex, value: {_yaml_dq('(' + HOSTILE_TEXT)}}}]\n")
+                      f"    assert: [{{type: contains, value: {h}}}, {{type: icontains, value: {h}}}]\n")
     yield "agentv-check", ["check", str(agentv)], None
     for status in (200, 500):
         yield f"agentv-run-{status}", ["run", str(agentv), "-o", str(root / f"a{status}"), "--retries", "0"], \

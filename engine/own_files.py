@@ -13,6 +13,7 @@ user's choice (`-o` may well be a link) and are followed.
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import stat
 
@@ -71,6 +72,34 @@ def create_fresh(path: str | os.PathLike[str], mode: int = 0o644) -> int:
             except IsADirectoryError:
                 raise NotOwnFile(errno.EISDIR, _not_regular(os.fspath(path))) from None
     raise NotOwnFile(errno.EEXIST, f"{os.fspath(path)} keeps coming back; another process is writing it")
+
+
+MAX_NAME_BYTES = 200  # most file systems allow 255 bytes a name: room for `.json` and a temporary suffix
+
+
+def bounded_file_part(name: str, *, digest_of: str | None = None) -> str:
+    """`name` when a file may be called that; else its start (at most MAX_NAME_BYTES bytes in all) and a
+    digest of the whole, so that two long ids never share a file. A 5,000-character prompt id, or 300
+    emoji, stopped the run's artefacts with 'File name too long'; a NUL was no file name at all.
+    `digest_of`: the id `name` was made from by replacing characters; always digested, so that the ids
+    `a/b` and `a_b` do not share one file either."""
+    encoded = name.encode("utf-8", "surrogatepass")
+    if digest_of is None and len(encoded) <= MAX_NAME_BYTES and "\x00" not in name:
+        return name
+    source = encoded if digest_of is None else digest_of.encode("utf-8", "surrogatepass")
+    digest = hashlib.sha256(source).hexdigest()[:16]
+    head = encoded[:MAX_NAME_BYTES - len(digest) - 1].decode("utf-8", "ignore").replace("\x00", "_")
+    return f"{head}~{digest}"
+
+
+def folder_name(name: str) -> str:
+    """A name from an eval file (an AgentV suite's `name`) as one folder of an output folder: as is, unless
+    it could leave it (`../../x`, `a/b`, `..`) or is no file name (bounded_file_part). A suite named
+    `../../x` wrote its results two folders above the output folder."""
+    if "/" in name or "\\" in name or name in ("", ".", "..") or name.startswith("."):
+        safe = name.replace("/", "_").replace("\\", "_").replace(".", "_") or "_"
+        return bounded_file_part(safe, digest_of=name)
+    return bounded_file_part(name)
 
 
 def _not_regular(shown: str) -> str:

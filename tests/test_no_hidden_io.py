@@ -60,7 +60,7 @@ def _through_source(name: str) -> Callable[..., Any]:
     return call
 
 
-for _name in ("read_text", "size", "exists", "is_file", "is_dir", "glob", "list_folder", "mtime", "resolve",
+for _name in ("read_text", "links", "size", "exists", "is_file", "is_dir", "glob", "list_folder", "mtime", "resolve",
               "scratch_file"):
     setattr(GuardedDisk, _name, _through_source(_name))
 

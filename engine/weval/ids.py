@@ -9,6 +9,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from ..own_files import bounded_file_part
+
 _SUFFIXES = (".civic.yml", ".civic.yaml", ".weval.yml", ".weval.yaml", ".yml", ".yaml", ".json")
 _REJECTED_PREFIXES = ("_pr_", "_staging_", "_test_")
 
@@ -102,20 +104,3 @@ def safe_file_part(model_id: str) -> str:
     long for a file name is cut (bounded_file_part)."""
     return bounded_file_part(SAFE_FILE.sub("_", model_id))
 
-
-MAX_NAME_BYTES = 200  # most file systems allow 255 bytes a name: room for `.json` and a temporary suffix
-
-
-def bounded_file_part(name: str, *, digest_of: str | None = None) -> str:
-    """`name` when a file may be called that; else its start (at most MAX_NAME_BYTES bytes in all) and a
-    digest of the whole, so that two long ids never share a file. A 5,000-character prompt id, or 300
-    emoji, stopped the run's artefacts with 'File name too long'; a NUL was no file name at all.
-    `digest_of`: the id `name` was made from by replacing characters; always digested, so that the ids
-    `a/b` and `a_b` do not share one file either."""
-    encoded = name.encode("utf-8", "surrogatepass")
-    if digest_of is None and len(encoded) <= MAX_NAME_BYTES and "\x00" not in name:
-        return name
-    source = encoded if digest_of is None else digest_of.encode("utf-8", "surrogatepass")
-    digest = hashlib.sha256(source).hexdigest()[:16]
-    head = encoded[:MAX_NAME_BYTES - len(digest) - 1].decode("utf-8", "ignore").replace("\x00", "_")
-    return f"{head}~{digest}"

@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 from evalspec.cli import main
-from evalspec.weval.ids import MAX_NAME_BYTES
+from evalspec.own_files import MAX_NAME_BYTES
 
 IDS = ["x" * 5000, "\U0001f642" * 300, "a/b", "a_b", "a\x00b", "..", ".", "_", "ok"]
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from ...agentv.model import AgentvSuite, AgentvTest
 from ...file_source import MAX_READ, read_regular_bytes
+from ...own_files import folder_name
 from ..events import Cell
 from ..options import RunOptions
 from ..score.agentv_scorable import dry_run_report
@@ -81,7 +82,7 @@ class AgentvPlan:
 
     @property
     def output_folder_parts(self) -> tuple[str, ...]:
-        return ("agentv", self.dataset)
+        return ("agentv", folder_name(self.dataset))  # a suite named ../../x stays in the output folder
 
     @property
     def results_base(self) -> str:

@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from ...jsonio import dumps_bytes
-from ...own_files import create_fresh
+from ...own_files import bounded_file_part, create_fresh
 from ...providers.redact import redact_bytes
-from ...weval.ids import SAFE_FILE, UNDEFINED, bounded_file_part, safe_file_part
+from ...weval.ids import SAFE_FILE, UNDEFINED, safe_file_part
 from ...weval.model import Blueprint, Prompt, reference_points
 from ...weval.prompt_store import prompt_ids
 from .cell_store import CellStore
