@@ -8,8 +8,12 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from evalspec.cli import main
 from evalspec.own_files import MAX_NAME_BYTES
+
+from .conftest import AGENTV_TARGETS, SmartFake, env_for, options, run_events, write
 
 IDS = ["x" * 5000, "\U0001f642" * 300, "a/b", "a_b", "a\x00b", "..", ".", "_", "ok"]
 
@@ -35,3 +39,19 @@ def test_every_prompt_id_gets_an_artefact_file_of_its_own(tmp_path: Path) -> Non
     assert asked == sorted(str(i) for i in range(len(IDS)))
     # The report reads the artefact folder back.
     assert main(["report", str(run_dir), "-o", str(tmp_path / "r.html")]) == 0
+
+
+@pytest.mark.parametrize("name", ["../../escaped", "a/b", "..", "x" * 3000])
+def test_an_agentv_suite_name_keeps_its_results_in_the_output_folder(tmp_path: Path, smart: SmartFake,
+                                                                      name: str) -> None:
+    # Before: a suite named ../../escaped wrote its journal, results and report two folders up.
+    project = tmp_path / "a" / "b"
+    write(project / ".agentv" / "targets.yaml", AGENTV_TARGETS)
+    suite = write(project / "s.eval.yaml", f"name: {json.dumps(name)}\ndescription: d\nexecution:\n  target: default\n"
+                                            "tests:\n  - {id: t, input: hi, criteria: c, assert: [{type: contains, value: hi}]}\n")
+    out = project / "out"
+    run_events(suite, options(tmp_path, env_for(smart), output=out))
+    written = [p for p in tmp_path.rglob("*") if p.is_file() and out not in p.parents and p.suffix != ".yaml"]
+    assert written == []
+    [journal] = out.rglob("*.journal.jsonl")
+    assert journal.parent.parent == out / "agentv"
