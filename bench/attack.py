@@ -234,6 +234,21 @@ def outside_cases(root: Path, out: Path, project: Path) -> Iterator[tuple[str, s
         ("symlink-in-parent-folder", "sub/x/secret.txt", lambda: (evals / "sub").mkdir() or
          os.symlink(out, evals / "sub" / "x")),
         ("interpolated-dotdot", "${{ ATTACK_UP }}/secret.txt", None),
+        # the fourth round
+        ("hard-link", "hl.txt", lambda: os.link(out / "secret.txt", evals / "hl.txt")),
+        ("hard-link-in-subfolder", "sub/hl.md", lambda: (evals / "sub").mkdir() or
+         os.link(out / "secret.md", evals / "sub" / "hl.md")),
+        ("windows-long-prefix", "\\\\?\\" + abs_secret, None),
+        ("windows-unc", "\\\\localhost\\" + abs_secret.lstrip("/").replace("/", "\\"), None),
+        ("windows-drive", "C:" + abs_secret, None),
+        ("file-url-other-host", "file://example.com" + abs_secret, None),
+        ("double-encoded", f"{up.replace('..', '%252e%252e')}/secret.txt", None),
+        ("division-slash", f"{up.replace('/', chr(0x2215))}{chr(0x2215)}secret.txt", None),
+        ("fullwidth-solidus-only", f"{up.replace('/', chr(0xFF0F))}{chr(0xFF0F)}secret.txt", None),
+        ("one-dot-leader", f"{up.replace('..', chr(0x2025))}/secret.txt", None),
+        ("interpolated-absolute", "${{ ATTACK_ABS }}", None),
+        ("symlink-to-hard-link", "shl.txt", lambda: os.link(out / "secret.txt", root / "hl-outside.txt") or
+         os.symlink(root / "hl-outside.txt", evals / "shl.txt")),
     ]
     for name, ref, setup in block_refs:
         yield f"file-block/{name}", _test(_file_block(ref)), setup
@@ -322,7 +337,8 @@ def attack_outside(tally: Tally) -> None:
                 suite = project / "evals" / "s.eval.yaml"
                 suite.write_text(text)
                 env = base_env(fake, out) | {"ATTACK_PATH": str(out / "secret.txt"),
-                                             "ATTACK_UP": os.path.relpath(out, project / "evals")}
+                                             "ATTACK_UP": os.path.relpath(out, project / "evals"),
+                                             "ATTACK_ABS": str(out / "secret.txt")}
                 fake.reset()
                 for what in ("check", "run"):
                     args = ["check", str(suite)] if what == "check" else \
@@ -495,6 +511,57 @@ def yaml_cases() -> Iterator[tuple[str, str]]:
                                           "tests:\n  - id: a\n    input: hi\n    criteria: c\n    assert: [{{type: contains, "
                                           "value: x, weight: {n}}}, {{type: latency, threshold: {n}}}]\n").format(n="1" + "0" * 400)
     yield "unknown-keys-20000", "".join(f"a{i}: &a{i} x\n" for i in range(20_000))
+    yield from _fourth_round_yaml()
+
+
+def _fourth_round_yaml() -> Iterator[tuple[str, str]]:
+    """Anchors across documents, YAML 1.1's typed scalars where strings and numbers are due, blueprints
+    and suites written as JSON, single tokens of megabytes, interpolation edge cases, odd indentation."""
+    yield "4/anchor-across-documents", "title: &t x\nmodels: [a:b]\n---\n- id: *t\n  prompt: *t\n"
+    yield "4/alias-before-anchor", W + "- id: *later\n  prompt: &later hi\n"
+    for name, value in (("bool-yes", "yes"), ("bool-off", "off"), ("timestamp", "2001-12-14t21:59:43.10-05:00"),
+                        ("date", "2002-12-14"), ("binary-int", "0b1010"), ("underscored", "1_000_000"),
+                        ("sexagesimal", "190:20:30"), ("inf", ".inf"), ("nan", "-.nan"), ("null", "~"),
+                        ("set", "!!set {a, b}"), ("omap", "!!omap [a: 1, b: 2]"), ("pairs", "!!pairs [a: 1, a: 2]"),
+                        ("timestamp-tag", "!!timestamp 2001-12-14"), ("float-tag-huge", "!!float 1e400"),
+                        ("int-tag-on-text", "!!int abc"), ("bool-tag-on-text", "!!bool maybe")):
+        yield f"4/typed-{name}", (f"title: {value}\nmodels: [{value}]\ntemperature: {value}\n---\n- id: {value}\n"
+                                  f"  prompt: {value}\n  weight: {value}\n  should:\n    - {value}\n"
+                                  f"    - {{point: {value}, weight: {value}}}\n")
+        yield f"4/agentv-typed-{name}", (f"name: {value}\ndescription: {value}\nexecution: {{target: {value}}}\n"
+                                         f"tests:\n  - id: {value}\n    input: {value}\n    criteria: {value}\n"
+                                         f"    assert: [{{type: contains, value: {value}, weight: {value}, "
+                                         f"required: {value}}}]\n")
+    yield "4/json-blueprint", json.dumps({"title": "t", "models": ["a:b"]}) + "\n---\n" + json.dumps(
+        [{"id": "a", "prompt": "hi", "should": ["x", {"$js": "1"}]}])
+    yield "4/json-duplicate-keys", '{"title": "t", "title": {"x": 1}, "models": ["a:b"], "models": 5}\n'
+    yield "4/json-escapes", '{"title": "\\u0000\\u001b]0;x\\u0007\\ud83d\\ude00", "models": ["a:b"]}\n'
+    yield "4/json-agentv", json.dumps({"name": "s", "description": "d", "tests": [
+        {"id": "a", "input": [{"role": "user", "content": [{"type": "file", "value": "x.md"}]}], "criteria": "c"}]})
+    yield "4/json-flow-nested-maps", "{" * 5000 + "a: b" + "}" * 5000 + "\n"
+    yield "4/token-3mb-prompt", W + "- id: a\n  prompt: " + "x" * 3_000_000 + "\n"
+    yield "4/token-3mb-id", W + "- id: " + "i" * 3_000_000 + "\n  prompt: hi\n"
+    yield "4/token-1mb-model", "title: t\nmodels: [openai:" + "m" * 1_000_000 + "]\n---\n- prompt: hi\n"
+    yield "4/token-3mb-quoted-escapes", W + '- prompt: "' + "\\x41" * 700_000 + '"\n'
+    yield "4/token-1mb-var-name", A + "  - {id: a, input: '${{ " + "V" * 1_000_000 + " }}', criteria: c}\n"
+    for name, text in (("empty", "${{}}"), ("blank", "${{ }}"), ("nested", "${{ ${{ HOME }} }}"),
+                       ("default-syntax", "${{ HOME:-x }}"), ("unicode-name", "${{ HÖME }}"),
+                       ("nul-name", "${{ \\0 }}"), ("escaped-dollar", "$${{ HOME }}"), ("half", "${{ HOME }"),
+                       ("back-to-back", "${{ HOME }}" * 50_000), ("newline-in", "${{\\n HOME \\n}}")):
+        yield f"4/interp-{name}", (A + f'  - id: a\n    input: "{text}"\n    criteria: c\n'
+                                   f'    expected_output: "{text}"\n')
+        yield f"4/interp-targets-{name}", (f'targets:\n  - name: d\n    provider: openai\n    model: "{text}"\n'
+                                           f'    api_key: "{text}"\n    endpoint: "{text}"\n')
+    yield "4/tab-indent", "title: t\nmodels:\n\t- a:b\n---\n-\tid: a\n\tprompt: hi\n"
+    yield "4/ideographic-space-indent", "title: t\n---\n- id: a\n\u3000 prompt: hi\n"
+    yield "4/nbsp-indent", "title: t\n---\n- id: a\n\u00a0 prompt: hi\n"
+    yield "4/zero-width-in-keys", "ti\u200btle: t\nmod\u2060els: [a:b]\n---\n- i\ufeffd: a\n  prompt: hi\n"
+    yield "4/fullwidth-keys", "\uff54\uff49\uff54\uff4c\uff45: t\n---\n- prompt: hi\n"
+    yield "4/windows-refs", A + "".join(
+        f"  - id: w{i}\n    criteria: c\n    input: [{{role: user, content: [{{type: file, value: '{ref}'}}]}}]\n"
+        for i, ref in enumerate(["C:\\Windows\\win.ini", "\\\\?\\C:\\x", "\\\\server\\share\\x",
+                                 "file:///C:/x", "file://host/share/x", "%2e%2e%2f%2e%2e%2fetc%2fpasswd",
+                                 "..\u2215..\u2215etc\u2215passwd", "NUL", "CON.txt", "x::$DATA"]))
 
 
 YAML_BOUND_S = 60.0  # a document past this is a hang (each is at most a few MB)
