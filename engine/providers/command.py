@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from evalspec.jsonio import loads
 from evalspec.providers.base import (
     COMMAND,
     CONFIG,
@@ -65,7 +66,7 @@ def parse_answer(raw: str, eval_id: str = "") -> tuple[str, tuple[ToolCall, ...]
     if not stripped.startswith("{"):
         return text, ()
     try:
-        obj = json.loads(stripped)
+        obj = loads(stripped)  # a cli target's output: nested too deeply is a ValueError too (jsonio)
     except ValueError:
         records = _jsonl(stripped)
         if records is None:
@@ -80,7 +81,7 @@ def _jsonl(text: str) -> list[dict[str, Any]] | None:
         if not line.strip():
             continue
         try:
-            item = json.loads(line)
+            item = loads(line)
         except ValueError:
             return None
         if not isinstance(item, dict):

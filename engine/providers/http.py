@@ -284,7 +284,7 @@ def _retryable(status: int) -> bool:
 def _error_detail(content: bytes) -> str:
     """The human part of an error body: `{"error": {"message": …}}` (OpenAI, Anthropic, Google), or text."""
     try:
-        data = json.loads(content)
+        data = loads(content)  # nested past the standard parser: a ValueError as well (jsonio)
     except ValueError:
         return clip(content[:4096].decode("utf-8", "replace"), 300).strip()
     if isinstance(data, dict):

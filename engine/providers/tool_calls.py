@@ -14,10 +14,11 @@ arguments that are not JSON are kept as the string they were, nothing here raise
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
+
+from ..jsonio import loads
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +48,9 @@ def _arguments(raw: Any) -> Any:
     """OpenAI sends arguments as JSON text; a mapping is what a trajectory compares."""
     if isinstance(raw, str):
         try:
-            return json.loads(raw) if raw.strip() else {}
+            # A model's arguments: nested past the standard parser is a ValueError too (jsonio.loads),
+            # not a RecursionError that stopped the run.
+            return loads(raw) if raw.strip() else {}
         except ValueError:
             return raw
     return raw

@@ -22,7 +22,7 @@ from ..providers.base import ToolCall
 from .agentv_aggregate import negate_verdict, verdict
 from .field_accuracy import score_fields
 from .js_regex import JsRegexError, JsRegexTimeout, js_regex_test
-from .js_text import is_js_number, js_json_parse, js_trim
+from .js_text import NestedTooDeeply, is_js_number, js_json_parse, js_trim
 from .tool_trajectory import score_trajectory
 
 # Types this module scores, by canonical (kebab-case) name.
@@ -191,10 +191,12 @@ def _regex(spec: Mapping[str, Any], output: str) -> AssertionScore | NotScored:
     return _binary(passed, f"Output matches pattern {shown}", f"Output does not match pattern {shown}")
 
 
-def _is_json(output: str) -> AssertionScore:
+def _is_json(output: str) -> AssertionScore | NotScored:
     try:
         js_json_parse(output)
         passed = True
+    except NestedTooDeeply as exc:  # JavaScript would parse it; evalspec cannot tell: not checked
+        return NotScored(f"is-json: {exc}")
     except ValueError:
         passed = False
     return _binary(passed, "Output is valid JSON", "Output is not valid JSON")

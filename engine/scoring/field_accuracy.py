@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from datetime import date, datetime
 from typing import Any, NamedTuple
 
+from ..jsonio import loads
 from .tagged_text import fenced_blocks
 from .tool_trajectory import deep_equal
 
@@ -58,7 +59,7 @@ def parse_answer_json(text: str) -> Any:
         candidates.append(stripped[start:end + 1])
     for candidate in candidates:
         try:
-            return json.loads(candidate)
+            return loads(candidate)  # a model's answer: nested too deeply is a ValueError too (jsonio)
         except ValueError:
             continue
     raise ValueError("not JSON")

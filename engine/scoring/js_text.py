@@ -11,6 +11,8 @@ import json
 import re
 from typing import Any, TypeGuard
 
+from ..jsonio import NestedTooDeeply
+
 # ECMAScript WhiteSpace + LineTerminator: what `\s` matches and what `trim()` removes.
 JS_WHITESPACE = (
     "\t\n\x0b\x0c\r \xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
@@ -45,8 +47,13 @@ def _reject_constant(name: str) -> Any:
 
 
 def js_json_parse(text: str) -> Any:
-    """`JSON.parse(text)`: raises ValueError where JavaScript would throw."""
-    return json.loads(text, parse_constant=_reject_constant)
+    """`JSON.parse(text)`: raises ValueError where JavaScript would throw, NestedTooDeeply (a ValueError)
+    where JavaScript parses what the standard parser cannot (a model's `[[[[…` 100,000 deep raised
+    RecursionError through the scorer)."""
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except RecursionError:
+        raise NestedTooDeeply("JSON nested deeper than evalspec's parser goes") from None
 
 
 def is_js_number(value: object) -> TypeGuard[int | float]:

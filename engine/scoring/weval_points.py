@@ -25,6 +25,7 @@ from ..registry.weval_functions import POINT_FUNCTIONS
 from . import js_sandbox
 from .js_regex import JsRegexError, JsRegexTimeout, js_regex_search
 from .js_text import (
+    NestedTooDeeply,
     is_js_number,
     js_json_parse,
     js_remove_whitespace,
@@ -224,6 +225,8 @@ def word_count_between(response: str, arg: Any, ctx: PointContext) -> PointScore
 def is_json(response: str, arg: Any, ctx: PointContext) -> PointScore:
     try:
         parsed = js_json_parse(response)
+    except NestedTooDeeply as exc:  # JavaScript would parse it; evalspec cannot tell: not scored
+        return PointScore(None, None, f"$is_json: {exc}")
     except ValueError:
         return _ok(False)
     return _ok(isinstance(parsed, dict | list))  # a bare string or number is not "JSON" here

@@ -96,11 +96,11 @@ def prompt_hash_id(normalized_prompt: dict[str, Any]) -> str:
     return "hash-" + hashlib.sha256(stable_json(body).encode("utf-8")).hexdigest()[:12]
 
 
-SAFE_FILE = re.compile(r"[:/\\?#%\[\]]")
+_SAFE_FILE = re.compile(r"[:/\\?#%\[\]]")
 
 
 def safe_file_part(model_id: str) -> str:
     """Model id characters that cannot stand in a file name become `_` (the artefact layout); a name too
     long for a file name is cut (bounded_file_part)."""
-    return bounded_file_part(SAFE_FILE.sub("_", model_id))
+    return bounded_file_part(_SAFE_FILE.sub("_", model_id))
 

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...agentv.model import AgentvTest, Message
+from ...jsonio import loads
 from ...providers.redact import clip
 from ...scoring.tagged_text import fenced_blocks
 
@@ -151,7 +152,7 @@ def parse_json_reply(text: str) -> dict[str, Any]:
         candidates.append(text[start:end + 1])
     for c in candidates:
         try:
-            value = json.loads(c)
+            value = loads(c)  # a judge's reply: nested too deeply is a ValueError too (jsonio)
         except ValueError:
             continue
         if isinstance(value, dict):

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ...jsonio import dumps_bytes
+from ...jsonio import dumps_bytes, loads
 from ...providers.redact import clip
 from ...script_process import run_script
 
@@ -135,12 +135,11 @@ async def _run(argv: list[str], data: bytes, cwd: Path, timeout: float, env: dic
 
 def parse_answer(stdout: bytes, stderr_tail: str = "", elapsed: float = 0.0) -> CodeJudgeOutcome:
     """The script's answer: one JSON object with a numeric `score` (clamped to [0, 1])."""
-    import json
 
     text = stdout.decode("utf-8", errors="replace").strip()
     ms = round(elapsed * 1000, 1)
     try:
-        value = json.loads(text)
+        value = loads(text)  # a script's output: nested too deeply is a ValueError too (jsonio)
     except ValueError:
         value = _last_json_line(text)
     if not isinstance(value, dict):
@@ -164,13 +163,12 @@ def parse_answer(stdout: bytes, stderr_tail: str = "", elapsed: float = 0.0) -> 
 
 def _last_json_line(text: str) -> Any:
     """Scripts that log before answering: the last line that is a JSON object is the answer."""
-    import json
 
     for line in reversed(text.splitlines()):
         line = line.strip()
         if line.startswith("{") and line.endswith("}"):
             try:
-                return json.loads(line)
+                return loads(line)
             except ValueError:
                 return None
     return None

@@ -14,10 +14,10 @@ score and its reason (`skipped`), never a pass.
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from ...jsonio import loads
 from ...scoring.agentv_aggregate import NOT_SCORED
 from ...scoring.weval_points import (
     CallArgError,
@@ -160,7 +160,7 @@ async def call_point(arg: Any, subject: str, ctx: PointContext, *, services: Map
         if resp.status_code >= 300:
             return PointScore(None, None, f"External service call failed: HTTP {resp.status_code}")
         try:
-            payload = json.loads(resp.content)
+            payload = loads(resp.content)  # nested too deeply is a ValueError too (jsonio)
         except ValueError:
             return PointScore(None, None, "External service call failed: the answer is not JSON")
         return call_result(payload)

@@ -22,7 +22,7 @@ from typing import Any
 from ...jsonio import dumps_bytes
 from ...own_files import bounded_file_part, create_fresh
 from ...providers.redact import redact_bytes
-from ...weval.ids import SAFE_FILE, UNDEFINED, safe_file_part
+from ...weval.ids import UNDEFINED, safe_file_part
 from ...weval.model import Blueprint, Prompt, reference_points
 from ...weval.prompt_store import prompt_ids
 from .cell_store import CellStore
@@ -336,7 +336,7 @@ def file_id(item_id: str) -> str:
     """A prompt id as a file name: as is (the reference's layout), unless it could leave the folder or is
     no file name (too long, a NUL: bounded_file_part)."""
     if "/" in item_id or "\\" in item_id or item_id in (".", "..") or not item_id:
-        return bounded_file_part(SAFE_FILE.sub("_", item_id).replace(".", "_") or "_", digest_of=item_id)
+        return bounded_file_part(safe_file_part(item_id).replace(".", "_") or "_", digest_of=item_id)
     return bounded_file_part(item_id)
 
 
