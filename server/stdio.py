@@ -41,7 +41,12 @@ log = logging.getLogger(__name__)
 arrived: contextvars.ContextVar[float | None] = contextvars.ContextVar("evalspec_lsp_arrived", default=None)
 
 _ENDS = ("shutdown", "exit")  # pygls cancels the requests still being handled at the first, exits at the second
-_CONTENT_LENGTH = re.compile(rb"^Content-Length: (\d+)\r\n$")  # pygls's pattern
+# pygls's pattern was `^Content-Length: (\d+)\r\n$`, matched whole: after one frame whose length lied or was
+# no number, every later body was read as a header line together with the next message's header, and
+# no message was ever handled again. The length is taken from the end of a line instead (what came
+# before it on that line is the rest of a bad frame), any case, LF or CRLF: one bad frame is lost, not
+# the session.
+_CONTENT_LENGTH = re.compile(rb"Content-Length: *(\d+)\r?\n\Z", re.IGNORECASE)
 
 
 class AsyncReader(Protocol):
@@ -70,7 +75,7 @@ async def read_messages(stop: threading.Event, reader: AsyncReader, protocol: Me
         if started is None:
             started = time.perf_counter()
         if not content_length:
-            match = _CONTENT_LENGTH.fullmatch(header)
+            match = _CONTENT_LENGTH.search(header)
             if match:
                 content_length = int(match.group(1))
         if content_length and not header.strip():
