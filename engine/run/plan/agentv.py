@@ -290,7 +290,7 @@ def plan_agentv(suite: AgentvSuite, path: Path, options: RunOptions) -> AgentvPl
 
 
 def _project_folder(path: Path) -> Path:
-    from ..agentv.files import FileSystem
+    from ...agentv.files import FileSystem
 
     return FileSystem().real_root(path.parent)
 
