@@ -33,7 +33,10 @@ def _escape(match: re.Match[str]) -> str:
     if named is not None:
         return named
     code = ord(ch)
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    # `\u` from DEL on: JSON printed through SafeStream (`check --format json`, `run --json`) holds C1
+    # characters and bidi controls raw, and `\u009b` is still JSON where `\x9b` would not be. C0 never
+    # reaches here inside JSON (the encoder escapes it), so its shorter form is safe.
+    return f"\\x{code:02x}" if code < 0x7F else f"\\u{code:04x}"
 
 
 def shown(text: str, *, newlines: bool = False) -> str:

@@ -5,6 +5,7 @@ finding's line, U+202E shows text reversed. Before, `check` printed a key's esca
 from __future__ import annotations
 
 import io
+import json
 from pathlib import Path
 
 import pytest
@@ -27,7 +28,7 @@ def _raw_controls(text: str) -> list[str]:
 
 
 def test_shown_writes_control_characters_as_visible_escapes() -> None:
-    assert shown("a\x1b]0;t\x07b\u202ec\n") == "a\\x1b]0;t\\x07b\\u202ec\\n"
+    assert shown("a\x1b]0;t\x07b\u202ec\n\x9b") == "a\\x1b]0;t\\x07b\\u202ec\\n\\u009b"
     assert shown("two\nlines\ttab", newlines=True) == "two\nlines\ttab"
 
 
@@ -46,15 +47,17 @@ def _blueprint(tmp_path: Path) -> Path:
     return bp
 
 
-@pytest.mark.parametrize("fmt", ["concise", "full", "github"])
+@pytest.mark.parametrize("fmt", ["concise", "full", "github", "json"])
 def test_check_output_shows_a_files_control_characters_as_escapes(tmp_path: Path, fmt: str,
                                                                   capsys: pytest.CaptureFixture[str]) -> None:
     main(["check", str(_blueprint(tmp_path)), "--format", fmt, "--color", "always"])
     out = capsys.readouterr()
     assert "unknown-key" in out.out
     assert _raw_controls(out.out + out.err) == []
-    if fmt != "github":
+    if fmt in ("concise", "full"):
         assert "\\x1b]52;c;SGVsbG8=\\x07" in out.out
+    if fmt == "json":  # still JSON: C1 and bidi characters became \u escapes, which JSON reads back
+        assert any("\u202e" in f["message"] for f in json.loads(out.out))
 
 
 def test_a_github_annotations_file_property_cannot_add_properties(tmp_path: Path,
