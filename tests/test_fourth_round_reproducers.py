@@ -15,8 +15,8 @@ from evalspec.cli import main
 from evalspec.providers.command import parse_answer as command_answer
 from evalspec.providers.http import _error_detail
 from evalspec.providers.tool_calls import openai_tool_calls
-from evalspec.run.agentv_judge import JudgeReplyError, parse_json_reply
-from evalspec.run.code_judge import parse_answer as judge_answer
+from evalspec.run.score.agentv_judge import JudgeReplyError, parse_json_reply
+from evalspec.run.score.code_judge import parse_answer as judge_answer
 from evalspec.scoring.agentv_assertions import NotScored, evaluate_assertion
 from evalspec.scoring.field_accuracy import score_fields
 from evalspec.scoring.weval_points import PointContext, evaluate_point
