@@ -2447,7 +2447,8 @@ def attack_names(tally: Tally) -> None:
                     again = run_cli(["run", str(src), "-o", str(out), "--retries", "0", "--skip-invalid", "--resume"],
                                     env=env, cwd=root / "proj", timeout=120)
                     problems = [p for p in (crashed(checked), crashed(ran), crashed(again)) if p]
-                    if ran.code not in (0, 1, 2, 3):
+                    # --skip-invalid runs what it can: a refusal of the whole file (exit 2) is a failure here.
+                    if ran.code not in (0, 1, 3):
                         problems.append(f"run exit {ran.code}: {ran.err.strip().splitlines()[-1:]}")
                     stray = _files_outside(root, [out, root / "proj" / "out", src], before)
                     if stray:
