@@ -1,6 +1,7 @@
 """The attack run: hostile eval files, providers, clients and concurrent runs thrown at evalspec.
 
-    python bench/attack.py [AREA ...]     areas: outside secrets faults concurrent sandbox protocol
+    python bench/attack.py [AREA ...]     areas: yaml scoring outside secrets faults concurrent runs sandbox protocol,
+                                          and the fourth round's planted display names replies chains protocol4
 
 Prints every probe it tried and what broke (a line starting with BROKEN), then counts per area. Not
 run in CI (minutes, strace, real subprocesses); each failure it found became a focused test in tests/.
@@ -16,6 +17,12 @@ What "broke" means per area:
   concurrent two to four runs on one output folder made a call twice or lost a journal record.
   sandbox    a `$js` probe, code judge or cli target escaped its time/output limit or left a process.
   protocol   the language server did not answer a request within its bound, or died.
+  planted    a file outside the output folder changed because of links, FIFOs or folders planted in it.
+  display    a control character from a file, model or provider printed raw (OSC 52, titles, erases…).
+  names      an id or suite name put a file outside the output folder, shared a file, or refused a run.
+  replies    as faults, with the fourth round's replies.
+  chains     kill/resume chains with concurrent resumes asked an item more than the kills explain.
+  protocol4  as protocol, with the fourth round's probes.
 """
 
 from __future__ import annotations
