@@ -249,8 +249,21 @@ def _flow(here: _Here, text: str, start: int, col: int) -> _Here:
     else:
         here.position = KEY
         here.has_colon = text[here.end:here.end + 1] == ":"
+    if here.position == VALUE:  # the scalar under the cursor, for hover and go-to (`models: [CORE]`)
+        here.value_span = _flow_scalar(text, token_start, col, here.quote)
     here.bare = False
     return here
+
+
+def _flow_scalar(text: str, start: int, col: int, quote: str | None) -> tuple[int, int] | None:
+    """The span of the flow item or value that starts at `start` (its quotes included): up to its
+    closing quote, or to the `,` `]` `}` after the cursor, trailing blanks left out."""
+    if quote:
+        close = closing_quote(text, start - 1)
+        return (start - 1, close + 1) if close >= 0 else None
+    stop = next((j for j in range(col, len(text)) if text[j] in ",]}"), len(text))
+    end = len(text[:stop].rstrip())
+    return (start, end) if end > start else None
 
 
 def _flow_keys(text: str, start: int, col: int) -> dict[str, str]:

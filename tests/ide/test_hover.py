@@ -40,6 +40,10 @@ CASES = [
      ["never while editing"], (6, 9)),
     ("model id", "weval", "title: T\nmodels:\n  - anthropic:claude-3-5-ha‸iku\n---\n- prompt: x\n",
      ["Anthropic", "`$ANTHROPIC_API_KEY`"], (4, 30)),
+    ("model id in a flow list", "weval", "title: T\nmodels: [openai:gpt-4o, anthropic:claude-3-5-ha‸iku]\n---\n- prompt: x\n",
+     ["Anthropic", "`$ANTHROPIC_API_KEY`"], (24, 50)),
+    ("quoted model id in a flow list", "weval", 'title: T\nmodels: ["openai:gpt‸-4o", x:y]\n---\n- prompt: x\n',
+     ["OpenAI", "`$OPENAI_API_KEY`"], (9, 24)),
     ("judge model", "weval", "evaluationConfig:\n  llm-coverage:\n    judges:\n      - model: openrouter:google/gemini-2.5-fl‸ash\n"
      "---\n- prompt: x\n", ["OpenRouter", "OPENROUTER_API_KEY"], (15, 49)),
     ("unknown provider", "weval", "models:\n  - acme:m‸1\n---\n- prompt: x\n", ["not one evalspec can call"], (4, 11)),
@@ -99,6 +103,10 @@ def test_collection_lists_its_models(tmp_path: Path) -> None:
     analysis, line, col = cursor(text, "weval", tmp_path / "blueprints" / "b.yml")
     info = hover(analysis, line, col)
     assert info is not None and "(2 models)" in info.markdown and "`google:gemini-2.5-flash`" in info.markdown
+    flow = "models: [openai:gpt-4o, QU‸ICK]\n---\n- prompt: x\n"  # the same inside `[…]`
+    analysis, line, col = cursor(flow, "weval", tmp_path / "blueprints" / "b.yml")
+    info = hover(analysis, line, col)
+    assert info is not None and "(2 models)" in info.markdown and info.span == Span(0, 24, 0, 29)
 
 
 def test_ref_value_shows_the_definition() -> None:

@@ -136,6 +136,9 @@ def test_collection_links(tmp_path: Path) -> None:
     assert link.span == Span(1, 4, 1, 8) and link.target == tmp_path / "models" / "CORE.json"
     [loc] = definition(analysis, 1, 5)
     assert loc.path == tmp_path / "models" / "CORE.json"
+    flow = load("models: [openai:gpt-4o, CORE]\n---\n- prompt: x\n", "weval", tmp_path / "blueprints" / "b.yml")
+    [loc] = definition(flow, 0, 26)  # inside `[…]`
+    assert loc.path == tmp_path / "models" / "CORE.json"
 
 
 def test_no_links_without_a_path() -> None:
