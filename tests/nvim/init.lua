@@ -55,7 +55,7 @@ local function run()
     vim.cmd("edit " .. vim.fn.fnameescape(file))
     bufnr = vim.api.nvim_get_current_buf()
     result.filetype = vim.bo[bufnr].filetype
-    assert(vim.wait(20000, function()
+    assert(vim.wait(60000, function()
       return #vim.lsp.buf_get_clients(bufnr) > 0
     end, 20), "no language client attached to the buffer")
     result.client = vim.lsp.buf_get_clients(bufnr)[next(vim.lsp.buf_get_clients(bufnr))].name
@@ -65,7 +65,7 @@ local function run()
   end
 
   ok = step("diagnostics on open", function()
-    assert(vim.wait(20000, function()
+    assert(vim.wait(60000, function()
       return has_code(bufnr, "unknown-key")
     end, 20), "no unknown-key diagnostic arrived")
     result.diagnostics_on_open = diagnostics(bufnr)
@@ -89,7 +89,7 @@ local function run()
       textDocument = { uri = vim.uri_from_bufnr(bufnr) },
       position = { line = at, character = 10 },
     }
-    local responses = vim.lsp.buf_request_sync(bufnr, "textDocument/completion", params, 20000)
+    local responses = vim.lsp.buf_request_sync(bufnr, "textDocument/completion", params, 60000)
     assert(responses, "no answer to textDocument/completion")
     local labels = {}
     for _, response in pairs(responses) do
@@ -114,7 +114,7 @@ local function run()
         vim.api.nvim_buf_set_text(bufnr, i - 1, s - 1, i - 1, e, { "should" })
       end
     end
-    assert(vim.wait(20000, function()
+    assert(vim.wait(60000, function()
       return not has_code(bufnr, "unknown-key")
     end, 20), "the unknown-key diagnostic stayed after the fix")
     result.diagnostics_after_edit = diagnostics(bufnr)
@@ -149,7 +149,7 @@ local function run()
       end
       return false
     end
-    assert(vim.wait(20000, function()
+    assert(vim.wait(60000, function()
       pcall(vim.lsp.codelens.refresh)
       return has_title("^▶ Run all")
     end, 200), "no run lens arrived: " .. vim.inspect(lens_titles()))
@@ -162,7 +162,7 @@ local function run()
       end
     end
     vim.cmd("EvalspecRun")
-    assert(vim.wait(20000, function()
+    assert(vim.wait(60000, function()
       return has_title("✓ 1.00 echo")
     end, 50), "no result lens after the run: " .. vim.inspect(lens_titles()))
     result.lenses_after_run = lens_titles()

@@ -51,7 +51,7 @@ def run_neovim(tmp_path: Path) -> dict:
     }
     proc = subprocess.run([nvim, "--headless", "-n", "-i", "NONE", "-u", str(HERE / "init.lua")],
                           env=env, cwd=tmp_path, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                          timeout=90)
+                          timeout=180)
     assert out.exists(), f"Neovim wrote no results (exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
     return json.loads(out.read_text())
 
@@ -121,7 +121,7 @@ def run_session(tmp_path: Path, blueprint: Path, session: str) -> dict:
     }
     proc = subprocess.run([nvim, "--headless", "-n", "-i", "NONE", "-u", str(HERE / "runs.lua")],
                           env=env, cwd=tmp_path, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                          timeout=120)
+                          timeout=300)
     assert out.exists(), f"Neovim wrote no results (exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
     result = json.loads(out.read_text())
     assert "error" not in result, result
