@@ -12,7 +12,7 @@ vim.opt.swapfile = false
 vim.cmd("filetype on")
 
 local here = debug.getinfo(1, "S").source:sub(2):match("(.*/)")
-local harness = dofile(here .. "harness.lua").start(40000)
+local harness = dofile(here .. "harness.lua").start(150000)
 local result, finish, step = harness.result, harness.finish, harness.step
 local file = os.getenv("EVALSPEC_NVIM_FILE")
 local v = vim.version()

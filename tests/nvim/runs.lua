@@ -16,7 +16,7 @@ vim.opt.completeopt = "menuone,noselect"
 vim.cmd("filetype on")
 
 local here = debug.getinfo(1, "S").source:sub(2):match("(.*/)")
-local harness = dofile(here .. "harness.lua").start(60000)
+local harness = dofile(here .. "harness.lua").start(270000)
 local result, finish, step = harness.result, harness.finish, harness.step
 local file = os.getenv("EVALSPEC_NVIM_FILE")
 local session = os.getenv("EVALSPEC_NVIM_SESSION")
