@@ -102,6 +102,19 @@ def folder_name(name: str) -> str:
     return bounded_file_part(name)
 
 
+def own_folder(output: os.PathLike[str] | str, parts: tuple[str, ...]) -> None:
+    """Refuse (NotOwnFile) a folder evalspec makes below the output folder (`live/blueprints/<id>`,
+    `agentv/<suite>`) that exists as a symlink: a planted `out/live` linked to the home folder had the
+    run's journal, results and `report.html` written there. The output folder itself may be a link
+    (`-o` is the user's choice)."""
+    folder = os.fspath(output)
+    for part in parts:
+        folder = os.path.join(folder, part)
+        if os.path.islink(folder):
+            raise NotOwnFile(errno.ELOOP, f"{folder} is a symbolic link; evalspec does not write its results "
+                                          "through links inside an output folder (remove the link)")
+
+
 def _not_regular(shown: str) -> str:
     return (f"{shown} is not a regular file (a folder, a FIFO, a device or a socket); evalspec keeps only "
             "regular files there (remove it)")

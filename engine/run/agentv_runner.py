@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ..agentv.model import Assertion
+from ..own_files import own_folder
 from ..pricing import PriceTable
 from ..providers.base import ProviderError
 from ..providers.tool_calls import output_messages
@@ -83,6 +84,8 @@ class AgentvRun:
     def __init__(self, plan: AgentvPlan, options: RunOptions) -> None:
         self.plan = plan
         self.options = options
+        own_folder(options.output, plan.output_folder_parts)  # never a link planted below the output folder
+        own_folder(options.output, (".cache",))  # where the response cache is kept (options.cache_path)
         self.folder = options.output.joinpath(*plan.output_folder_parts)
         self.journal_path = self.folder / f"{plan.results_base}.journal.jsonl"
         self.state = JournalState()

@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
+from ..own_files import own_folder
 from ..providers.base import ProviderError
 from ..scoring.agentv_aggregate import verdict
 from ..scoring.weval_aggregate import CoveragePoint, avg_coverage_extent
@@ -60,6 +61,8 @@ class WevalRun:
         self.plan = plan
         self.options = options
         self.bp = plan.blueprint
+        own_folder(options.output, plan.output_folder_parts)  # never a link planted below the output folder
+        own_folder(options.output, (".cache",))  # where the response cache is kept (options.cache_path)
         self.folder = options.output.joinpath(*plan.output_folder_parts)
         self.journal_path = self.folder / f"{plan.results_base}{_replay_suffix(plan)}.journal.jsonl"
         self.state = JournalState()

@@ -87,3 +87,27 @@ def test_open_own_and_create_fresh(tmp_path: Path) -> None:
         os.close(fd)
         assert not (tmp_path / name).is_symlink() and (tmp_path / name).read_text() == "new"
     assert outside.read_text() == "keep"
+
+
+@pytest.mark.parametrize("folder", ["live", "live/blueprints", ".cache"])
+def test_a_folder_planted_as_a_link_below_the_output_folder_is_refused(
+        tmp_path: Path, folder: str, capsys: pytest.CaptureFixture[str]) -> None:
+    bp = tmp_path / "b.yml"
+    bp.write_text(BLUEPRINT)
+    elsewhere = tmp_path / "home"
+    elsewhere.mkdir()
+    planted = tmp_path / "out" / folder
+    planted.parent.mkdir(parents=True)
+    planted.symlink_to(elsewhere)
+    assert main(["run", str(bp), "-o", str(tmp_path / "out"), "--no-report", "--cache"]) == 2
+    assert "is a symbolic link" in capsys.readouterr().err
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_the_output_folder_itself_may_be_a_link(tmp_path: Path) -> None:
+    bp = tmp_path / "b.yml"
+    bp.write_text(BLUEPRINT)
+    (tmp_path / "real").mkdir()
+    (tmp_path / "out").symlink_to(tmp_path / "real")
+    assert main(["run", str(bp), "-o", str(tmp_path / "out"), "--no-report"]) == 0
+    assert list((tmp_path / "real").rglob("*.journal.jsonl"))
