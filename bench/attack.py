@@ -2231,7 +2231,7 @@ def attack_planted(tally: Tally) -> None:
     print("planted output folders", flush=True)
     with FakeProvider() as fake:
         for fmt in ("weval", "agentv"):
-            for kind in ("journal", "lock", "cache", "report-tmp", "report", "artefact-core"):
+            for kind in ("journal", "lock", "cache", "report-tmp", "report", "artefact-core", "subfolder", "cache-folder"):
                 if fmt == "agentv" and kind == "artefact-core":
                     continue
                 for plant in ("link-out", "dangling", "fifo", "folder", "dev-zero"):
@@ -2270,7 +2270,9 @@ def _planted_case(fake: FakeProvider, fmt: str, kind: str, plant: str, mode: str
         target = {"journal": journal, "lock": journal.with_suffix(".lock"),
                   "cache": out / ".cache" / "responses.jsonl",
                   "report-tmp": journal.parent / f".report.html.{os.getpid()}.tmp",  # a guess at a PID
-                  "report": journal.parent / "report.html"}.get(kind)
+                  "report": journal.parent / "report.html",
+                  "subfolder": out / ("live" if fmt == "weval" else "agentv"),  # evalspec's own folders
+                  "cache-folder": out / ".cache"}.get(kind)
         if kind == "artefact-core":
             runs = [p for p in journal.parent.iterdir() if p.is_dir()]
             target = runs[0] / "core.json" if runs else None
@@ -2281,7 +2283,7 @@ def _planted_case(fake: FakeProvider, fmt: str, kind: str, plant: str, mode: str
         else:
             target.unlink(missing_ok=True)
         if plant == "link-out":
-            target.symlink_to(victim)
+            target.symlink_to(home if kind in ("subfolder", "cache-folder") else victim)
         elif plant == "dangling":
             target.symlink_to(home / "created-through-a-link")
         elif plant == "fifo":
