@@ -2771,7 +2771,14 @@ AREAS: dict[str, Callable[[Tally], None]] = {
 
 
 def main(argv: list[str]) -> int:
-    chosen = argv or list(AREAS)
+    import argparse
+
+    ap = argparse.ArgumentParser(description="The attack run: hostile files, providers, clients and runs.")
+    ap.add_argument("areas", nargs="*", metavar="AREA", help="areas to run (default: all): " + " ".join(AREAS))
+    chosen = ap.parse_args(argv).areas or list(AREAS)
+    unknown = [a for a in chosen if a not in AREAS]
+    if unknown:  # not argparse's choices: with nargs="*" Python 3.11 checks the empty default against them
+        ap.error(f"unknown area {', '.join(unknown)} (areas: {' '.join(AREAS)})")
     totals: dict[str, Tally] = {}
     for area in chosen:
         tally = totals[area] = Tally()
