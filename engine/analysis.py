@@ -52,6 +52,9 @@ class Analysis:
     # Every file the check asked its FileSource about (read, listed or tested for), absolute: an editor
     # checks the file again when one of them changes.
     dependencies: frozenset[Path] = frozenset()
+    # Findings past the first thousand or so of their kind in a file (see `capped`): not shown (the one
+    # before them says how many follow), but still errors: a run refuses, `--skip-invalid` skips by them.
+    omitted: list[Finding] = field(default_factory=list, repr=False)
 
     def memoised(self, key: str, compute: Callable[[Analysis], T]) -> T:
         """`compute(self)`, computed once per analysis and kept under `key`."""
@@ -71,6 +74,16 @@ class Analysis:
 
     @property
     def errors(self) -> list[Finding]:
+        """Every error, those omitted from `findings` too (made safe to show as `findings` are)."""
+        shown = [f for f in self.findings if f.severity == "error"]
+        if not self.omitted:
+            return shown
+        return shown + self.memoised("omitted errors", lambda a: _inside_the_text(
+            [f for f in a.omitted if f.severity == "error"], a.parsed.lines))
+
+    @property
+    def shown_errors(self) -> list[Finding]:
+        """The errors in `findings` (to print: the last of a kind says how many more there are)."""
         return [f for f in self.findings if f.severity == "error"]
 
 
@@ -139,8 +152,44 @@ def _analyze(text: str, p: Path | None, kind: FileKind | None, models_dir: Path 
 
         findings += check_agentv_targets(parsed, p)
     findings.sort(key=lambda f: (f.path or "", f.span.start_line, f.span.start_col, f.code))
-    result.findings = _inside_the_text(findings, parsed.lines)
+    shown, result.omitted = capped(findings)
+    result.findings = _inside_the_text(shown, parsed.lines)
     return result
+
+
+# Findings of one kind (code) in one file beyond which the rest are summed up in one. A 4 MB file can
+# make two million (a flow list of a million bad model ids): as diagnostics they took most of a minute
+# to convert and send, and no one reads past the first screenful. The corpus has at most 23 of a kind.
+MAX_PER_KIND = 1000
+
+
+def capped(findings: list[Finding], limit: int = MAX_PER_KIND) -> tuple[list[Finding], list[Finding]]:
+    """`findings` (in text order) split into those shown and those omitted: at most `limit` + 1 of each
+    code per file are shown, the first `limit` as they are, then the next one, still a true finding at its
+    own place, its message saying how many more of its kind follow unlisted (`extra["more"]`)."""
+    counts: dict[tuple[str | None, str], int] = {}
+    for f in findings:
+        key = (f.path, f.code)
+        counts[key] = counts.get(key, 0) + 1
+    if all(n <= limit + 1 for n in counts.values()):
+        return findings, []
+    shown: list[Finding] = []
+    omitted: list[Finding] = []
+    seen: dict[tuple[str | None, str], int] = {}
+    for f in findings:
+        key = (f.path, f.code)
+        k = seen[key] = seen.get(key, 0) + 1
+        if k <= limit or counts[key] <= limit + 1:
+            shown.append(f)
+        elif k == limit + 1:
+            more = counts[key] - k
+            where = "this file" if f.path is None else "that file"
+            shown.append(dataclasses.replace(
+                f, message=f"{f.message} (and {more:,} more '{f.code}' findings after this one in {where}, "
+                           f"not listed: only the first {k:,} of each kind are)", extra={**f.extra, "more": more}))
+        else:
+            omitted.append(f)
+    return shown, omitted
 
 
 def analyze_file(path: str | Path, **kw: Any) -> Analysis:

@@ -234,7 +234,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     elif analysis.errors:
         from ..terminal import show_findings
 
-        show_findings(analysis, analysis.errors, sys.stderr)  # with source lines on a terminal, as check
+        show_findings(analysis, analysis.shown_errors, sys.stderr)  # with source lines on a terminal, as check
         hint = " (--skip-invalid runs the prompts without errors)" if analysis.kind is FileKind.WEVAL else ""
         print(f"evalspec run: {args.file} has {len(analysis.errors)} error(s); nothing was run{hint}",
               file=sys.stderr)
@@ -279,7 +279,7 @@ def _dataset_alone(path: Path, analysis: Analysis) -> int:
     from ..agentv.including_suites import search_root, suites_including
     from ..finding_format import format_finding
 
-    for f in analysis.errors:
+    for f in analysis.shown_errors:
         print(format_finding(analysis, f), file=sys.stderr)
     suites = [_shown(s) for s in suites_including(path)]
     what = f"evalspec run: {path} is an AgentV tests file (a dataset), not a suite: it has no targets or judges"

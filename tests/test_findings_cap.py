@@ -1,0 +1,57 @@
+"""Findings of one kind are capped per file (issue 15): a 4 MB file of a million bad items is shown as
+the first thousand of each kind and one more that says how many follow, and is still refused as a whole."""
+
+from __future__ import annotations
+
+import collections
+
+from evalspec.analysis import MAX_PER_KIND, analyze
+from evalspec.run.skip_invalid import valid_part
+
+LIMIT = MAX_PER_KIND
+
+
+def flow_models(n: int) -> str:
+    return "title: t\nmodels: [" + "a:b," * n + "]\n---\n- prompt: hi\n"
+
+
+def test_a_million_kind_of_file_shows_each_kind_once_per_thousand(tmp_path):
+    n = LIMIT * 3
+    a = analyze(flow_models(n), tmp_path / "m.yml")
+    counts = collections.Counter(f.code for f in a.findings)
+    # Every model is an unknown provider; every one after the first is listed twice.
+    assert counts == {"unknown-provider": LIMIT + 1, "duplicate-model": LIMIT + 1}
+    for code, total in (("unknown-provider", n), ("duplicate-model", n - 1)):
+        of_kind = [f for f in a.findings if f.code == code]
+        last = of_kind[-1]
+        # The summary is a true finding of its kind at its own place, in text order after the others.
+        assert last.extra["more"] == total - LIMIT - 1
+        assert f"and {total - LIMIT - 1:,} more '{code}' findings after this one" in last.message
+        assert (last.span.start_line, last.span.start_col) > (of_kind[-2].span.start_line, of_kind[-2].span.start_col)
+        assert all("more" not in f.extra for f in of_kind[:-1])
+        assert text_at(a.text, last.span) == "a:b"
+    assert len(a.omitted) == 2 * n - 1 - 2 * (LIMIT + 1)
+
+
+def text_at(text: str, span) -> str:
+    line = text.split("\n")[span.start_line]
+    return line[span.start_col:span.end_col]
+
+
+def test_at_the_limit_nothing_is_summed_up(tmp_path):
+    a = analyze(flow_models(LIMIT + 1), tmp_path / "m.yml")
+    assert collections.Counter(f.code for f in a.findings)["unknown-provider"] == LIMIT + 1
+    assert not a.omitted and all("more" not in f.extra for f in a.findings)
+
+
+def test_omitted_errors_still_refuse_and_skip(tmp_path):
+    # 1,500 prompts each with an error of the same kind, and one good prompt: every broken prompt is
+    # skipped by --skip-invalid, not only those whose error is listed.
+    text = "title: t\nmodels: [openai:gpt-4o-mini]\n---\n" + "".join(
+        f"- id: p{i}\n  prompt: hi\n  should:\n    - $nope: 1\n" for i in range(1500)) + "- id: good\n  prompt: hi\n"
+    a = analyze(text, tmp_path / "b.yml")
+    assert sum(f.code == "unknown-function" for f in a.findings) == LIMIT + 1
+    assert len(a.errors) == 1500  # what a run refuses, and counts
+    part = valid_part(a)
+    assert len(part.skipped) == 1500
+    assert part.blueprint is not None and [p.id for p in part.blueprint.prompts] == ["good"]
