@@ -76,7 +76,6 @@ USES: dict[str, str] = {
     "evalspec.ide.layout._ROOT_KEY": "match",
     "evalspec.ide.lines._BLOCK_SCALAR": "match",
     "evalspec.ide.lines._DOC_MARKER": "match",
-    "evalspec.ide.lines._DQ_STOP": "search",
     "evalspec.ide.lines._FLOW_STOP": "search",
     "evalspec.ide.lines._KEY": "match",
     "evalspec.source._ANCHOR": "search",
