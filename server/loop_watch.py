@@ -14,6 +14,12 @@ alone. The watch needs no lock and no help from the loop thread, which cannot ru
 worker holds the interpreter: it reads a flag the selector sets around its wait, polls the selector's
 own descriptor and looks at the loop's earliest timer.
 
+The watch also keeps `lag`: how late the loop has been lately (a due timer still waiting when its
+selector returned, a request read but not yet handled), which the server takes off a request's budget
+(`EvalspecServer.remaining_budget`): on a machine loaded enough that the loop is late by a few hundred
+milliseconds, a request still waiting for an analysis answers "still checking" sooner, so that with the
+lateness before it was read and after its answer was ready it still comes back within a second.
+
 Bounded both ways: a worker checks at most once a millisecond, waits at most `MAX_PAUSE_S` at one
 point, and does not wait at all once the loop has been busy for longer than `STUCK_AFTER_S` (then it
 is blocked on something, such as a client that does not read its output, that the pause cannot
@@ -37,6 +43,26 @@ CHECK_EVERY_S = 0.001  # a worker looks at the loop at most this often
 MAX_PAUSE_S = 0.05  # the longest pause at one yield point
 STUCK_AFTER_S = 0.5  # a loop busy for longer is blocked, not answering: workers carry on
 _SLEEP_S = 0.002
+LAG_HALF_LIFE_S = 2.0  # a lateness seen counts half as much this much later
+
+
+class Lag:
+    """The event loop's recent lateness: the worst seen, halving every `LAG_HALF_LIFE_S` since."""
+
+    def __init__(self) -> None:
+        self.worst = 0.0
+        self.at = time.perf_counter()
+
+    def note(self, late: float) -> None:
+        now = time.perf_counter()
+        if late > self.recent(now):
+            self.worst, self.at = late, now
+
+    def recent(self, now: float | None = None) -> float:
+        if self.worst <= 0.0:
+            return 0.0
+        now = time.perf_counter() if now is None else now
+        return self.worst * 0.5 ** ((now - self.at) / LAG_HALF_LIFE_S)
 
 
 class LoopWatch:
@@ -49,6 +75,7 @@ class LoopWatch:
         self.busy_since = time.perf_counter()
         self.next_check = 0.0
         self.pauses = 0  # how many times a worker gave way (for tests and logs)
+        self.lag = Lag()
         selector: Any = getattr(loop, "_selector", None)
         self.fd: int | None = None
         if selector is not None and hasattr(selector, "fileno"):
@@ -62,12 +89,22 @@ class LoopWatch:
                 finally:
                     self.waiting = False
                     self.busy_since = time.perf_counter()
+                    self._note_late_timer()
 
             selector.select = watched_select
 
     @property
     def watching(self) -> bool:
         return self.fd is not None
+
+    def _note_late_timer(self) -> None:
+        """On the loop, as its selector returns: how long its earliest timer has been due."""
+        try:
+            late = self.loop.time() - self.loop._scheduled[0].when()  # type: ignore[attr-defined]
+        except (AttributeError, IndexError):
+            return
+        if late > 0.01:
+            self.lag.note(late)
 
     def loop_has_work(self) -> bool:
         if not self.waiting:

@@ -13,6 +13,7 @@ from typing import Any
 
 from ..findings import Findings, Span
 from ..source import Mapping, Node, Scalar, Sequence, to_python
+from ..yielding import yield_point
 
 PATTERN = re.compile(r"\$\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 MARKER = "${{"
@@ -63,7 +64,11 @@ class Values:
         # Every node of the file passes here (a 2,000-test suite: 50,000), so the loop is kept lean: key
         # names repeat, and whether one names a credential field is looked up once per name.
         credential_keys: dict[str, bool] = {}
+        visited = 0
         while stack:
+            visited += 1
+            if not visited & 1023:
+                yield_point()  # a 4 MB suite is a million nodes: requests go first (yielding.py)
             node, credential = pop()
             if id(node) in seen:  # an alias shares its target node: report it once
                 continue

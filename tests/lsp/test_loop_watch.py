@@ -106,3 +106,45 @@ def test_the_loop_thread_never_waits_for_itself(unbounded: None) -> None:
         return watch.pauses
 
     assert asyncio.run(asyncio.wait_for(main(), GUARD_S)) == 0
+
+
+def test_a_late_timer_is_noted_as_lag_which_fades(idle_loop: asyncio.AbstractEventLoop,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    watch = LoopWatch(idle_loop)
+    assert watch.lag.recent() == 0.0
+
+    async def late_timer() -> None:
+        fired = asyncio.Event()
+        asyncio.get_running_loop().call_later(0.01, fired.set)
+        time.sleep(0.3)  # the loop is held past the timer's time: it runs late
+        await fired.wait()
+
+    idle_loop.run_until_complete(late_timer())
+    seen = watch.lag.recent()
+    assert seen >= 0.2
+    # Later it counts for less, and a smaller lateness does not replace a larger recent one.
+    watch.lag.note(0.05)
+    assert watch.lag.recent() >= 0.2
+    clock = time.perf_counter() + 4 * loop_watch.LAG_HALF_LIFE_S
+    monkeypatch.setattr(loop_watch.time, "perf_counter", lambda: clock)
+    assert watch.lag.recent() <= seen / 15
+
+
+def test_a_late_loop_shortens_the_request_budget(idle_loop: asyncio.AbstractEventLoop) -> None:
+    from evalspec_lsp import server as server_module
+    from evalspec_lsp.server import ANSWER_WITHIN_S, MIN_BUDGET_S, REQUEST_BUDGET_S, EvalspecServer
+
+    server = EvalspecServer()
+    watch = LoopWatch(idle_loop)
+    loop_watch._installed = watch
+    try:
+        assert server.remaining_budget() == REQUEST_BUDGET_S  # an idle loop: the whole budget
+        watch.lag.note(0.3)  # requests waited 0.3 s before they were read, and will after the deadline
+        assert MIN_BUDGET_S < server.remaining_budget() <= ANSWER_WITHIN_S - 0.6 + 0.01
+        watch.lag.note(2.0)
+        assert server.remaining_budget() == MIN_BUDGET_S  # never nothing: an answer ready now is given
+        server.settings.request_budget_s = 30.0  # asked for (a slow CI): kept as asked
+        assert server.remaining_budget() == 30.0
+    finally:
+        loop_watch.uninstall()
+    assert server_module.loop_watch.installed() is None
