@@ -26,6 +26,7 @@ from .source import (
     parse_yaml,
     too_large_message,
 )
+from .validation.suggest import searches_limited
 
 if TYPE_CHECKING:  # the checkers load with the first file of their format
     from .agentv.check import AgentvResult
@@ -112,7 +113,7 @@ def analyze(text: str, path: str | Path | None = None, *, kind: FileKind | None 
     at a time, so the located tree of the whole file never exists; the findings and the model are the
     same, but `weval.prompt_nodes` is empty (the IDE layer needs the full analysis)."""
     recording = RecordingSource(source if source is not None else DiskSource(env))
-    with gc_paused():
+    with gc_paused(), searches_limited():
         result = _analyze(text, Path(path) if path is not None else None, kind, models_dir, recording, caches,
                           allow_outside_files, max_bytes, streamed and caches is None)
     result.dependencies = frozenset(recording.paths)

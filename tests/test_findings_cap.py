@@ -55,3 +55,21 @@ def test_omitted_errors_still_refuse_and_skip(tmp_path):
     part = valid_part(a)
     assert len(part.skipped) == 1500
     assert part.blueprint is not None and [p.id for p in part.blueprint.prompts] == ["good"]
+
+
+def test_did_you_mean_searches_are_bounded_per_analysis():
+    from evalspec.validation.suggest import closest, searches_limited
+
+    assert closest("shuld", ["should", "prompt"]) == "should"  # outside an analysis: no limit
+    with searches_limited(3):
+        assert [closest(name, ["should"]) for name in ("shuld", "shoud", "shold", "shuld")] == ["should"] * 3 + [None]
+    assert closest("shuldx", ["should"]) == "should"  # the limit ends with its block
+
+
+def test_the_shown_findings_keep_their_hints(tmp_path):
+    # 8,000 misspelt keys (more than the searches an analysis makes): the thousand shown all have a hint.
+    text = "tests:\n- id: t\n  input: hi\n" + "".join(f"  criteriaa{i}: x\n" for i in range(8000))
+    a = analyze(text, tmp_path / "s.eval.yaml")
+    shown = [f for f in a.findings if f.code == "unknown-key"]
+    assert len(shown) == LIMIT + 1
+    assert all("criteria" in f.message and "did you mean" in f.message.lower() for f in shown), shown[0].message

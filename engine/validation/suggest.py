@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextvars
 import difflib
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 
 _CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
@@ -22,8 +24,31 @@ def _folded_pool(candidates: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
     return tuple((c, _folded(c)) for c in dict.fromkeys(candidates))
 
 
+# Searches one analysis may make (see `searches_limited`): [how many are left], or None for no limit.
+_left: contextvars.ContextVar[list[int] | None] = contextvars.ContextVar("evalspec_suggestions_left", default=None)
+SEARCHES_PER_ANALYSIS = 5000
+
+
+@contextmanager
+def searches_limited(n: int = SEARCHES_PER_ANALYSIS) -> Iterator[None]:
+    """At most `n` searches in this block (one analysis), then no more hints: a 4 MB file of 400,000
+    unknown keys spent over a minute on them, and past the first thousand of a kind its findings are
+    not shown (analysis.capped)."""
+    token = _left.set([n])
+    try:
+        yield
+    finally:
+        _left.reset(token)
+
+
 def closest(name: str, candidates: Iterable[str], cutoff: float = 0.75) -> str | None:
-    """The best candidate for `name`, or None when nothing is close enough to be a useful hint."""
+    """The best candidate for `name`, or None when nothing is close enough to be a useful hint (or
+    the analysis has made its searches)."""
+    left = _left.get()
+    if left is not None:
+        if left[0] <= 0:
+            return None
+        left[0] -= 1
     return _closest(name, tuple(candidates), cutoff)
 
 

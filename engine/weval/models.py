@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from ..file_source import DiskSource, FileSource
@@ -30,6 +31,7 @@ class ModelIdParse:
     trimmed: bool = False  # whitespace around the first ':' was removed
 
 
+@lru_cache(maxsize=4096)  # a list of a million models names a few ids many times
 def parse_model_id(raw: str) -> ModelIdParse:
     text = raw.strip()
     if text in OFFLINE_MODELS or text.startswith("replay:"):
