@@ -185,11 +185,13 @@ def cmd_check(args: argparse.Namespace) -> int:
     else:
         for a, f in findings:
             print(format_finding(a, f, github=fmt == "github"))
-    errors = sum(1 for _, f in findings if f.severity == "error")
-    warnings = sum(1 for _, f in findings if f.severity == "warning")
+    # Counted with those past the first thousand of their kind in a file (listed by number only).
+    every = [f for _, f in findings] + [f for a in results for f in a.omitted]
+    errors = sum(1 for f in every if f.severity == "error")
+    warnings = sum(1 for f in every if f.severity == "warning")
     if not args.quiet and fmt in ("concise", "full"):
         print(f"{len(results):,} eval file(s) checked: {errors:,} error(s), {warnings:,} warning(s), "
-              f"{len(findings) - errors - warnings:,} note(s)", file=sys.stderr)
+              f"{len(every) - errors - warnings:,} note(s)", file=sys.stderr)
     return 1 if errors or (args.strict and warnings) else 0
 
 

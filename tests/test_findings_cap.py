@@ -73,3 +73,17 @@ def test_the_shown_findings_keep_their_hints(tmp_path):
     shown = [f for f in a.findings if f.code == "unknown-key"]
     assert len(shown) == LIMIT + 1
     assert all("criteria" in f.message and "did you mean" in f.message.lower() for f in shown), shown[0].message
+
+
+def test_check_lists_the_capped_findings_and_counts_them_all(tmp_path, capsys):
+    from evalspec.cli import main
+
+    path = tmp_path / "m.yml"
+    path.write_text("title: t\nmodels: [openai:gpt-4o-mini]\n---\n" + "".join(
+        f"- id: p{i}\n  prompt: hi\n  should: [{{$nope: 1}}]\n" for i in range(LIMIT + 500)))
+    code = main(["check", "--format", "concise", str(path)])
+    out, err = capsys.readouterr()
+    assert code == 1
+    lines = [line for line in out.splitlines() if "unknown-function" in line]
+    assert len(lines) == LIMIT + 1 and "and 499 more 'unknown-function' findings" in lines[-1]
+    assert f"{LIMIT + 500:,} error(s)" in err
