@@ -14,8 +14,9 @@ alone. The watch needs no lock and no help from the loop thread, which cannot ru
 worker holds the interpreter: it reads a flag the selector sets around its wait, polls the selector's
 own descriptor and looks at the loop's earliest timer.
 
-The watch also keeps `lag`: how late the loop has been lately (a due timer still waiting when its
-selector returned, a request read but not yet handled), which the server takes off a request's budget
+The watch also keeps `lag`: how late the loop has been lately (a stretch of work between two looks at
+its selector, a due timer still waiting when the selector returned, a request read but not yet
+handled), which the server takes off a request's budget
 (`EvalspecServer.remaining_budget`): on a machine loaded enough that the loop is late by a few hundred
 milliseconds, a request still waiting for an analysis answers "still checking" sooner, so that with the
 lateness before it was read and after its answer was ready it still comes back within a second.
@@ -83,6 +84,9 @@ class LoopWatch:
             real = selector.select
 
             def watched_select(timeout: float | None = None) -> Any:
+                stretch = time.perf_counter() - self.busy_since
+                if stretch > 0.05:  # whatever arrived meanwhile waited up to this long to be looked at
+                    self.lag.note(stretch)
                 self.waiting = True
                 try:
                     return real(timeout)

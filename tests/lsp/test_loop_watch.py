@@ -148,3 +148,15 @@ def test_a_late_loop_shortens_the_request_budget(idle_loop: asyncio.AbstractEven
     finally:
         loop_watch.uninstall()
     assert server_module.loop_watch.installed() is None
+
+
+def test_a_long_stretch_of_work_is_noted_as_lag(idle_loop: asyncio.AbstractEventLoop) -> None:
+    watch = LoopWatch(idle_loop)
+
+    async def busy() -> None:
+        await asyncio.sleep(0)
+        time.sleep(0.3)  # one callback holding the loop: a message arriving now waits this long
+        await asyncio.sleep(0)
+
+    idle_loop.run_until_complete(busy())
+    assert watch.lag.recent() >= 0.2
