@@ -548,6 +548,8 @@ def _document_ranges(lines: list[str]) -> list[tuple[int, int]] | None:
     directives (`%YAML`) or document-end markers (`...`) that a split would misread."""
     starts = [0]
     for i, line in enumerate(lines):
+        if not i & 4095:
+            yield_point()  # 240,000 lines before the parse's own first yield point
         if not line:
             continue
         c = line[0]

@@ -38,6 +38,7 @@ from evalspec.analysis import Analysis
 from evalspec.detect import FileKind
 from evalspec.incremental import DocumentAnalyzer
 from evalspec.source import gc_paused
+from evalspec.yielding import yield_point
 
 from .convert import path_of
 from .freeing import free_later
@@ -366,6 +367,9 @@ class Documents:
         """On the worker thread. Skips the work when the text is already out of date and unwanted."""
         if job.version != state.version and job.needed == 0:
             return None
+        # The message that started this analysis (a 4 MB didOpen) is often followed by a request the
+        # loop is reading now: it goes first (yielding.py), before the parse's first yield point.
+        yield_point()
         # An analysis leaves a large, long-lived, acyclic tree behind (a million objects for a
         # 50,000-line blueprint). Left to the cyclic collector, the next full pass would rescan it
         # for 0.3-0.7 s inside some later request; frozen, it is skipped, and reference counting
