@@ -70,7 +70,7 @@ def stable_json(value: Any) -> str:
     """json-stable-stringify: sorted keys, no spaces, raw UTF-8, JavaScript numbers, undefined skipped."""
     kind = type(value)
     if kind is str:
-        return _quote(value)  # type: ignore[no-any-return]
+        return _quote(value)
     if value is None:
         return "null"
     if kind is bool:
@@ -80,13 +80,13 @@ def stable_json(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
-        return _quote(value)  # type: ignore[no-any-return]
+        return _quote(value)
     if isinstance(value, (list, tuple)):
         return "[" + ",".join([stable_json(v) for v in value]) + "]"
     if isinstance(value, dict):
         items = sorted((str(k), v) for k, v in value.items() if v is not _UNDEFINED)
         return "{" + ",".join([_quote(k) + ":" + stable_json(v) for k, v in items]) + "}"
-    return _quote(str(value))  # type: ignore[no-any-return]
+    return _quote(str(value))
 
 
 class _Undefined:
