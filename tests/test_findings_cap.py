@@ -6,7 +6,7 @@ from __future__ import annotations
 import collections
 
 from evalspec.analysis import MAX_PER_KIND, analyze
-from evalspec.run.skip_invalid import valid_part
+from evalspec.run.plan.skip_invalid import valid_part
 
 LIMIT = MAX_PER_KIND
 
