@@ -53,8 +53,9 @@ class Analysis:
     # Every file the check asked its FileSource about (read, listed or tested for), absolute: an editor
     # checks the file again when one of them changes.
     dependencies: frozenset[Path] = frozenset()
-    # Findings past the first thousand or so of their kind in a file (see `capped`): not shown (the one
+    # Errors past the first thousand or so of their kind in a file (see `capped`): not shown (the one
     # before them says how many follow), but still errors: a run refuses, `--skip-invalid` skips by them.
+    # Warnings and notes past it are only counted.
     omitted: list[Finding] = field(default_factory=list, repr=False)
 
     def memoised(self, key: str, compute: Callable[[Analysis], T]) -> T:
@@ -165,9 +166,9 @@ MAX_PER_KIND = 1000
 
 
 def capped(findings: list[Finding], limit: int = MAX_PER_KIND) -> tuple[list[Finding], list[Finding]]:
-    """`findings` (in text order) split into those shown and those omitted: at most `limit` + 1 of each
-    code per file are shown, the first `limit` as they are, then the next one, still a true finding at its
-    own place, its message saying how many more of its kind follow unlisted (`extra["more"]`)."""
+    """`findings` (in text order) split into those shown and the errors omitted: at most `limit` + 1 of
+    each code per file are shown, the first `limit` as they are, then the next one, still a true finding
+    at its own place, its message saying how many more of its kind follow unlisted (`extra["more"]`)."""
     counts: dict[tuple[str | None, str], int] = {}
     for f in findings:
         key = (f.path, f.code)
@@ -188,7 +189,7 @@ def capped(findings: list[Finding], limit: int = MAX_PER_KIND) -> tuple[list[Fin
             shown.append(dataclasses.replace(
                 f, message=f"{f.message} (and {more:,} more '{f.code}' findings after this one in {where}, "
                            f"not listed: only the first {k:,} of each kind are)", extra={**f.extra, "more": more}))
-        else:
+        elif f.severity == "error":  # the others are only counted (a million of them took 400 MB)
             omitted.append(f)
     return shown, omitted
 

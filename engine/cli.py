@@ -185,14 +185,20 @@ def cmd_check(args: argparse.Namespace) -> int:
     else:
         for a, f in findings:
             print(format_finding(a, f, github=fmt == "github"))
-    # Counted with those past the first thousand of their kind in a file (listed by number only).
-    every = [f for _, f in findings] + [f for a in results for f in a.omitted]
-    errors = sum(1 for f in every if f.severity == "error")
-    warnings = sum(1 for f in every if f.severity == "warning")
+    # Counted with those past the first thousand of their kind in a file (the last listed says how many).
+    errors = sum(len(a.errors) for a in results)
+    warnings = sum(1 + _more(f) for _, f in findings if f.severity == "warning")
+    total = sum(1 + _more(f) for _, f in findings)
     if not args.quiet and fmt in ("concise", "full"):
         print(f"{len(results):,} eval file(s) checked: {errors:,} error(s), {warnings:,} warning(s), "
-              f"{len(every) - errors - warnings:,} note(s)", file=sys.stderr)
+              f"{total - errors - warnings:,} note(s)", file=sys.stderr)
     return 1 if errors or (args.strict and warnings) else 0
+
+
+def _more(f: Finding) -> int:
+    """How many more of its kind a finding stands for (analysis.capped)."""
+    more = f.extra.get("more", 0)
+    return more if isinstance(more, int) else 0
 
 
 def _check_one(path: Path, models_dir: Path | None) -> Analysis:

@@ -30,7 +30,7 @@ def test_a_million_kind_of_file_shows_each_kind_once_per_thousand(tmp_path):
         assert (last.span.start_line, last.span.start_col) > (of_kind[-2].span.start_line, of_kind[-2].span.start_col)
         assert all("more" not in f.extra for f in of_kind[:-1])
         assert text_at(a.text, last.span) == "a:b"
-    assert len(a.omitted) == 2 * n - 1 - 2 * (LIMIT + 1)
+    assert a.omitted == []  # notes and warnings past the cap are counted, not kept
 
 
 def text_at(text: str, span) -> str:
@@ -87,3 +87,16 @@ def test_check_lists_the_capped_findings_and_counts_them_all(tmp_path, capsys):
     lines = [line for line in out.splitlines() if "unknown-function" in line]
     assert len(lines) == LIMIT + 1 and "and 499 more 'unknown-function' findings" in lines[-1]
     assert f"{LIMIT + 500:,} error(s)" in err
+
+
+def test_warnings_past_the_cap_are_counted_not_kept(tmp_path, capsys):
+    from evalspec.cli import main
+
+    n = LIMIT * 2
+    path = tmp_path / "m.yml"
+    path.write_text(flow_models(n))
+    a = analyze(path.read_text(), path)
+    assert a.omitted == []  # unknown providers are notes and duplicates warnings: only counted
+    assert main(["check", "--format", "concise", str(path)]) == 0
+    err = capsys.readouterr().err
+    assert f"0 error(s), {n - 1:,} warning(s), {n:,} note(s)" in err
