@@ -187,7 +187,7 @@ def capped(findings: list[Finding], limit: int = MAX_PER_KIND) -> tuple[list[Fin
             more = counts[key] - k
             where = "this file" if f.path is None else "that file"
             shown.append(dataclasses.replace(
-                f, message=f"{f.message} (and {more:,} more '{f.code}' findings after this one in {where}, "
+                f, message=f"{f.message} (and {more:,} more '{f.code}' finding{'s' if more > 1 else ''} after this one in {where}, "
                            f"not listed: only the first {k:,} of each kind are)", extra={**f.extra, "more": more}))
         elif f.severity == "error":  # the others are only counted (a million of them took 400 MB)
             omitted.append(f)

@@ -100,3 +100,9 @@ def test_warnings_past_the_cap_are_counted_not_kept(tmp_path, capsys):
     assert main(["check", "--format", "concise", str(path)]) == 0
     err = capsys.readouterr().err
     assert f"0 error(s), {n - 1:,} warning(s), {n:,} note(s)" in err
+
+
+def test_one_more(tmp_path):
+    a = analyze(flow_models(LIMIT + 2), tmp_path / "m.yml")
+    [last] = [f for f in a.findings if f.code == "unknown-provider" and "more" in f.extra]
+    assert last.extra["more"] == 1 and "(and 1 more 'unknown-provider' finding after this one" in last.message
