@@ -5,7 +5,7 @@
 --   EVALSPEC_PYTHON   the Python that has evalspec installed (the server runs as `python -m evalspec_lsp`)
 --   EVALSPEC_NVIM_FILE  the blueprint to open
 --   EVALSPEC_NVIM_OUT   where to write the results
---   EVALSPEC_NVIM_TIMEOUT_MS  the hard limit (default 40000)
+--   EVALSPEC_NVIM_TIMEOUT_MS  the hard limit (default 150000)
 
 vim.opt.runtimepath:prepend(os.getenv("EVALSPEC_PLUGIN"))
 vim.opt.swapfile = false

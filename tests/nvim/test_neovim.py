@@ -41,7 +41,7 @@ def run_neovim(tmp_path: Path) -> dict:
         "EVALSPEC_PYTHON": sys.executable,
         "EVALSPEC_NVIM_FILE": str(blueprint),
         "EVALSPEC_NVIM_OUT": str(out),
-        "EVALSPEC_NVIM_TIMEOUT_MS": "40000",
+        "EVALSPEC_NVIM_TIMEOUT_MS": "150000",
         "EVALSPEC_NVIM_RESULTS": str(tmp_path / "results"),
         # Keep Neovim away from the user's configuration, state and logs.
         "XDG_CONFIG_HOME": str(home / "config"),
@@ -112,7 +112,7 @@ def run_session(tmp_path: Path, blueprint: Path, session: str) -> dict:
         "EVALSPEC_NVIM_FILE": str(blueprint),
         "EVALSPEC_NVIM_OUT": str(out),
         "EVALSPEC_NVIM_SESSION": session,
-        "EVALSPEC_NVIM_TIMEOUT_MS": "70000",
+        "EVALSPEC_NVIM_TIMEOUT_MS": "270000",
         "EVALSPEC_NVIM_RESULTS": str(tmp_path / "results"),
         "XDG_CONFIG_HOME": str(home / "config"),
         "XDG_DATA_HOME": str(home / "data"),
