@@ -15,8 +15,9 @@ with hooks around the stages. Linux's peak RSS (VmHWM) is reset at the start of 
     report       report.html (reads the results file back)
 
 usage: run_memory.py [--format weval|agentv] [--prompts N] [--no-report] [--tracemalloc]
-(--tracemalloc also prints the top allocation sites alive after the cells stage: slow, big runs only
-with patience.)
+(--tracemalloc also prints, at the end of each stage, the memory traced as alive and its top allocation
+sites, MEM_TOP of them (default 15) grouped by MEM_GROUP (lineno, default, or filename, traceback): slow,
+big runs only with patience.)
 """
 
 from __future__ import annotations
@@ -62,21 +63,34 @@ class Stages:
         self.t0 = time.perf_counter()
         self.rows: list[tuple[str, float, float, float]] = []
         self.current = "start"
+        self.snapshot = False
 
     def enter(self, name: str) -> None:
+        if self.current and self.current != "start" and self.snapshot:
+            _top_allocations(f"alive at the end of the {self.current} stage")
         self.close()
         self.current = name
         self.t0 = time.perf_counter()
         reset_peak()
+        if self.snapshot:
+            import tracemalloc
+
+            tracemalloc.reset_peak()
 
     def close(self) -> None:
         if self.current:
             cur, peak = rss_mb()
             self.rows.append((self.current, time.perf_counter() - self.t0, peak, cur))
+            if self.snapshot and self.current != "start":
+                import tracemalloc
+
+                traced, traced_peak = tracemalloc.get_traced_memory()
+                print(f"{self.current}: traced peak {traced_peak / 2**20:.1f} MB, {traced / 2**20:.1f} MB at its end",
+                      file=sys.stderr)
             self.current = ""
 
 
-def hook(stages: Stages, fmt: str, snapshot: bool) -> None:
+def hook(stages: Stages, fmt: str) -> None:
     """Wrap the stage boundaries (module attributes the CLI and runners look up when called)."""
     import evalspec.analysis as analysis
     import evalspec.run.cli as run_cli
@@ -103,8 +117,6 @@ def hook(stages: Stages, fmt: str, snapshot: bool) -> None:
         inner_cmp = wr.comparison_object
 
         def cmp(*a: Any, **kw: Any) -> Any:
-            if snapshot:
-                _top_allocations()
             stages.enter("comparison")
             out = inner_cmp(*a, **kw)
             stages.enter("write")
@@ -117,8 +129,6 @@ def hook(stages: Stages, fmt: str, snapshot: bool) -> None:
         inner_write = ar.AgentvWriter.write
 
         def write(self: Any, order: Any, **kw: Any) -> Any:
-            if snapshot:
-                _top_allocations()
             stages.enter("write")
             return inner_write(self, order, **kw)
 
@@ -135,14 +145,15 @@ def hook(stages: Stages, fmt: str, snapshot: bool) -> None:
     run_cli.write_report_beside = report
 
 
-def _top_allocations() -> None:
+def _top_allocations(when: str) -> None:
     import tracemalloc
 
     if not tracemalloc.is_tracing():
         return
     snap = tracemalloc.take_snapshot()
-    print("top allocation sites alive after the cells:", file=sys.stderr)
-    for stat in snap.statistics(os.environ.get("MEM_GROUP", "lineno"))[:25]:
+    total = sum(stat.size for stat in snap.statistics("filename"))
+    print(f"{when}: {total / 2**20:.1f} MB traced; the top allocation sites:", file=sys.stderr)
+    for stat in snap.statistics(os.environ.get("MEM_GROUP", "lineno"))[:int(os.environ.get("MEM_TOP", "15"))]:
         print(f"  {stat.size / 2**20:8.1f} MB {stat.count:9,} blocks  {stat.traceback}", file=sys.stderr)
 
 
@@ -170,7 +181,8 @@ def main() -> int:
 
             tracemalloc.start()
         stages = Stages()
-        hook(stages, args.format, args.tracemalloc)
+        stages.snapshot = args.tracemalloc
+        hook(stages, args.format)
         from evalspec.cli import main as cli
 
         out = Path("/dev/shm") if Path("/dev/shm").is_dir() else work

@@ -147,3 +147,29 @@ def test_an_analysis_leaves_no_reference_cycles_behind() -> None:
         gc.enable()
     assert analysis.blueprint is not None and len(analysis.blueprint.prompts) == 300 and not analysis.errors
     assert found < 100  # before: 3,600
+
+
+def test_the_file_text_goes_with_the_analysis_without_the_collector(tmp_path: Path) -> None:
+    """`evalspec run` drops its analysis once the plan is made: the file's text and lines (~60 MB for a
+    100,000-prompt blueprint) must go then by reference counting alone, since the collector is off. The
+    streamed list's items held the ParsedFile that held them (a cycle): the text lived for the whole run."""
+    import weakref
+
+    from evalspec.analysis import analyze_file
+    from evalspec.run.options import RunOptions
+    from evalspec.run.plan import plan_for
+
+    path = tmp_path / "b.weval.yml"
+    path.write_text(_blueprint(50).replace("models: [echo]", "models: [openai:m]"), encoding="utf-8")
+    gc.collect()
+    gc.disable()
+    try:
+        analysis = analyze_file(path, env={})
+        assert analysis.parsed.streamed or isinstance(analysis.parsed.documents[1].root.items, LazyItems)  # type: ignore[union-attr]
+        parsed, whole = weakref.ref(analysis.parsed), weakref.ref(analysis)
+        plan = plan_for(analysis, RunOptions(output=tmp_path / "out", env={}))
+        del analysis
+        assert whole() is None and parsed() is None
+        assert len(plan.tasks) == 50
+    finally:
+        gc.enable()
