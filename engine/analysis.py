@@ -215,6 +215,7 @@ def analyze_file(path: str | Path, **kw: Any) -> Analysis:
         a.findings = [Finding("unreadable", Severity.ERROR, f"Cannot read the file: {exc.strerror}", Span(0, 0, 0, 0))]
         return a
     text = raw.decode("utf-8", errors="replace")
+    del raw, read  # the bytes are not needed again (16 MB for a 100,000-prompt blueprint)
     kw.setdefault("streamed", True)
     return analyze(text, p, **kw)
 

@@ -26,6 +26,7 @@ import yaml
 
 from .findings import Edit, Finding, Findings, Fix, Related, Span
 from .jsonio import bounded_int
+from .text_lines import Lines
 from .yielding import yield_point
 
 try:  # libyaml; the pure-Python parser is the same API, only slower
@@ -47,6 +48,9 @@ MAX_BYTES = 4 * 1024 * 1024  # an editor buffer: what the language server analys
 # 16 MB. The parse is bounded by nodes too (MAX_DEPTH, MAX_EXPANDED_NODES per document), so memory
 # grows with the file's nodes and no further: about 55 bytes of memory per byte of a typical blueprint.
 MAX_FILE_BYTES = 32 * 1024 * 1024
+# From this size (characters) a streamed parse keeps the text's lines as offsets, not strings (text_lines.py):
+# each read then costs a slice, which a 2,000-prompt blueprint (~0.3 MB) is spared.
+LINES_AS_OFFSETS_FROM = 1 << 20
 MAX_DEPTH = 200
 MAX_EXPANDED_NODES = 1_000_000  # what a document's aliases may stand for, expanded
 
@@ -285,7 +289,11 @@ def parse_yaml(text: str, cache: ChunkCache | None = None, *, max_bytes: int = M
         # libyaml refuses the whole text. Each becomes U+FFFD, one code point for one (and as many UTF-8
         # and UTF-16 units), so every position stays where it was.
         text = _SURROGATE.sub("\ufffd", text)
-    parsed = ParsedFile(text=text, lines=text.split("\n"), streamed=streamed and cache is None)
+    streamed = streamed and cache is None
+    # A streamed parse of a big file keeps its lines as offsets into the text (text_lines.py: 42 MB as
+    # strings for a 100,000-prompt blueprint); LazyItems reads like the list it stands for, so does Lines.
+    lines = cast(list[str], Lines(text)) if streamed and len(text) >= LINES_AS_OFFSETS_FROM else text.split("\n")
+    parsed = ParsedFile(text=text, lines=lines, streamed=streamed)
     if surrogates is not None:
         line = text.count("\n", 0, surrogates.start())
         col = surrogates.start() - (text.rfind("\n", 0, surrogates.start()) + 1)

@@ -12,8 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from evalspec import source
 from evalspec.analysis import Analysis, analyze
 from evalspec.source import LazyItems, parse_yaml
+from evalspec.text_lines import Lines
 
 from .conftest import CORPUS
 
@@ -41,6 +43,17 @@ def test_real_files_analyse_the_same_streamed(path: Path) -> None:
     _same(analyze(text, path, env={}), analyze(text, path, env={}, streamed=True))
 
 
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_real_files_analyse_the_same_with_lines_as_offsets(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A streamed parse of a big file keeps its lines as offsets into the text (text_lines.Lines): with the
+    size from which it does so at 0, every file's streamed analysis is still the full one."""
+    monkeypatch.setattr(source, "LINES_AS_OFFSETS_FROM", 0)
+    text = path.read_text(encoding="utf-8", errors="replace")
+    streamed = analyze(text, path, env={}, streamed=True)
+    assert isinstance(streamed.parsed.lines, Lines) and streamed.parsed.lines == text.split("\n")
+    _same(analyze(text, path, env={}), streamed)
+
+
 BROKEN = [
     # a syntax error in the middle item, a duplicate id, a prompt that is not a mapping, a bad point
     "title: t\nmodels: [echo]\n---\n- id: a\n  prompt: one\n- id: b\n  prompt: [unclosed\n- id: a\n  prompt: x\n"
@@ -59,8 +72,11 @@ BROKEN = [
 ]
 
 
+@pytest.mark.parametrize("offsets", [False, True], ids=["lines", "offsets"])
 @pytest.mark.parametrize("text", BROKEN)
-def test_broken_blueprints_analyse_the_same_streamed(text: str) -> None:
+def test_broken_blueprints_analyse_the_same_streamed(text: str, offsets: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    if offsets:
+        monkeypatch.setattr(source, "LINES_AS_OFFSETS_FROM", 0)
     _same(analyze(text, "b.weval.yml"), analyze(text, "b.weval.yml", streamed=True))
 
 
