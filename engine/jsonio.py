@@ -66,6 +66,12 @@ def dumps_bytes(value: Any) -> bytes:
         return _fallback(_clean(value)).encode("ascii")
 
 
+def dumps_orjson(value: Any) -> bytes:
+    """`dumps_bytes` for what orjson encodes; raises TypeError for the rest (a caller that encodes a value in
+    pieces then encodes it whole with `dumps_bytes`, whose fallback writes every string with ASCII escapes)."""
+    return orjson.dumps(value, option=_OPTIONS)
+
+
 def dumps(value: Any) -> str:
     """`dumps_bytes` as text."""
     return dumps_bytes(value).decode("utf-8")

@@ -91,7 +91,7 @@ def write_report(paths: Sequence[str | Path], output: Path | None = None, *, fmt
 
         with gc_paused():  # (see build_report)
             found, diff = _runs(paths, runs, analyses)
-            write_stream(out, (piece.encode("utf-8") for piece in html_pieces(found, diff)))
+            write_stream(out, html_pieces(found, diff))
         return out
     text = build_report(paths, fmt=fmt, runs=runs, analyses=analyses)
     write_atomic(out, text.encode("utf-8"))

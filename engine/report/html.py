@@ -24,8 +24,9 @@ from importlib import resources
 from typing import IO, Any
 
 from ..jsonio import dumps_bytes
-from ..providers.redact import redact
+from ..providers.redact import redact, redact_bytes
 from .diff import RunDiff
+from .json_pieces import EncodedList, pieces, plain
 from .model import ERROR, NOT_SCORED, PENDING, CellResult, Item, ModelStats, Point, RunResults
 from .spool import SpooledItems
 
@@ -185,10 +186,14 @@ def _page(runs: list[RunResults], diff: RunDiff | None, detail: Callable[[dict[s
     chunks = max(1, -(-len(items) // CHUNK))
     # a big file's items are made when read: their snippets are taken below, with each chunk's items
     spooled = isinstance(items, SpooledItems)
+    # the lists that grow with the run are kept as JSON (json_pieces.py: ~25 MB as objects at 100,000 cells)
+    ids, snippets = EncodedList(), EncodedList()
+    ids.extend(item_ids if spooled else (i.id for i in items))
+    if not spooled:
+        snippets.extend(_snippet(i.messages) for i in items)
     main: dict[str, Any] = {
         "v": 1, "mode": "diff" if diff is not None else "single", "models": models,
-        "items": list(item_ids) if spooled else [i.id for i in items],
-        "snippets": [] if spooled else [_snippet(i.messages) for i in items],
+        "items": ids, "snippets": snippets,
         "runs": [], "scores": [], "flags": [], "chunk": CHUNK, "chunks": chunks,
         "systems": runs[-1].system_prompts, "why": [], "whyText": [],
     }
@@ -197,9 +202,7 @@ def _page(runs: list[RunResults], diff: RunDiff | None, detail: Callable[[dict[s
     why = Strings()
     why_ref = why.ref
     for n, run in enumerate(runs):
-        scores: list[float | None] = []
-        flags: list[int] = []
-        reasons: list[int] = []
+        scores, flags, reasons = EncodedList(), EncodedList(), EncodedList()
         # a single run: its summaries and histograms are counted here, from the cells the page reads anyway
         tally = _Tally(models) if diff is None and len(runs) == 1 and len(set(models)) == len(models) else None
         for c in range(chunks):
@@ -223,7 +226,7 @@ def _page(runs: list[RunResults], diff: RunDiff | None, detail: Callable[[dict[s
                 chunk_items = items[c * CHUNK:(c + 1) * CHUNK]
                 block["items"] = [[i.messages, i.description, i.ideal] for i in chunk_items]
                 if spooled:
-                    main["snippets"] += [_snippet(i.messages) for i in chunk_items]
+                    snippets.extend(_snippet(i.messages) for i in chunk_items)
             detail(block)
         main["scores"].append(scores)
         main["flags"].append(flags)
@@ -238,14 +241,27 @@ def _page(runs: list[RunResults], diff: RunDiff | None, detail: Callable[[dict[s
     return main
 
 
-def _json_block(block_id: str, value: Any) -> str:
-    data = dumps_bytes(value).decode("utf-8")
-    data = redact(data)
-    # `<` `>` `&` only ever occur inside JSON strings, so escaping them byte-wise keeps the JSON valid
-    # and makes `</script>` and `<!--` impossible inside the block.
-    data = (data.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
-    return f'<script type="application/json" id="{block_id}">{data}</script>'
+def _json_block(block_id: str, value: Any) -> bytes:
+    """A `<script type="application/json">` block of `value`, UTF-8."""
+    return b"".join(_json_block_pieces(block_id, value))
+
+
+def _json_block_pieces(block_id: str, value: Any) -> Iterator[bytes]:
+    """`_json_block` in pieces: a value holding EncodedLists (the small block) is encoded a piece at a time
+    (each piece holds whole JSON values, so it is masked and escaped on its own)."""
+    found = pieces(value)
+    if found is None:  # a value orjson refuses: the whole value, with the standard library's fallback
+        found = [dumps_bytes(plain(value))]
+    yield f'<script type="application/json" id="{block_id}">'.encode()
+    for piece in found:
+        # `<` `>` `&` only ever occur inside JSON strings, so escaping them byte-wise keeps the JSON valid
+        # and makes `</script>` and `<!--` impossible inside the block.
+        yield (redact_bytes(piece).replace(b"<", b"\\u003c").replace(b">", b"\\u003e").replace(b"&", b"\\u0026")
+               .replace(_LS, b"\\u2028").replace(_PS, b"\\u2029"))
+    yield b"</script>"
+
+
+_LS, _PS = "\u2028".encode(), "\u2029".encode()  # line and paragraph separators, as UTF-8
 
 
 def _asset(name: str) -> str:
@@ -253,12 +269,12 @@ def _asset(name: str) -> str:
 
 
 def render_html(runs: list[RunResults], diff: RunDiff | None = None) -> str:
-    return "".join(html_pieces(runs, diff))
+    return b"".join(html_pieces(runs, diff)).decode("utf-8")
 
 
-def html_pieces(runs: list[RunResults], diff: RunDiff | None = None) -> Iterator[str]:
-    """The page in pieces (`render_html` joined): written a piece at a time, it is never one string and
-    its encoded copy in memory. The details blocks are encoded as they are made."""
+def html_pieces(runs: list[RunResults], diff: RunDiff | None = None) -> Iterator[bytes]:
+    """The page in pieces, UTF-8 (`render_html` joined): written a piece at a time, it is never one string
+    and its encoded copy in memory. The details blocks are encoded as they are made."""
     blocks = _Blocks()
     main = _page(runs, diff, lambda d: blocks.add(_json_block(f"evalspec-details-{d['run']}-{d['chunk']}", d)))
     script = _asset("page.js")
@@ -282,13 +298,14 @@ def html_pieces(runs: list[RunResults], diff: RunDiff | None = None) -> Iterator
         '<noscript><p class="noscript">This report needs JavaScript to show the results (it runs only the '
         "page's own script; nothing is fetched).</p></noscript>",
         '<div id="app" aria-busy="true"></div>',
-        _json_block("evalspec-data", main),
-        f"<script>{script}</script>",
         "",
-    ])
+    ]).encode("utf-8")
+    yield from _json_block_pieces("evalspec-data", main)
+    yield f"\n<script>{script}</script>\n".encode()
     for block in blocks.taken():
-        yield block + "\n"
-    yield "</body></html>\n"
+        yield block
+        yield b"\n"
+    yield b"</body></html>\n"
 
 
 class _Blocks:
@@ -298,12 +315,12 @@ class _Blocks:
     HELD_BYTES = 8 << 20
 
     def __init__(self) -> None:
-        self._held: list[str] = []
+        self._held: list[bytes] = []
         self._size = 0
         self._file: IO[bytes] | None = None
         self._sizes: list[int] = []
 
-    def add(self, block: str) -> None:
+    def add(self, block: bytes) -> None:
         if self._file is None:
             self._held.append(block)
             self._size += len(block)
@@ -317,13 +334,12 @@ class _Blocks:
             return
         self._write(block)
 
-    def _write(self, block: str) -> None:
+    def _write(self, block: bytes) -> None:
         assert self._file is not None
-        data = block.encode("utf-8", "surrogatepass")
-        self._file.write(data)
-        self._sizes.append(len(data))
+        self._file.write(block)
+        self._sizes.append(len(block))
 
-    def taken(self) -> Iterator[str]:
+    def taken(self) -> Iterator[bytes]:
         """Each block in order, let go as it is handed out."""
         if self._file is None:
             self._held.reverse()
@@ -333,7 +349,7 @@ class _Blocks:
         with self._file as f:
             f.seek(0)
             for size in self._sizes:
-                yield f.read(size).decode("utf-8", "surrogatepass")
+                yield f.read(size)
 
 
 def _text(value: str) -> str:
