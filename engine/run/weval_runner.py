@@ -73,7 +73,9 @@ class WevalRun:
         self.calls.spend = self.cost.spend
         self.journal: Journal | None = None
         self.held = HeldRecords()  # journal records of this step, written together
-        self.scores: dict[Cell, tuple[float | None, str | None]] = {}
+        # each cell's score (its verdict follows from it: verdict_for); the cell is the task's own object,
+        # so a cell costs this dict one entry (a (score, verdict) tuple a cell was ~6 MB at 100,000 cells)
+        self.scores: dict[Cell, float | None] = {}
         self.failed: set[Cell] = set()
         self.not_run: set[Cell] = set()  # cells a cost cap kept from starting (also in `failed`)
         self.resumed_cells = 0
@@ -235,9 +237,8 @@ class WevalRun:
         if kp and kp.points:
             self.writer.key_points(cell.item, list(kp.points))
         score = done.score
-        verdict = verdict_for(score)
-        self.scores[cell] = (score, verdict)
-        self.emit(Scored(cell, score, verdict, result, resumed=True))
+        self.scores[task.cell] = score
+        self.emit(Scored(cell, score, verdict_for(score), result, resumed=True))
 
     def _fail(self, task: WevalTask, message: str, kind: str, *, resumed: bool = False) -> None:
         cell = task.cell
@@ -313,7 +314,7 @@ class WevalRun:
         self.cost.release(cell)
         self.writer.scored(cell, result)
         verdict = verdict_for(score)
-        self.scores[cell] = (score, verdict)
+        self.scores[cell] = score
         assert self.journal is not None
         self.held.hold(CellScore(cell, score, verdict, result))
         self.held.flush()
@@ -324,14 +325,14 @@ class WevalRun:
         rows: list[ModelSummary] = []
         for model in self.plan.effective_models:
             cells = [t.cell for t in self.plan.tasks if t.cell.model == model]
-            scored = [self.scores[c][0] for c in cells if c in self.scores and self.scores[c][0] is not None]
-            verdicts = [self.scores[c][1] for c in cells if c in self.scores]
+            scored = [self.scores[c] for c in cells if c in self.scores and self.scores[c] is not None]
+            verdicts = [verdict_for(self.scores[c]) for c in cells if c in self.scores]
             rows.append(ModelSummary(
                 model=model, cells=len(cells), scored=len(scored),
                 mean=sum(scored) / len(scored) if scored else None,  # type: ignore[arg-type]
                 passed=verdicts.count("pass"), borderline=verdicts.count("borderline"),
                 failed=verdicts.count("fail"), not_scored=sum(1 for c in cells if (c in self.scores
-                                                              and self.scores[c][0] is None) or c in self.not_run),
+                                                              and self.scores[c] is None) or c in self.not_run),
                 errors=sum(1 for c in cells if c in self.failed and c not in self.not_run)))
         notes = []
         if not self.plan.eval_methods:

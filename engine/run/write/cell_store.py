@@ -39,9 +39,11 @@ class CellStore:
         self.most_held = 0  # the most cells held at once (tests check the bound)
         self.spilled_cells = 0
 
-    def set(self, item: str, model: str, fields: Fields) -> None:
-        """Record fields of a cell (each replaces the field's earlier value)."""
-        key = (item, model)
+    def set(self, item: str, model: str, fields: Fields, key: tuple[str, str] | None = None) -> None:
+        """Record fields of a cell (each replaces the field's earlier value). `key`: `(item, model)` as an
+        object the caller keeps anyway (a run's Cell), so the store does not hold a tuple of its own a cell."""
+        if key is None:
+            key = (item, model)
         cell = self._held.get(key)
         if cell is None:
             cell = self._read(key) or {}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -51,9 +52,12 @@ class LazyMap(Mapping[str, Any]):
     kept: a results file's per-prompt maps, written without ever being whole in memory. Written only
     through `pretty_chunks` / `compact_chunks` (orjson does not know it)."""
 
-    def __init__(self, keys: Sequence[str], value: Callable[[str], Any]) -> None:
+    def __init__(self, keys: Sequence[str], value: Callable[[str], Any],
+                 index: Mapping[str, Any] | AbstractSet[str] | None = None) -> None:
+        """`index`: the keys as a set or mapping, when the caller has one (several maps of the same keys
+        share it: one made per map was ~4 MB each at 100,000 prompts); else made on the first lookup."""
         self._keys = keys
-        self._index: frozenset[str] | None = None
+        self._index: Mapping[str, Any] | AbstractSet[str] | None = index
         self._value = value
 
     def __getitem__(self, key: str) -> Any:

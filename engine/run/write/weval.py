@@ -37,7 +37,7 @@ class WevalWriter:
     def answered(self, task: WevalTask, final: str, history: History) -> None:
         """A cell's answer (its final turn) and the whole exchange."""
         cell = task.cell
-        self.results.record(cell.item, cell.model, response=final,
+        self.results.record(cell.item, cell.model, cell=cell, response=final,
                             history=[{"role": r, "content": c} for r, c, _ in history])
         self.results.system_prompts[cell.model] = task.system
 
@@ -53,15 +53,15 @@ class WevalWriter:
         history.append({"role": "assistant", "content": marked})
         self.results.system_prompts[cell.model] = task.system
         if self.coverage:
-            self.results.record(cell.item, cell.model, response=marked, history=history, coverage={
+            self.results.record(cell.item, cell.model, cell=cell, response=marked, history=history, coverage={
                 "error": message[:1].upper() + message[1:] if not_run else f"Generation failed: {message}"})
         else:
-            self.results.record(cell.item, cell.model, response=marked, history=history)
+            self.results.record(cell.item, cell.model, cell=cell, response=marked, history=history)
 
     def scored(self, cell: Cell, result: dict[str, Any]) -> None:
         """A cell's coverage result (nothing for an empty one)."""
         if result and self.coverage:
-            self.results.record(cell.item, cell.model, coverage=result)
+            self.results.record(cell.item, cell.model, cell=cell, coverage=result)
 
     def key_points(self, prompt_id: str, points: list[str]) -> None:
         self.results.key_points[prompt_id] = points

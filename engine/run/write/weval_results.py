@@ -47,11 +47,12 @@ class WevalResults:
 
         self._last: tuple[str, dict[str, dict[str, Any]]] | None = None  # the prompt read last, its cells
 
-    def record(self, item: str, model: str, **fields: Any) -> None:
-        """A cell's fields: `response` (its final answer or error marker), `history`, `coverage`."""
+    def record(self, item: str, model: str, *, cell: tuple[str, str] | None = None, **fields: Any) -> None:
+        """A cell's fields: `response` (its final answer or error marker), `history`, `coverage`. `cell`:
+        the run's Cell of (item, model), kept by the store as its key."""
         self.models.setdefault(model)
         self._last = None
-        self.cells.set(item, model, fields)
+        self.cells.set(item, model, fields, cell)
 
     def field(self, item: str, name: str) -> dict[str, Any]:
         """One field of each of the prompt's cells that has it: model → value."""
@@ -211,14 +212,14 @@ def comparison_object(*, bp: Blueprint, models: list[str], prompts: Sequence[Pro
     # blueprint's were ~500 MB)
     by_id = {pid: n for n, pid in enumerate(prompt_ids(prompts))}
     ids = list(by_id)
-    final_responses = LazyMap(ids, lambda pid: ordered(responses_row(prompts[by_id[pid]], results)))
+    final_responses = LazyMap(ids, lambda pid: ordered(responses_row(prompts[by_id[pid]], results)), by_id)
     eff = sorted(set(effective_models) | ({IDEAL_MODEL_ID} if has_ideal else set()))
     evaluation: dict[str, Any] = {}
     if "embedding" in eval_methods:
         evaluation["similarityMatrix"] = results.similarity or {}
         evaluation["perPromptSimilarities"] = results.per_prompt_similarity or {}
     if "llm-coverage" in eval_methods:
-        evaluation["llmCoverageScores"] = LazyMap(ids, lambda pid: ordered(results.field(pid, "coverage")))
+        evaluation["llmCoverageScores"] = LazyMap(ids, lambda pid: ordered(results.field(pid, "coverage")), by_id)
     out: dict[str, Any] = {
         "configId": bp.id,
         "configTitle": bp.title,
@@ -240,12 +241,12 @@ def comparison_object(*, bp: Blueprint, models: list[str], prompts: Sequence[Pro
         "effectiveModels": eff,
         "modelSystemPrompts": ordered(results.system_prompts),
         "promptIds": sorted(ids),
-        "promptContexts": LazyMap(ids, lambda pid: prompt_context(prompts[by_id[pid]])),
+        "promptContexts": LazyMap(ids, lambda pid: prompt_context(prompts[by_id[pid]]), by_id),
     })
     if results.key_points:
         out["extractedKeyPoints"] = {pid: results.key_points[pid] for pid in ids if pid in results.key_points}
     out["allFinalAssistantResponses"] = final_responses
-    out["fullConversationHistories"] = LazyMap(ids, lambda pid: ordered(results.field(pid, "history")))
+    out["fullConversationHistories"] = LazyMap(ids, lambda pid: ordered(results.field(pid, "history")), by_id)
     out["evaluationResults"] = evaluation
     if results.errors:
         order = by_id
