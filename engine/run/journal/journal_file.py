@@ -227,4 +227,4 @@ def run_header(plan: Any, options: Any) -> dict[str, Any]:
     fp): the file (absolute, for an editor looking for its results: engine/ide/run_history.py), the
     selection, and the fingerprints of the items run (run/plan/items.py)."""
     return {"path": os.path.abspath(plan.path), "select": tuple(options.select),
-            "fp": dict(getattr(plan, "fingerprints", {}))}
+            "fp": dict(getattr(plan, "fingerprints", {}).items())}

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -71,7 +72,7 @@ class AgentvPlan:
     warnings: list[str] = field(default_factory=list)
     replay: Any = None  # a ReplaySource when the model is `replay:<file>`
     prices: Any = None  # the PriceTable (pricing.py): shipped prices + --prices / $EVALSPEC_PRICES
-    fingerprints: dict[str, str] = field(default_factory=dict)  # item id -> its text's (plan/items.py)
+    fingerprints: Mapping[str, str] = field(default_factory=dict)  # item id -> its text's (plan/items.py)
     shard: Shard | None = None  # --shard: tests and tasks hold this shard's share only (plan/shard.py)
     all_items: list[str] = field(default_factory=list)  # every selected test id, in order, before sharding
     source_digest: str = ""  # of the suite's files (shard manifests compare it)

@@ -11,7 +11,7 @@ from ...analysis import Analysis
 from ...detect import FileKind
 from ..options import RunOptions
 from .error import PlanError
-from .items import fingerprints
+from .items import planned_fingerprints
 
 if TYPE_CHECKING:
     from .agentv import AgentvPlan
@@ -48,7 +48,7 @@ def plan_for(analysis: Analysis, options: RunOptions) -> Plan:
         raise PlanError(f"{path}: not a Weval blueprint or an AgentV eval file (nothing to run)")
     # The journal keeps them, so an editor opening the file later knows which results are older than the text.
     planned = {t.cell.item for t in plan.tasks}
-    plan.fingerprints = {k: v for k, v in fingerprints(analysis).items() if k in planned}
+    plan.fingerprints = planned_fingerprints(analysis, planned)
     if plan.shard is not None:
         from .shard import source_digest
 

@@ -9,7 +9,7 @@ null), else the header's.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -77,7 +77,7 @@ class WevalPlan:
     concurrency: int
     replay: Any = None  # a ReplaySource when the model is `replay:<file>`
     warnings: list[str] = field(default_factory=list)
-    fingerprints: dict[str, str] = field(default_factory=dict)  # item id -> its text's (plan/items.py)
+    fingerprints: Mapping[str, str] = field(default_factory=dict)  # item id -> its text's (plan/items.py)
     prices: Any = None  # the PriceTable (pricing.py): shipped prices + --prices / $EVALSPEC_PRICES
     shard: Shard | None = None  # --shard: prompts and tasks hold this shard's share only (plan/shard.py)
     all_items: list[str] = field(default_factory=list)  # every selected prompt id, in order, before sharding

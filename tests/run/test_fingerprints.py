@@ -1,0 +1,57 @@
+"""A plan's fingerprints (run/items.py): the compact Fingerprints reads as the dict of hexadecimal strings
+it replaced, key for key and in order, repeated ids included; and the journal's header holds exactly that
+dict."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from evalspec.analysis import analyze, analyze_file
+from evalspec.run.plan.items import Fingerprints, fingerprints, planned_fingerprints
+from evalspec.run.journal.journal_file import read_header
+from evalspec.run.options import RunOptions
+from evalspec.run.plan.plan_for import plan_for
+
+
+def _blueprint(n: int) -> str:
+    return "title: t\nmodels: [echo]\n---\n" + "".join(
+        f'- id: p{i}\n  prompt: "q {i}"\n  should:\n    - $contains: "q {i}"\n' for i in range(n))
+
+
+def test_fingerprints_read_as_the_dict() -> None:
+    analysis = analyze(_blueprint(40), "b.weval.yml", env={})
+    whole = fingerprints(analysis)
+    keep = {f"p{i}" for i in range(0, 40, 3)}
+    compact = planned_fingerprints(analysis, keep)
+    expected = {k: v for k, v in whole.items() if k in keep}
+    assert list(compact) == list(expected) and len(compact) == len(expected)
+    assert list(compact.items()) == list(expected.items()) and dict(compact) == expected
+    assert compact["p3"] == expected["p3"] and "p4" not in compact and "p3" in compact
+
+
+def test_a_repeated_id_keeps_its_place_and_takes_the_later_value() -> None:
+    pairs = [("a", b"\x01" * 8), ("b", b"\x02" * 8), ("a", b"\x03" * 8)]
+    expected: dict[str, str] = {}
+    for k, v in pairs:
+        expected[k] = v.hex()
+    assert list(Fingerprints(pairs).items()) == list(expected.items())
+
+
+def test_the_journal_header_holds_the_plans_fingerprints(tmp_path: Path) -> None:
+    path = tmp_path / "b.weval.yml"
+    path.write_text(_blueprint(5), encoding="utf-8")
+    analysis = analyze_file(path, env={})
+    expected = fingerprints(analysis)
+    plan = plan_for(analysis, RunOptions(output=tmp_path / "out", env={}))
+    import asyncio
+
+    from evalspec.run.runner import run
+
+    async def consume() -> None:
+        async for _ in run(plan, RunOptions(output=tmp_path / "out", env={})):
+            pass
+
+    asyncio.run(consume())
+    journal = next((tmp_path / "out").rglob("*.journal.jsonl"))
+    header = read_header(journal)
+    assert header is not None and dict(header.fp) == expected and list(header.fp) == list(expected)
