@@ -7,9 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from evalspec.analysis import analyze, analyze_file
-from evalspec.run.plan.items import Fingerprints, fingerprints, planned_fingerprints
 from evalspec.run.journal.journal_file import read_header
 from evalspec.run.options import RunOptions
+from evalspec.run.plan.items import Fingerprints, fingerprints, planned_fingerprints
 from evalspec.run.plan.plan_for import plan_for
 
 
