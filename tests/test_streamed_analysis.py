@@ -173,7 +173,7 @@ def test_the_file_text_goes_with_the_analysis_without_the_collector(tmp_path: Pa
 
     from evalspec.analysis import analyze_file
     from evalspec.run.options import RunOptions
-    from evalspec.run.plan import plan_for
+    from evalspec.run.plan.plan_for import plan_for
 
     path = tmp_path / "b.weval.yml"
     path.write_text(_blueprint(50).replace("models: [echo]", "models: [openai:m]"), encoding="utf-8")
