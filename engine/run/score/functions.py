@@ -66,6 +66,8 @@ class AssessmentBases:
     """Each point's fixed assessment fields (text, weight, path…), computed once for all models; a
     fresh copy per cell."""
 
+    BOUND = 8192  # points remembered
+
     def __init__(self) -> None:
         self._bases: dict[int, tuple[Point, dict[str, Any]]] = {}
 
@@ -76,7 +78,7 @@ class AssessmentBases:
         key = id(point)
         cached = self._bases.get(key)
         if cached is None or cached[0] is not point:
-            if len(self._bases) >= 8192:  # bounded (a prompt's cells run close together): not a run's worth
+            if len(self._bases) >= self.BOUND:  # bounded (a prompt's cells run close together): not a run's worth
                 self._bases.clear()
             cached = self._bases[key] = (point, base_assessment(point))
         return dict(cached[1])

@@ -159,7 +159,10 @@ def write_json(path: Path, value: Any, *, pretty: bool = False) -> None:
         write_atomic(path, dumps_bytes(value))
 
 
-def write_stream(path: Path, chunks: Iterable[bytes], *, buffer: int = 1 << 20) -> None:
+WRITE_BUFFER = 1 << 20  # bytes gathered before a write
+
+
+def write_stream(path: Path, chunks: Iterable[bytes], *, buffer: int | None = None) -> None:
     """`write_atomic` for data made in pieces: each piece redacted (a piece holds whole JSON strings, so
     a key cannot straddle two), written about `buffer` bytes at a time, renamed into place at the end."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -171,7 +174,7 @@ def write_stream(path: Path, chunks: Iterable[bytes], *, buffer: int = 1 << 20) 
             pending = bytearray()
             for chunk in chunks:
                 pending += redact_bytes(chunk)
-                if len(pending) >= buffer:
+                if len(pending) >= (buffer or WRITE_BUFFER):
                     f.write(pending)
                     pending.clear()
             f.write(pending)

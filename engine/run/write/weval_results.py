@@ -358,6 +358,7 @@ class ArtefactWriter:
 
     BATCH = 64
     BATCHES = 8  # at most BATCH * (BATCHES + 2) values held: the queue, the one filling, the one written
+    MADE = 4096  # folders remembered as made
 
     def __init__(self, root: Path) -> None:
         import queue
@@ -391,7 +392,7 @@ class ArtefactWriter:
                 pass
             except FileNotFoundError:
                 os.makedirs(parent, exist_ok=True)
-            if len(self._made) >= 4096:  # a folder per prompt: remembering every one grew with the run
+            if len(self._made) >= self.MADE:  # a folder per prompt: remembering every one grew with the run
                 self._made.clear()  # (~30 MB at 100,000 prompts); one made already is just made again
             self._made.add(parent)
         fd = create_fresh(path)  # a link planted in the run's folder is replaced, never written through

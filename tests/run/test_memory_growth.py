@@ -1,0 +1,74 @@
+"""What a whole `evalspec run` holds per prompt: the streaming design, measured without timing.
+
+Every bound that keeps a big run's memory flat (cells held before they spill, prompts kept as objects,
+a comparison file read whole, points and folders remembered, values encoded together in the report) is
+lowered to a few dozen, so a run of a few hundred prompts is a big run in miniature. Memory is traced
+(tracemalloc: Python's own allocations, exactly repeatable) over the whole command (check, plan, cells,
+results files, report) at two sizes; the difference per added prompt is what each prompt costs at the
+peak. What is left is bookkeeping: the plan's task and cell, the score, the store's offset, the ids. A
+stage that held every prompt's model, every cell's results, the file's lines as strings, or the report's
+per-cell lists as objects again (each ~0.4-4 KB a prompt) fails here.
+"""
+
+from __future__ import annotations
+
+import gc
+import tracemalloc
+from pathlib import Path
+
+import pytest
+
+from evalspec import json_stream, source, spill_file
+from evalspec.cli import main
+from evalspec.report import html, json_pieces, sources
+from evalspec.run.score.functions import AssessmentBases
+from evalspec.run.write import cell_store, files
+from evalspec.run.write.weval_results import ArtefactWriter
+from evalspec.weval import prompt_store
+
+# Measured 24 Nov (this blueprint shape, the bounds below, 300 and 900 prompts): 1.6-1.8 KB a prompt at
+# the peak (the report's reading of the comparison file and the journal, on top of the run's tasks,
+# scores, offsets and ids); ~3.8 KB before the file's text went with the analysis, its lines were kept
+# as offsets and the report's lists as JSON. Each cell's results held again would add ~3.5 KB, each
+# prompt's model as objects ~4.6 KB.
+MAX_BYTES_PER_PROMPT = 2600
+
+
+def _blueprint(path: Path, n: int) -> Path:
+    lines = ["title: Memory growth", "models: [echo]", "---"]
+    for i in range(n):
+        lines += [f"- id: p{i}", f"  prompt: \"Question {i}: what is the answer number {i}?\"",
+                  "  should:", f"    - $contains: \"answer number {i}\"", "    - $word_count_between: [3, 60]"]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def _peak(tmp_path: Path, n: int) -> int:
+    bp = _blueprint(tmp_path / f"g{n}.weval.yml", n)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        code = main(["run", str(bp), "-o", str(tmp_path / f"out{n}"), "-j", "8"])
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert code == 0
+    assert len(list((tmp_path / f"out{n}").rglob("report.html"))) == 1
+    return peak
+
+
+def test_a_run_holds_little_per_prompt(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    for module, name, bound in ((cell_store, "DEFAULT_BOUND", 16), (prompt_store, "DEFAULT_BOUND", 16),
+                                (prompt_store, "RECENT", 4), (sources, "STREAM_FROM_BYTES", 0),
+                                (source, "LINES_AS_OFFSETS_FROM", 0), (json_pieces, "ENCODE_EVERY", 32),
+                                (html, "CHUNK", 32), (html._Blocks, "HELD_BYTES", 0),
+                                (AssessmentBases, "BOUND", 32), (ArtefactWriter, "MADE", 16),
+                                (files, "WRITE_BUFFER", 4096), (spill_file, "FLUSH_AT", 4096),
+                                (json_stream, "_CHUNK", 4096)):
+        monkeypatch.setattr(module, name, bound)
+    _peak(tmp_path, 20)  # imports and first-use caches, outside what is compared
+    small, large = _peak(tmp_path, 300), _peak(tmp_path, 900)
+    capsys.readouterr()
+    per_prompt = (large - small) / 600
+    assert per_prompt < MAX_BYTES_PER_PROMPT, f"{per_prompt:.0f} bytes a prompt (traced peaks {small:,} and {large:,})"
