@@ -8,7 +8,7 @@ survive the process, not a power cut.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +17,9 @@ from .own_files import open_own
 from .providers.redact import redact_bytes
 
 
-def read_records(path: Path) -> Iterator[dict[str, Any]]:
+def read_records(path: Path, keep: Callable[[bytes], bool] | None = None) -> Iterator[dict[str, Any]]:
     """Every whole JSON object line of `path` (none when it does not exist). Read a line at a time: a
-100,000-cell journal is ~80 MB."""
+100,000-cell journal is ~80 MB. `keep`: only the lines it says yes to are parsed."""
     try:
         f = os.fdopen(open_own(path, os.O_RDONLY), "rb")  # never through a planted link, never a FIFO
     except FileNotFoundError:
@@ -27,7 +27,7 @@ def read_records(path: Path) -> Iterator[dict[str, Any]]:
     with f:
         for raw in f:
             for line in raw.splitlines():  # the lines `bytes.splitlines` makes of the whole file (\r too)
-                if not line.strip():
+                if not line.strip() or (keep is not None and not keep(line)):
                     continue
                 try:
                     rec = loads(line)

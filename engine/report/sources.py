@@ -499,7 +499,7 @@ def _usage_from_journal(run: RunResults, folder: Path) -> None:
                 continue
             _add_usage(cell, rec)
         if run.eval_file is None or "/" not in run.eval_file:
-            header = read_header(journal)
+            header = read_header(journal, fingerprints=False)
             if header is not None and header.file:
                 run.eval_file = header.file
         return
@@ -681,7 +681,7 @@ def _journal_header_beside(results: Path) -> RunHeader | None:
     from ..run.journal.journal_file import read_header
 
     label = results.stem.rsplit("_", 1)[0]
-    return read_header(results.with_name(f"{label}.journal.jsonl"))
+    return read_header(results.with_name(f"{label}.journal.jsonl"), fingerprints=False)
 
 
 def _agentv_from_rows(path: Path, analyses: Analyses | None = None) -> RunResults:

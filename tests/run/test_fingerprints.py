@@ -55,3 +55,27 @@ def test_the_journal_header_holds_the_plans_fingerprints(tmp_path: Path) -> None
     journal = next((tmp_path / "out").rglob("*.journal.jsonl"))
     header = read_header(journal)
     assert header is not None and dict(header.fp) == expected and list(header.fp) == list(expected)
+
+
+def test_a_big_header_is_read_whole_or_without_its_fingerprints(tmp_path: Path) -> None:
+    """A 100,000-prompt run's header line is ~3.5 MB (its fingerprints): it is a header all the same; a
+    report asks for it without the fingerprints, which are then never made."""
+    import dataclasses
+
+    from evalspec.run.events import Cell
+    from evalspec.run.journal.journal_file import Journal, records
+    from evalspec.run.journal.records import Generated, RunHeader
+
+    fp = {f"prompt-{i}": f"{i:016x}" for i in range(60_000)}
+    header = RunHeader(kind="weval", file="/x/b.weval.yml", run_label="abc", started="2026-01-01T00:00:00Z",
+                       path="/x/b.weval.yml", select=("p*",), fp=fp, config_id="b", systems={"m": None})
+    path = tmp_path / "abc.journal.jsonl"
+    with Journal(path, fresh=True) as journal:
+        journal.write(header)
+        journal.write(Generated(Cell("prompt-1", "m"), 0, "an answer", (3, 4), 12.5, False))
+    assert path.stat().st_size > 1 << 20  # (read_header read at most 1 MB of it before)
+    assert read_header(path) == header
+    assert read_header(path, fingerprints=False) == dataclasses.replace(header, fp={})
+    every = list(records(path))
+    assert [r for r in every if isinstance(r, Generated)] == list(records(path, Generated)) != []
+    assert list(records(path, RunHeader)) == [header]
