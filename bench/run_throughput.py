@@ -18,7 +18,8 @@ Sizes: `--prompts 2000,20000,100000` (or `--large`, the same three) measures eac
 blueprint of 100,000 prompts is 16 MB; evalspec check and run read files up to 32 MB). Each timed run's
 own peak RSS is read with wait4(), so every line is that run's; the summary line per size gives the
 median wall, the peak and the memory per prompt, and a last line compares consecutive sizes: how much
-longer the larger one took per prompt (1.0 = time grows linearly). Large sizes run once unless --repeat
+longer the larger one took per prompt, in wall time and in the run's CPU time (1.0 = time grows
+linearly; on a loaded machine the CPU ratio is the one to read). Large sizes run once unless --repeat
 says otherwise. Where a run's memory goes, stage by stage: bench/run_memory.py.
 
 usage: run_throughput.py [--format weval|agentv] [--prompts N[,N…] | --large] [--concurrency C] [--repeat R] [--output-dir DIR] [--profile OUT.prof]
@@ -114,7 +115,7 @@ def _run_measured(cmd: list[str], env: dict[str, str], work: Path) -> tuple[int,
             out.read_text(encoding="utf-8", errors="replace"), err.read_text(encoding="utf-8", errors="replace"))
 
 
-def _measure(args: argparse.Namespace, work: Path, env: dict[str, str], n: int) -> float:
+def _measure(args: argparse.Namespace, work: Path, env: dict[str, str], n: int) -> tuple[float, float]:
     if args.format == "agentv":
         blueprint = work / f"throughput-{n}.eval.yaml"
         write_agentv_suite(blueprint, n)
@@ -151,7 +152,7 @@ def _measure(args: argparse.Namespace, work: Path, env: dict[str, str], n: int) 
                       "median_cpu_s": round(statistics.median(cpus), 3),
                       "peak_rss_mb": round(max(peaks), 1),
                       "kib_per_prompt": round(max(peaks) * 1024 / n, 1)}), flush=True)
-    return statistics.median(walls)
+    return statistics.median(walls), statistics.median(cpus)
 
 
 def main() -> int:
@@ -192,10 +193,13 @@ def main() -> int:
         write_blueprint(warm, 20)
         subprocess.run([*evalspec_command(), "run", str(warm), "--output", str(work / "warm-out")], env=env,
                        capture_output=True, check=True)
-        walls = {n: _measure(args, work, env, n) for n in sizes}
+        measured = {n: _measure(args, work, env, n) for n in sizes}
         for a, b in itertools.pairwise(sizes):
-            print(json.dumps({"from": a, "to": b, "size_ratio": round(b / a, 2), "time_ratio": round(walls[b] / walls[a], 2),
-                              "per_prompt_ratio": round(walls[b] / walls[a] / (b / a), 2)}), flush=True)
+            (wall_a, cpu_a), (wall_b, cpu_b) = measured[a], measured[b]
+            print(json.dumps({"from": a, "to": b, "size_ratio": round(b / a, 2), "time_ratio": round(wall_b / wall_a, 2),
+                              "per_prompt_ratio": round(wall_b / wall_a / (b / a), 2),
+                              "cpu_ratio": round(cpu_b / cpu_a, 2),
+                              "per_prompt_cpu_ratio": round(cpu_b / cpu_a / (b / a), 2)}), flush=True)
     finally:
         mock.terminate()
         try:
