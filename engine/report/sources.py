@@ -295,7 +295,8 @@ def _weval_run(data: dict[str, Any], path: Path, items: list[Item] | SpooledItem
     run.system_prompts = {str(k): v for k, v in (data.get("modelSystemPrompts") or {}).items()}
     if spool is not None:
         assert isinstance(items, SpooledItems)
-        run.cells = SpooledCells(items.ids(), models, _spooled_cell(spool, methods))  # type: ignore[assignment]
+        run.cells = SpooledCells(items.ids(), models, _spooled_cell(spool, methods),  # type: ignore[assignment]
+                                 numbers=spool.ids)
     else:
         for item in run.items:
             for model in models:
@@ -350,7 +351,7 @@ def _weval_streamed(path: Path) -> RunResults | None:
 
     data: dict[str, Any] = {}
     spool = EntrySpool()
-    config_ids: list[str] = []  # config.prompts' ids, in order (a repeated id keeps its first place)
+    config_ids: dict[str, None] = {}  # config.prompts' ids, in order (a repeated id keeps its first place)
     with path.open("rb") as f:
         reader = JsonReader(f)
         if reader.peek() != "{":
@@ -394,9 +395,10 @@ def _weval_streamed(path: Path) -> RunResults | None:
     if "allFinalAssistantResponses" not in data:
         return None
     spool.flush()
-    listed = [str(i) for i in data.get("promptIds") or []]
-    known = set(config_ids)
-    ids = config_ids + [i for i in listed if i not in known]
+    # (promptIds goes now: 100,000 ids were held through the rest of the reading)
+    listed = [str(i) for i in data.pop("promptIds", None) or []]
+    ids = list(config_ids) + [i for i in listed if i not in config_ids]
+    del listed
     # (a repeated listed id that is not in the config: kept twice, as `_items` keeps it)
 
     def item(pid: str) -> Item:
@@ -410,13 +412,13 @@ def _weval_streamed(path: Path) -> RunResults | None:
     return _weval_run(data, path, items, spool=spool)
 
 
-def _streamed_config(reader: Any, spool: Any) -> list[str]:
+def _streamed_config(reader: Any, spool: Any) -> dict[str, None]:
     """config.prompts into the spool ("config": what an item shows: description, ideal, messages);
     their ids in order."""
     ids: dict[str, None] = {}
     if reader.peek() != "{":
         reader.value()
-        return []
+        return {}
     for key in reader.entries():
         if key != "prompts" or reader.peek() != "[":
             reader.value()
@@ -433,7 +435,7 @@ def _streamed_config(reader: Any, spool: Any) -> list[str]:
                 ids.setdefault(pid)
                 spool.put("config", pid, {k: p[k] for k in ("description", "idealResponse") if k in p} | {
                     "messages": _messages(p.get("messages"))})
-    return list(ids)
+    return ids
 
 
 def _by_model(reader: Any) -> dict[str, Any]:

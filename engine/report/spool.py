@@ -112,8 +112,13 @@ class SpooledCells(Mapping[tuple[str, str], CellResult]):
     tokens and durations the run's journal adds (`add_usage`, summed in the journal's order, as they
     would be on the cell)."""
 
-    def __init__(self, item_ids: list[str], models: list[str], make: Callable[[str, str], CellResult]) -> None:
-        self._items = {pid: n for n, pid in enumerate(item_ids)}
+    def __init__(self, item_ids: list[str], models: list[str], make: Callable[[str, str], CellResult],
+                 numbers: dict[str, int] | None = None) -> None:
+        """`numbers`: the spool's prompt numbers, used as the items' positions when they are (the spool
+        numbers the config's prompts first, in order): one dict of 100,000 ids less."""
+        if numbers is None or any(numbers.get(pid) != n for n, pid in enumerate(item_ids)):
+            numbers = {pid: n for n, pid in enumerate(item_ids)}
+        self._items = numbers  # may hold more ids, numbered after these
         self._item_ids = item_ids
         self._models = {m: n for n, m in enumerate(models)}
         self._make = make
@@ -124,7 +129,7 @@ class SpooledCells(Mapping[tuple[str, str], CellResult]):
         if not isinstance(key, tuple) or len(key) != 2:
             return None
         n, m = self._items.get(key[0]), self._models.get(key[1])
-        if n is None or m is None:
+        if n is None or m is None or n >= len(self._item_ids):
             return None
         return n * len(self._models) + m
 
