@@ -86,6 +86,13 @@ def test_a_run_that_spills_its_cells_writes_the_same_bytes(tmp_path: Path, smart
         assert spilled.keys() == held.keys()
         for name, data in held.items():
             assert spilled[name] == data, name
+    # a run of more cells than DEFAULT_BOUND spills anyway, so it holds SPILLING_BOUND at a time
+    monkeypatch.setattr(cell_store, "DEFAULT_BOUND", 20)
+    monkeypatch.setattr(cell_store, "SPILLING_BOUND", 2)
+    spilled = _run(tmp_path, smart, "spilling")
+    assert stores[-1].bound == 2 and stores[-1].most_held <= 2 and stores[-1].spilled_cells >= 32
+    assert spilled == held
+    assert cell_store.bound_for(20) == 20 and cell_store.bound_for(21) == 2
     comparison = next(v for k, v in held.items() if k.endswith("_comparison.json"))
     assert b"this model refuses" in comparison and b"<<error>>" in comparison and b"about is polite 1" in comparison
     assert len([k for k in held if "/coverage/" in k]) >= 30

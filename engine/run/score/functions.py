@@ -66,7 +66,7 @@ class AssessmentBases:
     """Each point's fixed assessment fields (text, weight, path…), computed once for all models; a
     fresh copy per cell."""
 
-    BOUND = 8192  # points remembered
+    BOUND = 2048  # points remembered (with their prompts' other fields: 8,192 were ~5 MB)
 
     def __init__(self) -> None:
         self._bases: dict[int, tuple[Point, dict[str, Any]]] = {}

@@ -23,6 +23,14 @@ from ...jsonio import dumps_bytes, loads
 from ...spill_file import SpillFile
 
 DEFAULT_BOUND = 4096  # cells held in memory before they go to disk: a 2,000-prompt run never spills
+# A run of more cells spills anyway: it holds fewer at a time (4,096 cells held were ~14 MB), at the price of
+# reading back the few that were in flight when their turn came (answered, not yet scored).
+SPILLING_BOUND = 512
+
+
+def bound_for(cells: int) -> int:
+    """The bound of a run of `cells` cells: none spilled when they all fit under DEFAULT_BOUND."""
+    return DEFAULT_BOUND if cells <= DEFAULT_BOUND else min(DEFAULT_BOUND, SPILLING_BOUND)
 
 Fields = dict[str, Any]
 

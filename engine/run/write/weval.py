@@ -32,7 +32,8 @@ class WevalWriter:
         self.folder = folder
         self.coverage = coverage  # coverage results are written (not with --eval-method embedding alone)
         # `bound`: cells held in memory; past it they wait for the files on disk (write/cell_store.py)
-        self.results = WevalResults(CellStore(folder, bound if bound is not None else cell_store.DEFAULT_BOUND))
+        self.results = WevalResults(CellStore(folder, bound if bound is not None else
+                                              cell_store.bound_for(len(plan.tasks))))
 
     def answered(self, task: WevalTask, final: str, history: History) -> None:
         """A cell's answer (its final turn) and the whole exchange."""
