@@ -4,7 +4,8 @@
 Runs the real CLI in this process (`evalspec.cli.main`) against /work/shared/bench/mockllm.py on
 loopback (the same blueprint as bench/run_throughput.py: N prompts × 1 model × 2 function points),
 with hooks around the stages. Linux's peak RSS (VmHWM) is reset at the start of each stage
-(`/proc/self/clear_refs`), so each line is that stage's own peak, and the RSS it leaves behind:
+(`/proc/self/clear_refs`), so each line is that stage's own peak, and the RSS it leaves behind; with
+its wall and CPU seconds (the process's, threads included: on a loaded machine the CPU compares):
 
     analysis     reading and checking the file (parse, located tree, model)
     plan         the cells
@@ -61,7 +62,8 @@ def reset_peak() -> None:
 class Stages:
     def __init__(self) -> None:
         self.t0 = time.perf_counter()
-        self.rows: list[tuple[str, float, float, float]] = []
+        self.cpu0 = time.process_time()
+        self.rows: list[tuple[str, float, float, float, float]] = []
         self.current = "start"
         self.snapshot = False
 
@@ -71,6 +73,7 @@ class Stages:
         self.close()
         self.current = name
         self.t0 = time.perf_counter()
+        self.cpu0 = time.process_time()
         reset_peak()
         if self.snapshot:
             import tracemalloc
@@ -80,7 +83,7 @@ class Stages:
     def close(self) -> None:
         if self.current:
             cur, peak = rss_mb()
-            self.rows.append((self.current, time.perf_counter() - self.t0, peak, cur))
+            self.rows.append((self.current, time.perf_counter() - self.t0, time.process_time() - self.cpu0, peak, cur))
             if self.snapshot and self.current != "start":
                 import tracemalloc
 
@@ -202,10 +205,10 @@ def main() -> int:
         wall = time.perf_counter() - t0
         print(f"{args.format}, {args.prompts:,} prompts, exit {code}, wall {wall:.2f} s, "
               f"peak RSS of the process {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
-        print(f"{'stage':<12}{'seconds':>9}{'peak MB':>10}{'after MB':>10}")
-        for name, secs, peak, cur in stages.rows:
+        print(f"{'stage':<12}{'seconds':>9}{'CPU s':>9}{'peak MB':>10}{'after MB':>10}")
+        for name, secs, cpu, peak, cur in stages.rows:
             if name != "start":
-                print(f"{name:<12}{secs:>9.2f}{peak:>10.0f}{cur:>10.0f}")
+                print(f"{name:<12}{secs:>9.2f}{cpu:>9.2f}{peak:>10.0f}{cur:>10.0f}")
         subprocess.run(["rm", "-rf", str(out)], check=False)
     finally:
         mock.terminate()
