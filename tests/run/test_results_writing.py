@@ -13,11 +13,13 @@ from evalspec.analysis import analyze
 from evalspec.jsonio import dumps_bytes
 from evalspec.run.write.files import LazyList, LazyMap, compact_chunks, pretty_chunks
 from evalspec.run.write.weval_results import (
+    PARTIAL_PREFIX,
     ArtefactWriter,
     WevalResults,
     comparison_object,
     core_chunks,
     core_object,
+    write_comparison,
 )
 
 BLUEPRINT = """title: Writing
@@ -103,3 +105,48 @@ def test_the_artefact_writer_reports_a_failure_at_close(tmp_path: Path) -> None:
     with pytest.raises(OSError):
         writer.close()
     assert (tmp_path / "fine.json").read_text() == "1"
+
+
+def _all_parse(folder: Path) -> list[str]:
+    bad = []
+    for f in folder.rglob("*.json"):
+        try:
+            json.loads(f.read_bytes())
+        except ValueError:
+            bad.append(f.name)
+    return bad
+
+
+def test_a_write_killed_halfway_leaves_no_artefact_folder_and_the_next_write_clears_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    out = tmp_path / "out"
+    real = ArtefactWriter._write
+
+    def dies_on_the_second_file(self: ArtefactWriter, path: str, value: Any) -> None:
+        if path.endswith("heavy.json"):  # as a SIGKILL would leave it: a file cut short, then nothing
+            Path(path).write_text('{"openai:gpt-4o-mini": "answ')
+            raise SystemExit("killed")
+        real(self, path, value)
+
+    monkeypatch.setattr(ArtefactWriter, "_write", dies_on_the_second_file)
+    with pytest.raises(SystemExit):
+        write_comparison(out, "r", "t1", _full(tmp_path))
+    assert not (out / "r_t1").exists()  # no artefact folder under its real name holds the cut file
+    assert [p.name for p in out.iterdir() if p.name.startswith(PARTIAL_PREFIX)] == [f"{PARTIAL_PREFIX}r_t1"]
+
+    monkeypatch.setattr(ArtefactWriter, "_write", real)
+    _, run_dir = write_comparison(out, "r", "t2", _full(tmp_path))  # the resumed run's write
+    assert run_dir == out / "r_t2" and (run_dir / "responses" / "heavy.json").is_file()
+    assert not [p for p in out.iterdir() if p.name.startswith(PARTIAL_PREFIX)]
+    assert _all_parse(out) == []
+
+
+def test_a_write_replaces_a_link_planted_in_place_of_its_partial_folder(tmp_path: Path) -> None:
+    out, elsewhere = tmp_path / "out", tmp_path / "elsewhere"
+    out.mkdir()
+    elsewhere.mkdir()
+    (elsewhere / "keep.json").write_text("{}")
+    (out / f"{PARTIAL_PREFIX}r_t0").symlink_to(elsewhere)
+    _, run_dir = write_comparison(out, "r", "t1", _full(tmp_path))
+    assert (elsewhere / "keep.json").read_text() == "{}" and list(elsewhere.iterdir()) == [elsewhere / "keep.json"]
+    assert not (out / f"{PARTIAL_PREFIX}r_t0").exists() and (run_dir / "core.json").is_file()

@@ -13,7 +13,9 @@ Layout (Weval's published output format), under the output folder:
 
 from __future__ import annotations
 
+import glob
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -428,17 +430,37 @@ def write_comparison(folder: Path, run_label: str, timestamp: str, full: dict[st
     folder.mkdir(parents=True, exist_ok=True)
     write_json(main, full, pretty=True)
     run_dir = folder / base
-    run_dir.mkdir(parents=True, exist_ok=True)
-    with os.fdopen(create_fresh(run_dir / "core.json"), "wb") as f:  # plainly, as the artefacts (nothing reads them meanwhile)
+    # The artefacts are thousands of files written plainly; a kill halfway left a folder of them with one
+    # cut short, which no later run mended. They are written under a hidden name and the folder renamed
+    # once whole; a run of this label clears what a killed write left.
+    for left in folder.glob(f"{glob.escape(PARTIAL_PREFIX + run_label)}_*"):
+        _remove(left)
+    partial = folder / f"{PARTIAL_PREFIX}{base}"
+    partial.mkdir()
+    with os.fdopen(create_fresh(partial / "core.json"), "wb") as f:
         for chunk in core_chunks(full):
             f.write(redact_bytes(chunk))  # a chunk holds whole JSON strings, so a key is never split
-    writer = ArtefactWriter(run_dir)
+    writer = ArtefactWriter(partial)
     try:
         for relative, value in _artefacts(full):
             writer.file(relative, value)
     finally:
         writer.close()
+    if os.path.lexists(run_dir):  # the same label and millisecond: the newer write wins
+        _remove(run_dir)
+    os.rename(partial, run_dir)
     return [main, run_dir]
+
+
+PARTIAL_PREFIX = ".partial-"  # an artefact folder being written (write_comparison)
+
+
+def _remove(path: Path) -> None:
+    """A folder of evalspec's own, or a link or file in its place (unlinked, never followed)."""
+    if path.is_symlink() or not path.is_dir():
+        path.unlink(missing_ok=True)
+    else:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def _artefacts(full: dict[str, Any]) -> Any:
