@@ -21,6 +21,7 @@ import asyncio
 import contextlib
 import contextvars
 import fcntl
+import json
 import logging
 import os
 import re
@@ -86,6 +87,11 @@ async def read_messages(stop: threading.Event, reader: AsyncReader, protocol: Me
             try:
                 try:
                     message = jsonio.loads(body)
+                    if isinstance(message, dict) and type(message.get("id")) is float:
+                        # orjson reads an integer past 64 bits as a double; the answer must carry the
+                        # id as sent (an id of 2**70 was answered as 1.1805916207174113e+21)
+                        with contextlib.suppress(RecursionError):
+                            message = json.loads(body, parse_int=jsonio.bounded_int)
                 except jsonio.NestedTooDeeply:
                     if unreadable is None:
                         raise

@@ -43,7 +43,7 @@ class Stdio:
         self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
         self.proc.stdin.flush()
 
-    def reply(self, msg_id: str) -> dict[str, Any]:
+    def reply(self, msg_id: str | int) -> dict[str, Any]:
         while True:
             try:
                 got = self.replies.get(timeout=HANG_GUARD_S)
@@ -114,3 +114,20 @@ def test_a_request_nested_past_the_json_parser_is_answered(tmp_path: Path) -> No
     finally:
         server.proc.kill()
         server.proc.wait()
+
+
+def test_a_request_id_past_64_bits_is_answered_with_that_id(tmp_path: Path) -> None:
+    """orjson reads 2**70 as a double: the answer went to 1.1805916207174113e+21, and the client waited."""
+    server = Stdio(tmp_path)
+    try:
+        server.initialize(tmp_path)
+        for msg_id in (2**70, -(2**64) - 1, 2**63):
+            server.send({"id": msg_id, "method": "textDocument/hover", "params": _hover((tmp_path / "a.yml").as_uri())})
+            got = server.reply(msg_id)
+            assert type(got["id"]) is int and ("result" in got or "error" in got)
+        server.send({"id": "down", "method": "shutdown"})
+        assert server.reply("down")["result"] is None
+        server.send({"method": "exit"})
+        assert server.proc.wait(HANG_GUARD_S) == 0
+    finally:
+        server.proc.kill()
