@@ -58,7 +58,7 @@ def run_neovim(tmp_path: Path) -> dict:
 
 def test_neovim_gets_diagnostics_and_completions(tmp_path):
     result = run_neovim(tmp_path)
-    assert "error" not in result, result
+    assert "error" not in result, f"{result['error']}\n{result}"
     assert result["client"] == "evalspec"
     assert result["filetype"] == "yaml"
 
@@ -124,7 +124,7 @@ def run_session(tmp_path: Path, blueprint: Path, session: str) -> dict:
                           timeout=300)
     assert out.exists(), f"Neovim wrote no results (exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
     result = json.loads(out.read_text())
-    assert "error" not in result, result
+    assert "error" not in result, f"{result['error']}\n{result}"
     return result
 
 
