@@ -4,7 +4,7 @@
 Starts tests/fakebatch.py's server (OpenAI Files + Batch API, Anthropic Message Batches and the Gemini
 Batch API, plus the three chat endpoints) on a loopback port in this process, runs the real CLI as a
 subprocess with the providers pointed at it, and prints the wall seconds, the requests the server received (batch items, chat calls,
-creations, polls) and the child's own peak RSS (os.wait4).
+creations, polls) and the run's own peak RSS (wait4 in bench/peak_rss.py, which says why a launcher).
 
 `--kill-resume` kills the run (SIGKILL) while it polls (the server holds every batch in progress until
 then), resumes it with `--resume`, and checks that no request was submitted twice. `--compare` also runs
@@ -133,10 +133,14 @@ def command(bp: Path, out: Path, *extra: str) -> list[str]:
 
 
 def measured(cmd: list[str], env: dict[str, str], *, kill_when: Any = None) -> tuple[int, float, float]:
-    """Run `cmd`; (exit status, wall seconds, the child's own peak RSS in MB, read with os.wait4).
-    `kill_when()` true: the child is sent SIGKILL."""
+    """Run `cmd`; (exit status, wall seconds, the child's own peak RSS in MB). The run goes through
+    bench/peak_rss.py: a child spawned from this process would report this process's peak (the fake
+    server's, which holds every batch) as its own. `kill_when()` true: the run is sent SIGKILL."""
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    with tempfile.NamedTemporaryFile(prefix="evalspec-peak-", suffix=".txt", delete=False) as f:
+        peak_file = Path(f.name)
+    proc = subprocess.Popen([sys.executable, str(ROOT / "bench" / "peak_rss.py"), str(peak_file), *cmd], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     stderr_tail: list[bytes] = []
 
     def drain() -> None:
@@ -154,15 +158,16 @@ def measured(cmd: list[str], env: dict[str, str], *, kill_when: Any = None) -> t
             if proc.poll() is not None:
                 raise SystemExit("the run ended before it was killed")
             time.sleep(0.05)
-        proc.send_signal(signal.SIGKILL)
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
+        proc.send_signal(signal.SIGTERM)  # the launcher SIGKILLs the run and writes its peak
+    proc.wait()
     reader.join(5)
     wall = time.perf_counter() - t0
-    if kill_when is None and proc.returncode != 0:
+    code, peak_kib = (int(v) for v in peak_file.read_text(encoding="utf-8").split())
+    peak_file.unlink()
+    if kill_when is None and code != 0:
         sys.stderr.write(b"".join(stderr_tail).decode("utf-8", "replace"))
-        raise SystemExit(f"{' '.join(cmd[3:5])} failed ({proc.returncode})")
-    return proc.returncode, wall, usage.ru_maxrss / 1024
+        raise SystemExit(f"{' '.join(cmd[3:5])} failed ({code})")
+    return code, wall, peak_kib / 1024
 
 
 def main() -> int:

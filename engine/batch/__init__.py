@@ -9,13 +9,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .api import BatchAPI, BatchStatus, ItemResult, Limits, split
+from .api import BatchAPI, BatchStatus, ItemResult, Limits, full, split
+from .part_file import PartFile
 
 if TYPE_CHECKING:
     from ..providers.base import Provider
     from ..providers.http import HttpProvider
 
-__all__ = ["BatchAPI", "BatchStatus", "ItemResult", "Limits", "batch_api_for", "http_provider", "split"]
+__all__ = ["BatchAPI", "BatchStatus", "ItemResult", "Limits", "PartFile", "batch_api_for", "full", "http_provider",
+           "split"]
 
 # The catalog providers whose OpenAI-format endpoint has OpenAI's Batch API behind it.
 OPENAI_BATCH_PROVIDERS = frozenset({"openai"})

@@ -2,22 +2,26 @@
 
 A batch client is made from the run's chat provider (`batch_api_for`), so it sends the same key to the
 same base URL with the same headers, and a batch line holds exactly the body the chat provider would
-POST (`provider.body(req)`): the answers are the ones an interactive run gets.
+POST (`provider.body(req)`): the answers are the ones an interactive run gets. A batch's requests reach
+`upload` and `create` as a PartFile (batch/part_file.py: encoded on disk, streamed out), or as a sequence
+of encoded requests, which the client writes to one.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+from .part_file import Framing, PartFile
 
 # The providers' documented limits per batch. Splitting keeps every batch below both.
 OPENAI_MAX_REQUESTS = 50_000
 OPENAI_MAX_BYTES = 200 * 1024 * 1024
 ANTHROPIC_MAX_REQUESTS = 100_000
 ANTHROPIC_MAX_BYTES = 256 * 1024 * 1024
-# Gemini: the input file may be 2 GB and no count is documented; evalspec holds an upload in memory while
-# it sends it, so it keeps each under OpenAI's 200 MB (and 50,000 requests, a batch that still ends soon).
+# Gemini: the input file may be 2 GB and no count is documented; evalspec keeps each under OpenAI's 200 MB
+# and 50,000 requests (a batch that still ends soon, and a file that is sent again whole if it fails).
 GOOGLE_MAX_REQUESTS = 50_000
 GOOGLE_MAX_BYTES = 200 * 1024 * 1024
 
@@ -84,16 +88,17 @@ class BatchAPI(Protocol):
     name: str  # the provider's name, for messages
     api: str  # "openai" | "anthropic" | "google"
     limits: Limits
+    framing: Framing  # how the encoded requests are joined in the body sent (a JSONL file, a JSON array)
 
     def encode(self, custom_id: str, body: dict[str, Any]) -> bytes:
         """One request as it is sent (a JSONL line, a `requests` item): what the limits count."""
         ...
 
-    async def upload(self, key: str, encoded: Sequence[bytes]) -> str | None:
+    async def upload(self, key: str, requests: PartFile | Iterable[bytes]) -> str | None:
         """Send the requests' file, if the API takes one (OpenAI: the input file's id); None if not."""
         ...
 
-    async def create(self, key: str, encoded: Sequence[bytes], file_id: str | None) -> BatchStatus: ...
+    async def create(self, key: str, requests: PartFile | Iterable[bytes], file_id: str | None) -> BatchStatus: ...
 
     async def get(self, batch_id: str) -> BatchStatus: ...
 
@@ -107,15 +112,21 @@ class BatchAPI(Protocol):
     async def cancel(self, batch_id: str) -> BatchStatus: ...
 
 
+def full(limits: Limits, count: int, size: int, n: int) -> bool:
+    """Whether a batch of `count` requests and `size` bytes must end before a request of `n` bytes. A
+    request bigger than the byte limit on its own gets a batch of its own (the provider then rejects that
+    one, and it goes back to the interactive path)."""
+    return count > 0 and (count >= limits.max_requests or size + n > limits.max_bytes)
+
+
 def split(sizes: Sequence[int], limits: Limits, overhead: int = 0) -> list[tuple[int, int]]:
-    """[start, end) ranges of consecutive requests, each within the request and byte limits. A request
-    bigger than the byte limit on its own gets a batch of its own (the provider then rejects that one,
-    and it goes back to the interactive path)."""
+    """[start, end) ranges of consecutive requests, each within the request and byte limits (`full`;
+    the batch stage applies the same rule as it encodes)."""
     parts: list[tuple[int, int]] = []
     start = 0
     size = overhead
     for i, n in enumerate(sizes):
-        if i > start and (i - start >= limits.max_requests or size + n > limits.max_bytes):
+        if full(limits, i - start, size, n):
             parts.append((start, i))
             start, size = i, overhead
         size += n

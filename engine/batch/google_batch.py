@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Mapping
 from typing import Any
 from urllib.parse import quote
 
@@ -38,6 +38,7 @@ from ..providers.base import BAD_RESPONSE, ProviderError
 from ..providers.google import GoogleProvider
 from .api import GOOGLE_MAX_BYTES, GOOGLE_MAX_REQUESTS, BatchStatus, ItemResult, Limits
 from .http_batches import LIST_PAGES
+from .part_file import LINES, PartFile, part_file
 from .wire import jsonl_lines, request_headers, request_json
 
 ENDED = frozenset({"succeeded", "failed", "cancelled", "expired"})
@@ -45,6 +46,7 @@ ENDED = frozenset({"succeeded", "failed", "cancelled", "expired"})
 
 class GoogleBatches:
     api = "google"
+    framing = LINES
 
     def __init__(self, provider: GoogleProvider, model: str | None = None, limits: Limits | None = None) -> None:
         self.provider = provider
@@ -68,11 +70,14 @@ class GoogleBatches:
     def encode(self, custom_id: str, body: dict[str, Any]) -> bytes:
         return dumps_bytes({"key": custom_id, "request": body}) + b"\n"
 
-    async def upload(self, key: str, encoded: Sequence[bytes]) -> str | None:
-        data = b"".join(encoded)
+    async def upload(self, key: str, requests: PartFile | Iterable[bytes]) -> str | None:
+        with part_file(requests, self.framing) as part:
+            return await self._upload(key, part)
+
+    async def _upload(self, key: str, part: PartFile) -> str:
         start = httpx.Headers(self._headers)
         start.update({"x-goog-upload-protocol": "resumable", "x-goog-upload-command": "start",
-                      "x-goog-upload-header-content-length": str(len(data)),
+                      "x-goog-upload-header-content-length": str(part.length),
                       "x-goog-upload-header-content-type": "application/jsonl",
                       "content-type": "application/json"})
         got = await request_headers(self.provider.client, self.name, "POST", self.upload_url, start, self._timeout,
@@ -89,7 +94,7 @@ class GoogleBatches:
         headers = {"x-goog-upload-offset": "0", "x-goog-upload-command": "upload, finalize",
                    "content-type": "application/jsonl"}
         answer = await request_json(self.provider.client, self.name, "POST", target, headers,
-                                    max(self._timeout, 300.0), content=data)
+                                    max(self._timeout, 300.0), content=part.chunks(), length=part.length)
         file = answer.get("file")
         name = file.get("name") if isinstance(file, dict) else None
         if not isinstance(name, str) or not name:
@@ -97,7 +102,7 @@ class GoogleBatches:
                                 False, provider=self.name)
         return name
 
-    async def create(self, key: str, encoded: Sequence[bytes], file_id: str | None) -> BatchStatus:
+    async def create(self, key: str, requests: PartFile | Iterable[bytes], file_id: str | None) -> BatchStatus:
         # The target's own model when it names one (an AgentV target), else the one the requests are for.
         name = self.provider.model_for(self.model or None).removeprefix("models/")
         url = f"{self.provider.models_url}/{quote(name, safe='-._~')}:batchGenerateContent"

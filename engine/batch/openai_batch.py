@@ -8,7 +8,7 @@ journaling its id finds it again by listing the batches (`find`) instead of subm
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
 import httpx
@@ -18,6 +18,7 @@ from ..providers.base import BAD_RESPONSE, ProviderError
 from ..providers.openai_compat import OpenAICompatProvider
 from .api import OPENAI_MAX_BYTES, OPENAI_MAX_REQUESTS, BatchStatus, ItemResult, Limits
 from .http_batches import HttpBatches
+from .part_file import LINES, PartFile, part_file
 from .wire import jsonl_lines, request_json
 
 ENDPOINT = "/v1/chat/completions"
@@ -28,6 +29,7 @@ METADATA_KEY = "evalspec_key"
 
 class OpenAIBatches(HttpBatches):
     api = "openai"
+    framing = LINES
 
     def __init__(self, provider: OpenAICompatProvider, limits: Limits | None = None) -> None:
         self.provider = provider
@@ -42,19 +44,21 @@ class OpenAIBatches(HttpBatches):
         # that matters).
         return dumps_bytes({"custom_id": custom_id, "method": "POST", "url": ENDPOINT, "body": body}) + b"\n"
 
-    async def upload(self, key: str, encoded: Sequence[bytes]) -> str | None:
+    async def upload(self, key: str, requests: PartFile | Iterable[bytes]) -> str | None:
         headers = httpx.Headers(self._headers)
         headers.pop("content-type", None)  # httpx writes the multipart boundary
-        data = await request_json(
-            self.provider.client, self.name, "POST", self.files_url, headers, max(self._timeout, 300.0),
-            data={"purpose": "batch"}, files={"file": (f"{key}.jsonl", b"".join(encoded), "application/jsonl")})
+        with part_file(requests, self.framing) as part:
+            # httpx streams a file field by chunks and knows its length (Content-Length, not chunked).
+            data = await request_json(
+                self.provider.client, self.name, "POST", self.files_url, headers, max(self._timeout, 300.0),
+                data={"purpose": "batch"}, files={"file": (f"{key}.jsonl", part.file(), "application/jsonl")})
         file_id = data.get("id")
         if not isinstance(file_id, str) or not file_id:
             raise ProviderError(BAD_RESPONSE, f"{self.name}: the file upload answered without an id", 200, False,
                                 provider=self.name)
         return file_id
 
-    async def create(self, key: str, encoded: Sequence[bytes], file_id: str | None) -> BatchStatus:
+    async def create(self, key: str, requests: PartFile | Iterable[bytes], file_id: str | None) -> BatchStatus:
         data = await request_json(
             self.provider.client, self.name, "POST", self.batches_url, self._headers, self._timeout,
             payload={"input_file_id": file_id, "endpoint": ENDPOINT, "completion_window": COMPLETION_WINDOW,

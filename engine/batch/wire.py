@@ -3,14 +3,15 @@
 A chat call is one POST of JSON (`http.post_json`); a batch API also GETs objects, uploads a file as
 multipart form data and reads result files that can be far larger than any chat answer. Result files
 are read line by line as they stream in (`jsonl_lines`), so memory is bounded by the longest line, not
-the file; every other answer is capped like a chat answer. Errors map to the same ProviderError kinds
+the file; every other answer is capped like a chat answer. A batch's own body (its input file, Anthropic's
+creation) goes out streamed from its part file (batch/part_file.py) with its length known. Errors map to the same ProviderError kinds
 (and retry decisions) as the chat providers'.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterable, AsyncIterator, Mapping
 from typing import Any, NoReturn
 
 import httpx
@@ -43,13 +44,19 @@ async def request_json(
     timeout: float,
     *,
     payload: Any = None,
-    content: bytes | None = None,
+    content: bytes | AsyncIterable[bytes] | None = None,
+    length: int | None = None,
     files: Mapping[str, Any] | None = None,
     data: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """One request whose answer is a JSON object; raises ProviderError (retryable where a retry can help)."""
+    """One request whose answer is a JSON object; raises ProviderError (retryable where a retry can help).
+    `content` may stream (an async iterable, a fresh one per call); `length` is then its size in bytes,
+    sent as Content-Length (not chunked: the APIs read a batch body of a known size)."""
     if payload is not None:
         content = dumps_bytes(payload)
+    if length is not None:
+        headers = httpx.Headers(headers)
+        headers["content-length"] = str(length)
     request = httpx.Request(method, url, headers=headers, content=content, files=files, data=data,
                             extensions={"timeout": _phases(timeout)})
     cap = getattr(client, "max_response_bytes", DEFAULT_MAX_RESPONSE_BYTES)

@@ -161,10 +161,9 @@ class WevalRun:
         if self.judging and not self.judges.problem:
             # The last phase: the judges' calls on the answers the first ones returned (on the key points
             # extracted from an ideal too).
-            judge_requests = self.judges.batch_requests(journaled)
-            if judge_requests:
-                async for event in batch.run(judge_requests):
-                    yield event
+            # Made as the stage reads them (a generator), not all at once.
+            async for event in batch.run(self.judges.batch_requests(journaled)):
+                yield event
 
     def workers(self, default: int) -> int:
         return default

@@ -20,13 +20,14 @@ import asyncio
 import dataclasses
 import fnmatch
 import secrets
+import sys
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ...batch import BatchAPI, BatchStatus, Limits, batch_api_for, http_provider, split
+from ...batch import BatchAPI, BatchStatus, Limits, PartFile, batch_api_for, full, http_provider
 from ...providers.base import BAD_RESPONSE, ChatRequest, ChatResult, Provider, ProviderError
 from ...providers.cache import CachedProvider
 from ...providers.retry import retry_call
@@ -38,6 +39,7 @@ from .batch_journal import BatchPart, load_parts, planned
 from .calls import Calls
 
 if TYPE_CHECKING:
+    from ...providers.http import HttpProvider
     from ..plan.plan_for import Plan
 
 T = TypeVar("T")
@@ -96,7 +98,7 @@ class BatchStage:
         self.batches = 0
         self._apis: dict[str, BatchAPI | None] = {}
         self._statuses: dict[str, tuple[str, BatchStatus]] = {}  # key → (model, last status)
-        self._requests: dict[Slot, BatchRequest] = {}
+        self._asked: dict[Slot, _Asked] = {}  # the phase's requests, as far as their answers need them
         self._models: dict[Slot, str] = {}  # the model each answer was asked of (for its price)
 
     # --- what the cells ask -----------------------------------------------------------------------
@@ -117,41 +119,80 @@ class BatchStage:
         return got
 
     # --- the stage --------------------------------------------------------------------------------
-    async def run(self, requests: Sequence[BatchRequest]) -> AsyncIterator[Event]:
-        self._requests = {(r.cell, r.turn): r for r in requests}
-        if not self._requests:
-            return
+    async def run(self, requests: Iterable[BatchRequest]) -> AsyncIterator[Event]:
+        """One phase: `requests` (an iterable, read once: a phase can hold 80,000 judge calls) are encoded
+        one by one into their model's part files on disk (`_Outgoing`), and what the stage keeps of each is
+        its slot's `_Asked`; then the journal's batches are resumed, the new ones sent, all polled."""
         self.answered = self.unanswered = self.batches = 0  # counted per phase (answers, then judges)
         self._statuses = {}
-        pending: dict[str, tuple[BatchPart, BatchAPI]] = {}
-        covered: set[Slot] = set()
+        self._asked = {}
         resumable = load_parts(self.journal_path) if self.options.resume else {}
-        taken = frozenset(p.batch_id for p in resumable.values() if p.batch_id)
-        for part in resumable.values():
-            wanted = [s for s in part.items.values() if s in self._requests]
-            if not wanted:
-                continue
-            api = self._api(self._requests[wanted[0]])
-            if api is None:
-                continue
-            if part.batch_id is None:
-                found = await self._call(lambda api=api, part=part, taken=taken: api.find(  # type: ignore[misc]
-                    part.key, created_after=part.planned_at, total=len(part.items), taken=taken))
-                if isinstance(found, ProviderError) or found is None:
-                    continue  # never created (or cannot be told): its requests are planned again
-                part.batch_id = found.id
-                self.journal.write(BatchCreated(part.key, found.id))
-                taken = taken | {found.id}
-                yield Notice(f"batch {found.id} ({part.model}, {len(part.items):,} requests) was created before "
-                             "the run stopped; polling it instead of sending its requests again")
-            covered.update(wanted)
-            pending[part.key] = (part, api)
-        resumed = len(pending)
-        if resumed:
-            yield Notice(f"resuming {resumed} batch(es) from the journal; their requests are not sent again")
-        async for event in self._submit([r for s, r in self._requests.items() if s not in covered and r.submit],
-                                        pending):
-            yield event
+        # The slots an earlier run of the journal put in a batch it created are polled, never encoded again;
+        # those of a part whose creation it never learnt wait as requests until the provider is asked.
+        created = {slot for p in resumable.values() if p.batch_id for slot in p.items.values()}
+        unsure = {slot for p in resumable.values() if not p.batch_id for slot in p.items.values()}
+        held: dict[Slot, BatchRequest] = {}
+        outgoing: dict[str, _Outgoing] = {}
+        shapes: dict[tuple[str, int, str, str | None], _Asked] = {}
+        try:
+            for r in requests:
+                slot = (r.cell, r.turn)
+                if slot in self._asked:
+                    continue
+                api = self._api(r)
+                key = _cache_key(r)
+                # One _Asked for all the calls of a model (without --cache they differ in nothing else).
+                shape = (r.model, id(r.provider), r.req.model, key)
+                asked = shapes.get(shape)
+                if asked is None:
+                    asked = shapes[shape] = _Asked(r.model, r.provider, r.req.model, key)
+                self._asked[slot] = asked
+                if not r.submit or (api is not None and slot in created):
+                    continue
+                if api is not None and slot in unsure:
+                    held[slot] = r
+                    continue
+                self._outgoing(outgoing, r, api).add(slot, r.req)
+            shapes.clear()
+            if not self._asked:
+                return
+            pending: dict[str, tuple[BatchPart, BatchAPI]] = {}
+            taken = frozenset(p.batch_id for p in resumable.values() if p.batch_id)
+            for part in resumable.values():
+                wanted = [s for s in part.items.values() if s in self._asked]
+                if not wanted:
+                    continue
+                api = self._apis.get(self._asked[wanted[0]].model)
+                if api is None:
+                    continue
+                if part.batch_id is None:
+                    found = await self._call(lambda api=api, part=part, taken=taken: api.find(  # type: ignore[misc]
+                        part.key, created_after=part.planned_at, total=len(part.items), taken=taken))
+                    waiting = [held.pop(s) for s in part.items.values() if s in held]
+                    if isinstance(found, ProviderError) or found is None:
+                        for r in waiting:  # never created (or cannot be told): its requests are planned again
+                            self._outgoing(outgoing, r, api).add((r.cell, r.turn), r.req)
+                        continue
+                    part.batch_id = found.id
+                    self.journal.write(BatchCreated(part.key, found.id))
+                    taken = taken | {found.id}
+                    yield Notice(f"batch {found.id} ({part.model}, {len(part.items):,} requests) was created "
+                                 "before the run stopped; polling it instead of sending its requests again")
+                pending[part.key] = (part, api)
+            for r in held.values():  # in an unsure part the resumed run no longer asks for: sent anew
+                self._outgoing(outgoing, r, self._apis.get(r.model)).add((r.cell, r.turn), r.req)
+            held.clear()
+            resumable.clear()  # the parts of other phases: only those polled here are kept, in `pending`
+            created.clear()
+            unsure.clear()
+            resumed = len(pending)
+            if resumed:
+                yield Notice(f"resuming {resumed} batch(es) from the journal; their requests are not sent again")
+            async for event in self._submit(outgoing, pending):
+                yield event
+        finally:
+            for out in outgoing.values():
+                out.close()
         async for event in self._poll(pending):
             yield event
         if self.answered or self.unanswered:
@@ -160,47 +201,42 @@ class BatchStage:
                 note += f"; {self.unanswered:,} request(s) not answered by a batch are sent one by one"
             yield Notice(note)
 
+    def _outgoing(self, outgoing: dict[str, _Outgoing], request: BatchRequest, api: BatchAPI | None) -> _Outgoing:
+        out = outgoing.get(request.model)
+        if out is None:
+            raw = http_provider(request.provider) if api is not None else None
+            out = outgoing[request.model] = _Outgoing(request.model, api, raw)
+        return out
+
     # --- submission -------------------------------------------------------------------------------
-    async def _submit(self, requests: list[BatchRequest],
+    async def _submit(self, outgoing: dict[str, _Outgoing],
                       pending: dict[str, tuple[BatchPart, BatchAPI]]) -> AsyncIterator[Event]:
-        by_model: dict[str, list[BatchRequest]] = {}
-        for r in requests:
-            by_model.setdefault(r.model, []).append(r)
-        for model, reqs in by_model.items():
-            api = self._api(reqs[0])
-            if api is None:
+        for model, out in outgoing.items():
+            if out.api is None:
                 yield Notice(f"{model} has no batch API evalspec can drive (OpenAI, Anthropic and Google have); its "
-                             f"{len(reqs):,} call(s) are made one by one", "warning")
+                             f"{out.skipped:,} call(s) are made one by one", "warning")
                 continue
-            raw = http_provider(reqs[0].provider)
-            assert raw is not None  # batch_api_for gave an API: an HTTP provider is under the wrappers
-            encoded: list[bytes] = []
-            kept: list[BatchRequest] = []
-            for r in reqs:
-                try:
-                    body = raw.body(r.req)
-                except ProviderError:
-                    continue  # the interactive call raises the same error, in its cell
-                encoded.append(api.encode(f"r{len(kept)}", body))
-                kept.append(r)
-            for start, end in split([len(e) for e in encoded], api.limits, overhead=64):
-                part = BatchPart(key=f"evalspec-{secrets.token_hex(8)}", model=model,
-                                 items={f"r{i}": (kept[i].cell, kept[i].turn) for i in range(start, end)},
+            api = out.api
+            for items, body in out.parts():
+                part = BatchPart(key=f"evalspec-{secrets.token_hex(8)}", model=model, items=items,
                                  planned_at=time.time())
                 # The mapping is on disk before a byte goes out: a kill from here on loses nothing.
                 self.journal.write(planned(part))
-                status = await self._create(api, part, encoded[start:end])
+                try:
+                    status = await self._create(api, part, body)
+                finally:
+                    body.close()
                 if isinstance(status, ProviderError):
-                    self.unanswered += end - start
-                    yield Notice(f"{model}: the batch of {end - start:,} request(s) could not be created "
+                    self.unanswered += len(items)
+                    yield Notice(f"{model}: the batch of {len(items):,} request(s) could not be created "
                                  f"({status.message}); they are sent one by one", "warning")
                     continue
                 pending[part.key] = (part, api)
                 self._statuses[part.key] = (model, status)
                 yield self._progress()
 
-    async def _create(self, api: BatchAPI, part: BatchPart, encoded: list[bytes]) -> BatchStatus | ProviderError:
-        file_id = await self._call(lambda: api.upload(part.key, encoded))
+    async def _create(self, api: BatchAPI, part: BatchPart, body: PartFile) -> BatchStatus | ProviderError:
+        file_id = await self._call(lambda: api.upload(part.key, body))
         if isinstance(file_id, ProviderError):
             return file_id
         if file_id:
@@ -209,7 +245,7 @@ class BatchStage:
         attempt = 0
         while True:
             try:
-                status = await api.create(part.key, encoded, file_id)
+                status = await api.create(part.key, body, file_id)
             except ProviderError as err:
                 if not err.retryable or attempt >= self.policy.max_retries:
                     return err
@@ -275,7 +311,7 @@ class BatchStage:
     async def _collect(self, part: BatchPart, api: BatchAPI, status: BatchStatus) -> str | None:
         """Every answer of an ended batch into `results`; returns what the user should know when some
         requests were not answered."""
-        wanted = {cid: slot for cid, slot in part.items.items() if slot in self._requests}
+        wanted = {cid: slot for cid, slot in part.items.items() if slot in self._asked}
         first_error: str | None = None
         got = 0
         try:
@@ -287,8 +323,9 @@ class BatchStage:
                 slot = wanted.pop(item.custom_id, None)
                 if slot is None:
                     continue
-                self.results[slot] = self._parse(self._requests[slot], item.body)
-                self._models[slot] = self._requests[slot].req.model
+                asked = self._asked[slot]
+                self.results[slot] = self._parse(asked, item.body)
+                self._models[slot] = asked.req_model
                 got += 1
         except ProviderError as err:
             first_error = first_error or f"its results could not be read: {err.message}"
@@ -300,26 +337,26 @@ class BatchStage:
         return (f"batch {status.id} ({part.model}) ended {status.state}: {len(wanted):,} of {len(part.items):,} "
                 f"request(s) not answered ({why}); they are sent one by one")
 
-    def _parse(self, request: BatchRequest, body: dict[str, Any]) -> ChatResult | ProviderError:
+    def _parse(self, asked: _Asked, body: dict[str, Any]) -> ChatResult | ProviderError:
         """The answer as the interactive call would have returned it: the chat provider's own parser."""
-        provider = request.provider
+        provider = asked.provider
         raw = http_provider(provider)
         assert raw is not None  # only an HTTP provider's requests were batched (batch_api_for)
         try:
-            result: ChatResult = dataclasses.replace(raw.parse(body, 0.0), batched=True)
+            result: ChatResult = raw.parse(body, 0.0)
+            # One string for the model every answer names, not one per answer (80,000 judge answers wait here).
+            result = dataclasses.replace(result, batched=True, raw_model=result.raw_model and sys.intern(result.raw_model))
         except ProviderError as err:
             return err
         except (AttributeError, TypeError, ValueError, KeyError, IndexError) as exc:
             return ProviderError(BAD_RESPONSE, f"{raw.name}: malformed answer ({type(exc).__name__}: {exc})", 200,
                                  False, provider=raw.name)
-        if isinstance(provider, CachedProvider):  # --cache: stored as the interactive call stores it
-            from ...providers.cache import cache_key
-
-            provider.cache.put(cache_key(provider.identity(), request.req), result, model=request.req.model)
+        if isinstance(provider, CachedProvider) and asked.cache_key:  # --cache: stored as the interactive call stores it
+            provider.cache.put(asked.cache_key, result, model=asked.req_model)
         return result
 
     def _give_up(self, part: BatchPart) -> None:
-        self.unanswered += sum(1 for slot in part.items.values() if slot in self._requests)
+        self.unanswered += sum(1 for slot in part.items.values() if slot in self._asked)
 
     # --- plumbing ---------------------------------------------------------------------------------
     def _api(self, request: BatchRequest) -> BatchAPI | None:
@@ -339,6 +376,70 @@ class BatchStage:
         return BatchProgress(tuple({"model": model, "id": status.id, "state": status.state, "ended": status.ended,
                                     "counts": dict(status.counts), "progress": status.progress()}
                                    for model, status in self._statuses.values()))
+
+
+@dataclass(frozen=True, slots=True)
+class _Asked:
+    """What the stage keeps of a request once it is encoded: what reading and pricing its answer need."""
+
+    model: str  # the model id as the plan names it
+    provider: Provider  # the (wrapped) provider the interactive call would use: its parser, its cache
+    req_model: str  # the provider's model name (the answer's price)
+    cache_key: str | None  # the response cache's key (--cache), None without a cache
+
+
+def _cache_key(request: BatchRequest) -> str | None:
+    if not isinstance(request.provider, CachedProvider):
+        return None
+    from ...providers.cache import cache_key
+
+    return cache_key(request.provider.identity(), request.req)
+
+
+class _Outgoing:
+    """One model's requests of a phase, encoded as they come into part files on disk (batch/part_file.py),
+    a new file whenever the API's limits (`full`: the rule `split` applies) would be passed. Custom ids
+    are `r0`, `r1`, … in the order the requests came, across the model's parts."""
+
+    OVERHEAD = 64  # bytes of a batch's body besides its requests, counted against the byte limit
+
+    def __init__(self, model: str, api: BatchAPI | None, raw: HttpProvider | None) -> None:
+        self.model = model
+        self.api = api
+        self.raw = raw
+        self.skipped = 0  # requests not encoded: the model has no batch API
+        self._parts: list[tuple[dict[str, Slot], PartFile]] = []
+        self._size = 0  # the last part's bytes as the limits count them
+        self._count = 0  # requests encoded (the next custom id's number)
+
+    def add(self, slot: Slot, req: ChatRequest) -> None:
+        if self.api is None or self.raw is None:
+            self.skipped += 1
+            return
+        try:
+            body = self.raw.body(req)
+        except ProviderError:
+            return  # the interactive call raises the same error, in its cell
+        custom_id = f"r{self._count}"
+        encoded = self.api.encode(custom_id, body)
+        if not self._parts or full(self.api.limits, self._parts[-1][1].count, self._size, len(encoded)):
+            self._parts.append(({}, PartFile(self.api.framing)))
+            self._size = self.OVERHEAD
+        items, part = self._parts[-1]
+        part.add(encoded)
+        items[custom_id] = slot
+        self._size += len(encoded)
+        self._count += 1
+
+    def parts(self) -> Iterator[tuple[dict[str, Slot], PartFile]]:
+        """Each part once, in order: its custom ids' slots and its file (the caller closes it)."""
+        while self._parts:
+            yield self._parts.pop(0)
+
+    def close(self) -> None:
+        for _, part in self._parts:
+            part.close()
+        self._parts.clear()
 
 
 def _status_from_json(data: Mapping[str, Any]) -> BatchStatus:

@@ -17,7 +17,7 @@ assertion not scored, with the reason; it never counts as a pass.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -305,19 +305,19 @@ class WevalJudges:
             return fut.result()[0]
         return None
 
-    def batch_requests(self, journaled: set[Any]) -> list[BatchRequest]:
+    def batch_requests(self, journaled: set[Any]) -> Iterator[BatchRequest]:
         """Every judge call on a text point of a cell whose answers are all known (from the batches of
         the answer phases, or the journal of a resumed run) and whose judge has a batch API, the key points
         extracted from an ideal (when known: take_key_points) included: the requests
-        `_one` would send. `journaled`: the calls an earlier run of the journal put in a batch."""
+        `_one` would send. `journaled`: the calls an earlier run of the journal put in a batch. Made one at a
+        time as the batch stage reads them (a 10,000-prompt judged blueprint has 80,000)."""
         from ..generate.batch_stage import BatchRequest, wants_batch
 
         assert self.batch is not None and self.generate is not None
         judges = [(judge, binding, wants_batch(self.options, judge.model)) for judge, binding in self.judges
                   if not isinstance(binding, ProviderError)]
-        out: list[BatchRequest] = []
         if not judges:
-            return out
+            return
         state = self.state
         for task in self.plan.tasks:
             cell = task.cell
@@ -344,8 +344,7 @@ class WevalJudges:
                     if (cell, index, label) in state.judgements or not (submit or (cell, slot) in journaled):
                         continue
                     req = self._request(judge, binding, point, text, conversation)
-                    out.append(BatchRequest(cell, slot, judge.model, judge.model, binding.provider, req, submit=submit))
-        return out
+                    yield BatchRequest(cell, slot, judge.model, judge.model, binding.provider, req, submit=submit)
 
 
 # --- AgentV ---------------------------------------------------------------------------------------
