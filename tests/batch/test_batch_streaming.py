@@ -25,6 +25,7 @@ from evalspec.run.events import Cell
 from evalspec.run.generate.batch_stage import BatchRequest, BatchStage
 from evalspec.run.generate.calls import Calls
 from evalspec.run.journal.journal_file import Journal
+from evalspec.run.journal.records import BatchPlanned
 from evalspec.run.options import RunOptions
 from tests.fakebatch import FakeBatchServer
 
@@ -145,3 +146,51 @@ async def test_a_batch_body_is_streamed_from_its_file(model: str, fake: FakeBatc
     batch = fake.batches[status.id]
     assert len(batch.items) == len(bodies)  # every item arrived whole and read as its request
     assert [cid for cid, _ in batch.items] == [f"c{i}" for i in range(len(bodies))]
+
+
+async def test_a_part_planned_but_never_created_is_sent_on_resume(tmp_path: Path, fake: FakeBatchServer) -> None:
+    """Killed between journaling a part and creating its batch: the resumed stage asks the provider,
+    finds nothing, and sends those requests (held until then, not encoded twice) in a new batch; the part
+    the provider did create is polled, not sent again."""
+    model = "anthropic:claude-3-5-haiku-latest"
+    journal_path = tmp_path / "run.journal.jsonl"
+
+    def requests(calls: Calls, n: int) -> Iterator[BatchRequest]:
+        provider = calls.model(model).provider
+        for i in range(n):
+            req = ChatRequest.of("claude-3-5-haiku-latest", f"question {i}", system="Answer briefly.")
+            yield BatchRequest(Cell(f"p{i}", model), 0, model, model, provider, req)
+
+    async def stage_run(options: RunOptions, n: int) -> list[ChatResult | None]:
+        calls = Calls(options, lambda event: None, concurrency=4)
+        try:
+            with Journal(journal_path, fresh=not options.resume) as journal:
+                stage = BatchStage(calls=calls, journal=journal, journal_path=journal_path, options=options)
+                [event async for event in stage.run(requests(calls, n))]
+                return [stage.take(Cell(f"p{i}", model), 0) for i in range(n)]
+        finally:
+            await calls.aclose()
+
+    # A first run whose batch of 4 the provider created (then SIGKILLed before the answers were read) …
+    fake.hold = True
+    first = RunOptions(batch=True, batch_poll=0.05, max_retries=0, batch_max_requests=4)
+    calls = Calls(first, lambda event: None, concurrency=4)
+    try:
+        with Journal(journal_path, fresh=True) as journal:
+            stage = BatchStage(calls=calls, journal=journal, journal_path=journal_path, options=first)
+            events = stage.run(requests(calls, 4))
+            await anext(events)  # the first progress event: the batch is created
+            await events.aclose()
+            # … and a second part journaled, never created.
+            planned_only = BatchPlanned("evalspec-lost", model, 0.0, tuple(
+                (f"r{i}", Cell(f"p{i}", model), 0) for i in range(4, 7)))
+            journal.write(planned_only)
+    finally:
+        await calls.aclose()
+    assert fake.creations == 1
+    fake.hold = False
+    answers = await stage_run(RunOptions(batch=True, batch_poll=0.05, max_retries=0, resume=True), 8)
+    assert [a.text if a else None for a in answers] == [
+        f"Answer (claude-3-5-haiku-latest) to: question {i}" for i in range(8)]
+    assert fake.creations == 2 and not fake.duplicates()  # p4–p6 (never created) and p7 in one new batch
+    assert sorted(len(b.items) for b in fake.batches.values()) == [4, 4]
