@@ -309,9 +309,20 @@ class EvalspecServer(LanguageServer):
         A request waits for it within the request budget, then answers "still checking" while the
         computation goes on for the next one."""
         entry = self.memoised(analysis, key, fn, *args)
-        if entry.done():
-            return entry.result()
-        return await self.within_budget(asyncio.shield(entry), uri)
+        try:
+            if entry.done():
+                return entry.result()
+            return await self.within_budget(asyncio.shield(entry), uri)
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if not entry.cancelled() or (task is not None and task.cancelling()):
+                raise  # this request was cancelled ($/cancelRequest)
+        # The computation prepare_answers started was dropped (a newer analysis replaced this one while
+        # it waited): the request computes its own. Passing the cancellation on answered it
+        # RequestCancelled, which Neovim 0.7 asserts against and then never asks for lenses again.
+        if analysis.memo.get(key) is entry:
+            analysis.memo.pop(key, None)
+        return await self.within_budget(asyncio.shield(self.memoised(analysis, key, fn, *args)), uri)
 
     def memoised(self, analysis: Analysis, key: str, fn: Callable[..., R], *args: Any) -> asyncio.Future[R]:
         """The one computation of `fn(*args)` on a worker thread for `analysis` (under `key` in its memo),

@@ -76,12 +76,28 @@ local function refresh_lenses(bufnr)
   end
 end
 
+-- Lenses asked for by a request of our own: `vim.lsp.codelens.refresh` does nothing while one of its
+-- requests is out, and that one may have been answered from the run's state before the change we were
+-- told about (a run that finished kept showing "Cancel run (0/1 done)" until the next edit). Neovim
+-- handles answers in the order they come, and the server answers this one after the notification.
+local function fetch_lenses(bufnr)
+  if not (M.config and M.config.codelens) or not vim.api.nvim_buf_is_loaded(bufnr) then
+    return
+  end
+  local params = { textDocument = { uri = vim.uri_from_bufnr(bufnr) } }
+  pcall(vim.lsp.buf_request, bufnr, "textDocument/codeLens", params, function(err, result, ctx, config)
+    if err == nil then -- "still checking": the next notification or event asks again
+      vim.lsp.codelens.on_codelens(err, result, ctx, config)
+    end
+  end)
+end
+
 -- The server tells us when a document's run changes; lenses are fetched again for it.
 local function on_run_state(_, result)
   if result and result.uri then
     local bufnr = vim.uri_to_bufnr(result.uri)
     vim.schedule(function()
-      refresh_lenses(bufnr)
+      fetch_lenses(bufnr)
     end)
   end
 end
