@@ -81,6 +81,16 @@ def interactive(tmp_path: Path, bp: Path) -> dict[str, bytes]:
     return result_files(out)
 
 
+def batched(bp: Path, out: Path) -> None:
+    """The run `interactive` makes, through the batch APIs (polled every 10 ms)."""
+    assert main(["run", str(bp), "-o", str(out), "--no-report", "--batch", "--batch-poll", "0.01", "--retries", "0"]) == 0
+
+
+def in_order(fake: FakeBatchServer) -> list:
+    """The batches the fake server holds, in the order they were created."""
+    return sorted(fake.batches.values(), key=lambda b: b.created_at)
+
+
 def test_batch_run_equals_interactive_run(tmp_path: Path, fake: FakeBatchServer, capsys) -> None:
     bp = blueprint(tmp_path, 30)
     expected = interactive(tmp_path, bp)
@@ -89,7 +99,7 @@ def test_batch_run_equals_interactive_run(tmp_path: Path, fake: FakeBatchServer,
     capsys.readouterr()
 
     out = tmp_path / "batch"
-    assert main(["run", str(bp), "-o", str(out), "--no-report", "--batch", "--batch-poll", "0.01", "--retries", "0"]) == 0
+    batched(bp, out)
     assert result_files(out) == expected  # byte for byte, timestamps aside: the dollars too
     assert "evalspecCost" not in json.loads(next(out.rglob("*_comparison.json")).read_bytes())
     inter, batch = cost_block(tmp_path / "interactive"), cost_block(out)
@@ -138,7 +148,7 @@ def test_failed_and_expired_items_go_through_the_interactive_path(tmp_path: Path
     fake.fail_when("question 3")
     fake.expire_next = 1  # the OpenAI batch (created first) expires with half its requests done
     out = tmp_path / "batch"
-    assert main(["run", str(bp), "-o", str(out), "--no-report", "--batch", "--batch-poll", "0.01", "--retries", "0"]) == 0
+    batched(bp, out)
     assert result_files(out) == expected
     # OpenAI: 7 expired (the conversation's first turn among them) + question 3 failed, then the
     # conversation's second turn (its first answer came one by one); Anthropic: question 3 errored.
@@ -381,7 +391,7 @@ def test_judges_batch_in_a_second_phase(tmp_path: Path, fake: FakeBatchServer, c
     assert fake.chat_calls == 8 + 8 * 2 * 2
     fake.forget_calls()
     out = tmp_path / "batch"
-    assert main(["run", str(bp), "-o", str(out), "--no-report", "--batch", "--batch-poll", "0.01", "--retries", "0"]) == 0
+    batched(bp, out)
     assert result_files(out) == expected
     assert fake.chat_calls == 0 and not fake.duplicates()
     # Answers first (one OpenAI batch), then the judges' calls (one batch per judge's provider).
@@ -410,15 +420,15 @@ def test_conversations_batch_phase_by_phase_then_their_judges(tmp_path: Path, fa
     assert fake.chat_calls == 2 * (3 * 3 + 1) + 2 * 4  # every turn of every cell, then a judge call each
     fake.forget_calls()
     out = tmp_path / "batch"
-    assert main(["run", str(bp), "-o", str(out), "--no-report", "--batch", "--batch-poll", "0.01", "--retries", "0"]) == 0
+    batched(bp, out)
     assert result_files(out) == expected
     assert fake.chat_calls == 0 and not fake.duplicates()
     # Three answer phases (a batch per provider each: 4, 3, 3 requests), then the judges' (8 calls).
-    sizes = [(b.api, len(b.items)) for b in sorted(fake.batches.values(), key=lambda b: b.created_at)]
+    sizes = [(b.api, len(b.items)) for b in in_order(fake)]
     assert sizes == [("openai", 4), ("anthropic", 4), ("openai", 3), ("anthropic", 3), ("openai", 3),
                      ("anthropic", 3), ("openai", 8)]
     # The third phase's request for talk1 carries the two answers the earlier phases returned.
-    third = dict(sorted(fake.batches.values(), key=lambda b: b.created_at)[4].items)
+    third = dict(in_order(fake)[4].items)
     talk1 = next(body for body in third.values() if "close 1" in json.dumps(body))
     assistant = [m["content"] for m in talk1["messages"] if m["role"] == "assistant"]
     assert assistant == ["Answer (gpt-4o-mini) to: open 1", "Answer (gpt-4o-mini) to: middle 1"]
@@ -604,12 +614,12 @@ def test_key_points_are_extracted_with_the_answers_and_judged_with_the_judges(tm
     assert coverage["extractedKeyPoints"]["k1"] == ["Answer 1 is short", "It says sentences", "answers concisely"]
     fake.forget_calls()
     out = tmp_path / "batch"
-    assert main(["run", str(bp), "-o", str(out), "--no-report", "--batch", "--batch-poll", "0.01", "--retries", "0"]) == 0
+    batched(bp, out)
     assert result_files(out) == expected
     assert fake.chat_calls == 0 and not fake.duplicates()
     # The answers and the extractions in one OpenAI batch (the same model); then every judge call, the
     # extracted points' too, a batch per judge's provider.
-    sizes = [(b.api, len(b.items)) for b in sorted(fake.batches.values(), key=lambda b: b.created_at)]
+    sizes = [(b.api, len(b.items)) for b in in_order(fake)]
     assert sizes == [("openai", 8 + 6), ("openai", 20), ("anthropic", 20)]
     paid = {(x["role"], x["model"], x["via"]): x["calls"] for x in cost_block(out)["lines"]}
     assert paid[("key points", "openai:gpt-4o-mini", "batch")] == 6
