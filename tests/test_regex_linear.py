@@ -31,12 +31,10 @@ RATIO_LIMIT = 500
 # The linear scan: one alternation per character, nothing to backtrack into.
 _SCAN = re.compile(r"(?:[^\n]|\n)*+")
 
-# Packages and modules that read file text or editor input, and (since the third attack run found
-# judges' answers parsed by quadratic lazy regexes) those that read model, judge and provider answers.
-SCOPE = ("evalspec.ide", "evalspec.weval", "evalspec.agentv", "evalspec.validation", "evalspec.source",
-         "evalspec.detect", "evalspec.analysis", "evalspec.incremental", "evalspec.findings", "evalspec_lsp",
-         "evalspec.run", "evalspec.scoring", "evalspec.providers", "evalspec.report", "evalspec.batch",
-         "evalspec.json_stream", "evalspec.pricing")
+# Every module of both packages: the engine reads file text, editor input and model, judge and provider
+# answers almost everywhere (the third attack run found judges' answers parsed by quadratic lazy regexes,
+# and the CLI's terminal escaping reads them too), so no module is assumed safe.
+SCOPE = ("evalspec", "evalspec_lsp")
 
 # module.NAME -> how the code uses it
 USES: dict[str, str] = {
@@ -70,6 +68,9 @@ USES: dict[str, str] = {
     "evalspec.scoring.js_text._SPACE_RUNS": "sub",
     "evalspec.scoring.js_text._WORDS": "findall",
     "evalspec.scoring.js_worker._LONE_SURROGATE": "sub",
+    "evalspec.terminal_text._CONTROL": "search",
+    "evalspec.terminal_text._CONTROL_OR_NEWLINE": "sub",
+    "evalspec.terminal_text._OURS": "sub",
     "evalspec.ide.context._PLAIN_END": "match",
     "evalspec.ide.context._WORD_END": "match",
     "evalspec.ide.layout._LINES_BEFORE_CONTENT": "match",
@@ -110,7 +111,9 @@ UNITS = (" ", "\t", "a", "A", "0", "#", ":", "-", "'", '"', "\\", "{", "[", "$",
          "-+", " #", "sk-", "_token", "{A", "@`",
          # what answers hold: fences, judges' tags, model-id suffixes, durations, placeholders
          "```", "```json ", "<key_point>", "<classification>", "<reflection>", "[a:]", "[a:", "1.", "1h",
-         "{{ a ", "{A_", "/a", "1/")
+         "{{ a ", "{A_", "/a", "1/",
+         # what the terminal escaping reads: escape sequences, cut short
+         "\x1b[", "\x1b[1;3", "\r\x1b[")
 PREFIXES = ("", "a", "- ", '"', "|", "${{ a")
 
 
