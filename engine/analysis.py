@@ -121,6 +121,10 @@ def analyze(text: str, path: str | Path | None = None, *, kind: FileKind | None 
     return result
 
 
+# The findings of a parse that stopped at one of its limits (source.py).
+LIMIT_CODES = frozenset({"file-too-large", "yaml-alias-bomb", "yaml-too-deep"})
+
+
 def _analyze(text: str, p: Path | None, kind: FileKind | None, models_dir: Path | None,
              source: FileSource, caches: Caches | None, allow_outside_files: bool = False,
              max_bytes: int = MAX_BYTES, streamed: bool = False) -> Analysis:
@@ -128,7 +132,12 @@ def _analyze(text: str, p: Path | None, kind: FileKind | None, models_dir: Path 
     detected = kind if kind is not None else detect(text, p, parsed)
     result = Analysis(text, p, detected, parsed)
     if detected is FileKind.NONE:
-        return result  # unrelated YAML: no findings at all, not even syntax errors
+        # Unrelated YAML: no findings, not even syntax errors, except a limit the parse hit (an alias
+        # bomb, nesting too deep, a file too large), which stops it before it can tell what the file is:
+        # one warning, so that a hostile file never passes in silence.
+        result.findings = [dataclasses.replace(f, severity=Severity.WARNING)
+                           for f in parsed.findings if f.code in LIMIT_CODES][:1]
+        return result
     if parsed.streamed and detected is not FileKind.WEVAL:
         materialize(parsed)  # only the Weval checker reads a list's items once and keeps none
     findings: list[Finding] = list(parsed.findings)

@@ -84,6 +84,36 @@ def test_unrelated_yaml_gets_no_findings(name: str) -> None:
     assert analysis.findings == []
 
 
+def _megabyte_alias_bomb() -> str:
+    """~1 MB of plain YAML (nothing that looks like an eval file), an alias bomb at its end."""
+    filler = "".join(f"key{i}: value {i}\n" for i in range(60_000))
+    lines = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    for prev, name in zip("abcdefgh", "bcdefghi", strict=True):
+        lines.append(f"{name}: &{name} [{','.join(['*' + prev] * 9)}]")
+    return filler + "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize(("text", "code"), [
+    (_megabyte_alias_bomb(), "yaml-alias-bomb"),
+    ("config:\n  nested: " + "[" * (MAX_DEPTH + 50) + "]" * (MAX_DEPTH + 50) + "\n", "yaml-too-deep"),
+    ("notes: |\n" + "  plain text line\n" * 300_000, "file-too-large"),
+])
+def test_a_limit_the_parse_hits_is_one_finding_even_in_a_file_that_is_no_eval_file(text: str, code: str) -> None:
+    """The parse stops at the limit before the format can be told: a plain `w.yml` holding a 1 MB alias
+    bomb showed nothing. It is one warning now (the file may be no eval file at all); ordinary
+    unrelated YAML still gets none (above)."""
+    analysis = analyze(text, "w.yml")
+    assert analysis.kind is FileKind.NONE
+    assert [(f.code, f.severity) for f in analysis.findings] == [(code, "warning")]
+    lines = text.split("\n")
+    span = analysis.findings[0].span
+    assert span.start_line <= span.end_line < len(lines)
+
+
+def test_a_syntax_error_in_a_file_that_is_no_eval_file_is_still_not_reported() -> None:
+    assert analyze("services:\n  web: [nginx\n  db: x\n", "docker-compose.yml").findings == []
+
+
 @pytest.mark.parametrize(("text", "path", "kind"), [
     ("# evalspec: agentv\ntests: []\n", "x.yml", FileKind.AGENTV),
     ("# evalspec: weval\nfoo: 1\n", "x.yml", FileKind.WEVAL),

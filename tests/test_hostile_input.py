@@ -68,6 +68,19 @@ def test_folder_check_goes_on_past_a_bare_cr_file(tmp_path: Path, capsys: pytest
     assert code == 0  # a warning only; a.yml is a (short) valid header
 
 
+def test_folder_check_shows_an_alias_bomb_in_a_file_of_no_known_format(tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    lines = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    for prev, name in zip("abcdefgh", "bcdefghi", strict=True):
+        lines.append(f"{name}: &{name} [{','.join(['*' + prev] * 9)}]")
+    (tmp_path / "w.yml").write_text("\n".join(lines) + "\n")
+    (tmp_path / "compose.yml").write_text("services: [web\n")  # a syntax error in unrelated YAML: not shown
+    code = main(["check", "--format", "concise", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert code == 0  # a warning
+    assert "w.yml:7:10: warning[yaml-alias-bomb]" in out and "compose.yml" not in out
+
+
 def test_a_bug_on_one_file_is_an_error_on_it_and_the_rest_is_checked(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     import evalspec.cli as cli

@@ -73,8 +73,8 @@ def _memo_key(server: EvalspecServer, state: DocumentState) -> str:
 def diagnostics_by_uri(server: EvalspecServer, state: DocumentState) -> dict[str, list[Diagnostic]]:
     """The current analysis as diagnostics, grouped by the file each finding belongs to."""
     analysis = state.analysis
-    if analysis is None or analysis.kind is FileKind.NONE:
-        return {}
+    if analysis is None or analysis.kind is FileKind.NONE and not analysis.findings:
+        return {}  # unrelated YAML (its only findings: a limit its parse hit, analysis.LIMIT_CODES)
     key = _memo_key(server, state)
     found = analysis.memo.get(key)
     if not isinstance(found, dict):
@@ -230,7 +230,7 @@ def register(server: EvalspecServer) -> None:
 
     def prepare(state: DocumentState, analysis: Analysis) -> None:
         # On the analysis thread: the diagnostics every client asks for next.
-        if analysis.kind is not FileKind.NONE:
+        if analysis.kind is not FileKind.NONE or analysis.findings:
             analysis.memo[_memo_key(server, state)] = findings_by_uri(server, state, analysis)
 
     server.on_prepare.append(prepare)

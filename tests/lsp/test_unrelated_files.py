@@ -69,3 +69,17 @@ async def test_a_file_that_stops_being_an_eval_file_is_cleared_once(client: Reco
     change(client, uri, 3, (7, 0), (7, 0), "# still not one\n")
     await ask_everything(client, uri)  # version 3 is analysed…
     assert [p.version for p in client.published if p.uri == uri] == [1, 2]  # …and nothing more was sent
+
+
+async def test_an_alias_bomb_in_a_file_that_is_no_eval_file_gets_its_one_diagnostic(client: RecordingClient,
+                                                                                   tmp_path):
+    """The parse stops at the bomb before the format can be told; the limit is still one warning."""
+    lines = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    for prev, name in zip("abcdefgh", "bcdefghi", strict=True):
+        lines.append(f"{name}: &{name} [{','.join(['*' + prev] * 9)}]")
+    text = "".join(f"key{i}: value {i}\n" for i in range(60_000)) + "\n".join(lines) + "\n"  # ~1 MB
+    uri = open_doc(client, tmp_path / "w.yml", text)
+    diagnostics = (await published(client, uri, version=1)).diagnostics
+    assert [(d.code, d.severity) for d in diagnostics] == [("yaml-alias-bomb", lsp.DiagnosticSeverity.Warning)]
+    assert "alias bomb" in diagnostics[0].message
+    await ask_everything(client, uri)  # no other feature treats it as an eval file
