@@ -55,6 +55,28 @@ MAX_DEPTH = 200
 MAX_EXPANDED_NODES = 1_000_000  # what a document's aliases may stand for, expanded
 
 
+# libyaml scans a scalar in one C call holding the interpreter lock (0.04 s of CPU for a 4 MB line, many
+# times that in wall time on a loaded machine, during which the language server answered nothing). Fed
+# from a reader instead of a string, it asks for more text every 16 KB, and each ask is a yield point.
+READ_IN_CHUNKS_FROM = 256 * 1024
+_CHUNK = 64 * 1024  # characters handed to libyaml per read
+
+
+class _Chunks:
+    """`text` as a stream libyaml reads in pieces (the same events and marks as from the string)."""
+
+    __slots__ = ("at", "name", "text")
+
+    def __init__(self, text: str) -> None:
+        self.text, self.at, self.name = text, 0, "<unicode string>"
+
+    def read(self, size: int = -1) -> str:
+        yield_point()
+        start = self.at
+        self.at = len(self.text) if size < 0 else start + max(size, _CHUNK)
+        return self.text[start:self.at]
+
+
 class Node:
     __slots__ = ("anchor", "span", "tag")
 
@@ -782,7 +804,7 @@ def _parse_stream(text: str, off: int, parsed: ParsedFile) -> int | None:
     Returns the (file) line of a syntax error that stopped parsing early, else None.
     """
     lines = parsed.lines
-    parser = _Parser(text)
+    parser = _Parser(_Chunks(text) if len(text) > READ_IN_CHUNKS_FROM else text)
     # [node, children or alternating keys and values, expanded size, start mark, end of the last child
     # as written (an alias's own position, not its anchor's: the anchor may sit before the collection)]
     stack: list[list[Any]] = []
