@@ -28,7 +28,6 @@ import gc
 import itertools
 import logging
 import os
-import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,6 +42,7 @@ from evalspec.yielding import yield_point
 from .convert import path_of
 from .freeing import free_later
 from .open_files import OpenDocumentsSource
+from .workers import run_in_worker
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -52,11 +52,13 @@ MAX_PARALLEL = 3  # documents analysed at the same time
 UNFREEZE_UNDER = 256 * 1024  # characters of open documents under which closing one unfreezes the collector
 
 
-def in_thread(fn: Callable[..., T], *args: Any) -> asyncio.Future[T]:
-    """Run `fn(*args)` on a new daemon thread; its result or exception comes back on the event loop.
+def in_thread(fn: Callable[..., T], *args: Any, foreground: bool = False) -> asyncio.Future[T]:
+    """Run `fn(*args)` on a worker thread (workers.py: daemon threads, reused); its result or exception
+    comes back on the event loop. `foreground`: a request's work, which background work (analyses)
+    gives way to.
 
-    Not a ThreadPoolExecutor: its workers are joined at exit, so one analysis stuck on some pathological
-    text would keep the server process alive after `exit`.
+    Daemon threads, not a ThreadPoolExecutor: its workers are joined at exit, so one analysis stuck on
+    some pathological text would keep the server process alive after `exit`.
     """
     loop = asyncio.get_running_loop()
     future: asyncio.Future[T] = loop.create_future()
@@ -69,17 +71,11 @@ def in_thread(fn: Callable[..., T], *args: Any) -> asyncio.Future[T]:
         else:
             future.set_exception(value)
 
-    def run() -> None:
-        try:
-            result = fn(*args)
-        except BaseException as exc:
-            outcome: tuple[bool, Any] = (False, exc)
-        else:
-            outcome = (True, result)
+    def done(ok: bool, value: Any) -> None:
         with contextlib.suppress(RuntimeError):  # the loop is closed: nobody is waiting any more
-            loop.call_soon_threadsafe(settle, *outcome)
+            loop.call_soon_threadsafe(settle, ok, value)
 
-    threading.Thread(target=run, name="evalspec-analysis", daemon=True).start()
+    run_in_worker(fn, args, done, foreground=foreground)
     return future
 
 

@@ -24,6 +24,8 @@ import threading
 import time
 from typing import Any
 
+from evalspec.yielding import yield_point
+
 log = logging.getLogger(__name__)
 
 SLICE = 256  # list items (or dict entries) freed per step
@@ -97,10 +99,12 @@ def dismantle(root: Any) -> int:
         if isinstance(container, list):
             while container:
                 del container[-SLICE:]
+                yield_point()  # requests go first (loop_watch.py): this is background work
         else:
             while container:
                 for _ in range(min(SLICE, len(container))):
                     container.popitem()
+                yield_point()
         emptied += 1
         del container
     return emptied
@@ -115,6 +119,8 @@ def _big_containers(root: Any) -> list[Any]:
     while todo and visits < MAX_VISITS:
         obj = todo.pop(0) if len(todo) < 64 else todo.pop()  # breadth first near the top, then depth first
         visits += 1
+        if not visits & 1023:
+            yield_point()
         refs = gc.get_referents(obj)
         for child in refs:
             if not gc.is_tracked(child):  # atoms (str, int, bytes …) and containers of atoms only

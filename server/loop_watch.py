@@ -38,6 +38,8 @@ from typing import Any
 
 from evalspec.yielding import set_yield_hook
 
+from . import workers
+
 log = logging.getLogger(__name__)
 
 CHECK_EVERY_S = 0.001  # a worker looks at the loop at most this often
@@ -77,6 +79,10 @@ class LoopWatch:
         self.next_check = 0.0
         self.pauses = 0  # how many times a worker gave way (for tests and logs)
         self.lag = Lag()
+        # Set while the loop waits in its selector: a paused worker waits on it instead of waking every
+        # few milliseconds to look, each time taking the interpreter lock back from the loop (on a
+        # loaded machine such a worker, once off its CPU, held the loop for tens of milliseconds each).
+        self.idle = threading.Event()
         selector: Any = getattr(loop, "_selector", None)
         self.fd: int | None = None
         if selector is not None and hasattr(selector, "fileno"):
@@ -88,9 +94,11 @@ class LoopWatch:
                 if stretch > 0.05:  # whatever arrived meanwhile waited up to this long to be looked at
                     self.lag.note(stretch)
                 self.waiting = True
+                self.idle.set()
                 try:
                     return real(timeout)
                 finally:
+                    self.idle.clear()
                     self.waiting = False
                     self.busy_since = time.perf_counter()
                     self._note_late_timer()
@@ -126,16 +134,30 @@ class LoopWatch:
             return False
 
     def give_way(self) -> None:
-        """The yield hook: on a worker thread, wait while the loop has work (bounded, see above)."""
+        """The yield hook: on a worker thread, wait while the loop has work, and on a background worker
+        (an analysis, answers built ahead) also while a request's work runs on another worker (bounded,
+        see above). Waits are on events: a paused worker takes no interpreter lock until it may go on."""
         now = time.perf_counter()
         if now < self.next_check or threading.get_ident() == self.loop_thread:
             return
         self.next_check = now + CHECK_EVERY_S
         deadline = now + MAX_PAUSE_S
+        background = not workers.is_foreground()
         paused = False
-        while self.loop_has_work() and time.perf_counter() < deadline:
+        while True:
+            left = deadline - time.perf_counter()
+            if left <= 0:
+                break
+            if self.loop_has_work():
+                if self.waiting:  # an event ready or a timer due: the loop is waking up
+                    time.sleep(_SLEEP_S)
+                else:
+                    self.idle.wait(left)
+            elif background and workers.foreground_running():
+                workers.no_foreground.wait(left)
+            else:
+                break
             paused = True
-            time.sleep(_SLEEP_S)
         if paused:
             self.pauses += 1
 

@@ -25,7 +25,7 @@ from evalspec.detect import FileKind
 from evalspec.file_source import MAX_READ, read_regular_bytes
 from evalspec.source import gc_paused
 
-from . import loop_watch
+from . import loop_watch, workers
 from .capabilities import ClientSupport
 from .convert import LineIndex
 from .documents import DEFAULT_DEBOUNCE_S, Documents, DocumentState, in_thread
@@ -300,7 +300,7 @@ class EvalspecServer(LanguageServer):
             with gc_paused():
                 return fn(*args)
 
-        return in_thread(run)
+        return in_thread(run, foreground=True)
 
     async def memoised_in_thread(self, uri: str, analysis: Analysis, key: str, fn: Callable[..., R],
                                  *args: Any) -> R:
@@ -391,7 +391,7 @@ class EvalspecServer(LanguageServer):
                 except RuntimeError:  # the loop is closed
                     return
 
-        threading.Thread(target=run, name="evalspec-answers", daemon=True).start()
+        workers.submit(run, foreground=False)  # built ahead: background work, requests go first
 
     def notify_json(self, method: str, params: JsonReady) -> None:
         """A notification whose params are already JSON (see protocol.JsonReady)."""

@@ -1,0 +1,111 @@
+"""Worker threads, kept for reuse, each job marked as a request's (foreground) or background work.
+
+Starting a thread makes the starter wait until the new thread runs (`Thread.start`), which on the event
+loop meant waiting for the interpreter lock while analyses held it: a hover computed on a new thread
+each time paid that on every request. Here an idle worker takes the job from a queue and the loop goes
+on at once. A job never waits behind another: when no worker is idle, one more is started (a job stuck
+on pathological text holds its own thread only), and a worker idle for `IDLE_S` ends.
+
+Background work (analyses, answers built ahead, freeing) gives way at the engine's yield points while
+a request's work runs on another worker (`loop_watch.LoopWatch.give_way`); `foreground()` counts those.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import queue
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+IDLE_S = 30.0
+
+_jobs: queue.SimpleQueue[tuple[Callable[[], None], bool]] = queue.SimpleQueue()
+_lock = threading.Lock()
+_idle = 0  # idle workers not yet promised a job
+_local = threading.local()
+_foreground = 0  # foreground jobs running
+no_foreground = threading.Event()  # set while none runs: background work waits on it, without polling
+no_foreground.set()
+
+
+def submit(job: Callable[[], None], *, foreground: bool) -> None:
+    """Run `job()` on a worker thread (it must catch its own exceptions)."""
+    global _idle
+    with _lock:
+        spawn = _idle == 0
+        if not spawn:
+            _idle -= 1  # promised this job: it is in the queue before that worker looks
+    _jobs.put((job, foreground))
+    if spawn:
+        threading.Thread(target=_work, name="evalspec-worker", daemon=True).start()
+
+
+def is_foreground() -> bool:
+    """Whether this thread runs a request's work (the event loop's thread counts as one)."""
+    return bool(getattr(_local, "foreground", False))
+
+
+def foreground_running() -> bool:
+    return _foreground > 0
+
+
+@contextlib.contextmanager
+def as_foreground() -> Iterator[None]:
+    global _foreground
+    with _lock:
+        _foreground += 1
+        no_foreground.clear()
+    _local.foreground = True
+    try:
+        yield
+    finally:
+        _local.foreground = False
+        with _lock:
+            _foreground -= 1
+            if _foreground == 0:
+                no_foreground.set()
+
+
+def _work() -> None:
+    global _idle
+    while True:
+        try:
+            job, foreground = _jobs.get(timeout=IDLE_S)
+        except queue.Empty:
+            with _lock:
+                # Idle workers beyond the jobs promised: this one may go. When none is left over, a job
+                # may have been promised to this very worker (it is about to be queued): stay.
+                if _idle > 0:
+                    _idle -= 1
+                    return
+            continue
+        try:
+            if foreground:
+                with as_foreground():
+                    job()
+            else:
+                job()
+        except BaseException:  # a job reports its own failures; this keeps the worker alive regardless
+            log.exception("a worker job failed")
+        del job
+        with _lock:
+            _idle += 1
+
+
+def run_in_worker(fn: Callable[..., Any], args: tuple[Any, ...], done: Callable[[bool, Any], None], *,
+                  foreground: bool) -> None:
+    """`fn(*args)` on a worker; `done(True, result)` or `done(False, exception)` on that worker."""
+
+    def job() -> None:
+        try:
+            result = fn(*args)
+        except BaseException as exc:
+            done(False, exc)
+            return
+        done(True, result)
+
+    submit(job, foreground=foreground)
