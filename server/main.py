@@ -3,35 +3,50 @@
 from __future__ import annotations
 
 import argparse
+import os
+import stat
 import sys
 from collections.abc import Sequence
-
-from evalspec.source import freeze_young_objects_over
+from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING
 
 from . import logs
-from .features import (
-    code_actions,
-    code_lens,
-    completion,
-    diagnostics,
-    hover,
-    lifecycle,
-    navigation,
-    run,
-    symbols,
-    watched_files,
-)
-from .server import EvalspecServer, __version__
+
+if TYPE_CHECKING:
+    from .server import EvalspecServer
 
 FREEZE_YOUNG_OVER = 20_000
-FEATURES = (lifecycle, diagnostics, completion, hover, code_actions, symbols, navigation, run, code_lens, watched_files)
 
 
 def build_server() -> EvalspecServer:
+    # Imported here, not above: the guard process (guard.py) needs none of it and starts in milliseconds.
+    from .features import (
+        code_actions,
+        code_lens,
+        completion,
+        diagnostics,
+        hover,
+        lifecycle,
+        navigation,
+        run,
+        symbols,
+        watched_files,
+    )
+    from .server import EvalspecServer
+
     server = EvalspecServer()
-    for feature in FEATURES:
+    for feature in (lifecycle, diagnostics, completion, hover, code_actions, symbols, navigation, run, code_lens,
+                    watched_files):
         feature.register(server)
     return server
+
+
+def _piped(fd: int) -> bool:
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
 
 def _address(value: str) -> tuple[str, int]:
@@ -51,10 +66,24 @@ def main(argv: Sequence[str] | None = None) -> int:
                         choices=["DEBUG", "INFO", "WARNING", "ERROR"],
                         help="INFO with --log-file (methods and timings), WARNING otherwise; DEBUG also "
                              "logs every message, document text and model answers included")
-    parser.add_argument("--version", action="version", version=f"evalspec-lsp {__version__}")
+    parser.add_argument("--no-guard", action="store_true",
+                        help="serve in one process, without the guard process that answers every request "
+                             "within a second and restarts a server that died (see ARCHITECTURE.md)")
+    parser.add_argument("--backend", action="store_true", help=argparse.SUPPRESS)  # the guard's child
+    try:
+        release = version("evalspec")
+    except PackageNotFoundError:  # pragma: no cover - running from a bare checkout
+        release = "0.0.0"
+    parser.add_argument("--version", action="version", version=f"evalspec-lsp {release}")
     args = parser.parse_args(argv)
 
     logs.configure(args.log_level or ("INFO" if args.log_file else "WARNING"), args.log_file)
+    if not (args.tcp or args.backend or args.no_guard) and _piped(0) and _piped(1):
+        # An editor's stdio: the guard serves it, and runs this program again as its child (--backend).
+        from . import guard
+        return guard.run()
+
+    from evalspec.source import freeze_young_objects_over
 
     # Requests are answered on the event loop while worker threads analyse and build large answers:
     # the loop gets the GIL back after 1 ms instead of 5 (a hover needs it several times).
@@ -62,6 +91,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Objects made while the collector is paused are frozen, not scanned in one long pass (see source.py).
     freeze_young_objects_over(FREEZE_YOUNG_OVER)
     server = build_server()
+    if args.backend:
+        from .protocol import EvalspecProtocol
+
+        assert isinstance(server.protocol, EvalspecProtocol)
+        server.protocol.guarded = True
     if args.tcp:
         server.start_tcp(*args.tcp)
     else:

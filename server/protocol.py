@@ -85,29 +85,48 @@ def encode(value: Any, depth: int = 0) -> bytes:
 
 class EvalspecProtocol(LanguageServerProtocol):
     _initialized = False
+    # Under the guard process (guard.py): each response carries its id in a header of its own, so the
+    # guard matches answers to requests without decoding them.
+    guarded = False
 
     def _send_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
         if error is None and isinstance(result, JsonReady):
             self._result_types.pop(msg_id, None)
             self._write_json(b'{"jsonrpc":"2.0","id":' + jsonio.dumps_bytes(msg_id) + b',"result":' + result.body
-                             + b"}")
+                             + b"}", response_id=msg_id)
             return
         super()._send_response(msg_id, result, error)
+
+    def _send_data(self, data: Any) -> None:
+        """pygls's: the message encoded by the standard library, through `_write_json`."""
+        if not data:
+            return
+        try:
+            body = json.dumps(data, default=self._serialize_message).encode(self.CHARSET)
+        except Exception as error:
+            log.exception("Error sending data")
+            self._server._report_server_error(error, JsonRpcInternalError)
+            return
+        is_response = hasattr(data, "id") and not hasattr(data, "method")
+        self._write_json(body, response_id=data.id if is_response else None)
 
     def notify_json(self, method: str, params: JsonReady) -> None:
         """A notification whose params are already JSON."""
         self._write_json(b'{"jsonrpc":"2.0","method":' + jsonio.dumps_bytes(method) + b',"params":' + params.body
                          + b"}")
 
-    def _write_json(self, body: bytes) -> None:
+    def _write_json(self, body: bytes, response_id: Any = None) -> None:
         """What pygls's `_send_data` does after encoding: the header, then the body."""
         if self.writer is None:
             log.error("Unable to send data, no available transport!")
             return
         _sent_log.info("Sending data: %s", _Decoded(body))
         if self._include_headers:
+            marked = b""
+            if self.guarded and response_id is not None:
+                marked = b"Evalspec-Response-Id: " + json.dumps(response_id).encode() + b"\r\n"
             body = (f"Content-Length: {len(body)}\r\nContent-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}"
-                    "\r\n\r\n").encode("ascii") + body
+                    "\r\n").encode("ascii") + marked + b"\r\n" + body
         try:
             res = self.writer.write(body)
             if inspect.isawaitable(res):  # an async transport: keep the write alive until it is done

@@ -31,6 +31,8 @@ class FaultyAnalyzer(documents.DocumentAnalyzer):
             time.sleep(1.5)
         if "HANG" in text:
             time.sleep(40)
+        if "STALL" in text:
+            sum(range(250_000_000))
         if "BUSY" in text:
             end = time.monotonic() + 40
             while time.monotonic() < end:
