@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Whether a big document's analysis delays requests on another: every request timed while it runs.
 
-    python bench/lsp_other_doc.py [--only NAME,...] [--edits 4] [--busy N] [--json OUT]
+    python bench/lsp_other_doc.py [--only NAME,...] [--edits 4] [--busy N] [--no-guard] [--json OUT]
 
 For each of bench/lsp_big.py's 4 MB files: a fresh server, a small blueprint opened, then the big file;
 from then on a hover on the small file every 50 ms, and the big file's outline, folding, lenses and a
@@ -36,8 +36,8 @@ SMALL = "title: small\nmodels: [openai:gpt-4o-mini]\n---\n- id: a\n  prompt: hi\
 class Client:
     """A JSON-RPC client whose requests can be sent from any thread; each answer's arrival is timed."""
 
-    def __init__(self, root: Path) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-m", "evalspec_lsp"], stdin=subprocess.PIPE,
+    def __init__(self, root: Path, server_args: list[str]) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-m", "evalspec_lsp", *server_args], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=root,
                                      env=dict(os.environ, PYTHONUNBUFFERED="1"))
         self.lock = threading.Lock()
@@ -113,7 +113,8 @@ class Client:
             self.proc.kill()
 
 
-def run_file(name: str, filename: str, text: str, edits: int) -> dict[str, list[tuple[float, bool]]]:
+def run_file(name: str, filename: str, text: str, edits: int,
+             server_args: list[str]) -> dict[str, list[tuple[float, bool]]]:
     """kind -> [(ms, answered with an error)]."""
     times: dict[str, list[tuple[float, bool]]] = {}
     lock = threading.Lock()
@@ -127,7 +128,7 @@ def run_file(name: str, filename: str, text: str, edits: int) -> dict[str, list[
         big, small = root / filename, root / "small.yml"
         big.write_text(text, encoding="utf-8")
         small.write_text(SMALL)
-        client = Client(root)
+        client = Client(root, server_args)
         stop = threading.Event()
         try:
             client.notify("textDocument/didOpen", {"textDocument": {"uri": small.as_uri(), "languageId": "yaml",
@@ -180,6 +181,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", default="", help="comma-separated file names (see lsp_big.files())")
     parser.add_argument("--edits", type=int, default=4)
     parser.add_argument("--busy", type=int, default=0, metavar="N")
+    parser.add_argument("--no-guard", action="store_true", help="the server in one process (evalspec-lsp --no-guard)")
+    parser.add_argument("--server-log", type=Path, help="the server's log (--log-file): per-request timings "
+                        "as the guard saw them")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     chosen = [n for n in args.only.split(",") if n]
@@ -195,7 +199,9 @@ def main(argv: list[str] | None = None) -> int:
             if chosen and name not in chosen:
                 continue
             started = os.getloadavg()[0]
-            times = run_file(name, filename, text, args.edits)
+            server_args = (["--no-guard"] if args.no_guard else []) + \
+                (["--log-file", str(args.server_log)] if args.server_log else [])
+            times = run_file(name, filename, text, args.edits, server_args)
             print(f"--- {name} (load {started:.1f} → {os.getloadavg()[0]:.1f})", flush=True)
             for kind, got in times.items():
                 ms = sorted(t for t, _ in got)

@@ -73,7 +73,7 @@ def _memo_key(server: EvalspecServer, state: DocumentState) -> str:
 def diagnostics_by_uri(server: EvalspecServer, state: DocumentState) -> dict[str, list[Diagnostic]]:
     """The current analysis as diagnostics, grouped by the file each finding belongs to."""
     analysis = state.analysis
-    if analysis is None or analysis.kind is FileKind.NONE and not analysis.findings:
+    if analysis is None or (analysis.kind is FileKind.NONE and not analysis.findings):
         return {}  # unrelated YAML (its only findings: a limit its parse hit, analysis.LIMIT_CODES)
     key = _memo_key(server, state)
     found = analysis.memo.get(key)
