@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Every request evalspec-lsp serves, timed over the real protocol on worst-case files of up to 4 MB.
 
-    python bench/lsp_big.py [--only NAME,...] [--repeat 3] [--busy N] [--json OUT]
+    python bench/lsp_big.py [--only NAME,...] [--repeat 3] [--busy N [--busy-here]] [--server-log LOG] [--json OUT]
 
 Files (generated in a temporary workspace, each just under the editor's 4 MB cap, 4 MiB of UTF-8):
 a Weval blueprint of ~12,000 prompts (gen_blueprint.py's), the same with an error in every prompt,
@@ -33,6 +33,7 @@ import argparse
 import json
 import os
 import queue
+import re
 import subprocess
 import sys
 import tempfile
@@ -107,10 +108,13 @@ def files() -> dict[str, tuple[str, str]]:
 # --- the client -----------------------------------------------------------------------------------
 
 
+SERVER_ARGS: list[str] = []  # --server-log adds --log-file
+
+
 class Client:
     def __init__(self, root: Path, pull: bool) -> None:
         env = dict(os.environ, PYTHONUNBUFFERED="1")
-        self.proc = subprocess.Popen([sys.executable, "-m", "evalspec_lsp"], stdin=subprocess.PIPE,
+        self.proc = subprocess.Popen([sys.executable, "-m", "evalspec_lsp", *SERVER_ARGS], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, cwd=root)
         self.inbox: queue.Queue[tuple[float, dict[str, Any]]] = queue.Queue()
         self.backlog: list[tuple[float, dict[str, Any]]] = []  # read while waiting for something else
@@ -355,9 +359,36 @@ def run_file(name: str, filename: str, text: str, repeat: int, pull: bool) -> li
     return rows
 
 
-def busy_processes(n: int) -> list[subprocess.Popen[bytes]]:
-    """`n` processes that spin on the CPU until killed: a known extra load."""
-    return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+def busy_processes(n: int, here: bool = False) -> list[subprocess.Popen[bytes]]:
+    """`n` processes that spin on the CPU until killed: a known extra load. In a session of their own
+    (as other work on the machine would be), unless `here`: with Linux's autogroup scheduling, spinners
+    in this benchmark's session share its CPU share, and the client (a Python process that decodes
+    megabytes of answers) is starved by its own load, which then shows in every time it measures."""
+    return [subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=not here)
+            for _ in range(n)]
+
+
+_ANSWERED = re.compile(r"INFO evalspec_lsp\.guard: (\S+) answered by the (server|guard)(?: \((-?\d+)\))? in ([\d.]+) ms")
+
+
+def guard_times(log: Path) -> dict[str, list[float]]:
+    """Per method, how long each request took in the server as the guard saw it: from its first line's
+    arrival to its answer written (the server's log at INFO, `--log-file`)."""
+    out: dict[str, list[float]] = {}
+    if log.exists():
+        for match in _ANSWERED.finditer(log.read_text(errors="replace")):
+            if match.group(1) != "initialize":
+                out.setdefault(match.group(1), []).append(float(match.group(4)))
+    return out
+
+
+def print_guard_times(log: Path) -> None:
+    times = guard_times(log)
+    if not times:
+        return
+    print("in the server, as its guard saw them (first line read → answer written), worst per method:")
+    for method, ms in sorted(times.items(), key=lambda kv: -max(kv[1])):
+        print(f"  {method:36} {max(ms):8.1f} ms  ({len(ms)} requests)")
 
 
 def kind_of(request: str) -> str:
@@ -383,11 +414,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pull", action="store_true", help="also a session with pulled diagnostics per file")
     parser.add_argument("--busy", type=int, default=0, metavar="N",
                         help="run N background processes that spin on the CPU meanwhile (simulated load)")
+    parser.add_argument("--busy-here", action="store_true",
+                        help="the busy processes in this benchmark's session (see busy_processes)")
+    parser.add_argument("--server-log", type=Path, help="the server's log (--log-file), read for the times "
+                        "its guard saw")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     chosen = [n for n in args.only.split(",") if n]
     rows: list[dict[str, Any]] = []
-    spinners = busy_processes(args.busy)
+    if args.server_log:
+        SERVER_ARGS[:] = ["--log-file", str(args.server_log)]
+    spinners = busy_processes(args.busy, args.busy_here)
     try:
         if spinners:
             time.sleep(5)  # let the load average climb a little before the first figure
@@ -420,6 +457,8 @@ def main(argv: list[str] | None = None) -> int:
         slowest = max(asked, key=lambda r: max(r["ms"], r.get("again_ms", 0)))
         print(f"slowest request: {slowest['file']} {slowest['request']} "
               f"{max(slowest['ms'], slowest.get('again_ms', 0))} ms (load {slowest['load']})")
+    if args.server_log:
+        print_guard_times(args.server_log)
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
     return 0

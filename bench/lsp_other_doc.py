@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from lsp_big import busy_processes, files
+from lsp_big import busy_processes, files, print_guard_times
 
 SMALL = "title: small\nmodels: [openai:gpt-4o-mini]\n---\n- id: a\n  prompt: hi\n  should: [yes]\n"
 
@@ -181,13 +181,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", default="", help="comma-separated file names (see lsp_big.files())")
     parser.add_argument("--edits", type=int, default=4)
     parser.add_argument("--busy", type=int, default=0, metavar="N")
+    parser.add_argument("--busy-here", action="store_true", help="the busy processes in this session")
     parser.add_argument("--no-guard", action="store_true", help="the server in one process (evalspec-lsp --no-guard)")
     parser.add_argument("--server-log", type=Path, help="the server's log (--log-file): per-request timings "
                         "as the guard saw them")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     chosen = [n for n in args.only.split(",") if n]
-    spinners = busy_processes(args.busy)
+    spinners = busy_processes(args.busy, args.busy_here)
     report: dict[str, Any] = {}
     worst = (0.0, "")
     try:
@@ -218,6 +219,8 @@ def main(argv: list[str] | None = None) -> int:
             p.kill()
             p.wait()
     print(f"load average at the end: {os.getloadavg()[0]:.1f}; worst request {worst[0]:.1f} ms ({worst[1]})")
+    if args.server_log:
+        print_guard_times(args.server_log)
     if args.json:
         args.json.write_text(json.dumps(report, indent=1))
     return 0

@@ -52,7 +52,7 @@ BUDGET_MARGIN_S = 0.5  # past a configured request budget (slow CI: `requestBudg
 MAX_ACTIVE = 16  # requests handed to the server and not yet answered by it
 MAX_QUEUED = 32  # requests waiting for a place; past this the oldest waiting is answered ServerCancelled
 UNTIMED = frozenset({"initialize", "shutdown"})  # the server's start and its orderly end take what they take
-REPLAY_BYTES = 64 * 1024 * 1024  # didOpen + didChange bytes kept per document to replay after a restart
+REPLAY_BYTES = 32 * 1024 * 1024  # didOpen + didChange bytes kept per document to replay after a restart
 MAX_RESTARTS = 3
 RESTART_WINDOW_S = 120.0
 LATE_KEPT_S = 120.0  # how long an id answered by the guard waits for the server's answer, to drop it
@@ -210,8 +210,20 @@ class Guard:
                 continue
             if response_id is not None:
                 self.server_answered(response_id, body)
-            else:
+            elif not (self.restarts and self.registered_again(body)):
                 self.write_client(frame(body))
+
+    def registered_again(self, body: bytes) -> bool:
+        """A restarted server registers its capabilities again (file watchers): the editor has them from
+        the first one, and some refuse an id they already know. The guard says yes itself."""
+        if len(body) > 65_536 or b"client/registerCapability" not in body:
+            return False
+        message = decode(body)
+        if not isinstance(message, dict) or message.get("method") != "client/registerCapability" \
+                or "id" not in message:
+            return False
+        self.send_backend(b'{"jsonrpc":"2.0","id":' + _encode_id(message["id"]) + b',"result":null}')
+        return True
 
     def server_answered(self, key: bytes, body: bytes) -> None:
         key = _key_of_json(key)
@@ -360,7 +372,8 @@ class Guard:
 
     @staticmethod
     def kept_for_replay(method: str, message: dict[str, Any]) -> tuple[str, str] | None:
-        """(method, uri) of a message a restarted server must see again (setup, open documents' texts)."""
+        """(method, uri) of a message a restarted server must see again (setup, open documents' texts);
+        the method is `full` for a didChange that replaces the whole text."""
         if method in ("initialized", "workspace/didChangeConfiguration"):
             return method, ""
         if method not in ("textDocument/didOpen", "textDocument/didChange", "textDocument/didClose"):
@@ -368,7 +381,13 @@ class Guard:
         params = message.get("params")
         doc = params.get("textDocument") if isinstance(params, dict) else None
         uri = doc.get("uri") if isinstance(doc, dict) else None
-        return (method, uri) if isinstance(uri, str) else None
+        if not isinstance(uri, str):
+            return None
+        if method == "textDocument/didChange":
+            changes = params.get("contentChanges") if isinstance(params, dict) else None
+            if isinstance(changes, list) and changes and isinstance(changes[-1], dict) and "range" not in changes[-1]:
+                return "full", uri
+        return method, uri
 
     def remember(self, kept: tuple[str, str], body: bytes) -> None:
         """As the message goes to the server: what to replay if it has to be started again."""
@@ -380,6 +399,11 @@ class Guard:
             self.documents[uri] = Document([body], len(body))
         elif method == "textDocument/didClose":
             self.documents.pop(uri, None)
+        elif method == "full" and uri in self.documents:  # the text anew: what came before it is not needed
+            doc = self.documents[uri]
+            if not doc.lost:
+                doc.messages = [doc.messages[0], body]
+                doc.size = len(doc.messages[0]) + len(body)
         elif uri in self.documents:
             doc = self.documents[uri]
             if doc.lost:

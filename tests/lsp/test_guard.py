@@ -160,6 +160,15 @@ def test_a_killed_server_is_restarted_with_the_open_documents_and_the_editor_is_
         client.initialize(tmp_path, {"requestBudgetMs": 20_000})
         hanging = client.open(tmp_path / "hang.weval.yml", GOOD + "# HANG\n")
         good = client.open(tmp_path / "good.weval.yml", GOOD.replace("is friendly", "is polite"))
+        # edited since it was opened: the new server must have the edited text
+        client.send({"method": "textDocument/didChange", "params": {
+            "textDocument": {"uri": good, "version": 2}, "contentChanges": [{"range": {
+                "start": {"line": 3, "character": 6}, "end": {"line": 3, "character": 7}}, "text": "renamed"}]}})
+        full = client.open(tmp_path / "full.weval.yml", GOOD)
+        for version in (2, 3):  # a client that sends whole texts: the last one counts
+            client.send({"method": "textDocument/didChange", "params": {
+                "textDocument": {"uri": full, "version": version},
+                "contentChanges": [{"text": GOOD.replace("id: a", f"id: whole{version}")}]}})
         client.send({"id": "waits", "method": "textDocument/documentSymbol",
                      "params": {"textDocument": {"uri": hanging}}})  # waits for an analysis that hangs
         time.sleep(0.5)
@@ -173,7 +182,11 @@ def test_a_killed_server_is_restarted_with_the_open_documents_and_the_editor_is_
         client.send({"id": "outline", "method": "textDocument/documentSymbol",
                      "params": {"textDocument": {"uri": good}}})
         outline = client.reply("outline")
-        assert outline["result"], outline
+        assert "renamed" in json.dumps(outline["result"]), outline
+        client.send({"id": "whole", "method": "textDocument/documentSymbol",
+                     "params": {"textDocument": {"uri": full}}})
+        whole = json.dumps(client.reply("whole")["result"])
+        assert "whole3" in whole and "whole2" not in whole
         assert client.server_pid(other_than=first) != first
         client.send({"id": "down", "method": "shutdown"}, {"method": "exit"})
         assert client.reply("down")["result"] is None
