@@ -208,9 +208,13 @@ class Guard:
                 return await self.backend_ended(backend)
             if backend is not self.backend:
                 continue
-            if response_id is not None:
-                self.server_answered(response_id, body)
-            elif not (self.restarts and self.registered_again(body)):
+            try:
+                if response_id is not None:
+                    self.server_answered(response_id, body)
+                elif not (self.restarts and self.registered_again(body)):
+                    self.write_client(frame(body))
+            except Exception:  # never stop reading the server: passed on as it came
+                log.exception("the guard could not handle a message from the server; passed on")
                 self.write_client(frame(body))
 
     def registered_again(self, body: bytes) -> bool:
@@ -282,8 +286,14 @@ class Guard:
             self.queue.clear()
             self.waiting = 0
             return
+        try:
+            await self.start_backend()
+        except OSError as exc:
+            self.restarts += [now] * MAX_RESTARTS  # cannot even start: give up below
+            log.error("the server process could not be started again: %s", exc)
+            self.backend = backend
+            return await self.backend_ended(backend)
         self.show(2, f"evalspec: the checking process stopped ({why}); restarted, open files are checked again.")
-        await self.start_backend()
         self.replay()
         self.pump()
 
