@@ -345,6 +345,10 @@ class Guard:
         if "id" not in message or type(msg_id) not in (int, str):  # a notification, or an id the server answers
             if method == "exit":
                 self.exiting = True
+                if self.backend is None:  # no server to pass it to (it stayed down): end here
+                    self.exit_code = 1
+                    self.done.set()
+                    return
             self.enqueue(Queued(body, kept=kept))
             return
         key = _key(msg_id)

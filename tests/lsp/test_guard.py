@@ -208,6 +208,8 @@ def test_a_server_that_keeps_dying_is_not_restarted_for_ever(tmp_path: Path) -> 
         client.send(hover("h", uri))
         error = client.reply("h")["error"]
         assert "not running" in error["message"]
+        client.send({"method": "exit"})
+        assert client.proc.wait(HANG_GUARD_S) == 1  # exit without a shutdown the server answered
     finally:
         client.close()
 
