@@ -102,6 +102,10 @@ class Findings(list[Finding]):
         return self._add(code, Severity.HINT, span, message, kw)
 
     def _add(self, code: str, severity: Severity, span: Span, message: str, kw: dict[str, object]) -> Finding:
+        if not kw:  # most findings: no fixes, related places or tags (a big file makes a million)
+            finding = Finding(code, severity, message, span)
+            self.append(finding)
+            return finding
         fixes = kw.pop("fixes", ())
         fix = kw.pop("fix", None)
         if fix is not None:

@@ -49,8 +49,11 @@ class ObjectSpec:
     fields: tuple[FieldSpec, ...]
     open: bool = False  # free-form (metadata): any key is fine
     _index: dict[str, tuple[FieldSpec, str]] = field(default_factory=dict, compare=False, repr=False)
+    # The required fields, once (checking a mapping looks for them on every object of a big file).
+    required: tuple[FieldSpec, ...] = field(default=(), init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "required", tuple(f for f in self.fields if f.required))
         for f in self.fields:
             self._index[f.name] = (f, "canonical")
             for a in f.aliases:

@@ -132,8 +132,8 @@ def check_object(node: Node | None, spec: ObjectSpec, out: Findings, registry: R
         elif f.deprecated and f.name not in handled:  # a handled field gets its caller's own message
             out.warning("deprecated-field", key.span, f"'{name}' is deprecated: {f.deprecated}",
                         tags=(Tag.DEPRECATED,))
-    for f in spec.fields:
-        if f.required and f.name not in entries.found:
+    for f in spec.required:
+        if f.name not in entries.found:
             out.error("missing-field", first_line_span(node), f"{what[0].upper()}{what[1:]} needs '{f.name}'.",
                       extra={"field": f.name})
     for name, (key, value) in entries.found.items():

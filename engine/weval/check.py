@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..file_source import DiskSource, FileSource
-from ..findings import Edit, Finding, Findings, Fix, Related, Span, Tag, replace
+from ..findings import Edit, Finding, Findings, Fix, Related, Severity, Span, Tag, replace
 from ..registry.weval import HEADER, MESSAGE, POINT, PROMPT, PROMPT_MARKERS_OURS, REGISTRY
 from ..registry.weval_functions import POINT_FUNCTIONS, Arg, foreign_name, resolve_function
 from ..source import (
@@ -38,8 +38,9 @@ from ..validation.suggest import closest
 from ..validation.yaml_text import entry_span, flow, quote
 from ..yielding import yield_point
 from .functions_check import check_function_arg
-from .ids import UNDEFINED, blueprint_id, blueprint_id_problem, prompt_hash_id
-from .model import Blueprint, Judge, Message, ModelRef, Point, Prompt, reference_points
+from .ids import UNDEFINED, blueprint_id, blueprint_id_problem, hash_id, stable_json
+from .ids import quote_json as _quote
+from .model import Blueprint, Judge, Message, ModelRef, Point, Prompt, reference_fn_name, reference_points
 from .models import KNOWN_PROVIDERS, find_models_dir, load_collections, parse_model_id
 from .prompt_store import PromptCollector
 
@@ -107,6 +108,9 @@ def shifted_prompt(p: Prompt, delta: int, document: int) -> Prompt:
         should_not=[pt.evolve(span=shift_span(pt.span, delta)) for pt in p.should_not])
 
 
+# The prompt fields `_prompt` checks itself (check_object only checks their keys)
+_PROMPT_HANDLED = frozenset(("should", "should_not", "messages", "system", "id", "prompt"))
+
 _QUOTED_FN = re.compile(r"\$([A-Za-z_]\w*)\s*:\s*(.*)\Z", re.S)
 
 
@@ -134,6 +138,17 @@ class _Context:
         self.header_systems = False
         self.external_services: set[str] = set()
         self.collections: dict[str, list[str]] = {}
+        # Prompts checked in this check by their item's text (see `_checked_prompt`), and whether the check
+        # of the current one read the file's lines (then it is not kept: its fixes may depend on the text
+        # around the item)
+        self.same_items: dict[object, tuple[Span, Prompt | None, list[Finding]]] = {}
+        self.lines_read = False
+
+    @property
+    def lines(self) -> list[str]:
+        """The file's lines, for fixes that edit the text around a node."""
+        self.lines_read = True
+        return self.parsed.lines
 
     # --- structure ------------------------------------------------------------------------------
 
@@ -176,7 +191,9 @@ class _Context:
         if header is not None:
             self._mixed_header(header)
         bp = self._header(header, bp_id)
-        seen_ids: dict[str, Span] = {}
+        # where each id was first used, then (once a second one comes) the Related every later
+        # duplicate-prompt-id finding shares (not the node: a streamed check keeps none)
+        seen_ids: dict[str, Span | tuple[Related]] = {}
         prompt_nodes: list[Mapping] = []
         header_text = self._prompt_context(header)
         keep_nodes = not self.parsed.streamed
@@ -196,20 +213,22 @@ class _Context:
                 self.out.extend(found)
             else:
                 mark = len(self.out)
-                prompt = self._prompt(node, doc_index, bp)
+                prompt = self._checked_prompt(node, doc_index, bp)
                 if self.cache is not None and item_text is not None:
                     self.cache.store(item_text, node, header_text, prompt, self.out[mark:])
             if prompt is None:
                 continue
             if keep_nodes:
                 prompt_nodes.append(node)  # type: ignore[arg-type]
-            first_span = seen_ids.get(prompt.id)
+            used = seen_ids.get(prompt.id)
             where = prompt.id_span or first_line_span(node)
-            if first_span is not None:
-                self.out.error("duplicate-prompt-id", where, f"Duplicate prompt id '{prompt.id}'.",
-                               related=(Related(first_span, f"'{prompt.id}' first used here"),))
-            else:
+            if used is None:
                 seen_ids[prompt.id] = where
+            else:
+                if type(used) is Span:
+                    used = seen_ids[prompt.id] = (Related(used, f"'{prompt.id}' first used here"),)
+                self.out.append(Finding("duplicate-prompt-id", Severity.ERROR, f"Duplicate prompt id '{prompt.id}'.",
+                                        where, (), used))  # type: ignore[arg-type]
             collected.append(prompt)
         if isinstance(collected, PromptCollector):
             bp.prompts = collected.result()  # type: ignore[assignment]  # reads as the list it stands for
@@ -259,7 +278,7 @@ class _Context:
             self.out.warning("ignored-blueprint-id", key.span,
                              f"'{key.value}' is ignored: the blueprint id always comes from the file path "
                              f"(here '{bp_id}'). Remove it.", tags=(Tag.DEPRECATED, Tag.UNNECESSARY),
-                             fix=Fix(f"Remove '{key.value}'", (Edit(entry_span(key, value, self.parsed.lines), ""),)))
+                             fix=Fix(f"Remove '{key.value}'", (Edit(entry_span(key, value, self.lines), ""),)))
         simple = {"title": "title", "description": "description", "render_as": "render_as",
                   "temperature": "temperature", "concurrency": "concurrency", "embeddingModel": "embedding_model",
                   "noCache": "no_cache"}
@@ -503,30 +522,74 @@ class _Context:
 
     # --- prompts --------------------------------------------------------------------------------
 
+    # Items of up to this many characters are looked up by their text (longer ones are fewer than
+    # 4 MB / SAME_ITEM_TEXT in a file, so checking each costs what their parse does), and at most
+    # SAME_ITEMS distinct texts are kept.
+    SAME_ITEM_TEXT = 256
+    SAME_ITEMS = 4096
+
+    def _checked_prompt(self, node: Node, doc_index: int, bp: Blueprint) -> Prompt | None:
+        """`_prompt(node)`, or for an item whose text was checked before in this file, that check's prompt and
+        findings moved to the item's place: what checking it again would give. A 4 MB flow list holds 1.4
+        million `{}`: each took ~12 µs to check, most of the analysis, and a copy takes a fraction.
+
+        Only an item whose check depends on nothing but its text (and the header, the same for every
+        item) is kept: no alias (`*a` may name another node each time), no block scalar (its value may
+        take in blank lines past its span), no read of the file's lines (a fix may edit around the item),
+        and every place in the result within the item's span."""
+        span = node.span
+        sl, sc, el, ec = span
+        if el - sl > 8:
+            return self._prompt(node, doc_index, bp)
+        lines = self.parsed.lines
+        if sl == el:
+            text = lines[sl][sc:ec]
+            key: object = text
+        else:
+            text = "\n".join([lines[sl][sc:], *[lines[i] for i in range(sl + 1, el)], lines[el][:ec]])
+            key = (sc, text)  # the continuation lines' indentation is read against the item's column
+        if len(text) > self.SAME_ITEM_TEXT or "*" in text or "|" in text or ">" in text:
+            return self._prompt(node, doc_index, bp)
+        hit = self.same_items.get(key)
+        if hit is not None:
+            first, prompt, found = hit
+            move = _Move(first, span)
+            self.out.extend([move.finding(f) for f in found])
+            return move.prompt(prompt, doc_index) if prompt is not None else None
+        mark = len(self.out)
+        self.lines_read = False
+        prompt = self._prompt(node, doc_index, bp)
+        found = self.out[mark:]
+        if (not self.lines_read and len(self.same_items) < self.SAME_ITEMS
+                and _all_within(span, prompt, found)):
+            self.same_items[key] = (span, prompt, found)
+        return prompt
+
     def _prompt(self, node: Node, doc_index: int, bp: Blueprint) -> Prompt | None:
         if not isinstance(node, Mapping):
             if not is_null(node):
                 self.out.error("invalid-prompt", node.span,
                                f"A prompt must be a mapping with 'prompt' or 'messages'; found {node_type_name(node)}.")
             return None
-        handled = {"should", "should_not", "messages", "system", "id", "prompt"}
-        entries = check_object(node, PROMPT, self.out, REGISTRY, handled=handled)
+        entries = check_object(node, PROMPT, self.out, REGISTRY, handled=_PROMPT_HANDLED)
         assert entries is not None
-        id_node = entries.get("id")
+        # each field's value by name: a dict's own get, not Entries.get (called ~15 times a prompt)
+        get = {name: pair[1] for name, pair in entries.found.items()}.get
+        id_node = get("id")
         explicit_id = None
         if isinstance(id_node, Scalar) and id_node.value is not None and id_node.value != "":
             explicit_id = str(id_node.value) if not isinstance(id_node.value, float) else id_node.raw
         elif id_node is not None:
             self.out.error("wrong-type", id_node.span, "A prompt 'id' must be a string.")
         label = explicit_id or "(no id)"
-        prompt_node, messages_node = entries.get("prompt"), entries.get("messages")
+        prompt_node, messages_node = get("prompt"), get("messages")
         messages: list[Message] = []
         if messages_node is not None and prompt_node is not None:
             key = entries.key("prompt")
             self.out.error("prompt-and-messages", key.span,  # type: ignore[union-attr]
                            f"'{key.value}' cannot be combined with 'messages'; the reference silently uses "  # type: ignore[union-attr]
                            "'messages'. Keep one of them.",
-                           fix=Fix(f"Remove '{key.value}'", (Edit(entry_span(key, prompt_node, self.parsed.lines), ""),)))  # type: ignore[union-attr,arg-type]
+                           fix=Fix(f"Remove '{key.value}'", (Edit(entry_span(key, prompt_node, self.lines), ""),)))  # type: ignore[union-attr,arg-type]
         if messages_node is not None:
             messages = self._messages(messages_node)
         elif prompt_node is not None:
@@ -536,8 +599,8 @@ class _Context:
                 self.out.error("empty-prompt", prompt_node.span, "'prompt' must be non-empty text.")
         else:
             self.out.error("missing-prompt", first_line_span(node), "A prompt needs 'prompt' or 'messages'.")
-        system = entries.get("system")
-        system_set = entries.key("system") is not None
+        system = get("system")
+        system_set = "system" in entries
         if isinstance(system, Sequence):
             self.out.error("prompt-system-list", system.span,
                            "Per-prompt 'system' must be a string or null, not an array. Did you mean to use 'systems' "
@@ -549,20 +612,20 @@ class _Context:
             self.out.error("system-with-systems", key.span,  # type: ignore[union-attr]
                            f"When the blueprint header defines 'systems', individual prompts (like '{label}') cannot "
                            "have their own 'system' override.")
-        should = self._rubric(entries.get("should"), label, inverted=False)
-        should_not = self._rubric(entries.get("should_not"), label, inverted=True)
+        should = self._rubric(get("should"), label, inverted=False)
+        should_not = self._rubric(get("should_not"), label, inverted=True)
+        tags = get("tags")
         p = Prompt.build(id=explicit_id or "", id_generated=explicit_id is None,
             id_span=id_node.span if explicit_id and id_node is not None else None, span=node.span, messages=messages,
-            ideal=_str(entries.get("ideal")), system=_str(system), system_set=system_set,
-            citation=_citation(entries.get("citation")), description=_str(entries.get("description")),
-            weight=_num(entries.get("weight"), 1.0), render_as=_str(entries.get("render_as")) or bp.render_as,
-            temperature=_num(entries.get("temperature"), None),
-            no_cache=_bool(entries.get("noCache"), bp.no_cache or None),
-            tags=[str(t.value) for t in entries.get("tags").items if isinstance(t, Scalar)]  # type: ignore[union-attr]
-            if isinstance(entries.get("tags"), Sequence) else [],
+            ideal=_str(get("ideal")), system=_str(system), system_set=system_set,
+            citation=_citation(get("citation")), description=_str(get("description")),
+            weight=_num(get("weight"), 1.0), render_as=_str(get("render_as")) or bp.render_as,
+            temperature=_num(get("temperature"), None),
+            no_cache=_bool(get("noCache"), bp.no_cache or None),
+            tags=[str(t.value) for t in tags.items if isinstance(t, Scalar)] if isinstance(tags, Sequence) else [],
             should=should, should_not=should_not, document=doc_index)
         if explicit_id is None:
-            p.id = prompt_hash_id(reference_prompt(p))
+            p.id = hash_id(reference_prompt_json(p))
         return p
 
     def _messages(self, node: Node) -> list[Message]:
@@ -686,7 +749,7 @@ class _Context:
 
     def _unwrap_paths_fix(self, item: Sequence) -> Fix | None:
         """`- - - a` (a list of paths) → one `- - a` item per path, same indentation as the item."""
-        lines = self.parsed.lines
+        lines = self.lines
         line = lines[item.span.start_line]
         dash = line.rfind("- ", 0, item.span.start_col)
         if dash < 0 or line[:dash].strip():
@@ -881,7 +944,7 @@ class _Context:
         msg = f"Unknown point function '${name}'"
         if best:
             self.out.error("unknown-function", span, f"{msg}; did you mean '${best}'?",
-                           fix=replace(f"Change to '${best}'", span, _respell(span, self.parsed.lines, name, best)))
+                           fix=replace(f"Change to '${best}'", span, _respell(span, self.lines, name, best)))
         else:
             self.out.error("unknown-function", span, msg + ".")
 
@@ -960,6 +1023,119 @@ def reference_prompt(p: Prompt) -> dict[str, Any]:
         "noCache": p.no_cache if p.no_cache is not None else UNDEFINED,
         "render_as": p.render_as,
     }
+
+
+class _Move:
+    """Places in an item's check moved to another item of the same text: `first` → `to`. A position on
+    the item's first line moves by both line and column, one on a later line by line only (the lines
+    after the first are the same text from column 0)."""
+
+    __slots__ = ("dc", "dl", "line")
+
+    def __init__(self, first: Span, to: Span) -> None:
+        self.line = first.start_line
+        self.dl = to.start_line - first.start_line
+        self.dc = to.start_col - first.start_col
+
+    def span(self, s: Span) -> Span:
+        sl, sc, el, ec = s
+        line, dl, dc = self.line, self.dl, self.dc
+        return _new_tuple(Span, (sl + dl, sc + dc if sl == line else sc, el + dl, ec + dc if el == line else ec))
+
+    def prompt(self, p: Prompt, document: int) -> Prompt:
+        span = self.span
+        moved = _new_object(Prompt)
+        moved.__dict__.update(
+            p.__dict__, span=span(p.span), document=document,
+            id_span=span(p.id_span) if p.id_span is not None else None,
+            messages=[m.evolve(span=span(m.span)) for m in p.messages] if p.messages else [],
+            should=[pt.evolve(span=span(pt.span)) for pt in p.should] if p.should else [],
+            should_not=[pt.evolve(span=span(pt.span)) for pt in p.should_not] if p.should_not else [])
+        return moved
+
+    def finding(self, f: Finding) -> Finding:
+        span = self.span
+        return Finding(
+            f.code, f.severity, f.message, span(f.span),
+            tuple(Fix(x.title, tuple(Edit(span(e.span), e.new_text) for e in x.edits), x.preferred) for x in f.fixes)
+            if f.fixes else (),
+            tuple(Related(span(r.span), r.message) for r in f.related) if f.related else (),
+            f.tags, f.path, f.extra.copy())
+
+
+def _all_within(item: Span, prompt: Prompt | None, found: list[Finding]) -> bool:
+    """Does every place of a prompt's check lie within its item (what `_Move` can move)?"""
+    spans: list[Span | None] = [f.span for f in found]
+    for f in found:
+        spans += [r.span for r in f.related]
+        spans += [e.span for x in f.fixes for e in x.edits]
+    if prompt is not None:
+        spans += [prompt.span, prompt.id_span, *[m.span for m in prompt.messages],
+                  *[pt.span for pt in prompt.should], *[pt.span for pt in prompt.should_not]]
+    start, end = item[:2], item[2:]
+    return all(s is None or (start <= s[:2] and s[2:] <= end and s[:2] <= s[2:]) for s in spans)
+
+
+_new_tuple = tuple.__new__
+_new_object = object.__new__
+
+
+def reference_prompt_json(p: Prompt) -> str:
+    """`stable_json` of `reference_prompt(p)`, the input of its id hash, written directly: the generic
+    walk (a dict per prompt, message and point, sorted, then serialized) was most of the cost of checking
+    a small prompt (a flow list of a million `{}` is a million hashes). Keys in sorted order."""
+    parts = []
+    if p.citation is not None:
+        parts.append('"citation":' + stable_json(p.citation))
+    if p.description is not None:
+        parts.append('"description":' + stable_json(p.description))
+    if p.ideal is not None:
+        parts.append('"idealResponse":' + stable_json(p.ideal))
+    parts.append('"messages":[' + ",".join([
+        '{"content":' + (_quote(m.content) if type(m.content) is str else stable_json(m.content))
+        + ',"role":' + stable_json(m.role) + "}" for m in p.messages]) + "]")
+    if p.no_cache is not None:
+        parts.append('"noCache":' + stable_json(p.no_cache))
+    if p.should:
+        parts.append('"points":' + _points_json(p.should))
+    parts.append('"render_as":' + stable_json(p.render_as))
+    if p.should_not:
+        parts.append('"should_not":' + _points_json(p.should_not))
+    if p.system_set:
+        parts.append('"system":' + stable_json(p.system))
+    if p.temperature is not None:
+        parts.append('"temperature":' + stable_json(p.temperature))
+    if p.weight != 1.0:
+        parts.append('"weight":' + stable_json(p.weight))
+    return "{" + ",".join(parts) + "}"
+
+
+def _points_json(points: list[Point]) -> str:
+    """`stable_json(reference_points(points))`: alternative paths regrouped into nested lists."""
+    out: list[str | list[str]] = []
+    paths: dict[str, list[str]] = {}
+    for pt in points:
+        form = _point_json(pt)
+        if pt.path_id is None:
+            out.append(form)
+        elif pt.path_id in paths:
+            paths[pt.path_id].append(form)
+        else:
+            paths[pt.path_id] = [form]
+            out.append(paths[pt.path_id])
+    return "[" + ",".join([x if type(x) is str else "[" + ",".join(x) + "]" for x in out]) + "]"
+
+
+def _point_json(pt: Point) -> str:
+    """`stable_json(pt.reference_form())`, keys sorted: citation, fn, fnArgs, multiplier, text."""
+    w = pt.weight
+    head = '{"citation":' + stable_json(pt.citation) + "," if pt.citation is not None else "{"
+    multiplier = '"multiplier":' + ("1" if w == 1.0 and type(w) is float else stable_json(w))
+    if pt.kind == "text":
+        return head + multiplier + ',"text":' + stable_json(pt.text) + "}"
+    fn = '"fn":' + _quote(reference_fn_name(pt.fn_written or pt.fn or ""))
+    args = ',"fnArgs":' + stable_json(pt.fn_args) if pt.fn_args is not None else ""
+    return head + fn + args + "," + multiplier + "}"
 
 
 def _str(node: Node | None) -> str | None:

@@ -64,6 +64,7 @@ def js_number(x: float | int) -> str:
 # What json.dumps(s, ensure_ascii=False) returns for a string, without building a JSONEncoder per call
 # (which was most of the time of hashing a prompt with 1,000,000 points).
 _quote: Any = json.encoder.encode_basestring
+quote_json: Any = _quote
 
 
 def stable_json(value: Any) -> str:
@@ -103,7 +104,12 @@ UNDEFINED: Any = _UNDEFINED
 def prompt_hash_id(normalized_prompt: dict[str, Any]) -> str:
     """`hash-` + the first 12 hex of sha256 over the stable JSON of the prompt without its id."""
     body = {k: v for k, v in normalized_prompt.items() if k != "id"}
-    return "hash-" + hashlib.sha256(stable_json(body).encode("utf-8")).hexdigest()[:12]
+    return hash_id(stable_json(body))
+
+
+def hash_id(body_json: str) -> str:
+    """`prompt_hash_id` of a prompt whose stable JSON (without its id) is `body_json`."""
+    return "hash-" + hashlib.sha256(body_json.encode("utf-8")).hexdigest()[:12]
 
 
 _SAFE_FILE = re.compile(r"[:/\\?#%\[\]]")
