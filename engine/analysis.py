@@ -7,9 +7,11 @@ normalized model, all with spans. The CLI, the language server and the runner al
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 from collections.abc import Callable
 from collections.abc import Mapping as AbcMapping
 from dataclasses import dataclass, field
+from operator import attrgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -162,7 +164,10 @@ def _analyze(text: str, p: Path | None, kind: FileKind | None, models_dir: Path 
         from .agentv.check import check_agentv_targets
 
         findings += check_agentv_targets(parsed, p)
-    findings.sort(key=lambda f: (f.path or "", f.span.start_line, f.span.start_col, f.code))
+    if any(map(_path_of, findings)):
+        findings.sort(key=lambda f: (f.path or "", f.span.start_line, f.span.start_col, f.code))
+    else:  # the same order, by a key made in C (a 4 MB file can have millions of findings)
+        findings.sort(key=_order_in_file)
     shown, result.omitted = capped(findings)
     result.findings = _inside_the_text(shown, parsed.lines)
     return result
@@ -174,23 +179,28 @@ def _analyze(text: str, p: Path | None, kind: FileKind | None, models_dir: Path 
 MAX_PER_KIND = 1000
 
 
+_path_of = attrgetter("path")
+_code_of = attrgetter("code")
+_order_in_file = attrgetter("span.start_line", "span.start_col", "code")
+
+
 def capped(findings: list[Finding], limit: int = MAX_PER_KIND) -> tuple[list[Finding], list[Finding]]:
     """`findings` (in text order) split into those shown and the errors omitted: at most `limit` + 1 of
     each code per file are shown, the first `limit` as they are, then the next one, still a true finding
     at its own place, its message saying how many more of its kind follow unlisted (`extra["more"]`)."""
-    counts: dict[tuple[str | None, str], int] = {}
-    for f in findings:
-        key = (f.path, f.code)
-        counts[key] = counts.get(key, 0) + 1
+    keys = list(zip(map(_path_of, findings), map(_code_of, findings), strict=True))
+    counts = Counter(keys)
     if all(n <= limit + 1 for n in counts.values()):
         return findings, []
     shown: list[Finding] = []
     omitted: list[Finding] = []
-    seen: dict[tuple[str | None, str], int] = {}
-    for f in findings:
-        key = (f.path, f.code)
-        k = seen[key] = seen.get(key, 0) + 1
-        if k <= limit or counts[key] <= limit + 1:
+    seen = {key: 0 for key, n in counts.items() if n > limit + 1}  # the kinds past the cap: how many so far
+    for f, key in zip(findings, keys, strict=True):
+        if key not in seen:
+            shown.append(f)
+            continue
+        k = seen[key] = seen[key] + 1
+        if k <= limit:
             shown.append(f)
         elif k == limit + 1:
             more = counts[key] - k

@@ -820,6 +820,8 @@ def _parse_stream(text: str, off: int, parsed: ParsedFile) -> int | None:
     # Span(...) goes through NamedTuple's Python-level __new__; the tuple's own is a quarter of the
     # cost, and a large file makes a Span per event.
     new_span = tuple.__new__
+    MappingStartEvent, SequenceStartEvent = yaml.MappingStartEvent, yaml.SequenceStartEvent
+    MappingEndEvent, SequenceEndEvent = yaml.MappingEndEvent, yaml.SequenceEndEvent
     events = 0
     try:
         while True:
@@ -843,8 +845,12 @@ def _parse_stream(text: str, off: int, parsed: ParsedFile) -> int | None:
                     if span.end_line >= n_lines:  # libyaml's implied final line break: stay on the last line
                         span = _clamped(span, lines)
                 tag = event.tag
-                node: Node = Scalar(span, _scalar_value(event) if tag or style is None else event.value,
-                              event.value, style, tag if tag != "!" else None, event.anchor)
+                raw = event.value
+                if tag or (style is None and (not raw or raw[0] in _MAYBE_NOT_STR)):
+                    value = _scalar_value(event)
+                else:  # quoted, block, or plain that can only be a string (resolve_plain's first test)
+                    value = raw
+                node: Node = Scalar(span, value, raw, style, tag if tag != "!" else None, event.anchor)
                 if event.anchor:
                     anchors[event.anchor] = (node, 1)
                 if stack:
@@ -874,18 +880,21 @@ def _parse_stream(text: str, off: int, parsed: ParsedFile) -> int | None:
                     top[4] = Span(end.line + off, end.column, end.line + off, end.column)
                 else:
                     root = node
-            elif kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
+            elif kind is MappingStartEvent or kind is SequenceStartEvent:
                 if len(stack) >= MAX_DEPTH:
                     mark = event.start_mark
                     raise _TooDeep(Span(mark.line + off, mark.column, mark.line + off, mark.column + 1))
-                tag = event.tag if event.tag not in (None, "!") else None
-                span0 = new_span(Span, (event.start_mark.line + off, event.start_mark.column, 0, 0))
+                tag = event.tag
+                if tag == "!":
+                    tag = None
+                start = event.start_mark
+                span0 = new_span(Span, (start.line + off, start.column, 0, 0))
                 flow = bool(event.flow_style)
                 container: Mapping | Sequence = (Mapping(span0, [], flow, tag, event.anchor)
-                                   if kind is yaml.MappingStartEvent
+                                   if kind is MappingStartEvent
                                    else Sequence(span0, [], flow, tag, event.anchor))
-                stack.append([container, [], 1, event.start_mark, None])
-            elif kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
+                stack.append([container, [], 1, start, None])
+            elif kind is MappingEndEvent or kind is SequenceEndEvent:
                 container, children, size, start_mark, last = stack.pop()
                 if not container.flow and last is not None:
                     # A block collection's end event sits on the next token, maybe lines later;
@@ -899,10 +908,12 @@ def _parse_stream(text: str, off: int, parsed: ParsedFile) -> int | None:
                         container.span = new_span(Span, (sl, start_mark.column, el, ec))
                     else:
                         container.span = _span(sl, start_mark.column, el, ec, lines)
-                if isinstance(container, Mapping):
-                    container.pairs = list(zip(children[0::2], children[1::2], strict=False))
+                if kind is SequenceEndEvent:
+                    cast(Sequence, container).items = children
+                elif children:
+                    cast(Mapping, container).pairs = list(zip(children[0::2], children[1::2], strict=False))
                 else:
-                    container.items = children
+                    cast(Mapping, container).pairs = []
                 if container.anchor:
                     anchors[container.anchor] = (container, size)
                 if stack:

@@ -41,8 +41,11 @@ def first_line_span(node: Node) -> Span:
     """Where to report something about a whole mapping: its first key, or its opening."""
     if isinstance(node, Mapping) and node.pairs:
         return node.pairs[0][0].span
-    s = node.span
-    return Span(s.start_line, s.start_col, s.start_line, s.start_col + 1)
+    sl, sc = node.span[:2]
+    return _new_tuple(Span, (sl, sc, sl, sc + 1))  # Span(…) without its Python-level __new__
+
+
+_new_tuple = tuple.__new__
 
 
 def check_type(value: Node | None, types: Collection[str]) -> bool:

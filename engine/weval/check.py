@@ -191,9 +191,9 @@ class _Context:
         if header is not None:
             self._mixed_header(header)
         bp = self._header(header, bp_id)
-        # where each id was first used, then (once a second one comes) the Related every later
+        # where each id was first used, then (once a second one comes) the message and Related every later
         # duplicate-prompt-id finding shares (not the node: a streamed check keeps none)
-        seen_ids: dict[str, Span | tuple[Related]] = {}
+        seen_ids: dict[str, Span | tuple[str, tuple[Related]]] = {}
         prompt_nodes: list[Mapping] = []
         header_text = self._prompt_context(header)
         keep_nodes = not self.parsed.streamed
@@ -226,9 +226,10 @@ class _Context:
                 seen_ids[prompt.id] = where
             else:
                 if type(used) is Span:
-                    used = seen_ids[prompt.id] = (Related(used, f"'{prompt.id}' first used here"),)
-                self.out.append(Finding("duplicate-prompt-id", Severity.ERROR, f"Duplicate prompt id '{prompt.id}'.",
-                                        where, (), used))  # type: ignore[arg-type]
+                    used = seen_ids[prompt.id] = (f"Duplicate prompt id '{prompt.id}'.",
+                                                  (Related(used, f"'{prompt.id}' first used here"),))
+                message, related = used  # type: ignore[misc]
+                self.out.append(Finding("duplicate-prompt-id", Severity.ERROR, message, where, (), related))
             collected.append(prompt)
         if isinstance(collected, PromptCollector):
             bp.prompts = collected.result()  # type: ignore[assignment]  # reads as the list it stands for
@@ -444,17 +445,25 @@ class _Context:
         if not isinstance(node, Sequence):
             self.out.error("wrong-type", node.span, f"'models' must be a list; found {node_type_name(node)}.")
             return []
-        seen: dict[str, Span] = {}
+        # where each model was first listed, then (once listed again) the message and Related its
+        # duplicate-model findings share
+        seen: dict[str, Span | tuple[str, tuple[Related]]] = {}
         for item in node.items:
             ref = self._model_item(item, collections)
             if ref is None:
                 continue
             bp.models.append(ref)
             ids = collections.get(ref.collection, [ref.id]) if ref.collection else [ref.id]
-            if ref.id in seen:
-                self.out.warning("duplicate-model", item.span, f"Model '{ref.id}' is listed twice; it runs once.",
-                                 tags=(Tag.UNNECESSARY,), related=(Related(seen[ref.id], "first listed here"),))
-            seen.setdefault(ref.id, item.span)
+            used = seen.get(ref.id)
+            if used is None:
+                seen[ref.id] = item.span
+            else:
+                if type(used) is Span:
+                    used = seen[ref.id] = (f"Model '{ref.id}' is listed twice; it runs once.",
+                                           (Related(used, "first listed here"),))
+                message, related = used  # type: ignore[misc]
+                self.out.append(Finding("duplicate-model", Severity.WARNING, message, item.span, (), related,
+                                        _UNNECESSARY))
             resolved += ids
         return list(dict.fromkeys(resolved))
 
@@ -766,10 +775,12 @@ class _Context:
     def _point(self, node: Node, prompt_label: str, path_id: str | None, inverted: bool, *,
                in_path: bool) -> Point | None:
         def make(**kw: Any) -> Point:
-            base = {"text": None, "fn": None, "fn_written": None, "fn_args": None, "weight": 1.0, "citation": None}
-            base.update(kw)
-            return Point.build(path_id=path_id, inverted=inverted, span=node.span, **base)
+            return _new_point(node.span, path_id, inverted, kw)
 
+        if type(node) is Scalar and type(node.value) is str and not node.value.startswith("$"):
+            # the common point, plain text: built without the closure and keywords (a 4 MB rubric is a
+            # million of them)
+            return _new_point(node.span, path_id, inverted, {"kind": "text", "text": node.value})
         if isinstance(node, Scalar):
             if not isinstance(node.value, str):
                 self.out.error("invalid-point", node.span,
@@ -1025,6 +1036,22 @@ def reference_prompt(p: Prompt) -> dict[str, Any]:
     }
 
 
+_UNNECESSARY = (Tag.UNNECESSARY,)
+
+# A Point's fields before the ones each point sets
+_POINT_BASE = {"text": None, "fn": None, "fn_written": None, "fn_args": None, "weight": 1.0, "citation": None}
+
+
+def _new_point(span: Span, path_id: str | None, inverted: bool, fields: dict[str, Any]) -> Point:
+    """`Point.build(**_POINT_BASE, path_id=…, inverted=…, span=…, **fields)`, without its keywords."""
+    point = _new_object(Point)
+    d = point.__dict__
+    d.update(_POINT_BASE)
+    d.update(fields)
+    d["path_id"], d["inverted"], d["span"] = path_id, inverted, span
+    return point
+
+
 class _Move:
     """Places in an item's check moved to another item of the same text: `first` → `to`. A position on
     the item's first line moves by both line and column, one on a later line by line only (the lines
@@ -1048,9 +1075,10 @@ class _Move:
         moved.__dict__.update(
             p.__dict__, span=span(p.span), document=document,
             id_span=span(p.id_span) if p.id_span is not None else None,
-            messages=[m.evolve(span=span(m.span)) for m in p.messages] if p.messages else [],
-            should=[pt.evolve(span=span(pt.span)) for pt in p.should] if p.should else [],
-            should_not=[pt.evolve(span=span(pt.span)) for pt in p.should_not] if p.should_not else [])
+            # an empty list is shared, as `tags` is (a prompt is never changed once checked)
+            messages=[m.evolve(span=span(m.span)) for m in p.messages] if p.messages else p.messages,
+            should=[pt.evolve(span=span(pt.span)) for pt in p.should] if p.should else p.should,
+            should_not=[pt.evolve(span=span(pt.span)) for pt in p.should_not] if p.should_not else p.should_not)
         return moved
 
     def finding(self, f: Finding) -> Finding:
