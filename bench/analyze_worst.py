@@ -62,6 +62,27 @@ def cases(size: int) -> dict[str, tuple[str, str]]:
         "asserts-unknown": ("s.eval.yaml", fill("tests:\n- id: t\n  input: hi\n  assert:\n",
                                                lambda i: "  - type: nope\n", size)),
         "long-line": ("w.yml", W + "- prompt: \"" + "word " * ((size - 256) // 5) + "\"\n"),
+        # shapes added with issue 15's second look at the cost of an analysis
+        "documents-comment": ("w.yml", fill(W, lambda i: f"---\n#{i}\n", size)),
+        "documents-scalar": ("w.yml", fill(W, lambda i: f"--- {i}\n", size)),
+        "prompts-distinct-flow": ("w.yml", fill(W + "[", lambda i: f"{{id: {i}}},", size, "]\n")),
+        "prompts-typo-flow": ("w.yml", fill(W + "[", lambda i: f"{{a{i}: 1}},", size, "]\n")),
+        "keys-one-mapping": ("w.yml", fill("title: t\nmodels: [openai:gpt-4o-mini]\n", lambda i: f"k{i}: v\n", size,
+                                           "---\n- prompt: hi\n")),
+        "keys-one-prompt": ("w.yml", fill(W + "- prompt: hi\n", lambda i: f"  k{i}: v\n", size)),
+        "nesting-deep": ("w.yml", W + "- prompt: hi\n  should: [" + ("[" * 190 + "x" + "]" * 190 + ",")
+                         * ((size - 64) // 385) + "]\n"),
+        "anchor-long": ("w.yml", fill(W + "- &a {id: p, prompt: hi, should: [x]}\n", lambda i: "- *a\n", size)),
+        "aliases-many": ("w.yml", "x: &x [" + "a," * 1000 + "]\n" + fill("y: [", lambda i: "*x,", size - 4096, "]\n")),
+        "block-scalar": ("w.yml", W + "- prompt: |\n" + fill("", lambda i: "    line of text\n", size - 256)),
+        "paths-flow": ("w.yml", fill(W + "- prompt: hi\n  should: [", lambda i: "[x, y],", size, "]\n")),
+        "messages-flow": ("w.yml", fill(W + "- messages: [", lambda i: "{user: a},{ai: b},", size, "{user: c}]\n")),
+        "tests-tiny": ("s.eval.yaml", fill(A, lambda i: f"- {{id: t{i}, input: x, criteria: y}}\n", size)),
+        "tests-jsonl": ("cases.jsonl", fill("", lambda i: f'{{"id": "t{i}", "input": "x", "criteria": "y"}}\n', size)),
+        "tests-jsonl-empty": ("cases.jsonl", fill("", lambda i: "{}\n", size)),
+        "tests-same-id": ("s.eval.yaml", fill(A, lambda i: "- {id: a, input: x, criteria: y}\n", size)),
+        "asserts-flow": ("s.eval.yaml", fill("tests:\n- id: t\n  input: hi\n  assert: [", lambda i: "{type: contains, value: x},",
+                                             size, "]\n")),
     }
 
 

@@ -21,11 +21,14 @@ _PIECE = 1 << 20  # characters split at once while the lines are counted or iter
 class Lines(Sequence[str]):
     """`text.split("\\n")`, read-only: len, indexes (negative too), slices (a list), iteration."""
 
-    __slots__ = ("_starts", "_text")
+    __slots__ = ("_last", "_starts", "_text")
 
     def __init__(self, text: str) -> None:
         self._text = text
         self._starts = _line_starts(text)
+        # The last line read, (index, line): checks read one line again and again (a fix per item of a
+        # long flow line), and a 4 MB line copied per read made that quadratic.
+        self._last: tuple[int, str] = (-1, "")
 
     def __len__(self) -> int:
         return len(self._starts)
@@ -50,7 +53,12 @@ class Lines(Sequence[str]):
             index += n
         if not 0 <= index < n:
             raise IndexError("line index out of range")
-        return self._text[starts[index]:self._end(index)]
+        last = self._last
+        if last[0] == index:
+            return last[1]
+        line = self._text[starts[index]:self._end(index)]
+        self._last = (index, line)
+        return line
 
     def _end(self, index: int) -> int:
         """Where line `index` ends (its line break, or the end of the text)."""

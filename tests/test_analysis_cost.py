@@ -154,3 +154,165 @@ def test_a_copied_finding_is_its_own_value() -> None:
     assert all(f.extra is not g.extra for f in found for g in found if f is not g)
     assert [(f.span.start_line, f.fixes[0].edits[0].span.start_line) for f in found] == [(3, 3), (4, 4), (5, 5)]
     assert [dataclasses.replace(f, span=found[0].span, fixes=found[0].fixes) for f in found] == [found[0]] * 3
+
+
+# --- documents: one parser for documents in a row ---------------------------------------------------
+
+def _tree(node: object) -> object:
+    from evalspec.source import Mapping, Scalar, Sequence
+
+    if isinstance(node, Mapping):
+        return ("map", node.span, node.flow, node.tag, node.anchor, [(_tree(k), _tree(v)) for k, v in node.pairs])
+    if isinstance(node, Sequence):
+        return ("seq", node.span, node.flow, node.tag, node.anchor, [_tree(i) for i in node.items])
+    if isinstance(node, Scalar):
+        return ("scalar", type(node).__name__, node.span, node.value, node.raw, node.style, node.tag, node.anchor)
+    return node
+
+
+def _parsed(text: str) -> tuple[object, ...]:
+    from evalspec.source import parse_yaml
+
+    p = parse_yaml(text)
+    return ([(d.index, d.span, _tree(d.root)) for d in p.documents],
+            [(f.code, f.message, f.span) for f in p.findings])
+
+
+DOCUMENTS = [
+    "a: 1\n---\nb: [2, 3]\n\n# c\n---\n# only a comment\n---\nx\n   \n---\n",
+    "---\n" * 50,
+    "--- 1\n--- two\n--- {a: b}\n---\n- x\n---\nk: &a v\nl: *a\n---\nm: *b\n---\nn: 1\n",  # an error: each alone
+    "k: v\n---   \n---  # c\n  \n---\n[a,\n b]\n---\n'x'\n\n",
+    "title: t\n---\n- prompt: a\n---\nk: v\n---\n- prompt: b\n---\n" + "---\nz: 1\n" * 5,
+    "# only comments\n\n---\na: 1\n---\n[b,\n---\nc: |\n  x\n",
+    "a: |\n  x\n---\nb: >\n  y\n  \n---\nc: |+\n  z\n\n---\n" + "c: [" * 250 + "]" * 250 + "\n---\nd: 1\n",  # too deep: each alone
+]
+
+
+@pytest.mark.parametrize("text", DOCUMENTS)
+def test_documents_in_a_row_parse_as_each_alone(text: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from evalspec import source
+
+    together = _parsed(text)
+
+    def alone(parsed: object, ranges: list[tuple[int, int]]) -> None:
+        for start, end in ranges:
+            source._parse_resuming(parsed, source._lines_text(parsed.lines, start, end), start, end)  # type: ignore[attr-defined]
+
+    monkeypatch.setattr(source, "_parse_documents", alone)
+    assert together == _parsed(text)
+
+
+def test_corpus_documents_parse_as_each_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    from evalspec import source
+
+    texts = [p.read_text(encoding="utf-8") for p in sorted(CORPUS.rglob("*.y*ml"))]
+    texts = [t for t in texts if "\n---" in t]
+    assert texts
+    together = [_parsed(t) for t in texts]
+    monkeypatch.setattr(source, "_parse_documents", lambda parsed, ranges: [
+        source._parse_resuming(parsed, source._lines_text(parsed.lines, a, b), a, b) for a, b in ranges])
+    assert together == [_parsed(t) for t in texts]
+
+
+def _count_parsers(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    from evalspec import source
+
+    made = [0]
+    real = source._Parser
+
+    def counted(text: str) -> object:
+        made[0] += 1
+        return real(text)
+
+    monkeypatch.setattr(source, "_Parser", counted)
+    return made
+
+
+def test_a_parser_per_run_of_documents_not_per_document(monkeypatch: pytest.MonkeyPatch) -> None:
+    made = _count_parsers(monkeypatch)
+    a = analyze(W + "---\n#c\n" * 20_000 + "--- x\n", "b.yml")
+    assert len(a.parsed.documents) == 20_003  # the header, the empty one W ends with, 20,000, `--- x`
+    assert made[0] == 2  # the header (no `---` of its own), then the rest in one stream
+
+
+def test_a_broken_document_is_parsed_alone_and_hides_no_other(monkeypatch: pytest.MonkeyPatch) -> None:
+    made = _count_parsers(monkeypatch)
+    a = analyze("k: v\n---\n[a, b\n---\nc: 1\n---\nd: [\n", "x.yaml")
+    assert [f.code for f in a.parsed.findings] == ["yaml-syntax", "yaml-syntax"]
+    assert [type(d.root).__name__ for d in a.parsed.documents] == ["Mapping", "Mapping"]
+    # `k: v` alone (no `---` of its own); the rest together up to `[a, b`, which is parsed alone; the
+    # rest together again up to `d: [`, parsed alone
+    assert made[0] == 5
+
+
+# --- fixes that look at the text before a node on a long line --------------------------------------
+
+def test_space_before_is_strip_of_the_start() -> None:
+    from evalspec.validation.yaml_text import dash_before, space_before
+
+    for line in ["", "   ", " \t x", "- a", "  -  b", "\u00a0\u2003k", "-", " - - c", "x", "  \r", "--a"]:
+        for col in range(len(line) + 3):
+            assert space_before(line, col) == (not line[:col].strip()), (line, col)
+            assert dash_before(line, col) == (line[:col].strip() in ("", "-")), (line, col)
+
+
+def test_unwrap_paths_fix_offered_where_the_item_starts_its_line() -> None:
+    """`_unwrap_paths_fix` finds the item's `- ` from the line's start, once per line; it offers the fix
+    exactly where the search back from the item did (`line.rfind("- ", 0, col)` with only blanks before)."""
+    texts = [
+        W + "- prompt: hi\n  should:\n    - [[a], [b]]\n    -   [[c], [d]]\n    - - [[e]]\n",
+        W + "- prompt: hi\n  should: [[[a], [b]], [[c]]]\n",
+        W + "- prompt: hi\n  should:\n  - [[[a]], [[b]], [[c]]]\n  - x - [[[d]]]\n",
+        W + "- {prompt: hi, should: [[[a], [b]]]}\n- - [[a]]\n",
+    ]
+    seen = 0
+    for text in texts:
+        lines = text.split("\n")
+        for f in analyze(text, "b.yml").findings:
+            if f.code != "nested-paths":
+                continue
+            line, col = lines[f.span.start_line], f.span.start_col
+            dash = line.rfind("- ", 0, col)
+            assert bool(f.fixes) == (dash >= 0 and not line[:dash].strip()), (text, f.span)
+            seen += 1
+    assert seen >= 6
+
+
+def test_a_long_flow_line_is_read_once_per_line_not_per_item(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Each of these prompts gets a fix that reads its line (prompt-and-messages: entry_span); a file
+    past 1 MB keeps its lines as offsets (text_lines.Lines), where a read copies the line."""
+    from evalspec import text_lines
+    from evalspec.analysis import analyze_file
+
+    n = 40_000
+    path = tmp_path / "b.yml"
+    path.write_text(W + "[" + "{prompt: a, messages: [{user: b}]}," * n + "]\n", encoding="utf-8")
+    copies = [0]
+    real = text_lines.Lines._end
+
+    def counted(self: text_lines.Lines, index: int) -> int:
+        copies[0] += 1
+        return real(self, index)
+
+    monkeypatch.setattr(text_lines.Lines, "_end", counted)
+    a = analyze_file(path)
+    assert isinstance(a.parsed.lines, text_lines.Lines)
+    assert len(a.errors) == n + n - 1  # prompt-and-messages on each, duplicate ids after the first
+    assert copies[0] < 100
+
+
+def test_a_block_scalar_ending_a_part_keeps_its_line_break(tmp_path: Path) -> None:
+    """A list item or document is parsed from its lines; the line break after its last line is part of
+    a block scalar ending there (`|` keeps one). The 32nd prompt of every group a streamed check parses
+    together, an item the editor parsed alone and a document before `---` read "hello" instead of
+    "hello\\n": another text and prompt id than the whole file gives, and than the reference computes."""
+    from evalspec.analysis import Caches, analyze_file
+
+    text = W + "".join(f"- prompt: |\n    hello {i}\n" for i in range(70)) + "---\nprompt: |\n  doc\n---\nprompt: >\n  last\n"
+    path = tmp_path / "b.yml"
+    path.write_text(text, encoding="utf-8")
+    for a in (analyze(text, "b.yml"), analyze(text, "b.yml", caches=Caches()), analyze_file(path)):
+        assert a.blueprint is not None
+        contents = [p.messages[0].content for p in a.blueprint.prompts]
+        assert contents == [f"hello {i}\n" for i in range(70)] + ["doc\n", "last\n"]

@@ -26,6 +26,7 @@ from ..registry.agentv_assertions import (
 from ..source import Mapping, Node, Scalar, Sequence, is_number, node_type_name
 from ..validation.objects import Entries
 from ..validation.suggest import closest
+from ..validation.yaml_text import dash_before
 from . import edits
 from .context import Context
 from .files import looks_like_prompt_file
@@ -353,7 +354,7 @@ def _inline_flag_fix(ctx: Context, entries: Entries, pattern: str) -> Fix | None
     if rest is None or key is None or value is None or "flags" in entries or value.span.start_line != value.span.end_line:
         return None
     line = ctx.lines[key.span.start_line] if key.span.start_line < len(ctx.lines) else ""
-    if line[: key.span.start_col].strip() not in ("", "-"):
+    if not dash_before(line, key.span.start_col):
         return None  # a flow mapping: no line of its own to add
     indent = " " * key.span.start_col
     return Fix("Move '(?i)' to 'flags: i'", (

@@ -8,6 +8,7 @@ import shlex
 
 from ..findings import Span
 from ..source import Node, Scalar, resolve_plain
+from ..validation.yaml_text import space_before
 
 _FLOW_SAFE = re.compile(r"[A-Za-z0-9_./@~+-][A-Za-z0-9_./@~+=-]*\Z")
 _BLOCK_SAFE = re.compile(r"[A-Za-z_./][\w ./()+-]*\Z")
@@ -57,7 +58,8 @@ def entry_lines(key: Scalar, value: Node | None, lines: list[str]) -> Span | Non
     end = _value_end(key, value)
     first = lines[key.span.start_line] if key.span.start_line < len(lines) else ""
     last = lines[end.end_line] if end.end_line < len(lines) else ""
-    if first[: key.span.start_col].strip() or (last[end.end_col:].strip() and not last[end.end_col:].strip().startswith("#")):
+    if not space_before(first, key.span.start_col) or (last[end.end_col:].strip()
+                                                        and not last[end.end_col:].strip().startswith("#")):
         return None
     if end.end_line + 1 >= len(lines):  # the last line, with no newline after it
         return None

@@ -12,6 +12,7 @@ from typing import Any
 
 from ..findings import Edit, Fix, Span, replace
 from ..source import BrokenItem, Mapping, Node, Scalar, node_type_name
+from ..validation.yaml_text import space_before
 from .assertions import check_assert_list, rubrics_entry
 from .context import Context
 from .messages import check_expected, check_input
@@ -135,7 +136,7 @@ def _rubrics_fix(ctx: Context, node: Mapping) -> dict[str, object]:
     if key is None or value is None or node.has("assert") or node.has("evaluators") or node.flow:
         return {}
     line = ctx.lines[key.span.start_line] if key.span.start_line < len(ctx.lines) else ""
-    if line[: key.span.start_col].strip():
+    if not space_before(line, key.span.start_col):
         return {}  # `- rubrics:` starts the item: rewriting it is not a minimal edit
     indent = " " * key.span.start_col
     edits = [Edit(key.span, f"assert:\n{indent}  - type: rubrics\n{indent}    criteria")]

@@ -14,6 +14,21 @@ _PLAIN_SAFE = re.compile(r"[A-Za-z_][\w .,/()+-]*\Z")
 _YAML11_BOOLS = frozenset(["y", "Y", "yes", "Yes", "YES", "n", "N", "no", "No", "NO", "on", "On", "ON", "off", "Off", "OFF"])
 
 
+_SPACES = re.compile(r"\s*")
+_SPACES_OR_DASH = re.compile(r"\s*(?:-\s*)?")
+
+
+def space_before(line: str, col: int) -> bool:
+    """`not line[:col].strip()`: only whitespace before column `col`, found without copying the line's
+    start (a fix checked on each of 100,000 items of one 4 MB flow line copied its start each time)."""
+    return _SPACES.match(line, 0, col).end() >= min(col, len(line))  # type: ignore[union-attr]
+
+
+def dash_before(line: str, col: int) -> bool:
+    """`line[:col].strip() in ("", "-")`, as `space_before` (the start of a block list item)."""
+    return _SPACES_OR_DASH.match(line, 0, col).end() >= min(col, len(line))  # type: ignore[union-attr]
+
+
 def flow(value: Any) -> str:
     """A value as flow YAML (JSON is valid flow YAML; strings stay readable)."""
     if isinstance(value, str):
@@ -41,7 +56,7 @@ def entry_span(key: Scalar, value: Node | None, lines: list[str]) -> Span:
     if (end.end_line, end.end_col) < (key.span.end_line, key.span.end_col):
         end = key.span  # an alias: its node (and span) is the anchor's, somewhere before the key
     line = lines[key.span.start_line] if key.span.start_line < len(lines) else ""
-    if line[: key.span.start_col].strip() == "" and end.end_line < len(lines):
+    if space_before(line, key.span.start_col) and end.end_line < len(lines):
         rest = lines[end.end_line][end.end_col:] if end.end_line < len(lines) else ""
         if rest.strip() == "" or rest.strip().startswith("#"):
             if end.end_line + 1 < len(lines):
