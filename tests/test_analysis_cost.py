@@ -10,6 +10,7 @@ check runs once per distinct text, not once per item.
 from __future__ import annotations
 
 import dataclasses
+import random
 from pathlib import Path
 
 import pytest
@@ -316,3 +317,56 @@ def test_a_block_scalar_ending_a_part_keeps_its_line_break(tmp_path: Path) -> No
         assert a.blueprint is not None
         contents = [p.messages[0].content for p in a.blueprint.prompts]
         assert contents == [f"hello {i}\n" for i in range(70)] + ["doc\n", "last\n"]
+
+
+# --- run --skip-invalid: which prompt an error belongs to ---------------------------------------------
+
+def _laminar(rng: random.Random, lo: int, hi: int, depth: int) -> list[tuple[int, int]]:
+    """Random intervals in [lo, hi], each two nested or disjoint (touching at an end sometimes), as YAML
+    nodes' spans are."""
+    out = []
+    pos = lo
+    while pos < hi and rng.random() < 0.8:
+        a = rng.randint(pos, min(hi, pos + 6))
+        b = rng.randint(a, min(hi, a + 12))
+        out.append((a, b))
+        if depth < 4 and b > a:
+            out += _laminar(rng, a, b, depth + 1)
+        pos = b if rng.random() < 0.3 else b + 1
+    return out
+
+
+def test_first_containing_is_the_scan_it_replaces() -> None:
+    from evalspec.findings import Span
+    from evalspec.run.plan.skip_invalid import FirstContaining, _inside
+
+    rng = random.Random(7)
+    for _ in range(2000):
+        width = rng.choice((20, 100))
+        spans = [Span(a // width, a % width, b // width, b % width) for a, b in _laminar(rng, 0, 60, 0)]
+        spans += [rng.choice(spans) for _ in range(rng.randint(0, 3))] if spans else []  # aliases: the same span
+        rng.shuffle(spans)
+        first = FirstContaining(spans)
+        for line in range(4):
+            for col in range(width + 1):
+                assert first(line, col) == next((i for i, s in enumerate(spans) if _inside(s, line, col)), None)
+
+
+def test_skip_invalid_asks_each_error_once_not_each_prompt(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every error was looked for in every prompt's span: 20,000 broken prompts were 200 million steps."""
+    from evalspec.run.plan import skip_invalid
+
+    n = 20_000
+    a = analyze(W + "- {id: good, prompt: hi}\n" + "".join(f"- {{id: p{i}}}\n" for i in range(n)), "b.yml")
+    calls = [0]
+    real = skip_invalid._inside
+
+    def counted(span: object, line: int, col: int) -> bool:
+        calls[0] += 1
+        return real(span, line, col)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(skip_invalid, "_inside", counted)
+    part = skip_invalid.valid_part(a)
+    assert len(part.skipped) == n and part.blueprint is not None
+    assert [p.id for p in part.blueprint.prompts] == ["good"]
+    assert calls[0] <= 4 * len(a.errors)

@@ -13,6 +13,7 @@ from pathlib import Path
 from ..findings import Findings, Span, Tag
 from ..findings import replace as replace_fix
 from ..registry.agentv import REGISTRY
+from ..registry.fields import ObjectSpec
 from ..source import Node, Scalar, Sequence
 from ..validation.objects import Entries, check_object
 from . import edits, tests_glob
@@ -120,8 +121,9 @@ class Context:
         """
         spec_obj = REGISTRY[spec]
         tmp = Findings()
-        entries = check_object(node, spec_obj, tmp, REGISTRY, handled=handled, where=where)
         missing = missing or {}
+        entries = check_object(node, spec_obj, tmp, REGISTRY, handled=handled, where=where,
+                               unreported=[name for name, repl in missing.items() if repl is None])
         key_at = _KeysBySpan(entries)
         for f in tmp:
             if f.code == "missing-field":
@@ -146,7 +148,7 @@ class Context:
             self.out.append(f)
         if entries is not None:
             # check_object leaves deprecated fields the caller handles to the caller: say it here, once.
-            for name in handled:
+            for name in _deprecated_among(spec_obj, handled):
                 pair = entries.found.get(name)
                 hit = spec_obj.lookup(name)
                 if pair is None or hit is None or not hit[0].deprecated or pair[0].value != name:
@@ -180,6 +182,19 @@ class Context:
             except ValueError:
                 pass
         return str(path)
+
+
+_DEPRECATED_AMONG: dict[tuple[str, tuple[str, ...]], tuple[str, ...]] = {}
+
+
+def _deprecated_among(spec: ObjectSpec, handled: Collection[str]) -> tuple[str, ...]:
+    """The deprecated fields among `handled` (most objects have none), once per spec and tuple of them."""
+    key = (spec.name, tuple(handled))
+    found = _DEPRECATED_AMONG.get(key)
+    if found is None:
+        found = _DEPRECATED_AMONG[key] = tuple(
+            n for n in handled if (hit := spec.lookup(n)) is not None and hit[0].deprecated)
+    return found
 
 
 class _KeysBySpan:

@@ -79,12 +79,13 @@ def describe_types(types: Collection[str]) -> str:
 
 def check_object(node: Node | None, spec: ObjectSpec, out: Findings, registry: Registry | None = None, *,
                  handled: Collection[str] = (), unknown_severity: str = "warning",
-                 where: str | None = None) -> Entries | None:
+                 where: str | None = None, unreported: Collection[str] = ()) -> Entries | None:
     """Check `node` as a `spec` object; return its entries, or None when it is not a mapping.
 
     Fields named in `handled` are the caller's to check beyond their key (including what to say when
     the field is deprecated); the others are checked here by type, enum and range, and recursively when
-    they declare an object (given a `registry`).
+    they declare an object (given a `registry`). A required field named in `unreported` that is missing is
+    the caller's to report.
     """
     what = where or spec.title
     if not isinstance(node, Mapping):
@@ -136,7 +137,7 @@ def check_object(node: Node | None, spec: ObjectSpec, out: Findings, registry: R
             out.warning("deprecated-field", key.span, f"'{name}' is deprecated: {f.deprecated}",
                         tags=(Tag.DEPRECATED,))
     for f in spec.required:
-        if f.name not in entries.found:
+        if f.name not in entries.found and f.name not in unreported:
             out.error("missing-field", first_line_span(node), f"{what[0].upper()}{what[1:]} needs '{f.name}'.",
                       extra={"field": f.name})
     for name, (key, value) in entries.found.items():
