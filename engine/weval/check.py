@@ -534,10 +534,10 @@ class _Context:
     # --- prompts --------------------------------------------------------------------------------
 
     # Items of up to this many characters are looked up by their text (longer ones are fewer than
-    # 4 MB / SAME_ITEM_TEXT in a file, so checking each costs what their parse does), and at most
-    # SAME_ITEMS distinct texts are kept.
+    # 4 MB / SAME_ITEM_TEXT in a file, so checking each costs what their parse does), and the last
+    # SAME_ITEMS distinct texts are kept (a streamed check of 100,000 prompts keeps no more)
     SAME_ITEM_TEXT = 256
-    SAME_ITEMS = 4096
+    SAME_ITEMS = 256
 
     def _checked_prompt(self, node: Node, doc_index: int, bp: Blueprint) -> Prompt | None:
         """`_prompt(node)`, or for an item whose text was checked before in this file, that check's prompt and
@@ -571,8 +571,9 @@ class _Context:
         self.lines_read = False
         prompt = self._prompt(node, doc_index, bp)
         found = self.out[mark:]
-        if (not self.lines_read and len(self.same_items) < self.SAME_ITEMS
-                and _all_within(span, prompt, found)):
+        if not self.lines_read and self.SAME_ITEMS > 0 and _all_within(span, prompt, found):
+            if len(self.same_items) >= self.SAME_ITEMS:
+                del self.same_items[next(iter(self.same_items))]  # the oldest
             self.same_items[key] = (span, prompt, found)
         return prompt
 
