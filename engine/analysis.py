@@ -140,10 +140,11 @@ def _analyze(text: str, p: Path | None, kind: FileKind | None, models_dir: Path 
         result.findings = [dataclasses.replace(f, severity=Severity.WARNING)
                            for f in parsed.findings if f.code in LIMIT_CODES][:1]
         return result
-    if parsed.streamed and detected is not FileKind.WEVAL:
-        materialize(parsed)  # only the Weval checker reads a list's items once and keeps none
+    tests_file = detected is FileKind.AGENTV and p is not None and p.suffix.lower() in (".jsonl", ".csv")
+    if parsed.streamed and (detected not in (FileKind.WEVAL, FileKind.AGENTV) or tests_file):
+        materialize(parsed)  # only the Weval and AgentV checkers read a list's items once and keep none
     findings: list[Finding] = list(parsed.findings)
-    if detected is FileKind.AGENTV and p is not None and p.suffix.lower() in (".jsonl", ".csv"):
+    if tests_file:
         findings = []  # a tests file read alone: JSON lines or CSV rows, checked line by line, not as YAML
     if detected is FileKind.WEVAL:
         from .weval.check import PromptCache, check_weval
@@ -158,7 +159,12 @@ def _analyze(text: str, p: Path | None, kind: FileKind | None, models_dir: Path 
     elif detected is FileKind.AGENTV:
         from .agentv.check import check_agentv
 
+        read = len(parsed.findings)
         result.agentv = check_agentv(parsed, p, source=source, allow_outside=allow_outside_files)
+        if len(parsed.findings) > read and not tests_file:
+            # A syntax error in a streamed test (source.LazyItems): a whole parse reads a suite's document
+            # as one and loses it, and check and run must say what the editor says: read it that way.
+            return _analyze(text, p, kind, models_dir, source, caches, allow_outside_files, max_bytes, False)
         findings += result.agentv.findings
     elif detected is FileKind.AGENTV_TARGETS:
         from .agentv.check import check_agentv_targets

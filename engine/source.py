@@ -536,6 +536,11 @@ def _parse_all(parsed: ParsedFile, text: str, cache: ChunkCache | None) -> None:
         others: list[tuple[int, int]] = []  # documents in a row that are not column-0 lists
         for start, end in ranges:
             if not _is_item_list(lines, start, end):
+                if parsed.streamed and _keyed_line(lines, start, end) is not None:
+                    _parse_documents(parsed, others)  # the documents before it, in order
+                    others = []
+                    if _lazy_keyed_list(parsed, start, end):
+                        continue
                 others.append((start, end))
                 continue
             _parse_documents(parsed, others)
@@ -779,11 +784,101 @@ class LazyItems:
 
 def materialize(parsed: ParsedFile) -> None:
     """Turn a streamed parse's LazyItems into the lists they stand for (a reader that keeps the items
-    or reads them more than once: the AgentV checker, an editor)."""
+    or reads them more than once: an editor, a checker other than Weval's and AgentV's)."""
     for d in parsed.documents:
         if isinstance(d.root, Sequence) and isinstance(d.root.items, LazyItems):
             d.root.items = list(d.root.items)
+        elif isinstance(d.root, Mapping):
+            for _, value in d.root.pairs:
+                if isinstance(value, Sequence) and isinstance(value.items, LazyItems):
+                    value.items = list(value.items)
     parsed.streamed = False
+
+
+def is_lazy(node: Node | None) -> bool:
+    """A list whose items a streamed parse makes when they are read (`LazyItems`): read it once."""
+    return isinstance(node, Sequence) and isinstance(node.items, LazyItems)
+
+
+# A streamed parse also reads lazily the block list under this column-0 key of a mapping document
+# (an AgentV suite's tests: 100,000 of them are ~1.2 million nodes).
+LAZY_KEYS = ("tests",)
+_KEYED_LIST = re.compile(r"(" + "|".join(LAZY_KEYS) + r"):[ \t]*(?:#.*)?\Z")
+
+
+def _keyed_line(lines: list[str], start: int, end: int) -> int | None:
+    """The line of the document's one column-0 `tests:` key holding a block list, if it has exactly one."""
+    keys = [i for i in range(start, end) if lines[i][:1] == "t" and _KEYED_LIST.match(lines[i])]
+    return keys[0] if len(keys) == 1 else None
+
+
+def _lazy_keyed_list(parsed: ParsedFile, start: int, end: int) -> bool:
+    """A mapping document at column 0 whose `tests:` key holds a block list: the rest of the document is
+    parsed now (the list's lines read as empty lines, so every position, the document's end included,
+    stays where it was) and the list's items are LazyItems. False, with nothing added,
+    for any document this cannot be sure to read as a whole parse would (anchors, a line of the list
+    less indented than its items, a syntax error outside the list): it is parsed whole."""
+    lines = parsed.lines
+    key = _keyed_line(lines, start, end)
+    if key is None:
+        return False
+    first = stop = -1
+    indent = 0
+    for i in range(key + 1, end):
+        line = lines[i]
+        stripped = line.lstrip(" ")
+        if not stripped or stripped[0] == "#":
+            continue
+        if stripped[0] == "\t":
+            return False
+        k = len(line) - len(stripped)
+        if first < 0:
+            if not _ITEM.match(stripped):
+                return False
+            first, indent = i, k
+        elif k == 0 and not (indent == 0 and _ITEM.match(line)):
+            stop = i  # the next key of the mapping
+            break
+        elif k < indent or (k == indent and not _ITEM.match(stripped)):
+            return False
+    if first < 0:
+        return False
+    stop = end if stop < 0 else stop
+    if any("&" in lines[i] and _ANCHOR.search(lines[i]) for i in range(start, end)):
+        return False
+    bounds = [i for i in range(first, stop) if lines[i][indent:indent + 1] == "-" and not lines[i][:indent].strip()
+              and _ITEM.match(lines[i], indent)]
+    bounds.append(stop)
+    tail = _parse_chunk(lines, bounds[-2], bounds[-1])
+    if not tail[0] or tail[1] or type(tail[0][-1]) is BrokenItem:
+        return False
+    # The list's lines as empty lines (a list of 100,000 tests' lines as strings would be ~80 MB), the
+    # document's last line, if the list's, as a comment as long as it was: the document's end is the same.
+    masked = [*lines[start:key + 1], *[""] * (stop - key - 1), *lines[stop:end]]
+    if stop == end and masked[-1]:
+        masked[-1] = "#" * len(masked[-1])
+    scratch = ParsedFile(text="", lines=lines)
+    if _parse_stream("\n".join(masked), start, scratch) is not None or scratch.findings \
+            or len(scratch.documents) != 1 or not isinstance(scratch.documents[0].root, Mapping):
+        return False
+    doc = scratch.documents[0]
+    root = cast(Mapping, doc.root)
+    at = next((n for n, (k, v) in enumerate(root.pairs) if isinstance(k, Scalar) and k.span.start_line == key
+               and k.span.start_col == 0), None)
+    value = root.pairs[at][1] if at is not None else None
+    if at is None or not (isinstance(value, Scalar) and value.value is None):
+        return False
+    last = tail[0][-1].span
+    items = cast(list[Node], LazyItems(parsed, bounds))
+    seq = Sequence(Span(first, indent, last.end_line, last.end_col), items, False)
+    pairs = list(root.pairs)
+    pairs[at] = (pairs[at][0], seq)
+    root.pairs = pairs
+    if at == len(pairs) - 1:  # a block mapping ends where its last value does
+        root.span = Span(root.span.start_line, root.span.start_col, last.end_line, last.end_col)
+    doc.index = len(parsed.documents)
+    parsed.documents.append(doc)
+    return True
 
 
 def _lazy_items(parsed: ParsedFile, start: int, end: int) -> None:

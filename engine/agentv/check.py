@@ -7,6 +7,7 @@ only looked up (a prompt template is read, bounded, to check its variables).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from collections.abc import Mapping as MappingABC
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,7 +15,7 @@ from pathlib import Path
 from ..file_source import DiskSource, FileSource
 from ..findings import Findings, Span
 from ..registry.agentv import TARGETS_SCHEMA_ID
-from ..source import Mapping, Node, ParsedFile, Sequence
+from ..source import MAX_FILE_BYTES, Mapping, Node, ParsedFile, Sequence
 from .context import Budget, Context
 from .files import FileSystem
 from .interpolate import Values
@@ -22,7 +23,7 @@ from .model import AgentvSuite
 from .suite import check_suite, check_test_list
 from .targets import check_agentv_targets
 from .testcase import SuiteDefaults
-from .tests_files import Loaded, csv_tests, jsonl_tests
+from .tests_files import Loaded, csv_tests, iter_jsonl_tests
 
 
 @dataclass
@@ -50,13 +51,15 @@ def _check(parsed: ParsedFile, path: Path | None, source: FileSource, fs: FileSy
     out = Findings()
     path = Path(path) if path is not None else None
     folder = path.parent if path is not None else None
+    # A streamed check (`check`, `run`) reads tests files up to the CLI's file cap, as it does the eval file
+    budget = Budget(bytes=MAX_FILE_BYTES, limit=MAX_FILE_BYTES) if parsed.streamed else Budget()
     ctx = Context(out=out, values=Values(source.env), lines=parsed.lines, path=path, folder=folder,
-                  fs=fs, budget=Budget())
+                  fs=fs, budget=budget, streamed=parsed.streamed)
     if path is not None:
         ctx.budget.visited.add(source.resolve(path))
         suffix = path.suffix.lower()
         if suffix in (".jsonl", ".csv"):
-            nodes = (jsonl_tests(parsed.text, parsed.lines, out) if suffix == ".jsonl"
+            nodes = (iter_jsonl_tests(parsed.text, parsed.lines, out) if suffix == ".jsonl"
                      else csv_tests(parsed.text, out))
             return AgentvResult(_tests_file(ctx, nodes), out)
 
@@ -77,7 +80,7 @@ def _check(parsed: ParsedFile, path: Path | None, source: FileSource, fs: FileSy
             return AgentvResult(None, out)
         return AgentvResult(check_suite(ctx, root), out)
     if isinstance(root, Sequence):
-        return AgentvResult(_tests_file(ctx, list(root.items)), out)
+        return AgentvResult(_tests_file(ctx, root.items), out)
     out.error("not-an-eval-file", root.span, "An AgentV eval file is a mapping with 'tests' (and optional "
               "metadata, execution and assert); a tests file is a list of tests.")
     return AgentvResult(None, out)
@@ -91,11 +94,13 @@ def _is_targets_file(root: Mapping, path: Path | None) -> bool:
         path is None or path.name in ("targets.yaml", "targets.yml") or TARGETS_SCHEMA_ID in str(path))
 
 
-def _tests_file(ctx: Context, nodes: list[Node]) -> AgentvSuite:
+def _tests_file(ctx: Context, nodes: Iterable[Node]) -> AgentvSuite:
     """A tests file on its own: every test checked as AgentV would load it, without suite defaults."""
     loaded = Loaded()
-    for node in nodes:
-        ctx.values.scan(node, ctx.lines, ctx.out)
+    if not ctx.streamed:  # streamed, each is scanned as it is checked (suite.add_test_items)
+        nodes = list(nodes)
+        for node in nodes:
+            ctx.values.scan(node, ctx.lines, ctx.out)
     tests = check_test_list(ctx, nodes, SuiteDefaults(), loaded)
     loaded.finish(ctx.out)
     return AgentvSuite.build(path=ctx.path, tests=tests, tests_files=loaded.files,

@@ -27,6 +27,7 @@ class Budget:
 
     files: int = 100
     bytes: int = 10 * 1024 * 1024
+    limit: int = 10 * 1024 * 1024  # what `bytes` started at: an editor's; `check` and `run` allow 32 MB
     glob_entries: int = field(default_factory=lambda: tests_glob.MAX_ENTRIES)  # entries globs may list
     visited: set[Path] = field(default_factory=set)
 
@@ -60,6 +61,9 @@ class Context:
     fs: FileSystem
     budget: Budget
     custom_types: dict[str, Path | None] = field(default_factory=dict)
+    # A streamed check (`check`, `run`): tests are parsed, checked and dropped one at a time, past
+    # test_store.DEFAULT_BOUND kept on disk (in a scratch file of `fs.source`).
+    streamed: bool = False
 
     def child(self, out: Findings, values: Values, lines: list[str], path: Path) -> Context:
         """A context for an external tests file: its own findings and lines, the same suite folder."""

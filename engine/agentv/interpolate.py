@@ -12,7 +12,7 @@ from collections.abc import Mapping as MappingABC
 from typing import Any
 
 from ..findings import Findings, Span
-from ..source import Mapping, Node, Scalar, Sequence, to_python
+from ..source import Mapping, Node, Scalar, Sequence, is_lazy, to_python
 from ..yielding import yield_point
 
 PATTERN = re.compile(r"\$\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
@@ -101,7 +101,20 @@ class Values:
                         below = credential_keys[name] = bool(_CREDENTIAL_KEY.search(name))
                     push((v, below))
             elif isinstance(node, Sequence):
+                if is_lazy(node):
+                    continue  # a streamed list (a big suite's tests): each item is scanned as it is checked
                 stack.extend([(item, credential) for item in node.items])
+
+    def mark(self) -> int:
+        """Where `forget` goes back to: the values interpolated so far."""
+        return len(self._strings)
+
+    def forget(self, mark: int) -> None:
+        """Drop what was interpolated since `mark`: the values of nodes that are about to go (a streamed
+        test's), which are keyed by the nodes' ids, and a later node may be given the same id."""
+        if len(self._strings) > mark:
+            for key in list(self._strings)[mark:]:
+                del self._strings[key]
 
     def _secrets(self, node: Scalar, out: Findings, *, warn: bool) -> None:
         """A variable named like a secret (…_API_KEY, …TOKEN, …SECRET, …PASSWORD) put into a value: its

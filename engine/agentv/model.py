@@ -13,6 +13,7 @@ the suite's `input` is prepended to the test's unless `skip_defaults`.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -141,4 +142,8 @@ class AgentvSuite(Located):
     workspace: Any = None
     tests_files: list[Path] = field(default_factory=list)  # external files the tests came from
     span: Span
+
+    def to_dict(self) -> dict[str, Any]:
+        # a big suite's tests may be a store (test_store.py): as plain data, the list it stands for
+        return dataclasses.asdict(self.evolve(tests=list(self.tests)))
 

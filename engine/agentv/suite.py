@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Container, Iterable
+from collections.abc import Sequence as Sequence_
+from typing import Any, cast
 
 from ..findings import Edit, Fix, Related, Span, replace
-from ..source import Mapping, Node, Scalar, Sequence, node_type_name
+from ..source import LazyItems, Mapping, Node, Scalar, Sequence, node_type_name
 from ..yielding import yield_point
 from . import edits
 from .assertions import check_assert_list
 from .context import Context
 from .messages import check_input
 from .model import AgentvSuite, AgentvTest
+from .test_store import TestCollector
 from .testcase import SuiteDefaults, check_test
 from .tests_files import FILE_URL, Loaded, load_reference
 from .workspace import check_workspace
@@ -130,69 +133,106 @@ def _target_fix(ctx: Context, root: Mapping) -> dict[str, object]:
     return {}
 
 
-def _tests(ctx: Context, node: Node | None, defaults: SuiteDefaults) -> tuple[list[AgentvTest], list[Any]]:
+def _tests(ctx: Context, node: Node | None, defaults: SuiteDefaults) -> tuple[Sequence_[AgentvTest], list[Any]]:
     if node is None:
         return [], []  # reported as missing-tests by the object check
-    loaded = Loaded()
     text = ctx.str_of(node)
-    if text is not None:
-        load_reference(ctx, node, text, loaded, from_item=False)
-        tests = unique_tests(list(loaded.tests), defaults)
-    elif isinstance(node, Sequence):
-        tests = check_test_list(ctx, node.items, defaults, loaded)
-    else:
+    if text is None and not isinstance(node, Sequence):
         ctx.out.error("missing-tests", node.span,
                       f"Missing or invalid 'tests' field (must be an array or a file path string); found "
                       f"{node_type_name(node)}.")
         return [], []
+    checker = UniqueTests(ctx, defaults)
+    loaded = Loaded(checker.add)
+    if text is not None:
+        load_reference(ctx, node, text, loaded, from_item=False)
+    else:
+        add_test_items(ctx, cast(Sequence, node).items, loaded)
     loaded.finish(ctx.out)
-    return tests, loaded.files
+    return checker.result(), loaded.files
 
 
-def check_test_list(ctx: Context, items: list[Node], defaults: SuiteDefaults, loaded: Loaded) -> list[AgentvTest]:
-    """Inline tests and `file://` references, in the order AgentV expands them."""
-    ordered: list[tuple[Node, Context]] = []
+def check_test_list(ctx: Context, items: Iterable[Node], defaults: SuiteDefaults,
+                    loaded: Loaded) -> Sequence_[AgentvTest]:
+    """Inline tests and `file://` references, in the order AgentV expands them; `loaded` gets the files
+    read (its own sink is replaced)."""
+    checker = UniqueTests(ctx, defaults)
+    loaded.sink = checker.add
+    add_test_items(ctx, items, loaded)
+    return checker.result()
+
+
+def add_test_items(ctx: Context, items: Iterable[Node], loaded: Loaded) -> None:
+    """Each item to `loaded`'s sink in the order AgentV expands them: a test as it is, a `file://`
+    reference as the tests of its file(s). Items in a list were scanned for `${{ VAR }}` with the file;
+    others (a streamed list's LazyItems or a JSONL file's lines, in `check` and `run`) are scanned as they
+    come, and dropped once checked."""
+    lazy = isinstance(items, LazyItems) or not isinstance(items, list)
     for item in items:
+        mark = ctx.values.mark()
+        if lazy:
+            ctx.values.scan(item, ctx.lines, ctx.out)
         item_text = ctx.str_of(item)
         if item_text is None:
-            ordered.append((item, ctx))
+            loaded.add(item, ctx)
         elif item_text.startswith(FILE_URL):
-            before = len(loaded.tests)
             load_reference(ctx, item, item_text[len(FILE_URL):], loaded, from_item=True)
-            ordered.extend(loaded.tests[before:])
         else:
             ctx.out.error("invalid-test", item.span, "Test case string must be a file reference (file://...).",
                           fix=replace("Make it a file:// reference", item.span, f"{FILE_URL}{item_text}")
                           if item_text.endswith((".yaml", ".yml", ".jsonl", ".csv")) else None)
-    return unique_tests(ordered, defaults)
+        if lazy:
+            ctx.values.forget(mark)
 
 
-def unique_tests(ordered: list[tuple[Node, Context]], defaults: SuiteDefaults) -> list[AgentvTest]:
-    """Check each test in its file's context; a repeated id is an error on the repeat."""
-    tests: list[AgentvTest] = []
-    seen: dict[str, AgentvTest] = {}
-    free: dict[str, int] = {}  # each repeated id's lowest free `-n` so far (see _rename_id_fix)
-    for item, item_ctx in ordered:
+class UniqueTests:
+    """Checks each test in its file's context as it comes; a repeated id is an error on the repeat. The
+    tests go to a list, or in a streamed check past test_store.DEFAULT_BOUND to a TestStore on disk; what
+    stays per test is its id's place (the first test of an id is read back for the rare repeat)."""
+
+    def __init__(self, ctx: Context, defaults: SuiteDefaults) -> None:
+        self.defaults = defaults
+        self.tests: TestCollector | None = None
+        self.held: list[AgentvTest] = []
+        if ctx.streamed:
+            self.tests = TestCollector(scratch=ctx.fs.source.scratch_file)
+        self.seen: dict[str, int] = {}
+        self.free: dict[str, int] = {}  # each repeated id's lowest free `-n` so far (see _rename_id_fix)
+        self.count = 0
+
+    def add(self, item: Node, item_ctx: Context) -> None:
         yield_point()
-        test = check_test(item_ctx, item, defaults)
+        test = check_test(item_ctx, item, self.defaults)
         if test is None:
-            continue
-        first = seen.get(test.id)
-        if first is not None:
+            return
+        at = self.seen.get(test.id)
+        if at is not None:
+            first = self._test(at)
             where = ""
             if first.source_path != test.source_path:
                 where = f" (in {first.source_path.name if first.source_path else 'the eval file'})"
             item_ctx.out.error("duplicate-test-id", test.id_span or test.span,
                                f"Duplicate test id '{test.id}'; test ids must be unique in the file.",
                                related=(Related(first.id_span or first.span, f"'{test.id}' first used here{where}"),),
-                               fix=_rename_id_fix(test, seen, free))
-            continue
-        seen[test.id] = test
-        tests.append(test)
-    return tests
+                               fix=_rename_id_fix(test, self.seen, self.free))
+            return
+        self.seen[test.id] = self.count
+        self.count += 1
+        if self.tests is not None:
+            self.tests.append(test)
+        else:
+            self.held.append(test)
+
+    def _test(self, k: int) -> AgentvTest:
+        if self.tests is None:
+            return self.held[k]
+        return self.tests.get(k)
+
+    def result(self) -> Sequence_[AgentvTest]:
+        return self.tests.result() if self.tests is not None else self.held
 
 
-def _rename_id_fix(test: AgentvTest, seen: dict[str, AgentvTest], free: dict[str, int]) -> Fix | None:
+def _rename_id_fix(test: AgentvTest, seen: Container[str], free: dict[str, int]) -> Fix | None:
     """Rename a repeated id to the first `id-n` (n from 2) no test has. Ids only ever join `seen`, so the
     search for an id goes on from where it last stopped (from 2 for each repeat, `a-2` … `a-30000` then
     30,000 repeats of `a` were 450 million steps)."""

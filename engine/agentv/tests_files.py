@@ -14,13 +14,26 @@ that includes itself, directly or not, is reported, not followed); globs list at
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Sequence as Sequence_
 from pathlib import Path
+from typing import cast
 
-from ..file_source import expand_home
+from ..file_source import MAX_READ, expand_home
 from ..findings import Findings, Span
 from ..jsonio import bounded_int
 from ..registry.agentv import REGISTRY, TESTS_FILE_EXTENSIONS
-from ..source import MAX_DEPTH, Mapping, Node, Scalar, Sequence, parse_yaml
+from ..source import (
+    LINES_AS_OFFSETS_FROM,
+    MAX_DEPTH,
+    MAX_FILE_BYTES,
+    Mapping,
+    Node,
+    Scalar,
+    Sequence,
+    parse_yaml,
+)
+from ..text_lines import Lines
 from ..validation.suggest import closest
 from . import tests_glob
 from .context import Context
@@ -34,12 +47,20 @@ CSV_COLUMNS = ("id", "input", "criteria", "expected_output", "conversation_id", 
 
 
 class Loaded:
-    """Tests found through references, each with the context of its file, and the files read."""
+    """Where the tests found through references go, each with the context of its file (`sink`, as they
+    are found: a streamed check keeps none of them), and the files read."""
 
-    def __init__(self) -> None:
-        self.tests: list[tuple[Node, Context]] = []
+    def __init__(self, sink: Callable[[Node, Context], None] | None = None) -> None:
+        self.tests: list[tuple[Node, Context]] = []  # without a sink
+        self.sink = sink
         self.files: list[Path] = []
         self.contexts: list[Context] = []
+
+    def add(self, node: Node, ctx: Context) -> None:
+        if self.sink is not None:
+            self.sink(node, ctx)
+        else:
+            self.tests.append((node, ctx))
 
     def finish(self, out: Findings) -> None:
         """Move every external file's findings into `out`, marked with the file's path."""
@@ -127,40 +148,53 @@ def _load_file(ctx: Context, node: Node, path: Path, loaded: Loaded) -> None:
         return
     if not ctx.budget.take(size):
         ctx.out.error("tests-limit", node.span,
-                      "This suite includes too many tests files (evalspec reads at most 100 files and 10 MB per "
-                      f"suite); '{path.name}' and later files are not checked.")
+                      "This suite includes too many tests files (evalspec reads at most 100 files and "
+                      f"{ctx.budget.limit >> 20} MB per suite); '{path.name}' and later files are not checked.")
         return
     ctx.budget.visited.add(real)
     # Confined on the file opened: a tests file swapped for a link pointing out since the checks above is
     # not read (read_regular_bytes).
-    text = ctx.fs.source.read_text(real, inside=ctx.fs.confinement(ctx.folder) if ctx.folder is not None else None)
+    text = ctx.fs.source.read_text(real, max(MAX_READ, ctx.budget.limit),
+                                   inside=ctx.fs.confinement(ctx.folder) if ctx.folder is not None else None)
     if text is None:
         ctx.out.error("missing-tests-file", node.span,
                       f"Cannot read tests file '{path.name}': unreadable, or not UTF-8 text.")
         return
     loaded.files.append(path)
     child_out = Findings()
-    lines = text.split("\n")
+    ext = path.suffix.lower()
+    parsed = None
+    if ext in (".jsonl", ".csv"):
+        # A big file's lines as offsets into its text in a streamed check (text_lines.py), as a parse keeps them
+        lines = cast(list[str], Lines(text)) if ctx.streamed and len(text) >= LINES_AS_OFFSETS_FROM else text.split("\n")
+    else:
+        parsed = parse_yaml(text, streamed=ctx.streamed, max_bytes=MAX_FILE_BYTES)
+        lines = parsed.lines
     values = Values(ctx.values.env)
     child = ctx.child(child_out, values, lines, path)
     loaded.contexts.append(child)
-    ext = path.suffix.lower()
+    items: Iterable[Node]
     if ext == ".jsonl":
-        items = jsonl_tests(text, lines, child_out)
+        items = iter_jsonl_tests(text, lines, child_out)
     elif ext == ".csv":
         items = csv_tests(text, child_out)
     else:
-        parsed = parse_yaml(text)
-        child_out.extend(parsed.findings)
+        assert parsed is not None
         items = _yaml_tests(parsed, child_out)
+    del text
+    # Each item is scanned for `${{ VAR }}`, then loaded or checked, then (streamed) dropped.
     for item in items:
+        mark = values.mark()
         values.scan(item, lines, child_out)
-    for item in items:
         text_item = values.str_of(item)
         if text_item is not None and text_item.startswith(FILE_URL):
             load_reference(child, item, text_item[len(FILE_URL):], loaded, from_item=True)
         else:
-            loaded.tests.append((item, child))
+            loaded.add(item, child)
+        if ctx.streamed:
+            values.forget(mark)
+    if parsed is not None:  # the syntax findings (a streamed list's items add theirs as they are read)
+        child_out.extend(parsed.findings)
 
 
 def _yaml_tests(parsed, out: Findings) -> list[Node]:
@@ -169,20 +203,24 @@ def _yaml_tests(parsed, out: Findings) -> list[Node]:
         return []
     root = roots[0]
     if isinstance(root, Mapping) and isinstance(root.get("tests"), Sequence):
-        return list(root.get("tests").items)  # type: ignore[union-attr]
+        return root.get("tests").items  # type: ignore[union-attr]
     if not isinstance(root, Sequence):
         out.error("invalid-tests-file", Span(root.span.start_line, root.span.start_col, root.span.start_line,
                                              root.span.start_col + 1),
                   "A tests file must contain a YAML list of tests.")
         return []
-    return list(root.items)
+    return root.items  # a streamed parse's LazyItems: read once
 
 
 # --- JSONL ---------------------------------------------------------------------------------------------
 
 def jsonl_tests(text: str, lines: list[str], out: Findings) -> list[Node]:
     """One located node per JSONL line; invalid lines are reported with their line number."""
-    nodes: list[Node] = []
+    return list(iter_jsonl_tests(text, lines, out))
+
+
+def iter_jsonl_tests(text: str, lines: Sequence_[str], out: Findings) -> Iterator[Node]:
+    """`jsonl_tests` one line at a time (a streamed check keeps none)."""
     for i, line in enumerate(lines):
         if not line.strip():
             continue
@@ -203,8 +241,7 @@ def jsonl_tests(text: str, lines: list[str], out: Findings) -> list[Node]:
                 out.error("invalid-jsonl", Span(i, 0, i, min(len(line), 1)),
                           f"Line {i + 1} is nested deeper than {MAX_DEPTH} levels; it is not checked.")
                 continue
-        nodes.append(node)
-    return nodes
+        yield node
 
 
 def _located_json_line(line: str, line_no: int) -> Node | None:

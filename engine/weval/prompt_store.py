@@ -1,29 +1,21 @@
-"""A big blueprint's prompts in memory that does not grow with the file.
+"""A big blueprint's prompts in memory that does not grow with the file (`model_store.py`'s store).
 
-A checked prompt as objects (the prompt, its messages and points, every span) is ~4.6 KB of memory;
-a 100,000-prompt blueprint's model was ~500 MB, held from the analysis to the end of the run. When a
-streamed check (`check` and `run`) has made more than `bound` prompts, they go to a temporary file
-instead, each as a compact record (marshal of plain tuples and dicts, pickle for a value marshal
-refuses): only the ids and each record's offset stay in memory, and a prompt is decoded again when it
-is read. A file with fewer prompts keeps its plain list (the editor's analyses always do), so small
-runs do exactly what they did.
-
-A `PromptStore` reads like the list it stands for (len, iteration, indexes); `subset` keeps some of
-the prompts (a run's selection, a shard) without decoding any. Each read decodes a new copy, equal to
-the prompt that was stored (a few recent ones are kept, so a cell that reads its prompt several times
-decodes it once); a prompt is never changed after it is stored, like every model an analysis hands out.
+A checked prompt as objects (the prompt, its messages and points, every span) is ~4.6 KB of memory.
+Past `DEFAULT_BOUND` prompts a streamed check (`check` and `run`) keeps each as a compact record
+(marshal of plain tuples and dicts, pickle for a value marshal refuses) in a temporary file: only the
+ids and offsets stay in memory, and a prompt is decoded again when it is read (`model_store.py` says
+how). This module holds the prompts' record format and the bounds.
 """
 
 from __future__ import annotations
 
 import marshal
 import pickle
-import threading
-from array import array
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, overload
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 from ..findings import Span
+from ..model_store import Collector, ModelStore, item_ids, keep_items
 from ..spill_file import SpillFile
 from .model import Message, Point, Prompt
 
@@ -89,143 +81,46 @@ def _rebuild(cls: type, fields: dict[str, Any]) -> Any:
     return obj
 
 
-class _File:
-    """The records of one store and its subsets: an unlinked temporary file, offsets in memory."""
+class _PromptCodec:
+    def encode(self, item: Prompt) -> bytes:
+        return _encode(item)
 
-    def __init__(self, spill: SpillFile) -> None:
-        self._spill = spill
-        self.starts = array("q")  # record k is bytes starts[k]:starts[k+1]
-        self.starts.append(0)
-        self.ids: list[str] = []
-        self._recent: dict[int, Prompt] = {}
-        self._lock = threading.Lock()  # the runner's worker threads (judges, scripts) read prompts too
+    def decode(self, data: bytes) -> Prompt:
+        return _decode(data)
 
-    def add(self, p: Prompt) -> None:
-        data = _encode(p)
-        self._spill.append(data)
-        self.starts.append(self.starts[-1] + len(data))
-        self.ids.append(p.id)
-
-    def flush(self) -> None:
-        self._spill.flush()
-
-    def get(self, k: int) -> Prompt:
-        with self._lock:
-            found = self._recent.get(k)
-            if found is not None:
-                return found
-            start, end = self.starts[k], self.starts[k + 1]
-            prompt = _decode(self._spill.read(start, end - start))
-            if len(self._recent) >= RECENT:
-                del self._recent[next(iter(self._recent))]
-            self._recent[k] = prompt
-            return prompt
-
-    def close(self) -> None:
-        self._spill.close()
+    def id_of(self, item: Prompt) -> str:
+        return item.id
 
 
-class PromptStore(Sequence[Prompt]):
+CODEC = _PromptCodec()
+
+
+class PromptStore(ModelStore[Prompt]):
     """The prompts of one blueprint (or the part of them a run keeps), on disk; see the module's doc."""
 
-    def __init__(self, file: _File, indexes: array | None = None) -> None:
-        self._file = file
-        self._indexes = indexes  # positions in the file, or None: all of them, in order
-
     @classmethod
-    def of(cls, prompts: Iterable[Prompt], spill: SpillFile | None = None) -> PromptStore:
+    def of_prompts(cls, prompts: Iterable[Prompt], spill: SpillFile | None = None) -> PromptStore:
         """A store of `prompts` in `spill` (a new temporary file in the system's temporary folder)."""
-        file = _File(spill if spill is not None else SpillFile(SPILL_PREFIX))
-        for p in prompts:
-            file.add(p)
-        file.flush()
-        return cls(file)
-
-    def append(self, p: Prompt) -> None:
-        if self._indexes is not None:
-            raise TypeError("a subset of a prompt store is read-only")
-        self._file.add(p)
-
-    def __len__(self) -> int:
-        return len(self._indexes) if self._indexes is not None else len(self._file.ids)
-
-    @overload
-    def __getitem__(self, index: int) -> Prompt: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[Prompt]: ...
-
-    def __getitem__(self, index: int | slice) -> Prompt | list[Prompt]:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self)))]
-        n = len(self)
-        if index < 0:
-            index += n
-        if not 0 <= index < n:
-            raise IndexError(index)
-        return self._file.get(self._indexes[index] if self._indexes is not None else index)
-
-    def __iter__(self) -> Iterator[Prompt]:
-        for k in range(len(self)):
-            yield self[k]
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, Sequence) and not isinstance(other, str | bytes):
-            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
-        return NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]  # like a list
-
-    def __repr__(self) -> str:
-        return f"<PromptStore of {len(self)} prompts>"
-
-    def ids(self) -> list[str]:
-        """Every prompt's id, in order, without decoding any."""
-        if self._indexes is None:
-            return list(self._file.ids)
-        return [self._file.ids[k] for k in self._indexes]
-
-    def subset(self, keep: Callable[[int, str], bool]) -> PromptStore:
-        """The prompts for which keep(position, id) holds, in order (nothing decoded)."""
-        ids = self._file.ids
-        where = self._indexes if self._indexes is not None else range(len(ids))
-        return PromptStore(self._file, array("q", (k for n, k in enumerate(where) if keep(n, ids[k]))))
+        store: PromptStore = cls.of(prompts, spill if spill is not None else SpillFile(SPILL_PREFIX), CODEC, RECENT)
+        return store
 
 
 def prompt_ids(prompts: Sequence[Prompt]) -> list[str]:
     """The ids of a list of prompts or a store (whose prompts are not decoded for it)."""
-    return prompts.ids() if isinstance(prompts, PromptStore) else [p.id for p in prompts]
+    return item_ids(prompts)
 
 
 def keep_prompts(prompts: Sequence[Prompt], keep: Callable[[int, str], bool]) -> Sequence[Prompt]:
     """`[p for n, p in enumerate(prompts) if keep(n, p.id)]`, a store's subset for a store."""
-    if isinstance(prompts, PromptStore):
-        return prompts.subset(keep)
-    return [p for n, p in enumerate(prompts) if keep(n, p.id)]
+    return keep_items(prompts, keep)
 
 
-class PromptCollector:
+class PromptCollector(Collector[Prompt]):
     """What a streamed check appends its prompts to: a plain list up to `bound` prompts, past that a
     store (the prompts held so far go to it first). `result()` is the blueprint's `prompts`."""
 
     def __init__(self, bound: int | None = None, scratch: Callable[[str], SpillFile] | None = None) -> None:
-        self.bound = max(1, bound if bound is not None else DEFAULT_BOUND)
-        self.scratch = scratch  # where a store's file comes from (the analysis's FileSource.scratch_file)
-        self._held: list[Prompt] = []
-        self._store: PromptStore | None = None
+        def make_store(held: list[Prompt]) -> ModelStore[Prompt]:
+            return PromptStore.of_prompts(held, scratch(SPILL_PREFIX) if scratch is not None else None)
 
-    def append(self, p: Prompt) -> None:
-        if self._store is not None:
-            self._store.append(p)
-            return
-        self._held.append(p)
-        if len(self._held) > self.bound:
-            spill = self.scratch(SPILL_PREFIX) if self.scratch is not None else None
-            self._store = PromptStore.of(self._held, spill)
-            self._held = []
-
-    def result(self) -> list[Prompt] | PromptStore:
-        if self._store is not None:
-            self._store._file.flush()
-            return self._store
-        return self._held
+        super().__init__(bound if bound is not None else DEFAULT_BOUND, make_store)

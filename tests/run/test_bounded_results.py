@@ -220,3 +220,64 @@ def test_a_streamed_analysis_keeps_a_big_blueprint_s_prompts_on_disk(tmp_path: P
     kept = prompts.subset(lambda n, pid: pid.startswith("p1"))
     assert [p.id for p in kept] == kept.ids() == [f"p{i}" for i in (1, 10, 11, 12, 13)]
     assert kept[1] == full.blueprint.prompts[10] and list(tmp_path.iterdir()) == [bp]  # no file left with a name
+
+
+JUDGED_SUITE = ("name: judged\ndescription: Tests on disk.\nexecution:\n  target: default\ntests:\n" + "".join(
+    f"  - id: t{i}\n    input: hello {i}\n    criteria: says {i}\n    assert:\n"
+    f"      - {{type: contains, value: \"{i}\", required: true}}\n      - {{type: llm-judge, prompt: Is it {i}?}}\n"
+    for i in range(5)) + "  - file://cases.jsonl\n  - file://more.yaml\n  - id: default-judged\n    input: bye\n"
+    "    criteria: says bye\n")
+
+
+def _live_tests() -> int:
+    import gc
+
+    from evalspec.agentv.model import AgentvTest
+
+    return sum(1 for o in gc.get_objects() if type(o) is AgentvTest)
+
+
+def test_an_agentv_run_whose_tests_are_on_disk_writes_the_same_rows(tmp_path: Path, smart: SmartFake,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past `test_store.DEFAULT_BOUND` tests a suite's model is on disk (inline tests, a JSONL and a YAML
+    tests file, judged ones): the run writes the same rows, and holds a few tests while it writes them."""
+    import json
+
+    from evalspec.agentv import test_store
+    from evalspec.run.write import agentv as write_agentv
+
+    from .conftest import AGENTV_TARGETS
+
+    def decide(req: dict[str, Any]) -> Any:
+        text = json.dumps(req.get("messages"))
+        if "score" in text or "grader" in str(req.get("model")):
+            return json.dumps({"score": 0.75, "hits": ["h"], "misses": [], "reasoning": f"saw {text[-30:]}"})
+        return f"answer to {text[-40:]}"
+
+    smart.decide = decide
+    write(tmp_path / ".agentv" / "targets.yaml", AGENTV_TARGETS)
+    write(tmp_path / "evals" / "cases.jsonl", "".join(
+        f'{{"id": "j{i}", "input": "json {i}", "criteria": "says {i}"}}\n' for i in range(4)))
+    write(tmp_path / "evals" / "more.yaml", "".join(
+        f"- id: y{i}\n  input: yaml {i}\n  assert:\n    - {{type: regex, value: \"[0-9]\"}}\n" for i in range(3)))
+    suite = write(tmp_path / "evals" / "s.eval.yaml", JUDGED_SUITE)
+    live: list[int] = []
+    real_write = write_agentv.AgentvWriter.write
+
+    def counting(self: Any, *a: Any, **kw: Any) -> Any:
+        live.append(_live_tests())
+        return real_write(self, *a, **kw)
+
+    monkeypatch.setattr(write_agentv.AgentvWriter, "write", counting)
+    rows = []
+    for bound in (test_store.DEFAULT_BOUND, 1):
+        monkeypatch.setattr(test_store, "DEFAULT_BOUND", bound)
+        monkeypatch.setattr(test_store, "RECENT", 2 if bound == 1 else test_store.RECENT)
+        run_events(suite, options(tmp_path, env_for(smart), output=tmp_path / f"o{bound}", concurrency=2))
+        rows.append(_agentv_rows(tmp_path / f"o{bound}"))
+    assert live[0] >= 13 and live[1] <= 3  # every test as objects; then a few decoded
+    assert [r["test_id"] for r in rows[0]] == [*(f"t{i}" for i in range(5)), *(f"j{i}" for i in range(4)),
+                                              *(f"y{i}" for i in range(3)), "default-judged"]
+    assert rows[1] == rows[0]
+    judged = {r["test_id"]: r for r in rows[0]}
+    assert judged["t1"]["score"] is not None and any(s["type"] == "llm-judge" for s in judged["t1"]["scores"])

@@ -12,15 +12,17 @@ are resolved (a recorded target missing from targets.yaml just has no judge_targ
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ...agentv.model import AgentvSuite, AgentvTest
 from ...file_source import MAX_READ, read_regular_bytes
+from ...model_store import item_ids, keep_items
 from ...own_files import folder_name
 from ..events import Cell
 from ..options import RunOptions
@@ -49,12 +51,19 @@ class TargetSpec:
         return self.name
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class AgentvTask:
     cell: Cell
-    test: AgentvTest
+    # the plan's tests and this cell's position in them: a big suite's tests are on disk
+    # (agentv/test_store.py), and a task holding its test would hold the whole suite again
+    tests: Sequence[AgentvTest] = field(compare=False, repr=False)
+    index: int
     target: TargetSpec
     judge: TargetSpec | None
+
+    @property
+    def test(self) -> AgentvTest:
+        return self.tests[self.index]
 
 
 @dataclass
@@ -63,7 +72,7 @@ class AgentvPlan:
     suite: AgentvSuite
     path: Path
     dataset: str
-    tests: list[AgentvTest]
+    tests: Sequence[AgentvTest]  # a list, or a big suite's TestStore (agentv/test_store.py)
     targets: list[TargetSpec]
     tasks: list[AgentvTask]
     targets_file: Path | None
@@ -216,8 +225,8 @@ def plan_agentv(suite: AgentvSuite, path: Path, options: RunOptions) -> AgentvPl
     if len(options.judges) > 1:
         warnings.append(f"AgentV uses one judge per target; --judge {options.judges[0]} is used")
 
-    tests = [t for t in suite.tests if selected(t.id, options.select)]
-    missing = unmatched(options.select, (t.id for t in suite.tests))
+    tests = keep_items(suite.tests, lambda _, tid: selected(tid, options.select))
+    missing = unmatched(options.select, item_ids(suite.tests))
     if missing:
         warnings.append(f"--test {', '.join(missing)} matched no test")
     if not tests:
@@ -242,7 +251,8 @@ def plan_agentv(suite: AgentvSuite, path: Path, options: RunOptions) -> AgentvPl
     suite_targets = suite.targets or ([suite.target] if suite.target else [DEFAULT_TARGET])
     tasks: list[AgentvTask] = []
     unanswered = 0
-    for test in tests:
+    shells: set[str] = set()
+    for k, test in enumerate(tests):  # a store's tests are decoded one at a time, none kept
         if replay is not None:
             names = replay.models_for(test.id)
             unanswered += not names
@@ -251,17 +261,16 @@ def plan_agentv(suite: AgentvSuite, path: Path, options: RunOptions) -> AgentvPl
         for name in dict.fromkeys(names):
             target = spec(name) if replay is None else recorded(name)
             judge = spec(target.judge) if target.judge else None
-            tasks.append(AgentvTask(Cell(test.id, target.name), test, target, judge))
+            tasks.append(AgentvTask(Cell(test.id, target.name), tests, k, target, judge))
+        shells.update(a.name for a in _all_assertions(test.assertions) if a.type == "code-judge" and a.config.get("shell"))
     if replay is not None:
         if not tasks:
             raise PlanError(f"replay: {replay.path} holds no answers for the selected tests")
         if unanswered:
             warnings.append(f"replay: {unanswered} selected test(s) have no answer in {replay.path}; skipped")
 
-    shells = sorted({a.name for t in tests for a in _all_assertions(t.assertions)
-                     if a.type == "code-judge" and a.config.get("shell")})
     if shells:
-        warnings.append(f"code-judge {', '.join(shells)}: the command is a string, run through the platform's "
+        warnings.append(f"code-judge {', '.join(sorted(shells))}: the command is a string, run through the platform's "
                         "shell (/bin/sh -c, cmd /c on Windows); write it as an argv list")
 
     from ...pricing import PriceFileError, PriceTable
@@ -274,15 +283,18 @@ def plan_agentv(suite: AgentvSuite, path: Path, options: RunOptions) -> AgentvPl
     used = list(dict.fromkeys(t.target.name for t in tasks))
     # A replay is its own run: without the source in its identity it would share the recorded run's label,
     # and its journal would push that run's journal aside (and --resume would mix the two).
-    ident = json.dumps({"file": str(path.resolve()), "tests": [t.id for t in tests], "targets": used,
+    all_items = item_ids(tests)
+    ident = json.dumps({"file": str(path.resolve()), "tests": all_items, "targets": used,
                         **({"replay": str(replay.path.resolve())} if replay is not None else {})}, sort_keys=True)
     digest = hashlib.sha256(ident.encode()).hexdigest()[:16]
     label = f"{options.label.strip()}_{digest}" if options.label and options.label.strip() else digest
     dataset = suite.name or _stem(path)
-    all_items = [t.id for t in tests]
     if options.shard is not None:  # after the label and targets: every shard names the same run
-        tests = [t for t in tests if options.shard.holds(t.id)]
-        tasks = [t for t in tasks if options.shard.holds(t.cell.item)]
+        shard = options.shard
+        held = keep_items(tests, lambda _, tid: shard.holds(tid))
+        where = {tid: k for k, tid in enumerate(item_ids(held))}
+        tasks = [dataclasses.replace(t, tests=held, index=where[t.cell.item]) for t in tasks if shard.holds(t.cell.item)]
+        tests = held
     return AgentvPlan(suite=suite, path=path, dataset=dataset, tests=tests, targets=[specs[n] for n in used],
                       tasks=tasks, targets_file=targets_file, run_label=label,
                       concurrency=options.concurrency or 30, warnings=warnings, replay=replay,

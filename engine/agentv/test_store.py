@@ -1,0 +1,177 @@
+"""A big suite's tests in memory that does not grow with the suite (`model_store.py`'s store).
+
+A checked test as objects (its messages, assertions and their spans) is ~3–4 KB of memory; a
+100,000-test suite's model was ~400 MB, held from the analysis to the end of the run and its report.
+Past `DEFAULT_BOUND` tests a streamed check (`check` and `run`) keeps each as a compact record in a
+temporary file: marshal of plain data (the test's fields by name, spans as tuples, paths as text,
+messages, content blocks, tool calls and assertions as dicts), pickle for a test holding a value marshal
+refuses (marshal takes exact built-in types only, so nothing is silently changed). A test is decoded
+again when it is read; a suite with fewer tests keeps its list, as the editor's analyses always do.
+"""
+
+from __future__ import annotations
+
+import marshal
+import pickle
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..findings import Span
+from ..model_store import Collector, ModelStore
+from ..spill_file import SpillFile
+from .model import AgentvTest, Assertion, ContentBlock, Message, ToolCall
+
+DEFAULT_BOUND = 4096  # tests kept as objects; a suite with more spills them all (a 2,000-test run never does)
+RECENT = 256  # decoded tests kept for reads that come again soon (a cell's stages; workers run ~30 at once)
+
+SPILL_PREFIX = ".evalspec-tests-"  # the temporary file's name (unlinked at once: seen only in /proc)
+
+_MARSHAL, _PICKLE = b"m", b"p"
+_TEST_SPANS = ("span", "id_span", "criteria_span")
+_MESSAGES = ("input_messages", "expected_messages")
+_BLOCKS = "\x00blocks"  # a message whose content is a list of ContentBlocks (not plain structured content)
+
+
+def _span(value: Span | None) -> tuple[int, ...] | None:
+    return tuple(value) if value is not None else None
+
+
+def _path(value: Path | None) -> str | None:
+    if value is None:
+        return None
+    if type(value) is not type(Path()):
+        raise ValueError("not a plain path")  # kept whole, by pickle
+    return str(value)
+
+
+def _message(m: Message) -> dict[str, Any]:
+    out = dict(m.__dict__)
+    out["span"] = _span(m.span)
+    content = m.content
+    if isinstance(content, list) and content and all(type(b) is ContentBlock for b in content):
+        out["content"] = [{**b.__dict__, "span": _span(b.span), "resolved_path": _path(b.resolved_path)}
+                          for b in content]
+        out[_BLOCKS] = True
+    out["tool_calls"] = [{**c.__dict__, "span": _span(c.span)} for c in m.tool_calls]
+    return out
+
+
+def _assertion(a: Assertion) -> dict[str, Any]:
+    out = dict(a.__dict__)
+    out["span"] = _span(a.span)
+    out["source_path"] = _path(a.source_path)
+    out["children"] = [_assertion(c) for c in a.children]
+    return out
+
+
+def _encode(t: AgentvTest) -> bytes:
+    data = dict(t.__dict__)
+    try:
+        for name in _TEST_SPANS:
+            data[name] = _span(data.get(name))
+        data["source_path"] = _path(t.source_path)
+        for name in _MESSAGES:
+            data[name] = [_message(m) for m in data[name]]
+        data["assertions"] = [_assertion(a) for a in t.assertions]
+        return _MARSHAL + marshal.dumps(data)
+    except (ValueError, TypeError, AttributeError):  # a value marshal does not take: the test as it is
+        return _PICKLE + pickle.dumps(t, pickle.HIGHEST_PROTOCOL)
+
+
+_new = object.__new__
+
+
+def _as_span(value: tuple[int, ...]) -> Span:
+    # tuple.__new__ straight (a NamedTuple's own __new__ is a Python function: a third of the decoding)
+    return tuple.__new__(Span, value)
+
+
+class _Decoder:
+    """Records back to tests; the paths they name are made once per store and shared."""
+
+    def __init__(self) -> None:
+        self._paths: dict[str, Path] = {}
+
+    def path(self, text: str | None) -> Path | None:
+        if text is None:
+            return None
+        found = self._paths.get(text)
+        if found is None:
+            found = self._paths[text] = Path(text)
+        return found
+
+    def test(self, data: bytes) -> AgentvTest:
+        if data[:1] == _PICKLE:
+            found: AgentvTest = pickle.loads(data[1:])
+            return found
+        fields: dict[str, Any] = marshal.loads(data[1:])
+        for name in _TEST_SPANS:
+            if fields.get(name) is not None:
+                fields[name] = _as_span(fields[name])
+        fields["source_path"] = self.path(fields["source_path"])
+        for name in _MESSAGES:
+            fields[name] = [self.message(m) for m in fields[name]]
+        fields["assertions"] = [self.assertion(a) for a in fields["assertions"]]
+        return _made(AgentvTest, fields)
+
+    def message(self, fields: dict[str, Any]) -> Message:
+        fields["span"] = _as_span(fields["span"])
+        if fields.pop(_BLOCKS, False):
+            fields["content"] = [self.block(b) for b in fields["content"]]
+        fields["tool_calls"] = [_made(ToolCall, {**c, "span": _as_span(c["span"])}) for c in fields["tool_calls"]]
+        return _made(Message, fields)
+
+    def block(self, fields: dict[str, Any]) -> ContentBlock:
+        fields["span"] = _as_span(fields["span"])
+        fields["resolved_path"] = self.path(fields["resolved_path"])
+        return _made(ContentBlock, fields)
+
+    def assertion(self, fields: dict[str, Any]) -> Assertion:
+        fields["span"] = _as_span(fields["span"])
+        fields["source_path"] = self.path(fields["source_path"])
+        fields["children"] = [self.assertion(c) for c in fields["children"]]
+        return _made(Assertion, fields)
+
+
+def _made(cls: type, fields: dict[str, Any]) -> Any:
+    obj: Any = _new(cls)
+    obj.__dict__.update(fields)
+    return obj
+
+
+class _TestCodec:
+    def __init__(self) -> None:
+        self._decoder = _Decoder()
+
+    def encode(self, item: AgentvTest) -> bytes:
+        return _encode(item)
+
+    def decode(self, data: bytes) -> AgentvTest:
+        return self._decoder.test(data)
+
+    def id_of(self, item: AgentvTest) -> str:
+        return item.id
+
+
+class TestStore(ModelStore[AgentvTest]):
+    """The tests of one suite (or the part of them a run keeps), on disk; see `model_store.py`."""
+
+    __test__ = False  # not a pytest class
+
+    @classmethod
+    def of_tests(cls, tests: list[AgentvTest], spill: SpillFile | None = None) -> TestStore:
+        store: TestStore = cls.of(tests, spill if spill is not None else SpillFile(SPILL_PREFIX), _TestCodec(), RECENT)
+        return store
+
+
+class TestCollector(Collector[AgentvTest]):
+    """A streamed check's tests: a list up to `bound`, past it a TestStore (the held ones go first)."""
+
+    __test__ = False
+
+    def __init__(self, bound: int | None = None, scratch: Callable[[str], SpillFile] | None = None) -> None:
+        def make_store(held: list[AgentvTest]) -> ModelStore[AgentvTest]:
+            return TestStore.of_tests(held, scratch(SPILL_PREFIX) if scratch is not None else None)
+
+        super().__init__(bound if bound is not None else DEFAULT_BOUND, make_store)

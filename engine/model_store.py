@@ -1,0 +1,188 @@
+"""A big file's items (Weval prompts, AgentV tests) in memory that does not grow with the file.
+
+A checked item as objects (its messages, points or assertions, every span) is several KB of memory; a
+100,000-prompt blueprint's model was ~500 MB, held from the analysis to the end of the run. When a
+streamed check (`check` and `run`) has made more than its bound of items, they go to a temporary file
+instead, each as a compact record (the format's `Codec`: `weval/prompt_store.py`, `agentv/test_store.py`):
+only the ids and each record's offset stay in memory, and an item is decoded again when it is read. A
+file with fewer items keeps its plain list (the editor's analyses always do), so small runs do exactly
+what they did.
+
+A `ModelStore` reads like the list it stands for (len, iteration, indexes); `subset` keeps some of the
+items (a run's selection, a shard) without decoding any. Each read decodes a new copy, equal to the item
+that was stored (a few recent ones are kept, so a cell that reads its item several times decodes it
+once); an item is never changed after it is stored, like every model an analysis hands out.
+"""
+
+from __future__ import annotations
+
+import threading
+from array import array
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, Generic, Protocol, TypeVar, overload
+
+from .spill_file import SpillFile
+
+T = TypeVar("T")
+
+
+class Codec(Protocol[T]):
+    """How a format's items become records and back, and what identifies one."""
+
+    def encode(self, item: T) -> bytes: ...
+
+    def decode(self, data: bytes) -> T: ...
+
+    def id_of(self, item: T) -> str: ...
+
+
+class _File(Generic[T]):
+    """The records of one store and its subsets: an unlinked temporary file, offsets in memory."""
+
+    def __init__(self, spill: SpillFile, codec: Codec[T], recent: int) -> None:
+        self._spill = spill
+        self.codec = codec
+        self.starts = array("q")  # record k is bytes starts[k]:starts[k+1]
+        self.starts.append(0)
+        self.ids: list[str] = []
+        self._recent: dict[int, T] = {}
+        self._keep = max(1, recent)
+        self._lock = threading.Lock()  # the runner's worker threads (judges, scripts) read items too
+
+    def add(self, item: T) -> None:
+        data = self.codec.encode(item)
+        self._spill.append(data)
+        self.starts.append(self.starts[-1] + len(data))
+        self.ids.append(self.codec.id_of(item))
+
+    def flush(self) -> None:
+        self._spill.flush()
+
+    def get(self, k: int) -> T:
+        with self._lock:
+            found = self._recent.get(k)
+            if found is not None:
+                return found
+            start, end = self.starts[k], self.starts[k + 1]
+            item = self.codec.decode(self._spill.read(start, end - start))
+            if len(self._recent) >= self._keep:
+                del self._recent[next(iter(self._recent))]
+            self._recent[k] = item
+            return item
+
+    def close(self) -> None:
+        self._spill.close()
+
+
+class ModelStore(Sequence[T]):
+    """The items of one file (or the part of them a run keeps), on disk; see the module's doc."""
+
+    def __init__(self, file: _File[T], indexes: array | None = None) -> None:
+        self._file = file
+        self._indexes = indexes  # positions in the file, or None: all of them, in order
+
+    @classmethod
+    def of(cls, items: Iterable[T], spill: SpillFile, codec: Codec[T], recent: int) -> Any:
+        """A store of `items` in `spill`, `recent` decoded items kept for reads that come again."""
+        file = _File(spill, codec, recent)
+        for item in items:
+            file.add(item)
+        file.flush()
+        return cls(file)
+
+    def append(self, item: T) -> None:
+        if self._indexes is not None:
+            raise TypeError("a subset of a store is read-only")
+        self._file.add(item)
+
+    def flush(self) -> None:
+        self._file.flush()
+
+    def __len__(self) -> int:
+        return len(self._indexes) if self._indexes is not None else len(self._file.ids)
+
+    @overload
+    def __getitem__(self, index: int) -> T: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[T]: ...
+
+    def __getitem__(self, index: int | slice) -> T | list[T]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        n = len(self)
+        if index < 0:
+            index += n
+        if not 0 <= index < n:
+            raise IndexError(index)
+        return self._file.get(self._indexes[index] if self._indexes is not None else index)
+
+    def __iter__(self) -> Iterator[T]:
+        for k in range(len(self)):
+            yield self[k]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence) and not isinstance(other, str | bytes):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # like a list
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} of {len(self)} items>"
+
+    def ids(self) -> list[str]:
+        """Every item's id, in order, without decoding any."""
+        if self._indexes is None:
+            return list(self._file.ids)
+        return [self._file.ids[k] for k in self._indexes]
+
+    def subset(self, keep: Callable[[int, str], bool]) -> Any:
+        """The items for which keep(position, id) holds, in order (nothing decoded); of this store's class."""
+        ids = self._file.ids
+        where = self._indexes if self._indexes is not None else range(len(ids))
+        return type(self)(self._file, array("q", (k for n, k in enumerate(where) if keep(n, ids[k]))))
+
+
+def item_ids(items: Sequence[Any], id_of: Callable[[Any], str] = lambda x: x.id) -> list[str]:
+    """The ids of a list of items or a store (whose items are not decoded for it)."""
+    return items.ids() if isinstance(items, ModelStore) else [id_of(x) for x in items]
+
+
+def keep_items(items: Sequence[T], keep: Callable[[int, str], bool],
+               id_of: Callable[[Any], str] = lambda x: x.id) -> Sequence[T]:
+    """`[x for n, x in enumerate(items) if keep(n, x.id)]`, a store's subset for a store."""
+    if isinstance(items, ModelStore):
+        subset: Sequence[T] = items.subset(keep)
+        return subset
+    return [x for n, x in enumerate(items) if keep(n, id_of(x))]
+
+
+class Collector(Generic[T]):
+    """What a streamed check appends its items to: a plain list up to `bound` items, past that a store
+    (`make_store(items)`: the items held so far go to it first). `result()` is the model's list."""
+
+    def __init__(self, bound: int, make_store: Callable[[list[T]], ModelStore[T]]) -> None:
+        self.bound = max(1, bound)
+        self._make_store = make_store
+        self._held: list[T] = []
+        self._store: ModelStore[T] | None = None
+
+    def append(self, item: T) -> None:
+        if self._store is not None:
+            self._store.append(item)
+            return
+        self._held.append(item)
+        if len(self._held) > self.bound:
+            self._store = self._make_store(self._held)
+            self._held = []
+
+    def get(self, k: int) -> T:
+        """The k-th item appended."""
+        return self._store[k] if self._store is not None else self._held[k]
+
+    def result(self) -> list[T] | ModelStore[T]:
+        if self._store is not None:
+            self._store.flush()
+            return self._store
+        return self._held

@@ -1,0 +1,119 @@
+"""`check` and `run` read an AgentV suite streamed: the block list under a column-0 `tests:` key is parsed
+item by item as it is read (source.LazyItems), each test is checked and dropped, and past
+test_store.DEFAULT_BOUND the checked tests wait on disk (agentv/test_store.py). The findings and the model
+must be exactly the full analysis's (the editor's), on every shape of suite, broken ones included."""
+
+from __future__ import annotations
+
+import gc
+from pathlib import Path
+
+import pytest
+
+from evalspec import source
+from evalspec.agentv import test_store
+from evalspec.agentv.model import AgentvTest
+from evalspec.analysis import analyze, analyze_file
+from evalspec.source import is_lazy
+
+from ..test_streamed_analysis import _same
+
+TESTS = "".join(f"  - id: t{i}\n    input: hello {i}\n    assert:\n      - {{type: contains, value: \"{i}\"}}\n"
+                for i in range(5))
+SUITES = [
+    # the plain shape: tests last, a trailing newline
+    f"name: s\ndescription: d\ntests:\n{TESTS}",
+    # no trailing newline, a comment on the key, comments and blank lines between and inside items
+    f"name: s\ndescription: d\ntests:   # the cases\n\n  # first\n{TESTS}\n# at column 0\n  - id: last\n    input: x",
+    # tests at column 0, then more keys
+    "name: s\ndescription: d\ntests:\n- id: a\n  input: one\n- id: b\n  input: two\nassert:\n  - {type: contains, value: o}\n"
+    "execution:\n  target: default\n",
+    # a duplicate id, an unknown key, a string that is not a reference, a wrong type, an unset variable
+    "name: s\ndescription: d\ntests:\n  - id: a\n    input: one\n  - id: a\n    input: again\n  - id: c\n    inptu: x\n"
+    "  - just text\n  - id: d\n    input: ${{ EVALSPEC_SURELY_UNSET }} and ${{ EVALSPEC_SURELY_UNSET }}\n"
+    "    criteria: [1]\n",
+    # a syntax error in one test (the whole parse loses the document; so must the streamed one)
+    f"name: s\ndescription: d\ntests:\n{TESTS}  - id: broken\n    input: [unclosed\n  - id: after\n    input: x\n",
+    # anchors and aliases: parsed whole
+    "name: s\ndescription: d\ninput: &i hello\ntests:\n  - id: a\n    input: *i\n  - id: b\n    input: two\n",
+    # a test's line less indented than its items, a tab: parsed whole
+    "name: s\ndescription: d\ntests:\n  - id: a\n    input: \"one\n two\"\n  - id: b\n    input: x\n",
+    "name: s\ndescription: d\ntests:\n  - id: a\n\t  input: one\n",
+    # a flow list, an empty list, a reference, two `tests:` keys
+    "name: s\ndescription: d\ntests: [{id: a, input: one}]\n",
+    "name: s\ndescription: d\ntests:\n",
+    "name: s\ndescription: d\ntests: ./none.jsonl\n",
+    "name: s\ndescription: d\ntests:\n  - id: a\n    input: x\ntests:\n  - id: b\n    input: y\n",
+    # a second document
+    f"name: s\ndescription: d\ntests:\n{TESTS}---\nname: other\n",
+]
+
+
+@pytest.mark.parametrize("offsets", [False, True], ids=["lines", "offsets"])
+@pytest.mark.parametrize("text", SUITES)
+def test_suites_analyse_the_same_streamed(text: str, offsets: bool, tmp_path: Path,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    if offsets:
+        monkeypatch.setattr(source, "LINES_AS_OFFSETS_FROM", 0)
+    path = tmp_path / "s.eval.yaml"
+    _same(analyze(text, path, env={}), analyze(text, path, env={}, streamed=True))
+    monkeypatch.setattr(test_store, "DEFAULT_BOUND", 1)  # every test on disk
+    _same(analyze(text, path, env={}), analyze(text, path, env={}, streamed=True))
+
+
+def test_a_suite_s_tests_are_parsed_as_they_are_read() -> None:
+    parsed = source.parse_yaml(SUITES[0], streamed=True)
+    root = parsed.documents[0].root
+    assert isinstance(root, source.Mapping) and is_lazy(root.get("tests"))
+    full = source.parse_yaml(SUITES[0]).documents[0].root
+    assert isinstance(full, source.Mapping)
+    assert root.span == full.span
+    assert root.get("tests").span == full.get("tests").span  # type: ignore[union-attr]
+    assert parsed.documents[0].span == source.parse_yaml(SUITES[0]).documents[0].span
+
+
+def _live_tests() -> int:
+    gc.collect()
+    return sum(1 for o in gc.get_objects() if type(o) is AgentvTest)
+
+
+def test_tests_files_are_read_streamed_and_kept_on_disk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Inline tests, a JSONL file and a YAML tests file (a list, and a mapping with `tests:`), all past the
+    bound: the suite's tests are a TestStore equal to the full analysis's list, and no test is alive
+    but those decoded last."""
+    jsonl = "".join(f'{{"id": "j{i}", "input": "json {i}", "criteria": "c"}}\n' for i in range(6))
+    (tmp_path / "cases.jsonl").write_text(jsonl + "not json\n", encoding="utf-8")
+    (tmp_path / "more.yaml").write_text("".join(f"- id: y{i}\n  input: yaml {i}\n  criteria: c\n" for i in range(4)), encoding="utf-8")
+    (tmp_path / "keyed.yaml").write_text("tests:\n" + "".join(f"  - id: k{i}\n    input: k {i}\n    criteria: c\n" for i in range(3))
+                                         + "  - id: j1\n    input: a repeat\n    criteria: c\n", encoding="utf-8")
+    suite = tmp_path / "s.eval.yaml"
+    suite.write_text(f"name: s\ndescription: d\ntests:\n{TESTS}  - file://cases.jsonl\n  - file://more.yaml\n"
+                     "  - file://keyed.yaml\n  - id: end\n    input: the end\n    criteria: c\n", encoding="utf-8")
+    full = analyze(suite.read_text(encoding="utf-8"), suite)
+    assert full.suite is not None
+    ids = [t.id for t in full.suite.tests]
+    assert ids[:7] == ["t0", "t1", "t2", "t3", "t4", "j0", "j1"] and ids[-2:] == ["k2", "end"] and len(ids) == 19
+    assert {f.code for f in full.findings} >= {"invalid-jsonl", "duplicate-test-id"}
+    monkeypatch.setattr(test_store, "DEFAULT_BOUND", 2)
+    monkeypatch.setattr(test_store, "RECENT", 1)
+    streamed = analyze_file(suite)
+    _same(full, streamed)
+    tests = streamed.suite.tests  # type: ignore[union-attr]
+    assert isinstance(tests, test_store.TestStore) and tests.ids() == ids
+    del full
+    assert _live_tests() <= 1
+    assert tests[7] == tests[7] and _live_tests() <= 2
+    # the store's file has no name
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cases.jsonl", "keyed.yaml", "more.yaml", "s.eval.yaml"]
+
+
+def test_a_big_tests_file_is_read_outside_the_editor_s_limit(tmp_path: Path) -> None:
+    """The editor reads a suite's tests files up to 10 MB in all; `check` and `run` up to the CLI's 32 MB."""
+    line = '{"id": "x%d", "input": "%s", "criteria": "c"}\n'
+    (tmp_path / "big.jsonl").write_text("".join(line % (i, "a" * 200) for i in range(60_000)), encoding="utf-8")
+    suite = tmp_path / "s.eval.yaml"
+    suite.write_text("name: s\ndescription: d\ntests: ./big.jsonl\n", encoding="utf-8")
+    editor = analyze(suite.read_text(encoding="utf-8"), suite)
+    assert [f.code for f in editor.findings] == ["tests-limit"] and "10 MB" in editor.findings[0].message
+    cli = analyze_file(suite)
+    assert not cli.findings and cli.suite is not None and len(cli.suite.tests) == 60_000
