@@ -3,8 +3,8 @@
 
 Generates the blueprint, starts /work/shared/bench/mockllm.py on a free loopback port, runs the real
 CLI as a subprocess at concurrency 32 with the OpenAI provider pointed at the mock
-(OPENAI_BASE_URL=http://127.0.0.1:PORT/v1, a dummy key), and prints wall seconds and the child's peak
-RSS (resource.getrusage(RUSAGE_CHILDREN)). Yardstick on this kind of machine: promptfoo 0.123, same
+(OPENAI_BASE_URL=http://127.0.0.1:PORT/v1, a dummy key), and prints wall seconds, CPU seconds and the
+run's own peak RSS (through bench/peak_rss.py: a child's ru_maxrss starts at its parent's peak). Yardstick on this kind of machine: promptfoo 0.123, same
 shape, 20.7 s and 451 MB; target ≤ 2 s and ≤ 150 MB.
 
 The results folder (the comparison file plus ~6,000 artefact files and 4,000 folders) goes to tmpfs
@@ -16,7 +16,7 @@ with bytecode caching on (PYTHONDONTWRITEBYTECODE removed), as an installed tool
 
 Sizes: `--prompts 2000,20000,100000` (or `--large`, the same three) measures each size in turn (a
 blueprint of 100,000 prompts is 16 MB; evalspec check and run read files up to 32 MB). Each timed run's
-own peak RSS is read with wait4(), so every line is that run's; the summary line per size gives the
+own peak RSS is written by bench/peak_rss.py, so every line is that run's; the summary line per size gives the
 median wall, the peak and the memory per prompt, and a last line compares consecutive sizes: how much
 longer the larger one took per prompt, in wall time and in the run's CPU time (1.0 = time grows
 linearly; on a loaded machine the CPU ratio is the one to read). Large sizes run once unless --repeat
@@ -68,9 +68,16 @@ def write_agentv_suite(path: Path, n: int) -> None:
 def scored_cells(out: Path, kind: str) -> tuple[int, int]:
     """(cells scored, errors) from the results the run wrote."""
     if kind == "agentv":
-        rows = [json.loads(line) for f in out.glob("agentv/*/*.jsonl") if not f.name.endswith(".journal.jsonl")
-                for line in f.read_text(encoding="utf-8").splitlines()]
-        return sum(1 for r in rows if r.get("score") is not None), sum(1 for r in rows if r.get("error"))
+        scored = errors = 0
+        for f in out.glob("agentv/*/*.jsonl"):
+            if f.name.endswith(".journal.jsonl"):
+                continue
+            with f.open(encoding="utf-8") as lines:  # a row at a time: this process's size is not measured,
+                for line in lines:  # but it should not need a big machine either
+                    row = json.loads(line)
+                    scored += row.get("score") is not None
+                    errors += bool(row.get("error"))
+        return scored, errors
     comparison = next(out.glob("live/blueprints/*/*_comparison.json"))
     data = json.loads(comparison.read_text(encoding="utf-8"))
     coverage = data["evaluationResults"]["llmCoverageScores"]
@@ -103,15 +110,20 @@ def evalspec_command() -> list[str]:
 
 
 def _run_measured(cmd: list[str], env: dict[str, str], work: Path) -> tuple[int, float, float, str, str]:
-    """(exit code, the child's own peak RSS in MB, its CPU seconds (user + system), stdout, stderr): the
-    child is reaped with wait4, whose rusage is that one process's (RUSAGE_CHILDREN would be the largest
-    of every child so far). On a loaded machine the CPU is what compares between builds; walls do not."""
-    out, err = work / "stdout.txt", work / "stderr.txt"
+    """(exit code, the run's own peak RSS in MB, its CPU seconds (user + system), stdout, stderr). The run
+    is started through bench/peak_rss.py, which writes the run's own peak: a child spawned from this
+    process starts its ru_maxrss at this process's high-water mark (peak_rss.py says why), and this
+    process has read earlier runs' results (100,000 AgentV rows as dicts are several hundred MB). The
+    launcher is reaped with wait4, whose CPU times include the run's (the launcher reaped it). On a
+    loaded machine the CPU is what compares between builds; walls do not."""
+    out, err, peak_file = work / "stdout.txt", work / "stderr.txt", work / "peak.txt"
     with open(out, "w") as o, open(err, "w") as e:
-        proc = subprocess.Popen(cmd, env=env, stdout=o, stderr=e, text=True)
+        proc = subprocess.Popen([sys.executable, str(HERE / "peak_rss.py"), str(peak_file), *cmd], env=env,
+                                stdout=o, stderr=e, text=True)
         _, status, usage = os.wait4(proc.pid, 0)
         proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here; Popen must not wait again
-    return (proc.returncode, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime,
+    code, peak_kib = (int(v) for v in peak_file.read_text(encoding="utf-8").split())
+    return (code, peak_kib / 1024, usage.ru_utime + usage.ru_stime,
             out.read_text(encoding="utf-8", errors="replace"), err.read_text(encoding="utf-8", errors="replace"))
 
 

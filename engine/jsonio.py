@@ -93,3 +93,54 @@ def loads(data: bytes | str) -> Any:
             # orjson stops at 1,024 levels; the standard parser recurses until Python's limit, and a
             # provider's `[[[[…` must be a bad answer, not a crash.
             raise NestedTooDeeply("JSON nested too deeply") from None
+
+
+_leaf = json.JSONEncoder(ensure_ascii=False).encode  # one value, by the C encoder (indent None)
+
+
+def dumps_indented(value: Any) -> str:
+    """`json.dumps(value, ensure_ascii=False, indent=2)`, the same text. With an indent the standard
+    library encodes in Python, through closures that refer to each other: a reference cycle per call,
+    and the `evalspec` process runs with the cyclic collector off, so each call's ~1.2 KB stayed for the
+    whole run (a judged AgentV test made three: ~3.5 KB a test). Here the containers are laid out by this
+    function and each scalar is encoded by the C encoder, which makes no cycle."""
+    out: list[str] = []
+    _indented(value, 0, out)
+    return "".join(out)
+
+
+def _indented(value: Any, level: int, out: list[str]) -> None:
+    if isinstance(value, str):
+        out.append(_leaf(value))
+    elif isinstance(value, list | tuple):
+        if not value:
+            out.append("[]")
+            return
+        inner = "\n" + "  " * (level + 1)
+        for n, item in enumerate(value):
+            out.append(("[" if n == 0 else ",") + inner)
+            _indented(item, level + 1, out)
+        out.append("\n" + "  " * level + "]")
+    elif isinstance(value, dict):
+        if not value:
+            out.append("{}")
+            return
+        inner = "\n" + "  " * (level + 1)
+        for n, (key, item) in enumerate(value.items()):
+            out.append(("{" if n == 0 else ",") + inner)
+            out.append(_leaf(_key(key)) + ": ")
+            _indented(item, level + 1, out)
+        out.append("\n" + "  " * level + "}")
+    else:
+        out.append(_leaf(value))  # numbers, true, false, null; anything else: the TypeError json.dumps raises
+
+
+def _key(key: Any) -> str:
+    """A dict key as `json.dumps` writes it (str, float, bool, None and int keys; others refused)."""
+    if isinstance(key, str):
+        return key
+    if isinstance(key, float) or key is None or isinstance(key, bool):
+        return _leaf(key)
+    if isinstance(key, int):
+        return int.__repr__(key)
+    raise TypeError(f"keys must be str, int, float, bool or None, not {type(key).__name__}")

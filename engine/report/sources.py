@@ -11,12 +11,13 @@ and shown as it is; a malformed row is skipped with a note, never a crash.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..appendlog import read_records
 from ..jsonio import loads
+from ..model_store import item_ids
 from ..results_kind import sniff
 from . import costs
 from .model import ERROR, NOT_SCORED, OK, PENDING, CellResult, Item, Point, RunResults, verdict_of
@@ -687,7 +688,124 @@ def _journal_header_beside(results: Path) -> RunHeader | None:
 
 
 def _agentv_from_rows(path: Path, analyses: Analyses | None = None) -> RunResults:
+    if path.stat().st_size >= STREAM_FROM_BYTES:
+        return _agentv_streamed(path, analyses)
     return _agentv_run(path, list(read_records(path)), None, analyses)
+
+
+def _agentv_streamed(path: Path, analyses: Analyses | None = None) -> RunResults:
+    """`_agentv_run` of a big results file, read a row at a time: each row goes to a spool on disk
+    (report/spool.py: a map per target, keyed by test id, a later row for the same cell replacing the
+    earlier one), and the run's items and cells are made from it and from the suite's tests (a big suite's
+    on disk, agentv/test_store.py) when the page reads them. The same run, field for field."""
+    spool = EntrySpool()
+    models: dict[str, None] = {}
+    skipped = 0
+    dataset: str | None = None
+    first: dict[str, Any] | None = None
+    for row in read_records(path):
+        if first is None:
+            first = row
+        if dataset is None and row.get("dataset"):
+            dataset = str(row["dataset"])
+        if row.get("test_id") is None or row.get("target") is None:
+            skipped += 1
+            continue
+        target = str(row["target"])
+        models.setdefault(target)
+        spool.put(target, str(row["test_id"]), row)
+    spool.flush()
+    header = _journal_header_beside(path)
+    eval_file = (header.file or None) if header is not None else None
+    ids = list(spool.ids)  # the tests in the order of their first row
+    run = RunResults(kind="agentv", title=dataset or path.stem, source=str(path),
+                     run_label=header.run_label if header is not None else "",
+                     timestamp=(header.started if header is not None else "") or
+                     str(((first or {}).get("timestamp")) or ""),
+                     eval_file=eval_file, models=list(models))
+    run.costs = costs.beside(path) or costs.from_rows(read_records(path))
+    tests = _suite_tests(eval_file, analyses)
+    if tests is None:
+        run.items = SpooledItems(ids, Item)  # type: ignore[assignment]
+        run.notes.append("the tests' inputs are not in AgentV result rows and the eval file was not found: "
+                         "tests are shown by id only")
+    else:
+        defined = item_ids(tests)
+        known = set(defined)
+        ids = [i for i in defined if i in spool.ids] + [i for i in ids if i not in known]
+        del known
+        run.items = SpooledItems(ids, _test_item(tests, defined))  # type: ignore[assignment]
+    run.cells = _RowCells(ids, list(models), spool)  # type: ignore[assignment]
+    if skipped:
+        run.notes.append(f"{skipped} row(s) without test_id or target were skipped")
+    return run
+
+
+def _suite_tests(eval_file: str | None, analyses: Analyses | None) -> Sequence[Any] | None:
+    """The tests of the suite a run names, as `_blueprint_items` finds them (a list or a TestStore)."""
+    if not eval_file or not Path(eval_file).is_file():
+        return None
+    analysis = analyses.get(Path(eval_file).resolve()) if analyses else None
+    if analysis is None:
+        try:
+            from ..analysis import analyze_file
+
+            analysis = analyze_file(Path(eval_file))
+        except (OSError, ValueError):
+            return None
+    return analysis.suite.tests if analysis.suite is not None else None
+
+
+def _agentv_item(t: Any) -> Item:
+    return Item(t.id, [{"role": m.role, "content": m.text()} for m in t.input_messages], t.criteria,
+                t.reference_answer or None)
+
+
+def _test_item(tests: Sequence[Any], ids: list[str]) -> Any:
+    """Makes the report's item of a test id from the suite's tests, reading them in order (the page's)
+    without an index of 100,000 ids unless it reads out of order; an id the suite lacks: the id alone."""
+    last = [-1]
+    index: dict[str, int] = {}
+
+    def make(tid: str) -> Item:
+        k = last[0] + 1
+        if not (k < len(ids) and ids[k] == tid):
+            if not index:
+                index.update((i, n) for n, i in enumerate(ids))
+            found = index.get(tid)
+            if found is None:
+                return Item(tid)
+            k = found
+        last[0] = k
+        return _agentv_item(tests[k])
+
+    return make
+
+
+class _RowCells(SpooledCells):
+    """The cells of a streamed AgentV results file: those with a row only (a dict of the rows had no key
+    for a test a target did not answer)."""
+
+    def __init__(self, item_ids: list[str], models: list[str], spool: EntrySpool) -> None:
+        super().__init__(item_ids, models, lambda tid, model: agentv_cell(spool.get(model, tid)), numbers=spool.ids)
+        self._spool = spool
+        self._count: int | None = None
+
+    def __getitem__(self, key: tuple[str, str]) -> CellResult:
+        if not self.__contains__(key):
+            raise KeyError(key)
+        return super().__getitem__(key)
+
+    def __contains__(self, key: object) -> bool:
+        return super().__contains__(key) and self._spool.has(key[1], key[0])  # type: ignore[index]
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        return (key for key in super().__iter__() if self._spool.has(key[1], key[0]))
+
+    def __len__(self) -> int:
+        if self._count is None:
+            self._count = sum(1 for _ in self)
+        return self._count
 
 
 def _agentv_from_journal(path: Path, analyses: Analyses | None = None) -> RunResults:
@@ -734,8 +852,7 @@ def _blueprint_items(eval_file: str | None, kind: str, analyses: Analyses | None
         return [Item(p.id, [{"role": m.role, "content": m.content} for m in p.messages], p.description, p.ideal)
                 for p in analysis.blueprint.prompts]
     if kind == "agentv" and analysis.suite is not None:
-        return [Item(t.id, [{"role": m.role, "content": m.text()} for m in t.input_messages], t.criteria,
-                     t.reference_answer or None) for t in analysis.suite.tests]
+        return [_agentv_item(t) for t in analysis.suite.tests]
     return None
 
 

@@ -59,6 +59,12 @@ class EntrySpool:
         """Forget a map's values (the file holds it again, or it is not a map after all)."""
         self._where.pop(name, None)
 
+    def has(self, name: str, pid: str) -> bool:
+        """Whether the map holds a value for the prompt (nothing is read)."""
+        n = self.ids.get(pid)
+        where = self._where.get(name)
+        return n is not None and where is not None and n < len(where[0]) and where[0][n] >= 0
+
     def get(self, name: str, pid: str) -> Any:
         """The value, or MISSING."""
         n = self.ids.get(pid)

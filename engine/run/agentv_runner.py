@@ -571,16 +571,19 @@ class AgentvRun:
         """The cells whose verdict is "not scored" or that failed with unscored checks, each with the
         assertions that were not scored and why (the first NOTES_SHOWN; the rest counted)."""
         lines: list[str] = []
+        more = 0  # past NOTES_SHOWN only counted (100,000 judged cells not scored made 100,000 lines)
         for t in self.plan.tasks:
             row = self.writer.rows.get(t.cell)
             if not row or not row.get("not_scored") or row.get("execution_status") == "execution_error":
                 continue
+            if len(lines) >= NOTES_SHOWN:
+                more += 1
+                continue
             what = "; ".join(f"{u['name']} ({u['type']}{', required' if u['required'] else ''}): {u['reason']}"
                              for u in row["not_scored"])
             lines.append(f"{row.get('verdict')}: {t.cell}: not scored: {what}")
-        if len(lines) > NOTES_SHOWN:
-            lines[NOTES_SHOWN:] = [f"… and {len(lines) - NOTES_SHOWN} more cell(s) with checks not scored "
-                                   "(the results file lists them)"]
+        if more:
+            lines.append(f"… and {more} more cell(s) with checks not scored (the results file lists them)")
         return tuple(lines)
 
 

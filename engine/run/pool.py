@@ -16,6 +16,11 @@ from .events import Event
 
 T = TypeVar("T")
 
+# Events waiting in the queue past which a worker lets the consumer run before its next cell. A cell
+# that never waits (an instant provider, the response cache, a replay) gives the loop no chance to run
+# the consumer: its events (each AgentV row, each answer) piled up, the whole run's in memory.
+BACKLOG = 64
+
 
 async def stream_cells(queue: asyncio.Queue[Event | None], tasks: Iterable[T], work: Callable[[T], Awaitable[None]],
                        workers: int) -> AsyncGenerator[Event, None]:
@@ -25,6 +30,8 @@ async def stream_cells(queue: asyncio.Queue[Event | None], tasks: Iterable[T], w
     async def worker() -> None:
         for task in pending:  # one shared iterator: each task is taken once
             await work(task)
+            if queue.qsize() >= BACKLOG:
+                await asyncio.sleep(0)  # the consumer takes every event queued before this worker goes on
 
     gathered = asyncio.gather(*(worker() for _ in range(max(1, workers))))
     gathered.add_done_callback(lambda _: queue.put_nowait(None))

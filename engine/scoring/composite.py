@@ -102,9 +102,8 @@ def results_object(children: Sequence[Child]) -> dict[str, Any]:
 def aggregator_prompt(aggregator: Mapping[str, Any], children: Sequence[Child]) -> str:
     """The llm-judge aggregator's prompt: `prompt` (inline text) or AgentV's default, with
     {{EVALUATOR_RESULTS_JSON}} replaced by the children's results."""
-    import json
+    from ..jsonio import dumps_indented
 
     template = aggregator.get("prompt")
     template = template if isinstance(template, str) and template.strip() else DEFAULT_AGGREGATOR_PROMPT
-    return template.replace("{{EVALUATOR_RESULTS_JSON}}", json.dumps(results_object(children), indent=2,
-                                                                      ensure_ascii=False))
+    return template.replace("{{EVALUATOR_RESULTS_JSON}}", dumps_indented(results_object(children)))

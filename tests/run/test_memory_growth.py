@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from evalspec import json_stream, source, spill_file
+from evalspec.agentv import test_store
 from evalspec.cli import main
 from evalspec.report import html, json_pieces, sources
 from evalspec.run.score.functions import AssessmentBases
@@ -72,3 +73,60 @@ def test_a_run_holds_little_per_prompt(tmp_path: Path, monkeypatch: pytest.Monke
     capsys.readouterr()
     per_prompt = (large - small) / 600
     assert per_prompt < MAX_BYTES_PER_PROMPT, f"{per_prompt:.0f} bytes a prompt (traced peaks {small:,} and {large:,})"
+
+
+# AgentV (measured 24 Nov, the suite below, the same bounds plus the tests', 300 and 900 tests): 2.4 KB a
+# test at the traced peak, the report's (its page's per-cell block, the spool's ids), on top of the run's
+# tasks, scores and ids. Before: 7.5 KB (three reference cycles per judged test, from the standard JSON
+# encoder's indented path, with the collector off) and 3.6 KB (every row queued as an event while no
+# cell waited); a test held as objects again (the suite's model, a task holding its test, the report's
+# items) costs ~3-4 KB.
+MAX_BYTES_PER_TEST = 3000
+
+
+def _suite(folder: Path, n: int) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    half = n // 2
+    lines = ["name: growth", "description: Memory growth.", "tests:"]
+    for i in range(half):
+        lines += [f"  - id: t{i}", f"    input: \"Question {i}: what is the answer number {i}?\"",
+                  f"    criteria: says {i}", "    assert:", f"      - {{type: contains, value: \"{i}\", required: true}}",
+                  "      - {type: regex, value: \"[a-z]+\"}", f"      - {{type: llm-judge, prompt: \"Does it say {i}?\"}}"]
+    lines.append("  - file://cases.jsonl")
+    (folder / "cases.jsonl").write_text("".join(
+        f'{{"id": "j{i}", "input": "Question {i}?", "criteria": "says {i}", '
+        f'"assert": [{{"type": "contains", "value": "{i}"}}]}}\n' for i in range(half, n)), encoding="utf-8")
+    path = folder / "g.eval.yaml"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def _agentv_peak(tmp_path: Path, n: int) -> int:
+    suite = _suite(tmp_path / f"s{n}", n)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        code = main(["run", str(suite), "-m", "echo", "--judge", "echo", "-o", str(tmp_path / f"out{n}"), "-j", "8"])
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert code == 0
+    (rows,) = [p for p in (tmp_path / f"out{n}").rglob("*.jsonl") if not p.name.endswith(".journal.jsonl")]
+    assert sum(1 for _ in rows.open(encoding="utf-8")) == n
+    assert len(list((tmp_path / f"out{n}").rglob("report.html"))) == 1
+    return peak
+
+
+def test_an_agentv_run_holds_little_per_test(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    for module, name, bound in ((cell_store, "DEFAULT_BOUND", 16), (test_store, "DEFAULT_BOUND", 16),
+                                (test_store, "RECENT", 4), (sources, "STREAM_FROM_BYTES", 0),
+                                (source, "LINES_AS_OFFSETS_FROM", 0), (json_pieces, "ENCODE_EVERY", 32),
+                                (html, "CHUNK", 32), (html._Blocks, "HELD_BYTES", 0),
+                                (files, "WRITE_BUFFER", 4096), (spill_file, "FLUSH_AT", 4096)):
+        monkeypatch.setattr(module, name, bound)
+    _agentv_peak(tmp_path, 20)  # imports and first-use caches, outside what is compared
+    small, large = _agentv_peak(tmp_path, 300), _agentv_peak(tmp_path, 900)
+    capsys.readouterr()
+    per_test = (large - small) / 600
+    assert per_test < MAX_BYTES_PER_TEST, f"{per_test:.0f} bytes a test (traced peaks {small:,} and {large:,})"

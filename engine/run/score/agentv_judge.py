@@ -9,14 +9,13 @@ the legacy names; the judge answers JSON — `{score, hits, misses, reasoning}` 
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...agentv.model import AgentvTest, Message
-from ...jsonio import loads
+from ...jsonio import dumps_indented, loads
 from ...providers.redact import clip
 from ...scoring.tagged_text import fenced_blocks
 
@@ -75,9 +74,9 @@ def question_text(test: AgentvTest) -> str:
 
 
 def variables(test: AgentvTest, answer: str) -> dict[str, str]:
-    expected = json.dumps(_messages_json(test.expected_messages), ensure_ascii=False, indent=2)
-    inputs = json.dumps(_messages_json(test.input_messages), ensure_ascii=False, indent=2)
-    output = json.dumps([{"role": "assistant", "content": answer}], ensure_ascii=False, indent=2)
+    expected = dumps_indented(_messages_json(test.expected_messages))
+    inputs = dumps_indented(_messages_json(test.input_messages))
+    output = dumps_indented([{"role": "assistant", "content": answer}])
     values = {
         "answer": answer.strip(),
         "question": question_text(test).strip(),
