@@ -31,6 +31,7 @@ from ..source import (
     Node,
     Scalar,
     Sequence,
+    is_lazy,
     parse_yaml,
 )
 from ..text_lines import Lines
@@ -169,6 +170,12 @@ def _load_file(ctx: Context, node: Node, path: Path, loaded: Loaded) -> None:
         lines = cast(list[str], Lines(text)) if ctx.streamed and len(text) >= LINES_AS_OFFSETS_FROM else text.split("\n")
     else:
         parsed = parse_yaml(text, streamed=ctx.streamed, max_bytes=MAX_FILE_BYTES)
+        root = parsed.documents[0].root if parsed.documents else None
+        if isinstance(root, Mapping) and is_lazy(root.get("tests")):
+            # A `tests:` mapping is read whole: a syntax error in one of its tests loses the whole document
+            # in the editor's parse, and by then a streamed reading would have checked the tests before it.
+            # (A list of tests, the usual tests file, is parsed item by item in both.)
+            parsed = parse_yaml(text, max_bytes=MAX_FILE_BYTES)
         lines = parsed.lines
     values = Values(ctx.values.env)
     child = ctx.child(child_out, values, lines, path)

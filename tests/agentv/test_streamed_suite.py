@@ -117,3 +117,20 @@ def test_a_big_tests_file_is_read_outside_the_editor_s_limit(tmp_path: Path) -> 
     assert [f.code for f in editor.findings] == ["tests-limit"] and "10 MB" in editor.findings[0].message
     cli = analyze_file(suite)
     assert not cli.findings and cli.suite is not None and len(cli.suite.tests) == 60_000
+
+
+@pytest.mark.parametrize("body", [
+    "tests:\n  - id: a\n    input: one\n    criteria: c\n  - id: b\n    input: [unclosed\n  - id: c\n    input: x\n    criteria: c\n",
+    "- id: a\n  input: one\n  criteria: c\n- id: b\n  input: [unclosed\n- id: c\n  input: x\n  criteria: c\n",
+])
+def test_a_broken_tests_file_reads_the_same_streamed(body: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A syntax error inside a tests file: as a `tests:` mapping the whole parse loses the document (so the
+    streamed check reads such a file whole), as a list only the broken test."""
+    (tmp_path / "cases.yaml").write_text(body, encoding="utf-8")
+    suite = tmp_path / "s.eval.yaml"
+    suite.write_text("name: s\ndescription: d\ntests:\n  - file://cases.yaml\n  - id: z\n    input: z\n    criteria: c\n",
+                     encoding="utf-8")
+    full = analyze(suite.read_text(encoding="utf-8"), suite)
+    assert any(f.code == "yaml-syntax" for f in full.findings)
+    monkeypatch.setattr(test_store, "DEFAULT_BOUND", 1)
+    _same(full, analyze_file(suite))
