@@ -86,6 +86,7 @@ USES: dict[str, str] = {
     "evalspec.source._INF": "match",
     "evalspec.source._INT": "match",
     "evalspec.source._ITEM": "match",
+    "evalspec.source._KEYED_LIST": "match",
     "evalspec.source._NAN": "match",
     "evalspec.source._OCT": "match",
     "evalspec.source._SURROGATE": "sub",
