@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
+from collections.abc import AsyncIterator, Callable, Container, Coroutine, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -167,7 +167,8 @@ class AgentvRun:
         journal = self.journal
 
         def stage() -> BatchStage:
-            return BatchStage(calls=self.calls, journal=journal, journal_path=self.journal_path, options=self.options)
+            return BatchStage(calls=self.calls, journal=journal, journal_path=self.journal_path, options=self.options,
+                              journaled=journaled)
 
         if self.plan.replay is None:
             requests = self.generate.batch_requests(journaled, self._has_workspace, self.cost.refuses)
@@ -179,7 +180,7 @@ class AgentvRun:
         for note in self._interactive_in_batch_mode():
             yield Notice(note, "warning")
 
-    def _batching(self, journaled: set[Any]) -> bool:
+    def _batching(self, journaled: Container[Any]) -> bool:
         """Batch mode for some call of the run: --batch, --batch-model, `batch: true` on a target or
         judge, or batches an earlier run of the journal left."""
         if self.options.batch or self.options.batch_models or journaled:

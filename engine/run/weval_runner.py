@@ -11,7 +11,8 @@ exists.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
+import itertools
+from collections.abc import AsyncIterator, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -128,7 +129,7 @@ class WevalRun:
         """Batch mode: every answer the batch APIs can give (a phase per generated turn; the key-point
         extractions with the first), then the judges' calls on them, before the cells run
         (run/generate/batch_stage.py); the cells `take()` what the batches answered."""
-        from .generate.batch_stage import BatchRequest, BatchStage, journaled_slots
+        from .generate.batch_stage import BatchStage, journaled_slots
 
         if self.plan.replay is not None:
             return
@@ -137,27 +138,25 @@ class WevalRun:
             return
         assert self.journal is not None
         batch = BatchStage(calls=self.calls, journal=self.journal, journal_path=self.journal_path,
-                           options=self.options)
+                           options=self.options, journaled=journaled)
         self.generate.batch = self.judges.batch = batch
         self.judges.generate = self.generate
         # A phase per generated turn: a conversation's next request holds the answer the phase before
         # returned (a one-turn prompt is done after the first).
         turns = max((self.generate.generated_turns(t) for t in self.plan.tasks), default=0)
-        extractions: list[BatchRequest] = []
         budget = self.cost.budget
+        # Each phase's requests are made as the stage reads them (generators), never held all at once.
         for turn in range(max(turns, 1)):
-            requests = self.generate.batch_requests(journaled, self.cost.refuses, turn)
+            requests: Iterable[Any] = self.generate.batch_requests(journaled, self.cost.refuses, turn)
             if turn == 0:
                 # Key points are extracted from the prompt alone: with the first answers, for the prompts
-                # some of whose cells a cost cap admitted (in the line above) or that run without a cap.
-                extractions = self.judges.extraction_requests(
-                    journaled, lambda cell: not budget.active or budget.holds(cell))
-                requests = requests + extractions
-            if requests:
-                async for event in batch.run(requests):
-                    yield event
-        if extractions:
-            await self.judges.take_key_points(extractions)
+                # some of whose cells a cost cap admitted (while the answers' requests were made) or that
+                # run without a cap.
+                requests = itertools.chain(requests, self.judges.extraction_requests(
+                    journaled, lambda cell: not budget.active or budget.holds(cell)))
+            async for event in batch.run(requests):
+                yield event
+        await self.judges.take_key_points()
         if self.judging and not self.judges.problem:
             # The last phase: the judges' calls on the answers the first ones returned (on the key points
             # extracted from an ideal too).

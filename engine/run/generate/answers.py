@@ -11,7 +11,7 @@ interactive run would have got.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Container, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -136,18 +136,18 @@ class WevalGenerate:
         out.resumed = False
         return text
 
-    def batch_requests(self, journaled: set[Any], refuses: Callable[[WevalTask], bool],
-                       turn: int = 0) -> list[BatchRequest]:
+    def batch_requests(self, journaled: Container[Any], refuses: Callable[[WevalTask], bool],
+                       turn: int = 0) -> Iterator[BatchRequest]:
         """The calls an interactive run would make for generated turn `turn` of every cell batch mode can
         take: its earlier turns known (answered by the batches of the earlier phases, or in the journal),
         this one not yet in the journal nor in the response cache. A conversation with `assistant: null`
         turns is batched phase by phase: each phase's requests hold the answers the one before returned.
         `journaled`: the calls an earlier run of the journal put in a batch; `refuses`: a cost cap that
-        will refuse the cell (asked once per cell, before its first batched turn)."""
+        will refuse the cell (asked once per cell, before its first batched turn). Made one at a time as
+        the batch stage reads them."""
         from ...providers.cache import CachedProvider, cache_key
         from .batch_stage import BatchRequest, wants_batch
 
-        out: list[BatchRequest] = []
         state = self.state
         for task in self.plan.tasks:
             cell = task.cell
@@ -173,8 +173,7 @@ class WevalGenerate:
                 if refuses(task):
                     continue  # a cost cap: the cell is refused when it runs, nothing of it is sent
                 self._admitted.add(cell)
-            out.append(BatchRequest(cell, turn, task.model, spec, binding.provider, req, submit=submit))
-        return out
+            yield BatchRequest(cell, turn, task.model, spec, binding.provider, req, submit=submit)
 
     def _messages_before(self, task: WevalTask, turn: int, done: Any) -> list[ChatMessage] | None:
         """The messages of generated turn `turn`'s request, the turns before it filled with their answers
@@ -203,7 +202,7 @@ class WevalGenerate:
         rec = done.get(n)
         if rec is not None:
             return str(rec.text)
-        got = self.batch.results.get((cell, n)) if self.batch is not None else None
+        got = self.batch.answer(cell, n) if self.batch is not None else None
         return got.text if isinstance(got, ChatResult) else None
 
     def generated_turns(self, task: WevalTask) -> int:
@@ -374,7 +373,7 @@ class AgentvGenerate:
         return wants_batch(self.options, target.name) or (target.config is not None
                                                           and target.config.get("batch") is True)
 
-    def batch_requests(self, journaled: set[Any], has_workspace: Callable[[AgentvTask], bool],
+    def batch_requests(self, journaled: Container[Any], has_workspace: Callable[[AgentvTask], bool],
                        refuses: Callable[[AgentvTask], bool]) -> list[BatchRequest]:
         """The first attempt of every test whose target batches (or whose call an earlier run of the
         journal put in a batch: `journaled`), not yet answered; not a test with a workspace, nor one a

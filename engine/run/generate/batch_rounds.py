@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from typing import TYPE_CHECKING
 
 from ...providers.base import ChatResult
@@ -37,7 +37,7 @@ SETTLE = 0.02
 
 class BatchRounds:
     def __init__(self, make_stage: Callable[[], BatchStage], emit: Callable[[Event], None],
-                 journaled: set[Slot]) -> None:
+                 journaled: Container[Slot]) -> None:
         self._make_stage = make_stage
         self._emit = emit
         self.journaled = journaled  # the calls an earlier run of the journal put in a batch

@@ -4,8 +4,10 @@ The runner lists the calls it is about to make (`BatchRequest`: the very ChatReq
 path would send); this stage groups them by model, splits them under the provider's limits, journals
 each part's `custom_id` → cell mapping before anything is sent and each batch id the moment the
 provider returns it (generate/batch_journal.py), polls until every batch has ended and turns each answer into a
-ChatResult with the chat provider's own parser. The cells then run as usual and `take()` hands them
-their answer instead of a call; whatever a batch did not answer (an errored or expired item, a
+ChatResult with the chat provider's own parser. The answers wait on disk (generate/waiting_answers.py) and
+what the stage keeps of a request once encoded is its part's item (cell and turn, shared objects) and
+its shape's number, so memory does not grow with the run's requests. The cells then run as usual and
+`take()` hands them their answer instead of a call; whatever a batch did not answer (an errored or expired item, a
 cancelled or failed batch, a model without a batch API) goes through the interactive path with its
 retries, so the result files are the ones an interactive run writes.
 
@@ -22,6 +24,7 @@ import fnmatch
 import secrets
 import sys
 import time
+from array import array
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,8 +38,17 @@ from ..events import BatchProgress, Cell, Event, Notice
 from ..journal.journal_file import Journal
 from ..journal.records import BatchCancelled, BatchCreated, BatchEnded, BatchFileUploaded
 from ..options import RunOptions
-from .batch_journal import BatchPart, load_parts, planned
+from .batch_journal import (
+    BatchPart,
+    JournaledBatches,
+    PartItems,
+    Slot,
+    journaled_batches,
+    load_parts,
+    planned,
+)
 from .calls import Calls
+from .waiting_answers import WaitingAnswers
 
 if TYPE_CHECKING:
     from ...providers.http import HttpProvider
@@ -47,7 +59,7 @@ T = TypeVar("T")
 # are sent one by one: a provider down for good must not hold the run forever.
 MAX_FAILED_POLLS = 10
 FIRST_POLL = 1.0  # seconds before the second look at a batch; doubled up to RunOptions.batch_poll
-Slot = tuple[Cell, int | str]  # a cell and its generated turn's number, or a judge call's place
+__all__ = ["BatchRequest", "BatchStage", "Slot", "journaled_slots"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,12 +84,11 @@ def wants_batch(options: RunOptions, model: str) -> bool:
     return any(fnmatch.fnmatchcase(model, pattern) for pattern in options.batch_models)
 
 
-def journaled_slots(journal_path: Path, options: RunOptions) -> set[Slot]:
-    """The calls a resumed run's journal says were put in a batch: they are collected from it even
-    when the resumed run was started without `--batch`, so none is sent a second time."""
-    if not options.resume:
-        return set()
-    return {slot for part in load_parts(journal_path).values() for slot in part.items.values()}
+def journaled_slots(journal_path: Path, options: RunOptions) -> JournaledBatches:
+    """The calls a resumed run's journal says were put in a batch (`slot in` it): they are collected from
+    it even when the resumed run was started without `--batch`, so none is sent a second time. The stage
+    is given the same object (`BatchStage(journaled=…)`): the journal is read once."""
+    return journaled_batches(journal_path, options.resume)
 
 
 def custom_batch(options: RunOptions, model: str) -> bool:
@@ -86,105 +97,144 @@ def custom_batch(options: RunOptions, model: str) -> bool:
 
 
 class BatchStage:
-    def __init__(self, *, calls: Calls, journal: Journal, journal_path: Path, options: RunOptions) -> None:
+    def __init__(self, *, calls: Calls, journal: Journal, journal_path: Path, options: RunOptions,
+                 journaled: JournaledBatches | None = None) -> None:
         self.calls = calls
         self.journal = journal
         self.journal_path = journal_path
         self.options = options
         self.policy = calls.policy
-        self.results: dict[Slot, ChatResult | ProviderError] = {}
+        # The parts an earlier run of the journal planned (--resume): read once, shared with the runner.
+        self.journaled = journaled
+        self.waiting = WaitingAnswers()  # the batches' answers, on disk until their cells take them
         self.answered = 0  # answers taken from batches
         self.unanswered = 0  # requests a batch did not answer (sent again one by one)
         self.batches = 0
         self._apis: dict[str, BatchAPI | None] = {}
         self._statuses: dict[str, tuple[str, BatchStatus]] = {}  # key → (model, last status)
-        self._asked: dict[Slot, _Asked] = {}  # the phase's requests, as far as their answers need them
-        self._models: dict[Slot, str] = {}  # the model each answer was asked of (for its price)
+        # What reading and pricing an answer need, one per model and provider (not one per request).
+        self._shapes: list[_Asked] = []
+        self._shape_numbers: dict[tuple[str, int, str], int] = {}
+        self._turns: dict[int | str, int | str] = {}  # one object per slot's turn ("judge:0:…" comes 100,000 times)
+        # Per part polled by the phase: its items the phase asks for (their shape's number + 1; 0: not asked,
+        # or answered already), and each item's response cache key (--cache).
+        self._wanted: dict[str, tuple[array[int], list[str | None] | None]] = {}
 
     # --- what the cells ask -----------------------------------------------------------------------
     def take(self, cell: Cell, turn: int | str, *, purpose: str = "generate", label: str = "") -> ChatResult | None:
         """The batch's answer for this cell's turn (once), None when it must be asked interactively.
         Raises the ProviderError the interactive call would have raised for the same answer. The call
         is counted and its usage priced (at the batch price) as Calls.chat does for a call it makes."""
-        got = self.results.pop((cell, turn), None)
-        if got is None:
+        waiting = self.waiting.pop(cell, turn)
+        if waiting is None:
             return None
+        asked = self._shapes[waiting[0]]
+        got = self._parse(asked, waiting[1])
         self.calls.calls += 1
         if isinstance(got, ProviderError):
             raise got
         spend = self.calls.spend
         if spend is not None:
-            spend.record(purpose, label, cell, model=self._models.get((cell, turn)), reported=got.raw_model,
+            spend.record(purpose, label, cell, model=asked.req_model, reported=got.raw_model,
                          input_tokens=got.usage.input_tokens, output_tokens=got.usage.output_tokens, batched=True)
         return got
 
+    def has_answer(self, cell: Cell, turn: int | str) -> bool:
+        """Whether a batch answered this cell's turn (its answer not taken yet)."""
+        return self.waiting.peek(cell, turn) is not None
+
+    def answer(self, cell: Cell, turn: int | str) -> ChatResult | ProviderError | None:
+        """The batch's answer for this cell's turn, left for `take()` (a conversation's next turn, a judge
+        read it before the cells run); None when no batch answered it."""
+        waiting = self.waiting.peek(cell, turn)
+        if waiting is None:
+            return None
+        return self._parse(self._shapes[waiting[0]], waiting[1])
+
     # --- the stage --------------------------------------------------------------------------------
     async def run(self, requests: Iterable[BatchRequest]) -> AsyncIterator[Event]:
-        """One phase: `requests` (an iterable, read once: a phase can hold 80,000 judge calls) are encoded
+        """One phase: `requests` (an iterable, read once: a phase can hold 800,000 judge calls) are encoded
         one by one into their model's part files on disk (`_Outgoing`), and what the stage keeps of each is
-        its slot's `_Asked`; then the journal's batches are resumed, the new ones sent, all polled."""
+        its part's item and its shape's number; then the journal's batches are resumed, the new ones sent,
+        all polled, and their answers wait on disk (`waiting`) for the cells."""
         self.answered = self.unanswered = self.batches = 0  # counted per phase (answers, then judges)
         self._statuses = {}
-        self._asked = {}
-        resumable = load_parts(self.journal_path) if self.options.resume else {}
+        self._wanted = {}
+        journaled = self.journaled
+        if journaled is None and self.options.resume:
+            journaled = self.journaled = journaled_batches(self.journal_path, True)
         # The slots an earlier run of the journal put in a batch it created are polled, never encoded again;
         # those of a part whose creation it never learnt wait as requests until the provider is asked.
-        created = {slot for p in resumable.values() if p.batch_id for slot in p.items.values()}
-        unsure = {slot for p in resumable.values() if not p.batch_id for slot in p.items.values()}
+        marks: dict[str, tuple[array[int], list[str | None] | None]] = {}  # a journaled part's items asked now
         held: dict[Slot, BatchRequest] = {}
         outgoing: dict[str, _Outgoing] = {}
-        shapes: dict[tuple[str, int, str, str | None], _Asked] = {}
+        asked_any = False
+        cell: Cell | None = None
+        seen: set[int | str] = set()  # the current cell's slots (requests come cell by cell)
         try:
             for r in requests:
-                slot = (r.cell, r.turn)
-                if slot in self._asked:
+                turn = self._turns.setdefault(r.turn, r.turn)
+                if r.cell != cell:
+                    cell, seen = r.cell, set()
+                if turn in seen:
                     continue
+                seen.add(turn)
+                slot = (r.cell, turn)
+                asked_any = True
                 api = self._api(r)
+                shape = self._shape(r)
                 key = _cache_key(r)
-                # One _Asked for all the calls of a model (without --cache they differ in nothing else).
-                shape = (r.model, id(r.provider), r.req.model, key)
-                asked = shapes.get(shape)
-                if asked is None:
-                    asked = shapes[shape] = _Asked(r.model, r.provider, r.req.model, key)
-                self._asked[slot] = asked
-                if not r.submit or (api is not None and slot in created):
+                found = journaled.find(slot) if journaled else None
+                if found is not None:
+                    part, i = found
+                    mark = marks.get(part.key)
+                    if mark is None:
+                        mark = marks[part.key] = (array("H", bytes(2 * len(part.items))), None)
+                    mark[0][i] = shape + 1
+                    if key is not None:
+                        if mark[1] is None:
+                            marks[part.key] = mark = (mark[0], [None] * len(part.items))
+                        assert mark[1] is not None
+                        mark[1][i] = key
+                if not r.submit or (api is not None and found is not None and found[0].batch_id):
                     continue
-                if api is not None and slot in unsure:
+                if api is not None and found is not None:
                     held[slot] = r
                     continue
-                self._outgoing(outgoing, r, api).add(slot, r.req)
-            shapes.clear()
-            if not self._asked:
+                self._outgoing(outgoing, r, api).add(r.cell, turn, r.req, shape, key)
+            if not asked_any:
                 return
             pending: dict[str, tuple[BatchPart, BatchAPI]] = {}
+            resumable = journaled.parts if journaled else {}
             taken = frozenset(p.batch_id for p in resumable.values() if p.batch_id)
             for part in resumable.values():
-                wanted = [s for s in part.items.values() if s in self._asked]
-                if not wanted:
+                mark = marks.get(part.key)
+                if mark is None or not any(mark[0]):
                     continue
-                api = self._apis.get(self._asked[wanted[0]].model)
+                api = self._apis.get(part.model)
                 if api is None:
                     continue
                 if part.batch_id is None:
-                    found = await self._call(lambda api=api, part=part, taken=taken: api.find(  # type: ignore[misc]
+                    found_status = await self._call(lambda api=api, part=part, taken=taken: api.find(  # type: ignore[misc]
                         part.key, created_after=part.planned_at, total=len(part.items), taken=taken))
-                    waiting = [held.pop(s) for s in part.items.values() if s in held]
-                    if isinstance(found, ProviderError) or found is None:
+                    waiting = [held.pop(s) for s in part.items.slots() if s in held]
+                    if isinstance(found_status, ProviderError) or found_status is None:
                         for r in waiting:  # never created (or cannot be told): its requests are planned again
-                            self._outgoing(outgoing, r, api).add((r.cell, r.turn), r.req)
+                            self._outgoing(outgoing, r, api).add(r.cell, self._turns[r.turn], r.req, self._shape(r),
+                                                                 _cache_key(r))
                         continue
-                    part.batch_id = found.id
-                    self.journal.write(BatchCreated(part.key, found.id))
-                    taken = taken | {found.id}
-                    yield Notice(f"batch {found.id} ({part.model}, {len(part.items):,} requests) was created "
+                    part.batch_id = found_status.id
+                    self.journal.write(BatchCreated(part.key, found_status.id))
+                    taken = taken | {found_status.id}
+                    yield Notice(f"batch {found_status.id} ({part.model}, {len(part.items):,} requests) was created "
                                  "before the run stopped; polling it instead of sending its requests again")
                 pending[part.key] = (part, api)
+                self._wanted[part.key] = mark
             for r in held.values():  # in an unsure part the resumed run no longer asks for: sent anew
-                self._outgoing(outgoing, r, self._apis.get(r.model)).add((r.cell, r.turn), r.req)
+                self._outgoing(outgoing, r, self._apis.get(r.model)).add(r.cell, self._turns[r.turn], r.req,
+                                                                        self._shape(r), _cache_key(r))
             held.clear()
-            resumable.clear()  # the parts of other phases: only those polled here are kept, in `pending`
-            created.clear()
-            unsure.clear()
+            marks.clear()
             resumed = len(pending)
             if resumed:
                 yield Notice(f"resuming {resumed} batch(es) from the journal; their requests are not sent again")
@@ -200,6 +250,15 @@ class BatchStage:
             if self.unanswered:
                 note += f"; {self.unanswered:,} request(s) not answered by a batch are sent one by one"
             yield Notice(note)
+
+    def _shape(self, request: BatchRequest) -> int:
+        """The number of the request's shape: what reading and pricing its answer need."""
+        key = (request.model, id(request.provider), request.req.model)
+        n = self._shape_numbers.get(key)
+        if n is None:
+            n = self._shape_numbers[key] = len(self._shapes)
+            self._shapes.append(_Asked(request.model, request.provider, request.req.model))
+        return n
 
     def _outgoing(self, outgoing: dict[str, _Outgoing], request: BatchRequest, api: BatchAPI | None) -> _Outgoing:
         out = outgoing.get(request.model)
@@ -217,7 +276,7 @@ class BatchStage:
                              f"{out.skipped:,} call(s) are made one by one", "warning")
                 continue
             api = out.api
-            for items, body in out.parts():
+            for items, wanted, body in out.parts():
                 part = BatchPart(key=f"evalspec-{secrets.token_hex(8)}", model=model, items=items,
                                  planned_at=time.time())
                 # The mapping is on disk before a byte goes out: a kill from here on loses nothing.
@@ -232,6 +291,7 @@ class BatchStage:
                                  f"({status.message}); they are sent one by one", "warning")
                     continue
                 pending[part.key] = (part, api)
+                self._wanted[part.key] = wanted
                 self._statuses[part.key] = (model, status)
                 yield self._progress()
 
@@ -309,54 +369,60 @@ class BatchStage:
         return await self._call(lambda: api.get(batch_id))
 
     async def _collect(self, part: BatchPart, api: BatchAPI, status: BatchStatus) -> str | None:
-        """Every answer of an ended batch into `results`; returns what the user should know when some
-        requests were not answered."""
-        wanted = {cid: slot for cid, slot in part.items.items() if slot in self._asked}
+        """Every answer of an ended batch, on disk for its cell (`waiting`); returns what the user should
+        know when some requests were not answered."""
+        marks, keys = self._wanted.pop(part.key, (array("H"), None))
+        items = part.items
         first_error: str | None = None
         got = 0
         try:
             async for item in api.results(status):
+                i = items.index(item.custom_id)
+                if i is None or i >= len(marks) or not marks[i]:
+                    continue
                 if item.body is None:  # stays wanted: the interactive path asks for it
-                    if item.custom_id in wanted:
-                        first_error = first_error or item.error
+                    first_error = first_error or item.error
                     continue
-                slot = wanted.pop(item.custom_id, None)
-                if slot is None:
-                    continue
-                asked = self._asked[slot]
-                self.results[slot] = self._parse(asked, item.body)
-                self._models[slot] = asked.req_model
+                shape = marks[i] - 1
+                marks[i] = 0
+                cell, turn = items.slot(i)
+                key = keys[i] if keys is not None else None
+                if key is not None:  # --cache: stored as the interactive call stores it, as it comes
+                    self._parse(self._shapes[shape], item.body, cache_key=key)
+                self.waiting.put(cell, turn, shape, item.body)
                 got += 1
         except ProviderError as err:
             first_error = first_error or f"its results could not be read: {err.message}"
+        unanswered = sum(1 for m in marks if m)
         self.answered += got
-        self.unanswered += len(wanted)
-        if not wanted:
+        self.unanswered += unanswered
+        if not unanswered:
             return None
         why = status.detail or first_error or status.state
-        return (f"batch {status.id} ({part.model}) ended {status.state}: {len(wanted):,} of {len(part.items):,} "
+        return (f"batch {status.id} ({part.model}) ended {status.state}: {unanswered:,} of {len(part.items):,} "
                 f"request(s) not answered ({why}); they are sent one by one")
 
-    def _parse(self, asked: _Asked, body: dict[str, Any]) -> ChatResult | ProviderError:
+    def _parse(self, asked: _Asked, body: dict[str, Any], *, cache_key: str | None = None) -> ChatResult | ProviderError:
         """The answer as the interactive call would have returned it: the chat provider's own parser."""
         provider = asked.provider
         raw = http_provider(provider)
         assert raw is not None  # only an HTTP provider's requests were batched (batch_api_for)
         try:
             result: ChatResult = raw.parse(body, 0.0)
-            # One string for the model every answer names, not one per answer (80,000 judge answers wait here).
+            # One string for the model every answer names, not one per answer.
             result = dataclasses.replace(result, batched=True, raw_model=result.raw_model and sys.intern(result.raw_model))
         except ProviderError as err:
             return err
         except (AttributeError, TypeError, ValueError, KeyError, IndexError) as exc:
             return ProviderError(BAD_RESPONSE, f"{raw.name}: malformed answer ({type(exc).__name__}: {exc})", 200,
                                  False, provider=raw.name)
-        if isinstance(provider, CachedProvider) and asked.cache_key:  # --cache: stored as the interactive call stores it
-            provider.cache.put(asked.cache_key, result, model=asked.req_model)
+        if isinstance(provider, CachedProvider) and cache_key:  # --cache: stored as the interactive call stores it
+            provider.cache.put(cache_key, result, model=asked.req_model)
         return result
 
     def _give_up(self, part: BatchPart) -> None:
-        self.unanswered += sum(1 for slot in part.items.values() if slot in self._asked)
+        marks, _ = self._wanted.pop(part.key, (array("H"), None))
+        self.unanswered += sum(1 for m in marks if m)
 
     # --- plumbing ---------------------------------------------------------------------------------
     def _api(self, request: BatchRequest) -> BatchAPI | None:
@@ -385,7 +451,6 @@ class _Asked:
     model: str  # the model id as the plan names it
     provider: Provider  # the (wrapped) provider the interactive call would use: its parser, its cache
     req_model: str  # the provider's model name (the answer's price)
-    cache_key: str | None  # the response cache's key (--cache), None without a cache
 
 
 def _cache_key(request: BatchRequest) -> str | None:
@@ -399,7 +464,8 @@ def _cache_key(request: BatchRequest) -> str | None:
 class _Outgoing:
     """One model's requests of a phase, encoded as they come into part files on disk (batch/part_file.py),
     a new file whenever the API's limits (`full`: the rule `split` applies) would be passed. Custom ids
-    are `r0`, `r1`, … in the order the requests came, across the model's parts."""
+    are `r0`, `r1`, … in the order the requests came, across the model's parts. Each part keeps its items
+    (batch_journal.PartItems) and each item's shape number + 1 (2 bytes), and its cache key under --cache."""
 
     OVERHEAD = 64  # bytes of a batch's body besides its requests, counted against the byte limit
 
@@ -408,11 +474,11 @@ class _Outgoing:
         self.api = api
         self.raw = raw
         self.skipped = 0  # requests not encoded: the model has no batch API
-        self._parts: list[tuple[dict[str, Slot], PartFile]] = []
+        self._parts: list[tuple[PartItems, tuple[array[int], list[str | None] | None], PartFile]] = []
         self._size = 0  # the last part's bytes as the limits count them
         self._count = 0  # requests encoded (the next custom id's number)
 
-    def add(self, slot: Slot, req: ChatRequest) -> None:
+    def add(self, cell: Cell, turn: int | str, req: ChatRequest, shape: int, cache_key: str | None) -> None:
         if self.api is None or self.raw is None:
             self.skipped += 1
             return
@@ -422,22 +488,29 @@ class _Outgoing:
             return  # the interactive call raises the same error, in its cell
         custom_id = f"r{self._count}"
         encoded = self.api.encode(custom_id, body)
-        if not self._parts or full(self.api.limits, self._parts[-1][1].count, self._size, len(encoded)):
-            self._parts.append(({}, PartFile(self.api.framing)))
+        if not self._parts or full(self.api.limits, self._parts[-1][2].count, self._size, len(encoded)):
+            self._parts.append((PartItems(self._count), (array("H"), None), PartFile(self.api.framing)))
             self._size = self.OVERHEAD
-        items, part = self._parts[-1]
+        items, (shapes, keys), part = self._parts[-1]
         part.add(encoded)
-        items[custom_id] = slot
+        if cache_key is not None and keys is None:
+            keys = [None] * len(items)
+            self._parts[-1] = (items, (shapes, keys), part)
+        items.add(custom_id, cell, turn)
+        shapes.append(shape + 1)
+        if keys is not None:
+            keys.append(cache_key)
         self._size += len(encoded)
         self._count += 1
 
-    def parts(self) -> Iterator[tuple[dict[str, Slot], PartFile]]:
-        """Each part once, in order: its custom ids' slots and its file (the caller closes it)."""
+    def parts(self) -> Iterator[tuple[PartItems, tuple[array[int], list[str | None] | None], PartFile]]:
+        """Each part once, in order: its items, their shapes (and cache keys) and its file (the caller
+        closes it)."""
         while self._parts:
             yield self._parts.pop(0)
 
     def close(self) -> None:
-        for _, part in self._parts:
+        for _, _, part in self._parts:
             part.close()
         self._parts.clear()
 

@@ -17,7 +17,7 @@ assertion not scored, with the reason; it never counts as a pass.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Container, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -64,6 +64,7 @@ if TYPE_CHECKING:
     from ..write.agentv_measured import Measured
 
 SKIPPED_JUDGING = "Not scored: --eval-method none skips judged points."
+KEY_POINTS_AT_ONCE = 256  # batch mode: extracted key points read (and, when they have none, asked again) together
 
 
 def judge_slot(index: int, label: str) -> str:
@@ -239,25 +240,25 @@ class WevalJudges:
         return self.judging and bool(self.plan.key_point_models) and not (
             self.problem and not self.options.judges and not self.plan.blueprint.judge_models)
 
-    def extraction_requests(self, journaled: set[Any], admitted: Callable[[Cell], bool]) -> list[BatchRequest]:
+    def extraction_requests(self, journaled: Container[Any], admitted: Callable[[Cell], bool]) -> Iterator[BatchRequest]:
         """Batch mode: the key-point extraction `_extract` would ask of the first key-point model, for every
         prompt with an `ideal` and no points whose key points are not in the journal and some of whose
         cells will run (not scored or failed already, admitted by a cost cap: `admitted`). The extraction
         reads the prompt alone, so it goes out with the first answers; a model after the first is asked
-        one by one, only when the first gives no key points (as interactively)."""
+        one by one, only when the first gives no key points (as interactively). Made one at a time as the
+        batch stage reads them."""
         from ...providers.cache import CachedProvider, cache_key
         from ..generate.batch_stage import BatchRequest, wants_batch
 
         if not self.extracts():
-            return []
+            return
         model = self.plan.key_point_models[0]
         submit = wants_batch(self.options, model)
         try:
             binding = self.calls.model(model)
         except ProviderError:
-            return []  # each prompt's extraction fails on its own, with the interactive path's message
+            return  # each prompt's extraction fails on its own, with the interactive path's message
         state = self.state
-        out: list[BatchRequest] = []
         decided: set[str] = set()
         for task in self.plan.tasks:
             prompt = task.prompt
@@ -279,20 +280,30 @@ class WevalJudges:
             if isinstance(provider, CachedProvider) \
                     and provider.cache.get(cache_key(provider.identity(), req)) is not None:
                 continue  # answered from the response cache when the cell asks
-            out.append(BatchRequest(where, slot, model, model, provider, req, submit=submit))
-        return out
+            yield BatchRequest(where, slot, model, model, provider, req, submit=submit)
 
-    async def take_key_points(self, requests: list[BatchRequest]) -> None:
-        """Batch mode, after the phase that sent `requests` (extractions): each prompt's key points from its
-        batch answer, journaled as `key_points` would (so the judges of the extracted points can batch);
-        an extraction the batch did not answer is left to the prompt's first cell."""
+    async def take_key_points(self) -> None:
+        """Batch mode, after the phase that sent the extractions: each prompt's key points from its batch
+        answer, journaled as `key_points` would (so the judges of the extracted points can batch); an
+        extraction the batch did not answer is left to the prompt's first cell. A prompt at a time: its
+        key points are kept (`known_key_points`), its answer is not."""
         assert self.batch is not None
-        wanted = {r.cell.item for r in requests if (r.cell, r.turn) in self.batch.results}
-        prompts: dict[str, Prompt] = {}
+        if not self.extracts():
+            return
+        slot = extract_slot(self.plan.key_point_models[0])
+        last = None
+        prompts: list[Prompt] = []
         for task in self.plan.tasks:
-            if task.prompt.id in wanted and task.prompt.id not in prompts:
-                prompts[task.prompt.id] = task.prompt
-        await asyncio.gather(*(self.key_points(p) for p in prompts.values()))
+            prompt = task.prompt
+            if prompt.id == last or prompt.points or not prompt.ideal:
+                continue
+            last = prompt.id
+            if prompt.id not in self._key_points and self.batch.has_answer(Cell(prompt.id, ""), slot):
+                prompts.append(prompt)
+            if len(prompts) >= KEY_POINTS_AT_ONCE:  # an extraction without key points asks the next model
+                await asyncio.gather(*(self.key_points(p) for p in prompts))
+                prompts.clear()
+        await asyncio.gather(*(self.key_points(p) for p in prompts))
 
     def known_key_points(self, prompt: Prompt) -> list[str] | None:
         """A prompt's extracted key points as far as they are known before the cells run: the journal's,
@@ -305,7 +316,7 @@ class WevalJudges:
             return fut.result()[0]
         return None
 
-    def batch_requests(self, journaled: set[Any]) -> Iterator[BatchRequest]:
+    def batch_requests(self, journaled: Container[Any]) -> Iterator[BatchRequest]:
         """Every judge call on a text point of a cell whose answers are all known (from the batches of
         the answer phases, or the journal of a resumed run) and whose judge has a batch API, the key points
         extracted from an ideal (when known: take_key_points) included: the requests
