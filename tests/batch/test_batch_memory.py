@@ -1,0 +1,231 @@
+"""What a batch run holds per prompt: its answers wait on disk, not in memory (issue 12, item 5).
+
+Batch mode asks every answer, then every judge, before the cells run; the answers wait until their cells
+take them (run/generate/waiting_answers.py: on disk, one number a cell in memory), and the stage keeps
+no dict entry per request (a part's items are two lists of shared objects, a journal's parts a sorted
+array of slot hashes). Measured as tests/run/test_memory_growth.py measures an interactive run: every
+bound lowered to a few dozen, Python's own allocations traced (tracemalloc, exactly repeatable) over the
+whole command at two sizes, the difference per added prompt. The fake batch server runs in a process of
+its own (it holds every batch: traced here, it would be the figure).
+
+The unit tests below pin down what those structures promise: an answer replaced by a later one, taken
+once, peeked at before; a slot planned in two parts found in the one that was created.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import subprocess
+import sys
+import tracemalloc
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from evalspec import json_stream, source, spill_file
+from evalspec.cli import main
+from evalspec.report import html, json_pieces, sources
+from evalspec.run.events import Cell
+from evalspec.run.generate import batch_journal, waiting_answers
+from evalspec.run.generate.batch_journal import BatchPart, JournaledBatches, PartItems
+from evalspec.run.generate.waiting_answers import WaitingAnswers
+from evalspec.run.score.functions import AssessmentBases
+from evalspec.run.write import cell_store, files
+from evalspec.run.write.weval_results import ArtefactWriter
+from evalspec.weval import prompt_store
+
+ROOT = Path(__file__).resolve().parents[2]
+# Measured 24 Nov (this blueprint: two models, two judges, a quarter of the prompts judged on key points
+# extracted from their ideal; 150 and 450 prompts): ~2.1 KB a prompt at the peak, mostly the interactive
+# run's share (tests/run/test_memory_growth.py: ~1.7 KB) and a few dozen bytes a request. Before the
+# answers waited on disk: ~5.4 KB (every answer and judgement parsed and held until its cell took it, a
+# dict entry per request in three dicts).
+MAX_BYTES_PER_PROMPT = 3500
+
+SERVER = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from tests.fakebatch import FakeBatchServer
+with FakeBatchServer(polls_per_state=1) as fake:
+    print(json.dumps(fake.env()), flush=True)
+    sys.stdin.read()
+    print(json.dumps({"twice": len(fake.duplicates()), "chat": fake.chat_calls,
+                      "items": sum(len(b.items) for b in fake.batches.values())}), flush=True)
+"""
+
+
+class ServerProcess:
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-c", SERVER, str(ROOT)], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True)
+        assert self.proc.stdout is not None
+        self.env: dict[str, str] = json.loads(self.proc.stdout.readline())
+
+    def stop(self) -> dict[str, int]:
+        """What the server received: requests submitted twice, chat calls, batch items."""
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.close()
+        counts: dict[str, int] = json.loads(self.proc.stdout.readline())
+        self.proc.wait(30)
+        return counts
+
+
+@pytest.fixture
+def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[ServerProcess]:
+    srv = ServerProcess()
+    try:
+        for k, v in srv.env.items():
+            monkeypatch.setenv(k, v)
+        yield srv
+    finally:
+        if srv.proc.poll() is None:
+            srv.proc.kill()
+            srv.proc.wait()
+
+
+def judged_blueprint(path: Path, n: int) -> Path:
+    lines = ["title: Judged batch", "models: [openai:gpt-4o-mini, anthropic:claude-3-5-haiku-latest]",
+             "evaluationConfig:", "  llm-coverage:", "    judges:",
+             "      - {id: oa, model: 'openai:gpt-4.1-mini', approach: standard}",
+             "      - {id: an, model: 'anthropic:claude-3-5-haiku-latest', approach: prompt-aware}", "---"]
+    for i in range(n):
+        lines += [f"- id: p{i}", f"  prompt: \"Question {i} of {n}: explain the concept number {i}.\"",
+                  f"  ideal: \"Concept {i} is explained here in two plain sentences.\""]
+        if i % 4 != 3:  # every fourth prompt: key points extracted from its ideal, then judged
+            lines += ["  should:", f"    - \"mentions concept {i} by name\"", "    - \"is concise\"",
+                      "    - $word_count_between: [3, 80]"]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def _peak(tmp_path: Path, n: int) -> int:
+    bp = judged_blueprint(tmp_path / f"j{n}.weval.yml", n)
+    out = tmp_path / f"out{n}"
+    gc.collect()
+    tracemalloc.start()
+    try:
+        code = main(["run", str(bp), "-o", str(out), "--batch", "--batch-poll", "0.01", "--no-report",
+                     "-j", "8", "--retries", "0"])
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert code == 0
+    comparison = json.loads(next(p for p in out.rglob("*_comparison.json")).read_bytes())
+    assert len(comparison["promptIds"]) == n and len(comparison["extractedKeyPoints"]) == n // 4
+    scores = comparison["evaluationResults"]["llmCoverageScores"]
+    # Every cell scored, every judged point by both judges.
+    assert all(r.get("avgCoverageExtent") is not None and all(
+        len(pa.get("individualJudgements") or [None] * 2) == 2 for pa in r["pointAssessments"])
+        for by_model in scores.values() for r in by_model.values())
+    return peak
+
+
+def test_a_judged_batch_run_holds_little_per_prompt(tmp_path: Path, server: ServerProcess,
+                                                    monkeypatch: pytest.MonkeyPatch,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    for module, name, bound in ((cell_store, "DEFAULT_BOUND", 16), (prompt_store, "DEFAULT_BOUND", 16),
+                                (prompt_store, "RECENT", 4), (sources, "STREAM_FROM_BYTES", 0),
+                                (source, "LINES_AS_OFFSETS_FROM", 0), (json_pieces, "ENCODE_EVERY", 32),
+                                (html, "CHUNK", 32), (html._Blocks, "HELD_BYTES", 0),
+                                (AssessmentBases, "BOUND", 32), (ArtefactWriter, "MADE", 16),
+                                (files, "WRITE_BUFFER", 4096), (spill_file, "FLUSH_AT", 4096),
+                                (json_stream, "_CHUNK", 4096), (waiting_answers, "OPEN_BOUND", 16)):
+        monkeypatch.setattr(module, name, bound)
+    _peak(tmp_path, 12)  # imports and first-use caches, outside what is compared
+    small, large = _peak(tmp_path, 150), _peak(tmp_path, 450)
+    capsys.readouterr()
+    counts = server.stop()
+    # Every request went through a batch (answers, extractions, two judges on each of a prompt's two judged
+    # points: written, or extracted from the ideal), none twice.
+    assert counts["chat"] == 0 and counts["twice"] == 0
+    assert counts["items"] == sum(10 * n + n // 4 for n in (12, 150, 450))
+    per_prompt = (large - small) / 300
+    assert per_prompt < MAX_BYTES_PER_PROMPT, f"{per_prompt:.0f} bytes a prompt (traced peaks {small:,} and {large:,})"
+
+
+# --- the structures -------------------------------------------------------------------------------
+
+def test_waiting_answers_are_replaced_taken_once_and_peeked_at() -> None:
+    waiting = WaitingAnswers()
+    a, b = Cell("p1", "m"), Cell("p2", "m")
+    waiting.put(a, 0, 3, {"text": "first"})
+    waiting.put(b, 0, 1, {"text": "other"})
+    waiting.put(a, "judge:0:j", 2, {"n": 1.5, "big": 10**30, "list": [None, True, "x"]})
+    waiting.put(a, 0, 3, {"text": "second"})  # a later answer for the same slot replaces the earlier one
+    assert waiting.peek(a, 0) == (3, {"text": "second"})
+    assert waiting.peek(a, "judge:0:j") == (2, {"n": 1.5, "big": 10**30, "list": [None, True, "x"]})
+    assert waiting.peek(a, 1) is None and waiting.peek(Cell("p3", "m"), 0) is None
+    assert waiting.pop(a, 0) == (3, {"text": "second"})
+    assert waiting.pop(a, 0) is None  # taken once
+    assert waiting.peek(a, 0) is None
+    waiting.put(a, 1, 0, {"text": "turn 2"})  # the cell is being taken: its new answer waits with it
+    assert waiting.pop(a, "judge:0:j") == (2, {"n": 1.5, "big": 10**30, "list": [None, True, "x"]})
+    assert waiting.pop(a, 1) == (0, {"text": "turn 2"})
+    assert waiting.pop(b, 0) == (1, {"text": "other"})
+    assert len(waiting) == 0
+    waiting.close()
+
+
+def test_cells_taken_in_part_go_back_to_disk_past_the_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(waiting_answers, "OPEN_BOUND", 2)
+    waiting = WaitingAnswers()
+    cells = [Cell(f"p{i}", "m") for i in range(5)]
+    for c in cells:
+        for turn in range(3):
+            waiting.put(c, turn, 0, {"cell": c.item, "turn": turn})
+    for c in cells:  # each cell's first answer taken: five cells open, at most two held
+        assert waiting.pop(c, 0) == (0, {"cell": c.item, "turn": 0})
+        assert len(waiting._open) <= 2
+    for c in cells:
+        for turn in (2, 1):
+            assert waiting.pop(c, turn) == (0, {"cell": c.item, "turn": turn})
+            assert waiting.pop(c, turn) is None
+    assert len(waiting) == 0
+    waiting.close()
+
+
+def _part(key: str, slots: list[tuple[Cell, int | str]], first: int = 0, batch_id: str | None = None) -> BatchPart:
+    items = PartItems(first)
+    for i, (cell, turn) in enumerate(slots):
+        items.add(f"r{first + i}", cell, turn)
+    return BatchPart(key, "m", items, 0.0, batch_id=batch_id)
+
+
+def test_journaled_batches_find_each_slot_and_prefer_the_created_part() -> None:
+    cells = [Cell(f"p{i}", "m") for i in range(200)]
+    unsure = _part("a", [(c, 0) for c in cells[:100]])  # planned, its creation never learnt
+    created = _part("b", [(c, 0) for c in cells[50:150]], first=100, batch_id="batch_1")
+    judges = _part("c", [(c, f"judge:{k}:oa") for c in cells for k in range(2)], batch_id="batch_2")
+    journaled = JournaledBatches({"a": unsure, "b": created, "c": judges})
+    assert len(journaled) == 100 + 100 + 400
+    assert journaled.find((cells[10], 0)) == (unsure, 10)
+    assert journaled.find((cells[60], 0)) == (created, 10)  # in both: the created one
+    assert journaled.find((cells[120], 0)) == (created, 70)
+    assert journaled.find((cells[7], "judge:1:oa")) == (judges, 15)
+    assert (cells[160], 0) not in journaled and (cells[7], "judge:2:oa") not in journaled
+    assert (Cell("p7", "other"), "judge:1:oa") not in journaled and "p7" not in journaled
+    assert created.items["r110"] == (cells[60], 0) and created.items.index("r99") is None
+    assert list(created.items)[:2] == ["r100", "r101"]
+
+
+def test_journaled_batches_tell_apart_slots_that_hash_alike(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(batch_journal, "slot_hash", lambda slot: 7)  # every slot hashes alike
+    cells = [Cell("p", "m"), Cell("q", "m")]
+    part = _part("a", [(cells[0], "judge:0:x"), (cells[1], "judge:0:x"),
+                       (cells[0], "judge:1:x")], batch_id="b")
+    journaled = JournaledBatches({"a": part})
+    assert journaled.find((cells[1], "judge:0:x")) == (part, 1)
+    assert journaled.find((cells[0], "judge:1:x")) == (part, 2)
+    assert journaled.find((cells[1], "judge:1:x")) is None
+
+
+def test_part_items_keep_custom_ids_of_another_naming() -> None:
+    items = PartItems(0)
+    cell = Cell("p", "m")
+    items.add("r0", cell, 0)
+    items.add("custom-1", cell, 1)
+    items.add("r2", cell, 2)
+    assert list(items) == ["r0", "custom-1", "r2"]
+    assert items["custom-1"] == (cell, 1) and items.index("r2") == 2 and items.index("r1") is None
