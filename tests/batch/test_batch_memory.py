@@ -26,11 +26,13 @@ import pytest
 
 from evalspec import json_stream, source, spill_file
 from evalspec.cli import main
+from evalspec.jsonio import dumps_bytes
 from evalspec.report import html, json_pieces, sources
 from evalspec.run.events import Cell
 from evalspec.run.generate import batch_journal, waiting_answers
-from evalspec.run.generate.batch_journal import BatchPart, JournaledBatches, PartItems
+from evalspec.run.generate.batch_journal import JournaledBatches, PartItems
 from evalspec.run.generate.waiting_answers import WaitingAnswers
+from evalspec.run.journal.records import BatchCreated, BatchPlanned
 from evalspec.run.score.functions import AssessmentBases
 from evalspec.run.write import cell_store, files
 from evalspec.run.write.weval_results import ArtefactWriter
@@ -186,36 +188,47 @@ def test_cells_taken_in_part_go_back_to_disk_past_the_bound(monkeypatch: pytest.
     waiting.close()
 
 
-def _part(key: str, slots: list[tuple[Cell, int | str]], first: int = 0, batch_id: str | None = None) -> BatchPart:
-    items = PartItems(first)
-    for i, (cell, turn) in enumerate(slots):
-        items.add(f"r{first + i}", cell, turn)
-    return BatchPart(key, "m", items, 0.0, batch_id=batch_id)
+def _journal(path: Path, parts: list[tuple[str, list[tuple[Cell, int | str]], int, str | None]]) -> Path:
+    """A journal holding these parts (key, slots, first custom id's number, batch id once created)."""
+    lines = []
+    for key, slots, first, batch_id in parts:
+        record = BatchPlanned(key, "m", 0.0, tuple((f"r{first + i}", cell, turn) for i, (cell, turn) in enumerate(slots)))
+        lines.append(dumps_bytes(record.to_json()))
+        if batch_id is not None:
+            lines.append(dumps_bytes(BatchCreated(key, batch_id).to_json()))
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    return path
 
 
-def test_journaled_batches_find_each_slot_and_prefer_the_created_part() -> None:
+def test_journaled_batches_find_each_slot_and_prefer_the_created_part(tmp_path: Path) -> None:
     cells = [Cell(f"p{i}", "m") for i in range(200)]
-    unsure = _part("a", [(c, 0) for c in cells[:100]])  # planned, its creation never learnt
-    created = _part("b", [(c, 0) for c in cells[50:150]], first=100, batch_id="batch_1")
-    judges = _part("c", [(c, f"judge:{k}:oa") for c in cells for k in range(2)], batch_id="batch_2")
-    journaled = JournaledBatches({"a": unsure, "b": created, "c": judges})
-    assert len(journaled) == 100 + 100 + 400
+    path = _journal(tmp_path / "j.jsonl", [
+        ("a", [(c, 0) for c in cells[:100]], 0, None),  # planned, its creation never learnt
+        ("b", [(c, 0) for c in cells[50:150]], 100, "batch_1"),  # planned again (half of it) and created
+        ("c", [(c, f"judge:{k}:oa") for c in cells for k in range(2)], 0, "batch_2")])
+    journaled = JournaledBatches(path)
+    unsure, created, judges = journaled.parts["a"], journaled.parts["b"], journaled.parts["c"]
+    assert len(journaled) == 100 + 100 + 400 and created.batch_id == "batch_1" and unsure.batch_id is None
     assert journaled.find((cells[10], 0)) == (unsure, 10)
     assert journaled.find((cells[60], 0)) == (created, 10)  # in both: the created one
     assert journaled.find((cells[120], 0)) == (created, 70)
     assert journaled.find((cells[7], "judge:1:oa")) == (judges, 15)
     assert (cells[160], 0) not in journaled and (cells[7], "judge:2:oa") not in journaled
-    assert (Cell("p7", "other"), "judge:1:oa") not in journaled and "p7" not in journaled
-    assert created.items["r110"] == (cells[60], 0) and created.items.index("r99") is None
+    assert (cells[7], "0") not in journaled and (Cell("p7", "other"), "judge:1:oa") not in journaled
+    assert "p7" not in journaled
+    assert created.items.index("r110") == 10 and created.items.index("r99") is None
     assert list(created.items)[:2] == ["r100", "r101"]
 
 
-def test_journaled_batches_tell_apart_slots_that_hash_alike(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(batch_journal, "slot_hash", lambda slot: 7)  # every slot hashes alike
+def test_journaled_batches_tell_apart_slots_whose_first_64_bits_agree(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    real = batch_journal.slot_key
+    monkeypatch.setattr(batch_journal, "slot_key", lambda cell, turn: (7, real(cell, turn)[1]))
     cells = [Cell("p", "m"), Cell("q", "m")]
-    part = _part("a", [(cells[0], "judge:0:x"), (cells[1], "judge:0:x"),
-                       (cells[0], "judge:1:x")], batch_id="b")
-    journaled = JournaledBatches({"a": part})
+    path = _journal(tmp_path / "j.jsonl", [("a", [(cells[0], "judge:0:x"), (cells[1], "judge:0:x"),
+                                                  (cells[0], "judge:1:x")], 0, "b")])
+    journaled = JournaledBatches(path)
+    part = journaled.parts["a"]
     assert journaled.find((cells[1], "judge:0:x")) == (part, 1)
     assert journaled.find((cells[0], "judge:1:x")) == (part, 2)
     assert journaled.find((cells[1], "judge:1:x")) is None

@@ -18,6 +18,7 @@ is sent; the answers of an ended part are read again from its result files.
 
 from __future__ import annotations
 
+import hashlib
 import heapq
 from array import array
 from bisect import bisect_left
@@ -26,39 +27,65 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ...appendlog import read_records
 from ..events import Cell
-from ..journal.journal_file import records
-from ..journal.records import BatchCancelled, BatchCreated, BatchEnded, BatchFileUploaded, BatchPlanned
+from ..journal.records import (
+    BatchCancelled,
+    BatchCreated,
+    BatchEnded,
+    BatchFileUploaded,
+    BatchPlanned,
+    decode,
+)
 
 Slot = tuple[Cell, int | str]  # a cell and its generated turn's number, or a judge call's place
-slot_hash = hash  # what JournaledBatches sorts slots by (a test makes every slot hash alike)
+_TAGS = (BatchPlanned.TAG, BatchFileUploaded.TAG, BatchCreated.TAG, BatchEnded.TAG, BatchCancelled.TAG)
+
+
+def slot_key(cell: Cell | tuple[str, str], turn: int | str) -> tuple[int, int]:
+    """A slot as 128 bits of its BLAKE2b digest (two signed 64-bit numbers): what a journal's parts are
+    looked up by (JournaledBatches). Two slots that differ share it with odds of ~10^-26 in a
+    million-request run: it stands for the slot itself."""
+    item, model = cell
+    kind = "i" if isinstance(turn, int) else "s"  # turn 0 and "0" differ
+    text = f"{len(item)}:{item}{len(model)}:{model}{kind}{turn}"  # lengths first: no two slots read alike
+    digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    return int.from_bytes(digest[:8], "little", signed=True), int.from_bytes(digest[8:], "little", signed=True)
 
 
 class PartItems(Mapping[str, Slot]):
     """A part's custom_id → slot mapping, kept as two lists (its cells, its slots' turns: objects the run
     shares) instead of a dict of tuples: a 100,000-prompt judged run has a million of them. The stage
     names a model's requests `r0`, `r1`, … in order, so a part's ids are `r<first>`, `r<first + 1>`, …;
-    a journal whose ids are not (another naming) keeps them in a list beside."""
+    a journal whose ids are not (another naming) keeps them in a list beside. A part read back from the
+    journal keeps its ids alone (`add_id`): which slot each is, the requests that ask for it say
+    (JournaledBatches)."""
 
-    __slots__ = ("_ids", "_where", "cells", "first", "turns")
+    __slots__ = ("_ids", "_where", "cells", "count", "first", "turns")
 
-    def __init__(self, first: int = 0) -> None:
+    def __init__(self, first: int = 0, *, slots: bool = True) -> None:
         self.first = first
-        self.cells: list[Cell] = []
-        self.turns: list[int | str] = []
+        self.count = 0
+        self.cells: list[Cell] | None = [] if slots else None
+        self.turns: list[int | str] | None = [] if slots else None
         self._ids: list[str] | None = None  # the custom ids, when they are not r<first + i>
         self._where: dict[str, int] | None = None
 
     def add(self, custom_id: str, cell: Cell, turn: int | str) -> None:
-        if self._ids is None and custom_id != f"r{self.first + len(self.cells)}":
-            self._ids = [f"r{self.first + i}" for i in range(len(self.cells))]
+        assert self.cells is not None and self.turns is not None
+        self.add_id(custom_id)
+        self.cells.append(cell)
+        self.turns.append(turn)
+
+    def add_id(self, custom_id: str) -> None:
+        if self._ids is None and custom_id != f"r{self.first + self.count}":
+            self._ids = [f"r{self.first + i}" for i in range(self.count)]
             self._where = {cid: i for i, cid in enumerate(self._ids)}
         if self._ids is not None:
             assert self._where is not None
             self._where[custom_id] = len(self._ids)
             self._ids.append(custom_id)
-        self.cells.append(cell)
-        self.turns.append(turn)
+        self.count += 1
 
     def index(self, custom_id: str) -> int | None:
         """The position of `custom_id` in the part, None when it is not one of its ids."""
@@ -67,28 +94,30 @@ class PartItems(Mapping[str, Slot]):
         if custom_id[:1] != "r" or not custom_id[1:].isdigit():
             return None
         i = int(custom_id[1:]) - self.first
-        return i if 0 <= i < len(self.cells) and custom_id == f"r{self.first + i}" else None
+        return i if 0 <= i < self.count and custom_id == f"r{self.first + i}" else None
 
     def custom_id(self, i: int) -> str:
         return self._ids[i] if self._ids is not None else f"r{self.first + i}"
 
     def slot(self, i: int) -> Slot:
+        assert self.cells is not None and self.turns is not None, "a journaled part's slots are not kept"
         return self.cells[i], self.turns[i]
 
     def slots(self) -> Iterator[Slot]:
+        assert self.cells is not None and self.turns is not None, "a journaled part's slots are not kept"
         return zip(self.cells, self.turns, strict=True)
 
     def __getitem__(self, custom_id: str) -> Slot:
         i = self.index(custom_id)
         if i is None:
             raise KeyError(custom_id)
-        return self.cells[i], self.turns[i]
+        return self.slot(i)
 
     def __iter__(self) -> Iterator[str]:
-        return (self.custom_id(i) for i in range(len(self.cells)))
+        return (self.custom_id(i) for i in range(self.count))
 
     def __len__(self) -> int:
-        return len(self.cells)
+        return self.count
 
 
 @dataclass
@@ -114,23 +143,39 @@ def planned(part: BatchPart) -> BatchPlanned:
                         tuple((items.custom_id(i), cell, turn) for i, (cell, turn) in enumerate(items.slots())))
 
 
-def load_parts(path: Path) -> dict[str, BatchPart]:
-    """Every part the journal at `path` knows, by key, in the order they were planned."""
+Keys = tuple["array[int]", "array[int]", "array[int]"]  # slot keys (high, low 64 bits) and places, sorted by key
+
+
+def load_parts(path: Path, keys: list[Keys] | None = None) -> dict[str, BatchPart]:
+    """Every part the journal at `path` knows, by key, in the order they were planned: its ids and states,
+    not its slots. `keys` (JournaledBatches) gets each part's items' slot keys and places (part number
+    << 32 | item number), sorted."""
     parts: dict[str, BatchPart] = {}
-    if not path.exists():
-        return parts
-    # A cell is in many parts (its answers, each judge's calls): one object each, not one per record, and one
-    # string per slot's turn (a 10,000-prompt judged run journals 102,500 items: ~40 MB unshared).
-    shared: dict[Any, Any] = {}
-    for record in records(path):
-        if isinstance(record, BatchPlanned):
-            first = record.items[0][0] if record.items else "r0"
-            items = PartItems(int(first[1:]) if first[:1] == "r" and first[1:].isdigit() else 0)
-            for cid, cell, slot in record.items:
-                cell = shared.get(cell) or shared.setdefault(cell, Cell(shared.setdefault(cell.item, cell.item),
-                                                                        shared.setdefault(cell.model, cell.model)))
-                items.add(cid, cell, shared.setdefault(slot, slot))
-            parts[record.key] = BatchPart(record.key, record.model, items, record.planned_at)
+    wanted = tuple(b'{"t":"' + tag.encode() + b'"' for tag in _TAGS)
+    for rec in read_records(path, lambda line: line.startswith(wanted)):
+        try:
+            if rec.get("t") == BatchPlanned.TAG:
+                # Read from the line's lists as they are (no Cell, no tuple an item: a part holds up to 100,000).
+                raw_items = rec["items"]
+                first = str(raw_items[0][0]) if raw_items else "r0"
+                items = PartItems(int(first[1:]) if first[:1] == "r" and first[1:].isdigit() else 0, slots=False)
+                n = len(parts) << 32
+                run: list[tuple[int, int, int]] = []
+                for cid, item, model, turn in raw_items:
+                    if keys is not None:
+                        run.append((*slot_key((str(item), str(model)), turn if isinstance(turn, str) else int(turn)),
+                                    n | items.count))
+                    items.add_id(str(cid))
+                if keys is not None:
+                    run.sort()
+                    keys.append((array("q", (k[0] for k in run)), array("q", (k[1] for k in run)),
+                                 array("q", (k[2] for k in run))))
+                    del run
+                key = str(rec["k"])
+                parts[key] = BatchPart(key, str(rec["m"]), items, float(rec.get("at") or 0.0))
+                continue
+            record = decode(rec)
+        except (KeyError, TypeError, ValueError):
             continue
         part = parts.get(getattr(record, "key", ""))
         if part is None:
@@ -148,37 +193,40 @@ def load_parts(path: Path) -> dict[str, BatchPart]:
 
 class JournaledBatches:
     """The parts an earlier run of the journal planned (`--resume`), and which part and item each of their
-    slots is. The lookup is a sorted array of the slots' hashes beside the parts' item numbers (16 bytes
-    an item, not a dict of a million tuples); a hash found is checked against the part's item, so two
-    slots that hash alike are still told apart."""
+    slots is: sorted arrays of the items' slot keys (`slot_key`, 128 bits) and places, 24 bytes an item
+    and no object (a million Cells and tuples read back were ~120 MB)."""
 
-    def __init__(self, parts: Mapping[str, BatchPart] | None = None) -> None:
-        self.parts: dict[str, BatchPart] = dict(parts or {})
+    def __init__(self, path: Path | None = None) -> None:
+        self.parts: dict[str, BatchPart] = {}
+        self._parts: list[BatchPart] = []
+        self._high = array("q")
+        self._low = array("q")
+        self._where = array("q")  # part number << 32 | item number, in the order of the keys
+        if path is None:
+            return
+        keys: list[Keys] = []
+        self.parts = load_parts(path, keys)
         self._parts = list(self.parts.values())
-        self._hashes = array("q")
-        self._where = array("q")  # part number << 32 | item number, in the order of _hashes
-        runs: list[tuple[array[int], array[int]]] = []
-        for n, part in enumerate(self._parts):
-            # Sorted a part at a time (a part holds at most the provider's 50,000 or 100,000 requests), merged below.
-            pairs = sorted((slot_hash(slot), n << 32 | i) for i, slot in enumerate(part.items.slots()))
-            runs.append((array("q", (h for h, _ in pairs)), array("q", (w for _, w in pairs))))
-            del pairs
-        for h, w in heapq.merge(*(zip(*run, strict=True) for run in runs)):
-            self._hashes.append(h)
-            self._where.append(w)
+        # Each part's keys came sorted (a part's list of tuples is the most held at once): merged.
+        for high, low, where in heapq.merge(*(zip(*run, strict=True) for run in keys)):
+            self._high.append(high)
+            self._low.append(low)
+            self._where.append(where)
+        keys.clear()
 
     def find(self, slot: Slot) -> tuple[BatchPart, int] | None:
         """The part that holds `slot` and its place in it, None when no journaled part does. A slot in more
         than one part (planned by a run that never learnt whether its batch was created, then planned
         again and created by the next): the created one, whose answer is the one to collect."""
-        h = slot_hash(slot)
-        hashes = self._hashes
-        i = bisect_left(hashes, h)
+        if not self._high:
+            return None
+        high, low = slot_key(*slot)
+        i = bisect_left(self._high, high)
         found: tuple[BatchPart, int] | None = None
-        while i < len(hashes) and hashes[i] == h:
-            where = self._where[i]
-            part = self._parts[where >> 32]
-            if part.items.slot(where & 0xFFFFFFFF) == slot:
+        while i < len(self._high) and self._high[i] == high:
+            if self._low[i] == low:
+                where = self._where[i]
+                part = self._parts[where >> 32]
                 found = part, where & 0xFFFFFFFF
                 if part.batch_id is not None:
                     break
@@ -186,16 +234,12 @@ class JournaledBatches:
         return found
 
     def __contains__(self, slot: object) -> bool:
-        return isinstance(slot, tuple) and self.find(slot) is not None
+        return isinstance(slot, tuple) and len(slot) == 2 and self.find(slot) is not None
 
     def __len__(self) -> int:
-        return len(self._hashes)
-
-    def __iter__(self) -> Iterator[Slot]:
-        for part in self._parts:
-            yield from part.items.slots()
+        return len(self._high)
 
 
 def journaled_batches(path: Path, resume: bool) -> JournaledBatches:
     """The journal's parts when the run resumes, else none."""
-    return JournaledBatches(load_parts(path) if resume else None)
+    return JournaledBatches(path if resume else None)

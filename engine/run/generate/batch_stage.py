@@ -116,9 +116,8 @@ class BatchStage:
         self._shapes: list[_Asked] = []
         self._shape_numbers: dict[tuple[str, int, str], int] = {}
         self._turns: dict[int | str, int | str] = {}  # one object per slot's turn ("judge:0:…" comes 100,000 times)
-        # Per part polled by the phase: its items the phase asks for (their shape's number + 1; 0: not asked,
-        # or answered already), and each item's response cache key (--cache).
-        self._wanted: dict[str, tuple[array[int], list[str | None] | None]] = {}
+        # Per part polled by the phase: the items it asks for.
+        self._wanted: dict[str, _Wanted] = {}
 
     # --- what the cells ask -----------------------------------------------------------------------
     def take(self, cell: Cell, turn: int | str, *, purpose: str = "generate", label: str = "") -> ChatResult | None:
@@ -165,7 +164,7 @@ class BatchStage:
             journaled = self.journaled = journaled_batches(self.journal_path, True)
         # The slots an earlier run of the journal put in a batch it created are polled, never encoded again;
         # those of a part whose creation it never learnt wait as requests until the provider is asked.
-        marks: dict[str, tuple[array[int], list[str | None] | None]] = {}  # a journaled part's items asked now
+        marks: dict[str, _Wanted] = {}  # a journaled part's items asked now
         held: dict[Slot, BatchRequest] = {}
         outgoing: dict[str, _Outgoing] = {}
         asked_any = False
@@ -189,13 +188,8 @@ class BatchStage:
                     part, i = found
                     mark = marks.get(part.key)
                     if mark is None:
-                        mark = marks[part.key] = (array("H", bytes(2 * len(part.items))), None)
-                    mark[0][i] = shape + 1
-                    if key is not None:
-                        if mark[1] is None:
-                            marks[part.key] = mark = (mark[0], [None] * len(part.items))
-                        assert mark[1] is not None
-                        mark[1][i] = key
+                        mark = marks[part.key] = _Wanted.journaled(len(part.items))
+                    mark.ask(i, shape, key, r.cell, turn)
                 if not r.submit or (api is not None and found is not None and found[0].batch_id):
                     continue
                 if api is not None and found is not None:
@@ -209,7 +203,7 @@ class BatchStage:
             taken = frozenset(p.batch_id for p in resumable.values() if p.batch_id)
             for part in resumable.values():
                 mark = marks.get(part.key)
-                if mark is None or not any(mark[0]):
+                if mark is None:
                     continue
                 api = self._apis.get(part.model)
                 if api is None:
@@ -217,7 +211,7 @@ class BatchStage:
                 if part.batch_id is None:
                     found_status = await self._call(lambda api=api, part=part, taken=taken: api.find(  # type: ignore[misc]
                         part.key, created_after=part.planned_at, total=len(part.items), taken=taken))
-                    waiting = [held.pop(s) for s in part.items.slots() if s in held]
+                    waiting = [held.pop(s) for s in mark.slots(part.items) if s in held]
                     if isinstance(found_status, ProviderError) or found_status is None:
                         for r in waiting:  # never created (or cannot be told): its requests are planned again
                             self._outgoing(outgoing, r, api).add(r.cell, self._turns[r.turn], r.req, self._shape(r),
@@ -371,7 +365,8 @@ class BatchStage:
     async def _collect(self, part: BatchPart, api: BatchAPI, status: BatchStatus) -> str | None:
         """Every answer of an ended batch, on disk for its cell (`waiting`); returns what the user should
         know when some requests were not answered."""
-        marks, keys = self._wanted.pop(part.key, (array("H"), None))
+        wanted = self._wanted.pop(part.key, None) or _Wanted(array("H"))
+        marks = wanted.shapes
         items = part.items
         first_error: str | None = None
         got = 0
@@ -385,8 +380,8 @@ class BatchStage:
                     continue
                 shape = marks[i] - 1
                 marks[i] = 0
-                cell, turn = items.slot(i)
-                key = keys[i] if keys is not None else None
+                cell, turn = wanted.slot(items, i)
+                key = wanted.keys[i] if wanted.keys is not None else None
                 if key is not None:  # --cache: stored as the interactive call stores it, as it comes
                     self._parse(self._shapes[shape], item.body, cache_key=key)
                 self.waiting.put(cell, turn, shape, item.body)
@@ -421,8 +416,9 @@ class BatchStage:
         return result
 
     def _give_up(self, part: BatchPart) -> None:
-        marks, _ = self._wanted.pop(part.key, (array("H"), None))
-        self.unanswered += sum(1 for m in marks if m)
+        wanted = self._wanted.pop(part.key, None)
+        if wanted is not None:
+            self.unanswered += sum(1 for m in wanted.shapes if m)
 
     # --- plumbing ---------------------------------------------------------------------------------
     def _api(self, request: BatchRequest) -> BatchAPI | None:
@@ -453,6 +449,57 @@ class _Asked:
     req_model: str  # the provider's model name (the answer's price)
 
 
+class _Wanted:
+    """The items of a part a phase asks for: each one's shape number + 1 (0: not asked, or answered
+    already), its response cache key (--cache), and for a part read back from the journal, whose slots
+    are not kept (batch_journal.PartItems), the cell and turn of the request that asked for it."""
+
+    __slots__ = ("cells", "keys", "shapes", "turns")
+
+    def __init__(self, shapes: array[int]) -> None:
+        self.shapes = shapes
+        self.keys: list[str | None] | None = None
+        self.cells: list[Cell | None] | None = None
+        self.turns: list[int | str | None] | None = None
+
+    @classmethod
+    def journaled(cls, n: int) -> _Wanted:
+        wanted = cls(array("H", bytes(2 * n)))
+        wanted.cells = [None] * n
+        wanted.turns = [None] * n
+        return wanted
+
+    def add(self, shape: int, cache_key: str | None) -> None:
+        """The next item of a part the stage makes."""
+        if cache_key is not None and self.keys is None:
+            self.keys = [None] * len(self.shapes)
+        self.shapes.append(shape + 1)
+        if self.keys is not None:
+            self.keys.append(cache_key)
+
+    def ask(self, i: int, shape: int, cache_key: str | None, cell: Cell, turn: int | str) -> None:
+        """Item `i` of a journaled part: asked by this request."""
+        assert self.cells is not None and self.turns is not None
+        self.shapes[i] = shape + 1
+        self.cells[i] = cell
+        self.turns[i] = turn
+        if cache_key is not None:
+            if self.keys is None:
+                self.keys = [None] * len(self.shapes)
+            self.keys[i] = cache_key
+
+    def slot(self, items: PartItems, i: int) -> Slot:
+        if self.cells is None or self.turns is None:
+            return items.slot(i)
+        cell, turn = self.cells[i], self.turns[i]
+        assert cell is not None and turn is not None
+        return cell, turn
+
+    def slots(self, items: PartItems) -> Iterator[Slot]:
+        """The slots asked for."""
+        return (self.slot(items, i) for i, shape in enumerate(self.shapes) if shape)
+
+
 def _cache_key(request: BatchRequest) -> str | None:
     if not isinstance(request.provider, CachedProvider):
         return None
@@ -474,7 +521,7 @@ class _Outgoing:
         self.api = api
         self.raw = raw
         self.skipped = 0  # requests not encoded: the model has no batch API
-        self._parts: list[tuple[PartItems, tuple[array[int], list[str | None] | None], PartFile]] = []
+        self._parts: list[tuple[PartItems, _Wanted, PartFile]] = []
         self._size = 0  # the last part's bytes as the limits count them
         self._count = 0  # requests encoded (the next custom id's number)
 
@@ -489,21 +536,16 @@ class _Outgoing:
         custom_id = f"r{self._count}"
         encoded = self.api.encode(custom_id, body)
         if not self._parts or full(self.api.limits, self._parts[-1][2].count, self._size, len(encoded)):
-            self._parts.append((PartItems(self._count), (array("H"), None), PartFile(self.api.framing)))
+            self._parts.append((PartItems(self._count), _Wanted(array("H")), PartFile(self.api.framing)))
             self._size = self.OVERHEAD
-        items, (shapes, keys), part = self._parts[-1]
+        items, wanted, part = self._parts[-1]
         part.add(encoded)
-        if cache_key is not None and keys is None:
-            keys = [None] * len(items)
-            self._parts[-1] = (items, (shapes, keys), part)
         items.add(custom_id, cell, turn)
-        shapes.append(shape + 1)
-        if keys is not None:
-            keys.append(cache_key)
+        wanted.add(shape, cache_key)
         self._size += len(encoded)
         self._count += 1
 
-    def parts(self) -> Iterator[tuple[PartItems, tuple[array[int], list[str | None] | None], PartFile]]:
+    def parts(self) -> Iterator[tuple[PartItems, _Wanted, PartFile]]:
         """Each part once, in order: its items, their shapes (and cache keys) and its file (the caller
         closes it)."""
         while self._parts:
