@@ -32,6 +32,7 @@ from evalspec.run.events import Cell
 from evalspec.run.generate import batch_journal, waiting_answers
 from evalspec.run.generate.batch_journal import JournaledBatches, PartItems
 from evalspec.run.generate.waiting_answers import WaitingAnswers
+from evalspec.run.journal.journal_file import Journal
 from evalspec.run.journal.records import BatchCreated, BatchPlanned
 from evalspec.run.score.functions import AssessmentBases
 from evalspec.run.write import cell_store, files
@@ -242,3 +243,16 @@ def test_part_items_keep_custom_ids_of_another_naming() -> None:
     items.add("r2", cell, 2)
     assert list(items) == ["r0", "custom-1", "r2"]
     assert items["custom-1"] == (cell, 1) and items.index("r2") == 2 and items.index("r1") is None
+
+
+def test_a_batch_plan_is_journaled_as_its_json_an_item_at_a_time(tmp_path: Path) -> None:
+    items = PartItems(7)
+    cells = [Cell('p "1"\n', "openai:gpt-4o-mini"), Cell("p\u00e92", "m")]
+    items.add("r7", cells[0], 0)
+    items.add("r8", cells[1], "judge:0:oa(openai:gpt-4.1-mini)")
+    record = batch_journal.planned(batch_journal.BatchPart("evalspec-k", "m", items, 1.25))
+    assert record.json_line() == dumps_bytes(record.to_json()) + b"\n"
+    assert list(record.items) == [("r7", cells[0], 0), ("r8", cells[1], "judge:0:oa(openai:gpt-4.1-mini)")]
+    with Journal(tmp_path / "j.jsonl", fresh=True) as journal:
+        journal.write(record)
+    assert BatchPlanned.from_json(json.loads((tmp_path / "j.jsonl").read_bytes())).items == tuple(record.items)

@@ -22,10 +22,10 @@ import hashlib
 import heapq
 from array import array
 from bisect import bisect_left
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from ...appendlog import read_records
 from ..events import Cell
@@ -137,10 +137,30 @@ class BatchPart:
         return self.batch_id is not None and self.ended is None
 
 
+class _Planned(Sequence[tuple[str, Cell, int | str]]):
+    """A part's items as BatchPlanned reads them, (custom_id, cell, turn), made one at a time."""
+
+    def __init__(self, items: PartItems) -> None:
+        self.items = items
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    @overload
+    def __getitem__(self, i: int) -> tuple[str, Cell, int | str]: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[tuple[str, Cell, int | str]]: ...
+
+    def __getitem__(self, i: int | slice) -> tuple[str, Cell, int | str] | Sequence[tuple[str, Cell, int | str]]:
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        cell, turn = self.items.slot(i)
+        return self.items.custom_id(i), cell, turn
+
+
 def planned(part: BatchPart) -> BatchPlanned:
-    items = part.items
-    return BatchPlanned(part.key, part.model, part.planned_at,
-                        tuple((items.custom_id(i), cell, turn) for i, (cell, turn) in enumerate(items.slots())))
+    return BatchPlanned(part.key, part.model, part.planned_at, _Planned(part.items))
 
 
 Keys = tuple["array[int]", "array[int]", "array[int]"]  # slot keys (high, low 64 bits) and places, sorted by key

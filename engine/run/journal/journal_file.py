@@ -172,9 +172,9 @@ class Journal:
         if not records:
             return
         if len(records) == 1:
-            self._log.write(dumps_bytes(records[0].to_json()) + b"\n")
+            self._log.write(_line(records[0]))
         else:
-            self._log.write(b"".join([dumps_bytes(r.to_json()) + b"\n" for r in records]))
+            self._log.write(b"".join([_line(r) for r in records]))
         self.records += len(records)
 
     def close(self) -> None:
@@ -187,6 +187,15 @@ class Journal:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _line(record: Record) -> bytes:
+    """A record's journal line: its JSON, or the line it encodes itself (a batch plan's items, one at a time)."""
+    own = getattr(record, "json_line", None)
+    if own is not None:
+        line: bytes = own()
+        return line
+    return dumps_bytes(record.to_json()) + b"\n"
 
 
 def open_journal(path: Path, *, resume: bool, header: RunHeader) -> tuple[Journal, JournalState]:
