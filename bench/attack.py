@@ -2750,6 +2750,246 @@ def attack_protocol4(tally: Tally) -> None:
         protocol_cases = original
 
 
+# ------------------------------------------------------------------------------------------------
+# the fifth round: command-line values, standard streams, the environment
+
+
+FIFTH_BLUEPRINT = "title: t\nmodels: [echo]\n---\n- id: p1\n  prompt: hello\n  should: [hello]\n- id: p2\n  prompt: bye\n"
+
+
+def _fifth_args() -> Iterator[tuple[str, list[str]]]:
+    """Option values no earlier round gave: NaN, infinity, 1e999, zero, negative, huge, empty names."""
+    for opt in ("--timeout", "--max-wait", "--max-response-mb", "--batch-poll", "--batch-max-mb", "--fail-under",
+                "--max-cost"):
+        for v in ("nan", "inf", "-inf", "1e999", "0", "-1", "1e308", "0x10", " 1", "1_0"):
+            yield f"args/{opt[2:]}={v}", [opt, v]
+    for opt in ("-j", "--retries", "--rate-limit-retries", "--batch-size"):
+        for v in ("0", "-1", "1000000000", "99999999999999999999999", "1e3", ""):
+            yield f"args/{opt.lstrip('-')}={v}", [opt, v]
+    for v in ("=3", "openai=", "openai=0", "openai=1e3", "=", "openai=99999999999999999999", "a=1=2", "\u202e=2"):
+        yield f"args/provider-concurrency={v!r}", ["--provider-concurrency", v]
+    for v in ("0/0", "1/0", "-1/2", "1/1e9", "1/99999999999999999999", "2/1", "1/", "/1", "١/٢", "1/2/3"):
+        yield f"args/shard={v}", ["--shard", v]
+    for v in ("", "[", "**", "\x1b]0;x\x07", "a" * 100_000, "-x"):
+        yield f"args/prompt={v[:12]!r}", ["--prompt", v]
+    for v in (",", "llm-coverage,,embedding", "ALL", "none,all"):
+        yield f"args/eval-method={v}", ["--eval-method", v]
+    for v in ("/dev/null", "/nonexistent", "/etc", "/dev/zero"):
+        yield f"args/prices={v}", ["--prices", v]
+        yield f"args/models-dir={v}", ["--models-dir", v]
+    yield "args/model-empty", ["-m", ""]
+    yield "args/model-colon", ["-m", ":"]
+    yield "args/model-huge", ["-m", "openai:" + "x" * 100_000]
+    yield "args/model-replay-dev-zero", ["-m", "replay:/dev/zero"]
+    yield "args/model-replay-folder", ["-m", "replay:/etc"]
+    yield "args/judge-empty", ["--judge", ""]
+    yield "args/output-dev-null", ["-o", "/dev/null"]
+    yield "args/output-proc", ["-o", "/proc/self"]
+    yield "args/label-huge", ["--label", "l" * 10_000]
+
+
+def attack_args(tally: Tally) -> None:
+    """`evalspec run` (echo model) with hostile option values. Broken: a traceback, a hang (60 s), or a
+    value that cannot be honoured (NaN, infinity where it becomes an int or a wait) accepted: exit 0."""
+    print("command-line values (fifth round)", flush=True)
+    must_refuse = re.compile(r"^args/(timeout|max-response-mb|batch-poll|batch-max-mb)=(nan|inf|1e999)$"
+                             r"|^args/provider-concurrency='='|^args/provider-concurrency='=3'")
+    root = Path(tempfile.mkdtemp(prefix="attack-args-"))
+    try:
+        (root / "b.yml").write_text(FIFTH_BLUEPRINT)
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(root), "LANG": "C.UTF-8",
+               "NO_COLOR": "1", "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
+        for name, extra in _fifth_args():
+            if ONLY and ONLY not in name:
+                continue
+            ran = run_cli(["run", "b.yml", "-o", "out", "--no-report", *extra], env=env, cwd=root, timeout=60)
+            problem = crashed(ran)
+            if problem is None and must_refuse.search(name) and ran.code == 0:
+                problem = "accepted"
+            tally.note(f"{name} (exit {ran.code})", problem)
+            shutil.rmtree(root / "out", ignore_errors=True)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def attack_streams(tally: Tally) -> None:
+    """`check` and `run` with standard output a full device, closed, a pipe closed early, standard error
+    closed, standard input closed; and odd terminal settings. Broken: a traceback ("Exception ignored"
+    included), a hang, or a run that wrote no results."""
+    print("standard streams (fifth round)", flush=True)
+    root = Path(tempfile.mkdtemp(prefix="attack-streams-"))
+    try:
+        (root / "b.yml").write_text(FIFTH_BLUEPRINT)
+        many = root / "many"
+        many.mkdir()
+        for i in range(300):
+            (many / f"b{i}.weval.yml").write_text("title: t\nmodels: [nope:x]\nfoo: 1\n---\n- prompt: hi\n")
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(root), "LANG": "C.UTF-8",
+               "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
+        commands = {"check": ["check", "many"], "check-json": ["check", "many", "--format", "json"],
+                    "run": ["run", "b.yml", "-m", "echo", "-o", "out"],
+                    "run-json": ["run", "b.yml", "-m", "echo", "-o", "out", "--json"]}
+
+        def closing(*fds: int) -> Callable[[], None]:
+            return lambda: [os.close(fd) for fd in fds] and None  # type: ignore[func-returns-value]
+        setups: dict[str, dict[str, Any]] = {
+            "stdout-dev-full": {"stdout": "/dev/full"},
+            "stdout-closed": {"preexec": closing(1)},
+            "stderr-closed": {"preexec": closing(2)},
+            "stdin-closed": {"preexec": closing(0)},
+            "all-closed": {"preexec": closing(0, 1, 2)},
+            "stdout-pipe-closed-early": {"head": True},
+            "columns-0": {"env": {"COLUMNS": "0", "LINES": "0"}},
+            "columns-huge": {"env": {"COLUMNS": "1000000000"}},
+            "columns-text": {"env": {"COLUMNS": "abc"}},
+            "term-escape": {"env": {"TERM": "\x1b]0;x\x07", "FORCE_COLOR": "1"}},
+            "color-forced-dumb": {"env": {"TERM": "dumb", "FORCE_COLOR": "3", "CLICOLOR_FORCE": "1"}},
+            "lang-c": {"env": {"LANG": "C", "LC_ALL": "C"}},
+            "lang-bogus": {"env": {"LANG": "xx_YY.BOGUS", "LC_ALL": "xx_YY.BOGUS"}},
+            "ioencoding-ascii": {"env": {"PYTHONIOENCODING": "ascii"}},
+            "ioencoding-strict-latin1": {"env": {"PYTHONIOENCODING": "latin-1:strict"}},
+            "cwd-deleted": {"cwd-deleted": True},
+            "home-unset": {"env": {"HOME": None}},
+            "home-a-file": {"env": {"HOME": "/etc/passwd"}},
+            "tmpdir-missing": {"env": {"TMPDIR": "/nonexistent/tmp"}},
+            "umask-777": {"umask": 0o777},
+        }
+        for sname, setup in setups.items():
+            for cname, args in commands.items():
+                name = f"streams/{sname}/{cname}"
+                if ONLY and ONLY not in name:
+                    continue
+                shutil.rmtree(root / "out", ignore_errors=True)
+                e = dict(env)
+                for k, v in setup.get("env", {}).items():
+                    if v is None:
+                        e.pop(k, None)
+                    else:
+                        e[k] = v
+                cwd = root
+                argv = [*EVALSPEC, *args]
+                if setup.get("cwd-deleted"):
+                    gone = root / "gone"
+                    gone.mkdir(exist_ok=True)
+                    cwd = gone
+                    argv = [*EVALSPEC, *[str(root / a) if a in ("many", "b.yml", "out") else a for a in args]]
+                preexec = setup.get("preexec")
+                if setup.get("umask") is not None:
+                    mask = setup["umask"]
+                    preexec = lambda m=mask: (os.umask(m), None)[1]  # noqa: E731
+                if setup.get("cwd-deleted"):
+                    preexec = lambda g=cwd: (os.rmdir(g), None)[1]  # noqa: E731  # after the chdir
+                out_to: Any = subprocess.PIPE
+                if setup.get("stdout"):
+                    out_to = open(setup["stdout"], "w")  # noqa: SIM115
+                try:
+                    proc = subprocess.Popen(argv, env=e, cwd=cwd, stdout=out_to, stderr=subprocess.PIPE,
+                                            stdin=subprocess.DEVNULL, preexec_fn=preexec, start_new_session=True)
+                    if setup.get("head"):
+                        assert proc.stdout is not None
+                        proc.stdout.read(10)
+                        proc.stdout.close()
+                    try:
+                        err_b = proc.communicate(timeout=60)[1]
+                        code: int | None = proc.returncode
+                    except subprocess.TimeoutExpired:
+                        os.killpg(proc.pid, signal.SIGKILL)
+                        err_b = proc.communicate()[1]
+                        code = None
+                finally:
+                    if out_to is not subprocess.PIPE:
+                        out_to.close()
+                err = (err_b or b"").decode("utf-8", "replace")
+                problem = None
+                if code is None:
+                    problem = "hung"
+                elif "Traceback (most recent call last)" in err or "Exception ignored" in err:
+                    problem = "traceback: " + err.strip().splitlines()[-1][:200]
+                elif cname.startswith("run") and code in (0, 2) and sname not in ("umask-777", "cwd-deleted") \
+                        and not setup.get("head") and sname != "stdout-dev-full" \
+                        and not list((root / "out").rglob("*_comparison.json")):
+                    problem = f"exit {code} and no results"
+                tally.note(f"{name} (exit {code})", problem)
+    finally:
+        subprocess.run(["chmod", "-R", "u+rwx", str(root)], check=False)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def attack_environment(tally: Tally) -> None:
+    """A one-prompt OpenAI run against the fake provider with hostile environment values: keys and base
+    URLs that are not UTF-8, hold control characters, credentials, a query holding the key, a port out of
+    range, an unclosed IPv6 bracket, 100 KB; proxies that do not parse; interpolated variables that are
+    not UTF-8, huge or themselves templates. Broken: a traceback, a hang, the key in anything written or
+    printed (the user name/password of a URL included)."""
+    print("environment values (fifth round)", flush=True)
+    root = Path(tempfile.mkdtemp(prefix="attack-env-"))
+    try:
+        (root / "e.yml").write_text("title: t\nmodels: [openai:gpt-4o-mini]\n---\n- id: p1\n"
+                                    "  prompt: 'hello ${{ V }}'\n  should: [hello]\n")
+        with FakeProvider() as fake:
+            base = fake.url("/v1")
+            host = base.split("//")[1].split("/")[0]
+            cases: dict[str, dict[str, str | None]] = {
+                "key-not-utf8": {"OPENAI_API_KEY": os.fsdecode(b"sk-\xff\xfe-0123456789abcdef")},
+                "key-control": {"OPENAI_API_KEY": KEY + "\x01\x7f"},
+                "key-non-ascii": {"OPENAI_API_KEY": KEY + "\u00e9\u20ac"},
+                "key-100k": {"OPENAI_API_KEY": "sk-" + "a" * 100_000},
+                "key-spaces": {"OPENAI_API_KEY": "  " + KEY + "  "},
+                "var-not-utf8": {"V": os.fsdecode(b"\xff\xfe\x80")},
+                "var-100k": {"V": "x" * 100_000},
+                "var-a-template": {"V": "${{ OPENAI_API_KEY }}"},
+                "var-bidi": {"V": "\u202e\u061c\u2066"},
+                "base-userinfo-key": {"OPENAI_BASE_URL": f"http://user:{KEY}@{host}/v1"},
+                "base-userinfo-user-only": {"OPENAI_BASE_URL": f"http://{KEY}@{host}/v1"},
+                "base-query-key": {"OPENAI_BASE_URL": base + f"?key={KEY}"},
+                "base-fragment": {"OPENAI_BASE_URL": base + "#frag"},
+                "base-file": {"OPENAI_BASE_URL": "file:///etc/passwd"},
+                "base-unix": {"OPENAI_BASE_URL": "http+unix://%2Ftmp%2Fx.sock/v1"},
+                "base-ipv6-unclosed": {"OPENAI_BASE_URL": "http://[::1"},
+                "base-port-huge": {"OPENAI_BASE_URL": "http://127.0.0.1:999999/v1"},
+                "base-port-text": {"OPENAI_BASE_URL": "http://127.0.0.1:abc/v1"},
+                "base-empty": {"OPENAI_BASE_URL": ""},
+                "base-spaces": {"OPENAI_BASE_URL": " " + base + " "},
+                "base-crlf": {"OPENAI_BASE_URL": base + "\r\nX-Injected: 1"},
+                "base-nul-like": {"OPENAI_BASE_URL": base + "\x01"},
+                "base-not-utf8": {"OPENAI_BASE_URL": os.fsdecode(b"http://127.0.0.1/\xff")},
+                "base-idn": {"OPENAI_BASE_URL": "http://ex\u00e4mple.invalid/v1"},
+                "base-100k": {"OPENAI_BASE_URL": base + "/" + "a" * 100_000},
+                "base-bidi": {"OPENAI_BASE_URL": base + "/\u202e"},
+                "proxy-unclosed": {"HTTP_PROXY": "http://[::1", "http_proxy": "http://[::1"},
+                "proxy-https-unclosed": {"HTTPS_PROXY": "http://[::1"},
+                "proxy-all-bad-port": {"ALL_PROXY": "http://127.0.0.1:99999"},
+                "proxy-socks-closed": {"HTTPS_PROXY": "socks5://127.0.0.1:1", "ALL_PROXY": "socks5://127.0.0.1:1"},
+                "proxy-userinfo-key": {"HTTP_PROXY": f"http://u:{KEY}@127.0.0.1:1"},
+                "no-proxy-huge": {"NO_PROXY": "*" * 10_000},
+                "ssl-cert-file-missing": {"SSL_CERT_FILE": "/nonexistent.pem", "SSL_CERT_DIR": "/nonexistent"},
+                "ssl-cert-file-dev-zero": {"SSL_CERT_FILE": "/dev/zero"},
+            }
+            for cname, extra in cases.items():
+                name = f"environment/{cname}"
+                if ONLY and ONLY not in name:
+                    continue
+                env = base_env(fake, root)
+                env["V"] = "v"
+                for k, v in extra.items():
+                    if v is None:
+                        env.pop(k, None)
+                    else:
+                        env[k] = v
+                fake.reset()
+                shutil.rmtree(root / "out", ignore_errors=True)
+                ran = run_cli(["run", "e.yml", "-o", "out", "--retries", "0", "--timeout", "5"], env=env, cwd=root,
+                              timeout=90)
+                problem = crashed(ran)
+                if problem is None:
+                    leak = _leaks(ran.out + ran.err + everything_under(root / "out"), KEY)
+                    if leak:
+                        problem = f"the key in the output: {leak}"
+                tally.note(f"{name} (exit {ran.code}, {len(fake.requests)} calls)", problem)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
 AREAS: dict[str, Callable[[Tally], None]] = {
     "yaml": attack_yaml,
     "scoring": attack_scoring,
@@ -2767,6 +3007,10 @@ AREAS: dict[str, Callable[[Tally], None]] = {
     "replies": attack_replies,
     "chains": attack_chains,
     "protocol4": attack_protocol4,
+    # the fifth round
+    "args": attack_args,
+    "streams": attack_streams,
+    "environment": attack_environment,
 }
 
 

@@ -46,7 +46,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _main(argv)
 
 
+def _standard_streams_opened() -> None:
+    """A closed standard descriptor (`evalspec check >&-`) opened on /dev/null: Python leaves sys.stdout
+    None (every print an AttributeError in the stream wrapper), and the first file evalspec opens would
+    take the free descriptor, so a code judge or cli target inheriting "stdout" would write into it."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            with contextlib.suppress(OSError):
+                opened = os.open(os.devnull, os.O_RDWR)
+                if opened != fd:  # the lowest free descriptor is `fd` itself unless a lower one is closed too
+                    os.dup2(opened, fd)
+                    os.close(opened)
+    for name, mode in (("stdin", "r"), ("stdout", "w"), ("stderr", "w")):
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(os.devnull, mode, encoding="utf-8"))  # noqa: SIM115  # the process's own
+
+
 def _main(argv: Sequence[str] | None) -> int:
+    if argv is None:
+        _standard_streams_opened()
     # Model answers are printed (--json, the table's reasons): one holding a lone surrogate (decoded
     # from a `\ud800` escape) must print as that escape, not stop the run with UnicodeEncodeError.
     for stream in (sys.stdout, sys.stderr):
@@ -73,7 +93,27 @@ def _command(argv: Sequence[str] | None) -> int:
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # `evalspec check … | head`
+        _silenced(sys.stdout)
         return 0
+    except OSError as exc:
+        # Standard output that cannot be written (`> /dev/full`, a disk that fills, EIO on a hung-up
+        # terminal): one clear line, not a traceback. Any other OSError is a bug that keeps its traceback.
+        failed = getattr(sys.stdout, "failed", None) or getattr(sys.stderr, "failed", None)
+        if failed is not exc:
+            raise
+        _silenced(sys.stdout)
+        with contextlib.suppress(OSError, ValueError):
+            print(f"evalspec: cannot write the output: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+
+
+def _silenced(stream: object) -> None:
+    """The stream's descriptor pointed at /dev/null, so the interpreter's last flush of what is still
+    buffered does not fail again at exit ("Exception ignored … Broken pipe")."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, stream.fileno())  # type: ignore[attr-defined]
+        os.close(null)
 
 
 def build_parser() -> argparse.ArgumentParser:

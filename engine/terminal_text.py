@@ -15,9 +15,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO
 
-# C0 (but tab and newline), DEL, C1, the bidi embeddings, overrides and isolates, the directional marks,
-# and the line and paragraph separators (some terminals break lines on them).
-_UNSAFE = "\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029"
+# C0 (but tab and newline), DEL, C1, the bidi embeddings, overrides and isolates, the directional marks
+# (with U+061C, the Arabic letter mark: Unicode's Bidi_Control set is U+061C, U+200E-F, U+202A-E,
+# U+2066-9), and the line and paragraph separators (some terminals break lines on them).
+_UNSAFE = "\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029"
 _CONTROL = re.compile(f"[{_UNSAFE}]")
 _CONTROL_OR_NEWLINE = re.compile(f"[\n{_UNSAFE}]")
 # What evalspec's own output uses (terminal.py's colours, render.py's progress line), whole sequences only.
@@ -55,9 +56,21 @@ class SafeStream:
 
     def __init__(self, inner: TextIO) -> None:
         self.inner = inner
+        self.failed: OSError | None = None  # the write error, for the CLI to tell it from other OSErrors
 
     def write(self, text: str) -> int:
-        return self.inner.write(_OURS.sub(_ours_or_escaped, text) if _OURS.search(text) else text)
+        try:
+            return self.inner.write(_OURS.sub(_ours_or_escaped, text) if _OURS.search(text) else text)
+        except OSError as exc:
+            self.failed = exc
+            raise
+
+    def flush(self) -> None:
+        try:
+            self.inner.flush()
+        except OSError as exc:
+            self.failed = exc
+            raise
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)

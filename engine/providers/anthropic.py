@@ -14,7 +14,7 @@ import httpx
 
 from evalspec.providers import answer_fields as fields
 from evalspec.providers.base import BAD_RESPONSE, ChatRequest, ChatResult, ProviderError
-from evalspec.providers.http import DEFAULT_TIMEOUT, HttpProvider
+from evalspec.providers.http import DEFAULT_TIMEOUT, HttpProvider, endpoint_url
 from evalspec.providers.openai_compat import provider_key
 from evalspec.providers.redact import Secret, clip
 from evalspec.providers.tool_calls import anthropic_tool_calls
@@ -48,7 +48,7 @@ class AnthropicProvider(HttpProvider):
         self.name = name
         key = provider_key(name, api_key, key_env, require_key)
         self.url = url or messages_url(base_url)
-        self._url = httpx.URL(self.url)
+        self._url = endpoint_url(self.url, name)
         self.parameters: dict[str, Any] = dict(parameters or {})
         self._headers = {
             "content-type": "application/json",

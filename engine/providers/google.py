@@ -14,7 +14,7 @@ import httpx
 
 from evalspec.providers import answer_fields as fields
 from evalspec.providers.base import BAD_RESPONSE, BLOCKED, ChatRequest, ChatResult, ProviderError
-from evalspec.providers.http import DEFAULT_TIMEOUT, HttpProvider
+from evalspec.providers.http import DEFAULT_TIMEOUT, HttpProvider, endpoint_url
 from evalspec.providers.openai_compat import provider_key
 from evalspec.providers.redact import Secret, clip
 from evalspec.providers.tool_calls import google_tool_calls
@@ -64,7 +64,8 @@ class GoogleProvider(HttpProvider):
         url = self._urls.get(model)
         if url is None:
             name = model.removeprefix("models/")
-            url = self._urls[model] = httpx.URL(f"{self.models_url}/{quote(name, safe='-._~')}:generateContent")
+            url = self._urls[model] = endpoint_url(f"{self.models_url}/{quote(name, safe='-._~')}:generateContent",
+                                                   self.name)
         return url
 
     def body(self, req: ChatRequest) -> dict[str, Any]:

@@ -254,14 +254,18 @@ def make_client(
         "follow_redirects": False,
     }
     client: StatelessClient
-    if isinstance(transport, httpx.AsyncBaseTransport):
-        client = StatelessClient(transport=transport, **kwargs)
-    elif transport == "aiohttp":
-        client = AiohttpClient(limits=limits, verify=verify, **kwargs)
-    elif transport == "httpx":
-        client = StatelessClient(limits=limits, verify=verify, **kwargs)
-    else:
-        raise ValueError(f"unknown transport {transport!r}; choose one of {', '.join(TRANSPORTS)}")
+    try:  # httpx reads HTTP_PROXY, HTTPS_PROXY, ALL_PROXY here: one it cannot parse was a traceback
+        if isinstance(transport, httpx.AsyncBaseTransport):
+            client = StatelessClient(transport=transport, **kwargs)
+        elif transport == "aiohttp":
+            client = AiohttpClient(limits=limits, verify=verify, **kwargs)
+        elif transport == "httpx":
+            client = StatelessClient(limits=limits, verify=verify, **kwargs)
+        else:
+            raise ValueError(f"unknown transport {transport!r}; choose one of {', '.join(TRANSPORTS)}")
+    except httpx.InvalidURL as exc:
+        raise ProviderError(CONFIG, f"a proxy variable (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY) is not a valid URL "
+                                    f"({exc.__class__.__name__}; not shown)") from None
     client.max_response_bytes = max(1, int(max_response_bytes))
     return client
 
@@ -500,6 +504,23 @@ def _timeouts(seconds: float) -> dict[str, float]:
     if t is None:
         t = _TIMEOUTS[seconds] = {"connect": seconds, "read": seconds, "write": seconds, "pool": seconds}
     return t
+
+
+def endpoint_url(url: str, provider: str) -> httpx.URL:
+    """`url` (a base URL from the environment, a custom model's `url`, a target's `endpoint`) parsed, or
+    a ProviderError (config) naming the provider: a URL httpx cannot parse (an unclosed `[`, a port out of
+    range, a control character, over 64 KB) was an InvalidURL traceback that stopped the whole run, and a
+    user name or password in it was refused by aiohttp with a ValueError, or sent and then printed with
+    the URL in connection errors. Neither part of the URL is shown in the message."""
+    try:
+        parsed = httpx.URL(url)
+    except (httpx.InvalidURL, ValueError, TypeError) as exc:
+        raise ProviderError(CONFIG, f"{provider}: the endpoint URL is not valid ({exc.__class__.__name__}; "
+                                    "check its *_BASE_URL variable, `url` or `endpoint`)", provider=provider) from None
+    if parsed.userinfo:
+        raise ProviderError(CONFIG, f"{provider}: the endpoint URL holds a user name or password (not shown); put "
+                                    "credentials in the API key variable or the headers", provider=provider)
+    return parsed
 
 
 def _origin(url: str | httpx.URL) -> str:

@@ -23,7 +23,7 @@ from evalspec.providers.base import (
     ProviderError,
     Usage,
 )
-from evalspec.providers.http import DEFAULT_TIMEOUT, HttpProvider, post_json
+from evalspec.providers.http import DEFAULT_TIMEOUT, HttpProvider, endpoint_url, post_json
 from evalspec.providers.redact import Secret, clip, redact
 from evalspec.providers.tool_calls import openai_tool_calls
 
@@ -72,8 +72,8 @@ class OpenAICompatProvider(HttpProvider):
         self.base_url = base_url.rstrip("/")
         self.chat_url = chat_url or f"{self.base_url}/chat/completions"
         self.embeddings_url = embeddings_url or f"{self.base_url}/embeddings"
-        self._chat_url = httpx.URL(self.chat_url)  # parsed once, not per call
-        self._embeddings_url = httpx.URL(self.embeddings_url)
+        self._chat_url = endpoint_url(self.chat_url, name)  # parsed once, not per call
+        self._embeddings_url = endpoint_url(self.embeddings_url, name)
         self.parameters: dict[str, Any] = dict(parameters or {})
         self.embedding_model = embedding_model
         h = {"content-type": "application/json", "accept": "application/json"}

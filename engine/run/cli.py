@@ -10,6 +10,7 @@ already received is in the journal; `--resume` finishes the run).
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import signal
 import sys
@@ -152,25 +153,27 @@ def options_from_args(args: argparse.Namespace) -> RunOptions:
     limits: dict[str, int] = {}
     for item in args.provider_concurrency:
         name, sep, n = item.partition("=")
-        if not sep or not n.strip().isdigit() or int(n) < 1:
+        if not sep or not name.strip() or not n.strip().isdigit() or int(n) < 1:
             raise _Usage(f"--provider-concurrency wants PROVIDER=N with N ≥ 1, got {item!r}")
         limits[name.strip().lower()] = int(n)
     if args.concurrency is not None and args.concurrency < 1:
         raise _Usage("--concurrency must be at least 1")
     if args.fail_under is not None and not 0 <= args.fail_under <= 1:
         raise _Usage("--fail-under is a score between 0 and 1")
-    if args.timeout <= 0:
-        raise _Usage("--timeout must be positive")
-    if not args.max_response_mb > 0:
-        raise _Usage("--max-response-mb must be positive")
+    # `not x > 0` (not `x <= 0`) so NaN is refused too; infinity is refused where it would become an
+    # int (OverflowError) or a wait that never ends.
+    if not 0 < args.timeout < math.inf:
+        raise _Usage("--timeout must be a positive number of seconds")
+    if not 0 < args.max_response_mb * 2**20 < math.inf:  # in bytes: 1e308 MB is an infinite number of bytes
+        raise _Usage("--max-response-mb must be a positive number")
     if args.max_cost is not None and not (args.max_cost >= 0 and args.max_cost != float("inf")):
         raise _Usage("--max-cost is a number of US dollars, 0 or more")
-    if not args.batch_poll > 0:
-        raise _Usage("--batch-poll must be positive")
+    if not 0 < args.batch_poll < math.inf:
+        raise _Usage("--batch-poll must be a positive number of seconds")
     if args.batch_size is not None and args.batch_size < 1:
         raise _Usage("--batch-size must be at least 1")
-    if args.batch_max_mb is not None and not args.batch_max_mb > 0:
-        raise _Usage("--batch-max-mb must be positive")
+    if args.batch_max_mb is not None and not 0 < args.batch_max_mb * 2**20 < math.inf:
+        raise _Usage("--batch-max-mb must be a positive number")
     shard = None
     if args.shard is not None:
         from .plan.shard import parse_shard

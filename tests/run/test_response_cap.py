@@ -57,4 +57,4 @@ def test_the_cap_is_a_flag(tmp_path: Path, smart: SmartFake) -> None:
     assert len(errors) == 1 and "larger than the 1,048 bytes limit" in str(errors), (errors, proc.stderr)
     bad = subprocess.run([sys.executable, "-m", "evalspec.cli", "run", str(bp), "--max-response-mb", "0"], env=env,
                          capture_output=True, text=True, timeout=60)
-    assert bad.returncode == 2 and "--max-response-mb must be positive" in bad.stderr
+    assert bad.returncode == 2 and "--max-response-mb must be a positive number" in bad.stderr

@@ -1,0 +1,102 @@
+"""The fifth attack run's reproducers (`bench/attack.py` areas args, streams, filenames, judges, report,
+journal, batch, lsp5). Each test failed before its fix.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from evalspec.cli import main
+
+BLUEPRINT = "title: t\nmodels: [echo]\n---\n- id: p1\n  prompt: hello\n  should: [hello]\n"
+
+
+@pytest.mark.parametrize("option", [
+    ["--max-response-mb", "1e999"],  # was an OverflowError traceback (int(inf))
+    ["--max-response-mb", "inf"],
+    ["--max-response-mb", "1e308"],  # finite, but not once made bytes
+    ["--batch-max-mb", "1e308"],
+    ["--batch-max-mb", "inf"],  # the same, in batch mode
+    ["--timeout", "nan"],  # a per-call limit that never fires: NaN compares false with everything
+    ["--timeout", "inf"],
+    ["--batch-poll", "nan"],
+    ["--batch-poll", "inf"],  # a poll interval that never ends: the run would wait for good
+    ["--provider-concurrency", "=3"],  # a limit on no provider, accepted without a word
+])
+def test_run_options_that_are_not_finite_numbers_are_usage_errors(tmp_path: Path, option: list[str],
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "b.yml").write_text(BLUEPRINT)
+    code = main(["run", str(tmp_path / "b.yml"), "-m", "echo", "-o", str(tmp_path / "out"), "--no-report", *option])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("evalspec run: --"), err
+    assert not (tmp_path / "out").exists()
+
+
+def _evalspec(args: list[str], cwd: Path, **kw: object) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "evalspec.cli", *args], cwd=cwd, text=True, timeout=120,
+                          **kw)  # type: ignore[call-overload,no-any-return]
+
+
+def _project(tmp_path: Path) -> Path:
+    (tmp_path / "b.yml").write_text(BLUEPRINT)
+    (tmp_path / "w.yml").write_text("title: t\nmodels: [nope:x]\nfoo: 1\n---\n- prompt: hi\n")
+    return tmp_path
+
+
+@pytest.mark.parametrize("args", [["check", "."], ["run", "b.yml", "-m", "echo", "-o", "out", "--no-report"]])
+def test_standard_output_on_a_full_device_is_one_line_not_a_traceback(tmp_path: Path, args: list[str]) -> None:
+    with open("/dev/full", "w") as full:
+        ran = _evalspec(args, _project(tmp_path), stdout=full, stderr=subprocess.PIPE)
+    assert "Traceback" not in ran.stderr and "Exception ignored" not in ran.stderr, ran.stderr
+    assert ran.returncode == 2 and "No space left on device" in ran.stderr
+
+
+@pytest.mark.parametrize("args", [["check", "."], ["run", "b.yml", "-m", "echo", "-o", "out", "--no-report"]])
+def test_a_closed_standard_output_is_not_a_crash(tmp_path: Path, args: list[str]) -> None:
+    # Python leaves sys.stdout None when descriptor 1 is closed: every print was an AttributeError
+    ran = _evalspec(args, _project(tmp_path), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                    preexec_fn=lambda: os.close(1))
+    assert "Traceback" not in ran.stderr, ran.stderr
+    assert ran.returncode == 0
+    if args[0] == "run":
+        assert list((tmp_path / "out").rglob("*_comparison.json"))
+
+
+OPENAI_BLUEPRINT = "title: t\nmodels: [openai:gpt-4o-mini]\n---\n- id: p1\n  prompt: hello\n  should: [hello]\n"
+
+
+@pytest.mark.parametrize("variable, value", [
+    ("OPENAI_BASE_URL", "http://[::1"),  # httpx.InvalidURL tracebacks, the run stopped with no results
+    ("OPENAI_BASE_URL", "http://127.0.0.1:9/v1\r\nX-Injected: 1"),
+    ("OPENAI_BASE_URL", "http://127.0.0.1:9/" + "a" * 70_000),
+    ("OPENAI_BASE_URL", "http://user:sk-secret-in-url-0123456789@127.0.0.1:9/v1"),  # aiohttp's ValueError
+    ("HTTP_PROXY", "http://[::1"),
+    ("HTTPS_PROXY", "http://[::1"),
+])
+def test_an_endpoint_or_proxy_url_that_cannot_be_used_fails_the_cells_not_the_run(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        variable: str, value: str) -> None:
+    (tmp_path / "b.yml").write_text(OPENAI_BLUEPRINT)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-attack-key-0123456789abcdef")
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv(variable, value)
+    code = main(["run", str(tmp_path / "b.yml"), "-o", str(tmp_path / "out"), "--retries", "0", "--no-report"])
+    captured = capsys.readouterr()
+    assert code == 3, captured.err  # every call failed, nothing scored: a clear line, results written
+    assert "URL" in captured.err and "sk-secret" not in captured.out + captured.err
+    [results] = (tmp_path / "out").rglob("*_comparison.json")
+    assert "sk-secret" not in results.read_text()
+
+
+def test_every_bidi_control_is_shown_as_an_escape_by_check(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # U+061C (Arabic letter mark) is in Unicode's Bidi_Control set with U+200E/F, U+202A-E, U+2066-9,
+    # and reorders what follows it like them: it was printed raw (file names, keys, ids).
+    (tmp_path / "b\u061c.weval.yml").write_text("title: t\nmodels: [echo]\nfo\u061co: 1\n---\n- prompt: hi\n")
+    main(["check", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert "\u061c" not in out and "\\u061c" in out
