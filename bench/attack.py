@@ -1917,11 +1917,14 @@ def _comparison_prompts(out: Path) -> tuple[set[str], str | None]:
     return set(data.get("allFinalAssistantResponses") or {}), None
 
 
-def _valid_results(out: Path) -> str | None:
+def _valid_results(out: Path, journals: bool = True) -> str | None:
     """Every results file under `out` reads back: JSON files parse, JSONL lines parse (a journal may end
-    in a cut line: it is an append log)."""
+    in a cut line: it is an append log). `journals=False`: journals left out (the journal area plants
+    lines in them that evalspec did not write)."""
     for f in out.rglob("*"):
         if not f.is_file() or f.suffix not in (".json", ".jsonl"):
+            continue
+        if not journals and f.name.endswith(".journal.jsonl"):
             continue
         text = f.read_text(errors="replace")
         try:
@@ -1931,7 +1934,7 @@ def _valid_results(out: Path) -> str | None:
                 lines = text.splitlines()
                 for line in lines[:-1] if f.name.endswith(".journal.jsonl") else lines:
                     json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             return f"{f.relative_to(out)} does not parse"
     return None
 
@@ -2990,6 +2993,333 @@ def attack_environment(tally: Tally) -> None:
         shutil.rmtree(root, ignore_errors=True)
 
 
+def _journal_mutations(lines: list[str]) -> Iterator[tuple[str, list[str] | bytes]]:
+    """A finished run's journal rewritten as someone (a cloned repository, a crash, an editor) might leave
+    it: each record kind with its fields of the wrong type, out of range, for items that do not exist,
+    and the file's bytes damaged."""
+    head, rest = json.loads(lines[0]), [json.loads(x) for x in lines[1:]]
+
+    def with_head(**changes: Any) -> list[str]:
+        h = dict(head)
+        for k, v in changes.items():
+            if v is _DROP:
+                h.pop(k, None)
+            else:
+                h[k] = v
+        return [json.dumps(h), *lines[1:]]
+
+    for field_ in ("v", "kind", "file", "config_id", "run_label", "started", "systems", "path", "select", "fp"):
+        yield f"header/{field_}-dropped", with_head(**{field_: _DROP})
+        for bad in (None, 7, "x", [], {}, "\x00\u202e", "a" * 100_000):
+            yield f"header/{field_}={json.dumps(bad)[:12]}", with_head(**{field_: bad})
+    yield "header/v=999", with_head(v=999)
+    yield "header/kind=agentv", with_head(kind="agentv")
+    yield "header/path=/etc/passwd", with_head(path="/etc/passwd")
+    yield "header/twice", [lines[0], *lines]
+    yield "header/last", [*lines[1:], lines[0]]
+    yield "header/only", [lines[0]]
+    kinds = sorted({r.get("t") for r in rest if isinstance(r, dict)})
+    for kind in kinds:
+        sample = next(r for r in rest if r.get("t") == kind)
+        for key in sample:
+            if key == "t":
+                continue
+            for bad in (None, -1, 2**64, 1e308, "x", [], {}, ["zz", "nobody"], True, "a" * 1_000_000):
+                rec = dict(sample)
+                rec[key] = bad
+                yield f"{kind}/{key}={json.dumps(bad)[:12]}", [*lines, json.dumps(rec)]
+            rec = dict(sample)
+            del rec[key]
+            yield f"{kind}/{key}-dropped", [*lines, json.dumps(rec)]
+        yield f"{kind}/repeated-1000", [*lines, *[json.dumps(sample)] * 1000]
+    yield "record/unknown-type", [*lines, json.dumps({"t": "zz", "c": ["p1", "x"]})]
+    yield "record/not-an-object", [*lines, "[1, 2, 3]", '"text"', "42", "null"]
+    yield "record/deep", [*lines, "[" * 100_000 + "]" * 100_000]
+    yield "record/score-above-one", [*lines, *[json.dumps({**r, "s": 5.0}) for r in rest if r.get("t") == "score"]]
+    yield "record/score-negative", [*lines, *[json.dumps({**r, "s": -3}) for r in rest if r.get("t") == "score"]]
+    raw = "\n".join(lines).encode() + b"\n"
+    yield "bytes/invalid-utf8-mid", raw[: len(raw) // 2] + b"\xff\xfe\xc3" + raw[len(raw) // 2:]
+    yield "bytes/nul-mid", raw[: len(raw) // 2] + b"\x00" * 100 + raw[len(raw) // 2:]
+    yield "bytes/cut-mid-line-then-more", raw[: len(raw) // 2] + b"\n" + raw[len(raw) // 2:]
+    yield "bytes/crlf", raw.replace(b"\n", b"\r\n")
+    yield "bytes/bom", b"\xef\xbb\xbf" + raw
+    yield "bytes/blank-lines", raw.replace(b"\n", b"\n\n\n")
+    yield "bytes/empty", b""
+    yield "bytes/whitespace", b"   \n\t\n"
+    yield "bytes/only-cut-header", raw[:20]
+    yield "bytes/utf16", b"\xff\xfe" + "\n".join(lines).encode("utf-16-le")
+    yield "bytes/huge-line", raw + b'{"t": "gen", "text": "' + b"a" * (64 << 20) + b'"}\n'
+
+
+_DROP = object()
+
+
+def attack_journal(tally: Tally) -> None:
+    """A finished Weval run (3 prompts, the echo model) whose journal is then damaged (see
+    _journal_mutations), then `--resume` and `--retry-errors`. Broken: a traceback, a hang (60 s), an exit
+    other than 0-3, results that do not parse, a score outside 0-1 or not a number in the comparison."""
+    print("damaged journals (fifth round)", flush=True)
+    root = Path(tempfile.mkdtemp(prefix="attack-journal-"))
+    try:
+        (root / "b.yml").write_text("title: t\nmodels: [echo]\n---\n" + "".join(
+            f"- id: p{i}\n  prompt: hello {i}\n  should: [{{$contains: hello}}, {{$js: 'true'}}]\n" for i in range(3)))
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(root), "LANG": "C.UTF-8",
+               "NO_COLOR": "1", "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
+        first = run_cli(["run", "b.yml", "-o", "clean", "--no-report"], env=env, cwd=root)
+        assert first.code == 0, first.err
+        [journal] = (root / "clean").rglob("*.journal.jsonl")
+        lines = journal.read_text().splitlines()
+        for case, content in _journal_mutations(lines):
+            for mode in ("--resume", "--retry-errors") if case.startswith(("bytes/", "record/")) else ("--resume",):
+                name = f"journal/{case}/{mode[2:]}"
+                if ONLY and ONLY not in name:
+                    continue
+                out = root / "out"
+                shutil.rmtree(out, ignore_errors=True)
+                shutil.copytree(root / "clean", out)
+                [target] = out.rglob("*.journal.jsonl")
+                for old in out.rglob("*_comparison.json"):
+                    old.unlink()
+                if isinstance(content, bytes):
+                    target.write_bytes(content)
+                else:
+                    target.write_text("\n".join(content) + "\n")
+                ran = run_cli(["run", "b.yml", "-o", "out", "--no-report", mode], env=env, cwd=root, timeout=60)
+                problem = crashed(ran)
+                if problem is None and ran.code not in (0, 1, 2, 3):
+                    problem = f"exit {ran.code}: {ran.err.strip().splitlines()[-1:]}"
+                if problem is None and ran.code in (0, 1):
+                    problem = _valid_results(out, journals=False)
+                    comps = list(out.rglob("*_comparison.json"))
+                    if problem is None and comps:
+                        data = json.loads(comps[0].read_text())
+                        for cov in (data.get("evaluationResults") or {}).get("llmCoverageScores", {}).values():
+                            for r in cov.values():
+                                s = r.get("avgCoverageExtent") if isinstance(r, dict) else None
+                                if s is not None and not (isinstance(s, int | float) and 0 <= s <= 1):
+                                    problem = f"a score of {s!r} in the comparison"
+                tally.note(f"{name} (exit {ran.code})", problem)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+SUITE_REFS = """name: refs
+description: d
+tests:
+  - id: t1
+    criteria: c
+    input:
+      - role: user
+        content:
+          - {type: file, value: ./fifo.txt}
+          - {type: file, value: /dev/zero}
+          - {type: file, value: ./folder}
+          - {type: text, value: hi}
+  - file://fifo.jsonl
+  - file://zero-link.yaml
+"""
+
+
+def _fifth_round_protocol_cases(root: Path, ids: Iterator[int]) -> Iterator[tuple[str, Callable[[RawLsp, str], list[Any]]]]:
+    """Documents opened twice or changed before they are opened, every feature on references to a FIFO,
+    /dev/zero and a folder, hostile run settings then a Run, progress tokens that are objects or huge,
+    trace values, unsupported workspace notifications."""
+    hover = "textDocument/hover"
+    refs_uri = (root / "refs.eval.yaml").as_uri()
+
+    def then_hover(act: Callable[[RawLsp, str], None]) -> Callable[[RawLsp, str], list[Any]]:
+        def run(s: RawLsp, u: str) -> list[Any]:
+            act(s, u)
+            i = next(ids)
+            s.request(i, hover, _at(u, 3, 4))
+            return [i]
+        return run
+    yield "5/open-twice", then_hover(lambda s, u: _open(s, u, GOOD + "# again\n", 7))
+    yield "5/open-twice-older-version", then_hover(lambda s, u: _open(s, u, "title: [\n", -3))
+    yield "5/open-twice-other-language", then_hover(lambda s, u: s.send({
+        "jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+            "uri": u, "languageId": "python", "version": 9, "text": "import os\n"}}}))
+    yield "5/change-before-open", then_hover(lambda s, u: s.send({
+        "jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+            "textDocument": {"uri": u + ".other.yml", "version": 2}, "contentChanges": [
+                {"range": {"start": {"line": 5, "character": 3}, "end": {"line": 9, "character": 0}}, "text": "x"}]}}))
+    yield "5/close-never-opened", then_hover(lambda s, u: s.send({
+        "jsonrpc": "2.0", "method": "textDocument/didClose", "params": {"textDocument": {"uri": u + ".nope.yml"}}}))
+    yield "5/close-twice-then-change", then_hover(lambda s, u: [s.send({
+        "jsonrpc": "2.0", "method": m, "params": p}) for m, p in [
+            ("textDocument/didClose", {"textDocument": {"uri": u}}),
+            ("textDocument/didClose", {"textDocument": {"uri": u}}),
+            ("textDocument/didChange", {"textDocument": {"uri": u, "version": 40}, "contentChanges": [{"text": GOOD}]}),
+            ("textDocument/didOpen", {"textDocument": {"uri": u, "languageId": "yaml", "version": 41, "text": GOOD}})]])
+    yield "5/save-unknown-with-text", then_hover(lambda s, u: s.send({
+        "jsonrpc": "2.0", "method": "textDocument/didSave", "params": {
+            "textDocument": {"uri": (root / "fifo.txt").as_uri()}, "text": "x" * 1_000_000}}))
+    yield "5/overlapping-ranges", then_hover(lambda s, u: s.send({
+        "jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+            "textDocument": {"uri": u, "version": 50}, "contentChanges": [
+                {"range": {"start": {"line": 0, "character": 0}, "end": {"line": 3, "character": 2}}, "text": "a\n"},
+                {"range": {"start": {"line": 2, "character": 1}, "end": {"line": 0, "character": 0}}, "text": "b"},
+                {"range": {"start": {"line": 0, "character": 2**31}, "end": {"line": 2**31, "character": 0}},
+                 "text": "c"},
+                {"range": {"start": {"line": 1, "character": 0}, "end": {"line": 1, "character": 0}},
+                 "rangeLength": -5, "text": "d"}]}}))
+    yield "5/change-50000-ranges", then_hover(lambda s, u: s.send({
+        "jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+            "textDocument": {"uri": u, "version": 60}, "contentChanges": [
+                {"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}, "text": "#\n"}
+                for _ in range(50_000)]}}))
+
+    def on_refs(method: str, line: int, char: int, extra: dict[str, Any] | None = None
+                ) -> Callable[[RawLsp, str], list[Any]]:
+        def act(s: RawLsp, u: str) -> list[Any]:
+            _open(s, refs_uri, SUITE_REFS)
+            i = next(ids)
+            params: dict[str, Any] = {"textDocument": {"uri": refs_uri}}
+            if method not in ("textDocument/documentLink", "textDocument/codeLens", "textDocument/documentSymbol",
+                              "textDocument/foldingRange", "textDocument/diagnostic"):
+                params["position"] = {"line": line, "character": char}
+            if method == "textDocument/codeAction":
+                params = {"textDocument": {"uri": refs_uri}, "range": {"start": {"line": 0, "character": 0},
+                          "end": {"line": 14, "character": 0}}, "context": {"diagnostics": []}}
+            params.update(extra or {})
+            s.request(i, method, params)
+            j = next(ids)
+            s.request(j, hover, _at(refs_uri, 9, 30))
+            return [i, j]
+        return act
+    for line, char, what in ((8, 32, "fifo"), (9, 32, "dev-zero"), (10, 32, "folder"), (12, 12, "fifo-tests"),
+                             (13, 12, "link-to-dev-zero")):
+        for method in (hover, "textDocument/definition", "textDocument/completion"):
+            yield f"5/{method.split('/')[1]}-on-{what}", on_refs(method, line, char)
+    for method in ("textDocument/documentLink", "textDocument/codeLens", "textDocument/documentSymbol",
+                   "textDocument/foldingRange", "textDocument/diagnostic", "textDocument/codeAction"):
+        yield f"5/{method.split('/')[1]}-of-references-to-devices", on_refs(method, 0, 0)
+    for token_name, token in (("object", {"a": [1, {"b": None}]}), ("huge", "t" * 2_000_000), ("float", 1.5),
+                              ("deep", json.loads("[" * 400 + "]" * 400)), ("null", None)):
+        for key in ("workDoneToken", "partialResultToken"):
+            yield f"5/{key}-{token_name}", on_refs("textDocument/documentSymbol", 0, 0, {key: token})
+    for value in ("verbose", "messages", 5, None, "x" * 100_000):
+        yield f"5/setTrace-{json.dumps(value)[:10]}", then_hover(lambda s, u, v=value: s.send({
+            "jsonrpc": "2.0", "method": "$/setTrace", "params": {"value": v}}))
+    yield "5/didChangeWorkspaceFolders", then_hover(lambda s, u: s.send({
+        "jsonrpc": "2.0", "method": "workspace/didChangeWorkspaceFolders", "params": {"event": {
+            "added": [{"uri": "file:///", "name": "root"}, {"uri": "file:///dev/zero", "name": "z"}] * 500,
+            "removed": [{"uri": "http://x", "name": 5}]}}}))
+    yield "5/window-workDoneProgress-cancel-unknown", then_hover(lambda s, u: s.send({
+        "jsonrpc": "2.0", "method": "window/workDoneProgress/cancel", "params": {"token": {"x": 1}}}))
+
+    def settings_then_run(settings: Any, uri: str | None = None) -> Callable[[RawLsp, str], list[Any]]:
+        def act(s: RawLsp, u: str) -> list[Any]:
+            s.send({"jsonrpc": "2.0", "method": "workspace/didChangeConfiguration", "params": {"settings": settings}})
+            target = uri or u
+            if uri:
+                _open(s, uri, SUITE_REFS)
+            i = next(ids)
+            s.request(i, "workspace/executeCommand", {"command": "evalspec.run", "arguments": [target]})
+            time.sleep(1.0)  # the run under way; the cancel's answer is not timed (sent a second later)
+            s.request(next(ids), "workspace/executeCommand", {"command": "evalspec.cancelRun", "arguments": [target]})
+            return [i]
+        return act
+    for label, run in [("output-dev-null", {"output": "/dev/null", "models": ["echo"]}),
+                       ("output-fifo", {"output": str(root / "fifo.txt"), "models": ["echo"]}),
+                       ("output-proc", {"output": "/proc/self", "models": ["echo"]}),
+                       ("output-up", {"output": "../../../../../tmp/attack-lsp5-escape", "models": ["echo"]}),
+                       ("models-control", {"models": ["echo\x1b]0;x\x07", "\u202e"]}),
+                       ("eval-methods-junk", {"evalMethods": "zz,,\x00", "models": ["echo"]}),
+                       ("batch-all-no-key", {"batchModels": ["*"], "models": ["openai:gpt-4o-mini"]}),
+                       ("timeout-tiny", {"timeoutSeconds": 1e-300, "models": ["echo"]}),
+                       ("settings-deep", json.loads("{\"a\":" * 300 + "1" + "}" * 300)),
+                       ("settings-list", [1, 2]),
+                       ("settings-huge", {"evalspec": {"run": {"models": ["echo"] * 100_000}}})]:
+        yield f"5/settings-{label}-then-run", settings_then_run({"evalspec": {"run": run}} if "models" in run
+                                                                  or "evalMethods" in run else run)
+    yield "5/run-suite-with-device-references", settings_then_run({"evalspec": {"run": {"models": ["echo"]}}},
+                                                                  refs_uri)
+
+
+def attack_lsp5(tally: Tally) -> None:
+    """The fifth round's protocol probes through the protocol area's harness, then initialize requests
+    no client had sent: each must be answered, and a hover after it within the bound."""
+    print("language server protocol (fifth round)", flush=True)
+    global protocol_cases
+    original = protocol_cases
+
+    def cases(root: Path) -> Iterator[tuple[str, Callable[[RawLsp, str], list[Any]]]]:
+        os.mkfifo(root / "fifo.txt")
+        os.mkfifo(root / "fifo.jsonl")
+        (root / "folder").mkdir()
+        os.symlink("/dev/zero", root / "zero-link.yaml")
+        (root / "refs.eval.yaml").write_text(SUITE_REFS)
+        return _fifth_round_protocol_cases(root, iter(range(10**6)))
+    protocol_cases = cases
+    try:
+        attack_protocol(tally, lifecycle=False)
+    finally:
+        protocol_cases = original
+    root = Path(tempfile.mkdtemp(prefix="attack-lsp5-"))
+    try:
+        (root / "b.weval.yml").write_text(GOOD)
+        uri = (root / "b.weval.yml").as_uri()
+        base = {"processId": None, "rootUri": root.as_uri(), "capabilities": {}}
+        variants: list[tuple[str, Any]] = [
+            ("root-http", {**base, "rootUri": "http://127.0.0.1:1/"}),
+            ("root-dev-zero", {**base, "rootUri": "file:///dev/zero"}),
+            ("root-slash", {**base, "rootUri": "file:///", "rootPath": "/"}),
+            ("root-unc", {**base, "rootUri": "file://server/share/x"}),
+            ("root-int", {**base, "rootUri": 5}),
+            ("root-missing", {"processId": None, "capabilities": {}}),
+            ("folders-10000", {**base, "workspaceFolders": [{"uri": f"file:///tmp/w{i}", "name": str(i)}
+                                                           for i in range(10_000)]}),
+            ("folders-junk", {**base, "workspaceFolders": [{"uri": None}, 5, "x", {"uri": "file:///dev/zero", "name": ""}]}),
+            ("capabilities-null", {**base, "capabilities": None}),
+            ("capabilities-wrong-types", {**base, "capabilities": {"textDocument": 5, "workspace": "x", "window": [],
+                                                                   "general": {"positionEncodings": 7}}}),
+            ("encoding-utf8-only", {**base, "capabilities": {"general": {"positionEncodings": ["utf-8"]}}}),
+            ("encoding-utf32-only", {**base, "capabilities": {"general": {"positionEncodings": ["utf-32"]}}}),
+            ("encoding-junk", {**base, "capabilities": {"general": {"positionEncodings": ["ebcdic", "", None]}}}),
+            ("options-list", {**base, "initializationOptions": [1, 2]}),
+            ("options-deep", {**base, "initializationOptions": json.loads("{\"a\":" * 400 + "1" + "}" * 400)}),
+            ("options-nan-like", {**base, "initializationOptions": {"debounceMs": 1e308, "requestBudgetMs": -1,
+                                                                    "run": {"concurrency": 10**30, "maxCost": -0.0}}}),
+            ("options-huge", {**base, "initializationOptions": {"x": "y" * 5_000_000}}),
+            ("process-id-dead", {**base, "processId": 2**22 + 12345}),
+            ("process-id-huge", {**base, "processId": 2**63}),
+            ("process-id-negative", {**base, "processId": -1}),
+            ("trace-junk", {**base, "trace": "loud"}),
+            ("locale-hostile", {**base, "locale": "\x1b]0;x\x07" * 1000}),
+            ("client-info-huge", {**base, "clientInfo": {"name": "x" * 1_000_000, "version": None}}),
+            ("params-null", None),
+            ("params-list", [1, 2, 3]),
+        ]
+        for name, params in variants:
+            full = f"protocol/5/initialize-{name}"
+            if ONLY and ONLY not in full:
+                continue
+            server = RawLsp(root)
+            try:
+                problems = []
+                server.request("init", "initialize", params)
+                reply = server.wait("init", 20)
+                if reply is None:
+                    problems.append("initialize not answered" + (" (server exited)" if server.closed else ""))
+                server.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+                _open(server, uri, GOOD)
+                server.request("warm", "textDocument/hover", _at(uri, 0, 0))
+                server.wait("warm", 10)
+                server.request("after", "textDocument/hover", _at(uri, 3, 4))
+                t0 = time.monotonic()
+                reply = server.wait("after", LSP_BOUND_S + 4)
+                if reply is None:
+                    problems.append("no hover answer" + (" (exited)" if server.closed else ""))
+                elif time.monotonic() - t0 > LSP_BOUND_S:
+                    problems.append(f"hover took {time.monotonic() - t0:.2f} s")
+                tally.note(full, "; ".join(problems) or None)
+            finally:
+                server.stop()
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
 AREAS: dict[str, Callable[[Tally], None]] = {
     "yaml": attack_yaml,
     "scoring": attack_scoring,
@@ -3011,6 +3341,8 @@ AREAS: dict[str, Callable[[Tally], None]] = {
     "args": attack_args,
     "streams": attack_streams,
     "environment": attack_environment,
+    "journal": attack_journal,
+    "lsp5": attack_lsp5,
 }
 
 

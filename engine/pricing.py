@@ -92,10 +92,20 @@ def parse_prices(data: Any, source: str) -> dict[str, Price]:
 
 
 def read_price_file(path: Path) -> dict[str, Price]:
+    from .file_source import MAX_READ, read_regular_bytes
+
     try:
-        text = path.read_text(encoding="utf-8")
+        # a regular file of bounded size, opened without blocking: `--prices /dev/zero` read until memory
+        # ran out, a FIFO waited for good
+        data_bytes = read_regular_bytes(path, MAX_READ)
     except OSError as exc:
         raise PriceFileError(f"cannot read the price file {path}: {exc.strerror or exc}") from None
+    if data_bytes is None:
+        raise PriceFileError(f"the price file {path} is not a regular file of at most {MAX_READ >> 20} MB")
+    try:
+        text = data_bytes.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise PriceFileError(f"the price file {path} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     try:
         if path.suffix.lower() == ".json":
             data = json.loads(text)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Sequence
 
 from lsprotocol import types as lsp
 
@@ -36,6 +37,64 @@ def apply_change(text: str, change: lsp.TextDocumentContentChangeEvent, encoding
     last = _offset(text, _line_start(text, end.line - start.line, first_line) if first_line is not None else None,
                    end, encoding)
     return text[:first] + change.text + text[last:]
+
+
+# More changes than this in one didChange are applied on a list of lines (`apply_changes`).
+_MANY = 8
+
+
+def apply_changes(text: str, changes: Sequence[lsp.TextDocumentContentChangeEvent], encoding: str) -> str:
+    """`text` after a didChange's content changes, in order. A few are applied one by one on the text; many
+    (a multi-cursor edit on every line of a 50,000-line file sends 50,000) on a list of its lines, where
+    finding a line is an index and replacing it touches that line only: one by one, each change scanned
+    the text down to its line and copied the whole text, and 50,000 changes going down a file took a
+    minute on the server's event loop. Both give the same text (tests/lsp/test_text_documents.py)."""
+    if len(changes) <= _MANY:
+        for change in changes:
+            text = apply_change(text, change, encoding)
+        return text
+    lines = _lines(text)
+    for change in changes:
+        if not isinstance(change, lsp.TextDocumentContentChangePartial):
+            lines = _lines(change.text)
+            continue
+        start, end = change.range.start, change.range.end
+        if (end.line, end.character) < (start.line, start.character):
+            start, end = end, start
+        first_line, first = _locate(lines, start, encoding)
+        last_line, last = _locate(lines, end, encoding)
+        new = lines[first_line][:first] + change.text + lines[last_line][last:]
+        if first_line > 0 and new.startswith("\n") and lines[first_line - 1].endswith("\r"):
+            first_line -= 1  # a CR ending the line above and this LF are one line break in the text
+            new = lines[first_line] + new
+        pieces = _lines(new)
+        if last_line < len(lines) - 1:
+            pieces.pop()  # `new` ends with the replaced last line's own break: the line after it follows
+        lines[first_line:last_line + 1] = pieces
+    return "".join(lines)
+
+
+def _lines(text: str) -> list[str]:
+    """`text` cut after each line break (`\r\n`, `\r`, `\n`): every piece but the last ends with its break;
+    the last (maybe empty) is the last line, so there is one piece per LSP line."""
+    out: list[str] = []
+    pos = 0
+    for m in (_BREAK if "\r" in text else _LF).finditer(text):
+        out.append(text[pos:m.end()])
+        pos = m.end()
+    out.append(text[pos:])
+    return out
+
+
+def _locate(lines: list[str], position: lsp.Position, encoding: str) -> tuple[int, int]:
+    """The line and the index in it of an LSP position (past a line's end: its end, before the break;
+    past the last line: the end of the text)."""
+    if position.line >= len(lines):
+        return len(lines) - 1, len(lines[-1])
+    line_no = max(0, position.line)
+    line = lines[line_no]
+    content = line[:-2] if line.endswith("\r\n") else line[:-1] if line.endswith(("\r", "\n")) else line
+    return line_no, LineIndex((content,), encoding).engine_col(0, position.character)
 
 
 def _line_start(text: str, lines: int, start: int) -> int | None:

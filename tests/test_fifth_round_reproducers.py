@@ -38,7 +38,7 @@ def test_run_options_that_are_not_finite_numbers_are_usage_errors(tmp_path: Path
 
 
 def _evalspec(args: list[str], cwd: Path, **kw: object) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "evalspec.cli", *args], cwd=cwd, text=True, timeout=120,
+    return subprocess.run([sys.executable, "-m", "evalspec.cli", *args], cwd=cwd, text=True, timeout=60,
                           **kw)  # type: ignore[call-overload,no-any-return]
 
 
@@ -100,3 +100,15 @@ def test_every_bidi_control_is_shown_as_an_escape_by_check(tmp_path: Path, capsy
     main(["check", str(tmp_path)])
     out = capsys.readouterr().out
     assert "\u061c" not in out and "\\u061c" in out
+
+
+@pytest.mark.parametrize("kind", ["dev-zero", "fifo"])
+def test_a_price_file_that_is_a_device_or_a_fifo_is_refused_without_reading(tmp_path: Path, kind: str) -> None:
+    # `--prices /dev/zero` was read until memory ran out; a FIFO waited for a writer for good
+    prices = "/dev/zero"
+    if kind == "fifo":
+        prices = str(tmp_path / "prices.json")
+        os.mkfifo(prices)
+    ran = _evalspec(["run", "b.yml", "-m", "echo", "-o", "out", "--prices", prices], _project(tmp_path),
+                    capture_output=True)
+    assert ran.returncode == 2 and "not a regular file" in ran.stderr, ran.stderr

@@ -16,7 +16,7 @@ from .. import loop_watch
 from ..capabilities import ClientSupport
 from ..freeing import free_later
 from ..server import EvalspecServer, Settings
-from ..text_documents import apply_change
+from ..text_documents import apply_changes
 
 log = logging.getLogger(__name__)
 
@@ -51,8 +51,7 @@ def register(server: EvalspecServer) -> None:
         uri = params.text_document.uri
         state = server.documents.get(uri)
         text = state.text if state is not None else ""
-        for change in params.content_changes:
-            text = apply_change(text, change, server.encoding)
+        text = apply_changes(text, params.content_changes, server.encoding)
         server.documents.change(uri, params.text_document.version, text)
 
     @server.notification(lsp.TEXT_DOCUMENT_DID_CLOSE)

@@ -237,6 +237,13 @@ class RunFeature:
                 with contextlib.suppress(OSError):
                     mark_stopped(Path(board.journal), "cancelled")
             raise
+        except OSError as exc:  # the results folder cannot be written (a file, /dev/null, read-only, full)
+            board.stop(interrupted=True)
+            where = f" {exc.filename}" if exc.filename else ""
+            message = f"evalspec: cannot write the results{where}: {exc.strerror or exc}"
+            self.server.log_to_client(lsp.MessageType.Error, message)
+            with contextlib.suppress(Exception):
+                self.server.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Error, message=message))
         except Exception as exc:  # a bug in the runner must not take the server down
             board.stop(interrupted=True)
             self.server.report_failure(f"the run of {uri}", exc)

@@ -365,3 +365,17 @@ async def test_past_the_budget_a_run_answers_pending_and_starts_when_planned(hur
     done = await asyncio.wait_for(finished(), HANG_GUARD_S * 6)  # the run started once planned, and ended
     assert done["uri"] == uri and not done["interrupted"] and not done["cancelled"]
     assert [m["cells"] for m in done["summary"]["models"]] == [n]  # one model (echo), every prompt ran
+
+
+async def test_a_results_folder_that_cannot_be_written_is_said_not_logged_as_a_bug(client: RunClient, tmp_path: Path):
+    # The fifth attack run: `output` set to /dev/null (or a file, a FIFO, /proc/self) in the settings
+    # made the run fail with a NotADirectoryError traceback logged as a server bug, and the user was
+    # told only that the run was interrupted.
+    (tmp_path / "taken").write_text("a file where the results folder would be\n")
+    client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(
+        settings={"evalspec": {"run": {"models": ["echo"], "output": str(tmp_path / "taken")}}}))
+    uri = open_doc(client, tmp_path / "lenses.weval.yml", BLUEPRINT)
+    done = await run_to_end(client, uri)
+    assert done["interrupted"] is True
+    said = [m.message for m in client.messages if m.type == lsp.MessageType.Error]
+    assert any("cannot write the results" in m and "Not a directory" in m for m in said), said
