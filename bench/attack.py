@@ -3163,11 +3163,23 @@ def _fifth_round_protocol_cases(root: Path, ids: Iterator[int]) -> Iterator[tupl
                  "text": "c"},
                 {"range": {"start": {"line": 1, "character": 0}, "end": {"line": 1, "character": 0}},
                  "rangeLength": -5, "text": "d"}]}}))
-    yield "5/change-50000-ranges", then_hover(lambda s, u: s.send({
-        "jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
-            "textDocument": {"uri": u, "version": 60}, "contentChanges": [
-                {"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}, "text": "#\n"}
-                for _ in range(50_000)]}}))
+    def ranges(n: int, down: bool) -> Callable[[RawLsp, str], None]:
+        # n changes in one didChange: at the top, or one per line going down a file of n lines (a
+        # multi-cursor edit on every line). 50,000 make a 6 MB message: timed as a flood (bulk-).
+        def act(s: RawLsp, u: str) -> None:
+            body = "title: T\nmodels: [openai:gpt-4o-mini]\n---\n- id: a\n  prompt: Hi\n" + "# c\n" * n
+            s.send({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+                "textDocument": {"uri": u, "version": 59}, "contentChanges": [{"text": body}]}})
+            at = [(5 + k, 3) if down else (0, 0) for k in range(n)]
+            s.send({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+                "textDocument": {"uri": u, "version": 60}, "contentChanges": [
+                    {"range": {"start": {"line": a, "character": b}, "end": {"line": a, "character": b}},
+                     "text": "#" if down else "#\n"} for a, b in at]}})
+        return act
+    yield "5/change-5000-ranges-at-the-top", then_hover(ranges(5_000, False))
+    yield "5/change-5000-ranges-down-a-file", then_hover(ranges(5_000, True))
+    yield "5/bulk-change-50000-ranges-at-the-top", then_hover(ranges(50_000, False))
+    yield "5/bulk-change-50000-ranges-down-a-file", then_hover(ranges(50_000, True))
 
     def on_refs(method: str, line: int, char: int, extra: dict[str, Any] | None = None
                 ) -> Callable[[RawLsp, str], list[Any]]:
@@ -3320,6 +3332,225 @@ def attack_lsp5(tally: Tally) -> None:
         shutil.rmtree(root, ignore_errors=True)
 
 
+def _batch_server(mutation: str) -> Any:
+    """tests/fakebatch.py's server, its batches' states, status JSON and result files rewritten by
+    `mutation` as a hostile or broken batch service would send them."""
+    from fakebatch import FakeBatchServer
+
+    class Hostile(FakeBatchServer):  # type: ignore[misc]
+        def _finish_openai(self, b: Any, *, expired: bool, cancelled: bool) -> None:
+            super()._finish_openai(b, expired=expired, cancelled=cancelled)
+            if b.output_file:
+                self.files[b.output_file] = _mutated_lines(self.files[b.output_file], mutation, b)
+            if mutation == "output-is-the-input-file":
+                b.output_file = b.input_file
+            elif mutation == "output-file-missing":
+                b.output_file = "file-nonexistent"
+            elif mutation == "output-file-of-another-batch" and len(self.batches) > 1:
+                b.output_file = next(x.output_file for x in self.batches.values() if x is not b and x.output_file) \
+                    if any(x is not b and x.output_file for x in self.batches.values()) else b.output_file
+            elif mutation == "error-file-50mb":
+                b.error_file = f"file-{next(self._ids)}"
+                line = json.dumps({"custom_id": "zz", "error": {"code": "x", "message": "e" * 1000}}).encode() + b"\n"
+                self.files[b.error_file] = line * (50_000_000 // len(line))
+            elif mutation == "error-file-one-50mb-line":
+                b.error_file = f"file-{next(self._ids)}"
+                self.files[b.error_file] = b'{"custom_id": "zz", "error": {"message": "' + b"e" * 50_000_000 + b'"}}\n'
+
+        def _finish_anthropic(self, b: Any, *, cancelled: bool) -> None:
+            super()._finish_anthropic(b, cancelled=cancelled)
+            raw = b"".join(json.dumps(r).encode() + b"\n" for r in b.results)
+            b.results = [json.loads(x) for x in _mutated_lines(raw, mutation, b).splitlines()
+                         if x.strip() and _parses(x)]
+            if mutation.startswith("anthropic-result-type-"):
+                for r in b.results:
+                    r["result"]["type"] = mutation.removeprefix("anthropic-result-type-")
+
+        def _openai_json(self, b: Any) -> dict[str, Any]:
+            out = super()._openai_json(b)
+            return _mutated_status(out, mutation, b, "status")
+
+        def _anthropic_json(self, b: Any) -> dict[str, Any]:
+            out = super()._anthropic_json(b)
+            if mutation == "results-url-other-host":
+                out["results_url"] = "http://169.254.169.254/latest/meta-data/"
+            elif mutation == "results-url-file":
+                out["results_url"] = "file:///etc/passwd"
+            elif mutation == "results-url-unparsable":
+                out["results_url"] = "http://[::1/results"
+            elif mutation == "results-url-crlf":
+                out["results_url"] = self.url("/x\r\nX-Injected: 1")
+            return _mutated_status(out, mutation, b, "processing_status")
+
+    return Hostile(polls_per_state=1)
+
+
+def _parses(line: bytes) -> bool:
+    try:
+        json.loads(line)
+        return True
+    except (ValueError, RecursionError):
+        return False
+
+
+def _mutated_lines(data: bytes, mutation: str, b: Any) -> bytes:
+    lines = [x for x in data.splitlines() if x.strip()]
+    recs = [json.loads(x) for x in lines]
+    if mutation == "unknown-custom-ids":
+        for r in recs:
+            r["custom_id"] = "zz-" + str(r.get("custom_id"))
+    elif mutation == "duplicate-custom-ids-differing":
+        extra = []
+        for r in recs:
+            twin = json.loads(json.dumps(r))
+            body = (twin.get("response") or {}).get("body") or (twin.get("result") or {}).get("message") or {}
+            for c in body.get("choices") or []:
+                c["message"]["content"] = "TWIN ANSWER"
+            for c in body.get("content") or []:
+                c["text"] = "TWIN ANSWER"
+            extra.append(twin)
+        recs = recs + extra
+    elif mutation == "custom-ids-of-another-run":
+        for r in recs:
+            cid = str(r.get("custom_id"))
+            r["custom_id"] = cid[:-4] + "ffff" if len(cid) > 4 else cid + "x"
+    elif mutation == "custom-id-types":
+        for k, r in enumerate(recs):
+            r["custom_id"] = [None, 5, [], {}, "", "\x00", "a" * 1_000_000][k % 7]
+    elif mutation == "status-code-string":
+        for r in recs:
+            if r.get("response"):
+                r["response"]["status_code"] = "200"
+    elif mutation == "body-null":
+        for r in recs:
+            if r.get("response"):
+                r["response"]["body"] = None
+            if r.get("result"):
+                r["result"]["message"] = None
+    elif mutation == "body-deep":
+        return data + b'{"custom_id": "' + (str(recs[0].get("custom_id")) if recs else "x").encode() + \
+            b'", "response": {"status_code": 200, "body": ' + b"[" * 100_000 + b"]" * 100_000 + b"}}\n"
+    elif mutation == "lines-garbage":
+        return b"\xff\xfe garbage\n" + data.replace(b"\n", b"\nnot json\n", 3) + b"\x00\x00\n[1,2]\n\"s\"\n"
+    elif mutation == "lines-truncated":
+        return data[: len(data) * 2 // 3]
+    elif mutation == "lines-empty":
+        return b""
+    elif mutation == "lines-crlf-bom":
+        return b"\xef\xbb\xbf" + data.replace(b"\n", b"\r\n")
+    elif mutation == "results-of-half":
+        recs = recs[: len(recs) // 2]
+    elif mutation == "usage-hostile":
+        for r in recs:
+            body = (r.get("response") or {}).get("body") or (r.get("result") or {}).get("message") or {}
+            if isinstance(body, dict):
+                body["usage"] = {"prompt_tokens": 10**400 if False else 1e308, "completion_tokens": -5,
+                                 "input_tokens": "x", "output_tokens": [1]}
+    elif mutation == "answers-hostile":  # control characters and the run's own key, echoed
+        from fakebatch import KEY as batch_key
+        for r in recs:
+            body = (r.get("response") or {}).get("body") or (r.get("result") or {}).get("message") or {}
+            for c in body.get("choices") or []:
+                c["message"]["content"] = HOSTILE_TEXT + batch_key
+            for c in body.get("content") or []:
+                c["text"] = HOSTILE_TEXT + batch_key
+    return b"".join(json.dumps(r).encode() + b"\n" for r in recs)
+
+
+def _mutated_status(out: dict[str, Any], mutation: str, b: Any, state_key: str) -> dict[str, Any]:
+    if mutation == "state-backwards":
+        b.polls_seen = getattr(b, "polls_seen", 0) + 1
+        if b.polls_seen % 3 == 2 and out[state_key] in ("completed", "ended"):
+            out[state_key] = "in_progress"
+    elif mutation == "state-unknown":
+        if out[state_key] not in ("completed", "ended"):
+            out[state_key] = "zz_state"
+    elif mutation == "state-null":
+        if out[state_key] not in ("completed", "ended"):
+            out[state_key] = None
+    elif mutation == "counts-hostile":
+        out["request_counts"] = {"total": -5, "completed": 10**30, "failed": "x", "processing": 1e308,
+                                 "succeeded": True}
+    elif mutation == "id-path-traversal":
+        out["id"] = "../../../v1/files/" + str(out["id"])
+    elif mutation == "id-crlf":
+        out["id"] = str(out["id"]) + "\r\nX-Injected: 1"
+    elif mutation == "id-changes":
+        out["id"] = str(out["id"]) + "-other"
+    elif mutation == "status-huge":
+        out["metadata"] = {"x": "y" * 20_000_000}
+    elif mutation == "status-deep":
+        out["errors"] = json.loads("[" * 500 + "]" * 500)
+    return out
+
+
+BATCH_MUTATIONS = [
+    "none", "unknown-custom-ids", "duplicate-custom-ids-differing", "custom-ids-of-another-run", "custom-id-types",
+    "status-code-string", "body-null", "body-deep", "lines-garbage", "lines-truncated", "lines-empty",
+    "lines-crlf-bom", "results-of-half", "usage-hostile", "answers-hostile", "output-is-the-input-file",
+    "output-file-missing", "output-file-of-another-batch", "error-file-50mb", "error-file-one-50mb-line",
+    "anthropic-result-type-zz", "anthropic-result-type-succeeded", "results-url-other-host", "results-url-file",
+    "results-url-unparsable", "results-url-crlf", "state-backwards", "state-unknown", "state-null",
+    "counts-hostile", "id-path-traversal", "id-crlf", "id-changes", "status-huge", "status-deep",
+]
+
+
+def attack_batch(tally: Tally) -> None:
+    """A batch run (`--batch`, 6 Weval prompts on an OpenAI and an Anthropic model) against a batch
+    service whose states, status JSON and result files are hostile (see _mutated_lines and
+    _mutated_status), then a `--resume`. Broken: a traceback, a hang (120 s), an exit other than 0-3,
+    results that do not parse, an answer in the results that the service gave for another item (a
+    twin, an unknown id), the key in anything written or printed, a request to another host."""
+    print("batch services (fifth round)", flush=True)
+    root = Path(tempfile.mkdtemp(prefix="attack-batch-"))
+    try:
+        bp = root / "b.yml"
+        bp.write_text("title: t\nmodels: [openai:gpt-4o-mini, anthropic:claude-3-5-haiku-latest]\n---\n" + "".join(
+            f"- id: p{i}\n  prompt: question number {i}\n  should: [{{$contains: question}}]\n" for i in range(6)))
+        for mutation in BATCH_MUTATIONS:
+            name = f"batch/{mutation}"
+            if ONLY and ONLY not in name:
+                continue
+            server = _batch_server(mutation)
+            with server:
+                env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(root), "LANG": "C.UTF-8",
+                       "NO_COLOR": "1", "PYTHONPATH": os.environ.get("PYTHONPATH", ""), **server.env()}
+                out = root / "out"
+                shutil.rmtree(out, ignore_errors=True)
+                common = ["run", "b.yml", "-o", "out", "--no-report", "--batch", "--batch-poll", "0.05", "--retries", "0",
+                          "--timeout", "10"]
+                problems = []
+                for args in (common, [*common, "--resume"]):
+                    ran = run_cli(args, env=env, cwd=root, timeout=120)
+                    problem = crashed(ran)
+                    if problem is None and ran.code not in (0, 1, 2, 3):
+                        problem = f"exit {ran.code}: {ran.err.strip().splitlines()[-1:]}"
+                    if problem:
+                        problems.append(problem)
+                        break
+                    leak = _leaks(ran.out + ran.err + everything_under(out), server.env()["OPENAI_API_KEY"])
+                    if leak:
+                        problems.append(f"{leak} in the output")
+                        break
+                    if _leaks(ran.out + ran.err + everything_under(out), KEY):
+                        problems.append("an echoed key in the output")
+                        break
+                if not problems:
+                    bad = _valid_results(out)
+                    if bad:
+                        problems.append(bad)
+                    written = everything_under(out)
+                    if "TWIN ANSWER" in written:
+                        problems.append("a second, differing answer for an item was taken")
+                    foreign = [p for m, p in server.log if not p.startswith(("/v1", "/upload", "/download"))]
+                    if foreign:
+                        problems.append(f"requests to {foreign[:3]}")
+                tally.note(f"{name} (exit {ran.code}, {server.creations} batches, {server.chat_calls} chat calls)",
+                           "; ".join(problems) or None)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
 AREAS: dict[str, Callable[[Tally], None]] = {
     "yaml": attack_yaml,
     "scoring": attack_scoring,
@@ -3343,6 +3574,7 @@ AREAS: dict[str, Callable[[Tally], None]] = {
     "environment": attack_environment,
     "journal": attack_journal,
     "lsp5": attack_lsp5,
+    "batch": attack_batch,
 }
 
 

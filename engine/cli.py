@@ -85,8 +85,14 @@ def _command(argv: Sequence[str] | None) -> int:
     if not getattr(args, "command", None):
         parser.print_help(sys.stderr)
         return 2
+    code: int | None = None
     try:
-        return int(args.func(args))
+        code = int(args.func(args))
+        # Flushed here, where a closed pipe or a full disk can still be told apart and answered: left to
+        # the interpreter's exit, the table still buffered failed as "Exception ignored … Broken pipe"
+        # and exit status 120.
+        sys.stdout.flush()
+        return code
     except UsageError as exc:
         print(f"evalspec: {exc}", file=sys.stderr)
         return 2
@@ -94,7 +100,7 @@ def _command(argv: Sequence[str] | None) -> int:
         return 130
     except BrokenPipeError:  # `evalspec check … | head`
         _silenced(sys.stdout)
-        return 0
+        return code if code is not None else 0
     except OSError as exc:
         # Standard output that cannot be written (`> /dev/full`, a disk that fills, EIO on a hung-up
         # terminal): one clear line, not a traceback. Any other OSError is a bug that keeps its traceback.

@@ -19,7 +19,7 @@ def display_path(a: Analysis, f: Finding) -> str:
         return "<stdin>"
     try:
         return str(path.resolve().relative_to(Path.cwd()))
-    except ValueError:
+    except (ValueError, OSError):  # OSError: the working folder was deleted under the command (getcwd fails)
         return str(path)
 
 

@@ -4,10 +4,14 @@ journal, batch, lsp5). Each test failed before its fix.
 
 from __future__ import annotations
 
+import contextlib
+import io
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -112,3 +116,67 @@ def test_a_price_file_that_is_a_device_or_a_fifo_is_refused_without_reading(tmp_
     ran = _evalspec(["run", "b.yml", "-m", "echo", "-o", "out", "--prices", prices], _project(tmp_path),
                     capture_output=True)
     assert ran.returncode == 2 and "not a regular file" in ran.stderr, ran.stderr
+
+
+@pytest.mark.parametrize("args", [["check", "."], ["run", "b.yml", "-m", "echo", "-o", "out", "--no-report"]])
+def test_a_pipe_closed_before_the_output_is_flushed_is_not_an_error_at_exit(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str]) -> None:
+    # `evalspec run … | head -c 10`: the table was still buffered when the command returned, and the
+    # interpreter's own flush at exit failed: "Exception ignored … BrokenPipeError", exit status 120.
+    # Here the command's standard output is a pipe whose reader is gone: whatever the command leaves
+    # buffered must be flushable at exit (its descriptor pointed at /dev/null once the pipe broke).
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    out = io.TextIOWrapper(open(write_end, "wb", buffering=1 << 16), encoding="utf-8")  # noqa: SIM115
+    monkeypatch.chdir(_project(tmp_path))
+    monkeypatch.setattr(sys, "stdout", out)
+    try:
+        assert main(args) == 0
+        out.flush()  # what the interpreter does at exit
+    finally:
+        monkeypatch.undo()
+        with contextlib.suppress(OSError):
+            out.close()
+
+
+def test_check_in_a_working_folder_deleted_under_it(tmp_path: Path) -> None:
+    # `getcwd` fails once the working folder is gone: printing each finding's path relative to it was
+    # a FileNotFoundError traceback (a shell left in a folder another process removed)
+    (tmp_path / "p").mkdir()
+    project = _project(tmp_path / "p")
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    ran = _evalspec(["check", str(project)], gone, capture_output=True, preexec_fn=lambda: os.rmdir(gone))
+    assert "Traceback" not in ran.stderr, ran.stderr
+    assert "unknown-provider" in ran.stdout and str(project / "w.yml") in ran.stdout
+
+
+@pytest.mark.parametrize("hostile", ["results-url-unparsable", "results-url-crlf", "batch-id-crlf"])
+def test_a_batch_service_naming_urls_that_do_not_parse_fails_no_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                    hostile: str) -> None:
+    # Anthropic's batch status names `results_url`, and every batch id goes into the next URL: one that
+    # httpx cannot parse (`http://[::1`, a CR LF) was an InvalidURL traceback that stopped the run.
+    from .fakebatch import FakeBatchServer
+
+    class Hostile(FakeBatchServer):
+        def _anthropic_json(self, b: Any) -> dict[str, Any]:
+            out = super()._anthropic_json(b)
+            if hostile == "results-url-unparsable":
+                out["results_url"] = "http://[::1/results"
+            elif hostile == "results-url-crlf":
+                out["results_url"] = self.url("/x\r\nX-Injected: 1")
+            else:
+                out["id"] = str(out["id"]) + "\r\nX-Injected: 1"
+            return out
+
+    (tmp_path / "b.yml").write_text("title: t\nmodels: [anthropic:claude-3-5-haiku-latest]\n---\n" + "".join(
+        f"- id: p{i}\n  prompt: question number {i}\n  should: [{{$contains: question}}]\n" for i in range(3)))
+    with Hostile() as server:
+        for k, v in server.env().items():
+            monkeypatch.setenv(k, v)
+        code = main(["run", str(tmp_path / "b.yml"), "-o", str(tmp_path / "out"), "--no-report", "--batch",
+                     "--batch-poll", "0.02", "--retries", "0"])
+    assert code == 0  # answered: from the batch by its documented results path, or asked again one by one
+    [comparison] = (tmp_path / "out").rglob("*_comparison.json")
+    assert len(json.loads(comparison.read_text())["promptIds"]) == 3
+    assert not any("X-Injected" in path for _, path in server.log)

@@ -21,7 +21,7 @@ from ..providers.base import BAD_RESPONSE, ProviderError
 from .api import ANTHROPIC_MAX_BYTES, ANTHROPIC_MAX_REQUESTS, BatchStatus, ItemResult, Limits
 from .http_batches import HttpBatches
 from .part_file import Framing, PartFile, part_file
-from .wire import jsonl_lines, request_json
+from .wire import jsonl_lines, request_json, segment
 
 
 class AnthropicBatches(HttpBatches):
@@ -64,9 +64,13 @@ class AnthropicBatches(HttpBatches):
     async def results(self, status: BatchStatus) -> AsyncIterator[ItemResult]:
         # The key goes with the request: only to the API's own host, whatever results_url names (and
         # the documented path when an ended batch names none).
-        url = status.results_url or f"{self.batches_url}/{status.id}/results"
-        if httpx.URL(url).netloc != httpx.URL(self.batches_url).netloc:
-            url = f"{self.batches_url}/{status.id}/results"
+        documented = f"{self.batches_url}/{segment(status.id)}/results"
+        url = status.results_url or documented
+        try:
+            if httpx.URL(url).netloc != httpx.URL(self.batches_url).netloc:
+                url = documented
+        except httpx.InvalidURL:  # a results_url that does not parse: the documented path
+            url = documented
         async for rec in jsonl_lines(self.provider.client, self.name, url, self._headers,
                                      max(self._timeout, 120.0)):
             yield _item(rec)

@@ -86,7 +86,11 @@ class GoogleBatches:
         if not session:
             raise ProviderError(BAD_RESPONSE, f"{self.name}: the upload was not started (no X-Goog-Upload-URL)",
                                 200, False, provider=self.name)
-        target = httpx.URL(session)
+        try:
+            target = httpx.URL(session)
+        except httpx.InvalidURL:
+            raise ProviderError(BAD_RESPONSE, f"{self.name}: the upload URL it named is not valid", 200, False,
+                                provider=self.name) from None
         if _origin(target) != _origin(httpx.URL(self.upload_url)):
             # The session URL carries the upload's authority; anywhere else is not where the key points.
             raise ProviderError(BAD_RESPONSE, f"{self.name}: the upload URL points to another host ({target.host})",

@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 
 from .api import BatchStatus
-from .wire import request_json
+from .wire import request_json, segment
 
 LIST_PAGES = 20  # pages of 100 listed when looking for a batch whose id was never journaled
 
@@ -38,13 +38,13 @@ class HttpBatches:
         raise NotImplementedError
 
     async def get(self, batch_id: str) -> BatchStatus:
-        data = await request_json(self.provider.client, self.name, "GET", f"{self.batches_url}/{batch_id}",
+        data = await request_json(self.provider.client, self.name, "GET", f"{self.batches_url}/{segment(batch_id)}",
                                   self._headers, self._timeout)
         return self._status(data)
 
     async def cancel(self, batch_id: str) -> BatchStatus:
         data = await request_json(self.provider.client, self.name, "POST",
-                                  f"{self.batches_url}/{batch_id}/cancel", self._headers, self._timeout)
+                                  f"{self.batches_url}/{segment(batch_id)}/cancel", self._headers, self._timeout)
         return self._status(data)
 
     async def _listed(self, created_after: float) -> AsyncGenerator[dict[str, Any], None]:

@@ -19,7 +19,7 @@ from ..providers.openai_compat import OpenAICompatProvider
 from .api import OPENAI_MAX_BYTES, OPENAI_MAX_REQUESTS, BatchStatus, ItemResult, Limits
 from .http_batches import HttpBatches
 from .part_file import LINES, PartFile, part_file
-from .wire import jsonl_lines, request_json
+from .wire import jsonl_lines, request_json, segment
 
 ENDPOINT = "/v1/chat/completions"
 COMPLETION_WINDOW = "24h"
@@ -84,7 +84,7 @@ class OpenAIBatches(HttpBatches):
         for file_id in (status.output_file, status.error_file):
             if not file_id:
                 continue
-            url = f"{self.files_url}/{file_id}/content"
+            url = f"{self.files_url}/{segment(file_id)}/content"
             async for rec in jsonl_lines(self.provider.client, self.name, url, self._headers,
                                          max(self._timeout, 120.0)):
                 yield _item(rec)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterable, AsyncIterator, Mapping
 from typing import Any, NoReturn
+from urllib.parse import quote
 
 import httpx
 
@@ -27,6 +28,23 @@ from ..providers.http import (
 
 # One line of a result file is one answer: the chat answers' cap applies to it.
 MAX_LINE_BYTES = DEFAULT_MAX_RESPONSE_BYTES
+
+
+def segment(value: str) -> str:
+    """An id a batch service gave (a batch's, a file's) as one path segment: percent-quoted, so an id
+    holding `/`, `..`, `?` or a line break can neither reach another path on the API's host nor make a
+    URL httpx refuses (an InvalidURL traceback stopped the run)."""
+    return quote(value, safe="-._~")
+
+
+def _request(method: str, url: str | httpx.URL, provider: str, **kwargs: Any) -> httpx.Request:
+    """The request, or a ProviderError when a URL the service named (a results_url, an upload URL) or built
+    from what it sent does not parse."""
+    try:
+        return httpx.Request(method, url, **kwargs)
+    except httpx.InvalidURL as exc:
+        raise ProviderError(BAD_RESPONSE, f"{provider}: the batch service named a URL that is not valid "
+                            f"({exc.__class__.__name__}: {str(exc)[:80]})", None, False, provider=provider) from None
 
 
 async def _send(client: httpx.AsyncClient, request: httpx.Request) -> httpx.Response:
@@ -57,8 +75,8 @@ async def request_json(
     if length is not None:
         headers = httpx.Headers(headers)
         headers["content-length"] = str(length)
-    request = httpx.Request(method, url, headers=headers, content=content, files=files, data=data,
-                            extensions={"timeout": _phases(timeout)})
+    request = _request(method, url, provider, headers=headers, content=content, files=files, data=data,
+                       extensions={"timeout": _phases(timeout)})
     cap = getattr(client, "max_response_bytes", DEFAULT_MAX_RESPONSE_BYTES)
     resp, body = await _exchange(client, provider, request, timeout, max(cap, DEFAULT_MAX_RESPONSE_BYTES))
     try:
@@ -83,8 +101,8 @@ async def request_headers(
 ) -> httpx.Headers:
     """One request whose answer says what it has to say in its headers (the start of Google's resumable
     upload: the upload URL); the body, capped, is read and dropped. Raises ProviderError as request_json."""
-    request = httpx.Request(method, url, headers=headers, content=dumps_bytes(payload) if payload is not None else None,
-                            extensions={"timeout": _phases(timeout)})
+    request = _request(method, url, provider, headers=headers,
+                       content=dumps_bytes(payload) if payload is not None else None, extensions={"timeout": _phases(timeout)})
     resp, _ = await _exchange(client, provider, request, timeout, 64 * 1024, cut=True)
     return resp.headers
 
@@ -128,7 +146,7 @@ async def jsonl_lines(
     """The JSON objects of a JSONL file as it streams in. `timeout` bounds each read, not the whole file
     (a 200 MB result file takes its time). A line that is not a JSON object is skipped: the items it
     held are then missing from the results, and the caller sends them again interactively."""
-    request = httpx.Request("GET", url, headers=headers, extensions={"timeout": _phases(timeout)})
+    request = _request("GET", url, provider, headers=headers, extensions={"timeout": _phases(timeout)})
     try:
         resp = await asyncio.wait_for(_send(client, request), timeout)
     except Exception as exc:

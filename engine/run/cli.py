@@ -299,7 +299,7 @@ def _shown(path: Path) -> Path:
     """A path as a person would type it here: relative to the working folder when it lies below it."""
     try:
         return path.resolve().relative_to(Path.cwd().resolve())
-    except ValueError:
+    except (ValueError, OSError):  # OSError: the working folder was deleted (getcwd fails)
         return path
 
 
