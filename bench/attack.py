@@ -3551,6 +3551,129 @@ def attack_batch(tally: Tally) -> None:
         shutil.rmtree(root, ignore_errors=True)
 
 
+def attack_merge(tally: Tally) -> None:
+    """Shard results from elsewhere (a CI job's artefacts): two finished shards of a 6-prompt echo run whose
+    manifests and comparison files are rewritten (folders and names that leave the output folder, files
+    that are devices, FIFOs, links out, wrong types, huge lists), then `evalspec merge`; and 2-8 merges at
+    once into one folder. Broken: a file written outside the merge's output folder, a traceback, a hang,
+    merged results that do not parse, a concurrent merge failing with anything but a clear refusal."""
+    print("shard merges (fifth round)", flush=True)
+    root = Path(tempfile.mkdtemp(prefix="attack-merge-"))
+    try:
+        (root / "b.yml").write_text("title: t\nmodels: [echo]\n---\n" + "".join(
+            f"- id: p{i}\n  prompt: hello {i}\n  should: [{{$contains: hello}}]\n" for i in range(6)))
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(root), "LANG": "C.UTF-8",
+               "NO_COLOR": "1", "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
+        for shard in ("1/2", "2/2"):
+            assert run_cli(["run", "b.yml", "-o", "clean", "--shard", shard, "--no-report"], env=env, cwd=root).code == 0
+        manifests = sorted((root / "clean").rglob("*.shard.json"))
+        original = {m.name: m.read_text() for m in manifests}
+        comps = {m.name.replace(".shard.json", ".json"): m.with_name(m.name.replace(".shard.json", ".json")).read_text()
+                 for m in manifests}
+        outside = root / "outside"
+        cases: list[tuple[str, Callable[[Path], None]]] = []
+
+        def set_manifest(**changes: Any) -> Callable[[Path], None]:
+            def plant(folder: Path) -> None:
+                for m in folder.rglob("*.shard.json"):
+                    data = json.loads(m.read_text())
+                    data.update(changes)
+                    m.write_text(json.dumps(data))
+            return plant
+
+        def set_comparison(**changes: Any) -> Callable[[Path], None]:
+            def plant(folder: Path) -> None:
+                for c in folder.rglob("*_comparison.json"):
+                    data = json.loads(c.read_text())
+                    data.update(changes)
+                    c.write_text(json.dumps(data))
+            return plant
+
+        def replace_results(kind: str) -> Callable[[Path], None]:
+            def plant(folder: Path) -> None:
+                for c in folder.rglob("*_comparison.json"):
+                    c.unlink()
+                    if kind == "fifo":
+                        os.mkfifo(c)
+                    elif kind == "dev-zero":
+                        os.symlink("/dev/zero", c)
+                    elif kind == "link-out":
+                        os.symlink("/etc/passwd", c)
+                    elif kind == "folder":
+                        c.mkdir()
+                    elif kind == "deep":
+                        c.write_text("[" * 100_000 + "]" * 100_000)
+            return plant
+
+        def fifo_manifest(folder: Path) -> None:
+            os.mkfifo(next(folder.rglob("*.shard.json")).with_name("zz.shard.json"))
+        for field_ in ("output_folder", "results", "run_label", "timestamp"):
+            for bad in (["..", "..", str(outside.name)], [str(outside)], "../../" + outside.name, str(outside),
+                        "..", ".", "", None, 5, ["a/b"], "a\x00b", "\\..\\x"):
+                cases.append((f"{field_}={json.dumps(bad)[:20]}", set_manifest(**{field_: bad})))
+        for field_ in ("items", "shard_items", "models", "effective_models"):
+            for bad in ([None, {}, []], "p1", [["p1"]], [f"p{i}" for i in range(200_000)]):
+                cases.append((f"{field_}={json.dumps(bad)[:20]}", set_manifest(**{field_: bad})))
+        for bad in ({"index": 1, "count": 10**30}, {"index": True, "count": 2}, {"index": 1.0, "count": 2}):
+            cases.append((f"shard={json.dumps(bad)[:20]}", set_manifest(shard=bad)))
+        for bad in ("../../../" + outside.name, "/tmp/x", "", None, ["x"]):
+            cases.append((f"comparison-runLabel={json.dumps(bad)[:20]}", set_comparison(runLabel=bad)))
+        cases.append(("comparison-promptIds-junk", set_comparison(promptIds=[None, {}, 5])))
+        cases.append(("comparison-config-list", set_comparison(config=[1])))
+        cases.append(("comparison-timestamp-up", set_comparison(timestamp="../../x")))
+        for kind in ("fifo", "dev-zero", "link-out", "folder", "deep"):
+            cases.append((f"results-a-{kind}", replace_results(kind)))
+        cases.append(("manifest-a-fifo", fifo_manifest))
+        for name, plant in cases:
+            full = f"merge/{name}"
+            if ONLY and ONLY not in full:
+                continue
+            shards = root / "shards"
+            shutil.rmtree(shards, ignore_errors=True)
+            shutil.rmtree(outside, ignore_errors=True)
+            shutil.rmtree(root / "deep", ignore_errors=True)
+            shutil.copytree(root / "clean", shards)
+            plant(shards)
+            before = {p.name for p in root.iterdir()}
+            ran = run_cli(["merge", "shards", "-o", "deep/er/merged", "--no-report"], env=env, cwd=root, timeout=60)
+            problem = crashed(ran)
+            new = sorted({p.name for p in root.iterdir()} - before - {"deep"})
+            if problem is None and (new or outside.exists()):
+                problem = f"written outside the output folder: {new or [outside.name]}"
+            if problem is None and (root / "deep").exists():
+                problem = _valid_results(root / "deep")
+            tally.note(f"{full} (exit {ran.code})", problem)
+        for n in (2, 4, 8):
+            full = f"merge/concurrent-{n}"
+            if ONLY and ONLY not in full:
+                continue
+            shutil.rmtree(root / "merged", ignore_errors=True)
+            procs = [_start(["merge", "clean", "-o", "merged", "--no-report"], env, root) for _ in range(n)]
+            problems = []
+            codes = []
+            for p in procs:
+                try:
+                    _, err = p.communicate(timeout=120)
+                except subprocess.TimeoutExpired:
+                    os.killpg(p.pid, signal.SIGKILL)
+                    problems.append("hung")
+                    continue
+                codes.append(p.returncode)
+                if "Traceback" in err:
+                    problems.append("traceback: " + err.strip().splitlines()[-1][:150])
+                elif p.returncode != 0 and "is being written" not in err:
+                    problems.append(f"exit {p.returncode}: {err.strip().splitlines()[-1:]}")
+            if 0 not in codes:
+                problems.append("no merge finished")
+            bad = _valid_results(root / "merged")
+            if bad:
+                problems.append(bad)
+            tally.note(f"{full} (exits {codes})", "; ".join(problems) or None)
+        del original, comps
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
 AREAS: dict[str, Callable[[Tally], None]] = {
     "yaml": attack_yaml,
     "scoring": attack_scoring,
@@ -3575,6 +3698,7 @@ AREAS: dict[str, Callable[[Tally], None]] = {
     "journal": attack_journal,
     "lsp5": attack_lsp5,
     "batch": attack_batch,
+    "merge": attack_merge,
 }
 
 

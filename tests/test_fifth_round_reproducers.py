@@ -180,3 +180,63 @@ def test_a_batch_service_naming_urls_that_do_not_parse_fails_no_run(tmp_path: Pa
     [comparison] = (tmp_path / "out").rglob("*_comparison.json")
     assert len(json.loads(comparison.read_text())["promptIds"]) == 3
     assert not any("X-Injected" in path for _, path in server.log)
+
+
+def _echo_shards(tmp_path: Path) -> tuple[list[Path], list[Path]]:
+    """Two finished shards of a 6-prompt echo run: their manifests and comparison files."""
+    bp = tmp_path / "b.yml"
+    bp.write_text("title: t\nmodels: [echo]\n---\n" + "".join(
+        f"- id: p{i}\n  prompt: hello {i}\n  should: [{{$contains: hello}}]\n" for i in range(6)))
+    for shard in ("1/2", "2/2"):
+        assert main(["run", str(bp), "-o", str(tmp_path / "shards"), "--shard", shard, "--no-report"]) == 0
+    manifests = sorted((tmp_path / "shards").rglob("*.shard.json"))
+    return manifests, [m.with_name(m.name.replace(".shard.json", ".json")) for m in manifests]
+
+
+@pytest.mark.parametrize("field, value", [
+    ("output_folder", ["..", "..", "escaped"]),  # the merged results were written two folders above -o
+    ("output_folder", ["ABSOLUTE"]),  # an absolute folder (the test's own, below)
+    ("run_label", "../../escaped"),
+    ("timestamp", "/../../escaped"),
+    ("results", "../../../../../../etc/passwd"),  # read (a ValueError traceback when it did not parse)
+    ("results", "/dev/zero"),
+    ("items", [None, 5, {}]),  # a TypeError traceback
+    ("runLabel", "../../../escaped"),  # in the comparison file itself
+    ("config", [1]),  # an AttributeError traceback
+])
+def test_a_shard_manifest_cannot_send_the_merge_outside_its_folders(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], field: str, value: Any) -> None:
+    manifests, comparisons = _echo_shards(tmp_path)
+    if value == ["ABSOLUTE"]:
+        value = [str(tmp_path / "abs-escaped")]
+    for path in comparisons if field in ("runLabel", "config") else manifests:
+        data = json.loads(path.read_text())
+        data[field] = value
+        path.write_text(json.dumps(data))
+    capsys.readouterr()
+    code = main(["merge", str(tmp_path / "shards"), "-o", str(tmp_path / "deep" / "er" / "merged"), "--no-report"])
+    err = capsys.readouterr().err
+    assert code == 2 and ("plain" in err or "not lists of ids" in err or "not a Weval comparison" in err), err
+    assert not (tmp_path / "deep" / "escaped").exists() and not (tmp_path / "escaped").exists()
+    assert not (tmp_path / "abs-escaped").exists()
+    assert not (tmp_path / "deep").exists() or not list((tmp_path / "deep").rglob("*.json"))
+
+
+def test_a_merge_into_a_folder_a_merge_is_writing_is_told_who_holds_it(tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    # Two merges of the same shards into one output folder removed each other's half-written artefact
+    # folder: "cannot write the merged results: No such file or directory". They take the run's lock.
+    from evalspec.run.journal.run_lock import RunLock
+
+    manifests, _ = _echo_shards(tmp_path)
+    manifest = json.loads(manifests[0].read_text())
+    folder = (tmp_path / "merged").joinpath(*manifest["output_folder"])
+    holder = RunLock(folder / f"{manifest['run_label']}.journal.lock")
+    holder.acquire(manifest["run_label"])
+    try:
+        capsys.readouterr()
+        assert main(["merge", str(tmp_path / "shards"), "-o", str(tmp_path / "merged"), "--no-report"]) == 2
+        assert f"is being written (PID {os.getpid()}" in capsys.readouterr().err
+    finally:
+        holder.release()
+    assert main(["merge", str(tmp_path / "shards"), "-o", str(tmp_path / "merged"), "--no-report"]) == 0

@@ -25,7 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..file_source import read_regular_bytes
 from ..jsonio import loads
+from ..own_files import folder_name
 from .plan.shard import MANIFEST_SUFFIX, MANIFEST_VERSION, Shard, manifest_path, shard_of
 
 WEVAL_KEYS = ("configId", "configTitle", "runLabel", "timestamp", "description", "sourceCommitSha",
@@ -100,9 +102,31 @@ def find_shards(paths: Sequence[str | Path]) -> list[ShardResult]:
     return [ShardResult(m, _read_manifest(m)) for m in found]
 
 
+# Shard results come from elsewhere (a CI job's artefacts, a colleague's folder): read as regular files
+# only, never past this.
+_MAX_SHARD_FILE = 1 << 36
+
+
+def _read_regular(path: Path) -> bytes:
+    """A shard's file, if it is a regular file: a FIFO named like a manifest waited for good, `/dev/zero`
+    would have been read until memory ran out. Raises OSError or MergeError."""
+    data = read_regular_bytes(path, _MAX_SHARD_FILE)
+    if data is None:
+        raise MergeError(f"{path} is not a regular file (a folder, a FIFO or a device)")
+    return data
+
+
+def _plain_name(value: Any) -> bool:
+    """A name a manifest gives for a file or folder is used as one, below the output folder or beside the
+    manifest: only a plain name (no `/`, `\\`, `..`, leading dot or NUL) may be. `output_folder`
+    `["..", "..", "x"]` or `/tmp/x` wrote the merged results outside the output folder; `results`
+    `../../../etc/passwd` was read."""
+    return isinstance(value, str) and "\x00" not in value and folder_name(value) == value
+
+
 def _read_manifest(path: Path) -> dict[str, Any]:
     try:
-        data = loads(path.read_bytes())
+        data = loads(_read_regular(path))
     except (OSError, ValueError) as exc:
         raise MergeError(f"{path}: cannot read the shard manifest: {exc}") from None
     needed = ("format", "shard", "results", "timestamp", "source", "run_label", "output_folder", "models",
@@ -113,8 +137,15 @@ def _read_manifest(path: Path) -> dict[str, Any]:
     if not (isinstance(s, dict) and isinstance(s.get("index"), int) and isinstance(s.get("count"), int)
             and 1 <= s["index"] <= s["count"]):
         raise MergeError(f"{path}: the shard is not I/N")
-    if not (isinstance(data["items"], list) and isinstance(data["shard_items"], list)):
-        raise MergeError(f"{path}: the items are not lists")
+    if not (isinstance(data["items"], list) and isinstance(data["shard_items"], list)
+            and all(isinstance(i, str) for i in data["items"]) and all(isinstance(i, str) for i in data["shard_items"])):
+        raise MergeError(f"{path}: the items are not lists of ids")
+    folders = data["output_folder"]
+    if not (isinstance(folders, list) and folders and all(_plain_name(p) for p in folders)):
+        raise MergeError(f"{path}: output_folder is not a list of plain folder names")
+    for key in ("results", "run_label", "timestamp"):
+        if not _plain_name(data[key]):
+            raise MergeError(f"{path}: {key} is not a plain file name")
     return data
 
 
@@ -177,18 +208,31 @@ def merge(paths: Sequence[str | Path], output: Path) -> Merged:
     first = shards[0].manifest
     folder = output.joinpath(*[str(p) for p in first["output_folder"]])
     stamp = max(str(s.manifest["timestamp"]) for s in shards)
-    if first["format"] == "weval":
-        files = _merge_weval(shards, folder, stamp)
-    elif first["format"] == "agentv":
-        files = _merge_agentv(shards, folder, stamp)
-    else:
+    if first["format"] not in ("weval", "agentv"):
         raise MergeError(f"{shards[0].manifest_path}: unknown format {first['format']!r}")
+    # The lock a run of this label takes in this folder: two merges of the same shards into one output
+    # folder (or a merge beside a run of the label) cleared each other's half-written artefact folder and
+    # failed with "No such file or directory"; the second is now told who holds it.
+    from .journal.run_lock import RunLock, RunLocked
+
+    label = str(first["run_label"])
+    lock = RunLock(folder / f"{label}.journal.lock")
+    try:
+        lock.acquire(label)
+    except RunLocked as exc:
+        raise MergeError(str(exc).replace(f"run {label} is already running", f"run {label} is being written")
+                         .replace("; a run that was stopped continues with --resume", "")) from None
+    try:
+        files = _merge_weval(shards, folder, stamp) if first["format"] == "weval" else \
+            _merge_agentv(shards, folder, stamp)
+    finally:
+        lock.release()
     return Merged(kind=str(first["format"]), files=files, shards=len(shards), items=len(first["items"]))
 
 
 def _read_json(path: Path) -> Any:
     try:
-        return loads(path.read_bytes())
+        return loads(_read_regular(path))
     except OSError as exc:
         raise MergeError(f"cannot read {path}: {exc.strerror or exc}") from None
     except ValueError as exc:
@@ -201,7 +245,9 @@ def _merge_weval(shards: list[ShardResult], folder: Path, stamp: str) -> list[Pa
 
     files = [_read_json(s.results) for s in shards]
     for s, data in zip(shards, files, strict=True):
-        if not isinstance(data, dict) or "promptIds" not in data or "config" not in data:
+        if not isinstance(data, dict) or "promptIds" not in data or not isinstance(data.get("config"), dict) \
+                or not isinstance(data["config"].get("prompts") or [], list) \
+                or not all(isinstance(p, dict) for p in data["config"].get("prompts") or []):
             raise MergeError(f"{s.results} is not a Weval comparison file")
         unknown = [k for k in data if k not in WEVAL_KEYS]
         if unknown:
@@ -249,6 +295,8 @@ def _merge_weval(shards: list[ShardResult], folder: Path, stamp: str) -> list[Pa
                 merged[key] = by_prompt(lambda d, k=key: d.get(k))
         elif key == "evaluationResults":
             merged[key] = _evaluation(files, items, by_prompt)
+    if not _plain_name(head.get("runLabel")):
+        raise MergeError(f"{shards[0].results}: runLabel is not a plain file name")
     written = write_comparison(folder, str(head["runLabel"]), stamp, merged)
     # What each shard paid: its cost file, or (an earlier evalspec's shard) the comparison's evalspecCost.
     return written + _merge_cost_files(shards, written[0], [d.get("evalspecCost") for d in files])
@@ -358,7 +406,7 @@ def _merge_agentv(shards: list[ShardResult], folder: Path, stamp: str) -> list[P
     for s in shards:
         mine = {str(i) for i in s.manifest["shard_items"]}
         try:
-            lines = s.results.read_bytes().splitlines()
+            lines = _read_regular(s.results).splitlines()
         except OSError as exc:
             raise MergeError(f"cannot read {s.results}: {exc.strerror or exc}") from None
         for n, line in enumerate(lines, 1):
