@@ -3674,6 +3674,120 @@ def attack_merge(tally: Tally) -> None:
         shutil.rmtree(root, ignore_errors=True)
 
 
+REPORT_PAYLOADS = [
+    "</script><script>window.__pwned=1</script>", "<img src=x onerror=window.__pwned=2>",
+    "<svg onload=window.__pwned=3><circle/></svg>", "javascript:window.__pwned=4", "<!--", "-->",
+    "<style>body{display:none}</style>", "<meta http-equiv=refresh content=\"0;url=http://127.0.0.1:1/\">",
+    "\u2028\u2029", "]]>", "{{constructor.constructor('window.__pwned=5')()}}", "${window.__pwned=6}",
+    "<base href=http://127.0.0.1:1/>", "<link rel=stylesheet href=http://127.0.0.1:1/x.css>",
+    "<iframe srcdoc=\"<script>parent.__pwned=7</script>\"></iframe>", "<a href=javascript:window.__pwned=8>x</a>",
+    "<math><mtext><table><mglyph><style><img src=x onerror=window.__pwned=9>", "\"'><x onmouseover=window.__pwned=10>",
+    "<object data=\"data:text/html,<script>parent.__pwned=11</script>\"></object>", "&lt;script&gt;", "\x00\x1b[31m",
+]
+
+
+def attack_report(tally: Tally) -> None:
+    """A run whose title, description, prompt ids, prompts, points, model ids, system prompt and answers
+    (the fake provider echoes the prompt) hold HTML, script, SVG, CSS and URL payloads; its report.html
+    opened in headless Chromium (Playwright), every cell clicked open, a search typed, and links to a
+    cell with a payload in the address (#…). Also `report --format markdown`. Broken: any payload's
+    script ran (window.__pwned), an element from the data (img, svg, iframe, object, style, link, base,
+    meta refresh, an on* attribute, a javascript: link), a request other than the file, a page error, a
+    traceback; in the Markdown, a payload's `<` unescaped outside code."""
+    print("report injections (fifth round)", flush=True)
+    from playwright.sync_api import sync_playwright
+
+    root = Path(tempfile.mkdtemp(prefix="attack-report-"))
+    try:
+        head = "title: " + json.dumps("T " + " ".join(REPORT_PAYLOADS)) + "\ndescription: " + \
+            json.dumps(" ".join(REPORT_PAYLOADS)) + "\nsystem: " + json.dumps(REPORT_PAYLOADS[0]) + \
+            "\nmodels:\n" + "".join(f"  - {json.dumps('openai:' + p)}\n" for p in (  # model ids hold no spaces
+                "</script><script>window.__pwned=1</script>", "<img/src=x/onerror=window.__pwned=2>",
+                "javascript:window.__pwned=4", "<!--")) + "---\n"
+        items = "".join(
+            f"- id: {json.dumps('id' + str(k) + p)}\n  prompt: {json.dumps('say ' + p)}\n  should:\n"
+            f"    - $contains: {json.dumps(p)}\n    - $icontains: {json.dumps(p[::-1])}\n"
+            for k, p in enumerate(REPORT_PAYLOADS))
+        (root / "r.yml").write_text(head + items)
+        with FakeProvider() as fake:
+            env = base_env(fake, root)
+            ran = run_cli(["run", "r.yml", "-o", "out", "--retries", "0"], env=env, cwd=root, timeout=300)
+        tally.note(f"report/run (exit {ran.code})", crashed(ran))
+        reports = list((root / "out").rglob("report.html"))
+        if not reports:
+            tally.note("report/written", "no report.html")
+            return
+        report = reports[0]
+        md = run_cli(["report", str(report.parent), "--format", "markdown"], env=env, cwd=root)
+        problem = crashed(md)
+        if problem is None:
+            outside_code = re.sub(r"`[^`\n]*`", "", re.sub(r"```.*?```", "", md.out, flags=re.S))
+            raw = [p for p in ("<script", "<img", "<svg", "<iframe", "<style", "<meta", "<object", "<a href")
+                   if p in outside_code]
+            problem = f"raw HTML in the Markdown outside code: {raw}" if raw else None
+        tally.note("report/markdown", problem)
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=[
+                "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+                "--disable-component-update", "--disable-sync"])
+            try:
+                for label, suffix in [("open", ""), *[(f"hash-{k}", "#" + p) for k, p in enumerate(REPORT_PAYLOADS)],
+                                      ("hash-item-model", "#id0" + REPORT_PAYLOADS[0] + "/openai:" + REPORT_PAYLOADS[1])]:
+                    name = f"report/browser-{label}"
+                    if ONLY and ONLY not in name:
+                        continue
+                    tally.note(name, _report_in_browser(browser, report, suffix, clicks=label == "open"))
+            finally:
+                browser.close()
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _report_in_browser(browser: Any, report: Path, suffix: str, clicks: bool) -> str | None:
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    page = context.new_page()
+    url = report.resolve().as_uri()
+    requests: list[str] = []
+    errors: list[str] = []
+
+    def route(r: Any) -> None:
+        if r.request.url.split("#")[0] != url:
+            requests.append(r.request.url)
+            r.abort()
+        else:
+            r.continue_()
+    page.route("**/*", route)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    try:
+        page.goto(url + suffix.replace("%", "%25"))
+        page.wait_for_selector("html[data-ready]", timeout=30000)
+        if clicks:
+            cells = page.locator(".cell")
+            for k in range(min(cells.count(), 200)):
+                cells.nth(k).click()
+            page.locator("#q").fill("pwned")
+            page.locator("#q").press("Enter")
+            page.wait_for_timeout(500)
+        page.wait_for_timeout(300)
+        found = page.evaluate("""() => {
+            const bad = [];
+            if (window.__pwned !== undefined) bad.push('script ran: ' + window.__pwned);
+            if (parent.__pwned !== undefined) bad.push('script ran in a frame');
+            // the page draws its own SVG charts: an SVG from the data would come with its on* attribute
+            const sel = 'img, iframe, object, embed, link, base, meta[http-equiv=refresh], math, '
+                + 'a[href^="javascript"], [onerror], [onload], [onmouseover], body style, circle';
+            for (const e of document.querySelectorAll(sel)) bad.push(e.outerHTML.slice(0, 80));
+            if (document.scripts.length !== 3) bad.push(document.scripts.length + ' scripts');
+            return bad;
+        }""")
+    except Exception as exc:  # a page that never got ready is a finding, not a harness crash
+        found = [f"{exc.__class__.__name__}: {str(exc)[:120]}"]
+    finally:
+        context.close()
+    problems = [*found, *(f"page error: {e[:100]}" for e in errors), *(f"request: {r[:80]}" for r in requests)]
+    return "; ".join(problems) or None
+
+
 AREAS: dict[str, Callable[[Tally], None]] = {
     "yaml": attack_yaml,
     "scoring": attack_scoring,
@@ -3699,6 +3813,7 @@ AREAS: dict[str, Callable[[Tally], None]] = {
     "lsp5": attack_lsp5,
     "batch": attack_batch,
     "merge": attack_merge,
+    "report": attack_report,
 }
 
 
