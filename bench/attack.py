@@ -519,6 +519,53 @@ def yaml_cases() -> Iterator[tuple[str, str]]:
                                           "value: x, weight: {n}}}, {{type: latency, threshold: {n}}}]\n").format(n="1" + "0" * 400)
     yield "unknown-keys-20000", "".join(f"a{i}: &a{i} x\n" for i in range(20_000))
     yield from _fourth_round_yaml()
+    yield from _fifth_round_yaml()
+
+
+def _fifth_round_yaml() -> Iterator[tuple[str, str]]:
+    """Aliases and merges that refer to themselves, anchors redefined thousands of times, typed scalars on
+    the wrong node kinds, Unicode that renders as something else (combining floods, zero-width, bidi in
+    keys and ids, NFC/NFD twin keys, noncharacters), directives and document markers in bulk."""
+    yield "5/alias-to-own-sequence", W + "- id: a\n  prompt: hi\n  should: &s [x, *s]\n"
+    yield "5/alias-to-own-mapping", W + "- id: a\n  prompt: hi\n  should: [{point: &p {k: *p}}]\n"
+    yield "5/merge-of-itself", W + "- &m {<<: *m, id: a, prompt: hi}\n"
+    yield "5/merge-list-of-itself", W + "- &m\n  <<: [*m, *m]\n  id: a\n  prompt: hi\n"
+    chain = "".join(f"- &m{i} {{<<: *m{i - 1}, id: a{i}, prompt: hi}}\n" for i in range(1, 3000))
+    yield "5/merge-chain-3000", W + "- &m0 {id: a0, prompt: hi}\n" + chain
+    yield "5/merge-10000-aliases", W + "- &m {id: a, prompt: hi}\n- <<: [" + ", ".join(["*m"] * 10_000) + "]\n  id: b\n"
+    for label, value in (("null", "~"), ("int", "5"), ("scalar", "x"), ("tagged", "!!merge x"), ("nested", "[[*m]]")):
+        yield f"5/merge-of-{label}", W + f"- &m {{id: a, prompt: hi}}\n- <<: {value}\n  id: b\n  prompt: hi\n"
+    yield "5/merge-as-flow-key", W + "- {[<<]: x, id: a, prompt: hi}\n- {? <<: *nope, id: b}\n"
+    yield "5/anchor-redefined-10000", W + "".join(f"- &a {{id: a{i}, prompt: *a}}\n" for i in range(10_000))
+    yield "5/alias-of-redefined-anchor", W + "- &a {id: x, prompt: hi}\n- &a {id: y, prompt: hi}\n- *a\n- *a\n"
+    for tag, node in (("binary-huge", "!!binary " + "QUJD" * 700_000), ("binary-invalid", "!!binary '***'"),
+                      ("timestamp-invalid", "!!timestamp 2001-13-45"), ("map-on-scalar", "!!map x"),
+                      ("seq-on-scalar", "!!seq x"), ("str-on-seq", "!!str [a, b]"), ("null-on-map", "!!null {a: 1}"),
+                      ("float-on-map", "!!float {a: 1}"), ("set-on-seq", "!!set [a, b]"), ("int-huge-hex", "!!int 0x" + "f" * 100_000)):
+        yield f"5/tag-{tag}", W + f"- id: {node}\n  prompt: {node}\n  should: [{node}]\n  weight: {node}\n"
+    yield "5/combining-flood-id", W + "- id: a" + "\u0301" * 200_000 + "\n  prompt: hi\n"
+    yield "5/combining-flood-key", "title: t\nmodels: [openai:gpt-4o-mini]\nti" + "\u0301" * 200_000 + "tle: x\n---\n- prompt: hi\n"
+    yield "5/zero-width-line", W + "- id: a\n  prompt: " + "\u200b" * 500_000 + "\n"
+    yield "5/zwj-emoji-ids", W + "".join(f"- id: \U0001f468\u200d\U0001f469\u200d\U0001f467{i}\n  prompt: hi\n" for i in range(5_000))
+    yield "5/bidi-in-keys", "title: t\nmo\u202edels: [openai:gpt-4o-mini]\n---\n- i\u2066d: a\n  pro\u061cmpt: hi\n"
+    yield "5/nfc-nfd-twin-keys", "title: t\nmodels: [openai:gpt-4o-mini]\n---\n- id: a\n  prompt: hi\n  t\u00edtulo: 1\n  ti\u0301tulo: 2\n"
+    yield "5/nfc-nfd-twin-ids", W + "- id: caf\u00e9\n  prompt: hi\n- id: cafe\u0301\n  prompt: hi\n"
+    yield "5/noncharacters", W + "- id: \ufffe\uffff\U0010ffff\n  prompt: \ufdd0 hi\n"
+    yield "5/bom-in-keys", "title: t\nmodels: [openai:gpt-4o-mini]\n\ufefftitle: y\n---\n- id: a\n  prompt: hi\n"
+    yield "5/private-use", W + "- id: \ue000\U000f0000\n  prompt: \U00100000\n"
+    yield "5/yaml-9.9", "%YAML 9.9\n---\n" + W + "- id: a\n  prompt: hi\n"
+    yield "5/yaml-directive-twice", "%YAML 1.1\n%YAML 1.2\n---\n" + W
+    yield "5/tag-directive-used", "%TAG !e! tag:example.com,2000:\n---\ntitle: !e!x t\nmodels: [openai:gpt-4o-mini]\n---\n- id: !e!y a\n  prompt: hi\n"
+    yield "5/document-ends-100000", W + "- id: a\n  prompt: hi\n" + "...\n" * 100_000
+    yield "5/documents-100000-empty", "---\n" * 100_000 + W
+    yield "5/literal-root", "--- |\n  title: t\n" + W
+    yield "5/set-root", "--- !!set\n? a\n? b\n"
+    for value in ("1e999", ".nan", "{a: 1}", "[a]", "null", "true", "0x" + "f" * 5000, "''", "' '"):
+        yield f"5/id-{value[:12]}", W + f"- id: {value}\n  prompt: hi\n- id: {value}\n  prompt: hi\n"
+        yield f"5/agentv-id-{value[:12]}", A + f"  - id: {value}\n    input: hi\n    criteria: c\n  - id: {value}\n    input: hi\n    criteria: c\n"
+    yield "5/keys-empty-and-null", "title: t\nmodels: [openai:gpt-4o-mini]\n: x\n~: y\nnull: z\n---\n- ? \n  : a\n  prompt: hi\n"
+    yield "5/block-scalar-keys", W + "- ? |\n    id\n  : a\n  prompt: hi\n"
+    yield "5/agentv-bidi-file-refs", A + "  - id: a\n    input:\n      - role: user\n        content:\n          - {type: file, value: \"./\u202etxt.exe\"}\n    criteria: c\n"
 
 
 def _fourth_round_yaml() -> Iterator[tuple[str, str]]:

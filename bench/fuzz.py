@@ -18,6 +18,8 @@ more cores.
 
 usage: python bench/fuzz.py [--documents N] [--seconds S] [--seed K] [--jobs J] [--positions P] [--out DIR]
 Exit status 1 when any document failed (an exception, an impossible range, or over --limit seconds).
+Ctrl-C (SIGINT to the parent or its process group) stops the workers after their current document and
+still prints the report, marked `"stopped_early": true`.
 """
 
 from __future__ import annotations
@@ -26,7 +28,9 @@ import argparse
 import collections
 import json
 import multiprocessing
+import os
 import random
+import signal
 import sys
 import time
 from dataclasses import dataclass
@@ -71,6 +75,8 @@ def work(job: Job) -> dict[str, Any]:
 
     analysis_module._pulled_in = counting  # type: ignore[assignment]
 
+    stop = [False]  # SIGINT: finish this document, then report what was done
+    signal.signal(signal.SIGINT, lambda *_: stop.__setitem__(0, True))
     rng = random.Random(job.seed)
     docs = fuzzing.documents(rng, fuzzing.seeds())
     kinds = collections.Counter[str]()
@@ -79,7 +85,7 @@ def work(job: Job) -> dict[str, Any]:
     failed = exceptions = over_limit = 0
     wall_max = 0.0
     n = 0
-    while n < job.documents and time.time() < job.deadline:
+    while n < job.documents and time.time() < job.deadline and not stop[0]:
         path, text = next(docs)
         kind = rng.choice(fuzzing.KINDS)
         before = repaired[0]
@@ -138,8 +144,16 @@ def main(argv: list[str] | None = None) -> int:
     # Workers are processes even for one job, so the parent is free to print progress every minute.
     ctx = multiprocessing.get_context("fork")
     counts = ctx.Array("q", jobs, lock=False)
+    stopped = [False]
     with ctx.Pool(jobs, initializer=_share, initargs=(counts,)) as pool:
         pending = pool.map_async(work, plan, chunksize=1)
+
+        def stop_early(*_: object) -> None:  # the workers finish their document and return their reports
+            stopped[0] = True
+            for proc in getattr(pool, "_pool", []):
+                if proc.pid is not None:
+                    os.kill(proc.pid, signal.SIGINT)
+        signal.signal(signal.SIGINT, stop_early)
         while not pending.ready():
             pending.wait(60)
             n, now = sum(counts), time.perf_counter()
@@ -168,6 +182,7 @@ def main(argv: list[str] | None = None) -> int:
         "slowest_cpu": [{"cpu_s": round(s, 3), "seed_file": f, "chars": c} for s, f, c in slowest],
         "slowest_wall_s": round(max(p["wall_max"] for p in parts), 3),
         "by_kind": dict(kinds),
+        "stopped_early": stopped[0],
     }
     print(json.dumps(report, indent=2))
     return 1 if failed else 0
