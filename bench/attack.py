@@ -1,7 +1,8 @@
 """The attack run: hostile eval files, providers, clients and concurrent runs thrown at evalspec.
 
     python bench/attack.py [AREA ...]     areas: yaml scoring outside secrets faults concurrent runs sandbox protocol,
-                                          and the fourth round's planted display names replies chains protocol4
+                                          the fourth round's planted display names replies chains protocol4,
+                                          the fifth round's args streams environment journal batch merge lsp5 report
 
 Prints every probe it tried and what broke (a line starting with BROKEN), then counts per area. Not
 run in CI (minutes, strace, real subprocesses); each failure it found became a focused test in tests/.
@@ -23,6 +24,14 @@ What "broke" means per area:
   replies    as faults, with the fourth round's replies.
   chains     kill/resume chains with concurrent resumes asked an item more than the kills explain.
   protocol4  as protocol, with the fourth round's probes.
+  args       a command-line value that cannot be honoured was accepted, or a traceback or hang.
+  streams    standard streams closed, full or cut, odd terminals and locales: a traceback or hang.
+  environment  keys, base URLs, proxies and variables that are hostile: a traceback, a hang, a leak.
+  journal    a damaged journal made `--resume` crash, hang, or write results that do not parse.
+  batch      a hostile batch service made the run crash, hang, take a wrong answer or leak the key.
+  merge      shard results from elsewhere made `merge` write outside -o, crash or hang.
+  lsp5       as protocol, with the fifth round's probes and initialize variants.
+  report     a payload in a report's data ran or became an element in headless Chromium.
 """
 
 from __future__ import annotations
@@ -1601,6 +1610,17 @@ def attack_protocol(tally: Tally, lifecycle: bool = True) -> None:
                 server.request("after", "textDocument/hover", _at(uri, 3, 4))
                 t0 = time.monotonic()
                 reply = server.wait("after", LSP_BOUND_S + 4)
+                # After a flood, "busy" (the guard's answer for a server still working through it) and "still
+                # checking" (a document made 50,000 lines long by it, not yet analysed) are answers within
+                # the bound; the server must then serve again within the flood's bound.
+                retry = 0
+                while "bulk-" in name and reply is not None and time.monotonic() - sent < LSP_BULK_BOUND_S and any(
+                        w in str((reply.get("error") or {}).get("message")) for w in ("busy", "still checking")):
+                    time.sleep(0.1)
+                    retry += 1
+                    server.request(f"after-{retry}", "textDocument/hover", _at(uri, 3, 4))
+                    t0 = time.monotonic()
+                    reply = server.wait(f"after-{retry}", LSP_BOUND_S + 4)
                 if reply is None:
                     problems.append("stopped serving" + (" (exited)" if server.closed else ""))
                 elif time.monotonic() - t0 > LSP_BOUND_S:
@@ -2363,7 +2383,7 @@ def _raw_controls(text: str) -> list[str]:
                 "\r\x1b[K", "\x1b[K"):
         text = text.replace(seq, "")
     return sorted({repr(c) for c in text if (ord(c) < 32 and c not in "\n\t") or 0x7f <= ord(c) <= 0x9f
-                   or c in "\u202e\u202d\u2066\u2067\u2068"})
+                   or c in "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"})
 
 
 def _yaml_dq(text: str) -> str:
@@ -3685,8 +3705,12 @@ def attack_merge(tally: Tally) -> None:
             ran = run_cli(["merge", "shards", "-o", "deep/er/merged", "--no-report"], env=env, cwd=root, timeout=60)
             problem = crashed(ran)
             new = sorted({p.name for p in root.iterdir()} - before - {"deep"})
-            if problem is None and (new or outside.exists()):
-                problem = f"written outside the output folder: {new or [outside.name]}"
+            merged = root / "deep" / "er" / "merged"
+            beside = sorted(str(p.relative_to(root)) for p in (root / "deep").rglob("*")
+                            if not p.is_relative_to(merged) and p not in (root / "deep" / "er", merged)) \
+                if (root / "deep").exists() else []
+            if problem is None and (new or outside.exists() or beside):
+                problem = f"written outside the output folder: {(beside or new or [outside.name])[:3]}"
             if problem is None and (root / "deep").exists():
                 problem = _valid_results(root / "deep")
             tally.note(f"{full} (exit {ran.code})", problem)
