@@ -1091,6 +1091,13 @@ def _parse_stream(text: str, off: int, parsed: ParsedFile) -> int | None:
         line = max(0, min(line, len(lines) - 1))
         col = max(0, min(col, len(lines[line])))
         problem = getattr(exc, "problem", None) or str(exc)
+        if "maximum nesting depth" in str(problem):
+            # PyYAML 6.0.4's libyaml has a nesting limit of its own, met by its scanner (which reads ahead)
+            # before the events reach MAX_DEPTH here: the same finding as ours, whichever comes first.
+            span = Span(line, col, line, min(col + 1, len(lines[line])))
+            parsed.findings.error("yaml-too-deep", span,
+                                  f"Nesting deeper than {MAX_DEPTH} levels; this document is not checked.")
+            return line
         context = getattr(exc, "context", None)
         message = f"YAML syntax error: {problem}"
         if context:
