@@ -741,8 +741,8 @@ def _agentv_streamed(path: Path, analyses: Analyses | None = None) -> RunResults
     return run
 
 
-def _suite_tests(eval_file: str | None, analyses: Analyses | None) -> Sequence[Any] | None:
-    """The tests of the suite a run names, as `_blueprint_items` finds them (a list or a TestStore)."""
+def _eval_analysis(eval_file: str | None, analyses: Analyses | None) -> Any:
+    """The analysis of the eval file a run names (the one given, else parsed: nothing in it is run), or None."""
     if not eval_file or not Path(eval_file).is_file():
         return None
     analysis = analyses.get(Path(eval_file).resolve()) if analyses else None
@@ -753,7 +753,13 @@ def _suite_tests(eval_file: str | None, analyses: Analyses | None) -> Sequence[A
             analysis = analyze_file(Path(eval_file))
         except (OSError, ValueError):
             return None
-    return analysis.suite.tests if analysis.suite is not None else None
+    return analysis
+
+
+def _suite_tests(eval_file: str | None, analyses: Analyses | None) -> Sequence[Any] | None:
+    """The tests of the suite a run names, as `_blueprint_items` finds them (a list or a TestStore)."""
+    analysis = _eval_analysis(eval_file, analyses)
+    return analysis.suite.tests if analysis is not None and analysis.suite is not None else None
 
 
 def _agentv_item(t: Any) -> Item:
@@ -838,16 +844,9 @@ def _agentv_from_journal(path: Path, analyses: Analyses | None = None) -> RunRes
 
 def _blueprint_items(eval_file: str | None, kind: str, analyses: Analyses | None = None) -> list[Item] | None:
     """The prompts or tests of the eval file a run names (parsed only, nothing in it is run), or None."""
-    if not eval_file or not Path(eval_file).is_file():
-        return None
-    analysis = analyses.get(Path(eval_file).resolve()) if analyses else None
+    analysis = _eval_analysis(eval_file, analyses)
     if analysis is None:
-        try:
-            from ..analysis import analyze_file
-
-            analysis = analyze_file(Path(eval_file))
-        except (OSError, ValueError):
-            return None
+        return None
     if kind == "weval" and analysis.blueprint is not None:
         return [Item(p.id, [{"role": m.role, "content": m.content} for m in p.messages], p.description, p.ideal)
                 for p in analysis.blueprint.prompts]

@@ -40,7 +40,17 @@ from ..yielding import yield_point
 from .functions_check import check_function_arg
 from .ids import UNDEFINED, blueprint_id, blueprint_id_problem, hash_id, stable_json
 from .ids import quote_json as _quote
-from .model import Blueprint, Judge, Message, ModelRef, Point, Prompt, reference_fn_name, reference_points
+from .model import (
+    Blueprint,
+    Judge,
+    Message,
+    ModelRef,
+    Point,
+    Prompt,
+    grouped_by_path,
+    reference_fn_name,
+    reference_points,
+)
 from .models import KNOWN_PROVIDERS, find_models_dir, load_collections, parse_model_id
 from .prompt_store import PromptCollector
 
@@ -1151,17 +1161,7 @@ def reference_prompt_json(p: Prompt) -> str:
 
 def _points_json(points: list[Point]) -> str:
     """`stable_json(reference_points(points))`: alternative paths regrouped into nested lists."""
-    out: list[str | list[str]] = []
-    paths: dict[str, list[str]] = {}
-    for pt in points:
-        form = _point_json(pt)
-        if pt.path_id is None:
-            out.append(form)
-        elif pt.path_id in paths:
-            paths[pt.path_id].append(form)
-        else:
-            paths[pt.path_id] = [form]
-            out.append(paths[pt.path_id])
+    out = grouped_by_path(points, _point_json)
     return "[" + ",".join([x if type(x) is str else "[" + ",".join(x) + "]" for x in out]) + "]"
 
 

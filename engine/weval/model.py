@@ -7,12 +7,15 @@ with `Located.build`: the checker has already validated every value.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from ..findings import Span
 from ..located import Located
 from .ids import UNDEFINED
+
+T = TypeVar("T")
 
 
 @dataclass(kw_only=True)
@@ -53,16 +56,22 @@ def reference_fn_name(written: str) -> str:
 
 def reference_points(points: list[Point]) -> list[Any]:
     """Points in the reference's form, alternative paths regrouped into nested lists, in written order."""
-    out: list[Any] = []
-    paths: dict[str, list[Any]] = {}
+    return grouped_by_path(points, Point.reference_form)
+
+
+def grouped_by_path(points: list[Point], form: Callable[[Point], T]) -> list[T | list[T]]:
+    """Each point's `form`, those of one alternative path (`path_id`) regrouped into a nested list where
+    its first point stood: the reference's shape (`reference_points`; check.py's JSON writes it directly)."""
+    out: list[T | list[T]] = []
+    paths: dict[str, list[T]] = {}
     for pt in points:
-        form = pt.reference_form()
+        done = form(pt)
         if pt.path_id is None:
-            out.append(form)
+            out.append(done)
         elif pt.path_id in paths:
-            paths[pt.path_id].append(form)
+            paths[pt.path_id].append(done)
         else:
-            paths[pt.path_id] = [form]
+            paths[pt.path_id] = [done]
             out.append(paths[pt.path_id])
     return out
 
