@@ -386,7 +386,7 @@ def _run(plan: Plan, options: RunOptions, *, as_json: bool, fail_under: float | 
     interrupted = False
     try:
         asyncio.run(_consume(plan, options, renderer, outcome))
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, asyncio.CancelledError):  # CancelledError: SIGTERM with SIGINT ignored
         interrupted = True
     except PlanError as exc:  # raised as the run starts: another process holds its lock (journal/run_lock.py)
         print(f"evalspec run: {exc}", file=sys.stderr)
@@ -503,12 +503,22 @@ def write_report_beside(results: str, *, as_json: bool, analyses: Analyses | Non
     print(f"report: {path}", file=sys.stderr if as_json else sys.stdout)
 
 
+# The run's main task while it runs, for SIGTERM when SIGINT has no Python handler (see below).
+_MAIN_TASK: list[Any] = []
+
+
 async def _consume(plan: Plan, options: RunOptions, renderer: Any, outcome: Any) -> None:
+    import asyncio
+
     from .runner import run
 
-    async for event in run(plan, options):
-        renderer(event)
-        outcome(event)
+    _MAIN_TASK[:] = [asyncio.current_task()]
+    try:
+        async for event in run(plan, options):
+            renderer(event)
+            outcome(event)
+    finally:
+        _MAIN_TASK.clear()
 
 
 def _sigterm_as_interrupt() -> Any:
@@ -524,7 +534,13 @@ def _sigterm_as_interrupt() -> Any:
         on_sigint = signal.getsignal(signal.SIGINT)
         if callable(on_sigint):
             on_sigint(signal.SIGINT, frame)
-        else:  # SIG_IGN / SIG_DFL set by an embedding program
+        elif _MAIN_TASK and not _MAIN_TASK[0].done():
+            # SIGINT ignored (a background job of a script inherits SIG_IGN, so asyncio.run installs no
+            # handler): cancel the main task as the runner's handler would, instead of raising
+            # KeyboardInterrupt into whatever code runs (a polled batch's read: a traceback, no "--resume").
+            task = _MAIN_TASK[0]
+            task.get_loop().call_soon_threadsafe(task.cancel)
+        else:  # SIG_IGN / SIG_DFL set by an embedding program, outside the run's loop
             raise KeyboardInterrupt
 
     try:

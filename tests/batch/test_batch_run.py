@@ -17,6 +17,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -225,11 +226,14 @@ def test_batches_are_split_under_the_limits(tmp_path: Path, fake: FakeBatchServe
     assert result_files(out) == result_files(out2)
 
 
-def _start(bp: Path, out: Path, fake: FakeBatchServer, *extra: str) -> subprocess.Popen[bytes]:
+def _start(bp: Path, out: Path, fake: FakeBatchServer, *extra: str,
+           sigint: Any = signal.default_int_handler) -> subprocess.Popen[bytes]:
+    """The batch run as a process; `sigint=signal.SIG_IGN` starts it as a script's background job is (CI)."""
     env = {**os.environ, **fake.env(), "PYTHONPATH": os.pathsep.join(sys.path)}
     return subprocess.Popen([sys.executable, "-m", "evalspec.cli", "run", str(bp), "-o", str(out), "--no-report",
                              "--batch", "--batch-poll", "0.05", "--retries", "0", *extra],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, sigint))
 
 
 def _wait_for_batches(proc: subprocess.Popen[bytes], out: Path, fake: FakeBatchServer, n: int) -> None:
@@ -240,15 +244,18 @@ def _wait_for_batches(proc: subprocess.Popen[bytes], out: Path, fake: FakeBatchS
         time.sleep(0.02)
 
 
-@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+@pytest.mark.parametrize(("sig", "sigint"), [(signal.SIGKILL, signal.default_int_handler),
+                                             (signal.SIGTERM, signal.default_int_handler),
+                                             (signal.SIGTERM, signal.SIG_IGN)],
+                         ids=["SIGKILL", "SIGTERM", "SIGTERM-with-SIGINT-ignored"])
 def test_killed_while_polling_then_resumed_sends_nothing_twice(tmp_path: Path, fake: FakeBatchServer, capsys,
-                                                              sig: signal.Signals) -> None:
+                                                              sig: signal.Signals, sigint: Any) -> None:
     bp = blueprint(tmp_path, 25)
     expected = interactive(tmp_path, bp)
     fake.forget_calls()
     fake.hold = True  # every batch stays in progress: the run is polling when it is killed
     out = tmp_path / "batch"
-    proc = _start(bp, out, fake, "--batch-size", "10")
+    proc = _start(bp, out, fake, "--batch-size", "10", sigint=sigint)
     try:
         _wait_for_batches(proc, out, fake, 6)
     finally:
