@@ -14,30 +14,23 @@ once, peeked at before; a slot planned in two parts found in the one that was cr
 
 from __future__ import annotations
 
-import gc
 import json
 import subprocess
 import sys
-import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from evalspec import json_stream, source, spill_file
-from evalspec.cli import main
 from evalspec.jsonio import dumps_bytes
-from evalspec.report import html, json_pieces, sources
 from evalspec.run.events import Cell
 from evalspec.run.generate import batch_journal, waiting_answers
 from evalspec.run.generate.batch_journal import JournaledBatches, PartItems
 from evalspec.run.generate.waiting_answers import WaitingAnswers
 from evalspec.run.journal.journal_file import Journal
 from evalspec.run.journal.records import BatchCreated, BatchPlanned
-from evalspec.run.score.functions import AssessmentBases
-from evalspec.run.write import cell_store, files
-from evalspec.run.write.weval_results import ArtefactWriter
-from evalspec.weval import prompt_store
+
+from ..traced_runs import WEVAL, lower, traced_peak
 
 ROOT = Path(__file__).resolve().parents[2]
 # Measured 24 Nov (this blueprint: two models, two judges, a quarter of the prompts judged on key points
@@ -106,15 +99,8 @@ def judged_blueprint(path: Path, n: int) -> Path:
 def _peak(tmp_path: Path, n: int) -> int:
     bp = judged_blueprint(tmp_path / f"j{n}.weval.yml", n)
     out = tmp_path / f"out{n}"
-    gc.collect()
-    tracemalloc.start()
-    try:
-        code = main(["run", str(bp), "-o", str(out), "--batch", "--batch-poll", "0.01", "--no-report",
-                     "-j", "8", "--retries", "0"])
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-    assert code == 0
+    peak = traced_peak(["run", str(bp), "-o", str(out), "--batch", "--batch-poll", "0.01", "--no-report",
+                        "-j", "8", "--retries", "0"])
     comparison = json.loads(next(p for p in out.rglob("*_comparison.json")).read_bytes())
     assert len(comparison["promptIds"]) == n and len(comparison["extractedKeyPoints"]) == n // 4
     scores = comparison["evaluationResults"]["llmCoverageScores"]
@@ -128,14 +114,7 @@ def _peak(tmp_path: Path, n: int) -> int:
 def test_a_judged_batch_run_holds_little_per_prompt(tmp_path: Path, server: ServerProcess,
                                                     monkeypatch: pytest.MonkeyPatch,
                                                     capsys: pytest.CaptureFixture[str]) -> None:
-    for module, name, bound in ((cell_store, "DEFAULT_BOUND", 16), (prompt_store, "DEFAULT_BOUND", 16),
-                                (prompt_store, "RECENT", 4), (sources, "STREAM_FROM_BYTES", 0),
-                                (source, "LINES_AS_OFFSETS_FROM", 0), (json_pieces, "ENCODE_EVERY", 32),
-                                (html, "CHUNK", 32), (html._Blocks, "HELD_BYTES", 0),
-                                (AssessmentBases, "BOUND", 32), (ArtefactWriter, "MADE", 16),
-                                (files, "WRITE_BUFFER", 4096), (spill_file, "FLUSH_AT", 4096),
-                                (json_stream, "_CHUNK", 4096), (waiting_answers, "OPEN_BOUND", 16)):
-        monkeypatch.setattr(module, name, bound)
+    lower(monkeypatch, (*WEVAL, (waiting_answers, "OPEN_BOUND", 16)))
     _peak(tmp_path, 12)  # imports and first-use caches, outside what is compared
     small, large = _peak(tmp_path, 150), _peak(tmp_path, 450)
     capsys.readouterr()

@@ -12,20 +12,11 @@ per-cell lists as objects again (each ~0.4-4 KB a prompt) fails here.
 
 from __future__ import annotations
 
-import gc
-import tracemalloc
 from pathlib import Path
 
 import pytest
 
-from evalspec import json_stream, source, spill_file
-from evalspec.agentv import test_store
-from evalspec.cli import main
-from evalspec.report import html, json_pieces, sources
-from evalspec.run.score.functions import AssessmentBases
-from evalspec.run.write import cell_store, files
-from evalspec.run.write.weval_results import ArtefactWriter
-from evalspec.weval import prompt_store
+from ..traced_runs import AGENTV, WEVAL, lower, traced_peak
 
 # Measured 24 Nov (this blueprint shape, the bounds below, 300 and 900 prompts): 1.6-1.8 KB a prompt at
 # the peak (the report's reading of the comparison file and the journal, on top of the run's tasks,
@@ -46,28 +37,14 @@ def _blueprint(path: Path, n: int) -> Path:
 
 def _peak(tmp_path: Path, n: int) -> int:
     bp = _blueprint(tmp_path / f"g{n}.weval.yml", n)
-    gc.collect()
-    tracemalloc.start()
-    try:
-        code = main(["run", str(bp), "-o", str(tmp_path / f"out{n}"), "-j", "8"])
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-    assert code == 0
+    peak = traced_peak(["run", str(bp), "-o", str(tmp_path / f"out{n}"), "-j", "8"])
     assert len(list((tmp_path / f"out{n}").rglob("report.html"))) == 1
     return peak
 
 
 def test_a_run_holds_little_per_prompt(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                        capsys: pytest.CaptureFixture[str]) -> None:
-    for module, name, bound in ((cell_store, "DEFAULT_BOUND", 16), (prompt_store, "DEFAULT_BOUND", 16),
-                                (prompt_store, "RECENT", 4), (sources, "STREAM_FROM_BYTES", 0),
-                                (source, "LINES_AS_OFFSETS_FROM", 0), (json_pieces, "ENCODE_EVERY", 32),
-                                (html, "CHUNK", 32), (html._Blocks, "HELD_BYTES", 0),
-                                (AssessmentBases, "BOUND", 32), (ArtefactWriter, "MADE", 16),
-                                (files, "WRITE_BUFFER", 4096), (spill_file, "FLUSH_AT", 4096),
-                                (json_stream, "_CHUNK", 4096)):
-        monkeypatch.setattr(module, name, bound)
+    lower(monkeypatch, WEVAL)
     _peak(tmp_path, 20)  # imports and first-use caches, outside what is compared
     small, large = _peak(tmp_path, 300), _peak(tmp_path, 900)
     capsys.readouterr()
@@ -103,14 +80,7 @@ def _suite(folder: Path, n: int) -> Path:
 
 def _agentv_peak(tmp_path: Path, n: int) -> int:
     suite = _suite(tmp_path / f"s{n}", n)
-    gc.collect()
-    tracemalloc.start()
-    try:
-        code = main(["run", str(suite), "-m", "echo", "--judge", "echo", "-o", str(tmp_path / f"out{n}"), "-j", "8"])
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-    assert code == 0
+    peak = traced_peak(["run", str(suite), "-m", "echo", "--judge", "echo", "-o", str(tmp_path / f"out{n}"), "-j", "8"])
     (rows,) = [p for p in (tmp_path / f"out{n}").rglob("*.jsonl") if not p.name.endswith(".journal.jsonl")]
     assert sum(1 for _ in rows.open(encoding="utf-8")) == n
     assert len(list((tmp_path / f"out{n}").rglob("report.html"))) == 1
@@ -119,12 +89,7 @@ def _agentv_peak(tmp_path: Path, n: int) -> int:
 
 def test_an_agentv_run_holds_little_per_test(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                              capsys: pytest.CaptureFixture[str]) -> None:
-    for module, name, bound in ((cell_store, "DEFAULT_BOUND", 16), (test_store, "DEFAULT_BOUND", 16),
-                                (test_store, "RECENT", 4), (sources, "STREAM_FROM_BYTES", 0),
-                                (source, "LINES_AS_OFFSETS_FROM", 0), (json_pieces, "ENCODE_EVERY", 32),
-                                (html, "CHUNK", 32), (html._Blocks, "HELD_BYTES", 0),
-                                (files, "WRITE_BUFFER", 4096), (spill_file, "FLUSH_AT", 4096)):
-        monkeypatch.setattr(module, name, bound)
+    lower(monkeypatch, AGENTV)
     _agentv_peak(tmp_path, 20)  # imports and first-use caches, outside what is compared
     small, large = _agentv_peak(tmp_path, 300), _agentv_peak(tmp_path, 900)
     capsys.readouterr()
