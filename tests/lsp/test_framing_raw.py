@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from .test_lifecycle_raw import Stdio
+from .test_lifecycle_raw import _server
 
 
 def _frame(msg: dict[str, object]) -> bytes:
@@ -34,7 +34,7 @@ def _hover_frame(msg_id: str, uri: str) -> bytes:
     "lf-only",
 ])
 def test_the_frame_after_a_bad_one_is_answered(tmp_path: Path, bad: object) -> None:
-    server = Stdio(tmp_path)
+    server = _server(tmp_path)
     try:
         server.initialize(tmp_path)
         uri = (tmp_path / "a.weval.yml").as_uri()
