@@ -1270,10 +1270,13 @@ GOOD = "title: T\nmodels: [openai:gpt-4o-mini]\n---\n- id: a\n  prompt: Hi\n  sh
 class RawLsp:
     """evalspec-lsp on stdio, spoken to byte by byte: frames in, frames out (a reader thread)."""
 
-    def __init__(self, root: Path) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-m", "evalspec_lsp.main"], cwd=root, stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    def __init__(self, root: Path, command: list[str] | None = None) -> None:
+        self.proc = subprocess.Popen(command or [sys.executable, "-m", "evalspec_lsp.main"], cwd=root,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     start_new_session=True)
         self.replies: dict[Any, dict[str, Any]] = {}
+        self.answers: dict[str, int] = {}  # replies per id (an id answered twice: 2)
+        self.frames = 0  # frames read, parsed or not
         self.arrived: dict[Any, float] = {}
         self.cond = threading.Condition()
         self.closed = False
@@ -1303,6 +1306,7 @@ class RawLsp:
                 if line.lower().startswith(b"content-length:"):
                     length = int(line.split(b":")[1])
             body = out.read(length or 0)
+            self.frames += 1
             try:
                 msg = json.loads(body)
             except ValueError:
@@ -1310,6 +1314,7 @@ class RawLsp:
             if isinstance(msg, dict) and "id" in msg and ("result" in msg or "error" in msg):
                 with self.cond:
                     key = json.dumps(msg["id"])
+                    self.answers[key] = self.answers.get(key, 0) + 1
                     self.replies[key] = msg
                     self.arrived[key] = time.monotonic()
                     self.cond.notify_all()
@@ -3859,6 +3864,536 @@ def _report_in_browser(browser: Any, report: Path, suffix: str, clicks: bool) ->
     return "; ".join(problems) or None
 
 
+# ------------------------------------------------------------------------------------------------
+# the sixth round: the guard process, streamed AgentV analysis, answers waiting on disk, the report
+
+def _children(pid: int) -> list[int]:
+    try:
+        return [int(x) for x in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except (OSError, ValueError):
+        return []
+
+
+def _rss_mb(pid: int) -> float:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0.0
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
+
+def _server_pid(guard: RawLsp, old: int | None = None, wait: float = 15.0) -> int | None:
+    """The guarded server process (the guard's child), a new one when `old` is given."""
+    end = time.monotonic() + wait
+    while time.monotonic() < end:
+        kids = [k for k in _children(guard.proc.pid) if k != old and _alive(k)]
+        if kids:
+            return kids[0]
+        time.sleep(0.05)
+    return None
+
+
+# A stand-in server for the guard (guard.serve runs it as its backend): answers `initialize` and every
+# request like the real one does under a guard (Evalspec-Response-Id), and misbehaves as its mode says
+# when it is sent `evil/now`. Each start is counted in ATTACK_STARTS (a file), and its PID noted.
+FAKE_BACKEND = r'''
+import json, os, sys, time
+mode, starts_file = sys.argv[1], sys.argv[2]
+with open(starts_file, "a") as f:
+    f.write(f"{os.getpid()}\n")
+starts = len(open(starts_file).read().split()) - 1
+inp, out = sys.stdin.buffer, sys.stdout.buffer
+
+def send(obj, rid=None, raw=None):
+    body = raw if raw is not None else json.dumps(obj).encode()
+    head = b"Content-Length: %d\r\n" % len(body)
+    if rid is not None:
+        head += b"Evalspec-Response-Id: " + json.dumps(rid).encode() + b"\r\n"
+    out.write(head + b"\r\n" + body)
+    out.flush()
+
+def evil(rid):
+    if mode == "long-header-line":
+        out.write(b"X" * 3_000_000); out.flush()
+    elif mode == "stdout-closed":
+        os.close(1); time.sleep(3600)
+    elif mode == "content-length-huge":
+        out.write(b"Content-Length: 99999999999\r\n\r\n{"); out.flush()
+    elif mode == "content-length-negative":
+        out.write(b"Content-Length: -5\r\n\r\n"); out.flush()
+    elif mode == "no-content-length":
+        out.write(b"Content-Type: x\r\n\r\n" + json.dumps({"jsonrpc": "2.0", "method": "x"}).encode() + b"\r\n"); out.flush()
+    elif mode == "binary-garbage":
+        out.write(os.urandom(1_000_000).replace(b"\r\n\r\n", b"")); out.flush()
+    elif mode == "frame-40mb":
+        send(None, raw=b'{"jsonrpc":"2.0","method":"window/logMessage","params":{"type":4,"message":"' + b"x" * 40_000_000 + b'"}}')
+    elif mode == "id-header-garbage":
+        body = json.dumps({"jsonrpc": "2.0", "id": rid, "result": None}).encode()
+        out.write(b"Content-Length: %d\r\nEvalspec-Response-Id: {not json\r\n\r\n" % len(body) + body); out.flush()
+        return
+    elif mode == "exit-0":
+        os._exit(0)
+    elif mode == "dies-on-initialize-again":
+        os._exit(3)
+    elif mode == "killed-by-itself":
+        os.kill(os.getpid(), 9)
+    elif mode == "hang":
+        time.sleep(3600)
+    elif mode == "answers-for-unknown-ids":
+        for i in range(10_000):
+            send({"jsonrpc": "2.0", "id": f"never-{i}", "result": None}, f"never-{i}")
+    elif mode == "requests-to-the-client":
+        for i in range(2_000):
+            send({"jsonrpc": "2.0", "id": 10**6 + i, "method": "workspace/configuration", "params": {"items": []}})
+    send({"jsonrpc": "2.0", "id": rid, "result": None}, rid)
+
+while True:
+    length = 0
+    while True:
+        line = inp.readline()
+        if not line:
+            sys.exit(0)
+        if line in (b"\r\n", b"\n"):
+            break
+        if line.lower().startswith(b"content-length:"):
+            length = int(line.split(b":")[1])
+    msg = json.loads(inp.read(length))
+    method, rid = msg.get("method"), msg.get("id")
+    if method == "exit":
+        sys.exit(0)
+    if "id" not in msg or method is None:
+        continue
+    if method == "initialize":
+        if mode == "dies-on-initialize-again" and starts > 0:
+            os._exit(3)
+        send({"jsonrpc": "2.0", "id": rid, "result": {"capabilities": {}}}, rid)
+    elif method == "evil/now":
+        evil(rid)
+    else:
+        send({"jsonrpc": "2.0", "id": rid, "result": {"method": method, "start": starts}}, rid)
+'''
+
+# modes whose server is still there to answer (or dies and is started again): the guard must serve again
+# with a server's answers within GUARD_RECOVERY_S; the others (a hung server) only be answered in time.
+GUARD_BACKEND_MODES = {
+    "long-header-line": True, "stdout-closed": True, "content-length-negative": True, "no-content-length": True,
+    "binary-garbage": True, "frame-40mb": True, "id-header-garbage": True, "exit-0": True,
+    "killed-by-itself": True, "answers-for-unknown-ids": True, "requests-to-the-client": True,
+    "dies-on-initialize-again": False, "content-length-huge": False, "hang": False,
+}
+GUARD_RECOVERY_S = 15.0
+
+
+def _guard_command(mode: str, starts: Path, script: Path) -> list[str]:
+    return [sys.executable, "-c", "import asyncio, sys\nfrom evalspec_lsp import guard\n"
+            "sys.exit(asyncio.run(guard.serve([sys.executable, sys.argv[1], sys.argv[2], sys.argv[3]])))",
+            str(script), mode, str(starts)]
+
+
+def _served_again(server: RawLsp, tag: str, until: float) -> tuple[list[str], bool]:
+    """Hovers every 0.3 s until a server answers one or `until`: each must be answered within the bound.
+    (problems, a server answered)."""
+    problems: list[str] = []
+    n = 0
+    while time.monotonic() < until:
+        n += 1
+        rid = f"{tag}-{n}"
+        server.request(rid, "textDocument/hover", _at("file:///x.yaml", 0, 0))
+        t0 = time.monotonic()
+        reply = server.wait(rid, LSP_BOUND_S + 4)
+        took = time.monotonic() - t0
+        if reply is None:
+            problems.append(f"hover {n} not answered" + (" (guard exited)" if server.closed else ""))
+            return problems, False
+        if took > LSP_BOUND_S:
+            problems.append(f"hover {n} answered after {took:.2f} s")
+            return problems, False
+        if "result" in reply:
+            return problems, True
+        time.sleep(0.3)
+    return problems, False
+
+
+def _guard_ends(server: RawLsp, pids: list[int]) -> str | None:
+    server.request("down", "shutdown", None)
+    server.wait("down", 5)
+    server.send({"jsonrpc": "2.0", "method": "exit"})
+    try:
+        server.proc.wait(20)
+    except subprocess.TimeoutExpired:
+        return "the guard still runs 20 s after exit"
+    time.sleep(0.2)
+    left = [p for p in pids if _alive(p)]
+    return f"server processes left running: {left}" if left else None
+
+
+def _guard_backend_cases(tally: Tally, root: Path) -> None:
+    script = root / "fake_backend.py"
+    script.write_text(FAKE_BACKEND)
+    for mode, recovers in GUARD_BACKEND_MODES.items():
+        name = f"guard/backend/{mode}"
+        if ONLY and ONLY not in name:
+            continue
+        starts = root / f"starts-{mode}"
+        starts.write_text("")
+        server = RawLsp(root, _guard_command(mode, starts, script))
+        pids: list[int] = []
+        try:
+            problems: list[str] = []
+            server.request("init", "initialize", {"processId": None, "rootUri": root.as_uri(), "capabilities": {}})
+            if server.wait("init", 20) is None:
+                tally.note(name, "initialize not answered")
+                continue
+            server.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+            server.request("evil", "evil/now", {})
+            reply = server.wait("evil", LSP_BOUND_S + 4)
+            if reply is None:
+                problems.append("the request that set it off not answered")
+            got, served = _served_again(server, "after", time.monotonic() + GUARD_RECOVERY_S)
+            problems += got
+            if recovers and not served and not got:
+                problems.append(f"no server answered within {GUARD_RECOVERY_S:.0f} s (only the guard's errors)")
+            if server.answers and max(server.answers.values()) > 1:
+                problems.append(f"ids answered twice: {[k[:20] for k, v in server.answers.items() if v > 1][:3]}")
+            pids = [int(x) for x in starts.read_text().split()]
+            rss = _rss_mb(server.proc.pid)
+            problem = _guard_ends(server, pids)
+            if problem:
+                problems.append(problem)
+            tally.note(f"{name} ({len(pids)} server starts, guard {rss:.0f} MB)",
+                       "; ".join(problems) or None)
+        finally:
+            server.stop()
+            for p in pids:
+                with contextlib.suppress(OSError):
+                    os.kill(p, signal.SIGKILL)
+
+
+def _symbols(server: RawLsp, uri: str, rid: str) -> Any:
+    """The document's outline, asked until the server (not the guard's "busy") answers, for 20 s."""
+    end = time.monotonic() + 20
+    n = 0
+    while time.monotonic() < end:
+        n += 1
+        server.request(f"{rid}-{n}", "textDocument/documentSymbol", {"textDocument": {"uri": uri}})
+        reply = server.wait(f"{rid}-{n}", LSP_BOUND_S + 4)
+        if reply is not None and "result" in reply:
+            return reply["result"]
+        time.sleep(0.3)
+    return None
+
+
+def _guard_client_cases(tally: Tally, root: Path) -> None:
+    """The real guard and server, a hostile or broken client, and a server killed under it."""
+    doc = root / "g.weval.yml"
+    doc.write_text(GOOD)
+    uri = doc.as_uri()
+
+    def started() -> RawLsp:
+        server = RawLsp(root)
+        _initialized(server, root)
+        _open(server, uri, GOOD)
+        server.request("warm", "textDocument/hover", _at(uri, 0, 0))
+        server.wait("warm", 20)
+        return server
+
+    def hover_ok(server: RawLsp, tag: str, bound: float = LSP_BOUND_S, settle: float = 0.0) -> str | None:
+        """A hover answered by the server (not an error) within `bound`, retried for `settle` seconds
+        while the guard answers 'busy' or the server is being started again."""
+        end = time.monotonic() + settle
+        n = 0
+        while True:
+            n += 1
+            rid = f"{tag}-{n}"
+            server.request(rid, "textDocument/hover", _at(uri, 3, 4))
+            t0 = time.monotonic()
+            reply = server.wait(rid, bound + 4)
+            took = time.monotonic() - t0
+            if reply is None:
+                return "hover not answered" + (" (exited)" if server.closed else "")
+            if took > bound:
+                return f"hover answered after {took:.2f} s"
+            if "result" in reply:
+                return None
+            if time.monotonic() > end:
+                return f"hover still failing: {str(reply.get('error', {}).get('message'))[:90]}"
+            time.sleep(0.3)
+
+    def case(name: str, act: Callable[[RawLsp], list[str]]) -> None:
+        full = f"guard/client/{name}"
+        if ONLY and ONLY not in full:
+            return
+        server = started()
+        try:
+            problems = act(server)
+            dup = [k[:20] for k, v in server.answers.items() if v > 1]
+            if dup:
+                problems.append(f"ids answered twice: {dup[:3]}")
+            tally.note(full, "; ".join(problems) or None)
+        finally:
+            server.stop()
+
+    def big_id(size: int) -> Callable[[RawLsp], list[str]]:
+        def act(server: RawLsp) -> list[str]:
+            rid = "i" * size
+            server.request(rid, "textDocument/hover", _at(uri, 3, 4))
+            reply = server.wait(rid, LSP_BOUND_S + 4)
+            problems = [] if reply is not None else ["the request not answered"]
+            problem = hover_ok(server, "after", settle=5.0)
+            return problems + ([problem] if problem else [])
+        return act
+
+    case("id-string-100kb", big_id(100_000))
+    case("id-string-1.1mb", big_id(1_100_000))
+    case("id-string-8mb", big_id(8_000_000))
+
+    def odd_ids_while_busy(server: RawLsp) -> list[str]:
+        """Ids the guard does not track (floats, booleans, objects) while the server analyses a big file:
+        answered within the bound all the same (JSON-RPC allows numbers; LSP clients send integers)."""
+        big = root / "big.weval.yml"
+        big_text = "title: T\nmodels: [openai:gpt-4o-mini]\n---\n" + "".join(
+            f"- id: p{i}\n  prompt: question {i} " + "w " * 40 + "\n  should: [be kind]\n" for i in range(25_000))
+        big.write_text(big_text)
+        _open(server, big.as_uri(), big_text)
+        problems = []
+        for rid in (1.5, -0.0, True, {"a": 1}, [1], None):
+            server.request(rid, "textDocument/hover", _at(uri, 3, 4))
+            t0 = time.monotonic()
+            reply = server.wait(rid, LSP_BOUND_S + 4)
+            if reply is None:
+                problems.append(f"id {rid!r} not answered")
+            elif time.monotonic() - t0 > LSP_BOUND_S:
+                problems.append(f"id {rid!r} answered after {time.monotonic() - t0:.2f} s")
+        return problems
+    case("untracked-ids-while-busy", odd_ids_while_busy)
+
+    def killed(times: int, gap: float) -> Callable[[RawLsp], list[str]]:
+        def act(server: RawLsp) -> list[str]:
+            problems: list[str] = []
+            # edits the restarted server must see again: the outline after the kills is the edited text's
+            text = GOOD
+            for i in range(30):
+                line = f"- id: added{i}\n  prompt: p{i}\n"
+                server.send({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+                    "textDocument": {"uri": uri, "version": 2 + i}, "contentChanges": [{
+                        "range": {"start": {"line": 6 + 2 * i, "character": 0},
+                                  "end": {"line": 6 + 2 * i, "character": 0}}, "text": line}]}})
+                text += line
+            expected = _symbols(server, uri, "before")
+            old: int | None = None
+            for k in range(times):
+                pid = _server_pid(server, old)
+                if pid is None:
+                    problems.append(f"no server process before kill {k + 1}")
+                    return problems
+                os.kill(pid, signal.SIGKILL)
+                old = pid
+                for j in range(20):  # requests in flight while it dies and while it is replayed
+                    server.request(f"k{k}-{j}", "textDocument/hover", _at(uri, 3, 4))
+                time.sleep(gap)
+            for k in range(times):
+                for j in range(20):
+                    if server.wait(f"k{k}-{j}", LSP_BOUND_S + 10) is None:
+                        problems.append(f"request k{k}-{j} not answered")
+                        return problems
+            if times > 3:  # past MAX_RESTARTS within the window: it stops restarting, answers errors in time
+                server.request("given-up", "textDocument/hover", _at(uri, 3, 4))
+                t0 = time.monotonic()
+                reply = server.wait("given-up", LSP_BOUND_S + 4)
+                if reply is None or time.monotonic() - t0 > LSP_BOUND_S:
+                    problems.append("no answer in time once the guard gave up")
+                server.send({"jsonrpc": "2.0", "method": "exit"})
+                try:
+                    server.proc.wait(10)
+                except subprocess.TimeoutExpired:
+                    problems.append("exit after giving up: the guard still runs")
+                return problems
+            got = _symbols(server, uri, "after")
+            if got != expected:
+                problems.append(f"the restarted server's outline differs ({len(got or [])} vs {len(expected or [])} symbols)")
+            problem = hover_ok(server, "final", settle=10.0)
+            return problems + ([problem] if problem else [])
+        return act
+
+    case("server-killed-once", killed(1, 0.0))
+    case("server-killed-three-times-during-replay", killed(3, 0.05))
+    case("server-killed-four-times", killed(4, 0.3))
+
+    def stopped_server(server: RawLsp) -> list[str]:
+        """The server stopped (SIGSTOP) under 200 requests and cancels, then continued: each answered once,
+        in time; the server's late answers to what the guard answered dropped."""
+        pid = _server_pid(server)
+        assert pid is not None
+        os.kill(pid, signal.SIGSTOP)
+        problems = []
+        try:
+            for i in range(200):
+                server.request(f"s{i}", "textDocument/hover", _at(uri, 3, 4))
+                if i % 3 == 0:
+                    server.send({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": f"s{i}"}})
+            t0 = time.monotonic()
+            for i in range(200):
+                if server.wait(f"s{i}", LSP_BULK_BOUND_S) is None:
+                    problems.append(f"s{i} not answered while the server was stopped")
+                    break
+            if time.monotonic() - t0 > LSP_BULK_BOUND_S:
+                problems.append(f"answers took {time.monotonic() - t0:.2f} s")
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        time.sleep(3)
+        problem = hover_ok(server, "after", settle=5.0)
+        return problems + ([problem] if problem else [])
+    case("server-stopped-under-200-requests", stopped_server)
+
+    def cancel_races(server: RawLsp) -> list[str]:
+        problems = []
+        for i in range(500):  # cancel before, right after, and long after its request
+            if i % 3 == 0:
+                server.send({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": i}})
+            server.request(i, "textDocument/hover", _at(uri, 3, 4))
+            if i % 3 == 1:
+                server.send({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": i}})
+        for i in range(500):
+            server.send({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": i}})
+        for i in range(500):
+            if server.wait(i, LSP_BULK_BOUND_S) is None:
+                problems.append(f"request {i} never answered")
+                break
+        problem = hover_ok(server, "after", settle=5.0)
+        return problems + ([problem] if problem else [])
+    case("cancel-before-with-and-after-500", cancel_races)
+
+    def reused_ids(server: RawLsp) -> list[str]:
+        """The id of `initialize` (the guard replays it to a restarted server) reused by requests queued
+        when the server dies, and ids reused as soon as they are answered."""
+        problems = []
+        pid = _server_pid(server)
+        assert pid is not None
+        for i in range(40):
+            server.request(f"q{i}", "textDocument/hover", _at(uri, 3, 4))
+        with server.cond:  # initialize's own answer, long read
+            server.replies.pop(json.dumps("init"), None)
+            server.answers.pop(json.dumps("init"), None)
+        server.request("init", "textDocument/hover", _at(uri, 3, 4))
+        os.kill(pid, signal.SIGKILL)
+        reply = server.wait("init", LSP_BOUND_S + 10)
+        if reply is None:
+            problems.append("the request reusing initialize's id not answered")
+        elif "result" in reply and isinstance(reply["result"], dict) and "capabilities" in reply["result"]:
+            problems.append("a hover got the replayed initialize's answer")
+        time.sleep(3)
+        for k in range(50):
+            server.request("same", "textDocument/hover", _at(uri, 3, 4))
+            if server.wait("same", LSP_BOUND_S + 4) is None:
+                problems.append(f"reused id not answered at {k}")
+                break
+            with server.cond:
+                server.replies.pop(json.dumps("same"), None)
+        server.answers.pop(json.dumps("same"), None)
+        problem = hover_ok(server, "after", settle=10.0)
+        return problems + ([problem] if problem else [])
+    case("ids-reused-across-a-restart", reused_ids)
+
+    def garbage_then_serve(server: RawLsp) -> list[str]:
+        """Frames the guard cannot read, then one 8 MB didOpen dripped in 64 KB writes, then a hover."""
+        server.send_raw(b"Content-Length: 5\r\n\r\n{{{{{" + b"\xff\xfe" * 1000 + b"\r\n\r\n")
+        server.send_raw(b"Content-Length: 99999\r\nContent-Length: 3\r\n\r\n[1]")
+        big = "title: T\nmodels: [openai:gpt-4o-mini]\n---\n- id: a\n  prompt: " + "x" * 8_000_000 + "\n"
+        body = json.dumps({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+            "uri": (root / "drip.weval.yml").as_uri(), "languageId": "yaml", "version": 1, "text": big}}}).encode()
+        data = b"Content-Length: %d\r\n\r\n" % len(body) + body
+        for i in range(0, len(data), 65536):
+            server.send_raw(data[i:i + 65536])
+        # A reader that takes a lying length at its word eats what follows it (the guard and the server
+        # alike): the first request after the lie may be lost with it; the ones after must be served.
+        server.request("eaten", "textDocument/hover", _at(uri, 3, 4))
+        time.sleep(1)
+        problem = hover_ok(server, "after", bound=LSP_BULK_BOUND_S, settle=10.0)
+        return [problem] if problem else []
+    case("garbage-then-8mb-drip", garbage_then_serve)
+
+
+def _guard_never_reads(tally: Tally, root: Path) -> None:
+    """A client that sends requests and never reads what comes back: the guard's own memory must stay
+    bounded (the answers wait in a pipe, then in the guard)."""
+    name = "guard/client/never-reads-its-output"
+    if ONLY and ONLY not in name:
+        return
+    big = root / "outline.weval.yml"
+    text = "title: T\nmodels: [openai:gpt-4o-mini]\n---\n" + "".join(
+        f"- id: p{i}\n  prompt: q{i}\n  should: [be kind, be brief]\n" for i in range(20_000))
+    big.write_text(text)
+    proc = subprocess.Popen([sys.executable, "-m", "evalspec_lsp.main"], cwd=root, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True)
+    assert proc.stdin is not None
+
+    def send(msg: Any) -> None:
+        body = json.dumps(msg).encode()
+        assert proc.stdin is not None
+        proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        proc.stdin.flush()
+    peak = 0.0
+    sent = 0
+    try:
+        send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"processId": None, "rootUri": root.as_uri(),
+                                                                          "capabilities": {}}})
+        send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+        send({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+            "uri": big.as_uri(), "languageId": "yaml", "version": 1, "text": text}}})
+        done = threading.Event()
+
+        def flood() -> None:
+            nonlocal sent
+            with contextlib.suppress(OSError, ValueError):
+                for i in range(1, 1500):
+                    send({"jsonrpc": "2.0", "id": i, "method": "textDocument/documentSymbol",
+                          "params": {"textDocument": {"uri": big.as_uri()}}})
+                    sent += 1
+            done.set()
+        threading.Thread(target=flood, daemon=True).start()
+        end = time.monotonic() + 60
+        while time.monotonic() < end and not done.is_set():
+            peak = max(peak, _rss_mb(proc.pid))
+            time.sleep(0.25)
+        for _ in range(40):  # the server answers what is queued after the flood
+            peak = max(peak, _rss_mb(proc.pid))
+            time.sleep(0.25)
+        tally.note(f"{name} ({sent} outlines asked, guard peak {peak:.0f} MB)",
+                   f"the guard held {peak:.0f} MB for a client that does not read" if peak > 400 else None)
+    finally:
+        with contextlib.suppress(OSError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+
+
+def attack_guard(tally: Tally) -> None:
+    """The guard process (server/guard.py) between a hostile or broken client and the server, and between
+    the client and a server that misbehaves (a stand-in backend: over-long header lines, its output
+    closed, a Content-Length it never sends, 200 MB frames, garbage, dying on every start). Broken: a
+    request not answered within the bound, an id answered twice, a server that can answer not served
+    again within 15 s, a restarted server that lost edits, the guard or a server left running after
+    `exit`, the guard's memory growing without bound."""
+    print("the guard (sixth round)", flush=True)
+    root = Path(tempfile.mkdtemp(prefix="attack-guard-"))
+    try:
+        _guard_backend_cases(tally, root)
+        _guard_client_cases(tally, root)
+        _guard_never_reads(tally, root)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+
 AREAS: dict[str, Callable[[Tally], None]] = {
     "yaml": attack_yaml,
     "scoring": attack_scoring,
@@ -3885,6 +4420,8 @@ AREAS: dict[str, Callable[[Tally], None]] = {
     "batch": attack_batch,
     "merge": attack_merge,
     "report": attack_report,
+    # the sixth round
+    "guard": attack_guard,
 }
 
 

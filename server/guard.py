@@ -67,6 +67,9 @@ ID_HEADER = b"evalspec-response-id"
 _CONTENT_LENGTH = re.compile(rb"Content-Length: *(\d+)\r?\n\Z", re.IGNORECASE)
 LINE_LIMIT = 1 << 20
 PIPE_SIZE = 1 << 20
+MAX_ID_BYTES = 64 * 1024  # a request id longer than this as JSON is refused (the server's answer names it in a header line)
+MAX_FRAME = 1 << 30  # a frame from the server claiming more is not one (the outline of a 4 MB file: ~100 MB)
+OUTPUT_GONE_S = 2.0  # a server whose output ended, still running after this: stopped (and started again)
 
 
 def frame(body: bytes, extra: bytes = b"") -> bytes:
@@ -189,12 +192,12 @@ class Guard:
         out = backend.proc.stdout
         assert out is not None
         while True:
-            length, response_id = 0, None
+            length, response_id = -1, None
             try:
                 while True:
                     line = await out.readline()
                     if not line:
-                        return await self.backend_ended(backend)
+                        return await self.backend_ended(backend, OUTPUT_GONE_S)
                     if line in (b"\r\n", b"\n"):
                         break
                     name, _, value = line.partition(b":")
@@ -203,9 +206,15 @@ class Guard:
                         length = int(value)
                     elif name == ID_HEADER:
                         response_id = value.strip()
+                if not 0 < length <= MAX_FRAME:
+                    # Not a frame (no length, 0, past MAX_FRAME): the output is out of step with its frames,
+                    # and every answer after this would be lost. The server is stopped and started again.
+                    return await self.backend_unreadable(backend, f"a frame of length {length}")
                 body = await out.readexactly(length)
-            except (asyncio.IncompleteReadError, ValueError, ConnectionError):
-                return await self.backend_ended(backend)
+            except ValueError:  # a line past LINE_LIMIT: not a header
+                return await self.backend_unreadable(backend, "a header line over 1 MB")
+            except (asyncio.IncompleteReadError, ConnectionError):
+                return await self.backend_ended(backend, OUTPUT_GONE_S)
             if backend is not self.backend:
                 continue
             try:
@@ -254,8 +263,27 @@ class Guard:
             self.unarmed.clear()
         self.pump()
 
-    async def backend_ended(self, backend: Backend) -> None:
-        code = await backend.proc.wait()
+    async def backend_unreadable(self, backend: Backend, what: str) -> None:
+        if backend is self.backend:
+            log.error("the server process wrote what is not a message (%s): stopped", what)
+        self.stop_backend(backend)
+        await self.backend_ended(backend)
+
+    @staticmethod
+    def stop_backend(backend: Backend | None) -> None:
+        if backend is not None and backend.proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                backend.proc.kill()
+
+    async def backend_ended(self, backend: Backend, grace: float | None = None) -> None:
+        """Its output ended: it is ending (after `exit`, or it died), or it closed its output and lives
+        on, hung or broken: after `grace` seconds it is stopped, as nothing it answers can be read."""
+        try:
+            code = await asyncio.wait_for(backend.proc.wait(), EXIT_WAIT_S if self.exiting else grace)
+        except TimeoutError:
+            log.error("the server process's output ended and it still runs: stopped")
+            self.stop_backend(backend)
+            code = await backend.proc.wait()
         if backend is not self.backend:
             return
         if self.exiting or (self.shut_down and not self.active):
@@ -301,10 +329,13 @@ class Guard:
         """What the new server must know, ahead of the messages still queued."""
         assert self.initialize is not None
         message = decode(self.initialize)
-        request = Request(_key(message["id"]), message["id"], "initialize", time.monotonic(), self.initialize,
-                          sent=True, internal=True)
+        # Under an id of the guard's own: the client may have reused its `initialize` id for a request
+        # still queued, whose answer this one must not take.
+        private = f"evalspec-guard-initialize-{len(self.restarts)}"
+        body = json.dumps({**message, "id": private}).encode()
+        request = Request(_key(private), private, "initialize", time.monotonic(), body, sent=True, internal=True)
         self.active[request.key] = request
-        self.send_backend(self.initialize)
+        self.send_backend(body)
         for body in self.setup:
             self.send_backend(body)
         for uri, doc in self.documents.items():
@@ -345,6 +376,8 @@ class Guard:
         if "id" not in message or type(msg_id) not in (int, str):  # a notification, or an id the server answers
             if method == "exit":
                 self.exiting = True
+                # a server that does not end on `exit` (hung, or not reading) is stopped: the editor is waiting
+                self.loop.call_later(EXIT_WAIT_S, self.stop_backend, self.backend)
                 if self.backend is None:  # no server to pass it to (it stayed down): end here
                     self.exit_code = 1
                     self.done.set()
@@ -353,6 +386,10 @@ class Guard:
             return
         key = _key(msg_id)
         request = Request(key, msg_id, method, arrived, body)
+        if len(key) > MAX_ID_BYTES:
+            self.answer(request, INVALID_REQUEST, f"evalspec: a request id of {len(key):,} bytes; ids must be at "
+                                                  f"most {MAX_ID_BYTES:,} bytes as JSON")
+            return
         if self.given_up:
             self.answer(request, REQUEST_FAILED, "evalspec: the checking process is not running; restart the "
                                                  "language server")

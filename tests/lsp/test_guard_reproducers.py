@@ -1,0 +1,180 @@
+"""The sixth attack round's findings in the guard (server/guard.py), each from its reproducer
+(`python bench/attack.py guard`).
+
+- A request id of 1.1 MB: the server's answer names it in a header line past the guard's line limit;
+  the guard took that for a dead server, waited for an exit that never came, and answered every
+  later request "busy" for the rest of the session.
+- A server whose output stops being frames (a header line past 1 MB, a header block without a length,
+  its output closed while it runs): the same endless "busy", or every later answer lost (the guard
+  passed empty frames on and marked the requests answered). Now the server is stopped and started again.
+- A hung server and `exit`: the guard waited for it for ever.
+- A request reusing `initialize`'s id, queued when the server died: it got the replayed initialize's
+  answer, then its own (two answers for one id).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from .raw_stdio import HANG_GUARD_S, Raw
+from .session import FAULTY_SERVER
+from .test_guard import GOOD, hover
+
+# A stand-in server for the guard: answers like the real one under a guard (Evalspec-Response-Id
+# headers, each answer's `start` the number of the process: 0, then 1 after a restart) and, asked
+# `evil/now`, breaks its output as its mode says and lives on.
+BACKEND = r'''
+import json, os, sys, time
+mode, starts_file = sys.argv[1], sys.argv[2]
+with open(starts_file, "a") as f:
+    f.write(f"{os.getpid()}\n")
+starts = len(open(starts_file).read().split()) - 1
+inp, out = sys.stdin.buffer, sys.stdout.buffer
+
+def send(obj, rid):
+    body = json.dumps(obj).encode()
+    out.write(b"Content-Length: %d\r\nEvalspec-Response-Id: %s\r\n\r\n" % (len(body), json.dumps(rid).encode()) + body)
+    out.flush()
+
+while True:
+    length = 0
+    while (line := inp.readline()) not in (b"\r\n", b""):
+        if line.lower().startswith(b"content-length:"):
+            length = int(line.split(b":")[1])
+    if not line:
+        sys.exit(0)
+    msg = json.loads(inp.read(length))
+    if msg.get("method") == "exit":
+        sys.exit(0)
+    if "id" not in msg:
+        continue
+    if msg["method"] == "evil/now":
+        if mode == "header-line-over-1mb":
+            out.write(b"X" * 1_500_000)
+        elif mode == "frame-without-length":
+            out.write(b"Content-Type: x\r\n\r\nxxxx")  # every header after it glued to the x's
+        elif mode == "output-closed":
+            out.flush()
+            os.close(1)
+        elif mode == "hung":
+            time.sleep(3600)
+        out.flush()
+        time.sleep(3600 if mode in ("output-closed", "hung") else 0)
+        continue
+    result = {"capabilities": {}} if msg["method"] == "initialize" else {"start": starts}
+    send({"jsonrpc": "2.0", "id": msg["id"], "result": result}, msg["id"])
+'''
+
+
+def guarded(tmp_path: Path, mode: str) -> tuple[Raw, Path]:
+    script = tmp_path / "backend.py"
+    script.write_text(BACKEND)
+    starts = tmp_path / "starts"
+    starts.write_text("")
+    command = [sys.executable, "-c", "import asyncio, sys\nfrom evalspec_lsp import guard\n"
+               "sys.exit(asyncio.run(guard.serve([sys.executable, *sys.argv[1:]])))", str(script), mode, str(starts)]
+    return Raw(tmp_path, command), starts
+
+
+def pids(starts: Path) -> list[int]:
+    return [int(x) for x in starts.read_text().split()]
+
+
+def alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def test_a_request_id_over_64kb_is_refused_and_the_server_serves_on(tmp_path: Path) -> None:
+    client = Raw(tmp_path)
+    try:
+        client.initialize(tmp_path)
+        uri = client.open(tmp_path / "a.weval.yml", GOOD)
+        big = "i" * 1_100_000
+        client.send(hover(big, uri))
+        error = client.reply(big)["error"]
+        assert error["code"] == -32600 and "at most 65,536 bytes" in error["message"], error["message"][:200]
+        ok = "i" * 60_000  # under the limit: the server answers it, through its header line
+        client.send(hover(ok, uri))
+        assert "result" in client.reply(ok)
+        client.send(hover("after", uri))
+        assert client.reply("after")["result"]["contents"]
+    finally:
+        client.close()
+
+
+@pytest.mark.parametrize("mode", ["header-line-over-1mb", "frame-without-length", "output-closed"])
+def test_a_server_whose_output_is_not_frames_is_stopped_and_started_again(tmp_path: Path, mode: str) -> None:
+    client, starts = guarded(tmp_path, mode)
+    try:
+        client.initialize(tmp_path)
+        client.send({"id": "evil", "method": "evil/now", "params": {}})
+        assert "error" in client.reply("evil")  # the guard's: busy, or the process stopped
+        end = time.monotonic() + HANG_GUARD_S
+        n = 0
+        while True:  # "busy" while it goes; then a new server's answer
+            n += 1
+            client.send({"id": n, "method": "x/ping", "params": {}})
+            reply = client.reply(n)
+            if "result" in reply:
+                break
+            assert time.monotonic() < end, reply
+            time.sleep(0.2)
+        assert reply["result"] == {"start": 1}
+        first = pids(starts)[0]
+        assert not alive(first)
+        told = client.next(lambda m: m.get("method") == "window/showMessage", "window/showMessage")
+        assert "restarted" in told["params"]["message"]
+    finally:
+        client.close()
+        for pid in pids(starts):
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+def test_a_hung_server_does_not_keep_the_guard_after_exit(tmp_path: Path) -> None:
+    client, starts = guarded(tmp_path, "hung")
+    try:
+        client.initialize(tmp_path)
+        client.send({"id": "evil", "method": "evil/now", "params": {}})
+        assert "busy" in client.reply("evil")["error"]["message"]
+        client.send({"method": "exit"})  # (`shutdown` is untimed: it would wait for the hung server, as editors time it out)
+        assert client.proc.wait(HANG_GUARD_S) == 1  # input still open: the guard ends on `exit` alone
+        time.sleep(0.2)
+        assert not alive(pids(starts)[0])
+    finally:
+        client.close()
+        for pid in pids(starts):
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+def test_a_request_reusing_initializes_id_is_not_given_the_replayed_initialize_answer(tmp_path: Path) -> None:
+    client = Raw(tmp_path, FAULTY_SERVER)
+    try:
+        client.initialize(tmp_path, {"requestBudgetMs": 20_000})  # its id: "init"
+        hanging = client.open(tmp_path / "hang.weval.yml", GOOD + "# HANG\n")
+        uri = client.open(tmp_path / "a.weval.yml", GOOD)
+        # 16 requests wait for an analysis that hangs: the server's places are taken, the next one queues
+        for i in range(16):
+            client.send({"id": f"w{i}", "method": "textDocument/documentSymbol",
+                         "params": {"textDocument": {"uri": hanging}}})
+        time.sleep(0.5)
+        client.send(hover("init", uri, 3, 4))  # queued in the guard when the server dies
+        time.sleep(0.3)
+        os.kill(client.server_pid(), signal.SIGKILL)
+        reply = client.reply("init")
+        assert "capabilities" not in str(reply.get("result")), reply
+        assert "result" in reply, reply  # its own answer (a hover), once
+        rest = client.drain(1.0)
+        assert not [m for m in rest if m.get("id") == "init"], rest
+    finally:
+        client.close()
