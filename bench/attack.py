@@ -4394,6 +4394,273 @@ def attack_guard(tally: Tally) -> None:
 
 
 
+def _analysis_digest(a: Any) -> tuple[list[tuple[Any, ...]], list[str] | None]:
+    """What must not depend on how a text was parsed: its findings and its model's items."""
+    found = sorted((f.code, tuple(f.span), f.severity.name, f.message, f.path or "") for f in a.findings)
+    items: list[str] | None = None
+    if a.agentv is not None and a.agentv.suite is not None:
+        items = [repr(sorted((k, repr(v)) for k, v in t.__dict__.items())) for t in a.agentv.suite.tests]
+    elif a.weval is not None and a.weval.blueprint is not None:
+        items = [repr(sorted((k, repr(v)) for k, v in p.__dict__.items())) for p in a.weval.blueprint.prompts]
+    return found, items
+
+
+def _digest_difference(one: Any, other: Any, names: tuple[str, str]) -> str | None:
+    (f1, m1), (f2, m2) = _analysis_digest(one), _analysis_digest(other)
+    problems = []
+    if f1 != f2:
+        only1 = [x[:3] for x in f1 if x not in f2][:2]
+        only2 = [x[:3] for x in f2 if x not in f1][:2]
+        problems.append(f"findings differ ({names[0]} only {only1}, {names[1]} only {only2})")
+    if m1 != m2:
+        first = next((i for i, (a, b) in enumerate(zip(m1 or [], m2 or [], strict=False)) if a != b), None)
+        problems.append(f"items differ ({len(m1 or [])} vs {len(m2 or [])}, first at {first})")
+    return "; ".join(problems) or None
+
+
+def _streamed_vs_whole(text: str, path: Path) -> str | None:
+    from evalspec.analysis import analyze
+
+    try:
+        whole = analyze(text, path, streamed=False)
+        streamed = analyze(text, path, streamed=True)
+    except Exception as exc:  # an exception is what is looked for
+        return f"{type(exc).__name__}: {str(exc)[:120]}"
+    return _digest_difference(whole, streamed, ("whole", "streamed"))
+
+
+_SUITE_HEAD = "name: s\ndescription: d\ntests:\n"
+_BP_HEAD = "title: T\nmodels: [openai:gpt-4o-mini]\n---\n"
+
+
+def _suite_test(i: int, indent: str = "  ") -> str:
+    return f"{indent}- id: t{i}\n{indent}  input: question {i}\n{indent}  criteria: answers {i}\n"
+
+
+def _bp_prompt(i: int) -> str:
+    return f"- id: p{i}\n  prompt: question {i}\n  should: [answers {i}]\n"
+
+
+def streamed_cases() -> Iterator[tuple[str, str]]:
+    """(name, text): item lists whose items a streamed parse reads one at a time, made so that reading
+    them alone might read them otherwise than the whole file does."""
+    suite = _SUITE_HEAD + "".join(_suite_test(i) for i in range(3))
+    bp = _BP_HEAD + "".join(_bp_prompt(i) for i in range(3))
+    t1, t2 = _suite_test(1), _suite_test(2)
+    p1, p2 = _bp_prompt(1), _bp_prompt(2)
+    yield "suite/anchor-in-one-alias-in-another", _SUITE_HEAD + "  - id: a\n    input: &q question\n    criteria: c\n" \
+        "  - id: b\n    input: *q\n    criteria: c\n"
+    yield "suite/alias-to-a-later-anchor", _SUITE_HEAD + "  - id: a\n    input: *q\n    criteria: c\n" \
+        "  - id: b\n    input: &q question\n    criteria: c\n"
+    yield "suite/anchor-on-the-tests-key", "name: s\ntests: &all\n" + t1 + t2 + "extra: *all\n"
+    yield "suite/anchor-in-a-comment", _SUITE_HEAD + "  # &c not an anchor\n" + t1 + "  - id: b\n    input: '*c'\n    criteria: c\n"
+    yield "suite/merge-of-an-earlier-test", _SUITE_HEAD + "  - &base\n    id: a\n    input: q\n    criteria: c\n" \
+        "  - <<: *base\n    id: b\n"
+    yield "suite/quoted-continuation-like-an-item", _SUITE_HEAD + "  - id: a\n    input: \"hello\n  - world\"\n    criteria: c\n" + t2
+    yield "suite/single-quoted-continuation", _SUITE_HEAD + "  - id: a\n    input: 'hello\n  - world'\n    criteria: c\n" + t2
+    yield "suite/flow-continuation-at-item-indent", _SUITE_HEAD + "  - {id: a,\n  - input: x}\n" + t2
+    yield "suite/flow-continuation-at-column-0", _SUITE_HEAD + "  - {id: a, input: q,\ncriteria: c}\n" + t2
+    yield "suite/block-scalar-holding-items", _SUITE_HEAD + "  - id: a\n    input: |\n      - one\n      - two\n    criteria: c\n" + t2
+    yield "suite/block-scalar-keep-at-the-end", _SUITE_HEAD + t1 + "  - id: z\n    input: |+\n      last\n\n\n"
+    yield "suite/items-at-column-0", "name: s\ntests:\n" + _suite_test(1, "") + _suite_test(2, "") + "execution:\n  target: default\n"
+    yield "suite/items-at-column-0-then-a-dash-key", "name: s\ntests:\n" + _suite_test(1, "") + "-x: 1\n"
+    yield "suite/a-key-after-the-list", suite + "execution:\n  target: default\n"
+    yield "suite/a-less-indented-item", suite + " - id: x\n   input: q\n   criteria: c\n" + t2
+    yield "suite/a-more-indented-item", suite + "    - id: x\n      input: q\n" + t2
+    yield "suite/tab-after-the-dash", _SUITE_HEAD + "  -\tid: a\n    input: q\n    criteria: c\n" + t2
+    yield "suite/tab-indented-line", suite + "\tinput: q\n"
+    yield "suite/empty-items", _SUITE_HEAD + "  -\n  -\n" + t1 + "  -\n"
+    yield "suite/last-item-a-comment", suite + "  - # x\n"
+    yield "suite/last-item-null-then-key", suite + "  -\nname2: x\n"
+    yield "suite/tests-twice", suite + "tests:\n" + t2
+    yield "suite/tests-with-a-tag", "name: s\ntests: !!seq\n" + t1 + t2
+    yield "suite/tests-with-a-comment", "name: s\ntests:   # the tests\n" + t1 + t2
+    yield "suite/tests-flow-then-block", "name: s\ntests: [\n" + t1 + "]\n"
+    yield "suite/document-marker-inside", suite + "---\n" + t2
+    yield "suite/document-end-inside", suite + "...\n" + t2
+    yield "suite/second-document-broken-list", suite + "---\n- {id: a,\n- x: y}\n- a\n"
+    yield "suite/second-document-broken-tests", suite + "---\nname: t\ntests:\n  - id: {a\n  - id: b\n"
+    yield "suite/directive", "%YAML 1.1\n---\n" + suite
+    yield "suite/complex-key", _SUITE_HEAD + "  - ? id\n    : a\n    input: q\n    criteria: c\n" + t2
+    yield "suite/crlf", suite.replace("\n", "\r\n")
+    yield "suite/bare-cr", suite.replace("\n", "\r")
+    yield "suite/mixed-endings", suite.replace("\n", "\r\n", 3)
+    yield "suite/u2028-in-an-item", _SUITE_HEAD + "  - id: a\n    input: x\u2028  - y\n    criteria: c\n" + t2
+    yield "suite/nel-in-an-item", _SUITE_HEAD + "  - id: a\n    input: x\x85  - y\n    criteria: c\n" + t2
+    yield "suite/bom-between-items", suite + "\ufeff" + t2
+    yield "suite/nul-in-an-item", _SUITE_HEAD + "  - id: a\n    input: x\x00y\n" + t2
+    yield "suite/syntax-error-in-item-40", _SUITE_HEAD + "".join(_suite_test(i) for i in range(40)) + "  - id: {\n" + \
+        "".join(_suite_test(i) for i in range(40, 80))
+    yield "suite/duplicate-ids-across-groups", _SUITE_HEAD + "".join(_suite_test(i % 33) for i in range(100))
+    yield "suite/deep-item", _SUITE_HEAD + "  - id: a\n    input: " + "[" * 5000 + "]" * 5000 + "\n" + t2
+    yield "suite/alias-bomb-in-one-item", _SUITE_HEAD + "  - id: a\n    input: &a [x, x]\n" + "".join(
+        f"  - id: b{i}\n    input: &a{i + 1} [*a{'' if i == 0 else i}, *a{'' if i == 0 else i}]\n" for i in range(40))
+    yield "blueprint/quoted-continuation-at-column-0", _BP_HEAD + "- id: a\n  prompt: \"hello\n- world\"\n" + p2
+    yield "blueprint/flow-continuation-at-column-0", _BP_HEAD + "- {id: a,\n- prompt: x}\n" + p2
+    yield "blueprint/plain-continuation", _BP_HEAD + "- id: a\n  prompt: hello\n - world\n" + p2
+    yield "blueprint/block-scalar-at-column-0", _BP_HEAD + "- id: a\n  prompt: |\n   x\n- y\n"
+    yield "blueprint/anchor-across", _BP_HEAD + "- id: a\n  prompt: &q hi\n- id: b\n  prompt: *q\n"
+    yield "blueprint/two-prompt-documents", bp + "---\n" + p1 + p2
+    yield "blueprint/second-document-broken", bp + "---\n- {id: a,\n- x}\n"
+    yield "blueprint/crlf", bp.replace("\n", "\r\n")
+    yield "blueprint/bare-cr", bp.replace("\n", "\r")
+    yield "blueprint/syntax-error-in-prompt-40", _BP_HEAD + "".join(_bp_prompt(i) for i in range(40)) + "- id: {\n" + \
+        "".join(_bp_prompt(i) for i in range(40, 80))
+    yield "blueprint/block-keep-last", bp + "- id: z\n  prompt: |+\n    last\n\n\n"
+
+
+_HOSTILE_LINES = ["- ", "  - ", "---", "...", "  - id: {", "  - id: \"open", "&a x", "*a", "  input: *a", "  x: &a y",
+                  "<<: *a", "\t- x", "- |", "  - |-", "- >+", "#", "  # &a", "tests:", "tests: &t", "- ? k", ": v",
+                  "- [a,", "  b]", "- {a: 1,", "- 'x", "  y'", "\ufeff- x", "- \u2028", "- x\x85y", "%YAML 1.2"]
+
+
+def _mutated(text: str, rng: Any) -> str:
+    """One to four line-level mutations: hostile lines in, lines out, doubled, re-indented, joined."""
+    lines = text.split("\n")
+    for _ in range(rng.randint(1, 4)):
+        i = rng.randrange(len(lines) + 1)
+        op = rng.randrange(7)
+        if op == 0:
+            lines.insert(i, rng.choice(_HOSTILE_LINES))
+        elif op == 1 and lines:
+            del lines[min(i, len(lines) - 1)]
+        elif op == 2 and lines:
+            j = min(i, len(lines) - 1)
+            lines.insert(j, lines[j])
+        elif op == 3 and lines:
+            j = min(i, len(lines) - 1)
+            lines[j] = rng.choice(["", " ", "  ", "    ", "\t"]) + lines[j].lstrip()
+        elif op == 4 and len(lines) > 1:
+            j = min(i, len(lines) - 2)
+            lines[j:j + 2] = [lines[j] + rng.choice([" ", "", "\r"]) + lines[j + 1]]
+        elif op == 5 and lines:
+            j = min(i, len(lines) - 1)
+            k = rng.randrange(len(lines[j]) + 1)
+            lines[j] = lines[j][:k] + rng.choice(["&a ", "*a", "\"", "'", "{", "[", ": ", " #", "\r", "\x85"]) + lines[j][k:]
+        else:
+            lines.insert(i, rng.choice(lines) if lines else "")
+    return rng.choice(["\n", "\n", "\n", "\r\n"]).join(lines)
+
+
+def _incremental_vs_fresh(base: str, path: Path, rng: Any, steps: int) -> str | None:
+    """The editor's analyses (DocumentAnalyzer: items reused and moved between edits) against a fresh
+    analysis of each text, through edits that split, merge, move and break items."""
+    from evalspec.analysis import analyze
+    from evalspec.incremental import DocumentAnalyzer
+
+    doc = DocumentAnalyzer(path)
+    text = base
+    for step in range(steps):
+        text = _mutated(text, rng) if step else text
+        try:
+            edited = doc.analyze(text)
+            fresh = analyze(text, path, kind=doc.kind if edited.kind is not None and not edited.parsed.ok else None)
+        except Exception as exc:  # an exception is what is looked for
+            return f"step {step}: {type(exc).__name__}: {str(exc)[:120]}"
+        if edited.kind != fresh.kind:
+            continue  # the editor keeps a broken file's format (sticky); a fresh look may not
+        diff = _digest_difference(edited, fresh, ("editor", "fresh"))
+        if diff:
+            return f"step {step}: {diff}"
+    return None
+
+
+def attack_streamed(tally: Tally) -> None:
+    """Streamed analysis (check and run: source.LazyItems, the AgentV test store past 4,096 tests) and
+    the editor's incremental analysis, each against a whole analysis of the same text: the findings and
+    the model's items must be the same. Broken: a difference, an exception, a huge single test or a
+    5,000-test suite that `check` does not finish within 120 s."""
+    import random
+
+    print("streamed analysis (sixth round)", flush=True)
+    root = Path(tempfile.mkdtemp(prefix="attack-streamed-"))
+    try:
+        suite_path, bp_path = root / "s.eval.yaml", root / "b.weval.yml"
+        for name, text in streamed_cases():
+            full = f"streamed/{name}"
+            if ONLY and ONLY not in full:
+                continue
+            problems = []
+            for path in (suite_path, bp_path):  # each text as a suite and as a blueprint
+                problem = _streamed_vs_whole(text, path)
+                if problem:
+                    problems.append(f"as {path.suffixes[0]}: {problem}")
+            tally.note(full, "; ".join(problems) or None)
+        # Random line-level mutations of the corpus's suites and blueprints, and of long generated ones.
+        corpus = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
+        seeds = {"suite": [p for p in corpus.rglob("*.yaml") if "eval" in p.name][:60],
+                 "blueprint": [p for p in (corpus / "weval-configs" / "blueprints").rglob("*.yml")][:60]}
+        long = {"suite": _SUITE_HEAD + "".join(_suite_test(i) for i in range(120)),
+                "blueprint": _BP_HEAD + "".join(_bp_prompt(i) for i in range(120))}
+        for fmt, files in seeds.items():
+            full = f"streamed/random-{fmt}s"
+            if ONLY and ONLY not in full:
+                continue
+            rng = random.Random(6)
+            texts = [p.read_text(errors="replace") for p in files] + [long[fmt]] * 20
+            path = suite_path if fmt == "suite" else bp_path
+            problems = []
+            tried = 0
+            for _ in range(600):
+                text = _mutated(rng.choice(texts), rng)
+                tried += 1
+                problem = _streamed_vs_whole(text, path)
+                if problem:
+                    problems.append(f"{problem} in {text[:300]!r}")
+                    if len(problems) >= 3:
+                        break
+            tally.note(f"{full} ({tried} texts)", " | ".join(problems) or None)
+        for fmt, base in long.items():
+            full = f"streamed/editor-edits-{fmt}"
+            if ONLY and ONLY not in full:
+                continue
+            rng = random.Random(7)
+            path = suite_path if fmt == "suite" else bp_path
+            problems = []
+            for run in range(30):
+                problem = _incremental_vs_fresh(base, path, rng, 12)
+                if problem:
+                    problems.append(f"run {run}: {problem}")
+                    if len(problems) >= 3:
+                        break
+            tally.note(f"{full} (30 editing sessions of 12 edits)", " | ".join(problems) or None)
+        # Past the test store's bound (4,096 tests on disk), and one huge test, through `check`.
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(root), "LANG": "C.UTF-8", "NO_COLOR": "1"}
+        big_cases = {
+            "5000-tests-store": _SUITE_HEAD + "".join(_suite_test(i) for i in range(5000)),
+            "5000-tests-with-anchors": _SUITE_HEAD + "  - id: a\n    input: &q shared\n    criteria: c\n" + "".join(
+                f"  - id: t{i}\n    input: *q\n    criteria: c{i}\n" for i in range(5000)),
+            "5000-tests-one-broken-at-4500": _SUITE_HEAD + "".join(_suite_test(i) for i in range(4500)) + "  - id: [\n"
+                + "".join(_suite_test(i) for i in range(4500, 5000)),
+            "one-test-of-20mb": _SUITE_HEAD + "  - id: huge\n    input: |\n" + "      " + "x" * 100 + "\n" * 0
+                + ("      " + "y" * 200 + "\n") * 95_000 + "    criteria: c\n",
+            "one-test-20mb-line": _SUITE_HEAD + "  - id: huge\n    input: " + "z" * 20_000_000 + "\n    criteria: c\n",
+            "one-test-200k-messages": _SUITE_HEAD + "  - id: many\n    input:\n" + "      - {role: user, content: x}\n" * 200_000
+                + "    criteria: c\n",
+        }
+        for name, text in big_cases.items():
+            full = f"streamed/check-{name}"
+            if ONLY and ONLY not in full:
+                continue
+            problems = []
+            if len(text) < 1_000_000:
+                problem = _streamed_vs_whole(text, suite_path)
+                if problem:
+                    problems.append(problem)
+            suite_path.write_text(text)
+            ran = run_cli(["check", str(suite_path), "--format", "json"], env=env, cwd=root, timeout=120)
+            problem = crashed(ran)
+            if problem:
+                problems.append(problem)
+            elif ran.code not in (0, 1):
+                problems.append(f"exit {ran.code}: {ran.err.strip()[-200:]}")
+            tally.note(f"{full} ({len(text) / 1e6:.1f} MB, {ran.seconds:.1f} s, {ran.peak_kb // 1024} MB, exit {ran.code})",
+                       "; ".join(problems) or None)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+
 AREAS: dict[str, Callable[[Tally], None]] = {
     "yaml": attack_yaml,
     "scoring": attack_scoring,
@@ -4422,6 +4689,7 @@ AREAS: dict[str, Callable[[Tally], None]] = {
     "report": attack_report,
     # the sixth round
     "guard": attack_guard,
+    "streamed": attack_streamed,
 }
 
 

@@ -27,6 +27,7 @@ from .source import (
     materialize,
     parse_yaml,
     too_large_message,
+    unread_lazy,
 )
 from .validation.suggest import searches_limited
 
@@ -154,6 +155,8 @@ def _analyze(text: str, p: Path | None, kind: FileKind | None, models_dir: Path 
         read = len(parsed.findings)
         result.weval = check_weval(parsed, p, models_dir=models_dir, cache=caches.prompts if caches else None,
                                    source=source)
+        if unread_lazy(parsed):  # a streamed list the check never read (under `tests:`): what it says was lost
+            return _analyze(text, p, kind, models_dir, source, caches, allow_outside_files, max_bytes, False)
         findings += parsed.findings[read:]  # a streamed parse's items, found while they were checked
         findings += result.weval.findings
     elif detected is FileKind.AGENTV:
@@ -161,9 +164,10 @@ def _analyze(text: str, p: Path | None, kind: FileKind | None, models_dir: Path 
 
         read = len(parsed.findings)
         result.agentv = check_agentv(parsed, p, source=source, allow_outside=allow_outside_files)
-        if len(parsed.findings) > read and not tests_file:
+        if (len(parsed.findings) > read or unread_lazy(parsed)) and not tests_file:
             # A syntax error in a streamed test (source.LazyItems): a whole parse reads a suite's document
-            # as one and loses it, and check and run must say what the editor says: read it that way.
+            # as one and loses it, and check and run must say what the editor says: read it that way. So
+            # too a streamed list the check never read (a second document's: a syntax error in it was lost).
             return _analyze(text, p, kind, models_dir, source, caches, allow_outside_files, max_bytes, False)
         findings += result.agentv.findings
     elif detected is FileKind.AGENTV_TARGETS:

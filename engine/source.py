@@ -333,6 +333,7 @@ def parse_yaml(text: str, cache: ChunkCache | None = None, *, max_bytes: int = M
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_ODD_BREAK = re.compile("\r(?!\n)|[\x85\u2028\u2029]")
 
 
 def too_large_message(size: int, limit: int) -> str:
@@ -530,7 +531,10 @@ def gc_paused() -> Iterator[None]:
 def _parse_all(parsed: ParsedFile, text: str, cache: ChunkCache | None) -> None:
     lines = parsed.lines
     ranges = _document_ranges(lines)
-    if ranges is None:  # directives or explicit document ends: parse the stream as one
+    if ranges is None or (("\r" in text or not text.isascii()) and _ODD_BREAK.search(text) is not None):
+        # Directives or explicit document ends; or a line break to YAML that the lines are not split at (a
+        # bare CR, NEL, LS, PS: "# c\rkey: 1" is a comment, then a key): parse the stream as one, as
+        # items and documents found by lines would not be those YAML reads.
         _parse_resuming(parsed, text, 0)
     else:
         others: list[tuple[int, int]] = []  # documents in a row that are not column-0 lists
@@ -704,9 +708,10 @@ def _parse_items(parsed: ParsedFile, start: int, end: int, cache: ChunkCache | N
                 cache.put(chunk, a, nodes, found)
         else:
             nodes, found = hit
-        if cache is not None:
-            for node in nodes:
-                parsed.item_texts[id(node)] = chunk
+        if cache is not None and len(nodes) == 1:
+            # One item, one text: a chunk that holds two (a bare CR or NEL is a line break to YAML, not to
+            # the lines) would give both the first one's checked prompt (PromptCache keys by the text).
+            parsed.item_texts[id(nodes[0])] = chunk
         items += nodes
         parsed.findings.extend(found)
     _list_document(parsed, start, bounds[0], items, items[-1].span if items else None)
@@ -764,6 +769,11 @@ class LazyItems:
     def __bool__(self) -> bool:
         return len(self._bounds) > 1  # a chunk always gives at least one node (BrokenItem if broken)
 
+    @property
+    def unread(self) -> bool:
+        """Not read to its end: the syntax findings of its items past `_reported` are not in the file's."""
+        return self._reported < len(self._bounds) - 1
+
     def __len__(self) -> int:
         if self._len is None:
             self._len = sum(1 for _ in self)
@@ -793,6 +803,22 @@ def materialize(parsed: ParsedFile) -> None:
                 if isinstance(value, Sequence) and isinstance(value.items, LazyItems):
                     value.items = list(value.items)
     parsed.streamed = False
+
+
+def unread_lazy(parsed: ParsedFile) -> bool:
+    """A streamed list the checker did not read to its end (a list in a document AgentV does not read):
+    what its items would say is missing from the findings."""
+    for d in parsed.documents:
+        root = d.root
+        if isinstance(root, Sequence):
+            lists: list[Node] = [root]
+        elif isinstance(root, Mapping):
+            lists = [v for _, v in root.pairs]
+        else:
+            continue
+        if any(isinstance(x, Sequence) and isinstance(x.items, LazyItems) and x.items.unread for x in lists):
+            return True
+    return False
 
 
 def is_lazy(node: Node | None) -> bool:

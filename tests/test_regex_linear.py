@@ -88,6 +88,7 @@ USES: dict[str, str] = {
     "evalspec.source._ITEM": "match",
     "evalspec.source._KEYED_LIST": "match",
     "evalspec.source._NAN": "match",
+    "evalspec.source._ODD_BREAK": "search",
     "evalspec.source._OCT": "match",
     "evalspec.source._SURROGATE": "sub",
     "evalspec.validation.suggest._CAMEL": "sub",
