@@ -4661,6 +4661,369 @@ def attack_streamed(tally: Tally) -> None:
 
 
 
+_STAMP = re.compile(rb"\d{4}-\d{2}-\d{2}T\d{2}[-:]\d{2}[-:]\d{2}(?:[.-]\d{1,6})?Z")
+
+
+def _result_files(out: Path) -> dict[str, bytes]:
+    """A run's results files (not its journal, lock, report or costs), timestamps masked: what a batch
+    run must write byte for byte as the interactive run (tests/batch/test_batch_run.py)."""
+    files = {}
+    for f in sorted(out.rglob("*")):
+        if (f.is_file() and ".journal" not in f.name and not f.name.endswith((".lock", ".html", ".prev.jsonl"))
+                and not f.name.endswith("_cost.json")):
+            files[_STAMP.sub(b"<ts>", str(f.relative_to(out)).encode()).decode()] = _STAMP.sub(b"<ts>", f.read_bytes())
+    return files
+
+
+def _batch_run(args: list[str], env: dict[str, str], cwd: Path, timeout: float = 180,
+               preexec: Callable[[], None] | None = None, kill_after: float | None = None,
+               sig: int = signal.SIGKILL) -> Ran:
+    """`evalspec run … --batch` as a process; `kill_after`: signalled that many seconds in."""
+    start = time.monotonic()
+    proc = subprocess.Popen([*EVALSPEC, *args], env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, errors="replace", start_new_session=True, preexec_fn=preexec)
+    try:
+        if kill_after is not None:
+            try:
+                out, err = proc.communicate(timeout=kill_after)
+            except subprocess.TimeoutExpired:
+                proc.send_signal(sig)
+                out, err = proc.communicate(timeout=timeout)
+        else:
+            out, err = proc.communicate(timeout=timeout)
+        code: int | None = proc.returncode
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        code = None
+    return Ran(code, out, err, [], time.monotonic() - start)
+
+
+def _tiny_tmpfs(root: Path, name: str, kb: int, fill: bool = True, read_only: bool = False,
+                leave: int = 0) -> Path | None:
+    """A tmpfs of `kb` KB (full when `fill` but for `leave` bytes; read-only): a full or unwritable TMPDIR.
+    None where mounting is not allowed (not root, no CAP_SYS_ADMIN)."""
+    folder = root / name
+    folder.mkdir(exist_ok=True)
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={kb}k", "tmpfs", str(folder)],
+                      capture_output=True).returncode != 0:
+        return None
+    if fill:
+        with contextlib.suppress(OSError), open(folder / "filler", "wb") as f:
+            while True:
+                f.write(b"\0" * 4096)
+                f.flush()
+        if leave:
+            os.truncate(folder / "filler", max(0, (folder / "filler").stat().st_size - leave))
+    if read_only:
+        subprocess.run(["mount", "-o", "remount,ro", str(folder)], capture_output=True)
+    return folder
+
+
+def _unmount(folder: Path | None) -> None:
+    if folder is not None:
+        subprocess.run(["umount", "-l", str(folder)], capture_output=True)
+
+
+class _ReusedIds:
+    """tests/fakebatch.py's server whose every second batch gets the id of the one before it (the service
+    reusing an id: its status and results are the newer batch's)."""
+
+    def __new__(cls, how: str) -> Any:
+        from fakebatch import FakeBatchServer
+
+        class Server(FakeBatchServer):  # type: ignore[misc]
+            def _new(self, api: str, items: list[tuple[str, dict[str, Any]]], metadata: dict[str, Any],
+                     input_file: str | None, state: str) -> Any:
+                batch = super()._new(api, items, metadata, input_file, state)
+                if how == "same-id-twice" and batch.number % 2 == 0:
+                    previous = next((b for b in self.batches.values() if b.number == batch.number - 1), None)
+                    if previous is not None and previous.api == batch.api:
+                        del self.batches[batch.id]
+                        batch.id = previous.id
+                        self.batches[batch.id] = batch  # the earlier one is gone: its id is the new one's
+                return batch
+
+        return Server(polls_per_state=1)
+
+
+def attack_waiting(tally: Tally) -> None:
+    """Batch mode's answers waiting on disk (run/generate/waiting_answers.py, spill files in TMPDIR) and
+    its journaled batches: a full, read-only, missing TMPDIR; file-size limits; runs killed (SIGKILL,
+    SIGTERM) while batches are created, polled and collected; journals cut mid-line after a kill; a
+    service giving two batches one id. Each run is then resumed without the fault. Broken: a traceback,
+    a hang (180 s), an exit outside 0-3 and 130, results that differ from an interactive run's, a request
+    sent twice in batches (`duplicates`), the run's key in its output."""
+    from fakebatch import FakeBatchServer
+
+    print("answers waiting on disk, journaled batches (sixth round)", flush=True)
+    root = Path(tempfile.mkdtemp(prefix="attack-waiting-"))
+    mounts: list[Path | None] = []
+    try:
+        bp = root / "b.weval.yml"
+        bp.write_text("title: t\nmodels: [openai:gpt-4o-mini, anthropic:claude-3-5-haiku-latest]\n---\n" + "".join(
+            f"- id: p{i}\n  prompt: question number {i} " + "pad " * 40 + "\n  should:\n"
+            "    - $contains: question\n    - answers the question\n" for i in range(300)))
+        base_args = ["run", "b.weval.yml", "--no-report", "--retries", "0", "--timeout", "20"]
+        batch_args = ["--batch", "--batch-poll", "0.05", "--batch-size", "120"]
+
+        def env_for(server: Any, **extra: str) -> dict[str, str]:
+            return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(root), "LANG": "C.UTF-8",
+                    "NO_COLOR": "1", "PYTHONPATH": os.environ.get("PYTHONPATH", ""), **server.env(), **extra}
+
+        with FakeBatchServer(polls_per_state=1) as server:
+            ran = _batch_run([*base_args, "-o", "interactive"], env_for(server), root)
+            expected = _result_files(root / "interactive")
+            if ran.code != 0 or not expected:
+                tally.note("waiting/baseline", f"the interactive run failed (exit {ran.code}): {ran.err[-300:]}")
+                return
+
+        def judged(name: str, server: Any, out: Path, runs: list[Ran], lost: bool = False) -> None:
+            """`lost`: the service lost batches (their requests are then asked one by one: not a duplicate)."""
+            problems = []
+            for i, r in enumerate(runs):
+                if r.code == -signal.SIGTERM and not out.exists():
+                    continue  # signalled while Python started, before the run's handler: nothing written
+                problem = crashed(r)
+                if problem is None and r.code not in (0, 1, 2, 3, 130):
+                    problem = f"exit {r.code}: {r.err.strip().splitlines()[-1:] if r.err.strip() else ''}"
+                if problem:
+                    problems.append(f"run {i + 1}: {problem}")
+                if _leaks(r.out + r.err, server.env()["OPENAI_API_KEY"]):
+                    problems.append(f"run {i + 1}: the key in its output")
+            if not problems:
+                got = _result_files(out)
+                if got != expected:
+                    differ = sorted(k for k in set(got) | set(expected) if got.get(k) != expected.get(k))
+                    problems.append(f"results differ from the interactive run's: {differ[:3]}")
+                dup = server.duplicates()
+                if dup and not (lost and len(dup) <= server.chat_calls):
+                    problems.append(f"{len(dup)} request(s) sent twice in batches")
+            if os.environ.get("ATTACK_VERBOSE"):
+                print("\n".join(r.err[:800] + " … " + r.err[-400:] for r in runs))
+            tally.note(f"{name} ({server.creations} batches, {server.chat_calls} chat calls, exits "
+                       f"{[r.code for r in runs]})", "; ".join(problems) or None)
+
+        # TMPDIR full, read-only, missing, a file; file-size limits: the run says so, then --resume finishes it.
+        faults: list[tuple[str, dict[str, str], Callable[[], None] | None]] = []
+        full = _tiny_tmpfs(root, "full", 64)
+        nearly = _tiny_tmpfs(root, "nearly", 512, leave=16 * 1024)  # room for tempfile's own probe, not a batch
+        ro = _tiny_tmpfs(root, "ro", 64, fill=False, read_only=True)
+        mounts += [full, nearly, ro]
+        if full is not None:  # (tempfile finds it unwritable and takes /tmp)
+            faults.append(("tmpdir-full", {"TMPDIR": str(full)}, None))
+        if nearly is not None:
+            faults.append(("tmpdir-16kb-free", {"TMPDIR": str(nearly)}, None))
+        if ro is not None:
+            faults.append(("tmpdir-read-only", {"TMPDIR": str(ro)}, None))
+        (root / "a-file").write_text("x")
+        faults += [("tmpdir-missing", {"TMPDIR": str(root / "nowhere")}, None),
+                   ("tmpdir-a-file", {"TMPDIR": str(root / "a-file")}, None)]
+        import resource
+        for kb in (16, 128, 512, 2048):
+            def limit(kb: int = kb) -> None:
+                resource.setrlimit(resource.RLIMIT_FSIZE, (kb * 1024, kb * 1024))
+            faults.append((f"file-size-limit-{kb}kb", {}, limit))
+        for name, extra_env, preexec in faults:
+            full_name = f"waiting/{name}"
+            if ONLY and ONLY not in full_name:
+                continue
+            with FakeBatchServer(polls_per_state=1) as server:
+                out = root / "out"
+                shutil.rmtree(out, ignore_errors=True)
+                first = _batch_run([*base_args, "-o", "out", *batch_args], env_for(server, **extra_env), root,
+                                   preexec=preexec)
+                second = _batch_run([*base_args, "-o", "out", *batch_args, "--resume"], env_for(server), root)
+                judged(full_name, server, out, [first, second])
+
+        # Killed while batches are created, polled, collected (answers being written to disk), and while
+        # the cells take them; then resumed.
+        for sig_name, sig in (("SIGKILL", signal.SIGKILL), ("SIGTERM", signal.SIGTERM)):
+            for at in (0.3, 0.8, 1.5, 2.5, 4.0, 6.0):
+                full_name = f"waiting/killed-{sig_name}-at-{at}s"
+                if ONLY and ONLY not in full_name:
+                    continue
+                with FakeBatchServer(polls_per_state=1) as server:
+                    out = root / "out"
+                    shutil.rmtree(out, ignore_errors=True)
+                    first = _batch_run([*base_args, "-o", "out", *batch_args], env_for(server), root,
+                                       kill_after=at, sig=sig)
+                    if first.code == -signal.SIGKILL:
+                        first = Ran(0, first.out, first.err, [], first.seconds)  # killed: its exit is ours
+                    second = _batch_run([*base_args, "-o", "out", *batch_args, "--resume"], env_for(server), root)
+                    judged(full_name, server, out, [first, second])
+
+        # A journal cut mid-line after a kill while every batch was still running, then --resume.
+        for cut in ("mid-header", "mid-first-batch-line", "mid-last-line", "last-line-without-newline",
+                    "half", "all-but-8-bytes", "batch-lines-doubled", "batch-lines-only"):
+            full_name = f"waiting/journal-{cut}"
+            if ONLY and ONLY not in full_name:
+                continue
+            with FakeBatchServer(polls_per_state=1) as server:
+                server.hold = True
+                out = root / "out"
+                shutil.rmtree(out, ignore_errors=True)
+                env = env_for(server)
+                proc = subprocess.Popen([*EVALSPEC, *base_args, "-o", "out", *batch_args], env=env, cwd=root,
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+                end = time.monotonic() + 60
+                while server.creations < 6 and time.monotonic() < end and proc.poll() is None:
+                    time.sleep(0.05)
+                time.sleep(0.5)
+                proc.kill()
+                proc.wait()
+                journals = list(out.rglob("*.journal.jsonl"))
+                if not journals:
+                    tally.note(full_name, "no journal after the kill")
+                    continue
+                jpath = journals[0]
+                data = jpath.read_bytes()
+                lines = data.split(b"\n")
+                batch_idx = [i for i, x in enumerate(lines) if b'"batch' in x[:40] or b'"t":"b' in x[:20]]
+                if cut == "mid-header":
+                    data = data[: len(lines[0]) // 2]
+                elif cut == "mid-first-batch-line" and batch_idx:
+                    start = sum(len(x) + 1 for x in lines[:batch_idx[0]])
+                    data = data[: start + len(lines[batch_idx[0]]) // 2]
+                elif cut == "mid-last-line":
+                    body = data.rstrip(b"\n")
+                    data = body[: body.rfind(b"\n") + 1 + (len(body) - body.rfind(b"\n")) // 2]
+                elif cut == "last-line-without-newline":
+                    data = data.rstrip(b"\n")
+                elif cut == "half":
+                    data = data[: len(data) // 2]
+                elif cut == "all-but-8-bytes":
+                    data = data[:-8]
+                elif cut == "batch-lines-doubled":
+                    data = b"\n".join(lines + [lines[i] for i in batch_idx]) + b"\n"
+                elif cut == "batch-lines-only":
+                    data = b"\n".join([lines[0]] + [lines[i] for i in batch_idx]) + b"\n"
+                jpath.write_bytes(data)
+                server.hold = False
+                second = _batch_run([*base_args, "-o", "out", *batch_args, "--resume"], env, root)
+                judged(f"{full_name} ({len(batch_idx)} batch lines)", server, out, [second])
+
+        # A service giving a second batch the first one's id (the first one's status and results are lost):
+        # the run must not take one batch's answers for the other's items; then a resume of such a journal.
+        for how in ("same-id-twice",):
+            full_name = f"waiting/{how}"
+            if ONLY and ONLY not in full_name:
+                continue
+            with _ReusedIds(how) as server:
+                out = root / "out"
+                shutil.rmtree(out, ignore_errors=True)
+                first = _batch_run([*base_args, "-o", "out", *batch_args], env_for(server), root)
+                second = _batch_run([*base_args, "-o", "out", *batch_args, "--resume"], env_for(server), root)
+                judged(full_name, server, out, [first, second], lost=True)
+            with _ReusedIds(how) as server:  # killed while held, then resumed against the reused ids
+                server.hold = True
+                out = root / "out"
+                shutil.rmtree(out, ignore_errors=True)
+                first = _batch_run([*base_args, "-o", "out", *batch_args], env_for(server), root, kill_after=3.0)
+                first = Ran(0, first.out, first.err, [], first.seconds) if first.code == -signal.SIGKILL else first
+                server.hold = False
+                second = _batch_run([*base_args, "-o", "out", *batch_args, "--resume"], env_for(server), root)
+                judged(f"{full_name}-killed-then-resumed", server, out, [first, second], lost=True)
+    finally:
+        for m in mounts:
+            _unmount(m)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+
+def _hostile_answers() -> list[Any]:
+    """Model answers (not echoes of the prompt) as a hostile or broken provider sends them."""
+    payloads = REPORT_PAYLOADS
+    replies: list[Any] = [Reply.ok(text=p + " " + p[::-1]) for p in payloads]
+    replies.append(Reply.ok(text="".join(payloads) * 20_000))  # ~6 MB of them in one answer
+    replies.append(Reply.ok(text="\n".join(f"<td onclick=window.__pwned=12>{i}</td>" for i in range(20_000))))
+    replies.append(Reply.ok(text="[x](javascript:window.__pwned=13) ![y](x onerror=window.__pwned=14) "
+                                 "<javascript:window.__pwned=15> &#106;avascript:window.__pwned=16"))
+    replies.append(Reply.ok(text="\x1b]8;;javascript:window.__pwned=17\x1b\\click\x1b]8;;\x1b\\ \x07\x08\x7f\u202e"))
+    # a lone surrogate and invalid UTF-8 in the provider's JSON
+    replies.append(Reply.raw(200, b'{"choices":[{"message":{"role":"assistant","content":"\\ud800<img src=x '
+                                  b'onerror=window.__pwned=18>"}}],"usage":{"prompt_tokens":1,"completion_tokens":1}}'))
+    replies.append(Reply.raw(200, b'{"choices":[{"message":{"role":"assistant","content":"\xff\xfe<svg onload='
+                                  b'window.__pwned=19>"}}],"usage":{"prompt_tokens":1,"completion_tokens":1}}',
+                             **{"content-type": "application/json"}))
+    replies.append(Reply.ok(text=payloads[0], tool_calls=[(payloads[1], {payloads[2]: payloads[0]}),
+                                                          ("<b>tool</b>", [payloads[3]])]))
+    return replies
+
+
+def attack_report6(tally: Tally) -> None:
+    """The report (HTML in headless Chromium, clicked through; Markdown) of a Weval and an AgentV run whose
+    model ANSWERS are hostile: HTML, script and URL payloads, 6 MB of them in one answer, 20,000 table
+    cells, Markdown links to javascript:, terminal hyperlinks, a lone surrogate and invalid UTF-8 in the
+    provider's JSON, tool calls named and filled with payloads; the judge's reasons hold them too.
+    Broken as in the report area."""
+    print("report with hostile answers (sixth round)", flush=True)
+    from playwright.sync_api import sync_playwright
+
+    root = Path(tempfile.mkdtemp(prefix="attack-report6-"))
+    try:
+        project = root / "proj"
+        (project / ".git").mkdir(parents=True)
+        (project / ".agentv").mkdir()
+        (project / ".agentv" / "targets.yaml").write_text(TARGETS)
+        n = len(_hostile_answers())
+        (project / "b.yml").write_text("title: hostile answers\nmodels: [openai:candidate]\n---\n" + "".join(
+            f"- id: p{i}\n  prompt: question {i}\n  should: [{{$contains: question}}, {{$icontains: script}}]\n"
+            for i in range(n)))
+        (project / "s.eval.yaml").write_text("name: hostile\ndescription: answers\ntests:\n" + "".join(
+            f"  - id: t{i}\n    input: question {i}\n    criteria: answers the question\n    assert:\n"
+            "      - {type: contains, value: question}\n      - {type: llm-judge, prompt: judge it}\n" for i in range(n)))
+        reports: list[tuple[str, Path]] = []
+        with FakeProvider() as fake:
+            env = base_env(fake, root)
+            for fmt, target, args in (("weval", "b.yml", []), ("agentv", "s.eval.yaml", [])):
+                fake.reset()
+                replies = _hostile_answers()
+                if fmt == "agentv":  # each answer then its judge's verdict, whose reasons hold the payloads
+                    replies = [r for a in replies for r in (a, Reply.ok(text=json.dumps({
+                        "score": 0.5, "hits": REPORT_PAYLOADS[:3], "misses": REPORT_PAYLOADS[3:6],
+                        "reasoning": " ".join(REPORT_PAYLOADS)})))]
+                fake.then(*replies)
+                out = root / f"out-{fmt}"
+                ran = run_cli(["run", target, "-o", str(out), "--retries", "0", "--timeout", "20",
+                               "--concurrency", "1", *args], env=env, cwd=project, timeout=300)
+                problem = crashed(ran) or (None if ran.code in (0, 1, 2, 3) else f"exit {ran.code}: {ran.err[-200:]}")
+                tally.note(f"report6/{fmt}-run (exit {ran.code}, {len(fake.requests)} calls)", problem)
+                found = list(out.rglob("report.html"))
+                if not found:
+                    tally.note(f"report6/{fmt}-written", "no report.html")
+                    continue
+                reports.append((fmt, found[0]))
+                md = run_cli(["report", str(found[0].parent), "--format", "markdown"], env=env, cwd=project)
+                problem = crashed(md)
+                if problem is None:
+                    outside_code = re.sub(r"`[^`\n]*`", "", re.sub(r"```.*?```", "", md.out, flags=re.S))
+                    raw = [p for p in ("<script", "<img", "<svg", "<iframe", "<style", "<meta", "<object", "<a href",
+                                       "<td onclick", "](javascript") if p in outside_code]
+                    problem = f"raw HTML or links in the Markdown outside code: {raw}" if raw else None
+                    raw_controls = _raw_controls(md.out)
+                    if raw_controls:
+                        problem = f"control characters printed raw: {raw_controls[:3]}"
+                tally.note(f"report6/{fmt}-markdown", problem)
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=[
+                "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+                "--disable-component-update", "--disable-sync"])
+            try:
+                for fmt, report in reports:
+                    for label, suffix in (("open", ""), ("hash-answer", "#p0/openai:candidate"),
+                                          ("hash-payload", "#" + REPORT_PAYLOADS[1] + "/" + REPORT_PAYLOADS[0])):
+                        name = f"report6/{fmt}-browser-{label}"
+                        if ONLY and ONLY not in name:
+                            continue
+                        tally.note(name, _report_in_browser(browser, report, suffix, clicks=label == "open"))
+            finally:
+                browser.close()
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+
 AREAS: dict[str, Callable[[Tally], None]] = {
     "yaml": attack_yaml,
     "scoring": attack_scoring,
@@ -4690,6 +5053,8 @@ AREAS: dict[str, Callable[[Tally], None]] = {
     # the sixth round
     "guard": attack_guard,
     "streamed": attack_streamed,
+    "waiting": attack_waiting,
+    "report6": attack_report6,
 }
 
 
