@@ -2,7 +2,8 @@
 
     python bench/attack.py [AREA ...]     areas: yaml scoring outside secrets faults concurrent runs sandbox protocol,
                                           the fourth round's planted display names replies chains protocol4,
-                                          the fifth round's args streams environment journal batch merge lsp5 report
+                                          the fifth round's args streams environment journal batch merge lsp5 report,
+                                          the sixth round's guard streamed waiting report6
 
 Prints every probe it tried and what broke (a line starting with BROKEN), then counts per area. Not
 run in CI (minutes, strace, real subprocesses); each failure it found became a focused test in tests/.
@@ -32,6 +33,15 @@ What "broke" means per area:
   merge      shard results from elsewhere made `merge` write outside -o, crash or hang.
   lsp5       as protocol, with the fifth round's probes and initialize variants.
   report     a payload in a report's data ran or became an element in headless Chromium.
+  guard      through the guard process (a hostile client; a stand-in server writing garbage, closing its
+             output, hanging, dying): a request not answered in time, an id answered twice, a server that
+             can answer not served again within 15 s, edits lost by a restart, a process left after exit.
+  streamed   a streamed analysis (check, run) or the editor's incremental one that differs from a whole
+             analysis of the same text (findings, items), an exception, a big suite `check` cannot finish.
+  waiting    a batch run with a full or odd TMPDIR, a file-size limit, a kill, a cut journal, a reused
+             batch id, then resumed: a traceback, a hang, results unlike the interactive run's, a request
+             sent twice in batches.
+  report6    as report, with hostile model answers and judge reasons (Weval and AgentV).
 """
 
 from __future__ import annotations
@@ -4059,6 +4069,10 @@ def _guard_backend_cases(tally: Tally, root: Path) -> None:
             reply = server.wait("evil", LSP_BOUND_S + 4)
             if reply is None:
                 problems.append("the request that set it off not answered")
+            if mode == "frame-40mb":  # the client's own reading of 40 MB is not the guard's time: wait for it
+                end = time.monotonic() + 60
+                while server.frames < 3 and time.monotonic() < end:
+                    time.sleep(0.1)
             got, served = _served_again(server, "after", time.monotonic() + GUARD_RECOVERY_S)
             problems += got
             if recovers and not served and not got:
