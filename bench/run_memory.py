@@ -131,9 +131,9 @@ def hook(stages: Stages, fmt: str) -> None:
 
         inner_write = ar.AgentvWriter.write
 
-        def write(self: Any, order: Any, **kw: Any) -> Any:
+        def write(self: Any, *a: Any, **kw: Any) -> Any:
             stages.enter("write")
-            return inner_write(self, order, **kw)
+            return inner_write(self, *a, **kw)
 
         ar.AgentvWriter.write = write  # type: ignore[method-assign]
     inner_report = run_cli.write_report_beside

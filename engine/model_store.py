@@ -137,6 +137,12 @@ class ModelStore(Sequence[T]):
             return list(self._file.ids)
         return [self._file.ids[k] for k in self._indexes]
 
+    def id_at(self, k: int) -> str:
+        """The id of item k, without decoding it."""
+        if k < 0:
+            k += len(self)
+        return self._file.ids[self._indexes[k] if self._indexes is not None else k]
+
     def subset(self, keep: Callable[[int, str], bool]) -> Any:
         """The items for which keep(position, id) holds, in order (nothing decoded); of this store's class."""
         ids = self._file.ids
@@ -147,6 +153,14 @@ class ModelStore(Sequence[T]):
 def item_ids(items: Sequence[Any], id_of: Callable[[Any], str] = lambda x: x.id) -> list[str]:
     """The ids of a list of items or a store (whose items are not decoded for it)."""
     return items.ids() if isinstance(items, ModelStore) else [id_of(x) for x in items]
+
+
+def id_at(items: Sequence[Any], k: int) -> str:
+    """`items[k].id`, without decoding the item of a store (the store's own string)."""
+    if isinstance(items, ModelStore):
+        return items.id_at(k)
+    found: str = items[k].id
+    return found
 
 
 def keep_items(items: Sequence[T], keep: Callable[[int, str], bool],

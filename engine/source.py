@@ -15,6 +15,7 @@ import gc
 import math
 import re
 import threading
+from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -540,10 +541,11 @@ def _parse_all(parsed: ParsedFile, text: str, cache: ChunkCache | None) -> None:
         others: list[tuple[int, int]] = []  # documents in a row that are not column-0 lists
         for start, end in ranges:
             if not _is_item_list(lines, start, end):
-                if parsed.streamed and _keyed_line(lines, start, end) is not None:
+                key = _keyed_line(lines, start, end) if parsed.streamed else None
+                if key is not None:
                     _parse_documents(parsed, others)  # the documents before it, in order
                     others = []
-                    if _lazy_keyed_list(parsed, start, end):
+                    if _lazy_keyed_list(parsed, start, end, key):
                         continue
                 others.append((start, end))
                 continue
@@ -731,7 +733,7 @@ class LazyItems:
     Each item's syntax findings are added to the file's findings the first time the item is parsed, in
     order, as `_parse_items` adds them."""
 
-    def __init__(self, parsed: ParsedFile, bounds: list[int]) -> None:
+    def __init__(self, parsed: ParsedFile, bounds: list[int] | array[int]) -> None:
         # The file's lines and findings, not the ParsedFile that holds this list: that would be a reference
         # cycle, and the `evalspec` process runs with the cyclic collector off, so the file's text and
         # lines (~60 MB at 100,000 prompts) would live until the end of the run.
@@ -832,26 +834,31 @@ LAZY_KEYS = ("tests",)
 _KEYED_LIST = re.compile(r"(" + "|".join(LAZY_KEYS) + r"):[ \t]*(?:#.*)?\Z")
 
 
+def _numbered(lines: list[str], start: int, end: int) -> Iterator[tuple[int, str]]:
+    """`(i, lines[i])` for i in range(start, end), read a slice at a time: a big file's lines are
+    `text_lines.Lines`, where each index is a Python call and a slice one split (the scans of a 100,000-test
+    suite's 700,000 lines read them four times: 0.4 s of a 20,000-test check went to single reads)."""
+    for a in range(start, end, 4096):
+        yield from enumerate(lines[a:min(a + 4096, end)], a)
+
+
 def _keyed_line(lines: list[str], start: int, end: int) -> int | None:
     """The line of the document's one column-0 `tests:` key holding a block list, if it has exactly one."""
-    keys = [i for i in range(start, end) if lines[i][:1] == "t" and _KEYED_LIST.match(lines[i])]
+    keys = [i for i, line in _numbered(lines, start, end) if line[:1] == "t" and _KEYED_LIST.match(line)]
     return keys[0] if len(keys) == 1 else None
 
 
-def _lazy_keyed_list(parsed: ParsedFile, start: int, end: int) -> bool:
+def _lazy_keyed_list(parsed: ParsedFile, start: int, end: int, key: int) -> bool:
     """A mapping document at column 0 whose `tests:` key holds a block list: the rest of the document is
     parsed now (the list's lines read as empty lines, so every position, the document's end included,
     stays where it was) and the list's items are LazyItems. False, with nothing added,
     for any document this cannot be sure to read as a whole parse would (anchors, a line of the list
     less indented than its items, a syntax error outside the list): it is parsed whole."""
     lines = parsed.lines
-    key = _keyed_line(lines, start, end)
-    if key is None:
-        return False
     first = stop = -1
     indent = 0
-    for i in range(key + 1, end):
-        line = lines[i]
+    bounds = array("q")  # the items' first lines (8 bytes an item, held while the tests are read)
+    for i, line in _numbered(lines, key + 1, end):
         stripped = line.lstrip(" ")
         if not stripped or stripped[0] == "#":
             continue
@@ -867,24 +874,26 @@ def _lazy_keyed_list(parsed: ParsedFile, start: int, end: int) -> bool:
             break
         elif k < indent or (k == indent and not _ITEM.match(stripped)):
             return False
+        if line[indent:indent + 1] == "-" and not line[:indent].strip() and _ITEM.match(line, indent):
+            bounds.append(i)
     if first < 0:
         return False
     stop = end if stop < 0 else stop
-    if any("&" in lines[i] and _ANCHOR.search(lines[i]) for i in range(start, end)):
+    if any("&" in line and _ANCHOR.search(line) for _, line in _numbered(lines, start, end)):
         return False
-    bounds = [i for i in range(first, stop) if lines[i][indent:indent + 1] == "-" and not lines[i][:indent].strip()
-              and _ITEM.match(lines[i], indent)]
     bounds.append(stop)
     tail = _parse_chunk(lines, bounds[-2], bounds[-1])
     if not tail[0] or tail[1] or type(tail[0][-1]) is BrokenItem:
         return False
-    # The list's lines as empty lines (a list of 100,000 tests' lines as strings would be ~80 MB), the
-    # document's last line, if the list's, as a comment as long as it was: the document's end is the same.
-    masked = [*lines[start:key + 1], *[""] * (stop - key - 1), *lines[stop:end]]
-    if stop == end and masked[-1]:
-        masked[-1] = "#" * len(masked[-1])
+    # The list's lines as empty lines (a list of 100,000 tests' lines as strings would be ~80 MB; a list
+    # of as many empty strings, 5.6 MB, so the text is made from its parts), the document's last line, if
+    # the list's, as a comment as long as it was: the document's end is the same.
+    head, blank, after = lines[start:key + 1], stop - key - 1, lines[stop:end]
+    if stop == end and not blank and head[-1]:
+        head[-1] = "#" * len(head[-1])
+    masked = "\n".join(head) + "\n" * blank + ("\n" + "\n".join(after) if after else "")
     scratch = ParsedFile(text="", lines=lines)
-    if _parse_stream("\n".join(masked), start, scratch) is not None or scratch.findings \
+    if _parse_stream(masked, start, scratch) is not None or scratch.findings \
             or len(scratch.documents) != 1 or not isinstance(scratch.documents[0].root, Mapping):
         return False
     doc = scratch.documents[0]

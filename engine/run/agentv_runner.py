@@ -44,9 +44,10 @@ from ..scoring.composite import (
 )
 from ..scoring.composite import threshold as composite_threshold
 from ..scoring.trials import Attempt, TrialSettings, combine, stop_reason
+from . import cell_outcomes
+from .cell_outcomes import CellOutcomes
 from .cost.guard import NOT_RUN, CostGuard
 from .events import (
-    Cell,
     CellFailed,
     Event,
     ModelSummary,
@@ -61,7 +62,7 @@ from .generate.calls import Calls
 from .journal.journal_file import Journal, JournalState, run_header
 from .journal.records import CellScore, RunHeader
 from .options import RunOptions
-from .plan.agentv import AgentvPlan, AgentvTask
+from .plan.agentv import AgentvPlan, AgentvTask, AgentvTasks
 from .score.agentv_scorable import unscorable
 from .score.code_judge import DEFAULT_CONCURRENCY as CODE_JUDGE_CONCURRENCY
 from .score.functions import deterministic, entry, skipped
@@ -93,9 +94,7 @@ class AgentvRun:
         self.emit = self.queue.put_nowait
         self.calls = Calls(options, self.emit, concurrency=plan.concurrency)
         self.journal: Journal | None = None
-        self.scores: dict[Cell, tuple[float | None, str | None]] = {}
-        self.failed: set[Cell] = set()
-        self.not_run: set[Cell] = set()  # cells a cost cap kept from starting (also in `failed`)
+        self.outcomes = CellOutcomes(len(plan.tasks))  # how each cell ended, by its place in the plan
         self.resumed_cells = 0
         execution = plan.suite.execution or {}
         if execution.get("cache") is True and options.cache is None:
@@ -121,7 +120,7 @@ class AgentvRun:
         self.rounds: BatchRounds | None = None  # batch mode: the calls cells name as they run (generate/batch_rounds.py)
 
     @property
-    def tasks(self) -> list[AgentvTask]:
+    def tasks(self) -> AgentvTasks:
         return self.plan.tasks
 
     # --- the skeleton's steps (skeleton.py) ------------------------------------------------------
@@ -141,7 +140,7 @@ class AgentvRun:
         assert self.journal is not None
         self.cost.attach(self.journal, self.state.usage)
         recorded = self.state.header.results if self.state.header is not None else None
-        self.writer = AgentvWriter(self.folder / Path(recorded or self._results_name).name)
+        self.writer = AgentvWriter(self.folder / Path(recorded or self._results_name).name, len(self.plan.tasks))
         script_limit = asyncio.Semaphore(CODE_JUDGE_CONCURRENCY)  # code judges and prompt scripts at once
         self.generate = AgentvGenerate(self.plan, self.options, self.calls, self.state, self.journal)
         self.judges = AgentvJudges(self.plan, self.options, self.calls, self.state, self.journal, self.generate,
@@ -228,7 +227,7 @@ class AgentvRun:
             yield Notice(problem, "warning")
 
     def write(self) -> list[Path]:
-        files = self.writer.write((t.cell for t in self.plan.tasks), cost=self.cost.summary())
+        files = self.writer.write(cost=self.cost.summary())
         if self.plan.shard is not None:  # a shard's manifest says it finished (plan/shard.py)
             from .plan.shard import write_manifest
 
@@ -244,7 +243,7 @@ class AgentvRun:
         self.writer.close()
 
     def write_partial(self) -> None:
-        self.writer.write_partial((t.cell for t in self.plan.tasks), cost=self.cost.summary())
+        self.writer.write_partial(cost=self.cost.summary())
 
     # --- one cell ---------------------------------------------------------------------------------
     def workers(self, default: int) -> int:
@@ -265,7 +264,6 @@ class AgentvRun:
         finally:
             if rounds is not None:
                 rounds.leave(task.cell)
-        self.writer.append(task.cell)
 
     async def _run_cell(self, task: AgentvTask) -> None:
         cell = task.cell
@@ -273,12 +271,12 @@ class AgentvRun:
         if done is not None and not (self.options.retry_errors and done.result.get("error")):
             self.resumed_cells += 1
             row = dict(done.result)
-            self.writer.keep(cell, row)
+            self._keep(task, row)
             if row.get("execution_status") == "execution_error":
-                self.failed.add(cell)
+                self.outcomes.failed(task.position)
                 self.emit(CellFailed(cell, str(row.get("error")), "error", resumed=True))
                 return
-            self.scores[cell] = (done.score, done.verdict)
+            self.outcomes.scored(task.position, done.score, done.verdict)
             self.emit(Response(cell, str(row.get("answer") or ""), resumed=True))
             self.emit(Scored(cell, done.score, done.verdict, row, resumed=True))
             return
@@ -317,13 +315,13 @@ class AgentvRun:
             for problem in problems:
                 self.emit(Notice(f"{cell}: {problem}", "warning"))
         score = row["score"]
-        judged = self.cost.spend.judge_usage(cell)
+        judged = self.cost.spend.take_judge_usage(cell)
         if judged is not None:  # the judges' calls, apart from the target's token_usage and cost_usd
             row["judge_target"] = task.judge.name if task.judge is not None else None
             row["judge_token_usage"] = {"input": judged["input"], "output": judged["output"], "calls": judged["calls"]}
             row["judge_cost_usd"] = judged["cost_usd"]
-        self.writer.keep(cell, row)
-        self.scores[cell] = (score, row.get("verdict"))
+        self._keep(task, row)
+        self.outcomes.scored(task.position, score, row.get("verdict"))
         assert self.journal is not None
         self.journal.write(CellScore(cell, score, row.get("verdict"), row))
         self.emit(Scored(cell, score, row.get("verdict"), row))
@@ -407,24 +405,29 @@ class AgentvRun:
         fs, folder = FileSystem(), self.plan.path.parent
         return lambda path: not fs.outside(path, folder)
 
+    def _keep(self, task: AgentvTask, row: dict[str, Any]) -> None:
+        """The cell's row to the results file; whether the summary names it (checks not scored)."""
+        self.writer.keep(task.position, row)
+        self.outcomes.noted(task.position, bool(row.get("not_scored"))
+                            and row.get("execution_status") != "execution_error")
+
     def _not_run(self, task: AgentvTask, message: str, started: Any) -> None:
         """A cell a cost cap kept from starting: a row that is not scored (never a pass) with the reason;
         not journaled, so --resume with a higher cap runs it."""
         cell = task.cell
-        self.failed.add(cell)
-        self.not_run.add(cell)
+        self.outcomes.failed(task.position, not_run=True)
         row = self._row(task, started, "", (0, 0), 0.0, [], error=message)
         row.update({"score": None, "verdict": NOT_SCORED})
-        self.writer.keep(cell, row)
+        self._keep(task, row)
         self.emit(CellFailed(cell, message, NOT_RUN))
 
     def _fail(self, task: AgentvTask, message: str, kind: str, started: Any) -> None:
         cell = task.cell
-        self.failed.add(cell)
+        self.outcomes.failed(task.position)
         if self.fail_on_error and self._halt is None and kind != "skipped":
             self._halt = f"not run: execution.fail_on_error stopped the run after {cell} failed ({message})"
         row = self._row(task, started, "", (0, 0), 0.0, [], error=message)
-        self.writer.keep(cell, row)
+        self._keep(task, row)
         assert self.journal is not None
         self.journal.write(CellScore(cell, None, None, row))
         self.emit(CellFailed(cell, message, kind))
@@ -553,16 +556,32 @@ class AgentvRun:
 
     def summary(self, files: list[Path]) -> RunSummary:
         rows: list[ModelSummary] = []
+        outcomes = self.outcomes
+        # per target: cells, the scores (summed in the plan's order, as the list they were), verdicts,
+        # cells not run, cells failed
+        counts: dict[str, tuple[list[int], list[float], dict[str | None, int]]] = {
+            t.name: ([0, 0, 0], [], {}) for t in self.plan.targets}
+        for t in self.plan.tasks:
+            cells, scored, verdicts = counts[t.target.name]
+            n, kind = t.position, outcomes.kind(t.position)
+            cells[0] += 1
+            if kind == cell_outcomes.SCORED:
+                score = outcomes.score(n)
+                if score is not None:
+                    scored.append(score)
+                verdict = outcomes.verdict(n)
+                verdicts[verdict] = verdicts.get(verdict, 0) + 1
+            elif kind == cell_outcomes.NOT_RUN:
+                cells[1] += 1
+            elif kind == cell_outcomes.FAILED:
+                cells[2] += 1
         for target in self.plan.targets:
-            cells = [t.cell for t in self.plan.tasks if t.target.name == target.name]
-            scored = [self.scores[c][0] for c in cells if c in self.scores and self.scores[c][0] is not None]
-            verdicts = [self.scores[c][1] for c in cells if c in self.scores]
+            cells, scored, verdicts = counts[target.name]
             rows.append(ModelSummary(
-                model=target.name, cells=len(cells), scored=len(scored),
-                mean=sum(scored) / len(scored) if scored else None,  # type: ignore[arg-type]
-                passed=verdicts.count("pass"), borderline=verdicts.count("borderline"), failed=verdicts.count("fail"),
-                not_scored=verdicts.count(NOT_SCORED) + sum(1 for c in cells if c in self.not_run),
-                errors=sum(1 for c in cells if c in self.failed and c not in self.not_run)))
+                model=target.name, cells=cells[0], scored=len(scored),
+                mean=sum(scored) / len(scored) if scored else None,
+                passed=verdicts.get("pass", 0), borderline=verdicts.get("borderline", 0),
+                failed=verdicts.get("fail", 0), not_scored=verdicts.get(NOT_SCORED, 0) + cells[1], errors=cells[2]))
         notes = self._not_scored_notes() + ((self.cost.stopped,) if self.cost.stopped else ())
         return RunSummary(kind="agentv", run_label=self.plan.run_label, models=tuple(rows),
                           files=tuple(str(f) for f in files), calls=self.calls.calls, cached=self.calls.cached,
@@ -574,12 +593,13 @@ class AgentvRun:
         lines: list[str] = []
         more = 0  # past NOTES_SHOWN only counted (100,000 judged cells not scored made 100,000 lines)
         for t in self.plan.tasks:
-            row = self.writer.rows.get(t.cell)
-            if not row or not row.get("not_scored") or row.get("execution_status") == "execution_error":
+            if not self.outcomes.unscored(t.position):
                 continue
             if len(lines) >= NOTES_SHOWN:
                 more += 1
                 continue
+            row = self.writer.row(t.position)
+            assert row is not None
             what = "; ".join(f"{u['name']} ({u['type']}{', required' if u['required'] else ''}): {u['reason']}"
                              for u in row["not_scored"])
             lines.append(f"{row.get('verdict')}: {t.cell}: not scored: {what}")

@@ -133,9 +133,10 @@ class Spend:
             self._add(rec.role, rec.model, rec.priced_as, rec.cell, 1, rec.usage[0], rec.usage[1], rec.usd,
                       batched=rec.batched, listed=listed)
 
-    def judge_usage(self, cell: Cell) -> dict[str, Any] | None:
-        """A cell's judge calls, for its AgentV row: {calls, input, output, cost_usd}."""
-        per = self.by_cell.get(cell)
+    def take_judge_usage(self, cell: Cell) -> dict[str, Any] | None:
+        """A cell's judge calls, for its AgentV row: {calls, input, output, cost_usd}; forgotten once
+        taken (the row is made once, and 100,000 judged cells' counts held to the end were ~15 MB)."""
+        per = self.by_cell.pop(cell, None)
         if per is None:
             return None
         return {"calls": per[0], "input": per[1], "output": per[2], "cost_usd": per[3]}

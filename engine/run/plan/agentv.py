@@ -12,17 +12,17 @@ are resolved (a recorded target missing from targets.yaml just has no judge_targ
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from array import array
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from ...agentv.model import AgentvSuite, AgentvTest
 from ...file_source import MAX_READ, read_regular_bytes
-from ...model_store import item_ids, keep_items
+from ...model_store import id_at, item_ids, keep_items
 from ...own_files import folder_name
 from ..events import Cell
 from ..options import RunOptions
@@ -60,10 +60,77 @@ class AgentvTask:
     index: int
     target: TargetSpec
     judge: TargetSpec | None
+    position: int = field(default=-1, compare=False)  # the cell's place in the plan's tasks (AgentvTasks)
 
     @property
     def test(self) -> AgentvTest:
         return self.tests[self.index]
+
+
+class AgentvTasks(Sequence[AgentvTask]):
+    """The plan's cells in order, each as its test's position and its target's (10 bytes); an AgentvTask
+    is made when it is read. As objects (the task, its Cell, the position as an int, a copy of the test's
+    id) a cell was ~250 bytes held for the whole run: 25 MB at 100,000 tests. The test's id is read from
+    the tests' list or store (`model_store.id_at`: nothing decoded), so it is the one string they hold."""
+
+    def __init__(self, tests: Sequence[AgentvTest], judges: Mapping[str, TargetSpec | None]) -> None:
+        self.tests = tests
+        self._judges = judges  # each target's judge, by the target's name (one per target)
+        self._targets: list[TargetSpec] = []
+        self._target_at: dict[str, int] = {}
+        self._test = array("q")  # cell n: tests[_test[n]] on _targets[_target[n]]
+        self._target = array("H")
+
+    def add(self, index: int, target: TargetSpec) -> None:
+        at = self._target_at.get(target.name)
+        if at is None:
+            at = self._target_at[target.name] = len(self._targets)
+            self._targets.append(target)
+        self._test.append(index)
+        self._target.append(at)
+
+    def __len__(self) -> int:
+        return len(self._test)
+
+    @overload
+    def __getitem__(self, n: int) -> AgentvTask: ...
+
+    @overload
+    def __getitem__(self, n: slice) -> list[AgentvTask]: ...
+
+    def __getitem__(self, n: int | slice) -> AgentvTask | list[AgentvTask]:
+        if isinstance(n, slice):
+            return [self[k] for k in range(*n.indices(len(self)))]
+        if n < 0:
+            n += len(self)
+        index, target = self._test[n], self._targets[self._target[n]]
+        return AgentvTask(Cell(id_at(self.tests, index), target.name), self.tests, index, target,
+                          self._judges.get(target.name), n)
+
+    def __iter__(self) -> Iterator[AgentvTask]:
+        for n in range(len(self._test)):
+            yield self[n]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence) and not isinstance(other, str | bytes):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # like a list
+
+    def __repr__(self) -> str:
+        return f"<AgentvTasks of {len(self)} cells>"
+
+    def kept(self, tests: Sequence[AgentvTest], keep: Callable[[str], bool]) -> AgentvTasks:
+        """The cells whose test id `keep` holds, on `tests` (the kept tests, in order: a shard's)."""
+        where = {tid: k for k, tid in enumerate(item_ids(tests))}
+        out = AgentvTasks(tests, self._judges)
+        for n in range(len(self._test)):
+            index, target = self._test[n], self._targets[self._target[n]]
+            tid = id_at(self.tests, index)
+            if keep(tid):
+                out.add(where[tid], target)
+        return out
 
 
 @dataclass
@@ -74,7 +141,7 @@ class AgentvPlan:
     dataset: str
     tests: Sequence[AgentvTest]  # a list, or a big suite's TestStore (agentv/test_store.py)
     targets: list[TargetSpec]
-    tasks: list[AgentvTask]
+    tasks: AgentvTasks
     targets_file: Path | None
     run_label: str
     concurrency: int
@@ -249,7 +316,8 @@ def plan_agentv(suite: AgentvSuite, path: Path, options: RunOptions) -> AgentvPl
         return specs[name]
 
     suite_targets = suite.targets or ([suite.target] if suite.target else [DEFAULT_TARGET])
-    tasks: list[AgentvTask] = []
+    judges: dict[str, TargetSpec | None] = {}
+    tasks = AgentvTasks(tests, judges)
     unanswered = 0
     shells: set[str] = set()
     for k, test in enumerate(tests):  # a store's tests are decoded one at a time, none kept
@@ -260,8 +328,9 @@ def plan_agentv(suite: AgentvSuite, path: Path, options: RunOptions) -> AgentvPl
             names = overridden or _test_targets(test) or suite_targets
         for name in dict.fromkeys(names):
             target = spec(name) if replay is None else recorded(name)
-            judge = spec(target.judge) if target.judge else None
-            tasks.append(AgentvTask(Cell(test.id, target.name), tests, k, target, judge))
+            if target.name not in judges:
+                judges[target.name] = spec(target.judge) if target.judge else None
+            tasks.add(k, target)
         shells.update(a.name for a in _all_assertions(test.assertions) if a.type == "code-judge" and a.config.get("shell"))
     if replay is not None:
         if not tasks:
@@ -292,8 +361,7 @@ def plan_agentv(suite: AgentvSuite, path: Path, options: RunOptions) -> AgentvPl
     if options.shard is not None:  # after the label and targets: every shard names the same run
         shard = options.shard
         held = keep_items(tests, lambda _, tid: shard.holds(tid))
-        where = {tid: k for k, tid in enumerate(item_ids(held))}
-        tasks = [dataclasses.replace(t, tests=held, index=where[t.cell.item]) for t in tasks if shard.holds(t.cell.item)]
+        tasks = tasks.kept(held, shard.holds)
         tests = held
     return AgentvPlan(suite=suite, path=path, dataset=dataset, tests=tests, targets=[specs[n] for n in used],
                       tasks=tasks, targets_file=targets_file, run_label=label,

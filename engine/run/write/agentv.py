@@ -4,21 +4,25 @@
 killed, sees every finished test), and the file is rewritten in the plan's order when the run ends.
 A resumed run takes over the file of the run it finishes (the journal's header names it) and writes
 every row again, the resumed ones first as their cells come up.
+
+The rows wait for that rewrite as the bytes appended (a row is encoded once), in an unlinked temporary
+file beside the results; memory holds 8 bytes a cell, where it is in that file, by the cell's place in
+the plan (`AgentvTask.position`). A 100,000-cell run held a dict entry, a key and an offset per cell
+(~20 MB), and encoded each row three times; the rewrite now copies bytes in the plan's order.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable
+from array import array
+from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from ...appendlog import AppendLog
-from ...jsonio import dumps_bytes
-from ..events import Cell
-from . import cell_store
-from .cell_store import CellStore
+from ...jsonio import dumps_bytes, loads
+from ...spill_file import SpillFile
 from .files import safe_timestamp, write_stream
 
 
@@ -28,56 +32,66 @@ def results_name(run_label: str, started: datetime) -> str:
 
 
 class AgentvWriter:
-    """The rows of one run, by cell, and the results file they go to. Rows are held in a CellStore
-    (write/cell_store.py): in memory up to its bound, then on disk until the file is written in order."""
+    """The rows of one run, by the cell's place in the plan (`cells` of them), and the results file they
+    go to: appended as they come, written in the plan's order at the end."""
 
-    def __init__(self, path: Path, bound: int | None = None) -> None:
+    def __init__(self, path: Path, cells: int) -> None:
         self.path = path
-        self._store = CellStore(path.parent, bound if bound is not None else cell_store.DEFAULT_BOUND)
+        self._at = array("q", [-1]) * cells  # cell n's row: offset << 32 | size in the spill, or -1
+        self._spill: SpillFile | None = None
         self._log = AppendLog(path, fresh=True)
 
-    @property
-    def rows(self) -> _Rows:
-        """`rows.get(cell)`: a cell's row, or None."""
-        return _Rows(self._store)
+    def keep(self, position: int, row: dict[str, Any]) -> None:
+        """Cell `position`'s row, appended to the results file (a later row for the cell replaces it in
+        the file written at the end)."""
+        data = dumps_bytes(row) + b"\n"
+        if len(data) >= 1 << 32:
+            raise ValueError("a row of the results is over 4 GB")
+        if self._spill is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._spill = SpillFile(".evalspec-rows-", self.path.parent)
+        self._at[position] = self._spill.append(data) << 32 | len(data)
+        self._log.write(data)
 
-    def keep(self, cell: Cell, row: dict[str, Any]) -> None:
-        """A cell's row (a later row for the cell replaces it)."""
-        self._store.set(cell.item, cell.model, {"row": row})
+    def row(self, position: int) -> dict[str, Any] | None:
+        """Cell `position`'s row, or None."""
+        data = self._line(position)
+        if data is None:
+            return None
+        found: dict[str, Any] = loads(data)
+        return found
 
-    def append(self, cell: Cell) -> None:
-        """Append the cell's row to the file, when it has one (a finished test)."""
-        row = self.rows.get(cell)
-        if row is not None:
-            self._log.write(dumps_bytes(row) + b"\n")
+    def _line(self, position: int) -> bytes | None:
+        where = self._at[position]
+        if where < 0 or self._spill is None:
+            return None
+        return self._spill.read(where >> 32, where & 0xFFFFFFFF)
 
-    def write(self, order: Iterable[Cell], *, cost: dict[str, Any] | None = None) -> list[Path]:
+    def _lines(self) -> Iterator[bytes]:
+        for n in range(len(self._at)):
+            data = self._line(n)
+            if data is not None:
+                yield data
+
+    def write(self, *, cost: dict[str, Any] | None = None) -> list[Path]:
         """The rows again, in the plan's order, replacing the file they were appended to, and the cost
         file beside them (`cost`: what the run paid, cost/spend.py; cost/cost_file.py)."""
-        # A row at a time: the file is never one buffer (and a redacted copy of it) in memory.
-        rows = self.rows
-        write_stream(self.path, (dumps_bytes(row) + b"\n" for c in order if (row := rows.get(c)) is not None))
+        # A row at a time, as the bytes appended: the file is never one buffer in memory.
+        write_stream(self.path, self._lines())
         from ..cost.cost_file import write_cost
 
         cost_file = write_cost(self.path, cost)
         return [self.path] if cost_file is None else [self.path, cost_file]
 
-    def write_partial(self, order: Iterable[Cell], *, cost: dict[str, Any] | None = None) -> None:
+    def write_partial(self, *, cost: dict[str, Any] | None = None) -> None:
         """A stopped run's file in order; its rows are in the file already, unordered, if this fails."""
         with contextlib.suppress(Exception):
-            self.write(order, cost=cost)
-        self._store.close()
+            self.write(cost=cost)
+        if self._spill is not None:
+            self._spill.close()
+            self._spill = None
 
     def close(self) -> None:
         """The appending ends; the rows stay readable (a stopped run's file is written after this, and a
-        finished run's summary reads them). The store's file goes with the writer (write/cell_store.py)."""
+        finished run's summary reads them). The spill goes with the writer (or with write_partial)."""
         self._log.close()
-
-
-class _Rows:
-    def __init__(self, store: CellStore) -> None:
-        self._store = store
-
-    def get(self, cell: Cell) -> dict[str, Any] | None:
-        fields = self._store.get(cell.item, cell.model)
-        return None if fields is None else fields["row"]
