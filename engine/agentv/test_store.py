@@ -37,10 +37,13 @@ def _span(value: Span | None) -> tuple[int, ...] | None:
     return tuple(value) if value is not None else None
 
 
+_PLAIN_PATH = type(Path())  # PosixPath or WindowsPath (made once: a Path() per call was a third of the encoding)
+
+
 def _path(value: Path | None) -> str | None:
     if value is None:
         return None
-    if type(value) is not type(Path()):
+    if type(value) is not _PLAIN_PATH:
         raise ValueError("not a plain path")  # kept whole, by pickle
     return str(value)
 
