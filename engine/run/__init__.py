@@ -24,7 +24,8 @@ The stages, in order (a format's part of a stage is a class or function in the s
                   agentv_scorable.py  which AgentV assertions a run can score, and why not
     4. write/     weval.py            the comparison file and artefacts: cell_store.py, weval_results.py,
                                       git_source.py
-                  agentv.py           the results JSONL: agentv_measured.py
+                  agentv.py           the results JSONL: agentv_measured.py, agentv_outcomes.py (how
+                                      each cell ended, for the summary)
                   files.py (atomic and streamed JSON), jsjson.py (JSON as JavaScript writes it)
 
 What runs the stages (the top of the package):

@@ -44,8 +44,6 @@ from ..scoring.composite import (
 )
 from ..scoring.composite import threshold as composite_threshold
 from ..scoring.trials import Attempt, TrialSettings, combine, stop_reason
-from . import cell_outcomes
-from .cell_outcomes import CellOutcomes
 from .cost.guard import NOT_RUN, CostGuard
 from .events import (
     CellFailed,
@@ -70,8 +68,10 @@ from .score.judges import JUDGED, AgentvJudges
 from .score.scripts import EXECUTED, AgentvScripts
 from .skeleton import RunSkeleton
 from .workspace.lifecycle import WorkspaceError, Workspaces, WorkspaceSpec, parse_workspace, workspace_changes
+from .write import agentv_outcomes as cell_outcomes
 from .write.agentv import AgentvWriter, results_name
 from .write.agentv_measured import Measured, unmeasured
+from .write.agentv_outcomes import CellOutcomes
 from .write.files import iso_timestamp, now_utc
 
 ATTEMPT_STRIDE = 10_000  # journal key of a trial's judgement: attempt × stride + assertion index

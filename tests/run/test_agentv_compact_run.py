@@ -1,6 +1,6 @@
 """An AgentV run's bookkeeping in a few bytes a cell: the plan's tasks (plan/agentv.AgentvTasks: a test's
 and a target's position, the task made when read), the rows (write/agentv.py: the bytes appended, in a
-temporary file, 8 bytes a cell in memory) and how each cell ended (run/cell_outcomes.py). What a run
+temporary file, 8 bytes a cell in memory) and how each cell ended (write/agentv_outcomes.py). What a run
 writes and says must be what it was when each cell was an object: the cells in the same order on the
 same targets and judges, and the results file byte for byte the rows the journal recorded, in the
 plan's order, whatever order the cells finished in."""

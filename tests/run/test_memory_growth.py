@@ -95,3 +95,38 @@ def test_an_agentv_run_holds_little_per_test(tmp_path: Path, monkeypatch: pytest
     capsys.readouterr()
     per_test = (large - small) / 600
     assert per_test < MAX_BYTES_PER_TEST, f"{per_test:.0f} bytes a test (traced peaks {small:,} and {large:,})"
+
+
+# What an AgentV run holds per cell once every cell has run (its results on disk, waiting to be written
+# in the plan's order): measured 24 Nov, the suite and bounds above, 300 and 900 tests: ~200 bytes a test
+# (the store's ids and offsets, the plan's positions, the rows' offsets, each cell's outcome). Before the
+# tasks, rows and outcomes went to arrays (a task, its Cell and a copy of its id; a dict of scores; the
+# cell store's keys): ~700 bytes. Each cell's row held again would add ~3 KB.
+MAX_BYTES_PER_CELL_RUN = 400
+
+
+def test_an_agentv_run_holds_little_per_cell_when_its_cells_are_done(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import gc
+    import tracemalloc
+
+    from evalspec.run.write import agentv as write_agentv
+
+    lower(monkeypatch, AGENTV)
+    held: list[int] = []
+    real_write = write_agentv.AgentvWriter.write
+
+    def write(self: write_agentv.AgentvWriter, **kw: object) -> object:
+        gc.collect()  # what is alive, not garbage the collector has not reached yet
+        held.append(tracemalloc.get_traced_memory()[0])  # alive when the cells are done, before the files
+        return real_write(self, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(write_agentv.AgentvWriter, "write", write)
+    _agentv_peak(tmp_path, 20)
+    held.clear()
+    _agentv_peak(tmp_path, 300)
+    _agentv_peak(tmp_path, 900)
+    capsys.readouterr()
+    per_cell = (held[1] - held[0]) / 600
+    print(f"agentv: {per_cell:.0f} bytes a cell alive after the cells")
+    assert per_cell < MAX_BYTES_PER_CELL_RUN, f"{per_cell:.0f} bytes a cell alive after the cells ({held})"
