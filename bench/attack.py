@@ -4796,8 +4796,8 @@ def attack_waiting(tally: Tally) -> None:
             """`lost`: the service lost batches (their requests are then asked one by one: not a duplicate)."""
             problems = []
             for i, r in enumerate(runs):
-                if r.code == -signal.SIGTERM and not out.exists():
-                    continue  # signalled while Python started, before the run's handler: nothing written
+                if r.code == -signal.SIGTERM and "Running " not in r.err:
+                    continue  # signalled while Python started, before the run's handler: nothing begun
                 problem = crashed(r)
                 if problem is None and r.code not in (0, 1, 2, 3, 130):
                     problem = f"exit {r.code}: {r.err.strip().splitlines()[-1:] if r.err.strip() else ''}"
