@@ -187,12 +187,12 @@ async def test_a_message_costs_the_same_with_thousands_of_documents_open(tmp_pat
         probe = paths[n // 2]
         best = float("inf")
         for _ in range(3):
-            start = time.perf_counter()
+            start = time.thread_time()
             for _ in range(200):
                 docs.files_changed([probe], besides=probe.as_uri())
                 assert docs.files.read_text(Path(os.path.abspath(probe))) is not None
                 assert docs.by_path(probe) is not None
-            best = min(best, time.perf_counter() - start)
+            best = min(best, time.thread_time() - start)
         for p in paths:
             docs.close(p.as_uri())
         return best
