@@ -34,7 +34,6 @@ import contextlib
 import json
 import logging
 import os
-import re
 import signal
 import sys
 import time
@@ -44,6 +43,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
+
+from .framing import frame, read_frames
 
 log = logging.getLogger(__name__)
 
@@ -64,16 +65,11 @@ SERVER_CANCELLED = -32802
 INVALID_REQUEST = -32600
 
 ID_HEADER = b"evalspec-response-id"
-_CONTENT_LENGTH = re.compile(rb"Content-Length: *(\d+)\r?\n\Z", re.IGNORECASE)
 LINE_LIMIT = 1 << 20
 PIPE_SIZE = 1 << 20
 MAX_ID_BYTES = 64 * 1024  # a request id longer than this as JSON is refused (the server's answer names it in a header line)
 MAX_FRAME = 1 << 30  # a frame from the server claiming more is not one (the outline of a 4 MB file: ~100 MB)
 OUTPUT_GONE_S = 2.0  # a server whose output ended, still running after this: stopped (and started again)
-
-
-def frame(body: bytes, extra: bytes = b"") -> bytes:
-    return b"Content-Length: %d\r\n%s\r\n" % (len(body), extra) + body
 
 
 def _encode_id(msg_id: Any) -> bytes:
@@ -189,6 +185,8 @@ class Guard:
         backend.proc.stdin.write(frame(body))
 
     async def read_backend(self, backend: Backend) -> None:
+        # Read strictly, not with `framing.read_frames`' tolerance for the client: a server whose output is
+        # out of step with its frames is stopped and started again (every later answer would be lost).
         out = backend.proc.stdout
         assert out is not None
         while True:
@@ -561,31 +559,11 @@ def _key_of_json(raw: bytes) -> bytes:
         return raw
 
 
-async def read_frames(reader: asyncio.StreamReader, handle: Callable[[bytes, float], None]) -> None:
-    """Framed messages from the client, with the server's tolerance (`stdio.read_messages`): the length
-    is taken from the end of a header line, so one bad frame is lost, not the session."""
-    content_length = 0
-    started: float | None = None
-    while True:
-        try:
-            header = await reader.readline()
-        except ValueError:  # longer than LINE_LIMIT: skipped
-            header = b"(an over-long header line)\r\n"
-        if not header:
-            return
-        if started is None:
-            started = time.monotonic()
-        if not content_length:
-            match = _CONTENT_LENGTH.search(header)
-            if match:
-                content_length = int(match.group(1))
-        if content_length and not header.strip():
-            try:
-                body = await reader.readexactly(content_length)
-            except asyncio.IncompleteReadError:
-                return
-            handle(body, started)
-            content_length, started = 0, None
+async def read_client(reader: asyncio.StreamReader, handle: Callable[[bytes, float], None]) -> None:
+    """The client's messages, framed as the server frames them (`framing.py`): one bad frame is lost,
+    not the session."""
+    async for message in read_frames(reader, clock=time.monotonic):
+        handle(message.body, message.started)
 
 
 def backend_command() -> list[str]:
@@ -618,7 +596,7 @@ async def serve(command: list[str]) -> int:
 
     guard = Guard(command, write)
     await guard.start_backend()
-    reading = loop.create_task(read_frames(reader, guard.from_client))
+    reading = loop.create_task(read_client(reader, guard.from_client))
     ended = loop.create_task(guard.done.wait())
     await asyncio.wait([reading, ended], return_when=asyncio.FIRST_COMPLETED)
     if not guard.done.is_set():  # the input ended: the server's input ends too

@@ -35,6 +35,8 @@ from pygls.protocol.language_server import lsp_method
 from evalspec import jsonio
 from evalspec.yielding import yield_point
 
+from .framing import frame
+
 log = logging.getLogger(__name__)
 # pygls logs each message it sends ("Sending data: …") on this logger: kept at DEBUG, dropped below it
 # (server/logs.py); answers sent here are logged the same way.
@@ -125,8 +127,8 @@ class EvalspecProtocol(LanguageServerProtocol):
             marked = b""
             if self.guarded and response_id is not None:
                 marked = b"Evalspec-Response-Id: " + json.dumps(response_id).encode() + b"\r\n"
-            body = (f"Content-Length: {len(body)}\r\nContent-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}"
-                    "\r\n").encode("ascii") + marked + b"\r\n" + body
+            body = frame(body, f"Content-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n".encode("ascii")
+                         + marked)
         try:
             res = self.writer.write(body)
             if inspect.isawaitable(res):  # an async transport: keep the write alive until it is done

@@ -29,9 +29,10 @@ from . import loop_watch, workers
 from .capabilities import ClientSupport
 from .convert import LineIndex
 from .documents import DEFAULT_DEBOUNCE_S, Documents, DocumentState, in_thread
+from .framing import ByteSource
 from .protocol import EvalspecProtocol, JsonReady
 from .run_state import DocumentRuns
-from .stdio import AsyncReader, PipeReader, arrived, is_pipe, read_messages
+from .stdio import arrived, is_pipe, pipe_reader, read_messages
 
 log = logging.getLogger(__name__)
 
@@ -197,7 +198,7 @@ class EvalspecServer(LanguageServer):
         self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
 
         async def serve() -> None:
-            reader: AsyncReader = await PipeReader.of(stdin) if is_pipe(stdin) else \
+            reader: ByteSource = await pipe_reader(stdin) if is_pipe(stdin) else \
                 StdinAsyncReader(stdin, self.thread_pool)
             protocol = self.protocol
             assert isinstance(protocol, EvalspecProtocol)

@@ -8,9 +8,10 @@ is read here with asyncio's own pipe transport instead: the loop's selector sees
 no other thread is involved (the loop watch, `loop_watch.py`, then sees it too). Anything else (a
 file, a terminal) keeps pygls's reader.
 
-`read_messages` is pygls's message loop (`pygls.io_.run_async`: the same framing, the same errors)
-with two changes: a body is decoded by orjson (`jsonio.loads`; the standard decoder took ~40 ms on
-the loop for a code action carrying 12,000 diagnostics), and the time its first line arrived is set
+`read_messages` is pygls's message loop (`pygls.io_.run_async`: the same errors) with three changes:
+frames are read by `framing.read_frames` (one whose length lies is lost, not the session), a body is
+decoded by orjson (`jsonio.loads`; the standard decoder took ~40 ms on the loop for a code action
+carrying 12,000 diagnostics), and the time its first line arrived is set
 in `arrived` for the handler's task, so that the request budget counts the time spent reading and
 decoding it too: on a loaded machine that alone was a few hundred milliseconds of the 1 s promise.
 """
@@ -24,16 +25,16 @@ import fcntl
 import json
 import logging
 import os
-import re
 import stat
 import threading
-import time
 from collections.abc import Awaitable, Callable
 from typing import Any, BinaryIO, Protocol
 
 from pygls.exceptions import JsonRpcException
 
 from evalspec import jsonio
+
+from .framing import ByteSource, read_frames
 
 log = logging.getLogger(__name__)
 
@@ -42,77 +43,50 @@ log = logging.getLogger(__name__)
 arrived: contextvars.ContextVar[float | None] = contextvars.ContextVar("evalspec_lsp_arrived", default=None)
 
 _ENDS = ("shutdown", "exit")  # pygls cancels the requests still being handled at the first, exits at the second
-# pygls's pattern was `^Content-Length: (\d+)\r\n$`, matched whole: after one frame whose length lied or was
-# no number, every later body was read as a header line together with the next message's header, and
-# no message was ever handled again. The length is taken from the end of a line instead (what came
-# before it on that line is the rest of a bad frame), any case, LF or CRLF: one bad frame is lost, not
-# the session.
-_CONTENT_LENGTH = re.compile(rb"Content-Length: *(\d+)\r?\n\Z", re.IGNORECASE)
-
-
-class AsyncReader(Protocol):
-    def readline(self) -> Awaitable[bytes]: ...
-
-    def readexactly(self, n: int) -> Awaitable[bytes]: ...
-
 
 class MessageHandler(Protocol):
     def handle_message(self, message: Any) -> None: ...
 
 
-async def read_messages(stop: threading.Event, reader: AsyncReader, protocol: MessageHandler,
+async def read_messages(stop: threading.Event, reader: ByteSource, protocol: MessageHandler,
                         on_error: Callable[[Exception, Any], Any],
                         before_end: Callable[[], Awaitable[None]] | None = None,
                         unreadable: Callable[[bytes], None] | None = None) -> None:
     """Read framed JSON-RPC messages until the input ends or `stop` is set; hand each to `protocol`
     (`shutdown` and `exit` after `before_end()`); a body nested too deeply to decode goes to
     `unreadable` (which answers the request inside it, if it is one)."""
-    content_length = 0
-    started: float | None = None
-    while not stop.is_set():
-        header = await reader.readline()
-        if not header:
+    async for frame in read_frames(reader):
+        if stop.is_set():
             break
-        if started is None:
-            started = time.perf_counter()
-        if not content_length:
-            match = _CONTENT_LENGTH.search(header)
-            if match:
-                content_length = int(match.group(1))
-        if content_length and not header.strip():
-            body = await reader.readexactly(content_length)
-            if not body:
-                break
-            arrived.set(started)
+        body = frame.body
+        arrived.set(frame.started)
+        try:
             try:
-                try:
-                    message = jsonio.loads(body)
-                    if isinstance(message, dict) and type(message.get("id")) is float:
-                        # orjson reads an integer past 64 bits as a double; the answer must carry the
-                        # id as sent (an id of 2**70 was answered as 1.1805916207174113e+21)
-                        with contextlib.suppress(RecursionError):
-                            message = json.loads(body, parse_int=jsonio.bounded_int)
-                except jsonio.NestedTooDeeply:
-                    if unreadable is None:
-                        raise
-                    unreadable(body)
-                    continue
-                if before_end is not None and isinstance(message, dict) and message.get("method") in _ENDS:
-                    await before_end()
-                protocol.handle_message(message)
-            except Exception as exc:
-                log.exception("Unable to handle message")
-                on_error(exc, JsonRpcException)
-            finally:
-                content_length = 0
-                started = None
-                arrived.set(None)
-            # Messages already buffered are read without waiting: let the tasks this one started (a
-            # request's handler) and other callbacks run before the next message is handled.
-            await asyncio.sleep(0)
+                message = jsonio.loads(body)
+                if isinstance(message, dict) and type(message.get("id")) is float:
+                    # orjson reads an integer past 64 bits as a double; the answer must carry the
+                    # id as sent (an id of 2**70 was answered as 1.1805916207174113e+21)
+                    with contextlib.suppress(RecursionError):
+                        message = json.loads(body, parse_int=jsonio.bounded_int)
+            except jsonio.NestedTooDeeply:
+                if unreadable is None:
+                    raise
+                unreadable(body)
+                continue
+            if before_end is not None and isinstance(message, dict) and message.get("method") in _ENDS:
+                await before_end()
+            protocol.handle_message(message)
+        except Exception as exc:
+            log.exception("Unable to handle message")
+            on_error(exc, JsonRpcException)
+        finally:
+            arrived.set(None)
+        # Messages already buffered are read without waiting: let the tasks this one started (a
+        # request's handler) and other callbacks run before the next message is handled.
+        await asyncio.sleep(0)
 
-PIPE_SIZE = 1 << 20  # bytes a read of stdin may return (see PipeReader.of)
-LINE_LIMIT = 1 << 20  # a header line longer than this is skipped as garbage (pygls ignores what it cannot read)
+PIPE_SIZE = 1 << 20  # bytes a read of stdin may return (see pipe_reader)
+LINE_LIMIT = 1 << 20  # a header line longer than this is skipped as garbage (framing.read_frames)
 
 
 def is_pipe(stream: BinaryIO) -> bool:
@@ -123,34 +97,16 @@ def is_pipe(stream: BinaryIO) -> bool:
     return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
 
-class PipeReader:
-    """pygls's AsyncReader (`readline`, `readexactly`) over an asyncio stream: b"" at the end of input."""
-
-    def __init__(self, stream: asyncio.StreamReader) -> None:
-        self.stream = stream
-
-    @classmethod
-    async def of(cls, pipe: BinaryIO) -> PipeReader:
-        loop = asyncio.get_running_loop()
-        # A pipe holds 64 KB: a 3 MB message (a code action with 12,000 diagnostics) came in 45 reads,
-        # each a turn of the loop that had to win the interpreter lock back from the workers. With
-        # room for 1 MB (Linux lets any process grow its pipes that far) and reads as large, it is 3.
-        with contextlib.suppress(OSError, AttributeError, ValueError):
-            fcntl.fcntl(pipe.fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), PIPE_SIZE)
-        stream = asyncio.StreamReader(limit=LINE_LIMIT, loop=loop)
-        transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stream, loop=loop), pipe)
-        if isinstance(getattr(transport, "max_size", None), int):  # asyncio's unix pipe transport: 256 KB
-            transport.max_size = PIPE_SIZE  # type: ignore[attr-defined]
-        return cls(stream)
-
-    async def readline(self) -> bytes:
-        try:
-            return await self.stream.readline()
-        except ValueError:  # longer than LINE_LIMIT (the stream dropped it): a line pygls will not match
-            return b"(an over-long header line)\r\n"
-
-    async def readexactly(self, n: int) -> bytes:
-        try:
-            return await self.stream.readexactly(n)
-        except asyncio.IncompleteReadError:  # the input ended inside a message
-            return b""
+async def pipe_reader(pipe: BinaryIO) -> asyncio.StreamReader:
+    """`pipe` read by asyncio's pipe transport on the running loop (what `read_messages` reads)."""
+    loop = asyncio.get_running_loop()
+    # A pipe holds 64 KB: a 3 MB message (a code action with 12,000 diagnostics) came in 45 reads,
+    # each a turn of the loop that had to win the interpreter lock back from the workers. With
+    # room for 1 MB (Linux lets any process grow its pipes that far) and reads as large, it is 3.
+    with contextlib.suppress(OSError, AttributeError, ValueError):
+        fcntl.fcntl(pipe.fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), PIPE_SIZE)
+    stream = asyncio.StreamReader(limit=LINE_LIMIT, loop=loop)
+    transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stream, loop=loop), pipe)
+    if isinstance(getattr(transport, "max_size", None), int):  # asyncio's unix pipe transport: 256 KB
+        transport.max_size = PIPE_SIZE  # type: ignore[attr-defined]
+    return stream

@@ -10,7 +10,7 @@ import threading
 import time
 from typing import Any
 
-from evalspec_lsp.stdio import PipeReader, arrived, is_pipe, read_messages
+from evalspec_lsp.stdio import arrived, is_pipe, pipe_reader, read_messages
 
 GUARD_S = 20.0
 
@@ -92,7 +92,7 @@ def test_a_pipe_is_read_on_the_loop_with_over_long_lines_skipped() -> None:
     async def main() -> None:
         with os.fdopen(read_fd, "rb") as pipe:
             assert is_pipe(pipe)
-            reader = await PipeReader.of(pipe)
+            reader = await pipe_reader(pipe)
             writer = threading.Thread(target=write)
             writer.start()
             await read_messages(threading.Event(), reader, recorder, lambda e, k: None)
