@@ -28,6 +28,7 @@ import gc
 import itertools
 import logging
 import os
+from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -89,6 +90,47 @@ class Job:
     timer: asyncio.TimerHandle | None = None
     started: bool = False
     needed: int = 0  # requests waiting for exactly this version: it must run even if superseded
+    slot: asyncio.Future[None] | None = None  # its place in the queue for an analysis slot (Slots)
+
+
+class Slots:
+    """`MAX_PARALLEL` analyses at a time, in the order asked for, except that one a request waits for
+    goes first: after 10,000 documents were opened at once, a hover on the last one waited for the
+    analyses of the 9,999 before it."""
+
+    def __init__(self, n: int) -> None:
+        self.free = n
+        self._queue: deque[asyncio.Future[None]] = deque()
+        self._urgent: deque[asyncio.Future[None]] = deque()  # a request waits for these; some are in both
+
+    async def acquire(self, job: Job) -> None:
+        if self.free > 0 and not self._queue and not self._urgent:
+            self.free -= 1
+            return
+        job.slot = place = asyncio.get_running_loop().create_future()
+        (self._urgent if job.needed else self._queue).append(place)
+        try:
+            await place
+        except asyncio.CancelledError:
+            if place.done() and not place.cancelled():  # given the slot, then cancelled: pass it on
+                self.release()
+            raise
+        finally:
+            job.slot = None
+
+    def hurry(self, job: Job) -> None:
+        """A request now waits for `job`: if it is queued for a slot, it goes to the front."""
+        if job.slot is not None and not job.slot.done():
+            self._urgent.append(job.slot)
+
+    def release(self) -> None:
+        for queue in (self._urgent, self._queue):
+            while queue:
+                place = queue.popleft()
+                if not place.done():
+                    place.set_result(None)
+                    return
+        self.free += 1
 
 
 @dataclass(eq=False)
@@ -138,7 +180,7 @@ class Documents:
         self._opening = itertools.count()
         # A few documents at once, not one: they contend for the GIL, but a small file is no longer
         # queued behind a large one; a bound keeps memory flat.
-        self._slots = asyncio.Semaphore(MAX_PARALLEL)
+        self._slots = Slots(MAX_PARALLEL)
         self._tasks: set[asyncio.Task[None]] = set()
 
     def get(self, uri: str) -> DocumentState | None:
@@ -266,6 +308,7 @@ class Documents:
         job.needed += 1
         try:
             self._start(state, job)
+            self._slots.hurry(job)
             analysis = await asyncio.shield(job.future)
         finally:
             job.needed -= 1
@@ -327,8 +370,12 @@ class Documents:
 
     async def _run(self, state: DocumentState, job: Job) -> None:
         try:
-            async with state.lock, self._slots:
-                result = await in_thread(self._analyse, state, job)
+            async with state.lock:
+                await self._slots.acquire(job)
+                try:
+                    result = await in_thread(self._analyse, state, job)
+                finally:
+                    self._slots.release()
         except BaseException as exc:
             if state.jobs.get(job.version) is job:
                 del state.jobs[job.version]

@@ -35,6 +35,7 @@ from pygls.exceptions import JsonRpcException
 from evalspec import jsonio
 
 from .framing import ByteSource, read_frames
+from .message_order import MessageOrder
 
 log = logging.getLogger(__name__)
 
@@ -54,37 +55,96 @@ async def read_messages(stop: threading.Event, reader: ByteSource, protocol: Mes
                         unreadable: Callable[[bytes], None] | None = None) -> None:
     """Read framed JSON-RPC messages until the input ends or `stop` is set; hand each to `protocol`
     (`shutdown` and `exit` after `before_end()`); a body nested too deeply to decode goes to
-    `unreadable` (which answers the request inside it, if it is one)."""
-    async for frame in read_frames(reader):
-        if stop.is_set():
-            break
-        body = frame.body
-        arrived.set(frame.started)
-        try:
-            try:
-                message = jsonio.loads(body)
-                if isinstance(message, dict) and type(message.get("id")) is float:
-                    # orjson reads an integer past 64 bits as a double; the answer must carry the
-                    # id as sent (an id of 2**70 was answered as 1.1805916207174113e+21)
-                    with contextlib.suppress(RecursionError):
-                        message = json.loads(body, parse_int=jsonio.bounded_int)
-            except jsonio.NestedTooDeeply:
-                if unreadable is None:
-                    raise
-                unreadable(body)
-                continue
-            if before_end is not None and isinstance(message, dict) and message.get("method") in _ENDS:
-                await before_end()
-            protocol.handle_message(message)
-        except Exception as exc:
-            log.exception("Unable to handle message")
-            on_error(exc, JsonRpcException)
-        finally:
-            arrived.set(None)
-        # Messages already buffered are read without waiting: let the tasks this one started (a
-        # request's handler) and other callbacks run before the next message is handled.
-        await asyncio.sleep(0)
+    `unreadable` (which answers the request inside it, if it is one).
 
+    Messages are read ahead of their handling (up to `READ_AHEAD_BYTES`) and handled in the order
+    `message_order.MessageOrder` gives: a request about one document before the notifications about
+    other documents read before it."""
+    order = MessageOrder()
+    read = asyncio.Event()  # a message was read, or the input ended
+    room = asyncio.Event()  # the read-ahead is below its bound
+    room.set()
+    ended = False
+
+    async def read_ahead() -> None:
+        nonlocal ended
+        try:
+            count = 0
+            async for frame in read_frames(reader):
+                order.add(*_decoded(frame.body, unreadable is not None), started=frame.started, size=len(frame.body))
+                read.set()
+                count += 1
+                if order.size > READ_AHEAD_BYTES or order.count > READ_AHEAD_MESSAGES:
+                    room.clear()
+                    await room.wait()
+                elif count % 64 == 0:  # a flood already buffered: the loop's other work gets its turns
+                    await asyncio.sleep(0)
+        finally:
+            ended = True
+            read.set()
+
+    reading = asyncio.ensure_future(read_ahead())
+    try:
+        while not stop.is_set():
+            item = order.next()
+            if item is None:
+                if ended:
+                    break
+                read.clear()
+                await read.wait()
+                continue
+            if not room.is_set() and order.size <= READ_AHEAD_BYTES // 2 and order.count <= READ_AHEAD_MESSAGES // 2:
+                room.set()
+            arrived.set(item.started)
+            try:
+                if isinstance(item.payload, bytes) and unreadable is not None:
+                    unreadable(item.payload)
+                    continue
+                if isinstance(item.payload, Exception):
+                    raise item.payload
+                message = item.message
+                if item.passed:
+                    log.info("%s went ahead of %d notifications about other documents",
+                             message.get("method") or "a response", item.passed)
+                if before_end is not None and isinstance(message, dict) and message.get("method") in _ENDS:
+                    await before_end()
+                protocol.handle_message(message)
+            except Exception as exc:
+                log.exception("Unable to handle message")
+                on_error(exc, JsonRpcException)
+            finally:
+                arrived.set(None)
+            # Let the tasks this message started (a request's handler) and other callbacks run before
+            # the next message is handled.
+            await asyncio.sleep(0)
+    finally:
+        reading.cancel()
+    failed = reading.exception() if reading.done() and not reading.cancelled() else None
+    if failed is not None:
+        raise failed
+
+
+def _decoded(body: bytes, answers_unreadable: bool) -> tuple[Any, Any]:
+    """(the message, None), or (None, what went wrong): the exception, or the body nested too deeply
+    to decode when there is someone to answer it."""
+    try:
+        message = jsonio.loads(body)
+        if isinstance(message, dict) and type(message.get("id")) is float:
+            # orjson reads an integer past 64 bits as a double; the answer must carry the
+            # id as sent (an id of 2**70 was answered as 1.1805916207174113e+21)
+            with contextlib.suppress(RecursionError):
+                message = json.loads(body, parse_int=jsonio.bounded_int)
+        return message, None
+    except jsonio.NestedTooDeeply as exc:
+        return None, body if answers_unreadable else exc
+    except Exception as exc:  # not JSON: reported when its turn comes
+        return None, exc
+
+
+# What is read ahead of handling, at most (a client past it waits in its pipe): a flood of small
+# notifications, or a few 4 MB documents and their edits.
+READ_AHEAD_BYTES = 32 << 20
+READ_AHEAD_MESSAGES = 50_000
 PIPE_SIZE = 1 << 20  # bytes a read of stdin may return (see pipe_reader)
 LINE_LIMIT = 1 << 20  # a header line longer than this is skipped as garbage (framing.read_frames)
 
