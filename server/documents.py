@@ -23,7 +23,6 @@ an analysis that never ends cannot keep the server from exiting). The rules:
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import gc
 import itertools
 import logging
@@ -40,10 +39,10 @@ from evalspec.incremental import DocumentAnalyzer
 from evalspec.source import gc_paused
 from evalspec.yielding import yield_point
 
+from . import workers
 from .convert import path_of
 from .freeing import free_later
 from .open_files import OpenDocumentsSource
-from .workers import run_in_worker
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -63,8 +62,12 @@ def in_thread(fn: Callable[..., T], *args: Any, foreground: bool = False) -> asy
     """
     loop = asyncio.get_running_loop()
     future: asyncio.Future[T] = loop.create_future()
+    if foreground:  # background work waits until the result is back on the loop, not only until it is made
+        workers.begin_foreground()
 
     def settle(ok: bool, value: Any) -> None:
+        if foreground:
+            workers.end_foreground()
         if future.done():
             return
         if ok:
@@ -73,10 +76,13 @@ def in_thread(fn: Callable[..., T], *args: Any, foreground: bool = False) -> asy
             future.set_exception(value)
 
     def done(ok: bool, value: Any) -> None:
-        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody is waiting any more
+        try:
             loop.call_soon_threadsafe(settle, ok, value)
+        except RuntimeError:  # the loop is closed: nobody is waiting any more
+            if foreground:
+                workers.end_foreground()
 
-    run_in_worker(fn, args, done, foreground=foreground)
+    workers.run_in_worker(fn, args, done, foreground=foreground)
     return future
 
 

@@ -41,6 +41,26 @@ def build_server() -> EvalspecServer:
     return server
 
 
+def _log_long_collections(over_s: float = 0.02) -> None:
+    """Each garbage collection longer than `over_s` logged (INFO): one holds the interpreter lock
+    throughout, so every request waits for it."""
+    import gc
+    import logging
+    import time
+
+    log = logging.getLogger("evalspec_lsp.gc")
+    began = [0.0]
+
+    def watch(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            began[0] = time.perf_counter()
+        elif (took := time.perf_counter() - began[0]) > over_s:
+            log.info("a collection of generation %d took %.0f ms (%d collected)", info.get("generation", -1),
+                     took * 1000, info.get("collected", 0))
+
+    gc.callbacks.append(watch)
+
+
 def _piped(fd: int) -> bool:
     try:
         mode = os.fstat(fd).st_mode
@@ -90,6 +110,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     sys.setswitchinterval(0.001)
     # Objects made while the collector is paused are frozen, not scanned in one long pass (see source.py).
     freeze_young_objects_over(FREEZE_YOUNG_OVER)
+    _log_long_collections()
     server = build_server()
     if args.backend:
         from .protocol import EvalspecProtocol

@@ -111,6 +111,25 @@ _request_started: contextvars.ContextVar[float | None] = contextvars.ContextVar(
                                                                                 default=None)
 
 
+@dataclass
+class WorkerTimes:
+    """Where a request's time on worker threads went (logged with it at INFO): waiting for a worker to
+    start its job, the job, and its result waiting for the event loop. On a loaded machine each hand-off
+    waits for the interpreter lock and a CPU; the log says which wait a slow answer spent its time in."""
+
+    to_start: float = 0.0
+    running: float = 0.0
+    back: float = 0.0
+
+    def __str__(self) -> str:
+        return (f"workers: {self.to_start * 1000:.1f} ms to start, {self.running * 1000:.1f} ms running, "
+                f"{self.back * 1000:.1f} ms back to the loop")
+
+
+_worker_times: contextvars.ContextVar[WorkerTimes | None] = contextvars.ContextVar("evalspec_worker_times",
+                                                                                   default=None)
+
+
 class StillAnalysing(JsonRpcException):
     """LSP RequestFailed: the analysis a request needs has not finished within the request budget."""
 
@@ -297,11 +316,33 @@ class EvalspecServer(LanguageServer):
         """`fn(*args)` on a worker thread (with the cyclic collector held off), for work that grows with
         the file; `fn` must only read what does not change."""
 
-        def run() -> R:
-            with gc_paused():
-                return fn(*args)
+        times = _worker_times.get()
+        if times is None:
+            def run() -> R:
+                with gc_paused():
+                    return fn(*args)
 
-        return in_thread(run, foreground=True)
+            return in_thread(run, foreground=True)
+        submitted = time.perf_counter()
+        ended = submitted
+
+        def timed() -> R:
+            nonlocal ended
+            began = time.perf_counter()
+            try:
+                with gc_paused():
+                    return fn(*args)
+            finally:
+                ended = time.perf_counter()
+                times.to_start += began - submitted
+                times.running += ended - began
+
+        def back(_: asyncio.Future[R]) -> None:
+            times.back += max(0.0, time.perf_counter() - ended)
+
+        future = in_thread(timed, foreground=True)
+        future.add_done_callback(back)
+        return future
 
     async def memoised_in_thread(self, uri: str, analysis: Analysis, key: str, fn: Callable[..., R],
                                  *args: Any) -> R:
@@ -433,6 +474,8 @@ class EvalspecServer(LanguageServer):
                     watch.lag.note(started - came)  # read, then queued behind other work on the loop
                 self.asked.add(method)
                 _request_started.set(started)
+                times = WorkerTimes()
+                _worker_times.set(times)
                 task = asyncio.current_task()
                 if task is not None:
                     self.in_flight.add(task)
@@ -447,7 +490,9 @@ class EvalspecServer(LanguageServer):
                         raise JsonRpcInternalError(f"evalspec: {method} failed: {exc}") from exc
                     return empty()
                 finally:
-                    log.info("%s %.1f ms", method, (time.perf_counter() - started) * 1000)
+                    now = time.perf_counter()
+                    log.info("%s %.1f ms (%.1f ms since read; %s)", method, (now - started) * 1000,
+                             (now - came) * 1000 if came is not None else 0.0, times)
 
             handle.__name__ = fn.__name__
             self.feature(method, options)(handle)

@@ -7,7 +7,11 @@ on at once. A job never waits behind another: when no worker is idle, one more i
 on pathological text holds its own thread only), and a worker idle for `IDLE_S` ends.
 
 Background work (analyses, answers built ahead, freeing) gives way at the engine's yield points while
-a request's work runs on another worker (`loop_watch.LoopWatch.give_way`); `foreground()` counts those.
+a request's work is under way (`loop_watch.LoopWatch.give_way`): from when it is submitted, not only
+while it runs. A worker woken for a request's job must win the interpreter lock from the analysis that
+holds it; counted from the start only, an analysis ran on meanwhile and a hover on a small file waited
+40-230 ms (at load 17) for its worker to start. A caller may hold the count longer (`begin_foreground`,
+`end_foreground`): `documents.in_thread` holds it until the job's result is on the event loop.
 """
 
 from __future__ import annotations
@@ -35,6 +39,8 @@ no_foreground.set()
 def submit(job: Callable[[], None], *, foreground: bool) -> None:
     """Run `job()` on a worker thread (it must catch its own exceptions)."""
     global _idle
+    if foreground:
+        begin_foreground()  # ended by the worker when the job is done
     with _lock:
         spawn = _idle == 0
         if not spawn:
@@ -53,21 +59,30 @@ def foreground_running() -> bool:
     return _foreground > 0
 
 
-@contextlib.contextmanager
-def as_foreground() -> Iterator[None]:
+def begin_foreground() -> None:
+    """A request's work is under way (until `end_foreground`): background work gives way."""
     global _foreground
     with _lock:
         _foreground += 1
         no_foreground.clear()
+
+
+def end_foreground() -> None:
+    global _foreground
+    with _lock:
+        _foreground -= 1
+        if _foreground == 0:
+            no_foreground.set()
+
+
+@contextlib.contextmanager
+def as_foreground() -> Iterator[None]:
+    """This thread runs a request's work (counted by `submit` already)."""
     _local.foreground = True
     try:
         yield
     finally:
         _local.foreground = False
-        with _lock:
-            _foreground -= 1
-            if _foreground == 0:
-                no_foreground.set()
 
 
 def _work() -> None:
@@ -91,6 +106,9 @@ def _work() -> None:
                 job()
         except BaseException:  # a job reports its own failures; this keeps the worker alive regardless
             log.exception("a worker job failed")
+        finally:
+            if foreground:
+                end_foreground()
         del job
         with _lock:
             _idle += 1

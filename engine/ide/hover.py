@@ -85,9 +85,18 @@ def _key_hover(analysis: Any, ctx: Any, key: str, line: int) -> HoverInfo | None
     return HoverInfo(text, span) if text else None
 
 
+# No assertion type, model id, point name or enum value is longer. A longer value (a prompt on a 4 MB
+# line) has no hover, and is not unquoted for nothing: two str.replace over it held the interpreter
+# lock for 30 ms, and a request on another document waited for them.
+_LONGEST_NAME = 1_000
+
+
 def _value_hover(analysis: Any, ctx: Any) -> HoverInfo | None:
     span = ctx.value_span
-    raw = analysis.parsed.lines[span.start_line][span.start_col:span.end_col]
+    line = analysis.parsed.lines[span.start_line]
+    if min(span.end_col, len(line)) - span.start_col > _LONGEST_NAME:
+        return None
+    raw = line[span.start_col:span.end_col]
     value = scalar_text(raw)
     slot = ctx.slot
     f = ctx.field

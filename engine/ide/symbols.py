@@ -40,8 +40,13 @@ def document_symbols(analysis: Any) -> list[Symbol]:
 
 
 def _short(text: str, n: int = 60) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= n else text[: n - 1] + "…"
+    """`text` with its whitespace collapsed, cut to `n` characters. Only the words shown are split off:
+    `" ".join(text.split())` of a 4 MB prompt was 65 ms in one C call holding the interpreter lock, three
+    times per outline, and a hover on another document waited for them (0.5-1 s at load 17)."""
+    enough = n // 2 + 2  # words of one character each, with a space between: more than n characters
+    words = text.split(None, enough)[:enough]  # the rest of the text stays in one piece, unsplit
+    short = " ".join(w[:n + 1] for w in words)
+    return short if len(short) <= n else short[: n - 1] + "…"
 
 
 # --- Weval ------------------------------------------------------------------------------------------
@@ -199,7 +204,9 @@ def folding_ranges(analysis: Any) -> list[tuple[int, int]]:
                 _fold_tree(doc.root, lines, out)
             elif first is not None:
                 _fold_indent(lines, first, end, out)
-        return sorted(out)
+        # Sorted as one int per range: sorting 90,000 tuples (a 12,915-prompt blueprint) is one C call
+        # that holds the interpreter lock three times as long, and a request on another document waits.
+        return [(key >> 32, key & 0xFFFFFFFF) for key in sorted([start << 32 | end for start, end in out])]
 
 
 def _content_bounds(lines: list[str], start: int, end: int) -> tuple[int | None, int | None]:

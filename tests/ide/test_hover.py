@@ -139,3 +139,15 @@ def test_custom_assertion_found(tmp_path: Path) -> None:
     analysis, line, col = cursor(text, "agentv", tmp_path / "evals" / "x.eval.yaml")
     info = hover(analysis, line, col)
     assert info is not None and "custom assertion" in info.markdown and "word-count.ts" in info.markdown
+
+
+def test_a_value_longer_than_any_name_has_no_hover() -> None:
+    """No model id, assertion type or point name is 1,000 characters long: such a value (a prompt on
+    a 4 MB line) is not unquoted and looked up, and its hover is not megabytes of markdown."""
+    from .helpers import load
+
+    def model_hover(model: str) -> object:
+        return hover(load(f"title: T\nmodels: [{model}]\n---\n- id: a\n  prompt: Hi\n", "weval"), 1, 12)
+
+    assert model_hover("openai:" + "x" * 900) is not None  # an unknown model still says what it would be
+    assert model_hover("openai:" + "x" * 2000) is None

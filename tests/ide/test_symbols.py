@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from evalspec.findings import Span
-from evalspec.ide.symbols import Symbol, document_symbols, folding_ranges
+from evalspec.ide.symbols import Symbol, _short, document_symbols, folding_ranges
 
 from .helpers import load
 
@@ -125,3 +128,24 @@ def test_folding_a_broken_document_follows_indentation() -> None:
     ranges = folding_ranges(analysis)
     assert (4, 6) in ranges  # should, although the item does not parse
     assert (2, 6) in ranges
+
+
+@given(st.text(alphabet="ab \t\n\x1c\x85\u2028\u3000\xa0é", max_size=200), st.sampled_from([1, 2, 5, 40, 60, 61]))
+def test_an_outline_name_is_the_text_with_its_whitespace_collapsed_and_cut(text: str, n: int) -> None:
+    """`_short` splits off only the words it shows (a 4 MB prompt was split whole, three times per
+    outline): the same name as collapsing all of the text and cutting it."""
+    collapsed = " ".join(text.split())
+    assert _short(text, n) == (collapsed if len(collapsed) <= n else collapsed[: n - 1] + "…")
+
+
+def test_a_prompt_on_one_huge_line_is_named_by_its_first_words() -> None:
+    words = " ".join(f"w{i}" for i in range(200_000))
+    symbols = document_symbols(load(f'title: T\nmodels: [openai:gpt-4o-mini]\n---\n- id: p\n  prompt: "{words}"\n', "weval"))
+    assert [(s.name, s.detail) for s in symbols[1:]] == [("p", "w0 w1 w2 w3 w4 w5 w6 w7 …")]
+
+
+def test_folds_come_in_order_of_their_start_then_end() -> None:
+    text = "title: T\nmodels: [openai:gpt-4o-mini]\n---\n" + "".join(
+        f"- id: p{i}\n  prompt: hi\n  should:\n    - a\n    - b\n" for i in range(300))
+    folds = folding_ranges(load(text, "weval"))
+    assert folds == sorted(set(folds)) and len(folds) > 600

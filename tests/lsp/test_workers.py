@@ -1,0 +1,69 @@
+"""A request's work counts as under way (background work gives way to it) from when it is submitted
+until its result is back on the event loop, not only while a worker runs it (server/workers.py,
+documents.in_thread). Ordering, not timings."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+from evalspec_lsp import workers
+from evalspec_lsp.documents import in_thread
+
+GUARD_S = 20.0  # against a hang, not a timing
+
+
+def test_a_request_job_counts_from_its_submission_to_its_end() -> None:
+    go, ran = threading.Event(), threading.Event()
+    workers.no_foreground.wait(GUARD_S)
+    workers.submit(lambda: (go.wait(GUARD_S), ran.set()), foreground=True)
+    # Not started yet (it waits for `go`, and a worker may not even have picked it up): counted already.
+    assert workers.foreground_running() and not workers.no_foreground.is_set()
+    go.set()
+    assert ran.wait(GUARD_S)
+    assert workers.no_foreground.wait(GUARD_S) and not workers.foreground_running()
+
+
+def test_background_jobs_are_not_counted() -> None:
+    go, ran = threading.Event(), threading.Event()
+    workers.no_foreground.wait(GUARD_S)
+    workers.submit(lambda: (go.wait(GUARD_S), ran.set()), foreground=False)
+    assert not workers.foreground_running()
+    go.set()
+    assert ran.wait(GUARD_S)
+
+
+def test_a_request_job_counts_until_its_result_is_on_the_loop() -> None:
+    async def main() -> None:
+        workers.no_foreground.wait(GUARD_S)
+        done = threading.Event()
+
+        def job() -> int:
+            done.set()
+            return 7
+
+        future = in_thread(job, foreground=True)
+        # The loop is held here: the worker has made the result, the loop has not taken it yet.
+        assert done.wait(GUARD_S)
+        assert workers.foreground_running()
+        assert await asyncio.wait_for(future, GUARD_S) == 7
+        assert await asyncio.to_thread(workers.no_foreground.wait, GUARD_S)
+
+    asyncio.run(main())
+
+
+def test_a_failed_request_job_is_no_longer_counted_either() -> None:
+    async def main() -> None:
+        def job() -> None:
+            raise ValueError("boom")
+
+        future = in_thread(job, foreground=True)
+        try:
+            await asyncio.wait_for(future, GUARD_S)
+        except ValueError:
+            pass
+        else:
+            raise AssertionError("the job's failure was not passed on")
+        assert await asyncio.to_thread(workers.no_foreground.wait, GUARD_S)
+
+    asyncio.run(main())
