@@ -32,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import select
+import sys
 import threading
 import time
 from typing import Any
@@ -162,6 +163,40 @@ class LoopWatch:
             self.pauses += 1
 
 
+STALL_S = 0.3  # with INFO logging: a loop busy this long without looking at its input is logged
+
+
+def _log_stalls(watch: LoopWatch) -> None:
+    """With INFO logging (`--log-file`), on a thread of its own: each stretch of `STALL_S` or more in
+    which the loop did not look at its input, with where the loop and every other thread are. A request
+    answered late says where its time went (server.py's request log); this says what held the loop."""
+    logged = 0.0
+    while _installed is watch:
+        time.sleep(0.1)
+        since = watch.busy_since
+        if watch.waiting or since == logged or time.perf_counter() - since < STALL_S:
+            continue
+        logged = since
+        frames = sys._current_frames()
+        names = {t.ident: t.name for t in threading.enumerate()}
+        loop_frame = frames.pop(watch.loop_thread, None)
+        others = "; ".join(f"{names.get(ident, ident)} at {_where(frame, 1)}" for ident, frame in frames.items()
+                           if ident != threading.get_ident())
+        # Code locations only (no document text): logged whole, past the log's cut of long values.
+        log.info(f"the event loop has run {(time.perf_counter() - since) * 1000:.0f} ms without looking at its "
+                 f"input; it is at {_where(loop_frame, 6) if loop_frame is not None else '?'}; other threads: "
+                 f"{others or 'none'}")
+
+
+def _where(frame: Any, depth: int) -> str:
+    """`file.py:line function < caller …`, innermost first."""
+    out: list[str] = []
+    while frame is not None and len(out) < depth:
+        out.append(f"{frame.f_code.co_filename.rsplit('/', 1)[-1]}:{frame.f_lineno} {frame.f_code.co_name}")
+        frame = frame.f_back
+    return " < ".join(out)
+
+
 _installed: LoopWatch | None = None
 
 
@@ -177,6 +212,8 @@ def install(loop: asyncio.AbstractEventLoop) -> LoopWatch | None:
         return None
     _installed = watch
     set_yield_hook(watch.give_way)
+    if log.isEnabledFor(logging.INFO):
+        threading.Thread(target=_log_stalls, args=(watch,), name="evalspec-stall-log", daemon=True).start()
     return watch
 
 

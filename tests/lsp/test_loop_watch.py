@@ -5,6 +5,7 @@ what a test waits, so a worker that did not wait would be seen passing a yield p
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 import time
 from collections.abc import Iterator
@@ -160,3 +161,33 @@ def test_a_long_stretch_of_work_is_noted_as_lag(idle_loop: asyncio.AbstractEvent
 
     idle_loop.run_until_complete(busy())
     assert watch.lag.recent() >= 0.2
+
+
+def test_with_info_logging_a_stalled_loop_is_logged_with_where_it_is(monkeypatch: pytest.MonkeyPatch,
+                                                                      unbounded: None) -> None:
+    """What held the loop, for the log a slow answer is looked up in (`--log-file`)."""
+    monkeypatch.setattr(loop_watch, "STALL_S", 0.05)
+    logged = threading.Event()
+    records: list[logging.LogRecord] = []
+
+    class Seen(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(record)
+            logged.set()
+
+    handler = Seen(logging.INFO)
+    level = loop_watch.log.level
+    loop_watch.log.setLevel(logging.INFO)  # (setLevel: the logger caches what is enabled)
+    loop_watch.log.addHandler(handler)
+    try:
+        async def main() -> None:
+            assert loop_watch.install(asyncio.get_running_loop()) is not None
+            await asyncio.sleep(0)
+            assert logged.wait(GUARD_S)  # the loop itself is held here until the stall is logged
+
+        asyncio.run(asyncio.wait_for(main(), GUARD_S))
+    finally:
+        loop_watch.log.removeHandler(handler)
+        loop_watch.log.setLevel(level)
+    message = records[0].getMessage()
+    assert "the event loop has run" in message and "test_loop_watch.py" in message and " main" in message, message
