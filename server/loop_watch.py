@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import select
 import sys
 import threading
@@ -167,25 +168,63 @@ STALL_S = 0.3  # with INFO logging: a loop busy this long without looking at its
 
 
 def _log_stalls(watch: LoopWatch) -> None:
-    """With INFO logging (`--log-file`), on a thread of its own: each stretch of `STALL_S` or more in
-    which the loop did not look at its input, with where the loop and every other thread are. A request
-    answered late says where its time went (server.py's request log); this says what held the loop."""
+    """With INFO logging (`--log-file`), on a thread of its own, two kinds of stall:
+
+    - a stretch of `STALL_S` or more in which the loop did not look at its input, with where the loop
+      and every other thread are;
+    - this thread itself woken `STALL_S` late: no thread of the process could run Python meanwhile. It
+      logs how much CPU each thread used in that gap (Linux): one thread near the gap held the
+      interpreter lock (a long C call); the process as a whole near zero got no CPU from the system.
+
+    A request answered late says where its time went (server.py's request log); this says what held
+    the loop."""
     logged = 0.0
+    before = time.perf_counter(), _thread_cpu()
     while _installed is watch:
         time.sleep(0.1)
+        now = time.perf_counter(), _thread_cpu()
+        gap = now[0] - before[0] - 0.1
+        if gap >= STALL_S:
+            names = {t.native_id: t.name for t in threading.enumerate()}
+            used = sorted(((cpu - before[1].get(tid, 0.0), names.get(tid, str(tid))) for tid, cpu in now[1].items()),
+                          reverse=True)
+            log.info(f"no thread of the server ran Python for {gap * 1000:.0f} ms; CPU used meanwhile: "
+                     + (", ".join(f"{name} {ms * 1000:.0f} ms" for ms, name in used if ms > 0) or "none")
+                     + (" (per-thread CPU is read from /proc)" if not now[1] else ""))
+        before = now
         since = watch.busy_since
-        if watch.waiting or since == logged or time.perf_counter() - since < STALL_S:
+        if watch.waiting or since == logged or now[0] - since < STALL_S:
             continue
         logged = since
         frames = sys._current_frames()
-        names = {t.ident: t.name for t in threading.enumerate()}
+        idents = {t.ident: t.name for t in threading.enumerate()}
         loop_frame = frames.pop(watch.loop_thread, None)
-        others = "; ".join(f"{names.get(ident, ident)} at {_where(frame, 1)}" for ident, frame in frames.items()
+        others = "; ".join(f"{idents.get(ident, ident)} at {_where(frame, 1)}" for ident, frame in frames.items()
                            if ident != threading.get_ident())
         # Code locations only (no document text): logged whole, past the log's cut of long values.
         log.info(f"the event loop has run {(time.perf_counter() - since) * 1000:.0f} ms without looking at its "
                  f"input; it is at {_where(loop_frame, 6) if loop_frame is not None else '?'}; other threads: "
                  f"{others or 'none'}")
+
+
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _thread_cpu() -> dict[int, float]:
+    """Seconds of CPU each thread of this process has used (Linux's /proc; empty elsewhere)."""
+    out: dict[int, float] = {}
+    try:
+        tids = os.listdir("/proc/self/task")
+    except OSError:
+        return out
+    for tid in tids:
+        try:
+            with open(f"/proc/self/task/{tid}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+            out[int(tid)] = (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS  # utime, stime
+        except (OSError, IndexError, ValueError):
+            continue
+    return out
 
 
 def _where(frame: Any, depth: int) -> str:
