@@ -5,6 +5,8 @@
 - analysing a text that contains SLOW takes 1.5 s (to cancel a request that waits for it);
 - analysing a text that contains HANG takes 40 s (longer than any test waits: an analysis stuck on
   pathological text);
+- analysing a text that contains STALL holds the interpreter lock in one C call for seconds
+  (after creating `stall-started` in its working folder);
 - analysing a text that contains BUSY computes for 40 s, holding the interpreter lock in long C calls
   and passing the engine's yield points in between, as a real analysis of a huge file does.
 """
@@ -12,6 +14,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 from evalspec.yielding import yield_point
 from evalspec_lsp import documents
@@ -32,6 +35,7 @@ class FaultyAnalyzer(documents.DocumentAnalyzer):
         if "HANG" in text:
             time.sleep(40)
         if "STALL" in text:
+            Path("stall-started").touch()  # in the server's folder: the test knows the stall has begun
             sum(range(250_000_000))
         if "BUSY" in text:
             end = time.monotonic() + 40

@@ -196,7 +196,9 @@ async def test_past_the_budget_the_outline_is_still_checking_then_complete(hurri
             try:
                 return await hurried_client.text_document_document_symbol_async(ask)
             except Exception as exc:  # pygls raises the error response
-                assert "still checking big.yml" in str(exc)
+                # The server's answer past its budget; on a machine so loaded that the server does not
+                # answer within 0.9 s, its guard's.
+                assert "still checking big.yml" in str(exc) or "evalspec is busy" in str(exc), exc
                 refused += 1
                 await asyncio.sleep(0.05)
 

@@ -38,7 +38,9 @@ def test_a_request_the_stalled_server_cannot_answer_gets_an_error_and_the_late_a
         # STALL: the analysis holds the server's interpreter lock in one C call for seconds; its event
         # loop cannot even read the next message.
         client.open(tmp_path / "stall.weval.yml", GOOD + "# STALL\n")
-        time.sleep(0.3)
+        deadline = time.monotonic() + HANG_GUARD_S  # begun: on a loaded machine that is not within 0.3 s
+        while not (tmp_path / "stall-started").exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
         client.send({"id": "outline", "method": "textDocument/documentSymbol",
                      "params": {"textDocument": {"uri": small}}})
         reply = client.reply("outline")
