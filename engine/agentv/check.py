@@ -15,7 +15,7 @@ from pathlib import Path
 from ..file_source import DiskSource, FileSource
 from ..findings import Findings, Span
 from ..registry.agentv import TARGETS_SCHEMA_ID
-from ..source import MAX_FILE_BYTES, Mapping, Node, ParsedFile, Sequence
+from ..source import MAX_FILE_BYTES, Document, Mapping, Node, ParsedFile, Sequence
 from .context import Budget, Context
 from .files import FileSystem
 from .interpolate import Values
@@ -67,8 +67,7 @@ def _check(parsed: ParsedFile, path: Path | None, source: FileSource, fs: FileSy
     if not documents:
         return AgentvResult(None, out)
     if len(documents) > 1:
-        d = documents[1]
-        out.error("multiple-documents", Span(d.span.start_line, 0, d.span.start_line, 3),
+        out.error("multiple-documents", _marker_span(parsed, documents[1]),
                   "AgentV reads one YAML document per eval file; this second document is not read.")
     root = documents[0].root
     assert root is not None  # documents without a root were left out above
@@ -85,6 +84,23 @@ def _check(parsed: ParsedFile, path: Path | None, source: FileSource, fs: FileSy
               "metadata, execution and assert); a tests file is a list of tests.")
     return AgentvResult(None, out)
 
+
+
+def _marker_span(parsed: ParsedFile, document: Document) -> Span:
+    """The second document's `---` line, or its root's first line when it has no marker there.
+
+    The document's own start can be a blank or directive line before the marker (`%YAML 1.2` then `---`),
+    so `---`'s three columns are only taken on a line that holds them."""
+    lines = parsed.lines
+    root = document.root
+    last = root.span.start_line if root is not None else document.span.start_line
+    for n in range(document.span.start_line, min(last, len(lines) - 1) + 1):
+        if lines[n].startswith("---"):
+            return Span(n, 0, n, 3)
+    if root is None or root.span.start_line >= len(lines):
+        return Span(document.span.start_line, 0, document.span.start_line, 0)
+    line = root.span.start_line
+    return Span(line, root.span.start_col, line, len(lines[line].rstrip("\r")))
 
 def _is_targets_file(root: Mapping, path: Path | None) -> bool:
     schema = root.get("$schema")

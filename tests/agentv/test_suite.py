@@ -5,6 +5,8 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from evalspec.source import parse_yaml
 
 from .helpers import apply, at, check, codes, one
@@ -177,6 +179,15 @@ def test_execution_evaluators_is_deprecated_and_loses_to_assert() -> None:
 def test_a_second_yaml_document_is_not_read() -> None:
     f = one(check(MINIMAL_TESTS + "---\nfoo: 1\n"), "multiple-documents")
     assert f.severity == "error" and at(f) == (5, 1)
+
+
+@pytest.mark.parametrize("between", ["  \n%YAML 1.2\n", "\n# a comment\n\n", ""])
+def test_the_second_document_s_finding_is_on_its_marker(between: str) -> None:
+    # From the fuzz run: after a directive the finding ended 3 columns into a 2-character line.
+    text = MINIMAL_TESTS + ("...\n" if "%" in between else "") + between + "---\nfoo: 1\n"
+    f = one(check(text), "multiple-documents")
+    line = textwrap.dedent(text).lstrip("\n").split("\n")[f.span.start_line]  # the text check() reads
+    assert line == "---" and (f.span.start_col, f.span.end_line, f.span.end_col) == (0, f.span.start_line, 3)
 
 
 def test_a_scalar_file_is_not_an_eval_file() -> None:
