@@ -19,7 +19,6 @@ is sent; the answers of an ended part are read again from its result files.
 from __future__ import annotations
 
 import hashlib
-import heapq
 from array import array
 from bisect import bisect_left
 from collections.abc import Iterator, Mapping, Sequence
@@ -163,13 +162,12 @@ def planned(part: BatchPart) -> BatchPlanned:
     return BatchPlanned(part.key, part.model, part.planned_at, _Planned(part.items))
 
 
-Keys = tuple["array[int]", "array[int]", "array[int]"]  # slot keys (high, low 64 bits) and places, sorted by key
+Keys = tuple["array[int]", "array[int]", "array[int]"]  # a part's slot keys (high, low 64 bits) and items, sorted
 
 
-def load_parts(path: Path, keys: list[Keys] | None = None) -> dict[str, BatchPart]:
+def load_parts(path: Path, keys: dict[str, Keys] | None = None) -> dict[str, BatchPart]:
     """Every part the journal at `path` knows, by key, in the order they were planned: its ids and states,
-    not its slots. `keys` (JournaledBatches) gets each part's items' slot keys and places (part number
-    << 32 | item number), sorted."""
+    not its slots. `keys` (JournaledBatches) gets each part's items' slot keys and places, sorted by key."""
     parts: dict[str, BatchPart] = {}
     wanted = tuple(b'{"t":"' + tag.encode() + b'"' for tag in _TAGS)
     for rec in read_records(path, lambda line: line.startswith(wanted)):
@@ -179,19 +177,18 @@ def load_parts(path: Path, keys: list[Keys] | None = None) -> dict[str, BatchPar
                 raw_items = rec["items"]
                 first = str(raw_items[0][0]) if raw_items else "r0"
                 items = PartItems(int(first[1:]) if first[:1] == "r" and first[1:].isdigit() else 0, slots=False)
-                n = len(parts) << 32
                 run: list[tuple[int, int, int]] = []
                 for cid, item, model, turn in raw_items:
                     if keys is not None:
                         run.append((*slot_key((str(item), str(model)), turn if isinstance(turn, str) else int(turn)),
-                                    n | items.count))
+                                    items.count))
                     items.add_id(str(cid))
+                key = str(rec["k"])
                 if keys is not None:
                     run.sort()
-                    keys.append((array("q", (k[0] for k in run)), array("q", (k[1] for k in run)),
-                                 array("q", (k[2] for k in run))))
+                    keys[key] = (array("q", (k[0] for k in run)), array("q", (k[1] for k in run)),
+                                 array("q", (k[2] for k in run)))
                     del run
-                key = str(rec["k"])
                 parts[key] = BatchPart(key, str(rec["m"]), items, float(rec.get("at") or 0.0))
                 continue
             record = decode(rec)
@@ -213,51 +210,42 @@ def load_parts(path: Path, keys: list[Keys] | None = None) -> dict[str, BatchPar
 
 class JournaledBatches:
     """The parts an earlier run of the journal planned (`--resume`), and which part and item each of their
-    slots is: sorted arrays of the items' slot keys (`slot_key`, 128 bits) and places, 24 bytes an item
-    and no object (a million Cells and tuples read back were ~120 MB)."""
+    slots is: per part, sorted arrays of its items' slot keys (`slot_key`, 128 bits) and places, 24 bytes
+    an item and no object (a million Cells and tuples read back were ~120 MB; the parts' arrays merged
+    into one left ~60 MB more of the heap behind them). A lookup searches each part (a 100,000-prompt
+    judged run has 16)."""
 
     def __init__(self, path: Path | None = None) -> None:
         self.parts: dict[str, BatchPart] = {}
-        self._parts: list[BatchPart] = []
-        self._high = array("q")
-        self._low = array("q")
-        self._where = array("q")  # part number << 32 | item number, in the order of the keys
+        self._keys: dict[str, Keys] = {}  # by part
         if path is None:
             return
-        keys: list[Keys] = []
-        self.parts = load_parts(path, keys)
-        self._parts = list(self.parts.values())
-        # Each part's keys came sorted (a part's list of tuples is the most held at once): merged.
-        for high, low, where in heapq.merge(*(zip(*run, strict=True) for run in keys)):
-            self._high.append(high)
-            self._low.append(low)
-            self._where.append(where)
-        keys.clear()
+        self.parts = load_parts(path, self._keys)
 
     def find(self, slot: Slot) -> tuple[BatchPart, int] | None:
         """The part that holds `slot` and its place in it, None when no journaled part does. A slot in more
         than one part (planned by a run that never learnt whether its batch was created, then planned
         again and created by the next): the created one, whose answer is the one to collect."""
-        if not self._high:
+        if not self._keys:
             return None
         high, low = slot_key(*slot)
-        i = bisect_left(self._high, high)
         found: tuple[BatchPart, int] | None = None
-        while i < len(self._high) and self._high[i] == high:
-            if self._low[i] == low:
-                where = self._where[i]
-                part = self._parts[where >> 32]
-                found = part, where & 0xFFFFFFFF
-                if part.batch_id is not None:
-                    break
-            i += 1
+        for part in self.parts.values():
+            highs, lows, places = self._keys[part.key]
+            i = bisect_left(highs, high)
+            while i < len(highs) and highs[i] == high:
+                if lows[i] == low:
+                    found = part, places[i]
+                    if part.batch_id is not None:
+                        return found
+                i += 1
         return found
 
     def __contains__(self, slot: object) -> bool:
         return isinstance(slot, tuple) and len(slot) == 2 and self.find(slot) is not None
 
     def __len__(self) -> int:
-        return len(self._high)
+        return sum(len(highs) for highs, _, _ in self._keys.values())
 
 
 def journaled_batches(path: Path, resume: bool) -> JournaledBatches:

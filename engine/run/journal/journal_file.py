@@ -125,8 +125,16 @@ def records(path: Path, *kinds: type[Record]) -> Iterator[Record]:
 
 def load(path: Path) -> JournalState:
     state = JournalState()
-    for record in records(path):
-        state.add(record)
+    # Batch mode's records are read by run/generate/batch_journal.py, not kept in the state: a batch plan's
+    # line holds up to 100,000 items (a million in a 100,000-prompt judged run), not even parsed here.
+    batch = b'{"t":"batch'
+    for rec in read_records(path, lambda line: not line.startswith(batch)):
+        try:
+            record = decode(rec)
+        except (KeyError, TypeError, ValueError):
+            continue
+        if record is not None:
+            state.add(record)
     return state
 
 

@@ -96,6 +96,9 @@ class WevalJudges:
         self.batch: BatchStage | None = None  # batch mode: the judgements the provider batches gave
         self.generate: Any = None  # batch mode: the generate stage, which knows the answers batched so far
         self._key_points: dict[str, asyncio.Future[tuple[list[str] | None, str | None]]] = {}
+        # Batch mode: the key points take_key_points extracted, as tuples (a finished Task each was ~1 KB:
+        # 25 MB at 100,000 prompts).
+        self._extracted: dict[str, tuple[str, ...]] = {}
 
     def bind(self) -> None:
         """The judges' providers, when some point will be judged; `problem` says why none can be."""
@@ -196,6 +199,9 @@ class WevalJudges:
 
     async def key_points(self, prompt: Prompt) -> tuple[list[str] | None, str | None]:
         """Key points from the ideal, once per prompt (all models share them), journaled; or the error."""
+        extracted = self._extracted.get(prompt.id)
+        if extracted is not None:
+            return list(extracted), None
         fut = self._key_points.get(prompt.id)
         if fut is None:
             fut = self._key_points[prompt.id] = asyncio.ensure_future(self._extract(prompt))
@@ -298,12 +304,21 @@ class WevalJudges:
             if prompt.id == last or prompt.points or not prompt.ideal:
                 continue
             last = prompt.id
-            if prompt.id not in self._key_points and self.batch.has_answer(Cell(prompt.id, ""), slot):
+            if prompt.id not in self._key_points and prompt.id not in self._extracted \
+                    and self.batch.has_answer(Cell(prompt.id, ""), slot):
                 prompts.append(prompt)
             if len(prompts) >= KEY_POINTS_AT_ONCE:  # an extraction without key points asks the next model
-                await asyncio.gather(*(self.key_points(p) for p in prompts))
+                await self._take(prompts)
                 prompts.clear()
-        await asyncio.gather(*(self.key_points(p) for p in prompts))
+        await self._take(prompts)
+
+    async def _take(self, prompts: list[Prompt]) -> None:
+        """These prompts' key points, kept as tuples (the Tasks that got them let go)."""
+        for prompt, (points, _) in zip(prompts, await asyncio.gather(*(self.key_points(p) for p in prompts)),
+                                       strict=True):
+            if points is not None:
+                self._extracted[prompt.id] = tuple(points)
+                self._key_points.pop(prompt.id, None)
 
     def known_key_points(self, prompt: Prompt) -> list[str] | None:
         """A prompt's extracted key points as far as they are known before the cells run: the journal's,
@@ -311,6 +326,9 @@ class WevalJudges:
         done = self.state.key_points.get(prompt.id)
         if done is not None and done.points:
             return list(done.points)
+        extracted = self._extracted.get(prompt.id)
+        if extracted is not None:
+            return list(extracted)
         fut = self._key_points.get(prompt.id)
         if fut is not None and fut.done() and not fut.cancelled() and fut.exception() is None:
             return fut.result()[0]
