@@ -24,8 +24,11 @@ one with judged prose points and key points to extract: the issue's judged scena
 `--kill-at-batch N` kills the run while the N-th batch it created polls (the batches before it end; 1,
 the default, is the first phase's; a later one the judges' phase).
 
+`--phases PREFIX` runs each run through bench/phase_rss.py: its RSS at each phase of the run, in
+PREFIX.killed.log, PREFIX.resumed.log (or PREFIX.batch.log) and PREFIX.interactive.log.
+
 usage: batch_run.py [--prompts N] [--models openai|anthropic|google|both|all] [--kill-resume] [--compare] [--polls K]
-       [--output-dir DIR] [--agentv [--trials K]] [--blueprint FILE] [--kill-at-batch N]
+       [--output-dir DIR] [--agentv [--trials K]] [--blueprint FILE] [--kill-at-batch N] [--phases PREFIX]
 """
 
 from __future__ import annotations
@@ -128,8 +131,14 @@ def paid(out: Path) -> str:
     return f"${cost['usd']:.6f} ({sent} call(s); {cost['input_tokens']:,} + {cost['output_tokens']:,} tokens)"
 
 
-def command(bp: Path, out: Path, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "evalspec.cli", "run", str(bp), "-o", str(out), "--no-report", *extra]
+PHASES: list[Path] = []  # --phases PREFIX: the runs go through bench/phase_rss.py
+
+
+def command(bp: Path, out: Path, *extra: str, which: str = "") -> list[str]:
+    cli = [sys.executable, "-m", "evalspec.cli"]
+    if PHASES and which:
+        cli = [sys.executable, str(ROOT / "bench" / "phase_rss.py"), f"{PHASES[0]}.{which}.log"]
+    return [*cli, "run", str(bp), "-o", str(out), "--no-report", *extra]
 
 
 def measured(cmd: list[str], env: dict[str, str], *, kill_when: Any = None) -> tuple[int, float, float]:
@@ -166,7 +175,7 @@ def measured(cmd: list[str], env: dict[str, str], *, kill_when: Any = None) -> t
     peak_file.unlink()
     if kill_when is None and code != 0:
         sys.stderr.write(b"".join(stderr_tail).decode("utf-8", "replace"))
-        raise SystemExit(f"{' '.join(cmd[3:5])} failed ({code})")
+        raise SystemExit(f"{' '.join(cmd[:6])} failed ({code})")
     return code, wall, peak_kib / 1024
 
 
@@ -182,12 +191,16 @@ def main() -> int:
     ap.add_argument("--trials", type=int, default=2, help="--agentv: execution.trials.count")
     ap.add_argument("--blueprint", type=Path, help="run this Weval blueprint (its own models) instead")
     ap.add_argument("--kill-at-batch", type=int, default=1, help="--kill-resume: kill while the N-th batch polls")
+    ap.add_argument("--phases", type=Path, metavar="PREFIX",
+                    help="run through bench/phase_rss.py: each run's RSS at each phase in PREFIX.<run>.log")
     # Results on tmpfs when there is one, as bench/run_throughput.py does: on this VM creating the ~30,000
     # artefact files of a 10,000-prompt run under /tmp costs ~10x what it costs in memory.
     shm = Path("/dev/shm")
     ap.add_argument("--output-dir", type=Path, default=shm if shm.is_dir() else None,
                     help="where the runs write (default /dev/shm, else a temporary folder)")
     args = ap.parse_args()
+    if args.phases is not None:
+        PHASES.append(args.phases.resolve())
     if args.models in ("both", "all"):
         models = MODELS["openai"] + MODELS["anthropic"] + (MODELS["google"] if args.models == "all" else [])
     else:
@@ -231,13 +244,14 @@ def main() -> int:
 
                 def kill_when() -> bool:
                     return fake.polls >= 2 * len(models)
-            _, killed_wall, killed_rss = measured(command(bp, out, *flags), env, kill_when=kill_when)
+            _, killed_wall, killed_rss = measured(command(bp, out, *flags, which="killed"), env,
+                                                    kill_when=kill_when)
             fake.hold = False
             fake.hold_from = None
             print(f"killed (SIGKILL) while polling after {killed_wall:.2f} s: {fake.creations} batch(es) created, "
                   f"peak RSS {killed_rss:.0f} MB")
             flags.append("--resume")
-        _, wall, rss = measured(command(bp, out, *flags), env)
+        _, wall, rss = measured(command(bp, out, *flags, which="resumed" if args.kill_resume else "batch"), env)
         items = sum(len(b.items) for b in fake.batches.values())
         what = f"{args.prompts:,} tests x 1 target, trials {args.trials}" if args.agentv else \
             f"{bp.name}" if args.blueprint is not None else f"{args.prompts:,} prompts x {len(models)} model(s)"
@@ -251,7 +265,8 @@ def main() -> int:
         ok = args.agentv or not fake.duplicates()
         if args.compare:
             fake.sent.clear()
-            _, inter_wall, inter_rss = measured(command(bp, work / "interactive", "--concurrency", "32"), env)
+            _, inter_wall, inter_rss = measured(command(bp, work / "interactive", "--concurrency", "32",
+                                                                  which="interactive"), env)
             if args.agentv:
                 extra = batch_sent - fake.sent
                 print(f"requests the batch run sent more often than the interactive run: {sum(extra.values())}")
