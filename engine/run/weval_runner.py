@@ -39,6 +39,7 @@ from .journal.held_records import HeldRecords
 from .journal.journal_file import Journal, JournalState, run_header
 from .journal.records import CellScore, Failed, RunHeader
 from .options import RunOptions
+from .plan.cell_index import CellIndex, CellScores
 from .plan.weval import WevalPlan, WevalTask
 from .score.embeddings import embedding_similarity
 from .score.functions import AssessmentBases, function_point, score_function_point, scored_at_once
@@ -74,9 +75,11 @@ class WevalRun:
         self.calls.spend = self.cost.spend
         self.journal: Journal | None = None
         self.held = HeldRecords()  # journal records of this step, written together
-        # each cell's score (its verdict follows from it: verdict_for); the cell is the task's own object,
-        # so a cell costs this dict one entry (a (score, verdict) tuple a cell was ~6 MB at 100,000 cells)
-        self.scores: dict[Cell, float | None] = {}
+        # each cell's place in the plan (plan/cell_index.py): the scores, the results' and the batch answers'
+        # places on disk are arrays by it (dicts by cell were ~16 MB each at 200,000 cells)
+        self.cells = CellIndex(plan.tasks)
+        # each cell's score (its verdict follows from it: verdict_for)
+        self.scores = CellScores(self.cells)
         self.failed: set[Cell] = set()
         self.not_run: set[Cell] = set()  # cells a cost cap kept from starting (also in `failed`)
         self.resumed_cells = 0
@@ -85,7 +88,7 @@ class WevalRun:
         # still run (they cost nothing) and their results are written as llm-coverage results.
         self.judging = "llm-coverage" in plan.eval_methods
         self.coverage = self.judging or not plan.eval_methods
-        self.writer = WevalWriter(plan, self.folder, coverage=self.coverage)
+        self.writer = WevalWriter(plan, self.folder, coverage=self.coverage, index=self.cells)
         self.skipped_extractions: set[str] = set()
         # The stages, made once the journal is open (opened()): they read what an earlier run has.
         self.generate: WevalGenerate
@@ -138,7 +141,7 @@ class WevalRun:
             return
         assert self.journal is not None
         batch = BatchStage(calls=self.calls, journal=self.journal, journal_path=self.journal_path,
-                           options=self.options, journaled=journaled)
+                           options=self.options, journaled=journaled, cells=self.cells)
         self.generate.batch = self.judges.batch = batch
         self.judges.generate = self.generate
         # A phase per generated turn: a conversation's next request holds the answer the phase before
@@ -147,7 +150,8 @@ class WevalRun:
         budget = self.cost.budget
         # Each phase's requests are made as the stage reads them (generators), never held all at once.
         for turn in range(max(turns, 1)):
-            requests: Iterable[Any] = self.generate.batch_requests(journaled, self.cost.refuses, turn)
+            refuses = self.cost.refuses if budget.active else None  # no cap: nothing to ask per cell
+            requests: Iterable[Any] = self.generate.batch_requests(journaled, refuses, turn)
             if turn == 0:
                 # Key points are extracted from the prompt alone: with the first answers, for the prompts
                 # some of whose cells a cost cap admitted (while the answers' requests were made) or that

@@ -32,8 +32,10 @@ NOT_RUN = "not_run"  # the CellFailed kind of a cell a cap kept from starting
 class CostGuard:
     def __init__(self, plan: Plan, options: RunOptions, prices: PriceTable, *, suite_budget: float | None = None,
                  batch: bool = False) -> None:
+        from ..plan.weval import WevalPlan
+
         self.plan = plan
-        self.spend = Spend(prices)
+        self.spend = Spend(prices, per_cell=not isinstance(plan, WevalPlan))  # AgentV rows say their judges' cost
         caps = []
         if options.max_cost is not None:
             caps.append(Cap(options.max_cost, MAX_COST))
@@ -44,8 +46,6 @@ class CostGuard:
         self._extractions: set[str] = set()  # Weval prompts whose key-point extraction is reserved
         if self.budget.active:
             self.spend.on_cost = self.budget.charge
-        from ..plan.weval import WevalPlan
-
         if not isinstance(plan, WevalPlan):
             from .estimate import target_price_names
 

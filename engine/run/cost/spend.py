@@ -57,10 +57,13 @@ class SpendLine:
 
 
 class Spend:
-    def __init__(self, prices: PriceTable) -> None:
+    def __init__(self, prices: PriceTable, *, per_cell: bool = False) -> None:
         self.prices = prices
         self.lines: dict[tuple[str, str, str], SpendLine] = {}
         # Judge calls per cell, for AgentV rows: [calls, in, out, usd at the interactive price | None].
+        # Kept only when asked (`per_cell`: an AgentV run): no Weval result names them, and a judged
+        # 100,000-prompt blueprint's 200,000 cells held ~40 MB of them.
+        self.per_cell = per_cell
         self.by_cell: dict[Cell, list[Any]] = {}
         self._price: dict[tuple[str | None, ...], tuple[Price | None, str | None]] = {}
         # Names to price a label's calls by when the request names no model (AgentV targets.yaml targets).
@@ -116,7 +119,7 @@ class Spend:
             line.unpriced_calls += calls
         else:
             line.usd += usd
-        if role == "judge":
+        if role == "judge" and self.per_cell:
             per = self.by_cell.setdefault(cell, [0, 0, 0, 0.0])
             per[0] += calls
             per[1] += inp

@@ -136,15 +136,15 @@ class WevalGenerate:
         out.resumed = False
         return text
 
-    def batch_requests(self, journaled: Container[Any], refuses: Callable[[WevalTask], bool],
+    def batch_requests(self, journaled: Container[Any], refuses: Callable[[WevalTask], bool] | None,
                        turn: int = 0) -> Iterator[BatchRequest]:
         """The calls an interactive run would make for generated turn `turn` of every cell batch mode can
         take: its earlier turns known (answered by the batches of the earlier phases, or in the journal),
         this one not yet in the journal nor in the response cache. A conversation with `assistant: null`
         turns is batched phase by phase: each phase's requests hold the answers the one before returned.
         `journaled`: the calls an earlier run of the journal put in a batch; `refuses`: a cost cap that
-        will refuse the cell (asked once per cell, before its first batched turn). Made one at a time as
-        the batch stage reads them."""
+        will refuse the cell (asked once per cell, before its first batched turn; None without a cap: a set
+        of the admitted cells was ~16 MB at 200,000 cells). Made one at a time as the batch stage reads them."""
         from ...providers.cache import CachedProvider, cache_key
         from .batch_stage import BatchRequest, wants_batch
 
@@ -169,7 +169,7 @@ class WevalGenerate:
             if isinstance(provider, CachedProvider) \
                     and provider.cache.get(cache_key(provider.identity(), req)) is not None:
                 continue  # answered from the response cache when the cell runs
-            if cell not in self._admitted:
+            if refuses is not None and cell not in self._admitted:
                 if refuses(task):
                     continue  # a cost cap: the cell is refused when it runs, nothing of it is sent
                 self._admitted.add(cell)

@@ -52,6 +52,7 @@ from .waiting_answers import WaitingAnswers
 
 if TYPE_CHECKING:
     from ...providers.http import HttpProvider
+    from ..plan.cell_index import CellIndex
     from ..plan.plan_for import Plan
 
 T = TypeVar("T")
@@ -98,7 +99,7 @@ def custom_batch(options: RunOptions, model: str) -> bool:
 
 class BatchStage:
     def __init__(self, *, calls: Calls, journal: Journal, journal_path: Path, options: RunOptions,
-                 journaled: JournaledBatches | None = None) -> None:
+                 journaled: JournaledBatches | None = None, cells: CellIndex | None = None) -> None:
         self.calls = calls
         self.journal = journal
         self.journal_path = journal_path
@@ -106,7 +107,8 @@ class BatchStage:
         self.policy = calls.policy
         # The parts an earlier run of the journal planned (--resume): read once, shared with the runner.
         self.journaled = journaled
-        self.waiting = WaitingAnswers()  # the batches' answers, on disk until their cells take them
+        # the batches' answers, on disk until their cells take them (`cells`: the plan's, for an array by cell)
+        self.waiting = WaitingAnswers(cells)
         self.answered = 0  # answers taken from batches
         self.unanswered = 0  # requests a batch did not answer (sent again one by one)
         self.batches = 0

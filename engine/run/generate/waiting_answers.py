@@ -18,10 +18,14 @@ from __future__ import annotations
 
 import marshal
 import struct
-from typing import Any
+from collections.abc import MutableMapping
+from typing import TYPE_CHECKING, Any
 
 from ...spill_file import SpillFile
 from ..events import Cell
+
+if TYPE_CHECKING:
+    from ..plan.cell_index import CellIndex
 
 OPEN_BOUND = 1024  # cells whose answers are held while they are taken (a run's workers take ~64 at a time)
 # Before each answer on disk: where the cell's answer before it is (offset, size; size 0: none).
@@ -32,9 +36,15 @@ Waiting = tuple[int, dict[str, Any]]  # (the stage's request shape number, the a
 
 
 class WaitingAnswers:
-    def __init__(self) -> None:
+    def __init__(self, index: CellIndex | None = None) -> None:
         self._file: SpillFile | None = None
-        self._last: dict[Cell, int] = {}  # cell → offset << 32 | size of its newest answer on disk
+        # cell → offset << 32 | size of its newest answer on disk; in an array by the cell's place when
+        # given the plan's cells (`index`: plan/cell_index.py; a dict was ~16 MB at 200,000 cells)
+        self._last: MutableMapping[Cell, int] = {}
+        if index is not None:
+            from ..plan.cell_index import CellOffsets
+
+            self._last = CellOffsets(index)
         self._open: dict[Cell, dict[Turn, bytes]] = {}  # cells being taken: their answers (marshal), by turn
         self.put_count = 0
         self.taken = 0

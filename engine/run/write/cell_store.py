@@ -15,12 +15,15 @@ files hold: they are JSON of the same values.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, MutableMapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...jsonio import dumps_bytes, loads
 from ...spill_file import SpillFile
+
+if TYPE_CHECKING:
+    from ..plan.cell_index import CellIndex
 
 DEFAULT_BOUND = 4096  # cells held in memory before they go to disk: a 2,000-prompt run never spills
 # A run of more cells spills anyway: it holds fewer at a time (4,096 cells held were ~14 MB), at the price of
@@ -36,13 +39,18 @@ Fields = dict[str, Any]
 
 
 class CellStore:
-    """Fields by (item, model). `folder`: where the temporary file goes when one is needed."""
+    """Fields by (item, model). `folder`: where the temporary file goes when one is needed. `index`: the
+    plan's cells (plan/cell_index.py): the spilled cells' places on disk are kept in an array by it."""
 
-    def __init__(self, folder: Path, bound: int = DEFAULT_BOUND) -> None:
+    def __init__(self, folder: Path, bound: int = DEFAULT_BOUND, index: CellIndex | None = None) -> None:
         self.folder = folder
         self.bound = max(1, bound)
         self._held: dict[tuple[str, str], Fields] = {}
-        self._spilled: dict[tuple[str, str], int] = {}  # (item, model) → offset << 32 | size
+        self._spilled: MutableMapping[tuple[str, str], int] = {}  # (item, model) → offset << 32 | size
+        if index is not None:
+            from ..plan.cell_index import CellOffsets
+
+            self._spilled = CellOffsets(index)
         self._file: SpillFile | None = None
         self.most_held = 0  # the most cells held at once (tests check the bound)
         self.spilled_cells = 0

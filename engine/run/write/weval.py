@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..events import Cell
+from ..plan.cell_index import CellIndex
 from ..plan.weval import WevalPlan, WevalTask
 from . import cell_store
 from .cell_store import CellStore
@@ -27,13 +28,15 @@ History = list[tuple[str, str, bool]]  # (role, content, generated) of a whole e
 class WevalWriter:
     """The results of one run, by prompt and effective model, and the files they become."""
 
-    def __init__(self, plan: WevalPlan, folder: Path, *, coverage: bool, bound: int | None = None) -> None:
+    def __init__(self, plan: WevalPlan, folder: Path, *, coverage: bool, bound: int | None = None,
+                 index: CellIndex | None = None) -> None:
         self.plan = plan
         self.folder = folder
         self.coverage = coverage  # coverage results are written (not with --eval-method embedding alone)
-        # `bound`: cells held in memory; past it they wait for the files on disk (write/cell_store.py)
+        # `bound`: cells held in memory; past it they wait for the files on disk (write/cell_store.py),
+        # found through `index` (the plan's cells: plan/cell_index.py) when given
         self.results = WevalResults(CellStore(folder, bound if bound is not None else
-                                              cell_store.bound_for(len(plan.tasks))))
+                                              cell_store.bound_for(len(plan.tasks)), index))
 
     def answered(self, task: WevalTask, final: str, history: History) -> None:
         """A cell's answer (its final turn) and the whole exchange."""
