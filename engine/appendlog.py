@@ -20,6 +20,18 @@ from .providers.redact import redact_bytes
 def read_records(path: Path, keep: Callable[[bytes], bool] | None = None) -> Iterator[dict[str, Any]]:
     """Every whole JSON object line of `path` (none when it does not exist). Read a line at a time: a
 100,000-cell journal is ~80 MB. `keep`: only the lines it says yes to are parsed."""
+    for line in read_lines(path, keep):
+        try:
+            rec = loads(line)
+        except ValueError:
+            continue  # cut short by a kill, or foreign junk
+        if isinstance(rec, dict):
+            yield rec
+
+
+def read_lines(path: Path, keep: Callable[[bytes], bool] | None = None) -> Iterator[bytes]:
+    """`read_records`' lines before they are parsed (not blank; those `keep` says yes to): for a reader that
+    parses a long line in pieces (a batch plan's, run/generate/batch_journal.py)."""
     try:
         f = os.fdopen(open_own(path, os.O_RDONLY), "rb")  # never through a planted link, never a FIFO
     except FileNotFoundError:
@@ -29,12 +41,7 @@ def read_records(path: Path, keep: Callable[[bytes], bool] | None = None) -> Ite
             for line in raw.splitlines():  # the lines `bytes.splitlines` makes of the whole file (\r too)
                 if not line.strip() or (keep is not None and not keep(line)):
                     continue
-                try:
-                    rec = loads(line)
-                except ValueError:
-                    continue  # cut short by a kill, or foreign junk
-                if isinstance(rec, dict):
-                    yield rec
+                yield line
 
 
 def _torn(path: Path) -> bool:

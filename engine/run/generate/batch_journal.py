@@ -19,6 +19,7 @@ is sent; the answers of an ended part are read again from its result files.
 from __future__ import annotations
 
 import hashlib
+import re
 from array import array
 from bisect import bisect_left
 from collections.abc import Iterator, Mapping, Sequence
@@ -26,7 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, overload
 
-from ...appendlog import read_records
+from ...appendlog import read_lines
+from ...jsonio import loads
 from ..events import Cell
 from ..journal.records import (
     BatchCancelled,
@@ -170,28 +172,16 @@ def load_parts(path: Path, keys: dict[str, Keys] | None = None) -> dict[str, Bat
     not its slots. `keys` (JournaledBatches) gets each part's items' slot keys and places, sorted by key."""
     parts: dict[str, BatchPart] = {}
     wanted = tuple(b'{"t":"' + tag.encode() + b'"' for tag in _TAGS)
-    for rec in read_records(path, lambda line: line.startswith(wanted)):
+    plan = b'{"t":"' + BatchPlanned.TAG.encode() + b'"'
+    for line in read_lines(path, lambda line: line.startswith(wanted)):
         try:
-            if rec.get("t") == BatchPlanned.TAG:
-                # Read from the line's lists as they are (no Cell, no tuple an item: a part holds up to 100,000).
-                raw_items = rec["items"]
-                first = str(raw_items[0][0]) if raw_items else "r0"
-                items = PartItems(int(first[1:]) if first[:1] == "r" and first[1:].isdigit() else 0, slots=False)
-                run: list[tuple[int, int, int]] = []
-                for cid, item, model, turn in raw_items:
-                    if keys is not None:
-                        run.append((*slot_key((str(item), str(model)), turn if isinstance(turn, str) else int(turn)),
-                                    items.count))
-                    items.add_id(str(cid))
-                key = str(rec["k"])
-                if keys is not None:
-                    run.sort()
-                    keys[key] = (array("q", (k[0] for k in run)), array("q", (k[1] for k in run)),
-                                 array("q", (k[2] for k in run)))
-                    del run
-                parts[key] = BatchPart(key, str(rec["m"]), items, float(rec.get("at") or 0.0))
+            if line.startswith(plan):
+                part = _planned_part(line, keys)
+                if part is not None:
+                    parts[part.key] = part
                 continue
-            record = decode(rec)
+            rec = loads(line)
+            record = decode(rec) if isinstance(rec, dict) else None
         except (KeyError, TypeError, ValueError):
             continue
         part = parts.get(getattr(record, "key", ""))
@@ -206,6 +196,87 @@ def load_parts(path: Path, keys: dict[str, Keys] | None = None) -> dict[str, Bat
         elif isinstance(record, BatchCancelled):
             part.cancelled = True
     return parts
+
+
+_ITEMS = b',"items":['
+# One item of a plan line as BatchPlanned.json_line writes it: a flat list of strings and numbers.
+_ITEM = re.compile(rb'\[(?:"(?:[^"\\]|\\.)*"|[^\[\]"])*\]')
+
+
+class _NotAsWritten(ValueError):
+    """A plan line not in the form BatchPlanned.json_line writes (edited by hand?): parsed whole."""
+
+
+def _planned_part(line: bytes, keys: dict[str, Keys] | None) -> BatchPart | None:
+    """A BatchPlanned line's part (None: not one). Its items are parsed one at a time from the line (a
+    part's 100,000 items parsed at once were ~35 MB of lists and strings, the resumed run's peak); a line
+    not as the journal writes it is parsed whole, to the same result."""
+    try:
+        head, items = _items_of(line)
+        return _part(head, items, keys)
+    except _NotAsWritten:
+        rec = loads(line)
+        if not isinstance(rec, dict):
+            return None
+        return _part(rec, iter(rec["items"]), keys)
+
+
+def _items_of(line: bytes) -> tuple[dict[str, Any], Iterator[Any]]:
+    start = line.find(_ITEMS)
+    body = line.rstrip()
+    if start < 0 or not body.endswith(b"]}"):
+        raise _NotAsWritten
+    try:
+        head = loads(line[:start] + b"}")
+    except ValueError:
+        raise _NotAsWritten from None
+    if not isinstance(head, dict) or "items" in head:
+        raise _NotAsWritten
+    return head, _each_item(body, start + len(_ITEMS), len(body) - 2)
+
+
+def _each_item(body: bytes, pos: int, end: int) -> Iterator[Any]:
+    while pos < end:
+        m = _ITEM.match(body, pos)
+        if m is None:
+            raise _NotAsWritten
+        try:
+            yield loads(m.group())
+        except ValueError:
+            raise _NotAsWritten from None
+        pos = m.end()
+        if pos < end:
+            if body[pos:pos + 1] != b",":
+                raise _NotAsWritten
+            pos += 1
+            if pos == end:
+                raise _NotAsWritten  # a trailing comma
+
+
+def _part(rec: dict[str, Any], raw_items: Iterator[Any], keys: dict[str, Keys] | None) -> BatchPart:
+    """A part from a plan line's fields and its items (read as they come: no Cell, no tuple an item)."""
+    key = str(rec["k"])
+    model = str(rec["m"])
+    planned_at = float(rec.get("at") or 0.0)
+    items: PartItems | None = None
+    highs, lows = array("q"), array("q")
+    for cid, item, cell_model, turn in raw_items:
+        if items is None:
+            first = str(cid)
+            items = PartItems(int(first[1:]) if first[:1] == "r" and first[1:].isdigit() else 0, slots=False)
+        if keys is not None:
+            high, low = slot_key((str(item), str(cell_model)), turn if isinstance(turn, str) else int(turn))
+            highs.append(high)
+            lows.append(low)
+        items.add_id(str(cid))
+    if items is None:
+        items = PartItems(0, slots=False)
+    if keys is not None:
+        # Sorted by the high 64 bits (JournaledBatches.find compares the low ones among equal highs): a
+        # permutation, not a tuple an item.
+        order = sorted(range(len(highs)), key=highs.__getitem__)
+        keys[key] = (array("q", (highs[i] for i in order)), array("q", (lows[i] for i in order)), array("q", order))
+    return BatchPart(key, model, items, planned_at)
 
 
 class JournaledBatches:
