@@ -40,7 +40,7 @@ class WaitingAnswers:
         self._file: SpillFile | None = None
         # cell → offset << 32 | size of its newest answer on disk; in an array by the cell's place when
         # given the plan's cells (`index`: plan/cell_index.py; a dict was ~16 MB at 200,000 cells)
-        self._last: MutableMapping[Cell, int] = {}
+        self._last: MutableMapping[tuple[str, str], int] = {}
         if index is not None:
             from ..plan.cell_index import CellOffsets
 

@@ -107,7 +107,7 @@ class CellOffsets(MutableMapping[Key, int]):
         return value
 
     def __contains__(self, key: object) -> bool:
-        return isinstance(key, tuple) and len(key) == 2 and self.get(key) is not None  # type: ignore[arg-type]
+        return isinstance(key, tuple) and len(key) == 2 and self.get(key) is not None
 
     def __setitem__(self, key: Key, value: int) -> None:
         n = self._index.get(key)
@@ -180,7 +180,7 @@ class CellScores:
     def __contains__(self, cell: object) -> bool:
         if not (isinstance(cell, tuple) and len(cell) == 2):
             return False
-        n = self._index.get(cell)  # type: ignore[arg-type]
+        n = self._index.get(cell)
         return n is not None and self._state[n] != _UNSET
 
     def __len__(self) -> int:
