@@ -25,7 +25,8 @@ one with judged prose points and key points to extract: the issue's judged scena
 the default, is the first phase's; a later one the judges' phase).
 
 `--phases PREFIX` runs each run through bench/phase_rss.py: its RSS at each phase of the run, in
-PREFIX.killed.log, PREFIX.resumed.log (or PREFIX.batch.log) and PREFIX.interactive.log.
+PREFIX.killed.log, PREFIX.resumed.log (or PREFIX.batch.log) and PREFIX.interactive.log (the peak printed
+is then the larger of the log's and the one wait4 reports, which starts again at each of its lines).
 
 usage: batch_run.py [--prompts N] [--models openai|anthropic|google|both|all] [--kill-resume] [--compare] [--polls K]
        [--output-dir DIR] [--agentv [--trials K]] [--blueprint FILE] [--kill-at-batch N] [--phases PREFIX]
@@ -173,10 +174,18 @@ def measured(cmd: list[str], env: dict[str, str], *, kill_when: Any = None) -> t
     wall = time.perf_counter() - t0
     code, peak_kib = (int(v) for v in peak_file.read_text(encoding="utf-8").split())
     peak_file.unlink()
+    if cmd[1].endswith("phase_rss.py"):  # its resets leave wait4 the peak since its last line: the log has the rest
+        peak_kib = max(peak_kib, int(_logged_peak(Path(cmd[2])) * 1024))
     if kill_when is None and code != 0:
         sys.stderr.write(b"".join(stderr_tail).decode("utf-8", "replace"))
         raise SystemExit(f"{' '.join(cmd[:6])} failed ({code})")
     return code, wall, peak_kib / 1024
+
+
+def _logged_peak(log: Path) -> float:
+    """The highest 'peak so far' (MB) bench/phase_rss.py logged."""
+    found = [float(m) for m in re.findall(r"peak so far +([0-9.]+) MB", log.read_text(encoding="utf-8"))]
+    return max(found, default=0.0)
 
 
 def main() -> int:

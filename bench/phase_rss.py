@@ -6,8 +6,10 @@ appends a line to LOG at each: seconds since the start, the phase that begins, t
 RSS since the previous line (Linux's VmHWM, reset at each line through /proc/self/clear_refs) and since
 the start. The phases: analysis, plan, each batch-mode phase (`batch N`: the stage's submission, polling
 and collection of one phase's requests), key points taken, cells, after the cells, write, end. Meant as
-the command `bench/batch_run.py --phases LOG` starts (through bench/peak_rss.py, which still reports the
-whole run's peak); stdout and stderr are the CLI's own.
+the command `bench/batch_run.py --phases PREFIX` starts (through bench/peak_rss.py); stdout and stderr are
+the CLI's own. The reset of VmHWM is the kernel's peak for wait4's ru_maxrss too: what bench/peak_rss.py
+reports of a run through this is its peak since the last line (a killed run's, since its last phase
+began); the run's peak is the larger of that and the log's 'peak so far'.
 
 PHASE_TRACEMALLOC=N: also trace allocations and write, at each line, the memory traced as alive and the
 N sites holding most of it (slow: a 10,000-prompt run, not a 100,000-prompt one). PHASE_GROUP: lineno
