@@ -99,3 +99,23 @@ def test_keys_are_sorted_by_their_high_half_with_places() -> None:
     assert list(highs) == sorted(highs)
     for high, low, place in zip(highs, lows, places, strict=True):
         assert slot_key(Cell(f"p{place}", "m"), 0) == (high, low)
+
+
+def test_a_header_s_fingerprints_read_back_compact_are_the_same_mapping() -> None:
+    """A resumed run reads its journal's header: 100,000 fingerprints kept as 8 bytes each (plan/items.py's
+    Fingerprints), the same mapping as the dict of strings; values not as the runners write them (other
+    lengths, upper case, not text) stay a dict, as they were read."""
+    from evalspec.run.journal.records import RunHeader
+    from evalspec.run.plan.items import Fingerprints
+
+    fp = {f"p{n}": f"{n * 2654435761 % 2**64:016x}" for n in range(1000)}
+    fp['odd "id" \u00e9'] = "00ff00ff00ff00ff"
+    header = RunHeader.from_json({"t": "run", "kind": "weval", "file": "b.yml", "run_label": "x", "started": "",
+                                  "fp": fp})
+    assert isinstance(header.fp, Fingerprints)
+    assert dict(header.fp) == fp and list(header.fp) == list(fp) and header.fp["p7"] == fp["p7"]
+    assert RunHeader.from_json(header.to_json()).fp == fp
+    for odd in ("00FF00FF00FF00FF", "00ff", 17, "00ff00ff00ff00 f"):
+        other = RunHeader.from_json({"t": "run", "kind": "weval", "file": "b.yml", "run_label": "x", "started": "",
+                                     "fp": {**fp, "p1": odd}})
+        assert type(other.fp) is dict and other.fp["p1"] == str(odd) and other.fp["p2"] == fp["p2"]

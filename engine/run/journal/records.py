@@ -36,6 +36,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from sys import intern
 from typing import Any, ClassVar, TypeAlias, TypeVar
 
 from ...jsonio import dumps_bytes
@@ -72,6 +73,20 @@ def cell_ref(cell: Cell) -> list[str]:
 def _cell(rec: dict[str, Any]) -> Cell:
     item, model = rec["c"]
     return Cell(str(item), str(model))
+
+
+def _fingerprints(fp: dict[Any, Any]) -> Mapping[str, str]:
+    """A header's item fingerprints as plan/items.py's Fingerprints (8 bytes an item beside its id: as a
+    dict of strings a 100,000-prompt journal's were ~21 MB of a resumed run), the same mapping; a dict when
+    a value is not the 16 lowercase hexadecimal digits the runners write."""
+    from ..plan.items import Fingerprints
+
+    if not all(isinstance(v, str) and len(v) == 16 and _HEX.issuperset(v) for v in fp.values()):
+        return {str(k): str(v) for k, v in fp.items()}
+    return Fingerprints((str(k), bytes.fromhex(v)) for k, v in fp.items())
+
+
+_HEX = frozenset("0123456789abcdef")
 
 
 # Header keys the runners write, in their order (after "t" and "v"); others are kept in `extra`.
@@ -121,7 +136,7 @@ class RunHeader:
         systems, fp, select = rec.get("systems"), rec.get("fp"), rec.get("select")
         return cls(kind=text("kind"), file=text("file"), run_label=text("run_label"), started=text("started"),
                    path=text("path"), select=tuple(str(s) for s in select) if isinstance(select, list) else (),
-                   fp={str(k): str(v) for k, v in fp.items()} if isinstance(fp, dict) else {},
+                   fp=_fingerprints(fp) if isinstance(fp, dict) else {},
                    config_id=None if rec.get("config_id") is None else str(rec["config_id"]),
                    systems=dict(systems) if isinstance(systems, dict) else None,
                    results=None if rec.get("results") is None else str(rec["results"]),
@@ -334,8 +349,11 @@ class Usage:
     def from_json(cls, rec: dict[str, Any]) -> Usage:
         inp, out = (int(x) for x in rec["u"])
         priced = rec.get("pm")
-        return cls(_cell(rec), str(rec["r"]), str(rec["m"]), None if priced is None else str(priced), (inp, out),
-                   _number(rec.get("usd")), rec.get("b") == 1)
+        item, model = _cell(rec)
+        # A resumed run keeps every usage record (cost/spend.py): the few names they repeat, one string each.
+        return cls(Cell(item, intern(model)), intern(str(rec["r"])), intern(str(rec["m"])),
+                   None if priced is None else intern(str(priced)), (inp, out), _number(rec.get("usd")),
+                   rec.get("b") == 1)
 
 
 @journal_record
