@@ -17,7 +17,6 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -38,14 +37,6 @@ TARGETS = """targets:
     model: claude-3-5-haiku-latest
     api_key: ${{ ANTHROPIC_API_KEY }}
 """
-
-
-@pytest.fixture
-def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeBatchServer]:
-    with FakeBatchServer() as server:
-        for k, v in server.env().items():
-            monkeypatch.setenv(k, v)
-        yield server
 
 
 def suite(tmp_path: Path, n: int, trials: str = "{count: 3, strategy: pass_at_k}") -> Path:

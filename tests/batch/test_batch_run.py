@@ -15,7 +15,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,14 +25,6 @@ from tests.fakebatch import FakeBatchServer
 
 MODELS = ["openai:gpt-4o-mini", "anthropic:claude-3-5-haiku-latest"]
 STAMP = re.compile(rb"\d{4}-\d{2}-\d{2}T\d{2}[-:]\d{2}[-:]\d{2}(?:[.-]\d{1,6})?Z")
-
-
-@pytest.fixture
-def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeBatchServer]:
-    with FakeBatchServer() as server:
-        for k, v in server.env().items():
-            monkeypatch.setenv(k, v)
-        yield server
 
 
 def blueprint(tmp_path: Path, n: int, models: list[str] = MODELS) -> Path:

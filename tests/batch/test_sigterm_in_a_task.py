@@ -18,7 +18,6 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -46,14 +45,6 @@ http_batches.HttpBatches.get = get
 from evalspec.cli import main
 sys.exit(main(sys.argv[1:]))
 """
-
-
-@pytest.fixture
-def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeBatchServer]:
-    with FakeBatchServer() as server:
-        for k, v in server.env().items():
-            monkeypatch.setenv(k, v)
-        yield server
 
 
 def test_sigterm_inside_a_polling_task_with_sigint_ignored_ends_like_ctrl_c(tmp_path: Path, fake: FakeBatchServer,
