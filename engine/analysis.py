@@ -11,7 +11,8 @@ from collections import Counter
 from collections.abc import Callable
 from collections.abc import Mapping as AbcMapping
 from dataclasses import dataclass, field
-from operator import attrgetter
+from itertools import compress
+from operator import attrgetter, not_
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -176,8 +177,10 @@ def _analyze(text: str, p: Path | None, kind: FileKind | None, models_dir: Path 
         findings += check_agentv_targets(parsed, p)
     if any(map(_path_of, findings)):
         findings.sort(key=lambda f: (f.path or "", f.span.start_line, f.span.start_col, f.code))
-    else:  # the same order, by a key made in C (a 4 MB file can have millions of findings)
-        findings.sort(key=_order_in_file)
+    else:  # the same order (a 4 MB file can have millions of findings): by code, then (stable) by place, as one
+        # int (a tuple key per finding, compared item by item, cost half as much again)
+        findings.sort(key=_code_of)
+        findings.sort(key=_place_key)
     shown, result.omitted = capped(findings)
     result.findings = _inside_the_text(shown, parsed.lines)
     return result
@@ -191,36 +194,53 @@ MAX_PER_KIND = 1000
 
 _path_of = attrgetter("path")
 _code_of = attrgetter("code")
-_order_in_file = attrgetter("span.start_line", "span.start_col", "code")
+
+
+def _place_key(f: Finding) -> int:
+    """(line, column) of a finding's start as one int, in the same order (a column is below 2**31)."""
+    span = f.span
+    return (span[0] << 32) + span[1]
 
 
 def capped(findings: list[Finding], limit: int = MAX_PER_KIND) -> tuple[list[Finding], list[Finding]]:
     """`findings` (in text order) split into those shown and the errors omitted: at most `limit` + 1 of
     each code per file are shown, the first `limit` as they are, then the next one, still a true finding
-    at its own place, its message saying how many more of its kind follow unlisted (`extra["more"]`)."""
-    keys = list(zip(map(_path_of, findings), map(_code_of, findings), strict=True))
+    at its own place, its message saying how many more of its kind follow unlisted (`extra["more"]`).
+
+    Every pass over all the findings is made in C (map, compress, list.index): a 4 MB file can make
+    millions, and those past the cap should cost next to nothing; only the first `limit` + 1 of a kind
+    past it are looked at one by one."""
+    codes = list(map(_code_of, findings))
+    keys: list[Any] = codes if not any(map(_path_of, findings)) else list(zip(map(_path_of, findings), codes,
+                                                                              strict=True))
     counts = Counter(keys)
-    if all(n <= limit + 1 for n in counts.values()):
+    over = {key: n for key, n in counts.items() if n > limit + 1}  # the kinds past the cap
+    if not over:
         return findings, []
-    shown: list[Finding] = []
-    omitted: list[Finding] = []
-    seen = {key: 0 for key, n in counts.items() if n > limit + 1}  # the kinds past the cap: how many so far
-    for f, key in zip(findings, keys, strict=True):
-        if key not in seen:
-            shown.append(f)
-            continue
-        k = seen[key] = seen[key] + 1
-        if k <= limit:
-            shown.append(f)
-        elif k == limit + 1:
-            more = counts[key] - k
-            where = "this file" if f.path is None else "that file"
-            shown.append(dataclasses.replace(
-                f, message=f"{f.message} (and {more:,} more '{f.code}' finding{'s' if more > 1 else ''} after this one in {where}, "
-                           f"not listed: only the first {k:,} of each kind are)", extra={**f.extra, "more": more}))
-        elif f.severity == "error":  # the others are only counted (a million of them took 400 MB)
-            omitted.append(f)
+    keep = list(map(not_, map(over.__contains__, keys)))  # True: shown
+    last_shown: list[tuple[int, Any]] = []  # for each kind past the cap, where its summing-up finding is
+    for key in over:
+        at = -1
+        for _ in range(limit + 1):
+            at = keys.index(key, at + 1)
+            keep[at] = True
+        last_shown.append((at, key))
+    shown = list(compress(findings, keep))
+    rest = list(compress(findings, map(not_, keep)))
+    # the others are only counted (a million of them took 400 MB)
+    omitted = list(compress(rest, map(_ERROR.__eq__, map(_severity_of, rest))))
+    for at, key in last_shown:
+        f = findings[at]
+        more = over[key] - limit - 1
+        where = "this file" if f.path is None else "that file"
+        shown[keep[:at].count(True)] = dataclasses.replace(
+            f, message=f"{f.message} (and {more:,} more '{f.code}' finding{'s' if more > 1 else ''} after this one in {where}, "
+                       f"not listed: only the first {limit + 1:,} of each kind are)", extra={**f.extra, "more": more})
     return shown, omitted
+
+
+_severity_of = attrgetter("severity")
+_ERROR = str(Severity.ERROR)
 
 
 def analyze_file(path: str | Path, **kw: Any) -> Analysis:

@@ -485,6 +485,9 @@ _gc_lock = threading.Lock()
 _gc_holders = 0  # gc_paused blocks running now, in any thread
 _gc_was_enabled = False  # whether the collector ran before the first of them
 _freeze_young_over: int | None = None  # see freeze_young_objects_over
+# Objects made while the collector was paused beyond which they go straight to the oldest generation when
+# it comes back on (see gc_paused): a small file's few are left to the young generation's pass.
+PROMOTE_YOUNG_OVER = 100_000
 
 
 def freeze_young_objects_over(count: int | None) -> None:
@@ -524,8 +527,19 @@ def gc_paused() -> Iterator[None]:
         with _gc_lock:
             _gc_holders -= 1
             if _gc_holders == 0 and _gc_was_enabled:
-                if _freeze_young_over is not None and gc.get_count()[0] > _freeze_young_over:
+                young = gc.get_count()[0]
+                if _freeze_young_over is not None:
+                    if young > _freeze_young_over:
+                        gc.freeze()
+                elif young > PROMOTE_YOUNG_OVER and gc.get_freeze_count() == 0:
+                    # What was made while paused is mostly a tree that lives as long as its analysis: the
+                    # young generation's next pass would scan all of it in one go (a second of CPU for the
+                    # 10 million objects of a 4 MB file), and the middle generation's again, only to move
+                    # it to the old one. Moved there at once (freeze, then thaw into the oldest generation;
+                    # nothing else is frozen, so nothing else moves), it is scanned by full passes only,
+                    # which still free whatever of it ends up in a cycle.
                     gc.freeze()
+                    gc.unfreeze()
                 gc.enable()
 
 
@@ -979,8 +993,8 @@ def _parse_stream(text: str, off: int, parsed: ParsedFile) -> int | None:
     """
     lines = parsed.lines
     parser = _Parser(_Chunks(text) if len(text) > READ_IN_CHUNKS_FROM else text)
-    # [node, children or alternating keys and values, expanded size, start mark, end of the last child
-    # as written (an alias's own position, not its anchor's: the anchor may sit before the collection)]
+    # [children or alternating keys and values, expanded size, end of the last child as written (an
+    # alias's own position, not its anchor's: the anchor may sit before the collection), start event]
     stack: list[list[Any]] = []
     ScalarEvent, AliasEvent = yaml.ScalarEvent, yaml.AliasEvent
     anchors: dict[str, tuple[Node, int]] = {}
@@ -1029,9 +1043,9 @@ def _parse_stream(text: str, off: int, parsed: ParsedFile) -> int | None:
                     anchors[event.anchor] = (node, 1)
                 if stack:
                     top = stack[-1]
-                    top[1].append(node)
-                    top[2] += 1
-                    top[4] = span
+                    top[0].append(node)
+                    top[1] += 1
+                    top[2] = span
                 else:
                     root = node
             elif kind is AliasEvent:
@@ -1048,55 +1062,52 @@ def _parse_stream(text: str, off: int, parsed: ParsedFile) -> int | None:
                     raise _TooLarge(Span(end.line + off, end.column, end.line + off, end.column))
                 if stack:
                     top = stack[-1]
-                    top[1].append(node)
-                    top[2] += size
+                    top[0].append(node)
+                    top[1] += size
                     end = event.end_mark
-                    top[4] = Span(end.line + off, end.column, end.line + off, end.column)
+                    top[2] = Span(end.line + off, end.column, end.line + off, end.column)
                 else:
                     root = node
             elif kind is MappingStartEvent or kind is SequenceStartEvent:
                 if len(stack) >= MAX_DEPTH:
                     mark = event.start_mark
                     raise _TooDeep(Span(mark.line + off, mark.column, mark.line + off, mark.column + 1))
-                tag = event.tag
-                if tag == "!":
-                    tag = None
-                start = event.start_mark
-                span0 = new_span(Span, (start.line + off, start.column, 0, 0))
-                flow = bool(event.flow_style)
-                container: Mapping | Sequence = (Mapping(span0, [], flow, tag, event.anchor)
-                                   if kind is MappingStartEvent
-                                   else Sequence(span0, [], flow, tag, event.anchor))
-                stack.append([container, [], 1, start, None])
+                # The node is made at its end event, with its final span: nothing can refer to it before
+                # (an alias to its anchor inside it is undefined), and a deep file has millions of them.
+                stack.append([[], 1, None, event])
             elif kind is MappingEndEvent or kind is SequenceEndEvent:
-                container, children, size, start_mark, last = stack.pop()
-                if not container.flow and last is not None:
+                children, size, last, start_event = stack.pop()
+                start_mark = start_event.start_mark
+                flow = bool(start_event.flow_style)
+                if not flow and last is not None:
                     # A block collection's end event sits on the next token, maybe lines later;
                     # its text really ends where its last child does.
-                    container.span = new_span(Span, (start_mark.line + off, start_mark.column, last.end_line,
-                                                      last.end_col))
+                    span = new_span(Span, (start_mark.line + off, start_mark.column, last.end_line, last.end_col))
                 else:
                     end = event.end_mark
                     sl, el, ec = start_mark.line + off, end.line + off, end.column
                     if (ec or el <= sl) and el < n_lines:  # what _span leaves as it is (flow collections)
-                        container.span = new_span(Span, (sl, start_mark.column, el, ec))
+                        span = new_span(Span, (sl, start_mark.column, el, ec))
                     else:
-                        container.span = _span(sl, start_mark.column, el, ec, lines)
+                        span = _span(sl, start_mark.column, el, ec, lines)
+                tag = start_event.tag
+                if tag == "!":
+                    tag = None
+                anchor = start_event.anchor
                 if kind is SequenceEndEvent:
-                    cast(Sequence, container).items = children
-                elif children:
-                    cast(Mapping, container).pairs = list(zip(children[0::2], children[1::2], strict=False))
-                else:
-                    cast(Mapping, container).pairs = []
-                if container.anchor:
-                    anchors[container.anchor] = (container, size)
+                    node = Sequence(span, children, flow, tag, anchor)
+                else:  # an empty mapping's pairs: its (empty) list of children
+                    node = Mapping(span, list(zip(children[0::2], children[1::2], strict=False)) if children
+                                   else children, flow, tag, anchor)
+                if anchor:
+                    anchors[anchor] = (node, size)
                 if stack:
                     top = stack[-1]
-                    top[1].append(container)
-                    top[2] += size
-                    top[4] = container.span
+                    top[0].append(node)
+                    top[1] += size
+                    top[2] = span
                 else:
-                    root = container
+                    root = node
             elif kind is yaml.DocumentStartEvent:
                 doc_start = event.start_mark
                 root = None
