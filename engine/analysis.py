@@ -175,12 +175,7 @@ def _analyze(text: str, p: Path | None, kind: FileKind | None, models_dir: Path 
         from .agentv.check import check_agentv_targets
 
         findings += check_agentv_targets(parsed, p)
-    if any(map(_path_of, findings)):
-        findings.sort(key=lambda f: (f.path or "", f.span.start_line, f.span.start_col, f.code))
-    else:  # the same order (a 4 MB file can have millions of findings): by code, then (stable) by place, as one
-        # int (a tuple key per finding, compared item by item, cost half as much again)
-        findings.sort(key=_code_of)
-        findings.sort(key=_place_key)
+    in_text_order(findings)
     shown, result.omitted = capped(findings)
     result.findings = _inside_the_text(shown, parsed.lines)
     return result
@@ -194,6 +189,16 @@ MAX_PER_KIND = 1000
 
 _path_of = attrgetter("path")
 _code_of = attrgetter("code")
+
+
+def in_text_order(findings: list[Finding]) -> None:
+    """Sort `findings` in place by (path, line, column, code), findings about the analysed file first."""
+    if any(map(_path_of, findings)):
+        findings.sort(key=lambda f: (f.path or "", f.span.start_line, f.span.start_col, f.code))
+    else:  # the same order (a 4 MB file can have millions of findings): by code, then (stable) by place, as one
+        # int (a tuple key per finding, compared item by item, cost half as much again)
+        findings.sort(key=_code_of)
+        findings.sort(key=_place_key)
 
 
 def _place_key(f: Finding) -> int:

@@ -404,3 +404,178 @@ def test_a_repeated_test_id_gets_the_first_free_name_without_a_search_from_2_eac
     assert {f.fixes[0].title for f in dups[:-1]} == {f"Rename to 'a-{k + 2}'"}  # the first name no test has
     assert dups[-1].fixes[0].title == "Rename to 'a-3-2'"
     assert asked[0] <= 3 * (k + 1)
+
+
+# --- AgentV: tests that come again with the same text -----------------------------------------------
+
+A = "description: d\nexecution:\n  target: default\ntests:\n"
+
+# Tests that repeat, at other lines and columns: incomplete ones (their check is moved to the repeat),
+# complete ones and those whose check reads around them or depends on more than their text (checked
+# again), with fixes and related places.
+REPEATED_TESTS = [
+    A + "- {}\n" * 20 + "-   {}\n" + "- {id: a}\n" * 3 + "- {input: x}\n" * 3 + "- {id: 1, input: x}\n" * 3,
+    "tests: [" + "{}," * 30 + "{id: a, input: x, criteria: y}, {id: a, input: x, criteria: y}, { }]\n",
+    A + "- id: a\n  input: hi\n  criterias: x\n" * 3 + "-   id: a\n    input: hi\n    criterias: x\n" * 2,
+    A + "- id: r\n  input: hi\n  rubrics:\n    - a\n" * 3 + "- input: hi\n  rubrics: [a]\n" * 3,
+    A + "- {id: t, input: hi, assert: [{type: regex, value: '(?i)x'}], criteria: 1}\n" * 3
+    + "- id: t\n  input: hi\n  assert:\n    - type: regex\n      value: '(?i)x'\n      flags: q\n" * 3,
+    A + "- {id: '${{ NOPE }}'}\n" * 3 + "- &a {id: x}\n- *a\n- *a\n",
+    A + "- {id: t, input: [{role: user, content: [{type: file, value: ./missing.txt}]}]}\n" * 3,
+    A + "- 12\n- 12\n- [a]\n- [a]\n- null\n- null\n- {execution: {skip_defaults: yes}}\n" * 2,
+]
+
+
+def _agentv_afresh(monkeypatch: pytest.MonkeyPatch, text: str, name: str) -> Analysis:
+    from evalspec.agentv.testcase import RepeatedTests
+
+    with monkeypatch.context() as m:
+        m.setattr(RepeatedTests, "SAME_ITEMS", 0)
+        return analyze(text, name)
+
+
+def _tests(a: Analysis) -> list[dict[str, object]]:
+    assert a.suite is not None
+    return [dataclasses.asdict(t) for t in a.suite.tests]
+
+
+@pytest.mark.parametrize("text", REPEATED_TESTS)
+def test_a_repeated_test_gets_what_checking_it_again_gives(text: str, monkeypatch: pytest.MonkeyPatch,
+                                                            tmp_path: Path) -> None:
+    path = tmp_path / "s.eval.yaml"
+    a = analyze(text, path)
+    fresh = _agentv_afresh(monkeypatch, text, str(path))
+    assert a.findings and _findings(a) == _findings(fresh)
+    assert _tests(a) == _tests(fresh)
+
+
+def test_corpus_suites_repeated_give_what_checking_each_gives(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every corpus suite's tests, each written three times (other lines), and once more with its `id`
+    dropped (an incomplete test, the kind whose check is reused)."""
+    compared = 0
+    for path in sorted(CORPUS.rglob("*.eval.y*ml")):
+        a = analyze(path.read_text(encoding="utf-8"), path)
+        tests = a.parsed.documents[0].root.get("tests") if a.parsed.documents and hasattr(
+            a.parsed.documents[0].root, "get") else None
+        if not hasattr(tests, "items"):
+            continue
+        starts = [0] + [i + 1 for i, c in enumerate(a.text) if c == "\n"]
+        items = []
+        for s in (n.span for n in tests.items if n.span.start_col >= 2):  # type: ignore[union-attr]
+            first, *rest = a.text[starts[s.start_line] + s.start_col:starts[s.end_line] + s.end_col].split("\n")
+            cut = " " * (s.start_col - 2)  # written again as `- item` at column 0
+            if all(not line.strip() or line.startswith(cut) for line in rest):
+                items.append("\n".join([first, *[line[len(cut):] for line in rest]]))
+        if not items:
+            continue
+        body = "".join(f"- {item}\n" * 3 for item in items)
+        body += "".join(f"- {item}\n" * 2 for item in (i.replace("id:", "idd:", 1) for i in items))
+        text = A + body
+        got = analyze(text, path.with_name("repeated.eval.yaml"))
+        fresh = _agentv_afresh(monkeypatch, text, str(path.with_name("repeated.eval.yaml")))
+        assert _findings(got) == _findings(fresh), path
+        assert _tests(got) == _tests(fresh), path
+        compared += 1
+    assert compared >= 3
+
+
+def _count_test_checks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    from evalspec.agentv import testcase
+
+    calls = [0]
+    real = testcase.check_test
+
+    def counted(*args: object, **kw: object) -> object:
+        calls[0] += 1
+        return real(*args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(testcase, "check_test", counted)
+    return calls
+
+
+def test_repeated_incomplete_tests_are_checked_once_each_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = _count_test_checks(monkeypatch)
+    n = 20_000
+    a = analyze(A + "- {}\n" * n + "- {id: a}\n" * n, "s.eval.yaml")
+    assert len(a.errors) == 2 * n  # each test: incomplete-test
+    assert calls[0] == 2
+
+
+def test_tests_that_differ_give_a_test_or_read_around_them_are_each_checked(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = _count_test_checks(monkeypatch)
+    analyze(A + "".join(f"- {{id: t{i}}}\n" for i in range(50)), "s.eval.yaml")
+    assert calls[0] == 50
+    for text, n in ((A + "- {id: t, input: x, criteria: y}\n" * 10, 10),  # each gives a test
+                    (A + "- input: hi\n  rubrics:\n    - a\n" * 10, 10),  # its fix reads the lines around it
+                    (A + "- {id: '${{ X }}'}\n" * 10, 10),  # its value is the variable's
+                    # an alias in a test (its anchor may be defined again between two of them)
+                    (A.replace("description: d", "description: &v d") + "- {input: *v}\n" * 10, 10)):
+        calls[0] = 0
+        analyze(text, "s.eval.yaml")
+        assert calls[0] == n, text
+
+
+# --- what every analysis does once per finding ---------------------------------------------------------
+
+def _capped_by_a_loop(findings: list, limit: int) -> tuple[list, list]:
+    """`capped` as it was written first, one finding at a time: what the passes in C must give."""
+    from collections import Counter
+
+    keys = [(f.path, f.code) for f in findings]
+    counts = Counter(keys)
+    shown, omitted, seen = [], [], dict.fromkeys((k for k, n in counts.items() if n > limit + 1), 0)
+    for f, key in zip(findings, keys, strict=True):
+        if key not in seen:
+            shown.append(f)
+            continue
+        k = seen[key] = seen[key] + 1
+        if k <= limit:
+            shown.append(f)
+        elif k == limit + 1:
+            more = counts[key] - k
+            where = "this file" if f.path is None else "that file"
+            shown.append(dataclasses.replace(
+                f, message=f"{f.message} (and {more:,} more '{f.code}' finding{'s' if more > 1 else ''} after this one "
+                           f"in {where}, not listed: only the first {k:,} of each kind are)", extra={**f.extra, "more": more}))
+        elif f.severity == "error":
+            omitted.append(f)
+    return shown, omitted
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_capped_and_the_order_are_those_of_the_loops_they_replace(seed: int) -> None:
+    from evalspec.analysis import capped, in_text_order
+    from evalspec.findings import Finding, Severity, Span
+
+    rng = random.Random(seed)
+    paths = [None] if seed % 2 else [None, "a.jsonl", "b.yaml"]
+    findings = [Finding(rng.choice("abcd"), rng.choice(list(Severity)), f"m{i}",
+                        Span(rng.randrange(40), rng.randrange(5), 50, 0), path=rng.choice(paths))
+                for i in range(rng.randrange(200, 400))]
+    ordered = list(findings)
+    in_text_order(ordered)
+    assert ordered == sorted(findings, key=lambda f: (f.path or "", f.span.start_line, f.span.start_col, f.code))
+    for limit in (3, 10, 1000):
+        assert capped(ordered, limit) == _capped_by_a_loop(ordered, limit)
+
+
+def test_what_was_made_while_the_collector_was_paused_goes_to_the_oldest_generation() -> None:
+    """Scanned by the young generation's next pass, then the middle one's, a 4 MB file's 10 million objects
+    cost a second or more of CPU at the end of `analyze()`; they now go to the oldest generation at once."""
+    import gc
+
+    from evalspec.source import PROMOTE_YOUNG_OVER, gc_paused
+
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+    with gc_paused():
+        kept = [[i] for i in range(PROMOTE_YOUNG_OVER + 1000)]
+    assert gc.get_count()[0] < 1000  # nothing left for the young generation's pass to scan
+    assert any(o is kept[-1] for o in gc.get_objects(generation=2))
+    gc.freeze()  # someone else's frozen objects (the server's) stay frozen
+    try:
+        frozen = gc.get_freeze_count()
+        with gc_paused():
+            more = [[i] for i in range(PROMOTE_YOUNG_OVER + 1000)]
+        assert gc.get_freeze_count() == frozen and more
+    finally:
+        gc.unfreeze()

@@ -353,7 +353,7 @@ def _inline_flag_fix(ctx: Context, entries: Entries, pattern: str) -> Fix | None
     key, value = entries.key("value"), entries.get("value")
     if rest is None or key is None or value is None or "flags" in entries or value.span.start_line != value.span.end_line:
         return None
-    line = ctx.lines[key.span.start_line] if key.span.start_line < len(ctx.lines) else ""
+    line = ctx.line(key.span.start_line)
     if not dash_before(line, key.span.start_col):
         return None  # a flow mapping: no line of its own to add
     indent = " " * key.span.start_col

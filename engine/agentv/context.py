@@ -64,6 +64,14 @@ class Context:
     # A streamed check (`check`, `run`): tests are parsed, checked and dropped one at a time, past
     # test_store.DEFAULT_BOUND kept on disk (in a scratch file of `fs.source`).
     streamed: bool = False
+    # Set when a check read the file's lines (through `line`): a test's check that did depends on the text
+    # around the test, and is not reused for another test of the same text (testcase.RepeatedTests).
+    lines_read: bool = False
+
+    def line(self, n: int) -> str:
+        """Line `n` of the file ("" past its end), for fixes that edit around a node."""
+        self.lines_read = True
+        return self.lines[n] if 0 <= n < len(self.lines) else ""
 
     def child(self, out: Findings, values: Values, lines: list[str], path: Path) -> Context:
         """A context for an external tests file: its own findings and lines, the same suite folder."""

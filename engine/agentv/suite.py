@@ -16,7 +16,7 @@ from .context import Context
 from .messages import check_input
 from .model import AgentvSuite, AgentvTest
 from .test_store import TestCollector
-from .testcase import SuiteDefaults, check_test
+from .testcase import RepeatedTests, SuiteDefaults
 from .tests_files import FILE_URL, Loaded, load_reference
 from .workspace import check_workspace
 
@@ -199,10 +199,11 @@ class UniqueTests:
         self.seen: dict[str, int] = {}
         self.free: dict[str, int] = {}  # each repeated id's lowest free `-n` so far (see _rename_id_fix)
         self.count = 0
+        self.repeated = RepeatedTests()
 
     def add(self, item: Node, item_ctx: Context) -> None:
         yield_point()
-        test = check_test(item_ctx, item, self.defaults)
+        test = self.repeated.check(item_ctx, item, self.defaults)
         if test is None:
             return
         at = self.seen.get(test.id)

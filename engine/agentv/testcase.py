@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..findings import Edit, Fix, Span, replace
-from ..source import BrokenItem, Mapping, Node, Scalar, node_type_name
+from ..findings import Edit, Finding, Fix, Span, replace
+from ..source import BrokenItem, Mapping, Node, Scalar, findings_within, moved_finding, node_type_name
 from ..validation.yaml_text import space_before
 from .assertions import check_assert_list, rubrics_entry
 from .context import Context
@@ -29,6 +29,63 @@ class SuiteDefaults:
 
     input: list[Message] = field(default_factory=list)
     assertions: list[Assertion] = field(default_factory=list)
+
+
+class RepeatedTests:
+    """`check_test`, or for a test whose text was checked before in the same file and gave no test (an
+    incomplete or invalid one), that check's findings moved to its place: what checking it again would
+    give. A 4 MB file holds 840,000 `- {}`, each ~10 µs to check, most of the analysis.
+
+    Only a check that depends on nothing but the test's text (and its file and the suite's defaults, the
+    same for every test of a suite's file) is kept: no alias, no block scalar, no `${{ VAR }}` (its value
+    is the node's), no read of the file's lines (a fix may edit around the test), no file taken from the
+    suite's budget (a second reference would find less left), and every place of its findings within the
+    test. A check that gives a test is not kept (the test's places would have to move too)."""
+
+    SAME_TEXT = 256  # characters of a test looked up by its text
+    SAME_ITEMS = 256  # distinct texts kept, the last ones checked
+
+    def __init__(self) -> None:
+        self.items: dict[object, tuple[Context, Span, list[Finding]]] = {}
+
+    def check(self, ctx: Context, node: Node, defaults: SuiteDefaults) -> AgentvTest | None:
+        if type(node) is not Mapping:
+            return check_test(ctx, node, defaults)
+        span = node.span
+        sl, sc, el, ec = span
+        if el - sl > 8:
+            return check_test(ctx, node, defaults)
+        lines = ctx.lines
+        if sl == el:
+            text = lines[sl][sc:ec]
+            key: object = (id(ctx), text)
+        else:
+            text = "\n".join([lines[sl][sc:], *[lines[i] for i in range(sl + 1, el)], lines[el][:ec]])
+            key = (id(ctx), sc, text)  # the continuation lines' indentation is read against the test's column
+        hit = self.items.get(key)  # (only texts that pass the test below are kept)
+        if hit is not None and hit[0] is ctx:
+            _, first, found = hit
+            line, dl, dc = first[0], sl - first[0], sc - first[1]
+            ctx.out.extend([moved_finding(f, line, dl, dc) for f in found])
+            return None
+        if len(text) > self.SAME_TEXT or "*" in text or "|" in text or ">" in text or "$" in text:
+            return check_test(ctx, node, defaults)
+        mark, budget = len(ctx.out), _budget_state(ctx)
+        ctx.lines_read = False
+        test = check_test(ctx, node, defaults)
+        if test is not None or ctx.lines_read or budget != _budget_state(ctx):
+            return test
+        found = ctx.out[mark:]
+        if self.SAME_ITEMS > 0 and findings_within(span, found):
+            if len(self.items) >= self.SAME_ITEMS:
+                del self.items[next(iter(self.items))]  # the oldest
+            self.items[key] = (ctx, span, found)
+        return None
+
+
+def _budget_state(ctx: Context) -> tuple[int, int, int, int]:
+    b = ctx.budget
+    return b.files, b.bytes, b.glob_entries, len(b.visited)
 
 
 def check_test(ctx: Context, node: Node, defaults: SuiteDefaults) -> AgentvTest | None:
@@ -137,13 +194,13 @@ def _rubrics_fix(ctx: Context, node: Mapping) -> dict[str, object]:
     key, value = node.key_node("rubrics"), node.get("rubrics")
     if key is None or value is None or node.has("assert") or node.has("evaluators") or node.flow:
         return {}
-    line = ctx.lines[key.span.start_line] if key.span.start_line < len(ctx.lines) else ""
+    line = ctx.line(key.span.start_line)
     if not space_before(line, key.span.start_col):
         return {}  # `- rubrics:` starts the item: rewriting it is not a minimal edit
     indent = " " * key.span.start_col
     edits = [Edit(key.span, f"assert:\n{indent}  - type: rubrics\n{indent}    criteria")]
     if value.span.start_line > key.span.start_line:  # a block list below the key: indent it under criteria
         for n in range(value.span.start_line, value.span.end_line + 1):
-            if n < len(ctx.lines) and ctx.lines[n].strip():
+            if ctx.line(n).strip():
                 edits.append(Edit(Span.point(n, 0), "    "))
     return {"rubrics": Fix("Move into 'assert' as a 'type: rubrics' item", tuple(edits))}

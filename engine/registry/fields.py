@@ -51,9 +51,17 @@ class ObjectSpec:
     _index: dict[str, tuple[FieldSpec, str]] = field(default_factory=dict, compare=False, repr=False)
     # The required fields, once (checking a mapping looks for them on every object of a big file).
     required: tuple[FieldSpec, ...] = field(default=(), init=False, compare=False, repr=False)
+    # What an unknown key is compared with for a did-you-mean (current names, then every alias), and the
+    # list of known keys a message gives when none is close: once, not per unknown key (a 4 MB file has
+    # 400,000).
+    hint_names: tuple[str, ...] = field(default=(), init=False, compare=False, repr=False)
+    known_names: str = field(default="", init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "required", tuple(f for f in self.fields if f.required))
+        object.__setattr__(self, "hint_names", tuple(
+            [f.name for f in self.fields if not f.deprecated] + [a for f in self.fields for a in f.aliases]))
+        object.__setattr__(self, "known_names", ", ".join(f.name for f in self.fields if not f.deprecated))
         for f in self.fields:
             self._index[f.name] = (f, "canonical")
             for a in f.aliases:

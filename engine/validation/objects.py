@@ -148,16 +148,15 @@ def check_object(node: Node | None, spec: ObjectSpec, out: Findings, registry: R
 
 
 def _unknown_key(key: Scalar, name: str, spec: ObjectSpec, what: str, out: Findings, severity: str) -> None:
-    best = closest(name, [f.name for f in spec.fields if not f.deprecated] + [a for f in spec.fields for a in f.aliases])
+    best = closest(name, spec.hint_names)
     message = f"Unknown key '{name}' in {what}"
     if best:
         out_fn = out.error if severity == "error" else out.warning
         out_fn("unknown-key", key.span, f"{message}; did you mean '{best}'?",
                fix=replace(f"Rename '{name}' to '{best}'", key.span, best))
     else:
-        known = ", ".join(f.name for f in spec.fields if not f.deprecated)
         out_fn = out.error if severity == "error" else out.warning
-        out_fn("unknown-key", key.span, f"{message}. Known keys: {known}.")
+        out_fn("unknown-key", key.span, f"{message}. Known keys: {spec.known_names}.")
 
 
 def check_value(value: Node | None, f: FieldSpec, out: Findings, registry: Registry | None = None, *,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -23,13 +24,17 @@ from ..source import (
     ParsedFile,
     Scalar,
     Sequence,
+    findings_within,
     is_null,
     is_number,
     is_str,
+    moved_finding,
+    moved_span,
     node_type_name,
     parse_yaml,
     shift_span,
     shifted_finding,
+    spans_within,
     to_python,
     truthy,
 )
@@ -577,7 +582,7 @@ class _Context:
             first, prompt, found = hit
             line, dl, dc = first[0], sl - first[0], sc - first[1]
             if found:
-                self.out.extend([_moved_finding(f, line, dl, dc) for f in found])
+                self.out.extend([moved_finding(f, line, dl, dc) for f in found])
             return _moved_prompt(prompt, doc_index, line, dl, dc) if prompt is not None else None
         if len(text) > self.SAME_ITEM_TEXT or "*" in text or "|" in text or ">" in text:
             return self._prompt(node, doc_index, bp)
@@ -638,20 +643,27 @@ class _Context:
             self.out.error("system-with-systems", key.span,  # type: ignore[union-attr]
                            f"When the blueprint header defines 'systems', individual prompts (like '{label}') cannot "
                            "have their own 'system' override.")
-        should = self._rubric(get("should"), label, inverted=False)
-        should_not = self._rubric(get("should_not"), label, inverted=True)
-        tags = get("tags")
+        should_node, should_not_node = get("should"), get("should_not")
+        should = self._rubric(should_node, label, inverted=False) if should_node is not None else []
+        should_not = self._rubric(should_not_node, label, inverted=True) if should_not_node is not None else []
+        # the optional fields, converted only when present (most prompts set a few: a 4 MB file has a million)
+        ideal, citation, description = get("ideal"), get("citation"), get("description")
+        weight, render_as, temperature = get("weight"), get("render_as"), get("temperature")
+        no_cache, tags = get("noCache"), get("tags")
         p = Prompt.build(id=explicit_id or "", id_generated=explicit_id is None,
             id_span=id_node.span if explicit_id and id_node is not None else None, span=node.span, messages=messages,
-            ideal=_str(get("ideal")), system=_str(system), system_set=system_set,
-            citation=_citation(get("citation")), description=_str(get("description")),
-            weight=_num(get("weight"), 1.0), render_as=_str(get("render_as")) or bp.render_as,
-            temperature=_num(get("temperature"), None),
-            no_cache=_bool(get("noCache"), bp.no_cache or None),
+            ideal=_str(ideal) if ideal is not None else None,
+            system=_str(system) if system is not None else None, system_set=system_set,
+            citation=_citation(citation) if citation is not None else None,
+            description=_str(description) if description is not None else None,
+            weight=_num(weight, 1.0) if weight is not None else 1.0,
+            render_as=(_str(render_as) if render_as is not None else None) or bp.render_as,
+            temperature=_num(temperature, None) if temperature is not None else None,
+            no_cache=_bool(no_cache, bp.no_cache or None) if no_cache is not None else bp.no_cache or None,
             tags=[str(t.value) for t in tags.items if isinstance(t, Scalar)] if isinstance(tags, Sequence) else [],
             should=should, should_not=should_not, document=doc_index)
         if explicit_id is None:
-            p.id = hash_id(reference_prompt_json(p))
+            p.id = _hash_id(reference_prompt_json(p))
         return p
 
     def _messages(self, node: Node) -> list[Message]:
@@ -1077,60 +1089,48 @@ def _new_point(span: Span, path_id: str | None, inverted: bool, fields: dict[str
     return point
 
 
-# Places in an item's check moved to another item of the same text, the first on `line` moved by `dl` lines
-# and `dc` columns: a position on the item's first line moves by both, one on a later line by lines only
-# (the lines after the first are the same text from column 0). Functions, not a class: a 4 MB flow list
-# of `{}` moves 1.4 million prompts and their findings.
-
-def _moved_span(s: Span, line: int, dl: int, dc: int) -> Span:
-    sl, sc, el, ec = s
-    return _new_tuple(Span, (sl + dl, sc + dc if sl == line else sc, el + dl, ec + dc if el == line else ec))
-
-
 def _moved_prompt(p: Prompt, document: int, line: int, dl: int, dc: int) -> Prompt:
-    # A copy of its fields with the moved ones replaced; an empty list is shared, as `tags` is (a prompt is
-    # never changed once checked)
+    """A checked prompt moved to another item of the same text (see `source.moved_span`): a copy of its fields
+    with the moved ones replaced; an empty list is shared, as `tags` is (a prompt is never changed once
+    checked). Not through `evolve`'s keywords: a 4 MB flow list of `{}` moves 1.4 million prompts."""
     fields = p.__dict__.copy()
-    fields["span"] = _moved_span(p.span, line, dl, dc)
+    fields["span"] = moved_span(p.span, line, dl, dc)
     fields["document"] = document
     if p.id_span is not None:
-        fields["id_span"] = _moved_span(p.id_span, line, dl, dc)
+        fields["id_span"] = moved_span(p.id_span, line, dl, dc)
     if p.messages:
-        fields["messages"] = [m.evolve(span=_moved_span(m.span, line, dl, dc)) for m in p.messages]
+        fields["messages"] = [m.evolve(span=moved_span(m.span, line, dl, dc)) for m in p.messages]
     if p.should:
-        fields["should"] = [pt.evolve(span=_moved_span(pt.span, line, dl, dc)) for pt in p.should]
+        fields["should"] = [pt.evolve(span=moved_span(pt.span, line, dl, dc)) for pt in p.should]
     if p.should_not:
-        fields["should_not"] = [pt.evolve(span=_moved_span(pt.span, line, dl, dc)) for pt in p.should_not]
+        fields["should_not"] = [pt.evolve(span=moved_span(pt.span, line, dl, dc)) for pt in p.should_not]
     moved = _new_object(Prompt)
     moved.__dict__ = fields
     return moved
 
 
-def _moved_finding(f: Finding, line: int, dl: int, dc: int) -> Finding:
-    fixes, related, extra = f.fixes, f.related, f.extra
-    return Finding(
-        f.code, f.severity, f.message, _moved_span(f.span, line, dl, dc),
-        tuple(Fix(x.title, tuple(Edit(_moved_span(e.span, line, dl, dc), e.new_text) for e in x.edits), x.preferred)
-              for x in fixes) if fixes else (),
-        tuple(Related(_moved_span(r.span, line, dl, dc), r.message) for r in related) if related else (),
-        f.tags, f.path, extra.copy() if extra else {})
-
-
 def _all_within(item: Span, prompt: Prompt | None, found: list[Finding]) -> bool:
     """Does every place of a prompt's check lie within its item (what `_moved_prompt` can move)?"""
-    spans: list[Span | None] = [f.span for f in found]
-    for f in found:
-        spans += [r.span for r in f.related]
-        spans += [e.span for x in f.fixes for e in x.edits]
-    if prompt is not None:
-        spans += [prompt.span, prompt.id_span, *[m.span for m in prompt.messages],
-                  *[pt.span for pt in prompt.should], *[pt.span for pt in prompt.should_not]]
-    start, end = item[:2], item[2:]
-    return all(s is None or (start <= s[:2] and s[2:] <= end and s[:2] <= s[2:]) for s in spans)
+    if not findings_within(item, found):
+        return False
+    if prompt is None:
+        return True
+    spans: list[Span | None] = [prompt.span, prompt.id_span]
+    if prompt.messages:
+        spans += [m.span for m in prompt.messages]
+    if prompt.should:
+        spans += [pt.span for pt in prompt.should]
+    if prompt.should_not:
+        spans += [pt.span for pt in prompt.should_not]
+    return spans_within(item, spans)
 
 
-_new_tuple = tuple.__new__
 _new_object = object.__new__
+
+
+# A prompt's generated id by its JSON: prompts alike in all but their place (a file of a million `{}`, or
+# of misspelt keys) hash the same text.
+_hash_id = lru_cache(maxsize=256)(hash_id)
 
 
 def reference_prompt_json(p: Prompt) -> str:
