@@ -546,7 +546,7 @@ class _Context:
             else:
                 self.out.info("unknown-provider", node.span,
                               f"Provider '{parsed.provider}' is not one evalspec can call "
-                              f"({', '.join(KNOWN_PROVIDERS)}); use a custom model object for other endpoints.")
+                              f"({_KNOWN_PROVIDERS_TEXT}); use a custom model object for other endpoints.")
         return parsed
 
     # --- prompts --------------------------------------------------------------------------------
@@ -776,6 +776,9 @@ class _Context:
                     if p is not None:
                         points.append(p)
                 continue
+            if type(item) is Scalar and type(item.value) is str and not item.value.startswith("$"):
+                points.append(_text_point(item.span, None, inverted, item.value))  # `_point`'s first case
+                continue
             p = self._point(item, prompt_label, None, inverted, in_path=False)
             if p is not None:
                 points.append(p)
@@ -811,13 +814,14 @@ class _Context:
 
     def _point(self, node: Node, prompt_label: str, path_id: str | None, inverted: bool, *,
                in_path: bool) -> Point | None:
-        def make(**kw: Any) -> Point:
-            return _new_point(node.span, path_id, inverted, kw)
-
         if type(node) is Scalar and type(node.value) is str and not node.value.startswith("$"):
             # the common point, plain text: built without the closure and keywords (a 4 MB rubric is a
             # million of them)
-            return _new_point(node.span, path_id, inverted, {"kind": "text", "text": node.value})
+            return _text_point(node.span, path_id, inverted, node.value)
+
+        def make(**kw: Any) -> Point:
+            return _new_point(node.span, path_id, inverted, kw)
+
         if isinstance(node, Scalar):
             if not isinstance(node.value, str):
                 self.out.error("invalid-point", node.span,
@@ -1074,9 +1078,22 @@ def reference_prompt(p: Prompt) -> dict[str, Any]:
 
 
 _UNNECESSARY = (Tag.UNNECESSARY,)
+_KNOWN_PROVIDERS_TEXT = ", ".join(KNOWN_PROVIDERS)  # in every unknown-provider note (a million model ids)
 
 # A Point's fields before the ones each point sets
 _POINT_BASE = {"text": None, "fn": None, "fn_written": None, "fn_args": None, "weight": 1.0, "citation": None}
+
+
+_TEXT_POINT = {**_POINT_BASE, "kind": "text"}  # (the same fields in the same order as _new_point's)
+
+
+def _text_point(span: Span, path_id: str | None, inverted: bool, text: str) -> Point:
+    """`_new_point(span, path_id, inverted, {"kind": "text", "text": text})`: a copy of one dict."""
+    fields = _TEXT_POINT.copy()
+    fields["text"], fields["path_id"], fields["inverted"], fields["span"] = text, path_id, inverted, span
+    point = _new_object(Point)
+    point.__dict__ = fields
+    return point
 
 
 def _new_point(span: Span, path_id: str | None, inverted: bool, fields: dict[str, Any]) -> Point:
