@@ -473,7 +473,10 @@ class _Context:
             if ref is None:
                 continue
             bp.models.append(ref)
-            ids = collections.get(ref.collection, [ref.id]) if ref.collection else [ref.id]
+            if ref.collection:
+                resolved += collections.get(ref.collection, [ref.id])
+            else:
+                resolved.append(ref.id)
             used = seen.get(ref.id)
             if used is None:
                 seen[ref.id] = item.span
@@ -484,7 +487,6 @@ class _Context:
                 message, related = used  # type: ignore[misc]
                 self.out.append(Finding("duplicate-model", Severity.WARNING, message, item.span, (), related,
                                         _UNNECESSARY))
-            resolved += ids
         return list(dict.fromkeys(resolved))
 
     def _model_item(self, item: Node, collections: dict[str, list[str]]) -> ModelRef | None:
@@ -492,8 +494,7 @@ class _Context:
             parsed = self._model_id(item, collections)
             if parsed is None:
                 return None
-            return ModelRef.build(id=parsed.normalized, span=item.span, collection=parsed.collection,
-                                            custom=None)
+            return _model_ref(parsed.normalized, item.span, parsed.collection)
         if isinstance(item, Mapping):
             if item.has("id") or item.has("url"):
                 check_object(item, REGISTRY["customModel"], self.out, REGISTRY)
@@ -1085,6 +1086,14 @@ _POINT_BASE = {"text": None, "fn": None, "fn_written": None, "fn_args": None, "w
 
 
 _TEXT_POINT = {**_POINT_BASE, "kind": "text"}  # (the same fields in the same order as _new_point's)
+
+
+def _model_ref(model_id: str, span: Span, collection: str | None) -> ModelRef:
+    """`ModelRef.build(id=…, span=…, collection=…, custom=None)` (its fields in the same order), without the
+    keywords: a flow list of a million model ids."""
+    ref = _new_object(ModelRef)
+    ref.__dict__ = {"collection": collection, "custom": None, "id": model_id, "span": span}
+    return ref
 
 
 def _text_point(span: Span, path_id: str | None, inverted: bool, text: str) -> Point:
