@@ -582,7 +582,9 @@ class _Context:
         if hit is not None:
             first, prompt, found = hit
             line, dl, dc = first[0], sl - first[0], sc - first[1]
-            if found:
+            if len(found) == 1:  # (most often: a million `{}` each miss a prompt)
+                self.out.append(moved_finding(found[0], line, dl, dc))
+            elif found:
                 self.out.extend([moved_finding(f, line, dl, dc) for f in found])
             return _moved_prompt(prompt, doc_index, line, dl, dc) if prompt is not None else None
         if len(text) > self.SAME_ITEM_TEXT or "*" in text or "|" in text or ">" in text:
