@@ -770,6 +770,9 @@ class _Context:
                 path_index += 1
                 paths.append(item)
                 for m in members:
+                    if type(m) is Scalar and type(m.value) is str and not m.value.startswith("$"):
+                        points.append(_text_point(m.span, path_id, inverted, m.value))  # `_point`'s first case
+                        continue
                     if isinstance(m, Sequence):
                         self.out.error("nested-path-array", m.span,
                                        "Nested arrays within alternative paths are not supported: a path is a flat "
