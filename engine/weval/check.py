@@ -1090,7 +1090,7 @@ _KNOWN_PROVIDERS_TEXT = ", ".join(KNOWN_PROVIDERS)  # in every unknown-provider 
 _POINT_BASE = {"text": None, "fn": None, "fn_written": None, "fn_args": None, "weight": 1.0, "citation": None}
 
 
-_TEXT_POINT = {**_POINT_BASE, "kind": "text"}  # (the same fields in the same order as _new_point's)
+_TEXT_POINT: dict[str, Any] = {**_POINT_BASE, "kind": "text"}  # (the same fields in the same order as _new_point's)
 
 
 def _model_ref(model_id: str, span: Span, collection: str | None) -> ModelRef:
