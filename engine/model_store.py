@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import threading
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Generic, Protocol, TypeVar, overload
 
+from .list_like import ListLike
 from .spill_file import SpillFile
 
 T = TypeVar("T")
@@ -74,7 +75,7 @@ class _File(Generic[T]):
         self._spill.close()
 
 
-class ModelStore(Sequence[T]):
+class ModelStore(ListLike[T]):
     """The items of one file (or the part of them a run keeps), on disk; see the module's doc."""
 
     def __init__(self, file: _File[T], indexes: array | None = None) -> None:
@@ -116,20 +117,6 @@ class ModelStore(Sequence[T]):
         if not 0 <= index < n:
             raise IndexError(index)
         return self._file.get(self._indexes[index] if self._indexes is not None else index)
-
-    def __iter__(self) -> Iterator[T]:
-        for k in range(len(self)):
-            yield self[k]
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, Sequence) and not isinstance(other, str | bytes):
-            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
-        return NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]  # like a list
-
-    def __repr__(self) -> str:
-        return f"<{type(self).__name__} of {len(self)} items>"
 
     def ids(self) -> list[str]:
         """Every item's id, in order, without decoding any."""

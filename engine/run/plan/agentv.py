@@ -15,13 +15,14 @@ from __future__ import annotations
 import hashlib
 import json
 from array import array
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, overload
 
 from ...agentv.model import AgentvSuite, AgentvTest
 from ...file_source import MAX_READ, read_regular_bytes
+from ...list_like import ListLike
 from ...model_store import id_at, item_ids, keep_items
 from ...own_files import folder_name
 from ..events import Cell
@@ -67,11 +68,13 @@ class AgentvTask:
         return self.tests[self.index]
 
 
-class AgentvTasks(Sequence[AgentvTask]):
+class AgentvTasks(ListLike[AgentvTask]):
     """The plan's cells in order, each as its test's position and its target's (10 bytes); an AgentvTask
     is made when it is read. As objects (the task, its Cell, the position as an int, a copy of the test's
     id) a cell was ~250 bytes held for the whole run: 25 MB at 100,000 tests. The test's id is read from
     the tests' list or store (`model_store.id_at`: nothing decoded), so it is the one string they hold."""
+
+    _unit = "cells"
 
     def __init__(self, tests: Sequence[AgentvTest], judges: Mapping[str, TargetSpec | None]) -> None:
         self.tests = tests
@@ -106,20 +109,6 @@ class AgentvTasks(Sequence[AgentvTask]):
         index, target = self._test[n], self._targets[self._target[n]]
         return AgentvTask(Cell(id_at(self.tests, index), target.name), self.tests, index, target,
                           self._judges.get(target.name), n)
-
-    def __iter__(self) -> Iterator[AgentvTask]:
-        for n in range(len(self._test)):
-            yield self[n]
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, Sequence) and not isinstance(other, str | bytes):
-            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
-        return NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]  # like a list
-
-    def __repr__(self) -> str:
-        return f"<AgentvTasks of {len(self)} cells>"
 
     def kept(self, tests: Sequence[AgentvTest], keep: Callable[[str], bool]) -> AgentvTasks:
         """The cells whose test id `keep` holds, on `tests` (the kept tests, in order: a shard's)."""
