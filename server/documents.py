@@ -62,12 +62,12 @@ def in_thread(fn: Callable[..., T], *args: Any, foreground: bool = False) -> asy
     """
     loop = asyncio.get_running_loop()
     future: asyncio.Future[T] = loop.create_future()
-    if foreground:  # background work waits until the result is back on the loop, not only until it is made
-        workers.begin_foreground()
+    # Background work waits until the result is back on the loop, not only until it is made.
+    hold = workers.ForegroundHold() if foreground else None
 
     def settle(ok: bool, value: Any) -> None:
-        if foreground:
-            workers.end_foreground()
+        if hold is not None:
+            hold.release()
         if future.done():
             return
         if ok:
@@ -79,8 +79,8 @@ def in_thread(fn: Callable[..., T], *args: Any, foreground: bool = False) -> asy
         try:
             loop.call_soon_threadsafe(settle, ok, value)
         except RuntimeError:  # the loop is closed: nobody is waiting any more
-            if foreground:
-                workers.end_foreground()
+            if hold is not None:
+                hold.release()
 
     workers.run_in_worker(fn, args, done, foreground=foreground)
     return future

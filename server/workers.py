@@ -75,6 +75,28 @@ def end_foreground() -> None:
             no_foreground.set()
 
 
+class ForegroundHold:
+    """One count of a request's work (`begin_foreground`), ended exactly once: by `release()`, or when
+    the hold is dropped unreleased. A result handed to an event loop that then closes without running
+    its callbacks (pytest-asyncio closes its loop so) never reached the `release()` in that callback,
+    and the count stayed up for good: every later background job waited on it at each yield point."""
+
+    __slots__ = ("_held",)
+
+    def __init__(self) -> None:
+        begin_foreground()
+        self._held = True
+
+    def release(self) -> None:
+        with _lock:
+            held, self._held = self._held, False
+        if held:
+            end_foreground()
+
+    def __del__(self) -> None:  # the callback holding it was dropped without running
+        self.release()
+
+
 @contextlib.contextmanager
 def as_foreground() -> Iterator[None]:
     """This thread runs a request's work (counted by `submit` already)."""
