@@ -3,7 +3,9 @@
     python bench/attack.py [AREA ...]     areas: yaml scoring outside secrets faults concurrent runs sandbox protocol,
                                           the fourth round's planted display names replies chains protocol4,
                                           the fifth round's args streams environment journal batch merge lsp5 report,
-                                          the sixth round's guard streamed waiting report6
+                                          the sixth round's guard streamed waiting report6,
+                                          the seventh round's lsp7 outside7 secrets7 resume7 faults7
+                                          (bench/attack_round7.py, which says what breaks them)
 
 Prints every probe it tried and what broke (a line starting with BROKEN), then counts per area. Not
 run in CI (minutes, strace, real subprocesses); each failure it found became a focused test in tests/.
@@ -5074,6 +5076,9 @@ AREAS: dict[str, Callable[[Tally], None]] = {
     "streamed": attack_streamed,
     "waiting": attack_waiting,
     "report6": attack_report6,
+    # the seventh round (its probes: bench/attack_round7.py)
+    **{name: (lambda tally, name=name: __import__("attack_round7").AREAS7[name](tally))
+       for name in ("lsp7", "outside7", "secrets7", "resume7", "faults7")},
 }
 
 

@@ -24,12 +24,19 @@ one with judged prose points and key points to extract: the issue's judged scena
 `--kill-at-batch N` kills the run while the N-th batch it created polls (the batches before it end; 1,
 the default, is the first phase's; a later one the judges' phase).
 
+`--lose-journal header|tail|all` (with `--kill-resume`) then damages the killed run's journal as a full disk
+or a copy of the folder taken mid-run does: its first line lost, every line after its first batch line
+lost, or the whole file; the resumed run finds the batches the journal lost at the provider by their
+keys (`--batch-size N` splits each phase into parts of N, so there are several to find). The server line
+counts the list GETs (`lists`): a fresh run makes none.
+
 `--phases PREFIX` runs each run through bench/phase_rss.py: its RSS at each phase of the run, in
 PREFIX.killed.log, PREFIX.resumed.log (or PREFIX.batch.log) and PREFIX.interactive.log (the peak printed
 is then the larger of the log's and the one wait4 reports, which starts again at each of its lines).
 
 usage: batch_run.py [--prompts N] [--models openai|anthropic|google|both|all] [--kill-resume] [--compare] [--polls K]
        [--output-dir DIR] [--agentv [--trials K]] [--blueprint FILE] [--kill-at-batch N] [--phases PREFIX]
+       [--lose-journal header|tail|all] [--batch-size N]
 """
 
 from __future__ import annotations
@@ -37,6 +44,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import resource
 import shutil
 import signal
 import subprocess
@@ -142,11 +150,16 @@ def command(bp: Path, out: Path, *extra: str, which: str = "") -> list[str]:
     return [*cli, "run", str(bp), "-o", str(out), "--no-report", *extra]
 
 
+CPU: list[float] = []  # the CPU seconds (user + system) of each command `measured` ran, in order
+
+
 def measured(cmd: list[str], env: dict[str, str], *, kill_when: Any = None) -> tuple[int, float, float]:
-    """Run `cmd`; (exit status, wall seconds, the child's own peak RSS in MB). The run goes through
+    """Run `cmd`; (exit status, wall seconds, the child's own peak RSS in MB), and its CPU seconds in
+    CPU (the children's rusage: the launcher waits for the run, this process for the launcher). The run goes through
     bench/peak_rss.py: a child spawned from this process would report this process's peak (the fake
     server's, which holds every batch) as its own. `kill_when()` true: the run is sent SIGKILL."""
     t0 = time.perf_counter()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     with tempfile.NamedTemporaryFile(prefix="evalspec-peak-", suffix=".txt", delete=False) as f:
         peak_file = Path(f.name)
     proc = subprocess.Popen([sys.executable, str(ROOT / "bench" / "peak_rss.py"), str(peak_file), *cmd], env=env,
@@ -172,6 +185,8 @@ def measured(cmd: list[str], env: dict[str, str], *, kill_when: Any = None) -> t
     proc.wait()
     reader.join(5)
     wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    CPU.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
     code, peak_kib = (int(v) for v in peak_file.read_text(encoding="utf-8").split())
     peak_file.unlink()
     if cmd[1].endswith("phase_rss.py"):  # its resets leave wait4 the peak since its last line: the log has the rest
@@ -180,6 +195,23 @@ def measured(cmd: list[str], env: dict[str, str], *, kill_when: Any = None) -> t
         sys.stderr.write(b"".join(stderr_tail).decode("utf-8", "replace"))
         raise SystemExit(f"{' '.join(cmd[:6])} failed ({code})")
     return code, wall, peak_kib / 1024
+
+
+def lose_journal(out: Path, how: str) -> None:
+    """The killed run's journal as a full disk or a copy taken mid-run leaves it."""
+    path = next(out.rglob("*.journal.jsonl"))
+    lines = path.read_bytes().splitlines(keepends=True)
+    if how == "all":
+        path.unlink()
+        kept: list[bytes] = []
+    elif how == "header":
+        kept = lines[1:]
+        path.write_bytes(b"".join(kept))
+    else:
+        first = next(i for i, line in enumerate(lines) if line.startswith(b'{"t":"batch'))
+        kept = lines[:first + 1]
+        path.write_bytes(b"".join(kept))
+    print(f"journal damaged ({how}): {len(kept):,} of {len(lines):,} line(s) kept")
 
 
 def _logged_peak(log: Path) -> float:
@@ -200,6 +232,9 @@ def main() -> int:
     ap.add_argument("--trials", type=int, default=2, help="--agentv: execution.trials.count")
     ap.add_argument("--blueprint", type=Path, help="run this Weval blueprint (its own models) instead")
     ap.add_argument("--kill-at-batch", type=int, default=1, help="--kill-resume: kill while the N-th batch polls")
+    ap.add_argument("--lose-journal", choices=("header", "tail", "all"),
+                    help="--kill-resume: lose the journal's first line, every line after its first batch line, or all")
+    ap.add_argument("--batch-size", type=int, help="requests per batch at most (--batch-size of the run)")
     ap.add_argument("--phases", type=Path, metavar="PREFIX",
                     help="run through bench/phase_rss.py: each run's RSS at each phase in PREFIX.<run>.log")
     # Results on tmpfs when there is one, as bench/run_throughput.py does: on this VM creating the ~30,000
@@ -230,6 +265,8 @@ def main() -> int:
         env = {**os.environ, **fake.env()}
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         flags = ["--batch", "--batch-poll", "0.2"]
+        if args.batch_size:
+            flags += ["--batch-size", str(args.batch_size)]
         out = work / "batch"
         if args.kill_resume:
             if args.agentv:  # the answers' batch ends; the first round of judges stays in progress
@@ -259,16 +296,19 @@ def main() -> int:
             fake.hold_from = None
             print(f"killed (SIGKILL) while polling after {killed_wall:.2f} s: {fake.creations} batch(es) created, "
                   f"peak RSS {killed_rss:.0f} MB")
+            if args.lose_journal:
+                lose_journal(out, args.lose_journal)
             flags.append("--resume")
         _, wall, rss = measured(command(bp, out, *flags, which="resumed" if args.kill_resume else "batch"), env)
         items = sum(len(b.items) for b in fake.batches.values())
         what = f"{args.prompts:,} tests x 1 target, trials {args.trials}" if args.agentv else \
             f"{bp.name}" if args.blueprint is not None else f"{args.prompts:,} prompts x {len(models)} model(s)"
-        print(f"batch run{' (resumed)' if args.kill_resume else ''}: {what} in {wall:.2f} s wall, peak RSS {rss:.0f} MB")
+        print(f"batch run{' (resumed)' if args.kill_resume else ''}: {what} in {wall:.2f} s wall, {CPU[-1]:.2f} s CPU, "
+              f"peak RSS {rss:.0f} MB")
         batch_sent = Counter(fake.sent)
         twice = "" if args.agentv else f"; requests sent twice: {len(fake.duplicates())}"
         print(f"server: {fake.creations} batch(es), {items:,} batch request(s), {fake.uploads} upload(s), "
-              f"{fake.polls} poll(s), {fake.chat_calls} chat call(s){twice}")
+              f"{fake.polls} poll(s), {fake.lists} list(s), {fake.chat_calls} chat call(s){twice}")
         kinds = Counter(kind_of(body) for b in fake.batches.values() for _, body in b.items)
         print("batch requests by kind: " + ", ".join(f"{k} {n:,}" for k, n in sorted(kinds.items())))
         ok = args.agentv or not fake.duplicates()

@@ -4,7 +4,10 @@ documents or of seconds, reporting documents/s, exceptions, impossible ranges an
 
 Seeds are the corpus (../shared/corpus) and the attack run's reproducers; mutations are the attack
 run's (bare CR, CRLF, U+2028, NEL, lone surrogates, BOM, NUL, tabs, aliases, merges, deep nesting, long
-lines, invalid UTF-8, YAML noise, cuts; see tests/fuzzing.py). Each failing document is written to
+lines, invalid UTF-8, YAML noise, cuts) and the judged round's (tags, anchors on keys, complex keys,
+merges of lists and scalars, duplicate keys at depth, markers in block scalars, %TAG, long anchor names,
+invisible and bidi characters, mixed tab indentation, odd numbers and timestamps, item look-alikes,
+encoded surrogates; see tests/fuzzing.py). Each failing document is written to
 --out (default bench/out/fuzz/) so it can be replayed; a document over --limit is timed twice and the
 faster run counts. Durations are the worker's CPU time (what the document costs; on a shared machine
 the wall clock mostly measures the other processes); the longest wall-clock time is printed too. A range
@@ -16,7 +19,12 @@ the documents; their reports are merged. Nearly all of a document's time is the 
 (profiled: mutation and the range checks are ~4%), so more documents per second can only come from
 more cores.
 
+A share of the documents (--every-way, 0.2) is also analysed as `check` does (streamed) and as the
+editor does (its item cache): both must say exactly what the full analysis says (a CPU time counts the
+full analysis only).
+
 usage: python bench/fuzz.py [--documents N] [--seconds S] [--seed K] [--jobs J] [--positions P] [--out DIR]
+                            [--every-way F]
 Exit status 1 when any document failed (an exception, an impossible range, or over --limit seconds).
 Ctrl-C (SIGINT to the parent or its process group) stops the workers after their current document and
 still prints the report, marked `"stopped_early": true`.
@@ -53,6 +61,7 @@ class Job:
     positions: int
     limit: float
     out: Path
+    every_way: float  # the share of documents also analysed streamed and as the editor, and compared
 
 
 # Documents done so far, one slot per worker (read by the parent for its progress lines).
@@ -89,7 +98,8 @@ def work(job: Job) -> dict[str, Any]:
         path, text = next(docs)
         kind = rng.choice(fuzzing.KINDS)
         before = repaired[0]
-        outcome = fuzzing.check(path, text, rng, kind=kind, at=job.positions)
+        outcome = fuzzing.check(path, text, rng, kind=kind, at=job.positions,
+                                every_way=rng.random() < job.every_way)
         n += 1
         kinds[str(kind)] += 1
         if repaired[0] > before:
@@ -133,6 +143,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--positions", type=int, default=3, help="cursor positions per document")
     parser.add_argument("--limit", type=float, default=1.0, help="a document slower than this fails")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "out" / "fuzz")
+    parser.add_argument("--every-way", type=float, default=0.2,
+                        help="share of documents also analysed as check (streamed) and the editor do, and compared")
     args = parser.parse_args(argv)
 
     started = time.perf_counter()
@@ -140,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     jobs = max(1, args.jobs)
     share, extra = divmod(args.documents, jobs)
     plan = [Job(w, args.seed if jobs == 1 else args.seed * 1000 + w, share + (w < extra), deadline,
-                args.positions, args.limit, args.out) for w in range(jobs)]
+                args.positions, args.limit, args.out, args.every_way) for w in range(jobs)]
     # Workers are processes even for one job, so the parent is free to print progress every minute.
     ctx = multiprocessing.get_context("fork")
     counts = ctx.Array("q", jobs, lock=False)

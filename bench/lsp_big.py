@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Every request evalspec-lsp serves, timed over the real protocol on worst-case files of up to 4 MB.
 
-    python bench/lsp_big.py [--only NAME,...] [--repeat 3] [--busy N [--busy-here]] [--server-log LOG] [--json OUT]
+    python bench/lsp_big.py [--only NAME,...] [--worst] [--repeat 3] [--busy N [--busy-here]] [--server-log LOG]
+                            [--json OUT]
 
 Files (generated in a temporary workspace, each just under the editor's 4 MB cap, 4 MiB of UTF-8):
 a Weval blueprint of ~12,000 prompts (gen_blueprint.py's), the same with an error in every prompt,
@@ -11,7 +12,10 @@ snippets, markdown, code action literals), the file is opened, and once its diag
 every request is sent `--repeat` times: outline, folding, code lens, document links, code actions (one
 line; the whole file; the whole file with every published diagnostic in its context, as VS Code sends
 them), the Plan command, completion, hover and definition at the start, middle and end of the file,
-and (--pull) pulled diagnostics in a second session that declares pull.
+and (--pull) pulled diagnostics in a second session that declares pull. A document highlight is asked
+too: the server offers none, and the request must still be answered (an error).
+`--worst`: the files are `bench/analyze_worst.py`'s 34 worst inputs for `analyze()` instead (a
+million `{}`, 190-deep nesting, 840,000 empty tests…; `--only` picks among those names).
 Also timed: a request sent right after didOpen and right after an edit (they wait at most the request
 budget, 0.4 s, for the analysis, then answer "still checking"), and a hover on a small second document
 sent just after each big request, to show whether the big one held the event loop.
@@ -103,6 +107,14 @@ def files() -> dict[str, tuple[str, str]]:
                     + _fill("- &base\n  id: p0\n  prompt: hi\n  should: &s [a, b]\n",
                             lambda i: f"- id: p{i + 1}\n  prompt: &t{i} hi {i}\n  should: *s\n  ideal: *t{i}\n")),
     }
+
+
+def worst_files() -> dict[str, tuple[str, str]]:
+    """analyze_worst.py's cases, each filling the editor's cap: name -> (file name, text)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from analyze_worst import cases
+
+    return cases(CAP - 1024)
 
 
 # --- the client -----------------------------------------------------------------------------------
@@ -279,7 +291,8 @@ def run_file(name: str, filename: str, text: str, repeat: int, pull: bool) -> li
                     return m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri
 
                 hovers: list[float] = []
-                while not any(is_published(b) for _, b in client.backlog) and time.perf_counter() - t0 < 600:
+                # (a file of neither format, plain YAML, gets no diagnostics: 120 s, then on to the requests)
+                while not any(is_published(b) for _, b in client.backlog) and time.perf_counter() - t0 < 120:
                     ms, m = client.call(*small_hover)
                     hovers.append(ms)
                     time.sleep(0.1)
@@ -288,7 +301,11 @@ def run_file(name: str, filename: str, text: str, repeat: int, pull: bool) -> li
                     row("hover on another file during analysis", hovers[-1], m)
                     rows[-1]["median_ms"] = round(hovers[len(hovers) // 2], 1)
                     print(f"{'':13} ({len(hovers)} hovers, median {hovers[len(hovers) // 2]:.1f} ms)")
-                t, m = client.wait(is_published)
+                try:
+                    t, m = client.wait(is_published, timeout=1)
+                except TimeoutError:
+                    t, m = time.perf_counter(), {"params": {"diagnostics": []}}
+                    print(f"{name:13} no diagnostics published within 120 s", flush=True)
                 published = m["params"]["diagnostics"]
                 rows.append({"file": name, "request": "didOpen → publishDiagnostics",
                              "ms": round((t - t0) * 1000, 1), "answer": f"{len(m['params']['diagnostics'])} items",
@@ -302,7 +319,10 @@ def run_file(name: str, filename: str, text: str, repeat: int, pull: bool) -> li
                 return {**doc, "position": {"line": line, "character": c}}
 
             n = len(lines)
-            spots = {"start": (5, None), "middle": (n // 2, None), "end": (n - 2, None)}
+            spots: dict[str, tuple[int, int | None]] = {"start": (5, None), "middle": (n // 2, None), "end": (n - 2, None)}
+            longest = max(range(n), key=lambda i: len(lines[i]))
+            if len(lines[longest]) > 10_000:  # a flow list on one line: ask in its middle too
+                spots["mid-line"] = (longest, len(lines[longest]) // 2)
             requests: list[tuple[str, str, Any]] = []
             if pull:
                 requests.append(("diagnostic (pull)", "textDocument/diagnostic", doc))
@@ -311,6 +331,7 @@ def run_file(name: str, filename: str, text: str, repeat: int, pull: bool) -> li
                 ("foldingRange", "textDocument/foldingRange", doc),
                 ("codeLens", "textDocument/codeLens", doc),
                 ("documentLink", "textDocument/documentLink", doc),
+                ("documentHighlight (not offered)", "textDocument/documentHighlight", pos(n // 2, 3)),
                 ("codeAction (one line)", "textDocument/codeAction",
                  {**doc, "range": {"start": {"line": n // 2, "character": 0}, "end": {"line": n // 2, "character": 0}},
                   "context": {"diagnostics": []}}),
@@ -328,9 +349,10 @@ def run_file(name: str, filename: str, text: str, repeat: int, pull: bool) -> li
                                                    "end": {"line": n - 1, "character": len(lines[-1])}},
                                   "context": {"diagnostics": published}}))
             for where, (line, col) in spots.items():
+                at = 3 if col is None else col
                 requests += [(f"completion ({where})", "textDocument/completion", pos(line, col)),
-                             (f"hover ({where})", "textDocument/hover", pos(line, 3)),
-                             (f"definition ({where})", "textDocument/definition", pos(line, 3))]
+                             (f"hover ({where})", "textDocument/hover", pos(line, at)),
+                             (f"definition ({where})", "textDocument/definition", pos(line, at))]
             for label, method, params in requests:
                 times, beside_worst, first_m = [], 0.0, {}
                 for k in range(repeat):
@@ -418,6 +440,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="the busy processes in this benchmark's session (see busy_processes)")
     parser.add_argument("--server-log", type=Path, help="the server's log (--log-file), read for the times "
                         "its guard saw")
+    parser.add_argument("--worst", action="store_true", help="analyze_worst.py's inputs instead of these files")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     chosen = [n for n in args.only.split(",") if n]
@@ -430,7 +453,7 @@ def main(argv: list[str] | None = None) -> int:
             time.sleep(5)  # let the load average climb a little before the first figure
         print(f"load average at the start: {os.getloadavg()[0]:.1f} ({os.cpu_count()} cores, "
               f"{args.busy} busy processes of ours)", flush=True)
-        for name, (filename, text) in files().items():
+        for name, (filename, text) in (worst_files() if args.worst else files()).items():
             if chosen and name not in chosen:
                 continue
             print(f"--- {name}: {len(text.encode()):,} bytes, {text.count(chr(10)):,} lines", flush=True)

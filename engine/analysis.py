@@ -7,18 +7,19 @@ normalized model, all with spans. The CLI, the language server and the runner al
 from __future__ import annotations
 
 import dataclasses
+import threading
 from collections import Counter
 from collections.abc import Callable
 from collections.abc import Mapping as AbcMapping
 from dataclasses import dataclass, field
 from itertools import compress
-from operator import attrgetter, not_
+from operator import attrgetter, countOf, not_
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .detect import FileKind, detect
 from .file_source import DiskSource, FileSource, RecordingSource, read_regular_bytes
-from .findings import Finding, Related, Severity, Span
+from .findings import Finding, Related, Severity, Span, in_text_order
 from .source import (
     MAX_BYTES,
     MAX_FILE_BYTES,
@@ -61,14 +62,30 @@ class Analysis:
     # before them says how many follow), but still errors: a run refuses, `--skip-invalid` skips by them.
     # Warnings and notes past it are only counted.
     omitted: list[Finding] = field(default_factory=list, repr=False)
+    # One lock per memo key being computed (see `memoised`)
+    memo_locks: dict[str, threading.RLock] = field(default_factory=dict, repr=False, compare=False)
 
     def memoised(self, key: str, compute: Callable[[Analysis], T]) -> T:
-        """`compute(self)`, computed once per analysis and kept under `key`."""
+        """`compute(self)`, computed once per analysis and kept under `key`.
+
+        Once also when several threads ask at the same time (the server's requests run on workers):
+        the others wait for the first one's value. A 4 MB file's layout takes seconds of CPU on a loaded
+        machine; each completion or hover asked meanwhile computed it again from scratch, beside the
+        others, so none finished and every request on the file answered "still checking"."""
         try:
             return self.memo[key]
         except KeyError:
-            value = self.memo[key] = compute(self)
-            return value
+            pass
+        with _MEMO_LOCKS:
+            lock = self.memo_locks.get(key)
+            if lock is None:
+                lock = self.memo_locks[key] = threading.RLock()
+        with lock:
+            try:
+                return self.memo[key]
+            except KeyError:
+                value = self.memo[key] = compute(self)
+                return value
 
     @property
     def blueprint(self) -> Blueprint | None:
@@ -88,9 +105,20 @@ class Analysis:
             [f for f in a.omitted if f.severity == "error"], a.parsed.lines))
 
     @property
+    def error_count(self) -> int:
+        """`len(self.errors)`, counted in C without making that list: a 4 MB file can have millions of
+        errors, and the server asks (lenses, the Plan and Run commands) on its event loop, which making the
+        list held for seconds (every request meanwhile answered "busy" by the guard)."""
+        return (countOf(map(_severity_of, self.findings), _ERROR)
+                + countOf(map(_severity_of, self.omitted), _ERROR))
+
+    @property
     def shown_errors(self) -> list[Finding]:
         """The errors in `findings` (to print: the last of a kind says how many more there are)."""
         return [f for f in self.findings if f.severity == "error"]
+
+
+_MEMO_LOCKS = threading.Lock()  # guards the making of an analysis's memo locks
 
 
 @dataclass
@@ -133,6 +161,7 @@ def _analyze(text: str, p: Path | None, kind: FileKind | None, models_dir: Path 
              source: FileSource, caches: Caches | None, allow_outside_files: bool = False,
              max_bytes: int = MAX_BYTES, streamed: bool = False) -> Analysis:
     parsed = parse_yaml(text, caches.chunks if caches is not None else None, max_bytes=max_bytes, streamed=streamed)
+    parse_found = len(parsed.findings)  # a streamed list's items add theirs as they are read (by `detect` too)
     detected = kind if kind is not None else detect(text, p, parsed)
     result = Analysis(text, p, detected, parsed)
     if detected is FileKind.NONE:
@@ -163,9 +192,8 @@ def _analyze(text: str, p: Path | None, kind: FileKind | None, models_dir: Path 
     elif detected is FileKind.AGENTV:
         from .agentv.check import check_agentv
 
-        read = len(parsed.findings)
         result.agentv = check_agentv(parsed, p, source=source, allow_outside=allow_outside_files)
-        if (len(parsed.findings) > read or unread_lazy(parsed)) and not tests_file:
+        if (len(parsed.findings) > parse_found or unread_lazy(parsed)) and not tests_file:
             # A syntax error in a streamed test (source.LazyItems): a whole parse reads a suite's document
             # as one and loses it, and check and run must say what the editor says: read it that way. So
             # too a streamed list the check never read (a second document's: a syntax error in it was lost).
@@ -189,22 +217,6 @@ MAX_PER_KIND = 1000
 
 _path_of = attrgetter("path")
 _code_of = attrgetter("code")
-
-
-def in_text_order(findings: list[Finding]) -> None:
-    """Sort `findings` in place by (path, line, column, code), findings about the analysed file first."""
-    if any(map(_path_of, findings)):
-        findings.sort(key=lambda f: (f.path or "", f.span.start_line, f.span.start_col, f.code))
-    else:  # the same order (a 4 MB file can have millions of findings): by code, then (stable) by place, as one
-        # int (a tuple key per finding, compared item by item, cost half as much again)
-        findings.sort(key=_code_of)
-        findings.sort(key=_place_key)
-
-
-def _place_key(f: Finding) -> int:
-    """(line, column) of a finding's start as one int, in the same order (a column is below 2**31)."""
-    span = f.span
-    return (span[0] << 32) + span[1]
 
 
 def capped(findings: list[Finding], limit: int = MAX_PER_KIND) -> tuple[list[Finding], list[Finding]]:

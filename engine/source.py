@@ -26,16 +26,20 @@ from typing import Any, NamedTuple, TypeGuard, cast
 import yaml
 
 from .findings import Edit, Finding, Findings, Fix, Related, Span
+from .item_bounds import ItemBounds
 from .jsonio import bounded_int
 from .text_lines import Lines
 from .yielding import yield_point
 
 try:  # libyaml; the pure-Python parser is the same API, only slower
     from yaml.cyaml import CParser as _Parser  # type: ignore[attr-defined]  # the stubs do not re-export it
+    _OFFSETS_IN_BYTES = True  # libyaml reads the text as UTF-8: a reader error's position counts bytes
 except ImportError:  # pragma: no cover - wheels ship libyaml on every platform we support
     from yaml.parser import Parser as _PyParser
     from yaml.reader import Reader
     from yaml.scanner import Scanner
+
+    _OFFSETS_IN_BYTES = False
 
     class _Parser(Reader, Scanner, _PyParser):  # type: ignore[no-redef]
         def __init__(self, stream: str) -> None:
@@ -493,6 +497,9 @@ def moved_span(s: Span, line: int, dl: int, dc: int) -> Span:
 
 def moved_finding(f: Finding, line: int, dl: int, dc: int) -> Finding:
     fixes, related, extra = f.fixes, f.related, f.extra
+    if not fixes and not related and not extra:  # most: a million `{}` each miss a prompt; every field given,
+        # as the dataclass's own __init__ costs a third more for a default factory it calls
+        return Finding(f.code, f.severity, f.message, moved_span(f.span, line, dl, dc), (), (), f.tags, f.path, {})
     return Finding(
         f.code, f.severity, f.message, moved_span(f.span, line, dl, dc),
         tuple(Fix(x.title, tuple(Edit(moved_span(e.span, line, dl, dc), e.new_text) for e in x.edits), x.preferred)
@@ -728,12 +735,17 @@ def _is_item_list(lines: list[str], start: int, end: int) -> bool:
     return not any("&" in lines[i] and _ANCHOR.search(lines[i]) for i in range(first, end))
 
 
-def _item_bounds(lines: list[str], start: int, end: int) -> list[int]:
-    """The first line of each item of a column-0 block list, then `end`."""
+def _item_bounds(lines: list[str], start: int, end: int) -> tuple[int, list[int]]:
+    """The first line of the first item of a column-0 block list, and where each item's part of the text
+    starts, then `end`: the first part from `start` (the document's marker and comments before the first
+    item are parsed with it: a character YAML refuses there is an error in every way the list is read)."""
     bounds = [i for i in range(start, end) if lines[i][:1] == "-" and _ITEM.match(lines[i])
               and not (lines[i].startswith("---") and _DOC_MARKER.match(lines[i]))]
+    first = bounds[0] if bounds else end
+    if bounds:
+        bounds[0] = start
     bounds.append(end)
-    return bounds
+    return first, bounds
 
 
 def _parse_chunk(lines: list[str], a: int, b: int) -> tuple[list[Node], list[Finding]]:
@@ -746,55 +758,61 @@ def _parse_chunk(lines: list[str], a: int, b: int) -> tuple[list[Node], list[Fin
         if isinstance(d.root, Sequence):
             nodes += d.root.items
     if not nodes and scratch.findings:
-        # A broken item still takes its place (as null), so the items after it keep their index.
+        # A broken item still takes its place (as null), so the items after it keep their index; it starts
+        # past the document's marker and comments of a list's first part.
         end_line = b - 1
         while end_line > a and not lines[end_line].strip():
             end_line -= 1
+        while a < end_line and (not lines[a].strip() or lines[a].lstrip().startswith("#") or _DOC_MARKER.match(lines[a])):
+            a += 1
         nodes = [BrokenItem(Span(a, 0, end_line, len(lines[end_line])), None, "", None)]
     return nodes, list(scratch.findings)
 
 
 def _parse_items(parsed: ParsedFile, start: int, end: int, cache: ChunkCache | None) -> None:
     """Parse a column-0 block list item by item, then put the items back together as one list. Without a
-    cache, items are parsed a group at a time, as LazyItems does (a parser per item cost ~15 µs: 840,000
-    `- {}` in a 4 MB file), and a group that does not parse to one node per item, silently, is parsed again
-    item by item: the same nodes and findings."""
+    cache, items are parsed a group at a time, as LazyItems does (it is LazyItems, read once). An item that
+    does not parse may have been cut at a line that only looks like an item (`ItemBounds.correct`): it is
+    parsed again to its real end."""
     lines = parsed.lines
-    bounds = _item_bounds(lines, start, end)
-    items: list[Node] = []
-    if cache is None:  # no item is looked up by its text: a libyaml parse per LazyItems.GROUP items, as there
-        n = len(bounds) - 1
-        for g in range(0, n, LazyItems.GROUP):
-            yield_point()
-            group_end = min(g + LazyItems.GROUP, n)
-            if group_end - g > 1:
-                nodes, found = _parse_chunk(lines, bounds[g], bounds[group_end])
-                if not found and len(nodes) == group_end - g and not any(type(x) is BrokenItem for x in nodes):
-                    items += nodes
-                    continue
-            for k in range(g, group_end):
-                nodes, found = _parse_chunk(lines, bounds[k], bounds[k + 1])
-                items += nodes
-                parsed.findings.extend(found)
-        _list_document(parsed, start, bounds[0], items, items[-1].span if items else None)
+    first, starts = _item_bounds(lines, start, end)
+    bounds = ItemBounds(lines, starts, 0)
+    if cache is None:  # no item is looked up by its text: a libyaml parse per LazyItems.GROUP items
+        items = list(LazyItems(parsed, bounds))
+        _list_document(parsed, start, first, items, items[-1].span if items else None)
         return
-    for a, b in pairwise(bounds):
+    items = []
+    k, last = 0, len(starts) - 1
+    while k < last:
         yield_point()
+        e = bounds.next(k)
+        a, b = starts[k], starts[e]
         chunk = "\n".join(lines[a:b])
-        hit = cache.get(chunk, a) if cache is not None else None
+        hit = cache.get(chunk, a)
         if hit is None:
             nodes, found = _parse_chunk(lines, a, b)
-            if cache is not None:
-                cache.put(chunk, a, nodes, found)
+            cache.put(chunk, a, nodes, found)
         else:
             nodes, found = hit
-        if cache is not None and len(nodes) == 1:
+        if found and bounds.correct(k):  # cut inside a scalar or collection? the item goes on past `b`
+            longer = bounds.next(k)
+            text = "\n".join(lines[a:starts[longer]])
+            hit = cache.get(text, a)
+            if hit is None:
+                hit = _parse_chunk(lines, a, starts[longer])
+                cache.put(text, a, *hit)
+            if hit[1]:
+                bounds.restore()  # no: a broken item
+            else:
+                e, chunk, (nodes, found) = longer, text, hit
+        if len(nodes) == 1:
             # One item, one text: a chunk that holds two (a bare CR or NEL is a line break to YAML, not to
             # the lines) would give both the first one's checked prompt (PromptCache keys by the text).
             parsed.item_texts[id(nodes[0])] = chunk
         items += nodes
         parsed.findings.extend(found)
-    _list_document(parsed, start, bounds[0], items, items[-1].span if items else None)
+        k = e
+    _list_document(parsed, start, first, items, items[-1].span if items else None)
 
 
 def _list_document(parsed: ParsedFile, start: int, first: int, items: list[Node], last: Span | None) -> None:
@@ -811,48 +829,64 @@ class LazyItems:
     Each item's syntax findings are added to the file's findings the first time the item is parsed, in
     order, as `_parse_items` adds them."""
 
-    def __init__(self, parsed: ParsedFile, bounds: list[int] | array[int]) -> None:
+    def __init__(self, parsed: ParsedFile, bounds: ItemBounds) -> None:
         # The file's lines and findings, not the ParsedFile that holds this list: that would be a reference
         # cycle, and the `evalspec` process runs with the cyclic collector off, so the file's text and
         # lines (~60 MB at 100,000 prompts) would live until the end of the run.
         self._lines = parsed.lines
         self._findings = parsed.findings
         self._bounds = bounds
-        self._reported = 0  # items whose findings are in parsed.findings (always a prefix)
+        self._reported = 0  # index (in bounds.starts) up to which the items' findings are in parsed.findings
         self._len: int | None = None
 
     # Items are parsed GROUP at a time: one libyaml parse per item cost 0.035 s more than one for the
     # whole list at 2,000 prompts. A group that parses to one node per item and says nothing is what
     # the items give one by one (column-0 items share nothing: no aliases, see `_is_item_list`); any
-    # other group is parsed again item by item, so one broken item still hides nothing.
+    # other group is parsed again item by item, so one broken item still hides nothing. An item that does
+    # not parse may have been cut where a line only looks like an item: the bounds are corrected and the
+    # item parsed again to its real end (ItemBounds.correct; corrected once, for every later read too).
     GROUP = 32
 
     def __iter__(self) -> Iterator[Node]:
         lines, bounds = self._lines, self._bounds
-        n = len(bounds) - 1
-        for g in range(0, n, self.GROUP):
-            end = min(g + self.GROUP, n)
-            if end - g > 1:
-                nodes, found = _parse_chunk(lines, bounds[g], bounds[end])
-                if not found and len(nodes) == end - g and not any(type(x) is BrokenItem for x in nodes):
-                    if self._reported >= g:  # nothing to report for these items
-                        self._reported = max(self._reported, end)
+        starts = bounds.starts
+        k, last = 0, len(starts) - 1
+        while k < last:
+            group_end, count = k, 0
+            while count < self.GROUP and group_end < last:
+                group_end = bounds.next(group_end)
+                count += 1
+            if count > 1:
+                nodes, found = _parse_chunk(lines, starts[k], starts[group_end])
+                if not found and len(nodes) == count and not any(type(x) is BrokenItem for x in nodes):
+                    if self._reported >= k:  # nothing to report for these items
+                        self._reported = max(self._reported, group_end)
                     yield from nodes
+                    k = group_end
                     continue
-            for k in range(g, end):
-                nodes, found = _parse_chunk(lines, bounds[k], bounds[k + 1])
+            while k < group_end:
+                e = bounds.next(k)
+                nodes, found = _parse_chunk(lines, starts[k], starts[e])
+                if found and bounds.correct(k):  # cut inside a scalar or collection? parse to its real end
+                    longer = bounds.next(k)
+                    merged = _parse_chunk(lines, starts[k], starts[longer])
+                    if merged[1]:
+                        bounds.restore()  # no: a broken item
+                    else:
+                        e, (nodes, found) = longer, merged
                 if k == self._reported:
                     self._findings.extend(found)
-                    self._reported += 1
+                    self._reported = e
                 yield from nodes
+                k = e
 
     def __bool__(self) -> bool:
-        return len(self._bounds) > 1  # a chunk always gives at least one node (BrokenItem if broken)
+        return len(self._bounds.starts) > 1  # a chunk always gives at least one node (BrokenItem if broken)
 
     @property
     def unread(self) -> bool:
         """Not read to its end: the syntax findings of its items past `_reported` are not in the file's."""
-        return self._reported < len(self._bounds) - 1
+        return self._reported < len(self._bounds.starts) - 1
 
     def __len__(self) -> int:
         if self._len is None:
@@ -959,8 +993,10 @@ def _lazy_keyed_list(parsed: ParsedFile, start: int, end: int, key: int) -> bool
     stop = end if stop < 0 else stop
     if any("&" in line and _ANCHOR.search(line) for _, line in _numbered(lines, start, end)):
         return False
+    bounds[0] = key + 1  # the comments before the first test are parsed with it (see _item_bounds)
     bounds.append(stop)
-    tail = _parse_chunk(lines, bounds[-2], bounds[-1])
+    item_bounds = ItemBounds(lines, bounds, indent)
+    tail = _last_item(item_bounds)
     if not tail[0] or tail[1] or type(tail[0][-1]) is BrokenItem:
         return False
     # The list's lines as empty lines (a list of 100,000 tests' lines as strings would be ~80 MB; a list
@@ -982,7 +1018,7 @@ def _lazy_keyed_list(parsed: ParsedFile, start: int, end: int, key: int) -> bool
     if at is None or not (isinstance(value, Scalar) and value.value is None):
         return False
     last = tail[0][-1].span
-    items = cast(list[Node], LazyItems(parsed, bounds))
+    items = cast(list[Node], LazyItems(parsed, item_bounds))
     seq = Sequence(Span(first, indent, last.end_line, last.end_col), items, False)
     pairs = list(root.pairs)
     pairs[at] = (pairs[at][0], seq)
@@ -997,18 +1033,35 @@ def _lazy_keyed_list(parsed: ParsedFile, start: int, end: int, key: int) -> bool
 def _lazy_items(parsed: ParsedFile, start: int, end: int) -> None:
     """`_parse_items` for a streamed parse: the list's items are LazyItems. Only the last item is
     parsed now, for the list's span (its findings come when it is read)."""
-    bounds = _item_bounds(parsed.lines, start, end)
-    if len(bounds) < 2:
-        _list_document(parsed, start, bounds[0], [], None)
+    first, starts = _item_bounds(parsed.lines, start, end)
+    bounds = ItemBounds(parsed.lines, starts, 0)
+    if len(bounds.starts) < 2:
+        _list_document(parsed, start, first, [], None)
         return
-    tail = _parse_chunk(parsed.lines, bounds[-2], bounds[-1])[0]
+    tail = _last_item(bounds)[0]
     if not tail:  # a last item that parses to nothing and says nothing: the lists would differ, parse it all
         _parse_items(parsed, start, end, None)
         return
     # LazyItems reads like the list it stands for (iteration, len, indexes, slices): every reader of
     # `Sequence.items` takes it as one.
     items = cast(list[Node], LazyItems(parsed, bounds))
-    _list_document(parsed, start, bounds[0], items, tail[-1].span)
+    _list_document(parsed, start, first, items, tail[-1].span)
+
+
+def _last_item(bounds: ItemBounds) -> tuple[list[Node], list[Finding]]:
+    """The nodes and findings of a list's last item, parsed first in a streamed parse, for the list's span.
+    One that does not parse may have been cut at a line that only looks like an item: then the whole
+    list's tokens say where it starts (`ItemBounds.last_start`), and it is parsed from there if that parses.
+    The bounds stay as they are: each item is corrected, as every parse does, when it is read."""
+    starts = bounds.starts
+    nodes, found = _parse_chunk(bounds.lines, starts[bounds.last()], starts[-1])
+    if found:
+        line = bounds.last_start()
+        if line is not None and line < starts[bounds.last()]:
+            longer = _parse_chunk(bounds.lines, line, starts[-1])
+            if not longer[1]:
+                return longer
+    return nodes, found
 
 
 _DOC_MARKER = re.compile(r"---(?:\s|$)")
@@ -1075,13 +1128,14 @@ def _parse_stream(text: str, off: int, parsed: ParsedFile) -> int | None:
     MappingStartEvent, SequenceStartEvent = yaml.MappingStartEvent, yaml.SequenceStartEvent
     MappingEndEvent, SequenceEndEvent = yaml.MappingEndEvent, yaml.SequenceEndEvent
     events = 0
+    get_event, new_object = parser.get_event, _new_object
     try:
         while True:
             events += 1
             if not events & 1023:
                 yield_point()
             # libyaml's C events: typed as the base `Event` by the stubs, each kind has its own fields.
-            event: Any = parser.get_event()
+            event: Any = get_event()
             if event is None:
                 break
             if remark is not None:
@@ -1102,9 +1156,13 @@ def _parse_stream(text: str, off: int, parsed: ParsedFile) -> int | None:
                     value = _scalar_value(event)
                 else:  # quoted, block, or plain that can only be a string (resolve_plain's first test)
                     value = raw
-                node: Node = Scalar(span, value, raw, style, tag if tag != "!" else None, event.anchor)
-                if event.anchor:
-                    anchors[event.anchor] = (node, 1)
+                # Scalar(…) without its Python-level __init__ (a frame per node; a 4 MB file has millions)
+                node: Node = new_object(Scalar)
+                node.span, node.value, node.raw, node.style = span, value, raw, style  # type: ignore[attr-defined]
+                node.tag = tag if tag != "!" else None
+                anchor = node.anchor = event.anchor
+                if anchor:
+                    anchors[anchor] = (node, 1)
                 if stack:
                     top = stack[-1]
                     top[0].append(node)
@@ -1142,7 +1200,7 @@ def _parse_stream(text: str, off: int, parsed: ParsedFile) -> int | None:
             elif kind is MappingEndEvent or kind is SequenceEndEvent:
                 children, size, last, start_event = stack.pop()
                 start_mark = start_event.start_mark
-                flow = bool(start_event.flow_style)
+                flow = start_event.flow_style is True  # True, False or None (libyaml's style)
                 if not flow and last is not None:
                     # A block collection's end event sits on the next token, maybe lines later;
                     # its text really ends where its last child does.
@@ -1155,14 +1213,17 @@ def _parse_stream(text: str, off: int, parsed: ParsedFile) -> int | None:
                     else:
                         span = _span(sl, start_mark.column, el, ec, lines)
                 tag = start_event.tag
-                if tag == "!":
-                    tag = None
-                anchor = start_event.anchor
+                # Sequence(…) and Mapping(…) without their Python-level __init__, as for scalars
                 if kind is SequenceEndEvent:
-                    node = Sequence(span, children, flow, tag, anchor)
+                    node = new_object(Sequence)
+                    node.items = children
                 else:  # an empty mapping's pairs: its (empty) list of children
-                    node = Mapping(span, list(zip(children[0::2], children[1::2], strict=False)) if children
-                                   else children, flow, tag, anchor)
+                    node = new_object(Mapping)
+                    node.pairs = (list(zip(children[0::2], children[1::2], strict=False))
+                                  if children else children)
+                node.span, node.flow = span, flow
+                node.tag = tag if tag != "!" else None
+                anchor = node.anchor = start_event.anchor
                 if anchor:
                     anchors[anchor] = (node, size)
                 if stack:
@@ -1195,6 +1256,8 @@ def _parse_stream(text: str, off: int, parsed: ParsedFile) -> int | None:
         return exc.span.start_line
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        if mark is None and isinstance(exc, yaml.reader.ReaderError):
+            mark = _reader_mark(text, exc.position)  # a character YAML refuses: where it is
         if mark is not None and remark is not None:
             mark = remark(mark)
         line, col = (mark.line + off, mark.column) if mark is not None else (off, 0)
@@ -1218,6 +1281,16 @@ def _parse_stream(text: str, off: int, parsed: ParsedFile) -> int | None:
         parsed.findings.error("yaml-syntax", Span(line, col, line, min(col + 1, len(lines[line]))), message)
         return line
     return None
+
+
+def _reader_mark(text: str, position: int) -> _Mark:
+    """The place of libyaml's reader error (a control character, U+FFFE…) from its offset: in UTF-8 bytes
+    (libyaml reads the text as UTF-8), or in characters from the pure-Python reader."""
+    if _OFFSETS_IN_BYTES and not text.isascii():
+        position = len(text.encode("utf-8", "surrogatepass")[:position].decode("utf-8", "ignore"))
+    position = max(0, min(position, len(text)))
+    line = text.count("\n", 0, position)
+    return _Mark(line, position - (text.rfind("\n", 0, position) + 1), position)
 
 
 def _scalar_value(event: Any) -> Any:

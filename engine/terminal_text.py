@@ -5,7 +5,10 @@ raw, `ESC ] 52` writes the clipboard (several terminals), `ESC ] 0` sets the win
 hides what follows, `CR` and `ESC [ K` overwrite a finding's line (a fake "0 errors"), and bidi
 overrides (U+202E) show text reversed. `shown` writes every such character as a visible escape
 (`\\x1b`, `\\u202e`); `SafeStream` does it for everything the CLI prints, letting through only the
-styling evalspec itself uses (a few SGR colours and the progress line's erase).
+styling evalspec itself uses (a few SGR colours and the progress line's erase), and masks every secret
+registered by then (`providers/redact.py`: an API key, a variable named like a secret that a file
+interpolated): an error message naming a path, a target or a folder built from `${{ OPENAI_API_KEY }}`
+printed the key.
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO
+
+from .providers.redact import redact
 
 # C0 (but tab and newline), DEL, C1, the bidi embeddings, overrides and isolates, the directional marks
 # (with U+061C, the Arabic letter mark: Unicode's Bidi_Control set is U+061C, U+200E-F, U+202A-E,
@@ -59,6 +64,7 @@ class SafeStream:
         self.failed: OSError | None = None  # the write error, for the CLI to tell it from other OSErrors
 
     def write(self, text: str) -> int:
+        text = redact(text)
         try:
             return self.inner.write(_OURS.sub(_ours_or_escaped, text) if _OURS.search(text) else text)
         except OSError as exc:

@@ -14,6 +14,11 @@ with one), and the server itself as its child (`--backend`). The guard
   that sends thousands at once gets the oldest waiting ones answered ServerCancelled, not a queue of
   seconds in front of its next hover; a request reusing the id of one not yet answered is refused
   (JSON-RPC ids are unique among requests in flight);
+- answers `shutdown` itself (null, as a server that has shut down) when the server has not within
+  `SHUTDOWN_MARGIN_S` past the deadline (a server SIGSTOPped or stuck in one C call), and then stops it
+  on `exit` after `OVERDUE_EXIT_WAIT_S` rather than `EXIT_WAIT_S`;
+- restarts a server stuck in the middle of a message (a header or part of a body written, then nothing
+  for `FRAME_STALL_S` while requests wait for it): nothing it answers after that could be read;
 - restarts a server that died (killed, crashed, out of memory): the requests it held are answered with
   an error, the editor is told (`window/showMessage`), and the new server gets `initialize`, the
   configuration and every open document again (their didOpen and didChange messages, replayed; a
@@ -52,12 +57,17 @@ DEADLINE_S = 0.9  # the 1 s promise less a margin for the client's own reading
 BUDGET_MARGIN_S = 0.5  # past a configured request budget (slow CI: `requestBudgetMs`), before the guard steps in
 MAX_ACTIVE = 16  # requests handed to the server and not yet answered by it
 MAX_QUEUED = 32  # requests waiting for a place; past this the oldest waiting is answered ServerCancelled
-UNTIMED = frozenset({"initialize", "shutdown"})  # the server's start and its orderly end take what they take
+UNTIMED = frozenset({"initialize"})  # the server's start takes what it takes
+NEVER_SHED = frozenset({"initialize", "shutdown"})  # never dropped for newer requests
+SHUTDOWN_MARGIN_S = 1.5  # past the deadline (the server first lets its requests answer, each within it)
 REPLAY_BYTES = 32 * 1024 * 1024  # didOpen + didChange bytes kept per document to replay after a restart
 MAX_RESTARTS = 3
 RESTART_WINDOW_S = 120.0
 LATE_KEPT_S = 120.0  # how long an id answered by the guard waits for the server's answer, to drop it
 EXIT_WAIT_S = 10.0
+OVERDUE_EXIT_WAIT_S = 2.0  # after the guard answered `shutdown` for the server: it had its chance
+FRAME_STALL_S = 10.0  # a message begun and not one more byte of it for this long, while requests wait: stuck
+STALL_CHECK_S = 1.0
 
 SERVER_NOT_INITIALIZED = -32002
 REQUEST_FAILED = -32803
@@ -139,6 +149,10 @@ class Backend:
     def __init__(self, proc: asyncio.subprocess.Process) -> None:
         self.proc = proc
         self.reader: asyncio.Task[None] | None = None
+        self.mid_frame = False  # a message begun (its first header line read) and not yet whole
+        self.progress = 0.0  # when the last piece of it arrived
+        self.watch: asyncio.TimerHandle | None = None  # the stall check, while mid_frame
+        self.stopped_because: str | None = None  # the guard stopped it: why, for the editor
 
 
 class Guard:
@@ -159,6 +173,7 @@ class Guard:
         self.given_up = False
         self.exiting = False
         self.shut_down = False
+        self.shutdown_overdue = False  # the guard answered `shutdown` for a server that did not
         self.exit_code: int | None = None
         self.done = asyncio.Event()
         self.ready = False  # the server has answered `initialize`
@@ -196,6 +211,7 @@ class Guard:
                     line = await out.readline()
                     if not line:
                         return await self.backend_ended(backend, OUTPUT_GONE_S)
+                    self.frame_progress(backend)
                     if line in (b"\r\n", b"\n"):
                         break
                     name, _, value = line.partition(b":")
@@ -208,11 +224,13 @@ class Guard:
                     # Not a frame (no length, 0, past MAX_FRAME): the output is out of step with its frames,
                     # and every answer after this would be lost. The server is stopped and started again.
                     return await self.backend_unreadable(backend, f"a frame of length {length}")
-                body = await out.readexactly(length)
+                body = await self.read_body(backend, out, length)
             except ValueError:  # a line past LINE_LIMIT: not a header
                 return await self.backend_unreadable(backend, "a header line over 1 MB")
             except (asyncio.IncompleteReadError, ConnectionError):
                 return await self.backend_ended(backend, OUTPUT_GONE_S)
+            finally:
+                self.frame_done(backend)
             if backend is not self.backend:
                 continue
             try:
@@ -223,6 +241,50 @@ class Guard:
             except Exception:  # never stop reading the server: passed on as it came
                 log.exception("the guard could not handle a message from the server; passed on")
                 self.write_client(frame(body))
+
+    async def read_body(self, backend: Backend, out: asyncio.StreamReader, length: int) -> bytes:
+        """`length` bytes, read as they come so that the stall check sees each piece arrive."""
+        parts: list[bytes] = []
+        left = length
+        while left:
+            part = await out.read(min(left, PIPE_SIZE))
+            if not part:
+                raise asyncio.IncompleteReadError(b"".join(parts), length)
+            self.frame_progress(backend)
+            parts.append(part)
+            left -= len(part)
+        return parts[0] if len(parts) == 1 else b"".join(parts)
+
+    def frame_progress(self, backend: Backend) -> None:
+        backend.progress = time.monotonic()
+        if not backend.mid_frame:
+            backend.mid_frame = True
+            backend.watch = self.loop.call_later(STALL_CHECK_S, self.check_stall, backend)
+
+    @staticmethod
+    def frame_done(backend: Backend) -> None:
+        backend.mid_frame = False
+        if backend.watch is not None:
+            backend.watch.cancel()
+            backend.watch = None
+
+    def check_stall(self, backend: Backend) -> None:
+        """A server that began a message and has written nothing more of it for FRAME_STALL_S while
+        requests wait for it is stuck (stopped mid-write, hung in a C call between two writes): nothing it
+        answers after that can be read, as every later answer sits behind the missing bytes. It is
+        stopped and started again, like a server whose output is not frames. A message that keeps coming,
+        however slowly, is waited for; so is one nobody waits behind (the next request starts the clock)."""
+        backend.watch = None
+        if backend is not self.backend or not backend.mid_frame or backend.proc.returncode is not None:
+            return
+        stalled = time.monotonic() - backend.progress
+        if stalled >= FRAME_STALL_S and (self.active or self.late or self.waiting):
+            log.error("the server process wrote part of a message and nothing more for %.0f s while requests "
+                      "waited: stopped", stalled)
+            backend.stopped_because = f"stuck for {stalled:.0f} s in the middle of an answer"
+            self.stop_backend(backend)
+            return
+        backend.watch = self.loop.call_later(STALL_CHECK_S, self.check_stall, backend)
 
     def registered_again(self, body: bytes) -> bool:
         """A restarted server registers its capabilities again (file watchers): the editor has them from
@@ -285,10 +347,12 @@ class Guard:
         if backend is not self.backend:
             return
         if self.exiting or (self.shut_down and not self.active):
-            self.exit_code = code
+            # LSP: 0 after `shutdown`; the guard answered it for a server that could not, so the session
+            # ended as the editor asked, whatever stopping that server took
+            self.exit_code = 0 if self.shutdown_overdue else code
             self.done.set()
             return
-        why = f"killed by signal {-code}" if code < 0 else f"exit code {code}"
+        why = backend.stopped_because or (f"killed by signal {-code}" if code < 0 else f"exit code {code}")
         log.error("the server process stopped (%s)", why)
         self.backend = None
         for request in list(self.active.values()):
@@ -375,7 +439,8 @@ class Guard:
             if method == "exit":
                 self.exiting = True
                 # a server that does not end on `exit` (hung, or not reading) is stopped: the editor is waiting
-                self.loop.call_later(EXIT_WAIT_S, self.stop_backend, self.backend)
+                self.loop.call_later(OVERDUE_EXIT_WAIT_S if self.shutdown_overdue else EXIT_WAIT_S,
+                                     self.stop_backend, self.backend)
                 if self.backend is None:  # no server to pass it to (it stayed down): end here
                     self.exit_code = 1
                     self.done.set()
@@ -416,7 +481,8 @@ class Guard:
 
     def arm(self, request: Request) -> None:
         since = max(request.arrived, self.ready_at)
-        request.timer = self.loop.call_at(self.loop.time() + self.deadline_s - (time.monotonic() - since),
+        bound = self.deadline_s + (SHUTDOWN_MARGIN_S if request.method == "shutdown" else 0.0)
+        request.timer = self.loop.call_at(self.loop.time() + bound - (time.monotonic() - since),
                                           self.expire, request)
 
     @staticmethod
@@ -474,7 +540,7 @@ class Guard:
     def shed_oldest(self) -> None:
         for i, queued in enumerate(self.queue):
             request = queued.request
-            if request is not None and request.method not in UNTIMED:
+            if request is not None and request.method not in NEVER_SHED:
                 del self.queue[i]
                 self.waiting -= 1
                 if request.timer is not None:
@@ -502,6 +568,15 @@ class Guard:
     def expire(self, request: Request) -> None:
         """The deadline: the client gets an error now; the server, a cancel."""
         if request.answered:
+            return
+        if request.method == "shutdown":
+            # The server has not answered `shutdown` (it lets its requests answer first, each within the
+            # deadline): it is hung or stopped. The editor gets its answer from the guard, and `exit` will
+            # stop the server. The request stays where it is; a late answer from the server is dropped.
+            request.answered = self.shutdown_overdue = True
+            self.write_client(frame(b'{"jsonrpc":"2.0","id":' + _encode_id(request.msg_id) + b',"result":null}'))
+            log.error("shutdown not answered by the server within %.1f s: answered by the guard",
+                      time.monotonic() - request.arrived)
             return
         self.answer(request, REQUEST_FAILED, f"evalspec is busy: no answer to {request.method} within "
                                              f"{self.deadline_s:.1f} s; ask again in a moment")

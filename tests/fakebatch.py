@@ -165,6 +165,10 @@ class FakeBatchServer:
         self.fail_next = 0
         self.end_as: dict[int, str] = {}  # the n-th batch created ends "expired" or "failed"
         self.failing_polls = 0  # the next polls of a batch (GET by id) answer 503
+        # The most a list page holds whatever `limit` asks (OpenAI: 100, Anthropic: 1,000, Gemini: 1,000):
+        # a test lowers it to make the client page.
+        self.page_cap = 1000
+        self.lists = 0  # GETs of a batch list
         self.uploads_started: dict[str, str] = {}  # Gemini resumable uploads: upload_id → display name
         self.log: list[tuple[str, str]] = []  # (method, path)
         self._ids = itertools.count(1)
@@ -317,15 +321,20 @@ class FakeBatchServer:
                               "validating")
             return web.json_response(self._openai_json(batch))
         if m == "GET" and rest == "":
+            self.lists += 1
             after = request.query.get("after")
             limit = int(request.query.get("limit", "20"))
-            mine = sorted((b for b in self.batches.values() if b.api == "openai"), key=lambda b: -b.created_at)
+            if not 1 <= limit <= 100:
+                return _error(400, "limit must be between 1 and 100")
+            limit = min(limit, self.page_cap)
+            mine = sorted((b for b in self.batches.values() if b.api == "openai"), key=lambda b: (-b.created_at, -b.number))
             if after:
                 ids = [b.id for b in mine]
                 mine = mine[ids.index(after) + 1:] if after in ids else []
             page = mine[:limit]
             return web.json_response({"object": "list", "data": [self._openai_json(b) for b in page],
-                                      "has_more": len(mine) > limit})
+                                      "first_id": page[0].id if page else None,
+                                      "last_id": page[-1].id if page else None, "has_more": len(mine) > limit})
         batch_id, _, action = rest.partition("/")
         batch = self.batches.get(batch_id)
         if batch is None or batch.api != "openai":
@@ -360,12 +369,16 @@ class FakeBatchServer:
             batch = self._new("anthropic", items, {}, None, "in_progress")
             return web.json_response(self._anthropic_json(batch))
         if m == "GET" and rest == "":
-            mine = sorted((b for b in self.batches.values() if b.api == "anthropic"), key=lambda b: -b.created_at)
+            self.lists += 1
+            mine = sorted((b for b in self.batches.values() if b.api == "anthropic"), key=lambda b: (-b.created_at, -b.number))
             after = request.query.get("after_id")
             if after:
                 ids = [b.id for b in mine]
                 mine = mine[ids.index(after) + 1:] if after in ids else []
             limit = int(request.query.get("limit", "20"))
+            if not 1 <= limit <= 1000:
+                return _error(400, "limit must be between 1 and 1000")
+            limit = min(limit, self.page_cap)
             page = mine[:limit]
             return web.json_response({"data": [self._anthropic_json(b) for b in page],
                                       "has_more": len(mine) > limit,
@@ -440,9 +453,10 @@ class FakeBatchServer:
                 return _google_error(404, "NOT_FOUND", "no such file")
             return web.Response(body=data, content_type="application/octet-stream")
         if m == "GET" and path == "/v1beta/batches":
-            mine = sorted((b for b in self.batches.values() if b.api == "google"), key=lambda b: -b.created_at)
+            self.lists += 1
+            mine = sorted((b for b in self.batches.values() if b.api == "google"), key=lambda b: (-b.created_at, -b.number))
             start = int(request.query.get("pageToken") or 0)
-            size = int(request.query.get("pageSize") or 10)
+            size = min(int(request.query.get("pageSize") or 10), self.page_cap)
             page = mine[start:start + size]
             out: dict[str, Any] = {"operations": [self._google_json(b) for b in page]}
             if start + size < len(mine):

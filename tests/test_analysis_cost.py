@@ -586,3 +586,61 @@ print(young < 1000, old, gc.get_freeze_count() == frozen, any(o is more[-1] for 
     # nothing left for the young generation's pass to scan; in the oldest; nothing thawed; and with frozen
     # objects about, the new ones are left to the young generation's pass
     assert done.stdout.split() == ["True", "True", "True", "False"], done.stderr
+
+
+def test_a_memo_asked_from_two_threads_at_once_is_computed_once() -> None:
+    """The server computes a request's answer on a worker thread; a 4 MB file's layout (a memo) took
+    seconds, and each completion asked meanwhile computed it again beside the first, so none finished and
+    every request on the file answered "still checking". A second thread now waits for the first's value.
+    Here the first computation waits (at most 2 s) for the second thread to end: without the lock the
+    second computes its own and ends; with it, it can only wait."""
+    import threading
+
+    a = analyze(W + "- prompt: hi\n", "b.yml")
+    computed: list[str] = []
+    second_got: list[object] = []
+    second = threading.Thread(target=lambda: second_got.append(a.memoised("k", compute)))
+
+    def compute(_: Analysis) -> object:
+        computed.append(threading.current_thread().name)
+        if threading.current_thread() is not second:
+            second.start()
+            second.join(timeout=2)
+        return object()
+
+    first_got = a.memoised("k", compute)
+    second.join(timeout=10)
+    assert len(computed) == 1
+    assert second_got == [first_got]
+    assert a.memoised("k", compute) is first_got and len(computed) == 1
+
+
+def test_the_error_count_is_the_length_of_the_errors_without_making_them() -> None:
+    """The server asks how many errors a file has on its event loop (lenses, Plan, Run): `errors` makes a
+    corrected copy of every omitted one (2.8 million for a 4 MB flow list of `{}`: seconds there)."""
+    a = analyze(W + "- prompt: x\n  shuld: 1\n" + "- {}\n" * 3000, "b.yml")
+    assert a.omitted and any(f.severity == "warning" for f in a.findings)
+    assert a.error_count == 3000 + 2999  # each misses its prompt; all but one repeat an id
+    assert "omitted errors" not in a.memo  # counted, not made
+    assert a.error_count == len(a.errors)
+    clean = analyze(W + "- prompt: hi\n", "c.yml")
+    assert clean.error_count == len(clean.errors) == 0
+
+
+def test_a_long_line_is_read_once_for_the_requests_on_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A flow list on one 4 MB line took 0.7 s to read, and a hover read it 8 times: a long line's shape is
+    kept (the last few), the same for every caller."""
+    from evalspec.ide import lines as ide_lines
+    from evalspec.ide.hover import hover
+
+    line = "  should: [" + "{a: b}, " * 2000 + "x]"
+    text = W + "- prompt: hi\n" + line + "\n"
+    a = analyze(text, "b.yml")
+    reads: list[int] = []
+    real = ide_lines._value
+    monkeypatch.setattr(ide_lines, "_value", lambda t: reads.append(len(t)) or real(t))
+    monkeypatch.setattr(ide_lines, "_LONG_SHAPES", {})
+    for _ in range(3):
+        hover(a, 4, len(line) // 2)
+    assert len([n for n in reads if n > ide_lines.LONG_LINE]) == 1
+    assert ide_lines.shape(line) is ide_lines.shape(line) == ide_lines._shape(line)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import random
 from unittest import mock
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -27,9 +28,9 @@ def repaired(span, lines):  # type: ignore[no-untyped-def]
     raise AssertionError(f"a finding's range {tuple(span)} had to be pulled inside the text")
 
 
-def check(path: str, text: str, rnd: random.Random, kind) -> None:  # type: ignore[no-untyped-def]
+def check(path: str, text: str, rnd: random.Random, kind, every_way: bool = False) -> None:  # type: ignore[no-untyped-def]
     with mock.patch.object(analysis_module, "_pulled_in", repaired):
-        outcome = fuzzing.check(path, text, rnd, kind=kind, at=4)
+        outcome = fuzzing.check(path, text, rnd, kind=kind, at=4, every_way=every_way)
     assert outcome.problems == [], f"{path} ({kind}):\n{text[:2000]!r}"
 
 
@@ -49,7 +50,21 @@ def test_mutated_corpus_documents(seed: int, mutations: list[fuzzing.Mutation], 
     text = fuzzing.window(rnd, text)
     for mutation in mutations:
         text = mutation(rnd, text)
-    check(path, text, rnd, kind)
+    check(path, text, rnd, kind, every_way=True)
+
+
+NEW = fuzzing.MUTATIONS[fuzzing.MUTATIONS.index(fuzzing.tags):]  # the judged round's mutations
+
+
+@settings(BOUNDED, max_examples=20)
+@given(seed=st.integers(0, len(CORPUS) - 1), rnd=st.randoms(use_true_random=False), kind=st.sampled_from(fuzzing.KINDS))
+@pytest.mark.parametrize("mutation", NEW, ids=lambda m: m.__name__)
+def test_each_new_mutation(mutation: fuzzing.Mutation, seed: int, rnd: random.Random, kind) -> None:  # type: ignore[no-untyped-def]
+    """Each of the mutations added for the judged round, alone, then with one of any kind."""
+    path, text = CORPUS[seed]
+    text = mutation(rnd, fuzzing.window(rnd, text))
+    check(path, text, rnd, kind, every_way=True)
+    check(path, fuzzing.mutate(rnd, text, 1), rnd, kind)
 
 
 PIECES = [*"ab:-#'\"[]{},&*!|>%@`? \t\n\r$\\.0", "\u2028", "\x85", "\ufeff", "\x00", "\ud800", "é", "😀", "title",

@@ -79,6 +79,7 @@ USES: dict[str, str] = {
     "evalspec.ide.lines._DOC_MARKER": "match",
     "evalspec.ide.lines._FLOW_STOP": "search",
     "evalspec.ide.lines._KEY": "match",
+    "evalspec.run.journal.records._FP_VALUE": "fullmatch",
     "evalspec.source._ANCHOR": "search",
     "evalspec.source._DOC_MARKER": "match",
     "evalspec.source._FLOAT": "match",

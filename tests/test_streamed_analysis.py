@@ -189,3 +189,39 @@ def test_the_file_text_goes_with_the_analysis_without_the_collector(tmp_path: Pa
         assert len(plan.tasks) == 50
     finally:
         gc.enable()
+
+
+SUITES = [
+    # From the seed-24 long fuzz run. A syntax error in a test of a file named like no format: the detection
+    # read the streamed tests (and their error) before the check, so `check` did not read the file whole
+    # and called it a suite where the editor and a whole parse call it unrelated YAML.
+    ("demo.yaml", "description: d\ntests:\n  - id: a\n    input: x\n    assert: 1\n      # c\n      - b\n"
+                  "  - id: b\n    input: y\n    criteria: c\n"),
+    # A list of tests at the root: its `${{ VAR }}` were scanned with the document and again as a tests
+    # file's, so the full analysis said each unset variable twice.
+    ("s.eval.yaml", '- id: a\n  input: "${{ NOPE_X }}"\n  criteria: c\n'),
+    ("s.eval.yaml", 'a: *x\n%TAG !e! !\n---\n- id: a\n  input: "${{ NOPE_X }}"\n  criteria: c\n'),
+    # A NUL in a comment before the first test: no test's part of the text held it, so `check` never read it
+    # (a whole parse refuses the file there).
+    ("s.eval.yaml", "tests:\n  # a comment\x00\n  - id: a\n    input: x\n    criteria: c\n"),
+    ("b.weval.yml", "title: t\nmodels: [openai:gpt-4o-mini]\n--- # \x01\n# c\x00\n- id: a\n  prompt: x\n"),
+]
+
+
+@pytest.mark.parametrize(("name", "text", "at"), [
+    ("s.eval.yaml", "tests:\n  # é comment\x00\n  - id: a\n    input: x\n    criteria: c\n", (1, 13)),
+    ("b.weval.yml", "title: t\nmodels: [openai:gpt-4o-mini]\n---\n# c\n- id: a\n  prompt: x\n- id: b\n  prompt: é\x7f\n",
+     (7, 11)),
+])
+def test_a_character_yaml_refuses_is_reported_where_it_is(name: str, text: str, at: tuple[int, int]) -> None:
+    # libyaml's reader error has no mark, only an offset in UTF-8 bytes: it was reported at the part's start.
+    for a in (analyze(text, name, env={}), analyze(text, name, env={}, streamed=True)):
+        syntax = [f for f in a.findings if f.code == "yaml-syntax"]
+        assert [(f.span.start_line, f.span.start_col) for f in syntax] == [at], a.findings
+
+
+@pytest.mark.parametrize(("name", "text"), SUITES, ids=range(len(SUITES)))
+def test_suites_analyse_the_same_streamed(name: str, text: str) -> None:
+    full = analyze(text, name, env={})
+    _same(full, analyze(text, name, env={}, streamed=True))
+    assert [f.code for f in full.findings].count("unset-variable") <= 1

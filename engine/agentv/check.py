@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..file_source import DiskSource, FileSource
-from ..findings import Findings, Span
+from ..findings import Findings, Span, in_text_order
 from ..registry.agentv import TARGETS_SCHEMA_ID
 from ..source import MAX_FILE_BYTES, Document, Mapping, Node, ParsedFile, Sequence
 from .context import Budget, Context
@@ -43,7 +43,7 @@ def check_agentv(parsed: ParsedFile, path: Path | None, *, source: FileSource | 
     outside the project are reported and not read unless allowed)."""
     source = source if source is not None else DiskSource(env)
     result = _check(parsed, path, source, FileSystem(source, allow_outside=allow_outside, project=project))
-    result.findings.sort(key=lambda f: (f.path or "", f.span.start_line, f.span.start_col, f.code))
+    in_text_order(result.findings)
     return result
 
 
@@ -79,7 +79,7 @@ def _check(parsed: ParsedFile, path: Path | None, source: FileSource, fs: FileSy
             return AgentvResult(None, out)
         return AgentvResult(check_suite(ctx, root), out)
     if isinstance(root, Sequence):
-        return AgentvResult(_tests_file(ctx, root.items), out)
+        return AgentvResult(_tests_file(ctx, root.items, scanned=True), out)
     out.error("not-an-eval-file", root.span, "An AgentV eval file is a mapping with 'tests' (and optional "
               "metadata, execution and assert); a tests file is a list of tests.")
     return AgentvResult(None, out)
@@ -93,14 +93,19 @@ def _marker_span(parsed: ParsedFile, document: Document) -> Span:
     so `---`'s three columns are only taken on a line that holds them."""
     lines = parsed.lines
     root = document.root
-    last = root.span.start_line if root is not None else document.span.start_line
-    for n in range(document.span.start_line, min(last, len(lines) - 1) + 1):
-        if lines[n].startswith("---"):
-            return Span(n, 0, n, 3)
+    first = document.span.start_line
+    last = root.span.start_line if root is not None else first
+    for n in range(first, min(last, len(lines) - 1) + 1):
+        # after a bare CR (a line break to YAML, not to the lines), the marker is inside a line: where the
+        # document starts
+        col = document.span.start_col if n == first else 0
+        if lines[n].startswith("---", col):
+            return Span(n, col, n, col + 3)
     if root is None or root.span.start_line >= len(lines):
-        return Span(document.span.start_line, 0, document.span.start_line, 0)
-    line = root.span.start_line
-    return Span(line, root.span.start_col, line, len(lines[line].rstrip("\r")))
+        return Span(first, 0, first, 0)
+    line, col = root.span.start_line, root.span.start_col
+    # a root that starts after the line's last character (an empty one after a bare CR) is an empty range
+    return Span(line, col, line, max(col, len(lines[line].rstrip("\r"))))
 
 def _is_targets_file(root: Mapping, path: Path | None) -> bool:
     schema = root.get("$schema")
@@ -110,10 +115,12 @@ def _is_targets_file(root: Mapping, path: Path | None) -> bool:
         path is None or path.name in ("targets.yaml", "targets.yml") or TARGETS_SCHEMA_ID in str(path))
 
 
-def _tests_file(ctx: Context, nodes: Iterable[Node]) -> AgentvSuite:
-    """A tests file on its own: every test checked as AgentV would load it, without suite defaults."""
+def _tests_file(ctx: Context, nodes: Iterable[Node], *, scanned: bool = False) -> AgentvSuite:
+    """A tests file on its own: every test checked as AgentV would load it, without suite defaults.
+    `scanned`: the nodes were scanned for `${{ VAR }}` with their document (a list at the root; each
+    variable was reported twice)."""
     loaded = Loaded()
-    if not ctx.streamed:  # streamed, each is scanned as it is checked (suite.add_test_items)
+    if not ctx.streamed and not scanned:  # streamed, each is scanned as it is checked (suite.add_test_items)
         nodes = list(nodes)
         for node in nodes:
             ctx.values.scan(node, ctx.lines, ctx.out)

@@ -4,11 +4,17 @@ A tests file (dataset) has no targets, judges or suite settings of its own, so i
 the suite that names it (`tests: ./cases.jsonl`, a `file://` item or a glob) can. The search looks in
 the dataset's folder tree, from the repository root (a folder with `.git`, at most a few levels up) down,
 bounded in files and bytes; candidates are checked, never executed.
+
+Outside a repository a suite's project is its own folder, and it may name only files below it
+(SECURITY.md), so the only suites that can include the dataset lie directly in its folder or in one of
+its parents: only those files are read, never the folders beside them (the attack run's seventh round saw
+a dataset's run read every YAML file of its parent's other subfolders).
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 from ..file_source import read_regular_bytes
@@ -30,16 +36,33 @@ def search_root(dataset: Path) -> Path:
     return folder if parent == folder or parent.parent == parent else parent
 
 
+def _folders(dataset: Path) -> Iterator[tuple[str, list[str], list[str]]]:
+    """(folder, subfolders, files) to look at: the repository's tree when the dataset is in one, else the
+    dataset's folder and its parents up to the search root, each without its subfolders."""
+    folder = dataset.resolve().parent
+    root = search_root(dataset)
+    if (root / ".git").exists():
+        yield from os.walk(root)
+        return
+    for d in (folder, *folder.parents):
+        try:
+            files = [e.name for e in os.scandir(d) if e.is_file(follow_symlinks=False)]
+        except OSError:
+            files = []
+        yield str(d), [], files
+        if d == root:
+            return
+
+
 def suites_including(dataset: Path) -> list[Path]:
     """Suites under the dataset's search root whose tests come (partly) from `dataset`, nearest first."""
     from ..analysis import analyze_file
     from ..detect import FileKind
 
     target = dataset.resolve()
-    root = search_root(dataset)
     found: list[Path] = []
     seen = 0
-    for folder, dirs, files in os.walk(root):
+    for folder, dirs, files in _folders(dataset):
         dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and (not d.startswith(".") or d == ".agentv"))
         seen += len(dirs)
         for name in sorted(files):

@@ -70,9 +70,10 @@ class Values:
             if not visited & 1023:
                 yield_point()  # a 4 MB suite is a million nodes: requests go first (yielding.py)
             node, credential = pop()
-            if id(node) in seen:  # an alias shares its target node: report it once
-                continue
-            seen.add(id(node))
+            if node.anchor is not None:  # an alias shares its target node (always anchored): report it once
+                if id(node) in seen:
+                    continue
+                seen.add(id(node))
             if isinstance(node, Scalar):
                 value = node.value
                 if isinstance(value, str) and MARKER in value:

@@ -168,11 +168,14 @@ def add_test_items(ctx: Context, items: Iterable[Node], loaded: Loaded) -> None:
     others (a streamed list's LazyItems or a JSONL file's lines, in `check` and `run`) are scanned as they
     come, and dropped once checked."""
     lazy = isinstance(items, LazyItems) or not isinstance(items, list)
+    values = ctx.values
+    mark = 0
     for item in items:
-        mark = ctx.values.mark()
         if lazy:
-            ctx.values.scan(item, ctx.lines, ctx.out)
-        item_text = ctx.str_of(item)
+            mark = values.mark()
+            values.scan(item, ctx.lines, ctx.out)
+        # (a test is a mapping: no string to look at; 840,000 `- {}` in a 4 MB file)
+        item_text = values.str_of(item) if isinstance(item, Scalar) else None
         if item_text is None:
             loaded.add(item, ctx)
         elif item_text.startswith(FILE_URL):
@@ -182,7 +185,7 @@ def add_test_items(ctx: Context, items: Iterable[Node], loaded: Loaded) -> None:
                           fix=replace("Make it a file:// reference", item.span, f"{FILE_URL}{item_text}")
                           if item_text.endswith((".yaml", ".yml", ".jsonl", ".csv")) else None)
         if lazy:
-            ctx.values.forget(mark)
+            values.forget(mark)
 
 
 class UniqueTests:

@@ -8,7 +8,7 @@ that on the test instead, and leave the test out of the model (it would not run)
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from ..findings import Edit, Finding, Fix, Span, replace
 from ..source import BrokenItem, Mapping, Node, Scalar, findings_within, moved_finding, node_type_name
@@ -46,7 +46,9 @@ class RepeatedTests:
     SAME_ITEMS = 256  # distinct texts kept, the last ones checked
 
     def __init__(self) -> None:
-        self.items: dict[object, tuple[Context, Span, list[Finding]]] = {}
+        # the checks kept for one file's tests (its context), by their text; the file of the last test
+        self.ctx: Context | None = None
+        self.items: dict[object, tuple[Span, list[Finding]]] = {}
 
     def check(self, ctx: Context, node: Node, defaults: SuiteDefaults) -> AgentvTest | None:
         if type(node) is not Mapping:
@@ -55,32 +57,44 @@ class RepeatedTests:
         sl, sc, el, ec = span
         if el - sl > 8:
             return check_test(ctx, node, defaults)
-        lines = ctx.lines
-        if sl == el:
-            text = lines[sl][sc:ec]
-            key: object = (id(ctx), text)
-        else:
-            text = "\n".join([lines[sl][sc:], *[lines[i] for i in range(sl + 1, el)], lines[el][:ec]])
-            key = (id(ctx), sc, text)  # the continuation lines' indentation is read against the test's column
-        hit = self.items.get(key)  # (only texts that pass the test below are kept)
-        if hit is not None and hit[0] is ctx:
-            _, first, found = hit
-            line, dl, dc = first[0], sl - first[0], sc - first[1]
-            ctx.out.extend([moved_finding(f, line, dl, dc) for f in found])
-            return None
-        if len(text) > self.SAME_TEXT or "*" in text or "|" in text or ">" in text or "$" in text:
-            return check_test(ctx, node, defaults)
+        if ctx is not self.ctx:  # another file's tests (a suite's tests files come one after another)
+            self.ctx, self.items = ctx, {}
+        key: object = None
+        if self.items:  # (a suite of valid tests keeps none: its tests' texts are not even made)
+            key = self._key(ctx.lines, sl, sc, el, ec)
+            hit = self.items.get(key)  # (only texts that pass the test below are kept)
+            if hit is not None:
+                first, found = hit
+                line, dl, dc = first[0], sl - first[0], sc - first[1]
+                if len(found) == 1:  # (most often: 840,000 `- {}` each miss their fields)
+                    ctx.out.append(moved_finding(found[0], line, dl, dc))
+                else:
+                    ctx.out.extend([moved_finding(f, line, dl, dc) for f in found])
+                return None
         mark, budget = len(ctx.out), _budget_state(ctx)
         ctx.lines_read = False
         test = check_test(ctx, node, defaults)
         if test is not None or ctx.lines_read or budget != _budget_state(ctx):
             return test
+        if key is None:
+            key = self._key(ctx.lines, sl, sc, el, ec)
+        text = key if isinstance(key, str) else cast(tuple[int, str], key)[1]
+        if len(text) > self.SAME_TEXT or "*" in text or "|" in text or ">" in text or "$" in text:
+            return None
         found = ctx.out[mark:]
         if self.SAME_ITEMS > 0 and findings_within(span, found):
             if len(self.items) >= self.SAME_ITEMS:
                 del self.items[next(iter(self.items))]  # the oldest
-            self.items[key] = (ctx, span, found)
+            self.items[key] = (span, found)
         return None
+
+    @staticmethod
+    def _key(lines: list[str], sl: int, sc: int, el: int, ec: int) -> object:
+        """A test's text (from its column, with its lines' breaks), what its check is kept by."""
+        if sl == el:
+            return lines[sl][sc:ec]
+        # the continuation lines' indentation is read against the test's column
+        return sc, "\n".join([lines[sl][sc:], *[lines[i] for i in range(sl + 1, el)], lines[el][:ec]])
 
 
 def _budget_state(ctx: Context) -> tuple[int, int, int, int]:

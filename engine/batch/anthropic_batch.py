@@ -1,16 +1,18 @@
 """Anthropic Message Batches: `POST /v1/messages/batches` with `requests: [{custom_id, params}]`, polled
 until `processing_status` is `ended`, then the results JSONL from `results_url`.
 
-A message batch has no metadata. A batch created just before a kill, whose id the journal never got,
-is found by listing the batches: one created after the plan was journaled, with the plan's number of
-requests, that no other part of the run has claimed.
+A message batch has no metadata and no name (the list gives id, states, request_counts and times only).
+A batch created just before a kill, whose id the journal never got, is found by listing the batches:
+one created after the plan was journaled, with the plan's number of requests, that no other part of the
+run has claimed. Once it has ended its results name it: every custom id carries its part's tag
+(`<tag>-r<n>`, run/generate/batch_stage.py), read from the results' first line (`first_custom_id`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import datetime as dt
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable
 from typing import Any
 
 import httpx
@@ -28,6 +30,7 @@ class AnthropicBatches(HttpBatches):
     api = "anthropic"
     framing = Framing(b'{"requests":[', b",", b"]}")  # the creation's body
     list_cursor = "after_id"
+    tagged = True  # a message batch has no metadata: its results' custom ids say whose it is
 
     def __init__(self, provider: AnthropicProvider, limits: Limits | None = None) -> None:
         self.provider = provider
@@ -61,7 +64,20 @@ class AnthropicBatches(HttpBatches):
     def _created(self, item: dict[str, Any]) -> float | None:
         return _timestamp(item.get("created_at"))
 
-    async def results(self, status: BatchStatus) -> AsyncIterator[ItemResult]:
+    async def first_custom_id(self, status: BatchStatus) -> str | None:
+        # The results stream is closed after its first line: one line read, whatever the batch's size.
+        results = self._results(status)
+        try:
+            async for item in results:
+                return item.custom_id
+        finally:
+            await results.aclose()
+        return None
+
+    def results(self, status: BatchStatus) -> AsyncIterator[ItemResult]:
+        return self._results(status)
+
+    async def _results(self, status: BatchStatus) -> AsyncGenerator[ItemResult, None]:
         # The key goes with the request: only to the API's own host, whatever results_url names (and
         # the documented path when an ended batch names none).
         documented = f"{self.batches_url}/{segment(status.id)}/results"

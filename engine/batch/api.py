@@ -89,6 +89,9 @@ class BatchAPI(Protocol):
     api: str  # "openai" | "anthropic" | "google"
     limits: Limits
     framing: Framing  # how the encoded requests are joined in the body sent (a JSONL file, a JSON array)
+    # Whether a batch keeps no key of the run's (Anthropic: no metadata, no name), so each custom id
+    # carries its part's tag instead, read back from an ended batch's results (`first_custom_id`).
+    tagged: bool
 
     def encode(self, custom_id: str, body: dict[str, Any]) -> bytes:
         """One request as it is sent (a JSONL line, a `requests` item): what the limits count."""
@@ -105,6 +108,15 @@ class BatchAPI(Protocol):
     async def find(self, key: str, *, created_after: float, total: int,
                    taken: frozenset[str] = frozenset()) -> BatchStatus | None:
         """A batch this run created under `key` whose id it never learnt (killed while creating it)."""
+        ...
+
+    async def listed(self, created_after: float | None) -> list[BatchStatus]:
+        """The batches the key can see, newest first, created after `created_after` (None: as many
+        pages back as the client lists), each with the run's key where the API keeps one."""
+        ...
+
+    async def first_custom_id(self, status: BatchStatus) -> str | None:
+        """The custom id of an ended batch's first result (None: it has none): which part it was."""
         ...
 
     def results(self, status: BatchStatus) -> AsyncIterator[ItemResult]: ...

@@ -37,7 +37,7 @@ from ..jsonio import dumps_bytes
 from ..providers.base import BAD_RESPONSE, ProviderError
 from ..providers.google import GoogleProvider
 from .api import GOOGLE_MAX_BYTES, GOOGLE_MAX_REQUESTS, BatchStatus, ItemResult, Limits
-from .http_batches import LIST_PAGES
+from .http_batches import LIST_PAGES, statuses_listed
 from .part_file import LINES, PartFile, part_file
 from .wire import jsonl_lines, request_headers, request_json
 
@@ -47,6 +47,7 @@ ENDED = frozenset({"succeeded", "failed", "cancelled", "expired"})
 class GoogleBatches:
     api = "google"
     framing = LINES
+    tagged = False  # its displayName is the run's key
 
     def __init__(self, provider: GoogleProvider, model: str | None = None, limits: Limits | None = None) -> None:
         self.provider = provider
@@ -133,6 +134,12 @@ class GoogleBatches:
                 if status.key == key and status.id not in taken:
                     return status
         return None
+
+    async def listed(self, created_after: float | None) -> list[BatchStatus]:
+        return await statuses_listed(self._listed(), self._status, created_after)
+
+    async def first_custom_id(self, status: BatchStatus) -> str | None:
+        return None  # its displayName names it (`key`)
 
     async def _listed(self) -> AsyncGenerator[dict[str, Any], None]:
         token: str | None = None

@@ -5,18 +5,38 @@ the journal never got. Each client says how its batches read (`_status`) and whe
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Mapping
+import contextlib
+from collections.abc import AsyncGenerator, Callable, Mapping
 from typing import Any
 
 import httpx
 
+from ..providers.base import ProviderError
 from .api import BatchStatus
 from .wire import request_json, segment
 
 LIST_PAGES = 20  # pages of 100 listed when looking for a batch whose id was never journaled
 
 
+async def statuses_listed(listed: AsyncGenerator[dict[str, Any], None],
+                          status_of: Callable[[dict[str, Any]], BatchStatus],
+                          created_after: float | None) -> list[BatchStatus]:
+    """The listed items that read as batches, created after `created_after` (a minute's leeway for clock
+    skew; None, or a batch without a time: kept). Every provider's `listed` ends here."""
+    out: list[BatchStatus] = []
+    async with contextlib.aclosing(listed) as items:
+        async for item in items:
+            try:
+                status = status_of(item)
+            except ProviderError:
+                continue
+            if created_after is None or status.created_at is None or status.created_at >= created_after - 60:
+                out.append(status)
+    return out
+
+
 class HttpBatches:
+    tagged = False  # whether the custom ids carry the part's tag (api.BatchAPI.tagged)
     provider: Any  # the chat provider whose client, key and base URL the batches use
     name: str
     batches_url: str
@@ -47,7 +67,12 @@ class HttpBatches:
                                   f"{self.batches_url}/{segment(batch_id)}/cancel", self._headers, self._timeout)
         return self._status(data)
 
-    async def _listed(self, created_after: float) -> AsyncGenerator[dict[str, Any], None]:
+    async def listed(self, created_after: float | None) -> list[BatchStatus]:
+        """The batches the key can see, newest first, created after `created_after` (None: as far as
+        LIST_PAGES pages go). A listed item that does not read as a batch is left out."""
+        return await statuses_listed(self._listed(created_after), self._status, created_after)
+
+    async def _listed(self, created_after: float | None) -> AsyncGenerator[dict[str, Any], None]:
         """The listed batches, newest first, up to the first page older than the plan (a batch made
         for it cannot be on a later page) or LIST_PAGES pages."""
         after: str | None = None
@@ -63,6 +88,7 @@ class HttpBatches:
                     yield item
             last = items[-1] if isinstance(items[-1], dict) else {}
             oldest = self._created(last)
-            if not data.get("has_more") or (oldest is not None and oldest < created_after - 60):
+            if not data.get("has_more") or (oldest is not None and created_after is not None
+                                            and oldest < created_after - 60):
                 return
             after = str(data.get("last_id") or last.get("id") or "")

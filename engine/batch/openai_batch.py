@@ -74,6 +74,9 @@ class OpenAIBatches(HttpBatches):
                     return self._status(item)
         return None
 
+    async def first_custom_id(self, status: BatchStatus) -> str | None:
+        return None  # its metadata names it (`key`)
+
     def _created(self, item: dict[str, Any]) -> float | None:
         created = item.get("created_at")
         return float(created) if isinstance(created, int | float) else None

@@ -300,15 +300,13 @@ def _tree_floor(root: Node | None, line: int, t: int) -> _Floor | None:
     while True:
         nxt: tuple[Step, Node] | None = None
         if isinstance(node, Mapping):
-            starts = [k.span.start_line for k, _ in node.pairs]
-            i = bisect_right(starts, line) - 1
+            i = bisect_right(node.pairs, line, key=_pair_line) - 1
             if i >= 0:
                 k, v = node.pairs[i]
                 if isinstance(k, Scalar) and _holds(v, line, t):
                     nxt = (Step("key", str(k.value), k.span.start_col, k.span.start_line, "block", v), v)
         elif isinstance(node, Sequence):
-            starts = [it.span.start_line for it in node.items]
-            i = bisect_right(starts, line) - 1
+            i = bisect_right(node.items, line, key=_node_line) - 1
             if i >= 0 and _holds(node.items[i], line, t):
                 it = node.items[i]
                 nxt = (Step("item", i, it.span.start_col, it.span.start_line, node=it), it)
@@ -316,6 +314,16 @@ def _tree_floor(root: Node | None, line: int, t: int) -> _Floor | None:
             return _Floor(steps, node, node.span.start_line, node.span.start_col)
         steps.append(nxt[0])
         node = nxt[1]
+
+
+# Where a list's item or a mapping's key starts, for a bisection over the list itself: a list of every
+# start, made per request, was 17 ms on a 4 MB file, and each completion or hover made two.
+def _node_line(node: Node) -> int:
+    return node.span.start_line
+
+
+def _pair_line(pair: tuple[Node, Node]) -> int:
+    return pair[0].span.start_line
 
 
 def _holds(node: Node, line: int, t: int) -> bool:
@@ -335,7 +343,6 @@ def _scan_up(lines: list[str], line: int, t: int, kind: str, stop: int, floor: _
     pending: Step | None = None  # the item at the current level whose index is being counted
     floor_line = floor.line if floor is not None else -1
     seq_floor = floor is not None and isinstance(floor.node, Sequence)
-    floor_starts: list[int] | None = None
     i = line - 1
     pad = " " * (t + 1)  # a line starting with this is deeper than the level
     same = pad[:-1]  # with this, and then not a space: at the level
@@ -354,8 +361,8 @@ def _scan_up(lines: list[str], line: int, t: int, kind: str, stop: int, floor: _
         pending = Step("item", 0, t, line)
         out.append(pending)
         if seq_floor and t == floor.col:  # type: ignore[union-attr]
-            floor_starts = [it.span.start_line for it in floor.node.items]  # type: ignore[union-attr]
-            pending.label = bisect_left(floor_starts, line)  # a broken item keeps its place in the tree
+            # a broken item keeps its place in the tree
+            pending.label = bisect_left(floor.node.items, line, key=_node_line)  # type: ignore[union-attr]
             return [pending], True
     while i >= stop:
         s = lines[i]
@@ -424,9 +431,7 @@ def _scan_up(lines: list[str], line: int, t: int, kind: str, stop: int, floor: _
         if i == floor_line:
             break
         if pending is not None and seq_floor and t == floor.col:  # type: ignore[union-attr]
-            if floor_starts is None:
-                floor_starts = [it.span.start_line for it in floor.node.items]  # type: ignore[union-attr]
-            pending.label = bisect_left(floor_starts, i)
+            pending.label = bisect_left(floor.node.items, i, key=_node_line)  # type: ignore[union-attr]
             pending = None
             out.reverse()
             return _drop_floor(out, floor), True
@@ -598,7 +603,7 @@ def _items_before(root: Node | None, lines: list[str], start: int, line: int, co
     """How many items of the list at `col` come before `line`: from the tree when the list is the
     document's parsed root list, else by reading the lines."""
     if isinstance(root, Sequence) and not root.flow and root.span.start_col == col and root.span.start_line >= start:
-        return bisect_left([it.span.start_line for it in root.items], line)
+        return bisect_left(root.items, line, key=_node_line)
     return _count_items(lines, start, line, col)
 
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import itertools
 from collections.abc import AsyncIterator, Callable, Container, Coroutine, Iterator
 from pathlib import Path
 from typing import Any
@@ -165,14 +166,18 @@ class AgentvRun:
         assert self.journal is not None
         journal = self.journal
 
-        def stage() -> BatchStage:
+        # Numbered in the parts' keys: 0 the first attempts (whether or not any is asked), then each round.
+        rounds = itertools.count(1)
+        taken: set[str] = set()  # the batches the run's stages know are theirs
+
+        def stage(phase: int | None = None) -> BatchStage:
             return BatchStage(calls=self.calls, journal=journal, journal_path=self.journal_path, options=self.options,
-                              journaled=journaled)
+                              journaled=journaled, phase=next(rounds) if phase is None else phase, taken=taken)
 
         if self.plan.replay is None:
             requests = self.generate.batch_requests(journaled, self._has_workspace, self.cost.refuses)
             if requests:
-                batch = self.generate.batch = stage()
+                batch = self.generate.batch = stage(0)
                 async for event in batch.run(requests):
                     yield event
         self.rounds = self.generate.rounds = self.judges.rounds = BatchRounds(stage, self.emit, journaled)

@@ -121,7 +121,8 @@ def _nothing_to_resume(run: FormatRun[TaskT]) -> str:
         return (f"--resume: no run labelled {run.journal_path.name.removesuffix('.journal.jsonl')} to resume: the "
                 f"file changed since run {others[-1]} (its items, points, models or settings), so this is a new "
                 "run and every call is made again (--cache reuses identical answers)")
-    return "--resume: no earlier run of this file in the output folder; this is a new run"
+    return ("--resume: no earlier run of this file in the output folder; this is a new run (in batch mode the "
+            "batches an earlier run of this label created are looked for at the provider before any is sent)")
 
 
 class RunSkeleton(Generic[TaskT]):
@@ -145,7 +146,10 @@ class RunSkeleton(Generic[TaskT]):
             if journal.lock is not None and journal.lock.stale_pid:
                 yield Notice(f"cleared the lock of an earlier run (PID {journal.lock.stale_pid}) that is no "
                              "longer running", "info")
-            if (options.resume or options.retry_errors) and run.state.header is None:
+            if run.state.headless:
+                yield Notice(f"--resume: the journal {run.journal_path} lost its first line (the run's header); "
+                             "resuming from the records it holds", "warning")
+            elif (options.resume or options.retry_errors) and run.state.header is None:
                 yield Notice(_nothing_to_resume(run), "warning")
             for warning in plan.warnings:
                 yield Notice(warning, "warning")

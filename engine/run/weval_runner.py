@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -95,7 +95,7 @@ class WevalRun:
         self.judges: WevalJudges
 
     @property
-    def tasks(self) -> list[WevalTask]:
+    def tasks(self) -> Sequence[WevalTask]:
         return self.plan.tasks
 
     # --- the skeleton's steps (skeleton.py) ------------------------------------------------------
@@ -167,6 +167,9 @@ class WevalRun:
             # Made as the stage reads them (a generator), not all at once.
             async for event in batch.run(self.judges.batch_requests(journaled)):
                 yield event
+        # No phase comes after this one: the journal's slot keys (24 bytes a batch item, ~25 MB of a resumed
+        # 100,000-prompt judged run) go before the cells, which take their answers from `batch.waiting`.
+        batch.forget_journaled()
 
     def workers(self, default: int) -> int:
         return default

@@ -249,7 +249,7 @@ class _Context:
                     used = seen_ids[prompt.id] = (f"Duplicate prompt id '{prompt.id}'.",
                                                   (Related(used, f"'{prompt.id}' first used here"),))
                 message, related = used  # type: ignore[misc]
-                out.append(Finding("duplicate-prompt-id", Severity.ERROR, message, where, (), related))
+                out.append(Finding("duplicate-prompt-id", Severity.ERROR, message, where, (), related, (), None, {}))
             collected.append(prompt)
         if isinstance(collected, PromptCollector):
             bp.prompts = collected.result()  # type: ignore[assignment]  # reads as the list it stands for

@@ -97,7 +97,7 @@ MAX_MODEL_ACTIONS = 12  # "Run … with <model>" for at most this many of the fi
 def run_actions(server: EvalspecServer, snap: Snapshot, listed: list[tuple[str, str, Span]],
                 cursor_line: int) -> list[dict[str, Any]]:
     analysis = snap.analysis
-    if not listed or analysis.errors:
+    if not listed or analysis.error_count:
         return []  # the lens says why a file with errors is not run; an action would only refuse
 
     def action(title: str, command: str, **args: str) -> dict[str, Any]:

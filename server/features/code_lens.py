@@ -78,7 +78,7 @@ def answers(snap: Snapshot, state: DocumentRuns | None) -> list[tuple[str, Any, 
     items_key = f"lsp.lens-items {snap.index.encoding}"
     out: list[tuple[str, Any, tuple[Any, ...]]] = [(items_key, placed_items, (snap.analysis, snap.index))]
     if _idle(state):
-        errors = len(snap.analysis.errors)
+        errors = snap.analysis.error_count
         noun = "test" if snap.analysis.suite is not None else "prompt"
 
         def build() -> JsonReady:
@@ -121,7 +121,7 @@ def register(server: EvalspecServer) -> None:
         noun = "test" if snap.analysis.suite is not None else "prompt"
         out: list[dict[str, Any]] = []
         planning = state is not None and state.planning
-        for lens in lenses(items, board, running, len(snap.analysis.errors), noun, uri, planning):
+        for lens in lenses(items, board, running, snap.analysis.error_count, noun, uri, planning):
             out.append(lens)
             if len(out) % SLICE == 0:
                 await asyncio.sleep(0)

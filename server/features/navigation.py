@@ -27,6 +27,11 @@ def register(server: EvalspecServer) -> None:
             path = Path(target.path) if target.path is not None else None
             if path is None or path == snap.analysis.path:
                 out.append(lsp.Location(uri=snap.uri, range=snap.index.range(target.span)))
+            elif not any(target.span):
+                # A file named by a reference: its start, which needs no reading of it. The file may lie
+                # outside the project (a finding), and the server reads nothing there (SECURITY.md).
+                start = lsp.Position(line=0, character=0)
+                out.append(lsp.Location(uri=convert.uri_of(path), range=lsp.Range(start=start, end=start)))
             else:
                 index = server.index_of_path(path)
                 out.append(lsp.Location(uri=convert.uri_of(path), range=index.range(target.span)))

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from evalspec.analysis import analyze
+from evalspec.detect import FileKind
 from evalspec.source import parse_yaml
 
 from .helpers import apply, at, check, codes, one
@@ -188,6 +190,22 @@ def test_the_second_document_s_finding_is_on_its_marker(between: str) -> None:
     f = one(check(text), "multiple-documents")
     line = textwrap.dedent(text).lstrip("\n").split("\n")[f.span.start_line]  # the text check() reads
     assert line == "---" and (f.span.start_col, f.span.end_line, f.span.end_col) == (0, f.span.start_line, 3)
+
+
+@pytest.mark.parametrize("text", [
+    "title: x\r---\r",  # the three cases of the seed-23 long fuzz run: a bare CR before and after `---`
+    "- prompt" + " " * 333 + "\r---\r" + " " * 40 + "\r",
+    "\rid: x\rprompt: |\r  hi\r\r---\r",
+    "tests: []\r---\rfoo: 1\r",
+])
+def test_the_second_document_s_finding_after_a_bare_cr(text: str) -> None:
+    # A bare CR is a line break to YAML, not to the lines spans count: the second document's `---` is inside
+    # the line, and its empty root starts after the line's last character. The range started past its end.
+    analysis = analyze(text, "s.eval.yaml", kind=FileKind.AGENTV, env={})
+    f = one(analysis.findings, "multiple-documents")  # type: ignore[arg-type]  # a list of findings
+    line = text.split("\n")[f.span.start_line]
+    assert f.span.start_line == f.span.end_line and f.span.start_col <= f.span.end_col <= len(line)
+    assert line[f.span.start_col:f.span.end_col] == "---"
 
 
 def test_a_scalar_file_is_not_an_eval_file() -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import random
 import tracemalloc
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -114,3 +115,50 @@ def test_per_cell_numbers_cost_bytes_not_a_dict_entry_each() -> None:
         tracemalloc.stop()
     assert held < 14 << 20  # measured 10 MB: the index 6.7 (a dict by prompt), 1.6 a map (a dict by cell: 16)
     assert scores[tasks[-1].cell] == (len(tasks) - 1) / 3 and offsets[tasks[5].cell] == 5 << 32 | 1000
+
+
+@dataclass(frozen=True)
+class PlacedTask:
+    cell: Cell
+    index: int  # the item's place among the plan's items (a WevalTask's)
+
+
+def test_item_positions_read_each_item_s_place_from_the_index() -> None:
+    """The writer's prompt id → position (weval_results.comparison_object) comes from the index, as the
+    dict of them would; a plan not laid out item by item has none (the writer makes the dict)."""
+    tasks = [PlacedTask(Cell(f"p{i}", m), i) for i in range(6) for m in ("a", "b")]
+    positions = CellIndex(tasks).item_positions()
+    assert positions is not None
+    assert dict(positions) == {f"p{i}": i for i in range(6)}
+    assert "p5" in positions and "p6" not in positions and positions.get("p6") is None
+    assert CellIndex([PlacedTask(Cell("p0", "a"), 0), PlacedTask(Cell("p0", "a"), 0)]).item_positions() is None
+
+
+def test_a_weval_plan_s_tasks_read_as_the_list_of_tasks_they_replace(tmp_path: Path) -> None:
+    """plan/weval.py's WevalTasks (a Cell, a position and a small number a cell) reads back every task as the
+    list of WevalTask objects did: its cell (the same object each time: parts and states share it), prompt,
+    model, temperature, system prompt and its index; sliced, compared, and shared by a shard."""
+    from evalspec.analysis import analyze
+    from evalspec.run.options import RunOptions
+    from evalspec.run.plan.shard import Shard
+    from evalspec.run.plan.weval import WevalTask, WevalTasks, plan_weval
+
+    text = "\n".join(["title: T", "models: [echo, openai:gpt-4o-mini]", "temperatures: [0, 0.5]",
+                      "systems: [first, null]", "---",
+                      *(f"- id: p{i}\n  prompt: q{i}\n  should: [s]" for i in range(7))]) + "\n"
+    bp = analyze(text, tmp_path / "t.weval.yml", env={}).blueprint
+    assert bp is not None
+    plan = plan_weval(bp, tmp_path / "t.weval.yml", RunOptions())
+    tasks = plan.tasks
+    assert isinstance(tasks, WevalTasks) and len(tasks) == 7 * 2 * 2 * 2
+    made = [WevalTask(t.cell, t.prompts, t.index, t.model, t.temperature, t.system, t.sp_index) for t in tasks]
+    assert tasks == made and list(tasks) == made and tasks[3:9] == made[3:9] and tasks[-1] == made[-1]
+    assert tasks[5].cell is tasks[5].cell is tasks.cells()[5]
+    assert {(t.model, t.temperature, t.system, t.sp_index) for t in tasks} == {
+        (m, temp, system, idx) for m in ("echo", "openai:gpt-4o-mini") for temp in (0.0, 0.5)
+        for idx, system in ((0, "first"), (1, None))}
+    assert [t.prompt.id for t in tasks[::8]] == [f"p{i}" for i in range(7)]
+    assert tasks[9].cell == (tasks[9].prompt.id, tasks[9].cell.model)
+    shard = plan_weval(bp, tmp_path / "t.weval.yml", RunOptions(shard=Shard(1, 2)))
+    assert [t.cell for t in shard.tasks] == [t.cell for t in tasks if Shard(1, 2).holds(t.cell.item)]
+    assert all(t.prompt.id == t.cell.item for t in shard.tasks)

@@ -10,6 +10,13 @@
 - A hung server and `exit`: the guard waited for it for ever.
 - A request reusing `initialize`'s id, queued when the server died: it got the replayed initialize's
   answer, then its own (two answers for one id).
+
+The seventh round's (held from the sixth):
+
+- `shutdown` to a hung server (SIGSTOPped, or stuck in one C call) was never answered: the editor
+  waited for its own timeout. The guard answers it itself after a bound; `exit` then stops the server.
+- A server stuck in the middle of an answer (its header written, part of its body, then nothing) looked
+  busy for ever and was never restarted; likewise one stuck inside a header block.
 """
 
 from __future__ import annotations
@@ -64,6 +71,24 @@ while True:
             os.close(1)
         elif mode == "hung":
             time.sleep(3600)
+        elif mode == "frame-stalled":  # an answer's header, 10 of its 100 bytes, then nothing
+            out.write(b"Content-Length: 100\r\nEvalspec-Response-Id: %s\r\n\r\n" % json.dumps(msg["id"]).encode()
+                      + b'{"jsonrpc"')
+            out.flush()
+            time.sleep(3600)
+        elif mode == "header-stalled":  # a header line, and the rest of the header block never comes
+            out.write(b"Content-Length: 100\r\n")
+            out.flush()
+            time.sleep(3600)
+        elif mode == "frame-slow":  # an answer that takes 14 s to write, a byte at a time: not stuck
+            body = json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": {"slow": True}}).encode()
+            out.write(b"Content-Length: %d\r\nEvalspec-Response-Id: %s\r\n\r\n" % (len(body), json.dumps(msg["id"]).encode()))
+            out.flush()
+            for i in range(len(body)):
+                out.write(body[i:i + 1])
+                out.flush()
+                time.sleep(14 / len(body))
+            continue
         out.flush()
         time.sleep(3600 if mode in ("output-closed", "hung") else 0)
         continue
@@ -111,7 +136,8 @@ def test_a_request_id_over_64kb_is_refused_and_the_server_serves_on(tmp_path: Pa
         client.close()
 
 
-@pytest.mark.parametrize("mode", ["header-line-over-1mb", "frame-without-length", "output-closed"])
+@pytest.mark.parametrize("mode", ["header-line-over-1mb", "frame-without-length", "output-closed",
+                                  "frame-stalled", "header-stalled"])
 def test_a_server_whose_output_is_not_frames_is_stopped_and_started_again(tmp_path: Path, mode: str) -> None:
     client, starts = guarded(tmp_path, mode)
     try:
@@ -146,7 +172,7 @@ def test_a_hung_server_does_not_keep_the_guard_after_exit(tmp_path: Path) -> Non
         client.initialize(tmp_path)
         client.send({"id": "evil", "method": "evil/now", "params": {}})
         assert "busy" in client.reply("evil")["error"]["message"]
-        client.send({"method": "exit"})  # (`shutdown` is untimed: it would wait for the hung server, as editors time it out)
+        client.send({"method": "exit"})  # without `shutdown` (see test_shutdown_to_a_hung_server_is_answered…)
         assert client.proc.wait(HANG_GUARD_S) == 1  # input still open: the guard ends on `exit` alone
         time.sleep(0.2)
         assert not alive(pids(starts)[0])
@@ -177,4 +203,70 @@ def test_a_request_reusing_initializes_id_is_not_given_the_replayed_initialize_a
         rest = client.drain(1.0)
         assert not [m for m in rest if m.get("id") == "init"], rest
     finally:
+        client.close()
+
+
+def test_a_slow_answer_that_keeps_coming_is_not_taken_for_a_stuck_one(tmp_path: Path) -> None:
+    client, starts = guarded(tmp_path, "frame-slow")
+    try:
+        client.initialize(tmp_path)
+        client.send({"id": "slow", "method": "evil/now", "params": {}})
+        assert "busy" in client.reply("slow")["error"]["message"]
+        end = time.monotonic() + HANG_GUARD_S
+        n = 0
+        while True:  # requests wait behind the slow answer all along (each "busy"), then are served
+            n += 1
+            client.send({"id": n, "method": "x/ping", "params": {}})
+            reply = client.reply(n)
+            if "result" in reply:
+                break
+            assert time.monotonic() < end, reply
+            time.sleep(0.5)
+        assert reply["result"] == {"start": 0}  # the same server: not restarted
+        assert len(pids(starts)) == 1
+    finally:
+        client.close()
+        for pid in pids(starts):
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+def test_shutdown_to_a_hung_server_is_answered_and_exit_ends_both(tmp_path: Path) -> None:
+    client, starts = guarded(tmp_path, "hung")
+    try:
+        client.initialize(tmp_path)
+        client.send({"id": "evil", "method": "evil/now", "params": {}})
+        assert "busy" in client.reply("evil")["error"]["message"]
+        client.send({"id": "bye", "method": "shutdown"})
+        assert client.reply("bye") == {"jsonrpc": "2.0", "id": "bye", "result": None}
+        client.send({"method": "exit"})
+        assert client.proc.wait(HANG_GUARD_S) == 0  # shutdown, then exit: as LSP asks
+        time.sleep(0.2)
+        assert not alive(pids(starts)[0])
+    finally:
+        client.close()
+        for pid in pids(starts):
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+def test_shutdown_to_a_stopped_server_is_answered(tmp_path: Path) -> None:
+    client = Raw(tmp_path)  # the real server, SIGSTOPped (a debugger, a suspended job)
+    server = 0
+    try:
+        client.initialize(tmp_path)
+        uri = client.open(tmp_path / "a.weval.yml", GOOD)
+        client.send(hover("h", uri))
+        assert "result" in client.reply("h")
+        server = client.server_pid()
+        os.kill(server, signal.SIGSTOP)
+        client.send({"id": "bye", "method": "shutdown"})
+        assert client.reply("bye") == {"jsonrpc": "2.0", "id": "bye", "result": None}
+        client.send({"method": "exit"})
+        assert client.proc.wait(HANG_GUARD_S) == 0
+        time.sleep(0.2)
+        assert not alive(server)
+    finally:
+        if server and alive(server):
+            os.kill(server, signal.SIGKILL)
         client.close()

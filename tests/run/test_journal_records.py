@@ -118,3 +118,45 @@ def test_an_old_journal_loads_into_the_state_resume_reads(tmp_path: Path) -> Non
     assert header == state.header
     assert [type(r) for r in records(path, Generated, Judged)] == [Generated, Judged]  # only those decoded
     assert read_header(tmp_path / "missing.jsonl") is None
+
+
+HOSTILE_IDS = ["p0", 'quo"te', "back\\slash", "ü-ñ", "tab\there", "\u2028", "x" * 300, "}", ',"fp":{']
+
+
+@pytest.mark.parametrize("extra", [{}, {"shard": "1/2", "deep": {"fp": {"a": 1}}}])
+def test_a_header_s_fingerprints_are_written_and_read_one_at_a_time_as_the_dict_would_be(tmp_path: Path,
+                                                                                        extra: dict) -> None:
+    """RunHeader.json_line / from_line (no dict of 100,000 strings made) write and read the very bytes and
+    header that the whole-line dict does, whatever the ids hold."""
+    import orjson
+
+    from evalspec.jsonio import dumps_bytes
+    from evalspec.run.plan.items import Fingerprints
+
+    fp = Fingerprints((pid, bytes([n] * 8)) for n, pid in enumerate(HOSTILE_IDS))
+    header = RunHeader(kind="weval", file="bp.yml", config_id="bp", run_label="abc", started="s",
+                       systems={"m": "sys"}, path="/w/bp.yml", select=(',"fp":{',), fp=fp, extra=extra)
+    path = tmp_path / "j.journal.jsonl"
+    with Journal(path, fresh=True) as journal:
+        journal.write(header)
+    line = path.read_bytes()
+    assert line == dumps_bytes(header.to_json()) + b"\n"
+    whole = RunHeader.from_json(orjson.loads(line))
+    state = load(path)
+    assert state.header == whole == read_header(path)
+    assert isinstance(state.header.fp, Fingerprints)  # 8 bytes an item, not a dict of strings
+    assert list(state.header.fp.items()) == list(whole.fp.items()) == list(fp.items())
+
+
+@pytest.mark.parametrize("line", [
+    b'{"t": "run", "kind": "weval", "file": "f", "run_label": "r", "started": "s", "fp": {"a": "0123456789abcdef"}}',
+    b'{"t":"run","kind":"weval","file":"f","run_label":"r","started":"s","fp":{"a":"not hex","b":"0123456789abcdef"}}',
+    b'{"t":"run","kind":"weval","file":"f","run_label":"r","started":"s","fp":{"a":"0123456789abcdef"},"fp2":[1]}',
+    b'{"t":"run","kind":"weval","file":"f","run_label":"r","started":"s","fp":{"a":"0123456789abcdef" }}',
+])
+def test_a_header_line_in_another_form_reads_as_the_whole_line_does(tmp_path: Path, line: bytes) -> None:
+    import orjson
+
+    path = tmp_path / "j.journal.jsonl"
+    path.write_bytes(line + b"\n")
+    assert load(path).header == RunHeader.from_json(orjson.loads(line)) == read_header(path)

@@ -150,3 +150,20 @@ def test_a_write_replaces_a_link_planted_in_place_of_its_partial_folder(tmp_path
     _, run_dir = write_comparison(out, "r", "t1", _full(tmp_path))
     assert (elsewhere / "keep.json").read_text() == "{}" and list(elsewhere.iterdir()) == [elsewhere / "keep.json"]
     assert not (out / f"{PARTIAL_PREFIX}r_t0").exists() and (run_dir / "core.json").is_file()
+
+
+def test_core_json_s_placeholder_maps_come_a_few_hundred_prompts_at_a_time(tmp_path: Path) -> None:
+    """The two maps of a null per model (a line of 100,000 prompts each) are written in pieces, not one
+    piece joined from 100,000 (that list, its join and its redacted copy peaked ~20 MB in a big run's
+    write), and the pieces are the bytes of the whole."""
+    import evalspec.run.write.weval_results as weval_results
+
+    full = _full(tmp_path)
+    n = 3 * weval_results._ENTRIES_PER_CHUNK + 5
+    full["promptIds"] = [f"p{i}" for i in range(n)]
+    pieces = list(core_chunks(full))
+    whole = b"".join(pieces)
+    row = {"IDEAL_BENCHMARK": None, "openai:gpt-4o-mini": None}  # the effective models (the ideal's too)
+    assert json.loads(whole)["allFinalAssistantResponses"] == {f"p{i}": row for i in range(n)}
+    assert json.loads(whole)["fullConversationHistories"] == {f"p{i}": row for i in range(n)}
+    assert max(p.count(b'"openai:gpt-4o-mini":null}') for p in pieces) == weval_results._ENTRIES_PER_CHUNK

@@ -101,3 +101,33 @@ def test_check_never_prints_a_secret_a_message_quotes(tmp_path: Path, monkeypatc
         main(["check", str(suite), "--format", fmt])
         printed = "".join(capsys.readouterr())
         assert "***" in printed and _pieces_of_the_key(printed) == [], fmt
+
+
+# The seventh round (`python bench/attack.py secrets7`): a key interpolated where the run prints or names
+# something with it. The results' contents were masked; the terminal's error line and a folder's name
+# were not.
+SUITE7 = "name: s\ndescription: d\ntests:\n  - id: a\n    criteria: c\n    input: hi\n" \
+         "    assert: [{type: contains, value: hi}]\n"
+
+
+@pytest.mark.parametrize("where", ["suite-name", "workspace-template", "execution-target"])
+def test_a_key_interpolated_into_a_name_or_a_path_is_printed_and_named_masked(
+        tmp_path: Path, smart: SmartFake, monkeypatch, capsys, where: str) -> None:
+    from .conftest import AGENTV_TARGETS
+
+    for k, v in env_for(smart).items():
+        monkeypatch.setenv(k, v)
+    (tmp_path / ".git").mkdir()
+    write(tmp_path / ".agentv" / "targets.yaml", AGENTV_TARGETS)
+    key = "${{ OPENAI_API_KEY }}"
+    text = {"suite-name": SUITE7.replace("name: s", f"name: 'n-{key}'"),
+            "workspace-template": SUITE7.replace("tests:", f"workspace: {{template: './{key}'}}\ntests:"),
+            "execution-target": SUITE7.replace("criteria: c", f"criteria: c\n    execution: {{target: 'd-{key}'}}")}[where]
+    out = tmp_path / "out"
+    main(["run", str(write(tmp_path / "s.eval.yaml", text)), "-o", str(out), "--retries", "0"])
+    printed = "".join(capsys.readouterr())
+    names = "\n".join(str(f.relative_to(tmp_path)) for f in out.rglob("*")) if out.exists() else ""
+    assert _pieces_of_the_key(printed) == [], printed
+    assert _pieces_of_the_key(names) == [], names
+    assert _pieces_of_the_key(_everything(out) if out.exists() else "") == []
+    assert "***" in printed + names

@@ -58,9 +58,7 @@ class CostGuard:
         """Journal each call's usage through `sink` (the journal, or a function holding the record back to
         go out with the runner's next write); count what the earlier attempts of a resumed run spent
         (`earlier`: the journal's usage records, none for a fresh run)."""
-        earlier = list(earlier)
-        if earlier:
-            self.spend.restore(earlier)
+        if self.spend.restore(earlier):  # read once, not held (a resumed run's journal has one a call)
             self.budget.spent = self.spend.total
         if callable(sink):
             self.spend.sink = sink

@@ -126,15 +126,18 @@ class Spend:
             per[2] += out
             per[3] = None if listed is None or per[3] is None else per[3] + listed
 
-    def restore(self, records: Iterable[Usage]) -> None:
-        """The usage an earlier attempt of this run journaled (`--resume`)."""
+    def restore(self, records: Iterable[Usage]) -> int:
+        """The usage an earlier attempt of this run journaled (`--resume`); how many records."""
+        n = 0
         for rec in records:
+            n += 1
             listed = rec.usd
             if rec.batched and rec.usd is not None:  # the row's figure is the interactive price
                 price, _ = self.price_of(rec.priced_as)
                 listed = call_cost(price, *rec.usage) if price is not None else None
             self._add(rec.role, rec.model, rec.priced_as, rec.cell, 1, rec.usage[0], rec.usage[1], rec.usd,
                       batched=rec.batched, listed=listed)
+        return n
 
     def take_judge_usage(self, cell: Cell) -> dict[str, Any] | None:
         """A cell's judge calls, for its AgentV row: {calls, input, output, cost_usd}; forgotten once

@@ -54,18 +54,30 @@ def slot_key(cell: Cell | tuple[str, str], turn: int | str) -> tuple[int, int]:
     return int.from_bytes(digest[:8], "little", signed=True), int.from_bytes(digest[8:], "little", signed=True)
 
 
+def numbered(custom_id: str) -> tuple[str, int] | None:
+    """A custom id the stage makes, `r<n>` or `<tag>-r<n>`, as (prefix, n); None for any other."""
+    head, r, digits = custom_id.rpartition("r")
+    if not r or not digits.isdigit() or not digits.isascii() or (digits[0] == "0" and digits != "0"):
+        return None
+    if head and not head.endswith("-"):
+        return None
+    return head, int(digits)
+
+
 class PartItems(Mapping[str, Slot]):
     """A part's custom_id → slot mapping, kept as two lists (its cells, its slots' turns: objects the run
     shares) instead of a dict of tuples: a 100,000-prompt judged run has a million of them. The stage
-    names a model's requests `r0`, `r1`, … in order, so a part's ids are `r<first>`, `r<first + 1>`, …;
+    names a model's requests `r0`, `r1`, … in order (Anthropic: `<tag>-r0`, …, `prefix`), so a part's ids
+    are `r<first>`, `r<first + 1>`, …;
     a journal whose ids are not (another naming) keeps them in a list beside. A part read back from the
     journal keeps its ids alone (`add_id`): which slot each is, the requests that ask for it say
     (JournaledBatches)."""
 
-    __slots__ = ("_ids", "_where", "cells", "count", "first", "turns")
+    __slots__ = ("_ids", "_where", "cells", "count", "first", "prefix", "turns")
 
-    def __init__(self, first: int = 0, *, slots: bool = True) -> None:
+    def __init__(self, first: int = 0, *, slots: bool = True, prefix: str = "") -> None:
         self.first = first
+        self.prefix = prefix  # the part's tag before each `r<n>` (Anthropic: batch_stage.tag_of), or ""
         self.count = 0
         self.cells: list[Cell] | None = [] if slots else None
         self.turns: list[int | str] | None = [] if slots else None
@@ -79,8 +91,8 @@ class PartItems(Mapping[str, Slot]):
         self.turns.append(turn)
 
     def add_id(self, custom_id: str) -> None:
-        if self._ids is None and custom_id != f"r{self.first + self.count}":
-            self._ids = [f"r{self.first + i}" for i in range(self.count)]
+        if self._ids is None and custom_id != f"{self.prefix}r{self.first + self.count}":
+            self._ids = [f"{self.prefix}r{self.first + i}" for i in range(self.count)]
             self._where = {cid: i for i, cid in enumerate(self._ids)}
         if self._ids is not None:
             assert self._where is not None
@@ -92,13 +104,14 @@ class PartItems(Mapping[str, Slot]):
         """The position of `custom_id` in the part, None when it is not one of its ids."""
         if self._where is not None:
             return self._where.get(custom_id)
-        if custom_id[:1] != "r" or not custom_id[1:].isdigit():
+        named = numbered(custom_id)
+        if named is None or named[0] != self.prefix:
             return None
-        i = int(custom_id[1:]) - self.first
-        return i if 0 <= i < self.count and custom_id == f"r{self.first + i}" else None
+        i = named[1] - self.first
+        return i if 0 <= i < self.count else None
 
     def custom_id(self, i: int) -> str:
-        return self._ids[i] if self._ids is not None else f"r{self.first + i}"
+        return self._ids[i] if self._ids is not None else f"{self.prefix}r{self.first + i}"
 
     def slot(self, i: int) -> Slot:
         assert self.cells is not None and self.turns is not None, "a journaled part's slots are not kept"
@@ -262,8 +275,8 @@ def _part(rec: dict[str, Any], raw_items: Iterator[Any], keys: dict[str, Keys] |
     highs, lows = array("q"), array("q")
     for cid, item, cell_model, turn in raw_items:
         if items is None:
-            first = str(cid)
-            items = PartItems(int(first[1:]) if first[:1] == "r" and first[1:].isdigit() else 0, slots=False)
+            named = numbered(str(cid))
+            items = PartItems(named[1], slots=False, prefix=named[0]) if named else PartItems(0, slots=False)
         if keys is not None:
             high, low = slot_key((str(item), str(cell_model)), turn if isinstance(turn, str) else int(turn))
             highs.append(high)

@@ -13,7 +13,10 @@ retries, so the result files are the ones an interactive run writes.
 
 A resumed run (`--resume`) polls the batches its journal names and never sends their requests again;
 a part planned but without a journaled id (killed while creating it) is looked for at the provider
-first (`BatchAPI.find`).
+first (`BatchAPI.find`). A part's key is its content (`_NewPart.key`: run label, phase, model, the
+requests as sent), and a resumed run makes the parts its journal does not hold exactly as the first run
+did (`_Outgoing.skip`), so a part a damaged journal lost entirely is looked up by its key too before it
+is sent (`_lookup`; Anthropic, whose batches keep no key, by the tag in its results' custom ids).
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import fnmatch
-import secrets
+import hashlib
 import sys
 import time
 from array import array
@@ -31,6 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ...batch import BatchAPI, BatchStatus, Limits, PartFile, batch_api_for, full, http_provider
+from ...jsonio import dumps_bytes
 from ...providers.base import BAD_RESPONSE, ChatRequest, ChatResult, Provider, ProviderError
 from ...providers.cache import CachedProvider
 from ...providers.retry import retry_call
@@ -99,10 +103,17 @@ def custom_batch(options: RunOptions, model: str) -> bool:
 
 class BatchStage:
     def __init__(self, *, calls: Calls, journal: Journal, journal_path: Path, options: RunOptions,
-                 journaled: JournaledBatches | None = None, cells: CellIndex | None = None) -> None:
+                 journaled: JournaledBatches | None = None, cells: CellIndex | None = None,
+                 label: str | None = None, phase: int = 0, taken: set[str] | None = None) -> None:
         self.calls = calls
         self.journal = journal
         self.journal_path = journal_path
+        # The run label, in every part's key: the journal's name is the label's.
+        self.label = label if label is not None else journal_path.name.removesuffix(".journal.jsonl")
+        # The phase's number in the run, in its parts' keys too: a later phase (an AgentV trial's round,
+        # its judges) may ask exactly what an earlier one did, and must not take that batch for its own.
+        # Counted by `run()`; an AgentV run makes a stage per round and numbers them (`phase`).
+        self.phase = phase
         self.options = options
         self.policy = calls.policy
         # The parts an earlier run of the journal planned (--resume): read once, shared with the runner.
@@ -120,6 +131,24 @@ class BatchStage:
         self._turns: dict[int | str, int | str] = {}  # one object per slot's turn ("judge:0:…" comes 100,000 times)
         # Per part polled by the phase: the items it asks for.
         self._wanted: dict[str, _Wanted] = {}
+        # A resumed run's look at the provider (`_lookup`): the batches it lists (per client), the ids no
+        # part may take again, how far back to list, and the first custom id of each ended batch read.
+        self._listings: dict[int, list[BatchStatus]] = {}
+        # Every batch the run knows is a part's (journaled, created, found): never taken for another part.
+        # Shared by the stages of one run (`taken`).
+        self._taken: set[str] = taken if taken is not None else set()
+        self._bound: float | None = None
+        self._first_ids: dict[str, str | None] = {}
+        # Parts waiting for running batches that may be theirs (an API that names a batch only once it
+        # ended), and those batches, polled with the rest (`_probe`).
+        self._deferred: list[_Deferred] = []
+        self._probes: dict[str, BatchAPI] = {}
+
+    def forget_journaled(self) -> None:
+        """After the last phase: the journal's parts and their slot keys are not needed again (the answers
+        wait in `waiting`), so they are not kept to the end of the run. A phase run after this one reads
+        nothing from the journal (`run` reads it again only when none was ever given)."""
+        self.journaled = JournaledBatches()
 
     # --- what the cells ask -----------------------------------------------------------------------
     def take(self, cell: Cell, turn: int | str, *, purpose: str = "generate", label: str = "") -> ChatResult | None:
@@ -159,6 +188,7 @@ class BatchStage:
         its part's item and its shape's number; then the journal's batches are resumed, the new ones sent,
         all polled, and their answers wait on disk (`waiting`) for the cells."""
         self.answered = self.unanswered = self.batches = 0  # counted per phase (answers, then judges)
+        phase, self.phase = self.phase, self.phase + 1
         self._statuses = {}
         self._wanted = {}
         journaled = self.journaled
@@ -192,17 +222,23 @@ class BatchStage:
                     if mark is None:
                         mark = marks[part.key] = _Wanted.journaled(len(part.items))
                     mark.ask(i, shape, key, r.cell, turn)
-                if not r.submit or (api is not None and found is not None and found[0].batch_id):
+                if not r.submit:
                     continue
                 if api is not None and found is not None:
-                    held[slot] = r
+                    self._outgoing(outgoing, r, api, phase).skip()  # its number stays the journaled part's
+                    if found[0].batch_id is None:
+                        held[slot] = r
                     continue
-                self._outgoing(outgoing, r, api).add(r.cell, turn, r.req, shape, key)
+                self._outgoing(outgoing, r, api, phase).add(r.cell, turn, r.req, shape, key)
             if not asked_any:
                 return
             pending: dict[str, tuple[BatchPart, BatchAPI]] = {}
             resumable = journaled.parts if journaled else {}
-            taken = frozenset(p.batch_id for p in resumable.values() if p.batch_id)
+            self._taken.update(p.batch_id for p in resumable.values() if p.batch_id)
+            # A resumed run asks the provider for the batches of the parts its journal does not name:
+            # listed once per model and phase, back to the earliest part the journal still has.
+            self._bound = min((p.planned_at for p in resumable.values() if p.planned_at), default=None)
+            self._listings = {}
             for part in resumable.values():
                 mark = marks.get(part.key)
                 if mark is None:
@@ -211,23 +247,27 @@ class BatchStage:
                 if api is None:
                     continue
                 if part.batch_id is None:
-                    found_status = await self._call(lambda api=api, part=part, taken=taken: api.find(  # type: ignore[misc]
-                        part.key, created_after=part.planned_at, total=len(part.items), taken=taken))
+                    # Its key in the list (Anthropic: the list, then the results' ids).
+                    found_status = await self._lookup(api, part)
                     waiting = [held.pop(s) for s in mark.slots(part.items) if s in held]
-                    if isinstance(found_status, ProviderError) or found_status is None:
+                    if isinstance(found_status, set):  # batches that may be its, still running: wait for them
+                        self._defer(part, api, mark, None, found_status)
+                        yield self._deferred_notice(part, found_status)
+                        continue
+                    if found_status is None:
                         for r in waiting:  # never created (or cannot be told): its requests are planned again
-                            self._outgoing(outgoing, r, api).add(r.cell, self._turns[r.turn], r.req, self._shape(r),
+                            self._outgoing(outgoing, r, api, phase).add(r.cell, self._turns[r.turn], r.req, self._shape(r),
                                                                  _cache_key(r))
                         continue
                     part.batch_id = found_status.id
                     self.journal.write(BatchCreated(part.key, found_status.id))
-                    taken = taken | {found_status.id}
+                    self._taken.add(found_status.id)
                     yield Notice(f"batch {found_status.id} ({part.model}, {len(part.items):,} requests) was created "
                                  "before the run stopped; polling it instead of sending its requests again")
                 pending[part.key] = (part, api)
                 self._wanted[part.key] = mark
             for r in held.values():  # in an unsure part the resumed run no longer asks for: sent anew
-                self._outgoing(outgoing, r, self._apis.get(r.model)).add(r.cell, self._turns[r.turn], r.req,
+                self._outgoing(outgoing, r, self._apis.get(r.model), phase).add(r.cell, self._turns[r.turn], r.req,
                                                                         self._shape(r), _cache_key(r))
             held.clear()
             marks.clear()
@@ -239,8 +279,15 @@ class BatchStage:
         finally:
             for out in outgoing.values():
                 out.close()
-        async for event in self._poll(pending):
-            yield event
+        try:
+            async for event in self._poll(pending):
+                yield event
+        finally:
+            for deferred in self._deferred:
+                if deferred.body is not None:
+                    deferred.body.close()
+            self._deferred.clear()
+            self._probes.clear()
         if self.answered or self.unanswered:
             note = f"batch mode: {self.answered:,} answer(s) from {self.batches} batch(es)"
             if self.unanswered:
@@ -256,11 +303,12 @@ class BatchStage:
             self._shapes.append(_Asked(request.model, request.provider, request.req.model))
         return n
 
-    def _outgoing(self, outgoing: dict[str, _Outgoing], request: BatchRequest, api: BatchAPI | None) -> _Outgoing:
+    def _outgoing(self, outgoing: dict[str, _Outgoing], request: BatchRequest, api: BatchAPI | None,
+                  phase: int) -> _Outgoing:
         out = outgoing.get(request.model)
         if out is None:
             raw = http_provider(request.provider) if api is not None else None
-            out = outgoing[request.model] = _Outgoing(request.model, api, raw)
+            out = outgoing[request.model] = _Outgoing(request.model, api, raw, f"{self.label}#{phase}")
         return out
 
     # --- submission -------------------------------------------------------------------------------
@@ -272,15 +320,32 @@ class BatchStage:
                              f"{out.skipped:,} call(s) are made one by one", "warning")
                 continue
             api = out.api
-            for items, wanted, body in out.parts():
-                part = BatchPart(key=f"evalspec-{secrets.token_hex(8)}", model=model, items=items,
-                                 planned_at=time.time())
+            for new in out.parts():
+                items, wanted = new.items, new.wanted
+                body: PartFile | None = new.file
+                part = BatchPart(key=new.key, model=model, items=items, planned_at=time.time())
                 # The mapping is on disk before a byte goes out: a kill from here on loses nothing.
                 self.journal.write(planned(part))
+                status: BatchStatus | ProviderError | set[str] | None = None
                 try:
-                    status = await self._create(api, part, body)
+                    if self.options.resume:
+                        # An earlier run of this label may have created it and its journal lost it (a
+                        # full disk, a folder copied mid-run, the journal deleted): asked before sending.
+                        status = await self._lookup(api, part)
+                        if isinstance(status, set):
+                            self._defer(part, api, wanted, body, status)
+                            body = None
+                            yield self._deferred_notice(part, status)
+                            continue
+                        if status is not None:
+                            self._adopt(part, status)
+                            yield self._found_notice(part, status)
+                    if status is None:
+                        status = await self._create(api, part, new.file)
                 finally:
-                    body.close()
+                    if body is not None:
+                        body.close()
+                assert not isinstance(status, set) and status is not None
                 if isinstance(status, ProviderError):
                     self.unanswered += len(items)
                     yield Notice(f"{model}: the batch of {len(items):,} request(s) could not be created "
@@ -316,8 +381,117 @@ class BatchStage:
                     continue
             part.batch_id = status.id
             self.journal.write(BatchCreated(part.key, status.id))
+            self._taken.add(status.id)
             self.batches += 1
             return status
+
+    # --- a resumed run's look at the provider -------------------------------------------------------
+    async def _lookup(self, api: BatchAPI, part: BatchPart) -> BatchStatus | set[str] | None:
+        """The batch an earlier run of this label created for `part`, found at the provider; None when
+        there is none (or the provider cannot be asked: then it is sent). An API that keeps the part's
+        key (OpenAI metadata, Gemini displayName) names it in the list. Anthropic's list gives counts
+        and times only: a batch of the part's size is its once its results' first custom id carries the
+        part's tag (`tag_of`); while such batches still run, the set of their ids: the part waits for
+        them (`_defer`) rather than risk sending its requests twice."""
+        listed = self._listings.get(id(api))
+        if listed is None:
+            got = await self._call(lambda: api.listed(self._bound))
+            listed = self._listings[id(api)] = [] if isinstance(got, ProviderError) else got
+        if not api.tagged:
+            return next((s for s in listed if s.key == part.key and s.id not in self._taken), None)
+        size = len(part.items)
+        running: set[str] = set()
+        for status in listed:
+            if status.id in self._taken or sum(status.counts.values()) != size:
+                continue
+            if not status.ended:
+                running.add(status.id)
+            elif self._belongs(part, await self._first_id(api, status)):
+                return status
+        return running or None
+
+    async def _first_id(self, api: BatchAPI, status: BatchStatus) -> str | None:
+        if status.id not in self._first_ids:
+            got = await self._call(lambda: api.first_custom_id(status))
+            self._first_ids[status.id] = None if isinstance(got, ProviderError) else got
+        return self._first_ids[status.id]
+
+    @staticmethod
+    def _belongs(part: BatchPart, custom_id: str | None) -> bool:
+        return custom_id is not None and part.items.index(custom_id) is not None
+
+    def _adopt(self, part: BatchPart, status: BatchStatus) -> None:
+        """`status` is the batch of `part`: journaled as created, never created again."""
+        part.batch_id = status.id
+        self.journal.write(BatchCreated(part.key, status.id))
+        self._taken.add(status.id)
+        self.batches += 1
+
+    def _found_notice(self, part: BatchPart, status: BatchStatus) -> Notice:
+        return Notice(f"batch {status.id} ({part.model}, {len(part.items):,} requests) found at the provider: an "
+                      "earlier run of this label created it and its journal does not say; polling it instead of "
+                      "sending its requests again")
+
+    def _defer(self, part: BatchPart, api: BatchAPI, wanted: _Wanted, body: PartFile | None,
+               candidates: set[str]) -> None:
+        self._deferred.append(_Deferred(part, api, wanted, body, set(candidates)))
+        for batch_id in candidates:
+            self._probes[batch_id] = api
+
+    def _deferred_notice(self, part: BatchPart, candidates: set[str]) -> Notice:
+        return Notice(f"{part.model}: {len(candidates)} running batch(es) at the provider of {len(part.items):,} "
+                      "requests may hold a part the journal lost (Anthropic names a batch by its results only): "
+                      "waiting for them to end before sending it")
+
+    async def _probe(self, batch_id: str, status: BatchStatus | ProviderError, failures: dict[str, int],
+                     pending: dict[str, tuple[BatchPart, BatchAPI]]) -> AsyncIterator[Event]:
+        """A running batch that may be a deferred part's, polled: once it ended, its first custom id says
+        whose it is; a part left with no batch that may be its is sent then (or, a journaled part's,
+        its requests one by one)."""
+        api = self._probes[batch_id]
+        if isinstance(status, ProviderError):
+            failures[batch_id] = failures.get(batch_id, 0) + 1
+            if status.retryable and failures[batch_id] < MAX_FAILED_POLLS:
+                return
+        elif not status.ended:
+            return
+        del self._probes[batch_id]
+        owner = None
+        if isinstance(status, BatchStatus):
+            first = await self._first_id(api, status)
+            owner = next((d for d in self._deferred if self._belongs(d.part, first)), None)
+        if owner is not None and isinstance(status, BatchStatus):
+            self._deferred.remove(owner)
+            self._adopt(owner.part, status)
+            if owner.body is not None:
+                owner.body.close()
+            pending[owner.part.key] = (owner.part, owner.api)
+            self._wanted[owner.part.key] = owner.wanted
+            self._statuses[owner.part.key] = (owner.part.model, status)
+            yield self._found_notice(owner.part, status)
+        for deferred in list(self._deferred):
+            deferred.candidates.discard(batch_id)
+            if deferred.candidates:
+                continue
+            self._deferred.remove(deferred)
+            part = deferred.part
+            if deferred.body is None:  # a journaled part's requests: asked one by one
+                self.unanswered += sum(1 for m in deferred.wanted.shapes if m)
+                yield Notice(f"{part.model}: no batch at the provider holds the journaled part {part.key}; its "
+                             f"{len(part.items):,} request(s) are sent one by one")
+                continue
+            try:
+                created = await self._create(deferred.api, part, deferred.body)
+            finally:
+                deferred.body.close()
+            if isinstance(created, ProviderError):
+                self.unanswered += len(part.items)
+                yield Notice(f"{part.model}: the batch of {len(part.items):,} request(s) could not be created "
+                             f"({created.message}); they are sent one by one", "warning")
+                continue
+            pending[part.key] = (part, deferred.api)
+            self._wanted[part.key] = deferred.wanted
+            self._statuses[part.key] = (part.model, created)
 
     # --- polling and results ----------------------------------------------------------------------
     async def _poll(self, pending: dict[str, tuple[BatchPart, BatchAPI]]) -> AsyncIterator[Event]:
@@ -326,14 +500,19 @@ class BatchStage:
         delay = min(FIRST_POLL, self.options.batch_poll)
         failures: dict[str, int] = {}  # key → polls in a row that failed (after their own retries)
         first = True
-        while pending:
+        while pending or self._probes:
             if not first:
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, self.options.batch_poll)
             first = False
             keys = list(pending)
-            got = await asyncio.gather(*(self._status_of(*pending[k]) for k in keys))
-            for key, status in zip(keys, got, strict=True):
+            probes = list(self._probes)
+            got = await asyncio.gather(*(self._status_of(*pending[k]) for k in keys),
+                                       *(self._call(lambda i=i: self._probes[i].get(i)) for i in probes))  # type: ignore[misc]
+            for batch_id, probed in zip(probes, got[len(keys):], strict=True):
+                async for event in self._probe(batch_id, probed, failures, pending):
+                    yield event
+            for key, status in zip(keys, got[:len(keys)], strict=True):
                 part, api = pending[key]
                 if isinstance(status, ProviderError):
                     failures[key] = failures.get(key, 0) + 1
@@ -442,6 +621,17 @@ class BatchStage:
                                    for model, status in self._statuses.values()))
 
 
+@dataclass(slots=True)
+class _Deferred:
+    """A part a resumed run neither found nor sent: batches that may be its still run (`candidates`)."""
+
+    part: BatchPart
+    api: BatchAPI
+    wanted: _Wanted
+    body: PartFile | None  # its requests, to send if none is its; None: a journaled part's (sent one by one)
+    candidates: set[str]
+
+
 @dataclass(frozen=True, slots=True)
 class _Asked:
     """What the stage keeps of a request once it is encoded: what reading and pricing its answer need."""
@@ -510,22 +700,70 @@ def _cache_key(request: BatchRequest) -> str | None:
     return cache_key(request.provider.identity(), request.req)
 
 
+def tag_of(label: str, model: str, body: bytes) -> str:
+    """A part's tag in its custom ids (`<tag>-r<n>`, for an API whose batches keep no key of the run's):
+    a digest of the run label, the model and the part's first request, so the same part of the same run
+    gets the same ids again, and an ended batch's results say which part it was."""
+    return _digest(label, model, body, size=5)
+
+
+def _digest(label: str, model: str, body: bytes, *, size: int) -> str:
+    h = hashlib.blake2b(digest_size=size)
+    h.update(f"{len(label)}:{label}{len(model)}:{model}".encode("utf-8", "surrogatepass"))
+    h.update(body)
+    return h.hexdigest()
+
+
+class _NewPart:
+    """A part being encoded: its items, their shapes (and cache keys), its file, and the digest of its
+    bytes that its key is made of (`key`)."""
+
+    __slots__ = ("file", "hash", "items", "wanted")
+
+    def __init__(self, items: PartItems, file: PartFile, label: str, model: str) -> None:
+        self.items = items
+        self.wanted = _Wanted(array("H"))
+        self.file = file
+        self.hash = hashlib.blake2b(digest_size=10)
+        self.hash.update(f"{len(label)}:{label}{len(model)}:{model}".encode("utf-8", "surrogatepass"))
+
+    @property
+    def key(self) -> str:
+        """`evalspec-<digest>` of the run label, the model and the requests as sent (custom ids and
+        bodies): what the part is, whichever run makes it. The same run resumed makes the same parts
+        (same requests, same order, same limits), so a batch an earlier run created for one is found
+        at the provider under this key (OpenAI metadata, Gemini displayName) even when the journal
+        lost it; the same requests run under another label, or changed, make another key."""
+        return f"evalspec-{self.hash.hexdigest()}"
+
+
 class _Outgoing:
     """One model's requests of a phase, encoded as they come into part files on disk (batch/part_file.py),
     a new file whenever the API's limits (`full`: the rule `split` applies) would be passed. Custom ids
-    are `r0`, `r1`, … in the order the requests came, across the model's parts. Each part keeps its items
+    are `r0`, `r1`, … (Anthropic: `<tag>-r0`, …) in the order the requests came, across the model's
+    parts, counting those a journaled part holds (`skip`): a resumed run numbers and splits the parts the
+    journal lost exactly as the run that made them did. Each part keeps its items
     (batch_journal.PartItems) and each item's shape number + 1 (2 bytes), and its cache key under --cache."""
 
     OVERHEAD = 64  # bytes of a batch's body besides its requests, counted against the byte limit
 
-    def __init__(self, model: str, api: BatchAPI | None, raw: HttpProvider | None) -> None:
+    def __init__(self, model: str, api: BatchAPI | None, raw: HttpProvider | None, label: str = "") -> None:
         self.model = model
         self.api = api
         self.raw = raw
+        self.label = label
         self.skipped = 0  # requests not encoded: the model has no batch API
-        self._parts: list[tuple[PartItems, _Wanted, PartFile]] = []
+        self._parts: list[_NewPart] = []
         self._size = 0  # the last part's bytes as the limits count them
-        self._count = 0  # requests encoded (the next custom id's number)
+        self._count = 0  # requests numbered (the next custom id's number)
+        self._gap = False  # a journaled request came since the last part began: the next one starts a part
+
+    def skip(self) -> None:
+        """A request a journaled part holds: it keeps its number, and the part being made ends (a part
+        is whole in the journal or not there at all, so the parts around it start and end where the
+        first run's did)."""
+        self._count += 1
+        self._gap = True
 
     def add(self, cell: Cell, turn: int | str, req: ChatRequest, shape: int, cache_key: str | None) -> None:
         if self.api is None or self.raw is None:
@@ -535,27 +773,37 @@ class _Outgoing:
             body = self.raw.body(req)
         except ProviderError:
             return  # the interactive call raises the same error, in its cell
-        custom_id = f"r{self._count}"
+        tagged = self.api.tagged
+        prefix = self._parts[-1].items.prefix if self._parts else ""
+        if tagged and not self._parts:
+            prefix = "0" * 10 + "-"  # a tag's length: the limits count the encoded bytes
+        custom_id = f"{prefix}r{self._count}"
         encoded = self.api.encode(custom_id, body)
-        if not self._parts or full(self.api.limits, self._parts[-1][2].count, self._size, len(encoded)):
-            self._parts.append((PartItems(self._count), _Wanted(array("H")), PartFile(self.api.framing)))
+        if self._gap or not self._parts or full(self.api.limits, self._parts[-1].file.count, self._size, len(encoded)):
+            if tagged:
+                prefix = tag_of(self.label, self.model, dumps_bytes(body)) + "-"
+                custom_id = f"{prefix}r{self._count}"
+                encoded = self.api.encode(custom_id, body)
+            self._parts.append(_NewPart(PartItems(self._count, prefix=prefix), PartFile(self.api.framing),
+                                        self.label, self.model))
             self._size = self.OVERHEAD
-        items, wanted, part = self._parts[-1]
-        part.add(encoded)
-        items.add(custom_id, cell, turn)
-        wanted.add(shape, cache_key)
+            self._gap = False
+        part = self._parts[-1]
+        part.file.add(encoded)
+        part.hash.update(encoded)
+        part.items.add(custom_id, cell, turn)
+        part.wanted.add(shape, cache_key)
         self._size += len(encoded)
         self._count += 1
 
-    def parts(self) -> Iterator[tuple[PartItems, _Wanted, PartFile]]:
-        """Each part once, in order: its items, their shapes (and cache keys) and its file (the caller
-        closes it)."""
+    def parts(self) -> Iterator[_NewPart]:
+        """Each part once, in order (the caller closes its file)."""
         while self._parts:
             yield self._parts.pop(0)
 
     def close(self) -> None:
-        for _, _, part in self._parts:
-            part.close()
+        for part in self._parts:
+            part.file.close()
         self._parts.clear()
 
 

@@ -14,15 +14,15 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
+import itertools
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...appendlog import AppendLog, read_records
-from ...jsonio import dumps_bytes
+from ...appendlog import AppendLog, read_lines, read_records
+from ...jsonio import dumps_bytes, loads
 from ...own_files import open_own
 from ..events import Cell
 from .records import (
@@ -47,6 +47,29 @@ __all__ = ["Journal", "JournalState", "cell_ref", "load", "mark_stopped", "open_
            "run_header"]
 
 
+class JournaledUsage:
+    """A journal's usage records, read from its file again each time they are iterated: a resumed run sums
+    them once (cost/spend.py), and as objects they were ~200 bytes a call for the whole run (a million in a
+    judged 100,000-prompt run killed late). The first `count` usage lines of the file are the ones read when
+    the journal was loaded: the run appends its own after them."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.count = 0
+
+    def append(self, record: Usage) -> None:
+        self.count += 1  # read again from the file when iterated
+
+    def __iter__(self) -> Iterator[Usage]:
+        if not self.count:
+            return iter(())
+        read = (r for r in records(self.path, Usage) if isinstance(r, Usage))
+        return itertools.islice(read, self.count)
+
+    def __len__(self) -> int:
+        return self.count
+
+
 @dataclass
 class JournalState:
     """What an earlier (interrupted) run already has, by cell: its records, the newest of each kind."""
@@ -58,9 +81,11 @@ class JournalState:
     key_points: dict[str, KeyPoints] = field(default_factory=dict)
     embeddings: dict[str, list[float]] = field(default_factory=dict)
     scores: dict[Cell, CellScore] = field(default_factory=dict)
-    usage: list[Usage] = field(default_factory=list)  # every call's, in order (cost/spend.py sums them)
+    # every call's, in order (cost/spend.py sums them); a loaded journal's are read from it (JournaledUsage)
+    usage: list[Usage] | JournaledUsage = field(default_factory=list)
     done: bool = False
     stopped: str | None = None  # why the run was stopped before the end, when it says ("cancelled")
+    headless: bool = False  # resumed from a journal that has records but lost its header (open_journal)
 
     @property
     def empty(self) -> bool:
@@ -124,15 +149,20 @@ def records(path: Path, *kinds: type[Record]) -> Iterator[Record]:
 
 
 def load(path: Path) -> JournalState:
-    state = JournalState()
+    state = JournalState(usage=JournaledUsage(path))
     # Batch mode's records are read by run/generate/batch_journal.py, not kept in the state: a batch plan's
     # line holds up to 100,000 items (a million in a 100,000-prompt judged run), not even parsed here.
     batch = b'{"t":"batch'
-    for rec in read_records(path, lambda line: not line.startswith(batch)):
+    header = b'{"t":"' + RunHeader.TAG.encode() + b'"'
+    for line in read_lines(path, lambda line: not line.startswith(batch)):
         try:
-            record = decode(rec)
+            if line.startswith(header):  # its fingerprints read one at a time (RunHeader.from_line)
+                record: Record | None = RunHeader.from_line(line)
+            else:
+                rec = loads(line)
+                record = decode(rec) if isinstance(rec, dict) else None
         except (KeyError, TypeError, ValueError):
-            continue
+            continue  # cut short by a kill, or a line that does not read as its record
         if record is not None:
             state.add(record)
     return state
@@ -153,8 +183,10 @@ def read_header(path: Path, *, fingerprints: bool = True) -> RunHeader | None:
                 rec = _header_without_fingerprints(f)
             else:
                 first = f.readline(HEADER_MAX_BYTES)
-                rec = json.loads(first) if first.endswith(b"\n") or len(first) < HEADER_MAX_BYTES else None
-    except (OSError, ValueError, UnicodeDecodeError):
+                if not first.endswith(b"\n") and len(first) >= HEADER_MAX_BYTES:
+                    return None
+                return RunHeader.from_line(first)  # its fingerprints read one at a time
+    except (OSError, KeyError, TypeError, ValueError, UnicodeDecodeError):
         return None
     if not isinstance(rec, dict) or rec.get("t") != RunHeader.TAG:
         return None
@@ -219,6 +251,12 @@ def open_journal(path: Path, *, resume: bool, header: RunHeader) -> tuple[Journa
         if resume and path.exists():
             state = load(path)
             journal = Journal(path, fresh=False, lock=lock)
+            if state.header is None and _has_lines(path):
+                # Its first line lost (a full disk, a copy cut short): the records it holds still count,
+                # and this run's header is written after them, so a later --resume reads one.
+                state.headless = True
+                journal.write(header)
+                return journal, state
             changed = _changed_items(state.header, header)
             if changed and state.header is not None:
                 # A Weval run label hashes ids and points, not prompt texts: a reworded prompt resumed
@@ -229,6 +267,9 @@ def open_journal(path: Path, *, resume: bool, header: RunHeader) -> tuple[Journa
                 state.header = dataclasses.replace(state.header, fp={**state.header.fp, **{
                     item: header.fp[item] for item in changed}})
                 journal.write(state.header)
+            elif state.header is not None and _same(state.header.fp, header.fp):
+                # the journal's fingerprints are the plan's: one copy of them for the run, not two
+                state.header = dataclasses.replace(state.header, fp=header.fp)
             return journal, state
         if path.exists():
             with contextlib.suppress(OSError):
@@ -241,11 +282,28 @@ def open_journal(path: Path, *, resume: bool, header: RunHeader) -> tuple[Journa
     return journal, JournalState()
 
 
+def _has_lines(path: Path) -> bool:
+    try:
+        return path.stat().st_size > 0
+    except OSError:
+        return False
+
+
 def _changed_items(old: RunHeader | None, new: RunHeader) -> set[str]:
     """The items whose text differs between the journal's header and this run's (both fingerprinted)."""
     if old is None or not old.fp or not new.fp:
         return set()  # a journal from before fingerprints: nothing to compare
+    from ..plan.items import Fingerprints
+
+    if isinstance(new.fp, Fingerprints):
+        return new.fp.changed(old.fp)
     return {item for item, fp in new.fp.items() if item in old.fp and old.fp[item] != fp}
+
+
+def _same(old: Mapping[str, str], new: Mapping[str, str]) -> bool:
+    from ..plan.items import Fingerprints
+
+    return isinstance(new, Fingerprints) and isinstance(old, Fingerprints) and new.same(old)
 
 
 def _header_without_fingerprints(f: Any) -> dict[str, Any] | None:
@@ -276,5 +334,10 @@ def run_header(plan: Any, options: Any) -> dict[str, Any]:
     """What every journal's header says besides the format's own fields (RunHeader's path, select and
     fp): the file (absolute, for an editor looking for its results: engine/ide/run_history.py), the
     selection, and the fingerprints of the items run (run/plan/items.py)."""
+    from ..plan.items import Fingerprints
+
+    fp = getattr(plan, "fingerprints", {})
+    # The plan's Fingerprints as they are (a dict of them was ~15 MB at 100,000 prompts; RunHeader.json_line
+    # writes them one at a time)
     return {"path": os.path.abspath(plan.path), "select": tuple(options.select),
-            "fp": dict(getattr(plan, "fingerprints", {}).items())}
+            "fp": fp if isinstance(fp, Fingerprints) else dict(fp.items())}

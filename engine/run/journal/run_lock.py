@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 from pathlib import Path
 
 from ...own_files import open_own
@@ -42,6 +43,18 @@ def _read_pid(fd: int) -> int | None:
     except OSError:
         return None
     return int(text) if text.isdigit() else None
+
+
+def _holder(fd: int) -> int | None:
+    """The PID of the process holding the lock. The holder writes it just after it took the lock, so a
+    run refused in between reads nothing, or the PID a killed earlier holder left: read again for a
+    moment (up to 0.5 s) until it names a live process."""
+    for _ in range(50):
+        pid = _read_pid(fd)
+        if pid is not None and pid != os.getpid() and _alive(pid):
+            return pid
+        time.sleep(0.01)
+    return _read_pid(fd)
 
 
 def _alive(pid: int) -> bool:
@@ -74,7 +87,7 @@ class RunLock:
                 os.close(fd)
                 raise
             if not got:
-                holder = _read_pid(fd)
+                holder = _holder(fd)
                 os.close(fd)
                 who = f"PID {holder}" if holder else "another process"
                 raise RunLocked(

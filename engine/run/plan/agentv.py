@@ -25,6 +25,7 @@ from ...file_source import MAX_READ, read_regular_bytes
 from ...list_like import ListLike
 from ...model_store import id_at, item_ids, keep_items
 from ...own_files import folder_name
+from ...providers.redact import redact
 from ..events import Cell
 from ..options import RunOptions
 from ..score.agentv_scorable import dry_run_report
@@ -148,7 +149,9 @@ class AgentvPlan:
 
     @property
     def output_folder_parts(self) -> tuple[str, ...]:
-        return ("agentv", folder_name(self.dataset))  # a suite named ../../x stays in the output folder
+        # A suite named ../../x stays in the output folder; one named with `${{ OPENAI_API_KEY }}` is not
+        # written as a folder named with the key (its value masked, as in every file's content).
+        return ("agentv", folder_name(redact(self.dataset)))
 
     @property
     def results_base(self) -> str:

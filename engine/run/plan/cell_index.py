@@ -15,7 +15,7 @@ models differ per prompt) is indexed cell by cell.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterator, MutableMapping, Sequence
+from collections.abc import Iterator, Mapping, MutableMapping, Sequence
 from typing import Any
 
 from ..events import Cell
@@ -81,6 +81,31 @@ class CellIndex:
     def cell(self, n: int) -> Cell:
         found: Cell = self._tasks[n].cell
         return found
+
+    def item_positions(self) -> Mapping[str, int] | None:
+        """Each item's position among the plan's items (its tasks' `index`), read from this index (a dict
+        of them was ~8 MB at 100,000 prompts, made again to write the results); None for a plan not laid
+        out item by item."""
+        return _ItemPositions(self._first, self._tasks) if self._first is not None else None
+
+
+class _ItemPositions(Mapping[str, int]):
+    def __init__(self, first: dict[str, int], tasks: Sequence[Any]) -> None:
+        self._first = first
+        self._tasks = tasks
+
+    def __getitem__(self, item: str) -> int:
+        found: int = self._tasks[self._first[item]].index
+        return found
+
+    def __contains__(self, item: object) -> bool:
+        return item in self._first
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._first)
+
+    def __len__(self) -> int:
+        return len(self._first)
 
 
 class CellOffsets(MutableMapping[Key, int]):

@@ -37,6 +37,7 @@ class WevalWriter:
         # found through `index` (the plan's cells: plan/cell_index.py) when given
         self.results = WevalResults(CellStore(folder, bound if bound is not None else
                                               cell_store.bound_for(len(plan.tasks)), index))
+        self.index = index
 
     def answered(self, task: WevalTask, final: str, history: History) -> None:
         """A cell's answer (its final turn) and the whole exchange."""
@@ -88,7 +89,8 @@ class WevalWriter:
         full = comparison_object(bp=plan.blueprint, models=plan.models, prompts=plan.prompts,
                                  run_label=plan.run_label, timestamp=stamp,
                                  eval_methods=list(plan.eval_methods) or ["llm-coverage"],
-                                 effective_models=plan.effective_models, results=self.results)
+                                 effective_models=plan.effective_models, results=self.results,
+                                 positions=self.index.item_positions() if self.index is not None else None)
         files = write_comparison(self.folder, plan.results_base, stamp, full)
         from ..cost.cost_file import write_cost
 

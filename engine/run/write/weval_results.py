@@ -17,7 +17,7 @@ import glob
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -199,9 +199,10 @@ def _defined(value: Any) -> Any:
 
 def comparison_object(*, bp: Blueprint, models: list[str], prompts: Sequence[Prompt], run_label: str,
                       timestamp: str, eval_methods: list[str], effective_models: list[str],
-                      results: WevalResults) -> dict[str, Any]:
+                      results: WevalResults, positions: Mapping[str, int] | None = None) -> dict[str, Any]:
     """The comparison file's object. Its per-prompt maps (and the config's prompts) are LazyMap /
-    LazyList: made a prompt at a time while the files are written (`write_comparison`), never whole."""
+    LazyList: made a prompt at a time while the files are written (`write_comparison`), never whole.
+    `positions`: each prompt id's place in `prompts`, when the caller has them (else a dict is made)."""
     has_ideal = any(p.ideal for p in prompts)  # (a big blueprint's prompts: read one at a time, from disk)
     # Cells finish in whatever order the providers answer (or a batch returns); every per-prompt map is
     # written in the plan's model order, so the same answers always make the same bytes.
@@ -212,8 +213,11 @@ def comparison_object(*, bp: Blueprint, models: list[str], prompts: Sequence[Pro
 
     # id → position: the prompt is read when its entry is written (kept as objects, a 100,000-prompt
     # blueprint's were ~500 MB)
-    by_id = {pid: n for n, pid in enumerate(prompt_ids(prompts))}
-    ids = list(by_id)
+    ids = prompt_ids(prompts)
+    by_id = positions if positions is not None and len(positions) == len(ids) else \
+        {pid: n for n, pid in enumerate(ids)}
+    if len(by_id) != len(ids):  # an id twice (a file with findings run anyway): the first, as the dict kept it
+        ids = list(dict.fromkeys(ids))
     final_responses = LazyMap(ids, lambda pid: ordered(responses_row(prompts[by_id[pid]], results)), by_id)
     eff = sorted(set(effective_models) | ({IDEAL_MODEL_ID} if has_ideal else set()))
     evaluation: dict[str, Any] = {}
@@ -286,8 +290,13 @@ def core_chunks(full: dict[str, Any]) -> Iterator[bytes]:
             yield from compact_chunks(_core_config(full))
         elif key in ("allFinalAssistantResponses", "fullConversationHistories"):
             # joined as they are made: orjson's result holds a 4 KB buffer however short it is, so
-            # a list of 100,000 encoded ids was 400 MB
-            yield b"{" + b",".join(dumps_bytes(str(pid)) + b":" + row for pid in pids) + b"}"
+            # a list of 100,000 encoded ids was 400 MB; and a few hundred at a time (all of them joined
+            # were a list of 100,000 short pieces, its joined copy and a redacted one: ~20 MB at once)
+            yield b"{"
+            for start in range(0, len(pids), _ENTRIES_PER_CHUNK):
+                yield (b"," if start else b"") + b",".join(
+                    dumps_bytes(str(pid)) + b":" + row for pid in pids[start:start + _ENTRIES_PER_CHUNK])
+            yield b"}"
         elif key == "evaluationResults":
             yield b'{"similarityMatrix":' + dumps_bytes(evaluation.get("similarityMatrix") or {})
             yield b',"llmCoverageScores":{'
@@ -298,6 +307,9 @@ def core_chunks(full: dict[str, Any]) -> Iterator[bytes]:
         else:
             yield from compact_chunks(full[key])
     yield b"}"
+
+
+_ENTRIES_PER_CHUNK = 512
 
 
 def _core_config(full: dict[str, Any]) -> dict[str, Any]:
