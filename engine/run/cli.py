@@ -454,7 +454,7 @@ def _running_batches(plan: Plan, options: RunOptions, journal: Path, *, cancel: 
     import asyncio
     import shlex
 
-    from .generate.batch_stage import cancel_open_batches, open_batches
+    from .generate.batch_cancel import cancel_open_batches, open_batches
 
     parts = open_batches(journal)
     if not parts:

@@ -77,7 +77,7 @@ class PartItems(Mapping[str, Slot]):
 
     def __init__(self, first: int = 0, *, slots: bool = True, prefix: str = "") -> None:
         self.first = first
-        self.prefix = prefix  # the part's tag before each `r<n>` (Anthropic: batch_stage.tag_of), or ""
+        self.prefix = prefix  # the part's tag before each `r<n>` (Anthropic: batch_parts.tag_of), or ""
         self.count = 0
         self.cells: list[Cell] | None = [] if slots else None
         self.turns: list[int | str] | None = [] if slots else None

@@ -13,9 +13,9 @@ retries, so the result files are the ones an interactive run writes.
 
 A resumed run (`--resume`) polls the batches its journal names and never sends their requests again;
 a part planned but without a journaled id (killed while creating it) is looked for at the provider
-first (`BatchAPI.find`). A part's key is its content (`_NewPart.key`: run label, phase, model, the
+first (`BatchAPI.find`). A part's key is its content (`NewPart.key`: run label, phase, model, the
 requests as sent), and a resumed run makes the parts its journal does not hold exactly as the first run
-did (`_Outgoing.skip`), so a part a damaged journal lost entirely is looked up by its key too before it
+did (`Outgoing.skip`), so a part a damaged journal lost entirely is looked up by its key too before it
 is sent (`_lookup`; Anthropic, whose batches keep no key, by the tag in its results' custom ids).
 """
 
@@ -24,40 +24,35 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import fnmatch
-import hashlib
 import sys
 import time
 from array import array
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ...batch import BatchAPI, BatchStatus, Limits, PartFile, batch_api_for, full, http_provider
-from ...jsonio import dumps_bytes
+from ...batch import BatchAPI, BatchStatus, Limits, PartFile, batch_api_for, http_provider
 from ...providers.base import BAD_RESPONSE, ChatRequest, ChatResult, Provider, ProviderError
 from ...providers.cache import CachedProvider
 from ...providers.retry import retry_call
 from ..events import BatchProgress, Cell, Event, Notice
 from ..journal.journal_file import Journal
-from ..journal.records import BatchCancelled, BatchCreated, BatchEnded, BatchFileUploaded
+from ..journal.records import BatchCreated, BatchEnded, BatchFileUploaded
 from ..options import RunOptions
 from .batch_journal import (
     BatchPart,
     JournaledBatches,
-    PartItems,
     Slot,
     journaled_batches,
-    load_parts,
     planned,
 )
+from .batch_parts import Outgoing, Wanted
 from .calls import Calls
 from .waiting_answers import WaitingAnswers
 
 if TYPE_CHECKING:
-    from ...providers.http import HttpProvider
     from ..plan.cell_index import CellIndex
-    from ..plan.plan_for import Plan
 
 T = TypeVar("T")
 # Rounds in a row whose poll of a batch failed (each after the retry policy's retries) before its requests
@@ -130,7 +125,7 @@ class BatchStage:
         self._shape_numbers: dict[tuple[str, int, str], int] = {}
         self._turns: dict[int | str, int | str] = {}  # one object per slot's turn ("judge:0:…" comes 100,000 times)
         # Per part polled by the phase: the items it asks for.
-        self._wanted: dict[str, _Wanted] = {}
+        self._wanted: dict[str, Wanted] = {}
         # A resumed run's look at the provider (`_lookup`): the batches it lists (per client), the ids no
         # part may take again, how far back to list, and the first custom id of each ended batch read.
         self._listings: dict[int, list[BatchStatus]] = {}
@@ -184,7 +179,7 @@ class BatchStage:
     # --- the stage --------------------------------------------------------------------------------
     async def run(self, requests: Iterable[BatchRequest]) -> AsyncIterator[Event]:
         """One phase: `requests` (an iterable, read once: a phase can hold 800,000 judge calls) are encoded
-        one by one into their model's part files on disk (`_Outgoing`), and what the stage keeps of each is
+        one by one into their model's part files on disk (`Outgoing`), and what the stage keeps of each is
         its part's item and its shape's number; then the journal's batches are resumed, the new ones sent,
         all polled, and their answers wait on disk (`waiting`) for the cells."""
         self.answered = self.unanswered = self.batches = 0  # counted per phase (answers, then judges)
@@ -196,9 +191,9 @@ class BatchStage:
             journaled = self.journaled = journaled_batches(self.journal_path, True)
         # The slots an earlier run of the journal put in a batch it created are polled, never encoded again;
         # those of a part whose creation it never learnt wait as requests until the provider is asked.
-        marks: dict[str, _Wanted] = {}  # a journaled part's items asked now
+        marks: dict[str, Wanted] = {}  # a journaled part's items asked now
         held: dict[Slot, BatchRequest] = {}
-        outgoing: dict[str, _Outgoing] = {}
+        outgoing: dict[str, Outgoing] = {}
         asked_any = False
         cell: Cell | None = None
         seen: set[int | str] = set()  # the current cell's slots (requests come cell by cell)
@@ -220,7 +215,7 @@ class BatchStage:
                     part, i = found
                     mark = marks.get(part.key)
                     if mark is None:
-                        mark = marks[part.key] = _Wanted.journaled(len(part.items))
+                        mark = marks[part.key] = Wanted.journaled(len(part.items))
                     mark.ask(i, shape, key, r.cell, turn)
                 if not r.submit:
                     continue
@@ -303,16 +298,16 @@ class BatchStage:
             self._shapes.append(_Asked(request.model, request.provider, request.req.model))
         return n
 
-    def _outgoing(self, outgoing: dict[str, _Outgoing], request: BatchRequest, api: BatchAPI | None,
-                  phase: int) -> _Outgoing:
+    def _outgoing(self, outgoing: dict[str, Outgoing], request: BatchRequest, api: BatchAPI | None,
+                  phase: int) -> Outgoing:
         out = outgoing.get(request.model)
         if out is None:
             raw = http_provider(request.provider) if api is not None else None
-            out = outgoing[request.model] = _Outgoing(request.model, api, raw, f"{self.label}#{phase}")
+            out = outgoing[request.model] = Outgoing(request.model, api, raw, f"{self.label}#{phase}")
         return out
 
     # --- submission -------------------------------------------------------------------------------
-    async def _submit(self, outgoing: dict[str, _Outgoing],
+    async def _submit(self, outgoing: dict[str, Outgoing],
                       pending: dict[str, tuple[BatchPart, BatchAPI]]) -> AsyncIterator[Event]:
         for model, out in outgoing.items():
             if out.api is None:
@@ -432,7 +427,7 @@ class BatchStage:
                       "earlier run of this label created it and its journal does not say; polling it instead of "
                       "sending its requests again")
 
-    def _defer(self, part: BatchPart, api: BatchAPI, wanted: _Wanted, body: PartFile | None,
+    def _defer(self, part: BatchPart, api: BatchAPI, wanted: Wanted, body: PartFile | None,
                candidates: set[str]) -> None:
         self._deferred.append(_Deferred(part, api, wanted, body, set(candidates)))
         for batch_id in candidates:
@@ -546,7 +541,7 @@ class BatchStage:
     async def _collect(self, part: BatchPart, api: BatchAPI, status: BatchStatus) -> str | None:
         """Every answer of an ended batch, on disk for its cell (`waiting`); returns what the user should
         know when some requests were not answered."""
-        wanted = self._wanted.pop(part.key, None) or _Wanted(array("H"))
+        wanted = self._wanted.pop(part.key, None) or Wanted(array("H"))
         marks = wanted.shapes
         items = part.items
         first_error: str | None = None
@@ -627,7 +622,7 @@ class _Deferred:
 
     part: BatchPart
     api: BatchAPI
-    wanted: _Wanted
+    wanted: Wanted
     body: PartFile | None  # its requests, to send if none is its; None: a journaled part's (sent one by one)
     candidates: set[str]
 
@@ -641,57 +636,6 @@ class _Asked:
     req_model: str  # the provider's model name (the answer's price)
 
 
-class _Wanted:
-    """The items of a part a phase asks for: each one's shape number + 1 (0: not asked, or answered
-    already), its response cache key (--cache), and for a part read back from the journal, whose slots
-    are not kept (batch_journal.PartItems), the cell and turn of the request that asked for it."""
-
-    __slots__ = ("cells", "keys", "shapes", "turns")
-
-    def __init__(self, shapes: array[int]) -> None:
-        self.shapes = shapes
-        self.keys: list[str | None] | None = None
-        self.cells: list[Cell | None] | None = None
-        self.turns: list[int | str | None] | None = None
-
-    @classmethod
-    def journaled(cls, n: int) -> _Wanted:
-        wanted = cls(array("H", bytes(2 * n)))
-        wanted.cells = [None] * n
-        wanted.turns = [None] * n
-        return wanted
-
-    def add(self, shape: int, cache_key: str | None) -> None:
-        """The next item of a part the stage makes."""
-        if cache_key is not None and self.keys is None:
-            self.keys = [None] * len(self.shapes)
-        self.shapes.append(shape + 1)
-        if self.keys is not None:
-            self.keys.append(cache_key)
-
-    def ask(self, i: int, shape: int, cache_key: str | None, cell: Cell, turn: int | str) -> None:
-        """Item `i` of a journaled part: asked by this request."""
-        assert self.cells is not None and self.turns is not None
-        self.shapes[i] = shape + 1
-        self.cells[i] = cell
-        self.turns[i] = turn
-        if cache_key is not None:
-            if self.keys is None:
-                self.keys = [None] * len(self.shapes)
-            self.keys[i] = cache_key
-
-    def slot(self, items: PartItems, i: int) -> Slot:
-        if self.cells is None or self.turns is None:
-            return items.slot(i)
-        cell, turn = self.cells[i], self.turns[i]
-        assert cell is not None and turn is not None
-        return cell, turn
-
-    def slots(self, items: PartItems) -> Iterator[Slot]:
-        """The slots asked for."""
-        return (self.slot(items, i) for i, shape in enumerate(self.shapes) if shape)
-
-
 def _cache_key(request: BatchRequest) -> str | None:
     if not isinstance(request.provider, CachedProvider):
         return None
@@ -700,166 +644,8 @@ def _cache_key(request: BatchRequest) -> str | None:
     return cache_key(request.provider.identity(), request.req)
 
 
-def tag_of(label: str, model: str, body: bytes) -> str:
-    """A part's tag in its custom ids (`<tag>-r<n>`, for an API whose batches keep no key of the run's):
-    a digest of the run label, the model and the part's first request, so the same part of the same run
-    gets the same ids again, and an ended batch's results say which part it was."""
-    return _digest(label, model, body, size=5)
-
-
-def _digest(label: str, model: str, body: bytes, *, size: int) -> str:
-    h = hashlib.blake2b(digest_size=size)
-    h.update(f"{len(label)}:{label}{len(model)}:{model}".encode("utf-8", "surrogatepass"))
-    h.update(body)
-    return h.hexdigest()
-
-
-class _NewPart:
-    """A part being encoded: its items, their shapes (and cache keys), its file, and the digest of its
-    bytes that its key is made of (`key`)."""
-
-    __slots__ = ("file", "hash", "items", "wanted")
-
-    def __init__(self, items: PartItems, file: PartFile, label: str, model: str) -> None:
-        self.items = items
-        self.wanted = _Wanted(array("H"))
-        self.file = file
-        self.hash = hashlib.blake2b(digest_size=10)
-        self.hash.update(f"{len(label)}:{label}{len(model)}:{model}".encode("utf-8", "surrogatepass"))
-
-    @property
-    def key(self) -> str:
-        """`evalspec-<digest>` of the run label, the model and the requests as sent (custom ids and
-        bodies): what the part is, whichever run makes it. The same run resumed makes the same parts
-        (same requests, same order, same limits), so a batch an earlier run created for one is found
-        at the provider under this key (OpenAI metadata, Gemini displayName) even when the journal
-        lost it; the same requests run under another label, or changed, make another key."""
-        return f"evalspec-{self.hash.hexdigest()}"
-
-
-class _Outgoing:
-    """One model's requests of a phase, encoded as they come into part files on disk (batch/part_file.py),
-    a new file whenever the API's limits (`full`: the rule `split` applies) would be passed. Custom ids
-    are `r0`, `r1`, … (Anthropic: `<tag>-r0`, …) in the order the requests came, across the model's
-    parts, counting those a journaled part holds (`skip`): a resumed run numbers and splits the parts the
-    journal lost exactly as the run that made them did. Each part keeps its items
-    (batch_journal.PartItems) and each item's shape number + 1 (2 bytes), and its cache key under --cache."""
-
-    OVERHEAD = 64  # bytes of a batch's body besides its requests, counted against the byte limit
-
-    def __init__(self, model: str, api: BatchAPI | None, raw: HttpProvider | None, label: str = "") -> None:
-        self.model = model
-        self.api = api
-        self.raw = raw
-        self.label = label
-        self.skipped = 0  # requests not encoded: the model has no batch API
-        self._parts: list[_NewPart] = []
-        self._size = 0  # the last part's bytes as the limits count them
-        self._count = 0  # requests numbered (the next custom id's number)
-        self._gap = False  # a journaled request came since the last part began: the next one starts a part
-
-    def skip(self) -> None:
-        """A request a journaled part holds: it keeps its number, and the part being made ends (a part
-        is whole in the journal or not there at all, so the parts around it start and end where the
-        first run's did)."""
-        self._count += 1
-        self._gap = True
-
-    def add(self, cell: Cell, turn: int | str, req: ChatRequest, shape: int, cache_key: str | None) -> None:
-        if self.api is None or self.raw is None:
-            self.skipped += 1
-            return
-        try:
-            body = self.raw.body(req)
-        except ProviderError:
-            return  # the interactive call raises the same error, in its cell
-        tagged = self.api.tagged
-        prefix = self._parts[-1].items.prefix if self._parts else ""
-        if tagged and not self._parts:
-            prefix = "0" * 10 + "-"  # a tag's length: the limits count the encoded bytes
-        custom_id = f"{prefix}r{self._count}"
-        encoded = self.api.encode(custom_id, body)
-        if self._gap or not self._parts or full(self.api.limits, self._parts[-1].file.count, self._size, len(encoded)):
-            if tagged:
-                prefix = tag_of(self.label, self.model, dumps_bytes(body)) + "-"
-                custom_id = f"{prefix}r{self._count}"
-                encoded = self.api.encode(custom_id, body)
-            self._parts.append(_NewPart(PartItems(self._count, prefix=prefix), PartFile(self.api.framing),
-                                        self.label, self.model))
-            self._size = self.OVERHEAD
-            self._gap = False
-        part = self._parts[-1]
-        part.file.add(encoded)
-        part.hash.update(encoded)
-        part.items.add(custom_id, cell, turn)
-        part.wanted.add(shape, cache_key)
-        self._size += len(encoded)
-        self._count += 1
-
-    def parts(self) -> Iterator[_NewPart]:
-        """Each part once, in order (the caller closes its file)."""
-        while self._parts:
-            yield self._parts.pop(0)
-
-    def close(self) -> None:
-        for part in self._parts:
-            part.file.close()
-        self._parts.clear()
-
-
 def _status_from_json(data: Mapping[str, Any]) -> BatchStatus:
     return BatchStatus(id=str(data.get("id")), state=str(data.get("state")), ended=True,
                        counts=dict(data.get("counts") or {}), output_file=data.get("output_file"),
                        error_file=data.get("error_file"), results_url=data.get("results_url"),
                        detail=data.get("detail"))
-
-
-def plan_provider(plan: Plan, calls: Calls, model: str) -> Provider:
-    """The provider a plan's batches of `model` were sent with: a Weval model id (custom models by their
-    id) or an AgentV target's name."""
-    from ..plan.weval import WevalPlan
-
-    if isinstance(plan, WevalPlan):
-        return calls.model(plan.model_specs.get(model, model)).provider
-    judges = {t.judge.name: t.judge for t in plan.tasks if t.judge is not None}
-    for target in [*plan.targets, *judges.values()]:  # an AgentV judge's batches by its name
-        if target.name == model:
-            if target.config is not None:
-                return calls.target(target.name, target.config, base_dir=plan.path.parent)
-            return calls.model(target.model or target.name).provider
-    return calls.model(model).provider
-
-
-async def cancel_open_batches(journal_path: Path, plan: Plan, options: RunOptions) -> list[str]:
-    """Cancel every batch the journal names that has not ended (the user chose to, after Ctrl-C); each
-    cancellation is journaled, so `--resume` polls the batch to its end and collects what it finished.
-    Returns one line per batch for the user."""
-    parts = [p for p in load_parts(journal_path).values() if p.open and not p.cancelled]
-    if not parts:
-        return []
-    lines: list[str] = []
-    calls = Calls(options, lambda event: None, concurrency=4)
-    try:
-        with Journal(journal_path, fresh=False) as journal:
-            for part in parts:
-                assert part.batch_id is not None
-                batch_id = part.batch_id
-                try:
-                    api = batch_api_for(plan_provider(plan, calls, part.model), custom=True)
-                    if api is None:
-                        continue
-                    status = await retry_call(lambda api=api, batch_id=batch_id: api.cancel(batch_id),  # type: ignore[misc]
-                                              calls.policy)
-                except ProviderError as err:
-                    lines.append(f"batch {batch_id} ({part.model}): not cancelled: {err.message}")
-                    continue
-                journal.write(BatchCancelled(part.key))
-                lines.append(f"batch {batch_id} ({part.model}): {status.state}")
-    finally:
-        await calls.aclose()
-    return lines
-
-
-def open_batches(journal_path: Path) -> list[BatchPart]:
-    """The batches of a journal that were created and have not ended (nor been cancelled)."""
-    return [p for p in load_parts(journal_path).values() if p.open and not p.cancelled]
