@@ -47,6 +47,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from lsp_frames import read_frames
+
 REPO = Path(__file__).resolve().parent.parent
 CAP = 4 * 1024 * 1024  # source.MAX_BYTES: the editor checks files up to this many bytes
 
@@ -133,7 +135,7 @@ class Client:
         self.next_id = 0
         self.sent_at = 0.0  # when the last request's writing began (after the client encoded it)
         self.lock = threading.Lock()
-        threading.Thread(target=self._read, daemon=True).start()
+        threading.Thread(target=read_frames, args=(self.proc.stdout, self.inbox), daemon=True).start()
         caps = {
             "textDocument": {
                 "synchronization": {"didSave": True},
@@ -152,21 +154,6 @@ class Client:
         self.call("initialize", {"processId": os.getpid(), "rootUri": root.as_uri(), "capabilities": caps,
                                  "initializationOptions": {"debounceMs": 50}})
         self.notify("initialized", {})
-
-    def _read(self) -> None:
-        out = self.proc.stdout
-        assert out is not None
-        while True:
-            header = b""
-            while not header.endswith(b"\r\n\r\n"):
-                c = out.read(1)
-                if not c:
-                    return
-                header += c
-            length = next(int(line.split(b":")[1]) for line in header.split(b"\r\n")
-                          if line.lower().startswith(b"content-length"))
-            body = out.read(length)
-            self.inbox.put((time.perf_counter(), json.loads(body)))
 
     def _write(self, msg: dict[str, Any]) -> float:
         """Send `msg`; the time (perf_counter) its encoding was done and writing began."""

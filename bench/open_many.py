@@ -30,6 +30,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from lsp_frames import frame as lsp_frame
+from lsp_frames import read_frames
+
 GOOD = "title: T\nmodels: [openai:gpt-4o-mini]\n---\n- id: a\n  prompt: Hi\n  should: [be kind]\n"
 
 # Where a sampled stack's time goes: its innermost frame that is one of these parts (the standard
@@ -55,26 +58,11 @@ class Client:
         self.proc = subprocess.Popen(command, cwd=root, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.DEVNULL)
         self.inbox: queue.Queue[tuple[float, dict[str, Any]]] = queue.Queue()
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        out = self.proc.stdout
-        assert out is not None
-        while True:
-            header = b""
-            while not header.endswith(b"\r\n\r\n"):
-                c = out.read(1)
-                if not c:
-                    return
-                header += c
-            length = next(int(line.split(b":")[1]) for line in header.split(b"\r\n")
-                          if line.lower().startswith(b"content-length"))
-            self.inbox.put((time.perf_counter(), json.loads(out.read(length))))
+        threading.Thread(target=read_frames, args=(self.proc.stdout, self.inbox), daemon=True).start()
 
     def send(self, msg: dict[str, Any]) -> None:
-        data = json.dumps(msg).encode()
         assert self.proc.stdin is not None
-        self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(data) + data)
+        self.proc.stdin.write(lsp_frame(msg))
         self.proc.stdin.flush()
 
 

@@ -21,10 +21,12 @@ The seventh round's (held from the sixth):
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -97,14 +99,38 @@ while True:
 '''
 
 
-def guarded(tmp_path: Path, mode: str) -> tuple[Raw, Path]:
+@contextlib.contextmanager
+def guarded(tmp_path: Path, mode: str) -> Iterator[tuple[Raw, Path]]:
+    """A client of the guard over the stand-in server in `mode`, and the file its starts are noted in;
+    afterwards every server it started is gone."""
     script = tmp_path / "backend.py"
     script.write_text(BACKEND)
     starts = tmp_path / "starts"
     starts.write_text("")
     command = [sys.executable, "-c", "import asyncio, sys\nfrom evalspec_lsp import guard\n"
                "sys.exit(asyncio.run(guard.serve([sys.executable, *sys.argv[1:]])))", str(script), mode, str(starts)]
-    return Raw(tmp_path, command), starts
+    client = Raw(tmp_path, command)
+    try:
+        yield client, starts
+    finally:
+        client.close()
+        for pid in pids(starts):
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+def served_ping(client: Raw, pause: float) -> dict[str, object]:
+    """Pings until one is served (the guard answers "busy" meanwhile): that answer's result."""
+    end = time.monotonic() + HANG_GUARD_S
+    n = 0
+    while True:
+        n += 1
+        client.send({"id": n, "method": "x/ping", "params": {}})
+        reply = client.reply(n)
+        if "result" in reply:
+            return reply["result"]
+        assert time.monotonic() < end, reply
+        time.sleep(pause)
 
 
 def pids(starts: Path) -> list[int]:
@@ -139,36 +165,19 @@ def test_a_request_id_over_64kb_is_refused_and_the_server_serves_on(tmp_path: Pa
 @pytest.mark.parametrize("mode", ["header-line-over-1mb", "frame-without-length", "output-closed",
                                   "frame-stalled", "header-stalled"])
 def test_a_server_whose_output_is_not_frames_is_stopped_and_started_again(tmp_path: Path, mode: str) -> None:
-    client, starts = guarded(tmp_path, mode)
-    try:
+    with guarded(tmp_path, mode) as (client, starts):
         client.initialize(tmp_path)
         client.send({"id": "evil", "method": "evil/now", "params": {}})
         assert "error" in client.reply("evil")  # the guard's: busy, or the process stopped
-        end = time.monotonic() + HANG_GUARD_S
-        n = 0
-        while True:  # "busy" while it goes; then a new server's answer
-            n += 1
-            client.send({"id": n, "method": "x/ping", "params": {}})
-            reply = client.reply(n)
-            if "result" in reply:
-                break
-            assert time.monotonic() < end, reply
-            time.sleep(0.2)
-        assert reply["result"] == {"start": 1}
+        assert served_ping(client, 0.2) == {"start": 1}  # "busy" while it goes; then a new server's answer
         first = pids(starts)[0]
         assert not alive(first)
         told = client.next(lambda m: m.get("method") == "window/showMessage", "window/showMessage")
         assert "restarted" in told["params"]["message"]
-    finally:
-        client.close()
-        for pid in pids(starts):
-            if alive(pid):
-                os.kill(pid, signal.SIGKILL)
 
 
 def test_a_hung_server_does_not_keep_the_guard_after_exit(tmp_path: Path) -> None:
-    client, starts = guarded(tmp_path, "hung")
-    try:
+    with guarded(tmp_path, "hung") as (client, starts):
         client.initialize(tmp_path)
         client.send({"id": "evil", "method": "evil/now", "params": {}})
         assert "busy" in client.reply("evil")["error"]["message"]
@@ -176,11 +185,6 @@ def test_a_hung_server_does_not_keep_the_guard_after_exit(tmp_path: Path) -> Non
         assert client.proc.wait(HANG_GUARD_S) == 1  # input still open: the guard ends on `exit` alone
         time.sleep(0.2)
         assert not alive(pids(starts)[0])
-    finally:
-        client.close()
-        for pid in pids(starts):
-            if alive(pid):
-                os.kill(pid, signal.SIGKILL)
 
 
 def test_a_request_reusing_initializes_id_is_not_given_the_replayed_initialize_answer(tmp_path: Path) -> None:
@@ -207,33 +211,17 @@ def test_a_request_reusing_initializes_id_is_not_given_the_replayed_initialize_a
 
 
 def test_a_slow_answer_that_keeps_coming_is_not_taken_for_a_stuck_one(tmp_path: Path) -> None:
-    client, starts = guarded(tmp_path, "frame-slow")
-    try:
+    with guarded(tmp_path, "frame-slow") as (client, starts):
         client.initialize(tmp_path)
         client.send({"id": "slow", "method": "evil/now", "params": {}})
         assert "busy" in client.reply("slow")["error"]["message"]
-        end = time.monotonic() + HANG_GUARD_S
-        n = 0
-        while True:  # requests wait behind the slow answer all along (each "busy"), then are served
-            n += 1
-            client.send({"id": n, "method": "x/ping", "params": {}})
-            reply = client.reply(n)
-            if "result" in reply:
-                break
-            assert time.monotonic() < end, reply
-            time.sleep(0.5)
-        assert reply["result"] == {"start": 0}  # the same server: not restarted
+        # Requests wait behind the slow answer all along (each "busy"), then are served by the same server.
+        assert served_ping(client, 0.5) == {"start": 0}
         assert len(pids(starts)) == 1
-    finally:
-        client.close()
-        for pid in pids(starts):
-            if alive(pid):
-                os.kill(pid, signal.SIGKILL)
 
 
 def test_shutdown_to_a_hung_server_is_answered_and_exit_ends_both(tmp_path: Path) -> None:
-    client, starts = guarded(tmp_path, "hung")
-    try:
+    with guarded(tmp_path, "hung") as (client, starts):
         client.initialize(tmp_path)
         client.send({"id": "evil", "method": "evil/now", "params": {}})
         assert "busy" in client.reply("evil")["error"]["message"]
@@ -243,11 +231,6 @@ def test_shutdown_to_a_hung_server_is_answered_and_exit_ends_both(tmp_path: Path
         assert client.proc.wait(HANG_GUARD_S) == 0  # shutdown, then exit: as LSP asks
         time.sleep(0.2)
         assert not alive(pids(starts)[0])
-    finally:
-        client.close()
-        for pid in pids(starts):
-            if alive(pid):
-                os.kill(pid, signal.SIGKILL)
 
 
 def test_shutdown_to_a_stopped_server_is_answered(tmp_path: Path) -> None:
