@@ -15,8 +15,9 @@ The stages, in order (a format's part of a stage is a class or function in the s
     2. generate/  answers.py          a cell's answers: from the journal, a batch, a replay or the provider
                   calls.py (calls under rate limits, retries as events), agentv_messages.py (a test's input
                   as a chat request), batch_stage.py + batch_journal.py (--batch: the calls as batches
-                  first), waiting_answers.py (--batch: their answers on disk until the cells take them),
-                  batch_rounds.py (--batch: calls cells name only as they run, as later rounds)
+                  first; batch_parts.py makes the parts), waiting_answers.py (--batch: their answers on
+                  disk until the cells take them), batch_rounds.py (--batch: calls cells name only as they
+                  run, as later rounds), batch_cancel.py (batches left running after Ctrl-C)
     3. score/     functions.py        Weval function points, AgentV's deterministic assertions
                   judges.py           LLM judges and key points: weval_judge.py, agentv_judge.py,
                                       agent_judge.py
