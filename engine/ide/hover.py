@@ -24,6 +24,7 @@ from . import schema as sc
 from .context import KEY, VALUE, cursor_context
 from .layout import layout
 from .lines import scalar_text, shape
+from .markdown_text import md_code, md_fence, md_text
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,9 +109,10 @@ def _value_hover(analysis: Any, ctx: Any) -> HoverInfo | None:
         else:
             custom = paths.custom_assertions(analysis)
             found = custom.get(value) or custom.get(value.replace("_", "-"))
-            text = (f"**{value}** — custom assertion, from `{found}`" if found is not None else
-                    f"**{value}** — not a built-in assertion type: AgentV loads it from "
-                    f"`.agentv/assertions/{value.replace('_', '-')}.ts`, which was not found.")
+            # The file's own words, escaped: a hover renders Markdown (markdown_text.py).
+            text = (f"**{md_text(value)}** — custom assertion, from {md_code(str(found))}" if found is not None else
+                    f"**{md_text(value)}** — not a built-in assertion type: AgentV loads it from "
+                    f"{md_code('.agentv/assertions/' + value.replace('_', '-') + '.ts')}, which was not found.")
     elif slot.value == sc.V_MODEL or slot.kind == sc.MODEL:
         text = model_ids.model_markdown(value, analysis)
     elif slot.value == sc.V_REF:
@@ -129,10 +131,10 @@ def _ref_markdown(analysis: Any, name: str) -> str | None:
         return None
     definition = bp.point_defs[name]
     if isinstance(definition, str):
-        body = f"JavaScript, run as `$js`:\n\n```js\n{definition}\n```"
+        body = f"JavaScript, run as `$js`:\n\n{md_fence(definition, 'js')}"
     else:
-        body = f"```yaml\n{flow(definition)}\n```"
-    return f"**{name}** — from `point_defs`\n\n{body}"
+        body = md_fence(flow(definition), "yaml")
+    return f"**{md_text(name)}** — from `point_defs`\n\n{body}"
 
 
 def _generated_id(analysis: Any, line: int) -> str | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..weval.models import KNOWN_PROVIDERS, OFFLINE_MODELS, parse_model_id
+from .markdown_text import md_code, md_text
 
 if TYPE_CHECKING:
     from ..analysis import Analysis
@@ -59,24 +60,26 @@ def model_markdown(model_id: str, analysis: Any) -> str | None:
     if parsed.collection:
         members = collections(analysis).get(parsed.collection)
         if members is None:
-            return (f"**{parsed.collection}** — a model collection, resolved from `models/{parsed.collection}.json` "
+            return (f"**{md_text(parsed.collection)}** — a model collection, resolved from "
+                    f"{md_code('models/' + parsed.collection + '.json')} "
                     "in a models folder next to the blueprints; none was found for this file.")
-        shown = "\n".join(f"- `{m}`" for m in members[:40])
+        shown = "\n".join(f"- {md_code(m)}" for m in members[:40])
         more = f"\n- … and {len(members) - 40} more" if len(members) > 40 else ""
-        return f"**{parsed.collection}** — model collection ({len(members)} models)\n\n{shown}{more}"
+        return f"**{md_text(parsed.collection)}** — model collection ({len(members)} models)\n\n{shown}{more}"
+    # Below, the id is the file's (someone else's) text: escaped, since a hover renders Markdown.
     if parsed.problem:
-        return f"`{model_id}`\n\n{parsed.problem}"
+        return f"{md_code(model_id)}\n\n{md_text(parsed.problem)}"
     provider = parsed.provider or ""
     if _catalog is not None:
         spec = _catalog.find(provider)
         if spec is not None:
-            return (f"**{spec.label}** model `{parsed.name}`\n\n{spec.doc}.\n\n"
+            return (f"**{spec.label}** model {md_code(parsed.name or '')}\n\n{spec.doc}.\n\n"
                     f"API key: `${spec.key_env}` · base URL: {spec.base_url} (override with `${spec.base_url_env}`)")
         if provider in _catalog.OFFLINE_PROVIDERS:
-            return f"**{provider}** — {_catalog.OFFLINE_PROVIDERS[provider]}"
+            return f"**{md_text(provider)}** — {_catalog.OFFLINE_PROVIDERS[provider]}"
     if provider in KNOWN_PROVIDERS:
-        return f"**{provider}** model `{parsed.name}`\n\nAPI key: `${provider.upper()}_API_KEY`"
+        return f"**{md_text(provider)}** model {md_code(parsed.name or '')}\n\nAPI key: `${provider.upper()}_API_KEY`"
     if provider in OFFLINE_MODELS:
-        return f"**{provider}** — offline model, no network."
-    return (f"`{model_id}`: provider `{provider}` is not one evalspec can call "
+        return f"**{md_text(provider)}** — offline model, no network."
+    return (f"{md_code(model_id)}: provider {md_code(provider)} is not one evalspec can call "
             f"({', '.join(KNOWN_PROVIDERS)}); use a custom model object for other endpoints.")

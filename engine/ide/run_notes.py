@@ -18,6 +18,7 @@ from typing import Any
 from ..detect import FileKind
 from ..findings import Span
 from ..run.plan.items import fingerprint
+from .markdown_text import md_code, md_text, plain
 from .runs import CellResult, RunBoard
 
 PASS = 0.8  # below this a point is reported (AgentV's pass threshold, which the run table uses for both)
@@ -90,7 +91,7 @@ def _cell_notes(item: _Item, cell: CellResult) -> list[RunNote]:
         return []
     checks = _checks(cell.details)
     if cell.score is None and cell.error and not checks:
-        return [RunNote(item.head, NO_ANSWER, f"{cell.model}: no score: {_short(cell.error, REASON)}")]
+        return [RunNote(item.head, NO_ANSWER, plain(f"{cell.model}: no score: {_short(cell.error, REASON)}"))]
     out: list[RunNote] = []
     aligned = len(checks) == len(item.checks)
     for i, (score, label, why, verdict) in enumerate(checks):
@@ -98,11 +99,11 @@ def _cell_notes(item: _Item, cell: CellResult) -> list[RunNote]:
         if score is None:
             if verdict == "skip" and not why:
                 why = "not supported"
-            out.append(RunNote(span, NOT_SCORED, f"{written} not scored on {cell.model}: {_short(why, REASON)}"))
+            out.append(RunNote(span, NOT_SCORED, plain(f"{written} not scored on {cell.model}: {_short(why, REASON)}")))
         elif score < PASS:
             word = "failed" if score < 0.6 else "borderline"
             text = f"{written} {word} on {cell.model}: {score:.2f}"
-            out.append(RunNote(span, FAILED, text + (f": {_short(why, REASON)}" if why else "")))
+            out.append(RunNote(span, FAILED, plain(text + (f": {_short(why, REASON)}" if why else ""))))
     return out
 
 
@@ -158,11 +159,12 @@ def point_markdown(analysis: Any, board: RunBoard, line: int) -> str | None:
                 continue
             score, _, why, _ = checks[index]
             value = f"{score:.2f}" if score is not None else "not scored"
-            rows.append(f"- **{cell.model}**: {value}" + (f": {_short(why, REASON)}" if why else ""))
+            rows.append(f"- **{md_text(cell.model)}**: {value}" + (f": {md_text(_short(why, REASON))}" if why else ""))
         if not rows:
             return None
         stale = "" if _fresh(board, item, analysis.parsed.lines) else " (text changed since)"
-        return f"**Last run** of `{item.checks[index][1]}` in `{item.item_id}`{stale}\n\n" + "\n".join(rows)
+        return (f"**Last run** of {md_code(item.checks[index][1])} in {md_code(item.item_id)}{stale}\n\n"
+                + "\n".join(rows))
     return None
 
 

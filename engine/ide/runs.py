@@ -35,6 +35,7 @@ from ..run.plan.items import entries as _entries
 from ..run.plan.items import fingerprint as _fingerprint
 from ..run.plan.items import runnable as _runnable
 from ..source import gc_paused
+from .markdown_text import md_code, md_fence, md_text, plain
 
 if TYPE_CHECKING:
     from .run_history import RunHistory
@@ -268,7 +269,7 @@ class RunBoard:
     def suite_title(self, now: float | None = None) -> str | None:
         """The suite's result lens: the last run's outcome, or None before any run."""
         if self.running:
-            return f"running: {self.progress_text()}"
+            return plain(f"running: {self.progress_text()}")
         if self.summary is None:
             return None
         s = self.summary
@@ -278,7 +279,7 @@ class RunBoard:
         if self.summary_when is not None:
             head += f" ({age(self.summary_when, now)})"
         text = f"{head}: mean {_score(mean)}" if mean is not None else f"{head}: nothing scored"
-        return text + counts
+        return plain(text + counts)
 
     def item_title(self, item: RunItem, now: float | None = None) -> str | None:
         """An item's result lens: per model its mark and score, or counts when there are many."""
@@ -288,9 +289,9 @@ class RunBoard:
         cells = list(by_model.values())
         if any(c.running for c in cells):
             waiting = next((c.retry for c in cells if c.retry), None)
-            return "running…" + (f" ({waiting})" if waiting else "")
+            return "running…" + (f" ({plain(waiting)})" if waiting else "")
         if len(cells) <= MAX_MODELS_IN_TITLE:
-            text = " · ".join(f"{_mark(c)} {_cell_value(c)} {c.model}" for c in cells)
+            text = " · ".join(f"{_mark(c)} {_cell_value(c)} {plain(c.model)}" for c in cells)
         else:
             scored = [c.score for c in cells if c.score is not None]
             mean = sum(scored) / len(scored) if scored else None
@@ -298,7 +299,7 @@ class RunBoard:
         when = [c.when for c in cells if c.when is not None]
         if when:
             text += f" ({age(max(when), now)})"
-        return text + (" (text changed since)" if self.is_stale(item) else "")
+        return plain(text) + (" (text changed since)" if self.is_stale(item) else "")
 
     def item_markdown(self, item_id: str, now: float | None = None) -> str | None:
         """Hover text: the item's last result per model, the points or assertions, the answer."""
@@ -306,17 +307,18 @@ class RunBoard:
         if not by_model:
             return None
         when = [c.when for c in by_model.values() if c.when is not None]
-        out = [f"**Last run** of `{item_id}`" + (f", {age(max(when), now)}" if when else "")]
+        # Everything below but our own words is someone else's text: escaped (markdown_text.py).
+        out = [f"**Last run** of {md_code(item_id)}" + (f", {age(max(when), now)}" if when else "")]
         for cell in by_model.values():
             out.append("")
-            out.append(f"**{cell.model}**: {_mark(cell)} {_cell_value(cell)}"
-                       + (f" ({cell.verdict})" if cell.verdict else ""))
+            out.append(f"**{md_text(cell.model)}**: {_mark(cell)} {md_text(_cell_value(cell))}"
+                       + (f" ({md_text(cell.verdict)})" if cell.verdict else ""))
             if cell.error:
-                out.append(f"\n> {_one_line(cell.error, 300)}")
+                out.append(f"\n> {md_text(_one_line(cell.error, 300))}")
             out += _breakdown(cell.details)
             if cell.answer:
                 answer = cell.answer if len(cell.answer) <= ANSWER_EXCERPT else cell.answer[:ANSWER_EXCERPT] + "…"
-                out.append("\nAnswer:\n```text\n" + answer.replace("```", "ˋˋˋ") + "\n```")
+                out.append("\nAnswer:\n" + md_fence(answer))
         return "\n".join(out)
 
 
@@ -359,19 +361,19 @@ def _breakdown(details: dict[str, Any]) -> list[str]:
             continue
         extent = p.get("coverageExtent")
         value = _score(extent) if isinstance(extent, int | float) else "not scored"
-        text = _one_line(str(p.get("keyPointText") or ""), 80)
-        where = f" [{p['pathId']}]" if p.get("pathId") else ""
+        text = md_text(_one_line(str(p.get("keyPointText") or ""), 80))
+        where = f" \\[{md_text(str(p['pathId']))}\\]" if p.get("pathId") else ""
         inverted = " (should not)" if p.get("isInverted") else ""
         why = p.get("error") or ""
-        lines.append(f"- {value} {text}{where}{inverted}" + (f": {_one_line(str(why), 120)}" if why else ""))
+        lines.append(f"- {value} {text}{where}{inverted}" + (f": {md_text(_one_line(str(why), 120))}" if why else ""))
     for s in details.get("scores") or []:
         if not isinstance(s, dict):
             continue
         value = _score(s["score"]) if isinstance(s.get("score"), int | float) else "not scored"
-        name = s.get("name") or s.get("type") or "?"
-        verdict = f" ({s['verdict']})" if s.get("verdict") else ""
+        name = md_text(str(s.get("name") or s.get("type") or "?"))
+        verdict = f" ({md_text(str(s['verdict']))})" if s.get("verdict") else ""
         reason = s.get("reasoning") or ""
-        lines.append(f"- {value} {name}{verdict}" + (f": {_one_line(str(reason), 120)}" if reason else ""))
+        lines.append(f"- {value} {name}{verdict}" + (f": {md_text(_one_line(str(reason), 120))}" if reason else ""))
     return ["", *lines] if lines else []
 
 
@@ -401,7 +403,7 @@ def _unscored(details: dict[str, Any]) -> str:
     first = next((u for u in items if u.get("required")), items[0])
     more = f" +{len(items) - 1} more" if len(items) > 1 else ""
     text = f"{first.get('name')}: {first.get('reason')}"
-    return f" ({_one_line(text, UNSCORED_IN_TITLE)}{more})"
+    return f" ({plain(_one_line(text, UNSCORED_IN_TITLE))}{more})"
 
 
 def _score(value: float | None) -> str:

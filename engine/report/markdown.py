@@ -1,25 +1,48 @@
 """The Markdown report (`evalspec report --format markdown`): for `$GITHUB_STEP_SUMMARY`, pull-request
 comments and editors. The summary per model, then the failing items (and, comparing two runs, the
-regressions and improvements first). Untrusted text is flattened to one line and HTML-escaped, since
-GitHub renders HTML inside Markdown.
+regressions and improvements first). Untrusted text (answers, reasons, ids, names) is flattened to one
+line with control characters visible, HTML-escaped (GitHub renders HTML inside Markdown) and its Markdown
+punctuation escaped (`cell_text`), or put in a code span it cannot close (`code_text`).
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+from ..terminal_text import shown
 from .diff import IMPROVED, REGRESSED, RunDiff, describe
 from .model import ERROR, NOT_SCORED, CellResult, ModelStats, RunResults
 
 LIMIT = 50  # rows per table; the rest is counted
 
 
+# A link or image needs `](` (an answer's `![](https://…)` is an image GitHub fetches for everyone who opens
+# the pull request): its `(` is escaped, as are backslashes (so the text cannot undo an escape), backticks
+# (code spans) and `|` (table cells). Other Markdown (emphasis) only styles the text.
+_MARKDOWN_PUNCTUATION = re.compile(r"([\\`|]|(?<=\])\()")
+# An @mention in a comment notifies that user or team: a word joiner after the `@` keeps it text.
+_MENTION = re.compile(r"@(?=[A-Za-z0-9])")
+
+
+def _flat(value: object, limit: int) -> str:
+    text = shown(" ".join(str(value).split()))
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def cell_text(value: object, limit: int = 160) -> str:
-    text = " ".join(str(value).split())
-    if len(text) > limit:
-        text = text[: limit - 1] + "…"
-    return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|")
-            .replace("`", "\\`"))
+    """Untrusted text for a table cell or a line: one line, controls visible, Markdown and HTML inert."""
+    text = _MARKDOWN_PUNCTUATION.sub(r"\\\1", _flat(value, limit))
+    return _MENTION.sub("@\u2060", text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;"))
+
+
+def code_text(value: object, limit: int = 160) -> str:
+    """Untrusted text as a code span (shown as written: nothing in it renders): a fence longer than any
+    run of backticks inside."""
+    text = _flat(value, limit)
+    fence = "`" * (max((len(m) for m in re.findall("`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def fmt_count(n: int) -> str:
@@ -86,8 +109,8 @@ def render_markdown(runs: list[RunResults], diff: RunDiff | None = None) -> str:
     run = runs[-1]
     lines = [f"## evalspec report: {cell_text(run.title)}", ""]
     if diff is not None:
-        lines += [f"Comparing `{cell_text(runs[0].run_label or runs[0].source)}` (old) with "
-                  f"`{cell_text(run.run_label or run.source)}` (new).", "",
+        lines += [f"Comparing {code_text(runs[0].run_label or runs[0].source)} (old) with "
+                  f"{code_text(run.run_label or run.source)} (new).", "",
                   f"**{fmt_count(diff.count(REGRESSED))} regressed, {fmt_count(diff.count(IMPROVED))} improved**, "
                   f"{fmt_count(diff.count('changed'))} changed otherwise, {fmt_count(diff.count('added'))} new, "
                   f"{fmt_count(diff.count('removed'))} gone.", ""]
@@ -104,7 +127,7 @@ def render_markdown(runs: list[RunResults], diff: RunDiff | None = None) -> str:
                 lines.append(f"\n… and {fmt_count(len(cells) - LIMIT)} more")
             lines.append("")
     what = "blueprint" if run.kind == "weval" else "suite"
-    lines.append(f"{what.capitalize()} run `{cell_text(run.run_label or '—')}` · {cell_text(run.timestamp or '—')} · "
+    lines.append(f"{what.capitalize()} run {code_text(run.run_label or '—')} · {cell_text(run.timestamp or '—')} · "
                  f"{fmt_count(len(run.items))} item(s) × {fmt_count(len(run.models))} model(s)")
     lines.append("")
     for note in run.notes:
