@@ -29,15 +29,26 @@ def read_records(path: Path, keep: Callable[[bytes], bool] | None = None) -> Ite
             yield rec
 
 
+# No record is longer (a batch plan's part of 100,000 items is a few MB; an answer is capped at 8 MB by
+# default). A longer line is skipped a piece at a time, never held: an output folder may come from someone
+# else, and 3 GB of zeros without a newline (a few MB in a git clone) was read whole by `--resume` and by
+# the editor looking for a file's earlier results.
+LINE_MAX_BYTES = 64 << 20
+
+
 def read_lines(path: Path, keep: Callable[[bytes], bool] | None = None) -> Iterator[bytes]:
-    """`read_records`' lines before they are parsed (not blank; those `keep` says yes to): for a reader that
-    parses a long line in pieces (a batch plan's, run/generate/batch_journal.py)."""
+    """`read_records`' lines before they are parsed (not blank; those `keep` says yes to; none longer than
+    LINE_MAX_BYTES): for a reader that parses a long line in pieces (a batch plan's, batch_journal.py)."""
     try:
         f = os.fdopen(open_own(path, os.O_RDONLY), "rb")  # never through a planted link, never a FIFO
     except FileNotFoundError:
         return
     with f:
-        for raw in f:
+        while raw := f.readline(LINE_MAX_BYTES + 1):
+            if len(raw) > LINE_MAX_BYTES and not raw.endswith(b"\n"):
+                while (rest := f.readline(1 << 20)) and not rest.endswith(b"\n"):
+                    pass
+                continue
             for line in raw.splitlines():  # the lines `bytes.splitlines` makes of the whole file (\r too)
                 if not line.strip() or (keep is not None and not keep(line)):
                     continue

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..own_files import open_own
 from ..run.events import RunSummary
 from ..run.journal.journal_file import JournalState, read_header
 from ..run.journal.journal_file import load as load_journal
@@ -110,6 +111,22 @@ class PastComparison:
 
 _SOURCE_NAME = re.compile(rb'"sourceBlueprintFileName"\s*:\s*("(?:[^"\\]|\\.)*")')
 HEAD_BYTES = 64 * 1024  # the comparison file's identity fields come first
+# A comparison file larger than this is not read back into the editor (`evalspec report` still reads it):
+# 100,000 cells are ~110 MB; 3 GB of zeros after a valid head (a few MB in a git clone) was read whole.
+COMPARISON_MAX_BYTES = 256 << 20
+
+
+def _read_comparison(file: Path, limit: int | None = None) -> bytes | None:
+    """The first `limit` bytes (all, without one) of a comparison file in the output folder, opened as an
+    own file (never through a link: a cloned results folder could point one at the editor's own stdin,
+    /proc/self/fd/0, or a FIFO); None when it is larger than COMPARISON_MAX_BYTES or cannot be read."""
+    try:
+        with os.fdopen(open_own(file, os.O_RDONLY), "rb") as f:
+            if os.fstat(f.fileno()).st_size > COMPARISON_MAX_BYTES:
+                return None
+            return f.read(limit if limit is not None else COMPARISON_MAX_BYTES + 1)
+    except OSError:  # NotOwnFile included
+        return None
 
 
 def past_comparisons(output: Path, path: Path) -> list[PastComparison]:
@@ -121,9 +138,8 @@ def past_comparisons(output: Path, path: Path) -> list[PastComparison]:
         if any((file.parent / f"{label}{suffix}").exists() for suffix in JOURNAL_NAMES):
             continue  # the journal of that run label says it (and newer runs of it) better
         try:
-            with file.open("rb") as f:
-                head = f.read(HEAD_BYTES)
-            m = _SOURCE_NAME.search(head)
+            head = _read_comparison(file, HEAD_BYTES)
+            m = _SOURCE_NAME.search(head) if head is not None else None
             if m is None or json.loads(m.group(1)) != path.name:
                 continue
             found.append(PastComparison(file, file.stat().st_mtime))
@@ -162,9 +178,10 @@ def load_history(output: Path, path: Path, base: Path | None = None) -> RunHisto
     sources.sort(key=lambda s: s.when)  # oldest first: a newer run of an item replaces an older one
     for source in sources:
         if isinstance(source, PastComparison):
+            whole = _read_comparison(source.file)
             try:
-                data = json.loads(source.file.read_bytes())
-            except (OSError, ValueError):
+                data = json.loads(whole) if whole is not None and len(whole) <= COMPARISON_MAX_BYTES else None
+            except ValueError:
                 continue
             if not isinstance(data, dict):
                 continue
