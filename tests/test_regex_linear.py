@@ -75,10 +75,14 @@ USES: dict[str, str] = {
     "evalspec.ide.context._WORD_END": "match",
     "evalspec.ide.layout._LINES_BEFORE_CONTENT": "match",
     "evalspec.ide.layout._ROOT_KEY": "match",
+    "evalspec.ide.markdown_text._ACTIVE": "sub",
+    "evalspec.ide.markdown_text._BACKTICKS": "finditer",
     "evalspec.ide.lines._BLOCK_SCALAR": "match",
     "evalspec.ide.lines._DOC_MARKER": "match",
     "evalspec.ide.lines._FLOW_STOP": "search",
     "evalspec.ide.lines._KEY": "match",
+    "evalspec.report.markdown._MARKDOWN_PUNCTUATION": "sub",
+    "evalspec.report.markdown._MENTION": "sub",
     "evalspec.run.journal.records._FP_VALUE": "fullmatch",
     "evalspec.source._ANCHOR": "search",
     "evalspec.source._DOC_MARKER": "match",
@@ -110,6 +114,7 @@ INLINE = {
     "evalspec.agentv.edits (slug)": (r"[^a-z0-9]+", "sub"),
     "evalspec.agentv.targets (env name)": (r"[^A-Z0-9]+", "sub"),
     "evalspec.weval.models (blank)": (r"\s", "search"),
+    "evalspec.report.markdown (backtick runs)": (r"`+", "findall"),
 }
 
 UNITS = (" ", "\t", "a", "A", "0", "#", ":", "-", "'", '"', "\\", "{", "[", "$", "&", ".", "\r", "\n", "|", "_",
@@ -119,7 +124,9 @@ UNITS = (" ", "\t", "a", "A", "0", "#", ":", "-", "'", '"', "\\", "{", "[", "$",
          "```", "```json ", "<key_point>", "<classification>", "<reflection>", "[a:]", "[a:", "1.", "1h",
          "{{ a ", "{A_", "/a", "1/",
          # what the terminal escaping reads: escape sequences, cut short
-         "\x1b[", "\x1b[1;3", "\r\x1b[")
+         "\x1b[", "\x1b[1;3", "\r\x1b[",
+         # what Markdown escaping reads: links, images, code spans, mentions
+         "](", "![a](", "`` ", "@a")
 PREFIXES = ("", "a", "- ", '"', "|", "${{ a")
 
 
