@@ -5,7 +5,9 @@
                                           the fifth round's args streams environment journal batch merge lsp5 report,
                                           the sixth round's guard streamed waiting report6,
                                           the seventh round's lsp7 outside7 secrets7 resume7 faults7
-                                          (bench/attack_round7.py, which says what breaks them)
+                                          (bench/attack_round7.py, which says what breaks them),
+                                          the eighth round's editor8 report8 check8 files8 replies8
+                                          (bench/attack_round8.py)
 
 Prints every probe it tried and what broke (a line starting with BROKEN), then counts per area. Not
 run in CI (minutes, strace, real subprocesses); each failure it found became a focused test in tests/.
@@ -5079,6 +5081,9 @@ AREAS: dict[str, Callable[[Tally], None]] = {
     # the seventh round (its probes: bench/attack_round7.py)
     **{name: (lambda tally, name=name: __import__("attack_round7").AREAS7[name](tally))
        for name in ("lsp7", "outside7", "secrets7", "resume7", "faults7")},
+    # the eighth round (its probes: bench/attack_round8.py)
+    **{name: (lambda tally, name=name: __import__("attack_round8").AREAS8[name](tally))
+       for name in ("editor8", "report8", "check8", "files8", "replies8")},
 }
 
 
