@@ -16,5 +16,6 @@ cursor, so it stays fast on a 50,000-line blueprint and works while the text doe
 
 Inner modules: lines.py (one line's block structure), layout.py (documents, header, prompts of one
 analysis, cached on it), schema.py (the registry walked along a key path), docs.py (markdown shared by
-hover and completion), model_ids.py and paths.py (model ids and file references).
+hover and completion), model_ids.py and paths.py (model ids and file references), markdown_text.py
+(someone else's text made inert in hovers, lens titles and diagnostics).
 """
