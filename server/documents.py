@@ -40,6 +40,7 @@ from evalspec.source import gc_paused
 from evalspec.yielding import yield_point
 
 from . import workers
+from .bare_cr import BARE_CRS, analysed_text
 from .convert import path_of
 from .freeing import free_later
 from .open_files import OpenDocumentsSource
@@ -426,7 +427,9 @@ class Documents:
         # on, so not even the young generation is scanned once (0.2-0.3 s after an edit that moves
         # every prompt of such a file). Thawed again on close (below).
         with gc_paused():
-            result = state.analyzer.analyze(job.text)
+            text, crs = analysed_text(job.text, state.path)
+            result = state.analyzer.analyze(text)
+            result.memo[BARE_CRS] = crs  # found here, not on the event loop (where server.index reads it)
             if self.prepare is not None:
                 try:
                     self.prepare(state, result)

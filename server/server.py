@@ -26,6 +26,7 @@ from evalspec.file_source import MAX_READ, read_regular_bytes
 from evalspec.source import gc_paused
 
 from . import loop_watch, workers
+from .bare_cr import BARE_CRS, bare_crs_of
 from .capabilities import ClientSupport
 from .convert import LineIndex
 from .documents import DEFAULT_DEBOUNCE_S, Documents, DocumentState, in_thread
@@ -252,7 +253,7 @@ class EvalspecServer(LanguageServer):
 
     def index(self, analysis: Analysis) -> LineIndex:
         """Positions in the text `analysis` was computed from (its spans count in those lines)."""
-        return LineIndex(analysis.parsed.lines, self.encoding)
+        return LineIndex(analysis.parsed.lines, self.encoding, analysis.memoised(BARE_CRS, bare_crs_of))
 
     def index_of_path(self, path: Path) -> LineIndex:
         """Positions in another file: its open text if the editor has it, else the file on disk."""

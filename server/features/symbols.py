@@ -73,8 +73,11 @@ def outline(analysis: Analysis, index: LineIndex, uri: str, hierarchical: bool) 
     return tree if hierarchical else flatten(tree, uri)
 
 
-def folds(analysis: Analysis) -> list[dict[str, int]]:
-    return [{"startLine": start, "endLine": end} for start, end in folding_ranges(analysis) if end > start]
+def folds(analysis: Analysis, index: LineIndex) -> list[dict[str, int]]:
+    ranges = folding_ranges(analysis)
+    if index.crs is not None:  # a bare CR in a line: the client's line numbers are not the engine's
+        ranges = [(index.client_line(start), index.client_line(end, last=True)) for start, end in ranges]
+    return [{"startLine": start, "endLine": end} for start, end in ranges if end > start]
 
 
 def answers(server: EvalspecServer, snap: Snapshot) -> list[tuple[str, Any, tuple[Any, ...]]]:
@@ -83,7 +86,7 @@ def answers(server: EvalspecServer, snap: Snapshot) -> list[tuple[str, Any, tupl
     hierarchical = server.client.hierarchical_symbols
     return [(f"lsp.outline {snap.index.encoding} {hierarchical} {snap.uri}", as_json(outline),
              (snap.analysis, snap.index, snap.uri, hierarchical)),
-            ("lsp.folding", as_json(folds), (snap.analysis,))]
+            ("lsp.folding", as_json(folds), (snap.analysis, snap.index))]
 
 
 def register(server: EvalspecServer) -> None:

@@ -90,3 +90,63 @@ def test_finding_paths():
     assert str(convert.finding_path(outside, base)) == "/work/evals/cases.yaml"
     assert str(convert.finding_path(relative, base)) == "/work/evals/sub/cases.yaml"
     assert convert.finding_path(Finding("c", Severity.ERROR, "m", Span(0, 0, 0, 1)), base) is None
+
+
+# --- lines the client breaks at a bare CR -----------------------------------------------------------
+
+def _positions(text: str, encoding: str) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """Every offset of `text` that is not inside a line break, as (engine position, client position),
+    walked character by character: the engine breaks lines at "\\n" only and counts code points; the
+    client breaks at "\\n", "\\r\\n" and "\\r" (not U+2028, U+2029, NEL) and counts in `encoding`."""
+    width = {UTF8: lambda ch: len(ch.encode("utf-8")), UTF16: lambda ch: 2 if ord(ch) > 0xFFFF else 1,
+             UTF32: lambda ch: 1}[encoding]
+    out = []
+    engine = [0, 0]
+    client = [0, 0]
+    for i, ch in enumerate(text + "\0"):
+        crlf_middle = i > 0 and text[i - 1] == "\r" and ch == "\n"
+        if not crlf_middle:
+            out.append(((engine[0], engine[1]), (client[0], client[1])))
+        if ch == "\n":
+            engine, client = [engine[0] + 1, 0], [client[0] + 1, 0]
+        else:
+            engine[1] += 1
+            if ch == "\r" and text[i + 1:i + 2] != "\n":
+                client = [client[0] + 1, 0]  # a bare CR (the CR of a CRLF: the line breaks after its LF)
+            elif ch != "\r":
+                client[1] += width(ch)
+    return out
+
+
+@pytest.mark.parametrize("encoding", [UTF16, UTF8, UTF32])
+def test_positions_in_a_text_with_bare_crs_are_the_clients_both_ways(encoding):
+    import random
+
+    rng = random.Random(8)
+    pieces = ["a", "é", "😀", " ", "\n", "\r", "\r\n", "\r\r\n", "\u2028", "\u2029", "\x85", "\x0c"]
+    for _ in range(400):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 25)))
+        index = LineIndex.of_text(text, encoding)
+        assert (index.crs is None) == ("\r" not in text.replace("\r\n", "")), repr(text)
+        for engine, client in _positions(text, encoding):
+            assert index.client_point(*engine) == client, (text, engine)
+            assert index.engine_point(*client) == engine, (text, client)
+            assert index.position(*engine) == lsp.Position(*client)
+        # A client position past its line's end stays on that line, at its end.
+        lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+        for n, line in enumerate(lines):
+            end = index.engine_point(n, 10_000)
+            assert index.client_point(*end) == (n, sum(len(ch.encode("utf-8")) if encoding == UTF8 else
+                                                        2 if encoding == UTF16 and ord(ch) > 0xFFFF else 1
+                                                        for ch in line)), (text, n)
+
+
+def test_spans_and_ranges_over_a_bare_cr():
+    text = "title: x\rmodels: [a]\r\n---\r- id: é\r"
+    index = LineIndex.of_text(text)
+    span = Span(0, 9, 1, 3)  # from `models` (after the bare CR) to the end of `---` (after the CRLF)
+    assert index.range(span) == lsp.Range(start=lsp.Position(1, 0), end=lsp.Position(2, 3))
+    assert index.range_json(span) == {"start": {"line": 1, "character": 0}, "end": {"line": 2, "character": 3}}
+    assert index.span(index.range(span)) == span
+    assert index.client_line(1) == 2 and index.client_line(1, last=True) == 4
+    assert LineIndex.of_text("a\r\nb\n").crs is None  # CRLF only: the engine's lines are the client's

@@ -183,3 +183,30 @@ def test_runs_in_neovim_survive_a_restart(tmp_path):
         report = "\n".join(second["report_lines"])
         assert second["report_name"].startswith("evalspec://report/")
         assert report.startswith("## evalspec report: Capitals") and "local:fake[temp:0]" in report
+
+
+def test_neovim_with_old_mac_line_endings(tmp_path):
+    # A buffer with `fileformat=mac`: Neovim sends its text and edits with a bare CR between lines.
+    # Every position the server sends lands on Neovim's own lines.
+    nvim = shutil.which("nvim")
+    assert nvim, "Neovim is required: apt-get install -y neovim"
+    blueprint = tmp_path / "capitals.weval.yml"
+    blueprint.write_bytes(BLUEPRINT.replace("\n", "\r").encode())
+    out = tmp_path / "result.json"
+    home = tmp_path / "home"
+    env = {**os.environ, "EVALSPEC_PLUGIN": str(REPO / "editors" / "nvim"), "EVALSPEC_PYTHON": sys.executable,
+           "EVALSPEC_NVIM_FILE": str(blueprint), "EVALSPEC_NVIM_OUT": str(out),
+           **{f"XDG_{d}_HOME": str(home / d.lower()) for d in ("CONFIG", "DATA", "STATE", "CACHE")}}
+    proc = subprocess.run([nvim, "--headless", "-n", "-i", "NONE", "-u", str(HERE / "bare_cr.lua")],
+                          env=env, cwd=tmp_path, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                          timeout=180)
+    assert out.exists(), f"Neovim wrote no results (exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
+    result = json.loads(out.read_text())
+    assert "error" not in result, f"{result['error']}\n{result}"
+    assert result["fileformat"] == "mac"
+    assert result["lines"] == BLUEPRINT.split("\n")[:-1]
+    [typo] = [d for d in result["diagnostics_on_open"] if d["code"] == "unknown-key"]
+    assert (typo["lnum"], typo["col"], typo["end_col"]) == (result["shuld_line"], 2, 7) == (6, 2, 7)
+    assert "**models**" in result["hover"]
+    [idael] = result["diagnostics_after_edit"]
+    assert (idael["code"], idael["lnum"], idael["col"], idael["end_col"]) == ("unknown-key", result["idael_line"], 2, 7)
