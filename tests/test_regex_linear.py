@@ -104,6 +104,7 @@ USES: dict[str, str] = {
     "evalspec.weval.check._SPACES": "match",
     "evalspec.weval.ids._SAFE_FILE": "sub",
     "evalspec.weval.models.COLLECTION_NAME": "match",
+    "evalspec_lsp.bare_cr.BARE_CR": "sub",
     "evalspec_lsp.features.completion._PLACEHOLDER": "sub",
     "evalspec_lsp.text_documents._BREAK": "finditer",
     "evalspec_lsp.text_documents._CONTENT": "match",
