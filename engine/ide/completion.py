@@ -320,7 +320,8 @@ def _file_items(ctx: CursorContext, analysis: Any, v: str | None) -> list[_Tmpl 
     if ctx.key == "workspace":
         exts = (".yaml", ".yml")
     out: list[_Tmpl | CompletionItem] = []
-    for rel, is_dir in paths.entries(folder, typed, dirs_only=v == sc.V_DIR, extensions=exts):
+    for rel, is_dir in paths.entries(folder, typed, dirs_only=v == sc.V_DIR, extensions=exts,
+                                     project=paths.project(analysis)):
         text = scheme + rel + ("/" if is_dir else "")
         # Labelled with the whole inserted path: clients that filter on the label (or on the text from
         # the edit's start, as Neovim 0.7 does) then match what was typed, folders included.

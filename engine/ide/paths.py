@@ -9,6 +9,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..file_source import is_within
+
 if TYPE_CHECKING:
     from ..analysis import Analysis
 
@@ -23,9 +25,12 @@ def base_folder(analysis: Any) -> Path | None:
     return path.parent if path is not None else None
 
 
-def entries(folder: Path, typed: str, *, dirs_only: bool = False,
-            extensions: tuple[str, ...] = ()) -> list[tuple[str, bool]]:
-    """(name, is_dir) of the entries a typed relative path could continue with, directories first."""
+def entries(folder: Path, typed: str, *, dirs_only: bool = False, extensions: tuple[str, ...] = (),
+            project: Path | None = None) -> list[tuple[str, bool]]:
+    """(name, is_dir) of the entries a typed relative path could continue with, directories first.
+    `project`: the eval file's project (its real path); a folder outside it (`../..`, `/proc/self/`, a
+    link pointing out) is not listed: a reference there would be a file-outside-project finding, and the
+    server shows nothing of the disk beyond the project (SECURITY.md)."""
     if "\x00" in typed:
         return []  # no path holds a NUL (the OS refuses it with ValueError)
     head = typed.rsplit("/", 1)[0] + "/" if "/" in typed else ""
@@ -33,6 +38,8 @@ def entries(folder: Path, typed: str, *, dirs_only: bool = False,
     where = (folder / head) if head else folder
     out: list[tuple[str, bool]] = []
     try:
+        if project is not None and not is_within(os.path.realpath(where), str(project)):
+            return []
         with os.scandir(where) as it:
             for e in it:
                 if e.name in _SKIP or (e.name.startswith(".") and not name_part.startswith(".")):
@@ -68,6 +75,18 @@ def resolve(folder: Path | None, value: str, *, must_be_file: bool = True) -> Pa
     except OSError:
         return None
     return None
+
+
+def project(analysis: Analysis) -> Path | None:
+    """The real path of the eval file's project: its repository, else its folder (agentv/files.py)."""
+    return analysis.memoised("ide.project", _project)
+
+
+def _project(analysis: Analysis) -> Path | None:
+    from ..agentv.files import FileSystem
+
+    folder = base_folder(analysis)
+    return FileSystem().real_root(folder) if folder is not None else None
 
 
 def search_roots(analysis: Analysis) -> list[Path]:

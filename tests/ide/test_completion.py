@@ -399,6 +399,32 @@ def test_file_paths(tmp_path: Path) -> None:
     assert "./check.py" in block and "./cases/" in block
 
 
+def test_file_paths_stay_inside_the_project(tmp_path: Path) -> None:
+    """Folders outside the eval file's project are not listed (the fuzzer saw `/proc/<pid>`, `/**` and the
+    parent of a suite outside any repository listed): a reference there would be a file-outside-project
+    finding, and the server shows nothing of the disk beyond the project (SECURITY.md)."""
+    (tmp_path / "secrets").mkdir()
+    (tmp_path / "secrets" / "key.yaml").write_text("k: v")
+    project = tmp_path / "proj"
+    (project / "cases").mkdir(parents=True)
+    (project / "cases" / "a.yaml").write_text("- id: a\n")
+    (project / "out").symlink_to(tmp_path / "secrets")
+    path = project / "suite.eval.yaml"
+
+    def offered(text: str, where: Path = path) -> set[str]:
+        clean, line, col = at(text)
+        return {i.insert_text or "" for i in complete(load(clean, "agentv", where), line, col, snippets=True).items}
+
+    assert offered("tests:\n  - file://cases/‸\n") == {"file://cases/a.yaml"}  # inside: listed
+    assert offered("tests:\n  - file://../‸\n") == set()  # no repository: the project is the file's folder
+    assert offered("tests:\n  - file://../secrets/‸\n") == set()
+    assert offered("tests:\n  - file://out/‸\n") == set()  # a link pointing out
+    assert offered("tests:\n  - file:///proc/self/‸\n") == set()
+    assert offered("tests:\n  - file://" + str(tmp_path) + "/‸\n") == set()
+    (tmp_path / ".git").mkdir()  # now the repository is the project, and its folders are inside
+    assert offered("tests:\n  - file://../secrets/‸\n") == {"file://../secrets/key.yaml"}
+
+
 def test_unrelated_yaml_gets_nothing() -> None:
     from evalspec.analysis import analyze
 
