@@ -7,7 +7,12 @@ run's (bare CR, CRLF, U+2028, NEL, lone surrogates, BOM, NUL, tabs, aliases, mer
 lines, invalid UTF-8, YAML noise, cuts) and the judged round's (tags, anchors on keys, complex keys,
 merges of lists and scalars, duplicate keys at depth, markers in block scalars, %TAG, long anchor names,
 invisible and bidi characters, mixed tab indentation, odd numbers and timestamps, item look-alikes,
-encoded surrogates; see tests/fuzzing.py). Each failing document is written to
+encoded surrogates) and the eighth round's (fuzzing.EIGHTH: Weval and AgentV keys mixed, foreign headers,
+markers in flow collections, odd and YAML 1.1 keys, merge chains, duplicate top-level keys, Windows-1252,
+trivia-only files, 1 MB scalars, thousands of models or documents, references leaving the project, absurd
+point functions and assertion shapes, weights, gates, escapes, interpolation, cycles, self-references,
+JSON lines; see tests/fuzzing.py). A document whose check opens a file or lists a folder outside its
+project, or starts a process, fails too (an audit hook, tests/fuzzing.py). Each failing document is written to
 --out (default bench/out/fuzz/) so it can be replayed; a document over --limit is timed twice and the
 faster run counts. Durations are the worker's CPU time (what the document costs; on a shared machine
 the wall clock mostly measures the other processes); the longest wall-clock time is printed too. A range
@@ -24,7 +29,7 @@ editor does (its item cache): both must say exactly what the full analysis says 
 full analysis only).
 
 usage: python bench/fuzz.py [--documents N] [--seconds S] [--seed K] [--jobs J] [--positions P] [--out DIR]
-                            [--every-way F]
+                            [--every-way F] [--mutations eighth|NAME,NAME…]
 Exit status 1 when any document failed (an exception, an impossible range, or over --limit seconds).
 Ctrl-C (SIGINT to the parent or its process group) stops the workers after their current document and
 still prints the report, marked `"stopped_early": true`.
@@ -143,10 +148,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--positions", type=int, default=3, help="cursor positions per document")
     parser.add_argument("--limit", type=float, default=1.0, help="a document slower than this fails")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "out" / "fuzz")
+    parser.add_argument("--mutations", default="",
+                        help="only these mutations (comma-separated names of tests/fuzzing.py), or 'eighth' for "
+                             "the eighth round's; all by default")
     parser.add_argument("--every-way", type=float, default=0.2,
                         help="share of documents also analysed as check (streamed) and the editor do, and compared")
     args = parser.parse_args(argv)
 
+    if args.mutations:  # the workers are forked: they mutate with the module's tuple as set here
+        named = {m.__name__: m for m in fuzzing.MUTATIONS}
+        wanted = fuzzing.EIGHTH if args.mutations == "eighth" else tuple(named[n] for n in args.mutations.split(","))
+        fuzzing.MUTATIONS = wanted
     started = time.perf_counter()
     deadline = time.time() + (args.seconds if args.seconds is not None else 10**9)
     jobs = max(1, args.jobs)

@@ -10,7 +10,11 @@ returned, never judged here (bench/fuzz.py reports the slowest).
 
 from __future__ import annotations
 
+import os
 import random
+import sys
+import sysconfig
+import tempfile
 import time
 import traceback
 from collections.abc import Callable, Iterator
@@ -391,11 +395,423 @@ def encoded_surrogates(rng: random.Random, text: str) -> str:
         return bytes(raw).decode("utf-8", "surrogateescape")
 
 
+
+# --- the eighth round's mutations (an attacker who has read the ones above) ---------------------------------
+
+
+def _insert_lines(rng: random.Random, text: str, block: str, *, top: bool = False) -> str:
+    """`block` (lines split at "\n") inserted before a random line, at that line's indentation (or at
+    column 0 when `top`)."""
+    lines = _lines(text)
+    i = rng.randrange(len(lines) + 1)
+    indent = "" if top else _indent(lines[min(i, len(lines) - 1)]).replace("-", " ")
+    lines[i:i] = [indent + x for x in block.split("\n")]
+    return "\n".join(lines)
+
+
+WEVAL_KEYS = ("title: t", "models: [openai:gpt-4o-mini]", "prompts:\n  - prompt: hi\n    should: [x]",
+              "should: [a, {$contains: b}]", "ideal: x", "system: s", "prompt: hi", "should_not: [x]",
+              "id: p1\nprompt: hi", "point_defs: {a: 1}", "citation: c", "messages:\n  - user: hi")
+AGENTV_KEYS = ("tests:\n  - id: a\n    input: hi", "execution:\n  target: default", "input: hi",
+               "assert:\n  - type: contains\n    value: x", "expected_output: x", "criteria: c", "evalcases: []",
+               "targets:\n  - name: t\n    provider: mock", "workspace:\n  template: ./t", "name: n\ndescription: d",
+               "tests: ./cases.jsonl", "input:\n  - role: user\n    content: hi", "dataset: d")
+
+
+def mixed_formats(rng: random.Random, text: str) -> str:
+    """Weval keys in an AgentV file and AgentV keys in a blueprint: at the top, inside an item, both."""
+    pool = rng.choice((WEVAL_KEYS, AGENTV_KEYS, WEVAL_KEYS + AGENTV_KEYS))
+    for _ in range(rng.randint(1, 3)):
+        text = _insert_lines(rng, text, rng.choice(pool), top=rng.random() < 0.5)
+    return text
+
+
+HEADERS = ("description: d\nexecution:\n  target: default\ntests:\n  - id: a\n    input: hi\n",
+           "name: s\ntests: ./cases.yaml\n", "tests:\n  - id: a\n    input: hi\n    criteria: c\n",
+           "title: t\nmodels: [openai:gpt-4o-mini]\n", "title: t\ntests:\n  - id: a\n    input: hi\n",
+           "execution:\n  targets: [x]\nprompts: []\n", "- id: a\n  input: hi\n", "{}\n", "[]\n", "tests: []\n")
+SECOND = ("- id: p\n  prompt: hi\n  should: [x]\n", "- id: a\n  input: hi\n  assert:\n    - type: contains\n      value: x\n",
+          "tests:\n  - id: b\n    input: x\n", "title: again\n", "- prompt: p\n---\n- prompt: q\n", "")
+
+
+def foreign_header(rng: random.Random, text: str) -> str:
+    """A blueprint whose header is an AgentV suite (and the reverse): one format's header, `---`, then the
+    document (or the other format's items) as the second document; headers that are lists, or empty."""
+    header = rng.choice(HEADERS)
+    body = text if rng.random() < 0.6 else rng.choice(SECOND)
+    return header + rng.choice(("---\n", "--- # c\n", "...\n---\n", "---")) + body
+
+
+FLOW_MARKERS = ("[a,\n---\nb]", "{a: 1,\n...\n}", '"quoted\n---\nstring"', "'q\n...\nend'", "hello\n---\n  world",
+                "[a,\n--- x\n]", "{k: [\n...\n]}", '"a\n%YAML 1.2\n---\nb"', "[\n---]", "{\n...}", "|\n---",
+                ">-\n  a\n...\n  b", "[a, b]\n---\n- c", "'\n---\n'")
+
+
+def markers_in_flow(rng: random.Random, text: str) -> str:
+    """`---` and `...` at column 0 inside flow collections, quoted and plain multi-line scalars."""
+    return _set_value(rng, text, FLOW_MARKERS)
+
+
+KEYS = ('"a: b"', "'it''s'", '"#x"', "a#b", "a :b", '"prompt "', '""', "''", '"\\0"', '"\\ud800"', '"\\x85"',
+        '"\\L\\P"', "'# not a comment'", "[a]", "{a: 1}", '"\\"', "a\\b", "`x`", "@x", "%x", "!", "&", "*",
+        '"a\\nb"', "'multi\n  line'", "?x", "-x", "- x:", ":x", "::", "a::b", "x:y", '"x":y')
+
+
+def odd_keys(rng: random.Random, text: str) -> str:
+    """Keys holding `:`, `#` and quotes, empty keys, escapes, and keys of tens of thousands of characters."""
+    lines = _lines(text)
+    i = _pick_line(rng, lines)
+    line = lines[i]
+    if rng.random() < 0.25:
+        key = rng.choice(("k", "prompt", "id", ":", "#", '"', "😀")) * rng.choice((1_000, 60_000))
+        key = key if rng.random() < 0.5 else f'"{key}"'
+    else:
+        key = rng.choice(KEYS)
+    colon = line.find(":")
+    start = len(line) - len(line.lstrip(" -"))
+    lines[i] = line[:start] + key + (line[colon:] if colon >= start else ": v")
+    return "\n".join(lines)
+
+
+YAML11_KEYS = ("yes", "no", "on", "off", "y", "n", "Yes", "ON", "true", "False", "null", "~", "0777", "010", "08",
+               "0x1F", "0b11", "1_000", "1.0", ".inf", "-.inf", ".nan", "1e3", "12:30", "1:30:00", "2001-01-01", "=",
+               "<<")
+
+
+def yaml11_keys(rng: random.Random, text: str) -> str:
+    """YAML 1.1 booleans, octals, sexagesimals and nulls as keys and as ids (`id: 010` beside `id: 8`)."""
+    lines = _lines(text)
+    i = _pick_line(rng, lines)
+    line = lines[i]
+    value = rng.choice(YAML11_KEYS)
+    start = len(line) - len(line.lstrip(" -"))
+    colon = line.find(":")
+    if rng.random() < 0.5 and colon >= start:
+        lines[i] = line[:start] + value + line[colon:]
+    else:
+        indent = _indent(line).replace("-", " ")
+        twin = {"010": "8", "0777": "511", "yes": "true", "on": "'on'", "1_000": "1000", "0x1F": "31"}.get(value, value)
+        lines[i:i] = [f"{indent}- id: {value}", f"{indent}  prompt: a", f"{indent}- id: {twin}", f"{indent}  prompt: b"]
+    return "\n".join(lines)
+
+
+def merge_chains(rng: random.Random, text: str) -> str:
+    """`<<` merges of aliases of aliases: long chains, each level merging the one before twice (2^n if merged
+    naively), a merge of an alias still being defined, and the chain's end merged into an item."""
+    n = rng.choice((3, 30, 64, 300))
+    how = rng.randrange(4)
+    if how == 0:
+        chain = ["a0: &a0 {k: v, prompt: p}"] + [f"a{i}: &a{i} {{<<: *a{i - 1}, k{i}: v}}" for i in range(1, n)]
+    elif how == 1:
+        chain = ["a0: &a0 {k: v}"] + [f"a{i}: &a{i} {{<<: [*a{i - 1}, *a{i - 1}]}}" for i in range(1, n)]
+    elif how == 2:
+        chain = ["a0: &a0\n  k: v"] + [f"a{i}: &a{i}\n  <<: *a{i - 1}\n  x{i}: *a{i - 1}" for i in range(1, n)]
+    else:
+        chain = [f"a{n - 1}: &a{n - 1} {{<<: *a{n - 1}}}", "a0: &a0 {<<: [*a0]}"]
+    out = "\n".join(chain) + "\n" + text if rng.random() < 0.7 else text + "\n" + "\n".join(chain)
+    return _insert_lines(rng, out, rng.choice((f"<<: *a{n - 1}", f"<<: [*a{n - 1}, *a0]", f"- <<: *a{n - 1}",
+                                               f"x: *a{n - 1}", f"*a{n - 1}: v")))
+
+
+TOP = ("tests:\n  - id: dup\n    input: x", "tests: other.yaml", "tests: 5", "models: [a]", "models:\n  - b",
+       "models: {}", "prompts: []", "title: again", "title: [t]", "execution:\n  target: t", "description: d",
+       "tests:", "models:", "evalcases:\n  - id: e\n    input: y", "system: s", "assert: []")
+
+
+def duplicate_top(rng: random.Random, text: str) -> str:
+    """Top-level `tests:`, `models:`, `title:`… given twice (or three times), with other shapes."""
+    for _ in range(rng.randint(1, 3)):
+        block = rng.choice(TOP)
+        text = (block + "\n" + text) if rng.random() < 0.3 else _insert_lines(rng, text, block, top=True) \
+            if rng.random() < 0.5 else text.rstrip("\n") + "\n" + block + "\n"
+    return text
+
+
+CP1252 = "“smart” ‘quotes’ – — … € ™ š Ž œ • ¡ ÿ é"
+
+
+def windows1252(rng: random.Random, text: str) -> str:
+    """Windows-1252 bytes in a UTF-8 file (smart quotes, dashes, €), decoded as a client might; or the whole
+    UTF-8 file read as Latin-1/cp1252 (mojibake, and C1 controls such as NEL)."""
+    if rng.random() < 0.3:
+        raw = text.encode("utf-8", "surrogatepass")
+        return raw.decode(rng.choice(("latin-1", "cp1252")), "replace")
+    raw = bytearray(text.encode("utf-8", "surrogatepass"))
+    for _ in range(rng.randint(1, 3)):
+        piece = "".join(rng.choice(CP1252) for _ in range(rng.randint(1, 6))).encode("cp1252")
+        at = rng.randint(0, len(raw))
+        raw[at:at] = piece
+    return bytes(raw).decode("utf-8", rng.choice(("replace", "surrogateescape")))
+
+
+TRIVIA = ("# c", "", "   ", "\t", "---", "...", "%YAML 1.2", "--- # c", "... # c", "#", "# ---", "\ufeff", "\r",
+          "#" * 300, "--- ", "---\t", "--- |", "--- >", "%TAG ! x:", "  # indented", "--- #", "- # c")
+
+
+def only_trivia(rng: random.Random, text: str) -> str:
+    """A file that is only comments, whitespace, document markers and directives (or mostly that)."""
+    n = rng.choice((1, 3, 20, 2_000))
+    body = rng.choice(("\n", "\r\n", "\r")).join(rng.choice(TRIVIA) for _ in range(n))
+    return body if rng.random() < 0.8 else body + "\n" + text
+
+
+def giant_scalar(rng: random.Random, text: str) -> str:
+    """One scalar of up to 1 MB in a prompt, criteria, should, id or input: plain, quoted or a block."""
+    size = rng.choice((20_000, 100_000, 100_000, 1_000_000)) if rng.random() < 0.3 else rng.choice((5_000, 20_000))
+    unit = rng.choice(("a", "word ", "é", "😀", "\\", "'", '" ', "#", ": ", "- ", "${{ X }}"))
+    blob = (unit * (size // len(unit) + 1))[:size]
+    key = rng.choice(("prompt", "criteria", "should", "id", "input", "ideal", "system", "value", "outcome"))
+    form = rng.randrange(4)
+    if form == 0:
+        value = '"' + blob.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    elif form == 1:
+        value = "'" + blob.replace("'", "''") + "'"
+    elif form == 2:
+        width = rng.choice((80, 10_000))
+        value = "|\n" + "\n".join("  " + blob[i:i + width] for i in range(0, len(blob), width))
+    else:
+        value = blob.replace(": ", ":").replace(" #", "#").lstrip("-'\"#& *!|>%@`?")
+    return _insert_lines(rng, text, f"{key}: {value}")
+
+
+def many_models(rng: random.Random, text: str) -> str:
+    """Thousands of models, targets or prompts: distinct, repeated, in a flow list or a block list."""
+    n = rng.choice((1_000, 3_000, 10_000))
+    names = [rng.choice((f"openai:gpt-{i}", "openai:gpt-4o-mini", f"x{i}", f"{{id: m{i}}}", "", f"m:{i}:x"))
+             for i in range(n)]
+    key = rng.choice(("models", "targets", "execution:\n  targets", "prompts", "tests"))
+    if rng.random() < 0.5:
+        block = f"{key}: [" + ", ".join(names) + "]"
+    else:
+        block = f"{key}:\n" + "\n".join(f"  - {x}" for x in names)
+    return _insert_lines(rng, text, block, top=True) if rng.random() < 0.7 else block + "\n" + text
+
+
+REFERENCES = ("file://../../../../etc/passwd", "../../etc/passwd", "/etc/passwd", "~/.ssh/id_rsa", "file:///etc/shadow",
+              "file://~/.aws/credentials", "/proc/self/environ", "/dev/zero", "/dev/stdin", "file://", "file://\\x00",
+              "file://**/*.yaml", "file://../**/*.yaml", "file:///**/*.nothing.yaml", "../**", "**/../../*",
+              "\\\\\\\\server\\\\share\\\\x", "C:\\\\Windows\\\\win.ini", "file://%2e%2e/%2e%2e/x", "./a/../../b.md",
+              "./nonexistent.md", "${{ HOME }}/.bashrc", "file://${{ HOME }}/.netrc", "$ref: '#/definitions/x'",
+              "'#/x'", "https://example.invalid/x.yaml", "file://./ok/../../../x.jsonl", "..", ".", "/", "~",
+              "a\\x00b.yaml", "{$ref: ../x.yaml}", "[../a.yaml, /etc/hosts]", "./" + "../" * 40 + "etc/passwd")
+SLOTS = ("tests: {r}", "- type: file\n  value: {r}", "prompt: {r}", "script: {r}", "script: [python, {r}]",
+         "include: {r}", "$ref: {r}", "template: {r}", "- file: {r}", "cwd: {r}", "prompt: {{file: {r}}}",
+         "input:\n  - role: user\n    content:\n      - type: file\n        value: {r}", "- {r}", "dataset: {r}",
+         "workspace:\n  template: {r}", "targets_file: {r}", "tests:\n  - {r}", "- include: {r}")
+
+
+def references(rng: random.Random, text: str) -> str:
+    """References to absent and odd paths, and to files outside the project (`../`, absolute, `~`, `${{ HOME
+    }}`, `$ref`, globs that climb): each must be a finding, and nothing outside the project is read (the
+    check watches every file opened)."""
+    for _ in range(rng.randint(1, 3)):
+        text = _insert_lines(rng, text, rng.choice(SLOTS).format(r=rng.choice(REFERENCES)), top=rng.random() < 0.3)
+    return text
+
+
+CATASTROPHIC = ('"(a+)+$"', '"(a|aa)*b"', '"(.*a){20}"', '"^(\\\\w+\\\\s?)*$"', '"(x+x+)+y"', '"["', '"(?<=a+)b"',
+                '"\\\\1(a)"', '"(?P<n>a)(?P=n)"', '"a{99999999}"', '"(?i)(?s).*"', '""', "null", "[a, b]", "5",
+                '"' + "(" * 300 + "a" + ")" * 300 + '"', '"\\\\p{L}+"', '"(?x) a # c"', '"(?=a)*"')
+JS = ('"for(;;){}"', '"throw {toString(){ for(;;){} }}"', "\"require('child_process').execSync('touch /tmp/pwned')\"",
+      '"while(true);"', '"process.exit(1)"', '"new Array(1e9).fill(0)"', '"}"', "{a: 1}", "[1]", "null", "''",
+      "|\n  return r.length > 0", '"import(\'os\')"', '"`${' + "(" * 200 + '`"')
+
+
+def point_functions(rng: random.Random, text: str) -> str:
+    """Weval point functions with absurd arguments: lists of 10,000, catastrophic or invalid regexes, `$js`
+    that would never end or escape (checking never runs it: the check watches for processes started),
+    counts out of range, unknown functions, functions as keys where a list is due."""
+    big = "[" + ", ".join(f"w{i}" for i in range(rng.choice((100, 10_000)))) + "]"
+    point = rng.choice((f"$contains: {big}", f"$contains_any_of: {big}", f"$contains_all_of: {big}",
+                        f"$contains_at_least_n_of: [5, {big}]", f"$contains_at_least_n_of: [-1, {big}]",
+                        f"$matches: {rng.choice(CATASTROPHIC)}", f"$imatches: {rng.choice(CATASTROPHIC)}",
+                        f"$matches_all_of: [{rng.choice(CATASTROPHIC)}, {rng.choice(CATASTROPHIC)}]",
+                        f"$imatches_at_least_n_of: [1e400, [{rng.choice(CATASTROPHIC)}]]",
+                        f"$js: {rng.choice(JS)}", "$word_count_between: [5, 1]", "$word_count_between: [1e400, -1]",
+                        "$word_count_between: [a]", "$contains_at_least_n_of: [1e9, []]", "$unknown: x",
+                        "$call: {url: 'file:///etc/passwd'}", "$ref: x", "$: x", "${{ X }}: y", "$contains: null",
+                        "$contains: {a: 1}", "$js:", "$contains: x\n$matches: y", "$CONTAINS: x", "$contains : x"))
+    if rng.random() < 0.3:
+        point = point.replace("\n", "\n  ") + "\n  weight: " + rng.choice(("2", "-1", ".nan", "1e400", "x"))
+    item = "- " + point.replace("\n", "\n  ")
+    block = rng.choice(("should", "should_not", "expect")) + ":\n" + "\n".join("  " + x for x in item.split("\n"))
+    return _insert_lines(rng, text, block if rng.random() < 0.5 else item)
+
+
+ASSERTS = ("type: contains", "type: contains\nvalue: [a, b]", "type: contains\nvalue: {a: 1}", "type: regex\nvalue: '(a+)+$'",
+           "type: regex\nvalue: '['", "type: rubrics\ncriteria: a string", "type: rubrics\ncriteria: [[]]",
+           "type: rubrics\ncriteria: [{weight: -1}]", "type: rubrics\ncriteria: [null, {}, 5]", "type: composite\nassert: 5",
+           "type: composite\nassert:\n  - type: composite\n    assert: [{}]", "type: code-judge\nscript: 5",
+           "type: code-judge\nscript: []", "type: code-judge\nscript: [../../bin/sh, -c, id]", "type: tool-trajectory\nexpected: x",
+           "type: tool-trajectory\nmode: banana\nexpected: [{}]", "type: llm-judge\nprompt: {}", "type: is-json\nvalue: 1",
+           "type: equals\nvalue: null", "type: word-count\nmin: 10\nmax: 1", "type: field-accuracy\nfields: 5",
+           "type: latency\nmax_ms: -1", "type: cost\nmax_usd: .nan", "type: token-usage\nmax_total: 1e400",
+           "type: execution-metrics\nmax_tool_calls: yes", "type: [contains]", "type: null", "type: {a: b}", "{}",
+           "contains", "null", "type: contains-any\nvalue: []", "type: threshold\nthreshold: 2",
+           "type: starts-with\nvalue: ''", "type: icontains-all\nvalue: [[a]]", "type: llm_judge\nprompt: ./j.md\nprompt: x",
+           "type: agent-judge\nrubrics: 5", "type: code_judge\nscript: ./x.py\nconfig: [1]", "type: ''", "type: " + "x" * 5000,
+           "type: contains-all\nvalue: [" + ", ".join(f"v{i}" for i in range(10_000)) + "]")
+
+
+def agentv_shapes(rng: random.Random, text: str) -> str:
+    """AgentV assertions of every type with the wrong shapes (missing, mistyped, nested, huge values), under an
+    existing `assert:` or a new one."""
+    item = rng.choice(ASSERTS).split("\n")
+    lines = _lines(text)
+    at = [i for i, line in enumerate(lines) if line.lstrip(" -").startswith(("assert:", "assertions:", "evaluators:"))]
+    if at and rng.random() < 0.7:
+        i = rng.choice(at)
+        indent = " " * (len(_indent(lines[i])) + 2)
+        lines[i + 1:i + 1] = [indent + "- " + item[0]] + [indent + "  " + x for x in item[1:]]
+        return "\n".join(lines)
+    block = "assert:\n  - " + "\n    ".join(item)
+    return _insert_lines(rng, text, block)
+
+
+WEIGHTS = ('"2"', "two", "-1", "0", "-0", ".nan", ".inf", "-.inf", "1e400", "[1]", "{a: 1}", "null", "true", "0x10",
+           "1e-400", "9" * 400, "''", "1,5", "50%", "NaN", "Infinity", "-1e400", "yes", "2 # c", "&w 3", "*w")
+NUMBER_KEYS = ("weight", "required", "threshold", "min_score", "temperature", "max_tokens", "timeout_seconds",
+               "trials", "weight", "required", "min", "max", "max_ms", "n", "temperatures")
+
+
+def weights(rng: random.Random, text: str) -> str:
+    """Weights, required thresholds, temperatures… as strings, negatives, NaN, infinities and 400-digit numbers,
+    where they are and where none was."""
+    lines = _lines(text)
+    have = [i for i, line in enumerate(lines) if line.lstrip(" -").startswith(NUMBER_KEYS)]
+    value = rng.choice(WEIGHTS)
+    if have and rng.random() < 0.6:
+        i = rng.choice(have)
+        lines[i] = lines[i][:lines[i].find(":") + 1] + " " + value
+        return "\n".join(lines)
+    return _insert_lines(rng, text, f"{rng.choice(NUMBER_KEYS)}: {value}")
+
+
+GATES = ("assert:\n  - required: true", "assert:\n  - type: contains\n    required: 2",
+         "assert: []\nrequired: true", "required: true", "assert:\n  - {required: true, weight: 0}\n  - {required: .nan}",
+         "assert:\n  - type: composite\n    assert: []\n    required: true",
+         "assert:\n  - type: composite\n    aggregator: {type: weighted_average, weights: {absent: 2, '': -1}}\n"
+         "    assert:\n      - {name: a, type: contains, value: x}",
+         "assert:\n  - type: rubrics\n    criteria:\n      - {id: c, outcome: o, required: true, weight: 0}",
+         "assert:\n  - type: rubrics\n    criteria: []\n    required: true",
+         "execution:\n  evaluators:\n    - {name: x, required: true}", "assert:\n  - type: contains\n    value: x\n"
+         "    required: true\n    weight: 0\n  - type: contains\n    value: y\n    required: true\n    weight: 0",
+         "assert:\n  - type: regex\n    value: '('\n    required: true\n    negate: true", "required: [true]",
+         "assert:\n  - {type: code-judge, required: -0.5}", "assert:\n  - {type: llm-judge, required: '0.8'}")
+
+
+def gates(rng: random.Random, text: str) -> str:
+    """Required gates on assertions that are absent, empty, unknown or weighted 0; thresholds out of range."""
+    return _insert_lines(rng, text, rng.choice(GATES))
+
+
+ESCAPES = ('"\\ud800"', '"\\uDFFF\\uD800"', '"\\U0001F600"', '"\\U00110000"', '"\\x00"', '"\\0"', '"\\N\\_\\L\\P"',
+           '"\\e"', '"\\/"', '"\\q"', '"\\u12"', '"a\\\n  b"', '"a\\tb"', '"\\x85\\u2028"', '"\\uFEFF"', '"\\"',
+           '"\\U0000"', '"\\\\\\"', '"\\uD83D\\uDE00"', '"\\x1b]0;pwned\\x07"')
+
+
+def escapes(rng: random.Random, text: str) -> str:
+    """Double-quoted escapes giving lone surrogates, NUL, NEL, BOM, out-of-range code points or nothing valid, in
+    values and in keys (ids, prompt ids become file names in a run)."""
+    if rng.random() < 0.6:
+        return _set_value(rng, text, ESCAPES)
+    lines = _lines(text)
+    i = _pick_line(rng, lines)
+    line = lines[i]
+    start = len(line) - len(line.lstrip(" -"))
+    colon = line.find(":")
+    lines[i] = line[:start] + rng.choice(ESCAPES) + (line[colon:] if colon >= start else ": v")
+    return "\n".join(lines)
+
+
+INTERPOLATIONS = ("${{", "${{ }}", "${{ ${{ X }} }}", "${{ OPENAI_API_KEY }}", "${{ X }}" * 5_000, "${{ HOME }}/.ssh/id_rsa",
+                  "${{ " + "X" * 10_000 + " }}", "${{ \x00 }}", "${{ PATH }}", "$${{ X }}", "${ X }", "{{ X }}",
+                  "${{ X }", "${{ 😀 }}", "${{ X\n}}", "${{ 1 }}", "${{ A-B }}")
+
+
+def interpolations(rng: random.Random, text: str) -> str:
+    """`${{ VAR }}` interpolation opened and never closed, nested, repeated 5,000 times, naming secrets in an
+    input, or naming a path outside the project."""
+    return _set_value(rng, text, tuple(f'"{x}"' if "\n" in x else x for x in INTERPOLATIONS))
+
+
+
+CYCLES = ("point_defs:\n  a: {$ref: b}\n  b: {$ref: a}\n  c: {$ref: c}",
+          "point_defs: {a: '$ref: a', b: [{$ref: b}]}", "should:\n  - $ref: a\n  - $ref: c\n  - $ref: missing",
+          "- $ref: a", "$ref: $ref",
+          "targets:\n  - {name: a, provider: mock, use_target: b}\n  - {name: b, provider: mock, use_target: a}",
+          "targets:\n  - {name: a, provider: mock, judge_target: a}\n  - {name: a, provider: openai}",
+          "targets:\n  - {name: x, use_target: x}\n  - {name: y, use_target: '${{ Y }}'}",
+          "execution:\n  target: a\n  targets: [a, a, b]", "use_target: a\njudge_target: a",
+          "- {name: a, provider: mock, use_target: a}")
+
+
+def cycles(rng: random.Random, text: str) -> str:
+    """References that go round: `$ref` definitions naming each other or themselves, targets whose
+    `use_target` or `judge_target` loops; and composites nested hundreds deep."""
+    if rng.random() < 0.2:
+        n = rng.choice((50, 300, 1_000))
+        block = "assert:\n" + "".join("  " * i + "  - type: composite\n" + "  " * i + "    assert:\n" for i in range(n))
+        block += "  " * n + "  - {type: contains, value: x}"
+        return _insert_lines(rng, text, block)
+    return _insert_lines(rng, text, rng.choice(CYCLES), top=rng.random() < 0.5)
+
+
+NEIGHBOURS = ("dataset.eval.yaml", "./dataset.eval.yaml", "file://dataset.eval.yaml", "file://*.eval.yaml",
+              "file://**/*.yaml", "file://./**/*", "dataset.jsonl", "../evals/dataset.eval.yaml", "file://*",
+              "file://.", "file://evals/", "cases.yaml", "file://" + "*/" * 30 + "*.yaml", "file://{a,b}.yaml",
+              "file://[!a]*.yaml", "file://**/**/**/**/*.yaml", "file://../*/evals/*.eval.yaml")
+
+
+def self_reference(rng: random.Random, text: str) -> str:
+    """A suite whose tests file is the suite itself, its neighbours, globs matching it, or the same file twice."""
+    refs = [rng.choice(NEIGHBOURS) for _ in range(rng.randint(1, 4))]
+    block = rng.choice(("tests: {0}", "tests:\n" + "\n".join(f"  - {r}" for r in refs), "- include: {0}",
+                        "tests: [{0}, {0}]", "workspace: {0}", "- type: file\n  value: {0}"))
+    return _insert_lines(rng, text, block.replace("{0}", refs[0]), top=rng.random() < 0.5)
+
+
+JSON_PIECES = ('{"id": "a", "input": ' + "[" * 5_000 + "]" * 5_000 + "}", '{"id": 1e999, "input": NaN}',
+               '{"id": "\\ud800", "input": "\\udfff"}', '{"id": "a", "id": "b"}', '{"id": "a",}', "// comment",
+               '{"id": "a"} {"id": "b"}', '{"input": "' + "x" * 200_000 + '"}', "\ufeff{}", "[]", '"just a string"',
+               "null", '{"id": "a"', '{"id": "a", "input": [{"role": "user", "content": [{"type": "file", '
+               '"value": "../../../../etc/passwd"}]}]}', '{"expected_output": {"a": ' * 100 + "1" + "}" * 100 + "}",
+               '{"assert": [{"type": "regex", "value": "(a+)+$"}]}', "{" + ", ".join(f'"k{i}": {i}' for i in range(5_000))
+               + "}", "\x00", '{"id": "a"}\r', "\u2028", '{"\\u0000": 1}', '{"id": -0.0, "weight": -1e-400}')
+
+
+def json_lines(rng: random.Random, text: str) -> str:
+    """JSON and JSONL documents (tests files, configs) with lines nested 5,000 deep, 1e999, NaN, lone surrogate
+    escapes, duplicate keys, trailing commas, comments, several values on a line, 200,000-character strings."""
+    lines = _lines(text)
+    for _ in range(rng.randint(1, 3)):
+        piece = rng.choice(JSON_PIECES)
+        i = rng.randrange(len(lines) + 1)
+        if rng.random() < 0.3 and i < len(lines):
+            lines[i] = lines[i][:rng.randint(0, len(lines[i]))] + piece
+        else:
+            lines.insert(i, piece)
+    return "\n".join(lines)
+
+
+def many_documents(rng: random.Random, text: str) -> str:
+    """Thousands of documents: `---` markers alone, between items, with directives, empty or a scalar each."""
+    n = 20_000 if rng.random() < 0.05 else rng.choice((10, 100, 500, 2_000))  # most stay cheap: many per second
+    doc = rng.choice(("---\n", "---\n- prompt: p\n", "--- x\n", "...\n---\n", "---\n...\n", "--- {}\n", "%YAML 1.2\n---\n",
+                      "---\ntitle: t\n"))
+    return text + "\n" + doc * n if rng.random() < 0.6 else doc * n + text
+
+
+EIGHTH: tuple[Mutation, ...] = (mixed_formats, foreign_header, markers_in_flow, odd_keys, yaml11_keys, merge_chains,
+                                duplicate_top, windows1252, only_trivia, giant_scalar, many_models, references,
+                                point_functions, agentv_shapes, weights, gates, escapes, interpolations, cycles,
+                                self_reference, json_lines, many_documents)
+
 MUTATIONS: tuple[Mutation, ...] = (bare_cr, crlf, yaml11_break, surrogate, bom, nul, tabs, aliases, merge, deep,
                                    long_line, invalid_utf8, yaml_noise, cut, shuffle_lines, unicode_noise,
                                    doc_markers, tags, key_anchors, complex_keys, merges, duplicate_deep,
                                    markers_in_block, tag_directives, long_names, invisible, mixed_indent,
-                                   odd_scalars, item_lookalikes, encoded_surrogates)
+                                   odd_scalars, item_lookalikes, encoded_surrogates, *EIGHTH)
 
 
 def window(rng: random.Random, text: str) -> str:
@@ -450,12 +866,79 @@ def positions(rng: random.Random, lines: list[str], n: int) -> list[tuple[int, i
     return out
 
 
+# --- what checking may touch: files of the document's project only, and no process at all --------------
+# An audit hook (installed once, active only while a document is checked) sees every file opened and folder
+# listed, and every process started: checking parses, it never runs a `$js` point, a script or a command, and
+# a reference leaving the project is a finding, not a read (SECURITY.md).
+
+_PROCESS_EVENTS = frozenset({"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork",
+                             "os.forkpty", "pty.spawn"})
+_OWN = tuple(os.path.realpath(p) + os.sep for p in {
+    str(Path(__file__).resolve().parents[1]), sys.prefix, sys.base_prefix, sysconfig.get_paths()["purelib"]})
+_SCRATCH = os.path.realpath(tempfile.gettempdir()) + os.sep  # a streamed check's spill file: made, not read
+_MADE = os.O_CREAT | os.O_WRONLY | os.O_RDWR
+_checking: list[tuple[Outcome, str] | None] = [None]  # the document being checked and its project's folder
+
+
+def project_of(path: str) -> str:
+    """The project a document belongs to, as SECURITY.md puts it: the nearest folder above it holding .git,
+    else its own folder."""
+    folder = os.path.dirname(os.path.abspath(path))
+    current = folder
+    while True:
+        if os.path.exists(os.path.join(current, ".git")):
+            return current
+        parent = os.path.dirname(current)
+        if parent == current:
+            return folder
+        current = parent
+
+
+def _audit(event: str, args: tuple[object, ...]) -> None:
+    watched = _checking[0]
+    if watched is None:
+        return
+    out, project = watched
+    if event in _PROCESS_EVENTS:
+        out.problems.append(f"a process started while checking: {event} {str(args)[:200]}")
+    elif event in ("open", "os.listdir", "os.scandir") and isinstance(args[0], str | bytes | os.PathLike):
+        try:
+            real = os.path.realpath(os.fsdecode(args[0]))
+        except (ValueError, OSError):
+            return  # a NUL in the name: it opens nothing
+        made = event == "open" and isinstance(args[2], int) and args[2] & _MADE and (real + os.sep).startswith(_SCRATCH)
+        if not (real + os.sep).startswith((project + os.sep, *_OWN)) and not made and not _collections(real, project):
+            out.problems.append(f"{event} outside the project while checking: {real[:200]} (project {project})")
+
+
+def _collections(real: str, project: str) -> bool:
+    """Weval's model collections (`models/*.json`, and that folder's listing) in a folder above the
+    blueprint's: the nearest `models/` folder up to the repository root, or up to `/` outside one
+    (weval/models.find_models_dir). The blueprint chooses neither the folder nor the files, only which
+    collection names it uses; outside a repository this reads past the project's folder all the same,
+    reported for SECURITY.md, not a finding of this fuzzer."""
+    folder = real if real.endswith(os.sep + "models") else os.path.dirname(real)
+    return (os.path.basename(folder) == "models" and (real == folder or real.endswith(".json"))
+            and (project + os.sep).startswith(os.path.dirname(folder) + os.sep))
+
+
+_hooked = [False]
+
+
+def _watching(out: Outcome, path: str) -> None:
+    if not _hooked[0]:
+        sys.addaudithook(_audit)
+        _hooked[0] = True
+    _checking[0] = (out, os.path.realpath(project_of(path)))
+
+
 def check(path: str, text: str, rng: random.Random, *, kind: FileKind | None = None, at: int = 6,
           every_way: bool = False) -> Outcome:
     """Analyse `text` and use every editor feature on it; the problems found, and how long it took.
     `every_way`: also analyse it as `check` does (streamed) and as the editor does (its item cache), which
     must say exactly the same (they read a list item by item, source.py and item_bounds.py)."""
     out = Outcome(path, text)
+    _watching(out, path)
     started, cpu = time.perf_counter(), time.process_time()
     try:
         analysis = analyze(text, path, kind=kind)
@@ -468,6 +951,8 @@ def check(path: str, text: str, rng: random.Random, *, kind: FileKind | None = N
         out.problems.append("exception: " + "".join(traceback.format_exc(limit=-4)))
         out.seconds = time.perf_counter() - started
         out.cpu = time.process_time() - cpu
+    finally:
+        _checking[0] = None
     return out
 
 

@@ -8,7 +8,10 @@ measures documents/s and the slowest cases is bench/fuzz.py.
 
 from __future__ import annotations
 
+import os
 import random
+import subprocess
+from pathlib import Path
 from unittest import mock
 
 import pytest
@@ -53,7 +56,7 @@ def test_mutated_corpus_documents(seed: int, mutations: list[fuzzing.Mutation], 
     check(path, text, rnd, kind, every_way=True)
 
 
-NEW = fuzzing.MUTATIONS[fuzzing.MUTATIONS.index(fuzzing.tags):]  # the judged round's mutations
+NEW = fuzzing.MUTATIONS[fuzzing.MUTATIONS.index(fuzzing.tags):fuzzing.MUTATIONS.index(fuzzing.EIGHTH[0])]
 
 
 @settings(BOUNDED, max_examples=20)
@@ -65,6 +68,44 @@ def test_each_new_mutation(mutation: fuzzing.Mutation, seed: int, rnd: random.Ra
     text = mutation(rnd, fuzzing.window(rnd, text))
     check(path, text, rnd, kind, every_way=True)
     check(path, fuzzing.mutate(rnd, text, 1), rnd, kind)
+
+
+@settings(BOUNDED, max_examples=8)
+@given(seed=st.integers(0, len(CORPUS) - 1), rnd=st.randoms(use_true_random=False), kind=st.sampled_from(fuzzing.KINDS))
+@pytest.mark.parametrize("mutation", fuzzing.EIGHTH, ids=lambda m: m.__name__)
+def test_each_eighth_round_mutation(mutation: fuzzing.Mutation, seed: int, rnd: random.Random, kind) -> None:  # type: ignore[no-untyped-def]
+    """Each of the eighth round's mutations alone (fewer examples: several make documents of a megabyte)."""
+    path, text = CORPUS[seed]
+    text = mutation(rnd, fuzzing.window(rnd, text))
+    check(path, text, rnd, kind, every_way=True)
+
+
+def test_the_check_sees_a_read_outside_the_project_and_a_process(tmp_path: Path) -> None:
+    """The fuzzer's watch on files and processes: a read outside the document's project, a folder listed
+    outside it and a process started while checking are problems; the project's own files are not."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text("s")
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "inside.txt").write_text("i")
+    doc = str(project / "suite.eval.yaml")
+    real = fuzzing.analyze
+
+    def reading(what):  # type: ignore[no-untyped-def]
+        def analyze(text, path, **kw):  # type: ignore[no-untyped-def]
+            what()
+            return real(text, path, **kw)
+        return analyze
+
+    for what, expected in ((lambda: secret.read_text(), "open outside the project"),
+                           (lambda: os.listdir(tmp_path), "os.listdir outside the project"),
+                           (lambda: subprocess.run(["true"], check=True), "a process started"),
+                           (lambda: (project / "inside.txt").read_text(), None)):
+        with mock.patch.object(fuzzing, "analyze", reading(what)):
+            problems = fuzzing.check(doc, "tests: []\n", random.Random(0)).problems
+        assert [p for p in problems if expected and p.startswith(expected)] if expected else problems == [], problems
+    assert fuzzing.check(doc, "tests: []\n", random.Random(0)).problems == []  # the watch ends with the check
+    secret.read_text()
 
 
 PIECES = [*"ab:-#'\"[]{},&*!|>%@`? \t\n\r$\\.0", "\u2028", "\x85", "\ufeff", "\x00", "\ud800", "é", "😀", "title",
