@@ -98,7 +98,7 @@ _DATASET_LINES = 20  # enough to recognise a dataset, cheap on a 10 MB one
 def looks_like_dataset(text: str, suffix: str) -> bool:
     """An AgentV tests file read alone: JSON lines with a test's fields, or a CSV whose header row names
     `input` (and usually `id`). One recognisable line is enough: the others may be the broken ones."""
-    import json
+    from .jsonio import loads  # a line nested 5,000 deep is not a test (the standard parser recursed out)
 
     lines = [line for line in text.splitlines()[:_DATASET_LINES * 5] if line.strip()][:_DATASET_LINES]
     if suffix == ".csv":
@@ -106,7 +106,7 @@ def looks_like_dataset(text: str, suffix: str) -> bool:
         return "input" in header and ("id" in header or any(k in header for k in ("criteria", "expected_output")))
     for line in lines:
         try:
-            value = json.loads(line)
+            value = loads(line)
         except ValueError:
             continue
         if isinstance(value, dict) and ("input" in value or "input_messages" in value) and (

@@ -186,3 +186,39 @@ def test_completion_of_a_file_path_holding_a_nul() -> None:
     text = "tests:\n  - file://ca\x00ses/\n"
     analysis = analyze(text, "/tmp/suite.eval.yaml", kind=FileKind.AGENTV)
     assert complete(analysis, 1, len("  - file://ca\x00ses/"), snippets=False).items == []
+
+
+def test_a_jsonl_line_nested_thousands_deep() -> None:
+    """Found by bench/fuzz.py (seed 88): recognising a `.jsonl` file as a tests file parsed its lines with
+    the standard JSON parser, which recursed past Python's limit on `[[[[…` (RecursionError)."""
+    deep = "[" * 5_000 + "]" * 5_000
+    analysis = analyze(deep + '\n{"id": "a", "input": "hi"}\n', "/nonexistent/cases.jsonl")
+    assert analysis.kind is FileKind.AGENTV  # the other line is a test
+    assert ("invalid-jsonl", 0) in [(f.code, f.span.start_line) for f in analysis.findings]
+    assert analyze(deep + "\n", "/nonexistent/cases.jsonl").kind is FileKind.NONE
+
+
+def test_a_model_collection_nested_thousands_deep(tmp_path: Path) -> None:
+    """A Weval collection file (`models/CORE.json`) of `[[[[…` crashed the blueprint's analysis the same
+    way; it is skipped like any collection that is not a list of ids."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "CORE.json").write_text("[" * 100_000 + "]" * 100_000)
+    (tmp_path / "models" / "QUICK.json").write_text('["openai:gpt-4o-mini"]')
+    analysis = analyze("title: t\nmodels: [CORE, QUICK]\n---\n- prompt: hi\n", str(tmp_path / "b.yml"))
+    assert [(f.code, f.message) for f in analysis.findings] == [
+        ("unknown-collection", "Unknown model collection 'CORE'. Known: QUICK.")]
+
+
+def test_a_past_comparison_file_nested_thousands_deep(tmp_path: Path) -> None:
+    """The editor's run history reads past Weval comparison files from the output folder (which may come
+    from someone else): one of `[[[[…` after its identity fields raised RecursionError; it is skipped."""
+    from evalspec.ide.run_history import load_history
+
+    blueprint = tmp_path / "t.yml"
+    blueprint.write_text("title: t\n---\n- id: p1\n  prompt: hi\n")
+    folder = tmp_path / "out" / "live" / "blueprints" / "t"
+    folder.mkdir(parents=True)
+    (folder / "abc_2026-01-01T00-00-00-000Z_comparison.json").write_text(
+        '{"sourceBlueprintFileName": "t.yml", "promptIds": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    assert load_history(tmp_path / "out", blueprint).results == {}

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..jsonio import loads
 from ..own_files import open_own
 from ..run.events import RunSummary
 from ..run.journal.journal_file import JournalState, read_header
@@ -180,7 +181,7 @@ def load_history(output: Path, path: Path, base: Path | None = None) -> RunHisto
         if isinstance(source, PastComparison):
             whole = _read_comparison(source.file)
             try:
-                data = json.loads(whole) if whole is not None and len(whole) <= COMPARISON_MAX_BYTES else None
+                data = loads(whole) if whole is not None and len(whole) <= COMPARISON_MAX_BYTES else None  # too deep: ValueError too
             except ValueError:
                 continue
             if not isinstance(data, dict):

@@ -6,13 +6,13 @@ Collections are JSON lists of model ids in a `models/` folder (weval-org/configs
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 from ..file_source import DiskSource, FileSource
+from ..jsonio import loads
 from .ids import js_number
 
 # Providers the reference routes to, plus the offline ones evalspec adds.
@@ -81,7 +81,7 @@ def load_collections(models_dir: Path | None, source: FileSource | None = None) 
     for name in files.glob(models_dir, "*.json"):
         text = files.read_text(models_dir / name)
         try:
-            data = json.loads(text) if text is not None else None
+            data = loads(text) if text is not None else None  # nested too deeply: ValueError too
         except ValueError:
             continue
         if isinstance(data, list) and all(isinstance(m, str) for m in data):
