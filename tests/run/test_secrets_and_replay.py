@@ -134,3 +134,16 @@ system: Be brief.
     # The journal stays beside the results, finished.
     journal = (folder / f"{data['runLabel']}.journal.jsonl").read_text().splitlines()
     assert json.loads(journal[0])["t"] == "run" and json.loads(journal[-1]) == {"t": "done"}
+
+
+@pytest.mark.parametrize("kind", ["weval", "agentv"])
+def test_replay_of_a_file_nested_thousands_deep_is_a_plan_error(tmp_path: Path, kind: str) -> None:
+    """A replayed comparison file (from someone else's output folder) of `[[[[…` raised RecursionError
+    through `run` (a traceback); it is a replay error naming the file, like any unreadable one."""
+    from evalspec.run.plan.error import PlanError
+    from evalspec.run.plan.replay import ReplaySource
+
+    path = tmp_path / "x_comparison.json"
+    path.write_text('{"allFinalAssistantResponses": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    with pytest.raises(PlanError, match="replay: "):
+        ReplaySource.load(str(path), kind)

@@ -14,13 +14,13 @@ of eval file is a clear error rather than "no answers".
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ...appendlog import read_records
+from ...jsonio import loads
 from ...providers.base import ToolCall
 from ...providers.tool_calls import calls_from_json, calls_from_messages
 from ...results_kind import sniff
@@ -111,7 +111,7 @@ class ReplaySource:
 
     @classmethod
     def _from_comparison(cls, path: Path) -> ReplaySource:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = loads(path.read_text(encoding="utf-8"))  # nested too deeply: ValueError too
         if not isinstance(data, dict) or "allFinalAssistantResponses" not in data:
             raise ValueError("not a Weval comparison file (no allFinalAssistantResponses)")
         histories = data.get("fullConversationHistories") or {}
@@ -188,7 +188,7 @@ class ReplaySource:
 
 def _is_comparison(path: Path) -> bool:
     try:
-        data = json.loads(path.read_bytes())
+        data = loads(path.read_bytes())
     except ValueError:
         return False
     return isinstance(data, dict) and "allFinalAssistantResponses" in data
