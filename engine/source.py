@@ -641,11 +641,17 @@ def _parse_documents(parsed: ParsedFile, ranges: list[tuple[int, int]]) -> None:
         if i + 1 < len(ranges) and lines[ranges[i][0]].startswith("---"):
             scratch = ParsedFile(text="", lines=lines)
             first = ranges[i][0]
-            if _parse_stream(_lines_text(lines, first, ranges[-1][1]), first, scratch) is None \
-                    and len(scratch.documents) == len(ranges) - i:
+            stopped = _parse_stream(_lines_text(lines, first, ranges[-1][1]), first, scratch)
+            if stopped is None and len(scratch.documents) == len(ranges) - i:
                 done = scratch.documents
             else:  # the documents that ended before it stopped are as each alone
                 done = scratch.documents[:-1] if len(scratch.documents) > len(ranges) - i else scratch.documents
+                if stopped is not None:
+                    # ...but not the one whose lines hold the error, though libyaml may have ended it
+                    # first (`--- {}` then `a` on the next line: the document ends at `{}`, the error is
+                    # after it): it is parsed alone below, which reports the error (dropped with the
+                    # scratch before, so a file of three documents passed with a syntax error)
+                    done = done[:sum(1 for a, b in ranges[i:] if b <= stopped)]
             for d in done:
                 d.index = len(parsed.documents)
                 parsed.documents.append(d)

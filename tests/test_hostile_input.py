@@ -222,3 +222,18 @@ def test_a_past_comparison_file_nested_thousands_deep(tmp_path: Path) -> None:
     (folder / "abc_2026-01-01T00-00-00-000Z_comparison.json").write_text(
         '{"sourceBlueprintFileName": "t.yml", "promptIds": ' + "[" * 100_000 + "]" * 100_000 + "}")
     assert load_history(tmp_path / "out", blueprint).results == {}
+
+
+@pytest.mark.parametrize("documents", [1, 2, 3, 2_000])
+@pytest.mark.parametrize("kind", [FileKind.WEVAL, FileKind.AGENTV])
+def test_a_syntax_error_after_a_document_that_ended(documents: int, kind: FileKind) -> None:
+    """Found by bench/fuzz.py (seed 89, full vs streamed): documents parsed in one stream kept a document
+    libyaml had ended before it stopped (`--- {}`, then `a` on the next line) and dropped the syntax error
+    with the scratch parse; a file of two or more such documents passed. Every way reports it, at its line."""
+    from evalspec.analysis import Caches
+
+    text = "--- {}\n" * documents + "    a\n  b: c\n"
+    for way in ({}, {"streamed": True}, {"caches": Caches()}):
+        found = [(f.code, tuple(f.span)) for f in analyze(text, "/nonexistent/f.yaml", kind=kind, **way).findings
+                 if f.code == "yaml-syntax"]
+        assert found == [("yaml-syntax", (documents, 4, documents, 5))], way
