@@ -154,7 +154,7 @@ def analyze(text: str, path: str | Path | None = None, *, kind: FileKind | None 
 
 
 # The findings of a parse that stopped at one of its limits (source.py).
-LIMIT_CODES = frozenset({"file-too-large", "yaml-alias-bomb", "yaml-too-deep"})
+LIMIT_CODES = frozenset({"file-too-large", "yaml-alias-bomb", "yaml-too-deep", "yaml-too-many-errors"})
 
 
 def _analyze(text: str, p: Path | None, kind: FileKind | None, models_dir: Path | None,

@@ -20,7 +20,7 @@ from bisect import bisect_right
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from itertools import islice, pairwise
+from itertools import accumulate, islice, pairwise
 from typing import Any, NamedTuple, TypeGuard, cast
 
 import yaml
@@ -634,14 +634,19 @@ def _parse_documents(parsed: ParsedFile, ranges: list[tuple[int, int]]) -> None:
     the stream stops at (a syntax error, too deep, an alias bomb) is parsed on its own, as every one was
     before, so it says what it said alone and hides none of the others; the stream goes on after it."""
     lines = parsed.lines
-    i = 0
+    ends = [end for _, end in ranges]
+    # Each stream reads its lines as it goes: one stopped by a broken document is started again after it,
+    # and joining (and encoding) the rest of the file for each made 16,000 broken documents cost 6.6 s.
+    # _parse_all takes this way only for texts libyaml breaks into the same lines: no remarking.
+    reader = _Resumed(lines, ranges[0][0], ranges[-1][1], False) if ranges else None
+    i = broken = 0
     while i < len(ranges):
         # Each document in the stream is one range only when each starts with its `---` (a file's first
         # range may not: only comments there are no document at all)
         if i + 1 < len(ranges) and lines[ranges[i][0]].startswith("---"):
             scratch = ParsedFile(text="", lines=lines)
             first = ranges[i][0]
-            stopped = _parse_stream(_lines_text(lines, first, ranges[-1][1]), first, scratch)
+            stopped = _parse_stream("", first, scratch, reader)
             if stopped is None and len(scratch.documents) == len(ranges) - i:
                 done = scratch.documents
             else:  # the documents that ended before it stopped are as each alone
@@ -651,7 +656,7 @@ def _parse_documents(parsed: ParsedFile, ranges: list[tuple[int, int]]) -> None:
                     # first (`--- {}` then `a` on the next line: the document ends at `{}`, the error is
                     # after it): it is parsed alone below, which reports the error (dropped with the
                     # scratch before, so a file of three documents passed with a syntax error)
-                    done = done[:sum(1 for a, b in ranges[i:] if b <= stopped)]
+                    done = done[:bisect_right(ends, stopped, i) - i]
             for d in done:
                 d.index = len(parsed.documents)
                 parsed.documents.append(d)
@@ -659,6 +664,10 @@ def _parse_documents(parsed: ParsedFile, ranges: list[tuple[int, int]]) -> None:
             if i >= len(ranges):
                 return
         start, end = ranges[i]
+        broken += 1
+        if broken > MAX_RESUMES:  # each costs two parses: the rest is one finding (as in _parse_resuming)
+            _not_checked(parsed, start)
+            return
         _parse_resuming(parsed, _lines_text(lines, start, end), start, end)
         i += 1
 
@@ -675,20 +684,92 @@ def _parse_whole(parsed: ParsedFile, start: int, end: int) -> bool:
     return True
 
 
+# Parses resumed after syntax errors in one stream. Each costs a parser and a few reads; past this many the
+# rest is one finding (the findings of a kind shown stop at analysis.MAX_PER_KIND anyway): 700,000 broken
+# documents fit in 4 MB.
+MAX_RESUMES = 1000
+
+
 def _parse_resuming(parsed: ParsedFile, text: str, first_line: int, end_line: int | None = None) -> None:
     """Parse a stream (the lines from `first_line` to `end_line`, or the whole text); after a syntax error,
-    go on at the next document marker."""
-    offset_line, remaining = first_line, text
+    go on at the next document marker.
+
+    A resumed parse reads the lines from its marker as it goes (_LineChunks), and its positions come from
+    one table of line starts: it used to join, encode and scan the whole rest of the stream, so a file of
+    16,000 broken documents behind a bare CR (112 KB) took 6.6 s, quadratic in its errors."""
+    offset_line = first_line
     total = end_line if end_line is not None else first_line + text.count("\n") + 1
-    while True:
-        error_line = _parse_stream(remaining, offset_line, parsed)
+    error_line = _parse_stream(text, offset_line, parsed)
+    resumed: _Resumed | None = None
+    for _ in range(MAX_RESUMES):
         if error_line is None:
-            break
+            return
         nxt = _next_document_start(parsed.lines, max(error_line, offset_line + 1))
         if nxt is None or nxt >= total:
-            break
+            return
         offset_line = nxt
-        remaining = _lines_text(parsed.lines, nxt, total)
+        if resumed is None:
+            resumed = _Resumed(parsed.lines, first_line, total, _other_breaks(text))
+        error_line = _parse_stream("", offset_line, parsed, resumed)
+    if error_line is not None:
+        nxt = _next_document_start(parsed.lines, max(error_line, offset_line + 1))
+        if nxt is not None and nxt < total:
+            _not_checked(parsed, nxt)
+
+
+def _not_checked(parsed: ParsedFile, line: int) -> None:
+    # its own code: a 1,001st `yaml-syntax` would be folded into the count of those past the cap
+    parsed.findings.error("yaml-too-many-errors", Span(line, 0, line, min(3, len(parsed.lines[line]))),
+                          f"More than {MAX_RESUMES:,} documents with syntax errors: the documents from line "
+                          f"{line + 1} on are not checked. Fix the errors above first.")
+
+
+class _Resumed:
+    """The lines `first` to `end` of a file, parsed again from a document marker after each syntax error:
+    where each resumed parse reads (`chunks`), and its positions at "\n" only (`remarker`) when libyaml
+    breaks lines elsewhere too, from line starts counted once."""
+
+    __slots__ = ("end", "first", "lines", "starts")
+
+    def __init__(self, lines: list[str], first: int, end: int, other_breaks: bool) -> None:
+        self.lines, self.first, self.end = lines, first, end
+        self.starts = [0, *accumulate(len(lines[i]) + 1 for i in range(first, end - 1))] if other_breaks else None
+
+    def chunks(self, line: int) -> _LineChunks:
+        return _LineChunks(self.lines, line, self.end)
+
+    def remarker(self, line: int) -> Callable[[Any], _Mark] | None:
+        starts = self.starts
+        if starts is None:
+            return None
+        at = line - self.first
+        base = starts[at]
+
+        def remark(mark: Any) -> _Mark:
+            k = bisect_right(starts, base + mark.index) - 1
+            return _Mark(k - at, base + mark.index - starts[k], mark.index)
+
+        return remark
+
+
+class _LineChunks:
+    """Lines `at` to `end` as a stream libyaml reads in pieces that grow from one line (the same text as
+    _lines_text gives, so the same events and marks): a parse that stops early reads little past it."""
+
+    __slots__ = ("at", "end", "lines", "name", "step")
+
+    def __init__(self, lines: list[str], at: int, end: int) -> None:
+        self.lines, self.at, self.end, self.step, self.name = lines, at, end, 1, "<unicode string>"
+
+    def read(self, size: int = -1) -> str:
+        yield_point()
+        if self.at >= self.end:
+            return ""
+        stop = self.end if size < 0 else min(self.end, self.at + self.step)
+        self.step = min(self.step * 2, 4096)
+        piece = _lines_text(self.lines, self.at, stop)
+        self.at = stop
+        return piece
 
 
 def _lines_text(lines: list[str], start: int, end: int) -> str:
@@ -1092,8 +1173,7 @@ class _Mark(NamedTuple):
 
 def _remarker(text: str) -> Callable[[Any], _Mark]:
     """Marks with line and column counted at "\n" only, from libyaml's code-point index."""
-    starts = [0]
-    starts.extend(i + 1 for i, c in enumerate(text) if c == "\n")
+    starts = [0, *accumulate(len(line) + 1 for line in text.split("\n")[:-1])]  # in C: a 400 KB text per resume
 
     def remark(mark: Any) -> _Mark:
         line = bisect_right(starts, mark.index) - 1
@@ -1109,13 +1189,21 @@ def _next_document_start(lines: list[str], start: int) -> int | None:
     return None
 
 
-def _parse_stream(text: str, off: int, parsed: ParsedFile) -> int | None:
-    """Compose the documents of `text` (which starts at line `off` of the file) into `parsed`.
+def _parse_stream(text: str, off: int, parsed: ParsedFile, resumed: _Resumed | None = None) -> int | None:
+    """Compose the documents of `text` (which starts at line `off` of the file) into `parsed`; or, `resumed`,
+    of its lines from `off` on (`text` unused).
 
     Returns the (file) line of a syntax error that stopped parsing early, else None.
     """
     lines = parsed.lines
-    parser = _Parser(_Chunks(text) if len(text) > READ_IN_CHUNKS_FROM else text)
+    if resumed is not None:
+        parser = _Parser(resumed.chunks(off))
+        remark = resumed.remarker(off)
+    else:
+        parser = _Parser(_Chunks(text) if len(text) > READ_IN_CHUNKS_FROM else text)
+        # libyaml also breaks lines at \x85, \u2028 and \u2029 (YAML 1.1); LSP and the engine do not. In
+        # the rare text that holds one, positions are recomputed from the marks' code-point index.
+        remark = _remarker(text) if _other_breaks(text) else None
     # [children or alternating keys and values, expanded size, end of the last child as written (an
     # alias's own position, not its anchor's: the anchor may sit before the collection), start event]
     stack: list[list[Any]] = []
@@ -1124,9 +1212,6 @@ def _parse_stream(text: str, off: int, parsed: ParsedFile) -> int | None:
     expanded = 0  # nodes the document's aliases stand for
     doc_start: Any = None
     root: Node | None = None
-    # libyaml also breaks lines at \x85, \u2028 and \u2029 (YAML 1.1); LSP and the engine do not. In the
-    # rare text that holds one, positions are recomputed from the marks' code-point index.
-    remark = _remarker(text) if _other_breaks(text) else None
     n_lines = len(lines)
     # Span(...) goes through NamedTuple's Python-level __new__; the tuple's own is a quarter of the
     # cost, and a large file makes a Span per event.
