@@ -16,7 +16,7 @@ import math
 import re
 import threading
 from array import array
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -639,14 +639,16 @@ def _parse_documents(parsed: ParsedFile, ranges: list[tuple[int, int]]) -> None:
     # and joining (and encoding) the rest of the file for each made 16,000 broken documents cost 6.6 s.
     # _parse_all takes this way only for texts libyaml breaks into the same lines: no remarking.
     reader = _Resumed(lines, ranges[0][0], ranges[-1][1], False) if ranges else None
-    i = broken = 0
+    i = 0
     while i < len(ranges):
         # Each document in the stream is one range only when each starts with its `---` (a file's first
         # range may not: only comments there are no document at all)
         if i + 1 < len(ranges) and lines[ranges[i][0]].startswith("---"):
             scratch = ParsedFile(text="", lines=lines)
             first = ranges[i][0]
-            stopped = _parse_stream("", first, scratch, reader)
+            # the first stream as it always was; one started again after a broken document reads lines
+            stopped = _parse_stream(_lines_text(lines, first, ranges[-1][1]), first, scratch) if i == 0 or \
+                reader is None else _parse_stream("", first, scratch, reader)
             if stopped is None and len(scratch.documents) == len(ranges) - i:
                 done = scratch.documents
             else:  # the documents that ended before it stopped are as each alone
@@ -656,7 +658,18 @@ def _parse_documents(parsed: ParsedFile, ranges: list[tuple[int, int]]) -> None:
                     # first (`--- {}` then `a` on the next line: the document ends at `{}`, the error is
                     # after it): it is parsed alone below, which reports the error (dropped with the
                     # scratch before, so a file of three documents passed with a syntax error)
-                    done = done[:bisect_right(ends, stopped, i) - i]
+                    held = bisect_right(ends, stopped, i)
+                    done = done[:held - i]
+                    if i + len(done) < held:
+                        # A character libyaml refuses stops it as soon as it reads it, ahead of the parse:
+                        # the documents before it are a stream of their own (one by one, each of 1,300
+                        # documents before a \v restarted the rest: quadratic, 48 s for 141 KB)
+                        for d in done:
+                            d.index = len(parsed.documents)
+                            parsed.documents.append(d)
+                        _parse_documents(parsed, ranges[i + len(done):held])
+                        i = held
+                        done = []
             for d in done:
                 d.index = len(parsed.documents)
                 parsed.documents.append(d)
@@ -664,10 +677,6 @@ def _parse_documents(parsed: ParsedFile, ranges: list[tuple[int, int]]) -> None:
             if i >= len(ranges):
                 return
         start, end = ranges[i]
-        broken += 1
-        if broken > MAX_RESUMES:  # each costs two parses: the rest is one finding (as in _parse_resuming)
-            _not_checked(parsed, start)
-            return
         _parse_resuming(parsed, _lines_text(lines, start, end), start, end)
         i += 1
 
@@ -729,14 +738,34 @@ class _Resumed:
     where each resumed parse reads (`chunks`), and its positions at "\n" only (`remarker`) when libyaml
     breaks lines elsewhere too, from line starts counted once."""
 
-    __slots__ = ("end", "first", "lines", "starts")
+    __slots__ = ("end", "first", "lines", "offsets", "starts")
 
     def __init__(self, lines: list[str], first: int, end: int, other_breaks: bool) -> None:
         self.lines, self.first, self.end = lines, first, end
-        self.starts = [0, *accumulate(len(lines[i]) + 1 for i in range(first, end - 1))] if other_breaks else None
+        # where each line starts, in characters from line `first` (and where the last one ends)
+        self.offsets = [0, *accumulate(len(lines[i]) + 1 for i in range(first, end))]
+        self.starts = self.offsets if other_breaks else None
 
     def chunks(self, line: int) -> _LineChunks:
-        return _LineChunks(self.lines, line, self.end)
+        return _LineChunks(self, line)
+
+    def reader_mark(self, line: int, position: int) -> _Mark:
+        """_reader_mark for the stream from `line`, counted along its lines up to the place only (the
+        rest of the file is not text here: joining it for each control character was quadratic again)."""
+        at = chars = 0  # offsets (bytes for libyaml) and characters from the stream's start to line k
+        k = line
+        for k in range(line, self.end):
+            text = self.lines[k]
+            size = len(text.encode("utf-8", "surrogatepass")) if _OFFSETS_IN_BYTES and not text.isascii() else len(text)
+            if position <= at + size or k == self.end - 1:
+                break
+            at, chars = at + size + 1, chars + len(text) + 1
+        text = self.lines[k]
+        into = max(0, position - at)
+        if _OFFSETS_IN_BYTES and not text.isascii():
+            into = len(text.encode("utf-8", "surrogatepass")[:into].decode("utf-8", "ignore"))
+        col = min(into, len(text))
+        return _Mark(k - line, col, chars + col)
 
     def remarker(self, line: int) -> Callable[[Any], _Mark] | None:
         starts = self.starts
@@ -752,22 +781,30 @@ class _Resumed:
         return remark
 
 
+_WINDOW = 16 * 1024  # libyaml's raw buffer, in bytes: what it takes from its input at a time
+
+
 class _LineChunks:
-    """Lines `at` to `end` as a stream libyaml reads in pieces that grow from one line (the same text as
-    _lines_text gives, so the same events and marks): a parse that stops early reads little past it."""
+    """Lines `at` to `end` as a stream libyaml reads in pieces (the same text as _lines_text gives, so the
+    same events and marks): a parse that stops early reads at most a piece past it."""
 
-    __slots__ = ("at", "end", "lines", "name", "step")
+    __slots__ = ("at", "name", "of")
 
-    def __init__(self, lines: list[str], at: int, end: int) -> None:
-        self.lines, self.at, self.end, self.step, self.name = lines, at, end, 1, "<unicode string>"
+    def __init__(self, of: _Resumed, at: int) -> None:
+        self.of, self.at, self.name = of, at, "<unicode string>"
 
     def read(self, size: int = -1) -> str:
         yield_point()
-        if self.at >= self.end:
+        of = self.of
+        if self.at >= of.end:
             return ""
-        stop = self.end if size < 0 else min(self.end, self.at + self.step)
-        self.step = min(self.step * 2, 4096)
-        piece = _lines_text(self.lines, self.at, stop)
+        # Whole lines of at least 16 K characters: libyaml takes its windows of 16 KB from them as from a
+        # string, so it meets a character it refuses (a reader error) where it did before.
+        offsets, first = of.offsets, of.first
+        stop = of.end if size < 0 else \
+            min(of.end, first + bisect_left(offsets, offsets[self.at - first] + max(size, _WINDOW)))
+        stop = max(stop, self.at + 1)
+        piece = _lines_text(of.lines, self.at, stop)
         self.at = stop
         return piece
 
@@ -1348,7 +1385,8 @@ def _parse_stream(text: str, off: int, parsed: ParsedFile, resumed: _Resumed | N
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         if mark is None and isinstance(exc, yaml.reader.ReaderError):
-            mark = _reader_mark(text, exc.position)  # a character YAML refuses: where it is
+            # a character YAML refuses: where it is
+            mark = _reader_mark(text, exc.position) if resumed is None else resumed.reader_mark(off, exc.position)
         if mark is not None and remark is not None:
             mark = remark(mark)
         line, col = (mark.line + off, mark.column) if mark is not None else (off, 0)
