@@ -287,15 +287,20 @@ def _plain(kind: str, label: str, detail: str, doc: str, *, sort: str | None = N
                           filter_text, sort)
 
 
+USED_IDS_OFFERED = 1000
+
+
 def _model_items(ctx: CursorContext, analysis: Any) -> list[_Tmpl | CompletionItem]:
     out: list[_Tmpl | CompletionItem] = []
     colls = model_ids.collections(analysis)
     for name, members in colls.items():
         out.append(_plain("model", name, f"collection · {len(members)} models",
                           model_ids.model_markdown(name, analysis) or "", sort=f"1{name}"))
-    for i, m in enumerate(model_ids.used_ids(analysis)):
-        out.append(_plain("model", m, "used in this blueprint" if i < 1000 else "",
-                          model_ids.model_markdown(m, analysis) or "", sort=f"2{m}"))
+    # The first thousand: a blueprint of a million distinct ids made a million items, each with its
+    # markdown, on every completion of a model id.
+    for m in model_ids.used_ids(analysis)[:USED_IDS_OFFERED]:
+        out.append(_plain("model", m, "used in this blueprint", model_ids.model_markdown(m, analysis) or "",
+                          sort=f"2{m}"))
     for name, label, doc in model_ids.providers():
         text = name if name in ("echo",) else f"{name}:"
         out.append(_plain("model", text, label, doc, sort=f"3{name}"))

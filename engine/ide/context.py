@@ -25,8 +25,9 @@ from ..findings import Span
 from ..registry.fields import FieldSpec, ObjectSpec
 from ..source import Mapping, Node, Scalar, Sequence
 from . import schema as sc
+from .flow_walk import flow_node_at, flow_state
 from .layout import Layout, layout
-from .lines import BLOCK_SCALAR, INLINE, LineShape, closing_quote, shape
+from .lines import BLOCK_SCALAR, INLINE, LONG_LINE, LineShape, closing_quote, shape
 
 KEY = "key"  # typing a key of the object at `path` (or a list item that may become one)
 VALUE = "value"  # typing a scalar value at `path`
@@ -34,6 +35,7 @@ NONE = "none"  # inside text (a block scalar, a comment): nothing to offer
 
 _WORD_END = re.compile(r"[^\s,\[\]{}:#\"']*")
 _PLAIN_END = re.compile(r"(?:[^#\n]|(?<!\s)#)*")
+_FLOW_ITEM_END = re.compile(r"[,\]}]")
 
 
 @dataclass(slots=True)
@@ -81,6 +83,10 @@ class CursorContext:
 
 # --- the cursor's own line ---------------------------------------------------------------------------
 
+# The located root of the cursor's document (None where it does not parse) and the cursor's line: a flow
+# collection on a long line is read through the tree (flow_walk.py).
+_Tree = tuple[Node | None, int]
+
 @dataclass(slots=True)
 class _Here:
     steps: list[Step]  # structures on the cursor line left of the cursor (items, a key in VALUE position)
@@ -100,7 +106,7 @@ class _Here:
     value_span: tuple[int, int] | None = None
 
 
-def _here(text: str, col: int) -> _Here:
+def _here(text: str, col: int, tree: _Tree) -> _Here:
     sh = shape(text)
     before = text[:col]
     if sh.blank or sh.doc_marker or not before.strip():
@@ -139,22 +145,22 @@ def _here(text: str, col: int) -> _Here:
             here.start = here.end = col
             here.needs_space = col == sh.colon_col + 1 and (col >= len(text) or text[col] != " ")
             return here
-        return _value_at(here, text, vcol, col, sh)
+        return _value_at(here, text, vcol, col, sh, tree)
     # Content that is not `key:` — a word being typed where a key goes, or a scalar item.
     c = sh.content_col
     if c < len(text) and text[c] in "[{":
-        return _flow(here, text, c, col)
+        return _flow(here, text, c, col, tree)
     here.bare = not sh.dashes
     return _scalar_at(here, text, c, col)
 
 
-def _value_at(here: _Here, text: str, vcol: int, col: int, sh: LineShape) -> _Here:
+def _value_at(here: _Here, text: str, vcol: int, col: int, sh: LineShape, tree: _Tree) -> _Here:
     first = text[vcol]
     if first in "|>" and sh.value_kind == BLOCK_SCALAR:
         here.position = NONE
         return here
     if first in "[{":
-        return _flow(here, text, vcol, col)
+        return _flow(here, text, vcol, col, tree)
     return _scalar_at(here, text, vcol, col)
 
 
@@ -181,46 +187,13 @@ def _scalar_at(here: _Here, text: str, start: int, col: int) -> _Here:
     return here
 
 
-def _flow(here: _Here, text: str, start: int, col: int) -> _Here:
+def _flow(here: _Here, text: str, start: int, col: int, tree: _Tree) -> _Here:
     """Inside `[…]` / `{…}` on one line: the steps down to the cursor and what is typed there."""
-    stack: list[list[Any]] = []  # [bracket, index or key, after_colon, token_start]
-    i = start
-    token_start = start
-    while i < col:
-        c = text[i]
-        if c in "\"'":
-            end = closing_quote(text, i)
-            if end < 0 or end >= col:
-                here.quote = c
-                token_start = i + 1
-                break
-            i = end + 1
-            continue
-        if c == "[":
-            stack.append(["[", 0, False, i + 1])
-            token_start = i + 1
-        elif c == "{":
-            stack.append(["{", None, False, i + 1])
-            token_start = i + 1
-        elif c in "]}":
-            if stack:
-                stack.pop()
-            token_start = i + 1
-        elif c == "," and stack:
-            top = stack[-1]
-            if top[0] == "[":
-                top[1] += 1
-            else:
-                top[1], top[2] = None, False
-            token_start = i + 1
-        elif c == ":" and stack and stack[-1][0] == "{" and (i + 1 >= len(text) or text[i + 1] in " \t,]}"):
-            top = stack[-1]
-            top[1] = text[top[3]:i].strip().strip("\"'")
-            top[2] = True
-            token_start = i + 1
-        if c in "{,[" and stack:
-            stack[-1][3] = i + 1
-        i += 1
+    root, line = tree
+    state = flow_state(text, start, col, flow_node_at(root, line, start) if len(text) >= LONG_LINE else None)
+    stack, token_start = state.stack, state.token_start
+    if state.quote is not None:
+        here.quote = state.quote
     if not stack:
         here.position = NONE
         return here
@@ -261,8 +234,9 @@ def _flow_scalar(text: str, start: int, col: int, quote: str | None) -> tuple[in
     if quote:
         close = closing_quote(text, start - 1)
         return (start - 1, close + 1) if close >= 0 else None
-    stop = next((j for j in range(col, len(text)) if text[j] in ",]}"), len(text))
-    end = len(text[:stop].rstrip())
+    found = _FLOW_ITEM_END.search(text, col)
+    stop = found.start() if found else len(text)
+    end = start + len(text[start:stop].rstrip())
     return (start, end) if end > start else None
 
 
@@ -498,8 +472,8 @@ def cursor_context(analysis: Any, line: int, col: int) -> CursorContext:
     col = max(0, min(col, len(text)))
     doc = lay.document_of(line)
     doc_start, doc_end = lay.doc_range(doc, len(lines))
-    here = _here(text, col)
     tree_doc = lay.tree_docs.get(doc)
+    here = _here(text, col, (tree_doc.root if tree_doc is not None else None, line))
     floor = _tree_floor(tree_doc.root if tree_doc is not None else None, line, here.t)
     stop = max(doc_start, floor.line) if floor is not None else doc_start
     above, reached = _scan_up(lines, line, here.t, here.first_kind, stop, floor)

@@ -371,6 +371,26 @@ evaluationConfig:
                                                    snippets=True).items]
 
 
+def test_model_ids_used_in_a_huge_list_are_read_once_and_a_thousand_offered(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A blueprint of a million model ids: each completion of a model id went through all of them (50 ms)
+    and offered each distinct one, with its markdown."""
+    from evalspec.ide import model_ids
+    from evalspec.ide.completion import USED_IDS_OFFERED
+
+    ids = ", ".join(f"openai:m{i}" for i in range(USED_IDS_OFFERED + 500))
+    clean, line, col = at(f"title: T\nmodels: [{ids}, op‸]\n---\n- prompt: x\n")
+    a = load(clean, "weval")
+    reads: list[int] = []
+    real = model_ids._used_ids
+    monkeypatch.setattr(model_ids, "_used_ids", lambda analysis: reads.append(1) or real(analysis))
+    first = complete(a, line, col, snippets=True)
+    again = complete(a, line, col - 1, snippets=True)
+    used = [i for i in first.items if i.detail == "used in this blueprint"]
+    assert len(used) == USED_IDS_OFFERED and used[0].label == "openai:m0"
+    assert "openai:" in [i.label for i in again.items]
+    assert reads == [1]
+
+
 def test_file_paths(tmp_path: Path) -> None:
     (tmp_path / "cases").mkdir()
     (tmp_path / "cases" / "basic.jsonl").write_text("{}\n")
