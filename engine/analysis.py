@@ -32,6 +32,7 @@ from .source import (
     unread_lazy,
 )
 from .validation.suggest import searches_limited
+from .yielding import kept
 
 if TYPE_CHECKING:  # the checkers load with the first file of their format
     from .agentv.check import AgentvResult
@@ -84,7 +85,8 @@ class Analysis:
             try:
                 return self.memo[key]
             except KeyError:
-                value = self.memo[key] = compute(self)
+                with kept():  # other requests will read it: not stopped with the request that started it
+                    value = self.memo[key] = compute(self)
                 return value
 
     @property

@@ -37,7 +37,7 @@ from evalspec.analysis import Analysis
 from evalspec.detect import FileKind
 from evalspec.incremental import DocumentAnalyzer
 from evalspec.source import gc_paused
-from evalspec.yielding import yield_point
+from evalspec.yielding import Abandoned, yield_point
 
 from . import workers
 from .bare_cr import BARE_CRS, analysed_text
@@ -53,7 +53,8 @@ MAX_PARALLEL = 3  # documents analysed at the same time
 UNFREEZE_UNDER = 256 * 1024  # characters of open documents under which closing one unfreezes the collector
 
 
-def in_thread(fn: Callable[..., T], *args: Any, foreground: bool = False) -> asyncio.Future[T]:
+def in_thread(fn: Callable[..., T], *args: Any, foreground: bool = False,
+              stop: workers.Stop | None = None) -> asyncio.Future[T]:
     """Run `fn(*args)` on a worker thread (workers.py: daemon threads, reused); its result or exception
     comes back on the event loop. `foreground`: a request's work, which background work (analyses)
     gives way to.
@@ -73,6 +74,8 @@ def in_thread(fn: Callable[..., T], *args: Any, foreground: bool = False) -> asy
             return
         if ok:
             future.set_result(value)
+        elif isinstance(value, Abandoned):  # stopped on `stop`: nobody waits for it
+            future.cancel()
         else:
             future.set_exception(value)
 
@@ -83,7 +86,7 @@ def in_thread(fn: Callable[..., T], *args: Any, foreground: bool = False) -> asy
             if hold is not None:
                 hold.release()
 
-    workers.run_in_worker(fn, args, done, foreground=foreground)
+    workers.run_in_worker(fn, args, done, foreground=foreground, stop=stop)
     return future
 
 

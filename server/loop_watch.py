@@ -138,7 +138,9 @@ class LoopWatch:
     def give_way(self) -> None:
         """The yield hook: on a worker thread, wait while the loop has work, and on a background worker
         (an analysis, answers built ahead) also while a request's work runs on another worker (bounded,
-        see above). Waits are on events: a paused worker takes no interpreter lock until it may go on."""
+        see above). Waits are on events: a paused worker takes no interpreter lock until it may go on.
+        A request's computation that nobody waits for any more stops here (`workers.Stop`)."""
+        workers.stop_if_requested()
         now = time.perf_counter()
         if now < self.next_check or threading.get_ident() == self.loop_thread:
             return

@@ -30,6 +30,7 @@ def build_server() -> EvalspecServer:
         lifecycle,
         navigation,
         run,
+        server_state,
         symbols,
         watched_files,
     )
@@ -37,7 +38,7 @@ def build_server() -> EvalspecServer:
 
     server = EvalspecServer()
     for feature in (lifecycle, diagnostics, completion, hover, code_actions, symbols, navigation, run, code_lens,
-                    watched_files):
+                    watched_files, server_state):
         feature.register(server)
     return server
 

@@ -177,6 +177,15 @@ class Snapshot:
     index: LineIndex
 
 
+@dataclass(eq=False)
+class SharedComputation:
+    """One `computed` computation and how many requests wait for it."""
+
+    future: asyncio.Future[Any]
+    stop: workers.Stop
+    waiting: int = 0
+
+
 def as_json(build: Callable[..., Any]) -> Callable[..., JsonReady]:
     """`build`, its result encoded (for answers kept as JSON in a memo)."""
 
@@ -207,6 +216,7 @@ class EvalspecServer(LanguageServer):
         self.answers: dict[str, Callable[[Snapshot], list[tuple[str, Callable[..., Any], tuple[Any, ...]]]]] = {}
         self.asked: set[str] = set()
         self.in_flight: set[asyncio.Task[Any]] = set()  # requests being handled (see answer_pending)
+        self.computing: dict[tuple[Any, ...], SharedComputation] = {}  # see computed
 
     # --- transport ----------------------------------------------------------------------------------
 
@@ -308,14 +318,38 @@ class EvalspecServer(LanguageServer):
         return max(MIN_BUDGET_S, budget - (time.perf_counter() - started))
 
     async def computed(self, uri: str, fn: Callable[..., R], *args: Any) -> R:
-        """`fn(*args)` on a worker thread within the request budget (then "still checking"; the thread
-        runs on): a request about one position of a pathological file can neither hold the event loop,
-        and with it every other document, nor go past the budget."""
-        return await self.within_budget(asyncio.shield(self.in_thread(fn, *args)), uri)
+        """`fn(*args)` on a worker thread within the request budget (then "still checking"): a request
+        about one position of a pathological file can neither hold the event loop, and with it every
+        other document, nor go past the budget.
 
-    def in_thread(self, fn: Callable[..., R], *args: Any) -> asyncio.Future[R]:
+        Requests for the same `fn(*args)` while it runs share it (an editor asks for a hover on every
+        move of the mouse: each one started its own, and 200 of them on a slow spot ran 200 threads);
+        once none waits for it any more it stops at its next yield point (`workers.Stop`)."""
+        key = (fn, *(a if isinstance(a, (str, int, float, type(None))) else id(a) for a in args))
+        shared = self.computing.get(key)
+        if shared is None:
+            stop = workers.Stop()
+            shared = self.computing[key] = SharedComputation(self.in_thread(fn, *args, stop=stop), stop)
+
+            def forget(_: asyncio.Future[Any], shared: SharedComputation = shared) -> None:
+                if self.computing.get(key) is shared:
+                    del self.computing[key]
+
+            shared.future.add_done_callback(forget)
+        shared.waiting += 1
+        try:
+            return await self.within_budget(asyncio.shield(shared.future), uri)
+        finally:
+            shared.waiting -= 1
+            if not shared.waiting and not shared.future.done():
+                shared.stop.requested = True
+                if self.computing.get(key) is shared:  # the next request starts afresh
+                    del self.computing[key]
+
+    def in_thread(self, fn: Callable[..., R], *args: Any, stop: workers.Stop | None = None) -> asyncio.Future[R]:
         """`fn(*args)` on a worker thread (with the cyclic collector held off), for work that grows with
-        the file; `fn` must only read what does not change."""
+        the file; `fn` must only read what does not change. (The id of an argument in `computed`'s key is
+        its own while the computation holds it.)"""
 
         times = _worker_times.get()
         if times is None:
@@ -323,7 +357,7 @@ class EvalspecServer(LanguageServer):
                 with gc_paused():
                     return fn(*args)
 
-            return in_thread(run, foreground=True)
+            return in_thread(run, foreground=True, stop=stop)
         submitted = time.perf_counter()
         ended = submitted
 
@@ -341,7 +375,7 @@ class EvalspecServer(LanguageServer):
         def back(_: asyncio.Future[R]) -> None:
             times.back += max(0.0, time.perf_counter() - ended)
 
-        future = in_thread(timed, foreground=True)
+        future = in_thread(timed, foreground=True, stop=stop)
         future.add_done_callback(back)
         return future
 

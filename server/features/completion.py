@@ -6,7 +6,8 @@ import re
 
 from lsprotocol import types as lsp
 
-from evalspec.ide.completion import CompletionItem, complete
+from evalspec.analysis import Analysis
+from evalspec.ide.completion import CompletionItem, CompletionList, complete
 
 from ..convert import LineIndex
 from ..server import EvalspecServer
@@ -49,9 +50,14 @@ def register(server: EvalspecServer) -> None:
             return empty()
         line, col = snap.index.point(params.position)
         snippets = server.client.snippets
-        result = await server.computed(snap.uri, lambda: complete(snap.analysis, line, col, snippets=snippets))
+        result = await server.computed(snap.uri, _complete, snap.analysis, line, col, snippets)
         items = [completion_item(server, item, snap.index) for item in result.items]
         return lsp.CompletionList(is_incomplete=bool(result.is_incomplete), items=items)
+
+
+def _complete(analysis: Analysis, line: int, col: int, snippets: bool) -> CompletionList:
+    """`complete` called by name and plain arguments: identical requests share one computation."""
+    return complete(analysis, line, col, snippets=snippets)
 
 
 def completion_item(server: EvalspecServer, item: CompletionItem, index: LineIndex) -> lsp.CompletionItem:

@@ -1,6 +1,7 @@
 """evalspec-lsp with features monkeypatched to fail, to show that failures do not take it down.
 
-- hover raises on every request;
+- hover raises on every request, after computing for 40 s (passing the engine's yield points) in a
+  text that contains SPIN;
 - analysing a text that contains EXPLODE raises;
 - analysing a text that contains SLOW takes 1.5 s (to cancel a request that waits for it);
 - analysing a text that contains HANG takes 40 s (longer than any test waits: an analysis stuck on
@@ -23,6 +24,12 @@ from evalspec_lsp.main import main
 
 
 def broken_hover(analysis, line, col):
+    if "SPIN" in analysis.text:
+        # A hover that computes for 40 s, passing the engine's yield points (a pathological spot)
+        end = time.monotonic() + 40
+        while time.monotonic() < end:
+            yield_point()
+            sum(range(300_000))
     raise RuntimeError("hover is broken on purpose")
 
 

@@ -6,7 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Iterator
+from typing import Any
 
+import pytest
+
+from evalspec.analysis import analyze
+from evalspec.yielding import set_yield_hook, yield_point
 from evalspec_lsp import workers
 from evalspec_lsp.documents import in_thread
 
@@ -102,3 +108,66 @@ def test_a_hold_ends_once() -> None:
     assert not workers.foreground_running() and workers.no_foreground.is_set()
     del first
     assert not workers.foreground_running()
+
+
+def _stop_hook() -> Iterator[None]:
+    set_yield_hook(workers.stop_if_requested)  # what the loop watch's hook does first
+    try:
+        yield
+    finally:
+        set_yield_hook(None)
+
+
+stop_hook = pytest.fixture(_stop_hook)
+
+
+def test_a_job_nobody_waits_for_stops_at_its_next_yield_point(stop_hook: None) -> None:
+    async def main() -> None:
+        started, passed = threading.Event(), []
+        stop = workers.Stop()
+
+        def job() -> None:
+            started.set()
+            while len(passed) < 10_000_000:  # far longer than the test waits, unless it stops
+                yield_point()
+                passed.append(1)
+
+        future = in_thread(job, foreground=True, stop=stop)
+        assert await asyncio.to_thread(started.wait, GUARD_S)
+        stop.requested = True
+        with pytest.raises(asyncio.CancelledError):  # stopped: cancelled, no exception left unretrieved
+            await asyncio.wait_for(future, GUARD_S)
+        assert future.cancelled() and len(passed) < 10_000_000
+        assert await asyncio.to_thread(workers.no_foreground.wait, GUARD_S)
+
+    asyncio.run(main())
+
+
+def test_work_a_memo_keeps_is_not_stopped_with_the_request_that_started_it(stop_hook: None) -> None:
+    """The layout of a million documents takes seconds: stopped with each request past its budget, it was
+    never finished, and every later request would start it again."""
+    analysis = analyze("title: t\nmodels: [a:b]\n---\n- prompt: hi\n", "w.yml")
+    stop = workers.Stop()
+    computing, finish = threading.Event(), threading.Event()
+
+    def slow_memo(_: Any) -> str:
+        computing.set()
+        finish.wait(GUARD_S)
+        yield_point()  # the request stopped meanwhile: the memo's work goes on
+        return "made"
+
+    def job() -> str:
+        value = analysis.memoised("test.slow", slow_memo)
+        yield_point()  # the request's own work, past the memo: it stops here
+        return value
+
+    async def main() -> None:
+        future = in_thread(job, foreground=True, stop=stop)
+        assert await asyncio.to_thread(computing.wait, GUARD_S)
+        stop.requested = True
+        finish.set()
+        with pytest.raises(asyncio.CancelledError):  # the request's own work stops after the memo
+            await asyncio.wait_for(future, GUARD_S)
+
+    asyncio.run(main())
+    assert analysis.memo["test.slow"] == "made"
