@@ -327,9 +327,11 @@ def _scan_up(lines: list[str], line: int, t: int, kind: str, stop: int, floor: _
             pending.label = count
             pending = None
 
-    if kind == "key" and seq_floor and t == floor.col:  # type: ignore[union-attr]
-        # A bare word at the column of the tree's list: nothing between it and the list holds it
-        # (a key there would end the list), so the answer is the floor, without reading the lines.
+    if kind == "key" and floor is not None and isinstance(floor.node, (Sequence, Mapping)) and t == floor.col:
+        # A bare word at the column of the tree's list, or a key at the column of the tree's mapping:
+        # nothing between it and the floor holds it (a key there would end the list; the mapping's other
+        # keys, their deeper lines and indentless lists are what the scan would skip, 390,000 lines of
+        # them at 0.7 s), so the answer is the floor, without reading the lines.
         return [], True
     if kind == "item":
         pending = Step("item", 0, t, line)
@@ -450,14 +452,31 @@ def mapping_keys(lines: list[str], start: int, col: int, stop: int, skip_line: i
     return out
 
 
-def _node_keys(node: Node | None) -> dict[str, str]:
+def _node_keys(node: Node | None, kept: dict[Any, tuple[Any, dict[str, str]]] | None = None) -> dict[str, str]:
+    """The keys of a located mapping, with their scalar values. A large mapping's are kept (in `kept`,
+    the analysis's) and copied: 390,000 keys took 1 s a request to list."""
     if not isinstance(node, Mapping):
         return {}
+    pairs = node.pairs
+    found = kept.get(id(node)) if kept is not None and len(pairs) > _KEEP_KEYS_OVER else None
+    if found is not None and found[0] is node:
+        return dict(found[1])
     out: dict[str, str] = {}
-    for k, v in node.pairs:
+    for k, v in pairs:
         if isinstance(k, Scalar):
             out.setdefault(str(k.value), v.raw if isinstance(v, Scalar) else "")
+    if kept is not None and len(pairs) > _KEEP_KEYS_OVER:
+        kept[id(node)] = (node, out)  # the node is held too: its id stays its own (the lines' keys are
+        # kept under tuples, which no id equals)
+        return dict(out)
     return out
+
+
+_KEEP_KEYS_OVER = 1000
+
+
+def _kept_keys(analysis: Any) -> dict[Any, tuple[Any, dict[str, str]]]:
+    return {}
 
 
 # --- putting it together ------------------------------------------------------------------------------
@@ -467,6 +486,7 @@ def cursor_context(analysis: Any, line: int, col: int) -> CursorContext:
     lines: list[str] = analysis.parsed.lines or [""]
     kind: FileKind = analysis.kind
     lay = layout(analysis)
+    kept: dict[Any, tuple[Any, dict[str, str]]] = analysis.memoised("ide.node_keys", _kept_keys)
     line = max(0, min(line, len(lines) - 1))
     text = lines[line].rstrip("\r")
     col = max(0, min(col, len(text)))
@@ -503,13 +523,15 @@ def cursor_context(analysis: Any, line: int, col: int) -> CursorContext:
     owner: sc.Slot | None = None
     for idx, s in enumerate(steps):
         owner = slot
-        slot = sc.child(fmt, slot, s.label, _keys_getter(lines, steps, idx, doc_start, doc_end))
+        slot = sc.child(fmt, slot, s.label, _keys_getter(lines, steps, idx, doc_start, doc_end, kept))
     labels: list[str | int] = [s.label for s in steps]
     map_col, map_start = _mapping_place(all_steps, here, line, doc_start)
     if position == KEY and here.bare and slot.kind == sc.LIST:
         # A bare line under a list key: what is typed is a new item, written with a leading "- ".
         ctx.needs_dash = True
-        labels.append(_items_before(tree_doc.root if tree_doc is not None else None, lines, map_start, line, here.t))
+        listed = all_steps[-1].node if all_steps and isinstance(all_steps[-1].node, Sequence) else None
+        root = tree_doc.root if tree_doc is not None else None
+        labels.append(_items_before(listed or root, lines, map_start, line, here.t))
         owner, slot = slot, slot.item or sc.UNKNOWN
         map_col = here.t + 2
     if position == KEY and not here.has_colon and owner is not None and owner.value == sc.V_TESTS \
@@ -532,7 +554,7 @@ def cursor_context(analysis: Any, line: int, col: int) -> CursorContext:
         else:
             node = _mapping_node(all_steps, tree_doc, here, map_col, line)
             if node is not None:
-                present = _node_keys(node)
+                present = _node_keys(node, kept)
                 if here.shape is not None and here.shape.key is not None:
                     present.pop(here.shape.key, None)
             else:
@@ -548,7 +570,7 @@ def cursor_context(analysis: Any, line: int, col: int) -> CursorContext:
         last = steps[-1] if steps else None
         ctx.key = str(last.label) if last is not None and last.kind == "key" else None
         if owner is not None and ctx.key is not None:
-            ctx.present = _owner_keys(lines, steps, line, doc_end, here)
+            ctx.present = _owner_keys(lines, steps, line, doc_end, here, kept)
             ctx.owner_spec = _object_spec(owner, ctx.present)
             ctx.spec = ctx.owner_spec
     return ctx
@@ -573,30 +595,33 @@ def _mapping_node(steps: list[Step], tree_doc: Any, here: _Here, map_col: int, l
     return None
 
 
-def _items_before(root: Node | None, lines: list[str], start: int, line: int, col: int) -> int:
-    """How many items of the list at `col` come before `line`: from the tree when the list is the
-    document's parsed root list, else by reading the lines."""
-    if isinstance(root, Sequence) and not root.flow and root.span.start_col == col and root.span.start_line >= start:
-        return bisect_left(root.items, line, key=_node_line)
+def _items_before(node: Node | None, lines: list[str], start: int, line: int, col: int) -> int:
+    """How many items of the list at `col` come before `line`: from the tree when it has the list (the
+    value of the key above, or the document's root list), else by reading the lines (a 500,000-item
+    list under `should:` took 0.5 s a request)."""
+    if isinstance(node, Sequence) and not node.flow and node.span.start_col == col and node.span.start_line >= start:
+        return bisect_left(node.items, line, key=_node_line)
     return _count_items(lines, start, line, col)
 
 
 def _count_items(lines: list[str], start: int, line: int, col: int) -> int:
     n = 0
     dash = " " * col + "-"
+    after = col + 1
     for i in range(start, line):
         s = lines[i]
         # Only a line with a dash at `col` can be an item here; reading every line whole (`shape`)
-        # made completion at the end of a 50,000-line list cost 0.7 s.
-        if not s.startswith(dash):
-            continue
-        sh = shape(s)
-        if sh.dashes and sh.dashes[0] == col:
-            n += 1
+        # made completion at the end of a 50,000-line list cost 0.7 s. A dash followed by a blank or
+        # the end is an item (`shape`'s own test; `---` at column 0 is not one).
+        if s.startswith(dash):
+            rest = s[after:after + 1]
+            if rest in ("", " ", "\t") or (rest == "\r" and not s[after:].rstrip("\r")):
+                n += 1
     return n
 
 
-def _keys_getter(lines: list[str], steps: list[Step], idx: int, doc_start: int, stop: int) -> sc.KeysOf:
+def _keys_getter(lines: list[str], steps: list[Step], idx: int, doc_start: int, stop: int,
+                 kept: dict[Any, tuple[Any, dict[str, str]]]) -> sc.KeysOf:
     """Keys a slot may need to tell objects apart (an assertion's `type`), read only when asked: for an
     item, the keys of the item's mapping; for a key, the keys of the mapping it is in."""
     s = steps[idx]
@@ -604,13 +629,13 @@ def _keys_getter(lines: list[str], steps: list[Step], idx: int, doc_start: int, 
     def keys() -> dict[str, str]:
         if s.kind == "item":
             if isinstance(s.node, Mapping):
-                return _node_keys(s.node)
+                return _node_keys(s.node, kept)
             if s.line < 0:
                 return {}
             return mapping_keys(lines, s.line, _item_content_col(shape(lines[s.line]), s.col), stop)
         prev = steps[idx - 1] if idx > 0 else None
         if prev is not None and isinstance(prev.node, Mapping):
-            return _node_keys(prev.node)
+            return _node_keys(prev.node, kept)
         if s.line < 0 or s.col < 0:
             return {}
         start = doc_start if prev is None or prev.line < 0 else prev.line + (1 if prev.kind == "key" else 0)
@@ -638,8 +663,10 @@ def _mapping_place(steps: list[Step], here: _Here, line: int, doc_start: int) ->
     return col, parent.line + (1 if parent.kind == "key" else 0)
 
 
-def _owner_keys(lines: list[str], steps: list[Step], line: int, stop: int, here: _Here) -> dict[str, str]:
-    """In VALUE position: the keys of the mapping that holds the key (for an assertion's `type`)."""
+def _owner_keys(lines: list[str], steps: list[Step], line: int, stop: int, here: _Here,
+                kept: dict[Any, tuple[Any, dict[str, str]]]) -> dict[str, str]:
+    """In VALUE position: the keys of the mapping that holds the key (for an assertion's `type`); those
+    of a mapping over 1,000 lines are kept for the analysis (390,000 keys took 1 s a request to read)."""
     sh = here.shape
     if sh is None or sh.key is None or not steps or steps[-1].kind != "key":
         return {}
@@ -651,7 +678,12 @@ def _owner_keys(lines: list[str], steps: list[Step], line: int, stop: int, here:
             break
     else:
         start = 0
-    return mapping_keys(lines, start, col, stop)
+    if stop - start <= _KEEP_KEYS_OVER:
+        return mapping_keys(lines, start, col, stop)
+    found = kept.get(("lines", start, col, stop))
+    if found is None:
+        found = kept[("lines", start, col, stop)] = (None, mapping_keys(lines, start, col, stop))
+    return dict(found[1])
 
 
 def _object_spec(slot: sc.Slot, present: dict[str, str]) -> ObjectSpec | None:

@@ -4,6 +4,7 @@ the one the character walk gives, and a request in the middle of a long line rea
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import pytest
 
@@ -188,3 +189,82 @@ def test_the_middle_model_of_a_long_list_has_its_hover() -> None:
     assert info is not None and "gpt-4o-mini" in info.markdown
     ctx = cursor_context(a, 1, col)
     assert ctx.path == ["<header>", "models", 30_000]
+
+
+# --- other walks a request made over a whole list or mapping ------------------------------------------------
+
+def _lines_read(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    from evalspec.ide import context
+
+    read: list[str] = []
+    real = context.shape
+    monkeypatch.setattr(context, "shape", lambda s: read.append(s) or real(s))
+    return read
+
+
+def test_before_a_dash_of_a_long_list_the_items_are_counted_from_the_tree(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Right before a `- ` of a 20,000-point list: a new item there is item 19,999 (every line was read)."""
+    text = W + "- prompt: hi\n  should:\n" + "    - x\n" * 20_000
+    a = analyze(text, "w.yml")
+    read = _lines_read(monkeypatch)
+    ctx = cursor_context(a, 4 + 20_000, 4)
+    assert ctx.needs_dash and ctx.path == ["<prompts>", 0, "should", 19_999]
+    assert len(read) < 50
+
+
+@pytest.mark.parametrize("line", ["    - x", "    -", "    -\r", "    -\t", "    -x", "    --", "    -\rx", "---",
+                                  "    # -", "   - x", "     - x", "    -\r\r"])
+def test_counting_items_without_reading_the_lines_counts_as_reading_them(line: str) -> None:
+    from evalspec.ide import context
+    from evalspec.ide.lines import shape
+
+    lines = ["  k:", line, line, "    - y"]
+    read = sum(1 for s in lines[:3] if (sh := shape(s)).dashes and sh.dashes[0] == 4)
+    assert context._count_items(lines, 0, 3, 4) == read
+
+
+class _CountingLines(list[str]):
+    """The analysis's lines, counting the ones looked at."""
+
+    looked = 0
+
+    def __getitem__(self, i: Any) -> Any:
+        self.looked += 1
+        return super().__getitem__(i)
+
+
+def test_a_key_among_thousands_in_the_tree_reads_no_other_line() -> None:
+    """The 20,000th key of a prompt: the keys above are the tree's mapping's (the scan looked at each line
+    up to the prompt, 390,000 of them at 0.7 s), and its keys are listed once per analysis."""
+    keys = "".join(f"  k{i}: v\n" for i in range(20_000))
+    a = analyze(W + "- prompt: hi\n" + keys + "  shou: x\n", "w.yml")
+    line = 4 + 20_000
+    a.parsed.lines = lines = _CountingLines(a.parsed.lines)
+    ctx = cursor_context(a, line, 4)
+    assert ctx.path == ["<prompts>", 0] and ctx.prefix == "sh" and "k19999" in ctx.present
+    assert "shou" not in ctx.present
+    assert lines.looked < 50
+    kept = a.memo["ide.node_keys"]
+    assert len(kept) == 1
+    ((_, listed),) = kept.values()
+    listed["noted"] = "x"  # the kept list is what the next request reads
+    again = cursor_context(a, line, 4)
+    assert "noted" in again.present and "noted" not in ctx.present
+
+
+def test_the_keys_of_a_big_mapping_are_read_once_per_analysis(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A value in a 20,000-key mapping: the keys around it (for an assertion's `type`) were read line by
+    line on every request (1 s for 390,000)."""
+    from evalspec.ide import context
+
+    text = "title: t\nmodels: [openai:gpt-4o-mini]\n" + "".join(f"k{i}: v\n" for i in range(20_000)) + \
+        "---\n- prompt: hi\n"
+    a = analyze(text, "w.yml")
+    listed: list[int] = []
+    real = context.mapping_keys
+    monkeypatch.setattr(context, "mapping_keys", lambda *args, **kw: listed.append(1) or real(*args, **kw))
+    first = cursor_context(a, 5, 4)
+    second = cursor_context(a, 5, 4)
+    assert first == second and first.key == "k3" and "k19999" in first.present
+    assert listed == [1]
+    assert hover(a, 5, 1) == hover(a, 5, 1) and listed == [1]
