@@ -12,6 +12,7 @@ the character walk gives; `tests/ide/test_flow_walk.py` compares the two at ever
 
 from __future__ import annotations
 
+import threading
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,23 +35,32 @@ class FlowState:
 
 def flow_state(text: str, start: int, col: int, node: Node | None = None) -> FlowState:
     """The state at `col` of the flow collection that opens at `text[start]`. `node`: the located
-    collection that starts there, when the tree has one (then most of the line is jumped over)."""
+    collection that starts there, when the tree has one (then most of the line is jumped over). Without
+    it (the document does not parse while it is typed), a long line's walk goes on from the state it
+    noted last time before `col` (`_marked_walk`)."""
     state = FlowState([], start)
     i = start
     if node is not None:
         resumed = _resume(text, start, col, node)
         if resumed is not None:
             state, i = resumed
+    if col - i > MARK_EVERY:
+        return _marked_walk(text, start, col)
     _walk(text, state, i, col)
     return state
 
 
-def _walk(text: str, state: FlowState, i: int, stop: int) -> int:
+def _walk(text: str, state: FlowState, i: int, stop: int, marks: list[_Mark] | None = None) -> int:
     """Read `text[i:stop]` into `state`; returns where it stopped (past `stop` after a quoted string that
-    ends beyond it; at an unclosed quote, with `state.quote` set)."""
+    ends beyond it; at an unclosed quote, with `state.quote` set). With `marks`, the state is noted there
+    every `MARK_EVERY` characters past the last one noted."""
     stack = state.stack
     token_start = state.token_start
+    next_mark = (marks[-1][0] if marks else i) + MARK_EVERY if marks is not None else stop
     while i < stop:
+        if i >= next_mark and marks is not None:
+            marks.append((i, [list(e) for e in stack], token_start))
+            next_mark = i + MARK_EVERY
         c = text[i]
         if c in "\"'":
             end = closing_quote(text, i)
@@ -87,6 +97,97 @@ def _walk(text: str, state: FlowState, i: int, stop: int) -> int:
     state.token_start = token_start
     return i
 
+
+# --- a long line without its tree: the walk's states noted along it -----------------------------------
+
+MARK_EVERY = 16_384  # characters between two noted states
+_MARKED_KEPT = 4  # long lines whose noted states are kept, the last walked
+
+_Mark = tuple[int, list[Open], int]  # (position, the open collections there, token_start)
+
+
+@dataclass(slots=True)
+class _Marked:
+    text: str
+    start: int
+    marks: list[_Mark]
+
+
+_marked: list[_Marked] = []  # newest last
+_marked_lock = threading.Lock()
+
+
+def _marked_walk(text: str, start: int, col: int) -> FlowState:
+    """The walk to `col`, from the state noted last before it on this line (or on the same line before an
+    edit, up to where the edit starts), noting more on the way: while a 4 MB flow line is typed into and
+    does not parse, the first request reads it to the cursor and the next ones from the nearest note."""
+    with _marked_lock:
+        known = _marks_for(text, start)
+    k = bisect_right(known, col, key=_mark_at) - 1
+    marks = known[:k + 1]
+    if marks:
+        at, stack, token_start = marks[-1]
+        state, i = FlowState([list(e) for e in stack], token_start), at
+    else:
+        state, i = FlowState([], start), start
+    _walk(text, state, i, col, marks)
+    if len(marks) > len(known):
+        with _marked_lock:
+            _keep(_Marked(text, start, marks))
+    return state
+
+
+def _mark_at(mark: _Mark) -> int:
+    return mark[0]
+
+
+def _marks_for(text: str, start: int) -> list[_Mark]:
+    """The states noted on `text` (or on an earlier version of it: those before the first change)."""
+    best: list[_Mark] = []
+    for entry in reversed(_marked):
+        if entry.start != start:
+            continue
+        if entry.text is text or entry.text == text:
+            return entry.marks
+        same = _common_prefix(entry.text, text)
+        # A state at `at` depends on the text up to `at` and the character after it (a ':' followed by
+        # a blank, a '' escape): kept only where both are unchanged.
+        kept = entry.marks[:bisect_right(entry.marks, same - 1, key=_mark_at)]
+        if len(kept) > len(best):
+            best = kept
+    return best
+
+
+def _keep(entry: _Marked) -> None:
+    for i, old in enumerate(_marked):
+        if old.start == entry.start and (old.text is entry.text or old.text == entry.text):
+            if len(old.marks) >= len(entry.marks):
+                return
+            del _marked[i]
+            break
+    _marked.append(entry)
+    del _marked[:-_MARKED_KEPT]
+
+
+def _common_prefix(a: str, b: str) -> int:
+    """How many first characters `a` and `b` share, compared in C a slice at a time."""
+    n = min(len(a), len(b))
+    lo = 0
+    while lo < n:
+        hi = min(n, lo + 65_536)
+        if a[lo:hi] != b[lo:hi]:
+            while hi - lo > 1:  # the first difference is in [lo, hi)
+                mid = (lo + hi) // 2
+                if a[lo:mid] == b[lo:mid]:
+                    lo = mid
+                else:
+                    hi = mid
+            return lo
+        lo = hi
+    return n
+
+
+# --- a long line with its tree -------------------------------------------------------------------------
 
 def _resume(text: str, start: int, col: int, node: Node) -> tuple[FlowState, int] | None:
     """The walk's state at a point at or before `col`, reached through the tree: from each open

@@ -129,8 +129,8 @@ def _counted(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     read: list[int] = []
     real = flow_walk._walk
 
-    def walk(text: str, state: flow_walk.FlowState, i: int, stop: int) -> int:
-        end = real(text, state, i, stop)
+    def walk(text: str, state: flow_walk.FlowState, i: int, stop: int, marks: Any = None) -> int:
+        end = real(text, state, i, stop, marks)
         read.append(end - i)
         return end
 
@@ -268,3 +268,46 @@ def test_the_keys_of_a_big_mapping_are_read_once_per_analysis(monkeypatch: pytes
     assert first == second and first.key == "k3" and "k19999" in first.present
     assert listed == [1]
     assert hover(a, 5, 1) == hover(a, 5, 1) and listed == [1]
+
+
+# --- a long line the tree does not have (the document does not parse while it is typed) -------------------
+
+def _plain_walk(line: str, start: int, col: int) -> tuple[object, ...]:
+    state = flow_walk.FlowState([], start)
+    flow_walk._walk(line, state, start, col)
+    return state.stack, state.token_start, state.quote
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_walk_from_noted_states_is_the_walk_from_the_start(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """States noted every few characters (here 7) and reused by later requests, on the same line and on the
+    line edited (up to the edit), give what walking from the line's start gives, at every position."""
+    monkeypatch.setattr(flow_walk, "MARK_EVERY", 7)
+    monkeypatch.setattr(flow_walk, "_marked", [])
+    rng = random.Random(seed)
+    for line in _lines(seed + 100, 25):
+        start = next(i for i, c in enumerate(line) if c in "[{")
+        for _ in range(3):
+            cols = list(range(start, len(line) + 1))
+            rng.shuffle(cols)
+            for col in cols:
+                fast = flow_state(line, start, col)
+                assert (fast.stack, fast.token_start, fast.quote) == _plain_walk(line, start, col), (line, col)
+            at = rng.randrange(start + 1, len(line) + 1)  # an edit: a character typed, or one taken away
+            line = line[:at] + rng.choice(["", "x", ",", "'", '"', "[", "}", ": "]) + line[at + 1:]
+
+
+def test_typing_into_a_long_line_that_does_not_parse_reads_from_the_last_note(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 400 KB flow line with an unclosed bracket (no tree): the first request reads to the cursor, the
+    next ones at and after it (the line edited there) only from the state noted nearest before them."""
+    monkeypatch.setattr(flow_walk, "_marked", [])
+    line = "models: [" + "a:b, " * 80_000 + "{x: [y"
+    start, col = 8, len(line) - 20_000
+    read = _counted(monkeypatch)
+    first = flow_state(line, start, col)
+    assert sum(read) >= col - start
+    read.clear()
+    edited = line[:col] + "z" + line[col:]
+    again = flow_state(edited, start, col + 1)
+    assert sum(read) <= 2 * flow_walk.MARK_EVERY
+    assert again.stack == [["[", first.stack[0][1], False, first.stack[0][3]]] and again.token_start == first.token_start
