@@ -452,31 +452,28 @@ def mapping_keys(lines: list[str], start: int, col: int, stop: int, skip_line: i
     return out
 
 
-def _node_keys(node: Node | None, kept: dict[Any, tuple[Any, dict[str, str]]] | None = None) -> dict[str, str]:
-    """The keys of a located mapping, with their scalar values. A large mapping's are kept (in `kept`,
-    the analysis's) and copied: 390,000 keys took 1 s a request to list."""
+def _node_keys(node: Node | None, analysis: Any = None) -> dict[str, str]:
+    """The keys of a located mapping, with their scalar values. A large mapping's are listed once per
+    `analysis` (computed once, however many requests ask at the same time) and copied: 390,000 keys took
+    1 s a request to list."""
     if not isinstance(node, Mapping):
         return {}
-    pairs = node.pairs
-    found = kept.get(id(node)) if kept is not None and len(pairs) > _KEEP_KEYS_OVER else None
-    if found is not None and found[0] is node:
-        return dict(found[1])
+    if analysis is None or len(node.pairs) <= _KEEP_KEYS_OVER:
+        return _listed_keys(node)
+    # The memo holds the node too: the id in its key stays this node's.
+    kept, keys = analysis.memoised(f"ide.keys.node.{id(node)}", lambda _: (node, _listed_keys(node)))
+    return dict(keys) if kept is node else _listed_keys(node)
+
+
+def _listed_keys(node: Mapping) -> dict[str, str]:
     out: dict[str, str] = {}
-    for k, v in pairs:
+    for k, v in node.pairs:
         if isinstance(k, Scalar):
             out.setdefault(str(k.value), v.raw if isinstance(v, Scalar) else "")
-    if kept is not None and len(pairs) > _KEEP_KEYS_OVER:
-        kept[id(node)] = (node, out)  # the node is held too: its id stays its own (the lines' keys are
-        # kept under tuples, which no id equals)
-        return dict(out)
     return out
 
 
 _KEEP_KEYS_OVER = 1000
-
-
-def _kept_keys(analysis: Any) -> dict[Any, tuple[Any, dict[str, str]]]:
-    return {}
 
 
 # --- putting it together ------------------------------------------------------------------------------
@@ -486,7 +483,6 @@ def cursor_context(analysis: Any, line: int, col: int) -> CursorContext:
     lines: list[str] = analysis.parsed.lines or [""]
     kind: FileKind = analysis.kind
     lay = layout(analysis)
-    kept: dict[Any, tuple[Any, dict[str, str]]] = analysis.memoised("ide.node_keys", _kept_keys)
     line = max(0, min(line, len(lines) - 1))
     text = lines[line].rstrip("\r")
     col = max(0, min(col, len(text)))
@@ -523,7 +519,7 @@ def cursor_context(analysis: Any, line: int, col: int) -> CursorContext:
     owner: sc.Slot | None = None
     for idx, s in enumerate(steps):
         owner = slot
-        slot = sc.child(fmt, slot, s.label, _keys_getter(lines, steps, idx, doc_start, doc_end, kept))
+        slot = sc.child(fmt, slot, s.label, _keys_getter(lines, steps, idx, doc_start, doc_end, analysis))
     labels: list[str | int] = [s.label for s in steps]
     map_col, map_start = _mapping_place(all_steps, here, line, doc_start)
     if position == KEY and here.bare and slot.kind == sc.LIST:
@@ -554,7 +550,7 @@ def cursor_context(analysis: Any, line: int, col: int) -> CursorContext:
         else:
             node = _mapping_node(all_steps, tree_doc, here, map_col, line)
             if node is not None:
-                present = _node_keys(node, kept)
+                present = _node_keys(node, analysis)
                 if here.shape is not None and here.shape.key is not None:
                     present.pop(here.shape.key, None)
             else:
@@ -570,7 +566,7 @@ def cursor_context(analysis: Any, line: int, col: int) -> CursorContext:
         last = steps[-1] if steps else None
         ctx.key = str(last.label) if last is not None and last.kind == "key" else None
         if owner is not None and ctx.key is not None:
-            ctx.present = _owner_keys(lines, steps, line, doc_end, here, kept)
+            ctx.present = _owner_keys(lines, steps, line, doc_end, here, analysis)
             ctx.owner_spec = _object_spec(owner, ctx.present)
             ctx.spec = ctx.owner_spec
     return ctx
@@ -621,7 +617,7 @@ def _count_items(lines: list[str], start: int, line: int, col: int) -> int:
 
 
 def _keys_getter(lines: list[str], steps: list[Step], idx: int, doc_start: int, stop: int,
-                 kept: dict[Any, tuple[Any, dict[str, str]]]) -> sc.KeysOf:
+                 analysis: Any) -> sc.KeysOf:
     """Keys a slot may need to tell objects apart (an assertion's `type`), read only when asked: for an
     item, the keys of the item's mapping; for a key, the keys of the mapping it is in."""
     s = steps[idx]
@@ -629,13 +625,13 @@ def _keys_getter(lines: list[str], steps: list[Step], idx: int, doc_start: int, 
     def keys() -> dict[str, str]:
         if s.kind == "item":
             if isinstance(s.node, Mapping):
-                return _node_keys(s.node, kept)
+                return _node_keys(s.node, analysis)
             if s.line < 0:
                 return {}
             return mapping_keys(lines, s.line, _item_content_col(shape(lines[s.line]), s.col), stop)
         prev = steps[idx - 1] if idx > 0 else None
         if prev is not None and isinstance(prev.node, Mapping):
-            return _node_keys(prev.node, kept)
+            return _node_keys(prev.node, analysis)
         if s.line < 0 or s.col < 0:
             return {}
         start = doc_start if prev is None or prev.line < 0 else prev.line + (1 if prev.kind == "key" else 0)
@@ -664,7 +660,7 @@ def _mapping_place(steps: list[Step], here: _Here, line: int, doc_start: int) ->
 
 
 def _owner_keys(lines: list[str], steps: list[Step], line: int, stop: int, here: _Here,
-                kept: dict[Any, tuple[Any, dict[str, str]]]) -> dict[str, str]:
+                analysis: Any) -> dict[str, str]:
     """In VALUE position: the keys of the mapping that holds the key (for an assertion's `type`); those
     of a mapping over 1,000 lines are kept for the analysis (390,000 keys took 1 s a request to read)."""
     sh = here.shape
@@ -680,10 +676,9 @@ def _owner_keys(lines: list[str], steps: list[Step], line: int, stop: int, here:
         start = 0
     if stop - start <= _KEEP_KEYS_OVER:
         return mapping_keys(lines, start, col, stop)
-    found = kept.get(("lines", start, col, stop))
-    if found is None:
-        found = kept[("lines", start, col, stop)] = (None, mapping_keys(lines, start, col, stop))
-    return dict(found[1])
+    keys: dict[str, str] = analysis.memoised(f"ide.keys.lines.{start}.{col}.{stop}",
+                                             lambda _: mapping_keys(lines, start, col, stop))
+    return dict(keys)
 
 
 def _object_spec(slot: sc.Slot, present: dict[str, str]) -> ObjectSpec | None:
