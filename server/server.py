@@ -325,7 +325,9 @@ class EvalspecServer(LanguageServer):
         Requests for the same `fn(*args)` while it runs share it (an editor asks for a hover on every
         move of the mouse: each one started its own, and 200 of them on a slow spot ran 200 threads);
         once none waits for it any more it stops at its next yield point (`workers.Stop`)."""
-        key = (fn, *(a if isinstance(a, (str, int, float, type(None))) else id(a) for a in args))
+        # An argument that is not a plain value is keyed by its id, which stays its own while the
+        # computation holds it (and the entry goes when the computation ends or stops).
+        key = (fn, *(a if isinstance(a, (str, int, float, type(None))) else ("id", id(a)) for a in args))
         shared = self.computing.get(key)
         if shared is None:
             stop = workers.Stop()
@@ -348,8 +350,7 @@ class EvalspecServer(LanguageServer):
 
     def in_thread(self, fn: Callable[..., R], *args: Any, stop: workers.Stop | None = None) -> asyncio.Future[R]:
         """`fn(*args)` on a worker thread (with the cyclic collector held off), for work that grows with
-        the file; `fn` must only read what does not change. (The id of an argument in `computed`'s key is
-        its own while the computation holds it.)"""
+        the file; `fn` must only read what does not change."""
 
         times = _worker_times.get()
         if times is None:
