@@ -73,6 +73,7 @@ USES: dict[str, str] = {
     "evalspec.terminal_text._OURS": "sub",
     "evalspec.ide.context._PLAIN_END": "match",
     "evalspec.ide.context._WORD_END": "match",
+    "evalspec.ide.context._FLOW_ITEM_END": "search",
     "evalspec.ide.layout._LINES_BEFORE_CONTENT": "match",
     "evalspec.ide.layout._ROOT_KEY": "match",
     "evalspec.ide.markdown_text._ACTIVE": "sub",
