@@ -1325,13 +1325,17 @@ class RawLsp:
                 msg = json.loads(body)
             except ValueError:
                 continue
-            if isinstance(msg, dict) and "id" in msg and ("result" in msg or "error" in msg):
-                with self.cond:
-                    key = json.dumps(msg["id"])
-                    self.answers[key] = self.answers.get(key, 0) + 1
-                    self.replies[key] = msg
-                    self.arrived[key] = time.monotonic()
-                    self.cond.notify_all()
+            with self.cond:
+                self._take(msg)
+                self.cond.notify_all()
+
+    def _take(self, msg: Any) -> None:
+        """One message from the server (under `cond`): an answer is kept by its id."""
+        if isinstance(msg, dict) and "id" in msg and ("result" in msg or "error" in msg):
+            key = json.dumps(msg["id"])
+            self.answers[key] = self.answers.get(key, 0) + 1
+            self.replies[key] = msg
+            self.arrived[key] = time.monotonic()
 
     def send_raw(self, data: bytes) -> None:
         assert self.proc.stdin is not None

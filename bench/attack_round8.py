@@ -187,35 +187,11 @@ class NotedLsp(A.RawLsp):
         self.published: dict[str, list[Any]] = {}
         super().__init__(root)
 
-    def _read(self) -> None:
-        out = self.proc.stdout
-        assert out is not None
-        while True:
-            length = None
-            while True:
-                line = out.readline()
-                if not line:
-                    with self.cond:
-                        self.closed = True
-                        self.cond.notify_all()
-                    return
-                if line in (b"\r\n", b"\n"):
-                    break
-                if line.lower().startswith(b"content-length:"):
-                    length = int(line.split(b":")[1])
-            try:
-                msg = json.loads(out.read(length or 0))
-            except ValueError:
-                continue
-            with self.cond:
-                if isinstance(msg, dict) and msg.get("method") == "textDocument/publishDiagnostics":
-                    params = msg.get("params") or {}
-                    self.published[params.get("uri")] = params.get("diagnostics") or []
-                elif isinstance(msg, dict) and "id" in msg and ("result" in msg or "error" in msg):
-                    key = json.dumps(msg["id"])
-                    self.replies[key] = msg
-                    self.arrived[key] = time.monotonic()
-                self.cond.notify_all()
+    def _take(self, msg: Any) -> None:
+        if isinstance(msg, dict) and msg.get("method") == "textDocument/publishDiagnostics":
+            params = msg.get("params") or {}
+            self.published[params.get("uri")] = params.get("diagnostics") or []
+        super()._take(msg)
 
 
 def _lsp_init(server: A.RawLsp, root: Path) -> None:
