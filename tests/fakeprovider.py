@@ -200,6 +200,16 @@ class FakeProvider:
             self._script.clear()
             self.requests.clear()
 
+    def idle(self, timeout: float = 10.0) -> bool:
+        """Whether every connection has ended within `timeout`: what a killed client sent before it died
+        has been read (and recorded) by then, so a `reset()` after this does not see it arrive late."""
+        end = time.monotonic() + timeout
+        while self._tasks:
+            if time.monotonic() > end:
+                return False
+            time.sleep(0.01)
+        return True
+
     @property
     def count(self) -> int:
         return len(self.requests)
