@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from .detect import FileKind, detect
 from .file_source import DiskSource, FileSource, RecordingSource, read_regular_bytes
 from .findings import Finding, Related, Severity, Span, in_text_order
+from .line_breaks import as_read
 from .source import (
     MAX_BYTES,
     MAX_FILE_BYTES,
@@ -148,6 +149,7 @@ def analyze(text: str, path: str | Path | None = None, *, kind: FileKind | None 
     at a time, so the located tree of the whole file never exists; the findings and the model are the
     same, but `weval.prompt_nodes` is empty (the IDE layer needs the full analysis)."""
     recording = RecordingSource(source if source is not None else DiskSource(env))
+    text = as_read(text, path)  # a bare CR is a line break (line_breaks.py): the editor's lines are check's
     with gc_paused(), searches_limited():
         result = _analyze(text, Path(path) if path is not None else None, kind, models_dir, recording, caches,
                           allow_outside_files, max_bytes, streamed and caches is None)

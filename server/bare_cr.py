@@ -1,30 +1,27 @@
 """Lines as the client counts them in a text that holds a bare CR (a "\\r" not followed by "\\n").
 
 LSP breaks lines at "\\n", "\\r\\n" and a lone "\\r", and so do clients (VS Code; Neovim sends "\\r" between
-the lines of a `fileformat=mac` buffer). The engine counts its lines at "\\n" only, so in
-"title: x\\rmodels: […]" the client's line 1 is the end of the engine's line 0. Two things keep them in step:
+the lines of a `fileformat=mac` buffer). The engine's spans count lines at "\\n". Two things keep them in
+step:
 
-- The editor's own documents are analysed with each bare CR read as "\\n" (`analysed_text`): one character
-  for one, so every offset stays put, and YAML reads both as the same line break. The engine's lines are
-  then the client's, for its spans and for everything that reads the text line by line (completion and
-  hover finding the key at the cursor, folding). Not JSON Lines or CSV: there a CR inside a record does
-  not end the record.
-- Whatever the engine read as it was (those, and the other files a suite's findings point into) is
-  converted through `BareCRs` (convert.LineIndex uses it).
+- An eval file is read with each bare CR as "\\n" (engine/line_breaks.as_read, in `analyze` for `check`,
+  `run` and this server alike, and for the YAML tests files a suite includes): one character for one, so
+  every offset stays put. The engine's lines are then the client's, for its spans and for everything that
+  reads the text line by line (completion and hover finding the key at the cursor, folding).
+- JSON Lines and CSV are read as they are (a CR inside a record does not end it): their bare CRs are
+  kept in `BareCRs`, through which convert.LineIndex turns the engine's lines into the client's.
 
 U+2028, U+2029 and NEL are not line breaks in LSP, nor here.
 """
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_right
 from pathlib import Path
 
 from evalspec.analysis import Analysis
-from evalspec.detect import DATASET_SUFFIXES
+from evalspec.line_breaks import BARE_CR, as_read, reads_bare_crs
 
-BARE_CR = re.compile(r"\r(?!\n)")
 BARE_CRS = "lsp.bare-crs"  # an analysis's memo key for the BareCRs of its text
 
 
@@ -34,9 +31,9 @@ def analysed_text(text: str, path: Path | None) -> tuple[str, BareCRs | None]:
     CR costs one scan in C, a CRLF file one regex search and no copy."""
     if "\r" not in text:
         return text, None
-    if path is not None and path.suffix.lower() in DATASET_SUFFIXES:
+    if not reads_bare_crs(path):
         return text, BareCRs.of_text(text)
-    return BARE_CR.sub("\n", text), None
+    return as_read(text, path), None
 
 
 class BareCRs:

@@ -23,6 +23,7 @@ from pygls.lsp.server import LanguageServer
 from evalspec.analysis import Analysis
 from evalspec.detect import FileKind
 from evalspec.file_source import MAX_READ, read_regular_bytes
+from evalspec.line_breaks import as_read
 from evalspec.source import gc_paused
 
 from . import loop_watch, workers
@@ -269,7 +270,7 @@ class EvalspecServer(LanguageServer):
         """Positions in another file: its open text if the editor has it, else the file on disk."""
         state = self.documents.by_path(path)
         if state is not None:
-            return LineIndex.of_text(state.text, self.encoding)
+            return LineIndex.of_text(as_read(state.text, path), self.encoding)
         try:
             data = read_regular_bytes(path, MAX_READ)  # a FIFO would block the server for good
             if data is None:
@@ -277,7 +278,9 @@ class EvalspecServer(LanguageServer):
             text = data.decode("utf-8", errors="replace")
         except (OSError, ValueError):
             return LineIndex([], self.encoding)  # unreadable: columns pass through unchanged
-        return LineIndex.of_text(text, self.encoding)
+        # The engine read its bare CRs as line breaks (line_breaks.py), a dataset's as they are: LineIndex
+        # finds those and converts its positions to the client's lines.
+        return LineIndex.of_text(as_read(text, path), self.encoding)
 
     # --- analyses -----------------------------------------------------------------------------------
 

@@ -16,6 +16,7 @@ from evalspec.ide.completion import complete
 from evalspec.ide.lines import shape
 from evalspec.ide.refactor import refactorings
 from evalspec.ide.symbols import document_symbols, folding_ranges
+from evalspec.line_breaks import as_read
 
 
 def well_formed(span: Span, lines: list[str]) -> bool:
@@ -49,13 +50,26 @@ def test_bare_cr_parses_with_well_formed_ranges(text: str) -> None:
     assert bad_ranges(analysis) == []
 
 
-def test_bare_cr_lines_count_at_lf_only() -> None:
-    """libyaml breaks lines at a lone CR; the engine (and LSP's line index here) at LF only, so a
-    finding after a lone CR stays on the LF line it is on."""
+def test_a_bare_cr_is_a_line_break_as_editors_count_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """YAML, LSP and editors break lines at a lone CR; so does the engine (line_breaks.py), in the
+    analysis, in what `check` prints and in the text a run fingerprints. It counted at LF only: `check`
+    put a CR-only file's findings all on line 1, and a run's fingerprints differed from the editor's."""
     analysis = analyze("title: x\rmodels: 3\n", "b.yml", kind=FileKind.WEVAL)
     wrong = [f for f in analysis.findings if f.code == "wrong-type"]
-    assert wrong and wrong[0].span.start_line == 0
-    assert analysis.text.split("\n")[0][wrong[0].span.start_col:wrong[0].span.end_col] == "3"
+    assert wrong and wrong[0].span.start_line == 1
+    assert analysis.text.split("\n")[1][wrong[0].span.start_col:wrong[0].span.end_col] == "3"
+    (tmp_path / "b.yml").write_bytes(b"title: x\rmodels: [openai:gpt-4o-mini]\r---\r- prompt: hi\r  shuld: [x]\r")
+    main(["check", "--format", "concise", str(tmp_path / "b.yml")])
+    out = capsys.readouterr().out
+    assert "b.yml:5:3: warning[unknown-key]" in out, out  # was b.yml:1:66
+
+
+def test_a_bare_cr_in_a_json_lines_record_does_not_end_it() -> None:
+    """In JSON Lines a CR inside a record is not a line break: the file is read as it is."""
+    text = '{"id": "a", "input": "one\rtwo", "criteria": "c"}\n{"id": "b", "input": 5}\n'
+    analysis = analyze(text, "cases.jsonl")
+    assert analysis.text == text
+    assert all(f.span.start_line <= 1 for f in analysis.findings if f.path is None)
 
 
 def test_folder_check_goes_on_past_a_bare_cr_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -248,7 +262,7 @@ def test_many_broken_documents_cost_linear_time(unit: str) -> None:
     libyaml refuses (`\\v`) made every document before it start the rest again. Now each reads its lines
     as it goes, the documents before such a character are one stream, and past 1,000 resumed parses the
     rest of a file is one `yaml-too-many-errors` finding."""
-    resumed = "x: 1\ry: 2\n" + unit * 100_000  # the bare CR: the whole file is one resumed stream
+    resumed = "x: 1\ry: 2\n" + unit * 100_000  # the whole file one resumed stream
     refused = "x: 1\n" + unit * 60_000 + "\x0b\n"  # documents in one stream, a \v after them
     for way in ({}, {"streamed": True}):
         found = analyze(resumed, "/nonexistent/b.yml", kind=FileKind.WEVAL, **way).findings
@@ -258,7 +272,7 @@ def test_many_broken_documents_cost_linear_time(unit: str) -> None:
         else:
             assert len(too_many) == 1 and len([f for f in found if f.code == "yaml-syntax"]) >= 1000
             line = too_many[0].span.start_line
-            assert 1990 < line < 2010 and resumed.split("\n")[line] == "---", way
+            assert 1990 < line < 2010 and as_read(resumed, None).split("\n")[line] == "---", way
             assert f"the documents from line {line + 1} on are not checked" in too_many[0].message
         if unit.startswith("---"):  # (the others' errors stop being listed at 1,000)
             last = analyze(refused, "/nonexistent/b.yml", kind=FileKind.WEVAL, **way).findings
@@ -268,6 +282,7 @@ def test_many_broken_documents_cost_linear_time(unit: str) -> None:
     if not unit.startswith("---"):
         few = analyze("x: 1\ry: 2\n" + unit * 3, "/nonexistent/b.yml", kind=FileKind.WEVAL).findings
         col = unit.index("]")
-        assert [(f.code, tuple(f.span)) for f in few] == [("yaml-syntax", (n, col, n, col + 1)) for n in (1, 3, 5)]
+        # (lines 2, 4, 6: the bare CR is a line break, line_breaks.py)
+        assert [(f.code, tuple(f.span)) for f in few] == [("yaml-syntax", (n, col, n, col + 1)) for n in (2, 4, 6)]
         unrelated = analyze(resumed, "/nonexistent/notes.yml").findings  # unrelated YAML: the limit, a warning
         assert [(f.code, f.severity.value) for f in unrelated] == [("yaml-too-many-errors", "warning")]

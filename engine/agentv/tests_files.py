@@ -22,6 +22,7 @@ from typing import cast
 from ..file_source import MAX_READ, expand_home
 from ..findings import Findings, Span
 from ..jsonio import bounded_int
+from ..line_breaks import as_read
 from ..registry.agentv import REGISTRY, TESTS_FILE_EXTENSIONS
 from ..source import (
     LINES_AS_OFFSETS_FROM,
@@ -169,6 +170,7 @@ def _load_file(ctx: Context, node: Node, path: Path, loaded: Loaded) -> None:
         # A big file's lines as offsets into its text in a streamed check (text_lines.py), as a parse keeps them
         lines = cast(list[str], Lines(text)) if ctx.streamed and len(text) >= LINES_AS_OFFSETS_FROM else text.split("\n")
     else:
+        text = as_read(text, path)  # its findings' lines as the editor counts them (line_breaks.py)
         parsed = parse_yaml(text, streamed=ctx.streamed, max_bytes=MAX_FILE_BYTES)
         root = parsed.documents[0].root if parsed.documents else None
         if isinstance(root, Mapping) and is_lazy(root.get("tests")):

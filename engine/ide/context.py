@@ -34,7 +34,9 @@ VALUE = "value"  # typing a scalar value at `path`
 NONE = "none"  # inside text (a block scalar, a comment): nothing to offer
 
 _WORD_END = re.compile(r"[^\s,\[\]{}:#\"']*")
-_PLAIN_END = re.compile(r"(?:[^#\n]|(?<!\s)#)*")
+# Where a plain scalar stops: a line end or a comment ("#" after a space). Searched for, not matched
+# character by character: a 2 MB line took 150 ms a cursor as `(?:[^#\n]|(?<!\s)#)*`, 30 ms now.
+_PLAIN_END = re.compile(r"\n|(?<=\s)#")
 _FLOW_ITEM_END = re.compile(r"[,\]}]")
 
 
@@ -176,8 +178,9 @@ def _scalar_at(here: _Here, text: str, start: int, col: int) -> _Here:
         here.end = end if end >= 0 else len(text.rstrip())
         here.value_span = (start, end + 1 if end >= 0 else len(text.rstrip()))
         return here
-    m = _PLAIN_END.match(text, start)
-    end = len(m.group(0).rstrip()) + start if m else col
+    m = _PLAIN_END.search(text, start) if "#" in text or "\n" in text else None
+    stop = m.start() if m is not None else len(text)
+    end = len(text[start:stop].rstrip()) + start
     if col > end:
         end = col
     here.prefix = text[start:col]

@@ -159,3 +159,25 @@ def test_a_comparison_file_without_a_journal_is_read_too(tmp_path: Path) -> None
     # With its journal beside it, the journal speaks for that run label and the file is not read.
     (folder / "abc.journal.jsonl").write_text('{"t":"run","kind":"weval","path":"/elsewhere.yml"}\n')
     assert load_history(tmp_path / "out", blueprint).results == {}
+
+
+def test_a_command_line_run_of_a_cr_only_file_is_current_in_the_editor(tmp_path: Path) -> None:
+    """A file saved with bare CR line ends, run from the command line, then opened in the editor: its items'
+    results are shown as current. The command line read the file at "\\n" only and the editor at CR too, so
+    every item's fingerprint differed and each result said "(text changed since)"."""
+    from evalspec.cli import main
+    from evalspec.incremental import DocumentAnalyzer
+    from evalspec_lsp.bare_cr import analysed_text
+
+    raw = BLUEPRINT.replace("\n", "\r")
+    blueprint = tmp_path / "t.weval.yml"
+    blueprint.write_bytes(raw.encode())
+    assert main(["run", str(blueprint), "-o", str(tmp_path / "out"), "--no-cache"]) in (0, 1)
+    history = load_history(tmp_path / "out", blueprint)
+    assert set(history.fingerprints) == {"p1", "p2"}
+    board = RunBoard()
+    board.restore(history)
+    text, _ = analysed_text(raw, blueprint)  # what the language server analyses for the open document
+    items = run_items(DocumentAnalyzer(blueprint).analyze(text))
+    titles = [board.item_title(item, now=history.summary_when or 0.0) for item in items if item.kind == "prompt"]
+    assert len(titles) == 2 and all(t and "echo" in t and "changed since" not in t for t in titles), titles
