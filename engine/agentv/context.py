@@ -20,12 +20,14 @@ from . import edits, tests_glob
 from .files import FileSystem, looks_like_script
 from .interpolate import Values
 
+FILES_PER_SUITE = 100
+
 
 @dataclass
 class Budget:
     """Bounds on the external files one suite may pull in."""
 
-    files: int = 100
+    files: int = FILES_PER_SUITE
     bytes: int = 10 * 1024 * 1024
     limit: int = 10 * 1024 * 1024  # what `bytes` started at: an editor's; `check` and `run` allow 32 MB
     glob_entries: int = field(default_factory=lambda: tests_glob.MAX_ENTRIES)  # entries globs may list

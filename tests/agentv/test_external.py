@@ -91,6 +91,23 @@ def test_at_most_100_files(tmp_path: Path) -> None:
     result = check("tests:\n  - file://cases/*.yaml\n", tmp_path, files=files)
     assert len(result.suite.tests) == 100  # type: ignore[union-attr]
     assert codes(result) == ["tests-limit", "tests-limit"]
+    assert all("at most 100 files per suite" in f.message and "MB" not in f.message for f in result.findings)
+
+
+def test_the_file_limit_is_named_alike_in_check_and_the_editor(tmp_path: Path) -> None:
+    """Found by bench/fuzz.py: past the 100-file limit, `check` named its 32 MB budget and the editor its
+    10 MB one, so the two said different things of the same suite. The limit reached is named alone."""
+    from evalspec.analysis import analyze, analyze_file
+
+    (tmp_path / "cases").mkdir()
+    for i in range(102):
+        (tmp_path / "cases" / f"{i:03}.yaml").write_text(f"- {{id: t{i}, input: hi, criteria: ok}}\n", encoding="utf-8")
+    suite = tmp_path / "s.eval.yaml"
+    suite.write_text("name: s\ndescription: d\ntests:\n  - file://cases/*.yaml\n", encoding="utf-8")
+    editor = analyze(suite.read_text(encoding="utf-8"), suite)
+    cli = analyze_file(suite)
+    said = [(f.code, f.message) for f in editor.findings]
+    assert said == [(f.code, f.message) for f in cli.findings] and [c for c, _ in said] == ["tests-limit"] * 2
 
 
 def test_duplicate_ids_across_files(tmp_path: Path) -> None:
