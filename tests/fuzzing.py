@@ -912,14 +912,13 @@ def _audit(event: str, args: tuple[object, ...]) -> None:
 
 
 def _collections(real: str, project: str) -> bool:
-    """Weval's model collections (`models/*.json`, and that folder's listing) in a folder above the
-    blueprint's: the nearest `models/` folder up to the repository root, or up to `/` outside one
-    (weval/models.find_models_dir). The blueprint chooses neither the folder nor the files, only which
-    collection names it uses; outside a repository this reads past the project's folder all the same,
-    reported for SECURITY.md, not a finding of this fuzzer."""
+    """Weval's model collections (`models/*.json`, and that folder's listing) beside the `blueprints/`
+    folder a blueprint outside any repository is in: Weval's configs layout, which SECURITY.md counts as
+    the blueprint's project (weval/models.find_models_dir goes no higher)."""
     folder = real if real.endswith(os.sep + "models") else os.path.dirname(real)
+    root = os.path.dirname(folder)
     return (os.path.basename(folder) == "models" and (real == folder or real.endswith(".json"))
-            and (project + os.sep).startswith(os.path.dirname(folder) + os.sep))
+            and (project + os.sep).startswith(os.path.join(root, "blueprints") + os.sep))
 
 
 _hooked = [False]

@@ -535,8 +535,9 @@ class _Context:
             # No collections folder at all: the same refusal `evalspec run` gives, on the value.
             self.out.warning("unresolved-collection", node.span,
                              f"Model collection '{parsed.collection}' cannot be resolved: no "
-                             f"models/{parsed.collection}.json was found walking up from the blueprint (or in "
-                             "--models-dir). `evalspec run` refuses it; list provider:model ids, or run with -m.")
+                             f"models/{parsed.collection}.json was found walking up from the blueprint inside its project "
+                             "(its repository, or the folder holding blueprints/), nor in --models-dir. "
+                             "`evalspec run` refuses it; list provider:model ids, or run with -m.")
         elif parsed.provider and parsed.provider not in KNOWN_PROVIDERS and parsed.provider not in ("echo", "replay"):
             best = closest(parsed.provider, KNOWN_PROVIDERS, cutoff=0.6)
             if best:

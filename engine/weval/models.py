@@ -1,12 +1,14 @@
 """Model ids: `provider:model` normalization, collections (CORE, …) and effective ids.
 
 Collections are JSON lists of model ids in a `models/` folder (weval-org/configs keeps them beside
-`blueprints/`). They are found by walking up from the blueprint, or given explicitly.
+`blueprints/`). They are found by walking up from the blueprint inside its project, or given explicitly
+(`--models-dir`).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -54,17 +56,31 @@ def parse_model_id(raw: str) -> ModelIdParse:
 
 
 def find_models_dir(path: Path | None, source: FileSource | None = None) -> Path | None:
-    """The nearest `models/` folder with collection files, walking up from a blueprint."""
+    """The nearest `models/` folder with collection files, walking up from a blueprint, never past its
+    project (SECURITY.md): its repository (the nearest folder holding .git) or, in none, the folder that
+    holds the nearest `blueprints/` folder above it (Weval's configs layout: `models/` beside
+    `blueprints/`), else the blueprint's own folder. It walked up to `/` outside a repository, so any
+    parent folder's `models/*.json` chose the models a blueprint from elsewhere would call."""
     if path is None:
         return None
     files = source if source is not None else DiskSource()
-    for parent in files.resolve(Path(path)).parents:
+    parents = files.resolve(Path(path)).parents
+    for parent in parents[:_project_depth(parents, files) + 1]:
         candidate = parent / "models"
         if files.is_dir(candidate) and any(n.endswith(".json") for n in files.glob(candidate, "*.json")):
             return candidate
-        if files.exists(parent / ".git"):
-            break
     return None
+
+
+def _project_depth(parents: Sequence[Path], files: FileSource) -> int:
+    """How many folders above the blueprint's its project's top is (0: its own folder)."""
+    for i, parent in enumerate(parents):
+        if files.exists(parent / ".git"):
+            return i
+    for i, parent in enumerate(parents[:-1]):
+        if parent.name == "blueprints":
+            return i + 1
+    return 0
 
 
 def load_collections(models_dir: Path | None, source: FileSource | None = None) -> dict[str, list[str]]:
