@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,6 +12,11 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
 CORPUS = SHARED / "corpus"
+
+# The response cache's secret (providers/cache_secret.py) for the tests and every process they start: runs
+# under test never make or read the user's ~/.cache/evalspec/cache-key (tests/providers/test_cache_secret.py
+# makes its own in a temporary folder).
+os.environ.setdefault("EVALSPEC_CACHE_KEY", "evalspec tests: not a secret")
 
 
 @pytest.fixture(scope="session")

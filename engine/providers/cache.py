@@ -1,8 +1,10 @@
 """A response cache on disk: one append-only JSONL file, keyed on the whole request.
 
-Key: sha256 of a canonical JSON of {provider identity (name, URL, bound model, provider parameters),
-model, system, messages, temperature, max_tokens, extra}. Change any generation parameter and it is a
-different entry. Keys and headers are not part of the identity, so nothing secret is hashed or stored.
+Key: an HMAC-SHA-256, under this user's cache secret (cache_secret.py), of a canonical JSON of {provider
+identity (name, URL, bound model, provider parameters), model, system, messages, temperature, max_tokens,
+extra}. Change any generation parameter and it is a different entry. API keys and headers are not part of
+the identity, so nothing secret is hashed or stored; the HMAC's secret means an entry planted in a results
+folder by someone else matches no request of yours (a plain SHA-256 could be computed by anyone).
 
 Why JSONL: one `write()` of a whole line per new entry, on a file opened O_APPEND, is cheap at thousands
 of entries and survives the process being killed mid-run: at worst the last line is cut short, and that
@@ -14,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import hashlib
+import hmac
 import json
 import os
 import time
@@ -33,8 +36,9 @@ from evalspec.providers.base import (
     RetryCallback,
     cache_identity,
 )
+from evalspec.providers.cache_secret import cache_secret
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2  # 2: keys made with this user's secret (cache_secret.py)
 
 
 def _num(x: float | None) -> float | None:
@@ -54,7 +58,7 @@ def cache_key(identity: Mapping[str, Any], req: ChatRequest) -> str:
         "extra": req.extra,
     }
     blob = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-    return hashlib.sha256(blob.encode()).hexdigest()
+    return hmac.new(cache_secret(), blob.encode("utf-8", "surrogatepass"), hashlib.sha256).hexdigest()
 
 
 class ResponseCache:
