@@ -286,3 +286,24 @@ def test_many_broken_documents_cost_linear_time(unit: str) -> None:
         assert [(f.code, tuple(f.span)) for f in few] == [("yaml-syntax", (n, col, n, col + 1)) for n in (2, 4, 6)]
         unrelated = analyze(resumed, "/nonexistent/notes.yml").findings  # unrelated YAML: the limit, a warning
         assert [(f.code, f.severity.value) for f in unrelated] == [("yaml-too-many-errors", "warning")]
+
+
+@pytest.mark.parametrize("depth", [50, 2_000])
+def test_completion_inside_composites_nested_thousands_deep(depth: int) -> None:
+    """Found by bench/fuzz.py: composites nested 2,000 deep (a 7 MB file) cost up to 2.5 s of CPU for
+    three cursors, each step of the path scanning the lines below it for the item's `type:` (quadratic in
+    the depth). Past the parser's depth limit (the document is `yaml-too-deep`, not checked) there is
+    nothing to complete; within it, completion still offers an assertion's keys."""
+    from evalspec.source import MAX_DEPTH
+
+    text = "tests:\n  - id: t\n    input: hi\n    assert:\n"
+    text += "".join("  " * i + "      - type: composite\n" + "  " * i + "        assert:\n" for i in range(depth))
+    text += "  " * depth + "      - type: contains\n" + "  " * depth + "        \n"
+    analysis = analyze(text, "deep.eval.yaml", kind=FileKind.AGENTV)
+    lines = analysis.parsed.lines
+    last = len(lines) - 2  # the blank line under the innermost `type: contains`
+    labels = [i.label for i in complete(analysis, last, len(lines[last]), snippets=False).items]
+    if depth * 2 > MAX_DEPTH:
+        assert labels == []
+    else:
+        assert "value" in labels and "weight" in labels

@@ -23,7 +23,7 @@ from typing import Any
 from ..detect import FileKind
 from ..findings import Span
 from ..registry.fields import FieldSpec, ObjectSpec
-from ..source import Mapping, Node, Scalar, Sequence
+from ..source import MAX_DEPTH, Mapping, Node, Scalar, Sequence
 from . import schema as sc
 from .flow_walk import flow_node_at, flow_state
 from .layout import Layout, layout
@@ -517,6 +517,12 @@ def cursor_context(analysis: Any, line: int, col: int) -> CursorContext:
         ctx.key_span = Span(line, here.key_span[0], line, here.key_span[1])
     if here.value_span:
         ctx.value_span = Span(line, here.value_span[0], line, here.value_span[1])
+    if len(all_steps) > MAX_DEPTH:
+        # Deeper than the parser reads (`yaml-too-deep`: the document is not checked), so nothing to
+        # complete or explain; and each step's keys cost a scan of the lines below it (2,000 levels of
+        # composites: 0.6 s a cursor, found by bench/fuzz.py).
+        ctx.position = NONE
+        return ctx
     fmt = "weval" if kind is FileKind.WEVAL else "agentv"
     slot = root_slot
     owner: sc.Slot | None = None
