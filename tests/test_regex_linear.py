@@ -77,11 +77,11 @@ USES: dict[str, str] = {
     "evalspec.ide.layout._LINES_BEFORE_CONTENT": "match",
     "evalspec.ide.layout._ROOT_KEY": "match",
     "evalspec.ide.markdown_text._ACTIVE": "sub",
-    "evalspec.ide.markdown_text._BACKTICKS": "finditer",
     "evalspec.ide.lines._BLOCK_SCALAR": "match",
     "evalspec.ide.lines._DOC_MARKER": "match",
     "evalspec.ide.lines._FLOW_STOP": "search",
     "evalspec.ide.lines._KEY": "match",
+    "evalspec.markdown_code._BACKTICKS": "finditer",
     "evalspec.report.markdown._MARKDOWN_PUNCTUATION": "sub",
     "evalspec.report.markdown._MENTION": "sub",
     "evalspec.run.journal.records._FP_VALUE": "fullmatch",
@@ -116,7 +116,6 @@ INLINE = {
     "evalspec.agentv.edits (slug)": (r"[^a-z0-9]+", "sub"),
     "evalspec.agentv.targets (env name)": (r"[^A-Z0-9]+", "sub"),
     "evalspec.weval.models (blank)": (r"\s", "search"),
-    "evalspec.report.markdown (backtick runs)": (r"`+", "findall"),
 }
 
 UNITS = (" ", "\t", "a", "A", "0", "#", ":", "-", "'", '"', "\\", "{", "[", "$", "&", ".", "\r", "\n", "|", "_",

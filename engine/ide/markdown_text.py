@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import re
 
+from ..markdown_code import code_block, code_span
 from ..terminal_text import shown
 
 _ACTIVE = re.compile(r"([\\`<]|(?<=\])\()")
-_BACKTICKS = re.compile(r"`+")
 
 
 def plain(text: str) -> str:
@@ -36,18 +36,9 @@ def md_text(text: str) -> str:
     return _ACTIVE.sub(r"\\\1", shown(text))
 
 
-def _longest_run(text: str) -> int:
-    return max((len(m.group()) for m in _BACKTICKS.finditer(text)), default=0)
-
-
 def md_code(text: str) -> str:
-    text = shown(text)
-    fence = "`" * (_longest_run(text) + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
-    return f"{fence}{pad}{text}{pad}{fence}"
+    return code_span(shown(text))
 
 
 def md_fence(text: str, lang: str = "text") -> str:
-    text = shown(text, newlines=True)
-    fence = "`" * max(3, _longest_run(text) + 1)
-    return f"{fence}{lang}\n{text}\n{fence}"
+    return code_block(shown(text, newlines=True), lang)

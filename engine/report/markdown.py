@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..markdown_code import code_span
 from ..terminal_text import shown
 from .diff import IMPROVED, REGRESSED, RunDiff, describe
 from .model import ERROR, NOT_SCORED, CellResult, ModelStats, RunResults
@@ -39,10 +40,7 @@ def cell_text(value: object, limit: int = 160) -> str:
 def code_text(value: object, limit: int = 160) -> str:
     """Untrusted text as a code span (shown as written: nothing in it renders): a fence longer than any
     run of backticks inside."""
-    text = _flat(value, limit)
-    fence = "`" * (max((len(m) for m in re.findall("`+", text)), default=0) + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{fence}{pad}{text}{pad}{fence}"
+    return code_span(_flat(value, limit))
 
 
 def fmt_count(n: int) -> str:

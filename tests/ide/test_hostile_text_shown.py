@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from evalspec.analysis import analyze
 from evalspec.ide.hover import hover
 from evalspec.ide.markdown_text import md_code, md_fence, md_text
 from evalspec.ide.run_notes import point_markdown, run_notes
 from evalspec.ide.runs import RunBoard, run_items
 from evalspec.run.events import Cell, CellFailed, Response, Scored
+from evalspec.terminal_text import shown
 
 EVIL = ("![b](https://evil.example/beacon.png) <img src=https://evil.example/i.png> "
         "[go](command:workbench.action.terminal.new) ``` ` \x1b]8;;https://evil.example\x1b\\x\x1b]8;;\x1b\\ "
@@ -107,3 +110,18 @@ def test_hovers_on_a_files_own_values_are_text() -> None:
     info = hover(analyze(ref, "r.weval.yml"), 7, 22)
     assert info is not None and "evil.example" in info.markdown
     assert_inert(info.markdown)
+
+
+@pytest.mark.parametrize("text", ["", "   ", "a", "`", "``x", "x`", "a ``` b", "`" * 40, "tab\there"])
+def test_hover_and_report_code_spans_fence_alike(text: str) -> None:
+    """The editor's hovers and the reports show untrusted text in one code-span rule (markdown_code.py):
+    the fence longer than any backtick run inside, padded when the text touches a backtick or is blank
+    (the report's `` was two fences run together, not an empty span)."""
+    from evalspec.markdown_code import code_span
+    from evalspec.report.markdown import code_text
+
+    assert md_code(text) == code_span(shown(text))
+    assert code_text(text) == code_span(shown(" ".join(text.split())))
+    span = code_span(text)
+    fence = span[: len(span) - len(span.lstrip("`"))]
+    assert span.endswith(fence) and fence not in span[len(fence):-len(fence)]
