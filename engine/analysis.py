@@ -149,7 +149,8 @@ def analyze(text: str, path: str | Path | None = None, *, kind: FileKind | None 
     at a time, so the located tree of the whole file never exists; the findings and the model are the
     same, but `weval.prompt_nodes` is empty (the IDE layer needs the full analysis)."""
     recording = RecordingSource(source if source is not None else DiskSource(env))
-    text = as_read(text, path)  # a bare CR is a line break (line_breaks.py): the editor's lines are check's
+    if len(text) <= max_bytes:  # (a larger text is one finding, parse_yaml: not worth a copy)
+        text = as_read(text, path)  # a bare CR is a line break (line_breaks.py): the editor's lines are check's
     with gc_paused(), searches_limited():
         result = _analyze(text, Path(path) if path is not None else None, kind, models_dir, recording, caches,
                           allow_outside_files, max_bytes, streamed and caches is None)
@@ -272,7 +273,7 @@ def analyze_file(path: str | Path, **kw: Any) -> Analysis:
     try:
         size = p.stat().st_size
         if size > limit:
-            a = Analysis("", p, kw.get("kind") or _kind_of_head(p), ParsedFile(text=""))
+            a = Analysis("", p, kw.get("kind") or _kind_of_head(p), ParsedFile(text="", lines=[""], too_large=True))
             a.findings = [Finding("file-too-large", Severity.ERROR, too_large_message(size, limit), Span(0, 0, 0, 0))]
             return a
         read = read_regular_bytes(p, limit)

@@ -33,7 +33,8 @@ _TEST_KEYS = ("criteria", "expected_output", "expected_messages", "assert", "inp
 
 def marker_kind(text: str) -> FileKind | None:
     """A `# evalspec: …` marker on the first line."""
-    first = text.lstrip("\ufeff").split("\n", 1)[0]
+    end = text.find("\n")  # the first line alone: splitting or stripping the text would copy all of it
+    first = (text if end < 0 else text[:end]).lstrip("\ufeff")
     m = _MARKER.search(first)
     return FileKind(m.group(1).lower()) if m else None
 

@@ -197,6 +197,7 @@ class ParsedFile:
     # Parsed for one pass (`parse_yaml(streamed=True)`): column-0 list items are parsed as they are read
     # (`LazyItems`) and a checker keeps none of them.
     streamed: bool = False
+    too_large: bool = False  # past the size limit: not parsed, and no editor feature looks at it
 
     @property
     def ok(self) -> bool:
@@ -310,6 +311,14 @@ def parse_yaml(text: str, cache: ChunkCache | None = None, *, max_bytes: int = M
     after use never holds the located tree of the whole list; an item's syntax findings join
     `findings` when it is first read.
     """
+    size = utf8_size(text, max_bytes)
+    if size > max_bytes:
+        # Not looked at: its lines are one empty line, as for a file `check` does not read, and the editor
+        # features have nothing (`too_large`). Finding the lines of 100 MB, reading its surrogates or
+        # folding its million lines cost more than a second, for nothing to show.
+        parsed = ParsedFile(text=text, lines=[""], streamed=streamed and cache is None, too_large=True)
+        parsed.findings.error("file-too-large", Span(0, 0, 0, 0), too_large_message(size, max_bytes))
+        return parsed
     surrogates = _SURROGATE.search(text) if not text.isascii() else None
     if surrogates is not None:
         # An editor can send lone UTF-16 surrogates ("\udca9" as a JSON escape); they are not Unicode and
@@ -328,10 +337,6 @@ def parse_yaml(text: str, cache: ChunkCache | None = None, *, max_bytes: int = M
             "invalid-character", Span(line, col, line, col + 1),
             f"A lone surrogate (U+{ord(surrogates.group()):04X}) is not a character; it is read as U+FFFD. "
             "Save the file as UTF-8.")
-    size = utf8_size(text, max_bytes)
-    if size > max_bytes:
-        parsed.findings.error("file-too-large", Span(0, 0, 0, 0), too_large_message(size, max_bytes))
-        return parsed
     with gc_paused():
         _parse_all(parsed, text, cache)
     return parsed

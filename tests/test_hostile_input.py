@@ -288,12 +288,13 @@ def test_many_broken_documents_cost_linear_time(unit: str) -> None:
         assert [(f.code, f.severity.value) for f in unrelated] == [("yaml-too-many-errors", "warning")]
 
 
-@pytest.mark.parametrize("depth", [50, 2_000])
+@pytest.mark.parametrize("depth", [50, 300])
 def test_completion_inside_composites_nested_thousands_deep(depth: int) -> None:
     """Found by bench/fuzz.py: composites nested 2,000 deep (a 7 MB file) cost up to 2.5 s of CPU for
     three cursors, each step of the path scanning the lines below it for the item's `type:` (quadratic in
     the depth). Past the parser's depth limit (the document is `yaml-too-deep`, not checked) there is
-    nothing to complete; within it, completion still offers an assertion's keys."""
+    nothing to complete; within it, completion still offers an assertion's keys. (300 levels: 0.4 MB; the
+    7 MB file is now one file-too-large finding, not looked at.)"""
     from evalspec.source import MAX_DEPTH
 
     text = "tests:\n  - id: t\n    input: hi\n    assert:\n"
@@ -307,3 +308,14 @@ def test_completion_inside_composites_nested_thousands_deep(depth: int) -> None:
         assert labels == []
     else:
         assert "value" in labels and "weight" in labels
+
+
+def test_a_text_past_the_size_limit_is_not_looked_at() -> None:
+    """Found by bench/fuzz.py: 20 MB of text holding a million bare CRs took 1.2 s of CPU, its million
+    lines split, read as line breaks and folded by indentation, for a file that is one `file-too-large`
+    finding; 100 MB took 1.1 s to find its lines and surrogates. Past the limit nothing is read: its
+    lines are one empty line, as for a file `check` does not read, and no editor feature has anything."""
+    text = "tests:\r  - id: t\r    input: hi\r" * 700_000
+    analysis = analyze(text, "suite.eval.yaml")
+    assert [f.code for f in analysis.findings] == ["file-too-large"] and analysis.parsed.lines == [""]
+    assert folding_ranges(analysis) == [] and complete(analysis, 5, 4, snippets=False).items == []

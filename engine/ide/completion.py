@@ -52,7 +52,7 @@ class CompletionList:
 
 def complete(analysis: Any, line: int, col: int, *, snippets: bool) -> CompletionList:
     """What may be typed at (line, col): 0-based line, col in code points."""
-    if analysis.kind is FileKind.NONE:
+    if analysis.kind is FileKind.NONE or analysis.parsed.too_large:
         return CompletionList()
     with gc_paused():  # a large file's tree makes a collection pass cost more than the request
         ctx = cursor_context(analysis, line, col)

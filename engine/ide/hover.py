@@ -35,7 +35,7 @@ class HoverInfo:
 
 def hover(analysis: Any, line: int, col: int) -> HoverInfo | None:
     """Documentation for what is at (line, col): 0-based line, col in code points."""
-    if analysis.kind is FileKind.NONE:
+    if analysis.kind is FileKind.NONE or analysis.parsed.too_large:
         return None
     lines: list[str] = analysis.parsed.lines
     if not 0 <= line < len(lines):

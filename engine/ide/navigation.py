@@ -38,7 +38,7 @@ class Link:
 
 
 def definition(analysis: Any, line: int, col: int) -> list[Location]:
-    if analysis.kind is FileKind.NONE:
+    if analysis.kind is FileKind.NONE or analysis.parsed.too_large:
         return []
     lines: list[str] = analysis.parsed.lines
     if not 0 <= line < len(lines):
