@@ -6,6 +6,9 @@ comparison file is one long line, so callers that know a `.json` file is a compa
 
 from __future__ import annotations
 
+import errno
+import os
+import stat
 from pathlib import Path
 
 from .jsonio import loads
@@ -15,14 +18,25 @@ WEVAL_JOURNAL = "weval-journal"
 AGENTV_JOURNAL = "agentv-journal"
 AGENTV_RESULTS = "agentv-results"
 COMPARISON = "comparison"
+FIRST_LINE_MAX_BYTES = 64 << 20  # a journal's header holds every item's fingerprint: ~3.5 MB at 100,000
 
 
 def sniff(path: Path) -> str:
     """One of the kinds above, or "" when the first line does not say (a pretty-printed comparison
-    file, foreign data, an empty file). Raises OSError when the file cannot be read."""
-    with path.open("rb") as f:
+    file, foreign data, an empty file, a first line past FIRST_LINE_MAX_BYTES). Raises OSError when the
+    file cannot be read or is not a regular file (a FIFO is refused without waiting for a writer)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, f"{path} is not a regular file")
         first = b""
-        for line in f:
+        seen = 0
+        # Bounded: results from elsewhere may hold 3 GB of zeros without a newline (a few MB in a git
+        # clone), which `for line in f` read whole into memory before anything looked at it.
+        while line := f.readline(FIRST_LINE_MAX_BYTES + 1):
+            seen += len(line)
+            if seen > FIRST_LINE_MAX_BYTES:
+                return ""
             if line.strip():
                 first = line
                 break

@@ -13,6 +13,7 @@ The shape, for the writers: {"lines": [{role, model, via, calls, input_tokens, o
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
     from ..run.journal.records import Usage
 
 _NUMBERS = (int, float)
+COST_MAX_BYTES = 16 << 20  # a cost file is a line per role and model: a few KB
 
 
 def _int(value: Any) -> int:
@@ -52,10 +54,16 @@ def beside(results: Path) -> dict[str, Any] | None:
     """The cost file of a results file or artefact folder (run/cost/cost_file.py), checked; None when there
     is none or it cannot be read (the caller falls back on what the results themselves carry)."""
     from ..jsonio import loads
+    from ..own_files import open_own
     from ..run.cost.cost_file import cost_path
 
+    # Found by its name beside results that may be someone else's (a cloned results folder, the editor's
+    # "show results"): read as an own file, never through a link nor from a FIFO (which held the report,
+    # and a thread of the language server for good) or a device (/dev/zero: read until memory ran out).
     try:
-        data = loads(cost_path(results).read_bytes())
+        with os.fdopen(open_own(cost_path(results), os.O_RDONLY), "rb") as f:
+            raw = f.read(COST_MAX_BYTES + 1)
+        data = loads(raw) if len(raw) <= COST_MAX_BYTES else None
     except (OSError, ValueError):
         return None
     if not isinstance(data, dict) or data.get("evalspec_cost") != 1:

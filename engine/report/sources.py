@@ -32,6 +32,11 @@ if TYPE_CHECKING:
 # AgentV file: ~0.2 s). A path not in it is read as before.
 Analyses = Mapping[Path, "Analysis"]
 
+
+class OnlyThese(dict[Path, "Analysis"]):
+    """Analyses given, and no other eval file read: for results in a folder that may be someone else's
+    (the editor's "show results" of a cloned results folder), whose journal may name any file."""
+
 IDEAL_MODELS = ("IDEAL_BENCHMARK", "ideal")
 _NUMBERS = (int, float)  # exactly: JSON numbers (`type(x) in` is faster than isinstance and excludes bool)
 
@@ -743,6 +748,11 @@ def _agentv_streamed(path: Path, analyses: Analyses | None = None) -> RunResults
 
 def _eval_analysis(eval_file: str | None, analyses: Analyses | None) -> Any:
     """The analysis of the eval file a run names (the one given, else parsed: nothing in it is run), or None."""
+    if isinstance(analyses, OnlyThese):
+        try:
+            return analyses.get(Path(eval_file).resolve()) if eval_file else None
+        except (OSError, ValueError, RuntimeError):  # a NUL, a link loop
+            return None
     if not eval_file or not Path(eval_file).is_file():
         return None
     analysis = analyses.get(Path(eval_file).resolve()) if analyses else None
