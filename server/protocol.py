@@ -91,6 +91,10 @@ class EvalspecProtocol(LanguageServerProtocol):
     # guard matches answers to requests without decoding them.
     guarded = False
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._finished_handlers: list[tuple[Any, Any]] = []  # (id, future): see _execute_handler
+
     def _send_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
         if error is None and isinstance(result, JsonReady):
             self._result_types.pop(msg_id, None)
@@ -98,6 +102,30 @@ class EvalspecProtocol(LanguageServerProtocol):
                              + b"}", response_id=msg_id)
             return
         super()._send_response(msg_id, result, error)
+
+    def _execute_handler(self, msg_id: Any, handler: Any, callback: Any, args: tuple[Any, ...] | None = None,
+                         kwargs: dict[str, Any] | None = None) -> None:
+        """pygls's, with the handler's future taken out of `_request_futures` once done. pygls 2.1 files
+        the future of every coroutine or generator handler there under the message's id, or a fresh one
+        for a notification and for the user handler a built-in one calls (didOpen, didChange, didClose,
+        $/setTrace, executeCommand's command…), and only a request's own answer takes its out: each such
+        message left ~1 KB for the server's lifetime (200,000 `$/setTrace` took it from 64 to 258 MB; a day
+        of typing, a didChange a keystroke). Taken out at the next message, not in the callback: pygls's
+        `shutdown` cancels the futures while it walks the table. Only that future is taken: an id reused
+        while the first is in flight keeps the other's."""
+        finished = self._finished_handlers
+        while finished:
+            done_id, future = finished.pop()
+            if self._request_futures.get(done_id) is future:
+                del self._request_futures[done_id]
+
+        def done(future: Any) -> None:
+            try:
+                callback(future)
+            finally:
+                finished.append((msg_id, future))  # (a list's append: safe from a worker thread too)
+
+        super()._execute_handler(msg_id, handler, done, args, kwargs)
 
     def _send_data(self, data: Any) -> None:
         """pygls's: the message encoded by the standard library, through `_write_json`."""

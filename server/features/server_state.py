@@ -2,7 +2,9 @@
 
 Answers `{"running": jobs running, "foreground": requests' jobs among them (or results not yet back
 on the loop), "threads": worker threads alive, "idle": idle ones, "computations": requests'
-computations that requests wait for}`. A computation nobody waits for any more stops at its next yield
+computations that requests wait for, "runStates": documents whose run lenses' state is kept (open ones,
+and closed ones whose run goes on), "handlers": messages whose handlers pygls still keeps (this one's
+included)}`. A computation nobody waits for any more stops at its next yield
 point (`EvalspecServer.computed`): after a burst of requests past their budget, `running` falls back.
 """
 
@@ -19,4 +21,5 @@ WORKERS = "evalspec/workers"
 def register(server: EvalspecServer) -> None:
     @server.request(WORKERS, empty=None)
     async def worker_state(server: EvalspecServer, params: Any) -> dict[str, int]:
-        return {**workers.state(), "computations": len(server.computing)}
+        return {**workers.state(), "computations": len(server.computing), "runStates": len(server.runs),
+                "handlers": len(server.protocol._request_futures)}
