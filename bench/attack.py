@@ -7,7 +7,8 @@
                                           the seventh round's lsp7 outside7 secrets7 resume7 faults7
                                           (bench/attack_round7.py, which says what breaks them),
                                           the eighth round's editor8 report8 check8 files8 replies8
-                                          (bench/attack_round8.py)
+                                          (bench/attack_round8.py), the ninth round's state9 show9
+                                          memory9 (bench/attack_round9.py)
 
 Prints every probe it tried and what broke (a line starting with BROKEN), then counts per area. Not
 run in CI (minutes, strace, real subprocesses); each failure it found became a focused test in tests/.
@@ -5088,6 +5089,9 @@ AREAS: dict[str, Callable[[Tally], None]] = {
     # the eighth round (its probes: bench/attack_round8.py)
     **{name: (lambda tally, name=name: __import__("attack_round8").AREAS8[name](tally))
        for name in ("editor8", "report8", "check8", "files8", "replies8")},
+    # the ninth round (its probes: bench/attack_round9.py)
+    **{name: (lambda tally, name=name: __import__("attack_round9").AREAS9[name](tally))
+       for name in ("state9", "show9", "memory9")},
 }
 
 
