@@ -1213,13 +1213,16 @@ class _Mark(NamedTuple):
     index: int  # type: ignore[assignment]  # shadows tuple.index, as libyaml's Mark.index does
 
 
-def _remarker(text: str) -> Callable[[Any], _Mark]:
-    """Marks with line and column counted at "\n" only, from libyaml's code-point index."""
+def _remarker(text: str, bom: bool = False) -> Callable[[Any], _Mark]:
+    """Marks with line and column counted at "\n" only, from libyaml's code-point index (which does not
+    count a leading byte order mark: `bom`)."""
     starts = [0, *accumulate(len(line) + 1 for line in text.split("\n")[:-1])]  # in C: a 400 KB text per resume
+    skipped = 1 if bom else 0
 
     def remark(mark: Any) -> _Mark:
-        line = bisect_right(starts, mark.index) - 1
-        return _Mark(line, mark.index - starts[line], mark.index)
+        index = mark.index + skipped
+        line = bisect_right(starts, index) - 1
+        return _Mark(line, index - starts[line], index)
 
     return remark
 
@@ -1244,8 +1247,12 @@ def _parse_stream(text: str, off: int, parsed: ParsedFile, resumed: _Resumed | N
     else:
         parser = _Parser(_Chunks(text) if len(text) > READ_IN_CHUNKS_FROM else text)
         # libyaml also breaks lines at \x85, \u2028 and \u2029 (YAML 1.1); LSP and the engine do not. In
-        # the rare text that holds one, positions are recomputed from the marks' code-point index.
-        remark = _remarker(text) if _other_breaks(text) else None
+        # the rare text that holds one, positions are recomputed from the marks' code-point index. So they
+        # are after a byte order mark, which libyaml skips and does not count (the first line's columns
+        # were one short, and with such a break every position after it was one character early: a flow
+        # mapping on line 7 started at the end of the `---` on line 6).
+        bom = text.startswith("\ufeff")
+        remark = _remarker(text, bom) if bom or _other_breaks(text) else None
     # [children or alternating keys and values, expanded size, end of the last child as written (an
     # alias's own position, not its anchor's: the anchor may sit before the collection), start event]
     stack: list[list[Any]] = []

@@ -319,3 +319,19 @@ def test_a_text_past_the_size_limit_is_not_looked_at() -> None:
     analysis = analyze(text, "suite.eval.yaml")
     assert [f.code for f in analysis.findings] == ["file-too-large"] and analysis.parsed.lines == [""]
     assert folding_ranges(analysis) == [] and complete(analysis, 5, 4, snippets=False).items == []
+
+
+@pytest.mark.parametrize("brk", ["\u2029", "\u2028", "\x85"])
+def test_a_byte_order_mark_then_a_yaml_1_1_line_break(brk: str) -> None:
+    """Found by bench/fuzz.py (seed 93): libyaml skips a leading byte order mark and does not count it, so
+    with a YAML 1.1 line break in the text (positions then come from its character index) every position
+    was one character early: the second document's flow mapping started at the end of the `---` line, and
+    "Add an explicit id" inserted past that line's end. The first line's columns count the mark too."""
+    text = f'\ufeffdescription: d\n---\n{{"prompt": "a{brk}b"}}\n'
+    parsed = analyze(text, "b.yml", kind=FileKind.WEVAL).parsed
+    first, second = (d.root for d in parsed.documents)
+    assert tuple(first.span)[:2] == (0, 1) and tuple(first.pairs[0][0].span) == (0, 1, 0, 12)  # type: ignore[union-attr]
+    assert tuple(second.span)[:2] == (2, 0)  # type: ignore[union-attr]
+    analysis = analyze(text, "b.yml", kind=FileKind.WEVAL)
+    edits = [e for fix in refactorings(analysis, Span(2, 0, 2, 0)) for e in fix.edits]
+    assert edits and all(tuple(e.span) == (2, 1, 2, 1) for e in edits)
