@@ -179,6 +179,10 @@ def _analyze(text: str, p: Path | None, kind: FileKind | None, models_dir: Path 
     tests_file = detected is FileKind.AGENTV and p is not None and p.suffix.lower() in (".jsonl", ".csv")
     if parsed.streamed and (detected not in (FileKind.WEVAL, FileKind.AGENTV) or tests_file):
         materialize(parsed)  # only the Weval and AgentV checkers read a list's items once and keep none
+        if len(parsed.findings) > parse_found and not tests_file:
+            # A syntax error in an item read on its own (a targets file's `tests:` list, found by
+            # bench/fuzz.py): a whole parse loses the document, and check must say what the editor says.
+            return _analyze(text, p, kind, models_dir, source, caches, allow_outside_files, max_bytes, False)
     findings: list[Finding] = list(parsed.findings)
     if tests_file:
         findings = []  # a tests file read alone: JSON lines or CSV rows, checked line by line, not as YAML

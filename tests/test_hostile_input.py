@@ -321,6 +321,21 @@ def test_a_text_past_the_size_limit_is_not_looked_at() -> None:
     assert folding_ranges(analysis) == [] and complete(analysis, 5, 4, snippets=False).items == []
 
 
+@pytest.mark.parametrize(("name", "text"), [
+    ("b.weval.yml", "title: t\n---\n" + "- prompt: hi\n  should: [x]\n---\n" * 150_000),
+    ("s.eval.yaml", "tests: [" + "openai:gpt-4o-mini, {id: m2}, " * 150_000 + "]\n---\n- id: x\n"),
+])
+def test_every_editor_feature_on_a_text_past_the_size_limit(name: str, text: str) -> None:
+    """Found by bench/fuzz.py (seed 94) once such a text's lines were one empty line: the layout found its
+    documents in the text and read lines that were not there (IndexError in outline, folding, hover)."""
+    analysis = analyze(text, name)
+    assert [f.code for f in analysis.findings] == ["file-too-large"]
+    assert folding_ranges(analysis) == [] and document_symbols(analysis) == []
+    for line in (0, 1, 5, 10_000):
+        assert complete(analysis, line, 2, snippets=True).items == []
+        assert refactorings(analysis, Span(line, 0, line, 0)) == []
+
+
 @pytest.mark.parametrize("brk", ["\u2029", "\u2028", "\x85"])
 def test_a_byte_order_mark_then_a_yaml_1_1_line_break(brk: str) -> None:
     """Found by bench/fuzz.py (seed 93): libyaml skips a leading byte order mark and does not count it, so
@@ -335,3 +350,18 @@ def test_a_byte_order_mark_then_a_yaml_1_1_line_break(brk: str) -> None:
     analysis = analyze(text, "b.yml", kind=FileKind.WEVAL)
     edits = [e for fix in refactorings(analysis, Span(2, 0, 2, 0)) for e in fix.edits]
     assert edits and all(tuple(e.span) == (2, 1, 2, 1) for e in edits)
+
+
+def test_a_targets_file_with_a_broken_item_says_the_same_in_check_and_the_editor() -> None:
+    """Found by bench/fuzz.py (seed 94): `check` reads a column-0 list under a key item by item, and an
+    item with a syntax error lost only itself, where the editor's whole parse loses the document: a
+    targets file's `check` listed its targets' findings that the editor did not. Now both read it whole."""
+    from evalspec.analysis import Caches
+
+    text = ("targets:\n  - name: a\n    provider: cli\ntests:\n"
+            + "".join(f"  - x{i}\n" for i in range(50)) + "  - {id: other\n  - {id: m}\n")
+    path = "/nonexistent/.agentv/targets.yaml"
+    full = [(f.code, tuple(f.span)) for f in analyze(text, path).findings]
+    assert [c for c, _ in full] == ["yaml-syntax"]
+    for way in ({"streamed": True}, {"caches": Caches()}):
+        assert [(f.code, tuple(f.span)) for f in analyze(text, path, **way).findings] == full, way

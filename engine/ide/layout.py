@@ -50,6 +50,8 @@ def layout(analysis: Analysis) -> Layout:
 
 
 def _compute(analysis: Any) -> Layout:
+    if analysis.parsed.too_large:  # not looked at: its lines are one empty line (source.parse_yaml)
+        return Layout([0], [0])
     text: str = analysis.text
     starts: list[int] = []
     offsets: list[int] = []
