@@ -7,6 +7,7 @@ TCP handshake and pool set-up each time and cap throughput far below the runner'
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import json
 import os
@@ -203,11 +204,32 @@ def _session_factory(verify: Any, limits: httpx.Limits) -> Callable[[], Any]:
             keepalive_timeout=limits.keepalive_expiry if limits.keepalive_expiry is not None else 15.0,
             ssl=tls_setting(verify),
         )
+        connector._factory = functools.partial(_pool_safe_handler(), loop=asyncio.get_running_loop())
         # No cookie jar here either; env proxies are httpx's (trust_env=False keeps aiohttp from
         # applying them a second time).
         return aiohttp.ClientSession(connector=connector, cookie_jar=aiohttp.DummyCookieJar(), trust_env=False)
 
     return make
+
+
+_HANDLER: type | None = None
+
+
+def _pool_safe_handler() -> type:
+    """aiohttp's connection protocol, but a connection that received bytes while idle in the pool is not
+    reused. aiohttp parses such bytes into a queued response and hands it to the next request on the
+    connection: a server (or a proxy) writing a second answer after the first made the next prompt
+    scored on another's text. HTTP/1.1 has no unrequested answers: the connection is closed instead."""
+    global _HANDLER
+    if _HANDLER is None:
+        from aiohttp.client_proto import ResponseHandler
+
+        class PoolSafeHandler(ResponseHandler):
+            def is_connected(self) -> bool:  # asked by the pool before it hands the connection out
+                return super().is_connected() and not (self._buffer or self._tail)
+
+        _HANDLER = PoolSafeHandler
+    return _HANDLER
 
 
 def tls_setting(verify: Any) -> ssl.SSLContext | bool:

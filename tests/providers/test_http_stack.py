@@ -542,3 +542,47 @@ def test_over_aiohttp_only_encodings_it_decodes_are_asked_for(monkeypatch: pytes
     got = wire_headers(make_client(1), asked)
     assert got == {"accept-encoding": "gzip, deflate, br", "x-key": "v"}
     assert wire_headers(make_client(1, transport="httpx"), asked)["accept-encoding"] == "gzip, deflate, br, zstd"
+
+
+async def _pooled_with_bytes(client: httpx.AsyncClient) -> bool:
+    """Whether a connection idle in the pool has bytes the server sent after its answer (waited for: the
+    loop reads them when it next polls the socket)."""
+    connector = client.aiohttp_session().connector  # type: ignore[attr-defined]
+    for _ in range(500):
+        if any(proto._buffer or proto._tail for conns in connector._conns.values() for proto, _ in conns):
+            return True
+        await asyncio.sleep(0.01)
+    return False
+
+
+async def test_an_answer_sent_after_the_answer_is_never_read_as_the_next_calls() -> None:
+    """A server (or a proxy in front of one) that writes a second, unrequested answer on a keep-alive
+    connection after the first: the next call on that connection read it as its own answer, and the
+    prompt was scored on another prompt's text (desync). A connection that received bytes while idle in
+    the pool is closed, never reused."""
+    asked = 0
+
+    async def handler(head: bytes, body: bytes, w: asyncio.StreamWriter) -> bool:
+        nonlocal asked
+        asked += 1
+        own = b'{"n":%d}' % asked
+        w.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(own), own))
+        await w.drain()
+        if asked == 1:
+            await asyncio.sleep(0.05)  # after the client has taken its answer: a separate segment
+            w.write(b'HTTP/1.1 200 OK\r\nContent-Length: 13\r\n\r\n{"n":"stray"}')
+            await w.drain()
+        return True
+
+    c = make_client(1, timeout=5.0)
+    try:
+        async with RawServer(handler).running() as srv:
+            first, _ = await post_json(c, "openai", srv.url(), {}, {}, 5.0)
+            assert first == {"n": 1}
+            assert await _pooled_with_bytes(c)
+            second, _ = await post_json(c, "openai", srv.url(), {}, {}, 5.0)
+            third = await c.get(srv.url())  # httpx's API on the same pool
+        assert second == {"n": 2} and third.json() == {"n": 3}
+        assert srv.connections == 2
+    finally:
+        await c.aclose()
