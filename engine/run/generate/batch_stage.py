@@ -546,16 +546,38 @@ class BatchStage:
         items = part.items
         first_error: str | None = None
         got = 0
+        left = sum(1 for m in marks if m)
+        # A result file is read while it brings news: each read has its deadline, but a service that
+        # sends lines of no use for ever (unknown ids, blanks, a byte at a time) would hold the run for
+        # ever. Reading stops once every request is answered, and a file that brings no request of the
+        # batch not seen before within the call timeout is given up (its requests go one by one).
+        quiet = self.options.timeout
+        seen = bytearray(len(marks))
+        loop = asyncio.get_running_loop()
+        news_by = loop.time() + quiet
+        results = aiter(api.results(status))
         try:
-            async for item in api.results(status):
+            while left:
+                try:
+                    async with asyncio.timeout_at(news_by):
+                        item = await anext(results)
+                except StopAsyncIteration:
+                    break
+                except TimeoutError:
+                    first_error = first_error or f"its results file brought no new answer for {quiet:g} s"
+                    break
                 i = items.index(item.custom_id)
                 if i is None or i >= len(marks) or not marks[i]:
                     continue
+                if not seen[i]:
+                    seen[i] = 1
+                    news_by = loop.time() + quiet
                 if item.body is None:  # stays wanted: the interactive path asks for it
                     first_error = first_error or item.error
                     continue
                 shape = marks[i] - 1
                 marks[i] = 0
+                left -= 1
                 cell, turn = wanted.slot(items, i)
                 key = wanted.keys[i] if wanted.keys is not None else None
                 if key is not None:  # --cache: stored as the interactive call stores it, as it comes
@@ -564,6 +586,10 @@ class BatchStage:
                 got += 1
         except ProviderError as err:
             first_error = first_error or f"its results could not be read: {err.message}"
+        finally:
+            closing = getattr(results, "aclose", None)
+            if closing is not None:
+                await closing()
         unanswered = sum(1 for m in marks if m)
         self.answered += got
         self.unanswered += unanswered
