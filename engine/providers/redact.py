@@ -7,16 +7,121 @@ in a custom model's URL, never reaches a results file, a cache entry, a log line
 
 from __future__ import annotations
 
+import re
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 MASK = "***"
 MASK_BYTES = MASK.encode("ascii")
 _MIN_LEN = 6  # shorter values would scrub ordinary words; no real key is that short
+# A piece of a key this long is masked too, wherever it stands: a provider that echoes the key's first
+# 20 characters ("Incorrect API key provided: sk-proj-abc…"), a preview cut through it, a key split over
+# two stream chunks or lines. Shorter pieces stay: OpenAI's own masked form shows 8 and 4 characters,
+# and a key's public prefix ("sk-ant-api03-" is 13: masking it is harmless) would otherwise go too.
+PIECE = 12
+_GRAM = 8  # pieces are found through the key's 8-character grams, looked up every _STEP characters:
+_STEP = PIECE - _GRAM + 1  # any run of PIECE characters holds a gram starting at such a position
+
+
+class _Pieces:
+    """What finds the pieces of one secret (str or bytes) in a text of the same type. A piece lies in a
+    run of PIECE or more of the secret's own characters, and prose has few: bytes (what is written, the
+    hot path) find them by one C-level translate and find, str by a character class (linear: no
+    nesting); only those runs are looked at, through the secret's grams, or for a run longer than
+    _LONG_RUN its probes searched in C."""
+
+    __slots__ = ("cls", "grams", "probes", "secret", "table")
+
+    def __init__(self, secret: Any) -> None:
+        self.secret = secret
+        grams: dict[Any, tuple[int, ...]] = {}
+        for at in range(len(secret) - _GRAM + 1):
+            grams[secret[at:at + _GRAM]] = (*grams.get(secret[at:at + _GRAM], ()), at)
+        self.grams = grams
+        last = len(secret) - _GRAM
+        self.probes = tuple((at, secret[at:at + _GRAM]) for at in sorted({*range(0, last + 1, _STEP), last}))
+        if isinstance(secret, bytes):
+            self.table = bytes(0x61 if c in secret else 0x20 for c in range(256))  # its bytes "a", others " "
+            self.cls = None
+        else:
+            self.table = b""
+            self.cls = re.compile("[" + "".join(re.escape(c) for c in sorted(set(secret))) + f"]{{{PIECE},}}")
+
+    def runs(self, text: Any) -> Iterator[tuple[int, int]]:
+        if self.cls is not None:
+            for m in self.cls.finditer(text):
+                yield m.span()
+            return
+        marks = text.translate(self.table)
+        i = marks.find(_RUN)
+        while i >= 0:
+            end = marks.find(b" ", i)
+            end = len(marks) if end < 0 else end
+            yield i, end
+            i = marks.find(_RUN, end)
+
+    def spans(self, text: Any) -> list[tuple[int, int]]:
+        out: list[tuple[int, int]] = []
+        for a, b in self.runs(text):
+            if b - a > _LONG_RUN:
+                for at, probe in self.probes:
+                    j = text.find(probe, a, b)
+                    while j >= 0:
+                        self._grow(text, a, b, j, at, out)
+                        j = text.find(probe, j + 1, b)
+                continue
+            j = a
+            while j <= b - _GRAM:
+                far = j + _STEP
+                for at in self.grams.get(text[j:j + _GRAM], ()):
+                    far = max(far, self._grow(text, a, b, j, at, out) - _GRAM + 1)
+                j = far
+        return out
+
+    def _grow(self, text: Any, a: int, b: int, j: int, at: int, out: list[tuple[int, int]]) -> int:
+        """The run of the secret through `text[j:]` = `secret[at:]`, noted when PIECE long; its end."""
+        secret = self.secret
+        lo, hi, left, right = j, j + _GRAM, at, at + _GRAM
+        while lo > a and left > 0 and text[lo - 1] == secret[left - 1]:
+            lo, left = lo - 1, left - 1
+        while hi < b and right < len(secret) and text[hi] == secret[right]:
+            hi, right = hi + 1, right + 1
+        if hi - lo >= PIECE:
+            out.append((lo, hi))
+        return hi
+
+
+_RUN = b"a" * PIECE
+_LONG_RUN = 4096
+
+
+def _mask_pieces(text: Any, finder: _Pieces, mask: Any) -> Any:
+    """`text` (str or bytes) with every run of PIECE or more characters of the secret, in the secret's
+    own order, replaced by `mask`."""
+    spans = finder.spans(text)
+    if not spans:
+        return text
+    spans.sort()
+    out, pos = [], 0
+    for lo, hi in spans:
+        if hi <= pos:
+            continue
+        if lo > pos:
+            out.append(text[pos:lo])
+        if lo >= pos:
+            out.append(mask)
+        pos = hi
+    out.append(text[pos:])
+    return text[:0].join(out)
+
 
 _lock = threading.Lock()
 _secrets: tuple[str, ...] = ()  # longest first, so a key that contains another is masked whole
 _secret_bytes: tuple[bytes, ...] = ()  # the same, UTF-8, for what is written to files
+_pieces: tuple[_Pieces, ...] = ()  # for the secrets long enough to have pieces: str, then bytes
+_piece_bytes: tuple[_Pieces, ...] = ()
+_any_piece = b""  # the translate table of every such secret's bytes: one pass tells a clean text
 
 SENSITIVE_HEADERS = frozenset(
     {"authorization", "proxy-authorization", "x-api-key", "api-key", "x-goog-api-key", "cookie"}
@@ -24,13 +129,17 @@ SENSITIVE_HEADERS = frozenset(
 
 
 def register_secret(value: str | None) -> None:
-    global _secrets, _secret_bytes
+    global _secrets, _secret_bytes, _pieces, _piece_bytes, _any_piece
     if not value or len(value) < _MIN_LEN:
         return
     with _lock:
         if value not in _secrets:
             _secrets = tuple(sorted((*_secrets, value), key=len, reverse=True))
             _secret_bytes = tuple(s.encode("utf-8") for s in _secrets)
+            _pieces = tuple(_Pieces(s) for s in _secrets if len(s) >= PIECE)
+            _piece_bytes = tuple(_Pieces(b) for b in _secret_bytes if len(b) >= PIECE)
+            used = set(b"".join(p.secret for p in _piece_bytes))
+            _any_piece = bytes(0x61 if c in used else 0x20 for c in range(256))
         # "Bearer <key>" is masked through the key itself; nothing else to add.
 
 
@@ -38,7 +147,16 @@ def redact(text: str) -> str:
     for s in _secrets:
         if s in text:
             text = text.replace(s, MASK)
+    if _pieces and _may_hold_a_piece(text.encode("utf-8", "surrogatepass")):
+        for finder in _pieces:
+            text = _mask_pieces(text, finder, MASK)
     return text
+
+
+def _may_hold_a_piece(data: bytes) -> bool:
+    """False when `data` has no run of PIECE bytes of any secret's bytes (a piece of a str secret is
+    such a run in the text's UTF-8 too): one translate and one search in C, ~3 µs a KB."""
+    return data.translate(_any_piece).find(_RUN) >= 0
 
 
 def redact_value(value: Any) -> Any:
@@ -70,6 +188,9 @@ def redact_bytes(data: bytes) -> bytes:
     for s in _secret_bytes:
         if s in data:
             data = data.replace(s, MASK_BYTES)
+    if _piece_bytes and _may_hold_a_piece(data):
+        for finder in _piece_bytes:
+            data = _mask_pieces(data, finder, MASK_BYTES)
     return data
 
 

@@ -131,3 +131,44 @@ def test_a_key_interpolated_into_a_name_or_a_path_is_printed_and_named_masked(
     assert _pieces_of_the_key(names) == [], names
     assert _pieces_of_the_key(_everything(out) if out.exists() else "") == []
     assert "***" in printed + names
+
+
+# The ninth round (`python bench/attack.py secrets9`): the key echoed in part. Only the whole key was
+# masked, so a provider that quoted its first 20 characters (as some error messages do), a preview of
+# it, or a key split over two lines or stream chunks put 12-16 characters of it in every results file.
+def _runs_of_the_key(text: str, size: int = 12) -> list[str]:
+    return _pieces_of_the_key(text, size)
+
+
+@pytest.mark.parametrize("echo", [
+    KEY[:20], KEY[-20:], KEY[4:-4], KEY[:15] + "\n" + KEY[15:], KEY[:15] + "\u200b" + KEY[15:],
+    f"Incorrect API key provided: {KEY[:19]}********{KEY[-4:]}",
+], ids=["first-20", "last-20", "middle", "split-by-newline", "split-by-zero-width-space", "provider-masked"])
+def test_a_piece_of_the_key_is_masked_wherever_it_lands(tmp_path: Path, smart: SmartFake, monkeypatch, capsys,
+                                                        echo: str) -> None:
+    for k, v in env_for(smart).items():
+        monkeypatch.setenv(k, v)
+    bp = write(tmp_path / "b.yml", BP)
+    smart.then(Reply.ok(f"look: {echo} ok"))  # the candidate's answer
+    main(["run", str(bp), "-o", str(tmp_path / "answer"), "--judge", "openai:grader", "--retries", "0"])
+    smart.then(Reply.raw(401, {"error": {"message": echo}}))  # an error body, quoted in the error cell
+    main(["run", str(bp), "-o", str(tmp_path / "error"), "--judge", "openai:grader", "--retries", "0"])
+    everything = _everything(tmp_path) + "".join(capsys.readouterr())
+    assert _runs_of_the_key(everything) == []
+    assert "look: " in everything and "***" in everything  # the answer is kept, the piece masked
+
+
+def test_pieces_shorter_than_twelve_characters_and_text_around_them_stay() -> None:
+    from evalspec.providers.redact import redact, redact_bytes
+
+    register_secret(KEY)
+    assert redact(f"a {KEY[:11]} b {KEY[-11:]} c") == f"a {KEY[:11]} b {KEY[-11:]} c"
+    assert redact(f"a {KEY[3:15]} b") == "a *** b"
+    assert redact(KEY[:14] + KEY[:14]) == "******"  # two runs side by side
+    assert redact_bytes(f"x{KEY[5:25]}y".encode()) == b"x***y"
+    assert redact("sk-" * 100_000) == "sk-" * 100_000  # a clean text only pays the probes' searches
+    long_run = "a" * 5000 + KEY[2:20] + "b" * 5000  # one run of the key's characters past 4 KB: searched in C
+    assert redact(long_run) == "a" * 5000 + "***" + "b" * 5000
+    odd = "p]a^s-s\\w[o.r*d$"  # a ${{ VAR }} value with a character class's own characters
+    register_secret(odd)
+    assert redact(f"<{odd[:13]}>") == "<***>" and redact_bytes(f"<{odd[3:]}>".encode()) == b"<***>"
