@@ -410,6 +410,28 @@ async def _send(client: httpx.AsyncClient, url: str | httpx.URL, body: bytes, he
     return resp.status_code, resp.reason_phrase, resp.headers, content
 
 
+async def request_capped(client: httpx.AsyncClient, method: str, url: str, *, json: Any, headers: Mapping[str, str],
+                         timeout: float) -> tuple[int, bytes]:
+    """One exchange that is not a provider call (a Weval `$call` service) under post_json's rules: one
+    deadline of `timeout` seconds for all of it (TimeoutError past it) and the answer read to the
+    client's size cap (_TooLarge past it). httpx's own timeouts are per read: a service dripping a byte
+    a second, or sending blanks without end, held a run for ever or took it to 13 GB."""
+    cap = getattr(client, "max_response_bytes", DEFAULT_MAX_RESPONSE_BYTES)
+    async with asyncio.timeout(timeout):
+        request = client.build_request(method, url, json=json, headers=headers, timeout=timeout)
+        resp = await client.send(request, stream=True)
+        try:
+            content = await _read_capped(resp, cap)
+        finally:
+            await resp.aclose()
+    return resp.status_code, content
+
+
+def too_large(exc: BaseException) -> str | None:
+    """What request_capped's refusal of an answer over the cap says, or None for another exception."""
+    return f"the answer is larger than the size limit ({exc})" if isinstance(exc, _TooLarge) else None
+
+
 def wire_headers(client: httpx.AsyncClient, headers: httpx.Headers) -> dict[str, str]:
     """Merged headers as a provider sends them: a plain dict (lower-case names), which aiohttp takes as it
     is. Over aiohttp, Accept-Encoding keeps only what aiohttp decodes too (httpx lists what httpx decodes,

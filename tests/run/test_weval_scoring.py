@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from .conftest import (
     SmartFake,
@@ -270,3 +274,84 @@ embeddingModel: openai:text-embedding-3-small
     assert data["evaluationResults"]["perPromptSimilarities"]["p"]["openai:b[temp:0]"]["IDEAL_BENCHMARK"] == \
         sim["openai:b[temp:0]"]["IDEAL_BENCHMARK"]
     assert any(r.path.endswith("/embeddings") for r in smart.requests)
+
+
+class _Service:
+    """A `$call` service on loopback that never finishes its answer: `drip` sends a byte of a 100,000-byte
+    body every 0.2 s; `endless` sends 1 MB chunks of JSON blanks without a length until the client hangs up."""
+
+    def __init__(self, mode: str) -> None:
+        self.mode = mode
+        self.sent = 0
+        self.port = 0
+        self.closed = threading.Event()
+
+    def __enter__(self) -> _Service:
+        ready = threading.Event()
+
+        async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            try:
+                await reader.readuntil(b"\r\n\r\n")
+                if self.mode == "drip":
+                    writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 100000\r\n\r\n")
+                    chunk, pause = b" ", 0.2
+                else:
+                    writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\r\n")
+                    chunk, pause = b" " * 1048576, 0.0
+                while self.sent < 64 * 1048576:
+                    writer.write(chunk)
+                    await writer.drain()
+                    self.sent += len(chunk)
+                    await asyncio.sleep(pause)
+            except (ConnectionError, asyncio.IncompleteReadError):
+                self.closed.set()
+            finally:
+                writer.close()
+
+        def run() -> None:
+            loop = self.loop = asyncio.new_event_loop()
+            server = loop.run_until_complete(asyncio.start_server(serve, "127.0.0.1", 0))
+            self.port = server.sockets[0].getsockname()[1]
+            ready.set()
+            loop.run_forever()
+            server.close()
+
+            async def end() -> None:  # a drip still going: ended, not left to the collector
+                tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+                for task in tasks:
+                    task.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
+
+            loop.run_until_complete(end())
+            loop.close()
+
+        self.thread = threading.Thread(target=run, daemon=True)
+        self.thread.start()
+        ready.wait(10)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(10)
+
+
+@pytest.mark.parametrize("mode", ["drip", "endless"])
+def test_a_call_service_that_never_finishes_its_answer_is_a_point_not_scored(tmp_path: Path, smart: SmartFake,
+                                                                               mode: str) -> None:
+    """atk9r: `timeout_ms` bounded each read, not the call, so a service dripping a byte held the run
+    for ever; and its answer was read whole, so one sending blanks without end took the run to 13 GB.
+    Now the call has one deadline and its answer the run's size cap, as a provider's does."""
+    with _Service(mode) as service:
+        bp = write(tmp_path / "c.weval.yml", f"""models: [openai:candidate]
+---
+- id: p
+  prompt: Hi
+  should:
+    - $call: {{url: "http://127.0.0.1:{service.port}/score", timeout_ms: 1500, max_retries: 0}}
+""")
+        run_events(bp, options(tmp_path, env_for(smart)))
+        pa = _coverage(tmp_path / "out", "p")["pointAssessments"][0]
+        assert "External service call failed" in pa.get("error", "")
+        assert ("within 1.5 s" if mode == "drip" else "larger than") in pa["error"]
+        if mode == "endless":
+            assert service.closed.wait(30) and service.sent <= 16 * 1048576

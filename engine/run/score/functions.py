@@ -147,22 +147,31 @@ async def call_point(arg: Any, subject: str, ctx: PointContext, *, services: Map
     backoff = max(0.0, float(config.get("retry_backoff_ms") or 0) / 1000.0)
     timeout = max(0.001, float(config.get("timeout_ms") or 30000) / 1000.0)
     last = "no attempt"
+    from ...providers.http import request_capped, too_large
+
     for attempt in range(retries + 1):
         if attempt:
             await asyncio.sleep(backoff * (2 ** (attempt - 1)))
-        try:
-            resp = await client.request(str(config.get("method") or "POST").upper(), str(config["url"]),
-                                        json=request.body, headers=headers, timeout=timeout)
-        except Exception as exc:  # httpx.TransportError, TimeoutException: retried
+        try:  # one deadline for the whole exchange, the answer read to the run's size cap
+            status, content = await request_capped(client, str(config.get("method") or "POST").upper(),
+                                                   str(config["url"]), json=request.body, headers=headers,
+                                                   timeout=timeout)
+        except TimeoutError:
+            last = f"no answer within {timeout:g} s"
+            continue
+        except Exception as exc:  # httpx.TransportError, TimeoutException: retried; an answer too large is not
+            refused = too_large(exc)
+            if refused is not None:
+                return PointScore(None, None, f"External service call failed: {refused}")
             last = type(exc).__name__ if not str(exc) else f"{type(exc).__name__}: {exc}"
             continue
-        if resp.status_code >= 500 or resp.status_code == 429:
-            last = f"HTTP {resp.status_code}"
+        if status >= 500 or status == 429:
+            last = f"HTTP {status}"
             continue
-        if resp.status_code >= 300:
-            return PointScore(None, None, f"External service call failed: HTTP {resp.status_code}")
+        if status >= 300:
+            return PointScore(None, None, f"External service call failed: HTTP {status}")
         try:
-            payload = loads(resp.content)  # nested too deeply is a ValueError too (jsonio)
+            payload = loads(content)  # nested too deeply is a ValueError too (jsonio)
         except ValueError:
             return PointScore(None, None, "External service call failed: the answer is not JSON")
         return call_result(payload)
