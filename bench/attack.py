@@ -8,7 +8,9 @@
                                           (bench/attack_round7.py, which says what breaks them),
                                           the eighth round's editor8 report8 check8 files8 replies8
                                           (bench/attack_round8.py), the ninth round's state9 show9
-                                          memory9 (bench/attack_round9.py)
+                                          memory9 (bench/attack_round9.py),
+                                          the ninth round's run-side wire9 secrets9 spell9 scripts9
+                                          (bench/attack_round9r.py)
 
 Prints every probe it tried and what broke (a line starting with BROKEN), then counts per area. Not
 run in CI (minutes, strace, real subprocesses); each failure it found became a focused test in tests/.
@@ -5092,6 +5094,9 @@ AREAS: dict[str, Callable[[Tally], None]] = {
     # the ninth round (its probes: bench/attack_round9.py)
     **{name: (lambda tally, name=name: __import__("attack_round9").AREAS9[name](tally))
        for name in ("state9", "show9", "memory9")},
+    # the ninth round, run side (its probes: bench/attack_round9r.py)
+    **{name: (lambda tally, name=name: __import__("attack_round9r").AREAS9R[name](tally))
+       for name in ("wire9", "secrets9", "spell9", "scripts9")},
 }
 
 
