@@ -53,13 +53,14 @@ class _Pieces:
             for m in self.cls.finditer(text):
                 yield m.span()
             return
-        marks = text.translate(self.table)
-        i = marks.find(_RUN)
-        while i >= 0:
-            end = marks.find(b" ", i)
-            end = len(marks) if end < 0 else end
-            yield i, end
-            i = marks.find(_RUN, end)
+        for start, chunk in _chunks(text):  # a run across two chunks is seen, cut, in one or both
+            marks = chunk.translate(self.table)
+            i = marks.find(_RUN)
+            while i >= 0:
+                end = marks.find(b" ", i)
+                end = len(marks) if end < 0 else end
+                yield start + i, start + end
+                i = marks.find(_RUN, end)
 
     def spans(self, text: Any) -> list[tuple[int, int]]:
         out: list[tuple[int, int]] = []
@@ -68,24 +69,25 @@ class _Pieces:
                 for at, probe in self.probes:
                     j = text.find(probe, a, b)
                     while j >= 0:
-                        self._grow(text, a, b, j, at, out)
+                        self._grow(text, j, at, out)
                         j = text.find(probe, j + 1, b)
                 continue
             j = a
             while j <= b - _GRAM:
                 far = j + _STEP
                 for at in self.grams.get(text[j:j + _GRAM], ()):
-                    far = max(far, self._grow(text, a, b, j, at, out) - _GRAM + 1)
+                    far = max(far, self._grow(text, j, at, out) - _GRAM + 1)
                 j = far
         return out
 
-    def _grow(self, text: Any, a: int, b: int, j: int, at: int, out: list[tuple[int, int]]) -> int:
-        """The run of the secret through `text[j:]` = `secret[at:]`, noted when PIECE long; its end."""
+    def _grow(self, text: Any, j: int, at: int, out: list[tuple[int, int]]) -> int:
+        """The run of the secret through `text[j:]` = `secret[at:]`, noted when PIECE long; its end. Grown
+        in the text itself, past the run it was found in (which a chunk's end may have cut)."""
         secret = self.secret
         lo, hi, left, right = j, j + _GRAM, at, at + _GRAM
-        while lo > a and left > 0 and text[lo - 1] == secret[left - 1]:
+        while lo > 0 and left > 0 and text[lo - 1] == secret[left - 1]:
             lo, left = lo - 1, left - 1
-        while hi < b and right < len(secret) and text[hi] == secret[right]:
+        while hi < len(text) and right < len(secret) and text[hi] == secret[right]:
             hi, right = hi + 1, right + 1
         if hi - lo >= PIECE:
             out.append((lo, hi))
@@ -94,6 +96,17 @@ class _Pieces:
 
 _RUN = b"a" * PIECE
 _LONG_RUN = 4096
+# Bytes are translated a chunk at a time, chunks overlapping by a piece less one: a whole-file copy for
+# each write of a results file grew a batch run's memory peak with its size (tests/batch/test_batch_memory).
+_CHUNK = 1 << 16
+
+
+def _chunks(data: bytes) -> Iterator[tuple[int, bytes]]:
+    if len(data) <= _CHUNK:
+        yield 0, data
+        return
+    for start in range(0, len(data), _CHUNK):
+        yield start, data[start:start + _CHUNK + PIECE - 1]
 
 
 def _mask_pieces(text: Any, finder: _Pieces, mask: Any) -> Any:
@@ -147,7 +160,8 @@ def redact(text: str) -> str:
     for s in _secrets:
         if s in text:
             text = text.replace(s, MASK)
-    if _pieces and _may_hold_a_piece(text.encode("utf-8", "surrogatepass")):
+    if _pieces and any(_may_hold_a_piece(text[i:i + _CHUNK + PIECE - 1].encode("utf-8", "surrogatepass"))
+                       for i in range(0, len(text), _CHUNK)):
         for finder in _pieces:
             text = _mask_pieces(text, finder, MASK)
     return text
@@ -156,7 +170,7 @@ def redact(text: str) -> str:
 def _may_hold_a_piece(data: bytes) -> bool:
     """False when `data` has no run of PIECE bytes of any secret's bytes (a piece of a str secret is
     such a run in the text's UTF-8 too): one translate and one search in C, ~3 µs a KB."""
-    return data.translate(_any_piece).find(_RUN) >= 0
+    return any(chunk.translate(_any_piece).find(_RUN) >= 0 for _, chunk in _chunks(data))
 
 
 def redact_value(value: Any) -> Any:

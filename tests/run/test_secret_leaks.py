@@ -172,3 +172,6 @@ def test_pieces_shorter_than_twelve_characters_and_text_around_them_stay() -> No
     odd = "p]a^s-s\\w[o.r*d$"  # a ${{ VAR }} value with a character class's own characters
     register_secret(odd)
     assert redact(f"<{odd[:13]}>") == "<***>" and redact_bytes(f"<{odd[3:]}>".encode()) == b"<***>"
+    for before in (65536 - 6, 65536 - 14, 2 * 65536 - 3):  # a piece across the 64 KB chunks bytes are read in
+        assert redact_bytes(b"x" * before + KEY[:20].encode() + b"x") == b"x" * before + b"***x"
+        assert redact_bytes(b"a" * before + KEY[2:20].encode() + b"b") == b"a" * before + b"***b"
