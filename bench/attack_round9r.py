@@ -9,8 +9,9 @@ holds the probes, `attack.py` the harness they share.
             Content-Length; answers that drip a byte a second for ever (a total deadline, not a read
             timeout), headers that never end, a server that never reads a 6 MB request; IPv6 loopback
             base URLs; batch result files that never end (surplus lines, a drip) on OpenAI, Anthropic and
-            Gemini. Broken: a traceback, a run past its bound, no run_finished, an answer in the results
-            that was not the answer to its own prompt.
+            Gemini; Weval `$call` services that drip, send blanks without end or headers for ever.
+            Broken: a traceback, a run past its bound, no run_finished, an answer in the results that was
+            the answer to another prompt, a run over 1 GB.
   secrets9  the key echoed in part (its first or last 20 characters, its middle), split by a newline or a
             zero-width space, split over two content parts or two event-stream chunks, at 64 KB and 1 MB
             boundaries of a 2 MB answer, in a 401 body cut as real providers cut it, in a reason phrase,
@@ -24,8 +25,8 @@ holds the probes, `attack.py` the harness they share.
             of it with setsid), stop themselves (SIGSTOP), ignore SIGTERM and SIGHUP, write 1 GB to
             stderr, close stdout and keep running, fork 200 children, print a verdict and then hang,
             change their process group. Broken: a traceback, a run past its bound, no result row for
-            the test, a process of ours left running (not counting setsid ones, which SECURITY.md puts
-            beyond reach, reported separately).
+            the test, a process of ours left running (not counting those that left the group with setsid or
+            setpgid, which SECURITY.md puts beyond reach, reported separately).
 """
 
 from __future__ import annotations
@@ -117,6 +118,15 @@ class PromptServer:
                         await asyncio.sleep(0.05)
                         writer.write(_answer_bytes("STRAY answer Q0Q Q1Q Q2Q Q3Q Q4Q Q5Q"))
                         await writer.drain()
+                elif self.mode == "answer-twice-then-a-pause":
+                    # The rate-limit headers make the client wait before its next call, so the second copy
+                    # arrives while the connection is idle in the pool: the next call read it as its own.
+                    writer.write(_answer_bytes("answer to " + prompt, "x-ratelimit-remaining-requests: 0",
+                                               "x-ratelimit-limit-requests: 1", "x-ratelimit-reset-requests: 400ms"))
+                    await writer.drain()
+                    await asyncio.sleep(0.05)
+                    writer.write(_answer_bytes("answer to " + prompt))
+                    await writer.drain()
                 elif self.mode == "longer-than-its-length":
                     writer.write(own + b"STRAY TAIL " * 10)
                     await writer.drain()
@@ -178,6 +188,7 @@ def attack_wire9(tally: A.Tally) -> None:
     print("connections, deadlines and result files (ninth round)", flush=True)
     n = 6
     for mode, jobs, bound in (("answer-then-another", 1, 60), ("answer-then-another", 3, 60),
+                              ("answer-twice-then-a-pause", 1, 60), ("answer-twice-then-a-pause", 2, 60),
                               ("longer-than-its-length", 1, 60), ("connection-close-ignored", 1, 60),
                               ("drip-body", 2, 60), ("drip-headers", 2, 60), ("never-read-the-body", 2, 60)):
         name = f"wire9/{mode}/-j{jobs}"
@@ -190,14 +201,15 @@ def attack_wire9(tally: A.Tally) -> None:
                 extra = " " + "y" * 12_000_000 if mode == "never-read-the-body" else ""
                 bp = _wire_blueprint(root, 1 if extra else n, prompt_extra=extra)
                 env = {"PATH": os.environ.get("PATH", ""), "HOME": str(root), "OPENAI_API_KEY": A.KEY,
-                       "OPENAI_BASE_URL": f"http://127.0.0.1:{server.port}/v1", "NO_COLOR": "1"}
+                       "OPENAI_BASE_URL": f"http://127.0.0.1:{server.port}/v1", "NO_COLOR": "1",
+                       "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
                 ran = A.run_cli(["run", str(bp), "-o", str(root / "out"), "-j", str(jobs), "--timeout", "3",
                                  "--retries", "1", "--max-wait", "5", "--no-report", "--json"], env=env, cwd=root,
                                 timeout=bound)
                 problems = [p for p in [A.crashed(ran)] if p]
                 if not problems and '"type":"run_finished"' not in ran.out:
                     problems.append(f"no run_finished event (exit {ran.code})")
-                if not problems and mode in ("answer-then-another", "longer-than-its-length", "connection-close-ignored"):
+                if not problems and mode.startswith(("answer-", "longer-", "connection-")):
                     problems += [p for p in [_own_answers(root / "out", n)] if p]
                 tally.note(f"{name} ({ran.seconds:.1f} s, exit {ran.code}, {server.requests} requests)",
                            "; ".join(problems) or None)
@@ -205,6 +217,7 @@ def attack_wire9(tally: A.Tally) -> None:
             shutil.rmtree(root, ignore_errors=True)
     _wire9_ipv6(tally)
     _wire9_batch(tally)
+    _wire9_call(tally)
 
 
 def _wire9_ipv6(tally: A.Tally) -> None:
@@ -222,7 +235,7 @@ def _wire9_ipv6(tally: A.Tally) -> None:
             for url in (f"http://[::1]:{fake.port}/v1", f"http://[::ffff:127.0.0.1]:{fake.port}/v1",
                         f"http://[::1%25lo]:{fake.port}/v1", "http://[::1]:0/v1", "http://[fe80::1%25eth0]:1/v1"):
                 env = {"PATH": os.environ.get("PATH", ""), "HOME": str(root), "OPENAI_API_KEY": A.KEY,
-                       "OPENAI_BASE_URL": url, "NO_COLOR": "1"}
+                       "OPENAI_BASE_URL": url, "NO_COLOR": "1", "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
                 ran = A.run_cli(["run", str(bp), "-o", str(root / "out"), "--timeout", "3", "--retries", "0",
                                  "--no-report", "--json"], env=env, cwd=root, timeout=60)
                 problems = [p for p in [A.crashed(ran)] if p]
@@ -305,7 +318,8 @@ def _wire9_batch(tally: A.Tally) -> None:
                     bp.write_text(f"title: t\nmodels: [{model}]\n---\n" + "".join(
                         f"- id: p{i}\n  prompt: question number {i}\n  should: [{{$contains: question}}]\n"
                         for i in range(6)))
-                    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(root), "NO_COLOR": "1", **server.env()}
+                    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(root), "NO_COLOR": "1",
+                           "PYTHONPATH": os.environ.get("PYTHONPATH", ""), **server.env()}
                     ran = A.run_cli(["run", "b.yml", "-o", "out", "--no-report", "--batch", "--batch-poll", "0.05",
                                      "--retries", "0", "--timeout", "5", "--json"], env=env, cwd=root, timeout=120)
                     problems = [p for p in [A.crashed(ran)] if p]
@@ -317,6 +331,87 @@ def _wire9_batch(tally: A.Tally) -> None:
                                f"{server.chat_calls} chat calls)", "; ".join(problems) or None)
             finally:
                 shutil.rmtree(root, ignore_errors=True)
+
+
+class CallService:
+    """A `$call` service on loopback whose answer never ends: "drip" (a byte of a 100,000-byte body a
+    second), "endless" (1 MB blanks without a length, until the client hangs up), "headers" (a header line
+    a second, never a body)."""
+
+    def __init__(self, mode: str) -> None:
+        self.mode, self.port, self.sent = mode, 0, 0
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def __enter__(self) -> CallService:
+        import threading
+
+        ready = threading.Event()
+
+        def run() -> None:
+            loop = self._loop = asyncio.new_event_loop()
+            server = loop.run_until_complete(asyncio.start_server(self._serve, "127.0.0.1", 0))
+            self.port = server.sockets[0].getsockname()[1]
+            ready.set()
+            loop.run_forever()
+
+        threading.Thread(target=run, daemon=True).start()
+        ready.wait(10)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._loop is not None:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(Exception):
+            await reader.readuntil(b"\r\n\r\n")
+            if self.mode == "headers":
+                writer.write(b"HTTP/1.1 200 OK\r\n")
+                while True:
+                    writer.write(b"x-a: b\r\n")
+                    await writer.drain()
+                    await asyncio.sleep(1.0)
+            if self.mode == "drip":
+                writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 100000\r\n\r\n")
+                chunk, pause = b" ", 1.0
+            else:
+                writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\r\n")
+                chunk, pause = b" " * 1048576, 0.0
+            while self.sent < 2 * 1024 ** 3:  # 2 GB at most: the probe itself stays bounded
+                writer.write(chunk)
+                await writer.drain()
+                self.sent += len(chunk)
+                await asyncio.sleep(pause)
+        with contextlib.suppress(Exception):
+            writer.close()
+
+
+def _wire9_call(tally: A.Tally) -> None:
+    """Weval `$call` points on services that never finish their answer. Broken: a traceback, a run past
+    60 s, no run_finished, the run over 1 GB of memory."""
+    for mode in ("drip", "endless", "headers"):
+        name = f"wire9/call-service-{mode}"
+        if A.ONLY and A.ONLY not in name:
+            continue
+        root = Path(tempfile.mkdtemp(prefix="attack-wire9c-"))
+        try:
+            with CallService(mode) as service:
+                bp = root / "b.yml"
+                bp.write_text("title: t\nmodels: [echo]\n---\n- id: p\n  prompt: hello\n  should:\n"
+                              f"    - $call: {{url: 'http://127.0.0.1:{service.port}/s', timeout_ms: 3000, max_retries: 1}}\n")
+                env = {"PATH": os.environ.get("PATH", ""), "HOME": str(root), "NO_COLOR": "1",
+                       "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
+                ran = A.run_cli(["run", str(bp), "-o", str(root / "out"), "--no-report", "--json"], env=env, cwd=root,
+                                timeout=60)
+                problems = [p for p in [A.crashed(ran)] if p]
+                if not problems and '"type":"run_finished"' not in ran.out:
+                    problems.append(f"no run_finished event (exit {ran.code})")
+                if ran.peak_kb > 1024 * 1024:
+                    problems.append(f"{ran.peak_kb // 1024} MB of memory")
+                tally.note(f"{name} ({ran.seconds:.1f} s, exit {ran.code}, {ran.peak_kb // 1024} MB, "
+                           f"{service.sent // 1048576} MB sent)", "; ".join(problems) or None)
+        finally:
+            shutil.rmtree(root, ignore_errors=True)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -567,7 +662,8 @@ def attack_scripts9(tally: A.Tally) -> None:
             tally.note("scripts9/no-orphans-in-reach",
                        f"{len(ours)} process(es) of a judge's group left running" if ours else None)
             if left:
-                print(f"  note   {len(left)} setsid process(es) left (beyond reach, SECURITY.md); ending them", flush=True)
+                print(f"  note   {len(left)} process(es) that left the group left running (beyond reach, SECURITY.md); "
+                      "ending them", flush=True)
             for pid in left:
                 with contextlib.suppress(ProcessLookupError, ValueError):
                     os.kill(int(pid), signal.SIGKILL)
@@ -584,9 +680,10 @@ def _marked(marker: str) -> list[str]:
 
 
 def _own_session(pid: str) -> bool:
-    """Whether `pid` leads a session of its own (setsid): SECURITY.md's 'beyond reach'."""
+    """Whether `pid` leads a session or a process group of its own (setsid, setpgid): SECURITY.md's
+    'beyond reach' of the group kill."""
     try:
-        return os.getsid(int(pid)) == int(pid)
+        return os.getsid(int(pid)) == int(pid) or os.getpgid(int(pid)) == int(pid)
     except (ProcessLookupError, ValueError, PermissionError):
         return False
 
