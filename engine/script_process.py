@@ -102,7 +102,10 @@ async def run_script(argv: Sequence[str], stdin: bytes | None, *, cwd: Path | No
         return await proc.wait()
 
     try:
-        code = await asyncio.wait_for(whole(), timeout)
+        # asyncio.timeout, not wait_for: Python 3.11's wait_for loses a cancellation (a stopped run) that
+        # comes as the script ends, and the run went on past its stop (batch/wire.py had the same).
+        async with asyncio.timeout(timeout):
+            code = await whole()
     except TimeoutError:
         kill(proc)
         await _reap(proc)
@@ -135,4 +138,5 @@ def kill(proc: asyncio.subprocess.Process) -> None:
 
 async def _reap(proc: asyncio.subprocess.Process) -> None:
     with contextlib.suppress(Exception):
-        await asyncio.wait_for(proc.wait(), 5)
+        async with asyncio.timeout(5):
+            await proc.wait()

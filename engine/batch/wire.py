@@ -148,7 +148,8 @@ async def jsonl_lines(
     held are then missing from the results, and the caller sends them again interactively."""
     request = _request("GET", url, provider, headers=headers, extensions={"timeout": _phases(timeout)})
     try:
-        resp = await asyncio.wait_for(_send(client, request), timeout)
+        async with asyncio.timeout(timeout):
+            resp = await _send(client, request)
     except Exception as exc:
         _raise_transport(exc, provider, url, timeout)
     try:
@@ -159,7 +160,11 @@ async def jsonl_lines(
         chunks = resp.aiter_bytes()
         while True:
             try:
-                chunk = await asyncio.wait_for(anext(chunks), timeout)
+                # asyncio.timeout, not wait_for: Python 3.11's wait_for loses a cancellation that comes as
+                # the read completes, and a service streaming blank lines fast had the caller's deadline
+                # (batch_stage's "no new answer") lost nearly every time (atk9r: a run held for good).
+                async with asyncio.timeout(timeout):
+                    chunk = await anext(chunks)
             except StopAsyncIteration:
                 break
             except Exception as exc:

@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,8 @@ from tests.fakebatch import FakeBatchServer
 
 class EndlessResults(FakeBatchServer):
     """OpenAI's output files served as `mode` says: "surplus" (every answer, then lines of unknown ids for
-    ever) or "drip" (the first half of the answers, then a space every 0.2 s for ever)."""
+    ever), "drip" (the first half of the answers, then a space every 0.2 s for ever) or "blank" (64 KB of
+    blank lines every 10 ms for ever, before any answer)."""
 
     def __init__(self, mode: str) -> None:
         super().__init__(polls_per_state=1)
@@ -55,6 +57,10 @@ class EndlessResults(FakeBatchServer):
                     await resp.write(json.dumps({"custom_id": f"zz-{n}", "response": {"status_code": 200, "body": {}}})
                                      .encode() + b"\n")
                     await asyncio.sleep(0.001)
+            if self.mode == "blank":
+                while True:
+                    await resp.write(b"\n" * 65536)
+                    await asyncio.sleep(0.01)
             await resp.write(b"".join(lines[: len(lines) // 2]))
             while True:
                 await resp.write(b" ")
@@ -63,7 +69,7 @@ class EndlessResults(FakeBatchServer):
             return resp
 
 
-@pytest.fixture(params=["surplus", "drip"])
+@pytest.fixture(params=["surplus", "drip", "blank"])
 def endless(request: pytest.FixtureRequest) -> Iterator[EndlessResults]:
     with EndlessResults(request.param) as server:
         yield server
@@ -81,8 +87,49 @@ def test_a_result_file_that_never_ends_does_not_hold_the_run(tmp_path: Path, end
     assert ran.returncode == 0, ran.stderr[-2000:]
     assert endless.endless == 1
     # Every prompt answered once: by the batch, or (the drip's second half) by a chat call.
-    assert endless.chat_calls == (0 if endless.mode == "surplus" else n - n // 2)
-    assert not endless.duplicates() or endless.mode == "drip"
+    assert endless.chat_calls == {"surplus": 0, "drip": n - n // 2, "blank": n}[endless.mode]
+    assert not endless.duplicates() or endless.mode != "surplus"
     assert "mean 1.000" in ran.stdout
-    if endless.mode == "drip":
+    if endless.mode != "surplus":
         assert "no new answer" in ran.stderr + ran.stdout
+
+
+def test_a_deadline_around_a_result_file_streaming_fast_is_kept() -> None:
+    """The caller's deadline (batch_stage: no new answer within the call timeout) cancels the read of a
+    result file. jsonl_lines waited for each chunk with asyncio.wait_for, which in Python 3.11 loses a
+    cancellation that arrives as its read completes: against a service streaming blank lines as fast as
+    it can, the cancellation was lost nearly every time and the run read for good. The read runs in its
+    own thread and loop here, so a lost deadline fails the test instead of holding it."""
+    from evalspec.batch.wire import jsonl_lines
+    from evalspec.providers.http import make_client
+
+    async def main() -> str:
+        async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            await reader.readuntil(b"\r\n\r\n")
+            writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/jsonl\r\n\r\n")
+            try:
+                while True:
+                    writer.write(b"\n" * 65536)
+                    await writer.drain()
+            except ConnectionError:
+                writer.close()
+
+        server = await asyncio.start_server(serve, "127.0.0.1", 0)
+        client = make_client(2, timeout=5.0)
+        try:
+            async with asyncio.timeout(0.5):
+                async for _ in jsonl_lines(client, "openai", f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/f",
+                                           {}, 5.0):
+                    pass
+            return "the file ended"
+        except TimeoutError:
+            return "the deadline was kept"
+        finally:
+            await client.aclose()
+            server.close()
+
+    got: list[str] = []
+    reader = threading.Thread(target=lambda: got.append(asyncio.run(main())), daemon=True)
+    reader.start()
+    reader.join(30)
+    assert got == ["the deadline was kept"]
