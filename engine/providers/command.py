@@ -18,12 +18,14 @@ import json
 import os
 import re
 import shlex
+import stat
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from evalspec.file_source import read_regular_bytes
 from evalspec.jsonio import loads
 from evalspec.providers.base import (
     COMMAND,
@@ -42,6 +44,10 @@ from evalspec.script_process import run_script
 PLACEHOLDERS = frozenset({"PROMPT", "PROMPT_FILE", "OUTPUT_FILE", "EVAL_ID", "ATTEMPT"})
 _PLACEHOLDER = re.compile(r"\{([A-Z_]+)\}")
 DEFAULT_COMMAND_TIMEOUT = 120.0  # agents are slower than chat APIs
+# The most of an answer read from stdout or {OUTPUT_FILE}: far past any transcript, and what an agent
+# (whose model decides what it writes) can make endless: `yes` on stdout, a FIFO or a link to /dev/zero as
+# its output file, which held the run for good or grew it until memory ran out (atk9r).
+MAX_ANSWER_BYTES = 64 * 1024 * 1024
 
 
 def render_prompt(req: ChatRequest) -> str:
@@ -191,12 +197,7 @@ class CommandProvider:
                     provider=self.name,
                 )
             if "OUTPUT_FILE" in self.uses:
-                try:
-                    raw = Path(values["OUTPUT_FILE"]).read_text(encoding="utf-8", errors="replace")
-                except FileNotFoundError:
-                    raise ProviderError(
-                        COMMAND, f"{self.name}: the command did not write {{OUTPUT_FILE}}", provider=self.name
-                    ) from None
+                raw = self._output_file(values["OUTPUT_FILE"])
             else:
                 raw = stdout.decode("utf-8", "replace")
         try:
@@ -211,10 +212,30 @@ class CommandProvider:
             tool_calls=calls,
         )
 
+    def _output_file(self, path: str) -> str:
+        """The answer the command wrote to {OUTPUT_FILE}: a regular file of at most MAX_ANSWER_BYTES, opened
+        without blocking (a FIFO would wait for a writer for ever) and read no further than that."""
+        try:
+            regular = stat.S_ISREG(os.stat(path).st_mode)
+            data = read_regular_bytes(path, MAX_ANSWER_BYTES) if regular else None
+        except FileNotFoundError:
+            raise ProviderError(COMMAND, f"{self.name}: the command did not write {{OUTPUT_FILE}}",
+                                provider=self.name) from None
+        except OSError as exc:
+            raise ProviderError(COMMAND, f"{self.name}: the command's {{OUTPUT_FILE}} cannot be read "
+                                f"({exc.strerror or exc})", provider=self.name) from None
+        if data is None:
+            what = "is larger than 64 MB" if regular else "is not a regular file (a FIFO, a device or a folder)"
+            raise ProviderError(COMMAND, f"{self.name}: the command's {{OUTPUT_FILE}} {what}", provider=self.name)
+        return data.decode("utf-8", "replace")
+
     async def _run(self, argv: list[str], timeout: float, cwd: str | None = None) -> tuple[bytes, bytes, int]:
-        # The answer is all of stdout (no cap: an agent's transcript can be long); stderr's tail is kept.
+        # The answer is stdout up to MAX_ANSWER_BYTES (an agent's transcript can be long); stderr's tail is kept.
         done = await run_script(argv, None, cwd=Path(cwd) if cwd else None, timeout=timeout, env=self.env,
-                                stdout_limit=None)
+                                stdout_limit=MAX_ANSWER_BYTES)
+        if done.overflow:
+            raise ProviderError(COMMAND, f"{self.name}: the command printed more than 64 MB on stdout and was killed",
+                                provider=self.name)
         if done.start_error is not None:
             what = {errno.ENOENT: "command not found", errno.EACCES: "not executable"}.get(
                 done.start_errno or 0, "cannot start")

@@ -1,6 +1,6 @@
 """The `cli` target's process: started through the one bounded runner (script_process), with its own
 errors: a missing or non-executable program, a timeout that kills everything it started, an answer
-of any length (stdout is not capped for an agent's transcript), stderr's tail in a failure."""
+of any length up to 64 MB (an agent's transcript; past it, an error), stderr's tail in a failure."""
 
 from __future__ import annotations
 
@@ -120,3 +120,35 @@ def test_a_timeout_leaves_no_unretrieved_exception() -> None:
 
     asyncio.run(go())
     assert reported == []
+
+
+# The ninth attack round (atk9r): what an agent leaves where its answer is read. A cli target runs an
+# agent, whose model decides what it writes: {OUTPUT_FILE} made a FIFO held the run for good (read in the
+# event loop), a link to /dev/zero or a stdout that never ends grew the run until memory ran out. Each
+# runs in a process of its own with 1.5 GB of address space, so the old behaviour fails, never hangs.
+_IN_A_PROCESS = """
+import asyncio, resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (1536 * 1024 * 1024, 1536 * 1024 * 1024))
+from evalspec.providers import ChatRequest, ProviderError
+from evalspec.providers.base import ChatMessage
+from evalspec.providers.command import CommandProvider
+req = ChatRequest(model="agent", messages=(ChatMessage("user", "hi"),))
+try:
+    print("ANSWER", len(asyncio.run(CommandProvider(sys.argv[1:], name="agent", timeout=20).chat(req)).text))
+except ProviderError as exc:
+    print("ERROR", exc.kind, exc.message)
+"""
+
+
+@pytest.mark.parametrize(("argv", "says"), [
+    (["sh", "-c", 'mkfifo "$1"', "sh", "{OUTPUT_FILE}"], "is not a regular file"),
+    (["sh", "-c", 'ln -s /dev/zero "$1"', "sh", "{OUTPUT_FILE}"], "is not a regular file"),
+    (["sh", "-c", 'truncate -s 100M "$1"', "sh", "{OUTPUT_FILE}"], "larger than 64 MB"),
+    (["sh", "-c", "exec yes an-endless-answer"], "printed more than 64 MB"),
+], ids=["output-file-a-fifo", "output-file-a-link-to-dev-zero", "output-file-100-mb", "stdout-without-end"])
+def test_an_answer_the_agent_makes_endless_is_an_error(argv: list[str], says: str) -> None:
+    import subprocess
+
+    ran = subprocess.run([sys.executable, "-c", _IN_A_PROCESS, *argv], capture_output=True, text=True, timeout=90,
+                         env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert ran.stdout.startswith("ERROR command agent: ") and says in ran.stdout, (ran.stdout, ran.stderr[-500:])
