@@ -24,7 +24,7 @@ holds the probes, `attack.py` the harness they share.
   scripts9  code judges and `cli` targets that leave a grandchild holding stdout (in their group and out
             of it with setsid), stop themselves (SIGSTOP), ignore SIGTERM and SIGHUP, write 1 GB to
             stderr, close stdout and keep running, fork 200 children, print a verdict and then hang,
-            change their process group. Broken: a traceback, a run past its bound, no result row for
+            change their process group; cli targets whose {OUTPUT_FILE} is a FIFO, a folder, 100 MB. Broken: a traceback, a run past its bound, no result row for
             the test, a process of ours left running (not counting those that left the group with setsid or
             setpgid, which SECURITY.md puts beyond reach, reported separately).
 """
@@ -615,6 +615,14 @@ SCRIPTS9 = {
 }
 
 
+# cli targets only: what an agent leaves where its answer is read ({OUTPUT_FILE}).
+CLI9 = {
+    "output-file-a-fifo": 'mkfifo "$0"',
+    "output-file-100-mb-sparse": 'truncate -s 100M "$0"',
+    "output-file-a-folder": 'mkdir "$0"',
+}
+
+
 def attack_scripts9(tally: A.Tally) -> None:
     print("code judges and cli targets around their exit (ninth round)", flush=True)
     marker = f"attack9-orphan-{os.getpid()}"
@@ -627,7 +635,9 @@ def attack_scripts9(tally: A.Tally) -> None:
             chosen = {k: v for k, v in SCRIPTS9.items() if not A.ONLY or A.ONLY in f"scripts9/{k}"}
             targets = A.TARGETS + "".join(
                 f"  - name: t-{k}\n    provider: cli\n    command: {json.dumps('sh -c ' + _sh_quote(v.format(marker=marker)))}\n"
-                "    timeout_seconds: 4\n" for k, v in chosen.items())
+                "    timeout_seconds: 4\n" for k, v in chosen.items()) + "".join(
+                f"  - name: t-{k}\n    provider: cli\n    command: {json.dumps('sh -c ' + _sh_quote(v) + ' {OUTPUT_FILE}')}\n"
+                "    timeout_seconds: 4\n" for k, v in CLI9.items() if not A.ONLY or A.ONLY in f"scripts9/{k}")
             (project / ".agentv" / "targets.yaml").write_text(targets)
             tests = "".join(
                 f"  - id: {k}\n    criteria: c\n    input: hi\n    assert:\n      - type: code-judge\n"
@@ -646,7 +656,7 @@ def attack_scripts9(tally: A.Tally) -> None:
             for k in chosen:
                 problem = A.crashed(ran) or (None if k in rows else "no result row")
                 tally.note(f"scripts9/code-judge/{k} ({ran.seconds:.0f} s for all, exit {ran.code})", problem)
-            for k in chosen:
+            for k in [*chosen, *(k for k in CLI9 if not A.ONLY or A.ONLY in f"scripts9/{k}")]:
                 suite2 = project / f"t-{k}.eval.yaml"
                 suite2.write_text(f"name: t-{k}\ndescription: d\nexecution:\n  target: t-{k}\ntests:\n"
                                   "  - id: a\n    criteria: c\n    input: hi\n    assert: [{type: contains, value: score}]\n")
