@@ -304,8 +304,10 @@ def csv_tests(text: str, out: Findings) -> list[Node]:
     header, body = rows[0], rows[1:]
     columns: list[str | None] = []
     test_fields = REGISTRY["test"]
-    for value, span in header:
-        name = value.strip()
+    for i, (value, span) in enumerate(header):
+        # A spreadsheet's "CSV UTF-8" starts with a byte order mark: not part of the first column's name
+        # (it read as an unknown column '\ufeffid').
+        name = (value.lstrip("\ufeff") if i == 0 else value).strip()
         if name in CSV_COLUMNS:
             columns.append(name)
             continue

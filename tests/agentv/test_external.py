@@ -137,6 +137,14 @@ def test_a_tests_file_checked_on_its_own(tmp_path: Path) -> None:
     assert codes(result) == ["duplicate-test-id"]
 
 
+def test_a_csv_saved_with_a_byte_order_mark(tmp_path: Path) -> None:
+    """A spreadsheet's "CSV UTF-8" starts with a BOM: its first column is still `id` (it was an unknown
+    column '\ufeffid' and every test lost its id; found by the ninth attack round)."""
+    csv = '\ufeffid,input,criteria\nc1,"What is 2+2?",Adds\n'
+    result = check("tests: ./cases.csv\n", tmp_path, files={"cases.csv": csv})
+    assert [t.id for t in result.suite.tests] == ["c1"] and codes(result) == []  # type: ignore[union-attr]
+
+
 def test_csv_columns_that_csv_cannot_express(tmp_path: Path) -> None:
     result = check("tests: ./cases.csv\n", tmp_path, files={"cases.csv": "id,input,criteria,assert\na,hi,ok,x\n"})
     f = one(result, "unsupported-csv-column")
