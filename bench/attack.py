@@ -70,7 +70,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
@@ -804,22 +804,19 @@ def attack_secrets(tally: Tally) -> None:
 Behaviour = Callable[[Any, Any], Awaitable[None]]  # (reader, writer) after the request was read
 
 
-class RawServer:
-    """A loopback server that reads one HTTP request per connection, then does whatever the probe's
-    behaviour writes: truncated chunks, slow headers, endless bodies, resets, bombs."""
+class LoopbackServer:
+    """A TCP server on 127.0.0.1 (its port chosen by the system), run by an event loop of its own on a
+    daemon thread while the `with` lasts; a subclass answers each connection in `_serve`."""
 
-    def __init__(self) -> None:
-        self.behaviour: Behaviour | None = None
-        self.requests = 0
-        self.port = 0
-        self._loop: asyncio.AbstractEventLoop | None = None
+    port = 0
+    _loop: asyncio.AbstractEventLoop | None = None
 
-    def __enter__(self) -> RawServer:
+    def __enter__(self) -> Self:
         ready = threading.Event()
 
         def run() -> None:
             loop = self._loop = asyncio.new_event_loop()
-            server = loop.run_until_complete(asyncio.start_server(self._handle, "127.0.0.1", 0))
+            server = loop.run_until_complete(asyncio.start_server(self._serve, "127.0.0.1", 0))
             self.port = server.sockets[0].getsockname()[1]
             ready.set()
             loop.run_forever()
@@ -832,7 +829,19 @@ class RawServer:
         if self._loop is not None:
             self._loop.call_soon_threadsafe(self._loop.stop)
 
-    async def _handle(self, reader: Any, writer: Any) -> None:
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        raise NotImplementedError
+
+
+class RawServer(LoopbackServer):
+    """A loopback server that reads one HTTP request per connection, then does whatever the probe's
+    behaviour writes: truncated chunks, slow headers, endless bodies, resets, bombs."""
+
+    def __init__(self) -> None:
+        self.behaviour: Behaviour | None = None
+        self.requests = 0
+
+    async def _serve(self, reader: Any, writer: Any) -> None:
         try:
             while True:
                 head = await reader.readuntil(b"\r\n\r\n")
@@ -1181,6 +1190,33 @@ def _asked(fake: FakeProvider) -> list[str]:
             if m:
                 out.append(m.group(1))
     return out
+
+
+def release_followers(go: Path, procs: list[subprocess.Popen[str]], fake: FakeProvider,
+                      before: list[str]) -> tuple[list[int | None], list[str], list[str]]:
+    """Start the processes waiting on the file `go` at once and wait for them (killed after 240 s): their
+    exit codes, the prompts they asked, and what went wrong (a prompt asked twice, a traceback or a hang,
+    an exit other than 0, 2 or 3)."""
+    go.write_text("go")
+    outs = []
+    for p in procs:
+        try:
+            outs.append(p.communicate(timeout=240))
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            outs.append(("", "hung (killed after 240 s)"))
+    codes = [p.returncode for p in procs]
+    after = _asked(fake)[len(before):]
+    problems = []
+    dup = sorted({q for q in after if after.count(q) > 1}, key=int)
+    if dup:
+        problems.append(f"{len(dup)} prompt(s) asked twice by the followers ({', '.join(dup[:5])})")
+    for (_, e), c in zip(outs, codes, strict=True):
+        if "Traceback" in e or "hung" in e:
+            problems.append(e.strip().splitlines()[-1][:150])
+        if c not in (0, 2, 3):
+            problems.append(f"exit {c}: {e.strip().splitlines()[-1:]}")
+    return codes, after, problems
 
 
 def attack_concurrent(tally: Tally) -> None:

@@ -839,25 +839,7 @@ def attack_resume7(tally: A.Tally) -> None:
                                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace",
                                           start_new_session=True) for f in followers]
                 time.sleep(1.0)  # every follower waiting on the signal
-                go.write_text("go")
-                outs = []
-                for p in procs:
-                    try:
-                        outs.append(p.communicate(timeout=240))
-                    except subprocess.TimeoutExpired:
-                        os.killpg(p.pid, signal.SIGKILL)
-                        outs.append(("", "hung (killed after 240 s)"))
-                codes = [p.returncode for p in procs]
-                after = A._asked(fake)[len(before):]
-                problems = []
-                dup = sorted({q for q in after if after.count(q) > 1}, key=int)
-                if dup:
-                    problems.append(f"{len(dup)} prompt(s) asked twice by the followers ({', '.join(dup[:5])})")
-                for (_, e), c in zip(outs, codes, strict=True):
-                    if "Traceback" in e or "hung" in e:
-                        problems.append(e.strip().splitlines()[-1][:150])
-                    if c not in (0, 2, 3):
-                        problems.append(f"exit {c}: {e.strip().splitlines()[-1:]}")
+                codes, after, problems = A.release_followers(go, procs, fake, before)
                 if label != "stopped":
                     missing = {str(i) for i in range(n)} - set(before) - set(after)
                     if missing:

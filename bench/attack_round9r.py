@@ -61,35 +61,13 @@ def _answer_bytes(text: str, *extra_headers: str) -> bytes:
     return (head + f"content-length: {len(body)}\r\n\r\n").encode() + body
 
 
-class PromptServer:
+class PromptServer(A.LoopbackServer):
     """A loopback OpenAI-shaped server that answers every request with the text of its own prompt
     (`answer to <prompt>`), then does what `mode` adds: bytes after the answer, a drip, no reading."""
 
     def __init__(self, mode: str) -> None:
         self.mode = mode
-        self.port = 0
         self.requests = 0
-        self._loop: asyncio.AbstractEventLoop | None = None
-
-    def __enter__(self) -> PromptServer:
-        import threading
-
-        ready = threading.Event()
-
-        def run() -> None:
-            loop = self._loop = asyncio.new_event_loop()
-            server = loop.run_until_complete(asyncio.start_server(self._serve, "127.0.0.1", 0))
-            self.port = server.sockets[0].getsockname()[1]
-            ready.set()
-            loop.run_forever()
-
-        threading.Thread(target=run, daemon=True).start()
-        ready.wait(10)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._loop is not None:
-            self._loop.call_soon_threadsafe(self._loop.stop)
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         on_conn = 0
@@ -333,34 +311,13 @@ def _wire9_batch(tally: A.Tally) -> None:
                 shutil.rmtree(root, ignore_errors=True)
 
 
-class CallService:
+class CallService(A.LoopbackServer):
     """A `$call` service on loopback whose answer never ends: "drip" (a byte of a 100,000-byte body a
     second), "endless" (1 MB blanks without a length, until the client hangs up), "headers" (a header line
     a second, never a body)."""
 
     def __init__(self, mode: str) -> None:
-        self.mode, self.port, self.sent = mode, 0, 0
-        self._loop: asyncio.AbstractEventLoop | None = None
-
-    def __enter__(self) -> CallService:
-        import threading
-
-        ready = threading.Event()
-
-        def run() -> None:
-            loop = self._loop = asyncio.new_event_loop()
-            server = loop.run_until_complete(asyncio.start_server(self._serve, "127.0.0.1", 0))
-            self.port = server.sockets[0].getsockname()[1]
-            ready.set()
-            loop.run_forever()
-
-        threading.Thread(target=run, daemon=True).start()
-        ready.wait(10)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._loop is not None:
-            self._loop.call_soon_threadsafe(self._loop.stop)
+        self.mode, self.sent = mode, 0
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         with contextlib.suppress(Exception):
@@ -563,25 +520,7 @@ def attack_spell9(tally: A.Tally) -> None:
                                                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                                           errors="replace", start_new_session=True))
                         time.sleep(1.5)
-                        go.write_text("go")
-                        outs = []
-                        for p in procs:
-                            try:
-                                outs.append(p.communicate(timeout=240))
-                            except subprocess.TimeoutExpired:
-                                os.killpg(p.pid, signal.SIGKILL)
-                                outs.append(("", "hung (killed after 240 s)"))
-                        codes = [p.returncode for p in procs]
-                        after = A._asked(fake)[len(before):]
-                        problems = []
-                        dup = sorted({q for q in after if after.count(q) > 1}, key=int)
-                        if dup:
-                            problems.append(f"{len(dup)} prompt(s) asked twice by the followers ({', '.join(dup[:5])})")
-                        for (_, e), c in zip(outs, codes, strict=True):
-                            if "Traceback" in e or "hung" in e:
-                                problems.append(e.strip().splitlines()[-1][:150])
-                            if c not in (0, 2, 3):
-                                problems.append(f"exit {c}: {e.strip().splitlines()[-1:]}")
+                        codes, after, problems = A.release_followers(go, procs, fake, before)
                         missing = {str(i) for i in range(n)} - set(before) - set(after)
                         if missing:
                             problems.append(f"{len(missing)} prompt(s) never asked")
