@@ -5,9 +5,10 @@ the lines of a `fileformat=mac` buffer). The engine's spans count lines at "\\n"
 step:
 
 - An eval file is read with each bare CR as "\\n" (engine/line_breaks.as_read, in `analyze` for `check`,
-  `run` and this server alike, and for the YAML tests files a suite includes): one character for one, so
-  every offset stays put. The engine's lines are then the client's, for its spans and for everything that
-  reads the text line by line (completion and hover finding the key at the cursor, folding).
+  `run` and this server alike, which hands it the client's text as it is; and for the YAML tests files a
+  suite includes): one character for one, so every offset stays put. The engine's lines are then the
+  client's, for its spans and for everything that reads the text line by line (completion and hover
+  finding the key at the cursor, folding).
 - JSON Lines and CSV are read as they are (a CR inside a record does not end it): their bare CRs are
   kept in `BareCRs`, through which convert.LineIndex turns the engine's lines into the client's.
 
@@ -20,20 +21,16 @@ from bisect import bisect_right
 from pathlib import Path
 
 from evalspec.analysis import Analysis
-from evalspec.line_breaks import BARE_CR, as_read, reads_bare_crs
+from evalspec.line_breaks import BARE_CR, reads_bare_crs
 
 BARE_CRS = "lsp.bare-crs"  # an analysis's memo key for the BareCRs of its text
 
 
-def analysed_text(text: str, path: Path | None) -> tuple[str, BareCRs | None]:
-    """The text the engine analyses for an open document (`text` with each bare CR read as "\\n"), and
-    the bare CRs left in it (only a dataset's). The same string when there is none: a file without any
-    CR costs one scan in C, a CRLF file one regex search and no copy."""
-    if "\r" not in text:
-        return text, None
-    if not reads_bare_crs(path):
-        return text, BareCRs.of_text(text)
-    return as_read(text, path), None
+def dataset_crs(text: str, path: Path | None) -> BareCRs | None:
+    """The bare CRs of an open document the engine reads as it is (a JSON Lines or CSV file's), for
+    convert.LineIndex; None for every other file, whose bare CRs `analyze` reads as "\\n" itself
+    (line_breaks.as_read), so nothing is scanned twice."""
+    return None if reads_bare_crs(path) else BareCRs.of_text(text)
 
 
 class BareCRs:

@@ -40,7 +40,7 @@ from evalspec.source import gc_paused
 from evalspec.yielding import Abandoned, yield_point
 
 from . import workers
-from .bare_cr import BARE_CRS, analysed_text
+from .bare_cr import BARE_CRS, dataset_crs
 from .convert import path_of
 from .freeing import free_later
 from .open_files import OpenDocumentsSource
@@ -430,9 +430,9 @@ class Documents:
         # on, so not even the young generation is scanned once (0.2-0.3 s after an edit that moves
         # every prompt of such a file). Thawed again on close (below).
         with gc_paused():
-            text, crs = analysed_text(job.text, state.path)
-            result = state.analyzer.analyze(text)
-            result.memo[BARE_CRS] = crs  # found here, not on the event loop (where server.index reads it)
+            result = state.analyzer.analyze(job.text)  # bare CRs read as line breaks there (line_breaks.py)
+            # found here, not on the event loop (where server.index reads it)
+            result.memo[BARE_CRS] = dataset_crs(job.text, state.path)
             if self.prepare is not None:
                 try:
                     self.prepare(state, result)

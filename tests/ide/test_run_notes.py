@@ -167,7 +167,6 @@ def test_a_command_line_run_of_a_cr_only_file_is_current_in_the_editor(tmp_path:
     every item's fingerprint differed and each result said "(text changed since)"."""
     from evalspec.cli import main
     from evalspec.incremental import DocumentAnalyzer
-    from evalspec_lsp.bare_cr import analysed_text
 
     raw = BLUEPRINT.replace("\n", "\r")
     blueprint = tmp_path / "t.weval.yml"
@@ -177,7 +176,6 @@ def test_a_command_line_run_of_a_cr_only_file_is_current_in_the_editor(tmp_path:
     assert set(history.fingerprints) == {"p1", "p2"}
     board = RunBoard()
     board.restore(history)
-    text, _ = analysed_text(raw, blueprint)  # what the language server analyses for the open document
-    items = run_items(DocumentAnalyzer(blueprint).analyze(text))
+    items = run_items(DocumentAnalyzer(blueprint).analyze(raw))  # as the language server analyses the document
     titles = [board.item_title(item, now=history.summary_when or 0.0) for item in items if item.kind == "prompt"]
     assert len(titles) == 2 and all(t and "echo" in t and "changed since" not in t for t in titles), titles
