@@ -349,9 +349,13 @@ def test_a_call_service_that_never_finishes_its_answer_is_a_point_not_scored(tmp
   should:
     - $call: {{url: "http://127.0.0.1:{service.port}/score", timeout_ms: 1500, max_retries: 0}}
 """)
-        run_events(bp, options(tmp_path, env_for(smart)))
-        pa = _coverage(tmp_path / "out", "p")["pointAssessments"][0]
+        events = run_events(bp, options(tmp_path, env_for(smart)))
+        cov = _coverage(tmp_path / "out", "p")
+        pa = cov["pointAssessments"][0]
         assert "External service call failed" in pa.get("error", "")
+        # a check not made lifts nothing: no score, no verdict
+        scored = of_type(events, "scored")
+        assert [(e.score, e.verdict) for e in scored] == [(None, None)] and "avgCoverageExtent" not in cov
         assert ("within 1.5 s" if mode == "drip" else "larger than") in pa["error"]
         if mode == "endless":
             assert service.closed.wait(30) and service.sent <= 16 * 1048576
