@@ -230,19 +230,8 @@ def _editor_file(server: NotedLsp, path: Path, ids: Iterator[int], tally: A.Tall
         return
     for t in titles:
         problems += plain_problems(t, "lens title")
-    hovers = 0
-    for line in range(len(text.splitlines())):
-        for col in (0, 2, 4, 6, 10):
-            i = next(ids)
-            server.request(i, "textDocument/hover", A._at(uri, line, col))
-            reply = server.wait(i, A.LSP_BOUND_S + 4)
-            if reply is None:
-                problems.append(f"hover {line}:{col} not answered")
-                continue
-            value = ((reply.get("result") or {}).get("contents") or {}).get("value") or ""
-            if value:
-                hovers += 1
-            problems += markdown_problems(value, f"hover {line}:{col}")
+    positions = [(line, col) for line in range(len(text.splitlines())) for col in (0, 2, 4, 6, 10)]
+    hovers = _hover_problems(server, uri, positions, ids, problems)
     end = time.monotonic() + 20
     while time.monotonic() < end and not any(d.get("source") != "evalspec" for d in server.published.get(uri, [])):
         time.sleep(0.3)  # the run's notes come with the restored results
@@ -254,6 +243,24 @@ def _editor_file(server: NotedLsp, path: Path, ids: Iterator[int], tally: A.Tall
     seen = sorted(set(problems))
     tally.note(f"editor8/{tag}/results ({hovers} hovers, {len(items)} diagnostics, {len(titles)} lenses)",
                "; ".join(seen)[:600] or None)
+
+
+def _hover_problems(server: A.RawLsp, uri: str, positions: list[tuple[int, int]], ids: Iterator[int],
+                    problems: list[str]) -> int:
+    """Hover at each position: an unanswered hover, or Markdown that could fetch, run or render, goes
+    into `problems`. How many hovers had something to show."""
+    shown = 0
+    for line, col in positions:
+        i = next(ids)
+        server.request(i, "textDocument/hover", A._at(uri, line, col))
+        reply = server.wait(i, A.LSP_BOUND_S + 4)
+        if reply is None:
+            problems.append(f"hover {line}:{col} not answered")
+            continue
+        value = ((reply.get("result") or {}).get("contents") or {}).get("value") or ""
+        shown += bool(value)
+        problems += markdown_problems(value, f"hover {line}:{col}")
+    return shown
 
 
 def _file_hovers(server: A.RawLsp, root: Path, ids: Iterator[int], tally: A.Tally) -> None:
@@ -275,16 +282,9 @@ def _file_hovers(server: A.RawLsp, root: Path, ids: Iterator[int], tally: A.Tall
         uri = path.as_uri()
         A._open(server, uri, text)
         problems: list[str] = []
-        for line in range(len(text.splitlines())):
-            for col in range(0, min(80, max(len(x) for x in text.splitlines()) + 1), 3):
-                i = next(ids)
-                server.request(i, "textDocument/hover", A._at(uri, line, col))
-                reply = server.wait(i, A.LSP_BOUND_S + 4)
-                if reply is None:
-                    problems.append(f"hover {line}:{col} not answered")
-                    continue
-                value = ((reply.get("result") or {}).get("contents") or {}).get("value") or ""
-                problems += markdown_problems(value, f"hover {line}:{col}")
+        width = min(80, max(len(x) for x in text.splitlines()) + 1)
+        _hover_problems(server, uri, [(line, col) for line in range(len(text.splitlines()))
+                                      for col in range(0, width, 3)], ids, problems)
         tally.note(f"editor8/file-hover/{tag}", "; ".join(sorted(set(problems)))[:600] or None)
 
 
