@@ -330,9 +330,15 @@ def _regex_rule(ctx: Context, kind: AssertionType, entries: Entries) -> dict[str
         return None
     value = entries.get("value")
     assert value is not None
-    from ..scoring.js_regex import find_js_regex_problems  # JavaScript's rules, not Python's
+    if config["value"] == "":
+        # AgentV's loader drops it ("Skipping regex evaluator …: missing value"); kept, the empty pattern
+        # would match every answer: a pass for a check AgentV never makes.
+        ctx.out.warning("empty-regex", value.span,
+                        "Empty regex pattern: AgentV skips this assertion (it is not run and not scored).")
+        return None
+    from ..scoring.js_regex import regex_findings  # JavaScript's rules (QuickJS's verdict), not Python's
 
-    problems = [p for p in find_js_regex_problems(config["value"], flags, dialect="agentv") if p.where == "pattern"]
+    problems = [p for p in regex_findings(config["value"], flags, dialect="agentv") if p.where == "pattern"]
     errors = [p for p in problems if p.severity == "error"]
     if errors:
         ctx.out.error("invalid-regex", value.span, f"Invalid regex pattern '{config['value']}': {errors[0].message}",
@@ -347,7 +353,7 @@ def _regex_rule(ctx: Context, kind: AssertionType, entries: Entries) -> dict[str
 
 def _inline_flag_fix(ctx: Context, entries: Entries, pattern: str) -> Fix | None:
     """`value: "(?i)abc"` → `value: "abc"` plus `flags: i` (JavaScript has no inline flags)."""
-    from ..scoring.js_regex import strip_leading_inline_i
+    from ..scoring.js_regex_lint import strip_leading_inline_i
 
     rest = strip_leading_inline_i(pattern)
     key, value = entries.key("value"), entries.get("value")

@@ -8,7 +8,7 @@ are the runner's: evaluate_assertion returns NotSupported naming the type.
 
 Ours: a malformed assertion is an AssertionScore with `error` set (score 0, fail) rather than an
 exception, and `negate` never turns an error into a pass. A check that could not be made (a `regex`
-whose match ran past its deadline) is NotScored with the reason: never a score, never a verdict.
+whose match ran past its deadline or beyond QuickJS's limits) is NotScored with the reason: never a score, never a verdict.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import Any
 from ..providers.base import ToolCall
 from .agentv_aggregate import negate_verdict, verdict
 from .field_accuracy import score_fields
-from .js_regex import JsRegexError, JsRegexTimeout, js_regex_test
+from .js_regex import JsRegexError, JsRegexNotEvaluated, js_regex_test
 from .js_text import NestedTooDeeply, is_js_number, js_json_parse, js_trim
 from .tool_trajectory import score_trajectory
 
@@ -183,12 +183,17 @@ def _regex(spec: Mapping[str, Any], output: str) -> AssertionScore | NotScored:
         return _error("Assertion type 'regex' requires 'flags' to be a string (e.g. \"i\").")
     try:
         passed = js_regex_test(pattern, output, flags, dialect="agentv")
-    except JsRegexTimeout as exc:
+    except JsRegexNotEvaluated as exc:
         return NotScored(f"regex /{pattern}/{flags}: {exc.message}")  # the answer was not checked
     except JsRegexError as exc:
-        return _error(f"Invalid regex pattern '{pattern}': {exc.message}")
+        # As the reference's evaluator reports a throw: "Evaluator '<name>' failed: <message>" (its
+        # unnamed regex assertions are named `regex-<first 30 characters>`).
+        name = spec.get("name") if isinstance(spec.get("name"), str) else f"regex-{pattern[:30]}"
+        return AssertionScore(0.0, "fail", (), (f"Evaluator '{name}' failed: {exc.message}",), exc.message,
+                              exc.message)
     shown = f"/{pattern}/{flags}" + (f" (flags: {flags})" if flags else "")
-    return _binary(passed, f"Output matches pattern {shown}", f"Output does not match pattern {shown}")
+    return _binary(passed, f"Output matches pattern {shown}", f"Output does not match pattern {shown}",
+                   f"Output {'matches' if passed else 'does not match'} pattern /{pattern}/{flags}")
 
 
 def _is_json(output: str) -> AssertionScore | NotScored:
@@ -372,6 +377,7 @@ def _flatten(spec: Any) -> Mapping[str, Any]:
     config = dict(getattr(spec, "config", {}) or {})
     config["type"] = getattr(spec, "type", None)
     config["negate"] = getattr(spec, "negate", False)
+    config["name"] = getattr(spec, "name", None)
     return config
 
 

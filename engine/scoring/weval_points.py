@@ -3,7 +3,8 @@
 Each scorer takes the response text, the point's argument and a PointContext, and returns a
 PointScore. Semantics and error texts follow the reference implementation (weval-org/app,
 src/point-functions), with the differences the compatibility notes call for:
-- regexes are JavaScript regexes (evalspec.scoring.js_regex), never Python's;
+- regexes are JavaScript regexes run in QuickJS (evalspec.scoring.js_regex), never Python's; a match
+  past its deadline is an error (the point is not scored), never a score;
 - a bad argument is an error (the aggregator excludes the point), not a score of 0;
 - `$call` needs HTTP and `$factcheck` a service: they are reported, and the runner does `$call`
   with `call_request_body` / `call_result`;
@@ -23,7 +24,7 @@ from typing import Any, NamedTuple
 
 from ..registry.weval_functions import POINT_FUNCTIONS
 from . import js_sandbox
-from .js_regex import JsRegexError, JsRegexTimeout, js_regex_search
+from .js_regex import JsRegexError, JsRegexNotEvaluated, js_regex_test
 from .js_text import (
     NestedTooDeeply,
     is_js_number,
@@ -155,8 +156,8 @@ def _regex_scorer(name: str, flags: str) -> Scorer:
         if not isinstance(arg, str):
             return _err(f"Invalid arguments for '{name}'. Expected a regex string.")
         try:
-            return _ok(js_regex_search(arg, response, flags))
-        except JsRegexTimeout as exc:
+            return _ok(js_regex_test(arg, response, flags))
+        except JsRegexNotEvaluated as exc:
             return _err(f"'{name}': {exc.message}")
         except JsRegexError as exc:
             return _err(f"Invalid regex pattern for '{name}': {exc.message}")
@@ -168,8 +169,8 @@ def _count_matches(name: str, patterns: list[str], flags: str, response: str) ->
     found = 0
     for pattern in patterns:
         try:
-            found += js_regex_search(pattern, response, flags)
-        except JsRegexTimeout as exc:
+            found += js_regex_test(pattern, response, flags)
+        except JsRegexNotEvaluated as exc:
             return _err(f"'{name}': {exc.message}")
         except JsRegexError as exc:
             return _err(f"Invalid regex pattern in '{name}': {exc.message}")
@@ -541,9 +542,11 @@ _BASE: dict[str, Scorer] = {
     "matches": _regex_scorer("matches", ""),
     "imatches": _regex_scorer("imatches", "i"),
     "matches_all_of": _matches_all_of("matches_all_of", ""),
-    "imatches_all_of": _matches_all_of("imatches_all_of", "i"),
+    # The reference's own names for these two (its messages say 'imatch_all_of'); evalspec's canonical
+    # names are the registry's.
+    "imatches_all_of": _matches_all_of("imatch_all_of", "i"),
     "matches_at_least_n_of": _matches_at_least_n_of("matches_at_least_n_of", ""),
-    "imatches_at_least_n_of": _matches_at_least_n_of("imatches_at_least_n_of", "i"),
+    "imatches_at_least_n_of": _matches_at_least_n_of("imatch_at_least_n_of", "i"),
     "word_count_between": word_count_between,
     "is_json": is_json,
     "contains_word": _word_scorer("contains_word", False),

@@ -373,6 +373,22 @@ def test_regex_that_means_something_else_in_javascript() -> None:
     assert check(_with('      - type: regex\n        value: "\\\\p{L}+"\n        flags: u\n')).findings == []
 
 
+def test_an_empty_regex_is_skipped_as_agentv_skips_it() -> None:
+    # AgentV's loader drops it ("Skipping regex evaluator …: missing value"); run, it would pass anything.
+    result = check(_with('      - type: regex\n        value: ""\n        flags: i\n'))
+    f = one(result, "empty-regex")
+    assert f.severity == "warning" and "skips this assertion" in f.message
+    assert [a.type for t in result.suite.tests for a in t.assertions] == []
+
+
+def test_regex_lint_follows_bun_for_agentv() -> None:
+    # bun (AgentV) accepts inline modifiers and a name used twice in alternatives; Node 20 (Weval) does not.
+    assert check(_with('      - type: regex\n        value: "(?i:abc)|(?<a>x)|(?<a>y)"\n')).findings == []
+    f = one(check(_with('      - type: regex\n        value: "\\\\p{Script=Klingon}"\n        flags: u\n')),
+            "invalid-regex")
+    assert f.message == "Invalid regex pattern '\\p{Script=Klingon}': invalid property expression"
+
+
 def test_composite_with_an_empty_child_list() -> None:
     f = one(check(_with("      - type: composite\n        aggregator: {type: weighted_average}\n        assert: []\n")),
             "missing-assert")
