@@ -137,3 +137,49 @@ def test_every_regex_vector_matches_the_reference(family: str) -> None:
         walked = [("agentv/assertions.jsonl", n, _agentv_difference(v)) for n, v in agentv_regex_vectors()]
     differences = {(f, n): d for f, n, d in walked if d is not None and (f, n) not in DELIBERATE}
     assert differences == {}
+
+
+def test_the_deliberate_differences_still_differ() -> None:
+    # A row whose vector now agrees is stale: remove it (and its line in docs/reference-differences.md).
+    vectors = dict(agentv_regex_vectors())
+    for (name, line), _reason in DELIBERATE.items():
+        assert name == "agentv/assertions.jsonl" and _agentv_difference(vectors[line]) is not None
+
+
+def _patterns() -> set[tuple[str, str, str]]:
+    found: set[tuple[str, str, str]] = set()
+    for _, v in weval_regex_vectors():
+        args = _decode(v["args"])
+        items = args[1] if isinstance(args, list) and len(args) == 2 and isinstance(args[1], list) else args
+        function = resolve_function(v["fn"])
+        assert function is not None
+        flags = "i" if (function.negates or function.name).startswith("i") else ""
+        for p in items if isinstance(items, list) else [items]:
+            if isinstance(p, str):
+                found.add((p, flags, "weval"))
+    for _, v in agentv_regex_vectors():
+        a = v["assertion"]
+        if isinstance(a.get("value"), str) and a["value"] and isinstance(a.get("flags", ""), str):
+            found.add((a["value"], a.get("flags", ""), "agentv"))
+    return found
+
+
+def test_the_lint_errs_exactly_where_scoring_errs() -> None:
+    """The checker's error on a pattern means the reference errs on it, and only then (every vector's)."""
+    from evalspec.scoring.js_regex import JsRegexError, JsRegexNotEvaluated, js_regex_test, regex_findings
+
+    patterns = _patterns()
+    assert len(patterns) > 300
+    disagreements = []
+    for pattern, flags, dialect in sorted(patterns):
+        linted = any(p.severity == "error" for p in regex_findings(pattern, flags, dialect=dialect))  # type: ignore[arg-type]
+        try:
+            js_regex_test(pattern, "", flags, dialect=dialect)  # type: ignore[arg-type]
+            scored = False
+        except JsRegexError:
+            scored = True
+        except JsRegexNotEvaluated:
+            scored = False
+        if linted != scored:
+            disagreements.append((pattern, flags, dialect, linted))
+    assert disagreements == []
