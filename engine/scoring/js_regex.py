@@ -12,8 +12,9 @@ One QuickJS runtime per thread (a runtime must never be touched by another threa
 made on first use, with the compiled RegExp objects cached inside it; a runtime that timed out or failed
 is dropped and the next call makes a fresh one.
 
-Contract: `js_regex_test` returns the match, or raises JsRegexError where JavaScript throws (its message
-phrased as Node's V8 phrases it: "Invalid regular expression: /(/: Unterminated group"), or
+Contract: `js_regex_test` returns the match, or raises JsRegexError where the reference's JavaScript
+throws (worded as its engine words it: Node 20's V8 for Weval, "Invalid regular expression: /(/:
+Unterminated group"; bun's JavaScriptCore for AgentV, "Invalid regular expression: missing )"), or
 JsRegexNotEvaluated where the answer could not be checked (past the deadline: JsRegexTimeout; beyond
 QuickJS's limits; a pattern longer than MAX_PATTERN_LENGTH): never a pass, never a fail.
 `regex_findings` is the checker's lint: js_regex_lint's findings with QuickJS's verdict.
@@ -79,7 +80,7 @@ class JsRegexError(ValueError):
         super().__init__(message)
         self.message = message
         self.offset = offset
-        self.reason = reason or message  # the engine's words without "Invalid regular expression: /…/: '
+        self.reason = reason or message  # the engine's words without "Invalid regular expression: /…/:"
 
 
 class JsRegexNotEvaluated(Exception):
@@ -300,8 +301,10 @@ def js_regex_test(pattern: str, text: str, flags: str = "", *, dialect: Dialect 
                   time_limit_s: float = MATCH_TIME_LIMIT_S) -> bool:
     """`new RegExp(pattern, flags).test(text)` for a fresh regex, in QuickJS, within `time_limit_s`.
 
-    Raises JsRegexError where JavaScript (Node 20) would throw, JsRegexTimeout past the limit and
-    JsRegexNotEvaluated where the match cannot be computed here. `dialect` only words the lint's advice.
+    `dialect` is the reference whose JavaScript this is: "weval" (Node 20: ES2025 inline modifiers and
+    repeated group names are errors; V8's error words) or "agentv" (bun: accepted; JavaScriptCore's
+    words). Raises JsRegexError where that JavaScript would throw, JsRegexTimeout past the limit and
+    JsRegexNotEvaluated where the match cannot be computed here.
     """
     if len(pattern) > MAX_PATTERN_LENGTH:
         raise JsRegexNotEvaluated(f"the pattern has {len(pattern):,} characters, more than evalspec evaluates "
