@@ -110,3 +110,28 @@ async def test_a_jsonl_dataset_opened_alone_is_checked_line_by_line(client: Reco
     uri = open_doc(client, tmp_path / "cases.jsonl", text, language="jsonl")
     report = await published(client, uri, version=1)
     assert codes_by_line(report.diagnostics) == {1: {"unknown-assertion-type"}, 2: {"invalid-jsonl"}}
+
+
+SUITE_WITH_REGEXES = """\
+description: Regexes as bun reads them.
+tests:
+  - id: t1
+    input: Q
+    criteria: c
+    assert:
+      - type: regex
+        value: "(?i:abc)"
+      - type: regex
+        value: "\\\\p{Script=Klingon}"
+        flags: u
+"""
+
+
+async def test_regex_diagnostics_come_from_javascripts_engine(client: RecordingClient, tmp_path):
+    # The server's analysis thread compiles the patterns in QuickJS: `(?i:abc)` is valid for AgentV's bun
+    # (no diagnostic); an unknown script name only QuickJS knows is an error, on its value.
+    uri = open_doc(client, tmp_path / "evals" / "dataset.eval.yaml", SUITE_WITH_REGEXES)
+    report = await published(client, uri, version=1)
+    assert codes_by_line(report.diagnostics) == {9: {"invalid-regex"}}
+    [d] = report.diagnostics
+    assert d.message == "Invalid regex pattern '\\p{Script=Klingon}': invalid property expression"
