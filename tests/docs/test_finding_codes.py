@@ -145,3 +145,17 @@ def test_links_go_to_the_docs_site_when_set_else_to_a_local_page(tmp_path: Path,
         assert doc_url("yaml-syntax") == "http://127.0.0.1:8000/codes/yaml-syntax/"
     finally:
         set_docs_url(None)
+
+
+def test_evalspec_rule_prints_a_codes_page(capsys: pytest.CaptureFixture[str]) -> None:
+    from evalspec.cli import main
+
+    assert main(["rule", "duplicate-key"]) == 0
+    assert capsys.readouterr().out == page(CODES["duplicate-key"])
+    assert main(["rule", "unknwn-key"]) == 2
+    assert "did you mean 'unknown-key'?" in capsys.readouterr().err
+    assert main(["rule", "--all"]) == 0
+    listed = capsys.readouterr().out.splitlines()
+    assert len(listed) == len(CODES) and listed[0].split()[0] == min(CODES)
+    assert main(["--help"]) == 0
+    assert "docs: the guide and reference are docs/" in capsys.readouterr().out
