@@ -76,7 +76,10 @@ def docs_url() -> str | None:
 
 
 def local_pages_dir() -> Path:
-    """Where the code pages are written as Markdown for offline links (a folder per evalspec version)."""
+    """Where the code pages are written as Markdown for offline links (a folder per evalspec version):
+    $EVALSPEC_DOCS_DIR, else the user's cache folder."""
+    if os.environ.get("EVALSPEC_DOCS_DIR"):
+        return Path(os.environ["EVALSPEC_DOCS_DIR"]) / __version__ / "codes"
     cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(cache) / "evalspec" / "docs" / __version__ / "codes"
 

@@ -131,6 +131,7 @@ def test_a_page_shows_what_check_really_says() -> None:
 
 def test_links_go_to_the_docs_site_when_set_else_to_a_local_page(tmp_path: Path,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("EVALSPEC_DOCS_DIR", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     monkeypatch.delenv("EVALSPEC_DOCS_URL", raising=False)
     try:
