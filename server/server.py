@@ -40,7 +40,7 @@ from .stdio import arrived, is_pipe, pipe_reader, read_messages
 log = logging.getLogger(__name__)
 
 try:
-    __version__ = version("evalspec")
+    __version__ = version("evalspec-lsp")  # the distribution's name
 except PackageNotFoundError:  # pragma: no cover - running from a bare checkout
     __version__ = "0.0.0"
 

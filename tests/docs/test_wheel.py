@@ -27,3 +27,13 @@ def test_the_wheel_carries_the_readme_and_the_license(tmp_path: Path) -> None:
     assert not any(r.startswith(("ruamel", "jsonschema")) and "extra ==" not in r for r in requires)
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
     assert "evalspec/registry/finding_codes.py" in names and "evalspec/finding_docs.py" in names
+
+
+def test_the_server_reports_the_distributions_version() -> None:
+    """`evalspec-lsp --version` reads the installed distribution, evalspec-lsp (under the old name it found
+    nothing and said 0.0.0, or another project's version)."""
+    from evalspec import __version__
+
+    out = subprocess.run([sys.executable, "-m", "evalspec_lsp", "--version"], capture_output=True, text=True,
+                         check=True, timeout=60).stdout
+    assert out.strip() == f"evalspec-lsp {__version__}"
