@@ -62,12 +62,15 @@ def page(entry: Code) -> str:
 # --- links ----------------------------------------------------------------------------------------------
 
 _base_url: str | None = None
+_urls: dict[str, str | None] = {}  # code -> its link, as last worked out (a big file has a million findings)
 
 
 def set_docs_url(url: object) -> None:
-    """The docs site diagnostics link to (the editor's `docsUrl` setting); None or "" for the default."""
+    """The docs site diagnostics link to (the editor's `docsUrl` setting); None or "" for the default.
+    Links are worked out again after it (and $EVALSPEC_DOCS_URL read again)."""
     global _base_url
     _base_url = url.strip().rstrip("/") if isinstance(url, str) and url.strip() else None
+    _urls.clear()
 
 
 def docs_url() -> str | None:
@@ -84,20 +87,24 @@ def local_pages_dir() -> Path:
     return Path(cache) / "evalspec" / "docs" / __version__ / "codes"
 
 
-_written: dict[str, str] = {}
-
-
 def doc_url(code: str) -> str | None:
-    """The address of `code`'s page, or None for a code without a page (or a page that cannot be written)."""
+    """The address of `code`'s page, or None for a code without a page (or a page that cannot be written).
+    One dict lookup once a code's link is known."""
+    try:
+        return _urls[code]
+    except KeyError:
+        pass
+    url = _urls[code] = _link(code)
+    return url
+
+
+def _link(code: str) -> str | None:
     entry = CODES.get(code)
     if entry is None:
         return None
     base = docs_url()
     if base:
         return f"{base}/codes/{code}/"
-    known = _written.get(code)
-    if known is not None:
-        return known
     path = local_pages_dir() / f"{code}.md"
     try:
         if not path.is_file():
@@ -107,6 +114,4 @@ def doc_url(code: str) -> str | None:
             os.replace(tmp, path)
     except OSError:
         return None
-    url = path.as_uri()
-    _written[code] = url
-    return url
+    return path.as_uri()

@@ -134,6 +134,7 @@ def test_links_go_to_the_docs_site_when_set_else_to_a_local_page(tmp_path: Path,
     monkeypatch.delenv("EVALSPEC_DOCS_DIR", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     monkeypatch.delenv("EVALSPEC_DOCS_URL", raising=False)
+    set_docs_url(None)  # links are worked out again, from this environment
     try:
         url = doc_url("unknown-key")
         assert url is not None and url.startswith("file://") and url.endswith("/codes/unknown-key.md")
@@ -141,6 +142,7 @@ def test_links_go_to_the_docs_site_when_set_else_to_a_local_page(tmp_path: Path,
         assert local.is_relative_to(tmp_path) and local.read_text(encoding="utf-8") == page(CODES["unknown-key"])
         assert doc_url("no-such-code") is None
         monkeypatch.setenv("EVALSPEC_DOCS_URL", "https://docs.example.org/evalspec/")
+        set_docs_url(None)
         assert doc_url("unknown-key") == "https://docs.example.org/evalspec/codes/unknown-key/"
         set_docs_url("http://127.0.0.1:8000")  # the editor's setting wins over the environment
         assert doc_url("yaml-syntax") == "http://127.0.0.1:8000/codes/yaml-syntax/"
