@@ -74,8 +74,8 @@ def config_page() -> str:
 def functions_page() -> str:
     lines = ["# Weval point functions", "",
              "A point `- $name: argument` under `should` (or `should_not`) runs a function on the model's "
-             "answer. Binary functions score 0 or 1; graded ones a number in [0, 1]. Every function except the "
-             "`$js`, `$call` and tool ones has a `$not_…` form. Generated from "
+             "answer. Binary functions score 0 or 1; graded ones a number in [0, 1]. The negated forms (`$not_…`) "
+             "have their own entries. Generated from "
              "`engine/registry/weval_functions.py`.", "",
              "| function | argument | scores |", "|---|---|---|"]
     for f in POINT_FUNCTIONS.values():
