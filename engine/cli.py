@@ -131,7 +131,11 @@ def build_parser() -> argparse.ArgumentParser:
                "  evalspec check .                           check every eval file below here\n"
                "  evalspec run blueprint.weval.yml -m echo   run offline; writes results and report.html\n"
                "  evalspec report OLD NEW -o diff.html       compare two runs\n"
-               "\n'evalspec COMMAND --help' describes each command.")
+               "  evalspec rule unknown-key                  what a finding code means, and the fix\n"
+               "\n'evalspec COMMAND --help' describes each command.\n"
+               "\ndocs: the guide and reference are docs/ of the source repository (`mkdocs serve` there builds\n"
+               "the site); each finding's code links to its page (editors: the `docsUrl` setting or\n"
+               "$EVALSPEC_DOCS_URL names a published site, else the page is written under ~/.cache/evalspec/docs).")
     parser.add_argument("--version", action="version", version=f"evalspec {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
@@ -180,6 +184,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .report.cli import add_report_parser
 
     add_report_parser(sub)
+    from .rule_cli import add_rule_parser
+
+    add_rule_parser(sub)
     return parser
 
 

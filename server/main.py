@@ -92,7 +92,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                              "within a second and restarts a server that died (see ARCHITECTURE.md)")
     parser.add_argument("--backend", action="store_true", help=argparse.SUPPRESS)  # the guard's child
     try:
-        release = version("evalspec")
+        release = version("evalspec-lsp")  # the distribution's name
     except PackageNotFoundError:  # pragma: no cover - running from a bare checkout
         release = "0.0.0"
     parser.add_argument("--version", action="version", version=f"evalspec-lsp {release}")

@@ -23,6 +23,7 @@ from pygls.lsp.server import LanguageServer
 from evalspec.analysis import Analysis
 from evalspec.detect import FileKind
 from evalspec.file_source import MAX_READ, read_regular_bytes
+from evalspec.finding_docs import set_docs_url
 from evalspec.line_breaks import as_read
 from evalspec.source import gc_paused
 
@@ -39,7 +40,7 @@ from .stdio import arrived, is_pipe, pipe_reader, read_messages
 log = logging.getLogger(__name__)
 
 try:
-    __version__ = version("evalspec")
+    __version__ = version("evalspec-lsp")  # the distribution's name
 except PackageNotFoundError:  # pragma: no cover - running from a bare checkout
     __version__ = "0.0.0"
 
@@ -165,6 +166,7 @@ class Settings:
         if isinstance(budget, (int, float)) and not isinstance(budget, bool) and 50 <= budget <= 600_000:
             settings.request_budget_s = budget / 1000
         settings.run = RunSettings.of(options.get("run"))
+        set_docs_url(options.get("docsUrl"))  # where diagnostics' codes link (finding_docs.doc_url)
         return settings
 
 

@@ -135,3 +135,28 @@ async def test_regex_diagnostics_come_from_javascripts_engine(client: RecordingC
     assert codes_by_line(report.diagnostics) == {9: {"invalid-regex"}}
     [d] = report.diagnostics
     assert d.message == "Invalid regex pattern '\\p{Script=Klingon}': invalid property expression"
+
+
+async def test_each_diagnostic_links_to_its_codes_page(client: RecordingClient, tmp_path):
+    """codeDescription.href: by default a local page (Markdown, written once), the same text as the docs site's."""
+    from pathlib import Path
+    from urllib.parse import unquote, urlparse
+
+    from evalspec.finding_docs import page
+    from evalspec.registry.finding_codes import CODES
+
+    uri = open_doc(client, tmp_path / "capitals.weval.yml", BLUEPRINT)
+    report = await published(client, uri, version=1)
+    for d in report.diagnostics:
+        href = d.code_description.href
+        assert href.startswith("file://") and href.endswith(f"/codes/{d.code}.md")
+        assert Path(unquote(urlparse(href).path)).read_text(encoding="utf-8") == page(CODES[str(d.code)])
+
+
+async def test_the_docs_url_setting_points_the_links_at_a_docs_site(client: RecordingClient, tmp_path):
+    client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(
+        settings={"evalspec": {"debounceMs": 20, "docsUrl": "https://docs.example.org/evalspec/"}}))
+    uri = open_doc(client, tmp_path / "capitals.weval.yml", BLUEPRINT)
+    report = await published(client, uri, version=1)
+    assert {d.code_description.href for d in report.diagnostics if d.code == "unknown-key"} == {
+        "https://docs.example.org/evalspec/codes/unknown-key/"}

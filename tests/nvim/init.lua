@@ -74,6 +74,19 @@ local function run()
     return
   end
 
+  ok = step("explain", function()
+    -- :EvalspecExplain on the `shuld` line opens the unknown-key page its diagnostic links to.
+    vim.api.nvim_win_set_cursor(0, { 7, 3 })
+    vim.cmd("EvalspecExplain")
+    result.explain_page = vim.api.nvim_buf_get_name(0)
+    result.explain_lines = vim.api.nvim_buf_get_lines(0, 0, 20, false)
+    vim.cmd("close")
+    assert(vim.api.nvim_get_current_buf() == bufnr, "the blueprint is not the current buffer after :close")
+  end)
+  if not ok then
+    return
+  end
+
   ok = step("completion", function()
     -- Start a new point under `should:` and ask for completions after `$con`, mid-word.
     local lines = vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)

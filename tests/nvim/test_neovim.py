@@ -67,6 +67,11 @@ def test_neovim_gets_diagnostics_and_completions(tmp_path):
     assert typo["source"] == "evalspec"
     assert "should" in typo["message"]
 
+    # :EvalspecExplain follows the diagnostic's link: the code's page (the one `evalspec rule` prints).
+    assert result["explain_page"].endswith("/codes/unknown-key.md")
+    assert result["explain_lines"][0] == "# unknown-key"
+    assert "## Why it matters" in result["explain_lines"]
+
     assert "$contains" in result["completion_labels"]
     assert not [d for d in result["diagnostics_after_edit"] if d["code"] == "unknown-key"]
 

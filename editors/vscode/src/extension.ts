@@ -113,7 +113,7 @@ export async function start(): Promise<void> {
   } catch (err) {
     void vscode.window.showErrorMessage(
       `evalspec: could not start ${found.command} (${(err as Error).message}). ` +
-        "Install it with `pip install evalspec` or set evalspec.serverPath.");
+        "Install it with `pip install evalspec-lsp` or set evalspec.serverPath.");
   }
 }
 

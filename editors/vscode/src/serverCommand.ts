@@ -16,7 +16,7 @@ export type Found =
   | { error: string };
 
 export const NOT_FOUND =
-  "evalspec: the evalspec-lsp language server was not found. Install it (`pip install evalspec`) in the " +
+  "evalspec: the evalspec-lsp language server was not found. Install it (`pip install evalspec-lsp`) in the " +
   "Python interpreter selected in VS Code or on PATH, or set `evalspec.serverPath` to its full path.";
 
 function executableNames(platform: string): string[] {

@@ -51,6 +51,6 @@ test("PATH is the last place looked", () => {
 test("nothing found: a message that says how to fix it", () => {
   const found = findServer(lookup([]));
   assert.deepEqual(found, { error: NOT_FOUND });
-  assert.match(NOT_FOUND, /pip install evalspec/);
+  assert.match(NOT_FOUND, /pip install evalspec-lsp/);
   assert.match(NOT_FOUND, /evalspec\.serverPath/);
 });

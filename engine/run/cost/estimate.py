@@ -1,7 +1,7 @@
 """What a run will cost before it runs: estimated tokens and US dollars per model and role.
 
 `--dry-run` prints it; `--max-cost` reserves a cell's estimate before the cell starts (cost/budget.py). The
-rule is deliberately simple so a person can check it by hand (README, "Cost"):
+rule is deliberately simple so a person can check it by hand (docs/guide/costs.md):
 
 - tokens(text) = ceil(UTF-8 bytes of text / 4);
 - a request's input tokens = the sum, over its messages (the system prompt counts as one message), of

@@ -227,6 +227,38 @@ function M.show_results(bufnr)
     end, bufnr)
 end
 
+--- :EvalspecExplain: the page of the finding under the cursor (why it matters, an example, the fix), from
+--- the link its diagnostic carries (codeDescription.href): a local page opens in a split, a docs site's
+--- page in the browser (or its address is shown when there is no display).
+function M.explain(bufnr)
+  bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+  local cursor = vim.api.nvim_win_get_cursor(0)
+  local line, col = cursor[1] - 1, cursor[2]
+  local href
+  for _, d in ipairs(vim.diagnostic.get(bufnr, { lnum = line })) do
+    local data = d.user_data and d.user_data.lsp or {}
+    local link = data.codeDescription and data.codeDescription.href
+    if link and (href == nil or (d.col <= col and col <= (d.end_col or d.col))) then
+      href = link
+    end
+  end
+  if href == nil then
+    vim.notify("evalspec: no finding with a page on this line", vim.log.levels.WARN)
+    return nil
+  end
+  if href:match("^file://") then
+    vim.cmd("botright split " .. vim.fn.fnameescape(vim.uri_to_fname(href)))
+    vim.bo.readonly = true
+  else
+    local open = opener()
+    if open then
+      vim.fn.jobstart(vim.list_extend(vim.deepcopy(open), { href }), { detach = true })
+    end
+    vim.notify("evalspec: " .. href)
+  end
+  return href
+end
+
 --- The id of the prompt / test whose run lens is nearest at or above the cursor (nil: the suite).
 function M.item_at_cursor(bufnr)
   bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
@@ -296,10 +328,14 @@ function M.setup(opts)
     { "EvalspecPlan", "evalspec.plan", "what a run would do" },
     { "EvalspecCancel", "evalspec.cancelRun", "stop this file's run" },
     { "EvalspecResults", "evalspec.showResults", "the last run's report (browser, or Markdown in a split)" },
+    { "EvalspecExplain", "explain", "the page of the finding under the cursor: why, an example, the fix" },
   }) do
     vim.api.nvim_create_user_command(c[1], function()
       if c[2] == "evalspec.showResults" then
         M.show_results()
+        return
+      elseif c[2] == "explain" then
+        M.explain()
         return
       end
       -- The server finds the prompt or test around the cursor in the current text (lenses may be stale).
