@@ -7,6 +7,7 @@ value it is about; a finding with an obvious repair carries it.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -16,7 +17,7 @@ from typing import Any
 
 from ..file_source import DiskSource, FileSource
 from ..findings import Edit, Finding, Findings, Fix, Related, Severity, Span, Tag, replace
-from ..registry.weval import HEADER, MESSAGE, POINT, PROMPT, PROMPT_MARKERS_OURS, REGISTRY
+from ..registry.weval import HEADER, MESSAGE, POINT, PROMPT, PROMPT_MARKERS, REGISTRY
 from ..registry.weval_functions import POINT_FUNCTIONS, Arg, foreign_name, resolve_function
 from ..source import (
     Mapping,
@@ -58,6 +59,23 @@ from .model import (
 )
 from .models import KNOWN_PROVIDERS, find_models_dir, load_collections, parse_model_id
 from .prompt_store import PromptCollector
+from .reference_form import (
+    ReferenceRejects,
+    has_merge_key,
+    js_plain,
+    js_prompt_id,
+    merged_mapping,
+    normalize_tags,
+    persisted,
+    reference_header,
+    validate_prompt,
+)
+from .reference_form import (
+    reference_prompt as weval_prompt,
+)
+from .reference_form import (
+    truthy as js_truthy,
+)
 
 
 @dataclass
@@ -160,6 +178,8 @@ class _Context:
         self.same_items: dict[object, tuple[Span, Prompt | None, list[Finding]]] = {}
         self.lines_read = False
         self.second_dash: dict[int, int] = {}  # line → where its second "- " starts (_unwrap_paths_fix)
+        # what the reference's prompt normalization reads from the header (reference_form.py)
+        self.ref_header: dict[str, Any] = reference_header(None)
 
     @property
     def lines(self) -> list[str]:
@@ -189,7 +209,7 @@ class _Context:
             elif isinstance(first, Mapping) and isinstance(first.get("prompts"), Sequence):
                 header = first
                 prompt_items = ((p, 0) for p in first.get("prompts").items)  # type: ignore[union-attr]
-            elif isinstance(first, Mapping) and not is_json and self._looks_like_prompt(first):
+            elif isinstance(first, Mapping) and not is_json and self._looks_like_prompt(first, PROMPT_MARKERS[:-1]):
                 prompt_items = ((first, 0),)
             elif isinstance(first, Mapping):
                 header = first
@@ -199,14 +219,18 @@ class _Context:
                                f"found {node_type_name(first)}.")
                 return WevalResult(None, self.out)
         else:
-            if isinstance(first, Mapping) and not self._looks_like_prompt(first):
+            if isinstance(first, Mapping) and not self._looks_like_prompt(first, PROMPT_MARKERS):
                 header = first
                 rest = docs[1:]
             else:
                 rest = docs
             prompt_items = _items_of(rest)
         if header is not None:
+            if has_merge_key(header):
+                header = merged_mapping(header)
             self._mixed_header(header)
+            with contextlib.suppress(ValueError, RecursionError):
+                self.ref_header = reference_header(js_plain(header))
         bp = self._header(header, bp_id)
         # where each id was first used, then (once a second one comes) the message and Related every later
         # duplicate-prompt-id finding shares (not the node: a streamed check keeps none)
@@ -267,8 +291,10 @@ class _Context:
         return repr([(k, to_python(header.get(k))) for k in keys if header.has(k)]) + str(self.models_dir)
 
     @staticmethod
-    def _looks_like_prompt(m: Mapping) -> bool:
-        return any(truthy(m.get(k)) for k in PROMPT_MARKERS_OURS)
+    def _looks_like_prompt(m: Mapping, markers: tuple[str, ...]) -> bool:
+        """The reference's test: one of its markers with a truthy value (a single document's markers are
+        prompt, messages, should, ideal, points; a stream's first document's also expect)."""
+        return any(js_truthy(js_plain(m.get(k))) for k in markers if m.has(k))
 
     def _mixed_header(self, header: Mapping) -> None:
         """A header that also carries prompt keys the reference ignores in detection."""
@@ -310,7 +336,8 @@ class _Context:
         bp.set_keys = frozenset(str(k.value) for k, _ in header.items())
         tags = entries.get("tags")
         if isinstance(tags, Sequence):
-            bp.tags = [str(t.value) for t in tags.items if isinstance(t, Scalar)]
+            # as the reference's loader normalizes them (`Mental Health` → `mental-health`)
+            bp.tags = normalize_tags([t.value for t in tags.items if is_str(t)])
         tools = entries.get("tools")
         if isinstance(tools, Sequence):
             bp.tools = [t for t in to_python(tools) if isinstance(t, dict)]
@@ -601,6 +628,9 @@ class _Context:
         return prompt
 
     def _prompt(self, node: Node, doc_index: int, bp: Blueprint) -> Prompt | None:
+        if has_merge_key(node):
+            node = merged_mapping(node)  # type: ignore[arg-type]  # js-yaml's `<<: *a`: its keys, own keys first
+        start = len(self.out)
         if not isinstance(node, Mapping):
             if not is_null(node):
                 self.out.error("invalid-prompt", node.span,
@@ -612,9 +642,9 @@ class _Context:
         get = {name: pair[1] for name, pair in entries.found.items()}.get
         id_node = get("id")
         explicit_id = None
-        if isinstance(id_node, Scalar) and id_node.value is not None and id_node.value != "":
-            explicit_id = str(id_node.value) if not isinstance(id_node.value, float) else id_node.raw
-        elif id_node is not None:
+        if isinstance(id_node, Scalar) and js_truthy(id_node.value):
+            explicit_id = js_prompt_id(id_node.value)  # String(id): 1e3 → "1000"; 0, false and "" are no id
+        elif id_node is not None and not isinstance(id_node, Scalar):
             self.out.error("wrong-type", id_node.span, "A prompt 'id' must be a string.")
         label = explicit_id or "(no id)"
         prompt_node, messages_node = get("prompt"), get("messages")
@@ -666,9 +696,28 @@ class _Context:
             no_cache=_bool(no_cache, bp.no_cache or None) if no_cache is not None else bp.no_cache or None,
             tags=[str(t.value) for t in tags.items if isinstance(t, Scalar)] if isinstance(tags, Sequence) else [],
             should=should, should_not=should_not, document=doc_index)
-        if explicit_id is None:
+        try:
+            ref = weval_prompt(js_plain(node), self.ref_header)
+            try:
+                validate_prompt(ref)
+            except ReferenceRejects as exc:
+                self._refused(start, node, exc)
+        except ReferenceRejects as exc:
+            ref = None
+            self._refused(start, node, exc)
+        except (ValueError, RecursionError):  # too large to convert: the typed model's own form
+            ref = None
+        if ref is not None:
+            p.id = js_prompt_id(ref["id"])
+            p.reference = persisted(ref)
+        elif explicit_id is None:
             p.id = _hash_id(reference_prompt_json(p))
         return p
+
+    def _refused(self, start: int, node: Node, exc: ReferenceRejects) -> None:
+        """Weval's parser or loader refuses the prompt where no finding of ours says why: its own message."""
+        if not any(f.severity is Severity.ERROR for f in self.out[start:]):
+            self.out.error("reference-rejects", first_line_span(node), f"Weval refuses this prompt: {exc}")
 
     def _messages(self, node: Node) -> list[Message]:
         if not isinstance(node, Sequence):

@@ -103,6 +103,9 @@ class Prompt(Located):
     should: list[Point] = field(default_factory=list)
     should_not: list[Point] = field(default_factory=list)
     document: int = 0
+    # The prompt as the reference's parser leaves it, as JSON writes it (a results file's config.prompts);
+    # None when the reference refuses it (reference_form.py)
+    reference: dict[str, Any] | None = None
 
     @property
     def points(self) -> list[Point]:

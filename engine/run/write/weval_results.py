@@ -163,6 +163,8 @@ def _prompt_summary(p: Prompt) -> dict[str, Any]:
 
 
 def _prompt_object(p: Prompt) -> dict[str, Any]:
+    if p.reference is not None:
+        return p.reference  # as Weval's parser leaves it (weval/reference_form.py)
     obj: dict[str, Any] = {"id": p.id, "messages": prompt_context(p)}
     if p.description is not None:
         obj["description"] = p.description
