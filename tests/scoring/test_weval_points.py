@@ -79,11 +79,11 @@ VECTORS = [
     ("matches_all_of", ["^The", "that$"], "The ruling states that", 1.0),
     ("matches_all_of", ["^The", "nope"], "The ruling", 0.5),
     ("matches_all_of", [], "x", 1.0),
-    ("imatches_all_of", ["^the", "RULING"], "The ruling", 1.0),
+    ("imatch_all_of", ["^the", "RULING"], "The ruling", 1.0),
     ("matches_at_least_n_of", [2, ["^A", "B$", "C"]], "A...C", 1.0),
     ("matches_at_least_n_of", [3, ["^A", "B$", "C"]], "A...C", 2 / 3),
     ("matches_at_least_n_of", [0, ["("]], "x", 1.0),  # n <= 0 is met before any pattern is compiled
-    ("imatches_at_least_n_of", [2, ["^a", "c$"]], "A B C", 1.0),
+    ("imatch_at_least_n_of", [2, ["^a", "c$"]], "A B C", 1.0),
     # Word counts: runs of non-whitespace, JavaScript's whitespace.
     ("word_count_between", [2, 3], "one two three", 1.0),
     ("word_count_between", [0, 5], "", 1.0),
