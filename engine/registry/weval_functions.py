@@ -87,7 +87,7 @@ _BASE = (
     _fn("iends_with", Arg.STRING, False, "True when the response ends with the text, ignoring case.",
         '$iends_with: "thank you."', "iend_with", negatable=True),
     _fn("contains_any_of", Arg.STRINGS, False, "True when the response contains at least one of the texts.",
-        '$contains_any_of: ["fiduciary", "duty"]', "contain_any_of", negatable=True),
+        '$contains_any_of: ["fiduciary", "duty"]', negatable=True),
     _fn("icontains_any_of", Arg.STRINGS, False,
         "True when the response contains at least one of the texts, ignoring case.",
         '$icontains_any_of: ["fiduciary", "duty"]', "icontain_any_of", negatable=True),
@@ -169,7 +169,8 @@ def _negated(f: PointFunction) -> PointFunction:
 
 
 # Weval registers these negated spellings though not their positive ones (`$start_with` is no function)
-_NEGATED_ONLY_ALIASES = {"not_starts_with": ("not_start_with",), "not_ends_with": ("not_end_with",)}
+_NEGATED_ONLY_ALIASES = {"not_starts_with": ("not_start_with",), "not_ends_with": ("not_end_with",),
+                         "not_contains_any_of": ("not_contain_any_of",)}
 
 POINT_FUNCTIONS: dict[str, PointFunction] = {}
 for _f in _BASE:
@@ -224,14 +225,16 @@ def foreign_name(name: str) -> str | None:
     return None
 
 
-def resolve_function(name: str) -> PointFunction | None:
-    """The function a `$name` / `fn: name` spelling means, with the reference's front normalization."""
+def resolve_function(name: str, *, rewrite: bool = True) -> PointFunction | None:
+    """The function a `$name` / `fn: name` spelling means, as the reference finds it: its parser first
+    rewrites a leading `contain…` to `contains…` and `match…` to `matches…` (`rewrite`; a point copied
+    from `point_defs` by `$ref` is not rewritten), then looks the name up among its registered names
+    (FUNCTION_NAMES holds exactly those: `$start_with`, `$imatches_all_of` are none)."""
     bare = name[1:] if name.startswith("$") else name
+    if rewrite:
+        if bare.startswith("contain") and not bare.startswith("contains"):
+            bare = "contains" + bare[len("contain"):]
+        if bare.startswith("match") and not bare.startswith("matches"):
+            bare = "matches" + bare[len("match"):]
     canonical = FUNCTION_NAMES.get(bare)
-    if canonical is None:
-        # The reference normalizes only the front: contain… → contains…, match… → matches….
-        for short, full in (("contain_", "contains_"), ("match_", "matches_")):
-            if bare.startswith(short):
-                canonical = FUNCTION_NAMES.get(full + bare[len(short):])
-                break
     return POINT_FUNCTIONS.get(canonical) if canonical else None

@@ -62,6 +62,7 @@ from .prompt_store import PromptCollector
 from .reference_form import (
     ReferenceRejects,
     has_merge_key,
+    js_keys,
     js_plain,
     js_prompt_id,
     merged_mapping,
@@ -802,9 +803,11 @@ class _Context:
                            f"A rubric must be a list of points; found {node_type_name(node)}.")
             return []
         points: list[Point] = []
-        path_index = 0
+        position = -1  # the item's place in the reference's normalized list: its paths' pathId
         paths: list[Sequence] = []
         for item in node.items:
+            if not (isinstance(item, Sequence) and not any(not _dropped_member(m) for m in item.items)):
+                position += 1  # (a path with no member left is dropped by the reference, and not counted)
             if isinstance(item, Sequence):
                 if item.items and isinstance(item.items[0], Sequence):
                     self.out.error(
@@ -813,13 +816,15 @@ class _Context:
                         "item of the rubric. Write every path as `- - point` directly under the rubric key, "
                         "not as a list of paths.", fix=self._unwrap_paths_fix(item))
                     continue
-                members = [m for m in item.items if not (is_null(m) or (is_str(m) and m.value == ""))]
+                members = [m for m in item.items if not _dropped_member(m)]
                 if not members:
                     continue
-                path_id = f"path_{path_index}"
-                path_index += 1
+                path_id = f"path_{position}"  # as the reference numbers paths: should and should_not alike
                 paths.append(item)
                 for m in members:
+                    if is_str(m) and m.value == "":
+                        self._empty_point(m)
+                        continue
                     if type(m) is Scalar and type(m.value) is str and not m.value.startswith("$"):
                         points.append(_text_point(m.span, path_id, inverted, m.value))  # `_point`'s first case
                         continue
@@ -833,6 +838,9 @@ class _Context:
                         points.append(p)
                 continue
             if type(item) is Scalar and type(item.value) is str and not item.value.startswith("$"):
+                if not item.value:
+                    self._empty_point(item)
+                    continue
                 points.append(_text_point(item.span, None, inverted, item.value))  # `_point`'s first case
                 continue
             p = self._point(item, prompt_label, None, inverted, in_path=False)
@@ -843,6 +851,11 @@ class _Context:
                           "An alternative path with no alternatives: its points count together as one half of the "
                           "score. Add another path, or write the points directly under the rubric key.")
         return points
+
+    def _empty_point(self, node: Node) -> None:
+        self.out.error("empty-point", node.span,
+                       "An empty point: Weval keeps it, and its evaluator then stops on it, so no model's answer "
+                       "to this prompt gets a score. Remove it or write the criterion.")
 
     def _unwrap_paths_fix(self, item: Sequence) -> Fix | None:
         """`- - - a` (a list of paths) → one `- - a` item per path, same indentation as the item."""
@@ -976,13 +989,16 @@ class _Context:
                       prompt_label: str, make: Any) -> Point | None:
         key, arg = fn_pair
         weight_node: Node | None = None
+        multiplier_node: Node | None = None
         citation: str | None = None
         for k, v in keys:
             if k is key:
                 continue
             name = str(k.value)
-            if name in ("weight", "multiplier"):
+            if name == "weight":
                 weight_node = v
+            elif name == "multiplier":
+                multiplier_node = v
             elif name == "citation":
                 citation = _str(v)
             elif name.startswith("$"):
@@ -995,10 +1011,11 @@ class _Context:
                                  f"Unknown key '{name}' in a function point" + (f"; did you mean '{best}'?" if best else
                                                                                 "; known: weight, citation."),
                                  fixes=(replace(f"Rename '{name}' to '{best}'", k.span, best),) if best else ())
-        weight = self._weight(weight_node)
+        # `weight ?? multiplier`, as the reference reads them
+        weight = self._weight(weight_node if weight_node is not None and not is_null(weight_node) else multiplier_node)
         name = str(key.value)[1:]
         if name == "ref":
-            return self._ref_point(key, arg, prompt_label, make, weight)
+            return self._ref_point(key, arg, prompt_label, make, weight, citation)
         fn = resolve_function(name)
         if fn is None:
             self._unknown_function(key.span, name)
@@ -1006,7 +1023,8 @@ class _Context:
         check_function_arg(fn, arg, key, self.out, self)
         return make(kind="fn", fn=fn.name, fn_written=name, fn_args=to_python(arg), weight=weight, citation=citation)
 
-    def _ref_point(self, key: Scalar, arg: Node, prompt_label: str, make: Any, weight: float) -> Point | None:
+    def _ref_point(self, key: Scalar, arg: Node, prompt_label: str, make: Any, weight: float,
+                   citation: str | None) -> Point | None:
         if not is_str(arg):
             self.out.error("wrong-type", arg.span, "'$ref' takes the name of a point_defs entry.")
             return None
@@ -1020,23 +1038,53 @@ class _Context:
                            fixes=(replace(f"Change to '{best}'", arg.span, quote(best, arg.style)),) if best else ())
             return None
         if is_str(definition):
-            return make(kind="fn", fn="js", fn_written="js", fn_args=definition.value, weight=weight)
-        value = to_python(definition)
+            # the reference: {fn: js, fnArgs: definition, multiplier: the $ref's weight, citation: the $ref's}
+            return make(kind="fn", fn="js", fn_written="js", fn_args=definition.value, weight=weight, citation=citation)
+        value = js_plain(definition)
         if isinstance(value, dict):
-            fn_key = next((k for k in value if k.startswith("$")), None)
-            if fn_key:
-                fn = resolve_function(fn_key)
-                return make(kind="fn", fn=fn.name if fn else fn_key[1:], fn_written=fn_key[1:],
-                            fn_args=value[fn_key], weight=float(value.get("weight", weight)))
-            if "fn" in value:
-                fn = resolve_function(str(value["fn"]))
-                return make(kind="fn", fn=fn.name if fn else value["fn"], fn_written=value["fn"],
-                            fn_args=value.get("fnArgs", value.get("arg")), weight=float(value.get("weight", weight)))
-            text = value.get("text") or value.get("point")
-            if text:
-                return make(kind="text", text=text, weight=float(value.get("weight", weight)),
-                            citation=value.get("citation"))
+            return self._copied_point(key, value, make)
         return None
+
+    def _copied_point(self, key: Scalar, value: dict[str, Any], make: Any) -> Point | None:
+        """A `$ref` to a mapping: the reference copies the definition as written, and its evaluator reads
+        `text`, `fn`, `fnArgs`, `arg`, `multiplier`, `citation` and the first `$` key of the copy, the
+        name not rewritten (so `weight` there, and a weight or citation beside `$ref`, count for nothing)."""
+        where = f"the point_defs entry '$ref' names ({key.span.start_line + 1}:{key.span.start_col + 1})"
+        standard = ("text", "fn", "fnArgs", "arg", "multiplier", "citation")
+        dollar = next((k for k in js_keys(value) if k not in standard and k.startswith("$")), None)
+        text, fn = value.get("text"), value.get("fn")
+        multiplier = value.get("multiplier")
+        if multiplier is not None and (not isinstance(multiplier, (int, float)) or isinstance(multiplier, bool)
+                                       or not 0.1 <= multiplier <= 10):
+            self.out.error("point-weight", key.span, f"Point multiplier must be a number between 0.1 and 10. Found "
+                           f"{multiplier}: {where} (Weval's evaluator stops on it).")
+            return None
+        weight = float(multiplier) if multiplier is not None else 1.0
+        cited = value.get("citation")
+        citation = cited if isinstance(cited, str) else None
+        if js_truthy(text) and (js_truthy(fn) or dollar):
+            self.out.error("text-and-fn", key.span, f"Point object cannot have both 'text' and a function: {where}.")
+            return None
+        if js_truthy(text):
+            return make(kind="text", text=text if isinstance(text, str) else str(text), weight=weight, citation=citation)
+        fn_name = fn if js_truthy(fn) else (dollar[1:] if dollar else None)
+        if not isinstance(fn_name, str) or not fn_name:
+            self.out.error("invalid-point", key.span,
+                           f"Point object must have 'text', 'fn', or a function name (starting with $): {where}. "
+                           "Weval's evaluator stops on it ('point' is not read in a $ref copy).")
+            return None
+        args = value.get("fnArgs")
+        if args is None:
+            args = value.get("arg")
+        if args is None and dollar is not None and not js_truthy(fn):
+            args = value.get(dollar)
+        found = resolve_function(fn_name, rewrite=False)
+        if found is None:
+            self.out.error("unknown-function", key.span,
+                           f"Unknown point function '{fn_name}' in {where}: a point copied by $ref keeps its name "
+                           "as written, and Weval has no function of that name.")
+            return None
+        return make(kind="fn", fn=found.name, fn_written=fn_name, fn_args=args, weight=weight, citation=citation)
 
     def _weight(self, node: Node | None) -> float:
         if node is None:
@@ -1260,6 +1308,11 @@ def _point_json(pt: Point) -> str:
     fn = '"fn":' + _quote(reference_fn_name(pt.fn_written or pt.fn or ""))
     args = ',"fnArgs":' + stable_json(pt.fn_args) if pt.fn_args is not None else ""
     return head + fn + args + "," + multiplier + "}"
+
+
+def _dropped_member(m: Node) -> bool:
+    """A member of an alternative path the reference's parser drops: null, or an empty list."""
+    return is_null(m) or (isinstance(m, Sequence) and not m.items)
 
 
 def _str(node: Node | None) -> str | None:
