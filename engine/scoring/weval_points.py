@@ -486,14 +486,16 @@ def tool_args_match(response: str, arg: Any, ctx: PointContext) -> PointScore:
 
 
 def tool_call_count_between(response: str, arg: Any, ctx: PointContext) -> PointScore:
-    if not isinstance(arg, list) or len(arg) > 3:
+    """As the reference: `min <= count <= max`, counting the calls of `name` when it is a string (any other
+    third item counts every call), no max meaning none. Ours: a bound that is not a number (or NaN, or no
+    min at all) is not scored: the reference reads it as 0 or Infinity and scores a check not made."""
+    if not isinstance(arg, list) or not arg:
         return _err("tool_call_count_between expects [min, max, name?]")
-    low = arg[0] if len(arg) > 0 else 0
+    low = arg[0]
     high = arg[1] if len(arg) > 1 else math.inf
-    name = arg[2] if len(arg) > 2 else None
-    if not (is_js_number(low) and is_js_number(high)) or (name is not None and not isinstance(name, str)) \
-            or math.isnan(low) or math.isnan(high) or high < low:
-        return _err("tool_call_count_between expects [min, max, name?] with numbers min <= max")
+    name = arg[2] if len(arg) > 2 and isinstance(arg[2], str) else None
+    if not (is_js_number(low) and is_js_number(high)) or math.isnan(low) or math.isnan(high):
+        return _err("tool_call_count_between expects [min, max, name?] with numbers min and max")
     count = sum(1 for c in _calls(response, ctx) if not name or c.get("name") == name)
     return _ok(low <= count <= high)
 

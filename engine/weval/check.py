@@ -915,7 +915,7 @@ class _Context:
                 fn = resolve_function(text)
                 if fn is None:
                     self._unknown_function(node.span, text[1:])
-                    return None
+                    return make(kind="fn", fn=text[1:], fn_written=text[1:])  # scored as Weval does: an error
                 if fn.arg not in (Arg.NONE, Arg.OPTIONAL_STRING):
                     # The reference runs it with an undefined argument: the point errors at run time and
                     # is silently left out of the score. Here it is an error on the point.
@@ -923,7 +923,6 @@ class _Context:
                                    f"'{text}' has no argument, so the reference runs {text} without one: the point "
                                    f"errors and is left out of the score. Give it an argument ({fn.arg.value}), "
                                    f"e.g. {fn.example}.")
-                    return None
                 return make(kind="fn", fn=fn.name, fn_written=text[1:])
             return make(kind="text", text=text)
         if not isinstance(node, Mapping):
@@ -953,11 +952,14 @@ class _Context:
                                      f"'fn: {name}' keeps the '$', so the reference looks for a function named '{name}' "
                                      f"and fails; write 'fn: {name[1:]}'.",
                                      fix=replace(f"Write '{name[1:]}'", fn_node.span, quote(name[1:], fn_node.style)))
-                    name = name[1:]
+                    # the reference keeps the '$': no function has that name, the point fails
+                    return make(kind="fn", fn=name, fn_written=name, fn_args=to_python(entries.get("fnArgs")),
+                                weight=weight, citation=citation)
                 fn = resolve_function(name)
                 if fn is None:
                     self._unknown_function(fn_node.span, name)
-                    return None
+                    return make(kind="fn", fn=name, fn_written=name, fn_args=to_python(entries.get("fnArgs")),
+                                weight=weight, citation=citation)  # scored as Weval does: an error
                 arg_node = entries.get("fnArgs")
                 check_function_arg(fn, arg_node, fn_node, self.out, self)
                 return make(kind="fn", fn=fn.name, fn_written=name, fn_args=to_python(arg_node) if arg_node else None,
@@ -1019,7 +1021,8 @@ class _Context:
         fn = resolve_function(name)
         if fn is None:
             self._unknown_function(key.span, name)
-            return None
+            return make(kind="fn", fn=name, fn_written=name, fn_args=to_python(arg), weight=weight,
+                        citation=citation)  # scored as Weval does: an error
         check_function_arg(fn, arg, key, self.out, self)
         return make(kind="fn", fn=fn.name, fn_written=name, fn_args=to_python(arg), weight=weight, citation=citation)
 
