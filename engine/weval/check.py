@@ -7,7 +7,6 @@ value it is about; a finding with an obvious repair carries it.
 
 from __future__ import annotations
 
-import contextlib
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -62,6 +61,7 @@ from .prompt_store import PromptCollector
 from .reference_form import (
     ReferenceRejects,
     has_merge_key,
+    header_problem,
     js_keys,
     js_plain,
     js_prompt_id,
@@ -230,9 +230,10 @@ class _Context:
             if has_merge_key(header):
                 header = merged_mapping(header)
             self._mixed_header(header)
-            with contextlib.suppress(ValueError, RecursionError):
-                self.ref_header = reference_header(js_plain(header))
+        start = len(self.out)
         bp = self._header(header, bp_id)
+        if header is not None:
+            self._reference_header(header, start)
         # where each id was first used, then (once a second one comes) the message and Related every later
         # duplicate-prompt-id finding shares (not the node: a streamed check keeps none)
         seen_ids: dict[str, Span | tuple[str, tuple[Related]]] = {}
@@ -283,6 +284,20 @@ class _Context:
         if self.cache is not None:
             self.cache.rotate()
         return WevalResult(bp, self.out, prompt_nodes, header, self.collections, self.models_dir)
+
+    def _reference_header(self, header: Mapping, start: int) -> None:
+        """The header as Weval's parser reads it (its defs, render_as, noCache for the prompts), and what it
+        refuses there that no finding of ours reports."""
+        try:
+            raw = js_plain(header)
+            self.ref_header = reference_header(raw)
+            problem = header_problem(raw)
+        except ReferenceRejects as exc:
+            problem = str(exc)
+        except (ValueError, RecursionError):  # too large to convert
+            return
+        if problem and not any(f.severity is Severity.ERROR for f in self.out[start:]):
+            self.out.error("reference-rejects", first_line_span(header), f"Weval refuses this blueprint: {problem}")
 
     def _prompt_context(self, header: Mapping | None) -> str:
         """What checking a prompt depends on in the header, as text: the prompt cache's key."""
@@ -532,13 +547,17 @@ class _Context:
                                                     custom=to_python(item))
                 return None
             pairs = list(item.items())
-            if len(pairs) == 1:
+            if len(pairs) == 1 and is_str(pairs[0][1]):
+                # Weval's run-config would read it as provider:model, but its parser refuses it first
                 key, value = pairs[0]
-                if is_str(value):
-                    return ModelRef.build(id=f"{key.value}:{value.value}", span=item.span,
-                                          collection=None, custom=None)
+                written = f"{key.value}:{value.value}"
+                self.out.error("invalid-model", first_line_span(item),
+                               f"Weval refuses {{{key.value}: {value.value}}}: a model object needs an 'id' (a custom "
+                               f"model). Write '{written}'.",
+                               fix=replace(f"Write '{written}'", item.span, quote(written)))
+                return ModelRef.build(id=written, span=item.span, collection=None, custom=None)
             self.out.error("invalid-model", first_line_span(item),
-                           "A model is 'provider:model', {provider: model}, or a custom model {id, url, modelName, inherit}.")
+                           "A model is 'provider:model', or a custom model {id, url, modelName, inherit}.")
             return None
         self.out.error("invalid-model", item.span, f"A model id must be a string; found {node_type_name(item)}.")
         return None

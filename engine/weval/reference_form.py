@@ -92,16 +92,54 @@ def js_timestamp(text: str) -> JsDate | None:
     return JsDate(_iso(ms))
 
 
+_UNDERSCORED_INT = re.compile(r"[-+]?[0-9][0-9_]*\Z")
+_UNDERSCORED_FLOAT = re.compile(r"[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?(?:[eE][-+]?[0-9]+)?\Z")
+_CORE = "tag:yaml.org,2002:"
+
+
+def _scalar(node: Scalar) -> Any:
+    """js-yaml's value of a scalar where it differs from the YAML 1.2 core schema's (source.py's)."""
+    value, tag = node.value, node.tag
+    if tag is not None and tag.startswith(_CORE):
+        short = tag[len(_CORE):]
+        if short == "binary" and isinstance(node.raw, str):
+            import base64
+            import binascii
+
+            try:
+                data = base64.b64decode("".join(node.raw.split()), validate=False)
+            except (binascii.Error, ValueError):
+                raise ReferenceRejects(f"cannot resolve a node with !<{tag}> explicit tag") from None
+            return {str(i): b for i, b in enumerate(data)}  # a Uint8Array, as JSON writes it
+        if short == "timestamp":
+            date = js_timestamp(node.raw)
+            if date is None:
+                raise ReferenceRejects(f"cannot resolve a node with !<{tag}> explicit tag")
+            return date
+        if short == "null" and node.raw not in ("~", "null", "Null", "NULL") and not (node.raw == "" and node.style is None):
+            raise ReferenceRejects(f"Failed to parse YAML blueprint: cannot resolve a node with !<{tag}> explicit tag")
+        if short in ("bool", "null", "int", "float") and isinstance(value, str):
+            raise ReferenceRejects(f"Failed to parse YAML blueprint: cannot resolve a node with !<{tag}> explicit tag")
+        return value
+    if node.style is None and tag is None and isinstance(value, str) and value[:1] in "0123456789+-":
+        date = js_timestamp(value)
+        if date is not None:
+            return date
+        if "_" in value:
+            if _UNDERSCORED_INT.match(value):
+                return int(value.replace("_", ""))
+            if _UNDERSCORED_FLOAT.match(value):
+                return float(value.replace("_", ""))
+    return value
+
+
 def js_plain(node: Node | None) -> Any:
-    """The value js-yaml gives the node: merge keys expanded, timestamps as dates (aliases share values)."""
+    """The value js-yaml gives the node: merge keys expanded, timestamps as dates, `1_000` a number,
+    `!!binary` bytes (aliases share values). A tag js-yaml cannot resolve raises ReferenceRejects."""
     if node is None:
         return None
     if isinstance(node, Scalar):
-        if node.style is None and node.tag is None and isinstance(node.value, str) and node.value[:1].isdigit():
-            date = js_timestamp(node.value)
-            if date is not None:
-                return date
-        return node.value
+        return _scalar(node)
     if isinstance(node, Sequence):
         return [js_plain(i) for i in node.items]
     if isinstance(node, Mapping):
@@ -590,3 +628,67 @@ def normalize_tag(tag: str) -> str:
 def normalize_tags(tags: list[str]) -> list[str]:
     """`[...new Set(tags.map(normalizeTag).filter(Boolean))]`."""
     return list(dict.fromkeys(t for t in (normalize_tag(x) for x in tags) if t))
+
+
+# --- the header -----------------------------------------------------------------------------------
+
+_URL_SCHEME = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*:")
+_SPECIAL = ("http", "https", "ws", "wss", "ftp", "file")
+
+
+def _js_url_ok(url: str) -> bool:
+    """Roughly `new URL(url)` (WHATWG): a scheme, and for http(s), ws(s), ftp a host."""
+    text = url.strip(JS_WHITESPACE_CHARS)
+    m = _URL_SCHEME.match(text)
+    if not m:
+        return False
+    scheme, rest = m.group(0)[:-1].lower(), text[m.end():]
+    if scheme in _SPECIAL and scheme != "file":
+        host = rest.lstrip("/\\").split("/", 1)[0].split("?", 1)[0].split("#", 1)[0]
+        return bool(host.rsplit("@", 1)[-1].split(":", 1)[0])
+    return True
+
+
+def header_problem(h: Any) -> str | None:
+    """What the reference's parser or loader throws on in a header (the checker reports it where none of
+    its own findings does): custom models, external services, a title, description or tags that are not text."""
+    if not isinstance(h, dict):
+        return None
+    models = h.get("models")
+    if truthy(models) and isinstance(models, list):
+        for model in models:
+            if _is_str(model):
+                continue
+            if not isinstance(model, dict):
+                return "Invalid model definition: must be a string or an object."
+            if not truthy(model.get("id")) or not _is_str(model.get("id")):
+                return ("Invalid custom model definition: 'id' is required and must be a string. Found: "
+                        + js_json(model))
+            for key in ("url", "modelName", "inherit"):
+                if not truthy(model.get(key)) or not _is_str(model.get(key)):
+                    return f"Invalid custom model definition for '{model['id']}': '{key}' is required and must be a string."
+    services = h.get("externalServices")
+    if truthy(services) and isinstance(services, dict):
+        for name, svc in services.items():
+            svc = svc if isinstance(svc, dict) else {}
+            url = svc.get("url")
+            if not truthy(url):
+                return f"External service '{name}' must have a 'url' field"
+            if not isinstance(url, str) or isinstance(url, JsDate) or not _js_url_ok(url):
+                return f"External service '{name}' has invalid URL: {_str_of(url)}"
+            method = svc.get("method")
+            if truthy(method) and method not in ("GET", "POST", "PUT"):
+                return f"External service '{name}' has invalid method: {_str_of(method)}. Must be GET, POST, or PUT"
+            timeout = svc.get("timeout_ms", UNDEFINED)
+            if timeout is not UNDEFINED and (not _is_number(timeout) or not timeout > 0):
+                return f"External service '{name}' has invalid timeout_ms: {_str_of(timeout)}. Must be a positive number"
+    title = _or(h.get("title", UNDEFINED), h.get("configTitle", UNDEFINED))
+    if truthy(title) and (not _is_str(title) or not title.strip(JS_WHITESPACE_CHARS)):
+        return "Failed to determine a valid 'title' for the blueprint from file content or 'id'."
+    description = h.get("description")
+    if truthy(description) and not _is_str(description):
+        return "configJson.description.substring is not a function"
+    tags = h.get("tags", UNDEFINED)
+    if tags is not UNDEFINED and (not isinstance(tags, list) or not all(_is_str(t) for t in tags)):
+        return "Config file has an invalid 'tags' field (must be an array of strings if provided)."
+    return None

@@ -194,7 +194,8 @@ ERRORS = [
     ("tool_called", "", "tool_called expects a string tool name"),
     ("tool_args_match", {"where": {}}, "tool_args_match expects { name, where }"),
     ("tool_call_count_between", "2", "tool_call_count_between expects [min, max, name?]"),
-    ("tool_call_count_between", [3, 1], "tool_call_count_between expects [min, max, name?]"),
+    # no bounds: the reference reads min 0 and scores every answer 1, a check not made (deliberate)
+    ("tool_call_count_between", [], "tool_call_count_between expects [min, max, name?]"),
     ("tool_call_order", [], "tool_call_order expects an array of tool names"),
     ("no_such_function", None, "Unknown point function: 'no_such_function'"),
     ("contain", "x", "Unknown point function: 'contain'"),  # aliases are the registry's job
@@ -331,7 +332,7 @@ TOOLS = [
     ("tool_call_count_between", [2, 2, "search"], 1.0),
     ("tool_call_count_between", [1, 1, "search"], 0.0),
     ("tool_call_count_between", [0], 1.0),
-    ("tool_call_count_between", [], 1.0),
+    ("tool_call_count_between", [3, 1], 0.0),  # min > max: as the reference, never met
     ("tool_call_order", ["search", "retrieve", "answer"], 1.0),
     ("tool_call_order", ["search", "answer"], 1.0),
     ("tool_call_order", ["answer", "retrieve"], 0.0),
