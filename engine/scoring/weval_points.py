@@ -570,6 +570,10 @@ def evaluate_point(fn: str, arg: object, response: str, ctx: PointContext) -> Po
     """Score one function point. Never raises: problems come back as `error` with `score` None."""
     scorer = SCORERS.get(fn)
     if scorer is None:
+        if fn == "isPrototypeOf":
+            # The reference looks names up on a plain object: Object.prototype.isPrototypeOf is found, and
+            # called with the answer (not an object) it returns false. (The checker reports the name.)
+            return _ok(False)
         return _err(f"Unknown point function: '{fn}'")
     try:
         return scorer(response if isinstance(response, str) else "", arg, ctx)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 from evalspec.analysis import analyze
@@ -22,11 +21,18 @@ from evalspec.run.score.functions import base_assessment, function_assessment
 from evalspec.run.score.judges import judged_assessment
 from evalspec.run.score.weval_judge import BACKUP_JUDGE, judge_label
 from evalspec.run.write.weval_results import _prompt_object
-from evalspec.scoring.weval_aggregate import CoveragePoint, aggregate_coverage, avg_coverage_extent, reference_order
+from evalspec.scoring.weval_aggregate import (
+    CoveragePoint,
+    aggregate_coverage,
+    avg_coverage_extent,
+    reference_order,
+)
 from evalspec.scoring.weval_points import PointContext, evaluate_point
 from evalspec.weval.model import Point
 
-VECTORS = Path(__file__).resolve().parents[3] / "shared" / "vectors" / "weval"
+from ..conftest import SHARED
+
+VECTORS = SHARED / "vectors" / "weval"
 UNDEFINED_MARK = object()
 
 
@@ -62,16 +68,13 @@ def point_outcome(d: dict[str, Any]) -> str | None:
     then function_assessment (should_not inverts)."""
     fn = resolve_function(d["fn"])
     ref = decode(d["reference"])
-    if fn is None:
-        got: Any = None
-        error: str | None = "unknown function"
-    else:
-        context = d.get("context") or {}
-        ctx = PointContext(messages=context.get("messages") or [], model_id=context.get("modelId") or "")
-        point = Point.build(kind="fn", fn=fn.name, fn_written=d["fn"], fn_args=_args(decode(d["args"])),
-                            inverted=bool(d.get("inverted")), span=(0, 0, 0, 0))
-        assessment = function_assessment(point, evaluate_point(fn.name, point.fn_args, d["answer"], ctx))
-        got, error = assessment["coverageExtent"], assessment.get("error")
+    name = fn.name if fn is not None else d["fn"]  # an unknown name is kept on the point, as the checker does
+    context = d.get("context") or {}
+    ctx = PointContext(messages=context.get("messages") or [], model_id=context.get("modelId") or "")
+    point = Point.build(kind="fn", fn=name, fn_written=d["fn"], fn_args=_args(decode(d["args"])),
+                        inverted=bool(d.get("inverted")), span=(0, 0, 0, 0))
+    assessment = function_assessment(point, evaluate_point(name, point.fn_args, d["answer"], ctx))
+    got, error = assessment["coverageExtent"], assessment.get("error")
     if isinstance(ref, dict):
         return None if got is None else f"reference: error ({ref.get('message')}); evalspec: {got}"
     if got is None:
