@@ -61,13 +61,13 @@ from .prompt_store import PromptCollector
 from .reference_form import (
     ReferenceRejects,
     has_merge_key,
-    header_problem,
     js_keys,
     js_plain,
     js_prompt_id,
     merged_mapping,
     normalize_tags,
     persisted,
+    reference_config,
     reference_header,
     validate_prompt,
 )
@@ -232,8 +232,7 @@ class _Context:
             self._mixed_header(header)
         start = len(self.out)
         bp = self._header(header, bp_id)
-        if header is not None:
-            self._reference_header(header, start)
+        self._reference_header(header, start, bp)
         # where each id was first used, then (once a second one comes) the message and Related every later
         # duplicate-prompt-id finding shares (not the node: a streamed check keeps none)
         seen_ids: dict[str, Span | tuple[str, tuple[Related]]] = {}
@@ -285,18 +284,19 @@ class _Context:
             self.cache.rotate()
         return WevalResult(bp, self.out, prompt_nodes, header, self.collections, self.models_dir)
 
-    def _reference_header(self, header: Mapping, start: int) -> None:
-        """The header as Weval's parser reads it (its defs, render_as, noCache for the prompts), and what it
-        refuses there that no finding of ours reports."""
+    def _reference_header(self, header: Mapping | None, start: int, bp: Blueprint) -> None:
+        """The header as Weval's parser and loader read it: what the prompts' normalization takes from it
+        (defs, render_as, noCache), the results' `config`, and what it refuses that no finding of ours reports."""
+        problem = None
         try:
-            raw = js_plain(header)
+            raw = js_plain(header) if header is not None else {}
             self.ref_header = reference_header(raw)
-            problem = header_problem(raw)
+            bp.reference = persisted(reference_config(raw, bp.id))
         except ReferenceRejects as exc:
             problem = str(exc)
         except (ValueError, RecursionError):  # too large to convert
             return
-        if problem and not any(f.severity is Severity.ERROR for f in self.out[start:]):
+        if problem and header is not None and not any(f.severity is Severity.ERROR for f in self.out[start:]):
             self.out.error("reference-rejects", first_line_span(header), f"Weval refuses this blueprint: {problem}")
 
     def _prompt_context(self, header: Mapping | None) -> str:
@@ -549,7 +549,8 @@ class _Context:
             pairs = list(item.items())
             if len(pairs) == 1 and is_str(pairs[0][1]):
                 # Weval's run-config would read it as provider:model, but its parser refuses it first
-                key, value = pairs[0]
+                key, value = pairs[0][0], pairs[0][1]
+                assert isinstance(value, Scalar)
                 written = f"{key.value}:{value.value}"
                 self.out.error("invalid-model", first_line_span(item),
                                f"Weval refuses {{{key.value}: {value.value}}}: a model object needs an 'id' (a custom "

@@ -164,6 +164,9 @@ class Blueprint(Located):
     tool_use: dict[str, Any] | None = None
     external_services: dict[str, Any] = field(default_factory=dict)
     prompts: list[Prompt] = field(default_factory=list)
+    # The header as the reference persists it in a results file's `config` (models not yet resolved,
+    # no prompts); None when the reference refuses it (reference_form.reference_config)
+    reference: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         # a big blueprint's prompts may be a store (prompt_store.py): as plain data, the list it stands for

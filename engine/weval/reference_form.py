@@ -649,46 +649,158 @@ def _js_url_ok(url: str) -> bool:
     return True
 
 
-def header_problem(h: Any) -> str | None:
-    """What the reference's parser or loader throws on in a header (the checker reports it where none of
-    its own findings does): custom models, external services, a title, description or tags that are not text."""
-    if not isinstance(h, dict):
-        return None
-    models = h.get("models")
-    if truthy(models) and isinstance(models, list):
+def _check_model(model: Any) -> None:
+    """The parser's _validateModelDefinition."""
+    if _is_str(model):
+        return
+    if not isinstance(model, dict):
+        raise ReferenceRejects("Invalid model definition: must be a string or an object.")
+    mid = model.get("id")
+    if not truthy(mid) or not _is_str(mid):
+        raise ReferenceRejects("Invalid custom model definition: 'id' is required and must be a string. Found: "
+                               + js_json(model))
+    for key in ("url", "modelName", "inherit"):
+        if not truthy(model.get(key)) or not _is_str(model.get(key)):
+            raise ReferenceRejects(f"Invalid custom model definition for '{mid}': '{key}' is required and must be a "
+                                   "string.")
+    fmt = model.get("format")
+    if truthy(fmt) and (not _is_str(fmt) or fmt not in ("chat", "completions")):
+        raise ReferenceRejects(f"Invalid custom model definition for '{mid}': 'format' must be either 'chat' or "
+                               f"'completions'. Found: '{_str_of(fmt)}'")
+    headers = model.get("headers")
+    if truthy(headers) and not isinstance(headers, dict):
+        raise ReferenceRejects(f"Invalid custom model definition for '{mid}': 'headers', if provided, must be an object.")
+
+
+def _check_services(services: Any) -> None:
+    if not truthy(services) or not isinstance(services, dict):
+        return
+    for name, svc in services.items():
+        svc = svc if isinstance(svc, dict) else {}
+        url = svc.get("url")
+        if not truthy(url):
+            raise ReferenceRejects(f"External service '{name}' must have a 'url' field")
+        if not isinstance(url, str) or isinstance(url, JsDate) or not _js_url_ok(url):
+            raise ReferenceRejects(f"External service '{name}' has invalid URL: {_str_of(url)}")
+        method = svc.get("method")
+        if truthy(method) and method not in ("GET", "POST", "PUT"):
+            raise ReferenceRejects(f"External service '{name}' has invalid method: {_str_of(method)}. Must be GET, "
+                                   "POST, or PUT")
+        timeout = svc.get("timeout_ms", UNDEFINED)
+        if timeout is not UNDEFINED and (not _is_number(timeout) or not timeout > 0):
+            raise ReferenceRejects(f"External service '{name}' has invalid timeout_ms: {_str_of(timeout)}. Must be a "
+                                   "positive number")
+
+
+def reference_config(h: Any, blueprint_id: str) -> dict[str, Any]:
+    """The header as the reference persists it in a results file's `config` (without prompts and before
+    its models are resolved): parseAndNormalizeBlueprint's header half, then loadAndValidateConfig's."""
+    cfg: dict[str, Any] = dict(h) if isinstance(h, dict) else {}
+    cfg.pop("prompts", None)
+    if truthy(cfg.get("defs")):
+        del cfg["defs"]
+    cfg["id"] = _or(cfg.get("id", UNDEFINED), cfg.get("configId", UNDEFINED))
+    cfg["title"] = _or(cfg.get("title", UNDEFINED), cfg.get("configTitle", UNDEFINED))
+    cfg["system"] = _or(cfg.get("system", UNDEFINED), cfg.get("systemPrompt", UNDEFINED))
+    author = cfg.get("author", UNDEFINED)
+    if author is not UNDEFINED and not _is_str(author):
+        if truthy(author) and isinstance(author, dict):
+            name = author.get("name")
+            if not isinstance(name, str) or isinstance(name, JsDate) or not name.strip(JS_WHITESPACE_CHARS):
+                raise ReferenceRejects("Invalid 'author' object: missing 'name' string.")
+        else:
+            raise ReferenceRejects("Invalid 'author' field: must be a string or an object with 'name'.")
+    refs = _or(cfg.get("reference", UNDEFINED), cfg.get("citation", UNDEFINED), cfg.get("references", UNDEFINED),
+               cfg.get("citations", UNDEFINED))
+    if refs is not UNDEFINED:
+        normalized = []
+        for ref in refs if isinstance(refs, list) else [refs]:
+            if _is_str(ref):
+                normalized.append({"title": ref})
+            elif truthy(ref) and isinstance(ref, dict):
+                title = _or(ref.get("title", UNDEFINED), ref.get("name", UNDEFINED))
+                if not _is_str(title) or not title.strip(JS_WHITESPACE_CHARS):
+                    raise ReferenceRejects("Invalid 'reference'/'citation' object: missing 'title' or 'name' string.")
+                normalized.append({"title": title, "url": ref.get("url", UNDEFINED)})
+            else:
+                raise ReferenceRejects("Invalid 'reference'/'citation' field: must be a string, an object with "
+                                       "'title'/'name', or an array of these.")
+        cfg["references"] = normalized
+        for key in ("citation", "citations", "reference"):
+            cfg.pop(key, None)
+    for key in ("configId", "configTitle", "systemPrompt"):
+        cfg.pop(key, None)
+    render_as = cfg.get("render_as")
+    if truthy(render_as) and (not _is_str(render_as) or render_as not in ALLOWED_RENDER_AS):
+        raise ReferenceRejects("Invalid global 'render_as' value. Must be one of: markdown, html, plaintext.")
+    models = cfg.get("models", UNDEFINED)
+    if truthy(models):
+        if not isinstance(models, list):
+            raise ReferenceRejects("The 'models' field must be an array of strings or custom model objects.")
         for model in models:
-            if _is_str(model):
-                continue
-            if not isinstance(model, dict):
-                return "Invalid model definition: must be a string or an object."
-            if not truthy(model.get("id")) or not _is_str(model.get("id")):
-                return ("Invalid custom model definition: 'id' is required and must be a string. Found: "
-                        + js_json(model))
-            for key in ("url", "modelName", "inherit"):
-                if not truthy(model.get(key)) or not _is_str(model.get(key)):
-                    return f"Invalid custom model definition for '{model['id']}': '{key}' is required and must be a string."
-    services = h.get("externalServices")
-    if truthy(services) and isinstance(services, dict):
-        for name, svc in services.items():
-            svc = svc if isinstance(svc, dict) else {}
-            url = svc.get("url")
-            if not truthy(url):
-                return f"External service '{name}' must have a 'url' field"
-            if not isinstance(url, str) or isinstance(url, JsDate) or not _js_url_ok(url):
-                return f"External service '{name}' has invalid URL: {_str_of(url)}"
-            method = svc.get("method")
-            if truthy(method) and method not in ("GET", "POST", "PUT"):
-                return f"External service '{name}' has invalid method: {_str_of(method)}. Must be GET, POST, or PUT"
-            timeout = svc.get("timeout_ms", UNDEFINED)
-            if timeout is not UNDEFINED and (not _is_number(timeout) or not timeout > 0):
-                return f"External service '{name}' has invalid timeout_ms: {_str_of(timeout)}. Must be a positive number"
-    title = _or(h.get("title", UNDEFINED), h.get("configTitle", UNDEFINED))
-    if truthy(title) and (not _is_str(title) or not title.strip(JS_WHITESPACE_CHARS)):
-        return "Failed to determine a valid 'title' for the blueprint from file content or 'id'."
-    description = h.get("description")
-    if truthy(description) and not _is_str(description):
-        return "configJson.description.substring is not a function"
-    tags = h.get("tags", UNDEFINED)
-    if tags is not UNDEFINED and (not isinstance(tags, list) or not all(_is_str(t) for t in tags)):
-        return "Config file has an invalid 'tags' field (must be an array of strings if provided)."
+            _check_model(model)
+    tools = cfg.get("tools")
+    if truthy(tools):
+        if not isinstance(tools, list):
+            raise ReferenceRejects("The 'tools' field must be an array of tool definitions.")
+        for i, tool in enumerate(tools):
+            if not isinstance(tool, dict) or not truthy(tool.get("name")) or not _is_str(tool.get("name")):
+                raise ReferenceRejects(f"Invalid tool definition at index {i}: each tool must have a 'name' string.")
+    tool_use = cfg.get("toolUse")
+    if truthy(tool_use):
+        if not _is_object(tool_use):
+            raise ReferenceRejects("The 'toolUse' field must be an object.")
+        tu = tool_use if isinstance(tool_use, dict) else {}
+        if truthy(tu.get("mode")) and tu.get("mode") != "trace-only":
+            raise ReferenceRejects("The 'toolUse.mode' field, if provided, must be 'trace-only'.")
+        if truthy(tu.get("outputFormat")) and tu.get("outputFormat") != "json-line":
+            raise ReferenceRejects("The 'toolUse.outputFormat' field, if provided, must be 'json-line'.")
+        steps = tu.get("maxSteps", UNDEFINED)
+        if steps is not UNDEFINED and (not _is_number(steps) or steps < 1):
+            raise ReferenceRejects("The 'toolUse.maxSteps' field, if provided, must be a positive number.")
+    _check_services(cfg.get("externalServices"))
+    # loadAndValidateConfig
+    cfg["id"] = blueprint_id
+    if not truthy(cfg["title"]):
+        cfg["title"] = blueprint_id
+    if not _is_str(cfg["title"]) or not cfg["title"].strip(JS_WHITESPACE_CHARS):
+        raise ReferenceRejects("Failed to determine a valid 'title' for the blueprint from file content or 'id'.")
+    if not isinstance(cfg.get("models"), list) or not cfg["models"]:
+        cfg["models"] = ["CORE"]
+    if not truthy(cfg.get("embeddingModel")):
+        cfg["embeddingModel"] = "openai:text-embedding-3-small"
+    if truthy(cfg.get("description")) and not _is_str(cfg["description"]):
+        raise ReferenceRejects("configJson.description.substring is not a function")
+    if cfg.get("temperature", UNDEFINED) is not UNDEFINED and not _is_number(cfg["temperature"]):
+        raise ReferenceRejects("Config file has invalid 'temperature'")
+    temps = cfg.get("temperatures", UNDEFINED)
+    if temps is not UNDEFINED and (not isinstance(temps, list) or not all(_is_number(t) for t in temps)):
+        raise ReferenceRejects("Config file has invalid 'temperatures'")
+    tags = cfg.get("tags", UNDEFINED)
+    if tags is not UNDEFINED:
+        if not isinstance(tags, list) or not all(_is_str(t) for t in tags):
+            raise ReferenceRejects("Config file has an invalid 'tags' field (must be an array of strings if provided).")
+        cfg["tags"] = normalize_tags(tags)
+    if isinstance(cfg.get("system"), list):
+        systems = cfg.get("systems")
+        if not (truthy(systems) and isinstance(systems, list) and systems):
+            cfg["systems"] = cfg["system"]
+        cfg["system"] = UNDEFINED
+    systems = cfg.get("systems", UNDEFINED)
+    if systems is not UNDEFINED:
+        if not isinstance(systems, list) or not all(_is_str(x) or x is None for x in systems):
+            raise ReferenceRejects("Config file has invalid 'systems' (must be an array of strings or nulls).")
+        if sum(1 for x in systems if x is None) > 1:
+            raise ReferenceRejects("Config file validation error: The 'systems' array can contain at most one "
+                                   "'null' entry.")
+    return cfg
+
+
+def header_problem(h: Any, blueprint_id: str = "untitled") -> str | None:
+    """What the reference's parser or loader throws on in a header (the checker reports it where none of
+    its own findings does)."""
+    try:
+        reference_config(h, blueprint_id)
+    except ReferenceRejects as exc:
+        return str(exc)
     return None

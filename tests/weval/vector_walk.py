@@ -184,4 +184,13 @@ def normalize_outcome(d: dict[str, Any]) -> str | None:
         return "prompts differ: " + next(f"{t}\nevalspec: {o}" for o, t in zip(ours, theirs, strict=True) if o != t)
     if bp.tags != ref["header"].get("tags", []):
         return f"tags: reference {ref['header'].get('tags')}, evalspec {bp.tags}"
+    # The blueprint id comes from the path: the reference's CLI takes the path as typed (`vx/n0.yaml` →
+    # `vx__n0`), evalspec the path below the nearest `blueprints/` folder, else the file name (as Weval's
+    # site names the blueprints of its repository); the header is compared with the reference's id.
+    header = dict(bp.reference or {})
+    if header.get("title") == header.get("id"):
+        header["title"] = ref["header"].get("id")
+    header["id"] = ref["header"].get("id")
+    if header != ref["header"]:
+        return f"header: reference {ref['header']}, evalspec {header}"
     return None
