@@ -110,12 +110,12 @@ def prompt_outcome(d: dict[str, Any]) -> str | None:
     analysis = analyze(d["blueprint"], "blueprints/vector.yml", kind=FileKind.WEVAL)
     errors = [f for f in analysis.findings if f.severity is Severity.ERROR]
     ref = decode(d["reference"])
-    if "error" in ref:
-        if not d["answer"].strip():
-            return None  # an empty answer: the cell fails before scoring (generate/answers.EMPTY_ANSWER)
-        return None if errors else f"reference: evaluate() fails ({ref['error']}); evalspec runs it"
     if not d["answer"].strip():
-        return "evalspec fails a whitespace-only answer the reference scores"
+        # an empty or whitespace-only answer fails the cell before scoring, in the reference's pipeline
+        # (comparison-pipeline-service) and in evalspec (generate/answers.EMPTY_ANSWER) alike
+        return None
+    if "error" in ref:
+        return None if errors else f"reference: evaluate() fails ({ref['error']}); evalspec runs it"
     # The checker refuses some blueprints the reference runs (an unknown function, a bad argument: findings
     # that fail the run before it starts); the points are scored here all the same, as the reference does.
     bp = analysis.weval.blueprint  # type: ignore[union-attr]
