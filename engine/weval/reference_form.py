@@ -250,6 +250,8 @@ def _is_object(v: Any) -> bool:
 
 def js_keys(obj: dict[str, Any]) -> list[str]:
     """Object.keys order: integer-like keys ascending first, then the others as inserted."""
+    if not any(k[:1].isdigit() for k in obj):
+        return list(obj)
     ints = sorted((k for k in obj if _array_index(k)), key=int)
     return ints + [k for k in obj if not _array_index(k)]
 
@@ -600,6 +602,8 @@ def persisted(value: Any) -> Any:
         return None
     if isinstance(value, dict):
         return {k: persisted(value[k]) for k in js_keys(value) if value[k] is not UNDEFINED}
+    if type(value) is str:
+        return value
     if isinstance(value, list):
         return [persisted(v) for v in value]
     if isinstance(value, JsDate):
