@@ -13,7 +13,14 @@ from typing import Any
 
 import pytest
 
-from .vector_walk import aggregate_outcome, normalize_outcome, point_outcome, vectors
+from .vector_walk import (
+    PARSER_VECTORS,
+    aggregate_outcome,
+    normalize_outcome,
+    parser_outcome,
+    point_outcome,
+    vectors,
+)
 
 NAN_FROM_JS = ("$js returned NaN: the reference keeps NaN as the point's score, and the cell's "
                "avgCoverageExtent becomes NaN (written null); evalspec reports the point not scored")
@@ -148,3 +155,14 @@ def test_regex_pending_table_holds_only_regex_functions() -> None:
     for line, vector in vectors("points.jsonl"):
         if line in lines:
             assert "match" in vector["fn"], (line, vector["fn"])
+
+
+def test_random_blueprints_parse_as_wevals_parser_does() -> None:
+    """Vectors of our own (scripts/weval_parser_vectors.py): random blueprints, and what Weval's
+    parseAndNormalizeBlueprint answered; every auto id and prompt form must be its, no refusal unreported."""
+    import json
+
+    lines = PARSER_VECTORS.read_text(encoding="utf-8").splitlines()
+    assert len(lines) >= 400
+    differ = [f"{n}: {d}" for n, line in enumerate(lines, 1) if (d := parser_outcome(json.loads(line)))]
+    assert not differ, "\n".join(differ[:20])

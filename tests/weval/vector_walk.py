@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from evalspec.analysis import analyze
@@ -193,4 +194,25 @@ def normalize_outcome(d: dict[str, Any]) -> str | None:
     header["id"] = ref["header"].get("id")
     if header != ref["header"]:
         return f"header: reference {ref['header']}, evalspec {header}"
+    return None
+
+
+# --- tests/weval/data/parser-vectors.jsonl (scripts/weval_parser_vectors.py) -------------------------
+
+PARSER_VECTORS = Path(__file__).parent / "data" / "parser-vectors.jsonl"
+
+
+def parser_outcome(d: dict[str, Any]) -> str | None:
+    """A random blueprint: its prompts as Weval's parser leaves them (auto ids included), or an error
+    finding where the parser throws."""
+    analysis = analyze(d["blueprint"], "blueprints/f.yml", kind=FileKind.WEVAL)
+    ref = d["reference"]
+    if not ref["ok"]:
+        if any(f.severity is Severity.ERROR for f in analysis.findings):
+            return None
+        return f"the reference's parser refuses it ({ref['error'][:120]}); evalspec reports no error"
+    bp = analysis.weval.blueprint if analysis.weval else None
+    ours = [p.reference for p in bp.prompts] if bp is not None else []
+    if ours != ref["prompts"]:
+        return f"prompts: reference {ref['prompts']}, evalspec {ours}"
     return None
