@@ -45,6 +45,8 @@ from ..yielding import yield_point
 from .functions_check import check_function_arg
 from .ids import UNDEFINED, blueprint_id, blueprint_id_problem, hash_id, stable_json
 from .ids import quote_json as _quote
+from .js_values import ReferenceRejects, has_merge_key, js_keys, js_plain, js_prompt_id, merged_mapping
+from .js_values import truthy as js_truthy
 from .model import (
     Blueprint,
     Judge,
@@ -59,24 +61,13 @@ from .model import (
 from .models import KNOWN_PROVIDERS, find_models_dir, load_collections, parse_model_id
 from .prompt_store import PromptCollector
 from .reference_form import (
-    ReferenceRejects,
-    has_merge_key,
-    js_keys,
-    js_plain,
-    js_prompt_id,
-    merged_mapping,
     normalize_tags,
     persisted,
     reference_config,
     reference_header,
     validate_prompt,
 )
-from .reference_form import (
-    reference_prompt as weval_prompt,
-)
-from .reference_form import (
-    truthy as js_truthy,
-)
+from .reference_form import reference_prompt as weval_prompt
 
 
 @dataclass

@@ -1,11 +1,11 @@
-"""A blueprint's prompts as the reference's parser leaves them (weval-org/app, blueprint-parser.ts), on plain data.
+"""A blueprint as Weval's parser and loader leave it (weval-org/app: blueprint-parser.ts, run-config.ts).
 
-`js_plain(node)` is the value js-yaml gives a located node (merge keys `<<` expanded, YAML timestamps as
-dates); `reference_prompt(raw, header)` is the reference's normalization of one prompt, step for step
-(its aliases, JavaScript truthiness, `$ref` expansion, the order of its keys), and `reference_hash_id`
-the `hash-…` id it gives a prompt without one (json-stable-stringify of that object, sha256). Problems
-the reference throws on come back as `ReferenceRejects` with its message. What evalspec writes as a
-results file's `config.prompts` and the auto ids both come from here, so they are Weval's own.
+On the values js-yaml gives (js_values.js_plain): `reference_prompt(raw, header)` is the parser's
+normalization of one prompt, step for step (its aliases, JavaScript truthiness, `$ref` expansion, its key
+order) with the `hash-…` id it gives a prompt without one (`reference_hash_id`: json-stable-stringify,
+sha256); `validate_prompt` the loader's checks; `reference_config` the header as a results file's `config`
+holds it. What they throw on comes back as `ReferenceRejects` with Weval's message. The auto ids and what
+evalspec writes as `config` come from here, so they are Weval's own.
 """
 
 from __future__ import annotations
@@ -15,309 +15,32 @@ import re
 from typing import Any
 
 from ..scoring.js_text import JS_WHITESPACE_CLASS
-from ..source import Mapping, Node, Scalar, Sequence
-from .ids import UNDEFINED, hash_id, js_number, stable_json
+from .ids import UNDEFINED, hash_id, stable_json
+from .js_values import (
+    JS_WHITESPACE_CHARS,
+    JsDate,
+    ReferenceRejects,
+    is_number,
+    is_object,
+    is_text,
+    js_json,
+    js_keys,
+    js_nullish,
+    js_or,
+    js_string,
+    js_typeof,
+    member,
+    truthy,
+)
 
 ALLOWED_RENDER_AS = ("markdown", "html", "plaintext")
-
-
-class ReferenceRejects(ValueError):
-    """The reference's parser throws on this prompt (the message is its own)."""
-
-
-class JsDate(str):
-    """A YAML timestamp as js-yaml reads it: a Date, written as its ISO text (toJSON)."""
-
-
-# --- js-yaml's values ----------------------------------------------------------------------------
-
-_DATE = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})\Z")
-_TIMESTAMP = re.compile(r"([0-9]{4})-([0-9][0-9]?)-([0-9][0-9]?)(?:[Tt]|[ \t]+)([0-9][0-9]?):([0-9]{2}):([0-9]{2})"
-                        r"(?:\.([0-9]*))?(?:[ \t]*(Z|([-+])([0-9][0-9]?)(?::([0-9]{2}))?))?\Z")
-
-
-def _days_from_civil(y: int, m: int, d: int) -> int:
-    y -= m <= 2
-    era = (y if y >= 0 else y - 399) // 400
-    yoe = y - era * 400
-    doy = (153 * (m + (-3 if m > 2 else 9)) + 2) // 5 + d - 1
-    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
-    return era * 146097 + doe - 719468
-
-
-def _civil_from_days(z: int) -> tuple[int, int, int]:
-    z += 719468
-    era = (z if z >= 0 else z - 146096) // 146097
-    doe = z - era * 146097
-    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
-    y = yoe + era * 400
-    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
-    mp = (5 * doy + 2) // 153
-    d = doy - (153 * mp + 2) // 5 + 1
-    m = mp + (3 if mp < 10 else -9)
-    return y + (m <= 2), m, d
-
-
-def _utc_ms(y: int, mo: int, d: int, h: int = 0, mi: int = 0, s: int = 0, ms: int = 0) -> int:
-    """Date.UTC, months and days rolling over as JavaScript's do."""
-    y += (mo - 1) // 12
-    mo = (mo - 1) % 12 + 1
-    days = _days_from_civil(y, mo, 1) + d - 1
-    return ((days * 24 + h) * 60 + mi) * 60000 + s * 1000 + ms
-
-
-def _iso(ms: int) -> str:
-    days, rest = divmod(ms, 86400000)
-    y, m, d = _civil_from_days(days)
-    h, rest = divmod(rest, 3600000)
-    mi, rest = divmod(rest, 60000)
-    s, milli = divmod(rest, 1000)
-    year = f"{y:04d}" if 0 <= y <= 9999 else f"{'+' if y > 0 else '-'}{abs(y):06d}"
-    return f"{year}-{m:02d}-{d:02d}T{h:02d}:{mi:02d}:{s:02d}.{milli:03d}Z"
-
-
-def js_timestamp(text: str) -> JsDate | None:
-    """js-yaml's timestamp type (a plain scalar that looks like a date or a date and time)."""
-    m = _DATE.match(text)
-    if m:
-        return JsDate(_iso(_utc_ms(int(m[1]), int(m[2]), int(m[3]))))
-    m = _TIMESTAMP.match(text)
-    if not m:
-        return None
-    frac = (m[7] or "")[:3].ljust(3, "0") if m[7] is not None else "000"
-    ms = _utc_ms(int(m[1]), int(m[2]), int(m[3]), int(m[4]), int(m[5]), int(m[6]), int(frac))
-    if m[9]:
-        delta = (int(m[10]) * 60 + int(m[11] or 0)) * 60000
-        ms -= -delta if m[9] == "-" else delta
-    return JsDate(_iso(ms))
-
-
-_UNDERSCORED_INT = re.compile(r"[-+]?[0-9][0-9_]*\Z")
-_UNDERSCORED_FLOAT = re.compile(r"[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?(?:[eE][-+]?[0-9]+)?\Z")
-_CORE = "tag:yaml.org,2002:"
-
-
-def _scalar(node: Scalar) -> Any:
-    """js-yaml's value of a scalar where it differs from the YAML 1.2 core schema's (source.py's)."""
-    value, tag = node.value, node.tag
-    if tag is not None and tag.startswith(_CORE):
-        short = tag[len(_CORE):]
-        if short == "binary" and isinstance(node.raw, str):
-            import base64
-            import binascii
-
-            try:
-                data = base64.b64decode("".join(node.raw.split()), validate=False)
-            except (binascii.Error, ValueError):
-                raise ReferenceRejects(f"cannot resolve a node with !<{tag}> explicit tag") from None
-            return {str(i): b for i, b in enumerate(data)}  # a Uint8Array, as JSON writes it
-        if short == "timestamp":
-            date = js_timestamp(node.raw)
-            if date is None:
-                raise ReferenceRejects(f"cannot resolve a node with !<{tag}> explicit tag")
-            return date
-        if short == "null" and node.raw not in ("~", "null", "Null", "NULL") and not (node.raw == "" and node.style is None):
-            raise ReferenceRejects(f"Failed to parse YAML blueprint: cannot resolve a node with !<{tag}> explicit tag")
-        if short in ("bool", "null", "int", "float") and isinstance(value, str):
-            raise ReferenceRejects(f"Failed to parse YAML blueprint: cannot resolve a node with !<{tag}> explicit tag")
-        return value
-    if node.style is None and tag is None and isinstance(value, str) and value[:1] in "0123456789+-":
-        date = js_timestamp(value)
-        if date is not None:
-            return date
-        if "_" in value:
-            if _UNDERSCORED_INT.match(value):
-                return int(value.replace("_", ""))
-            if _UNDERSCORED_FLOAT.match(value):
-                return float(value.replace("_", ""))
-    return value
-
-
-def js_plain(node: Node | None) -> Any:
-    """The value js-yaml gives the node: merge keys expanded, timestamps as dates, `1_000` a number,
-    `!!binary` bytes (aliases share values). A tag js-yaml cannot resolve raises ReferenceRejects."""
-    if node is None:
-        return None
-    if isinstance(node, Scalar):
-        return _scalar(node)
-    if isinstance(node, Sequence):
-        return [js_plain(i) for i in node.items]
-    if isinstance(node, Mapping):
-        out: dict[str, Any] = {}
-        overridable: set[str] = set()
-        for k, v in node.pairs:
-            if isinstance(k, Scalar) and k.value == "<<" and k.style is None:
-                sources = v.items if isinstance(v, Sequence) else [v]
-                for src in sources:
-                    merged = js_plain(src)
-                    if isinstance(merged, dict):
-                        for mk, mv in merged.items():
-                            if mk not in out:
-                                out[mk] = mv
-                                overridable.add(mk)
-                continue
-            key = js_plain(k) if not isinstance(k, Scalar) else k.value
-            text = key if isinstance(key, str) else _key_text(key)
-            out[text] = js_plain(v)
-        return out
-    return None
-
-
-def _key_text(key: Any) -> str:
-    if key is None:
-        return "null"
-    if isinstance(key, bool):
-        return "true" if key else "false"
-    if isinstance(key, (int, float)):
-        return js_number(key)
-    return str(key)
-
-
-def has_merge_key(node: Node | None) -> bool:
-    return isinstance(node, Mapping) and any(isinstance(k, Scalar) and k.value == "<<" and k.style is None
-                                             for k, _ in node.pairs)
-
-
-def merged_mapping(node: Mapping) -> Mapping:
-    """The mapping with its `<<` merge keys expanded into pairs, as js-yaml reads it (own keys win)."""
-    own: list[tuple[Node, Node]] = []
-    merged: list[tuple[Node, Node]] = []
-    for k, v in node.pairs:
-        if isinstance(k, Scalar) and k.value == "<<" and k.style is None:
-            for src in (v.items if isinstance(v, Sequence) else [v]):
-                if isinstance(src, Mapping):
-                    merged.extend(merged_mapping(src).pairs)
-        else:
-            own.append((k, v))
-    names = {k.value for k, _ in own if isinstance(k, Scalar)}
-    pairs = list(own)
-    seen: set[Any] = set()
-    for k, v in merged:
-        key = k.value if isinstance(k, Scalar) else None
-        if key in names or key in seen:
-            continue
-        seen.add(key)
-        pairs.append((k, v))
-    return Mapping(node.span, pairs, node.flow, node.tag, node.anchor)
-
-
-# --- JavaScript semantics -------------------------------------------------------------------------
-
-def truthy(v: Any) -> bool:
-    if v is None or v is UNDEFINED or v is False:
-        return False
-    if isinstance(v, JsDate):
-        return True
-    if isinstance(v, (int, float)) and not isinstance(v, bool):
-        return v != 0 and not (isinstance(v, float) and math.isnan(v))
-    if isinstance(v, str):
-        return v != ""
-    return True
-
-
-def _or(*values: Any) -> Any:
-    """`a || b || c`."""
-    for v in values[:-1]:
-        if truthy(v):
-            return v
-    return values[-1]
-
-
-def _nullish(*values: Any) -> Any:
-    """`a ?? b ?? c`."""
-    for v in values[:-1]:
-        if v is not None and v is not UNDEFINED:
-            return v
-    return values[-1]
-
-
-def _get(obj: Any, key: str) -> Any:
-    return obj.get(key, UNDEFINED) if isinstance(obj, dict) else UNDEFINED
-
-
-def _is_str(v: Any) -> bool:
-    return isinstance(v, str) and not isinstance(v, JsDate)
-
-
-def _is_number(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
-
-
-def _is_object(v: Any) -> bool:
-    """typeof v === 'object' && v !== null (arrays and dates too)."""
-    return isinstance(v, (dict, list, JsDate))
-
-
-def js_keys(obj: dict[str, Any]) -> list[str]:
-    """Object.keys order: integer-like keys ascending first, then the others as inserted."""
-    if not any(k[:1].isdigit() for k in obj):
-        return list(obj)
-    ints = sorted((k for k in obj if _array_index(k)), key=int)
-    return ints + [k for k in obj if not _array_index(k)]
-
-
-def _array_index(k: str) -> bool:
-    return k.isascii() and k.isdigit() and (k == "0" or not k.startswith("0")) and int(k) < 2**32 - 1
-
-
-def js_json(v: Any) -> str:
-    """JSON.stringify of a value, for the reference's messages."""
-    if v is UNDEFINED:
-        return "undefined"
-    if isinstance(v, dict):
-        return "{" + ",".join(_json_quote(k) + ":" + js_json(v[k]) for k in js_keys(v) if v[k] is not UNDEFINED) + "}"
-    if isinstance(v, list):
-        return "[" + ",".join("null" if x is UNDEFINED else js_json(x) for x in v) + "]"
-    return stable_json(v)
-
-
-def _json_quote(s: str) -> str:
-    return stable_json(s)
-
-
-def _type_name(v: Any) -> str:
-    if v is UNDEFINED:
-        return "undefined"
-    if isinstance(v, bool):
-        return "boolean"
-    if _is_number(v):
-        return "number"
-    if _is_str(v):
-        return "string"
-    return "object"
-
-
-def _str_of(v: Any) -> str:
-    """String(v) / template interpolation."""
-    if v is UNDEFINED:
-        return "undefined"
-    if v is None:
-        return "null"
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if _is_number(v):
-        if isinstance(v, float) and math.isnan(v):
-            return "NaN"
-        if isinstance(v, float) and math.isinf(v):
-            return "Infinity" if v > 0 else "-Infinity"
-        return js_number(v)
-    if isinstance(v, list):
-        return ",".join("" if x is None or x is UNDEFINED else _str_of(x) for x in v)
-    if isinstance(v, dict):
-        return "[object Object]"
-    return str(v)
-
-
-def js_prompt_id(value: Any) -> str:
-    """The id as the reference's results key it (String(id))."""
-    return _str_of(value)
 
 
 # --- points -----------------------------------------------------------------------------------------
 
 def _normalize_fn(fn: Any) -> Any:
-    if not _is_str(fn):
-        raise ReferenceRejects(f"fn.startsWith is not a function (fn is {_str_of(fn)})")
+    if not is_text(fn):
+        raise ReferenceRejects(f"fn.startsWith is not a function (fn is {js_string(fn)})")
     if fn.startswith("contain") and not fn.startswith("contains"):
         fn = "contains" + fn[len("contain"):]
     if fn.startswith("match") and not fn.startswith("matches"):
@@ -326,7 +49,7 @@ def _normalize_fn(fn: Any) -> Any:
 
 
 def _pid(prompt_id: Any) -> str:
-    return _str_of(prompt_id)
+    return js_string(prompt_id)
 
 
 def normalize_points(points: Any, prompt_id: Any) -> list[Any]:
@@ -343,7 +66,7 @@ def normalize_points(points: Any, prompt_id: Any) -> list[Any]:
 
 
 def _normalize_point(exp: Any, prompt_id: Any) -> Any:
-    if _is_str(exp):
+    if is_text(exp):
         if exp.startswith("$") and len(exp) > 1:
             return {"fn": exp[1:], "fnArgs": UNDEFINED, "multiplier": 1}
         return {"text": exp, "multiplier": 1}
@@ -357,15 +80,15 @@ def _normalize_point(exp: Any, prompt_id: Any) -> Any:
             if isinstance(nested, list):
                 raise ReferenceRejects(f"Nested arrays within alternative paths are not supported in prompt "
                                        f"'{_pid(prompt_id)}'. Found: {js_json(nested)}")
-            if _is_str(nested):
+            if is_text(nested):
                 path.append({"text": nested, "multiplier": 1})
-            elif _is_object(nested):
+            elif is_object(nested):
                 path.append(_normalize_point(nested, prompt_id))
             else:
                 raise ReferenceRejects(f"Invalid point format in alternative path in prompt '{_pid(prompt_id)}'. Point "
                                        f"must be a string or object. Found: {js_json(nested)}")
         return path
-    if not _is_object(exp):
+    if not is_object(exp):
         raise ReferenceRejects(f"Invalid point format in prompt '{_pid(prompt_id)}': Point must be a string, array, or "
                                f"object. Found: {js_json(exp)}")
     new: dict[str, Any] = {}
@@ -375,15 +98,15 @@ def _normalize_point(exp: Any, prompt_id: Any) -> Any:
     if fn_key is not None:
         new["fn"] = fn_key[1:]
         new["fnArgs"] = obj[fn_key]
-        new["multiplier"] = _nullish(_get(obj, "weight"), _get(obj, "multiplier"))
-        new["citation"] = _get(obj, "citation")
-    elif truthy(_get(obj, "text")) or truthy(_get(obj, "point")) or truthy(_get(obj, "fn")):
-        new["text"] = _or(_get(obj, "text"), _get(obj, "point"))
-        new["fn"] = _get(obj, "fn")
-        new["fnArgs"] = _or(_get(obj, "fnArgs"), _get(obj, "arg"))
-        new["multiplier"] = _nullish(_get(obj, "weight"), _get(obj, "multiplier"))
-        new["citation"] = _get(obj, "citation")
-    elif len(keys) == 1 and _is_str(obj[keys[0]]):
+        new["multiplier"] = js_nullish(member(obj, "weight"), member(obj, "multiplier"))
+        new["citation"] = member(obj, "citation")
+    elif truthy(member(obj, "text")) or truthy(member(obj, "point")) or truthy(member(obj, "fn")):
+        new["text"] = js_or(member(obj, "text"), member(obj, "point"))
+        new["fn"] = member(obj, "fn")
+        new["fnArgs"] = js_or(member(obj, "fnArgs"), member(obj, "arg"))
+        new["multiplier"] = js_nullish(member(obj, "weight"), member(obj, "multiplier"))
+        new["citation"] = member(obj, "citation")
+    elif len(keys) == 1 and is_text(obj[keys[0]]):
         new["text"] = keys[0]
         new["citation"] = obj[keys[0]]
     fn, text = new.get("fn", UNDEFINED), new.get("text", UNDEFINED)
@@ -395,11 +118,11 @@ def _normalize_point(exp: Any, prompt_id: Any) -> Any:
                                "function ('fn' or '$...'), or a 'Point: Citation' pair. Found: " + js_json(exp))
     if truthy(fn):
         new["fn"] = _normalize_fn(fn)
-    multiplier = _nullish(new.get("multiplier", UNDEFINED), 1)
+    multiplier = js_nullish(new.get("multiplier", UNDEFINED), 1)
     new["multiplier"] = multiplier
-    if not _is_number(multiplier) or multiplier < 0.1 or multiplier > 10:
-        raise ReferenceRejects(f"Point multiplier must be a number between 0.1 and 10. Found {_str_of(multiplier)}. "
-                               f"Prompt ID: '{_pid(_or(prompt_id, 'unknown'))}'")
+    if not is_number(multiplier) or multiplier < 0.1 or multiplier > 10:
+        raise ReferenceRejects(f"Point multiplier must be a number between 0.1 and 10. Found {js_string(multiplier)}. "
+                               f"Prompt ID: '{_pid(js_or(prompt_id, 'unknown'))}'")
     return new
 
 
@@ -414,18 +137,18 @@ def expand_refs(points: Any, defs: dict[str, Any], prompt_id: Any) -> Any:
         return pt
     ref = pt.get("fnArgs", UNDEFINED)
     name: Any = None
-    if _is_str(ref):
+    if is_text(ref):
         name = ref
-    elif truthy(ref) and _is_object(ref):
-        name = _or(_get(ref, "name"), ref)
-    where = _pid(_or(prompt_id, "unknown"))
-    if not truthy(name) or not _is_str(name):
+    elif truthy(ref) and is_object(ref):
+        name = js_or(member(ref, "name"), ref)
+    where = _pid(js_or(prompt_id, "unknown"))
+    if not truthy(name) or not is_text(name):
         raise ReferenceRejects(f"Invalid $ref usage in prompt '{where}'. Expected a string name.")
     if name not in defs:
         raise ReferenceRejects(f"Undefined definition '{name}' referenced in prompt '{where}'.")
     value = defs[name]
-    if _is_str(value):
-        return {"fn": "js", "fnArgs": value, "multiplier": _nullish(pt.get("multiplier", UNDEFINED), 1),
+    if is_text(value):
+        return {"fn": "js", "fnArgs": value, "multiplier": js_nullish(pt.get("multiplier", UNDEFINED), 1),
                 "citation": pt.get("citation", UNDEFINED)}
     if isinstance(value, dict):
         return dict(value)
@@ -441,9 +164,9 @@ def expand_refs(points: Any, defs: dict[str, Any], prompt_id: Any) -> Any:
 def reference_header(header: Any) -> dict[str, Any]:
     """What the prompts' normalization reads from the header: defs, global render_as and noCache."""
     h = header if isinstance(header, dict) else {}
-    defs = _or(_get(h, "point_defs"), _get(h, "defs"))
+    defs = js_or(member(h, "point_defs"), member(h, "defs"))
     return {"defs": dict(defs) if isinstance(defs, dict) else {},
-            "render_as": _get(h, "render_as"), "noCache": _get(h, "noCache")}
+            "render_as": member(h, "render_as"), "noCache": member(h, "noCache")}
 
 
 def reference_prompt(p: Any, header: dict[str, Any]) -> dict[str, Any]:
@@ -454,9 +177,9 @@ def reference_prompt(p: Any, header: dict[str, Any]) -> dict[str, Any]:
         if p is None:
             raise ReferenceRejects("Cannot read properties of null (reading 'prompt')")
     out: dict[str, Any] = {}
-    pid = _get(p, "id")
-    source = _or(_get(p, "prompt"), _get(p, "promptText"))
-    messages = _get(p, "messages")
+    pid = member(p, "id")
+    source = js_or(member(p, "prompt"), member(p, "promptText"))
+    messages = member(p, "messages")
     if truthy(messages):
         if not isinstance(messages, list):
             raise ReferenceRejects("p.messages.map is not a function")
@@ -464,72 +187,72 @@ def reference_prompt(p: Any, header: dict[str, Any]) -> dict[str, Any]:
     elif truthy(source):
         out["messages"] = [{"role": "user", "content": source}]
     out["id"] = pid
-    out["description"] = _get(p, "description")
-    out["idealResponse"] = _or(_get(p, "ideal"), _get(p, "idealResponse"))
-    system = _get(p, "system")
+    out["description"] = member(p, "description")
+    out["idealResponse"] = js_or(member(p, "ideal"), member(p, "idealResponse"))
+    system = member(p, "system")
     if system is not UNDEFINED:
         if isinstance(system, list):
-            raise ReferenceRejects(f"Invalid 'system' field in prompt '{_pid(_or(pid, 'unknown'))}': Per-prompt 'system' "
+            raise ReferenceRejects(f"Invalid 'system' field in prompt '{_pid(js_or(pid, 'unknown'))}': Per-prompt 'system' "
                                    "must be a string or null, not an array. Did you mean to use 'systems' (plural) "
                                    "at the global config level instead?")
-        if system is not None and not _is_str(system):
-            raise ReferenceRejects(f"Invalid 'system' field in prompt '{_pid(_or(pid, 'unknown'))}': Must be a string "
-                                   f"or null. Found: {_type_name(system)}")
+        if system is not None and not is_text(system):
+            raise ReferenceRejects(f"Invalid 'system' field in prompt '{_pid(js_or(pid, 'unknown'))}': Must be a string "
+                                   f"or null. Found: {js_typeof(system)}")
         out["system"] = system
-    no_cache = _get(p, "noCache")
+    no_cache = member(p, "noCache")
     if no_cache is not UNDEFINED:
         out["noCache"] = truthy(no_cache)
     elif header["noCache"] is not UNDEFINED:
         out["noCache"] = truthy(header["noCache"])
-    citation = _or(_get(p, "citation"), _get(p, "reference"))
+    citation = js_or(member(p, "citation"), member(p, "reference"))
     if citation is not UNDEFINED:
-        if _is_str(citation):
+        if is_text(citation):
             out["citation"] = citation
-        elif truthy(citation) and _is_object(citation):
-            title = _or(_get(citation, "title"), _get(citation, "name"))
-            if not _is_str(title) or not title.strip(JS_WHITESPACE_CHARS):
+        elif truthy(citation) and is_object(citation):
+            title = js_or(member(citation, "title"), member(citation, "name"))
+            if not is_text(title) or not title.strip(JS_WHITESPACE_CHARS):
                 raise ReferenceRejects(f"Invalid 'citation'/'reference' object in prompt '{_pid(pid)}': missing 'title' "
                                        "or 'name' string.")
             out["citation"] = citation
         else:
             raise ReferenceRejects(f"Invalid 'citation'/'reference' field in prompt '{_pid(pid)}': must be a string or "
                                    "an object with 'title'/'name'.")
-    weight = _nullish(_get(p, "weight"), _get(p, "importance"), _get(p, "multiplier"))
+    weight = js_nullish(member(p, "weight"), member(p, "importance"), member(p, "multiplier"))
     if weight is not UNDEFINED:
-        if not _is_number(weight) or weight < 0.1 or weight > 10:
-            raise ReferenceRejects(f"Prompt weight must be a number between 0.1 and 10. Found {_str_of(weight)}. "
-                                   f"Prompt ID: '{_pid(_or(pid, 'unknown'))}'")
+        if not is_number(weight) or weight < 0.1 or weight > 10:
+            raise ReferenceRejects(f"Prompt weight must be a number between 0.1 and 10. Found {js_string(weight)}. "
+                                   f"Prompt ID: '{_pid(js_or(pid, 'unknown'))}'")
         out["weight"] = weight
-    render_as = _get(p, "render_as")
+    render_as = member(p, "render_as")
     if truthy(render_as):
-        if not _is_str(render_as) or render_as not in ALLOWED_RENDER_AS:
-            raise ReferenceRejects(f"Invalid 'render_as' value on prompt '{_pid(_or(pid, 'unknown'))}'. Must be one of: "
+        if not is_text(render_as) or render_as not in ALLOWED_RENDER_AS:
+            raise ReferenceRejects(f"Invalid 'render_as' value on prompt '{_pid(js_or(pid, 'unknown'))}'. Must be one of: "
                                    f"{', '.join(ALLOWED_RENDER_AS)}.")
         out["render_as"] = render_as
     else:
-        out["render_as"] = _or(header["render_as"], "markdown")
-    temperature = _get(p, "temperature")
+        out["render_as"] = js_or(header["render_as"], "markdown")
+    temperature = member(p, "temperature")
     if temperature is not UNDEFINED:
-        if not _is_number(temperature):
-            raise ReferenceRejects(f"Prompt temperature must be a number. Found {_type_name(temperature)}. Prompt ID: "
-                                   f"'{_pid(_or(pid, 'unknown'))}'")
+        if not is_number(temperature):
+            raise ReferenceRejects(f"Prompt temperature must be a number. Found {js_typeof(temperature)}. Prompt ID: "
+                                   f"'{_pid(js_or(pid, 'unknown'))}'")
         out["temperature"] = temperature
     for name in ("requiredTools", "prohibitedTools"):
-        tools = _get(p, name)
+        tools = member(p, name)
         if tools is not UNDEFINED:
             if not isinstance(tools, list):
-                raise ReferenceRejects(f"Prompt '{name}' must be an array. Prompt ID: '{_pid(_or(pid, 'unknown'))}'")
+                raise ReferenceRejects(f"Prompt '{name}' must be an array. Prompt ID: '{_pid(js_or(pid, 'unknown'))}'")
             out[name] = tools
-    max_calls = _get(p, "maxCalls")
+    max_calls = member(p, "maxCalls")
     if max_calls is not UNDEFINED:
-        if not _is_number(max_calls) or max_calls < 0:
-            raise ReferenceRejects(f"Prompt 'maxCalls' must be a non-negative number. Found {_str_of(max_calls)}. "
-                                   f"Prompt ID: '{_pid(_or(pid, 'unknown'))}'")
+        if not is_number(max_calls) or max_calls < 0:
+            raise ReferenceRejects(f"Prompt 'maxCalls' must be a non-negative number. Found {js_string(max_calls)}. "
+                                   f"Prompt ID: '{_pid(js_or(pid, 'unknown'))}'")
         out["maxCalls"] = max_calls
-    should = _or(_get(p, "should"), _get(p, "points"), _get(p, "expect"), _get(p, "expects"), _get(p, "expectations"))
+    should = js_or(member(p, "should"), member(p, "points"), member(p, "expect"), member(p, "expects"), member(p, "expectations"))
     if truthy(should):
         out["points"] = expand_refs(normalize_points(should, pid), header["defs"], pid)
-    should_not = _get(p, "should_not")
+    should_not = member(p, "should_not")
     if truthy(should_not):
         out["should_not"] = expand_refs(normalize_points(should_not, pid), header["defs"], pid)
     if not truthy(out["id"]):
@@ -539,28 +262,28 @@ def reference_prompt(p: Any, header: dict[str, Any]) -> dict[str, Any]:
 
 def validate_prompt(prompt: dict[str, Any]) -> None:
     """run-config's validatePrompts on the normalized prompt (its load stage)."""
-    pid = _str_of(prompt["id"])
+    pid = js_string(prompt["id"])
     messages = prompt.get("messages", UNDEFINED)
     if not isinstance(messages, list) or not messages:
         raise ReferenceRejects(f"Prompt ID '{pid}' must have either a valid 'promptText' or a non-empty 'messages' array.")
 
     def role(m: Any) -> Any:
-        return _get(m, "role") if isinstance(m, dict) else UNDEFINED
+        return member(m, "role") if isinstance(m, dict) else UNDEFINED
 
     if role(messages[0]) == "assistant":
         raise ReferenceRejects(f"Prompt ID '{pid}': First message role cannot be 'assistant'. Must be 'user' or 'system'.")
     if role(messages[-1]) != "user":
         raise ReferenceRejects(f"Prompt ID '{pid}': Last message role in the input sequence must be 'user'. "
-                               f"Found '{_str_of(role(messages[-1]))}'.")
+                               f"Found '{js_string(role(messages[-1]))}'.")
     for i, m in enumerate(messages):
         r = role(m)
         if not truthy(r) or r not in ("user", "assistant", "system"):
-            raise ReferenceRejects(f"Prompt ID '{pid}', message {i}: Invalid role '{_str_of(r)}'. Must be 'user', "
+            raise ReferenceRejects(f"Prompt ID '{pid}', message {i}: Invalid role '{js_string(r)}'. Must be 'user', "
                                    "'assistant', or 'system'.")
-        content = _get(m, "content")
+        content = member(m, "content")
         if r == "assistant" and content is None:
             continue
-        if not truthy(content) or not _is_str(content) or not content.strip(JS_WHITESPACE_CHARS):
+        if not truthy(content) or not is_text(content) or not content.strip(JS_WHITESPACE_CHARS):
             raise ReferenceRejects(f"Prompt ID '{pid}', message {i} (role '{r}'): Content cannot be empty.")
     last = None
     for i, m in enumerate(messages):
@@ -571,12 +294,10 @@ def validate_prompt(prompt: dict[str, Any]) -> None:
             last = r
 
 
-JS_WHITESPACE_CHARS = "\t\n\x0b\x0c\r \xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a" \
-                      "\u2028\u2029\u202f\u205f\u3000\ufeff"
 
 
 def _message(msg: Any, index: int, pid: Any) -> Any:
-    if isinstance(msg, dict) and not truthy(_get(msg, "role")) and not truthy(_get(msg, "content")):
+    if isinstance(msg, dict) and not truthy(member(msg, "role")) and not truthy(member(msg, "content")):
         keys = js_keys(msg)
         if len(keys) != 1:
             raise ReferenceRejects("Each message in the shorthand format must have exactly one key (e.g., 'user', "
@@ -655,22 +376,22 @@ def _js_url_ok(url: str) -> bool:
 
 def _check_model(model: Any) -> None:
     """The parser's _validateModelDefinition."""
-    if _is_str(model):
+    if is_text(model):
         return
     if not isinstance(model, dict):
         raise ReferenceRejects("Invalid model definition: must be a string or an object.")
     mid = model.get("id")
-    if not truthy(mid) or not _is_str(mid):
+    if not truthy(mid) or not is_text(mid):
         raise ReferenceRejects("Invalid custom model definition: 'id' is required and must be a string. Found: "
                                + js_json(model))
     for key in ("url", "modelName", "inherit"):
-        if not truthy(model.get(key)) or not _is_str(model.get(key)):
+        if not truthy(model.get(key)) or not is_text(model.get(key)):
             raise ReferenceRejects(f"Invalid custom model definition for '{mid}': '{key}' is required and must be a "
                                    "string.")
     fmt = model.get("format")
-    if truthy(fmt) and (not _is_str(fmt) or fmt not in ("chat", "completions")):
+    if truthy(fmt) and (not is_text(fmt) or fmt not in ("chat", "completions")):
         raise ReferenceRejects(f"Invalid custom model definition for '{mid}': 'format' must be either 'chat' or "
-                               f"'completions'. Found: '{_str_of(fmt)}'")
+                               f"'completions'. Found: '{js_string(fmt)}'")
     headers = model.get("headers")
     if truthy(headers) and not isinstance(headers, dict):
         raise ReferenceRejects(f"Invalid custom model definition for '{mid}': 'headers', if provided, must be an object.")
@@ -685,14 +406,14 @@ def _check_services(services: Any) -> None:
         if not truthy(url):
             raise ReferenceRejects(f"External service '{name}' must have a 'url' field")
         if not isinstance(url, str) or isinstance(url, JsDate) or not _js_url_ok(url):
-            raise ReferenceRejects(f"External service '{name}' has invalid URL: {_str_of(url)}")
+            raise ReferenceRejects(f"External service '{name}' has invalid URL: {js_string(url)}")
         method = svc.get("method")
         if truthy(method) and method not in ("GET", "POST", "PUT"):
-            raise ReferenceRejects(f"External service '{name}' has invalid method: {_str_of(method)}. Must be GET, "
+            raise ReferenceRejects(f"External service '{name}' has invalid method: {js_string(method)}. Must be GET, "
                                    "POST, or PUT")
         timeout = svc.get("timeout_ms", UNDEFINED)
-        if timeout is not UNDEFINED and (not _is_number(timeout) or not timeout > 0):
-            raise ReferenceRejects(f"External service '{name}' has invalid timeout_ms: {_str_of(timeout)}. Must be a "
+        if timeout is not UNDEFINED and (not is_number(timeout) or not timeout > 0):
+            raise ReferenceRejects(f"External service '{name}' has invalid timeout_ms: {js_string(timeout)}. Must be a "
                                    "positive number")
 
 
@@ -703,27 +424,27 @@ def reference_config(h: Any, blueprint_id: str) -> dict[str, Any]:
     cfg.pop("prompts", None)
     if truthy(cfg.get("defs")):
         del cfg["defs"]
-    cfg["id"] = _or(cfg.get("id", UNDEFINED), cfg.get("configId", UNDEFINED))
-    cfg["title"] = _or(cfg.get("title", UNDEFINED), cfg.get("configTitle", UNDEFINED))
-    cfg["system"] = _or(cfg.get("system", UNDEFINED), cfg.get("systemPrompt", UNDEFINED))
+    cfg["id"] = js_or(cfg.get("id", UNDEFINED), cfg.get("configId", UNDEFINED))
+    cfg["title"] = js_or(cfg.get("title", UNDEFINED), cfg.get("configTitle", UNDEFINED))
+    cfg["system"] = js_or(cfg.get("system", UNDEFINED), cfg.get("systemPrompt", UNDEFINED))
     author = cfg.get("author", UNDEFINED)
-    if author is not UNDEFINED and not _is_str(author):
+    if author is not UNDEFINED and not is_text(author):
         if truthy(author) and isinstance(author, dict):
             name = author.get("name")
             if not isinstance(name, str) or isinstance(name, JsDate) or not name.strip(JS_WHITESPACE_CHARS):
                 raise ReferenceRejects("Invalid 'author' object: missing 'name' string.")
         else:
             raise ReferenceRejects("Invalid 'author' field: must be a string or an object with 'name'.")
-    refs = _or(cfg.get("reference", UNDEFINED), cfg.get("citation", UNDEFINED), cfg.get("references", UNDEFINED),
+    refs = js_or(cfg.get("reference", UNDEFINED), cfg.get("citation", UNDEFINED), cfg.get("references", UNDEFINED),
                cfg.get("citations", UNDEFINED))
     if refs is not UNDEFINED:
         normalized = []
         for ref in refs if isinstance(refs, list) else [refs]:
-            if _is_str(ref):
+            if is_text(ref):
                 normalized.append({"title": ref})
             elif truthy(ref) and isinstance(ref, dict):
-                title = _or(ref.get("title", UNDEFINED), ref.get("name", UNDEFINED))
-                if not _is_str(title) or not title.strip(JS_WHITESPACE_CHARS):
+                title = js_or(ref.get("title", UNDEFINED), ref.get("name", UNDEFINED))
+                if not is_text(title) or not title.strip(JS_WHITESPACE_CHARS):
                     raise ReferenceRejects("Invalid 'reference'/'citation' object: missing 'title' or 'name' string.")
                 normalized.append({"title": title, "url": ref.get("url", UNDEFINED)})
             else:
@@ -735,7 +456,7 @@ def reference_config(h: Any, blueprint_id: str) -> dict[str, Any]:
     for key in ("configId", "configTitle", "systemPrompt"):
         cfg.pop(key, None)
     render_as = cfg.get("render_as")
-    if truthy(render_as) and (not _is_str(render_as) or render_as not in ALLOWED_RENDER_AS):
+    if truthy(render_as) and (not is_text(render_as) or render_as not in ALLOWED_RENDER_AS):
         raise ReferenceRejects("Invalid global 'render_as' value. Must be one of: markdown, html, plaintext.")
     models = cfg.get("models", UNDEFINED)
     if truthy(models):
@@ -748,11 +469,11 @@ def reference_config(h: Any, blueprint_id: str) -> dict[str, Any]:
         if not isinstance(tools, list):
             raise ReferenceRejects("The 'tools' field must be an array of tool definitions.")
         for i, tool in enumerate(tools):
-            if not isinstance(tool, dict) or not truthy(tool.get("name")) or not _is_str(tool.get("name")):
+            if not isinstance(tool, dict) or not truthy(tool.get("name")) or not is_text(tool.get("name")):
                 raise ReferenceRejects(f"Invalid tool definition at index {i}: each tool must have a 'name' string.")
     tool_use = cfg.get("toolUse")
     if truthy(tool_use):
-        if not _is_object(tool_use):
+        if not is_object(tool_use):
             raise ReferenceRejects("The 'toolUse' field must be an object.")
         tu = tool_use if isinstance(tool_use, dict) else {}
         if truthy(tu.get("mode")) and tu.get("mode") != "trace-only":
@@ -760,29 +481,29 @@ def reference_config(h: Any, blueprint_id: str) -> dict[str, Any]:
         if truthy(tu.get("outputFormat")) and tu.get("outputFormat") != "json-line":
             raise ReferenceRejects("The 'toolUse.outputFormat' field, if provided, must be 'json-line'.")
         steps = tu.get("maxSteps", UNDEFINED)
-        if steps is not UNDEFINED and (not _is_number(steps) or steps < 1):
+        if steps is not UNDEFINED and (not is_number(steps) or steps < 1):
             raise ReferenceRejects("The 'toolUse.maxSteps' field, if provided, must be a positive number.")
     _check_services(cfg.get("externalServices"))
     # loadAndValidateConfig
     cfg["id"] = blueprint_id
     if not truthy(cfg["title"]):
         cfg["title"] = blueprint_id
-    if not _is_str(cfg["title"]) or not cfg["title"].strip(JS_WHITESPACE_CHARS):
+    if not is_text(cfg["title"]) or not cfg["title"].strip(JS_WHITESPACE_CHARS):
         raise ReferenceRejects("Failed to determine a valid 'title' for the blueprint from file content or 'id'.")
     if not isinstance(cfg.get("models"), list) or not cfg["models"]:
         cfg["models"] = ["CORE"]
     if not truthy(cfg.get("embeddingModel")):
         cfg["embeddingModel"] = "openai:text-embedding-3-small"
-    if truthy(cfg.get("description")) and not _is_str(cfg["description"]):
+    if truthy(cfg.get("description")) and not is_text(cfg["description"]):
         raise ReferenceRejects("configJson.description.substring is not a function")
-    if cfg.get("temperature", UNDEFINED) is not UNDEFINED and not _is_number(cfg["temperature"]):
+    if cfg.get("temperature", UNDEFINED) is not UNDEFINED and not is_number(cfg["temperature"]):
         raise ReferenceRejects("Config file has invalid 'temperature'")
     temps = cfg.get("temperatures", UNDEFINED)
-    if temps is not UNDEFINED and (not isinstance(temps, list) or not all(_is_number(t) for t in temps)):
+    if temps is not UNDEFINED and (not isinstance(temps, list) or not all(is_number(t) for t in temps)):
         raise ReferenceRejects("Config file has invalid 'temperatures'")
     tags = cfg.get("tags", UNDEFINED)
     if tags is not UNDEFINED:
-        if not isinstance(tags, list) or not all(_is_str(t) for t in tags):
+        if not isinstance(tags, list) or not all(is_text(t) for t in tags):
             raise ReferenceRejects("Config file has an invalid 'tags' field (must be an array of strings if provided).")
         cfg["tags"] = normalize_tags(tags)
     if isinstance(cfg.get("system"), list):
@@ -792,7 +513,7 @@ def reference_config(h: Any, blueprint_id: str) -> dict[str, Any]:
         cfg["system"] = UNDEFINED
     systems = cfg.get("systems", UNDEFINED)
     if systems is not UNDEFINED:
-        if not isinstance(systems, list) or not all(_is_str(x) or x is None for x in systems):
+        if not isinstance(systems, list) or not all(is_text(x) or x is None for x in systems):
             raise ReferenceRejects("Config file has invalid 'systems' (must be an array of strings or nulls).")
         if sum(1 for x in systems if x is None) > 1:
             raise ReferenceRejects("Config file validation error: The 'systems' array can contain at most one "
