@@ -86,10 +86,19 @@ def stable_json(value: Any) -> str:
     kind = type(value)
     if kind is str:
         return _quote(value)
+    if kind is dict:
+        keys = [k if type(k) is str else str(k) for k, v in value.items() if v is not _UNDEFINED]
+        # JavaScript sorts by UTF-16 code units: past U+FFFF that differs from code points
+        keys.sort(key=None if "".join(keys).isascii() else _utf16)
+        return "{" + ",".join([_quote(k) + ":" + stable_json(value[k]) for k in keys]) + "}"
+    if kind is list or kind is tuple:
+        return "[" + ",".join(["null" if v is _UNDEFINED else stable_json(v) for v in value]) + "]"
     if value is None:
         return "null"
     if kind is bool:
         return "true" if value else "false"
+    if kind is int and -9007199254740992 < value < 9007199254740992:
+        return str(value)
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return js_number(value)
     if isinstance(value, bool):
@@ -99,10 +108,7 @@ def stable_json(value: Any) -> str:
     if isinstance(value, (list, tuple)):
         return "[" + ",".join(["null" if v is _UNDEFINED else stable_json(v) for v in value]) + "]"
     if isinstance(value, dict):
-        keys = [str(k) for k, v in value.items() if v is not _UNDEFINED]
-        # JavaScript sorts by UTF-16 code units: past U+FFFF that differs from code points
-        keys.sort(key=None if all(k.isascii() for k in keys) else _utf16)
-        return "{" + ",".join([_quote(k) + ":" + stable_json(value[k]) for k in keys]) + "}"
+        return stable_json(dict(value))
     return _quote(str(value))
 
 
