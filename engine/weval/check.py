@@ -61,6 +61,7 @@ from .model import (
 from .models import KNOWN_PROVIDERS, find_models_dir, load_collections, parse_model_id
 from .prompt_store import PromptCollector
 from .reference_form import (
+    evaluator_points,
     normalize_tags,
     persisted,
     reference_config,
@@ -689,7 +690,10 @@ class _Context:
             self.out.error("system-with-systems", key.span,  # type: ignore[union-attr]
                            f"When the blueprint header defines 'systems', individual prompts (like '{label}') cannot "
                            "have their own 'system' override.")
-        should_node, should_not_node = get("should"), get("should_not")
+        # the reference's `should || points || expect || expects || expectations`: the first that is truthy
+        should_node = next((v for k in _RUBRIC_KEYS if (v := node.get(k)) is not None and _node_truthy(v)),
+                           get("should"))
+        should_not_node = get("should_not")
         should = self._rubric(should_node, label, inverted=False) if should_node is not None else []
         should_not = self._rubric(should_not_node, label, inverted=True) if should_not_node is not None else []
         # the optional fields, converted only when present (most prompts set a few: a 4 MB file has a million)
@@ -721,15 +725,23 @@ class _Context:
             ref = None
         if ref is not None:
             p.id = js_prompt_id(ref["id"])
+            try:  # what is scored: the points as Weval's evaluator reads the parser's (their spans ours)
+                should_read = evaluator_points(ref.get("points"), ref["id"], False)
+                should_not_read = evaluator_points(ref.get("should_not"), ref["id"], True)
+            except ReferenceRejects as exc:
+                self._refused(start, node, exc, "Weval's evaluator stops on this prompt, no answer gets a score")
+            else:
+                p.should = _as_read(p.should, should_read, node)
+                p.should_not = _as_read(p.should_not, should_not_read, node)
             p.reference = persisted(ref)
         elif explicit_id is None:
             p.id = _hash_id(reference_prompt_json(p))
         return p
 
-    def _refused(self, start: int, node: Node, exc: ReferenceRejects) -> None:
-        """Weval's parser or loader refuses the prompt where no finding of ours says why: its own message."""
+    def _refused(self, start: int, node: Node, exc: ReferenceRejects, what: str = "Weval refuses this prompt") -> None:
+        """Weval's parser, loader or evaluator refuses the prompt where no finding of ours says why: its message."""
         if not any(f.severity is Severity.ERROR for f in self.out[start:]):
-            self.out.error("reference-rejects", first_line_span(node), f"Weval refuses this prompt: {exc}")
+            self.out.error("reference-rejects", first_line_span(node), f"{what}: {exc}")
 
     def _messages(self, node: Node) -> list[Message]:
         if not isinstance(node, Sequence):
@@ -848,7 +860,7 @@ class _Context:
                     if p is not None:
                         points.append(p)
                 continue
-            if type(item) is Scalar and type(item.value) is str and not item.value.startswith("$"):
+            if type(item) is Scalar and type(item.value) is str and (item.value[:1] != "$" or item.value == "$"):
                 if not item.value:
                     self._empty_point(item)
                     continue
@@ -894,7 +906,7 @@ class _Context:
 
     def _point(self, node: Node, prompt_label: str, path_id: str | None, inverted: bool, *,
                in_path: bool) -> Point | None:
-        if type(node) is Scalar and type(node.value) is str and not node.value.startswith("$"):
+        if type(node) is Scalar and type(node.value) is str and (node.value[:1] != "$" or node.value == "$"):
             # the common point, plain text: built without the closure and keywords (a 4 MB rubric is a
             # million of them)
             return _text_point(node.span, path_id, inverted, node.value)
@@ -908,7 +920,7 @@ class _Context:
                                f"Point must be a string, array, or object; found {node_type_name(node)}.")
                 return None
             text = node.value
-            if text.startswith("$"):
+            if text.startswith("$") and len(text) > 1:  # "$" alone is text to the reference
                 m = _QUOTED_FN.match(text)
                 if m and not in_path:
                     self._quoted_function(node, m.group(1), m.group(2))
@@ -952,7 +964,7 @@ class _Context:
                                "Point cannot have both 'text' and 'fn' defined.")
                 return None
             weight = self._weight(entries.get("weight"))
-            citation = _str(entries.get("citation"))
+            citation = _point_citation(entries.get("citation"))
             if fn_node is not None:
                 if not is_str(fn_node):
                     self.out.error("wrong-type", fn_node.span, "'fn' must be a function name.")
@@ -1003,7 +1015,7 @@ class _Context:
         key, arg = fn_pair
         weight_node: Node | None = None
         multiplier_node: Node | None = None
-        citation: str | None = None
+        citation: Any = None
         for k, v in keys:
             if k is key:
                 continue
@@ -1013,7 +1025,7 @@ class _Context:
             elif name == "multiplier":
                 multiplier_node = v
             elif name == "citation":
-                citation = _str(v)
+                citation = _point_citation(v)
             elif name.startswith("$"):
                 self.out.error("two-functions", k.span,
                                f"A point runs one function; '{name}' is ignored because '{key.value}' comes first. "
@@ -1038,7 +1050,7 @@ class _Context:
         return make(kind="fn", fn=fn.name, fn_written=name, fn_args=to_python(arg), weight=weight, citation=citation)
 
     def _ref_point(self, key: Scalar, arg: Node, prompt_label: str, make: Any, weight: float,
-                   citation: str | None) -> Point | None:
+                   citation: Any) -> Point | None:
         if not is_str(arg):
             self.out.error("wrong-type", arg.span, "'$ref' takes the name of a point_defs entry.")
             return None
@@ -1322,6 +1334,45 @@ def _point_json(pt: Point) -> str:
     fn = '"fn":' + _quote(reference_fn_name(pt.fn_written or pt.fn or ""))
     args = ',"fnArgs":' + stable_json(pt.fn_args) if pt.fn_args is not None else ""
     return head + fn + args + "," + multiplier + "}"
+
+
+_RUBRIC_KEYS = ("should", "points", "expect", "expects", "expectations")
+
+
+def _node_truthy(node: Node) -> bool:
+    """JavaScript truthiness of the node's value (a list or mapping always is)."""
+    return not isinstance(node, Scalar) or js_truthy(js_plain(node))
+
+
+def _as_read(points: list[Point], read: list[dict[str, Any]], node: Node) -> list[Point]:
+    """The checker's points with what Weval's evaluator reads in them (function, argument, multiplier,
+    citation, path), where they differ; where the checker dropped a point, the evaluator's list on the
+    prompt's first line (the prompt has an error finding then)."""
+    if len(points) != len(read):
+        span = first_line_span(node)
+        return [_new_point(span, r["path_id"], r["inverted"], _read_fields(r)) for r in read]
+    out = points
+    for i, (pt, r) in enumerate(zip(points, read, strict=True)):
+        fields = _read_fields(r)
+        if any(pt.__dict__.get(k) != v for k, v in fields.items()) or pt.path_id != r["path_id"]:
+            if out is points:
+                out = list(points)
+            out[i] = pt.evolve(path_id=r["path_id"], **fields)
+    return out
+
+
+def _read_fields(r: dict[str, Any]) -> dict[str, Any]:
+    if r["kind"] == "text":
+        return {"kind": "text", "text": r["text"], "fn": None, "fn_written": None, "fn_args": None,
+                "weight": r["weight"], "citation": r["citation"]}
+    found = resolve_function(r["fn"], rewrite=False)
+    return {"kind": "fn", "text": None, "fn": found.name if found else r["fn"], "fn_written": r["fn"],
+            "fn_args": r["args"], "weight": r["weight"], "citation": r["citation"]}
+
+
+def _point_citation(node: Node | None) -> Any:
+    """A point's citation as the reference passes it on: whatever value is written (null: none)."""
+    return None if node is None else js_plain(node)
 
 
 def _dropped_member(m: Node) -> bool:

@@ -28,7 +28,7 @@ class Point(Located):
     fn_written: str | None = None  # the spelling in the file (`contain`), as the reference keeps it
     fn_args: Any = None
     weight: float = 1.0
-    citation: str | None = None
+    citation: Any = None  # as written: text, mostly
     path_id: str | None = None  # "path_<k>" for points of alternative path k
     inverted: bool = False  # from should_not
     span: Span

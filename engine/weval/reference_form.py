@@ -159,6 +159,63 @@ def expand_refs(points: Any, defs: dict[str, Any], prompt_id: Any) -> Any:
     raise ReferenceRejects(f"Definition '{name}' is of unsupported type.")
 
 
+# --- the evaluator's reading of the points ------------------------------------------------------------
+
+def evaluator_points(points: Any, prompt_id: Any, inverted: bool) -> list[dict[str, Any]]:
+    """llm-coverage-evaluator's normalizePoints on the parser's points: what is scored, in order. Each is
+    {kind: "text"|"fn", text, fn, args, weight, citation, path_id}; what it throws on is ReferenceRejects."""
+    out: list[dict[str, Any]] = []
+    pid = js_string(prompt_id)
+    if not isinstance(points, list):
+        return out
+    for index, pt in enumerate(points):
+        if is_text(pt):
+            out.append(_evaluated(pt, None, None, 1, None, None))
+        elif isinstance(pt, list):
+            for nested in pt:
+                if is_text(nested):
+                    out.append(_evaluated(nested, None, None, 1, None, f"path_{index}"))
+                elif isinstance(nested, dict):
+                    out.append(_evaluated_object(nested, pid, f"path_{index}"))
+                else:
+                    raise ReferenceRejects(f"Invalid nested point definition found in prompt '{pid}': {js_json(nested)}")
+        elif isinstance(pt, dict):
+            out.append(_evaluated_object(pt, pid, None))
+        else:
+            raise ReferenceRejects(f"Invalid point definition found in prompt '{pid}': {js_json(pt)}")
+    for point in out:
+        point["inverted"] = inverted
+    return out
+
+
+def _evaluated(text: Any, fn: Any, args: Any, weight: Any, citation: Any, path_id: str | None) -> dict[str, Any]:
+    return {"kind": "fn" if fn is not None else "text", "text": None if fn is not None else text, "fn": fn,
+            "args": None if args is UNDEFINED else args, "weight": weight,
+            "citation": None if citation is UNDEFINED else citation, "path_id": path_id}
+
+
+def _evaluated_object(pt: dict[str, Any], pid: str, path_id: str | None) -> dict[str, Any]:
+    standard = ("text", "fn", "fnArgs", "arg", "multiplier", "citation")
+    text, fn, multiplier = member(pt, "text"), member(pt, "fn"), member(pt, "multiplier")
+    if multiplier is not UNDEFINED and (not is_number(multiplier) or multiplier < 0.1 or multiplier > 10):
+        raise ReferenceRejects(f"Point multiplier must be a number between 0.1 and 10. Found {js_string(multiplier)}. "
+                               f"Prompt ID: '{pid}'")
+    dollar = next((k for k in js_keys(pt) if k not in standard and k.startswith("$")), None)
+    if truthy(text) and (truthy(fn) or dollar is not None):
+        raise ReferenceRejects(f"Point object cannot have both 'text' and a function ('fn' or idiomatic). Prompt ID: "
+                               f"'{pid}'")
+    weight = js_nullish(multiplier, 1)
+    citation = member(pt, "citation")
+    if truthy(text):
+        return _evaluated(text if is_text(text) else js_string(text), None, None, weight, citation, path_id)
+    name = fn if truthy(fn) else (dollar[1:] if dollar is not None else UNDEFINED)
+    if not truthy(name):
+        raise ReferenceRejects("Point object must have 'text', 'fn', or an idiomatic function name (starting with $). "
+                               f"Found: {js_json(pt)}")
+    args = js_nullish(member(pt, "fnArgs"), member(pt, "arg"), pt[dollar] if dollar is not None else UNDEFINED)
+    return _evaluated(None, js_string(name), args, weight, citation, path_id)
+
+
 # --- prompts ----------------------------------------------------------------------------------------
 
 def reference_header(header: Any) -> dict[str, Any]:
