@@ -1,14 +1,15 @@
 """Generate tests/weval/data/parser-vectors.jsonl: random blueprints and what Weval's own parser answers.
 
-The answers come from weval-org/app's `parseAndNormalizeBlueprint` (src/lib/blueprint-parser.ts at 51dc4d3),
-bundled by esbuild and run by Node with js-yaml 4.1.0 and json-stable-stringify 1.3.0 (the versions the
+The answers come from weval-org/app's `parseAndNormalizeBlueprint` (src/lib/blueprint-parser.ts at 51dc4d3)
+and its evaluator's reading of each prompt's points (LLMCoverageEvaluator.normalizePoints), bundled by esbuild and run by Node with js-yaml 4.1.0 and json-stable-stringify 1.3.0 (the versions the
 shared vectors name). Nothing of the reference's code is committed: it is read from its git mirror.
 
     mkdir -p /tmp/weval_ref && cd /tmp/weval_ref && npm init -y && \
         npm install js-yaml@4.1.0 json-stable-stringify@1.3.0 esbuild@0.24
     python scripts/weval_parser_vectors.py --mirror /work/.mirror/weval-org+app/repo --node-dir /tmp/weval_ref
 
-Each line: {"blueprint": YAML text, "reference": {"ok": true, "prompts": [...]} | {"ok": false, "error": …}}.
+Each line: {"blueprint": YAML text, "reference": {"ok": true, "prompts": [...], "points": [[...] | {"error"}]}
+| {"ok": false, "error": …}}; `points` holds, per prompt, what the evaluator scores (or what it throws).
 """
 
 from __future__ import annotations
@@ -21,13 +22,22 @@ from pathlib import Path
 
 HARNESS = """
 import { parseAndNormalizeBlueprint } from './src/lib/blueprint-parser';
+import { normalizePoints } from './src/normalize_points';
 import * as fs from 'fs';
 const out: string[] = [];
+function read(p: any): any {
+  try {
+    const pts = [...normalizePoints(p.points || [], p.id, false), ...normalizePoints(p.should_not || [], p.id, true)];
+    return pts.map((x: any) => ({ keyPointText: x.displayText, multiplier: x.multiplier, citation: x.citation,
+      isFunction: x.isFunction, functionName: x.functionName, functionArgs: x.functionArgs,
+      isInverted: x.isInverted, pathId: x.pathId }));
+  } catch (e: any) { return { error: String(e.message).slice(0, 200) }; }
+}
 for (const line of fs.readFileSync(0, 'utf-8').split('\\n').filter(Boolean)) {
   const { text, type } = JSON.parse(line);
   try {
     const cfg: any = parseAndNormalizeBlueprint(text, type);
-    out.push(JSON.stringify({ ok: true, prompts: cfg.prompts }));
+    out.push(JSON.stringify({ ok: true, prompts: cfg.prompts, points: cfg.prompts.map(read) }));
   } catch (e: any) {
     out.push(JSON.stringify({ ok: false, error: String(e.message).slice(0, 200) }));
   }
@@ -150,6 +160,15 @@ def main() -> None:
     parser = subprocess.run(["git", "-C", str(args.mirror), "show", "51dc4d3:src/lib/blueprint-parser.ts"],
                             capture_output=True, text=True, check=True).stdout
     (src / "blueprint-parser.ts").write_text(parser)
+    # LLMCoverageEvaluator's private normalizePoints, taken out of its class as a function
+    evaluator = subprocess.run(["git", "-C", str(args.mirror), "show",
+                                "51dc4d3:src/cli/evaluators/llm-coverage-evaluator.ts"],
+                               capture_output=True, text=True, check=True).stdout
+    method = evaluator[evaluator.index("    private normalizePoints("):evaluator.index("    private async evaluateSinglePoint(")]
+    method = (method.replace("private normalizePoints(", "export function normalizePoints(", 1)
+              .replace("points: PointDefinition[]", "points: any[]").replace("): NormalizedPoint[] {", "): any[] {")
+              .replace("const normalizedPoints: NormalizedPoint[] = [];", "const normalizedPoints: any[] = [];"))
+    (args.node_dir / "src/normalize_points.ts").write_text(method)
     (args.node_dir / "harness.ts").write_text(HARNESS)
     subprocess.run([str(args.node_dir / "node_modules/.bin/esbuild"), "harness.ts", "--bundle", "--platform=node",
                     "--outfile=harness.js", "--log-level=warning"], cwd=args.node_dir, check=True)

@@ -215,4 +215,29 @@ def parser_outcome(d: dict[str, Any]) -> str | None:
     ours = [p.reference for p in bp.prompts] if bp is not None else []
     if ours != ref["prompts"]:
         return f"prompts: reference {ref['prompts']}, evalspec {ours}"
+    errors = any(f.severity is Severity.ERROR for f in analysis.findings)
+    for prompt, read in zip(bp.prompts if bp is not None else [], ref["points"], strict=True):
+        if isinstance(read, dict):  # the evaluator throws on it: no answer would be scored
+            if not errors:
+                return f"Weval's evaluator stops on prompt {prompt.id} ({read['error'][:100]}); evalspec reports no error"
+            continue
+        scored = [_as_assessed(pt) for pt in prompt.points]
+        wanted = [{"keyPointText": js_text(r["keyPointText"]), "multiplier": r["multiplier"],
+                   "citation": r.get("citation"), "isInverted": r["isInverted"], "pathId": r.get("pathId"),
+                   "functionName": r.get("functionName"), "functionArgs": r.get("functionArgs")} for r in read]
+        if scored != wanted:
+            return f"prompt {prompt.id} scored as {scored}; Weval's evaluator reads {wanted}"
     return None
+
+
+def js_text(value: Any) -> Any:
+    """A numeric key point text (`{point: 5}`) is the number to the reference, its text to evalspec."""
+    return value if isinstance(value, str) or value is None else json.dumps(value)
+
+
+def _as_assessed(pt: Point) -> dict[str, Any]:
+    base = base_assessment(pt)
+    return {"keyPointText": base["keyPointText"], "multiplier": pt.weight, "citation": pt.citation,
+            "isInverted": pt.inverted, "pathId": pt.path_id,
+            "functionName": pt.fn_written if pt.kind == "fn" else None,
+            "functionArgs": pt.fn_args if pt.kind == "fn" else None}
