@@ -58,11 +58,19 @@ def normalize_points(points: Any, prompt_id: Any) -> list[Any]:
         return []
     out: list[Any] = []
     for exp in points:
+        if type(exp) is str and exp[:1] != "$":  # the common point: plain text
+            out.append({"text": exp, "multiplier": 1})
+            continue
         got = _normalize_point(exp, prompt_id)
         if isinstance(got, list) and not got:
             continue
         out.append(got)
     return out
+
+
+def _has_ref(points: list[Any]) -> bool:
+    """Is there a `$ref` point (the only thing expandRefsInPoints changes; its copies change nothing else)?"""
+    return any(p.get("fn") == "ref" if isinstance(p, dict) else isinstance(p, list) and _has_ref(p) for p in points)
 
 
 def _normalize_point(exp: Any, prompt_id: Any) -> Any:
@@ -169,7 +177,11 @@ def evaluator_points(points: Any, prompt_id: Any, inverted: bool) -> list[dict[s
     if not isinstance(points, list):
         return out
     for index, pt in enumerate(points):
-        if is_text(pt):
+        if type(pt) is dict and len(pt) == 2 and type(pt.get("text")) is str and pt["text"] and \
+                pt.get("multiplier") == 1:  # the parser's plain text point
+            out.append({"kind": "text", "text": pt["text"], "fn": None, "args": None, "weight": 1,
+                        "citation": None, "path_id": None})
+        elif is_text(pt):
             out.append(_evaluated(pt, None, None, 1, None, None))
         elif isinstance(pt, list):
             for nested in pt:
@@ -308,10 +320,12 @@ def reference_prompt(p: Any, header: dict[str, Any]) -> dict[str, Any]:
         out["maxCalls"] = max_calls
     should = js_or(member(p, "should"), member(p, "points"), member(p, "expect"), member(p, "expects"), member(p, "expectations"))
     if truthy(should):
-        out["points"] = expand_refs(normalize_points(should, pid), header["defs"], pid)
+        read = normalize_points(should, pid)
+        out["points"] = expand_refs(read, header["defs"], pid) if _has_ref(read) else read
     should_not = member(p, "should_not")
     if truthy(should_not):
-        out["should_not"] = expand_refs(normalize_points(should_not, pid), header["defs"], pid)
+        read = normalize_points(should_not, pid)
+        out["should_not"] = expand_refs(read, header["defs"], pid) if _has_ref(read) else read
     if not truthy(out["id"]):
         out["id"] = reference_hash_id(out)
     return out
