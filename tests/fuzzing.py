@@ -626,7 +626,7 @@ def point_functions(rng: random.Random, text: str) -> str:
                         f"$contains_at_least_n_of: [5, {big}]", f"$contains_at_least_n_of: [-1, {big}]",
                         f"$matches: {rng.choice(CATASTROPHIC)}", f"$imatches: {rng.choice(CATASTROPHIC)}",
                         f"$matches_all_of: [{rng.choice(CATASTROPHIC)}, {rng.choice(CATASTROPHIC)}]",
-                        f"$imatches_at_least_n_of: [1e400, [{rng.choice(CATASTROPHIC)}]]",
+                        f"$imatch_at_least_n_of: [1e400, [{rng.choice(CATASTROPHIC)}]]",
                         f"$js: {rng.choice(JS)}", "$word_count_between: [5, 1]", "$word_count_between: [1e400, -1]",
                         "$word_count_between: [a]", "$contains_at_least_n_of: [1e9, []]", "$unknown: x",
                         "$call: {url: 'file:///etc/passwd'}", "$ref: x", "$: x", "${{ X }}: y", "$contains: null",

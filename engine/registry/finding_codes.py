@@ -307,6 +307,16 @@ CODE_LIST: tuple[Code, ...] = (
     _c("regex-warning", "warning", "A regular expression that probably does not mean what it says",
        "The pattern compiles but has a likely mistake (the message says which).",
        fix="Rewrite the pattern as the message suggests."),
+    _c("empty-point", "error", "An empty point",
+       "Weval keeps an empty point (`''`), and its evaluator then stops on it: no model's answer to the "
+       "prompt gets a score.",
+       _HEADER + "- prompt: Hi\n  should:\n    - ''\n    - Says hello\n",
+       _HEADER + "- prompt: Hi\n  should:\n    - Says hello\n"),
+    _c("reference-rejects", "error", "Something Weval's parser or loader refuses",
+       "Weval's own parser, loader or evaluator refuses this (the message is Weval's): the blueprint would "
+       "not run there. A header `title` that YAML reads as a date is one such case.",
+       "title: 2024-01-01\nmodels: [openai:gpt-4o-mini]\n---\n- prompt: Hi\n  should:\n    - Says hello\n",
+       "title: '2024-01-01'\nmodels: [openai:gpt-4o-mini]\n---\n- prompt: Hi\n  should:\n    - Says hello\n"),
     _c("invalid-point", "error", "A point with no text, function or citation",
        "A point is text (judged), a function (`$name: arg`) or a `text: citation` pair; anything else scores "
        "nothing.", _HEADER + "- prompt: Hi\n  should:\n    - weight: 2\n",

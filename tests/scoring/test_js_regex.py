@@ -392,14 +392,14 @@ def test_the_minimal_cases_through_the_scorers() -> None:
     assert evaluate_point("imatches", "k", "\u212a", ctx).score == 0.0  # Kelvin sign, no `u`
     assert evaluate_point("imatches", "s", "\u017f", ctx).score == 0.0  # ſ
     assert evaluate_point("not_imatches", "i", "\u0130", ctx).score == 1.0  # İ
-    assert evaluate_point("imatches_all_of", ["I", "x"], "\u0131x", ctx).score == 0.5  # ı
+    assert evaluate_point("imatch_all_of", ["I", "x"], "\u0131x", ctx).score == 0.5  # ı
     assert evaluate_point("matches", "^.$", "😀", ctx).score == 0.0
     assert evaluate_assertion({"type": "regex", "value": "^.$"}, "😀").score == 0.0  # type: ignore[union-attr]
     assert evaluate_assertion({"type": "regex", "value": "^.$", "flags": "u"}, "😀").score == 1.0  # type: ignore[union-attr]
     assert evaluate_assertion({"type": "regex", "value": "k", "flags": "iu"}, "\u212a").score == 1.0  # type: ignore[union-attr]
     # A catastrophic pattern: not scored, and `should_not` / `negate` do not turn it into a pass.
     slow = "a" * 5_000 + "!"
-    for fn in ("matches", "not_matches", "imatches_at_least_n_of"):
+    for fn in ("matches", "not_matches", "imatch_at_least_n_of"):
         arg = [1, ["(a+)+$"]] if fn.endswith("_of") else "(a+)+$"
         result = evaluate_point(fn, arg, slow, ctx)
         assert result.score is None and "not evaluated" in (result.error or "")

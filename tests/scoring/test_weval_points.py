@@ -79,11 +79,11 @@ VECTORS = [
     ("matches_all_of", ["^The", "that$"], "The ruling states that", 1.0),
     ("matches_all_of", ["^The", "nope"], "The ruling", 0.5),
     ("matches_all_of", [], "x", 1.0),
-    ("imatches_all_of", ["^the", "RULING"], "The ruling", 1.0),
+    ("imatch_all_of", ["^the", "RULING"], "The ruling", 1.0),
     ("matches_at_least_n_of", [2, ["^A", "B$", "C"]], "A...C", 1.0),
     ("matches_at_least_n_of", [3, ["^A", "B$", "C"]], "A...C", 2 / 3),
     ("matches_at_least_n_of", [0, ["("]], "x", 1.0),  # n <= 0 is met before any pattern is compiled
-    ("imatches_at_least_n_of", [2, ["^a", "c$"]], "A B C", 1.0),
+    ("imatch_at_least_n_of", [2, ["^a", "c$"]], "A B C", 1.0),
     # Word counts: runs of non-whitespace, JavaScript's whitespace.
     ("word_count_between", [2, 3], "one two three", 1.0),
     ("word_count_between", [0, 5], "", 1.0),
@@ -198,7 +198,8 @@ ERRORS = [
     ("tool_called", "", "tool_called expects a string tool name"),
     ("tool_args_match", {"where": {}}, "tool_args_match expects { name, where }"),
     ("tool_call_count_between", "2", "tool_call_count_between expects [min, max, name?]"),
-    ("tool_call_count_between", [3, 1], "tool_call_count_between expects [min, max, name?]"),
+    # no bounds: the reference reads min 0 and scores every answer 1, a check not made (deliberate)
+    ("tool_call_count_between", [], "tool_call_count_between expects [min, max, name?]"),
     ("tool_call_order", [], "tool_call_order expects an array of tool names"),
     ("no_such_function", None, "Unknown point function: 'no_such_function'"),
     ("contain", "x", "Unknown point function: 'contain'"),  # aliases are the registry's job
@@ -335,7 +336,7 @@ TOOLS = [
     ("tool_call_count_between", [2, 2, "search"], 1.0),
     ("tool_call_count_between", [1, 1, "search"], 0.0),
     ("tool_call_count_between", [0], 1.0),
-    ("tool_call_count_between", [], 1.0),
+    ("tool_call_count_between", [3, 1], 0.0),  # min > max: as the reference, never met
     ("tool_call_order", ["search", "retrieve", "answer"], 1.0),
     ("tool_call_order", ["search", "answer"], 1.0),
     ("tool_call_order", ["answer", "retrieve"], 0.0),

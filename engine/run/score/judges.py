@@ -44,6 +44,7 @@ from ..options import RunOptions
 from ..write.jsjson import js_to_fixed
 from .functions import AssessmentBases, entry, skipped
 from .weval_judge import (
+    BACKUP_JUDGE,
     EXTRACT_SYSTEM,
     JUDGE_MAX_TOKENS,
     extraction_prompt,
@@ -79,6 +80,55 @@ def extract_slot(model: str) -> str:
 
 # --- Weval ----------------------------------------------------------------------------------------
 
+def judged_assessment(out: dict[str, Any], point: Point, judges: list[Judge], verdicts: list[dict[str, Any]],
+                      backup: dict[str, Any] | None) -> dict[str, Any]:
+    """A judged point's assessment from its judges' verdicts ({judge, score, reflection, error}), as the
+    reference's evaluateSinglePoint makes it: the mean of those that succeeded, the backup judge's
+    (asked when a default judge failed) averaged in, rounded with toFixed(2), then inverted for should_not."""
+    log: list[str] = []
+    ok = []
+    for judge, v in zip(judges, verdicts, strict=True):
+        name = judge.id or judge_label(judge)
+        if v["error"] is None:
+            ok.append(v)
+            log.append(f"[{name}] SUCCEEDED. Score: {js_number(v['score'])}")
+        else:
+            log.append(f"[{name}] FAILED: {v['error']}")
+    used_backup = False
+    if backup is not None:
+        log.append(f"PRIMARY_PHASE_COMPLETE: {len(ok)}/{len(judges)} judges succeeded. Activating backup judge.")
+        if backup["error"] is None:
+            ok.append(backup)
+            used_backup = True
+            log.append(f"[{BACKUP_JUDGE.id}] BACKUP SUCCEEDED. Score: {js_number(backup['score'])}")
+        else:
+            log.append(f"[{BACKUP_JUDGE.id}] BACKUP FAILED: {backup['error']}")
+    mean = consensus(v["score"] for v in ok)
+    if mean is None:
+        log.append(f"FINAL_ERROR: {ALL_JUDGES_FAILED}")
+        out.update({"coverageExtent": None, "error": ALL_JUDGES_FAILED, "judgeLog": log})
+        return out
+    reflection = (f"Consensus from {len(ok)} judge(s). Average score: {js_to_fixed(mean, 2)}. "
+                  "See breakdown for individual reflections.")
+    if len(ok) < len(judges) and not used_backup:
+        failed = len(judges) - len(ok)
+        warning = (f"{failed} of {len(judges)} judges failed to return a valid assessment. The backup judge was not "
+                   "used or also failed. The final score is based on a partial consensus.")
+        reflection += f"\n\nWARNING: {warning}"
+        log.append(f"WARNING: {warning}")
+        out["error"] = warning
+    elif used_backup:
+        log.append("BACKUP_USED: Backup judge was successfully used to supplement failed primary judges.")
+        reflection += "\n\nNOTE: Backup judge was used to supplement failed primary judges."
+    out["coverageExtent"] = invert(mean) if point.inverted else mean
+    out["reflection"] = inverted_reflection(reflection) if point.inverted else reflection
+    out["judgeModelId"] = consensus_judge_id([v["judge"] for v in ok])
+    out["judgeLog"] = log
+    out["individualJudgements"] = [{"judgeModelId": v["judge"], "coverageExtent": v["score"],
+                                    "reflection": v["reflection"]} for v in ok]
+    return out
+
+
 class WevalJudges:
     def __init__(self, plan: WevalPlan, options: RunOptions, calls: Calls, state: JournalState, held: HeldRecords,
                  bases: AssessmentBases) -> None:
@@ -92,6 +142,8 @@ class WevalJudges:
         self.judging = "llm-coverage" in plan.eval_methods
         self.judges: list[tuple[Judge, ModelBinding | ProviderError]] = []
         self.problem: str | None = None  # why no judge can be called
+        # the reference's backup judge, with the default judges only (weval_judge.BACKUP_JUDGE)
+        self.backup: tuple[Judge, ModelBinding | ProviderError] | None = None
         self.unscored_points = 0  # judged points left unscored because no judge could be called
         self.batch: BatchStage | None = None  # batch mode: the judgements the provider batches gave
         self.generate: Any = None  # batch mode: the generate stage, which knows the answers batched so far
@@ -113,6 +165,11 @@ class WevalJudges:
             except ProviderError as err:
                 self.judges.append((judge, err))
                 problems.append(err.message)
+        if self.plan.judge_source == "default":
+            try:
+                self.backup = (BACKUP_JUDGE, self.calls.model(BACKUP_JUDGE.model))
+            except ProviderError as err:
+                self.backup = (BACKUP_JUDGE, err)
         if not self.plan.judges:
             self.problem = "no judge is configured"
         elif len(problems) == len(self.plan.judges):
@@ -133,36 +190,10 @@ class WevalJudges:
             return out
         verdicts = await asyncio.gather(*(self._one(cell, index, judge, binding, point, subject, conversation)
                                           for judge, binding in self.judges))
-        log: list[str] = []
-        ok = []
-        for (judge, _), v in zip(self.judges, verdicts, strict=True):
-            name = judge.id or judge_label(judge)
-            if v["error"] is None:
-                ok.append(v)
-                log.append(f"[{name}] SUCCEEDED. Score: {js_number(v['score'])}")
-            else:
-                log.append(f"[{name}] FAILED: {v['error']}")
-        mean = consensus(v["score"] for v in ok)
-        if mean is None:
-            log.append(f"FINAL_ERROR: {ALL_JUDGES_FAILED}")
-            out.update({"coverageExtent": None, "error": ALL_JUDGES_FAILED, "judgeLog": log})
-            return out
-        reflection = (f"Consensus from {len(ok)} judge(s). Average score: {js_to_fixed(mean, 2)}. "
-                      "See breakdown for individual reflections.")
-        if len(ok) < len(self.judges):
-            failed = len(self.judges) - len(ok)
-            warning = (f"{failed} of {len(self.judges)} judges failed to return a valid assessment. "
-                       "The final score is based on a partial consensus.")
-            reflection += f"\n\nWARNING: {warning}"
-            log.append(f"WARNING: {warning}")
-            out["error"] = warning
-        out["coverageExtent"] = invert(mean) if point.inverted else mean
-        out["reflection"] = inverted_reflection(reflection) if point.inverted else reflection
-        out["judgeModelId"] = consensus_judge_id([v["judge"] for v in ok])
-        out["judgeLog"] = log
-        out["individualJudgements"] = [{"judgeModelId": v["judge"], "coverageExtent": v["score"],
-                                        "reflection": v["reflection"]} for v in ok]
-        return out
+        backup = None
+        if self.backup is not None and any(v["error"] is not None for v in verdicts):
+            backup = await self._one(cell, index, self.backup[0], self.backup[1], point, subject, conversation)
+        return judged_assessment(out, point, [judge for judge, _ in self.judges], list(verdicts), backup)
 
     async def _one(self, cell: Cell, index: int, judge: Judge, binding: ModelBinding | ProviderError, point: Point,
                    subject: str, conversation: str) -> dict[str, Any]:
