@@ -14,7 +14,7 @@ import {
 } from "vscode-languageclient/node";
 
 import { ShowResultsAnswer, panelContent, panelTitle } from "./results";
-import { findServer } from "./serverCommand";
+import { Found, INSTALL_DOCS, Lookup, OPEN_DOCS, SET_PATH, findServer } from "./serverCommand";
 import { CANCEL_COMMAND, RESULTS_COMMAND, RunState, RunStatus } from "./status";
 
 let client: LanguageClient | undefined;
@@ -59,21 +59,51 @@ async function openResults(answer: ShowResultsAnswer | undefined): Promise<void>
   }
 }
 
-export async function start(): Promise<void> {
-  const config = vscode.workspace.getConfiguration("evalspec");
+/** The workspace folders' paths, the active file's folder first. */
+function workspacePaths(resource: vscode.Uri | undefined): string[] {
+  const folders = (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === "file");
+  const active = resource ? vscode.workspace.getWorkspaceFolder(resource) : undefined;
+  const ordered = active ? [active, ...folders.filter((f) => f.uri.toString() !== active.uri.toString())] : folders;
+  return ordered.map((f) => f.uri.fsPath);
+}
+
+/** Where the server is (see serverCommand.ts); the Python extension is asked only when the
+ * setting and the workspace's virtual environments have not found it. */
+async function locateServer(config: vscode.WorkspaceConfiguration): Promise<Found> {
   const resource = vscode.window.activeTextEditor?.document.uri;
-  const found = findServer({
+  const lookup: Lookup = {
     setting: config.get<string>("serverPath") ?? "",
     args: config.get<string[]>("serverArgs") ?? [],
-    pythonPath: await selectedPython(resource),
+    workspaceFolders: workspacePaths(resource),
     pathEnv: process.env.PATH ?? "",
     platform: process.platform,
-    exists: (file) => fs.existsSync(file),
-  });
+    exists: (file) => {
+      try {
+        return fs.statSync(file).isFile();
+      } catch {
+        return false;
+      }
+    },
+  };
+  const found = findServer(lookup);
+  if ("error" in found ? lookup.setting.trim() === "" : found.source === "path") {
+    const pythonPath = await selectedPython(resource);
+    if (pythonPath) {
+      return findServer({ ...lookup, pythonPath });
+    }
+  }
+  return found;
+}
+
+export async function start(): Promise<void> {
+  const config = vscode.workspace.getConfiguration("evalspec");
+  const found = await locateServer(config);
   if ("error" in found) {
-    const choice = await vscode.window.showErrorMessage(found.error, "Open Settings");
-    if (choice === "Open Settings") {
+    const choice = await vscode.window.showErrorMessage(found.error, SET_PATH, OPEN_DOCS);
+    if (choice === SET_PATH) {
       void vscode.commands.executeCommand("workbench.action.openSettings", "evalspec.serverPath");
+    } else if (choice === OPEN_DOCS) {
+      void vscode.env.openExternal(vscode.Uri.parse(INSTALL_DOCS));
     }
     return;
   }
