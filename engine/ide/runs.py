@@ -160,6 +160,12 @@ class RunBoard:
         if was_running and self.interrupted and self.summary is None:
             self.summary = self._partial_summary()
 
+    def cancelled_cells(self) -> list[tuple[str, str]]:
+        """(item, model) of the last run's cells stopped in flight (for the journal: run_history.py)."""
+        return sorted((item, model) for item, model in self.cells
+                      if (cell := self.results.get(self.renamed.get(item, item), {}).get(model)) is not None
+                      and cell.cancelled and cell.score is None and not cell.error)
+
     def _partial_summary(self) -> RunSummary:
         per_model: dict[str, list[CellResult]] = {}
         for item, model in self.cells:
