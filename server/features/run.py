@@ -241,7 +241,7 @@ class RunFeature:
                 await events.aclose()  # type: ignore[attr-defined]
             if board.journal:  # so that the file's next session says "cancelled", not "interrupted"
                 with contextlib.suppress(OSError):
-                    mark_stopped(Path(board.journal), "cancelled")
+                    mark_stopped(Path(board.journal), "cancelled", board.cancelled_cells())
             raise
         except OSError as exc:  # the results folder cannot be written (a file, /dev/null, read-only, full)
             board.stop(interrupted=True)
