@@ -10,9 +10,12 @@ import {
   LanguageClient,
   LanguageClientOptions,
   ServerOptions,
+  StaticFeature,
   TransportKind,
+  WorkDoneProgress,
 } from "vscode-languageclient/node";
 
+import { ProgressHost, ServerProgress } from "./progress";
 import { ShowResultsAnswer, panelContent, panelTitle } from "./results";
 import { Found, INSTALL_DOCS, Lookup, OPEN_DOCS, SET_PATH, findServer } from "./serverCommand";
 import { CANCEL_COMMAND, RESULTS_COMMAND, RunState, RunStatus } from "./status";
@@ -95,6 +98,40 @@ async function locateServer(config: vscode.WorkspaceConfiguration): Promise<Foun
   return found;
 }
 
+/** The server's cancellable progress (runs) as a notification with Cancel (progress.ts). */
+function progressFeature(started: LanguageClient): StaticFeature {
+  const parts = new Set<ServerProgress>();
+  const host: ProgressHost = {
+    withProgress: (options, task) => {
+      void vscode.window.withProgress({
+        location: options.notification ? vscode.ProgressLocation.Notification : vscode.ProgressLocation.Window,
+        title: options.title, cancellable: options.cancellable,
+      }, (progress, token) => task(progress, token));
+    },
+    onProgress: (token, handler) => started.onProgress(WorkDoneProgress.type, token, handler),
+    cancel: (token) => void started.sendNotification("window/workDoneProgress/cancel", { token }),
+  };
+  return {
+    getState: () => ({ kind: "static" }),
+    fillClientCapabilities: (capabilities) => {
+      capabilities.window = { ...(capabilities.window ?? {}), workDoneProgress: true };
+    },
+    initialize: () => {
+      // After the built-in progress feature: this handler replaces its status-bar-only one.
+      started.onRequest("window/workDoneProgress/create", (params: { token: string | number }) => {
+        parts.add(new ServerProgress(host, params.token, (part) => parts.delete(part)));
+        return null;
+      });
+    },
+    clear: () => {
+      for (const part of parts) {
+        part.end();
+      }
+      parts.clear();
+    },
+  };
+}
+
 export async function start(): Promise<void> {
   const config = vscode.workspace.getConfiguration("evalspec");
   const found = await locateServer(config);
@@ -136,6 +173,7 @@ export async function start(): Promise<void> {
     },
   };
   const started = new LanguageClient("evalspec", "evalspec", serverOptions, clientOptions);
+  started.registerFeature(progressFeature(started));
   started.onNotification("evalspec/runState", (state: RunState) => status?.update(state));
   try {
     await started.start();

@@ -30,8 +30,12 @@ class FakeClient {
   constructor(public id: string, public name: string, public serverOptions: any, public clientOptions: any) {
     FakeClient.recorded.clients.push(this);
   }
+  features: any[] = [];
   onNotification(method: string, handler: (params: unknown) => void): void {
     this.handlers.set(method, handler);
+  }
+  registerFeature(feature: unknown): void {
+    this.features.push(feature);
   }
   async start(): Promise<void> {
     this.started = true;
@@ -99,7 +103,7 @@ function install(settings: Record<string, unknown>, folders: string[] = [], choi
     },
     extensions: { getExtension: () => undefined },
   };
-  const languageClient = { LanguageClient: FakeClient, TransportKind: { stdio: 0 } };
+  const languageClient = { LanguageClient: FakeClient, TransportKind: { stdio: 0 }, WorkDoneProgress: { type: {} } };
   const load = Module._load;
   Module._load = function (request: string, ...rest: unknown[]) {
     if (request === "vscode") {
@@ -137,6 +141,10 @@ test("activate contributes the commands, starts the server and follows runs in t
   }
   const [client] = recorded.clients;
   assert.ok(client.started);
+  // The server's cancellable progress is shown by the extension's own feature (a notification with Cancel).
+  const caps: any = {};
+  client.features[0].fillClientCapabilities(caps);
+  assert.equal(caps.window.workDoneProgress, true);
   assert.equal(client.serverOptions.run.command, server);
   assert.deepEqual(client.clientOptions.initializationOptions.run, { models: ["echo"] });
 
