@@ -11,6 +11,7 @@ marked as older than the text instead of vanishing or pretending to still hold.
 
 from __future__ import annotations
 
+import bisect
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -76,6 +77,25 @@ def item_at_line(analysis: Any, line: int) -> str | None:
     """The id of the prompt or test whose first line is `line` (where its lens sits), if any. Cheaper
     than run_items: a hover needs one item, not every fingerprint."""
     return next((item_id for _, item_id, span in _entries(analysis) if span.start_line == line), None)
+
+
+# The lines of a prompt or test that offer its Run code actions: its first line and these keys' lines.
+# Elsewhere nothing is offered (an action on every line put a lightbulb after the cursor everywhere).
+RUN_LINE_KEYS = ("id:", "prompt:", "messages:", "input:")
+
+
+def run_line_item(lines: Any, listed: list[tuple[str, str, Span]], line: int) -> str | None:
+    """The id of the prompt or test whose run actions `line` offers (`listed`: run/plan/items.entries
+    in file order), or None: only its first line and its id / prompt / messages / input lines do."""
+    k = bisect.bisect_right(listed, line, key=lambda e: e[2].start_line) - 1
+    if k < 0 or listed[k][2].end_line < line:
+        return None
+    _, item_id, span = listed[k]
+    if line == span.start_line:
+        return item_id
+    text = str(lines[line]).lstrip() if 0 <= line < len(lines) else ""
+    text = text[2:].lstrip() if text.startswith("- ") else text
+    return item_id if text.startswith(RUN_LINE_KEYS) else None
 
 
 def _suite_span(analysis: Any) -> Span:
