@@ -12,6 +12,7 @@ marked as older than the text instead of vanishing or pretending to still hold.
 from __future__ import annotations
 
 import bisect
+import copy
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -153,9 +154,15 @@ class RunBoard:
     # "openai 17/32 (429: waiting 5 s, concurrency 32 → 16)".
     pacing: dict[str, RateLimit] = field(default_factory=dict)
     slowed: dict[str, RateLimit] = field(default_factory=dict)
+    _before: RunBoard | None = field(default=None, repr=False, compare=False)  # the state start() replaced
 
     def start(self, items: list[RunItem], scope: str | None) -> None:
-        """A run begins for `scope` (one item id) or the whole suite (None)."""
+        """A run begins for `scope` (one item id) or the whole suite (None). Until its RunStarted event
+        the state before it is kept, for `refuse()`."""
+        before = copy.copy(self)
+        before.results, before.fingerprints = dict(self.results), dict(self.fingerprints)
+        before._before = None
+        self._before = before
         self.running = True
         self.total = self.done = self.errors = 0
         self.summary, self.summary_when, self.interrupted, self.cancelled = None, None, False, False
@@ -164,6 +171,17 @@ class RunBoard:
             if item.item_id is not None and (scope is None or item.item_id == scope):
                 self.fingerprints[item.item_id] = item.fingerprint
                 self.results.pop(item.item_id, None)  # their old results are about to be replaced
+
+    def refuse(self) -> None:
+        """The run never started (another process holds its run lock, run/journal/run_lock.py): the
+        board is as it was before `start()`, its earlier results and summary kept."""
+        before = self._before
+        if before is None:
+            self.stop(interrupted=True)
+            return
+        self.__dict__.update(before.__dict__)
+        self._before = None
+        self.running = False
 
     def stop(self, *, interrupted: bool = False, cancelled: bool = False) -> None:
         """The run ended. When it did not finish, the calls in flight are marked cancelled and the
@@ -228,6 +246,7 @@ class RunBoard:
         # What the editor shows of a run comes straight from its events, never through a file that
         # masks keys on writing: an answer or error echoing a key is masked here (providers/redact.py).
         if isinstance(event, RunStarted):
+            self._before = None
             self.label = str(event.plan.get("run_label") or "")
             self.total = int(event.plan.get("cells") or 0)
             self.journal = str(event.plan.get("journal") or "") or None
