@@ -502,7 +502,7 @@ def _report(source: str, markdown: bool, known: dict[Path, Analysis]) -> tuple[s
     analyses = OnlyThese(known)
     try:
         html = report.write_report([path], path.with_name(f"{name}.report.html"), analyses=analyses)
-        text = report.build_report([path], fmt="markdown", analyses=analyses) if markdown else None
+        text = report.build_report([path], fmt="markdown-text", analyses=analyses) if markdown else None
     except Exception:  # a report that cannot be made never hides the results themselves
         log.warning("no report for %s", path.name, exc_info=True)
         return None, None
