@@ -4,8 +4,8 @@
 -- prompt under the cursor (:EvalspecRun) and the whole file (:EvalspecRunAll) against the fake provider,
 -- read the failed point's diagnostic on its own line and its hover, then start another run and cancel
 -- it (:EvalspecCancel) once the first answer is in.
--- Session "second" (Neovim restarted): open the file and find the earlier results, their diagnostics
--- included, without running anything.
+-- Session "second" (Neovim restarted): open the file and find the results as the first session left
+-- them, their diagnostics included, without running anything; :EvalspecPlan; :EvalspecResults.
 --
 --   EVALSPEC_PLUGIN, EVALSPEC_PYTHON, EVALSPEC_NVIM_FILE, EVALSPEC_NVIM_OUT, EVALSPEC_NVIM_RESULTS,
 --   EVALSPEC_NVIM_TIMEOUT_MS as in init.lua; EVALSPEC_NVIM_SESSION: "first" | "second"
@@ -182,6 +182,8 @@ local function first_runs()
       return title_at(0, "^▶ Run all") ~= nil and title_at(count, "cancelled") ~= nil
     end)
     result.after_cancel = lens_titles()
+    vim.wait(1000, function() return false end, 100) -- (diagnostics follow the lenses)
+    result.diagnostics_after_cancel = run_diagnostics()
   end) then
     return
   end
@@ -213,11 +215,21 @@ local function second()
     wait_for("no earlier results on count", function()
       return title_at(count, "ago") ~= nil or title_at(count, "just now") ~= nil
     end)
-    wait_for("no run diagnostics", function()
-      return #run_diagnostics() > 0
+    wait_for("no summary lens", function()
+      return title_at(0, "ago") ~= nil or title_at(0, "just now") ~= nil
     end)
+    vim.wait(1000, function() return false end, 100) -- (diagnostics follow the lenses)
     result.restored = lens_titles()
     result.run_diagnostics = run_diagnostics()
+  end)
+  step("plan", function()
+    -- :EvalspecPlan's message has many lines: all of them are shown (and kept in :messages).
+    vim.cmd("messages clear")
+    vim.cmd("EvalspecPlan")
+    assert(vim.wait(30000, function()
+      return vim.fn.execute("messages"):find("total: ", 1, true) ~= nil
+    end, 100), "no plan message")
+    result.plan_messages = vim.split(vim.fn.execute("messages"), "\n", { plain = true })
   end)
   step("show results", function()
     -- No display here: the report comes as Markdown in a split.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -81,7 +82,7 @@ def test_neovim_gets_diagnostics_and_completions(tmp_path):
 
 
 RUN_BLUEPRINT = """\
-title: Capitals
+title: Capitals & cities
 models:
   - id: local:fake
     url: {url}
@@ -173,16 +174,27 @@ def test_runs_in_neovim_survive_a_restart(tmp_path):
 
         second = run_session(tmp_path, blueprint, "second")
         restored = by_line(second["restored"])
-        # greet from the cancelled run, count from the whole-file run before it; nothing ran again.
+        # As the first session left them (issue 29: the state after a restart is the state before it):
+        # greet from the cancelled run, count cancelled in flight, the cancelled run's summary; their age added.
+        assert {line: [re.sub(r" \((just now|\d+ min ago)\)", "", t) for t in ts] for line, ts in restored.items()} \
+            == cancelled
         assert restored[7][1].startswith(f"✓ 1.00 {model} (")
-        assert restored[11][1].startswith(f"✗ 0.50 {model} (")
-        assert restored[0][2].startswith("cancelled (")  # the last whole-file run was the cancelled one
-        assert [d["lnum"] for d in second["run_diagnostics"]] == [15]
+        assert restored[11][1].startswith(f"⊘ cancelled {model} (")
+        assert restored[0][2].startswith("cancelled (")
+        assert second["run_diagnostics"] == first["diagnostics_after_cancel"]
         assert len(fake.requests) == calls
         # :EvalspecResults without a display: the run's report as Markdown in a split.
         report = "\n".join(second["report_lines"])
         assert second["report_name"].startswith("evalspec://report/")
         assert report.startswith("## evalspec report: Capitals") and "local:fake[temp:0]" in report
+        # A Markdown buffer renders no HTML: the text is as written, never `&amp;` (issue 29).
+        assert report.startswith("## evalspec report: Capitals & cities") and "&amp;" not in report
+        # :EvalspecPlan: every line of the plan is shown, not only its last one.
+        plan = [line for line in second["plan_messages"] if line.strip()]
+        first_line = next(i for i, line in enumerate(plan) if line.startswith("LSP[evalspec] weval "))
+        assert "run label" in plan[first_line]
+        shown = plan[first_line:]
+        assert any(line.startswith("model ") for line in shown) and any(line.startswith("total: ") for line in shown)
 
 
 def test_neovim_with_old_mac_line_endings(tmp_path):
