@@ -12,11 +12,12 @@
 
 vim.opt.runtimepath:prepend(os.getenv("EVALSPEC_PLUGIN"))
 vim.opt.swapfile = false
-vim.opt.completeopt = "menuone,noselect"
 vim.cmd("filetype on")
 
 local here = debug.getinfo(1, "S").source:sub(2):match("(.*/)")
-local harness = dofile(here .. "harness.lua").start(270000)
+local harness_lib = dofile(here .. "harness.lua")
+harness_lib.readme_setup(os.getenv("EVALSPEC_PLUGIN"))  -- the user's init.lua, from the README
+local harness = harness_lib.start(270000)
 local result, finish, step = harness.result, harness.finish, harness.step
 local file = os.getenv("EVALSPEC_NVIM_FILE")
 local session = os.getenv("EVALSPEC_NVIM_SESSION")
@@ -78,6 +79,16 @@ end
 -- Type `typed` on a new line under `should:`, ask for completions with <C-x><C-o>, pick `want` from the
 -- menu and accept it; `done(line)` gets the line as it then reads. Keys are only read once this Lua
 -- returns to Neovim's main loop, hence the callbacks.
+local function previews()
+  local n = 0
+  for _, win in ipairs(vim.api.nvim_list_wins()) do
+    if vim.wo[win].previewwindow then
+      n = n + 1
+    end
+  end
+  return n
+end
+
 local function complete_and_accept(typed, want, done)
   local at = line_of("^  should:") + 1
   vim.api.nvim_buf_set_lines(bufnr, at, at, false, { typed })
@@ -106,11 +117,16 @@ local function complete_and_accept(typed, want, done)
         end, 100)
         return
       end
-      keys(string.rep("<C-n>", index) .. "<C-y><Esc>")
+      keys(string.rep("<C-n>", index))
       vim.defer_fn(function()
-        local line = vim.api.nvim_buf_get_lines(bufnr, at, at + 1, false)[1]
-        vim.api.nvim_buf_set_lines(bufnr, at, at + 1, false, {}) -- take the half-written point out again
-        done(line, labels)
+        result.previews_while_choosing = previews()
+        keys("<C-y><Esc>")
+        vim.defer_fn(function()
+          result.previews_after_accept = previews() -- the README's CompleteDone autocommand closed it
+          local line = vim.api.nvim_buf_get_lines(bufnr, at, at + 1, false)[1]
+          vim.api.nvim_buf_set_lines(bufnr, at, at + 1, false, {}) -- take the half-written point out again
+          done(line, labels)
+        end, 300)
       end, 300)
     end
     vim.defer_fn(poll, 50)
@@ -119,7 +135,7 @@ end
 
 local function open()
   return step("open", function()
-    require("evalspec").setup({
+    harness_lib.setup({
       cmd = { os.getenv("EVALSPEC_PYTHON"), "-m", "evalspec_lsp" },
       init_options = { debounceMs = 20, run = { output = os.getenv("EVALSPEC_NVIM_RESULTS"), cache = false,
                                                  concurrency = 1 } },
@@ -130,6 +146,7 @@ local function open()
       return #vim.lsp.buf_get_clients(bufnr) > 0
     end, 20), "no language client attached to the buffer")
     result.omnifunc = vim.bo[bufnr].omnifunc
+    result.readme = harness_lib.readme_effects(bufnr)
     wait_for("no run lens arrived", function()
       return title_at(0, "^▶ Run all") ~= nil
     end)

@@ -61,6 +61,10 @@ def test_neovim_gets_diagnostics_and_completions(tmp_path):
     result = run_neovim(tmp_path)
     assert "error" not in result, f"{result['error']}\n{result}"
     assert result["client"] == "evalspec"
+    # The README's complete setup ran (tests/nvim/harness.lua): its keymaps on the buffer, diagnostics
+    # while typing, the completion options.
+    assert result["readme"] == {"hover_key_buffer": 1, "code_action_key_buffer": 1, "update_in_insert": True,
+                                "completeopt": "menuone,noselect,preview"}
     assert result["filetype"] == "yaml"
 
     [typo] = [d for d in result["diagnostics_on_open"] if d["code"] == "unknown-key"]
@@ -150,6 +154,9 @@ def test_runs_in_neovim_survive_a_restart(tmp_path):
         # Completion accepted in the editor: the line reads right (no `$$contains`), and typing part of
         # the name first still offers and inserts it.
         assert first["omnifunc"] == "v:lua.vim.lsp.omnifunc"
+        assert first["readme"]["hover_key_buffer"] == 1
+        # The completion's documentation opened in a preview window while choosing; accepting closed it.
+        assert first["previews_while_choosing"] == 1 and first["previews_after_accept"] == 0
         assert first["accepted_after_dollar"] == "    - $contains: "
         assert first["labels_after_wor"] == ["$word_count_between"]
         assert first["accepted_after_wor"] == "    - $word_count_between: "
