@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from ..fakeprovider import FakeProvider, Reply
-from .workbench import ARTEFACTS, VSIX, CodeServer, Workbench, missing
+from .workbench import ARTEFACTS, VSIX, CodeServer, Workbench, missing, readme_settings
 
 CAPITALS = """\
 title: Capitals
@@ -108,8 +108,9 @@ def workspace(tmp_path: Path) -> Iterator[tuple[Path, FakeProvider]]:
 def test_a_person_uses_the_extension_in_vscode(workspace: tuple[Path, FakeProvider], tmp_path: Path,
                                                request: pytest.FixtureRequest) -> None:
     ws, fake = workspace
-    server = CodeServer(tmp_path / "home", {"evalspec.run.models": ["echo"], "evalspec.run.cache": False},
-                        EDITOR_PATH)
+    settings = readme_settings()  # the user's settings, as the extension's README gives them
+    assert settings["evalspec.run.models"] == ["echo"]
+    server = CodeServer(tmp_path / "home", settings, EDITOR_PATH)
     server.install(VSIX)
     step = "starting"
     with server, Workbench.open(server.url_for(ws)) as wb:

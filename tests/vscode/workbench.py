@@ -42,8 +42,15 @@ SETTINGS: dict[str, Any] = {
     "workbench.tips.enabled": False,
     "editor.minimap.enabled": False,
     "workbench.enableExperiments": False,
-    "editor.quickSuggestions": {"other": True, "comments": False, "strings": True},
 }
+
+
+def readme_settings() -> dict[str, Any]:
+    """The settings the extension's README tells users to set (its json block after the marker)."""
+    text = (REPO / "editors" / "vscode" / "README.md").read_text()
+    after = text[text.index("<!-- settings:"):]
+    block = after[after.index("```json\n") + len("```json\n"):]
+    return dict(json.loads(block[:block.index("```")]))
 
 
 def missing() -> str | None:
