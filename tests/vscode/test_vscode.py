@@ -72,6 +72,18 @@ def without_age(lenses: dict[int, list[str]]) -> dict[int, list[str]]:
     return {line: [AGE.sub("", t) for t in titles] for line, titles in lenses.items()}
 
 
+def save_artefacts(wb: Workbench, server: CodeServer, test: str, step: str) -> None:
+    """What a failed step left on screen, the page's text and the logs, under .ci/artefacts/vscode/<test>/."""
+    out = ARTEFACTS / "vscode" / test
+    shutil.rmtree(out, ignore_errors=True)
+    wb.screenshot(out / f"{step.replace(' ', '-').replace('`', '')[:60]}.png")
+    (out / "page.txt").write_text(f"step: {step}\n\n{wb.page_text()}")
+    shutil.copy(server.log, out / "code-server.log")
+    for log in (server.user_data / "logs").rglob("*.log"):
+        if "exthost" in str(log) or "evalspec" in log.name:
+            shutil.copy(log, out / f"{log.parent.name}-{log.name}")
+
+
 def saved(wb: Workbench, path: Path, line: int, expected: str) -> None:
     """The editor shows `expected` on the 0-based `line`; saved (Ctrl+S), the file on disk has it too."""
     wb.wait(lambda: wb.lines().get(line) == expected, f"the editor's line {line + 1} to read {expected!r}", 15)
@@ -214,12 +226,39 @@ def test_a_person_uses_the_extension_in_vscode(workspace: tuple[Path, FakeProvid
                            "the capitals status bar after the reload")
             assert len(fake.requests) == 1  # nothing ran again
         except BaseException:
-            out = ARTEFACTS / "vscode" / request.node.name
-            shutil.rmtree(out, ignore_errors=True)
-            wb.screenshot(out / f"{step.replace(' ', '-').replace('`', '')[:60]}.png")
-            (out / "page.txt").write_text(f"step: {step}\n\n{wb.page_text()}")
-            shutil.copy(server.log, out / "code-server.log")
-            for log in (server.user_data / "logs").rglob("*.log"):
-                if "exthost" in str(log) or "evalspec" in log.name:
-                    shutil.copy(log, out / f"{log.parent.name}-{log.name}")
+            save_artefacts(wb, server, request.node.name, step)
+            raise
+
+
+def test_no_server_then_a_workspace_venv_starts_it(tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    """Where evalspec-lsp is on no PATH and the workspace has no .venv yet: one message naming every place
+    tried, with its two buttons; `pip install evalspec` into a new .venv then starts the server, no reload."""
+    why = missing()
+    assert why is None, why
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "capitals.weval.yml").write_text(CAPITALS)
+    server = CodeServer(tmp_path / "home", readme_settings(), EDITOR_PATH)
+    server.install(VSIX)
+    step = "starting"
+    with server, Workbench.open(server.url_for(ws)) as wb:
+        try:
+            step = "the message"
+            wb.open_file("capitals.weval.yml")
+            [toast] = wb.wait(lambda: [t for t in wb.notifications() if "was not found" in t], "the not-found message")
+            for tried in (f"{ws}/.venv/bin", f"{ws}/venv/bin", "the Python extension's interpreter", "PATH"):
+                assert tried in toast, tried
+            assert "Set evalspec.serverPath" in toast and "Install instructions" in toast
+            assert wb.lenses() == {}
+
+            step = "a .venv made afterwards"
+            venv_bin = ws / ".venv" / "bin"
+            venv_bin.mkdir(parents=True)
+            script = Path(sys.executable).with_name("evalspec-lsp")
+            (venv_bin / "evalspec-lsp").write_text(script.read_text())
+            (venv_bin / "evalspec-lsp").chmod(0o755)
+            lenses = wb.wait(lambda: (found := wb.lenses()).get(8) and found, "the run lenses once the .venv has the server")
+            assert lenses == {0: ["▶ Run all (2 prompts)", "Plan"], 4: ["▶ Run"], 8: ["▶ Run"]}
+        except BaseException:
+            save_artefacts(wb, server, request.node.name, step)
             raise

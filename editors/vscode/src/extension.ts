@@ -132,10 +132,39 @@ function progressFeature(started: LanguageClient): StaticFeature {
   };
 }
 
+let watcher: vscode.FileSystemWatcher | undefined;
+
+/** No server yet: once a workspace .venv/ or venv/ has one (`pip install evalspec` there), it starts.
+ * A folder made with its files at once may be reported as the folder alone: any creation under a
+ * venv makes the extension look again (a few file checks). */
+function watchForServer(): void {
+  if (watcher) {
+    return;
+  }
+  let looking = false;
+  watcher = vscode.workspace.createFileSystemWatcher("**/{.venv,venv}{,/**}", false, true, true);
+  watcher.onDidCreate(async () => {
+    if (looking || client) {
+      return;
+    }
+    looking = true;
+    try {
+      if (!("error" in (await locateServer(vscode.workspace.getConfiguration("evalspec"))))) {
+        watcher?.dispose();
+        watcher = undefined;
+        await start();
+      }
+    } finally {
+      looking = false;
+    }
+  });
+}
+
 export async function start(): Promise<void> {
   const config = vscode.workspace.getConfiguration("evalspec");
   const found = await locateServer(config);
   if ("error" in found) {
+    watchForServer();
     const choice = await vscode.window.showErrorMessage(found.error, SET_PATH, OPEN_DOCS);
     if (choice === SET_PATH) {
       void vscode.commands.executeCommand("workbench.action.openSettings", "evalspec.serverPath");
@@ -186,6 +215,8 @@ export async function start(): Promise<void> {
 }
 
 export async function stop(): Promise<void> {
+  watcher?.dispose();
+  watcher = undefined;
   if (client) {
     const running = client;
     client = undefined;

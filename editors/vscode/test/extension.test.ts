@@ -21,6 +21,7 @@ interface Recorded {
   external: string[];
   choice?: string; // the button the user clicks in an error message
   errorButtons: string[][];
+  watchers: Array<{ pattern: string; created?: () => unknown; disposed: boolean }>;
 }
 
 class FakeClient {
@@ -48,7 +49,7 @@ class FakeClient {
 function install(settings: Record<string, unknown>, folders: string[] = [], choice?: string): Recorded {
   const recorded: Recorded = {
     commands: new Map(), executed: [], errors: [], clients: [], settings, panels: [], opened: [], external: [],
-    choice, errorButtons: [],
+    choice, errorButtons: [], watchers: [],
     item: { text: "", visible: false },
   };
   FakeClient.recorded = recorded;
@@ -87,6 +88,15 @@ function install(settings: Record<string, unknown>, folders: string[] = [], choi
     workspace: {
       workspaceFolders: folders.map((folder) => ({ uri: { fsPath: folder, scheme: "file", toString: () => `file://${folder}` } })),
       getWorkspaceFolder: () => undefined,
+      createFileSystemWatcher: (pattern: string) => {
+        const watcher = {
+          pattern, created: undefined as undefined | (() => unknown), disposed: false,
+          onDidCreate(fn: () => unknown) { watcher.created = fn; return { dispose() {} }; },
+          dispose() { watcher.disposed = true; },
+        };
+        recorded.watchers.push(watcher);
+        return watcher;
+      },
       getConfiguration: () => ({ get: (key: string) => recorded.settings[key] }),
       onDidChangeConfiguration: () => ({ dispose() {} }),
       openTextDocument: async (uri: { fsPath: string }) => ({ path: uri.fsPath }),
@@ -205,6 +215,29 @@ test("no server anywhere: one message naming what was tried, with buttons to set
       assert.match(recorded.external[0], /^https:\/\/.*#finding-the-server$/);
     }
   }
+});
+
+test("no server yet: a .venv made afterwards (pip install evalspec there) starts it, no reload needed", async () => {
+  const workspace = fs.mkdtempSync(path.join(os.tmpdir(), "evalspec-ws-"));
+  const recorded = install({ serverPath: "", serverArgs: [] }, [workspace]);
+  await withPath(fs.mkdtempSync(path.join(os.tmpdir(), "evalspec-empty-")), async () => {
+    const extension = require("../src/extension");
+    await extension.activate({ subscriptions: [] });
+    assert.equal(recorded.clients.length, 0);
+    const [watcher] = recorded.watchers;
+    assert.equal(watcher.pattern, "**/{.venv,venv}{,/**}");
+    fs.mkdirSync(path.join(workspace, ".venv", "bin"), { recursive: true });
+    await watcher.created!();  // the folder first: still no server, still watching
+    assert.equal(watcher.disposed, false);
+    assert.equal(recorded.clients.length, 0);
+    const server = path.join(workspace, ".venv", "bin", "evalspec-lsp");
+    fs.writeFileSync(server, "#!/bin/sh\n", { mode: 0o755 });
+    await watcher.created!();
+    assert.equal(watcher.disposed, true);
+    assert.equal(recorded.clients.length, 1);
+    assert.equal(recorded.clients[0].serverOptions.run.command, server);
+    await extension.deactivate();
+  });
 });
 
 test("the workspace's venv server is started when PATH has none (the extension host's PATH is not the shell's)", async () => {
