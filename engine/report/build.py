@@ -58,10 +58,10 @@ def _runs(paths: Sequence[str | Path], runs: list[RunResults] | None,
 def _build_report(paths: Sequence[str | Path], *, fmt: str, runs: list[RunResults] | None,
                   analyses: Analyses | None) -> str:
     runs, diff = _runs(paths, runs, analyses)
-    if fmt == "markdown":
+    if fmt in ("markdown", "markdown-text"):  # markdown-text: read as text (an editor), no HTML escapes
         from .markdown import render_markdown
 
-        return render_markdown(runs, diff)
+        return render_markdown(runs, diff, html=fmt == "markdown")
     if fmt != "html":
         raise ValueError(f"unknown report format {fmt!r}")
     from .html import render_html

@@ -2,12 +2,14 @@
 comments and editors. The summary per model, then the failing items (and, comparing two runs, the
 regressions and improvements first). Untrusted text (answers, reasons, ids, names) is flattened to one
 line with control characters visible, HTML-escaped (GitHub renders HTML inside Markdown) and its Markdown
-punctuation escaped (`cell_text`), or put in a code span it cannot close (`code_text`).
+punctuation escaped (`cell_text`), or put in a code span it cannot close (`code_text`). Read as text
+(`html=False`: an editor's Markdown buffer, which renders no HTML) it is not HTML-escaped: `&` stays `&`.
 """
 
 from __future__ import annotations
 
 import re
+from contextvars import ContextVar
 from typing import Any
 
 from ..markdown_code import code_span
@@ -26,6 +28,9 @@ _MARKDOWN_PUNCTUATION = re.compile(r"([\\`|]|(?<=\])\()")
 _MENTION = re.compile(r"@(?=[A-Za-z0-9])")
 
 
+_AS_HTML: ContextVar[bool] = ContextVar("markdown_as_html", default=True)  # render_markdown's `html`
+
+
 def _flat(value: object, limit: int) -> str:
     text = shown(" ".join(str(value).split()))
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -34,7 +39,9 @@ def _flat(value: object, limit: int) -> str:
 def cell_text(value: object, limit: int = 160) -> str:
     """Untrusted text for a table cell or a line: one line, controls visible, Markdown and HTML inert."""
     text = _MARKDOWN_PUNCTUATION.sub(r"\\\1", _flat(value, limit))
-    return _MENTION.sub("@\u2060", text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;"))
+    if _AS_HTML.get():
+        text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _MENTION.sub("@\u2060", text)
 
 
 def code_text(value: object, limit: int = 160) -> str:
@@ -103,7 +110,17 @@ def failing(run: RunResults) -> list[tuple[str, str, CellResult]]:
     return out
 
 
-def render_markdown(runs: list[RunResults], diff: RunDiff | None = None) -> str:
+def render_markdown(runs: list[RunResults], diff: RunDiff | None = None, *, html: bool = True) -> str:
+    """`html`: the text is rendered as GitHub renders Markdown (HTML inside it works, so untrusted text is
+    HTML-escaped); False: read as text (an editor's buffer), where an escape would show as `&amp;`."""
+    token = _AS_HTML.set(html)
+    try:
+        return _render_markdown(runs, diff)
+    finally:
+        _AS_HTML.reset(token)
+
+
+def _render_markdown(runs: list[RunResults], diff: RunDiff | None) -> str:
     run = runs[-1]
     lines = [f"## evalspec report: {cell_text(run.title)}", ""]
     if diff is not None:

@@ -108,7 +108,8 @@ def test_history_keeps_the_newest_run_of_each_item(tmp_path: Path) -> None:
     assert history.results["p2"]["echo"].score == 0.0  # the newer one-prompt run replaced the failure
     assert history.results["p2"]["echo"].when == 2000.0
     assert history.fingerprints == {"p1": "x"}
-    assert history.summary is not None and history.summary_when == 1000.0  # the last whole-file run
+    # The newest run's summary, one prompt's too: what the editor showed when that run ended (issue 29)
+    assert history.summary is not None and history.summary_when == 2000.0 and history.summary.mean == 0.0
     board = RunBoard()
     board.restore(history)
     items = run_items(analyze(BLUEPRINT, "t.weval.yml"))

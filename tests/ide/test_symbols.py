@@ -101,6 +101,14 @@ def test_agentv_outline() -> None:
     assert "deprecated" in refusal.children[0].detail
 
 
+def test_an_assertion_with_an_empty_or_no_type_is_named_so_not_none() -> None:
+    text = ("name: s\ntests:\n  - id: t\n    input: hi\n    assert:\n      - type:\n      - type: ''\n"
+            "      - value: x\n      - type: contains\n        value: hi\n")
+    [suite] = document_symbols(load(text, "agentv"))
+    [test] = suite.children
+    assert names(test.children) == ["(no type)", "(no type)", "(no type)", "contains"]
+
+
 def test_selection_inside_range_everywhere() -> None:
     def walk(symbols: list[Symbol]) -> None:
         for s in symbols:

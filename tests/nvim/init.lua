@@ -12,7 +12,9 @@ vim.opt.swapfile = false
 vim.cmd("filetype on")
 
 local here = debug.getinfo(1, "S").source:sub(2):match("(.*/)")
-local harness = dofile(here .. "harness.lua").start(150000)
+local harness_lib = dofile(here .. "harness.lua")
+harness_lib.readme_setup(os.getenv("EVALSPEC_PLUGIN"))  -- the user's init.lua, from the README
+local harness = harness_lib.start(150000)
 local result, finish, step = harness.result, harness.finish, harness.step
 local file = os.getenv("EVALSPEC_NVIM_FILE")
 local v = vim.version()
@@ -47,7 +49,7 @@ end
 local function run()
   local bufnr
   local ok = step("open", function()
-    require("evalspec").setup({
+    harness_lib.setup({
       cmd = { os.getenv("EVALSPEC_PYTHON"), "-m", "evalspec_lsp" },
       -- requestBudgetMs: the suite runs on loaded machines (the 0.8 s default is tested in tests/lsp)
       init_options = { debounceMs = 20, requestBudgetMs = 10000, run = { models = { "echo" }, output = os.getenv("EVALSPEC_NVIM_RESULTS") } },
@@ -59,6 +61,7 @@ local function run()
       return #vim.lsp.buf_get_clients(bufnr) > 0
     end, 20), "no language client attached to the buffer")
     result.client = vim.lsp.buf_get_clients(bufnr)[next(vim.lsp.buf_get_clients(bufnr))].name
+    result.readme = harness_lib.readme_effects(bufnr)
   end)
   if not ok then
     return

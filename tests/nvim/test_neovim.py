@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -60,6 +61,10 @@ def test_neovim_gets_diagnostics_and_completions(tmp_path):
     result = run_neovim(tmp_path)
     assert "error" not in result, f"{result['error']}\n{result}"
     assert result["client"] == "evalspec"
+    # The README's complete setup ran (tests/nvim/harness.lua): its keymaps on the buffer, diagnostics
+    # while typing, the completion options.
+    assert result["readme"] == {"hover_key_buffer": 1, "code_action_key_buffer": 1, "update_in_insert": True,
+                                "completeopt": "menuone,noselect,preview"}
     assert result["filetype"] == "yaml"
 
     [typo] = [d for d in result["diagnostics_on_open"] if d["code"] == "unknown-key"]
@@ -86,7 +91,7 @@ def test_neovim_gets_diagnostics_and_completions(tmp_path):
 
 
 RUN_BLUEPRINT = """\
-title: Capitals
+title: Capitals & cities
 models:
   - id: local:fake
     url: {url}
@@ -154,6 +159,9 @@ def test_runs_in_neovim_survive_a_restart(tmp_path):
         # Completion accepted in the editor: the line reads right (no `$$contains`), and typing part of
         # the name first still offers and inserts it.
         assert first["omnifunc"] == "v:lua.vim.lsp.omnifunc"
+        assert first["readme"]["hover_key_buffer"] == 1
+        # The completion's documentation opened in a preview window while choosing; accepting closed it.
+        assert first["previews_while_choosing"] == 1 and first["previews_after_accept"] == 0
         assert first["accepted_after_dollar"] == "    - $contains: "
         assert first["labels_after_wor"] == ["$word_count_between"]
         assert first["accepted_after_wor"] == "    - $word_count_between: "
@@ -178,16 +186,27 @@ def test_runs_in_neovim_survive_a_restart(tmp_path):
 
         second = run_session(tmp_path, blueprint, "second")
         restored = by_line(second["restored"])
-        # greet from the cancelled run, count from the whole-file run before it; nothing ran again.
+        # As the first session left them (issue 29: the state after a restart is the state before it):
+        # greet from the cancelled run, count cancelled in flight, the cancelled run's summary; their age added.
+        assert {line: [re.sub(r" \((just now|\d+ min ago)\)", "", t) for t in ts] for line, ts in restored.items()} \
+            == cancelled
         assert restored[7][1].startswith(f"✓ 1.00 {model} (")
-        assert restored[11][1].startswith(f"✗ 0.50 {model} (")
-        assert restored[0][2].startswith("cancelled (")  # the last whole-file run was the cancelled one
-        assert [d["lnum"] for d in second["run_diagnostics"]] == [15]
+        assert restored[11][1].startswith(f"⊘ cancelled {model} (")
+        assert restored[0][2].startswith("cancelled (")
+        assert second["run_diagnostics"] == first["diagnostics_after_cancel"]
         assert len(fake.requests) == calls
         # :EvalspecResults without a display: the run's report as Markdown in a split.
         report = "\n".join(second["report_lines"])
         assert second["report_name"].startswith("evalspec://report/")
         assert report.startswith("## evalspec report: Capitals") and "local:fake[temp:0]" in report
+        # A Markdown buffer renders no HTML: the text is as written, never `&amp;` (issue 29).
+        assert report.startswith("## evalspec report: Capitals & cities") and "&amp;" not in report
+        # :EvalspecPlan: every line of the plan is shown, not only its last one.
+        plan = [line for line in second["plan_messages"] if line.strip()]
+        first_line = next(i for i, line in enumerate(plan) if line.startswith("LSP[evalspec] weval "))
+        assert "run label" in plan[first_line]
+        shown = plan[first_line:]
+        assert any(line.startswith("model ") for line in shown) and any(line.startswith("total: ") for line in shown)
 
 
 def test_neovim_with_old_mac_line_endings(tmp_path):

@@ -102,6 +102,28 @@ local function on_run_state(_, result)
   end
 end
 
+-- window/showMessage with every line shown: Neovim's own handler writes the message in one go and only
+-- its last line stays on screen (:EvalspecPlan showed "estimated cost …" alone). Each line is echoed,
+-- kept in :messages; several lines make the usual "Press ENTER" prompt.
+local levels = { [1] = "ErrorMsg", [2] = "WarningMsg" }
+local function on_show_message(_, result, ctx)
+  if not (result and result.message) then
+    return
+  end
+  local client = vim.lsp.get_client_by_id(ctx.client_id)
+  local name = client and client.name or "evalspec"
+  local chunks = {}
+  local lines = vim.split(result.message, "\n", { plain = true })
+  for i, line in ipairs(lines) do
+    table.insert(chunks, { (i == 1 and ("LSP[" .. name .. "] ") or "") .. line .. (i < #lines and "\n" or ""),
+      levels[result.type] or "Normal" })
+  end
+  vim.schedule(function()
+    vim.api.nvim_echo(chunks, true, {})
+  end)
+  return vim.NIL
+end
+
 local function on_attach(config)
   return function(client, bufnr)
     if config.omnifunc and (vim.bo[bufnr].omnifunc == "" or vim.bo[bufnr].omnifunc == "syntaxcomplete#Complete") then
@@ -132,7 +154,8 @@ local function client_config(config, root)
     init_options = config.init_options,
     capabilities = config.capabilities or vim.lsp.protocol.make_client_capabilities(),
     on_attach = on_attach(config),
-    handlers = { ["evalspec/runState"] = on_run_state, ["evalspec/runFinished"] = on_run_state },
+    handlers = { ["evalspec/runState"] = on_run_state, ["evalspec/runFinished"] = on_run_state,
+      ["window/showMessage"] = on_show_message },
     flags = { debounce_text_changes = config.debounce_text_changes },
   }
 end
