@@ -12,24 +12,17 @@ import gc
 import json
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from . import __version__
 from .analysis import Analysis, analyze_file
 from .detect import FileKind, kind_from_name
+from .eval_files import UsageError, iter_eval_files
 from .finding_format import finding_json, format_finding
 from .findings import Finding, Severity, Span
 from .source import ParsedFile, gc_paused
 from .terminal_text import safe_streams
-
-_SKIP_DIRS = {".git", "node_modules", ".venv", "venv", "__pycache__", ".tox", ".mypy_cache", ".ruff_cache",
-              "dist", "build"}
-_EXTENSIONS = (".yml", ".yaml", ".json")
-
-
-class UsageError(Exception):
-    pass
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -184,22 +177,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 # --- check ----------------------------------------------------------------------------------------
-
-def iter_eval_files(paths: Sequence[str]) -> Iterator[tuple[Path, bool]]:
-    """Files to check: (path, named explicitly). Folders are walked; hidden and build folders skipped."""
-    for raw in paths:
-        p = Path(raw)
-        if p.is_file():
-            yield p, True
-        elif p.is_dir():
-            for root, dirs, files in os.walk(p):
-                dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and (not d.startswith(".") or d == ".agentv"))
-                for name in sorted(files):
-                    if name.endswith(_EXTENSIONS):
-                        yield Path(root) / name, False
-        else:
-            raise UsageError(f"no such file or folder: {raw}")
-
 
 def cmd_check(args: argparse.Namespace) -> int:
     results: list[Analysis] = []

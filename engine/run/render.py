@@ -90,8 +90,19 @@ class HumanRenderer:
         self.worst = WorstItems()
         self._batch_line = ""
         self.pacing = Pacing()
+        self.not_scored_items: set[str] = set()  # the prompts / tests with a cell not scored
+        self._unscored_why: dict[str, list[str]] = {}  # a Weval cell's reason → its cells (the first few)
+        self._unscored_count: dict[str, int] = {}
 
     def __call__(self, event: Event) -> None:
+        if isinstance(event, Scored) and event.score is None:
+            self.not_scored_items.add(event.cell.item)
+            why = event.details.get("error") if isinstance(event.details, dict) else None
+            if isinstance(why, str) and self.plan.get("kind") == "weval":
+                self._unscored_count[why] = self._unscored_count.get(why, 0) + 1
+                cells = self._unscored_why.setdefault(why, [])
+                if len(cells) < 3:
+                    cells.append(str(event.cell))
         if isinstance(event, Scored | CellFailed):
             self.worst.add(event, str(self.plan.get("kind") or "weval"))
             self.done += 1
@@ -140,6 +151,16 @@ class HumanRenderer:
                        f"{event.plan.get('run_label')}" + (f", {resumed:,} already done (resumed)" if resumed else ""))
         elif isinstance(event, RunFinished):
             self.summary = event.summary
+
+    def unscored_notes(self) -> list[str]:
+        """"2 cell(s) not scored (a × echo, b × echo): Not scored: the prompt has no points …": what the
+        runner's own notes do not say (they cover judged points and AgentV's checks)."""
+        out = []
+        for why, cells in self._unscored_why.items():
+            n = self._unscored_count[why]
+            more = f", … {n - len(cells):,} more" if n > len(cells) else ""
+            out.append(f"{n:,} cell(s) not scored ({', '.join(cells)}{more}): {why.removeprefix('Not scored: ')}")
+        return out
 
     # --- progress ---------------------------------------------------------------------------------
     def _progress(self, force: bool = False) -> None:
