@@ -67,7 +67,8 @@
   const sc = (x) => (x === null || x === undefined || Number.isNaN(x) ? "—" : x.toFixed(2));
   const sc3 = (x) => (x === null || x === undefined ? "—" : x.toFixed(3));
   const dur = (ms) => (ms === null || ms === undefined ? "—" : ms >= 1000 ? (ms / 1000).toLocaleString("en-US", { maximumFractionDigits: 1 }) + " s" : Math.round(ms) + " ms");
-  const usd = (x) => (x === null || x === undefined ? "—" : "$" + x.toFixed(4));
+  // As the cost table and the terminal write dollars (report/costs.py usd_text): a small cost is not "$0.0000".
+  const usd = (x) => (x === null || x === undefined ? "—" : x >= 1 ? "$" + x.toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 }) : "$" + x.toFixed(6));
 
   // --- layout ----------------------------------------------------------------------------------------
   const app = document.getElementById("app");
@@ -76,7 +77,7 @@
   header.append(el("h1", { text: (DIFF && D.runs[0].title !== run.title ? D.runs[0].title + " → " : "") + run.title + (DIFF ? " (comparison of two runs)" : "") }));
   for (let n = 0; n < RUNS; n++) {
     const r = D.runs[n];
-    header.append(el("div", { class: "meta", text: (DIFF ? (n === 0 ? "old: " : "new: ") : "") +
+    header.append(el("div", { class: "meta", text: (DIFF ? (n === 0 ? "old: " : "new: ") + D.diff.names[n] + " · " : "") +
       (r.kind === "weval" ? "Weval blueprint" : "AgentV suite") + " · run " + (r.label || "—") + " · " +
       (r.timestamp || "—") + " · " + r.source + (r.evalFile ? " · from " + r.evalFile : "") }));
   }
@@ -88,7 +89,7 @@
     const b = el("div", { class: "banner", id: "diff-banner" },
       el("button", { class: "reg", id: "show-reg", onclick: () => setFlag("reg", true) }, "▼ " + num(d.regressed) + " regressed"),
       el("button", { class: "imp", id: "show-imp", onclick: () => setFlag("imp", true) }, "▲ " + num(d.improved) + " improved"),
-      el("span", { class: "kv" }, num(d.changed) + " changed otherwise · " + num(d.added) + " new · " + num(d.removed) + " gone"));
+      el("span", { class: "kv" }, num(d.changed) + " changed otherwise · " + num(d.added) + " new · " + num(d.removed) + " gone · score changes under " + d.threshold + " not counted"));
     header.append(b);
   }
   app.append(header);
@@ -147,7 +148,7 @@
 
   // --- summary and chart -------------------------------------------------------------------------------
   function summaryTable() {
-    const heads = ["model", "cells", "mean", "pass", "borderline", "fail", "not scored", "errors", "tokens in / out", "cost", "duration"];
+    const heads = ["model", "cells", "mean", "pass", "borderline", "fail", "not scored", "errors", "tokens in / out", "cost", "call time"];
     if (DIFF) heads.splice(3, 0, "old mean", "Δ", "regressed", "improved");
     const t = el("table", { class: "summary", id: "summary" });
     t.append(el("thead", null, el("tr", null, ...heads.map((h) => el("th", { text: h })))));
@@ -166,7 +167,8 @@
       cells.push(el("td", { text: num(s.pass) }), el("td", { text: num(s.borderline) }), el("td", { text: num(s.fail) }),
         el("td", { text: num(s.notScored) }), el("td", { text: num(s.errors) + (s.pending ? " (" + num(s.pending) + " pending)" : "") }),
         el("td", { text: s.tokensIn === null ? "—" : num(s.tokensIn) + " / " + num(s.tokensOut) }),
-        el("td", { text: s.costUnknown ? (s.cost === null ? "unknown" : "at least " + usd(s.cost)) : usd(s.cost) }), el("td", { text: dur(s.durationMs) }));
+        el("td", { text: s.costUnknown ? (s.cost === null ? "unknown" : "at least " + usd(s.cost)) : usd(s.cost), title: "the answers' cost (judges in the cost table)" }),
+        el("td", { text: dur(s.durationMs), title: "the model's calls' durations added up (they overlap: not the run's wall time)" }));
       tb.append(el("tr", null, ...cells));
     }
     t.append(tb);
@@ -316,7 +318,8 @@
     if (fl & F_PENDING) return "cell pend";
     if (fl & F_MISSING) return "cell miss";
     if (fl & F_NOT_SCORED) return "cell ns";
-    return "cell b" + Math.max(0, Math.min(10, Math.floor(scores[NEW][k] * 10 + 1e-9)));
+    // A failed verdict is never coloured as a pass or borderline, whatever the score (a required check missed).
+    return "cell b" + Math.max(0, Math.min(fl & F_FAIL ? 5 : 10, Math.floor(scores[NEW][k] * 10 + 1e-9)));
   }
   function cellLabel(k, fl) {
     if (fl & F_ERROR) return "error";
@@ -424,7 +427,8 @@
   function statusOf(fl) {
     return fl & F_ERROR ? "error" : fl & F_PENDING ? "pending" : fl & F_MISSING ? "missing" : fl & F_NOT_SCORED ? "not_scored" : "ok";
   }
-  function verdictOf(x) { return Number.isNaN(x) ? null : x >= 0.8 ? "pass" : x >= 0.6 ? "borderline" : "fail"; }
+  // The results' own verdict first: a test failed by a required check keeps "fail" whatever its score.
+  function verdictOf(x, fl) { return fl & F_FAIL ? "fail" : Number.isNaN(x) ? null : x >= 0.8 ? "pass" : x >= 0.6 ? "borderline" : "fail"; }
   function messages(list) {
     const box = el("div");
     for (const m of list || []) {
@@ -480,8 +484,10 @@
     const box = el("div", { class: "cellres" });
     const s = scores[n][k];
     if (title) box.append(el("h3", { text: title }));
-    box.append(el("div", null, badge(statusOf(fl), verdictOf(s)), el("b", { text: Number.isNaN(s) ? "" : "score " + s.toFixed(3) })));
-    if (!d) { box.append(el("p", { class: "hint", text: fl & F_PENDING ? "No result yet (the run did not finish this cell)." : "This cell is not in this run." })); return box; }
+    box.append(el("div", null, badge(statusOf(fl), verdictOf(s, fl)), el("b", { text: Number.isNaN(s) ? "" : "score " + s.toFixed(3) })));
+    const unfinished = "Not run yet: the run stopped before this cell had a result; run the same command with --resume to finish it.";
+    if (fl & F_PENDING) box.append(el("p", { class: "hint pending-note", text: unfinished }));
+    if (!d) { if (!(fl & F_PENDING)) box.append(el("p", { class: "hint", text: "This cell is not in this run." })); return box; }
     const [answer, history, pts, error, tin, tout, cost, ms, extra, firstFailed] = d;
     if (error) box.append(el("h3", { text: "error" }), el("pre", { class: "text error", text: error }));
     if (history) { box.append(el("h3", { text: "conversation" }), messages(history)); }
@@ -526,7 +532,7 @@
     if (system) box.append(el("h3", { text: "system prompt" }), el("pre", { class: "text", text: system }));
     box.append(el("h3", { text: "prompt" }), msgs && msgs.length ? messages(msgs) : el("p", { class: "hint", text: "(the prompt is not recorded in these results)" }));
     if (ideal) box.append(el("h3", { text: D.runs[NEW].kind === "weval" ? "ideal answer" : "expected output" }), el("pre", { class: "text", text: ideal }));
-    if (DIFF) box.append(el("div", { class: "cols" }, cellSection(0, i, c, "old run"), cellSection(NEW, i, c, "new run")));
+    if (DIFF) box.append(el("div", { class: "cols" }, cellSection(0, i, c, "old: " + D.diff.names[0]), cellSection(NEW, i, c, "new: " + D.diff.names[1])));
     else box.append(cellSection(NEW, i, c, null));
     detail.replaceChildren(box);
   }

@@ -559,6 +559,8 @@ def _weval_from_journal(path: Path, analyses: Analyses | None = None) -> RunResu
             failure = state.failures.get(cell_key)
             scored = state.scores.get(cell_key)
             if not turns and failure is None and scored is None:
+                if not run.complete:  # an unfinished run: the cell is still to run (--resume), not absent
+                    run.cells[key] = CellResult(status=PENDING)
                 continue
             answer = turns[max(turns)].text if turns else None
             if failure is not None and not turns:
@@ -848,6 +850,9 @@ def _agentv_from_journal(path: Path, analyses: Analyses | None = None) -> RunRes
         defined = _blueprint_items(run.eval_file, "agentv", analyses)
         known = {i.id for i in run.items}
         run.items += [i for i in defined or [] if i.id not in known]
+        for item in run.items:  # still to run (--resume), not absent from the run
+            for model in run.models:
+                run.cells.setdefault((item.id, model), CellResult(status=PENDING))
     _note_unfinished(run)
     return run
 
