@@ -175,3 +175,14 @@ def test_a_score_change_below_the_threshold_is_not_a_regression() -> None:
     assert change_of(old, new, 0.01) == REGRESSED
     dropped = CellResult(status=OK, score=0.79, verdict="borderline")
     assert change_of(CellResult(status=OK, score=0.80, verdict="pass"), dropped) == REGRESSED  # the verdict fell
+
+
+def test_a_failed_attempt_is_not_blamed_on_a_missing_price() -> None:
+    from evalspec.scoring.trials import Attempt, TrialSettings, combine
+
+    settings = TrialSettings(count=2, strategy="pass_at_k", cost_limit_usd=1.0)
+    result = combine(settings, [Attempt(None, None, None, "HTTP 400: bad request"), Attempt(0.9, "pass", 0.002)],
+                     "count")
+    assert "cost_limit_note" not in result.details and result.details["cost_usd"] == 0.002
+    unpriced = combine(settings, [Attempt(0.9, "pass", None)], "count")
+    assert "no price" in unpriced.details["cost_limit_note"]  # an answer without a price still says so
