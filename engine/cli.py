@@ -145,6 +145,16 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--models-dir", type=Path, metavar="DIR",
                        help="folder of Weval model collections (CORE.json, …)")
     check.add_argument("--quiet", "-q", action="store_true", help="no summary line")
+    check.add_argument("--select", action="append", default=[], metavar="CODE[,CODE…]",
+                       help="report only these finding codes (globs: 'unknown-*'); replaces the configuration's "
+                            "select")
+    check.add_argument("--ignore", action="append", default=[], metavar="CODE[,CODE…]",
+                       help="do not report these finding codes (globs); added to the configuration's ignore. An "
+                            "ignored error does not fail the check")
+    check.add_argument("--statistics", action="store_true",
+                       help="print how many findings of each code, instead of the findings")
+    check.add_argument("--no-config", action="store_true",
+                       help="ignore evalspec.toml / pyproject.toml [tool.evalspec.check]")
     check.set_defaults(func=cmd_check)
 
     init = sub.add_parser(
@@ -179,6 +189,14 @@ def build_parser() -> argparse.ArgumentParser:
 # --- check ----------------------------------------------------------------------------------------
 
 def cmd_check(args: argparse.Namespace) -> int:
+    from .check_config import ConfigError, code_filter
+
+    try:
+        first = Path(args.paths[0])
+        keep = code_filter(args.select, args.ignore, use_config=not args.no_config,
+                           start=first if first.is_dir() else first.parent)
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
     results: list[Analysis] = []
     for path, explicit in iter_eval_files(args.paths):
         # A JSON file in a folder is only a blueprint by its place (legacy JSON blueprints); reading
@@ -188,15 +206,22 @@ def cmd_check(args: argparse.Namespace) -> int:
         analysis = _check_one(path, args.models_dir)
         if analysis.kind is FileKind.NONE and not _crashed(analysis) and not (explicit and _too_large(analysis)) \
                 and not _stopped(analysis):
+            if explicit:  # named on the command line: say why nothing was checked, never skip it in silence
+                analysis.findings = [_not_eval_file(path), *analysis.findings]
+                results.append(analysis)
             continue
         results.append(analysis)
-    findings = [(a, f) for a in results for f in a.findings]
+    every = [(a, f) for a in results for f in a.findings]
+    findings = [(a, f) for a, f in every if keep.keeps(f.code)]
+    ignored = sum(1 + _more(f) for _, f in every) - sum(1 + _more(f) for _, f in findings)
     fmt = args.format
     if fmt == "text":
         from .terminal import is_terminal
 
         fmt = "full" if is_terminal(sys.stdout) else "concise"
-    if fmt == "json":
+    if args.statistics:
+        _statistics(findings, as_json=fmt == "json")
+    elif fmt == "json":
         json.dump([finding_json(a, f) for a, f in findings], sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")
     elif fmt == "full":
@@ -210,13 +235,43 @@ def cmd_check(args: argparse.Namespace) -> int:
         for a, f in findings:
             print(format_finding(a, f, github=fmt == "github"))
     # Counted with those past the first thousand of their kind in a file (the last listed says how many).
-    errors = sum(len(a.errors) for a in results)
-    warnings = sum(1 + _more(f) for _, f in findings if f.severity == "warning")
-    total = sum(1 + _more(f) for _, f in findings)
+    # An error left out by --select / --ignore does not fail the check (as ruff).
+    errors = sum(1 + _more(f) for _, f in findings if f.severity == "error")
+    by_severity = {sev: sum(1 + _more(f) for _, f in findings if f.severity == sev) for sev in ("warning", "info", "hint")}
     if not args.quiet and fmt in ("concise", "full"):
-        print(f"{len(results):,} eval file(s) checked: {errors:,} error(s), {warnings:,} warning(s), "
-              f"{total - errors - warnings:,} note(s)", file=sys.stderr)
-    return 1 if errors or (args.strict and warnings) else 0
+        words = [f"{errors:,} error(s)", f"{by_severity['warning']:,} warning(s)", f"{by_severity['info']:,} info"]
+        if by_severity["hint"]:
+            words.append(f"{by_severity['hint']:,} hint(s)")
+        if ignored:
+            words.append(f"{ignored:,} ignored (--select/--ignore"
+                         + (f", {keep.source}" if keep.source else "") + ")")
+        checked = sum(1 for a in results if a.kind is not FileKind.NONE or _crashed(a) or _too_large(a) or _stopped(a))
+        print(f"{checked:,} eval file(s) checked: {', '.join(words)}", file=sys.stderr)
+    return 1 if errors or (args.strict and by_severity["warning"]) else 0
+
+
+def _not_eval_file(path: Path) -> Finding:
+    return Finding("not-an-eval-file", Severity.INFO,
+                   "Not a Weval blueprint or an AgentV eval file: nothing was checked. evalspec knows a file by its "
+                   "name (*.weval.yml, *.eval.yaml, a .yml under blueprints/), its $schema, or a first line "
+                   "`# evalspec: weval` (or agentv)", Span(0, 0, 0, 0))
+
+
+def _statistics(findings: list[tuple[Analysis, Finding]], *, as_json: bool) -> None:
+    """`--statistics`: one line per code, the commonest first (as ruff's)."""
+    counts: dict[tuple[str, str], int] = {}
+    for _, f in findings:
+        key = (f.code, str(f.severity))
+        counts[key] = counts.get(key, 0) + 1 + _more(f)
+    ordered = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    if as_json:
+        json.dump([{"code": c, "severity": s, "count": n} for (c, s), n in ordered], sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return
+    width = max((len(f"{n:,}") for n in counts.values()), default=1)
+    sev_width = max((len(s) for _, s in counts), default=1)
+    for (code, sev), n in ordered:
+        print(f"{n:>{width},}  {sev:<{sev_width}}  {code}")
 
 
 def _more(f: Finding) -> int:
