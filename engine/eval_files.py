@@ -9,8 +9,6 @@ import os
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
-from .detect import FileKind, kind_from_name
-
 _SKIP_DIRS = {".git", "node_modules", ".venv", "venv", "__pycache__", ".tox", ".mypy_cache", ".ruff_cache",
               "dist", "build"}
 _EXTENSIONS = (".yml", ".yaml", ".json")
@@ -40,6 +38,8 @@ def eval_files_in(folder: Path) -> list[Path]:
     """The Weval blueprints and AgentV eval suites below `folder` (`evalspec run DIR`), by name or content
     as `check` finds them. Not runnable alone, so left out: AgentV tests files (a dataset, or a YAML list
     of tests a suite includes) and targets files."""
+    from .detect import FileKind, kind_from_name
+
     out = []
     for path, _ in iter_eval_files([str(folder)]):
         if path.suffix.lower() in (".jsonl", ".csv", ".json") and kind_from_name(path) is None:
