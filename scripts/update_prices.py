@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import datetime
 import json
-import sys
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -75,9 +74,9 @@ def entry(price: Any, discount: float) -> dict[str, Any] | None:
 
 
 def main() -> None:
-    from genai_prices import data
-
     from importlib.metadata import version
+
+    from genai_prices import data
 
     from evalspec.pricing import model_key
 
