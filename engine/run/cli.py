@@ -505,7 +505,8 @@ def _run(plan: Plan, options: RunOptions, *, as_json: bool, fail_under: float | 
     from .plan.error import PlanError
     from .render import HumanRenderer, JsonRenderer
 
-    renderer: Any = JsonRenderer(sys.stdout) if as_json else HumanRenderer(sys.stdout, sys.stderr)
+    renderer: Any = JsonRenderer(sys.stdout) if as_json else HumanRenderer(sys.stdout, sys.stderr,
+                                                                         prices=getattr(plan, "prices", None))
     outcome = Outcome()
     previous = _sigterm_as_interrupt()
     interrupted = False
@@ -649,12 +650,24 @@ async def _consume(plan: Plan, options: RunOptions, renderer: Any, outcome: Any)
     from .runner import run
 
     _MAIN_TASK[:] = [asyncio.current_task()]
+    ticker = asyncio.create_task(_ticking(renderer)) if getattr(renderer, "tty", False) else None
     try:
         async for event in run(plan, options):
             renderer(event)
             outcome(event)
     finally:
         _MAIN_TASK.clear()
+        if ticker is not None:
+            ticker.cancel()
+
+
+async def _ticking(renderer: Any) -> None:
+    """The status line redrawn twice a second between events (its clock and ETA)."""
+    import asyncio
+
+    while True:
+        await asyncio.sleep(0.5)
+        renderer.tick()
 
 
 def _sigterm_as_interrupt() -> Any:
