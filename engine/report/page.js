@@ -52,7 +52,7 @@
     }
     const cut = Math.max(pre.lastIndexOf(":"), pre.lastIndexOf("/")) + 1;  // at a separator: `openai:`, not `openai:gpt-4`
     pre = pre.slice(0, cut);
-    suf = suf.startsWith("[") ? suf : "";
+    suf = suf.includes("[") ? suf.slice(suf.indexOf("[")) : "";  // `[temp:0]`, not `-mini[temp:0]`
     const out = names.map((n) => n.slice(pre.length, n.length - suf.length) || n);
     return new Set(out).size === out.length ? out : names.slice();
   })();
@@ -94,9 +94,10 @@
   header.append(el("h1", { text: (DIFF && D.runs[0].title !== run.title ? D.runs[0].title + " → " : "") + run.title + (DIFF ? " (comparison of two runs)" : "") }));
   for (let n = 0; n < RUNS; n++) {
     const r = D.runs[n];
-    header.append(el("div", { class: "meta", text: (DIFF ? (n === 0 ? "old: " : "new: ") + D.diff.names[n] + " · " : "") +
-      (r.kind === "weval" ? "Weval blueprint" : "AgentV suite") + " · run " + (r.label || "—") + " · " +
-      (r.timestamp || "—") + " · " + r.source + (r.evalFile ? " · from " + r.evalFile : "") }));
+    // In a comparison each side is named apart (label, then time, then file: report/diff.py run_names).
+    const who = DIFF ? (n === 0 ? "old: " : "new: ") + D.diff.names[n] : "run " + (r.label || "—") + " · " + (r.timestamp || "—");
+    header.append(el("div", { class: "meta", text: who + " · " + (r.kind === "weval" ? "Weval blueprint" : "AgentV suite") +
+      " · " + r.source + (r.evalFile ? " · from " + r.evalFile : "") }));
   }
   const notes = el("ul", { class: "notes" });
   for (const r of D.runs) for (const t of r.notes) notes.append(el("li", { text: t }));
