@@ -311,7 +311,7 @@ def _prepare(args: argparse.Namespace, options: RunOptions, path: Path) -> _Prep
               file=sys.stderr)
         return 2
     found = warnings_of(analysis)
-    if found and not args.json:
+    if found:  # on stderr: with --json too (stdout is the events' channel)
         from ..terminal import show_findings
 
         show_findings(analysis, found, sys.stderr)
