@@ -428,7 +428,8 @@ class AdaptiveLimit:
         reported = True
         if after != before:
             self.generation += 1
-            self._set(after, reason, wait if longer else 0.0)
+            # The pause still running is part of the change (a storm's first 429 started it).
+            self._set(after, reason, wait if longer else max(0.0, self.paused_until - now))
         elif longer and not was_paused:
             self._notify(reason, before, before, wait)
         else:
