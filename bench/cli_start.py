@@ -20,11 +20,14 @@ import sys
 import tempfile
 from pathlib import Path
 
+# The `evalspec` entry point beside this interpreter (as a person runs it), else `python -m evalspec.cli`.
+_SCRIPT = Path(sys.executable).with_name("evalspec")
+_EVALSPEC = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-m", "evalspec.cli"]
 COMMANDS = {
     "python -c pass": [sys.executable, "-c", "pass"],
-    "evalspec --version": [sys.executable, "-m", "evalspec.cli", "--version"],
-    "evalspec check --help": [sys.executable, "-m", "evalspec.cli", "check", "--help"],
-    "evalspec run --help": [sys.executable, "-m", "evalspec.cli", "run", "--help"],
+    "evalspec --version": [*_EVALSPEC, "--version"],
+    "evalspec check --help": [*_EVALSPEC, "check", "--help"],
+    "evalspec run --help": [*_EVALSPEC, "run", "--help"],
 }
 
 

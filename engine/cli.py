@@ -6,16 +6,19 @@ Exit codes: 0 clean (or ran), 1 findings that fail the check (errors; warnings t
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import gc
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import __version__
 from .eval_files import UsageError
+
+if TYPE_CHECKING:
+    import argparse
 
 # Nothing heavier is imported here: `evalspec COMMAND --help` loads the parser alone, `evalspec
 # --version` not even that (bench/cli_start.py); each command loads what it uses when it runs.
@@ -119,6 +122,8 @@ def _silenced(stream: object) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    import argparse
+
     parser = argparse.ArgumentParser(
         prog="evalspec", description="Check and run Weval blueprints and AgentV eval files.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
