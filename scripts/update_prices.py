@@ -73,6 +73,17 @@ def entry(price: Any, discount: float) -> dict[str, Any] | None:
     return got
 
 
+def _dump(out: dict[str, Any]) -> str:
+    """One model a line (the file is read by people too, and diffs stay a line per changed price)."""
+    def table(models: dict[str, Any], indent: str) -> str:
+        return "{\n" + ",\n".join(f"{indent}  {json.dumps(k)}: {json.dumps(v)}" for k, v in models.items()) + f"\n{indent}}}"
+
+    head = ",\n".join(f"  {json.dumps(k)}: {json.dumps(v, ensure_ascii=False)}" for k, v in out.items()
+                      if k not in ("models", "providers"))
+    hosts = ",\n".join(f"    {json.dumps(h)}: {table(t, '    ')}" for h, t in out["providers"].items())
+    return f"{{\n{head},\n  \"models\": {table(out['models'], '  ')},\n  \"providers\": {{\n{hosts}\n  }}\n}}\n"
+
+
 def main() -> None:
     from importlib.metadata import version
 
@@ -95,11 +106,16 @@ def main() -> None:
             if got is None:
                 continue
             table = models if provider.id in FIRST_PARTY else providers[ours]
-            table.setdefault(model_key(m.id), got)
+            key = model_key(m.id)
+            if key == m.id.lower().rsplit("/", 1)[-1] or any(ch.isdigit() for ch in key):  # not `claude-v1` → `claude`
+                table.setdefault(key, got)
             aliases.append((table, [model_key(n) for n in equal_names(m.match)], got))
     for table, keys, got in aliases:  # after every model's own id: an alias never displaces an id
         for key in keys:
-            table.setdefault(key, got)
+            # An alias that pricing.model_key cuts to a bare word (`claude-v2` → `claude`, `chat-latest` →
+            # `chat`) would price whatever model is called that: left out.
+            if any(ch.isdigit() for ch in key):
+                table.setdefault(key, got)
     # What the hand-kept table had that genai-prices does not (offline models, older names): kept.
     path = ROOT / "engine" / "data" / "prices.json"
     kept = {k: v for k, v in json.loads(path.read_text(encoding="utf-8")).get("models", {}).items() if k not in models}
@@ -117,7 +133,7 @@ def main() -> None:
         "models": dict(sorted(models.items())),
         "providers": {name: dict(sorted(table.items())) for name, table in providers.items()},
     }
-    path.write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    path.write_text(_dump(out), encoding="utf-8")
     print(f"wrote {path}: {len(models)} first-party models, "
           + ", ".join(f"{n} {len(t)}" for n, t in out["providers"].items()) + f"; kept {len(kept)} hand-kept")
 
