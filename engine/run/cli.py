@@ -315,8 +315,7 @@ def _prepare(args: argparse.Namespace, options: RunOptions, path: Path) -> _Prep
         from ..terminal import show_findings
 
         show_findings(analysis, found, sys.stderr)
-        again = "" if args.dry_run else "; the notes after the results list them again"
-        print(f"evalspec run: {name} has {len(found):,} warning(s) (above){again}", file=sys.stderr)
+        print(f"evalspec run: {name} has {len(found):,} warning(s) (above)", file=sys.stderr)
     warnings = file_warnings(analysis, found)
     try:
         if skipped_blueprint is not None:
