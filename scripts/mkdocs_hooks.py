@@ -14,6 +14,7 @@ from mkdocs.structure.files import File, Files
 
 # page below docs/ -> (navigation section, title): shown when the file exists.
 OPTIONAL = {
+    "cli.md": ("Guide", "Command-line options"),
     "reference-differences.md": ("Reference", "Differences from Weval and AgentV"),
     "regex.md": ("Reference", "Regular expressions"),
     "run-database.md": ("Internals", "The run database"),

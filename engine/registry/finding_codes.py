@@ -77,6 +77,12 @@ CODE_LIST: tuple[Code, ...] = (
     _c("internal-error", "error", "evalspec failed on this file",
        "A bug in evalspec, not in the file: the file is not checked, and the failure is reported rather than "
        "passed in silence.", fix="Please report it with the file."),
+    _c("not-checked", "info", "A file named on the command line that is not an eval file",
+       "`evalspec check` was given this file by name, but it is neither a Weval blueprint nor an AgentV eval "
+       "file, so nothing in it was checked. evalspec knows a file by its name (`*.weval.yml`, `*.eval.yaml`, a "
+       "`.yml` under `blueprints/`), its `$schema`, or a first line `# evalspec: weval` (or `agentv`).",
+       fix="Rename the file or add the first-line marker if it is an eval file; otherwise leave it out, or "
+       "`--ignore not-checked` (the pre-commit hook does)."),
     _c("not-an-eval-file", "error", "Not the shape of an AgentV eval file",
        "A file named as an AgentV eval file (or marked `# evalspec: agentv`) must be a mapping with `tests`, or "
        "a list of tests; AgentV cannot load anything else.",

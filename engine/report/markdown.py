@@ -14,7 +14,8 @@ from typing import Any
 
 from ..markdown_code import code_span
 from ..terminal_text import shown
-from .diff import IMPROVED, REGRESSED, RunDiff, describe
+from .costs import with_answer_costs
+from .diff import IMPROVED, REGRESSED, RunDiff, describe, run_names
 from .model import ERROR, NOT_SCORED, CellResult, ModelStats, RunResults
 
 LIMIT = 50  # rows per table; the rest is counted
@@ -74,13 +75,15 @@ def summary_rows(stats: list[ModelStats]) -> list[list[str]]:
 
 
 def _cost_cell(s: ModelStats) -> str:
+    from .costs import usd_text
+
     if s.cost_missing:  # some cells' cost is unknown: never shown as a total
-        return f"at least ${s.cost_usd:,.4f}" if s.cost_known else "unknown"
-    return f"${s.cost_usd:,.4f}" if s.cost_known else "—"
+        return f"at least {usd_text(s.cost_usd)}" if s.cost_known else "unknown"
+    return usd_text(s.cost_usd) if s.cost_known else "—"
 
 
 SUMMARY_HEADERS = ["model", "cells", "mean", "pass", "borderline", "fail", "not scored", "errors",
-                   "tokens in / out", "cost", "duration"]
+                   "tokens in / out", "cost", "call time"]
 
 
 def _table(headers: list[str], rows: list[list[str]]) -> list[str]:
@@ -124,8 +127,9 @@ def _render_markdown(runs: list[RunResults], diff: RunDiff | None) -> str:
     run = runs[-1]
     lines = [f"## evalspec report: {cell_text(run.title)}", ""]
     if diff is not None:
-        lines += [f"Comparing {code_text(runs[0].run_label or runs[0].source)} (old) with "
-                  f"{code_text(run.run_label or run.source)} (new).", "",
+        old_name, new_name = run_names(runs[0], run)
+        lines += [f"Comparing {code_text(old_name)} (old) with {code_text(new_name)} (new); score changes under "
+                  f"{diff.threshold:g} are not counted.", "",
                   f"**{fmt_count(diff.count(REGRESSED))} regressed, {fmt_count(diff.count(IMPROVED))} improved**, "
                   f"{fmt_count(diff.count('changed'))} changed otherwise, {fmt_count(diff.count('added'))} new, "
                   f"{fmt_count(diff.count('removed'))} gone.", ""]
@@ -147,7 +151,7 @@ def _render_markdown(runs: list[RunResults], diff: RunDiff | None) -> str:
     lines.append("")
     for note in run.notes:
         lines += [f"> {cell_text(note, 400)}", ""]
-    lines += _table(SUMMARY_HEADERS, [[cell_text(c) for c in r] for r in summary_rows(run.summaries())])
+    lines += _table(SUMMARY_HEADERS, [[cell_text(c) for c in r] for r in summary_rows(with_answer_costs(run.summaries(), run.costs))])
     lines.append("")
     if run.costs:
         lines += cost_section(run.costs)

@@ -346,7 +346,9 @@ class AgentvRun:
             except (ProviderError, ReplayedFailure) as err:
                 message = err.message if isinstance(err, ProviderError) else str(err)
                 kind = err.kind if isinstance(err, ProviderError) else "replay"
-                if not settings.repeated or (k == settings.count - 1 and not rows):
+                # Every attempt failed (the rows so far hold only errors): the cell is an error, not a test
+                # "not scored" (a check not made is never a pass, and the table counts it as an error).
+                if not settings.repeated or (k == settings.count - 1 and all(r.get("error") for r in rows)):
                     self._fail(task, message, kind, started)
                     return None
                 rows.append(self._row(task, began, "", (0, 0), 0.0, [], error=message))

@@ -55,10 +55,16 @@ def stop_reason(settings: TrialSettings, attempts: Sequence[Attempt]) -> str | N
     if settings.strategy == "pass_at_k" and any(a.verdict == "pass" for a in attempts):
         return "passed"
     if settings.cost_limit_usd is not None:
-        costs = [a.cost_usd for a in attempts]
+        costs = _costs(attempts)
         if all(c is not None for c in costs) and sum(c for c in costs if c is not None) >= settings.cost_limit_usd:
             return "cost_limit"
     return None
+
+
+def _costs(attempts: Sequence[Attempt]) -> list[float | None]:
+    """Each attempt's cost: one that failed before an answer (an HTTP error) cost nothing; None only for
+    an answer whose model has no price."""
+    return [0.0 if a.error is not None and a.cost_usd is None else a.cost_usd for a in attempts]
 
 
 @dataclass(frozen=True)
@@ -74,7 +80,7 @@ def combine(settings: TrialSettings, attempts: Sequence[Attempt], stopped: str |
     whole result not scored under `mean` / `confidence_interval` (an average over the attempts that
     happened to score would be a different number); `pass_at_k` takes the best scored attempt."""
     scored = [(k, a) for k, a in enumerate(attempts) if a.score is not None and a.error is None]
-    costs = [a.cost_usd for a in attempts]
+    costs = _costs(attempts)
     details: dict[str, Any] = {"strategy": settings.strategy, "count": settings.count, "attempts": len(attempts),
                                "stopped": stopped,
                                "cost_usd": sum(c for c in costs if c is not None) if all(

@@ -153,7 +153,7 @@ def _unknown_key(key: Scalar, name: str, spec: ObjectSpec, what: str, out: Findi
     if best:
         out_fn = out.error if severity == "error" else out.warning
         out_fn("unknown-key", key.span, f"{message}; did you mean '{best}'?",
-               fix=replace(f"Rename '{name}' to '{best}'", key.span, best))
+               fix=replace(f"Rename '{name}' to '{best}'", key.span, best), extra={"suggestion": best})
     else:
         out_fn = out.error if severity == "error" else out.warning
         out_fn("unknown-key", key.span, f"{message}. Known keys: {spec.known_names}.")

@@ -237,7 +237,7 @@ tests:
   - {id: t, input: hello, criteria: c, assert: [{type: rubrics, criteria: [says hello]}]}
   - {id: u, input: hello, criteria: only a criteria, so the default judge grades it}
 """)
-    assert main(["run", str(nojudge), "-m", "echo", "--dry-run"]) == 0
+    assert main(["run", str(nojudge), "-m", "echo", "--dry-run"]) == 1  # the plan lists a problem
     out = capsys.readouterr().out
     assert "not scored: rubrics (rubrics) in 1 cell(s) (t × echo): no judge" in out
     assert "not scored: llm-judge (llm-judge) in 1 cell(s) (u × echo): no judge" in out
