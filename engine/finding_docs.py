@@ -38,12 +38,14 @@ def _yaml(text: str) -> str:
     return f"```yaml\n{text.rstrip()}\n```\n" if text.strip() else "*(an empty file)*\n"
 
 
-def page(entry: Code) -> str:
-    """The Markdown page of one code."""
+def page(entry: Code, *, check: bool = True) -> str:
+    """The Markdown page of one code; with `check`, what `evalspec check` says of its example (the docs
+    site and `evalspec rule`). The offline pages a diagnostic links to are written without it: making a
+    link reads no file and analyses nothing."""
     lines = [f"# {entry.code}", "", f"**{entry.title}** · {entry.severity} · reported by `{entry.source}`", "",
              "## Why it matters", "", entry.why, ""]
     if entry.example is not None:
-        found = [(line, f) for line, f in checked(entry, entry.example) if f.code == entry.code]
+        found = [(line, f) for line, f in checked(entry, entry.example) if f.code == entry.code] if check else []
         lines += ["## Example", "", f"`{entry.file}`:", "", _yaml(entry.example)]
         if found:
             lines += ["`evalspec check` says:", "", "```text", *(line for line, _ in found), "```", ""]
@@ -110,7 +112,7 @@ def _link(code: str) -> str | None:
         if not path.is_file():
             path.parent.mkdir(parents=True, exist_ok=True)
             tmp = path.with_name(f".{code}.{os.getpid()}.tmp")
-            tmp.write_text(page(entry), encoding="utf-8")
+            tmp.write_text(page(entry, check=False), encoding="utf-8")
             os.replace(tmp, path)
     except OSError:
         return None

@@ -150,7 +150,7 @@ async def test_each_diagnostic_links_to_its_codes_page(client: RecordingClient, 
     for d in report.diagnostics:
         href = d.code_description.href
         assert href.startswith("file://") and href.endswith(f"/codes/{d.code}.md")
-        assert Path(unquote(urlparse(href).path)).read_text(encoding="utf-8") == page(CODES[str(d.code)])
+        assert Path(unquote(urlparse(href).path)).read_text(encoding="utf-8") == page(CODES[str(d.code)], check=False)
 
 
 async def test_the_docs_url_setting_points_the_links_at_a_docs_site(client: RecordingClient, tmp_path):
