@@ -27,6 +27,7 @@ def build_server() -> EvalspecServer:
         completion,
         diagnostics,
         hover,
+        inlay_hints,  # issue 31 (editor features): each file registers its handlers
         lifecycle,
         navigation,
         run,
@@ -39,6 +40,9 @@ def build_server() -> EvalspecServer:
     server = EvalspecServer()
     for feature in (lifecycle, diagnostics, completion, hover, code_actions, symbols, navigation, run, code_lens,
                     watched_files, server_state):
+        feature.register(server)
+    # --- issue 31's editor features: register(server) of each (the one place they are wired) ---
+    for feature in (inlay_hints,):
         feature.register(server)
     return server
 

@@ -151,6 +151,7 @@ class Settings:
     debounce_s: float = DEFAULT_DEBOUNCE_S
     request_budget_s: float = REQUEST_BUDGET_S
     run: RunSettings = field(default_factory=RunSettings)
+    inlay_hints: bool = True  # `inlayHints: false` turns textDocument/inlayHint off (features/inlay_hints.py)
 
     @classmethod
     def of(cls, options: Any) -> Settings:
@@ -166,6 +167,8 @@ class Settings:
         if isinstance(budget, (int, float)) and not isinstance(budget, bool) and 50 <= budget <= 600_000:
             settings.request_budget_s = budget / 1000
         settings.run = RunSettings.of(options.get("run"))
+        if isinstance(options.get("inlayHints"), bool):
+            settings.inlay_hints = options["inlayHints"]
         set_docs_url(options.get("docsUrl"))  # where diagnostics' codes link (finding_docs.doc_url)
         return settings
 
