@@ -152,6 +152,7 @@ class Settings:
     request_budget_s: float = REQUEST_BUDGET_S
     run: RunSettings = field(default_factory=RunSettings)
     inlay_hints: bool = True  # `inlayHints: false` turns textDocument/inlayHint off (features/inlay_hints.py)
+    run_costs: bool = True  # `runCosts: false`: the Run lenses say nothing of cost (features/code_lens.py)
 
     @classmethod
     def of(cls, options: Any) -> Settings:
@@ -169,6 +170,8 @@ class Settings:
         settings.run = RunSettings.of(options.get("run"))
         if isinstance(options.get("inlayHints"), bool):
             settings.inlay_hints = options["inlayHints"]
+        if isinstance(options.get("runCosts"), bool):
+            settings.run_costs = options["runCosts"]
         set_docs_url(options.get("docsUrl"))  # where diagnostics' codes link (finding_docs.doc_url)
         return settings
 

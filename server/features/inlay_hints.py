@@ -19,10 +19,11 @@ from ..server import EvalspecServer
 _KIND = {ID: lsp.InlayHintKind.Type, SIZE: lsp.InlayHintKind.Type}  # shares and gates: Parameter
 
 
-def setting_given(settings: Any) -> bool:
+def setting_given(settings: Any, name: str = "inlayHints") -> bool:
+    """Whether didChangeConfiguration's `settings` (optionally under `evalspec`) set the boolean `name`."""
     if isinstance(settings, dict) and isinstance(settings.get("evalspec"), dict):
         settings = settings["evalspec"]
-    return isinstance(settings, dict) and isinstance(settings.get("inlayHints"), bool)
+    return isinstance(settings, dict) and isinstance(settings.get(name), bool)
 
 
 def change_setting(server: EvalspecServer, on: bool) -> None:
