@@ -27,9 +27,10 @@ def build_server() -> EvalspecServer:
         completion,
         diagnostics,
         hover,
-        inlay_hints,  # issue 31 (editor features): each file registers its handlers
+        inlay_hints,
         lifecycle,
         navigation,
+        rename,
         run,
         server_state,
         symbols,
@@ -41,8 +42,9 @@ def build_server() -> EvalspecServer:
     for feature in (lifecycle, diagnostics, completion, hover, code_actions, symbols, navigation, run, code_lens,
                     watched_files, server_state):
         feature.register(server)
-    # --- issue 31's editor features: register(server) of each (the one place they are wired) ---
-    for feature in (inlay_hints,):
+    # --- issue 31's editor features (inlay hints; rename, references, highlights): the one place they
+    # are wired; each file's register(server) holds its handlers ---
+    for feature in (inlay_hints, rename):
         feature.register(server)
     return server
 
