@@ -33,6 +33,7 @@ def build_server() -> EvalspecServer:
         rename,
         run,
         server_state,
+        signature_help,
         symbols,
         watched_files,
     )
@@ -42,9 +43,9 @@ def build_server() -> EvalspecServer:
     for feature in (lifecycle, diagnostics, completion, hover, code_actions, symbols, navigation, run, code_lens,
                     watched_files, server_state):
         feature.register(server)
-    # --- issue 31's editor features (inlay hints; rename, references, highlights): the one place they
-    # are wired; each file's register(server) holds its handlers ---
-    for feature in (inlay_hints, rename):
+    # --- issue 31's editor features: inlay hints; rename, references, highlights; signature help.
+    # The one place they are wired; each file's register(server) holds its handlers. ---
+    for feature in (inlay_hints, rename, signature_help):
         feature.register(server)
     return server
 
