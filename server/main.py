@@ -32,6 +32,7 @@ def build_server() -> EvalspecServer:
         navigation,
         rename,
         run,
+        semantic_tokens,
         server_state,
         signature_help,
         symbols,
@@ -43,9 +44,10 @@ def build_server() -> EvalspecServer:
     for feature in (lifecycle, diagnostics, completion, hover, code_actions, symbols, navigation, run, code_lens,
                     watched_files, server_state):
         feature.register(server)
-    # --- issue 31's editor features: inlay hints; rename, references, highlights; signature help.
+    # --- issue 31's editor features: inlay hints; rename, references, highlights; signature help;
+    # semantic tokens.
     # The one place they are wired; each file's register(server) holds its handlers. ---
-    for feature in (inlay_hints, rename, signature_help):
+    for feature in (inlay_hints, rename, signature_help, semantic_tokens):
         feature.register(server)
     return server
 
