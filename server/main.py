@@ -37,6 +37,7 @@ def build_server() -> EvalspecServer:
         signature_help,
         symbols,
         watched_files,
+        workspace_diagnostics,
     )
     from .server import EvalspecServer
 
@@ -45,9 +46,9 @@ def build_server() -> EvalspecServer:
                     watched_files, server_state):
         feature.register(server)
     # --- issue 31's editor features: inlay hints; rename, references, highlights; signature help;
-    # semantic tokens.
+    # semantic tokens; workspace findings.
     # The one place they are wired; each file's register(server) holds its handlers. ---
-    for feature in (inlay_hints, rename, signature_help, semantic_tokens):
+    for feature in (inlay_hints, rename, signature_help, semantic_tokens, workspace_diagnostics):
         feature.register(server)
     return server
 

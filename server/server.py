@@ -217,6 +217,8 @@ class EvalspecServer(LanguageServer):
         self.on_initialize: list[Callable[[lsp.InitializeParams], None]] = []
         self.on_analysed: list[Callable[[DocumentState], None]] = []  # the current version is analysed
         self.on_closed: list[Callable[[DocumentState], None]] = []
+        # Files changed on disk (features/watched_files.py): features/workspace_diagnostics.py scans again.
+        self.on_files_changed: list[Callable[[list[Path]], None]] = []
         self.runs: dict[str, DocumentRuns] = {}  # uri -> its run lenses' state (features/run.py)
         self.on_runs_changed: list[Callable[[str], None]] = []  # a document's run results changed
         # What to build ahead after each fresh analysis (see prepare_answers): per request method, the
