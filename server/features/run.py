@@ -541,6 +541,8 @@ def register(server: EvalspecServer) -> None:
                 inlay_hints.change_setting(server, new.inlay_hints)
             if inlay_hints.setting_given(params.settings, "runCosts"):  # the Run lenses' costs (code_lens.py)
                 server.settings.run_costs = new.run_costs
+                if server.client.code_lens_refresh:
+                    server.workspace_code_lens_refresh(None)
     # A closed document's run goes on (closing a tab is not "stop"), and its lenses are back on reopening
     # (forget_if_closed).
 

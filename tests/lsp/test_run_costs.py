@@ -90,3 +90,13 @@ async def test_an_unpriced_model_says_unknown(client: RunClient, tmp_path: Path)
     uri = open_doc(client, tmp_path / "costs.yml", BLUEPRINT)
     titles = await _titles_once_sized(client, uri)
     assert titles[8] == ["▶ Run · cost unknown (no price for openai:no-such-model-anywhere), 1 call"]
+
+
+async def test_the_setting_turns_costs_off(client: RunClient, tmp_path: Path):
+    uri = open_doc(client, tmp_path / "costs.yml", BLUEPRINT)
+    titles = await _titles_once_sized(client, uri)
+    assert titles[3][0].startswith("▶ Run · ")
+    client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(settings={"runCosts": False}))
+    found = await client.text_document_code_lens_async(
+        lsp.CodeLensParams(text_document=lsp.TextDocumentIdentifier(uri=uri)))
+    assert [lens.command.title for lens in found if lens.range.start.line == 3] == ["▶ Run"]
