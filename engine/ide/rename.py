@@ -77,6 +77,30 @@ def highlights(analysis: Any, line: int, col: int) -> list[Occurrence]:
     return [] if symbol is None else [o for o in symbol.occurrences if _here(analysis, o.path)]
 
 
+def including_suites(tests_file: Path) -> list[Occurrence]:
+    """For an AgentV tests file (which is not a suite, so has no analysis of its own): where each suite
+    that includes it names it (the line holding its file name, else the suite's start). Reads the disk,
+    bounded (agentv/including_suites.py): an explicit request of the editor's, never part of a check."""
+    from ..agentv.including_suites import suites_including
+    from ..file_source import read_regular_bytes
+
+    out: list[Occurrence] = []
+    for suite in suites_including(tests_file):
+        span = Span(0, 0, 0, 0)
+        try:
+            data = read_regular_bytes(suite, 1 << 20)
+        except (OSError, ValueError):
+            data = None
+        if data is not None:
+            for n, line in enumerate(data.decode("utf-8", errors="replace").split("\n")):
+                at = line.find(tests_file.name)
+                if at >= 0:
+                    span = Span(n, at, n, at + len(tests_file.name))
+                    break
+        out.append(Occurrence(suite, span, False))
+    return out
+
+
 def prepare_rename(analysis: Any, line: int, col: int) -> Span | Refusal | None:
     """The span of the name to rename (its text, inside any quotes); None where there is no name."""
     symbol = symbol_at(analysis, line, col)

@@ -1,6 +1,7 @@
 """textDocument/prepareRename, rename, references and documentHighlight: engine/ide/rename.py over LSP.
 
-Names: a `point_defs` name with its `$ref`s, a Weval prompt id, an AgentV test id. A refused rename (a
+Names: a `point_defs` name with its `$ref`s, a Weval prompt id, an AgentV test id; the references of an
+AgentV tests file are the suites that include it. A refused rename (a
 clash, an invalid name, a prompt without id) is an error response carrying the engine's message, which
 editors show as it is.
 """
@@ -13,10 +14,20 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 
 from evalspec.findings import Span
-from evalspec.ide.rename import Occurrence, Refusal, highlights, prepare_rename, references, rename
+from evalspec.ide.rename import (
+    Occurrence,
+    Refusal,
+    highlights,
+    including_suites,
+    prepare_rename,
+    references,
+    rename,
+)
 
 from .. import convert
 from ..server import EvalspecServer, Snapshot
+
+TESTS_FILE_SUFFIXES = (".yaml", ".yml", ".jsonl", ".json")
 
 
 class RenameRefused(JsonRpcException):
@@ -76,7 +87,13 @@ def register(server: EvalspecServer) -> None:
     async def find_references(server: EvalspecServer, params: lsp.ReferenceParams) -> list[lsp.Location]:
         snap = await server.snapshot(params.text_document.uri)
         if snap is None:
-            return []
+            # Not an eval file: an AgentV tests file is referenced by the suites that include it.
+            path = convert.path_of(params.text_document.uri)
+            if path is None or not path.name.endswith(TESTS_FILE_SUFFIXES):
+                return []
+            found = await server.computed(params.text_document.uri, including_suites, path)
+            return [lsp.Location(uri=convert.uri_of(o.path), range=server.index_of_path(o.path).range(o.span))
+                    for o in found if o.path is not None]
         line, col = snap.index.point(params.position)
         found = await server.computed(snap.uri, references, snap.analysis, line, col,
                                       params.context.include_declaration)

@@ -174,3 +174,19 @@ def test_cursor_helpers_work(tmp_path: Path) -> None:
     clean, line, col = at("title: t\nmodels: [echo]\npoint_defs:\n  na‸me: x\n---\n- id: p\n  prompt: hi\n  should:\n    - $ref: name\n")
     a = load(clean, "weval")
     assert symbol_at(a, line, col).name == "name"
+
+
+def test_a_tests_file_is_referenced_by_the_suites_that_include_it(tmp_path: Path) -> None:
+    from evalspec.ide.rename import including_suites
+
+    (tmp_path / ".git").mkdir()
+    evals = tmp_path / "evals"
+    evals.mkdir()
+    cases = evals / "cases.yaml"
+    cases.write_text("- id: one\n  input: hi\n  criteria: says hi\n")
+    suite = evals / "suite.eval.yaml"
+    suite.write_text("description: s\ntests: ./cases.yaml\n")
+    (evals / "other.eval.yaml").write_text("description: o\ntests:\n  - id: x\n    input: hi\n    criteria: c\n")
+    found = including_suites(cases)
+    assert [(o.path, tuple(o.span)) for o in found] == [(suite, (1, 9, 1, 19))]
+    assert including_suites(evals / "other.eval.yaml") == []

@@ -80,3 +80,16 @@ async def test_references_and_highlights(client: RecordingClient, tmp_path):
         (position_of(BLUEPRINT, "greets", occurrence=0), lsp.DocumentHighlightKind.Write),
         (position_of(BLUEPRINT, "greets", occurrence=1), lsp.DocumentHighlightKind.Read),
         (position_of(BLUEPRINT, "greets", occurrence=2), lsp.DocumentHighlightKind.Read)]
+
+
+async def test_the_references_of_a_tests_file_are_the_suites_that_include_it(client: RecordingClient, tmp_path):
+    (tmp_path / ".git").mkdir()
+    cases = tmp_path / "evals" / "cases.yaml"
+    cases.parent.mkdir()
+    cases.write_text("- id: one\n  input: hi\n  criteria: says hi\n")
+    suite = tmp_path / "evals" / "suite.eval.yaml"
+    suite.write_text("description: s\ntests: ./cases.yaml\n")
+    uri = open_doc(client, cases, cases.read_text())
+    refs = await client.text_document_references_async(lsp.ReferenceParams(
+        text_document=doc(uri), position=lsp.Position(0, 3), context=lsp.ReferenceContext(include_declaration=True)))
+    assert [(r.uri, r.range.start.line, r.range.start.character) for r in refs] == [(suite.as_uri(), 1, 9)]
