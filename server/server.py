@@ -151,6 +151,8 @@ class Settings:
     debounce_s: float = DEFAULT_DEBOUNCE_S
     request_budget_s: float = REQUEST_BUDGET_S
     run: RunSettings = field(default_factory=RunSettings)
+    inlay_hints: bool = True  # `inlayHints: false` turns textDocument/inlayHint off (features/inlay_hints.py)
+    run_costs: bool = True  # `runCosts: false`: the Run lenses say nothing of cost (features/code_lens.py)
 
     @classmethod
     def of(cls, options: Any) -> Settings:
@@ -166,6 +168,10 @@ class Settings:
         if isinstance(budget, (int, float)) and not isinstance(budget, bool) and 50 <= budget <= 600_000:
             settings.request_budget_s = budget / 1000
         settings.run = RunSettings.of(options.get("run"))
+        if isinstance(options.get("inlayHints"), bool):
+            settings.inlay_hints = options["inlayHints"]
+        if isinstance(options.get("runCosts"), bool):
+            settings.run_costs = options["runCosts"]
         set_docs_url(options.get("docsUrl"))  # where diagnostics' codes link (finding_docs.doc_url)
         return settings
 
@@ -211,6 +217,8 @@ class EvalspecServer(LanguageServer):
         self.on_initialize: list[Callable[[lsp.InitializeParams], None]] = []
         self.on_analysed: list[Callable[[DocumentState], None]] = []  # the current version is analysed
         self.on_closed: list[Callable[[DocumentState], None]] = []
+        # Files changed on disk (features/watched_files.py): features/workspace_diagnostics.py scans again.
+        self.on_files_changed: list[Callable[[list[Path]], None]] = []
         self.runs: dict[str, DocumentRuns] = {}  # uri -> its run lenses' state (features/run.py)
         self.on_runs_changed: list[Callable[[str], None]] = []  # a document's run results changed
         # What to build ahead after each fresh analysis (see prepare_answers): per request method, the

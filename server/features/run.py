@@ -51,6 +51,7 @@ from ..convert import path_of
 from ..documents import DocumentState
 from ..run_state import DocumentRuns
 from ..server import EvalspecServer, Settings
+from . import inlay_hints
 from .run_target import Target, options_for, output_folder, parse_target, workspace_root
 
 if TYPE_CHECKING:
@@ -552,6 +553,12 @@ def register(server: EvalspecServer) -> None:
         if isinstance(params.settings, dict) and params.settings:
             new = Settings.of(params.settings)
             server.settings.run = new.run
+            if inlay_hints.setting_given(params.settings):
+                inlay_hints.change_setting(server, new.inlay_hints)
+            if inlay_hints.setting_given(params.settings, "runCosts"):  # the Run lenses' costs (code_lens.py)
+                server.settings.run_costs = new.run_costs
+                if server.client.code_lens_refresh:
+                    server.workspace_code_lens_refresh(None)
     # A closed document's run goes on (closing a tab is not "stop"), and its lenses are back on reopening
     # (forget_if_closed).
 

@@ -335,7 +335,7 @@ async def test_the_run_progress_shows_a_provider_slowed_by_429s(client: RunClien
 async def hurried(lsp_client: RunClient, request, tmp_path):
     """The shortest request budget the settings allow (50 ms), with the offline `echo` model."""
     await start(lsp_client, request.param, tmp_path, options={
-        "debounceMs": 20, "requestBudgetMs": 50, "run": {"models": ["echo"], "output": "results", "cache": False}})
+        "debounceMs": 20, "requestBudgetMs": 50, "runCosts": False, "run": {"models": ["echo"], "output": "results", "cache": False}})
     yield
     await lsp_client.shutdown_session()
 

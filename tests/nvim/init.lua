@@ -52,7 +52,7 @@ local function run()
     harness_lib.setup({
       cmd = { os.getenv("EVALSPEC_PYTHON"), "-m", "evalspec_lsp" },
       -- requestBudgetMs: the suite runs on loaded machines (the 0.8 s default is tested in tests/lsp)
-      init_options = { debounceMs = 20, requestBudgetMs = 10000, run = { models = { "echo" }, output = os.getenv("EVALSPEC_NVIM_RESULTS") } },
+      init_options = { debounceMs = 20, runCosts = false, requestBudgetMs = 10000, run = { models = { "echo" }, output = os.getenv("EVALSPEC_NVIM_RESULTS") } },
     })
     vim.cmd("edit " .. vim.fn.fnameescape(file))
     bufnr = vim.api.nvim_get_current_buf()

@@ -137,7 +137,7 @@ local function open()
   return step("open", function()
     harness_lib.setup({
       cmd = { os.getenv("EVALSPEC_PYTHON"), "-m", "evalspec_lsp" },
-      init_options = { debounceMs = 20, run = { output = os.getenv("EVALSPEC_NVIM_RESULTS"), cache = false,
+      init_options = { debounceMs = 20, runCosts = false, run = { output = os.getenv("EVALSPEC_NVIM_RESULTS"), cache = false,
                                                  concurrency = 1 } },
     })
     vim.cmd("edit " .. vim.fn.fnameescape(file))

@@ -234,3 +234,51 @@ def test_neovim_with_old_mac_line_endings(tmp_path):
     assert "**models**" in result["hover"]
     [idael] = result["diagnostics_after_edit"]
     assert (idael["code"], idael["lnum"], idael["col"], idael["end_col"]) == ("unknown-key", result["idael_line"], 2, 7)
+
+
+FEATURES_BLUEPRINT = """\
+title: Features
+models: [echo]
+point_defs:
+  greets: {$icontains: hello}
+---
+- prompt: Say hello
+  should:
+    - $ref: greets
+    - text: is warm
+      weight: 3
+- id: second
+  prompt: Say hello again
+  should:
+    - $ref: greets
+"""
+
+
+def test_neovim_shows_inlay_hints_and_renames_a_point_definition(tmp_path):
+    """Real Neovim: the hints its client gets (ids, shares) and a rename applied to the buffer by Neovim."""
+    from evalspec.analysis import analyze
+
+    nvim = shutil.which("nvim")
+    assert nvim, "Neovim is required: apt-get install -y neovim"
+    blueprint = tmp_path / "blueprints" / "features.yml"
+    blueprint.parent.mkdir()
+    blueprint.write_text(FEATURES_BLUEPRINT)
+    out, home = tmp_path / "result.json", tmp_path / "home"
+    env = {**os.environ, "EVALSPEC_PLUGIN": str(REPO / "editors" / "nvim"), "EVALSPEC_PYTHON": sys.executable,
+           "EVALSPEC_NVIM_FILE": str(blueprint), "EVALSPEC_NVIM_OUT": str(out),
+           **{f"XDG_{d}_HOME": str(home / d.lower()) for d in ("CONFIG", "DATA", "STATE", "CACHE")}}
+    proc = subprocess.run([nvim, "--headless", "-n", "-i", "NONE", "-u", str(HERE / "editor_features.lua")],
+                          env=env, cwd=tmp_path, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                          timeout=180)
+    assert out.exists(), f"Neovim wrote no results (exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
+    result = json.loads(out.read_text())
+    assert "error" not in result, f"{result['error']}\n{result}"
+    generated = analyze(FEATURES_BLUEPRINT, blueprint).blueprint.prompts[0].id
+    hints = {(h["line"], h["label"]) for h in result["hints"]}
+    assert hints == {(5, f"id: {generated}"), (7, "25 %"), (8, "75 %"), (13, "100 %")}
+    renamed = "\n".join(result["renamed"]) + "\n"
+    assert renamed == FEATURES_BLUEPRINT.replace("greets", "welcomes")
+    after = analyze(renamed, blueprint)
+    assert not after.errors
+    assert after.blueprint.prompts[1].points[0].reference_form() == \
+        analyze(FEATURES_BLUEPRINT, blueprint).blueprint.prompts[1].points[0].reference_form()
