@@ -187,7 +187,10 @@ export async function start(): Promise<void> {
       { scheme: "file", language: "json" },
       { scheme: "untitled", language: "yaml" },
     ],
-    initializationOptions: { debounceMs: config.get("diagnostics.debounceMs"), run: config.get("run") },
+    initializationOptions: {
+      debounceMs: config.get("diagnostics.debounceMs"), run: config.get("run"), inlayHints: config.get("inlayHints"),
+      runCosts: config.get("runCosts"), docsUrl: config.get("docsUrl"),
+    },
     // Changes to evalspec.run.* reach the server as workspace/didChangeConfiguration.
     synchronize: { configurationSection: "evalspec" },
     outputChannelName: "evalspec",
