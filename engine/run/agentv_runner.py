@@ -55,7 +55,7 @@ from .events import (
     RunSummary,
     Scored,
 )
-from .generate.answers import AgentvGenerate, ReplayedFailure
+from .generate.answers import AgentvGenerate, ReplayedFailure, provider_kind
 from .generate.batch_rounds import BatchRounds
 from .generate.calls import Calls
 from .journal.journal_file import Journal, JournalState, run_header
@@ -80,6 +80,7 @@ NOTES_SHOWN = 10  # not-scored cells named in the run summary; the rest are coun
 MAX_BATCH_WORKERS = 10_000  # tests run at once in batch mode: a round holds up to this many tests' calls
 AGGREGATOR_SLOT = 999  # a composite's llm-judge aggregator call, next to its children's
 CHILD_BASE = 10**9  # composite children's journal indexes live above every test-level index
+TARGET_REPORTED = frozenset({"mock", "cli"})  # targets whose cost is what they report (AgentV), not a price
 
 
 class AgentvRun:
@@ -342,7 +343,7 @@ class AgentvRun:
         for k in range(settings.count):
             began = started if k == 0 else now_utc()
             try:
-                answer, usage, latency, cached, model, calls = await self.generate.answer(task, k, folder)
+                answer, usage, latency, cached, model, calls, reported_cost = await self.generate.answer(task, k, folder)
             except (ProviderError, ReplayedFailure) as err:
                 message = err.message if isinstance(err, ProviderError) else str(err)
                 kind = err.kind if isinstance(err, ProviderError) else "replay"
@@ -352,9 +353,15 @@ class AgentvRun:
                 rows.append(self._row(task, began, "", (0, 0), 0.0, [], error=message))
                 attempts.append(Attempt(None, None, None, message))
                 continue
-            self.emit(Response(cell, answer, usage, cached, latency, replayed=self.plan.replay is not None))
-            cost = self.generate.cost(task, model, usage)
-            measured = Measured(answer=answer, usage=usage, duration_ms=latency, model=model, cost_usd=cost,
+            self.emit(Response(cell, answer, usage or (0, 0), cached, latency, replayed=self.plan.replay is not None))
+            # AgentV reads usage, duration and cost from what the target reports: a mock reports none, a
+            # cli target what its output says (its duration else the command's time), a chat API its usage
+            # alone (evalspec prices it from the price table).
+            target_kind = provider_kind(task.target)
+            reports = target_kind in TARGET_REPORTED
+            cost = reported_cost if reports else self.generate.cost(task, model, usage)
+            measured = Measured(answer=answer, usage=usage, duration_ms=latency if target_kind == "cli" else None,
+                                model=model, cost_usd=cost, priced=not reports,
                                 trace=[c.to_json() for c in calls], calls=calls,
                                 output_messages=output_messages(answer, calls),
                                 workspace=str(folder) if folder is not None else None,
@@ -472,7 +479,7 @@ class AgentvRun:
             return await self.scripts.executed(task, a, measured)
         if a.type == "composite":
             return await self._composite(task, index, a, answer, metrics, measured)
-        if (why := unmeasured(a, metrics, measured.model)) is not None:
+        if (why := unmeasured(a, metrics, measured.model, priced=measured.priced)) is not None:
             return skipped(a, f"not scored: {why}")
         return deterministic(a, answer, metrics, [(m.role, m.content) for m in task.test.expected_messages])
 
@@ -515,7 +522,7 @@ class AgentvRun:
         return out
 
     # --- results ----------------------------------------------------------------------------------
-    def _row(self, task: AgentvTask, started: Any, answer: str, usage: tuple[int, int], latency: float,
+    def _row(self, task: AgentvTask, started: Any, answer: str, usage: tuple[int, int] | None, latency: float,
              items: list[dict[str, Any]], *, error: str | None = None, cost_usd: float | None = None
              ) -> dict[str, Any]:
         """One AgentV result row (AgentV's JSONL row, snake_case)."""
@@ -544,7 +551,7 @@ class AgentvRun:
             "answer": answer,
             "target": task.target.name,
             "reasoning": "\n".join(reasons) if reasons else None,
-            "token_usage": {"input": usage[0], "output": usage[1]},
+            "token_usage": {"input": usage[0], "output": usage[1]} if usage is not None else None,
             "cost_usd": cost_usd,
             "duration_ms": round(latency, 1),
             "scores": [{k: v for k, v in i.items() if not k.startswith("_")} for i in items],

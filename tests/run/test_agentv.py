@@ -157,7 +157,7 @@ tests:
     by_type = {s["type"]: s for s in row["scores"]}
     assert by_type["word-count"]["score"] is None and by_type["word-count"]["verdict"] == "not scored"
     assert by_type["word-count"]["reasoning"].startswith("not scored: custom assertion type 'word-count'")
-    assert by_type["latency"]["score"] == 1.0
+    assert by_type["latency"]["score"] == 0.0  # a chat API reports no duration: AgentV's "no duration data"
     assert (row["score"], row["verdict"]) == (None, "not scored")  # never a pass on the other two
     assert [u["type"] for u in row["not_scored"]] == ["word-count"]
     assert "not_supported" not in row
