@@ -8,8 +8,8 @@ the user's scripts (score/scripts.py), `composite` children through the same dis
 here (scoring/composite.py); gates, weights and verdicts from scoring/agentv_aggregate. An assertion
 that cannot be scored (a type the registry does not mark runnable, a custom type, no judge, a judge that
 failed, our own crash) is listed in the row as "not scored: <reason>" with no score, and never counts as
-a pass: the test is then "not scored" (score None) unless a scored gate or a missed required rubric
-criterion fails it (agentv_aggregate.outcome_of).
+a pass: the test is then "not scored" (score None) unless a scored gate fails it
+(agentv_aggregate.outcome_of).
 
 With `-m replay:<results file>` the answers come from an earlier run (plan/replay.py) instead of the targets:
 no target is called, a recorded execution error fails its cell again with the same message, and the
@@ -34,7 +34,13 @@ from ..own_files import own_folder
 from ..pricing import PriceTable
 from ..providers.base import ProviderError
 from ..providers.tool_calls import output_messages
-from ..scoring.agentv_aggregate import NOT_SCORED, negate_result, outcome_of
+from ..scoring.agentv_aggregate import (
+    NOT_SCORED,
+    execution_status,
+    negate_result,
+    negated_reasoning,
+    outcome_of,
+)
 from ..scoring.agentv_assertions import RunMetrics
 from ..scoring.composite import (
     DEFAULT_THRESHOLD,
@@ -112,8 +118,7 @@ class AgentvRun:
                               and not isinstance(budget, bool) else None)
         self.calls.spend = self.cost.spend
         self._halt: str | None = None  # why the cells not started yet will not run (fail_on_error)
-        execution_ws = plan.suite.workspace is not None or any(t.workspace is not None for t in plan.tests) or any(
-            t.config is not None and t.config.get("workspace_template") for t in plan.targets)
+        execution_ws = plan.suite.workspace is not None or any(t.workspace is not None for t in plan.tests)
         self._any_workspace = bool(execution_ws)
         # The stages, made once the journal is open (opened()): they read what an earlier run has.
         self.generate: AgentvGenerate
@@ -378,7 +383,8 @@ class AgentvRun:
                 break
         if not settings.repeated:
             return rows[0]
-        return _with_trials(rows, combine(settings, attempts, stopped or "error"))
+        return _with_trials(rows, combine(settings, attempts, stopped or "error",
+                                          [str(r["execution_status"]) for r in rows]))
 
     async def _file_changes(self, task: AgentvTask, folder: Path | None) -> str | None:
         """The diff of the test's workspace against its template and repositories, once the agent has
@@ -388,7 +394,7 @@ class AgentvRun:
         return await workspace_changes(self._workspace_spec(task), folder, self.options.env)
 
     def _workspace_spec(self, task: AgentvTask) -> WorkspaceSpec | None:
-        """The test's workspace (its own, else the suite's, else its cli target's workspace_template).
+        """The test's workspace (its own, else the suite's; a target's workspace_template is refused).
         Raises WorkspaceError for one that cannot be used."""
         if not self._any_workspace:
             return None
@@ -396,11 +402,6 @@ class AgentvRun:
         raw: Any = test.workspace if test.workspace is not None else self.plan.suite.workspace
         key: Any = ("test", test.id) if test.workspace is not None else "suite"
         base = (test.source_path or self.plan.path).parent if test.workspace is not None else self.plan.path.parent
-        if raw is None and task.target.config is not None and task.target.config.get("workspace_template"):
-            # AgentV: a cli target's workspace_template, copied per test, relative to targets.yaml.
-            base = self.plan.targets_file.parent if self.plan.targets_file else self.plan.path.parent
-            raw = {"template": str(task.target.config["workspace_template"]), "isolation": "per_test"}
-            key = ("target", task.target.name)
         if raw is None:
             return None
         if key not in self._workspace_specs:
@@ -487,7 +488,10 @@ class AgentvRun:
                          measured: Measured) -> dict[str, Any]:
         """A `composite`: every child scored as a test's assertion would be, then aggregated
         (scoring/composite.py); an llm-judge aggregator asks the judge, a code-judge one runs its script."""
-        entries = await self._each(task, [self._scored(task, _child_index(index, j), child, answer, metrics, measured)
+        # AgentV scores a composite's children without their `negate` (only a test's assertions negate).
+        entries = await self._each(task, [self._scored(task, _child_index(index, j),
+                                                       dataclasses.replace(child, negate=False) if child.negate
+                                                       else child, answer, metrics, measured)
                                           for j, child in enumerate(a.children)])
         nested = [{k: v for k, v in e.items() if not k.startswith("_")} for e in entries]
         missing = next((e for e in entries if e["score"] is None), None)
@@ -514,10 +518,15 @@ class AgentvRun:
             out["scores"] = nested
             return out
         score, result_verdict, hits, misses = got.score, got.verdict, list(got.hits), list(got.misses)
+        reasoning = got.reasoning
         if a.negate:
+            original = score
             score, result_verdict = negate_result(score, result_verdict)
             hits, misses = misses, hits
-        out = entry(a, score, result_verdict, hits, misses, got.reasoning)
+            reasoning = negated_reasoning(reasoning, original)
+        out = entry(a, score, result_verdict, hits, misses, reasoning)
+        if got.child_weights is not None:  # the weight each child counted with (AgentV's row)
+            nested = [{**e, "weight": w} for e, w in zip(nested, got.child_weights, strict=True)]
         out["scores"] = nested
         return out
 
@@ -532,14 +541,14 @@ class AgentvRun:
         if error is not None:
             score, row_verdict = 0.0, "fail"
         elif items:
-            outcome = outcome_of([(i["score"], i["weight"], i["_required"], i["_fails"]) for i in items])
+            outcome = outcome_of([(i["score"], i["weight"], i["_required"]) for i in items])
             score, row_verdict = outcome.score, outcome.verdict
         else:
             score, row_verdict = None, NOT_SCORED
         hits = [h for i in items for h in i.get("hits", [])]
         misses = [m for i in items for m in i.get("misses", [])]
         reasons = [f"{i['name']}: {i['reasoning']}" for i in items if i.get("reasoning")]
-        status = "execution_error" if error is not None else ("quality_failure" if row_verdict == "fail" else "ok")
+        status = execution_status(score, error)
         row: dict[str, Any] = {
             "timestamp": iso_timestamp(started),
             "test_id": test.id,
@@ -636,7 +645,7 @@ def _with_trials(rows: list[dict[str, Any]], result: Any) -> dict[str, Any]:
     row["trials_summary"] = result.details
     row["cost_usd"] = result.details.get("cost_usd")
     row["error"] = None
-    row["execution_status"] = "quality_failure" if row["verdict"] == "fail" else "ok"
+    row["execution_status"] = result.execution_status
     return row
 
 

@@ -42,6 +42,8 @@ class FieldsResult(NamedTuple):
     score: float
     hits: tuple[str, ...]
     misses: tuple[str, ...]
+    reasoning: str | None = None
+    unclamped: float | None = None  # the score the verdict comes from (AgentV), when it differs
 
 
 _NOT_FOUND = object()
@@ -217,19 +219,23 @@ def score_fields(config: Mapping[str, Any], answer_text: str, expected_messages:
     try:
         answer = parse_answer_json(answer_text)
     except ValueError:
-        return FieldsResult(0.0, (), ("Failed to parse candidate answer as JSON",))
+        return FieldsResult(0.0, (), ("Failed to parse candidate answer as JSON",), "Candidate answer is not valid JSON")
     expected = expected_data(expected_messages or [])
     if expected is None:
-        return FieldsResult(0.0, (), ("No expected data found in expected_output",))
+        return FieldsResult(0.0, (), ("No expected data found in expected_output",),
+                            "Could not extract expected data from expected_output")
     results = [_field(f, answer, expected) for f in fields]
     hits = tuple(message for _, _, hit, message in results if hit)
     misses = tuple(message for _, _, hit, message in results if not hit)
     if config.get("aggregation") == "all_or_nothing":
         score = 0.0 if misses else 1.0
     else:
-        total = math.fsum(w for _, w, _, _ in results)
-        if total == 0:
-            score = 1.0 if not results else 0.0
-        else:
-            score = math.fsum(s * w for s, w, _, _ in results) / total
-    return FieldsResult(min(1.0, max(0.0, score)), hits, misses)
+        total = weighted = 0.0
+        for _, w, _, _ in results:  # summed left to right, as AgentV's reduce
+            total += w
+        for s, w, _, _ in results:
+            weighted += s * w
+        score = (1.0 if not results else 0.0) if total == 0 else weighted / total
+    # AgentV keeps 4 hits and 4 misses, and gives the verdict of the unclamped score
+    return FieldsResult(min(1.0, max(0.0, score)), hits[:4], misses[:4], f"{len(hits)}/{len(results)} fields matched",
+                        score)

@@ -175,7 +175,7 @@ def _any_order(config: Mapping[str, Any], calls: Sequence[ToolCall]) -> Trajecto
     for tool, required in minimums.items():
         need = required if isinstance(required, int | float) and not isinstance(required, bool) else 0
         got = counts.get(str(tool), 0)
-        line = f"{tool}: called {got} times (required ≥{_fmt_ms(need)})"
+        line = f"{tool}: called {got} times (required >={_fmt_ms(need)})"
         (hits if got >= need else misses).append(line)
     return TrajectoryResult(len(hits) / len(minimums), hits, misses)
 

@@ -137,7 +137,7 @@ def test_required_and_negate_in_the_model() -> None:
     a, b, c = _a(result)
     assert (a.required, a.threshold) == (True, 0.8)
     assert (b.required, b.threshold, b.negate, b.name, b.weight) == (0.6, 0.6, True, "nb", 2.0)
-    assert (c.required, c.threshold, c.name, c.weight) == (False, None, "contains", 1.0)
+    assert (c.required, c.threshold, c.name, c.weight) == (False, None, "contains-c", 1.0)  # AgentV's auto-name
 
 
 def test_negate_must_be_boolean() -> None:

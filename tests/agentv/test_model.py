@@ -43,7 +43,7 @@ def test_defaults_are_applied_unless_skip_defaults() -> None:
     t = tests["inherits"]
     assert [(m.role, m.content) for m in t.input_messages] == [("system", "You are a support agent."),
                                                                 ("user", "Hello")]
-    assert [a.name for a in t.assertions] == ["contains", "fast"]
+    assert [a.name for a in t.assertions] == ["contains-Hello", "fast"]  # AgentV's auto-name
     assert [m.role for m in tests["skips"].input_messages] == ["user"]
     assert [a.type for a in tests["skips"].assertions] == ["contains"]
     assert tests["skips-by-execution"].assertions == [] and tests["skips-by-execution"].uses_default_judge
@@ -104,7 +104,7 @@ def test_assertion_normalization() -> None:
                 expected: [{tool: search}]
     """)
     a = result.suite.tests[0].assertions  # type: ignore[union-attr]
-    assert [(x.type, x.name, x.weight) for x in a] == [("starts-with", "starts-with", 1.0),
+    assert [(x.type, x.name, x.weight) for x in a] == [("starts-with", "starts-with-He", 1.0),
                                                        ("code-judge", "code-judge", 1.0),
                                                        ("tool-trajectory", "tool-trajectory", 1.0)]
     assert a[1].config == {"command": ["uv", "run", "check.py"], "config": {}}  # no path: cwd unknown

@@ -78,9 +78,9 @@ tests:
                 "execution_status"):
         assert key in row, key
     assert row["dataset"] == "gates" and row["target"] == "default" and row["answer"] == "ECHO: hello world"
-    assert row["scores"][0] == {"name": "contains", "type": "contains", "score": 1.0, "weight": 1.0,
+    assert row["scores"][0] == {"name": "contains-hello", "type": "contains", "score": 1.0, "weight": 1.0,
                                 "verdict": "pass", "hits": row["scores"][0]["hits"], "misses": [],
-                                "reasoning": None}
+                                "reasoning": 'Output contains "hello"'}  # AgentV's auto-name and reasoning
     assert row["token_usage"] == {"input": 11, "output": 7}
     assert [e.cell.model for e in of_type(events, "scored")] == ["default"] * 3
 

@@ -171,7 +171,7 @@ def test_unreported_metrics_fail(spec: dict) -> None:
 
 def test_execution_metrics_counts_missing_data_as_a_miss() -> None:
     result = run({"type": "execution-metrics", "max_tool_calls": 5, "max_llm_calls": 5}, "", RunMetrics(tool_calls=1))
-    assert result.score == 0.5 and result.misses == ("LLM calls data not available",)
+    assert result.score == 0.5 and result.misses == ("LLM call count data not available",)
 
 
 def test_token_totals() -> None:
