@@ -305,6 +305,11 @@ def _value_rule(ctx: Context, kind: AssertionType, entries: Entries) -> dict[str
                           f"Assertion type '{kind.name}' requires a 'value' field (string); found "
                           f"{node_type_name(value)}.", fix=_quote_fix(value))
             return None
+        if not text:  # AgentV skips it ("missing value"); a check left out could lift the test: refused
+            ctx.out.error("missing-value", value.span,
+                          f"Assertion type '{kind.name}' requires a non-empty 'value' (AgentV skips this "
+                          "assertion: \"missing value\").")
+            return None
         return {"value": text}
     items = value.items if isinstance(value, Sequence) else None
     if not items or any(ctx.str_of(i) is None for i in items):
@@ -669,7 +674,8 @@ def rubrics_entry(ctx: Context, key: Scalar, node: Node) -> Assertion | None:
     criteria = check_criteria(ctx, node, key, owner="rubrics")
     if not criteria:
         return None
-    return Assertion.build(type="rubrics", name="rubrics", weight=1.0, required=False, negate=False,
+    # AgentV's parseInlineRubrics names it `rubric`
+    return Assertion.build(type="rubrics", name="rubric", weight=1.0, required=False, negate=False,
                                      config={"criteria": criteria}, children=[], custom=False, span=node.span,
                                      source_path=ctx.path)
 

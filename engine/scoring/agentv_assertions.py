@@ -451,11 +451,13 @@ def evaluate_assertion(spec: Any, output: str, metrics: RunMetrics | None = None
         result = _token_usage(spec, metrics)
     elif kind == "tool-trajectory":
         got = score_trajectory(spec, metrics.trace)
-        result = AssertionScore(got.score, got.verdict, tuple(got.hits), tuple(got.misses))
+        result = NotScored(got.not_scored) if got.not_scored is not None else AssertionScore(
+            got.score, got.verdict, tuple(got.hits), tuple(got.misses))
     elif kind == "field-accuracy":
         fields = score_fields(spec, output, expected)
-        result = AssertionScore(fields.score, verdict(fields.score if fields.unclamped is None else fields.unclamped),
-                                fields.hits, fields.misses, fields.reasoning)
+        result = NotScored(fields.not_scored) if fields.not_scored is not None else AssertionScore(
+            fields.score, verdict(fields.score if fields.unclamped is None else fields.unclamped),
+            fields.hits, fields.misses, fields.reasoning)
     else:
         result = _execution_metrics(spec, metrics)
     return negate_score(result) if spec.get("negate") is True else result

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import re
 from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
@@ -72,7 +73,12 @@ def _suite_text(vector: dict[str, Any], assertions: list[Any]) -> str:
     suite: dict[str, Any] = {"description": "vectors", "tests": [test]}
     if "trials" in vector:
         suite["execution"] = {"trials": vector["trials"]}
-    return json.dumps(suite)  # \u escapes: a raw U+0085 would be a YAML line break
+    # JSON is YAML; characters YAML reads as line breaks (U+0085, U+2028, U+2029) or does not allow raw
+    # (C1 controls, lone surrogates) are written as \u escapes, the rest as they are.
+    return _UNSAFE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", json.dumps(suite, ensure_ascii=False))
+
+
+_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]")
 
 
 def _measured(response: dict[str, Any]) -> Measured:
