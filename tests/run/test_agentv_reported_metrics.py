@@ -70,3 +70,22 @@ def test_a_cli_target_without_metrics_is_timed_but_has_no_usage_or_cost(tmp_path
         (1, []),  # AgentV: the command's wall-clock time when the output reports none
         (0, ["No cost data available in trace"]),
     ]
+
+
+def test_a_borderline_test_is_a_quality_failure(tmp_path: Path) -> None:
+    """AgentV's execution_status: ok only at a score of 0.8 or more; 0.75 is borderline and a quality_failure."""
+    write(tmp_path / ".agentv" / "targets.yaml", "targets:\n  - name: canned\n    provider: mock\n    response: ok\n")
+    bp = write(tmp_path / "evals" / "b.eval.yaml", """description: d
+execution:
+  target: canned
+tests:
+  - id: t
+    input: hi
+    assert:
+      - {type: contains, value: ok, weight: 3}
+      - {type: contains, value: nope}
+""")
+    run_events(bp, options(tmp_path, {"PATH": "/usr/bin:/bin"}))
+    row = _rows(tmp_path / "out")["t"]
+    assert (row["score"], row["verdict"], row["execution_status"]) == (0.75, "borderline", "quality_failure")
+    assert [s["name"] for s in row["scores"]] == ["contains-ok", "contains-nope"]  # AgentV's auto-names
