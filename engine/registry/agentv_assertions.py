@@ -277,7 +277,7 @@ def normalize_assertion_type(name: str) -> str:
     Unknown (custom) names are normalized the same way, so `.agentv/assertions/word-count.ts` is found
     for `word_count` too.
     """
-    return name.strip().replace("_", "-")
+    return name.replace("_", "-")  # not trimmed: AgentV reads " contains" as a custom type
 
 
 # Objects that only assertions use; registered in the AgentV registry next to the assertion specs.

@@ -40,7 +40,7 @@ DEFAULT_EXPLORATION_TOOLS = ("read", "grep", "glob", "search", "list", "Read", "
 
 def normalize_type(name: str) -> str:
     """`code_judge` → `code-judge`: AgentV treats snake_case and kebab-case spellings as one type."""
-    return name.strip().replace("_", "-")
+    return name.replace("_", "-")
 
 
 @dataclass(frozen=True)

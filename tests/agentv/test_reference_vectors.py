@@ -47,7 +47,6 @@ STRICTER_CHECKER = ("evalspec's checker refuses a file AgentV's loader runs (an 
                     "negative limit …).")
 EVALSPEC_ACCEPTS = ("evalspec runs a file AgentV's loader refuses: a `.csv` tests file (AgentV: \"Unsupported "
                     "external test file format\"), an eval file that is a YAML list.")
-TYPE_WITH_SPACES = ("A type written with spaces (' contains'): AgentV takes it as a custom type; evalspec trims it.")
 
 DELIBERATE: dict[tuple[str, str], tuple[int, ...]] = {
     ("assertions", UNASSESSED): (
@@ -138,9 +137,6 @@ UNRESOLVED: dict[tuple[str, str], tuple[int, ...]] = {
     ),
     ("load", EVALSPEC_ACCEPTS): (
         85, 129,
-    ),
-    ("load", TYPE_WITH_SPACES): (
-        287, 305, 330, 805,
     ),
 }
 
