@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from datetime import date, datetime
 from typing import Any, NamedTuple
 
-from .js_text import js_json_parse
+from .js_text import js_json_parse, json_blob
 from .tool_trajectory import deep_equal
 
 _MONTHS = {name: i + 1 for i, names in enumerate((
@@ -50,15 +50,13 @@ _NOT_FOUND = object()
 
 
 _FENCE = re.compile(r"```json\n?|```")
-_BLOB = re.compile(r"\{[\s\S]*\}")
 
 
 def parse_answer_json(text: str) -> Any:
     """AgentV's parseJsonFromText: code fences removed, then the text from the first `{` to the last `}`
     (else all of it) parsed as JSON — any JSON value. Raises ValueError."""
     cleaned = _FENCE.sub("", text if isinstance(text, str) else "").strip()
-    found = _BLOB.search(cleaned)
-    return js_json_parse(found.group(0) if found else cleaned)
+    return js_json_parse(json_blob(cleaned))
 
 
 def expected_data(messages: Sequence[tuple[str, Any]]) -> Any:

@@ -18,7 +18,7 @@ from typing import Any, TypeGuard
 from ...agentv.model import AgentvTest, Message
 from ...jsonio import dumps_indented
 from ...providers.redact import clip
-from ...scoring.js_text import js_json_parse
+from ...scoring.js_text import js_json_parse, json_blob
 
 JUDGE_MAX_TOKENS = 1500
 
@@ -143,7 +143,6 @@ class JudgeReplyError(ValueError):
 
 
 _FENCE = re.compile(r"```json\n?|```")
-_BLOB = re.compile(r"\{[\s\S]*\}")
 
 
 def parse_json_reply(text: str) -> dict[str, Any]:
@@ -152,9 +151,8 @@ def parse_json_reply(text: str) -> dict[str, Any]:
     if not text or not text.strip():
         raise JudgeReplyError("the judge returned an empty answer")
     cleaned = _FENCE.sub("", text).strip()
-    found = _BLOB.search(cleaned)
     try:
-        value = js_json_parse(found.group(0) if found else cleaned)
+        value = js_json_parse(json_blob(cleaned))
     except ValueError:
         raise JudgeReplyError(f"the judge's answer is not a JSON object: {clip(text, 120)!r}") from None
     if not isinstance(value, dict):
