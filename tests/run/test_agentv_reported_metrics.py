@@ -89,3 +89,15 @@ tests:
     row = _rows(tmp_path / "out")["t"]
     assert (row["score"], row["verdict"], row["execution_status"]) == (0.75, "borderline", "quality_failure")
     assert [s["name"] for s in row["scores"]] == ["contains-ok", "contains-nope"]  # AgentV's auto-names
+
+
+def test_a_replayed_mock_run_still_reports_no_usage(tmp_path: Path) -> None:
+    """Replaying the results of a target that reported no usage: token-usage fails again, "no data" (the
+    replay used to read the row's null token_usage as 0 tokens, a pass)."""
+    _run(tmp_path, "targets:\n  - name: canned\n    provider: mock\n    response: ok\n", "canned")
+    [source] = [p for p in (tmp_path / "out").glob("agentv/*/*.jsonl") if not p.name.endswith(".journal.jsonl")]
+    bp = tmp_path / "evals" / "m.eval.yaml"
+    run_events(bp, options(tmp_path, {"PATH": "/usr/bin:/bin"}, models=[f"replay:{source}"], output=tmp_path / "again"))
+    files = sorted(p for p in (tmp_path / "again").glob("agentv/*/*.jsonl") if not p.name.endswith(".journal.jsonl"))
+    row = json.loads(files[-1].read_text().splitlines()[0])
+    assert row["scores"][0]["misses"] == ["No token usage data available in trace"] and row["scores"][0]["score"] == 0

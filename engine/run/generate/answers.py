@@ -345,7 +345,7 @@ class AgentvGenerate:
                                      tuple(c.to_json() for c in calls), names_model=True, cost_usd=reported_cost))
         return text, usage, latency, cached, model, calls, reported_cost
 
-    def _replayed(self, cell: Cell) -> tuple[str, tuple[int, int], float, bool, tuple[ToolCall, ...]]:
+    def _replayed(self, cell: Cell) -> tuple[str, tuple[int, int] | None, float, bool, tuple[ToolCall, ...]]:
         """The recorded answer of a cell, with the usage, duration and tool calls the original call
         reported (latency, token-usage and tool-trajectory score those). A recorded failure raises
         ReplayedFailure."""
