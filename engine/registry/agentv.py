@@ -44,7 +44,7 @@ _ARGV = {"anyOf": [{"type": "array", "items": {"type": "string"}, "minItems": 1}
 
 SUITE = ObjectSpec("suite", "an eval file", "An AgentV eval file (eval spec v2): metadata, defaults and tests.", (
     F("$schema", "Marks the file as an AgentV eval file: `agentv-eval-v2` (an identifier, not a URL).",
-      "string", enum=(EVAL_SCHEMA_ID,), example=f"$schema: {EVAL_SCHEMA_ID}"),
+      "string", enum=(EVAL_SCHEMA_ID,), example=f"$schema: {EVAL_SCHEMA_ID}", lenient=True),
     F("name", "The eval pack's name: lowercase letters, digits and hyphens, 1–64 characters. When "
       "present, `description` should be too.", "string", example="name: export-screening"),
     F("description", "What this eval measures (1–1024 characters).", "string",
