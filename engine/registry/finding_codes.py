@@ -303,13 +303,6 @@ CODE_LIST: tuple[Code, ...] = (
        "        value: \"^hello\"\n        flags: ix\n",
        _SUITE + "  - id: t1\n    input: Hi\n    criteria: Greets\n    assert:\n      - type: regex\n"
        "        value: \"^hello\"\n        flags: i\n", file=_A),
-    _c("empty-regex", "warning", "A `regex` assertion with an empty pattern",
-       "AgentV's loader skips a `regex` assertion whose `value` is empty: it is not run and not scored. "
-       "Kept, the empty pattern would match every answer, a pass for a check never made.",
-       _SUITE + "  - id: t1\n    input: Hi\n    criteria: Greets\n    assert:\n      - type: regex\n"
-       "        value: \"\"\n",
-       _SUITE + "  - id: t1\n    input: Hi\n    criteria: Greets\n    assert:\n      - type: regex\n"
-       "        value: \"^hello\"\n", file=_A),
     _c("regex-warning", "warning", "A regular expression that probably does not mean what it says",
        "The pattern compiles but has a likely mistake (the message says which).",
        fix="Rewrite the pattern as the message suggests."),
@@ -394,6 +387,10 @@ CODE_LIST: tuple[Code, ...] = (
        "name: my-suite\ntests:\n  - id: t1\n    input: Say hi\n    criteria: Says hi\n",
        "name: my-suite\ndescription: Greetings\ntests:\n  - id: t1\n    input: Say hi\n    criteria: Says hi\n",
        file=_A),
+    _c("removed-field", "error", "A field AgentV v2.19 has removed",
+       "AgentV v2.19 refuses a file or target that still has it (a target's `workspace_template`: use the "
+       "eval file's `workspace.template`); the run would not start there.",
+       fix="Follow the message: move the setting where AgentV now reads it."),
     _c("invalid-description", "warning", "An empty `description`",
        "An empty description says nothing.",
        "description: \"\"\ntests:\n  - id: t1\n    input: Say hi\n    criteria: Says hi\n",

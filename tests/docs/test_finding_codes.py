@@ -44,7 +44,7 @@ def codes_in_source() -> dict[str, str]:
             if isinstance(node, ast.Call) and len(node.args) >= 3:
                 func = node.func
                 name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
-                if name in ("error", "warning", "info", "hint", "Finding"):
+                if name in ("error", "warning", "info", "hint", "Finding", "report"):
                     first = node.args[0]
             elif isinstance(node, ast.Tuple) and len(node.elts) >= 2 and _message_like(node.elts[1]):
                 first = node.elts[0]

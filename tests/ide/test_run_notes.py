@@ -71,11 +71,11 @@ def test_agentv_assertions_are_noted_at_their_lines() -> None:
     board = RunBoard()
     board.start(run_items(analysis), None)
     board.apply(Scored(Cell("t1", "echo"), 0.5, "fail", {"scores": [
-        {"name": "contains", "type": "contains", "score": 0.0, "verdict": "fail", "reasoning": "no 'hello'"},
-        {"name": "regex", "type": "regex", "score": 1.0, "verdict": "pass"}]}))
+        {"name": "contains-hello", "type": "contains", "score": 0.0, "verdict": "fail", "reasoning": "no 'hello'"},
+        {"name": "regex-^h", "type": "regex", "score": 1.0, "verdict": "pass"}]}))
     [note] = run_notes(analysis, board)
     assert note.span.start_line == 5 and note.code == FAILED
-    assert note.message == "contains failed on echo: 0.00: no 'hello'"
+    assert note.message == "contains-hello failed on echo: 0.00: no 'hello'"  # AgentV's auto-name
 
 
 def write_journal(folder: Path, name: str, lines: list[str], mtime: float) -> None:

@@ -383,9 +383,7 @@ def batchable_target(spec: TargetSpec) -> bool:
 
 def _in_workspace(plan: AgentvPlan, task: AgentvTask) -> bool:
     """A test in a workspace: batch mode calls its target and judges one by one (agentv_runner.py)."""
-    config = task.target.config
-    return (task.test.workspace is not None or plan.suite.workspace is not None
-            or bool(config is not None and config.get("workspace_template")))
+    return task.test.workspace is not None or plan.suite.workspace is not None
 
 
 def _agentv_judge_calls(plan: AgentvPlan, task: AgentvTask, answer: str, notes: list[str], *,

@@ -22,7 +22,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...providers.base import ChatMessage, ChatRequest, ChatResult, Provider, ProviderError
-from ...scoring.agentv_aggregate import negate_result, score_checklist, score_ranges, verdict
+from ...scoring.agentv_aggregate import (
+    negate_result,
+    negated_reasoning,
+    rubric_items,
+    score_checklist,
+    score_ranges,
+    verdict,
+)
 from ...scoring.weval_aggregate import (
     ALL_JUDGES_FAILED,
     JudgeAnswerError,
@@ -443,23 +450,15 @@ class AgentvJudges:
             from .agentv_scorable import NO_JUDGE
 
             return skipped(a, f"not scored: {NO_JUDGE}")
-        from .agentv_judge import (
-            JudgeReplyError,
-            freeform_prompt,
-            freeform_result,
-            parse_json_reply,
-            rubric_checks,
-            rubric_prompt,
-        )
+        from .agentv_judge import freeform_prompt, rubric_prompt
 
-        criteria = a.config.get("criteria") if a.type == "rubrics" else a.config.get("rubrics")
+        criteria = judged_criteria(a)
         cell = task.cell
         key = (cell, index, judge.name)
         done = self.state.judgements.get(key)
         reply = done.text if isinstance(done, JudgeReply) and not done.error else None
         try:
             if criteria:
-                criteria = [_criterion(c, i) for i, c in enumerate(criteria)]
                 system, user = rubric_prompt(criteria, task.test, answer)
             else:
                 template = await self.template(a, task, answer)
@@ -471,26 +470,12 @@ class AgentvJudges:
                 result = await self._chat(judge, provider, req, cell, index)
                 reply = result.text
                 self.journal.write(JudgeReply(cell, index, judge.name, reply, None))
-            data = parse_json_reply(reply)
-            if criteria:
-                checks = rubric_checks(data)
-                ranges = any(c.get("score_ranges") for c in criteria)
-                rs = score_ranges(criteria, checks) if ranges else score_checklist(criteria, checks)
-                score, result_verdict, fails = rs.score, rs.verdict, rs.failed_required
-                hits, misses = list(rs.hits), list(rs.misses)
-                reasoning = data.get("overall_reasoning") if isinstance(data.get("overall_reasoning"), str) else None
-            else:
-                score, hits, misses, reasoning = freeform_result(data)
-                result_verdict, fails = verdict(score), False
         except ProviderError as err:
             self._error(cell, index, judge, err.message)
             return skipped(a, f"not scored: the judge {judge.name} failed: {err.message}")
-        except (JudgeReplyError, TemplateError) as err:
+        except TemplateError as err:
             return skipped(a, f"not scored: {err}")
-        if a.negate:
-            score, result_verdict = negate_result(score, result_verdict)
-            hits, misses, fails = misses, hits, False
-        return entry(a, score, result_verdict, hits, misses, reasoning, fails_test=fails)
+        return judged_entry(a, reply)
 
     async def aggregate(self, task: AgentvTask, index: int, aggregator: dict[str, Any],
                         children: list[Child]) -> CompositeScore | str:
@@ -552,8 +537,9 @@ class AgentvJudges:
             return skipped(a, f"not scored: {NO_JUDGE}")
         if measured.workspace is None:
             return skipped(a, "not scored: agent-judge audits a workspace and this test has none (set "
-                              "`workspace.template`, or the target's `workspace_template`)")
-        criteria = [_criterion(c, i) for i, c in enumerate(a.config.get("rubrics") or [])]
+                              "`workspace.template`)")
+        raw_criteria = a.config.get("rubrics")
+        criteria = rubric_items(raw_criteria) if isinstance(raw_criteria, list) else []
         try:
             template = await self.template(a, task, answer, measured)
         except TemplateError as err:
@@ -584,12 +570,13 @@ class AgentvJudges:
             return skipped(a, f"not scored: the agent judge {judge.name} failed: {err.message}")
         if outcome.verdict is None:
             return skipped(a, f"not scored: {outcome.error}")
-        fails = False
         try:
             if criteria:
                 rs = score_checklist(criteria, rubric_checks(outcome.verdict))
+                if rs.unassessed:
+                    return skipped(a, "not scored: the judge did not assess " + ", ".join(
+                        f"'{rid}'" for rid in rs.unassessed))
                 score, result_verdict, hits, misses = rs.score, rs.verdict, list(rs.hits), list(rs.misses)
-                fails = rs.failed_required
                 raw = outcome.verdict.get("overall_reasoning")
                 reasoning = raw if isinstance(raw, str) else None
             else:
@@ -599,8 +586,8 @@ class AgentvJudges:
             return skipped(a, f"not scored: {err}")
         if a.negate:
             score, result_verdict = negate_result(score, result_verdict)
-            hits, misses, fails = misses, hits, False
-        out = entry(a, score, result_verdict, hits, misses, reasoning, fails_test=fails)
+            hits, misses = misses, hits
+        out = entry(a, score, result_verdict, hits, misses, reasoning)
         out["details"] = {"steps": outcome.steps, "tool_calls": outcome.tool_calls}
         return out
 
@@ -706,7 +693,42 @@ def _judge_kind(spec: TargetSpec) -> str:
     return "openai"
 
 
-def _criterion(c: Any, i: int) -> dict[str, Any]:
-    if isinstance(c, str):
-        return {"id": f"rubric-{i + 1}", "outcome": c, "weight": 1.0, "required": True}
-    return dict(c)
+def judged_criteria(a: Assertion) -> list[dict[str, Any]]:
+    """A `rubrics` assertion's criteria (an llm-judge's `rubrics`) as AgentV reads them (rubric_items)."""
+    criteria = a.config.get("criteria") if a.type == "rubrics" else a.config.get("rubrics")
+    return rubric_items(criteria) if isinstance(criteria, list) else []
+
+
+def judged_entry(a: Assertion, reply: str) -> dict[str, Any]:
+    """A `rubrics` or `llm-judge` assertion's entry from its judge's reply text (the runner asks the judge;
+    this reads the answer). A reply AgentV's schema refuses is not scored (AgentV skips the assertion)."""
+    from .agentv_judge import JudgeReplyError, freeform_result, parse_json_reply, rubric_checks
+
+    criteria = judged_criteria(a)
+    try:
+        data = parse_json_reply(reply)
+        if criteria:
+            ranges = any(c.get("score_ranges") for c in criteria)
+            checks = rubric_checks(data, ranges=ranges)
+            rs = score_ranges(criteria, checks) if ranges else score_checklist(criteria, checks)
+            if rs.unassessed:
+                return skipped(a, "not scored: the judge did not assess " + ", ".join(
+                    f"'{rid}'" for rid in rs.unassessed) + " (AgentV would score the rubric without it)")
+            score, result_verdict = rs.score, rs.verdict
+            hits, misses = list(rs.hits), list(rs.misses)
+            reasoning = data.get("overall_reasoning") if isinstance(data.get("overall_reasoning"), str) else None
+            details = rs.details
+        else:
+            score, hits, misses, reasoning = freeform_result(data)
+            result_verdict, details = verdict(score), None
+    except JudgeReplyError as err:
+        return skipped(a, f"not scored: {err}")
+    if a.negate:
+        original = score
+        score, result_verdict = negate_result(score, result_verdict)
+        hits, misses = misses, hits
+        reasoning = negated_reasoning(reasoning, original)
+    out = entry(a, score, result_verdict, hits, misses, reasoning)
+    if details is not None:
+        out["details"] = details
+    return out
