@@ -48,9 +48,16 @@ tests:
 """
 
 
+@pytest.fixture(autouse=True)
+def _keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    # `--dry-run` exits 2 when the run would be refused (a missing key): the estimate is the same.
+    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GOOGLE_API_KEY", "OPENROUTER_API_KEY"):
+        monkeypatch.setenv(name, "test-key")
+
+
 def _dry_run(path: Path, capsys: pytest.CaptureFixture[str], *args: str) -> dict:
     capsys.readouterr()
-    assert main(["run", str(path), "--dry-run", "--json", *args]) == 0
+    assert main(["run", str(path), "--dry-run", "--json", *args]) in (0, 1)  # 1: the plan lists problems
     return json.loads(capsys.readouterr().out)["plan"]["cost"]
 
 
