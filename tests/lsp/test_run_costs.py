@@ -62,9 +62,12 @@ def _dry_run(path: Path, *args: str) -> str:
     import contextlib
     import io
 
+    from unittest import mock
+
     out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        assert main(["run", str(path), "--dry-run", "--json", "-m", "openai:gpt-4o-mini", *args]) == 0
+    # With a key set: without one `--dry-run` exits 2 (the run would be refused); the estimate is the same.
+    with contextlib.redirect_stdout(out), mock.patch.dict("os.environ", {"OPENAI_API_KEY": "test-key"}):
+        assert main(["run", str(path), "--dry-run", "--json", "-m", "openai:gpt-4o-mini", *args]) in (0, 1)
     cost = json.loads(out.getvalue())["plan"]["cost"]
     return RunCost(None if cost["unpriced"] else cost["usd"], sum(line["calls"] for line in cost["lines"]),
                    bool(cost["notes"]), tuple(cost["unpriced"])).text()
