@@ -61,7 +61,6 @@ async def _titles_once_sized(client: RunClient, uri: str) -> dict[int, list[str]
 def _dry_run(path: Path, *args: str) -> str:
     import contextlib
     import io
-
     from unittest import mock
 
     out = io.StringIO()
