@@ -126,18 +126,22 @@ def test_a_required_miss_and_an_all_failed_test_read_the_same_everywhere(made: d
     tmp_path, out = made["suite"], made["terminal"]
     results = next(p for p in (tmp_path / "out").glob("agentv/*/*.jsonl") if not p.name.endswith(".journal.jsonl"))
     rows = {r["test_id"]: r for r in map(json.loads, results.read_text().splitlines())}
-    assert rows["gate"]["verdict"] == "fail" and 0.6 <= rows["gate"]["score"] < 0.8  # a score alone would pass it
+    # AgentV v2.19: the missed required criterion fails the rubric assertion; the test's verdict is then its
+    # weighted mean's (0.75: borderline), as the reference gives it (docs/reference-differences.md).
+    assert rows["gate"]["verdict"] == "borderline" and 0.6 <= rows["gate"]["score"] < 0.8
+    rubric = next(x for x in rows["gate"]["scores"] if x["type"] == "llm-judge")
+    assert rubric["verdict"] == "fail"
     assert rows["broken"]["error"] and "HTTP 400" in rows["broken"]["error"]  # every trial failed: an error
-    # The terminal's table: one fail, one error, nothing "not scored".
+    # The terminal's table: one borderline, one error, nothing "not scored".
     table = next(line for line in out.splitlines() if line.startswith("default "))
-    assert table.split()[1:] == ["2", f"{rows['gate']['score']:.3f}", "0", "0", "1", "0", "1"]
+    assert table.split()[1:] == ["2", f"{rows['gate']['score']:.3f}", "0", "1", "0", "0", "1"]
     view = open_page(next((tmp_path / "out").glob("agentv/*/report.html")))
     page = view.page
-    assert _summary_rows(page)["default"]["fail"] == "1" and _summary_rows(page)["default"]["errors"] == "1"
+    summary = _summary_rows(page)["default"]
+    assert summary["borderline"] == "1" and summary["fail"] == "0" and summary["errors"] == "1"
     gate = view.cell("gate", "default")
-    assert "b7" not in (gate.get_attribute("class") or "") and "b6" not in (gate.get_attribute("class") or "")
     gate.click()
-    assert page.locator("#detail .badge").first.inner_text() == "fail"
+    assert page.locator("#detail .badge").first.inner_text() == "borderline"
     assert view.cell("broken", "default").inner_text() == "error"
     view.cell("broken", "default").click()
     assert "HTTP 400" in page.locator("#detail").inner_text()
