@@ -362,10 +362,14 @@ def _regex_rule(ctx: Context, kind: AssertionType, entries: Entries) -> dict[str
     problems = [p for p in regex_findings(config["value"], flags, dialect="agentv") if p.where == "pattern"]
     errors = [p for p in problems if p.severity == "error"]
     if errors:
-        ctx.out.error("invalid-regex", value.span, f"Invalid regex pattern '{config['value']}': {errors[0].message}",
-                      fix=_inline_flag_fix(ctx, entries, config["value"]) if errors[0].code == "inline-flags" else None)
-        return None
-    if problems:
+        # AgentV's validator only warns and its run scores the assertion as its evaluator's failure (score
+        # 0, "Evaluator '…' failed: Invalid regular expression: …"); a negated one stays that failure.
+        ctx.out.warning("invalid-regex", value.span,
+                        f"Invalid regex pattern '{config['value']}': {errors[0].message} (AgentV runs the file "
+                        "and scores this assertion 0, as its evaluator's failure).",
+                        fix=_inline_flag_fix(ctx, entries, config["value"]) if errors[0].code == "inline-flags"
+                        else None)
+    elif problems:
         ctx.out.warning("regex-warning", value.span, f"Regex pattern '{config['value']}': {problems[0].message}")
     if flags:
         config["flags"] = flags

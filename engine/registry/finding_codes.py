@@ -294,7 +294,9 @@ CODE_LIST: tuple[Code, ...] = (
        _HEADER + "- prompt: Fruit?\n  should:\n    - $contains_at_least_n_of: [2, [apple, pear]]\n"),
     _c("invalid-regex", "error", "A regular expression JavaScript rejects",
        "Patterns run as JavaScript regular expressions; this one does not compile there (an inline `(?i)` "
-       "included), so the point or assertion errors.",
+       "included), so the point or assertion errors. An error in a Weval blueprint; a warning in an AgentV "
+       "file, as AgentV's validator says: AgentV runs the file and scores the assertion 0 (its evaluator's "
+       "failure), and so does evalspec.",
        _HEADER + "- prompt: Hi\n  should:\n    - $matches: \"(?i)^yes\"\n",
        _HEADER + "- prompt: Hi\n  should:\n    - $imatches: \"^yes\"\n"),
     _c("invalid-regex-flags", "error", "Unknown regular-expression flags",

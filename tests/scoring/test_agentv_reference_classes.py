@@ -156,3 +156,23 @@ def test_a_regex_field_without_a_path_or_an_empty_value_is_not_a_check() -> None
               - {type: regex, value: ''}
     """)
     assert [f.code for f in result.findings if f.severity == "error"] == ["missing-value"]
+
+
+def test_a_regex_javascript_rejects_is_a_warning_and_scores_zero() -> None:
+    # AgentV's validator warns ("Invalid regex pattern …") and its run scores the assertion as its
+    # evaluator's failure; negated, evalspec keeps that failure (AgentV would pass it: a deliberate row).
+    result = check("""
+        tests:
+          - id: t
+            input: hi
+            assert:
+              - {name: r, type: regex, value: "a++"}
+              - {name: n, type: regex, value: "a++", negate: true}
+    """)
+    found = [f for f in result.findings if f.code == "invalid-regex"]
+    assert [f.severity for f in found] == ["warning", "warning"]
+    plain, negated = result.suite.tests[0].assertions  # type: ignore[union-attr]
+    for a in (plain, negated):
+        got = evaluate_assertion(a, "aaa")
+        assert (got.score, got.verdict, got.misses) == (  # type: ignore[union-attr]
+            0.0, "fail", ("Evaluator '" + a.name + "' failed: Invalid regular expression: nothing to repeat",))
