@@ -333,6 +333,7 @@ def _regex_rule(ctx: Context, kind: AssertionType, entries: Entries) -> dict[str
     config = _value_rule(ctx, kind, entries)
     flags_node = entries.get("flags")
     flags = ""
+    bad_flags: str | None = None
     if flags_node is not None:
         text = ctx.str_of(flags_node)
         if text is None:
@@ -347,10 +348,14 @@ def _regex_rule(ctx: Context, kind: AssertionType, entries: Entries) -> dict[str
                 kept = "".join(dict.fromkeys(c for c in text if c in _JS_FLAGS))
                 if "u" in kept and "v" in kept:
                     kept = kept.replace("v", "")
-                ctx.out.error("invalid-regex-flags", flags_node.span,
-                              f"Invalid regex flags '{text}': {detail} (JavaScript flags: d g i m s u v y).",
-                              fix=replace(f"Change to '{kept}'", flags_node.span, edits.scalar(kept, flow=True))
-                              if kept else None)
+                # AgentV runs it: `new RegExp(value, flags)` throws and the assertion scores 0 (its
+                # evaluator's failure, "Invalid flags supplied to RegExp constructor."), as evalspec's run.
+                bad_flags = text
+                ctx.out.warning("invalid-regex-flags", flags_node.span,
+                                f"Invalid regex flags '{text}': {detail} (JavaScript flags: d g i m s u v y); "
+                                "AgentV runs the file and scores this assertion 0.",
+                                fix=replace(f"Change to '{kept}'", flags_node.span, edits.scalar(kept, flow=True))
+                                if kept else None)
             else:
                 flags = text
     if config is None:
@@ -371,8 +376,8 @@ def _regex_rule(ctx: Context, kind: AssertionType, entries: Entries) -> dict[str
                         else None)
     elif problems:
         ctx.out.warning("regex-warning", value.span, f"Regex pattern '{config['value']}': {problems[0].message}")
-    if flags:
-        config["flags"] = flags
+    if flags or bad_flags:
+        config["flags"] = bad_flags or flags
     return config
 
 

@@ -34,7 +34,7 @@ __all__ = [
 
 EVAL_SCHEMA_ID = "agentv-eval-v2"
 TARGETS_SCHEMA_ID = "agentv-targets-v2.2"
-TESTS_FILE_EXTENSIONS = (".yaml", ".yml", ".jsonl", ".csv")
+TESTS_FILE_EXTENSIONS = (".yaml", ".yml", ".jsonl")  # AgentV v2.19 refuses a `.csv` tests file
 MESSAGE_ROLES = ("system", "user", "assistant", "tool")
 CONTENT_TYPES = ("text", "file", "image", "json")
 

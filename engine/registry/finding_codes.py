@@ -299,8 +299,9 @@ CODE_LIST: tuple[Code, ...] = (
        "failure), and so does evalspec.",
        _HEADER + "- prompt: Hi\n  should:\n    - $matches: \"(?i)^yes\"\n",
        _HEADER + "- prompt: Hi\n  should:\n    - $imatches: \"^yes\"\n"),
-    _c("invalid-regex-flags", "error", "Unknown regular-expression flags",
-       "JavaScript flags are `d g i m s u v y`; any other makes the pattern fail.",
+    _c("invalid-regex-flags", "warning", "Unknown regular-expression flags",
+       "JavaScript flags are `d g i m s u v y`; any other makes the pattern fail: AgentV runs the file and "
+       "scores the assertion 0 (its evaluator's failure), and so does evalspec.",
        _SUITE + "  - id: t1\n    input: Hi\n    criteria: Greets\n    assert:\n      - type: regex\n"
        "        value: \"^hello\"\n        flags: ix\n",
        _SUITE + "  - id: t1\n    input: Hi\n    criteria: Greets\n    assert:\n      - type: regex\n"

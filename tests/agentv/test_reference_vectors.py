@@ -46,8 +46,6 @@ JS_DATE = ("field-accuracy `date`: AgentV reads dates with bun's `new Date(text)
 STRICTER_CHECKER = ("evalspec's checker refuses a file AgentV's loader runs (an unknown role or content type, a "
                     "string `negate`, an invalid `trials` or `fail_on_error` AgentV ignores with a warning, a "
                     "negative limit …).")
-EVALSPEC_ACCEPTS = ("evalspec runs a file AgentV's loader refuses: a `.csv` tests file (AgentV: \"Unsupported "
-                    "external test file format\"), an eval file that is a YAML list.")
 
 
 DELIBERATE: dict[tuple[str, str], tuple[int, ...]] = {
@@ -122,12 +120,9 @@ UNRESOLVED: dict[tuple[str, str], tuple[int, ...]] = {
     ),
     ("load", STRICTER_CHECKER): (
         21, 31, 34, 53, 67, 86, 89, 94, 112, 115, 134, 135, 139, 160, 174, 181, 196, 199, 209, 255, 278,
-        282, 293, 306, 317, 321, 341, 350, 380, 382, 386, 402, 411, 431, 441, 491, 501, 516, 522, 543,
+        282, 293, 306, 317, 321, 341, 350, 380, 382, 386, 411, 431, 491, 501, 516, 522, 543,
         547, 559, 571, 573, 577, 587, 621, 649, 670, 691, 722, 728, 743, 772, 800, 806, 808, 813, 830,
-        870, 881, 890, 943, 950, 959, 961, 979, 985, 996,
-    ),
-    ("load", EVALSPEC_ACCEPTS): (
-        85, 129,
+        870, 881, 890, 950, 959, 961, 979, 985, 996,
     ),
 }
 

@@ -176,3 +176,36 @@ def test_a_regex_javascript_rejects_is_a_warning_and_scores_zero() -> None:
         got = evaluate_assertion(a, "aaa")
         assert (got.score, got.verdict, got.misses) == (  # type: ignore[union-attr]
             0.0, "fail", ("Evaluator '" + a.name + "' failed: Invalid regular expression: nothing to repeat",))
+
+
+def test_a_csv_tests_file_or_an_eval_file_that_is_a_list_is_refused(tmp_path: Any) -> None:
+    # AgentV v2.19: "Unsupported external test file format '.csv'" / "File must contain a YAML object".
+    from evalspec.analysis import analyze_file
+
+    (tmp_path / "cases.csv").write_text("id,input,criteria\nc1,hi,Greets\n", encoding="utf-8")
+    suite = tmp_path / "suite.eval.yaml"
+    suite.write_text("tests: ./cases.csv\n", encoding="utf-8")
+    assert [(f.code, f.severity) for f in analyze_file(suite).findings] == [("unsupported-tests-extension", "error")]
+    suite.write_text("- id: a\n  input: hi\n  criteria: c\n", encoding="utf-8")
+    [f] = analyze_file(suite).findings
+    assert (f.code, f.severity) == ("not-an-eval-file", "error") and "File must contain a YAML object" in f.message
+    listed = tmp_path / "cases.yaml"  # a tests file on its own is still a list of tests
+    listed.write_text("- id: a\n  input: hi\n  criteria: c\n", encoding="utf-8")
+    assert analyze_file(listed).findings == []
+
+
+def test_unknown_regex_flags_are_a_warning_and_score_zero() -> None:
+    # AgentV runs `new RegExp(value, "q")`: it throws and the assertion is its evaluator's failure (load
+    # vectors 402, 441, 943).
+    result = check("""
+        tests:
+          - id: t
+            input: hi
+            assert:
+              - {name: r, type: regex, value: a, flags: q}
+    """)
+    assert [(f.code, f.severity) for f in result.findings] == [("invalid-regex-flags", "warning")]
+    [a] = result.suite.tests[0].assertions  # type: ignore[union-attr]
+    got = evaluate_assertion(a, "a")
+    assert (got.score, got.verdict, got.misses) == (  # type: ignore[union-attr]
+        0.0, "fail", ("Evaluator 'r' failed: Invalid flags supplied to RegExp constructor.",))
