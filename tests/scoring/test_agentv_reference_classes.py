@@ -209,3 +209,18 @@ def test_unknown_regex_flags_are_a_warning_and_score_zero() -> None:
     got = evaluate_assertion(a, "a")
     assert (got.score, got.verdict, got.misses) == (  # type: ignore[union-attr]
         0.0, "fail", ("Evaluator 'r' failed: Invalid flags supplied to RegExp constructor.",))
+
+
+def test_trials_values_agentv_ignores_are_warnings_and_ignored() -> None:
+    # AgentV: "Invalid trials.strategy: 'best' … Defaulting to pass_at_k", "Invalid trials.cost_limit_usd:
+    # -1 … Ignoring", an invalid count drops the setting (load vectors 382, 830).
+    def trials(text: str) -> Any:
+        result = check("execution:\n  trials: " + text + "\ntests:\n  - {id: t, input: hi, criteria: c}\n")
+        assert {f.severity for f in result.findings} <= {"warning"}, result.findings
+        return result.suite.trials  # type: ignore[union-attr]
+
+    assert trials("{count: 3, strategy: best}") == {"count": 3, "strategy": "pass_at_k"}
+    assert trials("{count: 3, cost_limit_usd: -1}") == {"count": 3, "strategy": "pass_at_k"}
+    assert trials("{count: 2, strategy: mean, costLimitUsd: 0.5}") == {"count": 2, "strategy": "mean",
+                                                                       "cost_limit_usd": 0.5}
+    assert trials("{count: 0}") is None
