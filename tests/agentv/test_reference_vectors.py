@@ -40,6 +40,8 @@ DROPPED_BY_LOADER = ("AgentV's loader drops a test or an assertion it cannot rea
 NEGATED_INVALID_REGEX = ("`negate: true` on a `regex` whose pattern JavaScript rejects: AgentV negates its "
                          "evaluator's failure into a pass; evalspec keeps the failure (no regex looked at the "
                          "answer).")
+NO_LIMIT = ("A check that compares nothing: a `token-usage` assertion without a limit, a tool-trajectory minimum "
+            "below 0. AgentV runs it and it passes; evalspec refuses the file (missing-field, invalid-value).")
 # --- not resolved yet ---------------------------------------------------------------------------------
 JS_DATE = ("field-accuracy `date`: AgentV reads dates with bun's `new Date(text)` (lenient formats, time "
            "zones); evalspec's parse_date does not reproduce it yet.")
@@ -76,6 +78,9 @@ DELIBERATE: dict[tuple[str, str], tuple[int, ...]] = {
     ),
     ("assertions", NEGATED_INVALID_REGEX): (
         2287,
+    ),
+    ("load", NO_LIMIT): (
+        31, 34, 112, 196, 411, 501, 806, 961,
     ),
     ("assertions", DROPPED_ASSERTION): (
         2467, 2496, 2781, 2838, 3277,
@@ -119,10 +124,8 @@ UNRESOLVED: dict[tuple[str, str], tuple[int, ...]] = {
         3781, 3785, 3796, 3803, 3816, 3818,
     ),
     ("load", STRICTER_CHECKER): (
-        21, 31, 34, 53, 67, 86, 89, 94, 112, 115, 134, 135, 139, 160, 174, 181, 196, 199, 209, 255, 278,
-        282, 293, 306, 317, 321, 341, 350, 380, 386, 411, 431, 491, 501, 516, 522, 543,
-        547, 559, 571, 573, 577, 587, 621, 649, 670, 691, 722, 728, 743, 772, 800, 806, 808, 813,
-        870, 881, 890, 950, 959, 961, 979, 985, 996,
+        21, 67, 89, 134, 139, 160, 174, 181, 255, 278, 282, 293, 317, 321, 341, 350, 491, 516, 547, 571, 573,
+        587, 621, 649, 670, 691, 722, 728, 743, 772, 800, 808, 813, 870, 890, 950, 959, 979, 996,
     ),
 }
 

@@ -224,3 +224,36 @@ def test_trials_values_agentv_ignores_are_warnings_and_ignored() -> None:
     assert trials("{count: 2, strategy: mean, costLimitUsd: 0.5}") == {"count": 2, "strategy": "mean",
                                                                        "cost_limit_usd": 0.5}
     assert trials("{count: 0}") is None
+
+
+def test_unknown_roles_and_content_blocks_are_left_out_as_agentv_does() -> None:
+    # AgentV's loader drops a message whose role it does not know and its prompt has nothing for a block of
+    # an unknown type or a text block without `value` (load vectors 86, 53, 94): warnings, and left out.
+    result = check("""
+        tests:
+          - id: t
+            input:
+              - {role: human, content: x}
+              - role: user
+                content:
+                  - {type: audio, value: x}
+                  - {type: text}
+                  - {type: text, value: kept}
+            criteria: c
+    """)
+    assert sorted((f.code, f.severity) for f in result.findings) == [
+        ("invalid-content-block", "warning"), ("invalid-content-type", "warning"), ("invalid-role", "warning")]
+    [message] = result.suite.tests[0].input_messages  # type: ignore[union-attr]
+    assert message.role == "user" and [b.value for b in message.content] == ["kept"]
+
+
+def test_checks_that_compare_nothing_are_refused() -> None:
+    # Deliberate (docs/reference-differences.md, vectors NO_LIMIT): AgentV runs a token-usage check without a
+    # limit and a tool minimum of -1, and both pass whatever happened; evalspec refuses the file.
+    for assertion, code in (("{name: t, type: token-usage, maxTotal: 100}", "missing-field"),
+                            ("{name: tt, type: tool-trajectory, mode: any_order, minimums: {a: -1}}",
+                             "invalid-value")):
+        result = check("tests:\n  - id: t\n    input: hi\n    assert:\n      - " + assertion + "\n")
+        assert (code, "error") in [(f.code, f.severity) for f in result.findings], result.findings
+    got = evaluate_assertion({"type": "token-usage"}, "ok", RunMetrics(token_usage=TokenUsage(3, 4)))
+    assert getattr(got, "score", None) != 1.0  # never a pass without a limit
