@@ -257,3 +257,13 @@ def test_checks_that_compare_nothing_are_refused() -> None:
         assert (code, "error") in [(f.code, f.severity) for f in result.findings], result.findings
     got = evaluate_assertion({"type": "token-usage"}, "ok", RunMetrics(token_usage=TokenUsage(3, 4)))
     assert getattr(got, "score", None) != 1.0  # never a pass without a limit
+
+
+def test_execution_values_agentv_ignores_are_warnings() -> None:
+    # AgentV: "Invalid execution.total_budget_usd: -5 … Ignoring"; an unknown workspace isolation is the
+    # default, shared (load vectors 293, 278).
+    result = check("execution:\n  total_budget_usd: -5\nworkspace:\n  isolation: sometimes\n"
+                   "tests:\n  - {id: t, input: hi, criteria: c}\n")
+    assert sorted((f.code, f.severity) for f in result.findings) == [("invalid-value", "warning"),
+                                                                     ("out-of-range", "warning")]
+    assert all(f.message.endswith("AgentV ignores it.") for f in result.findings)
