@@ -336,9 +336,9 @@ def _regex_rule(ctx: Context, kind: AssertionType, entries: Entries) -> dict[str
     bad_flags: str | None = None
     if flags_node is not None:
         text = ctx.str_of(flags_node)
-        if text is None:
-            ctx.out.error("wrong-type", flags_node.span, f"'flags' must be a string such as \"i\"; found "
-                          f"{node_type_name(flags_node)}.")
+        if text is None:  # AgentV's loader reads only a string (asString): the regex runs without flags
+            ctx.out.warning("wrong-type", flags_node.span, f"'flags' must be a string such as \"i\"; found "
+                            f"{node_type_name(flags_node)}. AgentV ignores it, and so does evalspec's run.")
         else:
             bad = [c for c in text if c not in _JS_FLAGS]
             dup = sorted({c for c in text if text.count(c) > 1})
@@ -499,9 +499,9 @@ def _code_judge_rule(ctx: Context, kind: AssertionType, entries: Entries) -> dic
         config["shell"] = shell_text
     if cwd is not None:
         config["cwd"] = str(cwd)
-    target = entries.get("target")
-    if target is not None:
-        config["target"] = ctx.values.plain(target)
+    target = ctx.values.plain(entries.get("target")) if entries.get("target") is not None else None
+    if target is True or isinstance(target, dict):  # else AgentV: "Invalid target config …", ignored
+        config["target"] = target
     # Extra keys are passed through to the script as `config`, next to an explicit `config`.
     spec = kind.spec
     passed = {str(k.value): ctx.values.plain(v) for k, v in entries.node.items() if spec.lookup(str(k.value)) is None}

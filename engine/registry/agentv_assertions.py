@@ -166,7 +166,7 @@ ASSERTION_LIST: tuple[AssertionType, ...] = (
          F("cwd", "The working directory for the script (relative to the eval file; default: the eval "
            "file's folder).", "string", file_ref=True, example="cwd: ../judges"),
          F("target", "Let the script call the judge target: `true`, or `{max_calls: n}` to cap the calls.",
-           "boolean", "object", object="code_judge_target"),
+           "boolean", "object", object="code_judge_target", lenient=True),
          F("config", "Values passed to the script as `config`, next to any extra keys.", "object")),
         runnable=True, kind="code", open=True),
     AssertionType(

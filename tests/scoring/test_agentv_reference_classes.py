@@ -267,3 +267,28 @@ def test_execution_values_agentv_ignores_are_warnings() -> None:
     assert sorted((f.code, f.severity) for f in result.findings) == [("invalid-value", "warning"),
                                                                      ("out-of-range", "warning")]
     assert all(f.message.endswith("AgentV ignores it.") for f in result.findings)
+
+
+def test_assertion_values_agentv_ignores_are_warnings_and_ignored() -> None:
+    # AgentV reads `flags` only as a string and a code-judge `target` only as true or a mapping ("Invalid
+    # target config … expected object or true"): both ignored, with a warning (load vectors 350, 174).
+    result = check("""
+        tests:
+          - id: t
+            input: hi
+            assert:
+              - {name: r, type: regex, value: abc, flags: 1}
+              - {name: c, type: code-judge, command: [python3, check.py], target: 5}
+    """)
+    assert {f.severity for f in result.findings if f.code in ("wrong-type", "invalid-value")} == {"warning"}
+    regex, judge = result.suite.tests[0].assertions  # type: ignore[union-attr]
+    assert "flags" not in regex.config and "target" not in judge.config
+
+
+def test_tool_items_agentv_cannot_read_are_refused() -> None:
+    # Deliberate (vectors UNREAD_TOOL_ITEM): AgentV drops an expected item without `tool` and an `args` that
+    # is neither `any` nor a mapping, and scores without them; evalspec refuses the file.
+    for item, code in (("{args: {q: 1}}", "missing-field"), ("{tool: a, args: whatever}", "invalid-value")):
+        result = check("tests:\n  - id: t\n    input: hi\n    assert:\n      - {name: tt, type: tool-trajectory, "
+                       "mode: in_order, expected: [" + item + "]}\n")
+        assert (code, "error") in [(f.code, f.severity) for f in result.findings], result.findings
