@@ -292,3 +292,20 @@ def test_tool_items_agentv_cannot_read_are_refused() -> None:
         result = check("tests:\n  - id: t\n    input: hi\n    assert:\n      - {name: tt, type: tool-trajectory, "
                        "mode: in_order, expected: [" + item + "]}\n")
         assert (code, "error") in [(f.code, f.severity) for f in result.findings], result.findings
+
+
+def test_an_args_match_agentv_cannot_read_is_a_warning_and_exact() -> None:
+    # AgentV: "Invalid args_match 'fuzzy' … must be exact, superset, subset, ignore, or a string array", and
+    # the arguments are compared exactly (load vectors 139, 587, 722, 772, 808); a list without a usable
+    # name is exact too, never "check nothing".
+    from evalspec.providers.tool_calls import calls_from_json
+    from evalspec.scoring.tool_trajectory import score_trajectory
+
+    result = check("tests:\n  - id: t\n    input: hi\n    assert:\n      - {name: tt, type: tool-trajectory, "
+                   "mode: in_order, args_match: fuzzy, expected: [{tool: a, args: {q: 1}}]}\n")
+    assert [(f.code, f.severity) for f in result.findings] == [("invalid-value", "warning")]
+    calls = calls_from_json([{"tool": "a", "input": {"q": 2}}])
+    for mode in ("fuzzy", [5], []):
+        config = {"mode": "in_order", "args_match": mode, "expected": [{"tool": "a", "args": {"q": 1}}]}
+        assert score_trajectory(config, calls).score == 0.0, mode
+    assert score_trajectory({**config, "args_match": "ignore"}, calls).score == 1.0
