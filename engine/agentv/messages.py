@@ -28,9 +28,13 @@ def check_input(ctx: Context, node: Node | None, *, suite_level: bool = False) -
         return [Message.build(role="user", content=text, tool_calls=[], span=node.span)] if text else []
     if isinstance(node, Sequence):
         return check_messages(ctx, node, "message")
-    where = "suite-level 'input'" if suite_level else "'input'"
+    if suite_level:  # AgentV's loader ignores it (expandInputShorthand: undefined) and runs the tests
+        ctx.out.warning("invalid-input", node.span,
+                        "Invalid suite-level 'input' field (must be a string or array of messages); found "
+                        f"{node_type_name(node)}. AgentV ignores it, and so does evalspec's run.")
+        return []
     ctx.out.error("invalid-input", node.span,
-                  f"Invalid {where} field (must be a string or array of messages); found {node_type_name(node)}.")
+                  f"Invalid 'input' field (must be a string or array of messages); found {node_type_name(node)}.")
     return []
 
 

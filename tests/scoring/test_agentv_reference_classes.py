@@ -309,3 +309,13 @@ def test_an_args_match_agentv_cannot_read_is_a_warning_and_exact() -> None:
         config = {"mode": "in_order", "args_match": mode, "expected": [{"tool": "a", "args": {"q": 1}}]}
         assert score_trajectory(config, calls).score == 0.0, mode
     assert score_trajectory({**config, "args_match": "ignore"}, calls).score == 1.0
+
+
+def test_a_suite_input_agentv_cannot_read_is_a_warning_and_ignored() -> None:
+    # AgentV's expandInputShorthand gives nothing for a suite-level `input: 5` and runs the tests (load
+    # vectors 160, 621 …); a test's own unreadable input stays an error.
+    result = check("input: 5\ntests:\n  - {id: t, input: hi, criteria: c}\n")
+    assert [(f.code, f.severity) for f in result.findings] == [("invalid-input", "warning")]
+    assert [m.content for m in result.suite.tests[0].input_messages] == ["hi"]  # type: ignore[union-attr]
+    refused = check("tests:\n  - {id: t, input: 5, criteria: c}\n")
+    assert ("invalid-input", "error") in [(f.code, f.severity) for f in refused.findings]
