@@ -333,11 +333,12 @@ def _regex_rule(ctx: Context, kind: AssertionType, entries: Entries) -> dict[str
     config = _value_rule(ctx, kind, entries)
     flags_node = entries.get("flags")
     flags = ""
+    bad_flags: str | None = None
     if flags_node is not None:
         text = ctx.str_of(flags_node)
-        if text is None:
-            ctx.out.error("wrong-type", flags_node.span, f"'flags' must be a string such as \"i\"; found "
-                          f"{node_type_name(flags_node)}.")
+        if text is None:  # AgentV's loader reads only a string (asString): the regex runs without flags
+            ctx.out.warning("wrong-type", flags_node.span, f"'flags' must be a string such as \"i\"; found "
+                            f"{node_type_name(flags_node)}. AgentV ignores it, and so does evalspec's run.")
         else:
             bad = [c for c in text if c not in _JS_FLAGS]
             dup = sorted({c for c in text if text.count(c) > 1})
@@ -347,10 +348,14 @@ def _regex_rule(ctx: Context, kind: AssertionType, entries: Entries) -> dict[str
                 kept = "".join(dict.fromkeys(c for c in text if c in _JS_FLAGS))
                 if "u" in kept and "v" in kept:
                     kept = kept.replace("v", "")
-                ctx.out.error("invalid-regex-flags", flags_node.span,
-                              f"Invalid regex flags '{text}': {detail} (JavaScript flags: d g i m s u v y).",
-                              fix=replace(f"Change to '{kept}'", flags_node.span, edits.scalar(kept, flow=True))
-                              if kept else None)
+                # AgentV runs it: `new RegExp(value, flags)` throws and the assertion scores 0 (its
+                # evaluator's failure, "Invalid flags supplied to RegExp constructor."), as evalspec's run.
+                bad_flags = text
+                ctx.out.warning("invalid-regex-flags", flags_node.span,
+                                f"Invalid regex flags '{text}': {detail} (JavaScript flags: d g i m s u v y); "
+                                "AgentV runs the file and scores this assertion 0.",
+                                fix=replace(f"Change to '{kept}'", flags_node.span, edits.scalar(kept, flow=True))
+                                if kept else None)
             else:
                 flags = text
     if config is None:
@@ -362,13 +367,17 @@ def _regex_rule(ctx: Context, kind: AssertionType, entries: Entries) -> dict[str
     problems = [p for p in regex_findings(config["value"], flags, dialect="agentv") if p.where == "pattern"]
     errors = [p for p in problems if p.severity == "error"]
     if errors:
-        ctx.out.error("invalid-regex", value.span, f"Invalid regex pattern '{config['value']}': {errors[0].message}",
-                      fix=_inline_flag_fix(ctx, entries, config["value"]) if errors[0].code == "inline-flags" else None)
-        return None
-    if problems:
+        # AgentV's validator only warns and its run scores the assertion as its evaluator's failure (score
+        # 0, "Evaluator '…' failed: Invalid regular expression: …"); a negated one stays that failure.
+        ctx.out.warning("invalid-regex", value.span,
+                        f"Invalid regex pattern '{config['value']}': {errors[0].message} (AgentV runs the file "
+                        "and scores this assertion 0, as its evaluator's failure).",
+                        fix=_inline_flag_fix(ctx, entries, config["value"]) if errors[0].code == "inline-flags"
+                        else None)
+    elif problems:
         ctx.out.warning("regex-warning", value.span, f"Regex pattern '{config['value']}': {problems[0].message}")
-    if flags:
-        config["flags"] = flags
+    if flags or bad_flags:
+        config["flags"] = bad_flags or flags
     return config
 
 
@@ -490,9 +499,9 @@ def _code_judge_rule(ctx: Context, kind: AssertionType, entries: Entries) -> dic
         config["shell"] = shell_text
     if cwd is not None:
         config["cwd"] = str(cwd)
-    target = entries.get("target")
-    if target is not None:
-        config["target"] = ctx.values.plain(target)
+    target = ctx.values.plain(entries.get("target")) if entries.get("target") is not None else None
+    if target is True or isinstance(target, dict):  # else AgentV: "Invalid target config …", ignored
+        config["target"] = target
     # Extra keys are passed through to the script as `config`, next to an explicit `config`.
     spec = kind.spec
     passed = {str(k.value): ctx.values.plain(v) for k, v in entries.node.items() if spec.lookup(str(k.value)) is None}

@@ -79,6 +79,12 @@ def _check(parsed: ParsedFile, path: Path | None, source: FileSource, fs: FileSy
             return AgentvResult(None, out)
         return AgentvResult(check_suite(ctx, root), out)
     if isinstance(root, Sequence):
+        if path is not None and path.name.lower().endswith((".eval.yaml", ".eval.yml")):
+            # AgentV's validator: "File must contain a YAML object"; its loader refuses the file.
+            out.error("not-an-eval-file", root.span, "File must contain a YAML object: an AgentV eval file is a "
+                      "mapping with 'tests' (AgentV refuses a list here; a list of tests belongs in a tests "
+                      "file that `tests:` names).")
+            return AgentvResult(None, out)
         return AgentvResult(_tests_file(ctx, root.items, scanned=True), out)
     out.error("not-an-eval-file", root.span, "An AgentV eval file is a mapping with 'tests' (and optional "
               "metadata, execution and assert); a tests file is a list of tests.")

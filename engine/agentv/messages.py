@@ -28,9 +28,13 @@ def check_input(ctx: Context, node: Node | None, *, suite_level: bool = False) -
         return [Message.build(role="user", content=text, tool_calls=[], span=node.span)] if text else []
     if isinstance(node, Sequence):
         return check_messages(ctx, node, "message")
-    where = "suite-level 'input'" if suite_level else "'input'"
+    if suite_level:  # AgentV's loader ignores it (expandInputShorthand: undefined) and runs the tests
+        ctx.out.warning("invalid-input", node.span,
+                        "Invalid suite-level 'input' field (must be a string or array of messages); found "
+                        f"{node_type_name(node)}. AgentV ignores it, and so does evalspec's run.")
+        return []
     ctx.out.error("invalid-input", node.span,
-                  f"Invalid {where} field (must be a string or array of messages); found {node_type_name(node)}.")
+                  f"Invalid 'input' field (must be a string or array of messages); found {node_type_name(node)}.")
     return []
 
 
@@ -71,6 +75,8 @@ def check_messages(ctx: Context, seq: Sequence, spec: str) -> list[Message]:
         if entries is None:
             continue
         role = _check_role(ctx, item, entries.get("role"), entries.key("role"))
+        if role is _DROPPED:
+            continue  # AgentV's loader leaves a message with an unknown role out (isTestMessage)
         tool_calls_node = entries.get("tool_calls")
         tool_calls = _check_tool_calls(ctx, tool_calls_node, role, entries.key("tool_calls"))
         content_node = entries.get("content")
@@ -101,12 +107,16 @@ def _check_role(ctx: Context, item: Mapping, node: Node | None, key: Scalar | No
     shown = role if role is not None else getattr(node, "raw", node_type_name(node))
     best = closest(role, MESSAGE_ROLES, cutoff=0.6) if role else None
     message = f"Invalid role '{shown}'. Must be one of: {roles}"
+    dropped = " AgentV leaves this message out of the test, and so does evalspec's run."
     if best:
-        ctx.out.error("invalid-role", node.span, f"{message}; did you mean '{best}'?",
-                      fix=replace(f"Change to '{best}'", node.span, best))
+        ctx.out.warning("invalid-role", node.span, f"{message}; did you mean '{best}'?{dropped}",
+                        fix=replace(f"Change to '{best}'", node.span, best))
     else:
-        ctx.out.error("invalid-role", node.span, message + ".")
-    return None
+        ctx.out.warning("invalid-role", node.span, message + "." + dropped)
+    return _DROPPED
+
+
+_DROPPED = "\0dropped"  # a role AgentV does not know: the message is left out
 
 
 def _check_content(ctx: Context, node: Node) -> object:
@@ -142,25 +152,28 @@ def _check_block(ctx: Context, item: Mapping) -> ContentBlock | None:
         return None
     type_node, value_node = entries.get("type"), entries.get("value")
     kind = ctx.str_of(type_node)
+    # AgentV's loader keeps such a block and its prompt leaves it out (formatSegment: nothing for it):
+    # a warning, and the block is left out of evalspec's prompt too.
+    left_out = " AgentV leaves this block out of the prompt, and so does evalspec."
     if type_node is None or kind is None:
         span = type_node.span if type_node is not None else (item.pairs[0][0].span if item.pairs else item.span)
-        ctx.out.error("invalid-content-block", span,
-                      f"Content object must have a 'type' field ({', '.join(CONTENT_TYPES)}).")
+        ctx.out.warning("invalid-content-block", span,
+                        f"Content object must have a 'type' field ({', '.join(CONTENT_TYPES)}).{left_out}")
         return None
     if kind not in CONTENT_TYPES:
         best = closest(kind, CONTENT_TYPES, cutoff=0.6)
         message = f"Unknown content type '{kind}'; use one of {', '.join(CONTENT_TYPES)}"
         if best:
-            ctx.out.error("invalid-content-type", type_node.span, f"{message}. Did you mean '{best}'?",
-                          fix=replace(f"Change to '{best}'", type_node.span, best))
+            ctx.out.warning("invalid-content-type", type_node.span, f"{message}. Did you mean '{best}'?{left_out}",
+                            fix=replace(f"Change to '{best}'", type_node.span, best))
         else:
-            ctx.out.error("invalid-content-type", type_node.span, message + ".")
+            ctx.out.warning("invalid-content-type", type_node.span, message + "." + left_out)
         return None
     value = ctx.values.plain(value_node) if value_node is not None else None
     if kind in ("text", "file", "image") and not isinstance(value, str):
         span = value_node.span if value_node is not None else type_node.span
-        ctx.out.error("invalid-content-block", span,
-                      f"Content with type '{kind}' must have a 'value' field (a string).")
+        ctx.out.warning("invalid-content-block", span,
+                        f"Content with type '{kind}' must have a 'value' field (a string).{left_out}")
         return None
     if kind == "json" and value_node is None:
         ctx.out.error("invalid-content-block", type_node.span, "Content with type 'json' must have a 'value' field.")

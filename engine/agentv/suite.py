@@ -60,9 +60,7 @@ def check_suite(ctx: Context, root: Mapping) -> AgentvSuite:
     target = execution.get("target") if isinstance(execution.get("target"), str) else ctx.str_of(entries.get("target"))
     listed = execution.get("targets")
     targets = listed if isinstance(listed, list) else []
-    trials = execution.get("trials") if isinstance(execution.get("trials"), dict) else None
-    if trials is not None:
-        trials = {"strategy": "pass_at_k", **trials}
+    trials = _trials(execution.get("trials"))
     tags = ctx.values.plain(entries.get("tags"))
     return AgentvSuite.build(
         path=ctx.path, name=name, description=description,
@@ -260,3 +258,24 @@ def _rename_id_fix(test: AgentvTest, seen: Container[str], free: dict[str, int])
     free[test.id] = n
     new = f"{test.id}-{n}"
     return Fix(f"Rename to '{new}'", (Edit(test.id_span, edits.scalar(new)),), preferred=False)
+
+
+_TRIAL_STRATEGIES = ("pass_at_k", "mean", "confidence_interval")
+
+
+def _trials(raw: Any) -> dict[str, Any] | None:
+    """`execution.trials` as AgentV's loader reads it (the checker warns on each value it ignores): a
+    count that is not a whole number ≥ 1 drops the setting, an unknown strategy is pass_at_k, a
+    `cost_limit_usd` (or `costLimitUsd`) that is not a positive number is ignored."""
+    if not isinstance(raw, dict):
+        return None
+    count = raw.get("count")
+    if isinstance(count, bool) or not isinstance(count, int | float) or count != int(count) or count < 1:
+        return None
+    strategy = raw.get("strategy")
+    out: dict[str, Any] = {"count": int(count),
+                           "strategy": strategy if strategy in _TRIAL_STRATEGIES else "pass_at_k"}
+    limit = raw.get("cost_limit_usd", raw.get("costLimitUsd"))
+    if isinstance(limit, int | float) and not isinstance(limit, bool) and limit > 0:
+        out["cost_limit_usd"] = limit
+    return out

@@ -34,7 +34,7 @@ __all__ = [
 
 EVAL_SCHEMA_ID = "agentv-eval-v2"
 TARGETS_SCHEMA_ID = "agentv-targets-v2.2"
-TESTS_FILE_EXTENSIONS = (".yaml", ".yml", ".jsonl", ".csv")
+TESTS_FILE_EXTENSIONS = (".yaml", ".yml", ".jsonl")  # AgentV v2.19 refuses a `.csv` tests file
 MESSAGE_ROLES = ("system", "user", "assistant", "tool")
 CONTENT_TYPES = ("text", "file", "image", "json")
 
@@ -93,7 +93,7 @@ EXECUTION = ObjectSpec("execution", "an execution block", "How to run tests: tar
     F("trials", "Run each test several times: `{count, strategy, cost_limit_usd}`.", "object", object="trials",
       lenient=True),
     F("total_budget_usd", "Stop the run once it has cost this much (US dollars, > 0).", "number",
-      exclusive_minimum=0),
+      exclusive_minimum=0, lenient=True),
     F("fail_on_error", "Fail the run when a target or judge errors.", "boolean", lenient=True),
     F("timeout_seconds", "The longest a test may run, in seconds.", "number", exclusive_minimum=0),
     F("workers", "How many tests run at once (1–50).", "integer", minimum=1, maximum=50),
@@ -113,7 +113,7 @@ WORKSPACE = ObjectSpec("workspace", "a workspace", "The folder the agent works i
     F("template", "A folder copied as the agent's workspace (relative to the eval file).", "string",
       file_ref=True, example="template: ./workspace-template"),
     F("isolation", "shared: one workspace for all tests; per_test: a fresh copy for each.", "string",
-      enum=("shared", "per_test")),
+      enum=("shared", "per_test"), lenient=True),
     F("mode", "How workspaces are provided: pooled, temp or static.", "string", enum=("pooled", "temp", "static")),
     F("path", "For static mode: the folder to use as is.", "string"),
     F("repos", "Git repositories to clone into the workspace.", "array", items_object="workspace_repo"),

@@ -166,7 +166,7 @@ ASSERTION_LIST: tuple[AssertionType, ...] = (
          F("cwd", "The working directory for the script (relative to the eval file; default: the eval "
            "file's folder).", "string", file_ref=True, example="cwd: ../judges"),
          F("target", "Let the script call the judge target: `true`, or `{max_calls: n}` to cap the calls.",
-           "boolean", "object", object="code_judge_target"),
+           "boolean", "object", object="code_judge_target", lenient=True),
          F("config", "Values passed to the script as `config`, next to any extra keys.", "object")),
         runnable=True, kind="code", open=True),
     AssertionType(
@@ -214,7 +214,7 @@ ASSERTION_LIST: tuple[AssertionType, ...] = (
            "args_match?}`.", "array", items_object="tool_expectation"),
          F("args_match", _ARGS_MATCH_DOC + " Applies to every expected call without its own.", "string",
            "array", deprecated_aliases=("argsMatch",), enum=ARGS_MATCH_MODES, items="string",
-           schema=_ARGS_MATCH_SCHEMA)),
+           schema=_ARGS_MATCH_SCHEMA, lenient=True)),
         runnable=True, kind="trace"),
     AssertionType(
         "field-accuracy", "Compares fields of a structured (JSON) answer with the expected output.",
@@ -313,7 +313,7 @@ ASSERTION_OBJECTS: tuple[ObjectSpec, ...] = (
         F("max_duration_ms", "The longest the call may take, in milliseconds.", "number", minimum=0,
           deprecated_aliases=("maxDurationMs",), lenient=True),
         F("args_match", _ARGS_MATCH_DOC, "string", "array", deprecated_aliases=("argsMatch",),
-          enum=ARGS_MATCH_MODES, items="string", schema=_ARGS_MATCH_SCHEMA),
+          enum=ARGS_MATCH_MODES, items="string", schema=_ARGS_MATCH_SCHEMA, lenient=True),
     )),
     ObjectSpec("accuracy_field", "a field-accuracy field", "One field of a structured answer to compare.", (
         F("path", "Where the field is, as a dot path (`invoice.total`, `items[0].sku`).", "string",

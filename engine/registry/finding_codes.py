@@ -198,7 +198,8 @@ CODE_LIST: tuple[Code, ...] = (
        _HEADER + "- messages:\n    - Hello\n  should: [$contains: hi]\n",
        _HEADER + "- messages:\n    - user: Hello\n  should: [$contains: hi]\n"),
     _c("invalid-role", "error", "A message without a valid role",
-       "The reference knows the roles system, user and assistant; a message without one cannot be sent.",
+       "The reference knows the roles system, user and assistant; a message without one cannot be sent. In an "
+       "AgentV file an unknown role is a warning: AgentV's loader leaves the message out, and so does evalspec.",
        _HEADER + "- messages:\n    - robot: Hello\n  should: [$contains: hi]\n",
        _HEADER + "- messages:\n    - user: Hello\n  should: [$contains: hi]\n"),
     _c("prompt-system-list", "error", "A list as a prompt's `system`",
@@ -294,11 +295,14 @@ CODE_LIST: tuple[Code, ...] = (
        _HEADER + "- prompt: Fruit?\n  should:\n    - $contains_at_least_n_of: [2, [apple, pear]]\n"),
     _c("invalid-regex", "error", "A regular expression JavaScript rejects",
        "Patterns run as JavaScript regular expressions; this one does not compile there (an inline `(?i)` "
-       "included), so the point or assertion errors.",
+       "included), so the point or assertion errors. An error in a Weval blueprint; a warning in an AgentV "
+       "file, as AgentV's validator says: AgentV runs the file and scores the assertion 0 (its evaluator's "
+       "failure), and so does evalspec.",
        _HEADER + "- prompt: Hi\n  should:\n    - $matches: \"(?i)^yes\"\n",
        _HEADER + "- prompt: Hi\n  should:\n    - $imatches: \"^yes\"\n"),
-    _c("invalid-regex-flags", "error", "Unknown regular-expression flags",
-       "JavaScript flags are `d g i m s u v y`; any other makes the pattern fail.",
+    _c("invalid-regex-flags", "warning", "Unknown regular-expression flags",
+       "JavaScript flags are `d g i m s u v y`; any other makes the pattern fail: AgentV runs the file and "
+       "scores the assertion 0 (its evaluator's failure), and so does evalspec.",
        _SUITE + "  - id: t1\n    input: Hi\n    criteria: Greets\n    assert:\n      - type: regex\n"
        "        value: \"^hello\"\n        flags: ix\n",
        _SUITE + "  - id: t1\n    input: Hi\n    criteria: Greets\n    assert:\n      - type: regex\n"
@@ -427,14 +431,16 @@ CODE_LIST: tuple[Code, ...] = (
        "Content is a string, a list of content blocks, or an object.",
        _SUITE + "  - id: t1\n    input:\n      - role: user\n        content: 42\n    criteria: Says hi\n",
        _SUITE + "  - id: t1\n    input:\n      - role: user\n        content: Say hi\n    criteria: Says hi\n", file=_A),
-    _c("invalid-content-block", "error", "A content block without `type`",
-       "Each content block needs a `type` (text, file, image, json).",
+    _c("invalid-content-block", "warning", "A content block without `type`",
+       "Each content block needs a `type` (text, file, image, json), and a text, file or image block a string "
+       "`value`; AgentV keeps such a block and its prompt has nothing for it: evalspec leaves it out.",
        _SUITE + "  - id: t1\n    input:\n      - role: user\n        content:\n          - value: Say hi\n"
        "    criteria: Says hi\n",
        _SUITE + "  - id: t1\n    input:\n      - role: user\n        content:\n          - type: text\n"
        "            value: Say hi\n    criteria: Says hi\n", file=_A),
-    _c("invalid-content-type", "error", "An unknown content block type",
-       "AgentV knows text, file, image and json blocks.",
+    _c("invalid-content-type", "warning", "An unknown content block type",
+       "AgentV knows text, file, image and json blocks; it keeps another (`audio`) and its prompt has nothing "
+       "for it: evalspec leaves it out.",
        _SUITE + "  - id: t1\n    input:\n      - role: user\n        content:\n          - type: txt\n"
        "            value: Say hi\n    criteria: Says hi\n",
        _SUITE + "  - id: t1\n    input:\n      - role: user\n        content:\n          - type: text\n"

@@ -115,7 +115,7 @@ class AgentvRun:
         budget = execution.get("total_budget_usd")
         self.cost = CostGuard(plan, options, plan.prices or PriceTable.load(None, {}),
                               suite_budget=float(budget) if isinstance(budget, int | float)
-                              and not isinstance(budget, bool) else None)
+                              and not isinstance(budget, bool) and budget > 0 else None)  # else AgentV ignores it
         self.calls.spend = self.cost.spend
         self._halt: str | None = None  # why the cells not started yet will not run (fail_on_error)
         execution_ws = plan.suite.workspace is not None or any(t.workspace is not None for t in plan.tests)

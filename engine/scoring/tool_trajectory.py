@@ -150,10 +150,20 @@ def _expected(config: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 
 
 def _mode_of(item: Mapping[str, Any], config: Mapping[str, Any]) -> Any:
-    mode = _setting(item, "args_match", "argsMatch")
-    if mode is None:
-        mode = _setting(config, "args_match", "argsMatch")
-    return "exact" if mode is None else mode
+    # As AgentV's loader reads it: a list keeps its non-empty strings (none left: unset), a string must be
+    # one of the modes; anything else is unset, and unset is the item's, then the assertion's, then exact.
+    for where in (item, config):
+        mode = _readable_mode(_setting(where, "args_match", "argsMatch"))
+        if mode is not None:
+            return mode
+    return "exact"
+
+
+def _readable_mode(mode: Any) -> Any:
+    if isinstance(mode, list | tuple):
+        names = [m for m in mode if isinstance(m, str) and m]
+        return names or None
+    return mode if mode in ("exact", "superset", "subset", "ignore") else None
 
 
 def score_trajectory(config: Mapping[str, Any], calls: Sequence[ToolCall] | None) -> TrajectoryResult:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from evalspec.agentv import check_agentv
+from evalspec.analysis import analyze_file
 from evalspec.source import parse_yaml
 
 from .helpers import at, check, codes, one
@@ -50,18 +52,22 @@ def test_file_items_and_sorted_globs(tmp_path: Path) -> None:
     assert [t.id for t in result.suite.tests] == ["first", "a", "a2", "b", "middle", "c"]  # type: ignore[union-attr]
 
 
-def test_csv_tests(tmp_path: Path) -> None:
-    csv = ('id,input,criteria,expected_output,colour\n'
-           'c1,"What is 2+2?",Adds,4,red\n'
-           'c2,"Say ""hi""\non two lines",Greets,,blue\n')
-    result = check("tests: ./cases.csv\n", tmp_path, files={"cases.csv": csv})
-    tests = result.suite.tests  # type: ignore[union-attr]
-    assert [(t.id, t.input_messages[0].content, t.criteria) for t in tests] == [
-        ("c1", "What is 2+2?", "Adds"), ("c2", 'Say "hi"\non two lines', "Greets")]
-    assert tests[0].expected_messages[0].content == "4" and tests[1].expected_messages == []
-    f = one(result, "unknown-key")
-    assert at(f) == (1, 35) and "Unknown column 'colour'" in f.message
-    assert tests[1].span.start_line == 2
+def test_a_csv_tests_file_is_refused_as_agentv_does(tmp_path: Path) -> None:
+    # AgentV v2.19's loader refuses it ("Unsupported external test file format '.csv'"), its validator says
+    # this: evalspec follows (issue 25, load vector 85).
+    result = check("tests: ./cases.csv\n", tmp_path, files={"cases.csv": "id,input,criteria\nc1,hi,Greets\n"})
+    f = one(result, "unsupported-tests-extension")
+    assert f.severity == "error" and f.message == (
+        "Unsupported file extension '.csv' for tests path './cases.csv'. Supported extensions: .yaml, .yml, .jsonl")
+    glob = check("tests:\n  - file://*.csv\n", tmp_path, files={"cases.csv": "id,input,criteria\nc1,hi,G\n"})
+    assert codes(glob) == ["unsupported-tests-extension"]
+
+
+def _csv_alone(tmp_path: Path, text: str) -> Any:
+    """A CSV dataset checked on its own (`evalspec check rows.csv`, the editor)."""
+    path = tmp_path / "cases.csv"
+    path.write_text(text, encoding="utf-8")
+    return analyze_file(path)
 
 
 def test_glob_matching_nothing_and_missing_files(tmp_path: Path) -> None:
@@ -140,12 +146,11 @@ def test_a_tests_file_checked_on_its_own(tmp_path: Path) -> None:
 def test_a_csv_saved_with_a_byte_order_mark(tmp_path: Path) -> None:
     """A spreadsheet's "CSV UTF-8" starts with a BOM: its first column is still `id` (it was an unknown
     column '\ufeffid' and every test lost its id; found by the ninth attack round)."""
-    csv = '\ufeffid,input,criteria\nc1,"What is 2+2?",Adds\n'
-    result = check("tests: ./cases.csv\n", tmp_path, files={"cases.csv": csv})
-    assert [t.id for t in result.suite.tests] == ["c1"] and codes(result) == []  # type: ignore[union-attr]
+    analysis = _csv_alone(tmp_path, '\ufeffid,input,criteria\nc1,"What is 2+2?",Adds\n')
+    assert [t.id for t in analysis.agentv.suite.tests] == ["c1"] and analysis.findings == []
 
 
 def test_csv_columns_that_csv_cannot_express(tmp_path: Path) -> None:
-    result = check("tests: ./cases.csv\n", tmp_path, files={"cases.csv": "id,input,criteria,assert\na,hi,ok,x\n"})
-    f = one(result, "unsupported-csv-column")
-    assert at(f) == (1, 19) and [t.id for t in result.suite.tests] == ["a"]  # type: ignore[union-attr]
+    analysis = _csv_alone(tmp_path, "id,input,criteria,assert\na,hi,ok,x\n")
+    [f] = [f for f in analysis.findings if f.code == "unsupported-csv-column"]
+    assert at(f) == (1, 19) and [t.id for t in analysis.agentv.suite.tests] == ["a"]

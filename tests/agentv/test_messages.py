@@ -27,6 +27,14 @@ def test_invalid_role_with_did_you_mean() -> None:
     f = one(check(text), "invalid-role")
     assert at(f) == (5, 15) and f.message.startswith("Invalid role 'usr'. Must be one of: system, user, assistant, tool")
     assert "role: user" in apply(text, f.fixes[0])
+    # AgentV's loader leaves the message out and runs the test: a warning, and the message is left out
+    assert f.severity == "warning" and "AgentV leaves this message out" in f.message
+
+
+def test_a_message_with_an_unknown_role_is_left_out() -> None:
+    result = check(_test("    input:\n      - {role: user, content: hi}\n      - {role: human, content: x}\n"))
+    assert [(f.code, f.severity) for f in result.findings] == [("invalid-role", "warning")]
+    assert [m.content for m in result.suite.tests[0].input_messages] == ["hi"]  # type: ignore[union-attr]
 
 
 def test_missing_role() -> None:
@@ -69,6 +77,8 @@ def test_content_block_rules() -> None:
     assert one(result, "invalid-content-type").message.startswith("Unknown content type 'txt'; use one of text, "
                                                                   "file, image, json. Did you mean 'text'?")
     assert one(result, "invalid-content").message.startswith("Content array items must be strings or objects")
+    # AgentV keeps those three blocks and its prompt has nothing for them: warnings, left out of the prompt
+    assert [f.severity for f in result.findings if f.code != "invalid-content"] == ["warning"] * 3
 
 
 def test_content_must_be_present_unless_tool_calls() -> None:

@@ -37,14 +37,20 @@ DROPPED_ASSERTION = ("An assertion AgentV's loader drops (an empty `value`, a fi
 DROPPED_BY_LOADER = ("AgentV's loader drops a test or an assertion it cannot read (\"Skipping …\") and runs the "
                      "rest, a score and a run made without those checks; evalspec refuses the file with an error "
                      "at the place.")
+NEGATED_INVALID_REGEX = ("`negate: true` on a `regex` whose pattern JavaScript rejects: AgentV negates its "
+                         "evaluator's failure into a pass; evalspec keeps the failure (no regex looked at the "
+                         "answer).")
+NO_LIMIT = ("A check that compares nothing: a `token-usage` assertion without a limit, a tool-trajectory minimum "
+            "below 0. AgentV runs it and it passes; evalspec refuses the file (missing-field, invalid-value).")
+UNREAD_TOOL_ITEM = ("A tool-trajectory expected item AgentV's loader cannot read: without `tool` it drops the item, "
+                    "with `args` neither `any` nor a mapping it drops the argument check, and scores the rest; "
+                    "evalspec refuses the file (missing-field, invalid-value).")
 # --- not resolved yet ---------------------------------------------------------------------------------
 JS_DATE = ("field-accuracy `date`: AgentV reads dates with bun's `new Date(text)` (lenient formats, time "
            "zones); evalspec's parse_date does not reproduce it yet.")
 STRICTER_CHECKER = ("evalspec's checker refuses a file AgentV's loader runs (an unknown role or content type, a "
                     "string `negate`, an invalid `trials` or `fail_on_error` AgentV ignores with a warning, a "
                     "negative limit …).")
-EVALSPEC_ACCEPTS = ("evalspec runs a file AgentV's loader refuses: a `.csv` tests file (AgentV: \"Unsupported "
-                    "external test file format\"), an eval file that is a YAML list.")
 
 
 DELIBERATE: dict[tuple[str, str], tuple[int, ...]] = {
@@ -72,6 +78,15 @@ DELIBERATE: dict[tuple[str, str], tuple[int, ...]] = {
     ),
     ("assertions", NO_TOOL_DURATION): (
         3927, 3977, 4006, 4031, 4196, 4226, 4311, 4321, 4327, 4372, 4386, 4441, 4491, 4517, 4571, 4576, 4616,
+    ),
+    ("assertions", NEGATED_INVALID_REGEX): (
+        2287,
+    ),
+    ("load", NO_LIMIT): (
+        31, 34, 112, 196, 411, 501, 806, 961,
+    ),
+    ("load", UNREAD_TOOL_ITEM): (
+        134, 255, 571, 573, 649, 728, 950,
     ),
     ("assertions", DROPPED_ASSERTION): (
         2467, 2496, 2781, 2838, 3277,
@@ -106,12 +121,7 @@ DELIBERATE: dict[tuple[str, str], tuple[int, ...]] = {
     ),
 }
 
-CHECKER_REFUSES_REGEX = ("A pattern JavaScript's engine rejects: AgentV runs the file and scores the assertion as "
-                         "its evaluator's failure; evalspec's checker refuses the file (invalid-regex).")
-
 UNRESOLVED: dict[tuple[str, str], tuple[int, ...]] = {
-    ("assertions", CHECKER_REFUSES_REGEX): (2064, 2068, 2098, 2102, 2108, 2129, 2140, 2143, 2155, 2162, 2169, 2177, 2189, 2216, 2250, 2253, 2273, 2287, 2294, 2302, 2317, 2318, 2332, 2339, 2369, 2371, 2379, 2401, 2405, 2430, 2435, 2437, 2551, 2557, 2572, 2681, 2684, 2689, 2747, 2771, 2804, 2813, 2833, 2860, 2896),
-    ("tests", CHECKER_REFUSES_REGEX): (1283, 1290, 1393, 1421, 1434, 1447, 1497, 1527, 1548, 1550, 1553, 1575, 1579, 1581, 1597),
     ("assertions", JS_DATE): (
         3152, 3165, 3188, 3191, 3195, 3206, 3212, 3223, 3225, 3229, 3234, 3237, 3239, 3253, 3259, 3278, 3284,
         3295, 3298, 3341, 3342, 3347, 3350, 3363, 3370, 3393, 3406, 3411, 3413, 3415, 3417, 3419, 3434, 3437,
@@ -120,13 +130,7 @@ UNRESOLVED: dict[tuple[str, str], tuple[int, ...]] = {
         3781, 3785, 3796, 3803, 3816, 3818,
     ),
     ("load", STRICTER_CHECKER): (
-        21, 31, 34, 53, 67, 86, 89, 94, 112, 115, 128, 134, 135, 139, 160, 174, 181, 196, 199, 209, 255, 278,
-        282, 293, 306, 317, 321, 341, 350, 380, 382, 386, 402, 411, 431, 441, 463, 491, 501, 516, 522, 543,
-        547, 559, 571, 573, 577, 587, 621, 631, 649, 670, 691, 722, 728, 743, 772, 800, 806, 808, 813, 830,
-        856, 870, 881, 890, 930, 943, 950, 959, 961, 979, 985, 996,
-    ),
-    ("load", EVALSPEC_ACCEPTS): (
-        85, 129,
+        21, 67, 89, 181, 282, 317, 321, 341, 491, 547, 691, 743, 813, 870, 959,
     ),
 }
 

@@ -85,7 +85,7 @@ def test_unsupported_tests_extension_lists_the_supported_ones(tmp_path: Path) ->
     f = one(check("tests: ./cases.txt\n", tmp_path), "unsupported-tests-extension")
     assert at(f) == (1, 8)
     assert f.message == ("Unsupported file extension '.txt' for tests path './cases.txt'. "
-                         "Supported extensions: .yaml, .yml, .jsonl, .csv")
+                         "Supported extensions: .yaml, .yml, .jsonl")
 
 
 def test_missing_tests_file(tmp_path: Path) -> None:
