@@ -41,7 +41,7 @@ from evalspec.ide.runs import RunBoard, RunItem, run_items
 from evalspec.own_files import NotOwnFile, open_own
 from evalspec.providers.redact import redact
 from evalspec.run.events import RunFinished
-from evalspec.run.journal.journal_file import mark_stopped
+from evalspec.run.journal.run_store import mark_stopped
 from evalspec.run.options import RunOptions
 from evalspec.run.plan.items import entries
 

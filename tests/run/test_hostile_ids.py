@@ -29,7 +29,7 @@ def _blueprint(tmp_path: Path) -> Path:
 
 
 def test_every_prompt_id_gets_an_artefact_file_of_its_own(tmp_path: Path) -> None:
-    assert main(["run", str(_blueprint(tmp_path)), "-o", str(tmp_path / "out")]) == 0
+    assert main(["run", str(_blueprint(tmp_path)), "-o", str(tmp_path / "out"), "--artefacts"]) == 0
     [run_dir] = [p for p in (tmp_path / "out").rglob("*") if p.is_dir() and (p / "core.json").is_file()]
     files = sorted((run_dir / "responses").iterdir())
     assert len(files) == len(IDS)
@@ -53,5 +53,5 @@ def test_an_agentv_suite_name_keeps_its_results_in_the_output_folder(tmp_path: P
     run_events(suite, options(tmp_path, env_for(smart), output=out))
     written = [p for p in tmp_path.rglob("*") if p.is_file() and out not in p.parents and p.suffix != ".yaml"]
     assert written == []
-    [journal] = out.rglob("*.journal.jsonl")
+    [journal] = out.rglob("*.run.db")
     assert journal.parent.parent == out / "agentv"
