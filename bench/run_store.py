@@ -96,6 +96,9 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, help="runs of each per size (default 3 up to 2,000 prompts, else 1)")
     ap.add_argument("--run-arg", action="append", default=[], metavar="ARG")
     ap.add_argument("--output-dir", type=Path, default=HERE / "out-store")
+    ap.add_argument("--other", type=Path, metavar="DIR",
+                    help="also run another evalspec: DIR holds its `evalspec` package (e.g. an earlier commit's "
+                         "engine/ exported as DIR/evalspec), put first on PYTHONPATH")
     args = ap.parse_args()
     sizes = [int(x.replace("_", "")) for x in args.prompts.split(",") if x.strip()]
     args.output_dir.mkdir(parents=True, exist_ok=True)
@@ -118,9 +121,10 @@ def main() -> int:
             bp = work / f"store-{n}.weval.yml"
             write_blueprint(bp, n)
             repeat = args.repeat if args.repeat is not None else (3 if n <= 2000 else 1)
-            walls: dict[str, list[float]] = {"evalspec": [], "client": []}
+            contenders = ("client", "evalspec", "other") if args.other else ("client", "evalspec")
+            walls: dict[str, list[float]] = {who: [] for who in contenders}
             for i in range(repeat):
-                for who in ("client", "evalspec"):
+                for who in contenders:
                     args.output_dir.mkdir(parents=True, exist_ok=True)
                     out = Path(tempfile.mkdtemp(prefix=f"{who}-", dir=args.output_dir))
                     if who == "client":
@@ -129,14 +133,17 @@ def main() -> int:
                     else:
                         cmd = [*evalspec_command(), "run", str(bp), "--concurrency", str(args.concurrency), "-o",
                                str(out), *args.run_arg]
-                    facts = measured(cmd, env, work)
+                    facts = measured(cmd, {**env, "PYTHONPATH": str(args.other)} if who == "other" else env, work)
                     facts.update(folder_facts(out))
                     walls[who].append(facts["wall_s"])
                     print(json.dumps({"prompts": n, "run": i, "who": who, **facts}), flush=True)
                     shutil.rmtree(out, ignore_errors=True)
             e, c = statistics.median(walls["evalspec"]), statistics.median(walls["client"])
-            print(json.dumps({"prompts": n, "median_wall_evalspec_s": e, "median_wall_client_s": c,
-                              "ratio": round(e / c, 2), "load_average": load()}), flush=True)
+            summary = {"prompts": n, "median_wall_evalspec_s": e, "median_wall_client_s": c, "ratio": round(e / c, 2)}
+            if args.other:
+                o = statistics.median(walls["other"])
+                summary.update({"median_wall_other_s": o, "other_ratio": round(o / c, 2)})
+            print(json.dumps({**summary, "load_average": load()}), flush=True)
     finally:
         mock.terminate()
         mock.wait(5)

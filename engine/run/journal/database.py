@@ -6,8 +6,9 @@ with their fingerprints (`items`), every answer (`answers`), failure (`failures`
 call's tokens and cost (`usage`), provider batch (`batches`, `batch_items`) and who runs it (`lock`).
 docs/run-database.md documents the tables for people who query them with `sqlite3`.
 
-WAL, one writer: each `write` is one transaction, so a kill (`kill -9` included) keeps all of its rows
-or none; `synchronous=NORMAL` (a commit reaches the kernel, not the platters: surviving the process is
+WAL, one writer: a write joins the open transaction, committed within journal/run_store.py's COMMIT_EVERY
+(batch records and the end of a run at once), so a kill (`kill -9` included) keeps a transaction's rows
+all or none; `synchronous=NORMAL` (a commit reaches the kernel, not the platters: surviving the process is
 the goal, not a power cut). The records are journal/records.py's dataclasses; `put` turns each into
 its rows, `state`/`records` read them back. Text is masked (providers/redact.py) on its way in, as
 every file a run writes.
@@ -452,6 +453,14 @@ def finished(conn: sqlite3.Connection) -> tuple[bool, str | None]:
 
 def _cell(item: str, model: str) -> Cell:
     return Cell(item, model)
+
+
+def cell_rows(conn: sqlite3.Connection, item: str, model: str) -> tuple[list[str], Any]:
+    """A cell's generated texts in turn order, and its result (None when it has no score)."""
+    texts = [_str(t) for (t,) in conn.execute(
+        "SELECT text FROM answers WHERE item = ? AND model = ? ORDER BY turn", (item, model))]
+    row = conn.execute("SELECT result FROM scores WHERE item = ? AND model = ?", (item, model)).fetchone()
+    return texts, None if row is None else loads(row[0])
 
 
 def _answers(conn: sqlite3.Connection) -> Iterator[tuple[int, Generated]]:
