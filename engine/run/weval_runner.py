@@ -35,7 +35,6 @@ from .events import (
 )
 from .generate.answers import CellError, WevalGenerate, weval_history
 from .generate.calls import Calls
-from .journal.database import cell_rows
 from .journal.held_records import HeldRecords
 from .journal.records import CellScore, Failed, RunHeader
 from .journal.run_store import Journal, JournalState, run_header
@@ -113,7 +112,6 @@ class WevalRun:
 
     def opened(self) -> None:
         self.held.journal = self.journal
-        self.writer.results.cells.rebuild = _rebuilder(self.journal, self.cells, self.plan, self.coverage)
         self.generate = WevalGenerate(self.plan, self.options, self.calls, self.state, self.held)
         self.judges = WevalJudges(self.plan, self.options, self.calls, self.state, self.held, self.bases)
         # Usage records wait with the answer or judgement they belong to, and go out in its write.
@@ -325,7 +323,7 @@ class WevalRun:
         assert self.journal is not None
         self.held.hold(CellScore(cell, score, verdict, result))
         self.held.flush()
-        self.writer.scored(cell, result)  # after the database has it: the writer's copy may be left to it
+        self.writer.scored(cell, result)
         self.emit(Scored(cell, score, verdict, result))
 
     # --- the end ----------------------------------------------------------------------------------
@@ -376,27 +374,6 @@ def _has_errors(result: Any) -> bool:
 def run_weval(plan: WevalPlan, options: RunOptions) -> AsyncIterator[Event]:
     """Run a blueprint plan; yields RunStarted, then per-cell events, then RunFinished."""
     return RunSkeleton(WevalRun(plan, options)).events()
-
-
-def _rebuilder(journal: Journal | None, cells: CellIndex, plan: WevalPlan, coverage: bool) -> Any:
-    """A cell's fields for the results as the run database makes them (write/cell_store.py's `rebuild`): its
-    answer, its conversation, its coverage result; None when it has no answer there. (A function of what it
-    needs, not a method: the run holds the store, which must not hold the run.)"""
-
-    def rebuild(item: str, model: str) -> dict[str, Any] | None:
-        n = cells.get(Cell(item, model))
-        if n is None or journal is None or journal.conn is None:
-            return None
-        texts, result = cell_rows(journal.conn, item, model)
-        if not texts:
-            return None
-        fields: dict[str, Any] = {"response": texts[-1], "history": [
-            {"role": r, "content": c} for r, c, _ in weval_history(plan.tasks[n], texts)]}
-        if result and coverage:
-            fields["coverage"] = result
-        return fields
-
-    return rebuild
 
 
 def _replay_suffix(plan: WevalPlan) -> str:

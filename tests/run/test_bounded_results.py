@@ -83,9 +83,6 @@ def test_a_run_that_spills_its_cells_writes_the_same_bytes(tmp_path: Path, smart
         store = stores[-1]
         assert store.bound == bound and store.most_held <= bound
         assert store.spilled_cells >= 32  # every cell went to disk at least once
-        # answered and scored cells are made again from the run database, not written to the spill file;
-        # p0's failed cells (their error markers) are written to it
-        assert store.in_database >= 28 and store.spilled_cells - store.in_database >= 2
         assert spilled.keys() == held.keys()
         for name, data in held.items():
             assert spilled[name] == data, name

@@ -455,14 +455,6 @@ def _cell(item: str, model: str) -> Cell:
     return Cell(item, model)
 
 
-def cell_rows(conn: sqlite3.Connection, item: str, model: str) -> tuple[list[str], Any]:
-    """A cell's generated texts in turn order, and its result (None when it has no score)."""
-    texts = [_str(t) for (t,) in conn.execute(
-        "SELECT text FROM answers WHERE item = ? AND model = ? ORDER BY turn", (item, model))]
-    row = conn.execute("SELECT result FROM scores WHERE item = ? AND model = ?", (item, model)).fetchone()
-    return texts, None if row is None else loads(row[0])
-
-
 def _answers(conn: sqlite3.Connection) -> Iterator[tuple[int, Generated]]:
     for (item, model, turn, text, inp, out, ms, cached, by, names, tc, cost, at) in conn.execute(
             "SELECT * FROM answers ORDER BY rowid"):

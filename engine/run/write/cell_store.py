@@ -4,9 +4,7 @@ The write stage (write/weval.py) records a cell's fields as they come (its answe
 coverage result; a later value of a field replaces the earlier one, as in a dict). Up to `bound` cells are
 held as they are; past that, the held cells go to a temporary file (one JSON line per cell; only its
 offset and size stay in memory) and are read back, one prompt at a time, while the results files are
-written. A 100,000-cell run held ~3.5 KB a cell until the end; now a few dozen bytes. A spilled cell that the run database makes
-again exactly (`rebuild`: its answers, its conversation, its score) is not written to the file at all,
-only marked: the file holds the few cells the database cannot make (failed cells, their error markers).
+written. A 100,000-cell run held ~3.5 KB a cell until the end; now a few dozen bytes.
 
 The journal stays the run's record (resume, history, reports of unfinished runs); this file is only the
 write stage's working copy, in the form the results files take (the error markers, the conversation as
@@ -17,7 +15,7 @@ files hold: they are JSON of the same values.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, MutableMapping
+from collections.abc import Iterator, MutableMapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -38,8 +36,6 @@ def bound_for(cells: int) -> int:
     return DEFAULT_BOUND if cells <= DEFAULT_BOUND else min(DEFAULT_BOUND, SPILLING_BOUND)
 
 Fields = dict[str, Any]
-# A spilled cell's place when it is not in the file: the run database holds it (`CellStore.rebuild`).
-IN_DATABASE = (1 << 64) - 2
 
 
 class CellStore:
@@ -58,10 +54,6 @@ class CellStore:
         self._file: SpillFile | None = None
         self.most_held = 0  # the most cells held at once (tests check the bound)
         self.spilled_cells = 0
-        self.in_database = 0  # of those, the cells left to the run database rather than written to the file
-        # A cell's fields made again from the run database (its answers and score), None when it has none: a
-        # spilled cell that it makes exactly is not written to the file, and is made again when read.
-        self.rebuild: Callable[[str, str], Fields | None] | None = None
 
     def set(self, item: str, model: str, fields: Fields, key: tuple[str, str] | None = None) -> None:
         """Record fields of a cell (each replaces the field's earlier value). `key`: `(item, model)` as an
@@ -86,9 +78,6 @@ class CellStore:
         where = self._spilled.get(key)
         if where is None:
             return None
-        if where == IN_DATABASE:
-            assert self.rebuild is not None
-            return self.rebuild(item, model)
         assert self._file is not None
         found: Fields = loads(self._file.read(where >> 32, where & 0xFFFFFFFF))
         return found
@@ -106,20 +95,15 @@ class CellStore:
         return found
 
     def _spill(self) -> None:
+        if self._file is None:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            self._file = SpillFile(".evalspec-cells-", self.folder)
         for key, fields in self._held.items():
-            if self.rebuild is not None and self.rebuild(*key) == fields:
-                self._spilled[key] = IN_DATABASE  # the run database has it: not written twice
-                self.in_database += 1
-                continue
-            if self._file is None:
-                self.folder.mkdir(parents=True, exist_ok=True)
-                self._file = SpillFile(".evalspec-cells-", self.folder)
             encoded = dumps_bytes(fields)
             if len(encoded) >= 1 << 32:
                 raise ValueError("a cell's results are over 4 GB")
             self._spilled[key] = self._file.append(encoded) << 32 | len(encoded)
-        if self._file is not None:
-            self._file.flush()
+        self._file.flush()
         self.spilled_cells += len(self._held)
         self._held.clear()
 
