@@ -89,8 +89,11 @@ def test_a_kill_at_any_moment_loses_no_finished_call_and_repeats_none(tmp_path: 
                             stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
     try:
-        if moment == "random":
-            time.sleep(random.uniform(0.3, 1.5))
+        if moment == "random":  # once the run has its database: any moment of it, or after its end
+            while not databases(out):
+                assert time.monotonic() < deadline
+                time.sleep(0.005)
+            time.sleep(random.uniform(0.0, 1.0))
         else:
             table, wanted = {"calling": ("answers", 5), "scoring": ("judgements", 5), "exporting": ("scores", N)}[moment]
             while not (db := next(iter(databases(out)), None)) or _count(db, table) < wanted:
