@@ -95,9 +95,9 @@ def _outputs(out: Path) -> dict[str, bytes]:
     for p in sorted(out.rglob("*")):
         if p.is_file() and (p.name.endswith(("_comparison.json", "_cost.json")) or
                             (p.suffix == ".jsonl" and "agentv" in p.parts and ".journal" not in p.name)):
-            name = STAMP.sub(b"<stamp>", p.name.encode()).decode()
+            name = STAMP.sub(b"STAMP", p.name.encode()).decode()
             if "agentv" in p.parts:  # an AgentV run's label hashes where the suite is (a tmp folder)
-                name = re.sub("^[0-9a-f]{16}_", "<label>_", name)
+                name = re.sub("^[0-9a-f]{16}_", "LABEL_", name)
             data = _masked(p.read_bytes())
             if "agentv" in p.parts:
                 data = re.sub(rb'"[0-9a-f]{16}_<stamp>', b'"<label>_<stamp>', data)
