@@ -196,6 +196,9 @@ class Documents:
     def get(self, uri: str) -> DocumentState | None:
         return self._states.get(uri)
 
+    def open_uris(self) -> list[str]:
+        return list(self._states)
+
     def by_path(self, path: Path) -> DocumentState | None:
         state = self._at_path.get(os.path.abspath(path))  # one dict read: the analysis thread asks too
         if state is not None and state.path == path:

@@ -23,6 +23,7 @@ from pygls.lsp.server import LanguageServer
 from evalspec.analysis import Analysis
 from evalspec.detect import FileKind
 from evalspec.file_source import MAX_READ, read_regular_bytes
+from evalspec.finding_docs import set_docs_url
 from evalspec.line_breaks import as_read
 from evalspec.source import gc_paused
 
@@ -39,7 +40,7 @@ from .stdio import arrived, is_pipe, pipe_reader, read_messages
 log = logging.getLogger(__name__)
 
 try:
-    __version__ = version("evalspec")
+    __version__ = version("evalspec-lsp")  # the distribution's name
 except PackageNotFoundError:  # pragma: no cover - running from a bare checkout
     __version__ = "0.0.0"
 
@@ -150,6 +151,8 @@ class Settings:
     debounce_s: float = DEFAULT_DEBOUNCE_S
     request_budget_s: float = REQUEST_BUDGET_S
     run: RunSettings = field(default_factory=RunSettings)
+    inlay_hints: bool = True  # `inlayHints: false` turns textDocument/inlayHint off (features/inlay_hints.py)
+    run_costs: bool = True  # `runCosts: false`: the Run lenses say nothing of cost (features/code_lens.py)
 
     @classmethod
     def of(cls, options: Any) -> Settings:
@@ -165,6 +168,11 @@ class Settings:
         if isinstance(budget, (int, float)) and not isinstance(budget, bool) and 50 <= budget <= 600_000:
             settings.request_budget_s = budget / 1000
         settings.run = RunSettings.of(options.get("run"))
+        if isinstance(options.get("inlayHints"), bool):
+            settings.inlay_hints = options["inlayHints"]
+        if isinstance(options.get("runCosts"), bool):
+            settings.run_costs = options["runCosts"]
+        set_docs_url(options.get("docsUrl"))  # where diagnostics' codes link (finding_docs.doc_url)
         return settings
 
 
@@ -209,6 +217,8 @@ class EvalspecServer(LanguageServer):
         self.on_initialize: list[Callable[[lsp.InitializeParams], None]] = []
         self.on_analysed: list[Callable[[DocumentState], None]] = []  # the current version is analysed
         self.on_closed: list[Callable[[DocumentState], None]] = []
+        # Files changed on disk (features/watched_files.py): features/workspace_diagnostics.py scans again.
+        self.on_files_changed: list[Callable[[list[Path]], None]] = []
         self.runs: dict[str, DocumentRuns] = {}  # uri -> its run lenses' state (features/run.py)
         self.on_runs_changed: list[Callable[[str], None]] = []  # a document's run results changed
         # What to build ahead after each fresh analysis (see prepare_answers): per request method, the

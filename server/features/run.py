@@ -41,14 +41,16 @@ from evalspec.ide.runs import RunBoard, RunItem, run_items
 from evalspec.own_files import NotOwnFile, open_own
 from evalspec.providers.redact import redact
 from evalspec.run.events import RunFinished
-from evalspec.run.journal.run_store import mark_stopped
+from evalspec.run.journal.run_store import RunLocked, mark_stopped
 from evalspec.run.options import RunOptions
 from evalspec.run.plan.items import entries
+from evalspec.run.plan.run_label import unsaved_label
 
 from ..convert import path_of
 from ..documents import DocumentState
 from ..run_state import DocumentRuns
 from ..server import EvalspecServer, Settings
+from . import inlay_hints
 from .run_target import Target, options_for, output_folder, parse_target, workspace_root
 
 if TYPE_CHECKING:
@@ -93,6 +95,9 @@ class RunFeature:
             return f"the file has {errors} error(s); fix them to run it"
         try:
             options = options_for(self.server, target.uri, target.item, target.model)
+            if snap.analysis.path is not None:  # an unsaved text: a run label (and journal) of its own
+                options.label = await self.server.in_thread(unsaved_label, snap.analysis.text, snap.analysis.path,
+                                                            options.label) or options.label
             # On a worker thread: planning hashes every prompt (0.8 s for a 4 MB blueprint), and the
             # event loop keeps answering meanwhile.
             plan = await self.server.in_thread(plan_for, snap.analysis, options)
@@ -114,6 +119,9 @@ class RunFeature:
             return self.refuse(f"the file has {errors} error(s); fix them to run it")
         try:
             options = options_for(self.server, target.uri, target.item, target.model)
+            if snap.analysis.path is not None:  # an unsaved text: a run label (and journal) of its own
+                options.label = await self.server.in_thread(unsaved_label, snap.analysis.text, snap.analysis.path,
+                                                            options.label) or options.label
         except ValueError as exc:
             return self.refuse(str(exc))
         key = f"lsp.plan {target.item!r} {target.model!r} {options!r}"
@@ -223,6 +231,7 @@ class RunFeature:
         events = run(plan, options)
         last = 0.0
         finished: RunFinished | None = None
+        refused = ""
         try:
             async for event in events:
                 board.apply(event)
@@ -241,8 +250,11 @@ class RunFeature:
                 await events.aclose()  # type: ignore[attr-defined]
             if board.journal:  # so that the file's next session says "cancelled", not "interrupted"
                 with contextlib.suppress(OSError):
-                    mark_stopped(Path(board.journal), "cancelled")
+                    mark_stopped(Path(board.journal), "cancelled", board.cancelled_cells())
             raise
+        except RunLocked as exc:  # a run of the same label (a terminal's) holds the lock: said, nothing lost
+            board.refuse()
+            refused = f"evalspec: {exc}"
         except OSError as exc:  # the results folder cannot be written (a file, /dev/null, read-only, full)
             board.stop(interrupted=True)
             where = f" {exc.filename}" if exc.filename else ""
@@ -259,7 +271,11 @@ class RunFeature:
             if board.running:
                 board.stop(interrupted=True)
             self.end_progress(progress, board)
-            self.finished(uri, item, state, finished)
+            if refused:
+                self.changed(uri, state)
+                self.message(lsp.MessageType.Warning, refused)
+            else:
+                self.finished(uri, item, state, finished)
 
     def finished(self, uri: str, item: str | None, state: DocumentRuns, event: RunFinished | None) -> None:
         from evalspec.ide.run_history import result_files_of
@@ -486,7 +502,7 @@ def _report(source: str, markdown: bool, known: dict[Path, Analysis]) -> tuple[s
     analyses = OnlyThese(known)
     try:
         html = report.write_report([path], path.with_name(f"{name}.report.html"), analyses=analyses)
-        text = report.build_report([path], fmt="markdown", analyses=analyses) if markdown else None
+        text = report.build_report([path], fmt="markdown-text", analyses=analyses) if markdown else None
     except Exception:  # a report that cannot be made never hides the results themselves
         log.warning("no report for %s", path.name, exc_info=True)
         return None, None
@@ -536,6 +552,12 @@ def register(server: EvalspecServer) -> None:
         if isinstance(params.settings, dict) and params.settings:
             new = Settings.of(params.settings)
             server.settings.run = new.run
+            if inlay_hints.setting_given(params.settings):
+                inlay_hints.change_setting(server, new.inlay_hints)
+            if inlay_hints.setting_given(params.settings, "runCosts"):  # the Run lenses' costs (code_lens.py)
+                server.settings.run_costs = new.run_costs
+                if server.client.code_lens_refresh:
+                    server.workspace_code_lens_refresh(None)
     # A closed document's run goes on (closing a tab is not "stop"), and its lenses are back on reopening
     # (forget_if_closed).
 

@@ -16,7 +16,7 @@ from .test_run_lenses import BLUEPRINT, RunClient, _plain, execute, make_run_cli
                     params=CLIENTS, ids=["nvim-0.7", "vscode"])
 async def client(lsp_client: RunClient, request, tmp_path):
     await start(lsp_client, request.param, tmp_path, options={
-        "debounceMs": 20, "run": {"models": ["echo"], "output": "results", "cache": False}})
+        "debounceMs": 20, "runCosts": False, "run": {"models": ["echo"], "output": "results", "cache": False}})
     yield
     await lsp_client.shutdown_session()
 

@@ -1,5 +1,5 @@
 """The results files are exports of the run database, byte for byte what evalspec wrote before it (main at
-92f0b7c, when results were written from the JSONL journal's run): a multi-model Weval run with function
+63bf5c1, when results were written from the JSONL journal's run): a multi-model Weval run with function
 points, judged points and key points from an ideal, and a two-target AgentV suite with deterministic and
 judged assertions, on the fake provider. Only what differs between any two runs is masked (times,
 durations). The expected files were written by that evalspec running this very module with

@@ -68,7 +68,7 @@ CREATE TABLE IF NOT EXISTS run (
     kind TEXT NOT NULL, file TEXT NOT NULL, run_label TEXT NOT NULL, started TEXT NOT NULL,
     path TEXT NOT NULL DEFAULT '', selection TEXT NOT NULL DEFAULT '[]', config_id TEXT, systems TEXT,
     results TEXT, version INTEGER NOT NULL DEFAULT 1, extra TEXT NOT NULL DEFAULT '{}',
-    finished INTEGER NOT NULL DEFAULT 0, stopped TEXT);
+    finished INTEGER NOT NULL DEFAULT 0, stopped TEXT, stopped_cells TEXT);
 CREATE TABLE IF NOT EXISTS items (
     seq INTEGER PRIMARY KEY, item TEXT NOT NULL UNIQUE, fingerprint TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS answers (
@@ -371,7 +371,8 @@ def put(conn: sqlite3.Connection, records: Sequence[Record]) -> None:
         elif isinstance(r, Done):
             ex("UPDATE run SET finished = 1")
         elif isinstance(r, Stopped):
-            ex("UPDATE run SET stopped = ?", (r.why,))
+            ex("UPDATE run SET stopped = ?, stopped_cells = ?",
+               (r.why, _json([[c.item, c.model] for c in r.cells]) if r.cells else None))
         elif isinstance(r, BatchPlanned):
             ex("DELETE FROM batch_items WHERE key = ?", (r.key,))
             ex("DELETE FROM batches WHERE key = ?", (r.key,))
@@ -449,6 +450,13 @@ def _fingerprints(conn: sqlite3.Connection) -> Any:
 def finished(conn: sqlite3.Connection) -> tuple[bool, str | None]:
     row = conn.execute("SELECT finished, stopped FROM run WHERE id = 1").fetchone()
     return (False, None) if row is None else (bool(row[0]), row[1])
+
+
+def stopped_cells(conn: sqlite3.Connection) -> tuple[Cell, ...]:
+    """The cells whose calls were in flight when the run was stopped (Stopped.cells), in their order."""
+    row = conn.execute("SELECT stopped_cells FROM run WHERE id = 1").fetchone()
+    cells = loads(row[0]) if row is not None and row[0] else []
+    return tuple(Cell(str(c[0]), str(c[1])) for c in cells if isinstance(c, list) and len(c) == 2)
 
 
 def _cell(item: str, model: str) -> Cell:

@@ -17,7 +17,7 @@ import contextlib
 import dataclasses
 import os
 import sqlite3
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -92,6 +92,7 @@ class JournalState:
     usage: list[Usage] | JournaledUsage = field(default_factory=list)
     done: bool = False
     stopped: str | None = None  # why the run was stopped before the end, when it says ("cancelled")
+    stopped_cells: tuple[Cell, ...] = ()  # the cells whose calls were in flight when it was stopped
     headless: bool = False  # resumed from a journal that has records but lost its header (open_journal)
 
     @property
@@ -128,7 +129,7 @@ class JournalState:
         elif isinstance(record, RunHeader):
             self.header = record
         elif isinstance(record, Stopped):
-            self.stopped = record.why
+            self.stopped, self.stopped_cells = record.why, record.cells
         elif isinstance(record, Done):
             self.done = True
 
@@ -155,6 +156,7 @@ def _state(conn: sqlite3.Connection, path: Path) -> JournalState:
         state.scores[score.cell] = score
     state.usage = JournaledUsage(path, conn.execute("SELECT count(*) FROM usage").fetchone()[0])
     state.done, state.stopped = db.finished(conn)
+    state.stopped_cells = db.stopped_cells(conn)
     return state
 
 
@@ -200,7 +202,7 @@ def records(path: Path, *kinds: type[Record]) -> Iterator[Record]:
         if done and (not wanted or Done in wanted):
             yield Done()
         if stopped is not None and (not wanted or Stopped in wanted):
-            yield Stopped(stopped)
+            yield Stopped(stopped, db.stopped_cells(conn))
 
 
 # How long a write may wait for the transaction that commits it: the writes of that moment (answers,
@@ -429,10 +431,11 @@ def _same(old: Mapping[str, str], new: Mapping[str, str]) -> bool:
     return isinstance(new, Fingerprints) and isinstance(old, Fingerprints) and new.same(old)
 
 
-def mark_stopped(path: Path, why: str) -> None:
-    """Record why a run stopped early in its (closed) database, so a later reader can say so."""
+def mark_stopped(path: Path, why: str, cells: Iterable[tuple[str, str]] = ()) -> None:
+    """Record why a run stopped early in its (closed) database, and the (item, model) cells whose calls
+    were in flight then, so a later reader can say so."""
     with Journal.after_run(path) as journal:
-        journal.write(Stopped(why))
+        journal.write(Stopped(why, tuple(Cell(item, model) for item, model in cells)))
 
 
 def run_header(plan: Any, options: Any) -> dict[str, Any]:

@@ -1,0 +1,42 @@
+"""textDocument/semanticTokens/full: engine/ide/semantic_tokens.py's tokens, encoded as LSP's relative integers.
+
+Types and modifiers are the engine's legend (TOKEN_TYPES, TOKEN_MODIFIERS); columns and lengths are
+converted to the client's units (UTF-16 by default).
+"""
+
+from __future__ import annotations
+
+from lsprotocol import types as lsp
+
+from evalspec.ide.semantic_tokens import TOKEN_MODIFIERS, TOKEN_TYPES, Token, semantic_tokens
+
+from ..convert import LineIndex
+from ..server import EvalspecServer
+
+LEGEND = lsp.SemanticTokensLegend(token_types=list(TOKEN_TYPES), token_modifiers=list(TOKEN_MODIFIERS))
+_TYPE = {name: k for k, name in enumerate(TOKEN_TYPES)}
+_MODIFIER = {name: 1 << k for k, name in enumerate(TOKEN_MODIFIERS)}
+
+
+def encode(tokens: list[Token], index: LineIndex) -> list[int]:
+    data: list[int] = []
+    last_line = last_col = 0
+    for t in tokens:
+        line, col = index.client_point(t.line, t.col)
+        _, end = index.client_point(t.line, t.col + t.length)
+        delta_line = line - last_line
+        data += [delta_line, col - last_col if delta_line == 0 else col, end - col, _TYPE[t.type],
+                 sum(_MODIFIER[m] for m in set(t.modifiers))]
+        last_line, last_col = line, col
+    return data
+
+
+def register(server: EvalspecServer) -> None:
+    @server.request(lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL,
+                    lsp.SemanticTokensRegistrationOptions(legend=LEGEND, full=True), empty=lambda: None)
+    async def tokens(server: EvalspecServer, params: lsp.SemanticTokensParams) -> lsp.SemanticTokens | None:
+        snap = await server.snapshot(params.text_document.uri)
+        if snap is None:
+            return None
+        found = await server.computed(snap.uri, semantic_tokens, snap.analysis)
+        return lsp.SemanticTokens(data=await server.in_thread(encode, found, snap.index))
