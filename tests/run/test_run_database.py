@@ -25,8 +25,8 @@ from run_records import databases, records_of
 
 from evalspec.cli import main
 from evalspec.run.journal import database
-from evalspec.run.journal.records import Generated, RunHeader
-from evalspec.run.journal.run_store import load, mark_stopped, open_journal, read_header
+from evalspec.run.journal.records import Generated, RunHeader, Stopped
+from evalspec.run.journal.run_store import load, mark_stopped, open_journal, read_header, records
 
 from .conftest import SmartFake, classify, comparison, criterion_of, env_for, write
 
@@ -196,7 +196,12 @@ def test_a_stopped_run_says_so_in_its_database(tmp_path: Path) -> None:
     journal, _ = open_journal(path, resume=False, header=HEADER)
     with journal:
         journal.write(Generated(database.Cell("p", "m"), 0, "an answer \ud800 half", (1, 2), 3.0, False))
-    mark_stopped(path, "cancelled")
+    mark_stopped(path, "cancelled", [("q", "m"), ("r", "m")])  # the calls in flight at the Cancel
     state = load(path)
     assert state.stopped == "cancelled" and not state.done
+    assert state.stopped_cells == (database.Cell("q", "m"), database.Cell("r", "m"))
+    [stop] = records(path, Stopped)
+    assert stop == Stopped("cancelled", (database.Cell("q", "m"), database.Cell("r", "m")))
+    with sqlite3.connect(path) as conn:  # queryable as documented (docs/run-database.md)
+        assert json.loads(conn.execute("SELECT stopped_cells FROM run").fetchone()[0]) == [["q", "m"], ["r", "m"]]
     assert state.turns[database.Cell("p", "m")][0].text == "an answer \ud800 half"  # a lone surrogate kept
