@@ -121,7 +121,8 @@ def result_files(out: Path) -> dict[str, bytes]:
     cost file)."""
     files = {}
     for f in sorted(out.rglob("*")):
-        if (f.is_file() and ".journal" not in f.name and not f.name.endswith((".lock", ".html", ".prev.jsonl"))
+        if (f.is_file() and ".journal" not in f.name and ".run." not in f.name
+                and not f.name.endswith((".lock", ".html", ".prev.jsonl"))
                 and not f.name.endswith("_cost.json")):
             data = STAMP.sub(b"<ts>", f.read_bytes())
             files[STAMP.sub(b"<ts>", str(f.relative_to(out)).encode()).decode()] = DURATION.sub(b"<ms>", data)
@@ -198,20 +199,27 @@ def measured(cmd: list[str], env: dict[str, str], *, kill_when: Any = None) -> t
 
 
 def lose_journal(out: Path, how: str) -> None:
-    """The killed run's journal as a full disk or a copy taken mid-run leaves it."""
-    path = next(out.rglob("*.journal.jsonl"))
-    lines = path.read_bytes().splitlines(keepends=True)
+    """The killed run's database as a full disk or a copy taken mid-run leaves it: its run row lost, every
+    row after its first batch's plan lost, or the whole file."""
+    import contextlib
+    import sqlite3
+
+    path = next(out.rglob("*.run.db"))
     if how == "all":
-        path.unlink()
-        kept: list[bytes] = []
-    elif how == "header":
-        kept = lines[1:]
-        path.write_bytes(b"".join(kept))
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
     else:
-        first = next(i for i, line in enumerate(lines) if line.startswith(b'{"t":"batch'))
-        kept = lines[:first + 1]
-        path.write_bytes(b"".join(kept))
-    print(f"journal damaged ({how}): {len(kept):,} of {len(lines):,} line(s) kept")
+        with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as db:
+            if how == "header":
+                db.execute("DELETE FROM run")
+            else:
+                (first,) = db.execute("SELECT min(seq) FROM batches").fetchone()
+                db.execute("DELETE FROM batch_items WHERE key NOT IN (SELECT key FROM batches WHERE seq = ?)", (first,))
+                db.execute("DELETE FROM batches WHERE seq != ?", (first,))
+                db.execute("UPDATE batches SET file_id = NULL, batch_id = NULL, status = NULL")
+                for table in ("answers", "failures", "judgements", "key_points", "scores", "usage"):
+                    db.execute(f"DELETE FROM {table}")
+    print(f"run database damaged ({how})")
 
 
 def _logged_peak(log: Path) -> float:

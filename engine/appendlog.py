@@ -1,4 +1,5 @@
-"""Append-only JSONL files that survive a kill: the run journal and the response cache.
+"""Append-only JSONL files that survive a kill: the response cache and the AgentV results file as it grows
+(an earlier evalspec's run journal is read with `read_records` too: run/journal/legacy_jsonl.py).
 
 A process killed mid-write leaves a last line cut short. Readers skip lines that do not parse; the
 next writer first finishes the torn line, so its own records start clean. No fsync: the goal is to

@@ -1,6 +1,7 @@
 """What a results file holds, told from its first line: the report, `evalspec merge` and replay all ask.
 
-Results files and journals can be large, so only the first non-blank line is read; a compact Weval
+A run database (`….run.db`) is told by SQLite's header and its run row. Results files and an earlier
+evalspec's journals can be large, so only the first non-blank line is read; a compact Weval
 comparison file is one long line, so callers that know a `.json` file is a comparison need not ask.
 """
 
@@ -21,6 +22,16 @@ COMPARISON = "comparison"
 FIRST_LINE_MAX_BYTES = 64 << 20  # a journal's header holds every item's fingerprint: ~3.5 MB at 100,000
 
 
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def _database_kind(path: Path) -> str:
+    from .run.journal.run_store import read_header
+
+    header = read_header(path, fingerprints=False)
+    return {"agentv": AGENTV_JOURNAL, "weval": WEVAL_JOURNAL}.get(header.kind, "") if header is not None else ""
+
+
 def sniff(path: Path) -> str:
     """One of the kinds above, or "" when the first line does not say (a pretty-printed comparison
     file, foreign data, an empty file, a first line past FIRST_LINE_MAX_BYTES). Raises OSError when the
@@ -29,6 +40,9 @@ def sniff(path: Path) -> str:
     with os.fdopen(fd, "rb") as f:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise OSError(errno.EINVAL, f"{path} is not a regular file")
+        if f.read(16) == SQLITE_MAGIC:  # a run database (run/journal/database.py): its run row says which
+            return _database_kind(path)
+        f.seek(0)
         first = b""
         seen = 0
         # Bounded: results from elsewhere may hold 3 GB of zeros without a newline (a few MB in a git

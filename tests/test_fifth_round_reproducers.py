@@ -228,17 +228,19 @@ def test_a_merge_into_a_folder_a_merge_is_writing_is_told_who_holds_it(tmp_path:
                                                                        capsys: pytest.CaptureFixture[str]) -> None:
     # Two merges of the same shards into one output folder removed each other's half-written artefact
     # folder: "cannot write the merged results: No such file or directory". They take the run's lock.
-    from evalspec.run.journal.run_lock import RunLock
+    from evalspec.run.journal import database
 
     manifests, _ = _echo_shards(tmp_path)
     manifest = json.loads(manifests[0].read_text())
     folder = (tmp_path / "merged").joinpath(*manifest["output_folder"])
-    holder = RunLock(folder / f"{manifest['run_label']}.journal.lock")
-    holder.acquire(manifest["run_label"])
+    path = database.db_path(folder, manifest["run_label"])
+    holder = database.connect(path, create=True)
+    database.acquire(holder, path, manifest["run_label"])
     try:
         capsys.readouterr()
         assert main(["merge", str(tmp_path / "shards"), "-o", str(tmp_path / "merged"), "--no-report"]) == 2
         assert f"is being written (PID {os.getpid()}" in capsys.readouterr().err
     finally:
-        holder.release()
+        database.release(holder, path)
+        holder.close()
     assert main(["merge", str(tmp_path / "shards"), "-o", str(tmp_path / "merged"), "--no-report"]) == 0

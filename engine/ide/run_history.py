@@ -1,7 +1,7 @@
 """Results of earlier runs, read back from disk for an editor that opens a file.
 
-Every run writes a journal (`<output>/…/<run label>.journal.jsonl`, run/journal/journal_file.py) whose first line
-names the eval file it ran. `load_history(output, path)` reads the journals of `path` found under the
+Every run keeps a database (`<output>/…/<run label>.run.db`, run/journal/database.py) whose run row
+names the eval file it ran (an earlier evalspec's journal, `….journal.jsonl`, is read too). `load_history(output, path)` reads the journals of `path` found under the
 output folder, oldest first, and keeps per item the results of the newest run that covered it, with
 that run's time, the fingerprints of the items' text it ran (for "text changed since") and the newest
 run's summary (of one prompt too: what the editor showed when that run ended, so a restart changes
@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,18 +25,20 @@ from typing import Any
 from ..jsonio import loads
 from ..own_files import open_own
 from ..run.events import RunSummary
-from ..run.journal.journal_file import JournalState, read_header
-from ..run.journal.journal_file import load as load_journal
 from ..run.journal.records import RunHeader
+from ..run.journal.run_store import JournalState, read_header
+from ..run.journal.run_store import load as load_journal
 from ..scoring.agentv_aggregate import verdict
 from .runs import CellResult, detail_error, model_summary
 
 MAX_JOURNALS = 2000  # journals looked at under one output folder (their first line only)
 # Where runs keep their journals (WevalPlan / AgentvPlan.output_folder_parts): only these folders are
-# listed, never the artefact folders beside them (thousands of files per run). A journal, and the one
-# it replaced (run/journal/journal_file.py keeps the previous run of a label beside it).
-JOURNAL_GLOBS = ("live/blueprints/*/*.journal*.jsonl", "agentv/*/*.journal*.jsonl")
-JOURNAL_NAMES = (".journal.jsonl", ".journal.prev.jsonl")
+# listed, never the artefact folders beside them (thousands of files per run). A database, and the one
+# it replaced (run/journal/run_store.py keeps the previous run of a label beside it); an earlier
+# evalspec's journals.
+JOURNAL_GLOBS = ("live/blueprints/*/*.run*.db", "agentv/*/*.run*.db",
+                 "live/blueprints/*/*.journal*.jsonl", "agentv/*/*.journal*.jsonl")
+JOURNAL_NAMES = (".run.db", ".run.prev.db", ".journal.jsonl", ".journal.prev.jsonl")
 
 
 @dataclass
@@ -87,19 +90,32 @@ def past_runs(output: Path, path: Path, base: Path) -> list[PastRun]:
             break
         if not journal.name.endswith(JOURNAL_NAMES):
             continue
-        head = read_header(journal)
+        head = read_header(journal, fingerprints=False)
         if head is None:
             continue
         recorded = head.path or head.file
         if not recorded or not same_file(recorded, path, base):
             continue
+        head = read_header(journal)  # with the items' fingerprints: a run of this file
+        if head is None:
+            continue
         try:
-            when = journal.stat().st_mtime
+            when = _last_write(journal)
         except OSError:
             continue
         runs.append(PastRun(journal, head, when))
     runs.sort(key=lambda r: r.when)
     return runs
+
+
+def _last_write(journal: Path) -> float:
+    """When the run last wrote to its database: a running or killed run's rows may still be in the
+    write-ahead log beside it."""
+    when = journal.stat().st_mtime
+    try:
+        return max(when, Path(f"{journal}-wal").stat().st_mtime)
+    except OSError:
+        return when
 
 
 @dataclass
@@ -199,7 +215,10 @@ def load_history(output: Path, path: Path, base: Path | None = None) -> RunHisto
                 history.journal = None
             continue
         run = source
-        state = load_journal(run.journal)
+        try:
+            state = load_journal(run.journal)
+        except (OSError, ValueError, sqlite3.Error):  # removed or damaged since its header was read
+            continue
         cells = _cells(state, run.when)
         fps = (state.header or run.header).fp  # a resume of a changed file writes the header again
         for item, by_model in cells.items():

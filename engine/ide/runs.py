@@ -173,7 +173,7 @@ class RunBoard:
                 self.results.pop(item.item_id, None)  # their old results are about to be replaced
 
     def refuse(self) -> None:
-        """The run never started (another process holds its run lock, run/journal/run_lock.py): the
+        """The run never started (another process holds its run database's lock, run/journal/database.py): the
         board is as it was before `start()`, its earlier results and summary kept."""
         before = self._before
         if before is None:

@@ -10,6 +10,7 @@ and shown as it is; a malformed row is skipped with a note, never a crash.
 
 from __future__ import annotations
 
+import glob
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -82,8 +83,8 @@ def load_results(raw: str | Path, *, analyses: Analyses | None = None) -> RunRes
     except (TypeError, AttributeError, KeyError) as exc:  # JSON of an unexpected shape
         raise ResultsError(f"{path} does not have the shape of a results file ({type(exc).__name__}: {exc})") from None
     raise ResultsError(f"{path} is not a results file: expected a Weval comparison file (…_comparison.json) or "
-                       "artefact folder, an AgentV results file (…jsonl) or an evalspec run journal "
-                       "(….journal.jsonl)")
+                       "artefact folder, an AgentV results file (…jsonl) or an evalspec run database "
+                       "(….run.db, for an unfinished run)")
 
 
 def _read_json(path: Path) -> Any:
@@ -107,7 +108,8 @@ def _load_folder(folder: Path, analyses: Analyses | None) -> RunResults:
     found = [p for pattern in ("*_comparison.json", "*.jsonl") for p in folder.rglob(pattern)
              if not p.name.endswith((".journal.jsonl", ".prev.jsonl")) and ".cache" not in p.parts]
     if not found:
-        journals = sorted(folder.rglob("*.journal.jsonl"), key=lambda p: p.stat().st_mtime)
+        journals = sorted([p for pattern in ("*.run.db", "*.journal.jsonl") for p in folder.rglob(pattern)],
+                          key=lambda p: p.stat().st_mtime)
         if journals:
             return load_results(journals[-1], analyses=analyses)
         raise ResultsError(f"{folder} holds no results (no …_comparison.json, core.json, results .jsonl or journal)")
@@ -501,10 +503,12 @@ def _usage_from_journal(run: RunResults, folder: Path) -> None:
     """Tokens and durations: a comparison file has none, the run's journal beside it does."""
     if not run.run_label:
         return
-    from ..run.journal.journal_file import read_header, records
     from ..run.journal.records import Generated
+    from ..run.journal.run_store import read_header, records
 
-    for journal in sorted(folder.glob(f"{run.run_label}*.journal.jsonl")):
+    beside = [*folder.glob(f"{glob.escape(run.run_label)}*.run.db"),
+              *folder.glob(f"{glob.escape(run.run_label)}*.journal.jsonl")]
+    for journal in sorted(beside):
         for rec in records(journal, Generated):
             if not isinstance(rec, Generated):
                 continue
@@ -533,7 +537,7 @@ def _add_usage(cell: CellResult, rec: Generated) -> None:
 
 
 def _weval_from_journal(path: Path, analyses: Analyses | None = None) -> RunResults:
-    from ..run.journal.journal_file import load as load_journal
+    from ..run.journal.run_store import load as load_journal
 
     state = load_journal(path)
     header = state.header
@@ -696,11 +700,13 @@ def _agentv_run(path: Path, rows: list[dict[str, Any]], header: RunHeader | None
 
 
 def _journal_header_beside(results: Path) -> RunHeader | None:
-    """`<runLabel>_<timestamp>.jsonl` → the run's `<runLabel>.journal.jsonl` in the same folder."""
-    from ..run.journal.journal_file import read_header
+    """`<runLabel>_<timestamp>.jsonl` → the run's `<runLabel>.run.db` in the same folder (or an earlier
+    evalspec's `<runLabel>.journal.jsonl`)."""
+    from ..run.journal.run_store import read_header
 
     label = results.stem.rsplit("_", 1)[0]
-    return read_header(results.with_name(f"{label}.journal.jsonl"), fingerprints=False)
+    return read_header(results.with_name(f"{label}.run.db"), fingerprints=False) or \
+        read_header(results.with_name(f"{label}.journal.jsonl"), fingerprints=False)
 
 
 def _agentv_from_rows(path: Path, analyses: Analyses | None = None) -> RunResults:
@@ -836,7 +842,7 @@ class _RowCells(SpooledCells):
 
 
 def _agentv_from_journal(path: Path, analyses: Analyses | None = None) -> RunResults:
-    from ..run.journal.journal_file import load as load_journal
+    from ..run.journal.run_store import load as load_journal
 
     state = load_journal(path)
     rows = [rec.result for rec in state.scores.values()]

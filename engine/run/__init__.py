@@ -12,7 +12,7 @@ The stages, in order (a format's part of a stage is a class or function in the s
                   selection.py (--prompt/--test), shard.py (--shard), skip_invalid.py, items.py
                   (fingerprints), run_label.py (Weval's content hash), replay.py (earlier answers as answers),
                   cell_index.py (each cell's place in the plan: per-cell numbers kept in arrays by it)
-    2. generate/  answers.py          a cell's answers: from the journal, a batch, a replay or the provider
+    2. generate/  answers.py          a cell's answers: from the run database, a batch, a replay or the provider
                   calls.py (calls under rate limits, retries as events), agentv_messages.py (a test's input
                   as a chat request), batch_stage.py + batch_journal.py (--batch: the calls as batches
                   first; batch_parts.py makes the parts), waiting_answers.py (--batch: their answers on
@@ -33,12 +33,14 @@ The stages, in order (a format's part of a stage is a class or function in the s
 What runs the stages (the top of the package):
 
     runner.py         the API: plan_for, run (dispatch on the plan's type)
-    skeleton.py       RunSkeleton: journal, start, before the cells, the cells, after them, write, finish
+    skeleton.py       RunSkeleton: run database, start, before the cells, the cells, after them, write, finish
     weval_runner.py   WevalRun, agentv_runner.py AgentvRun: each format's hooks, wiring a cell's stages
     pool.py           the workers over the cells; events.py what they yield; options.py how to run
-    journal/          journal_file.py (the journal: one writer, one reader), records.py (its records),
+    journal/          the run's store: database.py (one SQLite file a run: its tables, its one writer's
+                      transactions, its lock), run_store.py (open_journal, load, read_header: what the
+                      runner and the readers call), records.py (the records written and read back),
                       held_records.py (records held back to go out with the cell's next write),
-                      run_lock.py (one run per journal)
+                      legacy_jsonl.py (an earlier evalspec's JSONL journals, read for one release)
 
 Around them:
 

@@ -64,8 +64,8 @@ from .events import (
 from .generate.answers import AgentvGenerate, ReplayedFailure, provider_kind
 from .generate.batch_rounds import BatchRounds
 from .generate.calls import Calls
-from .journal.journal_file import Journal, JournalState, run_header
 from .journal.records import CellScore, RunHeader
+from .journal.run_store import Journal, JournalState, run_header
 from .options import RunOptions
 from .plan.agentv import AgentvPlan, AgentvTask, AgentvTasks
 from .score.agentv_scorable import unscorable
@@ -96,7 +96,7 @@ class AgentvRun:
         own_folder(options.output, plan.output_folder_parts)  # never a link planted below the output folder
         own_folder(options.output, (".cache",))  # where the response cache is kept (options.cache_path)
         self.folder = options.output.joinpath(*plan.output_folder_parts)
-        self.journal_path = self.folder / f"{plan.results_base}.journal.jsonl"
+        self.journal_path = self.folder / f"{plan.results_base}.run.db"
         self.state = JournalState()
         self.queue: asyncio.Queue[Event | None] = asyncio.Queue()
         self.emit = self.queue.put_nowait

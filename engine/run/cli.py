@@ -61,6 +61,10 @@ def add_run_parser(sub: Any) -> argparse.ArgumentParser:
                         "unless an AgentV suite sets execution.cache: true (--no-cache overrides it)")
     p.add_argument("--resume", action="store_true",
                    help="finish an interrupted run: calls already answered are not made again")
+    p.add_argument("--artefacts", action="store_true",
+                   help="Weval: also write the artefact folder beside the comparison file (core.json and a file "
+                        "per prompt and model, as the reference's storage keeps them); the run database and the "
+                        "comparison file hold everything without it")
     p.add_argument("--retry-errors", action="store_true",
                    help="like --resume, and also retry the cells and judgements that failed")
     p.add_argument("--eval-method", metavar="METHODS",
@@ -205,7 +209,7 @@ def options_from_args(args: argparse.Namespace) -> RunOptions:
         batch_models=list(args.batch_model), batch_poll=args.batch_poll, batch_max_requests=args.batch_size,
         batch_max_bytes=int(args.batch_max_mb * 2**20) if args.batch_max_mb else None,
         shard=shard, max_rate_limit_retries=args.rate_limit_retries, max_wait=args.max_wait,
-        adaptive_concurrency=not args.fixed_concurrency)
+        adaptive_concurrency=not args.fixed_concurrency, artefacts=args.artefacts)
 
 
 @dataclass
@@ -513,7 +517,7 @@ def _run(plan: Plan, options: RunOptions, *, as_json: bool, fail_under: float | 
         asyncio.run(_consume(plan, options, renderer, outcome))
     except (KeyboardInterrupt, asyncio.CancelledError):  # CancelledError: SIGTERM with SIGINT ignored
         interrupted = True
-    except PlanError as exc:  # raised as the run starts: another process holds its lock (journal/run_lock.py)
+    except PlanError as exc:  # raised as the run starts: another process holds its lock (journal/database.py)
         print(f"evalspec run: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:  # the output folder cannot be written: read-only, a file in the way, a full disk

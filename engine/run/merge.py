@@ -20,6 +20,8 @@ order, exactly as the runner averages them.
 
 from __future__ import annotations
 
+import contextlib
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -213,20 +215,31 @@ def merge(paths: Sequence[str | Path], output: Path) -> Merged:
     # The lock a run of this label takes in this folder: two merges of the same shards into one output
     # folder (or a merge beside a run of the label) cleared each other's half-written artefact folder and
     # failed with "No such file or directory"; the second is now told who holds it.
-    from .journal.run_lock import RunLock, RunLocked
+    from .journal import database as db
 
     label = str(first["run_label"])
-    lock = RunLock(folder / f"{label}.journal.lock")
+    path = db.db_path(folder, label)
+    created = not os.path.lexists(path)
     try:
-        lock.acquire(label)
-    except RunLocked as exc:
+        conn = db.connect(path, create=True)
+    except (OSError, db.NotADatabase) as exc:
+        raise MergeError(f"cannot take the lock of run {label} in {path}: {exc}") from None
+    try:
+        db.acquire(conn, path, label)
+    except db.RunLocked as exc:
+        conn.close()
         raise MergeError(str(exc).replace(f"run {label} is already running", f"run {label} is being written")
                          .replace("; a run that was stopped continues with --resume", "")) from None
     try:
         files = _merge_weval(shards, folder, stamp) if first["format"] == "weval" else \
             _merge_agentv(shards, folder, stamp)
     finally:
-        lock.release()
+        db.release(conn, path)
+        conn.close()
+        if created:  # the lock's database, made for the merge alone
+            for suffix in ("", "-wal", "-shm"):
+                with contextlib.suppress(OSError):
+                    os.unlink(f"{path}{suffix}")
     return Merged(kind=str(first["format"]), files=files, shards=len(shards), items=len(first["items"]))
 
 
@@ -297,7 +310,9 @@ def _merge_weval(shards: list[ShardResult], folder: Path, stamp: str) -> list[Pa
             merged[key] = _evaluation(files, items, by_prompt)
     if not _plain_name(head.get("runLabel")):
         raise MergeError(f"{shards[0].results}: runLabel is not a plain file name")
-    written = write_comparison(folder, str(head["runLabel"]), stamp, merged)
+    # The artefact folder when the shards wrote theirs (--artefacts), as a single such run would
+    artefacts = all((s.results.parent / s.results.name.removesuffix("_comparison.json")).is_dir() for s in shards)
+    written = write_comparison(folder, str(head["runLabel"]), stamp, merged, artefacts=artefacts)
     # What each shard paid: its cost file, or (an earlier evalspec's shard) the comparison's evalspecCost.
     return written + _merge_cost_files(shards, written[0], [d.get("evalspecCost") for d in files])
 

@@ -80,6 +80,9 @@ class RunOptions:
     batch_max_requests: int | None = None
     batch_max_bytes: int | None = None
     shard: Shard | None = None  # --shard I/N: run only this share of the items (plan/shard.py)
+    # --artefacts: Weval's artefact folder beside the comparison file (core.json, a file per prompt and model:
+    # 300,000 files at 100,000 prompts); off, the run database and the comparison file hold it all
+    artefacts: bool = False
 
     @property
     def cache_path(self) -> Path:

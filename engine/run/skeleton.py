@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
 from .events import Event, Notice, RunFinished, RunStarted, RunSummary
 from .generate.calls import Calls
-from .journal.journal_file import Journal, JournalState, open_journal, read_header
 from .journal.records import Done, RunHeader
+from .journal.run_store import Journal, JournalState, open_journal, read_header
 from .options import RunOptions
 from .pool import stream_cells
 
@@ -110,7 +110,7 @@ def _nothing_to_resume(run: FormatRun[TaskT]) -> str:
     label means the file changed in what the label hashes (the attack run's resume after an edit asked
     every prompt again without a word)."""
     others = []
-    for journal in sorted(run.folder.glob("*.journal.jsonl"), key=_age):
+    for journal in sorted([*run.folder.glob("*.run.db"), *run.folder.glob("*.journal.jsonl")], key=_age):
         if journal == run.journal_path:  # this run's own, just opened
             continue
         head = read_header(journal)
@@ -118,7 +118,7 @@ def _nothing_to_resume(run: FormatRun[TaskT]) -> str:
                 os.path.abspath(run.plan.path):
             others.append(head.run_label)
     if others:
-        return (f"--resume: no run labelled {run.journal_path.name.removesuffix('.journal.jsonl')} to resume: the "
+        return (f"--resume: no run labelled {run.journal_path.name.removesuffix('.run.db')} to resume: the "
                 f"file changed since run {others[-1]} (its items, points, models or settings), so this is a new "
                 "run and every call is made again (--cache reuses identical answers)")
     return ("--resume: no earlier run of this file in the output folder; this is a new run (in batch mode the "
@@ -143,12 +143,12 @@ class RunSkeleton(Generic[TaskT]):
             summary["output"] = str(run.folder)
             summary["journal"] = str(run.journal_path)
             yield RunStarted(summary)
-            if journal.lock is not None and journal.lock.stale_pid:
-                yield Notice(f"cleared the lock of an earlier run (PID {journal.lock.stale_pid}) that is no "
+            if journal.stale_pid:
+                yield Notice(f"cleared the lock of an earlier run (PID {journal.stale_pid}) that is no "
                              "longer running", "info")
             if run.state.headless:
-                yield Notice(f"--resume: the journal {run.journal_path} lost its first line (the run's header); "
-                             "resuming from the records it holds", "warning")
+                yield Notice(f"--resume: the run database {run.journal_path} lost its run row (the run's header); "
+                             "resuming from the rows it holds", "warning")
             elif (options.resume or options.retry_errors) and run.state.header is None:
                 yield Notice(_nothing_to_resume(run), "warning")
             for warning in plan.warnings:

@@ -36,8 +36,8 @@ from .events import (
 from .generate.answers import CellError, WevalGenerate, weval_history
 from .generate.calls import Calls
 from .journal.held_records import HeldRecords
-from .journal.journal_file import Journal, JournalState, run_header
 from .journal.records import CellScore, Failed, RunHeader
+from .journal.run_store import Journal, JournalState, run_header
 from .options import RunOptions
 from .plan.cell_index import CellIndex, CellScores
 from .plan.weval import WevalPlan, WevalTask
@@ -66,7 +66,7 @@ class WevalRun:
         own_folder(options.output, plan.output_folder_parts)  # never a link planted below the output folder
         own_folder(options.output, (".cache",))  # where the response cache is kept (options.cache_path)
         self.folder = options.output.joinpath(*plan.output_folder_parts)
-        self.journal_path = self.folder / f"{plan.results_base}{_replay_suffix(plan)}.journal.jsonl"
+        self.journal_path = self.folder / f"{plan.results_base}{_replay_suffix(plan)}.run.db"
         self.state = JournalState()
         self.queue: asyncio.Queue[Event | None] = asyncio.Queue()
         self.emit = self.queue.put_nowait
@@ -88,7 +88,8 @@ class WevalRun:
         # still run (they cost nothing) and their results are written as llm-coverage results.
         self.judging = "llm-coverage" in plan.eval_methods
         self.coverage = self.judging or not plan.eval_methods
-        self.writer = WevalWriter(plan, self.folder, coverage=self.coverage, index=self.cells)
+        self.writer = WevalWriter(plan, self.folder, coverage=self.coverage, index=self.cells,
+                                  artefacts=options.artefacts)
         self.skipped_extractions: set[str] = set()
         # The stages, made once the journal is open (opened()): they read what an earlier run has.
         self.generate: WevalGenerate
@@ -318,12 +319,12 @@ class WevalRun:
 
     def _scored(self, cell: Cell, score: float | None, result: dict[str, Any]) -> None:
         self.cost.release(cell)
-        self.writer.scored(cell, result)
         verdict = verdict_for(score)
         self.scores[cell] = score
         assert self.journal is not None
         self.held.hold(CellScore(cell, score, verdict, result))
         self.held.flush()
+        self.writer.scored(cell, result)
         self.emit(Scored(cell, score, verdict, result))
 
     # --- the end ----------------------------------------------------------------------------------

@@ -41,8 +41,7 @@ from evalspec.ide.runs import RunBoard, RunItem, run_items
 from evalspec.own_files import NotOwnFile, open_own
 from evalspec.providers.redact import redact
 from evalspec.run.events import RunFinished
-from evalspec.run.journal.journal_file import mark_stopped
-from evalspec.run.journal.run_lock import RunLocked
+from evalspec.run.journal.run_store import RunLocked, mark_stopped
 from evalspec.run.options import RunOptions
 from evalspec.run.plan.items import entries
 from evalspec.run.plan.run_label import unsaved_label

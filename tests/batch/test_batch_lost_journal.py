@@ -10,7 +10,9 @@ the fake server counts every request body it is sent, so a request submitted twi
 
 from __future__ import annotations
 
+import contextlib
 import shutil
+import sqlite3
 import subprocess
 import threading
 import time
@@ -27,29 +29,38 @@ from evalspec.providers.http import make_client
 from evalspec.run.events import Cell, Notice
 from evalspec.run.generate.batch_stage import BatchRequest, BatchStage
 from evalspec.run.generate.calls import Calls
-from evalspec.run.journal.journal_file import Journal
+from evalspec.run.journal.run_store import read_header
 from evalspec.run.options import RunOptions
 from tests.batch.test_batch_run import _start, _wait_for_batches, blueprint, interactive, result_files
 from tests.fakebatch import FakeBatchServer
+from tests.run_records import journal_at
 
 MODELS = ["openai:gpt-4o-mini", "anthropic:claude-3-5-haiku-latest", "google:gemini-2.5-flash"]
 RESUME = ["--no-report", "--batch", "--batch-poll", "0.01", "--retries", "0", "--batch-size", "10", "--resume"]
 
 
-def _header_lost(lines: list[bytes]) -> list[bytes]:
-    return lines[1:]
+def _header_lost(db: sqlite3.Connection) -> bool:
+    db.execute("DELETE FROM run")
+    return True
 
 
-def _after_first_batch_line_lost(lines: list[bytes]) -> list[bytes]:
-    first = next(i for i, line in enumerate(lines) if line.startswith(b'{"t":"batch'))
-    return lines[:first + 1]
+def _after_first_batch_line_lost(db: sqlite3.Connection) -> bool:
+    """What the journal kept when it lost every line after its first batch's: the header and the first
+    part planned, nothing after (no batch id, no other part)."""
+    (first,) = db.execute("SELECT min(seq) FROM batches").fetchone()
+    db.execute("DELETE FROM batch_items WHERE key NOT IN (SELECT key FROM batches WHERE seq = ?)", (first,))
+    db.execute("DELETE FROM batches WHERE seq != ?", (first,))
+    db.execute("UPDATE batches SET file_id = NULL, batch_id = NULL, status = NULL")
+    for table in ("answers", "failures", "judgements", "key_points", "scores", "usage"):
+        db.execute(f"DELETE FROM {table}")
+    return True
 
 
-def _deleted(lines: list[bytes]) -> list[bytes] | None:
-    return None
+def _deleted(db: sqlite3.Connection) -> bool:
+    return False
 
 
-LOSSES: dict[str, Callable[[list[bytes]], list[bytes] | None]] = {
+LOSSES: dict[str, Callable[[sqlite3.Connection], bool]] = {
     "header-lost": _header_lost, "after-first-batch-line-lost": _after_first_batch_line_lost,
     "journal-deleted": _deleted}
 
@@ -73,13 +84,15 @@ def _killed_while_polling(tmp_path: Path, fake: FakeBatchServer, n: int = 25) ->
     return bp, out, expected, created
 
 
-def _lose(out: Path, loss: Callable[[list[bytes]], list[bytes] | None]) -> None:
-    path = next(out.rglob("*.journal.jsonl"))
-    kept = loss(path.read_bytes().splitlines(keepends=True))
-    if kept is None:
-        path.unlink()
-    else:
-        path.write_bytes(b"".join(kept))
+def _lose(out: Path, loss: Callable[[sqlite3.Connection], bool]) -> None:
+    """The run database after a loss (rows removed by hand, as a full disk or a copy cut short loses
+    what was written last), or deleted."""
+    path = next(out.rglob("*.run.db"))
+    with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as db:
+        kept = loss(db)
+    if not kept:
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
 
 
 @pytest.mark.parametrize("loss", list(LOSSES), ids=list(LOSSES))
@@ -97,9 +110,9 @@ def test_a_journal_that_lost_lines_resumes_without_sending_anything_twice(tmp_pa
     err = capsys.readouterr().err
     if loss == "header-lost":  # every part is in the journal: nothing to look for
         assert "found at the provider" not in err
-        assert "lost its first line (the run's header); resuming from the records it holds" in err
-        path = next(out.rglob("*.journal.jsonl"))
-        assert sum(line.startswith(b'{"t":"run"') for line in path.read_bytes().splitlines()) == 1  # written again
+        assert "lost its run row (the run's header); resuming from the rows it holds" in err
+        path = next(out.rglob("*.run.db"))
+        assert read_header(path) is not None  # written again
     else:
         assert err.count("found at the provider") >= 8, err[-3000:]
     if loss == "journal-deleted":
@@ -172,7 +185,7 @@ async def _stage(journal_path: Path, options: RunOptions, n: int, *,
     """The batch stage over `n` requests; `parts`: stopped (as by a kill) once that many batches exist."""
     calls = Calls(options, lambda event: None, concurrency=4)
     try:
-        with Journal(journal_path, fresh=not options.resume) as journal:
+        with journal_at(journal_path, fresh=not options.resume) as journal:
             stage = BatchStage(calls=calls, journal=journal, journal_path=journal_path, options=options)
             events = stage.run(_requests(calls, n))
             notes: list[str] = []
@@ -198,7 +211,7 @@ async def test_anthropic_batches_the_journal_lost_are_told_apart_by_their_result
     The resumed stage waits for the running batches of that size to end (or reads the ended ones' first
     result), takes the two that are its by the tag in their custom ids, leaves the stranger alone, and
     sends the third part once no batch can be it: nothing twice, every answer right."""
-    journal_path = tmp_path / "label.journal.jsonl"
+    journal_path = tmp_path / "label.run.db"
     fake.hold = True
     first = RunOptions(batch=True, batch_poll=0.02, max_retries=0, batch_max_requests=4)
     await _stage(journal_path, first, 12, parts=2)
@@ -246,8 +259,8 @@ def test_tagged_custom_ids_are_kept_compact_and_read_back_from_the_journal(tmp_p
     assert items.index("ffffffffff-r11") is None and items.index("r11") is None
     assert items.index("0a1b2c3d4e-r13") is None and items.index("0a1b2c3d4e-r011") is None
     assert numbered("r7") == ("", 7) and numbered("ab-r7") == ("ab-", 7) and numbered("abr7") is None
-    path = tmp_path / "x.journal.jsonl"
-    with Journal(path, fresh=True) as journal:
+    path = tmp_path / "x.run.db"
+    with journal_at(path, fresh=True) as journal:
         journal.write(planned(BatchPart("evalspec-k", ANTHROPIC, items, 1.0)))
     back = load_parts(path)["evalspec-k"].items
     assert back.prefix == "0a1b2c3d4e-" and back.first == 10 and list(back) == list(items)

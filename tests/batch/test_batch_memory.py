@@ -27,8 +27,9 @@ from evalspec.run.events import Cell
 from evalspec.run.generate import batch_journal, waiting_answers
 from evalspec.run.generate.batch_journal import JournaledBatches, PartItems
 from evalspec.run.generate.waiting_answers import WaitingAnswers
-from evalspec.run.journal.journal_file import Journal
 from evalspec.run.journal.records import BatchCreated, BatchPlanned
+from evalspec.run.journal.run_store import records
+from tests.run_records import journal_at
 
 from ..traced_runs import WEVAL, lower, traced_peak
 
@@ -290,20 +291,19 @@ def test_cells_taken_in_part_go_back_to_disk_past_the_bound(monkeypatch: pytest.
 
 
 def _journal(path: Path, parts: list[tuple[str, list[tuple[Cell, int | str]], int, str | None]]) -> Path:
-    """A journal holding these parts (key, slots, first custom id's number, batch id once created)."""
-    lines = []
-    for key, slots, first, batch_id in parts:
-        record = BatchPlanned(key, "m", 0.0, tuple((f"r{first + i}", cell, turn) for i, (cell, turn) in enumerate(slots)))
-        lines.append(dumps_bytes(record.to_json()))
-        if batch_id is not None:
-            lines.append(dumps_bytes(BatchCreated(key, batch_id).to_json()))
-    path.write_bytes(b"\n".join(lines) + b"\n")
+    """A run database holding these parts (key, slots, first custom id's number, batch id once created)."""
+    with journal_at(path, fresh=True) as journal:
+        for key, slots, first, batch_id in parts:
+            journal.write(BatchPlanned(key, "m", 0.0, tuple((f"r{first + i}", cell, turn)
+                                                            for i, (cell, turn) in enumerate(slots))))
+            if batch_id is not None:
+                journal.write(BatchCreated(key, batch_id))
     return path
 
 
 def test_journaled_batches_find_each_slot_and_prefer_the_created_part(tmp_path: Path) -> None:
     cells = [Cell(f"p{i}", "m") for i in range(200)]
-    path = _journal(tmp_path / "j.jsonl", [
+    path = _journal(tmp_path / "j.run.db", [
         ("a", [(c, 0) for c in cells[:100]], 0, None),  # planned, its creation never learnt
         ("b", [(c, 0) for c in cells[50:150]], 100, "batch_1"),  # planned again (half of it) and created
         ("c", [(c, f"judge:{k}:oa") for c in cells for k in range(2)], 0, "batch_2")])
@@ -326,7 +326,7 @@ def test_journaled_batches_tell_apart_slots_whose_first_64_bits_agree(tmp_path: 
     real = batch_journal.slot_key
     monkeypatch.setattr(batch_journal, "slot_key", lambda cell, turn: (7, real(cell, turn)[1]))
     cells = [Cell("p", "m"), Cell("q", "m")]
-    path = _journal(tmp_path / "j.jsonl", [("a", [(cells[0], "judge:0:x"), (cells[1], "judge:0:x"),
+    path = _journal(tmp_path / "j.run.db", [("a", [(cells[0], "judge:0:x"), (cells[1], "judge:0:x"),
                                                   (cells[0], "judge:1:x")], 0, "b")])
     journaled = JournaledBatches(path)
     part = journaled.parts["a"]
@@ -353,6 +353,8 @@ def test_a_batch_plan_is_journaled_as_its_json_an_item_at_a_time(tmp_path: Path)
     record = batch_journal.planned(batch_journal.BatchPart("evalspec-k", "m", items, 1.25))
     assert record.json_line() == dumps_bytes(record.to_json()) + b"\n"
     assert list(record.items) == [("r7", cells[0], 0), ("r8", cells[1], "judge:0:oa(openai:gpt-4.1-mini)")]
-    with Journal(tmp_path / "j.jsonl", fresh=True) as journal:
+    with journal_at(tmp_path / "j.run.db", fresh=True) as journal:
         journal.write(record)
-    assert BatchPlanned.from_json(json.loads((tmp_path / "j.jsonl").read_bytes())).items == tuple(record.items)
+    assert list(batch_journal.load_parts(tmp_path / "j.run.db")["evalspec-k"].items) == ["r7", "r8"]
+    assert [(cid, cell, turn) for cid, cell, turn in next(
+        r for r in records(tmp_path / "j.run.db", BatchPlanned) if isinstance(r, BatchPlanned)).items] == list(record.items)

@@ -24,10 +24,10 @@ from evalspec.providers.http import make_client
 from evalspec.run.events import Cell
 from evalspec.run.generate.batch_stage import BatchRequest, BatchStage
 from evalspec.run.generate.calls import Calls
-from evalspec.run.journal.journal_file import Journal
 from evalspec.run.journal.records import BatchPlanned
 from evalspec.run.options import RunOptions
 from tests.fakebatch import FakeBatchServer
+from tests.run_records import journal_at
 
 
 @pytest.fixture
@@ -76,9 +76,9 @@ async def test_the_stage_keeps_no_request_once_it_is_encoded(tmp_path: Path, fak
         gc.collect()
         alive_at_end.append(sum(1 for r in refs if r() is not None))
 
-    journal_path = tmp_path / "run.journal.jsonl"
+    journal_path = tmp_path / "run.run.db"
     try:
-        with Journal(journal_path, fresh=True) as journal:
+        with journal_at(journal_path, fresh=True) as journal:
             stage = BatchStage(calls=calls, journal=journal, journal_path=journal_path, options=options)
             [event async for event in stage.run(requests())]
             answers = [stage.take(Cell(f"p{i}", model), 0) for i in range(n)]
@@ -153,7 +153,7 @@ async def test_a_part_planned_but_never_created_is_sent_on_resume(tmp_path: Path
     finds nothing, and sends those requests (held until then, not encoded twice) in a new batch; the part
     the provider did create is polled, not sent again."""
     model = "anthropic:claude-3-5-haiku-latest"
-    journal_path = tmp_path / "run.journal.jsonl"
+    journal_path = tmp_path / "run.run.db"
 
     def requests(calls: Calls, n: int) -> Iterator[BatchRequest]:
         provider = calls.model(model).provider
@@ -164,7 +164,7 @@ async def test_a_part_planned_but_never_created_is_sent_on_resume(tmp_path: Path
     async def stage_run(options: RunOptions, n: int) -> list[ChatResult | None]:
         calls = Calls(options, lambda event: None, concurrency=4)
         try:
-            with Journal(journal_path, fresh=not options.resume) as journal:
+            with journal_at(journal_path, fresh=not options.resume) as journal:
                 stage = BatchStage(calls=calls, journal=journal, journal_path=journal_path, options=options)
                 [event async for event in stage.run(requests(calls, n))]
                 return [stage.take(Cell(f"p{i}", model), 0) for i in range(n)]
@@ -176,7 +176,7 @@ async def test_a_part_planned_but_never_created_is_sent_on_resume(tmp_path: Path
     first = RunOptions(batch=True, batch_poll=0.05, max_retries=0, batch_max_requests=4)
     calls = Calls(first, lambda event: None, concurrency=4)
     try:
-        with Journal(journal_path, fresh=True) as journal:
+        with journal_at(journal_path, fresh=True) as journal:
             stage = BatchStage(calls=calls, journal=journal, journal_path=journal_path, options=first)
             events = stage.run(requests(calls, 4))
             await anext(events)  # the first progress event: the batch is created

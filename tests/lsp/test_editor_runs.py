@@ -15,6 +15,8 @@ import pytest_lsp
 from lsprotocol import types as lsp
 from pytest_lsp import ClientServerConfig
 
+from tests.run_records import records_of
+
 from ..fakeprovider import FakeProvider, Reply
 from .session import (
     CLIENTS,
@@ -125,8 +127,8 @@ async def test_results_on_disk_are_shown_when_a_file_is_opened(client: RunClient
     path = tmp_path / "earlier.weval.yml"
     path.write_text(BLUEPRINT)
     cli_run(path, tmp_path / "results")  # an earlier run, by another process: the CLI
-    journal = next((tmp_path / "results").rglob("*.journal.jsonl"))
-    calls_before = journal.read_text()
+    journal = next((tmp_path / "results").rglob("*.run.db"))
+    calls_before = records_of(journal)
     # Opened with `greet` edited since that run: its result is shown as older than the text.
     text = BLUEPRINT.replace("prompt: Say hello", "prompt: Say hello there")
     uri = open_doc(client, path, text)
@@ -145,7 +147,7 @@ async def test_results_on_disk_are_shown_when_a_file_is_opened(client: RunClient
     hover = await client.text_document_hover_async(lsp.HoverParams(
         text_document=lsp.TextDocumentIdentifier(uri=uri), position=position_of(text, "id: count")))
     assert hover is not None and hover.contents.value.startswith("**Last run** of `count`, just now")
-    assert journal.read_text() == calls_before  # nothing was run again
+    assert records_of(journal) == calls_before  # nothing was run again
     # "show results" opens that run's comparison file.
     shown = _plain(await execute(client, "evalspec.showResults", uri=uri))
     assert shown["ok"] is True and shown["file"].endswith("_comparison.json")

@@ -14,6 +14,8 @@ import pytest_lsp
 from lsprotocol import types as lsp
 from pytest_lsp import ClientServerConfig
 
+from tests.run_records import records_of
+
 from ..fakeprovider import FakeProvider, Reply
 from .session import (
     CLIENTS,
@@ -302,8 +304,8 @@ async def test_cancelling_a_run_keeps_what_arrived(client: RunClient, tmp_path: 
         assert found[0][0] == "▶ Run all (7 prompts)"
         greet = position_of(text, "- id: greet").line
         assert found[greet][1] == "✓ 1.00 local:fake[temp:0]"  # the answer that arrived is kept
-        journals = list((tmp_path / "results").rglob("*.journal.jsonl"))
-        assert journals and "hello" in journals[0].read_text()
+        journals = list((tmp_path / "results").rglob("*.run.db"))
+        assert journals and any(r["t"] == "gen" and "hello" in r["text"] for r in records_of(journals[0]))
 
 
 async def execute_settings(client: RunClient, settings: dict[str, Any]) -> None:

@@ -109,5 +109,5 @@ async def test_an_unsaved_text_runs_under_a_label_of_its_own(client: RunClient, 
     done = await run_to_end(client, uri)
     assert done["summary"]["run_label"] != saved_label
     assert done["summary"]["run_label"].startswith("unsaved-")
-    journals = {p.name for p in (tmp_path / "results").rglob("*.journal.jsonl")}
-    assert f"{saved_label}.journal.jsonl" in journals and f"{done['summary']['run_label']}.journal.jsonl" in journals
+    journals = {p.name for p in (tmp_path / "results").rglob("*.run.db")}
+    assert f"{saved_label}.run.db" in journals and f"{done['summary']['run_label']}.run.db" in journals

@@ -125,7 +125,7 @@ def weval_run(folder: Path, version: int = 1) -> Path:
     """Run the blueprint; the comparison file."""
     bp = write(folder / "report.weval.yml", BLUEPRINT)
     with ReportFake(version) as fake:
-        assert run_cli(["run", str(bp), "-o", str(folder / "out"), "--retries", "0"], env_for(fake)) == 0
+        assert run_cli(["run", str(bp), "-o", str(folder / "out"), "--retries", "0", "--artefacts"], env_for(fake)) == 0
     return sorted((folder / "out").glob("live/blueprints/*/*_comparison.json"))[-1]
 
 

@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
+from run_records import run_records
 
 from evalspec.cli import main
 from evalspec.report import write_report
@@ -169,8 +170,7 @@ def test_an_interrupted_run_still_writes_its_report_from_the_journal(tmp_path: P
         proc = subprocess.Popen([sys.executable, "-m", "evalspec.cli", "run", str(bp), "-o", str(out), "-j", "1"],
                                 env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + 60
-        while not list(out.glob("live/blueprints/*/*.journal.jsonl")) or \
-                next(out.glob("live/blueprints/*/*.journal.jsonl")).read_text().count('"t":"score"') < 3:
+        while sum(1 for r in run_records(out) if r["t"] == "score") < 3:
             assert proc.poll() is None and time.monotonic() < deadline
             time.sleep(0.01)
         proc.send_signal(signal.SIGTERM)

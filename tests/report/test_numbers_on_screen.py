@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -150,11 +151,18 @@ def test_a_required_miss_and_an_all_failed_test_read_the_same_everywhere(made: d
 
 def test_an_interrupted_runs_cells_are_still_to_run_not_absent(made: dict[str, Any], runs: dict[str, Path],
                                                                 tmp_path: Path, open_page: Any) -> None:
-    journal = next(runs["weval"].parent.glob("*.journal.jsonl"))
-    lines = journal.read_text().split("\n")
-    keep = [lines[0]] + [line for line in lines[1:] if '"capital"' in line and '"openai:candidate' in line]
-    cut = tmp_path / journal.name
-    cut.write_text("\n".join(keep) + "\n")
+    # The run's database cut back to what it held after its first cell: only capital × candidate, unfinished.
+    database = next(runs["weval"].parent.glob("*.run.db"))
+    cut = tmp_path / database.name
+    with contextlib.closing(sqlite3.connect(database)) as source, contextlib.closing(sqlite3.connect(cut)) as copy:
+        source.backup(copy)
+        for table in ("answers", "failures", "judgements", "scores", "usage"):
+            copy.execute(f"DELETE FROM {table} WHERE NOT (item = 'capital' AND model LIKE 'openai:candidate%')")
+        copy.execute("DELETE FROM key_points WHERE item != 'capital'")
+        copy.execute("DELETE FROM embeddings")
+        copy.execute("UPDATE run SET finished = 0")
+        copy.commit()
+        assert copy.execute("SELECT count(*) FROM answers").fetchone()[0] >= 1
     view = open_page(write_report([cut], tmp_path / "r.html"))
     page = view.page
     cell = view.cell("hostile", "openai:candidate[temp:0]")

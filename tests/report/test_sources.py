@@ -3,7 +3,9 @@ runs; unknown fields kept; clear errors for what is not results."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -22,7 +24,7 @@ def _cells(run):  # type: ignore[no-untyped-def]
 def test_comparison_artefacts_and_journal_agree(runs: dict[str, Path]) -> None:
     comparison = load_results(runs["weval"])
     artefacts = load_results(runs["weval"].with_name(runs["weval"].name.replace("_comparison.json", "")))
-    journal = load_results(next(runs["weval"].parent.glob("*.journal.jsonl")))
+    journal = load_results(next(runs["weval"].parent.glob("*.run.db")))
     assert comparison.kind == "weval" and comparison.complete and journal.complete
     assert [i.id for i in comparison.items] == ["capital", "hostile", "broken"]
     assert comparison.models == [CAND, OTHER]
@@ -83,13 +85,23 @@ def test_a_runs_own_analysis_stands_in_for_its_eval_file(runs: dict[str, Path]) 
     assert from_disk.items[0].messages == [{"role": "user", "content": "Hello, I am Alice"}]
 
 
+def _copy(journal: Path, folder: Path, *statements: str) -> Path:
+    """A copy of a run database with these statements run on it ({table}: each table of the cells' rows)."""
+    cut = folder / journal.name
+    with contextlib.closing(sqlite3.connect(journal)) as db:
+        db.execute("VACUUM INTO ?", (str(cut),))
+    with contextlib.closing(sqlite3.connect(cut, isolation_level=None)) as db:
+        for statement in statements:
+            for table in (("answers", "failures", "judgements", "scores", "usage") if "{table}" in statement else ("",)):
+                db.execute(statement.format(table=table))
+    return cut
+
+
 def test_an_unfinished_run_is_read_from_its_journal(runs: dict[str, Path], tmp_path: Path) -> None:
-    journal = next(runs["weval"].parent.glob("*.journal.jsonl"))
-    lines = journal.read_text().split("\n")
-    # cut the run after its first answer: a killed process, with a torn last line
-    keep = [lines[0]] + [line for line in lines[1:] if '"capital"' in line and '"openai:candidate' in line]
-    cut = tmp_path / journal.name
-    cut.write_text("\n".join(keep) + '\n{"t":"gen","c":["hos')
+    journal = next(runs["weval"].parent.glob("*.run.db"))
+    # the run as a killed process left it after its first answer: every other cell's rows gone, not finished
+    cut = _copy(journal, tmp_path, "DELETE FROM {table} WHERE NOT (item = 'capital' AND model LIKE 'openai:candidate%')",
+                "UPDATE run SET finished = 0")
     run = load_results(cut)
     assert not run.complete
     assert run.notes[0].startswith("unfinished run (read from its journal): 1 of 6 cell(s)")
@@ -101,10 +113,8 @@ def test_an_unfinished_run_is_read_from_its_journal(runs: dict[str, Path], tmp_p
 
 
 def test_an_answered_but_unscored_cell_is_pending(runs: dict[str, Path], tmp_path: Path) -> None:
-    journal = next(runs["agentv"].parent.glob("*.journal.jsonl"))
-    lines = [line for line in journal.read_text().split("\n") if '"t":"score"' not in line and '"t":"done"' not in line]
-    cut = tmp_path / journal.name
-    cut.write_text("\n".join(lines) + "\n")
+    journal = next(runs["agentv"].parent.glob("*.run.db"))
+    cut = _copy(journal, tmp_path, "DELETE FROM scores", "UPDATE run SET finished = 0")
     run = load_results(cut)
     assert not run.complete and run.cells
     assert all(c.status == PENDING and c.answer is not None for c in run.cells.values())

@@ -21,6 +21,7 @@ from evalspec.run.plan.agentv import AgentvTask
 from evalspec.run.plan.shard import Shard
 from evalspec.run.runner import plan_for
 from tests.fakeprovider import Reply
+from tests.run_records import databases, records_of
 
 from .conftest import AGENTV_TARGETS, SmartFake, env_for, of_type, options, run_events, write
 
@@ -106,10 +107,9 @@ def _decide(req: dict[str, Any]) -> Any:
 
 
 def _journal_rows(out: Path) -> dict[Cell, bytes]:
-    (journal,) = out.glob("agentv/*/*.journal.jsonl")
+    (journal,) = databases(out)
     rows = {}
-    for line in journal.read_bytes().splitlines():
-        rec = json.loads(line)
+    for rec in records_of(journal):
         if rec.get("t") == "score":
             rows[Cell(*rec["c"])] = dumps_bytes(rec["r"])
     return rows

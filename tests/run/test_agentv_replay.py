@@ -66,7 +66,7 @@ def _results(out: Path) -> Path:
 
 
 def _journal(out: Path) -> Path:
-    files = sorted(out.glob("agentv/*/*.journal.jsonl"))
+    files = sorted(out.glob("agentv/*/*.run.db"))
     assert len(files) == 1, files
     return files[0]
 
@@ -150,7 +150,7 @@ def test_replay_into_the_same_folder_keeps_the_recorded_journal(tmp_path: Path, 
     # The replay has a label of its own, so it neither overwrote nor pushed aside the journal it read.
     assert journal.read_bytes() == before
     assert not list((tmp_path / "out").glob("agentv/*/*.prev.jsonl"))
-    assert len(list((tmp_path / "out").glob("agentv/*/*.journal.jsonl"))) == 2
+    assert len(list((tmp_path / "out").glob("agentv/*/*.run.db"))) == 2
 
 
 @pytest.mark.parametrize("kind", ["results", "journal"])
@@ -238,7 +238,7 @@ def _weval_files(tmp_path: Path, smart: SmartFake) -> tuple[Path, Path, Path]:
     bp = write(tmp_path / "w.weval.yml", "models: [echo]\n---\n- id: p1\n  prompt: Hello\n  should: [$contains: Hello]\n")
     run_events(bp, options(tmp_path, env_for(smart), output=tmp_path / "wout"))
     comparison = next((tmp_path / "wout").glob("live/blueprints/*/*_comparison.json"))
-    journal = next((tmp_path / "wout").glob("live/blueprints/*/*.journal.jsonl"))
+    journal = next((tmp_path / "wout").glob("live/blueprints/*/*.run.db"))
     return bp, comparison, journal
 
 
@@ -258,13 +258,13 @@ def test_bad_sources_are_plan_errors(tmp_path: Path, smart: SmartFake) -> None:
 
     assert "no such results file" in error(tmp_path / "nope.jsonl")
     assert "is a Weval comparison file; an AgentV suite replays" in error(comparison)
-    assert "is a Weval run journal; an AgentV suite replays" in error(weval_journal)
-    assert "neither an AgentV results file nor an evalspec AgentV run journal" in error(junk)
+    assert "is a Weval run database; an AgentV suite replays" in error(weval_journal)
+    assert "neither an AgentV results file nor an evalspec AgentV run database" in error(junk)
     assert "neither an AgentV results file" in error(empty)
     assert "give it alone" in error(_results(tmp_path / "out"), "default")
     # The other way round: AgentV files given to a Weval blueprint say what they are.
     assert "is an AgentV results file; a Weval blueprint replays" in error(_results(tmp_path / "out"), file=bp)
-    assert "is an AgentV run journal; a Weval blueprint replays" in error(_journal(tmp_path / "out"), file=bp)
+    assert "is an AgentV run database; a Weval blueprint replays" in error(_journal(tmp_path / "out"), file=bp)
 
 
 def test_cli_replay_exit_codes_and_dry_run(tmp_path: Path, smart: SmartFake, monkeypatch, capsys) -> None:

@@ -184,7 +184,7 @@ def test_replay_and_resume_keep_the_trace(tmp_path: Path, smart: SmartFake) -> N
     run_events(bp, options(tmp_path, env_for(smart)))
     first = _rows(tmp_path / "out")
     [results] = [p for p in (tmp_path / "out").glob("agentv/*/*.jsonl") if not p.name.endswith(".journal.jsonl")]
-    [journal] = (tmp_path / "out").glob("agentv/*/*.journal.jsonl")
+    [journal] = (tmp_path / "out").glob("agentv/*/*.run.db")
     calls = len(smart.requests)
     for source in (results, journal):
         out = tmp_path / f"replay-{source.suffix}-{len(source.name)}"

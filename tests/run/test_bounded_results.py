@@ -52,13 +52,13 @@ def _decide(req: dict[str, Any]) -> Any:
 
 def _files(out: Path) -> dict[str, bytes]:
     return {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*"))
-            if p.is_file() and not p.name.endswith((".journal.jsonl", ".lock")) and "report" not in p.name}
+            if p.is_file() and not p.name.endswith((".run.db", ".lock")) and "report" not in p.name}
 
 
 def _run(tmp_path: Path, smart: SmartFake, name: str) -> dict[str, bytes]:
     bp = write(tmp_path / "b.weval.yml", BLUEPRINT)
     smart.then(Reply.error(400, "this model refuses"), Reply.error(400, "this model refuses"))  # p0's cells
-    run_events(bp, options(tmp_path, env_for(smart), output=tmp_path / name, concurrency=1))
+    run_events(bp, options(tmp_path, env_for(smart), output=tmp_path / name, concurrency=1, artefacts=True))
     return _files(tmp_path / name)
 
 

@@ -223,7 +223,7 @@ def test_report_carries_real_cost_per_role_and_model(tmp_path: Path, env: SmartF
     assert "Total cost: $0.007000" in md
     assert "> Stopped: not run: --max-cost $1.60 reached" in md
     # The journal of the same run says the same.
-    journal = next((tmp_path / "out").glob("live/blueprints/*/*.journal.jsonl"))
+    journal = next((tmp_path / "out").glob("live/blueprints/*/*.run.db"))
     assert load_results(journal).costs["lines"][0]["usd"] == pytest.approx(0.007)
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from evalspec.analysis import analyze, analyze_file
-from evalspec.run.journal.journal_file import read_header
+from evalspec.run.journal.run_store import read_header
 from evalspec.run.options import RunOptions
 from evalspec.run.plan.items import Fingerprints, fingerprints, planned_fingerprints
 from evalspec.run.plan.plan_for import plan_for
@@ -52,28 +52,28 @@ def test_the_journal_header_holds_the_plans_fingerprints(tmp_path: Path) -> None
             pass
 
     asyncio.run(consume())
-    journal = next((tmp_path / "out").rglob("*.journal.jsonl"))
+    journal = next((tmp_path / "out").rglob("*.run.db"))
     header = read_header(journal)
     assert header is not None and dict(header.fp) == expected and list(header.fp) == list(expected)
 
 
 def test_a_big_header_is_read_whole_or_without_its_fingerprints(tmp_path: Path) -> None:
-    """A 100,000-prompt run's header line is ~3.5 MB (its fingerprints): it is a header all the same; a
-    report asks for it without the fingerprints, which are then never made."""
+    """A 100,000-prompt run's items are many rows: the header reads them whole; a report asks for it
+    without the fingerprints, which are then never read."""
     import dataclasses
 
     from evalspec.run.events import Cell
-    from evalspec.run.journal.journal_file import Journal, records
     from evalspec.run.journal.records import Generated, RunHeader
+    from evalspec.run.journal.run_store import open_journal, records
 
     fp = {f"prompt-{i}": f"{i:016x}" for i in range(60_000)}
     header = RunHeader(kind="weval", file="/x/b.weval.yml", run_label="abc", started="2026-01-01T00:00:00Z",
                        path="/x/b.weval.yml", select=("p*",), fp=fp, config_id="b", systems={"m": None})
-    path = tmp_path / "abc.journal.jsonl"
-    with Journal(path, fresh=True) as journal:
-        journal.write(header)
+    path = tmp_path / "abc.run.db"
+    journal, _ = open_journal(path, resume=False, header=header)
+    with journal:
         journal.write(Generated(Cell("prompt-1", "m"), 0, "an answer", (3, 4), 12.5, False))
-    assert path.stat().st_size > 1 << 20  # (read_header read at most 1 MB of it before)
+    assert path.stat().st_size > 1 << 20
     assert read_header(path) == header
     assert read_header(path, fingerprints=False) == dataclasses.replace(header, fp={})
     every = list(records(path))

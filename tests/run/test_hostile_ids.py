@@ -29,7 +29,7 @@ def _blueprint(tmp_path: Path) -> Path:
 
 
 def test_every_prompt_id_gets_an_artefact_file_of_its_own(tmp_path: Path) -> None:
-    assert main(["run", str(_blueprint(tmp_path)), "-o", str(tmp_path / "out")]) == 0
+    assert main(["run", str(_blueprint(tmp_path)), "-o", str(tmp_path / "out"), "--artefacts"]) == 0
     [run_dir] = [p for p in (tmp_path / "out").rglob("*") if p.is_dir() and (p / "core.json").is_file()]
     files = sorted((run_dir / "responses").iterdir())
     assert len(files) == len(IDS)

@@ -1,5 +1,6 @@
-"""The journal's typed records write the very lines the runners wrote as dicts (old journals resume, old
-readers read new ones), and the one reader turns such lines back into the same records."""
+"""The run's typed records: each goes into the run database and reads back the same (journal/database.py);
+each still has the JSON line earlier evalspecs wrote, so their journals read (journal/legacy_jsonl.py) into
+the same records and state."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from evalspec.jsonio import dumps_bytes, loads
 from evalspec.run.events import Cell
-from evalspec.run.journal.journal_file import Journal, load, read_header, records
 from evalspec.run.journal.records import (
     CellScore,
     Done,
@@ -21,7 +22,9 @@ from evalspec.run.journal.records import (
     RunHeader,
     Stopped,
     Usage,
+    decode,
 )
+from evalspec.run.journal.run_store import load, open_journal, read_header, records
 
 CELL = Cell("p1", "openai:gpt-4o")
 
@@ -66,22 +69,37 @@ CASES = [
 ]
 
 
+HEADER = RunHeader(kind="weval", file="bp.yml", run_label="abc", started="s", path="/w/bp.yml")
+
+
 @pytest.mark.parametrize(("record", "line"), CASES, ids=[type(r).__name__ for r, _ in CASES])
-def test_a_record_is_written_as_the_line_it_always_was_and_reads_back(tmp_path: Path, record: object,
-                                                                      line: bytes) -> None:
-    path = tmp_path / "j.journal.jsonl"
-    with Journal(path, fresh=True) as journal:
-        journal.write(record)  # type: ignore[arg-type]
-    assert path.read_bytes() == line + b"\n"
-    assert list(records(path)) == [record]
+def test_a_record_goes_into_the_database_and_reads_back(tmp_path: Path, record: object, line: bytes) -> None:
+    assert dumps_bytes(record.to_json()) == line  # type: ignore[attr-defined]  # an earlier journal's line
+    assert decode(loads(line)) == record or isinstance(record, RunHeader)
+    path = tmp_path / "j.run.db"
+    journal, _ = open_journal(path, resume=False, header=record if isinstance(record, RunHeader) else HEADER)
+    with journal:
+        if not isinstance(record, RunHeader):
+            journal.write(record)  # type: ignore[arg-type]
+    found = list(records(path))
+    if isinstance(record, RunHeader):
+        assert found == [record]
+    else:
+        assert found == [HEADER, record]
 
 
-def test_several_records_go_out_together_in_order(tmp_path: Path) -> None:
-    path = tmp_path / "j.journal.jsonl"
-    with Journal(path, fresh=True) as journal:
-        journal.write(*(r for r, _ in CASES))
-        assert journal.records == len(CASES)
-    assert path.read_bytes() == b"".join(line + b"\n" for _, line in CASES)
+def test_records_written_together_are_one_transaction(tmp_path: Path) -> None:
+    path = tmp_path / "j.run.db"
+    journal, _ = open_journal(path, resume=False, header=HEADER)
+    body = [r for r, _ in CASES if not isinstance(r, RunHeader)]
+    with journal:
+        journal.write(*body)
+        assert journal.records == len(body)
+    found = list(records(path))
+    # a later record of the same key (cell, turn; cell, point, judge; …) replaces the earlier one
+    assert found[0] == HEADER and all(r in body for r in found[1:])
+    assert {type(r) for r in found[1:]} == {type(r) for r in body}
+    assert sum(isinstance(r, Usage) for r in found) == sum(isinstance(r, Usage) for r in body)  # all kept
 
 
 def test_an_old_journal_loads_into_the_state_resume_reads(tmp_path: Path) -> None:
@@ -137,16 +155,19 @@ def test_a_header_s_fingerprints_are_written_and_read_one_at_a_time_as_the_dict_
     fp = Fingerprints((pid, bytes([n] * 8)) for n, pid in enumerate(HOSTILE_IDS))
     header = RunHeader(kind="weval", file="bp.yml", config_id="bp", run_label="abc", started="s",
                        systems={"m": "sys"}, path="/w/bp.yml", select=(',"fp":{',), fp=fp, extra=extra)
-    path = tmp_path / "j.journal.jsonl"
-    with Journal(path, fresh=True) as journal:
-        journal.write(header)
-    line = path.read_bytes()
-    assert line == dumps_bytes(header.to_json()) + b"\n"
+    line = dumps_bytes(header.to_json()) + b"\n"
+    assert header.json_line() == line  # as an earlier evalspec wrote it
     whole = RunHeader.from_json(orjson.loads(line))
-    state = load(path)
-    assert state.header == whole == read_header(path)
-    assert isinstance(state.header.fp, Fingerprints)  # 8 bytes an item, not a dict of strings
-    assert list(state.header.fp.items()) == list(whole.fp.items()) == list(fp.items())
+    old = tmp_path / "j.journal.jsonl"
+    old.write_bytes(line)
+    path = tmp_path / "j.run.db"
+    journal, _ = open_journal(path, resume=False, header=header)
+    journal.close()
+    for where in (path, old):
+        state = load(where)
+        assert state.header == whole == read_header(where)
+        assert isinstance(state.header.fp, Fingerprints)  # 8 bytes an item, not a dict of strings
+        assert list(state.header.fp.items()) == list(whole.fp.items()) == list(fp.items())
 
 
 @pytest.mark.parametrize("line", [

@@ -27,19 +27,19 @@ def _first_run(tmp_path: Path) -> tuple[Path, Path, Path]:
     bp = tmp_path / "b.yml"
     bp.write_text(BLUEPRINT)
     assert main(["run", str(bp), "-o", str(tmp_path / "out"), "--no-report"]) == 0
-    [journal] = (tmp_path / "out").rglob("*.journal.jsonl")
+    [journal] = (tmp_path / "out").rglob("*.run.db")
     victim = tmp_path / "home" / ".bashrc"
     victim.parent.mkdir()
     victim.write_text(PRECIOUS)
     return bp, journal.parent, journal
 
 
-@pytest.mark.parametrize("planted", ["journal", "lock"])
-def test_a_link_planted_as_the_journal_or_lock_is_refused_and_its_target_untouched(
+@pytest.mark.parametrize("planted", ["journal", "-wal", "-shm"])
+def test_a_link_planted_as_the_database_or_its_log_is_refused_and_its_target_untouched(
         tmp_path: Path, planted: str, capsys: pytest.CaptureFixture[str]) -> None:
     bp, _folder, journal = _first_run(tmp_path)
     victim = tmp_path / "home" / ".bashrc"
-    target = journal if planted == "journal" else journal.with_suffix(".lock")
+    target = journal if planted == "journal" else journal.with_name(journal.name + planted)
     target.unlink(missing_ok=True)
     target.symlink_to(victim)
     code = main(["run", str(bp), "-o", str(tmp_path / "out"), "--resume", "--no-report"])
@@ -110,4 +110,4 @@ def test_the_output_folder_itself_may_be_a_link(tmp_path: Path) -> None:
     (tmp_path / "real").mkdir()
     (tmp_path / "out").symlink_to(tmp_path / "real")
     assert main(["run", str(bp), "-o", str(tmp_path / "out"), "--no-report"]) == 0
-    assert list((tmp_path / "real").rglob("*.journal.jsonl"))
+    assert list((tmp_path / "real").rglob("*.run.db"))

@@ -6,7 +6,6 @@ requests of the resumed run.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import signal
@@ -16,6 +15,7 @@ import time
 from pathlib import Path
 
 from fakeprovider import Reply
+from run_records import run_records
 
 from evalspec.cli import main
 
@@ -32,14 +32,7 @@ def _blueprint(tmp_path: Path) -> Path:
 
 
 def _journal(out: Path) -> list[dict]:
-    files = list(out.glob("live/blueprints/*/*.journal.jsonl"))
-    if not files:
-        return []
-    records = []
-    for line in files[0].read_bytes().splitlines():
-        with contextlib.suppress(ValueError):
-            records.append(json.loads(line))
-    return records
+    return run_records(out / "live" / "blueprints")
 
 
 def test_sigkill_then_resume_repeats_no_finished_call(tmp_path: Path, smart: SmartFake, monkeypatch) -> None:
@@ -136,5 +129,5 @@ def test_sigterm_exits_130_and_says_how_to_resume(tmp_path: Path, smart: SmartFa
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 130
-    assert "--resume" in err and ".journal.jsonl" in err
+    assert "--resume" in err and ".run.db" in err
     assert sum(1 for r in _journal(out) if r.get("t") == "score") >= 3

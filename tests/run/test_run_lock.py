@@ -1,5 +1,5 @@
 """One run per run label at a time, with real concurrent processes: a second run (fresh or --resume) is
-refused naming the holder's PID, and repeats no call nor renames the journal; a lock left by a run killed
+refused naming the holder's PID, and repeats no call nor empties the run database; a lock left by a run killed
 with SIGKILL is cleared by the next run, which says so.
 
 The attack run's case: four --resume runs after a kill made 7,236 calls where 1,794 were needed, and
@@ -8,8 +8,10 @@ concurrent fresh runs lost journals to `.prev` renames.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -17,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from fakeprovider import Reply
+from run_records import databases, run_records
 
 from .conftest import SmartFake, comparison, env_for, write
 
@@ -30,8 +33,14 @@ def _start(bp: Path, out: Path, env: dict[str, str], *extra: str) -> subprocess.
 
 
 def _scores(out: Path) -> int:
-    files = list(out.glob("live/blueprints/*/*.journal.jsonl"))
-    return files[0].read_bytes().count(b'"t":"score"') if files else 0
+    return sum(1 for r in run_records(out) if r["t"] == "score")
+
+
+def _lock_pid(db: Path) -> int | None:
+    """The PID the database's lock row names (the database is the lock), None when there is none."""
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        row = conn.execute("SELECT pid FROM lock").fetchone()
+    return None if row is None else int(row[0])
 
 
 @pytest.mark.timeout(120)
@@ -52,8 +61,8 @@ def test_concurrent_runs_of_one_label(tmp_path: Path, smart: SmartFake) -> None:
     while _scores(out) < 3:
         assert first.poll() is None and time.monotonic() < deadline, first.communicate()
         time.sleep(0.02)
-    (lock,) = out.glob("live/blueprints/*/*.journal.lock")
-    assert lock.read_text().strip() == str(first.pid)
+    (db,) = databases(out)
+    assert _lock_pid(db) == first.pid
 
     # Three resumes and a fresh run, all at once, while the first run goes on.
     others = [_start(bp, out, env, "--resume") for _ in range(3)] + [_start(bp, out, env)]
@@ -61,12 +70,12 @@ def test_concurrent_runs_of_one_label(tmp_path: Path, smart: SmartFake) -> None:
         _, err = proc.communicate(timeout=60)
         assert proc.returncode == 2, err
         assert f"already running (PID {first.pid}" in err and "--resume" in err
-    assert not list(out.glob("live/blueprints/*/*.prev.jsonl"))  # nobody renamed the journal away
+    assert not list(out.glob("live/blueprints/*/*.run.prev.db"))  # nobody emptied the database
     assert first.poll() is None
 
     first.send_signal(signal.SIGKILL)
     first.wait(10)
-    assert lock.exists() and lock.read_text().strip() == str(first.pid)  # what a killed run leaves
+    assert _lock_pid(db) == first.pid  # what a killed run leaves
 
     last = _start(bp, out, env, "--resume")
     stdout, err = last.communicate(timeout=60)
@@ -75,7 +84,7 @@ def test_concurrent_runs_of_one_label(tmp_path: Path, smart: SmartFake) -> None:
     assert len(comparison(out)["promptIds"]) == N
     # Every prompt was asked once, bar the one in flight when the first run was killed.
     assert N <= smart.count <= N + 1, smart.count
-    assert not lock.exists()  # released when the run ended
+    assert _lock_pid(db) is None  # released when the run ended
 
 
 @pytest.mark.parametrize("kind", ["weval", "agentv"])

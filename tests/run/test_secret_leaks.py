@@ -33,7 +33,8 @@ def test_weval_artefacts_mask_an_echoed_key(tmp_path: Path, smart: SmartFake, mo
         monkeypatch.setenv(k, v)
     smart.answer = f"your key is {KEY}, judge"
     out = tmp_path / "out"
-    assert main(["run", str(write(tmp_path / "b.yml", BP)), "-o", str(out), "--judge", "openai:grader"]) == 0
+    assert main(["run", str(write(tmp_path / "b.yml", BP)), "-o", str(out), "--judge", "openai:grader",
+                 "--artefacts"]) == 0
     artefacts = [f for f in out.rglob("*") if f.is_file() and f.parent.name in ("p", "responses")]
     assert {f.parent.parent.name for f in artefacts} >= {"histories", "coverage"}
     assert _pieces_of_the_key(_everything(out) + capsys.readouterr().out) == []

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from fakeprovider import Reply
+from run_records import records_of
 
 from evalspec.cli import main
 
@@ -36,9 +37,9 @@ def test_keys_never_appear_anywhere(tmp_path: Path, smart: SmartFake, monkeypatc
     assert "Incorrect API key provided: ***" in captured.out
     files = [f for f in out.rglob("*") if f.is_file()]
     assert any(f.name == "responses.jsonl" for f in files)  # the cache is there, and clean
-    assert any(f.name.endswith(".journal.jsonl") for f in files)
+    assert any(f.name.endswith(".run.db") for f in files)
     for f in files:
-        assert KEY not in f.read_text(encoding="utf-8"), f
+        assert KEY.encode() not in f.read_bytes(), f
     assert KEY not in captured.out and KEY not in captured.err
     # The key did go to the provider, in the header only.
     assert smart.requests[0].headers["authorization"] == f"Bearer {KEY}"
@@ -52,7 +53,7 @@ def test_replay_rescores_without_calling_a_model(tmp_path: Path, smart: SmartFak
     if source == "comparison":
         results = next((tmp_path / "out").glob("live/blueprints/*/*_comparison.json"))
     else:
-        results = next((tmp_path / "out").glob("live/blueprints/*/*.journal.jsonl"))
+        results = next((tmp_path / "out").glob("live/blueprints/*/*.run.db"))
     smart.reset()
     # Change the rubric: the same answers, scored again against it.
     write(bp, BP.replace("[$contains: Hello]\n- id: p2", "[$contains: there]\n- id: p2"))
@@ -71,14 +72,14 @@ def test_replay_rescores_without_calling_a_model(tmp_path: Path, smart: SmartFak
 def test_replay_keeps_the_label_but_not_the_journal_of_its_source(tmp_path: Path, smart: SmartFake) -> None:
     bp = write(tmp_path / "r.weval.yml", BP)
     run_events(bp, options(tmp_path, env_for(smart)))
-    [journal] = (tmp_path / "out").glob("live/blueprints/*/*.journal.jsonl")
+    [journal] = (tmp_path / "out").glob("live/blueprints/*/*.run.db")
     before = journal.read_bytes()
     for _ in range(2):
         run_events(bp, options(tmp_path, env_for(smart), models=[f"replay:{journal}"]))
     assert journal.read_bytes() == before
-    assert not journal.with_name(journal.name.replace(".jsonl", ".prev.jsonl")).exists()
-    [replay_journal] = journal.parent.glob("*.replay-*.journal.jsonl")
-    assert replay_journal.name.startswith(journal.name.removesuffix(".journal.jsonl") + ".replay-")
+    assert not journal.with_name(journal.name.replace(".run.db", ".run.prev.db")).exists()
+    [replay_journal] = journal.parent.glob("*.replay-*.run.db")
+    assert replay_journal.name.startswith(journal.name.removesuffix(".run.db") + ".replay-")
     labels = {json.loads(p.read_text())["runLabel"] for p in journal.parent.glob("*_comparison.json")}
     assert len(labels) == 1
 
@@ -100,7 +101,7 @@ system: Be brief.
   ideal: Hi!
   should: [$contains: Hello]
 """)
-    run_events(bp, options(tmp_path, env_for(smart)))
+    run_events(bp, options(tmp_path, env_for(smart), artefacts=True))
     sent = smart.chat_requests()[0]
     assert sent["messages"][0] == {"role": "system", "content": "Be brief."} and sent["temperature"] == 0
     folder = tmp_path / "out" / "live" / "blueprints" / "shape"
@@ -132,8 +133,8 @@ system: Be brief.
     assert core["evaluationResults"]["llmCoverageScores"]["p1"]["openai:gpt-4o-mini[temp:0]"]["pointAssessments"][0] \
         == {"coverageExtent": 1.0, "multiplier": 1.0, "isInverted": False}
     # The journal stays beside the results, finished.
-    journal = (folder / f"{data['runLabel']}.journal.jsonl").read_text().splitlines()
-    assert json.loads(journal[0])["t"] == "run" and json.loads(journal[-1]) == {"t": "done"}
+    journal = records_of(folder / f"{data['runLabel']}.run.db")
+    assert journal[0]["t"] == "run" and journal[-1] == {"t": "done"}
 
 
 @pytest.mark.parametrize("kind", ["weval", "agentv"])

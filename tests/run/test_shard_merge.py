@@ -69,7 +69,7 @@ def _tree(folder: Path) -> dict[str, bytes]:
     """Every file below a results folder (journals and shard files aside), names and bytes without times."""
     out = {}
     for p in sorted(folder.rglob("*")):
-        if p.is_file() and not p.name.endswith((".journal.jsonl", ".lock", ".html")):
+        if p.is_file() and not p.name.endswith((".run.db", ".lock", ".html")):
             out[STAMP.sub(b"<time>", str(p.relative_to(folder)).encode()).decode()] = _normalised(p)
     return out
 
@@ -268,7 +268,7 @@ def test_dry_run_and_resume_of_a_shard(tmp_path: Path, fake: SmartFake, capsys: 
     out = tmp_path / "out"
     for i in (3, 4):
         assert main(["run", str(bp), "-o", str(out), "--shard", f"{i}/4", "--eval-method", "none", "--no-report"]) == 0
-    journals = sorted(p.name for p in out.rglob("*.journal.jsonl"))
+    journals = sorted(p.name for p in out.rglob("*.run.db"))
     assert len(journals) == 2 and ".shard-3-of-4." in journals[0] and ".shard-4-of-4." in journals[1]
     before = len(fake.requests)
     assert main(["run", str(bp), "-o", str(out), "--shard", "3/4", "--eval-method", "none", "--no-report",

@@ -6,6 +6,8 @@ import asyncio
 import io
 from pathlib import Path
 
+from run_records import records_of
+
 from evalspec.providers.base import ChatRequest, ChatResult
 from evalspec.run.events import (
     Cell,
@@ -83,8 +85,8 @@ def test_closing_the_stream_early_stops_the_run(tmp_path: Path, smart: SmartFake
 
     assert asyncio.run(scenario()) == 0
     assert smart.count < 30
-    journal = next((tmp_path / "out").glob("live/blueprints/*/*.journal.jsonl")).read_text()
-    assert '"t":"score"' in journal and '"t":"done"' not in journal
+    journal = records_of(next((tmp_path / "out").glob("live/blueprints/*/*.run.db")))
+    assert {"t": "done"} not in journal and any(r["t"] == "score" for r in journal)
 
 
 def test_tty_progress_bar_shows_retries_and_the_table() -> None:

@@ -63,7 +63,8 @@ models: [echo]
   should_not:
     - $matches: "(a+)+$"
 """)
-    assert main(["run", str(bp), "-o", str(tmp_path / "out"), "--no-report", "--fail-under", "0.5"]) == 1
+    assert main(["run", str(bp), "-o", str(tmp_path / "out"), "--no-report", "--fail-under", "0.5",
+                 "--artefacts"]) == 1
     assert "1 point(s) not scored" in capsys.readouterr().err
     [coverage] = (tmp_path / "out").rglob("coverage/slow/*.json")
     points = json.loads(coverage.read_text(encoding="utf-8"))["pointAssessments"]

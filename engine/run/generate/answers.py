@@ -21,8 +21,8 @@ from ...providers.tool_calls import calls_from_json
 from ...weval.model import Prompt
 from ..events import Cell
 from ..journal.held_records import HeldRecords
-from ..journal.journal_file import Journal, JournalState
 from ..journal.records import Generated
+from ..journal.run_store import Journal, JournalState
 from ..options import RunOptions
 from .calls import Calls, provider_key
 

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 from ...batch import batch_api_for
 from ...providers.base import Provider, ProviderError
 from ...providers.retry import retry_call
-from ..journal.journal_file import Journal
 from ..journal.records import BatchCancelled
+from ..journal.run_store import Journal
 from ..options import RunOptions
 from .batch_journal import BatchPart, load_parts
 from .calls import Calls
@@ -45,7 +45,7 @@ async def cancel_open_batches(journal_path: Path, plan: Plan, options: RunOption
     lines: list[str] = []
     calls = Calls(options, lambda event: None, concurrency=4)
     try:
-        with Journal(journal_path, fresh=False) as journal:
+        with Journal.after_run(journal_path) as journal:
             for part in parts:
                 assert part.batch_id is not None
                 batch_id = part.batch_id

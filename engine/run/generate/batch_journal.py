@@ -1,15 +1,14 @@
-"""Batch mode's view of the run journal: what was planned, uploaded, created and ended, by part.
+"""Batch mode's view of the run database: what was planned, uploaded, created and ended, by part.
 
-A part is one provider batch. Its records (journal/records.py), in the order they are written:
+A part is one provider batch: a row of the database's `batches` table and its `batch_items`, written by
+these records (journal/records.py), in this order:
 
-    BatchPlanned       {"t": "batch_plan", "k": key, "m": model, "at": unix time,
-                        "items": [[custom_id, item, model, slot], …]}
-                       before anything is sent: which request of the batch is which cell (slot: the
-                       generated turn's number, or "judge:<point>:<judge>" for a judge's call)
-    BatchFileUploaded  {"t": "batch_file", "k": key, "f": file id}       OpenAI: the input file, once uploaded
-    BatchCreated       {"t": "batch", "k": key, "id": batch id}          the moment the provider answers
-    BatchEnded         {"t": "batch_end", "k": key, "s": status}         the batch ended (status, result files)
-    BatchCancelled     {"t": "batch_cancel", "k": key}                   the user cancelled it (Ctrl-C)
+    BatchPlanned       before anything is sent: which request of the batch (custom_id) is which cell and
+                       slot (the generated turn's number, or "judge:<point>:<judge>" for a judge's call)
+    BatchFileUploaded  OpenAI: the input file, once uploaded (`file_id`)
+    BatchCreated       the moment the provider answers (`batch_id`)
+    BatchEnded         the batch ended: its status, result files (`status`)
+    BatchCancelled     the user cancelled it, after Ctrl-C (`cancelled`)
 
 `--resume` reads them back (`load_parts`): a part with a batch id is polled, never sent again; a part
 planned but without an id is looked for at the provider (metadata key, or the list) before anything
@@ -19,7 +18,6 @@ is sent; the answers of an ended part are read again from its result files.
 from __future__ import annotations
 
 import hashlib
-import re
 from array import array
 from bisect import bisect_left
 from collections.abc import Iterator, Mapping, Sequence
@@ -27,8 +25,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, overload
 
-from ...appendlog import read_lines
-from ...jsonio import loads
 from ..events import Cell
 from ..journal.records import (
     BatchCancelled,
@@ -36,11 +32,9 @@ from ..journal.records import (
     BatchEnded,
     BatchFileUploaded,
     BatchPlanned,
-    decode,
 )
 
 Slot = tuple[Cell, int | str]  # a cell and its generated turn's number, or a judge call's place
-_TAGS = (BatchPlanned.TAG, BatchFileUploaded.TAG, BatchCreated.TAG, BatchEnded.TAG, BatchCancelled.TAG)
 
 
 def slot_key(cell: Cell | tuple[str, str], turn: int | str) -> tuple[int, int]:
@@ -181,96 +175,45 @@ Keys = tuple["array[int]", "array[int]", "array[int]"]  # a part's slot keys (hi
 
 
 def load_parts(path: Path, keys: dict[str, Keys] | None = None) -> dict[str, BatchPart]:
-    """Every part the journal at `path` knows, by key, in the order they were planned: its ids and states,
-    not its slots. `keys` (JournaledBatches) gets each part's items' slot keys and places, sorted by key."""
+    """Every part the run database at `path` knows, by key, in the order they were planned: its ids and
+    states, not its slots. `keys` (JournaledBatches) gets each part's items' slot keys and places, sorted by
+    key. A journal of an earlier evalspec is read as it was written (its records, in order)."""
+    from ..journal import database as db
+    from ..journal.run_store import records
+
     parts: dict[str, BatchPart] = {}
-    wanted = tuple(b'{"t":"' + tag.encode() + b'"' for tag in _TAGS)
-    plan = b'{"t":"' + BatchPlanned.TAG.encode() + b'"'
-    for line in read_lines(path, lambda line: line.startswith(wanted)):
-        try:
-            if line.startswith(plan):
-                part = _planned_part(line, keys)
-                if part is not None:
-                    parts[part.key] = part
+    if path.name.endswith(".journal.jsonl") and not db.is_database(path):
+        for record in records(path, BatchPlanned, BatchFileUploaded, BatchCreated, BatchEnded, BatchCancelled):
+            if isinstance(record, BatchPlanned):
+                parts[record.key] = _part(record.key, record.model, record.planned_at,
+                                          ((cid, cell.item, cell.model, slot) for cid, cell, slot in record.items), keys)
                 continue
-            rec = loads(line)
-            record = decode(rec) if isinstance(rec, dict) else None
-        except (KeyError, TypeError, ValueError):
-            continue
-        part = parts.get(getattr(record, "key", ""))
-        if part is None:
-            continue
-        if isinstance(record, BatchFileUploaded):
-            part.file_id = record.file_id
-        elif isinstance(record, BatchCreated):
-            part.batch_id = record.batch_id
-        elif isinstance(record, BatchEnded):
-            part.ended = dict(record.status)
-        elif isinstance(record, BatchCancelled):
-            part.cancelled = True
+            part = parts.get(getattr(record, "key", ""))
+            if part is None:
+                continue
+            if isinstance(record, BatchFileUploaded):
+                part.file_id = record.file_id
+            elif isinstance(record, BatchCreated):
+                part.batch_id = record.batch_id
+            elif isinstance(record, BatchEnded):
+                part.ended = dict(record.status)
+            elif isinstance(record, BatchCancelled):
+                part.cancelled = True
+        return parts
+    try:
+        with db.reading(path) as conn:
+            for key, model, at, file_id, batch_id, status, cancelled in db.batch_rows(conn):
+                part = _part(key, model, at, db.batch_item_rows(conn, key), keys)
+                part.file_id, part.batch_id, part.ended, part.cancelled = file_id, batch_id, status, cancelled
+                parts[key] = part
+    except (FileNotFoundError, db.NotADatabase):
+        return {}
     return parts
 
 
-_ITEMS = b',"items":['
-# One item of a plan line as BatchPlanned.json_line writes it: a flat list of strings and numbers.
-_ITEM = re.compile(rb'\[(?:"(?:[^"\\]|\\.)*"|[^\[\]"])*\]')
-
-
-class _NotAsWritten(ValueError):
-    """A plan line not in the form BatchPlanned.json_line writes (edited by hand?): parsed whole."""
-
-
-def _planned_part(line: bytes, keys: dict[str, Keys] | None) -> BatchPart | None:
-    """A BatchPlanned line's part (None: not one). Its items are parsed one at a time from the line (a
-    part's 100,000 items parsed at once were ~35 MB of lists and strings, the resumed run's peak); a line
-    not as the journal writes it is parsed whole, to the same result."""
-    try:
-        head, items = _items_of(line)
-        return _part(head, items, keys)
-    except _NotAsWritten:
-        rec = loads(line)
-        if not isinstance(rec, dict):
-            return None
-        return _part(rec, iter(rec["items"]), keys)
-
-
-def _items_of(line: bytes) -> tuple[dict[str, Any], Iterator[Any]]:
-    start = line.find(_ITEMS)
-    body = line.rstrip()
-    if start < 0 or not body.endswith(b"]}"):
-        raise _NotAsWritten
-    try:
-        head = loads(line[:start] + b"}")
-    except ValueError:
-        raise _NotAsWritten from None
-    if not isinstance(head, dict) or "items" in head:
-        raise _NotAsWritten
-    return head, _each_item(body, start + len(_ITEMS), len(body) - 2)
-
-
-def _each_item(body: bytes, pos: int, end: int) -> Iterator[Any]:
-    while pos < end:
-        m = _ITEM.match(body, pos)
-        if m is None:
-            raise _NotAsWritten
-        try:
-            yield loads(m.group())
-        except ValueError:
-            raise _NotAsWritten from None
-        pos = m.end()
-        if pos < end:
-            if body[pos:pos + 1] != b",":
-                raise _NotAsWritten
-            pos += 1
-            if pos == end:
-                raise _NotAsWritten  # a trailing comma
-
-
-def _part(rec: dict[str, Any], raw_items: Iterator[Any], keys: dict[str, Keys] | None) -> BatchPart:
-    """A part from a plan line's fields and its items (read as they come: no Cell, no tuple an item)."""
-    key = str(rec["k"])
-    model = str(rec["m"])
-    planned_at = float(rec.get("at") or 0.0)
+def _part(key: str, model: str, planned_at: float, raw_items: Iterator[Any],
+          keys: dict[str, Keys] | None) -> BatchPart:
+    """A part from its fields and its items (read as they come: no Cell, no tuple an item)."""
     items: PartItems | None = None
     highs, lows = array("q"), array("q")
     for cid, item, cell_model, turn in raw_items:

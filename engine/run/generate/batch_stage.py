@@ -37,8 +37,8 @@ from ...providers.base import BAD_RESPONSE, ChatRequest, ChatResult, Provider, P
 from ...providers.cache import CachedProvider
 from ...providers.retry import retry_call
 from ..events import BatchProgress, Cell, Event, Notice
-from ..journal.journal_file import Journal
 from ..journal.records import BatchCreated, BatchEnded, BatchFileUploaded
+from ..journal.run_store import Journal
 from ..options import RunOptions
 from .batch_journal import (
     BatchPart,
@@ -104,7 +104,7 @@ class BatchStage:
         self.journal = journal
         self.journal_path = journal_path
         # The run label, in every part's key: the journal's name is the label's.
-        self.label = label if label is not None else journal_path.name.removesuffix(".journal.jsonl")
+        self.label = label if label is not None else journal_path.name.removesuffix(".run.db")
         # The phase's number in the run, in its parts' keys too: a later phase (an AgentV trial's round,
         # its judges) may ask exactly what an earlier one did, and must not take that batch for its own.
         # Counted by `run()`; an AgentV run makes a stage per round and numbers them (`phase`).

@@ -7,8 +7,8 @@ nothing received can be lost by waiting, and a cell costs one journal write inst
 
 from __future__ import annotations
 
-from .journal_file import Journal
 from .records import Record
+from .run_store import Journal
 
 
 class HeldRecords:

@@ -1,12 +1,12 @@
-"""The run journal's records: one frozen dataclass per kind of line, and the JSON each is written as.
+"""The run's records: one frozen dataclass per kind of thing a run learns, and the JSON line each was
+written as in an earlier evalspec's JSONL journal.
 
-A record is written by `Journal.write` (journal/journal_file.py), the one writer, and read back by `journal.load` /
-`journal.records`, the one reader, through `decode` below. The JSON keeps the short keys the journal
-has always had (a big run writes tens of thousands of lines), and a record serializes to exactly the
-bytes the runners wrote before these types existed, so old journals resume and old readers read new
-ones:
+A record is written by `Journal.write` (journal/run_store.py) into the run database's tables
+(journal/database.py `put`) and read back from them as the same record (`load`, `records`). The JSON form
+(`to_json`, short keys, `"t"` first) is how an earlier evalspec's journal holds it, read by
+journal/legacy_jsonl.py through `decode` below; tests compare records through it too:
 
-    {"t": "run", "v": 1, "kind", "file", …}                   RunHeader: first line, what run this is
+    {"t": "run", "v": 1, "kind", "file", …}                   RunHeader: what run this is
     {"t": "gen", "c": [item, model], "n": turn, "text", "u": [in, out], "ms", "cached"(, "m", "tc")}
                                                               Generated: an answer (a Weval turn, an AgentV attempt)
     {"t": "fail", "c": [...], "error", "kind"}                Failed: a Weval cell with no answer
@@ -25,11 +25,10 @@ ones:
     {"t": "batch_plan" | "batch_file" | "batch" | "batch_end" | "batch_cancel", "k": key, …}
                                                               batch mode's records (generate/batch_journal.py)
 
-**Adding a record type** is one class here: a frozen dataclass with a `TAG`, `to_json()` (the line,
-short keys, `"t"` first) and a `from_json(rec)` classmethod that raises KeyError/TypeError/ValueError on
-a line it cannot read (the reader skips such a line, as it skips one cut short by a kill), registered
-with `@journal_record`. If `--resume` needs it, give `journal.JournalState` a field and a case in its
-`add`. Readers that do not know a tag skip it, so an older evalspec reads a newer journal.
+**Adding a record type**: a frozen dataclass here with a `TAG`, `to_json()` and `from_json(rec)`
+(registered with `@journal_record`), a table or columns for it in journal/database.py (its `put` case and
+a reader merged by `in_order`), and, if `--resume` needs it, a field of `run_store.JournalState` and a
+case in its `add`.
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ of eval file is a clear error rather than "no answers".
 from __future__ import annotations
 
 import re
+import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,7 @@ from ...providers.base import ToolCall
 from ...providers.tool_calls import calls_from_json, calls_from_messages
 from ...results_kind import sniff
 from ..events import Cell
-from ..journal.journal_file import load as load_journal
+from ..journal.run_store import load as load_journal
 from .error import PlanError
 
 IDEAL = ("IDEAL_BENCHMARK", "ideal")
@@ -49,16 +50,16 @@ def without_suffixes(model: str) -> str:
 
 # What each kind of eval file replays, for the error that names the other format.
 _WANTS = {
-    "weval": "a Weval blueprint replays a Weval comparison file (…_comparison.json) or a Weval run journal "
-             "(….journal.jsonl)",
+    "weval": "a Weval blueprint replays a Weval comparison file (…_comparison.json) or a Weval run database "
+             "(….run.db)",
     "agentv": "an AgentV suite replays an AgentV results file (<out>/agentv/<dataset>/…jsonl) or an AgentV "
-              "run journal (….journal.jsonl)",
+              "run database (….run.db)",
 }
 _FORMATS = {  # format → (what it is, the kind of eval file that wrote it)
     "comparison": ("a Weval comparison file", "weval"),
-    "weval-journal": ("a Weval run journal", "weval"),
+    "weval-journal": ("a Weval run database", "weval"),
     "agentv-results": ("an AgentV results file", "agentv"),
-    "agentv-journal": ("an AgentV run journal", "agentv"),
+    "agentv-journal": ("an AgentV run database", "agentv"),
 }
 
 
@@ -103,11 +104,11 @@ class ReplaySource:
                 if _is_comparison(path):  # a pretty-printed one: its first line says nothing
                     raise PlanError(f"replay: {path} is {_FORMATS['comparison'][0]}; {_WANTS[kind]}")
                 raise PlanError(f"replay: {path} is neither an AgentV results file nor an evalspec AgentV run "
-                                f"journal; {_WANTS[kind]}")
-            if path.suffix == ".jsonl":
+                                f"database; {_WANTS[kind]}")
+            if path.suffix == ".jsonl" or found == "weval-journal":
                 return cls._from_journal(path)
             return cls._from_comparison(path)
-        except (OSError, ValueError, KeyError, TypeError) as exc:
+        except (OSError, ValueError, KeyError, TypeError, sqlite3.Error) as exc:
             raise PlanError(f"replay: cannot read {path}: {exc}") from None
 
     @classmethod
@@ -135,7 +136,7 @@ class ReplaySource:
     def _from_journal(cls, path: Path) -> ReplaySource:
         state = load_journal(path)
         if state.header is None:
-            raise ValueError("not an evalspec journal (no header line)")
+            raise ValueError("not an evalspec run database (no run row)")
         answers: dict[str, dict[str, Recorded]] = {}
         for cell, turns in state.turns.items():
             texts = [turns[n].text for n in sorted(turns)]

@@ -12,8 +12,8 @@ from collections.abc import AsyncIterator
 from ...providers.base import ProviderError
 from ..events import Cell, Event, Notice
 from ..generate.calls import Calls, provider_key
-from ..journal.journal_file import Journal
 from ..journal.records import Embedding
+from ..journal.run_store import Journal
 from ..plan.weval import WevalPlan
 from ..write.weval import WevalWriter
 from ..write.weval_results import IDEAL_MODEL_ID

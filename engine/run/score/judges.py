@@ -45,8 +45,8 @@ from ..events import Cell
 from ..generate.answers import AgentvGenerate, limit_key, provider_kind, weval_history
 from ..generate.calls import Calls, provider_key
 from ..journal.held_records import HeldRecords
-from ..journal.journal_file import Journal, JournalState
 from ..journal.records import Judged, JudgeReply, KeyPoints
+from ..journal.run_store import Journal, JournalState
 from ..options import RunOptions
 from ..write.jsjson import js_to_fixed
 from .functions import AssessmentBases, entry, skipped

@@ -29,8 +29,9 @@ class WevalWriter:
     """The results of one run, by prompt and effective model, and the files they become."""
 
     def __init__(self, plan: WevalPlan, folder: Path, *, coverage: bool, bound: int | None = None,
-                 index: CellIndex | None = None) -> None:
+                 index: CellIndex | None = None, artefacts: bool = True) -> None:
         self.plan = plan
+        self.artefacts = artefacts  # the artefact folder too (--artefacts)
         self.folder = folder
         self.coverage = coverage  # coverage results are written (not with --eval-method embedding alone)
         # `bound`: cells held in memory; past it they wait for the files on disk (write/cell_store.py),
@@ -81,7 +82,7 @@ class WevalWriter:
         self.results.per_prompt_similarity = per_prompt
 
     def write(self, *, cost: dict[str, Any] | None, finished: bool = True) -> list[Path]:
-        """The comparison file, the artefact folder and the cost file beside them; the paths written.
+        """The comparison file, the artefact folder (when asked for) and the cost file; the paths written.
         `cost`: the run's real tokens and cost (cost/spend.py), in their own file (cost/cost_file.py) so that the
         comparison file is the same bytes whether the calls went one by one or through a batch API."""
         stamp = safe_timestamp(now_utc())
@@ -91,7 +92,7 @@ class WevalWriter:
                                  eval_methods=list(plan.eval_methods) or ["llm-coverage"],
                                  effective_models=plan.effective_models, results=self.results,
                                  positions=self.index.item_positions() if self.index is not None else None)
-        files = write_comparison(self.folder, plan.results_base, stamp, full)
+        files = write_comparison(self.folder, plan.results_base, stamp, full, artefacts=self.artefacts)
         from ..cost.cost_file import write_cost
 
         cost_file = write_cost(files[0], cost)

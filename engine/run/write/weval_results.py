@@ -443,8 +443,9 @@ class ArtefactWriter:
             raise self._error
 
 
-def write_comparison(folder: Path, run_label: str, timestamp: str, full: dict[str, Any]) -> list[Path]:
-    """The monolithic file (pretty) and the artefact folder. Returns both paths.
+def write_comparison(folder: Path, run_label: str, timestamp: str, full: dict[str, Any], *,
+                     artefacts: bool = True) -> list[Path]:
+    """The monolithic file (pretty) and, with `artefacts`, the artefact folder. Returns the paths written.
 
     (Writing the artefacts in a forked child was tried and dropped: copy-on-write faults caused by
     Python's reference counts cost the child as much as the writes it took over.)"""
@@ -452,6 +453,8 @@ def write_comparison(folder: Path, run_label: str, timestamp: str, full: dict[st
     main = folder / f"{base}_comparison.json"
     folder.mkdir(parents=True, exist_ok=True)
     write_json(main, full, pretty=True)
+    if not artefacts:
+        return [main]
     run_dir = folder / base
     # The artefacts are thousands of files written plainly; a kill halfway left a folder of them with one
     # cut short, which no later run mended. They are written under a hidden name and the folder renamed

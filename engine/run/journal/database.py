@@ -1,0 +1,613 @@
+"""The run database: one SQLite file a run (`<run label>.run.db`), its one writer, its readers, its lock.
+
+Everything a run learns is a row here the moment it exists: the run itself (`run`), the items it plans
+with their fingerprints (`items`), every answer (`answers`), failure (`failures`), judgement
+(`judgements`), key-point extraction (`key_points`), embedding (`embeddings`), cell result (`scores`),
+call's tokens and cost (`usage`), provider batch (`batches`, `batch_items`) and who runs it (`lock`).
+docs/run-database.md documents the tables for people who query them with `sqlite3`.
+
+WAL, one writer: a write joins the open transaction, committed within journal/run_store.py's COMMIT_EVERY
+(batch records and the end of a run at once), so a kill (`kill -9` included) keeps a transaction's rows
+all or none; `synchronous=NORMAL` (a commit reaches the kernel, not the platters: surviving the process is
+the goal, not a power cut). The records are journal/records.py's dataclasses; `put` turns each into
+its rows, `state`/`records` read them back. Text is masked (providers/redact.py) on its way in, as
+every file a run writes.
+
+**The database is the lock**: the `lock` row names the process running the run (PID and its start
+time). It is taken in a `BEGIN IMMEDIATE` transaction, so two processes starting together are
+serialised by SQLite; a row naming a live process refuses the run (RunLocked), one naming a dead
+process is stale and taken over (the run says so).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+from urllib.parse import quote
+
+from ...jsonio import dumps_bytes, loads
+from ...own_files import NotOwnFile, open_own
+from ...providers.redact import redact, redact_bytes
+from ..events import Cell
+from ..plan.error import PlanError
+from .records import (
+    BatchCancelled,
+    BatchCreated,
+    BatchEnded,
+    BatchFileUploaded,
+    BatchPlanned,
+    CellScore,
+    Done,
+    Embedding,
+    Failed,
+    Generated,
+    Judged,
+    JudgeReply,
+    KeyPoints,
+    Record,
+    RunHeader,
+    Stopped,
+    Usage,
+)
+
+R = TypeVar("R")
+
+SUFFIX = ".run.db"
+PREV_SUFFIX = ".run.prev.db"  # the database of the run of the label before a fresh run (journal/run_store.py)
+SCHEMA_VERSION = 1  # PRAGMA user_version
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS run (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    kind TEXT NOT NULL, file TEXT NOT NULL, run_label TEXT NOT NULL, started TEXT NOT NULL,
+    path TEXT NOT NULL DEFAULT '', selection TEXT NOT NULL DEFAULT '[]', config_id TEXT, systems TEXT,
+    results TEXT, version INTEGER NOT NULL DEFAULT 1, extra TEXT NOT NULL DEFAULT '{}',
+    finished INTEGER NOT NULL DEFAULT 0, stopped TEXT, stopped_cells TEXT);
+CREATE TABLE IF NOT EXISTS items (
+    seq INTEGER PRIMARY KEY, item TEXT NOT NULL UNIQUE, fingerprint TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS answers (
+    item TEXT NOT NULL, model TEXT NOT NULL, turn INTEGER NOT NULL, text TEXT NOT NULL,
+    input_tokens INTEGER, output_tokens INTEGER, ms REAL, cached INTEGER NOT NULL DEFAULT 0,
+    answered_by TEXT, names_model INTEGER NOT NULL DEFAULT 0, tool_calls TEXT, cost_usd REAL, at INTEGER NOT NULL,
+    PRIMARY KEY (item, model, turn));
+CREATE TABLE IF NOT EXISTS failures (
+    item TEXT NOT NULL, model TEXT NOT NULL, error TEXT NOT NULL, kind TEXT NOT NULL, at INTEGER NOT NULL,
+    PRIMARY KEY (item, model));
+CREATE TABLE IF NOT EXISTS judgements (
+    item TEXT NOT NULL, model TEXT NOT NULL, point INTEGER NOT NULL, judge TEXT NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('score', 'reply')), score REAL, reflection TEXT, reply TEXT, error TEXT,
+    at INTEGER NOT NULL, PRIMARY KEY (item, model, point, judge));
+CREATE TABLE IF NOT EXISTS key_points (
+    item TEXT PRIMARY KEY, model TEXT NOT NULL, points TEXT NOT NULL, at INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS embeddings (
+    key TEXT PRIMARY KEY, vector TEXT NOT NULL, at INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS scores (
+    item TEXT NOT NULL, model TEXT NOT NULL, score REAL, verdict TEXT, result TEXT NOT NULL, at INTEGER NOT NULL,
+    PRIMARY KEY (item, model));
+CREATE TABLE IF NOT EXISTS usage (
+    seq INTEGER PRIMARY KEY, item TEXT NOT NULL, model TEXT NOT NULL, role TEXT NOT NULL, label TEXT NOT NULL,
+    priced_as TEXT, input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL, usd REAL,
+    batched INTEGER NOT NULL DEFAULT 0, at INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS batches (
+    seq INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, model TEXT NOT NULL, planned_at REAL NOT NULL,
+    file_id TEXT, batch_id TEXT, status TEXT, cancelled INTEGER NOT NULL DEFAULT 0, at INTEGER NOT NULL,
+    file_at INTEGER, created_at INTEGER, ended_at INTEGER, cancelled_at INTEGER);
+CREATE TABLE IF NOT EXISTS batch_items (
+    key TEXT NOT NULL, n INTEGER NOT NULL, custom_id TEXT NOT NULL, item TEXT NOT NULL, model TEXT NOT NULL,
+    slot TEXT NOT NULL, PRIMARY KEY (key, n)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS lock (
+    id INTEGER PRIMARY KEY CHECK (id = 1), pid INTEGER NOT NULL, since TEXT NOT NULL, host TEXT NOT NULL);
+"""
+# What a fresh run of the label empties (everything but the lock).
+DATA_TABLES = ("run", "items", "answers", "failures", "judgements", "key_points", "embeddings", "scores", "usage",
+               "batches", "batch_items")
+
+
+class RunLocked(PlanError):
+    """Another process is running the same run (same output folder, same run label)."""
+
+    def __init__(self, message: str, holder: int | None) -> None:
+        super().__init__(message)
+        self.holder = holder
+
+
+class NotADatabase(ValueError):
+    """A file in a run database's place that is not one (or one of a newer evalspec)."""
+
+
+def db_path(folder: Path, base: str) -> Path:
+    return folder / f"{base}{SUFFIX}"
+
+
+def label_of(path: Path) -> str:
+    return path.name.removesuffix(SUFFIX)
+
+
+def _uri(path: Path, mode: str) -> str:
+    return f"file:{quote(os.path.abspath(path))}?mode={mode}&nofollow=1"
+
+
+def _setup(conn: sqlite3.Connection) -> None:
+    conn.execute("PRAGMA busy_timeout = 10000")
+    conn.execute("PRAGMA trusted_schema = OFF")  # a planted file's triggers and views run nothing of ours
+
+
+def connect(path: Path, *, create: bool) -> sqlite3.Connection:
+    """A connection to the run database at `path` (never through a link, never a FIFO). `create`: made
+    with its tables when missing (the writer); else FileNotFoundError when missing, NotADatabase when the
+    file is not one."""
+    if create:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    for beside in (f"{path}-wal", f"{path}-shm"):  # SQLite's files beside it: never a link, FIFO or folder
+        if os.path.lexists(beside):
+            os.close(open_own(beside, os.O_RDONLY))
+    try:
+        os.close(open_own(path, os.O_RDWR | (os.O_CREAT if create else 0), 0o600))
+    except PermissionError:
+        if create:
+            raise
+        os.close(open_own(path, os.O_RDONLY))
+        return _reader(path, "ro")
+    if create:
+        conn = sqlite3.connect(_uri(path, "rwc"), uri=True, isolation_level=None, check_same_thread=False)
+        try:
+            _setup(conn)
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            if version > SCHEMA_VERSION:
+                raise NotADatabase(f"{path} was written by a newer evalspec (schema {version})")
+            if version < SCHEMA_VERSION:
+                with transaction(conn):
+                    for statement in SCHEMA.split(";"):
+                        if statement.strip():
+                            conn.execute(statement)
+                    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            raise NotADatabase(f"{path} is not a run database ({exc})") from None
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+    return _reader(path, "rw")
+
+
+def _reader(path: Path, mode: str) -> sqlite3.Connection:
+    conn = sqlite3.connect(_uri(path, mode), uri=True, isolation_level=None, check_same_thread=False)
+    try:
+        _setup(conn)
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version != SCHEMA_VERSION:
+            raise NotADatabase(f"{path} is not a run database of this evalspec (schema {version})")
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        raise NotADatabase(f"{path} is not a run database ({exc})") from None
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+@contextlib.contextmanager
+def transaction(conn: sqlite3.Connection, kind: str = "IMMEDIATE") -> Iterator[None]:
+    conn.execute(f"BEGIN {kind}")
+    try:
+        yield
+    except BaseException:
+        with contextlib.suppress(sqlite3.Error):
+            conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+@contextlib.contextmanager
+def reading(path: Path) -> Iterator[sqlite3.Connection]:
+    """A reader's connection in one read transaction (a consistent view while the run goes on)."""
+    conn = connect(path, create=False)
+    try:
+        conn.execute("BEGIN DEFERRED")
+        yield conn
+    finally:
+        with contextlib.suppress(sqlite3.Error):
+            conn.execute("ROLLBACK")
+        conn.close()
+
+
+def is_database(path: Path) -> bool:
+    """Whether `path` starts as an SQLite file does (read without opening it as one)."""
+    try:
+        with os.fdopen(open_own(path, os.O_RDONLY), "rb") as f:
+            return f.read(16) == b"SQLite format 3\x00"
+    except OSError:
+        return False
+
+
+# --- the lock ------------------------------------------------------------------------------------------
+_held: set[str] = set()  # the databases this process holds the lock of (a second run in the same process)
+_held_guard = threading.Lock()
+
+
+def _start_time(pid: int) -> str:
+    """The process's start time as the kernel counts it (Linux), "" elsewhere: with the PID it names
+    one process, so a PID reused after a kill is not taken for the holder."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return ""
+    return stat.rsplit(b")", 1)[-1].split()[19].decode()
+
+
+def _alive(pid: int, since: str) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # exists, owned by someone else
+        pass
+    if since and os.path.isdir("/proc"):
+        return _start_time(pid) == since
+    return True
+
+
+def acquire(conn: sqlite3.Connection, path: Path, label: str) -> int | None:
+    """Take the run's lock, or raise RunLocked naming the holder. Returns the PID of a dead earlier holder
+    whose lock was cleared (None when there was none)."""
+    key = os.path.realpath(path)
+    me = os.getpid()
+    with transaction(conn):
+        row = conn.execute("SELECT pid, since FROM lock WHERE id = 1").fetchone()
+        stale = None
+        if row is not None:
+            pid, since = int(row[0]), str(row[1])
+            with _held_guard:
+                mine = pid == me and key in _held
+            if mine or (pid != me and _alive(pid, since)):
+                raise RunLocked(
+                    f"run {label} is already running (PID {pid}; database {path}): wait for it to finish or "
+                    "stop it first; a run that was stopped continues with --resume", pid)
+            stale = pid if pid != me else None
+        conn.execute("INSERT OR REPLACE INTO lock (id, pid, since, host) VALUES (1, ?, ?, ?)",
+                     (me, _start_time(me), os.uname().nodename if hasattr(os, "uname") else ""))
+    with _held_guard:
+        _held.add(key)
+    return stale
+
+
+def release(conn: sqlite3.Connection, path: Path) -> None:
+    with contextlib.suppress(sqlite3.Error), transaction(conn):
+        conn.execute("DELETE FROM lock WHERE id = 1 AND pid = ?", (os.getpid(),))
+    with _held_guard:
+        _held.discard(os.path.realpath(path))
+
+
+def holder(path: Path) -> int | None:
+    """The PID of the live process running the run at `path`, None when none is."""
+    try:
+        with reading(path) as conn:
+            row = conn.execute("SELECT pid, since FROM lock WHERE id = 1").fetchone()
+    except (OSError, NotADatabase, sqlite3.Error):
+        return None
+    if row is None:
+        return None
+    pid, since = int(row[0]), str(row[1])
+    return pid if (pid != os.getpid() and _alive(pid, since)) else None
+
+
+# --- records in, rows out ----------------------------------------------------------------------------
+def _text(value: str | None) -> str | bytes | None:
+    """Text as SQLite keeps it, masked; text no UTF-8 can hold (a lone surrogate a model answered) as the
+    bytes Python's `surrogatepass` makes of it, read back by `_str`."""
+    if value is None:
+        return None
+    value = redact(value)
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return value.encode("utf-8", "surrogatepass")
+    return value
+
+
+def _str(value: str | bytes | None) -> Any:
+    return value.decode("utf-8", "surrogatepass") if isinstance(value, bytes) else value
+
+
+def _json(value: Any) -> str:
+    return redact_bytes(dumps_bytes(value)).decode("utf-8", "surrogatepass")
+
+
+def _slot(slot: int | str) -> str:
+    return f"i{slot}" if isinstance(slot, int) else f"s{slot}"
+
+
+def _unslot(text: str) -> int | str:
+    return int(text[1:]) if text[:1] == "i" else text[1:]
+
+
+def put(conn: sqlite3.Connection, records: Sequence[Record]) -> None:
+    """Write records as rows, in one transaction (the caller's): a later record of the same key replaces
+    the earlier one, as in the state it is read into."""
+    ex = conn.execute
+    start = time.time_ns()
+    for n, r in enumerate(records):
+        at = start + n  # when it was written, in nanoseconds: the order of the records across tables
+        if isinstance(r, Generated):
+            cell = r.cell
+            usage = r.usage or (None, None)
+            ex("INSERT OR REPLACE INTO answers VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+               (cell.item, cell.model, r.turn, _text(r.text), usage[0], usage[1], r.ms, int(r.cached),
+                _text(r.model), int(r.names_model), _json(list(r.tool_calls)) if r.tool_calls else None, r.cost_usd,
+                at))
+            ex("DELETE FROM failures WHERE item = ? AND model = ?", (cell.item, cell.model))
+        elif isinstance(r, CellScore):
+            ex("INSERT OR REPLACE INTO scores VALUES (?,?,?,?,?,?)",
+               (r.cell.item, r.cell.model, r.score, r.verdict, _json(r.result), at))
+        elif isinstance(r, Usage):
+            ex("INSERT INTO usage (item, model, role, label, priced_as, input_tokens, output_tokens, usd, batched, at) "
+               "VALUES (?,?,?,?,?,?,?,?,?,?)", (r.cell.item, r.cell.model, r.role, r.model, r.priced_as,
+                                              r.usage[0], r.usage[1], r.usd, int(r.batched), at))
+        elif isinstance(r, Judged):
+            ex("INSERT OR REPLACE INTO judgements VALUES (?,?,?,?,'score',?,?,NULL,?,?)",
+               (r.cell.item, r.cell.model, r.point, r.judge, r.score, _text(r.reflection), _text(r.error), at))
+        elif isinstance(r, JudgeReply):
+            ex("INSERT OR REPLACE INTO judgements VALUES (?,?,?,?,'reply',NULL,NULL,?,?,?)",
+               (r.cell.item, r.cell.model, r.index, r.judge, _text(r.text), _text(r.error), at))
+        elif isinstance(r, Failed):
+            ex("INSERT OR REPLACE INTO failures VALUES (?,?,?,?,?)",
+               (r.cell.item, r.cell.model, _text(r.error), r.kind, at))
+        elif isinstance(r, KeyPoints):
+            ex("INSERT OR REPLACE INTO key_points VALUES (?,?,?,?)", (r.prompt_id, r.model, _json(list(r.points)), at))
+        elif isinstance(r, Embedding):
+            ex("INSERT OR REPLACE INTO embeddings VALUES (?,?,?)", (r.key, _json(r.vector), at))
+        elif isinstance(r, RunHeader):
+            _put_header(conn, r)
+        elif isinstance(r, Done):
+            ex("UPDATE run SET finished = 1")
+        elif isinstance(r, Stopped):
+            ex("UPDATE run SET stopped = ?, stopped_cells = ?",
+               (r.why, _json([[c.item, c.model] for c in r.cells]) if r.cells else None))
+        elif isinstance(r, BatchPlanned):
+            ex("DELETE FROM batch_items WHERE key = ?", (r.key,))
+            ex("DELETE FROM batches WHERE key = ?", (r.key,))
+            ex("INSERT INTO batches (key, model, planned_at, at) VALUES (?,?,?,?)", (r.key, r.model, r.planned_at, at))
+            conn.executemany("INSERT INTO batch_items VALUES (?,?,?,?,?,?)",
+                             ((r.key, n, cid, cell.item, cell.model, _slot(slot))
+                              for n, (cid, cell, slot) in enumerate(r.items)))
+        elif isinstance(r, BatchFileUploaded):
+            ex("UPDATE batches SET file_id = ?, file_at = ? WHERE key = ?", (r.file_id, at, r.key))
+        elif isinstance(r, BatchCreated):
+            ex("UPDATE batches SET batch_id = ?, created_at = ? WHERE key = ?", (r.batch_id, at, r.key))
+        elif isinstance(r, BatchEnded):
+            ex("UPDATE batches SET status = ?, ended_at = ? WHERE key = ?", (_json(dict(r.status)), at, r.key))
+        elif isinstance(r, BatchCancelled):
+            ex("UPDATE batches SET cancelled = 1, cancelled_at = ? WHERE key = ?", (at, r.key))
+        else:  # pragma: no cover - every record kind is above
+            raise TypeError(f"no table for {type(r).__name__}")
+
+
+def _put_header(conn: sqlite3.Connection, h: RunHeader) -> None:
+    conn.execute(
+        "INSERT INTO run (id, kind, file, run_label, started, path, selection, config_id, systems, results, version, "
+        "extra) VALUES (1,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (id) DO UPDATE SET kind = excluded.kind, "
+        "file = excluded.file, run_label = excluded.run_label, started = excluded.started, path = excluded.path, "
+        "selection = excluded.selection, config_id = excluded.config_id, systems = excluded.systems, "
+        "results = excluded.results, version = excluded.version, extra = excluded.extra",
+        (h.kind, redact(h.file), h.run_label, h.started, redact(h.path), _json(list(h.select)), h.config_id,
+         None if h.systems is None else _json(dict(h.systems)), h.results, h.version, _json(dict(h.extra))))
+    put_items(conn, h.fp.items())
+
+
+def put_items(conn: sqlite3.Connection, fingerprints: Iterable[tuple[str, str]]) -> None:
+    """The plan's items and their fingerprints (a later value of an item replaces the earlier)."""
+    conn.executemany("INSERT INTO items (item, fingerprint) VALUES (?, ?) ON CONFLICT (item) DO UPDATE SET "
+                     "fingerprint = excluded.fingerprint", fingerprints)
+
+
+def clear(conn: sqlite3.Connection) -> None:
+    """Every row of an earlier run (a fresh run of the label), in the caller's transaction."""
+    for table in DATA_TABLES:
+        conn.execute(f"DELETE FROM {table}")
+
+
+def header(conn: sqlite3.Connection, *, fingerprints: bool = True) -> RunHeader | None:
+    row = conn.execute("SELECT kind, file, run_label, started, path, selection, config_id, systems, results, "
+                       "version, extra FROM run WHERE id = 1").fetchone()
+    if row is None:
+        return None
+    kind, file, label, started, path, selection, config_id, systems, results, version, extra = row
+    fp: Any = {}
+    if fingerprints:
+        fp = _fingerprints(conn)
+    select = loads(selection) if selection else []
+    sys_map = loads(systems) if systems else None
+    extra_map = loads(extra) if extra else {}
+    return RunHeader(kind=str(kind), file=str(file), run_label=str(label), started=str(started), path=str(path),
+                     select=tuple(str(s) for s in select) if isinstance(select, list) else (), fp=fp,
+                     config_id=config_id, systems=sys_map if isinstance(sys_map, dict) else None,
+                     results=results, version=int(version or 1),
+                     extra=extra_map if isinstance(extra_map, dict) else {})
+
+
+_HEX = frozenset("0123456789abcdef")
+
+
+def _fingerprints(conn: sqlite3.Connection) -> Any:
+    from ..plan.items import Fingerprints
+
+    rows = conn.execute("SELECT item, fingerprint FROM items ORDER BY seq").fetchall()
+    if all(len(fp) == 16 and _HEX.issuperset(fp) for _, fp in rows):
+        return Fingerprints((item, bytes.fromhex(fp)) for item, fp in rows)
+    return dict(rows)
+
+
+def finished(conn: sqlite3.Connection) -> tuple[bool, str | None]:
+    row = conn.execute("SELECT finished, stopped FROM run WHERE id = 1").fetchone()
+    return (False, None) if row is None else (bool(row[0]), row[1])
+
+
+def stopped_cells(conn: sqlite3.Connection) -> tuple[Cell, ...]:
+    """The cells whose calls were in flight when the run was stopped (Stopped.cells), in their order."""
+    row = conn.execute("SELECT stopped_cells FROM run WHERE id = 1").fetchone()
+    cells = loads(row[0]) if row is not None and row[0] else []
+    return tuple(Cell(str(c[0]), str(c[1])) for c in cells if isinstance(c, list) and len(c) == 2)
+
+
+def _cell(item: str, model: str) -> Cell:
+    return Cell(item, model)
+
+
+def _answers(conn: sqlite3.Connection) -> Iterator[tuple[int, Generated]]:
+    for (item, model, turn, text, inp, out, ms, cached, by, names, tc, cost, at) in conn.execute(
+            "SELECT * FROM answers ORDER BY rowid"):
+        calls = loads(tc) if tc else []
+        yield at, Generated(_cell(item, model), int(turn), _str(text), None if inp is None or out is None else (inp, out),
+                            ms, bool(cached), by, tuple(c for c in calls if isinstance(c, dict)), bool(names), cost)
+
+
+def _failures(conn: sqlite3.Connection) -> Iterator[tuple[int, Failed]]:
+    for item, model, error, kind, at in conn.execute("SELECT * FROM failures ORDER BY rowid"):
+        yield at, Failed(_cell(item, model), _str(error), kind)
+
+
+def _judgements(conn: sqlite3.Connection) -> Iterator[tuple[int, Judged | JudgeReply]]:
+    for item, model, point, judge, kind, score, reflection, reply, error, at in conn.execute(
+            "SELECT * FROM judgements ORDER BY rowid"):
+        if kind == "reply":
+            yield at, JudgeReply(_cell(item, model), int(point), judge, _str(reply), _str(error))
+        else:
+            yield at, Judged(_cell(item, model), int(point), judge, score, _str(reflection), _str(error))
+
+
+def _key_points(conn: sqlite3.Connection) -> Iterator[tuple[int, KeyPoints]]:
+    for item, model, points, at in conn.execute("SELECT * FROM key_points ORDER BY rowid"):
+        values = loads(points)
+        yield at, KeyPoints(item, model, tuple(str(p) for p in values) if isinstance(values, list) else ())
+
+
+def _embeddings(conn: sqlite3.Connection) -> Iterator[tuple[int, Embedding]]:
+    for key, vector, at in conn.execute("SELECT * FROM embeddings ORDER BY rowid"):
+        yield at, Embedding(key, [float(x) for x in loads(vector)])
+
+
+def _scores(conn: sqlite3.Connection) -> Iterator[tuple[int, CellScore]]:
+    for item, model, score, verdict, result, at in conn.execute("SELECT * FROM scores ORDER BY rowid"):
+        value = loads(result)
+        yield at, CellScore(_cell(item, model), score, verdict, value if isinstance(value, dict) else {})
+
+
+def _usage(conn: sqlite3.Connection, limit: int = -1) -> Iterator[tuple[int, Usage]]:
+    from sys import intern
+
+    for item, model, role, label, priced, inp, out, usd, batched, at in conn.execute(
+            "SELECT item, model, role, label, priced_as, input_tokens, output_tokens, usd, batched, at FROM usage "
+            "ORDER BY seq LIMIT ?", (limit,)):
+        yield at, Usage(Cell(item, intern(model)), intern(role), intern(label),
+                        None if priced is None else intern(priced), (int(inp), int(out)), usd, bool(batched))
+
+
+def _batch_records(conn: sqlite3.Connection) -> Iterator[tuple[int, Record]]:
+    """The batches as the records that made them, each with when it was written."""
+    for key, model, planned, file_id, batch_id, status, cancelled, at, file_at, created_at, ended_at, cancelled_at \
+            in conn.execute("SELECT key, model, planned_at, file_id, batch_id, status, cancelled, at, file_at, "
+                            "created_at, ended_at, cancelled_at FROM batches ORDER BY seq").fetchall():
+        items = [(cid, Cell(item, m), _unslot(slot)) for cid, item, m, slot in conn.execute(
+            "SELECT custom_id, item, model, slot FROM batch_items WHERE key = ? ORDER BY n", (key,))]
+        yield at, BatchPlanned(key, model, float(planned), items)
+        if file_id is not None:
+            yield file_at or at, BatchFileUploaded(key, file_id)
+        if batch_id is not None:
+            yield created_at or at, BatchCreated(key, batch_id)
+        if status is not None:
+            value = loads(status)
+            if isinstance(value, dict):
+                yield ended_at or at, BatchEnded(key, value)
+        if cancelled:
+            yield cancelled_at or at, BatchCancelled(key)
+
+
+def _untimed(pairs: Iterator[tuple[int, R]]) -> Iterator[R]:
+    return (record for _, record in pairs)
+
+
+def answers(conn: sqlite3.Connection) -> Iterator[Generated]:
+    return _untimed(_answers(conn))
+
+
+def failures(conn: sqlite3.Connection) -> Iterator[Failed]:
+    return _untimed(_failures(conn))
+
+
+def judgements(conn: sqlite3.Connection) -> Iterator[Judged | JudgeReply]:
+    return _untimed(_judgements(conn))
+
+
+def key_points(conn: sqlite3.Connection) -> Iterator[KeyPoints]:
+    return _untimed(_key_points(conn))
+
+
+def embeddings(conn: sqlite3.Connection) -> Iterator[Embedding]:
+    return _untimed(_embeddings(conn))
+
+
+def scores(conn: sqlite3.Connection) -> Iterator[CellScore]:
+    return _untimed(_scores(conn))
+
+
+def usage(conn: sqlite3.Connection, limit: int = -1) -> Iterator[Usage]:
+    return _untimed(_usage(conn, limit))
+
+
+def batch_records(conn: sqlite3.Connection) -> Iterator[Record]:
+    return _untimed(_batch_records(conn))
+
+
+_TABLES: tuple[tuple[tuple[type[Any], ...], Any], ...] = (
+    ((Generated,), _answers), ((Failed,), _failures), ((Judged, JudgeReply), _judgements), ((KeyPoints,), _key_points),
+    ((Embedding,), _embeddings), ((CellScore,), _scores), ((Usage,), _usage),
+    ((BatchPlanned, BatchFileUploaded, BatchCreated, BatchEnded, BatchCancelled), _batch_records))
+
+
+def in_order(conn: sqlite3.Connection, kinds: set[type[Any]]) -> Iterator[Record]:
+    """The records of `kinds` (all when empty) in the order they were written: each table's, merged by
+    when each row was written (the header first; Done and Stopped last)."""
+    import heapq
+
+    streams = [reader(conn) for types, reader in _TABLES if not kinds or kinds.intersection(types)]
+    for _, record in heapq.merge(*streams, key=lambda pair: pair[0]):
+        if not kinds or type(record) in kinds:
+            yield record
+
+
+def batch_item_rows(conn: sqlite3.Connection, key: str) -> Iterator[tuple[str, str, str, int | str]]:
+    """A part's items (custom_id, item, model, slot), in order, one at a time."""
+    for cid, item, model, slot in conn.execute(
+            "SELECT custom_id, item, model, slot FROM batch_items WHERE key = ? ORDER BY n", (key,)):
+        yield cid, item, model, _unslot(slot)
+
+
+def batch_rows(conn: sqlite3.Connection) -> list[tuple[str, str, float, str | None, str | None, Any, bool]]:
+    out = []
+    for key, model, at, file_id, batch_id, status, cancelled in conn.execute(
+            "SELECT key, model, planned_at, file_id, batch_id, status, cancelled FROM batches ORDER BY seq"):
+        value = loads(status) if status is not None else None
+        out.append((key, model, float(at), file_id, batch_id, value if isinstance(value, dict) else None,
+                    bool(cancelled)))
+    return out
+
+
+def not_own(path: Path) -> bool:
+    """A link, FIFO or folder in the database's place."""
+    try:
+        os.close(open_own(path, os.O_RDONLY))
+    except NotOwnFile:
+        return True
+    except OSError:
+        return False
+    return False

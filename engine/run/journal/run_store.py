@@ -1,0 +1,449 @@
+"""A run's store as the runner sees it: `open_journal` (the writer, with the run's lock), `load` (what an
+earlier run has, as a JournalState), `read_header`, `records`, `mark_stopped`.
+
+The store is the run database (journal/database.py: one SQLite file a run, `<run label>.run.db`).
+`Journal.write` is its one writer: each call is one transaction, so records that belong together (an
+answer and its score and usage) are kept by a kill all together or not at all, and a call counts as
+finished the moment its transaction commits. `--resume` reads the database into a JournalState and the
+runner skips every call it already holds. A journal of an earlier evalspec (`….journal.jsonl`,
+journal/legacy_jsonl.py) is read as it is by `load`/`read_header`/`records`, and copied into a new
+database when its run is resumed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import os
+import sqlite3
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..events import Cell
+from . import database as db
+from . import legacy_jsonl
+from .database import NotADatabase, RunLocked
+from .records import (
+    BatchCancelled,
+    BatchCreated,
+    BatchEnded,
+    BatchFileUploaded,
+    BatchPlanned,
+    CellScore,
+    Done,
+    Embedding,
+    Failed,
+    Generated,
+    Judged,
+    JudgeReply,
+    KeyPoints,
+    Record,
+    RunHeader,
+    Stopped,
+    Usage,
+    cell_ref,
+)
+
+__all__ = ["Journal", "JournalState", "NotADatabase", "RunLocked", "cell_ref", "load", "mark_stopped", "open_journal",
+           "read_header", "records", "run_header"]
+
+
+class JournaledUsage:
+    """A database's usage rows, read from it again each time they are iterated: a resumed run sums them
+    once (cost/spend.py), and as objects they were ~200 bytes a call for the whole run (a million in a
+    judged 100,000-prompt run killed late). The first `count` rows are the ones there when the run was
+    loaded: the run adds its own after them."""
+
+    def __init__(self, path: Path, count: int = 0) -> None:
+        self.path = path
+        self.count = count
+
+    def append(self, record: Usage) -> None:
+        self.count += 1  # read again from the database when iterated
+
+    def __iter__(self) -> Iterator[Usage]:
+        if not self.count:
+            return iter(())
+        return self._read()
+
+    def _read(self) -> Iterator[Usage]:
+        with db.reading(self.path) as conn:
+            yield from db.usage(conn, self.count)
+
+    def __len__(self) -> int:
+        return self.count
+
+
+@dataclass
+class JournalState:
+    """What an earlier (interrupted) run already has, by cell: its records, the newest of each kind."""
+
+    header: RunHeader | None = None
+    turns: dict[Cell, dict[int, Generated]] = field(default_factory=dict)
+    failures: dict[Cell, Failed] = field(default_factory=dict)
+    judgements: dict[tuple[Cell, int, str], Judged | JudgeReply] = field(default_factory=dict)
+    key_points: dict[str, KeyPoints] = field(default_factory=dict)
+    embeddings: dict[str, list[float]] = field(default_factory=dict)
+    scores: dict[Cell, CellScore] = field(default_factory=dict)
+    # every call's, in order (cost/spend.py sums them); a loaded journal's are read from it (JournaledUsage)
+    usage: list[Usage] | JournaledUsage = field(default_factory=list)
+    done: bool = False
+    stopped: str | None = None  # why the run was stopped before the end, when it says ("cancelled")
+    stopped_cells: tuple[Cell, ...] = ()  # the cells whose calls were in flight when it was stopped
+    headless: bool = False  # resumed from a journal that has records but lost its header (open_journal)
+
+    @property
+    def empty(self) -> bool:
+        return not (self.turns or self.failures or self.scores or self.judgements)
+
+    def forget(self, items: set[str]) -> None:
+        """Drop what the journal holds for these items (their text changed since it was written)."""
+        for cells in (self.turns, self.failures, self.scores):
+            for cell in [c for c in cells if c.item in items]:
+                del cells[cell]
+        for key in [k for k in self.judgements if k[0].item in items]:
+            del self.judgements[key]
+        for item in items:
+            self.key_points.pop(item, None)
+
+    def add(self, record: Record) -> None:
+        """Take one record into the state (a later record of the same key wins)."""
+        if isinstance(record, Generated):
+            self.turns.setdefault(record.cell, {})[record.turn] = record
+            self.failures.pop(record.cell, None)  # a retried cell that got its answer
+        elif isinstance(record, CellScore):
+            self.scores[record.cell] = record
+        elif isinstance(record, Judged | JudgeReply):
+            self.judgements[record.key] = record
+        elif isinstance(record, Usage):
+            self.usage.append(record)
+        elif isinstance(record, Failed):
+            self.failures[record.cell] = record
+        elif isinstance(record, KeyPoints):
+            self.key_points[record.prompt_id] = record
+        elif isinstance(record, Embedding):
+            self.embeddings[record.key] = record.vector
+        elif isinstance(record, RunHeader):
+            self.header = record
+        elif isinstance(record, Stopped):
+            self.stopped, self.stopped_cells = record.why, record.cells
+        elif isinstance(record, Done):
+            self.done = True
+
+
+
+
+def _is_database(path: Path) -> bool:
+    return not path.name.endswith(legacy_jsonl.SUFFIX) or db.is_database(path)
+
+
+def _state(conn: sqlite3.Connection, path: Path) -> JournalState:
+    state = JournalState(header=db.header(conn))
+    for generated in db.answers(conn):
+        state.turns.setdefault(generated.cell, {})[generated.turn] = generated
+    for failed in db.failures(conn):
+        state.failures[failed.cell] = failed
+    for judged in db.judgements(conn):
+        state.judgements[judged.key] = judged
+    for points in db.key_points(conn):
+        state.key_points[points.prompt_id] = points
+    for embedding in db.embeddings(conn):
+        state.embeddings[embedding.key] = embedding.vector
+    for score in db.scores(conn):
+        state.scores[score.cell] = score
+    state.usage = JournaledUsage(path, conn.execute("SELECT count(*) FROM usage").fetchone()[0])
+    state.done, state.stopped = db.finished(conn)
+    state.stopped_cells = db.stopped_cells(conn)
+    return state
+
+
+def load(path: Path) -> JournalState:
+    """What the run database (or an earlier evalspec's journal) at `path` holds. Raises OSError when it
+    cannot be read, NotADatabase when the file is not one."""
+    if not _is_database(path):
+        state = JournalState()
+        legacy_jsonl.load_into(path, state)
+        return state
+    with db.reading(path) as conn:
+        return _state(conn, path)
+
+
+def read_header(path: Path, *, fingerprints: bool = True) -> RunHeader | None:
+    """A run's header (what run it is: kind, file, label, items); None for a file that is not a run's
+    database or journal. `fingerprints=False`: without the items' fingerprints (`fp` empty)."""
+    if not _is_database(path):
+        return legacy_jsonl.read_header(path, fingerprints=fingerprints)
+    try:
+        with db.reading(path) as conn:
+            return db.header(conn, fingerprints=fingerprints)
+    except (OSError, NotADatabase, sqlite3.Error, ValueError, TypeError):
+        return None
+
+
+def records(path: Path, *kinds: type[Record]) -> Iterator[Record]:
+    """The run's records in the order they were written (the header first, Done/Stopped last); only those
+    of `kinds` when given."""
+    if not _is_database(path):
+        yield from legacy_jsonl.records(path, *kinds)
+        return
+    wanted: set[type[Any]] = set(kinds)
+    with db.reading(path) as conn:
+        if not wanted or RunHeader in wanted:
+            head = db.header(conn)
+            if head is not None:
+                yield head
+        rows = wanted - {RunHeader, Done, Stopped}
+        if rows or not wanted:
+            yield from db.in_order(conn, rows)
+        done, stopped = db.finished(conn)
+        if done and (not wanted or Done in wanted):
+            yield Done()
+        if stopped is not None and (not wanted or Stopped in wanted):
+            yield Stopped(stopped, db.stopped_cells(conn))
+
+
+# How long a write may wait for the transaction that commits it: the writes of that moment (answers,
+# scores, usage of the cells finishing together) go out in one commit. Each commit writes every page it
+# touched to the WAL: committing each cell's write alone wrote ~26 KB a cell, 25 times the cell's data
+# (52 MB for a 2,000-prompt run whose results are 2.1 MB).
+COMMIT_EVERY = 0.05
+# Records that commit at once: what must be on disk before the run does something outside (a batch
+# planned before it is sent, its id the moment the provider returns it) or that ends a run.
+_AT_ONCE = (RunHeader, Done, Stopped, BatchPlanned, BatchFileUploaded, BatchCreated, BatchEnded, BatchCancelled)
+
+
+class Journal:
+    """The run database's one writer. Not thread-safe; a run writes from its one event loop.
+
+    A write joins the open transaction, which commits COMMIT_EVERY seconds after it began (on the run's
+    event loop; at once without one), at once for the records in _AT_ONCE, and when the journal closes. A
+    call counts as finished when the transaction holding its answer commits: a kill in between loses that
+    answer (at most COMMIT_EVERY seconds of them) and `--resume` asks for it again; a committed one is
+    never asked for again."""
+
+    def __init__(self, path: Path, conn: sqlite3.Connection, *, locked: bool = True,
+                 stale_pid: int | None = None) -> None:
+        self.path = path
+        self.conn = conn
+        self.locked = locked  # the lock is released when the journal closes
+        self.stale_pid = stale_pid  # the PID a killed earlier holder left in the lock
+        self.records = 0
+        self.commits = 0
+        self._open = False  # a transaction is open: the writes since the last commit
+        self._timer: asyncio.TimerHandle | None = None
+
+    @classmethod
+    def after_run(cls, path: Path) -> Journal:
+        """A writer for a run that has ended (its batches cancelled, why it stopped): no lock taken."""
+        return cls(path, db.connect(path, create=False), locked=False)
+
+    def write(self, *records: Record) -> None:
+        """Write records in the open transaction (all of them or none are kept). Raises OSError when the
+        database cannot take them (a full disk)."""
+        if not records:
+            return
+        try:
+            if not self._open:
+                self.conn.execute("BEGIN IMMEDIATE")
+                self._open = True
+            db.put(self.conn, records)
+        except sqlite3.Error as exc:
+            self._rollback()
+            raise OSError(f"cannot write the run database {self.path}: {exc}") from exc
+        self.records += len(records)
+        if any(isinstance(r, _AT_ONCE) for r in records):
+            self.commit()
+        elif self._timer is None:
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                self.commit()
+                return
+            self._timer = loop.call_later(COMMIT_EVERY, self._timed)
+
+    def _timed(self) -> None:
+        self._timer = None
+        with contextlib.suppress(OSError):  # the next write or close reports it
+            self.commit()
+
+    def commit(self) -> None:
+        """Commit what was written (nothing when nothing was). Raises OSError when it cannot be."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if not self._open:
+            return
+        try:
+            self.conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            self._rollback()
+            raise OSError(f"cannot write the run database {self.path}: {exc}") from exc
+        self._open = False
+        self.commits += 1
+
+    def _rollback(self) -> None:
+        self._open = False
+        with contextlib.suppress(sqlite3.Error):
+            self.conn.execute("ROLLBACK")
+
+    def close(self) -> None:
+        conn = self.conn
+        if conn is None:
+            return
+        try:
+            self.commit()
+        finally:
+            self.conn = None  # type: ignore[assignment]
+            if self.locked:
+                db.release(conn, self.path)
+            conn.close()
+
+    def __enter__(self) -> Journal:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def open_journal(path: Path, *, resume: bool, header: RunHeader) -> tuple[Journal, JournalState]:
+    """The run's database: what it holds when resuming, else emptied for a fresh run that starts with
+    `header` (what an earlier run of the label had is kept beside it as `<label>.run.prev.db`).
+
+    Takes the run's lock first (journal/database.py), so a second run of the same label neither repeats
+    the calls of the first nor empties its database: it raises RunLocked (a PlanError) naming the holder.
+    """
+    try:
+        conn = db.connect(path, create=True)
+    except NotADatabase as exc:
+        from ..plan.error import PlanError
+
+        raise PlanError(f"{exc}: move it away or choose another output folder (-o)") from None
+    try:
+        stale = db.acquire(conn, path, header.run_label or db.label_of(path))
+        journal = Journal(path, conn, stale_pid=stale)
+    except BaseException:
+        conn.close()
+        raise
+    try:
+        legacy = path.with_name(db.label_of(path) + legacy_jsonl.SUFFIX)
+        if resume:
+            if _empty(conn) and legacy.is_file() and not legacy.is_symlink():
+                _import_legacy(journal, legacy)
+            rows = not _empty(conn)
+            state = _state(conn, path)
+            if state.header is None and rows:
+                # Its run row lost (edited by hand): the rows it holds still count, and this run's
+                # header is written, so a later --resume reads one.
+                state.headless = True
+                journal.write(header)
+                return journal, state
+            if state.header is None:
+                journal.write(header)
+                return journal, state
+            changed = _changed_items(state.header, header)
+            if changed:
+                # A Weval run label hashes ids and points, not prompt texts: a reworded prompt resumed
+                # the old run and kept the old prompt's answer. Its rows are dropped (it is run again)
+                # and the items' fingerprints replaced, so a later resume keeps the new answer.
+                state.forget(changed)
+                state.header = dataclasses.replace(state.header, fp={**state.header.fp, **{
+                    item: header.fp[item] for item in changed}})
+                _forget_rows(journal, changed, header)
+            elif _same(state.header.fp, header.fp):
+                # the database's fingerprints are the plan's: one copy of them for the run, not two
+                state.header = dataclasses.replace(state.header, fp=header.fp)
+            return journal, state
+        if not _empty(conn):
+            _keep_previous(conn, path)
+        try:
+            with db.transaction(conn):
+                db.clear(conn)
+                db.put(conn, [header])
+        except sqlite3.Error as exc:
+            raise OSError(f"cannot write the run database {path}: {exc}") from exc
+        return journal, JournalState()
+    except BaseException:
+        journal.close()
+        raise
+
+
+def _empty(conn: sqlite3.Connection) -> bool:
+    return all(conn.execute(f"SELECT 1 FROM {t} LIMIT 1").fetchone() is None
+               for t in ("run", "answers", "failures", "scores", "judgements", "usage", "batches"))
+
+
+def _keep_previous(conn: sqlite3.Connection, path: Path) -> None:
+    """A copy of what an earlier run of the label had, `<label>.run.prev.db` (one, replaced each time)."""
+    prev = path.with_name(db.label_of(path) + db.PREV_SUFFIX)
+    with contextlib.suppress(OSError):
+        if db.not_own(prev):
+            return  # a link or FIFO planted there is neither followed nor removed
+        prev.unlink(missing_ok=True)
+        with contextlib.suppress(sqlite3.Error):
+            conn.execute("VACUUM INTO ?", (str(prev),))
+
+
+def _import_legacy(journal: Journal, legacy: Path) -> None:
+    """An earlier evalspec's journal of this run, copied into the (empty) database in one transaction,
+    then renamed `….journal.jsonl.imported` (kept: nothing is destroyed)."""
+    batch: list[Record] = []
+    try:
+        with db.transaction(journal.conn):
+            for record in legacy_jsonl.records(legacy):
+                batch.append(record)
+                if len(batch) >= 1000:
+                    db.put(journal.conn, batch)
+                    batch = []
+            db.put(journal.conn, batch)
+    except sqlite3.Error as exc:
+        raise OSError(f"cannot write the run database {journal.path}: {exc}") from exc
+    with contextlib.suppress(OSError):
+        legacy.replace(legacy.with_name(legacy.name + ".imported"))
+
+
+def _forget_rows(journal: Journal, items: set[str], header: RunHeader) -> None:
+    try:
+        with db.transaction(journal.conn):
+            for table in ("answers", "failures", "scores", "judgements", "key_points"):
+                journal.conn.executemany(f"DELETE FROM {table} WHERE item = ?", ((i,) for i in items))
+            db.put_items(journal.conn, ((i, header.fp[i]) for i in items))
+    except sqlite3.Error as exc:
+        raise OSError(f"cannot write the run database {journal.path}: {exc}") from exc
+
+
+def _changed_items(old: RunHeader | None, new: RunHeader) -> set[str]:
+    """The items whose text differs between the database's header and this run's (both fingerprinted)."""
+    if old is None or not old.fp or not new.fp:
+        return set()  # a journal from before fingerprints: nothing to compare
+    from ..plan.items import Fingerprints
+
+    if isinstance(new.fp, Fingerprints):
+        return new.fp.changed(old.fp)
+    return {item for item, fp in new.fp.items() if item in old.fp and old.fp[item] != fp}
+
+
+def _same(old: Mapping[str, str], new: Mapping[str, str]) -> bool:
+    from ..plan.items import Fingerprints
+
+    return isinstance(new, Fingerprints) and isinstance(old, Fingerprints) and new.same(old)
+
+
+def mark_stopped(path: Path, why: str, cells: Iterable[tuple[str, str]] = ()) -> None:
+    """Record why a run stopped early in its (closed) database, and the (item, model) cells whose calls
+    were in flight then, so a later reader can say so."""
+    with Journal.after_run(path) as journal:
+        journal.write(Stopped(why, tuple(Cell(item, model) for item, model in cells)))
+
+
+def run_header(plan: Any, options: Any) -> dict[str, Any]:
+    """What every run's header says besides the format's own fields (RunHeader's path, select and
+    fp): the file (absolute, for an editor looking for its results: engine/ide/run_history.py), the
+    selection, and the fingerprints of the items run (run/plan/items.py)."""
+    from ..plan.items import Fingerprints
+
+    fp = getattr(plan, "fingerprints", {})
+    return {"path": os.path.abspath(plan.path), "select": tuple(options.select),
+            "fp": fp if isinstance(fp, Fingerprints) else dict(fp.items())}

@@ -1,0 +1,207 @@
+"""The run database (run/journal/database.py) as a run uses it: killed with SIGKILL at any moment — while it
+calls, while its judges score, once every cell is scored and the results are being exported — a resumed
+run makes no call whose answer or judgement was committed and still finishes with every result; one run
+per database, in this process as in another; an earlier evalspec's JSONL journal resumes by being copied
+into a database; a run that is stopped says so in its database.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fakeprovider import Reply
+from run_records import databases, records_of
+
+from evalspec.cli import main
+from evalspec.run.journal import database
+from evalspec.run.journal.records import Generated, RunHeader, Stopped
+from evalspec.run.journal.run_store import load, mark_stopped, open_journal, read_header, records
+
+from .conftest import SmartFake, classify, comparison, criterion_of, env_for, write
+
+N = 24
+
+
+def _blueprint(tmp_path: Path) -> Path:
+    lines = ["models: [openai:candidate]", "evaluationConfig:", "  llm-coverage:", "    judges:",
+             '      - {model: "openai:judge", approach: holistic}', "---"]
+    for i in range(N):
+        lines += [f"- id: p{i:02d}", f"  prompt: question {i}", "  should:", f"    - $contains: question {i}",
+                  f"    - answers question {i}"]
+    return write(tmp_path / "k.weval.yml", "\n".join(lines) + "\n")
+
+
+def _decide(req: dict[str, Any]) -> Any:
+    if criterion_of(req) is not None:
+        return Reply.ok(classify("CLASS_EXACT"), delay=0.02)
+    text = str(req["messages"][-1]["content"])
+    return Reply.ok(f"an answer to {text}", delay=0.02)
+
+
+def _done(db: Path) -> tuple[set[str], set[str]]:
+    """The prompts whose answer, and whose judgement, the database holds."""
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        answered = {r[0] for r in conn.execute("SELECT item FROM answers")}
+        judged = {r[0] for r in conn.execute("SELECT item FROM judgements")}
+    return answered, judged
+
+
+def _count(db: Path, table: str) -> int:
+    try:
+        with contextlib.closing(sqlite3.connect(db)) as conn:
+            return int(conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+    except sqlite3.Error:
+        return 0
+
+
+def _asked(smart: SmartFake) -> tuple[list[str], list[str]]:
+    """The prompts whose answer, and whose judgement, were asked for (by the question in the request)."""
+    answers, judges = [], []
+    for req in smart.chat_requests():
+        text = json.dumps(req["messages"])
+        prompt = next(f"p{i:02d}" for i in range(N - 1, -1, -1) if f"question {i}" in text)
+        (judges if criterion_of(req) is not None else answers).append(prompt)
+    return answers, judges
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("moment", ["calling", "scoring", "random", "exporting"])
+def test_a_kill_at_any_moment_loses_no_finished_call_and_repeats_none(tmp_path: Path, smart: SmartFake,
+                                                                       monkeypatch: pytest.MonkeyPatch,
+                                                                       moment: str) -> None:
+    smart.decide = _decide
+    bp = _blueprint(tmp_path)
+    out = tmp_path / "out"
+    env = {**env_for(smart), "PYTHONPATH": os.pathsep.join(sys.path)}
+    proc = subprocess.Popen([sys.executable, "-m", "evalspec.cli", "run", str(bp), "-o", str(out), "-j", "4",
+                             "--retries", "0", "--no-report"], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    try:
+        if moment == "random":  # once the run has its database: any moment of it, or after its end
+            while not databases(out):
+                assert time.monotonic() < deadline
+                time.sleep(0.005)
+            time.sleep(random.uniform(0.0, 1.0))
+        else:
+            table, wanted = {"calling": ("answers", 5), "scoring": ("judgements", 5), "exporting": ("scores", N)}[moment]
+            while not (db := next(iter(databases(out)), None)) or _count(db, table) < wanted:
+                assert proc.poll() is None and time.monotonic() < deadline, "the run ended before the kill"
+                time.sleep(0.005)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(30)
+    [db] = databases(out)
+    answered, judged = _done(db)
+    assert smart.idle()
+    smart.reset()
+    for k, v in env_for(smart).items():
+        monkeypatch.setenv(k, v)
+    assert main(["run", str(bp), "-o", str(out), "--resume", "--no-report", "-j", "4"]) == 0
+    asked_answers, asked_judges = _asked(smart)
+    assert answered.isdisjoint(asked_answers), answered & set(asked_answers)  # no committed answer asked again
+    assert judged.isdisjoint(asked_judges), judged & set(asked_judges)
+    assert len(asked_answers) == len(set(asked_answers)) == N - len(answered)  # every other one, once
+    data = comparison(out)
+    scores = data["evaluationResults"]["llmCoverageScores"]
+    assert len(scores) == N and all(s["openai:candidate[temp:0]"]["avgCoverageExtent"] == 1 for s in scores.values())
+    if moment == "exporting":
+        assert asked_answers == asked_judges == []
+
+
+HEADER = RunHeader(kind="weval", file="b.yml", run_label="lab", started="s", path="/w/b.yml")
+
+
+def test_a_second_run_of_the_database_in_this_process_is_refused_until_the_first_closes(tmp_path: Path) -> None:
+    path = tmp_path / "lab.run.db"
+    first, _ = open_journal(path, resume=False, header=HEADER)
+    with pytest.raises(database.RunLocked, match=rf"already running \(PID {os.getpid()}"):
+        open_journal(path, resume=True, header=HEADER)
+    first.close()
+    again, state = open_journal(path, resume=True, header=HEADER)
+    assert again.stale_pid is None and state.header == HEADER
+    again.close()
+
+
+def test_a_lock_left_by_a_dead_process_is_cleared_and_named(tmp_path: Path) -> None:
+    path = tmp_path / "lab.run.db"
+    open_journal(path, resume=False, header=HEADER)[0].close()
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as conn:
+        conn.execute("INSERT INTO lock VALUES (1, ?, 'x', 'h')", (int(dead.stdout),))
+    assert database.holder(path) is None
+    journal, _ = open_journal(path, resume=True, header=HEADER)
+    assert journal.stale_pid == int(dead.stdout)
+    journal.close()
+
+
+def test_a_file_that_is_not_a_database_is_refused_with_a_message(tmp_path: Path, capsys) -> None:
+    bp = write(tmp_path / "b.yml", "title: t\nmodels: [echo]\n---\n- id: p\n  prompt: hi\n  should: [$contains: hi]\n")
+    assert main(["run", str(bp), "-o", str(tmp_path / "out"), "--no-report"]) == 0
+    [db] = databases(tmp_path / "out")
+    db.write_bytes(b"this is not SQLite" * 100)
+    assert read_header(db) is None
+    assert main(["run", str(bp), "-o", str(tmp_path / "out"), "--resume", "--no-report"]) == 2
+    err = capsys.readouterr().err
+    assert "is not a run database" in err and "Traceback" not in err
+
+
+def test_an_earlier_evalspec_s_journal_resumes_into_a_database(tmp_path: Path, smart: SmartFake,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run interrupted under the JSONL journal (written here record by record as that evalspec wrote them),
+    resumed by this one: what the journal holds is copied into the database and not asked for again."""
+    for k, v in env_for(smart).items():
+        monkeypatch.setenv(k, v)
+    smart.decide = _decide
+    bp = _blueprint(tmp_path)
+    out = tmp_path / "out"
+    assert main(["run", str(bp), "-o", str(out), "--no-report"]) == 0
+    [db] = databases(out)
+    # The journal as the earlier evalspec wrote it, of a run killed once it had p00…p09's calls.
+    lines = []
+    for rec in records_of(db):
+        if rec["t"] not in ("done", "run") and not str(rec.get("c", rec.get("i", ["p0"]))[0]).startswith("p0"):
+            continue
+        if rec["t"] != "done":
+            lines.append(json.dumps(rec, separators=(",", ":"), ensure_ascii=False))
+    old = db.with_name(db.name.removesuffix(".run.db") + ".journal.jsonl")
+    old.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    for path in db.parent.iterdir():
+        if path != old:
+            path.unlink()
+    assert read_header(old) is not None and len(load(old).scores) == 10  # read as it is: report, editor
+    smart.reset()
+    assert main(["run", str(bp), "-o", str(out), "--resume", "--no-report"]) == 0
+    asked_answers, _ = _asked(smart)
+    assert sorted(asked_answers) == [f"p{i:02d}" for i in range(10, N)]
+    assert not old.exists() and old.with_name(old.name + ".imported").is_file()
+    assert len(comparison(out)["promptIds"]) == N
+    state = load(db)
+    assert len(state.scores) == N and state.done
+
+
+def test_a_stopped_run_says_so_in_its_database(tmp_path: Path) -> None:
+    path = tmp_path / "lab.run.db"
+    journal, _ = open_journal(path, resume=False, header=HEADER)
+    with journal:
+        journal.write(Generated(database.Cell("p", "m"), 0, "an answer \ud800 half", (1, 2), 3.0, False))
+    mark_stopped(path, "cancelled", [("q", "m"), ("r", "m")])  # the calls in flight at the Cancel
+    state = load(path)
+    assert state.stopped == "cancelled" and not state.done
+    assert state.stopped_cells == (database.Cell("q", "m"), database.Cell("r", "m"))
+    [stop] = records(path, Stopped)
+    assert stop == Stopped("cancelled", (database.Cell("q", "m"), database.Cell("r", "m")))
+    with sqlite3.connect(path) as conn:  # queryable as documented (docs/run-database.md)
+        assert json.loads(conn.execute("SELECT stopped_cells FROM run").fetchone()[0]) == [["q", "m"], ["r", "m"]]
+    assert state.turns[database.Cell("p", "m")][0].text == "an answer \ud800 half"  # a lone surrogate kept
