@@ -38,6 +38,15 @@ SCOPE = ("evalspec", "evalspec_lsp")
 
 # module.NAME -> how the code uses it
 USES: dict[str, str] = {
+    "evalspec.detect._INPUT_KEY": "search",
+    "evalspec.weval.ids._LONE_SURROGATE": "sub",
+    "evalspec.weval.js_values._DATE": "match",
+    "evalspec.weval.js_values._TIMESTAMP": "match",
+    "evalspec.weval.js_values._UNDERSCORED_FLOAT": "match",
+    "evalspec.weval.js_values._UNDERSCORED_INT": "match",
+    "evalspec.weval.reference_form._TAG_DROP": "sub",
+    "evalspec.weval.reference_form._TAG_SPACES": "sub",
+    "evalspec.weval.reference_form._URL_SCHEME": "match",
     "evalspec.agentv.assertions._PROMPT_VAR": "finditer",
     "evalspec.agentv.edits._BLOCK_SAFE": "match",
     "evalspec.agentv.edits._FLOW_SAFE": "match",
