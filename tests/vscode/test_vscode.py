@@ -131,6 +131,13 @@ def test_a_person_uses_the_extension_in_vscode(workspace: tuple[Path, FakeProvid
             wb.open_file("capitals.weval.yml")
             lenses = wb.wait(lambda: (found := wb.lenses()).get(8) and found, "the run lenses")
             assert lenses == {0: ["▶ Run all (2 prompts)", "Plan"], 4: ["▶ Run"], 8: ["▶ Run"]}
+            # Each Run lens shows the run's estimate before it runs (issue 31), as `--dry-run` makes it.
+            def estimated() -> dict[int, list[str]] | None:
+                found = wb.lenses(costs=True)
+                return found if found and all(" · " in titles[0] for titles in found.values()) else None
+
+            costs = wb.wait(estimated, "the run lenses' estimates")
+            assert re.fullmatch(r"▶ Run · (≈ \$[0-9.]+|cost unknown.*), \d+ calls?", costs[4][0]), costs[4]
 
             step = "the typo in the Problems panel"
             wb.command("Problems: Focus on Problems View")

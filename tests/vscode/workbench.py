@@ -291,8 +291,9 @@ class Workbench:
                 out.append((n - 1, text.replace("\u00a0", " ")))
         return sorted(out)
 
-    def lenses(self) -> dict[int, list[str]]:
-        """The code lenses above each 0-based line (each lens's commands, in order)."""
+    def lenses(self, *, costs: bool = False) -> dict[int, list[str]]:
+        """The code lenses above each 0-based line (each lens's commands, in order); a Run lens's cost estimate
+        (`▶ Run · ≈ $0.01, 4 calls`, issue 31) is left out unless `costs`."""
         raw = self.page.evaluate("""() => {
             const ed = document.querySelector('.part.editor .editor-instance .monaco-editor');
             const lenses = [...ed.querySelectorAll('.codelens-decoration')].map(e => [e.getBoundingClientRect().bottom,
@@ -305,7 +306,7 @@ class Workbench:
         for bottom, titles in raw["lenses"]:
             below = next((n for top, n in tops if top >= bottom - 2), None)
             if below is not None:
-                out.setdefault(below - 1, []).extend(t.replace("\u00a0", " ") for t in titles)
+                out.setdefault(below - 1, []).extend((t if costs else bare(t)) for t in (t.replace("\u00a0", " ") for t in titles))
         return out
 
     def click_lens(self, line: int, title: str) -> None:
@@ -317,7 +318,8 @@ class Workbench:
             if (!numbers.length) return null;
             const top = numbers[0].getBoundingClientRect().top;
             const found = [...ed.querySelectorAll('.codelens-decoration a')].filter(a =>
-                a.textContent.replace(/\u00a0/g, ' ') === title && Math.abs(a.closest('.codelens-decoration')
+                (a.textContent.replace(/\u00a0/g, ' ') === title || a.textContent.replace(/\u00a0/g, ' ').startsWith(title + ' · '))
+                && Math.abs(a.closest('.codelens-decoration')
                     .getBoundingClientRect().bottom - top) < 8);
             if (!found.length) return null;
             const r = found[0].getBoundingClientRect();
@@ -348,3 +350,8 @@ class Workbench:
 
     def page_text(self) -> str:
         return str(self.page.evaluate("() => document.body.innerText"))
+
+
+def bare(title: str) -> str:
+    """A Run lens's title without its cost estimate: `▶ Run · ≈ $0.01, 4 calls` -> `▶ Run`."""
+    return title.split(" · ", 1)[0] if title.startswith("▶") else title
