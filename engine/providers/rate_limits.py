@@ -1,33 +1,17 @@
 """Adaptive concurrency for one provider and API key: fewer calls at once when the provider pushes back.
 
-One `AdaptiveLimit` per (endpoint, key) of a run, shared by every model and judge called with that key
-(the provider's quota is per key: two models on one key share it, two keys do not). It holds:
+One `AdaptiveLimit` per (endpoint, key) of a run, shared by every model and judge on that key. It holds a
+concurrency `limit` between 1 and the user's `ceiling`, and a pause (`paused_until`, from Retry-After or
+rate-limit headers). The limit halves when throttled answers (429; 529; 503 with Retry-After) come as a
+storm — at least two, and at least STORM_SHARE, of the last `max(20, 2 × ceiling)` answers, once per wave
+of calls — while an isolated 429 is only retried (529 and 503 halve at once). Under 10 % of a request
+quota left (`x-ratelimit-remaining-requests`, `anthropic-ratelimit-requests-remaining`) calls start no
+faster than the quota refills; a token quota under 10 % halves the limit, at 0 pauses the lane. After
+`limit` successes in a row with room left the limit grows by one. A lane with nothing but throttled
+answers for `max_wait` seconds gives up: its calls fail at once with the reason.
 
-- a concurrency `limit` between 1 and the user's `ceiling` (`--concurrency`, or the provider's cap);
-- a pause: no call starts before `paused_until` (a server's Retry-After, or a quota that reset headers
-  say is used up);
-- multiplicative decrease when throttled answers (429; 529, Anthropic's "overloaded"; 503 with
-  Retry-After) come as a storm, not one by one: the limit halves when the answers of the last window
-  (`max(20, 2 × ceiling)` answers) hold at least two throttled ones and at least STORM_SHARE of them.
-  An isolated 429 is retried (after its Retry-After, which pauses the lane) without halving (529 and
-  503, a server out of capacity, halve at once): 2 % of
-  answers throttled at random halved 30 down to 5 and took 2.8× the time of fixed concurrency
-  (bench/rate_limits.py --isolated). Once per wave of calls (answers to calls started before the last
-  decrease do not halve it again, so a burst of 32 429s is one halving, not five);
-- slowing down before the wall: when `x-ratelimit-remaining-requests` (OpenAI and the servers that copy
-  it) or `anthropic-ratelimit-requests-remaining` falls under 10 % of its limit, calls start no faster
-  than the quota refills (`limit - remaining` requests per reset time; `x-ratelimit-reset-*` are Go
-  durations "1s", "6m0s", "120ms", `anthropic-ratelimit-*-reset` RFC 3339 times) until an answer shows
-  room again; a token quota (`x-ratelimit-remaining-tokens`, `anthropic-ratelimit-{tokens,input-tokens,
-  output-tokens}-remaining`) under 10 % halves the limit, and at 0 pauses the lane until its reset;
-- additive increase: after `limit` successes in a row with room left, one more (up to the ceiling);
-- a bound: when a lane has had nothing but throttled answers for `max_wait` seconds it gives up, and
-  every call still waiting for it (and any later one) fails at once with the reason, so a provider that
-  always answers 429 ends the run with error cells instead of a loop.
-
-Calls take a slot per attempt (`acquire` / `release`, done by providers/retry.py), so a call waiting to
-retry holds no slot; what the server sees is at most `limit` requests at once. Every change is reported
-to `on_change` as a `LimitChange` (the runner turns it into a `RateLimit` event for the progress line).
+Calls take a slot per attempt (`acquire` / `release`, providers/retry.py). Every change is reported to
+`on_change` as a `LimitChange` (the runner's `RateLimit` event for the progress line).
 """
 
 from __future__ import annotations

@@ -1,23 +1,9 @@
 """A JavaScript sandbox for `$js` points and `tool_args_match` expressions: QuickJS, in a child process.
 
-Why QuickJS (the `quickjs-ng` package) rather than Node: it is a library with no file, network,
-process or module access at all (only the ECMAScript built-ins exist, like Node's `vm` context the
-reference uses), so there is nothing to lock down; a fresh runtime costs ~0.1 ms, so every call gets
-its own (no state leaks between points, and a runaway script cannot poison the next one); the
-runtime enforces a time limit (infinite loops and catastrophic regex backtracking are both
-interrupted) and a memory limit.
-
-Why a child process (`js_worker.py`, one per evalspec process, started on first use and kept): the
-binding converts an error that leaves QuickJS to text OUTSIDE the time limit and while holding the GIL,
-by calling the thrown value's `toString` and `stack`, which a script can define to loop forever
-(`throw {toString() { for (;;) {} }}`); in process that froze the whole run, deaf even to SIGTERM. The
-worker describes results and thrown values inside JavaScript under the limit, and whatever still
-escapes it is bounded here: past the deadline the worker is killed (and restarted for the next call),
-the point is a timeout, the run goes on. The pipe costs ~0.5 ms a call (1,000 `$js` calls: 0.76 s in
-process, 1.23 s through the worker, on this shared machine).
-
-The older `quickjs` package was rejected: its regex engine ignores the time limit, so
-`/(a+)+$/.test('a'.repeat(40) + '!')` hangs the process.
+QuickJS (`quickjs-ng`) has only the ECMAScript built-ins (no file, network, process or module access),
+a fresh runtime per call, and a time and a memory limit. The child process (`js_worker.py`, started on
+first use and kept) describes results and thrown values inside JavaScript under the limit; past the
+deadline it is killed and restarted, and the point is a timeout (not scored), never a hang of the run.
 """
 
 from __future__ import annotations
