@@ -20,7 +20,7 @@ from .analysis import Analysis, analyze_file
 from .detect import FileKind, kind_from_name
 from .finding_format import finding_json, format_finding
 from .findings import Finding, Severity, Span
-from .source import ParsedFile, gc_paused
+from .source import ParsedFile
 from .terminal_text import safe_streams
 
 _SKIP_DIRS = {".git", "node_modules", ".venv", "venv", "__pycache__", ".tox", ".mypy_cache", ".ruff_cache",
@@ -33,17 +33,11 @@ class UsageError(Exception):
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    # A short-lived process: parsed files are large acyclic trees that reference counting frees, so
-    # the cyclic collector would only rescan them (a tenth of the time on a 50,000-line file). Paused
-    # for the command, restored when it returns to a caller that runs it in-process (argv given).
     if argv is None:
-        # The `evalspec` process itself (its entry point passes no argv): the collector stays off until
-        # the process exits. Turned back on here, it would pass once more over everything still alive
-        # (a run's analysis, results and report: 0.05-0.1 s of a 2,000-test run) just before the exit.
+        # The short-lived `evalspec` process (its entry point passes no argv): parsed files are large
+        # acyclic trees that reference counting frees, so the cyclic collector would only rescan them.
         gc.disable()
-        return _main(argv)
-    with gc_paused():
-        return _main(argv)
+    return _main(argv)
 
 
 def _standard_streams_opened() -> None:

@@ -7,20 +7,20 @@ with errors gets one lens that says so instead of run lenses. Titles come from t
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 
-from evalspec.analysis import Analysis
-from evalspec.ide.runs import RunBoard, RunItem, run_items
-
 from ..convert import LineIndex
-from ..protocol import JsonReady
-from ..run_state import DocumentRuns
-from ..server import EvalspecServer, Snapshot
-from .run import CANCEL, PLAN, RUN, SHOW
+from .run_target import CANCEL, PLAN, RUN, SHOW
+
+if TYPE_CHECKING:
+    from evalspec.analysis import Analysis
+    from evalspec.ide.runs import RunBoard, RunItem
+
+    from ..server import EvalspecServer
+    from ..worker import Doc, Worker
 
 Range = dict[str, dict[str, int]]
 
@@ -34,6 +34,8 @@ def _lens(rng: Range, title: str, command: str, uri: str, item: str | None = Non
 
 def placed_items(analysis: Analysis, index: LineIndex) -> list[tuple[RunItem, Range]]:
     """The run items of an analysis with their lens ranges."""
+    from evalspec.ide.runs import run_items
+
     return [(item, index.range_json(item.span)) for item in run_items(analysis)]
 
 
@@ -63,66 +65,35 @@ def lenses(items: list[tuple[RunItem, Range]], board: RunBoard, running: bool, e
             yield _lens(rng, title, SHOW, uri, item.item_id)
 
 
-def idle_lenses(items: list[tuple[RunItem, Range]], errors: int, noun: str, uri: str) -> list[dict[str, Any]]:
-    """The lenses of a document that has no run results (yet): the same for the whole analysis."""
-    return list(lenses(items, RunBoard(), False, errors, noun, uri))
+def code_lens(worker: Worker, doc: Doc, params: Any) -> bytes | None:
+    """The items and their ranges (fingerprints of every prompt's text: 0.1 s on a 4 MB file) once per
+    analysis; the lenses too while the document has no run results."""
+    from evalspec import jsonio
+    from evalspec.ide.runs import RunBoard
 
-
-def _idle(state: DocumentRuns | None) -> bool:
-    return state is None or (not state.running and not state.board.results and state.board.summary is None)
-
-
-def answers(snap: Snapshot, state: DocumentRuns | None) -> list[tuple[str, Any, tuple[Any, ...]]]:
-    """The lens items (memo key, builder, arguments) and, while the document has no run results, its
-    lenses as JSON (see EvalspecServer.prepare_answers)."""
+    snap = worker.snapshot(doc)
+    if snap is None:
+        return None
+    memo = snap.analysis.memo
     items_key = f"lsp.lens-items {snap.index.encoding}"
-    out: list[tuple[str, Any, tuple[Any, ...]]] = [(items_key, placed_items, (snap.analysis, snap.index))]
-    if _idle(state):
-        errors = snap.analysis.error_count
-        noun = "test" if snap.analysis.suite is not None else "prompt"
+    if items_key not in memo:
+        memo[items_key] = placed_items(snap.analysis, snap.index)
+    items = memo[items_key]
+    runs = snap.runs
+    board = runs.board
+    idle = board is None or (not runs.running and not runs.planning and not board.results and board.summary is None)
+    noun = "test" if snap.analysis.suite is not None else "prompt"
+    errors = snap.analysis.error_count
+    if idle:
+        key = f"lsp.idle-lenses {snap.index.encoding}"
+        if key not in memo:
+            memo[key] = jsonio.dumps_bytes(list(lenses(items, RunBoard(), False, errors, noun, snap.uri)))
+        return memo[key]
+    return jsonio.dumps_bytes(list(lenses(items, board, runs.running, errors, noun, snap.uri, runs.planning)))
 
-        def build() -> JsonReady:
-            items = snap.analysis.memo.get(items_key)
-            placed = items.result() if isinstance(items, asyncio.Future) and items.done() else \
-                placed_items(snap.analysis, snap.index)
-            return JsonReady.of(idle_lenses(placed, errors, noun, snap.uri))
 
-        out.append((f"lsp.idle-lenses {snap.index.encoding}", build, ()))
-    return out
-
-
-SLICE = 1000  # lenses built between two turns of the event loop while a document has run results
+JOBS = {"code_lens": code_lens}
 
 
 def register(server: EvalspecServer) -> None:
-    server.answers[lsp.TEXT_DOCUMENT_CODE_LENS] = lambda snap: answers(snap, server.runs.get(snap.uri))
-
-    @server.request(lsp.TEXT_DOCUMENT_CODE_LENS, lsp.CodeLensOptions(resolve_provider=False), empty=list)
-    async def code_lens(server: EvalspecServer, params: lsp.CodeLensParams) -> Any:
-        uri = params.text_document.uri
-        snap = await server.snapshot(uri)
-        if snap is None:
-            return []
-        state = server.runs.get(uri)
-        wanted = answers(snap, state)
-        if len(wanted) > 1:  # no run results: the lenses are the same for the whole analysis
-            key, build, args = wanted[1]
-            return await server.memoised_in_thread(uri, snap.analysis, key, build, *args)
-        # The items and their ranges (fingerprints of every prompt's text: 0.1 s on a 4 MB file) once per
-        # analysis on a worker thread; the titles, which follow the run, here, a slice at a time so that
-        # other requests are answered in between. Lenses of 16,000 tests as lsprotocol objects cost
-        # seconds on the event loop: they are sent as JSON data, encoded on a worker thread.
-        key, build, args = wanted[0]
-        items = await server.memoised_in_thread(uri, snap.analysis, key, build, *args)
-        if not items:
-            return []
-        board = state.board if state is not None else RunBoard()
-        running = state is not None and state.running
-        noun = "test" if snap.analysis.suite is not None else "prompt"
-        out: list[dict[str, Any]] = []
-        planning = state is not None and state.planning
-        for lens in lenses(items, board, running, snap.analysis.error_count, noun, uri, planning):
-            out.append(lens)
-            if len(out) % SLICE == 0:
-                await asyncio.sleep(0)
-        return await server.in_thread(JsonReady.of, out)
+    server.forward(lsp.TEXT_DOCUMENT_CODE_LENS, lsp.CodeLensOptions(resolve_provider=False), list, "code_lens")
