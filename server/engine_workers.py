@@ -7,7 +7,8 @@ worker is brought up to date: the text of every open document it has not got yet
 those that closed, and the document's run board. `call` answers a job's status and value; a job not
 answered within its budget is "late" (the request says "still checking") and cancelled in the worker
 if it has not started there. A worker that dies, or is busy with one job past the timeout (then it is
-killed), is replaced at once by a new one, which gets the current texts; `on_restart` tells the
+killed), is replaced at once by the spare (a worker kept started, its engine loaded; ~45 MB), which
+gets the current texts, and a new spare starts; `on_restart` tells the
 server (which re-checks the documents and tells the user). A worker whose memory passed its bound is
 replaced the same way after answering, when it has nothing else to do.
 """
@@ -18,6 +19,7 @@ import asyncio
 import contextlib
 import itertools
 import logging
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -29,6 +31,7 @@ from . import wire
 log = logging.getLogger(__name__)
 
 LATE, STALE, GONE, ERROR, OK = "late", "stale", "gone", "error", "ok"
+BACKLOG = 4 << 20  # bytes waiting in a worker's pipe past which no more is sent for requests
 GIVE_UP_AFTER = 3  # workers in a row that died before answering anything: no more are started
 
 
@@ -44,7 +47,8 @@ class Job:
 class WorkerProcess:
     def __init__(self, slot: int) -> None:
         self.slot = slot
-        self.proc: asyncio.subprocess.Process | None = None
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.pipe: asyncio.WriteTransport | None = None  # to its stdin
         self.started: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.jobs: dict[int, Job] = {}  # sent and not answered, in the order sent
         self.texts: dict[str, int] = {}  # uri -> the version it has
@@ -56,8 +60,8 @@ class WorkerProcess:
         self.retiring = False  # replaced on purpose: its end is no failure
 
     def send(self, message: Any) -> None:
-        assert self.proc is not None and self.proc.stdin is not None
-        self.proc.stdin.write(wire.frame(message))
+        assert self.pipe is not None
+        self.pipe.write(wire.frame(message))
 
     def busy_for(self, now: float) -> float:
         if not self.jobs:
@@ -65,7 +69,7 @@ class WorkerProcess:
         return now - max(self.heard, next(iter(self.jobs.values())).sent)
 
     def kill(self) -> None:
-        if self.proc is not None and self.proc.returncode is None:
+        if self.proc is not None and self.proc.poll() is None:
             with contextlib.suppress(ProcessLookupError):
                 self.proc.kill()
 
@@ -80,6 +84,7 @@ class EngineWorkers:
         self.timeout_s = 30.0
         self.stall_s = 1.0
         self.assigned: dict[str, int] = {}  # uri -> slot
+        self.spare: WorkerProcess | None = None  # started, engine loaded, given no document yet
         self.memory_bytes = 2048 << 20
         self.context: Any = None
         self.workers: list[WorkerProcess] = []
@@ -91,11 +96,20 @@ class EngineWorkers:
     def start(self) -> None:
         """The workers start in the background (requests wait for them when they need one)."""
         self.workers = [self._spawn(slot) for slot in range(self.count)]
+        self.spare = self._spawn(-1)
         self._watch = asyncio.get_running_loop().call_later(0.5, self._watchdog)
 
     def _spawn(self, slot: int) -> WorkerProcess:
         worker = WorkerProcess(slot)
         self._task(self._run(worker))
+        return worker
+
+    def _successor(self, slot: int) -> WorkerProcess:
+        """A worker for `slot`: the spare, already started (its engine loaded), and a new spare."""
+        worker, self.spare = self.spare, self._spawn(-1)
+        if worker is None or worker.proc is None or worker.proc.poll() is not None:
+            return self._spawn(slot)
+        worker.slot = slot
         return worker
 
     def _task(self, coro: Any) -> None:
@@ -104,18 +118,21 @@ class EngineWorkers:
         task.add_done_callback(self._tasks.discard)
 
     async def _run(self, worker: WorkerProcess) -> None:
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader(limit=1 << 20)
         try:
-            worker.proc = await asyncio.create_subprocess_exec(
-                *self.command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, limit=1 << 20)
+            worker.proc = proc = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+            assert proc.stdin is not None and proc.stdout is not None
+            await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), proc.stdout)
+            worker.pipe, _ = await loop.connect_write_pipe(asyncio.Protocol, proc.stdin)
         except OSError as exc:
             worker.started.set_exception(exc)
             log.error("could not start an engine worker: %s", exc)
             return
         worker.started.set_result(None)
-        assert worker.proc.stdout is not None
         try:
             while True:
-                _, job_id, status, value, rss = await wire.read_async(worker.proc.stdout)
+                _, job_id, status, value, rss = await wire.read_async(reader)
                 worker.heard, worker.rss = time.monotonic(), rss
                 worker.answered += 1
                 self._failures = 0
@@ -130,17 +147,18 @@ class EngineWorkers:
         except Exception:
             log.exception("reading from an engine worker failed")
         worker.kill()
-        code = await worker.proc.wait()
+        while (code := proc.poll()) is None:
+            await asyncio.sleep(0.01)
         if not worker.retiring:
             self._died(worker, code)
 
     def _replace(self, worker: WorkerProcess, why: str) -> None:
         worker.retiring = True
-        if self.workers and self.workers[worker.slot] is worker:
-            self.workers[worker.slot] = self._spawn(worker.slot)
+        if self.workers and worker.slot >= 0 and self.workers[worker.slot] is worker:
+            self.workers[worker.slot] = self._successor(worker.slot)
         with contextlib.suppress(Exception):
-            assert worker.proc is not None and worker.proc.stdin is not None
-            worker.proc.stdin.close()  # it exits when it has read everything
+            assert worker.pipe is not None
+            worker.pipe.close()  # it exits when it has read everything
         for job in worker.jobs.values():
             if not job.future.done():
                 job.future.set_result((GONE, None))
@@ -152,7 +170,7 @@ class EngineWorkers:
             if not job.future.done():
                 job.future.set_result((GONE, None))
         worker.jobs.clear()
-        if not self.workers or self.workers[worker.slot] is not worker:
+        if not self.workers or worker.slot < 0 or self.workers[worker.slot] is not worker:
             return  # shut down
         if worker.answered == 0:
             self._failures += 1
@@ -162,7 +180,7 @@ class EngineWorkers:
             return
         why = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
         log.warning("engine worker %d stopped (%s): replaced", worker.slot, why)
-        self.workers[worker.slot] = self._spawn(worker.slot)
+        self.workers[worker.slot] = self._successor(worker.slot)
         self.on_restart(why, culprit)
 
     def _watchdog(self) -> None:
@@ -214,8 +232,13 @@ class EngineWorkers:
                 await asyncio.wait_for(asyncio.shield(worker.started), budget)
             except TimeoutError:
                 return LATE, None
-        if worker.started.exception() is not None or worker.proc is None or worker.proc.returncode is not None:
+        if worker.started.exception() is not None or worker.proc is None or worker.proc.poll() is not None:
             return GONE, None
+        while worker.pipe is not None and worker.pipe.get_write_buffer_size() > BACKLOG:
+            # The worker is behind on texts: a request is "late" at once; a check waits its turn.
+            if budget is not None:
+                return LATE, None
+            await asyncio.sleep(0.05)
         self._sync(worker, uri, board)
         job = Job(next(self._ids), uri, version, asyncio.get_running_loop().create_future())
         worker.jobs[job.id] = job
@@ -252,12 +275,13 @@ class EngineWorkers:
     def shutdown(self) -> None:
         if self._watch is not None:
             self._watch.cancel()
-        workers, self.workers = self.workers, []
+        workers, self.workers = self.workers + ([self.spare] if self.spare else []), []
+        self.spare = None
         for worker in workers:
             worker.retiring = True
             with contextlib.suppress(Exception):
-                assert worker.proc is not None and worker.proc.stdin is not None
-                worker.proc.stdin.close()
+                assert worker.pipe is not None
+                worker.pipe.close()
             worker.kill()
 
 

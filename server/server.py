@@ -57,6 +57,7 @@ class EvalspecServer(LanguageServer):
         self.on_checked: list[Callable[[Document], None]] = []  # the current version was checked
         self.on_closed: list[Callable[[Document], None]] = []
         self.runs: dict[str, DocumentRuns] = {}  # uri -> its run lenses' state (features/run.py)
+        self._suspect: tuple[str, int] | None = None  # the text a worker last stopped on
 
     @property
     def encoding(self) -> str:
@@ -181,18 +182,20 @@ class EvalspecServer(LanguageServer):
         self.report(detail[0] or f"checking {doc.uri} (version {doc.version})", detail[1])
 
     def _worker_restarted(self, why: str, culprit: Job | None) -> None:
-        """A worker was replaced: the documents are checked again (and their diagnostics restored); one
-        whose check stopped it is not, until its next change."""
+        """A worker was replaced: the documents are checked again (and their diagnostics restored). A
+        text that was being worked on when a worker stopped a second time is not, until it changes."""
         if why == "memory":
             return
         name = ""
         if culprit is not None and culprit.uri is not None:
             doc = self.documents.get(culprit.uri)
             if doc is not None and culprit.version == doc.version:
-                doc.stopped_worker = doc.version
-                name = culprit.uri.rsplit("/", 1)[-1]
-        message = (f"evalspec: checking {name} stopped the checker ({why}); it was restarted, and {name} will be "
-                   "checked again after its next change" if name else
+                if self._suspect == (doc.uri, doc.version):
+                    doc.stopped_worker = doc.version
+                    name = culprit.uri.rsplit("/", 1)[-1]
+                self._suspect = (doc.uri, doc.version)
+        message = (f"evalspec: checking {name} stopped the checker twice ({why}); it was restarted, and {name} "
+                   "will be checked again after its next change" if name else
                    f"evalspec: the checker stopped ({why}) and was restarted")
         self.log_to_client(lsp.MessageType.Warning, message)
         try:

@@ -188,7 +188,13 @@ def serve(incoming: wire.Incoming, out: Any) -> None:
         if not queue:
             queue.append(incoming.next())
         while incoming.ready():
-            queue.append(incoming.next())
+            message = incoming.next()
+            if message[0] == "text":  # a text not yet applied is superseded: only the newest is kept
+                for i, waiting in enumerate(queue):
+                    if waiting[0] == "text" and waiting[1] == message[1]:
+                        del queue[i]
+                        break
+            queue.append(message)
         message = queue.popleft()
         kind = message[0]
         if kind == "text":
