@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """`--dry-run`'s cost of bench/judged_blueprint.py's blueprint, computed by hand, then compared with the CLI's.
 
-The hand computation uses nothing of the engine's estimator: the README's rule (input tokens of a request =
+The hand computation uses nothing of the engine's estimator: the rule of docs/guide/costs.md (input tokens of a request =
 Σ over its messages, the system prompt one of them, of ⌈UTF-8 bytes ÷ 4⌉ + 4; output tokens = max_tokens:
 1,500 for answers and extractions, 500 for Weval judges; an answer not known yet = 4 × 1,500 bytes; an
 extraction's 5 key points of 100 bytes each), the price table read as JSON (engine/data/prices.json), the

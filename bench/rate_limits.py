@@ -20,8 +20,14 @@ CLI as a person does (no `--json`, stderr a pipe) and prints the lines it showed
 its closing summary: the adapted concurrency as the user sees it. Each mode also prints the most 429s
 one request got (`max_429s_one_request`: bounded retries).
 
+`--isolated P` replaces the quota by isolated throttles: a share P of the requests (drawn at random,
+seeded) gets 429 with `Retry-After: 0`, the rest are answered, with no rate-limit headers: what a
+provider's transient 429s look like. Adaptive concurrency should then cost little over fixed (issue 30:
+at P = 0.02, at most 1.3× the fixed run's wall time); the last line prints the ratio.
+
 usage: rate_limits.py [--prompts N] [--concurrency C] [--rps R] [--latency S] [--style openai|anthropic]
                       [--modes fixed,adaptive] [--rate-limit-retries N] [--blueprint FILE] [--progress]
+                      [--isolated P]
 """
 
 from __future__ import annotations
@@ -51,8 +57,12 @@ from tests.fakebatch import answer_for  # noqa: E402  (judges' verdicts and key 
 class QuotaServer:
     """The fake provider, in a thread with its own event loop."""
 
-    def __init__(self, rps: float, latency: float, style: str) -> None:
+    def __init__(self, rps: float, latency: float, style: str, isolated: float | None = None) -> None:
         self.rps, self.latency, self.style = rps, latency, style
+        self.isolated = isolated  # a share of requests refused at random, no quota
+        import random
+
+        self.rng = random.Random(30)
         self.tokens = rps
         self.last = time.monotonic()
         self.log: list[tuple[float, float, int]] = []  # (received, answered, status)
@@ -84,6 +94,9 @@ class QuotaServer:
 
     def reset(self) -> None:
         self.tokens, self.last, self.log, self.limited = self.rps, time.monotonic(), [], {}
+        import random
+
+        self.rng = random.Random(30)  # the same throttled requests for each mode
 
     def stop(self) -> None:
         if self._loop is not None:
@@ -95,6 +108,20 @@ class QuotaServer:
 
         received = time.monotonic()
         body = await request.json()
+        if self.isolated is not None:
+            if self.rng.random() < self.isolated:
+                self.log.append((received, time.monotonic(), 429))
+                key = json.dumps(body, sort_keys=True)
+                self.limited[key] = self.limited.get(key, 0) + 1
+                return web.json_response({"error": {"message": "Rate limit reached", "type": "requests"}},
+                                         status=429, headers={"retry-after": "0"})
+            await asyncio.sleep(self.latency)
+            self.log.append((received, time.monotonic(), 200))
+            return web.json_response({"id": "x", "object": "chat.completion", "model": body.get("model"),
+                                      "choices": [{"index": 0, "message": {"role": "assistant",
+                                                                           "content": answer_for(body)},
+                                                   "finish_reason": "stop"}],
+                                      "usage": {"prompt_tokens": 10, "completion_tokens": 5}})
         now = time.monotonic()
         self.tokens = min(self.rps, self.tokens + (now - self.last) * self.rps)
         self.last = now
@@ -216,9 +243,11 @@ def main() -> int:
     ap.add_argument("--rate-limit-retries", type=int, default=6)
     ap.add_argument("--blueprint", type=Path, help="run this blueprint (models and judges sent to the quota server)")
     ap.add_argument("--progress", action="store_true", help="no --json: print the rate-limit lines the user sees")
+    ap.add_argument("--isolated", type=float, metavar="P",
+                    help="no quota: a share P of requests gets 429 with Retry-After: 0, at random")
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="evalspec-ratelimits-"))
-    server = QuotaServer(args.rps, args.latency, args.style)
+    server = QuotaServer(args.rps, args.latency, args.style, args.isolated)
     server.start()
     try:
         blueprint = work / "quota.weval.yml"
@@ -227,10 +256,12 @@ def main() -> int:
         else:
             write_blueprint(blueprint, args.prompts)
         # The quota's own bound: one request per cell (a blueprint's judges add more: see `requests`).
-        ideal = None if args.blueprint is not None else round(args.prompts / args.rps, 2)
+        ideal = None if args.blueprint is not None or args.isolated is not None else round(args.prompts / args.rps, 2)
         print(json.dumps({"blueprint" if args.blueprint else "prompts": str(args.blueprint or args.prompts),
                           "concurrency": args.concurrency, "quota_rps": args.rps,
-                          "latency_s": args.latency, "style": args.style, "ideal_wall_s": ideal}))
+                          "latency_s": args.latency, "style": args.style, "ideal_wall_s": ideal,
+                          "isolated_429_share": args.isolated}))
+        walls: dict[str, float] = {}
         for mode in args.modes.split(","):
             result = run_once(server, blueprint, work / f"out-{mode}", mode, args)
             timeline = result.pop("timeline")
@@ -238,12 +269,15 @@ def main() -> int:
             if args.blueprint is not None:  # the quota's bound for the requests it answered
                 result["ideal_wall_s"] = round((result["requests"] - result["429s"]) / args.rps, 2)
             print(json.dumps(result))
+            walls[mode] = result["wall_s"]
             for text in shown:
                 print(text)
             print("  s  requests  429s  server-in-flight  concurrency")
             for row in timeline:
                 print(f"{row['s']:3d}  {row['requests']:8d}  {row['429']:4d}  {row['server_in_flight']:16d}  "
                       f"{row['concurrency']:11d}")
+        if "fixed" in walls and "adaptive" in walls:
+            print(f"adaptive / fixed wall time: {walls['adaptive'] / walls['fixed']:.2f}")
     finally:
         server.stop()
         shutil.rmtree(work, ignore_errors=True)

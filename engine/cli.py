@@ -6,33 +6,28 @@ Exit codes: 0 clean (or ran), 1 findings that fail the check (errors; warnings t
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import gc
-import json
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import __version__
-from .analysis import Analysis, analyze_file
-from .detect import FileKind, kind_from_name
-from .finding_format import finding_json, format_finding
-from .findings import Finding, Severity, Span
-from .source import ParsedFile
-from .terminal_text import safe_streams
+from .eval_files import UsageError
 
-_SKIP_DIRS = {".git", "node_modules", ".venv", "venv", "__pycache__", ".tox", ".mypy_cache", ".ruff_cache",
-              "dist", "build"}
-_EXTENSIONS = (".yml", ".yaml", ".json")
+if TYPE_CHECKING:
+    import argparse
 
-
-class UsageError(Exception):
-    pass
+# Nothing heavier is imported here: `evalspec COMMAND --help` loads the parser alone, `evalspec
+# --version` not even that (bench/cli_start.py); each command loads what it uses when it runs.
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    if (sys.argv[1:] if argv is None else list(argv)) == ["--version"]:  # answered before any parser is built
+        print(f"evalspec {__version__}")
+        return 0
     if argv is None:
         # The short-lived `evalspec` process (its entry point passes no argv): parsed files are large
         # acyclic trees that reference counting frees, so the cyclic collector would only rescan them.
@@ -66,6 +61,8 @@ def _main(argv: Sequence[str] | None) -> int:
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(AttributeError, ValueError, OSError):
             stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
+    from .terminal_text import safe_streams
+
     with safe_streams():  # no control character from a file, model or provider reaches the terminal raw
         return _command(argv)
 
@@ -117,6 +114,8 @@ def _silenced(stream: object) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    import argparse
+
     parser = argparse.ArgumentParser(
         prog="evalspec", description="Check and run Weval blueprints and AgentV eval files.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -125,7 +124,11 @@ def build_parser() -> argparse.ArgumentParser:
                "  evalspec check .                           check every eval file below here\n"
                "  evalspec run blueprint.weval.yml -m echo   run offline; writes results and report.html\n"
                "  evalspec report OLD NEW -o diff.html       compare two runs\n"
-               "\n'evalspec COMMAND --help' describes each command.")
+               "  evalspec rule unknown-key                  what a finding code means, and the fix\n"
+               "\n'evalspec COMMAND --help' describes each command.\n"
+               "\ndocs: the guide and reference are docs/ of the source repository (`mkdocs serve` there builds\n"
+               "the site); each finding's code links to its page (editors: the `docsUrl` setting or\n"
+               "$EVALSPEC_DOCS_URL names a published site, else the page is written under ~/.cache/evalspec/docs).")
     parser.add_argument("--version", action="version", version=f"evalspec {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
@@ -146,7 +149,17 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--models-dir", type=Path, metavar="DIR",
                        help="folder of Weval model collections (CORE.json, …)")
     check.add_argument("--quiet", "-q", action="store_true", help="no summary line")
-    check.set_defaults(func=cmd_check)
+    check.add_argument("--select", action="append", default=[], metavar="CODE[,CODE…]",
+                       help="report only these finding codes (globs: 'unknown-*'); replaces the configuration's "
+                            "select")
+    check.add_argument("--ignore", action="append", default=[], metavar="CODE[,CODE…]",
+                       help="do not report these finding codes (globs); added to the configuration's ignore. An "
+                            "ignored error does not fail the check")
+    check.add_argument("--statistics", action="store_true",
+                       help="print how many findings of each code, instead of the findings")
+    check.add_argument("--no-config", action="store_true",
+                       help="ignore evalspec.toml / pyproject.toml [tool.evalspec.check]")
+    check.set_defaults(func=_cmd_check)
 
     init = sub.add_parser(
         "init", help="write a small, commented starter eval file that runs offline",
@@ -174,100 +187,16 @@ def build_parser() -> argparse.ArgumentParser:
     from .report.cli import add_report_parser
 
     add_report_parser(sub)
+    from .rule_cli import add_rule_parser
+
+    add_rule_parser(sub)
     return parser
 
 
-# --- check ----------------------------------------------------------------------------------------
+def _cmd_check(args: argparse.Namespace) -> int:
+    from .check_cli import cmd_check
 
-def iter_eval_files(paths: Sequence[str]) -> Iterator[tuple[Path, bool]]:
-    """Files to check: (path, named explicitly). Folders are walked; hidden and build folders skipped."""
-    for raw in paths:
-        p = Path(raw)
-        if p.is_file():
-            yield p, True
-        elif p.is_dir():
-            for root, dirs, files in os.walk(p):
-                dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and (not d.startswith(".") or d == ".agentv"))
-                for name in sorted(files):
-                    if name.endswith(_EXTENSIONS):
-                        yield Path(root) / name, False
-        else:
-            raise UsageError(f"no such file or folder: {raw}")
-
-
-def cmd_check(args: argparse.Namespace) -> int:
-    results: list[Analysis] = []
-    for path, explicit in iter_eval_files(args.paths):
-        # A JSON file in a folder is only a blueprint by its place (legacy JSON blueprints); reading
-        # every package.json of a tree would be wasted work.
-        if not explicit and path.suffix == ".json" and kind_from_name(path) is None:
-            continue
-        analysis = _check_one(path, args.models_dir)
-        if analysis.kind is FileKind.NONE and not _crashed(analysis) and not (explicit and _too_large(analysis)) \
-                and not _stopped(analysis):
-            continue
-        results.append(analysis)
-    findings = [(a, f) for a in results for f in a.findings]
-    fmt = args.format
-    if fmt == "text":
-        from .terminal import is_terminal
-
-        fmt = "full" if is_terminal(sys.stdout) else "concise"
-    if fmt == "json":
-        json.dump([finding_json(a, f) for a, f in findings], sys.stdout, indent=2, ensure_ascii=False)
-        sys.stdout.write("\n")
-    elif fmt == "full":
-        from .finding_format import display_path
-        from .terminal import excerpt, source_lines, use_color
-
-        color = use_color(sys.stdout, choice=args.color)
-        for a, f in findings:
-            print(excerpt(f, display_path(a, f), source_lines(a.text, a.path, f.path), color=color) + "\n")
-    else:
-        for a, f in findings:
-            print(format_finding(a, f, github=fmt == "github"))
-    # Counted with those past the first thousand of their kind in a file (the last listed says how many).
-    errors = sum(len(a.errors) for a in results)
-    warnings = sum(1 + _more(f) for _, f in findings if f.severity == "warning")
-    total = sum(1 + _more(f) for _, f in findings)
-    if not args.quiet and fmt in ("concise", "full"):
-        print(f"{len(results):,} eval file(s) checked: {errors:,} error(s), {warnings:,} warning(s), "
-              f"{total - errors - warnings:,} note(s)", file=sys.stderr)
-    return 1 if errors or (args.strict and warnings) else 0
-
-
-def _more(f: Finding) -> int:
-    """How many more of its kind a finding stands for (analysis.capped)."""
-    more = f.extra.get("more", 0)
-    return more if isinstance(more, int) else 0
-
-
-def _check_one(path: Path, models_dir: Path | None) -> Analysis:
-    """One file's analysis; a bug in evalspec on one file is an error on that file, and the other files
-    of a folder are still checked (never a traceback that hides them, never a silent pass)."""
-    try:
-        return analyze_file(path, models_dir=models_dir)
-    except Exception as exc:  # a bug, not bad input: bad input is a finding
-        a = Analysis("", path, FileKind.NONE, ParsedFile(text=""))
-        a.findings = [Finding("internal-error", Severity.ERROR,
-                              f"evalspec failed on this file ({type(exc).__name__}: {exc}); it is not checked. "
-                              "Please report this with the file.", Span(0, 0, 0, 0))]
-        return a
-
-
-def _crashed(a: Analysis) -> bool:
-    return any(f.code == "internal-error" for f in a.findings)
-
-
-def _stopped(a: Analysis) -> bool:
-    """A file of no known format whose parse stopped at an alias bomb or at nesting too deep: its one
-    warning is shown (a large file of another kind in a folder is not: the size alone says nothing)."""
-    return any(f.code in ("yaml-alias-bomb", "yaml-too-deep") for f in a.findings)
-
-
-def _too_large(a: Analysis) -> bool:
-    """Not read, so its format is unknown: a file named on the command line is still reported."""
-    return any(f.code == "file-too-large" for f in a.findings)
+    return cmd_check(args)
 
 
 # --- init -----------------------------------------------------------------------------------------
@@ -296,6 +225,8 @@ def cmd_schema(args: argparse.Namespace) -> int:
         for path in write_all():
             print(f"wrote {path}", file=sys.stderr)
         return 0
+    import json
+
     from . import schemas
 
     print(json.dumps(schemas.load(args.format), indent=2, ensure_ascii=False))

@@ -108,12 +108,26 @@ def looks_like_dataset(text: str, suffix: str) -> bool:
     for line in lines:
         try:
             value = loads(line)
-        except ValueError:
+        except ValueError:  # a broken line that is plainly a test still makes it a tests file (invalid-jsonl)
+            if _broken_test_line(line):
+                return True
             continue
         if isinstance(value, dict) and ("input" in value or "input_messages" in value) and (
                 "id" in value or any(k in value for k in _TEST_KEYS)):
             return True
     return False
+
+
+_INPUT_KEY = re.compile(r'"input(?:_messages)?"\s*:')
+
+
+def _broken_test_line(line: str) -> bool:
+    """A JSON line that does not parse but is written as a test: an object with an `"input":` key and an
+    `"id":` or another test key. A tests file whose only line is broken is still one (check reports the
+    line), as it is to an editor that saw it valid before."""
+    if not line.lstrip().startswith("{") or _INPUT_KEY.search(line) is None:
+        return False
+    return any(re.search(rf'"{k}"\s*:', line) for k in ("id", *_TEST_KEYS))
 
 
 def kind_from_content(parsed: ParsedFile) -> FileKind:

@@ -1,10 +1,8 @@
 """The base of the normalized models: dataclasses whose objects keep their source span.
 
-Both formats' checkers build thousands of these per file from values they have already validated,
-so `build` fills an object's fields directly instead of calling the generated `__init__` (a 50,000-line
-blueprint has 30,000 of them). Plain dataclasses rather than pydantic models: nothing here is ever
-validated again, and importing pydantic and building its validators for these classes cost 60–100 ms of
-every `evalspec run` and of the language server's start.
+Both formats' checkers build thousands of these per file from values they have already validated, so
+`build` fills an object's fields directly instead of calling the generated `__init__`. Plain
+dataclasses, not pydantic models: nothing here is validated again.
 """
 
 from __future__ import annotations

@@ -1,12 +1,9 @@
 """A big file's items (Weval prompts, AgentV tests) in memory that does not grow with the file.
 
-A checked item as objects (its messages, points or assertions, every span) is several KB of memory; a
-100,000-prompt blueprint's model was ~500 MB, held from the analysis to the end of the run. When a
-streamed check (`check` and `run`) has made more than its bound of items, they go to a temporary file
-instead, each as a compact record (the format's `Codec`: `weval/prompt_store.py`, `agentv/test_store.py`):
+When a streamed check (`check` and `run`) has made more than its bound of items, they go to a temporary
+file, each as a compact record (the format's `Codec`: `weval/prompt_store.py`, `agentv/test_store.py`):
 only the ids and each record's offset stay in memory, and an item is decoded again when it is read. A
-file with fewer items keeps its plain list (the editor's analyses always do), so small runs do exactly
-what they did.
+file with fewer items keeps its plain list (the editor's analyses always do).
 
 A `ModelStore` reads like the list it stands for (len, iteration, indexes); `subset` keeps some of the
 items (a run's selection, a shard) without decoding any. Each read decodes a new copy, equal to the item

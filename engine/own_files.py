@@ -1,13 +1,11 @@
 """Files evalspec keeps in an output folder and opens again (journals, the run lock, the response
 cache, temporary files renamed into place): never opened through a link, never a FIFO or a device.
 
-An output folder may come from someone else (a cloned repository's `results/`, an unpacked archive),
-and the names evalspec gives its files there are predictable (the run label hashes the eval file's
-path and items). A journal planted as a symlink to `~/.bashrc` had a resumed run append JSON lines to
-it (double-quoted `$(…)` in an answer runs when bash reads the file), a lock planted the same way was
-truncated to a PID, and a FIFO in a journal's place blocked the run for good. The last component is
-opened with O_NOFOLLOW and O_NONBLOCK and checked on the open descriptor; the folders above it are the
-user's choice (`-o` may well be a link) and are followed.
+An output folder may come from someone else (a cloned repository's `results/`, an unpacked archive) and
+the names evalspec gives its files there are predictable, so a planted link or FIFO in their place must
+not be written through or block a run. The last component is opened with O_NOFOLLOW and O_NONBLOCK and
+checked on the open descriptor; the folders above it are the user's choice (`-o` may well be a link)
+and are followed.
 """
 
 from __future__ import annotations

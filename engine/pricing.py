@@ -1,4 +1,5 @@
-"""What a call cost: a price table shipped as data (`data/prices.json`), extendable by the user.
+"""What a call cost: a price table shipped as data (`data/prices.json`, generated from the maintained
+`genai-prices` package by scripts/update_prices.py), extendable by the user.
 
 Prices are US dollars per million tokens, per model: `input`, `output`, optional `cached_input` (an
 input token served from the provider's prompt cache) and `batch_discount` (the share the provider's
@@ -7,7 +8,8 @@ level) adds models or overrides shipped ones: `evalspec run --prices FILE`, or `
 
 A model is looked up by the name the provider reports having used, else the name asked for, with the
 provider prefix, vendor path and release suffix (`-2024-08-06`, `-20241022`, `-latest`, `-001`)
-removed. There is no fuzzy match: a model not in the table has no price, and a cost computed from it
+removed. A model a host serves (Together, OpenRouter: the shipped file's `providers`) is priced by that
+host when the model id names it (`openrouter:meta-llama/llama-3.1-8b-instruct`). There is no fuzzy match: a model not in the table has no price, and a cost computed from it
 is None — never a guess. Weval runs and reports use the same `cost_usd`.
 """
 
@@ -120,29 +122,42 @@ def read_price_file(path: Path) -> dict[str, Price]:
 
 
 @lru_cache(maxsize=1)
-def _shipped() -> dict[str, Price]:
-    return parse_prices(json.loads(_SHIPPED.read_text(encoding="utf-8")), "prices.json")
+def _shipped() -> tuple[dict[str, Price], dict[str, Price]]:
+    """(models by key, hosted models by `host/key`)."""
+    data = json.loads(_SHIPPED.read_text(encoding="utf-8"))
+    hosted: dict[str, Price] = {}
+    for host, models in (data.get("providers") or {}).items():
+        for key, price in parse_prices(models, f"prices.json providers.{host}").items():
+            hosted[f"{host}/{key}"] = price
+    return parse_prices(data, "prices.json"), hosted
 
 
 class PriceTable:
     """The shipped prices, with a user's file on top."""
 
-    def __init__(self, prices: Mapping[str, Price]) -> None:
-        self.prices = dict(prices)
+    def __init__(self, prices: Mapping[str, Price], hosted: Mapping[str, Price] | None = None,
+                 user: Mapping[str, Price] | None = None) -> None:
+        self.prices = {**prices, **(user or {})}
+        self.hosted = dict(hosted or {})  # `openrouter/llama-3.1-8b-instruct` → the host's price
+        self.user = frozenset(user or ())  # the user's keys win over a host's price too
 
     @classmethod
     def load(cls, user_file: Path | str | None = None, env: Mapping[str, str] | None = None) -> PriceTable:
         """Shipped prices + `user_file` (or $EVALSPEC_PRICES). Raises PriceFileError for a bad file."""
-        prices = dict(_shipped())
+        models, hosted = _shipped()
         chosen = user_file or (env if env is not None else os.environ).get(PRICES_ENV) or None
-        if chosen:
-            prices.update(read_price_file(Path(chosen).expanduser()))
-        return cls(prices)
+        user = read_price_file(Path(chosen).expanduser()) if chosen else {}
+        return cls(models, hosted, user)
 
     def price(self, model: str | None) -> Price | None:
         if not model:
             return None
-        return self.prices.get(model_key(model))
+        key = model_key(model)
+        if key not in self.user and self.hosted:
+            host, sep, rest = model.strip().lower().partition(":")
+            if sep and rest and (found := self.hosted.get(f"{host}/{key}")) is not None:
+                return found
+        return self.prices.get(key)
 
     def cost(self, model: str | None, input_tokens: int, output_tokens: int, *, cached_input_tokens: int = 0,
              batch: bool = False) -> float | None:

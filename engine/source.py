@@ -241,6 +241,12 @@ def resolve_plain(text: str) -> Any:
     return text
 
 
+def _block_at_eof(raw: str, lines: list[str], line: int, col: int) -> str:
+    """A block scalar's value ending the file without a line break: its final break, unless `-` strips it."""
+    header = lines[line][col:col + 4] if line < len(lines) else ""
+    return raw if "-" in header[1:3] else raw + "\n"
+
+
 def _resolve_tagged(text: str, tag: str) -> Any:
     """Explicit core tags (`!!str 1`, `!!int "2"`); any other tag keeps the text as a string."""
     short = tag[len(_TAG_PREFIX):] if tag.startswith(_TAG_PREFIX) else tag.lstrip("!")
@@ -1222,6 +1228,11 @@ def _parse_stream(text: str, off: int, parsed: ParsedFile, resumed: _Resumed | N
                     value = _scalar_value(event)
                 else:  # quoted, block, or plain that can only be a string (resolve_plain's first test)
                     value = raw
+                if style is not None and style in "|>" and raw and end.line + off >= n_lines - 1 and lines[-1] \
+                        and not raw.endswith("\n"):
+                    # the file ends inside the block scalar with no line break: libyaml drops the final one
+                    # the scalar's chomping keeps, YAML (and js-yaml, Weval's parser) keep it
+                    value = raw = _block_at_eof(raw, lines, start.line + off, start.column)
                 # Scalar(…) without its Python-level __init__ (a frame per node; a 4 MB file has millions)
                 node: Node = new_object(Scalar)
                 node.span, node.value, node.raw, node.style = span, value, raw, style  # type: ignore[attr-defined]

@@ -1,11 +1,9 @@
 """A big text's lines without a string per line: `text.split("\\n")` as a sequence that slices each line
 from the text when it is read.
 
-A parse keeps its file's lines for the whole analysis (spans, fixes, fingerprints read them). As a list,
-each line is a string object: ~80 bytes a line, 42 MB for the 500,000 lines of a 100,000-prompt
-blueprint, next to a 16 MB text. Here only each line's start is kept (8 bytes a line). A read costs a
-slice and a Python call instead of a list index, so only a streamed parse of a large file (`check` and
-`run`, source.parse_yaml) uses it; an editor's buffers and small files keep the list.
+Only each line's start is kept (8 bytes a line instead of a string object). A read costs a slice and a
+Python call instead of a list index, so only a streamed parse of a large file (`check` and `run`,
+source.parse_yaml) uses it; an editor's buffers and small files keep the list.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The README's report screenshot (docs/report.png), from a real run of examples/hello.weval.yml.
+"""The report screenshot of the README (docs/report.png), from a real run of examples/hello.weval.yml.
 
 Everything stays on this machine: the fake OpenAI-compatible provider of the tests (tests/fakeprovider.py)
 listens on 127.0.0.1 and answers as three "models" of different quality and as the judge; the real

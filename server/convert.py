@@ -17,6 +17,7 @@ from typing import Any
 from lsprotocol import types as lsp
 from pygls.uris import from_fs_path, to_fs_path
 
+from evalspec.finding_docs import doc_url
 from evalspec.findings import Edit, Finding, Severity, Span, Tag
 
 from .bare_cr import BareCRs
@@ -206,7 +207,7 @@ def diagnostic(finding: Finding, index: LineIndex, uri: str) -> lsp.Diagnostic:
     related = [lsp.DiagnosticRelatedInformation(location=lsp.Location(uri=uri, range=index.range(r.span)),
                                                 message=r.message) for r in finding.related]
     tags = [_TAG[t] for t in finding.tags if t in _TAG]
-    url = finding.extra.get("url") if finding.extra else None
+    url = (finding.extra.get("url") if finding.extra else None) or doc_url(finding.code)
     return lsp.Diagnostic(
         range=index.range(finding.span),
         message=finding.message,
@@ -229,7 +230,7 @@ def diagnostic_json(finding: Finding, index: LineIndex, uri: str) -> dict[str, A
         "code": finding.code,
         "source": SOURCE,
     }
-    url = finding.extra.get("url") if finding.extra else None
+    url = (finding.extra.get("url") if finding.extra else None) or doc_url(finding.code)
     if isinstance(url, str):
         out["codeDescription"] = {"href": url}
     if finding.related:

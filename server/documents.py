@@ -68,6 +68,9 @@ class Documents:
     def __iter__(self) -> Iterable[Document]:
         return iter(list(self._docs.values()))
 
+    def open_uris(self) -> list[str]:
+        return list(self._docs)
+
     def texts(self) -> dict[str, tuple[int, str]]:
         return {uri: (doc.version, doc.text) for uri, doc in self._docs.items()}
 

@@ -32,6 +32,7 @@ log = logging.getLogger(__name__)
 
 LATE, STALE, GONE, ERROR, OK = "late", "stale", "gone", "error", "ok"
 BACKLOG = 4 << 20  # bytes waiting in a worker's pipe past which no more is sent for requests
+READY = 0  # the job id of what a worker says once its engine is loaded (jobs count from 1)
 GIVE_UP_AFTER = 3  # workers in a row that died before answering anything: no more are started
 
 
@@ -50,6 +51,7 @@ class WorkerProcess:
         self.proc: subprocess.Popen[bytes] | None = None
         self.pipe: asyncio.WriteTransport | None = None  # to its stdin
         self.started: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()  # its engine loaded
         self.jobs: dict[int, Job] = {}  # sent and not answered, in the order sent
         self.texts: dict[str, int] = {}  # uri -> the version it has
         self.boards: dict[str, int] = {}  # uri -> the run board generation it has
@@ -92,12 +94,21 @@ class EngineWorkers:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._failures = 0
         self._watch: asyncio.TimerHandle | None = None
+        self.before_start: Callable[[], None] | None = None  # starts the workers if nothing has yet
+        self._closed = False
 
     def start(self) -> None:
-        """The workers start in the background (requests wait for them when they need one)."""
+        """The workers start in the background (requests wait for them when they need one); the spare
+        once they have loaded the engine (three processes loading it at once on two cores slow the
+        first answer)."""
         self.workers = [self._spawn(slot) for slot in range(self.count)]
-        self.spare = self._spawn(-1)
+        self._task(self._spare_later())
         self._watch = asyncio.get_running_loop().call_later(0.5, self._watchdog)
+
+    async def _spare_later(self) -> None:
+        await asyncio.gather(*(w.ready for w in self.workers), return_exceptions=True)
+        if self.spare is None and self.workers:
+            self.spare = self._spawn(-1)
 
     def _spawn(self, slot: int) -> WorkerProcess:
         worker = WorkerProcess(slot)
@@ -127,6 +138,7 @@ class EngineWorkers:
             worker.pipe, _ = await loop.connect_write_pipe(asyncio.Protocol, proc.stdin)
         except OSError as exc:
             worker.started.set_exception(exc)
+            worker.ready.set_result(None)
             log.error("could not start an engine worker: %s", exc)
             return
         worker.started.set_result(None)
@@ -134,6 +146,10 @@ class EngineWorkers:
             while True:
                 _, job_id, status, value, rss = await wire.read_async(reader)
                 worker.heard, worker.rss = time.monotonic(), rss
+                if job_id == READY:
+                    if not worker.ready.done():
+                        worker.ready.set_result(None)
+                    continue
                 worker.answered += 1
                 self._failures = 0
                 job = worker.jobs.pop(job_id, None)
@@ -146,6 +162,8 @@ class EngineWorkers:
             pass
         except Exception:
             log.exception("reading from an engine worker failed")
+        if not worker.ready.done():
+            worker.ready.set_result(None)
         worker.kill()
         while (code := proc.poll()) is None:
             await asyncio.sleep(0.01)
@@ -222,6 +240,8 @@ class EngineWorkers:
                    slot: int | None = None) -> tuple[str, Any]:
         """The worker's (status, value) for job `name` about document `uri` at `version` (any when None);
         (LATE, None) past `budget` seconds. `slot`: that worker rather than the document's."""
+        if not self.workers and not self._closed and self.before_start is not None:
+            self.before_start()
         if not self.workers:
             return GONE, None
         worker = self.worker_of(uri) if slot is None else self.workers[slot]
@@ -275,6 +295,7 @@ class EngineWorkers:
     def shutdown(self) -> None:
         if self._watch is not None:
             self._watch.cancel()
+        self._closed = True
         workers, self.workers = self.workers + ([self.spare] if self.spare else []), []
         self.spare = None
         for worker in workers:

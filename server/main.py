@@ -22,18 +22,28 @@ def build_server(worker: list[str] | None = None) -> EvalspecServer:
         completion,
         diagnostics,
         hover,
+        inlay_hints,
         lifecycle,
         navigation,
+        rename,
         run,
+        semantic_tokens,
         server_state,
+        signature_help,
         symbols,
         watched_files,
+        workspace_diagnostics,
     )
     from .server import EvalspecServer
 
     server = EvalspecServer(worker)
     for feature in (lifecycle, diagnostics, completion, hover, code_actions, symbols, navigation, run, code_lens,
                     watched_files, server_state):
+        feature.register(server)
+    # --- issue 31's editor features: inlay hints; rename, references, highlights; signature help;
+    # semantic tokens; workspace findings.
+    # The one place they are wired; each file's register(server) holds its handlers. ---
+    for feature in (inlay_hints, rename, signature_help, semantic_tokens, workspace_diagnostics):
         feature.register(server)
     return server
 
@@ -57,7 +67,7 @@ def main(argv: Sequence[str] | None = None, worker: list[str] | None = None) -> 
                         help="INFO with --log-file (methods and timings), WARNING otherwise; DEBUG also "
                              "logs every message, document text and model answers included")
     try:
-        release = version("evalspec")
+        release = version("evalspec-lsp")  # the distribution's name
     except PackageNotFoundError:  # pragma: no cover - running from a bare checkout
         release = "0.0.0"
     parser.add_argument("--version", action="version", version=f"evalspec-lsp {release}")

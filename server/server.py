@@ -15,6 +15,7 @@ import time
 import traceback
 from collections.abc import Awaitable, Callable
 from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 from typing import Any, TypeVar
 
 from lsprotocol import types as lsp
@@ -32,7 +33,7 @@ from .wire import Runs
 log = logging.getLogger(__name__)
 
 try:
-    __version__ = version("evalspec")
+    __version__ = version("evalspec-lsp")  # the distribution's name
 except PackageNotFoundError:  # pragma: no cover - running from a bare checkout
     __version__ = "0.0.0"
 
@@ -54,8 +55,11 @@ class EvalspecServer(LanguageServer):
                                      texts=lambda: self.documents.texts(), on_restart=self._worker_restarted)
         self.documents = Documents(self.workers, self._checked, self._check_failed, self.board)
         self.on_initialize: list[Callable[[lsp.InitializeParams], None]] = []
+        self.on_initialized: list[Callable[[lsp.InitializedParams], Awaitable[None]]] = []
         self.on_checked: list[Callable[[Document], None]] = []  # the current version was checked
         self.on_closed: list[Callable[[Document], None]] = []
+        # Files changed on disk (features/watched_files.py): features/workspace_diagnostics.py scans again.
+        self.on_files_changed: list[Callable[[list[Path]], None]] = []
         self.runs: dict[str, DocumentRuns] = {}  # uri -> its run lenses' state (features/run.py)
         self._suspect: tuple[str, int] | None = None  # the text a worker last stopped on
 

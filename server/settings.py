@@ -71,6 +71,9 @@ class Settings:
     worker_timeout_s: float = 30.0  # a worker busy with one job longer than this is killed and replaced
     worker_memory_mb: int = 2048  # a worker past this is replaced between jobs
     run: RunSettings = field(default_factory=RunSettings)
+    inlay_hints: bool = True  # `inlayHints: false` turns textDocument/inlayHint off (features/inlay_hints.py)
+    run_costs: bool = True  # `runCosts: false`: the Run lenses say nothing of cost (features/code_lens.py)
+    docs_url: str | None = None  # `docsUrl`: where diagnostics' codes link (evalspec.finding_docs.doc_url)
 
     @classmethod
     def of(cls, options: Any) -> Settings:
@@ -95,4 +98,10 @@ class Settings:
         if isinstance(memory, int) and not isinstance(memory, bool) and memory >= 64:
             settings.worker_memory_mb = memory
         settings.run = RunSettings.of(options.get("run"))
+        if isinstance(options.get("inlayHints"), bool):
+            settings.inlay_hints = options["inlayHints"]
+        if isinstance(options.get("runCosts"), bool):
+            settings.run_costs = options["runCosts"]
+        if isinstance(options.get("docsUrl"), str):
+            settings.docs_url = options["docsUrl"]
         return settings

@@ -20,6 +20,8 @@ class Context:
     client: Any = None  # capabilities.ClientSupport
     encoding: str = "utf-16"
     run_diagnostics: bool = True  # failed points as diagnostics (settings: run.diagnostics)
+    run_costs: bool = True  # the Run lenses' cost (settings: runCosts)
+    docs_url: str | None = None  # where diagnostics' codes link (settings: docsUrl)
 
 
 @dataclass

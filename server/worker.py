@@ -148,13 +148,19 @@ def jobs() -> dict[str, Callable[..., Any]]:
         completion,
         diagnostics,
         hover,
+        inlay_hints,
         navigation,
+        rename,
         run_jobs,
+        semantic_tokens,
+        signature_help,
         symbols,
+        workspace_diagnostics,
     )
 
     table: dict[str, Callable[..., Any]] = {}
-    for feature in (code_actions, code_lens, completion, diagnostics, hover, navigation, run_jobs, symbols):
+    for feature in (code_actions, code_lens, completion, diagnostics, hover, navigation, run_jobs, symbols,
+                    inlay_hints, rename, semantic_tokens, signature_help, workspace_diagnostics):
         table.update(feature.JOBS)
     table["state"] = state
     return table
@@ -206,7 +212,10 @@ def serve(incoming: wire.Incoming, out: Any) -> None:
             if doc is not None:
                 doc.runs_generation, doc.runs = message[2], message[3]
         elif kind == "init":
+            from evalspec.finding_docs import set_docs_url
+
             worker.context = message[1]
+            set_docs_url(worker.context.docs_url)
         elif kind == "cancel":
             cancelled.add(message[1])
         elif kind == "job":
@@ -259,6 +268,8 @@ def main(argv: list[str] | None = None) -> int:
     sys.stdout = sys.stderr
     warm_up()
     try:
+        out.write(wire.frame(("done", 0, "ok", None, rss())))  # ready (engine_workers.READY)
+        out.flush()
         serve(wire.Incoming(0), out)
     except (EOFError, BrokenPipeError):  # the LSP process closed the pipe: it is done with this worker
         return 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,8 @@ CORPUS = SHARED / "corpus"
 # under test never make or read the user's ~/.cache/evalspec/cache-key (tests/providers/test_cache_secret.py
 # makes its own in a temporary folder).
 os.environ.setdefault("EVALSPEC_CACHE_KEY", "evalspec tests: not a secret")
+# The finding-code pages diagnostics link to (finding_docs.doc_url) go to a temporary folder, not ~/.cache.
+os.environ.setdefault("EVALSPEC_DOCS_DIR", tempfile.mkdtemp(prefix="evalspec-test-docs-"))
 
 
 @pytest.fixture(scope="session")

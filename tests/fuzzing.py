@@ -26,8 +26,12 @@ from evalspec.detect import FileKind
 from evalspec.findings import Span
 from evalspec.ide.completion import complete
 from evalspec.ide.hover import hover
+from evalspec.ide.inlay_hints import inlay_hints
 from evalspec.ide.navigation import definition, document_links
 from evalspec.ide.refactor import refactorings
+from evalspec.ide.rename import FileEdits, highlights, prepare_rename, rename
+from evalspec.ide.semantic_tokens import semantic_tokens
+from evalspec.ide.signature import signature_help
 from evalspec.ide.symbols import Symbol, document_symbols, folding_ranges
 from evalspec_lsp.convert import UTF8, LineIndex, diagnostic
 
@@ -626,7 +630,7 @@ def point_functions(rng: random.Random, text: str) -> str:
                         f"$contains_at_least_n_of: [5, {big}]", f"$contains_at_least_n_of: [-1, {big}]",
                         f"$matches: {rng.choice(CATASTROPHIC)}", f"$imatches: {rng.choice(CATASTROPHIC)}",
                         f"$matches_all_of: [{rng.choice(CATASTROPHIC)}, {rng.choice(CATASTROPHIC)}]",
-                        f"$imatches_at_least_n_of: [1e400, [{rng.choice(CATASTROPHIC)}]]",
+                        f"$imatch_at_least_n_of: [1e400, [{rng.choice(CATASTROPHIC)}]]",
                         f"$js: {rng.choice(JS)}", "$word_count_between: [5, 1]", "$word_count_between: [1e400, -1]",
                         "$word_count_between: [a]", "$contains_at_least_n_of: [1e9, []]", "$unknown: x",
                         "$call: {url: 'file:///etc/passwd'}", "$ref: x", "$: x", "${{ X }}: y", "$contains: null",
@@ -1006,6 +1010,10 @@ def _ranges(out: Outcome, analysis: Analysis, rng: random.Random, at: int) -> No
             out.problems.append(f"folding range {start}-{end} outside {len(lines)} lines")
     for link in document_links(analysis):
         need("link", link.span)
+    for hint in inlay_hints(analysis):  # issue 31's features: positions inside the text, no crash
+        need(f"inlay hint {hint.label!r}", Span(hint.line, hint.col, hint.line, hint.col))
+    for token in semantic_tokens(analysis):
+        need(f"semantic token {token.type}", Span(token.line, token.col, token.line, token.col + token.length))
     for line, col in positions(rng, lines, at):
         for item in complete(analysis, line, col, snippets=bool(rng.getrandbits(1))).items:
             if item.replace_span is not None:
@@ -1016,6 +1024,17 @@ def _ranges(out: Outcome, analysis: Analysis, rng: random.Random, at: int) -> No
         for loc in definition(analysis, line, col):
             if loc.path is None:
                 need(f"definition at {line}:{col}", loc.span)
+        signature_help(analysis, line, col)
+        prepared = prepare_rename(analysis, line, col)
+        if isinstance(prepared, Span):
+            need(f"prepareRename at {line}:{col}", prepared)
+        renamed = rename(analysis, line, col, "renamed-by-fuzz")
+        for part in renamed if isinstance(renamed, list) else ():
+            assert isinstance(part, FileEdits)
+            for e in part.edits if part.path is None else ():
+                need(f"rename at {line}:{col}", e.span)
+        for o in highlights(analysis, line, col):
+            need(f"highlight at {line}:{col}", o.span)
         end_line = min(len(lines) - 1, line + rng.randint(0, 3))
         span = Span(line, col, end_line, len(lines[end_line])) if end_line > line else Span(line, col, line, col)
         for fix in refactorings(analysis, span):

@@ -26,7 +26,7 @@ from evalspec.findings import Findings
 from evalspec.jsonio import bounded_int, loads
 from evalspec.run.plan.replay import without_suffixes
 from evalspec.scoring.agentv_assertions import NotScored, evaluate_assertion
-from evalspec.scoring.js_regex import JsRegexTimeout, find_js_regex_problems, js_regex_search
+from evalspec.scoring.js_regex import JsRegexTimeout, js_regex_test, regex_findings
 from evalspec.scoring.tagged_text import all_tagged, fenced_blocks, first_tagged
 from evalspec.scoring.weval_points import PointContext, evaluate_point
 from evalspec.source import resolve_plain
@@ -115,12 +115,15 @@ def test_many_unknown_keys_in_a_suite_cost_linear_time() -> None:
 
 # --- regexes from the file run on model answers --------------------------------------------------------
 
-def test_deeply_nested_groups_are_a_finding_not_a_recursion_error() -> None:
-    problems = find_js_regex_problems("(a" * 5_000 + ")" * 5_000)
-    assert [p.code for p in problems if p.severity == "error"] == ["too-deep"]
-    analysis = analyze(WEVAL + "- prompt: hi\n  should:\n    - $matches: '" + "(a" * 5_000 + ")" * 5_000 + "'\n",
-                       "/p/b.weval.yml")
-    assert any("nested deeper" in f.message for f in analysis.findings)
+def test_deeply_nested_groups_are_not_a_recursion_error() -> None:
+    # The lint's parser stops past 100 levels (it recursed into a RecursionError at 5,000); a pattern
+    # this long is not compiled by the lint, and scoring leaves it to QuickJS (past 255 groups: not scored).
+    deep = "(a" * 5_000 + ")" * 5_000
+    assert [p for p in regex_findings(deep) if p.severity == "error"] == []
+    analysis = analyze(WEVAL + "- prompt: hi\n  should:\n    - $matches: '" + deep + "'\n", "/p/b.weval.yml")
+    assert not any(f.code == "invalid-regex" for f in analysis.findings)
+    result = evaluate_point("matches", deep, "a", PointContext(messages=[], model_id="m", prompt_id="p"))
+    assert result.score is None and "too many captures" in (result.error or "")
 
 
 CATASTROPHIC = ["(a+)+$", "^(a|a)*$", "(\\w+\\s?)+$"]
@@ -129,7 +132,7 @@ CATASTROPHIC = ["(a+)+$", "^(a|a)*$", "(\\w+\\s?)+$"]
 @pytest.mark.parametrize("pattern", CATASTROPHIC)
 def test_a_backtracking_pattern_stops_at_its_time_limit(pattern: str) -> None:
     with pytest.raises(JsRegexTimeout, match="longer than"):
-        js_regex_search(pattern, "a" * 5_000 + "!", time_limit_s=0.2)
+        js_regex_test(pattern, "a" * 5_000 + "!", time_limit_s=0.2)
 
 
 @pytest.mark.parametrize("fn", ["matches", "imatches", "matches_all_of", "not_matches"])
@@ -144,24 +147,6 @@ def test_an_agentv_regex_assertion_that_times_out_is_not_scored(negate: bool) ->
     # A match past its deadline checked nothing: neither a fail (score 0) nor, negated, a pass.
     result = evaluate_assertion({"type": "regex", "value": "(a+)+$", "negate": negate}, "a" * 5_000 + "!")
     assert isinstance(result, NotScored) and "longer than" in result.reason
-
-
-def test_the_timed_engine_agrees_with_re_on_translated_patterns() -> None:
-    from evalspec.scoring.js_regex import compile_js_regex
-    rng = random.Random(5)
-    pieces = [*"ab()|*+?.[]^$\\-", "\\d", "\\w", "\\s", "\\b", "(?:", "(?=", "(?!", "{1,2}", "[^a]", "(?<n>", "\\k<n>"]
-    texts = ["", "a", "ab", "aab", "b a", "A1_", "ba\n", "\u2028a"]
-    disagreements = []
-    for _ in range(1_500):
-        pattern = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 6)))
-        flags = rng.choice(["", "i", "m", "s", "u"])
-        try:
-            compiled = compile_js_regex(pattern, flags)
-        except Exception:
-            continue
-        disagreements += [(pattern, flags, t) for t in texts
-                          if (compiled.search(t) is not None) != js_regex_search(pattern, t, flags)]
-    assert disagreements == []
 
 
 # --- answers parsed in linear time ---------------------------------------------------------------------

@@ -210,7 +210,8 @@ def test_structures_and_aliases() -> None:
     assert p1.should[3].fn == "icontains" and p1.should[3].fn_args == "hi"  # $ref to a mapping definition
     assert p1.should[6].text.startswith("The response must detail") and p1.should[6].citation == "SEC Rule"
     assert p2.id.startswith("hash-")
-    assert [pt.path_id for pt in p2.should] == [None, "path_0", "path_0", "path_1", None, None, None, None]
+    # pathId is the path's place in its block, as the reference numbers it (issue 25)
+    assert [pt.path_id for pt in p2.should] == [None, "path_1", "path_1", "path_2", None, None, None, None]
     assert [(m.role, m.content) for m in chat.messages][-3:] == [("user", "What was its capital?"),
                                                                   ("assistant", None), ("user", "And now?")]
 

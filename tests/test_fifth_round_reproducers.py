@@ -89,7 +89,9 @@ def test_an_endpoint_or_proxy_url_that_cannot_be_used_fails_the_cells_not_the_ru
     monkeypatch.setenv("OPENAI_API_KEY", "sk-attack-key-0123456789abcdef")
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
     monkeypatch.setenv(variable, value)
-    code = main(["run", str(tmp_path / "b.yml"), "-o", str(tmp_path / "out"), "--retries", "0", "--no-report"])
+    # --keep-going: an endpoint known bad before any call refuses the run (exit 2) without it.
+    code = main(["run", str(tmp_path / "b.yml"), "-o", str(tmp_path / "out"), "--retries", "0", "--no-report",
+                 "--keep-going"])
     captured = capsys.readouterr()
     assert code == 3, captured.err  # every call failed, nothing scored: a clear line, results written
     assert "URL" in captured.err and "sk-secret" not in captured.out + captured.err

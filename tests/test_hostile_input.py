@@ -97,7 +97,7 @@ def test_folder_check_shows_an_alias_bomb_in_a_file_of_no_known_format(tmp_path:
 
 def test_a_bug_on_one_file_is_an_error_on_it_and_the_rest_is_checked(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    import evalspec.cli as cli
+    import evalspec.check_cli as cli  # `evalspec check`'s module
 
     real = cli.analyze_file
 

@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+import evalspec.agentv.check  # noqa: F401  (imported lazily by analyze; pytest's rewrite hook stats `test_store.py`)
 from evalspec.analysis import analyze
 from evalspec.file_source import DiskSource
 from evalspec.incremental import DocumentAnalyzer

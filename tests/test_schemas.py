@@ -86,7 +86,7 @@ def test_wheel_ships_the_schemas(tmp_path: Path) -> None:
     repo = Path(__file__).resolve().parent.parent
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w",
                     str(tmp_path), str(repo)], check=True, capture_output=True)
-    wheel = next(tmp_path.glob("evalspec-*.whl"))
+    wheel = next(tmp_path.glob("evalspec_lsp-*.whl"))  # the distribution evalspec-lsp
     names = zipfile.ZipFile(wheel).namelist()
     for name in FILES.values():
         assert f"evalspec/schemas/{name}" in names

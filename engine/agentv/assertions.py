@@ -169,7 +169,9 @@ def _common(ctx: Context, entries: Entries, type_name: str) -> bool:
                             "and 1 (inclusive).")
     negate = entries.get("negate")
     if negate is not None and not (isinstance(negate, Scalar) and isinstance(negate.value, bool)):
-        ctx.out.error("wrong-type", negate.span, f"'negate' must be true or false, found {node_type_name(negate)}.")
+        # AgentV negates only on `negate: true` and ignores anything else: so does a run (a warning)
+        ctx.out.warning("wrong-type", negate.span, f"'negate' must be true or false, found "
+                        f"{node_type_name(negate)}. AgentV ignores it: the assertion is not negated.")
     return ok
 
 
@@ -185,6 +187,26 @@ def _js_number(v: float) -> str:
     return str(v)
 
 
+# AgentV's generateAssertionName: the types an unnamed assertion is named after its value.
+_NAMED_BY_VALUE = ("contains", "icontains", "starts-with", "ends-with", "equals")
+_NAMED_BY_COUNT = ("contains-any", "contains-all", "icontains-any", "icontains-all")
+
+
+def auto_name(type_name: str, value: Any) -> str:
+    """The name AgentV gives an unnamed assertion: `contains-<value>`, `regex-<first 30 UTF-16 units>`,
+    `contains-any-<n>` …, else its type. (AgentV skips an unnamed assertion of another built-in type, with
+    a warning; evalspec scores it under its type's name: a check left out could lift the test's score.)"""
+    if type_name in _NAMED_BY_VALUE:
+        return f"{type_name}-{value}" if isinstance(value, str) and value else type_name
+    if type_name in _NAMED_BY_COUNT:
+        return f"{type_name}-{len(value)}" if isinstance(value, list) else type_name
+    if type_name == "regex" and isinstance(value, str) and value:
+        units = value.encode("utf-16-le", "surrogatepass")
+        head = units[:60].decode("utf-16-le", "surrogatepass") if len(units) > 60 else value
+        return f"regex-{head}"
+    return type_name
+
+
 def _build(ctx: Context, type_name: str, entries: Entries, config: dict[str, Any], item: Mapping, ok: bool,
            *, custom: bool = False) -> Assertion | None:
     if not ok:
@@ -195,7 +217,7 @@ def _build(ctx: Context, type_name: str, entries: Entries, config: dict[str, Any
         required = False
     negate = ctx.values.value(entries.get("negate"))
     return Assertion.build(
-        type=type_name, name=ctx.str_of(entries.get("name")) or type_name,
+        type=type_name, name=ctx.str_of(entries.get("name")) or auto_name(type_name, config.get("value")),
         weight=float(weight.value) if is_number(weight) else 1.0,
         required=required, negate=negate is True, config=config,
         children=config.pop(_CHILDREN, []),  # a composite's rule hands its checked children over here
@@ -285,6 +307,11 @@ def _value_rule(ctx: Context, kind: AssertionType, entries: Entries) -> dict[str
                           f"Assertion type '{kind.name}' requires a 'value' field (string); found "
                           f"{node_type_name(value)}.", fix=_quote_fix(value))
             return None
+        if not text:  # AgentV skips it ("missing value"); a check left out could lift the test: refused
+            ctx.out.error("missing-value", value.span,
+                          f"Assertion type '{kind.name}' requires a non-empty 'value' (AgentV skips this "
+                          "assertion: \"missing value\").")
+            return None
         return {"value": text}
     items = value.items if isinstance(value, Sequence) else None
     if not items or any(ctx.str_of(i) is None for i in items):
@@ -330,9 +357,9 @@ def _regex_rule(ctx: Context, kind: AssertionType, entries: Entries) -> dict[str
         return None
     value = entries.get("value")
     assert value is not None
-    from ..scoring.js_regex import find_js_regex_problems  # JavaScript's rules, not Python's
+    from ..scoring.js_regex import regex_findings  # JavaScript's rules (QuickJS's verdict), not Python's
 
-    problems = [p for p in find_js_regex_problems(config["value"], flags, dialect="agentv") if p.where == "pattern"]
+    problems = [p for p in regex_findings(config["value"], flags, dialect="agentv") if p.where == "pattern"]
     errors = [p for p in problems if p.severity == "error"]
     if errors:
         ctx.out.error("invalid-regex", value.span, f"Invalid regex pattern '{config['value']}': {errors[0].message}",
@@ -347,7 +374,7 @@ def _regex_rule(ctx: Context, kind: AssertionType, entries: Entries) -> dict[str
 
 def _inline_flag_fix(ctx: Context, entries: Entries, pattern: str) -> Fix | None:
     """`value: "(?i)abc"` → `value: "abc"` plus `flags: i` (JavaScript has no inline flags)."""
-    from ..scoring.js_regex import strip_leading_inline_i
+    from ..scoring.js_regex_lint import strip_leading_inline_i
 
     rest = strip_leading_inline_i(pattern)
     key, value = entries.key("value"), entries.get("value")
@@ -649,7 +676,8 @@ def rubrics_entry(ctx: Context, key: Scalar, node: Node) -> Assertion | None:
     criteria = check_criteria(ctx, node, key, owner="rubrics")
     if not criteria:
         return None
-    return Assertion.build(type="rubrics", name="rubrics", weight=1.0, required=False, negate=False,
+    # AgentV's parseInlineRubrics names it `rubric`
+    return Assertion.build(type="rubrics", name="rubric", weight=1.0, required=False, negate=False,
                                      config={"criteria": criteria}, children=[], custom=False, span=node.span,
                                      source_path=ctx.path)
 

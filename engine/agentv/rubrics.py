@@ -1,7 +1,7 @@
 """Rubric criteria and their `score_ranges`, scored as AgentV v2.19 scores them.
 
-A criterion is a string (→ `{id: rubric-<i+1>, outcome}`) or `{id, outcome, weight = 1, required = true,
-required_min_score, score_ranges}`. `score_ranges` is a list of `{score_range: [min, max], outcome}`
+A criterion is a string (→ `{id: rubric-<i+1>, outcome}`) or `{id, outcome, weight = 1, required,
+required_min_score, score_ranges}` (`required` is true by default without score_ranges, as AgentV's). `score_ranges` is a list of `{score_range: [min, max], outcome}`
 or the shorthand map `{0: Bad, 3: OK, 7: Good, 10: Top}` → [0,2], [3,6], [7,9], [10,10]. Ranges use
 integers 0–10, min ≤ max, must not overlap and must cover every score 0–10.
 """
@@ -56,7 +56,10 @@ def check_criteria(ctx: Context, node: Node | None, key: Scalar | None, *, owner
         weight = ctx.values.value(entries.get("weight"))
         crit["weight"] = float(weight) if is_number(entries.get("weight")) else 1.0
         required = ctx.values.value(entries.get("required"))
-        crit["required"] = required if isinstance(required, bool) else True
+        if isinstance(required, bool):
+            crit["required"] = required
+        elif ranges_node is None:  # AgentV: a checklist criterion is required unless told; a scored one is not
+            crit["required"] = True
         min_score = entries.get("required_min_score")
         if is_number(min_score):
             crit["required_min_score"] = ctx.values.value(min_score)

@@ -82,9 +82,17 @@ def _text(ctx: Context, node: Node | None) -> str | None:
     return None
 
 
+REFUSED = "AgentV's loader refuses the file"
+
+
 def _metadata(ctx: Context, entries: Any) -> tuple[str | None, str | None]:
+    """`name` and `description`. With a string `name`, AgentV's loader holds the suite's metadata to its
+    schema (metadata.ts): a name of 1-64 of [a-z0-9-], a description of 1-1024 characters (and
+    `version`, `author`, `license` strings, `tags` a list of strings: the registry's types); it refuses
+    the file otherwise, and so do these errors."""
     name_node, desc_node = entries.get("name"), entries.get("description")
     name = ctx.str_of(name_node)
+    strict = name is not None  # AgentV checks the metadata only when `name` is a string
     if name_node is not None:
         if name is None:
             ctx.out.error("wrong-type", name_node.span, f"'name' must be a string; found {node_type_name(name_node)}.")
@@ -93,8 +101,8 @@ def _metadata(ctx: Context, entries: Any) -> tuple[str | None, str | None]:
             message = (f"Invalid 'name' format '{name}'. Must match pattern /^[a-z0-9-]+$/ (lowercase "
                        "alphanumeric with hyphens)." if not NAME_PATTERN.match(name) else
                        f"'name' is {len(name)} characters long; the limit is 64.")
-            ctx.out.warning("invalid-name", name_node.span, message,
-                            fix=replace(f"Change to '{fixed}'", name_node.span, fixed) if fixed else None)
+            ctx.out.error("invalid-name", name_node.span, f"{message} {REFUSED}.",
+                          fix=replace(f"Change to '{fixed}'", name_node.span, fixed) if fixed else None)
         if desc_node is None:
             ctx.out.warning("missing-description", entries.key("name").span,
                             "When 'name' is present, 'description' should also be provided.")
@@ -103,11 +111,15 @@ def _metadata(ctx: Context, entries: Any) -> tuple[str | None, str | None]:
         if description is None:
             ctx.out.error("wrong-type", desc_node.span,
                           f"'description' must be a string; found {node_type_name(desc_node)}.")
-        elif not description.strip():
-            ctx.out.warning("invalid-description", desc_node.span, "'description' is empty.")
+        elif not description:
+            report = ctx.out.error if strict else ctx.out.warning
+            report("invalid-description", desc_node.span,
+                   "'description' is empty." + (f" With a 'name', {REFUSED}." if strict else ""))
         elif len(description) > 1024:
-            ctx.out.warning("invalid-description", desc_node.span,
-                            f"'description' is {len(description)} characters long; the limit is 1024.")
+            report = ctx.out.error if strict else ctx.out.warning
+            report("invalid-description", desc_node.span,
+                   f"'description' is {len(description)} characters long; the limit is 1024."
+                   + (f" With a 'name', {REFUSED}." if strict else ""))
     return name, description
 
 

@@ -97,6 +97,11 @@ def _check_target(item: Node, out: Findings, names: dict[str, Scalar], judges: l
         judges.append(judge)
     if provider == "cli":
         _check_cli(item, entries.get("command"), out)
+    for field_name in ("workspace_template", "workspaceTemplate"):
+        removed = item.key_node(field_name)
+        if removed is not None:  # v2.19 refuses such a target (targets.ts resolveTargetDefinition)
+            out.error("removed-field", removed.span, "target-level workspace_template has been removed. Use "
+                      "eval-level workspace.template.")
     for key, value in item.items():
         _check_secret(key, value, provider, out)
 

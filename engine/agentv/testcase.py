@@ -135,8 +135,10 @@ def check_test(ctx: Context, node: Node, defaults: SuiteDefaults) -> AgentvTest 
             ctx.out.error("wrong-type", criteria_node.span,
                           f"'criteria' must be a string; found {node_type_name(criteria_node)}.")
         elif not criteria.strip() and "${{" not in str(getattr(criteria_node, "value", "")):
-            ctx.out.error("invalid-criteria", criteria_node.span,
-                          "Invalid 'criteria' field (must be a non-empty string if provided).")
+            # AgentV reads an empty criteria as none (the test then needs expected_output or assert)
+            ctx.out.warning("invalid-criteria", criteria_node.span,
+                            "Invalid 'criteria' field (must be a non-empty string if provided); AgentV reads it as "
+                            "no criteria.")
 
     own_input = check_input(ctx, get("input_messages"))
     expected = check_expected(ctx, get("expected_messages"))
@@ -175,7 +177,14 @@ def check_test(ctx: Context, node: Node, defaults: SuiteDefaults) -> AgentvTest 
     if get("workspace") is not None:
         workspace = check_workspace(ctx, get("workspace"))  # type: ignore[arg-type]
 
-    skip = ctx.values.value(get("skip_defaults")) is True or exec_skip
+    # AgentV reads `skip_defaults` under `execution:` only (evaluator-parser.ts, yaml-parser.ts); a test-level
+    # one is ignored there, and dropping the suite's assertions on it would leave checks out.
+    skip = exec_skip
+    if ctx.values.value(get("skip_defaults")) is True and not exec_skip:
+        key = entries.key("skip_defaults")
+        ctx.out.warning("ignored-field", key.span if key is not None else entries.span,  # type: ignore[attr-defined]
+                        "AgentV reads 'skip_defaults' only under 'execution:'; here it is ignored: the suite's "
+                        "assert and input apply to this test.")
 
     # AgentV's completeness rule counts the literal `assert` key only, not `evaluators` or `rubrics`.
     assert_key = entries.key("assert")

@@ -10,6 +10,13 @@ from ..findings import replace
 from ..source import Mapping, Node, Sequence
 from .context import Context
 
+# Fields v2.19's loader refuses a file for, with its messages (yaml-parser.ts parseWorkspaceConfig).
+REMOVED_FIELDS = {
+    "static_path": "workspace.static_path has been removed. Use workspace.path with workspace.mode=static.",
+    "pool": "workspace.pool has been removed. Use workspace.mode='pooled' or 'temp'.",
+    "static": "workspace.static has been removed. Use workspace.mode='static'.",
+}
+
 
 def check_workspace(ctx: Context, node: Node) -> Any:
     """The workspace as plain data (a path string stays a string); reports missing folders and files."""
@@ -22,6 +29,11 @@ def check_workspace(ctx: Context, node: Node) -> Any:
         elif found is not None:
             ctx.outside_project(node, path_text, found, "read it")
         return path_text
+    if isinstance(node, Mapping):
+        for field_name, message in REMOVED_FIELDS.items():
+            removed = node.key_node(field_name)
+            if removed is not None:  # AgentV's loader throws: the file is refused
+                ctx.out.error("removed-field", removed.span, message)
     entries = ctx.object(node, "workspace")
     if entries is None:
         return None

@@ -1,9 +1,8 @@
 """One batch's requests, encoded and framed as its API sends them, in an unlinked temporary file.
 
-A phase of a big run holds tens of thousands of requests per model (a 10,000-prompt judged blueprint:
-80,000 judge calls, ~160 MB encoded). The batch stage encodes each request as it comes and appends it
-here, and the upload or the creation streams the file (`chunks()`, or `file()` for a multipart form)
-with its length known, so memory holds one request and one chunk, not the batch.
+The batch stage encodes each request as it comes and appends it here, and the upload or the creation
+streams the file (`chunks()`, or `file()` for a multipart form) with its length known, so memory holds
+one request and one chunk, not the batch.
 
 The framing is the API's: a JSONL file (OpenAI, Gemini: every encoded request ends its own line) or
 Anthropic's creation body (`{"requests":[` … `,` … `]}`). The file is unlinked from the start, so a

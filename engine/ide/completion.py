@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..detect import FileKind
+from ..detect import DATASET_SUFFIXES, FileKind
 from ..findings import Span
 from ..registry.agentv import KNOWN_PROVIDERS as AGENTV_PROVIDERS
 from ..registry.agentv_assertions import ASSERTION_LIST, AssertionType
@@ -54,6 +54,8 @@ def complete(analysis: Any, line: int, col: int, *, snippets: bool) -> Completio
     """What may be typed at (line, col): 0-based line, col in code points."""
     if analysis.kind is FileKind.NONE or analysis.parsed.too_large:
         return CompletionList()
+    if analysis.path is not None and analysis.path.suffix.lower() in DATASET_SUFFIXES:
+        return CompletionList()  # an AgentV tests file (JSON lines, CSV): the YAML keys do not belong there
     ctx = cursor_context(analysis, line, col)
     if ctx.position == NONE:
         return CompletionList()

@@ -4,7 +4,8 @@ Every run writes a journal (`<output>/…/<run label>.journal.jsonl`, run/journa
 names the eval file it ran. `load_history(output, path)` reads the journals of `path` found under the
 output folder, oldest first, and keeps per item the results of the newest run that covered it, with
 that run's time, the fingerprints of the items' text it ran (for "text changed since") and the newest
-whole-file run's summary. Weval comparison files with no journal beside them (the reference tool's,
+run's summary (of one prompt too: what the editor showed when that run ended, so a restart changes
+nothing; the calls a cancel stopped are cancelled cells). Weval comparison files with no journal beside them (the reference tool's,
 or a journal deleted) are read too, matched by their `sourceBlueprintFileName`. Nothing is run, and
 only the first line of a journal (the first 64 KB of a comparison file) is read for runs of other
 files. Results files are found beside the journal (the Weval comparison file of the same run label,
@@ -207,7 +208,7 @@ def load_history(output: Path, path: Path, base: Path | None = None) -> RunHisto
                 history.fingerprints[item] = str(fps[item])
             else:
                 history.fingerprints.pop(item, None)
-        if run.whole_file and cells:
+        if cells:  # the newest run's, as the editor showed it when that run ended (one prompt's too)
             history.summary = _summary(run, cells, state.done)
             history.summary_when = run.when
             history.cancelled = state.stopped == "cancelled"
@@ -232,6 +233,10 @@ def _cells(state: JournalState, when: float) -> dict[str, dict[str, CellResult]]
         by_model = out.setdefault(cell.item, {})
         if cell.model not in by_model:
             by_model[cell.model] = CellResult(cell.model, answer=text, cancelled=not state.done, when=when)
+    for cell in state.stopped_cells:  # its call was in flight when the run was cancelled
+        by_model = out.setdefault(cell.item, {})
+        if cell.model not in by_model:
+            by_model[cell.model] = CellResult(cell.model, cancelled=True, when=when)
     return out
 
 

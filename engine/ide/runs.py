@@ -11,6 +11,8 @@ marked as older than the text instead of vanishing or pretending to still hold.
 
 from __future__ import annotations
 
+import bisect
+import copy
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -76,6 +78,25 @@ def item_at_line(analysis: Any, line: int) -> str | None:
     return next((item_id for _, item_id, span in _entries(analysis) if span.start_line == line), None)
 
 
+# The lines of a prompt or test that offer its Run code actions: its first line and these keys' lines.
+# Elsewhere nothing is offered (an action on every line put a lightbulb after the cursor everywhere).
+RUN_LINE_KEYS = ("id:", "prompt:", "messages:", "input:")
+
+
+def run_line_item(lines: Any, listed: list[tuple[str, str, Span]], line: int) -> str | None:
+    """The id of the prompt or test whose run actions `line` offers (`listed`: run/plan/items.entries
+    in file order), or None: only its first line and its id / prompt / messages / input lines do."""
+    k = bisect.bisect_right(listed, line, key=lambda e: e[2].start_line) - 1
+    if k < 0 or listed[k][2].end_line < line:
+        return None
+    _, item_id, span = listed[k]
+    if line == span.start_line:
+        return item_id
+    text = str(lines[line]).lstrip() if 0 <= line < len(lines) else ""
+    text = text[2:].lstrip() if text.startswith("- ") else text
+    return item_id if text.startswith(RUN_LINE_KEYS) else None
+
+
 def _suite_span(analysis: Any) -> Span:
     """The suite's lens: the AgentV file's first line; the Weval header's (else the first prompt's)."""
     if analysis.kind is FileKind.AGENTV:
@@ -131,9 +152,15 @@ class RunBoard:
     # "openai 17/32 (429: waiting 5 s, concurrency 32 → 16)".
     pacing: dict[str, RateLimit] = field(default_factory=dict)
     slowed: dict[str, RateLimit] = field(default_factory=dict)
+    _before: RunBoard | None = field(default=None, repr=False, compare=False)  # the state start() replaced
 
     def start(self, items: list[RunItem], scope: str | None) -> None:
-        """A run begins for `scope` (one item id) or the whole suite (None)."""
+        """A run begins for `scope` (one item id) or the whole suite (None). Until its RunStarted event
+        the state before it is kept, for `refuse()`."""
+        before = copy.copy(self)
+        before.results, before.fingerprints = dict(self.results), dict(self.fingerprints)
+        before._before = None
+        self._before = before
         self.running = True
         self.total = self.done = self.errors = 0
         self.summary, self.summary_when, self.interrupted, self.cancelled = None, None, False, False
@@ -142,6 +169,17 @@ class RunBoard:
             if item.item_id is not None and (scope is None or item.item_id == scope):
                 self.fingerprints[item.item_id] = item.fingerprint
                 self.results.pop(item.item_id, None)  # their old results are about to be replaced
+
+    def refuse(self) -> None:
+        """The run never started (another process holds its run lock, run/journal/run_lock.py): the
+        board is as it was before `start()`, its earlier results and summary kept."""
+        before = self._before
+        if before is None:
+            self.stop(interrupted=True)
+            return
+        self.__dict__.update(before.__dict__)
+        self._before = None
+        self.running = False
 
     def stop(self, *, interrupted: bool = False, cancelled: bool = False) -> None:
         """The run ended. When it did not finish, the calls in flight are marked cancelled and the
@@ -157,6 +195,12 @@ class RunBoard:
                 cell.running, cell.retry = False, None
         if was_running and self.interrupted and self.summary is None:
             self.summary = self._partial_summary()
+
+    def cancelled_cells(self) -> list[tuple[str, str]]:
+        """(item, model) of the last run's cells stopped in flight (for the journal: run_history.py)."""
+        return sorted((item, model) for item, model in self.cells
+                      if (cell := self.results.get(self.renamed.get(item, item), {}).get(model)) is not None
+                      and cell.cancelled and cell.score is None and not cell.error)
 
     def _partial_summary(self) -> RunSummary:
         per_model: dict[str, list[CellResult]] = {}
@@ -200,6 +244,7 @@ class RunBoard:
         # What the editor shows of a run comes straight from its events, never through a file that
         # masks keys on writing: an answer or error echoing a key is masked here (providers/redact.py).
         if isinstance(event, RunStarted):
+            self._before = None
             self.label = str(event.plan.get("run_label") or "")
             self.total = int(event.plan.get("cells") or 0)
             self.journal = str(event.plan.get("journal") or "") or None

@@ -162,7 +162,8 @@ def _assertions(seq: Sequence) -> list[Symbol]:
             continue
         t = a.get("type")
         n = a.get("name")
-        type_text = str(t.value) if isinstance(t, Scalar) else "?"
+        # An empty `type:` is a null scalar: named for what it is, never Python's "None"
+        type_text = str(t.value) if isinstance(t, Scalar) and t.value not in (None, "") else "(no type)"
         name = str(n.value) if isinstance(n, Scalar) and n.value else type_text
         detail = type_text if name != type_text else _assertion_detail(a)
         sel = (t or n or a).span if isinstance(t or n, Scalar) else _first_key_span(a)

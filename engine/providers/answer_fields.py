@@ -72,9 +72,12 @@ def count(provider: str, value: Any, where: str) -> int:
 
 
 def usage(provider: str, value: Any, where: str, input_key: str, output_key: str) -> Usage:
+    """The answer's token counts; not reported unless both are given (AgentV: the AI SDK's usage
+    counts only when inputTokens and outputTokens are both present)."""
     u = obj(provider, value, where)
-    return Usage(count(provider, u.get(input_key), f"{where}.{input_key}"),
-                 count(provider, u.get(output_key), f"{where}.{output_key}"))
+    input_tokens = count(provider, u.get(input_key), f"{where}.{input_key}")
+    output_tokens = count(provider, u.get(output_key), f"{where}.{output_key}")
+    return Usage(input_tokens, output_tokens, reported=u.get(input_key) is not None and u.get(output_key) is not None)
 
 
 def model_name(value: Any) -> str | None:

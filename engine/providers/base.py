@@ -81,8 +81,17 @@ class ChatRequest:
 
 @dataclass(frozen=True, slots=True)
 class Usage:
+    """The tokens a call used, as the provider reported them. `reported=False`: the target reported no
+    usage (AgentV's `mock`, a `cli` target whose output has no `token_usage`, an API answer without both
+    counts): the counts are then 0 for accounting only, and a `token-usage` check fails with "no data",
+    as in AgentV."""
+
     input_tokens: int = 0
     output_tokens: int = 0
+    reported: bool = True
+
+
+NOT_REPORTED = Usage(0, 0, reported=False)
 
 
 class Embeddings(list[list[float]]):
@@ -105,28 +114,34 @@ class ChatResult:
     cached: bool = False  # True when served from the response cache (latency_ms is then the original one)
     tool_calls: tuple[ToolCall, ...] = ()  # the tool calls of the answer, in order (an empty trace: none)
     batched: bool = False  # answered through a provider batch API (run/generate/batch_stage.py): batch prices apply
+    cost_usd: float | None = None  # a cost the target reports itself (a cli target's `cost_usd`), as AgentV reads it
 
     def to_json(self) -> dict[str, Any]:
-        out = {
+        out: dict[str, Any] = {
             "text": self.text,
-            "usage": {"input_tokens": self.usage.input_tokens, "output_tokens": self.usage.output_tokens},
+            "usage": ({"input_tokens": self.usage.input_tokens, "output_tokens": self.usage.output_tokens}
+                      if self.usage.reported else None),
             "latency_ms": self.latency_ms,
             "raw_model": self.raw_model,
         }
         if self.tool_calls:
             out["tool_calls"] = [c.to_json() for c in self.tool_calls]
+        if self.cost_usd is not None:
+            out["cost_usd"] = self.cost_usd
         return out
 
     @staticmethod
     def from_json(data: Mapping[str, Any], *, cached: bool = False) -> ChatResult:
-        u = data.get("usage") or {}
+        u = data.get("usage")
         return ChatResult(
             text=str(data.get("text", "")),
-            usage=Usage(int(u.get("input_tokens") or 0), int(u.get("output_tokens") or 0)),
+            usage=Usage(int(u.get("input_tokens") or 0), int(u.get("output_tokens") or 0))
+            if isinstance(u, Mapping) else NOT_REPORTED,
             latency_ms=float(data.get("latency_ms") or 0.0),
             raw_model=data.get("raw_model"),
             cached=cached,
             tool_calls=calls_from_json(data.get("tool_calls")),
+            cost_usd=float(c) if isinstance(c := data.get("cost_usd"), int | float) and not isinstance(c, bool) else None,
         )
 
 

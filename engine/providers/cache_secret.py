@@ -1,10 +1,8 @@
 """The secret the response cache's keys are made with, so that answers planted in a results folder are
 never served.
 
-A key was the SHA-256 of the request, which anyone can compute: a results folder from someone else (a
-cloned repository's `results/.cache`) could hold answers written for your prompts, and a cached run (the
-default for the editor's Run lenses) reported them as the model's without calling it. A key is now an
-HMAC of the request under a secret of this user's:
+A cache key is an HMAC of the request under a secret of this user's (a plain hash could be computed by
+anyone who plants answers in a results folder):
 
 - `EVALSPEC_CACHE_KEY`, when set: CI runners that share a cache give each the same value (from their
   secrets store);

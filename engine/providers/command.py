@@ -8,13 +8,17 @@ Placeholders: {PROMPT} (the prompt text), {PROMPT_FILE} (a file holding it), {OU
 command writes its answer to; without it the answer is stdout), {EVAL_ID} and {ATTEMPT} (from the
 request's `extra` keys `eval_id` / `attempt`). Like AgentV, an answer that is a JSON object with `text`,
 `output` or `output_messages` is unwrapped, and the tool calls of its messages are the answer's trace
-(parse_answer; JSONL batch output is matched to the test by `id`).
+(parse_answer; JSONL batch output is matched to the test by `id`). Also like AgentV, the record's
+`token_usage` ({input, output}), `cost_usd` and `duration_ms` are what the target reports
+(parse_output): without `token_usage` the usage is not reported (a `token-usage` check then fails with
+"no data"); without `duration_ms` the duration is the command's wall-clock time.
 """
 
 from __future__ import annotations
 
 import errno
 import json
+import math
 import os
 import re
 import shlex
@@ -23,13 +27,14 @@ import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from evalspec.file_source import read_regular_bytes
 from evalspec.jsonio import loads
 from evalspec.providers.base import (
     COMMAND,
     CONFIG,
+    NOT_REPORTED,
     TIMEOUT,
     ChatRequest,
     ChatResult,
@@ -59,8 +64,42 @@ def render_prompt(req: ChatRequest) -> str:
     return "\n\n".join(parts)
 
 
+class Reported(NamedTuple):
+    """What a command's output reports besides its answer (AgentV's CliOutputSchema fields)."""
+
+    usage: Usage = NOT_REPORTED
+    cost_usd: float | None = None
+    duration_ms: float | None = None
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+def _reported(obj: dict[str, Any]) -> Reported:
+    """AgentV: `token_usage` counts when its `input` and `output` are numbers; a negative `cost_usd` or
+    `duration_ms` is ignored."""
+    u = obj.get("token_usage")
+    usage = NOT_REPORTED
+    if isinstance(u, dict):
+        i, o = _number(u.get("input")), _number(u.get("output"))
+        if i is not None and o is not None:
+            usage = Usage(int(i), int(o))
+    cost, duration = _number(obj.get("cost_usd")), _number(obj.get("duration_ms"))
+    return Reported(usage, cost if cost is not None and cost >= 0 else None,
+                    duration if duration is not None and duration >= 0 else None)
+
+
 def parse_answer(raw: str, eval_id: str = "") -> tuple[str, tuple[ToolCall, ...]]:
-    """The answer text and tool calls of a command's output, as AgentV reads a `cli` target.
+    """The answer text and tool calls of a command's output (parse_output without the metrics)."""
+    text, calls, _ = parse_output(raw, eval_id)
+    return text, calls
+
+
+def parse_output(raw: str, eval_id: str = "") -> tuple[str, tuple[ToolCall, ...], Reported]:
+    """The answer text, tool calls and reported metrics of a command's output, as AgentV reads a `cli` target.
 
     A JSON object is unwrapped: `text`, else the last assistant message's content from `output` (or
     `output_messages`); tool calls come from those messages (`tool_calls`). JSONL (one object a line) is
@@ -70,15 +109,15 @@ def parse_answer(raw: str, eval_id: str = "") -> tuple[str, tuple[ToolCall, ...]
     text = raw.rstrip("\r\n")
     stripped = text.strip()
     if not stripped.startswith("{"):
-        return text, ()
+        return text, (), Reported()
     try:
         obj = loads(stripped)  # a cli target's output: nested too deeply is a ValueError too (jsonio)
     except ValueError:
         records = _jsonl(stripped)
         if records is None:
-            return text, ()
+            return text, (), Reported()
         return _from_lines(records, eval_id, text)
-    return _from_record(obj, text) if isinstance(obj, dict) else (text, ())
+    return _from_record(obj, text) if isinstance(obj, dict) else (text, (), Reported())
 
 
 def _jsonl(text: str) -> list[dict[str, Any]] | None:
@@ -96,7 +135,8 @@ def _jsonl(text: str) -> list[dict[str, Any]] | None:
     return out or None
 
 
-def _from_lines(records: list[dict[str, Any]], eval_id: str, raw: str) -> tuple[str, tuple[ToolCall, ...]]:
+def _from_lines(records: list[dict[str, Any]], eval_id: str, raw: str
+                ) -> tuple[str, tuple[ToolCall, ...], Reported]:
     if any("id" in r and ("text" in r or "output" in r or "output_messages" in r) for r in records):
         # A batch: one record per test, keyed by id.
         if eval_id:
@@ -110,23 +150,23 @@ def _from_lines(records: list[dict[str, Any]], eval_id: str, raw: str) -> tuple[
     messages = [r if "role" in r else {"role": "assistant", "tool_calls": [r]} for r in records
                 if "role" in r or _is_call_event(r)]
     texts = [str(m["content"]) for m in messages if m.get("role") == "assistant" and isinstance(m.get("content"), str)]
-    return (texts[-1] if texts else raw), calls_from_messages(messages)
+    return (texts[-1] if texts else raw), calls_from_messages(messages), Reported()
 
 
 def _is_call_event(r: dict[str, Any]) -> bool:
     return str(r.get("type") or "") in ("tool_call", "tool_use", "tool") or ("tool" in r and "input" in r)
 
 
-def _from_record(obj: dict[str, Any], raw: str) -> tuple[str, tuple[ToolCall, ...]]:
+def _from_record(obj: dict[str, Any], raw: str) -> tuple[str, tuple[ToolCall, ...], Reported]:
     msgs = obj.get("output") if isinstance(obj.get("output"), list) else obj.get("output_messages")
     msgs = msgs if isinstance(msgs, list) else []
     calls = calls_from_messages(msgs) + calls_from_json(obj.get("tool_calls"))
     if "text" in obj:
-        return (obj["text"] if isinstance(obj["text"], str) else json.dumps(obj["text"])), calls
+        return (obj["text"] if isinstance(obj["text"], str) else json.dumps(obj["text"])), calls, _reported(obj)
     for m in reversed(msgs):
         if isinstance(m, dict) and m.get("role") == "assistant" and isinstance(m.get("content"), str):
-            return m["content"], calls
-    return raw, calls
+            return m["content"], calls, _reported(obj)
+    return raw, calls, Reported()
 
 
 class _BatchMissing(Exception):
@@ -201,13 +241,16 @@ class CommandProvider:
             else:
                 raw = stdout.decode("utf-8", "replace")
         try:
-            text, calls = parse_answer(raw, values["EVAL_ID"])
+            text, calls, reported = parse_output(raw, values["EVAL_ID"])
         except _BatchMissing as exc:
             raise ProviderError(COMMAND, f"{self.name}: {exc}", provider=self.name) from None
+        measured = (time.perf_counter() - t0) * 1000.0
         return ChatResult(
             text=text,
-            usage=Usage(0, 0),
-            latency_ms=(time.perf_counter() - t0) * 1000.0,
+            usage=reported.usage,
+            # AgentV: the duration the output reports, else the command's wall-clock time.
+            latency_ms=reported.duration_ms if reported.duration_ms is not None else measured,
+            cost_usd=reported.cost_usd,
             raw_model=self.name,
             tool_calls=calls,
         )

@@ -1,4 +1,5 @@
-"""AgentV's `mock` target: always answers with the configured `response` text, after an optional delay."""
+"""AgentV's `mock` target: always answers with the configured `response` text, after an optional delay.
+It reports no token usage (and the runner reads no duration from it), as AgentV's mock."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import random
 import time
 from typing import Any
 
-from evalspec.providers.base import ChatRequest, ChatResult, RetryCallback, Usage
+from evalspec.providers.base import NOT_REPORTED, ChatRequest, ChatResult, RetryCallback
 
 # AgentV's default, so a mock target without `response` answers the same in both tools.
 DEFAULT_MOCK_RESPONSE = (
@@ -47,7 +48,7 @@ class MockProvider:
             await asyncio.sleep(delay)
         return ChatResult(
             text=self.response,
-            usage=Usage(0, 0),
+            usage=NOT_REPORTED,  # AgentV's mock reports no usage, no cost, no duration
             latency_ms=(time.perf_counter() - t0) * 1000.0,
             raw_model="mock",
         )

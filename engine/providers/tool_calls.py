@@ -110,9 +110,11 @@ def call_from_json(call: Any) -> ToolCall | None:
         return next(iter(openai_tool_calls({"tool_calls": [call]})), None)
     if not isinstance(name, str) or not name:
         return None
-    args = call["input"] if "input" in call else call.get("args", call.get("arguments"))
+    # AgentV keeps a call's `input` as the target wrote it (a JSON string stays a string); OpenAI-style
+    # `arguments` text is parsed.
+    args = call["input"] if "input" in call else _arguments(call.get("args", call.get("arguments")))
     ident = call.get("id")
-    return ToolCall(name, _arguments(args), call.get("output"), _duration(call),
+    return ToolCall(name, args, call.get("output"), _duration(call),
                     ident if isinstance(ident, str) else None)
 
 

@@ -44,7 +44,7 @@ _ARGV = {"anyOf": [{"type": "array", "items": {"type": "string"}, "minItems": 1}
 
 SUITE = ObjectSpec("suite", "an eval file", "An AgentV eval file (eval spec v2): metadata, defaults and tests.", (
     F("$schema", "Marks the file as an AgentV eval file: `agentv-eval-v2` (an identifier, not a URL).",
-      "string", enum=(EVAL_SCHEMA_ID,), example=f"$schema: {EVAL_SCHEMA_ID}"),
+      "string", enum=(EVAL_SCHEMA_ID,), example=f"$schema: {EVAL_SCHEMA_ID}", lenient=True),
     F("name", "The eval pack's name: lowercase letters, digits and hyphens, 1–64 characters. When "
       "present, `description` should be too.", "string", example="name: export-screening"),
     F("description", "What this eval measures (1–1024 characters).", "string",
@@ -90,21 +90,23 @@ EXECUTION = ObjectSpec("execution", "an execution block", "How to run tests: tar
     F("skip_defaults", "Do not apply the suite's default `assert` and `input` to this test.", "boolean"),
     F("cache", "Reuse cached target responses.", "boolean"),
     F("cache_path", "Where the response cache lives.", "string"),
-    F("trials", "Run each test several times: `{count, strategy, cost_limit_usd}`.", "object", object="trials"),
+    F("trials", "Run each test several times: `{count, strategy, cost_limit_usd}`.", "object", object="trials",
+      lenient=True),
     F("total_budget_usd", "Stop the run once it has cost this much (US dollars, > 0).", "number",
       exclusive_minimum=0),
-    F("fail_on_error", "Fail the run when a target or judge errors.", "boolean"),
+    F("fail_on_error", "Fail the run when a target or judge errors.", "boolean", lenient=True),
     F("timeout_seconds", "The longest a test may run, in seconds.", "number", exclusive_minimum=0),
     F("workers", "How many tests run at once (1–50).", "integer", minimum=1, maximum=50),
 ))
 
 TRIALS = ObjectSpec("trials", "trials", "Repeated runs of each test, to measure non-determinism.", (
-    F("count", "How many times to run each test (≥ 1).", "integer", minimum=1, required=True, example="count: 3"),
+    F("count", "How many times to run each test (≥ 1).", "integer", minimum=1, required=True, example="count: 3",
+      lenient=True),
     F("strategy", "How trial scores combine: pass_at_k (the best score; stops at the first pass), mean, or "
       "confidence_interval (the lower bound of the 95% interval).", "string",
-      enum=("pass_at_k", "mean", "confidence_interval"), default="pass_at_k"),
+      enum=("pass_at_k", "mean", "confidence_interval"), default="pass_at_k", lenient=True),
     F("cost_limit_usd", "Stop trying once the trials of a test have cost this much (US dollars).", "number",
-      minimum=0, deprecated_aliases=("costLimitUsd",)),
+      minimum=0, deprecated_aliases=("costLimitUsd",), lenient=True),
 ))
 
 WORKSPACE = ObjectSpec("workspace", "a workspace", "The folder the agent works in, and its lifecycle.", (

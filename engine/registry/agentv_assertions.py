@@ -224,7 +224,7 @@ ASSERTION_LIST: tuple[AssertionType, ...] = (
         (F("fields", "The fields to compare (a non-empty list).", "array", items_object="accuracy_field",
            required=True),
          F("aggregation", "How field results combine (default weighted_average).", "string",
-           enum=("weighted_average", "all_or_nothing"), default="weighted_average")),
+           enum=("weighted_average", "all_or_nothing"), default="weighted_average", lenient=True)),
         runnable=True, kind="deterministic"),
     AssertionType(
         "latency", "Passes when the run took at most `max_ms` milliseconds.", _BINARY,
@@ -277,7 +277,7 @@ def normalize_assertion_type(name: str) -> str:
     Unknown (custom) names are normalized the same way, so `.agentv/assertions/word-count.ts` is found
     for `word_count` too.
     """
-    return name.strip().replace("_", "-")
+    return name.replace("_", "-")  # not trimmed: AgentV reads " contains" as a custom type
 
 
 # Objects that only assertions use; registered in the AgentV registry next to the assertion specs.
@@ -311,7 +311,7 @@ ASSERTION_OBJECTS: tuple[ObjectSpec, ...] = (
         F("args", "The expected arguments (a mapping), or `any` to ignore them.", "string", "object",
           enum=("any",), schema={"anyOf": [{"const": "any"}, {"type": "object"}]}),
         F("max_duration_ms", "The longest the call may take, in milliseconds.", "number", minimum=0,
-          deprecated_aliases=("maxDurationMs",)),
+          deprecated_aliases=("maxDurationMs",), lenient=True),
         F("args_match", _ARGS_MATCH_DOC, "string", "array", deprecated_aliases=("argsMatch",),
           enum=ARGS_MATCH_MODES, items="string", schema=_ARGS_MATCH_SCHEMA),
     )),

@@ -35,6 +35,7 @@ class FieldSpec:
     file_ref: bool = False  # a path relative to the eval file
     example: str | None = None
     schema: dict[str, Any] | None = None  # a hand-written JSON Schema when the types above cannot say it
+    lenient: bool = False  # a value of the wrong type or range is a warning: AgentV ignores it (and so does a run)
 
     @property
     def all_names(self) -> tuple[str, ...]:

@@ -7,7 +7,7 @@ The checker validates `$fn` arguments from `arg`, completion offers `snippet`, h
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 
@@ -79,15 +79,15 @@ _BASE = (
     _fn("icontains", Arg.STRING, False, "True when the response contains the text, ignoring case.",
         '$icontains: "fiduciary duty"', "icontain", negatable=True),
     _fn("starts_with", Arg.STRING, False, "True when the response starts with the text (case-sensitive).",
-        '$starts_with: "Yes"', "start_with", negatable=True),
+        '$starts_with: "Yes"', negatable=True),
     _fn("istarts_with", Arg.STRING, False, "True when the response starts with the text, ignoring case.",
         '$istarts_with: "yes"', "istart_with", negatable=True),
     _fn("ends_with", Arg.STRING, False, "True when the response ends with the text (case-sensitive).",
-        '$ends_with: "."', "end_with", negatable=True),
+        '$ends_with: "."', negatable=True),
     _fn("iends_with", Arg.STRING, False, "True when the response ends with the text, ignoring case.",
         '$iends_with: "thank you."', "iend_with", negatable=True),
     _fn("contains_any_of", Arg.STRINGS, False, "True when the response contains at least one of the texts.",
-        '$contains_any_of: ["fiduciary", "duty"]', "contain_any_of", negatable=True),
+        '$contains_any_of: ["fiduciary", "duty"]', negatable=True),
     _fn("icontains_any_of", Arg.STRINGS, False,
         "True when the response contains at least one of the texts, ignoring case.",
         '$icontains_any_of: ["fiduciary", "duty"]', "icontain_any_of", negatable=True),
@@ -111,15 +111,17 @@ _BASE = (
         '$imatches: "^the ruling"', "imatch", negatable=True),
     _fn("matches_all_of", Arg.REGEXES, True, "Graded: the share of the regular expressions that match.",
         '$matches_all_of: ["^The ruling", "states that$"]', "match_all_of"),
-    _fn("imatches_all_of", Arg.REGEXES, True,
-        "Graded, ignoring case: the share of the regular expressions that match.",
-        '$imatches_all_of: ["^the ruling", "states that$"]', "imatch_all_of"),
+    _fn("imatch_all_of", Arg.REGEXES, True,
+        "Graded, ignoring case: the share of the regular expressions that match (Weval's name: "
+        "`imatches_all_of` is not one).",
+        '$imatch_all_of: ["^the ruling", "states that$"]'),
     _fn("matches_at_least_n_of", Arg.N_OF_REGEXES, True,
         "Graded: min(1, matching / n). The argument is [n, [patterns…]].",
         '$matches_at_least_n_of: [2, ["^A", "B$", "C"]]', "match_at_least_n_of"),
-    _fn("imatches_at_least_n_of", Arg.N_OF_REGEXES, True,
-        "Graded, ignoring case: min(1, matching / n). The argument is [n, [patterns…]].",
-        '$imatches_at_least_n_of: [2, ["^a", "b$", "c"]]', "imatch_at_least_n_of"),
+    _fn("imatch_at_least_n_of", Arg.N_OF_REGEXES, True,
+        "Graded, ignoring case: min(1, matching / n). The argument is [n, [patterns…]] (Weval's name: "
+        "`imatches_at_least_n_of` is not one).",
+        '$imatch_at_least_n_of: [2, ["^a", "b$", "c"]]'),
     _fn("word_count_between", Arg.RANGE, True,
         "Graded on the number of words (runs of non-space): 1 inside [min, max]; n/min below; max/n above.",
         "$word_count_between: [50, 100]"),
@@ -134,11 +136,11 @@ _BASE = (
         "A JavaScript expression or function body, run in a sandbox with a 100 ms limit during a run only. "
         "`r` (or `response`) is the response text, `context.messages` and `context.modelId` are available. "
         "Returns true/false, a number in [0, 1], or {score, explain}.",
-        '$js: "r.length > 100"', runs_code=True),
+        '$js: "r.length > 100"', "expr", runs_code=True),
     _fn("call", Arg.CALL, True,
         "POSTs {response, modelId, promptId, …} to an external service (from `externalServices` or a url) "
         "during a run; the service answers {score, explain}.",
-        "$call: { service: grader, rubric: strict }", runs_code=True),
+        "$call: { service: grader, rubric: strict }", "external", runs_code=True),
     _fn("factcheck", Arg.OPTIONAL_STRING, True,
         "Weval's fact-check service; evalspec reports it as unavailable unless a service is configured.",
         '$factcheck: "Focus on dates"'),
@@ -166,11 +168,17 @@ def _negated(f: PointFunction) -> PointFunction:
         tuple(f"not_{a}" for a in f.aliases), negates=f.name)
 
 
+# Weval registers these negated spellings though not their positive ones (`$start_with` is no function)
+_NEGATED_ONLY_ALIASES = {"not_starts_with": ("not_start_with",), "not_ends_with": ("not_end_with",),
+                         "not_contains_any_of": ("not_contain_any_of",)}
+
 POINT_FUNCTIONS: dict[str, PointFunction] = {}
 for _f in _BASE:
     POINT_FUNCTIONS[_f.name] = _f
     if _f.negatable:
         _n = _negated(_f)
+        if _n.name in _NEGATED_ONLY_ALIASES:
+            _n = replace(_n, aliases=_n.aliases + _NEGATED_ONLY_ALIASES[_n.name])
         POINT_FUNCTIONS[_n.name] = _n
 
 # Every accepted spelling → canonical name.
@@ -217,14 +225,16 @@ def foreign_name(name: str) -> str | None:
     return None
 
 
-def resolve_function(name: str) -> PointFunction | None:
-    """The function a `$name` / `fn: name` spelling means, with the reference's front normalization."""
+def resolve_function(name: str, *, rewrite: bool = True) -> PointFunction | None:
+    """The function a `$name` / `fn: name` spelling means, as the reference finds it: its parser first
+    rewrites a leading `contain…` to `contains…` and `match…` to `matches…` (`rewrite`; a point copied
+    from `point_defs` by `$ref` is not rewritten), then looks the name up among its registered names
+    (FUNCTION_NAMES holds exactly those: `$start_with`, `$imatches_all_of` are none)."""
     bare = name[1:] if name.startswith("$") else name
+    if rewrite:
+        if bare.startswith("contain") and not bare.startswith("contains"):
+            bare = "contains" + bare[len("contain"):]
+        if bare.startswith("match") and not bare.startswith("matches"):
+            bare = "matches" + bare[len("match"):]
     canonical = FUNCTION_NAMES.get(bare)
-    if canonical is None:
-        # The reference normalizes only the front: contain… → contains…, match… → matches….
-        for short, full in (("contain_", "contains_"), ("match_", "matches_")):
-            if bare.startswith(short):
-                canonical = FUNCTION_NAMES.get(full + bare[len(short):])
-                break
     return POINT_FUNCTIONS.get(canonical) if canonical else None

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ..providers.redact import register_secret
-from .diff import RunDiff, diff_runs
+from .diff import REGRESSION_THRESHOLD, RunDiff, diff_runs
 from .model import RunResults
 from .sources import Analyses, ResultsError, load_results
 
@@ -37,25 +37,25 @@ def load_runs(paths: Sequence[str | Path], *, analyses: Analyses | None = None) 
 
 
 def build_report(paths: Sequence[str | Path], *, fmt: str = "html", runs: list[RunResults] | None = None,
-                 analyses: Analyses | None = None) -> str:
+                 analyses: Analyses | None = None, threshold: float = REGRESSION_THRESHOLD) -> str:
     """The report's text. Raises ResultsError for a path that is not results evalspec can read."""
-    return _build_report(paths, fmt=fmt, runs=runs, analyses=analyses)
+    return _build_report(paths, fmt=fmt, runs=runs, analyses=analyses, threshold=threshold)
 
 
-def _runs(paths: Sequence[str | Path], runs: list[RunResults] | None,
-          analyses: Analyses | None) -> tuple[list[RunResults], RunDiff | None]:
+def _runs(paths: Sequence[str | Path], runs: list[RunResults] | None, analyses: Analyses | None,
+          threshold: float = REGRESSION_THRESHOLD) -> tuple[list[RunResults], RunDiff | None]:
     register_env_secrets()
     runs = runs if runs is not None else load_runs(paths, analyses=analyses)
-    return runs, diff_runs(runs[0], runs[1]) if len(runs) == 2 else None
+    return runs, diff_runs(runs[0], runs[1], threshold) if len(runs) == 2 else None
 
 
 def _build_report(paths: Sequence[str | Path], *, fmt: str, runs: list[RunResults] | None,
-                  analyses: Analyses | None) -> str:
-    runs, diff = _runs(paths, runs, analyses)
-    if fmt == "markdown":
+                  analyses: Analyses | None, threshold: float) -> str:
+    runs, diff = _runs(paths, runs, analyses, threshold)
+    if fmt in ("markdown", "markdown-text"):  # markdown-text: read as text (an editor), no HTML escapes
         from .markdown import render_markdown
 
-        return render_markdown(runs, diff)
+        return render_markdown(runs, diff, html=fmt == "markdown")
     if fmt != "html":
         raise ValueError(f"unknown report format {fmt!r}")
     from .html import render_html
@@ -71,7 +71,8 @@ def default_output(paths: Sequence[str | Path]) -> Path:
 
 
 def write_report(paths: Sequence[str | Path], output: Path | None = None, *, fmt: str = "html",
-                 runs: list[RunResults] | None = None, analyses: Analyses | None = None) -> Path:
+                 runs: list[RunResults] | None = None, analyses: Analyses | None = None,
+                 threshold: float = REGRESSION_THRESHOLD) -> Path:
     """Write the report of one run (or the comparison of two) and return its path. `analyses`: eval
     files already analysed, by resolved path (`evalspec run` passes its own, so the file is not read
     and checked again); the rest are read from disk."""
@@ -83,9 +84,9 @@ def write_report(paths: Sequence[str | Path], output: Path | None = None, *, fmt
     if fmt == "html":  # written a piece at a time (a 100,000-cell page is tens of MB, and its encoded copy)
         from .html import html_pieces
 
-        found, diff = _runs(paths, runs, analyses)
+        found, diff = _runs(paths, runs, analyses, threshold)
         write_stream(out, html_pieces(found, diff))
         return out
-    text = build_report(paths, fmt=fmt, runs=runs, analyses=analyses)
+    text = build_report(paths, fmt=fmt, runs=runs, analyses=analyses, threshold=threshold)
     write_atomic(out, text.encode("utf-8"))
     return out

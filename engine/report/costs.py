@@ -112,6 +112,32 @@ def from_rows(rows: Iterable[dict[str, Any]]) -> dict[str, Any] | None:
             "unpriced": [x["model"] for x in out_lines if x["usd"] is None], "stopped": None}
 
 
+def with_answer_costs(stats: list[Any], costs: dict[str, Any] | None) -> list[Any]:
+    """Each model's summary with its answers' cost from the cost table when its cells carry none (a Weval
+    run's cells have tokens, not dollars): the table's "answers" lines of that model (`openai:x` for the
+    effective models `openai:x[temp:0]`…). A line shared by several effective models (two temperatures
+    of one model) is not split: their cost stays unknown there, the table has it."""
+    import re
+
+    if not costs or not costs.get("lines"):
+        return stats
+    base = {s.model: re.sub(r"(\[[^\]]*\])+$", "", s.model) for s in stats}
+    sharing: dict[str, int] = {}
+    for b in base.values():
+        sharing[b] = sharing.get(b, 0) + 1
+    for s in stats:
+        if s.cost_known and not s.cost_missing:
+            continue
+        lines = [x for x in costs["lines"] if x.get("role") == "answers" and x.get("model") in (s.model, base[s.model])]
+        if not lines or (sharing[base[s.model]] > 1 and not any(x.get("model") == s.model for x in lines)):
+            continue
+        usd = [x.get("usd") for x in lines]
+        if any(u is None for u in usd):
+            continue
+        s.cost_usd, s.cost_known, s.cost_missing = float(sum(usd)), True, False
+    return stats
+
+
 def usd_text(value: float | None) -> str:
     if value is None:
         return "unknown"

@@ -25,7 +25,8 @@ from typing import IO, Any
 
 from ..jsonio import dumps_bytes
 from ..providers.redact import redact, redact_bytes
-from .diff import RunDiff
+from . import costs
+from .diff import RunDiff, run_names
 from .json_pieces import EncodedList, pieces, plain
 from .model import ERROR, NOT_SCORED, PENDING, CellResult, Item, ModelStats, Point, RunResults
 from .spool import SpooledItems
@@ -146,7 +147,8 @@ def _run_meta(run: RunResults, tallied: _Tally | None = None) -> dict[str, Any]:
     """`tallied`: the summaries and histograms counted while the page read the cells (one pass, not three)."""
     return {"kind": run.kind, "title": run.title, "source": run.source, "label": run.run_label,
             "timestamp": run.timestamp, "complete": run.complete, "notes": run.notes, "evalFile": run.eval_file,
-            "summary": [_stats(s) for s in (tallied.summaries() if tallied else run.summaries())],
+            "summary": [_stats(s) for s in costs.with_answer_costs(tallied.summaries() if tallied else run.summaries(),
+                                                                    run.costs)],
             "costs": run.costs, "histograms": tallied.bins if tallied else _histograms(run)}
 
 
@@ -237,7 +239,8 @@ def _page(runs: list[RunResults], diff: RunDiff | None, detail: Callable[[dict[s
         main["diff"] = {"regressed": diff.count("regressed"), "improved": diff.count("improved"),
                         "changed": diff.count("changed"), "added": diff.count("added"),
                         "removed": diff.count("removed"),
-                        "perModel": [vars(md) for md in diff.per_model]}
+                        "perModel": [vars(md) for md in diff.per_model], "threshold": diff.threshold,
+                        "names": list(run_names(diff.old, diff.new))}
     return main
 
 

@@ -1,15 +1,14 @@
 """The report's small block as compact JSON in pieces, the same bytes `dumps_bytes` writes for it whole.
 
 The small block (report/html.py) holds a few values per cell and per prompt: ids, snippets, scores, flags,
-reasons. For a 100,000-prompt run, as Python lists they were ~25 MB, and encoding them at once made the
-JSON, its text, the redacted and escaped copies and the page's encoded copy, ~10 MB each, several alive
-together. Here each such list is an `EncodedList`, kept as JSON a few thousand values at a time, and
+reasons. Each such list is an `EncodedList`, kept as JSON a few thousand values at a time, and
 `pieces(value)` hands the block out piece by piece (each piece holds whole values, so a key that is
-masked cannot straddle two: run/files.write_stream relies on the same).
+masked cannot straddle two: run/files.write_stream relies on the same), so a big run's report never
+holds the whole block as objects or text.
 
 orjson encodes almost everything; a value it refuses (a lone surrogate in an answer's snippet, an integer
 beyond 64 bits) makes `pieces` return None, and the caller encodes the whole value with `dumps_bytes`,
-whose fallback writes every string with ASCII escapes, as before.
+whose fallback writes every string with ASCII escapes.
 """
 
 from __future__ import annotations

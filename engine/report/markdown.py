@@ -2,17 +2,20 @@
 comments and editors. The summary per model, then the failing items (and, comparing two runs, the
 regressions and improvements first). Untrusted text (answers, reasons, ids, names) is flattened to one
 line with control characters visible, HTML-escaped (GitHub renders HTML inside Markdown) and its Markdown
-punctuation escaped (`cell_text`), or put in a code span it cannot close (`code_text`).
+punctuation escaped (`cell_text`), or put in a code span it cannot close (`code_text`). Read as text
+(`html=False`: an editor's Markdown buffer, which renders no HTML) it is not HTML-escaped: `&` stays `&`.
 """
 
 from __future__ import annotations
 
 import re
+from contextvars import ContextVar
 from typing import Any
 
 from ..markdown_code import code_span
 from ..terminal_text import shown
-from .diff import IMPROVED, REGRESSED, RunDiff, describe
+from .costs import with_answer_costs
+from .diff import IMPROVED, REGRESSED, RunDiff, describe, run_names
 from .model import ERROR, NOT_SCORED, CellResult, ModelStats, RunResults
 
 LIMIT = 50  # rows per table; the rest is counted
@@ -26,6 +29,9 @@ _MARKDOWN_PUNCTUATION = re.compile(r"([\\`|]|(?<=\])\()")
 _MENTION = re.compile(r"@(?=[A-Za-z0-9])")
 
 
+_AS_HTML: ContextVar[bool] = ContextVar("markdown_as_html", default=True)  # render_markdown's `html`
+
+
 def _flat(value: object, limit: int) -> str:
     text = shown(" ".join(str(value).split()))
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -34,7 +40,9 @@ def _flat(value: object, limit: int) -> str:
 def cell_text(value: object, limit: int = 160) -> str:
     """Untrusted text for a table cell or a line: one line, controls visible, Markdown and HTML inert."""
     text = _MARKDOWN_PUNCTUATION.sub(r"\\\1", _flat(value, limit))
-    return _MENTION.sub("@\u2060", text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;"))
+    if _AS_HTML.get():
+        text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _MENTION.sub("@\u2060", text)
 
 
 def code_text(value: object, limit: int = 160) -> str:
@@ -67,13 +75,15 @@ def summary_rows(stats: list[ModelStats]) -> list[list[str]]:
 
 
 def _cost_cell(s: ModelStats) -> str:
+    from .costs import usd_text
+
     if s.cost_missing:  # some cells' cost is unknown: never shown as a total
-        return f"at least ${s.cost_usd:,.4f}" if s.cost_known else "unknown"
-    return f"${s.cost_usd:,.4f}" if s.cost_known else "—"
+        return f"at least {usd_text(s.cost_usd)}" if s.cost_known else "unknown"
+    return usd_text(s.cost_usd) if s.cost_known else "—"
 
 
 SUMMARY_HEADERS = ["model", "cells", "mean", "pass", "borderline", "fail", "not scored", "errors",
-                   "tokens in / out", "cost", "duration"]
+                   "tokens in / out", "cost", "call time"]
 
 
 def _table(headers: list[str], rows: list[list[str]]) -> list[str]:
@@ -103,12 +113,23 @@ def failing(run: RunResults) -> list[tuple[str, str, CellResult]]:
     return out
 
 
-def render_markdown(runs: list[RunResults], diff: RunDiff | None = None) -> str:
+def render_markdown(runs: list[RunResults], diff: RunDiff | None = None, *, html: bool = True) -> str:
+    """`html`: the text is rendered as GitHub renders Markdown (HTML inside it works, so untrusted text is
+    HTML-escaped); False: read as text (an editor's buffer), where an escape would show as `&amp;`."""
+    token = _AS_HTML.set(html)
+    try:
+        return _render_markdown(runs, diff)
+    finally:
+        _AS_HTML.reset(token)
+
+
+def _render_markdown(runs: list[RunResults], diff: RunDiff | None) -> str:
     run = runs[-1]
     lines = [f"## evalspec report: {cell_text(run.title)}", ""]
     if diff is not None:
-        lines += [f"Comparing {code_text(runs[0].run_label or runs[0].source)} (old) with "
-                  f"{code_text(run.run_label or run.source)} (new).", "",
+        old_name, new_name = run_names(runs[0], run)
+        lines += [f"Comparing {code_text(old_name)} (old) with {code_text(new_name)} (new); score changes under "
+                  f"{diff.threshold:g} are not counted.", "",
                   f"**{fmt_count(diff.count(REGRESSED))} regressed, {fmt_count(diff.count(IMPROVED))} improved**, "
                   f"{fmt_count(diff.count('changed'))} changed otherwise, {fmt_count(diff.count('added'))} new, "
                   f"{fmt_count(diff.count('removed'))} gone.", ""]
@@ -130,7 +151,7 @@ def render_markdown(runs: list[RunResults], diff: RunDiff | None = None) -> str:
     lines.append("")
     for note in run.notes:
         lines += [f"> {cell_text(note, 400)}", ""]
-    lines += _table(SUMMARY_HEADERS, [[cell_text(c) for c in r] for r in summary_rows(run.summaries())])
+    lines += _table(SUMMARY_HEADERS, [[cell_text(c) for c in r] for r in summary_rows(with_answer_costs(run.summaries(), run.costs))])
     lines.append("")
     if run.costs:
         lines += cost_section(run.costs)

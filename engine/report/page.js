@@ -40,6 +40,23 @@
     return chunk(NEW, Math.floor(i / CHUNK)).items[i % CHUNK];
   }
 
+  // Column headers: the models' names less what they all share (`openai:` in front, `[temp:0]` behind),
+  // so five `openai:gpt-…` columns read apart; the full name is the header's title and the select's text.
+  const SHORT = (() => {
+    const names = D.models;
+    if (names.length < 2) return names.slice();
+    let pre = names[0], suf = names[0];
+    for (const n of names) {
+      while (!n.startsWith(pre)) pre = pre.slice(0, -1);
+      while (!n.endsWith(suf)) suf = suf.slice(1);
+    }
+    const cut = Math.max(pre.lastIndexOf(":"), pre.lastIndexOf("/")) + 1;  // at a separator: `openai:`, not `openai:gpt-4`
+    pre = pre.slice(0, cut);
+    suf = suf.includes("[") ? suf.slice(suf.indexOf("[")) : "";  // `[temp:0]`, not `-mini[temp:0]`
+    const out = names.map((n) => n.slice(pre.length, n.length - suf.length) || n);
+    return new Set(out).size === out.length ? out : names.slice();
+  })();
+
   const S = { active: false, model: -1, fail: false, ns: false, err: false, reg: false, imp: false, q: "", sort: "file", row: 0, col: 0 };
   let rows = new Int32Array(0), cols = [];
   let hay = null;
@@ -67,7 +84,8 @@
   const sc = (x) => (x === null || x === undefined || Number.isNaN(x) ? "—" : x.toFixed(2));
   const sc3 = (x) => (x === null || x === undefined ? "—" : x.toFixed(3));
   const dur = (ms) => (ms === null || ms === undefined ? "—" : ms >= 1000 ? (ms / 1000).toLocaleString("en-US", { maximumFractionDigits: 1 }) + " s" : Math.round(ms) + " ms");
-  const usd = (x) => (x === null || x === undefined ? "—" : "$" + x.toFixed(4));
+  // As the cost table and the terminal write dollars (report/costs.py usd_text): a small cost is not "$0.0000".
+  const usd = (x) => (x === null || x === undefined ? "—" : x >= 1 ? "$" + x.toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 }) : "$" + x.toFixed(6));
 
   // --- layout ----------------------------------------------------------------------------------------
   const app = document.getElementById("app");
@@ -76,9 +94,10 @@
   header.append(el("h1", { text: (DIFF && D.runs[0].title !== run.title ? D.runs[0].title + " → " : "") + run.title + (DIFF ? " (comparison of two runs)" : "") }));
   for (let n = 0; n < RUNS; n++) {
     const r = D.runs[n];
-    header.append(el("div", { class: "meta", text: (DIFF ? (n === 0 ? "old: " : "new: ") : "") +
-      (r.kind === "weval" ? "Weval blueprint" : "AgentV suite") + " · run " + (r.label || "—") + " · " +
-      (r.timestamp || "—") + " · " + r.source + (r.evalFile ? " · from " + r.evalFile : "") }));
+    // In a comparison each side is named apart (label, then time, then file: report/diff.py run_names).
+    const who = DIFF ? (n === 0 ? "old: " : "new: ") + D.diff.names[n] : "run " + (r.label || "—") + " · " + (r.timestamp || "—");
+    header.append(el("div", { class: "meta", text: who + " · " + (r.kind === "weval" ? "Weval blueprint" : "AgentV suite") +
+      " · " + r.source + (r.evalFile ? " · from " + r.evalFile : "") }));
   }
   const notes = el("ul", { class: "notes" });
   for (const r of D.runs) for (const t of r.notes) notes.append(el("li", { text: t }));
@@ -88,17 +107,22 @@
     const b = el("div", { class: "banner", id: "diff-banner" },
       el("button", { class: "reg", id: "show-reg", onclick: () => setFlag("reg", true) }, "▼ " + num(d.regressed) + " regressed"),
       el("button", { class: "imp", id: "show-imp", onclick: () => setFlag("imp", true) }, "▲ " + num(d.improved) + " improved"),
-      el("span", { class: "kv" }, num(d.changed) + " changed otherwise · " + num(d.added) + " new · " + num(d.removed) + " gone"));
+      el("span", { class: "kv" }, num(d.changed) + " changed otherwise · " + num(d.added) + " new · " + num(d.removed) + " gone · score changes under " + d.threshold + " not counted"));
     header.append(b);
   }
   app.append(header);
 
+  // The summary, the chart and the costs fold away: open while the whole matrix fits on the screen
+  // beside them, folded (one line) once it has more rows than that, so the matrix and the selected cell
+  // get the screen. The one line still says the means and the cost.
   const overview = el("section", { class: "overview" });
   overview.append(summaryTable(), chart());
-  app.append(overview);
-  if (run.costs && run.costs.lines && run.costs.lines.length) app.append(costTable(run.costs));
+  const fold = el("details", { id: "overview-box" }, el("summary", { id: "overview-line", text: overviewLine() }), overview);
+  if (run.costs && run.costs.lines && run.costs.lines.length) fold.append(costTable(run.costs));
+  fold.open = N * ROW_H <= Math.max(0, window.innerHeight - 420);
+  app.append(fold);
 
-  const q = el("input", { type: "search", id: "q", placeholder: "Search ids, prompts, answers  (/)", "aria-label": "Search" });
+  const q = el("input", { type: "search", id: "q", placeholder: "Search ids, prompts, answers, criteria, reasons  (/)", "aria-label": "Search" });
   const modelSel = el("select", { id: "model", "aria-label": "Model" }, el("option", { value: "-1", text: "All models" }));
   D.models.forEach((m, i) => modelSel.append(el("option", { value: String(i), text: m })));
   const sortSel = el("select", { id: "sort", "aria-label": "Sort" });
@@ -145,9 +169,16 @@
     return box;
   }
 
+  function overviewLine() {
+    const means = run.summary.map((s) => SHORT[D.models.indexOf(s.model)] + " " + sc3(s.mean)).join(" · ");
+    const c = run.costs;
+    const cost = c && c.lines && c.lines.length ? " · total cost " + ((c.unpriced || []).length ? "at least " : "") + usd(c.usd) : "";
+    return "Summary" + (c && c.lines && c.lines.length ? " and costs" : "") + ": " + (means.length > 160 ? means.slice(0, 159) + "…" : means) + cost;
+  }
+
   // --- summary and chart -------------------------------------------------------------------------------
   function summaryTable() {
-    const heads = ["model", "cells", "mean", "pass", "borderline", "fail", "not scored", "errors", "tokens in / out", "cost", "duration"];
+    const heads = ["model", "cells", "mean", "pass", "borderline", "fail", "not scored", "errors", "tokens in / out", "cost", "call time"];
     if (DIFF) heads.splice(3, 0, "old mean", "Δ", "regressed", "improved");
     const t = el("table", { class: "summary", id: "summary" });
     t.append(el("thead", null, el("tr", null, ...heads.map((h) => el("th", { text: h })))));
@@ -166,7 +197,8 @@
       cells.push(el("td", { text: num(s.pass) }), el("td", { text: num(s.borderline) }), el("td", { text: num(s.fail) }),
         el("td", { text: num(s.notScored) }), el("td", { text: num(s.errors) + (s.pending ? " (" + num(s.pending) + " pending)" : "") }),
         el("td", { text: s.tokensIn === null ? "—" : num(s.tokensIn) + " / " + num(s.tokensOut) }),
-        el("td", { text: s.costUnknown ? (s.cost === null ? "unknown" : "at least " + usd(s.cost)) : usd(s.cost) }), el("td", { text: dur(s.durationMs) }));
+        el("td", { text: s.costUnknown ? (s.cost === null ? "unknown" : "at least " + usd(s.cost)) : usd(s.cost), title: "the answers' cost (judges in the cost table)" }),
+        el("td", { text: dur(s.durationMs), title: "the model's calls' durations added up (they overlap: not the run's wall time)" }));
       tb.append(el("tr", null, ...cells));
     }
     t.append(tb);
@@ -184,7 +216,8 @@
     const bw = w / 10;
     run.summary.forEach((s, r) => {
       const y = top + r * rowH;
-      const label = s.model.length > 20 ? s.model.slice(0, 19) + "…" : s.model;
+      const mi = D.models.indexOf(s.model), short = mi >= 0 ? SHORT[mi] : s.model;
+      const label = short.length > 20 ? short.slice(0, 19) + "…" : short;
       root.append(svg("text", { x: "0", y: String(y + rowH / 2 + 4) }, label));
       const bars = (run.histograms[s.model] || []).map((n, i) => [n, "b" + (i === 9 ? 10 : i), (i / 10).toFixed(1) + "–" + ((i + 1) / 10).toFixed(1)]);
       bars.push([s.notScored, "ns", "not scored"], [s.errors, "err", "errors"]);
@@ -208,27 +241,49 @@
     if (!hay) { hay = new Array(N); for (let i = 0; i < N; i++) hay[i] = (D.items[i] + "\n" + D.snippets[i]).toLowerCase(); }
     return hay;
   }
-  // The answers, lower-cased, for search: built chunk by chunk, yielding to the page in between.
-  let answersLower = null, answersBuilding = false;
+  // What search reads beyond ids and the prompts' first words, lower-cased, built chunk by chunk (yielding
+  // to the page in between): per cell its answer, its points' texts and the reasons given (judges'
+  // reflections, hits and misses, why not scored); per item its whole prompt, criteria and ideal answer.
+  let answersLower = null, itemsLower = null, answersBuilding = false;
+  function pointText(p) {
+    return [p[0], p[4], p[5], ...(p[6] || []), ...(p[7] || [])].filter((x) => typeof x === "string").join("\n");
+  }
   function buildAnswers(done) {
     if (answersLower) { done(); return; }
     if (answersBuilding) return;
     answersBuilding = true;
     const out = new Array(N * M).fill("");
+    const itemsOut = new Array(N).fill("");
     let c = 0;
     const step = () => {
       const start = performance.now();
       while (c < D.chunks && performance.now() - start < 40) {
-        const cells = chunk(NEW, c).cells;
+        const block = chunk(NEW, c);
+        const cells = block.cells;
         const base = c * CHUNK * M;
-        for (let k = 0; k < cells.length; k++) { const d = cells[k]; if (d && d[0]) out[base + k] = d[0].toLowerCase(); }
+        for (let k = 0; k < cells.length; k++) {
+          const d = cells[k];
+          if (!d) continue;
+          let text = d[0] || "";
+          if (d[1]) text += "\n" + d[1].map((m) => (typeof m.content === "string" ? m.content : "")).join("\n");
+          for (const p of d[2] || []) text += "\n" + pointText(p);
+          if (d[3]) text += "\n" + d[3];
+          out[base + k] = text.toLowerCase();
+        }
+        (block.items || []).forEach((info, k) => {
+          if (!info) return;
+          const [msgs, description, ideal] = info;
+          itemsOut[c * CHUNK + k] = [...(msgs || []).map((m) => (typeof m.content === "string" ? m.content : "")), description || "", ideal || ""].join("\n").toLowerCase();
+        });
         c++;
       }
       if (c < D.chunks) { count.textContent = "searching the answers… " + Math.round(100 * c / D.chunks) + "%"; setTimeout(step, 0); }
-      else { answersLower = out; answersBuilding = false; done(); }
+      else { answersLower = out; itemsLower = itemsOut; answersBuilding = false; done(); }
     };
     whenLoaded(step);
   }
+  // Which cells and items the search matched (drawn with a mark), for the rows shown.
+  let hitCells = null, hitItems = null;
 
   function recompute() {
     cols = S.model < 0 ? D.models.map((_, i) => i) : [S.model];
@@ -239,6 +294,8 @@
     const h = query ? itemHay() : null;
     const ans = query ? answersLower : null;
     const out = new Int32Array(N);
+    hitCells = query ? new Uint8Array(N * M) : null;
+    hitItems = query ? new Uint8Array(N) : null;
     let k = 0;
     for (let i = 0; i < N; i++) {
       const base = i * M;
@@ -247,9 +304,10 @@
         for (let c = 0; c < cols.length; c++) if (fl[base + cols[c]] & want) { hit = true; break; }
         if (!hit) continue;
       }
-      if (query && h[i].indexOf(query) < 0) {
-        let hit = false;
-        if (ans) for (let c = 0; c < cols.length; c++) if (ans[base + cols[c]].indexOf(query) >= 0) { hit = true; break; }
+      if (query) {
+        let hit = h[i].indexOf(query) >= 0 || (itemsLower !== null && itemsLower[i].indexOf(query) >= 0);
+        if (hit) hitItems[i] = 1;
+        if (ans) for (let c = 0; c < cols.length; c++) if (ans[base + cols[c]].indexOf(query) >= 0) { hit = true; hitCells[base + cols[c]] = 1; }
         if (!hit) continue;
       }
       out[k++] = i;
@@ -309,14 +367,15 @@
     measureColumns();
     ghead.style.gridTemplateColumns = columns();
     ghead.style.width = colW.total + "px";
-    ghead.replaceChildren(el("div", { text: DIFF ? "item (old → new)" : "item" }), ...cols.map((c) => el("div", { title: D.models[c], text: D.models[c] })));
+    ghead.replaceChildren(el("div", { text: DIFF ? "item (old → new)" : "item" }), ...cols.map((c) => el("div", { class: "mhead", title: D.models[c], text: SHORT[c] })));
   }
   function cellClass(k, fl) {
     if (fl & F_ERROR) return "cell err";
     if (fl & F_PENDING) return "cell pend";
     if (fl & F_MISSING) return "cell miss";
     if (fl & F_NOT_SCORED) return "cell ns";
-    return "cell b" + Math.max(0, Math.min(10, Math.floor(scores[NEW][k] * 10 + 1e-9)));
+    // A failed verdict is never coloured as a pass or borderline, whatever the score (a required check missed).
+    return "cell b" + Math.max(0, Math.min(fl & F_FAIL ? 5 : 10, Math.floor(scores[NEW][k] * 10 + 1e-9)));
   }
   function cellLabel(k, fl) {
     if (fl & F_ERROR) return "error";
@@ -344,7 +403,7 @@
       row.style.top = r * ROW_H + "px";
       row.style.gridTemplateColumns = template;
       row.style.width = colW.total + "px";
-      row.append(el("div", { class: "idcell", title: D.items[i] }, el("b", { text: D.items[i] }), el("span", { text: D.snippets[i] })));
+      row.append(el("div", { class: "idcell" + (hitItems && hitItems[i] ? " mark-hit" : ""), title: D.items[i] }, el("b", { text: D.items[i] }), el("span", { text: D.snippets[i] })));
       cols.forEach((c, ci) => {
         const k = i * M + c, fl = flags[NEW][k];
         let cls = cellClass(k, fl);
@@ -356,6 +415,7 @@
         } else cell.title = D.models[c] + ": " + cellLabel(k, fl);
         const why = D.why[NEW][k];
         if (why >= 0) cell.title += "\n" + D.whyText[why];
+        if (hitCells && hitCells[k]) { cls += " mark-hit"; cell.title += "\nmatches the search"; }
         if (r === S.row && ci === S.col) { cls += " sel"; cell.setAttribute("aria-selected", "true"); }
         cell.className = cls;
         row.append(cell);
@@ -416,6 +476,78 @@
     if (r >= 0 && c >= 0) select(r, c);
   }
 
+  // --- answers as Markdown, built as DOM nodes (never HTML): whatever an answer holds stays text ----------
+  // Paragraphs, headings, lists, quotes, fenced code, inline code, bold, italic and links (http, https and
+  // mailto only, opened in a new tab without a referrer); an image is shown as its text and address, never
+  // loaded; raw HTML is text. "raw" shows the answer as it came.
+  const SAFE_URL = /^(https?:|mailto:)/i;
+  function mdInline(text, into) {
+    const re = /(`+)([\s\S]*?[^`])\1(?!`)|!\[([^\]]*)\]\(([^)\s]*)[^)]*\)|\[([^\]]+)\]\(([^)\s]*)[^)]*\)|\*\*([^*]+)\*\*|__([^_]+)__|\*([^*\s][^*]*)\*|\b_([^_\s][^_]*)_\b/g;
+    let last = 0, m;
+    while ((m = re.exec(text))) {
+      if (m.index > last) into.append(text.slice(last, m.index));
+      if (m[1]) into.append(el("code", { text: m[2] }));
+      else if (m[4] !== undefined && m[0].startsWith("!")) into.append(el("span", { class: "md-img", text: "[image: " + (m[3] || "") + "] " + m[4] }));
+      else if (m[5] !== undefined) {
+        const url = m[6] || "";
+        if (SAFE_URL.test(url)) { const a = el("a", { href: url, target: "_blank", rel: "noopener noreferrer nofollow", referrerpolicy: "no-referrer", title: url }); mdInline(m[5], a); into.append(a); }
+        else into.append(m[0]);
+      }
+      else if (m[7] !== undefined || m[8] !== undefined) { const b = el("strong"); mdInline(m[7] ?? m[8], b); into.append(b); }
+      else { const i = el("em"); mdInline(m[9] ?? m[10], i); into.append(i); }
+      last = re.lastIndex;
+    }
+    if (last < text.length) into.append(text.slice(last));
+    return into;
+  }
+  function markdown(text) {
+    const root = el("div", { class: "md answer" });
+    const lines = String(text).split("\n");
+    let para = [], list = null;
+    const flush = () => {
+      if (para.length) { const p = el("p"); para.forEach((line, k) => { if (k) p.append(el("br")); mdInline(line, p); }); root.append(p); para = []; }
+    };
+    for (let k = 0; k < lines.length; k++) {
+      const line = lines[k];
+      const fence = line.match(/^\s*(```|~~~)(.*)$/);
+      if (fence) {
+        flush(); list = null;
+        const body = [];
+        while (++k < lines.length && !lines[k].trim().startsWith(fence[1])) body.push(lines[k]);
+        root.append(el("pre", { class: "md-code" }, el("code", { text: body.join("\n") })));
+        continue;
+      }
+      const h = line.match(/^(#{1,6})\s+(.*)$/);
+      const item = line.match(/^\s*([-*+]|\d{1,9}[.)])\s+(.*)$/);
+      const quote = line.match(/^\s*>\s?(.*)$/);
+      if (!line.trim()) { flush(); list = null; }
+      else if (h) { flush(); list = null; root.append(mdInline(h[2], el("div", { class: "md-h md-h" + h[1].length }))); }
+      else if (item) {
+        flush();
+        const ordered = /\d/.test(item[1]);
+        if (!list || list.ordered !== ordered) { list = { ordered, node: el(ordered ? "ol" : "ul") }; root.append(list.node); }
+        list.node.append(mdInline(item[2], el("li")));
+      }
+      else if (quote) { flush(); list = null; root.append(mdInline(quote[1], el("blockquote"))); }
+      else if (list && /^\s+\S/.test(line)) { const li = list.node.lastChild; li.append(" "); mdInline(line.trim(), li); }
+      else { list = null; para.push(line); }
+    }
+    flush();
+    return root;
+  }
+  let rawAnswers = false;
+  function answerView(text) {
+    const box = el("div", { class: "answer-box" });
+    const draw = () => {
+      const toggle = el("input", { type: "checkbox", class: "raw", title: "the answer as it came (r: off)", onchange: (e) => { rawAnswers = e.target.checked; draw(); } });
+      toggle.checked = rawAnswers;
+      box.replaceChildren(el("label", { class: "raw-toggle" }, toggle, " raw"),
+        rawAnswers ? el("pre", { class: "text answer", text }) : markdown(text));
+    };
+    draw();
+    return box;
+  }
+
   // --- the detail pane --------------------------------------------------------------------------------
   function badge(status, verdict) {
     const kind = status === "ok" ? verdict || "scored" : status;
@@ -424,7 +556,8 @@
   function statusOf(fl) {
     return fl & F_ERROR ? "error" : fl & F_PENDING ? "pending" : fl & F_MISSING ? "missing" : fl & F_NOT_SCORED ? "not_scored" : "ok";
   }
-  function verdictOf(x) { return Number.isNaN(x) ? null : x >= 0.8 ? "pass" : x >= 0.6 ? "borderline" : "fail"; }
+  // The results' own verdict first: a test failed by a required check keeps "fail" whatever its score.
+  function verdictOf(x, fl) { return fl & F_FAIL ? "fail" : Number.isNaN(x) ? null : x >= 0.8 ? "pass" : x >= 0.6 ? "borderline" : "fail"; }
   function messages(list) {
     const box = el("div");
     for (const m of list || []) {
@@ -435,13 +568,13 @@
   }
   function pointsTable(pts, firstFailed) {
     const t = el("table", { class: "points" });
-    t.append(el("thead", null, el("tr", null, el("th", { text: "" }), el("th", { text: "point / assertion" }), el("th", { text: "score" }), el("th", { text: "weight" }), el("th", { text: "why" }))));
+    t.append(el("thead", null, el("tr", null, el("th", { text: "" }), el("th", { text: "point / assertion, and why" }), el("th", { text: "score" }), el("th", { text: "weight" }))));
     const tb = el("tbody");
     pts.forEach((p, idx) => {
       const [text, score, weight, kind, note, notScored, hits, misses, path, counted, extra, verdict] = p;
       const failed = counted && score !== null && (verdict ? verdict === "fail" : score < 0.8);
       const mark = score === null ? "–" : !counted ? "·" : failed ? "✗" : "✓";
-      const why = el("td");
+      const why = el("div", { class: "sub" });
       if (notScored) why.append(el("span", { class: "why", text: "not scored: " + notScored }));
       if (note) why.append(el("div", { text: note }));
       if (hits && hits.length) why.append(el("ul", null, ...hits.map((x) => el("li", { text: "✓ " + x }))));
@@ -449,11 +582,14 @@
       if (extra) for (const key in extra) why.append(el("div", { class: "kv" }, key + ": ", el("code", { text: typeof extra[key] === "string" ? extra[key] : JSON.stringify(extra[key]) })));
       if (!counted) why.append(el("div", { class: "kv", text: "alternative path " + path + ": another path scored higher, so this one does not count" }));
       const tag = kind === "should_not" ? "should not" : kind === "should" || kind === text ? "" : kind;
+      // The why under the point, across the row's width: a narrow column of its own made a judged point
+      // with three judges' reflections ~300 px tall.
       const textCell = el("td", null, text, tag ? el("span", { class: "tag", text: tag }) : null,
-        path && counted ? el("span", { class: "tag", text: path }) : null, idx === firstFailed ? el("span", { class: "tag reg", text: "← first failed point" }) : null);
+        path && counted ? el("span", { class: "tag", text: path }) : null, idx === firstFailed ? el("span", { class: "tag reg", text: "← first failed point" }) : null,
+        why.childNodes.length ? why : null);
       const tr = el("tr", { class: (failed ? "failed " : "") + (idx === firstFailed ? "first " : "") + (counted ? "" : "alt") },
         el("td", { text: mark }), textCell, el("td", { class: "num", text: score === null ? "—" : score.toFixed(2) }),
-        el("td", { class: "num", text: String(weight) }), why);
+        el("td", { class: "num", text: String(weight) }));
       tb.append(tr);
     });
     t.append(tb);
@@ -480,12 +616,14 @@
     const box = el("div", { class: "cellres" });
     const s = scores[n][k];
     if (title) box.append(el("h3", { text: title }));
-    box.append(el("div", null, badge(statusOf(fl), verdictOf(s)), el("b", { text: Number.isNaN(s) ? "" : "score " + s.toFixed(3) })));
-    if (!d) { box.append(el("p", { class: "hint", text: fl & F_PENDING ? "No result yet (the run did not finish this cell)." : "This cell is not in this run." })); return box; }
+    box.append(el("div", null, badge(statusOf(fl), verdictOf(s, fl)), el("b", { text: Number.isNaN(s) ? "" : "score " + s.toFixed(3) })));
+    const unfinished = "Not run yet: the run stopped before this cell had a result; run the same command with --resume to finish it.";
+    if (fl & F_PENDING) box.append(el("p", { class: "hint pending-note", text: unfinished }));
+    if (!d) { if (!(fl & F_PENDING)) box.append(el("p", { class: "hint", text: "This cell is not in this run." })); return box; }
     const [answer, history, pts, error, tin, tout, cost, ms, extra, firstFailed] = d;
     if (error) box.append(el("h3", { text: "error" }), el("pre", { class: "text error", text: error }));
     if (history) { box.append(el("h3", { text: "conversation" }), messages(history)); }
-    else if (answer !== null && answer !== undefined) box.append(el("h3", { text: "answer" }), el("pre", { class: "text answer", text: answer }));
+    else if (answer !== null && answer !== undefined) box.append(el("h3", { text: "answer" }), answerView(answer));
     if (pts.length) {
       const failedN = pts.filter((p) => p[9] && p[1] !== null && (p[11] ? p[11] === "fail" : p[1] < 0.8)).length;
       const unscored = pts.filter((p) => p[1] === null).length;
@@ -522,13 +660,15 @@
     }
     const [msgs, description, ideal] = info || [[], null, null];
     if (description) box.append(el("div", { class: "kv", text: (D.runs[NEW].kind === "agentv" ? "criteria: " : "") + description }));
+    // The cell's own result first (its answer on screen without scrolling), then what it was asked.
+    if (DIFF) box.append(el("div", { class: "cols" }, cellSection(0, i, c, "old: " + D.diff.names[0]), cellSection(NEW, i, c, "new: " + D.diff.names[1])));
+    else box.append(cellSection(NEW, i, c, null));
     const system = (D.systems || {})[D.models[c]];
     if (system) box.append(el("h3", { text: "system prompt" }), el("pre", { class: "text", text: system }));
     box.append(el("h3", { text: "prompt" }), msgs && msgs.length ? messages(msgs) : el("p", { class: "hint", text: "(the prompt is not recorded in these results)" }));
     if (ideal) box.append(el("h3", { text: D.runs[NEW].kind === "weval" ? "ideal answer" : "expected output" }), el("pre", { class: "text", text: ideal }));
-    if (DIFF) box.append(el("div", { class: "cols" }, cellSection(0, i, c, "old run"), cellSection(NEW, i, c, "new run")));
-    else box.append(cellSection(NEW, i, c, null));
     detail.replaceChildren(box);
+    detail.scrollTop = 0;
   }
 
   // --- controls and keys --------------------------------------------------------------------------------

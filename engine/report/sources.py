@@ -153,8 +153,11 @@ def _weval_points(assessments: Any) -> list[Point]:
             extra["citation"] = pa["citation"]
         judged = pa.get("individualJudgements")
         if judged and isinstance(judged, list):  # each judge's own reflection says more than the consensus
+            # Each judge by its model's short name (`gemini-2.5-flash`, not `holistic-gemini-2-5-flash(openrouter:
+            # google/gemini-2.5-flash)` three times over); the lines name them, so the consensus id goes.
+            extra.pop("judge", None)
             reflection = "\n".join(
-                f"{j.get('judgeModelId') or 'judge'}: {_score_text(j.get('coverageExtent'))}"
+                f"{_judge_short(str(j.get('judgeModelId') or 'judge'))}: {_score_text(j.get('coverageExtent'))}"
                 f" — {j.get('reflection') or j.get('error') or ''}".rstrip(" —") for j in judged if isinstance(j, dict))
         weight = pa.get("multiplier")
         path = pa.get("pathId")
@@ -167,6 +170,12 @@ def _weval_points(assessments: Any) -> list[Point]:
             [], [], None if path is None else str(path), True, None, extra))
     _mark_alternative_paths(points)
     return points
+
+
+def _judge_short(judge_id: str) -> str:
+    """`holistic-gemini-2-5-flash(openrouter:google/gemini-2.5-flash)` → `gemini-2.5-flash`."""
+    inner = judge_id[judge_id.find("(") + 1:judge_id.rfind(")")] if judge_id.endswith(")") and "(" in judge_id else judge_id
+    return inner.rsplit("/", 1)[-1].split(":", 1)[-1] if "/" in inner else inner.split(":", 1)[-1] or judge_id
 
 
 def _reason(text: str | None) -> str:
@@ -559,6 +568,8 @@ def _weval_from_journal(path: Path, analyses: Analyses | None = None) -> RunResu
             failure = state.failures.get(cell_key)
             scored = state.scores.get(cell_key)
             if not turns and failure is None and scored is None:
+                if not run.complete:  # an unfinished run: the cell is still to run (--resume), not absent
+                    run.cells[key] = CellResult(status=PENDING)
                 continue
             answer = turns[max(turns)].text if turns else None
             if failure is not None and not turns:
@@ -848,6 +859,9 @@ def _agentv_from_journal(path: Path, analyses: Analyses | None = None) -> RunRes
         defined = _blueprint_items(run.eval_file, "agentv", analyses)
         known = {i.id for i in run.items}
         run.items += [i for i in defined or [] if i.id not in known]
+        for item in run.items:  # still to run (--resume), not absent from the run
+            for model in run.models:
+                run.cells.setdefault((item.id, model), CellResult(status=PENDING))
     _note_unfinished(run)
     return run
 

@@ -2,12 +2,12 @@
 cells the report model reads from them.
 
 A comparison file keeps each kind of per-prompt data in its own map (contexts, answers, histories,
-coverage, errors), so a cell can only be made once every map has been read. Read into memory, a
-100,000-prompt file's entries and cells were ~1 GB; here each entry is written as it is read (marshal:
-every JSON value, NaN and huge numbers included, comes back as it was) to an unlinked temporary file,
-with only offsets in memory, and the report model's `items` and `cells` are views that make an item or
-a cell from them when it is read (`SpooledItems`, `SpooledCells`). The page and the summaries read the
-cells a prompt at a time, in order; the last prompt's entries are kept for the models after the first.
+coverage, errors), so a cell can only be made once every map has been read. Each entry is written as it
+is read (marshal: every JSON value, NaN and huge numbers included, comes back as it was) to an unlinked
+temporary file, with only offsets in memory, and the report model's `items` and `cells` are views that
+make an item or a cell from them when it is read (`SpooledItems`, `SpooledCells`). The page and the
+summaries read the cells a prompt at a time, in order; the last prompt's entries are kept for the
+models after the first.
 """
 
 from __future__ import annotations

@@ -8,8 +8,8 @@ the user's scripts (score/scripts.py), `composite` children through the same dis
 here (scoring/composite.py); gates, weights and verdicts from scoring/agentv_aggregate. An assertion
 that cannot be scored (a type the registry does not mark runnable, a custom type, no judge, a judge that
 failed, our own crash) is listed in the row as "not scored: <reason>" with no score, and never counts as
-a pass: the test is then "not scored" (score None) unless a scored gate or a missed required rubric
-criterion fails it (agentv_aggregate.outcome_of).
+a pass: the test is then "not scored" (score None) unless a scored gate fails it
+(agentv_aggregate.outcome_of).
 
 With `-m replay:<results file>` the answers come from an earlier run (plan/replay.py) instead of the targets:
 no target is called, a recorded execution error fails its cell again with the same message, and the
@@ -34,7 +34,13 @@ from ..own_files import own_folder
 from ..pricing import PriceTable
 from ..providers.base import ProviderError
 from ..providers.tool_calls import output_messages
-from ..scoring.agentv_aggregate import NOT_SCORED, negate_result, outcome_of
+from ..scoring.agentv_aggregate import (
+    NOT_SCORED,
+    execution_status,
+    negate_result,
+    negated_reasoning,
+    outcome_of,
+)
 from ..scoring.agentv_assertions import RunMetrics
 from ..scoring.composite import (
     DEFAULT_THRESHOLD,
@@ -55,7 +61,7 @@ from .events import (
     RunSummary,
     Scored,
 )
-from .generate.answers import AgentvGenerate, ReplayedFailure
+from .generate.answers import AgentvGenerate, ReplayedFailure, provider_kind
 from .generate.batch_rounds import BatchRounds
 from .generate.calls import Calls
 from .journal.journal_file import Journal, JournalState, run_header
@@ -80,6 +86,7 @@ NOTES_SHOWN = 10  # not-scored cells named in the run summary; the rest are coun
 MAX_BATCH_WORKERS = 10_000  # tests run at once in batch mode: a round holds up to this many tests' calls
 AGGREGATOR_SLOT = 999  # a composite's llm-judge aggregator call, next to its children's
 CHILD_BASE = 10**9  # composite children's journal indexes live above every test-level index
+TARGET_REPORTED = frozenset({"mock", "cli"})  # targets whose cost is what they report (AgentV), not a price
 
 
 class AgentvRun:
@@ -111,8 +118,7 @@ class AgentvRun:
                               and not isinstance(budget, bool) else None)
         self.calls.spend = self.cost.spend
         self._halt: str | None = None  # why the cells not started yet will not run (fail_on_error)
-        execution_ws = plan.suite.workspace is not None or any(t.workspace is not None for t in plan.tests) or any(
-            t.config is not None and t.config.get("workspace_template") for t in plan.targets)
+        execution_ws = plan.suite.workspace is not None or any(t.workspace is not None for t in plan.tests)
         self._any_workspace = bool(execution_ws)
         # The stages, made once the journal is open (opened()): they read what an earlier run has.
         self.generate: AgentvGenerate
@@ -342,19 +348,27 @@ class AgentvRun:
         for k in range(settings.count):
             began = started if k == 0 else now_utc()
             try:
-                answer, usage, latency, cached, model, calls = await self.generate.answer(task, k, folder)
+                answer, usage, latency, cached, model, calls, reported_cost = await self.generate.answer(task, k, folder)
             except (ProviderError, ReplayedFailure) as err:
                 message = err.message if isinstance(err, ProviderError) else str(err)
                 kind = err.kind if isinstance(err, ProviderError) else "replay"
-                if not settings.repeated or (k == settings.count - 1 and not rows):
+                # Every attempt failed (the rows so far hold only errors): the cell is an error, not a test
+                # "not scored" (a check not made is never a pass, and the table counts it as an error).
+                if not settings.repeated or (k == settings.count - 1 and all(r.get("error") for r in rows)):
                     self._fail(task, message, kind, started)
                     return None
                 rows.append(self._row(task, began, "", (0, 0), 0.0, [], error=message))
                 attempts.append(Attempt(None, None, None, message))
                 continue
-            self.emit(Response(cell, answer, usage, cached, latency, replayed=self.plan.replay is not None))
-            cost = self.generate.cost(task, model, usage)
-            measured = Measured(answer=answer, usage=usage, duration_ms=latency, model=model, cost_usd=cost,
+            self.emit(Response(cell, answer, usage or (0, 0), cached, latency, replayed=self.plan.replay is not None))
+            # AgentV reads usage, duration and cost from what the target reports: a mock reports none, a
+            # cli target what its output says (its duration else the command's time), a chat API its usage
+            # alone (evalspec prices it from the price table).
+            target_kind = provider_kind(task.target)
+            reports = target_kind in TARGET_REPORTED
+            cost = reported_cost if reports else self.generate.cost(task, model, usage)
+            measured = Measured(answer=answer, usage=usage, duration_ms=latency if target_kind == "cli" else None,
+                                model=model, cost_usd=cost, priced=not reports,
                                 trace=[c.to_json() for c in calls], calls=calls,
                                 output_messages=output_messages(answer, calls),
                                 workspace=str(folder) if folder is not None else None,
@@ -371,7 +385,8 @@ class AgentvRun:
                 break
         if not settings.repeated:
             return rows[0]
-        return _with_trials(rows, combine(settings, attempts, stopped or "error"))
+        return _with_trials(rows, combine(settings, attempts, stopped or "error",
+                                          [str(r["execution_status"]) for r in rows]))
 
     async def _file_changes(self, task: AgentvTask, folder: Path | None) -> str | None:
         """The diff of the test's workspace against its template and repositories, once the agent has
@@ -381,7 +396,7 @@ class AgentvRun:
         return await workspace_changes(self._workspace_spec(task), folder, self.options.env)
 
     def _workspace_spec(self, task: AgentvTask) -> WorkspaceSpec | None:
-        """The test's workspace (its own, else the suite's, else its cli target's workspace_template).
+        """The test's workspace (its own, else the suite's; a target's workspace_template is refused).
         Raises WorkspaceError for one that cannot be used."""
         if not self._any_workspace:
             return None
@@ -389,11 +404,6 @@ class AgentvRun:
         raw: Any = test.workspace if test.workspace is not None else self.plan.suite.workspace
         key: Any = ("test", test.id) if test.workspace is not None else "suite"
         base = (test.source_path or self.plan.path).parent if test.workspace is not None else self.plan.path.parent
-        if raw is None and task.target.config is not None and task.target.config.get("workspace_template"):
-            # AgentV: a cli target's workspace_template, copied per test, relative to targets.yaml.
-            base = self.plan.targets_file.parent if self.plan.targets_file else self.plan.path.parent
-            raw = {"template": str(task.target.config["workspace_template"]), "isolation": "per_test"}
-            key = ("target", task.target.name)
         if raw is None:
             return None
         if key not in self._workspace_specs:
@@ -472,7 +482,7 @@ class AgentvRun:
             return await self.scripts.executed(task, a, measured)
         if a.type == "composite":
             return await self._composite(task, index, a, answer, metrics, measured)
-        if (why := unmeasured(a, metrics, measured.model)) is not None:
+        if (why := unmeasured(a, metrics, measured.model, priced=measured.priced)) is not None:
             return skipped(a, f"not scored: {why}")
         return deterministic(a, answer, metrics, [(m.role, m.content) for m in task.test.expected_messages])
 
@@ -480,7 +490,10 @@ class AgentvRun:
                          measured: Measured) -> dict[str, Any]:
         """A `composite`: every child scored as a test's assertion would be, then aggregated
         (scoring/composite.py); an llm-judge aggregator asks the judge, a code-judge one runs its script."""
-        entries = await self._each(task, [self._scored(task, _child_index(index, j), child, answer, metrics, measured)
+        # AgentV scores a composite's children without their `negate` (only a test's assertions negate).
+        entries = await self._each(task, [self._scored(task, _child_index(index, j),
+                                                       dataclasses.replace(child, negate=False) if child.negate
+                                                       else child, answer, metrics, measured)
                                           for j, child in enumerate(a.children)])
         nested = [{k: v for k, v in e.items() if not k.startswith("_")} for e in entries]
         missing = next((e for e in entries if e["score"] is None), None)
@@ -507,15 +520,20 @@ class AgentvRun:
             out["scores"] = nested
             return out
         score, result_verdict, hits, misses = got.score, got.verdict, list(got.hits), list(got.misses)
+        reasoning = got.reasoning
         if a.negate:
+            original = score
             score, result_verdict = negate_result(score, result_verdict)
             hits, misses = misses, hits
-        out = entry(a, score, result_verdict, hits, misses, got.reasoning)
+            reasoning = negated_reasoning(reasoning, original)
+        out = entry(a, score, result_verdict, hits, misses, reasoning)
+        if got.child_weights is not None:  # the weight each child counted with (AgentV's row)
+            nested = [{**e, "weight": w} for e, w in zip(nested, got.child_weights, strict=True)]
         out["scores"] = nested
         return out
 
     # --- results ----------------------------------------------------------------------------------
-    def _row(self, task: AgentvTask, started: Any, answer: str, usage: tuple[int, int], latency: float,
+    def _row(self, task: AgentvTask, started: Any, answer: str, usage: tuple[int, int] | None, latency: float,
              items: list[dict[str, Any]], *, error: str | None = None, cost_usd: float | None = None
              ) -> dict[str, Any]:
         """One AgentV result row (AgentV's JSONL row, snake_case)."""
@@ -525,14 +543,14 @@ class AgentvRun:
         if error is not None:
             score, row_verdict = 0.0, "fail"
         elif items:
-            outcome = outcome_of([(i["score"], i["weight"], i["_required"], i["_fails"]) for i in items])
+            outcome = outcome_of([(i["score"], i["weight"], i["_required"]) for i in items])
             score, row_verdict = outcome.score, outcome.verdict
         else:
             score, row_verdict = None, NOT_SCORED
         hits = [h for i in items for h in i.get("hits", [])]
         misses = [m for i in items for m in i.get("misses", [])]
         reasons = [f"{i['name']}: {i['reasoning']}" for i in items if i.get("reasoning")]
-        status = "execution_error" if error is not None else ("quality_failure" if row_verdict == "fail" else "ok")
+        status = execution_status(score, error)
         row: dict[str, Any] = {
             "timestamp": iso_timestamp(started),
             "test_id": test.id,
@@ -544,7 +562,7 @@ class AgentvRun:
             "answer": answer,
             "target": task.target.name,
             "reasoning": "\n".join(reasons) if reasons else None,
-            "token_usage": {"input": usage[0], "output": usage[1]},
+            "token_usage": {"input": usage[0], "output": usage[1]} if usage is not None else None,
             "cost_usd": cost_usd,
             "duration_ms": round(latency, 1),
             "scores": [{k: v for k, v in i.items() if not k.startswith("_")} for i in items],
@@ -629,7 +647,7 @@ def _with_trials(rows: list[dict[str, Any]], result: Any) -> dict[str, Any]:
     row["trials_summary"] = result.details
     row["cost_usd"] = result.details.get("cost_usd")
     row["error"] = None
-    row["execution_status"] = "quality_failure" if row["verdict"] == "fail" else "ok"
+    row["execution_status"] = result.execution_status
     return row
 
 

@@ -14,6 +14,7 @@ import math
 import os
 import signal
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from ..report.sources import Analyses
     from ..weval.model import Blueprint
     from .cost.estimate import Estimate
+    from .preflight import FileWarning, Problem
     from .runner import Plan
 
 
@@ -41,7 +43,8 @@ def add_run_parser(sub: Any) -> argparse.ArgumentParser:
         "run", help="run a Weval blueprint or an AgentV eval file against models",
         description="Run an eval file: call the models (or AgentV targets), score the answers, write results. "
                     "Offline: -m echo answers with the prompt; -m replay:<results file> re-scores earlier answers.")
-    p.add_argument("file", metavar="FILE", help="a Weval blueprint or an AgentV eval file")
+    p.add_argument("file", metavar="FILE", help="a Weval blueprint or an AgentV eval file, or a folder: every eval "
+                                                "file below it, one after the other")
     p.add_argument("-m", "--model", action="append", default=[], metavar="MODEL",
                    help="model id (provider:model, echo, replay:<file>) or AgentV target name; repeatable; "
                         "replaces the file's models / targets")
@@ -84,7 +87,11 @@ def add_run_parser(sub: Any) -> argparse.ArgumentParser:
                    help="refuse a provider answer larger than this (default %(default)g MB): the call is an error "
                         "cell, nothing of it is kept")
     p.add_argument("--dry-run", action="store_true",
-                   help="check the file and print the plan (calls per model, judges, tokens); call nothing")
+                   help="check the file and print the plan (calls per model, judges, tokens); call nothing. "
+                        "Exit 2 when the run would be refused, 1 when the plan lists other problems")
+    p.add_argument("--keep-going", action="store_true",
+                   help="run even when a model or target cannot be called (unknown provider, missing key: its "
+                        "cells fail) or, for a folder, when some of its files cannot run")
     p.add_argument("--json", action="store_true", help="print the run's events as JSON lines on stdout")
     p.add_argument("--report", action=argparse.BooleanOptionalAction, default=True,
                    help="write report.html beside the results (default; --no-report skips it)")
@@ -201,37 +208,98 @@ def options_from_args(args: argparse.Namespace) -> RunOptions:
         adaptive_concurrency=not args.fixed_concurrency)
 
 
+@dataclass
+class _Prepared:
+    """A file ready to run: its plan, what the report reads of it, and its check warnings."""
+
+    path: Path
+    plan: Plan
+    analyses: Analyses | None
+    warnings: list[FileWarning] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     try:
         options = options_from_args(args)
     except _Usage as exc:
         print(f"evalspec run: {exc}", file=sys.stderr)
         return 2
+    path = Path(args.file)
+    if path.is_dir():
+        return _run_folder(args, options, path)
+    if not path.is_file():
+        print(f"evalspec run: no such file or folder: {args.file}", file=sys.stderr)
+        return 2
+    prepared = _prepare(args, options, path)
+    if isinstance(prepared, int):
+        return prepared
+    if args.dry_run:
+        return _dry_run(prepared.plan, options, as_json=args.json, found=prepared.problems)
+    if (code := _refused([prepared], keep_going=args.keep_going)) is not None:
+        return code
+    return _execute(args, options, prepared)
+
+
+def _execute(args: argparse.Namespace, options: RunOptions, prepared: _Prepared) -> int:
+    return _run(prepared.plan, options, as_json=args.json, fail_under=args.fail_under, report=args.report,
+                analyses=prepared.analyses, cancel_batches=args.cancel_batches_on_interrupt,
+                warnings=prepared.warnings)
+
+
+def _refused(prepared: list[_Prepared], *, keep_going: bool) -> int | None:
+    """Exit 2 before any call when a model or target cannot be called at all (preflight.py), unless
+    --keep-going; the problems that only leave points not scored are listed and the run goes on."""
+    from .preflight import grouped, refusing
+
+    blocking = [(p, refusing(p.problems)) for p in prepared]
+    other = [(p, [x for x in p.problems if not x.refuses]) for p in prepared]
+    for p, found in other:
+        for line in grouped(found):
+            print(f"evalspec run: warning: {_name(p, prepared)}{line}", file=sys.stderr)
+    if not any(found for _, found in blocking):
+        return None
+    for p, found in blocking:
+        for line in grouped(found):
+            print(f"evalspec run: {'warning' if keep_going else 'error'}: {_name(p, prepared)}{line}",
+                  file=sys.stderr)
+    if keep_going:
+        print("evalspec run: --keep-going: running anyway; the cells of those models fail", file=sys.stderr)
+        return None
+    print("evalspec run: nothing was run (no call made); fix the above, or pass --keep-going to run the rest "
+          "anyway", file=sys.stderr)
+    return 2
+
+
+def _name(p: _Prepared, prepared: list[_Prepared]) -> str:
+    return f"{_shown(p.path)}: " if len(prepared) > 1 else ""
+
+
+def _prepare(args: argparse.Namespace, options: RunOptions, path: Path) -> _Prepared | int:
+    """The file analysed, its warnings shown, planned and pre-flighted; an exit code when it cannot run."""
     from ..analysis import analyze_file
     from ..detect import FileKind
+    from .preflight import check, file_warnings, warnings_of
     from .runner import PlanError, plan_for
 
-    path = Path(args.file)
-    if not path.is_file():
-        print(f"evalspec run: no such file: {args.file}", file=sys.stderr)
-        return 2
+    name = str(path)
     analysis = analyze_file(path, models_dir=args.models_dir, allow_outside_files=args.allow_outside_files)
     too_large = next((f for f in analysis.findings if f.code == "file-too-large"), None)
     if too_large is not None:  # not read at all, whatever its format
-        print(f"evalspec run: {args.file}: {too_large.message}", file=sys.stderr)
+        print(f"evalspec run: {name}: {too_large.message}", file=sys.stderr)
         return 2
     if analysis.kind is FileKind.AGENTV_TARGETS:
-        print(f"evalspec run: {args.file} is an AgentV targets file; run an eval file that names its targets",
+        print(f"evalspec run: {name} is an AgentV targets file; run an eval file that names its targets",
               file=sys.stderr)
         return 2
     if analysis.kind is FileKind.AGENTV and path.suffix.lower() in (".jsonl", ".csv"):
         return _dataset_alone(path, analysis)
     if analysis.kind is FileKind.NONE:
-        print(f"evalspec run: {args.file} is not a Weval blueprint or an AgentV eval file", file=sys.stderr)
+        print(f"evalspec run: {name} is not a Weval blueprint or an AgentV eval file", file=sys.stderr)
         return 2
     skipped_blueprint = None
     if analysis.errors and args.skip_invalid and analysis.kind is FileKind.WEVAL:
-        skipped_blueprint = _skip_invalid(analysis, args.file)
+        skipped_blueprint = _skip_invalid(analysis, name)
         if skipped_blueprint is None:
             return 2
     elif analysis.errors:
@@ -239,9 +307,16 @@ def cmd_run(args: argparse.Namespace) -> int:
 
         show_findings(analysis, analysis.shown_errors, sys.stderr)  # with source lines on a terminal, as check
         hint = " (--skip-invalid runs the prompts without errors)" if analysis.kind is FileKind.WEVAL else ""
-        print(f"evalspec run: {args.file} has {len(analysis.errors)} error(s); nothing was run{hint}",
+        print(f"evalspec run: {name} has {len(analysis.errors)} error(s); nothing was run{hint}",
               file=sys.stderr)
         return 2
+    found = warnings_of(analysis)
+    if found:  # on stderr: with --json too (stdout is the events' channel)
+        from ..terminal import show_findings
+
+        show_findings(analysis, found, sys.stderr)
+        print(f"evalspec run: {name} has {len(found):,} warning(s) (above)", file=sys.stderr)
+    warnings = file_warnings(analysis, found)
     try:
         if skipped_blueprint is not None:
             from .plan.weval import plan_weval
@@ -256,16 +331,53 @@ def cmd_run(args: argparse.Namespace) -> int:
     except PlanError as exc:
         print(f"evalspec run: {exc}", file=sys.stderr)
         return 2
-    if args.dry_run:
-        return _dry_run(plan, options, as_json=args.json)
     # An AgentV report reads the tests' inputs from this same analysis's suite, not the file again: only
     # the suite is kept (the report reads nothing else of it). A Weval report reads the comparison file
     # alone. Either way the located tree and text go now: they are memory the run reuses for its results
     # (bench/run_memory.py).
     analyses = {path.resolve(): _suite_only(analysis)} if analysis.kind is FileKind.AGENTV else None
     del analysis
-    return _run(plan, options, as_json=args.json, fail_under=args.fail_under, report=args.report,
-                analyses=analyses, cancel_batches=args.cancel_batches_on_interrupt)
+    return _Prepared(path, plan, analyses, warnings, check(plan, options))
+
+
+def _run_folder(args: argparse.Namespace, options: RunOptions, folder: Path) -> int:
+    """`evalspec run DIR`: every eval file below DIR (as `check DIR` finds them), each planned and
+    pre-flighted before the first call, then run one after the other; the worst exit code."""
+    from ..eval_files import eval_files_in
+
+    files = eval_files_in(folder)
+    if not files:
+        print(f"evalspec run: {args.file} is a folder with no Weval blueprint or AgentV eval file in it "
+              "(a blueprint is *.weval.yml / *.yml under blueprints/, a suite *.eval.yaml)", file=sys.stderr)
+        return 2
+    print(f"evalspec run: {len(files)} eval file(s) in {args.file}: {', '.join(str(_shown(f)) for f in files)}",
+          file=sys.stderr)
+    prepared: list[_Prepared] = []
+    bad: list[tuple[Path, int]] = []
+    for f in files:
+        got = _prepare(args, options, f)
+        if isinstance(got, int):
+            bad.append((f, got))
+        else:
+            prepared.append(got)
+    if bad and not args.keep_going:
+        print(f"evalspec run: {', '.join(str(_shown(f)) for f, _ in bad)} cannot run (above); nothing was run. "
+              "--keep-going runs the other files", file=sys.stderr)
+        return 2
+    if args.dry_run:
+        codes = [_dry_run(p.plan, options, as_json=args.json, found=p.problems, title=len(prepared) > 1)
+                 for p in prepared]
+        return max([*codes, *(c for _, c in bad)], default=0)
+    if (code := _refused(prepared, keep_going=args.keep_going)) is not None:
+        return code
+    codes = [c for _, c in bad]
+    for i, p in enumerate(prepared, 1):
+        print(f"\n== {i}/{len(prepared)}: {_shown(p.path)}", file=sys.stderr)
+        code = _execute(args, options, p)
+        if code == 130:
+            return code
+        codes.append(code)
+    return max(codes, default=0)
 
 
 def _suite_only(analysis: Analysis) -> Analysis:
@@ -328,12 +440,16 @@ def _skip_invalid(analysis: Analysis, name: str) -> Blueprint | None:
     return part.blueprint
 
 
-def _dry_run(plan: Plan, options: RunOptions, *, as_json: bool) -> int:
-    from .preflight import problems
+def _dry_run(plan: Plan, options: RunOptions, *, as_json: bool, found: list[Problem] | None = None,
+             title: bool = False) -> int:
+    """The plan, printed; exit 2 when the run would be refused (preflight.py), 1 when it lists other
+    problems (a judge that cannot be called), 0 otherwise."""
+    from .preflight import check, grouped, refusing
     from .render import format_plan
 
+    found = check(plan, options) if found is None else found
     summary = plan.summary()
-    summary["problems"] = problems(plan, options)
+    summary["problems"] = grouped(found)
     try:
         summary["cost"] = _estimate(plan, options).to_json()
     except ValueError as exc:  # pricing.PriceFileError: a bad --prices file
@@ -346,7 +462,14 @@ def _dry_run(plan: Plan, options: RunOptions, *, as_json: bool) -> int:
 
         print(json.dumps({"type": "plan", "plan": summary}, ensure_ascii=False))
     else:
-        print(format_plan(summary))
+        print(("\n" if title else "") + format_plan(summary))
+    if refusing(found):
+        print("evalspec run: --dry-run: the run would be refused (the problems above); exit 2", file=sys.stderr)
+        return 2
+    if found:
+        print(f"evalspec run: --dry-run: the plan lists {len(summary['problems'])} problem(s); exit 1",
+              file=sys.stderr)
+        return 1
     return 0
 
 
@@ -373,14 +496,16 @@ def _within_cap(plan: Plan, options: RunOptions, cost: dict[str, Any]) -> dict[s
 
 
 def _run(plan: Plan, options: RunOptions, *, as_json: bool, fail_under: float | None, report: bool = True,
-         analyses: Analyses | None = None, cancel_batches: bool = False) -> int:
+         analyses: Analyses | None = None, cancel_batches: bool = False,
+         warnings: list[FileWarning] | None = None) -> int:
     import asyncio  # here, not at the top: `evalspec check` should not pay for it
 
     from .outcome import Outcome
     from .plan.error import PlanError
     from .render import HumanRenderer, JsonRenderer
 
-    renderer: Any = JsonRenderer(sys.stdout) if as_json else HumanRenderer(sys.stdout, sys.stderr)
+    renderer: Any = JsonRenderer(sys.stdout) if as_json else HumanRenderer(sys.stdout, sys.stderr,
+                                                                         prices=getattr(plan, "prices", None))
     outcome = Outcome()
     previous = _sigterm_as_interrupt()
     interrupted = False
@@ -408,6 +533,15 @@ def _run(plan: Plan, options: RunOptions, *, as_json: bool, fail_under: float | 
         if getattr(renderer, "journal", None):
             _running_batches(plan, options, Path(renderer.journal), cancel=cancel_batches)
         return 130
+    if renderer.summary is not None and not as_json:
+        # Why cells were not scored when the runner's notes do not say, then the file's check warnings
+        # again, tied to the items with cells not scored.
+        import dataclasses
+
+        from .preflight import closing_notes
+
+        more = [*renderer.unscored_notes(), *closing_notes(warnings or [], renderer.not_scored_items)]
+        renderer.summary = dataclasses.replace(renderer.summary, notes=(*renderer.summary.notes, *more))
     renderer.close()
     summary = renderer.summary
     if report and summary is not None and summary.files:
@@ -425,19 +559,13 @@ def _run(plan: Plan, options: RunOptions, *, as_json: bool, fail_under: float | 
         unscored = sum(m.not_scored for m in summary.models) if summary is not None else 0
         if unscored:
             # A check that was not made is never a pass: the mean of the rest cannot vouch for them.
-            print(f"evalspec run: {unscored} cell(s) not scored (see the notes above); --fail-under {fail_under:g} "
-                  "fails", file=sys.stderr)
-            for note in summary.notes if summary is not None else ():
-                print(f"  {note}", file=sys.stderr)
+            _not_scored_fails(unscored, "cell(s)", fail_under, summary)
             return 1
         points = summary.points_not_scored if summary is not None else 0
         if points:
             # The same rule inside a cell: its score leaves such points out (as the reference does), so the
             # mean cannot vouch for them either.
-            print(f"evalspec run: {points} point(s) not scored (see the notes above); --fail-under {fail_under:g} "
-                  "fails", file=sys.stderr)
-            for note in summary.notes if summary is not None else ():
-                print(f"  {note}", file=sys.stderr)
+            _not_scored_fails(points, "point(s)", fail_under, summary)
             return 1
         if mean is None:
             print(f"evalspec run: nothing was scored; --fail-under {fail_under:g} fails", file=sys.stderr)
@@ -446,6 +574,14 @@ def _run(plan: Plan, options: RunOptions, *, as_json: bool, fail_under: float | 
             print(f"evalspec run: mean score {mean:.3f} is below --fail-under {fail_under:g}", file=sys.stderr)
             return 1
     return 0
+
+
+def _not_scored_fails(n: int, what: str, fail_under: float, summary: Any) -> None:
+    notes = list(summary.notes) if summary is not None else []
+    why = ", why:" if notes else " (no note says why: the results file has each cell)"
+    print(f"evalspec run: {n:,} {what} not scored; --fail-under {fail_under:g} fails{why}", file=sys.stderr)
+    for note in notes:
+        print(f"  {note}", file=sys.stderr)
 
 
 def _running_batches(plan: Plan, options: RunOptions, journal: Path, *, cancel: bool) -> None:
@@ -513,12 +649,24 @@ async def _consume(plan: Plan, options: RunOptions, renderer: Any, outcome: Any)
     from .runner import run
 
     _MAIN_TASK[:] = [asyncio.current_task()]
+    ticker = asyncio.create_task(_ticking(renderer)) if getattr(renderer, "tty", False) else None
     try:
         async for event in run(plan, options):
             renderer(event)
             outcome(event)
     finally:
         _MAIN_TASK.clear()
+        if ticker is not None:
+            ticker.cancel()
+
+
+async def _ticking(renderer: Any) -> None:
+    """The status line redrawn twice a second between events (its clock and ETA)."""
+    import asyncio
+
+    while True:
+        await asyncio.sleep(0.5)
+        renderer.tick()
 
 
 def _sigterm_as_interrupt() -> Any:

@@ -1,4 +1,14 @@
-"""Showing a run to a person (progress bar or plain lines, then a table) or to a machine (JSON lines).
+"""Showing a run to a person (a live status line or plain lines, then a table) or to a machine (JSON lines).
+
+On a terminal one status line is live from the start (redrawn by `tick()` as well as by events, so a
+slow first answer does not leave the screen blank): done/total, cells running, errors, the ETA, the
+answers' cost so far, and the rate-limit state of each provider (its concurrency, a pause); rate-limit
+changes stay in that line instead of scrolling. Piped, progress is a line per tenth or 5 s. The closing
+table is coloured on a terminal (not when piped or with NO_COLOR).
+
+Our own rendering rather than rich: the line is one `\r\x1b[K` redraw that terminal_text.SafeStream lets
+through, the table a few ANSI colours, and the start of every `evalspec` command stays free of rich's
+import (bench/cli_start.py).
 
 Rendering is cheap on purpose: a 2,000-cell run yields ~6,000 events in a second or two, so the bar is
 redrawn at most ten times a second and nothing is formatted for events that are not shown.
@@ -14,6 +24,7 @@ from ..providers.redact import clip, redact
 from ..terminal_text import shown
 from .events import (
     BatchProgress,
+    CallStarted,
     CellFailed,
     Event,
     Notice,
@@ -69,8 +80,18 @@ class JsonRenderer:
 class HumanRenderer:
     """A progress bar on a terminal (stderr), plain lines otherwise; the final table on stdout."""
 
-    def __init__(self, out: TextIO, err: TextIO, *, tty: bool | None = None) -> None:
+    def __init__(self, out: TextIO, err: TextIO, *, tty: bool | None = None, prices: Any = None,
+                 color: bool | None = None) -> None:
         self.tty = err.isatty() if tty is None else tty
+        if color is None:
+            from ..terminal import use_color
+
+            color = use_color(out)
+        self.color = color
+        self.prices = prices  # pricing.PriceTable: the answers' cost so far (None: not shown)
+        self.cost_so_far = 0.0
+        self.unpriced_answers = 0
+        self.running: set[Any] = set()  # cells with a call started and no result yet
         self.out: Any = _Redacting(out)
         self.err: Any = _Redacting(err)
         self.total = 0
@@ -90,10 +111,29 @@ class HumanRenderer:
         self.worst = WorstItems()
         self._batch_line = ""
         self.pacing = Pacing()
+        self.not_scored_items: set[str] = set()  # the prompts / tests with a cell not scored
+        self._unscored_why: dict[str, list[str]] = {}  # a Weval cell's reason → its cells (the first few)
+        self._unscored_count: dict[str, int] = {}
 
     def __call__(self, event: Event) -> None:
+        if isinstance(event, CallStarted):
+            if event.cell not in self.running:
+                self.running.add(event.cell)
+                self._progress()
+            return
+        if isinstance(event, Response) and not event.resumed and not event.cached:
+            self._add_cost(event)
+        if isinstance(event, Scored) and event.score is None:
+            self.not_scored_items.add(event.cell.item)
+            why = event.details.get("error") if isinstance(event.details, dict) else None
+            if isinstance(why, str) and self.plan.get("kind") == "weval":
+                self._unscored_count[why] = self._unscored_count.get(why, 0) + 1
+                cells = self._unscored_why.setdefault(why, [])
+                if len(cells) < 3:
+                    cells.append(str(event.cell))
         if isinstance(event, Scored | CellFailed):
             self.worst.add(event, str(self.plan.get("kind") or "weval"))
+            self.running.discard(event.cell)
             self.done += 1
             self.retrying.pop(event.cell, None)
             if isinstance(event, CellFailed) and event.kind == "not_run":  # a cost cap (cost/budget.py)
@@ -118,7 +158,8 @@ class HumanRenderer:
             self._progress(force=True)
         elif isinstance(event, RateLimit):
             line = self.pacing.add(event, time.monotonic())
-            if line:
+            # On a terminal the status line shows each provider's state; only giving up scrolls.
+            if line and (not self.tty or event.gave_up):
                 self._line(f"rate limit: {line}")
             self._progress(force=True)
         elif isinstance(event, Notice):
@@ -138,8 +179,52 @@ class HumanRenderer:
             shard = f" (shard {event.plan['shard']})" if event.plan.get("shard") else ""
             self._line(f"Running {what} {event.plan.get('file')}: {self.total:,} cell(s){shard}, run "
                        f"{event.plan.get('run_label')}" + (f", {resumed:,} already done (resumed)" if resumed else ""))
+            if self.tty:  # live from the start, before the first answer
+                self._draw(time.monotonic())
         elif isinstance(event, RunFinished):
             self.summary = event.summary
+
+    def tick(self) -> None:
+        """Redraw the status line (the clock and the ETA move between events); a no-op when piped."""
+        if self.tty and self.plan and self.summary is None:
+            self._draw(time.monotonic())
+
+    def _add_cost(self, event: Response) -> None:
+        if self.prices is None:
+            return
+        import re
+
+        model = re.sub(r"(\[[^\]]*\])+$", "", event.cell.model)
+        usd = self.prices.cost(model, event.usage[0], event.usage[1])
+        if usd is None:
+            self.unpriced_answers += 1
+        else:
+            self.cost_so_far += usd
+
+    def _eta(self, now: float) -> str:
+        left = self.total - self.done
+        if left <= 0:
+            return ""
+        if not self.done:
+            return "  ETA —"
+        seconds = (now - self.started) / self.done * left
+        return f"  ETA {_duration(seconds)}"
+
+    def _cost(self) -> str:
+        if self.prices is None or (not self.cost_so_far and not self.unpriced_answers):
+            return ""
+        usd = f"${self.cost_so_far:.6f}" if self.cost_so_far < 1 else f"${self.cost_so_far:,.2f}"
+        return f"  {'≥ ' if self.unpriced_answers else ''}{usd} so far"
+
+    def unscored_notes(self) -> list[str]:
+        """"2 cell(s) not scored (a × echo, b × echo): Not scored: the prompt has no points …": what the
+        runner's own notes do not say (they cover judged points and AgentV's checks)."""
+        out = []
+        for why, cells in self._unscored_why.items():
+            n = self._unscored_count[why]
+            more = f", … {n - len(cells):,} more" if n > len(cells) else ""
+            out.append(f"{n:,} cell(s) not scored ({', '.join(cells)}{more}): {why.removeprefix('Not scored: ')}")
+        return out
 
     # --- progress ---------------------------------------------------------------------------------
     def _progress(self, force: bool = False) -> None:
@@ -167,8 +252,9 @@ class HumanRenderer:
             longest = max((t - now for t, _ in waiting), default=0.0)
             reasons = ",".join(sorted({r for _, r in self.retrying.values()}))
             retry = f"  retrying {len(self.retrying)} ({reasons}; back-off {longest:.1f} s)"
-        line = (f"{bar} {self.done:,}/{self.total:,}  errors {self.errors:,}{retry}{self.pacing.status(now)}"
-                f"  {now - self.started:.1f} s")
+        running = f"  {len(self.running):,} in progress" if self.running else ""
+        line = (f"{bar} {self.done:,}/{self.total:,}{running}  errors {self.errors:,}{self._eta(now)}{self._cost()}"
+                f"{retry}{self.pacing.status(now)}  {now - self.started:.1f} s")
         # Erase, then draw: the one sequence terminal_text.SafeStream lets through with a CR.
         self.err.write("\r\x1b[K" + shown(line))
         self.err.flush()
@@ -193,7 +279,7 @@ class HumanRenderer:
             self.err.write(f"rate limits: {line}\n")
         self.err.flush()
         if self.summary is not None:
-            self.out.write(format_table(self.summary) + "\n")
+            self.out.write(format_table(self.summary, color=self.color) + "\n")
             worst = self.worst.format()
             if worst:
                 self.out.write("\n" + worst + "\n\n")
@@ -323,17 +409,51 @@ def _fmt(x: float | None) -> str:
     return "—" if x is None else f"{x:.3f}"
 
 
-def format_table(summary: RunSummary) -> str:
+def _duration(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    if seconds < 3600:
+        return f"{seconds // 60:.0f} min {seconds % 60:02.0f} s"
+    return f"{seconds // 3600:.0f} h {seconds % 3600 // 60:02.0f} min"
+
+
+# The sequences terminal_text.SafeStream lets through (bold colours).
+_GREEN, _YELLOW, _RED, _MAGENTA, _BOLD, _RESET = ("\x1b[1;32m", "\x1b[1;33m", "\x1b[1;31m", "\x1b[1;35m", "\x1b[1m",
+                                                  "\x1b[0m")
+
+
+def _mean_color(mean: float | None) -> str:
+    from ..report.model import PASS
+
+    if mean is None:
+        return ""
+    return _GREEN if mean >= PASS else _YELLOW if mean >= 0.6 else _RED
+
+
+def format_table(summary: RunSummary, *, color: bool = False) -> str:
+    """The closing table; `color`: the header bold, each mean in its verdict's colour, fails red, cells
+    not scored magenta and errors red when there are any (a terminal's; never when piped)."""
     headers = ("model", "cells", "mean", "pass", "borderline", "fail", "not scored", "errors")
     rows = [(m.model, f"{m.cells:,}", _fmt(m.mean), f"{m.passed:,}", f"{m.borderline:,}", f"{m.failed:,}",
              f"{m.not_scored:,}", f"{m.errors:,}") for m in summary.models]
+    styles = [("", "", _mean_color(m.mean), _GREEN if m.passed else "", _YELLOW if m.borderline else "",
+               _RED if m.failed else "", _MAGENTA if m.not_scored else "", _RED if m.errors else "")
+              for m in summary.models]
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
 
-    def line(cells: tuple[str, ...]) -> str:
-        return "  ".join(c.ljust(widths[0]) if i == 0 else c.rjust(widths[i]) for i, c in enumerate(cells))
+    def line(cells: tuple[str, ...], style: tuple[str, ...] = ()) -> str:
+        padded = [c.ljust(widths[0]) if i == 0 else c.rjust(widths[i]) for i, c in enumerate(cells)]
+        if color:
+            padded = [f"{style[i]}{c}{_RESET}" if i < len(style) and style[i] else c for i, c in enumerate(padded)]
+        return "  ".join(padded)
 
-    out = [line(headers), line(tuple("-" * w for w in widths)), *(line(r) for r in rows)]
-    extra = [f"mean {_fmt(summary.mean)}", f"{summary.calls:,} call(s)"]
+    head = line(headers)
+    out = [f"{_BOLD}{head}{_RESET}" if color else head, line(tuple("-" * w for w in widths)),
+           *(line(r, st) for r, st in zip(rows, styles, strict=True))]
+    mean = _fmt(summary.mean)
+    if color and _mean_color(summary.mean):
+        mean = f"{_mean_color(summary.mean)}{mean}{_RESET}"
+    extra = [f"mean {mean}", f"{summary.calls:,} call(s)"]
     if summary.cached:
         extra.append(f"{summary.cached:,} from cache")
     if summary.resumed:

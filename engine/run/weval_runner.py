@@ -19,7 +19,7 @@ from typing import Any
 from ..own_files import own_folder
 from ..providers.base import ProviderError
 from ..scoring.agentv_aggregate import verdict
-from ..scoring.weval_aggregate import CoveragePoint, avg_coverage_extent
+from ..scoring.weval_aggregate import CoveragePoint, avg_coverage_extent, reference_order
 from ..scoring.weval_points import PointContext
 from ..weval.model import Point
 from .cost.guard import NOT_RUN, CostGuard
@@ -307,6 +307,7 @@ class WevalRun:
 
             for (i, _), got in zip(waiting, await asyncio.gather(*(one(i, p) for i, p in waiting)), strict=True):
                 assessments[i] = got
+        assessments = reference_order(assessments, [p.kind == "fn" for p in points])  # functions first
         score = avg_coverage_extent(CoveragePoint(a.get("coverageExtent"), a.get("multiplier", 1.0), a.get("pathId"))
                                     for a in assessments)
         result: dict[str, Any] = {"keyPointsCount": len(assessments)}

@@ -31,8 +31,29 @@ def negate_verdict(value: str) -> str:
 
 
 def negate_result(score: float, result_verdict: str) -> tuple[float, str]:
-    """`negate` for any scored assertion (including judged ones): (1 − score, negated verdict)."""
-    return 1.0 - score, negate_verdict(result_verdict)
+    """`negate` for any scored assertion (including judged ones): (1 − score clamped, negated verdict)."""
+    return min(1.0, max(0.0, 1.0 - score)), negate_verdict(result_verdict)
+
+
+def _to_fixed_2(x: float) -> str:
+    from decimal import ROUND_HALF_UP, Decimal
+
+    return str(Decimal(x).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
+
+
+def negated_reasoning(reasoning: str | None, original: float) -> str:
+    """AgentV's reasoning of a negated assertion: `[Negated] <reasoning> (original score: 0.40)`."""
+    if reasoning:
+        return f"[Negated] {reasoning} (original score: {_to_fixed_2(original)})"
+    return f"[Negated] Original score: {_to_fixed_2(original)}"
+
+
+def execution_status(score: float | None, error: str | None = None) -> str:
+    """AgentV's `execution_status`: execution_error when the target failed, else ok at a score ≥ 0.8 and
+    quality_failure below (a test not scored is never ok)."""
+    if error is not None:
+        return "execution_error"
+    return "ok" if score is not None and score >= PASS_THRESHOLD else "quality_failure"
 
 
 def gate_threshold(required: bool | float | None) -> float | None:
@@ -60,51 +81,57 @@ def _item(item: Any) -> tuple[float, float, bool | float | None]:
     return float(score), 1.0 if weight is None else float(weight), required
 
 
+def weighted_mean(pairs: Iterable[tuple[float, float]]) -> float:
+    """AgentV's computeWeightedMean: Σ score·weight / Σ weight, summed left to right as JavaScript does
+    (the last bit decides a verdict at 0.8); total weight 0 → 0."""
+    total = weighted = 0.0
+    for score, weight in pairs:
+        total += weight
+        weighted += score * weight
+    return weighted / total if total > 0 else 0.0
+
+
 def aggregate_test(items: Iterable[Any]) -> GatedScore:
-    """A test's score from its assertions' (score, weight, required).
+    """A test's score from its assertions' (score, weight, required), as AgentV's runEvaluatorList.
 
     Required gates first: any required item below its threshold (true → 0.8, a number → itself)
-    makes the test 0 and fail. Otherwise the weighted mean (total weight 0 → 0).
+    makes the test 0 and fail. Otherwise the weighted mean; the verdict from the score.
     """
     parsed = [_item(item) for item in items]
     failed = tuple(k for k, (score, _, required) in enumerate(parsed)
                    if (threshold := gate_threshold(required)) is not None and score < threshold)
     if failed:
         return GatedScore(0.0, "fail", failed)
-    total = math.fsum(weight for _, weight, _ in parsed)
-    score = 0.0 if total == 0 else math.fsum(s * w for s, w, _ in parsed) / total
+    score = weighted_mean((s, w) for s, w, _ in parsed)
     return GatedScore(score, verdict(score))
 
 
 class Outcome(NamedTuple):
     """A test's score and verdict when some assertions may not have been scored."""
 
-    score: float | None  # None: not scored (or fails on a check whose score is unknown)
+    score: float | None  # None: not scored
     verdict: str  # pass | borderline | fail | "not scored"
     failed_gates: tuple[int, ...] = ()
     not_scored: tuple[int, ...] = ()  # indices of the items that were not scored
 
 
-def outcome_of(items: Sequence[tuple[float | None, float, bool | float | None, bool]]) -> Outcome:
-    """A test's outcome from its assertions' (score or None, weight, required, fails_test).
+def outcome_of(items: Sequence[tuple[float | None, float, bool | float | None]]) -> Outcome:
+    """A test's outcome from its assertions' (score or None, weight, required), as aggregate_test.
 
-    A check that was not made is never a pass: a scored gate below its threshold makes the test 0 and
-    fail, as in aggregate_test; otherwise any assertion not scored (score None) makes the test "not
-    scored" — its score would need that assertion's — unless an assertion already fails the test
-    (`fails_test`: a missed required rubric criterion), which fails it whatever the rest scores.
-    With everything scored: the weighted mean, and fail when an assertion fails the test.
+    Ours: a check that was not made is never a pass. A scored gate below its threshold makes the test
+    0 and fail, as in AgentV; otherwise any assertion not scored (score None) makes the test "not
+    scored" (AgentV leaves a skipped judge out of the mean, which lifts the score on a check not made).
     """
     missing = tuple(k for k, item in enumerate(items) if item[0] is None)
     scored = [(k, item) for k, item in enumerate(items) if item[0] is not None]
-    failed = tuple(k for k, (score, _, required, _) in scored
+    failed = tuple(k for k, (score, _, required) in scored
                    if (threshold := gate_threshold(required)) is not None and float(score) < threshold)  # type: ignore[arg-type]
     if failed:
         return Outcome(0.0, "fail", failed, missing)
-    fails = any(item[3] for _, item in scored)
     if missing:
-        return Outcome(None, "fail" if fails else NOT_SCORED, (), missing)
-    agg = aggregate_test((score, weight, required) for _, (score, weight, required, _) in scored)
-    return Outcome(agg.score, "fail" if fails else agg.verdict)
+        return Outcome(None, NOT_SCORED, (), missing)
+    agg = aggregate_test((score, weight, required) for _, (score, weight, required) in scored)
+    return Outcome(agg.score, agg.verdict)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -119,71 +146,27 @@ def pass_at_k(scores: Sequence[float]) -> float:
 
 
 def mean_score(scores: Sequence[float]) -> float:
+    """The mean, summed left to right as AgentV's reduce."""
     if not scores:
         raise ValueError("no trial scores")
-    return math.fsum(scores) / len(scores)
+    total = 0.0
+    for s in scores:
+        total += s
+    return total / len(scores)
 
 
-def _betacf(a: float, b: float, x: float) -> float:
-    """Continued fraction for the regularized incomplete beta function (modified Lentz)."""
-    tiny, eps = 1e-300, 1e-15
-    c, d = 1.0, 1.0 - (a + b) * x / (a + 1.0)
-    d = 1.0 / (d if abs(d) > tiny else tiny)
-    h = d
-    for m in range(1, 300):
-        m2 = 2 * m
-        for numerator in (m * (b - m) * x / ((a + m2 - 1) * (a + m2)),
-                          -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1))):
-            d = 1.0 + numerator * d
-            d = 1.0 / (d if abs(d) > tiny else tiny)
-            c = 1.0 + numerator / c
-            c = c if abs(c) > tiny else tiny
-            h *= d * c
-        if abs(d * c - 1.0) < eps:
-            break
-    return h
-
-
-def _incomplete_beta(a: float, b: float, x: float) -> float:
-    if x <= 0:
-        return 0.0
-    if x >= 1:
-        return 1.0
-    log_front = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
-    if x < (a + 1) / (a + b + 2):
-        return math.exp(log_front) * _betacf(a, b, x) / a
-    return 1.0 - math.exp(log_front) * _betacf(b, a, 1 - x) / b
-
-
-def student_t_cdf(t: float, df: float) -> float:
-    """P(T ≤ t) for Student's t with `df` degrees of freedom."""
-    tail = 0.5 * _incomplete_beta(df / 2, 0.5, df / (df + t * t))
-    return 1.0 - tail if t >= 0 else tail
-
-
-def t_quantile(p: float, df: float) -> float:
-    """The p-quantile of Student's t (bisection on the CDF; no SciPy needed)."""
-    if not 0 < p < 1 or df <= 0:
-        raise ValueError("need 0 < p < 1 and df > 0")
-    if p < 0.5:
-        return -t_quantile(1 - p, df)
-    low, high = 0.0, 1.0
-    while student_t_cdf(high, df) < p:
-        high *= 2
-    for _ in range(200):
-        mid = (low + high) / 2
-        if student_t_cdf(mid, df) < p:
-            low = mid
-        else:
-            high = mid
-        if high - low < 1e-12:
-            break
-    return (low + high) / 2
+# AgentV's two-sided 95% t critical values for df = 1…29 (z = 1.96 from df = 30 on).
+T_TABLE_95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.16, 2.145,
+              2.131, 2.12, 2.11, 2.101, 2.093, 2.086, 2.08, 2.074, 2.069, 2.064, 2.06, 2.056, 2.052, 2.048, 2.045)
 
 
 def t_critical_95(df: int) -> float:
-    """Two-sided 95% critical value t(0.975, df): 12.706 for df=1, 2.228 for 10, → 1.96."""
-    return t_quantile(0.975, df)
+    """AgentV's getTCritical: its 3-decimal table, 1.96 from df = 30 on."""
+    if df < 1:
+        return 12.706
+    if df >= 30:
+        return 1.96
+    return T_TABLE_95[df - 1]
 
 
 class TrialInterval(NamedTuple):
@@ -194,19 +177,18 @@ class TrialInterval(NamedTuple):
 
 
 def confidence_interval(scores: Sequence[float]) -> TrialInterval:
-    """The 95% t-interval of the mean trial score, clamped to [0, 1].
-
-    With one trial the interval is just the mean. (AgentV uses a 3-decimal t table and z = 1.96 from
-    df = 30 on; this computes the exact quantile, so bounds can differ in the fourth decimal, or by
-    up to ~4% of the margin for 31+ trials.)
-    """
+    """The 95% t-interval of the mean trial score, clamped to [0, 1], as AgentV computes it. With one
+    trial the interval is just the mean."""
     n = len(scores)
     mean = mean_score(scores)
     if n < 2:
         clamped = min(1.0, max(0.0, mean))
         return TrialInterval(mean, clamped, clamped, 0.0)
-    stddev = math.sqrt(math.fsum((s - mean) ** 2 for s in scores) / (n - 1))
-    margin = t_critical_95(n - 1) * stddev / math.sqrt(n)
+    squares = 0.0
+    for s in scores:
+        squares += (s - mean) ** 2
+    stddev = math.sqrt(squares / (n - 1))
+    margin = t_critical_95(n - 1) * (stddev / math.sqrt(n))
     return TrialInterval(mean, min(1.0, max(0.0, mean - margin)), min(1.0, max(0.0, mean + margin)), stddev)
 
 
@@ -218,7 +200,7 @@ class TrialScore(NamedTuple):
 
 def aggregate_trials(scores: Sequence[float], strategy: str = "pass_at_k",
                      verdicts: Sequence[str] | None = None) -> TrialScore:
-    """Combine the scores of repeated runs of one test by `strategy`."""
+    """Combine the scores of repeated runs of one test by `strategy` (AgentV's aggregateTrials)."""
     if strategy == "pass_at_k":
         passed = sum(1 for k, s in enumerate(scores) if (verdicts[k] if verdicts else verdict(s)) == "pass")
         best = pass_at_k(scores)
@@ -230,7 +212,8 @@ def aggregate_trials(scores: Sequence[float], strategy: str = "pass_at_k",
                                                 "max": max(scores)})
     if strategy == "confidence_interval":
         interval = confidence_interval(scores)
-        return TrialScore(interval.lower, verdict(interval.lower), {
+        score = interval.lower if len(scores) >= 2 else interval.mean
+        return TrialScore(score, verdict(score), {
             "strategy": strategy, "mean": interval.mean, "ci95_lower": interval.lower,
             "ci95_upper": interval.upper, "stddev": interval.stddev})
     raise ValueError(f"unknown trials strategy '{strategy}'; expected one of {', '.join(TRIAL_STRATEGIES)}")
@@ -242,10 +225,11 @@ def aggregate_trials(scores: Sequence[float], strategy: str = "pass_at_k",
 
 class RubricScore(NamedTuple):
     score: float
-    verdict: str
+    verdict: str  # a missed required criterion makes it fail: the assertion fails, not the test (AgentV)
     hits: tuple[str, ...]
     misses: tuple[str, ...]
-    failed_required: bool = False  # a required criterion was missed: the test fails, as in AgentV
+    details: dict[str, Any] | None = None  # score ranges: {raw_scores, normalization, aggregation}
+    unassessed: tuple[str, ...] = ()  # criteria the judge did not check: the assertion is then not scored
 
 
 def _get(obj: Any, key: str, default: Any = None) -> Any:
@@ -254,18 +238,57 @@ def _get(obj: Any, key: str, default: Any = None) -> Any:
     return getattr(obj, key, default)
 
 
-def _criterion_label(criterion: Any) -> str:
-    outcome = _get(criterion, "outcome") or _get(criterion, "expected_outcome") or _get(criterion, "description")
-    return f"[{_get(criterion, 'id')}] {outcome}" if outcome else f"[{_get(criterion, 'id')}]"
+def _ranges_of(raw: Any) -> Any:
+    """AgentV's score_ranges shorthand ({0: "Bad", 5: "OK"} → [{score_range: [0, 4], outcome: "Bad"}, …])."""
+    if not isinstance(raw, Mapping) or not raw:
+        return raw
+    keys: list[int] = []
+    for key, value in raw.items():
+        try:
+            n = float(str(key))
+        except ValueError:
+            return raw
+        if not n.is_integer() or not 0 <= n <= 10 or not isinstance(value, str) or not value:
+            return raw
+        keys.append(int(n))
+    keys.sort()
+    return [{"score_range": [k, keys[i + 1] - 1 if i + 1 < len(keys) else 10], "outcome": raw[str(k)]
+             if str(k) in raw else raw[k]} for i, k in enumerate(keys)]
 
 
-def _checks_by_id(checks: Iterable[Any]) -> dict[str, Any]:
-    found: dict[str, Any] = {}
-    for check in checks:
-        key = _get(check, "id")
-        if isinstance(key, str):
-            found.setdefault(key, check)
-    return found
+def rubric_items(criteria: Sequence[Any]) -> list[dict[str, Any]]:
+    """The criteria as AgentV's parseRubricItems reads them: a string is {id: rubric-<n>, outcome,
+    required: true}; an object's id defaults to rubric-<n>, weight to 1; a checklist criterion (no
+    score_ranges) needs an outcome and is required unless `required: false`; others are dropped."""
+    items: list[dict[str, Any]] = []
+    for index, raw in enumerate(criteria):
+        if isinstance(raw, str):
+            raw = {"id": f"rubric-{index + 1}", "outcome": raw, "weight": 1.0, "required": True}
+        if not isinstance(raw, Mapping):
+            continue
+        rid = raw.get("id") if isinstance(raw.get("id"), str) else f"rubric-{index + 1}"
+        outcome = raw.get("outcome") if isinstance(raw.get("outcome"), str) else ""
+        weight = raw.get("weight")
+        item: dict[str, Any] = {"id": rid, "weight": float(weight) if isinstance(weight, int | float)
+                                and not isinstance(weight, bool) else 1.0}
+        required = raw.get("required") if isinstance(raw.get("required"), bool) else None
+        minimum = raw.get("required_min_score")
+        if isinstance(minimum, int | float) and not isinstance(minimum, bool):
+            item["required_min_score"] = minimum
+        ranges = raw.get("score_ranges")
+        if ranges is not None:
+            if outcome:
+                item["outcome"] = outcome
+            if required is not None:
+                item["required"] = required
+            item["score_ranges"] = _ranges_of(ranges)
+        else:
+            if not outcome:
+                continue
+            item["outcome"] = outcome
+            item["required"] = True if required is None else required
+        items.append(item)
+    return items
 
 
 def _weight(criterion: Any) -> float:
@@ -274,60 +297,87 @@ def _weight(criterion: Any) -> float:
 
 
 def score_checklist(criteria: Sequence[Any], checks: Iterable[Any]) -> RubricScore:
-    """Checklist rubrics: score = satisfied weight / total weight; a missed required criterion fails.
+    """Checklist rubrics, as AgentV's calculateRubricScore: the judge's checks in its order (an unknown
+    id is skipped, a repeated one counts again); score = satisfied weight / weight checked; a missed
+    required criterion makes the verdict fail.
 
-    `criteria`: {id, outcome, weight = 1, required = true}; `checks`: the judge's {id, satisfied,
-    reasoning}. A criterion the judge did not report counts as not satisfied (AgentV would drop it
-    from the total), so an incomplete judge answer cannot raise the score.
-    """
-    by_id = _checks_by_id(checks)
+    Ours: criteria the judge did not check at all are returned in `unassessed` and the caller does not
+    score the assertion (AgentV drops them from the total, a score made without those checks)."""
+    by_id = {_get(c, "id"): c for c in criteria}
     hits: list[str] = []
     misses: list[str] = []
     total = earned = 0.0
     failed_required = False
-    for criterion in criteria:
+    seen: set[Any] = set()
+    for check in checks:
+        criterion = by_id.get(_get(check, "id"))
+        if criterion is None:
+            continue
+        seen.add(_get(criterion, "id"))
         weight = _weight(criterion)
         total += weight
-        check = by_id.get(_get(criterion, "id"))
-        reasoning = _get(check, "reasoning") if check is not None else "not assessed by the judge"
-        line = f"{_criterion_label(criterion)}: {reasoning}" if reasoning else _criterion_label(criterion)
-        if check is not None and _get(check, "satisfied") is True:
+        line = f"[{_get(criterion, 'id')}] {_get(criterion, 'outcome')}: {_get(check, 'reasoning')}"
+        if _get(check, "satisfied") is True:
             earned += weight
             hits.append(line)
         else:
             misses.append(line)
-            failed_required = failed_required or _get(criterion, "required", True) is not False
-    score = 0.0 if total <= 0 else min(1.0, max(0.0, earned / total))
+            failed_required = failed_required or bool(_get(criterion, "required"))
+    score = min(1.0, max(0.0, earned / total)) if total > 0 else 0.0
     return RubricScore(score, "fail" if failed_required else verdict(score), tuple(hits), tuple(misses),
-                       failed_required)
+                       unassessed=tuple(str(rid) for rid in by_id if rid not in seen))
+
+
+def _js_number(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else repr(x)
 
 
 def score_ranges(criteria: Sequence[Any], checks: Iterable[Any]) -> RubricScore:
-    """Score-range rubrics: each criterion scored 0-10; score = weighted mean of s / 10; a criterion
-    below its `required_min_score` fails the verdict. An unreported criterion scores 0."""
-    by_id = _checks_by_id(checks)
+    """Score-range rubrics, as AgentV's calculateScoreRangeResult: each check's 0-10 score (clamped) / 10,
+    weighted mean over the criteria checked; below `required_min_score` (`required: true`: 10) fails
+    the verdict; a score ≥ 7 is a hit. Ours: criteria the judge did not score are `unassessed`, as in
+    score_checklist."""
+    by_id = {_get(c, "id"): c for c in criteria}
     hits: list[str] = []
     misses: list[str] = []
+    raw_scores: dict[str, Any] = {}
     total = weighted = 0.0
     failed_required = False
-    for criterion in criteria:
-        weight = _weight(criterion)
-        check = by_id.get(_get(criterion, "id"))
-        raw = _get(check, "score") if check is not None else None
-        value = float(raw) if isinstance(raw, int | float) and not isinstance(raw, bool) and math.isfinite(raw) else 0.0
-        value = min(10.0, max(0.0, value))
-        total += weight
-        weighted += weight * value  # divide by 10 once at the end: 9·2 + 6·1 over 30 is exactly 0.8
-        reasoning = _get(check, "reasoning") if check is not None else "not assessed by the judge"
-        line = f"{_criterion_label(criterion)} - Score: {value:g}/10" + (f": {reasoning}" if reasoning else "")
+    seen: set[Any] = set()
+
+    def minimum_of(criterion: Any) -> float | None:
         minimum = _get(criterion, "required_min_score")
-        if minimum is not None and value < float(minimum):
+        if minimum is not None:
+            return float(minimum)
+        return 10.0 if _get(criterion, "required") is True else None
+
+    for check in checks:
+        criterion = by_id.get(_get(check, "id"))
+        if criterion is None:
+            continue
+        rid = _get(criterion, "id")
+        seen.add(rid)
+        raw = max(0.0, min(10.0, float(_get(check, "score"))))
+        raw_scores[rid] = int(raw) if raw.is_integer() else raw
+        weight = _weight(criterion)
+        total += weight
+        weighted += raw / 10 * weight
+        ranges = _get(criterion, "score_ranges") or []
+        match = next((r for r in ranges if isinstance(r, Mapping) and isinstance(r.get("score_range"), list)
+                      and len(r["score_range"]) == 2 and r["score_range"][0] <= raw <= r["score_range"][1]), None)
+        described = match.get("outcome") if match is not None and isinstance(match.get("outcome"), str) else ""
+        reasoning = _get(check, "reasoning")
+        line = (f"[{rid}] {_get(criterion, 'outcome') or rid} - Score: {_js_number(raw)}/10 ({described})"
+                + (f": {reasoning}" if reasoning else ""))
+        minimum = minimum_of(criterion)
+        if minimum is not None and raw < minimum:
             failed_required = True
             misses.append(line)
-        elif value >= 7:
+        elif raw >= 7:
             hits.append(line)
         else:
             misses.append(line)
-    score = 0.0 if total <= 0 else min(1.0, max(0.0, weighted / (10 * total)))
+    score = min(1.0, max(0.0, weighted / total)) if total > 0 else 0.0
     return RubricScore(score, "fail" if failed_required else verdict(score), tuple(hits), tuple(misses),
-                       failed_required)
+                       {"raw_scores": raw_scores, "normalization": "score / 10", "aggregation": "weighted_average"},
+                       tuple(str(rid) for rid in by_id if rid not in seen))

@@ -8,7 +8,7 @@ are the runner's: evaluate_assertion returns NotSupported naming the type.
 
 Ours: a malformed assertion is an AssertionScore with `error` set (score 0, fail) rather than an
 exception, and `negate` never turns an error into a pass. A check that could not be made (a `regex`
-whose match ran past its deadline) is NotScored with the reason: never a score, never a verdict.
+whose match ran past its deadline or beyond QuickJS's limits) is NotScored with the reason: never a score, never a verdict.
 """
 
 from __future__ import annotations
@@ -19,9 +19,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..providers.base import ToolCall
-from .agentv_aggregate import negate_verdict, verdict
+from ..weval.ids import js_number
+from .agentv_aggregate import negate_result, negated_reasoning, verdict
 from .field_accuracy import score_fields
-from .js_regex import JsRegexError, JsRegexTimeout, js_regex_test
+from .js_regex import JsRegexError, JsRegexNotEvaluated, js_regex_test
 from .js_text import NestedTooDeeply, is_js_number, js_json_parse, js_trim
 from .tool_trajectory import score_trajectory
 
@@ -39,7 +40,7 @@ DEFAULT_EXPLORATION_TOOLS = ("read", "grep", "glob", "search", "list", "Read", "
 
 def normalize_type(name: str) -> str:
     """`code_judge` → `code-judge`: AgentV treats snake_case and kebab-case spellings as one type."""
-    return name.strip().replace("_", "-")
+    return name.replace("_", "-")
 
 
 @dataclass(frozen=True)
@@ -104,8 +105,10 @@ class NotScored:
 
 
 def _binary(passed: bool, hit: str, miss: str, reasoning: str | None = None) -> AssertionScore:
+    """A pass/fail check; its reasoning is its hit or miss unless given (AgentV's builtin evaluators)."""
     return AssertionScore(1.0 if passed else 0.0, "pass" if passed else "fail",
-                          (hit,) if passed else (), () if passed else (miss,), reasoning)
+                          (hit,) if passed else (), () if passed else (miss,),
+                          reasoning if reasoning is not None else (hit if passed else miss))
 
 
 def _error(message: str) -> AssertionScore:
@@ -183,12 +186,17 @@ def _regex(spec: Mapping[str, Any], output: str) -> AssertionScore | NotScored:
         return _error("Assertion type 'regex' requires 'flags' to be a string (e.g. \"i\").")
     try:
         passed = js_regex_test(pattern, output, flags, dialect="agentv")
-    except JsRegexTimeout as exc:
+    except JsRegexNotEvaluated as exc:
         return NotScored(f"regex /{pattern}/{flags}: {exc.message}")  # the answer was not checked
     except JsRegexError as exc:
-        return _error(f"Invalid regex pattern '{pattern}': {exc.message}")
+        # As the reference's evaluator reports a throw: "Evaluator '<name>' failed: <message>" (its
+        # unnamed regex assertions are named `regex-<first 30 characters>`).
+        name = spec.get("name") if isinstance(spec.get("name"), str) else f"regex-{pattern[:30]}"
+        return AssertionScore(0.0, "fail", (), (f"Evaluator '{name}' failed: {exc.message}",), exc.message,
+                              exc.message)
     shown = f"/{pattern}/{flags}" + (f" (flags: {flags})" if flags else "")
-    return _binary(passed, f"Output matches pattern {shown}", f"Output does not match pattern {shown}")
+    return _binary(passed, f"Output matches pattern {shown}", f"Output does not match pattern {shown}",
+                   f"Output {'matches' if passed else 'does not match'} pattern /{pattern}/{flags}")
 
 
 def _is_json(output: str) -> AssertionScore | NotScored:
@@ -217,7 +225,15 @@ def _limit(spec: Mapping[str, Any], *names: str) -> float | AssertionScore | Non
 
 
 def _fmt(n: float) -> str:
-    return str(int(n)) if float(n).is_integer() else str(n)
+    """A number as JavaScript's template literals write it."""
+    return js_number(n)
+
+
+def _to_fixed(n: float, digits: int) -> str:
+    """`Number.prototype.toFixed`."""
+    from decimal import ROUND_HALF_UP, Decimal
+
+    return str(Decimal(n).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP))
 
 
 def _latency(spec: Mapping[str, Any], metrics: RunMetrics) -> AssertionScore:
@@ -245,8 +261,9 @@ def _cost(spec: Mapping[str, Any], metrics: RunMetrics) -> AssertionScore:
     if cost is None:
         return AssertionScore(0.0, "fail", (), ("No cost data available in trace",),
                               "Execution cost not reported by provider")
-    return _binary(cost <= limit, f"Cost ${cost:.4f} <= ${limit:.4f} budget", f"Cost ${cost:.4f} > ${limit:.4f} budget",
-                   f"Execution cost ${cost:.4f} (budget: ${limit:.4f})")
+    c, b = _to_fixed(cost, 4), _to_fixed(limit, 4)
+    return _binary(cost <= limit, f"Cost ${c} <= ${b} budget", f"Cost ${c} > ${b} budget",
+                   f"Execution cost ${c} (budget: ${b})")
 
 
 def _token_usage(spec: Mapping[str, Any], metrics: RunMetrics) -> AssertionScore:
@@ -276,7 +293,8 @@ def _token_usage(spec: Mapping[str, Any], metrics: RunMetrics) -> AssertionScore
             misses.append(f"{label} tokens {value} > {_fmt(limit)}")
     passed = not misses
     return AssertionScore(1.0 if passed else 0.0, "pass" if passed else "fail", tuple(hits), tuple(misses),
-                          f"token_usage input={usage.input}, output={usage.output}, total={usage.total_tokens()}")
+                          f"token-usage input={usage.input}, output={usage.output}, cached={usage.cached or 0}, "
+                          f"total={usage.total_tokens()}")
 
 
 _METRIC_KEYS = {  # snake_case ← camelCase
@@ -308,31 +326,51 @@ def _execution_metrics(spec: Mapping[str, Any], metrics: RunMetrics) -> Assertio
             limits[key] = limit
     if not any(key in limits for key in checks):
         return _error("Assertion type 'execution-metrics' requires at least one of " + ", ".join(checks) + ".")
+    if metrics.tool_calls is None and any(k in limits for k in ("max_tool_calls", "max_llm_calls",
+                                                                  "target_exploration_ratio")):
+        return AssertionScore(0.0, "fail", (), ("No trace summary available",),
+                              "Execution metrics not available - no trace summary provided")
     hits: list[str] = []
     misses: list[str] = []
-    facts: list[str] = []
+    facts: dict[str, str] = {}
 
-    def check(label: str, value: float | None, limit: float, unit: str = "", fmt: str | None = None) -> None:
-        if value is None:
-            misses.append(f"{label} data not available")
-            return
-        shown, cap = (fmt.format(value), fmt.format(limit)) if fmt else (_fmt(value), _fmt(limit))
-        facts.append(f"{label.lower().replace(' ', '_')}={shown}{unit}")
-        (hits if value <= limit else misses).append(
-            f"{label} {shown}{unit} {'<=' if value <= limit else '>'} {cap}{unit} max")
+    def check(label: str, key: str, value: float, limit: float, shown: str, cap: str) -> None:
+        facts[key] = shown
+        if value <= limit:
+            hits.append(f"{label} {shown} <= {cap} max")
+        else:
+            misses.append(f"{label} {shown} > {cap} max")
 
-    if "max_tool_calls" in limits:
-        check("Tool calls", metrics.tool_calls, limits["max_tool_calls"])
+    if "max_tool_calls" in limits and metrics.tool_calls is not None:
+        check("Tool calls", "tool_calls", metrics.tool_calls, limits["max_tool_calls"], _fmt(metrics.tool_calls),
+              _fmt(limits["max_tool_calls"]))
     if "max_llm_calls" in limits:
-        check("LLM calls", metrics.llm_calls, limits["max_llm_calls"])
+        if metrics.llm_calls is None:
+            misses.append("LLM call count data not available")
+        else:
+            check("LLM calls", "llm_calls", metrics.llm_calls, limits["max_llm_calls"], _fmt(metrics.llm_calls),
+                  _fmt(limits["max_llm_calls"]))
     if "max_tokens" in limits:
         usage = metrics.usage()
-        tokens = None if usage is None or usage.input is None or usage.output is None else usage.input + usage.output
-        check("Total tokens", tokens, limits["max_tokens"])
+        if usage is None or usage.input is None or usage.output is None:
+            misses.append("Token usage data not available")
+        else:
+            tokens = usage.input + usage.output
+            check("Total tokens", "tokens", tokens, limits["max_tokens"], _fmt(tokens), _fmt(limits["max_tokens"]))
     if "max_cost_usd" in limits:
-        check("Cost", metrics.cost_usd, limits["max_cost_usd"], fmt="${:.4f}")
+        if metrics.cost_usd is None:
+            misses.append("Cost data not available")
+        else:
+            cost, cap = metrics.cost_usd, limits["max_cost_usd"]
+            facts["cost"] = f"${_to_fixed(cost, 4)}"
+            (hits if cost <= cap else misses).append(
+                f"Cost ${_to_fixed(cost, 4)} {'<=' if cost <= cap else '>'} ${_to_fixed(cap, 4)} max")
     if "max_duration_ms" in limits:
-        check("Duration", metrics.duration_ms, limits["max_duration_ms"], unit="ms")
+        if metrics.duration_ms is None:
+            misses.append("Duration data not available")
+        else:
+            check("Duration", "duration", metrics.duration_ms, limits["max_duration_ms"],
+                  f"{_fmt(metrics.duration_ms)}ms", f"{_fmt(limits['max_duration_ms'])}ms")
     if "target_exploration_ratio" in limits:
         target = limits["target_exploration_ratio"]
         tolerance = limits.get("exploration_tolerance", 0.2)
@@ -341,14 +379,17 @@ def _execution_metrics(spec: Mapping[str, Any], metrics: RunMetrics) -> Assertio
             misses.append("Exploration ratio not available (no tool calls)")
         else:
             diff = abs(ratio - target)
-            facts.append(f"exploration_ratio={ratio:.2f}")
+            facts["exploration_ratio"] = _to_fixed(ratio, 2)
             if diff <= tolerance:
-                hits.append(f"Exploration ratio {ratio:.2f} within tolerance of target {_fmt(target)}")
+                hits.append(f"Exploration ratio {_to_fixed(ratio, 2)} within tolerance of target {_fmt(target)}")
             else:
-                misses.append(f"Exploration ratio {ratio:.2f} outside tolerance of target {_fmt(target)} "
-                              f"(diff: {diff:.2f}, tolerance: {_fmt(tolerance)})")
-    score = len(hits) / (len(hits) + len(misses))
-    reasoning = "execution_metrics " + ", ".join(facts) if facts else "No metrics evaluated"
+                misses.append(f"Exploration ratio {_to_fixed(ratio, 2)} outside tolerance of target {_fmt(target)} "
+                              f"(diff: {_to_fixed(diff, 2)}, tolerance: {_fmt(tolerance)})")
+    total = len(hits) + len(misses)
+    score = len(hits) / total if total else 0.0
+    order = ("tool_calls", "llm_calls", "tokens", "cost", "duration", "exploration_ratio")
+    parts = [f"{k}={facts[k]}" for k in order if k in facts]
+    reasoning = "execution-metrics " + ", ".join(parts) if parts else "No metrics evaluated"
     return AssertionScore(score, verdict(score), tuple(hits), tuple(misses), reasoning)
 
 
@@ -361,8 +402,8 @@ def negate_score(result: AssertionScore | NotScored) -> AssertionScore | NotScor
     stays an error and a check not made stays not scored."""
     if isinstance(result, NotScored) or result.error is not None:
         return result
-    return AssertionScore(1.0 - result.score, negate_verdict(result.verdict), result.misses, result.hits,
-                          result.reasoning)
+    score, negated = negate_result(result.score, result.verdict)
+    return AssertionScore(score, negated, result.misses, result.hits, negated_reasoning(result.reasoning, result.score))
 
 
 def _flatten(spec: Any) -> Mapping[str, Any]:
@@ -372,6 +413,7 @@ def _flatten(spec: Any) -> Mapping[str, Any]:
     config = dict(getattr(spec, "config", {}) or {})
     config["type"] = getattr(spec, "type", None)
     config["negate"] = getattr(spec, "negate", False)
+    config["name"] = getattr(spec, "name", None)
     return config
 
 
@@ -414,10 +456,13 @@ def evaluate_assertion(spec: Any, output: str, metrics: RunMetrics | None = None
         result = _token_usage(spec, metrics)
     elif kind == "tool-trajectory":
         got = score_trajectory(spec, metrics.trace)
-        result = AssertionScore(got.score, got.verdict, tuple(got.hits), tuple(got.misses))
+        result = NotScored(got.not_scored) if got.not_scored is not None else AssertionScore(
+            got.score, got.verdict, tuple(got.hits), tuple(got.misses))
     elif kind == "field-accuracy":
         fields = score_fields(spec, output, expected)
-        result = AssertionScore(fields.score, verdict(fields.score), fields.hits, fields.misses)
+        result = NotScored(fields.not_scored) if fields.not_scored is not None else AssertionScore(
+            fields.score, verdict(fields.score if fields.unclamped is None else fields.unclamped),
+            fields.hits, fields.misses, fields.reasoning)
     else:
         result = _execution_metrics(spec, metrics)
     return negate_score(result) if spec.get("negate") is True else result

@@ -4,10 +4,11 @@ The runner scores each child as it would a test's assertion (judges, scripts and
 included) and hands the results here. Inner weights never mix with outer ones: a child's weight
 counts only inside its composite; the composite's own `weight` only in the test.
 
-- `weighted_average`: Σ score·w / Σ w, where w is `aggregator.weights[<child name>]`, else the
-  child's own `weight` (default 1); total weight 0 → 0. Verdict from the score.
+- `weighted_average`: Σ score·w / Σ w, where w is `aggregator.weights[<child name>]`, else 1 (the
+  child's own `weight` counts only in a test, as AgentV); total weight 0 → 0. Verdict from the score.
 - `threshold`: score = passing children / children, borderline counting as passing; the verdict is
   pass when the score ≥ `threshold` (default 0.5), else fail — never borderline.
+- The reasoning is the children's (`<name>: <reasoning>`, joined by "; "), after the threshold's count.
 - `llm-judge` and `code-judge` aggregators get the children's results (`results_object`) and return
   a score; those calls are the runner's.
 
@@ -17,7 +18,6 @@ A child that was not scored leaves the composite not scored: the aggregate would
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -48,6 +48,7 @@ class CompositeScore(NamedTuple):
     hits: tuple[str, ...]
     misses: tuple[str, ...]
     reasoning: str | None = None
+    child_weights: tuple[float, ...] | None = None  # the weight each child counted with (weighted_average)
 
 
 def aggregator_kind(aggregator: Any) -> str:
@@ -65,32 +66,40 @@ def _labelled(children: Sequence[Child]) -> tuple[tuple[str, ...], tuple[str, ..
     return hits, misses
 
 
+def _reasons(children: Sequence[Child]) -> list[str]:
+    return [f"{c.name}: {c.reasoning}" for c in children if c.reasoning]
+
+
 def weighted_average(children: Sequence[Child], weights: Mapping[str, Any] | None = None) -> CompositeScore:
     weights = weights if isinstance(weights, Mapping) else {}
-    items = []
+    used: list[float] = []
+    total = weighted = 0.0
     for c in children:
         w = weights.get(c.name)
-        w = float(w) if isinstance(w, int | float) and not isinstance(w, bool) else c.weight
-        items.append((c.score, w))
-    total = math.fsum(w for _, w in items)
-    score = 0.0 if total <= 0 else math.fsum(s * w for s, w in items) / total
-    score = min(1.0, max(0.0, score))
+        w = float(w) if isinstance(w, int | float) and not isinstance(w, bool) else 1.0
+        used.append(w)
+        total += w
+        weighted += c.score * w
+    score = weighted / total if total > 0 else 0.0
     hits, misses = _labelled(children)
-    return CompositeScore(score, verdict(score), hits, misses)
+    reasons = _reasons(children)
+    return CompositeScore(min(1.0, max(0.0, score)), verdict(score), hits, misses,
+                          "; ".join(reasons) if reasons else None, tuple(used))
 
 
 def threshold(children: Sequence[Child], minimum: Any = DEFAULT_THRESHOLD) -> CompositeScore:
+    from ..weval.ids import js_number
+
     bar = float(minimum) if isinstance(minimum, int | float) and not isinstance(minimum, bool) else DEFAULT_THRESHOLD
     passing = sum(1 for c in children if c.verdict in ("pass", "borderline"))
+    borderline = sum(1 for c in children if c.verdict == "borderline")
     score = passing / len(children) if children else 0.0
-    passed = bool(children) and score >= bar
+    passed = score >= bar
     hits, misses = _labelled(children)
-    line = f"{passing}/{len(children)} evaluators passed (threshold: {bar:g})"
-    if passed:
-        hits = (line, *hits)
-    else:
-        misses = (line, *misses)
-    return CompositeScore(score, "pass" if passed else "fail", hits, misses)
+    reasons = [f"{passing}/{len(children)} evaluators passed (threshold: {js_number(bar)})", *_reasons(children)]
+    if passed and borderline:
+        reasons.append(f"Warning: {borderline} borderline evaluator(s) counted as passing")
+    return CompositeScore(score, "pass" if passed else "fail", hits, misses, "; ".join(reasons))
 
 
 def results_object(children: Sequence[Child]) -> dict[str, Any]:

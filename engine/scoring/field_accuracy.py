@@ -25,8 +25,7 @@ from collections.abc import Mapping, Sequence
 from datetime import date, datetime
 from typing import Any, NamedTuple
 
-from ..jsonio import loads
-from .tagged_text import fenced_blocks
+from .js_text import js_json_parse, json_blob
 from .tool_trajectory import deep_equal
 
 _MONTHS = {name: i + 1 for i, names in enumerate((
@@ -39,72 +38,123 @@ _MON_DAY_YEAR = re.compile(r"^([A-Za-z]{3,9})\.? (\d{1,2}),? (\d{4})$")
 
 
 class FieldsResult(NamedTuple):
-    score: float
+    score: float  # meaningless when `not_scored` says why the check could not be made
     hits: tuple[str, ...]
     misses: tuple[str, ...]
+    reasoning: str | None = None
+    unclamped: float | None = None  # the score the verdict comes from (AgentV), when it differs
+    not_scored: str | None = None
 
 
 _NOT_FOUND = object()
 
 
+_FENCE = re.compile(r"```json\n?|```")
+
+
 def parse_answer_json(text: str) -> Any:
-    """The JSON value of an answer (whole, fenced, or the outermost {...}); raises ValueError."""
-    if not isinstance(text, str):
-        raise ValueError("no text")
-    stripped = text.strip()
-    candidates = [stripped]
-    candidates += [body.strip() for body in fenced_blocks(text)]
-    start, end = stripped.find("{"), stripped.rfind("}")
-    if 0 <= start < end:
-        candidates.append(stripped[start:end + 1])
-    for candidate in candidates:
-        try:
-            return loads(candidate)  # a model's answer: nested too deeply is a ValueError too (jsonio)
-        except ValueError:
-            continue
-    raise ValueError("not JSON")
+    """AgentV's parseJsonFromText: code fences removed, then the text from the first `{` to the last `}`
+    (else all of it) parsed as JSON — any JSON value. Raises ValueError."""
+    cleaned = _FENCE.sub("", text if isinstance(text, str) else "").strip()
+    return js_json_parse(json_blob(cleaned))
 
 
-def expected_data(messages: Sequence[tuple[str, Any]]) -> dict[str, Any] | None:
-    """From (role, content) expected messages: the last assistant content that is (or holds) an object."""
+def expected_data(messages: Sequence[tuple[str, Any]]) -> Any:
+    """From (role, content) expected messages: the last assistant content that is an object (or a list),
+    or text holding JSON (AgentV's extractExpectedData); None when there is none."""
     for role, content in reversed(list(messages)):
         if role != "assistant" or not content:
             continue
-        if isinstance(content, Mapping):
-            return dict(content)
+        if isinstance(content, Mapping | list):
+            return content
         if isinstance(content, str):
             try:
-                value = parse_answer_json(content)
+                return parse_answer_json(content)
             except ValueError:
                 continue
-            if isinstance(value, dict):
-                return value
     return None
 
 
+class JsBuiltin:
+    """What JavaScript finds on a plain object or array that JSON did not put there: `constructor`,
+    `toString` … (functions) and `__proto__` (Object.prototype, an object without own keys)."""
+
+    __slots__ = ("kind", "name")
+
+    def __init__(self, kind: str, name: str) -> None:
+        self.kind, self.name = kind, name  # kind: "function" | "prototype"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, JsBuiltin) and (self.kind, self.name) == (other.kind, other.name)
+
+    def __hash__(self) -> int:
+        return hash((self.kind, self.name))
+
+
+_OBJECT_FUNCTIONS = frozenset({"constructor", "hasOwnProperty", "isPrototypeOf", "propertyIsEnumerable",
+                               "toLocaleString", "toString", "valueOf", "__defineGetter__", "__defineSetter__",
+                               "__lookupGetter__", "__lookupSetter__"})
+_ARRAY_FUNCTIONS = frozenset({"at", "concat", "copyWithin", "entries", "every", "fill", "filter", "find",
+                              "findIndex", "findLast", "findLastIndex", "flat", "flatMap", "forEach", "includes",
+                              "indexOf", "join", "keys", "lastIndexOf", "map", "pop", "push", "reduce",
+                              "reduceRight", "reverse", "shift", "slice", "some", "sort", "splice", "toReversed",
+                              "toSorted", "toSpliced", "unshift", "values", "with"})
+
+
 def resolve_path(obj: Any, path: str) -> Any:
+    """AgentV's resolvePath: dot and bracket parts, read as JavaScript reads them (an array's `length`,
+    an object's inherited `constructor`, `__proto__` …); _NOT_FOUND for undefined."""
+    if not path or obj is None or obj is False or obj == 0 or obj == "":
+        return _NOT_FOUND
     current = obj
     for part in (p for p in re.split(r"\.|\[|\]", path) if p):
-        if isinstance(current, list) and part.isdigit():
-            index = int(part)
-            if index >= len(current):
+        if isinstance(current, list):
+            if re.fullmatch(r"[0-9]+", part):
+                index = int(part)
+                current = current[index] if index < len(current) else _NOT_FOUND
+            elif part == "length":
+                current = len(current)
+            elif part in _ARRAY_FUNCTIONS or part in _OBJECT_FUNCTIONS:
+                own = part in _ARRAY_FUNCTIONS or part in ("constructor", "toString", "toLocaleString")
+                current = JsBuiltin("function", ("array." if own else "") + part)
+            elif part == "__proto__":
+                current = JsBuiltin("prototype", "Array")
+            else:
                 return _NOT_FOUND
-            current = current[index]
-        elif isinstance(current, Mapping) and part in current:
-            current = current[part]
+        elif isinstance(current, Mapping):
+            if part in current:
+                current = current[part]
+            elif part in _OBJECT_FUNCTIONS:
+                current = JsBuiltin("function", part)
+            elif part == "__proto__":
+                current = JsBuiltin("prototype", "Object")
+            else:
+                return _NOT_FOUND
+        elif isinstance(current, JsBuiltin) and current.kind == "prototype" and current.name == "Object":
+            if part in _OBJECT_FUNCTIONS:
+                current = JsBuiltin("function", part)
+            else:
+                return _NOT_FOUND
         else:
-            return _NOT_FOUND
+            return _NOT_FOUND  # a string, number, boolean, function or null: typeof is not 'object'
+        if current is _NOT_FOUND:
+            return current
     return current
 
 
+_FLOAT = re.compile(r"^[\s\ufeff\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*"
+                    r"([-+]?(?:Infinity|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?))", re.ASCII)
+
+
 def _number(value: Any) -> float | None:
+    """AgentV's toNumber: a number, or `parseFloat` of a string (its leading number, Infinity too)."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int | float):
         return float(value)
     if isinstance(value, str):
-        found = re.match(r"^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?", value)  # parseFloat: a leading number
-        return float(found.group(0)) if found else None
+        found = _FLOAT.match(value)
+        return float(found.group(1).replace("Infinity", "inf")) if found else None
     return None
 
 
@@ -146,6 +196,8 @@ def _date(year: int, month: int, day: int) -> date | None:
 
 
 def _js_type(value: Any) -> str:
+    if isinstance(value, JsBuiltin):
+        return "function" if value.kind == "function" else "object"
     if isinstance(value, bool):
         return "boolean"
     if isinstance(value, int | float):
@@ -187,8 +239,8 @@ def _field(field: Mapping[str, Any], answer: Any, expected: dict[str, Any]) -> t
         diff = abs(a - b)
         measured = diff / abs(b) if field.get("relative") is True and b != 0 else diff
         if measured <= tolerance:
-            return 1.0, weight, True, f"{path} (within tolerance: diff={diff:.2f})"
-        return 0.0, weight, False, f"{path} (outside tolerance: diff={diff:.2f}, tolerance={_num(tolerance)})"
+            return 1.0, weight, True, f"{path} (within tolerance: diff={_fixed2(diff)})"
+        return 0.0, weight, False, f"{path} (outside tolerance: diff={_fixed2(diff)}, tolerance={_num(tolerance)})"
     if match == "date":
         formats = field.get("formats")
         formats = [str(f) for f in formats] if isinstance(formats, list) else None
@@ -204,7 +256,20 @@ def _field(field: Mapping[str, Any], answer: Any, expected: dict[str, Any]) -> t
 
 
 def _text(value: Any) -> str:
+    if isinstance(value, JsBuiltin):
+        return f"function {value.name}() {{ [native code] }}" if value.kind == "function" else "[object Object]"
     return value if isinstance(value, str) else json.dumps(value)
+
+
+def _fixed2(x: float) -> str:
+    """`x.toFixed(2)`: exponent notation from 1e21 on, as JavaScript."""
+    from decimal import ROUND_HALF_UP, Decimal
+
+    from ..weval.ids import js_number
+
+    if abs(x) >= 1e21:
+        return js_number(x)
+    return str(Decimal(x).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
 
 
 def _num(value: float) -> str:
@@ -213,23 +278,31 @@ def _num(value: float) -> str:
 
 def score_fields(config: Mapping[str, Any], answer_text: str, expected_messages: Any) -> FieldsResult:
     """Score a `field-accuracy` assertion. `expected_messages`: the test's expected (role, content) pairs."""
-    fields = [f for f in config.get("fields") or [] if isinstance(f, Mapping)]
+    # AgentV's loader drops a field without a path
+    fields = [f for f in config.get("fields") or [] if isinstance(f, Mapping) and isinstance(f.get("path"), str)
+              and f.get("path")]
+    if not fields:  # AgentV drops the assertion; nothing was checked, which is never a pass
+        return FieldsResult(0.0, (), (), not_scored="field-accuracy: no field has a path; nothing was checked")
     try:
         answer = parse_answer_json(answer_text)
     except ValueError:
-        return FieldsResult(0.0, (), ("Failed to parse candidate answer as JSON",))
+        return FieldsResult(0.0, (), ("Failed to parse candidate answer as JSON",), "Candidate answer is not valid JSON")
     expected = expected_data(expected_messages or [])
     if expected is None:
-        return FieldsResult(0.0, (), ("No expected data found in expected_output",))
+        return FieldsResult(0.0, (), ("No expected data found in expected_output",),
+                            "Could not extract expected data from expected_output")
     results = [_field(f, answer, expected) for f in fields]
     hits = tuple(message for _, _, hit, message in results if hit)
     misses = tuple(message for _, _, hit, message in results if not hit)
     if config.get("aggregation") == "all_or_nothing":
         score = 0.0 if misses else 1.0
     else:
-        total = math.fsum(w for _, w, _, _ in results)
-        if total == 0:
-            score = 1.0 if not results else 0.0
-        else:
-            score = math.fsum(s * w for s, w, _, _ in results) / total
-    return FieldsResult(min(1.0, max(0.0, score)), hits, misses)
+        total = weighted = 0.0
+        for _, w, _, _ in results:  # summed left to right, as AgentV's reduce
+            total += w
+        for s, w, _, _ in results:
+            weighted += s * w
+        score = (1.0 if not results else 0.0) if total == 0 else weighted / total
+    # AgentV keeps 4 hits and 4 misses, and gives the verdict of the unclamped score
+    return FieldsResult(min(1.0, max(0.0, score)), hits[:4], misses[:4], f"{len(hits)}/{len(results)} fields matched",
+                        score)

@@ -46,6 +46,14 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+def json_blob(text: str) -> str:
+    r"""What `text.match(/\{[\s\S]*\}/)?.[0] ?? text` gives (AgentV's extractJsonBlob): from the first
+    `{` to the last `}` after it, else the text. With find/rfind: the regex is quadratic on a run of `{`."""
+    start = text.find("{")
+    end = text.rfind("}")
+    return text[start:end + 1] if 0 <= start < end else text
+
+
 def js_json_parse(text: str) -> Any:
     """`JSON.parse(text)`: raises ValueError where JavaScript would throw, NestedTooDeeply (a ValueError)
     where JavaScript parses what the standard parser cannot (a model's `[[[[…` 100,000 deep raised

@@ -134,7 +134,8 @@ def handle(request: Mapping[str, Any]) -> dict[str, Any]:
         # surrogate cannot (UnicodeDecodeError).
         ctx.eval(f"void (globalThis[{json.dumps(name)}] = JSON.parse(__evalspec_json));")
     run = ctx.get("__evalspec_run")
-    ctx.eval("delete globalThis.__evalspec_json; delete globalThis.__evalspec_run;")
+    # (`performance`: quickjs-ng's own global; Node's vm context for the reference's $js has none)
+    ctx.eval("delete globalThis.__evalspec_json; delete globalThis.__evalspec_run; delete globalThis.performance;")
     ctx.set_time_limit(float(request["time_limit"]))  # counted per call into JavaScript
     # A lone surrogate cannot cross into QuickJS as text (the binding encodes UTF-8); as its escape it
     # means the same inside a string or regex literal, and is the same syntax error elsewhere.

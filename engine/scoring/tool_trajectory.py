@@ -15,11 +15,12 @@ miss wording included:
 assertion's, else `exact`) decides: `exact` deep equality, `superset` (actual has every expected key,
 extras allowed), `subset` (actual has no key beyond the expected ones), `ignore`, or a list of fields
 (dot paths) compared one by one. `max_duration_ms` on an expected item of `in_order`/`exact` adds a
-latency check for the matched call; a call without a reported duration skips it (not counted).
+latency check, as AgentV counts it: a failed one when the item was not matched. Ours: a matched call
+without a reported duration leaves the assertion not scored (AgentV skips that check and leaves it out
+of the score, which lifts it on a check not made).
 
-A trace is the calls of what the target answered: `None` means no answer at all (a failed cell never
-reaches here), an empty tuple an answer without tool calls. Like AgentV, `any_order` on an empty trace
-scores 0 ("No trace available for evaluation"); the other modes score the empty list as it is.
+A trace is the calls of what the target answered: `None` means no answer at all ("No trace available
+for evaluation", score 0), an empty tuple an answer without tool calls, scored as it is.
 """
 
 from __future__ import annotations
@@ -35,12 +36,13 @@ MODES = ("any_order", "in_order", "exact", "subset", "superset")
 
 
 class TrajectoryResult:
-    __slots__ = ("hits", "misses", "score")
+    __slots__ = ("hits", "misses", "not_scored", "score")
 
-    def __init__(self, score: float, hits: list[str], misses: list[str]) -> None:
+    def __init__(self, score: float, hits: list[str], misses: list[str], not_scored: str | None = None) -> None:
         self.score = score
         self.hits = hits
         self.misses = misses
+        self.not_scored = not_scored  # why the check could not be made (the score is then meaningless)
 
     @property
     def verdict(self) -> str:
@@ -52,7 +54,7 @@ def deep_equal(a: Any, b: Any) -> bool:
     if isinstance(a, bool) or isinstance(b, bool):
         return isinstance(a, bool) and isinstance(b, bool) and a == b
     if isinstance(a, int | float) and isinstance(b, int | float):
-        return a == b
+        return float(a) == float(b)  # JavaScript's numbers are doubles: 2**64 and 2**64 + 1 are equal
     if isinstance(a, Mapping) and isinstance(b, Mapping):
         return a.keys() == b.keys() and all(deep_equal(a[k], b[k]) for k in a)
     if isinstance(a, list | tuple) and isinstance(b, list | tuple):
@@ -108,24 +110,38 @@ def _fmt_ms(value: float) -> str:
 
 
 class _Latency:
-    """The max_duration_ms checks of in_order / exact: passed, counted (a skip is not counted)."""
+    """The max_duration_ms checks of in_order / exact, as AgentV counts them: every expected item with
+    one is a check (failed unless its matched call was fast enough)."""
 
-    def __init__(self) -> None:
+    def __init__(self, expected: list[Mapping[str, Any]]) -> None:
         self.hits = 0
-        self.counted = 0
+        self.counted = sum(1 for item in expected if _limit(item) is not None)
+        self.unmeasured: list[str] = []
 
     def check(self, item: Mapping[str, Any], call: ToolCall, hits: list[str], misses: list[str]) -> None:
-        limit = _setting(item, "max_duration_ms", "maxDurationMs")
-        if not isinstance(limit, int | float) or isinstance(limit, bool):
+        limit = _limit(item)
+        if limit is None:
             return
-        if call.duration_ms is None:
-            return  # AgentV: "No duration data for <tool>; latency assertion skipped" — neutral
-        self.counted += 1
+        if call.duration_ms is None:  # AgentV: "No duration data for <tool>; latency assertion skipped"
+            self.unmeasured.append(call.tool)
+            return
         if call.duration_ms <= limit:
             self.hits += 1
             hits.append(f"{call.tool} completed in {_fmt_ms(call.duration_ms)}ms (max: {_fmt_ms(limit)}ms)")
         else:
             misses.append(f"{call.tool} took {_fmt_ms(call.duration_ms)}ms (max: {_fmt_ms(limit)}ms)")
+
+    def result(self, matched: int, expected: int, hits: list[str], misses: list[str]) -> TrajectoryResult:
+        total = expected + self.counted
+        if self.unmeasured:
+            return TrajectoryResult(0.0, hits, misses, f"tool-trajectory: no duration reported for {', '.join(self.unmeasured)}; "
+                                    "its max_duration_ms check could not be made")
+        return TrajectoryResult((matched + self.hits) / total, hits, misses)
+
+
+def _limit(item: Mapping[str, Any]) -> float | None:
+    limit = _setting(item, "max_duration_ms", "maxDurationMs")
+    return float(limit) if isinstance(limit, int | float) and not isinstance(limit, bool) else None
 
 
 def _expected(config: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -145,7 +161,7 @@ def score_trajectory(config: Mapping[str, Any], calls: Sequence[ToolCall] | None
     mode = config.get("mode")
     if mode not in MODES:
         return TrajectoryResult(0.0, [], [f"Unknown mode: {mode}. Supported modes: {', '.join(MODES)}"])
-    if calls is None or (not calls and mode == "any_order"):
+    if calls is None:
         return TrajectoryResult(0.0, [], ["No trace available for evaluation"])
     if mode == "any_order":
         return _any_order(config, calls)
@@ -175,7 +191,7 @@ def _any_order(config: Mapping[str, Any], calls: Sequence[ToolCall]) -> Trajecto
     for tool, required in minimums.items():
         need = required if isinstance(required, int | float) and not isinstance(required, bool) else 0
         got = counts.get(str(tool), 0)
-        line = f"{tool}: called {got} times (required ≥{_fmt_ms(need)})"
+        line = f"{tool}: called {got} times (required >={_fmt_ms(need)})"
         (hits if got >= need else misses).append(line)
     return TrajectoryResult(len(hits) / len(minimums), hits, misses)
 
@@ -184,7 +200,7 @@ def _in_order(config: Mapping[str, Any], expected: list[Mapping[str, Any]],
               calls: Sequence[ToolCall]) -> TrajectoryResult:
     hits: list[str] = []
     misses: list[str] = []
-    latency = _Latency()
+    latency = _Latency(expected)
     found_count = 0
     at = 0
     for i, item in enumerate(expected):
@@ -209,15 +225,14 @@ def _in_order(config: Mapping[str, Any], expected: list[Mapping[str, Any]],
             latency.check(item, matched, hits, misses)
         elif not mismatched:
             misses.append(f"Expected {tool} at position {i}, not found in remaining trace")
-    total = len(expected) + latency.counted
-    return TrajectoryResult((found_count + latency.hits) / total, hits, misses)
+    return latency.result(found_count, len(expected), hits, misses)
 
 
 def _exact(config: Mapping[str, Any], expected: list[Mapping[str, Any]],
            calls: Sequence[ToolCall]) -> TrajectoryResult:
     hits: list[str] = []
     misses: list[str] = []
-    latency = _Latency()
+    latency = _Latency(expected)
     if len(calls) != len(expected):
         misses.append(f"Expected {len(expected)} tool calls, got {len(calls)}")
     matched = 0
@@ -235,8 +250,7 @@ def _exact(config: Mapping[str, Any], expected: list[Mapping[str, Any]],
             hits.append(f"Position {i}: {tool}")
             matched += 1
             latency.check(item, call, hits, misses)
-    total = len(expected) + latency.counted
-    return TrajectoryResult((matched + latency.hits) / total, hits, misses)
+    return latency.result(matched, len(expected), hits, misses)
 
 
 def _superset(config: Mapping[str, Any], expected: list[Mapping[str, Any]],

@@ -1,8 +1,8 @@
 """Weval llm-coverage scoring: judge answers, consensus, OR-paths, and JavaScript rounding.
 
-Follows the reference (weval-org/app: llm-coverage-evaluator.ts, coverage-logic.ts) except where the
-compatibility notes (§8) say otherwise: an excluded point (error, all judges failed) is skipped
-entirely, so a block whose points all failed does not count as a 0, and nothing scored gives None.
+Follows the reference (weval-org/app: llm-coverage-evaluator.ts, coverage-logic.ts) to the last bit:
+its order of additions in doubles and `toFixed(2)`. The one difference (docs/reference-differences.md):
+a response none of whose points could be scored has no score (None), where the reference gives it 0.
 """
 
 from __future__ import annotations
@@ -76,7 +76,10 @@ def consensus(scores: Iterable[float | None], digits: int | None = 2) -> float |
     ok = [s for s in scores if s is not None]
     if not ok:
         return None
-    mean = math.fsum(ok) / len(ok)
+    total = 0.0
+    for s in ok:  # added left to right, as the reference's reduce does
+        total += s
+    mean = total / len(ok)
     return mean if digits is None else js_to_fixed(mean, digits)
 
 
@@ -152,34 +155,58 @@ def _fields(point: Any) -> tuple[float | None, float, str | None]:
     return score, 1.0 if weight is None else float(weight), path or None
 
 
-def _weighted_mean(items: list[tuple[float, float]]) -> float:
-    total = math.fsum(w for _, w in items)
-    return 0.0 if total == 0 else math.fsum(s * w for s, w in items) / total
+def _weighted_average(items: list[tuple[float | None, float]]) -> float:
+    """calculateWeightedAverage: `score × multiplier` added left to right in doubles, as JavaScript does;
+    a point without a score is skipped; 0 when none has one."""
+    total = 0.0
+    weights = 0.0
+    for score, weight in items:
+        if score is not None:
+            total += score * weight
+            weights += weight
+    return 0.0 if weights == 0 else total / weights
 
 
 def aggregate_coverage(points: Iterable[Any]) -> float | None:
-    """The coverage score of one response: required points AND-ed, alternative paths OR-ed.
+    """The coverage score of one response: the reference's aggregateCoverageScores, to the last bit.
 
-    Points are CoveragePoint or (score, weight, path_id) tuples or objects with those attributes.
-    required = weighted mean of points without a path; each path its weighted mean; best = max over
-    paths; final = mean(required, best) when both exist, else whichever exists; None when nothing
-    was scored. Excluded points (score None) are skipped, and a group left empty does not exist.
+    Points are CoveragePoint or (score, weight, path_id) tuples or objects with those attributes, in the
+    reference's order (function points, then judged points: `reference_order`). required = weighted
+    average of the points without a path; each path its weighted average; best = max over paths;
+    final = (required + best) / 2 when both exist, else whichever exists. As in the reference, a group
+    whose points all failed counts as 0. Ours: nothing scored at all (no point, or every point failed)
+    gives None, not the reference's 0 (a check not made is never a score).
     """
-    required: list[tuple[float, float]] = []
-    paths: dict[str, list[tuple[float, float]]] = {}
+    required: list[tuple[float | None, float]] = []
+    paths: dict[str, list[tuple[float | None, float]]] = {}
+    scored = False
     for point in points:
         score, weight, path = _fields(point)
-        if score is None:
-            continue
-        (paths.setdefault(path, []) if path else required).append((float(score), weight))
-    groups = []
-    if required:
-        groups.append(_weighted_mean(required))
-    if paths:
-        groups.append(max(_weighted_mean(items) for items in paths.values()))
-    if not groups:
+        if score is not None:
+            score = float(score)
+            scored = True
+        if path and path.strip():
+            paths.setdefault(path, []).append((score, weight))
+        else:
+            required.append((score, weight))
+    if not scored:
         return None
-    return math.fsum(groups) / len(groups)
+    groups: list[float] = []
+    if required:
+        groups.append(_weighted_average(required))
+    if paths:
+        groups.append(max(_weighted_average(items) for items in paths.values()))
+    total = 0.0
+    for g in groups:
+        total += g
+    return total / len(groups)
+
+
+def reference_order(assessments: list[dict[str, Any]], function_first: Sequence[bool]) -> list[dict[str, Any]]:
+    """The assessments in the reference's order: its evaluator scores the function points, then the
+    judged ones, and aggregates (and writes) them in that order."""
+    return ([a for a, fn in zip(assessments, function_first, strict=True) if fn]
+            + [a for a, fn in zip(assessments, function_first, strict=True) if not fn])
 
 
 def avg_coverage_extent(points: Iterable[Any]) -> float | None:

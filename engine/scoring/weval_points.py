@@ -3,7 +3,8 @@
 Each scorer takes the response text, the point's argument and a PointContext, and returns a
 PointScore. Semantics and error texts follow the reference implementation (weval-org/app,
 src/point-functions), with the differences the compatibility notes call for:
-- regexes are JavaScript regexes (evalspec.scoring.js_regex), never Python's;
+- regexes are JavaScript regexes run in QuickJS (evalspec.scoring.js_regex), never Python's; a match
+  past its deadline is an error (the point is not scored), never a score;
 - a bad argument is an error (the aggregator excludes the point), not a score of 0;
 - `$call` needs HTTP and `$factcheck` a service: they are reported, and the runner does `$call`
   with `call_request_body` / `call_result`;
@@ -23,7 +24,7 @@ from typing import Any, NamedTuple
 
 from ..registry.weval_functions import POINT_FUNCTIONS
 from . import js_sandbox
-from .js_regex import JsRegexError, JsRegexTimeout, js_regex_search
+from .js_regex import JsRegexError, JsRegexNotEvaluated, js_regex_test
 from .js_text import (
     NestedTooDeeply,
     is_js_number,
@@ -155,8 +156,8 @@ def _regex_scorer(name: str, flags: str) -> Scorer:
         if not isinstance(arg, str):
             return _err(f"Invalid arguments for '{name}'. Expected a regex string.")
         try:
-            return _ok(js_regex_search(arg, response, flags))
-        except JsRegexTimeout as exc:
+            return _ok(js_regex_test(arg, response, flags))
+        except JsRegexNotEvaluated as exc:
             return _err(f"'{name}': {exc.message}")
         except JsRegexError as exc:
             return _err(f"Invalid regex pattern for '{name}': {exc.message}")
@@ -168,8 +169,8 @@ def _count_matches(name: str, patterns: list[str], flags: str, response: str) ->
     found = 0
     for pattern in patterns:
         try:
-            found += js_regex_search(pattern, response, flags)
-        except JsRegexTimeout as exc:
+            found += js_regex_test(pattern, response, flags)
+        except JsRegexNotEvaluated as exc:
             return _err(f"'{name}': {exc.message}")
         except JsRegexError as exc:
             return _err(f"Invalid regex pattern in '{name}': {exc.message}")
@@ -486,14 +487,16 @@ def tool_args_match(response: str, arg: Any, ctx: PointContext) -> PointScore:
 
 
 def tool_call_count_between(response: str, arg: Any, ctx: PointContext) -> PointScore:
-    if not isinstance(arg, list) or len(arg) > 3:
+    """As the reference: `min <= count <= max`, counting the calls of `name` when it is a string (any other
+    third item counts every call), no max meaning none. Ours: a bound that is not a number (or NaN, or no
+    min at all) is not scored: the reference reads it as 0 or Infinity and scores a check not made."""
+    if not isinstance(arg, list) or not arg:
         return _err("tool_call_count_between expects [min, max, name?]")
-    low = arg[0] if len(arg) > 0 else 0
+    low = arg[0]
     high = arg[1] if len(arg) > 1 else math.inf
-    name = arg[2] if len(arg) > 2 else None
-    if not (is_js_number(low) and is_js_number(high)) or (name is not None and not isinstance(name, str)) \
-            or math.isnan(low) or math.isnan(high) or high < low:
-        return _err("tool_call_count_between expects [min, max, name?] with numbers min <= max")
+    name = arg[2] if len(arg) > 2 and isinstance(arg[2], str) else None
+    if not (is_js_number(low) and is_js_number(high)) or math.isnan(low) or math.isnan(high):
+        return _err("tool_call_count_between expects [min, max, name?] with numbers min and max")
     count = sum(1 for c in _calls(response, ctx) if not name or c.get("name") == name)
     return _ok(low <= count <= high)
 
@@ -541,9 +544,9 @@ _BASE: dict[str, Scorer] = {
     "matches": _regex_scorer("matches", ""),
     "imatches": _regex_scorer("imatches", "i"),
     "matches_all_of": _matches_all_of("matches_all_of", ""),
-    "imatches_all_of": _matches_all_of("imatches_all_of", "i"),
+    "imatch_all_of": _matches_all_of("imatch_all_of", "i"),
     "matches_at_least_n_of": _matches_at_least_n_of("matches_at_least_n_of", ""),
-    "imatches_at_least_n_of": _matches_at_least_n_of("imatches_at_least_n_of", "i"),
+    "imatch_at_least_n_of": _matches_at_least_n_of("imatch_at_least_n_of", "i"),
     "word_count_between": word_count_between,
     "is_json": is_json,
     "contains_word": _word_scorer("contains_word", False),
@@ -568,6 +571,10 @@ def evaluate_point(fn: str, arg: object, response: str, ctx: PointContext) -> Po
     """Score one function point. Never raises: problems come back as `error` with `score` None."""
     scorer = SCORERS.get(fn)
     if scorer is None:
+        if fn == "isPrototypeOf":
+            # The reference looks names up on a plain object: Object.prototype.isPrototypeOf is found, and
+            # called with the answer (not an object) it returns false. (The checker reports the name.)
+            return _ok(False)
         return _err(f"Unknown point function: '{fn}'")
     try:
         return scorer(response if isinstance(response, str) else "", arg, ctx)

@@ -153,7 +153,7 @@ def _unknown_key(key: Scalar, name: str, spec: ObjectSpec, what: str, out: Findi
     if best:
         out_fn = out.error if severity == "error" else out.warning
         out_fn("unknown-key", key.span, f"{message}; did you mean '{best}'?",
-               fix=replace(f"Rename '{name}' to '{best}'", key.span, best))
+               fix=replace(f"Rename '{name}' to '{best}'", key.span, best), extra={"suggestion": best})
     else:
         out_fn = out.error if severity == "error" else out.warning
         out_fn("unknown-key", key.span, f"{message}. Known keys: {spec.known_names}.")
@@ -163,8 +163,11 @@ def check_value(value: Node | None, f: FieldSpec, out: Findings, registry: Regis
                 key: Scalar | None = None) -> bool:
     """Type, enum and range of one field's value; recurse into declared objects. True when it fits."""
     where = value.span if value is not None else (key.span if key else Span(0, 0, 0, 0))
+    # A lenient field's bad value is ignored by AgentV (with a warning), and by a run: a warning here.
+    report = out.warning if f.lenient else out.error
+    tail = " AgentV ignores it." if f.lenient else ""
     if not check_type(value, f.types):
-        out.error("wrong-type", where, f"'{f.name}' must be {describe_types(f.types)}, found {node_type_name(value)}.")
+        report("wrong-type", where, f"'{f.name}' must be {describe_types(f.types)}, found {node_type_name(value)}.{tail}")
         return False
     if isinstance(value, Scalar):
         v = value.value
@@ -172,21 +175,21 @@ def check_value(value: Node | None, f: FieldSpec, out: Findings, registry: Regis
             best = closest(v, f.enum, cutoff=0.6)
             msg = f"'{f.name}' must be one of {', '.join(f.enum)}; found '{v}'"
             if best:
-                out.error("invalid-value", value.span, f"{msg}. Did you mean '{best}'?",
-                          fix=replace(f"Change to '{best}'", value.span, best))
+                report("invalid-value", value.span, f"{msg}. Did you mean '{best}'?{tail}",
+                       fix=replace(f"Change to '{best}'", value.span, best))
             else:
-                out.error("invalid-value", value.span, msg + ".")
+                report("invalid-value", value.span, msg + "." + tail)
             return False
         if isinstance(v, (int, float)) and not isinstance(v, bool):
             if not math.isfinite(v):
-                out.error("out-of-range", value.span, f"'{f.name}' must be a finite number, found {value.raw}.")
+                report("out-of-range", value.span, f"'{f.name}' must be a finite number, found {value.raw}.{tail}")
                 return False
             if (f.minimum is not None and v < f.minimum) or (f.maximum is not None and v > f.maximum):
-                out.error("out-of-range", value.span, f"'{f.name}' must be {_range_text(f)}, found {value.raw}.")
+                report("out-of-range", value.span, f"'{f.name}' must be {_range_text(f)}, found {value.raw}.{tail}")
                 return False
             if f.exclusive_minimum is not None and v <= f.exclusive_minimum:
-                out.error("out-of-range", value.span,
-                          f"'{f.name}' must be greater than {_num(f.exclusive_minimum)}, found {value.raw}.")
+                report("out-of-range", value.span,
+                       f"'{f.name}' must be greater than {_num(f.exclusive_minimum)}, found {value.raw}.{tail}")
                 return False
     if isinstance(value, Sequence) and f.items:
         for item in value.items:

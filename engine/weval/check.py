@@ -16,7 +16,7 @@ from typing import Any
 
 from ..file_source import DiskSource, FileSource
 from ..findings import Edit, Finding, Findings, Fix, Related, Severity, Span, Tag, replace
-from ..registry.weval import HEADER, MESSAGE, POINT, PROMPT, PROMPT_MARKERS_OURS, REGISTRY
+from ..registry.weval import HEADER, MESSAGE, POINT, PROMPT, PROMPT_MARKERS, REGISTRY
 from ..registry.weval_functions import POINT_FUNCTIONS, Arg, foreign_name, resolve_function
 from ..source import (
     Mapping,
@@ -44,6 +44,8 @@ from ..validation.yaml_text import entry_span, flow, quote
 from .functions_check import check_function_arg
 from .ids import UNDEFINED, blueprint_id, blueprint_id_problem, hash_id, stable_json
 from .ids import quote_json as _quote
+from .js_values import ReferenceRejects, has_merge_key, js_keys, js_plain, js_prompt_id, merged_mapping
+from .js_values import truthy as js_truthy
 from .model import (
     Blueprint,
     Judge,
@@ -57,6 +59,15 @@ from .model import (
 )
 from .models import KNOWN_PROVIDERS, find_models_dir, load_collections, parse_model_id
 from .prompt_store import PromptCollector
+from .reference_form import (
+    evaluator_points,
+    normalize_tags,
+    persisted,
+    reference_config,
+    reference_header,
+    validate_prompt,
+)
+from .reference_form import reference_prompt as weval_prompt
 
 
 @dataclass
@@ -159,6 +170,8 @@ class _Context:
         self.same_items: dict[object, tuple[Span, Prompt | None, list[Finding]]] = {}
         self.lines_read = False
         self.second_dash: dict[int, int] = {}  # line → where its second "- " starts (_unwrap_paths_fix)
+        # what the reference's prompt normalization reads from the header (reference_form.py)
+        self.ref_header: dict[str, Any] = reference_header(None)
 
     @property
     def lines(self) -> list[str]:
@@ -188,7 +201,7 @@ class _Context:
             elif isinstance(first, Mapping) and isinstance(first.get("prompts"), Sequence):
                 header = first
                 prompt_items = ((p, 0) for p in first.get("prompts").items)  # type: ignore[union-attr]
-            elif isinstance(first, Mapping) and not is_json and self._looks_like_prompt(first):
+            elif isinstance(first, Mapping) and not is_json and self._looks_like_prompt(first, PROMPT_MARKERS[:-1]):
                 prompt_items = ((first, 0),)
             elif isinstance(first, Mapping):
                 header = first
@@ -198,15 +211,19 @@ class _Context:
                                f"found {node_type_name(first)}.")
                 return WevalResult(None, self.out)
         else:
-            if isinstance(first, Mapping) and not self._looks_like_prompt(first):
+            if isinstance(first, Mapping) and not self._looks_like_prompt(first, PROMPT_MARKERS):
                 header = first
                 rest = docs[1:]
             else:
                 rest = docs
             prompt_items = _items_of(rest)
         if header is not None:
+            if has_merge_key(header):
+                header = merged_mapping(header)
             self._mixed_header(header)
+        start = len(self.out)
         bp = self._header(header, bp_id)
+        self._reference_header(header, start, bp)
         # where each id was first used, then (once a second one comes) the message and Related every later
         # duplicate-prompt-id finding shares (not the node: a streamed check keeps none)
         seen_ids: dict[str, Span | tuple[str, tuple[Related]]] = {}
@@ -257,6 +274,21 @@ class _Context:
             self.cache.rotate()
         return WevalResult(bp, self.out, prompt_nodes, header, self.collections, self.models_dir)
 
+    def _reference_header(self, header: Mapping | None, start: int, bp: Blueprint) -> None:
+        """The header as Weval's parser and loader read it: what the prompts' normalization takes from it
+        (defs, render_as, noCache), the results' `config`, and what it refuses that no finding of ours reports."""
+        problem = None
+        try:
+            raw = js_plain(header) if header is not None else {}
+            self.ref_header = reference_header(raw)
+            bp.reference = persisted(reference_config(raw, bp.id))
+        except ReferenceRejects as exc:
+            problem = str(exc)
+        except (ValueError, RecursionError):  # too large to convert
+            return
+        if problem and header is not None and not any(f.severity is Severity.ERROR for f in self.out[start:]):
+            self.out.error("reference-rejects", first_line_span(header), f"Weval refuses this blueprint: {problem}")
+
     def _prompt_context(self, header: Mapping | None) -> str:
         """What checking a prompt depends on in the header, as text: the prompt cache's key."""
         if header is None:
@@ -265,8 +297,10 @@ class _Context:
         return repr([(k, to_python(header.get(k))) for k in keys if header.has(k)]) + str(self.models_dir)
 
     @staticmethod
-    def _looks_like_prompt(m: Mapping) -> bool:
-        return any(truthy(m.get(k)) for k in PROMPT_MARKERS_OURS)
+    def _looks_like_prompt(m: Mapping, markers: tuple[str, ...]) -> bool:
+        """The reference's test: one of its markers with a truthy value (a single document's markers are
+        prompt, messages, should, ideal, points; a stream's first document's also expect)."""
+        return any(js_truthy(js_plain(m.get(k))) for k in markers if m.has(k))
 
     def _mixed_header(self, header: Mapping) -> None:
         """A header that also carries prompt keys the reference ignores in detection."""
@@ -308,7 +342,8 @@ class _Context:
         bp.set_keys = frozenset(str(k.value) for k, _ in header.items())
         tags = entries.get("tags")
         if isinstance(tags, Sequence):
-            bp.tags = [str(t.value) for t in tags.items if isinstance(t, Scalar)]
+            # as the reference's loader normalizes them (`Mental Health` → `mental-health`)
+            bp.tags = normalize_tags([t.value for t in tags.items if is_str(t)])
         tools = entries.get("tools")
         if isinstance(tools, Sequence):
             bp.tools = [t for t in to_python(tools) if isinstance(t, dict)]
@@ -502,13 +537,18 @@ class _Context:
                                                     custom=to_python(item))
                 return None
             pairs = list(item.items())
-            if len(pairs) == 1:
-                key, value = pairs[0]
-                if is_str(value):
-                    return ModelRef.build(id=f"{key.value}:{value.value}", span=item.span,
-                                          collection=None, custom=None)
+            if len(pairs) == 1 and is_str(pairs[0][1]):
+                # Weval's run-config would read it as provider:model, but its parser refuses it first
+                key, value = pairs[0][0], pairs[0][1]
+                assert isinstance(value, Scalar)
+                written = f"{key.value}:{value.value}"
+                self.out.error("invalid-model", first_line_span(item),
+                               f"Weval refuses {{{key.value}: {value.value}}}: a model object needs an 'id' (a custom "
+                               f"model). Write '{written}'.",
+                               fix=replace(f"Write '{written}'", item.span, quote(written)))
+                return ModelRef.build(id=written, span=item.span, collection=None, custom=None)
             self.out.error("invalid-model", first_line_span(item),
-                           "A model is 'provider:model', {provider: model}, or a custom model {id, url, modelName, inherit}.")
+                           "A model is 'provider:model', or a custom model {id, url, modelName, inherit}.")
             return None
         self.out.error("invalid-model", item.span, f"A model id must be a string; found {node_type_name(item)}.")
         return None
@@ -599,6 +639,9 @@ class _Context:
         return prompt
 
     def _prompt(self, node: Node, doc_index: int, bp: Blueprint) -> Prompt | None:
+        if has_merge_key(node):
+            node = merged_mapping(node)  # type: ignore[arg-type]  # js-yaml's `<<: *a`: its keys, own keys first
+        start = len(self.out)
         if not isinstance(node, Mapping):
             if not is_null(node):
                 self.out.error("invalid-prompt", node.span,
@@ -610,9 +653,9 @@ class _Context:
         get = {name: pair[1] for name, pair in entries.found.items()}.get
         id_node = get("id")
         explicit_id = None
-        if isinstance(id_node, Scalar) and id_node.value is not None and id_node.value != "":
-            explicit_id = str(id_node.value) if not isinstance(id_node.value, float) else id_node.raw
-        elif id_node is not None:
+        if isinstance(id_node, Scalar) and js_truthy(id_node.value):
+            explicit_id = js_prompt_id(id_node.value)  # String(id): 1e3 → "1000"; 0, false and "" are no id
+        elif id_node is not None and not isinstance(id_node, Scalar):
             self.out.error("wrong-type", id_node.span, "A prompt 'id' must be a string.")
         label = explicit_id or "(no id)"
         prompt_node, messages_node = get("prompt"), get("messages")
@@ -645,7 +688,10 @@ class _Context:
             self.out.error("system-with-systems", key.span,  # type: ignore[union-attr]
                            f"When the blueprint header defines 'systems', individual prompts (like '{label}') cannot "
                            "have their own 'system' override.")
-        should_node, should_not_node = get("should"), get("should_not")
+        # the reference's `should || points || expect || expects || expectations`: the first that is truthy
+        should_node = next((v for k in _RUBRIC_KEYS if (v := node.get(k)) is not None and _node_truthy(v)),
+                           get("should"))
+        should_not_node = get("should_not")
         should = self._rubric(should_node, label, inverted=False) if should_node is not None else []
         should_not = self._rubric(should_not_node, label, inverted=True) if should_not_node is not None else []
         # the optional fields, converted only when present (most prompts set a few: a 4 MB file has a million)
@@ -664,9 +710,36 @@ class _Context:
             no_cache=_bool(no_cache, bp.no_cache or None) if no_cache is not None else bp.no_cache or None,
             tags=[str(t.value) for t in tags.items if isinstance(t, Scalar)] if isinstance(tags, Sequence) else [],
             should=should, should_not=should_not, document=doc_index)
-        if explicit_id is None:
+        try:
+            ref = weval_prompt(js_plain(node), self.ref_header)
+            try:
+                validate_prompt(ref)
+            except ReferenceRejects as exc:
+                self._refused(start, node, exc)
+        except ReferenceRejects as exc:
+            ref = None
+            self._refused(start, node, exc)
+        except (ValueError, RecursionError):  # too large to convert: the typed model's own form
+            ref = None
+        if ref is not None:
+            p.id = js_prompt_id(ref["id"])
+            try:  # what is scored: the points as Weval's evaluator reads the parser's (their spans ours)
+                should_read = evaluator_points(ref.get("points"), ref["id"], False)
+                should_not_read = evaluator_points(ref.get("should_not"), ref["id"], True)
+            except ReferenceRejects as exc:
+                self._refused(start, node, exc, "Weval's evaluator stops on this prompt, no answer gets a score")
+            else:
+                p.should = _as_read(p.should, should_read, node)
+                p.should_not = _as_read(p.should_not, should_not_read, node)
+            p.reference = persisted(ref)
+        elif explicit_id is None:
             p.id = _hash_id(reference_prompt_json(p))
         return p
+
+    def _refused(self, start: int, node: Node, exc: ReferenceRejects, what: str = "Weval refuses this prompt") -> None:
+        """Weval's parser, loader or evaluator refuses the prompt where no finding of ours says why: its message."""
+        if not any(f.severity is Severity.ERROR for f in self.out[start:]):
+            self.out.error("reference-rejects", first_line_span(node), f"{what}: {exc}")
 
     def _messages(self, node: Node) -> list[Message]:
         if not isinstance(node, Sequence):
@@ -751,9 +824,11 @@ class _Context:
                            f"A rubric must be a list of points; found {node_type_name(node)}.")
             return []
         points: list[Point] = []
-        path_index = 0
+        position = -1  # the item's place in the reference's normalized list: its paths' pathId
         paths: list[Sequence] = []
         for item in node.items:
+            if not (isinstance(item, Sequence) and not any(not _dropped_member(m) for m in item.items)):
+                position += 1  # (a path with no member left is dropped by the reference, and not counted)
             if isinstance(item, Sequence):
                 if item.items and isinstance(item.items[0], Sequence):
                     self.out.error(
@@ -762,13 +837,15 @@ class _Context:
                         "item of the rubric. Write every path as `- - point` directly under the rubric key, "
                         "not as a list of paths.", fix=self._unwrap_paths_fix(item))
                     continue
-                members = [m for m in item.items if not (is_null(m) or (is_str(m) and m.value == ""))]
+                members = [m for m in item.items if not _dropped_member(m)]
                 if not members:
                     continue
-                path_id = f"path_{path_index}"
-                path_index += 1
+                path_id = f"path_{position}"  # as the reference numbers paths: should and should_not alike
                 paths.append(item)
                 for m in members:
+                    if is_str(m) and m.value == "":
+                        self._empty_point(m)
+                        continue
                     if type(m) is Scalar and type(m.value) is str and not m.value.startswith("$"):
                         points.append(_text_point(m.span, path_id, inverted, m.value))  # `_point`'s first case
                         continue
@@ -781,7 +858,10 @@ class _Context:
                     if p is not None:
                         points.append(p)
                 continue
-            if type(item) is Scalar and type(item.value) is str and not item.value.startswith("$"):
+            if type(item) is Scalar and type(item.value) is str and (item.value[:1] != "$" or item.value == "$"):
+                if not item.value:
+                    self._empty_point(item)
+                    continue
                 points.append(_text_point(item.span, None, inverted, item.value))  # `_point`'s first case
                 continue
             p = self._point(item, prompt_label, None, inverted, in_path=False)
@@ -792,6 +872,11 @@ class _Context:
                           "An alternative path with no alternatives: its points count together as one half of the "
                           "score. Add another path, or write the points directly under the rubric key.")
         return points
+
+    def _empty_point(self, node: Node) -> None:
+        self.out.error("empty-point", node.span,
+                       "An empty point: Weval keeps it, and its evaluator then stops on it, so no model's answer "
+                       "to this prompt gets a score. Remove it or write the criterion.")
 
     def _unwrap_paths_fix(self, item: Sequence) -> Fix | None:
         """`- - - a` (a list of paths) → one `- - a` item per path, same indentation as the item."""
@@ -819,7 +904,7 @@ class _Context:
 
     def _point(self, node: Node, prompt_label: str, path_id: str | None, inverted: bool, *,
                in_path: bool) -> Point | None:
-        if type(node) is Scalar and type(node.value) is str and not node.value.startswith("$"):
+        if type(node) is Scalar and type(node.value) is str and (node.value[:1] != "$" or node.value == "$"):
             # the common point, plain text: built without the closure and keywords (a 4 MB rubric is a
             # million of them)
             return _text_point(node.span, path_id, inverted, node.value)
@@ -833,7 +918,7 @@ class _Context:
                                f"Point must be a string, array, or object; found {node_type_name(node)}.")
                 return None
             text = node.value
-            if text.startswith("$"):
+            if text.startswith("$") and len(text) > 1:  # "$" alone is text to the reference
                 m = _QUOTED_FN.match(text)
                 if m and not in_path:
                     self._quoted_function(node, m.group(1), m.group(2))
@@ -851,7 +936,7 @@ class _Context:
                 fn = resolve_function(text)
                 if fn is None:
                     self._unknown_function(node.span, text[1:])
-                    return None
+                    return make(kind="fn", fn=text[1:], fn_written=text[1:])  # scored as Weval does: an error
                 if fn.arg not in (Arg.NONE, Arg.OPTIONAL_STRING):
                     # The reference runs it with an undefined argument: the point errors at run time and
                     # is silently left out of the score. Here it is an error on the point.
@@ -859,7 +944,6 @@ class _Context:
                                    f"'{text}' has no argument, so the reference runs {text} without one: the point "
                                    f"errors and is left out of the score. Give it an argument ({fn.arg.value}), "
                                    f"e.g. {fn.example}.")
-                    return None
                 return make(kind="fn", fn=fn.name, fn_written=text[1:])
             return make(kind="text", text=text)
         if not isinstance(node, Mapping):
@@ -878,7 +962,7 @@ class _Context:
                                "Point cannot have both 'text' and 'fn' defined.")
                 return None
             weight = self._weight(entries.get("weight"))
-            citation = _str(entries.get("citation"))
+            citation = _point_citation(entries.get("citation"))
             if fn_node is not None:
                 if not is_str(fn_node):
                     self.out.error("wrong-type", fn_node.span, "'fn' must be a function name.")
@@ -889,11 +973,14 @@ class _Context:
                                      f"'fn: {name}' keeps the '$', so the reference looks for a function named '{name}' "
                                      f"and fails; write 'fn: {name[1:]}'.",
                                      fix=replace(f"Write '{name[1:]}'", fn_node.span, quote(name[1:], fn_node.style)))
-                    name = name[1:]
+                    # the reference keeps the '$': no function has that name, the point fails
+                    return make(kind="fn", fn=name, fn_written=name, fn_args=to_python(entries.get("fnArgs")),
+                                weight=weight, citation=citation)
                 fn = resolve_function(name)
                 if fn is None:
                     self._unknown_function(fn_node.span, name)
-                    return None
+                    return make(kind="fn", fn=name, fn_written=name, fn_args=to_python(entries.get("fnArgs")),
+                                weight=weight, citation=citation)  # scored as Weval does: an error
                 arg_node = entries.get("fnArgs")
                 check_function_arg(fn, arg_node, fn_node, self.out, self)
                 return make(kind="fn", fn=fn.name, fn_written=name, fn_args=to_python(arg_node) if arg_node else None,
@@ -925,15 +1012,18 @@ class _Context:
                       prompt_label: str, make: Any) -> Point | None:
         key, arg = fn_pair
         weight_node: Node | None = None
-        citation: str | None = None
+        multiplier_node: Node | None = None
+        citation: Any = None
         for k, v in keys:
             if k is key:
                 continue
             name = str(k.value)
-            if name in ("weight", "multiplier"):
+            if name == "weight":
                 weight_node = v
+            elif name == "multiplier":
+                multiplier_node = v
             elif name == "citation":
-                citation = _str(v)
+                citation = _point_citation(v)
             elif name.startswith("$"):
                 self.out.error("two-functions", k.span,
                                f"A point runs one function; '{name}' is ignored because '{key.value}' comes first. "
@@ -944,18 +1034,21 @@ class _Context:
                                  f"Unknown key '{name}' in a function point" + (f"; did you mean '{best}'?" if best else
                                                                                 "; known: weight, citation."),
                                  fixes=(replace(f"Rename '{name}' to '{best}'", k.span, best),) if best else ())
-        weight = self._weight(weight_node)
+        # `weight ?? multiplier`, as the reference reads them
+        weight = self._weight(weight_node if weight_node is not None and not is_null(weight_node) else multiplier_node)
         name = str(key.value)[1:]
         if name == "ref":
-            return self._ref_point(key, arg, prompt_label, make, weight)
+            return self._ref_point(key, arg, prompt_label, make, weight, citation)
         fn = resolve_function(name)
         if fn is None:
             self._unknown_function(key.span, name)
-            return None
+            return make(kind="fn", fn=name, fn_written=name, fn_args=to_python(arg), weight=weight,
+                        citation=citation)  # scored as Weval does: an error
         check_function_arg(fn, arg, key, self.out, self)
         return make(kind="fn", fn=fn.name, fn_written=name, fn_args=to_python(arg), weight=weight, citation=citation)
 
-    def _ref_point(self, key: Scalar, arg: Node, prompt_label: str, make: Any, weight: float) -> Point | None:
+    def _ref_point(self, key: Scalar, arg: Node, prompt_label: str, make: Any, weight: float,
+                   citation: Any) -> Point | None:
         if not is_str(arg):
             self.out.error("wrong-type", arg.span, "'$ref' takes the name of a point_defs entry.")
             return None
@@ -969,23 +1062,53 @@ class _Context:
                            fixes=(replace(f"Change to '{best}'", arg.span, quote(best, arg.style)),) if best else ())
             return None
         if is_str(definition):
-            return make(kind="fn", fn="js", fn_written="js", fn_args=definition.value, weight=weight)
-        value = to_python(definition)
+            # the reference: {fn: js, fnArgs: definition, multiplier: the $ref's weight, citation: the $ref's}
+            return make(kind="fn", fn="js", fn_written="js", fn_args=definition.value, weight=weight, citation=citation)
+        value = js_plain(definition)
         if isinstance(value, dict):
-            fn_key = next((k for k in value if k.startswith("$")), None)
-            if fn_key:
-                fn = resolve_function(fn_key)
-                return make(kind="fn", fn=fn.name if fn else fn_key[1:], fn_written=fn_key[1:],
-                            fn_args=value[fn_key], weight=float(value.get("weight", weight)))
-            if "fn" in value:
-                fn = resolve_function(str(value["fn"]))
-                return make(kind="fn", fn=fn.name if fn else value["fn"], fn_written=value["fn"],
-                            fn_args=value.get("fnArgs", value.get("arg")), weight=float(value.get("weight", weight)))
-            text = value.get("text") or value.get("point")
-            if text:
-                return make(kind="text", text=text, weight=float(value.get("weight", weight)),
-                            citation=value.get("citation"))
+            return self._copied_point(key, value, make)
         return None
+
+    def _copied_point(self, key: Scalar, value: dict[str, Any], make: Any) -> Point | None:
+        """A `$ref` to a mapping: the reference copies the definition as written, and its evaluator reads
+        `text`, `fn`, `fnArgs`, `arg`, `multiplier`, `citation` and the first `$` key of the copy, the
+        name not rewritten (so `weight` there, and a weight or citation beside `$ref`, count for nothing)."""
+        where = f"the point_defs entry '$ref' names ({key.span.start_line + 1}:{key.span.start_col + 1})"
+        standard = ("text", "fn", "fnArgs", "arg", "multiplier", "citation")
+        dollar = next((k for k in js_keys(value) if k not in standard and k.startswith("$")), None)
+        text, fn = value.get("text"), value.get("fn")
+        multiplier = value.get("multiplier")
+        if multiplier is not None and (not isinstance(multiplier, (int, float)) or isinstance(multiplier, bool)
+                                       or not 0.1 <= multiplier <= 10):
+            self.out.error("point-weight", key.span, f"Point multiplier must be a number between 0.1 and 10. Found "
+                           f"{multiplier}: {where} (Weval's evaluator stops on it).")
+            return None
+        weight = float(multiplier) if multiplier is not None else 1.0
+        cited = value.get("citation")
+        citation = cited if isinstance(cited, str) else None
+        if js_truthy(text) and (js_truthy(fn) or dollar):
+            self.out.error("text-and-fn", key.span, f"Point object cannot have both 'text' and a function: {where}.")
+            return None
+        if js_truthy(text):
+            return make(kind="text", text=text if isinstance(text, str) else str(text), weight=weight, citation=citation)
+        fn_name = fn if js_truthy(fn) else (dollar[1:] if dollar else None)
+        if not isinstance(fn_name, str) or not fn_name:
+            self.out.error("invalid-point", key.span,
+                           f"Point object must have 'text', 'fn', or a function name (starting with $): {where}. "
+                           "Weval's evaluator stops on it ('point' is not read in a $ref copy).")
+            return None
+        args = value.get("fnArgs")
+        if args is None:
+            args = value.get("arg")
+        if args is None and dollar is not None and not js_truthy(fn):
+            args = value.get(dollar)
+        found = resolve_function(fn_name, rewrite=False)
+        if found is None:
+            self.out.error("unknown-function", key.span,
+                           f"Unknown point function '{fn_name}' in {where}: a point copied by $ref keeps its name "
+                           "as written, and Weval has no function of that name.")
+            return None
+        return make(kind="fn", fn=found.name, fn_written=fn_name, fn_args=args, weight=weight, citation=citation)
 
     def _weight(self, node: Node | None) -> float:
         if node is None:
@@ -1209,6 +1332,50 @@ def _point_json(pt: Point) -> str:
     fn = '"fn":' + _quote(reference_fn_name(pt.fn_written or pt.fn or ""))
     args = ',"fnArgs":' + stable_json(pt.fn_args) if pt.fn_args is not None else ""
     return head + fn + args + "," + multiplier + "}"
+
+
+_RUBRIC_KEYS = ("should", "points", "expect", "expects", "expectations")
+
+
+def _node_truthy(node: Node) -> bool:
+    """JavaScript truthiness of the node's value (a list or mapping always is)."""
+    return not isinstance(node, Scalar) or js_truthy(js_plain(node))
+
+
+def _as_read(points: list[Point], read: list[dict[str, Any]], node: Node) -> list[Point]:
+    """The checker's points with what Weval's evaluator reads in them (function, argument, multiplier,
+    citation, path), where they differ; where the checker dropped a point, the evaluator's list on the
+    prompt's first line (the prompt has an error finding then)."""
+    if len(points) != len(read):
+        span = first_line_span(node)
+        return [_new_point(span, r["path_id"], r["inverted"], _read_fields(r)) for r in read]
+    out = points
+    for i, (pt, r) in enumerate(zip(points, read, strict=True)):
+        fields = _read_fields(r)
+        if any(pt.__dict__.get(k) != v for k, v in fields.items()) or pt.path_id != r["path_id"]:
+            if out is points:
+                out = list(points)
+            out[i] = pt.evolve(path_id=r["path_id"], **fields)
+    return out
+
+
+def _read_fields(r: dict[str, Any]) -> dict[str, Any]:
+    if r["kind"] == "text":
+        return {"kind": "text", "text": r["text"], "fn": None, "fn_written": None, "fn_args": None,
+                "weight": r["weight"], "citation": r["citation"]}
+    found = resolve_function(r["fn"], rewrite=False)
+    return {"kind": "fn", "text": None, "fn": found.name if found else r["fn"], "fn_written": r["fn"],
+            "fn_args": r["args"], "weight": r["weight"], "citation": r["citation"]}
+
+
+def _point_citation(node: Node | None) -> Any:
+    """A point's citation as the reference passes it on: whatever value is written (null: none)."""
+    return None if node is None else js_plain(node)
+
+
+def _dropped_member(m: Node) -> bool:
+    """A member of an alternative path the reference's parser drops: null, or an empty list."""
+    return is_null(m) or (isinstance(m, Sequence) and not m.items)
 
 
 def _str(node: Node | None) -> str | None:

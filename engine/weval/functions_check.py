@@ -6,7 +6,7 @@ from typing import Protocol
 
 from ..findings import Edit, Findings, Fix, Span, replace
 from ..registry.weval_functions import Arg, PointFunction, resolve_function
-from ..scoring.js_regex import find_js_regex_problems
+from ..scoring.js_regex import regex_findings
 from ..source import Mapping, Node, Scalar, Sequence, is_number, is_str, node_type_name, to_python
 from ..validation.yaml_text import flow, quote
 
@@ -130,7 +130,7 @@ def _check_range(arg: Node | None, out: Findings, name: str, where: Span) -> Non
 def _check_regex(fn: PointFunction, node: Scalar, key: Scalar, out: Findings) -> None:
     """Errors where JavaScript would throw; warnings where it would silently mean something else."""
     pattern = node.value
-    problems = find_js_regex_problems(pattern)
+    problems = regex_findings(pattern)
     for p in problems:
         if p.severity != "error":
             out.warning("regex-warning", node.span, f"Regular expression: {p.message}")

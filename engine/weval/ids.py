@@ -6,6 +6,7 @@ import hashlib
 import json
 import math
 import re
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -42,23 +43,36 @@ def blueprint_id_problem(bid: str) -> str | None:
 
 
 def js_number(x: float | int) -> str:
-    """Number text as JavaScript's String(x) writes it: 1.0 → 1, 1e-7 → 1e-7, 1e21 → 1e+21."""
+    """Number text as JavaScript's String(x) writes it (Number::toString: the shortest digits that read
+    back, fixed notation from 1e-6 up to 1e21): 1.0 → 1, 1e-7 → 1e-7, 1e21 → 1e+21, 2**64 →
+    18446744073709552000 (an integer past 2**53 is the double JavaScript reads)."""
     if isinstance(x, bool):
         return "true" if x else "false"
     if isinstance(x, int):
-        return str(x)
+        if -(2**53) < x < 2**53:
+            return str(x)
+        try:
+            x = float(x)
+        except OverflowError:
+            return "null"  # Infinity in JavaScript; JSON.stringify writes null
     if math.isnan(x) or math.isinf(x):
         return "null"  # JSON.stringify's rendering
-    if x.is_integer() and abs(x) < 1e21:
+    if x.is_integer() and abs(x) < 2**53:
         return str(int(x))
-    text = repr(x)
-    if "e" in text:
-        mantissa, exp = text.split("e")
-        sign = "-" if exp.startswith("-") else "+"
-        text = f"{mantissa}e{sign}{exp.lstrip('+-').lstrip('0') or '0'}"
-        if mantissa.endswith(".0"):
-            text = text.replace(".0e", "e")
-    return text
+    sign, digits, exponent = Decimal(repr(x)).normalize().as_tuple()
+    s = "".join(map(str, digits))
+    k = len(s)
+    n = int(exponent) + k  # the decimal point's place after the first n digits
+    if k <= n <= 21:
+        text = s + "0" * (n - k)
+    elif 0 < n <= 21:
+        text = s[:n] + "." + s[n:]
+    elif -6 < n <= 0:
+        text = "0." + "0" * (-n) + s
+    else:
+        e = n - 1
+        text = (s if k == 1 else s[0] + "." + s[1:]) + ("e+" if e >= 0 else "e-") + str(abs(e))
+    return ("-" if sign else "") + text
 
 
 # What json.dumps(s, ensure_ascii=False) returns for a string, without building a JSONEncoder per call
@@ -72,10 +86,19 @@ def stable_json(value: Any) -> str:
     kind = type(value)
     if kind is str:
         return _quote(value)
+    if kind is dict:
+        keys = [k if type(k) is str else str(k) for k, v in value.items() if v is not _UNDEFINED]
+        # JavaScript sorts by UTF-16 code units: past U+FFFF that differs from code points
+        keys.sort(key=None if "".join(keys).isascii() else _utf16)
+        return "{" + ",".join([_quote(k) + ":" + stable_json(value[k]) for k in keys]) + "}"
+    if kind is list or kind is tuple:
+        return "[" + ",".join(["null" if v is _UNDEFINED else stable_json(v) for v in value]) + "]"
     if value is None:
         return "null"
     if kind is bool:
         return "true" if value else "false"
+    if kind is int and -9007199254740992 < value < 9007199254740992:
+        return str(value)
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return js_number(value)
     if isinstance(value, bool):
@@ -83,11 +106,14 @@ def stable_json(value: Any) -> str:
     if isinstance(value, str):
         return _quote(value)
     if isinstance(value, (list, tuple)):
-        return "[" + ",".join([stable_json(v) for v in value]) + "]"
+        return "[" + ",".join(["null" if v is _UNDEFINED else stable_json(v) for v in value]) + "]"
     if isinstance(value, dict):
-        items = sorted((str(k), v) for k, v in value.items() if v is not _UNDEFINED)
-        return "{" + ",".join([_quote(k) + ":" + stable_json(v) for k, v in items]) + "}"
+        return stable_json(dict(value))
     return _quote(str(value))
+
+
+def _utf16(key: str) -> bytes:
+    return key.encode("utf-16-be", "surrogatepass")
 
 
 class _Undefined:
@@ -109,7 +135,14 @@ def prompt_hash_id(normalized_prompt: dict[str, Any]) -> str:
 
 def hash_id(body_json: str) -> str:
     """`prompt_hash_id` of a prompt whose stable JSON (without its id) is `body_json`."""
-    return "hash-" + hashlib.sha256(body_json.encode("utf-8")).hexdigest()[:12]
+    try:
+        data = body_json.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: JSON.stringify writes it as its \\u escape
+        data = _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", body_json).encode("utf-8")
+    return "hash-" + hashlib.sha256(data).hexdigest()[:12]
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 _SAFE_FILE = re.compile(r"[:/\\?#%\[\]]")

@@ -28,7 +28,7 @@ class Point(Located):
     fn_written: str | None = None  # the spelling in the file (`contain`), as the reference keeps it
     fn_args: Any = None
     weight: float = 1.0
-    citation: str | None = None
+    citation: Any = None  # as written: text, mostly
     path_id: str | None = None  # "path_<k>" for points of alternative path k
     inverted: bool = False  # from should_not
     span: Span
@@ -103,6 +103,9 @@ class Prompt(Located):
     should: list[Point] = field(default_factory=list)
     should_not: list[Point] = field(default_factory=list)
     document: int = 0
+    # The prompt as the reference's parser leaves it, as JSON writes it (a results file's config.prompts);
+    # None when the reference refuses it (reference_form.py)
+    reference: dict[str, Any] | None = None
 
     @property
     def points(self) -> list[Point]:
@@ -161,6 +164,9 @@ class Blueprint(Located):
     tool_use: dict[str, Any] | None = None
     external_services: dict[str, Any] = field(default_factory=dict)
     prompts: list[Prompt] = field(default_factory=list)
+    # The header as the reference persists it in a results file's `config` (models not yet resolved,
+    # no prompts); None when the reference refuses it (reference_form.reference_config)
+    reference: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         # a big blueprint's prompts may be a store (prompt_store.py): as plain data, the list it stands for

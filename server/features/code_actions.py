@@ -1,7 +1,8 @@
 """textDocument/codeAction: quick fixes carried by findings, the engine's refactorings, and runs.
 
-Runs as code actions, for clients that show no lenses (and for the keyboard): with the cursor in a
-prompt or test, "Run prompt <id>", "Run all N prompts", "Plan" and, when the file names several
+Runs as code actions, for clients that show no lenses (and for the keyboard): with the cursor on a
+prompt's or test's first line or its id / prompt / messages / input line (engine/ide/runs.py's
+run_line_item; nowhere else, so no lightbulb follows the cursor), "Run prompt <id>", "Run all N prompts", "Plan" and, when the file names several
 models, "Run prompt <id> with <model>"; "Cancel the run" while one goes on. Each runs the very command
 its lens runs (features/run.py). They have no kind, so menus that list every action (Neovim's
 `vim.lsp.buf.code_action()`, VS Code's Ctrl+.) show them and requests for one kind do not.
@@ -9,7 +10,6 @@ its lens runs (features/run.py). They have no kind, so menus that list every act
 
 from __future__ import annotations
 
-import bisect
 import functools
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -95,19 +95,18 @@ def run_actions(snap: Snapshot, listed: list[tuple[str, str, Span]],
     if snap.runs.running:
         return [action("Cancel the run", CANCEL)]
     line, _ = snap.index.point(lsp.Position(line=cursor_line, character=0))
-    # Items are in file order: the last one starting at or before the line, if it reaches the line.
-    k = bisect.bisect_right(listed, line, key=lambda e: e[2].start_line) - 1
-    here = (listed[k][0], listed[k][1]) if k >= 0 and listed[k][2].end_line >= line else None
-    noun = "test" if analysis.suite is not None else "prompt"
-    out: list[dict[str, Any]] = []
-    if here is not None:
-        out.append(action(f"Run {noun} {here[1]}", RUN, item=here[1]))
+    from evalspec.detect import FileKind
+    from evalspec.ide.runs import run_line_item
+
+    item = run_line_item(analysis.parsed.lines, listed, line)  # prompt and test lines only
+    if item is None:
+        return []
+    noun = "test" if analysis.kind is FileKind.AGENTV else "prompt"
     n = len(listed)
-    out.append(action(f"Run all {n} {noun}{'s' if n != 1 else ''}", RUN))
-    out.append(action("Plan", PLAN))
-    if here is not None:
-        for model in _file_models(analysis)[:MAX_MODEL_ACTIONS]:
-            out.append(action(f"Run {noun} {here[1]} with {model}", RUN, item=here[1], model=model))
+    out = [action(f"Run {noun} {item}", RUN, item=item),
+           action(f"Run all {n} {noun}{'s' if n != 1 else ''}", RUN), action("Plan", PLAN)]
+    for model in _file_models(analysis)[:MAX_MODEL_ACTIONS]:
+        out.append(action(f"Run {noun} {item} with {model}", RUN, item=item, model=model))
     return out
 
 

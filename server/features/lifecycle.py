@@ -1,11 +1,11 @@
 """initialize, text synchronisation (incremental), configuration and shutdown. The engine workers
-start right after `initialize` is answered."""
+start when the client says `initialized` (after `initialize` is answered, which they do not slow)."""
 
 from __future__ import annotations
 
-import asyncio
-
 from lsprotocol import types as lsp
+
+from evalspec.finding_docs import set_docs_url
 
 from ..capabilities import ClientSupport
 from ..server import EvalspecServer
@@ -16,7 +16,8 @@ from ..text_documents import apply_changes
 def context(server: EvalspecServer) -> object:
     from ..wire import Context
 
-    return Context(server.client, server.encoding, server.settings.run.diagnostics)
+    settings = server.settings
+    return Context(server.client, server.encoding, settings.run.diagnostics, settings.run_costs, settings.docs_url)
 
 
 def register(server: EvalspecServer) -> None:
@@ -24,18 +25,28 @@ def register(server: EvalspecServer) -> None:
     def initialize(params: lsp.InitializeParams) -> None:
         server.client = ClientSupport.of(params.capabilities)
         server.settings = Settings.of(params.initialization_options)
+        set_docs_url(server.settings.docs_url)
         server.documents.debounce_s = server.settings.debounce_s
         server.workers.count = server.settings.workers
         server.workers.timeout_s = server.settings.worker_timeout_s
         server.workers.memory_bytes = server.settings.worker_memory_mb << 20
         for hook in server.on_initialize:
             hook(params)
-        # After pygls has answered (the encoding is agreed then); the workers load the engine meanwhile.
-        asyncio.get_running_loop().call_soon(start)
+
+    @server.feature(lsp.INITIALIZED)
+    async def initialized(params: lsp.InitializedParams) -> None:
+        # `initialize` has been answered (the encoding is agreed): the workers load the engine now, in
+        # their own processes, so that the first document opened finds one ready.
+        start()
+        for hook in server.on_initialized:
+            await hook(params)
 
     def start() -> None:
         server.workers.context = context(server)
-        server.workers.start()
+        if not server.workers.workers:
+            server.workers.start()
+
+    server.workers.before_start = start  # a client that never says `initialized`: started when first needed
 
     @server.notification(lsp.TEXT_DOCUMENT_DID_OPEN)
     def did_open(server: EvalspecServer, params: lsp.DidOpenTextDocumentParams) -> None:
@@ -59,7 +70,19 @@ def register(server: EvalspecServer) -> None:
     @server.notification(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
     def did_change_configuration(server: EvalspecServer, params: lsp.DidChangeConfigurationParams) -> None:
         if isinstance(params.settings, dict) and params.settings:
-            server.settings.run = Settings.of(params.settings).run
+            from . import inlay_hints
+
+            changed = Settings.of(params.settings)
+            server.settings.run = changed.run
+            if inlay_hints.setting_given(params.settings):
+                inlay_hints.change_setting(server, changed.inlay_hints)
+            if inlay_hints.setting_given(params.settings, "runCosts"):  # the Run lenses' costs (code_lens.py)
+                server.settings.run_costs = changed.run_costs
+                if server.client.code_lens_refresh:
+                    server.workspace_code_lens_refresh(None)
+            if server.settings.docs_url != changed.docs_url:
+                server.settings.docs_url = changed.docs_url
+                set_docs_url(changed.docs_url)
             server.workers.context = context(server)
             server.documents.check_all(server.runs)  # run notes follow the `diagnostics` setting
 

@@ -99,6 +99,7 @@ class RunFeature:
             return "this file is not open"
         try:
             options = options_for(self.server, target.uri, target.item, target.model)
+            options.label = await self.ask("run_label", target.uri, options.label) or options.label
         except ValueError as exc:
             return str(exc)
         planned = await self.ask("plan", target.uri, options)
@@ -116,6 +117,8 @@ class RunFeature:
             return self.refuse("this file is not open")
         try:
             options = options_for(self.server, target.uri, target.item, target.model)
+            # An unsaved text: a run label (and journal) of its own.
+            options.label = await self.ask("run_label", target.uri, options.label) or options.label
         except ValueError as exc:
             return self.refuse(str(exc))
         key = f"lsp.plan {target.item!r} {target.model!r} {options!r}"
@@ -211,6 +214,7 @@ class RunFeature:
     async def drive(self, uri: str, item: str | None, plan: Any, options: RunOptions, state: DocumentRuns) -> None:
         from evalspec.run.events import RunFinished
         from evalspec.run.journal.journal_file import mark_stopped
+        from evalspec.run.journal.run_lock import RunLocked
         from evalspec.run.runner import run
 
         board = state.board
@@ -218,6 +222,7 @@ class RunFeature:
         events = run(plan, options)
         last = 0.0
         finished: RunFinished | None = None
+        refused = ""
         try:
             async for event in events:
                 board.apply(event)
@@ -237,8 +242,11 @@ class RunFeature:
                 await events.aclose()  # type: ignore[attr-defined]
             if board.journal:  # so that the file's next session says "cancelled", not "interrupted"
                 with contextlib.suppress(OSError):
-                    mark_stopped(Path(board.journal), "cancelled")
+                    mark_stopped(Path(board.journal), "cancelled", board.cancelled_cells())
             raise
+        except RunLocked as exc:  # a run of the same label (a terminal's) holds the lock: said, nothing lost
+            board.refuse()
+            refused = f"evalspec: {exc}"
         except OSError as exc:  # the results folder cannot be written (a file, /dev/null, read-only, full)
             board.stop(interrupted=True)
             where = f" {exc.filename}" if exc.filename else ""
@@ -255,7 +263,11 @@ class RunFeature:
             if board.running:
                 board.stop(interrupted=True)
             self.end_progress(progress, board)
-            self.finished(uri, item, state, finished)
+            if refused:
+                self.changed(uri, state)
+                self.message(lsp.MessageType.Warning, refused)
+            else:
+                self.finished(uri, item, state, finished)
 
     def finished(self, uri: str, item: str | None, state: DocumentRuns, event: RunFinished | None) -> None:
         from evalspec.ide.run_history import result_files_of

@@ -123,12 +123,23 @@ def report(worker: Worker, doc: Doc | None, source: str, markdown: bool) -> tupl
     analyses = OnlyThese(known)
     try:
         html = build.write_report([path], path.with_name(f"{name}.report.html"), analyses=analyses)
-        text = build.build_report([path], fmt="markdown", analyses=analyses) if markdown else None
+        text = build.build_report([path], fmt="markdown-text", analyses=analyses) if markdown else None
     except Exception:  # a report that cannot be made never hides the results themselves
         log.warning("no report for %s", path.name, exc_info=True)
         return None, None
     return str(html), text
 
 
-JOBS = {"plan": plan, "plan_summary": plan_summary, "item_at": item_at, "items_and_history": items_and_history,
+def run_label(worker: Worker, doc: Doc, user_label: str | None) -> str | None:
+    """The label option for a run of the document's text: its own when the text is not the saved file's
+    (engine run/plan/run_label.unsaved_label), else None (the terminal's label)."""
+    from evalspec.run.plan.run_label import unsaved_label
+
+    snap = worker.snapshot(doc)
+    if snap is None or snap.analysis.path is None:
+        return None
+    return unsaved_label(snap.analysis.text, snap.analysis.path, user_label)
+
+
+JOBS = {"run_label": run_label, "plan": plan, "plan_summary": plan_summary, "item_at": item_at, "items_and_history": items_and_history,
         "report": report}

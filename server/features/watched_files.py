@@ -10,6 +10,7 @@ refer to; others still send didSave for what they save.
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 from lsprotocol import types as lsp
 
@@ -26,12 +27,13 @@ def register(server: EvalspecServer) -> None:
     @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
     def did_save(params: lsp.DidSaveTextDocumentParams) -> None:
         server.documents.files_changed([path_of(params.text_document.uri)], besides=params.text_document.uri)
+        _tell(server, [path_of(params.text_document.uri)])
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def did_change_watched_files(params: lsp.DidChangeWatchedFilesParams) -> None:
         server.documents.files_changed([path_of(change.uri) for change in params.changes])
+        _tell(server, [path_of(change.uri) for change in params.changes])
 
-    @server.feature(lsp.INITIALIZED)
     async def initialized(params: lsp.InitializedParams) -> None:
         if not server.client.watch_files:
             return
@@ -43,3 +45,11 @@ def register(server: EvalspecServer) -> None:
             await server.client_register_capability_async(lsp.RegistrationParams(registrations=[registration]))
         except Exception:  # the client declined: didSave still covers what is saved in the editor
             log.info("the client did not register the file watcher", exc_info=True)
+
+    server.on_initialized.append(initialized)
+
+
+def _tell(server: EvalspecServer, paths: list[Path | None]) -> None:
+    known = [p for p in paths if p is not None]
+    for hook in server.on_files_changed:
+        hook(known)

@@ -137,12 +137,15 @@ def test_required_and_negate_in_the_model() -> None:
     a, b, c = _a(result)
     assert (a.required, a.threshold) == (True, 0.8)
     assert (b.required, b.threshold, b.negate, b.name, b.weight) == (0.6, 0.6, True, "nb", 2.0)
-    assert (c.required, c.threshold, c.name, c.weight) == (False, None, "contains", 1.0)
+    assert (c.required, c.threshold, c.name, c.weight) == (False, None, "contains-c", 1.0)  # AgentV's auto-name
 
 
 def test_negate_must_be_boolean() -> None:
-    f = one(check(_with("      - {type: contains, value: a, negate: maybe}\n")), "wrong-type")
+    result = check(_with("      - {type: contains, value: a, negate: maybe}\n"))
+    f = one(result, "wrong-type")
     assert "'negate' must be true or false" in f.message
+    # AgentV negates only on `negate: true`: anything else is ignored, a warning (load.jsonl 387, 489 …)
+    assert f.severity == "warning" and result.suite.tests[0].assertions[0].negate is False  # type: ignore[union-attr]
 
 
 def test_unknown_key_on_an_assertion() -> None:
@@ -371,6 +374,22 @@ def test_regex_that_means_something_else_in_javascript() -> None:
     f = one(check(_with('      - type: regex\n        value: "\\\\p{L}+"\n')), "regex-warning")
     assert f.severity == "warning" and "only with the u flag" in f.message
     assert check(_with('      - type: regex\n        value: "\\\\p{L}+"\n        flags: u\n')).findings == []
+
+
+def test_an_empty_regex_refuses_the_file() -> None:
+    # AgentV's loader drops it ("Skipping regex evaluator …: missing value") and scores the test without it;
+    # run, the empty pattern would pass anything: evalspec refuses the file (docs/reference-differences.md).
+    result = check(_with('      - type: regex\n        value: ""\n        flags: i\n'))
+    f = one(result, "missing-value")
+    assert f.severity == "error" and "AgentV skips this assertion" in f.message
+
+
+def test_regex_lint_follows_bun_for_agentv() -> None:
+    # bun (AgentV) accepts inline modifiers and a name used twice in alternatives; Node 20 (Weval) does not.
+    assert check(_with('      - type: regex\n        value: "(?i:abc)|(?<a>x)|(?<a>y)"\n')).findings == []
+    f = one(check(_with('      - type: regex\n        value: "\\\\p{Script=Klingon}"\n        flags: u\n')),
+            "invalid-regex")
+    assert f.message == "Invalid regex pattern '\\p{Script=Klingon}': invalid property expression"
 
 
 def test_composite_with_an_empty_child_list() -> None:

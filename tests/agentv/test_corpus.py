@@ -28,8 +28,14 @@ def corpus_files() -> list[Path]:
 
 
 EXPECTED = """
-# name with spaces and capitals: AgentV's validator warns with the same message.
+# name with spaces and capitals: AgentV's validator warns with the same message and its loader refuses the file.
 features/benchmark-tooling/evals/benchmark.eval.yaml:1 invalid-name
+# A target-level `workspace_template`: v2.19's own targets resolver refuses the target ("target-level
+# workspace_template has been removed. Use eval-level workspace.template.").
+features/agent-judge/.agentv/targets.yaml:13 removed-field
+features/file-changes-judges/.agentv/targets.yaml:11 removed-field
+features/file-changes/.agentv/targets.yaml:16 removed-field
+features/functional-grading/.agentv/targets.yaml:11 removed-field
 # `name` without `description`: AgentV warns "When 'name' is present, 'description' should also be provided."
 features/external-datasets/evals/dataset.eval.yaml:1 missing-description
 # top-level `target: default` is the legacy location of execution.target.

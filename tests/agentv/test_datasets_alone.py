@@ -37,6 +37,18 @@ def test_a_jsonl_dataset_checked_alone_is_checked_line_by_line(tmp_path: Path, c
     assert "1 eval file(s) checked" in out.err
 
 
+@pytest.mark.parametrize("line", ['{"id": "t1", "input": "Hello", "criteria": "says hello"',
+                                  '{"input": "Hello", "assert": [{"type": "contains", "value": "x"}]]}'])
+def test_a_jsonl_dataset_whose_only_line_is_broken_is_still_checked(tmp_path: Path, capsys, line: str) -> None:
+    cases = _write(tmp_path / "cases.jsonl", line + "\n")
+    analysis = analyze_file(cases)
+    assert analysis.kind is FileKind.AGENTV
+    assert [(f.span.start_line + 1, f.code) for f in analysis.findings] == [(1, "invalid-jsonl")]
+    assert main(["check", str(cases)]) == 1
+    out = capsys.readouterr()
+    assert "error[invalid-jsonl]" in out.out and "1 eval file(s) checked" in out.err
+
+
 def test_a_csv_dataset_checked_alone(tmp_path: Path) -> None:
     rows = _write(tmp_path / "rows.csv", "id,input,criteria\na,hello,says hi\n,x,\n")
     analysis = analyze_file(rows)
@@ -44,7 +56,7 @@ def test_a_csv_dataset_checked_alone(tmp_path: Path) -> None:
     assert [(f.span.start_line + 1, f.code) for f in analysis.findings] == [(3, "incomplete-test")]
 
 
-@pytest.mark.parametrize("text", ['{"name": "x"}\n{"a": 1}\n', "a,b\n1,2\n"])
+@pytest.mark.parametrize("text", ['{"name": "x"}\n{"a": 1}\n', "a,b\n1,2\n", '{"input": "x"\n', '{"id": 1, "a"\n'])
 def test_other_jsonl_and_csv_files_are_not_eval_files(tmp_path: Path, text: str) -> None:
     path = _write(tmp_path / ("x.csv" if "," in text.split("\n")[0] and "{" not in text else "x.jsonl"), text)
     assert analyze_file(path).kind is FileKind.NONE

@@ -48,9 +48,9 @@ def test_a_clean_suite_has_no_findings() -> None:
 def test_name_must_be_lowercase_with_hyphens() -> None:
     text = "name: Multi-Model Benchmark\ndescription: d\n" + MINIMAL_TESTS
     f = one(check(text), "invalid-name")
-    assert f.severity == "warning" and at(f) == (1, 7)
+    assert f.severity == "error" and at(f) == (1, 7)  # AgentV's loader refuses the file
     assert f.message == ("Invalid 'name' format 'Multi-Model Benchmark'. Must match pattern /^[a-z0-9-]+$/ "
-                         "(lowercase alphanumeric with hyphens).")
+                         "(lowercase alphanumeric with hyphens). AgentV's loader refuses the file.")
     assert apply(text, f.fixes[0]).startswith("name: multi-model-benchmark\n")
 
 
@@ -221,3 +221,12 @@ def test_yaml_syntax_errors_stay_with_the_parser() -> None:
 
     result = check_agentv(parsed, None, env={})
     assert parsed.findings and result.findings == []
+
+
+def test_with_a_name_an_empty_description_or_a_number_version_is_refused_as_agentv_refuses_it() -> None:
+    # AgentV's parseMetadata holds the metadata to its schema once `name` is a string.
+    f = one(check("name: pack\ndescription: ''\n" + MINIMAL_TESTS), "invalid-description")
+    assert f.severity == "error" and "AgentV's loader refuses the file" in f.message
+    assert one(check("name: pack\ndescription: d\nversion: 1.0\n" + MINIMAL_TESTS), "wrong-type").severity == "error"
+    # Without a name, AgentV reads no metadata: an empty description is only a warning.
+    assert one(check("description: ''\n" + MINIMAL_TESTS), "invalid-description").severity == "warning"

@@ -18,7 +18,6 @@ def test_a_valid_targets_file() -> None:
             provider: cli
             command: bun run ./agent.ts --prompt {PROMPT} --output {OUTPUT_FILE}
             judge_target: default
-            workspace_template: ../workspace-template
             healthcheck: {command: bun run ./agent.ts --healthcheck}
           - name: mock
             provider: mock
@@ -28,6 +27,23 @@ def test_a_valid_targets_file() -> None:
           - {name: delegated, use_target: default}
     """)
     assert findings == []
+
+
+def test_a_target_level_workspace_template_is_refused_as_v2_19_refuses_it() -> None:
+    findings = targets("""
+        targets:
+          - name: agent
+            provider: cli
+            command: ./a {PROMPT}
+            workspace_template: ../ws
+          - name: other
+            provider: cli
+            command: ./a {PROMPT}
+            workspaceTemplate: ../ws
+    """)
+    assert codes(findings) == ["removed-field", "removed-field"]
+    assert one(targets("targets:\n  - {name: a, provider: mock, workspace_template: w}\n"), "removed-field").message == (
+        "target-level workspace_template has been removed. Use eval-level workspace.template.")
 
 
 def test_targets_list_is_required() -> None:

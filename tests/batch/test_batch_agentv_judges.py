@@ -40,7 +40,9 @@ TARGETS = """targets:
 
 
 def suite(tmp_path: Path, n: int, trials: str = "{count: 3, strategy: pass_at_k}") -> Path:
-    """Odd tests miss a required rubric item (banana): pass_at_k asks them three times; even ones pass
+    """Odd tests miss a rubric item (banana), which fails their required rubric assertion (AgentV: a missed
+    required criterion fails the assertion; `required: true` on it fails the test): pass_at_k asks them
+    three times; even ones pass
     at the first attempt, so a second attempt of theirs would be a request an interactive run never sends."""
     (tmp_path / ".agentv").mkdir(exist_ok=True)
     (tmp_path / ".agentv" / "targets.yaml").write_text(TARGETS, encoding="utf-8")
@@ -51,7 +53,7 @@ def suite(tmp_path: Path, n: int, trials: str = "{count: 3, strategy: pass_at_k}
     input: question {i}
     criteria: answers question {i}
     assert:
-      - {{type: rubrics, criteria: {json.dumps(criteria)}}}
+      - {{type: rubrics, criteria: {json.dumps(criteria)}, required: true}}
       - {{type: llm-judge, prompt: "Grade {{{{ answer }}}} for {{{{ criteria }}}}"}}
       - type: composite
         name: combined
@@ -210,7 +212,7 @@ def test_a_judge_item_that_cannot_be_answered_is_not_scored(tmp_path: Path, fake
     rows = {r["test_id"]: r for r in parse(_agentv_bytes(out))}
     rubric = rows["t0"]["scores"][0]
     assert rubric["score"] is None and "the judge judge failed" in rubric["reasoning"]
-    assert rows["t0"]["verdict"] != "pass" and rows["t0"]["not_scored"][0]["type"] == "rubrics"
+    assert rows["t0"]["verdict"] != "pass" and rows["t0"]["not_scored"][0]["type"] == "llm-judge"  # AgentV types a rubrics row llm-judge
 
 
 def _start(path: Path, out: Path, fake: FakeBatchServer, *extra: str) -> subprocess.Popen[bytes]:
@@ -283,8 +285,9 @@ def test_dry_run_splits_judge_calls_that_cannot_batch(tmp_path: Path, fake: Fake
     which batch mode makes one by one, at the interactive price."""
     path = suite(tmp_path, 2, "{count: 1}")
     text = path.read_text(encoding="utf-8")
-    path.write_text(text.replace('      - {type: rubrics, criteria: ["says 0"]}\n',
-                                 '      - {type: rubrics, criteria: ["says 0"]}\n      - {type: agent-judge}\n'),
+    path.write_text(text.replace('      - {type: rubrics, criteria: ["says 0"], required: true}\n',
+                                 '      - {type: rubrics, criteria: ["says 0"], required: true}\n'
+                                 '      - {type: agent-judge}\n'),
                     encoding="utf-8")
     assert main(["run", str(path), "--dry-run", "--json"]) == 0
     est = json.loads(capsys.readouterr().out)["plan"]["cost"]

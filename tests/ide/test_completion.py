@@ -46,7 +46,7 @@ CASES = [
   should:
     - - first path
       - $‸
-""", ["$contains", "$imatches_all_of"], []),
+""", ["$contains", "$imatch_all_of"], []),
     ("function point options", "weval", HEADER + """
 - prompt: Hi
   should:

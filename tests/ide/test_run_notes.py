@@ -71,11 +71,11 @@ def test_agentv_assertions_are_noted_at_their_lines() -> None:
     board = RunBoard()
     board.start(run_items(analysis), None)
     board.apply(Scored(Cell("t1", "echo"), 0.5, "fail", {"scores": [
-        {"name": "contains", "type": "contains", "score": 0.0, "verdict": "fail", "reasoning": "no 'hello'"},
-        {"name": "regex", "type": "regex", "score": 1.0, "verdict": "pass"}]}))
+        {"name": "contains-hello", "type": "contains", "score": 0.0, "verdict": "fail", "reasoning": "no 'hello'"},
+        {"name": "regex-^h", "type": "regex", "score": 1.0, "verdict": "pass"}]}))
     [note] = run_notes(analysis, board)
     assert note.span.start_line == 5 and note.code == FAILED
-    assert note.message == "contains failed on echo: 0.00: no 'hello'"
+    assert note.message == "contains-hello failed on echo: 0.00: no 'hello'"  # AgentV's auto-name
 
 
 def write_journal(folder: Path, name: str, lines: list[str], mtime: float) -> None:
@@ -108,7 +108,8 @@ def test_history_keeps_the_newest_run_of_each_item(tmp_path: Path) -> None:
     assert history.results["p2"]["echo"].score == 0.0  # the newer one-prompt run replaced the failure
     assert history.results["p2"]["echo"].when == 2000.0
     assert history.fingerprints == {"p1": "x"}
-    assert history.summary is not None and history.summary_when == 1000.0  # the last whole-file run
+    # The newest run's summary, one prompt's too: what the editor showed when that run ended (issue 29)
+    assert history.summary is not None and history.summary_when == 2000.0 and history.summary.mean == 0.0
     board = RunBoard()
     board.restore(history)
     items = run_items(analyze(BLUEPRINT, "t.weval.yml"))

@@ -72,7 +72,8 @@ def test_weval_outline() -> None:
     assert duty.span.start_line == 4 and duty.span.end_line == 12
     assert names(duty.children) == ["Mentions prudence", "$contains: fiduciary", "path one", "$icontains: care",
                                     "$contains: guaranteed"]
-    assert [c.detail for c in duty.children] == ["should", "should", "should · path_0", "should · path_0",
+    # path_2: the path is the third item of its block, as Weval numbers paths
+    assert [c.detail for c in duty.children] == ["should", "should", "should · path_2", "should · path_2",
                                                  "should_not"]
     assert [c.kind for c in duty.children] == ["string", "function", "string", "function", "function"]
     assert second.name.startswith("hash-") and second.name.endswith("(generated)")
@@ -98,6 +99,14 @@ def test_agentv_outline() -> None:
     assert names(greeting.children[2].children) == ["is-json"]
     assert refusal.name == "refusal" and names(refusal.children) == ["rubrics"]
     assert "deprecated" in refusal.children[0].detail
+
+
+def test_an_assertion_with_an_empty_or_no_type_is_named_so_not_none() -> None:
+    text = ("name: s\ntests:\n  - id: t\n    input: hi\n    assert:\n      - type:\n      - type: ''\n"
+            "      - value: x\n      - type: contains\n        value: hi\n")
+    [suite] = document_symbols(load(text, "agentv"))
+    [test] = suite.children
+    assert names(test.children) == ["(no type)", "(no type)", "(no type)", "contains"]
 
 
 def test_selection_inside_range_everywhere() -> None:

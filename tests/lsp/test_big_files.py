@@ -48,7 +48,7 @@ def first_line_of(text: str, needle: str) -> int:
 @pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER, client_factory=make_client),
                     params=CLIENTS[1:], ids=["vscode"])
 async def big_client(lsp_client: RecordingClient, request, tmp_path):
-    await start(lsp_client, request.param, tmp_path, options={"debounceMs": 20, "requestBudgetMs": GUARD_S * 1000})
+    await start(lsp_client, request.param, tmp_path, options={"debounceMs": 20, "requestBudgetMs": GUARD_S * 1000, "runCosts": False})
     yield
     await lsp_client.shutdown_session()
 
@@ -156,7 +156,7 @@ async def test_a_4_mb_blueprint_with_an_error_in_every_prompt(big_client: Record
                     params=CLIENTS[1:], ids=["vscode"])
 async def hurried_client(lsp_client: RecordingClient, request, tmp_path):
     """The shortest request budget the settings allow (50 ms): what no large answer is built within."""
-    await start(lsp_client, request.param, tmp_path, options={"debounceMs": 20, "requestBudgetMs": 50})
+    await start(lsp_client, request.param, tmp_path, options={"debounceMs": 20, "requestBudgetMs": 50, "runCosts": False})
     yield
     await lsp_client.shutdown_session()
 

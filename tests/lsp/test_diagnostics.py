@@ -110,3 +110,53 @@ async def test_a_jsonl_dataset_opened_alone_is_checked_line_by_line(client: Reco
     uri = open_doc(client, tmp_path / "cases.jsonl", text, language="jsonl")
     report = await published(client, uri, version=1)
     assert codes_by_line(report.diagnostics) == {1: {"unknown-assertion-type"}, 2: {"invalid-jsonl"}}
+
+
+SUITE_WITH_REGEXES = """\
+description: Regexes as bun reads them.
+tests:
+  - id: t1
+    input: Q
+    criteria: c
+    assert:
+      - type: regex
+        value: "(?i:abc)"
+      - type: regex
+        value: "\\\\p{Script=Klingon}"
+        flags: u
+"""
+
+
+async def test_regex_diagnostics_come_from_javascripts_engine(client: RecordingClient, tmp_path):
+    # The server's analysis thread compiles the patterns in QuickJS: `(?i:abc)` is valid for AgentV's bun
+    # (no diagnostic); an unknown script name only QuickJS knows is an error, on its value.
+    uri = open_doc(client, tmp_path / "evals" / "dataset.eval.yaml", SUITE_WITH_REGEXES)
+    report = await published(client, uri, version=1)
+    assert codes_by_line(report.diagnostics) == {9: {"invalid-regex"}}
+    [d] = report.diagnostics
+    assert d.message == "Invalid regex pattern '\\p{Script=Klingon}': invalid property expression"
+
+
+async def test_each_diagnostic_links_to_its_codes_page(client: RecordingClient, tmp_path):
+    """codeDescription.href: by default a local page (Markdown, written once), the same text as the docs site's."""
+    from pathlib import Path
+    from urllib.parse import unquote, urlparse
+
+    from evalspec.finding_docs import page
+    from evalspec.registry.finding_codes import CODES
+
+    uri = open_doc(client, tmp_path / "capitals.weval.yml", BLUEPRINT)
+    report = await published(client, uri, version=1)
+    for d in report.diagnostics:
+        href = d.code_description.href
+        assert href.startswith("file://") and href.endswith(f"/codes/{d.code}.md")
+        assert Path(unquote(urlparse(href).path)).read_text(encoding="utf-8") == page(CODES[str(d.code)], check=False)
+
+
+async def test_the_docs_url_setting_points_the_links_at_a_docs_site(client: RecordingClient, tmp_path):
+    client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(
+        settings={"evalspec": {"debounceMs": 20, "docsUrl": "https://docs.example.org/evalspec/"}}))
+    uri = open_doc(client, tmp_path / "capitals.weval.yml", BLUEPRINT)
+    report = await published(client, uri, version=1)
+    assert {d.code_description.href for d in report.diagnostics if d.code == "unknown-key"} == {
+        "https://docs.example.org/evalspec/codes/unknown-key/"}

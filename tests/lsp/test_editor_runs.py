@@ -83,9 +83,12 @@ async def test_runs_are_code_actions_running_the_lens_commands(client: RunClient
         "Run prompt count with echo", "Run prompt count with openai:gpt-4o-mini"]
     assert found[0].command == "evalspec.run"
     assert list(found[0].arguments) == [{"uri": uri, "item": "count"}]  # what the lens sends
-    # Outside any prompt: the file's actions only.
-    header = await actions_at(client, uri, TWO_MODELS, "title: Lenses")
-    assert [a.title for a in header] == ["Run all 2 prompts", "Plan"]
+    # The prompt's first line offers the same; its other lines and the header offer none (a lightbulb
+    # on every line otherwise follows the cursor in VS Code): the lenses run the file from there.
+    first = await actions_at(client, uri, TWO_MODELS, "- id: count")
+    assert [a.title for a in first] == [a.title for a in found]
+    assert await actions_at(client, uri, TWO_MODELS, "title: Lenses") == []
+    assert await actions_at(client, uri, TWO_MODELS, "$contains: four") == []
     # Asking for quick fixes only: no run actions.
     pos = position_of(TWO_MODELS, "prompt: Count")
     only = await client.text_document_code_action_async(lsp.CodeActionParams(

@@ -314,7 +314,9 @@ async def execute_settings(client: RunClient, settings: dict[str, Any]) -> None:
 async def test_the_run_progress_shows_a_provider_slowed_by_429s(client: RunClient, tmp_path: Path):
     with FakeProvider() as fake:
         fake.answer = "hello"
-        fake.then(Reply.rate_limited(1, retry_after_ms=600))  # the first call: 429, everyone waits 0.6 s
+        # The first two calls: 429, everyone waits 0.6 s (two throttled answers of two: a storm, not an
+        # isolated 429, so the concurrency halves too).
+        fake.then(Reply.rate_limited(1, retry_after_ms=600), Reply.rate_limited(1, retry_after_ms=600))
         await execute_settings(client, {"run": {"output": "results", "cache": False, "concurrency": 4}})
         text = custom_blueprint(fake) + "".join(
             f"- id: extra{i}\n  prompt: more {i}\n  should:\n    - $contains: hello\n" for i in range(6))
@@ -325,7 +327,7 @@ async def test_the_run_progress_shows_a_provider_slowed_by_429s(client: RunClien
         # The progress names the slowed provider, its concurrency and why, while it is below the 4 asked.
         assert any(re.search(r"; local [123]/4 \(429: waiting 0\.6 s, concurrency 4 → 2\)", m) for m in messages), \
             messages
-        assert len(fake.requests) == 9  # 8 prompts, one retried: bounded
+        assert len(fake.requests) == 10  # 8 prompts, two retried: bounded
 
 
 @pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER, client_factory=make_run_client),
@@ -333,7 +335,7 @@ async def test_the_run_progress_shows_a_provider_slowed_by_429s(client: RunClien
 async def hurried(lsp_client: RunClient, request, tmp_path):
     """The shortest request budget the settings allow (50 ms), with the offline `echo` model."""
     await start(lsp_client, request.param, tmp_path, options={
-        "debounceMs": 20, "requestBudgetMs": 50, "run": {"models": ["echo"], "output": "results", "cache": False}})
+        "debounceMs": 20, "requestBudgetMs": 50, "runCosts": False, "run": {"models": ["echo"], "output": "results", "cache": False}})
     yield
     await lsp_client.shutdown_session()
 

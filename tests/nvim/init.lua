@@ -12,7 +12,9 @@ vim.opt.swapfile = false
 vim.cmd("filetype on")
 
 local here = debug.getinfo(1, "S").source:sub(2):match("(.*/)")
-local harness = dofile(here .. "harness.lua").start(150000)
+local harness_lib = dofile(here .. "harness.lua")
+harness_lib.readme_setup(os.getenv("EVALSPEC_PLUGIN"))  -- the user's init.lua, from the README
+local harness = harness_lib.start(150000)
 local result, finish, step = harness.result, harness.finish, harness.step
 local file = os.getenv("EVALSPEC_NVIM_FILE")
 local v = vim.version()
@@ -47,10 +49,10 @@ end
 local function run()
   local bufnr
   local ok = step("open", function()
-    require("evalspec").setup({
+    harness_lib.setup({
       cmd = { os.getenv("EVALSPEC_PYTHON"), "-m", "evalspec_lsp" },
       -- requestBudgetMs: the suite runs on loaded machines (the 0.8 s default is tested in tests/lsp)
-      init_options = { debounceMs = 20, requestBudgetMs = 10000, run = { models = { "echo" }, output = os.getenv("EVALSPEC_NVIM_RESULTS") } },
+      init_options = { debounceMs = 20, runCosts = false, requestBudgetMs = 10000, run = { models = { "echo" }, output = os.getenv("EVALSPEC_NVIM_RESULTS") } },
     })
     vim.cmd("edit " .. vim.fn.fnameescape(file))
     bufnr = vim.api.nvim_get_current_buf()
@@ -59,6 +61,7 @@ local function run()
       return #vim.lsp.buf_get_clients(bufnr) > 0
     end, 20), "no language client attached to the buffer")
     result.client = vim.lsp.buf_get_clients(bufnr)[next(vim.lsp.buf_get_clients(bufnr))].name
+    result.readme = harness_lib.readme_effects(bufnr)
   end)
   if not ok then
     return
@@ -69,6 +72,19 @@ local function run()
       return has_code(bufnr, "unknown-key")
     end, 20), "no unknown-key diagnostic arrived")
     result.diagnostics_on_open = diagnostics(bufnr)
+  end)
+  if not ok then
+    return
+  end
+
+  ok = step("explain", function()
+    -- :EvalspecExplain on the `shuld` line opens the unknown-key page its diagnostic links to.
+    vim.api.nvim_win_set_cursor(0, { 7, 3 })
+    vim.cmd("EvalspecExplain")
+    result.explain_page = vim.api.nvim_buf_get_name(0)
+    result.explain_lines = vim.api.nvim_buf_get_lines(0, 0, 20, false)
+    vim.cmd("close")
+    assert(vim.api.nvim_get_current_buf() == bufnr, "the blueprint is not the current buffer after :close")
   end)
   if not ok then
     return

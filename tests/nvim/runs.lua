@@ -4,19 +4,20 @@
 -- prompt under the cursor (:EvalspecRun) and the whole file (:EvalspecRunAll) against the fake provider,
 -- read the failed point's diagnostic on its own line and its hover, then start another run and cancel
 -- it (:EvalspecCancel) once the first answer is in.
--- Session "second" (Neovim restarted): open the file and find the earlier results, their diagnostics
--- included, without running anything.
+-- Session "second" (Neovim restarted): open the file and find the results as the first session left
+-- them, their diagnostics included, without running anything; :EvalspecPlan; :EvalspecResults.
 --
 --   EVALSPEC_PLUGIN, EVALSPEC_PYTHON, EVALSPEC_NVIM_FILE, EVALSPEC_NVIM_OUT, EVALSPEC_NVIM_RESULTS,
 --   EVALSPEC_NVIM_TIMEOUT_MS as in init.lua; EVALSPEC_NVIM_SESSION: "first" | "second"
 
 vim.opt.runtimepath:prepend(os.getenv("EVALSPEC_PLUGIN"))
 vim.opt.swapfile = false
-vim.opt.completeopt = "menuone,noselect"
 vim.cmd("filetype on")
 
 local here = debug.getinfo(1, "S").source:sub(2):match("(.*/)")
-local harness = dofile(here .. "harness.lua").start(270000)
+local harness_lib = dofile(here .. "harness.lua")
+harness_lib.readme_setup(os.getenv("EVALSPEC_PLUGIN"))  -- the user's init.lua, from the README
+local harness = harness_lib.start(270000)
 local result, finish, step = harness.result, harness.finish, harness.step
 local file = os.getenv("EVALSPEC_NVIM_FILE")
 local session = os.getenv("EVALSPEC_NVIM_SESSION")
@@ -78,6 +79,16 @@ end
 -- Type `typed` on a new line under `should:`, ask for completions with <C-x><C-o>, pick `want` from the
 -- menu and accept it; `done(line)` gets the line as it then reads. Keys are only read once this Lua
 -- returns to Neovim's main loop, hence the callbacks.
+local function previews()
+  local n = 0
+  for _, win in ipairs(vim.api.nvim_list_wins()) do
+    if vim.wo[win].previewwindow then
+      n = n + 1
+    end
+  end
+  return n
+end
+
 local function complete_and_accept(typed, want, done)
   local at = line_of("^  should:") + 1
   vim.api.nvim_buf_set_lines(bufnr, at, at, false, { typed })
@@ -106,11 +117,16 @@ local function complete_and_accept(typed, want, done)
         end, 100)
         return
       end
-      keys(string.rep("<C-n>", index) .. "<C-y><Esc>")
+      keys(string.rep("<C-n>", index))
       vim.defer_fn(function()
-        local line = vim.api.nvim_buf_get_lines(bufnr, at, at + 1, false)[1]
-        vim.api.nvim_buf_set_lines(bufnr, at, at + 1, false, {}) -- take the half-written point out again
-        done(line, labels)
+        result.previews_while_choosing = previews()
+        keys("<C-y><Esc>")
+        vim.defer_fn(function()
+          result.previews_after_accept = previews() -- the README's CompleteDone autocommand closed it
+          local line = vim.api.nvim_buf_get_lines(bufnr, at, at + 1, false)[1]
+          vim.api.nvim_buf_set_lines(bufnr, at, at + 1, false, {}) -- take the half-written point out again
+          done(line, labels)
+        end, 300)
       end, 300)
     end
     vim.defer_fn(poll, 50)
@@ -119,9 +135,9 @@ end
 
 local function open()
   return step("open", function()
-    require("evalspec").setup({
+    harness_lib.setup({
       cmd = { os.getenv("EVALSPEC_PYTHON"), "-m", "evalspec_lsp" },
-      init_options = { debounceMs = 20, run = { output = os.getenv("EVALSPEC_NVIM_RESULTS"), cache = false,
+      init_options = { debounceMs = 20, runCosts = false, run = { output = os.getenv("EVALSPEC_NVIM_RESULTS"), cache = false,
                                                  concurrency = 1 } },
     })
     vim.cmd("edit " .. vim.fn.fnameescape(file))
@@ -130,6 +146,7 @@ local function open()
       return #vim.lsp.buf_get_clients(bufnr) > 0
     end, 20), "no language client attached to the buffer")
     result.omnifunc = vim.bo[bufnr].omnifunc
+    result.readme = harness_lib.readme_effects(bufnr)
     wait_for("no run lens arrived", function()
       return title_at(0, "^▶ Run all") ~= nil
     end)
@@ -182,6 +199,8 @@ local function first_runs()
       return title_at(0, "^▶ Run all") ~= nil and title_at(count, "cancelled") ~= nil
     end)
     result.after_cancel = lens_titles()
+    vim.wait(1000, function() return false end, 100) -- (diagnostics follow the lenses)
+    result.diagnostics_after_cancel = run_diagnostics()
   end) then
     return
   end
@@ -213,11 +232,21 @@ local function second()
     wait_for("no earlier results on count", function()
       return title_at(count, "ago") ~= nil or title_at(count, "just now") ~= nil
     end)
-    wait_for("no run diagnostics", function()
-      return #run_diagnostics() > 0
+    wait_for("no summary lens", function()
+      return title_at(0, "ago") ~= nil or title_at(0, "just now") ~= nil
     end)
+    vim.wait(1000, function() return false end, 100) -- (diagnostics follow the lenses)
     result.restored = lens_titles()
     result.run_diagnostics = run_diagnostics()
+  end)
+  step("plan", function()
+    -- :EvalspecPlan's message has many lines: all of them are shown (and kept in :messages).
+    vim.cmd("messages clear")
+    vim.cmd("EvalspecPlan")
+    assert(vim.wait(30000, function()
+      return vim.fn.execute("messages"):find("total: ", 1, true) ~= nil
+    end, 100), "no plan message")
+    result.plan_messages = vim.split(vim.fn.execute("messages"), "\n", { plain = true })
   end)
   step("show results", function()
     -- No display here: the report comes as Markdown in a split.

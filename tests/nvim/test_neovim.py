@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -60,12 +61,21 @@ def test_neovim_gets_diagnostics_and_completions(tmp_path):
     result = run_neovim(tmp_path)
     assert "error" not in result, f"{result['error']}\n{result}"
     assert result["client"] == "evalspec"
+    # The README's complete setup ran (tests/nvim/harness.lua): its keymaps on the buffer, diagnostics
+    # while typing, the completion options.
+    assert result["readme"] == {"hover_key_buffer": 1, "code_action_key_buffer": 1, "update_in_insert": True,
+                                "completeopt": "menuone,noselect,preview"}
     assert result["filetype"] == "yaml"
 
     [typo] = [d for d in result["diagnostics_on_open"] if d["code"] == "unknown-key"]
     assert (typo["lnum"], typo["col"], typo["end_col"]) == (6, 2, 7)  # the `shuld` key
     assert typo["source"] == "evalspec"
     assert "should" in typo["message"]
+
+    # :EvalspecExplain follows the diagnostic's link: the code's page (the one `evalspec rule` prints).
+    assert result["explain_page"].endswith("/codes/unknown-key.md")
+    assert result["explain_lines"][0] == "# unknown-key"
+    assert "## Why it matters" in result["explain_lines"]
 
     assert "$contains" in result["completion_labels"]
     assert not [d for d in result["diagnostics_after_edit"] if d["code"] == "unknown-key"]
@@ -81,7 +91,7 @@ def test_neovim_gets_diagnostics_and_completions(tmp_path):
 
 
 RUN_BLUEPRINT = """\
-title: Capitals
+title: Capitals & cities
 models:
   - id: local:fake
     url: {url}
@@ -149,6 +159,9 @@ def test_runs_in_neovim_survive_a_restart(tmp_path):
         # Completion accepted in the editor: the line reads right (no `$$contains`), and typing part of
         # the name first still offers and inserts it.
         assert first["omnifunc"] == "v:lua.vim.lsp.omnifunc"
+        assert first["readme"]["hover_key_buffer"] == 1
+        # The completion's documentation opened in a preview window while choosing; accepting closed it.
+        assert first["previews_while_choosing"] == 1 and first["previews_after_accept"] == 0
         assert first["accepted_after_dollar"] == "    - $contains: "
         assert first["labels_after_wor"] == ["$word_count_between"]
         assert first["accepted_after_wor"] == "    - $word_count_between: "
@@ -173,16 +186,27 @@ def test_runs_in_neovim_survive_a_restart(tmp_path):
 
         second = run_session(tmp_path, blueprint, "second")
         restored = by_line(second["restored"])
-        # greet from the cancelled run, count from the whole-file run before it; nothing ran again.
+        # As the first session left them (issue 29: the state after a restart is the state before it):
+        # greet from the cancelled run, count cancelled in flight, the cancelled run's summary; their age added.
+        assert {line: [re.sub(r" \((just now|\d+ min ago)\)", "", t) for t in ts] for line, ts in restored.items()} \
+            == cancelled
         assert restored[7][1].startswith(f"✓ 1.00 {model} (")
-        assert restored[11][1].startswith(f"✗ 0.50 {model} (")
-        assert restored[0][2].startswith("cancelled (")  # the last whole-file run was the cancelled one
-        assert [d["lnum"] for d in second["run_diagnostics"]] == [15]
+        assert restored[11][1].startswith(f"⊘ cancelled {model} (")
+        assert restored[0][2].startswith("cancelled (")
+        assert second["run_diagnostics"] == first["diagnostics_after_cancel"]
         assert len(fake.requests) == calls
         # :EvalspecResults without a display: the run's report as Markdown in a split.
         report = "\n".join(second["report_lines"])
         assert second["report_name"].startswith("evalspec://report/")
         assert report.startswith("## evalspec report: Capitals") and "local:fake[temp:0]" in report
+        # A Markdown buffer renders no HTML: the text is as written, never `&amp;` (issue 29).
+        assert report.startswith("## evalspec report: Capitals & cities") and "&amp;" not in report
+        # :EvalspecPlan: every line of the plan is shown, not only its last one.
+        plan = [line for line in second["plan_messages"] if line.strip()]
+        first_line = next(i for i, line in enumerate(plan) if line.startswith("LSP[evalspec] weval "))
+        assert "run label" in plan[first_line]
+        shown = plan[first_line:]
+        assert any(line.startswith("model ") for line in shown) and any(line.startswith("total: ") for line in shown)
 
 
 def test_neovim_with_old_mac_line_endings(tmp_path):
@@ -210,3 +234,51 @@ def test_neovim_with_old_mac_line_endings(tmp_path):
     assert "**models**" in result["hover"]
     [idael] = result["diagnostics_after_edit"]
     assert (idael["code"], idael["lnum"], idael["col"], idael["end_col"]) == ("unknown-key", result["idael_line"], 2, 7)
+
+
+FEATURES_BLUEPRINT = """\
+title: Features
+models: [echo]
+point_defs:
+  greets: {$icontains: hello}
+---
+- prompt: Say hello
+  should:
+    - $ref: greets
+    - text: is warm
+      weight: 3
+- id: second
+  prompt: Say hello again
+  should:
+    - $ref: greets
+"""
+
+
+def test_neovim_shows_inlay_hints_and_renames_a_point_definition(tmp_path):
+    """Real Neovim: the hints its client gets (ids, shares) and a rename applied to the buffer by Neovim."""
+    from evalspec.analysis import analyze
+
+    nvim = shutil.which("nvim")
+    assert nvim, "Neovim is required: apt-get install -y neovim"
+    blueprint = tmp_path / "blueprints" / "features.yml"
+    blueprint.parent.mkdir()
+    blueprint.write_text(FEATURES_BLUEPRINT)
+    out, home = tmp_path / "result.json", tmp_path / "home"
+    env = {**os.environ, "EVALSPEC_PLUGIN": str(REPO / "editors" / "nvim"), "EVALSPEC_PYTHON": sys.executable,
+           "EVALSPEC_NVIM_FILE": str(blueprint), "EVALSPEC_NVIM_OUT": str(out),
+           **{f"XDG_{d}_HOME": str(home / d.lower()) for d in ("CONFIG", "DATA", "STATE", "CACHE")}}
+    proc = subprocess.run([nvim, "--headless", "-n", "-i", "NONE", "-u", str(HERE / "editor_features.lua")],
+                          env=env, cwd=tmp_path, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                          timeout=180)
+    assert out.exists(), f"Neovim wrote no results (exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
+    result = json.loads(out.read_text())
+    assert "error" not in result, f"{result['error']}\n{result}"
+    generated = analyze(FEATURES_BLUEPRINT, blueprint).blueprint.prompts[0].id
+    hints = {(h["line"], h["label"]) for h in result["hints"]}
+    assert hints == {(5, f"id: {generated}"), (7, "25 %"), (8, "75 %"), (13, "100 %")}
+    renamed = "\n".join(result["renamed"]) + "\n"
+    assert renamed == FEATURES_BLUEPRINT.replace("greets", "welcomes")
+    after = analyze(renamed, blueprint)
+    assert not after.errors
+    assert after.blueprint.prompts[1].points[0].reference_form() == \
+        analyze(FEATURES_BLUEPRINT, blueprint).blueprint.prompts[1].points[0].reference_form()

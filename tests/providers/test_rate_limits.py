@@ -88,7 +88,10 @@ async def test_a_burst_of_429s_halves_once_and_retry_after_pauses_everyone() -> 
         lane.release()
     assert lane.limit == 4  # one halving, not three
     changes = [(c.reason, c.before, c.after, c.wait) for c in seen if c.after != c.before or c.wait]
-    assert changes == [("429", 8, 4, 0.3)]
+    # The first 429 alone pauses (its Retry-After) without halving; the second makes it a storm (the
+    # pause it reports is what is left of the first one's).
+    assert [c[:3] for c in changes] == [("429", 8, 8), ("429", 8, 4)]
+    assert changes[0][3] == 0.3 and 0.25 <= changes[1][3] <= 0.3
     assert len(seen) == 8 and seen[-1].throttled == 8  # each 429 is counted, unchanged ones included
     t0 = time.monotonic()
     await lane.acquire()  # nobody starts before the Retry-After is over
@@ -96,6 +99,20 @@ async def test_a_burst_of_429s_halves_once_and_retry_after_pauses_everyone() -> 
     lane.observe(429, {}, lane.generation)  # a call of the new wave is refused too: halve again
     lane.release()
     assert lane.limit == 2 and seen[-1].after == 2
+
+
+async def test_isolated_429s_do_not_halve_but_a_storm_does() -> None:
+    lane, seen = _lane(30)
+    for n in range(500):  # 2 % of the answers throttled, one at a time, Retry-After 0
+        g = await lane.acquire()
+        lane.observe(429 if n % 50 == 25 else 200, {}, g, retry_after=0.0 if n % 50 == 25 else None)
+        lane.release()
+    assert lane.limit == 30 and lane.throttled == 10 and all(c.after == c.before for c in seen)
+    for _ in range(6):  # then the quota is hit: answer after answer is 429
+        g = await lane.acquire()
+        lane.observe(429, {}, g, retry_after=0.0)
+        lane.release()
+    assert lane.limit < 30 and any(c.after < c.before for c in seen)
 
 
 async def test_the_limit_bounds_calls_in_flight_and_recovers_additively() -> None:

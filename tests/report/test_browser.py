@@ -35,7 +35,7 @@ def test_a_reviewer_finds_the_failing_prompt_model_and_point(runs: dict[str, Pat
     assert page.locator("#detail-title").inner_text() == "capital"
     assert "openai:other[temp:0]" in page.locator("#detail-model").inner_text()
     assert "What is the capital of France?" in detail.locator(".msg pre").first.inner_text()
-    assert detail.locator("pre.answer").inner_text() == "London. ok"
+    assert detail.locator(".answer").inner_text() == "London. ok"  # rendered as Markdown: a paragraph
     first = detail.locator("table.points tr.first")
     assert first.count() == 1
     assert 'Function: contains("Paris")' in first.inner_text() and "first failed point" in first.inner_text()
@@ -51,7 +51,12 @@ def test_hostile_answers_prompts_and_titles_render_as_text(runs: dict[str, Path]
     view = open_page(_report(runs, tmp_path, "weval"))
     page = view.page
     view.cell("hostile", "openai:candidate[temp:0]").click()
+    # As Markdown the answer is built of text nodes: nothing in it runs or loads.
+    shown = page.locator("#detail .answer").inner_text()
+    assert "<script>window." in shown and '<img src=x onerror="window.' in shown and "<b>bold</b>" in shown
+    page.locator("#detail input.raw").check()  # the raw view: the answer as it came, byte for byte
     assert page.locator("#detail pre.answer").evaluate("e => e.textContent") == HOSTILE
+    page.locator("#detail input.raw").uncheck()
     assert page.locator("#detail .msg pre").first.inner_text() == "Repeat after me: <script>alert(1)</script>"
     assert page.evaluate("() => window.__pwned") is None
     assert page.locator("#detail img, #detail b:text('bold'), #app img").count() == 0
@@ -130,7 +135,7 @@ def test_the_diff_names_regressions_and_improvements_first(runs: dict[str, Path]
     assert "chg-reg" in (cell.get_attribute("class") or "") and "▼" in cell.inner_text()
     cell.click()
     assert page.locator("#detail-change").inner_text() == "regressed: 1.00 → 0.00"
-    answers = page.locator("#detail pre.answer").all_inner_texts()
+    answers = page.locator("#detail .answer").all_inner_texts()
     assert answers == ["Paris, my friend. ok", "London, friend. ok"]
     page.screenshot(path=str(tmp_path / "diff.png"))
 
@@ -173,7 +178,7 @@ def test_thousands_of_rows_render_only_what_is_visible_and_still_search_every_ch
     page.wait_for_function("() => document.getElementById('count').textContent.startsWith('1 of')")
     assert page.locator(".row .idcell b").all_inner_texts() == ["p04321"]
     view.cell("p04321", "m2").click()
-    assert page.locator("#detail pre.answer").inner_text() == "answer 4321 from m2 token4321x2"
+    assert page.locator("#detail .answer").inner_text() == "answer 4321 from m2 token4321x2"
     page.keyboard.press("Escape")  # clears the search (and any filter)
     assert page.locator("#q").input_value() == "" and page.locator("#count").inner_text() == "4,500 of 4,500 prompts"
     page.keyboard.press("End")

@@ -137,7 +137,11 @@ def test_api_keys_never_reach_a_report(runs: dict[str, Path], tmp_path: Path, mo
 def test_comparing_two_runs_names_the_changed_cells(runs: dict[str, Path], tmp_path: Path, capsys) -> None:
     assert main(["report", str(runs["weval"]), str(runs["weval2"]), "-o", str(tmp_path / "d.html")]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0] == "1 regressed, 1 improved, 0 changed otherwise, 0 new, 0 gone"
+    # Both runs of one blueprint share its label: the time tells them apart.
+    assert out[0].startswith("old: ") and out[1].startswith("new: ") and out[0][5:] != out[1][5:]
+    assert " @ " in out[0]
+    out = out[2:]
+    assert out[0] == "1 regressed, 1 improved, 0 changed otherwise, 0 new, 0 gone (score changes under 0.05 not counted)"
     assert out[1:3] == ["  ▼ capital × openai:candidate[temp:0]: 1.00 → 0.00",
                         "  ▲ capital × openai:other[temp:0]: 0.00 → 1.00"]
     assert out[3] == f"report: {tmp_path / 'd.html'}"

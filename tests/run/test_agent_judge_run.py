@@ -71,10 +71,10 @@ def test_the_judge_looks_around_then_scores(tmp_path: Path, smart: SmartFake) ->
     assert row["score"] == 0.75
 
 
-def test_a_missed_required_rubric_fails_the_test(tmp_path: Path, smart: SmartFake) -> None:
+def test_a_missed_required_rubric_fails_the_assertion(tmp_path: Path, smart: SmartFake) -> None:
     smart.decide = _judge_script([json.dumps({"checks": [
         {"id": "exists", "satisfied": True, "reasoning": "yes"},
-        {"id": "tested", "satisfied": False, "reasoning": "no tests folder"}]})])
+        {"id": "tested", "satisfied": False, "reasoning": "no tests folder"}], "overall_reasoning": "half"})])
     bp = _suite(tmp_path, """      - name: audit
         type: agent-judge
         rubrics:
@@ -83,8 +83,8 @@ def test_a_missed_required_rubric_fails_the_test(tmp_path: Path, smart: SmartFak
 """)
     run_events(bp, options(tmp_path, env_for(smart)))
     row = _rows(tmp_path / "out")["t"]
-    assert row["scores"][0]["score"] == 0.75
-    assert row["verdict"] == "fail"
+    assert (row["scores"][0]["score"], row["scores"][0]["verdict"]) == (0.75, "fail")  # the assertion fails
+    assert (row["score"], row["verdict"]) == (0.75, "borderline")  # the test: its score's verdict (AgentV)
 
 
 def test_nothing_outside_the_workspace_reaches_the_judge(tmp_path: Path, smart: SmartFake) -> None:

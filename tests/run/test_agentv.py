@@ -78,9 +78,9 @@ tests:
                 "execution_status"):
         assert key in row, key
     assert row["dataset"] == "gates" and row["target"] == "default" and row["answer"] == "ECHO: hello world"
-    assert row["scores"][0] == {"name": "contains", "type": "contains", "score": 1.0, "weight": 1.0,
+    assert row["scores"][0] == {"name": "contains-hello", "type": "contains", "score": 1.0, "weight": 1.0,
                                 "verdict": "pass", "hits": row["scores"][0]["hits"], "misses": [],
-                                "reasoning": None}
+                                "reasoning": 'Output contains "hello"'}  # AgentV's auto-name and reasoning
     assert row["token_usage"] == {"input": 11, "output": 7}
     assert [e.cell.model for e in of_type(events, "scored")] == ["default"] * 3
 
@@ -157,7 +157,7 @@ tests:
     by_type = {s["type"]: s for s in row["scores"]}
     assert by_type["word-count"]["score"] is None and by_type["word-count"]["verdict"] == "not scored"
     assert by_type["word-count"]["reasoning"].startswith("not scored: custom assertion type 'word-count'")
-    assert by_type["latency"]["score"] == 1.0
+    assert by_type["latency"]["score"] == 0.0  # a chat API reports no duration: AgentV's "no duration data"
     assert (row["score"], row["verdict"]) == (None, "not scored")  # never a pass on the other two
     assert [u["type"] for u in row["not_scored"]] == ["word-count"]
     assert "not_supported" not in row

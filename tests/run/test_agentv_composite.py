@@ -120,7 +120,7 @@ def test_composites_in_a_run(tmp_path: Path, smart: SmartFake) -> None:
     assert quality["score"] == pytest.approx(2.45 / 4)
     inner = next(s for s in quality["scores"] if s["name"] == "inner")
     assert (inner["score"], inner["verdict"]) == (0.25, "fail")
-    assert inner["misses"][0] == "1/4 evaluators passed (threshold: 0.5)"
+    assert inner["reasoning"].startswith("1/4 evaluators passed (threshold: 0.5)")
     assert "[judged] fine" in quality["hits"]
     assert rows["weighted"]["score"] == pytest.approx((3 + 2.45 / 4) / 4)
 

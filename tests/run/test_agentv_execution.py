@@ -107,7 +107,7 @@ def test_without_a_price_the_cost_limit_is_said_to_be_unenforced(tmp_path: Path,
     bp = _trials_suite(tmp_path, "{count: 3, strategy: mean, cost_limit_usd: 0.01}")
     run_events(bp, options(tmp_path, env_for(smart)))
     row = _rows(tmp_path / "out")["t"]
-    assert seq.calls == 3 and "could not be applied" in row["trials_summary"]["cost_limit_note"]
+    assert seq.calls == 3 and "adds nothing to the limit" in row["trials_summary"]["cost_limit_note"]
 
 
 # --- workspaces ---------------------------------------------------------------------------------------

@@ -42,7 +42,8 @@ def _grader(req: dict[str, Any]) -> str | None:
     prompt = req["messages"][-1]["content"]
     if "[[ ## rubric ## ]]" in prompt:
         return json.dumps({"checks": [{"id": "rubric-1", "satisfied": True, "reasoning": "polite"},
-                                      {"id": "warm", "satisfied": False, "reasoning": "flat"}]})
+                                      {"id": "warm", "satisfied": False, "reasoning": "flat"}],
+                           "overall_reasoning": "half"})
     return json.dumps({"score": 1.0, "hits": ["says hello"], "reasoning": "ok"})
 
 
@@ -59,9 +60,10 @@ def test_legacy_rubric_evaluators_and_the_suite_evaluator_key(tmp_path: Path, sm
     files = [p for p in (tmp_path / "out").glob("agentv/*/*.jsonl") if not p.name.endswith(".journal.jsonl")]
     rows = {r["test_id"]: r for r in map(json.loads, files[0].read_text().splitlines())}
     explicit = rows["explicit"]["scores"][0]
-    assert (explicit["type"], explicit["name"]) == ("rubrics", "rubric")
-    # polite (weight 1) satisfied, warm (weight 3, required by default) missed: 0.25, and the test fails.
-    assert explicit["score"] == 0.25 and rows["explicit"]["verdict"] == "fail"
+    assert (explicit["type"], explicit["name"]) == ("llm-judge", "rubric")  # AgentV's row names rubrics llm-judge
+    # polite (weight 1) satisfied, warm (weight 3, required by default) missed: 0.25, and the assertion
+    # fails (AgentV); the test's verdict is its score's.
+    assert (explicit["score"], explicit["verdict"]) == (0.25, "fail") and rows["explicit"]["verdict"] == "fail"
     assert any("[warm] Is warm: flat" in m for m in explicit["misses"])
     assert (rows["in-execution"]["score"], rows["in-execution"]["verdict"]) == (1.0, "pass")
     assert rows["default-evaluator"]["scores"][0]["type"] == "llm-judge"

@@ -119,12 +119,13 @@ tests:
     assert main(["run", str(bp), "-o", str(tmp_path / "out2")]) == 0
 
 
-def test_a_missed_required_rubric_criterion_fails_the_test(tmp_path: Path, smart: SmartFake) -> None:
+def test_a_missed_required_rubric_criterion_fails_the_assertion_not_the_test(tmp_path: Path, smart: SmartFake) -> None:
     def grader(req: dict[str, Any]) -> str | None:
         if req.get("model") != "grader-model":
             return None
         return json.dumps({"checks": [{"id": "polite", "satisfied": True, "reasoning": "yes"},
-                                      {"id": "cites", "satisfied": False, "reasoning": "no source"}]})
+                                      {"id": "cites", "satisfied": False, "reasoning": "no source"}],
+                           "overall_reasoning": "mostly"})
 
     smart.decide = grader
     bp = _suite(tmp_path, """name: rubric-gate
@@ -153,8 +154,11 @@ tests:
 """)
     run_events(bp, options(tmp_path, env_for(smart)))
     rows = _rows(tmp_path / "out")
-    # contains 1.0 × 9 and the rubric 0.9 × 1: 0.99 would pass, but `cites` was required.
-    assert rows["required-missed"]["verdict"] == "fail"
+    # contains 1.0 × 9 and the rubric 0.9 × 1: `cites` was required, so the rubric assertion fails (AgentV);
+    # the test's verdict then comes from the weighted mean, 0.99: a pass.
+    rubric = rows["required-missed"]["scores"][1]
+    assert (rubric["type"], rubric["score"], rubric["verdict"]) == ("llm-judge", pytest.approx(0.9), "fail")
+    assert rows["required-missed"]["verdict"] == "pass"
     assert rows["required-missed"]["score"] == pytest.approx((9 + 0.9) / 10)
     assert (rows["optional-missed"]["verdict"], rows["optional-missed"]["score"]) == ("pass", pytest.approx(0.99))
 
@@ -237,7 +241,7 @@ tests:
   - {id: t, input: hello, criteria: c, assert: [{type: rubrics, criteria: [says hello]}]}
   - {id: u, input: hello, criteria: only a criteria, so the default judge grades it}
 """)
-    assert main(["run", str(nojudge), "-m", "echo", "--dry-run"]) == 0
+    assert main(["run", str(nojudge), "-m", "echo", "--dry-run"]) == 1  # the plan lists a problem
     out = capsys.readouterr().out
     assert "not scored: rubrics (rubrics) in 1 cell(s) (t × echo): no judge" in out
     assert "not scored: llm-judge (llm-judge) in 1 cell(s) (u × echo): no judge" in out

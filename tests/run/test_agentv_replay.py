@@ -271,7 +271,10 @@ def test_cli_replay_exit_codes_and_dry_run(tmp_path: Path, smart: SmartFake, mon
     for k, v in env_for(smart).items():
         monkeypatch.setenv(k, v)
     suite = _suite(tmp_path)
-    assert main(["run", str(suite), "-o", str(tmp_path / "out")]) == 0
+    # The broken target's key is missing: the run is refused before any call, unless --keep-going.
+    assert main(["run", str(suite), "-o", str(tmp_path / "out")]) == 2
+    assert "target broken: " + BROKEN_ERROR in capsys.readouterr().err and smart.count == 0
+    assert main(["run", str(suite), "-o", str(tmp_path / "out"), "--keep-going"]) == 0
     results = _results(tmp_path / "out")
     _, comparison, _ = _weval_files(tmp_path, smart)
     capsys.readouterr()

@@ -51,8 +51,10 @@ def test_the_tool_trajectory_simple_example_matches_agentvs_results(tmp_path: Pa
         row = rows[ref["test_id"]]
         assert row["score"] == pytest.approx(ref["score"]), ref["test_id"]
         for got, want in zip(row["scores"], ref["scores"], strict=True):
-            assert (got["score"], got["hits"], got["misses"]) == (pytest.approx(want["score"]), want["hits"],
-                                                                  want["misses"]), ref["test_id"]
+            # v2.19 writes `required >=N` where the recorded (older) run wrote `≥`
+            assert (got["score"], got["hits"], got["misses"]) == (
+                pytest.approx(want["score"]), [h.replace("≥", ">=") for h in want["hits"]],
+                [m.replace("≥", ">=") for m in want["misses"]]), ref["test_id"]
     # The v2.19 modes the recorded run predates, computed by hand from the mock agent's traces:
     assert rows["superset-mode"]["score"] == 1.0  # knowledgeSearch ×2, documentRetrieve: both found
     assert rows["subset-mode"]["scores"][0]["hits"] == ["No actual tool calls (trivially a subset)"]
@@ -157,7 +159,7 @@ def test_chat_tool_calls_are_the_trace(tmp_path: Path, smart: SmartFake, provide
     assert scores["allowed"]["score"] == 0.5  # get_weather is not in the allowed set
     assert scores["allowed"]["misses"] == ["Position 1: get_weather is not in allowed set"]
     assert scores["minimums"]["score"] == 0.5
-    assert scores["minimums"]["misses"] == ["get_weather: called 1 times (required ≥2)"]
+    assert scores["minimums"]["misses"] == ["get_weather: called 1 times (required >=2)"]
     assert rows["weather"]["score"] == pytest.approx((1 + 0.5 + 1 + 0.5 + 0.5 + 0.5) / 6)
     first_call = rows["weather"]["output"][0]["tool_calls"][0]
     assert first_call == {"tool": "search", "input": {"query": "weather Paris", "limit": 3},
@@ -250,7 +252,7 @@ tests:
     rows = _rows(tmp_path / "out")
     assert rows["aml-002"]["answer"] == '{"decision": "REVIEW"}'
     assert [s["score"] for s in rows["aml-002"]["scores"]] == [1.0, 1.0]
-    assert rows["aml-002"]["scores"][0]["hits"] == ["aml_screening: called 1 times (required ≥1)"]
+    assert rows["aml-002"]["scores"][0]["hits"] == ["aml_screening: called 1 times (required >=1)"]
     missing = rows["aml-004-not-exist"]
     assert missing["execution_status"] == "execution_error"
     assert "Batch output missing id 'aml-004-not-exist'" in missing["error"]

@@ -53,7 +53,7 @@ def test_dry_run_prints_the_plan_and_calls_nothing(tmp_path: Path, cli_env: Smar
 def test_dry_run_json_names_missing_keys(tmp_path: Path, cli_env: SmartFake, capsys, monkeypatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY")
     bp = write(tmp_path / "c.weval.yml", BP)
-    assert main(["run", str(bp), "--dry-run", "--json"]) == 0
+    assert main(["run", str(bp), "--dry-run", "--json"]) == 2  # the run would be refused
     plan = json.loads(capsys.readouterr().out)["plan"]
     assert plan["cells"] == 2 and plan["per_model"]["openai:candidate[temp:0]"]["calls"] == 2
     assert plan["per_model"]["openai:candidate[temp:0]"]["judge_calls"] == 1
@@ -135,13 +135,15 @@ def test_a_run_where_every_call_failed_exits_3_naming_the_cause(tmp_path: Path, 
                                                                 capsys, monkeypatch) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     bp = write(tmp_path / "c.weval.yml", BP)
-    assert main(["run", str(bp), "-m", "anthropic:claude-x", "-o", str(tmp_path / "out")]) == 3
+    assert main(["run", str(bp), "-m", "anthropic:claude-x", "-o", str(tmp_path / "out")]) == 2  # refused first
+    assert "nothing was run (no call made)" in capsys.readouterr().err
+    assert main(["run", str(bp), "-m", "anthropic:claude-x", "-o", str(tmp_path / "out"), "--keep-going"]) == 3
     last = capsys.readouterr().err.strip().splitlines()[-1]
     assert last.startswith("evalspec run: every call failed (2 of 2 cells), nothing was scored: ")
     assert "ANTHROPIC_API_KEY is not set" in last
     # One model failing among several is an ordinary run: the table shows its errors.
     assert main(["run", str(bp), "-m", "anthropic:claude-x", "-m", "openai:candidate",
-                 "-o", str(tmp_path / "out")]) == 0
+                 "-o", str(tmp_path / "out"), "--keep-going"]) == 0
     assert "every call failed" not in capsys.readouterr().err
 
 
@@ -156,6 +158,6 @@ tests:
       - type: contains
         value: Hello
 """)
-    assert main(["run", str(suite), "-m", "openai:gpt-4o-mini", "-o", str(tmp_path / "out")]) == 3
+    assert main(["run", str(suite), "-m", "openai:gpt-4o-mini", "-o", str(tmp_path / "out"), "--keep-going"]) == 3
     last = capsys.readouterr().err.strip().splitlines()[-1]
     assert "every call failed (1 of 1 cells)" in last and "OPENAI_API_KEY" in last

@@ -1,10 +1,10 @@
 """`--dry-run` cost: the figures match a hand computation from the price table and the file.
 
-Each expected number below is worked out by hand from the rule in the README ("Cost"): input tokens =
+Each expected number below is worked out by hand from the rule in docs/guide/costs.md: input tokens =
 sum over the request's messages of ceil(UTF-8 bytes / 4) + 4; output tokens = the request's max_tokens;
 an answer the judge reads is assumed to fill its max_tokens (4 bytes a token); prices are read straight
 from engine/data/prices.json. The only thing taken from the code is the judges' wording, whose sizes
-are pinned here as numbers (change the wording and the README's worked example with them).
+are pinned here as numbers (change the wording and the worked example in docs/guide/costs.md with them).
 """
 
 from __future__ import annotations
@@ -197,7 +197,7 @@ def test_agentv_dry_run_cost_matches_the_hand_computation(tmp_path: Path, env: S
     assert judge_in == 733
     assert judge["usd"] == pytest.approx(usd("gpt-4.1-mini", 733, 3000))
     assert cost["usd"] == pytest.approx(usd("gpt-4o-mini", 13, 400) + usd("gpt-4.1-mini", 733, 3000))
-    assert cost["usd"] == pytest.approx(0.00533515)  # the README's worked example
+    assert cost["usd"] == pytest.approx(0.00533515)  # the worked example of docs/guide/costs.md
     assert cost["batch_usd"] == pytest.approx(cost["usd"] / 2)
     assert env.count == 0
 

@@ -62,6 +62,7 @@ CASES = [
      b'{"t":"usage","c":["p1","openai:gpt-4o"],"r":"answers","m":"t","pm":null,"u":[1,2],"usd":null}'),
     (Done(), b'{"t":"done"}'),
     (Stopped("cancelled"), b'{"t":"stop","why":"cancelled"}'),
+    (Stopped("cancelled", (CELL,)), b'{"t":"stop","why":"cancelled","cells":[["p1","openai:gpt-4o"]]}'),
 ]
 
 

@@ -52,8 +52,8 @@ def _git(cwd: Path, *args: str) -> str:
 
 def test_config_keeps_every_field_the_dashboard_reads(tmp_path: Path, smart: SmartFake) -> None:
     """The reference writes `config: config`, the whole parsed blueprint: the header as written and each
-    prompt as blueprint-parser.ts normalizes it. Prompt `tags` are dropped by the reference; evalspec keeps
-    them (compat notes §3, "Ours")."""
+    prompt as blueprint-parser.ts normalizes it. Prompt `tags` are dropped by the reference, and so by evalspec
+    (issue 25: the prompts are the reference's own form, weval/reference_form.py)."""
     bp = write(tmp_path / "d.weval.yml", DASHBOARD_FIELDS)
     run_events(bp, options(tmp_path, env_for(smart), judges=["openai:judge"]))
     cfg = comparison(tmp_path / "out")["config"]
@@ -66,7 +66,7 @@ def test_config_keeps_every_field_the_dashboard_reads(tmp_path: Path, smart: Sma
     p1, p2 = cfg["prompts"]
     assert p1["render_as"] == "plaintext" and p2["render_as"] == "html"  # a prompt inherits the header's
     assert p1["noCache"] is False and p2["noCache"] is True  # noCache is inherited (compat notes §4)
-    assert p1["tags"] == ["tables", "html"] and "tags" not in p2
+    assert "tags" not in p1 and "tags" not in p2
     assert p1["citation"] == "Section 4"
     assert p1["points"][1] == {"text": "mentions tables", "multiplier": 1, "citation": "Section 4(b)"}
 

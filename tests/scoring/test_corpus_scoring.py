@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-from evalspec.scoring.js_regex import find_js_regex_problems
+from evalspec.scoring.js_regex import regex_findings
 from evalspec.scoring.weval_points import PointContext, evaluate_point
 
 from .test_js_regex import js_compiles
@@ -71,7 +71,7 @@ def test_corpus_regexes_agree_with_javascript(corpus: Path) -> None:
 
     disagreements, invalid = [], []
     for pattern, flags, where in unique:
-        errors = [p for p in find_js_regex_problems(pattern, flags) if p.severity == "error"]
+        errors = [p for p in regex_findings(pattern, flags) if p.severity == "error"]
         if (not errors) != js_compiles(pattern, flags):
             disagreements.append((pattern, flags, where))
         elif errors:

@@ -99,7 +99,8 @@ COVERAGE = [
     ("required and paths each half",
      [(0.8, 1, None), (0.6, 1, None), (0.2, 1, "path_0"), (0.4, 1, "path_0"), (1, 1, "path_1")], 0.85),
     ("excluded points are skipped", [(1, 1, None), (None, 1, None), (0, 1, None)], 0.5),
-    ("an all-excluded path does not exist", [(0.4, 1, None), (None, 1, "path_0")], 0.4),
+    # as the reference: a group whose points all failed counts as 0 (dropping it would lift the score)
+    ("an all-excluded path counts as 0", [(0.4, 1, None), (None, 1, "path_0")], 0.2),
     ("only paths", [(0.3, 1, "path_0"), (0.6, 1, "path_1")], 0.6),
     ("nothing scored", [(None, 1, None), (None, 2, "path_0")], None),
     ("no points", [], None),

@@ -10,15 +10,19 @@ import {
   LanguageClient,
   LanguageClientOptions,
   ServerOptions,
+  StaticFeature,
   TransportKind,
+  WorkDoneProgress,
 } from "vscode-languageclient/node";
 
+import { ProgressHost, ServerProgress } from "./progress";
 import { ShowResultsAnswer, panelContent, panelTitle } from "./results";
-import { findServer } from "./serverCommand";
+import { Found, INSTALL_DOCS, Lookup, OPEN_DOCS, SET_PATH, findServer } from "./serverCommand";
 import { CANCEL_COMMAND, RESULTS_COMMAND, RunState, RunStatus } from "./status";
 
 let client: LanguageClient | undefined;
 let status: RunStatus | undefined;
+let extensionUri: vscode.Uri | undefined;
 
 /** The interpreter selected in VS Code, when the Python extension is installed. */
 async function selectedPython(resource: vscode.Uri | undefined): Promise<string | undefined> {
@@ -59,21 +63,117 @@ async function openResults(answer: ShowResultsAnswer | undefined): Promise<void>
   }
 }
 
-export async function start(): Promise<void> {
-  const config = vscode.workspace.getConfiguration("evalspec");
+/** The workspace folders' paths, the active file's folder first. */
+function workspacePaths(resource: vscode.Uri | undefined): string[] {
+  const folders = (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === "file");
+  const active = resource ? vscode.workspace.getWorkspaceFolder(resource) : undefined;
+  const ordered = active ? [active, ...folders.filter((f) => f.uri.toString() !== active.uri.toString())] : folders;
+  return ordered.map((f) => f.uri.fsPath);
+}
+
+/** Where the server is (see serverCommand.ts); the Python extension is asked only when the
+ * setting and the workspace's virtual environments have not found it. */
+async function locateServer(config: vscode.WorkspaceConfiguration): Promise<Found> {
   const resource = vscode.window.activeTextEditor?.document.uri;
-  const found = findServer({
+  const lookup: Lookup = {
     setting: config.get<string>("serverPath") ?? "",
     args: config.get<string[]>("serverArgs") ?? [],
-    pythonPath: await selectedPython(resource),
+    workspaceFolders: workspacePaths(resource),
     pathEnv: process.env.PATH ?? "",
     platform: process.platform,
-    exists: (file) => fs.existsSync(file),
+    exists: (file) => {
+      try {
+        return fs.statSync(file).isFile();
+      } catch {
+        return false;
+      }
+    },
+  };
+  const found = findServer(lookup);
+  if ("error" in found ? lookup.setting.trim() === "" : found.source === "path") {
+    const pythonPath = await selectedPython(resource);
+    if (pythonPath) {
+      return findServer({ ...lookup, pythonPath });
+    }
+  }
+  return found;
+}
+
+/** The server's cancellable progress (runs) as a notification with Cancel (progress.ts). */
+function progressFeature(started: LanguageClient): StaticFeature {
+  const parts = new Set<ServerProgress>();
+  const host: ProgressHost = {
+    withProgress: (options, task) => {
+      void vscode.window.withProgress({
+        location: options.notification ? vscode.ProgressLocation.Notification : vscode.ProgressLocation.Window,
+        title: options.title, cancellable: options.cancellable,
+      }, (progress, token) => task(progress, token));
+    },
+    onProgress: (token, handler) => started.onProgress(WorkDoneProgress.type, token, handler),
+    cancel: (token) => void started.sendNotification("window/workDoneProgress/cancel", { token }),
+  };
+  return {
+    getState: () => ({ kind: "static" }),
+    fillClientCapabilities: (capabilities) => {
+      capabilities.window = { ...(capabilities.window ?? {}), workDoneProgress: true };
+    },
+    initialize: () => {
+      // After the built-in progress feature: this handler replaces its status-bar-only one.
+      started.onRequest("window/workDoneProgress/create", (params: { token: string | number }) => {
+        parts.add(new ServerProgress(host, params.token, (part) => parts.delete(part)));
+        return null;
+      });
+    },
+    clear: () => {
+      for (const part of parts) {
+        part.end();
+      }
+      parts.clear();
+    },
+  };
+}
+
+let watcher: vscode.FileSystemWatcher | undefined;
+
+/** No server yet: once a workspace .venv/ or venv/ has one (`pip install .` of an evalspec checkout there), it starts.
+ * A folder made with its files at once may be reported as the folder alone: any creation under a
+ * venv makes the extension look again (a few file checks). */
+function watchForServer(): void {
+  if (watcher) {
+    return;
+  }
+  let looking = false;
+  watcher = vscode.workspace.createFileSystemWatcher("**/{.venv,venv}{,/**}", false, true, true);
+  watcher.onDidCreate(async () => {
+    if (looking || client) {
+      return;
+    }
+    looking = true;
+    try {
+      if (!("error" in (await locateServer(vscode.workspace.getConfiguration("evalspec"))))) {
+        watcher?.dispose();
+        watcher = undefined;
+        await start();
+      }
+    } finally {
+      looking = false;
+    }
   });
+}
+
+export async function start(): Promise<void> {
+  const config = vscode.workspace.getConfiguration("evalspec");
+  const found = await locateServer(config);
   if ("error" in found) {
-    const choice = await vscode.window.showErrorMessage(found.error, "Open Settings");
-    if (choice === "Open Settings") {
+    watchForServer();
+    const choice = await vscode.window.showErrorMessage(found.error, SET_PATH, OPEN_DOCS);
+    if (choice === SET_PATH) {
       void vscode.commands.executeCommand("workbench.action.openSettings", "evalspec.serverPath");
+    } else if (choice === OPEN_DOCS) {
+      // The install steps ship with the extension: its own README, at "Finding the server".
+      const readme = extensionUri ? vscode.Uri.joinPath(extensionUri, "README.md") : undefined;
+      void (readme ? vscode.commands.executeCommand("markdown.showPreview", readme)
+        : vscode.env.openExternal(vscode.Uri.parse(INSTALL_DOCS)));
     }
     return;
   }
@@ -87,7 +187,10 @@ export async function start(): Promise<void> {
       { scheme: "file", language: "json" },
       { scheme: "untitled", language: "yaml" },
     ],
-    initializationOptions: { debounceMs: config.get("diagnostics.debounceMs"), run: config.get("run") },
+    initializationOptions: {
+      debounceMs: config.get("diagnostics.debounceMs"), run: config.get("run"), inlayHints: config.get("inlayHints"),
+      runCosts: config.get("runCosts"), docsUrl: config.get("docsUrl"),
+    },
     // Changes to evalspec.run.* reach the server as workspace/didChangeConfiguration.
     synchronize: { configurationSection: "evalspec" },
     outputChannelName: "evalspec",
@@ -106,6 +209,7 @@ export async function start(): Promise<void> {
     },
   };
   const started = new LanguageClient("evalspec", "evalspec", serverOptions, clientOptions);
+  started.registerFeature(progressFeature(started));
   started.onNotification("evalspec/runState", (state: RunState) => status?.update(state));
   try {
     await started.start();
@@ -113,11 +217,13 @@ export async function start(): Promise<void> {
   } catch (err) {
     void vscode.window.showErrorMessage(
       `evalspec: could not start ${found.command} (${(err as Error).message}). ` +
-        "Install it with `pip install evalspec` or set evalspec.serverPath.");
+        "Install the evalspec-lsp distribution (`pip install .` in a checkout of evalspec) or set evalspec.serverPath.");
   }
 }
 
 export async function stop(): Promise<void> {
+  watcher?.dispose();
+  watcher = undefined;
   if (client) {
     const running = client;
     client = undefined;
@@ -143,6 +249,7 @@ function forActiveFile(serverCommand: string, atCursor = false): () => Promise<u
 }
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  extensionUri = context.extensionUri;
   const item = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 50);
   status = new RunStatus(item);
   status.setActive(vscode.window.activeTextEditor?.document.uri.toString());

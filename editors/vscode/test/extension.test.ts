@@ -18,6 +18,10 @@ interface Recorded {
   settings: Record<string, unknown>;
   panels: Array<{ title: string; options: any; webview: { html: string; cspSource: string } }>;
   opened: string[];
+  external: string[];
+  choice?: string; // the button the user clicks in an error message
+  errorButtons: string[][];
+  watchers: Array<{ pattern: string; created?: () => unknown; disposed: boolean }>;
 }
 
 class FakeClient {
@@ -27,8 +31,12 @@ class FakeClient {
   constructor(public id: string, public name: string, public serverOptions: any, public clientOptions: any) {
     FakeClient.recorded.clients.push(this);
   }
+  features: any[] = [];
   onNotification(method: string, handler: (params: unknown) => void): void {
     this.handlers.set(method, handler);
+  }
+  registerFeature(feature: unknown): void {
+    this.features.push(feature);
   }
   async start(): Promise<void> {
     this.started = true;
@@ -38,9 +46,10 @@ class FakeClient {
   }
 }
 
-function install(settings: Record<string, unknown>): Recorded {
+function install(settings: Record<string, unknown>, folders: string[] = [], choice?: string): Recorded {
   const recorded: Recorded = {
-    commands: new Map(), executed: [], errors: [], clients: [], settings, panels: [], opened: [],
+    commands: new Map(), executed: [], errors: [], clients: [], settings, panels: [], opened: [], external: [],
+    choice, errorButtons: [], watchers: [],
     item: { text: "", visible: false },
   };
   FakeClient.recorded = recorded;
@@ -54,11 +63,19 @@ function install(settings: Record<string, unknown>): Recorded {
   const vscode = {
     StatusBarAlignment: { Left: 1 },
     ViewColumn: { Beside: -2 },
-    Uri: { file: (p: string) => ({ fsPath: p, toString: () => `file://${p}` }) },
+    Uri: {
+      file: (p: string) => ({ fsPath: p, scheme: "file", toString: () => `file://${p}` }),
+      parse: (u: string) => ({ toString: () => u }),
+    },
+    env: { openExternal: async (uri: { toString(): string }) => { recorded.external.push(uri.toString()); return true; } },
     window: {
       activeTextEditor: editor,
       createStatusBarItem: () => item,
-      showErrorMessage: async (message: string) => { recorded.errors.push(message); return undefined; },
+      showErrorMessage: async (message: string, ...buttons: string[]) => {
+        recorded.errors.push(message);
+        recorded.errorButtons.push(buttons);
+        return recorded.choice;
+      },
       showWarningMessage: async (message: string) => { recorded.errors.push(message); return undefined; },
       onDidChangeActiveTextEditor: () => ({ dispose() {} }),
       createWebviewPanel: (_type: string, title: string, _column: unknown, options: unknown) => {
@@ -69,6 +86,17 @@ function install(settings: Record<string, unknown>): Recorded {
       showTextDocument: async (doc: { path: string }) => { recorded.opened.push(doc.path); },
     },
     workspace: {
+      workspaceFolders: folders.map((folder) => ({ uri: { fsPath: folder, scheme: "file", toString: () => `file://${folder}` } })),
+      getWorkspaceFolder: () => undefined,
+      createFileSystemWatcher: (pattern: string) => {
+        const watcher = {
+          pattern, created: undefined as undefined | (() => unknown), disposed: false,
+          onDidCreate(fn: () => unknown) { watcher.created = fn; return { dispose() {} }; },
+          dispose() { watcher.disposed = true; },
+        };
+        recorded.watchers.push(watcher);
+        return watcher;
+      },
       getConfiguration: () => ({ get: (key: string) => recorded.settings[key] }),
       onDidChangeConfiguration: () => ({ dispose() {} }),
       openTextDocument: async (uri: { fsPath: string }) => ({ path: uri.fsPath }),
@@ -85,7 +113,7 @@ function install(settings: Record<string, unknown>): Recorded {
     },
     extensions: { getExtension: () => undefined },
   };
-  const languageClient = { LanguageClient: FakeClient, TransportKind: { stdio: 0 } };
+  const languageClient = { LanguageClient: FakeClient, TransportKind: { stdio: 0 }, WorkDoneProgress: { type: {} } };
   const load = Module._load;
   Module._load = function (request: string, ...rest: unknown[]) {
     if (request === "vscode") {
@@ -123,6 +151,10 @@ test("activate contributes the commands, starts the server and follows runs in t
   }
   const [client] = recorded.clients;
   assert.ok(client.started);
+  // The server's cancellable progress is shown by the extension's own feature (a notification with Cancel).
+  const caps: any = {};
+  client.features[0].fillClientCapabilities(caps);
+  assert.equal(caps.window.workDoneProgress, true);
   assert.equal(client.serverOptions.run.command, server);
   assert.deepEqual(client.clientOptions.initializationOptions.run, { models: ["echo"] });
 
@@ -153,19 +185,75 @@ test("activate contributes the commands, starts the server and follows runs in t
   await extension.deactivate();
 });
 
-test("no server anywhere: a clear message and no client", async () => {
-  const recorded = install({ serverPath: "", serverArgs: [] });
+function withPath<T>(dir: string, fn: () => Promise<T>): Promise<T> {
   const saved = process.env.PATH;
-  process.env.PATH = fs.mkdtempSync(path.join(os.tmpdir(), "evalspec-empty-"));
-  try {
+  process.env.PATH = dir;
+  return fn().finally(() => { process.env.PATH = saved; });
+}
+
+test("no server anywhere: one message naming what was tried, with buttons to set the path or read the docs", async () => {
+  const workspace = fs.mkdtempSync(path.join(os.tmpdir(), "evalspec-ws-"));
+  const empty = fs.mkdtempSync(path.join(os.tmpdir(), "evalspec-empty-"));
+  for (const [choice, expected] of [["Set evalspec.serverPath", "settings"], ["Install instructions", "docs"]]) {
+    const recorded = install({ serverPath: "", serverArgs: [] }, [workspace], choice);
+    await withPath(empty, async () => {
+      const extension = require("../src/extension");
+      await extension.activate({ subscriptions: [] });
+    });
+    assert.equal(recorded.clients.length, 0);
+    assert.equal(recorded.errors.length, 1);
+    assert.match(recorded.errors[0], /evalspec-lsp language server was not found/);
+    assert.ok(recorded.errors[0].includes(path.join(workspace, ".venv", "bin")), recorded.errors[0]);
+    assert.ok(recorded.errors[0].includes(path.join(workspace, "venv", "bin")), recorded.errors[0]);
+    assert.match(recorded.errors[0], /PATH/);
+    assert.deepEqual(recorded.errorButtons[0], ["Set evalspec.serverPath", "Install instructions"]);
+    await new Promise((resolve) => setImmediate(resolve));
+    if (expected === "settings") {
+      assert.deepEqual(recorded.executed.at(-1), { command: "workbench.action.openSettings", args: ["evalspec.serverPath"] });
+    } else {
+      assert.equal(recorded.external.length, 1);
+      assert.match(recorded.external[0], /^https:\/\/.*#finding-the-server$/);
+    }
+  }
+});
+
+test("no server yet: a .venv made afterwards (pip install of evalspec there) starts it, no reload needed", async () => {
+  const workspace = fs.mkdtempSync(path.join(os.tmpdir(), "evalspec-ws-"));
+  const recorded = install({ serverPath: "", serverArgs: [] }, [workspace]);
+  await withPath(fs.mkdtempSync(path.join(os.tmpdir(), "evalspec-empty-")), async () => {
     const extension = require("../src/extension");
     await extension.activate({ subscriptions: [] });
-  } finally {
-    process.env.PATH = saved;
-  }
-  assert.equal(recorded.clients.length, 0);
-  assert.equal(recorded.errors.length, 1);
-  assert.match(recorded.errors[0], /evalspec-lsp language server was not found/);
+    assert.equal(recorded.clients.length, 0);
+    const [watcher] = recorded.watchers;
+    assert.equal(watcher.pattern, "**/{.venv,venv}{,/**}");
+    fs.mkdirSync(path.join(workspace, ".venv", "bin"), { recursive: true });
+    await watcher.created!();  // the folder first: still no server, still watching
+    assert.equal(watcher.disposed, false);
+    assert.equal(recorded.clients.length, 0);
+    const server = path.join(workspace, ".venv", "bin", "evalspec-lsp");
+    fs.writeFileSync(server, "#!/bin/sh\n", { mode: 0o755 });
+    await watcher.created!();
+    assert.equal(watcher.disposed, true);
+    assert.equal(recorded.clients.length, 1);
+    assert.equal(recorded.clients[0].serverOptions.run.command, server);
+    await extension.deactivate();
+  });
+});
+
+test("the workspace's venv server is started when PATH has none (the extension host's PATH is not the shell's)", async () => {
+  const workspace = fs.mkdtempSync(path.join(os.tmpdir(), "evalspec-ws-"));
+  fs.mkdirSync(path.join(workspace, ".venv", "bin", "evalspec-lsp"), { recursive: true });  // a folder is no server
+  fs.mkdirSync(path.join(workspace, "venv", "bin"), { recursive: true });
+  const server = path.join(workspace, "venv", "bin", "evalspec-lsp");
+  fs.writeFileSync(server, "#!/bin/sh\n", { mode: 0o755 });
+  const recorded = install({ serverPath: "", serverArgs: [] }, [workspace]);
+  await withPath(fs.mkdtempSync(path.join(os.tmpdir(), "evalspec-empty-")), async () => {
+    const extension = require("../src/extension");
+    await extension.activate({ subscriptions: [] });
+    await extension.deactivate();
+  });
+  assert.deepEqual(recorded.errors, []);
+  assert.equal(recorded.clients[0].serverOptions.run.command, server);
 });
 
 test("show results opens the run's report in a panel, or the results file when there is no report", async () => {

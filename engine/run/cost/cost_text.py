@@ -36,7 +36,7 @@ def estimate_lines(est: Mapping[str, Any]) -> list[str]:
     """The `--dry-run` cost table (cost_estimate.Estimate.to_json())."""
     rows = [(str(x["role"]), str(x["model"]), f"{x['calls']:,}", f"{x['input_tokens']:,}",
              f"{x['output_tokens']:,}", usd(x["usd"]), usd(x["batch_usd"])) for x in est.get("lines") or []]
-    out = ["estimated tokens and cost (outputs counted at max_tokens; the rule is in the README, \"Cost\"):"]
+    out = ["estimated tokens and cost (outputs counted at max_tokens; the rule is in the docs, guide/costs.md):"]
     out += ["  " + r for r in _table(("role", "model", "calls", "input tokens", "output tokens", "interactive",
                                       "batch"), rows)]
     unpriced = list(est.get("unpriced") or [])

@@ -1,7 +1,7 @@
 """What a run will cost before it runs: estimated tokens and US dollars per model and role.
 
 `--dry-run` prints it; `--max-cost` reserves a cell's estimate before the cell starts (cost/budget.py). The
-rule is deliberately simple so a person can check it by hand (README, "Cost"):
+rule is deliberately simple so a person can check it by hand (docs/guide/costs.md):
 
 - tokens(text) = ceil(UTF-8 bytes of text / 4);
 - a request's input tokens = the sum, over its messages (the system prompt counts as one message), of
@@ -383,9 +383,7 @@ def batchable_target(spec: TargetSpec) -> bool:
 
 def _in_workspace(plan: AgentvPlan, task: AgentvTask) -> bool:
     """A test in a workspace: batch mode calls its target and judges one by one (agentv_runner.py)."""
-    config = task.target.config
-    return (task.test.workspace is not None or plan.suite.workspace is not None
-            or bool(config is not None and config.get("workspace_template")))
+    return task.test.workspace is not None or plan.suite.workspace is not None
 
 
 def _agentv_judge_calls(plan: AgentvPlan, task: AgentvTask, answer: str, notes: list[str], *,

@@ -73,7 +73,7 @@ class CostGuard:
         from ..plan.error import PlanError
         from .estimate import estimate
 
-        # Embeddings come after every cell and report no usage: they are outside the caps (README).
+        # Embeddings come after every cell and report no usage: they are outside the caps (docs/guide/costs.md).
         est = estimate(self.plan, self.spend.prices)
         unpriced = list(dict.fromkeys(line.priced_as or line.model for line in est.lines
                                       if line.price is None and line.calls and line.role != EMBEDDINGS))

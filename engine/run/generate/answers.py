@@ -263,7 +263,9 @@ class ReplayedFailure(Exception):
     """A replayed cell whose recorded run failed: it fails again, with the recorded message."""
 
 
-Answer = tuple[str, tuple[int, int], float, bool, str | None, tuple[ToolCall, ...]]
+# (text, (input, output) tokens or None when the target reported none, latency ms, cached, model,
+# tool calls, the cost the target reported itself or None)
+Answer = tuple[str, tuple[int, int] | None, float, bool, str | None, tuple[ToolCall, ...], float | None]
 
 
 class AgentvGenerate:
@@ -295,14 +297,17 @@ class AgentvGenerate:
                            timeout=timeout_seconds(task.test.execution) or timeout_seconds(self.plan.suite.execution))
 
     async def answer(self, task: AgentvTask, attempt: int = 0, folder: Path | None = None) -> Answer:
-        """(text, (input, output tokens), latency ms, cached, the model that answered, tool calls).
-        Raises ProviderError, or ReplayedFailure for a replayed cell that failed."""
+        """(text, (input, output tokens) or None when not reported, latency ms, cached, the model that
+        answered, tool calls, the cost the target reported). Raises ProviderError, or ReplayedFailure for a
+        replayed cell that failed."""
         cell = task.cell
         done = self.state.turns.get(cell, {}).get(attempt)
         if done is not None:
-            return (done.text, done.usage or (0, 0), done.ms or 0.0, False, done.model,
-                    calls_from_json(list(done.tool_calls)))
+            return (done.text, done.usage, done.ms or 0.0, False, done.model,
+                    calls_from_json(list(done.tool_calls)), done.cost_usd)
         model: str | None = None
+        reported_cost: float | None = None
+        usage: tuple[int, int] | None
         if self.plan.replay is not None:
             text, usage, latency, cached, calls = self._replayed(cell)
         else:
@@ -332,14 +337,15 @@ class AgentvGenerate:
                 result = await self.calls.chat(provider, req, cell, limit_key=limit_key(task.target),
                                                model_label=task.target.name)
             text, latency, cached, calls = result.text, result.latency_ms, result.cached, result.tool_calls
-            usage = (result.usage.input_tokens, result.usage.output_tokens)
+            usage = (result.usage.input_tokens, result.usage.output_tokens) if result.usage.reported else None
             model = result.raw_model or model_name or configured_model(task.target)
+            reported_cost = result.cost_usd
         # Replayed answers are journalled too, so that a replay's own journal can be resumed or replayed.
         self.journal.write(Generated(cell, attempt, text, usage, round(latency, 1), cached, model,
-                                     tuple(c.to_json() for c in calls), names_model=True))
-        return text, usage, latency, cached, model, calls
+                                     tuple(c.to_json() for c in calls), names_model=True, cost_usd=reported_cost))
+        return text, usage, latency, cached, model, calls, reported_cost
 
-    def _replayed(self, cell: Cell) -> tuple[str, tuple[int, int], float, bool, tuple[ToolCall, ...]]:
+    def _replayed(self, cell: Cell) -> tuple[str, tuple[int, int] | None, float, bool, tuple[ToolCall, ...]]:
         """The recorded answer of a cell, with the usage, duration and tool calls the original call
         reported (latency, token-usage and tool-trajectory score those). A recorded failure raises
         ReplayedFailure."""
@@ -351,10 +357,11 @@ class AgentvGenerate:
                                   f"{replay.path} has no answer for {cell}")
         return rec.text, rec.usage, rec.latency_ms, False, rec.tool_calls
 
-    def cost(self, task: AgentvTask, model: str | None, usage: tuple[int, int]) -> float | None:
-        """US dollars of the target's call, from the price table; None when its model has no price."""
+    def cost(self, task: AgentvTask, model: str | None, usage: tuple[int, int] | None) -> float | None:
+        """US dollars of the target's call, from the price table; None when its model has no price (or
+        the target reported no usage)."""
         prices = self.plan.prices
-        if prices is None:
+        if prices is None or usage is None:
             return None
         key = (model, task.target.name)
         price = self._prices.get(key, _UNSET)

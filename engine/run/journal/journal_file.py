@@ -16,7 +16,7 @@ import contextlib
 import dataclasses
 import itertools
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -85,6 +85,7 @@ class JournalState:
     usage: list[Usage] | JournaledUsage = field(default_factory=list)
     done: bool = False
     stopped: str | None = None  # why the run was stopped before the end, when it says ("cancelled")
+    stopped_cells: tuple[Cell, ...] = ()  # the cells whose calls were in flight when it was stopped
     headless: bool = False  # resumed from a journal that has records but lost its header (open_journal)
 
     @property
@@ -121,7 +122,7 @@ class JournalState:
         elif isinstance(record, RunHeader):
             self.header = record
         elif isinstance(record, Stopped):
-            self.stopped = record.why
+            self.stopped, self.stopped_cells = record.why, record.cells
         elif isinstance(record, Done):
             self.done = True
 
@@ -324,10 +325,11 @@ def _header_without_fingerprints(f: Any) -> dict[str, Any] | None:
     return rec
 
 
-def mark_stopped(path: Path, why: str) -> None:
-    """Append why a run stopped early to its (closed) journal, so a later reader can say so."""
+def mark_stopped(path: Path, why: str, cells: Iterable[tuple[str, str]] = ()) -> None:
+    """Append why a run stopped early to its (closed) journal, and the (item, model) cells whose calls
+    were in flight then, so a later reader can say so."""
     with Journal(path, fresh=False) as journal:
-        journal.write(Stopped(why))
+        journal.write(Stopped(why, tuple(Cell(item, model) for item, model in cells)))
 
 
 def run_header(plan: Any, options: Any) -> dict[str, Any]:

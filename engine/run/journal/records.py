@@ -21,7 +21,7 @@ ones:
     {"t": "usage", "c": [...], "r": role, "m": label, "pm": priced as, "u": [in, out], "usd": cost | null, "b": 1 if batched}
                                                               Usage: one call's tokens and cost (cost/spend.py)
     {"t": "done"}                                             Done: the run finished
-    {"t": "stop", "why": "cancelled"}                         Stopped: the user stopped it (the editor's Cancel)
+    {"t": "stop", "why": "cancelled", "cells": [[item, model]]} Stopped: the user stopped it (the editor's Cancel), calls in flight
     {"t": "batch_plan" | "batch_file" | "batch" | "batch_end" | "batch_cancel", "k": key, …}
                                                               batch mode's records (generate/batch_journal.py)
 
@@ -455,17 +455,25 @@ class Done:
 @journal_record
 @dataclass(frozen=True, slots=True)
 class Stopped:
-    """Why a run stopped before the end ("cancelled": the editor's Cancel), appended after it closed."""
+    """Why a run stopped before the end ("cancelled": the editor's Cancel), appended after it closed, and
+    the cells whose calls were in flight then (an editor shows them as cancelled after a restart too)."""
 
     TAG: ClassVar[str] = "stop"
     why: str
+    cells: tuple[Cell, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        return {"t": self.TAG, "why": self.why}
+        out: dict[str, Any] = {"t": self.TAG, "why": self.why}
+        if self.cells:
+            out["cells"] = [cell_ref(c) for c in self.cells]
+        return out
 
     @classmethod
     def from_json(cls, rec: dict[str, Any]) -> Stopped:
-        return cls(str(rec.get("why") or "stopped"))
+        cells = rec.get("cells")
+        found = tuple(Cell(str(c[0]), str(c[1])) for c in cells if isinstance(c, list) and len(c) == 2) \
+            if isinstance(cells, list) else ()
+        return cls(str(rec.get("why") or "stopped"), found)
 
 
 # --- batch mode (generate/batch_stage.py, generate/batch_journal.py) --------------------------------------------------

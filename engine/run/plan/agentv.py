@@ -259,6 +259,9 @@ def _is_model_id(text: str) -> bool:
 def resolve_spec(name: str, targets: dict[str, dict[str, Any]], judge_override: str | None) -> TargetSpec:
     if name in targets:
         entry = targets[name]
+        if "workspace_template" in entry or "workspaceTemplate" in entry:  # AgentV v2.19 refuses the target
+            raise PlanError(f"{name}: target-level workspace_template has been removed. Use eval-level "
+                            "workspace.template.")
         judge = judge_override or (str(entry["judge_target"]) if entry.get("judge_target") else None)
         return TargetSpec(name, config=entry, judge=judge)
     if _is_model_id(name):

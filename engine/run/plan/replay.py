@@ -72,8 +72,9 @@ class Recorded:
     generated: list[str] = field(default_factory=list)  # every generated turn, in order
     history: list[dict[str, Any]] | None = None
     error: str | None = None
-    # As the original call reported them: AgentV's latency and token-usage assertions score these.
-    usage: tuple[int, int] = (0, 0)
+    # As the original call reported them: AgentV's latency and token-usage assertions score these (None: the
+    # target reported no usage, and a token-usage check fails with "no data" again).
+    usage: tuple[int, int] | None = (0, 0)
     latency_ms: float = 0.0
     tool_calls: tuple[ToolCall, ...] = ()  # AgentV: the answer's trace (tool-trajectory scores it)
 
@@ -194,13 +195,12 @@ def _is_comparison(path: Path) -> bool:
     return isinstance(data, dict) and "allFinalAssistantResponses" in data
 
 
-def _usage(value: Any) -> tuple[int, int]:
-    if isinstance(value, list | tuple) and len(value) == 2:
-        try:
-            return int(value[0] or 0), int(value[1] or 0)
-        except (TypeError, ValueError):
-            pass
-    return 0, 0
+def _usage(value: Any) -> tuple[int, int] | None:
+    """(input, output) tokens as recorded; None when none were (a target that reported no usage)."""
+    if isinstance(value, list | tuple) and len(value) == 2 and all(
+            isinstance(v, int | float) and not isinstance(v, bool) for v in value):
+        return int(value[0]), int(value[1])
+    return None
 
 
 def _ms(value: Any) -> float:

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
+from ...line_breaks import as_read
 from ...weval.ids import UNDEFINED
 from ...weval.model import Blueprint, Prompt, reference_points
 from ...weval.prompt_store import prompt_ids
@@ -82,3 +84,19 @@ def run_label(content_hash_value: str, user_label: str | None = None) -> str:
     """`<label>_<hash>` when the user gave a label, else the hash (the reference's rule)."""
     label = (user_label or "").strip()
     return f"{label}_{content_hash_value}" if label else content_hash_value
+
+
+def unsaved_label(text: str, path: Path, user_label: str | None = None) -> str | None:
+    """The label option for an editor's run of `text` at `path`: None when it is the file's saved text
+    (the terminal's run label, so `--resume` continues either), else `unsaved-<hash of the text>` (after
+    the user's label): an AgentV run label names the file, not its content, and a Weval one leaves out
+    what the hash does not cover, so an unsaved text would otherwise take over the saved file's journal."""
+    try:
+        saved: str | None = as_read(path.read_bytes().decode("utf-8", errors="replace"), path)
+    except OSError:
+        saved = None
+    if saved == text:
+        return None
+    tag = "unsaved-" + hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest()[:8]
+    label = (user_label or "").strip()
+    return f"{label}_{tag}" if label else tag

@@ -4,7 +4,8 @@ The contract is AgentV's: template variables `{{ answer }}`, `{{ question }}`, `
 `{{ reference_answer }}`, `{{ expected_output }}`, `{{ input }}`, `{{ output }}`, `{{ file_changes }}` and
 the legacy names; the judge answers JSON — `{score, hits, misses, reasoning}` (freeform),
 `{checks: [{id, satisfied, reasoning}]}` (checklist) or `{checks: [{id, score 0–10, reasoning}]}`
-(score ranges). The wording of the prompts is ours.
+(score ranges). The wording of the prompts is ours; reading the reply is AgentV's (parse_json_reply,
+freeform_result, rubric_checks: a reply outside its schema is not scored, as AgentV skips it).
 """
 
 from __future__ import annotations
@@ -12,12 +13,12 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 from ...agentv.model import AgentvTest, Message
-from ...jsonio import dumps_indented, loads
+from ...jsonio import dumps_indented
 from ...providers.redact import clip
-from ...scoring.tagged_text import fenced_blocks
+from ...scoring.js_text import js_json_parse, json_blob
 
 JUDGE_MAX_TOKENS = 1500
 
@@ -141,37 +142,72 @@ class JudgeReplyError(ValueError):
     pass
 
 
+_FENCE = re.compile(r"```json\n?|```")
+
+
 def parse_json_reply(text: str) -> dict[str, Any]:
-    """The JSON object in a judge's answer (code fences and text around it tolerated)."""
+    """The JSON object in a judge's answer, as AgentV's parseJsonFromText finds it: code fences removed,
+    then the text from the first `{` to the last `}` (else all of it) parsed as JSON."""
     if not text or not text.strip():
         raise JudgeReplyError("the judge returned an empty answer")
-    candidates = fenced_blocks(text)[:1]
-    start, end = text.find("{"), text.rfind("}")
-    if start >= 0 and end > start:
-        candidates.append(text[start:end + 1])
-    for c in candidates:
-        try:
-            value = loads(c)  # a judge's reply: nested too deeply is a ValueError too (jsonio)
-        except ValueError:
-            continue
-        if isinstance(value, dict):
-            return value
-    raise JudgeReplyError(f"the judge's answer is not a JSON object: {clip(text, 120)!r}")
+    cleaned = _FENCE.sub("", text).strip()
+    try:
+        value = js_json_parse(json_blob(cleaned))
+    except ValueError:
+        raise JudgeReplyError(f"the judge's answer is not a JSON object: {clip(text, 120)!r}") from None
+    if not isinstance(value, dict):
+        raise JudgeReplyError(f"the judge's answer is not a JSON object: {clip(text, 120)!r}")
+    return value
+
+
+def _number(value: Any) -> TypeGuard[int | float]:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _strings(data: Mapping[str, Any], key: str) -> list[str]:
+    if key not in data:
+        return []
+    value = data[key]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise JudgeReplyError(f"the judge's answer has '{key}' that is not a list of strings")
+    return value
 
 
 def freeform_result(data: Mapping[str, Any]) -> tuple[float, list[str], list[str], str | None]:
+    """AgentV's freeform schema: `score` a number in [0, 1]; `hits`, `misses` lists of strings and
+    `reasoning` a string when given (the first 4 non-empty hits and misses are kept). A reply outside it
+    is not scored (AgentV skips the assertion)."""
     raw = data.get("score")
-    if isinstance(raw, bool) or not isinstance(raw, int | float) or not math.isfinite(raw):
-        raise JudgeReplyError(f"the judge's answer has no numeric score: {raw!r}")
-    score = min(1.0, max(0.0, float(raw)))
-    hits = [str(h) for h in data.get("hits") or [] if isinstance(h, str | int | float)][:8]
-    misses = [str(m) for m in data.get("misses") or [] if isinstance(m, str | int | float)][:8]
+    if not _number(raw) or not 0 <= raw <= 1:
+        raise JudgeReplyError(f"the judge's answer has no score between 0 and 1: {raw!r}")
+    hits = [h for h in _strings(data, "hits") if h.strip()][:4]
+    misses = [m for m in _strings(data, "misses") if m.strip()][:4]
     reasoning = data.get("reasoning")
-    return score, hits, misses, reasoning if isinstance(reasoning, str) else None
+    if "reasoning" in data and not isinstance(reasoning, str):
+        raise JudgeReplyError("the judge's answer has a 'reasoning' that is not a string")
+    return float(raw), hits, misses, reasoning
 
 
-def rubric_checks(data: Mapping[str, Any]) -> list[dict[str, Any]]:
+def rubric_checks(data: Mapping[str, Any], *, ranges: bool = False) -> list[dict[str, Any]]:
+    """The judge's checks, held to AgentV's schema: checklist checks are {id: string, satisfied:
+    boolean, reasoning: string} with `overall_reasoning` a string; score-range checks {id: string,
+    score: an integer 0-10, reasoning?: string}. One check outside it and the reply is not scored."""
     checks = data.get("checks")
     if not isinstance(checks, list):
         raise JudgeReplyError("the judge's answer has no 'checks' list")
-    return [c for c in checks if isinstance(c, dict)]
+    overall = data.get("overall_reasoning")
+    if not (isinstance(overall, str) or (ranges and "overall_reasoning" not in data)):
+        raise JudgeReplyError("the judge's answer has no 'overall_reasoning' text")
+    for k, check in enumerate(checks):
+        if not isinstance(check, dict) or not isinstance(check.get("id"), str):
+            raise JudgeReplyError(f"the judge's check {k} has no 'id' text")
+        if ranges:
+            score = check.get("score")
+            if not _number(score) or not float(score).is_integer() or not 0 <= score <= 10:
+                raise JudgeReplyError(f"the judge's check '{check['id']}' has no integer score from 0 to 10")
+            if "reasoning" in check and not isinstance(check["reasoning"], str):
+                raise JudgeReplyError(f"the judge's check '{check['id']}' has a reasoning that is not text")
+        elif not isinstance(check.get("satisfied"), bool) or not isinstance(check.get("reasoning"), str):
+            raise JudgeReplyError(f"the judge's check '{check['id']}' needs 'satisfied' (true/false) and "
+                                  "'reasoning' (text)")
+    return checks

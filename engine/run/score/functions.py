@@ -6,8 +6,7 @@ reflection, error, multiplier, citation, isInverted, pathId; judges add their fi
 over HTTP and `$js` off the event loop, and leaves the arithmetic (classification scale, consensus,
 the two-halves aggregation, rounding) to scoring/weval_aggregate.
 
-AgentV: one assertion's result entry (the row's `scores` item, with `_required` / `_fails` for the
-aggregation), from scoring/agentv_assertions; an assertion that cannot be scored is an entry with no
+AgentV: one assertion's result entry (the row's `scores` item, with `_required` for the aggregation), from scoring/agentv_assertions; an assertion that cannot be scored is an entry with no
 score and its reason (`skipped`), never a pass.
 """
 
@@ -215,15 +214,20 @@ def deterministic(a: Assertion, answer: str, metrics: RunMetrics, expected: list
     return entry(a, got.score, got.verdict, list(got.hits), list(got.misses), got.reasoning)
 
 
+def row_type(a: Assertion) -> str:
+    """The type a result row names: AgentV runs a `rubrics` assertion as an llm-judge and says so."""
+    return "llm-judge" if a.type == "rubrics" else a.type
+
+
 def entry(a: Assertion, score: float, result_verdict: str, hits: list[str], misses: list[str],
-          reasoning: str | None, *, fails_test: bool = False) -> dict[str, Any]:
-    """A scored assertion's entry; `fails_test`: a missed required rubric criterion fails the test."""
-    return {"name": a.name, "type": a.type, "score": score, "weight": a.weight, "verdict": result_verdict,
-            "hits": hits, "misses": misses, "reasoning": reasoning, "_required": a.required, "_fails": fails_test}
+          reasoning: str | None) -> dict[str, Any]:
+    """A scored assertion's entry."""
+    return {"name": a.name, "type": row_type(a), "score": score, "weight": a.weight, "verdict": result_verdict,
+            "hits": hits, "misses": misses, "reasoning": reasoning, "_required": a.required}
 
 
 def skipped(a: Assertion, reason: str) -> dict[str, Any]:
     """Not scored (a type not run yet, no judge, a failed judge): listed with its reason; the test is then
     not scored unless something else fails it (agentv_aggregate.outcome_of)."""
-    return {"name": a.name, "type": a.type, "score": None, "weight": a.weight, "verdict": NOT_SCORED, "hits": [],
-            "misses": [], "reasoning": reason, "_required": a.required, "_fails": False}
+    return {"name": a.name, "type": row_type(a), "score": None, "weight": a.weight, "verdict": NOT_SCORED, "hits": [],
+            "misses": [], "reasoning": reason, "_required": a.required}

@@ -22,7 +22,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...providers.base import ChatMessage, ChatRequest, ChatResult, Provider, ProviderError
-from ...scoring.agentv_aggregate import negate_result, score_checklist, score_ranges, verdict
+from ...scoring.agentv_aggregate import (
+    negate_result,
+    negated_reasoning,
+    rubric_items,
+    score_checklist,
+    score_ranges,
+    verdict,
+)
 from ...scoring.weval_aggregate import (
     ALL_JUDGES_FAILED,
     JudgeAnswerError,
@@ -44,6 +51,7 @@ from ..options import RunOptions
 from ..write.jsjson import js_to_fixed
 from .functions import AssessmentBases, entry, skipped
 from .weval_judge import (
+    BACKUP_JUDGE,
     EXTRACT_SYSTEM,
     JUDGE_MAX_TOKENS,
     extraction_prompt,
@@ -79,6 +87,55 @@ def extract_slot(model: str) -> str:
 
 # --- Weval ----------------------------------------------------------------------------------------
 
+def judged_assessment(out: dict[str, Any], point: Point, judges: list[Judge], verdicts: list[dict[str, Any]],
+                      backup: dict[str, Any] | None) -> dict[str, Any]:
+    """A judged point's assessment from its judges' verdicts ({judge, score, reflection, error}), as the
+    reference's evaluateSinglePoint makes it: the mean of those that succeeded, the backup judge's
+    (asked when a default judge failed) averaged in, rounded with toFixed(2), then inverted for should_not."""
+    log: list[str] = []
+    ok = []
+    for judge, v in zip(judges, verdicts, strict=True):
+        name = judge.id or judge_label(judge)
+        if v["error"] is None:
+            ok.append(v)
+            log.append(f"[{name}] SUCCEEDED. Score: {js_number(v['score'])}")
+        else:
+            log.append(f"[{name}] FAILED: {v['error']}")
+    used_backup = False
+    if backup is not None:
+        log.append(f"PRIMARY_PHASE_COMPLETE: {len(ok)}/{len(judges)} judges succeeded. Activating backup judge.")
+        if backup["error"] is None:
+            ok.append(backup)
+            used_backup = True
+            log.append(f"[{BACKUP_JUDGE.id}] BACKUP SUCCEEDED. Score: {js_number(backup['score'])}")
+        else:
+            log.append(f"[{BACKUP_JUDGE.id}] BACKUP FAILED: {backup['error']}")
+    mean = consensus(v["score"] for v in ok)
+    if mean is None:
+        log.append(f"FINAL_ERROR: {ALL_JUDGES_FAILED}")
+        out.update({"coverageExtent": None, "error": ALL_JUDGES_FAILED, "judgeLog": log})
+        return out
+    reflection = (f"Consensus from {len(ok)} judge(s). Average score: {js_to_fixed(mean, 2)}. "
+                  "See breakdown for individual reflections.")
+    if len(ok) < len(judges) and not used_backup:
+        failed = len(judges) - len(ok)
+        warning = (f"{failed} of {len(judges)} judges failed to return a valid assessment. The backup judge was not "
+                   "used or also failed. The final score is based on a partial consensus.")
+        reflection += f"\n\nWARNING: {warning}"
+        log.append(f"WARNING: {warning}")
+        out["error"] = warning
+    elif used_backup:
+        log.append("BACKUP_USED: Backup judge was successfully used to supplement failed primary judges.")
+        reflection += "\n\nNOTE: Backup judge was used to supplement failed primary judges."
+    out["coverageExtent"] = invert(mean) if point.inverted else mean
+    out["reflection"] = inverted_reflection(reflection) if point.inverted else reflection
+    out["judgeModelId"] = consensus_judge_id([v["judge"] for v in ok])
+    out["judgeLog"] = log
+    out["individualJudgements"] = [{"judgeModelId": v["judge"], "coverageExtent": v["score"],
+                                    "reflection": v["reflection"]} for v in ok]
+    return out
+
+
 class WevalJudges:
     def __init__(self, plan: WevalPlan, options: RunOptions, calls: Calls, state: JournalState, held: HeldRecords,
                  bases: AssessmentBases) -> None:
@@ -92,6 +149,8 @@ class WevalJudges:
         self.judging = "llm-coverage" in plan.eval_methods
         self.judges: list[tuple[Judge, ModelBinding | ProviderError]] = []
         self.problem: str | None = None  # why no judge can be called
+        # the reference's backup judge, with the default judges only (weval_judge.BACKUP_JUDGE)
+        self.backup: tuple[Judge, ModelBinding | ProviderError] | None = None
         self.unscored_points = 0  # judged points left unscored because no judge could be called
         self.batch: BatchStage | None = None  # batch mode: the judgements the provider batches gave
         self.generate: Any = None  # batch mode: the generate stage, which knows the answers batched so far
@@ -113,6 +172,11 @@ class WevalJudges:
             except ProviderError as err:
                 self.judges.append((judge, err))
                 problems.append(err.message)
+        if self.plan.judge_source == "default":
+            try:
+                self.backup = (BACKUP_JUDGE, self.calls.model(BACKUP_JUDGE.model))
+            except ProviderError as err:
+                self.backup = (BACKUP_JUDGE, err)
         if not self.plan.judges:
             self.problem = "no judge is configured"
         elif len(problems) == len(self.plan.judges):
@@ -133,36 +197,10 @@ class WevalJudges:
             return out
         verdicts = await asyncio.gather(*(self._one(cell, index, judge, binding, point, subject, conversation)
                                           for judge, binding in self.judges))
-        log: list[str] = []
-        ok = []
-        for (judge, _), v in zip(self.judges, verdicts, strict=True):
-            name = judge.id or judge_label(judge)
-            if v["error"] is None:
-                ok.append(v)
-                log.append(f"[{name}] SUCCEEDED. Score: {js_number(v['score'])}")
-            else:
-                log.append(f"[{name}] FAILED: {v['error']}")
-        mean = consensus(v["score"] for v in ok)
-        if mean is None:
-            log.append(f"FINAL_ERROR: {ALL_JUDGES_FAILED}")
-            out.update({"coverageExtent": None, "error": ALL_JUDGES_FAILED, "judgeLog": log})
-            return out
-        reflection = (f"Consensus from {len(ok)} judge(s). Average score: {js_to_fixed(mean, 2)}. "
-                      "See breakdown for individual reflections.")
-        if len(ok) < len(self.judges):
-            failed = len(self.judges) - len(ok)
-            warning = (f"{failed} of {len(self.judges)} judges failed to return a valid assessment. "
-                       "The final score is based on a partial consensus.")
-            reflection += f"\n\nWARNING: {warning}"
-            log.append(f"WARNING: {warning}")
-            out["error"] = warning
-        out["coverageExtent"] = invert(mean) if point.inverted else mean
-        out["reflection"] = inverted_reflection(reflection) if point.inverted else reflection
-        out["judgeModelId"] = consensus_judge_id([v["judge"] for v in ok])
-        out["judgeLog"] = log
-        out["individualJudgements"] = [{"judgeModelId": v["judge"], "coverageExtent": v["score"],
-                                        "reflection": v["reflection"]} for v in ok]
-        return out
+        backup = None
+        if self.backup is not None and any(v["error"] is not None for v in verdicts):
+            backup = await self._one(cell, index, self.backup[0], self.backup[1], point, subject, conversation)
+        return judged_assessment(out, point, [judge for judge, _ in self.judges], list(verdicts), backup)
 
     async def _one(self, cell: Cell, index: int, judge: Judge, binding: ModelBinding | ProviderError, point: Point,
                    subject: str, conversation: str) -> dict[str, Any]:
@@ -412,23 +450,15 @@ class AgentvJudges:
             from .agentv_scorable import NO_JUDGE
 
             return skipped(a, f"not scored: {NO_JUDGE}")
-        from .agentv_judge import (
-            JudgeReplyError,
-            freeform_prompt,
-            freeform_result,
-            parse_json_reply,
-            rubric_checks,
-            rubric_prompt,
-        )
+        from .agentv_judge import freeform_prompt, rubric_prompt
 
-        criteria = a.config.get("criteria") if a.type == "rubrics" else a.config.get("rubrics")
+        criteria = judged_criteria(a)
         cell = task.cell
         key = (cell, index, judge.name)
         done = self.state.judgements.get(key)
         reply = done.text if isinstance(done, JudgeReply) and not done.error else None
         try:
             if criteria:
-                criteria = [_criterion(c, i) for i, c in enumerate(criteria)]
                 system, user = rubric_prompt(criteria, task.test, answer)
             else:
                 template = await self.template(a, task, answer)
@@ -440,26 +470,12 @@ class AgentvJudges:
                 result = await self._chat(judge, provider, req, cell, index)
                 reply = result.text
                 self.journal.write(JudgeReply(cell, index, judge.name, reply, None))
-            data = parse_json_reply(reply)
-            if criteria:
-                checks = rubric_checks(data)
-                ranges = any(c.get("score_ranges") for c in criteria)
-                rs = score_ranges(criteria, checks) if ranges else score_checklist(criteria, checks)
-                score, result_verdict, fails = rs.score, rs.verdict, rs.failed_required
-                hits, misses = list(rs.hits), list(rs.misses)
-                reasoning = data.get("overall_reasoning") if isinstance(data.get("overall_reasoning"), str) else None
-            else:
-                score, hits, misses, reasoning = freeform_result(data)
-                result_verdict, fails = verdict(score), False
         except ProviderError as err:
             self._error(cell, index, judge, err.message)
             return skipped(a, f"not scored: the judge {judge.name} failed: {err.message}")
-        except (JudgeReplyError, TemplateError) as err:
+        except TemplateError as err:
             return skipped(a, f"not scored: {err}")
-        if a.negate:
-            score, result_verdict = negate_result(score, result_verdict)
-            hits, misses, fails = misses, hits, False
-        return entry(a, score, result_verdict, hits, misses, reasoning, fails_test=fails)
+        return judged_entry(a, reply)
 
     async def aggregate(self, task: AgentvTask, index: int, aggregator: dict[str, Any],
                         children: list[Child]) -> CompositeScore | str:
@@ -521,8 +537,9 @@ class AgentvJudges:
             return skipped(a, f"not scored: {NO_JUDGE}")
         if measured.workspace is None:
             return skipped(a, "not scored: agent-judge audits a workspace and this test has none (set "
-                              "`workspace.template`, or the target's `workspace_template`)")
-        criteria = [_criterion(c, i) for i, c in enumerate(a.config.get("rubrics") or [])]
+                              "`workspace.template`)")
+        raw_criteria = a.config.get("rubrics")
+        criteria = rubric_items(raw_criteria) if isinstance(raw_criteria, list) else []
         try:
             template = await self.template(a, task, answer, measured)
         except TemplateError as err:
@@ -553,12 +570,13 @@ class AgentvJudges:
             return skipped(a, f"not scored: the agent judge {judge.name} failed: {err.message}")
         if outcome.verdict is None:
             return skipped(a, f"not scored: {outcome.error}")
-        fails = False
         try:
             if criteria:
                 rs = score_checklist(criteria, rubric_checks(outcome.verdict))
+                if rs.unassessed:
+                    return skipped(a, "not scored: the judge did not assess " + ", ".join(
+                        f"'{rid}'" for rid in rs.unassessed))
                 score, result_verdict, hits, misses = rs.score, rs.verdict, list(rs.hits), list(rs.misses)
-                fails = rs.failed_required
                 raw = outcome.verdict.get("overall_reasoning")
                 reasoning = raw if isinstance(raw, str) else None
             else:
@@ -568,8 +586,8 @@ class AgentvJudges:
             return skipped(a, f"not scored: {err}")
         if a.negate:
             score, result_verdict = negate_result(score, result_verdict)
-            hits, misses, fails = misses, hits, False
-        out = entry(a, score, result_verdict, hits, misses, reasoning, fails_test=fails)
+            hits, misses = misses, hits
+        out = entry(a, score, result_verdict, hits, misses, reasoning)
         out["details"] = {"steps": outcome.steps, "tool_calls": outcome.tool_calls}
         return out
 
@@ -675,7 +693,42 @@ def _judge_kind(spec: TargetSpec) -> str:
     return "openai"
 
 
-def _criterion(c: Any, i: int) -> dict[str, Any]:
-    if isinstance(c, str):
-        return {"id": f"rubric-{i + 1}", "outcome": c, "weight": 1.0, "required": True}
-    return dict(c)
+def judged_criteria(a: Assertion) -> list[dict[str, Any]]:
+    """A `rubrics` assertion's criteria (an llm-judge's `rubrics`) as AgentV reads them (rubric_items)."""
+    criteria = a.config.get("criteria") if a.type == "rubrics" else a.config.get("rubrics")
+    return rubric_items(criteria) if isinstance(criteria, list) else []
+
+
+def judged_entry(a: Assertion, reply: str) -> dict[str, Any]:
+    """A `rubrics` or `llm-judge` assertion's entry from its judge's reply text (the runner asks the judge;
+    this reads the answer). A reply AgentV's schema refuses is not scored (AgentV skips the assertion)."""
+    from .agentv_judge import JudgeReplyError, freeform_result, parse_json_reply, rubric_checks
+
+    criteria = judged_criteria(a)
+    try:
+        data = parse_json_reply(reply)
+        if criteria:
+            ranges = any(c.get("score_ranges") for c in criteria)
+            checks = rubric_checks(data, ranges=ranges)
+            rs = score_ranges(criteria, checks) if ranges else score_checklist(criteria, checks)
+            if rs.unassessed:
+                return skipped(a, "not scored: the judge did not assess " + ", ".join(
+                    f"'{rid}'" for rid in rs.unassessed) + " (AgentV would score the rubric without it)")
+            score, result_verdict = rs.score, rs.verdict
+            hits, misses = list(rs.hits), list(rs.misses)
+            reasoning = data.get("overall_reasoning") if isinstance(data.get("overall_reasoning"), str) else None
+            details = rs.details
+        else:
+            score, hits, misses, reasoning = freeform_result(data)
+            result_verdict, details = verdict(score), None
+    except JudgeReplyError as err:
+        return skipped(a, f"not scored: {err}")
+    if a.negate:
+        original = score
+        score, result_verdict = negate_result(score, result_verdict)
+        hits, misses = misses, hits
+        reasoning = negated_reasoning(reasoning, original)
+    out = entry(a, score, result_verdict, hits, misses, reasoning)
+    if details is not None:
+        out["details"] = details
+    return out

@@ -46,6 +46,11 @@ For context only (this is not a criterion): the evaluation this belongs to is de
 </SUITE_DESCRIPTION>"""
 
 
+# The reference's backup judge: asked, after the default judges, only when one of them failed, and then
+# averaged in with those that succeeded (never with judges the blueprint or --judge names).
+BACKUP_JUDGE = Judge(id="backup-claude-4-5-haiku", model="openrouter:anthropic/claude-haiku-4.5", approach="holistic")
+
+
 def judge_label(judge: Judge) -> str:
     """`id(model)` when the judge has an id, else `approach(model)` (the reference's judgeModelId)."""
     return f"{judge.id}({judge.model})" if judge.id else f"{judge.approach}({judge.model})"

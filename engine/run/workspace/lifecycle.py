@@ -1,7 +1,7 @@
 """AgentV workspaces in a run: the folder a test's agent works in, and the scripts around it.
 
 `workspace` (the suite's, or a test's own, which wins; an object or a path to a YAML file holding
-one), or a `cli` target's `workspace_template`:
+one; a target's `workspace_template` is refused, as v2.19 refuses it):
 
 - `template`: a folder copied into a fresh temporary workspace (no template: an empty folder);
 - `isolation: shared` (default): one workspace for the whole run; `per_test`: a fresh copy per test;

@@ -1,6 +1,7 @@
 """What a run measured about one answer: usage, duration, cost, the trace, the workspace.
 
-The metric assertions (`latency`, `cost`, `token-usage`, `execution-metrics`) score these, code judges
+Usage and duration are what the target reports, as AgentV reads them (None: not reported, and a
+`token-usage` or `latency` check then scores 0, "no … data"). The metric assertions (`latency`, `cost`, `token-usage`, `execution-metrics`) score these, code judges
 get them in their payload. A metric the run could not measure (a cost with no price for the model)
 makes the check *not scored* with the reason; it is never guessed and never counted as a pass.
 """
@@ -23,7 +24,8 @@ class Measured:
     usage: tuple[int, int] | None = None  # (input, output) tokens as the provider reported them
     duration_ms: float | None = None
     model: str | None = None  # the model the provider says answered
-    cost_usd: float | None = None  # None: no price for the model
+    cost_usd: float | None = None  # None: no price for the model, or (priced=False) none reported
+    priced: bool = True  # the cost comes from the price table; False: from the target's report (mock, cli)
     trace: list[dict[str, Any]] = field(default_factory=list)  # tool calls, as trace events
     calls: tuple[ToolCall, ...] = ()  # the same tool calls, for tool-trajectory (RunMetrics.trace)
     output_messages: list[dict[str, Any]] | None = None
@@ -58,10 +60,11 @@ def _iso(value: Any) -> str | None:
     return iso_timestamp(value) if value is not None and not isinstance(value, str) else value
 
 
-def unmeasured(a: Assertion, metrics: RunMetrics, model: str | None = None) -> str | None:
-    """Why a metric assertion cannot be scored from what the run measured, or None."""
+def unmeasured(a: Assertion, metrics: RunMetrics, model: str | None = None, *, priced: bool = True) -> str | None:
+    """Why a metric assertion cannot be scored from what the run measured, or None. A cost the target
+    itself did not report (priced=False) is AgentV's "no cost data": scored 0, not this."""
     config: Mapping[str, Any] = a.config
-    if metrics.cost_usd is None:
+    if metrics.cost_usd is None and priced:
         wants_cost = (a.type == "cost" or (a.type == "execution-metrics" and (
             config.get("max_cost_usd") is not None or config.get("maxCostUsd") is not None)))
         if wants_cost:

@@ -98,8 +98,17 @@ def prompt_context(p: Prompt) -> list[dict[str, Any]]:
 
 
 def config_object(bp: Blueprint, models: list[str], prompts: Sequence[Prompt]) -> dict[str, Any]:
-    """The blueprint as the reference's normalized ComparisonConfig (what `config` holds)."""
-    cfg: dict[str, Any] = {"id": bp.id, "title": bp.title}
+    """The blueprint as the reference's normalized ComparisonConfig (what `config` holds): its header as
+    Weval's parser and loader leave it (weval/reference_form.py), the models resolved, the prompts."""
+    if bp.reference is not None:
+        cfg = dict(bp.reference)
+        cfg["models"] = models
+        if isinstance(cfg.get("externalServices"), dict):
+            cfg["externalServices"] = _redacted_services(cfg["externalServices"])
+        cfg["prompts"] = LazyList(lambda: (_prompt_object(p) for p in prompts),
+                                  summary=lambda: (_prompt_summary(p) for p in prompts))
+        return cfg
+    cfg = {"id": bp.id, "title": bp.title}
     if bp.description is not None:
         cfg["description"] = bp.description
     if bp.tags:
@@ -163,6 +172,8 @@ def _prompt_summary(p: Prompt) -> dict[str, Any]:
 
 
 def _prompt_object(p: Prompt) -> dict[str, Any]:
+    if p.reference is not None:
+        return p.reference  # as Weval's parser leaves it (weval/reference_form.py)
     obj: dict[str, Any] = {"id": p.id, "messages": prompt_context(p)}
     if p.description is not None:
         obj["description"] = p.description

@@ -102,6 +102,28 @@ local function on_run_state(_, result)
   end
 end
 
+-- window/showMessage with every line shown: Neovim's own handler writes the message in one go and only
+-- its last line stays on screen (:EvalspecPlan showed "estimated cost …" alone). Each line is echoed,
+-- kept in :messages; several lines make the usual "Press ENTER" prompt.
+local levels = { [1] = "ErrorMsg", [2] = "WarningMsg" }
+local function on_show_message(_, result, ctx)
+  if not (result and result.message) then
+    return
+  end
+  local client = vim.lsp.get_client_by_id(ctx.client_id)
+  local name = client and client.name or "evalspec"
+  local chunks = {}
+  local lines = vim.split(result.message, "\n", { plain = true })
+  for i, line in ipairs(lines) do
+    table.insert(chunks, { (i == 1 and ("LSP[" .. name .. "] ") or "") .. line .. (i < #lines and "\n" or ""),
+      levels[result.type] or "Normal" })
+  end
+  vim.schedule(function()
+    vim.api.nvim_echo(chunks, true, {})
+  end)
+  return vim.NIL
+end
+
 local function on_attach(config)
   return function(client, bufnr)
     if config.omnifunc and (vim.bo[bufnr].omnifunc == "" or vim.bo[bufnr].omnifunc == "syntaxcomplete#Complete") then
@@ -132,7 +154,8 @@ local function client_config(config, root)
     init_options = config.init_options,
     capabilities = config.capabilities or vim.lsp.protocol.make_client_capabilities(),
     on_attach = on_attach(config),
-    handlers = { ["evalspec/runState"] = on_run_state, ["evalspec/runFinished"] = on_run_state },
+    handlers = { ["evalspec/runState"] = on_run_state, ["evalspec/runFinished"] = on_run_state,
+      ["window/showMessage"] = on_show_message },
     flags = { debounce_text_changes = config.debounce_text_changes },
   }
 end
@@ -227,6 +250,38 @@ function M.show_results(bufnr)
     end, bufnr)
 end
 
+--- :EvalspecExplain: the page of the finding under the cursor (why it matters, an example, the fix), from
+--- the link its diagnostic carries (codeDescription.href): a local page opens in a split, a docs site's
+--- page in the browser (or its address is shown when there is no display).
+function M.explain(bufnr)
+  bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+  local cursor = vim.api.nvim_win_get_cursor(0)
+  local line, col = cursor[1] - 1, cursor[2]
+  local href
+  for _, d in ipairs(vim.diagnostic.get(bufnr, { lnum = line })) do
+    local data = d.user_data and d.user_data.lsp or {}
+    local link = data.codeDescription and data.codeDescription.href
+    if link and (href == nil or (d.col <= col and col <= (d.end_col or d.col))) then
+      href = link
+    end
+  end
+  if href == nil then
+    vim.notify("evalspec: no finding with a page on this line", vim.log.levels.WARN)
+    return nil
+  end
+  if href:match("^file://") then
+    vim.cmd("botright split " .. vim.fn.fnameescape(vim.uri_to_fname(href)))
+    vim.bo.readonly = true
+  else
+    local open = opener()
+    if open then
+      vim.fn.jobstart(vim.list_extend(vim.deepcopy(open), { href }), { detach = true })
+    end
+    vim.notify("evalspec: " .. href)
+  end
+  return href
+end
+
 --- The id of the prompt / test whose run lens is nearest at or above the cursor (nil: the suite).
 function M.item_at_cursor(bufnr)
   bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
@@ -296,10 +351,14 @@ function M.setup(opts)
     { "EvalspecPlan", "evalspec.plan", "what a run would do" },
     { "EvalspecCancel", "evalspec.cancelRun", "stop this file's run" },
     { "EvalspecResults", "evalspec.showResults", "the last run's report (browser, or Markdown in a split)" },
+    { "EvalspecExplain", "explain", "the page of the finding under the cursor: why, an example, the fix" },
   }) do
     vim.api.nvim_create_user_command(c[1], function()
       if c[2] == "evalspec.showResults" then
         M.show_results()
+        return
+      elseif c[2] == "explain" then
+        M.explain()
         return
       end
       -- The server finds the prompt or test around the cursor in the current text (lenses may be stale).

@@ -1,0 +1,308 @@
+"""JavaScript's values and semantics, as Weval's TypeScript sees a blueprint: what js-yaml 4 gives a located
+YAML node (`js_plain`: merge keys, timestamps as dates, `1_000`, `!!binary`), truthiness, `||` and `??`,
+Object.keys order, String() and JSON.stringify text. reference_form.py ports Weval's parser on these.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+from ..source import Mapping, Node, Scalar, Sequence
+from .ids import UNDEFINED, js_number, stable_json
+
+JS_WHITESPACE_CHARS = "\t\n\x0b\x0c\r \xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a" \
+                      "\u2028\u2029\u202f\u205f\u3000\ufeff"
+
+
+class ReferenceRejects(ValueError):
+    """The reference's parser throws on this prompt (the message is its own)."""
+
+
+class JsDate(str):
+    """A YAML timestamp as js-yaml reads it: a Date, written as its ISO text (toJSON)."""
+
+
+# --- js-yaml's values ----------------------------------------------------------------------------
+
+_DATE = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})\Z")
+_TIMESTAMP = re.compile(r"([0-9]{4})-([0-9][0-9]?)-([0-9][0-9]?)(?:[Tt]|[ \t]+)([0-9][0-9]?):([0-9]{2}):([0-9]{2})"
+                        r"(?:\.([0-9]*))?(?:[ \t]*(Z|([-+])([0-9][0-9]?)(?::([0-9]{2}))?))?\Z")
+
+
+def _days_from_civil(y: int, m: int, d: int) -> int:
+    y -= m <= 2
+    era = (y if y >= 0 else y - 399) // 400
+    yoe = y - era * 400
+    doy = (153 * (m + (-3 if m > 2 else 9)) + 2) // 5 + d - 1
+    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+    return era * 146097 + doe - 719468
+
+
+def _civil_from_days(z: int) -> tuple[int, int, int]:
+    z += 719468
+    era = (z if z >= 0 else z - 146096) // 146097
+    doe = z - era * 146097
+    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
+    y = yoe + era * 400
+    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+    mp = (5 * doy + 2) // 153
+    d = doy - (153 * mp + 2) // 5 + 1
+    m = mp + (3 if mp < 10 else -9)
+    return y + (m <= 2), m, d
+
+
+def _utc_ms(y: int, mo: int, d: int, h: int = 0, mi: int = 0, s: int = 0, ms: int = 0) -> int:
+    """Date.UTC, months and days rolling over as JavaScript's do."""
+    y += (mo - 1) // 12
+    mo = (mo - 1) % 12 + 1
+    days = _days_from_civil(y, mo, 1) + d - 1
+    return ((days * 24 + h) * 60 + mi) * 60000 + s * 1000 + ms
+
+
+def _iso(ms: int) -> str:
+    days, rest = divmod(ms, 86400000)
+    y, m, d = _civil_from_days(days)
+    h, rest = divmod(rest, 3600000)
+    mi, rest = divmod(rest, 60000)
+    s, milli = divmod(rest, 1000)
+    year = f"{y:04d}" if 0 <= y <= 9999 else f"{'+' if y > 0 else '-'}{abs(y):06d}"
+    return f"{year}-{m:02d}-{d:02d}T{h:02d}:{mi:02d}:{s:02d}.{milli:03d}Z"
+
+
+def js_timestamp(text: str) -> JsDate | None:
+    """js-yaml's timestamp type (a plain scalar that looks like a date or a date and time)."""
+    m = _DATE.match(text)
+    if m:
+        return JsDate(_iso(_utc_ms(int(m[1]), int(m[2]), int(m[3]))))
+    m = _TIMESTAMP.match(text)
+    if not m:
+        return None
+    frac = (m[7] or "")[:3].ljust(3, "0") if m[7] is not None else "000"
+    ms = _utc_ms(int(m[1]), int(m[2]), int(m[3]), int(m[4]), int(m[5]), int(m[6]), int(frac))
+    if m[9]:
+        delta = (int(m[10]) * 60 + int(m[11] or 0)) * 60000
+        ms -= -delta if m[9] == "-" else delta
+    return JsDate(_iso(ms))
+
+
+_UNDERSCORED_INT = re.compile(r"[-+]?[0-9][0-9_]*\Z")
+_UNDERSCORED_FLOAT = re.compile(r"[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?(?:[eE][-+]?[0-9]+)?\Z")
+_CORE = "tag:yaml.org,2002:"
+
+
+def _scalar(node: Scalar) -> Any:
+    """js-yaml's value of a scalar where it differs from the YAML 1.2 core schema's (source.py's)."""
+    value, tag = node.value, node.tag
+    if tag is not None and tag.startswith(_CORE):
+        short = tag[len(_CORE):]
+        if short == "binary" and isinstance(node.raw, str):
+            import base64
+            import binascii
+
+            try:
+                data = base64.b64decode("".join(node.raw.split()), validate=False)
+            except (binascii.Error, ValueError):
+                raise ReferenceRejects(f"cannot resolve a node with !<{tag}> explicit tag") from None
+            return {str(i): b for i, b in enumerate(data)}  # a Uint8Array, as JSON writes it
+        if short == "timestamp":
+            date = js_timestamp(node.raw)
+            if date is None:
+                raise ReferenceRejects(f"cannot resolve a node with !<{tag}> explicit tag")
+            return date
+        if short == "null" and node.raw not in ("~", "null", "Null", "NULL") and not (node.raw == "" and node.style is None):
+            raise ReferenceRejects(f"Failed to parse YAML blueprint: cannot resolve a node with !<{tag}> explicit tag")
+        if short in ("bool", "null", "int", "float") and isinstance(value, str):
+            raise ReferenceRejects(f"Failed to parse YAML blueprint: cannot resolve a node with !<{tag}> explicit tag")
+        return value
+    if node.style is None and tag is None and isinstance(value, str) and value[:1] in "0123456789+-":
+        date = js_timestamp(value)
+        if date is not None:
+            return date
+        if "_" in value:
+            if _UNDERSCORED_INT.match(value):
+                return int(value.replace("_", ""))
+            if _UNDERSCORED_FLOAT.match(value):
+                return float(value.replace("_", ""))
+    return value
+
+
+def js_plain(node: Node | None) -> Any:
+    """The value js-yaml gives the node: merge keys expanded, timestamps as dates, `1_000` a number,
+    `!!binary` bytes (aliases share values). A tag js-yaml cannot resolve raises ReferenceRejects."""
+    if node is None:
+        return None
+    if isinstance(node, Scalar):
+        return _scalar(node)
+    if isinstance(node, Sequence):
+        return [js_plain(i) for i in node.items]
+    if isinstance(node, Mapping):
+        out: dict[str, Any] = {}
+        overridable: set[str] = set()
+        for k, v in node.pairs:
+            if isinstance(k, Scalar) and k.value == "<<" and k.style is None:
+                sources = v.items if isinstance(v, Sequence) else [v]
+                for src in sources:
+                    merged = js_plain(src)
+                    if isinstance(merged, dict):
+                        for mk, mv in merged.items():
+                            if mk not in out:
+                                out[mk] = mv
+                                overridable.add(mk)
+                continue
+            key = js_plain(k) if not isinstance(k, Scalar) else k.value
+            text = key if isinstance(key, str) else _key_text(key)
+            out[text] = js_plain(v)
+        return out
+    return None
+
+
+def _key_text(key: Any) -> str:
+    if key is None:
+        return "null"
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    if isinstance(key, (int, float)):
+        return js_number(key)
+    return str(key)
+
+
+def has_merge_key(node: Node | None) -> bool:
+    return isinstance(node, Mapping) and any(isinstance(k, Scalar) and k.value == "<<" and k.style is None
+                                             for k, _ in node.pairs)
+
+
+def merged_mapping(node: Mapping) -> Mapping:
+    """The mapping with its `<<` merge keys expanded into pairs, as js-yaml reads it (own keys win)."""
+    own: list[tuple[Node, Node]] = []
+    merged: list[tuple[Node, Node]] = []
+    for k, v in node.pairs:
+        if isinstance(k, Scalar) and k.value == "<<" and k.style is None:
+            for src in (v.items if isinstance(v, Sequence) else [v]):
+                if isinstance(src, Mapping):
+                    merged.extend(merged_mapping(src).pairs)
+        else:
+            own.append((k, v))
+    names = {k.value for k, _ in own if isinstance(k, Scalar)}
+    pairs = list(own)
+    seen: set[Any] = set()
+    for k, v in merged:
+        key = k.value if isinstance(k, Scalar) else None
+        if key in names or key in seen:
+            continue
+        seen.add(key)
+        pairs.append((k, v))
+    return Mapping(node.span, pairs, node.flow, node.tag, node.anchor)
+
+
+# --- JavaScript semantics -------------------------------------------------------------------------
+
+def truthy(v: Any) -> bool:
+    if v is None or v is UNDEFINED or v is False:
+        return False
+    if isinstance(v, JsDate):
+        return True
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return v != 0 and not (isinstance(v, float) and math.isnan(v))
+    if isinstance(v, str):
+        return v != ""
+    return True
+
+
+def js_or(*values: Any) -> Any:
+    """`a || b || c`."""
+    for v in values[:-1]:
+        if truthy(v):
+            return v
+    return values[-1]
+
+
+def js_nullish(*values: Any) -> Any:
+    """`a ?? b ?? c`."""
+    for v in values[:-1]:
+        if v is not None and v is not UNDEFINED:
+            return v
+    return values[-1]
+
+
+def member(obj: Any, key: str) -> Any:
+    return obj.get(key, UNDEFINED) if isinstance(obj, dict) else UNDEFINED
+
+
+def is_text(v: Any) -> bool:
+    return isinstance(v, str) and not isinstance(v, JsDate)
+
+
+def is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def is_object(v: Any) -> bool:
+    """typeof v === 'object' && v !== null (arrays and dates too)."""
+    return isinstance(v, (dict, list, JsDate))
+
+
+def js_keys(obj: dict[str, Any]) -> list[str]:
+    """Object.keys order: integer-like keys ascending first, then the others as inserted."""
+    if not any(k[:1].isdigit() for k in obj):
+        return list(obj)
+    ints = sorted((k for k in obj if _array_index(k)), key=int)
+    return ints + [k for k in obj if not _array_index(k)]
+
+
+def _array_index(k: str) -> bool:
+    return k.isascii() and k.isdigit() and (k == "0" or not k.startswith("0")) and int(k) < 2**32 - 1
+
+
+def js_json(v: Any) -> str:
+    """JSON.stringify of a value, for the reference's messages."""
+    if v is UNDEFINED:
+        return "undefined"
+    if isinstance(v, dict):
+        return "{" + ",".join(_json_quote(k) + ":" + js_json(v[k]) for k in js_keys(v) if v[k] is not UNDEFINED) + "}"
+    if isinstance(v, list):
+        return "[" + ",".join("null" if x is UNDEFINED else js_json(x) for x in v) + "]"
+    return stable_json(v)
+
+
+def _json_quote(s: str) -> str:
+    return stable_json(s)
+
+
+def js_typeof(v: Any) -> str:
+    if v is UNDEFINED:
+        return "undefined"
+    if isinstance(v, bool):
+        return "boolean"
+    if is_number(v):
+        return "number"
+    if is_text(v):
+        return "string"
+    return "object"
+
+
+def js_string(v: Any) -> str:
+    """String(v) / template interpolation."""
+    if v is UNDEFINED:
+        return "undefined"
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if is_number(v):
+        if isinstance(v, float) and math.isnan(v):
+            return "NaN"
+        if isinstance(v, float) and math.isinf(v):
+            return "Infinity" if v > 0 else "-Infinity"
+        return js_number(v)
+    if isinstance(v, list):
+        return ",".join("" if x is None or x is UNDEFINED else js_string(x) for x in v)
+    if isinstance(v, dict):
+        return "[object Object]"
+    return str(v)
+
+
+def js_prompt_id(value: Any) -> str:
+    """The id as the reference's results key it (String(id))."""
+    return js_string(value)

@@ -1,0 +1,64 @@
+"""textDocument/inlayHint: the engine's hints (engine/ide/inlay_hints.py) as LSP inlay hints (built in the
+worker).
+
+Generated prompt ids, each point's or assertion's share of the score, required gates, collection sizes.
+Off with the setting `inlayHints: false` (initializationOptions or workspace/didChangeConfiguration;
+a change asks the client to refresh its hints).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types as lsp
+
+if TYPE_CHECKING:
+    from ..server import EvalspecServer
+    from ..worker import Doc, Worker
+
+
+def setting_given(settings: Any, name: str = "inlayHints") -> bool:
+    """Whether didChangeConfiguration's `settings` (optionally under `evalspec`) set the boolean `name`."""
+    if isinstance(settings, dict) and isinstance(settings.get("evalspec"), dict):
+        settings = settings["evalspec"]
+    return isinstance(settings, dict) and isinstance(settings.get(name), bool)
+
+
+def change_setting(server: EvalspecServer, on: bool) -> None:
+    if server.settings.inlay_hints == on:
+        return
+    server.settings.inlay_hints = on
+    caps = getattr(server.protocol, "client_capabilities", None)
+    workspace = caps.workspace if caps is not None else None
+    if workspace is not None and workspace.inlay_hint is not None and workspace.inlay_hint.refresh_support:
+        server.workspace_inlay_hint_refresh(None)
+
+
+def inlay_hints(worker: Worker, doc: Doc, params: lsp.InlayHintParams) -> bytes | None:
+    from evalspec.ide.inlay_hints import ID, SIZE
+    from evalspec.ide.inlay_hints import inlay_hints as engine_inlay_hints
+
+    from ..convert import as_json
+
+    snap = worker.snapshot(doc)
+    if snap is None:
+        return None
+    first, _ = snap.index.point(params.range.start)
+    last, _ = snap.index.point(params.range.end)
+    kinds = {ID: lsp.InlayHintKind.Type, SIZE: lsp.InlayHintKind.Type}  # shares and gates: Parameter
+    return as_json([lsp.InlayHint(position=snap.index.position(h.line, h.col), label=h.label,
+                                  kind=kinds.get(h.kind, lsp.InlayHintKind.Parameter),
+                                  tooltip=h.tooltip or None, padding_left=h.pad_left or None,
+                                  padding_right=h.pad_right or None)
+                    for h in engine_inlay_hints(snap.analysis, first, last + 1)])
+
+
+JOBS = {"inlay_hints": inlay_hints}
+
+
+def register(server: EvalspecServer) -> None:
+    @server.request(lsp.TEXT_DOCUMENT_INLAY_HINT, lsp.InlayHintOptions(resolve_provider=False), empty=list)
+    async def inlay_hint(server: EvalspecServer, params: lsp.InlayHintParams) -> Any:
+        if not server.settings.inlay_hints:
+            return []
+        return await server.ask("inlay_hints", params.text_document.uri, params, what=lsp.TEXT_DOCUMENT_INLAY_HINT)

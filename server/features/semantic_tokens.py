@@ -1,0 +1,57 @@
+"""textDocument/semanticTokens/full: engine/ide/semantic_tokens.py's tokens, encoded as LSP's relative
+integers (in the worker).
+
+Types and modifiers are the engine's legend (TOKEN_TYPES, TOKEN_MODIFIERS); columns and lengths are
+converted to the client's units (UTF-16 by default).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from lsprotocol import types as lsp
+
+from evalspec.ide.token_legend import TOKEN_MODIFIERS, TOKEN_TYPES
+
+if TYPE_CHECKING:
+    from evalspec.ide.semantic_tokens import Token
+
+    from ..convert import LineIndex
+    from ..server import EvalspecServer
+    from ..worker import Doc, Worker
+
+LEGEND = lsp.SemanticTokensLegend(token_types=list(TOKEN_TYPES), token_modifiers=list(TOKEN_MODIFIERS))
+_TYPE = {name: k for k, name in enumerate(TOKEN_TYPES)}
+_MODIFIER = {name: 1 << k for k, name in enumerate(TOKEN_MODIFIERS)}
+
+
+def encode(tokens: list[Token], index: LineIndex) -> list[int]:
+    data: list[int] = []
+    last_line = last_col = 0
+    for t in tokens:
+        line, col = index.client_point(t.line, t.col)
+        _, end = index.client_point(t.line, t.col + t.length)
+        delta_line = line - last_line
+        data += [delta_line, col - last_col if delta_line == 0 else col, end - col, _TYPE[t.type],
+                 sum(_MODIFIER[m] for m in set(t.modifiers))]
+        last_line, last_col = line, col
+    return data
+
+
+def tokens(worker: Worker, doc: Doc, params: lsp.SemanticTokensParams) -> bytes | None:
+    from evalspec.ide.semantic_tokens import semantic_tokens
+
+    from ..convert import as_json
+
+    snap = worker.snapshot(doc)
+    if snap is None:
+        return None
+    return as_json({"data": encode(semantic_tokens(snap.analysis), snap.index)})
+
+
+JOBS = {"semantic_tokens": tokens}
+
+
+def register(server: EvalspecServer) -> None:
+    server.forward(lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL,
+                   lsp.SemanticTokensRegistrationOptions(legend=LEGEND, full=True), lambda: None, "semantic_tokens")

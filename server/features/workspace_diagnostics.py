@@ -1,0 +1,179 @@
+"""workspace/diagnostic, and pushed diagnostics for clients without it: the findings of every eval file under
+the workspace folders that is not open, so the Problems panel lists the whole project (as ruff's server does).
+
+A scan (engine/ide/workspace_files.py: bounded in files and sizes) runs in the background, never while a
+request waits for it; a file whose modification time and size are unchanged keeps its report. The pull
+request answers at once with what the last scan found (each report's resultId is the file's time and
+size, so an unchanged file is answered "unchanged") and starts a scan when none was made; when a scan
+changes anything, pull clients are asked to pull again (`workspace/diagnostic/refresh`), push clients get
+publishDiagnostics. Files changed on disk (watched_files.py) start a new scan; an older scan's answer is
+ignored. Scans run in an engine worker (`scan`), which reads the files; the LSP process keeps the reports.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types as lsp
+
+from .. import convert
+from ..convert import as_json
+from ..engine_workers import OK
+from ..protocol import JsonReady
+
+if TYPE_CHECKING:
+    from ..server import EvalspecServer
+    from ..worker import Doc, Worker
+
+log = logging.getLogger(__name__)
+
+Report = tuple[str, list[dict[str, Any]]]  # (resultId, diagnostics as JSON)
+
+
+class WorkspaceFindings:
+    def __init__(self) -> None:
+        self.reports: dict[str, Report] = {}  # uri -> the report of an unopened eval file
+        self.scanned = False
+        self.scanning = 0  # the generation of the scan under way (0: none)
+        self.generation = 0
+        self.tasks: set[asyncio.Future[Any]] = set()
+
+
+def _version(path: Path) -> str | None:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return f"{info.st_mtime_ns}-{info.st_size}"
+
+
+def scan(worker: Worker, doc: Doc | None, roots: list[Path], open_paths: set[Path], before: dict[str, str]
+         ) -> dict[str, Report | None]:
+    """In a worker: the reports of the eval files under `roots` that are not open; None for a file whose
+    version is the one in `before` (its report is kept)."""
+    from evalspec.ide.workspace_files import check_file, eval_files
+
+    out: dict[str, Report | None] = {}
+    for path in eval_files(roots):
+        if path in open_paths:
+            continue
+        uri = convert.uri_of(path)
+        version = _version(path)
+        if version is None:
+            continue
+        if before.get(uri) == version:
+            out[uri] = None
+            continue
+        analysis = check_file(path, worker.files)
+        if analysis is None:
+            continue
+        index = worker.index(analysis)
+        out[uri] = (version, [convert.diagnostic_json(f, index, uri) for f in analysis.findings
+                              if convert.finding_path(f, path) in (None, path)])
+    return out
+
+
+JOBS = {"workspace_scan": scan}
+
+
+def register(server: EvalspecServer) -> None:
+    state = WorkspaceFindings()
+
+    def roots() -> list[Path]:
+        folders = [convert.path_of(f.uri) for f in server.workspace.folders.values()]
+        if not folders and server.workspace.root_path:
+            folders = [Path(server.workspace.root_path)]
+        return [f for f in folders if f is not None]
+
+    def open_paths() -> set[Path]:
+        return {p for p in (convert.path_of(uri) for uri in server.documents.open_uris()) if p is not None}
+
+    def start_scan() -> None:
+        state.generation += 1
+        state.scanning = generation = state.generation
+        before = dict(state.reports)
+        versions = {uri: report[0] for uri, report in before.items()}
+        future = asyncio.ensure_future(server.workers.call("workspace_scan", None, None, roots(), open_paths(),
+                                                           versions))
+        state.tasks.add(future)
+
+        def done(f: asyncio.Future[tuple[str, Any]]) -> None:
+            state.tasks.discard(f)
+            if state.scanning == generation:
+                state.scanning = 0
+            if f.cancelled() or generation != state.generation:
+                return  # a newer scan answers
+            exc = f.exception()
+            if exc is not None:
+                server.report_failure("the workspace scan", exc)
+                return
+            status, value = f.result()
+            if status != OK:
+                if isinstance(value, tuple):
+                    server.report(value[0] or "the workspace scan", value[1])
+                return
+            state.scanned = True
+            found: dict[str, Report] = {}
+            for uri, report in value.items():
+                kept = before.get(uri) if report is None else report
+                if kept is not None:
+                    found[uri] = kept
+            changed = {u for u in found.keys() | before.keys() if found.get(u) != before.get(u)}
+            state.reports = found
+            if not changed:
+                return
+            if server.client.pull_diagnostics:
+                if server.client.diagnostics_refresh:
+                    server.workspace_diagnostic_refresh(None)
+                return
+            for uri in changed:
+                if server.documents.get(uri) is not None:
+                    continue  # open: its own diagnostics are the editor's
+                items = found.get(uri, ("", []))[1]
+                server.notify_json(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS,
+                                   JsonReady(as_json({"uri": uri, "diagnostics": items})))
+
+        future.add_done_callback(done)
+
+    async def workspace_diagnostic(server: EvalspecServer, params: lsp.WorkspaceDiagnosticParams) -> Any:
+        if not state.scanned and not state.scanning:
+            start_scan()
+        previous = {p.uri: p.value for p in params.previous_result_ids}
+        items: list[dict[str, Any]] = []
+        for uri, (version, diagnostics) in state.reports.items():
+            if server.documents.get(uri) is not None:
+                continue
+            if previous.get(uri) == version:
+                items.append({"kind": "unchanged", "uri": uri, "resultId": version, "version": None})
+            else:
+                items.append({"kind": "full", "uri": uri, "resultId": version, "version": None, "items": diagnostics})
+        return JsonReady(as_json({"items": items}))
+
+    def initialize(params: lsp.InitializeParams) -> None:
+        if server.client.pull_diagnostics:
+            server.request(lsp.WORKSPACE_DIAGNOSTIC, empty=lambda: {"items": []})(workspace_diagnostic)
+        else:
+            asyncio.get_running_loop().call_soon(start_scan)  # push clients: published when found
+
+    def files_changed(paths: list[Path]) -> None:
+        if state.scanned or state.scanning:
+            start_scan()
+
+    def closed(document: Any) -> None:
+        # A push client's diagnostics of the closed file were cleared (diagnostics.py): its findings on
+        # disk are shown again, and checked again.
+        if not server.client.pull_diagnostics and state.scanned:
+            found = state.reports.get(document.uri)
+            if found is not None:
+                server.notify_json(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS,
+                                   JsonReady(as_json({"uri": document.uri, "diagnostics": found[1]})))
+        if state.scanned:
+            start_scan()
+
+    server.on_initialize.append(initialize)
+    server.on_files_changed.append(files_changed)
+    server.on_closed.append(closed)

@@ -1,0 +1,100 @@
+"""The run display as a person sees it (issue 30, item 5): `evalspec run` in a real terminal (tmux) is
+live before the first answer (done/total, cells in progress, ETA, elapsed), rate limiting stays in the
+status line instead of scrolling, and the closing table is coloured on a terminal, not when piped or
+with NO_COLOR."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from ..fakeprovider import FakeProvider, Reply
+from .conftest import env_for, write
+
+pytestmark = pytest.mark.timeout(90)
+
+
+def _blueprint(folder: Path, n: int) -> Path:
+    lines = ["title: display", "models: [openai:gpt-4o-mini]", "---"]
+    for i in range(n):
+        lines += [f"- id: p{i:02d}", f"  prompt: question {i}", "  should:", "    - $contains: Paris"]
+    return write(folder / "d.weval.yml", "\n".join(lines) + "\n")
+
+
+class Tmux:
+    def __init__(self, name: str) -> None:
+        assert shutil.which("tmux"), "tmux is required (.ci/run installs it)"
+        self.name = name
+        subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "200", "-y", "50"], check=True)
+
+    def type(self, command: str) -> None:
+        subprocess.run(["tmux", "send-keys", "-t", self.name, command, "Enter"], check=True)
+
+    def screen(self, *, escapes: bool = False) -> str:
+        args = ["tmux", "capture-pane", "-p", "-t", self.name] + (["-e"] if escapes else [])
+        return subprocess.run(args, check=True, capture_output=True, text=True).stdout
+
+    def wait_for(self, text: str, timeout: float = 40) -> str:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            screen = self.screen()
+            if text in screen:
+                return screen
+            time.sleep(0.1)
+        raise AssertionError(f"{text!r} never showed:\n{self.screen()}")
+
+    def close(self) -> None:
+        subprocess.run(["tmux", "kill-session", "-t", self.name], check=False)
+
+
+def _command(env: dict[str, str], args: str) -> str:
+    exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+    return f"env {exports} {shlex.quote(sys.executable)} -m evalspec.cli run {args}"
+
+
+def test_the_run_is_live_before_the_first_answer_and_its_table_is_coloured(tmp_path: Path) -> None:
+    bp = _blueprint(tmp_path, 6)
+    term = Tmux(f"evalspec-display-{os.getpid()}")
+    try:
+        with FakeProvider() as fake:
+            # The first answers take 3 s; one isolated 429 on the way.
+            fake.then(Reply.rate_limited(0), *[Reply.ok("Paris", delay=3.0) for _ in range(6)])
+            env = {**env_for(fake), "PYTHONPATH": os.pathsep.join(sys.path), "TERM": "xterm-256color"}
+            env.pop("NO_COLOR", None)
+            term.type(_command(env, f"{bp} -o {tmp_path / 'out'} -j 3 --no-report"))
+            screen = term.wait_for("0/6")  # drawn as the run starts, before any call
+            screen = term.wait_for("in progress")  # calls started, no answer yet
+            status = next(line for line in screen.splitlines() if "0/6" in line)
+            assert "ETA —" in status and status.rstrip().endswith(" s")
+            first = status.rsplit(" ", 2)[-2]
+            time.sleep(1.2)
+            later = next(line for line in term.screen().splitlines() if "/6" in line)
+            assert later.rsplit(" ", 2)[-2] != first  # the clock moves with no event
+            done = term.wait_for("results: ")
+            assert "rate limit:" not in done  # the 429 stayed in the status line
+            coloured = term.screen(escapes=True)
+            mean_line = next(line for line in coloured.splitlines() if line.startswith("openai:gpt-4o-mini"))
+            assert "\x1b[" in mean_line and "1.000" in mean_line
+    finally:
+        term.close()
+
+
+def test_no_colour_when_piped_or_with_no_color(tmp_path: Path) -> None:
+    bp = _blueprint(tmp_path, 2)
+    for extra in ({}, {"NO_COLOR": "1", "FORCE_COLOR": ""}):
+        with FakeProvider() as fake:
+            fake.then(Reply.ok("Paris"), Reply.ok("Paris"))
+            env = {**os.environ, **env_for(fake), "PYTHONPATH": os.pathsep.join(sys.path), **extra}
+            env.pop("FORCE_COLOR", None) if not extra else None
+            done = subprocess.run([sys.executable, "-m", "evalspec.cli", "run", str(bp), "-o", str(tmp_path / "o"),
+                                   "--no-report"], env=env, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        assert "\x1b" not in done.stdout and "\x1b" not in done.stderr
+        assert "openai:gpt-4o-mini[temp:0]" in done.stdout
