@@ -17,7 +17,6 @@ from typing import Any
 from lsprotocol import types as lsp
 from pygls.uris import from_fs_path, to_fs_path
 
-from evalspec.finding_docs import doc_url
 from evalspec.findings import Edit, Finding, Severity, Span, Tag
 
 from .bare_cr import BareCRs
@@ -207,6 +206,8 @@ def diagnostic(finding: Finding, index: LineIndex, uri: str) -> lsp.Diagnostic:
     related = [lsp.DiagnosticRelatedInformation(location=lsp.Location(uri=uri, range=index.range(r.span)),
                                                 message=r.message) for r in finding.related]
     tags = [_TAG[t] for t in finding.tags if t in _TAG]
+    from evalspec.finding_docs import doc_url  # (in the worker: the LSP process never loads the registry)
+
     url = (finding.extra.get("url") if finding.extra else None) or doc_url(finding.code)
     return lsp.Diagnostic(
         range=index.range(finding.span),
@@ -230,6 +231,8 @@ def diagnostic_json(finding: Finding, index: LineIndex, uri: str) -> dict[str, A
         "code": finding.code,
         "source": SOURCE,
     }
+    from evalspec.finding_docs import doc_url  # (in the worker: the LSP process never loads the registry)
+
     url = (finding.extra.get("url") if finding.extra else None) or doc_url(finding.code)
     if isinstance(url, str):
         out["codeDescription"] = {"href": url}

@@ -3,9 +3,9 @@ start when the client says `initialized` (after `initialize` is answered, which 
 
 from __future__ import annotations
 
-from lsprotocol import types as lsp
+import sys
 
-from evalspec.finding_docs import set_docs_url
+from lsprotocol import types as lsp
 
 from ..capabilities import ClientSupport
 from ..server import EvalspecServer
@@ -20,12 +20,22 @@ def context(server: EvalspecServer) -> object:
     return Context(server.client, server.encoding, settings.run.diagnostics, settings.run_costs, settings.docs_url)
 
 
+def docs_url_changed(url: str | None) -> None:
+    """Where diagnostics' codes link, in this process too (the workers get it in their Context)."""
+    if url is not None:  # the default needs nothing loaded here
+        from evalspec.finding_docs import set_docs_url
+
+        set_docs_url(url)
+    elif "evalspec.finding_docs" in sys.modules:
+        sys.modules["evalspec.finding_docs"].set_docs_url(None)
+
+
 def register(server: EvalspecServer) -> None:
     @server.feature(lsp.INITIALIZE)
     def initialize(params: lsp.InitializeParams) -> None:
         server.client = ClientSupport.of(params.capabilities)
         server.settings = Settings.of(params.initialization_options)
-        set_docs_url(server.settings.docs_url)
+        docs_url_changed(server.settings.docs_url)
         server.documents.debounce_s = server.settings.debounce_s
         server.workers.count = server.settings.workers
         server.workers.timeout_s = server.settings.worker_timeout_s
@@ -82,7 +92,7 @@ def register(server: EvalspecServer) -> None:
                     server.workspace_code_lens_refresh(None)
             if server.settings.docs_url != changed.docs_url:
                 server.settings.docs_url = changed.docs_url
-                set_docs_url(changed.docs_url)
+                docs_url_changed(changed.docs_url)
             server.workers.context = context(server)
             server.documents.check_all(server.runs)  # run notes follow the `diagnostics` setting
 
