@@ -7,7 +7,6 @@ normalized model, all with spans. The CLI, the language server and the runner al
 from __future__ import annotations
 
 import dataclasses
-import threading
 from collections import Counter
 from collections.abc import Callable
 from collections.abc import Mapping as AbcMapping
@@ -26,14 +25,12 @@ from .source import (
     MAX_FILE_BYTES,
     ChunkCache,
     ParsedFile,
-    gc_paused,
     materialize,
     parse_yaml,
     too_large_message,
     unread_lazy,
 )
 from .validation.suggest import searches_limited
-from .yielding import kept
 
 if TYPE_CHECKING:  # the checkers load with the first file of their format
     from .agentv.check import AgentvResult
@@ -64,31 +61,14 @@ class Analysis:
     # before them says how many follow), but still errors: a run refuses, `--skip-invalid` skips by them.
     # Warnings and notes past it are only counted.
     omitted: list[Finding] = field(default_factory=list, repr=False)
-    # One lock per memo key being computed (see `memoised`)
-    memo_locks: dict[str, threading.RLock] = field(default_factory=dict, repr=False, compare=False)
 
     def memoised(self, key: str, compute: Callable[[Analysis], T]) -> T:
-        """`compute(self)`, computed once per analysis and kept under `key`.
-
-        Once also when several threads ask at the same time (the server's requests run on workers):
-        the others wait for the first one's value. A 4 MB file's layout takes seconds of CPU on a loaded
-        machine; each completion or hover asked meanwhile computed it again from scratch, beside the
-        others, so none finished and every request on the file answered "still checking"."""
+        """`compute(self)`, computed once per analysis and kept under `key`."""
         try:
             return self.memo[key]
         except KeyError:
-            pass
-        with _MEMO_LOCKS:
-            lock = self.memo_locks.get(key)
-            if lock is None:
-                lock = self.memo_locks[key] = threading.RLock()
-        with lock:
-            try:
-                return self.memo[key]
-            except KeyError:
-                with kept():  # other requests will read it: not stopped with the request that started it
-                    value = self.memo[key] = compute(self)
-                return value
+            value = self.memo[key] = compute(self)
+            return value
 
     @property
     def blueprint(self) -> Blueprint | None:
@@ -121,7 +101,6 @@ class Analysis:
         return [f for f in self.findings if f.severity == "error"]
 
 
-_MEMO_LOCKS = threading.Lock()  # guards the making of an analysis's memo locks
 
 
 @dataclass
@@ -151,7 +130,7 @@ def analyze(text: str, path: str | Path | None = None, *, kind: FileKind | None 
     recording = RecordingSource(source if source is not None else DiskSource(env))
     if len(text) <= max_bytes:  # (a larger text is one finding, parse_yaml: not worth a copy)
         text = as_read(text, path)  # a bare CR is a line break (line_breaks.py): the editor's lines are check's
-    with gc_paused(), searches_limited():
+    with searches_limited():
         result = _analyze(text, Path(path) if path is not None else None, kind, models_dir, recording, caches,
                           allow_outside_files, max_bytes, streamed and caches is None)
     result.dependencies = frozenset(recording.paths)

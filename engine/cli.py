@@ -28,19 +28,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if (sys.argv[1:] if argv is None else list(argv)) == ["--version"]:  # answered before any parser is built
         print(f"evalspec {__version__}")
         return 0
-    # A short-lived process: parsed files are large acyclic trees that reference counting frees, so
-    # the cyclic collector would only rescan them (a tenth of the time on a 50,000-line file). Paused
-    # for the command, restored when it returns to a caller that runs it in-process (argv given).
     if argv is None:
-        # The `evalspec` process itself (its entry point passes no argv): the collector stays off until
-        # the process exits. Turned back on here, it would pass once more over everything still alive
-        # (a run's analysis, results and report: 0.05-0.1 s of a 2,000-test run) just before the exit.
+        # The short-lived `evalspec` process (its entry point passes no argv): parsed files are large
+        # acyclic trees that reference counting frees, so the cyclic collector would only rescan them.
         gc.disable()
-        return _main(argv)
-    from .source import gc_paused
-
-    with gc_paused():
-        return _main(argv)
+    return _main(argv)
 
 
 def _standard_streams_opened() -> None:

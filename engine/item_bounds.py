@@ -23,8 +23,6 @@ from typing import Any
 
 import yaml
 
-from .yielding import yield_point
-
 try:  # libyaml's scanner; the pure-Python one has the same API
     from yaml.cyaml import CParser as _Scanner  # type: ignore[attr-defined]  # the stubs do not re-export it
 except ImportError:  # pragma: no cover - wheels ship libyaml on every platform we support
@@ -45,7 +43,6 @@ class _LineStream:
         self.lines, self.at, self.end, self.step, self.name = lines, start, end, max(first, 8), "<unicode string>"
 
     def read(self, size: int = -1) -> str:
-        yield_point()
         start, stop = self.at, min(self.at + self.step, self.end)
         if start >= stop:
             return ""
@@ -132,8 +129,6 @@ class ItemBounds:
         try:
             while True:
                 tokens += 1
-                if not tokens & 1023:
-                    yield_point()
                 token = scanner.get_token()
                 if token is None or type(token) is _StreamEnd:
                     break

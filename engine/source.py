@@ -11,14 +11,11 @@ constructed, only recorded.
 
 from __future__ import annotations
 
-import gc
 import math
 import re
-import threading
 from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from itertools import accumulate, islice, pairwise
 from typing import Any, NamedTuple, TypeGuard, cast
@@ -29,7 +26,6 @@ from .findings import Edit, Finding, Findings, Fix, Related, Span
 from .item_bounds import ItemBounds
 from .jsonio import bounded_int
 from .text_lines import Lines
-from .yielding import yield_point
 
 try:  # libyaml; the pure-Python parser is the same API, only slower
     from yaml.cyaml import CParser as _Parser  # type: ignore[attr-defined]  # the stubs do not re-export it
@@ -76,7 +72,6 @@ class _Chunks:
         self.text, self.at, self.name = text, 0, "<unicode string>"
 
     def read(self, size: int = -1) -> str:
-        yield_point()
         start = self.at
         self.at = len(self.text) if size < 0 else start + max(size, _CHUNK)
         return self.text[start:self.at]
@@ -343,8 +338,7 @@ def parse_yaml(text: str, cache: ChunkCache | None = None, *, max_bytes: int = M
             "invalid-character", Span(line, col, line, col + 1),
             f"A lone surrogate (U+{ord(surrogates.group()):04X}) is not a character; it is read as U+FFFD. "
             "Save the file as UTF-8.")
-    with gc_paused():
-        _parse_all(parsed, text, cache)
+    _parse_all(parsed, text, cache)
     return parsed
 
 
@@ -542,68 +536,6 @@ def spans_within(item: Span, spans: list[Span | None]) -> bool:
                 or sl > el or (sl == el and sc > ec)):
             return False
     return True
-
-
-_gc_lock = threading.Lock()
-_gc_holders = 0  # gc_paused blocks running now, in any thread
-_gc_was_enabled = False  # whether the collector ran before the first of them
-_freeze_young_over: int | None = None  # see freeze_young_objects_over
-# Objects made while the collector was paused beyond which they go straight to the oldest generation when
-# it comes back on (see gc_paused): a small file's few are left to the young generation's pass.
-PROMOTE_YOUNG_OVER = 100_000
-
-
-def freeze_young_objects_over(count: int | None) -> None:
-    """When the last gc_paused block ends with more than `count` new objects alive (the collector's
-    young count), freeze them (gc.freeze) instead of letting the collector scan them.
-
-    For the language server. Objects made while the collector was paused pile up in its young
-    generation; the first allocation after it comes back on scans all of them in one C call that
-    holds the GIL: 0.1-1.6 s after planning or outlining a 4 MB file, during which no other request
-    is answered. Frozen, they are never scanned; reference counting still frees them. What they
-    leave in cycles stays until `gc.unfreeze()` (the server does that when documents close). None:
-    off (the CLI's one-shot processes)."""
-    global _freeze_young_over
-    _freeze_young_over = count
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Hold off cyclic GC while a tree is built or walked; the collector's state is restored when the
-    last block running (in any thread) ends, also when it ends with an exception.
-
-    A parsed file is many small objects that all live as long as the file; the collector would scan
-    them again and again while they are created, costing more than the parse itself on a large file
-    (a 50,000-line blueprint parses in about half the time). Counted, so that an analysis on the
-    server's worker thread and a request on its event loop can overlap without one turning the
-    collector back on under the other, or leaving it off.
-    """
-    global _gc_holders, _gc_was_enabled
-    with _gc_lock:
-        if _gc_holders == 0:
-            _gc_was_enabled = gc.isenabled()
-            gc.disable()
-        _gc_holders += 1
-    try:
-        yield
-    finally:
-        with _gc_lock:
-            _gc_holders -= 1
-            if _gc_holders == 0 and _gc_was_enabled:
-                young = gc.get_count()[0]
-                if _freeze_young_over is not None:
-                    if young > _freeze_young_over:
-                        gc.freeze()
-                elif young > PROMOTE_YOUNG_OVER and gc.get_freeze_count() == 0:
-                    # What was made while paused is mostly a tree that lives as long as its analysis: the
-                    # young generation's next pass would scan all of it in one go (a second of CPU for the
-                    # 10 million objects of a 4 MB file), and the middle generation's again, only to move
-                    # it to the old one. Moved there at once (freeze, then thaw into the oldest generation;
-                    # nothing else is frozen, so nothing else moves), it is scanned by full passes only,
-                    # which still free whatever of it ends up in a cycle.
-                    gc.freeze()
-                    gc.unfreeze()
-                gc.enable()
 
 
 def _parse_all(parsed: ParsedFile, text: str, cache: ChunkCache | None) -> None:
@@ -805,7 +737,6 @@ class _LineChunks:
         self.of, self.at, self.name = of, at, "<unicode string>"
 
     def read(self, size: int = -1) -> str:
-        yield_point()
         of = self.of
         if self.at >= of.end:
             return ""
@@ -834,8 +765,6 @@ def _document_ranges(lines: list[str]) -> list[tuple[int, int]] | None:
     directives (`%YAML`) or document-end markers (`...`) that a split would misread."""
     starts = [0]
     for i, line in enumerate(lines):
-        if not i & 4095:
-            yield_point()  # 240,000 lines before the parse's own first yield point
         if not line:
             continue
         c = line[0]
@@ -919,7 +848,6 @@ def _parse_items(parsed: ParsedFile, start: int, end: int, cache: ChunkCache | N
     items = []
     k, last = 0, len(starts) - 1
     while k < last:
-        yield_point()
         e = bounds.next(k)
         a, b = starts[k], starts[e]
         chunk = "\n".join(lines[a:b])
@@ -1278,8 +1206,6 @@ def _parse_stream(text: str, off: int, parsed: ParsedFile, resumed: _Resumed | N
     try:
         while True:
             events += 1
-            if not events & 1023:
-                yield_point()
             # libyaml's C events: typed as the base `Event` by the stubs, each kind has its own fields.
             event: Any = get_event()
             if event is None:

@@ -20,7 +20,6 @@ from __future__ import annotations
 from bisect import bisect_right
 from pathlib import Path
 
-from evalspec.analysis import Analysis
 from evalspec.line_breaks import BARE_CR, reads_bare_crs
 
 BARE_CRS = "lsp.bare-crs"  # an analysis's memo key for the BareCRs of its text
@@ -91,7 +90,3 @@ class BareCRs:
         after = self.after
         return after[i][1] - 1 if i < len(after) and after[i][0] == line else -1
 
-
-def bare_crs_of(analysis: Analysis) -> BareCRs | None:
-    """The bare CRs of the text `analysis` read (what its spans count in)."""
-    return BareCRs.of_text(analysis.parsed.text)

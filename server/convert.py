@@ -9,6 +9,7 @@ objects.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -16,9 +17,7 @@ from typing import Any
 from lsprotocol import types as lsp
 from pygls.uris import from_fs_path, to_fs_path
 
-from evalspec.finding_docs import doc_url
-from evalspec.findings import Edit, Finding, Fix, Severity, Span, Tag
-from evalspec.yielding import yield_point
+from evalspec.findings import Edit, Finding, Severity, Span, Tag
 
 from .bare_cr import BareCRs
 
@@ -152,7 +151,6 @@ class LineIndex:
 
     def range_json(self, span: Span) -> dict[str, dict[str, int]]:
         """`range` as JSON data (for answers encoded without lsprotocol objects)."""
-        yield_point()  # every large answer builds one per item: its builder gives way to requests here
         sl, sc, el, ec = span
         if self.crs is not None:
             (sl, sc), (el, ec) = self.client_point(sl, sc), self.client_point(el, ec)
@@ -208,6 +206,8 @@ def diagnostic(finding: Finding, index: LineIndex, uri: str) -> lsp.Diagnostic:
     related = [lsp.DiagnosticRelatedInformation(location=lsp.Location(uri=uri, range=index.range(r.span)),
                                                 message=r.message) for r in finding.related]
     tags = [_TAG[t] for t in finding.tags if t in _TAG]
+    from evalspec.finding_docs import doc_url  # (in the worker: the LSP process never loads the registry)
+
     url = (finding.extra.get("url") if finding.extra else None) or doc_url(finding.code)
     return lsp.Diagnostic(
         range=index.range(finding.span),
@@ -231,6 +231,8 @@ def diagnostic_json(finding: Finding, index: LineIndex, uri: str) -> dict[str, A
         "code": finding.code,
         "source": SOURCE,
     }
+    from evalspec.finding_docs import doc_url  # (in the worker: the LSP process never loads the registry)
+
     url = (finding.extra.get("url") if finding.extra else None) or doc_url(finding.code)
     if isinstance(url, str):
         out["codeDescription"] = {"href": url}
@@ -245,37 +247,29 @@ def diagnostic_json(finding: Finding, index: LineIndex, uri: str) -> dict[str, A
 
 # --- edits ------------------------------------------------------------------------------------------
 
-def text_edit(edit: Edit, index: LineIndex) -> lsp.TextEdit:
-    return lsp.TextEdit(range=index.range(edit.span), new_text=edit.new_text)
-
-
-def workspace_edit(edits: Iterable[Edit], index: LineIndex, uri: str, version: int | None,
-                   document_changes: bool) -> lsp.WorkspaceEdit:
-    """Edits to one document; versioned `documentChanges` when the client takes them, so an edit
-    computed for an older text is refused rather than applied at the wrong place."""
-    changes = [text_edit(e, index) for e in edits]
-    if document_changes:
-        ident = lsp.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version)
-        return lsp.WorkspaceEdit(document_changes=[lsp.TextDocumentEdit(text_document=ident, edits=changes)])
-    return lsp.WorkspaceEdit(changes={uri: changes})
-
-
 def workspace_edit_json(edits: Iterable[Edit], index: LineIndex, uri: str, version: int | None,
                         document_changes: bool) -> dict[str, Any]:
-    """`workspace_edit` as JSON data."""
+    """Edits to one document (JSON); versioned `documentChanges` when the client takes them, so an edit
+    computed for an older text is refused rather than applied at the wrong place."""
     changes = [{"range": index.range_json(e.span), "newText": e.new_text} for e in edits]
     if document_changes:
         return {"documentChanges": [{"textDocument": {"uri": uri, "version": version}, "edits": changes}]}
     return {"changes": {uri: changes}}
 
 
-def code_action(fix: Fix, kind: str, index: LineIndex, uri: str, version: int | None, *,
-                document_changes: bool, diagnostics: Sequence[lsp.Diagnostic] | None = None,
-                preferred_support: bool = True) -> lsp.CodeAction:
-    return lsp.CodeAction(
-        title=fix.title,
-        kind=kind,
-        diagnostics=list(diagnostics) if diagnostics else None,
-        is_preferred=fix.preferred if preferred_support else None,
-        edit=workspace_edit(fix.edits, index, uri, version, document_changes),
-    )
+# --- answers ----------------------------------------------------------------------------------------
+
+def as_json(value: Any) -> bytes:
+    """An answer as JSON: plain data, or lsprotocol objects (unstructured as pygls would)."""
+    from evalspec import jsonio
+
+    if (isinstance(value, list) and value and not isinstance(value[0], dict)) or not isinstance(value, (dict, list, str, int, float, type(None))):
+        value = _converter().unstructure(value)
+    return jsonio.dumps_bytes(value)
+
+
+@functools.cache
+def _converter() -> Any:
+    from pygls.protocol import default_converter
+
+    return default_converter()

@@ -14,7 +14,7 @@ class DocumentRuns:
     task: asyncio.Task[None] | None = None
     files: list[str] = field(default_factory=list)  # result files of the last run
     items: list[RunItem] = field(default_factory=list)  # as last analysed: to follow renamed ids
-    generation: int = 0  # bumped whenever the board changes (pulled diagnostics are cached by it)
+    generation: int = 0  # bumped whenever the board changes (the worker's copy is replaced then)
     restored: bool = False  # earlier runs' results were looked for on disk
     planning: bool = False  # the task is planning the run: the board still shows the last one
 

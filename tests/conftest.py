@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import os
-import sys
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -26,16 +24,3 @@ os.environ.setdefault("EVALSPEC_DOCS_DIR", tempfile.mkdtemp(prefix="evalspec-tes
 def corpus() -> Path:
     assert CORPUS.is_dir(), f"the shared corpus must sit beside the repository: {CORPUS}"
     return CORPUS
-
-
-@pytest.fixture(autouse=True)
-def no_request_work_left_counted() -> Iterator[None]:
-    """After each test (its event loop closed by then: autouse fixtures end last), no request's work is
-    still counted as under way in this process. A count left up makes every later background job pause
-    at each yield point, and the failures then show tests later, far from their cause."""
-    yield
-    workers = sys.modules.get("evalspec_lsp.workers")
-    if workers is None:
-        return
-    # A job the test let go may still be finishing on its worker: ordering, not a timing.
-    assert workers.no_foreground.wait(30.0), "a request's work is still counted after the test ended"

@@ -559,62 +559,6 @@ def test_capped_and_the_order_are_those_of_the_loops_they_replace(seed: int) -> 
         assert capped(ordered, limit) == _capped_by_a_loop(ordered, limit)
 
 
-def test_what_was_made_while_the_collector_was_paused_goes_to_the_oldest_generation() -> None:
-    """Scanned by the young generation's next pass, then the middle one's, a 4 MB file's 10 million objects
-    cost a second or more of CPU at the end of `analyze()`; they now go to the oldest generation at once.
-    In a process of its own: the collector's generations are the whole interpreter's (a server test in
-    this one may have frozen objects)."""
-    import subprocess
-    import sys
-
-    script = """
-import gc
-from evalspec.source import PROMOTE_YOUNG_OVER, gc_paused
-
-assert gc.isenabled() and gc.get_freeze_count() == 0
-with gc_paused():
-    kept = [[i] for i in range(PROMOTE_YOUNG_OVER + 1000)]
-young = gc.get_count()[0]
-old = any(o is kept[-1] for o in gc.get_objects(generation=2))
-gc.freeze()  # someone else's frozen objects (the server's) stay frozen
-frozen = gc.get_freeze_count()
-with gc_paused():
-    more = [[i] for i in range(PROMOTE_YOUNG_OVER + 1000)]
-print(young < 1000, old, gc.get_freeze_count() == frozen, any(o is more[-1] for o in gc.get_objects(generation=2)))
-"""
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False)
-    # nothing left for the young generation's pass to scan; in the oldest; nothing thawed; and with frozen
-    # objects about, the new ones are left to the young generation's pass
-    assert done.stdout.split() == ["True", "True", "True", "False"], done.stderr
-
-
-def test_a_memo_asked_from_two_threads_at_once_is_computed_once() -> None:
-    """The server computes a request's answer on a worker thread; a 4 MB file's layout (a memo) took
-    seconds, and each completion asked meanwhile computed it again beside the first, so none finished and
-    every request on the file answered "still checking". A second thread now waits for the first's value.
-    Here the first computation waits (at most 2 s) for the second thread to end: without the lock the
-    second computes its own and ends; with it, it can only wait."""
-    import threading
-
-    a = analyze(W + "- prompt: hi\n", "b.yml")
-    computed: list[str] = []
-    second_got: list[object] = []
-    second = threading.Thread(target=lambda: second_got.append(a.memoised("k", compute)))
-
-    def compute(_: Analysis) -> object:
-        computed.append(threading.current_thread().name)
-        if threading.current_thread() is not second:
-            second.start()
-            second.join(timeout=2)
-        return object()
-
-    first_got = a.memoised("k", compute)
-    second.join(timeout=10)
-    assert len(computed) == 1
-    assert second_got == [first_got]
-    assert a.memoised("k", compute) is first_got and len(computed) == 1
-
-
 def test_the_error_count_is_the_length_of_the_errors_without_making_them() -> None:
     """The server asks how many errors a file has on its event loop (lenses, Plan, Run): `errors` makes a
     corrected copy of every omitted one (2.8 million for a 4 MB flow list of `{}`: seconds there)."""

@@ -13,7 +13,6 @@ from typing import Any
 
 from ..findings import Findings, Span
 from ..source import Mapping, Node, Scalar, Sequence, is_lazy, to_python
-from ..yielding import yield_point
 
 PATTERN = re.compile(r"\$\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 MARKER = "${{"
@@ -67,8 +66,6 @@ class Values:
         visited = 0
         while stack:
             visited += 1
-            if not visited & 1023:
-                yield_point()  # a 4 MB suite is a million nodes: requests go first (yielding.py)
             node, credential = pop()
             if node.anchor is not None:  # an alias shares its target node (always anchored): report it once
                 if id(node) in seen:

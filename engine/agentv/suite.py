@@ -9,7 +9,6 @@ from typing import Any, cast
 
 from ..findings import Edit, Fix, Related, Span, replace
 from ..source import LazyItems, Mapping, Node, Scalar, Sequence, node_type_name
-from ..yielding import yield_point
 from . import edits
 from .assertions import check_assert_list
 from .context import Context
@@ -215,7 +214,6 @@ class UniqueTests:
         self.repeated = RepeatedTests()
 
     def add(self, item: Node, item_ctx: Context) -> None:
-        yield_point()
         test = self.repeated.check(item_ctx, item, self.defaults)
         if test is None:
             return

@@ -19,7 +19,7 @@ from ..registry.agentv import KNOWN_PROVIDERS as AGENTV_PROVIDERS
 from ..registry.agentv_assertions import ASSERTION_LIST, AssertionType
 from ..registry.fields import FieldSpec, ObjectSpec
 from ..registry.weval_functions import _BASE, POINT_FUNCTIONS, PointFunction
-from ..source import Mapping, gc_paused
+from ..source import Mapping
 from . import docs, model_ids, paths
 from . import schema as sc
 from .context import KEY, NONE, CursorContext, cursor_context, mapping_keys
@@ -56,15 +56,14 @@ def complete(analysis: Any, line: int, col: int, *, snippets: bool) -> Completio
         return CompletionList()
     if analysis.path is not None and analysis.path.suffix.lower() in DATASET_SUFFIXES:
         return CompletionList()  # an AgentV tests file (JSON lines, CSV): the YAML keys do not belong there
-    with gc_paused():  # a large file's tree makes a collection pass cost more than the request
-        ctx = cursor_context(analysis, line, col)
-        if ctx.position == NONE:
-            return CompletionList()
-        if ctx.position == KEY:
-            items, incomplete = _key_items(ctx, analysis, snippets), False
-        else:
-            items, incomplete = _value_items(ctx, analysis, snippets)
-        return CompletionList(_finish(items, ctx, snippets), incomplete)
+    ctx = cursor_context(analysis, line, col)
+    if ctx.position == NONE:
+        return CompletionList()
+    if ctx.position == KEY:
+        items, incomplete = _key_items(ctx, analysis, snippets), False
+    else:
+        items, incomplete = _value_items(ctx, analysis, snippets)
+    return CompletionList(_finish(items, ctx, snippets), incomplete)
 
 
 # --- templates built once from the registry ---------------------------------------------------------

@@ -17,7 +17,7 @@ from ..detect import FileKind
 from ..findings import Span
 from ..registry.agentv_assertions import ASSERTION_SPELLINGS, ASSERTION_TYPES
 from ..registry.weval_functions import resolve_function
-from ..source import Node, gc_paused
+from ..source import Node
 from ..validation.yaml_text import flow
 from . import docs, model_ids, paths
 from . import schema as sc
@@ -40,25 +40,24 @@ def hover(analysis: Any, line: int, col: int) -> HoverInfo | None:
     lines: list[str] = analysis.parsed.lines
     if not 0 <= line < len(lines):
         return None
-    with gc_paused():
-        text = lines[line].rstrip("\r")
-        sh = shape(text)
-        if sh.blank or sh.doc_marker:
-            return None
-        if analysis.kind is FileKind.WEVAL and sh.dashes and sh.dashes[0] <= col < sh.content_col:
-            gen = _generated_id(analysis, line)
-            if gen is not None:
-                d = sh.dashes[0]
-                return HoverInfo(gen, Span(line, d, line, d + 1))
-            return None
-        # Hover the word under the cursor: step inside it so the context reads the key or value.
-        ctx = cursor_context(analysis, line, min(col + 1, len(text)) if col < len(text) else col)
-        if ctx.position == KEY and ctx.key_span is not None and ctx.key_span.start_col <= col <= ctx.key_span.end_col:
-            return _key_hover(analysis, ctx, sh.key or "", line)
-        if ctx.position == VALUE and ctx.value_span is not None and \
-                ctx.value_span.start_col <= col <= ctx.value_span.end_col:
-            return _value_hover(analysis, ctx)
+    text = lines[line].rstrip("\r")
+    sh = shape(text)
+    if sh.blank or sh.doc_marker:
         return None
+    if analysis.kind is FileKind.WEVAL and sh.dashes and sh.dashes[0] <= col < sh.content_col:
+        gen = _generated_id(analysis, line)
+        if gen is not None:
+            d = sh.dashes[0]
+            return HoverInfo(gen, Span(line, d, line, d + 1))
+        return None
+    # Hover the word under the cursor: step inside it so the context reads the key or value.
+    ctx = cursor_context(analysis, line, min(col + 1, len(text)) if col < len(text) else col)
+    if ctx.position == KEY and ctx.key_span is not None and ctx.key_span.start_col <= col <= ctx.key_span.end_col:
+        return _key_hover(analysis, ctx, sh.key or "", line)
+    if ctx.position == VALUE and ctx.value_span is not None and \
+            ctx.value_span.start_col <= col <= ctx.value_span.end_col:
+        return _value_hover(analysis, ctx)
+    return None
 
 
 def _key_hover(analysis: Any, ctx: Any, key: str, line: int) -> HoverInfo | None:

@@ -27,7 +27,7 @@ from typing import Any
 
 from ..detect import FileKind
 from ..findings import Span
-from ..source import Mapping, Node, Sequence, gc_paused
+from ..source import Mapping, Node, Sequence
 from .layout import layout
 
 ID, SHARE, GATE, SIZE = "id", "share", "gate", "size"
@@ -65,13 +65,12 @@ def inlay_hints(analysis: Any, first_line: int = 0, end_line: int | None = None)
     if analysis.parsed.too_large:
         return []
     end = len(analysis.parsed.lines) if end_line is None else end_line
-    with gc_paused():
-        if analysis.kind is FileKind.WEVAL and analysis.blueprint is not None:
-            out = _weval(analysis, first_line, end)
-        elif analysis.kind is FileKind.AGENTV and analysis.suite is not None:
-            out = _agentv(analysis, first_line, end)
-        else:
-            return []
+    if analysis.kind is FileKind.WEVAL and analysis.blueprint is not None:
+        out = _weval(analysis, first_line, end)
+    elif analysis.kind is FileKind.AGENTV and analysis.suite is not None:
+        out = _agentv(analysis, first_line, end)
+    else:
+        return []
     return sorted((h for h in out if first_line <= h.line < end), key=lambda h: (h.line, h.col))
 
 

@@ -15,8 +15,7 @@ from typing import Any
 
 from ..detect import FileKind
 from ..findings import Span
-from ..source import Mapping, Node, Scalar, Sequence, gc_paused
-from ..yielding import yield_point
+from ..source import Mapping, Node, Scalar, Sequence
 from . import model_ids, paths
 from . import schema as sc
 from .context import KEY, VALUE, cursor_context
@@ -43,23 +42,22 @@ def definition(analysis: Any, line: int, col: int) -> list[Location]:
     lines: list[str] = analysis.parsed.lines
     if not 0 <= line < len(lines):
         return []
-    with gc_paused():
-        text = lines[line].rstrip("\r")
-        ctx = cursor_context(analysis, line, min(col + 1, len(text)) if col < len(text) else col)
-        sh = shape(text)
-        if analysis.kind is FileKind.WEVAL and ctx.position == KEY and sh.key == "$ref" and sh.value:
-            return _ref(analysis, scalar_text(sh.value))
-        if ctx.position != VALUE or ctx.value_span is None:
-            return []
-        span = ctx.value_span
-        value = scalar_text(text[span.start_col:span.end_col])
-        slot = ctx.slot
-        if slot.value == sc.V_REF:
-            return _ref(analysis, value)
-        target = _file_target(analysis, slot, value, ctx.present)
-        if target is not None:
-            return [Location(target, Span(0, 0, 0, 0))]
+    text = lines[line].rstrip("\r")
+    ctx = cursor_context(analysis, line, min(col + 1, len(text)) if col < len(text) else col)
+    sh = shape(text)
+    if analysis.kind is FileKind.WEVAL and ctx.position == KEY and sh.key == "$ref" and sh.value:
+        return _ref(analysis, scalar_text(sh.value))
+    if ctx.position != VALUE or ctx.value_span is None:
         return []
+    span = ctx.value_span
+    value = scalar_text(text[span.start_col:span.end_col])
+    slot = ctx.slot
+    if slot.value == sc.V_REF:
+        return _ref(analysis, value)
+    target = _file_target(analysis, slot, value, ctx.present)
+    if target is not None:
+        return [Location(target, Span(0, 0, 0, 0))]
+    return []
 
 
 def _ref(analysis: Any, name: str) -> list[Location]:
@@ -111,15 +109,14 @@ def document_links(analysis: Any) -> list[Link]:
     """Every path in the file that names an existing file."""
     if analysis.kind not in (FileKind.WEVAL, FileKind.AGENTV) or analysis.path is None:
         return []
-    with gc_paused():
-        out: list[Link] = []
-        if analysis.kind is FileKind.WEVAL:
-            _weval_links(analysis, out)
-        else:
-            docs = analysis.parsed.documents
-            if docs and docs[0].root is not None:
-                _walk(analysis, docs[0].root, sc.agentv_root(), {}, out)
-        return out
+    out: list[Link] = []
+    if analysis.kind is FileKind.WEVAL:
+        _weval_links(analysis, out)
+    else:
+        docs = analysis.parsed.documents
+        if docs and docs[0].root is not None:
+            _walk(analysis, docs[0].root, sc.agentv_root(), {}, out)
+    return out
 
 
 def _weval_links(analysis: Any, out: list[Link]) -> None:
@@ -138,7 +135,6 @@ def _walk(analysis: Any, root: Node, root_slot: sc.Slot, _keys: dict[str, str], 
     stack: list[tuple[Node, sc.Slot, Mapping | None]] = [(root, root_slot, None)]
     seen: set[int] = set()
     while stack and len(out) < MAX_LINKS:
-        yield_point()
         node, slot, owner = stack.pop()
         if slot.kind == sc.ANY:
             continue  # nothing the schema knows lies below: no path to link (most of a large suite)

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..detect import FileKind
 from ..findings import Edit, Fix, Span
-from ..source import Mapping, Node, Scalar, Sequence, gc_paused, to_python
+from ..source import Mapping, Node, Scalar, Sequence, to_python
 from ..validation.yaml_text import entry_span, flow, quote
 from .layout import layout
 from .lines import indent_of
@@ -26,12 +26,11 @@ CONVERT_RUBRICS = "Convert test-level rubrics to an assert entry"
 
 def refactorings(analysis: Any, span: Span) -> list[Fix]:
     """The refactorings that apply to the range `span` (a cursor is an empty span)."""
-    with gc_paused():
-        if analysis.kind is FileKind.WEVAL:
-            return _weval(analysis, span)
-        if analysis.kind is FileKind.AGENTV:
-            return _agentv(analysis, span)
-        return []
+    if analysis.kind is FileKind.WEVAL:
+        return _weval(analysis, span)
+    if analysis.kind is FileKind.AGENTV:
+        return _agentv(analysis, span)
+    return []
 
 
 def _touches(node_span: Span, span: Span) -> bool:

@@ -19,8 +19,7 @@ from typing import Any
 
 from ..detect import FileKind
 from ..findings import Edit, Span
-from ..source import Mapping, Node, Scalar, Sequence, gc_paused
-from ..yielding import yield_point
+from ..source import Mapping, Node, Scalar, Sequence
 
 POINT_DEF, PROMPT_ID, TEST_ID = "point definition", "prompt id", "test id"
 _PLAIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./")
@@ -56,11 +55,10 @@ class FileEdits:
 def symbol_at(analysis: Any, line: int, col: int) -> Symbol | None:
     if analysis.parsed.too_large:
         return None
-    with gc_paused():
-        if analysis.kind is FileKind.WEVAL and analysis.blueprint is not None:
-            return _weval_symbol(analysis, line, col)
-        if analysis.kind is FileKind.AGENTV and analysis.suite is not None:
-            return _test_symbol(analysis, line, col)
+    if analysis.kind is FileKind.WEVAL and analysis.blueprint is not None:
+        return _weval_symbol(analysis, line, col)
+    if analysis.kind is FileKind.AGENTV and analysis.suite is not None:
+        return _test_symbol(analysis, line, col)
     return None
 
 
@@ -253,7 +251,6 @@ def _collect_refs(analysis: Any) -> list[tuple[str, Scalar]]:
         while stack:
             node = stack.pop()
             if isinstance(node, Mapping):
-                yield_point()
                 for k, v in node.pairs:
                     if isinstance(k, Scalar) and k.value == "$ref" and isinstance(v, Scalar) and isinstance(v.value, str):
                         out.append((v.value, v))

@@ -13,8 +13,6 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from ..yielding import yield_point
-
 # A file whose plan has more cells is not sized for its lenses (the Plan command still does): planning
 # and estimating a few thousand cells takes a fraction of a second; more would hold the lenses back.
 MAX_CELLS = 5_000
@@ -72,12 +70,10 @@ def run_costs(analysis: Any, options: Any) -> RunCosts:
         tasks.setdefault(task.cell.item, []).append(task)
     if isinstance(plan, WevalPlan):
         for prompt in plan.prompts:
-            yield_point()  # the editor's requests first; a sizing nobody waits for stops here
             part = dataclasses.replace(plan, tasks=tasks.get(prompt.id, []), prompts=[prompt])
             out[prompt.id] = _cost(estimate(part, prices))
     else:
         for test in plan.tests:
-            yield_point()
             narrowed = dataclasses.replace(plan, tasks=tasks.get(test.id, []), tests=[test])  # type: ignore[arg-type]
             out[test.id] = _cost(estimate(narrowed, prices))
     return RunCosts(out)

@@ -36,7 +36,6 @@ from ..run.events import (
 from ..run.plan.items import entries as _entries
 from ..run.plan.items import fingerprint as _fingerprint
 from ..run.plan.items import runnable as _runnable
-from ..source import gc_paused
 from .markdown_text import md_code, md_fence, md_text, plain
 
 if TYPE_CHECKING:
@@ -67,11 +66,10 @@ def run_items(analysis: Any) -> list[RunItem]:
 
 
 def _run_items(analysis: Any) -> list[RunItem]:
-    with gc_paused():  # thousands of small objects next to a large tree: no collection passes over it
-        lines: list[str] = analysis.parsed.lines
-        return [RunItem("suite", None, _suite_span(analysis)),
-                *(RunItem(kind, item_id, _first_line(span), _fingerprint(lines, span))
-                  for kind, item_id, span in _entries(analysis))]
+    lines: list[str] = analysis.parsed.lines
+    return [RunItem("suite", None, _suite_span(analysis)),
+            *(RunItem(kind, item_id, _first_line(span), _fingerprint(lines, span))
+              for kind, item_id, span in _entries(analysis))]
 
 
 def item_at_line(analysis: Any, line: int) -> str | None:

@@ -22,11 +22,9 @@ from typing import Any
 from ..detect import FileKind
 from ..registry.weval import PROMPT
 from ..registry.weval_functions import resolve_function
-from ..source import Mapping, Node, Scalar, Sequence, gc_paused
-from ..yielding import yield_point
+from ..source import Mapping, Node, Scalar, Sequence
+from .token_legend import TOKEN_MODIFIERS, TOKEN_TYPES
 
-TOKEN_TYPES = ("function", "string", "variable", "keyword")
-TOKEN_MODIFIERS = ("deterministic", "judged", "negated", "declaration", "defaultLibrary")
 FUNCTION, STRING, VARIABLE, KEYWORD = TOKEN_TYPES
 DETERMINISTIC, JUDGED, NEGATED, DECLARATION, LIBRARY = TOKEN_MODIFIERS
 _NOT_DETERMINISTIC = frozenset(("call", "js"))  # a service's answer, code's: not a pure function of the text
@@ -44,22 +42,20 @@ class Token:
 def semantic_tokens(analysis: Any) -> list[Token]:
     if analysis.kind is not FileKind.WEVAL or analysis.parsed.too_large or analysis.weval is None:
         return []
-    with gc_paused():
-        out: list[Token] = []
-        lines: list[str] = analysis.parsed.lines
-        defs = _point_defs(analysis)
-        kinds = {name: _def_kind(value) for name, value in (analysis.blueprint.point_defs.items()
-                                                           if analysis.blueprint is not None else ())}
-        if defs is not None:
-            for key, _ in defs.pairs:
-                if isinstance(key, Scalar) and isinstance(key.value, str):
-                    _add(out, lines, key, VARIABLE, (DECLARATION, *kinds.get(key.value, ())))
-        for node in analysis.weval.prompt_nodes:
-            if isinstance(node, Mapping):
-                yield_point()
-                _prompt(out, lines, node, kinds)
-        out.sort(key=lambda t: (t.line, t.col))
-        return out
+    out: list[Token] = []
+    lines: list[str] = analysis.parsed.lines
+    defs = _point_defs(analysis)
+    kinds = {name: _def_kind(value) for name, value in (analysis.blueprint.point_defs.items()
+                                                       if analysis.blueprint is not None else ())}
+    if defs is not None:
+        for key, _ in defs.pairs:
+            if isinstance(key, Scalar) and isinstance(key.value, str):
+                _add(out, lines, key, VARIABLE, (DECLARATION, *kinds.get(key.value, ())))
+    for node in analysis.weval.prompt_nodes:
+        if isinstance(node, Mapping):
+            _prompt(out, lines, node, kinds)
+    out.sort(key=lambda t: (t.line, t.col))
+    return out
 
 
 def _def_kind(value: Any) -> tuple[str, ...]:

@@ -26,7 +26,6 @@ from ..registry.agentv_assertions import (
 )
 from ..registry.fields import FieldSpec, ObjectSpec
 from ..registry.weval_functions import Arg, PointFunction, resolve_function
-from ..source import gc_paused
 from .context import KEY, VALUE, cursor_context
 
 
@@ -91,11 +90,10 @@ def signature_help(analysis: Any, line: int, col: int) -> Signature | None:
         return None
     if not 0 <= line < len(analysis.parsed.lines):
         return None
-    with gc_paused():
-        ctx = cursor_context(analysis, line, col)
-        if analysis.kind is FileKind.WEVAL:
-            return _point_function(ctx)
-        return _assertion(ctx)
+    ctx = cursor_context(analysis, line, col)
+    if analysis.kind is FileKind.WEVAL:
+        return _point_function(ctx)
+    return _assertion(ctx)
 
 
 def function_signature(fn: PointFunction, written: str, active: int | None) -> Signature:

@@ -13,9 +13,8 @@ from typing import Any
 
 from ..detect import FileKind
 from ..findings import Span
-from ..source import BrokenItem, Mapping, Node, Scalar, Sequence, gc_paused, to_python
+from ..source import BrokenItem, Mapping, Node, Scalar, Sequence, to_python
 from ..validation.yaml_text import flow
-from ..yielding import yield_point
 from .layout import layout
 from .lines import indent_of, is_blank
 
@@ -31,12 +30,11 @@ class Symbol:
 
 
 def document_symbols(analysis: Any) -> list[Symbol]:
-    with gc_paused():
-        if analysis.kind is FileKind.WEVAL:
-            return _weval(analysis)
-        if analysis.kind is FileKind.AGENTV:
-            return _agentv(analysis)
-        return []
+    if analysis.kind is FileKind.WEVAL:
+        return _weval(analysis)
+    if analysis.kind is FileKind.AGENTV:
+        return _agentv(analysis)
+    return []
 
 
 def _short(text: str, n: int = 60) -> str:
@@ -68,7 +66,6 @@ def _weval(analysis: Any) -> list[Symbol]:
         detail = f"header · {n} model{'s' if n != 1 else ''}" if n else "header"
         out.append(Symbol(bp.title, detail, "module", span, sel))
     for prompt, node in zip(bp.prompts, result.prompt_nodes, strict=False):
-        yield_point()
         sel = prompt.id_span or _first_key_span(node)
         children = [_point_symbol(p, "should") for p in prompt.should]
         children += [_point_symbol(p, "should_not") for p in prompt.should_not]
@@ -125,7 +122,6 @@ def _agentv(analysis: Any) -> list[Symbol]:
     tests = root.get("tests") or root.get("eval_cases") or root.get("evalcases")
     if isinstance(tests, Sequence):
         for i, item in enumerate(tests.items):
-            yield_point()
             children.append(_test_symbol(item, i))
     elif isinstance(tests, Scalar):
         children.append(Symbol(f"tests: {tests.value}", "external tests file", "file", tests.span, tests.span))
@@ -191,23 +187,22 @@ def _assertion_detail(a: Mapping) -> str:
 def folding_ranges(analysis: Any) -> list[tuple[int, int]]:
     """(first line, last line) of everything that folds: multi-line mappings, lists, block scalars,
     and whole documents. Documents that do not parse fold by indentation."""
-    with gc_paused():
-        lines: list[str] = analysis.parsed.lines
-        lay = layout(analysis)
-        out: set[tuple[int, int]] = set()
-        for i in range(len(lay.doc_starts)):
-            start, end = lay.doc_range(i, len(lines))
-            first, last = _content_bounds(lines, start, end)
-            if first is not None and last is not None and last > first:
-                out.add((first, last))
-            doc = lay.tree_docs.get(i)
-            if doc is not None and doc.root is not None:
-                _fold_tree(doc.root, lines, out)
-            elif first is not None:
-                _fold_indent(lines, first, end, out)
-        # Sorted as one int per range: sorting 90,000 tuples (a 12,915-prompt blueprint) is one C call
-        # that holds the interpreter lock three times as long, and a request on another document waits.
-        return [(key >> 32, key & 0xFFFFFFFF) for key in sorted([start << 32 | end for start, end in out])]
+    lines: list[str] = analysis.parsed.lines
+    lay = layout(analysis)
+    out: set[tuple[int, int]] = set()
+    for i in range(len(lay.doc_starts)):
+        start, end = lay.doc_range(i, len(lines))
+        first, last = _content_bounds(lines, start, end)
+        if first is not None and last is not None and last > first:
+            out.add((first, last))
+        doc = lay.tree_docs.get(i)
+        if doc is not None and doc.root is not None:
+            _fold_tree(doc.root, lines, out)
+        elif first is not None:
+            _fold_indent(lines, first, end, out)
+    # Sorted as one int per range: sorting 90,000 tuples (a 12,915-prompt blueprint) is one C call
+    # that holds the interpreter lock three times as long, and a request on another document waits.
+    return [(key >> 32, key & 0xFFFFFFFF) for key in sorted([start << 32 | end for start, end in out])]
 
 
 def _content_bounds(lines: list[str], start: int, end: int) -> tuple[int | None, int | None]:
@@ -236,7 +231,6 @@ def _fold_tree(root: Node, lines: list[str], out: set[tuple[int, int]]) -> None:
     stack: list[Node] = [root]
     seen: set[int] = set()
     while stack:
-        yield_point()
         node = stack.pop()
         if id(node) in seen:  # aliases share nodes
             continue

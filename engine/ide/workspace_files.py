@@ -5,8 +5,8 @@ directory entries looked at and MAX_FILES files returned, no links followed, hid
 dependency and build folders skipped, files over the editor's size limit (source.MAX_BYTES) left out.
 `check_file(path, source)` reads one (a regular file only: source.read_text refuses FIFOs and devices)
 and analyses it with `source` for what it refers to; None when it is not an eval file or cannot be read.
-Checking executes nothing from the file. Long walks give way at `yield_point()`, where a stopped scan
-ends (`Abandoned`).
+Checking executes nothing from the file. Runs in an engine worker: a scan nobody waits for any more
+is stopped with its worker.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from ..source import MAX_BYTES
-from ..yielding import yield_point
 
 MAX_FILES = 2_000  # eval-file candidates checked per scan
 MAX_LISTED = 50_000  # directory entries looked at per scan
@@ -46,7 +45,6 @@ def _walk(root: Path) -> Iterator[Path]:
     stack = [root]
     while stack:
         folder = stack.pop()
-        yield_point()
         try:
             entries = sorted(os.scandir(folder), key=lambda e: e.name)
         except OSError:
@@ -72,7 +70,6 @@ def check_file(path: Path, source: Any) -> Any:
     from ..analysis import analyze
     from ..detect import FileKind
 
-    yield_point()
     try:
         text = source.read_text(path, MAX_BYTES)
     except (OSError, UnicodeDecodeError, ValueError):

@@ -12,7 +12,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ..providers.redact import register_secret
-from ..source import gc_paused
 from .diff import REGRESSION_THRESHOLD, RunDiff, diff_runs
 from .model import RunResults
 from .sources import Analyses, ResultsError, load_results
@@ -40,12 +39,7 @@ def load_runs(paths: Sequence[str | Path], *, analyses: Analyses | None = None) 
 def build_report(paths: Sequence[str | Path], *, fmt: str = "html", runs: list[RunResults] | None = None,
                  analyses: Analyses | None = None, threshold: float = REGRESSION_THRESHOLD) -> str:
     """The report's text. Raises ResultsError for a path that is not results evalspec can read."""
-    # Reading results and building the page allocate millions of small objects (a 100,000-cell run:
-    # 300,000 points, their lists and dicts) and free none until the end: the cyclic collector would
-    # rescan an ever larger heap for nothing (measured: half the time at 20,000 cells). The counted
-    # pause the parser uses also holds when the language server builds a report beside an analysis.
-    with gc_paused():
-        return _build_report(paths, fmt=fmt, runs=runs, analyses=analyses, threshold=threshold)
+    return _build_report(paths, fmt=fmt, runs=runs, analyses=analyses, threshold=threshold)
 
 
 def _runs(paths: Sequence[str | Path], runs: list[RunResults] | None, analyses: Analyses | None,
@@ -90,9 +84,8 @@ def write_report(paths: Sequence[str | Path], output: Path | None = None, *, fmt
     if fmt == "html":  # written a piece at a time (a 100,000-cell page is tens of MB, and its encoded copy)
         from .html import html_pieces
 
-        with gc_paused():  # (see build_report)
-            found, diff = _runs(paths, runs, analyses, threshold)
-            write_stream(out, html_pieces(found, diff))
+        found, diff = _runs(paths, runs, analyses, threshold)
+        write_stream(out, html_pieces(found, diff))
         return out
     text = build_report(paths, fmt=fmt, runs=runs, analyses=analyses, threshold=threshold)
     write_atomic(out, text.encode("utf-8"))

@@ -41,7 +41,6 @@ from ..source import (
 from ..validation.objects import check_object, check_value, first_line_span
 from ..validation.suggest import closest
 from ..validation.yaml_text import entry_span, flow, quote
-from ..yielding import yield_point
 from .functions_check import check_function_arg
 from .ids import UNDEFINED, blueprint_id, blueprint_id_problem, hash_id, stable_json
 from .ids import quote_json as _quote
@@ -238,7 +237,6 @@ class _Context:
         any_item = False
         cache, out, checked = self.cache, self.out, self._checked_prompt
         for node, doc_index in prompt_items:
-            yield_point()
             any_item = True
             if cache is None:
                 prompt = checked(node, doc_index, bp)

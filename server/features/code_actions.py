@@ -11,25 +11,21 @@ its lens runs (features/run.py). They have no kind, so menus that list every act
 from __future__ import annotations
 
 import functools
-import math
-import time
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from cattrs import Converter
 from lsprotocol import types as lsp
-from pygls.protocol import default_converter
-
-from evalspec.detect import FileKind
-from evalspec.findings import Finding, Fix, Span
-from evalspec.ide.refactor import refactorings
-from evalspec.ide.runs import run_line_item
-from evalspec.run.plan.items import entries
 
 from .. import convert
-from ..protocol import JsonReady
-from ..server import EvalspecServer, Snapshot
-from .run import CANCEL, PLAN, RUN
+from .run_target import CANCEL, PLAN, RUN
+
+if TYPE_CHECKING:
+    from cattrs import Converter
+
+    from evalspec.findings import Finding, Fix, Span
+
+    from ..server import EvalspecServer
+    from ..worker import Doc, Snapshot, Worker
 
 KINDS = [lsp.CodeActionKind.QuickFix, lsp.CodeActionKind.Refactor]
 
@@ -39,41 +35,36 @@ def wanted(kind: str, only: Sequence[str] | None) -> bool:
     return not only or any(kind == o or kind.startswith(f"{o}.") for o in only)
 
 
+def code_action(worker: Worker, doc: Doc, params: lsp.CodeActionParams) -> bytes | None:
+    from evalspec import jsonio
+    from evalspec.ide.refactor import refactorings
+    from evalspec.run.plan.items import entries
+
+    snap = worker.snapshot(doc)
+    if snap is None:
+        return None
+    only = params.context.only
+    client = snap.client
+    actions = []
+    if wanted(lsp.CodeActionKind.QuickFix, only) and params.context.diagnostics:
+        actions += quick_fixes(snap, params.context.diagnostics, client.document_changes, client.preferred_code_actions)
+    if wanted(lsp.CodeActionKind.Refactor, only):
+        actions += [fix_json(fix, lsp.CodeActionKind.Refactor.value, snap, client.document_changes,
+                             client.preferred_code_actions)
+                    for fix in refactorings(snap.analysis, snap.index.span(params.range))]
+    if not only:
+        if "lsp.entries" not in snap.analysis.memo:
+            snap.analysis.memo["lsp.entries"] = list(entries(snap.analysis))
+        actions += run_actions(snap, snap.analysis.memo["lsp.entries"], params.range.start.line)
+    return jsonio.dumps_bytes(actions)
+
+
+JOBS = {"code_action": code_action}
+
+
 def register(server: EvalspecServer) -> None:
     options = lsp.CodeActionOptions(code_action_kinds=KINDS, resolve_provider=False)
-
-    @server.request(lsp.TEXT_DOCUMENT_CODE_ACTION, options, empty=list)
-    async def code_action(server: EvalspecServer, params: lsp.CodeActionParams) -> Any:
-        snap = await server.snapshot(params.text_document.uri)
-        if snap is None:
-            return []
-        only = params.context.only
-        span = snap.index.span(params.range)
-        document_changes = server.client.document_changes
-        preferred = server.client.preferred_code_actions
-        diagnostics = params.context.diagnostics if wanted(lsp.CodeActionKind.QuickFix, only) else []
-        refactor = wanted(lsp.CodeActionKind.Refactor, only)
-
-        # Quick fixes and refactorings are JSON data built on a worker thread: with a whole 4 MB file
-        # selected a client sends every diagnostic (12,000), and "add ids to all prompts" edits each of
-        # 12,000 prompts; as lsprotocol objects they cost seconds on the event loop.
-        # Past the request budget the quick fixes found so far are the answer (0.5 s for 12,000 on a
-        # loaded machine); the client asks again as the cursor moves.
-        deadline = time.perf_counter() + server.remaining_budget() * 0.75
-
-        def build() -> list[dict[str, Any]]:
-            out = quick_fixes(snap, diagnostics, document_changes, preferred, deadline) if diagnostics else []
-            if refactor:
-                out += [fix_json(fix, lsp.CodeActionKind.Refactor.value, snap, document_changes, preferred)
-                        for fix in refactorings(snap.analysis, span)]
-            return out
-
-        actions = await server.computed(snap.uri, build)  # within the budget, like every step here
-        if not only:
-            listed = await server.memoised_in_thread(snap.uri, snap.analysis, "lsp.entries", entries_of,
-                                                     snap.analysis)
-            actions += run_actions(server, snap, listed, params.range.start.line)
-        return await server.computed(snap.uri, JsonReady.of, actions)
+    server.forward(lsp.TEXT_DOCUMENT_CODE_ACTION, options, list, "code_action")
 
 
 def fix_json(fix: Fix, kind: str, snap: Snapshot, document_changes: bool, preferred: bool,
@@ -88,14 +79,10 @@ def fix_json(fix: Fix, kind: str, snap: Snapshot, document_changes: bool, prefer
     return action
 
 
-def entries_of(analysis: Any) -> list[tuple[str, str, Span]]:
-    return list(entries(analysis))
-
-
 MAX_MODEL_ACTIONS = 12  # "Run … with <model>" for at most this many of the file's models
 
 
-def run_actions(server: EvalspecServer, snap: Snapshot, listed: list[tuple[str, str, Span]],
+def run_actions(snap: Snapshot, listed: list[tuple[str, str, Span]],
                 cursor_line: int) -> list[dict[str, Any]]:
     analysis = snap.analysis
     if not listed or analysis.error_count:
@@ -105,10 +92,12 @@ def run_actions(server: EvalspecServer, snap: Snapshot, listed: list[tuple[str, 
         return {"title": title, "command": {"title": title, "command": command,
                                             "arguments": [{"uri": snap.uri, **args}]}}
 
-    state = server.runs.get(snap.uri)
-    if state is not None and state.running:
+    if snap.runs.running:
         return [action("Cancel the run", CANCEL)]
     line, _ = snap.index.point(lsp.Position(line=cursor_line, character=0))
+    from evalspec.detect import FileKind
+    from evalspec.ide.runs import run_line_item
+
     item = run_line_item(analysis.parsed.lines, listed, line)  # prompt and test lines only
     if item is None:
         return []
@@ -135,10 +124,9 @@ def _file_models(analysis: object) -> list[str]:
 
 
 def quick_fixes(snap: Snapshot, diagnostics: Sequence[lsp.Diagnostic | dict[str, Any]], document_changes: bool,
-                preferred: bool, deadline: float = math.inf) -> list[dict[str, Any]]:
+                preferred: bool) -> list[dict[str, Any]]:
     """The fixes of the findings behind the diagnostics the client sent, each linked to its diagnostic
-    (CodeActions as JSON data; on a worker thread). A long list of diagnostics arrives as the client's
-    JSON (protocol.RawDiagnostics), a short one as lsprotocol objects."""
+    (CodeActions as JSON data)."""
     sent = [_as_sent(d) for d in diagnostics]
     ours = [d for d in sent if d.get("source") in (None, convert.SOURCE)]
     if not ours:
@@ -155,9 +143,7 @@ def quick_fixes(snap: Snapshot, diagnostics: Sequence[lsp.Diagnostic | dict[str,
             by_code.setdefault(f.code, []).append((f, place))
             exact.setdefault((f.code, place), f)
     actions: list[dict[str, Any]] = []
-    for n, diag in enumerate(ours):
-        if n % 256 == 255 and time.perf_counter() > deadline:
-            break
+    for diag in ours:
         code, place = _code(diag), _place(diag["range"])
         finding = exact.get((code, place)) or _overlapping(place, by_code.get(code, []))
         if finding is None:
@@ -174,7 +160,9 @@ def _code(diag: dict[str, Any]) -> object:
 
 @functools.cache
 def _converter() -> Converter:
-    """pygls's converter, for the few diagnostics that come as lsprotocol objects."""
+    """pygls's converter, for the diagnostics that come as lsprotocol objects."""
+    from pygls.protocol import default_converter
+
     return default_converter()
 
 

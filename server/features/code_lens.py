@@ -13,23 +13,21 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 
-from evalspec.analysis import Analysis
-from evalspec.ide.run_costs import RunCosts, run_costs
-from evalspec.ide.runs import RunBoard, RunItem, run_items
-from evalspec.yielding import Abandoned
-
-from .. import workers
 from ..convert import LineIndex
-from ..documents import in_thread
 from ..protocol import JsonReady
-from ..run_state import DocumentRuns
-from ..server import EvalspecServer, Snapshot
-from .run import CANCEL, PLAN, RUN, SHOW
-from .run_target import options_for
+from .run_target import CANCEL, PLAN, RUN, SHOW, options_for
+
+if TYPE_CHECKING:
+    from evalspec.analysis import Analysis
+    from evalspec.ide.run_costs import RunCosts
+    from evalspec.ide.runs import RunBoard, RunItem
+
+    from ..server import EvalspecServer
+    from ..worker import Doc, Worker
 
 Range = dict[str, dict[str, int]]
 
@@ -43,6 +41,8 @@ def _lens(rng: Range, title: str, command: str, uri: str, item: str | None = Non
 
 def placed_items(analysis: Analysis, index: LineIndex) -> list[tuple[RunItem, Range]]:
     """The run items of an analysis with their lens ranges."""
+    from evalspec.ide.runs import run_items
+
     return [(item, index.range_json(item.span)) for item in run_items(analysis)]
 
 
@@ -78,114 +78,98 @@ def lenses(items: list[tuple[RunItem, Range]], board: RunBoard, running: bool, e
             yield _lens(rng, title, SHOW, uri, item.item_id)
 
 
-def idle_lenses(items: list[tuple[RunItem, Range]], errors: int, noun: str, uri: str,
-                costs: RunCosts | None = None) -> list[dict[str, Any]]:
-    """The lenses of a document that has no run results (yet): the same for the whole analysis."""
-    return list(lenses(items, RunBoard(), False, errors, noun, uri, costs=costs))
+def code_lens(worker: Worker, doc: Doc, params: Any, sizing: tuple[str, Any] | None = None) -> Any:
+    """The items and their ranges (fingerprints of every prompt's text: 0.1 s on a 4 MB file) once per
+    analysis; the lenses too while the document has no run results. `sizing`: (key, RunOptions) of the
+    run costs to show; the answer is (lenses, whether those costs are still to be sized)."""
+    from evalspec import jsonio
+    from evalspec.ide.runs import RunBoard
 
-
-def _idle(state: DocumentRuns | None) -> bool:
-    return state is None or (not state.running and not state.board.results and state.board.summary is None)
-
-
-_sizing: dict[str, workers.Stop] = {}  # uri -> the sizing of its latest version (see `sized`)
-
-
-def sized(server: EvalspecServer, snap: Snapshot) -> RunCosts | None:
-    """The costs of running the document, once sized; None until then (sizing starts, in the background,
-    and the client is asked to refresh its lenses when it ends) and when the setting turns them off."""
-    if not server.settings.run_costs or snap.analysis.error_count:
+    snap = worker.snapshot(doc)
+    if snap is None:
         return None
-    try:
-        options = options_for(server, snap.uri, None)
-    except ValueError:
-        return None
-    key = f"lsp.run-costs {server.settings.run!r} {options.output}"
-    entry = snap.analysis.memo.get(key)
-    if isinstance(entry, asyncio.Future):
-        if not entry.done() or entry.cancelled() or entry.exception() is not None:
-            return None
-        costs: RunCosts = entry.result()
-        return costs if costs.by_item else None
-    # Background work, stopped when a newer version of the document is sized instead.
-    stop = workers.Stop()
-    earlier = _sizing.get(snap.uri)
-    if earlier is not None:
-        earlier.requested = True
-    _sizing[snap.uri] = stop
-    future = snap.analysis.memo[key] = in_thread(run_costs, snap.analysis, options, stop=stop)
-
-    def ready(done: asyncio.Future[RunCosts]) -> None:
-        if _sizing.get(snap.uri) is stop:
-            del _sizing[snap.uri]
-        if done.cancelled() or done.exception() is not None:
-            exc = None if done.cancelled() else done.exception()
-            if exc is not None and not isinstance(exc, Abandoned):
-                server.report_failure(f"sizing the run of {snap.uri}", exc)
-            return
-        if done.result().by_item and server.client.code_lens_refresh:
-            server.workspace_code_lens_refresh(None)
-
-    future.add_done_callback(ready)
-    return None
-
-
-def answers(snap: Snapshot, state: DocumentRuns | None, costs: RunCosts | None = None,
-            ) -> list[tuple[str, Any, tuple[Any, ...]]]:
-    """The lens items (memo key, builder, arguments) and, while the document has no run results, its
-    lenses as JSON (see EvalspecServer.prepare_answers), with `costs` when they are sized."""
+    memo = snap.analysis.memo
     items_key = f"lsp.lens-items {snap.index.encoding}"
-    out: list[tuple[str, Any, tuple[Any, ...]]] = [(items_key, placed_items, (snap.analysis, snap.index))]
-    if _idle(state):
-        errors = snap.analysis.error_count
-        noun = "test" if snap.analysis.suite is not None else "prompt"
+    if items_key not in memo:
+        memo[items_key] = placed_items(snap.analysis, snap.index)
+    items = memo[items_key]
+    costs: RunCosts | None = None
+    unsized = False
+    if sizing is not None and not snap.analysis.error_count:
+        costs = memo.get(f"lsp.run-costs {sizing[0]}")
+        unsized = costs is None
+        if costs is not None and not costs.by_item:
+            costs = None
+    runs = snap.runs
+    board = runs.board
+    idle = board is None or (not runs.running and not runs.planning and not board.results and board.summary is None)
+    noun = "test" if snap.analysis.suite is not None else "prompt"
+    errors = snap.analysis.error_count
+    if idle:
+        key = f"lsp.idle-lenses {snap.index.encoding} {sizing[0] if costs is not None and sizing else '-'}"
+        if key not in memo:
+            memo[key] = jsonio.dumps_bytes(list(lenses(items, RunBoard(), False, errors, noun, snap.uri, costs=costs)))
+        return memo[key], unsized
+    return jsonio.dumps_bytes(list(lenses(items, board, runs.running, errors, noun, snap.uri, runs.planning,
+                                          costs))), unsized
 
-        def build() -> JsonReady:
-            items = snap.analysis.memo.get(items_key)
-            placed = items.result() if isinstance(items, asyncio.Future) and items.done() else \
-                placed_items(snap.analysis, snap.index)
-            return JsonReady.of(idle_lenses(placed, errors, noun, snap.uri, costs))
 
-        # Keyed by the costs object (kept in the memo): lenses with other settings' costs are built afresh.
-        sized_key = id(costs) if costs is not None else "-"
-        out.append((f"lsp.idle-lenses {snap.index.encoding} {sized_key}", build, ()))
-    return out
+def size_run(worker: Worker, doc: Doc, key: str, options: Any) -> bool:
+    """The run's costs (engine/ide/run_costs.py), kept in the analysis's memo for the lenses: whether
+    any item has one."""
+    from evalspec.ide.run_costs import run_costs
+
+    snap = worker.snapshot(doc)
+    if snap is None or snap.analysis.error_count:
+        return False
+    memo_key = f"lsp.run-costs {key}"
+    if memo_key not in snap.analysis.memo:
+        snap.analysis.memo[memo_key] = run_costs(snap.analysis, options)
+    return bool(snap.analysis.memo[memo_key].by_item)
 
 
-SLICE = 1000  # lenses built between two turns of the event loop while a document has run results
+JOBS = {"code_lens": code_lens, "size_run": size_run}
 
 
 def register(server: EvalspecServer) -> None:
-    server.answers[lsp.TEXT_DOCUMENT_CODE_LENS] = lambda snap: answers(snap, server.runs.get(snap.uri),
-                                                                       sized(server, snap))
+    sizing: dict[str, asyncio.Task[Any]] = {}  # uri -> the sizing of its latest version
+
+    def size(uri: str, version: int, key: str, options: Any) -> None:
+        """Sizing in the background (a newer version's replaces it); the client is asked to refresh its
+        lenses when costs are in."""
+        earlier = sizing.get(uri)
+        if earlier is not None and getattr(earlier, "sizes", None) == (version, key):
+            return
+
+        async def run() -> None:
+            status, found = await server.workers.call("size_run", uri, version, key, options,
+                                                      board=server.board(uri))
+            if status == "error":
+                server.report(found[0] or f"sizing the run of {uri}", found[1])
+            elif status == "ok" and found and server.client.code_lens_refresh:
+                server.workspace_code_lens_refresh(None)
+
+        task = asyncio.ensure_future(run())
+        task.sizes = (version, key)  # type: ignore[attr-defined]
+        sizing[uri] = task
+        task.add_done_callback(lambda t: sizing.pop(uri, None) if sizing.get(uri) is t else None)
 
     @server.request(lsp.TEXT_DOCUMENT_CODE_LENS, lsp.CodeLensOptions(resolve_provider=False), empty=list)
     async def code_lens(server: EvalspecServer, params: lsp.CodeLensParams) -> Any:
         uri = params.text_document.uri
-        snap = await server.snapshot(uri)
-        if snap is None:
-            return []
-        state = server.runs.get(uri)
-        costs = sized(server, snap)
-        wanted = answers(snap, state, costs)
-        if len(wanted) > 1:  # no run results: the lenses are the same for the whole analysis
-            key, build, args = wanted[1]
-            return await server.memoised_in_thread(uri, snap.analysis, key, build, *args)
-        # The items and their ranges (fingerprints of every prompt's text: 0.1 s on a 4 MB file) once per
-        # analysis on a worker thread; the titles, which follow the run, here, a slice at a time so that
-        # other requests are answered in between. Lenses of 16,000 tests as lsprotocol objects cost
-        # seconds on the event loop: they are sent as JSON data, encoded on a worker thread.
-        key, build, args = wanted[0]
-        items = await server.memoised_in_thread(uri, snap.analysis, key, build, *args)
-        if not items:
-            return []
-        board = state.board if state is not None else RunBoard()
-        running = state is not None and state.running
-        noun = "test" if snap.analysis.suite is not None else "prompt"
-        out: list[dict[str, Any]] = []
-        planning = state is not None and state.planning
-        for lens in lenses(items, board, running, snap.analysis.error_count, noun, uri, planning, costs):
-            out.append(lens)
-            if len(out) % SLICE == 0:
-                await asyncio.sleep(0)
-        return await server.in_thread(JsonReady.of, out)
+        wanted: tuple[str, Any] | None = None
+        if server.settings.run_costs:
+            try:
+                options = options_for(server, uri, None)
+            except ValueError:
+                options = None
+            if options is not None:
+                wanted = (f"{server.settings.run!r} {options.output}", options)
+        got = await server.ask("code_lens", uri, params, wanted, what=lsp.TEXT_DOCUMENT_CODE_LENS)
+        if not isinstance(got, tuple):
+            return got
+        answer, unsized = got
+        doc = server.documents.get(uri)
+        if unsized and wanted is not None and doc is not None:
+            size(uri, doc.version, *wanted)
+        return JsonReady(answer)

@@ -1,16 +1,20 @@
-"""textDocument/completion: the engine's completion items as LSP items."""
+"""textDocument/completion: the engine's completion items as LSP items (built in the worker)."""
 
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 
-from evalspec.analysis import Analysis
-from evalspec.ide.completion import CompletionItem, CompletionList, complete
-
 from ..convert import LineIndex
-from ..server import EvalspecServer
+from ..wire import Context
+
+if TYPE_CHECKING:
+    from evalspec.ide.completion import CompletionItem
+
+    from ..server import EvalspecServer
+    from ..worker import Doc, Worker
 
 TRIGGER_CHARACTERS = ["$", ":", " ", "-", "/"]
 
@@ -40,28 +44,30 @@ def empty() -> lsp.CompletionList:
     return lsp.CompletionList(is_incomplete=False, items=[])
 
 
+def completion(worker: Worker, doc: Doc, params: lsp.CompletionParams) -> bytes | None:
+    from evalspec.ide.completion import complete
+
+    from ..convert import as_json
+
+    snap = worker.snapshot(doc)
+    if snap is None:
+        return None
+    line, col = snap.index.point(params.position)
+    result = complete(snap.analysis, line, col, snippets=snap.client.snippets)
+    items = [completion_item(worker.context, item, snap.index) for item in result.items]
+    return as_json(lsp.CompletionList(is_incomplete=bool(result.is_incomplete), items=items))
+
+
+JOBS = {"completion": completion}
+
+
 def register(server: EvalspecServer) -> None:
     options = lsp.CompletionOptions(trigger_characters=TRIGGER_CHARACTERS, resolve_provider=False)
-
-    @server.request(lsp.TEXT_DOCUMENT_COMPLETION, options, empty=empty)
-    async def completion(server: EvalspecServer, params: lsp.CompletionParams) -> lsp.CompletionList:
-        snap = await server.snapshot(params.text_document.uri)
-        if snap is None:
-            return empty()
-        line, col = snap.index.point(params.position)
-        snippets = server.client.snippets
-        result = await server.computed(snap.uri, _complete, snap.analysis, line, col, snippets)
-        items = [completion_item(server, item, snap.index) for item in result.items]
-        return lsp.CompletionList(is_incomplete=bool(result.is_incomplete), items=items)
+    server.forward(lsp.TEXT_DOCUMENT_COMPLETION, options, empty, "completion")
 
 
-def _complete(analysis: Analysis, line: int, col: int, snippets: bool) -> CompletionList:
-    """`complete` called by name and plain arguments: identical requests share one computation."""
-    return complete(analysis, line, col, snippets=snippets)
-
-
-def completion_item(server: EvalspecServer, item: CompletionItem, index: LineIndex) -> lsp.CompletionItem:
-    client = server.client
+def completion_item(context: Context, item: CompletionItem, index: LineIndex) -> lsp.CompletionItem:
+    client = context.client
     snippet = bool(item.is_snippet) and client.snippets
     text = item.insert_text or item.label
     if item.is_snippet and not snippet:

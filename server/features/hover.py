@@ -1,4 +1,5 @@
-"""textDocument/hover: the engine's markdown, as markdown or plain text as the client prefers.
+"""textDocument/hover: the engine's markdown, as markdown or plain text as the client prefers (built in
+the worker).
 
 On the first line of a prompt or test that has been run, the hover also shows its latest results
 (per model: score, verdict, each point or assertion, the answer); on a point's or assertion's line,
@@ -7,37 +8,49 @@ its score per model.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from lsprotocol import types as lsp
 
-from evalspec.ide.hover import hover as engine_hover
-from evalspec.ide.run_notes import point_markdown
-from evalspec.ide.runs import item_at_line
-
-from ..server import EvalspecServer, Snapshot
+if TYPE_CHECKING:
+    from ..server import EvalspecServer
+    from ..worker import Doc, Snapshot, Worker
 
 
-async def _run_results(server: EvalspecServer, snap: Snapshot, line: int) -> str | None:
-    state = server.runs.get(snap.uri)
-    if state is None or not state.board.results:
+def _run_results(snap: Snapshot, line: int) -> str | None:
+    from evalspec.ide.run_notes import point_markdown
+    from evalspec.ide.runs import item_at_line
+
+    board = snap.runs.board
+    if board is None or not board.results:
         return None
-    item_id = await server.computed(snap.uri, item_at_line, snap.analysis, line)
+    item_id = item_at_line(snap.analysis, line)
     if item_id is not None:
-        return state.board.item_markdown(item_id)
-    return point_markdown(snap.analysis, state.board, line)
+        return board.item_markdown(item_id)
+    return point_markdown(snap.analysis, board, line)
+
+
+def hover(worker: Worker, doc: Doc, params: lsp.HoverParams) -> bytes | None:
+    from evalspec.ide.hover import hover as engine_hover
+
+    from ..convert import as_json
+
+    snap = worker.snapshot(doc)
+    if snap is None:
+        return None
+    line, col = snap.index.point(params.position)
+    info = engine_hover(snap.analysis, line, col)
+    results = _run_results(snap, line)
+    parts = [p for p in (results, (info.markdown if info is not None else None)) if p]  # the fresh news first
+    if not parts:
+        return None
+    kind = lsp.MarkupKind.Markdown if snap.client.hover_markdown else lsp.MarkupKind.PlainText
+    rng = snap.index.range(info.span) if info is not None and info.span is not None else None
+    return as_json(lsp.Hover(contents=lsp.MarkupContent(kind=kind, value="\n\n---\n\n".join(parts)), range=rng))
+
+
+JOBS = {"hover": hover}
 
 
 def register(server: EvalspecServer) -> None:
-    @server.request(lsp.TEXT_DOCUMENT_HOVER, empty=lambda: None)
-    async def hover(server: EvalspecServer, params: lsp.HoverParams) -> lsp.Hover | None:
-        snap = await server.snapshot(params.text_document.uri)
-        if snap is None:
-            return None
-        line, col = snap.index.point(params.position)
-        info = await server.computed(snap.uri, engine_hover, snap.analysis, line, col)
-        results = await _run_results(server, snap, line)
-        parts = [p for p in (results, (info.markdown if info is not None else None)) if p]  # the fresh news first
-        if not parts:
-            return None
-        kind = lsp.MarkupKind.Markdown if server.client.hover_markdown else lsp.MarkupKind.PlainText
-        rng = snap.index.range(info.span) if info is not None and info.span is not None else None
-        return lsp.Hover(contents=lsp.MarkupContent(kind=kind, value="\n\n---\n\n".join(parts)), range=rng)
+    server.forward(lsp.TEXT_DOCUMENT_HOVER, None, lambda: None, "hover")

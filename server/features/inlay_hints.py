@@ -1,4 +1,5 @@
-"""textDocument/inlayHint: the engine's hints (engine/ide/inlay_hints.py) as LSP inlay hints.
+"""textDocument/inlayHint: the engine's hints (engine/ide/inlay_hints.py) as LSP inlay hints (built in the
+worker).
 
 Generated prompt ids, each point's or assertion's share of the score, required gates, collection sizes.
 Off with the setting `inlayHints: false` (initializationOptions or workspace/didChangeConfiguration;
@@ -7,16 +8,13 @@ a change asks the client to refresh its hints).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 
-from evalspec.ide.inlay_hints import ID, SIZE
-from evalspec.ide.inlay_hints import inlay_hints as engine_inlay_hints
-
-from ..server import EvalspecServer
-
-_KIND = {ID: lsp.InlayHintKind.Type, SIZE: lsp.InlayHintKind.Type}  # shares and gates: Parameter
+if TYPE_CHECKING:
+    from ..server import EvalspecServer
+    from ..worker import Doc, Worker
 
 
 def setting_given(settings: Any, name: str = "inlayHints") -> bool:
@@ -36,19 +34,31 @@ def change_setting(server: EvalspecServer, on: bool) -> None:
         server.workspace_inlay_hint_refresh(None)
 
 
+def inlay_hints(worker: Worker, doc: Doc, params: lsp.InlayHintParams) -> bytes | None:
+    from evalspec.ide.inlay_hints import ID, SIZE
+    from evalspec.ide.inlay_hints import inlay_hints as engine_inlay_hints
+
+    from ..convert import as_json
+
+    snap = worker.snapshot(doc)
+    if snap is None:
+        return None
+    first, _ = snap.index.point(params.range.start)
+    last, _ = snap.index.point(params.range.end)
+    kinds = {ID: lsp.InlayHintKind.Type, SIZE: lsp.InlayHintKind.Type}  # shares and gates: Parameter
+    return as_json([lsp.InlayHint(position=snap.index.position(h.line, h.col), label=h.label,
+                                  kind=kinds.get(h.kind, lsp.InlayHintKind.Parameter),
+                                  tooltip=h.tooltip or None, padding_left=h.pad_left or None,
+                                  padding_right=h.pad_right or None)
+                    for h in engine_inlay_hints(snap.analysis, first, last + 1)])
+
+
+JOBS = {"inlay_hints": inlay_hints}
+
+
 def register(server: EvalspecServer) -> None:
     @server.request(lsp.TEXT_DOCUMENT_INLAY_HINT, lsp.InlayHintOptions(resolve_provider=False), empty=list)
-    async def inlay_hint(server: EvalspecServer, params: lsp.InlayHintParams) -> list[lsp.InlayHint]:
+    async def inlay_hint(server: EvalspecServer, params: lsp.InlayHintParams) -> Any:
         if not server.settings.inlay_hints:
             return []
-        snap = await server.snapshot(params.text_document.uri)
-        if snap is None:
-            return []
-        first, _ = snap.index.point(params.range.start)
-        last, _ = snap.index.point(params.range.end)
-        hints = await server.computed(snap.uri, engine_inlay_hints, snap.analysis, first, last + 1)
-        return [lsp.InlayHint(position=snap.index.position(h.line, h.col), label=h.label,
-                              kind=_KIND.get(h.kind, lsp.InlayHintKind.Parameter),
-                              tooltip=h.tooltip or None, padding_left=h.pad_left or None,
-                              padding_right=h.pad_right or None)
-                for h in hints]
+        return await server.ask("inlay_hints", params.text_document.uri, params, what=lsp.TEXT_DOCUMENT_INLAY_HINT)

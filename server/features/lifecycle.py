@@ -1,32 +1,33 @@
-"""initialize, text synchronisation (incremental) and shutdown."""
+"""initialize, text synchronisation (incremental), configuration and shutdown. The engine workers
+start when the client says `initialized` (after `initialize` is answered, which they do not slow)."""
 
 from __future__ import annotations
 
-import asyncio
-import logging
-import time
+import sys
 
 from lsprotocol import types as lsp
 
-from evalspec.ide.completion import complete
-from evalspec.ide.hover import hover
-from evalspec.incremental import DocumentAnalyzer
-
-from .. import loop_watch
 from ..capabilities import ClientSupport
-from ..freeing import free_later
-from ..server import EvalspecServer, Settings
+from ..server import EvalspecServer
+from ..settings import Settings
 from ..text_documents import apply_changes
 
-log = logging.getLogger(__name__)
 
-# Small files of each format, analysed once at start-up so the first real file does not pay for
-# importing the checkers and loading the registries (≈150 ms, which would be most of open→diagnostics).
-_WARM_UP = (
-    "# evalspec: weval\ntitle: warm-up\nmodels: [openai:gpt-4o-mini]\n---\n"
-    "- id: w\n  prompt: Hi\n  should:\n    - $contains: hi\n    - is friendly\n",
-    "# evalspec: agentv\ntests:\n  - id: w\n    input: Hi\n    criteria: Says hi\n",
-)
+def context(server: EvalspecServer) -> object:
+    from ..wire import Context
+
+    settings = server.settings
+    return Context(server.client, server.encoding, settings.run.diagnostics, settings.run_costs, settings.docs_url)
+
+
+def docs_url_changed(url: str | None) -> None:
+    """Where diagnostics' codes link, in this process too (the workers get it in their Context)."""
+    if url is not None:  # the default needs nothing loaded here
+        from evalspec.finding_docs import set_docs_url
+
+        set_docs_url(url)
+    elif "evalspec.finding_docs" in sys.modules:
+        sys.modules["evalspec.finding_docs"].set_docs_url(None)
 
 
 def register(server: EvalspecServer) -> None:
@@ -34,11 +35,28 @@ def register(server: EvalspecServer) -> None:
     def initialize(params: lsp.InitializeParams) -> None:
         server.client = ClientSupport.of(params.capabilities)
         server.settings = Settings.of(params.initialization_options)
+        docs_url_changed(server.settings.docs_url)
         server.documents.debounce_s = server.settings.debounce_s
-        loop_watch.install(asyncio.get_running_loop())  # workers give way to requests from now on
+        server.workers.count = server.settings.workers
+        server.workers.timeout_s = server.settings.worker_timeout_s
+        server.workers.memory_bytes = server.settings.worker_memory_mb << 20
         for hook in server.on_initialize:
             hook(params)
-        warm_up()
+
+    @server.feature(lsp.INITIALIZED)
+    async def initialized(params: lsp.InitializedParams) -> None:
+        # `initialize` has been answered (the encoding is agreed): the workers load the engine now, in
+        # their own processes, so that the first document opened finds one ready.
+        start()
+        for hook in server.on_initialized:
+            await hook(params)
+
+    def start() -> None:
+        server.workers.context = context(server)
+        if not server.workers.workers:
+            server.workers.start()
+
+    server.workers.before_start = start  # a client that never says `initialized`: started when first needed
 
     @server.notification(lsp.TEXT_DOCUMENT_DID_OPEN)
     def did_open(server: EvalspecServer, params: lsp.DidOpenTextDocumentParams) -> None:
@@ -47,20 +65,36 @@ def register(server: EvalspecServer) -> None:
 
     @server.notification(lsp.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(server: EvalspecServer, params: lsp.DidChangeTextDocumentParams) -> None:
-        # The server keeps the text itself (text_documents.py: lines as LSP counts them).
         uri = params.text_document.uri
-        state = server.documents.get(uri)
-        text = state.text if state is not None else ""
-        text = apply_changes(text, params.content_changes, server.encoding)
+        doc = server.documents.get(uri)
+        text = apply_changes(doc.text if doc is not None else "", params.content_changes, server.encoding)
         server.documents.change(uri, params.text_document.version, text)
 
     @server.notification(lsp.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(server: EvalspecServer, params: lsp.DidCloseTextDocumentParams) -> None:
-        state = server.documents.close(params.text_document.uri)
-        if state is not None:
+        doc = server.documents.close(params.text_document.uri)
+        if doc is not None:
             for hook in server.on_closed:
-                hook(state)
-            free_later(state)  # its analysis and caches, slice by slice (freeing.py)
+                hook(doc)
+
+    @server.notification(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    def did_change_configuration(server: EvalspecServer, params: lsp.DidChangeConfigurationParams) -> None:
+        if isinstance(params.settings, dict) and params.settings:
+            from . import inlay_hints
+
+            changed = Settings.of(params.settings)
+            server.settings.run = changed.run
+            if inlay_hints.setting_given(params.settings):
+                inlay_hints.change_setting(server, changed.inlay_hints)
+            if inlay_hints.setting_given(params.settings, "runCosts"):  # the Run lenses' costs (code_lens.py)
+                server.settings.run_costs = changed.run_costs
+                if server.client.code_lens_refresh:
+                    server.workspace_code_lens_refresh(None)
+            if server.settings.docs_url != changed.docs_url:
+                server.settings.docs_url = changed.docs_url
+                docs_url_changed(changed.docs_url)
+            server.workers.context = context(server)
+            server.documents.check_all(server.runs)  # run notes follow the `diagnostics` setting
 
     @server.feature(lsp.SHUTDOWN)
     def shutdown(params: None) -> None:
@@ -68,16 +102,4 @@ def register(server: EvalspecServer) -> None:
         for runs in server.runs.values():  # runs stop; their journals keep every result received
             if runs.task is not None:
                 runs.task.cancel()
-
-
-def warm_up() -> None:
-    started = time.perf_counter()
-    for text in _WARM_UP:
-        try:
-            analysis = DocumentAnalyzer(None).analyze(text)
-            # The IDE layer builds its registry-derived items on first use: pay for that here too.
-            complete(analysis, 7, 6, snippets=True)
-            hover(analysis, 7, 6)
-        except Exception:  # a checker still being written must not stop the server from starting
-            log.warning("warm-up failed", exc_info=True)
-    log.info("engine warmed up in %.0f ms", (time.perf_counter() - started) * 1000)
+        server.workers.shutdown()

@@ -1,33 +1,28 @@
-"""textDocument/prepareRename, rename, references and documentHighlight: engine/ide/rename.py over LSP.
+"""textDocument/prepareRename, rename, references and documentHighlight: engine/ide/rename.py over LSP
+(built in the worker).
 
 Names: a `point_defs` name with its `$ref`s, a Weval prompt id, an AgentV test id; the references of an
-AgentV tests file are the suites that include it. A refused rename (a
-clash, an invalid name, a prompt without id) is an error response carrying the engine's message, which
-editors show as it is.
+AgentV tests file are the suites that include it. A refused rename (a clash, an invalid name, a prompt
+without id) is an error response carrying the engine's message, which editors show as it is.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 
-from evalspec.findings import Span
-from evalspec.ide.rename import (
-    Occurrence,
-    Refusal,
-    highlights,
-    including_suites,
-    prepare_rename,
-    references,
-    rename,
-)
+if TYPE_CHECKING:
+    from evalspec.ide.rename import Occurrence
 
-from .. import convert
-from ..server import EvalspecServer, Snapshot
+    from ..convert import LineIndex
+    from ..server import EvalspecServer
+    from ..worker import Doc, Snapshot, Worker
 
 TESTS_FILE_SUFFIXES = (".yaml", ".yml", ".jsonl", ".json")
+REFUSED = "refused"  # a job's answer {REFUSED: message}: the LSP process answers it as an error
 
 
 class RenameRefused(JsonRpcException):
@@ -36,77 +31,111 @@ class RenameRefused(JsonRpcException):
     CODE = -32803
 
 
-def _uri_and_index(server: EvalspecServer, snap: Snapshot, path: Path | None) -> tuple[str, convert.LineIndex]:
+def _uri_and_index(worker: Worker, snap: Snapshot, path: Path | None) -> tuple[str, LineIndex]:
+    from ..convert import uri_of
+
     if path is None or path == snap.analysis.path:
         return snap.uri, snap.index
-    return convert.uri_of(path), server.index_of_path(path)
+    return uri_of(path), worker.index_of_path(path)
 
 
-def _location(server: EvalspecServer, snap: Snapshot, o: Occurrence) -> lsp.Location:
-    uri, index = _uri_and_index(server, snap, o.path)
+def _location(worker: Worker, snap: Snapshot, o: Occurrence) -> lsp.Location:
+    uri, index = _uri_and_index(worker, snap, o.path)
     return lsp.Location(uri=uri, range=index.range(o.span))
 
 
+def prepare(worker: Worker, doc: Doc, params: lsp.PrepareRenameParams) -> Any:
+    from evalspec.findings import Span
+    from evalspec.ide.rename import Refusal, prepare_rename
+
+    from ..convert import as_json
+
+    snap = worker.snapshot(doc)
+    if snap is None:
+        return None
+    line, col = snap.index.point(params.position)
+    got = prepare_rename(snap.analysis, line, col)
+    if isinstance(got, Refusal):
+        return {REFUSED: got.message}
+    return as_json(snap.index.range(got)) if isinstance(got, Span) else None
+
+
+def do_rename(worker: Worker, doc: Doc, params: lsp.RenameParams) -> Any:
+    from evalspec.ide.rename import Refusal, rename
+
+    from ..convert import as_json
+
+    snap = worker.snapshot(doc)
+    if snap is None:
+        return None
+    line, col = snap.index.point(params.position)
+    got = rename(snap.analysis, line, col, params.new_name)
+    if isinstance(got, Refusal):
+        return {REFUSED: got.message}
+    if got is None:
+        return None
+    changes: dict[str, list[lsp.TextEdit]] = {}
+    versioned: list[lsp.TextDocumentEdit] = []
+    for part in got:
+        uri, index = _uri_and_index(worker, snap, part.path)
+        edits = [lsp.TextEdit(range=index.range(e.span), new_text=e.new_text) for e in part.edits]
+        changes[uri] = edits
+        version = snap.version if uri == snap.uri else None
+        versioned.append(lsp.TextDocumentEdit(
+            text_document=lsp.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version), edits=edits))
+    if snap.client.document_changes:
+        return as_json(lsp.WorkspaceEdit(document_changes=versioned))  # refused by the editor if the text moved on
+    return as_json(lsp.WorkspaceEdit(changes=changes))
+
+
+def find_references(worker: Worker, doc: Doc, params: lsp.ReferenceParams) -> bytes | None:
+    from evalspec.ide.rename import including_suites, references
+
+    from ..convert import as_json, path_of, uri_of
+
+    snap = worker.snapshot(doc)
+    if snap is None:
+        # Not an eval file: an AgentV tests file is referenced by the suites that include it.
+        path = path_of(params.text_document.uri)
+        if path is None or not path.name.endswith(TESTS_FILE_SUFFIXES):
+            return None
+        return as_json([lsp.Location(uri=uri_of(o.path), range=worker.index_of_path(o.path).range(o.span))
+                        for o in including_suites(path) if o.path is not None])
+    line, col = snap.index.point(params.position)
+    found = references(snap.analysis, line, col, params.context.include_declaration)
+    return as_json([_location(worker, snap, o) for o in found])
+
+
+def highlight(worker: Worker, doc: Doc, params: lsp.DocumentHighlightParams) -> bytes | None:
+    from evalspec.ide.rename import highlights
+
+    from ..convert import as_json
+
+    snap = worker.snapshot(doc)
+    if snap is None:
+        return None
+    line, col = snap.index.point(params.position)
+    return as_json([lsp.DocumentHighlight(range=snap.index.range(o.span),
+                                          kind=lsp.DocumentHighlightKind.Write if o.definition
+                                          else lsp.DocumentHighlightKind.Read)
+                    for o in highlights(snap.analysis, line, col)])
+
+
+JOBS = {"prepare_rename": prepare, "rename": do_rename, "references": find_references, "highlight": highlight}
+
+
 def register(server: EvalspecServer) -> None:
-    @server.request(lsp.TEXT_DOCUMENT_PREPARE_RENAME, empty=lambda: None)
-    async def prepare(server: EvalspecServer, params: lsp.PrepareRenameParams) -> lsp.Range | None:
-        snap = await server.snapshot(params.text_document.uri)
-        if snap is None:
-            return None
-        line, col = snap.index.point(params.position)
-        got = await server.computed(snap.uri, prepare_rename, snap.analysis, line, col)
-        if isinstance(got, Refusal):
-            raise RenameRefused(got.message)
-        return snap.index.range(got) if isinstance(got, Span) else None
+    def refusable(method: str, options: Any, empty: Any, job: str) -> None:
+        async def forwarded(server: EvalspecServer, params: Any) -> Any:
+            got = await server.ask(job, params.text_document.uri, params, what=method)
+            if isinstance(got, dict) and REFUSED in got:
+                raise RenameRefused(got[REFUSED])
+            return got
 
-    @server.request(lsp.TEXT_DOCUMENT_RENAME, lsp.RenameOptions(prepare_provider=True), empty=None)
-    async def do_rename(server: EvalspecServer, params: lsp.RenameParams) -> lsp.WorkspaceEdit | None:
-        snap = await server.snapshot(params.text_document.uri)
-        if snap is None:
-            return None
-        line, col = snap.index.point(params.position)
-        got = await server.computed(snap.uri, rename, snap.analysis, line, col, params.new_name)
-        if isinstance(got, Refusal):
-            raise RenameRefused(got.message)
-        if got is None:
-            return None
-        changes: dict[str, list[lsp.TextEdit]] = {}
-        versioned: list[lsp.TextDocumentEdit] = []
-        for part in got:
-            uri, index = _uri_and_index(server, snap, part.path)
-            edits = [convert.text_edit(e, index) for e in part.edits]
-            changes[uri] = edits
-            version = snap.version if uri == snap.uri else None
-            versioned.append(lsp.TextDocumentEdit(
-                text_document=lsp.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version), edits=edits))
-        if server.client.document_changes:
-            return lsp.WorkspaceEdit(document_changes=versioned)  # refused by the editor if the text moved on
-        return lsp.WorkspaceEdit(changes=changes)
+        forwarded.__name__ = job
+        server.request(method, options, empty=empty)(forwarded)
 
-    @server.request(lsp.TEXT_DOCUMENT_REFERENCES, empty=list)
-    async def find_references(server: EvalspecServer, params: lsp.ReferenceParams) -> list[lsp.Location]:
-        snap = await server.snapshot(params.text_document.uri)
-        if snap is None:
-            # Not an eval file: an AgentV tests file is referenced by the suites that include it.
-            path = convert.path_of(params.text_document.uri)
-            if path is None or not path.name.endswith(TESTS_FILE_SUFFIXES):
-                return []
-            found = await server.computed(params.text_document.uri, including_suites, path)
-            return [lsp.Location(uri=convert.uri_of(o.path), range=server.index_of_path(o.path).range(o.span))
-                    for o in found if o.path is not None]
-        line, col = snap.index.point(params.position)
-        found = await server.computed(snap.uri, references, snap.analysis, line, col,
-                                      params.context.include_declaration)
-        return [_location(server, snap, o) for o in found]
-
-    @server.request(lsp.TEXT_DOCUMENT_DOCUMENT_HIGHLIGHT, empty=list)
-    async def highlight(server: EvalspecServer, params: lsp.DocumentHighlightParams) -> list[lsp.DocumentHighlight]:
-        snap = await server.snapshot(params.text_document.uri)
-        if snap is None:
-            return []
-        line, col = snap.index.point(params.position)
-        found = await server.computed(snap.uri, highlights, snap.analysis, line, col)
-        return [lsp.DocumentHighlight(range=snap.index.range(o.span),
-                                      kind=lsp.DocumentHighlightKind.Write if o.definition
-                                      else lsp.DocumentHighlightKind.Read)
-                for o in found]
+    refusable(lsp.TEXT_DOCUMENT_PREPARE_RENAME, None, lambda: None, "prepare_rename")
+    refusable(lsp.TEXT_DOCUMENT_RENAME, lsp.RenameOptions(prepare_provider=True), None, "rename")
+    server.forward(lsp.TEXT_DOCUMENT_REFERENCES, None, list, "references")
+    server.forward(lsp.TEXT_DOCUMENT_DOCUMENT_HIGHLIGHT, None, list, "highlight")

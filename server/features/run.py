@@ -25,9 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import logging
-import os
 import time
 import uuid
 from pathlib import Path
@@ -35,30 +33,31 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 
-from evalspec.analysis import Analysis
-from evalspec.detect import FileKind
-from evalspec.ide.runs import RunBoard, RunItem, run_items
-from evalspec.own_files import NotOwnFile, open_own
-from evalspec.providers.redact import redact
-from evalspec.run.events import RunFinished
-from evalspec.run.journal.run_store import RunLocked, mark_stopped
-from evalspec.run.options import RunOptions
-from evalspec.run.plan.items import entries
-from evalspec.run.plan.run_label import unsaved_label
-
 from ..convert import path_of
-from ..documents import DocumentState
+from ..documents import Document
+from ..engine_workers import OK
 from ..run_state import DocumentRuns
-from ..server import EvalspecServer, Settings
-from . import inlay_hints
-from .run_target import Target, options_for, output_folder, parse_target, workspace_root
+from ..server import EvalspecServer
+from .run_target import (
+    CANCEL,
+    PLAN,
+    RUN,
+    SHOW,
+    Target,
+    options_for,
+    output_folder,
+    parse_target,
+    workspace_root,
+)
 
 if TYPE_CHECKING:
     from evalspec.ide.run_history import RunHistory
+    from evalspec.ide.runs import RunBoard
+    from evalspec.run.events import RunFinished
+    from evalspec.run.options import RunOptions
 
 log = logging.getLogger(__name__)
 
-RUN, PLAN, CANCEL, SHOW = "evalspec.run", "evalspec.plan", "evalspec.cancelRun", "evalspec.showResults"
 RUN_STATE = "evalspec/runState"  # our notification: a document's run changed (clients refresh lenses)
 RUN_FINISHED = "evalspec/runFinished"  # and: it ended (the summary and result files)
 ALREADY_RUNNING = "a run of this file is already going on; cancel it first"
@@ -71,6 +70,8 @@ class RunFeature:
         self._tasks: set[asyncio.Future[None]] = set()  # restores in flight (kept from the GC)
 
     def message(self, kind: lsp.MessageType, text: str) -> None:
+        from evalspec.providers.redact import redact
+
         text = redact(text)  # an error may quote what a provider echoed
         self.server.log_to_client(kind, text)
         with contextlib.suppress(Exception):
@@ -83,27 +84,28 @@ class RunFeature:
 
     # --- planning -----------------------------------------------------------------------------------
 
-    async def plan(self, target: Target) -> tuple[Any, Any, RunOptions] | str:
-        """(snapshot, plan, options), or why nothing can run."""
-        from evalspec.run.runner import PlanError, plan_for
+    async def ask(self, name: str, uri: str | None, *args: Any) -> Any:
+        """The worker's answer to a run job (no budget: the commands answer `pending` past theirs)."""
+        status, value = await self.server.workers.call(name, uri, None, *args,
+                                                       board=self.server.board(uri) if uri else None)
+        if status != OK:
+            raise RuntimeError(f"the engine worker could not answer ({status}): {value[1] if value else ''}")
+        return value
 
-        snap = await self.server.snapshot(target.uri)
-        if snap is None:
-            return "this file is not a Weval blueprint or an AgentV eval file"
-        errors = snap.analysis.error_count
-        if errors:
-            return f"the file has {errors} error(s); fix them to run it"
+    async def plan(self, target: Target) -> tuple[Any, list[str], Any, RunOptions] | str:
+        """(plan, its problems, run items, options), or why nothing can run. Planning hashes every
+        prompt (0.8 s for a 4 MB blueprint), in the worker."""
+        if self.server.documents.get(target.uri) is None:
+            return "this file is not open"
         try:
             options = options_for(self.server, target.uri, target.item, target.model)
-            if snap.analysis.path is not None:  # an unsaved text: a run label (and journal) of its own
-                options.label = await self.server.in_thread(unsaved_label, snap.analysis.text, snap.analysis.path,
-                                                            options.label) or options.label
-            # On a worker thread: planning hashes every prompt (0.8 s for a 4 MB blueprint), and the
-            # event loop keeps answering meanwhile.
-            plan = await self.server.in_thread(plan_for, snap.analysis, options)
-        except (PlanError, ValueError) as exc:
+            options.label = await self.ask("run_label", target.uri, options.label) or options.label
+        except ValueError as exc:
             return str(exc)
-        return snap, plan, options
+        planned = await self.ask("plan", target.uri, options)
+        if isinstance(planned, str):
+            return planned
+        return (*planned, options)
 
     async def plan_command(self, target: Target) -> dict[str, Any]:
         """The plan, shown as a message and answered. Planning a 4 MB file takes 1-2 s: past the request
@@ -111,21 +113,16 @@ class RunFeature:
         is kept with the analysis, so asking again is immediate."""
         from evalspec.run.render import format_plan
 
-        snap = await self.server.snapshot(target.uri)
-        if snap is None:
-            return self.refuse("this file is not a Weval blueprint or an AgentV eval file")
-        errors = snap.analysis.error_count
-        if errors:
-            return self.refuse(f"the file has {errors} error(s); fix them to run it")
+        if self.server.documents.get(target.uri) is None:
+            return self.refuse("this file is not open")
         try:
             options = options_for(self.server, target.uri, target.item, target.model)
-            if snap.analysis.path is not None:  # an unsaved text: a run label (and journal) of its own
-                options.label = await self.server.in_thread(unsaved_label, snap.analysis.text, snap.analysis.path,
-                                                            options.label) or options.label
+            # An unsaved text: a run label (and journal) of its own.
+            options.label = await self.ask("run_label", target.uri, options.label) or options.label
         except ValueError as exc:
             return self.refuse(str(exc))
         key = f"lsp.plan {target.item!r} {target.model!r} {options!r}"
-        planning = self.server.memoised(snap.analysis, key, plan_summary, snap.analysis, options)
+        planning = asyncio.ensure_future(self.ask("plan_summary", target.uri, options, key))
 
         def answer(done: asyncio.Future[dict[str, Any] | str]) -> dict[str, Any]:
             summary = done.result()
@@ -158,14 +155,9 @@ class RunFeature:
 
     async def at_line(self, target: Target) -> Target:
         """A `line` becomes the item written around it (what `:EvalspecRun` sends: the cursor's line)."""
-        if target.item is not None or target.line is None:
+        if target.item is not None or target.line is None or self.server.documents.get(target.uri) is None:
             return target
-        snap = await self.server.snapshot(target.uri)
-        if snap is None:
-            return target
-        line, _ = snap.index.point(lsp.Position(line=target.line, character=0))
-        listed = await self.server.in_thread(entries_of, snap.analysis)
-        item = next((item_id for _, item_id, span in listed if span.start_line <= line <= span.end_line), None)
+        item = await self.ask("item_at", target.uri, target.line)
         return Target(target.uri, item, target.model)
 
     async def start(self, target: Target) -> dict[str, Any]:
@@ -187,8 +179,6 @@ class RunFeature:
                     "item": target.item}
 
     async def plan_and_drive(self, target: Target, state: DocumentRuns, started: asyncio.Future[dict[str, Any]]) -> None:
-        from evalspec.run.preflight import problems
-
         uri, item = target.uri, target.item
         state.planning = True
         try:
@@ -198,11 +188,9 @@ class RunFeature:
                 started.set_result(self.refuse(planned))
                 self.changed(uri, state)  # no run after all: the lenses go back
                 return
-            snap, plan, options = planned
-            found = await self.server.in_thread(problems, plan, options)
+            plan, found, state.items, options = planned
             if found:  # the run still goes on: those cells fail with the same reason, visibly
                 self.message(lsp.MessageType.Warning, "evalspec: " + "; ".join(found))
-            state.items = await self.server.in_thread(run_items, snap.analysis)
         except asyncio.CancelledError:  # cancelled while planning
             state.planning = False
             if not started.done():
@@ -224,6 +212,8 @@ class RunFeature:
         await self.drive(uri, item, plan, options, state)
 
     async def drive(self, uri: str, item: str | None, plan: Any, options: RunOptions, state: DocumentRuns) -> None:
+        from evalspec.run.events import RunFinished
+        from evalspec.run.journal.run_store import RunLocked, mark_stopped
         from evalspec.run.runner import run
 
         board = state.board
@@ -235,6 +225,7 @@ class RunFeature:
         try:
             async for event in events:
                 board.apply(event)
+                state.generation += 1  # the worker gets this board with the next lens or hover
                 if isinstance(event, RunFinished):
                     finished = event
                 now = time.monotonic()
@@ -279,6 +270,7 @@ class RunFeature:
 
     def finished(self, uri: str, item: str | None, state: DocumentRuns, event: RunFinished | None) -> None:
         from evalspec.ide.run_history import result_files_of
+        from evalspec.run.events import RunFinished
 
         board = state.board
         if event is not None:
@@ -309,7 +301,7 @@ class RunFeature:
         if self.server.documents.get(uri) is None and not state.running and self.server.runs.get(uri) is state:
             del self.server.runs[uri]
 
-    def closed(self, doc: DocumentState) -> None:
+    def closed(self, doc: Document) -> None:
         state = self.server.runs.get(doc.uri)
         if state is not None:
             self.forget_if_closed(doc.uri, state)
@@ -335,12 +327,11 @@ class RunFeature:
         if state is None or not (state.files or state.board.journal):
             return {"ok": False, "error": "this file has no finished run yet"}
         sources = list(state.files[:1]) or [state.board.journal or ""]
-        snap = self.server.documents.get(target.uri)
-        known = {snap.path.resolve(): snap.analysis} if snap is not None and snap.path and snap.analysis else {}
-        try:
-            report, markdown = await asyncio.to_thread(_report, sources[0], target.markdown, known)
-        except NotOwnFile as exc:
-            return self.refuse(exc.strerror or str(exc))
+        made = await self.ask("report", target.uri if self.server.documents.get(target.uri) else None,
+                              sources[0], target.markdown)
+        if isinstance(made, str):
+            return self.refuse(made)
+        report, markdown = made
         answer: dict[str, Any] = {"ok": True, "file": state.files[0] if state.files else None, "report": report}
         if target.markdown:
             answer["markdown"] = markdown
@@ -357,37 +348,35 @@ class RunFeature:
 
     # --- earlier runs, renamed ids --------------------------------------------------------------------
 
-    def analysed(self, doc: DocumentState) -> None:
-        """Each fresh analysis: look for the file's earlier results once, and follow renamed ids."""
-        analysis = doc.analysis
-        if analysis is None or analysis.kind is FileKind.NONE or self.server.documents.get(doc.uri) is not doc:
-            return  # (an analysis that ends after its document closed)
+    def analysed(self, doc: Document) -> None:
+        """Each check: look for the file's earlier results once, and follow renamed ids."""
+        if not doc.eval_file or self.server.documents.get(doc.uri) is not doc:
+            return
         state = self.server.runs.get(doc.uri)
         if state is None:
             state = self.server.runs[doc.uri] = DocumentRuns()
         first = not state.restored
         state.restored = True
         if first or state.board.results:
-            task = asyncio.ensure_future(self.follow(doc, analysis, state, first))
+            task = asyncio.ensure_future(self.follow(doc, doc.version, state, first))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
 
-    async def follow(self, doc: DocumentState, analysis: Analysis, state: DocumentRuns, first: bool) -> None:
-        # The items on a worker thread: their fingerprints cost 0.1-0.5 s on a 4 MB file. The first time,
-        # the file's earlier results are read in the same job: one thread hop per opened document, not two
-        # (after 10,000 didOpens at once, the hops were a seventh of the server's work).
+    async def follow(self, doc: Document, version: int, state: DocumentRuns, first: bool) -> None:
+        # The first time, the file's earlier results are read in the same job as its items.
         where = None
         if first and doc.path is not None:
             where = (output_folder(self.server, doc.uri), doc.path, workspace_root(self.server, doc.uri))
-        items, history = await self.server.in_thread(_items_and_history, analysis, where)
-        if doc.analysis is not analysis:  # a newer analysis came meanwhile: its own call follows it
+        status, value = await self.server.workers.call("items_and_history", doc.uri, version, where)
+        if status != OK or doc.version != version:  # a newer check comes, and follows it
             if first:
                 state.restored = False
             return
+        items, history = value
         if first:
             state.items = items
-            if isinstance(history, Exception):  # unreadable results never stop the editor
-                self.server.report_failure(f"reading earlier results of {doc.uri}", history)
+            if isinstance(history, str):  # unreadable results never stop the editor
+                self.server.report(f"reading earlier results of {doc.uri}", history)
             elif history is not None and doc.path is not None:
                 self.restore(doc.uri, doc.path, history)
             return
@@ -420,11 +409,7 @@ class RunFeature:
         if self.server.client.code_lens_refresh:
             with contextlib.suppress(Exception):
                 self.server.workspace_code_lens_refresh(None)
-        for hook in self.server.on_runs_changed:
-            try:
-                hook(uri)
-            except Exception as exc:
-                self.server.report_failure("publishing run results", exc)
+        self.server.documents.check_all([uri])  # its diagnostics show the run's failed points
 
     async def begin_progress(self, uri: str, item: str | None, state: DocumentRuns) -> str | None:
         if not self.server.client.work_done_progress:
@@ -461,52 +446,8 @@ class RunFeature:
             self.server.work_done_progress.tokens.pop(token, None)
 
 
-def plan_summary(analysis: Analysis, options: RunOptions) -> dict[str, Any] | str:
-    """What `evalspec run --dry-run` says of the file (on a worker thread), or why nothing can run."""
-    from evalspec.run.preflight import problems
-    from evalspec.run.runner import PlanError, plan_for
-
-    try:
-        plan = plan_for(analysis, options)
-    except (PlanError, ValueError) as exc:
-        return str(exc)
-    summary: dict[str, Any] = plan.summary()
-    summary["problems"] = problems(plan, options)
-    return summary
-
-
-def entries_of(analysis: Analysis) -> list[tuple[str, str, Any]]:
-    return list(entries(analysis))
-
-
 def _name(uri: str) -> str:
     return uri.rsplit("/", 1)[-1]
-
-
-def _report(source: str, markdown: bool, known: dict[Path, Analysis]) -> tuple[str | None, str | None]:
-    """(the HTML report's path, the Markdown report) of one results file or journal; None for what
-    cannot be made (the report package missing, results it cannot read): the results file remains.
-
-    The results come from the output folder, which may be someone else's (a cloned repository's): the
-    file is read as an own file (NotOwnFile: a link, which read a file outside the project into the
-    report, or a FIFO or device), and no eval file but the open document (`known`) is read for it, whatever
-    the run's journal names."""
-    try:  # the report package (issue 10) is optional here: without it "show results" opens the results
-        report = importlib.import_module("evalspec.report")
-        from evalspec.report.sources import OnlyThese
-    except ImportError:
-        return None, None
-    path = Path(source)
-    os.close(open_own(path, os.O_RDONLY))
-    name = path.name.removesuffix(".jsonl").removesuffix(".json")
-    analyses = OnlyThese(known)
-    try:
-        html = report.write_report([path], path.with_name(f"{name}.report.html"), analyses=analyses)
-        text = report.build_report([path], fmt="markdown-text", analyses=analyses) if markdown else None
-    except Exception:  # a report that cannot be made never hides the results themselves
-        log.warning("no report for %s", path.name, exc_info=True)
-        return None, None
-    return str(html), text
 
 
 def _outcome(board: RunBoard, item: str | None) -> str:
@@ -544,34 +485,7 @@ def register(server: EvalspecServer) -> None:
     command(PLAN, feature.plan_command)
     command(CANCEL, feature.cancel)
     command(SHOW, feature.show)
-    server.on_analysed.append(feature.analysed)
+    server.on_checked.append(feature.analysed)
     server.on_closed.append(feature.closed)
-
-    @server.notification(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
-    def did_change_configuration(server: EvalspecServer, params: lsp.DidChangeConfigurationParams) -> None:
-        if isinstance(params.settings, dict) and params.settings:
-            new = Settings.of(params.settings)
-            server.settings.run = new.run
-            if inlay_hints.setting_given(params.settings):
-                inlay_hints.change_setting(server, new.inlay_hints)
-            if inlay_hints.setting_given(params.settings, "runCosts"):  # the Run lenses' costs (code_lens.py)
-                server.settings.run_costs = new.run_costs
-                if server.client.code_lens_refresh:
-                    server.workspace_code_lens_refresh(None)
     # A closed document's run goes on (closing a tab is not "stop"), and its lenses are back on reopening
     # (forget_if_closed).
-
-
-def _items_and_history(analysis: Analysis, where: tuple[Path, Path, Path] | None,
-                       ) -> tuple[list[RunItem], RunHistory | Exception | None]:
-    """On a worker: the analysis's run items and, given (output folder, file, workspace root), the file's
-    earlier results when it has items (or the exception reading them raised)."""
-    items = run_items(analysis)
-    if where is None or not items:
-        return items, None
-    from evalspec.ide.run_history import load_history  # (loaded with the first file that has items)
-
-    try:
-        return items, load_history(*where)
-    except Exception as exc:
-        return items, exc

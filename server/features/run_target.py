@@ -7,12 +7,16 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from evalspec.run.options import RunOptions, parse_eval_methods
+from typing import TYPE_CHECKING, Any
 
 from ..convert import path_of
-from ..server import EvalspecServer
+
+if TYPE_CHECKING:
+    from evalspec.run.options import RunOptions
+
+    from ..server import EvalspecServer
+
+RUN, PLAN, CANCEL, SHOW = "evalspec.run", "evalspec.plan", "evalspec.cancelRun", "evalspec.showResults"
 
 
 @dataclass(frozen=True)
@@ -48,6 +52,8 @@ def output_folder(server: EvalspecServer, uri: str) -> Path:
 
 
 def options_for(server: EvalspecServer, uri: str, item: str | None, model: str | None = None) -> RunOptions:
+    from evalspec.run.options import RunOptions, parse_eval_methods
+
     settings = server.settings.run
     options = RunOptions(models=[model] if model else list(settings.models), judges=list(settings.judges),
                          output=output_folder(server, uri), cache=settings.cache, select=[item] if item else [],

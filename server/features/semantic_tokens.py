@@ -1,4 +1,5 @@
-"""textDocument/semanticTokens/full: engine/ide/semantic_tokens.py's tokens, encoded as LSP's relative integers.
+"""textDocument/semanticTokens/full: engine/ide/semantic_tokens.py's tokens, encoded as LSP's relative
+integers (in the worker).
 
 Types and modifiers are the engine's legend (TOKEN_TYPES, TOKEN_MODIFIERS); columns and lengths are
 converted to the client's units (UTF-16 by default).
@@ -6,12 +7,18 @@ converted to the client's units (UTF-16 by default).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from lsprotocol import types as lsp
 
-from evalspec.ide.semantic_tokens import TOKEN_MODIFIERS, TOKEN_TYPES, Token, semantic_tokens
+from evalspec.ide.token_legend import TOKEN_MODIFIERS, TOKEN_TYPES
 
-from ..convert import LineIndex
-from ..server import EvalspecServer
+if TYPE_CHECKING:
+    from evalspec.ide.semantic_tokens import Token
+
+    from ..convert import LineIndex
+    from ..server import EvalspecServer
+    from ..worker import Doc, Worker
 
 LEGEND = lsp.SemanticTokensLegend(token_types=list(TOKEN_TYPES), token_modifiers=list(TOKEN_MODIFIERS))
 _TYPE = {name: k for k, name in enumerate(TOKEN_TYPES)}
@@ -31,12 +38,20 @@ def encode(tokens: list[Token], index: LineIndex) -> list[int]:
     return data
 
 
+def tokens(worker: Worker, doc: Doc, params: lsp.SemanticTokensParams) -> bytes | None:
+    from evalspec.ide.semantic_tokens import semantic_tokens
+
+    from ..convert import as_json
+
+    snap = worker.snapshot(doc)
+    if snap is None:
+        return None
+    return as_json({"data": encode(semantic_tokens(snap.analysis), snap.index)})
+
+
+JOBS = {"semantic_tokens": tokens}
+
+
 def register(server: EvalspecServer) -> None:
-    @server.request(lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL,
-                    lsp.SemanticTokensRegistrationOptions(legend=LEGEND, full=True), empty=lambda: None)
-    async def tokens(server: EvalspecServer, params: lsp.SemanticTokensParams) -> lsp.SemanticTokens | None:
-        snap = await server.snapshot(params.text_document.uri)
-        if snap is None:
-            return None
-        found = await server.computed(snap.uri, semantic_tokens, snap.analysis)
-        return lsp.SemanticTokens(data=await server.in_thread(encode, found, snap.index))
+    server.forward(lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL,
+                   lsp.SemanticTokensRegistrationOptions(legend=LEGEND, full=True), lambda: None, "semantic_tokens")

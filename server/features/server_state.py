@@ -1,18 +1,16 @@
-"""`evalspec/workers`, our request: what the server's worker threads are doing (for tests and benchmarks).
+"""`evalspec/workers`, our request: what the server holds, for tests and benchmarks.
 
-Answers `{"running": jobs running, "foreground": requests' jobs among them (or results not yet back
-on the loop), "threads": worker threads alive, "idle": idle ones, "computations": requests'
-computations that requests wait for, "runStates": documents whose run lenses' state is kept (open ones,
-and closed ones whose run goes on), "handlers": messages whose handlers pygls still keeps (this one's
-included)}`. A computation nobody waits for any more stops at its next yield
-point (`EvalspecServer.computed`): after a burst of requests past their budget, `running` falls back.
+Answers `{"runStates": documents whose run lenses' state is kept (open ones, and closed ones whose
+run goes on), "handlers": messages whose handlers pygls still keeps (this one's included), "jobs": jobs
+sent to workers and not answered yet, "workers": per worker process {"pid", "jobs", "rss", "documents",
+"analyses": analyses alive in it (counted after a collection)}}`.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from .. import workers
+from ..engine_workers import OK
 from ..server import EvalspecServer
 
 WORKERS = "evalspec/workers"
@@ -20,6 +18,11 @@ WORKERS = "evalspec/workers"
 
 def register(server: EvalspecServer) -> None:
     @server.request(WORKERS, empty=None)
-    async def worker_state(server: EvalspecServer, params: Any) -> dict[str, int]:
-        return {**workers.state(), "computations": len(server.computing), "runStates": len(server.runs),
-                "handlers": len(server.protocol._request_futures)}
+    async def worker_state(server: EvalspecServer, params: Any) -> dict[str, Any]:
+        workers = server.workers.state()
+        for slot, worker in enumerate(workers):
+            status, value = await server.workers.call("state", None, None, slot=slot)
+            if status == OK:
+                worker.update(value)
+        return {"runStates": len(server.runs), "handlers": len(server.protocol._request_futures),
+                "jobs": sum(w["jobs"] for w in workers), "workers": workers}

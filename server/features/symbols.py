@@ -1,22 +1,25 @@
 """textDocument/documentSymbol (an outline of the file) and textDocument/foldingRange.
 
-Both grow with the file (a 4 MB blueprint: 64,000 symbols, 51,000 folds), so they are built as JSON
-data on a worker thread, once per analysis (kept in its memo: editors ask for the outline after every
-change and again for breadcrumbs), and sent without lsprotocol objects (see protocol.JsonReady).
+Both grow with the file (a 4 MB blueprint: 64,000 symbols, 51,000 folds), so the worker builds them
+as JSON data, once per analysis (kept in its memo: editors ask for the outline after every change and
+again for breadcrumbs), without lsprotocol objects.
 """
 
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 
-from evalspec.analysis import Analysis
-from evalspec.ide.symbols import Symbol, document_symbols, folding_ranges
-
 from ..convert import LineIndex
-from ..server import EvalspecServer, Snapshot, as_json
+
+if TYPE_CHECKING:
+    from evalspec.analysis import Analysis
+    from evalspec.ide.symbols import Symbol
+
+    from ..server import EvalspecServer
+    from ..worker import Doc, Worker
 
 
 @functools.cache  # was a walk over the enum per symbol: 40% of an outline of 12,000 prompts
@@ -69,42 +72,49 @@ def flatten(symbols: list[dict[str, Any]], uri: str, container: str | None = Non
 
 
 def outline(analysis: Analysis, index: LineIndex, uri: str, hierarchical: bool) -> list[dict[str, Any]]:
+    from evalspec.ide.symbols import document_symbols
+
     tree = [document_symbol(s, index) for s in document_symbols(analysis)]
     return tree if hierarchical else flatten(tree, uri)
 
 
 def folds(analysis: Analysis, index: LineIndex) -> list[dict[str, int]]:
+    from evalspec.ide.symbols import folding_ranges
+
     ranges = folding_ranges(analysis)
     if index.crs is not None:  # a bare CR in a line: the client's line numbers are not the engine's
         ranges = [(index.client_line(start), index.client_line(end, last=True)) for start, end in ranges]
     return [{"startLine": start, "endLine": end} for start, end in ranges if end > start]
 
 
-def answers(server: EvalspecServer, snap: Snapshot) -> list[tuple[str, Any, tuple[Any, ...]]]:
-    """The outline and the folding ranges of an analysis: memo keys, builders and their arguments
-    (requests and `EvalspecServer.prepare_answers` share them)."""
-    hierarchical = server.client.hierarchical_symbols
-    return [(f"lsp.outline {snap.index.encoding} {hierarchical} {snap.uri}", as_json(outline),
-             (snap.analysis, snap.index, snap.uri, hierarchical)),
-            ("lsp.folding", as_json(folds), (snap.analysis, snap.index))]
+def symbols(worker: Worker, doc: Doc, params: Any) -> bytes | None:
+    from evalspec import jsonio
+
+    snap = worker.snapshot(doc)
+    if snap is None:
+        return None
+    hierarchical = snap.client.hierarchical_symbols
+    key = f"lsp.outline {snap.index.encoding} {hierarchical} {snap.uri}"
+    if key not in snap.analysis.memo:
+        snap.analysis.memo[key] = jsonio.dumps_bytes(outline(snap.analysis, snap.index, snap.uri, hierarchical))
+    return snap.analysis.memo[key]
+
+
+def folding(worker: Worker, doc: Doc, params: Any) -> bytes | None:
+    from evalspec import jsonio
+
+    snap = worker.snapshot(doc)
+    if snap is None:
+        return None
+    key = f"lsp.folding {snap.index.encoding}"
+    if key not in snap.analysis.memo:
+        snap.analysis.memo[key] = jsonio.dumps_bytes(folds(snap.analysis, snap.index))
+    return snap.analysis.memo[key]
+
+
+JOBS = {"symbols": symbols, "folding": folding}
 
 
 def register(server: EvalspecServer) -> None:
-    server.answers[lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL] = lambda snap: answers(server, snap)[:1]
-    server.answers[lsp.TEXT_DOCUMENT_FOLDING_RANGE] = lambda snap: answers(server, snap)[1:]
-
-    @server.request(lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL, empty=list)
-    async def symbols(server: EvalspecServer, params: lsp.DocumentSymbolParams) -> Any:
-        snap = await server.snapshot(params.text_document.uri)
-        if snap is None:
-            return []
-        key, build, args = answers(server, snap)[0]
-        return await server.memoised_in_thread(snap.uri, snap.analysis, key, build, *args)
-
-    @server.request(lsp.TEXT_DOCUMENT_FOLDING_RANGE, empty=list)
-    async def folding(server: EvalspecServer, params: lsp.FoldingRangeParams) -> Any:
-        snap = await server.snapshot(params.text_document.uri)
-        if snap is None:
-            return []
-        key, build, args = answers(server, snap)[1]
-        return await server.memoised_in_thread(snap.uri, snap.analysis, key, build, *args)
+    server.forward(lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL, None, list, "symbols")
+    server.forward(lsp.TEXT_DOCUMENT_FOLDING_RANGE, None, list, "folding")

@@ -34,7 +34,6 @@ def register(server: EvalspecServer) -> None:
         server.documents.files_changed([path_of(change.uri) for change in params.changes])
         _tell(server, [path_of(change.uri) for change in params.changes])
 
-    @server.feature(lsp.INITIALIZED)
     async def initialized(params: lsp.InitializedParams) -> None:
         if not server.client.watch_files:
             return
@@ -46,6 +45,8 @@ def register(server: EvalspecServer) -> None:
             await server.client_register_capability_async(lsp.RegistrationParams(registrations=[registration]))
         except Exception:  # the client declined: didSave still covers what is saved in the editor
             log.info("the client did not register the file watcher", exc_info=True)
+
+    server.on_initialized.append(initialized)
 
 
 def _tell(server: EvalspecServer, paths: list[Path | None]) -> None:

@@ -6,8 +6,8 @@ request waits for it; a file whose modification time and size are unchanged keep
 request answers at once with what the last scan found (each report's resultId is the file's time and
 size, so an unchanged file is answered "unchanged") and starts a scan when none was made; when a scan
 changes anything, pull clients are asked to pull again (`workspace/diagnostic/refresh`), push clients get
-publishDiagnostics. Files changed on disk (watched_files.py) start a new scan; a newer scan stops an
-older one at its next yield point.
+publishDiagnostics. Files changed on disk (watched_files.py) start a new scan; an older scan's answer is
+ignored. Scans run in an engine worker (`scan`), which reads the files; the LSP process keeps the reports.
 """
 
 from __future__ import annotations
@@ -16,17 +16,18 @@ import asyncio
 import logging
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 
-from evalspec.ide.workspace_files import check_file, eval_files
-from evalspec.yielding import Abandoned
-
-from .. import convert, workers
-from ..documents import in_thread
+from .. import convert
+from ..convert import as_json
+from ..engine_workers import OK
 from ..protocol import JsonReady
-from ..server import EvalspecServer
+
+if TYPE_CHECKING:
+    from ..server import EvalspecServer
+    from ..worker import Doc, Worker
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +38,9 @@ class WorkspaceFindings:
     def __init__(self) -> None:
         self.reports: dict[str, Report] = {}  # uri -> the report of an unopened eval file
         self.scanned = False
-        self.stop: workers.Stop | None = None
+        self.scanning = 0  # the generation of the scan under way (0: none)
+        self.generation = 0
+        self.tasks: set[asyncio.Future[Any]] = set()
 
 
 def _version(path: Path) -> str | None:
@@ -48,10 +51,13 @@ def _version(path: Path) -> str | None:
     return f"{info.st_mtime_ns}-{info.st_size}"
 
 
-def scan(server: EvalspecServer, roots: list[Path], open_paths: set[Path], before: dict[str, Report]
-         ) -> dict[str, Report]:
-    """On a worker: the reports of the eval files under `roots` that are not open."""
-    out: dict[str, Report] = {}
+def scan(worker: Worker, doc: Doc | None, roots: list[Path], open_paths: set[Path], before: dict[str, str]
+         ) -> dict[str, Report | None]:
+    """In a worker: the reports of the eval files under `roots` that are not open; None for a file whose
+    version is the one in `before` (its report is kept)."""
+    from evalspec.ide.workspace_files import check_file, eval_files
+
+    out: dict[str, Report | None] = {}
     for path in eval_files(roots):
         if path in open_paths:
             continue
@@ -59,17 +65,19 @@ def scan(server: EvalspecServer, roots: list[Path], open_paths: set[Path], befor
         version = _version(path)
         if version is None:
             continue
-        kept = before.get(uri)
-        if kept is not None and kept[0] == version:
-            out[uri] = kept
+        if before.get(uri) == version:
+            out[uri] = None
             continue
-        analysis = check_file(path, server.documents.files)
+        analysis = check_file(path, worker.files)
         if analysis is None:
             continue
-        index = server.index(analysis)
+        index = worker.index(analysis)
         out[uri] = (version, [convert.diagnostic_json(f, index, uri) for f in analysis.findings
                               if convert.finding_path(f, path) in (None, path)])
     return out
+
+
+JOBS = {"workspace_scan": scan}
 
 
 def register(server: EvalspecServer) -> None:
@@ -85,24 +93,35 @@ def register(server: EvalspecServer) -> None:
         return {p for p in (convert.path_of(uri) for uri in server.documents.open_uris()) if p is not None}
 
     def start_scan() -> None:
-        if state.stop is not None:
-            state.stop.requested = True  # the older scan stops at its next yield point
-        stop = state.stop = workers.Stop()
+        state.generation += 1
+        state.scanning = generation = state.generation
         before = dict(state.reports)
-        future = in_thread(scan, server, roots(), open_paths(), before, stop=stop)
+        versions = {uri: report[0] for uri, report in before.items()}
+        future = asyncio.ensure_future(server.workers.call("workspace_scan", None, None, roots(), open_paths(),
+                                                           versions))
+        state.tasks.add(future)
 
-        def done(f: asyncio.Future[dict[str, Report]]) -> None:
-            if state.stop is stop:
-                state.stop = None
-            if f.cancelled():
-                return
+        def done(f: asyncio.Future[tuple[str, Any]]) -> None:
+            state.tasks.discard(f)
+            if state.scanning == generation:
+                state.scanning = 0
+            if f.cancelled() or generation != state.generation:
+                return  # a newer scan answers
             exc = f.exception()
             if exc is not None:
-                if not isinstance(exc, Abandoned):
-                    server.report_failure("the workspace scan", exc)
+                server.report_failure("the workspace scan", exc)
+                return
+            status, value = f.result()
+            if status != OK:
+                if isinstance(value, tuple):
+                    server.report(value[0] or "the workspace scan", value[1])
                 return
             state.scanned = True
-            found = f.result()
+            found: dict[str, Report] = {}
+            for uri, report in value.items():
+                kept = before.get(uri) if report is None else report
+                if kept is not None:
+                    found[uri] = kept
             changed = {u for u in found.keys() | before.keys() if found.get(u) != before.get(u)}
             state.reports = found
             if not changed:
@@ -116,12 +135,12 @@ def register(server: EvalspecServer) -> None:
                     continue  # open: its own diagnostics are the editor's
                 items = found.get(uri, ("", []))[1]
                 server.notify_json(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS,
-                                   JsonReady.of({"uri": uri, "diagnostics": items}))
+                                   JsonReady(as_json({"uri": uri, "diagnostics": items})))
 
         future.add_done_callback(done)
 
     async def workspace_diagnostic(server: EvalspecServer, params: lsp.WorkspaceDiagnosticParams) -> Any:
-        if not state.scanned and state.stop is None:
+        if not state.scanned and not state.scanning:
             start_scan()
         previous = {p.uri: p.value for p in params.previous_result_ids}
         items: list[dict[str, Any]] = []
@@ -132,7 +151,7 @@ def register(server: EvalspecServer) -> None:
                 items.append({"kind": "unchanged", "uri": uri, "resultId": version, "version": None})
             else:
                 items.append({"kind": "full", "uri": uri, "resultId": version, "version": None, "items": diagnostics})
-        return await server.in_thread(JsonReady.of, {"items": items})
+        return JsonReady(as_json({"items": items}))
 
     def initialize(params: lsp.InitializeParams) -> None:
         if server.client.pull_diagnostics:
@@ -141,7 +160,7 @@ def register(server: EvalspecServer) -> None:
             asyncio.get_running_loop().call_soon(start_scan)  # push clients: published when found
 
     def files_changed(paths: list[Path]) -> None:
-        if state.scanned or state.stop is not None:
+        if state.scanned or state.scanning:
             start_scan()
 
     def closed(document: Any) -> None:
@@ -151,7 +170,7 @@ def register(server: EvalspecServer) -> None:
             found = state.reports.get(document.uri)
             if found is not None:
                 server.notify_json(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS,
-                                   JsonReady.of({"uri": document.uri, "diagnostics": found[1]}))
+                                   JsonReady(as_json({"uri": document.uri, "diagnostics": found[1]})))
         if state.scanned:
             start_scan()
 

@@ -5,8 +5,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import pytest
-
 from evalspec.file_source import DiskSource
 from evalspec.ide.workspace_files import check_file, eval_files
 from evalspec.source import MAX_BYTES
@@ -44,20 +42,3 @@ def test_check_file_analyses_eval_files_only(tmp_path: Path) -> None:
     fifo = tmp_path / "fifo.yml"
     os.mkfifo(fifo)
     assert check_file(fifo, DiskSource()) is None  # refused without blocking
-
-
-def test_a_stopped_scan_stops(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from evalspec import yielding
-
-    for k in range(5):
-        _write(tmp_path / f"d{k}" / "a.yml", "title: a\n")
-    calls = []
-
-    def hook() -> None:
-        calls.append(1)
-        if len(calls) > 2:
-            raise yielding.Abandoned()
-
-    monkeypatch.setattr(yielding, "_hook", hook)
-    with pytest.raises(yielding.Abandoned):
-        eval_files([tmp_path])

@@ -1,39 +1,36 @@
-"""evalspec-lsp with features monkeypatched to fail, to show that failures do not take it down.
+"""evalspec-lsp whose engine workers have features monkeypatched to fail, to show that failures do
+not take the server down (the LSP process is the real one; its workers run this file with --worker).
 
-- hover raises on every request, after computing for 40 s (passing the engine's yield points) in a
-  text that contains SPIN;
+- hover raises on every request, after computing for 40 s in a text that contains SPIN;
 - analysing a text that contains EXPLODE raises;
 - analysing a text that contains SLOW takes 1.5 s (to cancel a request that waits for it);
 - analysing a text that contains HANG takes 40 s (longer than any test waits: an analysis stuck on
   pathological text);
-- analysing a text that contains STALL holds the interpreter lock in one C call for seconds
-  (after creating `stall-started` in its working folder);
-- analysing a text that contains BUSY computes for 40 s, holding the interpreter lock in long C calls
-  and passing the engine's yield points in between, as a real analysis of a huge file does.
+- analysing a text that contains STALL holds the interpreter in one C call for seconds (after
+  creating `stall-started` in its working folder);
+- analysing a text that contains BUSY computes for 40 s;
+- analysing a text that contains CRASH ends the worker process at once (as a segfault would).
 """
 
 from __future__ import annotations
 
+import os
+import sys
 import time
 from pathlib import Path
 
-from evalspec.yielding import yield_point
-from evalspec_lsp import documents
-from evalspec_lsp.features import hover
-from evalspec_lsp.main import main
+from evalspec.incremental import DocumentAnalyzer
 
 
 def broken_hover(analysis, line, col):
     if "SPIN" in analysis.text:
-        # A hover that computes for 40 s, passing the engine's yield points (a pathological spot)
         end = time.monotonic() + 40
         while time.monotonic() < end:
-            yield_point()
             sum(range(300_000))
     raise RuntimeError("hover is broken on purpose")
 
 
-class FaultyAnalyzer(documents.DocumentAnalyzer):
+class FaultyAnalyzer(DocumentAnalyzer):
     def analyze(self, text):
         if "EXPLODE" in text:
             raise RuntimeError("analysis is broken on purpose")
@@ -47,13 +44,20 @@ class FaultyAnalyzer(documents.DocumentAnalyzer):
         if "BUSY" in text:
             end = time.monotonic() + 40
             while time.monotonic() < end:
-                yield_point()
-                sum(range(300_000))  # one C call that keeps the interpreter lock (a few milliseconds)
+                sum(range(300_000))
+        if "CRASH" in text:
+            os._exit(70)
         return super().analyze(text)
 
 
-hover.engine_hover = broken_hover
-documents.DocumentAnalyzer = FaultyAnalyzer
-
 if __name__ == "__main__":
-    raise SystemExit(main())
+    if sys.argv[1:2] == ["--worker"]:
+        import evalspec.ide.hover
+        from evalspec_lsp import worker
+
+        evalspec.ide.hover.hover = broken_hover
+        worker.DocumentAnalyzer = FaultyAnalyzer  # type: ignore[misc]
+        raise SystemExit(worker.main(sys.argv[2:]))
+    from evalspec_lsp.main import main
+
+    raise SystemExit(main(worker=[sys.executable, __file__, "--worker", "WARNING", ""]))

@@ -1,5 +1,5 @@
 """A client on raw stdio (no pytest-lsp): frames written and read by hand, so tests can send what an
-editor would not and see every message the server (or its guard) sends, in order."""
+editor would not and see every message the server sends, in order."""
 
 from __future__ import annotations
 
@@ -82,7 +82,7 @@ class Raw:
     def initialize(self, root: Path, options: dict[str, Any] | None = None) -> None:
         self.send({"id": "init", "method": "initialize", "params": {
             "processId": None, "rootUri": root.as_uri(), "capabilities": {},
-            "initializationOptions": {"debounceMs": 20, **(options or {})}}})
+            "initializationOptions": {"debounceMs": 20, "requestBudgetMs": 10_000, **(options or {})}}})
         assert "result" in self.reply("init")
         self.send({"method": "initialized", "params": {}})
 
@@ -92,8 +92,8 @@ class Raw:
             "uri": path.as_uri(), "languageId": "yaml", "version": 1, "text": text}}})
         return path.as_uri()
 
-    def server_pid(self, other_than: int | None = None) -> int:
-        """The guarded server: the guard's one child (once the one killed is gone)."""
+    def worker_pid(self, other_than: int | None = None) -> int:
+        """An engine worker process: the server's child (once the one killed is gone)."""
         end = time.monotonic() + self.hang_guard_s
         while time.monotonic() < end:
             children = [int(c) for c in
@@ -102,7 +102,7 @@ class Raw:
             if live:
                 return live[0]
             time.sleep(0.05)
-        raise AssertionError("the guard started no server")
+        raise AssertionError("the server started no worker")
 
     def close(self) -> None:
         self.proc.kill()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from lsprotocol import types as lsp
 
-from evalspec.findings import Edit, Finding, Fix, Related, Severity, Span, Tag
+from evalspec.findings import Edit, Finding, Related, Severity, Span, Tag
 from evalspec_lsp import convert
 from evalspec_lsp.convert import UTF8, UTF16, UTF32, LineIndex
 
@@ -68,19 +68,16 @@ def test_severities(severity, expected):
     assert d.related_information is None and d.tags is None
 
 
-def test_fix_to_code_action_with_and_without_document_changes():
-    fix = Fix("Rename 'shuld' to 'should'", (Edit(Span(0, 2, 0, 7), "should"),), preferred=True)
+def test_edits_with_and_without_document_changes():
     index = LineIndex(["  shuld:"])
-    versioned = convert.code_action(fix, lsp.CodeActionKind.QuickFix, index, "file:///x", 4, document_changes=True)
-    [change] = versioned.edit.document_changes
-    assert change.text_document == lsp.OptionalVersionedTextDocumentIdentifier(uri="file:///x", version=4)
-    assert change.edits == [lsp.TextEdit(range=lsp.Range(start=lsp.Position(0, 2), end=lsp.Position(0, 7)),
-                                         new_text="should")]
-    assert versioned.is_preferred is True
-    plain = convert.code_action(fix, lsp.CodeActionKind.QuickFix, index, "file:///x", 4, document_changes=False,
-                                preferred_support=False)
-    assert list(plain.edit.changes) == ["file:///x"]
-    assert plain.is_preferred is None
+    edits = (Edit(Span(0, 2, 0, 7), "should"),)
+    versioned = convert.workspace_edit_json(edits, index, "file:///x", 4, document_changes=True)
+    [change] = versioned["documentChanges"]
+    assert change["textDocument"] == {"uri": "file:///x", "version": 4}
+    assert change["edits"] == [{"range": {"start": {"line": 0, "character": 2}, "end": {"line": 0, "character": 7}},
+                                "newText": "should"}]
+    plain = convert.workspace_edit_json(edits, index, "file:///x", 4, document_changes=False)
+    assert list(plain["changes"]) == ["file:///x"]
 
 
 def test_finding_paths():

@@ -20,6 +20,7 @@ from tests.run_records import records_of
 from ..fakeprovider import FakeProvider, Reply
 from .session import (
     CLIENTS,
+    DEFAULT_OPTIONS,
     HANG_GUARD_S,
     SERVER,
     capabilities,
@@ -47,7 +48,7 @@ from .test_run_lenses import (
                     params=CLIENTS, ids=["nvim-0.7", "vscode"])
 async def client(lsp_client: RunClient, request, tmp_path):
     await start(lsp_client, request.param, tmp_path, options={
-        "debounceMs": 20, "runCosts": False, "run": {"models": ["echo"], "output": "results", "cache": False}})
+        **DEFAULT_OPTIONS, "run": {"models": ["echo"], "output": "results", "cache": False}})
     yield
     await lsp_client.shutdown_session()
 
@@ -234,7 +235,7 @@ async def pull_run_client(lsp_client: RunClient, tmp_path):
     caps.workspace = caps.workspace or lsp.WorkspaceClientCapabilities()
     caps.workspace.diagnostics = lsp.DiagnosticWorkspaceClientCapabilities(refresh_support=True)
     await start(lsp_client, "visual-studio-code@v1.65.2", tmp_path, caps=caps, options={
-        "debounceMs": 20, "runCosts": False, "run": {"models": ["echo"], "output": "results", "cache": False}})
+        **DEFAULT_OPTIONS, "run": {"models": ["echo"], "output": "results", "cache": False}})
     yield
     await lsp_client.shutdown_session()
 

@@ -23,7 +23,9 @@ def talk(tmp_path: Path, *flags: str) -> str:
     uri = doc.as_uri()
     messages = [
         {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-         "params": {"capabilities": {}, "rootUri": tmp_path.as_uri(), "processId": None}},
+         "params": {"capabilities": {}, "rootUri": tmp_path.as_uri(), "processId": None,
+                    # the hover waits for the engine worker (starting) rather than answer "still checking"
+                    "initializationOptions": {"requestBudgetMs": 10_000}}},
         {"jsonrpc": "2.0", "method": "initialized", "params": {}},
         {"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
             "uri": uri, "languageId": "yaml", "version": 1, "text": TEXT}}},
@@ -32,9 +34,20 @@ def talk(tmp_path: Path, *flags: str) -> str:
         {"jsonrpc": "2.0", "id": 3, "method": "shutdown"},
         {"jsonrpc": "2.0", "method": "exit"},
     ]
-    proc = subprocess.run([sys.executable, "-m", "evalspec_lsp", "--log-file", str(log), *flags],
-                          input=b"".join(frame(m) for m in messages), capture_output=True, timeout=60)
-    assert b'"id": 2' in proc.stdout or b'"id":2' in proc.stdout, proc.stderr.decode()
+    proc = subprocess.Popen([sys.executable, "-m", "evalspec_lsp", "--log-file", str(log), *flags],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(b"".join(frame(m) for m in messages[:4]))
+    proc.stdin.flush()
+    while True:  # until the hover is answered (pygls's `shutdown` would cancel it)
+        length = 0
+        while (line := proc.stdout.readline()) not in (b"\r\n", b""):
+            if line.lower().startswith(b"content-length:"):
+                length = int(line.split(b":")[1])
+        assert line, "the server ended"
+        if json.loads(proc.stdout.read(length)).get("id") == 2:
+            break
+    proc.communicate(b"".join(frame(m) for m in messages[4:]), timeout=60)
     return log.read_text()
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest_lsp
 from pytest_lsp import ClientServerConfig
 
-from .session import CLIENTS, SERVER, open_doc, start
+from .session import CLIENTS, DEFAULT_OPTIONS, SERVER, open_doc, start
 from .test_run_lenses import BLUEPRINT, RunClient, _plain, execute, make_run_client, run_to_end
 
 
@@ -16,7 +16,7 @@ from .test_run_lenses import BLUEPRINT, RunClient, _plain, execute, make_run_cli
                     params=CLIENTS, ids=["nvim-0.7", "vscode"])
 async def client(lsp_client: RunClient, request, tmp_path):
     await start(lsp_client, request.param, tmp_path, options={
-        "debounceMs": 20, "runCosts": False, "run": {"models": ["echo"], "output": "results", "cache": False}})
+        **DEFAULT_OPTIONS, "run": {"models": ["echo"], "output": "results", "cache": False}})
     yield
     await lsp_client.shutdown_session()
 

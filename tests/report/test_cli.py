@@ -182,18 +182,3 @@ def test_an_interrupted_run_still_writes_its_report_from_the_journal(tmp_path: P
     assert "unfinished run (read from its journal): " in html and " of 40 cell(s) have a result" in html
 
 
-def test_building_a_report_leaves_the_collector_as_it_found_it(runs: dict[str, Path], tmp_path: Path) -> None:
-    import gc
-
-    from evalspec.source import gc_paused
-
-    path = next(iter(runs.values()))
-    assert gc.isenabled()
-    write_report([path], tmp_path / "a.html")
-    assert gc.isenabled()
-    # Inside another holder's pause (the server builds reports while documents are analysed) it stays
-    # paused until that holder ends.
-    with gc_paused():
-        write_report([path], tmp_path / "b.html")
-        assert not gc.isenabled()
-    assert gc.isenabled()

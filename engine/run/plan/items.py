@@ -13,7 +13,6 @@ from typing import Any
 
 from ...detect import FileKind
 from ...findings import Span
-from ...yielding import yield_point
 
 
 def runnable(analysis: Any) -> bool:
@@ -43,7 +42,6 @@ def fingerprint(lines: list[str], span: Span) -> str:
 
 
 def _digest(lines: list[str], span: Span) -> bytes:
-    yield_point()  # once per item of a file: planning or its lenses give way to the editor's requests
     text = "\n".join(lines[span.start_line:span.end_line + 1])
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=_SIZE).digest()
 

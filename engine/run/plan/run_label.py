@@ -18,7 +18,6 @@ from ...line_breaks import as_read
 from ...weval.ids import UNDEFINED
 from ...weval.model import Blueprint, Prompt, reference_points
 from ...weval.prompt_store import prompt_ids
-from ...yielding import yield_point
 from ..write.jsjson import js_sort_key, js_stringify, locale_compare_key, utf16_key
 
 
@@ -67,7 +66,6 @@ def _content_chunks(bp: Blueprint, models: Sequence[str], prompts: Sequence[Prom
         if key == "prompts":
             yield "["
             for n, i in enumerate(order):
-                yield_point()
                 yield ("," if n else "") + js_stringify(_prompt_entry(listed[i]))
             yield "]"
         else:

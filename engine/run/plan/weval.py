@@ -19,7 +19,6 @@ from ...list_like import ListLike
 from ...weval.model import Blueprint, Judge, Prompt
 from ...weval.models import effective_model_id
 from ...weval.prompt_store import keep_prompts, prompt_ids
-from ...yielding import yield_point
 from ..events import Cell
 from ..options import RunOptions
 from .error import PlanError
@@ -164,7 +163,6 @@ class WevalPlan:
         """The plan as plain data: what `--dry-run` prints and RunStarted carries."""
         per_model: dict[str, dict[str, int]] = {}
         for t in self.tasks:
-            yield_point()
             m = per_model.setdefault(t.cell.model, {"cells": 0, "calls": 0, "input_tokens": 0,
                                                     "judge_calls": 0})
             m["cells"] += 1
@@ -253,7 +251,6 @@ def plan_weval(bp: Blueprint, path: Path, options: RunOptions) -> WevalPlan:
         # anew was ~100 bytes a cell), and the ids the plan's prompts hold (a decoded prompt's are copies).
         shared: dict[Any, Any] = {}
         for k, p in enumerate(prompts):
-            yield_point()
             for m in listed:
                 for t in bp.temperatures_to_run():
                     temp = t if t is not None else (p.temperature if p.temperature is not None else

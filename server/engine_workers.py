@@ -1,0 +1,310 @@
+"""The engine worker processes (worker.py), seen from the LSP process.
+
+Each open document is handled by one worker, the one with the fewest documents when it was first
+asked about; it moves to another only when its worker has been busy with another document's job for
+longer than `stall_s` (a stuck or very long analysis delays no other document). Before a job is sent, the
+worker is brought up to date: the text of every open document it has not got yet, the closing of
+those that closed, and the document's run board. `call` answers a job's status and value; a job not
+answered within its budget is "late" (the request says "still checking") and cancelled in the worker
+if it has not started there. A worker that dies, or is busy with one job past the timeout (then it is
+killed), is replaced at once by the spare (a worker kept started, its engine loaded; ~45 MB), which
+gets the current texts, and a new spare starts; `on_restart` tells the
+server (which re-checks the documents and tells the user). A worker whose memory passed its bound is
+replaced the same way after answering, when it has nothing else to do.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import wire
+
+log = logging.getLogger(__name__)
+
+LATE, STALE, GONE, ERROR, OK = "late", "stale", "gone", "error", "ok"
+BACKLOG = 4 << 20  # bytes waiting in a worker's pipe past which no more is sent for requests
+READY = 0  # the job id of what a worker says once its engine is loaded (jobs count from 1)
+GIVE_UP_AFTER = 3  # workers in a row that died before answering anything: no more are started
+
+
+@dataclass(eq=False)
+class Job:
+    id: int
+    uri: str | None
+    version: int | None
+    future: asyncio.Future[tuple[str, Any]]
+    sent: float = field(default_factory=time.monotonic)
+
+
+class WorkerProcess:
+    def __init__(self, slot: int) -> None:
+        self.slot = slot
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.pipe: asyncio.WriteTransport | None = None  # to its stdin
+        self.started: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()  # its engine loaded
+        self.jobs: dict[int, Job] = {}  # sent and not answered, in the order sent
+        self.texts: dict[str, int] = {}  # uri -> the version it has
+        self.boards: dict[str, int] = {}  # uri -> the run board generation it has
+        self.context: Any = None
+        self.heard = time.monotonic()
+        self.answered = 0
+        self.rss = 0
+        self.retiring = False  # replaced on purpose: its end is no failure
+
+    def send(self, message: Any) -> None:
+        assert self.pipe is not None
+        self.pipe.write(wire.frame(message))
+
+    def busy_for(self, now: float) -> float:
+        if not self.jobs:
+            return 0.0
+        return now - max(self.heard, next(iter(self.jobs.values())).sent)
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                self.proc.kill()
+
+
+class EngineWorkers:
+    def __init__(self, command: list[str], count: int, *, texts: Callable[[], dict[str, tuple[int, str]]],
+                 on_restart: Callable[[str, Job | None], None]) -> None:
+        self.command = command
+        self.count = count
+        self.texts = texts  # uri -> (version, text) of every open document
+        self.on_restart = on_restart  # (why, the job it died on) after a worker was replaced
+        self.timeout_s = 30.0
+        self.stall_s = 1.0
+        self.assigned: dict[str, int] = {}  # uri -> slot
+        self.spare: WorkerProcess | None = None  # started, engine loaded, given no document yet
+        self.memory_bytes = 2048 << 20
+        self.context: Any = None
+        self.workers: list[WorkerProcess] = []
+        self._ids = itertools.count(1)
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._failures = 0
+        self._watch: asyncio.TimerHandle | None = None
+        self.before_start: Callable[[], None] | None = None  # starts the workers if nothing has yet
+        self._closed = False
+
+    def start(self) -> None:
+        """The workers start in the background (requests wait for them when they need one); the spare
+        once they have loaded the engine (three processes loading it at once on two cores slow the
+        first answer)."""
+        self.workers = [self._spawn(slot) for slot in range(self.count)]
+        self._task(self._spare_later())
+        self._watch = asyncio.get_running_loop().call_later(0.5, self._watchdog)
+
+    async def _spare_later(self) -> None:
+        await asyncio.gather(*(w.ready for w in self.workers), return_exceptions=True)
+        if self.spare is None and self.workers:
+            self.spare = self._spawn(-1)
+
+    def _spawn(self, slot: int) -> WorkerProcess:
+        worker = WorkerProcess(slot)
+        self._task(self._run(worker))
+        return worker
+
+    def _successor(self, slot: int) -> WorkerProcess:
+        """A worker for `slot`: the spare, already started (its engine loaded), and a new spare."""
+        worker, self.spare = self.spare, self._spawn(-1)
+        if worker is None or worker.proc is None or worker.proc.poll() is not None:
+            return self._spawn(slot)
+        worker.slot = slot
+        return worker
+
+    def _task(self, coro: Any) -> None:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _run(self, worker: WorkerProcess) -> None:
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader(limit=1 << 20)
+        try:
+            worker.proc = proc = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+            assert proc.stdin is not None and proc.stdout is not None
+            await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), proc.stdout)
+            worker.pipe, _ = await loop.connect_write_pipe(asyncio.Protocol, proc.stdin)
+        except OSError as exc:
+            worker.started.set_exception(exc)
+            worker.ready.set_result(None)
+            log.error("could not start an engine worker: %s", exc)
+            return
+        worker.started.set_result(None)
+        try:
+            while True:
+                _, job_id, status, value, rss = await wire.read_async(reader)
+                worker.heard, worker.rss = time.monotonic(), rss
+                if job_id == READY:
+                    if not worker.ready.done():
+                        worker.ready.set_result(None)
+                    continue
+                worker.answered += 1
+                self._failures = 0
+                job = worker.jobs.pop(job_id, None)
+                if job is not None and not job.future.done():
+                    job.future.set_result((status, value))
+                if not worker.jobs and rss > self.memory_bytes and not worker.retiring:
+                    log.info("engine worker %d uses %d MB: replaced", worker.slot, rss >> 20)
+                    self._replace(worker, "memory")
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        except Exception:
+            log.exception("reading from an engine worker failed")
+        if not worker.ready.done():
+            worker.ready.set_result(None)
+        worker.kill()
+        while (code := proc.poll()) is None:
+            await asyncio.sleep(0.01)
+        if not worker.retiring:
+            self._died(worker, code)
+
+    def _replace(self, worker: WorkerProcess, why: str) -> None:
+        worker.retiring = True
+        if self.workers and worker.slot >= 0 and self.workers[worker.slot] is worker:
+            self.workers[worker.slot] = self._successor(worker.slot)
+        with contextlib.suppress(Exception):
+            assert worker.pipe is not None
+            worker.pipe.close()  # it exits when it has read everything
+        for job in worker.jobs.values():
+            if not job.future.done():
+                job.future.set_result((GONE, None))
+        self.on_restart(why, None)
+
+    def _died(self, worker: WorkerProcess, code: int | None) -> None:
+        culprit = next(iter(worker.jobs.values()), None)
+        for job in worker.jobs.values():
+            if not job.future.done():
+                job.future.set_result((GONE, None))
+        worker.jobs.clear()
+        if not self.workers or worker.slot < 0 or self.workers[worker.slot] is not worker:
+            return  # shut down
+        if worker.answered == 0:
+            self._failures += 1
+        if self._failures >= GIVE_UP_AFTER:
+            log.error("engine workers keep failing to start (exit code %s): no more are started", code)
+            self.on_restart(f"gave up (exit code {code})", culprit)
+            return
+        why = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
+        log.warning("engine worker %d stopped (%s): replaced", worker.slot, why)
+        self.workers[worker.slot] = self._successor(worker.slot)
+        self.on_restart(why, culprit)
+
+    def _watchdog(self) -> None:
+        now = time.monotonic()
+        for worker in self.workers:
+            if worker.busy_for(now) > self.timeout_s and not worker.retiring:
+                log.warning("engine worker %d has not answered for %.0f s: killed", worker.slot, worker.busy_for(now))
+                worker.kill()  # _run sees it end and replaces it
+        self._watch = asyncio.get_running_loop().call_later(0.5, self._watchdog)
+
+    def worker_of(self, uri: str | None) -> WorkerProcess:
+        if uri is None:
+            return self.workers[0]
+        slot = self.assigned.get(uri)
+        now = time.monotonic()
+        if slot is not None:
+            worker = self.workers[slot]
+            running = next(iter(worker.jobs.values()), None)
+            if running is None or running.uri == uri or worker.busy_for(now) < self.stall_s:
+                return worker
+        free = [w for w in self.workers if w.busy_for(now) < self.stall_s] or self.workers
+        load = {w.slot: 0 for w in free}
+        for other in self.assigned.values():
+            if other in load:
+                load[other] += 1
+        best = self.workers[min(load, key=lambda k: (load[k], k))]
+        if slot is not None and slot != best.slot:
+            log.info("%s moves from engine worker %d (busy) to %d", uri.rsplit("/", 1)[-1], slot, best.slot)
+            old = self.workers[slot]
+            if uri in old.texts:
+                with contextlib.suppress(Exception):
+                    old.send(("close", uri))  # its analysis there goes (the text comes back with the next sync)
+                del old.texts[uri]
+        self.assigned[uri] = best.slot
+        return best
+
+    async def call(self, name: str, uri: str | None, version: int | None, *args: Any,
+                   budget: float | None = None, board: tuple[int, Any] | None = None,
+                   slot: int | None = None) -> tuple[str, Any]:
+        """The worker's (status, value) for job `name` about document `uri` at `version` (any when None);
+        (LATE, None) past `budget` seconds. `slot`: that worker rather than the document's."""
+        if not self.workers and not self._closed and self.before_start is not None:
+            self.before_start()
+        if not self.workers:
+            return GONE, None
+        worker = self.worker_of(uri) if slot is None else self.workers[slot]
+        if self._failures >= GIVE_UP_AFTER:
+            return ERROR, "the engine worker cannot start (see the server's log)"
+        if not worker.started.done():
+            try:
+                await asyncio.wait_for(asyncio.shield(worker.started), budget)
+            except TimeoutError:
+                return LATE, None
+        if worker.started.exception() is not None or worker.proc is None or worker.proc.poll() is not None:
+            return GONE, None
+        while worker.pipe is not None and worker.pipe.get_write_buffer_size() > BACKLOG:
+            # The worker is behind on texts: a request is "late" at once; a check waits its turn.
+            if budget is not None:
+                return LATE, None
+            await asyncio.sleep(0.05)
+        self._sync(worker, uri, board)
+        job = Job(next(self._ids), uri, version, asyncio.get_running_loop().create_future())
+        worker.jobs[job.id] = job
+        worker.send(("job", job.id, name, uri, version, args))
+        try:
+            return await asyncio.wait_for(asyncio.shield(job.future), budget)
+        except TimeoutError:
+            with contextlib.suppress(Exception):
+                worker.send(("cancel", job.id))  # skipped there if it has not started
+            return LATE, None
+
+    def _sync(self, worker: WorkerProcess, uri: str | None, board: tuple[int, Any] | None) -> None:
+        if worker.context is not self.context:
+            worker.send(("init", self.context))
+            worker.context = self.context
+        texts = self.texts()
+        for gone in [u for u in self.assigned if u not in texts]:
+            del self.assigned[gone]
+        for closed in [u for u in worker.texts if u not in texts]:
+            worker.send(("close", closed))
+            del worker.texts[closed]
+            worker.boards.pop(closed, None)
+        for doc_uri, (version, text) in texts.items():
+            if worker.texts.get(doc_uri) != version:
+                worker.send(("text", doc_uri, version, text))
+                worker.texts[doc_uri] = version
+        if uri is not None and board is not None and worker.boards.get(uri) != board[0] and uri in texts:
+            worker.send(("board", uri, *board))
+            worker.boards[uri] = board[0]
+
+    def state(self) -> list[dict[str, Any]]:
+        return [{"pid": w.proc.pid if w.proc else None, "jobs": len(w.jobs), "rss": w.rss} for w in self.workers]
+
+    def shutdown(self) -> None:
+        if self._watch is not None:
+            self._watch.cancel()
+        self._closed = True
+        workers, self.workers = self.workers + ([self.spare] if self.spare else []), []
+        self.spare = None
+        for worker in workers:
+            worker.retiring = True
+            with contextlib.suppress(Exception):
+                assert worker.pipe is not None
+                worker.pipe.close()
+            worker.kill()
+
+
+def worker_command(log_level: str, log_file: str | None) -> list[str]:
+    return [sys.executable, "-m", "evalspec_lsp.worker", log_level, log_file or ""]

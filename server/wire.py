@@ -1,0 +1,82 @@
+"""The pipe between the LSP process and an engine worker process: each message pickled, after its
+length (8 bytes); and the records sent through it besides texts and answers (`Context`, `Runs`).
+Both ends are this package; nothing a client sent is unpickled raw (pygls has structured it)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import pickle
+import select
+import struct
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass
+class Context:
+    """What answers depend on besides the document: the client, its position encoding, the settings."""
+
+    client: Any = None  # capabilities.ClientSupport
+    encoding: str = "utf-16"
+    run_diagnostics: bool = True  # failed points as diagnostics (settings: run.diagnostics)
+    run_costs: bool = True  # the Run lenses' cost (settings: runCosts)
+    docs_url: str | None = None  # where diagnostics' codes link (settings: docsUrl)
+
+
+@dataclass
+class Runs:
+    """A document's runs as the LSP process last sent them (engine RunBoard, and whether one is going on)."""
+
+    board: Any = None
+    running: bool = False
+    planning: bool = False
+
+
+_LENGTH = struct.Struct("!Q")
+
+
+def frame(message: Any) -> bytes:
+    body = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    return _LENGTH.pack(len(body)) + body
+
+
+async def read_async(reader: asyncio.StreamReader) -> Any:
+    """The next message; asyncio.IncompleteReadError when the pipe is closed."""
+    header = await reader.readexactly(_LENGTH.size)
+    return pickle.loads(await reader.readexactly(_LENGTH.unpack(header)[0]))
+
+
+class Incoming:
+    """The worker's end of the pipe from the LSP process, read without a thread: `next()` blocks for
+    one message; `ready()` says whether one is there to read at once."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.buffer = bytearray()
+
+    def _complete(self) -> bool:
+        if len(self.buffer) < _LENGTH.size:
+            return False
+        return len(self.buffer) >= _LENGTH.size + _LENGTH.unpack_from(self.buffer)[0]
+
+    def _fill(self) -> None:
+        data = os.read(self.fd, 1 << 20)
+        if not data:
+            raise EOFError
+        self.buffer += data
+
+    def ready(self) -> bool:
+        while not self._complete():
+            if not select.select([self.fd], [], [], 0)[0]:
+                return False
+            self._fill()
+        return True
+
+    def next(self) -> Any:
+        while not self._complete():
+            self._fill()
+        n = _LENGTH.size + _LENGTH.unpack_from(self.buffer)[0]
+        message = pickle.loads(memoryview(self.buffer)[_LENGTH.size:n])
+        del self.buffer[:n]
+        return message

@@ -1,0 +1,280 @@
+"""An engine worker process (`python -m evalspec_lsp.worker`): the open documents' analyses, and
+every answer that needs one.
+
+Single-threaded plain Python. Messages from the LSP process arrive on stdin (wire.py) and are handled
+in order: `("text", uri, version, text)`, `("close", uri)`, `("board", uri, generation, runs)`,
+`("init", context)`, `("job", id, name, uri, version, args)` and `("cancel", id)`. Before a job it reads
+whatever else has arrived: a cancelled job, or one whose document has a newer text waiting, is
+answered `stale` without being computed. Each job is answered on stdout, in order, as
+`("done", id, status, value, rss)`: status "ok", "stale", "gone" (the document is not open) or
+"error" (value: the traceback). A document's analysis is made when a job first needs it (its
+`DocumentAnalyzer` reuses what did not change); answers derived from it are kept in its memo.
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+import os
+import sys
+import traceback
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evalspec.analysis import Analysis
+from evalspec.detect import FileKind
+from evalspec.file_source import MAX_READ, read_regular_bytes
+from evalspec.incremental import DocumentAnalyzer
+from evalspec.line_breaks import as_read
+
+from . import logs, wire
+from .bare_cr import BARE_CRS, BareCRs, dataset_crs
+from .capabilities import ClientSupport
+from .convert import LineIndex, path_of
+from .open_files import OpenDocumentsSource
+from .wire import Context, Runs
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(eq=False)
+class Doc:
+    uri: str
+    path: Path | None
+    version: int
+    text: str
+    analyzer: DocumentAnalyzer
+    analysis: Analysis | None = None
+    analysed: int | None = None  # the version `analysis` is of
+    rechecks: int = 0  # the LSP process's count of changes to files it reads, when last analysed
+    runs: Runs = field(default_factory=Runs)
+    runs_generation: int = -1
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """One analysed version of an open document, with what its answers need."""
+
+    uri: str
+    version: int
+    analysis: Analysis
+    index: LineIndex
+    worker: Worker
+    runs: Runs
+
+    @property
+    def client(self) -> ClientSupport:
+        return self.worker.context.client
+
+
+class AnalysisFailed(Exception):
+    """The analysis a job needs raised (its cause)."""
+
+
+class Worker:
+    def __init__(self) -> None:
+        self.docs: dict[str, Doc] = {}
+        self.at_path: dict[str, Doc] = {}
+        self.context = Context(ClientSupport())
+        self.files = OpenDocumentsSource(self._open_text)
+
+    def _open_text(self, path: Path) -> str | None:
+        doc = self.at_path.get(str(path))
+        return doc.text if doc is not None else None
+
+    def text(self, uri: str, version: int, text: str) -> None:
+        doc = self.docs.get(uri)
+        if doc is None:
+            path = path_of(uri)
+            doc = self.docs[uri] = Doc(uri, path, version, text, DocumentAnalyzer(path, source=self.files))
+            if path is not None:
+                self.at_path.setdefault(os.path.abspath(path), doc)
+        doc.version, doc.text = version, text
+
+    def close(self, uri: str) -> None:
+        doc = self.docs.pop(uri, None)
+        if doc is not None and doc.path is not None and self.at_path.get(os.path.abspath(doc.path)) is doc:
+            del self.at_path[os.path.abspath(doc.path)]
+            for other in self.docs.values():  # another URI for the same file takes its place
+                if other.path is not None and os.path.abspath(other.path) == os.path.abspath(doc.path):
+                    self.at_path[os.path.abspath(doc.path)] = other
+                    break
+
+    def analysis(self, doc: Doc) -> Analysis:
+        """The analysis of the document's current text."""
+        if doc.analysis is None or doc.analysed != doc.version:
+            try:
+                analysis = doc.analyzer.analyze(doc.text)
+            except Exception as exc:
+                raise AnalysisFailed(f"analysis of {doc.uri} (version {doc.version})") from exc  # bare CRs read as line breaks there (line_breaks.py)
+            analysis.memo[BARE_CRS] = dataset_crs(doc.text, doc.path)
+            doc.analysis, doc.analysed = analysis, doc.version
+        return doc.analysis
+
+    def snapshot(self, doc: Doc) -> Snapshot | None:
+        """The current analysis if the document is an eval file (None for unrelated YAML and JSON)."""
+        analysis = self.analysis(doc)
+        if analysis.kind is FileKind.NONE:
+            return None
+        return Snapshot(doc.uri, doc.version, analysis, self.index(analysis), self, doc.runs)
+
+    def index(self, analysis: Analysis) -> LineIndex:
+        crs: BareCRs | None = analysis.memo.get(BARE_CRS)
+        return LineIndex(analysis.parsed.lines, self.context.encoding, crs)
+
+    def index_of_path(self, path: Path) -> LineIndex:
+        """Positions in another file: its open text if the editor has it, else the file on disk."""
+        doc = self.at_path.get(os.path.abspath(path))
+        if doc is not None:
+            return LineIndex.of_text(as_read(doc.text, path), self.context.encoding)
+        try:
+            data = read_regular_bytes(path, MAX_READ)  # a FIFO would block the worker for good
+            if data is None:
+                raise OSError("not a regular file")
+            text = data.decode("utf-8", errors="replace")
+        except (OSError, ValueError):
+            return LineIndex([], self.context.encoding)  # unreadable: columns pass through unchanged
+        return LineIndex.of_text(as_read(text, path), self.context.encoding)
+
+
+def jobs() -> dict[str, Callable[..., Any]]:
+    """Job name → function(worker, doc, *args)."""
+    from .features import (
+        code_actions,
+        code_lens,
+        completion,
+        diagnostics,
+        hover,
+        inlay_hints,
+        navigation,
+        rename,
+        run_jobs,
+        semantic_tokens,
+        signature_help,
+        symbols,
+        workspace_diagnostics,
+    )
+
+    table: dict[str, Callable[..., Any]] = {}
+    for feature in (code_actions, code_lens, completion, diagnostics, hover, navigation, run_jobs, symbols,
+                    inlay_hints, rename, semantic_tokens, signature_help, workspace_diagnostics):
+        table.update(feature.JOBS)
+    table["state"] = state
+    return table
+
+
+def state(worker: Worker, doc: Doc | None) -> dict[str, int]:
+    """For tests: the documents held and the analyses alive in this process."""
+    gc.collect()
+    live = sum(1 for o in gc.get_objects() if type(o) is Analysis)
+    return {"documents": len(worker.docs), "analyses": live, "pid": os.getpid()}
+
+
+def rss() -> int:
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _later_text(queue: deque[Any], uri: str) -> bool:
+    return any(m[0] in ("text", "close") and m[1] == uri for m in queue)
+
+
+def serve(incoming: wire.Incoming, out: Any) -> None:
+    worker = Worker()
+    table = jobs()
+    queue: deque[Any] = deque()
+    cancelled: set[int] = set()
+    while True:
+        if not queue:
+            queue.append(incoming.next())
+        while incoming.ready():
+            message = incoming.next()
+            if message[0] == "text":  # a text not yet applied is superseded: only the newest is kept
+                for i, waiting in enumerate(queue):
+                    if waiting[0] == "text" and waiting[1] == message[1]:
+                        del queue[i]
+                        break
+            queue.append(message)
+        message = queue.popleft()
+        kind = message[0]
+        if kind == "text":
+            worker.text(*message[1:])
+        elif kind == "close":
+            worker.close(message[1])
+        elif kind == "board":
+            doc = worker.docs.get(message[1])
+            if doc is not None:
+                doc.runs_generation, doc.runs = message[2], message[3]
+        elif kind == "init":
+            from evalspec.finding_docs import set_docs_url
+
+            worker.context = message[1]
+            set_docs_url(worker.context.docs_url)
+        elif kind == "cancel":
+            cancelled.add(message[1])
+        elif kind == "job":
+            _, job_id, name, uri, version, args = message
+            doc = worker.docs.get(uri) if uri is not None else None
+            if job_id in cancelled or (doc is not None and version is not None
+                                       and (doc.version != version or _later_text(queue, uri))):
+                cancelled.discard(job_id)
+                answer: tuple[str, Any] = ("stale", None)
+            elif uri is not None and doc is None:
+                answer = ("gone", None)
+            else:
+                try:
+                    answer = ("ok", table[name](worker, doc, *args))
+                except AnalysisFailed as exc:
+                    answer = ("error", (str(exc), "".join(traceback.format_exception(exc.__cause__ or exc))))
+                except Exception:
+                    answer = ("error", (None, traceback.format_exc()))
+            out.write(wire.frame(("done", job_id, *answer, rss())))
+            out.flush()
+            if not queue:  # answered with nothing waiting: the garbage of the job goes now, not in the next one
+                gc.collect(0)
+
+
+def warm_up() -> None:
+    """Small files of each format, analysed before the first real one, which would otherwise pay for
+    importing the checkers and loading the registries (≈150 ms)."""
+    from evalspec.ide.completion import complete
+    from evalspec.ide.hover import hover
+
+    for text in ("# evalspec: weval\ntitle: warm-up\nmodels: [openai:gpt-4o-mini]\n---\n"
+                 "- id: w\n  prompt: Hi\n  should:\n    - $contains: hi\n    - is friendly\n",
+                 "# evalspec: agentv\ntests:\n  - id: w\n    input: Hi\n    criteria: Says hi\n"):
+        try:
+            analysis = DocumentAnalyzer(None).analyze(text)
+            complete(analysis, 7, 6, snippets=True)
+            hover(analysis, 7, 6)
+        except Exception:  # a checker still being written must not stop the worker from starting
+            log.warning("warm-up failed", exc_info=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    logs.configure(args[0] if args else "WARNING", args[1] if len(args) > 1 and args[1] else None)
+    # A large file's analysis makes millions of objects that live as long as it does: with the default
+    # thresholds the collector rescans them again and again while they are made (3-8x the parse).
+    gc.set_threshold(100_000, 50, 1000)
+    out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)  # whatever prints goes to the log, not into the pipe
+    sys.stdout = sys.stderr
+    warm_up()
+    try:
+        out.write(wire.frame(("done", 0, "ok", None, rss())))  # ready (engine_workers.READY)
+        out.flush()
+        serve(wire.Incoming(0), out)
+    except (EOFError, BrokenPipeError):  # the LSP process closed the pipe: it is done with this worker
+        return 0
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
