@@ -26,6 +26,7 @@ from .source import (
     ChunkCache,
     ParsedFile,
     materialize,
+    nested_lazy,
     parse_yaml,
     too_large_message,
     unread_lazy,
@@ -173,7 +174,10 @@ def _analyze(text: str, p: Path | None, kind: FileKind | None, models_dir: Path 
         read = len(parsed.findings)
         result.weval = check_weval(parsed, p, models_dir=models_dir, cache=caches.prompts if caches else None,
                                    source=source)
-        if unread_lazy(parsed):  # a streamed list the check never read (under `tests:`): what it says was lost
+        if unread_lazy(parsed) or (len(parsed.findings) > read and nested_lazy(parsed)):
+            # A streamed list the check never read (under `tests:`): what it says was lost; or a syntax
+            # error in an item of a list under a key, which a whole parse (the editor's) reads as losing the
+            # document: check must say what the editor says (found by tests/test_fuzz.py).
             return _analyze(text, p, kind, models_dir, source, caches, allow_outside_files, max_bytes, False)
         findings += parsed.findings[read:]  # a streamed parse's items, found while they were checked
         findings += result.weval.findings

@@ -982,6 +982,17 @@ def materialize(parsed: ParsedFile) -> None:
     parsed.streamed = False
 
 
+def nested_lazy(parsed: ParsedFile) -> bool:
+    """A streamed list that is a mapping's value (not a document's root): a whole parse reads its mapping
+    as one, so a syntax error in one of its items loses the whole document there, not the item alone."""
+    for d in parsed.documents:
+        root = d.root
+        if isinstance(root, Mapping) and any(isinstance(v, Sequence) and isinstance(v.items, LazyItems)
+                                             for _, v in root.pairs):
+            return True
+    return False
+
+
 def unread_lazy(parsed: ParsedFile) -> bool:
     """A streamed list the checker did not read to its end (a list in a document AgentV does not read):
     what its items would say is missing from the findings."""

@@ -122,7 +122,9 @@ def test_a_person_uses_the_extension_in_vscode(workspace: tuple[Path, FakeProvid
     ws, fake = workspace
     settings = readme_settings()  # the user's settings, as the extension's README gives them
     assert settings["evalspec.run.models"] == ["echo"]
-    server = CodeServer(tmp_path / "home", settings, EDITOR_PATH)
+    # The typed lines are read from the editor's DOM, where VS Code draws inlay hints (issue 31: `50 %`
+    # before a point) as text of the line: hints off in VS Code's own setting for this session.
+    server = CodeServer(tmp_path / "home", {**settings, "editor.inlayHints.enabled": "off"}, EDITOR_PATH)
     server.install(VSIX)
     step = "starting"
     with server, Workbench.open(server.url_for(ws)) as wb:
