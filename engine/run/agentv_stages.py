@@ -315,7 +315,6 @@ async def workspaces(run: Agentv) -> AsyncIterator[Event]:
 class Agentv(Format[AgentvPlan, AgentvCell]):
     """A suite's stages and what they share across the run."""
 
-    kind = "agentv"
     stages = Stages(
         before=(batches,),
         cell=(Around(batch_round, (

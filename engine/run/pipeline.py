@@ -169,7 +169,6 @@ class Format(Generic[PlanT, WorkT]):
     up in `opened`, once the database is open) and the hooks the pipeline calls at each step."""
 
     stages: ClassVar[Stages]
-    kind: ClassVar[str]
 
     def __init__(self, pipeline: Pipeline) -> None:
         # What it shares with the pipeline, never the pipeline itself (a cycle is memory for the whole run

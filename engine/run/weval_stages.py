@@ -239,7 +239,6 @@ async def embeddings(run: Weval) -> AsyncIterator[Event]:
 class Weval(Format[WevalPlan, WevalCell]):
     """A blueprint's stages and what they share across the run."""
 
-    kind = "weval"
     stages = Stages(
         before=(batches,),
         cell=(resumed, Around(admitted, (generate, rubric, functions, judges, awaited, aggregate, write))),
