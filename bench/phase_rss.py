@@ -18,6 +18,7 @@ N sites holding most of it (slow: a 10,000-prompt run, not a 100,000-prompt one)
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import sys
@@ -85,11 +86,11 @@ def _traced(top: int) -> list[str]:
 
 def hook(log: PhaseLog) -> None:
     import evalspec.analysis as analysis
+    import evalspec.run.pipeline as pipeline
     import evalspec.run.runner as runner
-    import evalspec.run.skeleton as skeleton
     from evalspec.run.generate.batch_stage import BatchStage
     from evalspec.run.score.judges import WevalJudges
-    from evalspec.run.weval_runner import WevalRun
+    from evalspec.run.weval_stages import Weval
 
     def before(mod: Any, name: str, phase: str, after: str | None = None) -> None:
         inner: Callable[..., Any] = getattr(mod, name)
@@ -107,21 +108,21 @@ def hook(log: PhaseLog) -> None:
 
     before(analysis, "analyze_file", "analysis", "analysis done")
     before(runner, "plan_for", "plan", "plan done")
-    before(WevalRun, "write", "write", "written")
-    inner_cells = skeleton.stream_cells
+    before(Weval, "write", "write", "written")
+    inner_cells = pipeline.stream_cells
 
     def cells(*a: Any, **kw: Any) -> Any:
         log.mark("cells")
         return inner_cells(*a, **kw)
 
-    skeleton.stream_cells = cells  # type: ignore[assignment]
-    inner_after = WevalRun.after_cells
+    pipeline.stream_cells = cells  # type: ignore[assignment]
+    inner_after = Weval.stages.after[0]
 
-    def after_cells(self: Any) -> AsyncIterator[Any]:
+    def after_cells(run: Any) -> AsyncIterator[Any]:
         log.mark("after cells")
-        return inner_after(self)
+        return inner_after(run)
 
-    WevalRun.after_cells = after_cells  # type: ignore[method-assign]
+    Weval.stages = dataclasses.replace(Weval.stages, after=(after_cells,))  # type: ignore[misc]
     inner_run = BatchStage.run
 
     async def batch_run(self: Any, requests: Any) -> AsyncIterator[Any]:

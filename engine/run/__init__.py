@@ -32,9 +32,10 @@ The stages, in order (a format's part of a stage is a class or function in the s
 
 What runs the stages (the top of the package):
 
-    runner.py         the API: plan_for, run (dispatch on the plan's type)
-    skeleton.py       RunSkeleton: run database, start, before the cells, the cells, after them, write, finish
-    weval_runner.py   WevalRun, agentv_runner.py AgentvRun: each format's hooks, wiring a cell's stages
+    runner.py         the API: plan_for, run (a Pipeline of the plan's format)
+    pipeline.py       the one engine: Pipeline runs a format's declared stages (before the cells, each
+                      cell's stages in order on the worker pool, after them, write) over the run database
+    weval_stages.py   Weval, agentv_stages.py Agentv: each format's stage lists and stage functions
     pool.py           the workers over the cells; events.py what they yield; options.py how to run
     journal/          the run's store: database.py (one SQLite file a run: its tables, its one writer's
                       transactions, its lock), run_store.py (open_journal, load, read_header: what the

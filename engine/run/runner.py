@@ -23,13 +23,14 @@ __all__ = ["Plan", "PlanError", "plan_for", "run"]
 def run(plan: Plan, options: RunOptions) -> AsyncIterator[Event]:
     """The run's events, in order: RunStarted, then per cell CallStarted / Retrying / Response / Scored or
     CellFailed (cells interleave), Notice at any time, RunFinished last. Closing the iterator early
-    (or cancelling its task) stops the run; everything received is already in the journal."""
+    (or cancelling its task) stops the run; everything received is already in the run database."""
+    from .pipeline import Pipeline
     from .plan.weval import WevalPlan
 
     if isinstance(plan, WevalPlan):
-        from .weval_runner import run_weval
+        from .weval_stages import Weval
 
-        return run_weval(plan, options)
-    from .agentv_runner import run_agentv
+        return Pipeline(plan, options, Weval).events()
+    from .agentv_stages import Agentv
 
-    return run_agentv(plan, options)
+    return Pipeline(plan, options, Agentv).events()

@@ -1,7 +1,7 @@
 """Walks AgentV's own answers (../shared/vectors/agentv/, see its README) through evalspec's code paths:
-the checker the CLI runs (analysis.analyze), the runner's scoring dispatch (AgentvRun._scored and
-_composite, with the judge's reply read by score/judges.judged_entry), its rows (AgentvRun._row), the
-trial stop rule and combination (scoring/trials.py, agentv_runner._with_trials).
+the checker the CLI runs (analysis.analyze), the run's scoring dispatch (Agentv.assertion and
+composite, with the judge's reply read by score/judges.judged_entry), its rows (Agentv.row), the
+trial stop rule and combination (scoring/trials.py, agentv_stages._with_trials).
 
 Only the transport is replaced: the target's answer is the vector's `response` (what it reports: usage,
 cost, duration, tool calls) and every judge call answers the vector's `judge_reply`. `compare_*` return
@@ -24,7 +24,7 @@ from evalspec.analysis import analyze
 from evalspec.file_source import DiskSource
 from evalspec.findings import Severity
 from evalspec.providers.tool_calls import calls_from_json
-from evalspec.run.agentv_runner import AgentvRun, _with_trials
+from evalspec.run.agentv_stages import Agentv, _with_trials
 from evalspec.run.score.judges import judged_entry
 from evalspec.run.write.agentv_measured import Measured
 from evalspec.scoring.trials import Attempt, TrialSettings, combine, stop_reason
@@ -103,7 +103,7 @@ def score_vector(vector: dict[str, Any]) -> tuple[dict[str, Any] | None, list[st
         return None, errors
     assert analysis.agentv.suite is not None
     test = analysis.agentv.suite.tests[0]
-    run: Any = AgentvRun.__new__(AgentvRun)
+    run: Any = Agentv.__new__(Agentv)
     run.rounds = None
     run.judges = _Judges(vector.get("judge_reply"))
     run.plan = SimpleNamespace(dataset="vectors")
@@ -112,8 +112,8 @@ def score_vector(vector: dict[str, Any]) -> tuple[dict[str, Any] | None, list[st
 
     async def attempt(k: int, response: dict[str, Any]) -> dict[str, Any]:
         measured = _measured(response)
-        items = await run._assertions(task, measured.answer, measured.metrics(), measured, attempt=k)
-        return run._row(task, STARTED, measured.answer, measured.usage, measured.duration_ms or 0.0, items,
+        items = await run.assertions(task, measured.answer, measured.metrics(), measured, attempt=k)
+        return run.row(task, STARTED, measured.answer, measured.usage, measured.duration_ms or 0.0, items,
                         cost_usd=measured.cost_usd)
 
     async def rows() -> dict[str, Any]:

@@ -382,7 +382,7 @@ def batchable_target(spec: TargetSpec) -> bool:
 
 
 def _in_workspace(plan: AgentvPlan, task: AgentvTask) -> bool:
-    """A test in a workspace: batch mode calls its target and judges one by one (agentv_runner.py)."""
+    """A test in a workspace: batch mode calls its target and judges one by one (agentv_stages.py)."""
     return task.test.workspace is not None or plan.suite.workspace is not None
 
 

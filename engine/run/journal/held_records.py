@@ -13,7 +13,7 @@ from .run_store import Journal
 
 class HeldRecords:
     def __init__(self) -> None:
-        self.journal: Journal | None = None  # set once the skeleton has opened it
+        self.journal: Journal | None = None  # set once the pipeline has opened it
         self._records: list[Record] = []
 
     def hold(self, record: Record) -> None:

@@ -309,7 +309,7 @@ class Judged:
 @dataclass(frozen=True, slots=True)
 class JudgeReply:
     """An AgentV judge's raw reply to one call (an assertion, a composite's aggregator; `index` keys it,
-    agentv_runner.ATTEMPT_STRIDE), or the error of a call that failed (text None)."""
+    agentv_stages.ATTEMPT_STRIDE), or the error of a call that failed (text None)."""
 
     TAG: ClassVar[str] = "judge"
     cell: Cell

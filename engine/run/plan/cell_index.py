@@ -1,6 +1,6 @@
 """Each cell's place in a plan's tasks, and per-cell numbers kept in arrays by that place.
 
-A run keeps a few numbers per cell until it ends: its score (weval_runner.py), where its results wait on
+A run keeps a few numbers per cell until it ends: its score (weval_stages.py), where its results wait on
 disk (write/cell_store.py), where its batch answers wait (generate/waiting_answers.py). As dicts keyed by
 the cell each was ~80 bytes a cell (the dict's entry and an int or float object): ~16 MB each at the
 200,000 cells of a 100,000-prompt blueprint with two models. Here they are 8 bytes a cell in an array,

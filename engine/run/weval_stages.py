@@ -1,0 +1,409 @@
+"""A Weval blueprint's run: its stages, declared for the pipeline (pipeline.py), and their functions.
+
+    before the cells   batches        --batch: every answer and judgement through batch APIs first
+                                      (generate/batch_stage.py); the cells take what they answered
+    each cell          resumed        a cell the run database has whole: the same events and results
+                       admitted       a cost cap's admission (pipeline.py)
+                       generate       its answer: every generated turn (generate/answers.py)
+                       rubric         its points; key points extracted from the ideal when it has none
+                                      (score/judges.py)
+                       functions      function points (score/functions.py): at once, or awaited
+                       judges         text points asked of the judges (score/judges.py)
+                       awaited        the functions and judges left waiting, side by side (pipeline.py)
+                       aggregate      the cell's score: Weval's average coverage (scoring/weval_aggregate)
+                       write          into the database, the results (write/weval.py), a Scored event
+    after the cells    embeddings     Weval similarity (score/embeddings.py)
+    at the end         write          the comparison file and artefacts (write/weval.py)
+
+Every finished answer, judgement and score is in the run database the moment it exists.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import AsyncIterator, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..providers.base import ProviderError
+from ..scoring.agentv_aggregate import verdict
+from ..scoring.weval_aggregate import CoveragePoint, avg_coverage_extent, reference_order
+from ..scoring.weval_points import PointContext
+from ..weval.model import Point
+from .cost.guard import NOT_RUN
+from .events import Cell, CellFailed, Event, ModelSummary, Notice, Response, RunSummary, Scored
+from .generate.answers import CellError, WevalGenerate, weval_history
+from .journal.held_records import HeldRecords
+from .journal.records import CellScore, Failed, RunHeader
+from .journal.run_store import run_header
+from .pipeline import DONE, Around, CellWork, Flow, Format, Pipeline, Stages, admitted, awaited
+from .plan.cell_index import CellIndex, CellScores
+from .plan.weval import WevalPlan, WevalTask
+from .score.embeddings import embedding_similarity
+from .score.functions import AssessmentBases, function_point, score_function_point, scored_at_once
+from .score.judges import WevalJudges
+from .score.weval_judge import transcript
+from .write.files import iso_timestamp, now_utc
+from .write.weval import WevalWriter
+
+NO_POINTS = "Not scored: the prompt has no points (no should or should_not) and no ideal to extract key points from."
+SKIPPED_EXTRACTION = "Not scored: --eval-method none skips extracting key points from the ideal."
+
+
+def verdict_for(score: float | None) -> str | None:
+    """Weval has no verdicts; the table uses AgentV's (pass ≥ 0.8, borderline ≥ 0.6) for both formats."""
+    return None if score is None else verdict(score)
+
+
+@dataclass(eq=False)
+class WevalCell(CellWork[WevalTask]):
+    """A cell (prompt × effective model) in flight: what each stage hands the next."""
+
+    texts: list[str] = field(default_factory=list)  # the generated turns
+    history: list[tuple[str, str, bool]] = field(default_factory=list)  # (role, content, generated)
+    points: list[Point] = field(default_factory=list)  # the rubric scored, in the blueprint's order
+    subject: str = ""  # the scored text: the generated turns joined by a blank line (§3)
+    context: PointContext | None = None
+    result: dict[str, Any] = field(default_factory=dict)
+    score: float | None = None
+
+
+# --- each cell's stages ------------------------------------------------------------------------------
+
+async def resumed(run: Weval, work: WevalCell) -> Flow | None:
+    """A cell the database has whole (or that failed, unless --retry-errors): no call, the same events."""
+    task, state = work.task, run.state
+    done = state.scores.get(task.cell)
+    if done is not None and not (run.options.retry_errors and _has_errors(done.result)):
+        turns = state.turns.get(task.cell, {})
+        run.restore(task, [turns[n].text for n in sorted(turns)], done)
+        return DONE
+    failure = state.failures.get(task.cell)
+    if failure is not None and not run.options.retry_errors:
+        run.resumed_cells += 1
+        run.fail(task, failure.error, failure.kind, resumed=True)
+        return DONE
+    return None
+
+
+async def generate(run: Weval, work: WevalCell) -> Flow | None:
+    task = work.task
+    cell = task.cell
+    try:
+        answer = await run.answers.turns(task)
+    except ProviderError as err:
+        run.fail(task, f"Failed to get response for {cell.model}: {err.message}", err.kind)
+        return DONE
+    except CellError as err:
+        run.fail(task, str(err), err.kind)
+        return DONE
+    final = answer.texts[-1]
+    work.texts = answer.texts
+    work.history = weval_history(task, answer.texts)
+    run.writer.answered(task, final, work.history)
+    run.emit(Response(cell, final, (answer.usage[0], answer.usage[1]), answer.cached and not answer.resumed,
+                      answer.latency_ms, resumed=answer.resumed, replayed=run.plan.replay is not None))
+    return None
+
+
+async def rubric(run: Weval, work: WevalCell) -> Flow | None:
+    """The points scored: the prompt's own, else the key points extracted from its ideal; a cell with
+    nothing to score (or no coverage asked) is written as it is."""
+    if not run.coverage:
+        run.scored(work.task.cell, None, {})
+        return DONE
+    prompt = work.task.prompt
+    points: list[Point] = list(prompt.points)
+    if not points and not prompt.ideal:
+        # The reference leaves such a result without avgCoverageExtent and says nothing; the format's
+        # marker for a result without a score is `error`, so the dashboard (and a reader) learns why.
+        run.scored(work.task.cell, None, {"keyPointsCount": 0, "pointAssessments": [], "error": NO_POINTS})
+        return DONE
+    if not points and not run.judging:
+        run.skipped_extractions.add(prompt.id)
+        run.scored(work.task.cell, None, {"keyPointsCount": 0, "pointAssessments": [], "error": SKIPPED_EXTRACTION})
+        return DONE
+    if not points and prompt.ideal:
+        run.held.flush()
+        key_points, error = await run.judges.key_points(prompt)
+        if key_points:
+            run.writer.key_points(prompt.id, key_points)
+        if key_points is None:
+            run.scored(work.task.cell, None, {"error": f"Key point extraction failed: {error}"})
+            return DONE
+        points = [Point(kind="text", text=t, span=prompt.span) for t in key_points]
+    work.points = points
+    work.entries = [None] * len(points)
+    work.subject = "\n\n".join(work.texts)
+    work.context = PointContext(messages=[{"role": r, "content": c} for r, c, _ in work.history],
+                                model_id=work.task.cell.model, prompt_id=prompt.id)
+    return None
+
+
+async def functions(run: Weval, work: WevalCell) -> Flow | None:
+    """Function points: scored at once, or (`$call`, `$js`) left waiting."""
+    assert work.context is not None
+    for i, point in enumerate(work.points):
+        if scored_at_once(point):
+            work.entries[i] = function_point(point, work.subject, work.context, run.bases(point))
+        elif point.kind == "fn":
+            work.waiting.append((i, score_function_point(point, work.subject, work.context,
+                                                         services=run.plan.blueprint.external_services,
+                                                         client=run.calls.client, env=run.options.env)))
+    return None
+
+
+async def judges(run: Weval, work: WevalCell) -> Flow | None:
+    """Text points: each asked of the judges, left waiting; the answer is in the database before any
+    judge or service is waited on."""
+    judged = [(i, p) for i, p in enumerate(work.points) if not scored_at_once(p) and p.kind != "fn"]
+    if judged:
+        conversation = transcript(work.history)
+        for i, point in judged:
+            work.waiting.append((i, run.judges.point(work.task.cell, i, point, work.subject, conversation)))
+    if work.waiting:
+        run.held.flush()
+    return None
+
+
+async def aggregate(run: Weval, work: WevalCell) -> Flow | None:
+    assessments = reference_order(work.entries, [p.kind == "fn" for p in work.points])  # functions first
+    score = avg_coverage_extent(CoveragePoint(a.get("coverageExtent"), a.get("multiplier", 1.0), a.get("pathId"))
+                                for a in assessments)
+    work.result = {"keyPointsCount": len(assessments)}
+    if score is not None:
+        work.result["avgCoverageExtent"] = score
+    work.result["pointAssessments"] = assessments
+    work.score = work.result.get("avgCoverageExtent")
+    return None
+
+
+async def write(run: Weval, work: WevalCell) -> Flow | None:
+    run.scored(work.task.cell, work.score, work.result)
+    return None
+
+
+# --- before and after the cells ----------------------------------------------------------------------
+
+async def batches(run: Weval) -> AsyncIterator[Event]:
+    """Batch mode: every answer the batch APIs can give (a phase per generated turn; the key-point
+    extractions with the first), then the judges' calls on them, before the cells run
+    (run/generate/batch_stage.py); the cells `take()` what the batches answered."""
+    from .generate.batch_stage import BatchStage, journaled_slots
+
+    if run.plan.replay is not None:
+        return
+    journal_path = run.journal_path
+    journaled = journaled_slots(journal_path, run.options)
+    if not (run.options.batch or run.options.batch_models or journaled):
+        return
+    batch = BatchStage(calls=run.calls, journal=run.journal, journal_path=journal_path,
+                       options=run.options, journaled=journaled, cells=run.cells)
+    run.answers.batch = run.judges.batch = batch
+    run.judges.generate = run.answers
+    # A phase per generated turn: a conversation's next request holds the answer the phase before
+    # returned (a one-turn prompt is done after the first).
+    turns = max((run.answers.generated_turns(t) for t in run.plan.tasks), default=0)
+    budget = run.cost.budget
+    # Each phase's requests are made as the stage reads them (generators), never held all at once.
+    for turn in range(max(turns, 1)):
+        refuses = run.cost.refuses if budget.active else None  # no cap: nothing to ask per cell
+        requests: Iterable[Any] = run.answers.batch_requests(journaled, refuses, turn)
+        if turn == 0:
+            # Key points are extracted from the prompt alone: with the first answers, for the prompts
+            # some of whose cells a cost cap admitted (while the answers' requests were made) or that
+            # run without a cap.
+            requests = itertools.chain(requests, run.judges.extraction_requests(
+                journaled, lambda cell: not budget.active or budget.holds(cell)))
+        async for event in batch.run(requests):
+            yield event
+    await run.judges.take_key_points()
+    if run.judging and not run.judges.problem:
+        # The last phase: the judges' calls on the answers the first ones returned (on the key points
+        # extracted from an ideal too), made as the stage reads them (a generator), not all at once.
+        async for event in batch.run(run.judges.batch_requests(journaled)):
+            yield event
+    # No phase comes after this one: the database's slot keys (24 bytes a batch item, ~25 MB of a resumed
+    # 100,000-prompt judged run) go before the cells, which take their answers from `batch.waiting`.
+    batch.forget_journaled()
+
+
+async def embeddings(run: Weval) -> AsyncIterator[Event]:
+    if "embedding" in run.plan.eval_methods:
+        async for event in embedding_similarity(run.plan, run.calls, run.journal, run.state.embeddings,
+                                                run.writer, run.failed, run.queue):
+            yield event
+
+
+class Weval(Format[WevalPlan, WevalCell]):
+    """A blueprint's stages and what they share across the run."""
+
+    stages = Stages(
+        before=(batches,),
+        cell=(resumed, Around(admitted, (generate, rubric, functions, judges, awaited, aggregate, write))),
+        after=(embeddings,),
+    )
+
+    @classmethod
+    def database_name(cls, plan: Any) -> str:
+        return f"{plan.results_base}{_replay_suffix(plan)}.run.db"
+
+    def __init__(self, pipeline: Pipeline) -> None:
+        super().__init__(pipeline)
+        self.held = HeldRecords()  # database records of this step, written together
+        # each cell's place in the plan (plan/cell_index.py): the scores, the results' and the batch answers'
+        # places on disk are arrays by it (dicts by cell were ~16 MB each at 200,000 cells)
+        self.cells = CellIndex(self.plan.tasks)
+        self.scores = CellScores(self.cells)  # each cell's score (its verdict follows: verdict_for)
+        self.failed: set[Cell] = set()
+        self.not_run_cells: set[Cell] = set()  # cells a cost cap kept from starting (also in `failed`)
+        self.bases = AssessmentBases()
+        # `--eval-method none`: no judge, no key-point extraction, no embeddings, but the function points
+        # still run (they cost nothing) and their results are written as llm-coverage results.
+        self.judging = "llm-coverage" in self.plan.eval_methods
+        self.coverage = self.judging or not self.plan.eval_methods
+        self.writer = WevalWriter(self.plan, self.folder, coverage=self.coverage, index=self.cells,
+                                  artefacts=self.options.artefacts)
+        self.skipped_extractions: set[str] = set()
+        # The stages' parts, made once the database is open (opened()): they read what an earlier run has.
+        self.answers: WevalGenerate
+        self.judges: WevalJudges
+
+    # --- the pipeline's hooks (pipeline.py) ---------------------------------------------------------
+    def header(self) -> RunHeader:
+        return RunHeader(kind="weval", file=str(self.plan.path), config_id=self.plan.config_id,
+                         run_label=self.plan.run_label, started=iso_timestamp(now_utc()),
+                         systems={t.cell.model: t.system for t in self.plan.tasks},
+                         **run_header(self.plan, self.options))
+
+    def opened(self) -> None:
+        self.held.journal = self.journal
+        self.answers = WevalGenerate(self.plan, self.options, self.calls, self.state, self.held)
+        self.judges = WevalJudges(self.plan, self.options, self.calls, self.state, self.held, self.bases)
+        # Usage records wait with the answer or judgement they belong to, and go out in its write.
+        self.cost.attach(self.held.hold, self.state.usage)
+
+    def resumed_count(self) -> int:
+        return sum(1 for t in self.plan.tasks if t.cell in self.state.scores or
+                   (t.cell in self.state.failures and not self.options.retry_errors))
+
+    def prepare(self) -> Iterator[Event]:
+        self.judges.bind()
+        if self.judges.problem:
+            yield Notice(f"Judged points will not be scored: {self.judges.problem}", "warning")
+        if not self.plan.eval_methods:
+            yield Notice("--eval-method none: function points are scored; judged points, key-point "
+                         "extraction and embeddings are skipped", "info")
+
+    def work(self, task: WevalTask) -> WevalCell:
+        return WevalCell(task)
+
+    def not_run(self, work: WevalCell, why: str) -> None:
+        self.fail(work.task, why, NOT_RUN)
+
+    def write(self) -> list[Path]:
+        return self.writer.write(cost=self.cost.summary())
+
+    async def stop(self) -> None:
+        self.held.flush()
+
+    def write_partial(self) -> None:
+        self.writer.write_partial(cost=self.cost.summary())
+
+    # --- what the stages share ----------------------------------------------------------------------
+    def restore(self, task: WevalTask, texts: list[str], done: CellScore) -> None:
+        """A cell the database already has whole: no call, the same events and results."""
+        cell = task.cell
+        self.resumed_cells += 1
+        if not texts and self.plan.replay is not None:
+            rec = self.plan.replay.answer(cell)
+            texts = list(rec.generated) if rec is not None and rec.text is not None else []
+        final = texts[-1] if texts else ""
+        history = weval_history(task, texts or [""])
+        self.writer.answered(task, final, history)
+        self.emit(Response(cell, final, resumed=True, replayed=self.plan.replay is not None))
+        result = done.result
+        self.judges.unscored_points += sum(1 for pa in result.get("pointAssessments") or []
+                                           if str(pa.get("error") or "").startswith("Not scored:"))
+        self.writer.scored(cell, result)
+        kp = self.state.key_points.get(cell.item)
+        if kp and kp.points:
+            self.writer.key_points(cell.item, list(kp.points))
+        score = done.score
+        self.scores[task.cell] = score
+        self.emit(Scored(cell, score, verdict_for(score), result, resumed=True))
+
+    def fail(self, task: WevalTask, message: str, kind: str, *, resumed: bool = False) -> None:
+        cell = task.cell
+        self.failed.add(cell)
+        if kind == NOT_RUN:
+            self.not_run_cells.add(cell)
+        self.writer.failed(task, message, not_run=kind == NOT_RUN)
+        if not resumed and kind != NOT_RUN:
+            self.held.hold(Failed(cell, message, kind))
+        self.held.flush()
+        self.emit(CellFailed(cell, message, kind, resumed=resumed))
+
+    def scored(self, cell: Cell, score: float | None, result: dict[str, Any]) -> None:
+        verdict = verdict_for(score)
+        self.scores[cell] = score
+        self.held.hold(CellScore(cell, score, verdict, result))
+        self.held.flush()
+        self.writer.scored(cell, result)
+        self.emit(Scored(cell, score, verdict, result))
+
+    # --- the end -----------------------------------------------------------------------------------
+    def summary(self, files: list[Path]) -> RunSummary:
+        rows: list[ModelSummary] = []
+        for model in self.plan.effective_models:
+            cells = [t.cell for t in self.plan.tasks if t.cell.model == model]
+            scored = [self.scores[c] for c in cells if c in self.scores and self.scores[c] is not None]
+            verdicts = [verdict_for(self.scores[c]) for c in cells if c in self.scores]
+            rows.append(ModelSummary(
+                model=model, cells=len(cells), scored=len(scored),
+                mean=sum(scored) / len(scored) if scored else None,  # type: ignore[arg-type]
+                passed=verdicts.count("pass"), borderline=verdicts.count("borderline"),
+                failed=verdicts.count("fail"), not_scored=sum(1 for c in cells if (c in self.scores
+                                                              and self.scores[c] is None) or c in self.not_run_cells),
+                errors=sum(1 for c in cells if c in self.failed and c not in self.not_run_cells)))
+        notes = []
+        if not self.plan.eval_methods:
+            skipped = [f"{self.judges.unscored_points} judged point(s)"]
+            if self.skipped_extractions:
+                skipped.append(f"key-point extraction for {len(self.skipped_extractions)} prompt(s)")
+            notes.append(f"--eval-method none: function points were scored; skipped {', '.join(skipped)} "
+                         "and embeddings")
+        elif self.judges.unscored_points:
+            why = self.judges.problem or "no judge could be called"
+            notes.append(f"{self.judges.unscored_points} judged point(s) not scored: {why}")
+        points_not_scored = sum(1 for by_model in self.writer.results.coverage.values() for result in by_model.values()
+                                if isinstance(result, dict)
+                                for pa in result.get("pointAssessments") or [] if isinstance(pa, dict) and pa.get("error"))
+        if self.cost.stopped:
+            notes.append(self.cost.stopped)
+        return RunSummary(kind="weval", run_label=self.plan.run_label, models=tuple(rows),
+                          files=tuple(str(f) for f in files), calls=self.calls.calls, cached=self.calls.cached,
+                          resumed=self.resumed_cells, notes=tuple(notes), points_not_scored=points_not_scored,
+                          cost=self.cost.summary(), stopped=self.cost.stopped)
+
+
+def _has_errors(result: Any) -> bool:
+    if not isinstance(result, dict):
+        return False
+    if result.get("error") == NO_POINTS:
+        return False  # nothing to retry: the prompt itself has nothing to score
+    if result.get("error"):
+        return True
+    return any(isinstance(pa, dict) and pa.get("error") for pa in result.get("pointAssessments") or [])
+
+
+def _replay_suffix(plan: WevalPlan) -> str:
+    """A replay keeps the run label (the same blueprint and models: the dashboard groups it with the
+    original) but gets its own database, so the original run's database, often the replay's very source,
+    is neither set aside nor mixed with the replay on --resume."""
+    if plan.replay is None:
+        return ""
+    import hashlib
+
+    return ".replay-" + hashlib.sha256(str(plan.replay.path.resolve()).encode()).hexdigest()[:8]
