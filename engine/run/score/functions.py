@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ...jsonio import loads
+from ...registry.stages import Stage
+from ...registry.weval_functions import POINT_FUNCTIONS
 from ...scoring.agentv_aggregate import NOT_SCORED
 from ...scoring.weval_points import (
     CallArgError,
@@ -35,10 +37,12 @@ if TYPE_CHECKING:
     from ...agentv.model import Assertion
     from ...scoring.agentv_assertions import RunMetrics
 
-# `$js` runs in QuickJS for up to 100 ms; off the event loop so a slow script does not stall the calls.
-_THREADED = frozenset({"js"})
-# Functions that are awaited (HTTP, a thread); every other function point is scored synchronously.
-ASYNC_FUNCTIONS = frozenset({"call", *_THREADED})
+
+
+def stage_of(fn: str) -> Stage:
+    """The stage its registry entry declares for a function (an unknown name: FUNCTION, which reports it)."""
+    entry = POINT_FUNCTIONS.get(fn)
+    return entry.stage if entry is not None else Stage.FUNCTION
 
 
 # --- Weval ----------------------------------------------------------------------------------------
@@ -85,7 +89,7 @@ class AssessmentBases:
 
 def scored_at_once(point: Point) -> bool:
     """Most points are plain string checks: scored right away, no task, no await."""
-    return point.kind == "fn" and point.fn not in ASYNC_FUNCTIONS
+    return point.kind == "fn" and stage_of(point.fn or "") is Stage.FUNCTION
 
 
 def function_point(point: Point, subject: str, ctx: PointContext, base: dict[str, Any]) -> dict[str, Any]:
@@ -112,9 +116,10 @@ def function_assessment(point: Point, result: PointScore, base: dict[str, Any] |
 async def score_function_point(point: Point, subject: str, ctx: PointContext, *,
                                services: Mapping[str, Any], client: Any, env: Mapping[str, str]) -> dict[str, Any]:
     fn = point.fn or ""
-    if fn == "call":
+    stage = stage_of(fn)
+    if stage is Stage.SERVICE:  # `$call`: over HTTP, with the run's client
         result = await call_point(point.fn_args, subject, ctx, services=services, client=client, env=env)
-    elif fn in _THREADED:
+    elif stage is Stage.SANDBOX:  # `$js`: QuickJS for up to 100 ms, off the event loop so the calls go on
         result = await asyncio.to_thread(evaluate_point, fn, point.fn_args, subject, ctx)
     else:
         result = evaluate_point(fn, point.fn_args, subject, ctx)
