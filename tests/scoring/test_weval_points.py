@@ -15,8 +15,8 @@ from evalspec.scoring.weval_points import (
     call_result,
     call_uses_service,
     evaluate_point,
-    scorer_for,
     extract_tool_calls,
+    scorer_for,
 )
 
 CTX = PointContext(messages=[{"role": "user", "content": "What is 2+2?"}, {"role": "assistant", "content": "4"}],

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ...jsonio import loads
+from ...registry.agentv_assertions import ASSERTION_TYPES
 from ...registry.stages import Stage
 from ...registry.weval_functions import POINT_FUNCTIONS
 from ...scoring.agentv_aggregate import NOT_SCORED
@@ -220,8 +221,10 @@ def deterministic(a: Assertion, answer: str, metrics: RunMetrics, expected: list
 
 
 def row_type(a: Assertion) -> str:
-    """The type a result row names: AgentV runs a `rubrics` assertion as an llm-judge and says so."""
-    return "llm-judge" if a.type == "rubrics" else a.type
+    """The type a result row names: its entry's `row_type` when AgentV reports another (it runs a
+    `rubrics` assertion as an llm-judge and says so), else the type."""
+    t = None if a.custom else ASSERTION_TYPES.get(a.type)
+    return (t.row_type if t is not None else None) or a.type
 
 
 def entry(a: Assertion, score: float, result_verdict: str, hits: list[str], misses: list[str],

@@ -416,7 +416,6 @@ class WevalJudges:
 
 # --- AgentV ---------------------------------------------------------------------------------------
 
-JUDGED = frozenset({"rubrics", "llm-judge"})  # the assertion types `AgentvJudges.judged` scores
 DEFAULT_AGENT_STEPS = 10
 # Targets that are coding agents (agent-judge `target`): evalspec does not drive them.
 CODING_AGENTS = frozenset({"codex", "codex-cli", "claude-code", "claude", "claude-cli", "claude-sdk", "copilot",
@@ -444,25 +443,23 @@ class AgentvJudges:
         self.rounds: BatchRounds | None = None  # batch mode: judge calls batched as the cells name them
 
     async def judged(self, task: AgentvTask, index: int, a: Assertion, answer: str) -> dict[str, Any]:
-        """One `rubrics` or `llm-judge` assertion, asked of the target's judge."""
+        """One assertion of a judged type (registry stage JUDGE: `rubrics`, `llm-judge`, …), asked of the
+        target's judge with the prompt its entry's scorer makes, and read by that scorer
+        (score/judged_types.py)."""
         judge = task.judge
         if judge is None:
             from .agentv_scorable import NO_JUDGE
 
             return skipped(a, f"not scored: {NO_JUDGE}")
-        from .agentv_judge import freeform_prompt, rubric_prompt
+        from .agentv_scorable import judged_scorer
 
-        criteria = judged_criteria(a)
+        scorer = judged_scorer(a)
         cell = task.cell
         key = (cell, index, judge.name)
         done = self.state.judgements.get(key)
         reply = done.text if isinstance(done, JudgeReply) and not done.error else None
         try:
-            if criteria:
-                system, user = rubric_prompt(criteria, task.test, answer)
-            else:
-                template = await self.template(a, task, answer)
-                system, user = freeform_prompt(template, task.test, answer)
+            system, user = await scorer.prompt(a, task.test, answer, lambda: self.template(a, task, answer))
             if reply is None:
                 provider, model_name = self.generate.provider(judge)
                 req = ChatRequest(model=model_name, messages=(ChatMessage("user", user),), system=system,
@@ -475,7 +472,7 @@ class AgentvJudges:
             return skipped(a, f"not scored: the judge {judge.name} failed: {err.message}")
         except TemplateError as err:
             return skipped(a, f"not scored: {err}")
-        return judged_entry(a, reply)
+        return scorer.read(a, reply)
 
     async def aggregate(self, task: AgentvTask, index: int, aggregator: dict[str, Any],
                         children: list[Child]) -> CompositeScore | str:

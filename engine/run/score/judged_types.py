@@ -1,0 +1,81 @@
+"""The scorers of judged AgentV assertion types (registry stage JUDGE): how each asks the judge target,
+and how it reads the judge's reply into the assertion's result entry.
+
+An entry names one of these (`scorer="evalspec.run.score.judged_types:LLM_JUDGE"`); `AgentvJudges.judged`
+(score/judges.py) does the rest alike for every judged type: the judge target, the call (batched or
+interactive), the run database's record of the reply (so `--resume` asks again for nothing), a failed
+call or a reply that cannot be read left not scored with its reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ...agentv.model import AgentvTest, Assertion
+
+# The `prompt:` of the assertion as text (a template file, inline text, a prompt script's output), or
+# None when it has none: read only when asked (score/judges.py, AgentvJudges.template).
+Template = Callable[[], Awaitable[str | None]]
+Prompt = Callable[["Assertion", "AgentvTest", str, Template], Awaitable[tuple[str | None, str]]]
+
+
+def read_judged(a: Assertion, reply: str) -> dict[str, Any]:
+    """The entry from a reply in AgentV's judge JSON (`{score, hits, misses, reasoning}` or rubric checks)."""
+    from .judges import judged_entry
+
+    return judged_entry(a, reply)
+
+
+Estimate = Callable[["Assertion", "AgentvTest", str, Callable[[], "str | None"]], tuple["str | None", str]]
+
+
+@dataclass(frozen=True)
+class JudgedType:
+    """A judged type's scorer: `prompt(a, test, answer, template)` gives the judge's (system, user)
+    messages (raise judges.TemplateError for a prompt that cannot be had: not scored); `read(a, reply)`
+    gives the result entry (score/functions.entry, or .skipped with the reason); `estimate(a, test,
+    answer, template)`, the same messages made before the run for its cost estimate (run/cost/),
+    nothing run: by default AgentV's default judge prompt stands in."""
+
+    prompt: Prompt
+    read: Callable[[Assertion, str], dict[str, Any]] = read_judged
+    estimate: Estimate | None = None
+
+    def estimated(self, a: Assertion, test: AgentvTest, answer: str, template: Callable[[], str | None]
+                  ) -> tuple[str | None, str]:
+        if self.estimate is not None:
+            return self.estimate(a, test, answer, template)
+        from .agentv_judge import freeform_prompt
+
+        return freeform_prompt(None, test, answer)
+
+
+async def llm_judge_prompt(a: Assertion, test: AgentvTest, answer: str, template: Template
+                           ) -> tuple[str | None, str]:
+    """`rubrics` and `llm-judge`: the rubric prompt when there are criteria, else the freeform one
+    (the assertion's `prompt`, or AgentV's default)."""
+    from .agentv_judge import freeform_prompt, rubric_prompt
+    from .judges import judged_criteria
+
+    criteria = judged_criteria(a)
+    if criteria:
+        return rubric_prompt(criteria, test, answer)
+    return freeform_prompt(await template(), test, answer)
+
+
+def llm_judge_estimate(a: Assertion, test: AgentvTest, answer: str, template: Callable[[], str | None]
+                       ) -> tuple[str | None, str]:
+    from .agentv_judge import freeform_prompt, rubric_prompt
+
+    criteria = a.config.get("criteria") if a.type == "rubrics" else a.config.get("rubrics")
+    if criteria:
+        listed = [{"id": f"rubric-{i + 1}", "outcome": c, "weight": 1.0, "required": True}
+                  if isinstance(c, str) else dict(c) for i, c in enumerate(criteria)]
+        return rubric_prompt(listed, test, answer)
+    return freeform_prompt(template(), test, answer)
+
+
+LLM_JUDGE = JudgedType(llm_judge_prompt, estimate=llm_judge_estimate)
