@@ -80,7 +80,7 @@ def check_assertion(ctx: Context, item: Node) -> Assertion | None:
     if entries is None:
         return None
     ok = _common(ctx, entries, canonical)
-    config = _TYPE_RULES.get(canonical, _plain_config)(ctx, kind, entries)
+    config = (_TYPE_RULES.get(canonical) or (_value_rule if kind.value else _plain_config))(ctx, kind, entries)
     if config is None:
         return None
     _needs_one_of(ctx, kind, entries, item)
@@ -667,8 +667,8 @@ def _accuracy_rule(ctx: Context, kind: AssertionType, entries: Entries) -> dict[
     return _plain_config(ctx, kind, entries)
 
 
+# Checks beyond the entry's fields (its argument shape, which every type gets): a `value` type's, and these.
 _TYPE_RULES = {
-    **{t.name: _value_rule for t in ASSERTION_TYPES.values() if t.value},
     "regex": _regex_rule,
     "rubrics": _rubrics_rule,
     "llm-judge": _judge_rule,

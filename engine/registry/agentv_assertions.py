@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from .fields import F, FieldSpec, ObjectSpec
-from .stages import ScorerRef, Stage
+from .stages import ScorerRef, Stage, changed
 
 # Fields every assertion accepts, whatever its type.
 COMMON_FIELDS: tuple[FieldSpec, ...] = (
@@ -305,6 +305,7 @@ def register(t: AssertionType) -> None:
     ASSERTION_TYPES[t.name] = t
     for s in t.spellings:
         ASSERTION_SPELLINGS[s] = t.name
+    changed()
 
 
 def unregister(t: AssertionType) -> None:
@@ -312,6 +313,7 @@ def unregister(t: AssertionType) -> None:
     ASSERTION_TYPES.pop(t.name, None)
     for s in t.spellings:
         ASSERTION_SPELLINGS.pop(s, None)
+    changed()
 
 
 def normalize_assertion_type(name: str) -> str:

@@ -45,6 +45,17 @@ class Stage(StrEnum):
 
 ScorerRef = str | Callable[..., Any] | object
 _RESOLVED: dict[str, Any] = {}
+_GENERATION = [0]
+
+
+def generation() -> int:
+    """How many times entries were added or removed since start: what is derived from the registry and
+    kept (completion's templates) is made again when it changes."""
+    return _GENERATION[0]
+
+
+def changed() -> None:
+    _GENERATION[0] += 1
 
 
 def resolve_scorer(ref: ScorerRef) -> Any:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
-from .stages import ScorerRef, Stage
+from .stages import ScorerRef, Stage, changed
 
 
 class Arg(StrEnum):
@@ -219,6 +219,7 @@ def register(f: PointFunction) -> tuple[PointFunction, ...]:
         FUNCTION_NAMES[e.name] = e.name
         for a in e.aliases:
             FUNCTION_NAMES[a] = e.name
+    changed()
     return added
 
 
@@ -228,6 +229,7 @@ def unregister(f: PointFunction) -> None:
         POINT_FUNCTIONS.pop(e.name, None)
         for name in (e.name, *e.aliases):
             FUNCTION_NAMES.pop(name, None)
+    changed()
 
 
 for _f in _BASE:
