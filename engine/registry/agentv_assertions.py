@@ -164,7 +164,7 @@ ASSERTION_LIST: tuple[AssertionType, ...] = (
                    "items": {"anyOf": [{"type": "string"}, {"$ref": "#/$defs/rubric_criterion"}]}}),
          F("model", "The model the judge uses, when it should differ from the judge target's default.",
            "string")),
-        runnable=True, stage=Stage.JUDGE, scorer=f"{_JUDGED}:LLM_JUDGE", row_type="llm-judge"),
+        runnable=True, stage=Stage.JUDGE, scorer=f"{_JUDGED}:RUBRICS", row_type="llm-judge"),
     AssertionType(
         "llm-judge", "An LLM judge scores the answer with a custom prompt (or AgentV's default judge "
         "prompt), optionally against rubric criteria.",

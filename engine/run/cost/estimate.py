@@ -395,7 +395,8 @@ def _agentv_judge_calls(plan: AgentvPlan, task: AgentvTask, answer: str, notes: 
         JUDGE_MAX_TOKENS,
         freeform_prompt,
     )
-    from ..score.agentv_scorable import judged_scorer, stage_of, unscorable
+    from ..score.agentv_scorable import stage_of, unscorable
+    from ..score.judged_types import judged_type
 
     judge = task.judge
     assert judge is not None
@@ -413,7 +414,7 @@ def _agentv_judge_calls(plan: AgentvPlan, task: AgentvTask, answer: str, notes: 
             return []
         stage = stage_of(a)
         if stage is Stage.JUDGE:
-            return [call(*judged_scorer(a).estimated(a, test, answer, lambda: _judge_template(plan, a, notes)))]
+            return [call(*judged_type(a).estimated(a, test, answer, lambda: _judge_template(plan, a, notes)))]
         if stage is Stage.AGENT_JUDGE:
             notes.append(AGENT_JUDGE_NOTE)
             return [call(*freeform_prompt(None, test, answer), batch=False)]  # a tool loop: never batched

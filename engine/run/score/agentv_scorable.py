@@ -14,22 +14,17 @@ from typing import Any
 
 from ...agentv.model import Assertion
 from ...registry.agentv_assertions import ASSERTION_TYPES
-from ...registry.stages import Stage, resolve_scorer
+from ...registry.stages import Stage
 from ...scoring.agentv_aggregate import NOT_SCORED
 
 NO_JUDGE = "no judge — set judge_target on the target in targets.yaml, or pass --judge MODEL"
-__all__ = ["NOT_SCORED", "NO_JUDGE", "dry_run_report", "judged_scorer", "needs_judge", "stage_of", "unscorable"]
+__all__ = ["NOT_SCORED", "NO_JUDGE", "dry_run_report", "needs_judge", "stage_of", "unscorable"]
 
 
 def stage_of(a: Assertion) -> Stage:
     """The stage that scores `a`: its type's registry entry's; a custom type runs its script."""
     t = None if a.custom else ASSERTION_TYPES.get(a.type)
     return t.stage if t is not None else Stage.SCRIPT
-
-
-def judged_scorer(a: Assertion) -> Any:
-    """A JUDGE-stage assertion's scorer (score/judged_types.JudgedType), from its registry entry."""
-    return resolve_scorer(ASSERTION_TYPES[a.type].scorer)
 
 
 def needs_judge(a: Assertion) -> bool:

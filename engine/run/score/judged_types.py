@@ -29,23 +29,25 @@ def read_judged(a: Assertion, reply: str) -> dict[str, Any]:
     return judged_entry(a, reply)
 
 
-Estimate = Callable[["Assertion", "AgentvTest", str, Callable[[], "str | None"]], tuple["str | None", str]]
+Estimate = Callable[["Assertion", "AgentvTest", str, Callable[[], "str | None"]], tuple[str, str]]
 
 
 @dataclass(frozen=True)
 class JudgedType:
     """A judged type's scorer: `prompt(a, test, answer, template)` gives the judge's (system, user)
     messages (raise judges.TemplateError for a prompt that cannot be had: not scored); `read(a, reply)`
-    gives the result entry (score/functions.entry, or .skipped with the reason); `estimate(a, test,
+    gives the result entry (score/functions.entry, or .skipped with the reason: by default AgentV's judge
+    JSON, a checklist or score ranges over the `criteria` field's rubric when there is one); `estimate(a, test,
     answer, template)`, the same messages made before the run for its cost estimate (run/cost/),
     nothing run: by default AgentV's default judge prompt stands in."""
 
     prompt: Prompt
     read: Callable[[Assertion, str], dict[str, Any]] = read_judged
     estimate: Estimate | None = None
+    criteria: str | None = None  # the field holding the type's rubric criteria, when it takes them
 
     def estimated(self, a: Assertion, test: AgentvTest, answer: str, template: Callable[[], str | None]
-                  ) -> tuple[str | None, str]:
+                  ) -> tuple[str, str]:
         if self.estimate is not None:
             return self.estimate(a, test, answer, template)
         from .agentv_judge import freeform_prompt
@@ -67,10 +69,11 @@ async def llm_judge_prompt(a: Assertion, test: AgentvTest, answer: str, template
 
 
 def llm_judge_estimate(a: Assertion, test: AgentvTest, answer: str, template: Callable[[], str | None]
-                       ) -> tuple[str | None, str]:
+                       ) -> tuple[str, str]:
     from .agentv_judge import freeform_prompt, rubric_prompt
 
-    criteria = a.config.get("criteria") if a.type == "rubrics" else a.config.get("rubrics")
+    field = judged_type(a).criteria
+    criteria = a.config.get(field) if field else None
     if criteria:
         listed = [{"id": f"rubric-{i + 1}", "outcome": c, "weight": 1.0, "required": True}
                   if isinstance(c, str) else dict(c) for i, c in enumerate(criteria)]
@@ -78,4 +81,15 @@ def llm_judge_estimate(a: Assertion, test: AgentvTest, answer: str, template: Ca
     return freeform_prompt(template(), test, answer)
 
 
-LLM_JUDGE = JudgedType(llm_judge_prompt, estimate=llm_judge_estimate)
+def judged_type(a: Assertion) -> JudgedType:
+    """The scorer the registry entry of `a`'s type names (stage JUDGE)."""
+    from ...registry.agentv_assertions import ASSERTION_TYPES
+    from ...registry.stages import resolve_scorer
+
+    got = resolve_scorer(ASSERTION_TYPES[a.type].scorer)
+    assert isinstance(got, JudgedType), f"{a.type}: a judged type's scorer is a JudgedType"
+    return got
+
+
+RUBRICS = JudgedType(llm_judge_prompt, estimate=llm_judge_estimate, criteria="criteria")
+LLM_JUDGE = JudgedType(llm_judge_prompt, estimate=llm_judge_estimate, criteria="rubrics")

@@ -451,9 +451,9 @@ class AgentvJudges:
             from .agentv_scorable import NO_JUDGE
 
             return skipped(a, f"not scored: {NO_JUDGE}")
-        from .agentv_scorable import judged_scorer
+        from .judged_types import judged_type
 
-        scorer = judged_scorer(a)
+        scorer = judged_type(a)
         cell = task.cell
         key = (cell, index, judge.name)
         done = self.state.judgements.get(key)
@@ -691,8 +691,12 @@ def _judge_kind(spec: TargetSpec) -> str:
 
 
 def judged_criteria(a: Assertion) -> list[dict[str, Any]]:
-    """A `rubrics` assertion's criteria (an llm-judge's `rubrics`) as AgentV reads them (rubric_items)."""
-    criteria = a.config.get("criteria") if a.type == "rubrics" else a.config.get("rubrics")
+    """A judged assertion's rubric criteria (its JudgedType's `criteria` field: a `rubrics` assertion's
+    `criteria`, an llm-judge's `rubrics`) as AgentV reads them (rubric_items)."""
+    from .judged_types import judged_type
+
+    field = judged_type(a).criteria
+    criteria = a.config.get(field) if field else None
     return rubric_items(criteria) if isinstance(criteria, list) else []
 
 
