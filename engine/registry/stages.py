@@ -46,6 +46,7 @@ class Stage(StrEnum):
 ScorerRef = str | Callable[..., Any] | object
 _RESOLVED: dict[str, Any] = {}
 _GENERATION = [0]
+_ON_CHANGE: list[Callable[[], None]] = []
 
 
 def generation() -> int:
@@ -54,8 +55,15 @@ def generation() -> int:
     return _GENERATION[0]
 
 
+def on_change(forget: Callable[[], None]) -> None:
+    """Call `forget` whenever entries are added or removed (a scorer cache clears itself)."""
+    _ON_CHANGE.append(forget)
+
+
 def changed() -> None:
     _GENERATION[0] += 1
+    for forget in _ON_CHANGE:
+        forget()
 
 
 def resolve_scorer(ref: ScorerRef) -> Any:

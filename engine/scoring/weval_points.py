@@ -22,8 +22,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from ..registry.stages import resolve_scorer
-from ..registry.weval_functions import POINT_FUNCTIONS, PointFunction
+from ..registry.stages import on_change, resolve_scorer
+from ..registry.weval_functions import POINT_FUNCTIONS
 from . import js_sandbox
 from .js_regex import JsRegexError, JsRegexNotEvaluated, js_regex_test
 from .js_text import (
@@ -554,19 +554,20 @@ icontains_word = _word_scorer("icontains_word", True)
 call = _call
 factcheck = _factcheck
 
-_RESOLVED: dict[str, tuple[PointFunction, Scorer]] = {}
+_SCORERS: dict[str, Scorer] = {}  # canonical name -> its entry's scorer, resolved once (the hot path)
+on_change(_SCORERS.clear)
 
 
 def scorer_for(fn: str) -> Scorer | None:
     """The scorer of the canonical name `fn`: its registry entry's `scorer`, negated for a `not_` form."""
-    entry = POINT_FUNCTIONS.get(fn)
-    if entry is None:
-        return None
-    cached = _RESOLVED.get(fn)
-    if cached is None or cached[0] is not entry:  # an entry registered for a while (a test registry) differs
+    got = _SCORERS.get(fn)
+    if got is None:
+        entry = POINT_FUNCTIONS.get(fn)
+        if entry is None:
+            return None
         base: Scorer = resolve_scorer(entry.scorer)
-        cached = _RESOLVED[fn] = (entry, _negate(base) if entry.negates else base)
-    return cached[1]
+        got = _SCORERS[fn] = _negate(base) if entry.negates else base
+    return got
 
 
 def evaluate_point(fn: str, arg: object, response: str, ctx: PointContext) -> PointScore:

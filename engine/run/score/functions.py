@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...jsonio import loads
 from ...registry.agentv_assertions import ASSERTION_TYPES
-from ...registry.stages import Stage
+from ...registry.stages import Stage, on_change
 from ...registry.weval_functions import POINT_FUNCTIONS
 from ...scoring.agentv_aggregate import NOT_SCORED
 from ...scoring.weval_points import (
@@ -40,10 +40,17 @@ if TYPE_CHECKING:
 
 
 
+_STAGES: dict[str, Stage] = {}  # a function's stage, by name (the hot path: every point of every cell)
+on_change(_STAGES.clear)
+
+
 def stage_of(fn: str) -> Stage:
     """The stage its registry entry declares for a function (an unknown name: FUNCTION, which reports it)."""
-    entry = POINT_FUNCTIONS.get(fn)
-    return entry.stage if entry is not None else Stage.FUNCTION
+    got = _STAGES.get(fn)
+    if got is None:
+        entry = POINT_FUNCTIONS.get(fn)
+        got = _STAGES[fn] = entry.stage if entry is not None else Stage.FUNCTION
+    return got
 
 
 # --- Weval ----------------------------------------------------------------------------------------
@@ -90,7 +97,7 @@ class AssessmentBases:
 
 def scored_at_once(point: Point) -> bool:
     """Most points are plain string checks: scored right away, no task, no await."""
-    return point.kind == "fn" and stage_of(point.fn or "") is Stage.FUNCTION
+    return point.kind == "fn" and (_STAGES.get(point.fn or "") or stage_of(point.fn or "")) is Stage.FUNCTION
 
 
 def function_point(point: Point, subject: str, ctx: PointContext, base: dict[str, Any]) -> dict[str, Any]:
