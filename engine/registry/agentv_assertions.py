@@ -65,6 +65,9 @@ class AssertionType:
     # AGENT_JUDGE, SCRIPT, GROUP: the stage's own scorer (score/judges.py, score/scripts.py, the composite); None.
     stage: Stage = Stage.FUNCTION
     scorer: ScorerRef | None = None
+    # What the checker checks beyond the fields' declarations: an agentv.assertions.TypeRule, or None (a
+    # `value` type's value rule, else the fields alone).
+    check: ScorerRef | None = None
     kind: str = ""  # shown by completion, hover, the docs: deterministic | llm | code | trace | metrics | group
     row_type: str | None = None  # the type a result row names, when AgentV reports another (rubrics: llm-judge)
     open: bool = False  # extra keys are passed through to the judge (code-judge `config`)
@@ -99,6 +102,7 @@ _KINDS = {Stage.FUNCTION: "deterministic", Stage.TRACE: "metrics", Stage.JUDGE: 
 _SCORED_BY_ENTRY = (Stage.FUNCTION, Stage.TRACE, Stage.JUDGE)
 _SCORING = "evalspec.scoring.agentv_assertions"  # the deterministic scorers, one per type (snake_case names)
 _JUDGED = "evalspec.run.score.judged_types"  # the judged types' prompts and readers
+_RULES = "evalspec.agentv.assertions"  # the checker's rules beyond the fields
 
 
 def _scorer(name: str) -> str:
@@ -146,7 +150,7 @@ ASSERTION_LIST: tuple[AssertionType, ...] = (
            required=True, example='value: "[A-Z]{3}-\\\\d+"'),
          F("flags", "JavaScript regex flags, e.g. `i` for case-insensitive (`d g i m s u v y`).", "string",
            example="flags: i")),
-        runnable=True, scorer=_scorer("regex"), value="string"),
+        runnable=True, scorer=_scorer("regex"), check=f"{_RULES}:REGEX", value="string"),
     AssertionType(
         "is-json", "Passes when the whole answer parses as JSON.", _BINARY, "- type: is-json\n  required: true",
         runnable=True, scorer=_scorer("is-json")),
@@ -164,7 +168,8 @@ ASSERTION_LIST: tuple[AssertionType, ...] = (
                    "items": {"anyOf": [{"type": "string"}, {"$ref": "#/$defs/rubric_criterion"}]}}),
          F("model", "The model the judge uses, when it should differ from the judge target's default.",
            "string")),
-        runnable=True, stage=Stage.JUDGE, scorer=f"{_JUDGED}:RUBRICS", row_type="llm-judge"),
+        runnable=True, stage=Stage.JUDGE, scorer=f"{_JUDGED}:RUBRICS", check=f"{_RULES}:RUBRICS",
+        row_type="llm-judge"),
     AssertionType(
         "llm-judge", "An LLM judge scores the answer with a custom prompt (or AgentV's default judge "
         "prompt), optionally against rubric criteria.",
@@ -179,7 +184,7 @@ ASSERTION_LIST: tuple[AssertionType, ...] = (
          F("model", "The model the judge uses, when it should differ from the judge target's default.",
            "string"),
          F("config", "Extra values passed to a prompt script.", "object")),
-        runnable=True, stage=Stage.JUDGE, scorer=f"{_JUDGED}:LLM_JUDGE"),
+        runnable=True, stage=Stage.JUDGE, scorer=f"{_JUDGED}:LLM_JUDGE", check=f"{_RULES}:JUDGE"),
     AssertionType(
         "code-judge", "Runs a script that reads the test and answer as JSON on stdin and prints "
         "`{score, hits?, misses?, reasoning?}`. Extra keys are passed to the script as `config`.",
@@ -195,7 +200,7 @@ ASSERTION_LIST: tuple[AssertionType, ...] = (
          F("target", "Let the script call the judge target: `true`, or `{max_calls: n}` to cap the calls.",
            "boolean", "object", object="code_judge_target", lenient=True),
          F("config", "Values passed to the script as `config`, next to any extra keys.", "object")),
-        runnable=True, stage=Stage.SCRIPT, open=True),
+        runnable=True, stage=Stage.SCRIPT, check=f"{_RULES}:CODE_JUDGE", open=True),
     AssertionType(
         "agent-judge", "An agent with file-system tools audits the workspace the agent under test left "
         "behind, freely or against rubric criteria.",
@@ -211,7 +216,7 @@ ASSERTION_LIST: tuple[AssertionType, ...] = (
          F("temperature", "The judge's sampling temperature (0–2).", "number", minimum=0, maximum=2),
          F("target", "A target from targets.yaml to delegate the audit to (e.g. a coding agent); "
            "default: the built-in agent on the judge target.", "string")),
-        runnable=True, stage=Stage.AGENT_JUDGE),
+        runnable=True, stage=Stage.AGENT_JUDGE, check=f"{_RULES}:JUDGE"),
     AssertionType(
         "composite", "Groups assertions and combines their scores with an aggregator. Inner weights "
         "never mix with the test's outer weights.",
@@ -226,7 +231,7 @@ ASSERTION_LIST: tuple[AssertionType, ...] = (
          F("aggregator", "How the children's scores combine: `{type: weighted_average, weights?}`, "
            "`{type: threshold, threshold}`, `{type: code-judge, path}` or `{type: llm-judge, prompt?}`.",
            "object", object="aggregator", required=True)),
-        runnable=True, stage=Stage.GROUP),
+        runnable=True, stage=Stage.GROUP, check=f"{_RULES}:COMPOSITE"),
     AssertionType(
         "tool-trajectory", "Checks the tools the agent called, from its trace.",
         "any_order: the share of `minimums` met; in_order: expected calls found in order (gaps allowed); "
@@ -242,7 +247,8 @@ ASSERTION_LIST: tuple[AssertionType, ...] = (
          F("args_match", _ARGS_MATCH_DOC + " Applies to every expected call without its own.", "string",
            "array", deprecated_aliases=("argsMatch",), enum=ARGS_MATCH_MODES, items="string",
            schema=_ARGS_MATCH_SCHEMA, lenient=True)),
-        runnable=True, stage=Stage.TRACE, scorer=_scorer("tool-trajectory"), kind="trace"),
+        runnable=True, stage=Stage.TRACE, scorer=_scorer("tool-trajectory"), check=f"{_RULES}:TRAJECTORY",
+        kind="trace"),
     AssertionType(
         "field-accuracy", "Compares fields of a structured (JSON) answer with the expected output.",
         "The weighted share of fields that match, or all-or-nothing.",
@@ -252,7 +258,7 @@ ASSERTION_LIST: tuple[AssertionType, ...] = (
            required=True),
          F("aggregation", "How field results combine (default weighted_average).", "string",
            enum=("weighted_average", "all_or_nothing"), default="weighted_average", lenient=True)),
-        runnable=True, scorer=_scorer("field-accuracy")),
+        runnable=True, scorer=_scorer("field-accuracy"), check=f"{_RULES}:ACCURACY"),
     AssertionType(
         "latency", "Passes when the run took at most `max_ms` milliseconds.", _BINARY,
         "- type: latency\n  max_ms: 10000",
