@@ -13,6 +13,16 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ...scoring.agentv_aggregate import (
+    negate_result,
+    negated_reasoning,
+    rubric_items,
+    score_checklist,
+    score_ranges,
+    verdict,
+)
+from .functions import entry, skipped
+
 if TYPE_CHECKING:
     from ...agentv.model import AgentvTest, Assertion
 
@@ -20,13 +30,6 @@ if TYPE_CHECKING:
 # None when it has none: read only when asked (score/judges.py, AgentvJudges.template).
 Template = Callable[[], Awaitable[str | None]]
 Prompt = Callable[["Assertion", "AgentvTest", str, Template], Awaitable[tuple[str | None, str]]]
-
-
-def read_judged(a: Assertion, reply: str) -> dict[str, Any]:
-    """The entry from a reply in AgentV's judge JSON (`{score, hits, misses, reasoning}` or rubric checks)."""
-    from .judges import judged_entry
-
-    return judged_entry(a, reply)
 
 
 Estimate = Callable[["Assertion", "AgentvTest", str, Callable[[], "str | None"]], tuple[str, str]]
@@ -42,7 +45,7 @@ class JudgedType:
     nothing run: by default AgentV's default judge prompt stands in."""
 
     prompt: Prompt
-    read: Callable[[Assertion, str], dict[str, Any]] = read_judged
+    read: Callable[[Assertion, str], dict[str, Any]] = lambda a, reply: judged_entry(a, reply)
     estimate: Estimate | None = None
     criteria: str | None = None  # the field holding the type's rubric criteria, when it takes them
 
@@ -60,8 +63,6 @@ async def llm_judge_prompt(a: Assertion, test: AgentvTest, answer: str, template
     """`rubrics` and `llm-judge`: the rubric prompt when there are criteria, else the freeform one
     (the assertion's `prompt`, or AgentV's default)."""
     from .agentv_judge import freeform_prompt, rubric_prompt
-    from .judges import judged_criteria
-
     criteria = judged_criteria(a)
     if criteria:
         return rubric_prompt(criteria, test, answer)
@@ -93,3 +94,46 @@ def judged_type(a: Assertion) -> JudgedType:
 
 RUBRICS = JudgedType(llm_judge_prompt, estimate=llm_judge_estimate, criteria="criteria")
 LLM_JUDGE = JudgedType(llm_judge_prompt, estimate=llm_judge_estimate, criteria="rubrics")
+
+
+def judged_criteria(a: Assertion) -> list[dict[str, Any]]:
+    """A judged assertion's rubric criteria (its JudgedType's `criteria` field: a `rubrics` assertion's
+    `criteria`, an llm-judge's `rubrics`) as AgentV reads them (rubric_items)."""
+    field = judged_type(a).criteria
+    criteria = a.config.get(field) if field else None
+    return rubric_items(criteria) if isinstance(criteria, list) else []
+
+
+def judged_entry(a: Assertion, reply: str) -> dict[str, Any]:
+    """A judged assertion's entry from its judge's reply text (the runner asks the judge;
+    this reads the answer). A reply AgentV's schema refuses is not scored (AgentV skips the assertion)."""
+    from .agentv_judge import JudgeReplyError, freeform_result, parse_json_reply, rubric_checks
+
+    criteria = judged_criteria(a)
+    try:
+        data = parse_json_reply(reply)
+        if criteria:
+            ranges = any(c.get("score_ranges") for c in criteria)
+            checks = rubric_checks(data, ranges=ranges)
+            rs = score_ranges(criteria, checks) if ranges else score_checklist(criteria, checks)
+            if rs.unassessed:
+                return skipped(a, "not scored: the judge did not assess " + ", ".join(
+                    f"'{rid}'" for rid in rs.unassessed) + " (AgentV would score the rubric without it)")
+            score, result_verdict = rs.score, rs.verdict
+            hits, misses = list(rs.hits), list(rs.misses)
+            reasoning = data.get("overall_reasoning") if isinstance(data.get("overall_reasoning"), str) else None
+            details = rs.details
+        else:
+            score, hits, misses, reasoning = freeform_result(data)
+            result_verdict, details = verdict(score), None
+    except JudgeReplyError as err:
+        return skipped(a, f"not scored: {err}")
+    if a.negate:
+        original = score
+        score, result_verdict = negate_result(score, result_verdict)
+        hits, misses = misses, hits
+        reasoning = negated_reasoning(reasoning, original)
+    out = entry(a, score, result_verdict, hits, misses, reasoning)
+    if details is not None:
+        out["details"] = details
+    return out

@@ -24,10 +24,8 @@ from typing import TYPE_CHECKING, Any
 from ...providers.base import ChatMessage, ChatRequest, ChatResult, Provider, ProviderError
 from ...scoring.agentv_aggregate import (
     negate_result,
-    negated_reasoning,
     rubric_items,
     score_checklist,
-    score_ranges,
     verdict,
 )
 from ...scoring.weval_aggregate import (
@@ -50,6 +48,7 @@ from ..journal.run_store import Journal, JournalState
 from ..options import RunOptions
 from ..write.jsjson import js_to_fixed
 from .functions import AssessmentBases, entry, skipped
+from .judged_types import judged_type
 from .weval_judge import (
     BACKUP_JUDGE,
     EXTRACT_SYSTEM,
@@ -451,8 +450,6 @@ class AgentvJudges:
             from .agentv_scorable import NO_JUDGE
 
             return skipped(a, f"not scored: {NO_JUDGE}")
-        from .judged_types import judged_type
-
         scorer = judged_type(a)
         cell = task.cell
         key = (cell, index, judge.name)
@@ -688,48 +685,3 @@ def _judge_kind(spec: TargetSpec) -> str:
     if kind in ("gemini", "google", "vertex"):
         return "gemini"
     return "openai"
-
-
-def judged_criteria(a: Assertion) -> list[dict[str, Any]]:
-    """A judged assertion's rubric criteria (its JudgedType's `criteria` field: a `rubrics` assertion's
-    `criteria`, an llm-judge's `rubrics`) as AgentV reads them (rubric_items)."""
-    from .judged_types import judged_type
-
-    field = judged_type(a).criteria
-    criteria = a.config.get(field) if field else None
-    return rubric_items(criteria) if isinstance(criteria, list) else []
-
-
-def judged_entry(a: Assertion, reply: str) -> dict[str, Any]:
-    """A `rubrics` or `llm-judge` assertion's entry from its judge's reply text (the runner asks the judge;
-    this reads the answer). A reply AgentV's schema refuses is not scored (AgentV skips the assertion)."""
-    from .agentv_judge import JudgeReplyError, freeform_result, parse_json_reply, rubric_checks
-
-    criteria = judged_criteria(a)
-    try:
-        data = parse_json_reply(reply)
-        if criteria:
-            ranges = any(c.get("score_ranges") for c in criteria)
-            checks = rubric_checks(data, ranges=ranges)
-            rs = score_ranges(criteria, checks) if ranges else score_checklist(criteria, checks)
-            if rs.unassessed:
-                return skipped(a, "not scored: the judge did not assess " + ", ".join(
-                    f"'{rid}'" for rid in rs.unassessed) + " (AgentV would score the rubric without it)")
-            score, result_verdict = rs.score, rs.verdict
-            hits, misses = list(rs.hits), list(rs.misses)
-            reasoning = data.get("overall_reasoning") if isinstance(data.get("overall_reasoning"), str) else None
-            details = rs.details
-        else:
-            score, hits, misses, reasoning = freeform_result(data)
-            result_verdict, details = verdict(score), None
-    except JudgeReplyError as err:
-        return skipped(a, f"not scored: {err}")
-    if a.negate:
-        original = score
-        score, result_verdict = negate_result(score, result_verdict)
-        hits, misses = misses, hits
-        reasoning = negated_reasoning(reasoning, original)
-    out = entry(a, score, result_verdict, hits, misses, reasoning)
-    if details is not None:
-        out["details"] = details
-    return out
