@@ -57,6 +57,24 @@ POLITENESS = AssertionType(
     runnable=True, stage=Stage.JUDGE, scorer=JudgedType(politeness_prompt))
 
 
+# --- and a deterministic one beside it (stage FUNCTION: its scorer is a function of the answer) -----------
+
+def word_limit(spec: Any, output: str, metrics: Any, expected: Any) -> Any:
+    from evalspec.scoring.agentv_assertions import AssertionScore
+
+    n, most = len(output.split()), spec["max_words"]
+    passed = n <= most
+    return AssertionScore(1.0 if passed else 0.0, "pass" if passed else "fail", (f"{n} words",) if passed else (),
+                          () if passed else (f"{n} words > {most}",), f"{n} words")
+
+
+WORD_LIMIT = AssertionType(
+    "word-limit", "Passes when the answer has at most `max_words` words.", "1 when it holds, else 0.",
+    "- type: word-limit\n  max_words: 50",
+    (F("max_words", "The most words.", "integer", minimum=1, required=True),),
+    runnable=True, stage=Stage.FUNCTION, scorer=word_limit)
+
+
 BLUEPRINT = """title: Extension
 models: [echo]
 ---
@@ -76,6 +94,7 @@ tests:
     assert:
       - type: politeness
         tone: formal
+      - {type: word_limit, max_words: 3}
 """
 
 
@@ -133,7 +152,7 @@ def _judge(req: dict[str, Any]) -> str | None:
 def test_a_new_judged_assertion_type_is_checked_completed_hovered_in_the_schema_and_run(
         tmp_path: Path, smart: SmartFake) -> None:
     assert ("unknown-assertion-type", 7) in _codes(analyze(SUITE, EVAL))  # not yet registered
-    with registered(POLITENESS):
+    with registered(POLITENESS, WORD_LIMIT):
         assert analyze(SUITE, EVAL).findings == []
         # its argument shape (its fields) is checked: a tone outside its enum, a missing tone
         wrong = analyze(SUITE.replace("tone: formal", "tone: rude"), EVAL).findings
@@ -163,9 +182,11 @@ def test_a_new_judged_assertion_type_is_checked_completed_hovered_in_the_schema_
     rows = [json.loads(line) for p in sorted((tmp_path / "out").glob("agentv/*/*.jsonl"))
             if not p.name.endswith(".journal.jsonl") for line in p.read_text().splitlines()]
     [row] = rows
-    [scored] = row["scores"]
+    scored, limited = row["scores"]
     assert (scored["type"], scored["score"], scored["verdict"]) == ("politeness", 0.75, "borderline")
     assert scored["hits"] == ["greets"] and scored["reasoning"] == "mostly polite"
+    assert (limited["type"], limited["score"], limited["misses"]) == ("word-limit", 0.0, ["4 words > 3"])
+    assert row["score"] == 0.375  # the mean of the two
     assert row["answer"] == "Good morning, dear customer."  # the echo model
     assert len([r for r in smart.chat_requests() if r.get("model") == "grader-model"]) == 1
     # Gone once the block ends.
