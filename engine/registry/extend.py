@@ -27,8 +27,12 @@ def registered(*entries: PointFunction | AssertionType) -> Iterator[None]:
             if isinstance(e, PointFunction):
                 weval_functions.register(e)
             else:
-                agentv_assertions.register(e)
-                AGENTV.add(e.spec)
+                AGENTV.add(e.spec)  # refuses a name declared twice before anything is changed
+                try:
+                    agentv_assertions.register(e)
+                except ValueError:
+                    AGENTV.remove(e.spec.name)
+                    raise
             done.append(e)
         yield
     finally:

@@ -192,3 +192,23 @@ def test_a_new_judged_assertion_type_is_checked_completed_hovered_in_the_schema_
     # Gone once the block ends.
     assert ("unknown-assertion-type", 7) in _codes(analyze(SUITE, EVAL))
     assert "politeness" not in generate("agentv")["$defs"]["assertion"]["properties"]["type"]["anyOf"][0]["enum"]
+
+
+def test_a_name_declared_twice_is_refused_and_changes_nothing() -> None:
+    import pytest
+
+    from evalspec.registry.agentv import REGISTRY
+    from evalspec.registry.agentv_assertions import ASSERTION_TYPES
+    from evalspec.registry.weval_functions import FUNCTION_NAMES, POINT_FUNCTIONS
+
+    before = (dict(POINT_FUNCTIONS), dict(FUNCTION_NAMES), dict(ASSERTION_TYPES), dict(REGISTRY.objects))
+    clash = PointFunction("sentences", Arg.RANGE, False, "d", "$sentences: [1, 2]", ("contain",),
+                          scorer=sentence_count_between)  # `$contain` is $contains' alias
+    with pytest.raises(ValueError, match="contain"), registered(SENTENCES, clash):
+        pass
+    with pytest.raises(ValueError, match="contains"), registered(POLITENESS, AssertionType(
+            "contains", "d", "s", "- type: contains", stage=Stage.GROUP)):
+        pass
+    assert (dict(POINT_FUNCTIONS), dict(FUNCTION_NAMES), dict(ASSERTION_TYPES), dict(REGISTRY.objects)) == before
+    with pytest.raises(ValueError, match="declares no scorer"):
+        PointFunction("unscored", Arg.NONE, False, "d", "$unscored: true")
