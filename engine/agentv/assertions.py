@@ -11,6 +11,8 @@ import json
 import math
 import os
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +25,7 @@ from ..registry.agentv_assertions import (
     AssertionType,
     normalize_assertion_type,
 )
+from ..registry.stages import resolve_scorer
 from ..source import Mapping, Node, Scalar, Sequence, is_number, node_type_name
 from ..validation.objects import Entries
 from ..validation.suggest import closest
@@ -75,28 +78,38 @@ def check_assertion(ctx: Context, item: Node) -> Assertion | None:
     if canonical is None:
         return _custom(ctx, item, type_node, raw)
     kind = ASSERTION_TYPES[canonical]
-    entries = ctx.object(item, kind.spec.name, handled=(*_COMMON, *_handled(kind)),
-                         missing=_missing_messages(kind), fixes=_deprecated_fixes(ctx, kind, item))
+    rule = type_rule(kind)
+    entries = ctx.object(item, kind.spec.name, handled=(*_COMMON, *rule.handles),
+                         missing=_missing_messages(kind), fixes=rule.fixes(item) if rule.fixes else {})
     if entries is None:
         return None
     ok = _common(ctx, entries, canonical)
-    config = _TYPE_RULES.get(canonical, _plain_config)(ctx, kind, entries)
+    config = rule.check(ctx, kind, entries)
     if config is None:
         return None
     _needs_one_of(ctx, kind, entries, item)
     return _build(ctx, kind.name, entries, config, item, ok)
 
 
-def _handled(kind: AssertionType) -> tuple[str, ...]:
-    return {
-        "rubrics": ("criteria",),
-        "llm-judge": ("prompt", "rubrics"),
-        "agent-judge": ("prompt", "rubrics"),
-        "code-judge": ("command", "script", "cwd"),
-        "composite": ("assert", "aggregator"),
-        "tool-trajectory": ("mode", "minimums", "expected"),
-        "regex": ("value", "flags"),
-    }.get(kind.name, ("value",) if kind.value else ())
+@dataclass(frozen=True)
+class TypeRule:
+    """What the checker checks of an assertion type beyond its fields' declarations (their types, enums,
+    ranges: the argument shape every type gets from its entry): `check(ctx, kind, entries)` gives the
+    assertion's config (None: not built), `handles` the fields it checks itself, `fixes(item)` quick fixes
+    for deprecated spellings. An entry names its rule (`AssertionType.check`); without one, a `value`
+    type gets VALUE, any other PLAIN."""
+
+    check: Callable[[Context, AssertionType, Entries], dict[str, Any] | None]
+    handles: tuple[str, ...] = ()
+    fixes: Callable[[Mapping], dict[str, object]] | None = None
+
+
+def type_rule(kind: AssertionType) -> TypeRule:
+    if kind.check is not None:
+        got = resolve_scorer(kind.check)
+        assert isinstance(got, TypeRule), f"{kind.name}: its check is a TypeRule"
+        return got
+    return VALUE if kind.value else PLAIN
 
 
 def _missing_messages(kind: AssertionType) -> dict[str, tuple[str, str] | None]:
@@ -113,10 +126,6 @@ def _missing_messages(kind: AssertionType) -> dict[str, tuple[str, str] | None]:
     missing["mode"] = ("invalid-mode", "tool-trajectory needs a 'mode': one of " + ", ".join(TRAJECTORY_MODES) + ".")
     missing["fields"] = ("missing-field", "Assertion type 'field-accuracy' requires a non-empty 'fields' list.")
     return missing
-
-
-def _deprecated_fixes(ctx: Context, kind: AssertionType, item: Mapping) -> dict[str, object]:
-    return script_fixes(item) if kind.name == "code-judge" else {}
 
 
 def script_fixes(node: Mapping) -> dict[str, object]:
@@ -667,17 +676,16 @@ def _accuracy_rule(ctx: Context, kind: AssertionType, entries: Entries) -> dict[
     return _plain_config(ctx, kind, entries)
 
 
-_TYPE_RULES = {
-    **{t.name: _value_rule for t in ASSERTION_TYPES.values() if t.value},
-    "regex": _regex_rule,
-    "rubrics": _rubrics_rule,
-    "llm-judge": _judge_rule,
-    "agent-judge": _judge_rule,
-    "code-judge": _code_judge_rule,
-    "composite": _composite_rule,
-    "tool-trajectory": _trajectory_rule,
-    "field-accuracy": _accuracy_rule,
-}
+# The rules the registry's entries name (`check="evalspec.agentv.assertions:REGEX"`, …).
+PLAIN = TypeRule(_plain_config)
+VALUE = TypeRule(_value_rule, ("value",))
+REGEX = TypeRule(_regex_rule, ("value", "flags"))
+RUBRICS = TypeRule(_rubrics_rule, ("criteria",))
+JUDGE = TypeRule(_judge_rule, ("prompt", "rubrics"))
+CODE_JUDGE = TypeRule(_code_judge_rule, ("command", "script", "cwd"), fixes=script_fixes)
+COMPOSITE = TypeRule(_composite_rule, ("assert", "aggregator"))
+TRAJECTORY = TypeRule(_trajectory_rule, ("mode", "minimums", "expected"))
+ACCURACY = TypeRule(_accuracy_rule)
 
 
 def rubrics_entry(ctx: Context, key: Scalar, node: Node) -> Assertion | None:

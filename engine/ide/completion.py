@@ -10,15 +10,17 @@ indentation (the server sends it with InsertTextMode.asIs).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..detect import DATASET_SUFFIXES, FileKind
 from ..findings import Span
 from ..registry.agentv import KNOWN_PROVIDERS as AGENTV_PROVIDERS
-from ..registry.agentv_assertions import ASSERTION_LIST, AssertionType
+from ..registry.agentv_assertions import ASSERTION_TYPES, AssertionType
 from ..registry.fields import FieldSpec, ObjectSpec
-from ..registry.weval_functions import _BASE, POINT_FUNCTIONS, PointFunction
+from ..registry.stages import generation
+from ..registry.weval_functions import POINT_FUNCTIONS, PointFunction
 from ..source import Mapping
 from . import docs, model_ids, paths
 from . import schema as sc
@@ -137,9 +139,8 @@ def _field_templates(fmt: str, spec: ObjectSpec, owner: sc.Slot) -> list[_Tmpl]:
 
 def _function_templates() -> list[_Tmpl]:
     out: list[_Tmpl] = []
-    base = {f.name for f in _BASE}
     for order, fn in enumerate(POINT_FUNCTIONS.values()):
-        group = "1" if fn.name in base else "3"
+        group = "1" if fn.negates is None else "3"
         out.append(_fn_tmpl(fn, fn.name, f"{group}{order:03d}", None))
         for alias in fn.aliases:
             out.append(_fn_tmpl(fn, alias, f"6{order:03d}", fn.name))
@@ -154,7 +155,7 @@ def _fn_tmpl(fn: PointFunction, name: str, sort: str, alias_of: str | None) -> _
 
 def _assertion_templates() -> list[_Tmpl]:
     out: list[_Tmpl] = []
-    for order, t in enumerate(ASSERTION_LIST):
+    for order, t in enumerate(ASSERTION_TYPES.values()):
         out.append(_type_tmpl(t, t.name, f"1{order:03d}", None))
         if t.snake != t.name:
             out.append(_type_tmpl(t, t.snake, f"6{order:03d}", t.name))
@@ -179,7 +180,6 @@ def _example_tmpl(t: AssertionType) -> _Tmpl:
 
 
 _ITEM_SNIPPETS: dict[str, list[_Tmpl]] = {
-    "assertion": [_example_tmpl(t) for t in ASSERTION_LIST],
     "prompt": [_Tmpl("prompt with rubric", "snippet", "a new prompt", "A prompt, its text and a first rubric point.",
                      "prompt: \n{here}should:\n{here}  - ",
                      "prompt: ${1:What is …?}\n{here}should:\n{here}  - ${2:mentions …}$0", (), "8prompt")],
@@ -188,8 +188,31 @@ _ITEM_SNIPPETS: dict[str, list[_Tmpl]] = {
                    "id: ${1:test-id}\n{here}criteria: ${2:What a good answer does}\n{here}input: ${3:The user message}$0",
                    (), "8test")],
 }
-FUNCTION_TEMPLATES = _function_templates()
-ASSERTION_TEMPLATES = _assertion_templates()
+_FROM_REGISTRY: dict[str, tuple[int, list[Any]]] = {}
+
+
+def _from_registry(name: str, make: Callable[[], list[Any]]) -> list[Any]:
+    """Templates made from the registry's entries, made again when entries are added or removed
+    (registry/extend.py)."""
+    now = generation()
+    got = _FROM_REGISTRY.get(name)
+    if got is None or got[0] != now:
+        got = _FROM_REGISTRY[name] = (now, make())
+    return got[1]
+
+
+def _function_names() -> list[tuple[str, PointFunction]]:
+    return _from_registry("names", lambda: [(fn.name, fn) for fn in POINT_FUNCTIONS.values()])
+
+
+def _item_snippets(name: str) -> list[_Tmpl]:
+    if name == "assertion":
+        return _from_registry("examples", lambda: [_example_tmpl(t) for t in ASSERTION_TYPES.values()])
+    return _ITEM_SNIPPETS.get(name, [])
+
+
+_from_registry("functions", _function_templates)  # made at import, as the other templates
+_from_registry("types", _assertion_templates)
 _SHORTHAND = [
     _Tmpl(r, "field", "shorthand message", sc.W_SHORTHAND_FIELD[r].doc, f"{r}: ", f"{r}: $0", (), f"2{i}",
           alias_of="assistant" if r == "ai" else None)
@@ -204,7 +227,7 @@ def _key_items(ctx: CursorContext, analysis: Any, snippets: bool) -> list[_Tmpl 
     present = set(ctx.present)
     out: list[_Tmpl | CompletionItem] = []
     if slot.kind == sc.POINT and not any(k.startswith("$") for k in present) and not present & {"text", "point", "fn"}:
-        out += FUNCTION_TEMPLATES
+        out += _from_registry("functions", _function_templates)
         out.append(_ref_key_tmpl(analysis))
     if slot.kind == sc.MESSAGE and not present:
         out += _SHORTHAND
@@ -213,7 +236,7 @@ def _key_items(ctx: CursorContext, analysis: Any, snippets: bool) -> list[_Tmpl 
     if spec is None:
         return out
     if ctx.in_list_item and not present and not ctx.prefix.startswith("$") and not ctx.in_flow:
-        out += _ITEM_SNIPPETS.get(spec.name, ())
+        out += _item_snippets(spec.name)
     owner = slot if slot.kind != sc.POINT or spec is slot.spec else sc.Slot(sc.POINT, spec)
     if slot.kind == sc.ASSERTION and spec is not slot.spec:
         owner = sc.Slot(sc.ASSERTION, spec, assertion=_assertion_of(spec))
@@ -231,7 +254,7 @@ _POINT_OPTIONS = frozenset(("weight", "multiplier", "citation", "fnArgs", "arg")
 
 def _assertion_of(spec: ObjectSpec) -> AssertionType | None:
     name = spec.name.partition(":")[2]
-    return next((t for t in ASSERTION_LIST if t.name == name), None)
+    return ASSERTION_TYPES.get(name)
 
 
 def _ref_key_tmpl(analysis: Any) -> _Tmpl:
@@ -252,7 +275,7 @@ def _value_items(ctx: CursorContext, analysis: Any, snippets: bool) -> tuple[lis
         custom = [_plain("assertion-type", name, f"custom · {p.name}",
                          f"**{name}** — a custom assertion: `{p}`", sort=f"2{name}")
                   for name, p in paths.custom_assertions(analysis).items()]
-        return [*ASSERTION_TEMPLATES, *custom], False
+        return [*_from_registry("types", _assertion_templates), *custom], False
     if v == sc.V_PROVIDER:
         return [_plain("enum", p, "provider", "", sort=f"{i:03d}") for i, p in enumerate(AGENTV_PROVIDERS)], False
     if v == sc.V_REF:
@@ -272,14 +295,6 @@ def _value_items(ctx: CursorContext, analysis: Any, snippets: bool) -> tuple[lis
     return items, False
 
 
-_FN_NAMES: list[tuple[str, PointFunction]] = []
-
-
-def _function_names() -> list[tuple[str, PointFunction]]:
-    if not _FN_NAMES:
-        for fn in POINT_FUNCTIONS.values():
-            _FN_NAMES.append((fn.name, fn))
-    return _FN_NAMES
 
 
 def _plain(kind: str, label: str, detail: str, doc: str, *, sort: str | None = None, insert: str | None = None,

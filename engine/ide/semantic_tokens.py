@@ -27,7 +27,6 @@ from .token_legend import TOKEN_MODIFIERS, TOKEN_TYPES
 
 FUNCTION, STRING, VARIABLE, KEYWORD = TOKEN_TYPES
 DETERMINISTIC, JUDGED, NEGATED, DECLARATION, LIBRARY = TOKEN_MODIFIERS
-_NOT_DETERMINISTIC = frozenset(("call", "js"))  # a service's answer, code's: not a pure function of the text
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +64,7 @@ def _def_kind(value: Any) -> tuple[str, ...]:
         fn_keys = [k for k in value if isinstance(k, str) and k.startswith("$")]
         if fn_keys:
             fn = resolve_function(fn_keys[0][1:])
-            return (DETERMINISTIC,) if fn is not None and fn.name not in _NOT_DETERMINISTIC else ()
+            return (DETERMINISTIC,) if fn is not None and fn.stage.deterministic else ()
         if "text" in value or "point" in value:
             return (JUDGED,)
     return ()
@@ -109,7 +108,7 @@ def _point(out: list[Token], lines: list[str], node: Node, extra: tuple[str, ...
         elif name.startswith("$"):
             fn = resolve_function(name[1:])
             if fn is not None:
-                how = (DETERMINISTIC,) if fn.name not in _NOT_DETERMINISTIC else (LIBRARY,)
+                how = (DETERMINISTIC,) if fn.stage.deterministic else (LIBRARY,)  # $js, $call: not pure functions
                 _add(out, lines, key, FUNCTION, (*how, *extra))
         elif name in ("text", "point") and isinstance(value, Scalar) and isinstance(value.value, str):
             _add(out, lines, value, STRING, (JUDGED, *extra))

@@ -1,10 +1,11 @@
 """Every AgentV assertion type, declared once (AgentV eval spec v2, as AgentV v2.19 runs it).
 
 An `AssertionType` holds the canonical kebab-case name, its snake_case spelling, the documentation,
-the type's own fields (`FieldSpec`s, next to the common ones declared once in `COMMON_FIELDS`), how
-it scores, an example and whether our runner scores it yet. The checker validates `assert` items from
-these records, completion offers the names and fields, hover shows `doc`/`scoring`/`example`, the
-JSON Schema is generated from `spec`, and the runner looks up the scorer by the canonical name.
+the type's own fields (`FieldSpec`s, its argument shape, next to the common ones declared once in
+`COMMON_FIELDS`), how it scores, an example, the `stage` that scores it and its `scorer`. The checker
+validates `assert` items from these records, completion offers the names and fields, hover shows
+`doc`/`scoring`/`example`, the JSON Schema is generated from `spec`, and the runner dispatches on the
+entry's stage and calls its scorer (registry/stages.py). `registry.extend.registered` adds entries for a while.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from .fields import F, FieldSpec, ObjectSpec
+from .stages import ScorerRef, Stage, changed
 
 # Fields every assertion accepts, whatever its type.
 COMMON_FIELDS: tuple[FieldSpec, ...] = (
@@ -56,11 +58,28 @@ class AssertionType:
     # Does our runner score it? The ONE flag the runner (run/score/agentv_scorable.py), completion and hover
     # read: a type not runnable is reported "not scored" by a run and "not scored yet" by the editor.
     runnable: bool = False
-    kind: str = "deterministic"  # deterministic | llm | code | trace | metrics | group
+    # Which stage of a run scores it, and with what (registry/stages.py):
+    # FUNCTION / TRACE: `scorer(spec, answer, RunMetrics, expected) -> AssertionScore | NotScored`
+    #   (scoring/agentv_assertions.py); spec is the assertion's fields, expected the test's (role, content) pairs.
+    # JUDGE: a `run.score.judged_types.JudgedType`: the judge prompt it makes, how it reads the reply.
+    # AGENT_JUDGE, SCRIPT, GROUP: the stage's own scorer (score/judges.py, score/scripts.py, the composite); None.
+    stage: Stage = Stage.FUNCTION
+    scorer: ScorerRef | None = None
+    # What the checker checks beyond the fields' declarations: an agentv.assertions.TypeRule, or None (a
+    # `value` type's value rule, else the fields alone).
+    check: ScorerRef | None = None
+    kind: str = ""  # shown by completion, hover, the docs: deterministic | llm | code | trace | metrics | group
+    row_type: str | None = None  # the type a result row names, when AgentV reports another (rubrics: llm-judge)
     open: bool = False  # extra keys are passed through to the judge (code-judge `config`)
     value: str | None = None  # "string" or "strings" for the `value` types
     needs_one_of: tuple[str, ...] = ()  # at least one of these fields must be set
     _extra: dict[str, object] = field(default_factory=dict, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if not self.kind:
+            object.__setattr__(self, "kind", _KINDS[self.stage])
+        if self.scorer is None and self.stage in _SCORED_BY_ENTRY:
+            raise ValueError(f"assertion type {self.name!r} (stage {self.stage}) declares no scorer")
 
     @property
     def snake(self) -> str:
@@ -78,6 +97,18 @@ class AssertionType:
                           COMMON_FIELDS + self.fields, open=self.open)
 
 
+_KINDS = {Stage.FUNCTION: "deterministic", Stage.TRACE: "metrics", Stage.JUDGE: "llm", Stage.AGENT_JUDGE: "llm",
+          Stage.SCRIPT: "code", Stage.GROUP: "group", Stage.SANDBOX: "code", Stage.SERVICE: "service"}
+_SCORED_BY_ENTRY = (Stage.FUNCTION, Stage.TRACE, Stage.JUDGE)
+_SCORING = "evalspec.scoring.agentv_assertions"  # the deterministic scorers, one per type (snake_case names)
+_JUDGED = "evalspec.run.score.judged_types"  # the judged types' prompts and readers
+_RULES = "evalspec.agentv.assertions"  # the checker's rules beyond the fields
+
+
+def _scorer(name: str) -> str:
+    return f"{_SCORING}:{name.replace('-', '_')}"
+
+
 def _value_type(name: str, doc: str, scoring: str, example: str, many: bool = False) -> AssertionType:
     if many:
         value = F("value", "The strings to look for (a non-empty list).", "array", items="string",
@@ -85,7 +116,7 @@ def _value_type(name: str, doc: str, scoring: str, example: str, many: bool = Fa
     else:
         value = F("value", "The text to compare the answer with.", "string", required=True,
                   example="value: DENIED")
-    return AssertionType(name, doc, scoring, example, (value,), runnable=True,
+    return AssertionType(name, doc, scoring, example, (value,), runnable=True, scorer=_scorer(name),
                          value="strings" if many else "string")
 
 
@@ -119,10 +150,10 @@ ASSERTION_LIST: tuple[AssertionType, ...] = (
            required=True, example='value: "[A-Z]{3}-\\\\d+"'),
          F("flags", "JavaScript regex flags, e.g. `i` for case-insensitive (`d g i m s u v y`).", "string",
            example="flags: i")),
-        runnable=True, value="string"),
+        runnable=True, scorer=_scorer("regex"), check=f"{_RULES}:REGEX", value="string"),
     AssertionType(
         "is-json", "Passes when the whole answer parses as JSON.", _BINARY, "- type: is-json\n  required: true",
-        runnable=True),
+        runnable=True, scorer=_scorer("is-json")),
     AssertionType(
         "rubrics", "An LLM judge grades the answer against a list of criteria (a checklist, or 0–10 "
         "score ranges per criterion).",
@@ -137,7 +168,8 @@ ASSERTION_LIST: tuple[AssertionType, ...] = (
                    "items": {"anyOf": [{"type": "string"}, {"$ref": "#/$defs/rubric_criterion"}]}}),
          F("model", "The model the judge uses, when it should differ from the judge target's default.",
            "string")),
-        runnable=True, kind="llm"),
+        runnable=True, stage=Stage.JUDGE, scorer=f"{_JUDGED}:RUBRICS", check=f"{_RULES}:RUBRICS",
+        row_type="llm-judge"),
     AssertionType(
         "llm-judge", "An LLM judge scores the answer with a custom prompt (or AgentV's default judge "
         "prompt), optionally against rubric criteria.",
@@ -152,7 +184,7 @@ ASSERTION_LIST: tuple[AssertionType, ...] = (
          F("model", "The model the judge uses, when it should differ from the judge target's default.",
            "string"),
          F("config", "Extra values passed to a prompt script.", "object")),
-        runnable=True, kind="llm"),
+        runnable=True, stage=Stage.JUDGE, scorer=f"{_JUDGED}:LLM_JUDGE", check=f"{_RULES}:JUDGE"),
     AssertionType(
         "code-judge", "Runs a script that reads the test and answer as JSON on stdin and prints "
         "`{score, hits?, misses?, reasoning?}`. Extra keys are passed to the script as `config`.",
@@ -168,7 +200,7 @@ ASSERTION_LIST: tuple[AssertionType, ...] = (
          F("target", "Let the script call the judge target: `true`, or `{max_calls: n}` to cap the calls.",
            "boolean", "object", object="code_judge_target", lenient=True),
          F("config", "Values passed to the script as `config`, next to any extra keys.", "object")),
-        runnable=True, kind="code", open=True),
+        runnable=True, stage=Stage.SCRIPT, check=f"{_RULES}:CODE_JUDGE", open=True),
     AssertionType(
         "agent-judge", "An agent with file-system tools audits the workspace the agent under test left "
         "behind, freely or against rubric criteria.",
@@ -184,7 +216,7 @@ ASSERTION_LIST: tuple[AssertionType, ...] = (
          F("temperature", "The judge's sampling temperature (0–2).", "number", minimum=0, maximum=2),
          F("target", "A target from targets.yaml to delegate the audit to (e.g. a coding agent); "
            "default: the built-in agent on the judge target.", "string")),
-        runnable=True, kind="llm"),
+        runnable=True, stage=Stage.AGENT_JUDGE, check=f"{_RULES}:JUDGE"),
     AssertionType(
         "composite", "Groups assertions and combines their scores with an aggregator. Inner weights "
         "never mix with the test's outer weights.",
@@ -199,7 +231,7 @@ ASSERTION_LIST: tuple[AssertionType, ...] = (
          F("aggregator", "How the children's scores combine: `{type: weighted_average, weights?}`, "
            "`{type: threshold, threshold}`, `{type: code-judge, path}` or `{type: llm-judge, prompt?}`.",
            "object", object="aggregator", required=True)),
-        runnable=True, kind="group"),
+        runnable=True, stage=Stage.GROUP, check=f"{_RULES}:COMPOSITE"),
     AssertionType(
         "tool-trajectory", "Checks the tools the agent called, from its trace.",
         "any_order: the share of `minimums` met; in_order: expected calls found in order (gaps allowed); "
@@ -215,7 +247,8 @@ ASSERTION_LIST: tuple[AssertionType, ...] = (
          F("args_match", _ARGS_MATCH_DOC + " Applies to every expected call without its own.", "string",
            "array", deprecated_aliases=("argsMatch",), enum=ARGS_MATCH_MODES, items="string",
            schema=_ARGS_MATCH_SCHEMA, lenient=True)),
-        runnable=True, kind="trace"),
+        runnable=True, stage=Stage.TRACE, scorer=_scorer("tool-trajectory"), check=f"{_RULES}:TRAJECTORY",
+        kind="trace"),
     AssertionType(
         "field-accuracy", "Compares fields of a structured (JSON) answer with the expected output.",
         "The weighted share of fields that match, or all-or-nothing.",
@@ -225,25 +258,25 @@ ASSERTION_LIST: tuple[AssertionType, ...] = (
            required=True),
          F("aggregation", "How field results combine (default weighted_average).", "string",
            enum=("weighted_average", "all_or_nothing"), default="weighted_average", lenient=True)),
-        runnable=True, kind="deterministic"),
+        runnable=True, scorer=_scorer("field-accuracy"), check=f"{_RULES}:ACCURACY"),
     AssertionType(
         "latency", "Passes when the run took at most `max_ms` milliseconds.", _BINARY,
         "- type: latency\n  max_ms: 10000",
         (F("max_ms", "The longest acceptable duration in milliseconds.", "number", aliases=("threshold",),
            minimum=0),),
-        runnable=True, kind="metrics", needs_one_of=("max_ms",)),
+        runnable=True, stage=Stage.TRACE, scorer=_scorer("latency"), needs_one_of=("max_ms",)),
     AssertionType(
         "cost", "Passes when the run cost at most `max_usd` US dollars.", _BINARY,
         "- type: cost\n  max_usd: 0.10",
         (F("max_usd", "The highest acceptable cost in US dollars.", "number", aliases=("budget",), minimum=0),),
-        runnable=True, kind="metrics", needs_one_of=("max_usd",)),
+        runnable=True, stage=Stage.TRACE, scorer=_scorer("cost"), needs_one_of=("max_usd",)),
     AssertionType(
         "token-usage", "Passes when the run's token counts stay within the limits given.", _BINARY,
         "- type: token-usage\n  max_total: 4000",
         (F("max_total", "The most tokens in total.", "number", minimum=0),
          F("max_input", "The most input (prompt) tokens.", "number", minimum=0),
          F("max_output", "The most output (completion) tokens.", "number", minimum=0)),
-        runnable=True, kind="metrics", needs_one_of=("max_total", "max_input", "max_output")),
+        runnable=True, stage=Stage.TRACE, scorer=_scorer("token-usage"), needs_one_of=("max_total", "max_input", "max_output")),
     AssertionType(
         "execution-metrics", "Checks thresholds on the agent's execution: tool and LLM calls, tokens, "
         "cost, duration and exploration ratio.",
@@ -260,7 +293,7 @@ ASSERTION_LIST: tuple[AssertionType, ...] = (
            "tool calls (0–1).", "number", minimum=0, maximum=1, deprecated_aliases=("targetExplorationRatio",)),
          F("exploration_tolerance", "How far the exploration ratio may be from the target.", "number",
            minimum=0, deprecated_aliases=("explorationTolerance",))),
-        runnable=True, kind="metrics",
+        runnable=True, stage=Stage.TRACE, scorer=_scorer("execution-metrics"),
         needs_one_of=("max_tool_calls", "max_llm_calls", "max_tokens", "max_cost_usd", "max_duration_ms",
                       "target_exploration_ratio")),
 )
@@ -269,6 +302,24 @@ ASSERTION_TYPES: dict[str, AssertionType] = {t.name: t for t in ASSERTION_LIST}
 
 # Every accepted spelling, to the canonical name.
 ASSERTION_SPELLINGS: dict[str, str] = {s: t.name for t in ASSERTION_LIST for s in t.spellings}
+
+
+def register(t: AssertionType) -> None:
+    """Add an assertion type to these tables (registry.extend.registered also adds its object spec)."""
+    if any(s in ASSERTION_SPELLINGS for s in t.spellings):
+        raise ValueError(f"assertion type {t.name!r} is declared twice")
+    ASSERTION_TYPES[t.name] = t
+    for s in t.spellings:
+        ASSERTION_SPELLINGS[s] = t.name
+    changed()
+
+
+def unregister(t: AssertionType) -> None:
+    """Remove what `register(t)` added."""
+    ASSERTION_TYPES.pop(t.name, None)
+    for s in t.spellings:
+        ASSERTION_SPELLINGS.pop(s, None)
+    changed()
 
 
 def normalize_assertion_type(name: str) -> str:

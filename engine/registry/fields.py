@@ -96,6 +96,10 @@ class Registry:
         self.objects[spec.name] = spec
         return spec
 
+    def remove(self, name: str) -> None:
+        """Drop a spec `add` added (registry.extend.registered, for a test registry)."""
+        self.objects.pop(name, None)
+
     def __getitem__(self, name: str) -> ObjectSpec:
         return self.objects[name]
 

@@ -1,14 +1,19 @@
-"""Every Weval point function, declared once: name, aliases, argument shape, graded or binary, docs.
+"""Every Weval point function, declared once: name, aliases, argument shape, graded or binary, docs,
+the stage that scores it and its scorer.
 
 The checker validates `$fn` arguments from `arg`, completion offers `snippet`, hover shows `doc` and
-`example`, the schema lists the names, and the runner scores with the scorer of the canonical name
-(engine/scoring/weval_points.py). `not_X` forms are generated from `negatable`.
+`example`, the schema lists the names and argument shapes, and the runner scores a point in its entry's
+`stage` with its entry's `scorer` (`"module:attribute"`, by default the function of the same name in
+engine/scoring/weval_points.py: `(response, arg, PointContext) -> PointScore`). `not_X` forms are
+generated from `negatable` (the same scorer, negated). `registry.extend.registered` adds entries for a while.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from enum import StrEnum
+
+from .stages import ScorerRef, Stage, changed
 
 
 class Arg(StrEnum):
@@ -41,7 +46,17 @@ class PointFunction:
     aliases: tuple[str, ...] = ()
     negatable: bool = False
     negates: str | None = None  # for not_X: the X it negates
-    runs_code: bool = False  # only ever evaluated by an explicit run
+    stage: Stage = Stage.FUNCTION  # FUNCTION (at once), SANDBOX (`$js`, off the event loop), SERVICE (`$call`)
+    scorer: ScorerRef = ""  # `(response, arg, PointContext) -> PointScore`, or "module:attribute" naming it
+
+    def __post_init__(self) -> None:
+        if not self.scorer:
+            raise ValueError(f"point function {self.name!r} declares no scorer")
+
+    @property
+    def runs_code(self) -> bool:
+        """Only ever evaluated by an explicit run (the user's JavaScript, an HTTP service)."""
+        return self.stage.runs_code
 
     @property
     def snippet(self) -> str:
@@ -68,9 +83,14 @@ _SNIPPETS = {
 }
 
 
+_POINTS = "evalspec.scoring.weval_points"
+
+
 def _fn(name: str, arg: Arg, graded: bool, doc: str, example: str, *aliases: str, negatable: bool = False,
-        runs_code: bool = False) -> PointFunction:
-    return PointFunction(name, arg, graded, doc, example, aliases, negatable, runs_code=runs_code)
+        stage: Stage = Stage.FUNCTION) -> PointFunction:
+    """An entry scored by the function of the same name in scoring/weval_points.py."""
+    return PointFunction(name, arg, graded, doc, example, aliases, negatable, stage=stage,
+                         scorer=f"{_POINTS}:{name}")
 
 
 _BASE = (
@@ -136,11 +156,11 @@ _BASE = (
         "A JavaScript expression or function body, run in a sandbox with a 100 ms limit during a run only. "
         "`r` (or `response`) is the response text, `context.messages` and `context.modelId` are available. "
         "Returns true/false, a number in [0, 1], or {score, explain}.",
-        '$js: "r.length > 100"', "expr", runs_code=True),
+        '$js: "r.length > 100"', "expr", stage=Stage.SANDBOX),
     _fn("call", Arg.CALL, True,
         "POSTs {response, modelId, promptId, …} to an external service (from `externalServices` or a url) "
         "during a run; the service answers {score, explain}.",
-        "$call: { service: grader, rubric: strict }", "external", runs_code=True),
+        "$call: { service: grader, rubric: strict }", "external", stage=Stage.SERVICE),
     _fn("factcheck", Arg.OPTIONAL_STRING, True,
         "Weval's fact-check service; evalspec reports it as unavailable unless a service is configured.",
         '$factcheck: "Focus on dates"'),
@@ -165,7 +185,7 @@ def _negated(f: PointFunction) -> PointFunction:
         f"not_{f.name}", f.arg, f.graded,
         f"The negation of ${f.name}: {verb} where ${f.name} would be true. " + f.doc,
         f.example.replace(f"${f.name}:", f"$not_{f.name}:"),
-        tuple(f"not_{a}" for a in f.aliases), negates=f.name)
+        tuple(f"not_{a}" for a in f.aliases), negates=f.name, stage=f.stage, scorer=f.scorer)
 
 
 # Weval registers these negated spellings though not their positive ones (`$start_with` is no function)
@@ -173,20 +193,47 @@ _NEGATED_ONLY_ALIASES = {"not_starts_with": ("not_start_with",), "not_ends_with"
                          "not_contains_any_of": ("not_contain_any_of",)}
 
 POINT_FUNCTIONS: dict[str, PointFunction] = {}
-for _f in _BASE:
-    POINT_FUNCTIONS[_f.name] = _f
-    if _f.negatable:
-        _n = _negated(_f)
-        if _n.name in _NEGATED_ONLY_ALIASES:
-            _n = replace(_n, aliases=_n.aliases + _NEGATED_ONLY_ALIASES[_n.name])
-        POINT_FUNCTIONS[_n.name] = _n
-
 # Every accepted spelling → canonical name.
 FUNCTION_NAMES: dict[str, str] = {}
-for _f in POINT_FUNCTIONS.values():
-    FUNCTION_NAMES[_f.name] = _f.name
-    for _a in _f.aliases:
-        FUNCTION_NAMES[_a] = _f.name
+
+
+def entries_of(f: PointFunction) -> tuple[PointFunction, ...]:
+    """The registry entries one declaration makes: itself, and its `not_` form when negatable."""
+    if not f.negatable:
+        return (f,)
+    n = _negated(f)
+    if n.name in _NEGATED_ONLY_ALIASES:
+        n = replace(n, aliases=n.aliases + _NEGATED_ONLY_ALIASES[n.name])
+    return (f, n)
+
+
+def register(f: PointFunction) -> tuple[PointFunction, ...]:
+    """Add a point function (and its `not_` form) to the registry; returns the entries added."""
+    added = entries_of(f)
+    for e in added:
+        for name in (e.name, *e.aliases):
+            if name in FUNCTION_NAMES:
+                raise ValueError(f"point function name {name!r} is declared twice")
+    for e in added:
+        POINT_FUNCTIONS[e.name] = e
+        FUNCTION_NAMES[e.name] = e.name
+        for a in e.aliases:
+            FUNCTION_NAMES[a] = e.name
+    changed()
+    return added
+
+
+def unregister(f: PointFunction) -> None:
+    """Remove what `register(f)` added."""
+    for e in entries_of(f):
+        POINT_FUNCTIONS.pop(e.name, None)
+        for name in (e.name, *e.aliases):
+            FUNCTION_NAMES.pop(name, None)
+    changed()
+
+
+for _f in _BASE:
+    register(_f)
 
 
 # Names users bring from other eval tools (promptfoo assertion types, AgentV, common spellings) -> the

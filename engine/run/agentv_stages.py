@@ -44,6 +44,7 @@ from ..agentv.model import Assertion
 from ..pricing import PriceTable
 from ..providers.base import ProviderError
 from ..providers.tool_calls import output_messages
+from ..registry.stages import Stage
 from ..scoring.agentv_aggregate import (
     NOT_SCORED,
     execution_status,
@@ -70,11 +71,11 @@ from .journal.run_store import run_header
 from .options import RunOptions
 from .pipeline import DONE, NEXT_ATTEMPT, Around, CellWork, Flow, Format, Pipeline, Repeat, Stages, admitted
 from .plan.agentv import AgentvPlan, AgentvTask, AgentvTasks
-from .score.agentv_scorable import unscorable
+from .score.agentv_scorable import reads_workspace, stage_of, unscorable
 from .score.code_judge import DEFAULT_CONCURRENCY as CODE_JUDGE_CONCURRENCY
 from .score.functions import deterministic, entry, skipped
-from .score.judges import JUDGED, AgentvJudges
-from .score.scripts import EXECUTED, AgentvScripts
+from .score.judges import AgentvJudges
+from .score.scripts import AgentvScripts
 from .workspace.lifecycle import WorkspaceError, Workspaces, WorkspaceSpec, parse_workspace, workspace_changes
 from .write import agentv_outcomes as cell_outcomes
 from .write.agentv import AgentvWriter, results_name
@@ -447,9 +448,9 @@ class Agentv(Format[AgentvPlan, AgentvCell]):
             if task.cell in self.state.scores:
                 continue
             types = list(_assertion_types(task.test.assertions))
-            judged = task.test.uses_default_judge or any(t in JUDGED or t == "agent-judge" for t, _ in types)
-            agent += sum(1 for t, _ in types if t == "agent-judge")
-            proxy += sum(1 for t, a in types if (t == "code-judge" or a.custom) and a.config.get("target"))
+            judged = task.test.uses_default_judge or any(stage_of(a).judged for _, a in types)
+            agent += sum(1 for _, a in types if stage_of(a) is Stage.AGENT_JUDGE)
+            proxy += sum(1 for _, a in types if stage_of(a) is Stage.SCRIPT and a.config.get("target"))
             if self.has_workspace(task) and (judged or self.trials.repeated):
                 workspace += 1
             elif task.judge is not None and judged and not self.answers.wants_batch(task.judge):
@@ -545,13 +546,14 @@ class Agentv(Format[AgentvPlan, AgentvCell]):
         why = unscorable(a, judge=task.judge is not None)
         if why is not None:
             return skipped(a, f"not scored: {why}")
-        if a.type in JUDGED:
+        stage = stage_of(a)  # the registry entry's (a custom type: its script)
+        if stage is Stage.JUDGE:
             return await self.judges.judged(task, index, a, answer)
-        if a.type == "agent-judge":
+        if stage is Stage.AGENT_JUDGE:
             return await self.judges.agent_judged(task, index, a, answer, measured)
-        if a.type in EXECUTED or a.custom:
+        if stage is Stage.SCRIPT:
             return await self.scripts.executed(task, a, measured)
-        if a.type == "composite":
+        if stage is Stage.GROUP:
             return await self.composite(task, index, a, answer, metrics, measured)
         if (why := unmeasured(a, metrics, measured.model, priced=measured.priced)) is not None:
             return skipped(a, f"not scored: {why}")
@@ -704,7 +706,7 @@ class Agentv(Format[AgentvPlan, AgentvCell]):
 
 
 def _reads_changes(assertions: list[Assertion]) -> bool:
-    return any(a.type in ("code-judge", "agent-judge") or a.custom or _reads_changes(a.children) for a in assertions)
+    return any(reads_workspace(a) for a in assertions)
 
 
 def _with_trials(rows: list[dict[str, Any]], result: Any) -> dict[str, Any]:

@@ -4,7 +4,9 @@ Semantics, hit/miss wording and defaults follow AgentV v2.19 (packages/core/src/
 string checks are binary; equals/starts-with/ends-with trim both sides; `is-json` accepts any JSON
 value (unlike Weval's `$is_json`); metric checks fail when the metric was not reported. `negate`
 flips score (1 − score) and pass ↔ fail, leaving borderline alone. Judge-based and trace-based types
-are the runner's: evaluate_assertion returns NotSupported naming the type.
+are the runner's: evaluate_assertion returns NotSupported naming the type. Which scorer scores a type is
+its registry entry's `scorer` (registry/agentv_assertions.py, stage FUNCTION or TRACE): the functions
+at the end of this module, `(spec, answer, RunMetrics, expected) -> AssertionScore | NotScored`.
 
 Ours: a malformed assertion is an AssertionScore with `error` set (score 0, fail) rather than an
 exception, and `negate` never turns an error into a pass. A check that could not be made (a `regex`
@@ -14,24 +16,19 @@ whose match ran past its deadline or beyond QuickJS's limits) is NotScored with 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..providers.base import ToolCall
+from ..registry.agentv_assertions import ASSERTION_TYPES
+from ..registry.stages import resolve_scorer
 from ..weval.ids import js_number
 from .agentv_aggregate import negate_result, negated_reasoning, verdict
 from .field_accuracy import score_fields
 from .js_regex import JsRegexError, JsRegexNotEvaluated, js_regex_test
 from .js_text import NestedTooDeeply, is_js_number, js_json_parse, js_trim
 from .tool_trajectory import score_trajectory
-
-# Types this module scores, by canonical (kebab-case) name.
-DETERMINISTIC_TYPES = ("contains", "icontains", "starts-with", "ends-with", "equals", "contains-any", "contains-all",
-                       "icontains-any", "icontains-all", "regex", "is-json", "latency", "cost", "token-usage",
-                       "execution-metrics", "tool-trajectory", "field-accuracy")
-# Types the runner scores (judges, scripts, groups of assertions).
-RUNNER_TYPES = ("rubrics", "llm-judge", "code-judge", "agent-judge", "composite")
 
 # AgentV's default "exploration" tools for execution-metrics' target_exploration_ratio.
 DEFAULT_EXPLORATION_TOOLS = ("read", "grep", "glob", "search", "list", "Read", "Grep", "Glob", "WebSearch",
@@ -90,7 +87,8 @@ class AssertionScore:
 
 @dataclass(frozen=True)
 class NotSupported:
-    """A type this module does not score (judges, scripts, traces): the runner handles it by name."""
+    """A type this module does not score (its registry entry's stage is a judge, a script, a group): the
+    runner scores it in that stage."""
 
     type: str
     reason: str = field(default="")
@@ -431,38 +429,74 @@ def evaluate_assertion(spec: Any, output: str, metrics: RunMetrics | None = None
     if not isinstance(raw_type, str) or not raw_type.strip():
         return _error("An assertion needs a 'type'.")
     kind = normalize_type(raw_type)
-    if kind not in DETERMINISTIC_TYPES:
-        reason = ("scored by the runner (it needs a judge, a script or a trace)" if kind in RUNNER_TYPES
+    entry = ASSERTION_TYPES.get(kind)
+    if entry is None or not entry.stage.deterministic or entry.scorer is None:
+        reason = ("scored by the runner (it needs a judge, a script or a trace)" if entry is not None
                   else f"unknown assertion type '{raw_type}' (a custom assertion, resolved by the runner)")
         return NotSupported(kind, reason)
-    metrics = metrics or RunMetrics()
-    output = output if isinstance(output, str) else ""
-    result: AssertionScore | NotScored
-    if kind in ("contains", "icontains"):
-        result = _contains(kind, spec, output)
-    elif kind in ("equals", "starts-with", "ends-with"):
-        result = _trimmed(kind, spec, output)
-    elif kind in ("contains-any", "contains-all", "icontains-any", "icontains-all"):
-        result = _any_all(kind, spec, output)
-    elif kind == "regex":
-        result = _regex(spec, output)
-    elif kind == "is-json":
-        result = _is_json(output)
-    elif kind == "latency":
-        result = _latency(spec, metrics)
-    elif kind == "cost":
-        result = _cost(spec, metrics)
-    elif kind == "token-usage":
-        result = _token_usage(spec, metrics)
-    elif kind == "tool-trajectory":
-        got = score_trajectory(spec, metrics.trace)
-        result = NotScored(got.not_scored) if got.not_scored is not None else AssertionScore(
-            got.score, got.verdict, tuple(got.hits), tuple(got.misses))
-    elif kind == "field-accuracy":
-        fields = score_fields(spec, output, expected)
-        result = NotScored(fields.not_scored) if fields.not_scored is not None else AssertionScore(
-            fields.score, verdict(fields.score if fields.unclamped is None else fields.unclamped),
-            fields.hits, fields.misses, fields.reasoning)
-    else:
-        result = _execution_metrics(spec, metrics)
+    scorer: Scorer = resolve_scorer(entry.scorer)
+    result = scorer(spec, output if isinstance(output, str) else "", metrics or RunMetrics(), expected)
     return negate_score(result) if spec.get("negate") is True else result
+
+
+# ---------------------------------------------------------------------------------------------
+# The scorers the registry's entries name (`scorer="evalspec.scoring.agentv_assertions:<snake_name>"`)
+
+Scorer = Callable[[Mapping[str, Any], str, "RunMetrics", Any], "AssertionScore | NotScored"]
+
+
+def _on_answer(check: Callable[[str, Mapping[str, Any], str], AssertionScore], kind: str) -> Scorer:
+    def scorer(spec: Mapping[str, Any], output: str, metrics: RunMetrics, expected: Any) -> AssertionScore:
+        return check(kind, spec, output)
+
+    return scorer
+
+
+contains = _on_answer(_contains, "contains")
+icontains = _on_answer(_contains, "icontains")
+equals = _on_answer(_trimmed, "equals")
+starts_with = _on_answer(_trimmed, "starts-with")
+ends_with = _on_answer(_trimmed, "ends-with")
+contains_any = _on_answer(_any_all, "contains-any")
+contains_all = _on_answer(_any_all, "contains-all")
+icontains_any = _on_answer(_any_all, "icontains-any")
+icontains_all = _on_answer(_any_all, "icontains-all")
+
+
+def regex(spec: Mapping[str, Any], output: str, metrics: RunMetrics, expected: Any) -> AssertionScore | NotScored:
+    return _regex(spec, output)
+
+
+def is_json(spec: Mapping[str, Any], output: str, metrics: RunMetrics, expected: Any) -> AssertionScore | NotScored:
+    return _is_json(output)
+
+
+def latency(spec: Mapping[str, Any], output: str, metrics: RunMetrics, expected: Any) -> AssertionScore:
+    return _latency(spec, metrics)
+
+
+def cost(spec: Mapping[str, Any], output: str, metrics: RunMetrics, expected: Any) -> AssertionScore:
+    return _cost(spec, metrics)
+
+
+def token_usage(spec: Mapping[str, Any], output: str, metrics: RunMetrics, expected: Any) -> AssertionScore:
+    return _token_usage(spec, metrics)
+
+
+def execution_metrics(spec: Mapping[str, Any], output: str, metrics: RunMetrics, expected: Any) -> AssertionScore:
+    return _execution_metrics(spec, metrics)
+
+
+def tool_trajectory(spec: Mapping[str, Any], output: str, metrics: RunMetrics, expected: Any
+                    ) -> AssertionScore | NotScored:
+    got = score_trajectory(spec, metrics.trace)
+    return NotScored(got.not_scored) if got.not_scored is not None else AssertionScore(
+        got.score, got.verdict, tuple(got.hits), tuple(got.misses))
+
+
+def field_accuracy(spec: Mapping[str, Any], output: str, metrics: RunMetrics, expected: Any
+                   ) -> AssertionScore | NotScored:
+    fields = score_fields(spec, output, expected)
+    return NotScored(fields.not_scored) if fields.not_scored is not None else AssertionScore(
+        fields.score, verdict(fields.score if fields.unclamped is None else fields.unclamped),
+        fields.hits, fields.misses, fields.reasoning)

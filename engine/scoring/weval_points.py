@@ -9,8 +9,8 @@ src/point-functions), with the differences the compatibility notes call for:
 - `$call` needs HTTP and `$factcheck` a service: they are reported, and the runner does `$call`
   with `call_request_body` / `call_result`;
 - `$js` runs in QuickJS (evalspec.scoring.js_sandbox) with the reference's 100 ms limit.
-SCORERS is keyed by canonical name only; the registry (evalspec.registry.weval_functions) maps
-aliases such as `contain`, `match`, `imatch_all_of` to these names.
+Each scorer is named by its entry in the registry (evalspec.registry.weval_functions), which also maps
+aliases such as `contain`, `match`, `imatch_all_of` to canonical names; `scorer_for` looks it up.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from ..registry.stages import on_change, resolve_scorer
 from ..registry.weval_functions import POINT_FUNCTIONS
 from . import js_sandbox
 from .js_regex import JsRegexError, JsRegexNotEvaluated, js_regex_test
@@ -528,48 +529,50 @@ def _negate(scorer: Scorer) -> Scorer:
     return negated
 
 
-_BASE: dict[str, Scorer] = {
-    "contains": _substring("contains", lambda r, a: a in r),
-    "icontains": _substring("icontains", lambda r, a: _lower(a) in _lower(r)),
-    "starts_with": _substring("starts_with", lambda r, a: r.startswith(a), "a string prefix"),
-    "ends_with": _substring("ends_with", lambda r, a: r.endswith(a), "a string suffix"),
-    "istarts_with": _substring("istarts_with", lambda r, a: _lower(r).startswith(_lower(a)), "a string prefix"),
-    "iends_with": _substring("iends_with", lambda r, a: _lower(r).endswith(_lower(a)), "a string suffix"),
-    "contains_any_of": _any_of("contains_any_of", False),
-    "icontains_any_of": _any_of("icontains_any_of", True),
-    "contains_all_of": _all_of("contains_all_of", False),
-    "icontains_all_of": _all_of("icontains_all_of", True),
-    "contains_at_least_n_of": _at_least_n_of("contains_at_least_n_of", False),
-    "icontains_at_least_n_of": _at_least_n_of("icontains_at_least_n_of", True),
-    "matches": _regex_scorer("matches", ""),
-    "imatches": _regex_scorer("imatches", "i"),
-    "matches_all_of": _matches_all_of("matches_all_of", ""),
-    "imatch_all_of": _matches_all_of("imatch_all_of", "i"),
-    "matches_at_least_n_of": _matches_at_least_n_of("matches_at_least_n_of", ""),
-    "imatch_at_least_n_of": _matches_at_least_n_of("imatch_at_least_n_of", "i"),
-    "word_count_between": word_count_between,
-    "is_json": is_json,
-    "contains_word": _word_scorer("contains_word", False),
-    "icontains_word": _word_scorer("icontains_word", True),
-    "js": js,
-    "call": _call,
-    "factcheck": _factcheck,
-    "tool_called": tool_called,
-    "tool_args_match": tool_args_match,
-    "tool_call_count_between": tool_call_count_between,
-    "tool_call_order": tool_call_order,
-}
+# The scorers the registry names (registry/weval_functions.py: `scorer="evalspec.scoring.weval_points:<name>"`);
+# the functions defined above under their own names (`is_json`, `js`, …) are scorers too.
+contains = _substring("contains", lambda r, a: a in r)
+icontains = _substring("icontains", lambda r, a: _lower(a) in _lower(r))
+starts_with = _substring("starts_with", lambda r, a: r.startswith(a), "a string prefix")
+ends_with = _substring("ends_with", lambda r, a: r.endswith(a), "a string suffix")
+istarts_with = _substring("istarts_with", lambda r, a: _lower(r).startswith(_lower(a)), "a string prefix")
+iends_with = _substring("iends_with", lambda r, a: _lower(r).endswith(_lower(a)), "a string suffix")
+contains_any_of = _any_of("contains_any_of", False)
+icontains_any_of = _any_of("icontains_any_of", True)
+contains_all_of = _all_of("contains_all_of", False)
+icontains_all_of = _all_of("icontains_all_of", True)
+contains_at_least_n_of = _at_least_n_of("contains_at_least_n_of", False)
+icontains_at_least_n_of = _at_least_n_of("icontains_at_least_n_of", True)
+matches = _regex_scorer("matches", "")
+imatches = _regex_scorer("imatches", "i")
+matches_all_of = _matches_all_of("matches_all_of", "")
+imatch_all_of = _matches_all_of("imatch_all_of", "i")
+matches_at_least_n_of = _matches_at_least_n_of("matches_at_least_n_of", "")
+imatch_at_least_n_of = _matches_at_least_n_of("imatch_at_least_n_of", "i")
+contains_word = _word_scorer("contains_word", False)
+icontains_word = _word_scorer("icontains_word", True)
+call = _call
+factcheck = _factcheck
 
-# The functions with a `not_` form: the registry's `negatable` flag (registry/weval_functions.py), so a
-# negated form is declared in one place.
-NEGATABLE = tuple(f.negates for f in POINT_FUNCTIONS.values() if f.negates is not None)
+_SCORERS: dict[str, Scorer] = {}  # canonical name -> its entry's scorer, resolved once (the hot path)
+on_change(_SCORERS.clear)
 
-SCORERS: dict[str, Scorer] = {**_BASE, **{f"not_{name}": _negate(_BASE[name]) for name in NEGATABLE}}
+
+def scorer_for(fn: str) -> Scorer | None:
+    """The scorer of the canonical name `fn`: its registry entry's `scorer`, negated for a `not_` form."""
+    got = _SCORERS.get(fn)
+    if got is None:
+        entry = POINT_FUNCTIONS.get(fn)
+        if entry is None:
+            return None
+        base: Scorer = resolve_scorer(entry.scorer)
+        got = _SCORERS[fn] = _negate(base) if entry.negates else base
+    return got
 
 
 def evaluate_point(fn: str, arg: object, response: str, ctx: PointContext) -> PointScore:
     """Score one function point. Never raises: problems come back as `error` with `score` None."""
-    scorer = SCORERS.get(fn)
+    scorer = scorer_for(fn)
     if scorer is None:
         if fn == "isPrototypeOf":
             # The reference looks names up on a plain object: Object.prototype.isPrototypeOf is found, and

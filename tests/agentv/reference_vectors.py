@@ -1,6 +1,6 @@
 """Walks AgentV's own answers (../shared/vectors/agentv/, see its README) through evalspec's code paths:
 the checker the CLI runs (analysis.analyze), the run's scoring dispatch (Agentv.assertion and
-composite, with the judge's reply read by score/judges.judged_entry), its rows (Agentv.row), the
+composite, with the judge's reply read by score/judged_types.judged_entry), its rows (Agentv.row), the
 trial stop rule and combination (scoring/trials.py, agentv_stages._with_trials).
 
 Only the transport is replaced: the target's answer is the vector's `response` (what it reports: usage,
@@ -25,7 +25,7 @@ from evalspec.file_source import DiskSource
 from evalspec.findings import Severity
 from evalspec.providers.tool_calls import calls_from_json
 from evalspec.run.agentv_stages import Agentv, _with_trials
-from evalspec.run.score.judges import judged_entry
+from evalspec.run.score.judged_types import judged_entry
 from evalspec.run.write.agentv_measured import Measured
 from evalspec.scoring.trials import Attempt, TrialSettings, combine, stop_reason
 

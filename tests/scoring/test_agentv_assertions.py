@@ -5,8 +5,6 @@ from __future__ import annotations
 import pytest
 
 from evalspec.scoring.agentv_assertions import (
-    DETERMINISTIC_TYPES,
-    RUNNER_TYPES,
     AssertionScore,
     NotSupported,
     RunMetrics,
@@ -203,15 +201,22 @@ def test_unknown_types_are_reported_as_custom() -> None:
 def test_normalize_type() -> None:
     assert normalize_type("code_judge") == "code-judge"
     assert normalize_type(" starts-with ") == " starts-with "  # not trimmed: AgentV takes it as a custom type
-    assert set(DETERMINISTIC_TYPES).isdisjoint(RUNNER_TYPES)
 
 
 def test_every_registry_type_is_either_scored_here_or_by_the_runner() -> None:
+    """A deterministic entry names a scorer here that resolves; every other entry is left to its stage."""
     from evalspec.registry import agentv_assertions as registry
+    from evalspec.registry.stages import resolve_scorer
 
-    names = set(registry.ASSERTION_TYPES)
-    assert names <= set(DETERMINISTIC_TYPES) | set(RUNNER_TYPES), names - set(DETERMINISTIC_TYPES) - set(RUNNER_TYPES)
-    assert set(DETERMINISTIC_TYPES) <= names
+    here = {n for n, t in registry.ASSERTION_TYPES.items() if t.stage.deterministic}
+    assert {"contains", "regex", "latency", "tool-trajectory", "field-accuracy"} <= here
+    assert set(registry.ASSERTION_TYPES) - here == {"rubrics", "llm-judge", "code-judge", "agent-judge", "composite"}
+    for name in here:
+        ref = registry.ASSERTION_TYPES[name].scorer
+        assert isinstance(ref, str) and ref.startswith("evalspec.scoring.agentv_assertions:"), name
+        assert callable(resolve_scorer(ref)), name
+    for name in set(registry.ASSERTION_TYPES) - here:
+        assert isinstance(evaluate_assertion({"type": name}, "x"), NotSupported), name
 
 
 def test_accepts_the_checkers_normalized_assertion() -> None:

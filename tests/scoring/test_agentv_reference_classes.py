@@ -36,7 +36,7 @@ def test_execution_status_ok_needs_point_eight(score: float | None, status: str)
 
 
 def test_a_missed_required_rubric_criterion_fails_the_rubric_not_the_test() -> None:
-    from evalspec.run.score.judges import judged_entry
+    from evalspec.run.score.judged_types import judged_entry
 
     test = check("""
         tests:
@@ -59,7 +59,7 @@ def test_a_missed_required_rubric_criterion_fails_the_rubric_not_the_test() -> N
 
 
 def _rubric_entry(reply: dict[str, Any] | str) -> dict[str, Any]:
-    from evalspec.run.score.judges import judged_entry
+    from evalspec.run.score.judged_types import judged_entry
 
     test = check("""
         tests:

@@ -388,14 +388,15 @@ def _in_workspace(plan: AgentvPlan, task: AgentvTask) -> bool:
 
 def _agentv_judge_calls(plan: AgentvPlan, task: AgentvTask, answer: str, notes: list[str], *,
                         batchable: bool = True) -> list[CallEstimate]:
+    from ...registry.stages import Stage
     from ..score.agentv_judge import (
         DEFAULT_TEMPLATE,
         FREEFORM_SYSTEM,
         JUDGE_MAX_TOKENS,
         freeform_prompt,
-        rubric_prompt,
     )
-    from ..score.agentv_scorable import unscorable
+    from ..score.agentv_scorable import stage_of, unscorable
+    from ..score.judged_types import judged_type
 
     judge = task.judge
     assert judge is not None
@@ -411,20 +412,16 @@ def _agentv_judge_calls(plan: AgentvPlan, task: AgentvTask, answer: str, notes: 
     def judged(a: Any) -> list[CallEstimate]:
         if unscorable(a, judge=True) is not None:
             return []
-        if a.type in ("rubrics", "llm-judge"):
-            criteria = a.config.get("criteria") if a.type == "rubrics" else a.config.get("rubrics")
-            if criteria:
-                listed = [{"id": f"rubric-{i + 1}", "outcome": c, "weight": 1.0, "required": True}
-                          if isinstance(c, str) else dict(c) for i, c in enumerate(criteria)]
-                return [call(*rubric_prompt(listed, test, answer))]
-            return [call(*freeform_prompt(_judge_template(plan, a, notes), test, answer))]
-        if a.type == "agent-judge":
+        stage = stage_of(a)
+        if stage is Stage.JUDGE:
+            return [call(*judged_type(a).estimated(a, test, answer, lambda: _judge_template(plan, a, notes)))]
+        if stage is Stage.AGENT_JUDGE:
             notes.append(AGENT_JUDGE_NOTE)
             return [call(*freeform_prompt(None, test, answer), batch=False)]  # a tool loop: never batched
-        if a.type == "code-judge" and a.config.get("target"):
+        if stage is Stage.SCRIPT and not a.custom and a.config.get("target"):
             notes.append(TARGET_PROXY_NOTE)
             return []
-        if a.type == "composite":
+        if stage is Stage.GROUP:
             got = [c for child in a.children for c in judged(child)]
             aggregator = a.config.get("aggregator")
             kind = aggregator.get("type") if isinstance(aggregator, dict) else None

@@ -26,9 +26,10 @@ from ...list_like import ListLike
 from ...model_store import id_at, item_ids, keep_items
 from ...own_files import folder_name
 from ...providers.redact import redact
+from ...registry.stages import Stage
 from ..events import Cell
 from ..options import RunOptions
-from ..score.agentv_scorable import dry_run_report
+from ..score.agentv_scorable import dry_run_report, stage_of
 from .error import PlanError
 from .selection import selected, unmatched
 from .shard import Shard
@@ -167,7 +168,7 @@ class AgentvPlan:
             if self.replay is None:  # a replayed answer costs no call
                 m["calls"] += 1
                 m["input_tokens"] += sum(len(msg.text()) for msg in t.test.input_messages) // CHARS_PER_TOKEN + 1
-            judged = sum(1 for a in t.test.assertions if a.type in ("rubrics", "llm-judge"))
+            judged = sum(1 for a in t.test.assertions if stage_of(a) is Stage.JUDGE)
             if t.test.uses_default_judge:
                 judged = 1
             m["judge_calls"] += judged
@@ -218,7 +219,7 @@ class AgentvPlan:
 
 
 def _needs_judge(test: AgentvTest) -> bool:
-    return test.uses_default_judge or any(a.type in ("rubrics", "llm-judge", "agent-judge") for a in test.assertions)
+    return test.uses_default_judge or any(stage_of(a).judged for a in test.assertions)
 
 
 def find_targets_file(eval_path: Path) -> Path | None:
@@ -326,7 +327,8 @@ def plan_agentv(suite: AgentvSuite, path: Path, options: RunOptions) -> AgentvPl
             if target.name not in judges:
                 judges[target.name] = spec(target.judge) if target.judge else None
             tasks.add(k, target)
-        shells.update(a.name for a in _all_assertions(test.assertions) if a.type == "code-judge" and a.config.get("shell"))
+        shells.update(a.name for a in _all_assertions(test.assertions) if stage_of(a) is Stage.SCRIPT and not a.custom
+                      and a.config.get("shell"))
     if replay is not None:
         if not tasks:
             raise PlanError(f"replay: {replay.path} holds no answers for the selected tests")

@@ -1,4 +1,5 @@
-"""Which AgentV assertions a run can score, and why not — one answer for the runner and `--dry-run`.
+"""Which AgentV assertions a run can score, and why not — one answer for the runner and `--dry-run` —
+and which stage scores each: its registry entry's (`stage_of`; a custom type's script is a SCRIPT).
 
 Whether evalspec runs a type at all is the registry's `runnable` flag (registry/agentv_assertions.py),
 the same flag completion and hover read. On top of it, a run needs a judge for judged types (and a
@@ -13,11 +14,33 @@ from typing import Any
 
 from ...agentv.model import Assertion
 from ...registry.agentv_assertions import ASSERTION_TYPES
+from ...registry.stages import Stage
 from ...scoring.agentv_aggregate import NOT_SCORED
 
-JUDGED = frozenset({"rubrics", "llm-judge"})
 NO_JUDGE = "no judge — set judge_target on the target in targets.yaml, or pass --judge MODEL"
-__all__ = ["JUDGED", "NOT_SCORED", "NO_JUDGE", "dry_run_report", "unscorable"]
+__all__ = ["NOT_SCORED", "NO_JUDGE", "dry_run_report", "needs_judge", "stage_of", "unscorable"]
+
+
+def stage_of(a: Assertion) -> Stage:
+    """The stage that scores `a`: its type's registry entry's; a custom type runs its script."""
+    t = None if a.custom else ASSERTION_TYPES.get(a.type)
+    return t.stage if t is not None else Stage.SCRIPT
+
+
+def needs_judge(a: Assertion) -> bool:
+    """Does scoring `a` call the test's judge target (an agent-judge with its own `target` does not; a
+    composite does when its aggregator is an llm-judge)?"""
+    stage = stage_of(a)
+    if stage is Stage.JUDGE:
+        return True
+    if stage is Stage.AGENT_JUDGE:
+        return not a.config.get("target")  # its own target judges
+    return stage is Stage.GROUP and _judged_aggregator(a)
+
+
+def reads_workspace(a: Assertion) -> bool:
+    """Does scoring `a` read the test's workspace (its changes): a script's, an agent judge's?"""
+    return stage_of(a) in (Stage.SCRIPT, Stage.AGENT_JUDGE) or any(reads_workspace(c) for c in a.children)
 
 
 def unscorable(a: Assertion, *, judge: bool) -> str | None:
@@ -29,19 +52,18 @@ def unscorable(a: Assertion, *, judge: bool) -> str | None:
         return custom_assertion_missing(a)
     if not ASSERTION_TYPES[a.type].runnable:
         return f"evalspec does not score '{a.type}' assertions yet"
-    if a.type == "code-judge" and a.config.get("target") and not judge:
+    stage = stage_of(a)
+    if stage is Stage.SCRIPT and a.config.get("target") and not judge:
         return f"the code judge calls a target (`target`) and there is {NO_JUDGE}"
-    if a.type == "code-judge":
+    if stage is Stage.SCRIPT:
         from .code_judge import code_judge_missing
 
         why = code_judge_missing(a)
         if why is not None:
             return why
-    delegated = a.type == "agent-judge" and bool(a.config.get("target"))  # its own target judges
-    if (a.type in JUDGED or (a.type == "agent-judge" and not delegated)
-            or (a.type == "composite" and _judged_aggregator(a))) and not judge:
+    if needs_judge(a) and not judge:
         return NO_JUDGE
-    if a.type == "composite":
+    if stage is Stage.GROUP:
         for child in a.children:
             why = unscorable(child, judge=judge)
             if why is not None:

@@ -17,6 +17,9 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ...jsonio import loads
+from ...registry.agentv_assertions import ASSERTION_TYPES
+from ...registry.stages import Stage, on_change
+from ...registry.weval_functions import POINT_FUNCTIONS
 from ...scoring.agentv_aggregate import NOT_SCORED
 from ...scoring.weval_points import (
     CallArgError,
@@ -35,10 +38,19 @@ if TYPE_CHECKING:
     from ...agentv.model import Assertion
     from ...scoring.agentv_assertions import RunMetrics
 
-# `$js` runs in QuickJS for up to 100 ms; off the event loop so a slow script does not stall the calls.
-_THREADED = frozenset({"js"})
-# Functions that are awaited (HTTP, a thread); every other function point is scored synchronously.
-ASYNC_FUNCTIONS = frozenset({"call", *_THREADED})
+
+
+_STAGES: dict[str, Stage] = {}  # a function's stage, by name (the hot path: every point of every cell)
+on_change(_STAGES.clear)
+
+
+def stage_of(fn: str) -> Stage:
+    """The stage its registry entry declares for a function (an unknown name: FUNCTION, which reports it)."""
+    got = _STAGES.get(fn)
+    if got is None:
+        entry = POINT_FUNCTIONS.get(fn)
+        got = _STAGES[fn] = entry.stage if entry is not None else Stage.FUNCTION
+    return got
 
 
 # --- Weval ----------------------------------------------------------------------------------------
@@ -85,7 +97,7 @@ class AssessmentBases:
 
 def scored_at_once(point: Point) -> bool:
     """Most points are plain string checks: scored right away, no task, no await."""
-    return point.kind == "fn" and point.fn not in ASYNC_FUNCTIONS
+    return point.kind == "fn" and (_STAGES.get(point.fn or "") or stage_of(point.fn or "")) is Stage.FUNCTION
 
 
 def function_point(point: Point, subject: str, ctx: PointContext, base: dict[str, Any]) -> dict[str, Any]:
@@ -112,9 +124,10 @@ def function_assessment(point: Point, result: PointScore, base: dict[str, Any] |
 async def score_function_point(point: Point, subject: str, ctx: PointContext, *,
                                services: Mapping[str, Any], client: Any, env: Mapping[str, str]) -> dict[str, Any]:
     fn = point.fn or ""
-    if fn == "call":
+    stage = stage_of(fn)
+    if stage is Stage.SERVICE:  # `$call`: over HTTP, with the run's client
         result = await call_point(point.fn_args, subject, ctx, services=services, client=client, env=env)
-    elif fn in _THREADED:
+    elif stage is Stage.SANDBOX:  # `$js`: QuickJS for up to 100 ms, off the event loop so the calls go on
         result = await asyncio.to_thread(evaluate_point, fn, point.fn_args, subject, ctx)
     else:
         result = evaluate_point(fn, point.fn_args, subject, ctx)
@@ -215,8 +228,10 @@ def deterministic(a: Assertion, answer: str, metrics: RunMetrics, expected: list
 
 
 def row_type(a: Assertion) -> str:
-    """The type a result row names: AgentV runs a `rubrics` assertion as an llm-judge and says so."""
-    return "llm-judge" if a.type == "rubrics" else a.type
+    """The type a result row names: its entry's `row_type` when AgentV reports another (it runs a
+    `rubrics` assertion as an llm-judge and says so), else the type."""
+    t = None if a.custom else ASSERTION_TYPES.get(a.type)
+    return (t.row_type if t is not None else None) or a.type
 
 
 def entry(a: Assertion, score: float, result_verdict: str, hits: list[str], misses: list[str],

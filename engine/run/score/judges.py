@@ -24,10 +24,8 @@ from typing import TYPE_CHECKING, Any
 from ...providers.base import ChatMessage, ChatRequest, ChatResult, Provider, ProviderError
 from ...scoring.agentv_aggregate import (
     negate_result,
-    negated_reasoning,
     rubric_items,
     score_checklist,
-    score_ranges,
     verdict,
 )
 from ...scoring.weval_aggregate import (
@@ -50,6 +48,7 @@ from ..journal.run_store import Journal, JournalState
 from ..options import RunOptions
 from ..write.jsjson import js_to_fixed
 from .functions import AssessmentBases, entry, skipped
+from .judged_types import judged_type
 from .weval_judge import (
     BACKUP_JUDGE,
     EXTRACT_SYSTEM,
@@ -416,7 +415,6 @@ class WevalJudges:
 
 # --- AgentV ---------------------------------------------------------------------------------------
 
-JUDGED = frozenset({"rubrics", "llm-judge"})  # the assertion types `AgentvJudges.judged` scores
 DEFAULT_AGENT_STEPS = 10
 # Targets that are coding agents (agent-judge `target`): evalspec does not drive them.
 CODING_AGENTS = frozenset({"codex", "codex-cli", "claude-code", "claude", "claude-cli", "claude-sdk", "copilot",
@@ -444,25 +442,21 @@ class AgentvJudges:
         self.rounds: BatchRounds | None = None  # batch mode: judge calls batched as the cells name them
 
     async def judged(self, task: AgentvTask, index: int, a: Assertion, answer: str) -> dict[str, Any]:
-        """One `rubrics` or `llm-judge` assertion, asked of the target's judge."""
+        """One assertion of a judged type (registry stage JUDGE: `rubrics`, `llm-judge`, …), asked of the
+        target's judge with the prompt its entry's scorer makes, and read by that scorer
+        (score/judged_types.py)."""
         judge = task.judge
         if judge is None:
             from .agentv_scorable import NO_JUDGE
 
             return skipped(a, f"not scored: {NO_JUDGE}")
-        from .agentv_judge import freeform_prompt, rubric_prompt
-
-        criteria = judged_criteria(a)
+        scorer = judged_type(a)
         cell = task.cell
         key = (cell, index, judge.name)
         done = self.state.judgements.get(key)
         reply = done.text if isinstance(done, JudgeReply) and not done.error else None
         try:
-            if criteria:
-                system, user = rubric_prompt(criteria, task.test, answer)
-            else:
-                template = await self.template(a, task, answer)
-                system, user = freeform_prompt(template, task.test, answer)
+            system, user = await scorer.prompt(a, task.test, answer, lambda: self.template(a, task, answer))
             if reply is None:
                 provider, model_name = self.generate.provider(judge)
                 req = ChatRequest(model=model_name, messages=(ChatMessage("user", user),), system=system,
@@ -475,7 +469,7 @@ class AgentvJudges:
             return skipped(a, f"not scored: the judge {judge.name} failed: {err.message}")
         except TemplateError as err:
             return skipped(a, f"not scored: {err}")
-        return judged_entry(a, reply)
+        return scorer.read(a, reply)
 
     async def aggregate(self, task: AgentvTask, index: int, aggregator: dict[str, Any],
                         children: list[Child]) -> CompositeScore | str:
@@ -691,44 +685,3 @@ def _judge_kind(spec: TargetSpec) -> str:
     if kind in ("gemini", "google", "vertex"):
         return "gemini"
     return "openai"
-
-
-def judged_criteria(a: Assertion) -> list[dict[str, Any]]:
-    """A `rubrics` assertion's criteria (an llm-judge's `rubrics`) as AgentV reads them (rubric_items)."""
-    criteria = a.config.get("criteria") if a.type == "rubrics" else a.config.get("rubrics")
-    return rubric_items(criteria) if isinstance(criteria, list) else []
-
-
-def judged_entry(a: Assertion, reply: str) -> dict[str, Any]:
-    """A `rubrics` or `llm-judge` assertion's entry from its judge's reply text (the runner asks the judge;
-    this reads the answer). A reply AgentV's schema refuses is not scored (AgentV skips the assertion)."""
-    from .agentv_judge import JudgeReplyError, freeform_result, parse_json_reply, rubric_checks
-
-    criteria = judged_criteria(a)
-    try:
-        data = parse_json_reply(reply)
-        if criteria:
-            ranges = any(c.get("score_ranges") for c in criteria)
-            checks = rubric_checks(data, ranges=ranges)
-            rs = score_ranges(criteria, checks) if ranges else score_checklist(criteria, checks)
-            if rs.unassessed:
-                return skipped(a, "not scored: the judge did not assess " + ", ".join(
-                    f"'{rid}'" for rid in rs.unassessed) + " (AgentV would score the rubric without it)")
-            score, result_verdict = rs.score, rs.verdict
-            hits, misses = list(rs.hits), list(rs.misses)
-            reasoning = data.get("overall_reasoning") if isinstance(data.get("overall_reasoning"), str) else None
-            details = rs.details
-        else:
-            score, hits, misses, reasoning = freeform_result(data)
-            result_verdict, details = verdict(score), None
-    except JudgeReplyError as err:
-        return skipped(a, f"not scored: {err}")
-    if a.negate:
-        original = score
-        score, result_verdict = negate_result(score, result_verdict)
-        hits, misses = misses, hits
-        reasoning = negated_reasoning(reasoning, original)
-    out = entry(a, score, result_verdict, hits, misses, reasoning)
-    if details is not None:
-        out["details"] = details
-    return out

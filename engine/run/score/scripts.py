@@ -25,9 +25,6 @@ if TYPE_CHECKING:
     from ..write.agentv_measured import Measured
     from .judges import AgentvJudges
 
-EXECUTED = frozenset({"code-judge"})  # a user's script, run as a subprocess (score/code_judge.py)
-
-
 class AgentvScripts:
     def __init__(self, plan: AgentvPlan, options: RunOptions, judges: AgentvJudges, limit: asyncio.Semaphore) -> None:
         self.plan = plan
@@ -40,7 +37,7 @@ class AgentvScripts:
         this explicit run."""
         env = self.options.env
         proxy = None
-        wants_target = a.config.get("target") if a.type == "code-judge" else None
+        wants_target = a.config.get("target") if not a.custom else None  # a code judge's, not a custom type's
         if wants_target:
             if task.judge is None:
                 return skipped(a, f"not scored: the code judge calls a target (`target`) and there is {NO_JUDGE}")
