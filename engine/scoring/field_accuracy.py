@@ -24,7 +24,7 @@ from typing import Any, NamedTuple
 
 from ..weval.ids import js_number
 from . import js_date
-from .js_text import js_json_parse, js_trim, json_blob
+from .js_text import is_js_number, js_json_parse, js_trim, json_blob
 from .tool_trajectory import deep_equal
 
 _MONTHS = {name: i for i, names in enumerate((
@@ -65,8 +65,9 @@ def expected_data(messages: Sequence[tuple[str, Any]]) -> Any:
     """From (role, content) expected messages: the last assistant content that is an object (or a list),
     or text holding JSON (AgentV's extractExpectedData); None when there is none."""
     for role, content in reversed(list(messages)):
-        if role != "assistant" or not content:
-            continue
+        if role != "assistant" or content is None or content is False or content == "" or (
+                is_js_number(content) and (content == 0 or math.isnan(content))):
+            continue  # JavaScript's falsy values (an empty list or object is truthy there)
         if isinstance(content, Mapping | list):
             return content
         if isinstance(content, str):
@@ -239,7 +240,7 @@ def _field(field: Mapping[str, Any], answer: Any, expected: dict[str, Any]) -> t
         measured = diff / abs(b) if field.get("relative") is True and b != 0 else diff
         if measured <= tolerance:
             return 1.0, weight, True, f"{path} (within tolerance: diff={_fixed2(diff)})"
-        return 0.0, weight, False, f"{path} (outside tolerance: diff={_fixed2(diff)}, tolerance={_num(tolerance)})"
+        return 0.0, weight, False, f"{path} (outside tolerance: diff={_fixed2(diff)}, tolerance={js_string(tolerance)})"
     if match == "date":
         raw_formats = field.get("formats")  # AgentV's loader keeps a list's strings
         formats = [f for f in raw_formats if isinstance(f, str)] if isinstance(raw_formats, list) else _DEFAULT_DATE_FORMATS
@@ -286,10 +287,6 @@ def _fixed2(x: float) -> str:
     if abs(x) >= 1e21:
         return js_number(x)
     return str(Decimal(x).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
-
-
-def _num(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else str(value)
 
 
 def score_fields(config: Mapping[str, Any], answer_text: str, expected_messages: Any) -> FieldsResult:
