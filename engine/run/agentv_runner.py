@@ -77,7 +77,7 @@ from .skeleton import RunSkeleton
 from .workspace.lifecycle import WorkspaceError, Workspaces, WorkspaceSpec, parse_workspace, workspace_changes
 from .write import agentv_outcomes as cell_outcomes
 from .write.agentv import AgentvWriter, results_name
-from .write.agentv_measured import Measured, unmeasured
+from .write.agentv_measured import Measured
 from .write.agentv_outcomes import CellOutcomes
 from .write.files import iso_timestamp, now_utc
 
@@ -482,8 +482,6 @@ class AgentvRun:
             return await self.scripts.executed(task, a, measured)
         if a.type == "composite":
             return await self._composite(task, index, a, answer, metrics, measured)
-        if (why := unmeasured(a, metrics, measured.model, priced=measured.priced)) is not None:
-            return skipped(a, f"not scored: {why}")
         return deterministic(a, answer, metrics, [(m.role, m.content) for m in task.test.expected_messages])
 
     async def _composite(self, task: AgentvTask, index: int, a: Assertion, answer: str, metrics: RunMetrics,
