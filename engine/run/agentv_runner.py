@@ -379,7 +379,7 @@ class AgentvRun:
             if calls:
                 row["output"] = measured.output_messages  # the trace, as AgentV's `output` messages
             rows.append(row)
-            attempts.append(Attempt(row["score"], row.get("verdict"), cost))
+            attempts.append(Attempt(row["score"], row.get("verdict"), cost, reported=reports))
             stopped = stop_reason(settings, attempts)
             if stopped is not None:
                 break
