@@ -226,11 +226,17 @@ def _build(ctx: Context, type_name: str, entries: Entries, config: dict[str, Any
         required = False
     negate = ctx.values.value(entries.get("negate"))
     return Assertion.build(
-        type=type_name, name=ctx.str_of(entries.get("name")) or auto_name(type_name, config.get("value")),
+        # named after the value as written (AgentV counts a list's items before dropping any)
+        type=type_name, name=ctx.str_of(entries.get("name")) or auto_name(type_name, _written_value(ctx, entries, config)),
         weight=float(weight.value) if is_number(weight) else 1.0,
         required=required, negate=negate is True, config=config,
         children=config.pop(_CHILDREN, []),  # a composite's rule hands its checked children over here
         custom=custom, span=item.span, source_path=ctx.path)
+
+
+def _written_value(ctx: Context, entries: Entries, config: dict[str, Any]) -> Any:
+    value = entries.get("value")
+    return ctx.values.plain(value) if isinstance(value, Sequence) else config.get("value")
 
 
 def _custom(ctx: Context, item: Mapping, type_node: Node, raw: str) -> Assertion | None:
@@ -323,12 +329,29 @@ def _value_rule(ctx: Context, kind: AssertionType, entries: Entries) -> dict[str
             return None
         return {"value": text}
     items = value.items if isinstance(value, Sequence) else None
-    if not items or any(ctx.str_of(i) is None for i in items):
+    texts = [text for i in items or () if (text := ctx.str_of(i)) is not None]
+    if not texts:  # AgentV skips the assertion ("value must be a non-empty string array")
         bad = next((i for i in items or () if ctx.str_of(i) is None), value)
+        none = "; none of its items is a string, so AgentV skips this assertion" if items else ""
         ctx.out.error("missing-value", bad.span,
-                      f"Assertion type '{kind.name}' requires a 'value' field (non-empty string array).")
+                      f"Assertion type '{kind.name}' requires a 'value' field (non-empty string array){none}.",
+                      fix=_quote_fix(bad) if items else None)
         return None
-    return {"value": [ctx.str_of(i) for i in items]}
+    # AgentV's loader keeps the list's strings (asStringArrayStrict) and drops the rest. For an `-any`
+    # that makes the check stricter (fewer alternatives), and it runs as AgentV runs it; for an `-all` the
+    # dropped items are checks left out, which could lift the score: refused.
+    shown = ", ".join(repr(t) for t in texts)
+    for item in items or ():
+        if ctx.str_of(item) is not None:
+            continue
+        found = f"Items of 'value' must be strings; found {node_type_name(item)}."
+        if kind.name.endswith("-any"):
+            ctx.out.warning("wrong-type", item.span, f"{found} AgentV drops it: this assertion looks for {shown} "
+                            "only.", fix=_quote_fix(item))
+        else:
+            ctx.out.error("wrong-type", item.span, f"{found} AgentV drops it and checks the rest, leaving this "
+                          "check out.", fix=_quote_fix(item))
+    return {"value": texts}
 
 
 def _quote_fix(value: Node) -> Fix | None:
@@ -669,11 +692,42 @@ def _trajectory_rule(ctx: Context, kind: AssertionType, entries: Entries) -> dic
 
 def _accuracy_rule(ctx: Context, kind: AssertionType, entries: Entries) -> dict[str, Any] | None:
     fields = entries.get("fields")
-    if isinstance(fields, Sequence) and not fields.items:
-        ctx.out.error("missing-field", fields.span,
-                      "Assertion type 'field-accuracy' requires a non-empty 'fields' list.")
-        return None
+    if fields is not None and not isinstance(fields, Sequence):
+        ctx.out.error("wrong-type", fields.span, f"'fields' must be an array, found {node_type_name(fields)}.")
+    if isinstance(fields, Sequence):
+        if not fields.items:
+            ctx.out.error("missing-field", fields.span,
+                          "Assertion type 'field-accuracy' requires a non-empty 'fields' list.")
+            return None
+        for item in fields.items:
+            found = ctx.object(item, "accuracy_field", handled=("tolerance",))
+            tolerance = found.get("tolerance") if found is not None else None
+            if tolerance is not None:
+                _check_tolerance(ctx, tolerance)
     return _plain_config(ctx, kind, entries)
+
+
+def _check_tolerance(ctx: Context, node: Node) -> None:
+    """AgentV's loader keeps a `tolerance` only when it is a number (a string "0.5" is dropped: the values
+    must then be equal), and compares `diff <= tolerance`: a negative or NaN one never matches. Those run
+    in AgentV and are warnings; an infinite one matches any two numbers, a check that compares nothing."""
+    if is_number(node):
+        value = float(node.value)
+        if math.isinf(value) and value > 0:
+            ctx.out.error("out-of-range", node.span, f"'tolerance' must be a finite number, found {node.raw}: "
+                          "every two numbers would match, so the field checks nothing.")
+        elif math.isnan(value) or value < 0:
+            ctx.out.warning("out-of-range", node.span, f"'tolerance' must be at least 0, found {node.raw}: no "
+                            "difference is within it, so this field never matches.")
+        return
+    fix = None
+    if isinstance(node, Scalar) and isinstance(node.value, str):
+        text = node.value.strip()
+        if text.isascii() and text.replace(".", "", 1).isdigit():  # "0.5" → 0.5
+            fix = replace(f"Write it as a number: {text}", node.span, text)
+    ctx.out.warning("wrong-type", node.span,
+                    f"'tolerance' must be a number, found {node_type_name(node)}. AgentV ignores it: the values "
+                    "must then be equal (tolerance 0).", fix=fix)
 
 
 # The rules the registry's entries name (`check="evalspec.agentv.assertions:REGEX"`, …).
@@ -685,7 +739,7 @@ JUDGE = TypeRule(_judge_rule, ("prompt", "rubrics"))
 CODE_JUDGE = TypeRule(_code_judge_rule, ("command", "script", "cwd"), fixes=script_fixes)
 COMPOSITE = TypeRule(_composite_rule, ("assert", "aggregator"))
 TRAJECTORY = TypeRule(_trajectory_rule, ("mode", "minimums", "expected"))
-ACCURACY = TypeRule(_accuracy_rule)
+ACCURACY = TypeRule(_accuracy_rule, ("fields",))
 
 
 def rubrics_entry(ctx: Context, key: Scalar, node: Node) -> Assertion | None:

@@ -1,6 +1,6 @@
 """Test input and expected output: message lists, content blocks and tool calls, checked and expanded.
 
-`input` string → `[{role: user, content}]`; `expected_output` string → one assistant message, a mapping
+`input` string (even empty) → `[{role: user, content}]`; `expected_output` string (even empty) → one assistant message, a mapping
 without `role` → an assistant message whose content is that object, a list whose first item has a
 `role` → messages (any other list is structured content of one assistant message), as AgentV reads them.
 """
@@ -25,7 +25,13 @@ def check_input(ctx: Context, node: Node | None, *, suite_level: bool = False) -
     text = ctx.str_of(node)
     if text is not None:
         _role_markers(ctx, node, text)
-        return [Message.build(role="user", content=text, tool_calls=[], span=node.span)] if text else []
+        if not text:  # AgentV sends it: one user message with no text
+            emptied = "${{" in str(getattr(node, "value", ""))
+            ctx.out.warning("empty-input", node.span,
+                            f"The {'suite' if suite_level else 'test'}'s input is empty"
+                            f"{' once its variables are replaced' if emptied else ''}: AgentV sends the target a "
+                            "user message with no text (and so does evalspec's run).")
+        return [Message.build(role="user", content=text, tool_calls=[], span=node.span)]
     if isinstance(node, Sequence):
         return check_messages(ctx, node, "message")
     if suite_level:  # AgentV's loader ignores it (expandInputShorthand: undefined) and runs the tests
@@ -43,8 +49,8 @@ def check_expected(ctx: Context, node: Node | None) -> list[Message]:
     if node is None or (isinstance(node, Scalar) and node.value is None):
         return []
     text = ctx.str_of(node)
-    if text is not None:
-        return [Message.build(role="assistant", content=text, tool_calls=[], span=node.span)] if text else []
+    if text is not None:  # '' too: AgentV keeps an assistant message with no text
+        return [Message.build(role="assistant", content=text, tool_calls=[], span=node.span)]
     if isinstance(node, Mapping):
         if node.has("role"):
             return check_messages(ctx, Sequence(node.span, [node], False), "expected_message")
@@ -54,8 +60,7 @@ def check_expected(ctx: Context, node: Node | None) -> list[Message]:
         first = node.items[0] if node.items else None
         if isinstance(first, Mapping) and first.has("role"):
             return check_messages(ctx, node, "expected_message")
-        if not node.items:
-            return []
+        # any other list, `[]` too, is the structured content of one assistant message
         return [Message.build(role="assistant", content=ctx.values.plain(node), tool_calls=[],
                                         span=node.span)]
     ctx.out.error("invalid-expected-output", node.span,

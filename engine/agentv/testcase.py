@@ -1,8 +1,9 @@
 """One test: its fields checked, AgentV's completeness rule applied, and its normalized form built.
 
-AgentV runs a test only when it has an `id`, a non-empty `input`, and at least one of `criteria`,
-`expected_output` or `assert`; otherwise it logs "Skipping incomplete test" and moves on. We report
-that on the test instead, and leave the test out of the model (it would not run).
+AgentV runs a test only when it has a non-empty string `id` (spaces will do), an `input` that gives at
+least one message (an empty string does), and at least one of `criteria`, `expected_output` (`''` and
+`[]` count) or `assert`; otherwise it logs "Skipping incomplete test" and moves on. We report that on
+the test instead, and leave the test out of the model (it would not run).
 """
 
 from __future__ import annotations
@@ -118,7 +119,12 @@ def check_test(ctx: Context, node: Node, defaults: SuiteDefaults) -> AgentvTest 
     get = {name: pair[1] for name, pair in entries.found.items()}.get
     id_node = get("id")
     test_id = ctx.str_of(id_node)
-    if id_node is not None and not (test_id and test_id.strip()):
+    if id_node is not None and test_id and not test_id.strip():
+        # AgentV's validator reports it, but its loader runs the test under that id (asString: non-empty)
+        ctx.out.warning("blank-test-id", id_node.span,
+                        f"The test's 'id' is only white space ({test_id!r}): AgentV's validator rejects it (must be a "
+                        "non-empty string), but `agentv eval` runs the test under it, as evalspec's run does.")
+    elif id_node is not None and not test_id:
         fix = None
         if isinstance(id_node, Scalar) and isinstance(id_node.value, (int, float)) and not isinstance(id_node.value, bool):
             fix = replace(f'Quote it: "{id_node.raw}"', id_node.span, f'"{id_node.raw}"')

@@ -406,6 +406,12 @@ CODE_LIST: tuple[Code, ...] = (
        "AgentV skips a test without a non-empty string id.",
        _SUITE + "  - id: 7\n    input: Say hi\n    criteria: Says hi\n",
        _SUITE + "  - id: t1\n    input: Say hi\n    criteria: Says hi\n", file=_A),
+    _c("blank-test-id", "warning", "A test id of only white space",
+       "AgentV's validator rejects an id that is only spaces, yet `agentv eval` runs the test under it (its "
+       "loader only asks for a non-empty string), and so does evalspec's run. Results and reports show a blank "
+       "name.",
+       _SUITE + "  - id: \"  \"\n    input: Say hi\n    criteria: Says hi\n",
+       _SUITE + "  - id: t1\n    input: Say hi\n    criteria: Says hi\n", file=_A),
     _c("duplicate-test-id", "error", "Two tests with one id",
        "Results are keyed by test id: one test's results would overwrite the other's.",
        _SUITE + "  - id: t1\n    input: Hi\n    criteria: Greets\n  - id: t1\n    input: Bye\n    criteria: Parts\n",
@@ -419,6 +425,12 @@ CODE_LIST: tuple[Code, ...] = (
        "`criteria` is the text the judge grades against.",
        _SUITE + "  - id: t1\n    input: Say hi\n    criteria: \"\"\n    assert:\n      - type: contains\n"
        "        value: hi\n",
+       _SUITE + "  - id: t1\n    input: Say hi\n    criteria: Says hi\n", file=_A),
+    _c("empty-input", "warning", "An empty `input`",
+       "AgentV runs the test and sends the target a user message with no text (an `input` that a `${{ VAR }}` "
+       "left empty too, as an unset variable reads as empty); many providers refuse such a message, and the "
+       "answer says nothing about the test. evalspec's run sends it too.",
+       _SUITE + "  - id: t1\n    input: \"\"\n    criteria: Says hi\n",
        _SUITE + "  - id: t1\n    input: Say hi\n    criteria: Says hi\n", file=_A),
     _c("invalid-input", "error", "An `input` that is not text or messages",
        "`input` is a string or a list of messages.", _SUITE + "  - id: t1\n    input: 42\n    criteria: Says hi\n",

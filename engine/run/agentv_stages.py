@@ -79,7 +79,7 @@ from .score.scripts import AgentvScripts
 from .workspace.lifecycle import WorkspaceError, Workspaces, WorkspaceSpec, parse_workspace, workspace_changes
 from .write import agentv_outcomes as cell_outcomes
 from .write.agentv import AgentvWriter, results_name
-from .write.agentv_measured import Measured, unmeasured
+from .write.agentv_measured import Measured
 from .write.agentv_outcomes import CellOutcomes
 from .write.files import iso_timestamp, now_utc
 
@@ -232,7 +232,7 @@ async def attempt(run: Agentv, work: AgentvCell) -> Flow | None:
     if measured.calls:
         row["output"] = measured.output_messages  # the trace, as AgentV's `output` messages
     work.rows.append(row)
-    work.attempts.append(Attempt(row["score"], row.get("verdict"), measured.cost_usd))
+    work.attempts.append(Attempt(row["score"], row.get("verdict"), measured.cost_usd, reported=not measured.priced))
     work.stopped = stop_reason(run.trials, work.attempts)
     return None
 
@@ -555,8 +555,6 @@ class Agentv(Format[AgentvPlan, AgentvCell]):
             return await self.scripts.executed(task, a, measured)
         if stage is Stage.GROUP:
             return await self.composite(task, index, a, answer, metrics, measured)
-        if (why := unmeasured(a, metrics, measured.model, priced=measured.priced)) is not None:
-            return skipped(a, f"not scored: {why}")
         return deterministic(a, answer, metrics, [(m.role, m.content) for m in task.test.expected_messages])
 
     async def composite(self, task: AgentvTask, index: int, a: Assertion, answer: str, metrics: RunMetrics,

@@ -9,32 +9,34 @@ Each field `{path, match, weight = 1, required = true, tolerance, relative, form
 - No expected value at that path: counts as matched ("no expected value").
 - Missing in the answer: a miss when `required`, else left out (weight 0).
 - `exact`: deep equality (JSON semantics); `numeric_tolerance`: |got − want| ≤ tolerance, or relative
-  to |want| with `relative: true` (numbers and numeric strings); `date`: the same calendar day, dates
-  read as ISO 8601, `15-JAN-2025`, `January 15, 2025`, or day/month numbers in the order `formats`
-  gives (`MM/DD/YYYY`, `DD/MM/YYYY`, with `/` or `-`); ambiguous without formats: month first unless
-  the first number cannot be a month.
+  to |want| with `relative: true` (numbers and numeric strings); `date`: the same calendar day (UTC) of
+  `String(value)` read as AgentV reads it (parse_date: bun's `new Date(text)`, then AgentV's own
+  `DD-MMM-YYYY` and `MM/DD/YYYY` / `DD/MM/YYYY` fallbacks).
 `aggregation`: `weighted_average` (default; no weight at all → 0) or `all_or_nothing`.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Mapping, Sequence
-from datetime import date, datetime
 from typing import Any, NamedTuple
 
-from .js_text import js_json_parse, json_blob
+from ..weval.ids import js_number
+from . import js_date
+from .js_text import is_js_number, js_json_parse, js_trim, json_blob
 from .tool_trajectory import deep_equal
 
-_MONTHS = {name: i + 1 for i, names in enumerate((
+_MONTHS = {name: i for i, names in enumerate((
     ("jan", "january"), ("feb", "february"), ("mar", "march"), ("apr", "april"), ("may",), ("jun", "june"),
     ("jul", "july"), ("aug", "august"), ("sep", "sept", "september"), ("oct", "october"), ("nov", "november"),
     ("dec", "december"))) for name in names}
-_NUMERIC_DATE = re.compile(r"^(\d{1,2})[/-](\d{1,2})[/-](\d{4})$")
-_DAY_MON_YEAR = re.compile(r"^(\d{1,2})[- ]([A-Za-z]{3,9})[- ,]+(\d{4})$")
-_MON_DAY_YEAR = re.compile(r"^([A-Za-z]{3,9})\.? (\d{1,2}),? (\d{4})$")
+# AgentV's fallbacks after `new Date(text)` (fullmatch: JavaScript's `^…$` without the m flag)
+_DAY_MON_YEAR = re.compile(r"([0-9]{1,2})-([A-Za-z]{3,9})-([0-9]{4})")
+_NUMERIC_DATE = re.compile(r"([0-9]{1,2})[/-]([0-9]{1,2})[/-]([0-9]{4})")
+# fieldConfig.formats ?? DEFAULT_DATE_FORMATS
+_DEFAULT_DATE_FORMATS = ("YYYY-MM-DDTHH:mm:ssZ", "YYYY-MM-DDTHH:mm:ss", "YYYY-MM-DD", "DD-MMM-YYYY", "MM/DD/YYYY",
+                         "DD/MM/YYYY", "MM-DD-YYYY", "DD-MM-YYYY")
 
 
 class FieldsResult(NamedTuple):
@@ -63,8 +65,9 @@ def expected_data(messages: Sequence[tuple[str, Any]]) -> Any:
     """From (role, content) expected messages: the last assistant content that is an object (or a list),
     or text holding JSON (AgentV's extractExpectedData); None when there is none."""
     for role, content in reversed(list(messages)):
-        if role != "assistant" or not content:
-            continue
+        if role != "assistant" or content is None or content is False or content == "" or (
+                is_js_number(content) and (content == 0 or math.isnan(content))):
+            continue  # JavaScript's falsy values (an empty list or object is truthy there)
         if isinstance(content, Mapping | list):
             return content
         if isinstance(content, str):
@@ -158,41 +161,38 @@ def _number(value: Any) -> float | None:
     return None
 
 
-def parse_date(text: str, formats: Sequence[str] | None) -> date | None:
-    value = text.strip()
-    if not value:
+def parse_date(text: str, formats: Sequence[str]) -> int | None:
+    """AgentV's parseDate: the time value (milliseconds, UTC) of `text`, or None. JavaScript's
+    `new Date(text)` first (bun's, js_date.parse); else `15-JAN-2025` with a month name; else
+    `MM/DD/YYYY` or `DD/MM/YYYY` (`/` or `-`) in the order `formats` gives, guessed when it gives both or
+    neither: day first when the first number is over 12 and the second is not, else month first. The
+    last two build `new Date(year, month, day)`, so days and months past their ends roll over."""
+    if not text:
         return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00")).date()
-    except ValueError:
-        pass
-    m = _DAY_MON_YEAR.match(value)
+    trimmed = js_trim(text)
+    parsed = js_date.parse(trimmed)
+    if parsed is not None:
+        return parsed
+    m = _DAY_MON_YEAR.fullmatch(trimmed)
     if m and m.group(2).lower() in _MONTHS:
-        return _date(int(m.group(3)), _MONTHS[m.group(2).lower()], int(m.group(1)))
-    m = _MON_DAY_YEAR.match(value)
-    if m and m.group(1).lower() in _MONTHS:
-        return _date(int(m.group(3)), _MONTHS[m.group(1).lower()], int(m.group(2)))
-    m = _NUMERIC_DATE.match(value)
+        return js_date.make_date(int(m.group(3)), _MONTHS[m.group(2).lower()], int(m.group(1)))
+    m = _NUMERIC_DATE.fullmatch(trimmed)
     if not m:
         return None
     first, second, year = int(m.group(1)), int(m.group(2)), int(m.group(3))
-    given = list(formats or [])
-    us = any("MM/DD" in f or "MM-DD" in f for f in given)
-    eu = any("DD/MM" in f or "DD-MM" in f for f in given)
+    us = any("MM/DD" in f or "MM-DD" in f for f in formats)
+    eu = any("DD/MM" in f or "DD-MM" in f for f in formats)
     if us and not eu:
-        return _date(year, first, second)
+        return js_date.make_date(year, first - 1, second) if 1 <= first <= 12 and 1 <= second <= 31 else None
     if eu and not us:
-        return _date(year, second, first)
-    if first > 12 >= second:
-        return _date(year, second, first)
-    return _date(year, first, second)
-
-
-def _date(year: int, month: int, day: int) -> date | None:
-    try:
-        return date(year, month, day)
-    except ValueError:
-        return None
+        return js_date.make_date(year, second - 1, first) if 1 <= second <= 12 and 1 <= first <= 31 else None
+    if first > 12 and second <= 12:
+        return js_date.make_date(year, second - 1, first)
+    if second > 12 and first <= 12:
+        return js_date.make_date(year, first - 1, second)
+    if first <= 12 and second <= 31:
+        return js_date.make_date(year, first - 1, second)
+    return None
 
 
 def _js_type(value: Any) -> str:
@@ -240,40 +240,53 @@ def _field(field: Mapping[str, Any], answer: Any, expected: dict[str, Any]) -> t
         measured = diff / abs(b) if field.get("relative") is True and b != 0 else diff
         if measured <= tolerance:
             return 1.0, weight, True, f"{path} (within tolerance: diff={_fixed2(diff)})"
-        return 0.0, weight, False, f"{path} (outside tolerance: diff={_fixed2(diff)}, tolerance={_num(tolerance)})"
+        return 0.0, weight, False, f"{path} (outside tolerance: diff={_fixed2(diff)}, tolerance={js_string(tolerance)})"
     if match == "date":
-        formats = field.get("formats")
-        formats = [str(f) for f in formats] if isinstance(formats, list) else None
-        got_date, want_date = parse_date(_text(got), formats), parse_date(_text(want), formats)
+        raw_formats = field.get("formats")  # AgentV's loader keeps a list's strings
+        formats = [f for f in raw_formats if isinstance(f, str)] if isinstance(raw_formats, list) else _DEFAULT_DATE_FORMATS
+        got_date, want_date = parse_date(js_string(got), formats), parse_date(js_string(want), formats)
         if got_date is None:
             return 0.0, weight, False, f"{path} (unparseable candidate date)"
         if want_date is None:
             return 0.0, weight, False, f"{path} (unparseable expected date)"
-        if got_date == want_date:
+        if js_date.ymd(got_date) == js_date.ymd(want_date):  # the same calendar day (UTC)
             return 1.0, weight, True, path
-        return 0.0, weight, False, f"{path} (date mismatch: got {got_date.isoformat()}, expected {want_date.isoformat()})"
+        return 0.0, weight, False, (f"{path} (date mismatch: got {js_date.iso_date(got_date)}, "
+                                    f"expected {js_date.iso_date(want_date)})")
     return 0.0, weight, False, f'{path}: unknown match type "{match}"'
 
 
-def _text(value: Any) -> str:
+def js_string(value: Any) -> str:
+    """JavaScript's `String(value)` of a JSON value: arrays joined with `,` (null as empty), objects
+    `[object Object]`, numbers as JavaScript writes them."""
+    if isinstance(value, str):
+        return value
     if isinstance(value, JsBuiltin):
-        return f"function {value.name}() {{ [native code] }}" if value.kind == "function" else "[object Object]"
-    return value if isinstance(value, str) else json.dumps(value)
+        if value.kind == "function":
+            return f"function {value.name.removeprefix('array.')}() {{\n    [native code]\n}}"
+        return "" if value.name == "Array" else "[object Object]"  # Array.prototype is an empty array
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        if isinstance(value, float) and math.isnan(value):
+            return "NaN"
+        if isinstance(value, float) and math.isinf(value):
+            return "Infinity" if value > 0 else "-Infinity"
+        return js_number(value)
+    if isinstance(value, list):
+        return ",".join("" if item is None else js_string(item) for item in value)
+    return "[object Object]"
 
 
 def _fixed2(x: float) -> str:
     """`x.toFixed(2)`: exponent notation from 1e21 on, as JavaScript."""
     from decimal import ROUND_HALF_UP, Decimal
 
-    from ..weval.ids import js_number
-
     if abs(x) >= 1e21:
         return js_number(x)
     return str(Decimal(x).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
-
-
-def _num(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else str(value)
 
 
 def score_fields(config: Mapping[str, Any], answer_text: str, expected_messages: Any) -> FieldsResult:

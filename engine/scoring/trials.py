@@ -46,6 +46,7 @@ class Attempt:
     verdict: str | None
     cost_usd: float | None
     error: str | None = None
+    reported: bool = True  # False: cost_usd is evalspec's price for a target that reports no cost (a chat API)
 
 
 def stop_reason(settings: TrialSettings, attempts: Sequence[Attempt]) -> str | None:
@@ -53,8 +54,8 @@ def stop_reason(settings: TrialSettings, attempts: Sequence[Attempt]) -> str | N
     under pass_at_k, then the count)."""
     if settings.cost_limit_usd is not None:
         spent = 0.0
-        for a in attempts:
-            if a.cost_usd is not None:
+        for a in attempts:  # AgentV adds what the target reported (`costUsd ?? 0`)
+            if a.cost_usd is not None and a.reported:
                 spent += a.cost_usd
         if spent >= settings.cost_limit_usd:
             return "cost_limit"
@@ -107,7 +108,10 @@ def combine(settings: TrialSettings, attempts: Sequence[Attempt], stopped: str |
     if settings.cost_limit_usd is not None:
         details["cost_limit_usd"] = settings.cost_limit_usd
         details["cost_limited"] = stopped == "cost_limit"
-        if any(c is None for c in costs):
+        if any(not a.reported for a in attempts):
+            details["cost_limit_note"] = "the target reports no cost (a chat API): as in AgentV, its attempts " \
+                                         "add nothing to the limit"
+        elif any(c is None for c in costs):
             details["cost_limit_note"] = "the cost of an attempt is unknown (no price for its model, or the " \
                                          "target reports none): it adds nothing to the limit"
     if not scored or (settings.strategy != "pass_at_k" and len(scored) < len(attempts)):

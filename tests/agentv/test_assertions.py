@@ -76,9 +76,43 @@ def test_a_number_value_gets_a_quote_fix() -> None:
 
 
 def test_array_values_must_be_non_empty_string_lists() -> None:
-    for value in ("[]", "hello", "[a, 3]"):
+    for value in ("[]", "hello", "[3, true]"):
         f = one(check(_with(f"      - type: contains-all\n        value: {value}\n")), "missing-value")
         assert "non-empty string array" in f.message
+
+
+def test_items_that_are_not_strings_are_dropped_as_agentv_drops_them() -> None:
+    """AgentV's loader keeps a value list's strings (and names the assertion after all its items): an `-any`
+    then looks for fewer alternatives (stricter) and runs, with a warning; an `-all` would leave checks out:
+    refused, with a quote fix."""
+    text = _with("      - type: contains-any\n        value: [4, four]\n")
+    result = check(text)
+    f = one(result, "wrong-type")
+    assert f.severity == "warning" and at(f) == (7, 17) and "looks for 'four' only" in f.message
+    (a,) = _a(result)
+    assert a.name == "contains-any-2" and a.config == {"value": ["four"]}
+    assert check(apply(text, f.fixes[0])).findings == []  # quoted: "4"
+    f = one(check(_with("      - type: icontains-all\n        value: [4, four]\n")), "wrong-type")
+    assert f.severity == "error" and "leaving this check out" in f.message
+
+
+def test_tolerance_is_read_as_agentv_reads_it() -> None:
+    """AgentV keeps a number `tolerance` and drops any other (tolerance 0); `diff <= tolerance` with a
+    negative or NaN one never matches: those run, with warnings. An infinite one matches everything: refused."""
+    def field(tolerance: str) -> str:
+        return _with("      - type: field-accuracy\n        fields:\n"
+                     f"          - {{path: a, match: numeric_tolerance, tolerance: {tolerance}}}\n")
+
+    text = field("'0.5'")
+    f = one(check(text), "wrong-type")
+    assert f.severity == "warning" and "AgentV ignores it" in f.message and "tolerance 0" in f.message
+    assert check(apply(text, f.fixes[0])).findings == []  # written as the number 0.5
+    for value in ("-1", ".nan"):
+        f = one(check(field(value)), "out-of-range")
+        assert f.severity == "warning" and "never matches" in f.message, value
+    f = one(check(field(".inf")), "out-of-range")
+    assert f.severity == "error" and "checks nothing" in f.message
+    assert check(field("0.5")).findings == []
 
 
 def test_invalid_regex() -> None:

@@ -5,7 +5,7 @@ A vector may differ only when it is listed, in exactly one of these tables:
 
 - DELIBERATE: evalspec differs on purpose, because AgentV would let a check that was not made lift a score
   or a verdict (docs/reference-differences.md lists each class with its reproducer).
-- UNRESOLVED: differences not fixed yet (see the report of issue 25's AgentV work); the table must empty.
+- UNRESOLVED: differences not fixed yet; empty, and it must stay so.
 
 A listed vector that in fact matches fails the test too, so the tables stay true.
 """
@@ -45,13 +45,6 @@ NO_LIMIT = ("A check that compares nothing: a `token-usage` assertion without a 
 UNREAD_TOOL_ITEM = ("A tool-trajectory expected item AgentV's loader cannot read: without `tool` it drops the item, "
                     "with `args` neither `any` nor a mapping it drops the argument check, and scores the rest; "
                     "evalspec refuses the file (missing-field, invalid-value).")
-# --- not resolved yet ---------------------------------------------------------------------------------
-JS_DATE = ("field-accuracy `date`: AgentV reads dates with bun's `new Date(text)` (lenient formats, time "
-           "zones); evalspec's parse_date does not reproduce it yet.")
-STRICTER_CHECKER = ("evalspec's checker refuses a file AgentV's loader runs (an unknown role or content type, a "
-                    "string `negate`, an invalid `trials` or `fail_on_error` AgentV ignores with a warning, a "
-                    "negative limit …).")
-
 
 DELIBERATE: dict[tuple[str, str], tuple[int, ...]] = {
     ("assertions", UNASSESSED): (
@@ -121,18 +114,9 @@ DELIBERATE: dict[tuple[str, str], tuple[int, ...]] = {
     ),
 }
 
-UNRESOLVED: dict[tuple[str, str], tuple[int, ...]] = {
-    ("assertions", JS_DATE): (
-        3152, 3165, 3188, 3191, 3195, 3206, 3212, 3223, 3225, 3229, 3234, 3237, 3239, 3253, 3259, 3278, 3284,
-        3295, 3298, 3341, 3342, 3347, 3350, 3363, 3370, 3393, 3406, 3411, 3413, 3415, 3417, 3419, 3434, 3437,
-        3439, 3442, 3445, 3453, 3467, 3468, 3472, 3479, 3484, 3486, 3495, 3522, 3545, 3546, 3564, 3573, 3574,
-        3577, 3608, 3614, 3616, 3626, 3627, 3638, 3639, 3665, 3677, 3683, 3684, 3700, 3740, 3756, 3774, 3779,
-        3781, 3785, 3796, 3803, 3816, 3818,
-    ),
-    ("load", STRICTER_CHECKER): (
-        21, 67, 89, 181, 282, 317, 321, 341, 491, 547, 691, 743, 813, 870, 959,
-    ),
-}
+# Issue 25's AgentV work emptied it (the last were field-accuracy dates and files the checker refused);
+# it stays empty: a new difference is either fixed or, where AgentV would lift a score, made deliberate.
+UNRESOLVED: dict[tuple[str, str], tuple[int, ...]] = {}
 
 
 def _listed(file: str) -> dict[int, str]:
@@ -186,3 +170,8 @@ def test_load_vectors_match_agentv() -> None:
     for n in DELIBERATE[("load", DROPPED_BY_LOADER)]:
         messages = vectors("load.jsonl")[n]["reference"]["load"]["messages"]
         assert any("Skipping" in m["message"] for m in messages), n  # AgentV said it dropped something
+
+
+def test_nothing_is_left_unresolved() -> None:
+    """Issue 25: every AgentV vector matches, or differs on purpose (DELIBERATE, with its reason)."""
+    assert UNRESOLVED == {}

@@ -91,15 +91,26 @@ def test_confidence_interval_is_the_lower_bound(tmp_path: Path, smart: SmartFake
     assert row["trials_summary"]["ci95_upper"] == pytest.approx(1.0)
 
 
-def test_cost_limit_stops_the_trials(tmp_path: Path, smart: SmartFake) -> None:
+def test_cost_limit_counts_what_the_target_reports(tmp_path: Path, smart: SmartFake) -> None:
+    """AgentV adds each attempt's reported cost (`costUsd ?? 0`): a chat target reports none, so its
+    attempts never reach the limit, whatever they cost by evalspec's price table (the row still says what
+    the run spent); a cli target's reported cost stops them."""
     seq = smart.decide = Sequence(["s=0.5"])
     bp = _trials_suite(tmp_path, "{count: 5, strategy: mean, cost_limit_usd: 0.01}")
     prices = write(tmp_path / "p.yml", "candidate: {input: 100, output: 1000}\n")  # 0.0081 a call
     run_events(bp, options(tmp_path, env_for(smart), prices=prices))
     row = _rows(tmp_path / "out")["t"]
-    assert seq.calls == 2 and row["trials_summary"]["stopped"] == "cost_limit"
-    assert row["cost_usd"] == pytest.approx(0.0162)
-    assert row["score"] == 0.5
+    assert seq.calls == 5 and row["trials_summary"]["stopped"] == "count"
+    assert "reports no cost" in row["trials_summary"]["cost_limit_note"]
+    assert row["cost_usd"] == pytest.approx(5 * 0.0081)
+
+    agent = write(tmp_path / "agent.py", "import json\nprint(json.dumps({'text': 's=0.5', 'cost_usd': 0.006}))\n")
+    write(tmp_path / ".agentv" / "targets.yaml",
+          f"targets:\n  - name: default\n    provider: cli\n    command: {PY} {agent}\n")
+    run_events(bp, options(tmp_path / "cli", {"PATH": "/usr/bin:/bin"}))
+    row = _rows(tmp_path / "cli" / "out")["t"]
+    assert len(row["trials"]) == 2 and row["trials_summary"]["stopped"] == "cost_limit"  # 0.012 ≥ 0.01
+    assert row["cost_usd"] == pytest.approx(0.012) and row["score"] == 0.5
 
 
 def test_without_a_price_the_cost_limit_is_said_to_be_unenforced(tmp_path: Path, smart: SmartFake) -> None:
@@ -107,7 +118,7 @@ def test_without_a_price_the_cost_limit_is_said_to_be_unenforced(tmp_path: Path,
     bp = _trials_suite(tmp_path, "{count: 3, strategy: mean, cost_limit_usd: 0.01}")
     run_events(bp, options(tmp_path, env_for(smart)))
     row = _rows(tmp_path / "out")["t"]
-    assert seq.calls == 3 and "adds nothing to the limit" in row["trials_summary"]["cost_limit_note"]
+    assert seq.calls == 3 and "nothing to the limit" in row["trials_summary"]["cost_limit_note"]
 
 
 # --- workspaces ---------------------------------------------------------------------------------------

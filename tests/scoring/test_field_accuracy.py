@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import date
-
 import pytest
 
 from evalspec.scoring.field_accuracy import parse_answer_json, parse_date, score_fields
+from evalspec.scoring.js_date import iso_date
 
 EXPECTED = [("user", "extract"), ("assistant", {
     "invoice": {"number": "INV-7", "total": 1000.0, "date": "2025-01-15", "items": [{"sku": "A1", "qty": 2}]},
@@ -58,18 +57,24 @@ def test_numeric_tolerance_absolute_and_relative() -> None:
 
 
 def test_dates_with_formats() -> None:
+    # `formats` only matters where JavaScript's `new Date(text)` fails: V8's parser reads 03/04 month first
     fmt_eu, fmt_us = ["DD/MM/YYYY"], ["MM/DD/YYYY"]
-    assert parse_date("03/04/2025", fmt_eu) == date(2025, 4, 3)
-    assert parse_date("03/04/2025", fmt_us) == date(2025, 3, 4)
-    assert parse_date("03/04/2025", None) == date(2025, 3, 4)  # ambiguous: month first
-    assert parse_date("15/01/2025", None) == date(2025, 1, 15)  # 15 cannot be a month
-    assert parse_date("2025-01-15T23:10:00Z", None) == date(2025, 1, 15)
-    assert parse_date("January 15, 2025", None) == date(2025, 1, 15)
-    assert parse_date("15-Jan-2025", None) == date(2025, 1, 15)
-    assert parse_date("not a date", None) is None
+    assert _day("03/04/2025", fmt_eu) == _day("03/04/2025", fmt_us) == _day("03/04/2025", []) == "2025-03-04"
+    assert _day("16/01/2025", fmt_eu) == "2025-01-16"  # month 16: new Date fails, AgentV reads it day first
+    assert _day("16/01/2025", fmt_us) is None  # … or month first, and 16 is no month
+    assert _day("15/01/2025", []) == "2025-01-15"  # neither: 15 cannot be a month
+    assert _day("2025-01-15T23:10:00Z", []) == "2025-01-15"
+    assert _day("January 15, 2025", []) == "2025-01-15"
+    assert _day("15-Jan-2025", []) == "2025-01-15"
+    assert _day("not a date", []) is None
     answer = '{"invoice": {"date": "16/01/2025"}}'
     got = _score([{"path": "invoice.date", "match": "date", "formats": fmt_eu}], answer)
     assert got.misses == ("invoice.date (date mismatch: got 2025-01-16, expected 2025-01-15)",)
+
+
+def _day(text: str, formats: list[str]) -> str | None:
+    value = parse_date(text, formats)
+    return None if value is None else iso_date(value)
 
 
 def test_missing_fields_and_unreadable_answers() -> None:

@@ -1,19 +1,17 @@
 """What a run measured about one answer: usage, duration, cost, the trace, the workspace.
 
-Usage and duration are what the target reports, as AgentV reads them (None: not reported, and a
-`token-usage` or `latency` check then scores 0, "no … data"). The metric assertions (`latency`, `cost`, `token-usage`, `execution-metrics`) score these, code judges
-get them in their payload. A metric the run could not measure (a cost with no price for the model)
-makes the check *not scored* with the reason; it is never guessed and never counted as a pass.
+Usage, duration and cost are what the target reports, as AgentV reads them (None: not reported, and a
+`token-usage`, `latency` or `cost` check then scores 0, "no … data"). The metric assertions (`latency`,
+`cost`, `token-usage`, `execution-metrics`) score these, code judges get them in their payload. A chat
+target reports no cost (AgentV's AI SDK providers give none): the price-table cost evalspec computes for
+it is what the run spent (`cost_usd` in the row, `--max-cost`), never a score's input.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...agentv.model import Assertion
-from ...pricing import missing_price_reason
 from ...providers.base import ToolCall
 from ...scoring.agentv_assertions import RunMetrics, TokenUsage
 
@@ -26,6 +24,11 @@ class Measured:
     model: str | None = None  # the model the provider says answered
     cost_usd: float | None = None  # None: no price for the model, or (priced=False) none reported
     priced: bool = True  # the cost comes from the price table; False: from the target's report (mock, cli)
+
+    @property
+    def reported_cost(self) -> float | None:
+        """The cost the target reported (what AgentV's checks read): None for a priced chat call."""
+        return None if self.priced else self.cost_usd
     trace: list[dict[str, Any]] = field(default_factory=list)  # tool calls, as trace events
     calls: tuple[ToolCall, ...] = ()  # the same tool calls, for tool-trajectory (RunMetrics.trace)
     output_messages: list[dict[str, Any]] | None = None
@@ -44,13 +47,13 @@ class Measured:
         names = [str(e.get("tool") or e.get("name")) for e in self.trace if e.get("tool") or e.get("name")
                  ] if self.trace else []
         usage = TokenUsage(self.usage[0], self.usage[1]) if self.usage is not None else None
-        return RunMetrics(duration_ms=self.duration_ms, cost_usd=self.cost_usd, token_usage=usage,
+        return RunMetrics(duration_ms=self.duration_ms, cost_usd=self.reported_cost, token_usage=usage,
                           tool_calls=len(names), llm_calls=self.llm_calls, tool_names=names, trace=self.calls)
 
     def payload_fields(self) -> dict[str, Any]:
         """The measured part of a code judge's stdin payload (judge_payload.code_judge_payload)."""
         return {"output_messages": self.output_messages, "trace": self.trace, "token_usage": self.token_usage(),
-                "cost_usd": self.cost_usd, "duration_ms": self.duration_ms, "llm_calls": self.llm_calls,
+                "cost_usd": self.reported_cost, "duration_ms": self.duration_ms, "llm_calls": self.llm_calls,
                 "workspace_path": self.workspace, "file_changes": self.file_changes, "start_time": _iso(self.started), "end_time": _iso(self.ended)}
 
 
@@ -58,15 +61,3 @@ def _iso(value: Any) -> str | None:
     from .files import iso_timestamp
 
     return iso_timestamp(value) if value is not None and not isinstance(value, str) else value
-
-
-def unmeasured(a: Assertion, metrics: RunMetrics, model: str | None = None, *, priced: bool = True) -> str | None:
-    """Why a metric assertion cannot be scored from what the run measured, or None. A cost the target
-    itself did not report (priced=False) is AgentV's "no cost data": scored 0, not this."""
-    config: Mapping[str, Any] = a.config
-    if metrics.cost_usd is None and priced:
-        wants_cost = (a.type == "cost" or (a.type == "execution-metrics" and (
-            config.get("max_cost_usd") is not None or config.get("maxCostUsd") is not None)))
-        if wants_cost:
-            return f"{a.type}: the run's cost is unknown: {missing_price_reason((model,))}"
-    return None
