@@ -16,6 +16,7 @@ class DocumentRuns:
     items: list[RunItem] = field(default_factory=list)  # as last analysed: to follow renamed ids
     generation: int = 0  # bumped whenever the board changes (the worker's copy is replaced then)
     restored: bool = False  # earlier runs' results were looked for on disk
+    restore_tries: int = 0  # looks that got no answer (run.py asks again, a few times)
     planning: bool = False  # the task is planning the run: the board still shows the last one
 
     @property

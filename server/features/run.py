@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from evalspec.run.options import RunOptions
 
 log = logging.getLogger(__name__)
+RESTORE_TRIES = 20  # a worker starting or replaced meanwhile; then the next edit looks again
 
 RUN_STATE = "evalspec/runState"  # our notification: a document's run changed (clients refresh lenses)
 RUN_FINISHED = "evalspec/runFinished"  # and: it ended (the summary and result files)
@@ -368,9 +369,16 @@ class RunFeature:
         if first and doc.path is not None:
             where = (output_folder(self.server, doc.uri), doc.path, workspace_root(self.server, doc.uri))
         status, value = await self.server.workers.call("items_and_history", doc.uri, version, where)
+        if status == OK and value is None:
+            status = "moved"  # to another worker while the job waited: not an answer
         if status != OK or doc.version != version:  # a newer check comes, and follows it
             if first:
                 state.restored = False
+                if status != OK and doc.version == version and state.restore_tries < RESTORE_TRIES:
+                    # No newer check may come (a file opened and not edited): ask again meanwhile.
+                    log.info("earlier results of %s not read yet (%s): asked again", doc.uri, status)
+                    state.restore_tries += 1
+                    asyncio.get_running_loop().call_later(0.5 * state.restore_tries, self.analysed, doc)
             return
         items, history = value
         if first:

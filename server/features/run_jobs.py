@@ -78,14 +78,15 @@ def item_at(worker: Worker, doc: Doc, line: int) -> str | None:
                 None)
 
 
-def items_and_history(worker: Worker, doc: Doc, where: tuple[Path, Path, Path] | None) -> tuple[Any, Any]:
+def items_and_history(worker: Worker, doc: Doc, where: tuple[Path, Path, Path] | None) -> tuple[Any, Any] | None:
     """The run items and, given (output folder, file, workspace root), the file's earlier results when it
-    has items (or the message of what reading them raised)."""
+    has items (or the message of what reading them raised); None when the document is not on this worker
+    (it moved to another meanwhile: ask again)."""
     from evalspec.ide.runs import run_items
 
     snap = worker.snapshot(doc)
     if snap is None:
-        return [], None
+        return None
     items = run_items(snap.analysis)
     if where is None or not items:
         return items, None
