@@ -413,6 +413,55 @@ def merge_costs(costs: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 # --- AgentV -------------------------------------------------------------------------------------------
+def shard_database(s: ShardResult) -> Path:
+    """The shard's run database, beside its manifest: `<run label>.shard-I-of-N.run.db`."""
+    from .journal import database as db
+
+    return s.manifest_path.with_name(f"{s.manifest['run_label']}{s.shard.suffix}{db.SUFFIX}")
+
+
+def _agentv_rows_from_database(s: ShardResult, mine: set[str]) -> dict[str, list[bytes]] | None:
+    """The shard's rows by test, each test's in the plan's order of its targets, as its run database holds
+    them: a finished cell's row is its `scores.result`, a cell a cost cap kept from starting its `not_run`
+    row (a score of the cell wins). None when there is no database to read them from (the shard's results
+    file is read instead): none beside the manifest, or one of an evalspec before `not_run` (schema 1), or
+    one of a later run of the label (its header names another results file). Raises MergeError."""
+    import sqlite3
+
+    from .journal import database as db
+
+    path = shard_database(s)
+    if not path.is_file():
+        return None
+    if db.holder(path) is not None:
+        raise MergeError(f"{path}: run {s.manifest['run_label']} ({s.name}) is running again; merge once it ends")
+    try:
+        with db.reading(path) as conn:
+            head = db.header(conn, fingerprints=False)
+            if not db.has_not_run(conn) or head is None or head.kind != "agentv" \
+                    or head.results != s.manifest["results"] or not db.finished(conn)[0]:
+                return None
+            scored = {(item, model): row for item, model, row in db.score_rows(conn)}
+            left = {(item, model): row for item, model, row in db.not_run_rows(conn)
+                    if row is not None and (item, model) not in scored}
+    except (OSError, db.NotADatabase, sqlite3.Error) as exc:
+        raise MergeError(f"cannot read the shard's run database {path}: {exc}") from None
+    targets = [str(m) for m in s.manifest["models"]]
+    found = head.extra.get("target_order")
+    orders: dict[str, Any] = found if isinstance(found, dict) else {}
+    by_item: dict[str, dict[str, bytes]] = {}
+    for (item, model), row in (*scored.items(), *left.items()):
+        if item not in mine:
+            raise MergeError(f"{path}: test {item!r} does not belong to shard {s.shard}")
+        by_item.setdefault(item, {})[model] = row
+    out: dict[str, list[bytes]] = {}
+    for item, cells in by_item.items():
+        own = orders.get(item) if isinstance(orders.get(item), list) else None
+        rank = {str(m): n for n, m in enumerate(own or targets)}
+        out[item] = [cells[m] for m in sorted(cells, key=lambda m: rank.get(m, len(rank)))]
+    return out
+
+
 def _merge_agentv(shards: list[ShardResult], folder: Path, stamp: str) -> list[Path]:
     from .write.files import write_atomic
 
@@ -420,6 +469,10 @@ def _merge_agentv(shards: list[ShardResult], folder: Path, stamp: str) -> list[P
     rows: dict[str, list[bytes]] = {}
     for s in shards:
         mine = {str(i) for i in s.manifest["shard_items"]}
+        held = _agentv_rows_from_database(s, mine)
+        if held is not None:
+            rows.update(held)
+            continue
         try:
             lines = _read_regular(s.results).splitlines()
         except OSError as exc:

@@ -35,7 +35,7 @@ from .cost.guard import NOT_RUN
 from .events import Cell, CellFailed, Event, ModelSummary, Notice, Response, RunSummary, Scored
 from .generate.answers import CellError, WevalGenerate, weval_history
 from .journal.held_records import HeldRecords
-from .journal.records import CellScore, Failed, RunHeader
+from .journal.records import CellScore, Failed, NotRun, RunHeader
 from .journal.run_store import run_header
 from .pipeline import DONE, Around, CellWork, Flow, Format, Pipeline, Stages, admitted, awaited
 from .plan.cell_index import CellIndex, CellScores
@@ -342,6 +342,8 @@ class Weval(Format[WevalPlan, WevalCell]):
         self.writer.failed(task, message, not_run=kind == NOT_RUN)
         if not resumed and kind != NOT_RUN:
             self.held.hold(Failed(cell, message, kind))
+        elif kind == NOT_RUN:
+            self.held.hold(NotRun(cell, message))  # not a failure: --resume with a higher cap runs it
         self.held.flush()
         self.emit(CellFailed(cell, message, kind, resumed=resumed))
 
