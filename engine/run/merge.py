@@ -256,7 +256,7 @@ def _read_json(path: Path) -> Any:
 def _merge_weval(shards: list[ShardResult], folder: Path, stamp: str) -> list[Path]:
     from .write.weval_results import write_comparison
 
-    files = [_read_json(s.results) for s in shards]
+    files = [_weval_comparison(s) for s in shards]
     for s, data in zip(shards, files, strict=True):
         if not isinstance(data, dict) or "promptIds" not in data or not isinstance(data.get("config"), dict) \
                 or not isinstance(data["config"].get("prompts") or [], list) \
@@ -315,6 +315,27 @@ def _merge_weval(shards: list[ShardResult], folder: Path, stamp: str) -> list[Pa
     written = write_comparison(folder, str(head["runLabel"]), stamp, merged, artefacts=artefacts)
     # What each shard paid: its cost file, or (an earlier evalspec's shard) the comparison's evalspecCost.
     return written + _merge_cost_files(shards, written[0], [d.get("evalspecCost") for d in files])
+
+
+def _weval_comparison(s: ShardResult) -> Any:
+    """The shard's comparison object: rebuilt from its run database (write/weval_rebuild.py), or, when that
+    holds none of this run (a shard of an earlier evalspec, a replay), read from its comparison file."""
+    import sqlite3
+
+    from .journal import database as db
+    from .write.weval_rebuild import Unreadable, weval_comparison
+
+    path = shard_database(s)
+    if path.is_file():
+        if db.holder(path) is not None:
+            raise MergeError(f"{path}: run {s.manifest['run_label']} ({s.name}) is running again; merge once it ends")
+        try:
+            held = weval_comparison(path, s.manifest)
+        except (OSError, db.NotADatabase, sqlite3.Error, Unreadable) as exc:
+            raise MergeError(f"cannot read the shard's run database {path}: {exc}") from None
+        if held is not None:
+            return held
+    return _read_json(s.results)
 
 
 def _same(shards: list[ShardResult], files: list[Any], what: str, get: Any) -> None:

@@ -135,6 +135,13 @@ def test_weval_shards_merged_equal_a_single_run(tmp_path: Path, fake: SmartFake)
                 assert [pa["keyPointText"] for pa in result["pointAssessments"]] == ["says hello", "names the number"]
     # The merge writes the report of the merged results (the same reader as `evalspec report`).
     assert (next((tmp_path / "merged").glob("live/blueprints/*")) / "report.html").is_file()
+    # It read the shards' run databases: without their comparison files it writes the same files.
+    for i in (1, 2, 3):
+        for p in (tmp_path / f"shard{i}").glob("live/blueprints/*/*_comparison.json"):
+            p.unlink()
+    assert main(["merge", *(str(tmp_path / f"shard{i}") for i in (1, 2, 3)), "-o", str(tmp_path / "from-db"),
+                 "--no-report"]) == 0
+    assert _tree(tmp_path / "from-db") == {k: v for k, v in _tree(tmp_path / "merged").items()}
 
 
 def test_agentv_shards_merged_equal_a_single_run(tmp_path: Path, fake: SmartFake) -> None:
@@ -372,3 +379,38 @@ def test_agentv_shards_of_an_earlier_database_merge_from_their_files(tmp_path: P
     capsys.readouterr()
     assert main(["merge", *map(str, folders), "-o", str(tmp_path / "lost"), "--no-report"]) != 0
     assert "cannot read" in capsys.readouterr().err
+
+
+def test_a_capped_weval_shards_database_holds_its_comparison(tmp_path: Path, fake: SmartFake) -> None:
+    """Each shard's comparison object rebuilt from its run database (what `evalspec merge` reads) equals its
+    comparison file, for shards capped by `--max-cost` (cells not run), whose prompts have a generated turn
+    inside the conversation and some their own system prompt."""
+    from evalspec.run.merge import find_shards, shard_database
+    from evalspec.run.write.weval_rebuild import weval_comparison
+
+    lines = ["title: Capped", "models: [openai:a, openai:b]", "system: Be brief.", "---"]
+    for i in range(9):
+        lines += [f"- id: q{i}", "  messages:", f"    - user: \"Question {i}\"", "    - assistant: null",
+                  "    - user: And then?", f"  should: [{{$contains: \"{i}\"}}]"]
+        if i % 2:
+            lines += [f"  system: Answer {i} plainly."]
+    bp = write(tmp_path / "cap.weval.yml", "\n".join(lines) + "\n")
+    prices = write(tmp_path / "p.yml", "models:\n  a: {input: 0, output: 1000}\n  b: {input: 0, output: 1000}\n")
+    codes = []
+    for i in (1, 2, 3):
+        codes.append(main(["run", str(bp), "-o", str(tmp_path / f"shard{i}"), "--shard", f"{i}/3", "--eval-method",
+                           "none", "-j", "1", "--prices", str(prices), "--max-cost", "5", "--no-report"]))
+    assert set(codes) <= {0, 4} and 4 in codes
+    shards = find_shards([tmp_path / f"shard{i}" for i in (1, 2, 3)])
+    seen = {"not run": 0, "own system": 0, "answered": 0}
+    for s in shards:
+        from_file = json.loads(s.results.read_bytes())
+        rebuilt = weval_comparison(shard_database(s), s.manifest)
+        assert rebuilt == from_file
+        for pid, row in from_file["fullConversationHistories"].items():
+            for history in row.values():
+                seen["own system"] += history[0]["content"] == f"Answer {pid[1:]} plainly."
+                seen["answered"] += "<<error>>" not in history[-1]["content"] and len(history) == 5
+        seen["not run"] += sum(str(e).startswith("not run:") for row in from_file.get("errors", {}).values()
+                               for e in row.values())
+    assert all(seen.values()), seen

@@ -4,7 +4,7 @@ Everything a run learns is a row here the moment it exists: the run itself (`run
 with their fingerprints (`items`), every answer (`answers`), failure (`failures`), judgement
 (`judgements`), key-point extraction (`key_points`), embedding (`embeddings`), cell result (`scores`),
 call's tokens and cost (`usage`), provider batch (`batches`, `batch_items`), cell a cost cap kept from
-starting (`not_run`, schema 2) and who runs it (`lock`).
+starting (`not_run`, schema 2), a shard's export head (`exports`, schema 2) and who runs it (`lock`).
 docs/run-database.md documents the tables for people who query them with `sqlite3`.
 
 WAL, one writer: a write joins the open transaction, committed within journal/run_store.py's COMMIT_EVERY
@@ -46,6 +46,7 @@ from .records import (
     CellScore,
     Done,
     Embedding,
+    ExportHead,
     Failed,
     Generated,
     Judged,
@@ -63,7 +64,7 @@ R = TypeVar("R")
 SUFFIX = ".run.db"
 PREV_SUFFIX = ".run.prev.db"  # the database of the run of the label before a fresh run (journal/run_store.py)
 SCHEMA_VERSION = 2  # PRAGMA user_version
-# 1: before `not_run`. Opened by a writer, such a database gets the table (CREATE TABLE IF NOT EXISTS) and
+# 1: before `not_run` and `exports`. Opened by a writer, such a database gets the table (CREATE TABLE IF NOT EXISTS) and
 # version 2; a reader reads it as it is (has_not_run: False).
 OLDEST_SCHEMA = 1
 
@@ -109,12 +110,14 @@ CREATE TABLE IF NOT EXISTS batch_items (
 CREATE TABLE IF NOT EXISTS not_run (
     item TEXT NOT NULL, model TEXT NOT NULL, why TEXT NOT NULL, row TEXT, at INTEGER NOT NULL,
     PRIMARY KEY (item, model));
+CREATE TABLE IF NOT EXISTS exports (
+    name TEXT PRIMARY KEY, body BLOB NOT NULL, at INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS lock (
     id INTEGER PRIMARY KEY CHECK (id = 1), pid INTEGER NOT NULL, since TEXT NOT NULL, host TEXT NOT NULL);
 """
 # What a fresh run of the label empties (everything but the lock).
 DATA_TABLES = ("run", "items", "answers", "failures", "judgements", "key_points", "embeddings", "scores", "usage",
-               "batches", "batch_items", "not_run")
+               "batches", "batch_items", "not_run", "exports")
 
 
 class RunLocked(PlanError):
@@ -378,6 +381,8 @@ def put(conn: sqlite3.Connection, records: Sequence[Record]) -> None:
             _put_header(conn, r)
         elif isinstance(r, NotRun):
             put_not_run(conn, r, at)
+        elif isinstance(r, ExportHead):
+            ex("INSERT OR REPLACE INTO exports VALUES (?,?,?)", (r.name, r.body, at))
         elif isinstance(r, Done):
             ex("UPDATE run SET finished = 1")
         elif isinstance(r, Stopped):
@@ -559,6 +564,28 @@ def not_run(conn: sqlite3.Connection) -> Iterator[NotRun]:
     for item, model, why, row, _at in conn.execute("SELECT item, model, why, row, at FROM not_run ORDER BY rowid"):
         value = loads(row) if row is not None else None
         yield NotRun(_cell(item, model), _str(why), value if isinstance(value, dict) else None)
+
+
+def export_head(conn: sqlite3.Connection, name: str) -> bytes | None:
+    """The `exports` row `name`'s body (None: none, or a schema-1 database)."""
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'exports'").fetchone() is None:
+        return None
+    row = conn.execute("SELECT body FROM exports WHERE name = ?", (name,)).fetchone()
+    return None if row is None else bytes(row[0])
+
+
+def cell_rows(conn: sqlite3.Connection) -> Iterator[tuple[str, str, str, Any]]:
+    """Every cell's rows as (table, item, model, value), for rebuilding an export: `answers` (value: (turn,
+    text)), `failures` (the error), `scores` (the result, decoded), `not_run` (why)."""
+    for item, model, turn, text in conn.execute("SELECT item, model, turn, text FROM answers ORDER BY rowid"):
+        yield "answers", item, model, (int(turn), _str(text))
+    for item, model, error in conn.execute("SELECT item, model, error FROM failures ORDER BY rowid"):
+        yield "failures", item, model, _str(error)
+    for item, model, result in conn.execute("SELECT item, model, result FROM scores ORDER BY rowid"):
+        yield "scores", item, model, loads(result)
+    if has_not_run(conn):
+        for item, model, why in conn.execute("SELECT item, model, why FROM not_run ORDER BY rowid"):
+            yield "not_run", item, model, _str(why)
 
 
 def score_rows(conn: sqlite3.Connection) -> Iterator[tuple[str, str, bytes]]:

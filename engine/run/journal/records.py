@@ -597,6 +597,16 @@ class NotRun:
     row: dict[str, Any] | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class ExportHead:
+    """What a run's export holds besides its cells' rows, kept for `evalspec merge` (the database's
+    `exports` table): `body` is zlib-compressed JSON (run/write/weval_rebuild.py makes and reads it)."""
+
+    TAG: ClassVar[str] = "export"  # never in a JSONL journal (not a journal_record)
+    name: str
+    body: bytes
+
+
 Record: TypeAlias = (RunHeader | Generated | Failed | Judged | JudgeReply | KeyPoints | Embedding | CellScore
                      | Usage | Done | Stopped | BatchPlanned | BatchFileUploaded | BatchCreated | BatchEnded
-                     | BatchCancelled | NotRun)
+                     | BatchCancelled | NotRun | ExportHead)
