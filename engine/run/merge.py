@@ -13,6 +13,11 @@ time. What differs from a single run of the same plan on a deterministic provide
 What the shards paid is merged into the cost file beside the results (cost/cost_file.py): calls, tokens and
 dollars added up per role, model and way of sending.
 
+What each shard ran is read from its run database beside the manifest (`<label>.shard-I-of-N.run.db`):
+an AgentV shard's rows (`scores`, `not_run`), a Weval shard's comparison object rebuilt from its cells and
+its `exports` head (write/weval_rebuild.py). A shard's results file is read only when its database does
+not hold its run (one of an evalspec before schema 2, a replay's, one a later run of the label took over).
+
 Every prompt's models, key points, histories and scores come from the shard that ran the prompt;
 the overall embedding similarity matrix is recomputed from the per-prompt similarities in the plan's
 order, exactly as the runner averages them.
