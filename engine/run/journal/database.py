@@ -64,7 +64,7 @@ R = TypeVar("R")
 SUFFIX = ".run.db"
 PREV_SUFFIX = ".run.prev.db"  # the database of the run of the label before a fresh run (journal/run_store.py)
 SCHEMA_VERSION = 2  # PRAGMA user_version
-# 1: before `not_run` and `exports`. Opened by a writer, such a database gets the table (CREATE TABLE IF NOT EXISTS) and
+# 1: before `not_run` and `exports`. Opened by a writer, such a database gets them (CREATE TABLE IF NOT EXISTS) and
 # version 2; a reader reads it as it is (has_not_run: False).
 OLDEST_SCHEMA = 1
 
