@@ -25,7 +25,8 @@ The stages, in order (a format's part of a stage is a class or function in the s
                   embeddings.py       Weval similarity (after every cell)
                   agentv_scorable.py  which AgentV assertions a run can score, and why not
     4. write/     weval.py            the comparison file and artefacts: cell_store.py, weval_results.py,
-                                      git_source.py
+                                      git_source.py; weval_rebuild.py (a shard's comparison object
+                                      rebuilt from its run database, for `evalspec merge`)
                   agentv.py           the results JSONL: agentv_measured.py, agentv_outcomes.py (how
                                       each cell ended, for the summary)
                   files.py (atomic and streamed JSON), jsjson.py (JSON as JavaScript writes it)

@@ -66,7 +66,7 @@ from .cost.guard import NOT_RUN, CostGuard
 from .events import CellFailed, Event, ModelSummary, Notice, Response, RunSummary, Scored
 from .generate.answers import AgentvGenerate, ReplayedFailure, provider_kind
 from .generate.batch_rounds import BatchRounds
-from .journal.records import CellScore, RunHeader
+from .journal.records import CellScore, NotRun, RunHeader
 from .journal.run_store import run_header
 from .options import RunOptions
 from .pipeline import DONE, NEXT_ATTEMPT, Around, CellWork, Flow, Format, Pipeline, Repeat, Stages, admitted
@@ -367,9 +367,11 @@ class Agentv(Format[AgentvPlan, AgentvCell]):
         # The results file's name carries the run's start time; a resumed run takes over the file of
         # the run it finishes (the header names it), see opened().
         self._results_name = results_name(self.plan.results_base, now_utc())
+        # The tests whose targets' order is their own (merge.py orders a shard's rows by it)
+        orders = self.plan.tasks.target_orders([t.name for t in self.plan.targets])
         return RunHeader(kind="agentv", file=str(self.plan.path), run_label=self.plan.run_label,
                          started=iso_timestamp(now_utc()), results=self._results_name,
-                         **run_header(self.plan, self.options))
+                         extra={"target_order": orders} if orders else {}, **run_header(self.plan, self.options))
 
     def opened(self) -> None:
         self.cost.attach(self.journal, self.state.usage)
@@ -389,12 +391,14 @@ class Agentv(Format[AgentvPlan, AgentvCell]):
 
     def not_run(self, work: AgentvCell, why: str) -> None:
         """A cell a cost cap kept from starting: a row that is not scored (never a pass) with the reason;
-        not recorded, so --resume with a higher cap runs it."""
+        not recorded as the cell's score, so --resume with a higher cap runs it, but as a `not_run` row
+        (the merge of shards reads it: merge.py)."""
         task = work.task
         self.outcomes.failed(task.position, not_run=True)
         row = self.row(task, work.started, "", (0, 0), 0.0, [], error=why)
         row.update({"score": None, "verdict": NOT_SCORED})
         self.keep(task, row)
+        self.journal.write(NotRun(task.cell, why, row))
         self.emit(CellFailed(task.cell, why, NOT_RUN))
 
     def workers(self, default: int) -> int:

@@ -13,6 +13,11 @@ time. What differs from a single run of the same plan on a deterministic provide
 What the shards paid is merged into the cost file beside the results (cost/cost_file.py): calls, tokens and
 dollars added up per role, model and way of sending.
 
+What each shard ran is read from its run database beside the manifest (`<label>.shard-I-of-N.run.db`):
+an AgentV shard's rows (`scores`, `not_run`), a Weval shard's comparison object rebuilt from its cells and
+its `exports` head (write/weval_rebuild.py). A shard's results file is read only when its database does
+not hold its run (one of an evalspec before schema 2, a replay's, one a later run of the label took over).
+
 Every prompt's models, key points, histories and scores come from the shard that ran the prompt;
 the overall embedding similarity matrix is recomputed from the per-prompt similarities in the plan's
 order, exactly as the runner averages them.
@@ -256,7 +261,7 @@ def _read_json(path: Path) -> Any:
 def _merge_weval(shards: list[ShardResult], folder: Path, stamp: str) -> list[Path]:
     from .write.weval_results import write_comparison
 
-    files = [_read_json(s.results) for s in shards]
+    files = [_weval_comparison(s) for s in shards]
     for s, data in zip(shards, files, strict=True):
         if not isinstance(data, dict) or "promptIds" not in data or not isinstance(data.get("config"), dict) \
                 or not isinstance(data["config"].get("prompts") or [], list) \
@@ -315,6 +320,27 @@ def _merge_weval(shards: list[ShardResult], folder: Path, stamp: str) -> list[Pa
     written = write_comparison(folder, str(head["runLabel"]), stamp, merged, artefacts=artefacts)
     # What each shard paid: its cost file, or (an earlier evalspec's shard) the comparison's evalspecCost.
     return written + _merge_cost_files(shards, written[0], [d.get("evalspecCost") for d in files])
+
+
+def _weval_comparison(s: ShardResult) -> Any:
+    """The shard's comparison object: rebuilt from its run database (write/weval_rebuild.py), or, when that
+    holds none of this run (a shard of an earlier evalspec, a replay), read from its comparison file."""
+    import sqlite3
+
+    from .journal import database as db
+    from .write.weval_rebuild import Unreadable, weval_comparison
+
+    path = shard_database(s)
+    if path.is_file():
+        if db.holder(path) is not None:
+            raise MergeError(f"{path}: run {s.manifest['run_label']} ({s.name}) is running again; merge once it ends")
+        try:
+            held = weval_comparison(path, s.manifest)
+        except (OSError, db.NotADatabase, sqlite3.Error, Unreadable) as exc:
+            raise MergeError(f"cannot read the shard's run database {path}: {exc}") from None
+        if held is not None:
+            return held
+    return _read_json(s.results)
 
 
 def _same(shards: list[ShardResult], files: list[Any], what: str, get: Any) -> None:
@@ -413,6 +439,55 @@ def merge_costs(costs: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 # --- AgentV -------------------------------------------------------------------------------------------
+def shard_database(s: ShardResult) -> Path:
+    """The shard's run database, beside its manifest: `<run label>.shard-I-of-N.run.db`."""
+    from .journal import database as db
+
+    return s.manifest_path.with_name(f"{s.manifest['run_label']}{s.shard.suffix}{db.SUFFIX}")
+
+
+def _agentv_rows_from_database(s: ShardResult, mine: set[str]) -> dict[str, list[bytes]] | None:
+    """The shard's rows by test, each test's in the plan's order of its targets, as its run database holds
+    them: a finished cell's row is its `scores.result`, a cell a cost cap kept from starting its `not_run`
+    row (a score of the cell wins). None when there is no database to read them from (the shard's results
+    file is read instead): none beside the manifest, or one of an evalspec before `not_run` (schema 1), or
+    one of a later run of the label (its header names another results file). Raises MergeError."""
+    import sqlite3
+
+    from .journal import database as db
+
+    path = shard_database(s)
+    if not path.is_file():
+        return None
+    if db.holder(path) is not None:
+        raise MergeError(f"{path}: run {s.manifest['run_label']} ({s.name}) is running again; merge once it ends")
+    try:
+        with db.reading(path) as conn:
+            head = db.header(conn, fingerprints=False)
+            if not db.has_not_run(conn) or head is None or head.kind != "agentv" \
+                    or head.results != s.manifest["results"] or not db.finished(conn)[0]:
+                return None
+            scored = {(item, model): row for item, model, row in db.score_rows(conn)}
+            left = {(item, model): row for item, model, row in db.not_run_rows(conn)
+                    if row is not None and (item, model) not in scored}
+    except (OSError, db.NotADatabase, sqlite3.Error) as exc:
+        raise MergeError(f"cannot read the shard's run database {path}: {exc}") from None
+    targets = [str(m) for m in s.manifest["models"]]
+    found = head.extra.get("target_order")
+    orders: dict[str, Any] = found if isinstance(found, dict) else {}
+    by_item: dict[str, dict[str, bytes]] = {}
+    for (item, model), row in (*scored.items(), *left.items()):
+        if item not in mine:
+            raise MergeError(f"{path}: test {item!r} does not belong to shard {s.shard}")
+        by_item.setdefault(item, {})[model] = row
+    out: dict[str, list[bytes]] = {}
+    for item, cells in by_item.items():
+        own = orders.get(item) if isinstance(orders.get(item), list) else None
+        rank = {str(m): n for n, m in enumerate(own or targets)}
+        out[item] = [cells[m] for m in sorted(cells, key=lambda m: rank.get(m, len(rank)))]
+    return out
+
+
 def _merge_agentv(shards: list[ShardResult], folder: Path, stamp: str) -> list[Path]:
     from .write.files import write_atomic
 
@@ -420,6 +495,10 @@ def _merge_agentv(shards: list[ShardResult], folder: Path, stamp: str) -> list[P
     rows: dict[str, list[bytes]] = {}
     for s in shards:
         mine = {str(i) for i in s.manifest["shard_items"]}
+        held = _agentv_rows_from_database(s, mine)
+        if held is not None:
+            rows.update(held)
+            continue
         try:
             lines = _read_regular(s.results).splitlines()
         except OSError as exc:

@@ -35,7 +35,7 @@ from .cost.guard import NOT_RUN
 from .events import Cell, CellFailed, Event, ModelSummary, Notice, Response, RunSummary, Scored
 from .generate.answers import CellError, WevalGenerate, weval_history
 from .journal.held_records import HeldRecords
-from .journal.records import CellScore, Failed, RunHeader
+from .journal.records import CellScore, ExportHead, Failed, NotRun, RunHeader
 from .journal.run_store import run_header
 from .pipeline import DONE, Around, CellWork, Flow, Format, Pipeline, Stages, admitted, awaited
 from .plan.cell_index import CellIndex, CellScores
@@ -303,7 +303,13 @@ class Weval(Format[WevalPlan, WevalCell]):
         self.fail(work.task, why, NOT_RUN)
 
     def write(self) -> list[Path]:
-        return self.writer.write(cost=self.cost.summary())
+        files = self.writer.write(cost=self.cost.summary())
+        if self.plan.shard is not None and self.writer.exported is not None and self.plan.replay is None:
+            # What evalspec merge needs besides the cells' rows (write/weval_rebuild.py)
+            from .write.weval_rebuild import HEAD, weval_head
+
+            self.journal.write(ExportHead(HEAD, weval_head(self.plan, self.writer.exported)))
+        return files
 
     async def stop(self) -> None:
         self.held.flush()
@@ -342,6 +348,8 @@ class Weval(Format[WevalPlan, WevalCell]):
         self.writer.failed(task, message, not_run=kind == NOT_RUN)
         if not resumed and kind != NOT_RUN:
             self.held.hold(Failed(cell, message, kind))
+        elif kind == NOT_RUN:
+            self.held.hold(NotRun(cell, message))  # not a failure: --resume with a higher cap runs it
         self.held.flush()
         self.emit(CellFailed(cell, message, kind, resumed=resumed))
 

@@ -135,6 +135,13 @@ def test_weval_shards_merged_equal_a_single_run(tmp_path: Path, fake: SmartFake)
                 assert [pa["keyPointText"] for pa in result["pointAssessments"]] == ["says hello", "names the number"]
     # The merge writes the report of the merged results (the same reader as `evalspec report`).
     assert (next((tmp_path / "merged").glob("live/blueprints/*")) / "report.html").is_file()
+    # It read the shards' run databases: without their comparison files it writes the same files.
+    for i in (1, 2, 3):
+        for p in (tmp_path / f"shard{i}").glob("live/blueprints/*/*_comparison.json"):
+            p.unlink()
+    assert main(["merge", *(str(tmp_path / f"shard{i}") for i in (1, 2, 3)), "-o", str(tmp_path / "from-db"),
+                 "--no-report"]) == 0
+    assert _tree(tmp_path / "from-db") == {k: v for k, v in _tree(tmp_path / "merged").items()}
 
 
 def test_agentv_shards_merged_equal_a_single_run(tmp_path: Path, fake: SmartFake) -> None:
@@ -293,3 +300,117 @@ def test_costs_of_shards_add_up() -> None:
         ("answers", "a", 1, None), ("answers", "b", 4, 1.0), ("judge", "j", 2, 0.5)]
     assert merged["input_tokens"] == 70 and merged["output_tokens"] == 7
     assert merged["usd"] == 1.5 and merged["unpriced"] == ["a"]  # an unknown price stays unknown
+
+
+def _agentv_capped_shards(tmp_path: Path) -> tuple[list[Path], Path]:
+    """Three shards of a suite whose tests t1, t4, t7 … list their targets the other way round, each shard
+    stopped by a budget before its last tests (their rows: not run)."""
+    write(tmp_path / ".agentv" / "targets.yaml", AGENTV_TARGETS + """  - name: other
+    provider: openai
+    model: other-model
+    api_key: ${{ OPENAI_API_KEY }}
+    endpoint: ${{ OPENAI_BASE_URL }}
+""")
+    tests = "\n".join(f"""  - id: t{i}
+    input: "Question {i}"
+    criteria: says the number{chr(10) + '    execution: {targets: [other, default]}' if i % 3 == 1 else ''}
+    assert:
+      - {{type: contains, value: "{i}"}}""" for i in range(12))
+    suite = write(tmp_path / "evals" / "s.eval.yaml", "name: sharded\nexecution:\n  targets: [default, other]\n"
+                  f"  total_budget_usd: 0.012\ntests:\n{tests}\n")
+    prices = write(tmp_path / "p.yml", "candidate: {input: 100, output: 1}\nother-model: {input: 100, output: 1}\n")
+    folders, codes = [], []
+    for i in (1, 2, 3):
+        folder = tmp_path / f"s{i}"
+        codes.append(main(["run", str(suite), "-o", str(folder), "--shard", f"{i}/3", "-j", "1", "--prices",
+                           str(prices), "--no-report"]))
+        folders.append(folder)
+    assert set(codes) <= {0, 4} and 4 in codes  # 4: cells not run (the budget), the shard finished
+    return folders, suite
+
+
+def _agentv_results(folder: Path) -> Path:
+    files = [p for p in folder.glob("agentv/*/*.jsonl")]
+    assert len(files) == 1, files
+    return files[0]
+
+
+def test_agentv_shards_merge_from_their_databases(tmp_path: Path, fake: SmartFake) -> None:
+    """The merged rows come from the shards' run databases, the rows of cells a budget kept from starting
+    and the tests' own order of targets included: with the shards' results files gone, the merge writes
+    the bytes the merge of those files writes."""
+    folders, _ = _agentv_capped_shards(tmp_path)
+    # The merge of the results files (the databases set aside: an earlier evalspec's shards)
+    dbs = [p for f in folders for p in f.glob("agentv/*/*.run.db")]
+    assert len(dbs) == 3
+    for p in dbs:
+        p.rename(p.with_name(p.name + ".away"))
+    assert main(["merge", *map(str, folders), "-o", str(tmp_path / "from-files"), "--no-report"]) == 0
+    for p in dbs:
+        p.with_name(p.name + ".away").rename(p)
+    for f in folders:
+        _agentv_results(f).unlink()
+    assert main(["merge", *map(str, folders), "-o", str(tmp_path / "from-db"), "--no-report"]) == 0
+    from_files, from_db = _agentv_results(tmp_path / "from-files"), _agentv_results(tmp_path / "from-db")
+    assert from_db.name == from_files.name and from_db.read_bytes() == from_files.read_bytes()
+    rows = [json.loads(line) for line in from_db.read_bytes().splitlines()]
+    assert [(r["test_id"], r["target"]) for r in rows] == [
+        (f"t{i}", t) for i in range(12) for t in (("other", "default") if i % 3 == 1 else ("default", "other"))]
+    not_run = [r for r in rows if str(r["error"] or "").startswith("not run: execution.total_budget_usd")]
+    assert not_run and all((r["score"], r["verdict"]) == (None, "not scored") for r in not_run)
+    assert _tree(tmp_path / "from-files") == _tree(tmp_path / "from-db")
+
+
+def test_agentv_shards_of_an_earlier_database_merge_from_their_files(tmp_path: Path, fake: SmartFake,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """A shard database of schema 1 (no `not_run` table: its not-run rows are only in the results file) is
+    not read; the shard's results file is, and without it the merge says what is missing."""
+    import sqlite3
+
+    folders, _ = _agentv_capped_shards(tmp_path)
+    assert main(["merge", *map(str, folders), "-o", str(tmp_path / "now"), "--no-report"]) == 0
+    for p in (p for f in folders for p in f.glob("agentv/*/*.run.db")):
+        with sqlite3.connect(p) as conn:
+            conn.execute("DROP TABLE not_run")
+            conn.execute("PRAGMA user_version = 1")
+    assert main(["merge", *map(str, folders), "-o", str(tmp_path / "earlier"), "--no-report"]) == 0
+    assert _tree(tmp_path / "now") == _tree(tmp_path / "earlier")
+    _agentv_results(folders[0]).unlink()
+    capsys.readouterr()
+    assert main(["merge", *map(str, folders), "-o", str(tmp_path / "lost"), "--no-report"]) != 0
+    assert "cannot read" in capsys.readouterr().err
+
+
+def test_a_capped_weval_shards_database_holds_its_comparison(tmp_path: Path, fake: SmartFake) -> None:
+    """Each shard's comparison object rebuilt from its run database (what `evalspec merge` reads) equals its
+    comparison file, for shards capped by `--max-cost` (cells not run), whose prompts have a generated turn
+    inside the conversation and some their own system prompt."""
+    from evalspec.run.merge import find_shards, shard_database
+    from evalspec.run.write.weval_rebuild import weval_comparison
+
+    lines = ["title: Capped", "models: [openai:a, openai:b]", "system: Be brief.", "---"]
+    for i in range(9):
+        lines += [f"- id: q{i}", "  messages:", f"    - user: \"Question {i}\"", "    - assistant: null",
+                  "    - user: And then?", f"  should: [{{$contains: \"{i}\"}}]"]
+        if i % 2:
+            lines += [f"  system: Answer {i} plainly."]
+    bp = write(tmp_path / "cap.weval.yml", "\n".join(lines) + "\n")
+    prices = write(tmp_path / "p.yml", "models:\n  a: {input: 0, output: 1000}\n  b: {input: 0, output: 1000}\n")
+    codes = []
+    for i in (1, 2, 3):
+        codes.append(main(["run", str(bp), "-o", str(tmp_path / f"shard{i}"), "--shard", f"{i}/3", "--eval-method",
+                           "none", "-j", "1", "--prices", str(prices), "--max-cost", "5", "--no-report"]))
+    assert set(codes) <= {0, 4} and 4 in codes
+    shards = find_shards([tmp_path / f"shard{i}" for i in (1, 2, 3)])
+    seen = {"not run": 0, "own system": 0, "answered": 0}
+    for s in shards:
+        from_file = json.loads(s.results.read_bytes())
+        rebuilt = weval_comparison(shard_database(s), s.manifest)
+        assert rebuilt == from_file
+        for pid, row in from_file["fullConversationHistories"].items():
+            for history in row.values():
+                seen["own system"] += history[0]["content"] == f"Answer {pid[1:]} plainly."
+                seen["answered"] += "<<error>>" not in history[-1]["content"] and len(history) == 5
+        seen["not run"] += sum(str(e).startswith("not run:") for row in from_file.get("errors", {}).values()
+                               for e in row.values())
+    assert all(seen.values()), seen

@@ -3,7 +3,8 @@
 Everything a run learns is a row here the moment it exists: the run itself (`run`), the items it plans
 with their fingerprints (`items`), every answer (`answers`), failure (`failures`), judgement
 (`judgements`), key-point extraction (`key_points`), embedding (`embeddings`), cell result (`scores`),
-call's tokens and cost (`usage`), provider batch (`batches`, `batch_items`) and who runs it (`lock`).
+call's tokens and cost (`usage`), provider batch (`batches`, `batch_items`), cell a cost cap kept from
+starting (`not_run`, schema 2), a shard's export head (`exports`, schema 2) and who runs it (`lock`).
 docs/run-database.md documents the tables for people who query them with `sqlite3`.
 
 WAL, one writer: a write joins the open transaction, committed within journal/run_store.py's COMMIT_EVERY
@@ -45,11 +46,13 @@ from .records import (
     CellScore,
     Done,
     Embedding,
+    ExportHead,
     Failed,
     Generated,
     Judged,
     JudgeReply,
     KeyPoints,
+    NotRun,
     Record,
     RunHeader,
     Stopped,
@@ -60,7 +63,10 @@ R = TypeVar("R")
 
 SUFFIX = ".run.db"
 PREV_SUFFIX = ".run.prev.db"  # the database of the run of the label before a fresh run (journal/run_store.py)
-SCHEMA_VERSION = 1  # PRAGMA user_version
+SCHEMA_VERSION = 2  # PRAGMA user_version
+# 1: before `not_run` and `exports`. Opened by a writer, such a database gets them (CREATE TABLE IF NOT EXISTS) and
+# version 2; a reader reads it as it is (has_not_run: False).
+OLDEST_SCHEMA = 1
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS run (
@@ -101,12 +107,17 @@ CREATE TABLE IF NOT EXISTS batches (
 CREATE TABLE IF NOT EXISTS batch_items (
     key TEXT NOT NULL, n INTEGER NOT NULL, custom_id TEXT NOT NULL, item TEXT NOT NULL, model TEXT NOT NULL,
     slot TEXT NOT NULL, PRIMARY KEY (key, n)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS not_run (
+    item TEXT NOT NULL, model TEXT NOT NULL, why TEXT NOT NULL, row TEXT, at INTEGER NOT NULL,
+    PRIMARY KEY (item, model));
+CREATE TABLE IF NOT EXISTS exports (
+    name TEXT PRIMARY KEY, body BLOB NOT NULL, at INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS lock (
     id INTEGER PRIMARY KEY CHECK (id = 1), pid INTEGER NOT NULL, since TEXT NOT NULL, host TEXT NOT NULL);
 """
 # What a fresh run of the label empties (everything but the lock).
 DATA_TABLES = ("run", "items", "answers", "failures", "judgements", "key_points", "embeddings", "scores", "usage",
-               "batches", "batch_items")
+               "batches", "batch_items", "not_run", "exports")
 
 
 class RunLocked(PlanError):
@@ -184,7 +195,7 @@ def _reader(path: Path, mode: str) -> sqlite3.Connection:
     try:
         _setup(conn)
         version = conn.execute("PRAGMA user_version").fetchone()[0]
-        if version != SCHEMA_VERSION:
+        if not OLDEST_SCHEMA <= version <= SCHEMA_VERSION:
             raise NotADatabase(f"{path} is not a run database of this evalspec (schema {version})")
     except sqlite3.DatabaseError as exc:
         conn.close()
@@ -368,6 +379,10 @@ def put(conn: sqlite3.Connection, records: Sequence[Record]) -> None:
             ex("INSERT OR REPLACE INTO embeddings VALUES (?,?,?)", (r.key, _json(r.vector), at))
         elif isinstance(r, RunHeader):
             _put_header(conn, r)
+        elif isinstance(r, NotRun):
+            put_not_run(conn, r, at)
+        elif isinstance(r, ExportHead):
+            ex("INSERT OR REPLACE INTO exports VALUES (?,?,?)", (r.name, r.body, at))
         elif isinstance(r, Done):
             ex("UPDATE run SET finished = 1")
         elif isinstance(r, Stopped):
@@ -390,6 +405,11 @@ def put(conn: sqlite3.Connection, records: Sequence[Record]) -> None:
             ex("UPDATE batches SET cancelled = 1, cancelled_at = ? WHERE key = ?", (at, r.key))
         else:  # pragma: no cover - every record kind is above
             raise TypeError(f"no table for {type(r).__name__}")
+
+
+def put_not_run(conn: sqlite3.Connection, r: NotRun, at: int) -> None:
+    conn.execute("INSERT OR REPLACE INTO not_run VALUES (?,?,?,?,?)",
+                 (r.cell.item, r.cell.model, _text(r.why), None if r.row is None else _json(r.row), at))
 
 
 def _put_header(conn: sqlite3.Connection, h: RunHeader) -> None:
@@ -530,6 +550,58 @@ def _batch_records(conn: sqlite3.Connection) -> Iterator[tuple[int, Record]]:
                 yield ended_at or at, BatchEnded(key, value)
         if cancelled:
             yield cancelled_at or at, BatchCancelled(key)
+
+
+def has_not_run(conn: sqlite3.Connection) -> bool:
+    """Whether the database has the `not_run` table (schema 2; a schema-1 database read as it is has not)."""
+    return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'not_run'").fetchone() is not None
+
+
+def not_run(conn: sqlite3.Connection) -> Iterator[NotRun]:
+    """The cells a cost cap kept from starting (none in a schema-1 database), in the order recorded."""
+    if not has_not_run(conn):
+        return
+    for item, model, why, row, _at in conn.execute("SELECT item, model, why, row, at FROM not_run ORDER BY rowid"):
+        value = loads(row) if row is not None else None
+        yield NotRun(_cell(item, model), _str(why), value if isinstance(value, dict) else None)
+
+
+def export_head(conn: sqlite3.Connection, name: str) -> bytes | None:
+    """The `exports` row `name`'s body (None: none, or a schema-1 database)."""
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'exports'").fetchone() is None:
+        return None
+    row = conn.execute("SELECT body FROM exports WHERE name = ?", (name,)).fetchone()
+    return None if row is None else bytes(row[0])
+
+
+def cell_rows(conn: sqlite3.Connection) -> Iterator[tuple[str, str, str, Any]]:
+    """Every cell's rows as (table, item, model, value), for rebuilding an export: `answers` (value: (turn,
+    text)), `failures` (the error), `scores` (the result, decoded), `not_run` (why)."""
+    for item, model, turn, text in conn.execute("SELECT item, model, turn, text FROM answers ORDER BY rowid"):
+        yield "answers", item, model, (int(turn), _str(text))
+    for item, model, error in conn.execute("SELECT item, model, error FROM failures ORDER BY rowid"):
+        yield "failures", item, model, _str(error)
+    for item, model, result in conn.execute("SELECT item, model, result FROM scores ORDER BY rowid"):
+        yield "scores", item, model, loads(result)
+    if has_not_run(conn):
+        for item, model, why in conn.execute("SELECT item, model, why FROM not_run ORDER BY rowid"):
+            yield "not_run", item, model, _str(why)
+
+
+def score_rows(conn: sqlite3.Connection) -> Iterator[tuple[str, str, bytes]]:
+    """Each finished cell's (item, model, `result` as the JSON bytes stored), undecoded: an AgentV results
+    row as the results file has it (evalspec merge copies them)."""
+    for item, model, result in conn.execute("SELECT item, model, result FROM scores ORDER BY rowid"):
+        yield item, model, result.encode("utf-8", "surrogatepass") if isinstance(result, str) else bytes(result)
+
+
+def not_run_rows(conn: sqlite3.Connection) -> Iterator[tuple[str, str, bytes | None]]:
+    """Each not-run cell's (item, model, its AgentV row as the JSON bytes stored, or None)."""
+    if not has_not_run(conn):
+        return
+    for item, model, row in conn.execute("SELECT item, model, row FROM not_run ORDER BY rowid"):
+        yield item, model, None if row is None else (
+            row.encode("utf-8", "surrogatepass") if isinstance(row, str) else bytes(row))
 
 
 def _untimed(pairs: Iterator[tuple[int, R]]) -> Iterator[R]:

@@ -584,6 +584,29 @@ class BatchCancelled:
         return cls(str(rec["k"]))
 
 
+@dataclass(frozen=True, slots=True)
+class NotRun:
+    """A cell a cost cap kept from starting, and why; `row`: the AgentV results row written for it (Weval:
+    None, its comparison entries follow from `why`). Kept apart from the cell's score (the database's
+    `not_run` table), so `--resume` with a higher cap runs the cell; a score of the cell replaces it in
+    the exports. Database only: an earlier evalspec's JSONL journal never has one."""
+
+    TAG: ClassVar[str] = "notrun"  # never in a JSONL journal (not a journal_record)
+    cell: Cell
+    why: str
+    row: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ExportHead:
+    """What a run's export holds besides its cells' rows, kept for `evalspec merge` (the database's
+    `exports` table): `body` is zlib-compressed JSON (run/write/weval_rebuild.py makes and reads it)."""
+
+    TAG: ClassVar[str] = "export"  # never in a JSONL journal (not a journal_record)
+    name: str
+    body: bytes
+
+
 Record: TypeAlias = (RunHeader | Generated | Failed | Judged | JudgeReply | KeyPoints | Embedding | CellScore
                      | Usage | Done | Stopped | BatchPlanned | BatchFileUploaded | BatchCreated | BatchEnded
-                     | BatchCancelled)
+                     | BatchCancelled | NotRun | ExportHead)

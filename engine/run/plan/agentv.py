@@ -112,6 +112,24 @@ class AgentvTasks(ListLike[AgentvTask]):
         return AgentvTask(Cell(id_at(self.tests, index), target.name), self.tests, index, target,
                           self._judges.get(target.name), n)
 
+    def target_orders(self, order: Sequence[str]) -> dict[str, list[str]]:
+        """The tests whose cells are not in `order`'s order of targets (a test's own `targets` listed
+        otherwise), each with its targets in the order of its cells: what `evalspec merge` needs besides
+        the run database's rows to write a shard's rows in the plan's order (run/merge.py)."""
+        if len(self._targets) <= 1:
+            return {}
+        rank = [order.index(t.name) if t.name in order else len(order) for t in self._targets]
+        out: dict[str, list[str]] = {}
+        tests, targets, total, n = self._test, self._target, len(self._test), 0
+        while n < total:
+            m = n + 1
+            while m < total and tests[m] == tests[n]:
+                m += 1
+            if any(rank[targets[j]] > rank[targets[j + 1]] for j in range(n, m - 1)):
+                out[id_at(self.tests, tests[n])] = [self._targets[targets[j]].name for j in range(n, m)]
+            n = m
+        return out
+
     def kept(self, tests: Sequence[AgentvTest], keep: Callable[[str], bool]) -> AgentvTasks:
         """The cells whose test id `keep` holds, on `tests` (the kept tests, in order: a shard's)."""
         where = {tid: k for k, tid in enumerate(item_ids(tests))}

@@ -39,6 +39,7 @@ class WevalWriter:
         self.results = WevalResults(CellStore(folder, bound if bound is not None else
                                               cell_store.bound_for(len(plan.tasks)), index))
         self.index = index
+        self.exported: dict[str, Any] | None = None  # the comparison object last written
 
     def answered(self, task: WevalTask, final: str, history: History) -> None:
         """A cell's answer (its final turn) and the whole exchange."""
@@ -92,6 +93,7 @@ class WevalWriter:
                                  eval_methods=list(plan.eval_methods) or ["llm-coverage"],
                                  effective_models=plan.effective_models, results=self.results,
                                  positions=self.index.item_positions() if self.index is not None else None)
+        self.exported = full  # what a shard keeps of it in its run database (Weval.write, weval_rebuild.py)
         files = write_comparison(self.folder, plan.results_base, stamp, full, artefacts=self.artefacts)
         from ..cost.cost_file import write_cost
 
