@@ -87,6 +87,12 @@
   // As the cost table and the terminal write dollars (report/costs.py usd_text): a small cost is not "$0.0000".
   const usd = (x) => (x === null || x === undefined ? "—" : x >= 1 ? "$" + x.toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 }) : "$" + x.toFixed(6));
 
+  // The run's own time (its database's sessions added up), not its calls' durations (they overlap):
+  // "wall time 9.5 s", "wall time 12.3 s (2 sessions: 8.2 s + 4.1 s)". As report/markdown.py wall_text.
+  const secs = (x) => (x < 60 ? x.toFixed(1) + " s" : x < 3600 ? Math.floor(x / 60) + " min " + String(Math.round(x % 60)).padStart(2, "0") + " s"
+    : Math.floor(x / 3600) + " h " + String(Math.floor((x % 3600) / 60)).padStart(2, "0") + " min");
+  const wallText = (w) => "wall time " + secs(w.reduce((a, b) => a + b, 0)) + (w.length > 1 ? " (" + w.length + " sessions: " + w.map(secs).join(" + ") + ")" : "");
+
   // --- layout ----------------------------------------------------------------------------------------
   const app = document.getElementById("app");
   const run = D.runs[NEW];
@@ -96,7 +102,7 @@
     const r = D.runs[n];
     // In a comparison each side is named apart (label, then time, then file: report/diff.py run_names).
     const who = DIFF ? (n === 0 ? "old: " : "new: ") + D.diff.names[n] : "run " + (r.label || "—") + " · " + (r.timestamp || "—");
-    header.append(el("div", { class: "meta", text: who + " · " + (r.kind === "weval" ? "Weval blueprint" : "AgentV suite") +
+    header.append(el("div", { class: "meta", text: who + (r.wall ? " · " + wallText(r.wall) : "") + " · " + (r.kind === "weval" ? "Weval blueprint" : "AgentV suite") +
       " · " + r.source + (r.evalFile ? " · from " + r.evalFile : "") }));
   }
   const notes = el("ul", { class: "notes" });
@@ -632,7 +638,7 @@
     const usage = [];
     if (tin !== null || tout !== null) usage.push("tokens " + num(tin) + " in / " + num(tout) + " out");
     if (cost !== null) usage.push("cost " + usd(cost));
-    if (ms !== null) usage.push("duration " + dur(ms));
+    if (ms !== null) usage.push("call time " + dur(ms));
     if (usage.length) box.append(el("div", { class: "kv", text: usage.join(" · ") }));
     if (extra && Array.isArray(extra.trials) && extra.trials.length) box.append(el("h3", { text: "trials" }), trialsTable(extra.trials));
     if (extra) {

@@ -101,6 +101,7 @@ class HumanRenderer:
         self.summary: RunSummary | None = None
         self.plan: dict[str, Any] = {}
         self.journal: str | None = None
+        self.wall: tuple[float, ...] | None = None  # each session's wall time (the run database's), set after it
         self.started = time.monotonic()
         self._last_draw = 0.0
         self._last_line = 0.0
@@ -279,7 +280,7 @@ class HumanRenderer:
             self.err.write(f"rate limits: {line}\n")
         self.err.flush()
         if self.summary is not None:
-            self.out.write(format_table(self.summary, color=self.color) + "\n")
+            self.out.write(format_table(self.summary, color=self.color, wall=self.wall) + "\n")
             worst = self.worst.format()
             if worst:
                 self.out.write("\n" + worst + "\n\n")
@@ -430,9 +431,21 @@ def _mean_color(mean: float | None) -> str:
     return _GREEN if mean >= PASS else _YELLOW if mean >= 0.6 else _RED
 
 
-def format_table(summary: RunSummary, *, color: bool = False) -> str:
+def wall_text(sessions: tuple[float, ...]) -> str:
+    """"wall time 9.5 s", or for a resumed run "wall time 4.1 s (this session; 12.3 s over 2 sessions)"."""
+    if len(sessions) == 1:
+        return f"wall time {_seconds(sessions[0])}"
+    return f"wall time {_seconds(sessions[-1])} (this session; {_seconds(sum(sessions))} over {len(sessions)} sessions)"
+
+
+def _seconds(seconds: float) -> str:
+    return f"{seconds:.1f} s" if seconds < 60 else _duration(seconds)
+
+
+def format_table(summary: RunSummary, *, color: bool = False, wall: tuple[float, ...] | None = None) -> str:
     """The closing table; `color`: the header bold, each mean in its verdict's colour, fails red, cells
-    not scored magenta and errors red when there are any (a terminal's; never when piped)."""
+    not scored magenta and errors red when there are any (a terminal's; never when piped). `wall`: each
+    session's wall time (the run database's), the run's own time, not its calls' added up."""
     headers = ("model", "cells", "mean", "pass", "borderline", "fail", "not scored", "errors")
     rows = [(m.model, f"{m.cells:,}", _fmt(m.mean), f"{m.passed:,}", f"{m.borderline:,}", f"{m.failed:,}",
              f"{m.not_scored:,}", f"{m.errors:,}") for m in summary.models]
@@ -458,6 +471,8 @@ def format_table(summary: RunSummary, *, color: bool = False) -> str:
         extra.append(f"{summary.cached:,} from cache")
     if summary.resumed:
         extra.append(f"{summary.resumed:,} cell(s) resumed")
+    if wall:
+        extra.append(wall_text(wall))
     out.append("")
     out.append(", ".join(extra))
     if summary.cost:
