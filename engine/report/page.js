@@ -54,7 +54,11 @@
     pre = pre.slice(0, cut);
     suf = suf.includes("[") ? suf.slice(suf.indexOf("[")) : "";  // `[temp:0]`, not `-mini[temp:0]`
     const out = names.map((n) => n.slice(pre.length, n.length - suf.length) || n);
-    return new Set(out).size === out.length ? out : names.slice();
+    if (new Set(out).size !== out.length) return names.slice();
+    // Models of several providers: each without its provider while they still read apart (the full id
+    // is the header's title and the detail's "model" line).
+    const bare = out.map((n) => n.replace(/^[A-Za-z0-9_-]+:(?=.)/, ""));
+    return new Set(bare).size === bare.length ? bare : out;
   })();
 
   const S = { active: false, model: -1, fail: false, ns: false, err: false, reg: false, imp: false, q: "", sort: "file", row: 0, col: 0 };
@@ -358,11 +362,14 @@
   // row holds: they are fixed pixel widths computed from the pane's width, the same for the header and
   // every row. The item column is clamped (its text ellipsised); model columns share the rest but never
   // get narrower than COL_MIN: then the pane scrolls sideways while the item column stays (sticky).
-  const ITEM_MIN = 160, ITEM_MAX = 320, COL_MIN = 96;
+  // At 1024 px five models fit beside the detail: the item column gives way (down to ITEM_FLOOR) before
+  // the model columns scroll sideways, and a cell's label ("0.65", "error", "pending") needs COL_MIN.
+  const ITEM_MIN = 160, ITEM_FLOOR = 110, ITEM_MAX = 320, COL_MIN = 72;
   let colW = { item: ITEM_MIN, model: COL_MIN, total: ITEM_MIN };
   function measureColumns() {
     const w = grid.clientWidth || 800;
-    const item = Math.round(Math.min(ITEM_MAX, Math.max(ITEM_MIN, w * 0.3)));
+    let item = Math.round(Math.min(ITEM_MAX, Math.max(ITEM_MIN, w * 0.3)));
+    if (w - item < COL_MIN * cols.length) item = Math.max(ITEM_FLOOR, w - COL_MIN * cols.length);
     const model = Math.max(COL_MIN, Math.floor((w - item) / Math.max(1, cols.length)));
     colW = { item, model, total: item + model * cols.length };
   }
