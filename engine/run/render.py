@@ -215,7 +215,8 @@ class HumanRenderer:
         if self.prices is None or (not self.cost_so_far and not self.unpriced_answers):
             return ""
         usd = f"${self.cost_so_far:.6f}" if self.cost_so_far < 1 else f"${self.cost_so_far:,.2f}"
-        return f"  {'≥ ' if self.unpriced_answers else ''}{usd} so far"
+        # "answers": judges' calls are not counted here (the closing cost table has them)
+        return f"  answers {'≥ ' if self.unpriced_answers else ''}{usd} so far"
 
     def unscored_notes(self) -> list[str]:
         """"2 cell(s) not scored (a × echo, b × echo): Not scored: the prompt has no points …": what the

@@ -98,3 +98,26 @@ def test_no_colour_when_piped_or_with_no_color(tmp_path: Path) -> None:
         assert done.returncode == 0, done.stderr
         assert "\x1b" not in done.stdout and "\x1b" not in done.stderr
         assert "openai:gpt-4o-mini[temp:0]" in done.stdout
+
+
+def test_the_status_lines_cost_is_the_answers_cost_in_the_results(tmp_path: Path) -> None:
+    """The live line's "answers $… so far", once every cell is done, is the cost file's answers lines
+    added up (the judges' calls are the closing table's, not the line's)."""
+    import json
+
+    bp = _blueprint(tmp_path, 4)
+    out = tmp_path / "out"
+    term = Tmux(f"evalspec-cost-{os.getpid()}")
+    try:
+        with FakeProvider() as fake:
+            fake.latency = 0.2
+            env = {**env_for(fake), "PYTHONPATH": os.pathsep.join(sys.path), "TERM": "xterm-256color"}
+            term.type(_command(env, f"{bp} -o {out} -j 2 --no-report"))
+            screen = term.wait_for("results: ")
+    finally:
+        term.close()
+    status = next(line for line in screen.splitlines() if "4/4" in line)
+    shown = status.split("answers $", 1)[1].split(" so far", 1)[0]
+    lines = json.loads(next(out.glob("live/blueprints/*/*_cost.json")).read_text())["lines"]
+    answers = sum(x["usd"] for x in lines if x["role"] == "answers")
+    assert answers > 0 and shown == f"{answers:.6f}", (status, lines)
