@@ -682,6 +682,11 @@
     if (ideal) box.append(el("h3", { text: D.runs[NEW].kind === "weval" ? "ideal answer" : "expected output" }), el("pre", { class: "text", text: ideal }));
     detail.replaceChildren(box);
     detail.scrollTop = 0;
+    // The selected cell's answer on screen: when what is above the matrix (a small run's open summary)
+    // leaves it below the window, the page scrolls to the matrix and the detail.
+    const sides = detail.querySelectorAll(".cellres"), mine = sides[sides.length - 1];
+    const shown = mine && (mine.querySelector(".answer") || mine);
+    if (shown && shown.getBoundingClientRect().top + 48 > window.innerHeight) detail.parentElement.scrollIntoView({ block: "start" });
   }
 
   // --- controls and keys --------------------------------------------------------------------------------

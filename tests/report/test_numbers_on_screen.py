@@ -198,3 +198,39 @@ def test_a_failed_attempt_is_not_blamed_on_a_missing_price() -> None:
     assert "cost_limit_note" not in result.details and result.details["cost_usd"] == 0.002
     unpriced = combine(settings, [Attempt(0.9, "pass", None)], "count")
     assert "no price" in unpriced.details["cost_limit_note"]  # an answer without a price still says so
+
+
+@pytest.mark.parametrize("size", [(1440, 900), (1024, 768)])
+def test_a_diffs_cell_reads_whole_at_both_sizes(made: dict[str, Any], runs: dict[str, Path], tmp_path: Path,
+                                                browser: Any, size: tuple[int, int]) -> None:
+    """The selected cell of a diff: new above old when the detail is narrow (1024 px), side by side when
+    wide; neither side's points table runs out of its column; the new score is the new run's."""
+    from evalspec.report import load_results
+
+    path = write_report([runs["weval"], runs["weval2"]], tmp_path / "d.html")
+    new = load_results(runs["weval2"]).cells[("capital", "openai:candidate[temp:0]")]
+    ctx = browser.new_context(viewport={"width": size[0], "height": size[1]})
+    try:
+        page = ctx.new_page()
+        page.goto(path.resolve().as_uri())
+        page.wait_for_selector("html[data-ready]", timeout=20000)
+        i = page.evaluate("() => JSON.parse(document.getElementById('evalspec-data').textContent).items.indexOf('capital')")
+        m = page.evaluate("() => JSON.parse(document.getElementById('evalspec-data').textContent).models"
+                          ".indexOf('openai:candidate[temp:0]')")
+        page.locator(f'.cell[data-i="{i}"][data-m="{m}"]').click()
+        sides = page.locator("#detail .cols > .cellres")
+        old_box, new_box = sides.nth(0).bounding_box(), sides.nth(1).bounding_box()
+        assert old_box is not None and new_box is not None
+        if size[0] == 1024:
+            assert new_box["y"] < old_box["y"]  # stacked, the new (the selected cell's) first
+            answer = sides.nth(1).locator(".answer").bounding_box()
+            assert answer is not None and answer["y"] + 24 < size[1]
+        else:
+            assert new_box["x"] > old_box["x"] and abs(new_box["y"] - old_box["y"]) < 1  # side by side
+        for side in range(2):
+            assert sides.nth(side).evaluate("e => [...e.querySelectorAll('table.points')]"
+                                            ".every(t => t.scrollWidth <= e.clientWidth + 1)")
+        assert sides.nth(1).locator("h3").first.inner_text().lower().startswith("new: ")
+        assert f"score {new.score:.3f}" in sides.nth(1).inner_text()
+    finally:
+        ctx.close()
