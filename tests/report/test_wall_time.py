@@ -107,3 +107,9 @@ def test_a_resumed_runs_wall_time_adds_its_sessions_not_the_pause(tmp_path: Path
     assert float(line.group(2)) < e2 - s1 - 1.5  # the pause between the sessions is left out
     meta = _report_meta(browser, out)
     assert f"wall time {line.group(2)} s (2 sessions: {e1 - s1:.1f} s + {e2 - s2:.1f} s)" in meta, meta
+    # The Markdown report (a CI step's summary) says the same.
+    from evalspec.report import load_results
+    from evalspec.report.markdown import render_markdown
+
+    results = next((out / "live" / "blueprints").glob("*/*_comparison.json"))
+    assert f"· wall time {line.group(2)} s (2 sessions: " in render_markdown([load_results(results)], html=False)
