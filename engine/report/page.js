@@ -173,7 +173,9 @@
     }
     t.append(tb);
     const unpriced = c.unpriced || [];
-    const total = (unpriced.length ? "at least " : "") + money(c.usd) + (unpriced.length ? " + unknown for " + unpriced.join(", ") : "");
+    // As report/costs.py total_text: nothing priced reads "unknown", not "at least $0.000000".
+    const total = unpriced.length && !c.usd ? "unknown (no price for " + unpriced.join(", ") + ")"
+      : (unpriced.length ? "at least " : "") + money(c.usd) + (unpriced.length ? " + unknown for " + unpriced.join(", ") : "");
     const box = el("section", { class: "overview", id: "cost" }, t, el("p", { class: "kv", id: "cost-total", text: "Total cost: " + total }));
     if (c.stopped) box.append(el("p", { class: "kv", id: "cost-stopped", text: "Stopped: " + c.stopped }));
     return box;
@@ -182,7 +184,8 @@
   function overviewLine() {
     const means = run.summary.map((s) => SHORT[D.models.indexOf(s.model)] + " " + sc3(s.mean)).join(" · ");
     const c = run.costs;
-    const cost = c && c.lines && c.lines.length ? " · total cost " + ((c.unpriced || []).length ? "at least " : "") + usd(c.usd) : "";
+    const unknown = (c && c.unpriced || []).length;
+    const cost = c && c.lines && c.lines.length ? " · total cost " + (unknown && !c.usd ? "unknown" : (unknown ? "at least " : "") + usd(c.usd)) : "";
     return "Summary" + (c && c.lines && c.lines.length ? " and costs" : "") + ": " + (means.length > 160 ? means.slice(0, 159) + "…" : means) + cost;
   }
 
