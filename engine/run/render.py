@@ -245,9 +245,6 @@ class HumanRenderer:
             self.err.flush()
 
     def _draw(self, now: float) -> None:
-        width = 28
-        filled = int(width * self.done / self.total) if self.total else width
-        bar = "█" * filled + "░" * (width - filled)
         waiting = [(t, r) for t, r in self.retrying.values() if t > now]
         retry = ""
         if self.retrying:
@@ -255,12 +252,45 @@ class HumanRenderer:
             reasons = ",".join(sorted({r for _, r in self.retrying.values()}))
             retry = f"  retrying {len(self.retrying)} ({reasons}; back-off {longest:.1f} s)"
         running = f"  {len(self.running):,} in progress" if self.running else ""
-        line = (f"{bar} {self.done:,}/{self.total:,}{running}  errors {self.errors:,}{self._eta(now)}{self._cost()}"
-                f"{retry}{self.pacing.status(now)}  {now - self.started:.1f} s")
+        count = f" {self.done:,}/{self.total:,}"
+        # (text, rank): on a narrow terminal the highest ranks go first, so the line never wraps (a wrapped
+        # line is not erased by the redraw: each redraw scrolled a new line at 80 columns).
+        parts = [(running, 4), (f"  errors {self.errors:,}", 1), (self._eta(now), 2), (self._cost(), 3), (retry, 5),
+                 (self.pacing.status(now), 1), (f"  {now - self.started:.1f} s", 6)]
+        room = self._columns() - 1
+        bar_width = 28
+        while True:
+            line_len = bar_width + len(count) + sum(len(shown(t)) for t, _ in parts)
+            if line_len <= room:
+                break
+            droppable = [k for k, (t, rank) in enumerate(parts) if t and rank > 1]
+            if droppable:
+                k = max(droppable, key=lambda k: parts[k][1])
+                parts[k] = ("", 0)
+            elif bar_width > 8:
+                bar_width = max(8, bar_width - (line_len - room))
+            else:
+                break
+        filled = int(bar_width * self.done / self.total) if self.total else bar_width
+        bar = "█" * filled + "░" * (bar_width - filled)
+        line = shown(bar + count + "".join(t for t, _ in parts))
+        if len(line) > room:
+            line = line[:max(1, room - 1)] + "…"
         # Erase, then draw: the one sequence terminal_text.SafeStream lets through with a CR.
-        self.err.write("\r\x1b[K" + shown(line))
+        self.err.write("\r\x1b[K" + line)
         self.err.flush()
         self._bar_shown = True
+
+    def _columns(self) -> int:
+        """The terminal's width now (it may be resized during the run)."""
+        import os
+        import shutil
+
+        inner = getattr(self.err, "inner", self.err)
+        try:
+            return os.get_terminal_size(inner.fileno()).columns or 80
+        except (AttributeError, OSError, ValueError):
+            return shutil.get_terminal_size((200, 24)).columns
 
     def _line(self, text: str) -> None:
         if self._bar_shown:
