@@ -19,7 +19,7 @@ def add_report_parser(sub: Any) -> argparse.ArgumentParser:
                     "Two results compare OLD with NEW: regressions and improvements per cell come first.")
     p.add_argument("results", nargs="+", metavar="RESULT",
                    help="a Weval comparison file (…_comparison.json) or artefact folder, an AgentV results "
-                        "file (…jsonl), a run journal (….journal.jsonl, for an unfinished run), or a results "
+                        "file (…jsonl), a run database (….run.db, for an unfinished run), or a results "
                         "folder (its newest results); two of them: OLD NEW")
     p.add_argument("-o", "--output", type=Path, metavar="FILE",
                    help="where to write (default: report.html beside the results; Markdown goes to stdout)")

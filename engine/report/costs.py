@@ -147,4 +147,6 @@ def usd_text(value: float | None) -> str:
 def total_text(costs: dict[str, Any]) -> str:
     unpriced = costs.get("unpriced") or []
     total = usd_text(float(costs.get("usd") or 0.0))
+    if unpriced and not costs.get("usd"):  # nothing priced: "at least $0.000000" would say nothing
+        return f"unknown (no price for {', '.join(unpriced)})"
     return f"at least {total} + unknown for {', '.join(unpriced)}" if unpriced else total

@@ -146,7 +146,7 @@ def _histograms(run: RunResults) -> dict[str, list[int]]:
 def _run_meta(run: RunResults, tallied: _Tally | None = None) -> dict[str, Any]:
     """`tallied`: the summaries and histograms counted while the page read the cells (one pass, not three)."""
     return {"kind": run.kind, "title": run.title, "source": run.source, "label": run.run_label,
-            "timestamp": run.timestamp, "complete": run.complete, "notes": run.notes, "evalFile": run.eval_file,
+            "timestamp": run.timestamp, "wall": list(run.wall) if run.wall else None, "complete": run.complete, "notes": run.notes, "evalFile": run.eval_file,
             "summary": [_stats(s) for s in costs.with_answer_costs(tallied.summaries() if tallied else run.summaries(),
                                                                     run.costs)],
             "costs": run.costs, "histograms": tallied.bins if tallied else _histograms(run)}

@@ -63,6 +63,20 @@ def fmt_duration(ms: float) -> str:
     return f"{ms / 1000:,.1f} s" if ms >= 1000 else f"{ms:,.0f} ms"
 
 
+def wall_text(sessions: tuple[float, ...]) -> str:
+    """"wall time 9.5 s"; a resumed run's "wall time 12.3 s (2 sessions: 8.2 s + 4.1 s)" (the time between
+    them is not the run's). As the page's wallText."""
+    def secs(x: float) -> str:
+        if x < 60:
+            return f"{x:.1f} s"
+        return f"{x // 60:.0f} min {x % 60:02.0f} s" if x < 3600 else f"{x // 3600:.0f} h {x % 3600 // 60:02.0f} min"
+
+    text = f"wall time {secs(sum(sessions))}"
+    if len(sessions) > 1:
+        text += f" ({len(sessions)} sessions: {' + '.join(secs(x) for x in sessions)})"
+    return text
+
+
 def summary_rows(stats: list[ModelStats]) -> list[list[str]]:
     rows = []
     for s in stats:
@@ -147,7 +161,8 @@ def _render_markdown(runs: list[RunResults], diff: RunDiff | None) -> str:
             lines.append("")
     what = "blueprint" if run.kind == "weval" else "suite"
     lines.append(f"{what.capitalize()} run {code_text(run.run_label or '—')} · {cell_text(run.timestamp or '—')} · "
-                 f"{fmt_count(len(run.items))} item(s) × {fmt_count(len(run.models))} model(s)")
+                 f"{fmt_count(len(run.items))} item(s) × {fmt_count(len(run.models))} model(s)"
+                 + (f" · {wall_text(run.wall)}" if run.wall else ""))
     lines.append("")
     for note in run.notes:
         lines += [f"> {cell_text(note, 400)}", ""]

@@ -101,6 +101,9 @@ class RunResults:
     notes: list[str] = field(default_factory=list)
     system_prompts: dict[str, str | None] = field(default_factory=dict)
     costs: dict[str, Any] | None = None  # real tokens and cost per role and model (report/costs.py)
+    # Each process's wall time running the run, in seconds (its database's sessions; None: not recorded):
+    # the run's own time, not its calls' durations added up (they overlap).
+    wall: tuple[float, ...] | None = None
 
     def cell(self, item: str, model: str) -> CellResult | None:
         return self.cells.get((item, model))

@@ -54,7 +54,11 @@
     pre = pre.slice(0, cut);
     suf = suf.includes("[") ? suf.slice(suf.indexOf("[")) : "";  // `[temp:0]`, not `-mini[temp:0]`
     const out = names.map((n) => n.slice(pre.length, n.length - suf.length) || n);
-    return new Set(out).size === out.length ? out : names.slice();
+    if (new Set(out).size !== out.length) return names.slice();
+    // Models of several providers: each without its provider while they still read apart (the full id
+    // is the header's title and the detail's "model" line).
+    const bare = out.map((n) => n.replace(/^[A-Za-z0-9_-]+:(?=.)/, ""));
+    return new Set(bare).size === bare.length ? bare : out;
   })();
 
   const S = { active: false, model: -1, fail: false, ns: false, err: false, reg: false, imp: false, q: "", sort: "file", row: 0, col: 0 };
@@ -87,6 +91,12 @@
   // As the cost table and the terminal write dollars (report/costs.py usd_text): a small cost is not "$0.0000".
   const usd = (x) => (x === null || x === undefined ? "—" : x >= 1 ? "$" + x.toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 }) : "$" + x.toFixed(6));
 
+  // The run's own time (its database's sessions added up), not its calls' durations (they overlap):
+  // "wall time 9.5 s", "wall time 12.3 s (2 sessions: 8.2 s + 4.1 s)". As report/markdown.py wall_text.
+  const secs = (x) => (x < 60 ? x.toFixed(1) + " s" : x < 3600 ? Math.floor(x / 60) + " min " + String(Math.round(x % 60)).padStart(2, "0") + " s"
+    : Math.floor(x / 3600) + " h " + String(Math.floor((x % 3600) / 60)).padStart(2, "0") + " min");
+  const wallText = (w) => "wall time " + secs(w.reduce((a, b) => a + b, 0)) + (w.length > 1 ? " (" + w.length + " sessions: " + w.map(secs).join(" + ") + ")" : "");
+
   // --- layout ----------------------------------------------------------------------------------------
   const app = document.getElementById("app");
   const run = D.runs[NEW];
@@ -96,7 +106,7 @@
     const r = D.runs[n];
     // In a comparison each side is named apart (label, then time, then file: report/diff.py run_names).
     const who = DIFF ? (n === 0 ? "old: " : "new: ") + D.diff.names[n] : "run " + (r.label || "—") + " · " + (r.timestamp || "—");
-    header.append(el("div", { class: "meta", text: who + " · " + (r.kind === "weval" ? "Weval blueprint" : "AgentV suite") +
+    header.append(el("div", { class: "meta", text: who + (r.wall ? " · " + wallText(r.wall) : "") + " · " + (r.kind === "weval" ? "Weval blueprint" : "AgentV suite") +
       " · " + r.source + (r.evalFile ? " · from " + r.evalFile : "") }));
   }
   const notes = el("ul", { class: "notes" });
@@ -163,7 +173,9 @@
     }
     t.append(tb);
     const unpriced = c.unpriced || [];
-    const total = (unpriced.length ? "at least " : "") + money(c.usd) + (unpriced.length ? " + unknown for " + unpriced.join(", ") : "");
+    // As report/costs.py total_text: nothing priced reads "unknown", not "at least $0.000000".
+    const total = unpriced.length && !c.usd ? "unknown (no price for " + unpriced.join(", ") + ")"
+      : (unpriced.length ? "at least " : "") + money(c.usd) + (unpriced.length ? " + unknown for " + unpriced.join(", ") : "");
     const box = el("section", { class: "overview", id: "cost" }, t, el("p", { class: "kv", id: "cost-total", text: "Total cost: " + total }));
     if (c.stopped) box.append(el("p", { class: "kv", id: "cost-stopped", text: "Stopped: " + c.stopped }));
     return box;
@@ -172,7 +184,8 @@
   function overviewLine() {
     const means = run.summary.map((s) => SHORT[D.models.indexOf(s.model)] + " " + sc3(s.mean)).join(" · ");
     const c = run.costs;
-    const cost = c && c.lines && c.lines.length ? " · total cost " + ((c.unpriced || []).length ? "at least " : "") + usd(c.usd) : "";
+    const unknown = (c && c.unpriced || []).length;
+    const cost = c && c.lines && c.lines.length ? " · total cost " + (unknown && !c.usd ? "unknown" : (unknown ? "at least " : "") + usd(c.usd)) : "";
     return "Summary" + (c && c.lines && c.lines.length ? " and costs" : "") + ": " + (means.length > 160 ? means.slice(0, 159) + "…" : means) + cost;
   }
 
@@ -352,11 +365,14 @@
   // row holds: they are fixed pixel widths computed from the pane's width, the same for the header and
   // every row. The item column is clamped (its text ellipsised); model columns share the rest but never
   // get narrower than COL_MIN: then the pane scrolls sideways while the item column stays (sticky).
-  const ITEM_MIN = 160, ITEM_MAX = 320, COL_MIN = 96;
+  // At 1024 px five models fit beside the detail: the item column gives way (down to ITEM_FLOOR) before
+  // the model columns scroll sideways, and a cell's label ("0.65", "error", "pending") needs COL_MIN.
+  const ITEM_MIN = 160, ITEM_FLOOR = 110, ITEM_MAX = 320, COL_MIN = 72;
   let colW = { item: ITEM_MIN, model: COL_MIN, total: ITEM_MIN };
   function measureColumns() {
     const w = grid.clientWidth || 800;
-    const item = Math.round(Math.min(ITEM_MAX, Math.max(ITEM_MIN, w * 0.3)));
+    let item = Math.round(Math.min(ITEM_MAX, Math.max(ITEM_MIN, w * 0.3)));
+    if (w - item < COL_MIN * cols.length) item = Math.max(ITEM_FLOOR, w - COL_MIN * cols.length);
     const model = Math.max(COL_MIN, Math.floor((w - item) / Math.max(1, cols.length)));
     colW = { item, model, total: item + model * cols.length };
   }
@@ -632,7 +648,7 @@
     const usage = [];
     if (tin !== null || tout !== null) usage.push("tokens " + num(tin) + " in / " + num(tout) + " out");
     if (cost !== null) usage.push("cost " + usd(cost));
-    if (ms !== null) usage.push("duration " + dur(ms));
+    if (ms !== null) usage.push("call time " + dur(ms));
     if (usage.length) box.append(el("div", { class: "kv", text: usage.join(" · ") }));
     if (extra && Array.isArray(extra.trials) && extra.trials.length) box.append(el("h3", { text: "trials" }), trialsTable(extra.trials));
     if (extra) {
@@ -669,6 +685,11 @@
     if (ideal) box.append(el("h3", { text: D.runs[NEW].kind === "weval" ? "ideal answer" : "expected output" }), el("pre", { class: "text", text: ideal }));
     detail.replaceChildren(box);
     detail.scrollTop = 0;
+    // The selected cell's answer on screen: when what is above the matrix (a small run's open summary)
+    // leaves it below the window, the page scrolls to the matrix and the detail.
+    const sides = detail.querySelectorAll(".cellres"), mine = sides[sides.length - 1];
+    const shown = mine && (mine.querySelector(".answer") || mine);
+    if (shown && shown.getBoundingClientRect().top + 48 > window.innerHeight) detail.parentElement.scrollIntoView({ block: "start" });
   }
 
   // --- controls and keys --------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import glob
 import json
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -49,6 +50,38 @@ class ResultsError(Exception):
 def load_results(raw: str | Path, *, analyses: Analyses | None = None) -> RunResults:
     """A results file or folder as the report model. `analyses`: eval files already analysed (see
     `Analyses`), used instead of reading them again."""
+    run = _load(raw, analyses)
+    if run.wall is None:
+        run.wall = _wall_time(run)
+    return run
+
+
+_WRITTEN = re.compile(r"_(\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z)(?:_comparison)?\.json")
+
+
+def _wall_time(run: RunResults) -> tuple[float, ...] | None:
+    """Each session's wall time, from the run's database: the results' source itself, or the
+    `<runLabel>.run.db` beside the results it wrote, unless that database holds a later run of the label
+    (it started after these results were written)."""
+    from ..run.journal.run_store import read_header, wall_time
+
+    source = Path(run.source)
+    if source.name.endswith(".run.db"):
+        return wall_time(source)
+    if not run.run_label:
+        return None
+    database = source.with_name(f"{run.run_label}.run.db")
+    header = read_header(database, fingerprints=False)
+    if header is None:
+        return None
+    written = _WRITTEN.search(source.name)
+    started = header.started.replace(":", "-").replace(".", "-")
+    if written and started and written.group(1) < started:
+        return None
+    return wall_time(database)
+
+
+def _load(raw: str | Path, analyses: Analyses | None) -> RunResults:
     path = Path(raw).expanduser()
     if path.is_dir():
         return _load_folder(path, analyses)

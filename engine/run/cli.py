@@ -527,12 +527,21 @@ def _run(plan: Plan, options: RunOptions, *, as_json: bool, fail_under: float | 
         return 2
     finally:
         signal.signal(signal.SIGTERM, previous)
+    if getattr(renderer, "journal", None):
+        from .journal.run_store import wall_time
+
+        renderer.wall = wall_time(Path(renderer.journal))  # the run's own time, from its database
     if interrupted:
         renderer.close(interrupted=True)
         journal = getattr(renderer, "journal", None) or str(options.output)
         if report and getattr(renderer, "journal", None):
             _write_report(journal, as_json=as_json, analyses=analyses)
-        print(f"\nevalspec run: interrupted; every result received so far is in {journal}. "
+        after = ""
+        if getattr(renderer, "wall", None):
+            from .render import wall_text
+
+            after = f" ({wall_text(renderer.wall)})"
+        print(f"\nevalspec run: interrupted{after}; every result received so far is in {journal}. "
               "Run the same command with --resume to finish it.", file=sys.stderr)
         if getattr(renderer, "journal", None):
             _running_batches(plan, options, Path(renderer.journal), cancel=cancel_batches)

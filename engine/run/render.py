@@ -101,6 +101,7 @@ class HumanRenderer:
         self.summary: RunSummary | None = None
         self.plan: dict[str, Any] = {}
         self.journal: str | None = None
+        self.wall: tuple[float, ...] | None = None  # each session's wall time (the run database's), set after it
         self.started = time.monotonic()
         self._last_draw = 0.0
         self._last_line = 0.0
@@ -214,7 +215,8 @@ class HumanRenderer:
         if self.prices is None or (not self.cost_so_far and not self.unpriced_answers):
             return ""
         usd = f"${self.cost_so_far:.6f}" if self.cost_so_far < 1 else f"${self.cost_so_far:,.2f}"
-        return f"  {'≥ ' if self.unpriced_answers else ''}{usd} so far"
+        # "answers": judges' calls are not counted here (the closing cost table has them)
+        return f"  answers {'≥ ' if self.unpriced_answers else ''}{usd} so far"
 
     def unscored_notes(self) -> list[str]:
         """"2 cell(s) not scored (a × echo, b × echo): Not scored: the prompt has no points …": what the
@@ -243,9 +245,6 @@ class HumanRenderer:
             self.err.flush()
 
     def _draw(self, now: float) -> None:
-        width = 28
-        filled = int(width * self.done / self.total) if self.total else width
-        bar = "█" * filled + "░" * (width - filled)
         waiting = [(t, r) for t, r in self.retrying.values() if t > now]
         retry = ""
         if self.retrying:
@@ -253,12 +252,45 @@ class HumanRenderer:
             reasons = ",".join(sorted({r for _, r in self.retrying.values()}))
             retry = f"  retrying {len(self.retrying)} ({reasons}; back-off {longest:.1f} s)"
         running = f"  {len(self.running):,} in progress" if self.running else ""
-        line = (f"{bar} {self.done:,}/{self.total:,}{running}  errors {self.errors:,}{self._eta(now)}{self._cost()}"
-                f"{retry}{self.pacing.status(now)}  {now - self.started:.1f} s")
+        count = f" {self.done:,}/{self.total:,}"
+        # (text, rank): on a narrow terminal the highest ranks go first, so the line never wraps (a wrapped
+        # line is not erased by the redraw: each redraw scrolled a new line at 80 columns).
+        parts = [(running, 4), (f"  errors {self.errors:,}", 1), (self._eta(now), 2), (self._cost(), 3), (retry, 5),
+                 (self.pacing.status(now), 1), (f"  {now - self.started:.1f} s", 6)]
+        room = self._columns() - 1
+        bar_width = 28
+        while True:
+            line_len = bar_width + len(count) + sum(len(shown(t)) for t, _ in parts)
+            if line_len <= room:
+                break
+            droppable = [k for k, (t, rank) in enumerate(parts) if t and rank > 1]
+            if droppable:
+                k = max(droppable, key=lambda k: parts[k][1])
+                parts[k] = ("", 0)
+            elif bar_width > 8:
+                bar_width = max(8, bar_width - (line_len - room))
+            else:
+                break
+        filled = int(bar_width * self.done / self.total) if self.total else bar_width
+        bar = "█" * filled + "░" * (bar_width - filled)
+        line = shown(bar + count + "".join(t for t, _ in parts))
+        if len(line) > room:
+            line = line[:max(1, room - 1)] + "…"
         # Erase, then draw: the one sequence terminal_text.SafeStream lets through with a CR.
-        self.err.write("\r\x1b[K" + shown(line))
+        self.err.write("\r\x1b[K" + line)
         self.err.flush()
         self._bar_shown = True
+
+    def _columns(self) -> int:
+        """The terminal's width now (it may be resized during the run)."""
+        import os
+        import shutil
+
+        inner = getattr(self.err, "inner", self.err)
+        try:
+            return os.get_terminal_size(inner.fileno()).columns or 80
+        except (AttributeError, OSError, ValueError):
+            return shutil.get_terminal_size((200, 24)).columns
 
     def _line(self, text: str) -> None:
         if self._bar_shown:
@@ -279,7 +311,7 @@ class HumanRenderer:
             self.err.write(f"rate limits: {line}\n")
         self.err.flush()
         if self.summary is not None:
-            self.out.write(format_table(self.summary, color=self.color) + "\n")
+            self.out.write(format_table(self.summary, color=self.color, wall=self.wall) + "\n")
             worst = self.worst.format()
             if worst:
                 self.out.write("\n" + worst + "\n\n")
@@ -430,9 +462,21 @@ def _mean_color(mean: float | None) -> str:
     return _GREEN if mean >= PASS else _YELLOW if mean >= 0.6 else _RED
 
 
-def format_table(summary: RunSummary, *, color: bool = False) -> str:
+def wall_text(sessions: tuple[float, ...]) -> str:
+    """"wall time 9.5 s", or for a resumed run "wall time 4.1 s (this session; 12.3 s over 2 sessions)"."""
+    if len(sessions) == 1:
+        return f"wall time {_seconds(sessions[0])}"
+    return f"wall time {_seconds(sessions[-1])} (this session; {_seconds(sum(sessions))} over {len(sessions)} sessions)"
+
+
+def _seconds(seconds: float) -> str:
+    return f"{seconds:.1f} s" if seconds < 60 else _duration(seconds)
+
+
+def format_table(summary: RunSummary, *, color: bool = False, wall: tuple[float, ...] | None = None) -> str:
     """The closing table; `color`: the header bold, each mean in its verdict's colour, fails red, cells
-    not scored magenta and errors red when there are any (a terminal's; never when piped)."""
+    not scored magenta and errors red when there are any (a terminal's; never when piped). `wall`: each
+    session's wall time (the run database's), the run's own time, not its calls' added up."""
     headers = ("model", "cells", "mean", "pass", "borderline", "fail", "not scored", "errors")
     rows = [(m.model, f"{m.cells:,}", _fmt(m.mean), f"{m.passed:,}", f"{m.borderline:,}", f"{m.failed:,}",
              f"{m.not_scored:,}", f"{m.errors:,}") for m in summary.models]
@@ -458,6 +502,8 @@ def format_table(summary: RunSummary, *, color: bool = False) -> str:
         extra.append(f"{summary.cached:,} from cache")
     if summary.resumed:
         extra.append(f"{summary.resumed:,} cell(s) resumed")
+    if wall:
+        extra.append(wall_text(wall))
     out.append("")
     out.append(", ".join(extra))
     if summary.cost:

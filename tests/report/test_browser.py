@@ -212,10 +212,13 @@ def test_a_link_to_the_report_can_point_at_a_cell(runs: dict[str, Path], tmp_pat
     again.close()
 
 
+WIDE_MODELS = 14  # more than fit at 72 px each beside the detail of a 1400 px window
+
+
 def _wide_comparison(folder: Path) -> Path:
     """A Weval comparison file with item ids and prompts from two characters to hundreds, and more models
     (with long names) than the matrix pane can show side by side."""
-    models = [f"openrouter:some-vendor/a-rather-long-model-name-{m}[temp:0]" for m in range(8)]
+    models = [f"openrouter:some-vendor/a-rather-long-model-name-{m}[temp:0]" for m in range(WIDE_MODELS)]
     texts = {"a": "Hi?", "b" * 90: "Explain " + "the policy and its many exceptions " * 20,
              "mid-sized-item": "What is the capital of France?", "x": "A " + "long " * 200}
     ids = list(texts)
@@ -262,7 +265,7 @@ def test_matrix_columns_line_up_whatever_the_item_text(tmp_path: Path, open_page
             page.evaluate("() => { const g = document.getElementById('grid'); g.scrollLeft = g.scrollWidth; }")
             page.wait_for_function("() => document.getElementById('grid').scrollLeft > 0")
         got = _column_centres(page)
-        assert len(got["cols"]) == 8
+        assert len(got["cols"]) == WIDE_MODELS
         for column in got["cols"]:  # header and every row: the same x, long item text or short
             assert max(column) - min(column) < 1, column
         lefts = {round(left) for left, _ in got["ids"]}
@@ -275,7 +278,7 @@ def test_matrix_columns_line_up_whatever_the_item_text(tmp_path: Path, open_page
     assert last["x"] >= max(r for _, r in got["ids"]) - 1
     # the keyboard brings a column hidden under the item column back into view
     page.locator(".row .cell").last.click()
-    for _ in range(8):
+    for _ in range(WIDE_MODELS):
         page.keyboard.press("ArrowLeft")
     first = page.locator(".row .cell.sel").bounding_box()
     assert first["x"] >= max(r for _, r in _column_centres(page)["ids"]) - 1

@@ -182,3 +182,39 @@ def test_an_interrupted_run_still_writes_its_report_from_the_journal(tmp_path: P
     assert "unfinished run (read from its journal): " in html and " of 40 cell(s) have a result" in html
 
 
+
+
+def _one_cell(folder: Path, label: str, score: float) -> Path:
+    """A Weval comparison file of one prompt and one model whose one point scored `score`."""
+    pa = {"keyPointText": "is right", "coverageExtent": score, "multiplier": 1.0, "isInverted": False, "reflection": "ok"}
+    m = "openai:gpt-4o-mini[temp:0]"
+    data = {"configId": "thr", "configTitle": "Threshold", "runLabel": label, "timestamp": f"2026-01-0{label[-1]}T00-00-00-000Z",
+            "config": {"id": "thr", "models": [m], "prompts": [{"id": "p", "messages": [{"role": "user", "content": "q"}]}]},
+            "evalMethodsUsed": ["llm-coverage"], "effectiveModels": [m], "promptIds": ["p"],
+            "promptContexts": {"p": [{"role": "user", "content": "q"}]},
+            "allFinalAssistantResponses": {"p": {m: "a"}}, "fullConversationHistories": {}, "errors": {},
+            "evaluationResults": {"llmCoverageScores": {"p": {m: {"keyPointsCount": 1, "avgCoverageExtent": score,
+                                                                  "pointAssessments": [pa]}}}}}
+    path = folder / f"{label}_2026-01-01T00-00-00-000Z_comparison.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def test_the_regression_threshold_on_the_command_line(tmp_path: Path, capsys, browser) -> None:
+    """0.93 → 0.85 (both pass): a regression at the default 0.05, not with --regression-threshold 0.1; the
+    terminal's count and the page's banner say which threshold counted."""
+    old, new = _one_cell(tmp_path, "run1", 0.93), _one_cell(tmp_path, "run2", 0.85)
+    assert main(["report", str(old), str(new), "-o", str(tmp_path / "a.html")]) == 0
+    assert "1 regressed, 0 improved" in capsys.readouterr().out
+    assert main(["report", str(old), str(new), "-o", str(tmp_path / "b.html"), "--regression-threshold", "0.1"]) == 0
+    out = capsys.readouterr().out
+    assert "0 regressed, 0 improved, 0 changed otherwise" in out and "under 0.1 not counted" in out
+    page = browser.new_page()
+    try:
+        page.goto((tmp_path / "b.html").resolve().as_uri())
+        page.wait_for_selector("html[data-ready]", timeout=20000)
+        banner = page.locator("#diff-banner").inner_text()
+        assert "0 regressed" in banner and "score changes under 0.1 not counted" in banner
+        assert page.locator(".cell.chg-reg").count() == 0
+    finally:
+        page.close()

@@ -92,6 +92,47 @@ def test_a_big_matrix_leaves_the_screen_to_the_matrix_and_the_answer(tmp_path: P
     assert page.locator("#summary").is_visible()
 
 
+MIXED = ["openai:gpt-4o-mini-2024-07-18[temp:0]", "openai:gpt-4o-2024-08-06[temp:0]", "openai:gpt-4.1-mini[temp:0]",
+         "openai:gpt-4.1-nano[temp:0]", "anthropic:claude-3-5-haiku-20241022[temp:0]"]
+
+
+@pytest.fixture(scope="module")
+def big_mixed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, RunResults]:
+    """20,000 prompts × 5 models of two providers (the size the issue is judged at)."""
+    run = RunResults(kind="weval", title="big", source="generated", models=list(MIXED))
+    for i in range(20_000):
+        run.items.append(Item(f"p{i:05d}", [{"role": "user", "content": f"question {i}"}]))
+        for j, m in enumerate(MIXED):
+            score = ((i * 7 + j * 3) % 11) / 10
+            run.cells[(f"p{i:05d}", m)] = CellResult(status=OK, score=score, verdict=verdict_of(score),
+                                                     answer=f"answer {i} of {j}")
+    return write_report([], tmp_path_factory.mktemp("big") / "big.html", runs=[run]), run
+
+
+@pytest.mark.parametrize("size", [(1440, 900), (1024, 768)])
+def test_five_models_of_two_providers_fit_beside_the_answer(big_mixed: tuple[Path, RunResults], sized: Any,
+                                                            size: tuple[int, int]) -> None:
+    path, run = big_mixed
+    page = sized(path, *size)
+    assert not page.locator("#overview-box").evaluate("e => e.open")
+    heads = page.locator(".ghead .mhead").all_inner_texts()
+    # Each model without its provider (they still read apart); the full id is the header's title.
+    assert [h.replace("\n", "") for h in heads] == [m.split(":", 1)[1].removesuffix("[temp:0]") for m in MIXED]
+    assert page.locator(".ghead .mhead").last.get_attribute("title") == MIXED[-1]
+    # Every model's column on screen: the matrix does not scroll sideways, nothing is cut.
+    assert page.evaluate("() => { const g = document.getElementById('grid'); return g.scrollWidth <= g.clientWidth }")
+    grid_right = page.evaluate("() => document.getElementById('grid').getBoundingClientRect().right")
+    last = page.locator('.cell[data-i="3"][data-m="4"]')
+    box = last.bounding_box()
+    assert box is not None and box["x"] + box["width"] <= grid_right
+    assert last.inner_text() == f"{run.cells[('p00003', MIXED[4])].score:.2f}"  # the number in the results
+    last.click()
+    assert MIXED[4] in page.locator("#detail").inner_text()
+    answer = page.locator("#detail .answer").bounding_box()
+    assert answer is not None and answer["y"] + 24 < size[1]
+    assert page.locator("#detail .answer").inner_text() == "answer 3 of 4"
+
+
 def test_a_small_matrix_shows_its_summary_open(tmp_path: Path, sized: Any) -> None:
     page = sized(write_report([], tmp_path / "small.html", runs=[_run(3)]), 1440, 900)
     assert page.locator("#overview-box").evaluate("e => e.open") and page.locator("#summary").is_visible()

@@ -19,7 +19,7 @@ from evalspec.report.diff import REGRESSED, SAME, change_of
 from evalspec.report.model import OK, CellResult
 
 from ..fakeprovider import Reply
-from ..run.conftest import AGENTV_TARGETS, SmartFake, classify, criterion_of, env_for, write
+from ..run.conftest import AGENTV_TARGETS, KEY, SmartFake, classify, criterion_of, env_for, write
 from .conftest import run_cli
 
 PRICED = """title: Priced
@@ -64,7 +64,27 @@ def made(tmp_path_factory: pytest.TempPathFactory, runs: dict[str, Path]) -> dic
     terminal = io.StringIO()
     with _Breaks(_grader) as fake, contextlib.redirect_stdout(terminal):
         assert run_cli(["run", str(suite), "-o", str(suite_dir / "out"), "--retries", "0"], env_for(fake)) == 0
-    return {"priced": priced, "suite": suite_dir, "terminal": terminal.getvalue()}
+    judged = base / "judged"  # Weval's three default judges (OpenRouter), each with its reason
+    bp = write(judged / "j.weval.yml", DEFAULT_JUDGES)
+    with SmartFake(_three_judges) as fake:
+        assert run_cli(["run", str(bp), "-o", str(judged / "out")], env_for(fake, OPENROUTER_API_KEY=KEY)) == 0
+    return {"priced": priced, "suite": suite_dir, "terminal": terminal.getvalue(), "judged": judged}
+
+
+DEFAULT_JUDGES = """title: Judged by default
+models: [openai:gpt-4o-mini]
+---
+- id: capital
+  prompt: What is the capital of France?
+  should:
+    - is friendly and names Paris
+"""
+
+
+def _three_judges(req: dict[str, Any]) -> str:
+    if criterion_of(req) is not None:
+        return classify("CLASS_EXACT", f"{req.get('model')} finds it friendly and correct")
+    return "Paris, friend"
 
 
 def test_the_per_model_cost_is_the_cost_tables(made: dict[str, Any], open_page: Any) -> None:
@@ -198,3 +218,60 @@ def test_a_failed_attempt_is_not_blamed_on_a_missing_price() -> None:
     assert "cost_limit_note" not in result.details and result.details["cost_usd"] == 0.002
     unpriced = combine(settings, [Attempt(0.9, "pass", None)], "count")
     assert "no price" in unpriced.details["cost_limit_note"]  # an answer without a price still says so
+
+
+@pytest.mark.parametrize("size", [(1440, 900), (1024, 768)])
+def test_a_diffs_cell_reads_whole_at_both_sizes(made: dict[str, Any], runs: dict[str, Path], tmp_path: Path,
+                                                browser: Any, size: tuple[int, int]) -> None:
+    """The selected cell of a diff: new above old when the detail is narrow (1024 px), side by side when
+    wide; neither side's points table runs out of its column; the new score is the new run's."""
+    from evalspec.report import load_results
+
+    path = write_report([runs["weval"], runs["weval2"]], tmp_path / "d.html")
+    new = load_results(runs["weval2"]).cells[("capital", "openai:candidate[temp:0]")]
+    ctx = browser.new_context(viewport={"width": size[0], "height": size[1]})
+    try:
+        page = ctx.new_page()
+        page.goto(path.resolve().as_uri())
+        page.wait_for_selector("html[data-ready]", timeout=20000)
+        i = page.evaluate("() => JSON.parse(document.getElementById('evalspec-data').textContent).items.indexOf('capital')")
+        m = page.evaluate("() => JSON.parse(document.getElementById('evalspec-data').textContent).models"
+                          ".indexOf('openai:candidate[temp:0]')")
+        page.locator(f'.cell[data-i="{i}"][data-m="{m}"]').click()
+        sides = page.locator("#detail .cols > .cellres")
+        old_box, new_box = sides.nth(0).bounding_box(), sides.nth(1).bounding_box()
+        assert old_box is not None and new_box is not None
+        if size[0] == 1024:
+            assert new_box["y"] < old_box["y"]  # stacked, the new (the selected cell's) first
+            answer = sides.nth(1).locator(".answer").bounding_box()
+            assert answer is not None and answer["y"] + 24 < size[1]
+        else:
+            assert new_box["x"] > old_box["x"] and abs(new_box["y"] - old_box["y"]) < 1  # side by side
+        for side in range(2):
+            assert sides.nth(side).evaluate("e => [...e.querySelectorAll('table.points')]"
+                                            ".every(t => t.scrollWidth <= e.clientWidth + 1)")
+        assert sides.nth(1).locator("h3").first.inner_text().lower().startswith("new: ")
+        assert f"score {new.score:.3f}" in sides.nth(1).inner_text()
+    finally:
+        ctx.close()
+
+
+def test_a_point_three_judges_scored_is_compact(made: dict[str, Any], open_page: Any) -> None:
+    """Each judge on one line by its model's short name, with its score and reason, under the point across
+    the row (the three long judge ids repeated made a judged point ~300 px tall)."""
+    results = next((made["judged"] / "out").glob("live/blueprints/*/*_comparison.json"))
+    data = json.loads(results.read_text())
+    point = data["evaluationResults"]["llmCoverageScores"]["capital"]["openai:gpt-4o-mini[temp:0]"]["pointAssessments"][0]
+    judges = [j["judgeModelId"] for j in point["individualJudgements"]]
+    assert len(judges) == 3 and all("(openrouter:" in j for j in judges)
+    view = open_page(next((made["judged"] / "out").glob("live/blueprints/*/report.html")))
+    view.cell("capital", "openai:gpt-4o-mini[temp:0]").click()
+    row = view.page.locator("#detail table.points tbody tr").first
+    lines = row.locator(".sub div").all_inner_texts()
+    text = row.inner_text()
+    assert "holistic-" not in text and "openrouter:" not in text  # no long judge id
+    for judge, said in zip(point["individualJudgements"], lines[0].split("\n"), strict=True):
+        short = judge["judgeModelId"].split("/")[-1].rstrip(")")
+        assert said == f"{short}: {judge['coverageExtent']:.2f} — {judge['reflection']}"
+    box = row.bounding_box()
+    assert box is not None and box["height"] <= 130, (box, lines)  # four lines: the point, a judge each

@@ -29,10 +29,10 @@ def _blueprint(folder: Path, n: int) -> Path:
 
 
 class Tmux:
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, width: int = 200) -> None:
         assert shutil.which("tmux"), "tmux is required (.ci/run installs it)"
         self.name = name
-        subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "200", "-y", "50"], check=True)
+        subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", str(width), "-y", "50"], check=True)
 
     def type(self, command: str) -> None:
         subprocess.run(["tmux", "send-keys", "-t", self.name, command, "Enter"], check=True)
@@ -98,3 +98,51 @@ def test_no_colour_when_piped_or_with_no_color(tmp_path: Path) -> None:
         assert done.returncode == 0, done.stderr
         assert "\x1b" not in done.stdout and "\x1b" not in done.stderr
         assert "openai:gpt-4o-mini[temp:0]" in done.stdout
+
+
+def test_the_status_lines_cost_is_the_answers_cost_in_the_results(tmp_path: Path) -> None:
+    """The live line's "answers $… so far", once every cell is done, is the cost file's answers lines
+    added up (the judges' calls are the closing table's, not the line's)."""
+    import json
+
+    bp = _blueprint(tmp_path, 4)
+    out = tmp_path / "out"
+    term = Tmux(f"evalspec-cost-{os.getpid()}")
+    try:
+        with FakeProvider() as fake:
+            fake.latency = 0.2
+            env = {**env_for(fake), "PYTHONPATH": os.pathsep.join(sys.path), "TERM": "xterm-256color"}
+            term.type(_command(env, f"{bp} -o {out} -j 2 --no-report"))
+            screen = term.wait_for("results: ")
+    finally:
+        term.close()
+    status = next(line for line in screen.splitlines() if "4/4" in line)
+    shown = status.split("answers $", 1)[1].split(" so far", 1)[0]
+    lines = json.loads(next(out.glob("live/blueprints/*/*_cost.json")).read_text())["lines"]
+    answers = sum(x["usd"] for x in lines if x["role"] == "answers")
+    assert answers > 0 and shown == f"{answers:.6f}", (status, lines)
+
+
+def test_the_status_line_stays_one_line_on_an_80_column_terminal(tmp_path: Path) -> None:
+    """Too long for the terminal, the line drops its least useful parts (cells in progress, the clock)
+    instead of wrapping: a wrapped line is not erased by the redraw, and each redraw scrolled a new one."""
+    bp = _blueprint(tmp_path, 8)
+    term = Tmux(f"evalspec-narrow-{os.getpid()}", width=80)
+    try:
+        with FakeProvider() as fake:
+            fake.latency = 0.4
+            env = {**env_for(fake), "PYTHONPATH": os.pathsep.join(sys.path), "TERM": "xterm-256color"}
+            term.type(_command(env, f"{bp} -o {tmp_path / 'out'} -j 2 --no-report"))
+            seen = []
+            deadline = time.monotonic() + 40
+            while time.monotonic() < deadline:
+                screen = term.screen()
+                seen.append([line for line in screen.splitlines() if "/8" in line])
+                if "results: " in screen:
+                    break
+                time.sleep(0.2)
+    finally:
+        term.close()
+    assert any(lines and "answers $" in lines[0] for lines in seen)  # the cost shown when it fits
+    assert all(len(lines) <= 1 for lines in seen), next(lines for lines in seen if len(lines) > 1)
+    assert max(len(lines) for lines in seen) == 1

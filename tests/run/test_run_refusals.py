@@ -148,3 +148,27 @@ def test_run_a_folder_refuses_when_a_file_cannot_run(tmp_path: Path, capsys) -> 
     assert "no Weval blueprint or AgentV eval file in it" in capsys.readouterr().err
     assert main(["run", str(tmp_path / "nowhere")]) == 2
     assert "no such file or folder" in capsys.readouterr().err
+
+
+def test_an_unknown_model_collection_refuses_the_run_naming_the_known_ones(
+        tmp_path: Path, smart: SmartFake, capsys, monkeypatch: pytest.MonkeyPatch) -> None:
+    for k, v in env_for(smart).items():
+        monkeypatch.setenv(k, v)
+    write(tmp_path / "models" / "CORE.json", '["openai:candidate"]')
+    bp = write(tmp_path / "blueprints" / "c.yml", """title: c
+models: [COER]
+---
+- id: a
+  prompt: Say hi
+  should:
+    - $contains: hi
+""")
+    out_dir = tmp_path / "out"
+    assert main(["run", str(bp), "-o", str(out_dir)]) == 2
+    err = capsys.readouterr().err
+    before, _, refusal = err.partition("has 1 warning(s) (above)")
+    assert "warning[unknown-collection]: Unknown model collection 'COER'. Known: CORE." in before
+    assert "model collection COER is not resolved" in refusal
+    assert smart.count == 0 and not out_dir.exists()
+    assert main(["run", str(bp), "--dry-run"]) == 2
+    capsys.readouterr()

@@ -1,7 +1,7 @@
 """Costs as the console shows them: the dry run's estimate and the real spend, per role and model.
 
 An unknown price prints as `unknown`, never `$0`; a total over lines some of which are unknown reads
-"at least $X + unknown for A, B".
+"at least $X + unknown for A, B", and with nothing priced "unknown (no price for A, B)" (not "at least $0").
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ def usd(value: float | None) -> str:
 
 
 def total_text(total: float, unpriced: Sequence[str], *, at_least: bool = False) -> str:
+    if unpriced and not total:
+        return f"unknown (no price for {', '.join(unpriced)})"
     if unpriced:
         return f"at least {usd(total)} + unknown for {', '.join(unpriced)}"
     return f"{'at least ' if at_least else ''}{usd(total)}"

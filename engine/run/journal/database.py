@@ -4,7 +4,8 @@ Everything a run learns is a row here the moment it exists: the run itself (`run
 with their fingerprints (`items`), every answer (`answers`), failure (`failures`), judgement
 (`judgements`), key-point extraction (`key_points`), embedding (`embeddings`), cell result (`scores`),
 call's tokens and cost (`usage`), provider batch (`batches`, `batch_items`), cell a cost cap kept from
-starting (`not_run`, schema 2), a shard's export head (`exports`, schema 2) and who runs it (`lock`).
+starting (`not_run`, schema 2), a shard's export head (`exports`, schema 2), when each process ran it
+(`sessions`: the run's wall time is theirs added up) and who runs it (`lock`).
 docs/run-database.md documents the tables for people who query them with `sqlite3`.
 
 WAL, one writer: a write joins the open transaction, committed within journal/run_store.py's COMMIT_EVERY
@@ -112,12 +113,16 @@ CREATE TABLE IF NOT EXISTS not_run (
     PRIMARY KEY (item, model));
 CREATE TABLE IF NOT EXISTS exports (
     name TEXT PRIMARY KEY, body BLOB NOT NULL, at INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS sessions (
+    n INTEGER PRIMARY KEY, started REAL NOT NULL, ended REAL);
 CREATE TABLE IF NOT EXISTS lock (
     id INTEGER PRIMARY KEY CHECK (id = 1), pid INTEGER NOT NULL, since TEXT NOT NULL, host TEXT NOT NULL);
 """
 # What a fresh run of the label empties (everything but the lock).
 DATA_TABLES = ("run", "items", "answers", "failures", "judgements", "key_points", "embeddings", "scores", "usage",
-               "batches", "batch_items", "not_run", "exports")
+               "batches", "batch_items", "not_run", "exports", "sessions")
+# Made by every writer's connection too: a database written before the table existed gets it.
+SESSIONS_TABLE = "CREATE TABLE IF NOT EXISTS sessions (n INTEGER PRIMARY KEY, started REAL NOT NULL, ended REAL)"
 
 
 class RunLocked(PlanError):
@@ -180,6 +185,7 @@ def connect(path: Path, *, create: bool) -> sqlite3.Connection:
                         if statement.strip():
                             conn.execute(statement)
                     conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            conn.execute(SESSIONS_TABLE)
         except sqlite3.DatabaseError as exc:
             conn.close()
             raise NotADatabase(f"{path} is not a run database ({exc})") from None
@@ -470,6 +476,27 @@ def _fingerprints(conn: sqlite3.Connection) -> Any:
 def finished(conn: sqlite3.Connection) -> tuple[bool, str | None]:
     row = conn.execute("SELECT finished, stopped FROM run WHERE id = 1").fetchone()
     return (False, None) if row is None else (bool(row[0]), row[1])
+
+
+def session_started(conn: sqlite3.Connection, at: float) -> int:
+    """A process starts running the run at `at` (Unix time); its session's number."""
+    cur = conn.execute("INSERT INTO sessions (started, ended) VALUES (?, ?)", (at, at))
+    return int(cur.lastrowid or 0)
+
+
+def session_ended(conn: sqlite3.Connection, n: int, at: float) -> None:
+    """The session ran until `at` (written with each commit, so a killed process's is its last commit)."""
+    conn.execute("UPDATE sessions SET ended = ? WHERE n = ?", (at, n))
+
+
+def wall_time(conn: sqlite3.Connection) -> tuple[float, ...] | None:
+    """How long each process ran the run, in seconds, in order (the run's wall time is their sum: the time
+    between an interruption and `--resume` is not the run's); None for a database older than the table."""
+    try:
+        rows = conn.execute("SELECT started, ended FROM sessions ORDER BY n").fetchall()
+    except sqlite3.OperationalError:
+        return None
+    return tuple(max(0.0, (end or start) - start) for start, end in rows) or None
 
 
 def stopped_cells(conn: sqlite3.Connection) -> tuple[Cell, ...]:

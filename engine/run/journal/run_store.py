@@ -17,6 +17,7 @@ import contextlib
 import dataclasses
 import os
 import sqlite3
+import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -183,6 +184,18 @@ def read_header(path: Path, *, fingerprints: bool = True) -> RunHeader | None:
         return None
 
 
+def wall_time(path: Path) -> tuple[float, ...] | None:
+    """How long each process ran the run, in seconds, in order (the run's wall time is their sum); None
+    when the file does not say (an earlier evalspec's journal or database, not a run database)."""
+    if not _is_database(path):
+        return None
+    try:
+        with db.reading(path) as conn:
+            return db.wall_time(conn)
+    except (OSError, NotADatabase, sqlite3.Error, ValueError, TypeError):
+        return None
+
+
 def records(path: Path, *kinds: type[Record]) -> Iterator[Record]:
     """The run's records in the order they were written (the header first, Done/Stopped last); only those
     of `kinds` when given."""
@@ -234,6 +247,19 @@ class Journal:
         self.commits = 0
         self._open = False  # a transaction is open: the writes since the last commit
         self._timer: asyncio.TimerHandle | None = None
+        self.session: int | None = None  # this process's row in `sessions` (its wall time), once started
+
+    def start_session(self) -> None:
+        """This process starts running the run: its session's row, whose end each commit moves on."""
+        try:
+            if not self._open:
+                self.conn.execute("BEGIN IMMEDIATE")
+                self._open = True
+            self.session = db.session_started(self.conn, time.time())
+        except sqlite3.Error as exc:
+            self._rollback()
+            raise OSError(f"cannot write the run database {self.path}: {exc}") from exc
+        self.commit()
 
     @classmethod
     def after_run(cls, path: Path) -> Journal:
@@ -277,6 +303,8 @@ class Journal:
         if not self._open:
             return
         try:
+            if self.session is not None:
+                db.session_ended(self.conn, self.session, time.time())
             self.conn.execute("COMMIT")
         except sqlite3.Error as exc:
             self._rollback()
@@ -294,6 +322,10 @@ class Journal:
         if conn is None:
             return
         try:
+            if self.session is not None and not self._open:  # the session's end, written whatever was last
+                with contextlib.suppress(sqlite3.Error):
+                    conn.execute("BEGIN IMMEDIATE")
+                    self._open = True
             self.commit()
         finally:
             self.conn = None  # type: ignore[assignment]
@@ -315,6 +347,16 @@ def open_journal(path: Path, *, resume: bool, header: RunHeader) -> tuple[Journa
     Takes the run's lock first (journal/database.py), so a second run of the same label neither repeats
     the calls of the first nor empties its database: it raises RunLocked (a PlanError) naming the holder.
     """
+    journal, state = _open_journal(path, resume=resume, header=header)
+    try:
+        journal.start_session()
+    except BaseException:
+        journal.close()
+        raise
+    return journal, state
+
+
+def _open_journal(path: Path, *, resume: bool, header: RunHeader) -> tuple[Journal, JournalState]:
     try:
         conn = db.connect(path, create=True)
     except NotADatabase as exc:
