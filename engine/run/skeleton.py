@@ -18,6 +18,7 @@ and the provider clients close.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import os
 from collections.abc import AsyncIterator, Iterator, Sequence
@@ -160,9 +161,9 @@ class RunSkeleton(Generic[TaskT]):
             async for event in run.before_cells():
                 yield event
             workers = run.workers(min(len(run.tasks), plan.concurrency * 2))
-            async with contextlib.aclosing(stream_cells(run.queue, run.tasks, run.cell, workers)) as cells:
-                async for event in cells:
-                    yield event
+            async for event in _committed_first(journal, run.queue,
+                                                stream_cells(run.queue, run.tasks, run.cell, workers)):
+                yield event
             async for event in run.after_cells():
                 yield event
             files = run.write()
@@ -175,3 +176,50 @@ class RunSkeleton(Generic[TaskT]):
                 run.write_partial()
             journal.close()
             await run.calls.aclose()
+
+
+# Put on the cells' queue when the journal commits while events wait for it (never yielded).
+_COMMITTED = Notice("the run database committed")
+
+
+async def _committed_first(journal: Journal, queue: asyncio.Queue[Event | None],
+                           cells: AsyncIterator[Event]) -> AsyncIterator[Event]:
+    """The cells' events, each once what the journal had been told before it is committed: an event
+    waits until every record written before it was taken from the queue is committed (at most
+    journal/run_store.py's COMMIT_EVERY), and those after it wait behind it. So what the run reports
+    done (the display, the editor's lenses, `--json`) survives a kill."""
+    held: collections.deque[tuple[int, Event]] = collections.deque()  # (records written before it, event)
+    woken = False  # a _COMMITTED is on the queue
+
+    def committed() -> None:
+        nonlocal woken
+        if held and not woken:
+            woken = True
+            queue.put_nowait(_COMMITTED)  # wakes the loop below
+
+    journal.on_commit = committed
+    try:
+        async with contextlib.aclosing(cells):  # type: ignore[type-var]
+            async for event in cells:
+                if event is _COMMITTED:
+                    woken = False
+                elif not held and not journal.pending:
+                    yield event
+                    continue
+                else:
+                    held.append((journal.records, event))
+                kept = journal.committed_records
+                while held and held[0][0] <= kept:
+                    yield held.popleft()[1]
+        journal.commit()
+        while held:
+            yield held.popleft()[1]
+    finally:
+        journal.on_commit = None
+        if woken:  # put after the cells' last event: taken off the queue, which later stages read
+            kept_events: list[Event | None] = []
+            while not queue.empty():
+                if (item := queue.get_nowait()) is not _COMMITTED:
+                    kept_events.append(item)
+            for item in kept_events:
+                queue.put_nowait(item)

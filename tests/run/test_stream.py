@@ -64,9 +64,14 @@ def test_global_and_per_provider_limits() -> None:
     assert total_peak == 5  # the global cap
 
 
-def test_closing_the_stream_early_stops_the_run(tmp_path: Path, smart: SmartFake) -> None:
+def test_closing_the_stream_early_stops_the_run(tmp_path: Path, smart: SmartFake, monkeypatch) -> None:
     from evalspec.analysis import analyze_file
+    from evalspec.run.journal import run_store
     from evalspec.run.runner import plan_for, run
+
+    # A cell is reported once its records are committed: with the run's commit interval (0.5 s) the
+    # fake answers all 30 prompts before the first report; the stream's closing is what is tested here.
+    monkeypatch.setattr(run_store, "COMMIT_EVERY", 0.01)
 
     lines = ["models: [openai:candidate]", "---"]
     lines += [f"- id: p{i}\n  prompt: q{i}\n  should: [$contains: q]" for i in range(30)]

@@ -17,7 +17,7 @@ import contextlib
 import dataclasses
 import os
 import sqlite3
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -208,8 +208,10 @@ def records(path: Path, *kinds: type[Record]) -> Iterator[Record]:
 # How long a write may wait for the transaction that commits it: the writes of that moment (answers,
 # scores, usage of the cells finishing together) go out in one commit. Each commit writes every page it
 # touched to the WAL: committing each cell's write alone wrote ~26 KB a cell, 25 times the cell's data
-# (52 MB for a 2,000-prompt run whose results are 2.1 MB).
-COMMIT_EVERY = 0.05
+# (52 MB for a 2,000-prompt run whose results are 2.1 MB); a commit every 50 ms still wrote the database
+# ~3 times over. What a run reports done waits for the commit (`on_commit`, run/skeleton.py), so this is
+# also how late the display may be.
+COMMIT_EVERY = 0.5
 # Records that commit at once: what must be on disk before the run does something outside (a batch
 # planned before it is sent, its id the moment the provider returns it) or that ends a run.
 _AT_ONCE = (RunHeader, Done, Stopped, BatchPlanned, BatchFileUploaded, BatchCreated, BatchEnded, BatchCancelled)
@@ -222,7 +224,9 @@ class Journal:
     event loop; at once without one), at once for the records in _AT_ONCE, and when the journal closes. A
     call counts as finished when the transaction holding its answer commits: a kill in between loses that
     answer (at most COMMIT_EVERY seconds of them) and `--resume` asks for it again; a committed one is
-    never asked for again."""
+    never asked for again. `pending` says a transaction is open, `committed_records` how many records are
+    kept; `on_commit`, when set, is called after
+    each commit (the skeleton holds back the events that report what is not committed yet)."""
 
     def __init__(self, path: Path, conn: sqlite3.Connection, *, locked: bool = True,
                  stale_pid: int | None = None) -> None:
@@ -230,10 +234,22 @@ class Journal:
         self.conn = conn
         self.locked = locked  # the lock is released when the journal closes
         self.stale_pid = stale_pid  # the PID a killed earlier holder left in the lock
-        self.records = 0
+        self.records = 0  # written (committed or not)
+        self._uncommitted = 0
         self.commits = 0
         self._open = False  # a transaction is open: the writes since the last commit
         self._timer: asyncio.TimerHandle | None = None
+        self.on_commit: Callable[[], None] | None = None
+
+    @property
+    def pending(self) -> bool:
+        """Records were written that are not committed yet."""
+        return self._open
+
+    @property
+    def committed_records(self) -> int:
+        """How many of the `records` written are committed."""
+        return self.records - self._uncommitted
 
     @classmethod
     def after_run(cls, path: Path) -> Journal:
@@ -254,6 +270,7 @@ class Journal:
             self._rollback()
             raise OSError(f"cannot write the run database {self.path}: {exc}") from exc
         self.records += len(records)
+        self._uncommitted += len(records)
         if any(isinstance(r, _AT_ONCE) for r in records):
             self.commit()
         elif self._timer is None:
@@ -282,10 +299,15 @@ class Journal:
             self._rollback()
             raise OSError(f"cannot write the run database {self.path}: {exc}") from exc
         self._open = False
+        self._uncommitted = 0
         self.commits += 1
+        if self.on_commit is not None:
+            self.on_commit()
 
     def _rollback(self) -> None:
         self._open = False
+        self.records -= self._uncommitted
+        self._uncommitted = 0
         with contextlib.suppress(sqlite3.Error):
             self.conn.execute("ROLLBACK")
 
