@@ -21,6 +21,7 @@ import asyncio
 import collections
 import contextlib
 import os
+import time
 from collections.abc import AsyncIterator, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
@@ -180,6 +181,7 @@ class RunSkeleton(Generic[TaskT]):
 
 # Put on the cells' queue when the journal commits while events wait for it (never yielded).
 _COMMITTED = Notice("the run database committed")
+IDLE_COMMIT = 0.01  # the shortest time between two commits made because no other event was waiting
 
 
 async def _committed_first(journal: Journal, queue: asyncio.Queue[Event | None],
@@ -187,7 +189,9 @@ async def _committed_first(journal: Journal, queue: asyncio.Queue[Event | None],
     """The cells' events, each once what the journal had been told before it is committed: an event
     waits until every record written before it was taken from the queue is committed (at most
     journal/run_store.py's COMMIT_EVERY), and those after it wait behind it. So what the run reports
-    done (the display, the editor's lenses, `--json`) survives a kill."""
+    done (the display, the editor's lenses, `--json`) survives a kill. When no other event is waiting
+    the journal commits at once (at most every IDLE_COMMIT seconds): a run whose answers come one at a
+    time reports each as it comes, and one the editor cancels has reported every answer it keeps."""
     held: collections.deque[tuple[int, Event]] = collections.deque()  # (records written before it, event)
     woken = False  # a _COMMITTED is on the queue
 
@@ -208,6 +212,8 @@ async def _committed_first(journal: Journal, queue: asyncio.Queue[Event | None],
                     continue
                 else:
                     held.append((journal.records, event))
+                if held and queue.empty() and time.monotonic() - journal.committed_at >= IDLE_COMMIT:
+                    journal.commit()
                 kept = journal.committed_records
                 while held and held[0][0] <= kept:
                     yield held.popleft()[1]
