@@ -181,7 +181,9 @@ class RunSkeleton(Generic[TaskT]):
 
 # Put on the cells' queue when the journal commits while events wait for it (never yielded).
 _COMMITTED = Notice("the run database committed")
-IDLE_COMMIT = 0.01  # the shortest time between two commits made because no other event was waiting
+# The shortest time between two commits made because no other event was waiting: every 10 ms, a
+# 2,000-prompt run wrote 9.2-11 MB (its results are 2.1 MB); with none, 6.0 MB.
+IDLE_COMMIT = 0.2
 
 
 async def _committed_first(journal: Journal, queue: asyncio.Queue[Event | None],
