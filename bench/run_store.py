@@ -14,7 +14,13 @@ seconds compare better than the walls.
 Results go to --output-dir (default bench/out-store/ under this checkout: the real disk, not tmpfs),
 emptied after each run.
 
-usage: run_store.py [--prompts N[,N…]] [--concurrency C] [--repeat R] [--run-arg ARG …] [--output-dir DIR]
+`--format agentv`: the AgentV suite of bench/run_throughput.py (N tests, an `openai` target on the mock;
+contains, regex and latency checks), whose exported results are its results JSONL. Each evalspec line
+also gives `written_per_export` (bytes written over the size of the exported results) and the ratio of
+its wall to the client's of the same round.
+
+usage: run_store.py [--format weval|agentv] [--prompts N[,N…]] [--concurrency C] [--repeat R] [--run-arg ARG …]
+                    [--output-dir DIR]
 """
 
 from __future__ import annotations
@@ -33,7 +39,14 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from run_throughput import DEFAULT_MOCK, evalspec_command, free_port, wait_for, write_blueprint  # noqa: E402
+from run_throughput import (  # noqa: E402
+    DEFAULT_MOCK,
+    evalspec_command,
+    free_port,
+    wait_for,
+    write_agentv_suite,
+    write_blueprint,
+)
 
 CLIENT = r'''
 import asyncio, json, sys
@@ -91,7 +104,8 @@ def folder_facts(out: Path) -> dict[str, float]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--prompts", default="2000")
+    ap.add_argument("--format", choices=("weval", "agentv"), default="weval")
+    ap.add_argument("--prompts", default="2000", help="prompts (Weval) or tests (AgentV)")
     ap.add_argument("--concurrency", type=int, default=32)
     ap.add_argument("--repeat", type=int, help="runs of each per size (default 3 up to 2,000 prompts, else 1)")
     ap.add_argument("--run-arg", action="append", default=[], metavar="ARG")
@@ -107,7 +121,8 @@ def main() -> int:
     port = free_port()
     mock = subprocess.Popen([sys.executable, str(DEFAULT_MOCK), "--port", str(port)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    print(json.dumps({"load_average": load(), "output_dir": str(args.output_dir),
+    print(json.dumps({"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "load_average": load(),
+                      "format": args.format, "output_dir": str(args.output_dir),
                       "concurrency": args.concurrency, "run_args": args.run_arg}), flush=True)
     try:
         wait_for(port)
@@ -118,8 +133,13 @@ def main() -> int:
         subprocess.run([*evalspec_command(), "run", str(warm), "-o", str(work / "warm-out"), "--no-report"],
                        env=env, capture_output=True, check=True)
         for n in sizes:
-            bp = work / f"store-{n}.weval.yml"
-            write_blueprint(bp, n)
+            if args.format == "agentv":
+                (work / f"suite-{n}").mkdir(exist_ok=True)
+                bp = work / f"suite-{n}" / f"store-{n}.eval.yaml"
+                write_agentv_suite(bp, n)
+            else:
+                bp = work / f"store-{n}.weval.yml"
+                write_blueprint(bp, n)
             repeat = args.repeat if args.repeat is not None else (3 if n <= 2000 else 1)
             contenders = ("client", "evalspec", "other") if args.other else ("client", "evalspec")
             walls: dict[str, list[float]] = {who: [] for who in contenders}
@@ -135,6 +155,9 @@ def main() -> int:
                                str(out), *args.run_arg]
                     facts = measured(cmd, {**env, "PYTHONPATH": str(args.other)} if who == "other" else env, work)
                     facts.update(folder_facts(out))
+                    if who != "client":
+                        facts["written_per_export"] = round(facts["disk_written_mb"] / max(facts["exported_mb"], 0.01), 2)
+                        facts["wall_ratio"] = round(facts["wall_s"] / walls["client"][-1], 2)
                     walls[who].append(facts["wall_s"])
                     print(json.dumps({"prompts": n, "run": i, "who": who, **facts}), flush=True)
                     shutil.rmtree(out, ignore_errors=True)

@@ -89,13 +89,14 @@ class AppendLog:
             os.write(self._fd, b"\n")  # finish the line a kill cut short
         self._fresh = False
 
-    def write(self, data: bytes) -> None:
+    def write(self, data: bytes, *, redacted: bool = False) -> None:
         """Append `data` whole, or raise (OSError). `os.write` may write part of it and return: at a
         file-size limit or on a full disk the first write is cut short without an error, and a journal
-        went on with a header cut in half; the rest is written until done or the system refuses."""
+        went on with a header cut in half; the rest is written until done or the system refuses.
+        `redacted`: the caller masked it already (providers/redact.py), as it is written."""
         self.open()
         if self._fd is not None:
-            view = memoryview(redact_bytes(data))
+            view = memoryview(data if redacted else redact_bytes(data))
             while view:
                 view = view[os.write(self._fd, view):]
 

@@ -26,9 +26,11 @@ provider clients close.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import enum
 import os
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -306,9 +308,8 @@ class Pipeline:
                     yield event
             tasks = run.tasks
             workers = run.workers(min(len(tasks), plan.concurrency * 2))
-            async with contextlib.aclosing(stream_cells(self.queue, tasks, self.cell, workers)) as cells:
-                async for event in cells:
-                    yield event
+            async for event in _committed_first(journal, self.queue, stream_cells(self.queue, tasks, self.cell, workers)):
+                yield event
             for stage in run.stages.after:
                 async for event in stage(run):
                     yield event
@@ -347,3 +348,57 @@ def _age(path: Path) -> float:
         return path.stat().st_mtime
     except OSError:  # renamed or removed meanwhile (another run of the folder)
         return 0.0
+
+
+# Put on the cells' queue when the journal commits while events wait for it (never yielded).
+_COMMITTED = Notice("the run database committed")
+# The shortest time between two commits made because no other event was waiting: every 10 ms, a
+# 2,000-prompt run wrote 9.2-11 MB (its results are 2.1 MB); with none, 6.0 MB.
+IDLE_COMMIT = 0.2
+
+
+async def _committed_first(journal: Journal, queue: asyncio.Queue[Event | None],
+                           cells: AsyncIterator[Event]) -> AsyncIterator[Event]:
+    """The cells' events, each once what the journal had been told before it is committed: an event
+    waits until every record written before it was taken from the queue is committed (at most
+    journal/run_store.py's COMMIT_EVERY), and those after it wait behind it. So what the run reports
+    done (the display, the editor's lenses, `--json`) survives a kill. When no other event is waiting
+    the journal commits at once (at most every IDLE_COMMIT seconds): a run whose answers come one at a
+    time reports each as it comes, and one the editor cancels has reported every answer it keeps."""
+    held: collections.deque[tuple[int, Event]] = collections.deque()  # (records written before it, event)
+    woken = False  # a _COMMITTED is on the queue
+
+    def committed() -> None:
+        nonlocal woken
+        if held and not woken:
+            woken = True
+            queue.put_nowait(_COMMITTED)  # wakes the loop below
+
+    journal.on_commit = committed
+    try:
+        async with contextlib.aclosing(cells):  # type: ignore[type-var]
+            async for event in cells:
+                if event is _COMMITTED:
+                    woken = False
+                elif not held and not journal.pending:
+                    yield event
+                    continue
+                else:
+                    held.append((journal.records, event))
+                if held and queue.empty() and time.monotonic() - journal.committed_at >= IDLE_COMMIT:
+                    journal.commit()
+                kept = journal.committed_records
+                while held and held[0][0] <= kept:
+                    yield held.popleft()[1]
+        journal.commit()
+        while held:
+            yield held.popleft()[1]
+    finally:
+        journal.on_commit = None
+        if woken:  # put after the cells' last event: taken off the queue, which later stages read
+            kept_events: list[Event | None] = []
+            while not queue.empty():
+                if (item := queue.get_nowait()) is not _COMMITTED:
+                    kept_events.append(item)
+            for item in kept_events:
+                queue.put_nowait(item)

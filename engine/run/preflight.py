@@ -97,7 +97,7 @@ def check(plan: Plan, options: RunOptions) -> list[Problem]:
                     out.append(_provider_problem(f"model {model}", spec if isinstance(spec, str) else None, err,
                                                  answers=True))
         # Judges matter only when some selected prompt has a judged point (or key points to extract).
-        if "llm-coverage" in plan.eval_methods and any(plan.judged_points(p) for p in plan.prompts):
+        if "llm-coverage" in plan.eval_methods and plan.any_judged():
             bad = []
             for judge in plan.judges:
                 try:

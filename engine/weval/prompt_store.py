@@ -28,30 +28,42 @@ _MARSHAL, _PICKLE = b"m", b"p"
 _SPANS = ("span", "id_span")
 _POINTS = ("should", "should_not")
 
+# An object's field names, once per process: a record holds the number of its names and its values
+# (the names were ~40 % of a record). The records live only in this process's temporary file.
+_SHAPES: list[tuple[str, ...]] = []
+_SHAPE_AT: dict[tuple[str, ...], int] = {}
+
+
+def _shape(names: tuple[str, ...]) -> int:
+    found = _SHAPE_AT.get(names)
+    if found is None:
+        found = _SHAPE_AT.setdefault(names, len(_SHAPES))
+        if found == len(_SHAPES):
+            _SHAPES.append(names)
+    return found
+
 
 def _encode(p: Prompt) -> bytes:
-    """The prompt as plain data: its fields by name, spans as tuples, messages and points as dicts."""
-    data: dict[str, Any] = {}
+    """The prompt as plain data: its fields' values (spans as tuples, messages and points likewise)."""
+    values: list[Any] = []
     for name, value in p.__dict__.items():
         if name in _SPANS:
-            data[name] = tuple(value) if value is not None else None
+            values.append(tuple(value) if value is not None else None)
         elif name == "messages":
-            data[name] = [_plain(m) for m in value]
+            values.append([_plain(m) for m in value])
         elif name in _POINTS:
-            data[name] = [_plain(pt) for pt in value]
+            values.append([_plain(pt) for pt in value])
         else:
-            data[name] = value
+            values.append(value)
     try:
-        return _MARSHAL + marshal.dumps(data)
+        return _MARSHAL + marshal.dumps((_shape(tuple(p.__dict__)), tuple(values)))
     except ValueError:  # a value marshal does not know (only plain data is ever written): keep it as it is
         return _PICKLE + pickle.dumps(p, pickle.HIGHEST_PROTOCOL)
 
 
-def _plain(obj: Message | Point) -> dict[str, Any]:
-    out = dict(obj.__dict__)
-    if out.get("span") is not None:
-        out["span"] = tuple(out["span"])
-    return out
+def _plain(obj: Message | Point) -> tuple[int, tuple[Any, ...]]:
+    values = tuple(tuple(v) if name == "span" and v is not None else v for name, v in obj.__dict__.items())
+    return _shape(tuple(obj.__dict__)), values
 
 
 _new = object.__new__
@@ -61,7 +73,8 @@ def _decode(data: bytes) -> Prompt:
     if data[:1] == _PICKLE:
         found: Prompt = pickle.loads(data[1:])
         return found
-    fields: dict[str, Any] = marshal.loads(data[1:])
+    shape, values = marshal.loads(data[1:])
+    fields: dict[str, Any] = dict(zip(_SHAPES[shape], values, strict=True))
     for name in _SPANS:
         if fields.get(name) is not None:
             fields[name] = Span(*fields[name])
@@ -73,7 +86,8 @@ def _decode(data: bytes) -> Prompt:
     return prompt
 
 
-def _rebuild(cls: type, fields: dict[str, Any]) -> Any:
+def _rebuild(cls: type, record: tuple[int, tuple[Any, ...]]) -> Any:
+    fields = dict(zip(_SHAPES[record[0]], record[1], strict=True))
     if fields.get("span") is not None:
         fields["span"] = Span(*fields["span"])
     obj: Any = _new(cls)

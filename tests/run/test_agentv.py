@@ -254,11 +254,16 @@ tests:
     assert "0.3 s" in failed.error and failed.kind == "timeout"
 
 
-def test_result_rows_are_on_disk_while_the_run_goes_on(tmp_path: Path, smart: SmartFake) -> None:
+def test_result_rows_are_on_disk_while_the_run_goes_on(tmp_path: Path, smart: SmartFake, monkeypatch) -> None:
     import asyncio
 
     from evalspec.analysis import analyze_file
+    from evalspec.run.journal import run_store
     from evalspec.run.runner import plan_for, run
+
+    # A test is reported once its records are committed (run_store.COMMIT_EVERY, 0.5 s): by then the
+    # instant fake may have answered the next tests too, whose rows are then in the file as well.
+    monkeypatch.setattr(run_store, "COMMIT_EVERY", 0.01)
 
     bp = _suite(tmp_path, """name: live
 description: d
@@ -280,7 +285,8 @@ tests:
         raise AssertionError("no test was scored")
 
     first, rows = asyncio.run(stop_after_first_test())
-    assert [(r["test_id"], r["score"]) for r in rows] == [(first, 1.0)]
+    got = [(r["test_id"], r["score"]) for r in rows]
+    assert (first, 1.0) in got and all(score == 1.0 for _, score in got) and len(set(got)) == len(got)
 
     # --resume finishes the same results file: one file, every test, in the plan's order.
     run_events(bp, options(tmp_path, env_for(smart), concurrency=1, resume=True))

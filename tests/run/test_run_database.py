@@ -120,6 +120,36 @@ def test_a_kill_at_any_moment_loses_no_finished_call_and_repeats_none(tmp_path: 
         assert asked_answers == asked_judges == []
 
 
+@pytest.mark.timeout(120)
+def test_what_a_run_reported_done_survives_a_kill(tmp_path: Path, smart: SmartFake) -> None:
+    """Records are committed in batches (run_store.COMMIT_EVERY); a cell the run reported scored (here on
+    `--json`, as the display and the editor see it) was committed before it was reported."""
+    smart.decide = _decide
+    bp = _blueprint(tmp_path)
+    out = tmp_path / "out"
+    env = {**env_for(smart), "PYTHONPATH": os.pathsep.join(sys.path), "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "evalspec.cli", "run", str(bp), "-o", str(out), "-j", "4",
+                             "--retries", "0", "--no-report", "--json"], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)
+    reported: set[str] = set()
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            event = json.loads(line)
+            if event["type"] == "scored":
+                reported.add(event["cell"]["item"])
+                if len(reported) >= 3:
+                    break
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(30)
+    assert len(reported) >= 3
+    [db] = databases(out)
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        scored = {r[0] for r in conn.execute("SELECT item FROM scores")}
+    assert reported <= scored, reported - scored
+
+
 HEADER = RunHeader(kind="weval", file="b.yml", run_label="lab", started="s", path="/w/b.yml")
 
 

@@ -159,21 +159,49 @@ class WevalPlan:
             n = 5  # key points extracted from the ideal: a handful, typically
         return n
 
+    def prompt_facts(self) -> tuple[array, array, array]:
+        """For each of `prompts`, in order: the turns a run generates, its messages' characters and its
+        judged points. Read in one pass and kept (12 bytes a prompt): a big blueprint's prompts are on
+        disk, and each pass over them decodes every one."""
+        facts = self.__dict__.get("_facts")
+        if facts is None:
+            generated, chars, judged = array("I"), array("Q"), array("I")
+            for prompt in self.prompts:
+                messages = prompt.messages
+                n = sum(1 for msg in messages if msg.role == "assistant" and msg.content is None)
+                generated.append(n + 1 if messages and messages[-1].role == "user" else n)
+                chars.append(sum(len(msg.content or "") for msg in messages))
+                judged.append(self.judged_points(prompt))
+            facts = self.__dict__["_facts"] = (generated, chars, judged)
+        return facts
+
+    def any_judged(self) -> bool:
+        """Whether some prompt has a judged point (or key points to extract)."""
+        return any(self.prompt_facts()[2])
+
     def summary(self) -> dict[str, Any]:
         """The plan as plain data: what `--dry-run` prints and RunStarted carries."""
         per_model: dict[str, dict[str, int]] = {}
+        generated, chars, judged = self.prompt_facts()
+        coverage = "llm-coverage" in self.eval_methods
         for t in self.tasks:
-            m = per_model.setdefault(t.cell.model, {"cells": 0, "calls": 0, "input_tokens": 0,
-                                                    "judge_calls": 0})
+            m = per_model.get(t.cell.model)
+            if m is None:
+                m = per_model[t.cell.model] = {"cells": 0, "calls": 0, "input_tokens": 0, "judge_calls": 0}
             m["cells"] += 1
-            generated = sum(1 for msg in t.prompt.messages if msg.role == "assistant" and msg.content is None)
-            if t.prompt.messages and t.prompt.messages[-1].role == "user":
-                generated += 1
-            m["calls"] += 0 if self.replay is not None else max(1, generated)
-            text = sum(len(msg.content or "") for msg in t.prompt.messages) + len(t.system or "")
-            m["input_tokens"] += 0 if self.replay is not None else text // CHARS_PER_TOKEN + 1
-            if "llm-coverage" in self.eval_methods:
-                m["judge_calls"] += self.judged_points(t.prompt) * len(self.judges)
+            if t.prompts is self.prompts:
+                k = t.index
+                turns, text, points = generated[k], chars[k], judged[k]
+            else:  # a plan made by hand
+                prompt = t.prompt
+                turns = sum(1 for msg in prompt.messages if msg.role == "assistant" and msg.content is None)
+                turns += 1 if prompt.messages and prompt.messages[-1].role == "user" else 0
+                text = sum(len(msg.content or "") for msg in prompt.messages)
+                points = self.judged_points(prompt)
+            m["calls"] += 0 if self.replay is not None else max(1, turns)
+            m["input_tokens"] += 0 if self.replay is not None else (text + len(t.system or "")) // CHARS_PER_TOKEN + 1
+            if coverage:
+                m["judge_calls"] += points * len(self.judges)
         judge_calls = sum(m["judge_calls"] for m in per_model.values())
         return {
             "kind": "weval",

@@ -5,15 +5,18 @@ killed, sees every finished test), and the file is rewritten in the plan's order
 A resumed run takes over the file of the run it finishes (the journal's header names it) and writes
 every row again, the resumed ones first as their cells come up.
 
-The rows wait for that rewrite as the bytes appended (a row is encoded once), in an unlinked temporary
-file beside the results; memory holds 8 bytes a cell, where it is in that file, by the cell's place in
-the plan (`AgentvTask.position`). A 100,000-cell run held a dict entry, a key and an offset per cell
-(~20 MB), and encoded each row three times; the rewrite now copies bytes in the plan's order.
+The rows wait for that rewrite in the file they were appended to (a row is encoded once); memory holds
+8 bytes a cell, where its row is in that file, by the cell's place in the plan (`AgentvTask.position`).
+A 100,000-cell run held a dict entry, a key and an offset per cell (~20 MB), and encoded each row three
+times; the rewrite copies bytes in the plan's order. (The rows also went to a temporary file of their
+own, as many bytes again written to the disk as the results.)
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
+import weakref
 from array import array
 from collections.abc import Iterator
 from datetime import datetime
@@ -22,7 +25,8 @@ from typing import Any
 
 from ...appendlog import AppendLog
 from ...jsonio import dumps_bytes, loads
-from ...spill_file import SpillFile
+from ...own_files import open_own
+from ...providers.redact import redact_bytes
 from .files import safe_timestamp, write_stream
 
 
@@ -37,21 +41,22 @@ class AgentvWriter:
 
     def __init__(self, path: Path, cells: int) -> None:
         self.path = path
-        self._at = array("q", [-1]) * cells  # cell n's row: offset << 32 | size in the spill, or -1
-        self._spill: SpillFile | None = None
+        self._at = array("q", [-1]) * cells  # cell n's row: offset << 32 | size in the appended file, or -1
         self._log = AppendLog(path, fresh=True)
+        self._size = 0  # of the appended file (this writer's: it starts it empty)
+        # A descriptor reading it back, opened on the first read: it keeps reading the appended file
+        # after the rewrite has replaced it (the run's summary and a stopped run's file read rows then).
+        self._reader: int | None = None
 
     def keep(self, position: int, row: dict[str, Any]) -> None:
         """Cell `position`'s row, appended to the results file (a later row for the cell replaces it in
         the file written at the end)."""
-        data = dumps_bytes(row) + b"\n"
+        data = redact_bytes(dumps_bytes(row) + b"\n")
         if len(data) >= 1 << 32:
             raise ValueError("a row of the results is over 4 GB")
-        if self._spill is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._spill = SpillFile(".evalspec-rows-", self.path.parent)
-        self._at[position] = self._spill.append(data) << 32 | len(data)
-        self._log.write(data)
+        self._log.write(data, redacted=True)
+        self._at[position] = self._size << 32 | len(data)
+        self._size += len(data)
 
     def row(self, position: int) -> dict[str, Any] | None:
         """Cell `position`'s row, or None."""
@@ -63,9 +68,19 @@ class AgentvWriter:
 
     def _line(self, position: int) -> bytes | None:
         where = self._at[position]
-        if where < 0 or self._spill is None:
+        if where < 0:
             return None
-        return self._spill.read(where >> 32, where & 0xFFFFFFFF)
+        if self._reader is None:
+            self._reader = open_own(self.path, os.O_RDONLY)
+            weakref.finalize(self, os.close, self._reader)
+        offset, size = where >> 32, where & 0xFFFFFFFF
+        data = os.pread(self._reader, size, offset)
+        while len(data) < size:  # pread may return less than asked
+            more = os.pread(self._reader, size - len(data), offset + len(data))
+            if not more:
+                raise OSError(f"{self.path} was cut short while the run wrote it")
+            data += more
+        return data
 
     def _lines(self) -> Iterator[bytes]:
         for n in range(len(self._at)):
@@ -76,7 +91,9 @@ class AgentvWriter:
     def write(self, *, cost: dict[str, Any] | None = None) -> list[Path]:
         """The rows again, in the plan's order, replacing the file they were appended to, and the cost
         file beside them (`cost`: what the run paid, cost/spend.py; cost/cost_file.py)."""
-        # A row at a time, as the bytes appended: the file is never one buffer in memory.
+        # A row at a time, as the bytes appended: the file is never one buffer in memory. The new file
+        # replaces the appended one once whole; the rows are read from the one this writer still holds.
+        self._log.close()
         write_stream(self.path, self._lines())
         from ..cost.cost_file import write_cost
 
@@ -87,11 +104,8 @@ class AgentvWriter:
         """A stopped run's file in order; its rows are in the file already, unordered, if this fails."""
         with contextlib.suppress(Exception):
             self.write(cost=cost)
-        if self._spill is not None:
-            self._spill.close()
-            self._spill = None
 
     def close(self) -> None:
         """The appending ends; the rows stay readable (a stopped run's file is written after this, and a
-        finished run's summary reads them). The spill goes with the writer (or with write_partial)."""
+        finished run's summary reads them)."""
         self._log.close()

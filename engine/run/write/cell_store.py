@@ -10,11 +10,13 @@ The journal stays the run's record (resume, history, reports of unfinished runs)
 write stage's working copy, in the form the results files take (the error markers, the conversation as
 written), and it disappears when the store closes (it is unlinked from the start: a killed run leaves
 nothing behind). Values go through JSON on the way out and back, which changes nothing the results
-files hold: they are JSON of the same values.
+files hold: they are JSON of the same values. Each spilled cell is deflated with the run's first spilled
+cell as the dictionary (cells differ in little but their texts: ~640 bytes of JSON became ~50).
 """
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Iterator, MutableMapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -37,6 +39,10 @@ def bound_for(cells: int) -> int:
 
 Fields = dict[str, Any]
 
+# Raw deflate with a 4 KB window and the least memory: 13 µs a cell to compress here, 1.5 µs to read
+# (zlib's defaults took 100 µs a cell, most of it setting up 256 KB of state for a 640-byte record).
+_WBITS, _LEVEL, _MEM = -12, 1, 1
+
 
 class CellStore:
     """Fields by (item, model). `folder`: where the temporary file goes when one is needed. `index`: the
@@ -52,6 +58,7 @@ class CellStore:
 
             self._spilled = CellOffsets(index)
         self._file: SpillFile | None = None
+        self._zdict = b""  # the first spilled cell's JSON: every spilled cell is deflated against it
         self.most_held = 0  # the most cells held at once (tests check the bound)
         self.spilled_cells = 0
 
@@ -79,7 +86,8 @@ class CellStore:
         if where is None:
             return None
         assert self._file is not None
-        found: Fields = loads(self._file.read(where >> 32, where & 0xFFFFFFFF))
+        inflate = zlib.decompressobj(_WBITS, zdict=self._zdict)
+        found: Fields = loads(inflate.decompress(self._file.read(where >> 32, where & 0xFFFFFFFF)) + inflate.flush())
         return found
 
     def recorded(self) -> Iterator[tuple[str, str]]:
@@ -100,6 +108,10 @@ class CellStore:
             self._file = SpillFile(".evalspec-cells-", self.folder)
         for key, fields in self._held.items():
             encoded = dumps_bytes(fields)
+            if not self._zdict:
+                self._zdict = encoded[-(1 << -_WBITS):]
+            deflate = zlib.compressobj(_LEVEL, zlib.DEFLATED, _WBITS, _MEM, zdict=self._zdict)
+            encoded = deflate.compress(encoded) + deflate.flush()
             if len(encoded) >= 1 << 32:
                 raise ValueError("a cell's results are over 4 GB")
             self._spilled[key] = self._file.append(encoded) << 32 | len(encoded)
