@@ -385,8 +385,8 @@ async def _committed_first(journal: Journal, queue: asyncio.Queue[Event | None],
                     continue
                 else:
                     held.append((journal.records, event))
-                if held and queue.empty() and time.monotonic() - journal.committed_at >= IDLE_COMMIT:
-                    journal.commit()
+                if held and queue.empty():  # nothing else to report: commit now, or once IDLE_COMMIT has passed
+                    journal.commit_within(IDLE_COMMIT - (time.monotonic() - journal.committed_at))
                 kept = journal.committed_records
                 while held and held[0][0] <= kept:
                     yield held.popleft()[1]

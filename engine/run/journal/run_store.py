@@ -267,6 +267,7 @@ class Journal:
             self._rollback()
             raise OSError(f"cannot write the run database {self.path}: {exc}") from exc
         self.commit()
+        self.committed_at = 0.0  # not a cell's commit: the first cell reported is committed at once
 
     @property
     def pending(self) -> bool:
@@ -307,6 +308,20 @@ class Journal:
                 self.commit()
                 return
             self._timer = loop.call_later(COMMIT_EVERY, self._timed)
+
+    def commit_within(self, seconds: float) -> None:
+        """Commit what was written within `seconds` (at once when ≤ 0), sooner than COMMIT_EVERY."""
+        if seconds <= 0:
+            self.commit()
+            return
+        if not self._open:
+            return
+        loop = asyncio.get_running_loop()
+        if self._timer is not None:
+            if self._timer.when() <= loop.time() + seconds:
+                return
+            self._timer.cancel()
+        self._timer = loop.call_later(seconds, self._timed)
 
     def _timed(self) -> None:
         self._timer = None
