@@ -106,6 +106,7 @@ def comparison(out: Path) -> dict[str, Any]:
 def dry_run(path: Path, cwd: Path, *args: str) -> dict[str, Any]:
     """`evalspec run --dry-run --json` (exit 1 or 2: the plan lists the keys it lacks; the estimate is made)."""
     proc = evalspec("run", str(path), "--dry-run", "--json", *args, cwd=cwd, ok=(0, 1, 2))
+    assert proc.stdout.startswith("{"), f"evalspec run --dry-run {' '.join(args)}: {proc.stderr}"
     return dict(json.loads(proc.stdout)["plan"])
 
 
@@ -180,6 +181,24 @@ def test_hints_on_the_lines_are_the_ids_weights_and_models_a_run_uses(session: S
                 assert abs(hint - 100 * weight / sum(weights)) < 0.05 + 1e-9, (pid, weights, shares)
         assert {w for _, s in prompts for w in s} > {50.0}, "the file's weights give unequal shares"
 
+        step = "the hints follow an edit"
+        weight = text.splitlines().index("  weight: 2")  # the first prompt's first point: 2 of 4.5
+        wb.goto(weight + 1, 11)
+        wb.press("Shift+End")
+        wb.type("3")  # 3 of 5.5: 54.5 %, 27.3 %, 18.2 %
+
+        def first_prompt() -> list[str]:
+            shown = wb.hints()
+            return [h for line in sorted(shown) if weight - 3 <= line <= weight + 6 for h in shown[line]]
+
+        wb.wait(lambda: first_prompt() == ["54.5 %", "27.3 %", "18.2 %"], "the shares after the edit", 15)
+        edited = wb.all(wb.hints, count)
+        assert f"id: {prompts[0][0]}" not in [h for found in edited.values() for h in found]  # a hash of the content
+        wb.press("Control+z")
+        wb.wait(lambda: first_prompt() == ["44.4 %", "33.3 %", "22.2 %"], "the shares after the undo", 15)
+        wb.wait(lambda: not wb.page.locator(".tab.active.dirty").count(), "the file as it was")
+        wb.wait(lambda: path.read_text() == text, "the file on disk as it was")
+
     except BaseException:
         save_artefacts(wb, session.server, request.node.name, step)
         raise
@@ -201,13 +220,21 @@ def test_the_run_lenses_show_what_the_dry_run_estimates(session: Session, reques
             return bool(found) and all(" · " in titles[0] for titles in found.values())
 
         wb.wait(sized, "the lenses' estimates")
-        lenses = wb.all(lambda: {n: t for n, t in wb.lenses(costs=True).items() if " · " in t[0]}, count)
+        def costed() -> dict[int, list[str]]:
+            return {n: t for n, t in wb.lenses(costs=True).items() if " · " in t[0]}
+
+        lenses = wb.all(costed, count)
+        # The file's lens sits above line 1: the view scrolled right up to show it (Ctrl+G stops at the line).
+        wb.goto(1)
+        wb.page.locator(".part.editor .editor-instance .monaco-editor .view-lines").first.hover()
+        wb.page.mouse.wheel(0, -5000)
+        lenses.update(wb.wait(lambda: (found := costed()).get(0) and found, "the file's Run lens", 15))
         assert len(lenses) == 8, lenses
         settings = readme_settings()["evalspec.run.models"]
         plan = dry_run(path, ws, *[a for m in settings for a in ("-m", m)])
         file_line = min(lenses)
         assert lenses[file_line][0] == f"▶ Run all (7 prompts) · {lens_text(plan)}"
-        ids = iter(p.id for p in analyze(text, path).blueprint.prompts)
+        ids = iter(p.id for p in analyze(path.read_text(), path).blueprint.prompts)
         for line in sorted(lenses)[1:]:
             one = dry_run(path, ws, "--prompt", next(ids), *[a for m in settings for a in ("-m", m)])
             assert lenses[line][0] == f"▶ Run · {lens_text(one)}", line
