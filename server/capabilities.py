@@ -24,6 +24,8 @@ class ClientSupport:
     line_folding_only: bool = False
     work_done_progress: bool = False
     code_lens_refresh: bool = False
+    inlay_hint_refresh: bool = False
+    semantic_tokens_refresh: bool = False
     show_document: bool = False
     diagnostics_refresh: bool = False
     watch_files: bool = False  # may register workspace/didChangeWatchedFiles watchers
@@ -56,6 +58,8 @@ class ClientSupport:
             line_folding_only=bool(get("text_document.folding_range.line_folding_only", False)),
             work_done_progress=bool(get("window.work_done_progress", False)),
             code_lens_refresh=bool(get("workspace.code_lens.refresh_support", False)),
+            inlay_hint_refresh=bool(get("workspace.inlay_hint.refresh_support", False)),
+            semantic_tokens_refresh=bool(get("workspace.semantic_tokens.refresh_support", False)),
             show_document=bool(get("window.show_document.support", False)),
             diagnostics_refresh=bool(get("workspace.diagnostics.refresh_support", False)),
             watch_files=bool(get("workspace.did_change_watched_files.dynamic_registration", False)),

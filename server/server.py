@@ -3,7 +3,10 @@ engine workers, and how requests are registered and answered.
 
 A request about a document is forwarded to its worker (`ask`) and answered with what the worker
 built (JSON), or, past the request budget, with "still checking, ask again" (RequestFailed): an
-ordinary answer, logged as nothing worse than INFO. A request about a version the client has already
+ordinary answer, logged as nothing worse than INFO. Clients ask again for some requests only when
+told to: once a document answered "still checking" is checked, the client is asked to refresh its
+code lenses, inlay hints and semantic tokens (the `workspace/…/refresh` requests it supports, as
+rust-analyzer does once a workspace has loaded). A request about a version the client has already
 left is answered ContentModified. A handler that fails is logged and answered empty.
 """
 
@@ -41,6 +44,7 @@ P = TypeVar("P")
 R = TypeVar("R")
 Handler = Callable[["EvalspecServer", P], Awaitable[R]]
 STILL_CHECKING = -32803  # LSP RequestFailed
+LATE_REFRESH_S = 0.5  # at most one round of refresh requests this often
 
 _started: dict[int, float] = {}  # handler task -> when its request arrived
 
@@ -62,6 +66,8 @@ class EvalspecServer(LanguageServer):
         self.on_files_changed: list[Callable[[list[Path]], None]] = []
         self.runs: dict[str, DocumentRuns] = {}  # uri -> its run lenses' state (features/run.py)
         self._suspect: tuple[str, int] | None = None  # the text a worker last stopped on
+        self._late: set[str] = set()  # documents answered "still checking": refreshed once checked
+        self._late_task: asyncio.Future[None] | None = None
 
     @property
     def encoding(self) -> str:
@@ -100,6 +106,7 @@ class EvalspecServer(LanguageServer):
         if status == OK:
             return JsonReady(value) if isinstance(value, bytes) else value
         if status == LATE:
+            self._answered_late(uri)
             return self.error(STILL_CHECKING, f"evalspec is still checking {uri.rsplit('/', 1)[-1]}; "
                                               "ask again in a moment")
         if status == STALE:
@@ -107,6 +114,31 @@ class EvalspecServer(LanguageServer):
         if status == ERROR:
             self.report(value[0] or f"{what or name} on {uri}", value[1])
         return None if status in (GONE, ERROR) else value
+
+    def _answered_late(self, uri: str) -> None:
+        self._late.add(uri)
+        if self._late_task is None or self._late_task.done():
+            self._late_task = asyncio.ensure_future(self._refresh_once_checked())
+
+    async def _refresh_once_checked(self) -> None:
+        """The client asked for a view of a document (lenses, hints, tokens) before it was ready and got
+        "still checking": once it is checked, ask the client for them again."""
+        await asyncio.sleep(LATE_REFRESH_S)
+        while self._late:
+            await self.documents.settled(self._late.pop())
+        try:
+            self.refresh_views()
+        except Exception:
+            self.report("asking the client to refresh", traceback.format_exc())
+
+    def refresh_views(self) -> None:
+        """Ask the client to request its code lenses, inlay hints and semantic tokens again (those it can)."""
+        if self.client.code_lens_refresh:
+            self.workspace_code_lens_refresh(None)
+        if self.client.inlay_hint_refresh:
+            self.workspace_inlay_hint_refresh(None)
+        if self.client.semantic_tokens_refresh:
+            self.workspace_semantic_tokens_refresh(None)
 
     @staticmethod
     def error(code: int, message: str, data: Any = None) -> lsp.ResponseError:

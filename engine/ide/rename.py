@@ -6,13 +6,15 @@ an AgentV test id.
 `highlights` list them; `prepare_rename` gives the span to edit or a `Refusal`; `rename` the edits (per
 file: a test written in a tests file is renamed there), or a `Refusal` when the new name is not a valid
 name or clashes with one already used (another definition, prompt or test — across the suite and its
-tests files). New names are written as YAML scalars the way the old ones were (quoted stays quoted, in
+tests files). `prepare_rename_in_tests_file` and `rename_in_tests_file` do the same with the cursor in
+an AgentV tests file, given the analysis of a suite that includes it. New names are written as YAML scalars the way the old ones were (quoted stays quoted, in
 the same quotes; a plain name that needs quoting is double-quoted). Nothing is read or written here.
 """
 
 from __future__ import annotations
 
 import json
+from collections import abc
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -122,6 +124,30 @@ def rename(analysis: Any, line: int, col: int, new_name: str) -> list[FileEdits]
         path = None if _here(analysis, o.path) else o.path
         by_file.setdefault(path, []).append(Edit(o.span, scalar(new_name, o.style)))
     return [FileEdits(path, tuple(edits)) for path, edits in by_file.items()]
+
+
+def prepare_rename_in_tests_file(suite: Any, tests_file: Path, lines: abc.Sequence[str], line: int, col: int,
+                                 ) -> Span | None:
+    """The span of the test id under the cursor in `tests_file` (its text's `lines`), a file of the
+    analysed `suite`'s tests; None where there is none."""
+    symbol = _tests_file_symbol(suite, tests_file, lines, line, col)
+    return None if symbol is None else _inner(symbol.occurrences[0])
+
+
+def rename_in_tests_file(suite: Any, tests_file: Path, lines: abc.Sequence[str], line: int, col: int, new_name: str,
+                         ) -> list[FileEdits] | Refusal | None:
+    """The edit renaming the test id under the cursor in `tests_file`, refused as `rename` refuses (a
+    clash with any test of the suite, in it or in any of its tests files)."""
+    symbol = _tests_file_symbol(suite, tests_file, lines, line, col)
+    if symbol is None:
+        return None
+    if new_name == symbol.name:
+        return []
+    problem = _invalid(symbol.kind, new_name) or _clash(suite, symbol, new_name)
+    if problem is not None:
+        return Refusal(problem)
+    o = symbol.occurrences[0]
+    return [FileEdits(tests_file, (Edit(o.span, scalar(new_name, o.style)),))]
 
 
 def scalar(name: str, style: str | None) -> str:
@@ -270,6 +296,19 @@ def _style_at(analysis: Any, span: Span) -> str | None:
 
 
 # --- AgentV -----------------------------------------------------------------------------------------
+
+
+def _tests_file_symbol(suite: Any, tests_file: Path, lines: abc.Sequence[str], line: int, col: int) -> Symbol | None:
+    if suite.kind is not FileKind.AGENTV or suite.suite is None:
+        return None
+    for t in suite.suite.tests:
+        if (t.id_span is not None and t.source_path is not None and Path(t.source_path) == tests_file
+                and t.id_span.contains(line, col)):
+            s = t.id_span
+            first = lines[s.start_line][s.start_col:s.start_col + 1] if s.start_line < len(lines) else ""
+            style = first if first in ("'", '"') else None
+            return Symbol(TEST_ID, t.id, s, (Occurrence(tests_file, s, True, style),))
+    return None
 
 
 def _test_symbol(analysis: Any, line: int, col: int) -> Symbol | None:

@@ -1,8 +1,9 @@
 """textDocument/prepareRename, rename, references and documentHighlight: engine/ide/rename.py over LSP
 (built in the worker).
 
-Names: a `point_defs` name with its `$ref`s, a Weval prompt id, an AgentV test id; the references of an
-AgentV tests file are the suites that include it. A refused rename (a clash, an invalid name, a prompt
+Names: a `point_defs` name with its `$ref`s, a Weval prompt id, an AgentV test id (in the suite, or in
+a tests file: renamed there, checked against every test of a suite that includes it); the references of
+an AgentV tests file are the suites that include it. A refused rename (a clash, an invalid name, a prompt
 without id) is an error response carrying the engine's message, which editors show as it is.
 """
 
@@ -52,7 +53,7 @@ def prepare(worker: Worker, doc: Doc, params: lsp.PrepareRenameParams) -> Any:
 
     snap = worker.snapshot(doc)
     if snap is None:
-        return None
+        return _prepare_in_tests_file(worker, doc, params)
     line, col = snap.index.point(params.position)
     got = prepare_rename(snap.analysis, line, col)
     if isinstance(got, Refusal):
@@ -67,7 +68,7 @@ def do_rename(worker: Worker, doc: Doc, params: lsp.RenameParams) -> Any:
 
     snap = worker.snapshot(doc)
     if snap is None:
-        return None
+        return _rename_in_tests_file(worker, doc, params)
     line, col = snap.index.point(params.position)
     got = rename(snap.analysis, line, col, params.new_name)
     if isinstance(got, Refusal):
@@ -86,6 +87,66 @@ def do_rename(worker: Worker, doc: Doc, params: lsp.RenameParams) -> Any:
     if snap.client.document_changes:
         return as_json(lsp.WorkspaceEdit(document_changes=versioned))  # refused by the editor if the text moved on
     return as_json(lsp.WorkspaceEdit(changes=changes))
+
+
+def _suite_of(worker: Worker, doc: Doc) -> tuple[Any, Path, LineIndex] | None:
+    """For an open AgentV tests file: the analysis of the nearest suite that includes it (its open text,
+    else the disk; the tests file as the editor has it), the file's path and its line index."""
+    from evalspec.agentv.including_suites import suites_including
+    from evalspec.detect import FileKind
+    from evalspec.incremental import DocumentAnalyzer
+
+    if doc.path is None or not doc.path.name.endswith(TESTS_FILE_SUFFIXES):
+        return None
+    path = Path(doc.path)
+    for suite in suites_including(path):
+        text = worker.files.read_text(suite)  # the editor's text when open, else the disk (bounded)
+        if text is None:
+            continue
+        analysis = DocumentAnalyzer(suite, source=worker.files).analyze(text)
+        if analysis.kind is not FileKind.AGENTV or analysis.suite is None:
+            continue
+        named = next((Path(t.source_path) for t in analysis.suite.tests
+                      if t.source_path is not None and Path(t.source_path).resolve() == path.resolve()), None)
+        if named is not None:  # the path as the suite's tests carry it
+            return analysis, named, worker.index_of_path(path)
+    return None
+
+
+def _prepare_in_tests_file(worker: Worker, doc: Doc, params: lsp.PrepareRenameParams) -> Any:
+    from evalspec.ide.rename import prepare_rename_in_tests_file
+
+    from ..convert import as_json
+
+    found = _suite_of(worker, doc)
+    if found is None:
+        return None
+    suite, path, index = found
+    line, col = index.point(params.position)
+    got = prepare_rename_in_tests_file(suite, path, index.lines, line, col)
+    return None if got is None else as_json(index.range(got))
+
+
+def _rename_in_tests_file(worker: Worker, doc: Doc, params: lsp.RenameParams) -> Any:
+    from evalspec.ide.rename import Refusal, rename_in_tests_file
+
+    from ..convert import as_json
+
+    found = _suite_of(worker, doc)
+    if found is None:
+        return None
+    suite, path, index = found
+    line, col = index.point(params.position)
+    got = rename_in_tests_file(suite, path, index.lines, line, col, params.new_name)
+    if isinstance(got, Refusal):
+        return {REFUSED: got.message}
+    if got is None:
+        return None
+    edits = [lsp.TextEdit(range=index.range(e.span), new_text=e.new_text) for part in got for e in part.edits]
+    if worker.context.client.document_changes:
+        return as_json(lsp.WorkspaceEdit(document_changes=[lsp.TextDocumentEdit(
+            text_document=lsp.OptionalVersionedTextDocumentIdentifier(uri=doc.uri, version=doc.version), edits=edits)]))
+    return as_json(lsp.WorkspaceEdit(changes={doc.uri: edits}))
 
 
 def find_references(worker: Worker, doc: Doc, params: lsp.ReferenceParams) -> bytes | None:

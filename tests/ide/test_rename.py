@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from evalspec.analysis import analyze
+from evalspec.findings import Span
 from evalspec.ide.rename import (
     POINT_DEF,
     PROMPT_ID,
@@ -20,8 +21,10 @@ from evalspec.ide.rename import (
     Refusal,
     highlights,
     prepare_rename,
+    prepare_rename_in_tests_file,
     references,
     rename,
+    rename_in_tests_file,
     scalar,
     symbol_at,
 )
@@ -190,3 +193,20 @@ def test_a_tests_file_is_referenced_by_the_suites_that_include_it(tmp_path: Path
     found = including_suites(cases)
     assert [(o.path, tuple(o.span)) for o in found] == [(suite, (1, 9, 1, 19))]
     assert including_suites(evals / "other.eval.yaml") == []
+
+
+def test_a_test_id_in_a_tests_file_is_renamed_there_and_checked_against_the_suite(tmp_path: Path) -> None:
+    cases = tmp_path / "cases.yaml"
+    cases.write_text('- id: one\n  input: hi\n  criteria: c\n- id: "two"\n  input: bye\n  criteria: c\n')
+    suite_path = tmp_path / "suite.eval.yaml"
+    suite_text = "description: s\ntests:\n  - id: inline\n    input: x\n    criteria: y\n  - file://cases.yaml\n"
+    suite_path.write_text(suite_text)
+    suite = analyze(suite_text, suite_path)
+    lines = cases.read_text().split("\n")
+    named = next(t.source_path for t in suite.suite.tests if t.id == "two")
+    assert prepare_rename_in_tests_file(suite, named, lines, 3, 8) == Span(3, 7, 3, 10)  # inside the quotes
+    assert prepare_rename_in_tests_file(suite, named, lines, 1, 4) is None  # not on an id
+    refused = rename_in_tests_file(suite, named, lines, 3, 8, "inline")  # the suite's own test
+    assert isinstance(refused, Refusal) and "another test has the id 'inline'" in refused.message
+    [edit] = rename_in_tests_file(suite, named, lines, 3, 8, "three")
+    assert edit.path == named and [e.new_text for e in edit.edits] == ['"three"']

@@ -39,6 +39,7 @@ class RecordingClient(LanguageClient):
         self.init_result: lsp.InitializeResult | None = None
         self.messages: list[lsp.ShowMessageParams] = []  # window/showMessage, in order
         self.registrations: list[lsp.Registration] = []  # client/registerCapability, as an editor accepts them
+        self.refreshed: list[str] = []  # workspace/{codeLens,inlayHint,semanticTokens}/refresh, in order
 
 
 def make_client(client: RecordingClient | None = None) -> RecordingClient:
@@ -55,6 +56,11 @@ def make_client(client: RecordingClient | None = None) -> RecordingClient:
     @client.feature(lsp.CLIENT_REGISTER_CAPABILITY)
     def register(params: lsp.RegistrationParams) -> None:
         client.registrations.extend(params.registrations)
+
+    # The views an editor requests again when the server asks (VS Code does, for the capabilities it declares).
+    for method in (lsp.WORKSPACE_CODE_LENS_REFRESH, lsp.WORKSPACE_INLAY_HINT_REFRESH,
+                   lsp.WORKSPACE_SEMANTIC_TOKENS_REFRESH):
+        client.feature(method)(lambda params, method=method: client.refreshed.append(method))
 
     @client.feature(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
     def publish(params: lsp.PublishDiagnosticsParams) -> None:

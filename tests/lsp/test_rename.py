@@ -93,3 +93,37 @@ async def test_the_references_of_a_tests_file_are_the_suites_that_include_it(cli
     refs = await client.text_document_references_async(lsp.ReferenceParams(
         text_document=doc(uri), position=lsp.Position(0, 3), context=lsp.ReferenceContext(include_declaration=True)))
     assert [(r.uri, r.range.start.line, r.range.start.character) for r in refs] == [(suite.as_uri(), 1, 9)]
+
+
+async def test_a_test_id_renamed_in_its_tests_file_is_checked_against_the_whole_suite(client: RecordingClient,
+                                                                                     tmp_path):
+    (tmp_path / ".git").mkdir()
+    cases = tmp_path / "evals" / "cases.yaml"
+    cases.parent.mkdir()
+    text = "- id: one\n  input: hi\n  criteria: says hi\n- id: 'two'\n  input: bye\n  criteria: says bye\n"
+    cases.write_text(text)
+    suite = tmp_path / "evals" / "suite.eval.yaml"
+    suite.write_text("description: s\ntests: ./cases.yaml\n")
+    inline = tmp_path / "evals" / "other.eval.yaml"  # a suite of its own: its ids are no clash
+    inline.write_text("description: o\ntests:\n  - id: three\n    input: x\n    criteria: y\n")
+    uri = open_doc(client, cases, text)
+    at = position_of(text, "two")
+    prepared = await client.text_document_prepare_rename_async(lsp.PrepareRenameParams(text_document=doc(uri), position=at))
+    assert prepared == lsp.Range(start=at, end=position_of(text, "two", after=True))
+    with pytest.raises(JsonRpcException, match="another test has the id 'one'"):
+        await client.text_document_rename_async(lsp.RenameParams(text_document=doc(uri), position=at, new_name="one"))
+    edit = await client.text_document_rename_async(lsp.RenameParams(text_document=doc(uri), position=at,
+                                                                    new_name="three"))
+    out = apply_edits(text, _edits(edit, uri))
+    assert out == text.replace("'two'", "'three'")  # its quoting kept
+    if edit.document_changes:
+        assert [c.text_document.uri for c in edit.document_changes] == [uri]
+    cases.write_text(out)
+    after = analyze(suite.read_text(), suite)
+    assert not after.errors and [t.id for t in after.suite.tests] == ["one", "three"]
+    # Not a tests file of any suite: nothing to rename.
+    stray = tmp_path / "notes.yaml"
+    stray.write_text("- id: four\n")
+    stray_uri = open_doc(client, stray, stray.read_text())
+    assert await client.text_document_prepare_rename_async(lsp.PrepareRenameParams(
+        text_document=doc(stray_uri), position=lsp.Position(0, 7))) is None

@@ -70,7 +70,11 @@ class RunClient(RecordingClient):
         self.finished: list[dict[str, Any]] = []
         self.finished_event = asyncio.Event()
         self.states: list[dict[str, Any]] = []
-        self.refreshes = 0
+
+    @property
+    def refreshes(self) -> int:
+        """How often the server asked for the lenses again (workspace/codeLens/refresh)."""
+        return self.refreshed.count(lsp.WORKSPACE_CODE_LENS_REFRESH)
 
 
 def make_run_client(client: RunClient | None = None) -> RunClient:
@@ -81,10 +85,6 @@ def make_run_client(client: RunClient | None = None) -> RunClient:
     def finished(params: Any) -> None:
         client.finished.append(_plain(params))
         client.finished_event.set()
-
-    @client.feature(lsp.WORKSPACE_CODE_LENS_REFRESH)
-    def refresh(params: Any) -> None:
-        client.refreshes += 1
 
     @client.feature("evalspec/runState")
     def state(params: Any) -> None:

@@ -273,22 +273,49 @@ class Workbench:
     # --- what the workbench shows ------------------------------------------------------------------------
 
     def lines(self) -> dict[int, str]:
-        """The editor's visible lines by 0-based number, as shown (non-breaking spaces made plain)."""
-        return {n: text for n, text in self._lines()}
+        """The editor's visible lines by 0-based number, as shown (non-breaking spaces made plain; inlay
+        hints, which VS Code draws as text of the line, included)."""
+        return {n: text for n, text in self._lines("text")}
 
-    def _lines(self) -> list[tuple[int, str]]:
-        raw = self.page.evaluate("""() => {
+    def hints(self) -> dict[int, list[str]]:
+        """The inlay hints drawn on each visible 0-based line, in order: VS Code draws a hint as injected
+        text (a span with a generated `dyn-rule-…` class, beside a padding span of a hair space)."""
+        return {n: found for n, found in self._lines("hints") if found}
+
+    def text_lines(self) -> dict[int, str]:
+        """The visible lines as the file has them: what `lines` shows without the hints' spans."""
+        return {n: text for n, text in self._lines("bare")}
+
+    def all(self, read: Callable[[], dict[int, T]], count: int) -> dict[int, T]:
+        """`read` (lines, hints…) over a file of `count` lines: the editor only draws what is in view, so the
+        cursor goes down the file (Ctrl+G) and what each screen shows is merged."""
+        out: dict[int, T] = {}
+        for line in [*range(1, count + 1, 20), count]:
+            self.goto(line)
+            self.page.wait_for_timeout(200)
+            out.update(read())
+        return out
+
+    def _lines(self, what: str) -> list[tuple[int, Any]]:
+        raw = self.page.evaluate("""(what) => {
             const ed = document.querySelector('.part.editor .editor-instance .monaco-editor');
-            const lines = [...ed.querySelectorAll('.view-lines .view-line')].map(e => [e.getBoundingClientRect().top, e.textContent]);
+            const injected = (s) => [...s.classList].some(c => c.startsWith('dyn-rule-'));
+            const read = (e) => {
+                if (what === 'text') return e.textContent;
+                const spans = [...e.querySelectorAll('span span')];
+                if (what === 'hints') return spans.filter(s => injected(s) && s.textContent.trim()).map(s => s.textContent);
+                return spans.filter(s => !injected(s)).map(s => s.textContent).join('');
+            };
+            const lines = [...ed.querySelectorAll('.view-lines .view-line')].map(e => [e.getBoundingClientRect().top, read(e)]);
             const numbers = [...ed.querySelectorAll('.margin-view-overlays .line-numbers')].map(e => [e.getBoundingClientRect().top, e.textContent]);
             return {lines, numbers};
-        }""")
+        }""", what)
         numbers = {round(top): int(text) for top, text in raw["numbers"] if text.strip().isdigit()}
         out = []
-        for top, text in raw["lines"]:
+        for top, found in raw["lines"]:
             n = numbers.get(round(top))
             if n is not None:
-                out.append((n - 1, text.replace("\u00a0", " ")))
+                out.append((n - 1, [_plain(s) for s in found] if isinstance(found, list) else _plain(found)))
         return sorted(out)
 
     def lenses(self, *, costs: bool = False) -> dict[int, list[str]]:
@@ -304,7 +331,8 @@ class Workbench:
         tops = sorted((top, int(text)) for top, text in raw["numbers"] if text.strip().isdigit())
         out: dict[int, list[str]] = {}
         for bottom, titles in raw["lenses"]:
-            below = next((n for top, n in tops if top >= bottom - 2), None)
+            # The line right under the lens (a lens scrolled off the top has no line of its own on screen).
+            below = next((n for top, n in tops if top >= bottom - 2 and top - bottom < 8), None)
             if below is not None:
                 out.setdefault(below - 1, []).extend((t if costs else bare(t)) for t in (t.replace("\u00a0", " ") for t in titles))
         return out
@@ -350,6 +378,10 @@ class Workbench:
 
     def page_text(self) -> str:
         return str(self.page.evaluate("() => document.body.innerText"))
+
+
+def _plain(text: str) -> str:
+    return text.replace("\u00a0", " ")
 
 
 def bare(title: str) -> str:

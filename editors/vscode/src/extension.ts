@@ -9,6 +9,7 @@ import * as vscode from "vscode";
 import {
   LanguageClient,
   LanguageClientOptions,
+  RevealOutputChannelOn,
   ServerOptions,
   StaticFeature,
   TransportKind,
@@ -194,6 +195,11 @@ export async function start(): Promise<void> {
     // Changes to evalspec.run.* reach the server as workspace/didChangeConfiguration.
     synchronize: { configurationSection: "evalspec" },
     outputChannelName: "evalspec",
+    // A request the server answers "still checking, ask again" (a file's first check outlasting the
+    // request budget) is not an error to show: the failures are in the output channel, the server's
+    // own messages still reach the user, and the server asks for the views again once the file is
+    // checked. vscode-go and Microsoft's Python-tool extension template (the base of ruff's) do the same.
+    revealOutputChannelOn: RevealOutputChannelOn.Never,
     middleware: {
       // The results lens: the server finds the files, this extension shows them (a report panel
       // rather than raw JSON).

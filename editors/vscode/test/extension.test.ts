@@ -113,7 +113,8 @@ function install(settings: Record<string, unknown>, folders: string[] = [], choi
     },
     extensions: { getExtension: () => undefined },
   };
-  const languageClient = { LanguageClient: FakeClient, TransportKind: { stdio: 0 }, WorkDoneProgress: { type: {} } };
+  const languageClient = { LanguageClient: FakeClient, TransportKind: { stdio: 0 }, WorkDoneProgress: { type: {} },
+    RevealOutputChannelOn: { Info: 1, Warn: 2, Error: 3, Never: 4 } };
   const load = Module._load;
   Module._load = function (request: string, ...rest: unknown[]) {
     if (request === "vscode") {
@@ -157,6 +158,8 @@ test("activate contributes the commands, starts the server and follows runs in t
   assert.equal(caps.window.workDoneProgress, true);
   assert.equal(client.serverOptions.run.command, server);
   assert.deepEqual(client.clientOptions.initializationOptions.run, { models: ["echo"] });
+  // A request answered "still checking" is no error toast (the server asks for the views again).
+  assert.equal(client.clientOptions.revealOutputChannelOn, 4);
 
   // The server's run notifications drive the item; clicking it while running cancels the run.
   client.handlers.get("evalspec/runState")!({ uri: "file:///w/a.weval.yml", running: true, done: 1, total: 4 });
