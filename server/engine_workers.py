@@ -69,7 +69,8 @@ class WorkerProcess:
         self.pipe.write(wire.frame(message))
 
     def busy_for(self, now: float) -> float:
-        if not self.jobs:
+        """How long it has been on its current job (loading the engine first is not counted)."""
+        if not self.jobs or not self.ready.done():
             return 0.0
         return now - max(self.heard, next(iter(self.jobs.values())).sent)
 
@@ -113,20 +114,27 @@ class EngineWorkers:
         return worker
 
     def _successor(self, slot: int) -> WorkerProcess:
-        """A worker for `slot`: the spare out of standby (keeping the analyses of the slot's documents),
-        unless it is gone or past the memory bound itself."""
+        """A worker for `slot`: the spare out of standby, keeping the analyses of the documents of this
+        slot and of any other whose worker is dead too; else (no spare, or one past the memory bound
+        itself) a new process, and the slot's documents go to a worker that has analysed them."""
         worker, self.spare, self._replaced = self.spare, None, time.monotonic()
         if worker is None or worker.proc is None or worker.proc.poll() is not None or worker.rss > self.memory_bytes:
             if worker is not None:
                 worker.retiring = True
                 worker.kill()
+            for uri in [u for u, s in self.assigned.items() if s == slot]:
+                holder = next((w for w in self.workers if uri in w.analysed and w.proc and w.proc.poll() is None), None)
+                if holder is not None:
+                    self.assigned[uri] = holder.slot
             return self._spawn(slot)
         worker.slot = slot
+        alive = {w.slot for w in self.workers if w.proc is not None and w.proc.poll() is None} - {slot}
         with contextlib.suppress(Exception):
             worker.send(("standby", False))
-            for uri in [u for u in worker.texts if self.assigned.get(u) != slot]:
-                worker.send(("close", uri))  # other workers' documents: the text comes back with the next sync
+            for uri in [u for u in worker.texts if self.assigned.get(u) in alive]:
+                worker.send(("close", uri))  # a live worker's document: the text comes back with the next sync
                 del worker.texts[uri]
+                worker.analysed.pop(uri, None)
         return worker
 
     def _task(self, coro: Any) -> None:
