@@ -226,14 +226,14 @@ class EngineWorkers:
         self._watch = asyncio.get_running_loop().call_later(0.5, self._watchdog)
 
     def _keep_spare(self) -> None:
-        """Start the spare once the workers have loaded the engine, and not in the 2 s after one was
-        replaced (processes loading it at once on two cores slow the answers); give it the checked
-        texts it lacks once it has read what it was sent."""
+        """Start the spare once the workers have loaded the engine and are idle, and not in the 2 s
+        after one was replaced (processes loading it at once on two cores slow the first answers);
+        give it the checked texts it lacks once it has read what it was sent."""
         if self._closed or not self.workers or self._failures >= GIVE_UP_AFTER:
             return
         spare = self.spare
         if spare is None or (spare.started.done() and (spare.proc is None or spare.proc.poll() is not None)):
-            if all(w.ready.done() for w in self.workers) and time.monotonic() > self._replaced + 2:
+            if all(w.ready.done() and not w.jobs for w in self.workers) and time.monotonic() > self._replaced + 2:
                 self.spare = self._spawn(-1)
             return
         if not spare.ready.done() or spare.pipe is None or spare.pipe.get_write_buffer_size():
@@ -241,7 +241,7 @@ class EngineWorkers:
         with contextlib.suppress(Exception):
             if spare.context is None:
                 spare.send(("standby", True))
-            self._sync_texts(spare, {u: t for u, t in self.texts().items() if t[2]})
+            self._sync_texts(spare, self.texts(), checked_only=True)
 
     def worker_of(self, uri: str | None) -> WorkerProcess:
         if uri is None:
@@ -313,7 +313,8 @@ class EngineWorkers:
             worker.send(("board", uri, *board))
             worker.boards[uri] = board[0]
 
-    def _sync_texts(self, worker: WorkerProcess, texts: dict[str, tuple[int, str, bool]]) -> None:
+    def _sync_texts(self, worker: WorkerProcess, texts: dict[str, tuple[int, str, bool]],
+                    checked_only: bool = False) -> None:
         if worker.context is not self.context:
             worker.send(("init", self.context))
             worker.context = self.context
@@ -321,8 +322,8 @@ class EngineWorkers:
             worker.send(("close", closed))
             del worker.texts[closed]
             worker.boards.pop(closed, None)
-        for doc_uri, (version, text, _) in texts.items():
-            if worker.texts.get(doc_uri) != version:
+        for doc_uri, (version, text, checked) in texts.items():
+            if worker.texts.get(doc_uri) != version and (checked or not checked_only):
                 worker.send(("text", doc_uri, version, text))
                 worker.texts[doc_uri] = version
 
