@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 
+from . import on_snapshot
+
 if TYPE_CHECKING:
     from evalspec.ide.rename import Occurrence
 
@@ -44,15 +46,13 @@ def _location(worker: Worker, snap: Snapshot, o: Occurrence) -> lsp.Location:
     return lsp.Location(uri=uri, range=index.range(o.span))
 
 
-def prepare(worker: Worker, doc: Doc, params: lsp.PrepareRenameParams) -> Any:
+@on_snapshot
+def prepare(snap: Snapshot, params: lsp.PrepareRenameParams) -> Any:
     from evalspec.findings import Span
     from evalspec.ide.rename import Refusal, prepare_rename
 
     from ..convert import as_json
 
-    snap = worker.snapshot(doc)
-    if snap is None:
-        return None
     line, col = snap.index.point(params.position)
     got = prepare_rename(snap.analysis, line, col)
     if isinstance(got, Refusal):
@@ -60,14 +60,12 @@ def prepare(worker: Worker, doc: Doc, params: lsp.PrepareRenameParams) -> Any:
     return as_json(snap.index.range(got)) if isinstance(got, Span) else None
 
 
-def do_rename(worker: Worker, doc: Doc, params: lsp.RenameParams) -> Any:
+@on_snapshot
+def do_rename(snap: Snapshot, params: lsp.RenameParams) -> Any:
     from evalspec.ide.rename import Refusal, rename
 
     from ..convert import as_json
 
-    snap = worker.snapshot(doc)
-    if snap is None:
-        return None
     line, col = snap.index.point(params.position)
     got = rename(snap.analysis, line, col, params.new_name)
     if isinstance(got, Refusal):
@@ -77,7 +75,7 @@ def do_rename(worker: Worker, doc: Doc, params: lsp.RenameParams) -> Any:
     changes: dict[str, list[lsp.TextEdit]] = {}
     versioned: list[lsp.TextDocumentEdit] = []
     for part in got:
-        uri, index = _uri_and_index(worker, snap, part.path)
+        uri, index = _uri_and_index(snap.worker, snap, part.path)
         edits = [lsp.TextEdit(range=index.range(e.span), new_text=e.new_text) for e in part.edits]
         changes[uri] = edits
         version = snap.version if uri == snap.uri else None
@@ -106,14 +104,12 @@ def find_references(worker: Worker, doc: Doc, params: lsp.ReferenceParams) -> by
     return as_json([_location(worker, snap, o) for o in found])
 
 
-def highlight(worker: Worker, doc: Doc, params: lsp.DocumentHighlightParams) -> bytes | None:
+@on_snapshot
+def highlight(snap: Snapshot, params: lsp.DocumentHighlightParams) -> bytes | None:
     from evalspec.ide.rename import highlights
 
     from ..convert import as_json
 
-    snap = worker.snapshot(doc)
-    if snap is None:
-        return None
     line, col = snap.index.point(params.position)
     return as_json([lsp.DocumentHighlight(range=snap.index.range(o.span),
                                           kind=lsp.DocumentHighlightKind.Write if o.definition
