@@ -10,7 +10,7 @@ if it has not started there. A worker that dies, or is busy with one job past th
 killed), is replaced at once by the spare: a worker kept started in standby, given every open text
 once its check has succeeded (so no text it holds has stopped a worker) and analysing them while it
 has nothing else to do, so it takes over with the analyses made. It gets the current texts; a new
-spare starts once the workers are idle; `on_restart` tells the server (which re-checks the documents
+spare starts 2 s later; `on_restart` tells the server (which re-checks the documents
 and tells the user). A worker whose memory passed its bound is replaced the same way after answering,
 when it has nothing else to do.
 """
@@ -226,14 +226,14 @@ class EngineWorkers:
         self._watch = asyncio.get_running_loop().call_later(0.5, self._watchdog)
 
     def _keep_spare(self) -> None:
-        """Start the spare once the workers have loaded the engine and are idle, and not in the 2 s
-        after one was replaced (processes loading it at once on two cores slow the first answers);
-        give it the checked texts it lacks once it has read what it was sent."""
+        """Start the spare once the workers have loaded the engine, and not in the 2 s after one was
+        replaced (processes loading it at once on two cores slow the first answers); give it the
+        checked texts it lacks once it has read what it was sent."""
         if self._closed or not self.workers or self._failures >= GIVE_UP_AFTER:
             return
         spare = self.spare
         if spare is None or (spare.started.done() and (spare.proc is None or spare.proc.poll() is not None)):
-            if all(w.ready.done() and not w.jobs for w in self.workers) and time.monotonic() > self._replaced + 2:
+            if all(w.ready.done() for w in self.workers) and time.monotonic() > self._replaced + 2:
                 self.spare = self._spawn(-1)
             return
         if not spare.ready.done() or spare.pipe is None or spare.pipe.get_write_buffer_size():
