@@ -201,29 +201,9 @@ _TAG = {Tag.DEPRECATED: lsp.DiagnosticTag.Deprecated, Tag.UNNECESSARY: lsp.Diagn
 SOURCE = "evalspec"
 
 
-def diagnostic(finding: Finding, index: LineIndex, uri: str) -> lsp.Diagnostic:
-    """One finding as a diagnostic in `uri` (the file the finding belongs to, indexed by `index`)."""
-    related = [lsp.DiagnosticRelatedInformation(location=lsp.Location(uri=uri, range=index.range(r.span)),
-                                                message=r.message) for r in finding.related]
-    tags = [_TAG[t] for t in finding.tags if t in _TAG]
-    from evalspec.finding_docs import doc_url  # (in the worker: the LSP process never loads the registry)
-
-    url = (finding.extra.get("url") if finding.extra else None) or doc_url(finding.code)
-    return lsp.Diagnostic(
-        range=index.range(finding.span),
-        message=finding.message,
-        severity=_SEVERITY.get(finding.severity, lsp.DiagnosticSeverity.Error),
-        code=finding.code,
-        code_description=lsp.CodeDescription(href=url) if isinstance(url, str) else None,
-        source=SOURCE,
-        related_information=related or None,
-        tags=tags or None,
-    )
-
-
 def diagnostic_json(finding: Finding, index: LineIndex, uri: str) -> dict[str, Any]:
-    """`diagnostic` as JSON data (what pygls would send for it): diagnostics of a large file are built
-    on the analysis thread and sent without lsprotocol objects."""
+    """One finding as an LSP diagnostic (JSON data) in `uri`, the file the finding belongs to, indexed
+    by `index`."""
     out: dict[str, Any] = {
         "range": index.range_json(finding.span),
         "message": finding.message,

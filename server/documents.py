@@ -71,8 +71,9 @@ class Documents:
     def open_uris(self) -> list[str]:
         return list(self._docs)
 
-    def texts(self) -> dict[str, tuple[int, str]]:
-        return {uri: (doc.version, doc.text) for uri, doc in self._docs.items()}
+    def texts(self) -> dict[str, tuple[int, str, bool]]:
+        """uri -> (version, text, whether that version's check succeeded) of every open document."""
+        return {uri: (doc.version, doc.text, doc.fresh) for uri, doc in self._docs.items()}
 
     def open(self, uri: str, version: int, text: str) -> None:
         old = self._docs.get(uri)

@@ -7,10 +7,12 @@ worker is brought up to date: the text of every open document it has not got yet
 those that closed, and the document's run board. `call` answers a job's status and value; a job not
 answered within its budget is "late" (the request says "still checking") and cancelled in the worker
 if it has not started there. A worker that dies, or is busy with one job past the timeout (then it is
-killed), is replaced at once by the spare (a worker kept started, its engine loaded; ~45 MB), which
-gets the current texts, and a new spare starts; `on_restart` tells the
-server (which re-checks the documents and tells the user). A worker whose memory passed its bound is
-replaced the same way after answering, when it has nothing else to do.
+killed), is replaced at once by the spare: a worker kept started in standby, given every open text
+once its check has succeeded (so no text it holds has stopped a worker) and analysing them while it
+has nothing else to do, so it takes over with the analyses made. It gets the current texts; a new
+spare starts 2 s later; `on_restart` tells the server (which re-checks the documents
+and tells the user). A worker whose memory passed its bound is replaced the same way after answering,
+when it has nothing else to do.
 """
 
 from __future__ import annotations
@@ -51,7 +53,7 @@ class WorkerProcess:
         self.proc: subprocess.Popen[bytes] | None = None
         self.pipe: asyncio.WriteTransport | None = None  # to its stdin
         self.started: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self.ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()  # its engine loaded
+        self.ready: asyncio.Future[bool] = asyncio.get_running_loop().create_future()  # True: its engine loaded
         self.jobs: dict[int, Job] = {}  # sent and not answered, in the order sent
         self.texts: dict[str, int] = {}  # uri -> the version it has
         self.boards: dict[str, int] = {}  # uri -> the run board generation it has
@@ -59,6 +61,7 @@ class WorkerProcess:
         self.heard = time.monotonic()
         self.answered = 0
         self.rss = 0
+        self.analysed: dict[str, int] = {}  # in standby: uri -> the version it has analysed
         self.retiring = False  # replaced on purpose: its end is no failure
 
     def send(self, message: Any) -> None:
@@ -66,7 +69,8 @@ class WorkerProcess:
         self.pipe.write(wire.frame(message))
 
     def busy_for(self, now: float) -> float:
-        if not self.jobs:
+        """How long it has been on its current job (loading the engine first is not counted)."""
+        if not self.jobs or not self.ready.done():
             return 0.0
         return now - max(self.heard, next(iter(self.jobs.values())).sent)
 
@@ -77,38 +81,32 @@ class WorkerProcess:
 
 
 class EngineWorkers:
-    def __init__(self, command: list[str], count: int, *, texts: Callable[[], dict[str, tuple[int, str]]],
+    def __init__(self, command: list[str], count: int, *, texts: Callable[[], dict[str, tuple[int, str, bool]]],
                  on_restart: Callable[[str, Job | None], None]) -> None:
         self.command = command
         self.count = count
-        self.texts = texts  # uri -> (version, text) of every open document
+        self.texts = texts  # uri -> (version, text, checked) of every open document
         self.on_restart = on_restart  # (why, the job it died on) after a worker was replaced
         self.timeout_s = 30.0
         self.stall_s = 1.0
         self.assigned: dict[str, int] = {}  # uri -> slot
-        self.spare: WorkerProcess | None = None  # started, engine loaded, given no document yet
+        self.spare: WorkerProcess | None = None  # in standby: the checked texts, analysed when idle
         self.memory_bytes = 2048 << 20
         self.context: Any = None
         self.workers: list[WorkerProcess] = []
         self._ids = itertools.count(1)
         self._tasks: set[asyncio.Task[Any]] = set()
         self._failures = 0
+        self._replaced = 0.0  # when a worker was last replaced
         self._watch: asyncio.TimerHandle | None = None
         self.before_start: Callable[[], None] | None = None  # starts the workers if nothing has yet
         self._closed = False
 
     def start(self) -> None:
         """The workers start in the background (requests wait for them when they need one); the spare
-        once they have loaded the engine (three processes loading it at once on two cores slow the
-        first answer)."""
+        once they are idle (`_keep_spare`)."""
         self.workers = [self._spawn(slot) for slot in range(self.count)]
-        self._task(self._spare_later())
         self._watch = asyncio.get_running_loop().call_later(0.5, self._watchdog)
-
-    async def _spare_later(self) -> None:
-        await asyncio.gather(*(w.ready for w in self.workers), return_exceptions=True)
-        if self.spare is None and self.workers:
-            self.spare = self._spawn(-1)
 
     def _spawn(self, slot: int) -> WorkerProcess:
         worker = WorkerProcess(slot)
@@ -116,11 +114,27 @@ class EngineWorkers:
         return worker
 
     def _successor(self, slot: int) -> WorkerProcess:
-        """A worker for `slot`: the spare, already started (its engine loaded), and a new spare."""
-        worker, self.spare = self.spare, self._spawn(-1)
-        if worker is None or worker.proc is None or worker.proc.poll() is not None:
+        """A worker for `slot`: the spare out of standby, keeping the analyses of the documents of this
+        slot and of any other whose worker is dead too; else (no spare, or one past the memory bound
+        itself) a new process, and the slot's documents go to a worker that has analysed them."""
+        worker, self.spare, self._replaced = self.spare, None, time.monotonic()
+        if worker is None or worker.proc is None or worker.proc.poll() is not None or worker.rss > self.memory_bytes:
+            if worker is not None:
+                worker.retiring = True
+                worker.kill()
+            for uri in [u for u, s in self.assigned.items() if s == slot]:
+                holder = next((w for w in self.workers if uri in w.analysed and w.proc and w.proc.poll() is None), None)
+                if holder is not None:
+                    self.assigned[uri] = holder.slot
             return self._spawn(slot)
         worker.slot = slot
+        alive = {w.slot for w in self.workers if w.proc is not None and w.proc.poll() is None} - {slot}
+        with contextlib.suppress(Exception):
+            worker.send(("standby", False))
+            for uri in [u for u in worker.texts if self.assigned.get(u) in alive]:
+                worker.send(("close", uri))  # a live worker's document: the text comes back with the next sync
+                del worker.texts[uri]
+                worker.analysed.pop(uri, None)
         return worker
 
     def _task(self, coro: Any) -> None:
@@ -138,7 +152,7 @@ class EngineWorkers:
             worker.pipe, _ = await loop.connect_write_pipe(asyncio.Protocol, proc.stdin)
         except OSError as exc:
             worker.started.set_exception(exc)
-            worker.ready.set_result(None)
+            worker.ready.set_result(False)
             log.error("could not start an engine worker: %s", exc)
             return
         worker.started.set_result(None)
@@ -146,9 +160,10 @@ class EngineWorkers:
             while True:
                 _, job_id, status, value, rss = await wire.read_async(reader)
                 worker.heard, worker.rss = time.monotonic(), rss
-                if job_id == READY:
+                if job_id == READY:  # loaded, or (in standby) analysed a text: `value` what it has analysed
+                    worker.analysed = value or {}
                     if not worker.ready.done():
-                        worker.ready.set_result(None)
+                        worker.ready.set_result(True)
                     continue
                 worker.answered += 1
                 self._failures = 0
@@ -163,7 +178,7 @@ class EngineWorkers:
         except Exception:
             log.exception("reading from an engine worker failed")
         if not worker.ready.done():
-            worker.ready.set_result(None)
+            worker.ready.set_result(False)
         worker.kill()
         while (code := proc.poll()) is None:
             await asyncio.sleep(0.01)
@@ -188,10 +203,10 @@ class EngineWorkers:
             if not job.future.done():
                 job.future.set_result((GONE, None))
         worker.jobs.clear()
+        if worker.answered == 0 and (worker.slot >= 0 or not worker.ready.result()):
+            self._failures += 1  # a worker that died before answering anything, a spare before loading
         if not self.workers or worker.slot < 0 or self.workers[worker.slot] is not worker:
-            return  # shut down
-        if worker.answered == 0:
-            self._failures += 1
+            return  # shut down, or the spare (another starts once the workers are idle)
         if self._failures >= GIVE_UP_AFTER:
             log.error("engine workers keep failing to start (exit code %s): no more are started", code)
             self.on_restart(f"gave up (exit code {code})", culprit)
@@ -207,7 +222,26 @@ class EngineWorkers:
             if worker.busy_for(now) > self.timeout_s and not worker.retiring:
                 log.warning("engine worker %d has not answered for %.0f s: killed", worker.slot, worker.busy_for(now))
                 worker.kill()  # _run sees it end and replaces it
+        self._keep_spare()
         self._watch = asyncio.get_running_loop().call_later(0.5, self._watchdog)
+
+    def _keep_spare(self) -> None:
+        """Start the spare once the workers have loaded the engine, and not in the 2 s after one was
+        replaced (processes loading it at once on two cores slow the first answers); give it the
+        checked texts it lacks once it has read what it was sent."""
+        if self._closed or not self.workers or self._failures >= GIVE_UP_AFTER:
+            return
+        spare = self.spare
+        if spare is None or (spare.started.done() and (spare.proc is None or spare.proc.poll() is not None)):
+            if all(w.ready.done() for w in self.workers) and time.monotonic() > self._replaced + 2:
+                self.spare = self._spawn(-1)
+            return
+        if not spare.ready.done() or spare.pipe is None or spare.pipe.get_write_buffer_size():
+            return
+        with contextlib.suppress(Exception):
+            if spare.context is None:
+                spare.send(("standby", True))
+            self._sync_texts(spare, self.texts(), checked_only=True)
 
     def worker_of(self, uri: str | None) -> WorkerProcess:
         if uri is None:
@@ -271,26 +305,37 @@ class EngineWorkers:
             return LATE, None
 
     def _sync(self, worker: WorkerProcess, uri: str | None, board: tuple[int, Any] | None) -> None:
-        if worker.context is not self.context:
-            worker.send(("init", self.context))
-            worker.context = self.context
         texts = self.texts()
         for gone in [u for u in self.assigned if u not in texts]:
             del self.assigned[gone]
-        for closed in [u for u in worker.texts if u not in texts]:
-            worker.send(("close", closed))
-            del worker.texts[closed]
-            worker.boards.pop(closed, None)
-        for doc_uri, (version, text) in texts.items():
-            if worker.texts.get(doc_uri) != version:
-                worker.send(("text", doc_uri, version, text))
-                worker.texts[doc_uri] = version
+        self._sync_texts(worker, texts)
         if uri is not None and board is not None and worker.boards.get(uri) != board[0] and uri in texts:
             worker.send(("board", uri, *board))
             worker.boards[uri] = board[0]
 
-    def state(self) -> list[dict[str, Any]]:
-        return [{"pid": w.proc.pid if w.proc else None, "jobs": len(w.jobs), "rss": w.rss} for w in self.workers]
+    def _sync_texts(self, worker: WorkerProcess, texts: dict[str, tuple[int, str, bool]],
+                    checked_only: bool = False) -> None:
+        if worker.context is not self.context:
+            worker.send(("init", self.context))
+            worker.context = self.context
+        for closed in [u for u in worker.texts if u not in texts]:
+            worker.send(("close", closed))
+            del worker.texts[closed]
+            worker.boards.pop(closed, None)
+        for doc_uri, (version, text, checked) in texts.items():
+            if worker.texts.get(doc_uri) != version and (checked or not checked_only):
+                worker.send(("text", doc_uri, version, text))
+                worker.texts[doc_uri] = version
+
+    def state(self) -> dict[str, Any]:
+        """Per worker {"pid", "jobs", "rss", "assigned": its documents}; the spare's pid and what it
+        has analysed ([uri, version] pairs)."""
+        spare = self.spare
+        return {"workers": [{"pid": w.proc.pid if w.proc else None, "jobs": len(w.jobs), "rss": w.rss,
+                             "assigned": sorted(u for u, s in self.assigned.items() if s == w.slot)}
+                            for w in self.workers],
+                "spare": {"pid": spare.proc.pid if spare and spare.proc else None,
+                          "analysed": sorted(spare.analysed.items()) if spare else []}}
 
     def shutdown(self) -> None:
         if self._watch is not None:

@@ -233,11 +233,7 @@ class EvalspecServer(LanguageServer):
         message = (f"evalspec: checking {name} stopped the checker twice ({why}); it was restarted, and {name} "
                    "will be checked again after its next change" if name else
                    f"evalspec: the checker stopped ({why}) and was restarted")
-        self.log_to_client(lsp.MessageType.Warning, message)
-        try:
-            self.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Warning, message=message))
-        except Exception:
-            log.debug("could not show a message", exc_info=True)
+        self.tell(lsp.MessageType.Warning, message)
         self.documents.check_all()
 
     # --- telling the client -------------------------------------------------------------------------
@@ -253,6 +249,14 @@ class EvalspecServer(LanguageServer):
 
     def report_failure(self, what: str, exc: BaseException) -> None:
         self.report(what, "".join(traceback.format_exception(exc)).rstrip())
+
+    def tell(self, kind: lsp.MessageType, message: str) -> None:
+        """A message in the client's log and on screen."""
+        self.log_to_client(kind, message)
+        try:
+            self.window_show_message(lsp.ShowMessageParams(type=kind, message=message))
+        except Exception:
+            log.debug("could not show a message", exc_info=True)
 
     def log_to_client(self, kind: lsp.MessageType, message: str) -> None:
         try:

@@ -7,6 +7,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
+def _number(options: dict[str, Any], key: str, low: float, high: float, kind: type = float) -> Any:
+    """`options[key]` when it is a number of `kind` (int or float, never a bool) within [low, high]."""
+    value = options.get(key)
+    kinds = (int,) if kind is int else (int, float)
+    return value if isinstance(value, kinds) and not isinstance(value, bool) and low <= value <= high else None
+
+
 @dataclass
 class RunSettings:
     """How the run lenses run (`run` in the settings). API keys are never settings: the server reads
@@ -41,21 +48,16 @@ class RunSettings:
             out.output = options["output"].strip()
         if isinstance(options.get("cache"), bool):
             out.cache = options["cache"]
-        n = options.get("concurrency")
-        if isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= 1000:
-            out.concurrency = n
+        out.concurrency = _number(options, "concurrency", 1, 1000, int)
         if isinstance(options.get("evalMethods"), str):
             out.eval_methods = options["evalMethods"]
         if isinstance(options.get("diagnostics"), bool):
             out.diagnostics = options["diagnostics"]
-        t = options.get("timeoutSeconds")
-        if isinstance(t, (int, float)) and not isinstance(t, bool) and 0 < t <= 3600:
+        if (t := _number(options, "timeoutSeconds", 0, 3600)) is not None and t > 0:
             out.timeout_s = float(t)
-        cap = options.get("maxCost")
-        if isinstance(cap, (int, float)) and not isinstance(cap, bool) and 0 <= cap < float("inf"):
+        if (cap := _number(options, "maxCost", 0, float("inf"))) is not None and cap < float("inf"):
             out.max_cost = float(cap)
-        wait = options.get("maxWaitSeconds")
-        if isinstance(wait, (int, float)) and not isinstance(wait, bool) and 0 <= wait <= 86_400:
+        if (wait := _number(options, "maxWaitSeconds", 0, 86_400)) is not None:
             out.max_wait_s = float(wait)
         return out
 
@@ -82,21 +84,15 @@ class Settings:
         if isinstance(options.get("evalspec"), dict):  # editors that namespace their options
             options = options["evalspec"]
         settings = cls()
-        debounce = options.get("debounceMs")
-        if isinstance(debounce, (int, float)) and not isinstance(debounce, bool) and 0 <= debounce <= 5000:
+        if (debounce := _number(options, "debounceMs", 0, 5000)) is not None:
             settings.debounce_s = debounce / 1000
-        budget = options.get("requestBudgetMs")  # for slow machines (CI); the default keeps the 1 s promise
-        if isinstance(budget, (int, float)) and not isinstance(budget, bool) and 50 <= budget <= 600_000:
+        # For slow machines (CI); the default keeps the 1 s promise.
+        if (budget := _number(options, "requestBudgetMs", 50, 600_000)) is not None:
             settings.request_budget_s = budget / 1000
-        workers = options.get("workers")
-        if isinstance(workers, int) and not isinstance(workers, bool) and 1 <= workers <= 8:
-            settings.workers = workers
-        timeout = options.get("workerTimeoutMs")
-        if isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and 500 <= timeout <= 3_600_000:
+        settings.workers = _number(options, "workers", 1, 8, int) or settings.workers
+        if (timeout := _number(options, "workerTimeoutMs", 500, 3_600_000)) is not None:
             settings.worker_timeout_s = timeout / 1000
-        memory = options.get("workerMemoryMb")
-        if isinstance(memory, int) and not isinstance(memory, bool) and memory >= 64:
-            settings.worker_memory_mb = memory
+        settings.worker_memory_mb = _number(options, "workerMemoryMb", 64, float("inf"), int) or settings.worker_memory_mb
         settings.run = RunSettings.of(options.get("run"))
         if isinstance(options.get("inlayHints"), bool):
             settings.inlay_hints = options["inlayHints"]

@@ -3,7 +3,9 @@ every answer that needs one.
 
 Single-threaded plain Python. Messages from the LSP process arrive on stdin (wire.py) and are handled
 in order: `("text", uri, version, text)`, `("close", uri)`, `("board", uri, generation, runs)`,
-`("init", context)`, `("job", id, name, uri, version, args)` and `("cancel", id)`. Before a job it reads
+`("init", context)`, `("standby", on)`, `("job", id, name, uri, version, args)` and `("cancel", id)`.
+In standby (the spare, engine_workers.py) it analyses every text it holds whenever nothing is waiting,
+saying after each `("done", 0, "ok", {uri: version analysed}, rss)`. Before a job it reads
 whatever else has arrived: a cancelled job, or one whose document has a newer text waiting, is
 answered `stale` without being computed. Each job is answered on stdout, in order, as
 `("done", id, status, value, rss)`: status "ok", "stale", "gone" (the document is not open) or
@@ -80,6 +82,7 @@ class Worker:
         self.at_path: dict[str, Doc] = {}
         self.context = Context(ClientSupport())
         self.files = OpenDocumentsSource(self._open_text)
+        self.standby = False
 
     def _open_text(self, path: Path) -> str | None:
         doc = self.at_path.get(str(path))
@@ -181,6 +184,18 @@ def rss() -> int:
         return 0
 
 
+def analyse_one(worker: Worker) -> bool:
+    """In standby: analyse a text not analysed yet (False when there is none)."""
+    doc = next((d for d in worker.docs.values() if d.analysed != d.version), None)
+    if doc is None:
+        return False
+    try:
+        worker.analysis(doc)
+    except AnalysisFailed:
+        doc.analysis, doc.analysed = None, doc.version  # a job that needs it says why
+    return True
+
+
 def _later_text(queue: deque[Any], uri: str) -> bool:
     return any(m[0] in ("text", "close") and m[1] == uri for m in queue)
 
@@ -192,6 +207,11 @@ def serve(incoming: wire.Incoming, out: Any) -> None:
     cancelled: set[int] = set()
     while True:
         if not queue:
+            if worker.standby and not incoming.ready() and analyse_one(worker):
+                analysed = {d.uri: d.analysed for d in worker.docs.values() if d.analysed is not None}
+                out.write(wire.frame(("done", 0, "ok", analysed, rss())))
+                out.flush()
+                continue
             queue.append(incoming.next())
         while incoming.ready():
             message = incoming.next()
@@ -216,6 +236,8 @@ def serve(incoming: wire.Incoming, out: Any) -> None:
 
             worker.context = message[1]
             set_docs_url(worker.context.docs_url)
+        elif kind == "standby":
+            worker.standby = message[1]
         elif kind == "cancel":
             cancelled.add(message[1])
         elif kind == "job":

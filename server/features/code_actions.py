@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types as lsp
 
 from .. import convert
+from . import on_snapshot
 from .run_target import CANCEL, PLAN, RUN
 
 if TYPE_CHECKING:
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
     from evalspec.findings import Finding, Fix, Span
 
     from ..server import EvalspecServer
-    from ..worker import Doc, Snapshot, Worker
+    from ..worker import Snapshot
 
 KINDS = [lsp.CodeActionKind.QuickFix, lsp.CodeActionKind.Refactor]
 
@@ -35,14 +36,12 @@ def wanted(kind: str, only: Sequence[str] | None) -> bool:
     return not only or any(kind == o or kind.startswith(f"{o}.") for o in only)
 
 
-def code_action(worker: Worker, doc: Doc, params: lsp.CodeActionParams) -> bytes | None:
+@on_snapshot
+def code_action(snap: Snapshot, params: lsp.CodeActionParams) -> bytes | None:
     from evalspec import jsonio
     from evalspec.ide.refactor import refactorings
     from evalspec.run.plan.items import entries
 
-    snap = worker.snapshot(doc)
-    if snap is None:
-        return None
     only = params.context.only
     client = snap.client
     actions = []
@@ -53,9 +52,8 @@ def code_action(worker: Worker, doc: Doc, params: lsp.CodeActionParams) -> bytes
                              client.preferred_code_actions)
                     for fix in refactorings(snap.analysis, snap.index.span(params.range))]
     if not only:
-        if "lsp.entries" not in snap.analysis.memo:
-            snap.analysis.memo["lsp.entries"] = list(entries(snap.analysis))
-        actions += run_actions(snap, snap.analysis.memo["lsp.entries"], params.range.start.line)
+        found = snap.analysis.memoised("lsp.entries", lambda a: list(entries(a)))
+        actions += run_actions(snap, found, params.range.start.line)
     return jsonio.dumps_bytes(actions)
 
 

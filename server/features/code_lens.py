@@ -19,6 +19,7 @@ from lsprotocol import types as lsp
 
 from ..convert import LineIndex
 from ..protocol import JsonReady
+from . import on_snapshot
 from .run_target import CANCEL, PLAN, RUN, SHOW, options_for
 
 if TYPE_CHECKING:
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     from evalspec.ide.runs import RunBoard, RunItem
 
     from ..server import EvalspecServer
-    from ..worker import Doc, Worker
+    from ..worker import Doc, Snapshot, Worker
 
 Range = dict[str, dict[str, int]]
 
@@ -78,21 +79,16 @@ def lenses(items: list[tuple[RunItem, Range]], board: RunBoard, running: bool, e
             yield _lens(rng, title, SHOW, uri, item.item_id)
 
 
-def code_lens(worker: Worker, doc: Doc, params: Any, sizing: tuple[str, Any] | None = None) -> Any:
+@on_snapshot
+def code_lens(snap: Snapshot, params: Any, sizing: tuple[str, Any] | None = None) -> Any:
     """The items and their ranges (fingerprints of every prompt's text: 0.1 s on a 4 MB file) once per
     analysis; the lenses too while the document has no run results. `sizing`: (key, RunOptions) of the
     run costs to show; the answer is (lenses, whether those costs are still to be sized)."""
     from evalspec import jsonio
     from evalspec.ide.runs import RunBoard
 
-    snap = worker.snapshot(doc)
-    if snap is None:
-        return None
     memo = snap.analysis.memo
-    items_key = f"lsp.lens-items {snap.index.encoding}"
-    if items_key not in memo:
-        memo[items_key] = placed_items(snap.analysis, snap.index)
-    items = memo[items_key]
+    items = snap.analysis.memoised(f"lsp.lens-items {snap.index.encoding}", lambda a: placed_items(a, snap.index))
     costs: RunCosts | None = None
     unsized = False
     if sizing is not None and not snap.analysis.error_count:
@@ -107,9 +103,8 @@ def code_lens(worker: Worker, doc: Doc, params: Any, sizing: tuple[str, Any] | N
     errors = snap.analysis.error_count
     if idle:
         key = f"lsp.idle-lenses {snap.index.encoding} {sizing[0] if costs is not None and sizing else '-'}"
-        if key not in memo:
-            memo[key] = jsonio.dumps_bytes(list(lenses(items, RunBoard(), False, errors, noun, snap.uri, costs=costs)))
-        return memo[key], unsized
+        return snap.analysis.memoised(key, lambda _: jsonio.dumps_bytes(list(
+            lenses(items, RunBoard(), False, errors, noun, snap.uri, costs=costs)))), unsized
     return jsonio.dumps_bytes(list(lenses(items, board, runs.running, errors, noun, snap.uri, runs.planning,
                                           costs))), unsized
 
@@ -122,10 +117,7 @@ def size_run(worker: Worker, doc: Doc, key: str, options: Any) -> bool:
     snap = worker.snapshot(doc)
     if snap is None or snap.analysis.error_count:
         return False
-    memo_key = f"lsp.run-costs {key}"
-    if memo_key not in snap.analysis.memo:
-        snap.analysis.memo[memo_key] = run_costs(snap.analysis, options)
-    return bool(snap.analysis.memo[memo_key].by_item)
+    return bool(snap.analysis.memoised(f"lsp.run-costs {key}", lambda a: run_costs(a, options)).by_item)
 
 
 JOBS = {"code_lens": code_lens, "size_run": size_run}

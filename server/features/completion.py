@@ -9,12 +9,13 @@ from lsprotocol import types as lsp
 
 from ..convert import LineIndex
 from ..wire import Context
+from . import on_snapshot
 
 if TYPE_CHECKING:
     from evalspec.ide.completion import CompletionItem
 
     from ..server import EvalspecServer
-    from ..worker import Doc, Worker
+    from ..worker import Snapshot
 
 TRIGGER_CHARACTERS = ["$", ":", " ", "-", "/"]
 
@@ -44,17 +45,15 @@ def empty() -> lsp.CompletionList:
     return lsp.CompletionList(is_incomplete=False, items=[])
 
 
-def completion(worker: Worker, doc: Doc, params: lsp.CompletionParams) -> bytes | None:
+@on_snapshot
+def completion(snap: Snapshot, params: lsp.CompletionParams) -> bytes | None:
     from evalspec.ide.completion import complete
 
     from ..convert import as_json
 
-    snap = worker.snapshot(doc)
-    if snap is None:
-        return None
     line, col = snap.index.point(params.position)
     result = complete(snap.analysis, line, col, snippets=snap.client.snippets)
-    items = [completion_item(worker.context, item, snap.index) for item in result.items]
+    items = [completion_item(snap.worker.context, item, snap.index) for item in result.items]
     return as_json(lsp.CompletionList(is_incomplete=bool(result.is_incomplete), items=items))
 
 

@@ -51,11 +51,8 @@ def diagnostics(worker: Worker, doc: Doc, rechecks: int = 0) -> dict[str, Any]:
     out: dict[str, Any] = {"eval": analysis.kind is not FileKind.NONE, "reads": reads, "byUri": {}}
     if analysis.kind is FileKind.NONE and not analysis.findings:
         return out  # unrelated YAML (its only findings: a limit its parse hit, analysis.LIMIT_CODES)
-    key = f"lsp.diagnostics {worker.context.encoding} {doc.uri}"
-    found = analysis.memo.get(key)
-    if found is None:
-        found = analysis.memo[key] = findings_by_uri(worker, doc)
-    by_uri = dict(found)
+    by_uri = dict(analysis.memoised(f"lsp.diagnostics {worker.context.encoding} {doc.uri}",
+                                    lambda _: findings_by_uri(worker, doc)))
     notes = run_diagnostics(worker, doc)
     if notes:
         by_uri[doc.uri] = by_uri.get(doc.uri, []) + notes

@@ -12,9 +12,11 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 
+from . import on_snapshot
+
 if TYPE_CHECKING:
     from ..server import EvalspecServer
-    from ..worker import Doc, Snapshot, Worker
+    from ..worker import Snapshot
 
 
 def _run_results(snap: Snapshot, line: int) -> str | None:
@@ -30,14 +32,12 @@ def _run_results(snap: Snapshot, line: int) -> str | None:
     return point_markdown(snap.analysis, board, line)
 
 
-def hover(worker: Worker, doc: Doc, params: lsp.HoverParams) -> bytes | None:
+@on_snapshot
+def hover(snap: Snapshot, params: lsp.HoverParams) -> bytes | None:
     from evalspec.ide.hover import hover as engine_hover
 
     from ..convert import as_json
 
-    snap = worker.snapshot(doc)
-    if snap is None:
-        return None
     line, col = snap.index.point(params.position)
     info = engine_hover(snap.analysis, line, col)
     results = _run_results(snap, line)

@@ -12,9 +12,11 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 
+from . import on_snapshot
+
 if TYPE_CHECKING:
     from ..server import EvalspecServer
-    from ..worker import Doc, Worker
+    from ..worker import Snapshot
 
 
 def setting_given(settings: Any, name: str = "inlayHints") -> bool:
@@ -34,15 +36,13 @@ def change_setting(server: EvalspecServer, on: bool) -> None:
         server.workspace_inlay_hint_refresh(None)
 
 
-def inlay_hints(worker: Worker, doc: Doc, params: lsp.InlayHintParams) -> bytes | None:
+@on_snapshot
+def inlay_hints(snap: Snapshot, params: lsp.InlayHintParams) -> bytes | None:
     from evalspec.ide.inlay_hints import ID, SIZE
     from evalspec.ide.inlay_hints import inlay_hints as engine_inlay_hints
 
     from ..convert import as_json
 
-    snap = worker.snapshot(doc)
-    if snap is None:
-        return None
     first, _ = snap.index.point(params.range.start)
     last, _ = snap.index.point(params.range.end)
     kinds = {ID: lsp.InlayHintKind.Type, SIZE: lsp.InlayHintKind.Type}  # shares and gates: Parameter

@@ -9,20 +9,19 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types as lsp
 
 from .. import convert
+from . import on_snapshot
 
 if TYPE_CHECKING:
     from ..server import EvalspecServer
-    from ..worker import Doc, Worker
+    from ..worker import Snapshot
 
 
-def definition(worker: Worker, doc: Doc, params: lsp.DefinitionParams) -> bytes | None:
+@on_snapshot
+def definition(snap: Snapshot, params: lsp.DefinitionParams) -> bytes | None:
     from evalspec.ide.navigation import definition as engine_definition
 
     from ..convert import as_json
 
-    snap = worker.snapshot(doc)
-    if snap is None:
-        return None
     line, col = snap.index.point(params.position)
     out: list[lsp.Location] = []
     for target in engine_definition(snap.analysis, line, col):
@@ -35,25 +34,20 @@ def definition(worker: Worker, doc: Doc, params: lsp.DefinitionParams) -> bytes 
             start = lsp.Position(line=0, character=0)
             out.append(lsp.Location(uri=convert.uri_of(path), range=lsp.Range(start=start, end=start)))
         else:
-            index = worker.index_of_path(path)
+            index = snap.worker.index_of_path(path)
             out.append(lsp.Location(uri=convert.uri_of(path), range=index.range(target.span)))
     return as_json(out)
 
 
-def links(worker: Worker, doc: Doc, params: Any) -> bytes | None:
+@on_snapshot
+def links(snap: Snapshot, params: Any) -> bytes | None:
     """A walk over the whole tree (a second on a 4 MB suite): once per analysis."""
     from evalspec import jsonio
     from evalspec.ide.navigation import document_links
 
-    snap = worker.snapshot(doc)
-    if snap is None:
-        return None
-    key = f"lsp.links {snap.index.encoding}"
-    if key not in snap.analysis.memo:
-        snap.analysis.memo[key] = jsonio.dumps_bytes([
-            {"range": snap.index.range_json(link.span), "target": convert.uri_of(link.target)}
-            for link in document_links(snap.analysis)])
-    return snap.analysis.memo[key]
+    return snap.analysis.memoised(f"lsp.links {snap.index.encoding}", lambda a: jsonio.dumps_bytes([
+        {"range": snap.index.range_json(link.span), "target": convert.uri_of(link.target)}
+        for link in document_links(a)]))
 
 
 JOBS = {"definition": definition, "links": links}

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 
+from . import on_snapshot
+
 if TYPE_CHECKING:
     from evalspec.ide.rename import Occurrence
 
@@ -52,7 +54,7 @@ def prepare(worker: Worker, doc: Doc, params: lsp.PrepareRenameParams) -> Any:
     from ..convert import as_json
 
     snap = worker.snapshot(doc)
-    if snap is None:
+    if snap is None:  # a tests file: renamed through the suite that includes it
         return _prepare_in_tests_file(worker, doc, params)
     line, col = snap.index.point(params.position)
     got = prepare_rename(snap.analysis, line, col)
@@ -67,7 +69,7 @@ def do_rename(worker: Worker, doc: Doc, params: lsp.RenameParams) -> Any:
     from ..convert import as_json
 
     snap = worker.snapshot(doc)
-    if snap is None:
+    if snap is None:  # a tests file: renamed through the suite that includes it
         return _rename_in_tests_file(worker, doc, params)
     line, col = snap.index.point(params.position)
     got = rename(snap.analysis, line, col, params.new_name)
@@ -78,7 +80,7 @@ def do_rename(worker: Worker, doc: Doc, params: lsp.RenameParams) -> Any:
     changes: dict[str, list[lsp.TextEdit]] = {}
     versioned: list[lsp.TextDocumentEdit] = []
     for part in got:
-        uri, index = _uri_and_index(worker, snap, part.path)
+        uri, index = _uri_and_index(snap.worker, snap, part.path)
         edits = [lsp.TextEdit(range=index.range(e.span), new_text=e.new_text) for e in part.edits]
         changes[uri] = edits
         version = snap.version if uri == snap.uri else None
@@ -167,14 +169,12 @@ def find_references(worker: Worker, doc: Doc, params: lsp.ReferenceParams) -> by
     return as_json([_location(worker, snap, o) for o in found])
 
 
-def highlight(worker: Worker, doc: Doc, params: lsp.DocumentHighlightParams) -> bytes | None:
+@on_snapshot
+def highlight(snap: Snapshot, params: lsp.DocumentHighlightParams) -> bytes | None:
     from evalspec.ide.rename import highlights
 
     from ..convert import as_json
 
-    snap = worker.snapshot(doc)
-    if snap is None:
-        return None
     line, col = snap.index.point(params.position)
     return as_json([lsp.DocumentHighlight(range=snap.index.range(o.span),
                                           kind=lsp.DocumentHighlightKind.Write if o.definition

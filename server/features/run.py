@@ -73,10 +73,7 @@ class RunFeature:
     def message(self, kind: lsp.MessageType, text: str) -> None:
         from evalspec.providers.redact import redact
 
-        text = redact(text)  # an error may quote what a provider echoed
-        self.server.log_to_client(kind, text)
-        with contextlib.suppress(Exception):
-            self.server.window_show_message(lsp.ShowMessageParams(type=kind, message=text))
+        self.server.tell(kind, redact(text))  # an error may quote what a provider echoed
 
     def refuse(self, why: str) -> dict[str, Any]:
         """Nothing is run: the user is told why, and so is the command's caller."""
@@ -93,20 +90,25 @@ class RunFeature:
             raise RuntimeError(f"the engine worker could not answer ({status}): {value[1] if value else ''}")
         return value
 
-    async def plan(self, target: Target) -> tuple[Any, list[str], Any, RunOptions] | str:
-        """(plan, its problems, run items, options), or why nothing can run. Planning hashes every
-        prompt (0.8 s for a 4 MB blueprint), in the worker."""
+    async def options(self, target: Target) -> RunOptions | str:
+        """The run's options (an unsaved text gets a run label, and journal, of its own), or why none."""
         if self.server.documents.get(target.uri) is None:
             return "this file is not open"
         try:
             options = options_for(self.server, target.uri, target.item, target.model)
-            options.label = await self.ask("run_label", target.uri, options.label) or options.label
         except ValueError as exc:
             return str(exc)
+        options.label = await self.ask("run_label", target.uri, options.label) or options.label
+        return options
+
+    async def plan(self, target: Target) -> tuple[Any, list[str], Any, RunOptions] | str:
+        """(plan, its problems, run items, options), or why nothing can run. Planning hashes every
+        prompt (0.8 s for a 4 MB blueprint), in the worker."""
+        options = await self.options(target)
+        if isinstance(options, str):
+            return options
         planned = await self.ask("plan", target.uri, options)
-        if isinstance(planned, str):
-            return planned
-        return (*planned, options)
+        return planned if isinstance(planned, str) else (*planned, options)
 
     async def plan_command(self, target: Target) -> dict[str, Any]:
         """The plan, shown as a message and answered. Planning a 4 MB file takes 1-2 s: past the request
@@ -114,16 +116,14 @@ class RunFeature:
         is kept with the analysis, so asking again is immediate."""
         from evalspec.run.render import format_plan
 
-        if self.server.documents.get(target.uri) is None:
-            return self.refuse("this file is not open")
-        try:
-            options = options_for(self.server, target.uri, target.item, target.model)
-            # An unsaved text: a run label (and journal) of its own.
-            options.label = await self.ask("run_label", target.uri, options.label) or options.label
-        except ValueError as exc:
-            return self.refuse(str(exc))
-        key = f"lsp.plan {target.item!r} {target.model!r} {options!r}"
-        planning = asyncio.ensure_future(self.ask("plan_summary", target.uri, options, key))
+        async def summary() -> dict[str, Any] | str:
+            options = await self.options(target)
+            if isinstance(options, str):
+                return options
+            key = f"lsp.plan {target.item!r} {target.model!r} {options!r}"
+            return await self.ask("plan_summary", target.uri, options, key)
+
+        planning = asyncio.ensure_future(summary())
 
         def answer(done: asyncio.Future[dict[str, Any] | str]) -> dict[str, Any]:
             summary = done.result()
@@ -250,10 +250,7 @@ class RunFeature:
         except OSError as exc:  # the results folder cannot be written (a file, /dev/null, read-only, full)
             board.stop(interrupted=True)
             where = f" {exc.filename}" if exc.filename else ""
-            message = f"evalspec: cannot write the results{where}: {exc.strerror or exc}"
-            self.server.log_to_client(lsp.MessageType.Error, message)
-            with contextlib.suppress(Exception):
-                self.server.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Error, message=message))
+            self.server.tell(lsp.MessageType.Error, f"evalspec: cannot write the results{where}: {exc.strerror or exc}")
         except Exception as exc:  # a bug in the runner must not take the server down
             board.stop(interrupted=True)
             self.server.report_failure(f"the run of {uri}", exc)

@@ -11,11 +11,13 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 
+from . import on_snapshot
+
 if TYPE_CHECKING:
     from evalspec.analysis import Analysis
     from evalspec.run.options import RunOptions
 
-    from ..worker import Doc, Worker
+    from ..worker import Doc, Snapshot, Worker
 
 log = logging.getLogger(__name__)
 NOT_EVAL = "this file is not a Weval blueprint or an AgentV eval file"
@@ -66,13 +68,11 @@ def plan_summary(worker: Worker, doc: Doc, options: RunOptions, key: str) -> dic
     return analysis.memo[key]
 
 
-def item_at(worker: Worker, doc: Doc, line: int) -> str | None:
+@on_snapshot
+def item_at(snap: Snapshot, line: int) -> str | None:
     """The prompt / test written around the client's `line`."""
     from evalspec.run.plan.items import entries
 
-    snap = worker.snapshot(doc)
-    if snap is None:
-        return None
     line, _ = snap.index.point(lsp.Position(line=line, character=0))
     return next((item_id for _, item_id, span in entries(snap.analysis) if span.start_line <= line <= span.end_line),
                 None)

@@ -13,12 +13,14 @@ from lsprotocol import types as lsp
 
 from evalspec.ide.token_legend import TOKEN_MODIFIERS, TOKEN_TYPES
 
+from . import on_snapshot
+
 if TYPE_CHECKING:
     from evalspec.ide.semantic_tokens import Token
 
     from ..convert import LineIndex
     from ..server import EvalspecServer
-    from ..worker import Doc, Worker
+    from ..worker import Snapshot
 
 LEGEND = lsp.SemanticTokensLegend(token_types=list(TOKEN_TYPES), token_modifiers=list(TOKEN_MODIFIERS))
 _TYPE = {name: k for k, name in enumerate(TOKEN_TYPES)}
@@ -38,14 +40,12 @@ def encode(tokens: list[Token], index: LineIndex) -> list[int]:
     return data
 
 
-def tokens(worker: Worker, doc: Doc, params: lsp.SemanticTokensParams) -> bytes | None:
+@on_snapshot
+def tokens(snap: Snapshot, params: lsp.SemanticTokensParams) -> bytes | None:
     from evalspec.ide.semantic_tokens import semantic_tokens
 
     from ..convert import as_json
 
-    snap = worker.snapshot(doc)
-    if snap is None:
-        return None
     return as_json({"data": encode(semantic_tokens(snap.analysis), snap.index)})
 
 

@@ -13,13 +13,14 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types as lsp
 
 from ..convert import LineIndex
+from . import on_snapshot
 
 if TYPE_CHECKING:
     from evalspec.analysis import Analysis
     from evalspec.ide.symbols import Symbol
 
     from ..server import EvalspecServer
-    from ..worker import Doc, Worker
+    from ..worker import Snapshot
 
 
 @functools.cache  # was a walk over the enum per symbol: 40% of an outline of 12,000 prompts
@@ -87,29 +88,21 @@ def folds(analysis: Analysis, index: LineIndex) -> list[dict[str, int]]:
     return [{"startLine": start, "endLine": end} for start, end in ranges if end > start]
 
 
-def symbols(worker: Worker, doc: Doc, params: Any) -> bytes | None:
+@on_snapshot
+def symbols(snap: Snapshot, params: Any) -> bytes | None:
     from evalspec import jsonio
 
-    snap = worker.snapshot(doc)
-    if snap is None:
-        return None
     hierarchical = snap.client.hierarchical_symbols
-    key = f"lsp.outline {snap.index.encoding} {hierarchical} {snap.uri}"
-    if key not in snap.analysis.memo:
-        snap.analysis.memo[key] = jsonio.dumps_bytes(outline(snap.analysis, snap.index, snap.uri, hierarchical))
-    return snap.analysis.memo[key]
+    return snap.analysis.memoised(f"lsp.outline {snap.index.encoding} {hierarchical} {snap.uri}",
+                                  lambda a: jsonio.dumps_bytes(outline(a, snap.index, snap.uri, hierarchical)))
 
 
-def folding(worker: Worker, doc: Doc, params: Any) -> bytes | None:
+@on_snapshot
+def folding(snap: Snapshot, params: Any) -> bytes | None:
     from evalspec import jsonio
 
-    snap = worker.snapshot(doc)
-    if snap is None:
-        return None
-    key = f"lsp.folding {snap.index.encoding}"
-    if key not in snap.analysis.memo:
-        snap.analysis.memo[key] = jsonio.dumps_bytes(folds(snap.analysis, snap.index))
-    return snap.analysis.memo[key]
+    return snap.analysis.memoised(f"lsp.folding {snap.index.encoding}",
+                                  lambda a: jsonio.dumps_bytes(folds(a, snap.index)))
 
 
 JOBS = {"symbols": symbols, "folding": folding}

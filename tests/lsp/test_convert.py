@@ -49,23 +49,23 @@ def test_finding_to_diagnostic():
         "duplicate-prompt-id", Severity.ERROR, "Duplicate prompt id 'a'.", Span(3, 6, 3, 7),
         related=(Related(Span(1, 6, 1, 7), "'a' first used here"),), tags=(Tag.DEPRECATED, Tag.UNNECESSARY),
         extra={"url": "https://example.org/rules#duplicate-prompt-id"})
-    d = convert.diagnostic(finding, LineIndex(["", "- id: a", "", "- id: a"], UTF16), "file:///x.yml")
-    assert d.range == lsp.Range(start=lsp.Position(3, 6), end=lsp.Position(3, 7))
-    assert (d.code, d.source, d.severity) == ("duplicate-prompt-id", "evalspec", lsp.DiagnosticSeverity.Error)
-    assert d.tags == [lsp.DiagnosticTag.Deprecated, lsp.DiagnosticTag.Unnecessary]
-    [related] = d.related_information
-    assert related.location == lsp.Location(uri="file:///x.yml",
-                                            range=lsp.Range(start=lsp.Position(1, 6), end=lsp.Position(1, 7)))
-    assert d.code_description.href == "https://example.org/rules#duplicate-prompt-id"
+    d = convert.diagnostic_json(finding, LineIndex(["", "- id: a", "", "- id: a"], UTF16), "file:///x.yml")
+    assert d["range"] == {"start": {"line": 3, "character": 6}, "end": {"line": 3, "character": 7}}
+    assert (d["code"], d["source"], d["severity"]) == ("duplicate-prompt-id", "evalspec", lsp.DiagnosticSeverity.Error)
+    assert d["tags"] == [lsp.DiagnosticTag.Deprecated, lsp.DiagnosticTag.Unnecessary]
+    [related] = d["relatedInformation"]
+    assert related["location"] == {"uri": "file:///x.yml", "range": {"start": {"line": 1, "character": 6},
+                                                                     "end": {"line": 1, "character": 7}}}
+    assert d["codeDescription"]["href"] == "https://example.org/rules#duplicate-prompt-id"
 
 
 @pytest.mark.parametrize(("severity", "expected"), [
     (Severity.WARNING, lsp.DiagnosticSeverity.Warning), (Severity.INFO, lsp.DiagnosticSeverity.Information),
     (Severity.HINT, lsp.DiagnosticSeverity.Hint)])
 def test_severities(severity, expected):
-    d = convert.diagnostic(Finding("c", severity, "m", Span(0, 0, 0, 1)), LineIndex(["x"]), "file:///x")
-    assert d.severity == expected
-    assert d.related_information is None and d.tags is None
+    d = convert.diagnostic_json(Finding("c", severity, "m", Span(0, 0, 0, 1)), LineIndex(["x"]), "file:///x")
+    assert d["severity"] == expected
+    assert "relatedInformation" not in d and "tags" not in d
 
 
 def test_edits_with_and_without_document_changes():

@@ -1,8 +1,8 @@
 """The engine worker processes (server/engine_workers.py, server/worker.py) over the real protocol.
 
 A worker that dies (killed, or crashing on a text) or stops answering (busy with one job past the
-timeout) is replaced; the new one gets the open texts and the diagnostics come back, and the user is
-told. One past its memory bound is replaced between jobs. Requests past their budget ("still
+timeout) is replaced by the spare, which has analysed the checked texts meanwhile; it gets the open
+texts and the diagnostics come back, and the user is told. One past its memory bound is replaced between jobs. Requests past their budget ("still
 checking") leave nothing behind: no job in flight, at most two analyses per document alive. Counted
 through `evalspec/workers`, never timed.
 """
@@ -54,6 +54,14 @@ async def small_memory(lsp_client: RecordingClient, request, tmp_path):
     """Workers replaced past 64 MB (every one is past it once it has analysed something)."""
     await start(lsp_client, request.param, tmp_path, options={"debounceMs": 20, "workerMemoryMb": 64,
                                                               "requestBudgetMs": 10_000})
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest_lsp.fixture(config=_config(SERVER), params=CLIENTS[1:], ids=["vscode"])
+async def edited(lsp_client: RecordingClient, request, tmp_path):
+    """The real server, its defaults (two workers and the spare)."""
+    await start(lsp_client, request.param, tmp_path, options={"debounceMs": 20})
     yield
     await lsp_client.shutdown_session()
 
@@ -200,3 +208,33 @@ async def test_still_checking_answers_leave_at_most_two_analyses_alive(hurried: 
         return bool(answer.jobs == 0 and all(w.analyses <= 2 for w in answer.workers))
 
     await until(settled, "more than two analyses alive, or jobs left in flight")
+
+
+async def test_the_spare_takes_over_a_killed_worker_with_the_analyses_made(edited: RecordingClient,
+                                                                          tmp_path: Path) -> None:
+    """The spare holds every checked text and analyses it while idle; when the document's worker is
+    killed, the spare takes its place with that analysis (its process answers the document next), the
+    diagnostics of the current version come back, and a new spare is started and given the text."""
+    client = edited
+    uri = open_doc(client, tmp_path / "a.weval.yml", _prompts(300))
+    await published(client, uri, version=1)
+    change(client, uri, 2, (5, 2), (5, 8), "shuld")  # `should` misspelt
+    checked = await published(client, uri, version=2)
+    assert [d.code for d in checked.diagnostics] == ["unknown-key"]
+
+    async def spare_has(version: int, besides: set[int]) -> bool:
+        spare = (await state(client)).spare
+        return spare.pid not in besides and [uri, version] in spare.analysed
+
+    await until(lambda: spare_has(2, set()), "the spare did not analyse the checked text")
+    before = await state(client)
+    holder = next(w.pid for w in before.workers if uri in w.assigned)
+    os.kill(holder, signal.SIGKILL)
+    again = await published(client, uri, version=2, where=lambda p: p is not checked)
+    assert [d.code for d in again.diagnostics] == ["unknown-key"]
+    after = await state(client)
+    assert next(w.pid for w in after.workers if uri in w.assigned) == before.spare.pid
+    hover = await client.text_document_hover_async(hover_at(uri, 4, 3))
+    assert hover is not None and "prompt" in str(hover.contents)
+    old = {w.pid for w in before.workers} | {before.spare.pid}
+    await until(lambda: spare_has(2, old), "no new spare was given the text")
