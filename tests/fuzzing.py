@@ -33,7 +33,7 @@ from evalspec.ide.rename import FileEdits, highlights, prepare_rename, rename
 from evalspec.ide.semantic_tokens import semantic_tokens
 from evalspec.ide.signature import signature_help
 from evalspec.ide.symbols import Symbol, document_symbols, folding_ranges
-from evalspec_lsp.convert import UTF8, LineIndex, diagnostic
+from evalspec_lsp.convert import UTF8, LineIndex, diagnostic_json
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 
@@ -992,7 +992,7 @@ def _ranges(out: Outcome, analysis: Analysis, rng: random.Random, at: int) -> No
         for fix in f.fixes:
             for e in fix.edits:
                 need(f"finding {f.code} fix", e.span)
-        diagnostic(f, index, "file:///x")  # the server's conversion, both encodings
+        diagnostic_json(f, index, "file:///x")  # the server's conversion, both encodings
         index8.range(f.span)
     if analysis.kind is FileKind.NONE:
         return

@@ -118,8 +118,29 @@ class AgentvTest(Located):
 
     @property
     def reference_answer(self) -> str:
-        """The content of the last expected message, as judges see it."""
-        return self.expected_messages[-1].text() if self.expected_messages else ""
+        """The content of the last expected message, as AgentV's judges see it (yaml-parser.ts): text as
+        written, structured content (an object, a list of values) as `JSON.stringify(content, null, 2)`."""
+        if not self.expected_messages:
+            return ""
+        last = self.expected_messages[-1]
+        content = last.content
+        if isinstance(content, dict) or (isinstance(content, list) and not any(
+                isinstance(b, ContentBlock) for b in content)):
+            import json
+
+            return json.dumps(_js_numbers(content), indent=2, ensure_ascii=False)
+        return last.text()
+
+
+def _js_numbers(value: Any) -> Any:
+    """Integral floats as ints (JavaScript writes `1.0` as `1`), through lists and objects."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e16:
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _js_numbers(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_js_numbers(v) for v in value]
+    return value
 
 
 @dataclass(kw_only=True)

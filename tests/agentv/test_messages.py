@@ -164,7 +164,10 @@ def test_expected_output_shorthands() -> None:
         ("assistant", {"riskLevel": "High", "reasoning": "x"})]
     assert tests["l"].expected_messages[0].content == [1, 2]
     assert tests["one"].expected_messages[0].content == "done"
-    assert tests["m"].reference_answer == '{"riskLevel": "High", "reasoning": "x"}'
+    # What AgentV's judges get as {{ reference_answer }}: JSON.stringify(content, null, 2) (yaml-parser.ts).
+    assert tests["m"].reference_answer == '{\n  "riskLevel": "High",\n  "reasoning": "x"\n}'
+    assert tests["l"].reference_answer == "[\n  1,\n  2\n]"
+    assert tests["one"].reference_answer == "done"
 
 
 def test_expected_output_of_the_wrong_type() -> None:
