@@ -8,8 +8,10 @@ import contextlib
 import io
 import json
 import os
+import sqlite3
 import subprocess
 import sys
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -215,6 +217,12 @@ def test_a_shard_manifest_cannot_send_the_merge_outside_its_folders(
         data = json.loads(path.read_text())
         data[field] = value
         path.write_text(json.dumps(data))
+    if field in ("runLabel", "config"):  # the merge reads the comparison's fields from each shard's database
+        for db_path in (tmp_path / "shards").rglob("*.shard-*.run.db"):
+            with sqlite3.connect(db_path) as conn:
+                body = json.loads(zlib.decompress(conn.execute("SELECT body FROM exports").fetchone()[0]))
+                body["head"][field] = value
+                conn.execute("UPDATE exports SET body = ?", (zlib.compress(json.dumps(body).encode()),))
     capsys.readouterr()
     code = main(["merge", str(tmp_path / "shards"), "-o", str(tmp_path / "deep" / "er" / "merged"), "--no-report"])
     err = capsys.readouterr().err

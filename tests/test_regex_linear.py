@@ -102,6 +102,7 @@ USES: dict[str, str] = {
     "evalspec.markdown_code._BACKTICKS": "finditer",
     "evalspec.report.markdown._MARKDOWN_PUNCTUATION": "sub",
     "evalspec.report.markdown._MENTION": "sub",
+    "evalspec.report.sources._WRITTEN": "search",
     "evalspec.run.journal.records._FP_VALUE": "fullmatch",
     "evalspec.source._ANCHOR": "search",
     "evalspec.source._DOC_MARKER": "match",

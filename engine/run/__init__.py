@@ -24,6 +24,8 @@ The stages, in order (a format's part of a stage is a class or function in the s
                   scripts.py          users' scripts: code_judge.py, judge_payload.py, target_proxy.py
                   embeddings.py       Weval similarity (after every cell)
                   agentv_scorable.py  which AgentV assertions a run can score, and why not
+                  judged_types.py     each judged assertion type's prompt and reply reader (its registry
+                                      entry names it)
     4. write/     weval.py            the comparison file and artefacts: cell_store.py, weval_results.py,
                                       git_source.py; weval_rebuild.py (a shard's comparison object
                                       rebuilt from its run database, for `evalspec merge`)
