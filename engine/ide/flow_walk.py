@@ -9,7 +9,6 @@ one. The result equals a character-by-character walk's (`tests/ide/test_flow_wal
 
 from __future__ import annotations
 
-import threading
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from typing import Any
@@ -111,15 +110,13 @@ class _Marked:
 
 
 _marked: list[_Marked] = []  # newest last
-_marked_lock = threading.Lock()
 
 
 def _marked_walk(text: str, start: int, col: int) -> FlowState:
     """The walk to `col`, from the state noted last before it on this line (or on the same line before an
     edit, up to where the edit starts), noting more on the way: while a 4 MB flow line is typed into and
     does not parse, the first request reads it to the cursor and the next ones from the nearest note."""
-    with _marked_lock:
-        known = _marks_for(text, start)
+    known = _marks_for(text, start)
     k = bisect_right(known, col, key=_mark_at) - 1
     marks = known[:k + 1]
     if marks:
@@ -129,8 +126,7 @@ def _marked_walk(text: str, start: int, col: int) -> FlowState:
         state, i = FlowState([], start), start
     _walk(text, state, i, col, marks)
     if len(marks) > len(known):
-        with _marked_lock:
-            _keep(_Marked(text, start, marks))
+        _keep(_Marked(text, start, marks))
     return state
 
 

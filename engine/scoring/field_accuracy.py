@@ -6,7 +6,8 @@ expected assistant message that has one (an object, or text holding JSON).
 
 Each field `{path, match, weight = 1, required = true, tolerance, relative, formats}`:
 - `path`: dot path with array indexes (`invoice.items[0].sku`).
-- No expected value at that path: counts as matched ("no expected value").
+- No expected value at that path: AgentV counts the field as matched ("no expected value"); evalspec
+  does not score the assertion (a field that was not compared is never a match; docs/reference-differences.md).
 - Missing in the answer: a miss when `required`, else left out (weight 0).
 - `exact`: deep equality (JSON semantics); `numeric_tolerance`: |got − want| ≤ tolerance, or relative
   to |want| with `relative: true` (numbers and numeric strings); `date`: the same calendar day (UTC) of
@@ -307,6 +308,13 @@ def score_fields(config: Mapping[str, Any], answer_text: str, expected_messages:
     results = [_field(f, answer, expected) for f in fields]
     hits = tuple(message for _, _, hit, message in results if hit)
     misses = tuple(message for _, _, hit, message in results if not hit)
+    unchecked = [str(f["path"]) for f in fields if resolve_path(expected, str(f["path"])) is _NOT_FOUND]
+    if unchecked and not (misses and config.get("aggregation") == "all_or_nothing"):
+        # AgentV scores such a field 1.0, a check not made, which is never a pass (unless a compared
+        # field's miss decides the result whatever it is: all_or_nothing).
+        return FieldsResult(0.0, (), (), not_scored=f"field-accuracy: no expected value for {', '.join(unchecked[:4])}"
+                            f"{' …' if len(unchecked) > 4 else ''} in expected_output, so "
+                            f"{'that field was' if len(unchecked) == 1 else 'those fields were'} not compared")
     if config.get("aggregation") == "all_or_nothing":
         score = 0.0 if misses else 1.0
     else:

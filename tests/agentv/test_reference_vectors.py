@@ -45,6 +45,10 @@ NO_LIMIT = ("A check that compares nothing: a `token-usage` assertion without a 
 UNREAD_TOOL_ITEM = ("A tool-trajectory expected item AgentV's loader cannot read: without `tool` it drops the item, "
                     "with `args` neither `any` nor a mapping it drops the argument check, and scores the rest; "
                     "evalspec refuses the file (missing-field, invalid-value).")
+NO_EXPECTED_VALUE = ("field-accuracy with a field whose path has no value in expected_output: AgentV counts the "
+                     "field as matched (score 1, \"no expected value\"), a field that was never compared; "
+                     "evalspec does not score the assertion (unless all_or_nothing already fails on a compared "
+                     "field).")
 
 DELIBERATE: dict[tuple[str, str], tuple[int, ...]] = {
     ("assertions", UNASSESSED): (
@@ -71,6 +75,11 @@ DELIBERATE: dict[tuple[str, str], tuple[int, ...]] = {
     ),
     ("assertions", NO_TOOL_DURATION): (
         3927, 3977, 4006, 4031, 4196, 4226, 4311, 4321, 4327, 4372, 4386, 4441, 4491, 4517, 4571, 4576, 4616,
+    ),
+    ("assertions", NO_EXPECTED_VALUE): (
+        3184, 3216, 3218, 3255, 3256, 3257, 3259, 3260, 3279, 3304, 3316, 3329, 3338, 3355, 3373, 3384, 3398,
+        3429, 3498, 3544, 3578, 3592, 3594, 3625, 3630, 3653, 3662, 3680, 3695, 3699, 3706, 3712, 3724, 3726,
+        3729, 3735, 3753, 3754, 3770, 3771, 3781, 3840, 3844, 3849,
     ),
     ("assertions", NEGATED_INVALID_REGEX): (
         2287,
@@ -146,7 +155,7 @@ def _not_scored_reasons(vector: dict) -> str:
 
 # What each deliberate class's evalspec row says (so a vector cannot sit in a class it does not belong to).
 SIGNATURES = {UNASSESSED: "the judge did not assess", JUDGE_SKIPPED: "not scored: the judge",
-              NO_TOOL_DURATION: "no duration reported"}
+              NO_TOOL_DURATION: "no duration reported", NO_EXPECTED_VALUE: "no expected value for"}
 
 
 @pytest.mark.parametrize("file", ["assertions", "tests"])

@@ -80,13 +80,21 @@ def _day(text: str, formats: list[str]) -> str | None:
 def test_missing_fields_and_unreadable_answers() -> None:
     answer = '{"vendor": "Acme"}'
     got = _score([{"path": "vendor", "match": "exact"}, {"path": "invoice.number", "match": "exact"},
-                  {"path": "invoice.total", "match": "exact", "required": False},
-                  {"path": "not.expected", "match": "exact"}], answer)
-    # vendor ✓ (1), number required missing ✗ (1), total optional missing (weight 0), not.expected: no
-    # expected value ✓ (1): 2 / 3
-    assert got.score == pytest.approx(2 / 3)
+                  {"path": "invoice.total", "match": "exact", "required": False}], answer)
+    # vendor ✓ (1), number required missing ✗ (1), total optional missing (weight 0): 1 / 2
+    assert got.score == pytest.approx(1 / 2) and got.not_scored is None
     assert "invoice.number (required, missing)" in got.misses
-    assert "not.expected: no expected value" in got.hits
+
+
+def test_a_field_with_no_expected_value_is_not_a_match() -> None:
+    """AgentV scores a field whose path has no expected value 1 ("no expected value"): never compared.
+    evalspec does not score the assertion (docs/reference-differences.md, vectors NO_EXPECTED_VALUE)."""
+    fields = [{"path": "vendor", "match": "exact"}, {"path": "not.expected", "match": "exact"}]
+    got = _score(fields, '{"vendor": "Acme", "not": {"expected": 1}}')
+    assert got.not_scored is not None and "no expected value for not.expected" in got.not_scored
+    # all_or_nothing with a compared field that misses: 0 whatever the other field, as AgentV scores it
+    got = score_fields({"fields": fields, "aggregation": "all_or_nothing"}, '{"vendor": "Other"}', EXPECTED)
+    assert got.not_scored is None and got.score == 0.0 and "not.expected: no expected value" in got.hits
     assert score_fields({"fields": [{"path": "a", "match": "exact"}]}, "no json here", EXPECTED).misses == (
         "Failed to parse candidate answer as JSON",)
     assert score_fields({"fields": [{"path": "a", "match": "exact"}]}, "{}", [("assistant", "plain text")]).misses == (
