@@ -48,8 +48,7 @@ from ..registry.stages import Stage
 from ..scoring.agentv_aggregate import (
     NOT_SCORED,
     execution_status,
-    negate_result,
-    negated_reasoning,
+    negated,
     outcome_of,
 )
 from ..scoring.agentv_assertions import RunMetrics
@@ -597,10 +596,7 @@ class Agentv(Format[AgentvPlan, AgentvCell]):
         score, result_verdict, hits, misses = got.score, got.verdict, list(got.hits), list(got.misses)
         reasoning = got.reasoning
         if a.negate:
-            original = score
-            score, result_verdict = negate_result(score, result_verdict)
-            hits, misses = misses, hits
-            reasoning = negated_reasoning(reasoning, original)
+            score, result_verdict, hits, misses, reasoning = negated(score, result_verdict, hits, misses, reasoning)
         out = entry(a, score, result_verdict, hits, misses, reasoning)
         if got.child_weights is not None:  # the weight each child counted with (AgentV's row)
             nested = [{**e, "weight": w} for e, w in zip(nested, got.child_weights, strict=True)]

@@ -48,6 +48,14 @@ def negated_reasoning(reasoning: str | None, original: float) -> str:
     return f"[Negated] Original score: {_to_fixed_2(original)}"
 
 
+def negated(score: float, result_verdict: str, hits: list[str], misses: list[str],
+            reasoning: str | None) -> tuple[float, str, list[str], list[str], str]:
+    """`negate: true` on a scored assertion, as AgentV writes it: (score, verdict, hits, misses, reasoning)
+    with the score and verdict negated, hits and misses swapped, the reasoning marked."""
+    new_score, new_verdict = negate_result(score, result_verdict)
+    return new_score, new_verdict, misses, hits, negated_reasoning(reasoning, score)
+
+
 def execution_status(score: float | None, error: str | None = None) -> str:
     """AgentV's `execution_status`: execution_error when the target failed, else ok at a score ≥ 0.8 and
     quality_failure below (a test not scored is never ok)."""

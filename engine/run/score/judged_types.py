@@ -14,8 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ...scoring.agentv_aggregate import (
-    negate_result,
-    negated_reasoning,
+    negated,
     rubric_items,
     score_checklist,
     score_ranges,
@@ -129,10 +128,7 @@ def judged_entry(a: Assertion, reply: str) -> dict[str, Any]:
     except JudgeReplyError as err:
         return skipped(a, f"not scored: {err}")
     if a.negate:
-        original = score
-        score, result_verdict = negate_result(score, result_verdict)
-        hits, misses = misses, hits
-        reasoning = negated_reasoning(reasoning, original)
+        score, result_verdict, hits, misses, reasoning = negated(score, result_verdict, hits, misses, reasoning)
     out = entry(a, score, result_verdict, hits, misses, reasoning)
     if details is not None:
         out["details"] = details
