@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Start-up cost of the command line: CPU time (user + system) of `evalspec --version`, of `evalspec
-check --help` and of `evalspec run --help`, side by side with the bare interpreter (`python -c pass`) in
-the same sitting, and which heavy modules `run` loads (httpx: a run's calls go straight to aiohttp).
+check --help`, of `evalspec run --help` and of `evalspec run --dry-run` (a blueprint calling an OpenAI
+model), side by side with the bare interpreter (`python -c pass`) in the same sitting, and which heavy
+modules `run` loads (httpx: without a proxy a run's calls go straight to aiohttp).
 
 Each command runs `--repeat` times as a child process; the median CPU per run is printed (from
 getrusage of the children, so page-cache and scheduler noise of one run does not dominate).
@@ -28,7 +29,9 @@ COMMANDS = {
     "evalspec --version": [*_EVALSPEC, "--version"],
     "evalspec check --help": [*_EVALSPEC, "check", "--help"],
     "evalspec run --help": [*_EVALSPEC, "run", "--help"],
+    "evalspec run --dry-run": [*_EVALSPEC, "run", "--dry-run", "BLUEPRINT"],
 }
+_BLUEPRINT = "title: b\nmodels: [openai:gpt-4o-mini]\n---\n- id: a\n  prompt: hi\n  should:\n    - $contains: hi\n"
 
 
 def cpu_ms(argv: list[str], repeat: int) -> float:
@@ -61,9 +64,13 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=21)
     args = ap.parse_args()
     os.environ.pop("PYTHONPROFILEIMPORTTIME", None)
+    os.environ.setdefault("OPENAI_API_KEY", "sk-bench")  # the dry run's plan wants a key; nothing is called
     base = None
+    tmp = tempfile.TemporaryDirectory()
+    blueprint = Path(tmp.name) / "b.weval.yml"
+    blueprint.write_text(_BLUEPRINT)
     for name, argv in COMMANDS.items():
-        ms = cpu_ms(argv, args.repeat)
+        ms = cpu_ms([str(blueprint) if a == "BLUEPRINT" else a for a in argv], args.repeat)
         base = ms if base is None else base
         print(f"{name:<24} {ms:7.1f} ms CPU (median of {args.repeat})  +{ms - base:5.1f} ms over bare python")
     print("an offline run (-m echo) loads:", ", ".join(modules_of_a_run()) or "none of the heavy ones")

@@ -5,7 +5,7 @@ Starts shared/bench/mockllm.py on a free loopback port (unless --base-url is giv
 through provider_for_model("openai:…") — retries included, cache off — over the shared client, and prints
 one JSON line per transport: calls, wall seconds, calls/s, peak RSS MB, transport.
 
-    python bench/provider_throughput.py                       # 2000 calls, concurrency 32, httpx over aiohttp
+    python bench/provider_throughput.py                       # 2000 calls, concurrency 32, aiohttp (DirectClient)
     python bench/provider_throughput.py --transport all       # each transport in its own process
     python bench/provider_throughput.py --transport httpx     # httpx's own transport (httpcore + h11)
     python bench/provider_throughput.py --transport aiohttp-plain   # the yardstick: aiohttp alone, no

@@ -1,4 +1,4 @@
-"""The HTTP exchanges of the batch APIs, through the run's shared httpx client (providers/http.py).
+"""The HTTP exchanges of the batch APIs, through httpx over the run's shared client (providers/http.py).
 
 A chat call is one POST of JSON (`http.post_json`); a batch API also GETs objects, uploads a file as
 multipart form data and reads result files that can be far larger than any chat answer. Result files
@@ -21,10 +21,12 @@ from ..jsonio import dumps_bytes, loads
 from ..providers.base import BAD_RESPONSE, ProviderError
 from ..providers.http import (
     DEFAULT_MAX_RESPONSE_BYTES,
-    StatelessClient,
+    DirectClient,
+    HttpClient,
     status_error,
     transport_error,
 )
+from ..providers.httpx_client import StatelessClient
 
 # One line of a result file is one answer: the chat answers' cap applies to it.
 MAX_LINE_BYTES = DEFAULT_MAX_RESPONSE_BYTES
@@ -47,14 +49,16 @@ def _request(method: str, url: str | httpx.URL, provider: str, **kwargs: Any) ->
                             f"({exc.__class__.__name__}: {str(exc)[:80]})", None, False, provider=provider) from None
 
 
-async def _send(client: httpx.AsyncClient, request: httpx.Request) -> httpx.Response:
+async def _send(client: HttpClient, request: httpx.Request) -> httpx.Response:
+    if isinstance(client, DirectClient):  # the run's default client: httpx's client over its session
+        client = client.httpx_client()
     if isinstance(client, StatelessClient):
         return await client.send_streaming(request)
     return await client.send(request, stream=True)
 
 
 async def request_json(
-    client: httpx.AsyncClient,
+    client: HttpClient,
     provider: str,
     method: str,
     url: str | httpx.URL,
@@ -90,7 +94,7 @@ async def request_json(
 
 
 async def request_headers(
-    client: httpx.AsyncClient,
+    client: HttpClient,
     provider: str,
     method: str,
     url: str | httpx.URL,
@@ -116,7 +120,7 @@ def _raise_transport(exc: Exception, provider: str, url: str | httpx.URL, timeou
     raise failure from None
 
 
-async def _exchange(client: httpx.AsyncClient, provider: str, request: httpx.Request, timeout: float, cap: int,
+async def _exchange(client: HttpClient, provider: str, request: httpx.Request, timeout: float, cap: int,
                     *, cut: bool = False) -> tuple[httpx.Response, bytes]:
     """Send `request` and read its body (at most `cap` bytes; past it an error, or cut short with `cut`)
     within `timeout`; transport failures and answers of 300 and over raise ProviderError."""
@@ -137,7 +141,7 @@ async def _exchange(client: httpx.AsyncClient, provider: str, request: httpx.Req
 
 
 async def jsonl_lines(
-    client: httpx.AsyncClient,
+    client: HttpClient,
     provider: str,
     url: str | httpx.URL,
     headers: Mapping[str, str] | httpx.Headers,

@@ -8,9 +8,7 @@ Differences from OpenAI that matter here: the system prompt is a top-level field
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from evalspec.providers import answer_fields as fields
 from evalspec.providers.base import BAD_RESPONSE, ChatRequest, ChatResult, ProviderError
@@ -18,6 +16,11 @@ from evalspec.providers.http import DEFAULT_TIMEOUT, HttpProvider, endpoint_url
 from evalspec.providers.openai_compat import provider_key
 from evalspec.providers.redact import Secret, clip
 from evalspec.providers.tool_calls import anthropic_tool_calls
+
+if TYPE_CHECKING:
+    import yarl
+
+    from evalspec.providers.http import HttpClient
 
 ANTHROPIC_VERSION = "2023-06-01"
 
@@ -36,7 +39,7 @@ class AnthropicProvider(HttpProvider):
         base_url: str,
         api_key: str | Secret | None,
         key_env: str | None = "ANTHROPIC_API_KEY",
-        client: httpx.AsyncClient | None = None,
+        client: HttpClient | None = None,
         timeout: float = DEFAULT_TIMEOUT,
         model: str | None = None,
         headers: Mapping[str, str] | None = None,
@@ -85,7 +88,7 @@ class AnthropicProvider(HttpProvider):
             body.update(req.extra)
         return body
 
-    def chat_url_for(self, req: ChatRequest) -> httpx.URL:
+    def chat_url_for(self, req: ChatRequest) -> yarl.URL:
         return self._url
 
     def parse(self, data: dict[str, Any], latency_ms: float) -> ChatResult:

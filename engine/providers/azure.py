@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
-
-import httpx
 
 from evalspec.providers.http import DEFAULT_TIMEOUT
 from evalspec.providers.openai_compat import OpenAICompatProvider
 from evalspec.providers.redact import Secret
+
+if TYPE_CHECKING:
+    from evalspec.providers.http import HttpClient
 
 DEFAULT_AZURE_API_VERSION = "2024-12-01-preview"  # AgentV's default
 AZURE_KEY_ENV = "AZURE_OPENAI_API_KEY"
@@ -44,7 +45,7 @@ def azure_provider(
     api_version: str | None = None,
     name: str = "azure",
     key_env: str | None = AZURE_KEY_ENV,
-    client: httpx.AsyncClient | None = None,
+    client: HttpClient | None = None,
     timeout: float = DEFAULT_TIMEOUT,
     parameters: Mapping[str, Any] | None = None,
     headers: Mapping[str, str] | None = None,

@@ -15,10 +15,8 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
-
-import httpx
 
 from evalspec.providers import catalog
 from evalspec.providers.anthropic import AnthropicProvider
@@ -31,6 +29,9 @@ from evalspec.providers.http import DEFAULT_TIMEOUT
 from evalspec.providers.openai_compat import OpenAICompatProvider
 from evalspec.providers.redact import Secret, is_sensitive_header, register_secret
 from evalspec.providers.retry import DEFAULT_POLICY, NO_RETRY, RetryingProvider, RetryPolicy
+
+if TYPE_CHECKING:
+    from evalspec.providers.http import HttpClient
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +56,7 @@ def http_provider(
     *,
     api_key: str | Secret | None,
     base_url: str | None = None,
-    client: httpx.AsyncClient | None = None,
+    client: HttpClient | None = None,
     timeout: float = DEFAULT_TIMEOUT,
     model: str | None = None,
     headers: Mapping[str, str] | None = None,
@@ -86,7 +87,7 @@ def http_provider(
 def provider_for_model(
     model: str | Mapping[str, Any],
     *,
-    client: httpx.AsyncClient | None = None,
+    client: HttpClient | None = None,
     env: Mapping[str, str] | None = None,
     timeout: float = DEFAULT_TIMEOUT,
     retry: RetryPolicy | None = DEFAULT_POLICY,
@@ -120,7 +121,7 @@ _ENDPOINT_SUFFIX = {catalog.OPENAI: "/chat/completions", catalog.ANTHROPIC: "/me
 def _custom_model(
     entry: Mapping[str, Any],
     *,
-    client: httpx.AsyncClient | None,
+    client: HttpClient | None,
     env: Mapping[str, str],
     timeout: float,
     retry: RetryPolicy | None,

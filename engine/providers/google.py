@@ -7,10 +7,8 @@ never show up in a URL that ends up in a log line or an error message.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
-
-import httpx
 
 from evalspec.providers import answer_fields as fields
 from evalspec.providers.base import BAD_RESPONSE, BLOCKED, ChatRequest, ChatResult, ProviderError
@@ -18,6 +16,11 @@ from evalspec.providers.http import DEFAULT_TIMEOUT, HttpProvider, endpoint_url
 from evalspec.providers.openai_compat import provider_key
 from evalspec.providers.redact import Secret, clip
 from evalspec.providers.tool_calls import google_tool_calls
+
+if TYPE_CHECKING:
+    import yarl
+
+    from evalspec.providers.http import HttpClient
 
 # Request fields that live at the top level of generateContent; any other parameter is a generationConfig
 # field (topP, topK, stopSequences, seed, responseMimeType, thinkingConfig, …).
@@ -39,7 +42,7 @@ class GoogleProvider(HttpProvider):
         base_url: str,
         api_key: str | Secret | None,
         key_env: str | None = "GOOGLE_API_KEY",
-        client: httpx.AsyncClient | None = None,
+        client: HttpClient | None = None,
         timeout: float = DEFAULT_TIMEOUT,
         model: str | None = None,
         headers: Mapping[str, str] | None = None,
@@ -55,12 +58,12 @@ class GoogleProvider(HttpProvider):
         if key:
             self._headers["x-goog-api-key"] = key.reveal()
         self._headers.update(headers or {})
-        self._urls: dict[str, httpx.URL] = {}
+        self._urls: dict[str, yarl.URL] = {}
 
     def identity(self) -> dict[str, Any]:
         return self.endpoint_identity(self.models_url)
 
-    def url_for(self, model: str) -> httpx.URL:
+    def url_for(self, model: str) -> yarl.URL:
         url = self._urls.get(model)
         if url is None:
             name = model.removeprefix("models/")
@@ -97,7 +100,7 @@ class GoogleProvider(HttpProvider):
         body["generationConfig"] = config
         return body
 
-    def chat_url_for(self, req: ChatRequest) -> httpx.URL:
+    def chat_url_for(self, req: ChatRequest) -> yarl.URL:
         return self.url_for(self.model_for(req.model))
 
     def parse(self, data: dict[str, Any], latency_ms: float) -> ChatResult:

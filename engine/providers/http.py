@@ -1,27 +1,29 @@
 """The one HTTP client a run shares, and the single POST-JSON exchange every HTTP provider goes through.
 
-One `httpx.AsyncClient` per run, its pool sized to the run's concurrency: a client per call would pay a
-TCP handshake and pool set-up each time and cap throughput far below the runner's target.
+One client per run, its pool sized to the run's concurrency: a client per call would pay a TCP handshake
+and pool set-up each time and cap throughput far below the runner's target. Without a proxy it is
+aiohttp's session itself (DirectClient) and httpx is not imported; httpx's client (httpx_client.py) is
+loaded for a proxy, another transport, or where httpx's API is asked for.
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
 import hashlib
 import json
-import os
 import re
 import ssl
 import sys
 import time
-from collections.abc import Callable, Mapping
-from typing import Any
-
-import httpx
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from evalspec import __version__ as _version
 from evalspec.jsonio import dumps_bytes, loads
+from evalspec.providers.aiohttp_session import TooLarge as _TooLarge
+from evalspec.providers.aiohttp_session import describe_size as _size
+from evalspec.providers.aiohttp_session import post_aiohttp as _post_aiohttp
+from evalspec.providers.aiohttp_session import session_factory as _session_factory
 from evalspec.providers.base import (
     AUTH,
     BAD_REQUEST,
@@ -41,6 +43,10 @@ from evalspec.providers.rate_limits import AdaptiveLimit
 from evalspec.providers.redact import clip, is_sensitive_header
 from evalspec.providers.retry import retry_after_from_headers
 
+if TYPE_CHECKING:
+    import httpx
+    import yarl
+
 DEFAULT_TIMEOUT = 30.0  # seconds per call, the reference client's default
 DEFAULT_CONCURRENCY = 32
 # The largest answer read, in bytes (after gzip/deflate decoding, so a compressed bomb counts at its
@@ -53,201 +59,76 @@ TRANSPORTS = ("aiohttp", "httpx")
 USER_AGENT = f"evalspec/{_version}"
 
 
-class _NoCookies(httpx.Cookies):
-    """A cookie store that keeps nothing."""
+class DirectClient:
+    """The default client: aiohttp's session itself, used when no proxy is configured (no HTTP_PROXY,
+    HTTPS_PROXY or ALL_PROXY). Provider calls (`post_json`) go straight to the session (`post_direct`);
+    httpx is not imported. Anything else asked of it (httpx's API: `send`, `get`, `build_request`… for the
+    batch APIs, Weval `$call` services, tests) goes to an httpx client over the same session and pool,
+    built on first use (`httpx_client`, providers/httpx_client.py)."""
 
-    def extract_cookies(self, response: httpx.Response) -> None:
-        pass
+    direct = True
 
-
-class StatelessClient(httpx.AsyncClient):
-    """httpx.AsyncClient without a cookie jar, carrying the run's response size cap.
-
-    LLM APIs are stateless; a jar only lets one call's Set-Cookie (load balancers, bot filters) leak into
-    later calls, and httpx parses every response through urllib's cookie machinery, which costs ~15% of
-    the client's CPU at 2,000 calls/s.
-    """
-
-    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
-
-    @property
-    def cookies(self) -> httpx.Cookies:
-        jar = self.__dict__.get("_no_cookies")
-        if jar is None:
-            jar = self.__dict__["_no_cookies"] = _NoCookies()
-        return jar
-
-    @cookies.setter
-    def cookies(self, value: Any) -> None:  # httpx's API allows assignment; nothing is kept
-        pass
-
-    async def send_streaming(self, request: httpx.Request) -> httpx.Response:
-        """Send `request`; the answer's body is left to read (and the answer to close) by the caller."""
-        return await self.send(request, stream=True)
-
-
-_LIMITS = httpx.Limits()  # httpx's defaults; make_client always passes its own
-
-
-class AiohttpClient(StatelessClient):
-    """The default: httpx's API over aiohttp (`httpx-aiohttp`'s transport), as the OpenAI and Anthropic
-    SDKs do. httpx still reads HTTP_PROXY / HTTPS_PROXY / ALL_PROXY / NO_PROXY and mounts one transport
-    per proxy, so these two hooks build every transport, direct or through a proxy.
-
-    Provider calls without a proxy (`post_json`) go to the direct transport's aiohttp session itself
-    (`post_direct`): wrapping each exchange in httpx's Request and Response, its byte stream and its
-    exception mapping costs as much client CPU as aiohttp's own HTTP work (ARCHITECTURE.md)."""
-
-    _direct: httpx.AsyncBaseTransport | None = None
-    _proxied = False
-    _session: Any = None
-    _make_session: Callable[[], Any] | None = None
-
-    def _init_transport(self, verify: Any = True, cert: Any = None, trust_env: bool = True,
-                        http1: bool = True, http2: bool = False, limits: httpx.Limits = _LIMITS,
-                        transport: httpx.AsyncBaseTransport | None = None, **_: Any) -> httpx.AsyncBaseTransport:
-        if transport is None:
-            # One aiohttp session (one connection pool) for the direct transport and post_direct.
-            self._make_session = _session_factory(verify, limits)
-            transport = _aiohttp_transport(verify, limits, None, self.aiohttp_session)
-        self._direct = transport
-        return transport
-
-    def _init_proxy_transport(self, proxy: httpx.Proxy, verify: Any = True, cert: Any = None,
-                              trust_env: bool = True, http1: bool = True, http2: bool = False,
-                              limits: httpx.Limits = _LIMITS, **_: Any) -> httpx.AsyncBaseTransport:
-        self._proxied = True
-        return _aiohttp_transport(verify, limits, proxy, _session_factory(verify, limits))
+    def __init__(self, concurrency: int, timeout: float, verify: bool | ssl.SSLContext,
+                 max_response_bytes: int) -> None:
+        self.concurrency = concurrency
+        self.timeout = timeout
+        self.verify = verify
+        self.max_response_bytes = max_response_bytes
+        # What httpx's client sends by default (Accept-Encoding: what aiohttp decodes, wire_headers), so
+        # that a call is the same bytes whichever client carries it.
+        self.headers: dict[str, str] = {"accept": "*/*", "accept-encoding": ", ".join(_aiohttp_decodes(ordered=True)),
+                                         "connection": "keep-alive", "user-agent": USER_AGENT}
+        self._make_session = _session_factory(verify, concurrency, 30.0)
+        self._session: Any = None
+        self._httpx: Any = None
 
     def aiohttp_session(self) -> Any:
-        """The direct transport's aiohttp session, made on first use (in the running loop)."""
+        """The aiohttp session, made on first use (in the running loop)."""
         if self._session is None:
-            assert self._make_session is not None
             self._session = self._make_session()
         return self._session
 
-    @property
-    def direct(self) -> bool:
-        """Whether provider calls may skip httpx: no proxy configured and our own session underneath."""
-        return not self._proxied and self._make_session is not None
-
-    async def send_streaming(self, request: httpx.Request) -> httpx.Response:
-        # Straight to the transport when no proxy is configured: AsyncClient.send's layers (auth flow,
-        # redirect loop, event hooks, cookie extraction, timer) do nothing for a provider call, which
-        # sets its own headers and timeouts, but cost 0.15 ms of the ~0.5 ms of client CPU a call takes.
-        if self._proxied or self._direct is None:
-            return await super().send_streaming(request)
-        return await self._direct.handle_async_request(request)
-
-    async def post_direct(self, url: str, body: bytes, headers: Mapping[str, str], timeout: float,
+    async def post_direct(self, url: Any, body: bytes, headers: Mapping[str, str], timeout: float,
                           cap: int) -> tuple[int, str, Mapping[str, str], bytes]:
         """POST on the aiohttp session: (status, reason, headers, the decoded body, at most `cap` bytes)."""
-        async with self.aiohttp_session().request("POST", url, data=body, headers=headers, allow_redirects=False,
-                                          timeout=_client_timeout(timeout)) as resp:
-            declared = resp.content_length
-            if declared is not None and declared > cap and "content-encoding" not in resp.headers:
-                raise _TooLarge(resp.status, f"announced {_size(declared)}")
-            chunks: list[bytes] = []
-            size = 0
-            async for chunk in resp.content.iter_any():
-                size += len(chunk)
-                if size > cap:
-                    raise _TooLarge(resp.status, f"more than {_size(cap)} received")
-                chunks.append(chunk)
-            content = chunks[0] if len(chunks) == 1 else b"".join(chunks)
-            return resp.status, resp.reason or "", resp.headers, content
+        return await _post_aiohttp(self.aiohttp_session(), url, body, headers, timeout, cap)
+
+    def httpx_client(self) -> httpx.AsyncClient:
+        """httpx's client over this client's aiohttp session (one pool), made on first use."""
+        if self._httpx is None:
+            from evalspec.providers.httpx_client import build
+
+            view = build("aiohttp", self.concurrency, self.timeout, self.verify, {"user-agent": USER_AGENT})
+            view.max_response_bytes = self.max_response_bytes
+            view._make_session = self.aiohttp_session  # type: ignore[attr-defined]
+            self._httpx = view
+        return self._httpx
+
+    def __getattr__(self, name: str) -> Any:  # httpx's API, from the httpx client over the same session
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self.httpx_client(), name)
 
     async def aclose(self) -> None:
         try:
-            await super().aclose()
+            if self._httpx is not None:
+                await self._httpx.aclose()
         finally:
             session, self._session = self._session, None
             if session is not None and not session.closed:
                 await session.close()
 
 
-_CLIENT_TIMEOUTS: dict[float, Any] = {}
+HttpClient: TypeAlias = "httpx.AsyncClient | DirectClient"
 
 
-def _client_timeout(seconds: float) -> Any:
-    """aiohttp's per-phase timeouts, as httpx-aiohttp sets them (the whole call is under asyncio.timeout)."""
-    t = _CLIENT_TIMEOUTS.get(seconds)
-    if t is None:
-        import aiohttp
+def _env_proxied() -> bool:
+    """Whether the environment names a proxy: httpx mounts one for http, https or all in getproxies()
+    (urllib's reading of *_PROXY, the same function httpx calls; NO_PROXY alone mounts none)."""
+    from urllib.request import getproxies
 
-        t = _CLIENT_TIMEOUTS[seconds] = aiohttp.ClientTimeout(total=None, connect=seconds, sock_connect=seconds,
-                                                              sock_read=seconds)
-    return t
-
-
-# AiohttpTransport turns its `verify` into an SSL context at once (certifi's bundle: 50-250 ms here) and
-# uses it only for a session it makes itself; ours come from _session_factory, so it gets this
-# fail-closed placeholder (it verifies and trusts no CA) and no time is spent.
-_UNUSED_TLS = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-
-
-def _aiohttp_transport(verify: Any, limits: httpx.Limits, proxy: httpx.Proxy | None,
-                       session: Callable[[], Any]) -> httpx.AsyncBaseTransport:
-    from httpx_aiohttp import AiohttpTransport
-
-    return AiohttpTransport(verify=_UNUSED_TLS, limits=limits, proxy=proxy, client=session)
-
-
-def _session_factory(verify: Any, limits: httpx.Limits) -> Callable[[], Any]:
-    """The aiohttp session of one transport, made on its first request (it must be made in the loop)."""
-
-    def make() -> Any:
-        import aiohttp
-
-        connector = aiohttp.TCPConnector(
-            limit=limits.max_connections or 0,
-            keepalive_timeout=limits.keepalive_expiry if limits.keepalive_expiry is not None else 15.0,
-            ssl=tls_setting(verify),
-        )
-        connector._factory = functools.partial(_pool_safe_handler(), loop=asyncio.get_running_loop())
-        # No cookie jar here either; env proxies are httpx's (trust_env=False keeps aiohttp from
-        # applying them a second time).
-        return aiohttp.ClientSession(connector=connector, cookie_jar=aiohttp.DummyCookieJar(), trust_env=False)
-
-    return make
-
-
-_HANDLER: type | None = None
-
-
-def _pool_safe_handler() -> type:
-    """aiohttp's connection protocol, but a connection that received bytes while idle in the pool is not
-    reused. aiohttp parses such bytes into a queued response and hands it to the next request on the
-    connection: a server (or a proxy) writing a second answer after the first made the next prompt
-    scored on another's text. HTTP/1.1 has no unrequested answers: the connection is closed instead."""
-    global _HANDLER
-    if _HANDLER is None:
-        from aiohttp.client_proto import ResponseHandler
-
-        class PoolSafeHandler(ResponseHandler):
-            def is_connected(self) -> bool:  # asked by the pool before it hands the connection out
-                return super().is_connected() and not (self._buffer or self._tail)
-
-        _HANDLER = PoolSafeHandler
-    return _HANDLER
-
-
-def tls_setting(verify: Any) -> ssl.SSLContext | bool:
-    """What aiohttp's connector gets as `ssl`: a given context; False to switch verification off; True
-    for aiohttp's own context on the system's trust store (SSL_CERT_FILE / SSL_CERT_DIR included, so
-    corporate CAs work; built when aiohttp is imported); certifi's bundle where the system has no store
-    at all (python.org builds on macOS)."""
-    if isinstance(verify, ssl.SSLContext):
-        return verify
-    if verify is False:
-        return False
-    paths = ssl.get_default_verify_paths()
-    if (paths.cafile and os.path.exists(paths.cafile)) or (paths.capath and os.path.isdir(paths.capath)
-                                                          and any(os.scandir(paths.capath))):
-        return True
-    import certifi
-
-    return ssl.create_default_context(cafile=certifi.where())
+    proxies = getproxies()
+    return any(proxies.get(scheme) for scheme in ("http", "https", "all"))
 
 
 def make_client(
@@ -257,42 +138,35 @@ def make_client(
     transport: str | httpx.AsyncBaseTransport = "aiohttp",
     verify: bool | ssl.SSLContext = True,
     max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
-) -> StatelessClient:
+) -> HttpClient:
     """The shared client for a run: at most `concurrency` requests in flight, connections kept alive,
     answers larger than `max_response_bytes` refused (post_json reads at most that much).
 
-    transport: "aiohttp" (default; httpx over aiohttp, see ARCHITECTURE.md for why), "httpx" (httpx's
-    own: 150–340 calls/s here, a tenth of aiohttp's), or any httpx transport instance (tests pass
-    httpx.MockTransport).
+    transport: "aiohttp" (default: aiohttp's session itself, DirectClient; httpx over aiohttp where a
+    proxy is configured, see ARCHITECTURE.md for why), "httpx" (httpx's own: 150–340 calls/s here, a
+    tenth of aiohttp's), or any httpx transport instance (tests pass httpx.MockTransport).
     Close it with `await client.aclose()`.
     """
     concurrency = max(1, int(concurrency))
-    limits = httpx.Limits(
-        max_connections=concurrency, max_keepalive_connections=concurrency, keepalive_expiry=30.0
-    )
-    kwargs: dict[str, Any] = {
-        "timeout": httpx.Timeout(timeout),
-        "headers": {"user-agent": USER_AGENT},
-        "follow_redirects": False,
-    }
-    client: StatelessClient
+    cap = max(1, int(max_response_bytes))
+    if isinstance(transport, str) and transport not in TRANSPORTS:
+        raise ValueError(f"unknown transport {transport!r}; choose one of {', '.join(TRANSPORTS)}")
+    if transport == "aiohttp" and not _env_proxied():
+        return DirectClient(concurrency, timeout, verify, cap)
+    from evalspec.providers import httpx_client
+
     try:  # httpx reads HTTP_PROXY, HTTPS_PROXY, ALL_PROXY here: one it cannot parse was a traceback
-        if isinstance(transport, httpx.AsyncBaseTransport):
-            client = StatelessClient(transport=transport, **kwargs)
-        elif transport == "aiohttp":
-            client = AiohttpClient(limits=limits, verify=verify, **kwargs)
-        elif transport == "httpx":
-            client = StatelessClient(limits=limits, verify=verify, **kwargs)
-        else:
-            raise ValueError(f"unknown transport {transport!r}; choose one of {', '.join(TRANSPORTS)}")
-    except httpx.InvalidURL as exc:
+        client = httpx_client.build(transport, concurrency, timeout, verify, {"user-agent": USER_AGENT})
+    except httpx_client.httpx.InvalidURL as exc:
         raise ProviderError(CONFIG, f"a proxy variable (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY) is not a valid URL "
                                     f"({exc.__class__.__name__}; not shown)") from None
-    client.max_response_bytes = max(1, int(max_response_bytes))
+    client.max_response_bytes = cap
     return client
 
 
-def transport_name(client: httpx.AsyncClient) -> str:
+def transport_name(client: HttpClient) -> str:
+    if isinstance(client, DirectClient):
+        return "aiohttp"
     t = getattr(client, "_transport", None)
     if type(t).__name__ == "AiohttpTransport":
         return "aiohttp"
@@ -325,9 +199,9 @@ def _error_detail(content: bytes) -> str:
 
 
 async def post_json(
-    client: httpx.AsyncClient,
+    client: HttpClient,
     provider: str,
-    url: str | httpx.URL,
+    url: str | httpx.URL | yarl.URL,
     payload: Mapping[str, Any],
     headers: Mapping[str, str],
     timeout: float,
@@ -344,14 +218,14 @@ async def post_json(
     body = dumps_bytes(payload)
     cap = getattr(client, "max_response_bytes", DEFAULT_MAX_RESPONSE_BYTES)
     # Without a proxy, the default client's calls go straight to aiohttp (AiohttpClient.post_direct).
-    direct = client if isinstance(client, AiohttpClient) and client.direct else None
+    direct: Any = client if getattr(client, "direct", False) else None
     generation = limit.generation if limit is not None else 0
     t0 = time.perf_counter()
     try:
         async with asyncio.timeout(timeout):
             if direct is not None:
                 status, reason, resp_headers, content = await direct.post_direct(
-                    str(url), body, headers if isinstance(headers, dict) else dict(headers.items()), timeout, cap)
+                    _for_aiohttp(url), body, headers if isinstance(headers, dict) else dict(headers.items()), timeout, cap)
             else:
                 status, reason, resp_headers, content = await _send(client, url, body, headers, timeout, cap)
     except _TooLarge as exc:
@@ -394,15 +268,12 @@ async def post_json(
     return data, latency_ms
 
 
-async def _send(client: httpx.AsyncClient, url: str | httpx.URL, body: bytes, headers: Mapping[str, str],
-                timeout: float,
-                cap: int) -> tuple[int, str, Mapping[str, str], bytes]:
+async def _send(client: HttpClient, url: str | httpx.URL | yarl.URL, body: bytes, headers: Mapping[str, str],
+                timeout: float, cap: int) -> tuple[int, str, Mapping[str, str], bytes]:
     """The exchange through httpx (a proxy, or a client with a transport of its own)."""
-    # Built by hand rather than with client.post(): with headers already merged with the client's
-    # (HttpProvider.request_headers) this skips httpx's per-call merging, a fifth of the client's CPU.
-    request = httpx.Request("POST", url, headers=headers, content=body, extensions={"timeout": _timeouts(timeout)})
-    resp = await client.send_streaming(request) if isinstance(client, StatelessClient) else \
-        await client.send(request, stream=True)
+    from evalspec.providers.httpx_client import send
+
+    resp = await send(client, url, body, headers, _timeouts(timeout))
     try:
         content = await _read_capped(resp, cap)
     finally:
@@ -410,7 +281,7 @@ async def _send(client: httpx.AsyncClient, url: str | httpx.URL, body: bytes, he
     return resp.status_code, resp.reason_phrase, resp.headers, content
 
 
-async def request_capped(client: httpx.AsyncClient, method: str, url: str, *, json: Any, headers: Mapping[str, str],
+async def request_capped(client: HttpClient, method: str, url: str, *, json: Any, headers: Mapping[str, str],
                          timeout: float) -> tuple[int, bytes]:
     """One exchange that is not a provider call (a Weval `$call` service) under post_json's rules: one
     deadline of `timeout` seconds for all of it (TimeoutError past it) and the answer read to the
@@ -432,28 +303,28 @@ def too_large(exc: BaseException) -> str | None:
     return f"the answer is larger than the size limit ({exc})" if isinstance(exc, _TooLarge) else None
 
 
-def wire_headers(client: httpx.AsyncClient, headers: httpx.Headers) -> dict[str, str]:
+def wire_headers(client: HttpClient, headers: Mapping[str, str]) -> dict[str, str]:
     """Merged headers as a provider sends them: a plain dict (lower-case names), which aiohttp takes as it
     is. Over aiohttp, Accept-Encoding keeps only what aiohttp decodes too (httpx lists what httpx decodes,
     zstd through `zstandard`, which aiohttp does not use), so that the answer is readable either way."""
     plain = dict(headers.items())
     accepted = plain.get("accept-encoding")
-    if accepted is not None and isinstance(client, AiohttpClient):
+    if accepted is not None and (isinstance(client, DirectClient) or type(client).__name__ == "AiohttpClient"):
         decodes = _aiohttp_decodes()
         plain["accept-encoding"] = ", ".join(e for e in (x.strip() for x in accepted.split(","))
                                              if e.lower() in decodes)
     return plain
 
 
-def _aiohttp_decodes() -> frozenset[str]:
+def _aiohttp_decodes(ordered: bool = False) -> list[str]:
+    """The content codings aiohttp decodes (identity too unless `ordered`: then as httpx lists them)."""
     from aiohttp import compression_utils
 
-    return frozenset({"gzip", "deflate", "identity"}
-                     | ({"br"} if compression_utils.HAS_BROTLI else set())
-                     | ({"zstd"} if compression_utils.HAS_ZSTD else set()))
+    return (["gzip", "deflate"] + (["br"] if compression_utils.HAS_BROTLI else [])
+            + (["zstd"] if compression_utils.HAS_ZSTD else []) + ([] if ordered else ["identity"]))
 
 
-def transport_error(exc: BaseException, provider: str, url: str | httpx.URL, timeout: float) -> ProviderError | None:
+def transport_error(exc: BaseException, provider: str, url: str | httpx.URL | yarl.URL, timeout: float) -> ProviderError | None:
     """The ProviderError (timeout or connection, retryable) for an exception of the HTTP stack; None for
     anything else (a bug, to be raised as it is). Raise it `from None`: the chained exception would
     print the URL, which for custom models may carry a key."""
@@ -483,13 +354,7 @@ def status_error(provider: str, status: int, reason: str, headers: Mapping[str, 
                          provider=provider)
 
 
-class _TooLarge(Exception):
-    def __init__(self, status: int, detail: str) -> None:
-        super().__init__(detail)
-        self.status = status
-
-
-async def _read_capped(resp: httpx.Response, cap: int) -> bytes:
+async def _read_capped(resp: httpx.Response, cap: int) -> bytes:  # httpx's answer (_send, request_capped)
     """The decoded body, refused as soon as it passes `cap` bytes (announced or received): memory stays
     bounded by the cap, whatever the server sends."""
     declared = resp.headers.get("content-length", "")
@@ -505,21 +370,18 @@ async def _read_capped(resp: httpx.Response, cap: int) -> bytes:
     return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
-def _size(n: int) -> str:
-    return f"{n / 1024 / 1024:.3g} MB" if n >= 1024 * 1024 else f"{n:,} bytes"
-
-
 def _transport_failure(exc: BaseException) -> str | None:
     """TIMEOUT or CONNECTION for an exception of the HTTP stack (httpx's, aiohttp's, the socket's), None
     for anything else (a bug, to be raised as it is)."""
     if isinstance(exc, TimeoutError):  # asyncio.timeout's deadline
         return TIMEOUT
-    if isinstance(exc, httpx.TimeoutException):
+    httpx = sys.modules.get("httpx")  # loaded only when a proxy or httpx's API is used: no exceptions of it otherwise
+    if httpx is not None and isinstance(exc, httpx.TimeoutException):
         # httpx-aiohttp maps every aiohttp ClientConnectionError (a refused connection, a server that
         # hung up) to httpx.ConnectTimeout: only a real timeout underneath is one.
         cause = exc.__cause__
         return TIMEOUT if cause is None or isinstance(cause, TimeoutError) else CONNECTION
-    if isinstance(exc, httpx.TransportError | httpx.DecodingError | OSError):
+    if isinstance(exc, OSError) or (httpx is not None and isinstance(exc, httpx.TransportError | httpx.DecodingError)):
         return CONNECTION
     aiohttp = sys.modules.get("aiohttp")  # errors the transport does not map (a malformed status line)
     if aiohttp is not None and isinstance(exc, aiohttp.ClientError):
@@ -529,7 +391,9 @@ def _transport_failure(exc: BaseException) -> str | None:
 
 def _describe(exc: BaseException) -> str:
     """One line naming what failed underneath (aiohttp's exception, which httpx-aiohttp chains)."""
-    cause = exc.__cause__ if isinstance(exc, httpx.HTTPError) and exc.__cause__ is not None else exc
+    httpx = sys.modules.get("httpx")
+    cause = exc.__cause__ if httpx is not None and isinstance(exc, httpx.HTTPError) and exc.__cause__ is not None \
+        else exc
     aiohttp = sys.modules.get("aiohttp")
     if aiohttp is not None and isinstance(cause, aiohttp.ClientResponseError):
         text = cause.message  # its str() adds the URL, which for a custom model may carry a key
@@ -550,26 +414,47 @@ def _timeouts(seconds: float) -> dict[str, float]:
     return t
 
 
-def endpoint_url(url: str, provider: str) -> httpx.URL:
-    """`url` (a base URL from the environment, a custom model's `url`, a target's `endpoint`) parsed, or
-    a ProviderError (config) naming the provider: a URL httpx cannot parse (an unclosed `[`, a port out of
-    range, a control character, over 64 KB) was an InvalidURL traceback that stopped the whole run, and a
-    user name or password in it was refused by aiohttp with a ValueError, or sent and then printed with
-    the URL in connection errors. Neither part of the URL is shown in the message."""
+def _for_aiohttp(url: str | httpx.URL | yarl.URL) -> Any:
+    """The URL as aiohttp takes it: a str or a yarl.URL as it is, httpx's URL as text."""
+    httpx = sys.modules.get("httpx")
+    return str(url) if httpx is not None and isinstance(url, httpx.URL) else url
+
+
+_MAX_URL_LENGTH = 65536  # httpx's limit, kept
+
+
+def endpoint_url(url: str, provider: str) -> yarl.URL:
+    """`url` (a base URL from the environment, a custom model's `url`, a target's `endpoint`) parsed (by
+    yarl, as aiohttp does; httpx's refusals kept: over 64 KB, a control character), or a ProviderError
+    (config) naming the provider: a URL that cannot be parsed (an unclosed `[`, a port out of range) was
+    an InvalidURL traceback that stopped the whole run, and a user name or password in it was refused by
+    aiohttp with a ValueError, or sent and then printed with the URL in connection errors. Neither part of
+    the URL is shown in the message."""
+    from yarl import URL
+
     try:
-        parsed = httpx.URL(url)
-    except (httpx.InvalidURL, ValueError, TypeError) as exc:
+        if len(url) > _MAX_URL_LENGTH or any(c.isascii() and not c.isprintable() for c in url):
+            raise ValueError("not a URL httpx would send")
+        parsed = URL(url)
+        parsed.port  # noqa: B018 -- a port out of range or not a number raises here
+    except (ValueError, TypeError) as exc:
         raise ProviderError(CONFIG, f"{provider}: the endpoint URL is not valid ({exc.__class__.__name__}; "
                                     "check its *_BASE_URL variable, `url` or `endpoint`)", provider=provider) from None
-    if parsed.userinfo:
+    if parsed.raw_user or parsed.raw_password:
         raise ProviderError(CONFIG, f"{provider}: the endpoint URL holds a user name or password (not shown); put "
                                     "credentials in the API key variable or the headers", provider=provider)
     return parsed
 
 
-def _origin(url: str | httpx.URL) -> str:
-    u = httpx.URL(url)
-    return f"{u.scheme}://{u.netloc.decode('ascii', 'replace')}"
+def _origin(url: str | httpx.URL | yarl.URL) -> str:
+    """scheme://host[:port] (the port when not the scheme's default), never the path, query or userinfo."""
+    from yarl import URL
+
+    try:
+        u = url if isinstance(url, URL) else URL(str(url))
+        return f"{u.scheme}://{u.host_port_subcomponent or ''}"
+    except (ValueError, TypeError):
+        return "a URL that cannot be parsed"
 
 
 class HttpProvider:
@@ -581,7 +466,7 @@ class HttpProvider:
     def __init__(
         self,
         *,
-        client: httpx.AsyncClient | None = None,
+        client: HttpClient | None = None,
         timeout: float = DEFAULT_TIMEOUT,
         model: str | None = None,
     ) -> None:
@@ -595,7 +480,7 @@ class HttpProvider:
         self.rate_limit: AdaptiveLimit | None = None
 
     @property
-    def client(self) -> httpx.AsyncClient:
+    def client(self) -> HttpClient:
         if self._client is None:
             self._client = make_client(timeout=self.timeout)
         return self._client
@@ -615,8 +500,14 @@ class HttpProvider:
                         CONFIG, f"{self.name}: the {name!r} header holds a line break, a control character or "
                         "a character outside ASCII (a stray newline in the API key's variable?); "
                         "it cannot be sent", provider=self.name)
-            merged = httpx.Headers(self.client.headers)
-            merged.update(self._headers)
+            # As httpx.Headers(client.headers).update(self._headers) merges (lower-case names, a name of
+            # the provider's replacing the client's at the end, a name given twice joined with ", ").
+            own: dict[str, str] = {}
+            for name, value in self._headers.items():
+                key = name.lower()
+                own[key] = f"{own[key]}, {value}" if key in own else value
+            merged = {k.lower(): v for k, v in self.client.headers.items() if k.lower() not in own}
+            merged.update(own)
             self._merged = wire_headers(self.client, merged)
         return self._merged
 
@@ -651,7 +542,7 @@ class HttpProvider:
                 provider=self.name,
             ) from None
 
-    def chat_url_for(self, req: ChatRequest) -> str | httpx.URL:
+    def chat_url_for(self, req: ChatRequest) -> str | httpx.URL | yarl.URL:
         raise NotImplementedError
 
     def body(self, req: ChatRequest) -> dict[str, Any]:

@@ -8,9 +8,7 @@ or a gateway.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from evalspec.providers import answer_fields as fields
 from evalspec.providers.base import (
@@ -26,6 +24,11 @@ from evalspec.providers.base import (
 from evalspec.providers.http import DEFAULT_TIMEOUT, HttpProvider, endpoint_url, post_json
 from evalspec.providers.redact import Secret, clip, redact
 from evalspec.providers.tool_calls import openai_tool_calls
+
+if TYPE_CHECKING:
+    import yarl
+
+    from evalspec.providers.http import HttpClient
 
 DEFAULT_EMBEDDING_MODEL = "text-embedding-3-small"
 
@@ -56,7 +59,7 @@ class OpenAICompatProvider(HttpProvider):
         api_key: str | Secret | None,
         key_env: str | None = None,
         require_key: bool = True,
-        client: httpx.AsyncClient | None = None,
+        client: HttpClient | None = None,
         timeout: float = DEFAULT_TIMEOUT,
         model: str | None = None,
         chat_url: str | None = None,
@@ -103,7 +106,7 @@ class OpenAICompatProvider(HttpProvider):
             body["max_tokens"] = req.max_tokens
         return body
 
-    def chat_url_for(self, req: ChatRequest) -> httpx.URL:
+    def chat_url_for(self, req: ChatRequest) -> yarl.URL:
         return self._chat_url
 
     def parse(self, data: dict[str, Any], latency_ms: float) -> ChatResult:

@@ -17,9 +17,7 @@ import dataclasses
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from evalspec.providers import catalog
 from evalspec.providers.azure import AZURE_KEY_ENV, azure_provider
@@ -32,6 +30,9 @@ from evalspec.providers.http import DEFAULT_TIMEOUT
 from evalspec.providers.mock import MockProvider
 from evalspec.providers.redact import Secret
 from evalspec.providers.retry import DEFAULT_POLICY, RetryPolicy
+
+if TYPE_CHECKING:
+    from evalspec.providers.http import HttpClient
 
 DEFAULT_GEMINI_MODEL = "gemini-2.5-flash"  # AgentV's default when a gemini target names no model
 CODING_AGENTS = frozenset(
@@ -112,7 +113,7 @@ def retry_policy_from_target(target: Mapping[str, Any], default: RetryPolicy = D
 def provider_from_target(
     target: Mapping[str, Any],
     *,
-    client: httpx.AsyncClient | None = None,
+    client: HttpClient | None = None,
     env: Mapping[str, str] | None = None,
     base_dir: str | os.PathLike[str] | None = None,
     timeout: float = DEFAULT_TIMEOUT,

@@ -18,7 +18,7 @@ DEFAULT_TIMEOUT = 30.0  # seconds per call, the reference client's default
 DEFAULT_MAX_RETRIES = 2  # the reference client retries twice
 DEFAULT_MAX_RATE_LIMIT_RETRIES = 6  # retries of a rate-limit answer (429, 529, 503 + Retry-After)
 DEFAULT_MAX_WAIT = 300.0  # seconds of back-off per call; and of nothing but 429s before a provider is given up
-DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024  # the same as providers.http's (not imported: it loads httpx)
+DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024  # the same as providers.http's (not imported: it loads the HTTP stack)
 DEFAULT_BATCH_POLL = 30.0  # seconds between two looks at a provider batch (they take minutes to hours)
 
 

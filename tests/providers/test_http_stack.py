@@ -19,8 +19,9 @@ import httpx
 import pytest
 import trustme
 
+from evalspec.providers.aiohttp_session import tls_setting
 from evalspec.providers.base import BAD_RESPONSE, CONNECTION, ProviderError
-from evalspec.providers.http import make_client, post_json, tls_setting
+from evalspec.providers.http import make_client, post_json
 
 Handler = Callable[[bytes, bytes, asyncio.StreamWriter], Awaitable[bool]]  # -> keep the connection open?
 
@@ -469,14 +470,14 @@ async def test_a_provider_call_sends_the_same_request_straight_to_aiohttp_as_thr
     """Without a proxy, post_json hands the call to the aiohttp session itself (no httpx Request and
     Response around it); what goes on the wire is what httpx's own transport sends."""
     from evalspec.providers import ChatRequest, provider_for_model
-    from evalspec.providers.http import AiohttpClient
+    from evalspec.providers.http import DirectClient
 
     body = b'{"choices":[{"message":{"content":"hi"}}]}'
     seen: dict[str, dict[str, str]] = {}
     async with RawServer(answer(body, headers=b"Content-Type: application/json\r\n")).running() as srv:
         for transport in ("aiohttp", "httpx"):
             c = make_client(4, timeout=5.0, transport=transport)
-            assert not isinstance(c, AiohttpClient) or c.direct
+            assert isinstance(c, DirectClient) == (transport == "aiohttp")
             try:
                 env = {"OPENAI_API_KEY": "sk-wire", "OPENAI_BASE_URL": srv.url("/v1")}
                 binding = provider_for_model("openai:m", client=c, env=env)
@@ -586,3 +587,51 @@ async def test_an_answer_sent_after_the_answer_is_never_read_as_the_next_calls()
         assert srv.connections == 2
     finally:
         await c.aclose()
+
+
+# --- endpoint URLs, parsed without httpx -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("url", ["http://[::1/v1", "http://h:99999/v1", "http://h:port/v1", "http://h/v1\nx",
+                                 "http://h/v1\x7f", "http://h/" + "x" * 70_000])
+def test_an_endpoint_url_that_does_not_parse_is_a_config_error_that_does_not_show_it(url: str) -> None:
+    from evalspec.providers.http import endpoint_url
+
+    with pytest.raises(ProviderError) as caught:
+        endpoint_url(url, "openai")
+    assert caught.value.kind == "config" and "endpoint URL is not valid" in caught.value.message
+    assert "h/v1" not in caught.value.message and "::1" not in caught.value.message
+
+
+@pytest.mark.parametrize("url", ["http://user:sk-pw@h/v1", "http://sk-user@h/v1", "http://:sk-pw@h/v1"])
+def test_an_endpoint_url_with_credentials_is_refused_without_showing_them(url: str) -> None:
+    from evalspec.providers.http import endpoint_url
+
+    with pytest.raises(ProviderError) as caught:
+        endpoint_url(url, "openai")
+    assert caught.value.kind == "config" and "user name or password" in caught.value.message
+    assert "sk-" not in caught.value.message
+
+
+def test_an_endpoint_url_keeps_what_httpx_sent_and_its_origin_names_host_and_port_only() -> None:
+    from evalspec.providers.http import _origin, endpoint_url
+
+    assert str(endpoint_url("https://API.example.com:443/v1/chat completions?api-version=1", "x")) == \
+        "https://api.example.com/v1/chat%20completions?api-version=1"
+    assert _origin(endpoint_url("http://[::1]:8080/v1?key=sk-q", "x")) == "http://[::1]:8080"
+    assert _origin("https://api.example.com:443/v1") == "https://api.example.com"
+    assert _origin("http://[not-an-address/v1?key=sk-q") == "a URL that cannot be parsed"
+
+
+def test_provider_headers_replace_the_clients_whatever_their_case() -> None:
+    """As httpx.Headers merged them: lower-case names, the provider's value winning, a name given twice
+    (in two cases) joined with ', '."""
+    from evalspec.providers.openai_compat import OpenAICompatProvider
+
+    provider = OpenAICompatProvider(base_url="http://127.0.0.1:9/v1", api_key="sk-h", client=make_client(1),
+                                    headers={"User-Agent": "mine/1", "X-Tag": "a", "x-tag": "b"})
+    merged = provider.request_headers
+    assert merged["user-agent"] == "mine/1" and merged["x-tag"] == "a, b"
+    reference = httpx.Headers(provider.client.headers)  # how they were merged before (httpx's own)
+    reference.update(provider._headers)
+    assert list(merged.items()) == list(reference.items())

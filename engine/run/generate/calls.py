@@ -1,7 +1,7 @@
 """Provider calls for one run: the shared HTTP client, the limits, retries surfaced as events.
 
 Every call of a run (answers, judges, key-point extraction, embeddings) goes through `Calls`: one
-global limit (`--concurrency`) and one limit per provider, one `httpx.AsyncClient` sized to the
+global limit (`--concurrency`) and one limit per provider, one client (providers/http.py) sized to the
 concurrency, bounded retries from providers/retry.py reported as `Retrying` events, the per-call
 timeout of the providers, and the response cache when `--cache` is on.
 

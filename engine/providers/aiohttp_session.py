@@ -1,0 +1,112 @@
+"""The aiohttp session a run's HTTP calls go through (providers/http.py's DirectClient, and under httpx's
+client in httpx_client.py): its connector (pool size, keep-alive, TLS, no cookies), its per-call POST read
+to a size cap. aiohttp is imported when a session is made, not with this module."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import os
+import ssl
+from collections.abc import Callable, Mapping
+from typing import Any
+
+
+async def post_aiohttp(session: Any, url: Any, body: bytes, headers: Mapping[str, str], timeout: float,
+                       cap: int) -> tuple[int, str, Mapping[str, str], bytes]:
+    """POST on an aiohttp session: (status, reason, headers, the decoded body, at most `cap` bytes)."""
+    async with session.request("POST", url, data=body, headers=headers, allow_redirects=False,
+                               timeout=_client_timeout(timeout)) as resp:
+        declared = resp.content_length
+        if declared is not None and declared > cap and "content-encoding" not in resp.headers:
+            raise TooLarge(resp.status, f"announced {describe_size(declared)}")
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in resp.content.iter_any():
+            size += len(chunk)
+            if size > cap:
+                raise TooLarge(resp.status, f"more than {describe_size(cap)} received")
+            chunks.append(chunk)
+        content = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        return resp.status, resp.reason or "", resp.headers, content
+
+
+_CLIENT_TIMEOUTS: dict[float, Any] = {}
+
+
+def _client_timeout(seconds: float) -> Any:
+    """aiohttp's per-phase timeouts, as httpx-aiohttp sets them (the whole call is under asyncio.timeout)."""
+    t = _CLIENT_TIMEOUTS.get(seconds)
+    if t is None:
+        import aiohttp
+
+        t = _CLIENT_TIMEOUTS[seconds] = aiohttp.ClientTimeout(total=None, connect=seconds, sock_connect=seconds,
+                                                              sock_read=seconds)
+    return t
+
+
+def session_factory(verify: Any, max_connections: int | None, keepalive_expiry: float | None) -> Callable[[], Any]:
+    """The aiohttp session of one transport, made on its first request (it must be made in the loop)."""
+
+    def make() -> Any:
+        import aiohttp
+
+        connector = aiohttp.TCPConnector(
+            limit=max_connections or 0,
+            keepalive_timeout=keepalive_expiry if keepalive_expiry is not None else 15.0,
+            ssl=tls_setting(verify),
+        )
+        connector._factory = functools.partial(_pool_safe_handler(), loop=asyncio.get_running_loop())
+        # No cookie jar; env proxies are httpx's (trust_env=False keeps aiohttp from applying them a
+        # second time; DirectClient exists only where there are none).
+        return aiohttp.ClientSession(connector=connector, cookie_jar=aiohttp.DummyCookieJar(), trust_env=False)
+
+    return make
+
+
+_HANDLER: type | None = None
+
+
+def _pool_safe_handler() -> type:
+    """aiohttp's connection protocol, but a connection that received bytes while idle in the pool is not
+    reused. aiohttp parses such bytes into a queued response and hands it to the next request on the
+    connection: a server (or a proxy) writing a second answer after the first made the next prompt
+    scored on another's text. HTTP/1.1 has no unrequested answers: the connection is closed instead."""
+    global _HANDLER
+    if _HANDLER is None:
+        from aiohttp.client_proto import ResponseHandler
+
+        class PoolSafeHandler(ResponseHandler):
+            def is_connected(self) -> bool:  # asked by the pool before it hands the connection out
+                return super().is_connected() and not (self._buffer or self._tail)
+
+        _HANDLER = PoolSafeHandler
+    return _HANDLER
+
+
+def tls_setting(verify: Any) -> ssl.SSLContext | bool:
+    """What aiohttp's connector gets as `ssl`: a given context; False to switch verification off; True
+    for aiohttp's own context on the system's trust store (SSL_CERT_FILE / SSL_CERT_DIR included, so
+    corporate CAs work; built when aiohttp is imported); certifi's bundle where the system has no store
+    at all (python.org builds on macOS)."""
+    if isinstance(verify, ssl.SSLContext):
+        return verify
+    if verify is False:
+        return False
+    paths = ssl.get_default_verify_paths()
+    if (paths.cafile and os.path.exists(paths.cafile)) or (paths.capath and os.path.isdir(paths.capath)
+                                                          and any(os.scandir(paths.capath))):
+        return True
+    import certifi
+
+    return ssl.create_default_context(cafile=certifi.where())
+
+
+class TooLarge(Exception):
+    def __init__(self, status: int, detail: str) -> None:
+        super().__init__(detail)
+        self.status = status
+
+
+def describe_size(n: int) -> str:
+    return f"{n / 1024 / 1024:.3g} MB" if n >= 1024 * 1024 else f"{n:,} bytes"
