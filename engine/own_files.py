@@ -56,6 +56,23 @@ def open_own(path: str | os.PathLike[str], flags: int, mode: int = 0o644) -> int
     return fd
 
 
+def check_own(path: str | os.PathLike[str]) -> bool:
+    """Whether a regular file is at `path` (False: nothing there), read with lstat, without opening it;
+    NotOwnFile for a link, a FIFO, a device or a folder. For a file another library holds POSIX locks on
+    in this process (SQLite's): closing any descriptor of it would drop them."""
+    shown = os.fspath(path)
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return False
+    if stat.S_ISLNK(info.st_mode):
+        raise NotOwnFile(errno.ELOOP, f"{shown} is a symbolic link; evalspec does not read or write its files "
+                                      "through links in an output folder (remove the link)")
+    if not stat.S_ISREG(info.st_mode):
+        raise NotOwnFile(errno.EINVAL, _not_regular(shown))
+    return True
+
+
 def create_fresh(path: str | os.PathLike[str], mode: int = 0o644) -> int:
     """A new file at `path` for writing, whatever was there (a stale temporary file, or a link planted in
     its place, is removed first, never written through): O_EXCL refuses a link even when it dangles."""

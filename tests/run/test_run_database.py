@@ -235,3 +235,32 @@ def test_a_stopped_run_says_so_in_its_database(tmp_path: Path) -> None:
     with sqlite3.connect(path) as conn:  # queryable as documented (docs/run-database.md)
         assert json.loads(conn.execute("SELECT stopped_cells FROM run").fetchone()[0]) == [["q", "m"], ["r", "m"]]
     assert state.turns[database.Cell("p", "m")][0].text == "an answer \ud800 half"  # a lone surrogate kept
+
+
+def test_reading_a_database_this_process_writes_opens_none_of_its_files(tmp_path: Path, monkeypatch) -> None:
+    """POSIX drops every lock a process holds on a file when it closes any descriptor of it: a descriptor
+    of ours opened and closed on the run database, its WAL or its WAL index while this process's writer
+    holds SQLite's locks let another process reset the WAL index under the writer (SIGBUS in concurrent
+    resumes). Checks that read the database alongside the writer go through lstat and SQLite only."""
+    path = tmp_path / "r.run.db"
+    writer = database.connect(path, create=True)
+    try:
+        writer.execute("CREATE TABLE IF NOT EXISTS t (x)")
+        writer.execute("INSERT INTO t VALUES (1)")  # the WAL and its index exist, the writer holds them
+        assert Path(f"{path}-shm").exists()
+        opened: list[str] = []
+        real_open = os.open
+
+        def spy(file: Any, *args: Any, **kwargs: Any) -> int:
+            opened.append(os.fspath(file))
+            return real_open(file, *args, **kwargs)
+
+        monkeypatch.setattr(os, "open", spy)
+        assert database.is_database(path)
+        assert not database.not_own(path)
+        reader = database.connect(path, create=False)
+        reader.close()
+        monkeypatch.undo()
+        assert [p for p in opened if p.startswith(str(path))] == []
+    finally:
+        writer.close()

@@ -24,6 +24,7 @@ process is stale and taken over (the run says so).
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import sqlite3
 import threading
@@ -34,7 +35,7 @@ from typing import Any, TypeVar
 from urllib.parse import quote
 
 from ...jsonio import dumps_bytes, loads
-from ...own_files import NotOwnFile, open_own
+from ...own_files import NotOwnFile, check_own, open_own
 from ...providers.redact import redact, redact_bytes
 from ..events import Cell
 from ..plan.error import PlanError
@@ -160,15 +161,20 @@ def connect(path: Path, *, create: bool) -> sqlite3.Connection:
     file is not one."""
     if create:
         path.parent.mkdir(parents=True, exist_ok=True)
-    for beside in (f"{path}-wal", f"{path}-shm"):  # SQLite's files beside it: never a link, FIFO or folder
-        if os.path.lexists(beside):
-            os.close(open_own(beside, os.O_RDONLY))
-    try:
-        os.close(open_own(path, os.O_RDWR | (os.O_CREAT if create else 0), 0o600))
-    except PermissionError:
+    # The database and SQLite's files beside it: never a link, FIFO or folder. Checked with lstat, not
+    # opened: this process may hold SQLite's POSIX locks on them (a writer, then a reader of the same run),
+    # and closing any descriptor of a file drops them all; another process then took the WAL index for
+    # unused and reset it under the writer's memory map (SIGBUS in concurrent resumes).
+    for beside in (f"{path}-wal", f"{path}-shm"):
+        check_own(beside)
+    if not check_own(path):
+        if not create:
+            raise FileNotFoundError(errno.ENOENT, f"no run database at {path}")
+        with contextlib.suppress(FileExistsError):  # a new file: nobody holds a lock on it yet
+            os.close(open_own(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600))
+    if not os.access(path, os.W_OK):
         if create:
-            raise
-        os.close(open_own(path, os.O_RDONLY))
+            raise PermissionError(errno.EACCES, f"cannot write the run database {path}: permission denied")
         return _reader(path, "ro")
     if create:
         conn = sqlite3.connect(_uri(path, "rwc"), uri=True, isolation_level=None, check_same_thread=False)
@@ -238,12 +244,21 @@ def reading(path: Path) -> Iterator[sqlite3.Connection]:
 
 
 def is_database(path: Path) -> bool:
-    """Whether `path` starts as an SQLite file does (read without opening it as one)."""
+    """Whether `path` is an SQLite file (a regular file, not empty; asked of SQLite itself: a descriptor of
+    ours opened and closed on a database this process has open would drop SQLite's locks, see connect)."""
     try:
-        with os.fdopen(open_own(path, os.O_RDONLY), "rb") as f:
-            return f.read(16) == b"SQLite format 3\x00"
-    except OSError:
+        if not check_own(path) or os.lstat(path).st_size == 0:
+            return False
+        conn = sqlite3.connect(_uri(path, "ro"), uri=True, check_same_thread=False)
+    except (OSError, sqlite3.Error):
         return False
+    try:
+        conn.execute("PRAGMA schema_version").fetchone()
+        return True
+    except sqlite3.Error:
+        return False
+    finally:
+        conn.close()
 
 
 # --- the lock ------------------------------------------------------------------------------------------
@@ -702,9 +717,9 @@ def batch_rows(conn: sqlite3.Connection) -> list[tuple[str, str, float, str | No
 
 
 def not_own(path: Path) -> bool:
-    """A link, FIFO or folder in the database's place."""
+    """A link, FIFO or folder in the database's place (lstat: the file is not opened, see connect)."""
     try:
-        os.close(open_own(path, os.O_RDONLY))
+        check_own(path)
     except NotOwnFile:
         return True
     except OSError:
