@@ -262,6 +262,9 @@ class EngineWorkers:
         if slot is not None and slot != best.slot:
             log.info("%s moves from engine worker %d (busy) to %d", uri.rsplit("/", 1)[-1], slot, best.slot)
             old = self.workers[slot]
+            for job in old.jobs.values():  # asked there, answered there without the document: ask again
+                if job.uri == uri and not job.future.done():
+                    job.future.set_result((LATE, None))
             if uri in old.texts:
                 with contextlib.suppress(Exception):
                     old.send(("close", uri))  # its analysis there goes (the text comes back with the next sync)

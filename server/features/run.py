@@ -366,8 +366,6 @@ class RunFeature:
         if first and doc.path is not None:
             where = (output_folder(self.server, doc.uri), doc.path, workspace_root(self.server, doc.uri))
         status, value = await self.server.workers.call("items_and_history", doc.uri, version, where)
-        if status == OK and value is None:
-            status = "moved"  # to another worker while the job waited: not an answer
         if status != OK or doc.version != version:  # a newer check comes, and follows it
             if first:
                 state.restored = False

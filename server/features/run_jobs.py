@@ -78,15 +78,14 @@ def item_at(snap: Snapshot, line: int) -> str | None:
                 None)
 
 
-def items_and_history(worker: Worker, doc: Doc, where: tuple[Path, Path, Path] | None) -> tuple[Any, Any] | None:
+def items_and_history(worker: Worker, doc: Doc, where: tuple[Path, Path, Path] | None) -> tuple[Any, Any]:
     """The run items and, given (output folder, file, workspace root), the file's earlier results when it
-    has items (or the message of what reading them raised); None when the document is not on this worker
-    (it moved to another meanwhile: ask again)."""
+    has items (or the message of what reading them raised)."""
     from evalspec.ide.runs import run_items
 
     snap = worker.snapshot(doc)
     if snap is None:
-        return None
+        return [], None
     items = run_items(snap.analysis)
     if where is None or not items:
         return items, None

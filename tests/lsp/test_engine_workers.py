@@ -238,3 +238,41 @@ async def test_the_spare_takes_over_a_killed_worker_with_the_analyses_made(edite
     assert hover is not None and "prompt" in str(hover.contents)
     old = {w.pid for w in before.workers} | {before.spare.pid}
     await until(lambda: spare_has(2, old), "no new spare was given the text")
+
+
+def test_a_document_moved_off_a_busy_worker_is_asked_again_not_answered_without_it() -> None:
+    """A job waiting on a busy worker for a document that moves to another worker would be answered there
+    after the `close` (as if the file had no analysis): it is "late" at the move, so it is asked again
+    on the new worker (before: an unedited file never showed its earlier results, tests/nvim restart)."""
+    import time
+
+    from evalspec_lsp.engine_workers import LATE, EngineWorkers, Job, WorkerProcess
+
+    class Pipe:
+        def __init__(self) -> None:
+            self.sent: list[bytes] = []
+
+        def write(self, data: bytes) -> None:
+            self.sent.append(data)
+
+    async def scenario() -> None:
+        pool = EngineWorkers(["unused"], 2, texts=dict, on_restart=lambda why, job: None)
+        pool.workers = [WorkerProcess(0), WorkerProcess(1)]
+        loop = asyncio.get_running_loop()
+        for w in pool.workers:
+            w.ready.set_result(True)
+            w.pipe = Pipe()  # type: ignore[assignment]
+        busy, other = pool.workers
+        long_ago = time.monotonic() - 10
+        busy.heard = long_ago
+        stuck = Job(1, "file:///other.yml", 1, loop.create_future(), sent=long_ago)
+        waiting = Job(2, "file:///a.yml", 1, loop.create_future(), sent=long_ago)
+        busy.jobs = {1: stuck, 2: waiting}
+        busy.texts["file:///a.yml"] = 1
+        pool.assigned.update({"file:///other.yml": 0, "file:///a.yml": 0})
+        assert pool.worker_of("file:///a.yml") is other
+        assert waiting.future.done() and waiting.future.result() == (LATE, None)
+        assert not stuck.future.done()  # the other document's job stays where it runs
+        assert "file:///a.yml" not in busy.texts and busy.pipe.sent  # type: ignore[union-attr]
+
+    asyncio.run(scenario())
