@@ -25,6 +25,9 @@ journal/legacy_jsonl.py through `decode` below; tests compare records through it
     {"t": "batch_plan" | "batch_file" | "batch" | "batch_end" | "batch_cancel", "k": key, …}
                                                               batch mode's records (generate/batch_journal.py)
 
+`NotRun` (a cell a cost cap kept from starting) and `ExportHead` (what `evalspec merge` needs of a shard's
+export) live in the database only and have no JSON form.
+
 **Adding a record type**: a frozen dataclass here with a `TAG`, `to_json()` and `from_json(rec)`
 (registered with `@journal_record`), a table or columns for it in journal/database.py (its `put` case and
 a reader merged by `in_order`), and, if `--resume` needs it, a field of `run_store.JournalState` and a
