@@ -318,11 +318,13 @@ class Pipeline:
             journal.write(Done())
             yield RunFinished(run.summary(files))
         finally:
-            await run.stop()
-            if not finished and options.partial_results:
-                run.write_partial()
-            journal.close()
-            await self.calls.aclose()
+            try:
+                await run.stop()
+                if not finished and options.partial_results:
+                    run.write_partial()
+                journal.close()
+            finally:  # closed whatever failed above (a full disk): no "Unclosed client session" after the error
+                await self.calls.aclose()
 
     def _nothing_to_resume(self) -> str:
         """Why `--resume` starts a new run: no database of this run label; one of the same file under

@@ -194,12 +194,20 @@ def connect(path: Path, *, create: bool) -> sqlite3.Connection:
             conn.execute(SESSIONS_TABLE)
         except sqlite3.DatabaseError as exc:
             conn.close()
-            raise NotADatabase(f"{path} is not a run database ({exc})") from None
+            raise _failure(path, exc) from None
         except BaseException:
             conn.close()
             raise
         return conn
     return _reader(path, "rw")
+
+
+def _failure(path: Path, exc: sqlite3.DatabaseError) -> Exception:
+    """What SQLite's error at opening means: a file that is not (or no longer) a database is NotADatabase; a
+    disk that failed (full, an I/O error, a file-size limit) is an OSError naming the database."""
+    if getattr(exc, "sqlite_errorname", "") in ("SQLITE_NOTADB", "SQLITE_CORRUPT"):
+        return NotADatabase(f"{path} is not a run database ({exc})")
+    return OSError(errno.EIO, f"cannot write the run database {path}: {exc}")
 
 
 def _reader(path: Path, mode: str) -> sqlite3.Connection:
@@ -211,7 +219,7 @@ def _reader(path: Path, mode: str) -> sqlite3.Connection:
             raise NotADatabase(f"{path} is not a run database of this evalspec (schema {version})")
     except sqlite3.DatabaseError as exc:
         conn.close()
-        raise NotADatabase(f"{path} is not a run database ({exc})") from None
+        raise _failure(path, exc) from None
     except BaseException:
         conn.close()
         raise

@@ -1,0 +1,80 @@
+"""A run that meets a full disk stops with one clear error and loses nothing: the resumed run repeats no
+finished call. The disk is made full with the process's file-size limit (RLIMIT_FSIZE, SIGXFSZ ignored):
+every write past it fails with EFBIG as a full disk's fail with ENOSPC, and SQLite answers both "database or
+disk is full"."""
+
+from __future__ import annotations
+
+import os
+import resource
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from run_records import run_records
+
+from .conftest import AGENTV_TARGETS, SmartFake, comparison, env_for, write
+
+N = 400
+
+
+def _limited(max_bytes: int):  # type: ignore[no-untyped-def]
+    def apply() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (max_bytes, max_bytes))
+    return apply
+
+
+def _suite(tmp_path: Path, kind: str) -> Path:
+    padding = "padding " * 40
+    if kind == "weval":
+        lines = ["models: [openai:candidate]", "---"]
+        for i in range(N):
+            lines += [f"- id: p{i:03d}", f"  prompt: question {i} {padding}", "  should:",
+                      f"    - $contains: question {i}"]
+        return write(tmp_path / "full.weval.yml", "\n".join(lines) + "\n")
+    write(tmp_path / ".agentv" / "targets.yaml", AGENTV_TARGETS)
+    lines = ["name: full", "description: d", "tests:"]
+    for i in range(N):
+        lines += [f"  - id: p{i:03d}", f"    input: question {i} {padding}", "    criteria: c",
+                  f"    assert: [{{type: contains, value: question {i}}}]"]
+    return write(tmp_path / "full.eval.yaml", "\n".join(lines) + "\n")
+
+
+def _committed(out: Path) -> set[str]:
+    """The items whose answer the run database kept."""
+    return {r["c"][0] for r in run_records(out) if r["t"] == "gen"}
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("kind", ["weval", "agentv"])
+@pytest.mark.parametrize("limit", [48_000, 150_000, 400_000])  # full at the start, midway, at the export
+def test_a_full_disk_stops_the_run_clearly_and_resume_repeats_no_call(tmp_path: Path, smart: SmartFake,
+                                                                       limit: int, kind: str) -> None:
+    bp = _suite(tmp_path, kind)
+    out = tmp_path / "out"
+    # No bytecode written under the limit (a cut .pyc would break the next import).
+    env = {**env_for(smart), "PYTHONPATH": os.pathsep.join(sys.path), "PYTHONDONTWRITEBYTECODE": "1"}
+    cmd = [sys.executable, "-m", "evalspec.cli", "run", str(bp), "--output", str(out), "--concurrency", "4",
+           "--retries", "0"]
+
+    full = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120, preexec_fn=_limited(limit))
+    assert full.returncode == 2, full.stderr[-2000:]
+    assert "evalspec run: cannot write" in full.stderr and "full" in full.stderr
+    assert "Traceback" not in full.stderr and "Unclosed" not in full.stderr, full.stderr[-2000:]
+    asked_before = len(smart.chat_requests())
+    committed = _committed(out)
+
+    resumed = subprocess.run([*cmd, "--resume"], env=env, capture_output=True, text=True, timeout=120)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    if committed:
+        assert f"{len(committed)} already done (resumed)" in resumed.stderr
+    if kind == "weval":
+        assert len(comparison(out)["promptIds"]) == N
+    else:
+        assert len([f for f in out.rglob("*.jsonl") if f.read_text(encoding="utf-8").count("\n") == N]) == 1
+    asked = [f"p{int(r['messages'][-1]['content'].split(' ')[1]):03d}" for r in smart.chat_requests()[asked_before:]]
+    # Every prompt the database kept is not asked again; every other prompt is asked once.
+    assert sorted(asked) == sorted({f"p{i:03d}" for i in range(N)} - committed)
