@@ -330,13 +330,42 @@ def _weval_from_comparison(data: dict[str, Any], path: Path, *, responses: Any =
         errors=_dict(data.get("errors")))
 
 
+def blueprint_order(effective: list[str], config: Any) -> list[str]:
+    """The effective models (`openai:x[temp:0.5][sp_idx:1]`…) in the order the run planned them and the
+    terminal lists them: by the blueprint's `models`, then its `temperatures`, then the system prompt's
+    index (the comparison file lists them sorted). Ids it cannot place keep their order, after the rest."""
+    config = config if isinstance(config, dict) else {}
+    rank: dict[str, int] = {}
+    for m in config.get("models") if isinstance(config.get("models"), list) else []:
+        name = m.get("id") if isinstance(m, dict) else m
+        if isinstance(name, str):
+            rank.setdefault(name, len(rank))
+    temps = config.get("temperatures") if isinstance(config.get("temperatures"), list) else []
+
+    def key(model: str) -> tuple[int, int, int]:
+        base, *suffixes = model.split("[")
+        temp_rank = sp_idx = 0
+        for suffix in suffixes:
+            name, _, value = suffix.rstrip("]").partition(":")
+            try:
+                if name == "temp":
+                    temp_rank = next((n for n, t in enumerate(temps) if float(t) == float(value)), len(temps))
+                elif name == "sp_idx":
+                    sp_idx = int(value)
+            except (TypeError, ValueError):
+                pass
+        return rank.get(base, len(rank)), temp_rank, sp_idx
+    return sorted(effective, key=key)
+
+
 def _weval_run(data: dict[str, Any], path: Path, items: list[Item] | SpooledItems, *, responses: Any = None,
                coverage: Any = None, histories: Any = None, errors: Any = None, spool: EntrySpool | None = None
                ) -> RunResults:
     """The run of a comparison file: `data` its fields (the big maps are read from the others), `items`
     its prompts; per prompt id, per model: `responses`, `coverage`, `histories`, `errors`, or all of
     them in `spool` (a streamed reading: the cells are made when read)."""
-    models = [str(m) for m in data.get("effectiveModels") or [] if m not in IDEAL_MODELS]
+    models = blueprint_order([str(m) for m in data.get("effectiveModels") or [] if m not in IDEAL_MODELS],
+                             data.get("config"))
     methods = [str(m) for m in data.get("evalMethodsUsed") or []]
     run = RunResults(kind="weval", title=str(data.get("configTitle") or data.get("configId") or path.name),
                      source=str(path), run_label=str(data.get("runLabel") or ""),
@@ -411,7 +440,7 @@ def _weval_streamed(path: Path) -> RunResults | None:
             if key not in _BIG:
                 data[key] = reader.value()
             elif key == "config":
-                config_ids = _streamed_config(reader, spool)
+                config_ids, data["config"] = _streamed_config(reader, spool)
             elif key == "evaluationResults":
                 data[key] = True  # present (what it holds is read here)
                 spool.drop("coverage")
@@ -462,16 +491,19 @@ def _weval_streamed(path: Path) -> RunResults | None:
     return _weval_run(data, path, items, spool=spool)
 
 
-def _streamed_config(reader: Any, spool: Any) -> dict[str, None]:
+def _streamed_config(reader: Any, spool: Any) -> tuple[dict[str, None], dict[str, Any]]:
     """config.prompts into the spool ("config": what an item shows: description, ideal, messages);
-    their ids in order."""
+    their ids in order, and the config's `models` and `temperatures`."""
     ids: dict[str, None] = {}
+    rest: dict[str, Any] = {}
     if reader.peek() != "{":
         reader.value()
-        return {}
+        return {}, rest
     for key in reader.entries():
         if key != "prompts" or reader.peek() != "[":
-            reader.value()
+            value = reader.value()
+            if key in ("models", "temperatures"):
+                rest[key] = value
             if key == "prompts":
                 ids = {}
                 spool.drop("config")
@@ -485,7 +517,7 @@ def _streamed_config(reader: Any, spool: Any) -> dict[str, None]:
                 ids.setdefault(pid)
                 spool.put("config", pid, {k: p[k] for k in ("description", "idealResponse") if k in p} | {
                     "messages": _messages(p.get("messages"))})
-    return ids
+    return ids, rest
 
 
 def _by_model(reader: Any) -> dict[str, Any]:
@@ -585,9 +617,8 @@ def _weval_from_journal(path: Path, analyses: Analyses | None = None) -> RunResu
         seen_items.setdefault(done.item)
         seen_models.setdefault(done.model)
     systems = header.systems if header is not None else None
-    if systems is not None:
-        for m in systems:
-            seen_models.setdefault(str(m))
+    if systems is not None:  # the plan's models, in the blueprint's order, first
+        seen_models = dict.fromkeys([*map(str, systems), *seen_models])
         run.system_prompts = {str(k): v for k, v in systems.items()}
     run.models = list(seen_models)
     if items is None:
