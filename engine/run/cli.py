@@ -524,6 +524,8 @@ def _run(plan: Plan, options: RunOptions, *, as_json: bool, fail_under: float | 
         where = f" {exc.filename}" if exc.filename else ""
         print(f"evalspec run: cannot write{where}: {exc.strerror or exc}; results received so far (if any) are in "
               f"{options.output}", file=sys.stderr)
+        if as_json:
+            renderer.close()  # a run_finished line held for its wall time
         return 2
     finally:
         signal.signal(signal.SIGTERM, previous)

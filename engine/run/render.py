@@ -58,22 +58,34 @@ class _Redacting:
 
 
 class JsonRenderer:
-    """One JSON object per event, per line, on stdout (`--json`)."""
+    """One JSON object per event, per line, on stdout (`--json`). The closing `run_finished` line is
+    written at `close`, with the run's wall time (`wall_time_s`, and `session_wall_times_s` for each
+    session of a resumed run) once the run database has it."""
 
     def __init__(self, out: TextIO) -> None:
         self.out = out
         self.summary: RunSummary | None = None
         self._dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
         self.journal: str | None = None
+        self.wall: tuple[float, ...] | None = None
+        self._finished: dict[str, Any] | None = None
 
     def __call__(self, event: Event) -> None:
         if isinstance(event, RunStarted):
             self.journal = event.plan.get("journal")
         if isinstance(event, RunFinished):
             self.summary = event.summary
+            self._finished = event.to_json()
+            return
         self.out.write(redact(self._dumps(event.to_json())) + "\n")
 
     def close(self, interrupted: bool = False) -> None:
+        finished, self._finished = self._finished, None
+        if finished is not None:
+            if self.wall:
+                finished["summary"]["wall_time_s"] = round(sum(self.wall), 3)
+                finished["summary"]["session_wall_times_s"] = [round(w, 3) for w in self.wall]
+            self.out.write(redact(self._dumps(finished)) + "\n")
         self.out.flush()
 
 

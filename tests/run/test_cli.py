@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -62,7 +63,9 @@ def test_dry_run_json_names_missing_keys(tmp_path: Path, cli_env: SmartFake, cap
 
 def test_json_events(tmp_path: Path, cli_env: SmartFake, capsys) -> None:
     bp = write(tmp_path / "c.weval.yml", BP)
+    started = time.monotonic()
     assert main(["run", str(bp), "--json", "-o", str(tmp_path / "out")]) == 0
+    took = time.monotonic() - started
     events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     types = [e["type"] for e in events]
     assert types[0] == "run_started" and types[-1] == "run_finished"
@@ -73,6 +76,14 @@ def test_json_events(tmp_path: Path, cli_env: SmartFake, capsys) -> None:
     assert scored["p1"]["details"]["pointAssessments"][0]["keyPointText"] == 'Function: contains("Hello")'
     summary = events[-1]["summary"]
     assert summary["models"][0]["model"] == "openai:candidate[temp:0]" and summary["files"]
+    # The run's own wall time, from its database: one session, as long as the run took at most.
+    assert summary["session_wall_times_s"] == [summary["wall_time_s"]] and 0 < summary["wall_time_s"] < took
+
+    # A resumed run's: this session's, and the sessions' sum.
+    assert main(["run", str(bp), "--json", "-o", str(tmp_path / "out"), "--resume"]) == 0
+    resumed = json.loads(capsys.readouterr().out.splitlines()[-1])["summary"]
+    first, again = resumed["session_wall_times_s"]
+    assert first == summary["wall_time_s"] and abs(resumed["wall_time_s"] - (first + again)) <= 0.002  # (rounding)
 
 
 def test_table_and_fail_under(tmp_path: Path, cli_env: SmartFake, capsys) -> None:
