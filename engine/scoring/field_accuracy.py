@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 from ..weval.ids import js_number
+from ..weval.js_values import js_string as _js_string
 from . import js_date
 from .js_text import is_js_number, js_json_parse, js_trim, json_blob
 from .tool_trajectory import deep_equal
@@ -258,27 +259,14 @@ def _field(field: Mapping[str, Any], answer: Any, expected: dict[str, Any]) -> t
 
 
 def js_string(value: Any) -> str:
-    """JavaScript's `String(value)` of a JSON value: arrays joined with `,` (null as empty), objects
-    `[object Object]`, numbers as JavaScript writes them."""
-    if isinstance(value, str):
-        return value
+    """JavaScript's `String(value)` of a resolved value: a JSON value as `weval/js_values.js_string` writes
+    it (arrays joined with `,`, objects `[object Object]`, numbers as JavaScript), or a builtin the path
+    reached (`length` of an array: a function, `constructor`…)."""
     if isinstance(value, JsBuiltin):
         if value.kind == "function":
             return f"function {value.name.removeprefix('array.')}() {{\n    [native code]\n}}"
         return "" if value.name == "Array" else "[object Object]"  # Array.prototype is an empty array
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        if isinstance(value, float) and math.isnan(value):
-            return "NaN"
-        if isinstance(value, float) and math.isinf(value):
-            return "Infinity" if value > 0 else "-Infinity"
-        return js_number(value)
-    if isinstance(value, list):
-        return ",".join("" if item is None else js_string(item) for item in value)
-    return "[object Object]"
+    return _js_string(value)
 
 
 def _fixed2(x: float) -> str:
