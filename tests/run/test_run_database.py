@@ -50,8 +50,11 @@ def _decide(req: dict[str, Any]) -> Any:
 
 
 def _done(db: Path) -> tuple[set[str], set[str]]:
-    """The prompts whose answer, and whose judgement, the database holds."""
+    """The prompts whose answer, and whose judgement, the database holds (none when the run was killed
+    after making the file and before its tables were committed)."""
     with contextlib.closing(sqlite3.connect(db)) as conn:
+        if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'answers'").fetchone():
+            return set(), set()
         answered = {r[0] for r in conn.execute("SELECT item FROM answers")}
         judged = {r[0] for r in conn.execute("SELECT item FROM judgements")}
     return answered, judged
