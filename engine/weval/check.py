@@ -562,7 +562,13 @@ class _Context:
             self.out.warning("model-id-whitespace", node.span,
                              f"Spaces around ':' in '{node.value}' are trimmed; write '{parsed.normalized}'.",
                              fix=replace(f"Write '{parsed.normalized}'", node.span, quote(parsed.normalized, node.style)))
-        if parsed.collection and collections:
+        invalid = getattr(collections, "invalid", {})
+        if parsed.collection and parsed.collection in invalid:
+            self.out.warning("unresolved-collection", node.span,
+                             f"Model collection '{parsed.collection}' cannot be resolved: models/{parsed.collection}.json "
+                             f"is {invalid[parsed.collection]}. Weval expects a JSON array of model id strings and "
+                             "refuses it; so does `evalspec run`.")
+        elif parsed.collection and collections:
             if parsed.collection not in collections:
                 best = closest(parsed.collection, collections)
                 msg = f"Unknown model collection '{parsed.collection}'"

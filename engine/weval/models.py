@@ -83,26 +83,43 @@ def _project_depth(parents: Sequence[Path], files: FileSource) -> int:
     return 0
 
 
-def load_collections(models_dir: Path | None, source: FileSource | None = None) -> dict[str, list[str]]:
+class Collections(dict[str, list[str]]):
+    """The usable collections, name → ids; `invalid`: the files that are not a JSON array of strings
+    (Weval refuses them: "Invalid format for local model collection …"), name → what they are."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.invalid: dict[str, str] = {}
+
+
+def load_collections(models_dir: Path | None, source: FileSource | None = None) -> Collections:
     """The collections of a models/ folder (`CORE.json` → "CORE"), read through `source` on every call.
 
     Not cached across analyses: a collection file edited in place leaves its folder's mtime as it was,
     and the language server's source answers an open collection file from its unsaved text, so a cache
     keyed by the folder would hand out stale ids; and a read through the source is what records the
     files as the analysis's dependencies. A few small JSON lists, read once per analysis."""
+    found = Collections()
     if models_dir is None:
-        return {}
+        return found
     files = source if source is not None else DiskSource()
-    found: dict[str, list[str]] = {}
     for name in files.glob(models_dir, "*.json"):
         text = files.read_text(models_dir / name)
         try:
             data = loads(text) if text is not None else None  # nested too deeply: ValueError too
-        except ValueError:
+        except ValueError as exc:
+            found.invalid[Path(name).stem] = f"not JSON ({exc})"
             continue
         if isinstance(data, list) and all(isinstance(m, str) for m in data):
             found[Path(name).stem] = data
+        elif data is not None:
+            found.invalid[Path(name).stem] = ("an array holding a value that is not a string" if isinstance(data, list)
+                                              else f"a JSON {_json_type(data)}, not an array of model ids")
     return found
+
+
+def _json_type(value: object) -> str:
+    return {dict: "object", str: "string", bool: "boolean", int: "number", float: "number"}.get(type(value), "value")
 
 
 def effective_model_id(model_id: str, temperature: float | None, sp_index: int | None = None) -> str:

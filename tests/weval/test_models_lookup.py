@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from evalspec.analysis import analyze_file
 
 BLUEPRINT = "title: t\nmodels: [CORE]\n---\n- prompt: hi\n  should: [greets]\n"
@@ -63,3 +65,22 @@ def test_a_blueprint_s_own_folder_and_its_repository(tmp_path: Path) -> None:
     assert _resolved(_blueprint(repo / "evals" / "x" / "b.yml"))[0] == ["openai:repo"]
     (repo / "models" / "CORE.json").unlink()
     assert "openai:planted" not in _resolved(repo / "evals" / "x" / "b.yml")[0]
+
+
+@pytest.mark.parametrize(("content", "what"), [
+    ('{"model": "not-an-array"}', "is a JSON object, not an array of model ids"),
+    ('[1, "openai:x"]', "is an array holding a value that is not a string"),
+    ('[1,', "is not JSON"),
+])
+def test_a_collection_file_of_the_wrong_shape_is_named_not_called_missing(tmp_path: Path, content: str,
+                                                                           what: str) -> None:
+    """Weval refuses such a file ("Invalid format for local model collection …"); the check said "Unknown
+    model collection 'CORE'. Known: GOOD." and the run "no models/<NAME>.json found"."""
+    _collection(tmp_path / "repo", "x")
+    (tmp_path / "repo" / "models" / "CORE.json").write_text(content, encoding="utf-8")
+    (tmp_path / "repo" / "models" / "GOOD.json").write_text('["openai:a"]', encoding="utf-8")
+    (tmp_path / "repo" / ".git").mkdir()
+    a = analyze_file(_blueprint(tmp_path / "repo" / "blueprints" / "b.yml"))
+    [finding] = [f for f in a.findings if f.code.endswith("collection")]
+    assert finding.code == "unresolved-collection"
+    assert f"models/CORE.json {what}" in finding.message and "Known" not in finding.message

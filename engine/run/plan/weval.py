@@ -253,7 +253,8 @@ def plan_weval(bp: Blueprint, path: Path, options: RunOptions) -> WevalPlan:
         if unresolved:
             raise PlanError(
                 f"model collection {', '.join(unresolved)} is not resolved (no models/<NAME>.json found "
-                "beside the blueprint); pass models with -m provider:model (or -m echo)")
+                "beside the blueprint, or not a JSON array of model ids); pass models with -m provider:model "
+                "(or -m echo)")
         if not listed:
             raise PlanError("the blueprint lists no models; pass one with -m provider:model (or -m echo)")
 
