@@ -19,7 +19,7 @@ import traceback
 from collections.abc import Awaitable, Callable
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from lsprotocol import types as lsp
 from pygls.exceptions import FeatureRequestError, JsonRpcException
@@ -29,9 +29,11 @@ from .capabilities import ClientSupport
 from .documents import Document, Documents
 from .engine_workers import ERROR, GONE, LATE, OK, STALE, EngineWorkers, Job, worker_command
 from .protocol import EvalspecProtocol, JsonReady
-from .run_state import DocumentRuns
 from .settings import Settings
 from .wire import Runs
+
+if TYPE_CHECKING:
+    from .features.run import DocumentRuns
 
 log = logging.getLogger(__name__)
 

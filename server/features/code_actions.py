@@ -18,7 +18,7 @@ from lsprotocol import types as lsp
 
 from .. import convert
 from . import on_snapshot
-from .run_target import CANCEL, PLAN, RUN
+from .run_jobs import CANCEL, PLAN, RUN
 
 if TYPE_CHECKING:
     from cattrs import Converter

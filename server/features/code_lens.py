@@ -20,7 +20,7 @@ from lsprotocol import types as lsp
 from ..convert import LineIndex
 from ..protocol import JsonReady
 from . import on_snapshot
-from .run_target import CANCEL, PLAN, RUN, SHOW, options_for
+from .run_jobs import CANCEL, PLAN, RUN, SHOW
 
 if TYPE_CHECKING:
     from evalspec.analysis import Analysis
@@ -151,6 +151,8 @@ def register(server: EvalspecServer) -> None:
         uri = params.text_document.uri
         wanted: tuple[str, Any] | None = None
         if server.settings.run_costs:
+            from .run import options_for
+
             try:
                 options = options_for(server, uri, None)
             except ValueError:
