@@ -16,7 +16,8 @@ if TYPE_CHECKING:
 
 
 def build_server(worker: list[str] | None = None) -> EvalspecServer:
-    from .features import (
+    from . import features
+    from .features import (  # noqa: F401 (importing a feature declares the requests its jobs answer)
         code_actions,
         code_lens,
         completion,
@@ -28,23 +29,17 @@ def build_server(worker: list[str] | None = None) -> EvalspecServer:
         rename,
         run,
         semantic_tokens,
-        server_state,
         signature_help,
         symbols,
-        watched_files,
         workspace_diagnostics,
     )
     from .server import EvalspecServer
 
     server = EvalspecServer(worker)
-    for feature in (lifecycle, diagnostics, completion, hover, code_actions, symbols, navigation, run, code_lens,
-                    watched_files, server_state):
+    for feature in (lifecycle, diagnostics, run, code_lens, inlay_hints, workspace_diagnostics):
         feature.register(server)
-    # --- issue 31's editor features: inlay hints; rename, references, highlights; signature help;
-    # semantic tokens; workspace findings.
-    # The one place they are wired; each file's register(server) holds its handlers. ---
-    for feature in (inlay_hints, rename, signature_help, semantic_tokens, workspace_diagnostics):
-        feature.register(server)
+    for method, options, empty, job in features.ANSWERED:
+        server.forward(method, options, empty, job)
     return server
 
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types as lsp
 
 from .. import convert
-from . import on_snapshot
+from . import answers
 from .run_jobs import CANCEL, PLAN, RUN
 
 if TYPE_CHECKING:
@@ -25,7 +25,6 @@ if TYPE_CHECKING:
 
     from evalspec.findings import Finding, Fix, Span
 
-    from ..server import EvalspecServer
     from ..worker import Snapshot
 
 KINDS = [lsp.CodeActionKind.QuickFix, lsp.CodeActionKind.Refactor]
@@ -36,7 +35,8 @@ def wanted(kind: str, only: Sequence[str] | None) -> bool:
     return not only or any(kind == o or kind.startswith(f"{o}.") for o in only)
 
 
-@on_snapshot
+@answers(lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(code_action_kinds=KINDS, resolve_provider=False),
+         list)
 def code_action(snap: Snapshot, params: lsp.CodeActionParams) -> bytes | None:
     from evalspec import jsonio
     from evalspec.ide.refactor import refactorings
@@ -60,11 +60,6 @@ def code_action(snap: Snapshot, params: lsp.CodeActionParams) -> bytes | None:
 JOBS = {"code_action": code_action}
 
 
-def register(server: EvalspecServer) -> None:
-    options = lsp.CodeActionOptions(code_action_kinds=KINDS, resolve_provider=False)
-    server.forward(lsp.TEXT_DOCUMENT_CODE_ACTION, options, list, "code_action")
-
-
 def fix_json(fix: Fix, kind: str, snap: Snapshot, document_changes: bool, preferred: bool,
              diagnostic: dict[str, Any] | None = None) -> dict[str, Any]:
     """A fix as a CodeAction (JSON data)."""
@@ -73,7 +68,7 @@ def fix_json(fix: Fix, kind: str, snap: Snapshot, document_changes: bool, prefer
         action["diagnostics"] = [diagnostic]
     if preferred:
         action["isPreferred"] = fix.preferred
-    action["edit"] = convert.workspace_edit_json(fix.edits, snap.index, snap.uri, snap.version, document_changes)
+    action["edit"] = convert.workspace_edit_json([(snap.uri, snap.version, snap.index, fix.edits)], document_changes)
     return action
 
 
