@@ -247,12 +247,13 @@ def as_json(value: Any) -> bytes:
     from evalspec import jsonio
 
     if (isinstance(value, list) and value and not isinstance(value[0], dict)) or not isinstance(value, (dict, list, str, int, float, type(None))):
-        value = _converter().unstructure(value)
+        value = converter().unstructure(value)
     return jsonio.dumps_bytes(value)
 
 
 @functools.cache
-def _converter() -> Any:
+def converter() -> Any:
+    """pygls's converter (lsprotocol objects <-> JSON data)."""
     from pygls.protocol import default_converter
 
     return default_converter()

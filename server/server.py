@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import time
 import traceback
@@ -27,6 +28,7 @@ from pygls.exceptions import FeatureRequestError, JsonRpcException
 from pygls.lsp.server import LanguageServer
 
 from .capabilities import ClientSupport
+from .convert import path_of
 from .documents import Document, Documents
 from .engine_workers import ERROR, GONE, LATE, OK, STALE, EngineWorkers, Job, worker_command
 from .features import Refused
@@ -85,6 +87,21 @@ class EvalspecServer(LanguageServer):
         if state is None:
             return None
         return state.generation, Runs(state.board, state.running, state.planning)
+
+    def folders(self) -> list[Path]:
+        """The workspace folders (the root path when the client named none); none before initialize."""
+        try:
+            found = [path_of(f.uri) for f in self.workspace.folders.values()]
+            if not found and self.workspace.root_path:
+                found = [Path(self.workspace.root_path)]
+        except RuntimeError:
+            return []
+        return [f for f in found if f is not None]
+
+    def publish(self, uri: str, diagnostics: bytes, version: int | None = None) -> None:
+        """textDocument/publishDiagnostics, the diagnostics given as a JSON list."""
+        head = b'{"uri":' + json.dumps(uri).encode() + (b',"version":%d' % version if version is not None else b"")
+        self.notify_json(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, JsonReady(head + b',"diagnostics":' + diagnostics + b"}"))
 
     # --- asking the workers -------------------------------------------------------------------------
 

@@ -93,15 +93,9 @@ class Target:
 def workspace_root(server: EvalspecServer, uri: str) -> Path:
     """The workspace folder holding the document, else the document's own folder (then the cwd)."""
     doc = path_of(uri)
-    folders = []
-    with contextlib.suppress(RuntimeError):  # before initialize
-        folders = [path_of(f.uri) for f in server.workspace.folders.values()]
-        if not folders and server.workspace.root_path:
-            folders = [Path(server.workspace.root_path)]
-    for folder in folders:
-        if folder is not None and doc is not None and doc.is_relative_to(folder):
-            return folder
-    return doc.parent if doc is not None else Path.cwd()
+    if doc is None:
+        return Path.cwd()
+    return next((folder for folder in server.folders() if doc.is_relative_to(folder)), doc.parent)
 
 
 def output_folder(server: EvalspecServer, uri: str) -> Path:

@@ -83,12 +83,6 @@ JOBS = {"workspace_scan": scan}
 def register(server: EvalspecServer) -> None:
     state = WorkspaceFindings()
 
-    def roots() -> list[Path]:
-        folders = [convert.path_of(f.uri) for f in server.workspace.folders.values()]
-        if not folders and server.workspace.root_path:
-            folders = [Path(server.workspace.root_path)]
-        return [f for f in folders if f is not None]
-
     def open_paths() -> set[Path]:
         return {p for p in (convert.path_of(uri) for uri in server.documents.open_uris()) if p is not None}
 
@@ -97,7 +91,7 @@ def register(server: EvalspecServer) -> None:
         state.scanning = generation = state.generation
         before = dict(state.reports)
         versions = {uri: report[0] for uri, report in before.items()}
-        future = asyncio.ensure_future(server.workers.call("workspace_scan", None, None, roots(), open_paths(),
+        future = asyncio.ensure_future(server.workers.call("workspace_scan", None, None, server.folders(), open_paths(),
                                                            versions))
         state.tasks.add(future)
 
@@ -133,9 +127,7 @@ def register(server: EvalspecServer) -> None:
             for uri in changed:
                 if server.documents.get(uri) is not None:
                     continue  # open: its own diagnostics are the editor's
-                items = found.get(uri, ("", []))[1]
-                server.notify_json(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS,
-                                   JsonReady(as_json({"uri": uri, "diagnostics": items})))
+                server.publish(uri, as_json(found.get(uri, ("", []))[1]))
 
         future.add_done_callback(done)
 
@@ -169,8 +161,7 @@ def register(server: EvalspecServer) -> None:
         if not server.client.pull_diagnostics and state.scanned:
             found = state.reports.get(document.uri)
             if found is not None:
-                server.notify_json(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS,
-                                   JsonReady(as_json({"uri": document.uri, "diagnostics": found[1]})))
+                server.publish(document.uri, as_json(found[1]))
         if state.scanned:
             start_scan()
 
