@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING
 
 from . import logs
@@ -61,20 +60,17 @@ def main(argv: Sequence[str] | None = None, worker: list[str] | None = None) -> 
                         choices=["DEBUG", "INFO", "WARNING", "ERROR"],
                         help="INFO with --log-file (methods and timings), WARNING otherwise; DEBUG also "
                              "logs every message, document text and model answers included")
-    try:
-        release = version("evalspec-lsp")  # the distribution's name
-    except PackageNotFoundError:  # pragma: no cover - running from a bare checkout
-        release = "0.0.0"
-    parser.add_argument("--version", action="version", version=f"evalspec-lsp {release}")
+    from .server import __version__
+
+    parser.add_argument("--version", action="version", version=f"evalspec-lsp {__version__}")
     args = parser.parse_args(argv)
 
     level = args.log_level or ("INFO" if args.log_file else "WARNING")
     logs.configure(level, args.log_file)
     from .engine_workers import worker_command
-    from .protocol import EvalspecProtocol, Stdin
+    from .protocol import Stdin
 
     server = build_server(worker or worker_command(level, args.log_file))
-    assert isinstance(server.protocol, EvalspecProtocol)
     try:
         if args.tcp:
             server.start_tcp(*args.tcp)

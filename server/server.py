@@ -56,6 +56,8 @@ _started: dict[int, float] = {}  # handler task -> when its request arrived
 
 
 class EvalspecServer(LanguageServer):
+    protocol: EvalspecProtocol
+
     def __init__(self, worker: list[str] | None = None) -> None:
         super().__init__("evalspec-lsp", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
                          protocol_cls=EvalspecProtocol)
@@ -101,7 +103,8 @@ class EvalspecServer(LanguageServer):
     def publish(self, uri: str, diagnostics: bytes, version: int | None = None) -> None:
         """textDocument/publishDiagnostics, the diagnostics given as a JSON list."""
         head = b'{"uri":' + json.dumps(uri).encode() + (b',"version":%d' % version if version is not None else b"")
-        self.notify_json(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, JsonReady(head + b',"diagnostics":' + diagnostics + b"}"))
+        self.protocol.notify_json(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS,
+                                  JsonReady(head + b',"diagnostics":' + diagnostics + b"}"))
 
     # --- asking the workers -------------------------------------------------------------------------
 
@@ -265,11 +268,6 @@ class EvalspecServer(LanguageServer):
 
     # --- telling the client -------------------------------------------------------------------------
 
-    def notify_json(self, method: str, params: JsonReady) -> None:
-        protocol = self.protocol
-        assert isinstance(protocol, EvalspecProtocol)
-        protocol.notify_json(method, params)
-
     def report(self, what: str, detail: str) -> None:
         log.error("%s failed: %s", what, detail)
         self.log_to_client(lsp.MessageType.Error, f"evalspec: {what} failed:\n{detail}")
@@ -294,9 +292,7 @@ class EvalspecServer(LanguageServer):
     def report_server_error(self, error: Exception, source: Any) -> None:
         # pygls would pop up a window/showMessage; a log line is enough and never nags the user.
         if isinstance(error, RecursionError):
-            protocol = self.protocol
-            assert isinstance(protocol, EvalspecProtocol)
-            protocol.answer_unreadable()
+            self.protocol.answer_unreadable()
             return
         if source is FeatureRequestError:
             return

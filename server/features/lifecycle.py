@@ -16,10 +16,10 @@ from lsprotocol import types as lsp
 
 from ..capabilities import ClientSupport
 from ..convert import path_of
+from ..documents import apply_changes
 from ..engine_workers import OK
 from ..server import EvalspecServer
 from ..settings import Settings, options_of
-from ..text_documents import apply_changes
 
 log = logging.getLogger(__name__)
 # What an eval file can refer to: tests files, prompt templates, model collections, targets.
