@@ -227,14 +227,17 @@ def diagnostic_json(finding: Finding, index: LineIndex, uri: str) -> dict[str, A
 
 # --- edits ------------------------------------------------------------------------------------------
 
-def workspace_edit_json(edits: Iterable[Edit], index: LineIndex, uri: str, version: int | None,
+def workspace_edit_json(files: Iterable[tuple[str, int | None, LineIndex, Iterable[Edit]]],
                         document_changes: bool) -> dict[str, Any]:
-    """Edits to one document (JSON); versioned `documentChanges` when the client takes them, so an edit
-    computed for an older text is refused rather than applied at the wrong place."""
-    changes = [{"range": index.range_json(e.span), "newText": e.new_text} for e in edits]
+    """Edits to documents, each (uri, version, its line index, its edits), as a WorkspaceEdit (JSON);
+    versioned `documentChanges` when the client takes them, so an edit computed for an older text is
+    refused rather than applied at the wrong place."""
+    changes = [(uri, version, [{"range": index.range_json(e.span), "newText": e.new_text} for e in edits])
+               for uri, version, index, edits in files]
     if document_changes:
-        return {"documentChanges": [{"textDocument": {"uri": uri, "version": version}, "edits": changes}]}
-    return {"changes": {uri: changes}}
+        return {"documentChanges": [{"textDocument": {"uri": uri, "version": version}, "edits": edits}
+                                    for uri, version, edits in changes]}
+    return {"changes": {uri: edits for uri, _, edits in changes}}
 
 
 # --- answers ----------------------------------------------------------------------------------------
@@ -244,12 +247,13 @@ def as_json(value: Any) -> bytes:
     from evalspec import jsonio
 
     if (isinstance(value, list) and value and not isinstance(value[0], dict)) or not isinstance(value, (dict, list, str, int, float, type(None))):
-        value = _converter().unstructure(value)
+        value = converter().unstructure(value)
     return jsonio.dumps_bytes(value)
 
 
 @functools.cache
-def _converter() -> Any:
+def converter() -> Any:
+    """pygls's converter (lsprotocol objects <-> JSON data)."""
     from pygls.protocol import default_converter
 
     return default_converter()

@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING
 
 from . import logs
@@ -16,7 +15,8 @@ if TYPE_CHECKING:
 
 
 def build_server(worker: list[str] | None = None) -> EvalspecServer:
-    from .features import (
+    from . import features
+    from .features import (  # noqa: F401 (importing a feature declares the requests its jobs answer)
         code_actions,
         code_lens,
         completion,
@@ -28,23 +28,17 @@ def build_server(worker: list[str] | None = None) -> EvalspecServer:
         rename,
         run,
         semantic_tokens,
-        server_state,
         signature_help,
         symbols,
-        watched_files,
         workspace_diagnostics,
     )
     from .server import EvalspecServer
 
     server = EvalspecServer(worker)
-    for feature in (lifecycle, diagnostics, completion, hover, code_actions, symbols, navigation, run, code_lens,
-                    watched_files, server_state):
+    for feature in (lifecycle, diagnostics, run, code_lens, inlay_hints, workspace_diagnostics):
         feature.register(server)
-    # --- issue 31's editor features: inlay hints; rename, references, highlights; signature help;
-    # semantic tokens; workspace findings.
-    # The one place they are wired; each file's register(server) holds its handlers. ---
-    for feature in (inlay_hints, rename, signature_help, semantic_tokens, workspace_diagnostics):
-        feature.register(server)
+    for method, options, empty, job in features.ANSWERED:
+        server.forward(method, options, empty, job)
     return server
 
 
@@ -66,20 +60,17 @@ def main(argv: Sequence[str] | None = None, worker: list[str] | None = None) -> 
                         choices=["DEBUG", "INFO", "WARNING", "ERROR"],
                         help="INFO with --log-file (methods and timings), WARNING otherwise; DEBUG also "
                              "logs every message, document text and model answers included")
-    try:
-        release = version("evalspec-lsp")  # the distribution's name
-    except PackageNotFoundError:  # pragma: no cover - running from a bare checkout
-        release = "0.0.0"
-    parser.add_argument("--version", action="version", version=f"evalspec-lsp {release}")
+    from .server import __version__
+
+    parser.add_argument("--version", action="version", version=f"evalspec-lsp {__version__}")
     args = parser.parse_args(argv)
 
     level = args.log_level or ("INFO" if args.log_file else "WARNING")
     logs.configure(level, args.log_file)
     from .engine_workers import worker_command
-    from .protocol import EvalspecProtocol, Stdin
+    from .protocol import Stdin
 
     server = build_server(worker or worker_command(level, args.log_file))
-    assert isinstance(server.protocol, EvalspecProtocol)
     try:
         if args.tcp:
             server.start_tcp(*args.tcp)

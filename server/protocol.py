@@ -142,7 +142,7 @@ class EvalspecProtocol(LanguageServerProtocol):
     @lsp_method(lsp.TEXT_DOCUMENT_DID_CHANGE)
     def lsp_text_document__did_change(self, params: lsp.DidChangeTextDocumentParams) -> Generator[Any, Any, None]:
         """The server's handler only: pygls would also apply the change to its own copy of the text,
-        which nothing reads (text_documents.py), in a Python loop over every line (0.2-0.3 s a keystroke
+        which nothing reads (documents.py), in a Python loop over every line (0.2-0.3 s a keystroke
         in a 4 MB file)."""
         user_handler = self.fm.features.get(lsp.TEXT_DOCUMENT_DID_CHANGE)
         if user_handler is not None:

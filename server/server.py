@@ -13,25 +13,31 @@ left is answered ContentModified. A handler that fails is logged and answered em
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import logging
 import time
 import traceback
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from lsprotocol import types as lsp
 from pygls.exceptions import FeatureRequestError, JsonRpcException
 from pygls.lsp.server import LanguageServer
 
 from .capabilities import ClientSupport
+from .convert import path_of
 from .documents import Document, Documents
 from .engine_workers import ERROR, GONE, LATE, OK, STALE, EngineWorkers, Job, worker_command
+from .features import Refused
 from .protocol import EvalspecProtocol, JsonReady
-from .run_state import DocumentRuns
 from .settings import Settings
 from .wire import Runs
+
+if TYPE_CHECKING:
+    from .features.run import DocumentRuns
 
 log = logging.getLogger(__name__)
 
@@ -43,13 +49,15 @@ except PackageNotFoundError:  # pragma: no cover - running from a bare checkout
 P = TypeVar("P")
 R = TypeVar("R")
 Handler = Callable[["EvalspecServer", P], Awaitable[R]]
-STILL_CHECKING = -32803  # LSP RequestFailed
+REQUEST_FAILED = -32803  # LSP RequestFailed: "still checking", a refused rename
 LATE_REFRESH_S = 0.5  # at most one round of refresh requests this often
 
 _started: dict[int, float] = {}  # handler task -> when its request arrived
 
 
 class EvalspecServer(LanguageServer):
+    protocol: EvalspecProtocol
+
     def __init__(self, worker: list[str] | None = None) -> None:
         super().__init__("evalspec-lsp", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
                          protocol_cls=EvalspecProtocol)
@@ -59,10 +67,9 @@ class EvalspecServer(LanguageServer):
                                      texts=lambda: self.documents.texts(), on_restart=self._worker_restarted)
         self.documents = Documents(self.workers, self._checked, self._check_failed, self.board)
         self.on_initialize: list[Callable[[lsp.InitializeParams], None]] = []
-        self.on_initialized: list[Callable[[lsp.InitializedParams], Awaitable[None]]] = []
         self.on_checked: list[Callable[[Document], None]] = []  # the current version was checked
         self.on_closed: list[Callable[[Document], None]] = []
-        # Files changed on disk (features/watched_files.py): features/workspace_diagnostics.py scans again.
+        # Files saved or changed on disk (features/lifecycle.py): features/workspace_diagnostics.py scans again.
         self.on_files_changed: list[Callable[[list[Path]], None]] = []
         self.runs: dict[str, DocumentRuns] = {}  # uri -> its run lenses' state (features/run.py)
         self._suspect: tuple[str, int] | None = None  # the text a worker last stopped on
@@ -82,6 +89,22 @@ class EvalspecServer(LanguageServer):
         if state is None:
             return None
         return state.generation, Runs(state.board, state.running, state.planning)
+
+    def folders(self) -> list[Path]:
+        """The workspace folders (the root path when the client named none); none before initialize."""
+        try:
+            found = [path_of(f.uri) for f in self.workspace.folders.values()]
+            if not found and self.workspace.root_path:
+                found = [Path(self.workspace.root_path)]
+        except RuntimeError:
+            return []
+        return [f for f in found if f is not None]
+
+    def publish(self, uri: str, diagnostics: bytes, version: int | None = None) -> None:
+        """textDocument/publishDiagnostics, the diagnostics given as a JSON list."""
+        head = b'{"uri":' + json.dumps(uri).encode() + (b',"version":%d' % version if version is not None else b"")
+        self.protocol.notify_json(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS,
+                                  JsonReady(head + b',"diagnostics":' + diagnostics + b"}"))
 
     # --- asking the workers -------------------------------------------------------------------------
 
@@ -107,7 +130,7 @@ class EvalspecServer(LanguageServer):
             return JsonReady(value) if isinstance(value, bytes) else value
         if status == LATE:
             self._answered_late(uri)
-            return self.error(STILL_CHECKING, f"evalspec is still checking {uri.rsplit('/', 1)[-1]}; "
+            return self.error(REQUEST_FAILED, f"evalspec is still checking {uri.rsplit('/', 1)[-1]}; "
                                               "ask again in a moment")
         if status == STALE:
             return self.error(int(lsp.LSPErrorCodes.ContentModified), "evalspec: the document changed meanwhile")
@@ -154,24 +177,18 @@ class EvalspecServer(LanguageServer):
 
         def register(fn: Handler[P, R]) -> Handler[P, R]:
             async def handle(params):  # no annotation: pygls must not inject the server again
-                started = time.perf_counter()
                 task = asyncio.current_task()
-                if task is not None:
-                    _started[id(task)] = started
-                try:
-                    answer = await fn(self, params)
-                    return empty() if answer is None and empty is not None else answer
-                except (asyncio.CancelledError, JsonRpcException):
-                    raise
-                except Exception as exc:
-                    self.report(method, traceback.format_exc())
-                    if empty is None:
-                        return self.error(int(lsp.ErrorCodes.InternalError), f"evalspec: {method} failed: {exc}")
-                    return empty()
-                finally:
-                    if task is not None:
-                        _started.pop(id(task), None)
-                    log.info("%s %.1f ms", method, (time.perf_counter() - started) * 1000)
+                with self._handling(method, task):
+                    try:
+                        answer = await fn(self, params)
+                        return empty() if answer is None and empty is not None else answer
+                    except (asyncio.CancelledError, JsonRpcException):
+                        raise
+                    except Exception as exc:
+                        self.report(method, traceback.format_exc())
+                        if empty is None:
+                            return self.error(int(lsp.ErrorCodes.InternalError), f"evalspec: {method} failed: {exc}")
+                        return empty()
 
             handle.__name__ = fn.__name__
             self.feature(method, options)(handle)
@@ -179,11 +196,13 @@ class EvalspecServer(LanguageServer):
 
         return register
 
-    def forward(self, method: str, options: Any, empty: Callable[[], Any], job: str) -> None:
-        """Register `method` as answered by the worker's job of that name, given the request's params."""
+    def forward(self, method: str, options: Any, empty: Callable[[], Any] | None, job: str) -> None:
+        """Register `method` as answered by the worker's job of that name, given the request's params
+        (features.answers); a job's `Refused` answer is RequestFailed with its message."""
 
         async def forwarded(server: EvalspecServer, params: Any) -> Any:
-            return await server.ask(job, params.text_document.uri, params, what=method)
+            got = await server.ask(job, params.text_document.uri, params, what=method)
+            return self.error(REQUEST_FAILED, got.message) if isinstance(got, Refused) else got
 
         forwarded.__name__ = job
         self.request(method, options, empty=empty)(forwarded)
@@ -194,19 +213,30 @@ class EvalspecServer(LanguageServer):
 
         def register(fn: Callable[[EvalspecServer, P], None]) -> Callable[[EvalspecServer, P], None]:
             def handle(params):
-                started = time.perf_counter()
-                try:
-                    fn(self, params)
-                except Exception:
-                    self.report(method, traceback.format_exc())
-                finally:
-                    log.info("%s %.1f ms", method, (time.perf_counter() - started) * 1000)
+                with self._handling(method, None):
+                    try:
+                        fn(self, params)
+                    except Exception:
+                        self.report(method, traceback.format_exc())
 
             handle.__name__ = fn.__name__
             self.feature(method)(handle)
             return fn
 
         return register
+
+    @contextlib.contextmanager
+    def _handling(self, method: str, task: asyncio.Task[Any] | None) -> Iterator[None]:
+        """Logs the handler's time; a request's start is kept for `remaining_budget`."""
+        started = time.perf_counter()
+        if task is not None:
+            _started[id(task)] = started
+        try:
+            yield
+        finally:
+            if task is not None:
+                _started.pop(id(task), None)
+            log.info("%s %.1f ms", method, (time.perf_counter() - started) * 1000)
 
     # --- what the workers say -----------------------------------------------------------------------
 
@@ -238,11 +268,6 @@ class EvalspecServer(LanguageServer):
 
     # --- telling the client -------------------------------------------------------------------------
 
-    def notify_json(self, method: str, params: JsonReady) -> None:
-        protocol = self.protocol
-        assert isinstance(protocol, EvalspecProtocol)
-        protocol.notify_json(method, params)
-
     def report(self, what: str, detail: str) -> None:
         log.error("%s failed: %s", what, detail)
         self.log_to_client(lsp.MessageType.Error, f"evalspec: {what} failed:\n{detail}")
@@ -267,9 +292,7 @@ class EvalspecServer(LanguageServer):
     def report_server_error(self, error: Exception, source: Any) -> None:
         # pygls would pop up a window/showMessage; a log line is enough and never nags the user.
         if isinstance(error, RecursionError):
-            protocol = self.protocol
-            assert isinstance(protocol, EvalspecProtocol)
-            protocol.answer_unreadable()
+            self.protocol.answer_unreadable()
             return
         if source is FeatureRequestError:
             return

@@ -1,5 +1,5 @@
 """The server's settings: `initializationOptions` or `workspace/didChangeConfiguration`, optionally
-under an `evalspec` key; unknown keys and values out of range are ignored."""
+under an `evalspec` key; unknown keys and values of the wrong type or out of range are ignored."""
 
 from __future__ import annotations
 
@@ -7,11 +7,28 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
-def _number(options: dict[str, Any], key: str, low: float, high: float, kind: type = float) -> Any:
-    """`options[key]` when it is a number of `kind` (int or float, never a bool) within [low, high]."""
-    value = options.get(key)
-    kinds = (int,) if kind is int else (int, float)
-    return value if isinstance(value, kinds) and not isinstance(value, bool) and low <= value <= high else None
+def options_of(settings: Any) -> dict[str, Any]:
+    """The settings as a dict, unwrapped from an `evalspec` key (editors that namespace their options)."""
+    if isinstance(settings, dict) and isinstance(settings.get("evalspec"), dict):
+        settings = settings["evalspec"]
+    return settings if isinstance(settings, dict) else {}
+
+
+def _get(options: dict[str, Any], key: str, kind: type, default: Any = None, low: float = 0,
+         high: float = float("inf")) -> Any:
+    """`options[key]` if it is a `kind`: a bool; a str (stripped, not blank); a list of such strings; an
+    int, or a number for float (never a bool), within [low, high]. Else `default`."""
+    value: Any = options.get(key)
+    if kind is bool or isinstance(value, bool):
+        return value if kind is bool and isinstance(value, bool) else default
+    if kind is str:
+        return value.strip() if isinstance(value, str) and value.strip() else default
+    if kind is list:
+        ok = isinstance(value, list) and all(isinstance(v, str) and v.strip() for v in value)
+        return [v.strip() for v in value] if ok else default
+    if isinstance(value, int) or (kind is float and isinstance(value, float)):
+        return value if low <= value <= high else default
+    return default
 
 
 @dataclass
@@ -40,33 +57,25 @@ class RunSettings:
         out = cls()
         if not isinstance(options, dict):
             return out
-        for key, attr in (("models", "models"), ("judges", "judges"), ("batchModels", "batch_models")):
-            value = options.get(key)
-            if isinstance(value, list) and all(isinstance(v, str) and v.strip() for v in value):
-                setattr(out, attr, [v.strip() for v in value])
-        if isinstance(options.get("output"), str) and options["output"].strip():
-            out.output = options["output"].strip()
-        if isinstance(options.get("cache"), bool):
-            out.cache = options["cache"]
-        out.concurrency = _number(options, "concurrency", 1, 1000, int)
-        if isinstance(options.get("evalMethods"), str):
-            out.eval_methods = options["evalMethods"]
-        if isinstance(options.get("diagnostics"), bool):
-            out.diagnostics = options["diagnostics"]
-        if (t := _number(options, "timeoutSeconds", 0, 3600)) is not None and t > 0:
-            out.timeout_s = float(t)
-        if (cap := _number(options, "maxCost", 0, float("inf"))) is not None and cap < float("inf"):
+        out.models = _get(options, "models", list, [])
+        out.judges = _get(options, "judges", list, [])
+        out.batch_models = _get(options, "batchModels", list, [])
+        out.output = _get(options, "output", str, out.output)
+        out.cache = _get(options, "cache", bool, out.cache)
+        out.diagnostics = _get(options, "diagnostics", bool, out.diagnostics)
+        out.concurrency = _get(options, "concurrency", int, None, 1, 1000)
+        out.eval_methods = options["evalMethods"] if isinstance(options.get("evalMethods"), str) else None
+        if timeout := _get(options, "timeoutSeconds", float, None, 0, 3600):
+            out.timeout_s = float(timeout)
+        if (cap := _get(options, "maxCost", float)) is not None and cap < float("inf"):
             out.max_cost = float(cap)
-        if (wait := _number(options, "maxWaitSeconds", 0, 86_400)) is not None:
+        if (wait := _get(options, "maxWaitSeconds", float, None, 0, 86_400)) is not None:
             out.max_wait_s = float(wait)
         return out
 
 
 @dataclass
 class Settings:
-    """`initializationOptions` or `workspace/didChangeConfiguration` settings, optionally under an
-    `evalspec` key; unknown keys are ignored so editors can pass extra configuration."""
-
     debounce_s: float = 0.075  # didChange → check, after this quiet period
     request_budget_s: float = 0.4  # then "still checking"; well under the 1 s promise
     workers: int = 2  # engine worker processes
@@ -78,26 +87,17 @@ class Settings:
     docs_url: str | None = None  # `docsUrl`: where diagnostics' codes link (evalspec.finding_docs.doc_url)
 
     @classmethod
-    def of(cls, options: Any) -> Settings:
-        if not isinstance(options, dict):
-            return cls()
-        if isinstance(options.get("evalspec"), dict):  # editors that namespace their options
-            options = options["evalspec"]
-        settings = cls()
-        if (debounce := _number(options, "debounceMs", 0, 5000)) is not None:
-            settings.debounce_s = debounce / 1000
+    def of(cls, settings: Any) -> Settings:
+        options = options_of(settings)
+        out = cls()
+        out.debounce_s = _get(options, "debounceMs", float, out.debounce_s * 1000, 0, 5000) / 1000
         # For slow machines (CI); the default keeps the 1 s promise.
-        if (budget := _number(options, "requestBudgetMs", 50, 600_000)) is not None:
-            settings.request_budget_s = budget / 1000
-        settings.workers = _number(options, "workers", 1, 8, int) or settings.workers
-        if (timeout := _number(options, "workerTimeoutMs", 500, 3_600_000)) is not None:
-            settings.worker_timeout_s = timeout / 1000
-        settings.worker_memory_mb = _number(options, "workerMemoryMb", 64, float("inf"), int) or settings.worker_memory_mb
-        settings.run = RunSettings.of(options.get("run"))
-        if isinstance(options.get("inlayHints"), bool):
-            settings.inlay_hints = options["inlayHints"]
-        if isinstance(options.get("runCosts"), bool):
-            settings.run_costs = options["runCosts"]
-        if isinstance(options.get("docsUrl"), str):
-            settings.docs_url = options["docsUrl"]
-        return settings
+        out.request_budget_s = _get(options, "requestBudgetMs", float, out.request_budget_s * 1000, 50, 600_000) / 1000
+        out.workers = _get(options, "workers", int, out.workers, 1, 8)
+        out.worker_timeout_s = _get(options, "workerTimeoutMs", float, out.worker_timeout_s * 1000, 500, 3_600_000) / 1000
+        out.worker_memory_mb = _get(options, "workerMemoryMb", int, out.worker_memory_mb, 64)
+        out.run = RunSettings.of(options.get("run"))
+        out.inlay_hints = _get(options, "inlayHints", bool, out.inlay_hints)
+        out.run_costs = _get(options, "runCosts", bool, out.run_costs)
+        out.docs_url = options["docsUrl"] if isinstance(options.get("docsUrl"), str) else None
+        return out

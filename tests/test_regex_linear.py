@@ -126,9 +126,9 @@ USES: dict[str, str] = {
     "evalspec.weval.models.COLLECTION_NAME": "match",
     "evalspec.line_breaks.BARE_CR": "sub",
     "evalspec_lsp.features.completion._PLACEHOLDER": "sub",
-    "evalspec_lsp.text_documents._BREAK": "finditer",
-    "evalspec_lsp.text_documents._CONTENT": "match",
-    "evalspec_lsp.text_documents._LF": "finditer",
+    "evalspec_lsp.documents._BREAK": "finditer",
+    "evalspec_lsp.documents._CONTENT": "match",
+    "evalspec_lsp.documents._LF": "finditer",
 }
 # Patterns compiled where they are used (re.sub / re.search with a literal), checked the same way.
 INLINE = {

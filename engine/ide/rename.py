@@ -7,8 +7,8 @@ an AgentV test id.
 file: a test written in a tests file is renamed there), or a `Refusal` when the new name is not a valid
 name or clashes with one already used (another definition, prompt or test — across the suite and its
 tests files). `prepare_rename_in_tests_file` and `rename_in_tests_file` do the same with the cursor in
-an AgentV tests file, given the analysis of a suite that includes it. New names are written as YAML scalars the way the old ones were (quoted stays quoted, in
-the same quotes; a plain name that needs quoting is double-quoted). Nothing is read or written here.
+an AgentV tests file, given the analysis of a suite that includes it (`suite_including`). New names are written as YAML scalars the way the old ones were (quoted stays quoted, in
+the same quotes; a plain name that needs quoting is double-quoted). Nothing is written here.
 """
 
 from __future__ import annotations
@@ -99,6 +99,26 @@ def including_suites(tests_file: Path) -> list[Occurrence]:
                     break
         out.append(Occurrence(suite, span, False))
     return out
+
+
+def suite_including(tests_file: Path, files: Any) -> tuple[Any, Path] | None:
+    """For an AgentV tests file: the analysis of the nearest suite that includes it (its text and files
+    read through the FileSource `files`) and the tests file's path as that suite's tests carry it."""
+    from ..agentv.including_suites import suites_including
+    from ..incremental import DocumentAnalyzer
+
+    for suite in suites_including(tests_file):
+        text = files.read_text(suite)
+        if text is None:
+            continue
+        analysis = DocumentAnalyzer(suite, source=files).analyze(text)
+        if analysis.kind is not FileKind.AGENTV or analysis.suite is None:
+            continue
+        named = next((Path(t.source_path) for t in analysis.suite.tests
+                      if t.source_path is not None and Path(t.source_path).resolve() == tests_file.resolve()), None)
+        if named is not None:
+            return analysis, named
+    return None
 
 
 def prepare_rename(analysis: Any, line: int, col: int) -> Span | Refusal | None:

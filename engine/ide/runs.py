@@ -97,6 +97,14 @@ def run_line_item(lines: Any, listed: list[tuple[str, str, Span]], line: int) ->
     return item_id if text.startswith(RUN_LINE_KEYS) else None
 
 
+def file_models(analysis: Any) -> list[str]:
+    """The models (Weval) or targets (AgentV) the file names, in order, each once."""
+    blueprint, suite = getattr(analysis, "blueprint", None), getattr(analysis, "suite", None)
+    if blueprint is not None:
+        return list(dict.fromkeys(blueprint.models_resolved or [m.id for m in blueprint.models]))
+    return list(dict.fromkeys(suite.targets)) if suite is not None else []
+
+
 def _suite_span(analysis: Any) -> Span:
     """The suite's lens: the AgentV file's first line; the Weval header's (else the first prompt's)."""
     if analysis.kind is FileKind.AGENTV:

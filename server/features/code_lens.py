@@ -12,101 +12,82 @@ Off with the setting `runCosts: false`.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 
-from ..convert import LineIndex
 from ..protocol import JsonReady
 from . import on_snapshot
-from .run_target import CANCEL, PLAN, RUN, SHOW, options_for
+from .run_jobs import CANCEL, PLAN, RUN, SHOW
 
 if TYPE_CHECKING:
-    from evalspec.analysis import Analysis
     from evalspec.ide.run_costs import RunCosts
     from evalspec.ide.runs import RunBoard, RunItem
 
     from ..server import EvalspecServer
     from ..worker import Doc, Snapshot, Worker
 
-Range = dict[str, dict[str, int]]
 
+def lenses(items: list[tuple[RunItem, dict[str, Any]]], board: RunBoard, running: bool, planning: bool, errors: int,
+           noun: str, uri: str, costs: RunCosts | None) -> list[dict[str, Any]]:
+    """The lenses of the run items (with their ranges) as JSON data, given the document's runs (and,
+    when sized, their costs)."""
+    out = []
 
-def _lens(rng: Range, title: str, command: str, uri: str, item: str | None = None) -> dict[str, Any]:
-    args: dict[str, str] = {"uri": uri}
-    if item is not None:
-        args["item"] = item
-    return {"range": rng, "command": {"title": title, "command": command, "arguments": [args]}}
+    def lens(rng: dict[str, Any], title: str, command: str, item: str | None = None, cost: bool = False) -> None:
+        price = costs.by_item.get(item) if cost and costs is not None else None
+        out.append({"range": rng, "command": {"title": f"{title} · {price.text()}" if price is not None else title,
+                                              "command": command,
+                                              "arguments": [{"uri": uri} if item is None else {"uri": uri, "item": item}]}})
 
-
-def placed_items(analysis: Analysis, index: LineIndex) -> list[tuple[RunItem, Range]]:
-    """The run items of an analysis with their lens ranges."""
-    from evalspec.ide.runs import run_items
-
-    return [(item, index.range_json(item.span)) for item in run_items(analysis)]
-
-
-def _with_cost(title: str, costs: RunCosts | None, item: str | None) -> str:
-    cost = costs.by_item.get(item) if costs is not None else None
-    return f"{title} · {cost.text()}" if cost is not None else title
-
-
-def lenses(items: list[tuple[RunItem, Range]], board: RunBoard, running: bool, errors: int, noun: str,
-           uri: str, planning: bool = False, costs: RunCosts | None = None) -> Iterator[dict[str, Any]]:
-    """The lenses of `items` as JSON data, given the document's runs (and, when sized, their costs)."""
     for item, rng in items:
         if item.kind == "suite":
             if planning:
-                yield _lens(rng, "■ Cancel: planning the run", CANCEL, uri)
+                lens(rng, "■ Cancel: planning the run", CANCEL)
             elif running:
-                yield _lens(rng, f"■ Cancel run ({board.progress_text()})", CANCEL, uri)
+                lens(rng, f"■ Cancel run ({board.progress_text()})", CANCEL)
             elif errors:
-                yield _lens(rng, f"✗ {errors} error(s): fix them to run", RUN, uri)
+                lens(rng, f"✗ {errors} error(s): fix them to run", RUN)
             else:
                 count = len(items) - 1
-                yield _lens(rng, _with_cost(f"▶ Run all ({count} {noun}{'s' if count != 1 else ''})", costs, None),
-                            RUN, uri)
-                yield _lens(rng, "Plan", PLAN, uri)
+                lens(rng, f"▶ Run all ({count} {noun}{'s' if count != 1 else ''})", RUN, cost=True)
+                lens(rng, "Plan", PLAN)
             title = None if running else board.suite_title()
-            if title:
-                yield _lens(rng, title, SHOW, uri)
-            continue
-        if not running and not errors:
-            yield _lens(rng, _with_cost("▶ Run", costs, item.item_id), RUN, uri, item.item_id)
-        title = board.item_title(item)
+        else:
+            if not running and not errors:
+                lens(rng, "▶ Run", RUN, item.item_id, cost=True)
+            title = board.item_title(item)
         if title:
-            yield _lens(rng, title, SHOW, uri, item.item_id)
+            lens(rng, title, SHOW, item.item_id)
+    return out
 
 
 @on_snapshot
 def code_lens(snap: Snapshot, params: Any, sizing: tuple[str, Any] | None = None) -> Any:
-    """The items and their ranges (fingerprints of every prompt's text: 0.1 s on a 4 MB file) once per
-    analysis; the lenses too while the document has no run results. `sizing`: (key, RunOptions) of the
-    run costs to show; the answer is (lenses, whether those costs are still to be sized)."""
+    """(the lenses, whether the run costs asked for are still to be sized). `sizing`: (key, RunOptions)
+    of the run costs to show. The items and their ranges (fingerprints of every prompt's text: 0.1 s on a
+    4 MB file) are made once per analysis; the lenses too while the document has no run results."""
     from evalspec import jsonio
-    from evalspec.ide.runs import RunBoard
+    from evalspec.ide.runs import RunBoard, run_items
 
-    memo = snap.analysis.memo
-    items = snap.analysis.memoised(f"lsp.lens-items {snap.index.encoding}", lambda a: placed_items(a, snap.index))
+    analysis = snap.analysis
+    items = analysis.memoised(f"lsp.lens-items {snap.index.encoding}",
+                              lambda a: [(item, snap.index.range_json(item.span)) for item in run_items(a)])
     costs: RunCosts | None = None
     unsized = False
-    if sizing is not None and not snap.analysis.error_count:
-        costs = memo.get(f"lsp.run-costs {sizing[0]}")
+    if sizing is not None and not analysis.error_count:
+        costs = analysis.memo.get(f"lsp.run-costs {sizing[0]}")
         unsized = costs is None
         if costs is not None and not costs.by_item:
             costs = None
-    runs = snap.runs
+    key = sizing[0] if costs is not None and sizing is not None else "-"
+    runs, noun = snap.runs, "test" if analysis.suite is not None else "prompt"
     board = runs.board
-    idle = board is None or (not runs.running and not runs.planning and not board.results and board.summary is None)
-    noun = "test" if snap.analysis.suite is not None else "prompt"
-    errors = snap.analysis.error_count
-    if idle:
-        key = f"lsp.idle-lenses {snap.index.encoding} {sizing[0] if costs is not None and sizing else '-'}"
-        return snap.analysis.memoised(key, lambda _: jsonio.dumps_bytes(list(
-            lenses(items, RunBoard(), False, errors, noun, snap.uri, costs=costs)))), unsized
-    return jsonio.dumps_bytes(list(lenses(items, board, runs.running, errors, noun, snap.uri, runs.planning,
-                                          costs))), unsized
+    if board is None or (not runs.running and not runs.planning and not board.results and board.summary is None):
+        return analysis.memoised(f"lsp.idle-lenses {snap.index.encoding} {key}", lambda _: jsonio.dumps_bytes(
+            lenses(items, RunBoard(), False, False, analysis.error_count, noun, snap.uri, costs))), unsized
+    return jsonio.dumps_bytes(lenses(items, board, runs.running, runs.planning, analysis.error_count, noun,
+                                     snap.uri, costs)), unsized
 
 
 def size_run(worker: Worker, doc: Doc, key: str, options: Any) -> bool:
@@ -151,6 +132,8 @@ def register(server: EvalspecServer) -> None:
         uri = params.text_document.uri
         wanted: tuple[str, Any] | None = None
         if server.settings.run_costs:
+            from .run import options_for
+
             try:
                 options = options_for(server, uri, None)
             except ValueError:

@@ -7,14 +7,13 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 
-from ..convert import LineIndex
-from ..wire import Context
-from . import on_snapshot
+from . import answers
 
 if TYPE_CHECKING:
     from evalspec.ide.completion import CompletionItem
 
-    from ..server import EvalspecServer
+    from ..convert import LineIndex
+    from ..wire import Context
     from ..worker import Snapshot
 
 TRIGGER_CHARACTERS = ["$", ":", " ", "-", "/"]
@@ -45,7 +44,8 @@ def empty() -> lsp.CompletionList:
     return lsp.CompletionList(is_incomplete=False, items=[])
 
 
-@on_snapshot
+@answers(lsp.TEXT_DOCUMENT_COMPLETION, lsp.CompletionOptions(trigger_characters=TRIGGER_CHARACTERS,
+                                                           resolve_provider=False), empty)
 def completion(snap: Snapshot, params: lsp.CompletionParams) -> bytes | None:
     from evalspec.ide.completion import complete
 
@@ -58,11 +58,6 @@ def completion(snap: Snapshot, params: lsp.CompletionParams) -> bytes | None:
 
 
 JOBS = {"completion": completion}
-
-
-def register(server: EvalspecServer) -> None:
-    options = lsp.CompletionOptions(trigger_characters=TRIGGER_CHARACTERS, resolve_provider=False)
-    server.forward(lsp.TEXT_DOCUMENT_COMPLETION, options, empty, "completion")
 
 
 def completion_item(context: Context, item: CompletionItem, index: LineIndex) -> lsp.CompletionItem:

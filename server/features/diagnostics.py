@@ -160,12 +160,6 @@ class PulledReports:
         self._last.pop(uri, None)
 
 
-def _quoted(uri: str) -> bytes:
-    from evalspec import jsonio
-
-    return jsonio.dumps_bytes(uri)
-
-
 def register(server: EvalspecServer) -> None:
     pushed = PushedDiagnostics()
     pulled = PulledReports()
@@ -175,11 +169,8 @@ def register(server: EvalspecServer) -> None:
         if doc.eval_file:
             changed[doc.uri] = True  # an eval file always hears back, even "no problems"
         for target, differs in changed.items():
-            if not differs:
-                continue  # unrelated YAML that never had diagnostics gets no notification at all
-            version = b',"version":%d' % doc.version if target == doc.uri else b""
-            server.notify_json(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, JsonReady(
-                b'{"uri":' + _quoted(target) + b',"diagnostics":' + pushed.union(target) + version + b"}"))
+            if differs:  # unrelated YAML that never had diagnostics gets no notification at all
+                server.publish(target, pushed.union(target), doc.version if target == doc.uri else None)
 
     refreshed: dict[str, int] = {}  # uri -> the re-checks a pull client was told about
 

@@ -12,10 +12,9 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 
-from . import on_snapshot
+from . import answers
 
 if TYPE_CHECKING:
-    from ..server import EvalspecServer
     from ..worker import Snapshot
 
 
@@ -32,7 +31,7 @@ def _run_results(snap: Snapshot, line: int) -> str | None:
     return point_markdown(snap.analysis, board, line)
 
 
-@on_snapshot
+@answers(lsp.TEXT_DOCUMENT_HOVER)
 def hover(snap: Snapshot, params: lsp.HoverParams) -> bytes | None:
     from evalspec.ide.hover import hover as engine_hover
 
@@ -50,7 +49,3 @@ def hover(snap: Snapshot, params: lsp.HoverParams) -> bytes | None:
 
 
 JOBS = {"hover": hover}
-
-
-def register(server: EvalspecServer) -> None:
-    server.forward(lsp.TEXT_DOCUMENT_HOVER, None, lambda: None, "hover")

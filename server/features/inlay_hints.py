@@ -19,23 +19,6 @@ if TYPE_CHECKING:
     from ..worker import Snapshot
 
 
-def setting_given(settings: Any, name: str = "inlayHints") -> bool:
-    """Whether didChangeConfiguration's `settings` (optionally under `evalspec`) set the boolean `name`."""
-    if isinstance(settings, dict) and isinstance(settings.get("evalspec"), dict):
-        settings = settings["evalspec"]
-    return isinstance(settings, dict) and isinstance(settings.get(name), bool)
-
-
-def change_setting(server: EvalspecServer, on: bool) -> None:
-    if server.settings.inlay_hints == on:
-        return
-    server.settings.inlay_hints = on
-    caps = getattr(server.protocol, "client_capabilities", None)
-    workspace = caps.workspace if caps is not None else None
-    if workspace is not None and workspace.inlay_hint is not None and workspace.inlay_hint.refresh_support:
-        server.workspace_inlay_hint_refresh(None)
-
-
 @on_snapshot
 def inlay_hints(snap: Snapshot, params: lsp.InlayHintParams) -> bytes | None:
     from evalspec.ide.inlay_hints import ID, SIZE

@@ -1,16 +1,29 @@
-"""initialize, text synchronisation (incremental), configuration and shutdown. The engine workers
-start when the client says `initialized` (after `initialize` is answered, which they do not slow)."""
+"""initialize, text synchronisation (incremental), saved and watched files, configuration, shutdown,
+and `evalspec/workers` (what the server holds, for tests and benchmarks).
+
+The engine workers start when the client says `initialized` (after `initialize` is answered, which they
+do not slow). The documents that read a file that changed (saved, or changed on disk: a file watcher
+is registered for the kinds of files eval files refer to, when the client allows it) are checked again.
+"""
 
 from __future__ import annotations
 
+import logging
 import sys
+from typing import Any
 
 from lsprotocol import types as lsp
 
 from ..capabilities import ClientSupport
+from ..convert import path_of
+from ..documents import apply_changes
+from ..engine_workers import OK
 from ..server import EvalspecServer
-from ..settings import Settings
-from ..text_documents import apply_changes
+from ..settings import Settings, options_of
+
+log = logging.getLogger(__name__)
+# What an eval file can refer to: tests files, prompt templates, model collections, targets.
+WATCHED = "**/*.{yaml,yml,jsonl,csv,json,md,markdown,txt,prompt}"
 
 
 def context(server: EvalspecServer) -> object:
@@ -48,8 +61,15 @@ def register(server: EvalspecServer) -> None:
         # `initialize` has been answered (the encoding is agreed): the workers load the engine now, in
         # their own processes, so that the first document opened finds one ready.
         start()
-        for hook in server.on_initialized:
-            await hook(params)
+        if server.client.watch_files:
+            registration = lsp.Registration(
+                id="evalspec-watched-files", method=lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                register_options=lsp.DidChangeWatchedFilesRegistrationOptions(
+                    watchers=[lsp.FileSystemWatcher(glob_pattern=WATCHED)]))
+            try:
+                await server.client_register_capability_async(lsp.RegistrationParams(registrations=[registration]))
+            except Exception:  # the client declined: didSave still covers what is saved in the editor
+                log.info("the client did not register the file watcher", exc_info=True)
 
     def start() -> None:
         server.workers.context = context(server)
@@ -77,21 +97,35 @@ def register(server: EvalspecServer) -> None:
             for hook in server.on_closed:
                 hook(doc)
 
+    def files_changed(uris: list[str], besides: str | None = None) -> None:
+        paths = [path_of(uri) for uri in uris]
+        server.documents.files_changed(paths, besides=besides)
+        for hook in server.on_files_changed:
+            hook([p for p in paths if p is not None])
+
+    @server.notification(lsp.TEXT_DOCUMENT_DID_SAVE)
+    def did_save(server: EvalspecServer, params: lsp.DidSaveTextDocumentParams) -> None:
+        files_changed([params.text_document.uri], besides=params.text_document.uri)
+
+    @server.notification(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def did_change_watched_files(server: EvalspecServer, params: lsp.DidChangeWatchedFilesParams) -> None:
+        files_changed([change.uri for change in params.changes])
+
     @server.notification(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
     def did_change_configuration(server: EvalspecServer, params: lsp.DidChangeConfigurationParams) -> None:
         if isinstance(params.settings, dict) and params.settings:
-            from . import inlay_hints
-
-            changed = Settings.of(params.settings)
-            server.settings.run = changed.run
-            if inlay_hints.setting_given(params.settings):
-                inlay_hints.change_setting(server, changed.inlay_hints)
-            if inlay_hints.setting_given(params.settings, "runCosts"):  # the Run lenses' costs (code_lens.py)
-                server.settings.run_costs = changed.run_costs
+            settings, changed, given = server.settings, Settings.of(params.settings), options_of(params.settings)
+            settings.run = changed.run
+            if isinstance(given.get("inlayHints"), bool) and settings.inlay_hints != changed.inlay_hints:
+                settings.inlay_hints = changed.inlay_hints
+                if server.client.inlay_hint_refresh:
+                    server.workspace_inlay_hint_refresh(None)
+            if isinstance(given.get("runCosts"), bool):  # the Run lenses' costs (code_lens.py)
+                settings.run_costs = changed.run_costs
                 if server.client.code_lens_refresh:
                     server.workspace_code_lens_refresh(None)
-            if server.settings.docs_url != changed.docs_url:
-                server.settings.docs_url = changed.docs_url
+            if settings.docs_url != changed.docs_url:
+                settings.docs_url = changed.docs_url
                 docs_url_changed(changed.docs_url)
             server.workers.context = context(server)
             server.documents.check_all(server.runs)  # run notes follow the `diagnostics` setting
@@ -103,3 +137,16 @@ def register(server: EvalspecServer) -> None:
             if runs.task is not None:
                 runs.task.cancel()
         server.workers.shutdown()
+
+    @server.request("evalspec/workers", empty=None)
+    async def worker_state(server: EvalspecServer, params: Any) -> dict[str, Any]:
+        """{"runStates": documents whose run state is kept, "handlers": messages whose handlers pygls
+        keeps, "jobs": jobs not answered yet, "workers": per worker process {"pid", "jobs", "rss",
+        "assigned", "documents", "analyses"}, "spare": {"pid", "analysed"}}."""
+        answer = server.workers.state()
+        for slot, worker in enumerate(answer["workers"]):
+            status, value = await server.workers.call("state", None, None, slot=slot)
+            if status == OK:
+                worker.update(value)
+        return {"runStates": len(server.runs), "handlers": len(server.protocol._request_futures),
+                "jobs": sum(w["jobs"] for w in answer["workers"]), **answer}

@@ -9,14 +9,13 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types as lsp
 
 from .. import convert
-from . import on_snapshot
+from . import answers
 
 if TYPE_CHECKING:
-    from ..server import EvalspecServer
     from ..worker import Snapshot
 
 
-@on_snapshot
+@answers(lsp.TEXT_DOCUMENT_DEFINITION, empty=list)
 def definition(snap: Snapshot, params: lsp.DefinitionParams) -> bytes | None:
     from evalspec.ide.navigation import definition as engine_definition
 
@@ -39,7 +38,7 @@ def definition(snap: Snapshot, params: lsp.DefinitionParams) -> bytes | None:
     return as_json(out)
 
 
-@on_snapshot
+@answers(lsp.TEXT_DOCUMENT_DOCUMENT_LINK, lsp.DocumentLinkOptions(resolve_provider=False), list)
 def links(snap: Snapshot, params: Any) -> bytes | None:
     """A walk over the whole tree (a second on a 4 MB suite): once per analysis."""
     from evalspec import jsonio
@@ -51,8 +50,3 @@ def links(snap: Snapshot, params: Any) -> bytes | None:
 
 
 JOBS = {"definition": definition, "links": links}
-
-
-def register(server: EvalspecServer) -> None:
-    server.forward(lsp.TEXT_DOCUMENT_DEFINITION, None, list, "definition")
-    server.forward(lsp.TEXT_DOCUMENT_DOCUMENT_LINK, lsp.DocumentLinkOptions(resolve_provider=False), list, "links")

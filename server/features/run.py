@@ -1,24 +1,12 @@
-"""Running from the editor: the commands behind the run lenses, driving the engine's own runner.
+"""Running from the editor, in the LSP process: the commands behind the run lenses and actions, each
+document's run state, and the run itself, driven as an asyncio task over the engine's runner.
 
-Commands (workspace/executeCommand), each with one argument `{"uri": …, "item": …, "model": …}` (or
-the uri alone):
-
-- `evalspec.run`: run the whole file, or one prompt / test (`item`), with the settings' models or one
-  `model` (the code action "Run prompt <id> with <model>"). It answers as soon as the run
-  has started; the run then goes on in the background, as work-done progress the user can cancel,
-  and every result updates the document's lenses and hover as it arrives.
-- `evalspec.plan`: what a run would do (calls per model, judges, estimated tokens, missing keys).
-- `evalspec.cancelRun`: stop the document's run; the calls in flight are marked cancelled, the
-  finished ones stay (on disk too: the journal, and results files for what finished).
-- `evalspec.showResults`: open the last run's results file.
-
-When a file is opened, the results of its earlier runs are read back from the output folder
-(engine/ide/run_history.py) and shown as if just run, with their age. Failed points get Information
-diagnostics at their lines (engine/ide/run_notes.py, published by diagnostics.py).
-
-Only an explicit command runs anything: opening, checking or hovering a file never does. The run uses
-the open text (saved or not), the settings' `run` section (models, judges, output…) and the server's
-environment for API keys, exactly as `evalspec run` would.
+Commands (workspace/executeCommand), one argument `{"uri", "item", "model", "line", "open", "markdown"}`
+(or `uri[, item]`): `evalspec.run` (the file or one prompt / test; answers once started, then runs as
+cancellable work-done progress), `evalspec.plan`, `evalspec.cancelRun`, `evalspec.showResults`. A
+command past the request budget answers `pending` and finishes later. Planning is a worker job
+(run_jobs.py). A file's earlier results are read back when it is first checked. Only a command runs
+anything: with the open text, the settings' `run` section and the server's environment for API keys.
 """
 
 from __future__ import annotations
@@ -28,41 +16,112 @@ import contextlib
 import logging
 import time
 import uuid
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 
+from evalspec.ide.runs import RunBoard, RunItem
+
 from ..convert import path_of
 from ..documents import Document
 from ..engine_workers import OK
-from ..run_state import DocumentRuns
 from ..server import EvalspecServer
-from .run_target import (
-    CANCEL,
-    PLAN,
-    RUN,
-    SHOW,
-    Target,
-    options_for,
-    output_folder,
-    parse_target,
-    workspace_root,
-)
+from .run_jobs import CANCEL, PLAN, RUN, SHOW
 
 if TYPE_CHECKING:
     from evalspec.ide.run_history import RunHistory
-    from evalspec.ide.runs import RunBoard
     from evalspec.run.events import RunFinished
     from evalspec.run.options import RunOptions
 
 log = logging.getLogger(__name__)
 RESTORE_TRIES = 20  # a worker starting or replaced meanwhile; then the next edit looks again
-
 RUN_STATE = "evalspec/runState"  # our notification: a document's run changed (clients refresh lenses)
 RUN_FINISHED = "evalspec/runFinished"  # and: it ended (the summary and result files)
 ALREADY_RUNNING = "a run of this file is already going on; cancel it first"
 REFRESH_EVERY_S = 0.25  # lens refreshes and progress reports while results pour in, at most this often
+
+
+@dataclass(eq=False)
+class DocumentRuns:
+    """A document's runs: kept while it is open or its run goes on."""
+
+    board: RunBoard = field(default_factory=RunBoard)
+    task: asyncio.Task[None] | None = None
+    files: list[str] = field(default_factory=list)  # result files of the last run
+    items: list[RunItem] = field(default_factory=list)  # as last analysed: to follow renamed ids
+    generation: int = 0  # bumped whenever the board changes (the worker's copy is replaced then)
+    restored: bool = False  # earlier runs' results were looked for on disk
+    restore_tries: int = 0  # looks that got no answer (asked again, a few times)
+    planning: bool = False  # the task is planning the run: the board still shows the last one
+
+    @property
+    def running(self) -> bool:
+        return self.task is not None and not self.task.done()
+
+
+@dataclass(frozen=True)
+class Target:
+    """What a command is asked to do."""
+
+    uri: str
+    item: str | None = None
+    model: str | None = None
+    line: int | None = None  # instead of `item`: the prompt / test around this line (0-based), else the file
+    open: bool = True  # showResults: open the report / results through the client
+    markdown: bool = False  # showResults: also answer the report as Markdown
+
+    @classmethod
+    def parse(cls, args: tuple[Any, ...]) -> Target:
+        """`{"uri": …, "item": …, "model": …}`, or `uri[, item]` as plain arguments (what a user types)."""
+        model = line = None
+        flags: dict[str, Any] = {}
+        if args and isinstance(args[0], dict):
+            uri, item, model, line = (args[0].get(k) for k in ("uri", "item", "model", "line"))
+            flags = {k: v for k in ("open", "markdown") if isinstance(v := args[0].get(k), bool)}
+        else:
+            uri = args[0] if args else None
+            item = args[1] if len(args) > 1 else None
+        if not isinstance(uri, str) or not uri:
+            raise ValueError("expected the document's uri as the first argument")
+        return cls(uri, item if isinstance(item, str) and item else None,
+                   model.strip() if isinstance(model, str) and model.strip() else None,
+                   line if isinstance(line, int) and not isinstance(line, bool) and line >= 0 else None, **flags)
+
+
+def workspace_root(server: EvalspecServer, uri: str) -> Path:
+    """The workspace folder holding the document, else the document's own folder (then the cwd)."""
+    doc = path_of(uri)
+    if doc is None:
+        return Path.cwd()
+    return next((folder for folder in server.folders() if doc.is_relative_to(folder)), doc.parent)
+
+
+def output_folder(server: EvalspecServer, uri: str) -> Path:
+    output = Path(server.settings.run.output).expanduser()
+    return output if output.is_absolute() else workspace_root(server, uri) / output
+
+
+def options_for(server: EvalspecServer, uri: str, item: str | None, model: str | None = None) -> RunOptions:
+    """The RunOptions of a run from the editor: the settings' `run` section (ValueError when invalid)."""
+    from evalspec.run.options import RunOptions, parse_eval_methods
+
+    settings = server.settings.run
+    options = RunOptions(models=[model] if model else list(settings.models), judges=list(settings.judges),
+                         output=output_folder(server, uri), cache=settings.cache, select=[item] if item else [],
+                         concurrency=settings.concurrency, partial_results=True,
+                         eval_methods=parse_eval_methods(settings.eval_methods),
+                         batch_models=list(settings.batch_models), max_cost=settings.max_cost)
+    if settings.timeout_s is not None:
+        options.timeout = settings.timeout_s
+    if settings.max_wait_s is not None:
+        options.max_wait = settings.max_wait_s
+    return options
+
+
+def _name(uri: str) -> str:
+    return uri.rsplit("/", 1)[-1]
 
 
 class RunFeature:
@@ -80,8 +139,6 @@ class RunFeature:
         self.message(lsp.MessageType.Warning, f"evalspec: {why}")
         return {"ok": False, "error": why}
 
-    # --- planning -----------------------------------------------------------------------------------
-
     async def ask(self, name: str, uri: str | None, *args: Any) -> Any:
         """The worker's answer to a run job (no budget: the commands answer `pending` past theirs)."""
         status, value = await self.server.workers.call(name, uri, None, *args,
@@ -90,122 +147,81 @@ class RunFeature:
             raise RuntimeError(f"the engine worker could not answer ({status}): {value[1] if value else ''}")
         return value
 
-    async def options(self, target: Target) -> RunOptions | str:
-        """The run's options (an unsaved text gets a run label, and journal, of its own), or why none."""
+    async def in_budget(self, future: asyncio.Future[Any], pending: Any) -> Any:
+        """`future`'s result if it comes within the request budget, else `pending` (its failure is
+        reported when it comes)."""
+        try:
+            return await asyncio.wait_for(asyncio.shield(future), self.server.remaining_budget())
+        except TimeoutError:
+            def done(f: asyncio.Future[Any]) -> None:
+                if not f.cancelled() and f.exception() is not None:
+                    self.server.report_failure("a command finishing late", f.exception())  # type: ignore[arg-type]
+
+            future.add_done_callback(done)
+            return pending
+
+    async def plan(self, target: Target, summary: bool = False) -> Any:
+        """The worker's plan (run_jobs.plan) with the settings' options, or why nothing can run. Planning
+        hashes every prompt (1-2 s for a 4 MB file), in the worker; the summary is kept there."""
         if self.server.documents.get(target.uri) is None:
             return "this file is not open"
         try:
             options = options_for(self.server, target.uri, target.item, target.model)
         except ValueError as exc:
             return str(exc)
-        options.label = await self.ask("run_label", target.uri, options.label) or options.label
-        return options
-
-    async def plan(self, target: Target) -> tuple[Any, list[str], Any, RunOptions] | str:
-        """(plan, its problems, run items, options), or why nothing can run. Planning hashes every
-        prompt (0.8 s for a 4 MB blueprint), in the worker."""
-        options = await self.options(target)
-        if isinstance(options, str):
-            return options
-        planned = await self.ask("plan", target.uri, options)
-        return planned if isinstance(planned, str) else (*planned, options)
+        key = f"lsp.plan {target.item!r} {target.model!r} {options!r}" if summary else None
+        return await self.ask("plan", target.uri, options, key)
 
     async def plan_command(self, target: Target) -> dict[str, Any]:
-        """The plan, shown as a message and answered. Planning a 4 MB file takes 1-2 s: past the request
-        budget the command answers `pending` and the message follows when the plan is ready; the plan
-        is kept with the analysis, so asking again is immediate."""
+        """The plan, shown as a message and answered (later, as a message only, past the budget)."""
         from evalspec.run.render import format_plan
 
-        async def summary() -> dict[str, Any] | str:
-            options = await self.options(target)
-            if isinstance(options, str):
-                return options
-            key = f"lsp.plan {target.item!r} {target.model!r} {options!r}"
-            return await self.ask("plan_summary", target.uri, options, key)
-
-        planning = asyncio.ensure_future(summary())
-
-        def answer(done: asyncio.Future[dict[str, Any] | str]) -> dict[str, Any]:
-            summary = done.result()
+        async def show() -> dict[str, Any]:
+            summary = await self.plan(target, summary=True)
             if isinstance(summary, str):
                 return self.refuse(summary)
             self.message(lsp.MessageType.Info, format_plan(summary))
             return {"ok": True, "plan": summary}
 
-        try:
-            await asyncio.wait_for(asyncio.shield(planning), self.server.remaining_budget())
-        except TimeoutError:
-            self._later(planning, answer)
-            return {"ok": True, "pending": f"planning {_name(target.uri)}: the plan is shown when it is ready"}
-        return answer(planning)
-
-    def _later(self, future: asyncio.Future[Any], then: Any) -> None:
-        """`then(future)` once it is done (its failure is reported, never raised)."""
-
-        def done(f: asyncio.Future[Any]) -> None:
-            if f.cancelled():
-                return
-            try:
-                then(f)
-            except Exception as exc:
-                self.server.report_failure("a command finishing late", exc)
-
-        future.add_done_callback(done)
-
-    # --- running ------------------------------------------------------------------------------------
-
-    async def at_line(self, target: Target) -> Target:
-        """A `line` becomes the item written around it (what `:EvalspecRun` sends: the cursor's line)."""
-        if target.item is not None or target.line is None or self.server.documents.get(target.uri) is None:
-            return target
-        item = await self.ask("item_at", target.uri, target.line)
-        return Target(target.uri, item, target.model)
+        return await self.in_budget(asyncio.ensure_future(show()), {
+            "ok": True, "pending": f"planning {_name(target.uri)}: the plan is shown when it is ready"})
 
     async def start(self, target: Target) -> dict[str, Any]:
-        """Plans the run and starts it. Planning a 4 MB file takes 1-2 s: past the request budget the
-        command answers `pending` (the lenses show the run as going on, and it can be cancelled) and
-        the run starts when its plan is ready; a refusal found then is shown as a message."""
-        target = await self.at_line(target)
+        """Plans the run and starts it; past the budget the answer is `pending` (the lenses show the run
+        as going on, it can be cancelled, and a refusal found later is shown as a message)."""
+        if target.item is None and target.line is not None and self.server.documents.get(target.uri) is not None:
+            target = Target(target.uri, await self.ask("item_at", target.uri, target.line), target.model)
         state = self.server.runs.setdefault(target.uri, DocumentRuns())
         if state.running:
             return self.refuse(ALREADY_RUNNING)
         started: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         state.task = asyncio.create_task(self.plan_and_drive(target, state, started))
         state.task.add_done_callback(lambda _: self.forget_if_closed(target.uri, state))
-        try:
-            return await asyncio.wait_for(asyncio.shield(started), self.server.remaining_budget())
-        except TimeoutError:
+        answer = await self.in_budget(started, None)
+        if answer is None:
             self.changed(target.uri, state)  # the suite's lens offers to cancel meanwhile
             return {"ok": True, "pending": f"planning {_name(target.uri)}: the run starts when its plan is ready",
                     "item": target.item}
+        return answer
 
     async def plan_and_drive(self, target: Target, state: DocumentRuns, started: asyncio.Future[dict[str, Any]]) -> None:
         uri, item = target.uri, target.item
         state.planning = True
         try:
             planned = await self.plan(target)
-            if isinstance(planned, str):
-                state.planning = False
-                started.set_result(self.refuse(planned))
-                self.changed(uri, state)  # no run after all: the lenses go back
-                return
-            plan, found, state.items, options = planned
-            if found:  # the run still goes on: those cells fail with the same reason, visibly
-                self.message(lsp.MessageType.Warning, "evalspec: " + "; ".join(found))
-        except asyncio.CancelledError:  # cancelled while planning
-            state.planning = False
-            if not started.done():
-                started.set_result({"ok": False, "error": "cancelled"})
-            self.changed(uri, state)
+        except asyncio.CancelledError:
+            self.not_started(uri, state, started, {"ok": False, "error": "cancelled"})
             raise
         except Exception as exc:  # the command may have answered already: reported, not raised
-            state.planning = False
             self.server.report_failure(f"planning the run of {uri}", exc)
-            if not started.done():
-                started.set_result({"ok": False, "error": str(exc)})
-            self.changed(uri, state)
+            planned = {"ok": False, "error": str(exc)}
+        if not isinstance(planned, tuple):
+            self.not_started(uri, state, started, self.refuse(planned) if isinstance(planned, str) else planned)
             return
         state.planning = False
+        plan, found, state.items, options = planned
+        if found:  # the run still goes on: those cells fail with the same reason, visibly
+            self.message(lsp.MessageType.Warning, "evalspec: " + "; ".join(found))
         state.board.start(state.items, item)
         state.files = []
         started.set_result({"ok": True, "runLabel": plan.run_label, "cells": len(plan.tasks), "item": item})
@@ -229,15 +245,13 @@ class RunFeature:
                 state.generation += 1  # the worker gets this board with the next lens or hover
                 if isinstance(event, RunFinished):
                     finished = event
-                now = time.monotonic()
-                if now - last >= REFRESH_EVERY_S:
-                    last = now
+                if time.monotonic() - last >= REFRESH_EVERY_S:
+                    last = time.monotonic()
                     self.report(progress, board)
                     self.changed(uri, state)
         except asyncio.CancelledError:
             board.stop(cancelled=True)
-            # Closing the stream here, not in `finally`, lets the runner write the partial results
-            # before the files are looked for.
+            # Closed here, not in `finally`, so the runner writes the partial results before they are looked for.
             with contextlib.suppress(Exception):
                 await events.aclose()  # type: ignore[attr-defined]
             if board.journal:  # so that the file's next session says "cancelled", not "interrupted"
@@ -266,6 +280,13 @@ class RunFeature:
             else:
                 self.finished(uri, item, state, finished)
 
+    def not_started(self, uri: str, state: DocumentRuns, started: asyncio.Future[dict[str, Any]],
+                    answer: dict[str, Any]) -> None:
+        state.planning = False
+        if not started.done():
+            started.set_result(answer)
+        self.changed(uri, state)  # no run after all: the lenses go back
+
     def finished(self, uri: str, item: str | None, state: DocumentRuns, event: RunFinished | None) -> None:
         from evalspec.ide.run_history import result_files_of
         from evalspec.run.events import RunFinished
@@ -283,19 +304,16 @@ class RunFeature:
             with contextlib.suppress(Exception):
                 self.server.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Info,
                                                                       message=f"evalspec: {text}"))
-        summary = event.to_json()["summary"] if event is not None else None
-        if summary is None and board.summary is not None:
-            summary = RunFinished(board.summary).to_json()["summary"]
-        payload = {"uri": uri, "item": item, "interrupted": board.interrupted, "cancelled": board.cancelled,
-                   "files": state.files, "summary": summary}
+        if event is None and board.summary is not None:
+            event = RunFinished(board.summary)
         with contextlib.suppress(Exception):
-            self.server.protocol.notify(RUN_FINISHED, payload)
+            self.server.protocol.notify(RUN_FINISHED, {
+                "uri": uri, "item": item, "interrupted": board.interrupted, "cancelled": board.cancelled,
+                "files": state.files, "summary": event.to_json()["summary"] if event is not None else None})
 
     def forget_if_closed(self, uri: str, state: DocumentRuns) -> None:
-        """A document's run state lives while it is open or its run goes on (closing a tab is not "stop");
-        then it goes, and reopening reads the results back from the output folder. Kept for every URI
-        ever opened or named by a command, it held each file's run items: 2,000 blueprints of 200 KB
-        opened and closed took the server from 64 MB to 2 GB."""
+        """A document's run state goes once it is closed and its run is over (closing a tab is not
+        "stop"); reopening reads the results back from the output folder."""
         if self.server.documents.get(uri) is None and not state.running and self.server.runs.get(uri) is state:
             del self.server.runs[uri]
 
@@ -306,17 +324,14 @@ class RunFeature:
 
     async def cancel(self, target: Target) -> dict[str, Any]:
         state = self.server.runs.get(target.uri)
-        if state is None or not state.running:
+        if state is None or state.task is None or not state.running:
             return {"ok": False, "error": "no run of this file is going on"}
-        assert state.task is not None
         state.task.cancel()
         return {"ok": True}
 
     async def show(self, target: Target) -> dict[str, Any]:
-        """The last run's results: its HTML report (written beside the results file, evalspec.report)
-        and the results file. Opened through the client (the report in the browser) unless the caller
-        asks for the paths only (`open: false`: the editor plugins show them themselves); `markdown:
-        true` adds the report as Markdown (Neovim shows it in a split when there is no display)."""
+        """The last run's results: its HTML report (written beside the results file) and the results
+        file, opened through the client unless `open: false`; `markdown: true` adds the report as Markdown."""
         state = self.server.runs.get(target.uri)
         if state is not None and not state.files and not state.running and state.board.journal:
             from evalspec.ide.run_history import result_files_of
@@ -324,18 +339,18 @@ class RunFeature:
             state.files = result_files_of(Path(state.board.journal))
         if state is None or not (state.files or state.board.journal):
             return {"ok": False, "error": "this file has no finished run yet"}
-        sources = list(state.files[:1]) or [state.board.journal or ""]
+        source = state.files[0] if state.files else state.board.journal or ""
         made = await self.ask("report", target.uri if self.server.documents.get(target.uri) else None,
-                              sources[0], target.markdown)
+                              source, target.markdown)
         if isinstance(made, str):
             return self.refuse(made)
         report, markdown = made
         answer: dict[str, Any] = {"ok": True, "file": state.files[0] if state.files else None, "report": report}
         if target.markdown:
             answer["markdown"] = markdown
+        shown = report or answer["file"]
         if not target.open:
             return answer
-        shown = report or answer["file"]
         if shown and self.server.client.show_document:
             with contextlib.suppress(Exception):
                 await self.server.window_show_document_async(lsp.ShowDocumentParams(
@@ -344,15 +359,13 @@ class RunFeature:
         self.message(lsp.MessageType.Info, f"evalspec: results in {shown}")
         return answer
 
-    # --- earlier runs, renamed ids --------------------------------------------------------------------
+    # --- earlier runs, renamed ids ------------------------------------------------------------------
 
     def analysed(self, doc: Document) -> None:
         """Each check: look for the file's earlier results once, and follow renamed ids."""
         if not doc.eval_file or self.server.documents.get(doc.uri) is not doc:
             return
-        state = self.server.runs.get(doc.uri)
-        if state is None:
-            state = self.server.runs[doc.uri] = DocumentRuns()
+        state = self.server.runs.setdefault(doc.uri, DocumentRuns())
         first = not state.restored
         state.restored = True
         if first or state.board.results:
@@ -376,18 +389,18 @@ class RunFeature:
                     asyncio.get_running_loop().call_later(0.5 * state.restore_tries, self.analysed, doc)
             return
         items, history = value
-        if first:
+        if not first:
+            before = len(state.board.renamed)
+            state.board.follow(state.items, items)
             state.items = items
-            if isinstance(history, str):  # unreadable results never stop the editor
-                self.server.report(f"reading earlier results of {doc.uri}", history)
-            elif history is not None and doc.path is not None:
-                self.restore(doc.uri, doc.path, history)
+            if len(state.board.renamed) != before:
+                self.changed(doc.uri, state)
             return
-        before = len(state.board.renamed)
-        state.board.follow(state.items, items)
         state.items = items
-        if len(state.board.renamed) != before:
-            self.changed(doc.uri, state)
+        if isinstance(history, str):  # unreadable results never stop the editor
+            self.server.report(f"reading earlier results of {doc.uri}", history)
+        elif history is not None and doc.path is not None:
+            self.restore(doc.uri, doc.path, history)
 
     def restore(self, uri: str, path: Path, history: RunHistory) -> None:
         state = self.server.runs.get(uri)
@@ -423,34 +436,26 @@ class RunFeature:
         except Exception:  # the client refused or did not answer: run without a progress bar
             log.debug("no work-done progress", exc_info=True)
             return None
-        path = path_of(uri)
-        name = path.name if path is not None else uri
         self.server.work_done_progress.begin(token, lsp.WorkDoneProgressBegin(
-            title=f"evalspec: running {item or name}", cancellable=True, message="starting", percentage=0))
+            title=f"evalspec: running {item or _name(uri)}", cancellable=True, message="starting", percentage=0))
         cancelled = self.server.work_done_progress.tokens.get(token)
         if cancelled is not None:  # the client's Cancel button cancels this future
             cancelled.add_done_callback(lambda f: state.task.cancel() if f.cancelled() and state.task else None)
         return token
 
     def report(self, token: str | None, board: RunBoard) -> None:
-        if token is None:
-            return
-        pct = int(100 * board.done / board.total) if board.total else 0
-        with contextlib.suppress(Exception):
-            self.server.work_done_progress.report(token, lsp.WorkDoneProgressReport(
-                message=board.progress_text(), percentage=pct, cancellable=True))
+        if token is not None:
+            with contextlib.suppress(Exception):
+                self.server.work_done_progress.report(token, lsp.WorkDoneProgressReport(
+                    message=board.progress_text(), cancellable=True,
+                    percentage=int(100 * board.done / board.total) if board.total else 0))
 
     def end_progress(self, token: str | None, board: RunBoard) -> None:
-        if token is None:
-            return
-        with contextlib.suppress(Exception):
-            self.server.work_done_progress.end(token, lsp.WorkDoneProgressEnd(
-                message="cancelled" if board.cancelled else board.progress_text()))
-            self.server.work_done_progress.tokens.pop(token, None)
-
-
-def _name(uri: str) -> str:
-    return uri.rsplit("/", 1)[-1]
+        if token is not None:
+            with contextlib.suppress(Exception):
+                self.server.work_done_progress.end(token, lsp.WorkDoneProgressEnd(
+                    message="cancelled" if board.cancelled else board.progress_text()))
+                self.server.work_done_progress.tokens.pop(token, None)
 
 
 def _outcome(board: RunBoard, item: str | None) -> str:
@@ -465,12 +470,12 @@ def _outcome(board: RunBoard, item: str | None) -> str:
 
 
 def register(server: EvalspecServer) -> None:
-    feature = RunFeature(server)  # code_lens.py and hover.py read the boards in server.runs
+    feature = RunFeature(server)
 
     def command(name: str, fn: Any) -> None:
         async def handle(*args: Any) -> Any:
             try:
-                target = parse_target(args)
+                target = Target.parse(args)
             except ValueError as exc:
                 return {"ok": False, "error": str(exc)}
             try:
@@ -490,5 +495,3 @@ def register(server: EvalspecServer) -> None:
     command(SHOW, feature.show)
     server.on_checked.append(feature.analysed)
     server.on_closed.append(feature.closed)
-    # A closed document's run goes on (closing a tab is not "stop"), and its lenses are back on reopening
-    # (forget_if_closed).

@@ -1,5 +1,6 @@
-"""What the commands of run.py ask the worker, which holds the analysis: a run's plan, the item at a
-line, the run items with the file's earlier results, and the report of a results file."""
+"""Running from the editor, in the engine worker (which holds the analysis): a run's plan, the item at a
+line, the run items with the file's earlier results, and the report of a results file; and the run
+commands' names (run.py runs them)."""
 
 from __future__ import annotations
 
@@ -14,58 +15,45 @@ from lsprotocol import types as lsp
 from . import on_snapshot
 
 if TYPE_CHECKING:
-    from evalspec.analysis import Analysis
     from evalspec.run.options import RunOptions
 
     from ..worker import Doc, Snapshot, Worker
 
 log = logging.getLogger(__name__)
+RUN, PLAN, CANCEL, SHOW = "evalspec.run", "evalspec.plan", "evalspec.cancelRun", "evalspec.showResults"
 NOT_EVAL = "this file is not a Weval blueprint or an AgentV eval file"
 
 
-def _runnable(worker: Worker, doc: Doc) -> Analysis | str:
+def plan(worker: Worker, doc: Doc, options: RunOptions, summary_key: str | None = None) -> Any:
+    """(the plan, its problems, the run items, the options), or with `summary_key` what `evalspec run
+    --dry-run` says (kept with the analysis under that key); or why nothing can run. A text that is not
+    the saved file's gets a run label, and journal, of its own (run_label.unsaved_label)."""
+    from evalspec.ide.runs import run_items
+    from evalspec.run.plan.run_label import unsaved_label
+    from evalspec.run.preflight import problems
+    from evalspec.run.runner import PlanError, plan_for
+
     snap = worker.snapshot(doc)
     if snap is None:
         return NOT_EVAL
-    if snap.analysis.error_count:
-        return f"the file has {snap.analysis.error_count} error(s); fix them to run it"
-    return snap.analysis
-
-
-def plan(worker: Worker, doc: Doc, options: RunOptions) -> tuple[Any, list[str], Any] | str:
-    """(the plan, its problems, the run items), or why nothing can run."""
-    from evalspec.ide.runs import run_items
-    from evalspec.run.preflight import problems
-    from evalspec.run.runner import PlanError, plan_for
-
-    analysis = _runnable(worker, doc)
-    if isinstance(analysis, str):
-        return analysis
+    analysis = snap.analysis
+    if analysis.error_count:
+        return f"the file has {analysis.error_count} error(s); fix them to run it"
+    if summary_key in analysis.memo:
+        return analysis.memo[summary_key]
+    if analysis.path is not None:
+        options.label = unsaved_label(analysis.text, analysis.path, options.label) or options.label
     try:
         planned = plan_for(analysis, options)
     except (PlanError, ValueError) as exc:
-        return str(exc)
-    return planned, problems(planned, options), run_items(analysis)
-
-
-def plan_summary(worker: Worker, doc: Doc, options: RunOptions, key: str) -> dict[str, Any] | str:
-    """What `evalspec run --dry-run` says of the file (kept with the analysis), or why nothing can run."""
-    from evalspec.run.preflight import problems
-    from evalspec.run.runner import PlanError, plan_for
-
-    analysis = _runnable(worker, doc)
-    if isinstance(analysis, str):
-        return analysis
-    if key not in analysis.memo:
-        try:
-            planned = plan_for(analysis, options)
-            summary: dict[str, Any] | str = planned.summary()
-            assert isinstance(summary, dict)
-            summary["problems"] = problems(planned, options)
-        except (PlanError, ValueError) as exc:
-            summary = str(exc)
-        analysis.memo[key] = summary
-    return analysis.memo[key]
+        answer: Any = str(exc)
+    else:
+        if summary_key is None:
+            return planned, problems(planned, options), run_items(analysis), options
+        answer = {**planned.summary(), "problems": problems(planned, options)}
+    if summary_key is not None:
+        analysis.memo[summary_key] = answer
+    return answer
 
 
 @on_snapshot
@@ -81,16 +69,13 @@ def item_at(snap: Snapshot, line: int) -> str | None:
 def items_and_history(worker: Worker, doc: Doc, where: tuple[Path, Path, Path] | None) -> tuple[Any, Any]:
     """The run items and, given (output folder, file, workspace root), the file's earlier results when it
     has items (or the message of what reading them raised)."""
+    from evalspec.ide.run_history import load_history
     from evalspec.ide.runs import run_items
 
     snap = worker.snapshot(doc)
-    if snap is None:
-        return [], None
-    items = run_items(snap.analysis)
+    items = run_items(snap.analysis) if snap is not None else []
     if where is None or not items:
         return items, None
-    from evalspec.ide.run_history import load_history
-
     try:
         return items, load_history(*where)
     except Exception as exc:
@@ -99,16 +84,11 @@ def items_and_history(worker: Worker, doc: Doc, where: tuple[Path, Path, Path] |
 
 def report(worker: Worker, doc: Doc | None, source: str, markdown: bool) -> tuple[str | None, str | None] | str:
     """(the HTML report's path, the Markdown report) of one results file or journal; None for what
-    cannot be made (the results file remains); a string when the file is refused.
-
-    The results come from the output folder, which may be someone else's (a cloned repository's): the
-    file is read as an own file (not a link, a FIFO or a device), and no eval file but the open
-    document is read for it, whatever the run's journal names."""
+    cannot be made (the results file remains); a string when the file is refused. The output folder
+    may be someone else's: the file must be an own file (not a link, a FIFO or a device), and no eval
+    file but the open document is read for it, whatever the run's journal names."""
     from evalspec.own_files import NotOwnFile, open_own
 
-    known = {}
-    if doc is not None and doc.path is not None:
-        known[doc.path.resolve()] = worker.analysis(doc)
     try:  # the report package is optional here: without it "show results" opens the results
         build = importlib.import_module("evalspec.report")
         from evalspec.report.sources import OnlyThese
@@ -120,7 +100,7 @@ def report(worker: Worker, doc: Doc | None, source: str, markdown: bool) -> tupl
     except NotOwnFile as exc:
         return exc.strerror or str(exc)
     name = path.name.removesuffix(".jsonl").removesuffix(".json")
-    analyses = OnlyThese(known)
+    analyses = OnlyThese({doc.path.resolve(): worker.analysis(doc)} if doc is not None and doc.path else {})
     try:
         html = build.write_report([path], path.with_name(f"{name}.report.html"), analyses=analyses)
         text = build.build_report([path], fmt="markdown-text", analyses=analyses) if markdown else None
@@ -130,16 +110,4 @@ def report(worker: Worker, doc: Doc | None, source: str, markdown: bool) -> tupl
     return str(html), text
 
 
-def run_label(worker: Worker, doc: Doc, user_label: str | None) -> str | None:
-    """The label option for a run of the document's text: its own when the text is not the saved file's
-    (engine run/plan/run_label.unsaved_label), else None (the terminal's label)."""
-    from evalspec.run.plan.run_label import unsaved_label
-
-    snap = worker.snapshot(doc)
-    if snap is None or snap.analysis.path is None:
-        return None
-    return unsaved_label(snap.analysis.text, snap.analysis.path, user_label)
-
-
-JOBS = {"run_label": run_label, "plan": plan, "plan_summary": plan_summary, "item_at": item_at, "items_and_history": items_and_history,
-        "report": report}
+JOBS = {"plan": plan, "item_at": item_at, "items_and_history": items_and_history, "report": report}

@@ -13,13 +13,12 @@ from lsprotocol import types as lsp
 
 from evalspec.ide.token_legend import TOKEN_MODIFIERS, TOKEN_TYPES
 
-from . import on_snapshot
+from . import answers
 
 if TYPE_CHECKING:
     from evalspec.ide.semantic_tokens import Token
 
     from ..convert import LineIndex
-    from ..server import EvalspecServer
     from ..worker import Snapshot
 
 LEGEND = lsp.SemanticTokensLegend(token_types=list(TOKEN_TYPES), token_modifiers=list(TOKEN_MODIFIERS))
@@ -40,18 +39,13 @@ def encode(tokens: list[Token], index: LineIndex) -> list[int]:
     return data
 
 
-@on_snapshot
-def tokens(snap: Snapshot, params: lsp.SemanticTokensParams) -> bytes | None:
-    from evalspec.ide.semantic_tokens import semantic_tokens
+@answers(lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, lsp.SemanticTokensRegistrationOptions(legend=LEGEND, full=True))
+def semantic_tokens(snap: Snapshot, params: lsp.SemanticTokensParams) -> bytes | None:
+    from evalspec.ide.semantic_tokens import semantic_tokens as engine_tokens
 
     from ..convert import as_json
 
-    return as_json({"data": encode(semantic_tokens(snap.analysis), snap.index)})
+    return as_json({"data": encode(engine_tokens(snap.analysis), snap.index)})
 
 
-JOBS = {"semantic_tokens": tokens}
-
-
-def register(server: EvalspecServer) -> None:
-    server.forward(lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL,
-                   lsp.SemanticTokensRegistrationOptions(legend=LEGEND, full=True), lambda: None, "semantic_tokens")
+JOBS = {"semantic_tokens": semantic_tokens}

@@ -7,22 +7,22 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 
+from . import answers
+
 if TYPE_CHECKING:
-    from ..server import EvalspecServer
-    from ..worker import Doc, Worker
+    from ..worker import Snapshot
 
 # `[` and `,` start an argument of a point function; `:` a value; a space after `- ` or a key.
 TRIGGERS = ["[", ",", ":", "{", " "]
 
 
-def signature_help(worker: Worker, doc: Doc, params: lsp.SignatureHelpParams) -> bytes | None:
+@answers(lsp.TEXT_DOCUMENT_SIGNATURE_HELP,
+         lsp.SignatureHelpOptions(trigger_characters=TRIGGERS, retrigger_characters=[",", " "]))
+def signature_help(snap: Snapshot, params: lsp.SignatureHelpParams) -> bytes | None:
     from evalspec.ide.signature import signature_help as engine_signature_help
 
     from ..convert import as_json
 
-    snap = worker.snapshot(doc)
-    if snap is None:
-        return None
     line, col = snap.index.point(params.position)
     sig = engine_signature_help(snap.analysis, line, col)
     if sig is None:
@@ -42,9 +42,3 @@ def _units(text: str, code_points: int) -> int:
 
 
 JOBS = {"signature_help": signature_help}
-
-
-def register(server: EvalspecServer) -> None:
-    server.forward(lsp.TEXT_DOCUMENT_SIGNATURE_HELP,
-                   lsp.SignatureHelpOptions(trigger_characters=TRIGGERS, retrigger_characters=[",", " "]),
-                   lambda: None, "signature_help")

@@ -12,14 +12,13 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 
-from ..convert import LineIndex
-from . import on_snapshot
+from . import answers
 
 if TYPE_CHECKING:
     from evalspec.analysis import Analysis
     from evalspec.ide.symbols import Symbol
 
-    from ..server import EvalspecServer
+    from ..convert import LineIndex
     from ..worker import Snapshot
 
 
@@ -88,7 +87,7 @@ def folds(analysis: Analysis, index: LineIndex) -> list[dict[str, int]]:
     return [{"startLine": start, "endLine": end} for start, end in ranges if end > start]
 
 
-@on_snapshot
+@answers(lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL, empty=list)
 def symbols(snap: Snapshot, params: Any) -> bytes | None:
     from evalspec import jsonio
 
@@ -97,7 +96,7 @@ def symbols(snap: Snapshot, params: Any) -> bytes | None:
                                   lambda a: jsonio.dumps_bytes(outline(a, snap.index, snap.uri, hierarchical)))
 
 
-@on_snapshot
+@answers(lsp.TEXT_DOCUMENT_FOLDING_RANGE, empty=list)
 def folding(snap: Snapshot, params: Any) -> bytes | None:
     from evalspec import jsonio
 
@@ -106,8 +105,3 @@ def folding(snap: Snapshot, params: Any) -> bytes | None:
 
 
 JOBS = {"symbols": symbols, "folding": folding}
-
-
-def register(server: EvalspecServer) -> None:
-    server.forward(lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL, None, list, "symbols")
-    server.forward(lsp.TEXT_DOCUMENT_FOLDING_RANGE, None, list, "folding")

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,13 +35,13 @@ log = logging.getLogger(__name__)
 Report = tuple[str, list[dict[str, Any]]]  # (resultId, diagnostics as JSON)
 
 
+@dataclass
 class WorkspaceFindings:
-    def __init__(self) -> None:
-        self.reports: dict[str, Report] = {}  # uri -> the report of an unopened eval file
-        self.scanned = False
-        self.scanning = 0  # the generation of the scan under way (0: none)
-        self.generation = 0
-        self.tasks: set[asyncio.Future[Any]] = set()
+    reports: dict[str, Report] = field(default_factory=dict)  # uri -> the report of an unopened eval file
+    scanned: bool = False
+    scanning: int = 0  # the generation of the scan under way (0: none)
+    generation: int = 0
+    tasks: set[asyncio.Future[Any]] = field(default_factory=set)
 
 
 def _version(path: Path) -> str | None:
@@ -83,61 +84,43 @@ JOBS = {"workspace_scan": scan}
 def register(server: EvalspecServer) -> None:
     state = WorkspaceFindings()
 
-    def roots() -> list[Path]:
-        folders = [convert.path_of(f.uri) for f in server.workspace.folders.values()]
-        if not folders and server.workspace.root_path:
-            folders = [Path(server.workspace.root_path)]
-        return [f for f in folders if f is not None]
-
     def open_paths() -> set[Path]:
         return {p for p in (convert.path_of(uri) for uri in server.documents.open_uris()) if p is not None}
 
     def start_scan() -> None:
         state.generation += 1
-        state.scanning = generation = state.generation
-        before = dict(state.reports)
-        versions = {uri: report[0] for uri, report in before.items()}
-        future = asyncio.ensure_future(server.workers.call("workspace_scan", None, None, roots(), open_paths(),
-                                                           versions))
-        state.tasks.add(future)
+        state.scanning = state.generation
+        task = asyncio.ensure_future(scan_now(state.generation, dict(state.reports)))
+        state.tasks.add(task)
+        task.add_done_callback(state.tasks.discard)
 
-        def done(f: asyncio.Future[tuple[str, Any]]) -> None:
-            state.tasks.discard(f)
+    async def scan_now(generation: int, before: dict[str, Report]) -> None:
+        try:
+            status, value = await server.workers.call("workspace_scan", None, None, server.folders(), open_paths(),
+                                                      {uri: report[0] for uri, report in before.items()})
+        except Exception as exc:
+            server.report_failure("the workspace scan", exc)
+            return
+        finally:
             if state.scanning == generation:
                 state.scanning = 0
-            if f.cancelled() or generation != state.generation:
-                return  # a newer scan answers
-            exc = f.exception()
-            if exc is not None:
-                server.report_failure("the workspace scan", exc)
-                return
-            status, value = f.result()
-            if status != OK:
-                if isinstance(value, tuple):
-                    server.report(value[0] or "the workspace scan", value[1])
-                return
-            state.scanned = True
-            found: dict[str, Report] = {}
-            for uri, report in value.items():
-                kept = before.get(uri) if report is None else report
-                if kept is not None:
-                    found[uri] = kept
-            changed = {u for u in found.keys() | before.keys() if found.get(u) != before.get(u)}
-            state.reports = found
-            if not changed:
-                return
-            if server.client.pull_diagnostics:
-                if server.client.diagnostics_refresh:
-                    server.workspace_diagnostic_refresh(None)
-                return
+        if generation != state.generation:
+            return  # a newer scan answers
+        if status != OK:
+            if isinstance(value, tuple):
+                server.report(value[0] or "the workspace scan", value[1])
+            return
+        state.scanned = True
+        found = {uri: kept for uri, report in value.items()
+                 if (kept := before.get(uri) if report is None else report) is not None}
+        changed = {u for u in found.keys() | before.keys() if found.get(u) != before.get(u)}
+        state.reports = found
+        if changed and server.client.pull_diagnostics and server.client.diagnostics_refresh:
+            server.workspace_diagnostic_refresh(None)
+        elif changed and not server.client.pull_diagnostics:
             for uri in changed:
-                if server.documents.get(uri) is not None:
-                    continue  # open: its own diagnostics are the editor's
-                items = found.get(uri, ("", []))[1]
-                server.notify_json(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS,
-                                   JsonReady(as_json({"uri": uri, "diagnostics": items})))
-
-        future.add_done_callback(done)
+                if server.documents.get(uri) is None:  # open: its own diagnostics are the editor's
+                    server.publish(uri, as_json(found.get(uri, ("", []))[1]))
 
     async def workspace_diagnostic(server: EvalspecServer, params: lsp.WorkspaceDiagnosticParams) -> Any:
         if not state.scanned and not state.scanning:
@@ -169,8 +152,7 @@ def register(server: EvalspecServer) -> None:
         if not server.client.pull_diagnostics and state.scanned:
             found = state.reports.get(document.uri)
             if found is not None:
-                server.notify_json(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS,
-                                   JsonReady(as_json({"uri": document.uri, "diagnostics": found[1]})))
+                server.publish(document.uri, as_json(found[1]))
         if state.scanned:
             start_scan()
 

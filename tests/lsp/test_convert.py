@@ -71,12 +71,12 @@ def test_severities(severity, expected):
 def test_edits_with_and_without_document_changes():
     index = LineIndex(["  shuld:"])
     edits = (Edit(Span(0, 2, 0, 7), "should"),)
-    versioned = convert.workspace_edit_json(edits, index, "file:///x", 4, document_changes=True)
+    versioned = convert.workspace_edit_json([("file:///x", 4, index, edits)], document_changes=True)
     [change] = versioned["documentChanges"]
     assert change["textDocument"] == {"uri": "file:///x", "version": 4}
     assert change["edits"] == [{"range": {"start": {"line": 0, "character": 2}, "end": {"line": 0, "character": 7}},
                                 "newText": "should"}]
-    plain = convert.workspace_edit_json(edits, index, "file:///x", 4, document_changes=False)
+    plain = convert.workspace_edit_json([("file:///x", 4, index, edits)], document_changes=False)
     assert list(plain["changes"]) == ["file:///x"]
 
 

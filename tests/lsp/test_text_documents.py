@@ -5,7 +5,7 @@ import time
 
 from lsprotocol import types as lsp
 
-from evalspec_lsp.text_documents import apply_change, apply_changes
+from evalspec_lsp.documents import apply_change, apply_changes
 
 UTF16, UTF8, UTF32 = lsp.PositionEncodingKind.Utf16, lsp.PositionEncodingKind.Utf8, lsp.PositionEncodingKind.Utf32
 
