@@ -68,6 +68,11 @@ class _File(Generic[T]):
             self._recent[k] = item
             return item
 
+    def raw(self, k: int) -> bytes:
+        """Record k as stored (not decoded, not kept)."""
+        start, end = self.starts[k], self.starts[k + 1]
+        return self._spill.read(start, end - start)
+
     def close(self) -> None:
         self._spill.close()
 
@@ -114,6 +119,10 @@ class ModelStore(ListLike[T]):
         if not 0 <= index < n:
             raise IndexError(index)
         return self._file.get(self._indexes[index] if self._indexes is not None else index)
+
+    def record(self, index: int) -> bytes:
+        """Item `index`'s record as stored, for a reader that needs only part of it (not decoded, not kept)."""
+        return self._file.raw(self._indexes[index] if self._indexes is not None else index)
 
     def ids(self) -> list[str]:
         """Every item's id, in order, without decoding any."""

@@ -385,9 +385,7 @@ class Weval(Format[WevalPlan, WevalCell]):
         elif self.judges.unscored_points:
             why = self.judges.problem or "no judge could be called"
             notes.append(f"{self.judges.unscored_points} judged point(s) not scored: {why}")
-        points_not_scored = sum(1 for by_model in self.writer.results.coverage.values() for result in by_model.values()
-                                if isinstance(result, dict)
-                                for pa in result.get("pointAssessments") or [] if isinstance(pa, dict) and pa.get("error"))
+        points_not_scored = self.writer.points_not_scored  # counted as the cells were scored (not read back)
         if self.cost.stopped:
             notes.append(self.cost.stopped)
         return RunSummary(kind="weval", run_label=self.plan.run_label, models=tuple(rows),

@@ -118,7 +118,8 @@ def _finished(events: list[Any]) -> Any:
 
 
 def test_the_summary_reads_spilled_cells(tmp_path: Path, smart: SmartFake, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The run's summary counts points not scored after the files are written: from the store, spilled or not."""
+    """The run's summary counts the points not scored (as its cells are scored) the same whether its cells
+    spilled or not."""
     def decide(req: dict[str, Any]) -> Any:
         criterion = criterion_of(req)
         if criterion is not None:

@@ -40,10 +40,16 @@ class WevalWriter:
                                               cell_store.bound_for(len(plan.tasks)), index))
         self.index = index
         self.exported: dict[str, Any] | None = None  # the comparison object last written
+        # Whether a prompt of the cells told so far has an ideal: every cell is told (answered or failed)
+        # by the end of a finished run, so the results need not read every prompt again to learn it.
+        self.ideal_seen = False
+        self.points_not_scored = 0  # point assessments with an error in the coverage results recorded
 
     def answered(self, task: WevalTask, final: str, history: History) -> None:
         """A cell's answer (its final turn) and the whole exchange."""
         cell = task.cell
+        if not self.ideal_seen and task.prompt.ideal:
+            self.ideal_seen = True
         self.results.record(cell.item, cell.model, cell=cell, response=final,
                             history=[{"role": r, "content": c} for r, c, _ in history])
         self.results.system_prompts[cell.model] = task.system
@@ -52,6 +58,8 @@ class WevalWriter:
         """A cell with no answer: the reference's error marker in place of the answer. `not_run`: a
         cost cap kept it from starting (its coverage error says so, not "Generation failed")."""
         cell = task.cell
+        if not self.ideal_seen and task.prompt.ideal:
+            self.ideal_seen = True
         marked = f"<<error>>{message}<</error>>"
         self.results.errors.setdefault(cell.item, {})[cell.model] = message
         history = [{"role": "system", "content": task.system}] if task.system else []
@@ -69,6 +77,8 @@ class WevalWriter:
         """A cell's coverage result (nothing for an empty one)."""
         if result and self.coverage:
             self.results.record(cell.item, cell.model, cell=cell, coverage=result)
+            self.points_not_scored += sum(1 for pa in result.get("pointAssessments") or []
+                                          if isinstance(pa, dict) and pa.get("error"))
 
     def key_points(self, prompt_id: str, points: list[str]) -> None:
         self.results.key_points[prompt_id] = points
@@ -92,7 +102,8 @@ class WevalWriter:
                                  run_label=plan.run_label, timestamp=stamp,
                                  eval_methods=list(plan.eval_methods) or ["llm-coverage"],
                                  effective_models=plan.effective_models, results=self.results,
-                                 positions=self.index.item_positions() if self.index is not None else None)
+                                 positions=self.index.item_positions() if self.index is not None else None,
+                                 has_ideal=self.ideal_seen if finished else None)
         self.exported = full  # what a shard keeps of it in its run database (Weval.write, weval_rebuild.py)
         files = write_comparison(self.folder, plan.results_base, stamp, full, artefacts=self.artefacts)
         from ..cost.cost_file import write_cost
