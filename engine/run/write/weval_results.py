@@ -194,13 +194,15 @@ def _defined(value: Any) -> Any:
 def comparison_object(*, bp: Blueprint, models: list[str], prompts: Sequence[Prompt], run_label: str,
                       timestamp: str, eval_methods: list[str], effective_models: list[str],
                       results: WevalResults, positions: Mapping[str, int] | None = None,
-                      has_ideal: bool | None = None) -> dict[str, Any]:
+                      ideals: bytes | bytearray | None = None) -> dict[str, Any]:
     """The comparison file's object. Its per-prompt maps (and the config's prompts) are LazyMap /
     LazyList: made a prompt at a time while the files are written (`write_comparison`), never whole.
     `positions`: each prompt id's place in `prompts`, when the caller has them (else a dict is made);
-    `has_ideal`: whether some prompt has an ideal, when the caller knows (else the prompts are read)."""
-    if has_ideal is None:  # (a big blueprint's prompts: read one at a time, from disk)
-        has_ideal = any(p.ideal for p in exported_prompts(prompts))
+    `ideals`: a byte per prompt of `prompts`, non-zero where it has an ideal, when the caller knows (else
+    the prompts are read: a big blueprint's one at a time, from disk)."""
+    if ideals is not None and len(ideals) != len(prompts):
+        ideals = None
+    has_ideal = any(ideals) if ideals is not None else any(p.ideal for p in exported_prompts(prompts))
     # Cells finish in whatever order the providers answer (or a batch returns); every per-prompt map is
     # written in the plan's model order, so the same answers always make the same bytes.
     rank = {m: i for i, m in enumerate([IDEAL_MODEL_ID, *effective_models])}
@@ -215,8 +217,14 @@ def comparison_object(*, bp: Blueprint, models: list[str], prompts: Sequence[Pro
         {pid: n for n, pid in enumerate(ids)}
     if len(by_id) != len(ids):  # an id twice (a file with findings run anyway): the first, as the dict kept it
         ids = list(dict.fromkeys(ids))
-    final_responses = LazyMap(ids, lambda pid: ordered(responses_row(exported_prompt(prompts, by_id[pid]), results)),
-                              by_id)
+
+    def responses(pid: str) -> dict[str, Any]:
+        k = by_id[pid]
+        if ideals is not None and not ideals[k]:  # no ideal: the prompt need not be read
+            return ordered(results.field(pid, "response"))
+        return ordered(responses_row(exported_prompt(prompts, k), results))
+
+    final_responses = LazyMap(ids, responses, by_id)
     eff = sorted(set(effective_models) | ({IDEAL_MODEL_ID} if has_ideal else set()))
     evaluation: dict[str, Any] = {}
     if "embedding" in eval_methods:
