@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import threading
 from array import array
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Generic, Protocol, TypeVar, overload
 
@@ -43,7 +44,8 @@ class _File(Generic[T]):
         self.starts = array("q")  # record k is bytes starts[k]:starts[k+1]
         self.starts.append(0)
         self.ids: list[str] = []
-        self._recent: dict[int, T] = {}
+        self._recent: OrderedDict[int, T] = OrderedDict()  # popitem(last=False): a dict's first key is
+        # found by skipping the slots its deletions left
         self._keep = max(1, recent)
         self._lock = threading.Lock()  # the runner's worker threads (judges, scripts) read items too
 
@@ -64,9 +66,14 @@ class _File(Generic[T]):
             start, end = self.starts[k], self.starts[k + 1]
             item = self.codec.decode(self._spill.read(start, end - start))
             if len(self._recent) >= self._keep:
-                del self._recent[next(iter(self._recent))]
+                self._recent.popitem(last=False)
             self._recent[k] = item
             return item
+
+    def raw(self, k: int) -> bytes:
+        """Record k as stored (not decoded, not kept)."""
+        start, end = self.starts[k], self.starts[k + 1]
+        return self._spill.read(start, end - start)
 
     def close(self) -> None:
         self._spill.close()
@@ -114,6 +121,10 @@ class ModelStore(ListLike[T]):
         if not 0 <= index < n:
             raise IndexError(index)
         return self._file.get(self._indexes[index] if self._indexes is not None else index)
+
+    def record(self, index: int) -> bytes:
+        """Item `index`'s record as stored, for a reader that needs only part of it (not decoded, not kept)."""
+        return self._file.raw(self._indexes[index] if self._indexes is not None else index)
 
     def ids(self) -> list[str]:
         """Every item's id, in order, without decoding any."""

@@ -39,7 +39,7 @@ from .journal.records import CellScore, ExportHead, Failed, NotRun, RunHeader
 from .journal.run_store import run_header
 from .pipeline import DONE, Around, CellWork, Flow, Format, Pipeline, Stages, admitted, awaited
 from .plan.cell_index import CellIndex, CellScores
-from .plan.weval import WevalPlan, WevalTask
+from .plan.weval import WevalPlan, WevalTask, WevalTasks
 from .score.embeddings import embedding_similarity
 from .score.functions import AssessmentBases, function_point, score_function_point, scored_at_once
 from .score.judges import WevalJudges
@@ -285,8 +285,11 @@ class Weval(Format[WevalPlan, WevalCell]):
         self.cost.attach(self.held.hold, self.state.usage)
 
     def resumed_count(self) -> int:
-        return sum(1 for t in self.plan.tasks if t.cell in self.state.scores or
-                   (t.cell in self.state.failures and not self.options.retry_errors))
+        done, failures = self.state.scores, self.state.failures
+        if not done and not failures:
+            return 0
+        return sum(1 for cell in _cells(self.plan.tasks) if cell in done or
+                   (cell in failures and not self.options.retry_errors))
 
     def prepare(self) -> Iterator[Event]:
         self.judges.bind()
@@ -364,17 +367,27 @@ class Weval(Format[WevalPlan, WevalCell]):
     # --- the end -----------------------------------------------------------------------------------
     def summary(self, files: list[Path]) -> RunSummary:
         rows: list[ModelSummary] = []
-        for model in self.plan.effective_models:
-            cells = [t.cell for t in self.plan.tasks if t.cell.model == model]
-            scored = [self.scores[c] for c in cells if c in self.scores and self.scores[c] is not None]
-            verdicts = [verdict_for(self.scores[c]) for c in cells if c in self.scores]
+        # One pass over the plan's cells (not a task made per cell per model): each model's counts, the
+        # scores added in the cells' order
+        counts: dict[str, list[Any]] = {model: [0, [], 0, 0, 0, 0, 0] for model in self.plan.effective_models}
+        scores, failed, not_run = self.scores, self.failed, self.not_run_cells
+        for cell in _cells(self.plan.tasks):
+            row = counts.get(cell.model)
+            if row is None:
+                continue
+            row[0] += 1
+            score = scores.get(cell, _ABSENT)
+            if score is not _ABSENT and score is not None:
+                row[1].append(score)
+                row[_VERDICT_COLUMN[verdict(score)]] += 1
+            if score is None or cell in not_run:
+                row[5] += 1
+            if cell in failed and cell not in not_run:
+                row[6] += 1
+        for model, (cells, scored, passed, borderline, failing, not_scored, errors) in counts.items():
             rows.append(ModelSummary(
-                model=model, cells=len(cells), scored=len(scored),
-                mean=sum(scored) / len(scored) if scored else None,  # type: ignore[arg-type]
-                passed=verdicts.count("pass"), borderline=verdicts.count("borderline"),
-                failed=verdicts.count("fail"), not_scored=sum(1 for c in cells if (c in self.scores
-                                                              and self.scores[c] is None) or c in self.not_run_cells),
-                errors=sum(1 for c in cells if c in self.failed and c not in self.not_run_cells)))
+                model=model, cells=cells, scored=len(scored), mean=sum(scored) / len(scored) if scored else None,
+                passed=passed, borderline=borderline, failed=failing, not_scored=not_scored, errors=errors))
         notes = []
         if not self.plan.eval_methods:
             skipped = [f"{self.judges.unscored_points} judged point(s)"]
@@ -385,15 +398,22 @@ class Weval(Format[WevalPlan, WevalCell]):
         elif self.judges.unscored_points:
             why = self.judges.problem or "no judge could be called"
             notes.append(f"{self.judges.unscored_points} judged point(s) not scored: {why}")
-        points_not_scored = sum(1 for by_model in self.writer.results.coverage.values() for result in by_model.values()
-                                if isinstance(result, dict)
-                                for pa in result.get("pointAssessments") or [] if isinstance(pa, dict) and pa.get("error"))
+        points_not_scored = self.writer.points_not_scored  # counted as the cells were scored (not read back)
         if self.cost.stopped:
             notes.append(self.cost.stopped)
         return RunSummary(kind="weval", run_label=self.plan.run_label, models=tuple(rows),
                           files=tuple(str(f) for f in files), calls=self.calls.calls, cached=self.calls.cached,
                           resumed=self.resumed_cells, notes=tuple(notes), points_not_scored=points_not_scored,
                           cost=self.cost.summary(), stopped=self.cost.stopped)
+
+
+_ABSENT = object()
+_VERDICT_COLUMN = {"pass": 2, "borderline": 3, "fail": 4}
+
+
+def _cells(tasks: Any) -> list[Cell]:
+    """The plan's cells in order: WevalTasks' own list (no task made per cell), else from each task."""
+    return tasks.cells() if isinstance(tasks, WevalTasks) else [t.cell for t in tasks]
 
 
 def _has_errors(result: Any) -> bool:

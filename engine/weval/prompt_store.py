@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import marshal
 import pickle
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, NamedTuple
 
 from ..findings import Span
 from ..model_store import Collector, ModelStore, item_ids, keep_items
@@ -93,6 +93,59 @@ def _rebuild(cls: type, record: tuple[int, tuple[Any, ...]]) -> Any:
     obj: Any = _new(cls)
     obj.__dict__.update(fields)
     return obj
+
+
+class Turn(NamedTuple):
+    """A message as a results file lists it (promptContexts): its role and content."""
+
+    role: str
+    content: str | None
+
+
+class ExportedPrompt(NamedTuple):
+    """What a results file writes of a prompt with a reference form (write/weval_results.py): read from its
+    record without making its points, spans and messages as objects (a third of a whole decode)."""
+
+    id: str
+    ideal: str | None
+    weight: float
+    reference: dict[str, Any]
+    messages: list[Turn]
+
+
+_turn = Turn._make
+
+
+def _decode_export(data: bytes) -> Prompt | ExportedPrompt:
+    """A record as ExportedPrompt, or as the Prompt for one without a reference form."""
+    if data[:1] == _MARSHAL:
+        shape, values = marshal.loads(data[1:])
+        fields: dict[str, Any] = dict(zip(_SHAPES[shape], values, strict=True))
+        if fields.get("reference") is not None:
+            turns = []
+            for m in fields["messages"]:
+                turn = dict(zip(_SHAPES[m[0]], m[1], strict=True))
+                turns.append(_turn((turn["role"], turn["content"])))
+            return ExportedPrompt(fields["id"], fields.get("ideal"), fields.get("weight", 1.0), fields["reference"],
+                                  turns)
+    return _decode(data)
+
+
+def exported_prompt(prompts: Sequence[Prompt], k: int) -> Prompt | ExportedPrompt:
+    """`prompts[k]` as a results file needs it: a store's record read in part (ExportedPrompt), a list's
+    prompt as it is."""
+    if isinstance(prompts, PromptStore):
+        return _decode_export(prompts.record(k))
+    return prompts[k]
+
+
+def exported_prompts(prompts: Sequence[Prompt]) -> Iterator[Prompt | ExportedPrompt]:
+    """Every prompt, in order, as `exported_prompt` reads it."""
+    if isinstance(prompts, PromptStore):
+        for k in range(len(prompts)):
+            yield _decode_export(prompts.record(k))
+    else:
+        yield from prompts
 
 
 class _PromptCodec:

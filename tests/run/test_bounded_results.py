@@ -118,7 +118,8 @@ def _finished(events: list[Any]) -> Any:
 
 
 def test_the_summary_reads_spilled_cells(tmp_path: Path, smart: SmartFake, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The run's summary counts points not scored after the files are written: from the store, spilled or not."""
+    """The run's summary counts the points not scored (as its cells are scored) the same whether its cells
+    spilled or not."""
     def decide(req: dict[str, Any]) -> Any:
         criterion = criterion_of(req)
         if criterion is not None:
@@ -184,6 +185,34 @@ def test_a_run_whose_prompts_are_on_disk_writes_the_same_bytes(tmp_path: Path, s
     assert spilled.keys() == held.keys()
     for name, data in held.items():
         assert spilled[name] == data, name
+
+
+def test_the_prompts_ideals_learnt_from_the_cells_write_the_same_bytes(tmp_path: Path, smart: SmartFake,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A finished run's writer learns from its cells which prompts have an ideal, so the results read no
+    prompt without one for its answers' row (nor every prompt to learn whether any has one): the same
+    bytes as reading each prompt (what a stopped run's partial results do), with prompts held or on disk."""
+    from evalspec.weval import prompt_store
+
+    smart.decide = _decide
+    monkeypatch.setattr(write_weval, "now_utc", lambda: datetime(2026, 1, 2, 3, 4, 5, 678000, tzinfo=UTC))
+    told: list[bool] = []
+    real = write_weval.WevalWriter._told_all
+
+    def recording(self: Any, finished: bool) -> bool:
+        told.append(real(self, finished))
+        return told[-1]
+
+    monkeypatch.setattr(write_weval.WevalWriter, "_told_all", recording)
+    learnt = _run(tmp_path, smart, "learnt")
+    assert told == [True]
+    monkeypatch.setattr(prompt_store, "DEFAULT_BOUND", 1)
+    learnt_spilled = _run(tmp_path, smart, "learnt-spilled")
+    monkeypatch.setattr(write_weval.WevalWriter, "_told_all", lambda self, finished: False)
+    read = _run(tmp_path, smart, "read")
+    assert learnt_spilled == learnt == read
+    comparison = next(v for k, v in read.items() if k.endswith("_comparison.json"))
+    assert comparison.count(b'"IDEAL_BENCHMARK":"The ideal answer."') == 5  # p0, p3, p6, p9, p12
 
 
 def test_a_streamed_analysis_keeps_a_big_blueprint_s_prompts_on_disk(tmp_path: Path,

@@ -371,9 +371,10 @@ def _unslot(text: str) -> int | str:
     return int(text[1:]) if text[:1] == "i" else text[1:]
 
 
-def put(conn: sqlite3.Connection, records: Sequence[Record]) -> None:
+def put(conn: sqlite3.Connection, records: Sequence[Record], *, failures: bool = True) -> None:
     """Write records as rows, in one transaction (the caller's): a later record of the same key replaces
-    the earlier one, as in the state it is read into."""
+    the earlier one, as in the state it is read into. `failures=False`: the caller knows the failures
+    table is empty (an answer has no failure of its cell to delete)."""
     ex = conn.execute
     start = time.time_ns()
     for n, r in enumerate(records):
@@ -385,7 +386,8 @@ def put(conn: sqlite3.Connection, records: Sequence[Record]) -> None:
                (cell.item, cell.model, r.turn, _text(r.text), usage[0], usage[1], r.ms, int(r.cached),
                 _text(r.model), int(r.names_model), _json(list(r.tool_calls)) if r.tool_calls else None, r.cost_usd,
                 at))
-            ex("DELETE FROM failures WHERE item = ? AND model = ?", (cell.item, cell.model))
+            if failures:
+                ex("DELETE FROM failures WHERE item = ? AND model = ?", (cell.item, cell.model))
         elif isinstance(r, CellScore):
             ex("INSERT OR REPLACE INTO scores VALUES (?,?,?,?,?,?)",
                (r.cell.item, r.cell.model, r.score, r.verdict, _json(r.result), at))

@@ -255,6 +255,9 @@ class Journal:
         self.session: int | None = None  # this process's row in `sessions` (its wall time), once started
         self.on_commit: Callable[[], None] | None = None
         self.committed_at = 0.0  # time.monotonic() of the last commit
+        # The failures table may hold a row (a resumed run's, or one written since): an answer then
+        # deletes its cell's. A fresh run's is empty until a Failed is written (a DELETE an answer saved).
+        self.failures = True
 
     def start_session(self) -> None:
         """This process starts running the run: its session's row, whose end each commit moves on."""
@@ -293,7 +296,9 @@ class Journal:
             if not self._open:
                 self.conn.execute("BEGIN IMMEDIATE")
                 self._open = True
-            db.put(self.conn, records)
+            if not self.failures and any(type(r) is Failed for r in records):
+                self.failures = True
+            db.put(self.conn, records, failures=self.failures)
         except sqlite3.Error as exc:
             self._rollback()
             raise OSError(f"cannot write the run database {self.path}: {exc}") from exc
@@ -445,6 +450,7 @@ def _open_journal(path: Path, *, resume: bool, header: RunHeader) -> tuple[Journ
                 db.put(conn, [header])
         except sqlite3.Error as exc:
             raise OSError(f"cannot write the run database {path}: {exc}") from exc
+        journal.failures = False  # cleared
         return journal, JournalState()
     except BaseException:
         journal.close()

@@ -208,5 +208,15 @@ class CellScores:
         n = self._index.get(cell)
         return n is not None and self._state[n] != _UNSET
 
+    def get(self, cell: Key, default: Any = None) -> Any:
+        """The cell's score (None: not scored), `default` when none was set (one lookup, not two)."""
+        n = self._index.get(cell)
+        if n is None:
+            return default
+        state = self._state[n]
+        if state == _UNSET:
+            return default
+        return self._scores[n] if state == _SET else None
+
     def __len__(self) -> int:
         return len(self._state) - self._state.count(_UNSET)

@@ -51,10 +51,17 @@ class WevalTask:
     temperature: float
     system: str | None
     sp_index: int | None
+    # the prompt once read: a cell's stages read it several times, and each read of a big blueprint's
+    # store decodes it again (11 decodes a prompt at 20,000 prompts before it was kept)
+    _prompt: Prompt | None = field(default=None, compare=False, repr=False)
 
     @property
     def prompt(self) -> Prompt:
-        return self.prompts[self.index]
+        found = self._prompt
+        if found is None:
+            found = self.prompts[self.index]
+            object.__setattr__(self, "_prompt", found)
+        return found
 
 
 class WevalTasks(ListLike[WevalTask]):

@@ -160,9 +160,7 @@ class WevalJudges:
 
     def bind(self) -> None:
         """The judges' providers, when some point will be judged; `problem` says why none can be."""
-        if not ("llm-coverage" in self.plan.eval_methods and any(
-                any(p.kind == "text" for p in t.prompt.points) or (not t.prompt.points and t.prompt.ideal)
-                for t in self.plan.tasks)):
+        if not ("llm-coverage" in self.plan.eval_methods and self._any_judged()):
             return
         problems: list[str] = []
         for judge in self.plan.judges:
@@ -180,6 +178,17 @@ class WevalJudges:
             self.problem = "no judge is configured"
         elif len(problems) == len(self.plan.judges):
             self.problem = "no judge can be called (" + "; ".join(dict.fromkeys(problems)) + ")"
+
+    def _any_judged(self) -> bool:
+        """Whether some cell has a text point or key points to extract: from the plan's facts of its
+        prompts (read in one pass and kept) when every prompt has cells (not a replay), else cell by cell."""
+        from ..plan.weval import WevalTasks
+
+        plan = self.plan
+        if isinstance(plan.tasks, WevalTasks) and plan.tasks.prompts is plan.prompts and plan.replay is None:
+            return plan.any_judged()
+        return any(any(p.kind == "text" for p in t.prompt.points) or (not t.prompt.points and t.prompt.ideal)
+                   for t in plan.tasks)
 
     async def point(self, cell: Cell, index: int, point: Point, subject: str, conversation: str) -> dict[str, Any]:
         """Every judge on one text point, then their consensus (the reference's rule)."""

@@ -46,6 +46,8 @@ def _plain(value: Any) -> Any:
 
 def js_stringify(value: Any) -> str:
     """Fast path through the C encoder when its text is JavaScript's; the exact walk otherwise."""
+    if type(value) is str:  # a point's argument, most often: the C encoder's text, as below
+        return _encode_compact(value)
     try:
         return _encode_sliced(_plain(value))
     except (_NotPlain, ValueError):

@@ -40,10 +40,17 @@ class WevalWriter:
                                               cell_store.bound_for(len(plan.tasks)), index))
         self.index = index
         self.exported: dict[str, Any] | None = None  # the comparison object last written
+        # Which of the plan's prompts have an ideal, as the cells are told (answered or failed; every cell
+        # is by the end of a finished run): the results then read no prompt to learn whether any has one,
+        # nor a prompt without one for its row of answers (1 byte a prompt)
+        self.ideals = bytearray(len(plan.prompts))
+        self.told_elsewhere = False  # a cell whose task reads other prompts than the plan's (a plan made by hand)
+        self.points_not_scored = 0  # point assessments with an error in the coverage results recorded
 
     def answered(self, task: WevalTask, final: str, history: History) -> None:
         """A cell's answer (its final turn) and the whole exchange."""
         cell = task.cell
+        self._told(task)
         self.results.record(cell.item, cell.model, cell=cell, response=final,
                             history=[{"role": r, "content": c} for r, c, _ in history])
         self.results.system_prompts[cell.model] = task.system
@@ -52,6 +59,7 @@ class WevalWriter:
         """A cell with no answer: the reference's error marker in place of the answer. `not_run`: a
         cost cap kept it from starting (its coverage error says so, not "Generation failed")."""
         cell = task.cell
+        self._told(task)
         marked = f"<<error>>{message}<</error>>"
         self.results.errors.setdefault(cell.item, {})[cell.model] = message
         history = [{"role": "system", "content": task.system}] if task.system else []
@@ -65,10 +73,24 @@ class WevalWriter:
         else:
             self.results.record(cell.item, cell.model, cell=cell, response=marked, history=history)
 
+    def _told(self, task: WevalTask) -> None:
+        if task.prompts is self.plan.prompts:
+            if task.prompt.ideal:
+                self.ideals[task.index] = 1
+        else:
+            self.told_elsewhere = True
+
+    def _told_all(self, finished: bool) -> bool:
+        """Every prompt's cells were told: a finished run's, where every prompt has cells (a replay's
+        prompts have those the replayed file answered) and the tasks read the plan's prompts."""
+        return finished and not self.told_elsewhere and self.plan.replay is None
+
     def scored(self, cell: Cell, result: dict[str, Any]) -> None:
         """A cell's coverage result (nothing for an empty one)."""
         if result and self.coverage:
             self.results.record(cell.item, cell.model, cell=cell, coverage=result)
+            self.points_not_scored += sum(1 for pa in result.get("pointAssessments") or []
+                                          if isinstance(pa, dict) and pa.get("error"))
 
     def key_points(self, prompt_id: str, points: list[str]) -> None:
         self.results.key_points[prompt_id] = points
@@ -92,7 +114,8 @@ class WevalWriter:
                                  run_label=plan.run_label, timestamp=stamp,
                                  eval_methods=list(plan.eval_methods) or ["llm-coverage"],
                                  effective_models=plan.effective_models, results=self.results,
-                                 positions=self.index.item_positions() if self.index is not None else None)
+                                 positions=self.index.item_positions() if self.index is not None else None,
+                                 ideals=self.ideals if self._told_all(finished) else None)
         self.exported = full  # what a shard keeps of it in its run database (Weval.write, weval_rebuild.py)
         files = write_comparison(self.folder, plan.results_base, stamp, full, artefacts=self.artefacts)
         from ..cost.cost_file import write_cost

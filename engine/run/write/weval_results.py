@@ -26,7 +26,7 @@ from ...own_files import bounded_file_part, create_fresh
 from ...providers.redact import redact_bytes
 from ...weval.ids import UNDEFINED, safe_file_part
 from ...weval.model import Blueprint, Prompt, reference_points
-from ...weval.prompt_store import prompt_ids
+from ...weval.prompt_store import ExportedPrompt, exported_prompt, exported_prompts, prompt_ids
 from .cell_store import CellStore
 from .files import LazyList, LazyMap, compact_chunks, write_json
 
@@ -67,33 +67,15 @@ class WevalResults:
             self._last = (item, row)
         return {model: cell[name] for model, cell in self._last[1].items() if name in cell}
 
-    @property
-    def coverage(self) -> _CoverageView:
-        return _CoverageView(self)
 
-
-class _CoverageView:
-    """`results.coverage.values()`: each prompt's coverage results by model (what a run summary counts)."""
-
-    def __init__(self, results: WevalResults) -> None:
-        self._results = results
-
-    def values(self) -> Iterator[dict[str, Any]]:
-        items = dict.fromkeys(item for item, _ in self._results.cells.recorded())
-        for item in items:
-            row = self._results.field(item, "coverage")
-            if row:
-                yield row
-
-
-def responses_row(p: Prompt, results: WevalResults) -> dict[str, str]:
+def responses_row(p: Prompt | ExportedPrompt, results: WevalResults) -> dict[str, str]:
     """allFinalAssistantResponses[prompt]: the ideal (when there is one), then every model's answer."""
     row: dict[str, str] = {IDEAL_MODEL_ID: p.ideal} if p.ideal else {}
     row.update(results.field(p.id, "response"))
     return row
 
 
-def prompt_context(p: Prompt) -> list[dict[str, Any]]:
+def prompt_context(p: Prompt | ExportedPrompt) -> list[dict[str, Any]]:
     return [{"role": m.role, "content": m.content} for m in p.messages]
 
 
@@ -105,8 +87,8 @@ def config_object(bp: Blueprint, models: list[str], prompts: Sequence[Prompt]) -
         cfg["models"] = models
         if isinstance(cfg.get("externalServices"), dict):
             cfg["externalServices"] = _redacted_services(cfg["externalServices"])
-        cfg["prompts"] = LazyList(lambda: (_prompt_object(p) for p in prompts),
-                                  summary=lambda: (_prompt_summary(p) for p in prompts))
+        cfg["prompts"] = LazyList(lambda: (_prompt_object(p) for p in exported_prompts(prompts)),
+                                  summary=lambda: (_prompt_summary(p) for p in exported_prompts(prompts)))
         return cfg
     cfg = {"id": bp.id, "title": bp.title}
     if bp.description is not None:
@@ -148,8 +130,8 @@ def config_object(bp: Blueprint, models: list[str], prompts: Sequence[Prompt]) -
         cfg["toolUse"] = bp.tool_use
     if bp.external_services:
         cfg["externalServices"] = _redacted_services(bp.external_services)
-    cfg["prompts"] = LazyList(lambda: (_prompt_object(p) for p in prompts),
-                              summary=lambda: (_prompt_summary(p) for p in prompts))
+    cfg["prompts"] = LazyList(lambda: (_prompt_object(p) for p in exported_prompts(prompts)),
+                              summary=lambda: (_prompt_summary(p) for p in exported_prompts(prompts)))
     return cfg
 
 
@@ -166,14 +148,15 @@ def _redacted_services(services: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _prompt_summary(p: Prompt) -> dict[str, Any]:
+def _prompt_summary(p: Prompt | ExportedPrompt) -> dict[str, Any]:
     """A prompt as core.json's config lists it: its id, and its weight when `_prompt_object` writes one."""
     return {"id": p.id, "weight": p.weight} if p.weight != 1.0 else {"id": p.id}
 
 
-def _prompt_object(p: Prompt) -> dict[str, Any]:
+def _prompt_object(p: Prompt | ExportedPrompt) -> dict[str, Any]:
     if p.reference is not None:
         return p.reference  # as Weval's parser leaves it (weval/reference_form.py)
+    assert isinstance(p, Prompt)  # an ExportedPrompt has a reference form
     obj: dict[str, Any] = {"id": p.id, "messages": prompt_context(p)}
     if p.description is not None:
         obj["description"] = p.description
@@ -210,11 +193,16 @@ def _defined(value: Any) -> Any:
 
 def comparison_object(*, bp: Blueprint, models: list[str], prompts: Sequence[Prompt], run_label: str,
                       timestamp: str, eval_methods: list[str], effective_models: list[str],
-                      results: WevalResults, positions: Mapping[str, int] | None = None) -> dict[str, Any]:
+                      results: WevalResults, positions: Mapping[str, int] | None = None,
+                      ideals: bytes | bytearray | None = None) -> dict[str, Any]:
     """The comparison file's object. Its per-prompt maps (and the config's prompts) are LazyMap /
     LazyList: made a prompt at a time while the files are written (`write_comparison`), never whole.
-    `positions`: each prompt id's place in `prompts`, when the caller has them (else a dict is made)."""
-    has_ideal = any(p.ideal for p in prompts)  # (a big blueprint's prompts: read one at a time, from disk)
+    `positions`: each prompt id's place in `prompts`, when the caller has them (else a dict is made);
+    `ideals`: a byte per prompt of `prompts`, non-zero where it has an ideal, when the caller knows (else
+    the prompts are read: a big blueprint's one at a time, from disk)."""
+    if ideals is not None and len(ideals) != len(prompts):
+        ideals = None
+    has_ideal = any(ideals) if ideals is not None else any(p.ideal for p in exported_prompts(prompts))
     # Cells finish in whatever order the providers answer (or a batch returns); every per-prompt map is
     # written in the plan's model order, so the same answers always make the same bytes.
     rank = {m: i for i, m in enumerate([IDEAL_MODEL_ID, *effective_models])}
@@ -229,7 +217,14 @@ def comparison_object(*, bp: Blueprint, models: list[str], prompts: Sequence[Pro
         {pid: n for n, pid in enumerate(ids)}
     if len(by_id) != len(ids):  # an id twice (a file with findings run anyway): the first, as the dict kept it
         ids = list(dict.fromkeys(ids))
-    final_responses = LazyMap(ids, lambda pid: ordered(responses_row(prompts[by_id[pid]], results)), by_id)
+
+    def responses(pid: str) -> dict[str, Any]:
+        k = by_id[pid]
+        if ideals is not None and not ideals[k]:  # no ideal: the prompt need not be read
+            return ordered(results.field(pid, "response"))
+        return ordered(responses_row(exported_prompt(prompts, k), results))
+
+    final_responses = LazyMap(ids, responses, by_id)
     eff = sorted(set(effective_models) | ({IDEAL_MODEL_ID} if has_ideal else set()))
     evaluation: dict[str, Any] = {}
     if "embedding" in eval_methods:
@@ -258,7 +253,7 @@ def comparison_object(*, bp: Blueprint, models: list[str], prompts: Sequence[Pro
         "effectiveModels": eff,
         "modelSystemPrompts": ordered(results.system_prompts),
         "promptIds": sorted(ids),
-        "promptContexts": LazyMap(ids, lambda pid: prompt_context(prompts[by_id[pid]]), by_id),
+        "promptContexts": LazyMap(ids, lambda pid: prompt_context(exported_prompt(prompts, by_id[pid])), by_id),
     })
     if results.key_points:
         out["extractedKeyPoints"] = {pid: results.key_points[pid] for pid in ids if pid in results.key_points}
