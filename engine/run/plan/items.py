@@ -8,7 +8,7 @@ item's lines changed since the run, in this editor session or in a later one.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Container, Iterable, Iterator, Mapping
+from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from ...detect import FileKind
@@ -59,6 +59,14 @@ def planned_fingerprints(analysis: Any, keep: Container[str]) -> Fingerprints:
     """`{k: v for k, v in fingerprints(analysis).items() if k in keep}`, as a Fingerprints."""
     lines: list[str] = analysis.parsed.lines
     return Fingerprints((item_id, _digest(lines, span)) for _, item_id, span in entries(analysis) if item_id in keep)
+
+
+def prompt_fingerprints(analysis: Any, ids: list[str], lines: Sequence[int], keep: Container[str]) -> Fingerprints:
+    """`planned_fingerprints` from the ids of a blueprint's prompts and their first and last lines (two
+    numbers a prompt, in `lines`), its prompts not read again."""
+    text_lines: list[str] = analysis.parsed.lines
+    return Fingerprints((item_id, _digest(text_lines, Span(lines[2 * k], 0, lines[2 * k + 1], 0)))
+                        for k, item_id in enumerate(ids) if item_id in keep)
 
 
 class Fingerprints(Mapping[str, str]):

@@ -10,7 +10,7 @@ The reference hashes `JSON.stringify({models, system, systems, prompts, temperat
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,14 +33,21 @@ def _prompt_entry(p: Prompt) -> dict[str, Any]:
     }
 
 
+def prompt_entry_json(p: Prompt) -> str:
+    """The prompt's part of the hashed text (JSON.stringify of its entry)."""
+    return js_stringify(_prompt_entry(p))
+
+
 def content_hash_input(bp: Blueprint, models: Sequence[str], prompts: Sequence[Prompt] | None = None) -> str:
     """The exact string the reference hashes."""
     return "".join(_content_chunks(bp, models, prompts))
 
 
-def _content_chunks(bp: Blueprint, models: Sequence[str], prompts: Sequence[Prompt] | None) -> Iterator[str]:
+def _content_chunks(bp: Blueprint, models: Sequence[str], prompts: Sequence[Prompt] | None,
+                    entry_json: Callable[[int], str] | None = None) -> Iterator[str]:
     """`content_hash_input` in pieces, a prompt at a time: at 100,000 prompts the entries and the whole
-    string were ~100 MB at once."""
+    string were ~100 MB at once. `entry_json(k)`: the k-th prompt's `prompt_entry_json`, made already
+    (the plan's one pass over a big blueprint's prompts, which are on disk)."""
     temps = list(bp.temperatures)
     if temps:
         temperature_settings: Any = temps[0] if len(temps) == 1 else sorted(temps, key=js_sort_key)
@@ -66,16 +73,17 @@ def _content_chunks(bp: Blueprint, models: Sequence[str], prompts: Sequence[Prom
         if key == "prompts":
             yield "["
             for n, i in enumerate(order):
-                yield ("," if n else "") + js_stringify(_prompt_entry(listed[i]))
+                yield ("," if n else "") + (entry_json(i) if entry_json is not None else prompt_entry_json(listed[i]))
             yield "]"
         else:
             yield js_stringify(value)
     yield "}"
 
 
-def content_hash(bp: Blueprint, models: Sequence[str], prompts: Sequence[Prompt] | None = None) -> str:
+def content_hash(bp: Blueprint, models: Sequence[str], prompts: Sequence[Prompt] | None = None,
+                 entry_json: Callable[[int], str] | None = None) -> str:
     digest = hashlib.sha256()
-    for chunk in _content_chunks(bp, models, prompts):
+    for chunk in _content_chunks(bp, models, prompts, entry_json):
         digest.update(chunk.encode("utf-8"))
     return digest.hexdigest()[:16]
 
