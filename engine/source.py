@@ -756,7 +756,10 @@ def _lines_text(lines: list[str], start: int, end: int) -> str:
     more follow: without it, a block scalar ending the part lost its own final line break (`|` read
     "hello" where the whole file says "hello\n": another prompt text, and another prompt id, in every
     32nd prompt of a streamed check, or in a document before `---`)."""
-    text = "\n".join(lines[start:end])
+    if type(lines) is Lines:  # a big file's: one slice of its text, not a string per line joined
+        text = cast(Lines, lines).joined(start, end)
+    else:
+        text = "\n".join(lines[start:end])
     return text + "\n" if end < len(lines) else text
 
 
@@ -1212,11 +1215,9 @@ def _parse_stream(text: str, off: int, parsed: ParsedFile, resumed: _Resumed | N
     new_span = tuple.__new__
     MappingStartEvent, SequenceStartEvent = yaml.MappingStartEvent, yaml.SequenceStartEvent
     MappingEndEvent, SequenceEndEvent = yaml.MappingEndEvent, yaml.SequenceEndEvent
-    events = 0
     get_event, new_object = parser.get_event, _new_object
     try:
         while True:
-            events += 1
             # libyaml's C events: typed as the base `Event` by the stubs, each kind has its own fields.
             event: Any = get_event()
             if event is None:
