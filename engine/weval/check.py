@@ -713,8 +713,7 @@ class _Context:
                            f"When the blueprint header defines 'systems', individual prompts (like '{label}') cannot "
                            "have their own 'system' override.")
         # the reference's `should || points || expect || expects || expectations`: the first that is truthy
-        should_node = next((v for k in _RUBRIC_KEYS if (v := node.get(k)) is not None and _node_truthy(v)),
-                           get("should"))
+        should_node = _first_truthy_rubric(node, get("should"))
         should_not_node = get("should_not")
         should = self._rubric(should_node, label, inverted=False) if should_node is not None else []
         should_not = self._rubric(should_not_node, label, inverted=True) if should_not_node is not None else []
@@ -973,8 +972,12 @@ class _Context:
         if not isinstance(node, Mapping):
             self.out.error("invalid-point", node.span, f"Point must be a string, array, or object; found {node_type_name(node)}.")
             return None
-        keys = [(k, v) for k, v in node.items()]
-        fn_pair = next(((k, v) for k, v in keys if isinstance(k.value, str) and k.value.startswith("$")), None)
+        keys = [(k, v) for k, v in node.pairs if isinstance(k, Scalar)]  # node.items(), as a list
+        fn_pair = None
+        for k, v in keys:  # the first `$` key (a loop: a generator per point cost more than its test)
+            if isinstance(k.value, str) and k.value.startswith("$"):
+                fn_pair = (k, v)
+                break
         if fn_pair is not None:
             return self._dollar_point(node, fn_pair, keys, prompt_label, make)
         if any(node.has(k) for k in ("text", "point", "fn")):
@@ -1359,6 +1362,24 @@ def _point_json(pt: Point) -> str:
 
 
 _RUBRIC_KEYS = ("should", "points", "expect", "expects", "expectations")
+
+
+def _first_truthy_rubric(node: Mapping, default: Node | None) -> Node | None:
+    """`next((v for k in _RUBRIC_KEYS if (v := node.get(k)) is not None and _node_truthy(v)), default)`,
+    the pairs read once: each key's first value, as `Mapping.get` finds it."""
+    first: dict[str, Node] = {}
+    for k, v in node.pairs:
+        if isinstance(k, Scalar) and isinstance(k.value, str) and k.value in _RUBRIC_KEY_SET and k.value not in first:
+            first[k.value] = v
+    if first:
+        for key in _RUBRIC_KEYS:
+            v = first.get(key)
+            if v is not None and _node_truthy(v):
+                return v
+    return default
+
+
+_RUBRIC_KEY_SET = frozenset(_RUBRIC_KEYS)
 
 
 def _node_truthy(node: Node) -> bool:
