@@ -1373,9 +1373,9 @@ def _first_truthy_rubric(node: Mapping, default: Node | None) -> Node | None:
             first[k.value] = v
     if first:
         for key in _RUBRIC_KEYS:
-            v = first.get(key)
-            if v is not None and _node_truthy(v):
-                return v
+            found = first.get(key)
+            if found is not None and _node_truthy(found):
+                return found
     return default
 
 

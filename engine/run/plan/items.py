@@ -13,6 +13,7 @@ from typing import Any
 
 from ...detect import FileKind
 from ...findings import Span
+from ...text_lines import Lines
 
 
 def runnable(analysis: Any) -> bool:
@@ -42,7 +43,10 @@ def fingerprint(lines: list[str], span: Span) -> str:
 
 
 def _digest(lines: list[str], span: Span) -> bytes:
-    text = "\n".join(lines[span.start_line:span.end_line + 1])
+    if type(lines) is Lines:  # a big file's: one slice of its text
+        text = lines.joined(span.start_line, min(span.end_line + 1, len(lines)))
+    else:
+        text = "\n".join(lines[span.start_line:span.end_line + 1])
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=_SIZE).digest()
 
 
