@@ -799,15 +799,15 @@ def _is_item_list(lines: list[str], start: int, end: int) -> bool:
         break
     else:
         return False
-    return not any("&" in lines[i] and _ANCHOR.search(lines[i]) for i in range(first, end))
+    return not any("&" in line and _ANCHOR.search(line) for _, line in _numbered(lines, first, end))
 
 
 def _item_bounds(lines: list[str], start: int, end: int) -> tuple[int, list[int]]:
     """The first line of the first item of a column-0 block list, and where each item's part of the text
     starts, then `end`: the first part from `start` (the document's marker and comments before the first
     item are parsed with it: a character YAML refuses there is an error in every way the list is read)."""
-    bounds = [i for i in range(start, end) if lines[i][:1] == "-" and _ITEM.match(lines[i])
-              and not (lines[i].startswith("---") and _DOC_MARKER.match(lines[i]))]
+    bounds = [i for i, line in _numbered(lines, start, end) if line[:1] == "-" and _ITEM.match(line)
+              and not (line.startswith("---") and _DOC_MARKER.match(line))]
     first = bounds[0] if bounds else end
     if bounds:
         bounds[0] = start
