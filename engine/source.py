@@ -756,7 +756,10 @@ def _lines_text(lines: list[str], start: int, end: int) -> str:
     more follow: without it, a block scalar ending the part lost its own final line break (`|` read
     "hello" where the whole file says "hello\n": another prompt text, and another prompt id, in every
     32nd prompt of a streamed check, or in a document before `---`)."""
-    text = "\n".join(lines[start:end])
+    if type(lines) is Lines:  # a big file's: one slice of its text, not a string per line joined
+        text = cast(Lines, lines).joined(start, end)
+    else:
+        text = "\n".join(lines[start:end])
     return text + "\n" if end < len(lines) else text
 
 
@@ -796,15 +799,15 @@ def _is_item_list(lines: list[str], start: int, end: int) -> bool:
         break
     else:
         return False
-    return not any("&" in lines[i] and _ANCHOR.search(lines[i]) for i in range(first, end))
+    return not any("&" in line and _ANCHOR.search(line) for _, line in _numbered(lines, first, end))
 
 
 def _item_bounds(lines: list[str], start: int, end: int) -> tuple[int, list[int]]:
     """The first line of the first item of a column-0 block list, and where each item's part of the text
     starts, then `end`: the first part from `start` (the document's marker and comments before the first
     item are parsed with it: a character YAML refuses there is an error in every way the list is read)."""
-    bounds = [i for i in range(start, end) if lines[i][:1] == "-" and _ITEM.match(lines[i])
-              and not (lines[i].startswith("---") and _DOC_MARKER.match(lines[i]))]
+    bounds = [i for i, line in _numbered(lines, start, end) if line[:1] == "-" and _ITEM.match(line)
+              and not (line.startswith("---") and _DOC_MARKER.match(line))]
     first = bounds[0] if bounds else end
     if bounds:
         bounds[0] = start
@@ -1212,11 +1215,9 @@ def _parse_stream(text: str, off: int, parsed: ParsedFile, resumed: _Resumed | N
     new_span = tuple.__new__
     MappingStartEvent, SequenceStartEvent = yaml.MappingStartEvent, yaml.SequenceStartEvent
     MappingEndEvent, SequenceEndEvent = yaml.MappingEndEvent, yaml.SequenceEndEvent
-    events = 0
     get_event, new_object = parser.get_event, _new_object
     try:
         while True:
-            events += 1
             # libyaml's C events: typed as the base `Event` by the stubs, each kind has its own fields.
             event: Any = get_event()
             if event is None:

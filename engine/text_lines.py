@@ -58,6 +58,22 @@ class Lines(Sequence[str]):
         self._last = (index, line)
         return line
 
+    def joined(self, start: int, end: int) -> str:
+        """`"\\n".join(self[start:end])` for 0 ≤ start ≤ end ≤ len: one slice of the text."""
+        if start >= end:
+            return ""
+        return self._text[self._starts[start]:self._end(end - 1)]
+
+    def span_text(self, sl: int, sc: int, el: int, ec: int) -> str | None:
+        """The text from column `sc` of line `sl` to column `ec` of line `el` (0 ≤ sl < el < len), as
+        `"\\n".join([self[sl][sc:], *self[sl + 1:el], self[el][:ec]])` gives it, in one slice; None
+        when a column is past its line's end (the join would cut there)."""
+        starts = self._starts
+        first, last = starts[sl], starts[el]
+        if sc > starts[sl + 1] - 1 - first or ec > self._end(el) - last:
+            return None
+        return self._text[first + sc:last + ec]
+
     def _end(self, index: int) -> int:
         """Where line `index` ends (its line break, or the end of the text)."""
         return self._starts[index + 1] - 1 if index + 1 < len(self._starts) else len(self._text)

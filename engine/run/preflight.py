@@ -166,7 +166,7 @@ def warnings_of(analysis: Analysis) -> list[Finding]:
 def file_warnings(analysis: Analysis, found: list[Finding]) -> list[FileWarning]:
     from ..finding_format import format_finding
 
-    items = _items(analysis) if len(found) <= MAPPED_AT_MOST else []
+    items = _items(analysis) if found and len(found) <= MAPPED_AT_MOST else []  # (no warning: no prompt read)
     out = []
     for f in found:
         item = next((i for path, first, last, i in items

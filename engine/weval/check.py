@@ -38,6 +38,7 @@ from ..source import (
     to_python,
     truthy,
 )
+from ..text_lines import Lines
 from ..validation.objects import check_object, check_value, first_line_span
 from ..validation.suggest import closest
 from ..validation.yaml_text import entry_span, flow, quote
@@ -167,7 +168,9 @@ class _Context:
         # Prompts checked in this check by their item's text (see `_checked_prompt`), and whether the check
         # of the current one read the file's lines (then it is not kept: its fixes may depend on the text
         # around the item)
-        self.same_items: dict[object, tuple[Span, Prompt | None, list[Finding]]] = {}
+        self.same_items: dict[object, tuple[Span, Prompt | None, list[Finding]] | None] = {}
+        self.same_hits: int | None = 0  # items moved from a kept check so far; None: checks kept at second sight
+        self.same_checked = 0  # items checked whose check could be kept
         self.lines_read = False
         self.second_dash: dict[int, int] = {}  # line → where its second "- " starts (_unwrap_paths_fix)
         # what the reference's prompt normalization reads from the header (reference_form.py)
@@ -602,6 +605,9 @@ class _Context:
     # SAME_ITEMS distinct texts are kept (a streamed check of 100,000 prompts keeps no more)
     SAME_ITEM_TEXT = 256
     SAME_ITEMS = 256
+    # Checks of items kept at their first sight until this many were checked with no repeat among them;
+    # from then on, at their second
+    FIRST_SIGHTS_KEPT = 4096
 
     def _checked_prompt(self, node: Node, doc_index: int, bp: Blueprint) -> Prompt | None:
         """`_prompt(node)`, or for an item whose text was checked before in this file, that check's prompt and
@@ -621,10 +627,14 @@ class _Context:
             text = lines[sl][sc:ec]
             key: object = text
         else:
-            text = "\n".join([lines[sl][sc:], *[lines[i] for i in range(sl + 1, el)], lines[el][:ec]])
+            joined = lines.span_text(sl, sc, el, ec) if type(lines) is Lines else None
+            text = joined if joined is not None else \
+                "\n".join([lines[sl][sc:], *[lines[i] for i in range(sl + 1, el)], lines[el][:ec]])
             key = (sc, text)  # the continuation lines' indentation is read against the item's column
         hit = self.same_items.get(key)  # (only texts that pass the test below are kept)
         if hit is not None:
+            if self.same_hits is not None:
+                self.same_hits += 1
             first, prompt, found = hit
             line, dl, dc = first[0], sl - first[0], sc - first[1]
             if len(found) == 1:  # (most often: a million `{}` each miss a prompt)
@@ -634,14 +644,28 @@ class _Context:
             return _moved_prompt(prompt, doc_index, line, dl, dc) if prompt is not None else None
         if len(text) > self.SAME_ITEM_TEXT or "*" in text or "|" in text or ">" in text:
             return self._prompt(node, doc_index, bp)
+        same = self.same_items
+        if self.same_hits is None and key not in same:
+            # A file whose first items repeat none: a text's check is kept from its second sight, the text
+            # alone at its first (keeping the check of every one of 20,000 distinct prompts, each then
+            # dropped unused, was ~5 % of checking them)
+            if self.SAME_ITEMS > 0:
+                if len(same) >= self.SAME_ITEMS:
+                    del same[next(iter(same))]  # the oldest
+                same[key] = None
+            return self._prompt(node, doc_index, bp)
         mark = len(self.out)
         self.lines_read = False
         prompt = self._prompt(node, doc_index, bp)
         found = self.out[mark:]
         if not self.lines_read and self.SAME_ITEMS > 0 and _all_within(span, prompt, found):
-            if len(self.same_items) >= self.SAME_ITEMS:
-                del self.same_items[next(iter(self.same_items))]  # the oldest
-            self.same_items[key] = (span, prompt, found)
+            if key not in same and len(same) >= self.SAME_ITEMS:
+                del same[next(iter(same))]  # the oldest
+            same[key] = (span, prompt, found)
+        if self.same_hits is not None:
+            self.same_checked += 1
+            if self.same_checked >= self.FIRST_SIGHTS_KEPT and not self.same_hits:
+                self.same_hits = None
         return prompt
 
     def _prompt(self, node: Node, doc_index: int, bp: Blueprint) -> Prompt | None:
@@ -695,8 +719,7 @@ class _Context:
                            f"When the blueprint header defines 'systems', individual prompts (like '{label}') cannot "
                            "have their own 'system' override.")
         # the reference's `should || points || expect || expects || expectations`: the first that is truthy
-        should_node = next((v for k in _RUBRIC_KEYS if (v := node.get(k)) is not None and _node_truthy(v)),
-                           get("should"))
+        should_node = _first_truthy_rubric(node, get("should"))
         should_not_node = get("should_not")
         should = self._rubric(should_node, label, inverted=False) if should_node is not None else []
         should_not = self._rubric(should_not_node, label, inverted=True) if should_not_node is not None else []
@@ -955,8 +978,12 @@ class _Context:
         if not isinstance(node, Mapping):
             self.out.error("invalid-point", node.span, f"Point must be a string, array, or object; found {node_type_name(node)}.")
             return None
-        keys = [(k, v) for k, v in node.items()]
-        fn_pair = next(((k, v) for k, v in keys if isinstance(k.value, str) and k.value.startswith("$")), None)
+        keys = [(k, v) for k, v in node.pairs if isinstance(k, Scalar)]  # node.items(), as a list
+        fn_pair = None
+        for k, v in keys:  # the first `$` key (a loop: a generator per point cost more than its test)
+            if isinstance(k.value, str) and k.value.startswith("$"):
+                fn_pair = (k, v)
+                break
         if fn_pair is not None:
             return self._dollar_point(node, fn_pair, keys, prompt_label, make)
         if any(node.has(k) for k in ("text", "point", "fn")):
@@ -1343,6 +1370,24 @@ def _point_json(pt: Point) -> str:
 _RUBRIC_KEYS = ("should", "points", "expect", "expects", "expectations")
 
 
+def _first_truthy_rubric(node: Mapping, default: Node | None) -> Node | None:
+    """`next((v for k in _RUBRIC_KEYS if (v := node.get(k)) is not None and _node_truthy(v)), default)`,
+    the pairs read once: each key's first value, as `Mapping.get` finds it."""
+    first: dict[str, Node] = {}
+    for k, v in node.pairs:
+        if isinstance(k, Scalar) and isinstance(k.value, str) and k.value in _RUBRIC_KEY_SET and k.value not in first:
+            first[k.value] = v
+    if first:
+        for key in _RUBRIC_KEYS:
+            found = first.get(key)
+            if found is not None and _node_truthy(found):
+                return found
+    return default
+
+
+_RUBRIC_KEY_SET = frozenset(_RUBRIC_KEYS)
+
+
 def _node_truthy(node: Node) -> bool:
     """JavaScript truthiness of the node's value (a list or mapping always is)."""
     return not isinstance(node, Scalar) or js_truthy(js_plain(node))
@@ -1358,7 +1403,12 @@ def _as_read(points: list[Point], read: list[dict[str, Any]], node: Node) -> lis
     out = points
     for i, (pt, r) in enumerate(zip(points, read, strict=True)):
         fields = _read_fields(r)
-        if any(pt.__dict__.get(k) != v for k, v in fields.items()) or pt.path_id != r["path_id"]:
+        get = pt.__dict__.get
+        # (each field compared in turn: `any` over a generator cost more than the comparisons)
+        if get("kind") != fields["kind"] or get("text") != fields["text"] or get("fn") != fields["fn"] \
+                or get("fn_written") != fields["fn_written"] or get("fn_args") != fields["fn_args"] \
+                or get("weight") != fields["weight"] or get("citation") != fields["citation"] \
+                or pt.path_id != r["path_id"]:
             if out is points:
                 out = list(points)
             out[i] = pt.evolve(path_id=r["path_id"], **fields)

@@ -113,7 +113,7 @@ def _check_n_of(fn: PointFunction, arg: Node | None, key: Scalar, out: Findings,
 
 
 def _check_range(arg: Node | None, out: Findings, name: str, where: Span) -> None:
-    if not isinstance(arg, Sequence) or len(arg.items) != 2 or not all(is_number(i) for i in arg.items):
+    if not isinstance(arg, Sequence) or len(arg.items) != 2 or not (is_number(arg.items[0]) and is_number(arg.items[1])):
         out.error("invalid-argument", where,
                   f"{name} expects [min, max], two numbers, e.g. [10, 200]; found "
                   f"{node_type_name(arg) if not isinstance(arg, Sequence) else f'a list of {len(arg.items)}'}.")
@@ -123,7 +123,7 @@ def _check_range(arg: Node | None, out: Findings, name: str, where: Span) -> Non
         out.error("invalid-argument", arg.items[0].span, f"{name}: min must be 0 or more.")
     if lo > hi:
         out.error("invalid-argument", where, f"{name}: min ({lo}) is greater than max ({hi}).",
-                  fix=replace("Swap min and max", where, f"[{arg.items[1].raw}, {arg.items[0].raw}]"))  # type: ignore[attr-defined]
+                  fix=replace("Swap min and max", where, f"[{arg.items[1].raw}, {arg.items[0].raw}]"))
 
 
 

@@ -199,6 +199,11 @@ def merged_mapping(node: Mapping) -> Mapping:
 # --- JavaScript semantics -------------------------------------------------------------------------
 
 def truthy(v: Any) -> bool:
+    kind = type(v)
+    if kind is str:  # the common cases first (a JsDate is a str subclass: below)
+        return v != ""
+    if kind is dict or kind is list:
+        return True
     if v is None or v is UNDEFINED or v is False:
         return False
     if isinstance(v, JsDate):
@@ -245,7 +250,10 @@ def is_object(v: Any) -> bool:
 
 def js_keys(obj: dict[str, Any]) -> list[str]:
     """Object.keys order: integer-like keys ascending first, then the others as inserted."""
-    if not any(k[:1].isdigit() for k in obj):
+    for k in obj:  # (a loop: `any` over a generator cost more than the rest, for a few keys)
+        if k[:1].isdigit():
+            break
+    else:
         return list(obj)
     ints = sorted((k for k in obj if _array_index(k)), key=int)
     return ints + [k for k in obj if not _array_index(k)]

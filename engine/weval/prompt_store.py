@@ -45,25 +45,53 @@ def _shape(names: tuple[str, ...]) -> int:
 
 def _encode(p: Prompt) -> bytes:
     """The prompt as plain data: its fields' values (spans as tuples, messages and points likewise)."""
-    values: list[Any] = []
-    for name, value in p.__dict__.items():
-        if name in _SPANS:
-            values.append(tuple(value) if value is not None else None)
-        elif name == "messages":
-            values.append([_plain(m) for m in value])
-        elif name in _POINTS:
-            values.append([_plain(pt) for pt in value])
-        else:
-            values.append(value)
+    fields = p.__dict__
+    names = tuple(fields)
+    layout = _LAYOUTS.get(names)
+    if layout is None:
+        layout = _layout(names)
+    shape, spans, messages, points = layout
+    values = list(fields.values())
+    for i in spans:
+        if values[i] is not None:
+            values[i] = tuple(values[i])
+    values[messages] = [_plain(m) for m in values[messages]]
+    for i in points:
+        values[i] = [_plain(pt) for pt in values[i]]
     try:
-        return _MARSHAL + marshal.dumps((_shape(tuple(p.__dict__)), tuple(values)))
+        return _MARSHAL + marshal.dumps((shape, tuple(values)))
     except ValueError:  # a value marshal does not know (only plain data is ever written): keep it as it is
         return _PICKLE + pickle.dumps(p, pickle.HIGHEST_PROTOCOL)
 
 
+# A prompt's field names → (their shape, where its spans, messages and points are among its values): a
+# prompt's fields are read by position, once the names are known (most of the cost of a record was
+# testing each name)
+_LAYOUTS: dict[tuple[str, ...], tuple[int, tuple[int, ...], int, tuple[int, ...]]] = {}
+
+
+def _layout(names: tuple[str, ...]) -> tuple[int, tuple[int, ...], int, tuple[int, ...]]:
+    found = _LAYOUTS[names] = (_shape(names), tuple(i for i, n in enumerate(names) if n in _SPANS),
+                               names.index("messages"), tuple(i for i, n in enumerate(names) if n in _POINTS))
+    return found
+
+
+# A message's or point's field names → (their shape, where its span is among its values, or -1)
+_PLAIN_LAYOUTS: dict[tuple[str, ...], tuple[int, int]] = {}
+
+
 def _plain(obj: Message | Point) -> tuple[int, tuple[Any, ...]]:
-    values = tuple(tuple(v) if name == "span" and v is not None else v for name, v in obj.__dict__.items())
-    return _shape(tuple(obj.__dict__)), values
+    fields = obj.__dict__
+    names = tuple(fields)
+    layout = _PLAIN_LAYOUTS.get(names)
+    if layout is None:
+        layout = _PLAIN_LAYOUTS[names] = (_shape(names), names.index("span") if "span" in names else -1)
+    shape, at = layout
+    if at < 0 or fields["span"] is None:
+        return shape, tuple(fields.values())
+    values = list(fields.values())
+    values[at] = tuple(values[at])
+    return shape, tuple(values)
 
 
 _new = object.__new__

@@ -106,14 +106,14 @@ def _normalize_point(exp: Any, prompt_id: Any) -> Any:
     if fn_key is not None:
         new["fn"] = fn_key[1:]
         new["fnArgs"] = obj[fn_key]
-        new["multiplier"] = js_nullish(member(obj, "weight"), member(obj, "multiplier"))
-        new["citation"] = member(obj, "citation")
-    elif truthy(member(obj, "text")) or truthy(member(obj, "point")) or truthy(member(obj, "fn")):
-        new["text"] = js_or(member(obj, "text"), member(obj, "point"))
-        new["fn"] = member(obj, "fn")
-        new["fnArgs"] = js_or(member(obj, "fnArgs"), member(obj, "arg"))
-        new["multiplier"] = js_nullish(member(obj, "weight"), member(obj, "multiplier"))
-        new["citation"] = member(obj, "citation")
+        new["multiplier"] = js_nullish(obj.get("weight", UNDEFINED), obj.get("multiplier", UNDEFINED))
+        new["citation"] = obj.get("citation", UNDEFINED)
+    elif truthy(obj.get("text", UNDEFINED)) or truthy(obj.get("point", UNDEFINED)) or truthy(obj.get("fn", UNDEFINED)):
+        new["text"] = js_or(obj.get("text", UNDEFINED), obj.get("point", UNDEFINED))
+        new["fn"] = obj.get("fn", UNDEFINED)
+        new["fnArgs"] = js_or(obj.get("fnArgs", UNDEFINED), obj.get("arg", UNDEFINED))
+        new["multiplier"] = js_nullish(obj.get("weight", UNDEFINED), obj.get("multiplier", UNDEFINED))
+        new["citation"] = obj.get("citation", UNDEFINED)
     elif len(keys) == 1 and is_text(obj[keys[0]]):
         new["text"] = keys[0]
         new["citation"] = obj[keys[0]]
@@ -208,23 +208,27 @@ def _evaluated(text: Any, fn: Any, args: Any, weight: Any, citation: Any, path_i
 
 def _evaluated_object(pt: dict[str, Any], pid: str, path_id: str | None) -> dict[str, Any]:
     standard = ("text", "fn", "fnArgs", "arg", "multiplier", "citation")
-    text, fn, multiplier = member(pt, "text"), member(pt, "fn"), member(pt, "multiplier")
+    text, fn, multiplier = pt.get("text", UNDEFINED), pt.get("fn", UNDEFINED), pt.get("multiplier", UNDEFINED)
     if multiplier is not UNDEFINED and (not is_number(multiplier) or multiplier < 0.1 or multiplier > 10):
         raise ReferenceRejects(f"Point multiplier must be a number between 0.1 and 10. Found {js_string(multiplier)}. "
                                f"Prompt ID: '{pid}'")
-    dollar = next((k for k in js_keys(pt) if k not in standard and k.startswith("$")), None)
+    dollar = None
+    for k in js_keys(pt):
+        if k not in standard and k.startswith("$"):
+            dollar = k
+            break
     if truthy(text) and (truthy(fn) or dollar is not None):
         raise ReferenceRejects(f"Point object cannot have both 'text' and a function ('fn' or idiomatic). Prompt ID: "
                                f"'{pid}'")
     weight = js_nullish(multiplier, 1)
-    citation = member(pt, "citation")
+    citation = pt.get("citation", UNDEFINED)
     if truthy(text):
         return _evaluated(text if is_text(text) else js_string(text), None, None, weight, citation, path_id)
     name = fn if truthy(fn) else (dollar[1:] if dollar is not None else UNDEFINED)
     if not truthy(name):
         raise ReferenceRejects("Point object must have 'text', 'fn', or an idiomatic function name (starting with $). "
                                f"Found: {js_json(pt)}")
-    args = js_nullish(member(pt, "fnArgs"), member(pt, "arg"), pt[dollar] if dollar is not None else UNDEFINED)
+    args = js_nullish(pt.get("fnArgs", UNDEFINED), pt.get("arg", UNDEFINED), pt[dollar] if dollar is not None else UNDEFINED)
     return _evaluated(None, js_string(name), args, weight, citation, path_id)
 
 
@@ -246,9 +250,10 @@ def reference_prompt(p: Any, header: dict[str, Any]) -> dict[str, Any]:
         if p is None:
             raise ReferenceRejects("Cannot read properties of null (reading 'prompt')")
     out: dict[str, Any] = {}
-    pid = member(p, "id")
-    source = js_or(member(p, "prompt"), member(p, "promptText"))
-    messages = member(p, "messages")
+    get = p.get  # member(p, …): p is a plain object here
+    pid = get("id", UNDEFINED)
+    source = js_or(get("prompt", UNDEFINED), get("promptText", UNDEFINED))
+    messages = get("messages", UNDEFINED)
     if truthy(messages):
         if not isinstance(messages, list):
             raise ReferenceRejects("p.messages.map is not a function")
@@ -256,9 +261,9 @@ def reference_prompt(p: Any, header: dict[str, Any]) -> dict[str, Any]:
     elif truthy(source):
         out["messages"] = [{"role": "user", "content": source}]
     out["id"] = pid
-    out["description"] = member(p, "description")
-    out["idealResponse"] = js_or(member(p, "ideal"), member(p, "idealResponse"))
-    system = member(p, "system")
+    out["description"] = get("description", UNDEFINED)
+    out["idealResponse"] = js_or(get("ideal", UNDEFINED), get("idealResponse", UNDEFINED))
+    system = get("system", UNDEFINED)
     if system is not UNDEFINED:
         if isinstance(system, list):
             raise ReferenceRejects(f"Invalid 'system' field in prompt '{_pid(js_or(pid, 'unknown'))}': Per-prompt 'system' "
@@ -268,12 +273,12 @@ def reference_prompt(p: Any, header: dict[str, Any]) -> dict[str, Any]:
             raise ReferenceRejects(f"Invalid 'system' field in prompt '{_pid(js_or(pid, 'unknown'))}': Must be a string "
                                    f"or null. Found: {js_typeof(system)}")
         out["system"] = system
-    no_cache = member(p, "noCache")
+    no_cache = get("noCache", UNDEFINED)
     if no_cache is not UNDEFINED:
         out["noCache"] = truthy(no_cache)
     elif header["noCache"] is not UNDEFINED:
         out["noCache"] = truthy(header["noCache"])
-    citation = js_or(member(p, "citation"), member(p, "reference"))
+    citation = js_or(get("citation", UNDEFINED), get("reference", UNDEFINED))
     if citation is not UNDEFINED:
         if is_text(citation):
             out["citation"] = citation
@@ -286,13 +291,13 @@ def reference_prompt(p: Any, header: dict[str, Any]) -> dict[str, Any]:
         else:
             raise ReferenceRejects(f"Invalid 'citation'/'reference' field in prompt '{_pid(pid)}': must be a string or "
                                    "an object with 'title'/'name'.")
-    weight = js_nullish(member(p, "weight"), member(p, "importance"), member(p, "multiplier"))
+    weight = js_nullish(get("weight", UNDEFINED), get("importance", UNDEFINED), get("multiplier", UNDEFINED))
     if weight is not UNDEFINED:
         if not is_number(weight) or weight < 0.1 or weight > 10:
             raise ReferenceRejects(f"Prompt weight must be a number between 0.1 and 10. Found {js_string(weight)}. "
                                    f"Prompt ID: '{_pid(js_or(pid, 'unknown'))}'")
         out["weight"] = weight
-    render_as = member(p, "render_as")
+    render_as = get("render_as", UNDEFINED)
     if truthy(render_as):
         if not is_text(render_as) or render_as not in ALLOWED_RENDER_AS:
             raise ReferenceRejects(f"Invalid 'render_as' value on prompt '{_pid(js_or(pid, 'unknown'))}'. Must be one of: "
@@ -300,29 +305,30 @@ def reference_prompt(p: Any, header: dict[str, Any]) -> dict[str, Any]:
         out["render_as"] = render_as
     else:
         out["render_as"] = js_or(header["render_as"], "markdown")
-    temperature = member(p, "temperature")
+    temperature = get("temperature", UNDEFINED)
     if temperature is not UNDEFINED:
         if not is_number(temperature):
             raise ReferenceRejects(f"Prompt temperature must be a number. Found {js_typeof(temperature)}. Prompt ID: "
                                    f"'{_pid(js_or(pid, 'unknown'))}'")
         out["temperature"] = temperature
     for name in ("requiredTools", "prohibitedTools"):
-        tools = member(p, name)
+        tools = get(name, UNDEFINED)
         if tools is not UNDEFINED:
             if not isinstance(tools, list):
                 raise ReferenceRejects(f"Prompt '{name}' must be an array. Prompt ID: '{_pid(js_or(pid, 'unknown'))}'")
             out[name] = tools
-    max_calls = member(p, "maxCalls")
+    max_calls = get("maxCalls", UNDEFINED)
     if max_calls is not UNDEFINED:
         if not is_number(max_calls) or max_calls < 0:
             raise ReferenceRejects(f"Prompt 'maxCalls' must be a non-negative number. Found {js_string(max_calls)}. "
                                    f"Prompt ID: '{_pid(js_or(pid, 'unknown'))}'")
         out["maxCalls"] = max_calls
-    should = js_or(member(p, "should"), member(p, "points"), member(p, "expect"), member(p, "expects"), member(p, "expectations"))
+    should = js_or(get("should", UNDEFINED), get("points", UNDEFINED), get("expect", UNDEFINED),
+                   get("expects", UNDEFINED), get("expectations", UNDEFINED))
     if truthy(should):
         read = normalize_points(should, pid)
         out["points"] = expand_refs(read, header["defs"], pid) if _has_ref(read) else read
-    should_not = member(p, "should_not")
+    should_not = get("should_not", UNDEFINED)
     if truthy(should_not):
         read = normalize_points(should_not, pid)
         out["should_not"] = expand_refs(read, header["defs"], pid) if _has_ref(read) else read
@@ -390,6 +396,11 @@ def reference_hash_id(prompt: dict[str, Any]) -> str:
 def persisted(value: Any) -> Any:
     """The value as JSON.stringify writes it: undefined members dropped (undefined in a list is null),
     NaN and infinities null, dates as ISO text."""
+    kind = type(value)
+    if kind is str or kind is int or kind is bool:  # the common values first (the rest as below)
+        return value
+    if kind is dict:
+        return {k: persisted(value[k]) for k in js_keys(value) if value[k] is not UNDEFINED}
     if value is UNDEFINED:
         return None
     if isinstance(value, dict):

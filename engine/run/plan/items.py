@@ -8,11 +8,12 @@ item's lines changed since the run, in this editor session or in a later one.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Container, Iterable, Iterator, Mapping
+from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from ...detect import FileKind
 from ...findings import Span
+from ...text_lines import Lines
 
 
 def runnable(analysis: Any) -> bool:
@@ -42,7 +43,10 @@ def fingerprint(lines: list[str], span: Span) -> str:
 
 
 def _digest(lines: list[str], span: Span) -> bytes:
-    text = "\n".join(lines[span.start_line:span.end_line + 1])
+    if type(lines) is Lines:  # a big file's: one slice of its text
+        text = lines.joined(span.start_line, min(span.end_line + 1, len(lines)))
+    else:
+        text = "\n".join(lines[span.start_line:span.end_line + 1])
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=_SIZE).digest()
 
 
@@ -59,6 +63,14 @@ def planned_fingerprints(analysis: Any, keep: Container[str]) -> Fingerprints:
     """`{k: v for k, v in fingerprints(analysis).items() if k in keep}`, as a Fingerprints."""
     lines: list[str] = analysis.parsed.lines
     return Fingerprints((item_id, _digest(lines, span)) for _, item_id, span in entries(analysis) if item_id in keep)
+
+
+def prompt_fingerprints(analysis: Any, ids: list[str], lines: Sequence[int], keep: Container[str]) -> Fingerprints:
+    """`planned_fingerprints` from the ids of a blueprint's prompts and their first and last lines (two
+    numbers a prompt, in `lines`), its prompts not read again."""
+    text_lines: list[str] = analysis.parsed.lines
+    return Fingerprints((item_id, _digest(text_lines, Span(lines[2 * k], 0, lines[2 * k + 1], 0)))
+                        for k, item_id in enumerate(ids) if item_id in keep)
 
 
 class Fingerprints(Mapping[str, str]):

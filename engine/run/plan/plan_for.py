@@ -11,7 +11,7 @@ from ...analysis import Analysis
 from ...detect import FileKind
 from ..options import RunOptions
 from .error import PlanError
-from .items import planned_fingerprints
+from .items import planned_fingerprints, prompt_fingerprints
 
 if TYPE_CHECKING:
     from .agentv import AgentvPlan
@@ -47,8 +47,16 @@ def plan_for(analysis: Analysis, options: RunOptions) -> Plan:
     else:
         raise PlanError(f"{path}: not a Weval blueprint or an AgentV eval file (nothing to run)")
     # The journal keeps them, so an editor opening the file later knows which results are older than the text.
-    planned = {t.cell.item for t in plan.tasks}
-    plan.fingerprints = planned_fingerprints(analysis, planned)
+    cells = getattr(plan.tasks, "cells", None)  # WevalTasks: its cells, without a task object for each
+    planned = {c.item for c in cells()} if cells is not None else {t.cell.item for t in plan.tasks}
+    read = plan.__dict__.pop("_prompt_lines", None)  # a WevalPlan's prompts' ids, first and last lines
+    if read is not None:
+        # the same as planned_fingerprints: a file without errors has no repeated prompt id, so the file's
+        # prompts with a planned id are the plan's, in the same order
+        ids, lines = read
+        plan.fingerprints = prompt_fingerprints(analysis, ids, lines, planned)
+    else:
+        plan.fingerprints = planned_fingerprints(analysis, planned)
     if plan.shard is not None:
         from .shard import source_digest
 

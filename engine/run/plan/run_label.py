@@ -10,13 +10,14 @@ The reference hashes `JSON.stringify({models, system, systems, prompts, temperat
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from json.encoder import encode_basestring
 from pathlib import Path
 from typing import Any
 
 from ...line_breaks import as_read
 from ...weval.ids import UNDEFINED
-from ...weval.model import Blueprint, Prompt, reference_points
+from ...weval.model import Blueprint, Point, Prompt, grouped_by_path, reference_fn_name, reference_points
 from ...weval.prompt_store import prompt_ids
 from ..write.jsjson import js_sort_key, js_stringify, locale_compare_key, utf16_key
 
@@ -33,14 +34,49 @@ def _prompt_entry(p: Prompt) -> dict[str, Any]:
     }
 
 
+def prompt_entry_json(p: Prompt) -> str:
+    """The prompt's part of the hashed text: `js_stringify(_prompt_entry(p))`, written member by member
+    (JSON.stringify's text of an object is its members' texts joined; the generic walk of each prompt's
+    entry was a quarter of planning a big blueprint)."""
+    parts = ['{"id":' + _js_text(p.id)]
+    if p.ideal:
+        parts.append('"idealResponse":' + _js_text(p.ideal))
+    if p.system_set:
+        parts.append('"system":' + _js_text(p.system))
+    if p.should:
+        out = grouped_by_path(p.should, _point_json)
+        parts.append('"points":[' + ",".join([x if type(x) is str else "[" + ",".join(x) + "]" for x in out]) + "]")
+    if p.weight != 1.0:
+        parts.append('"weight":' + js_stringify(p.weight))
+    return ",".join(parts) + "}"
+
+
+def _js_text(value: Any) -> str:
+    """js_stringify(value), a string's directly (what the C encoder writes for it)."""
+    return encode_basestring(value) if type(value) is str else js_stringify(value)
+
+
+def _point_json(pt: Point) -> str:
+    """js_stringify(pt.reference_form()): its members' texts, in its order."""
+    w = pt.weight
+    multiplier = ',"multiplier":' + ("1" if w == 1 and (type(w) is float or type(w) is int) else js_stringify(w))
+    citation = ',"citation":' + _js_text(pt.citation) if pt.citation is not None else ""
+    if pt.kind == "text":
+        return '{"text":' + _js_text(pt.text) + multiplier + citation + "}"
+    args = ',"fnArgs":' + _js_text(pt.fn_args) if pt.fn_args is not None else ""
+    return '{"fn":' + _js_text(reference_fn_name(pt.fn_written or pt.fn or "")) + args + multiplier + citation + "}"
+
+
 def content_hash_input(bp: Blueprint, models: Sequence[str], prompts: Sequence[Prompt] | None = None) -> str:
     """The exact string the reference hashes."""
     return "".join(_content_chunks(bp, models, prompts))
 
 
-def _content_chunks(bp: Blueprint, models: Sequence[str], prompts: Sequence[Prompt] | None) -> Iterator[str]:
+def _content_chunks(bp: Blueprint, models: Sequence[str], prompts: Sequence[Prompt] | None,
+                    entry_json: Callable[[int], str] | None = None) -> Iterator[str]:
     """`content_hash_input` in pieces, a prompt at a time: at 100,000 prompts the entries and the whole
-    string were ~100 MB at once."""
+    string were ~100 MB at once. `entry_json(k)`: the k-th prompt's `prompt_entry_json`, made already
+    (the plan's one pass over a big blueprint's prompts, which are on disk)."""
     temps = list(bp.temperatures)
     if temps:
         temperature_settings: Any = temps[0] if len(temps) == 1 else sorted(temps, key=js_sort_key)
@@ -66,16 +102,17 @@ def _content_chunks(bp: Blueprint, models: Sequence[str], prompts: Sequence[Prom
         if key == "prompts":
             yield "["
             for n, i in enumerate(order):
-                yield ("," if n else "") + js_stringify(_prompt_entry(listed[i]))
+                yield ("," if n else "") + (entry_json(i) if entry_json is not None else prompt_entry_json(listed[i]))
             yield "]"
         else:
             yield js_stringify(value)
     yield "}"
 
 
-def content_hash(bp: Blueprint, models: Sequence[str], prompts: Sequence[Prompt] | None = None) -> str:
+def content_hash(bp: Blueprint, models: Sequence[str], prompts: Sequence[Prompt] | None = None,
+                 entry_json: Callable[[int], str] | None = None) -> str:
     digest = hashlib.sha256()
-    for chunk in _content_chunks(bp, models, prompts):
+    for chunk in _content_chunks(bp, models, prompts, entry_json):
         digest.update(chunk.encode("utf-8"))
     return digest.hexdigest()[:16]
 

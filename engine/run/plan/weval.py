@@ -22,7 +22,7 @@ from ...weval.prompt_store import keep_prompts, prompt_ids
 from ..events import Cell
 from ..options import RunOptions
 from .error import PlanError
-from .run_label import content_hash, run_label
+from .run_label import content_hash, prompt_entry_json, run_label
 from .selection import selected, unmatched
 from .shard import Shard
 
@@ -161,25 +161,18 @@ class WevalPlan:
         return self.run_label + (self.shard.suffix if self.shard is not None else "")
 
     def judged_points(self, prompt: Prompt) -> int:
-        n = sum(1 for p in prompt.points if p.kind == "text")
-        if not prompt.points and prompt.ideal:
-            n = 5  # key points extracted from the ideal: a handful, typically
-        return n
+        return _judged_points(prompt)
 
     def prompt_facts(self) -> tuple[array, array, array]:
         """For each of `prompts`, in order: the turns a run generates, its messages' characters and its
         judged points. Read in one pass and kept (12 bytes a prompt): a big blueprint's prompts are on
-        disk, and each pass over them decodes every one."""
+        disk, and each pass over them decodes every one (`plan_weval` reads them in its own pass)."""
         facts = self.__dict__.get("_facts")
         if facts is None:
-            generated, chars, judged = array("I"), array("Q"), array("I")
+            read = _PromptPass()
             for prompt in self.prompts:
-                messages = prompt.messages
-                n = sum(1 for msg in messages if msg.role == "assistant" and msg.content is None)
-                generated.append(n + 1 if messages and messages[-1].role == "user" else n)
-                chars.append(sum(len(msg.content or "") for msg in messages))
-                judged.append(self.judged_points(prompt))
-            facts = self.__dict__["_facts"] = (generated, chars, judged)
+                read.facts(prompt)
+            facts = self.__dict__["_facts"] = (read.generated, read.chars, read.judged)
         return facts
 
     def any_judged(self) -> bool:
@@ -238,6 +231,57 @@ def _judge_label(j: Judge) -> str:
     return f"{j.id or j.approach}({j.model})"
 
 
+def _judged_points(prompt: Prompt) -> int:
+    n = sum(1 for p in prompt.points if p.kind == "text")
+    if not prompt.points and prompt.ideal:
+        n = 5  # key points extracted from the ideal: a handful, typically
+    return n
+
+
+class _PromptPass:
+    """What planning reads of each selected prompt, gathered in one pass over them: a big blueprint's
+    prompts are on disk (weval/prompt_store.py), and each pass decoded every one (five passes were most of
+    planning a 20,000-prompt run). Per prompt: `WevalPlan.prompt_facts`' three numbers, its entry in the
+    run label's hashed text (UTF-8, in one buffer) and its span's first and last lines (fingerprints).
+    The entries are hashed in the ids' locale order once all are read, so they are held while planning:
+    ~170 bytes a prompt (17 MB at 100,000 prompts, the peak of planning them 106 -> 123 MB), the price of
+    not decoding every prompt a second time, in that order."""
+
+    def __init__(self) -> None:
+        self.generated, self.chars, self.judged = array("I"), array("Q"), array("I")
+        self._entries = bytearray()
+        self._entry_at = array("q", [0])
+        self.lines = array("q")  # start line, end line of each prompt
+
+    def facts(self, prompt: Prompt) -> None:
+        messages = prompt.messages
+        n = sum(1 for msg in messages if msg.role == "assistant" and msg.content is None)
+        self.generated.append(n + 1 if messages and messages[-1].role == "user" else n)
+        self.chars.append(sum(len(msg.content or "") for msg in messages))
+        self.judged.append(_judged_points(prompt))
+
+    def add(self, prompt: Prompt) -> None:
+        self.facts(prompt)
+        self._entries += prompt_entry_json(prompt).encode("utf-8", "surrogatepass")
+        self._entry_at.append(len(self._entries))
+        span = prompt.span
+        self.lines.append(span.start_line)
+        self.lines.append(span.end_line)
+
+    def entry_json(self, k: int) -> str:
+        return self._entries[self._entry_at[k]:self._entry_at[k + 1]].decode("utf-8", "surrogatepass")
+
+    def kept(self, indexes: list[int]) -> _PromptPass:
+        """The same for the prompts at `indexes` (a shard's), in that order (no entries: hashed already)."""
+        out = _PromptPass()
+        for k in indexes:
+            out.generated.append(self.generated[k])
+            out.chars.append(self.chars[k])
+            out.judged.append(self.judged[k])
+            out.lines.extend(self.lines[2 * k:2 * k + 2])
+        return out
+
+
 def plan_weval(bp: Blueprint, path: Path, options: RunOptions) -> WevalPlan:
     from .replay import ReplaySource, is_replay
 
@@ -273,6 +317,7 @@ def plan_weval(bp: Blueprint, path: Path, options: RunOptions) -> WevalPlan:
         raise PlanError("no prompt to run" + (f" (--prompt {' '.join(options.select)})" if options.select else ""))
 
     systems: list[tuple[int | None, str | None]]
+    read: _PromptPass | None = None  # what the one pass over the prompts read (not for a replay)
     several = bool(bp.systems) and len(bp.systems or []) > 1
     tasks = WevalTasks(prompts)
     if replay is not None:
@@ -286,7 +331,9 @@ def plan_weval(bp: Blueprint, path: Path, options: RunOptions) -> WevalPlan:
         # One string per effective model and one float per temperature, shared by the tasks (each made
         # anew was ~100 bytes a cell), and the ids the plan's prompts hold (a decoded prompt's are copies).
         shared: dict[Any, Any] = {}
+        read = _PromptPass()
         for k, p in enumerate(prompts):
+            read.add(p)
             for m in listed:
                 for t in bp.temperatures_to_run():
                     temp = t if t is not None else (p.temperature if p.temperature is not None else
@@ -319,7 +366,8 @@ def plan_weval(bp: Blueprint, path: Path, options: RunOptions) -> WevalPlan:
     except PriceFileError as exc:
         raise PlanError(str(exc)) from None
 
-    chash = content_hash(bp, [m for m in listed] if replay is None else replay.base_models(), prompts)
+    chash = content_hash(bp, [m for m in listed] if replay is None else replay.base_models(), prompts,
+                         read.entry_json if read is not None else None)
     concurrency = options.concurrency or bp.concurrency or 30
     # The whole plan's (before sharding): every shard's results name the same models.
     effective = list(dict.fromkeys(cell.model for cell in tasks.cells()))
@@ -328,13 +376,18 @@ def plan_weval(bp: Blueprint, path: Path, options: RunOptions) -> WevalPlan:
         shard = options.shard
         kept = [n for n, pid in enumerate(all_items) if shard.holds(pid)]
         prompts = keep_prompts(prompts, lambda n, pid: shard.holds(pid))
+        read = read.kept(kept) if read is not None else None
         position = {n: k for k, n in enumerate(kept)}  # a task's prompt's place among the kept ones
         tasks = WevalTasks.of(prompts, (WevalTask(t.cell, prompts, position[t.index], t.model, t.temperature,
                                                   t.system, t.sp_index) for t in tasks if shard.holds(t.cell.item)))
-    return WevalPlan(
+    plan = WevalPlan(
         blueprint=bp, path=path, config_id=bp.id, title=bp.title, models=listed if replay is None else
         replay.base_models(), model_specs=specs, prompts=prompts, tasks=tasks, effective_models=effective,
         judges=judges, judge_source=judge_source, key_point_models=key_point_models,
         eval_methods=options.eval_methods, content_hash=chash, run_label=run_label(chash, options.label),
         concurrency=concurrency, replay=replay, warnings=warnings, prices=prices, shard=options.shard,
         all_items=all_items)
+    if read is not None:
+        plan.__dict__["_facts"] = (read.generated, read.chars, read.judged)
+        plan.__dict__["_prompt_lines"] = (prompt_ids(prompts), read.lines)  # for plan_for's fingerprints
+    return plan
