@@ -349,7 +349,7 @@ class Agentv(Format[AgentvPlan, AgentvCell]):
         self._workspace_specs: dict[Any, WorkspaceSpec | None] = {}
         self.fail_on_error = (plan.suite.execution or {}).get("fail_on_error") is True
         self.halt: str | None = None  # why the cells not started yet will not run (fail_on_error)
-        self._any_workspace = plan.suite.workspace is not None or any(t.workspace is not None for t in plan.tests)
+        self._any_workspace = plan.facts().any_workspace
         # The stages' parts, made once the database is open (opened()): they read what an earlier run has.
         self.writer: AgentvWriter
         self.answers: AgentvGenerate

@@ -119,7 +119,6 @@ def check(plan: Plan, options: RunOptions) -> list[Problem]:
 
 def _agentv(plan: Plan, options: RunOptions) -> list[Problem]:
     from .plan.agentv import AgentvPlan, build_provider
-    from .plan.agentv import _needs_judge as needs_judge
 
     assert isinstance(plan, AgentvPlan)
     out: list[Problem] = []
@@ -141,7 +140,7 @@ def _agentv(plan: Plan, options: RunOptions) -> list[Problem]:
                 out.append(Problem(who, err.message.replace(" (supported:", f"{hint} (supported:", 1), True))
                 continue
             out.append(_provider_problem(who, model_id, err, answers=answers))
-    if any(t.judge is None and needs_judge(t.test) for t in plan.tasks):
+    if plan.facts().unjudged:
         out.append(Problem("", "some tests need an LLM judge and their target has no judge_target: pass --judge MODEL"))
     return out
 

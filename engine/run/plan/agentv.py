@@ -29,7 +29,7 @@ from ...providers.redact import redact
 from ...registry.stages import Stage
 from ..events import Cell
 from ..options import RunOptions
-from ..score.agentv_scorable import dry_run_report, stage_of
+from ..score.agentv_scorable import NotScoredReport, stage_of
 from .error import PlanError
 from .selection import selected, unmatched
 from .shard import Shard
@@ -165,6 +165,7 @@ class AgentvPlan:
     # --allow-outside-files): `check` refused the references that pointed out; a read re-checks the file
     # it opened (file_source.read_regular_bytes), so one swapped for a link pointing out since is refused.
     inside: Path | None = None
+    _facts: PlanFacts | None = field(default=None, repr=False, compare=False)  # facts(), once asked
 
     @property
     def output_folder_parts(self) -> tuple[str, ...]:
@@ -177,21 +178,17 @@ class AgentvPlan:
         """The run label as results file names carry it (a shard's names say which shard)."""
         return self.run_label + (self.shard.suffix if self.shard is not None else "")
 
+    def facts(self) -> PlanFacts:
+        """What the summary, the preflight and the run read of every cell's test, in one pass over the
+        tasks (a big suite's tests are decoded again on each pass: agentv/test_store.py), kept."""
+        if self._facts is None:
+            self._facts = _facts_of(self)
+        return self._facts
+
     def summary(self) -> dict[str, Any]:
-        per_target: dict[str, dict[str, int]] = {}
-        judges: list[str] = []
-        for t in self.tasks:
-            m = per_target.setdefault(t.cell.model, {"cells": 0, "calls": 0, "input_tokens": 0, "judge_calls": 0})
-            m["cells"] += 1
-            if self.replay is None:  # a replayed answer costs no call
-                m["calls"] += 1
-                m["input_tokens"] += sum(len(msg.text()) for msg in t.test.input_messages) // CHARS_PER_TOKEN + 1
-            judged = sum(1 for a in t.test.assertions if stage_of(a) is Stage.JUDGE)
-            if t.test.uses_default_judge:
-                judged = 1
-            m["judge_calls"] += judged
-            if t.judge is not None and judged and t.judge.name not in judges:
-                judges.append(t.judge.name)
+        facts = self.facts()
+        per_target = {name: dict(m) for name, m in facts.per_target.items()}
+        judges = list(facts.judges)
         judge_calls = sum(m["judge_calls"] for m in per_target.values())
         return {
             "kind": "agentv",
@@ -213,7 +210,7 @@ class AgentvPlan:
             "replay": str(self.replay.path) if self.replay is not None else None,
             "shard": str(self.shard) if self.shard is not None else None,
             "warnings": list(self.warnings),
-            "not_scored": dry_run_report(self.tasks),
+            "not_scored": [dict(g, first=list(g["first"])) for g in facts.not_scored],
         }
 
     def problems(self, options: RunOptions) -> list[str]:
@@ -231,9 +228,45 @@ class AgentvPlan:
                 build_provider(spec, options, client=None, base_dir=self.path.parent)
             except ProviderError as err:
                 out.append(f"target {spec.name}: {err.message}")
-        if any(t.judge is None and _needs_judge(t.test) for t in self.tasks):
+        if self.facts().unjudged:
             out.append("some tests need an LLM judge and their target has no judge_target: pass --judge MODEL")
         return out
+
+
+@dataclass(frozen=True)
+class PlanFacts:
+    """What a plan's cells' tests say, gathered in one pass (AgentvPlan.facts)."""
+
+    per_target: dict[str, dict[str, int]]  # target -> cells, calls, input_tokens, judge_calls
+    judges: list[str]  # the judges of the judged cells, in order
+    not_scored: list[dict[str, Any]]  # score/agentv_scorable.dry_run_report's groups
+    unjudged: bool  # a test needs an LLM judge and its target has none
+    any_workspace: bool  # the suite or a test has a workspace
+
+
+def _facts_of(plan: AgentvPlan) -> PlanFacts:
+    per_target: dict[str, dict[str, int]] = {}
+    judges: list[str] = []
+    report = NotScoredReport()
+    unjudged = False
+    any_workspace = plan.suite.workspace is not None
+    for t in plan.tasks:
+        test = t.test  # decoded once for all of them
+        m = per_target.setdefault(t.cell.model, {"cells": 0, "calls": 0, "input_tokens": 0, "judge_calls": 0})
+        m["cells"] += 1
+        if plan.replay is None:  # a replayed answer costs no call
+            m["calls"] += 1
+            m["input_tokens"] += sum(len(msg.text()) for msg in test.input_messages) // CHARS_PER_TOKEN + 1
+        judged = sum(1 for a in test.assertions if stage_of(a) is Stage.JUDGE)
+        if test.uses_default_judge:
+            judged = 1
+        m["judge_calls"] += judged
+        if t.judge is not None and judged and t.judge.name not in judges:
+            judges.append(t.judge.name)
+        report.add(t, test)
+        unjudged = unjudged or (t.judge is None and _needs_judge(test))
+        any_workspace = any_workspace or test.workspace is not None
+    return PlanFacts(per_target, judges, report.groups(), unjudged, any_workspace)
 
 
 def _needs_judge(test: AgentvTest) -> bool:
