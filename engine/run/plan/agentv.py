@@ -64,10 +64,17 @@ class AgentvTask:
     target: TargetSpec
     judge: TargetSpec | None
     position: int = field(default=-1, compare=False)  # the cell's place in the plan's tasks (AgentvTasks)
+    # The test once read: a cell's stages read it a dozen times, and from a store each read took the
+    # store's lock and its cache (AgentvTasks makes a task for each cell it hands out, dropped after it)
+    _test: AgentvTest | None = field(default=None, compare=False, repr=False)
 
     @property
     def test(self) -> AgentvTest:
-        return self.tests[self.index]
+        found = self._test
+        if found is None:
+            found = self.tests[self.index]
+            object.__setattr__(self, "_test", found)
+        return found
 
 
 class AgentvTasks(ListLike[AgentvTask]):
