@@ -165,7 +165,8 @@ def warnings_of(analysis: Analysis) -> list[Finding]:
 def file_warnings(analysis: Analysis, found: list[Finding]) -> list[FileWarning]:
     from ..finding_format import format_finding
 
-    items = _items(analysis) if len(found) <= MAPPED_AT_MOST else []
+    # each item's lines, only for warnings to map (a big suite's tests are decoded from their store for it)
+    items = _items(analysis) if found and len(found) <= MAPPED_AT_MOST else []
     out = []
     for f in found:
         item = next((i for path, first, last, i in items
@@ -186,9 +187,12 @@ def _items(analysis: Analysis) -> list[tuple[str | None, int, int, str]]:
     suite = analysis.suite
     if suite is not None:
         own = analysis.path.resolve() if analysis.path is not None else None
+        resolved: dict[Any, Any] = {}  # each tests file's real path, found once (not once a test)
         for t in suite.tests:
             src: Any = t.source_path
-            where = None if src is None or (own is not None and src.resolve() == own) else str(src)
+            if src is not None and src not in resolved:
+                resolved[src] = src.resolve()
+            where = None if src is None or (own is not None and resolved[src] == own) else str(src)
             out.append((where, t.span.start_line, t.span.end_line, t.id))
     return out
 

@@ -251,29 +251,42 @@ class PlanFacts:
     any_workspace: bool  # the suite or a test has a workspace
 
 
-def _facts_of(plan: AgentvPlan) -> PlanFacts:
-    per_target: dict[str, dict[str, int]] = {}
-    judges: list[str] = []
-    report = NotScoredReport()
-    unjudged = False
-    any_workspace = plan.suite.workspace is not None
-    for t in plan.tasks:
-        test = t.test  # decoded once for all of them
-        m = per_target.setdefault(t.cell.model, {"cells": 0, "calls": 0, "input_tokens": 0, "judge_calls": 0})
+class _Facts:
+    """PlanFacts gathered a cell at a time (the planner's pass over the tests, or one of its own)."""
+
+    def __init__(self, suite: AgentvSuite, replay: bool) -> None:
+        self.per_target: dict[str, dict[str, int]] = {}
+        self.judges: list[str] = []
+        self.report = NotScoredReport()
+        self.unjudged = False
+        self.any_workspace = suite.workspace is not None
+        self.replay = replay
+
+    def add(self, cell: Cell, judge: TargetSpec | None, test: AgentvTest) -> None:
+        m = self.per_target.setdefault(cell.model, {"cells": 0, "calls": 0, "input_tokens": 0, "judge_calls": 0})
         m["cells"] += 1
-        if plan.replay is None:  # a replayed answer costs no call
+        if not self.replay:  # a replayed answer costs no call
             m["calls"] += 1
             m["input_tokens"] += sum(len(msg.text()) for msg in test.input_messages) // CHARS_PER_TOKEN + 1
         judged = sum(1 for a in test.assertions if stage_of(a) is Stage.JUDGE)
         if test.uses_default_judge:
             judged = 1
         m["judge_calls"] += judged
-        if t.judge is not None and judged and t.judge.name not in judges:
-            judges.append(t.judge.name)
-        report.add(t, test)
-        unjudged = unjudged or (t.judge is None and _needs_judge(test))
-        any_workspace = any_workspace or test.workspace is not None
-    return PlanFacts(per_target, judges, report.groups(), unjudged, any_workspace)
+        if judge is not None and judged and judge.name not in self.judges:
+            self.judges.append(judge.name)
+        self.report.add(cell, judge is not None, test)
+        self.unjudged = self.unjudged or (judge is None and _needs_judge(test))
+        self.any_workspace = self.any_workspace or test.workspace is not None
+
+    def facts(self) -> PlanFacts:
+        return PlanFacts(self.per_target, self.judges, self.report.groups(), self.unjudged, self.any_workspace)
+
+
+def _facts_of(plan: AgentvPlan) -> PlanFacts:
+    gathered = _Facts(plan.suite, plan.replay is not None)
+    for t in plan.tasks:
+        gathered.add(t.cell, t.judge, t.test)
+    return gathered.facts()
 
 
 def _needs_judge(test: AgentvTest) -> bool:
@@ -374,17 +387,23 @@ def plan_agentv(suite: AgentvSuite, path: Path, options: RunOptions) -> AgentvPl
     tasks = AgentvTasks(tests, judges)
     unanswered = 0
     shells: set[str] = set()
+    # What the summary and the preflight read of each cell's test, gathered here for the cells this run
+    # (this shard) makes: a store's tests are decoded again on each pass over them
+    gathered = _Facts(suite, replay is not None)
     for k, test in enumerate(tests):  # a store's tests are decoded one at a time, none kept
         if replay is not None:
             names = replay.models_for(test.id)
             unanswered += not names
         else:
             names = overridden or _test_targets(test) or suite_targets
+        run_here = options.shard is None or options.shard.holds(test.id)
         for name in dict.fromkeys(names):
             target = spec(name) if replay is None else recorded(name)
             if target.name not in judges:
                 judges[target.name] = spec(target.judge) if target.judge else None
             tasks.add(k, target)
+            if run_here:
+                gathered.add(Cell(test.id, target.name), judges[target.name], test)
         shells.update(a.name for a in _all_assertions(test.assertions) if stage_of(a) is Stage.SCRIPT and not a.custom
                       and a.config.get("shell"))
     if replay is not None:
@@ -422,7 +441,8 @@ def plan_agentv(suite: AgentvSuite, path: Path, options: RunOptions) -> AgentvPl
                       tasks=tasks, targets_file=targets_file, run_label=label,
                       concurrency=options.concurrency or 30, warnings=warnings, replay=replay,
                       prices=prices, shard=options.shard, all_items=all_items,
-                      inside=None if options.allow_outside_files else _project_folder(path))
+                      inside=None if options.allow_outside_files else _project_folder(path),
+                      _facts=gathered.facts())
 
 
 def _project_folder(path: Path) -> Path:

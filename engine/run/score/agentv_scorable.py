@@ -82,34 +82,34 @@ def dry_run_report(tasks: Iterable[Any]) -> list[dict[str, Any]]:
     and the first few `test × target` cells. Nothing is called."""
     report = NotScoredReport()
     for task in tasks:
-        report.add(task, task.test)
+        report.add(task.cell, task.judge is not None, task.test)
     return report.groups()
 
 
 class NotScoredReport:
-    """dry_run_report, a cell at a time (`add(task, its test)`: a pass over the plan reads each test once)."""
+    """dry_run_report, a cell at a time (`add(cell, whether it has a judge, its test)`: a pass over the
+    plan reads each test once)."""
 
     def __init__(self) -> None:
         self._groups: dict[tuple[str, str, str], dict[str, Any]] = {}
 
-    def add(self, task: Any, test: Any) -> None:
-        has_judge = task.judge is not None
+    def add(self, cell: Any, has_judge: bool, test: Any) -> None:
         if test.uses_default_judge and not has_judge:
-            self._add(("llm-judge", "llm-judge", NO_JUDGE), task, test)
+            self._add(("llm-judge", "llm-judge", NO_JUDGE), cell, test)
             return
         for a in test.assertions or []:
             why = unscorable(a, judge=has_judge)
             if why is not None:
-                self._add((a.name, a.type, why), task, test)
+                self._add((a.name, a.type, why), cell, test)
 
     def groups(self) -> list[dict[str, Any]]:
         return list(self._groups.values())
 
-    def _add(self, key: tuple[str, str, str], task: Any, test: Any) -> None:
+    def _add(self, key: tuple[str, str, str], cell: Any, test: Any) -> None:
         entry = self._groups.setdefault(key, {"name": key[0], "type": key[1], "reason": key[2], "cells": 0,
                                               "first": [], "required": False})
         entry["cells"] += 1
         if len(entry["first"]) < 3:
-            entry["first"].append(str(task.cell))
+            entry["first"].append(str(cell))
         if any(a.name == key[0] and a.type == key[1] and a.required for a in test.assertions):
             entry["required"] = True
