@@ -152,3 +152,30 @@ def test_a_store_s_records_are_deflated_against_its_first(tmp_path: Path, monkey
     starts = tests._file.starts
     plain = len(test_store._encode(full.suite.tests[30]))
     assert (starts[31] - starts[30]) * 3 < plain  # ~200 bytes where the plain record is ~700
+
+
+def test_a_store_s_outline_is_its_tests_ids_spans_and_files_without_decoding(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """run/plan/items.entries (the fingerprints a run's database keeps) reads a store's outline: the same
+    items as from the tests themselves, a subset's too, and no test decoded for it."""
+    from evalspec.run.plan import items
+
+    (tmp_path / "more.yaml").write_text("".join(f"- id: y{i}\n  input: yaml {i}\n  criteria: c\n" for i in range(3)),
+                                        encoding="utf-8")
+    suite = tmp_path / "s.eval.yaml"
+    suite.write_text(f"name: s\ndescription: d\ntests:\n{TESTS}  - file://more.yaml\n  - id: end\n    input: x\n"
+                     "    criteria: c\n", encoding="utf-8")
+    full = analyze(suite.read_text(encoding="utf-8"), suite)
+    monkeypatch.setattr(test_store, "DEFAULT_BOUND", 2)
+    streamed = analyze_file(suite)
+    tests = streamed.suite.tests  # type: ignore[union-attr]
+    assert isinstance(tests, test_store.TestStore) and full.suite is not None
+    assert list(tests.outline()) == [(t.id, t.span, t.source_path) for t in full.suite.tests]
+    subset = tests.subset(lambda n, tid: n % 2 == 1)
+    assert list(subset.outline()) == [(t.id, t.span, t.source_path) for t in list(full.suite.tests)[1::2]]
+    expected = list(items.entries(full))
+    assert [e[1] for e in expected] == ["t0", "t1", "t2", "t3", "t4", "end"]  # the tests written in the file
+    decoded = []
+    real = test_store._TestCodec.decode
+    monkeypatch.setattr(test_store._TestCodec, "decode", lambda self, data: decoded.append(1) or real(self, data))
+    assert list(items.entries(streamed)) == expected and not decoded
