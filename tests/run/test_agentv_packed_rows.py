@@ -133,3 +133,77 @@ def test_a_packed_row_reads_back_or_says_why_not() -> None:
         unpacker(dictionary)(packed[:-3])
     with pytest.raises(ValueError, match="packed results row"):
         unpacker(b"another dictionary")(packed)
+
+
+VOLATILE = ("timestamp", "duration_ms")  # when a cell ran and how long its call took
+
+
+def _question(req: dict[str, Any]) -> str:
+    import re
+
+    found = re.search(r"question (\d+)", json.dumps(req.get("messages")))
+    assert found is not None
+    return found.group(1)
+
+
+def test_sigkill_then_resume_repeats_no_call_and_exports_the_uninterrupted_run_s_rows(
+        tmp_path: Path, smart: SmartFake, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A real `evalspec run` of the suite killed with SIGKILL mid-way: its finished cells are in the
+    database (packed), there is no results file; `--resume` calls only the rest and exports the rows an
+    uninterrupted run exports, in the plan's order."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from run_records import run_records
+
+    from evalspec.cli import main
+
+    write(tmp_path / ".agentv" / "targets.yaml", AGENTV_TARGETS)
+    suite = write(tmp_path / "evals" / "s.eval.yaml", SUITE)
+    out = tmp_path / "out"
+    env = {**env_for(smart), "PYTHONPATH": os.pathsep.join(sys.path)}
+    pace = [0.03]  # the killed run's calls take a while; later runs' are instant
+
+    def decide(req: dict[str, Any]) -> str:
+        time.sleep(pace[0])
+        return f"answer {_question(req)} [a-z]"
+
+    smart.decide = decide
+    proc = subprocess.Popen([sys.executable, "-m", "evalspec.cli", "run", str(suite), "--output", str(out),
+                             "--concurrency", "2", "--no-report"], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    try:
+        while sum(1 for r in run_records(out / "agentv") if r.get("t") == "score") < 8:
+            assert proc.poll() is None, "the run ended before it could be interrupted"
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+    records = run_records(out / "agentv")
+    answered = {r["c"][0] for r in records if r.get("t") == "gen"}
+    assert len({r["c"][0] for r in records if r.get("t") == "score"}) >= 8 and len(answered) < 40
+    assert not list(out.glob("agentv/*/*_*Z.jsonl"))  # killed before the end: the rows are in the database
+
+    assert smart.idle()
+    smart.reset()
+    pace[0] = 0.0
+    for k, v in env_for(smart).items():
+        monkeypatch.setenv(k, v)
+    assert main(["run", str(suite), "--output", str(out), "--resume", "--no-report"]) in (0, 1)
+    asked = {f"t{_question(r)}" for r in smart.chat_requests()}
+    assert asked.isdisjoint(answered)  # no finished call is made again
+    assert len(smart.chat_requests()) == 40 - len(answered)
+    [results] = out.glob("agentv/*/*_*Z.jsonl")
+    got = [{k: v for k, v in json.loads(line).items() if k not in VOLATILE} for line in results.read_bytes().splitlines()]
+    assert [r["test_id"] for r in got] == [f"t{i}" for i in range(40)]
+
+    again = tmp_path / "again"
+    assert main(["run", str(suite), "--output", str(again), "--no-report"]) in (0, 1)
+    [whole] = again.glob("agentv/*/*_*Z.jsonl")
+    assert got == [{k: v for k, v in json.loads(line).items() if k not in VOLATILE}
+                   for line in whole.read_bytes().splitlines()]
