@@ -29,8 +29,8 @@ The stages, in order (a format's part of a stage is a class or function in the s
     4. write/     weval.py            the comparison file and artefacts: cell_store.py, weval_results.py,
                                       git_source.py; weval_rebuild.py (a shard's comparison object
                                       rebuilt from its run database, for `evalspec merge`)
-                  agentv.py           the results JSONL: agentv_measured.py, agentv_outcomes.py (how
-                                      each cell ended, for the summary)
+                  agentv.py           the rows into the database, the results JSONL exported from it:
+                                      agentv_measured.py, agentv_outcomes.py (how each cell ended)
                   files.py (atomic and streamed JSON), jsjson.py (JSON as JavaScript writes it)
 
 What runs the stages (the top of the package):
@@ -44,6 +44,7 @@ What runs the stages (the top of the package):
                       transactions, its lock), run_store.py (open_journal, load, read_header: what the
                       runner and the readers call), records.py (the records written and read back),
                       held_records.py (records held back to go out with the cell's next write),
+                      packed_rows.py (AgentV rows deflated against the run's dictionary),
                       legacy_jsonl.py (an earlier evalspec's JSONL journals, read for one release)
 
 Around them:

@@ -17,9 +17,9 @@
                                       aggregated (scoring/composite.py)
                            attempt    the attempt's row; whether the trials stop
                        trials         the attempts combined into the cell's row
-                       write          into the database, the results (write/agentv.py), a Scored event
+                       write          the row into the run database (write/agentv.py), a Scored event
     after the cells    workspaces     the workspaces closed
-    at the end         write          `<runLabel>_<start time>.jsonl`, one row per (test, target)
+    at the end         write          `<runLabel>_<start time>.jsonl` from the database, a row per (test, target)
 
 An assertion that cannot be scored (a type the registry does not mark runnable, a custom type, no judge,
 a judge that failed, our own crash) is listed in the row as "not scored: <reason>" with no score, and
@@ -65,7 +65,7 @@ from .cost.guard import NOT_RUN, CostGuard
 from .events import CellFailed, Event, ModelSummary, Notice, Response, RunSummary, Scored
 from .generate.answers import AgentvGenerate, ReplayedFailure, provider_kind
 from .generate.batch_rounds import BatchRounds
-from .journal.records import CellScore, NotRun, RunHeader
+from .journal.records import RunHeader
 from .journal.run_store import run_header
 from .options import RunOptions
 from .pipeline import DONE, NEXT_ATTEMPT, Around, CellWork, Flow, Format, Pipeline, Repeat, Stages, admitted
@@ -135,7 +135,8 @@ async def resumed(run: Agentv, work: AgentvCell) -> Flow | None:
         return None
     run.resumed_cells += 1
     row = dict(done.result)
-    run.keep(task, row)
+    run.writer.resumed(task.position)  # the row the database has is the one exported
+    run.noted(task, row)
     if row.get("execution_status") == "execution_error":
         run.outcomes.failed(task.position)
         run.emit(CellFailed(cell, str(row.get("error")), "error", resumed=True))
@@ -259,9 +260,8 @@ async def write(run: Agentv, work: AgentvCell) -> Flow | None:
         row["judge_target"] = task.judge.name if task.judge is not None else None
         row["judge_token_usage"] = {"input": judged["input"], "output": judged["output"], "calls": judged["calls"]}
         row["judge_cost_usd"] = judged["cost_usd"]
-    run.keep(task, row)
+    run.keep(task, row, score=score, verdict=row.get("verdict"))
     run.outcomes.scored(task.position, score, row.get("verdict"))
-    run.journal.write(CellScore(cell, score, row.get("verdict"), row))
     run.emit(Scored(cell, score, row.get("verdict"), row))
     return None
 
@@ -349,7 +349,7 @@ class Agentv(Format[AgentvPlan, AgentvCell]):
         self._workspace_specs: dict[Any, WorkspaceSpec | None] = {}
         self.fail_on_error = (plan.suite.execution or {}).get("fail_on_error") is True
         self.halt: str | None = None  # why the cells not started yet will not run (fail_on_error)
-        self._any_workspace = plan.suite.workspace is not None or any(t.workspace is not None for t in plan.tests)
+        self._any_workspace = plan.facts().any_workspace
         # The stages' parts, made once the database is open (opened()): they read what an earlier run has.
         self.writer: AgentvWriter
         self.answers: AgentvGenerate
@@ -375,7 +375,8 @@ class Agentv(Format[AgentvPlan, AgentvCell]):
     def opened(self) -> None:
         self.cost.attach(self.journal, self.state.usage)
         recorded = self.state.header.results if self.state.header is not None else None
-        self.writer = AgentvWriter(self.folder / Path(recorded or self._results_name).name, len(self.plan.tasks))
+        self.writer = AgentvWriter(self.folder / Path(recorded or self._results_name).name, self.plan.tasks,
+                                   self.journal)
         script_limit = asyncio.Semaphore(CODE_JUDGE_CONCURRENCY)  # code judges and prompt scripts at once
         self.answers = AgentvGenerate(self.plan, self.options, self.calls, self.state, self.journal)
         self.judges = AgentvJudges(self.plan, self.options, self.calls, self.state, self.journal, self.answers,
@@ -396,8 +397,7 @@ class Agentv(Format[AgentvPlan, AgentvCell]):
         self.outcomes.failed(task.position, not_run=True)
         row = self.row(task, work.started, "", (0, 0), 0.0, [], error=why)
         row.update({"score": None, "verdict": NOT_SCORED})
-        self.keep(task, row)
-        self.journal.write(NotRun(task.cell, why, row))
+        self.keep(task, row, not_run=why)
         self.emit(CellFailed(task.cell, why, NOT_RUN))
 
     def workers(self, default: int) -> int:
@@ -505,9 +505,16 @@ class Agentv(Format[AgentvPlan, AgentvCell]):
         fs, folder = FileSystem(), self.plan.path.parent
         return lambda path: not fs.outside(path, folder)
 
-    def keep(self, task: AgentvTask, row: dict[str, Any]) -> None:
-        """The cell's row to the results file; whether the summary names it (checks not scored)."""
-        self.writer.keep(task.position, row)
+    def keep(self, task: AgentvTask, row: dict[str, Any], *, score: float | None = None, verdict: str | None = None,
+             not_run: str | None = None) -> None:
+        """The cell's row into the run database (the results file is exported from it), with its score
+        (`not_run`: why a cost cap kept it from starting); whether the summary names it."""
+        self.journal.write(*self.writer.record(task.position, task.cell, row, score=score, verdict=verdict,
+                                               not_run=not_run))
+        self.noted(task, row)
+
+    def noted(self, task: AgentvTask, row: dict[str, Any]) -> None:
+        """Whether the summary names the cell (checks not scored, not an execution error)."""
         self.outcomes.noted(task.position, bool(row.get("not_scored"))
                             and row.get("execution_status") != "execution_error")
 
@@ -518,7 +525,6 @@ class Agentv(Format[AgentvPlan, AgentvCell]):
             self.halt = f"not run: execution.fail_on_error stopped the run after {cell} failed ({message})"
         row = self.row(task, started, "", (0, 0), 0.0, [], error=message)
         self.keep(task, row)
-        self.journal.write(CellScore(cell, None, None, row))
         self.emit(CellFailed(cell, message, kind))
 
 

@@ -119,7 +119,6 @@ def check(plan: Plan, options: RunOptions) -> list[Problem]:
 
 def _agentv(plan: Plan, options: RunOptions) -> list[Problem]:
     from .plan.agentv import AgentvPlan, build_provider
-    from .plan.agentv import _needs_judge as needs_judge
 
     assert isinstance(plan, AgentvPlan)
     out: list[Problem] = []
@@ -141,7 +140,7 @@ def _agentv(plan: Plan, options: RunOptions) -> list[Problem]:
                 out.append(Problem(who, err.message.replace(" (supported:", f"{hint} (supported:", 1), True))
                 continue
             out.append(_provider_problem(who, model_id, err, answers=answers))
-    if any(t.judge is None and needs_judge(t.test) for t in plan.tasks):
+    if plan.facts().unjudged:
         out.append(Problem("", "some tests need an LLM judge and their target has no judge_target: pass --judge MODEL"))
     return out
 
@@ -166,7 +165,8 @@ def warnings_of(analysis: Analysis) -> list[Finding]:
 def file_warnings(analysis: Analysis, found: list[Finding]) -> list[FileWarning]:
     from ..finding_format import format_finding
 
-    items = _items(analysis) if found and len(found) <= MAPPED_AT_MOST else []  # (no warning: no prompt read)
+    # each item's lines, only for warnings to map (no warning: no prompt or test decoded from its store)
+    items = _items(analysis) if found and len(found) <= MAPPED_AT_MOST else []
     out = []
     for f in found:
         item = next((i for path, first, last, i in items
@@ -187,9 +187,12 @@ def _items(analysis: Analysis) -> list[tuple[str | None, int, int, str]]:
     suite = analysis.suite
     if suite is not None:
         own = analysis.path.resolve() if analysis.path is not None else None
+        resolved: dict[Any, Any] = {}  # each tests file's real path, found once (not once a test)
         for t in suite.tests:
             src: Any = t.source_path
-            where = None if src is None or (own is not None and src.resolve() == own) else str(src)
+            if src is not None and src not in resolved:
+                resolved[src] = src.resolve()
+            where = None if src is None or (own is not None and resolved[src] == own) else str(src)
             out.append((where, t.span.start_line, t.span.end_line, t.id))
     return out
 

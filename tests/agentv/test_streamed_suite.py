@@ -134,3 +134,48 @@ def test_a_broken_tests_file_reads_the_same_streamed(body: str, tmp_path: Path, 
     assert any(f.code == "yaml-syntax" for f in full.findings)
     monkeypatch.setattr(test_store, "DEFAULT_BOUND", 1)
     _same(full, analyze_file(suite))
+
+
+def test_a_store_s_records_are_deflated_against_its_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The store's file is written to the disk: its records are deflated against its first one (a
+    suite's tests share their keys and assertions), each read back equal to the test it was."""
+    suite = tmp_path / "s.eval.yaml"
+    suite.write_text("name: s\ndescription: d\ntests:\n" + "".join(
+        f"  - id: t{i}\n    input: \"Question {i}: what is the answer number {i}?\"\n    criteria: c\n    assert:\n"
+        f"      - {{type: contains, value: \"{i}\", required: true}}\n      - {{type: regex, value: \"[a-z]+\"}}\n"
+        for i in range(60)), encoding="utf-8")
+    full = analyze(suite.read_text(encoding="utf-8"), suite)
+    monkeypatch.setattr(test_store, "DEFAULT_BOUND", 2)
+    tests = analyze_file(suite).suite.tests  # type: ignore[union-attr]
+    assert isinstance(tests, test_store.TestStore) and full.suite is not None
+    assert list(tests) == list(full.suite.tests)
+    starts = tests._file.starts
+    plain = len(test_store._encode(full.suite.tests[30]))
+    assert (starts[31] - starts[30]) * 3 < plain  # ~200 bytes where the plain record is ~700
+
+
+def test_a_store_s_outline_is_its_tests_ids_spans_and_files_without_decoding(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """run/plan/items.entries (the fingerprints a run's database keeps) reads a store's outline: the same
+    items as from the tests themselves, a subset's too, and no test decoded for it."""
+    from evalspec.run.plan import items
+
+    (tmp_path / "more.yaml").write_text("".join(f"- id: y{i}\n  input: yaml {i}\n  criteria: c\n" for i in range(3)),
+                                        encoding="utf-8")
+    suite = tmp_path / "s.eval.yaml"
+    suite.write_text(f"name: s\ndescription: d\ntests:\n{TESTS}  - file://more.yaml\n  - id: end\n    input: x\n"
+                     "    criteria: c\n", encoding="utf-8")
+    full = analyze(suite.read_text(encoding="utf-8"), suite)
+    monkeypatch.setattr(test_store, "DEFAULT_BOUND", 2)
+    streamed = analyze_file(suite)
+    tests = streamed.suite.tests  # type: ignore[union-attr]
+    assert isinstance(tests, test_store.TestStore) and full.suite is not None
+    assert list(tests.outline()) == [(t.id, t.span, t.source_path) for t in full.suite.tests]
+    subset = tests.subset(lambda n, tid: n % 2 == 1)
+    assert list(subset.outline()) == [(t.id, t.span, t.source_path) for t in list(full.suite.tests)[1::2]]
+    expected = list(items.entries(full))
+    assert [e[1] for e in expected] == ["t0", "t1", "t2", "t3", "t4", "end"]  # the tests written in the file
+    decoded = []
+    real = test_store._TestCodec.decode
+    monkeypatch.setattr(test_store._TestCodec, "decode", lambda self, data: decoded.append(1) or real(self, data))
+    assert list(items.entries(streamed)) == expected and not decoded

@@ -254,15 +254,18 @@ tests:
     assert "0.3 s" in failed.error and failed.kind == "timeout"
 
 
-def test_result_rows_are_on_disk_while_the_run_goes_on(tmp_path: Path, smart: SmartFake, monkeypatch) -> None:
+def test_result_rows_are_in_the_run_database_while_the_run_goes_on(tmp_path: Path, smart: SmartFake,
+                                                                     monkeypatch) -> None:
+    """A finished test's row is in the run database (a reader with sqlite3 sees it) the moment the run
+    reports it; the results file is an export, written once when the run ends."""
     import asyncio
 
     from evalspec.analysis import analyze_file
-    from evalspec.run.journal import run_store
+    from evalspec.run.journal import database, run_store
     from evalspec.run.runner import plan_for, run
 
     # A test is reported once its records are committed (run_store.COMMIT_EVERY, 0.5 s): by then the
-    # instant fake may have answered the next tests too, whose rows are then in the file as well.
+    # instant fake may have answered the next tests too, whose rows are then in the database as well.
     monkeypatch.setattr(run_store, "COMMIT_EVERY", 0.01)
 
     bp = _suite(tmp_path, """name: live
@@ -278,8 +281,9 @@ tests:
         stream = run(plan_for(analyze_file(bp), opts), opts)
         async for event in stream:
             if event.type == "scored":
-                [live] = (tmp_path / "out").glob("agentv/*/*_*.jsonl")
-                rows = [json.loads(line) for line in live.read_text().splitlines()]
+                [db] = (tmp_path / "out").glob("agentv/*/*.run.db")
+                with database.reading(db) as conn:  # another connection: what a reader sees now
+                    rows = [json.loads(row) for _, _, row in database.score_rows(conn)]
                 await stream.aclose()  # the run stops here, as on Ctrl-C
                 return event.cell.item, rows
         raise AssertionError("no test was scored")
@@ -287,6 +291,7 @@ tests:
     first, rows = asyncio.run(stop_after_first_test())
     got = [(r["test_id"], r["score"]) for r in rows]
     assert (first, 1.0) in got and all(score == 1.0 for _, score in got) and len(set(got)) == len(got)
+    assert not list((tmp_path / "out").glob("agentv/*/*_*.jsonl"))  # exported when the run ends
 
     # --resume finishes the same results file: one file, every test, in the plan's order.
     run_events(bp, options(tmp_path, env_for(smart), concurrency=1, resume=True))

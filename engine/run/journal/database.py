@@ -29,7 +29,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import quote
@@ -39,6 +39,7 @@ from ...own_files import NotOwnFile, check_own, open_own
 from ...providers.redact import redact, redact_bytes
 from ..events import Cell
 from ..plan.error import PlanError
+from .packed_rows import DICTIONARY, unpacker
 from .records import (
     BatchCancelled,
     BatchCreated,
@@ -65,9 +66,10 @@ R = TypeVar("R")
 
 SUFFIX = ".run.db"
 PREV_SUFFIX = ".run.prev.db"  # the database of the run of the label before a fresh run (journal/run_store.py)
-SCHEMA_VERSION = 2  # PRAGMA user_version
+SCHEMA_VERSION = 3  # PRAGMA user_version
 # 1: before `not_run` and `exports`. Opened by a writer, such a database gets them (CREATE TABLE IF NOT EXISTS) and
-# version 2; a reader reads it as it is (has_not_run: False).
+# version 3; a reader reads it as it is (has_not_run: False). 2: before AgentV rows were packed (packed_rows.py:
+# an evalspec reading version 2 cannot read them, so it refuses a version-3 database); read and written as it is.
 OLDEST_SCHEMA = 1
 
 SCHEMA = """
@@ -390,7 +392,8 @@ def put(conn: sqlite3.Connection, records: Sequence[Record], *, failures: bool =
                 ex("DELETE FROM failures WHERE item = ? AND model = ?", (cell.item, cell.model))
         elif isinstance(r, CellScore):
             ex("INSERT OR REPLACE INTO scores VALUES (?,?,?,?,?,?)",
-               (r.cell.item, r.cell.model, r.score, r.verdict, _json(r.result), at))
+               (r.cell.item, r.cell.model, r.score, r.verdict, r.packed if r.packed is not None else _json(r.result),
+                at))
         elif isinstance(r, Usage):
             ex("INSERT INTO usage (item, model, role, label, priced_as, input_tokens, output_tokens, usd, batched, at) "
                "VALUES (?,?,?,?,?,?,?,?,?,?)", (r.cell.item, r.cell.model, r.role, r.model, r.priced_as,
@@ -440,7 +443,8 @@ def put(conn: sqlite3.Connection, records: Sequence[Record], *, failures: bool =
 
 def put_not_run(conn: sqlite3.Connection, r: NotRun, at: int) -> None:
     conn.execute("INSERT OR REPLACE INTO not_run VALUES (?,?,?,?,?)",
-                 (r.cell.item, r.cell.model, _text(r.why), None if r.row is None else _json(r.row), at))
+                 (r.cell.item, r.cell.model, _text(r.why),
+                  r.packed if r.packed is not None else None if r.row is None else _json(r.row), at))
 
 
 def _put_header(conn: sqlite3.Connection, h: RunHeader) -> None:
@@ -568,9 +572,15 @@ def _embeddings(conn: sqlite3.Connection) -> Iterator[tuple[int, Embedding]]:
         yield at, Embedding(key, [float(x) for x in loads(vector)])
 
 
+def rows_unpacker(conn: sqlite3.Connection) -> Callable[[str | bytes], bytes]:
+    """What reads a `scores.result` or `not_run.row` back as the JSON bytes stored (journal/packed_rows.py)."""
+    return unpacker(export_head(conn, DICTIONARY))
+
+
 def _scores(conn: sqlite3.Connection) -> Iterator[tuple[int, CellScore]]:
+    unpack = rows_unpacker(conn)
     for item, model, score, verdict, result, at in conn.execute("SELECT * FROM scores ORDER BY rowid"):
-        value = loads(result)
+        value = loads(unpack(result))
         yield at, CellScore(_cell(item, model), score, verdict, value if isinstance(value, dict) else {})
 
 
@@ -613,8 +623,9 @@ def not_run(conn: sqlite3.Connection) -> Iterator[NotRun]:
     """The cells a cost cap kept from starting (none in a schema-1 database), in the order recorded."""
     if not has_not_run(conn):
         return
+    unpack = rows_unpacker(conn)
     for item, model, why, row, _at in conn.execute("SELECT item, model, why, row, at FROM not_run ORDER BY rowid"):
-        value = loads(row) if row is not None else None
+        value = loads(unpack(row)) if row is not None else None
         yield NotRun(_cell(item, model), _str(why), value if isinstance(value, dict) else None)
 
 
@@ -633,8 +644,9 @@ def cell_rows(conn: sqlite3.Connection) -> Iterator[tuple[str, str, str, Any]]:
         yield "answers", item, model, (int(turn), _str(text))
     for item, model, error in conn.execute("SELECT item, model, error FROM failures ORDER BY rowid"):
         yield "failures", item, model, _str(error)
+    unpack = rows_unpacker(conn)
     for item, model, result in conn.execute("SELECT item, model, result FROM scores ORDER BY rowid"):
-        yield "scores", item, model, loads(result)
+        yield "scores", item, model, loads(unpack(result))
     if has_not_run(conn):
         for item, model, why in conn.execute("SELECT item, model, why FROM not_run ORDER BY rowid"):
             yield "not_run", item, model, _str(why)
@@ -643,17 +655,18 @@ def cell_rows(conn: sqlite3.Connection) -> Iterator[tuple[str, str, str, Any]]:
 def score_rows(conn: sqlite3.Connection) -> Iterator[tuple[str, str, bytes]]:
     """Each finished cell's (item, model, `result` as the JSON bytes stored), undecoded: an AgentV results
     row as the results file has it (evalspec merge copies them)."""
+    unpack = rows_unpacker(conn)
     for item, model, result in conn.execute("SELECT item, model, result FROM scores ORDER BY rowid"):
-        yield item, model, result.encode("utf-8", "surrogatepass") if isinstance(result, str) else bytes(result)
+        yield item, model, unpack(result)
 
 
 def not_run_rows(conn: sqlite3.Connection) -> Iterator[tuple[str, str, bytes | None]]:
     """Each not-run cell's (item, model, its AgentV row as the JSON bytes stored, or None)."""
     if not has_not_run(conn):
         return
+    unpack = rows_unpacker(conn)
     for item, model, row in conn.execute("SELECT item, model, row FROM not_run ORDER BY rowid"):
-        yield item, model, None if row is None else (
-            row.encode("utf-8", "surrogatepass") if isinstance(row, str) else bytes(row))
+        yield item, model, None if row is None else unpack(row)
 
 
 def _untimed(pairs: Iterator[tuple[int, R]]) -> Iterator[R]:

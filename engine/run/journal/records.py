@@ -395,6 +395,8 @@ class CellScore:
     score: float | None
     verdict: str | None
     result: dict[str, Any]
+    # what the database stores for `result` when not its JSON text: an AgentV row packed (packed_rows.py)
+    packed: bytes | None = field(default=None, compare=False, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         return {"t": self.TAG, "c": cell_ref(self.cell), "s": self.score, "v": self.verdict, "r": self.result}
@@ -598,6 +600,7 @@ class NotRun:
     cell: Cell
     why: str
     row: dict[str, Any] | None = None
+    packed: bytes | None = field(default=None, compare=False, repr=False)  # `row` packed (packed_rows.py)
 
 
 @dataclass(frozen=True, slots=True)

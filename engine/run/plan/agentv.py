@@ -29,7 +29,7 @@ from ...providers.redact import redact
 from ...registry.stages import Stage
 from ..events import Cell
 from ..options import RunOptions
-from ..score.agentv_scorable import dry_run_report, stage_of
+from ..score.agentv_scorable import NotScoredReport, stage_of
 from .error import PlanError
 from .selection import selected, unmatched
 from .shard import Shard
@@ -64,10 +64,17 @@ class AgentvTask:
     target: TargetSpec
     judge: TargetSpec | None
     position: int = field(default=-1, compare=False)  # the cell's place in the plan's tasks (AgentvTasks)
+    # The test once read: a cell's stages read it a dozen times, and from a store each read took the
+    # store's lock and its cache (AgentvTasks makes a task for each cell it hands out, dropped after it)
+    _test: AgentvTest | None = field(default=None, compare=False, repr=False)
 
     @property
     def test(self) -> AgentvTest:
-        return self.tests[self.index]
+        found = self._test
+        if found is None:
+            found = self.tests[self.index]
+            object.__setattr__(self, "_test", found)
+        return found
 
 
 class AgentvTasks(ListLike[AgentvTask]):
@@ -165,6 +172,7 @@ class AgentvPlan:
     # --allow-outside-files): `check` refused the references that pointed out; a read re-checks the file
     # it opened (file_source.read_regular_bytes), so one swapped for a link pointing out since is refused.
     inside: Path | None = None
+    _facts: PlanFacts | None = field(default=None, repr=False, compare=False)  # facts(), once asked
 
     @property
     def output_folder_parts(self) -> tuple[str, ...]:
@@ -177,21 +185,17 @@ class AgentvPlan:
         """The run label as results file names carry it (a shard's names say which shard)."""
         return self.run_label + (self.shard.suffix if self.shard is not None else "")
 
+    def facts(self) -> PlanFacts:
+        """What the summary, the preflight and the run read of every cell's test, in one pass over the
+        tasks (a big suite's tests are decoded again on each pass: agentv/test_store.py), kept."""
+        if self._facts is None:
+            self._facts = _facts_of(self)
+        return self._facts
+
     def summary(self) -> dict[str, Any]:
-        per_target: dict[str, dict[str, int]] = {}
-        judges: list[str] = []
-        for t in self.tasks:
-            m = per_target.setdefault(t.cell.model, {"cells": 0, "calls": 0, "input_tokens": 0, "judge_calls": 0})
-            m["cells"] += 1
-            if self.replay is None:  # a replayed answer costs no call
-                m["calls"] += 1
-                m["input_tokens"] += sum(len(msg.text()) for msg in t.test.input_messages) // CHARS_PER_TOKEN + 1
-            judged = sum(1 for a in t.test.assertions if stage_of(a) is Stage.JUDGE)
-            if t.test.uses_default_judge:
-                judged = 1
-            m["judge_calls"] += judged
-            if t.judge is not None and judged and t.judge.name not in judges:
-                judges.append(t.judge.name)
+        facts = self.facts()
+        per_target = {name: dict(m) for name, m in facts.per_target.items()}
+        judges = list(facts.judges)
         judge_calls = sum(m["judge_calls"] for m in per_target.values())
         return {
             "kind": "agentv",
@@ -213,7 +217,7 @@ class AgentvPlan:
             "replay": str(self.replay.path) if self.replay is not None else None,
             "shard": str(self.shard) if self.shard is not None else None,
             "warnings": list(self.warnings),
-            "not_scored": dry_run_report(self.tasks),
+            "not_scored": [dict(g, first=list(g["first"])) for g in facts.not_scored],
         }
 
     def problems(self, options: RunOptions) -> list[str]:
@@ -231,9 +235,58 @@ class AgentvPlan:
                 build_provider(spec, options, client=None, base_dir=self.path.parent)
             except ProviderError as err:
                 out.append(f"target {spec.name}: {err.message}")
-        if any(t.judge is None and _needs_judge(t.test) for t in self.tasks):
+        if self.facts().unjudged:
             out.append("some tests need an LLM judge and their target has no judge_target: pass --judge MODEL")
         return out
+
+
+@dataclass(frozen=True)
+class PlanFacts:
+    """What a plan's cells' tests say, gathered in one pass (AgentvPlan.facts)."""
+
+    per_target: dict[str, dict[str, int]]  # target -> cells, calls, input_tokens, judge_calls
+    judges: list[str]  # the judges of the judged cells, in order
+    not_scored: list[dict[str, Any]]  # score/agentv_scorable.dry_run_report's groups
+    unjudged: bool  # a test needs an LLM judge and its target has none
+    any_workspace: bool  # the suite or a test has a workspace
+
+
+class _Facts:
+    """PlanFacts gathered a cell at a time (the planner's pass over the tests, or one of its own)."""
+
+    def __init__(self, suite: AgentvSuite, replay: bool) -> None:
+        self.per_target: dict[str, dict[str, int]] = {}
+        self.judges: list[str] = []
+        self.report = NotScoredReport()
+        self.unjudged = False
+        self.any_workspace = suite.workspace is not None
+        self.replay = replay
+
+    def add(self, cell: Cell, judge: TargetSpec | None, test: AgentvTest) -> None:
+        m = self.per_target.setdefault(cell.model, {"cells": 0, "calls": 0, "input_tokens": 0, "judge_calls": 0})
+        m["cells"] += 1
+        if not self.replay:  # a replayed answer costs no call
+            m["calls"] += 1
+            m["input_tokens"] += sum(len(msg.text()) for msg in test.input_messages) // CHARS_PER_TOKEN + 1
+        judged = sum(1 for a in test.assertions if stage_of(a) is Stage.JUDGE)
+        if test.uses_default_judge:
+            judged = 1
+        m["judge_calls"] += judged
+        if judge is not None and judged and judge.name not in self.judges:
+            self.judges.append(judge.name)
+        self.report.add(cell, judge is not None, test)
+        self.unjudged = self.unjudged or (judge is None and _needs_judge(test))
+        self.any_workspace = self.any_workspace or test.workspace is not None
+
+    def facts(self) -> PlanFacts:
+        return PlanFacts(self.per_target, self.judges, self.report.groups(), self.unjudged, self.any_workspace)
+
+
+def _facts_of(plan: AgentvPlan) -> PlanFacts:
+    gathered = _Facts(plan.suite, plan.replay is not None)
+    for t in plan.tasks:
+        gathered.add(t.cell, t.judge, t.test)
+    return gathered.facts()
 
 
 def _needs_judge(test: AgentvTest) -> bool:
@@ -334,17 +387,23 @@ def plan_agentv(suite: AgentvSuite, path: Path, options: RunOptions) -> AgentvPl
     tasks = AgentvTasks(tests, judges)
     unanswered = 0
     shells: set[str] = set()
+    # What the summary and the preflight read of each cell's test, gathered here for the cells this run
+    # (this shard) makes: a store's tests are decoded again on each pass over them
+    gathered = _Facts(suite, replay is not None)
     for k, test in enumerate(tests):  # a store's tests are decoded one at a time, none kept
         if replay is not None:
             names = replay.models_for(test.id)
             unanswered += not names
         else:
             names = overridden or _test_targets(test) or suite_targets
+        run_here = options.shard is None or options.shard.holds(test.id)
         for name in dict.fromkeys(names):
             target = spec(name) if replay is None else recorded(name)
             if target.name not in judges:
                 judges[target.name] = spec(target.judge) if target.judge else None
             tasks.add(k, target)
+            if run_here:
+                gathered.add(Cell(test.id, target.name), judges[target.name], test)
         shells.update(a.name for a in _all_assertions(test.assertions) if stage_of(a) is Stage.SCRIPT and not a.custom
                       and a.config.get("shell"))
     if replay is not None:
@@ -382,7 +441,8 @@ def plan_agentv(suite: AgentvSuite, path: Path, options: RunOptions) -> AgentvPl
                       tasks=tasks, targets_file=targets_file, run_label=label,
                       concurrency=options.concurrency or 30, warnings=warnings, replay=replay,
                       prices=prices, shard=options.shard, all_items=all_items,
-                      inside=None if options.allow_outside_files else _project_folder(path))
+                      inside=None if options.allow_outside_files else _project_folder(path),
+                      _facts=gathered.facts())
 
 
 def _project_folder(path: Path) -> Path:

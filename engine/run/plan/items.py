@@ -31,9 +31,12 @@ def entries(analysis: Any) -> Iterator[tuple[str, str, Span]]:
             yield "prompt", prompt.id, prompt.span
         return
     here = analysis.path
-    for test in analysis.suite.tests:
-        if test.source_path is None or here is None or test.source_path == here:
-            yield "test", test.id, test.span
+    tests = analysis.suite.tests
+    outline = getattr(tests, "outline", None)  # a big suite's store: each test's id, span and file, none decoded
+    for test_id, span, source_path in outline() if outline is not None else (
+            (t.id, t.span, t.source_path) for t in tests):
+        if source_path is None or here is None or source_path == here:
+            yield "test", test_id, span
 
 
 def fingerprint(lines: list[str], span: Span) -> str:

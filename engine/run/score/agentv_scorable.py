@@ -18,7 +18,7 @@ from ...registry.stages import Stage
 from ...scoring.agentv_aggregate import NOT_SCORED
 
 NO_JUDGE = "no judge — set judge_target on the target in targets.yaml, or pass --judge MODEL"
-__all__ = ["NOT_SCORED", "NO_JUDGE", "dry_run_report", "needs_judge", "stage_of", "unscorable"]
+__all__ = ["NOT_SCORED", "NO_JUDGE", "NotScoredReport", "dry_run_report", "needs_judge", "stage_of", "unscorable"]
 
 
 def stage_of(a: Assertion) -> Stage:
@@ -80,27 +80,36 @@ def _judged_aggregator(a: Assertion) -> bool:
 def dry_run_report(tasks: Iterable[Any]) -> list[dict[str, Any]]:
     """Every assertion a run of `tasks` will not score, grouped by (assertion, reason): how many cells,
     and the first few `test × target` cells. Nothing is called."""
-    groups: dict[tuple[str, str, str], dict[str, Any]] = {}
+    report = NotScoredReport()
     for task in tasks:
-        test = task.test
-        has_judge = task.judge is not None
-        items = test.assertions if test.assertions else []
+        report.add(task.cell, task.judge is not None, task.test)
+    return report.groups()
+
+
+class NotScoredReport:
+    """dry_run_report, a cell at a time (`add(cell, whether it has a judge, its test)`: a pass over the
+    plan reads each test once)."""
+
+    def __init__(self) -> None:
+        self._groups: dict[tuple[str, str, str], dict[str, Any]] = {}
+
+    def add(self, cell: Any, has_judge: bool, test: Any) -> None:
         if test.uses_default_judge and not has_judge:
-            key = ("llm-judge", "llm-judge", NO_JUDGE)
-            _add(groups, key, task)
-            continue
-        for a in items:
+            self._add(("llm-judge", "llm-judge", NO_JUDGE), cell, test)
+            return
+        for a in test.assertions or []:
             why = unscorable(a, judge=has_judge)
             if why is not None:
-                _add(groups, (a.name, a.type, why), task)
-    return list(groups.values())
+                self._add((a.name, a.type, why), cell, test)
 
+    def groups(self) -> list[dict[str, Any]]:
+        return list(self._groups.values())
 
-def _add(groups: dict[tuple[str, str, str], dict[str, Any]], key: tuple[str, str, str], task: Any) -> None:
-    entry = groups.setdefault(key, {"name": key[0], "type": key[1], "reason": key[2], "cells": 0, "first": [],
-                                    "required": False})
-    entry["cells"] += 1
-    if len(entry["first"]) < 3:
-        entry["first"].append(str(task.cell))
-    if any(a.name == key[0] and a.type == key[1] and a.required for a in task.test.assertions):
-        entry["required"] = True
+    def _add(self, key: tuple[str, str, str], cell: Any, test: Any) -> None:
+        entry = self._groups.setdefault(key, {"name": key[0], "type": key[1], "reason": key[2], "cells": 0,
+                                              "first": [], "required": False})
+        entry["cells"] += 1
+        if len(entry["first"]) < 3:
+            entry["first"].append(str(cell))
+        if any(a.name == key[0] and a.type == key[1] and a.required for a in test.assertions):
+            entry["required"] = True

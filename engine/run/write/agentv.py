@@ -1,33 +1,39 @@
-"""The write stage of an AgentV run: the results file, one row per (test, target).
+"""The write stage of an AgentV run: its rows into the run database, and the results file exported from it.
 
-`<runLabel>_<start time>.jsonl`: a row is appended as each test finishes (a reader, or a run that is
-killed, sees every finished test), and the file is rewritten in the plan's order when the run ends.
-A resumed run takes over the file of the run it finishes (the journal's header names it) and writes
-every row again, the resumed ones first as their cells come up.
+Each cell's row (AgentV's results row) is a record of the run database, `scores.result` (`not_run.row`
+for a cell a cost cap kept from starting), packed against the run's dictionary (journal/packed_rows.py):
+`record` makes the records a cell's row is written as. The results file, `<runLabel>_<start time>.jsonl`,
+one row per (test, target) in the plan's order, is written once, when the run ends (or a stopped run
+with `partial_results`), from the rows the database holds: the bytes stored, which are the row's JSON as
+the results file has it. A killed run leaves its rows in the database; `--resume` finishes the run and
+exports the same file (a resumed run takes over the file name of the run it finishes: its header names
+it), the rows of the cells it resumed copied as they were stored.
 
-The rows wait for that rewrite in the file they were appended to (a row is encoded once); memory holds
-8 bytes a cell, where its row is in that file, by the cell's place in the plan (`AgentvTask.position`).
-A 100,000-cell run held a dict entry, a key and an offset per cell (~20 MB), and encoded each row three
-times; the rewrite copies bytes in the plan's order. (The rows also went to a temporary file of their
-own, as many bytes again written to the disk as the results.)
+Memory holds a byte a cell, by the cell's place in the plan (`AgentvTask.position`): which table holds
+its row. (The rows were appended to the results file as cells finished, then the file rewritten in the
+plan's order: the results written twice, and the database's copy as JSON a third time with WAL's two.)
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
-import weakref
 from array import array
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ...appendlog import AppendLog
 from ...jsonio import dumps_bytes, loads
-from ...own_files import open_own
 from ...providers.redact import redact_bytes
+from ..events import Cell
+from ..journal.packed_rows import DICTIONARY, pack, unpacker
+from ..journal.records import CellScore, ExportHead, NotRun, Record
+from ..journal.run_store import Journal
 from .files import safe_timestamp, write_stream
+
+_NONE, _SCORES, _NOT_RUN = 0, 1, 2  # where a cell's row is: nowhere yet, `scores`, `not_run`
+_QUERY = {_SCORES: "SELECT result FROM scores WHERE item = ? AND model = ?",
+          _NOT_RUN: "SELECT row FROM not_run WHERE item = ? AND model = ?"}
 
 
 def results_name(run_label: str, started: datetime) -> str:
@@ -36,27 +42,41 @@ def results_name(run_label: str, started: datetime) -> str:
 
 
 class AgentvWriter:
-    """The rows of one run, by the cell's place in the plan (`cells` of them), and the results file they
-    go to: appended as they come, written in the plan's order at the end."""
+    """The rows of one run, by the cell's place in the plan (`cells[n]` is cell n), kept in its database
+    (`journal`), and the results file they are exported to."""
 
-    def __init__(self, path: Path, cells: int) -> None:
+    def __init__(self, path: Path, cells: Sequence[Any], journal: Journal) -> None:
         self.path = path
-        self._at = array("q", [-1]) * cells  # cell n's row: offset << 32 | size in the appended file, or -1
-        self._log = AppendLog(path, fresh=True)
-        self._size = 0  # of the appended file (this writer's: it starts it empty)
-        # A descriptor reading it back, opened on the first read: it keeps reading the appended file
-        # after the rewrite has replaced it (the run's summary and a stopped run's file read rows then).
-        self._reader: int | None = None
+        self._cells = cells  # the plan's tasks: `.cell` of each
+        self._journal = journal
+        self._where = array("b", [_NONE]) * len(cells)
+        conn = journal.conn
+        found = conn.execute("SELECT body FROM exports WHERE name = ?", (DICTIONARY,)).fetchone()
+        self._dictionary: bytes | None = None if found is None else bytes(found[0])
+        self._unpack: Callable[[str | bytes], bytes] | None = None
 
-    def keep(self, position: int, row: dict[str, Any]) -> None:
-        """Cell `position`'s row, appended to the results file (a later row for the cell replaces it in
-        the file written at the end)."""
-        data = redact_bytes(dumps_bytes(row) + b"\n")
-        if len(data) >= 1 << 32:
-            raise ValueError("a row of the results is over 4 GB")
-        self._log.write(data, redacted=True)
-        self._at[position] = self._size << 32 | len(data)
-        self._size += len(data)
+    def record(self, position: int, cell: Cell, row: dict[str, Any], *, score: float | None = None,
+               verdict: str | None = None, not_run: str | None = None) -> list[Record]:
+        """The records cell `position`'s row is written as: its score (or, `not_run` the reason, a cell a
+        cost cap kept from starting), the row packed; before the first row packed, the dictionary."""
+        data = redact_bytes(dumps_bytes(row))  # as the database's JSON columns are (database._json)
+        out: list[Record] = []
+        if self._dictionary is None and not row.get("error"):
+            # the run's first row without an error: what the rows after it are packed against
+            self._dictionary = data
+            self._unpack = None
+            out.append(ExportHead(DICTIONARY, data))
+        packed = pack(data, self._dictionary) if self._dictionary is not None else None
+        if not_run is not None:
+            out.append(NotRun(cell, not_run, row, packed=packed))
+        else:
+            out.append(CellScore(cell, score, verdict, row, packed=packed))
+        self._where[position] = _NOT_RUN if not_run is not None else _SCORES
+        return out
+
+    def resumed(self, position: int) -> None:
+        """Cell `position`'s row is the one the database has in `scores` (a resumed cell)."""
+        self._where[position] = _SCORES
 
     def row(self, position: int) -> dict[str, Any] | None:
         """Cell `position`'s row, or None."""
@@ -67,45 +87,37 @@ class AgentvWriter:
         return found
 
     def _line(self, position: int) -> bytes | None:
-        where = self._at[position]
-        if where < 0:
+        where = self._where[position]
+        if where == _NONE:
             return None
-        if self._reader is None:
-            self._reader = open_own(self.path, os.O_RDONLY)
-            weakref.finalize(self, os.close, self._reader)
-        offset, size = where >> 32, where & 0xFFFFFFFF
-        data = os.pread(self._reader, size, offset)
-        while len(data) < size:  # pread may return less than asked
-            more = os.pread(self._reader, size - len(data), offset + len(data))
-            if not more:
-                raise OSError(f"{self.path} was cut short while the run wrote it")
-            data += more
-        return data
+        cell = self._cells[position].cell
+        found = self._journal.conn.execute(_QUERY[where], (cell.item, cell.model)).fetchone()
+        if found is None or found[0] is None:
+            raise OSError(f"the run database {self._journal.path} lost the row of {cell}")
+        if self._unpack is None:
+            self._unpack = unpacker(self._dictionary)
+        return self._unpack(found[0])
 
     def _lines(self) -> Iterator[bytes]:
-        for n in range(len(self._at)):
+        for n in range(len(self._where)):
             data = self._line(n)
             if data is not None:
-                yield data
+                yield data + b"\n"
 
     def write(self, *, cost: dict[str, Any] | None = None) -> list[Path]:
-        """The rows again, in the plan's order, replacing the file they were appended to, and the cost
-        file beside them (`cost`: what the run paid, cost/spend.py; cost/cost_file.py)."""
-        # A row at a time, as the bytes appended: the file is never one buffer in memory. The new file
-        # replaces the appended one once whole; the rows are read from the one this writer still holds.
-        self._log.close()
-        write_stream(self.path, self._lines())
+        """The results file in the plan's order, from the database's rows, and the cost file beside it
+        (`cost`: what the run paid, cost/spend.py; cost/cost_file.py)."""
+        write_stream(self.path, self._lines())  # a row at a time: the file is never one buffer in memory
         from ..cost.cost_file import write_cost
 
         cost_file = write_cost(self.path, cost)
         return [self.path] if cost_file is None else [self.path, cost_file]
 
     def write_partial(self, *, cost: dict[str, Any] | None = None) -> None:
-        """A stopped run's file in order; its rows are in the file already, unordered, if this fails."""
+        """A stopped run's file, for the cells that finished; nothing when it cannot be written (the
+        rows stay in the database)."""
         with contextlib.suppress(Exception):
             self.write(cost=cost)
 
     def close(self) -> None:
-        """The appending ends; the rows stay readable (a stopped run's file is written after this, and a
-        finished run's summary reads them)."""
-        self._log.close()
+        """Nothing is held open (the rows are read through the run's database connection)."""

@@ -1,10 +1,11 @@
 """What a run measured about one answer: usage, duration, cost, the trace, the workspace.
 
 Usage, duration and cost are what the target reports, as AgentV reads them (None: not reported, and a
-`token-usage`, `latency` or `cost` check then scores 0, "no … data"). The metric assertions (`latency`,
-`cost`, `token-usage`, `execution-metrics`) score these, code judges get them in their payload. A chat
-target reports no cost (AgentV's AI SDK providers give none): the price-table cost evalspec computes for
-it is what the run spent (`cost_usd` in the row, `--max-cost`), never a score's input.
+metric check then scores 0, "no … data"). The assertions the registry puts in the trace stage
+(`registry.stages.Stage.TRACE`: the scorer of each reads `metrics()`) score these, code judges get them
+in their payload. A chat target reports no cost (AgentV's AI SDK providers give none): the price-table
+cost evalspec computes for it is what the run spent (`cost_usd` in the row, `--max-cost`), never a
+score's input.
 """
 
 from __future__ import annotations

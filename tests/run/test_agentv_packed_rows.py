@@ -1,0 +1,209 @@
+"""An AgentV run keeps each cell's row in its database packed (journal/packed_rows.py) and exports the
+results file once, from those rows: the file's lines are the rows stored, unpacked, in the plan's order,
+whatever order the cells finished in; the database holds a fraction of the file's bytes."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fakeprovider import Reply
+
+from evalspec.run.journal import database
+from evalspec.run.journal.packed_rows import DICTIONARY, pack, unpacker
+
+from .conftest import AGENTV_TARGETS, SmartFake, env_for, options, run_events, write
+
+SUITE = "name: packed\ndescription: Packed rows.\nexecution:\n  target: default\ntests:\n" + "".join(
+    f"  - id: t{i}\n    input: \"question {i}\"\n    criteria: says {i}\n    assert:\n"
+    f"      - {{type: contains, value: \"{i}\", required: true}}\n"
+    "      - {type: regex, value: \"[a-z]+\"}\n      - {type: latency, max_ms: 60000}\n" for i in range(40))
+
+
+def _run(tmp_path: Path, smart: SmartFake, **kw: Any) -> tuple[Path, Path]:
+    write(tmp_path / ".agentv" / "targets.yaml", AGENTV_TARGETS)
+    suite = write(tmp_path / "evals" / "s.eval.yaml", SUITE)
+    run_events(suite, options(tmp_path, env_for(smart), **{"concurrency": 8, **kw}))
+    [results] = (tmp_path / "out").glob("agentv/*/*_*Z.jsonl")
+    [db] = (tmp_path / "out").glob("agentv/*/*.run.db")
+    return results, db
+
+
+def _stored(db: Path) -> list[tuple[str, Any]]:
+    conn = sqlite3.connect(db)
+    try:
+        return conn.execute("SELECT item, result FROM scores").fetchall()
+    finally:
+        conn.close()
+
+
+def test_the_rows_are_packed_in_the_database_and_exported_as_stored(tmp_path: Path, smart: SmartFake) -> None:
+    smart.decide = lambda req: f"answer to {json.dumps(req.get('messages'))[-30:]}"
+    results, db = _run(tmp_path, smart)
+    lines = results.read_bytes().splitlines()
+    assert [json.loads(line)["test_id"] for line in lines] == [f"t{i}" for i in range(40)]  # the plan's order
+    stored = _stored(db)
+    assert len(stored) == 40 and all(isinstance(value, bytes) for _, value in stored)  # packed, every one
+    # a fraction of the file's bytes (the rows share their keys, names and messages)
+    assert sum(len(value) for _, value in stored) * 4 < len(results.read_bytes())
+    with database.reading(db) as conn:
+        by_item = {item: row for item, _, row in database.score_rows(conn)}
+        dictionary = database.export_head(conn, DICTIONARY)
+    assert [by_item[f"t{i}"] for i in range(40)] == lines  # the file is the rows stored, byte for byte
+    assert dictionary is not None and dictionary in lines  # the run's first row without an error
+
+
+def test_rows_stored_before_the_dictionary_stay_json_text(tmp_path: Path, smart: SmartFake) -> None:
+    """Rows with an error are never the dictionary: those stored before it are JSON text (sqlite3's
+    json_extract reads them), those after it packed; the file is the same either way."""
+    def decide(req: dict[str, Any]) -> Any:
+        text = json.dumps(req.get("messages"))
+        return Reply.server_error(400, "refused") if 'question 1"' not in text else f"answer {text[-20:]}"
+
+    smart.decide = decide
+    results, db = _run(tmp_path, smart, concurrency=1)
+    rows = [json.loads(line) for line in results.read_bytes().splitlines()]
+    assert [r["test_id"] for r in rows] == [f"t{i}" for i in range(40)]
+    assert [r["test_id"] for r in rows if not r["error"]] == ["t1"]
+    kinds = dict((item, type(value)) for item, value in _stored(db))
+    assert kinds["t0"] is str and kinds["t1"] is bytes and kinds["t39"] is bytes
+    conn = sqlite3.connect(db)
+    assert conn.execute("SELECT json_extract(result, '$.error') FROM scores WHERE item = 't0'").fetchone()[0]
+    conn.close()
+
+
+def test_a_stopped_run_resumed_exports_every_row_once(tmp_path: Path, smart: SmartFake,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run stopped part-way leaves its rows in the database (no results file: it is an export);
+    --resume exports one file with every row, the resumed ones as they were stored."""
+    import asyncio
+    import time
+
+    from evalspec.analysis import analyze_file
+    from evalspec.run.journal import run_store
+    from evalspec.run.runner import plan_for, run
+
+    monkeypatch.setattr(run_store, "COMMIT_EVERY", 0.01)  # a cell is reported soon after it is done
+
+    def decide(req: dict[str, Any]) -> str:
+        time.sleep(0.02)  # the fake answers one call at a time: the run is stopped part-way
+        return f"answer to {json.dumps(req.get('messages'))[-30:]}"
+
+    smart.decide = decide
+    write(tmp_path / ".agentv" / "targets.yaml", AGENTV_TARGETS)
+    suite = write(tmp_path / "evals" / "s.eval.yaml", SUITE)
+    opts = options(tmp_path, env_for(smart), concurrency=2)
+
+    async def stop_after(n: int) -> None:
+        stream = run(plan_for(analyze_file(suite), opts), opts)
+        seen = 0
+        async for event in stream:
+            seen += event.type == "scored"
+            if seen == n:
+                await stream.aclose()
+                return
+
+    asyncio.run(stop_after(5))
+    [db] = (tmp_path / "out").glob("agentv/*/*.run.db")
+    before = dict(_stored(db))
+    assert 5 <= len(before) < 40 and not list((tmp_path / "out").glob("agentv/*/*_*Z.jsonl"))
+    run_events(suite, options(tmp_path, env_for(smart), concurrency=2, resume=True))
+    [results] = (tmp_path / "out").glob("agentv/*/*_*Z.jsonl")
+    lines = results.read_bytes().splitlines()
+    assert [json.loads(line)["test_id"] for line in lines] == [f"t{i}" for i in range(40)]
+    with database.reading(db) as conn:
+        unpack = database.rows_unpacker(conn)
+        for item, value in before.items():  # the resumed cells' rows, as the first run stored them
+            assert unpack(value) == lines[int(item[1:])]
+
+
+def test_a_packed_row_reads_back_or_says_why_not() -> None:
+    row = b'{"test_id":"t1","answer":"hello","hits":["Output contains \\"1\\""]}'
+    dictionary = b'{"test_id":"t0","answer":"hello","hits":["Output contains \\"0\\""]}'
+    packed = pack(row, dictionary)
+    assert len(packed) < len(row) / 2
+    assert unpacker(dictionary)(packed) == row
+    assert unpacker(None)(row.decode()) == row  # JSON text, as stored before the dictionary
+    with pytest.raises(ValueError, match="no dictionary"):
+        unpacker(None)(packed)
+    with pytest.raises(ValueError, match="packed results row"):
+        unpacker(dictionary)(packed[:-3])
+    with pytest.raises(ValueError, match="packed results row"):
+        unpacker(b"another dictionary")(packed)
+
+
+VOLATILE = ("timestamp", "duration_ms")  # when a cell ran and how long its call took
+
+
+def _question(req: dict[str, Any]) -> str:
+    import re
+
+    found = re.search(r"question (\d+)", json.dumps(req.get("messages")))
+    assert found is not None
+    return found.group(1)
+
+
+def test_sigkill_then_resume_repeats_no_call_and_exports_the_uninterrupted_run_s_rows(
+        tmp_path: Path, smart: SmartFake, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A real `evalspec run` of the suite killed with SIGKILL mid-way: its finished cells are in the
+    database (packed), there is no results file; `--resume` calls only the rest and exports the rows an
+    uninterrupted run exports, in the plan's order."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from run_records import run_records
+
+    from evalspec.cli import main
+
+    write(tmp_path / ".agentv" / "targets.yaml", AGENTV_TARGETS)
+    suite = write(tmp_path / "evals" / "s.eval.yaml", SUITE)
+    out = tmp_path / "out"
+    env = {**env_for(smart), "PYTHONPATH": os.pathsep.join(sys.path)}
+    pace = [0.03]  # the killed run's calls take a while; later runs' are instant
+
+    def decide(req: dict[str, Any]) -> str:
+        time.sleep(pace[0])
+        return f"answer {_question(req)} [a-z]"
+
+    smart.decide = decide
+    proc = subprocess.Popen([sys.executable, "-m", "evalspec.cli", "run", str(suite), "--output", str(out),
+                             "--concurrency", "2", "--no-report"], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    try:
+        while sum(1 for r in run_records(out / "agentv") if r.get("t") == "score") < 8:
+            assert proc.poll() is None, "the run ended before it could be interrupted"
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+    records = run_records(out / "agentv")
+    answered = {r["c"][0] for r in records if r.get("t") == "gen"}
+    assert len({r["c"][0] for r in records if r.get("t") == "score"}) >= 8 and len(answered) < 40
+    assert not list(out.glob("agentv/*/*_*Z.jsonl"))  # killed before the end: the rows are in the database
+
+    assert smart.idle()
+    smart.reset()
+    pace[0] = 0.0
+    for k, v in env_for(smart).items():
+        monkeypatch.setenv(k, v)
+    assert main(["run", str(suite), "--output", str(out), "--resume", "--no-report"]) in (0, 1)
+    asked = {f"t{_question(r)}" for r in smart.chat_requests()}
+    assert asked.isdisjoint(answered)  # no finished call is made again
+    assert len(smart.chat_requests()) == 40 - len(answered)
+    [results] = out.glob("agentv/*/*_*Z.jsonl")
+    got = [{k: v for k, v in json.loads(line).items() if k not in VOLATILE} for line in results.read_bytes().splitlines()]
+    assert [r["test_id"] for r in got] == [f"t{i}" for i in range(40)]
+
+    again = tmp_path / "again"
+    assert main(["run", str(suite), "--output", str(again), "--no-report"]) in (0, 1)
+    [whole] = again.glob("agentv/*/*_*Z.jsonl")
+    assert got == [{k: v for k, v in json.loads(line).items() if k not in VOLATILE}
+                   for line in whole.read_bytes().splitlines()]
