@@ -5,7 +5,8 @@ links, hover and completion asked after each edit, as VS Code asks for them.
     python bench/lsp_memory.py [--edits 2000] [--every 0.05] [-- SERVER_CMD...]
 
 Prints the resident memory of the server and every process it started (its engine workers), summed,
-at the start and every 10% of the edits, then after the file is closed; and how many answers were
+at the start and every 10% of the edits, then idle and after the file is closed (then also each process's:
+the server's first); and how many answers were
 "still checking". A benchmark: it asserts nothing.
 """
 
@@ -22,19 +23,23 @@ import time
 from pathlib import Path
 
 
-def rss_tree(pid: int) -> int:
-    """Resident bytes of `pid` and its descendants."""
-    total, todo = 0, [pid]
+def rss_each(pid: int) -> list[int]:
+    """Resident bytes of `pid` and of each of its descendants."""
+    sizes, todo = [], [pid]
     while todo:
         p = todo.pop()
         try:
             with open(f"/proc/{p}/statm", "rb") as f:
-                total += int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+                sizes.append(int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE"))
             for task in os.listdir(f"/proc/{p}/task"):
                 todo += [int(c) for c in Path(f"/proc/{p}/task/{task}/children").read_text().split()]
         except (OSError, ValueError):
             continue
-    return total
+    return sizes
+
+
+def rss_tree(pid: int) -> int:
+    return sum(rss_each(pid))
 
 
 def blueprint(size: int) -> str:
@@ -116,10 +121,12 @@ def main() -> int:
             samples.append({"edits": n, "rss_mb": rss_tree(proc.pid) >> 20,
                             "seconds": round(time.monotonic() - began)})
     time.sleep(5)
-    samples.append({"edits": args.edits, "idle": True, "rss_mb": rss_tree(proc.pid) >> 20})
+    samples.append({"edits": args.edits, "idle": True, "rss_mb": rss_tree(proc.pid) >> 20,
+                    "each_mb": [n >> 20 for n in rss_each(proc.pid)]})
     send("textDocument/didClose", {"textDocument": ident}, request=False)
     time.sleep(3)
-    samples.append({"closed": True, "rss_mb": rss_tree(proc.pid) >> 20})
+    samples.append({"closed": True, "rss_mb": rss_tree(proc.pid) >> 20,
+                    "each_mb": [n >> 20 for n in rss_each(proc.pid)]})
     send("shutdown", None)
     time.sleep(0.5)
     send("exit", None, request=False)

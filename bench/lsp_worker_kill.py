@@ -49,7 +49,7 @@ def main() -> int:
         time.sleep(args.settle)
         client.send({"id": "state", "method": "evalspec/workers", "params": None})
         state = client.reply("state")["result"]
-        pids = [w["pid"] for w in state["workers"] if args.kill != "document" or uri in w["assigned"]]
+        pids = [w["pid"] for w in state["workers"] if w["pid"] and (args.kill != "document" or uri in w["assigned"])]
         if args.kill == "all":
             pids.append(state["spare"]["pid"])
         began = time.perf_counter()

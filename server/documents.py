@@ -79,8 +79,10 @@ class Documents:
         return list(self._docs)
 
     def texts(self) -> dict[str, tuple[int, str, bool]]:
-        """uri -> (version, text, whether that version's check succeeded) of every open document."""
-        return {uri: (doc.version, doc.text, doc.fresh) for uri, doc in self._docs.items()}
+        """uri -> (version, text, whether the spare may hold it: that version's check succeeded, or the
+        document has never been checked and has stopped no worker) of every open document."""
+        return {uri: (doc.version, doc.text, doc.fresh or (doc.checked is None and doc.stopped_worker is None))
+                for uri, doc in self._docs.items()}
 
     def open(self, uri: str, version: int, text: str) -> None:
         old = self._docs.get(uri)

@@ -8,11 +8,11 @@ those that closed, and the document's run board. `call` answers a job's status a
 answered within its budget is "late" (the request says "still checking") and cancelled in the worker
 if it has not started there. A worker that dies, or is busy with one job past the timeout (then it is
 killed), is replaced at once by the spare: a worker kept started in standby, given every open text
-once its check has succeeded (so no text it holds has stopped a worker) and analysing them while it
-has nothing else to do, so it takes over with the analyses made. It gets the current texts; a new
-spare starts 2 s later; `on_restart` tells the server (which re-checks the documents
-and tells the user). A worker whose memory passed its bound is replaced the same way after answering,
-when it has nothing else to do.
+once its check has succeeded, or before any check (never a text that has stopped a worker), and
+analysing them while it has nothing else to do, so it takes over with the analyses made. It gets the
+current texts; a new spare starts 2 s later; `on_restart` tells the server (which re-checks the
+documents and tells the user). A worker whose memory passed its bound, or that holds no analysis any
+more and kept what its closed documents used, is replaced the same way when it has no job, silently.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ LATE, STALE, GONE, ERROR, OK = "late", "stale", "gone", "error", "ok"
 BACKLOG = 4 << 20  # bytes waiting in a worker's pipe past which no more is sent for requests
 READY = 0  # the job id of what a worker says once its engine is loaded (jobs count from 1)
 GIVE_UP_AFTER = 3  # workers in a row that died before answering anything: no more are started
+RECYCLE_OVER = 16 << 20  # a worker holding no analysis and this much bigger than when it had loaded is replaced
 
 
 @dataclass(eq=False)
@@ -60,9 +61,10 @@ class WorkerProcess:
         self.context: Any = None
         self.heard = time.monotonic()
         self.answered = 0
-        self.rss = 0
+        self.rss = self.loaded_rss = 0
         self.analysed: dict[str, int] = {}  # in standby: uri -> the version it has analysed
         self.retiring = False  # replaced on purpose: its end is no failure
+        self.launched = False  # its process started (or starting)
 
     def send(self, message: Any) -> None:
         assert self.pipe is not None
@@ -85,7 +87,7 @@ class EngineWorkers:
                  on_restart: Callable[[str, Job | None], None]) -> None:
         self.command = command
         self.count = count
-        self.texts = texts  # uri -> (version, text, checked) of every open document
+        self.texts = texts  # uri -> (version, text, whether the spare may hold it) of every open document
         self.on_restart = on_restart  # (why, the job it died on) after a worker was replaced
         self.timeout_s = 30.0
         self.stall_s = 1.0
@@ -103,15 +105,22 @@ class EngineWorkers:
         self._closed = False
 
     def start(self) -> None:
-        """The workers start in the background (requests wait for them when they need one); the spare
-        once they are idle (`_keep_spare`)."""
-        self.workers = [self._spawn(slot) for slot in range(self.count)]
+        """The first worker starts in the background (requests wait for it); the spare once it has loaded
+        the engine, the other workers once the spare has (or when first asked): processes loading the
+        engine at once on two cores slow the first answer (`_keep_spare`)."""
+        self.workers = [WorkerProcess(slot) for slot in range(self.count)]
+        self._launch(self.workers[0])
         self._watch = asyncio.get_running_loop().call_later(0.5, self._watchdog)
 
     def _spawn(self, slot: int) -> WorkerProcess:
         worker = WorkerProcess(slot)
-        self._task(self._run(worker))
+        self._launch(worker)
         return worker
+
+    def _launch(self, worker: WorkerProcess) -> None:
+        if not worker.launched:
+            worker.launched = True
+            self._task(self._run(worker))
 
     def _successor(self, slot: int) -> WorkerProcess:
         """A worker for `slot`: the spare out of standby, keeping the analyses of the documents of this
@@ -160,16 +169,22 @@ class EngineWorkers:
             while True:
                 _, job_id, status, value, rss = await wire.read_async(reader)
                 worker.heard, worker.rss = time.monotonic(), rss
-                if job_id == READY:  # loaded, or (in standby) analysed a text: `value` what it has analysed
+                if job_id == READY:  # loaded, analysed a text in standby or closed one: `value` what it has analysed
                     worker.analysed = value or {}
                     if not worker.ready.done():
+                        worker.loaded_rss = rss
                         worker.ready.set_result(True)
+                        loop.call_soon(self._keep_spare)
+                    elif not worker.analysed and not worker.jobs and rss > worker.loaded_rss + RECYCLE_OVER:
+                        log.info("engine worker %d holds no analysis and uses %d MB: replaced", worker.slot, rss >> 20)
+                        self._replace(worker, "memory")  # the allocator does not give it all back
                     continue
                 worker.answered += 1
                 self._failures = 0
                 job = worker.jobs.pop(job_id, None)
                 if job is not None and not job.future.done():
                     job.future.set_result((status, value))
+                    loop.call_soon(self._keep_spare)  # a check done: the spare gets that text at once
                 if not worker.jobs and rss > self.memory_bytes and not worker.retiring:
                     log.info("engine worker %d uses %d MB: replaced", worker.slot, rss >> 20)
                     self._replace(worker, "memory")
@@ -189,6 +204,8 @@ class EngineWorkers:
         worker.retiring = True
         if self.workers and worker.slot >= 0 and self.workers[worker.slot] is worker:
             self.workers[worker.slot] = self._successor(worker.slot)
+        elif worker is self.spare:
+            self.spare = None  # another starts once the workers are idle
         with contextlib.suppress(Exception):
             assert worker.pipe is not None
             worker.pipe.close()  # it exits when it has read everything
@@ -217,23 +234,26 @@ class EngineWorkers:
         self.on_restart(why, culprit)
 
     def _watchdog(self) -> None:
-        now = time.monotonic()
+        now, texts = time.monotonic(), self.texts()
         for worker in self.workers:
             if worker.busy_for(now) > self.timeout_s and not worker.retiring:
                 log.warning("engine worker %d has not answered for %.0f s: killed", worker.slot, worker.busy_for(now))
                 worker.kill()  # _run sees it end and replaces it
+            with contextlib.suppress(Exception):  # a closed document's analysis goes now, not at the next job
+                self._close_gone(worker, texts)
         self._keep_spare()
         self._watch = asyncio.get_running_loop().call_later(0.5, self._watchdog)
 
     def _keep_spare(self) -> None:
-        """Start the spare once the workers have loaded the engine, and not in the 2 s after one was
-        replaced (processes loading it at once on two cores slow the first answers); give it the
-        checked texts it lacks once it has read what it was sent."""
+        """Start the spare once the started workers have loaded the engine, and not in the 2 s after one
+        was replaced; give it the texts it may hold (checked, or never checked yet) once it has read
+        what it was sent; start the other workers once it has analysed them and no worker has been
+        busy for a second."""
         if self._closed or not self.workers or self._failures >= GIVE_UP_AFTER:
             return
         spare = self.spare
         if spare is None or (spare.started.done() and (spare.proc is None or spare.proc.poll() is not None)):
-            if all(w.ready.done() for w in self.workers) and time.monotonic() > self._replaced + 2:
+            if all(w.ready.done() for w in self.workers if w.launched) and time.monotonic() > self._replaced + 2:
                 self.spare = self._spawn(-1)
             return
         if not spare.ready.done() or spare.pipe is None or spare.pipe.get_write_buffer_size():
@@ -241,7 +261,11 @@ class EngineWorkers:
         with contextlib.suppress(Exception):
             if spare.context is None:
                 spare.send(("standby", True))
-            self._sync_texts(spare, self.texts(), checked_only=True)
+            self._sync_texts(spare, self.texts(), spare=True)
+        now = time.monotonic()
+        if spare.analysed == spare.texts and not any(w.jobs or now - w.heard < 1 for w in self.workers if w.launched):
+            for worker in self.workers:
+                self._launch(worker)
 
     def worker_of(self, uri: str | None) -> WorkerProcess:
         if uri is None:
@@ -284,6 +308,9 @@ class EngineWorkers:
         worker = self.worker_of(uri) if slot is None else self.workers[slot]
         if self._failures >= GIVE_UP_AFTER:
             return ERROR, "the engine worker cannot start (see the server's log)"
+        if slot is not None and not worker.launched:
+            return GONE, None
+        self._launch(worker)
         if not worker.started.done():
             try:
                 await asyncio.wait_for(asyncio.shield(worker.started), budget)
@@ -317,18 +344,22 @@ class EngineWorkers:
             worker.boards[uri] = board[0]
 
     def _sync_texts(self, worker: WorkerProcess, texts: dict[str, tuple[int, str, bool]],
-                    checked_only: bool = False) -> None:
+                    spare: bool = False) -> None:
         if worker.context is not self.context:
             worker.send(("init", self.context))
             worker.context = self.context
+        self._close_gone(worker, texts)
+        for doc_uri, (version, text, checked) in texts.items():
+            if worker.texts.get(doc_uri) != version and (checked or not spare):
+                worker.send(("text", doc_uri, version, text))
+                worker.texts[doc_uri] = version
+
+    @staticmethod
+    def _close_gone(worker: WorkerProcess, texts: dict[str, Any]) -> None:
         for closed in [u for u in worker.texts if u not in texts]:
             worker.send(("close", closed))
             del worker.texts[closed]
             worker.boards.pop(closed, None)
-        for doc_uri, (version, text, checked) in texts.items():
-            if worker.texts.get(doc_uri) != version and (checked or not checked_only):
-                worker.send(("text", doc_uri, version, text))
-                worker.texts[doc_uri] = version
 
     def state(self) -> dict[str, Any]:
         """Per worker {"pid", "jobs", "rss", "assigned": its documents}; the spare's pid and what it

@@ -5,7 +5,8 @@ Single-threaded plain Python. Messages from the LSP process arrive on stdin (wir
 in order: `("text", uri, version, text)`, `("close", uri)`, `("board", uri, generation, runs)`,
 `("init", context)`, `("standby", on)`, `("job", id, name, uri, version, args)` and `("cancel", id)`.
 In standby (the spare, engine_workers.py) it analyses every text it holds whenever nothing is waiting,
-saying after each `("done", 0, "ok", {uri: version analysed}, rss)`. Before a job it reads
+saying after each `("done", 0, "ok", {uri: version analysed}, rss)`; it says so too after a close, once
+the closed document's memory is back with the system. Before a job it reads
 whatever else has arrived: a cancelled job, or one whose document has a newer text waiting, is
 answered `stale` without being computed. Each job is answered on stdout, in order, as
 `("done", id, status, value, rss)`: status "ok", "stale", "gone" (the document is not open) or
@@ -15,6 +16,8 @@ answered `stale` without being computed. Each job is answered on stdout, in orde
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import gc
 import logging
 import os
@@ -200,6 +203,12 @@ def _later_text(queue: deque[Any], uri: str) -> bool:
     return any(m[0] in ("text", "close") and m[1] == uri for m in queue)
 
 
+def say_analysed(worker: Worker, out: Any) -> None:
+    analysed = {d.uri: d.analysed for d in worker.docs.values() if d.analysed is not None}
+    out.write(wire.frame(("done", 0, "ok", analysed, rss())))
+    out.flush()
+
+
 def serve(incoming: wire.Incoming, out: Any) -> None:
     worker = Worker()
     table = jobs()
@@ -208,9 +217,7 @@ def serve(incoming: wire.Incoming, out: Any) -> None:
     while True:
         if not queue:
             if worker.standby and not incoming.ready() and analyse_one(worker):
-                analysed = {d.uri: d.analysed for d in worker.docs.values() if d.analysed is not None}
-                out.write(wire.frame(("done", 0, "ok", analysed, rss())))
-                out.flush()
+                say_analysed(worker, out)
                 continue
             queue.append(incoming.next())
         while incoming.ready():
@@ -221,62 +228,56 @@ def serve(incoming: wire.Incoming, out: Any) -> None:
                         del queue[i]
                         break
             queue.append(message)
-        message = queue.popleft()
-        kind = message[0]
-        if kind == "text":
-            worker.text(*message[1:])
-        elif kind == "close":
-            worker.close(message[1])
-        elif kind == "board":
-            doc = worker.docs.get(message[1])
-            if doc is not None:
-                doc.runs_generation, doc.runs = message[2], message[3]
-        elif kind == "init":
-            from evalspec.finding_docs import set_docs_url
-
-            worker.context = message[1]
-            set_docs_url(worker.context.docs_url)
-        elif kind == "standby":
-            worker.standby = message[1]
-        elif kind == "cancel":
-            cancelled.add(message[1])
-        elif kind == "job":
-            _, job_id, name, uri, version, args = message
-            doc = worker.docs.get(uri) if uri is not None else None
-            if job_id in cancelled or (doc is not None and version is not None
-                                       and (doc.version != version or _later_text(queue, uri))):
-                cancelled.discard(job_id)
-                answer: tuple[str, Any] = ("stale", None)
-            elif uri is not None and doc is None:
-                answer = ("gone", None)
-            else:
-                try:
-                    answer = ("ok", table[name](worker, doc, *args))
-                except AnalysisFailed as exc:
-                    answer = ("error", (str(exc), "".join(traceback.format_exception(exc.__cause__ or exc))))
-                except Exception:
-                    answer = ("error", (None, traceback.format_exc()))
-            out.write(wire.frame(("done", job_id, *answer, rss())))
-            out.flush()
-            if not queue:  # answered with nothing waiting: the garbage of the job goes now, not in the next one
-                gc.collect(0)
+        handle(worker, table, queue.popleft(), queue, cancelled, out)  # its locals go with it
 
 
-def warm_up() -> None:
-    """Small files of each format, analysed before the first real one, which would otherwise pay for
-    importing the checkers and loading the registries (≈150 ms)."""
-    from evalspec.ide.completion import complete
-    from evalspec.ide.hover import hover
+def handle(worker: Worker, table: dict[str, Callable[..., Any]], message: Any, queue: deque[Any],
+           cancelled: set[int], out: Any) -> None:
+    kind = message[0]
+    if kind == "text":
+        worker.text(*message[1:])
+    elif kind == "close":
+        worker.close(message[1])
+        if not any(m[0] == "close" for m in queue):  # the memory goes back to the system; the LSP process hears so
+            gc.collect()
+            with contextlib.suppress(AttributeError, OSError):
+                ctypes.CDLL(None).malloc_trim(0)  # glibc keeps freed memory in its heap otherwise
+            say_analysed(worker, out)
+    elif kind == "board":
+        doc = worker.docs.get(message[1])
+        if doc is not None:
+            doc.runs_generation, doc.runs = message[2], message[3]
+    elif kind == "init":
+        from evalspec.finding_docs import set_docs_url
 
-    for text in ("# evalspec: weval\ntitle: warm-up\nmodels: [openai:gpt-4o-mini]\n---\n"
-                 "- id: w\n  prompt: Hi\n  should:\n    - $contains: hi\n    - is friendly\n",
-                 "# evalspec: agentv\ntests:\n  - id: w\n    input: Hi\n    criteria: Says hi\n"):
-        try:
-            analysis = DocumentAnalyzer(None).analyze(text)
-            complete(analysis, 7, 6, snippets=True)
-            hover(analysis, 7, 6)
-        except Exception:  # a checker still being written must not stop the worker from starting
-            log.warning("warm-up failed", exc_info=True)
+        worker.context = message[1]
+        set_docs_url(worker.context.docs_url)
+    elif kind == "standby":
+        worker.standby = message[1]
+    elif kind == "cancel":
+        cancelled.add(message[1])
+    elif kind == "job":
+        _, job_id, name, uri, version, args = message
+        doc = worker.docs.get(uri) if uri is not None else None
+        if job_id in cancelled or (doc is not None and version is not None
+                                   and (doc.version != version or _later_text(queue, uri))):
+            cancelled.discard(job_id)
+            answer: tuple[str, Any] = ("stale", None)
+        elif uri is not None and doc is None:
+            answer = ("gone", None)
+        else:
+            try:
+                answer = ("ok", table[name](worker, doc, *args))
+            except AnalysisFailed as exc:
+                answer = ("error", (str(exc), "".join(traceback.format_exception(exc.__cause__ or exc))))
+            except Exception:
+                answer = ("error", (None, traceback.format_exc()))
+        out.write(wire.frame(("done", job_id, *answer, rss())))
+        out.flush()
+        if not worker.docs:  # so the LSP process can tell it holds none once no job is in flight
+            say_analysed(worker, out)
+        if not queue:  # answered with nothing waiting: the garbage of the job goes now, not in the next one
+            gc.collect(0)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -288,7 +289,6 @@ def main(argv: list[str] | None = None) -> int:
     out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # whatever prints goes to the log, not into the pipe
     sys.stdout = sys.stderr
-    warm_up()
     try:
         out.write(wire.frame(("done", 0, "ok", None, rss())))  # ready (engine_workers.READY)
         out.flush()

@@ -3,13 +3,14 @@
 A worker that dies (killed, or crashing on a text) or stops answering (busy with one job past the
 timeout) is replaced by the spare, which has analysed the checked texts meanwhile; it gets the open
 texts and the diagnostics come back, and the user is told. One past its memory bound is replaced between jobs. Requests past their budget ("still
-checking") leave nothing behind: no job in flight, at most two analyses per document alive. Counted
-through `evalspec/workers`, never timed.
+checking") leave nothing behind: no job in flight, at most two analyses per document alive; a closed
+document's memory goes back (read from /proc). Counted through `evalspec/workers`, never timed.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 from pathlib import Path
@@ -238,6 +239,35 @@ async def test_the_spare_takes_over_a_killed_worker_with_the_analyses_made(edite
     assert hover is not None and "prompt" in str(hover.contents)
     old = {w.pid for w in before.workers} | {before.spare.pid}
     await until(lambda: spare_has(2, old), "no new spare was given the text")
+
+
+def _children_rss(server_pid: int) -> dict[int, int]:
+    """Resident bytes of each process the server started, read from /proc (the server is not asked)."""
+    pids = [int(c) for task in os.listdir(f"/proc/{server_pid}/task")
+            for c in Path(f"/proc/{server_pid}/task/{task}/children").read_text().split()]
+    sizes = {}
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            sizes[pid] = int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    return sizes
+
+
+async def test_a_closed_documents_memory_goes_back_to_the_system(edited: RecordingClient, tmp_path: Path) -> None:
+    """Once a large blueprint is closed, without any other request, no process of the server keeps its
+    memory: each is back within 16 MB of the largest worker's size before the file was opened (the
+    worker that analysed it drops the analysis, and is replaced by a fresh process when the allocator
+    keeps what was freed)."""
+    client = edited
+    first = await state(client)
+    server_pid = int(Path(f"/proc/{first.workers[0].pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    loaded = max(_children_rss(server_pid).values())
+    uri = open_doc(client, tmp_path / "big.weval.yml", _prompts(6000))
+    await published(client, uri, version=1)
+    await until(lambda: asyncio.sleep(0, max(_children_rss(server_pid).values()) > loaded + (32 << 20)),
+                "no process grew with the document (the test would show nothing)")
+    client.text_document_did_close(lsp.DidCloseTextDocumentParams(text_document=lsp.TextDocumentIdentifier(uri=uri)))
+    await until(lambda: asyncio.sleep(0, max(_children_rss(server_pid).values()) < loaded + (16 << 20)),
+                f"a process kept the closed document's memory: {_children_rss(server_pid)}, {loaded} before")
 
 
 def test_a_document_moved_off_a_busy_worker_is_asked_again_not_answered_without_it() -> None:
