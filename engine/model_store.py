@@ -1,8 +1,9 @@
 """A big file's items (Weval prompts, AgentV tests) in memory that does not grow with the file.
 
-When a streamed check (`check` and `run`) has made more than its bound of items, they go to a temporary
-file, each as a compact record (the format's `Codec`: `weval/prompt_store.py`, `agentv/test_store.py`):
-only the ids and each record's offset stay in memory, and an item is decoded again when it is read. A
+When a streamed check (`check` and `run`) has made more than its bound of items, each becomes a compact
+record (the format's `Codec`: `weval/prompt_store.py`, kept deflated in memory; `agentv/test_store.py`, in
+a temporary file): only the ids and each record's offset are objects, and an item is decoded again when it
+is read. A
 file with fewer items keeps its plain list (the editor's analyses always do).
 
 A `ModelStore` reads like the list it stands for (len, iteration, indexes); `subset` keeps some of the
@@ -20,7 +21,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Generic, Protocol, TypeVar, overload
 
 from .list_like import ListLike
-from .spill_file import SpillFile
+from .spill_file import MemorySpill, SpillFile
 
 T = TypeVar("T")
 
@@ -36,9 +37,9 @@ class Codec(Protocol[T]):
 
 
 class _File(Generic[T]):
-    """The records of one store and its subsets: an unlinked temporary file, offsets in memory."""
+    """The records of one store and its subsets (an unlinked temporary file, or memory), and their offsets."""
 
-    def __init__(self, spill: SpillFile, codec: Codec[T], recent: int) -> None:
+    def __init__(self, spill: SpillFile | MemorySpill, codec: Codec[T], recent: int) -> None:
         self._spill = spill
         self.codec = codec
         self.starts = array("q")  # record k is bytes starts[k]:starts[k+1]
@@ -80,14 +81,14 @@ class _File(Generic[T]):
 
 
 class ModelStore(ListLike[T]):
-    """The items of one file (or the part of them a run keeps), on disk; see the module's doc."""
+    """The items of one file (or the part of them a run keeps) as records; see the module's doc."""
 
     def __init__(self, file: _File[T], indexes: array | None = None) -> None:
         self._file = file
         self._indexes = indexes  # positions in the file, or None: all of them, in order
 
     @classmethod
-    def of(cls, items: Iterable[T], spill: SpillFile, codec: Codec[T], recent: int) -> Any:
+    def of(cls, items: Iterable[T], spill: SpillFile | MemorySpill, codec: Codec[T], recent: int) -> Any:
         """A store of `items` in `spill`, `recent` decoded items kept for reads that come again."""
         file = _File(spill, codec, recent)
         for item in items:
@@ -121,6 +122,10 @@ class ModelStore(ListLike[T]):
         if not 0 <= index < n:
             raise IndexError(index)
         return self._file.get(self._indexes[index] if self._indexes is not None else index)
+
+    @property
+    def codec(self) -> Codec[T]:
+        return self._file.codec
 
     def record(self, index: int) -> bytes:
         """Item `index`'s record as stored, for a reader that needs only part of it (not decoded, not kept)."""

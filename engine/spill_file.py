@@ -1,7 +1,8 @@
 """Bytes appended to an unlinked temporary file and read back by offset: what a big run keeps on disk
-instead of in memory (the prompts of a big blueprint, weval/prompt_store.py; a run's results past the
-cells it holds, run/write/cell_store.py; a big comparison file's entries while its report is made,
-report/spool.py).
+instead of in memory (a big suite's tests, agentv/test_store.py; a run's results past the cells it holds,
+run/write/cell_store.py; a big comparison file's entries while its report is made, report/spool.py).
+`MemorySpill` is the same in memory, for records small enough to keep (a big blueprint's prompts, deflated:
+weval/prompt_store.py).
 
 Appends are buffered up to FLUSH_AT bytes and written with pwrite; a read of bytes still in the buffer
 is served from it. A record never straddles the buffer and the file (a flush writes the whole buffer).
@@ -57,3 +58,28 @@ class SpillFile:
 
     def close(self) -> None:
         self._finalizer()
+
+
+class MemorySpill:
+    """`SpillFile`'s interface over one bytearray in this process's memory."""
+
+    def __init__(self) -> None:
+        self._data = bytearray()
+
+    @property
+    def size(self) -> int:
+        return len(self._data)
+
+    def append(self, data: bytes | bytearray) -> int:
+        start = len(self._data)
+        self._data += data
+        return start
+
+    def flush(self) -> None:
+        pass
+
+    def read(self, start: int, size: int) -> bytes:
+        return bytes(self._data[start:start + size])
+
+    def close(self) -> None:
+        self._data = bytearray()

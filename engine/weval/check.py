@@ -236,7 +236,7 @@ class _Context:
         # A streamed check (check, run) keeps a big file's prompts on disk, not as objects (prompt_store.py),
         # in a scratch file the source makes (no file is made or read but through the source)
         collected: list[Prompt] | PromptCollector = (
-            PromptCollector(scratch=self.source.scratch_file) if self.parsed.streamed else bp.prompts)
+            PromptCollector() if self.parsed.streamed else bp.prompts)
         any_item = False
         cache, out, checked = self.cache, self.out, self._checked_prompt
         for node, doc_index in prompt_items:

@@ -1,35 +1,35 @@
-"""A big blueprint's prompts in memory that does not grow with the file (`model_store.py`'s store).
+"""A big blueprint's prompts as compact records in memory (`model_store.py`'s store).
 
 A checked prompt as objects (the prompt, its messages and points, every span) is ~4.6 KB of memory.
-Past `DEFAULT_BOUND` prompts a streamed check (`check` and `run`) keeps each as a compact record
-(marshal of plain tuples and dicts, pickle for a value marshal refuses) in a temporary file: only the
-ids and offsets stay in memory, and a prompt is decoded again when it is read (`model_store.py` says
-how). This module holds the prompts' record format and the bounds.
+Past `DEFAULT_BOUND` prompts a streamed check (`check` and `run`) keeps each as a compact record (marshal
+of plain tuples and dicts, pickle for a value marshal refuses) deflated against the store's first record
+(~180 bytes a prompt of bench/run_throughput.py's blueprint, where the record is ~570), in memory: nothing
+is written to the disk for it. A prompt is decoded again when it is read (`model_store.py` says how). This
+module holds the prompts' record format and the bounds.
 """
 
 from __future__ import annotations
 
 import marshal
 import pickle
+import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, NamedTuple
 
 from ..findings import Span
 from ..model_store import Collector, ModelStore, item_ids, keep_items
-from ..spill_file import SpillFile
+from ..spill_file import MemorySpill
 from .model import Message, Point, Prompt
 
 DEFAULT_BOUND = 4096  # prompts kept as objects; a file with more spills them all (a 2,000-prompt run never does)
 RECENT = 256  # decoded prompts kept for reads that come again soon (a cell's stages; workers run ~32 at once)
 
-SPILL_PREFIX = ".evalspec-prompts-"  # the temporary file's name (unlinked at once: seen only in /proc)
-
-_MARSHAL, _PICKLE = b"m", b"p"
+_MARSHAL, _PICKLE, _PACKED = b"m", b"p", b"z"
 _SPANS = ("span", "id_span")
 _POINTS = ("should", "should_not")
 
 # An object's field names, once per process: a record holds the number of its names and its values
-# (the names were ~40 % of a record). The records live only in this process's temporary file.
+# (the names were ~40 % of a record). The records live only in this process's memory.
 _SHAPES: list[tuple[str, ...]] = []
 _SHAPE_AT: dict[tuple[str, ...], int] = {}
 
@@ -163,7 +163,7 @@ def exported_prompt(prompts: Sequence[Prompt], k: int) -> Prompt | ExportedPromp
     """`prompts[k]` as a results file needs it: a store's record read in part (ExportedPrompt), a list's
     prompt as it is."""
     if isinstance(prompts, PromptStore):
-        return _decode_export(prompts.record(k))
+        return _decode_export(prompts.unpacked(k))
     return prompts[k]
 
 
@@ -171,33 +171,52 @@ def exported_prompts(prompts: Sequence[Prompt]) -> Iterator[Prompt | ExportedPro
     """Every prompt, in order, as `exported_prompt` reads it."""
     if isinstance(prompts, PromptStore):
         for k in range(len(prompts)):
-            yield _decode_export(prompts.record(k))
+            yield _decode_export(prompts.unpacked(k))
     else:
         yield from prompts
 
 
 class _PromptCodec:
+    """Records deflated against the store's first (a blueprint's prompts share their keys, points and much
+    of their text): ~9 us to encode, ~3 us more a decode."""
+
+    def __init__(self) -> None:
+        self._dictionary: bytes | None = None
+
     def encode(self, item: Prompt) -> bytes:
-        return _encode(item)
+        data = _encode(item)
+        if self._dictionary is None:
+            self._dictionary = data
+        out = zlib.compressobj(1, zlib.DEFLATED, -15, 8, zlib.Z_DEFAULT_STRATEGY, self._dictionary)
+        return _PACKED + out.compress(data) + out.flush()
+
+    def unpack(self, data: bytes) -> bytes:
+        """A stored record as `_encode` made it."""
+        if data[:1] != _PACKED:
+            return data
+        assert self._dictionary is not None
+        out = zlib.decompressobj(-15, zdict=self._dictionary)
+        return out.decompress(data[1:]) + out.flush()
 
     def decode(self, data: bytes) -> Prompt:
-        return _decode(data)
+        return _decode(self.unpack(data))
 
     def id_of(self, item: Prompt) -> str:
         return item.id
 
 
-CODEC = _PromptCodec()
-
-
 class PromptStore(ModelStore[Prompt]):
-    """The prompts of one blueprint (or the part of them a run keeps), on disk; see the module's doc."""
+    """The prompts of one blueprint (or the part of them a run keeps), in memory; see the module's doc."""
 
     @classmethod
-    def of_prompts(cls, prompts: Iterable[Prompt], spill: SpillFile | None = None) -> PromptStore:
-        """A store of `prompts` in `spill` (a new temporary file in the system's temporary folder)."""
-        store: PromptStore = cls.of(prompts, spill if spill is not None else SpillFile(SPILL_PREFIX), CODEC, RECENT)
+    def of_prompts(cls, prompts: Iterable[Prompt]) -> PromptStore:
+        store: PromptStore = cls.of(prompts, MemorySpill(), _PromptCodec(), RECENT)
         return store
+
+    def unpacked(self, k: int) -> bytes:
+        """Prompt k's record as `_encode` made it (not decoded, not kept)."""
+        codec: _PromptCodec = self.codec  # type: ignore[assignment]
+        return codec.unpack(self.record(k))
 
 
 def prompt_ids(prompts: Sequence[Prompt]) -> list[str]:
@@ -214,8 +233,5 @@ class PromptCollector(Collector[Prompt]):
     """What a streamed check appends its prompts to: a plain list up to `bound` prompts, past that a
     store (the prompts held so far go to it first). `result()` is the blueprint's `prompts`."""
 
-    def __init__(self, bound: int | None = None, scratch: Callable[[str], SpillFile] | None = None) -> None:
-        def make_store(held: list[Prompt]) -> ModelStore[Prompt]:
-            return PromptStore.of_prompts(held, scratch(SPILL_PREFIX) if scratch is not None else None)
-
-        super().__init__(bound if bound is not None else DEFAULT_BOUND, make_store)
+    def __init__(self, bound: int | None = None) -> None:
+        super().__init__(bound if bound is not None else DEFAULT_BOUND, PromptStore.of_prompts)
