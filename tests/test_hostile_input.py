@@ -214,14 +214,16 @@ def test_a_jsonl_line_nested_thousands_deep() -> None:
 
 def test_a_model_collection_nested_thousands_deep(tmp_path: Path) -> None:
     """A Weval collection file (`models/CORE.json`) of `[[[[…` crashed the blueprint's analysis the same
-    way; it is skipped like any collection that is not a list of ids."""
+    way; it is reported like any collection that is not a list of ids (not as an unknown one)."""
     (tmp_path / ".git").mkdir()
     (tmp_path / "models").mkdir()
     (tmp_path / "models" / "CORE.json").write_text("[" * 100_000 + "]" * 100_000)
     (tmp_path / "models" / "QUICK.json").write_text('["openai:gpt-4o-mini"]')
     analysis = analyze("title: t\nmodels: [CORE, QUICK]\n---\n- prompt: hi\n", str(tmp_path / "b.yml"))
     assert [(f.code, f.message) for f in analysis.findings] == [
-        ("unknown-collection", "Unknown model collection 'CORE'. Known: QUICK.")]
+        ("unresolved-collection", "Model collection 'CORE' cannot be resolved: models/CORE.json is not readable as "
+                                  "JSON (JSON nested too deeply). Weval expects a JSON array of model id strings and "
+                                  "refuses it; so does `evalspec run`.")]
 
 
 def test_a_past_comparison_file_nested_thousands_deep(tmp_path: Path) -> None:

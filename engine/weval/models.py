@@ -108,7 +108,7 @@ def load_collections(models_dir: Path | None, source: FileSource | None = None) 
         try:
             data = loads(text) if text is not None else None  # nested too deeply: ValueError too
         except ValueError as exc:
-            found.invalid[Path(name).stem] = f"not JSON ({exc})"
+            found.invalid[Path(name).stem] = f"not readable as JSON ({exc})"
             continue
         if isinstance(data, list) and all(isinstance(m, str) for m in data):
             found[Path(name).stem] = data

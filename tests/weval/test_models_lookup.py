@@ -70,7 +70,7 @@ def test_a_blueprint_s_own_folder_and_its_repository(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("content", "what"), [
     ('{"model": "not-an-array"}', "is a JSON object, not an array of model ids"),
     ('[1, "openai:x"]', "is an array holding a value that is not a string"),
-    ('[1,', "is not JSON"),
+    ('[1,', "is not readable as JSON"),
 ])
 def test_a_collection_file_of_the_wrong_shape_is_named_not_called_missing(tmp_path: Path, content: str,
                                                                            what: str) -> None:
