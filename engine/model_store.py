@@ -15,6 +15,7 @@ once); an item is never changed after it is stored, like every model an analysis
 from __future__ import annotations
 
 import threading
+import zlib
 from array import array
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
@@ -34,6 +35,30 @@ class Codec(Protocol[T]):
     def decode(self, data: bytes) -> T: ...
 
     def id_of(self, item: T) -> str: ...
+
+
+class FirstRecordDeflate:
+    """Records deflated against the first one packed (a file's items share their keys and much of their
+    text: a Weval prompt's ~570-byte record packs into ~180 bytes, an AgentV test's ~870 into ~210), for a
+    few microseconds each way. A packed record starts with `PACKED`; a record that does not is as given."""
+
+    PACKED = b"z"
+
+    def __init__(self) -> None:
+        self._dictionary: bytes | None = None
+
+    def pack(self, data: bytes) -> bytes:
+        if self._dictionary is None:
+            self._dictionary = data
+        out = zlib.compressobj(1, zlib.DEFLATED, -15, 8, zlib.Z_DEFAULT_STRATEGY, self._dictionary)
+        return self.PACKED + out.compress(data) + out.flush()
+
+    def unpack(self, data: bytes) -> bytes:
+        if data[:1] != self.PACKED:
+            return data
+        assert self._dictionary is not None
+        out = zlib.decompressobj(-15, zdict=self._dictionary)
+        return out.decompress(data[1:]) + out.flush()
 
 
 class _File(Generic[T]):

@@ -3,7 +3,11 @@ short keys the journal had, `"t"` first): `run_records(out)` for the one databas
 
 from __future__ import annotations
 
+import signal
 import sqlite3
+import subprocess
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -36,3 +40,16 @@ def journal_at(path: Path, *, fresh: bool) -> Journal:
     header = RunHeader(kind="weval", file="bp.yml", run_label=path.name.split(".")[0], started="s")
     journal, _ = open_journal(path, resume=not fresh, header=header)
     return journal
+
+
+def kill_once(proc: subprocess.Popen[Any], ready: Callable[[], bool], timeout: float = 30) -> None:
+    """SIGKILL `proc` as soon as `ready()` holds (it must still be running then; within `timeout` s)."""
+    deadline = time.monotonic() + timeout
+    try:
+        while not ready():
+            assert proc.poll() is None, "the run ended before it could be interrupted"
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)

@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import marshal
 import pickle
-import zlib
 from array import array
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from ..findings import Span
-from ..model_store import Collector, ModelStore
+from ..model_store import Collector, FirstRecordDeflate, ModelStore
 from ..spill_file import SpillFile
 from .model import AgentvTest, Assertion, ContentBlock, Message, ToolCall
 
@@ -30,7 +29,7 @@ RECENT = 256  # decoded tests kept for reads that come again soon (a cell's stag
 
 SPILL_PREFIX = ".evalspec-tests-"  # the temporary file's name (unlinked at once: seen only in /proc)
 
-_MARSHAL, _PICKLE, _PACKED = b"m", b"p", b"z"  # _PACKED: a record of the other two, deflated (_TestCodec)
+_MARSHAL, _PICKLE = b"m", b"p"
 _TEST_SPANS = ("span", "id_span", "criteria_span")
 _MESSAGES = ("input_messages", "expected_messages")
 _BLOCKS = "\x00blocks"  # a message whose content is a list of ContentBlocks (not plain structured content)
@@ -146,15 +145,14 @@ def _made(cls: type, fields: dict[str, Any]) -> Any:
     return obj
 
 
-class _TestCodec:
-    """Records deflated against the store's first one (a suite's tests share their keys, assertions and
-    most of their text): ~210 bytes a test where the record is ~870, for ~5 us more a decode. The file is
-    written to the disk like any other: 87 MB at 100,000 tests, as many bytes as three quarters of the
-    run's results file."""
+class _TestCodec(FirstRecordDeflate):
+    """Records deflated against the store's first one (model_store.FirstRecordDeflate): ~210 bytes a test
+    where the record is ~870, for ~5 us more a decode. The file is written to the disk like any other:
+    87 MB at 100,000 tests, as many bytes as three quarters of the run's results file."""
 
     def __init__(self) -> None:
+        super().__init__()
         self._decoder = _Decoder()
-        self._dictionary: bytes | None = None
         # Each test's span and tests file, in the order encoded (a store encodes each of its tests once):
         # what run/plan/items.entries reads of every test, without decoding any (18 bytes a test)
         self.spans = array("q")  # 4 a test: the Span's fields
@@ -169,18 +167,10 @@ class _TestCodec:
             at = self._source_at[item.source_path] = len(self.source_paths)
             self.source_paths.append(item.source_path)
         self.sources.append(at)
-        data = _encode(item)
-        if self._dictionary is None:
-            self._dictionary = data
-        out = zlib.compressobj(1, zlib.DEFLATED, -15, 8, zlib.Z_DEFAULT_STRATEGY, self._dictionary)
-        return _PACKED + out.compress(data) + out.flush()
+        return self.pack(_encode(item))
 
     def decode(self, data: bytes) -> AgentvTest:
-        if data[:1] == _PACKED:
-            assert self._dictionary is not None
-            out = zlib.decompressobj(-15, zdict=self._dictionary)
-            data = out.decompress(data[1:]) + out.flush()
-        return self._decoder.test(data)
+        return self._decoder.test(self.unpack(data))
 
     def id_of(self, item: AgentvTest) -> str:
         return item.id

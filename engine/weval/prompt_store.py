@@ -12,19 +12,18 @@ from __future__ import annotations
 
 import marshal
 import pickle
-import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, NamedTuple
 
 from ..findings import Span
-from ..model_store import Collector, ModelStore, item_ids, keep_items
+from ..model_store import Collector, FirstRecordDeflate, ModelStore, item_ids, keep_items
 from ..spill_file import MemorySpill
 from .model import Message, Point, Prompt
 
 DEFAULT_BOUND = 4096  # prompts kept as objects; a file with more spills them all (a 2,000-prompt run never does)
 RECENT = 256  # decoded prompts kept for reads that come again soon (a cell's stages; workers run ~32 at once)
 
-_MARSHAL, _PICKLE, _PACKED = b"m", b"p", b"z"
+_MARSHAL, _PICKLE = b"m", b"p"
 _SPANS = ("span", "id_span")
 _POINTS = ("should", "should_not")
 
@@ -176,27 +175,11 @@ def exported_prompts(prompts: Sequence[Prompt]) -> Iterator[Prompt | ExportedPro
         yield from prompts
 
 
-class _PromptCodec:
-    """Records deflated against the store's first (a blueprint's prompts share their keys, points and much
-    of their text): ~9 us to encode, ~3 us more a decode."""
-
-    def __init__(self) -> None:
-        self._dictionary: bytes | None = None
+class _PromptCodec(FirstRecordDeflate):
+    """A store's records, deflated against its first (model_store.FirstRecordDeflate)."""
 
     def encode(self, item: Prompt) -> bytes:
-        data = _encode(item)
-        if self._dictionary is None:
-            self._dictionary = data
-        out = zlib.compressobj(1, zlib.DEFLATED, -15, 8, zlib.Z_DEFAULT_STRATEGY, self._dictionary)
-        return _PACKED + out.compress(data) + out.flush()
-
-    def unpack(self, data: bytes) -> bytes:
-        """A stored record as `_encode` made it."""
-        if data[:1] != _PACKED:
-            return data
-        assert self._dictionary is not None
-        out = zlib.decompressobj(-15, zdict=self._dictionary)
-        return out.decompress(data[1:]) + out.flush()
+        return self.pack(_encode(item))
 
     def decode(self, data: bytes) -> Prompt:
         return _decode(self.unpack(data))

@@ -152,12 +152,11 @@ def test_sigkill_then_resume_repeats_no_call_and_exports_the_uninterrupted_run_s
     database (packed), there is no results file; `--resume` calls only the rest and exports the rows an
     uninterrupted run exports, in the plan's order."""
     import os
-    import signal
     import subprocess
     import sys
     import time
 
-    from run_records import run_records
+    from run_records import kill_once, run_records
 
     from evalspec.cli import main
 
@@ -175,15 +174,7 @@ def test_sigkill_then_resume_repeats_no_call_and_exports_the_uninterrupted_run_s
     proc = subprocess.Popen([sys.executable, "-m", "evalspec.cli", "run", str(suite), "--output", str(out),
                              "--concurrency", "2", "--no-report"], env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 30
-    try:
-        while sum(1 for r in run_records(out / "agentv") if r.get("t") == "score") < 8:
-            assert proc.poll() is None, "the run ended before it could be interrupted"
-            assert time.monotonic() < deadline
-            time.sleep(0.01)
-    finally:
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(10)
+    kill_once(proc, lambda: sum(1 for r in run_records(out / "agentv") if r.get("t") == "score") >= 8)
     records = run_records(out / "agentv")
     answered = {r["c"][0] for r in records if r.get("t") == "gen"}
     assert len({r["c"][0] for r in records if r.get("t") == "score"}) >= 8 and len(answered) < 40

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from fakeprovider import Reply
-from run_records import run_records
+from run_records import kill_once, run_records
 
 from evalspec.cli import main
 
@@ -43,15 +43,7 @@ def test_sigkill_then_resume_repeats_no_finished_call(tmp_path: Path, smart: Sma
     proc = subprocess.Popen([sys.executable, "-m", "evalspec.cli", "run", str(bp), "--output", str(out),
                              "--concurrency", "2", "--json"], env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 30
-    try:
-        while sum(1 for r in _journal(out) if r.get("t") == "score") < 8:
-            assert proc.poll() is None, "the run ended before it could be interrupted"
-            assert time.monotonic() < deadline
-            time.sleep(0.01)
-    finally:
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(10)
+    kill_once(proc, lambda: sum(1 for r in _journal(out) if r.get("t") == "score") >= 8)
 
     records = _journal(out)
     answered = {r["c"][0] for r in records if r.get("t") == "gen"}
