@@ -131,10 +131,12 @@ async def resumed(run: Agentv, work: AgentvCell) -> Flow | None:
     task = work.task
     cell = task.cell
     done = run.state.scores.get(cell)
-    if done is None or (run.options.retry_errors and done.result.get("error")):
+    if done is None:
+        return None
+    row = dict(run.state.result(done))  # (read back from the database for a resumed run)
+    if run.options.retry_errors and row.get("error"):
         return None
     run.resumed_cells += 1
-    row = dict(done.result)
     run.writer.resumed(task.position)  # the row the database has is the one exported
     run.noted(task, row)
     if row.get("execution_status") == "execution_error":

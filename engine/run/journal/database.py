@@ -697,6 +697,16 @@ def scores(conn: sqlite3.Connection) -> Iterator[CellScore]:
     return _untimed(_scores(conn))
 
 
+def stored_scores(conn: sqlite3.Connection) -> Iterator[CellScore]:
+    """Each cell's score and verdict with its result as stored (`packed`: the row's JSON bytes or packed
+    row; `result` left empty): what a resume of a big AgentV run holds, ~100 bytes a cell where the parsed
+    row was several KB; `rows_unpacker` reads one back when the cell is replayed."""
+    for item, model, score, verdict, result in conn.execute(
+            "SELECT item, model, score, verdict, result FROM scores ORDER BY rowid"):
+        stored = result.encode("utf-8", "surrogatepass") if isinstance(result, str) else bytes(result)
+        yield CellScore(_cell(item, model), score, verdict, {}, packed=stored)
+
+
 def usage(conn: sqlite3.Connection, limit: int = -1) -> Iterator[Usage]:
     return _untimed(_usage(conn, limit))
 

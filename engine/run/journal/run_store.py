@@ -95,6 +95,17 @@ class JournalState:
     stopped: str | None = None  # why the run was stopped before the end, when it says ("cancelled")
     stopped_cells: tuple[Cell, ...] = ()  # the cells whose calls were in flight when it was stopped
     headless: bool = False  # resumed from a journal that has records but lost its header (open_journal)
+    # Set when `scores` hold their results as stored (an AgentV resume, db.stored_scores): reads one back
+    _unpack: Callable[[bytes], bytes] | None = field(default=None, repr=False, compare=False)
+
+    def result(self, done: CellScore) -> dict[str, Any]:
+        """A score's result: as loaded, or read back from what the database stored."""
+        if self._unpack is None or done.packed is None or done.result:
+            return done.result
+        from ...jsonio import loads
+
+        value = loads(self._unpack(done.packed))
+        return value if isinstance(value, dict) else {}
 
     @property
     def empty(self) -> bool:
@@ -141,7 +152,8 @@ def _is_database(path: Path) -> bool:
     return not path.name.endswith(legacy_jsonl.SUFFIX) or db.is_database(path)
 
 
-def _state(conn: sqlite3.Connection, path: Path) -> JournalState:
+def _state(conn: sqlite3.Connection, path: Path, *, stored: bool = False) -> JournalState:
+    """`stored`: the scores' results as the database stores them (JournalState.result reads one)."""
     state = JournalState(header=db.header(conn))
     for generated in db.answers(conn):
         state.turns.setdefault(generated.cell, {})[generated.turn] = generated
@@ -153,7 +165,9 @@ def _state(conn: sqlite3.Connection, path: Path) -> JournalState:
         state.key_points[points.prompt_id] = points
     for embedding in db.embeddings(conn):
         state.embeddings[embedding.key] = embedding.vector
-    for score in db.scores(conn):
+    if stored:
+        state._unpack = db.rows_unpacker(conn)
+    for score in db.stored_scores(conn) if stored else db.scores(conn):
         state.scores[score.cell] = score
     state.usage = JournaledUsage(path, conn.execute("SELECT count(*) FROM usage").fetchone()[0])
     state.done, state.stopped = db.finished(conn)
@@ -419,7 +433,7 @@ def _open_journal(path: Path, *, resume: bool, header: RunHeader) -> tuple[Journ
             if _empty(conn) and legacy.is_file() and not legacy.is_symlink():
                 _import_legacy(journal, legacy)
             rows = not _empty(conn)
-            state = _state(conn, path)
+            state = _state(conn, path, stored=header.kind == "agentv")  # (a results row is several KB parsed)
             if state.header is None and rows:
                 # Its run row lost (edited by hand): the rows it holds still count, and this run's
                 # header is written, so a later --resume reads one.
