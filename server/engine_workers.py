@@ -255,6 +255,8 @@ class EngineWorkers:
         if spare is None or (spare.started.done() and (spare.proc is None or spare.proc.poll() is not None)):
             if all(w.ready.done() for w in self.workers if w.launched) and time.monotonic() > self._replaced + 2:
                 self.spare = self._spawn(-1)
+                for worker in self.workers:  # the others with it: a document given to a worker still to
+                    self._launch(worker)  # start waits for its engine, and VS Code does not ask for an outline again
             return
         if not spare.ready.done() or spare.pipe is None or spare.pipe.get_write_buffer_size():
             return
