@@ -105,9 +105,9 @@ class EngineWorkers:
         self._closed = False
 
     def start(self) -> None:
-        """The first worker starts in the background (requests wait for it); the spare once it has loaded
-        the engine, the other workers once the spare has (or when first asked): processes loading the
-        engine at once on two cores slow the first answer (`_keep_spare`)."""
+        """The first worker starts in the background (requests wait for it); the spare and the other
+        workers once it has loaded the engine: processes loading the engine at once on two cores slow
+        the first answer (`_keep_spare`)."""
         self.workers = [WorkerProcess(slot) for slot in range(self.count)]
         self._launch(self.workers[0])
         self._watch = asyncio.get_running_loop().call_later(0.5, self._watchdog)
@@ -245,10 +245,9 @@ class EngineWorkers:
         self._watch = asyncio.get_running_loop().call_later(0.5, self._watchdog)
 
     def _keep_spare(self) -> None:
-        """Start the spare once the started workers have loaded the engine, and not in the 2 s after one
-        was replaced; give it the texts it may hold (checked, or never checked yet) once it has read
-        what it was sent; start the other workers once it has analysed them and no worker has been
-        busy for a second."""
+        """Start the spare (and the workers not started yet) once the started workers have loaded the
+        engine, and not in the 2 s after one was replaced; give it the texts it may hold (checked, or
+        never checked yet) once it has read what it was sent."""
         if self._closed or not self.workers or self._failures >= GIVE_UP_AFTER:
             return
         spare = self.spare
