@@ -263,10 +263,6 @@ class EngineWorkers:
             if spare.context is None:
                 spare.send(("standby", True))
             self._sync_texts(spare, self.texts(), spare=True)
-        now = time.monotonic()
-        if spare.analysed == spare.texts and not any(w.jobs or now - w.heard < 1 for w in self.workers if w.launched):
-            for worker in self.workers:
-                self._launch(worker)
 
     def worker_of(self, uri: str | None) -> WorkerProcess:
         if uri is None:

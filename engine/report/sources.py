@@ -334,6 +334,8 @@ def blueprint_order(effective: list[str], config: Any) -> list[str]:
     """The effective models (`openai:x[temp:0.5][sp_idx:1]`…) in the order the run planned them and the
     terminal lists them: by the blueprint's `models`, then its `temperatures`, then the system prompt's
     index (the comparison file lists them sorted). Ids it cannot place keep their order, after the rest."""
+    from ..run.plan.replay import without_suffixes
+
     config = config if isinstance(config, dict) else {}
     rank: dict[str, int] = {}
     for m in config.get("models") if isinstance(config.get("models"), list) else []:
@@ -343,10 +345,10 @@ def blueprint_order(effective: list[str], config: Any) -> list[str]:
     temps = config.get("temperatures") if isinstance(config.get("temperatures"), list) else []
 
     def key(model: str) -> tuple[int, int, int]:
-        base, *suffixes = model.split("[")
+        base = without_suffixes(model)
         temp_rank = sp_idx = 0
-        for suffix in suffixes:
-            name, _, value = suffix.rstrip("]").partition(":")
+        for suffix in model[len(base) + 1:-1].split("]["):
+            name, _, value = suffix.partition(":")
             try:
                 if name == "temp":
                     temp_rank = next((n for n, t in enumerate(temps) if float(t) == float(value)), len(temps))
