@@ -84,8 +84,11 @@ def test_a_resumed_runs_wall_time_adds_its_sessions_not_the_pause(tmp_path: Path
     with FakeProvider() as fake:
         fake.latency = 0.3
         env = {**env_for(fake), "PYTHONPATH": os.pathsep.join(sys.path)}
+        # SIGINT as a terminal delivers it: a shell starts background jobs with SIGINT ignored (CI may run
+        # the suite that way) and the child would inherit that.
         first = subprocess.Popen([sys.executable, "-m", "evalspec.cli", "run", str(bp), "-o", str(out), "-j", "1"],
-                                 env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                 env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                 preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         time.sleep(1.5)  # about three answers in
         first.send_signal(signal.SIGINT)
         _, err = first.communicate(timeout=30)
