@@ -1,6 +1,6 @@
-"""Running from the editor, in the engine worker (which holds the analysis): a run's plan, the item at a
-line, the run items with the file's earlier results, and the report of a results file; and the run
-commands' names (run.py runs them)."""
+"""Running from the editor, in the engine worker (which holds the analysis): a run's plan (what the
+run's own process is given, evalspec/ide/run_process.py), the item at a line, the run items with the
+file's earlier results, and the report of a results file; and the run commands' names (run.py)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from . import on_snapshot
 if TYPE_CHECKING:
     from evalspec.run.options import RunOptions
 
+    from ..settings import RunSettings
     from ..worker import Doc, Snapshot, Worker
 
 log = logging.getLogger(__name__)
@@ -24,13 +25,33 @@ RUN, PLAN, CANCEL, SHOW = "evalspec.run", "evalspec.plan", "evalspec.cancelRun",
 NOT_EVAL = "this file is not a Weval blueprint or an AgentV eval file"
 
 
-def plan(worker: Worker, doc: Doc, options: RunOptions, summary_key: str | None = None) -> Any:
-    """(the plan, its problems, the run items, the options), or with `summary_key` what `evalspec run
-    --dry-run` says (kept with the analysis under that key); or why nothing can run. A text that is not
-    the saved file's gets a run label, and journal, of its own (run_label.unsaved_label)."""
+def options_for(settings: RunSettings, output: Path, item: str | None, model: str | None) -> RunOptions:
+    """The RunOptions of a run from the editor: the settings' `run` section (ValueError when invalid)."""
+    from evalspec.run.options import RunOptions, parse_eval_methods
+
+    options = RunOptions(models=[model] if model else list(settings.models), judges=list(settings.judges),
+                         output=output, cache=settings.cache, select=[item] if item else [],
+                         concurrency=settings.concurrency, partial_results=True,
+                         eval_methods=parse_eval_methods(settings.eval_methods),
+                         batch_models=list(settings.batch_models), max_cost=settings.max_cost)
+    if settings.timeout_s is not None:
+        options.timeout = settings.timeout_s
+    if settings.max_wait_s is not None:
+        options.max_wait = settings.max_wait_s
+    return options
+
+
+def plan(worker: Worker, doc: Doc, settings: RunSettings, output: Path, item: str | None, model: str | None,
+         summary: bool = False) -> Any:
+    """(the run's input for run_process.py, its run label, its cells, its problems, the run items), or
+    with `summary` what `evalspec run --dry-run` says, as data and as text (kept with the analysis); or
+    why nothing can run. A text that is not the saved file's gets a run label, and journal, of its own
+    (run_label.unsaved_label)."""
+    from evalspec.ide.run_process import run_input
     from evalspec.ide.runs import run_items
     from evalspec.run.plan.run_label import unsaved_label
     from evalspec.run.preflight import problems
+    from evalspec.run.render import format_plan
     from evalspec.run.runner import PlanError, plan_for
 
     snap = worker.snapshot(doc)
@@ -39,8 +60,13 @@ def plan(worker: Worker, doc: Doc, options: RunOptions, summary_key: str | None 
     analysis = snap.analysis
     if analysis.error_count:
         return f"the file has {analysis.error_count} error(s); fix them to run it"
-    if summary_key in analysis.memo:
-        return analysis.memo[summary_key]
+    try:
+        options = options_for(settings, output, item, model)
+    except ValueError as exc:
+        return str(exc)
+    key = f"lsp.plan {item!r} {model!r} {options!r}" if summary else None
+    if key in analysis.memo:
+        return analysis.memo[key]
     if analysis.path is not None:
         options.label = unsaved_label(analysis.text, analysis.path, options.label) or options.label
     try:
@@ -48,11 +74,13 @@ def plan(worker: Worker, doc: Doc, options: RunOptions, summary_key: str | None 
     except (PlanError, ValueError) as exc:
         answer: Any = str(exc)
     else:
-        if summary_key is None:
-            return planned, problems(planned, options), run_items(analysis), options
-        answer = {**planned.summary(), "problems": problems(planned, options)}
-    if summary_key is not None:
-        analysis.memo[summary_key] = answer
+        found = problems(planned, options)
+        if not summary:
+            return run_input(planned, options), planned.run_label, len(planned.tasks), found, run_items(analysis)
+        data = {**planned.summary(), "problems": found}
+        answer = data, format_plan(data)
+    if key is not None:
+        analysis.memo[key] = answer
     return answer
 
 
@@ -82,18 +110,24 @@ def items_and_history(worker: Worker, doc: Doc, where: tuple[Path, Path, Path] |
         return items, f"{type(exc).__name__}: {exc}"
 
 
-def report(worker: Worker, doc: Doc | None, source: str, markdown: bool) -> tuple[str | None, str | None] | str:
-    """(the HTML report's path, the Markdown report) of one results file or journal; None for what
-    cannot be made (the results file remains); a string when the file is refused. The output folder
-    may be someone else's: the file must be an own file (not a link, a FIFO or a device), and no eval
-    file but the open document is read for it, whatever the run's journal names."""
+def report(worker: Worker, doc: Doc | None, files: list[str], journal: str | None,
+           markdown: bool) -> tuple[list[str], str | None, str | None] | str:
+    """(the results files, the HTML report's path, the Markdown report) of the last run, given its
+    results files, else its journal (whose results files are looked for); None for what cannot be made
+    (the results file remains); a string when the file is refused. The output folder may be someone
+    else's: the file must be an own file (not a link, a FIFO or a device), and no eval file but the
+    open document is read for it, whatever the run's journal names."""
+    from evalspec.ide.run_history import result_files_of
     from evalspec.own_files import NotOwnFile, open_own
 
+    if not files and journal:
+        files = result_files_of(Path(journal))
+    source = files[0] if files else journal or ""
     try:  # the report package is optional here: without it "show results" opens the results
         build = importlib.import_module("evalspec.report")
         from evalspec.report.sources import OnlyThese
     except ImportError:
-        return None, None
+        return files, None, None
     path = Path(source)
     try:
         os.close(open_own(path, os.O_RDONLY))
@@ -106,8 +140,8 @@ def report(worker: Worker, doc: Doc | None, source: str, markdown: bool) -> tupl
         text = build.build_report([path], fmt="markdown-text", analyses=analyses) if markdown else None
     except Exception:  # a report that cannot be made never hides the results themselves
         log.warning("no report for %s", path.name, exc_info=True)
-        return None, None
-    return str(html), text
+        return files, None, None
+    return files, str(html), text
 
 
 JOBS = {"plan": plan, "item_at": item_at, "items_and_history": items_and_history, "report": report}
