@@ -32,14 +32,14 @@ from typing import Any
 from evalspec.analysis import Analysis
 from evalspec.detect import FileKind
 from evalspec.file_source import MAX_READ, read_regular_bytes
+from evalspec.ide.bare_cr import BARE_CRS, BareCRs, dataset_crs
+from evalspec.ide.open_files import OpenDocumentsSource
 from evalspec.incremental import DocumentAnalyzer
 from evalspec.line_breaks import as_read
 
 from . import logs, wire
-from .bare_cr import BARE_CRS, BareCRs, dataset_crs
 from .capabilities import ClientSupport
 from .convert import LineIndex, path_of
-from .open_files import OpenDocumentsSource
 from .wire import Context, Runs
 
 log = logging.getLogger(__name__)
