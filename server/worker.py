@@ -147,29 +147,10 @@ class Worker:
 
 
 def jobs() -> dict[str, Callable[..., Any]]:
-    """Job name → function(worker, doc, *args)."""
-    from .features import (
-        code_actions,
-        code_lens,
-        completion,
-        diagnostics,
-        hover,
-        inlay_hints,
-        navigation,
-        rename,
-        run_jobs,
-        semantic_tokens,
-        signature_help,
-        symbols,
-        workspace_diagnostics,
-    )
+    """Job name → function(worker, doc, *args): the features' (features.jobs) and `state`."""
+    from .features import jobs
 
-    table: dict[str, Callable[..., Any]] = {}
-    for feature in (code_actions, code_lens, completion, diagnostics, hover, navigation, run_jobs, symbols,
-                    inlay_hints, rename, semantic_tokens, signature_help, workspace_diagnostics):
-        table.update(feature.JOBS)
-    table["state"] = state
-    return table
+    return {**jobs(), "state": state}
 
 
 def state(worker: Worker, doc: Doc | None) -> dict[str, int]:

@@ -340,6 +340,17 @@ class RunBoard:
                     text += f"; {name} {e.concurrency}/{e.ceiling} ({why.text().removeprefix(name + ': ')})"
         return text
 
+    def outcome(self, item: str | None) -> str:
+        """How the last run (of `item`, else of the file) ended, in a sentence ("run finished: mean …")."""
+        what = f"run of {item}" if item else "run"
+        if self.summary is None:
+            return f"{what} stopped after {self.done} of {self.total} cell(s); every result received is kept"
+        mean = self.summary.mean
+        head = f"{what} {'cancelled' if self.cancelled else 'interrupted' if self.interrupted else 'finished'}"
+        score = f"mean {mean:.3f}" if mean is not None else "nothing scored"
+        done = f"{self.done} of {self.total} cell(s)" if self.interrupted and self.total else f"{self.done} cell(s)"
+        return f"{head}: {score}, {done}, {self.errors} error(s)"
+
     def suite_title(self, now: float | None = None) -> str | None:
         """The suite's result lens: the last run's outcome, or None before any run."""
         if self.running:

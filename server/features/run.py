@@ -273,7 +273,7 @@ class RunFeature:
     def finished(self, uri: str, item: str | None, state: DocumentRuns, summary: dict[str, Any] | None) -> None:
         board = state.board
         self.changed(uri, state)
-        text = _outcome(board, item)
+        text = board.outcome(item)
         where = f" Results: {state.files[0]}" if state.files else ""
         self.server.log_to_client(lsp.MessageType.Info, f"evalspec: {text}.{where}")
         if item is None or board.interrupted:  # one prompt's result is in its lens; a suite's deserves a word
@@ -428,17 +428,6 @@ class RunFeature:
                 self.server.work_done_progress.end(token, lsp.WorkDoneProgressEnd(
                     message="cancelled" if board.cancelled else board.progress_text()))
                 self.server.work_done_progress.tokens.pop(token, None)
-
-
-def _outcome(board: RunBoard, item: str | None) -> str:
-    what = f"run of {item}" if item else "run"
-    if board.summary is None:
-        return f"{what} stopped after {board.done} of {board.total} cell(s); every result received is kept"
-    mean = board.summary.mean
-    head = f"{what} {'cancelled' if board.cancelled else 'interrupted' if board.interrupted else 'finished'}"
-    score = f"mean {mean:.3f}" if mean is not None else "nothing scored"
-    done = f"{board.done} of {board.total} cell(s)" if board.interrupted and board.total else f"{board.done} cell(s)"
-    return f"{head}: {score}, {done}, {board.errors} error(s)"
 
 
 def register(server: EvalspecServer) -> None:
