@@ -20,6 +20,6 @@ hover and completion), model_ids.py and paths.py (model ids and file references)
 (someone else's text made inert in hovers, lens titles and diagnostics). For the language server's
 engine workers: open_files.py (the open documents' texts as a FileSource), bare_cr.py (where the
 client's lines differ from the engine's). Runs from the editor: runs.py (what can run, the results),
-run_history.py (earlier runs read back), run_costs.py, run_notes.py, run_process.py (a run in a
-process of its own).
+run_history.py (earlier runs read back), run_costs.py, run_notes.py, run_plan.py (a run's options,
+plan and report), run_process.py (a run in a process of its own).
 """

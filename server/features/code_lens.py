@@ -96,12 +96,11 @@ def size_run(worker: Worker, doc: Doc, key: str, run: tuple[RunSettings, Path]) 
     """The run's costs (engine/ide/run_costs.py) with the settings' `run` section and output folder,
     kept in the analysis's memo for the lenses: whether any item has one."""
     from evalspec.ide.run_costs import RunCosts, run_costs
-
-    from .run_jobs import options_for
+    from evalspec.ide.run_plan import run_options
 
     def sized(analysis: Any) -> RunCosts:
         try:
-            options = options_for(*run, None, None)
+            options = run_options(*run, None, None)
         except ValueError as exc:  # settings that cannot run: no cost shown
             return RunCosts({}, str(exc))
         return run_costs(analysis, options)
