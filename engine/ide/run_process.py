@@ -161,7 +161,7 @@ class _Out:
         if self.gone:
             return
         try:
-            sys.stdout.write(json.dumps(data, ensure_ascii=False) + "\n")
+            sys.stdout.write(json.dumps(data) + "\n")  # ASCII: a lone surrogate in an answer is escaped
             sys.stdout.flush()
         except (BrokenPipeError, OSError, ValueError):
             self.gone = True
