@@ -45,6 +45,19 @@ async def client(lsp_client: RunClient, request, tmp_path):
     await lsp_client.shutdown_session()
 
 
+KEY = "sk-from-the-servers-environment"
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER, client_factory=make_run_client,
+                                              server_env={**os.environ, "EVALSPEC_TEST_KEY": KEY}))
+async def keyed(lsp_client: RunClient, tmp_path):
+    """A server started with an API key in its environment (never in the settings)."""
+    await start(lsp_client, CLIENTS[1], tmp_path, options={
+        **DEFAULT_OPTIONS, "run": {"output": "results", "cache": False}})
+    yield
+    await lsp_client.shutdown_session()
+
+
 async def server_state(client: RunClient) -> dict[str, Any]:
     return _plain(await asyncio.wait_for(client.protocol.send_request_async("evalspec/workers", None), HANG_GUARD_S))
 
@@ -113,6 +126,15 @@ async def test_the_lsp_process_runs_nothing_itself(client: RunClient, tmp_path: 
     # The board the run's events feed, and the server's end of the run's process: the list is the real one.
     assert "evalspec.ide.runs" in loaded and "evalspec.ide.run_process" in loaded
     assert not [m for m in loaded if m.startswith(RUN_ONLY)], loaded
+
+
+async def test_the_run_process_calls_with_the_key_of_the_servers_environment(keyed: RunClient, tmp_path: Path):
+    with FakeProvider() as fake:
+        fake.answer = "hello there"
+        text = custom_blueprint(fake).replace("    inherit: openai\n", "    inherit: openai\n    apiKeyEnv: EVALSPEC_TEST_KEY\n")
+        uri = open_doc(keyed, tmp_path / "keyed.weval.yml", text)
+        await run_to_end(keyed, uri)
+    assert fake.requests and {r.headers.get("authorization") for r in fake.requests} == {f"Bearer {KEY}"}
 
 
 async def test_cancel_stops_the_run_process_which_writes_what_finished(client: RunClient, tmp_path: Path):
