@@ -9,7 +9,7 @@ the language server. Without it, a file saved with CR line ends (a classic Mac e
 rebuilt a line's indentation from a column (adding prompt ids) copied a whole file's worth of spaces.
 
 Not JSON Lines or CSV: there a CR inside a record does not end the record, so they are read as they are
-(the server converts their positions, server/bare_cr.py).
+(the server converts their positions, ide/bare_cr.py).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 The engine counts columns in Unicode code points; LSP counts them in the position encoding agreed at
 `initialize` (UTF-16 unless the client offers another). The engine counts lines at "\\n"; LSP at a bare
-"\\r" too (bare_cr.py keeps where those are). This module is the only place that converts between the
+"\\r" too (engine/ide/bare_cr.py keeps where those are). This module is the only place that converts between the
 engine's positions and the client's, and the only place that builds lsprotocol objects out of engine
 objects.
 """
@@ -18,8 +18,7 @@ from lsprotocol import types as lsp
 from pygls.uris import from_fs_path, to_fs_path
 
 from evalspec.findings import Edit, Finding, Severity, Span, Tag
-
-from .bare_cr import BareCRs
+from evalspec.ide.bare_cr import BareCRs
 
 UTF8 = lsp.PositionEncodingKind.Utf8
 UTF16 = lsp.PositionEncodingKind.Utf16

@@ -16,26 +16,11 @@ if TYPE_CHECKING:
 
 def build_server(worker: list[str] | None = None) -> EvalspecServer:
     from . import features
-    from .features import (  # noqa: F401 (importing a feature declares the requests its jobs answer)
-        code_actions,
-        code_lens,
-        completion,
-        diagnostics,
-        hover,
-        inlay_hints,
-        lifecycle,
-        navigation,
-        rename,
-        run,
-        semantic_tokens,
-        signature_help,
-        symbols,
-        workspace_diagnostics,
-    )
     from .server import EvalspecServer
 
+    features.load(features.WITH_JOBS)  # importing a feature declares the requests its jobs answer
     server = EvalspecServer(worker)
-    for feature in (lifecycle, diagnostics, run, code_lens, inlay_hints, workspace_diagnostics):
+    for feature in features.load(features.REGISTERED):
         feature.register(server)
     for method, options, empty, job in features.ANSWERED:
         server.forward(method, options, empty, job)

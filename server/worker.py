@@ -32,14 +32,14 @@ from typing import Any
 from evalspec.analysis import Analysis
 from evalspec.detect import FileKind
 from evalspec.file_source import MAX_READ, read_regular_bytes
+from evalspec.ide.bare_cr import BARE_CRS, BareCRs, dataset_crs
+from evalspec.ide.open_files import OpenDocumentsSource
 from evalspec.incremental import DocumentAnalyzer
 from evalspec.line_breaks import as_read
 
 from . import logs, wire
-from .bare_cr import BARE_CRS, BareCRs, dataset_crs
 from .capabilities import ClientSupport
 from .convert import LineIndex, path_of
-from .open_files import OpenDocumentsSource
 from .wire import Context, Runs
 
 log = logging.getLogger(__name__)
@@ -147,29 +147,10 @@ class Worker:
 
 
 def jobs() -> dict[str, Callable[..., Any]]:
-    """Job name → function(worker, doc, *args)."""
-    from .features import (
-        code_actions,
-        code_lens,
-        completion,
-        diagnostics,
-        hover,
-        inlay_hints,
-        navigation,
-        rename,
-        run_jobs,
-        semantic_tokens,
-        signature_help,
-        symbols,
-        workspace_diagnostics,
-    )
+    """Job name → function(worker, doc, *args): the features' (features.jobs) and `state`."""
+    from .features import jobs
 
-    table: dict[str, Callable[..., Any]] = {}
-    for feature in (code_actions, code_lens, completion, diagnostics, hover, navigation, run_jobs, symbols,
-                    inlay_hints, rename, semantic_tokens, signature_help, workspace_diagnostics):
-        table.update(feature.JOBS)
-    table["state"] = state
-    return table
+    return {**jobs(), "state": state}
 
 
 def state(worker: Worker, doc: Doc | None) -> dict[str, int]:

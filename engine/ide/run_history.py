@@ -18,7 +18,7 @@ import json
 import os
 import re
 import sqlite3
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +29,7 @@ from ..run.journal.records import RunHeader
 from ..run.journal.run_store import JournalState, read_header
 from ..run.journal.run_store import load as load_journal
 from ..scoring.agentv_aggregate import verdict
-from .runs import CellResult, detail_error, model_summary
+from .runs import CellResult, RunHistory, detail_error, model_summary
 
 MAX_JOURNALS = 2000  # journals looked at under one output folder (their first line only)
 # Where runs keep their journals (WevalPlan / AgentvPlan.output_folder_parts): only these folders are
@@ -50,21 +50,6 @@ class PastRun:
     @property
     def whole_file(self) -> bool:
         return not self.header.select
-
-
-@dataclass
-class RunHistory:
-    results: dict[str, dict[str, CellResult]] = field(default_factory=dict)
-    fingerprints: dict[str, str] = field(default_factory=dict)
-    summary: RunSummary | None = None
-    summary_when: float | None = None
-    cancelled: bool = False  # the run the summary is of was cancelled by the user
-    journal: str | None = None  # of the newest run
-    files: list[str] = field(default_factory=list)  # result files of the newest run
-
-    @property
-    def empty(self) -> bool:
-        return not self.results and self.summary is None
 
 
 def same_file(recorded: str, path: Path, base: Path) -> bool:

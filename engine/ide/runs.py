@@ -2,8 +2,9 @@
 
 `run_items(analysis)` lists the suite and each inline prompt / test, with the span its run lens sits
 on and a fingerprint of its source text. `RunBoard` is one document's run state, fed by the runner's
-own events (run/events.py): per item and model the latest score, verdict, error and details. The lens
-titles and the hover markdown are derived from it here, so the server only converts and sends them.
+own events (run/events.py; as JSON lines from the run's own process, run_process.py): per item and
+model the latest score, verdict, error and details. The lens titles and the hover markdown are
+derived from it here, so the server only converts and sends them.
 
 A result outlives the text it scored: when an item's text changes after its run, its results are
 marked as older than the text instead of vanishing or pretending to still hold.
@@ -15,7 +16,7 @@ import bisect
 import copy
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..detect import FileKind
 from ..findings import Span
@@ -32,14 +33,12 @@ from ..run.events import (
     RunStarted,
     RunSummary,
     Scored,
+    from_json,
 )
 from ..run.plan.items import entries as _entries
 from ..run.plan.items import fingerprint as _fingerprint
 from ..run.plan.items import runnable as _runnable
 from .markdown_text import md_code, md_fence, md_text, plain
-
-if TYPE_CHECKING:
-    from .run_history import RunHistory
 
 MAX_MODELS_IN_TITLE = 3  # more than this, and an item's result lens shows counts instead
 ANSWER_EXCERPT = 600  # characters of an answer shown on hover
@@ -134,6 +133,23 @@ class CellResult:
     retry: str | None = None  # "429, retrying in 2.0 s" while it waits
     cancelled: bool = False  # its call was in flight when the run was cancelled
     when: float | None = None  # when it was run (epoch s), for results read back from disk; None: this session
+
+
+@dataclass
+class RunHistory:
+    """Earlier runs' results of a file, read back from disk (run_history.py) for `RunBoard.restore`."""
+
+    results: dict[str, dict[str, CellResult]] = field(default_factory=dict)
+    fingerprints: dict[str, str] = field(default_factory=dict)
+    summary: RunSummary | None = None
+    summary_when: float | None = None
+    cancelled: bool = False  # the run the summary is of was cancelled by the user
+    journal: str | None = None  # of the newest run
+    files: list[str] = field(default_factory=list)  # result files of the newest run
+
+    @property
+    def empty(self) -> bool:
+        return not self.results and self.summary is None
 
 
 @dataclass
@@ -285,6 +301,13 @@ class RunBoard:
             self.summary = event.summary
             self.stop(interrupted=event.summary.interrupted)
 
+    def apply_json(self, data: dict[str, Any]) -> Event | None:
+        """`apply` the event `to_json()` wrote; the event, or None for a type not known (left out)."""
+        event = from_json(data)
+        if event is not None:
+            self.apply(event)
+        return event
+
     def restore(self, history: RunHistory) -> None:
         """Results read back from disk (run_history.py): shown as if just run, with their age. Only
         items this session has not run yet take them."""
@@ -316,6 +339,17 @@ class RunBoard:
                     why = self.slowed.get(name, e)
                     text += f"; {name} {e.concurrency}/{e.ceiling} ({why.text().removeprefix(name + ': ')})"
         return text
+
+    def outcome(self, item: str | None) -> str:
+        """How the last run (of `item`, else of the file) ended, in a sentence ("run finished: mean …")."""
+        what = f"run of {item}" if item else "run"
+        if self.summary is None:
+            return f"{what} stopped after {self.done} of {self.total} cell(s); every result received is kept"
+        mean = self.summary.mean
+        head = f"{what} {'cancelled' if self.cancelled else 'interrupted' if self.interrupted else 'finished'}"
+        score = f"mean {mean:.3f}" if mean is not None else "nothing scored"
+        done = f"{self.done} of {self.total} cell(s)" if self.interrupted and self.total else f"{self.done} cell(s)"
+        return f"{head}: {score}, {done}, {self.errors} error(s)"
 
     def suite_title(self, now: float | None = None) -> str | None:
         """The suite's result lens: the last run's outcome, or None before any run."""

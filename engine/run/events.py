@@ -2,13 +2,15 @@
 
 The runner never prints. The CLI renders these events as a progress bar, lines and a table (or as JSON
 lines with `--json`); the language server renders the same events as progress and inline results.
-Every event has `type` and `to_json()`; cells are `(item, model)`: a Weval prompt id and an effective
+Every event has `type` and `to_json()` (`from_json` reads it back: an editor's run in a process of its
+own sends its events so, engine/ide/run_process.py); cells are `(item, model)`: a Weval prompt id and an effective
 model id (`openai:gpt-4o-mini[temp:0]`), or an AgentV test id and a target name.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any, ClassVar, NamedTuple
 
 
@@ -220,3 +222,34 @@ class RunFinished(Event):
         s = asdict(self.summary)
         s["mean"] = self.summary.mean
         return {"type": self.type, "summary": s}
+
+
+_EVENTS: dict[str, type[Event]] = {cls.type: cls for cls in (
+    RunStarted, CallStarted, Retrying, RateLimit, Response, Scored, CellFailed, Notice, BatchProgress, RunFinished)}
+
+
+def from_json(data: Mapping[str, Any]) -> Event | None:
+    """The event whose `to_json()` this is; None for a type this version does not know. Keys it does not
+    know are left out (an evalspec that writes more can be read)."""
+    cls = _EVENTS.get(str(data.get("type")))
+    if cls is None:
+        return None
+    if cls is RunFinished:
+        return RunFinished(summary_from_json(data["summary"]))
+    values: dict[str, Any] = {}
+    for f in fields(cls):
+        if f.name in data:
+            value = data[f.name]
+            values[f.name] = (Cell(value["item"], value["model"]) if f.name == "cell"
+                              else tuple(value) if isinstance(value, list) else value)
+    return cls(**values)
+
+
+def summary_from_json(data: Mapping[str, Any]) -> RunSummary:
+    """The RunSummary of `RunFinished.to_json()["summary"]`."""
+    known = {f.name for f in fields(RunSummary)}
+    per_model = {f.name for f in fields(ModelSummary)}
+    values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items() if k in known}
+    values["models"] = tuple(ModelSummary(**{k: v for k, v in m.items() if k in per_model})
+                             for m in data.get("models") or ())
+    return RunSummary(**values)

@@ -1,16 +1,32 @@
 """The editor's features, a module each: the jobs it computes in an engine worker (`JOBS`, worker.py)
 and, when it needs more than a job answering a request (`answers`), its handlers in the LSP process
-(`register(server)`, main.py)."""
+(`register(server)`, main.py). `WITH_JOBS` and `REGISTERED` name them; `load` imports them."""
 
 from __future__ import annotations
 
 import functools
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Any
 
+# The modules whose jobs a worker computes (importing one declares the requests its jobs answer), and
+# those with a `register(server)`, in the order main.build_server calls it.
+WITH_JOBS = ("code_actions", "code_lens", "completion", "diagnostics", "hover", "inlay_hints", "navigation",
+             "rename", "run_jobs", "semantic_tokens", "signature_help", "symbols", "workspace_diagnostics")
+REGISTERED = ("lifecycle", "diagnostics", "run", "code_lens", "inlay_hints", "workspace_diagnostics")
 # (LSP method, its options, the empty answer, the job answering it): registered by main.build_server.
 ANSWERED: list[tuple[str, Any, Callable[[], Any] | None, str]] = []
+
+
+def load(names: tuple[str, ...]) -> list[ModuleType]:
+    return [importlib.import_module(f"{__name__}.{name}") for name in names]
+
+
+def jobs() -> dict[str, Callable[..., Any]]:
+    """Job name → function(worker, doc, *args), of every module in WITH_JOBS."""
+    return {name: fn for feature in load(WITH_JOBS) for name, fn in feature.JOBS.items()}
 
 
 @dataclass(frozen=True)

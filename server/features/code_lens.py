@@ -12,6 +12,7 @@ Off with the setting `runCosts: false`.
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     from evalspec.ide.runs import RunBoard, RunItem
 
     from ..server import EvalspecServer
+    from ..settings import RunSettings
     from ..worker import Doc, Snapshot, Worker
 
 
@@ -64,8 +66,8 @@ def lenses(items: list[tuple[RunItem, dict[str, Any]]], board: RunBoard, running
 
 @on_snapshot
 def code_lens(snap: Snapshot, params: Any, sizing: tuple[str, Any] | None = None) -> Any:
-    """(the lenses, whether the run costs asked for are still to be sized). `sizing`: (key, RunOptions)
-    of the run costs to show. The items and their ranges (fingerprints of every prompt's text: 0.1 s on a
+    """(the lenses, whether the run costs asked for are still to be sized). `sizing`: (key, (the
+    settings' `run` section, the output folder)) of the run costs to show. The items and their ranges (fingerprints of every prompt's text: 0.1 s on a
     4 MB file) are made once per analysis; the lenses too while the document has no run results."""
     from evalspec import jsonio
     from evalspec.ide.runs import RunBoard, run_items
@@ -90,15 +92,23 @@ def code_lens(snap: Snapshot, params: Any, sizing: tuple[str, Any] | None = None
                                      snap.uri, costs)), unsized
 
 
-def size_run(worker: Worker, doc: Doc, key: str, options: Any) -> bool:
-    """The run's costs (engine/ide/run_costs.py), kept in the analysis's memo for the lenses: whether
-    any item has one."""
-    from evalspec.ide.run_costs import run_costs
+def size_run(worker: Worker, doc: Doc, key: str, run: tuple[RunSettings, Path]) -> bool:
+    """The run's costs (engine/ide/run_costs.py) with the settings' `run` section and output folder,
+    kept in the analysis's memo for the lenses: whether any item has one."""
+    from evalspec.ide.run_costs import RunCosts, run_costs
+    from evalspec.ide.run_plan import run_options
+
+    def sized(analysis: Any) -> RunCosts:
+        try:
+            options = run_options(*run, None, None)
+        except ValueError as exc:  # settings that cannot run: no cost shown
+            return RunCosts({}, str(exc))
+        return run_costs(analysis, options)
 
     snap = worker.snapshot(doc)
     if snap is None or snap.analysis.error_count:
         return False
-    return bool(snap.analysis.memoised(f"lsp.run-costs {key}", lambda a: run_costs(a, options)).by_item)
+    return bool(snap.analysis.memoised(f"lsp.run-costs {key}", sized).by_item)
 
 
 JOBS = {"code_lens": code_lens, "size_run": size_run}
@@ -132,14 +142,10 @@ def register(server: EvalspecServer) -> None:
         uri = params.text_document.uri
         wanted: tuple[str, Any] | None = None
         if server.settings.run_costs:
-            from .run import options_for
+            from .run import output_folder
 
-            try:
-                options = options_for(server, uri, None)
-            except ValueError:
-                options = None
-            if options is not None:
-                wanted = (f"{server.settings.run!r} {options.output}", options)
+            output = output_folder(server, uri)
+            wanted = (f"{server.settings.run!r} {output}", (server.settings.run, output))
         got = await server.ask("code_lens", uri, params, wanted, what=lsp.TEXT_DOCUMENT_CODE_LENS)
         if not isinstance(got, tuple):
             return got

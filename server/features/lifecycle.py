@@ -140,13 +140,18 @@ def register(server: EvalspecServer) -> None:
 
     @server.request("evalspec/workers", empty=None)
     async def worker_state(server: EvalspecServer, params: Any) -> dict[str, Any]:
-        """{"runStates": documents whose run state is kept, "handlers": messages whose handlers pygls
-        keeps, "jobs": jobs not answered yet, "workers": per worker process {"pid", "jobs", "rss",
+        """{"runStates": documents whose run state is kept, "runProcesses": [{"uri", "pid"}] of the runs
+        going on, "modules": the engine's modules loaded in this process, "handlers": messages whose handlers
+        pygls keeps, "jobs": jobs not answered yet, "workers": per worker process {"pid", "jobs", "rss",
         "assigned", "documents", "analyses"}, "spare": {"pid", "analysed"}}."""
         answer = server.workers.state()
         for slot, worker in enumerate(answer["workers"]):
             status, value = await server.workers.call("state", None, None, slot=slot)
             if status == OK:
                 worker.update(value)
-        return {"runStates": len(server.runs), "handlers": len(server.protocol._request_futures),
+        return {"runStates": len(server.runs),
+                "runProcesses": [{"uri": uri, "pid": r.process.pid} for uri, r in server.runs.items()
+                                 if r.process is not None],
+                "modules": sorted(m for m in sys.modules if m.split(".")[0] == "evalspec"),
+                "handlers": len(server.protocol._request_futures),
                 "jobs": sum(w["jobs"] for w in answer["workers"]), **answer}

@@ -1,12 +1,14 @@
-"""Running from the editor, in the LSP process: the commands behind the run lenses and actions, each
-document's run state, and the run itself, driven as an asyncio task over the engine's runner.
+"""Running from the editor, in the LSP process: the commands behind the run lenses and actions, and
+each document's run state, fed by the run's own process.
 
 Commands (workspace/executeCommand), one argument `{"uri", "item", "model", "line", "open", "markdown"}`
 (or `uri[, item]`): `evalspec.run` (the file or one prompt / test; answers once started, then runs as
 cancellable work-done progress), `evalspec.plan`, `evalspec.cancelRun`, `evalspec.showResults`. A
-command past the request budget answers `pending` and finishes later. Planning is a worker job
-(run_jobs.py). A file's earlier results are read back when it is first checked. Only a command runs
-anything: with the open text, the settings' `run` section and the server's environment for API keys.
+command past the request budget answers `pending` and finishes later. The run is planned by a worker
+job (run_jobs.py) and run by a child process (`python -m evalspec.ide.run_process`) whose JSON-lines
+events feed the document's RunBoard; cancel is SIGTERM to it (it writes what finished). A file's
+earlier results are read back when it is first checked. Only a command runs anything: with the open
+text, the settings' `run` section and the server's environment for API keys.
 """
 
 from __future__ import annotations
@@ -15,25 +17,23 @@ import asyncio
 import contextlib
 import logging
 import time
+import traceback
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lsprotocol import types as lsp
 
-from evalspec.ide.runs import RunBoard, RunItem
+from evalspec.ide.run_process import ENDED, FAILED, REFUSED, STOPPED, UNWRITABLE, RunEnd, RunProcess
+from evalspec.ide.runs import RunBoard, RunHistory, RunItem
+from evalspec.run.events import RunFinished
 
 from ..convert import path_of
 from ..documents import Document
 from ..engine_workers import OK
 from ..server import EvalspecServer
 from .run_jobs import CANCEL, PLAN, RUN, SHOW
-
-if TYPE_CHECKING:
-    from evalspec.ide.run_history import RunHistory
-    from evalspec.run.events import RunFinished
-    from evalspec.run.options import RunOptions
 
 log = logging.getLogger(__name__)
 RESTORE_TRIES = 20  # a worker starting or replaced meanwhile; then the next edit looks again
@@ -48,7 +48,9 @@ class DocumentRuns:
     """A document's runs: kept while it is open or its run goes on."""
 
     board: RunBoard = field(default_factory=RunBoard)
-    task: asyncio.Task[None] | None = None
+    task: asyncio.Task[None] | None = None  # plans the run, then follows its process
+    process: RunProcess | None = None  # the run's own process while it runs
+    cancelled: bool = False  # the user asked the run to stop
     files: list[str] = field(default_factory=list)  # result files of the last run
     items: list[RunItem] = field(default_factory=list)  # as last analysed: to follow renamed ids
     generation: int = 0  # bumped whenever the board changes (the worker's copy is replaced then)
@@ -59,6 +61,15 @@ class DocumentRuns:
     @property
     def running(self) -> bool:
         return self.task is not None and not self.task.done()
+
+    def cancel(self) -> None:
+        """Stop the run: its process writes what finished, then ends (RunProcess.stop); a run still
+        being planned is not started."""
+        self.cancelled = True
+        if self.process is not None:
+            self.process.stop()
+        elif self.task is not None:
+            self.task.cancel()
 
 
 @dataclass(frozen=True)
@@ -101,23 +112,6 @@ def workspace_root(server: EvalspecServer, uri: str) -> Path:
 def output_folder(server: EvalspecServer, uri: str) -> Path:
     output = Path(server.settings.run.output).expanduser()
     return output if output.is_absolute() else workspace_root(server, uri) / output
-
-
-def options_for(server: EvalspecServer, uri: str, item: str | None, model: str | None = None) -> RunOptions:
-    """The RunOptions of a run from the editor: the settings' `run` section (ValueError when invalid)."""
-    from evalspec.run.options import RunOptions, parse_eval_methods
-
-    settings = server.settings.run
-    options = RunOptions(models=[model] if model else list(settings.models), judges=list(settings.judges),
-                         output=output_folder(server, uri), cache=settings.cache, select=[item] if item else [],
-                         concurrency=settings.concurrency, partial_results=True,
-                         eval_methods=parse_eval_methods(settings.eval_methods),
-                         batch_models=list(settings.batch_models), max_cost=settings.max_cost)
-    if settings.timeout_s is not None:
-        options.timeout = settings.timeout_s
-    if settings.max_wait_s is not None:
-        options.max_wait = settings.max_wait_s
-    return options
 
 
 def _name(uri: str) -> str:
@@ -165,22 +159,18 @@ class RunFeature:
         hashes every prompt (1-2 s for a 4 MB file), in the worker; the summary is kept there."""
         if self.server.documents.get(target.uri) is None:
             return "this file is not open"
-        try:
-            options = options_for(self.server, target.uri, target.item, target.model)
-        except ValueError as exc:
-            return str(exc)
-        key = f"lsp.plan {target.item!r} {target.model!r} {options!r}" if summary else None
-        return await self.ask("plan", target.uri, options, key)
+        return await self.ask("plan", target.uri, self.server.settings.run, output_folder(self.server, target.uri),
+                              target.item, target.model, summary)
 
     async def plan_command(self, target: Target) -> dict[str, Any]:
         """The plan, shown as a message and answered (later, as a message only, past the budget)."""
-        from evalspec.run.render import format_plan
 
         async def show() -> dict[str, Any]:
-            summary = await self.plan(target, summary=True)
-            if isinstance(summary, str):
-                return self.refuse(summary)
-            self.message(lsp.MessageType.Info, format_plan(summary))
+            planned = await self.plan(target, summary=True)
+            if isinstance(planned, str):
+                return self.refuse(planned)
+            summary, text = planned
+            self.message(lsp.MessageType.Info, text)
             return {"ok": True, "plan": summary}
 
         return await self.in_budget(asyncio.ensure_future(show()), {
@@ -195,6 +185,7 @@ class RunFeature:
         if state.running:
             return self.refuse(ALREADY_RUNNING)
         started: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        state.cancelled = False
         state.task = asyncio.create_task(self.plan_and_drive(target, state, started))
         state.task.add_done_callback(lambda _: self.forget_if_closed(target.uri, state))
         answer = await self.in_budget(started, None)
@@ -219,66 +210,58 @@ class RunFeature:
             self.not_started(uri, state, started, self.refuse(planned) if isinstance(planned, str) else planned)
             return
         state.planning = False
-        plan, found, state.items, options = planned
+        run_input, label, cells, found, state.items = planned
         if found:  # the run still goes on: those cells fail with the same reason, visibly
             self.message(lsp.MessageType.Warning, "evalspec: " + "; ".join(found))
         state.board.start(state.items, item)
         state.files = []
-        started.set_result({"ok": True, "runLabel": plan.run_label, "cells": len(plan.tasks), "item": item})
+        started.set_result({"ok": True, "runLabel": label, "cells": cells, "item": item})
         self.changed(uri, state)
-        await self.drive(uri, item, plan, options, state)
+        await self.drive(uri, item, run_input, state)
 
-    async def drive(self, uri: str, item: str | None, plan: Any, options: RunOptions, state: DocumentRuns) -> None:
-        from evalspec.run.events import RunFinished
-        from evalspec.run.journal.run_store import RunLocked, mark_stopped
-        from evalspec.run.runner import run
-
+    async def drive(self, uri: str, item: str | None, run_input: bytes, state: DocumentRuns) -> None:
+        """Runs the plan in a process of its own (evalspec/ide/run_process.py), whose events feed the board."""
         board = state.board
-        progress = await self.begin_progress(uri, item, state)
-        events = run(plan, options)
+        progress: str | None = None
         last = 0.0
-        finished: RunFinished | None = None
-        refused = ""
+        end = RunEnd(FAILED)
         try:
-            async for event in events:
-                board.apply(event)
+            progress = await self.begin_progress(uri, item, state)
+            state.process = await RunProcess.start(
+                run_input, board, lambda line: log.warning("the run of %s: %s", _name(uri), line))
+            async for _ in state.process.follow():
                 state.generation += 1  # the worker gets this board with the next lens or hover
-                if isinstance(event, RunFinished):
-                    finished = event
                 if time.monotonic() - last >= REFRESH_EVERY_S:
                     last = time.monotonic()
                     self.report(progress, board)
                     self.changed(uri, state)
-        except asyncio.CancelledError:
+            end = state.process.end
+        except asyncio.CancelledError:  # the server shuts down: the run is told to stop (follow() did)
             board.stop(cancelled=True)
-            # Closed here, not in `finally`, so the runner writes the partial results before they are looked for.
-            with contextlib.suppress(Exception):
-                await events.aclose()  # type: ignore[attr-defined]
-            if board.journal:  # so that the file's next session says "cancelled", not "interrupted"
-                with contextlib.suppress(OSError):
-                    mark_stopped(Path(board.journal), "cancelled", board.cancelled_cells())
+            end = RunEnd(STOPPED)
             raise
-        except RunLocked as exc:  # a run of the same label (a terminal's) holds the lock: said, nothing lost
-            board.refuse()
-            refused = f"evalspec: {exc}"
-        except OSError as exc:  # the results folder cannot be written (a file, /dev/null, read-only, full)
+        except Exception as exc:  # a bug must not take the server down
+            if state.process is not None:
+                state.process.stop()
             board.stop(interrupted=True)
-            where = f" {exc.filename}" if exc.filename else ""
-            self.server.tell(lsp.MessageType.Error, f"evalspec: cannot write the results{where}: {exc.strerror or exc}")
-        except Exception as exc:  # a bug in the runner must not take the server down
-            board.stop(interrupted=True)
-            self.server.report_failure(f"the run of {uri}", exc)
+            end = RunEnd(FAILED, "".join(traceback.format_exception(exc)))
         finally:
-            with contextlib.suppress(Exception):
-                await events.aclose()  # type: ignore[attr-defined]
-            if board.running:
-                board.stop(interrupted=True)
+            state.process = None
             self.end_progress(progress, board)
-            if refused:
-                self.changed(uri, state)
-                self.message(lsp.MessageType.Warning, refused)
-            else:
-                self.finished(uri, item, state, finished)
+            self.ended(uri, item, state, end)
+
+    def ended(self, uri: str, item: str | None, state: DocumentRuns, end: RunEnd) -> None:
+        """The run's process is gone (the board says how the run ended): the user's editor is told."""
+        if end.kind == REFUSED:  # a run of the same label (a terminal's) holds the lock: said, nothing lost
+            self.changed(uri, state)
+            self.message(lsp.MessageType.Warning, f"evalspec: {end.message}")
+            return
+        if end.kind == UNWRITABLE:  # the results folder cannot be written (a file, /dev/null, read-only, full)
+            self.server.tell(lsp.MessageType.Error, f"evalspec: {end.message}")
+        elif end.kind == FAILED or (end.kind == ENDED and not state.cancelled):  # a bug, or killed
+            self.server.report(f"the run of {uri}", end.message)
+        state.files = end.files
+        self.finished(uri, item, state, end.summary)
 
     def not_started(self, uri: str, state: DocumentRuns, started: asyncio.Future[dict[str, Any]],
                     answer: dict[str, Any]) -> None:
@@ -287,29 +270,22 @@ class RunFeature:
             started.set_result(answer)
         self.changed(uri, state)  # no run after all: the lenses go back
 
-    def finished(self, uri: str, item: str | None, state: DocumentRuns, event: RunFinished | None) -> None:
-        from evalspec.ide.run_history import result_files_of
-        from evalspec.run.events import RunFinished
-
+    def finished(self, uri: str, item: str | None, state: DocumentRuns, summary: dict[str, Any] | None) -> None:
         board = state.board
-        if event is not None:
-            state.files = list(event.summary.files)
-        elif board.journal:  # stopped: the results files written for what finished, if any
-            state.files = result_files_of(Path(board.journal))
         self.changed(uri, state)
-        text = _outcome(board, item)
+        text = board.outcome(item)
         where = f" Results: {state.files[0]}" if state.files else ""
         self.server.log_to_client(lsp.MessageType.Info, f"evalspec: {text}.{where}")
         if item is None or board.interrupted:  # one prompt's result is in its lens; a suite's deserves a word
             with contextlib.suppress(Exception):
                 self.server.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Info,
                                                                       message=f"evalspec: {text}"))
-        if event is None and board.summary is not None:
-            event = RunFinished(board.summary)
+        if summary is None and board.summary is not None:
+            summary = RunFinished(board.summary).to_json()["summary"]
         with contextlib.suppress(Exception):
             self.server.protocol.notify(RUN_FINISHED, {
                 "uri": uri, "item": item, "interrupted": board.interrupted, "cancelled": board.cancelled,
-                "files": state.files, "summary": event.to_json()["summary"] if event is not None else None})
+                "files": state.files, "summary": summary})
 
     def forget_if_closed(self, uri: str, state: DocumentRuns) -> None:
         """A document's run state goes once it is closed and its run is over (closing a tab is not
@@ -326,25 +302,21 @@ class RunFeature:
         state = self.server.runs.get(target.uri)
         if state is None or state.task is None or not state.running:
             return {"ok": False, "error": "no run of this file is going on"}
-        state.task.cancel()
+        state.cancel()
         return {"ok": True}
 
     async def show(self, target: Target) -> dict[str, Any]:
         """The last run's results: its HTML report (written beside the results file) and the results
         file, opened through the client unless `open: false`; `markdown: true` adds the report as Markdown."""
         state = self.server.runs.get(target.uri)
-        if state is not None and not state.files and not state.running and state.board.journal:
-            from evalspec.ide.run_history import result_files_of
-
-            state.files = result_files_of(Path(state.board.journal))
         if state is None or not (state.files or state.board.journal):
             return {"ok": False, "error": "this file has no finished run yet"}
-        source = state.files[0] if state.files else state.board.journal or ""
+        journal = None if state.running else state.board.journal  # its results files are looked for
         made = await self.ask("report", target.uri if self.server.documents.get(target.uri) else None,
-                              source, target.markdown)
+                              state.files, journal, target.markdown)
         if isinstance(made, str):
             return self.refuse(made)
-        report, markdown = made
+        state.files, report, markdown = made
         answer: dict[str, Any] = {"ok": True, "file": state.files[0] if state.files else None, "report": report}
         if target.markdown:
             answer["markdown"] = markdown
@@ -440,7 +412,7 @@ class RunFeature:
             title=f"evalspec: running {item or _name(uri)}", cancellable=True, message="starting", percentage=0))
         cancelled = self.server.work_done_progress.tokens.get(token)
         if cancelled is not None:  # the client's Cancel button cancels this future
-            cancelled.add_done_callback(lambda f: state.task.cancel() if f.cancelled() and state.task else None)
+            cancelled.add_done_callback(lambda f: state.cancel() if f.cancelled() else None)
         return token
 
     def report(self, token: str | None, board: RunBoard) -> None:
@@ -456,17 +428,6 @@ class RunFeature:
                 self.server.work_done_progress.end(token, lsp.WorkDoneProgressEnd(
                     message="cancelled" if board.cancelled else board.progress_text()))
                 self.server.work_done_progress.tokens.pop(token, None)
-
-
-def _outcome(board: RunBoard, item: str | None) -> str:
-    what = f"run of {item}" if item else "run"
-    if board.summary is None:
-        return f"{what} stopped after {board.done} of {board.total} cell(s); every result received is kept"
-    mean = board.summary.mean
-    head = f"{what} {'cancelled' if board.cancelled else 'interrupted' if board.interrupted else 'finished'}"
-    score = f"mean {mean:.3f}" if mean is not None else "nothing scored"
-    done = f"{board.done} of {board.total} cell(s)" if board.interrupted and board.total else f"{board.done} cell(s)"
-    return f"{head}: {score}, {done}, {board.errors} error(s)"
 
 
 def register(server: EvalspecServer) -> None:

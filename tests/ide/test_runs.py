@@ -154,3 +154,30 @@ def test_ages_read_like_a_person_says_them() -> None:
     assert age(1000.0, 1000.0 + 5 * 60) == "5 min ago"
     assert age(1000.0, 1000.0 + 3 * 3600) == "3 h ago"
     assert age(1000.0, 1000.0 + 86400) == "1 day ago"
+
+
+def test_events_read_back_from_their_json_feed_the_board_alike() -> None:
+    """A run in its own process (engine/ide/run_process.py) sends its events as `to_json()` lines: read
+    back, each is the event it was, and a board fed the JSON ends as one fed the events."""
+    import json
+
+    from evalspec.run.events import BatchProgress, Notice, RateLimit, from_json
+
+    cell = Cell("p1", "a")
+    summary = RunSummary(kind="weval", run_label="L", files=("r.json",), notes=("n",), cost={"usd": 0.1},
+                         models=(ModelSummary("a", cells=2, scored=1, mean=0.5, passed=1, errors=1),))
+    events = [RunStarted({"run_label": "L", "cells": 2, "journal": "/x/L.run.db"}), CallStarted(cell),
+              Retrying(cell, 1, 2.0, "429"), RateLimit("openai", "429", 2, 4, 4, wait=1.5, throttled=2),
+              Response(cell, "hi", usage=(3, 4), cached=True), Notice("no judge key", "warning"),
+              BatchProgress(({"model": "a", "state": "in_progress"},)),
+              Scored(cell, 1.0, "pass", {"pointAssessments": [{"coverageExtent": 1}]}),
+              CellFailed(Cell("p2", "a"), "HTTP 500"), RunFinished(summary)]
+    direct, from_lines = RunBoard(), RunBoard()
+    for event in events:
+        data = json.loads(json.dumps(event.to_json()))
+        assert from_json(data) == event
+        direct.apply(event)
+        assert from_lines.apply_json(data) == event
+    assert from_lines == direct and from_lines.summary == summary and from_lines.journal == "/x/L.run.db"
+    assert from_json({"type": "stopped", "files": []}) is None  # not an event: the process's last word
+    assert from_lines.apply_json({"type": "something new"}) is None and from_lines == direct

@@ -5,12 +5,13 @@ the lines of a `fileformat=mac` buffer). The engine's spans count lines at "\\n"
 step:
 
 - An eval file is read with each bare CR as "\\n" (engine/line_breaks.as_read, in `analyze` for `check`,
-  `run` and this server alike, which hands it the client's text as it is; and for the YAML tests files a
+  `run` and the language server alike, which hands it the client's text as it is; and for the YAML tests files a
   suite includes): one character for one, so every offset stays put. The engine's lines are then the
   client's, for its spans and for everything that reads the text line by line (completion and hover
   finding the key at the cursor, folding).
 - JSON Lines and CSV are read as they are (a CR inside a record does not end it): their bare CRs are
-  kept in `BareCRs`, through which convert.LineIndex turns the engine's lines into the client's.
+  kept in `BareCRs`, through which the server's LineIndex (server/convert.py) turns the engine's
+  lines into the client's.
 
 U+2028, U+2029 and NEL are not line breaks in LSP, nor here.
 """
@@ -20,7 +21,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from pathlib import Path
 
-from evalspec.line_breaks import BARE_CR, reads_bare_crs
+from ..line_breaks import BARE_CR, reads_bare_crs
 
 BARE_CRS = "lsp.bare-crs"  # an analysis's memo key for the BareCRs of its text
 

@@ -1,8 +1,8 @@
 """The files an analysis reads, as the editor has them: open documents first, the disk second.
 
 A suite's external tests file that is open with unsaved edits is checked as it stands in the editor,
-and one that exists only as an unsaved buffer exists. Read on the analysis worker thread: the open
-documents are looked up in a snapshot of the table, and a document's text is one immutable string.
+and one that exists only as an unsaved buffer exists. The language server's engine workers analyse
+through it (server/worker.py).
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from evalspec.file_source import MAX_READ, DiskSource, FolderEntry
-from evalspec.spill_file import SpillFile
+from ..file_source import MAX_READ, DiskSource, FolderEntry
+from ..spill_file import SpillFile
 
 
 class OpenDocumentsSource:
