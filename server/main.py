@@ -1,5 +1,6 @@
 """`evalspec-lsp`: the language server over stdio (default) or TCP. This process keeps the open texts
-and answers; engine worker processes (`python -m evalspec_lsp.worker`) analyse."""
+and answers; engine worker processes (`python -m evalspec_lsp.worker`) analyse, the first started
+before this process loads pygls."""
 
 from __future__ import annotations
 
@@ -67,10 +68,17 @@ def main(argv: Sequence[str] | None = None, worker: list[str] | None = None) -> 
 
     level = args.log_level or ("INFO" if args.log_file else "WARNING")
     logs.configure(level, args.log_file)
-    from .engine_workers import worker_command
+    from .engine_workers import spawn, worker_command
+
+    command = worker or worker_command(level, args.log_file)
+    try:
+        early = spawn(command)  # the first worker loads the engine while this process loads pygls
+    except OSError:
+        early = None  # started (and the failure reported) when needed
     from .protocol import Stdin
 
-    server = build_server(worker or worker_command(level, args.log_file))
+    server = build_server(command)
+    server.workers.early = early
     try:
         if args.tcp:
             server.start_tcp(*args.tcp)

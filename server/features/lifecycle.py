@@ -1,9 +1,10 @@
 """initialize, text synchronisation (incremental), saved and watched files, configuration, shutdown,
 and `evalspec/workers` (what the server holds, for tests and benchmarks).
 
-The engine workers start when the client says `initialized` (after `initialize` is answered, which they
-do not slow). The documents that read a file that changed (saved, or changed on disk: a file watcher
-is registered for the kinds of files eval files refer to, when the client allows it) are checked again.
+The first engine worker is started with the process (main.py) and taken up when the client says
+`initialized`, with the settings and the agreed encoding; the others start once it has loaded. The
+documents that read a file that changed (saved, or changed on disk: a file watcher is registered for
+the kinds of files eval files refer to, when the client allows it) are checked again.
 """
 
 from __future__ import annotations
@@ -58,8 +59,8 @@ def register(server: EvalspecServer) -> None:
 
     @server.feature(lsp.INITIALIZED)
     async def initialized(params: lsp.InitializedParams) -> None:
-        # `initialize` has been answered (the encoding is agreed): the workers load the engine now, in
-        # their own processes, so that the first document opened finds one ready.
+        # `initialize` has been answered (the encoding is agreed): the first worker, loading the engine
+        # since the process started, is given the context the answers depend on.
         start()
         if server.client.watch_files:
             registration = lsp.Registration(
