@@ -184,7 +184,8 @@ class EngineWorkers:
                     if not worker.ready.done():
                         worker.loaded_rss = rss
                         worker.ready.set_result(True)
-                    elif not worker.analysed and not worker.jobs and rss > worker.loaded_rss + RECYCLE_OVER:
+                    elif (not worker.analysed and not worker.jobs and worker.loaded.done()
+                          and rss > worker.loaded_rss + RECYCLE_OVER):  # (its size once loaded is known)
                         log.info("engine worker %d holds no analysis and uses %d MB: replaced", worker.slot, rss >> 20)
                         self._replace(worker, "memory")  # the allocator does not give it all back
                     continue
