@@ -38,6 +38,10 @@ class ClientSupport:
     code_lens_refresh: bool = _cap("workspace.code_lens.refresh_support")
     inlay_hint_refresh: bool = _cap("workspace.inlay_hint.refresh_support")
     semantic_tokens_refresh: bool = _cap("workspace.semantic_tokens.refresh_support")
+    folding_range_refresh: bool = _cap("workspace.folding_range.refresh_support")
+    # Takes ServerCancelled as a cancellation (declared for semantic tokens; vscode-languageclient treats
+    # every request so), rather than as a failure to show.
+    server_cancel: bool = _cap("text_document.semantic_tokens.server_cancel_support")
     show_document: bool = _cap("window.show_document.support")
     diagnostics_refresh: bool = _cap("workspace.diagnostics.refresh_support")
     watch_files: bool = _cap("workspace.did_change_watched_files.dynamic_registration")  # may register watchers

@@ -162,6 +162,7 @@ def register(server: EvalspecServer) -> None:
     from lsprotocol import types as lsp
 
     from ..protocol import JsonReady
+    from ..server import SERVER_CANCELLED
 
     pushed = PushedDiagnostics()
     pulled = PulledReports()
@@ -207,8 +208,8 @@ def register(server: EvalspecServer) -> None:
             await asyncio.wait_for(server.documents.settled(uri), server.remaining_budget())
         except TimeoutError:
             # Pulled diagnostics may be cancelled by the server: the client asks again (retrigger).
-            return server.error(int(lsp.LSPErrorCodes.ServerCancelled),
-                                f"evalspec is still checking {uri.rsplit('/', 1)[-1]}", {"retriggerRequest": True})
+            return server.error(SERVER_CANCELLED, f"evalspec is still checking {uri.rsplit('/', 1)[-1]}",
+                                {"retriggerRequest": True})
         doc = server.documents.get(uri)
         if doc is None:
             return JsonReady(b'{"kind":"full","items":[]}')
