@@ -1,10 +1,11 @@
 """`evalspec-lsp`: the language server over stdio (default) or TCP. This process keeps the open texts
 and answers; engine worker processes (`python -m evalspec_lsp.worker`) analyse, the first started
-before this process loads pygls."""
+before `initialize` is read."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -69,16 +70,14 @@ def main(argv: Sequence[str] | None = None, worker: list[str] | None = None) -> 
     level = args.log_level or ("INFO" if args.log_file else "WARNING")
     logs.configure(level, args.log_file)
     from .engine_workers import spawn, worker_command
-
-    command = worker or worker_command(level, args.log_file)
-    try:
-        early = spawn(command)  # the first worker loads the engine while this process loads pygls
-    except OSError:
-        early = None  # started (and the failure reported) when needed
     from .protocol import Stdin
 
+    command = worker or worker_command(level, args.log_file)
     server = build_server(command)
-    server.workers.early = early
+    # The first worker loads the engine while `initialize` is answered and the client opens files (one
+    # that cannot start is started again, and its failure reported, when needed).
+    with contextlib.suppress(OSError):
+        server.workers.early = spawn(command)
     try:
         if args.tcp:
             server.start_tcp(*args.tcp)
