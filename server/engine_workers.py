@@ -103,12 +103,12 @@ class EngineWorkers:
         self._replaced = 0.0  # when a worker was last replaced
         self._watch: asyncio.TimerHandle | None = None
         self.before_start: Callable[[], None] | None = None  # starts the workers if nothing has yet
-        self.early: subprocess.Popen[bytes] | None = None  # started with this process (`spawn`): the first worker
+        self.early: subprocess.Popen[bytes] | None = None  # started at `initialize` (`spawn`): the first worker
         self._closed = False
 
     def start(self) -> None:
         """The first worker starts in the background (requests wait for it), or takes the process
-        started with this one (`early`); the spare and the other workers once it has loaded all it
+        started at `initialize` (`early`); the spare and the other workers once it has loaded all it
         loads: processes loading the engine at once on two cores slow the first answer (`_keep_spare`)."""
         self.workers = [WorkerProcess(slot) for slot in range(self.count)]
         self._launch(self.workers[0])
@@ -402,5 +402,5 @@ def worker_command(log_level: str, log_file: str | None) -> list[str]:
 
 
 def spawn(command: list[str]) -> subprocess.Popen[bytes]:
-    """A worker process (OSError when it cannot start); main() starts the first before loading pygls."""
+    """A worker process (OSError when it cannot start); the first is started once `initialize` is answered."""
     return subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)

@@ -1,11 +1,9 @@
 """`evalspec-lsp`: the language server over stdio (default) or TCP. This process keeps the open texts
-and answers; engine worker processes (`python -m evalspec_lsp.worker`) analyse, the first started
-before `initialize` is read."""
+and answers; engine worker processes (`python -m evalspec_lsp.worker`) analyse."""
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -69,15 +67,10 @@ def main(argv: Sequence[str] | None = None, worker: list[str] | None = None) -> 
 
     level = args.log_level or ("INFO" if args.log_file else "WARNING")
     logs.configure(level, args.log_file)
-    from .engine_workers import spawn, worker_command
+    from .engine_workers import worker_command
     from .protocol import Stdin
 
-    command = worker or worker_command(level, args.log_file)
-    server = build_server(command)
-    # The first worker loads the engine while `initialize` is answered and the client opens files (one
-    # that cannot start is started again, and its failure reported, when needed).
-    with contextlib.suppress(OSError):
-        server.workers.early = spawn(command)
+    server = build_server(worker or worker_command(level, args.log_file))
     try:
         if args.tcp:
             server.start_tcp(*args.tcp)
