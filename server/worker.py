@@ -221,9 +221,9 @@ class Loading:
     """What the worker loads while it waits, a step at a time so that a text waits for one step at most:
     the modules a first check needs; then every feature's jobs (lsprotocol's types with them, which a
     check and the run items that follow it do without) once nothing has come for a moment (`IDLE_S`,
-    longer before the first text, which is checked first) and it is not the spare in standby, or at
-    once when a job needs one. Then it says `loaded`, with its size once loaded (what engine_workers
-    compares it with when it holds no analysis): its size at start and what each step added."""
+    longer before the first text, which is checked first), or at once when a job needs one. Then it
+    says `loaded`, with its size once loaded (what engine_workers compares it with when it holds no
+    analysis): its size at start and what each step added."""
 
     def __init__(self, out: Any) -> None:
         from .features import diagnostics, run_jobs
@@ -246,7 +246,7 @@ class Loading:
         if self.modules:
             self._grow(importlib.import_module, self.modules.pop(0))
             return True
-        if self.loaded or worker.standby or incoming.ready(IDLE_S if worker.docs else IDLE_S * 3):
+        if self.loaded or incoming.ready(IDLE_S if worker.docs else IDLE_S * 3):
             return False
         self._features()
         return True
