@@ -1,6 +1,6 @@
 """A view asked for before its document is checked: answered "still checking" within the request budget,
 in the code the client does not show as an error (ServerCancelled to a client that takes it as a
-cancellation, as vscode-languageclient 8+ says it does; ContentModified to the others), then, once the
+cancellation, as vscode-languageclient 9 says it does; ContentModified to the others), then, once the
 document is checked, the client is asked to request its lenses, hints, semantic tokens and folding
 ranges again (VS Code asks for them only on an edit or when told to: without it a file opened while
 the server warms up shows none of them)."""
