@@ -5,9 +5,8 @@ links, hover and completion asked after each edit, as VS Code asks for them.
     python bench/lsp_memory.py [--edits 2000] [--every 0.05] [-- SERVER_CMD...]
 
 Prints the resident memory of the server and every process it started (its engine workers), summed,
-at the start and every 10% of the edits, then idle and after the file is closed (then also each process's:
-the server's first); and how many answers were
-"still checking". A benchmark: it asserts nothing.
+and each process's (the server's first), at the start and `--samples` times while typing, then idle
+and after the file is closed; and how many answers were "still checking". A benchmark: it asserts nothing.
 """
 
 from __future__ import annotations
@@ -58,6 +57,8 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--edits", type=int, default=2000)
     parser.add_argument("--every", type=float, default=0.05, help="seconds between edits")
+    parser.add_argument("--samples", type=int, default=10, help="samples taken while typing")
+    parser.add_argument("--progress", action="store_true", help="print each sample to stderr as it is taken")
     args = parser.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
     folder = Path(tempfile.mkdtemp())
     doc = folder / "memory.weval.yml"
@@ -102,7 +103,7 @@ def main() -> int:
          request=False)
     time.sleep(5)
     began = time.monotonic()
-    samples = [{"edits": 0, "rss_mb": rss_tree(proc.pid) >> 20}]
+    samples = [{"edits": 0, "rss_mb": rss_tree(proc.pid) >> 20, "each_mb": [n >> 20 for n in rss_each(proc.pid)]}]
     ident = {"uri": uri}
     for n in range(1, args.edits + 1):
         line = 4 + 5 * (n % 2000)
@@ -117,9 +118,12 @@ def main() -> int:
         send("textDocument/hover", {"textDocument": ident, "position": {"line": line, "character": 3}})
         send("textDocument/completion", {"textDocument": ident, "position": {"line": line, "character": 2}})
         time.sleep(args.every)
-        if n % max(1, args.edits // 10) == 0:
+        if n % max(1, args.edits // args.samples) == 0:
             samples.append({"edits": n, "rss_mb": rss_tree(proc.pid) >> 20,
+                            "each_mb": [n >> 20 for n in rss_each(proc.pid)],
                             "seconds": round(time.monotonic() - began)})
+            if args.progress:
+                print(json.dumps(samples[-1]), file=sys.stderr, flush=True)
     time.sleep(5)
     samples.append({"edits": args.edits, "idle": True, "rss_mb": rss_tree(proc.pid) >> 20,
                     "each_mb": [n >> 20 for n in rss_each(proc.pid)]})

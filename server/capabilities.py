@@ -1,12 +1,18 @@
-"""What the connected client can render, read once from its `initialize` capabilities."""
+"""What the connected client can render, read once from its `initialize` capabilities.
+
+Loads neither lsprotocol nor pygls until `of` (in the LSP process): an engine worker unpickles a
+`ClientSupport` before its first check, which needs neither."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from lsprotocol import types as lsp
-from pygls.capabilities import get_capability
+if TYPE_CHECKING:
+    from lsprotocol import types as lsp
+
+MARKDOWN = "markdown"  # lsp.MarkupKind.Markdown
+DEPRECATED = 1  # lsp.CompletionItemTag.Deprecated
 
 
 def _cap(path: str, has: Any = None) -> Any:
@@ -19,12 +25,12 @@ class ClientSupport:
     pull_diagnostics: bool = _cap("text_document.diagnostic")
     snippets: bool = _cap("text_document.completion.completion_item.snippet_support")
     completion_markdown: bool = _cap("text_document.completion.completion_item.documentation_format",
-                                     lsp.MarkupKind.Markdown)
+                                     MARKDOWN)
     completion_deprecated_tag: bool = _cap("text_document.completion.completion_item.tag_support.value_set",
-                                           lsp.CompletionItemTag.Deprecated)
+                                           DEPRECATED)
     completion_deprecated_flag: bool = _cap("text_document.completion.completion_item.deprecated_support")
     # The first listed format is the client's preference; any mention of markdown will do.
-    hover_markdown: bool = _cap("text_document.hover.content_format", lsp.MarkupKind.Markdown)
+    hover_markdown: bool = _cap("text_document.hover.content_format", MARKDOWN)
     hierarchical_symbols: bool = _cap("text_document.document_symbol.hierarchical_document_symbol_support")
     document_changes: bool = _cap("workspace.workspace_edit.document_changes")
     preferred_code_actions: bool = _cap("text_document.code_action.is_preferred_support")
@@ -32,6 +38,10 @@ class ClientSupport:
     code_lens_refresh: bool = _cap("workspace.code_lens.refresh_support")
     inlay_hint_refresh: bool = _cap("workspace.inlay_hint.refresh_support")
     semantic_tokens_refresh: bool = _cap("workspace.semantic_tokens.refresh_support")
+    folding_range_refresh: bool = _cap("workspace.folding_range.refresh_support")
+    # Takes ServerCancelled as a cancellation (declared for semantic tokens; vscode-languageclient treats
+    # every request so), rather than as a failure to show.
+    server_cancel: bool = _cap("text_document.semantic_tokens.server_cancel_support")
     show_document: bool = _cap("window.show_document.support")
     diagnostics_refresh: bool = _cap("workspace.diagnostics.refresh_support")
     watch_files: bool = _cap("workspace.did_change_watched_files.dynamic_registration")  # may register watchers
@@ -40,6 +50,8 @@ class ClientSupport:
     def of(cls, caps: lsp.ClientCapabilities | None) -> ClientSupport:
         if caps is None:
             return cls()
+        from pygls.capabilities import get_capability
+
         flags = {}
         for f in fields(cls):
             value, has = get_capability(caps, f.metadata["path"], None), f.metadata["has"]

@@ -4,7 +4,8 @@ The engine counts columns in Unicode code points; LSP counts them in the positio
 `initialize` (UTF-16 unless the client offers another). The engine counts lines at "\\n"; LSP at a bare
 "\\r" too (engine/ide/bare_cr.py keeps where those are). This module is the only place that converts between the
 engine's positions and the client's, and the only place that builds lsprotocol objects out of engine
-objects.
+objects. lsprotocol is loaded only to build one (`position`, `range`): a worker's first check, which
+answers JSON, does without it.
 """
 
 from __future__ import annotations
@@ -12,17 +13,17 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from lsprotocol import types as lsp
 from pygls.uris import from_fs_path, to_fs_path
 
 from evalspec.findings import Edit, Finding, Severity, Span, Tag
 from evalspec.ide.bare_cr import BareCRs
 
-UTF8 = lsp.PositionEncodingKind.Utf8
-UTF16 = lsp.PositionEncodingKind.Utf16
-UTF32 = lsp.PositionEncodingKind.Utf32
+if TYPE_CHECKING:
+    from lsprotocol import types as lsp
+
+UTF8, UTF16, UTF32 = "utf-8", "utf-16", "utf-32"  # lsp.PositionEncodingKind
 
 
 class LineIndex:
@@ -141,11 +142,15 @@ class LineIndex:
         return self.client_point(line, len(text) if last and text is not None else 0)[0]
 
     def position(self, line: int, col: int) -> lsp.Position:
+        from lsprotocol.types import Position
+
         line, character = self.client_point(line, col)
-        return lsp.Position(line=line, character=character)
+        return Position(line=line, character=character)
 
     def range(self, span: Span) -> lsp.Range:
-        return lsp.Range(start=self.position(span.start_line, span.start_col),
+        from lsprotocol.types import Range
+
+        return Range(start=self.position(span.start_line, span.start_col),
                          end=self.position(span.end_line, span.end_col))
 
     def range_json(self, span: Span) -> dict[str, dict[str, int]]:
@@ -190,13 +195,9 @@ def finding_path(finding: Finding, analysed: Path | None) -> Path | None:
 
 # --- diagnostics ------------------------------------------------------------------------------------
 
-_SEVERITY = {
-    Severity.ERROR: lsp.DiagnosticSeverity.Error,
-    Severity.WARNING: lsp.DiagnosticSeverity.Warning,
-    Severity.INFO: lsp.DiagnosticSeverity.Information,
-    Severity.HINT: lsp.DiagnosticSeverity.Hint,
-}
-_TAG = {Tag.DEPRECATED: lsp.DiagnosticTag.Deprecated, Tag.UNNECESSARY: lsp.DiagnosticTag.Unnecessary}
+# lsp.DiagnosticSeverity and lsp.DiagnosticTag
+_SEVERITY = {Severity.ERROR: 1, Severity.WARNING: 2, Severity.INFO: 3, Severity.HINT: 4}
+_TAG = {Tag.UNNECESSARY: 1, Tag.DEPRECATED: 2}
 SOURCE = "evalspec"
 
 
@@ -206,7 +207,7 @@ def diagnostic_json(finding: Finding, index: LineIndex, uri: str) -> dict[str, A
     out: dict[str, Any] = {
         "range": index.range_json(finding.span),
         "message": finding.message,
-        "severity": int(_SEVERITY.get(finding.severity, lsp.DiagnosticSeverity.Error)),
+        "severity": _SEVERITY.get(finding.severity, 1),
         "code": finding.code,
         "source": SOURCE,
     }
@@ -218,7 +219,7 @@ def diagnostic_json(finding: Finding, index: LineIndex, uri: str) -> dict[str, A
     if finding.related:
         out["relatedInformation"] = [{"location": {"uri": uri, "range": index.range_json(r.span)},
                                       "message": r.message} for r in finding.related]
-    tags = [int(_TAG[t]) for t in finding.tags if t in _TAG]
+    tags = [_TAG[t] for t in finding.tags if t in _TAG]
     if tags:
         out["tags"] = tags
     return out

@@ -54,7 +54,8 @@ class WorkerProcess:
         self.proc: subprocess.Popen[bytes] | None = None
         self.pipe: asyncio.WriteTransport | None = None  # to its stdin
         self.started: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self.ready: asyncio.Future[bool] = asyncio.get_running_loop().create_future()  # True: its engine loaded
+        self.ready: asyncio.Future[bool] = asyncio.get_running_loop().create_future()  # True: it has loaded the analysis
+        self.loaded: asyncio.Future[bool] = asyncio.get_running_loop().create_future()  # True: all it loads
         self.jobs: dict[int, Job] = {}  # sent and not answered, in the order sent
         self.texts: dict[str, int] = {}  # uri -> the version it has
         self.boards: dict[str, int] = {}  # uri -> the run board generation it has
@@ -102,12 +103,13 @@ class EngineWorkers:
         self._replaced = 0.0  # when a worker was last replaced
         self._watch: asyncio.TimerHandle | None = None
         self.before_start: Callable[[], None] | None = None  # starts the workers if nothing has yet
+        self.early: subprocess.Popen[bytes] | None = None  # started at `initialize` (`spawn`): the first worker
         self._closed = False
 
     def start(self) -> None:
-        """The first worker starts in the background (requests wait for it); the spare and the other
-        workers once it has loaded the engine: processes loading the engine at once on two cores slow
-        the first answer (`_keep_spare`)."""
+        """The first worker starts in the background (requests wait for it), or takes the process
+        started at `initialize` (`early`); the spare and the other workers once it has loaded all it
+        loads: processes loading the engine at once on two cores slow the first answer (`_keep_spare`)."""
         self.workers = [WorkerProcess(slot) for slot in range(self.count)]
         self._launch(self.workers[0])
         self._watch = asyncio.get_running_loop().call_later(0.5, self._watchdog)
@@ -155,13 +157,15 @@ class EngineWorkers:
         loop = asyncio.get_running_loop()
         reader = asyncio.StreamReader(limit=1 << 20)
         try:
-            worker.proc = proc = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+            early, self.early = self.early, None
+            worker.proc = proc = early or spawn(self.command)
             assert proc.stdin is not None and proc.stdout is not None
             await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), proc.stdout)
             worker.pipe, _ = await loop.connect_write_pipe(asyncio.Protocol, proc.stdin)
         except OSError as exc:
             worker.started.set_exception(exc)
             worker.ready.set_result(False)
+            worker.loaded.set_result(False)
             log.error("could not start an engine worker: %s", exc)
             return
         worker.started.set_result(None)
@@ -169,13 +173,19 @@ class EngineWorkers:
             while True:
                 _, job_id, status, value, rss = await wire.read_async(reader)
                 worker.heard, worker.rss = time.monotonic(), rss
-                if job_id == READY:  # loaded, analysed a text in standby or closed one: `value` what it has analysed
+                if job_id == READY and status == "loaded":  # all it loads: `rss` its size then
+                    worker.loaded_rss = rss
+                    if not worker.loaded.done():
+                        worker.loaded.set_result(True)
+                        loop.call_soon(self._keep_spare)
+                    continue
+                if job_id == READY:  # started, analysed a text in standby or closed one: `value` what it has analysed
                     worker.analysed = value or {}
                     if not worker.ready.done():
                         worker.loaded_rss = rss
                         worker.ready.set_result(True)
-                        loop.call_soon(self._keep_spare)
-                    elif not worker.analysed and not worker.jobs and rss > worker.loaded_rss + RECYCLE_OVER:
+                    elif (not worker.analysed and not worker.jobs and worker.loaded.done()
+                          and rss > worker.loaded_rss + RECYCLE_OVER):  # (its size once loaded is known)
                         log.info("engine worker %d holds no analysis and uses %d MB: replaced", worker.slot, rss >> 20)
                         self._replace(worker, "memory")  # the allocator does not give it all back
                     continue
@@ -194,6 +204,8 @@ class EngineWorkers:
             log.exception("reading from an engine worker failed")
         if not worker.ready.done():
             worker.ready.set_result(False)
+        if not worker.loaded.done():
+            worker.loaded.set_result(False)
         worker.kill()
         while (code := proc.poll()) is None:
             await asyncio.sleep(0.01)
@@ -245,14 +257,14 @@ class EngineWorkers:
         self._watch = asyncio.get_running_loop().call_later(0.5, self._watchdog)
 
     def _keep_spare(self) -> None:
-        """Start the spare (and the workers not started yet) once the started workers have loaded the
-        engine, and not in the 2 s after one was replaced; give it the texts it may hold (checked, or
+        """Start the spare (and the workers not started yet) once the started workers have loaded all
+        they load, and not in the 2 s after one was replaced; give it the texts it may hold (checked, or
         never checked yet) once it has read what it was sent."""
         if self._closed or not self.workers or self._failures >= GIVE_UP_AFTER:
             return
         spare = self.spare
         if spare is None or (spare.started.done() and (spare.proc is None or spare.proc.poll() is not None)):
-            if all(w.ready.done() for w in self.workers if w.launched) and time.monotonic() > self._replaced + 2:
+            if all(w.loaded.done() for w in self.workers if w.launched) and time.monotonic() > self._replaced + 2:
                 self.spare = self._spawn(-1)
                 for worker in self.workers:  # the others with it: a document given to a worker still to
                     self._launch(worker)  # start waits for its engine, and VS Code does not ask for an outline again
@@ -380,7 +392,15 @@ class EngineWorkers:
                 assert worker.pipe is not None
                 worker.pipe.close()
             worker.kill()
+        if self.early is not None:
+            self.early.kill()
+            self.early = None
 
 
 def worker_command(log_level: str, log_file: str | None) -> list[str]:
     return [sys.executable, "-m", "evalspec_lsp.worker", log_level, log_file or ""]
+
+
+def spawn(command: list[str]) -> subprocess.Popen[bytes]:
+    """A worker process (OSError when it cannot start); the first is started once `initialize` is answered."""
+    return subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)

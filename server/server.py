@@ -2,11 +2,11 @@
 engine workers, and how requests are registered and answered.
 
 A request about a document is forwarded to its worker (`ask`) and answered with what the worker
-built (JSON), or, past the request budget, with "still checking, ask again" (RequestFailed): an
-ordinary answer, logged as nothing worse than INFO. Clients ask again for some requests only when
-told to: once a document answered "still checking" is checked, the client is asked to refresh its
-code lenses, inlay hints and semantic tokens (the `workspace/…/refresh` requests it supports, as
-rust-analyzer does once a workspace has loaded). A request about a version the client has already
+built (JSON), or, past the request budget, with "still checking, ask again" (`still_checking`): an
+ordinary answer, logged as nothing worse than INFO, and one no editor shows as an error. Clients ask
+again for some requests only when told to: once a document answered "still checking" is checked, the
+client is asked to refresh its code lenses, inlay hints, semantic tokens and folding ranges (the
+`workspace/…/refresh` requests it supports, as rust-analyzer does once a workspace has loaded). A request about a version the client has already
 left is answered ContentModified. A handler that fails is logged and answered empty.
 """
 
@@ -49,7 +49,9 @@ except PackageNotFoundError:  # pragma: no cover - running from a bare checkout
 P = TypeVar("P")
 R = TypeVar("R")
 Handler = Callable[["EvalspecServer", P], Awaitable[R]]
-REQUEST_FAILED = -32803  # LSP RequestFailed: "still checking", a refused rename
+REQUEST_FAILED = -32803  # LSP RequestFailed: a refused rename
+SERVER_CANCELLED = -32802  # "still checking", to a client that takes it as a cancellation
+CONTENT_MODIFIED = -32801  # "still checking" to other clients; a version the client has left
 LATE_REFRESH_S = 0.5  # at most one round of refresh requests this often
 
 _started: dict[int, float] = {}  # handler task -> when its request arrived
@@ -130,13 +132,20 @@ class EvalspecServer(LanguageServer):
             return JsonReady(value) if isinstance(value, bytes) else value
         if status == LATE:
             self._answered_late(uri)
-            return self.error(REQUEST_FAILED, f"evalspec is still checking {uri.rsplit('/', 1)[-1]}; "
-                                              "ask again in a moment")
+            return self.still_checking(uri)
         if status == STALE:
-            return self.error(int(lsp.LSPErrorCodes.ContentModified), "evalspec: the document changed meanwhile")
+            return self.error(CONTENT_MODIFIED, "evalspec: the document changed meanwhile")
         if status == ERROR:
             self.report(value[0] or f"{what or name} on {uri}", value[1])
         return None if status in (GONE, ERROR) else value
+
+    def still_checking(self, uri: str, data: Any = None) -> lsp.ResponseError:
+        """"Still checking, ask again", in the code the client leaves unshown: ServerCancelled where it
+        takes that as a cancellation (vscode-languageclient: no error logged or shown, and a pull of
+        diagnostics or semantic tokens is asked again), else ContentModified, the one code clients
+        are told not to show (Neovim 0.7's handlers show any other as an error)."""
+        code = SERVER_CANCELLED if self.client.server_cancel else CONTENT_MODIFIED
+        return self.error(code, f"evalspec is still checking {uri.rsplit('/', 1)[-1]}; ask again in a moment", data)
 
     def _answered_late(self, uri: str) -> None:
         self._late.add(uri)
@@ -155,13 +164,16 @@ class EvalspecServer(LanguageServer):
             self.report("asking the client to refresh", traceback.format_exc())
 
     def refresh_views(self) -> None:
-        """Ask the client to request its code lenses, inlay hints and semantic tokens again (those it can)."""
+        """Ask the client to request its code lenses, inlay hints, semantic tokens and folding ranges
+        again (those it can)."""
         if self.client.code_lens_refresh:
             self.workspace_code_lens_refresh(None)
         if self.client.inlay_hint_refresh:
             self.workspace_inlay_hint_refresh(None)
         if self.client.semantic_tokens_refresh:
             self.workspace_semantic_tokens_refresh(None)
+        if self.client.folding_range_refresh:
+            self.workspace_folding_range_refresh(None)
 
     @staticmethod
     def error(code: int, message: str, data: Any = None) -> lsp.ResponseError:

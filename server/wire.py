@@ -49,7 +49,7 @@ async def read_async(reader: asyncio.StreamReader) -> Any:
 
 class Incoming:
     """The worker's end of the pipe from the LSP process, read without a thread: `next()` blocks for
-    one message; `ready()` says whether one is there to read at once."""
+    one message; `ready()` says whether one is there to read (at once, or within a timeout)."""
 
     def __init__(self, fd: int) -> None:
         self.fd = fd
@@ -66,9 +66,10 @@ class Incoming:
             raise EOFError
         self.buffer += data
 
-    def ready(self) -> bool:
+    def ready(self, timeout: float = 0) -> bool:
+        """Whether a message is there to read, waiting up to `timeout` seconds for one to start."""
         while not self._complete():
-            if not select.select([self.fd], [], [], 0)[0]:
+            if not select.select([self.fd], [], [], timeout)[0]:
                 return False
             self._fill()
         return True

@@ -6,7 +6,9 @@ in order: `("text", uri, version, text)`, `("close", uri)`, `("board", uri, gene
 `("init", context)`, `("standby", on)`, `("job", id, name, uri, version, args)` and `("cancel", id)`.
 In standby (the spare, engine_workers.py) it analyses every text it holds whenever nothing is waiting,
 saying after each `("done", 0, "ok", {uri: version analysed}, rss)`; it says so too after a close, once
-the closed document's memory is back with the system. Before a job it reads
+the closed document's memory is back with the system. It starts with the engine's parser and
+analysis loaded, says `("done", 0, "ok", None, rss)`, and loads the rest while it waits (`Loading`),
+then says `("done", 0, "loaded", None, its size once loaded)`. Before a job it reads
 whatever else has arrived: a cancelled job, or one whose document has a newer text waiting, is
 answered `stale` without being computed. Each job is answered on stdout, in order, as
 `("done", id, status, value, rss)`: status "ok", "stale", "gone" (the document is not open) or
@@ -19,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import gc
+import importlib
 import logging
 import os
 import sys
@@ -190,15 +193,69 @@ def say_analysed(worker: Worker, out: Any) -> None:
     out.flush()
 
 
+# What a first check loads besides the worker's own imports.
+FIRST_CHECK = ("evalspec.weval.check", "evalspec.finding_docs", "evalspec.agentv.check")
+IDLE_S = 0.3  # nothing come for this long: the worker loads the rest
+
+
+class Loading:
+    """What the worker loads while it waits, a step at a time so that a text waits for one step at most:
+    the modules a first check needs; then every feature's jobs (lsprotocol's types with them, which a
+    check and the run items that follow it do without) once nothing has come for a moment (`IDLE_S`,
+    longer before the first text, which is checked first), or at once when a job needs one. Then it
+    says `loaded`, with its size once loaded (what engine_workers compares it with when it holds no
+    analysis): its size at start and what each step added."""
+
+    def __init__(self, out: Any) -> None:
+        from .features import diagnostics, run_jobs
+
+        self.table: dict[str, Callable[..., Any]] = {}
+        for feature in (diagnostics, run_jobs):
+            self.table.update(feature.JOBS)
+        self.modules = list(FIRST_CHECK)
+        self.loaded = False
+        self.out = out
+        self.size = rss()
+
+    def job(self, name: str) -> Callable[..., Any]:
+        if name not in self.table:
+            self._features()
+        return self.table[name]
+
+    def step(self, worker: Worker, incoming: wire.Incoming) -> bool:
+        """One step when nothing is waiting; False when there is nothing to load now."""
+        if self.modules:
+            self._grow(importlib.import_module, self.modules.pop(0))
+            return True
+        if self.loaded or incoming.ready(IDLE_S if worker.docs else IDLE_S * 3):
+            return False
+        self._features()
+        return True
+
+    def _grow(self, load: Callable[..., Any], *args: Any) -> None:
+        before = rss()
+        load(*args)
+        self.size += rss() - before
+
+    def _features(self) -> None:
+        if not self.loaded:
+            self._grow(lambda: self.table.update(jobs()))
+            self.loaded = True
+            self.out.write(wire.frame(("done", 0, "loaded", None, self.size)))
+            self.out.flush()
+
+
 def serve(incoming: wire.Incoming, out: Any) -> None:
     worker = Worker()
-    table = jobs()
+    loading = Loading(out)
     queue: deque[Any] = deque()
     cancelled: set[int] = set()
     while True:
         if not queue:
             if worker.standby and not incoming.ready() and analyse_one(worker):
                 say_analysed(worker, out)
+                continue
+            if not incoming.ready() and loading.step(worker, incoming):
                 continue
             queue.append(incoming.next())
         while incoming.ready():
@@ -209,10 +266,10 @@ def serve(incoming: wire.Incoming, out: Any) -> None:
                         del queue[i]
                         break
             queue.append(message)
-        handle(worker, table, queue.popleft(), queue, cancelled, out)  # its locals go with it
+        handle(worker, loading, queue.popleft(), queue, cancelled, out)  # its locals go with it
 
 
-def handle(worker: Worker, table: dict[str, Callable[..., Any]], message: Any, queue: deque[Any],
+def handle(worker: Worker, loading: Loading, message: Any, queue: deque[Any],
            cancelled: set[int], out: Any) -> None:
     kind = message[0]
     if kind == "text":
@@ -248,7 +305,7 @@ def handle(worker: Worker, table: dict[str, Callable[..., Any]], message: Any, q
             answer = ("gone", None)
         else:
             try:
-                answer = ("ok", table[name](worker, doc, *args))
+                answer = ("ok", loading.job(name)(worker, doc, *args))
             except AnalysisFailed as exc:
                 answer = ("error", (str(exc), "".join(traceback.format_exception(exc.__cause__ or exc))))
             except Exception:

@@ -19,19 +19,17 @@ from collections import defaultdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lsprotocol import types as lsp
-
 from .. import convert
-from ..protocol import JsonReady
 
 if TYPE_CHECKING:
+    from lsprotocol import types as lsp
+
     from ..documents import Document
     from ..server import EvalspecServer
     from ..worker import Doc, Worker
 
 RUN_SOURCE = "evalspec run"
-PULL_OPTIONS = lsp.DiagnosticOptions(identifier="evalspec", inter_file_dependencies=True,
-                                     workspace_diagnostics=False)
+INFORMATION = 3  # lsp.DiagnosticSeverity.Information (the worker's first check loads no lsprotocol)
 
 
 # --- in the worker ----------------------------------------------------------------------------------
@@ -85,7 +83,7 @@ def run_diagnostics(worker: Worker, doc: Doc) -> list[dict[str, Any]]:
 
     index = worker.index(doc.analysis)
     return [{"range": index.range_json(note.span), "message": note.message,
-             "severity": int(lsp.DiagnosticSeverity.Information), "code": note.code, "source": RUN_SOURCE}
+             "severity": INFORMATION, "code": note.code, "source": RUN_SOURCE}
             for note in run_notes(doc.analysis, board)]
 
 
@@ -161,6 +159,11 @@ class PulledReports:
 
 
 def register(server: EvalspecServer) -> None:
+    from lsprotocol import types as lsp
+
+    from ..protocol import JsonReady
+    from ..server import SERVER_CANCELLED
+
     pushed = PushedDiagnostics()
     pulled = PulledReports()
 
@@ -195,7 +198,9 @@ def register(server: EvalspecServer) -> None:
     def initialize(params: lsp.InitializeParams) -> None:
         if server.client.pull_diagnostics:
             # Declared only now: `diagnosticProvider` must not be advertised to push-only clients.
-            server.request(lsp.TEXT_DOCUMENT_DIAGNOSTIC, PULL_OPTIONS, empty=None)(pull)
+            options = lsp.DiagnosticOptions(identifier="evalspec", inter_file_dependencies=True,
+                                            workspace_diagnostics=False)
+            server.request(lsp.TEXT_DOCUMENT_DIAGNOSTIC, options, empty=None)(pull)
 
     async def pull(server: EvalspecServer, params: lsp.DocumentDiagnosticParams) -> Any:
         uri = params.text_document.uri
@@ -203,8 +208,8 @@ def register(server: EvalspecServer) -> None:
             await asyncio.wait_for(server.documents.settled(uri), server.remaining_budget())
         except TimeoutError:
             # Pulled diagnostics may be cancelled by the server: the client asks again (retrigger).
-            return server.error(int(lsp.LSPErrorCodes.ServerCancelled),
-                                f"evalspec is still checking {uri.rsplit('/', 1)[-1]}", {"retriggerRequest": True})
+            return server.error(SERVER_CANCELLED, f"evalspec is still checking {uri.rsplit('/', 1)[-1]}",
+                                {"retriggerRequest": True})
         doc = server.documents.get(uri)
         if doc is None:
             return JsonReady(b'{"kind":"full","items":[]}')

@@ -1,13 +1,16 @@
 """initialize, text synchronisation (incremental), saved and watched files, configuration, shutdown,
 and `evalspec/workers` (what the server holds, for tests and benchmarks).
 
-The engine workers start when the client says `initialized` (after `initialize` is answered, which they
-do not slow). The documents that read a file that changed (saved, or changed on disk: a file watcher
-is registered for the kinds of files eval files refer to, when the client allows it) are checked again.
+The first engine worker is started once `initialize` is answered and taken up when the client says
+`initialized`, with the settings and the agreed encoding; the others start once it has loaded. The
+documents that read a file that changed (saved, or changed on disk: a file watcher is registered for
+the kinds of files eval files refer to, when the client allows it) are checked again.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import sys
 from typing import Any
@@ -17,7 +20,7 @@ from lsprotocol import types as lsp
 from ..capabilities import ClientSupport
 from ..convert import path_of
 from ..documents import apply_changes
-from ..engine_workers import OK
+from ..engine_workers import OK, spawn
 from ..server import EvalspecServer
 from ..settings import Settings, options_of
 
@@ -55,11 +58,19 @@ def register(server: EvalspecServer) -> None:
         server.workers.memory_bytes = server.settings.worker_memory_mb << 20
         for hook in server.on_initialize:
             hook(params)
+        # The first worker loads the engine while the client takes the answer and opens its files: started
+        # once this answer is sent (a worker that cannot start is started again, and reported, when needed).
+        asyncio.get_running_loop().call_soon(spawn_first)
+
+    def spawn_first() -> None:
+        if not server.workers.workers and server.workers.early is None:
+            with contextlib.suppress(OSError):
+                server.workers.early = spawn(server.workers.command)
 
     @server.feature(lsp.INITIALIZED)
     async def initialized(params: lsp.InitializedParams) -> None:
-        # `initialize` has been answered (the encoding is agreed): the workers load the engine now, in
-        # their own processes, so that the first document opened finds one ready.
+        # `initialize` has been answered (the encoding is agreed): the first worker, loading the engine
+        # since then, is given the context the answers depend on.
         start()
         if server.client.watch_files:
             registration = lsp.Registration(

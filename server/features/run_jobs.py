@@ -7,8 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lsprotocol import types as lsp
-
 from . import on_snapshot
 
 if TYPE_CHECKING:
@@ -31,7 +29,7 @@ def item_at(snap: Snapshot, line: int) -> str | None:
     """The prompt / test written around the client's `line`."""
     from evalspec.run.plan.items import entries
 
-    line, _ = snap.index.point(lsp.Position(line=line, character=0))
+    line, _ = snap.index.engine_point(line, 0)
     return next((item_id for _, item_id, span in entries(snap.analysis) if span.start_line <= line <= span.end_line),
                 None)
 

@@ -39,7 +39,7 @@ class RecordingClient(LanguageClient):
         self.init_result: lsp.InitializeResult | None = None
         self.messages: list[lsp.ShowMessageParams] = []  # window/showMessage, in order
         self.registrations: list[lsp.Registration] = []  # client/registerCapability, as an editor accepts them
-        self.refreshed: list[str] = []  # workspace/{codeLens,inlayHint,semanticTokens}/refresh, in order
+        self.refreshed: list[str] = []  # workspace/{codeLens,inlayHint,semanticTokens,foldingRange}/refresh, in order
 
 
 def make_client(client: RecordingClient | None = None) -> RecordingClient:
@@ -59,7 +59,7 @@ def make_client(client: RecordingClient | None = None) -> RecordingClient:
 
     # The views an editor requests again when the server asks (VS Code does, for the capabilities it declares).
     for method in (lsp.WORKSPACE_CODE_LENS_REFRESH, lsp.WORKSPACE_INLAY_HINT_REFRESH,
-                   lsp.WORKSPACE_SEMANTIC_TOKENS_REFRESH):
+                   lsp.WORKSPACE_SEMANTIC_TOKENS_REFRESH, lsp.WORKSPACE_FOLDING_RANGE_REFRESH):
         client.feature(method)(lambda params, method=method: client.refreshed.append(method))
 
     @client.feature(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
@@ -69,6 +69,14 @@ def make_client(client: RecordingClient | None = None) -> RecordingClient:
         client.published_event.set()
 
     return client
+
+
+def still_checking_code(client: LanguageClient) -> int:
+    """The code a "still checking" answer has for this client: ServerCancelled where the client takes
+    it as a cancellation (it says so for semantic tokens), else ContentModified."""
+    caps = client.capabilities
+    tokens = caps.text_document.semantic_tokens if caps and caps.text_document else None
+    return -32802 if tokens is not None and tokens.server_cancel_support else -32801
 
 
 def capabilities(profile: str, *, pull: bool = False) -> lsp.ClientCapabilities:

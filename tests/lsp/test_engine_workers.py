@@ -33,6 +33,7 @@ from .session import (
     open_doc,
     published,
     start,
+    still_checking_code,
 )
 
 BLUEPRINT = "title: T\nmodels: [openai:gpt-4o-mini]\n---\n- id: a\n  prompt: Hi\n  shuld: [x]\n"
@@ -108,8 +109,16 @@ async def test_a_killed_worker_is_replaced_and_the_diagnostics_come_back(faulty:
     assert [d.code for d in again.diagnostics] == ["unknown-key"]
     assert any("restarted" in m.message and "killed by signal 9" in m.message for m in client.messages)
     assert before[0] not in await worker_pids(client)
-    completion = await client.text_document_completion_async(lsp.CompletionParams(
-        text_document=lsp.TextDocumentIdentifier(uri=uri), position=lsp.Position(5, 2)))
+    # The replacement may still be loading what completion needs: "still checking" is asked again, as
+    # an editor does on the next keystroke.
+    for _ in range(int(HANG_GUARD_S / 0.2)):
+        try:
+            completion = await client.text_document_completion_async(lsp.CompletionParams(
+                text_document=lsp.TextDocumentIdentifier(uri=uri), position=lsp.Position(5, 2)))
+            break
+        except JsonRpcException as exc:
+            assert exc.code == still_checking_code(client) and "still checking" in exc.message, exc
+            await asyncio.sleep(0.2)
     assert completion is not None and any(i.label == "should" for i in completion.items)
 
 
@@ -141,7 +150,7 @@ async def test_a_worker_that_stops_answering_is_replaced(faulty: RecordingClient
     answers = await asyncio.wait_for(asyncio.gather(
         *(client.text_document_hover_async(hover_at(spin, 5, 3)) for _ in range(200)), return_exceptions=True),
         HANG_GUARD_S)
-    assert all(isinstance(a, JsonRpcException) and a.code == -32803 for a in answers), \
+    assert all(isinstance(a, JsonRpcException) and a.code == still_checking_code(client) for a in answers), \
         {(type(a).__name__, str(a)[:80]) for a in answers}
     await until(lambda: asyncio.sleep(0, any("has not answered" in m.message or "killed by signal 9" in m.message
                                               for m in client.messages)), "the stuck worker was not replaced")
@@ -198,7 +207,7 @@ async def test_still_checking_answers_leave_at_most_two_analyses_alive(hurried: 
         answers = await asyncio.wait_for(asyncio.gather(*asks, return_exceptions=True), HANG_GUARD_S)
         for a in answers:
             if isinstance(a, JsonRpcException):
-                assert a.code in (-32803, -32801), a  # still checking, or content modified
+                assert a.code in (still_checking_code(client), -32801), a  # still checking, or content modified
                 still += 1
             else:
                 assert not isinstance(a, BaseException), a

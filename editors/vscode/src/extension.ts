@@ -22,6 +22,27 @@ import { Found, INSTALL_DOCS, Lookup, OPEN_DOCS, SET_PATH, findServer } from "./
 import { CANCEL_COMMAND, RESULTS_COMMAND, RunState, RunStatus } from "./status";
 
 let client: LanguageClient | undefined;
+
+const ASK_AGAIN_MS = 500; // "still checking": asked again this often
+const ASK_AGAIN_FOR_MS = 120_000; // and for this long at most
+
+/** `ask()`'s answer, asked again while the server cancels it ("still checking") and VS Code has not. */
+async function askedAgain<T>(ask: () => vscode.ProviderResult<T>, token: vscode.CancellationToken): Promise<T | null | undefined> {
+  const until = Date.now() + ASK_AGAIN_FOR_MS;
+  for (;;) {
+    try {
+      return await ask();
+    } catch (err) {
+      if (!(err instanceof vscode.CancellationError) || token.isCancellationRequested || Date.now() > until) {
+        throw err;
+      }
+      await new Promise((resolve) => setTimeout(resolve, ASK_AGAIN_MS));
+      if (token.isCancellationRequested) {
+        throw err;
+      }
+    }
+  }
+}
 let status: RunStatus | undefined;
 let extensionUri: vscode.Uri | undefined;
 
@@ -201,6 +222,11 @@ export async function start(): Promise<void> {
     // checked. vscode-go and Microsoft's Python-tool extension template (the base of ruff's) do the same.
     revealOutputChannelOn: RevealOutputChannelOn.Never,
     middleware: {
+      // The outline and the links of a file still being checked: the server cancels the request
+      // ("still checking", ServerCancelled, which the client makes a cancellation) and VS Code asks for
+      // them again only when the file changes. Asked again here until answered.
+      provideDocumentSymbols: (document, token, next) => askedAgain(() => next(document, token), token),
+      provideDocumentLinks: (document, token, next) => askedAgain(() => next(document, token), token),
       // The results lens: the server finds the files, this extension shows them (a report panel
       // rather than raw JSON).
       executeCommand: async (command, args, next) => {
