@@ -91,6 +91,7 @@ class EngineWorkers:
         self.texts = texts  # uri -> (version, text, whether the spare may hold it) of every open document
         self.on_restart = on_restart  # (why, the job it died on) after a worker was replaced
         self.timeout_s = 30.0
+        self.board_s = 0.0  # what sending the last run board took (pickling it: a run's lenses refresh by it)
         self.stall_s = 1.0
         self.assigned: dict[str, int] = {}  # uri -> slot
         self.spare: WorkerProcess | None = None  # in standby: the checked texts, analysed when idle
@@ -349,7 +350,9 @@ class EngineWorkers:
             del self.assigned[gone]
         self._sync_texts(worker, texts)
         if uri is not None and board is not None and worker.boards.get(uri) != board[0] and uri in texts:
+            started = time.perf_counter()
             worker.send(("board", uri, *board))
+            self.board_s = time.perf_counter() - started
             worker.boards[uri] = board[0]
 
     def _sync_texts(self, worker: WorkerProcess, texts: dict[str, tuple[int, str, bool]],
