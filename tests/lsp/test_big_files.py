@@ -180,8 +180,14 @@ async def test_past_the_budget_a_plan_is_pending_then_shown_and_kept(hurried_cli
             await asyncio.sleep(0.05)
 
     await asyncio.wait_for(shown(), GUARD_S)  # the plan follows as a message when it is ready
-    again = await asyncio.wait_for(hurried_client.workspace_execute_command_async(ask), GUARD_S)
-    assert again["ok"] is True and again["plan"]["prompts"] == n  # kept with the analysis: answered at once
+    # Kept with the analysis: answered within the 50 ms budget once the worker is free (on a loaded
+    # machine it may still be busy with another job of the document for a moment: asked again then).
+    for _ in range(5):
+        again = await asyncio.wait_for(hurried_client.workspace_execute_command_async(ask), GUARD_S)
+        if "plan" in again:
+            break
+        await asyncio.sleep(0.2)
+    assert again["ok"] is True and again["plan"]["prompts"] == n, again
 
 
 async def test_past_the_budget_the_outline_is_still_checking_then_complete(hurried_client: RecordingClient,
