@@ -79,6 +79,9 @@ def test_run_without_a_proxy_never_loads_httpx(tmp_path: Path) -> None:
     assert "hello from the fake" in _results(tmp_path / "openai-out")
     assert "aiohttp" in online and "evalspec.providers.http" in online
     assert not [m for m in online if m == "httpx" or m.startswith(("httpx.", "httpx_aiohttp", "httpcore"))]
+    # An interactive run without embeddings loads neither the batch stage nor the embeddings stage.
+    assert not [m for m in online if m in ("evalspec.run.generate.batch_stage", "evalspec.run.score.embeddings")
+                or m.startswith("evalspec.batch")]
 
 
 def test_a_proxy_still_goes_through_httpx(tmp_path: Path) -> None:

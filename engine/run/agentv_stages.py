@@ -282,12 +282,15 @@ async def batches(run: Agentv) -> AsyncIterator[Event]:
     """Batch mode: the first attempt of every test whose target batches, through its batch API, before
     the tests run (run/generate/batch_stage.py); what a batch does not answer is asked as usual. Then the
     calls the cells name as they run (judges, later trials) go out in rounds (run/generate/batch_rounds.py)."""
-    from .generate.batch_stage import BatchStage, journaled_slots
+    from .generate.batch_journal import journaled_batches
 
     journal_path = run.journal_path
-    journaled = journaled_slots(journal_path, run.options)
+    journaled = journaled_batches(journal_path, run.options.resume)
     if not run.batching(journaled):
         return
+    # batch mode only: the batch stage's modules are ~10 ms of imports an interactive run skips
+    from .generate.batch_stage import BatchStage
+
     journal = run.journal
 
     # Numbered in the parts' keys: 0 the first attempts (whether or not any is asked), then each round.

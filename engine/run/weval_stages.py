@@ -40,7 +40,6 @@ from .journal.run_store import run_header
 from .pipeline import DONE, Around, CellWork, Flow, Format, Pipeline, Stages, admitted, awaited
 from .plan.cell_index import CellIndex, CellScores
 from .plan.weval import WevalPlan, WevalTask, WevalTasks
-from .score.embeddings import embedding_similarity
 from .score.functions import AssessmentBases, function_point, score_function_point, scored_at_once
 from .score.judges import WevalJudges
 from .score.weval_judge import transcript
@@ -190,14 +189,17 @@ async def batches(run: Weval) -> AsyncIterator[Event]:
     """Batch mode: every answer the batch APIs can give (a phase per generated turn; the key-point
     extractions with the first), then the judges' calls on them, before the cells run
     (run/generate/batch_stage.py); the cells `take()` what the batches answered."""
-    from .generate.batch_stage import BatchStage, journaled_slots
+    from .generate.batch_journal import journaled_batches
 
     if run.plan.replay is not None:
         return
     journal_path = run.journal_path
-    journaled = journaled_slots(journal_path, run.options)
+    journaled = journaled_batches(journal_path, run.options.resume)
     if not (run.options.batch or run.options.batch_models or journaled):
         return
+    # batch mode only: the batch stage's modules are ~10 ms of imports an interactive run skips
+    from .generate.batch_stage import BatchStage
+
     batch = BatchStage(calls=run.calls, journal=run.journal, journal_path=journal_path,
                        options=run.options, journaled=journaled, cells=run.cells)
     run.answers.batch = run.judges.batch = batch
@@ -231,6 +233,8 @@ async def batches(run: Weval) -> AsyncIterator[Event]:
 
 async def embeddings(run: Weval) -> AsyncIterator[Event]:
     if "embedding" in run.plan.eval_methods:
+        from .score.embeddings import embedding_similarity
+
         async for event in embedding_similarity(run.plan, run.calls, run.journal, run.state.embeddings,
                                                 run.writer, run.failed, run.queue):
             yield event
