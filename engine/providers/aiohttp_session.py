@@ -1,14 +1,23 @@
 """The aiohttp session a run's HTTP calls go through (providers/http.py's DirectClient, and under httpx's
 client in httpx_client.py): its connector (pool size, keep-alive, TLS, no cookies), its per-call POST read
-to a size cap. aiohttp is imported when a session is made, not with this module."""
+to a size cap. aiohttp is imported when a session is made, not with this module.
+
+`load_aiohttp()` imports it with the trust store left for later: aiohttp's connector module builds two
+TLS contexts as it is imported (each parses the system's CA bundle: ~35 ms, an eighth of a small run's
+start), which a run calling http:// URLs never uses. Those contexts are made as aiohttp makes them, and
+load the system's trusted CAs (what `load_default_certs` / `set_default_verify_paths` would have loaded
+then) just before their first TLS handshake (`wrap_bio`, `wrap_socket`).
+"""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import os
 import ssl
-from collections.abc import Callable, Mapping
+import sys
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 
@@ -31,6 +40,68 @@ async def post_aiohttp(session: Any, url: Any, body: bytes, headers: Mapping[str
         return resp.status, resp.reason or "", resp.headers, content
 
 
+def load_aiohttp() -> Any:
+    """The aiohttp module, imported (the first time) with the trust store of the TLS contexts it makes as
+    it is imported loaded on their first use (the module's docstring)."""
+    module = sys.modules.get("aiohttp")
+    if module is None:
+        with _trust_on_first_use():
+            import aiohttp as module
+    return module
+
+
+_TRUST_LOADERS = ("load_default_certs", "set_default_verify_paths")
+
+
+@contextlib.contextmanager
+def _trust_on_first_use() -> Iterator[None]:
+    """While inside: loading the system's trusted CAs into an SSLContext is noted, not done; on leaving,
+    each context that asked has it done just before its first handshake. Nothing else changes."""
+    cls = ssl.SSLContext
+    own = {name: cls.__dict__.get(name) for name in _TRUST_LOADERS}
+    asked: dict[int, tuple[ssl.SSLContext, list[tuple[str, tuple[Any, ...], dict[str, Any]]]]] = {}
+
+    def noted(name: str) -> Callable[..., None]:
+        def note(context: ssl.SSLContext, *args: Any, **kwargs: Any) -> None:
+            asked.setdefault(id(context), (context, []))[1].append((name, args, kwargs))
+        return note
+
+    for name in _TRUST_LOADERS:
+        setattr(cls, name, noted(name))
+    try:
+        yield
+    finally:
+        for name, method in own.items():
+            if method is None:
+                delattr(cls, name)  # inherited from _ssl._SSLContext again
+            else:
+                setattr(cls, name, method)
+        for context, calls in asked.values():
+            _load_before_handshake(context, calls)
+
+
+def _load_before_handshake(context: ssl.SSLContext, calls: list[tuple[str, tuple[Any, ...], dict[str, Any]]]) -> None:
+    """`context`'s `wrap_bio` (asyncio's TLS) and `wrap_socket` first make the noted calls, then are
+    the class's own again."""
+
+    def ready() -> None:
+        for name in ("wrap_bio", "wrap_socket"):
+            context.__dict__.pop(name, None)
+        for name, args, kwargs in calls:
+            getattr(ssl.SSLContext, name)(context, *args, **kwargs)
+
+    def wrap_bio(*args: Any, **kwargs: Any) -> Any:
+        ready()
+        return context.wrap_bio(*args, **kwargs)
+
+    def wrap_socket(*args: Any, **kwargs: Any) -> Any:
+        ready()
+        return context.wrap_socket(*args, **kwargs)
+
+    context.wrap_bio = wrap_bio  # type: ignore[method-assign]
+    context.wrap_socket = wrap_socket  # type: ignore[method-assign]
+
+
 _CLIENT_TIMEOUTS: dict[float, Any] = {}
 
 
@@ -38,8 +109,7 @@ def _client_timeout(seconds: float) -> Any:
     """aiohttp's per-phase timeouts, as httpx-aiohttp sets them (the whole call is under asyncio.timeout)."""
     t = _CLIENT_TIMEOUTS.get(seconds)
     if t is None:
-        import aiohttp
-
+        aiohttp = load_aiohttp()
         t = _CLIENT_TIMEOUTS[seconds] = aiohttp.ClientTimeout(total=None, connect=seconds, sock_connect=seconds,
                                                               sock_read=seconds)
     return t
@@ -49,8 +119,7 @@ def session_factory(verify: Any, max_connections: int | None, keepalive_expiry: 
     """The aiohttp session of one transport, made on its first request (it must be made in the loop)."""
 
     def make() -> Any:
-        import aiohttp
-
+        aiohttp = load_aiohttp()
         connector = aiohttp.TCPConnector(
             limit=max_connections or 0,
             keepalive_timeout=keepalive_expiry if keepalive_expiry is not None else 15.0,
@@ -74,6 +143,7 @@ def _pool_safe_handler() -> type:
     scored on another's text. HTTP/1.1 has no unrequested answers: the connection is closed instead."""
     global _HANDLER
     if _HANDLER is None:
+        load_aiohttp()
         from aiohttp.client_proto import ResponseHandler
 
         class PoolSafeHandler(ResponseHandler):

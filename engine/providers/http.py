@@ -22,6 +22,7 @@ from evalspec import __version__ as _version
 from evalspec.jsonio import dumps_bytes, loads
 from evalspec.providers.aiohttp_session import TooLarge as _TooLarge
 from evalspec.providers.aiohttp_session import describe_size as _size
+from evalspec.providers.aiohttp_session import load_aiohttp as _load_aiohttp
 from evalspec.providers.aiohttp_session import post_aiohttp as _post_aiohttp
 from evalspec.providers.aiohttp_session import session_factory as _session_factory
 from evalspec.providers.base import (
@@ -318,6 +319,7 @@ def wire_headers(client: HttpClient, headers: Mapping[str, str]) -> dict[str, st
 
 def _aiohttp_decodes(ordered: bool = False) -> list[str]:
     """The content codings aiohttp decodes (identity too unless `ordered`: then as httpx lists them)."""
+    _load_aiohttp()
     from aiohttp import compression_utils
 
     return (["gzip", "deflate"] + (["br"] if compression_utils.HAS_BROTLI else [])

@@ -11,6 +11,7 @@ from typing import Any
 
 import httpx
 
+from evalspec.providers.aiohttp_session import load_aiohttp
 from evalspec.providers.aiohttp_session import post_aiohttp as _post_aiohttp
 from evalspec.providers.aiohttp_session import session_factory as _session_factory
 
@@ -124,6 +125,7 @@ _UNUSED_TLS = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
 
 def _aiohttp_transport(limits: httpx.Limits, proxy: httpx.Proxy | None,
                        session: Callable[[], Any]) -> httpx.AsyncBaseTransport:
+    load_aiohttp()  # before httpx_aiohttp imports it (providers/aiohttp_session.py)
     from httpx_aiohttp import AiohttpTransport
 
     return AiohttpTransport(verify=_UNUSED_TLS, limits=limits, proxy=proxy, client=session)
