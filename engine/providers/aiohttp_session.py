@@ -21,11 +21,15 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 
-async def post_aiohttp(session: Any, url: Any, body: bytes, headers: Mapping[str, str], timeout: float,
+async def post_aiohttp(session: Any, url: Any, body: bytes, headers: Mapping[str, str],
                        cap: int) -> tuple[int, str, Mapping[str, str], bytes]:
-    """POST on an aiohttp session: (status, reason, headers, the decoded body, at most `cap` bytes)."""
+    """POST on an aiohttp session: (status, reason, headers, the decoded body, at most `cap` bytes).
+
+    aiohttp arms no timer of its own: the caller bounds the whole exchange (post_json's one deadline).
+    Per-phase timeouts as long as that deadline, started after it, could never fire first, and each
+    read re-armed one (a timer set and cancelled per chunk)."""
     async with session.request("POST", url, data=body, headers=headers, allow_redirects=False,
-                               timeout=_client_timeout(timeout)) as resp:
+                               timeout=_no_timeouts()) as resp:
         declared = resp.content_length
         if declared is not None and declared > cap and "content-encoding" not in resp.headers:
             raise TooLarge(resp.status, f"announced {describe_size(declared)}")
@@ -38,6 +42,17 @@ async def post_aiohttp(session: Any, url: Any, body: bytes, headers: Mapping[str
             chunks.append(chunk)
         content = chunks[0] if len(chunks) == 1 else b"".join(chunks)
         return resp.status, resp.reason or "", resp.headers, content
+
+
+_NO_TIMEOUTS: Any = None
+
+
+def _no_timeouts() -> Any:
+    """aiohttp's ClientTimeout with every phase unbounded (not the session's default of 5 minutes)."""
+    global _NO_TIMEOUTS
+    if _NO_TIMEOUTS is None:
+        _NO_TIMEOUTS = load_aiohttp().ClientTimeout(total=None, connect=None, sock_connect=None, sock_read=None)
+    return _NO_TIMEOUTS
 
 
 def load_aiohttp() -> Any:
@@ -100,19 +115,6 @@ def _load_before_handshake(context: ssl.SSLContext, calls: list[tuple[str, tuple
 
     context.wrap_bio = wrap_bio  # type: ignore[method-assign]
     context.wrap_socket = wrap_socket  # type: ignore[method-assign]
-
-
-_CLIENT_TIMEOUTS: dict[float, Any] = {}
-
-
-def _client_timeout(seconds: float) -> Any:
-    """aiohttp's per-phase timeouts, as httpx-aiohttp sets them (the whole call is under asyncio.timeout)."""
-    t = _CLIENT_TIMEOUTS.get(seconds)
-    if t is None:
-        aiohttp = load_aiohttp()
-        t = _CLIENT_TIMEOUTS[seconds] = aiohttp.ClientTimeout(total=None, connect=seconds, sock_connect=seconds,
-                                                              sock_read=seconds)
-    return t
 
 
 def session_factory(verify: Any, max_connections: int | None, keepalive_expiry: float | None) -> Callable[[], Any]:

@@ -15,7 +15,7 @@ import re
 import ssl
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from evalspec import __version__ as _version
@@ -89,10 +89,11 @@ class DirectClient:
             self._session = self._make_session()
         return self._session
 
-    async def post_direct(self, url: Any, body: bytes, headers: Mapping[str, str], timeout: float,
-                          cap: int) -> tuple[int, str, Mapping[str, str], bytes]:
-        """POST on the aiohttp session: (status, reason, headers, the decoded body, at most `cap` bytes)."""
-        return await _post_aiohttp(self.aiohttp_session(), url, body, headers, timeout, cap)
+    def post_direct(self, url: Any, body: bytes, headers: Mapping[str, str],
+                    cap: int) -> Awaitable[tuple[int, str, Mapping[str, str], bytes]]:
+        """POST on the aiohttp session: (status, reason, headers, the decoded body, at most `cap` bytes),
+        under the caller's deadline (aiohttp_session.post_aiohttp)."""
+        return _post_aiohttp(self.aiohttp_session(), url, body, headers, cap)
 
     def httpx_client(self) -> httpx.AsyncClient:
         """httpx's client over this client's aiohttp session (one pool), made on first use."""
@@ -226,7 +227,7 @@ async def post_json(
         async with asyncio.timeout(timeout):
             if direct is not None:
                 status, reason, resp_headers, content = await direct.post_direct(
-                    _for_aiohttp(url), body, headers if isinstance(headers, dict) else dict(headers.items()), timeout, cap)
+                    _for_aiohttp(url), body, headers if isinstance(headers, dict) else dict(headers.items()), cap)
             else:
                 status, reason, resp_headers, content = await _send(client, url, body, headers, timeout, cap)
     except _TooLarge as exc:

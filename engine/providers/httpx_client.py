@@ -6,7 +6,7 @@ A run without a proxy never imports this module (providers/http.py's DirectClien
 from __future__ import annotations
 
 import ssl
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import httpx
@@ -103,10 +103,11 @@ class AiohttpClient(StatelessClient):
             return await super().send_streaming(request)
         return await self._direct.handle_async_request(request)
 
-    async def post_direct(self, url: Any, body: bytes, headers: Mapping[str, str], timeout: float,
-                          cap: int) -> tuple[int, str, Mapping[str, str], bytes]:
-        """POST on the aiohttp session: (status, reason, headers, the decoded body, at most `cap` bytes)."""
-        return await _post_aiohttp(self.aiohttp_session(), url, body, headers, timeout, cap)
+    def post_direct(self, url: Any, body: bytes, headers: Mapping[str, str],
+                    cap: int) -> Awaitable[tuple[int, str, Mapping[str, str], bytes]]:
+        """POST on the aiohttp session: (status, reason, headers, the decoded body, at most `cap` bytes),
+        under the caller's deadline (aiohttp_session.post_aiohttp)."""
+        return _post_aiohttp(self.aiohttp_session(), url, body, headers, cap)
 
     async def aclose(self) -> None:
         try:

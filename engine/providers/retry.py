@@ -18,7 +18,7 @@ import asyncio
 import email.utils
 import random
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -170,9 +170,9 @@ class RetryingProvider:
     def identity(self) -> dict[str, Any]:
         return cache_identity(self.inner)
 
-    async def chat(self, req: ChatRequest, *, on_retry: RetryCallback | None = None) -> ChatResult:
-        return await retry_call(lambda: self.inner.chat(req), self.policy, on_retry or self.on_retry,
-                                limit=self.limit)
+    def chat(self, req: ChatRequest, *, on_retry: RetryCallback | None = None) -> Coroutine[Any, Any, ChatResult]:
+        # retry_call's coroutine itself (a frame less on every call's every resumption)
+        return retry_call(lambda: self.inner.chat(req), self.policy, on_retry or self.on_retry, limit=self.limit)
 
     async def embed(self, texts: Sequence[str], *, model: str | None = None) -> list[list[float]]:
         inner = self.inner
