@@ -102,7 +102,6 @@ class _Runtime:
     def __init__(self) -> None:
         import quickjs
 
-        self.pid = os.getpid()
         self.exception = quickjs.JSException
         self.context = quickjs.Context()
         self.context.set_memory_limit(MEMORY_LIMIT)
@@ -134,13 +133,18 @@ _local = threading.local()
 
 def _runtime() -> _Runtime:
     runtime: _Runtime | None = getattr(_local, "runtime", None)
-    if runtime is None or runtime.pid != os.getpid():  # a forked child makes its own
+    if runtime is None:
         runtime = _local.runtime = _Runtime()
     return runtime
 
 
 def _drop_runtime() -> None:
     _local.runtime = None
+
+
+# A forked child makes its own: the forking thread's runtime (the one thread a child has) is dropped there
+# (asking os.getpid() each call instead was a system call per match).
+os.register_at_fork(after_in_child=_drop_runtime)
 
 
 def _run(pattern: str, flags: str, text: str, time_limit_s: float) -> str:

@@ -335,6 +335,30 @@ def test_threads_each_get_their_own_runtime_and_the_same_answers() -> None:
     assert len(set(runtimes.values())) == len(runtimes) >= 2
 
 
+def test_a_forked_child_makes_its_own_runtime() -> None:
+    import os
+
+    from evalspec.scoring import js_regex
+
+    assert js_regex_test("b+", "abc") is True
+    parent = js_regex._runtime()
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: the parent's runtime is not used (a QuickJS runtime is never shared)
+        try:
+            inherited = getattr(js_regex._local, "runtime", None)
+            answers = [js_regex_test("b+", "abc"), js_regex_test("^x", "abc")]
+            os.write(write, repr((inherited is None, js_regex._runtime() is not parent, answers)).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as got:
+        child = got.read()
+    os.waitpid(pid, 0)
+    assert child == "(True, True, [True, False])"
+    assert js_regex._runtime() is parent and js_regex_test("c$", "abc") is True
+
+
 # --- the lint ----------------------------------------------------------------------------------------
 
 def test_the_lint_adds_quickjs_verdict_to_the_parser() -> None:

@@ -279,20 +279,22 @@ class AgentvGenerate:
         self.batch: BatchStage | None = None  # batch mode: the answers the provider batches gave
         self.rounds: BatchRounds | None = None  # batch mode: later trials, batched as the cells ask them
         self._prices: dict[tuple[str | None, str], Any] = {}
+        self._base_dir = plan.path.parent  # where a target's relative paths start
+        # Imported here: it brings AgentV's model, ~0.1 s of imports a Weval run never needs.
+        from .agentv_messages import chat_messages
+
+        self._chat_messages = chat_messages
 
     def provider(self, spec: TargetSpec) -> tuple[Provider, str]:
         """The provider of a target (targets.yaml entry or model id) and the model name to send."""
         if spec.config is not None:
-            return self.calls.target(spec.name, spec.config, base_dir=self.plan.path.parent), ""
+            return self.calls.target(spec.name, spec.config, base_dir=self._base_dir), ""
         binding = self.calls.model(spec.model or spec.name)
         return binding.provider, binding.model_name
 
     def request(self, task: AgentvTask, model_name: str) -> ChatRequest:
         """The test's input as the target's request (the same in batch mode)."""
-        # Imported here: it brings AgentV's model, ~0.1 s of imports a Weval run never needs.
-        from .agentv_messages import chat_messages
-
-        system, messages = chat_messages(task.test.input_messages, self.plan.inside)
+        system, messages = self._chat_messages(task.test.input_messages, self.plan.inside)
         return ChatRequest(model=model_name, messages=tuple(messages), system=system,
                            timeout=timeout_seconds(task.test.execution) or timeout_seconds(self.plan.suite.execution))
 
