@@ -131,25 +131,37 @@ async def run_stages(run: Format[Any, Any], stages: Sequence[Stage], work: CellW
 
 # --- the stages both formats share ---------------------------------------------------------------
 
-@contextlib.asynccontextmanager
-async def admitted(run: Format[Any, Any], work: CellWork[Any]) -> AsyncIterator[Flow | None]:
+class admitted:
     """A cost cap admits the cell (reserving its estimate, released however it ends), or it is not run
-    (`run.not_run`: never recorded, so `--resume` with a higher cap runs it)."""
-    cost, cell = run.cost, work.task.cell
-    why = cost.admit(work.task)
-    if why is not None:
-        run.not_run(work, why)
-        yield DONE
-        return
-    try:
-        yield None
-    finally:
-        cost.release(cell)
+    (`run.not_run`: never recorded, so `--resume` with a higher cap runs it). A class, not an
+    asynccontextmanager: every cell enters it, and a generator-based one cost ~1 µs more a cell."""
+
+    __slots__ = ("cell", "run", "work")
+
+    def __init__(self, run: Format[Any, Any], work: CellWork[Any]) -> None:
+        self.run = run
+        self.work = work
+        self.cell: Any = None  # set once admitted: released on the way out
+
+    async def __aenter__(self) -> Flow | None:
+        run, work = self.run, self.work
+        why = run.cost.admit(work.task)
+        if why is not None:
+            run.not_run(work, why)
+            return DONE
+        self.cell = work.task.cell
+        return None
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self.cell is not None:
+            self.run.cost.release(self.cell)
 
 
 async def awaited(run: Format[Any, Any], work: CellWork[Any]) -> Flow | None:
     """The scores the stages before left waiting, into `work.entries` at their places: side by side, or
     one after the other in their places' order."""
+    if not work.waiting:  # most cells: every point was scored at once (a gather of nothing is ~2 % of a run)
+        return None
     waiting, work.waiting = sorted(work.waiting, key=lambda w: w[0]), []
     if work.together:
         for (i, _), got in zip(waiting, await asyncio.gather(*(w for _, w in waiting)), strict=True):

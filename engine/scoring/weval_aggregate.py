@@ -129,6 +129,8 @@ def js_to_fixed(x: float, digits: int = 2) -> float:
     This is what the reference uses for avgCoverageExtent and consensus. It differs from js_round
     where x * 100 rounds up to a tie: 1.115 → 1.11 here but 1.12 with Math.round.
     """
+    if digits >= 2 and -1e15 < x < 1e15 and (x * 4).is_integer():
+        return x  # a whole number or a quarter (most scores): exact in binary and in two decimals
     if not math.isfinite(x):
         return x
     quantum = Decimal(1).scaleb(-digits)

@@ -151,7 +151,8 @@ def test_js_to_fixed(x: float, expected: float) -> None:
 def test_rounding_matches_javascript_on_random_and_tricky_values() -> None:
     rnd = random.Random(7)
     values = [rnd.random() for _ in range(300)] + [k / 1000 for k in range(0, 1001, 5)] + \
-        [k / 8 for k in range(9)] + [1.005, 1.115, 2.675, 0.285, 1.255, 0.145, 8.345, 1.0049999999999999]
+        [k / 8 for k in range(9)] + [1.005, 1.115, 2.675, 0.285, 1.255, 0.145, 8.345, 1.0049999999999999] + \
+        [-k / 4 for k in range(9)] + [-0.0, 12345.75, 1e14 + 0.5, 3.0000000000000004, 0.25000000000000006]
     ctx = quickjs.Context()
     ctx.set("xs", ",".join(repr(v) for v in values))
     js_rounds = ctx.eval("xs.split(',').map(Number).map(x => Math.round(x * 100) / 100).join(',')").split(",")
