@@ -267,3 +267,33 @@ def test_reading_a_database_this_process_writes_opens_none_of_its_files(tmp_path
         assert [p for p in opened if p.startswith(str(path))] == []
     finally:
         writer.close()
+
+
+def test_a_new_database_is_made_without_a_sync_per_step_and_then_synced_as_ever(tmp_path: Path,
+                                                                                monkeypatch) -> None:
+    # Making the file (the switch to WAL, the tables) is not synced step by step; then synchronous is
+    # NORMAL again, before anything of the run is written; an existing database never leaves NORMAL.
+    statements: list[str] = []
+    real = sqlite3.connect
+
+    def traced(*args: Any, **kwargs: Any) -> sqlite3.Connection:
+        conn = real(*args, **kwargs)
+        conn.set_trace_callback(statements.append)
+        return conn
+
+    monkeypatch.setattr(database.sqlite3, "connect", traced)
+    path = tmp_path / "r.run.db"
+    conn = database.connect(path, create=True)
+    pragmas = [s for s in statements if s.startswith("PRAGMA synchronous") or s.startswith("PRAGMA journal_mode")]
+    assert pragmas == ["PRAGMA synchronous = OFF", "PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL"]
+    assert statements.index("PRAGMA synchronous = NORMAL") > max(i for i, s in enumerate(statements)
+                                                                 if s.startswith("CREATE TABLE"))
+    assert conn.execute("PRAGMA synchronous").fetchone()[0] == 1
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == database.SCHEMA_VERSION
+    conn.close()
+    statements.clear()
+    conn = database.connect(path, create=True)  # the run's file again: as before
+    assert [s for s in statements if s.startswith("PRAGMA synchronous")] == ["PRAGMA synchronous = NORMAL"]
+    assert conn.execute("PRAGMA synchronous").fetchone()[0] == 1
+    conn.close()
