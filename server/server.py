@@ -1,24 +1,20 @@
-"""The LSP process's server object: settings, what the client supports, the open documents and the
-engine workers, and how requests are registered and answered.
+"""The LSP process's server object: settings, what the client supports, the open documents, the
+engine workers, and handlers that never take the server down.
 
-A request about a document is forwarded to its worker (`ask`) and answered with what the worker
-built (JSON), or, past the request budget, with "still checking, ask again" (`still_checking`): an
-ordinary answer, logged as nothing worse than INFO, and one no editor shows as an error. Clients ask
-again for some requests only when told to: once a document answered "still checking" is checked, the
-client is asked to refresh its code lenses, inlay hints, semantic tokens and folding ranges (the
-`workspace/…/refresh` requests it supports, as rust-analyzer does once a workspace has loaded). A request about a version the client has already
-left is answered ContentModified. A handler that fails is logged and answered empty.
+A request about a document is answered with what its worker built (`ask`), or past the request budget
+"still checking, ask again" (`still_checking`: an ordinary answer no editor shows as an error; once the
+document is checked the client is asked to refresh its lenses, hints, tokens and folds), or
+ContentModified for a version the client has left. A handler that fails is logged and answered empty.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import time
 import traceback
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -27,6 +23,8 @@ from lsprotocol import types as lsp
 from pygls.exceptions import FeatureRequestError, JsonRpcException
 from pygls.lsp.server import LanguageServer
 
+from evalspec.ide.wire import Runs
+
 from .capabilities import ClientSupport
 from .convert import path_of
 from .documents import Document, Documents
@@ -34,7 +32,6 @@ from .engine_workers import ERROR, GONE, LATE, OK, STALE, EngineWorkers, Job, wo
 from .features import Refused
 from .protocol import EvalspecProtocol, JsonReady
 from .settings import Settings
-from .wire import Runs
 
 if TYPE_CHECKING:
     from .features.run import DocumentRuns
@@ -53,8 +50,6 @@ REQUEST_FAILED = -32803  # LSP RequestFailed: a refused rename
 SERVER_CANCELLED = -32802  # "still checking", to a client that takes it as a cancellation
 CONTENT_MODIFIED = -32801  # "still checking" to other clients; a version the client has left
 LATE_REFRESH_S = 0.5  # at most one round of refresh requests this often
-
-_started: dict[int, float] = {}  # handler task -> when its request arrived
 
 
 class EvalspecServer(LanguageServer):
@@ -86,7 +81,7 @@ class EvalspecServer(LanguageServer):
             return lsp.PositionEncodingKind.Utf16
 
     def board(self, uri: str) -> tuple[int, Any] | None:
-        """The document's runs as the worker needs them: (generation, worker.Runs)."""
+        """The document's runs as the worker needs them: (generation, wire.Runs)."""
         state = self.runs.get(uri)
         if state is None:
             return None
@@ -112,12 +107,11 @@ class EvalspecServer(LanguageServer):
 
     def remaining_budget(self) -> float:
         """What is left of the request budget for the request being handled (all of it outside one)."""
-        task = asyncio.current_task()
-        started = _started.get(id(task)) if task is not None else None
+        started = getattr(asyncio.current_task(), "started", None)  # set by `request`
         budget = self.settings.request_budget_s
         return max(0.05, budget - (time.perf_counter() - started)) if started is not None else budget
 
-    async def ask(self, name: str, uri: str, *args: Any, budget: float | None = -1, what: str = "") -> Any:
+    async def ask(self, name: str, uri: str, *args: Any, what: str = "") -> Any:
         """The worker's answer to job `name` about the current version of open document `uri`; the
         "still checking" or "content modified" error (as an answer) when it has none within the
         request budget; None when the document is not open, or not an eval file."""
@@ -127,11 +121,13 @@ class EvalspecServer(LanguageServer):
         if doc.stopped_worker == doc.version:
             return None  # its check stopped a worker: nothing is computed on this text
         status, value = await self.workers.call(name, uri, doc.version, *args, board=self.board(uri),
-                                                budget=self.remaining_budget() if budget == -1 else budget)
+                                                budget=self.remaining_budget())
         if status == OK:
             return JsonReady(value) if isinstance(value, bytes) else value
         if status == LATE:
-            self._answered_late(uri)
+            self._late.add(uri)
+            if self._late_task is None or self._late_task.done():
+                self._late_task = asyncio.ensure_future(self._refresh_once_checked())
             return self.still_checking(uri)
         if status == STALE:
             return self.error(CONTENT_MODIFIED, "evalspec: the document changed meanwhile")
@@ -146,11 +142,6 @@ class EvalspecServer(LanguageServer):
         are told not to show (Neovim 0.7's handlers show any other as an error)."""
         code = SERVER_CANCELLED if self.client.server_cancel else CONTENT_MODIFIED
         return self.error(code, f"evalspec is still checking {uri.rsplit('/', 1)[-1]}; ask again in a moment", data)
-
-    def _answered_late(self, uri: str) -> None:
-        self._late.add(uri)
-        if self._late_task is None or self._late_task.done():
-            self._late_task = asyncio.ensure_future(self._refresh_once_checked())
 
     async def _refresh_once_checked(self) -> None:
         """The client asked for a view of a document (lenses, hints, tokens) before it was ready and got
@@ -189,18 +180,19 @@ class EvalspecServer(LanguageServer):
 
         def register(fn: Handler[P, R]) -> Handler[P, R]:
             async def handle(params):  # no annotation: pygls must not inject the server again
-                task = asyncio.current_task()
-                with self._handling(method, task):
-                    try:
-                        answer = await fn(self, params)
-                        return empty() if answer is None and empty is not None else answer
-                    except (asyncio.CancelledError, JsonRpcException):
-                        raise
-                    except Exception as exc:
-                        self.report(method, traceback.format_exc())
-                        if empty is None:
-                            return self.error(int(lsp.ErrorCodes.InternalError), f"evalspec: {method} failed: {exc}")
-                        return empty()
+                started = asyncio.current_task().started = time.perf_counter()  # remaining_budget reads it
+                try:
+                    answer = await fn(self, params)
+                    return empty() if answer is None and empty is not None else answer
+                except (asyncio.CancelledError, JsonRpcException):
+                    raise
+                except Exception as exc:
+                    self.report(method, traceback.format_exc())
+                    if empty is None:
+                        return self.error(int(lsp.ErrorCodes.InternalError), f"evalspec: {method} failed: {exc}")
+                    return empty()
+                finally:
+                    log.info("%s %.1f ms", method, (time.perf_counter() - started) * 1000)
 
             handle.__name__ = fn.__name__
             self.feature(method, options)(handle)
@@ -225,30 +217,18 @@ class EvalspecServer(LanguageServer):
 
         def register(fn: Callable[[EvalspecServer, P], None]) -> Callable[[EvalspecServer, P], None]:
             def handle(params):
-                with self._handling(method, None):
-                    try:
-                        fn(self, params)
-                    except Exception:
-                        self.report(method, traceback.format_exc())
+                started = time.perf_counter()
+                try:
+                    fn(self, params)
+                except Exception:
+                    self.report(method, traceback.format_exc())
+                log.info("%s %.1f ms", method, (time.perf_counter() - started) * 1000)
 
             handle.__name__ = fn.__name__
             self.feature(method)(handle)
             return fn
 
         return register
-
-    @contextlib.contextmanager
-    def _handling(self, method: str, task: asyncio.Task[Any] | None) -> Iterator[None]:
-        """Logs the handler's time; a request's start is kept for `remaining_budget`."""
-        started = time.perf_counter()
-        if task is not None:
-            _started[id(task)] = started
-        try:
-            yield
-        finally:
-            if task is not None:
-                _started.pop(id(task), None)
-            log.info("%s %.1f ms", method, (time.perf_counter() - started) * 1000)
 
     # --- what the workers say -----------------------------------------------------------------------
 

@@ -92,12 +92,6 @@ JOBS = {"diagnostics": diagnostics}
 
 # --- in the LSP process -----------------------------------------------------------------------------
 
-def union(parts: list[bytes]) -> bytes:
-    """JSON lists joined into one."""
-    inner = [p[1:-1] for p in parts if p.strip() != b"[]"]
-    return b"[" + b",".join(inner) + b"]"
-
-
 class PushedDiagnostics:
     """What has been published: per target URI, the diagnostics each open document contributed."""
 
@@ -105,7 +99,9 @@ class PushedDiagnostics:
         self._by_target: dict[str, dict[str, bytes]] = defaultdict(dict)
 
     def union(self, target: str) -> bytes:
-        return union(list(self._by_target.get(target, {}).values()))
+        """The JSON lists of every contribution, joined into one."""
+        parts = self._by_target.get(target, {}).values()
+        return b"[" + b",".join(p[1:-1] for p in parts if p.strip() != b"[]") + b"]"
 
     def replace(self, owner: str, per_target: dict[str, bytes]) -> dict[str, bool]:
         """Set `owner`'s contributions; returns every target touched → whether its union changed."""
@@ -128,12 +124,12 @@ class PulledReports:
     def __init__(self) -> None:
         self._session = os.urandom(3).hex()  # result ids from an earlier server never match
         self._ids = itertools.count(1)
-        self._last: dict[str, tuple[str, dict[str, bytes]]] = {}  # uri -> (result id, diagnostics)
+        self.last: dict[str, tuple[str, dict[str, bytes]]] = {}  # uri -> (result id, diagnostics)
 
     def report(self, doc: Document, previous_result_id: str | None) -> bytes:
         """A DocumentDiagnosticReport (related documents included) as JSON."""
         per_target = dict(doc.diagnostics)
-        cached = self._last.get(doc.uri)
+        cached = self.last.get(doc.uri)
         if cached is not None:  # a file that had findings and has none now is reported empty once
             for uri, items in cached[1].items():
                 if items != b"[]" and uri not in per_target:
@@ -142,7 +138,7 @@ class PulledReports:
             result_id = cached[0]
         else:
             result_id = f"{self._session}-{next(self._ids)}"
-        self._last[doc.uri] = (result_id, per_target)
+        self.last[doc.uri] = (result_id, per_target)
         related = b",".join(b'"' + uri.encode() + b'":{"kind":"full","items":' + items + b"}"
                             for uri, items in per_target.items() if uri != doc.uri)
         if previous_result_id == result_id:
@@ -153,9 +149,6 @@ class PulledReports:
         if related:
             body += b',"relatedDocuments":{' + related + b"}"
         return body + b"}"
-
-    def forget(self, uri: str) -> None:
-        self._last.pop(uri, None)
 
 
 def register(server: EvalspecServer) -> None:
@@ -190,7 +183,7 @@ def register(server: EvalspecServer) -> None:
 
     def closed(doc: Document) -> None:
         if server.client.pull_diagnostics:
-            pulled.forget(doc.uri)
+            pulled.last.pop(doc.uri, None)
             return
         doc.eval_file = False
         publish(doc, {})

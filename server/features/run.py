@@ -1,14 +1,12 @@
 """Running from the editor, in the LSP process: the commands behind the run lenses and actions, and
-each document's run state, fed by the run's own process.
+each document's run state.
 
 Commands (workspace/executeCommand), one argument `{"uri", "item", "model", "line", "open", "markdown"}`
-(or `uri[, item]`): `evalspec.run` (the file or one prompt / test; answers once started, then runs as
-cancellable work-done progress), `evalspec.plan`, `evalspec.cancelRun`, `evalspec.showResults`. A
-command past the request budget answers `pending` and finishes later. The run is planned by a worker
-job (run_jobs.py) and run by a child process (`python -m evalspec.ide.run_process`) whose JSON-lines
-events feed the document's RunBoard; cancel is SIGTERM to it (it writes what finished). A file's
-earlier results are read back when it is first checked. Only a command runs anything: with the open
-text, the settings' `run` section and the server's environment for API keys.
+or `uri[, item]`: `evalspec.run` (answers once started; runs as cancellable work-done progress),
+`evalspec.plan`, `evalspec.cancelRun`, `evalspec.showResults`; past the request budget `pending`. A
+run is planned by a worker job (run_jobs.py) and run by its own process (evalspec/ide/run_process.py)
+whose events feed the document's RunBoard; cancel is SIGTERM to it. A file's earlier results are read
+back when it is first checked. Only a command runs anything.
 """
 
 from __future__ import annotations
@@ -26,7 +24,7 @@ from typing import Any
 from lsprotocol import types as lsp
 
 from evalspec.ide.run_process import ENDED, FAILED, REFUSED, STOPPED, UNWRITABLE, RunEnd, RunProcess
-from evalspec.ide.runs import RunBoard, RunHistory, RunItem
+from evalspec.ide.runs import RunBoard, RunItem
 from evalspec.run.events import RunFinished
 
 from ..convert import path_of
@@ -41,10 +39,7 @@ RUN_STATE = "evalspec/runState"  # our notification: a document's run changed (c
 RUN_FINISHED = "evalspec/runFinished"  # and: it ended (the summary and result files)
 ALREADY_RUNNING = "a run of this file is already going on; cancel it first"
 REFRESH_EVERY_S = 0.25  # lens refreshes and progress reports while results pour in, at most this often
-# A refresh sends the worker the whole board (pickled in this process): a big run's lenses refresh less
-# often, so that sending them takes at most 1/BOARD_SHARE of the time (else the cost grew with the square
-# of the cells: a 20,000-cell run took 4.2 s of this process's CPU in 10.5 s).
-BOARD_SHARE = 20
+BOARD_SHARE = 20  # a refresh sends the worker the whole board: at most 1/BOARD_SHARE of the time doing so
 
 
 def refresh_every(board_s: float) -> float:
@@ -299,16 +294,13 @@ class RunFeature:
                 "uri": uri, "item": item, "interrupted": board.interrupted, "cancelled": board.cancelled,
                 "files": state.files, "summary": summary})
 
-    def forget_if_closed(self, uri: str, state: DocumentRuns) -> None:
+    def forget_if_closed(self, uri: str, state: DocumentRuns | None = None) -> None:
         """A document's run state goes once it is closed and its run is over (closing a tab is not
         "stop"); reopening reads the results back from the output folder."""
-        if self.server.documents.get(uri) is None and not state.running and self.server.runs.get(uri) is state:
+        state = state or self.server.runs.get(uri)
+        if state is not None and self.server.documents.get(uri) is None and not state.running \
+                and self.server.runs.get(uri) is state:
             del self.server.runs[uri]
-
-    def closed(self, doc: Document) -> None:
-        state = self.server.runs.get(doc.uri)
-        if state is not None:
-            self.forget_if_closed(doc.uri, state)
 
     async def cancel(self, target: Target) -> dict[str, Any]:
         state = self.server.runs.get(target.uri)
@@ -383,18 +375,11 @@ class RunFeature:
         state.items = items
         if isinstance(history, str):  # unreadable results never stop the editor
             self.server.report(f"reading earlier results of {doc.uri}", history)
-        elif history is not None and doc.path is not None:
-            self.restore(doc.uri, doc.path, history)
-
-    def restore(self, uri: str, path: Path, history: RunHistory) -> None:
-        state = self.server.runs.get(uri)
-        if state is None or history.empty:
-            return
-        state.board.restore(history)
-        if not state.files:
-            state.files = history.files
-        log.info("restored %d item(s) of earlier runs for %s", len(history.results), path.name)
-        self.changed(uri, state)
+        elif history is not None and not history.empty and (current := self.server.runs.get(doc.uri)) is not None:
+            current.board.restore(history)
+            current.files = current.files or history.files
+            log.info("restored %d item(s) of earlier runs for %s", len(history.results), _name(doc.uri))
+            self.changed(doc.uri, current)
 
     # --- telling the editor -------------------------------------------------------------------------
 
@@ -467,4 +452,4 @@ def register(server: EvalspecServer) -> None:
     command(CANCEL, feature.cancel)
     command(SHOW, feature.show)
     server.on_checked.append(feature.analysed)
-    server.on_closed.append(feature.closed)
+    server.on_closed.append(lambda doc: feature.forget_if_closed(doc.uri))

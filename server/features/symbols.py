@@ -22,14 +22,13 @@ if TYPE_CHECKING:
     from ..worker import Snapshot
 
 
-@functools.cache  # was a walk over the enum per symbol: 40% of an outline of 12,000 prompts
+_KINDS = {member.name.lower(): member for member in lsp.SymbolKind}
+
+
+@functools.cache
 def symbol_kind(kind: str) -> lsp.SymbolKind:
     """The engine names kinds by their LSP name in lower case ("object", "function", "enum-member")."""
-    normalised = kind.replace("-", "").replace("_", "").replace(" ", "").lower()
-    for member in lsp.SymbolKind:
-        if member.name.lower() == normalised:
-            return member
-    return lsp.SymbolKind.Object
+    return _KINDS.get(kind.replace("-", "").replace("_", "").replace(" ", "").lower(), lsp.SymbolKind.Object)
 
 
 Range = dict[str, dict[str, int]]
