@@ -23,7 +23,7 @@ from typing import Any
 from lsprotocol import types as lsp
 
 from .convert import LineIndex, path_of
-from .engine_workers import ERROR, OK, EngineWorkers, Text
+from .engine_workers import ERROR, OK, EngineWorkers, Text, settle
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +51,7 @@ class Document:
 
 class Documents:
     def __init__(self, workers: EngineWorkers, on_checked: Callable[[Document], None],
-                 on_error: Callable[[Document, Any], None], board: Callable[[str], tuple[int, Any] | None]) -> None:
+                 board: Callable[[str], tuple[int, Any] | None], on_error: Callable[[Document, Any], None]) -> None:
         self.workers = workers
         self.on_checked = on_checked  # the current version was checked
         self.on_error = on_error  # its check raised in the worker (the traceback)
@@ -59,8 +59,6 @@ class Documents:
         self.debounce_s = 0.075
         self._docs: dict[str, Document] = {}
         self._readers: dict[str, set[str]] = {}  # path -> uris whose last analysis read it
-        self._opened: dict[str, int] = {}
-        self._opening = itertools.count()
         self._settled: dict[str, list[asyncio.Future[None]]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -81,7 +79,6 @@ class Documents:
         if old is not None:
             self._cancel(old)
         doc = self._docs[uri] = Document(uri, path_of(uri), version, text)
-        self._opened.setdefault(uri, next(self._opening))
         self.check(doc, 0.0)
         self.files_changed([doc.path], besides=uri)  # its buffer now stands in for the file on disk
 
@@ -99,19 +96,16 @@ class Documents:
         if doc is not None:
             self._cancel(doc)
             self._index_reads(doc, frozenset())
-            self._opened.pop(uri, None)
             self.files_changed([doc.path])  # readers of its buffer go back to the file on disk
         return doc
 
     def files_changed(self, paths: Iterable[Path | None], *, besides: str | None = None) -> None:
         """Check again every open document whose last analysis read one of `paths` (other than `besides`)."""
         changed = {os.path.abspath(p) for p in paths if p is not None}
-        readers = {uri for p in changed for uri in self._readers.get(p, ())}
-        for uri in sorted(readers, key=lambda u: self._opened.get(u, 0)):
-            doc = self._docs.get(uri)
-            if doc is not None and uri != besides:
-                doc.rechecks += 1
-                self.check(doc, self.debounce_s)
+        readers = {uri for p in changed for uri in self._readers.get(p, ())} - {besides}
+        for doc in [d for d in self._docs.values() if d.uri in readers]:  # in the order they were opened
+            doc.rechecks += 1
+            self.check(doc, self.debounce_s)
 
     def check_all(self, uris: Iterable[str] | None = None) -> None:
         """Check again now (a worker was replaced, or the run boards changed)."""
@@ -174,9 +168,7 @@ class Documents:
             self._wake(doc.uri)
 
     def _wake(self, uri: str) -> None:
-        for waiter in self._settled.pop(uri, []):
-            if not waiter.done():
-                waiter.set_result(None)
+        settle(*self._settled.pop(uri, []), value=None)
 
     def _index_reads(self, doc: Document, reads: frozenset[str]) -> None:
         for p in doc.reads - reads:
@@ -248,8 +240,7 @@ def apply_changes(text: str, changes: Sequence[lsp.TextDocumentContentChangeEven
 
 
 def _lines(text: str) -> list[str]:
-    """`text` cut after each line break (`\r\n`, `\r`, `\n`): every piece but the last ends with its break;
-    the last (maybe empty) is the last line, so there is one piece per LSP line."""
+    """`text` cut after each line break (`\r\n`, `\r`, `\n`): one piece per LSP line, the last maybe empty."""
     out: list[str] = []
     pos = 0
     for m in (_BREAK if "\r" in text else _LF).finditer(text):

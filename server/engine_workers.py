@@ -13,6 +13,7 @@ or holding no analysis but still bloated, is replaced the same way between jobs,
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import itertools
 import logging
@@ -156,7 +157,7 @@ class EngineWorkers:
             worker.pipe, _ = await loop.connect_write_pipe(asyncio.Protocol, proc.stdin)
         except OSError as exc:
             worker.started.set_exception(exc)
-            _settle(worker.ready, worker.loaded)
+            settle(worker.ready, worker.loaded)
             log.error("could not start an engine worker: %s", exc)
             return
         worker.started.set_result(None)
@@ -193,7 +194,7 @@ class EngineWorkers:
             pass
         except Exception:
             log.exception("reading from an engine worker failed")
-        _settle(worker.ready, worker.loaded)
+        settle(worker.ready, worker.loaded)
         worker.kill()
         while (code := proc.poll()) is None:
             await asyncio.sleep(0.01)
@@ -209,12 +210,12 @@ class EngineWorkers:
         with contextlib.suppress(Exception):
             assert worker.pipe is not None
             worker.pipe.close()  # it exits when it has read everything
-        _settle(*(job.future for job in worker.jobs.values()), value=(GONE, None))
+        settle(*(job.future for job in worker.jobs.values()), value=(GONE, None))
         self.on_restart(why, None)
 
     def _died(self, worker: WorkerProcess, code: int | None) -> None:
         culprit = next(iter(worker.jobs.values()), None)
-        _settle(*(job.future for job in worker.jobs.values()), value=(GONE, None))
+        settle(*(job.future for job in worker.jobs.values()), value=(GONE, None))
         worker.jobs.clear()
         if worker.answered == 0 and (worker.slot >= 0 or not worker.ready.result()):
             self._failures += 1  # a worker that died before answering anything, a spare before loading
@@ -271,11 +272,8 @@ class EngineWorkers:
             if running is None or running.uri == uri or worker.busy_for(now) < self.stall_s:
                 return worker
         free = [w for w in self.workers if w.busy_for(now) < self.stall_s] or self.workers
-        load = {w.slot: 0 for w in free}
-        for other in self.assigned.values():
-            if other in load:
-                load[other] += 1
-        best = self.workers[min(load, key=lambda k: (load[k], k))]
+        load = collections.Counter(self.assigned.values())
+        best = min(free, key=lambda w: (load[w.slot], w.slot))
         if slot is not None and slot != best.slot:
             log.info("%s moves from engine worker %d (busy) to %d", uri.rsplit("/", 1)[-1], slot, best.slot)
             old = self.workers[slot]
@@ -377,7 +375,8 @@ class EngineWorkers:
             worker.kill()
 
 
-def _settle(*futures: asyncio.Future[Any], value: Any = False) -> None:
+def settle(*futures: asyncio.Future[Any], value: Any = False) -> None:
+    """Give each future not done yet `value`."""
     for future in futures:
         if not future.done():
             future.set_result(value)

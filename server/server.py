@@ -29,7 +29,6 @@ from .capabilities import ClientSupport
 from .convert import path_of
 from .documents import Document, Documents
 from .engine_workers import ERROR, GONE, LATE, OK, STALE, EngineWorkers, Job, worker_command
-from .features import Refused
 from .protocol import EvalspecProtocol, JsonReady
 from .settings import Settings
 
@@ -46,7 +45,6 @@ except PackageNotFoundError:  # pragma: no cover - running from a bare checkout
 P = TypeVar("P")
 R = TypeVar("R")
 Handler = Callable[["EvalspecServer", P], Awaitable[R]]
-REQUEST_FAILED = -32803  # LSP RequestFailed: a refused rename
 SERVER_CANCELLED = -32802  # "still checking", to a client that takes it as a cancellation
 CONTENT_MODIFIED = -32801  # "still checking" to other clients; a version the client has left
 LATE_REFRESH_S = 0.5  # at most one round of refresh requests this often
@@ -62,7 +60,8 @@ class EvalspecServer(LanguageServer):
         self.settings = Settings()
         self.workers = EngineWorkers(worker or worker_command("WARNING", None), 1,
                                      texts=lambda: self.documents.texts(), on_restart=self._worker_restarted)
-        self.documents = Documents(self.workers, self._checked, self._check_failed, self.board)
+        self.documents = Documents(self.workers, self._checked, self.board, on_error=lambda doc, detail: self.report(
+            detail[0] or f"checking {doc.uri} (version {doc.version})", detail[1]))
         self.on_initialize: list[Callable[[lsp.InitializeParams], None]] = []
         self.on_checked: list[Callable[[Document], None]] = []  # the current version was checked
         self.on_closed: list[Callable[[Document], None]] = []
@@ -100,8 +99,8 @@ class EvalspecServer(LanguageServer):
     def publish(self, uri: str, diagnostics: bytes, version: int | None = None) -> None:
         """textDocument/publishDiagnostics, the diagnostics given as a JSON list."""
         head = b'{"uri":' + json.dumps(uri).encode() + (b',"version":%d' % version if version is not None else b"")
-        self.protocol.notify_json(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS,
-                                  JsonReady(head + b',"diagnostics":' + diagnostics + b"}"))
+        self.protocol.send_json(b'{"jsonrpc":"2.0","method":"textDocument/publishDiagnostics","params":' + head
+                             + b',"diagnostics":' + diagnostics + b"}}")
 
     # --- asking the workers -------------------------------------------------------------------------
 
@@ -137,8 +136,7 @@ class EvalspecServer(LanguageServer):
 
     def still_checking(self, uri: str, data: Any = None) -> lsp.ResponseError:
         """"Still checking, ask again", in the code the client leaves unshown: ServerCancelled where it
-        takes that as a cancellation (vscode-languageclient: no error logged or shown, and a pull of
-        diagnostics or semantic tokens is asked again), else ContentModified, the one code clients
+        takes that as a cancellation (vscode-languageclient), else ContentModified, the one code clients
         are told not to show (Neovim 0.7's handlers show any other as an error)."""
         code = SERVER_CANCELLED if self.client.server_cancel else CONTENT_MODIFIED
         return self.error(code, f"evalspec is still checking {uri.rsplit('/', 1)[-1]}; ask again in a moment", data)
@@ -155,16 +153,14 @@ class EvalspecServer(LanguageServer):
             self.report("asking the client to refresh", traceback.format_exc())
 
     def refresh_views(self) -> None:
-        """Ask the client to request its code lenses, inlay hints, semantic tokens and folding ranges
-        again (those it can)."""
-        if self.client.code_lens_refresh:
-            self.workspace_code_lens_refresh(None)
-        if self.client.inlay_hint_refresh:
-            self.workspace_inlay_hint_refresh(None)
-        if self.client.semantic_tokens_refresh:
-            self.workspace_semantic_tokens_refresh(None)
-        if self.client.folding_range_refresh:
-            self.workspace_folding_range_refresh(None)
+        """Ask the client for its code lenses, inlay hints, semantic tokens and folding ranges again."""
+        client = self.client
+        for able, refresh in ((client.code_lens_refresh, self.workspace_code_lens_refresh),
+                              (client.inlay_hint_refresh, self.workspace_inlay_hint_refresh),
+                              (client.semantic_tokens_refresh, self.workspace_semantic_tokens_refresh),
+                              (client.folding_range_refresh, self.workspace_folding_range_refresh)):
+            if able:
+                refresh(None)
 
     @staticmethod
     def error(code: int, message: str, data: Any = None) -> lsp.ResponseError:
@@ -202,11 +198,10 @@ class EvalspecServer(LanguageServer):
 
     def forward(self, method: str, options: Any, empty: Callable[[], Any] | None, job: str) -> None:
         """Register `method` as answered by the worker's job of that name, given the request's params
-        (features.answers); a job's `Refused` answer is RequestFailed with its message."""
+        (features.answers)."""
 
         async def forwarded(server: EvalspecServer, params: Any) -> Any:
-            got = await server.ask(job, params.text_document.uri, params, what=method)
-            return self.error(REQUEST_FAILED, got.message) if isinstance(got, Refused) else got
+            return await server.ask(job, params.text_document.uri, params, what=method)
 
         forwarded.__name__ = job
         self.request(method, options, empty=empty)(forwarded)
@@ -235,9 +230,6 @@ class EvalspecServer(LanguageServer):
     def _checked(self, doc: Document) -> None:
         for listener in self.on_checked:
             listener(doc)
-
-    def _check_failed(self, doc: Document, detail: tuple[str | None, str]) -> None:
-        self.report(detail[0] or f"checking {doc.uri} (version {doc.version})", detail[1])
 
     def _worker_restarted(self, why: str, culprit: Job | None) -> None:
         """A worker was replaced: the documents are checked again (and their diagnostics restored). A

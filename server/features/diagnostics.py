@@ -1,13 +1,10 @@
 """Diagnostics: findings of the current analysis, pushed or pulled (never both for one client).
 
-In the worker (`diagnostics` job): the analysis's findings as LSP diagnostics (JSON), grouped by the
-file each belongs to (an AgentV suite's external tests file has its own), with failed points of the
-last run as Information diagnostics (source `evalspec run`, engine/ide/run_notes.py).
-
-In the LSP process: push (`textDocument/publishDiagnostics`) after each check of the current version;
-a file's published diagnostics are the union of what every open document reports about it. Pull
-(`textDocument/diagnostic`) is offered only to clients that declare it, and answers "unchanged" when
-the client already holds the same diagnostics.
+In the worker (`diagnostics` job): the findings as LSP diagnostics (JSON) per file they belong to (a
+suite's external tests file has its own), and the last run's failed points as Information diagnostics
+(engine/ide/run_notes.py). In the LSP process: published after each check, a file's diagnostics being
+the union of what every open document reports about it; or pulled (`textDocument/diagnostic`, offered
+only to clients that declare it), "unchanged" when the client already holds them.
 """
 
 from __future__ import annotations
@@ -134,10 +131,7 @@ class PulledReports:
             for uri, items in cached[1].items():
                 if items != b"[]" and uri not in per_target:
                     per_target[uri] = b"[]"
-        if cached is not None and cached[1] == per_target:
-            result_id = cached[0]
-        else:
-            result_id = f"{self._session}-{next(self._ids)}"
+        result_id = cached[0] if cached and cached[1] == per_target else f"{self._session}-{next(self._ids)}"
         self.last[doc.uri] = (result_id, per_target)
         related = b",".join(b'"' + uri.encode() + b'":{"kind":"full","items":' + items + b"}"
                             for uri, items in per_target.items() if uri != doc.uri)

@@ -120,10 +120,9 @@ def register(server: EvalspecServer) -> None:
 
     @server.request("evalspec/workers", empty=None)
     async def worker_state(server: EvalspecServer, params: Any) -> dict[str, Any]:
-        """{"runStates": documents whose run state is kept, "runProcesses": [{"uri", "pid"}] of the runs
-        going on, "modules": the engine's modules loaded in this process, "handlers": messages whose handlers
-        pygls keeps, "jobs": jobs not answered yet, "workers": per worker process {"pid", "jobs", "rss",
-        "assigned", "documents", "analyses"}, "spare": {"pid", "analysed"}}."""
+        """{"runStates", "runProcesses": [{"uri", "pid"}], "modules": the engine's loaded here, "handlers":
+        kept by pygls, "jobs", "workers": [{"pid", "jobs", "rss", "assigned", "documents", "analyses"}],
+        "spare": {"pid", "analysed"}}."""
         answer = server.workers.state()
         for slot, worker in enumerate(answer["workers"]):
             status, value = await server.workers.call("state", None, None, slot=slot)

@@ -236,9 +236,12 @@ class RunFeature:
             async for _ in state.process.follow():
                 state.generation += 1  # the worker gets this board with the next lens or hover
                 now = time.monotonic()
-                if now - last >= REFRESH_EVERY_S:
+                if now - last >= REFRESH_EVERY_S and progress is not None:
                     last = now
-                    self.report(progress, board)
+                    with contextlib.suppress(Exception):
+                        self.server.work_done_progress.report(progress, lsp.WorkDoneProgressReport(
+                            message=board.progress_text(), cancellable=True,
+                            percentage=int(100 * board.done / board.total) if board.total else 0))
                 if now - shown >= refresh_every(self.server.workers.board_s):
                     shown = now
                     self.changed(uri, state)
@@ -254,11 +257,16 @@ class RunFeature:
             end = RunEnd(FAILED, "".join(traceback.format_exception(exc)))
         finally:
             state.process = None
-            self.end_progress(progress, board)
+            if progress is not None:
+                with contextlib.suppress(Exception):
+                    self.server.work_done_progress.end(progress, lsp.WorkDoneProgressEnd(
+                        message="cancelled" if board.cancelled else board.progress_text()))
+                    self.server.work_done_progress.tokens.pop(progress, None)
             self.ended(uri, item, state, end)
 
     def ended(self, uri: str, item: str | None, state: DocumentRuns, end: RunEnd) -> None:
-        """The run's process is gone (the board says how the run ended): the user's editor is told."""
+        """The run's process is gone (the board says how the run ended): the user's editor is told, and
+        told `evalspec/runFinished`."""
         if end.kind == REFUSED:  # a run of the same label (a terminal's) holds the lock: said, nothing lost
             self.changed(uri, state)
             self.message(lsp.MessageType.Warning, f"evalspec: {end.message}")
@@ -267,18 +275,7 @@ class RunFeature:
             self.server.tell(lsp.MessageType.Error, f"evalspec: {end.message}")
         elif end.kind == FAILED or (end.kind == ENDED and not state.cancelled):  # a bug, or killed
             self.server.report(f"the run of {uri}", end.message)
-        state.files = end.files
-        self.finished(uri, item, state, end.summary)
-
-    def not_started(self, uri: str, state: DocumentRuns, started: asyncio.Future[dict[str, Any]],
-                    answer: dict[str, Any]) -> None:
-        state.planning = False
-        if not started.done():
-            started.set_result(answer)
-        self.changed(uri, state)  # no run after all: the lenses go back
-
-    def finished(self, uri: str, item: str | None, state: DocumentRuns, summary: dict[str, Any] | None) -> None:
-        board = state.board
+        state.files, board, summary = end.files, state.board, end.summary
         self.changed(uri, state)
         text = board.outcome(item)
         where = f" Results: {state.files[0]}" if state.files else ""
@@ -293,6 +290,13 @@ class RunFeature:
             self.server.protocol.notify(RUN_FINISHED, {
                 "uri": uri, "item": item, "interrupted": board.interrupted, "cancelled": board.cancelled,
                 "files": state.files, "summary": summary})
+
+    def not_started(self, uri: str, state: DocumentRuns, started: asyncio.Future[dict[str, Any]],
+                    answer: dict[str, Any]) -> None:
+        state.planning = False
+        if not started.done():
+            started.set_result(answer)
+        self.changed(uri, state)  # no run after all: the lenses go back
 
     def forget_if_closed(self, uri: str, state: DocumentRuns | None = None) -> None:
         """A document's run state goes once it is closed and its run is over (closing a tab is not
@@ -411,20 +415,6 @@ class RunFeature:
         if cancelled is not None:  # the client's Cancel button cancels this future
             cancelled.add_done_callback(lambda f: state.cancel() if f.cancelled() else None)
         return token
-
-    def report(self, token: str | None, board: RunBoard) -> None:
-        if token is not None:
-            with contextlib.suppress(Exception):
-                self.server.work_done_progress.report(token, lsp.WorkDoneProgressReport(
-                    message=board.progress_text(), cancellable=True,
-                    percentage=int(100 * board.done / board.total) if board.total else 0))
-
-    def end_progress(self, token: str | None, board: RunBoard) -> None:
-        if token is not None:
-            with contextlib.suppress(Exception):
-                self.server.work_done_progress.end(token, lsp.WorkDoneProgressEnd(
-                    message="cancelled" if board.cancelled else board.progress_text()))
-                self.server.work_done_progress.tokens.pop(token, None)
 
 
 def register(server: EvalspecServer) -> None:

@@ -1,9 +1,6 @@
-"""textDocument/documentSymbol (an outline of the file) and textDocument/foldingRange.
-
-Both grow with the file (a 4 MB blueprint: 64,000 symbols, 51,000 folds), so the worker builds them
-as JSON data, once per analysis (kept in its memo: editors ask for the outline after every change and
-again for breadcrumbs), without lsprotocol objects.
-"""
+"""textDocument/documentSymbol (an outline of the file) and textDocument/foldingRange, built by the
+worker as JSON data once per analysis (a 4 MB blueprint has 64,000 symbols; editors ask after every
+change)."""
 
 from __future__ import annotations
 
