@@ -47,9 +47,7 @@ class ClientSupport:
     watch_files: bool = _cap("workspace.did_change_watched_files.dynamic_registration")  # may register watchers
 
     @classmethod
-    def of(cls, caps: lsp.ClientCapabilities | None) -> ClientSupport:
-        if caps is None:
-            return cls()
+    def of(cls, caps: lsp.ClientCapabilities) -> ClientSupport:
         from pygls.capabilities import get_capability
 
         flags = {}

@@ -1,16 +1,11 @@
-"""Open documents in the LSP process: their text and version, what their last check found, and when
-to check them.
+"""Open documents in the LSP process: their text (didChange applied here: pygls's copy breaks lines at
+form feeds, `\\x1c`-`\\x1e`, `\\x85`, `\\u2028` and `\\u2029` too, where LSP breaks only at `\\n`,
+`\\r\\n` and `\\r`), version, what their last check found, and when to check them.
 
-The text is kept here, with didChange's edits applied by `apply_changes`, not by pygls: pygls applies
-them on lines split by `str.splitlines`, which also breaks at form feeds, `\\x1c`–`\\x1e`, `\\x85`,
-`\\u2028` and `\\u2029`, where LSP (and the engine) break lines only at `\\n`, `\\r\\n` and `\\r`.
-
-didOpen checks at once; didChange after a quiet period (the debounce), so a burst of keystrokes costs
-one check. A check is the worker's `diagnostics` job for the version current when it is sent; its
-answer is kept only while that version is still current (`on_checked` then publishes it). A document
-is checked again when a file its last analysis read changes (its open text is edited, it is opened,
-saved or closed, or the client reports it changed on disk). The texts themselves are what the workers
-get (engine_workers.py); nothing here parses or analyses.
+didOpen checks at once, didChange after a quiet period (the debounce). A check is the worker's
+`diagnostics` job for the current version; its answer is kept only while that version is current
+(`on_checked` then publishes it). A document is checked again when a file its last analysis read
+changes (edited, opened, saved or closed in the editor, or changed on disk). Nothing here analyses.
 """
 
 from __future__ import annotations
@@ -28,7 +23,7 @@ from typing import Any
 from lsprotocol import types as lsp
 
 from .convert import LineIndex, path_of
-from .engine_workers import ERROR, OK, EngineWorkers
+from .engine_workers import ERROR, OK, EngineWorkers, Text, settle
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +51,7 @@ class Document:
 
 class Documents:
     def __init__(self, workers: EngineWorkers, on_checked: Callable[[Document], None],
-                 on_error: Callable[[Document, Any], None], board: Callable[[str], tuple[int, Any] | None]) -> None:
+                 board: Callable[[str], tuple[int, Any] | None], on_error: Callable[[Document, Any], None]) -> None:
         self.workers = workers
         self.on_checked = on_checked  # the current version was checked
         self.on_error = on_error  # its check raised in the worker (the traceback)
@@ -64,32 +59,26 @@ class Documents:
         self.debounce_s = 0.075
         self._docs: dict[str, Document] = {}
         self._readers: dict[str, set[str]] = {}  # path -> uris whose last analysis read it
-        self._opened: dict[str, int] = {}
-        self._opening = itertools.count()
         self._settled: dict[str, list[asyncio.Future[None]]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
 
     def get(self, uri: str) -> Document | None:
         return self._docs.get(uri)
 
-    def __iter__(self) -> Iterable[Document]:
-        return iter(list(self._docs.values()))
+    def open_paths(self) -> set[Path]:
+        return {doc.path for doc in self._docs.values() if doc.path is not None}
 
-    def open_uris(self) -> list[str]:
-        return list(self._docs)
-
-    def texts(self) -> dict[str, tuple[int, str, bool]]:
+    def texts(self) -> dict[str, Text]:
         """uri -> (version, text, whether the spare may hold it: that version's check succeeded, or the
-        document has never been checked and has stopped no worker) of every open document."""
-        return {uri: (doc.version, doc.text, doc.fresh or (doc.checked is None and doc.stopped_worker is None))
-                for uri, doc in self._docs.items()}
+        document has never been checked and has stopped no worker; path) of every open document."""
+        return {uri: (doc.version, doc.text, doc.fresh or (doc.checked is None and doc.stopped_worker is None),
+                      doc.path) for uri, doc in self._docs.items()}
 
     def open(self, uri: str, version: int, text: str) -> None:
         old = self._docs.get(uri)
         if old is not None:
             self._cancel(old)
         doc = self._docs[uri] = Document(uri, path_of(uri), version, text)
-        self._opened.setdefault(uri, next(self._opening))
         self.check(doc, 0.0)
         self.files_changed([doc.path], besides=uri)  # its buffer now stands in for the file on disk
 
@@ -107,24 +96,16 @@ class Documents:
         if doc is not None:
             self._cancel(doc)
             self._index_reads(doc, frozenset())
-            self._opened.pop(uri, None)
             self.files_changed([doc.path])  # readers of its buffer go back to the file on disk
         return doc
 
-    def files_changed(self, paths: Iterable[Path | None], *, besides: str | None = None) -> list[str]:
-        """Check again every open document whose last analysis read one of `paths` (other than
-        `besides`); their URIs."""
+    def files_changed(self, paths: Iterable[Path | None], *, besides: str | None = None) -> None:
+        """Check again every open document whose last analysis read one of `paths` (other than `besides`)."""
         changed = {os.path.abspath(p) for p in paths if p is not None}
-        readers = {uri for p in changed for uri in self._readers.get(p, ())}
-        again = []
-        for uri in sorted(readers, key=lambda u: self._opened.get(u, 0)):
-            doc = self._docs.get(uri)
-            if doc is None or uri == besides:
-                continue
+        readers = {uri for p in changed for uri in self._readers.get(p, ())} - {besides}
+        for doc in [d for d in self._docs.values() if d.uri in readers]:  # in the order they were opened
             doc.rechecks += 1
             self.check(doc, self.debounce_s)
-            again.append(uri)
-        return again
 
     def check_all(self, uris: Iterable[str] | None = None) -> None:
         """Check again now (a worker was replaced, or the run boards changed)."""
@@ -141,7 +122,7 @@ class Documents:
         while (doc := self._docs.get(uri)) is not None and not doc.fresh and doc.stopped_worker != doc.version:
             waiter = asyncio.get_running_loop().create_future()
             self._settled.setdefault(uri, []).append(waiter)
-            if doc.timer is None and not self._checking(doc):
+            if doc.timer is None and not any(getattr(t, "uri", None) == uri for t in self._tasks):
                 self.check(doc, 0.0)
             await waiter
 
@@ -160,9 +141,6 @@ class Documents:
         if doc.timer is not None:
             doc.timer.cancel()
             doc.timer = None
-
-    def _checking(self, doc: Document) -> bool:
-        return any(getattr(t, "uri", None) == doc.uri for t in self._tasks)
 
     def _start(self, doc: Document) -> None:
         doc.timer = None
@@ -190,9 +168,7 @@ class Documents:
             self._wake(doc.uri)
 
     def _wake(self, uri: str) -> None:
-        for waiter in self._settled.pop(uri, []):
-            if not waiter.done():
-                waiter.set_result(None)
+        settle(*self._settled.pop(uri, []), value=None)
 
     def _index_reads(self, doc: Document, reads: frozenset[str]) -> None:
         for p in doc.reads - reads:
@@ -235,11 +211,9 @@ _MANY = 8
 
 
 def apply_changes(text: str, changes: Sequence[lsp.TextDocumentContentChangeEvent], encoding: str) -> str:
-    """`text` after a didChange's content changes, in order. A few are applied one by one on the text; many
-    (a multi-cursor edit on every line of a 50,000-line file sends 50,000) on a list of its lines, where
-    finding a line is an index and replacing it touches that line only: one by one, each change scanned
-    the text down to its line and copied the whole text, and 50,000 changes going down a file took a
-    minute on the server's event loop. Both give the same text (tests/lsp/test_text_documents.py)."""
+    """`text` after a didChange's content changes, in order: a few one by one on the text; many (a
+    multi-cursor edit sends one per line) on a list of its lines, where each touches its line only.
+    Both give the same text (tests/lsp/test_text_documents.py)."""
     if len(changes) <= _MANY:
         for change in changes:
             text = apply_change(text, change, encoding)
@@ -266,8 +240,7 @@ def apply_changes(text: str, changes: Sequence[lsp.TextDocumentContentChangeEven
 
 
 def _lines(text: str) -> list[str]:
-    """`text` cut after each line break (`\r\n`, `\r`, `\n`): every piece but the last ends with its break;
-    the last (maybe empty) is the last line, so there is one piece per LSP line."""
+    """`text` cut after each line break (`\r\n`, `\r`, `\n`): one piece per LSP line, the last maybe empty."""
     out: list[str] = []
     pos = 0
     for m in (_BREAK if "\r" in text else _LF).finditer(text):
@@ -290,8 +263,7 @@ def _locate(lines: list[str], position: lsp.Position, encoding: str) -> tuple[in
 
 def _line_start(text: str, lines: int, start: int) -> int | None:
     """The index where the line `lines` lines below the one starting at `start` starts (None: past the
-    last line). The breaks are skipped by islice, in C: a Python loop over the 240,000 lines of a
-    4 MB file held the event loop for 0.1 s per edit."""
+    last line); the breaks are skipped in C (islice), not in a Python loop."""
     if lines <= 0:
         return start
     breaks = _BREAK if "\r" in text else _LF  # a one-character pattern is searched for twice as fast

@@ -1,23 +1,19 @@
-"""The engine worker processes (worker.py), seen from the LSP process.
+"""The engine worker processes (evalspec/ide/worker.py) as the LSP process sees them.
 
-Each open document is handled by one worker, the one with the fewest documents when it was first
-asked about; it moves to another only when its worker has been busy with another document's job for
-longer than `stall_s` (a stuck or very long analysis delays no other document). Before a job is sent, the
-worker is brought up to date: the text of every open document it has not got yet, the closing of
-those that closed, and the document's run board. `call` answers a job's status and value; a job not
-answered within its budget is "late" (the request says "still checking") and cancelled in the worker
-if it has not started there. A worker that dies, or is busy with one job past the timeout (then it is
-killed), is replaced at once by the spare: a worker kept started in standby, given every open text
-once its check has succeeded, or before any check (never a text that has stopped a worker), and
-analysing them while it has nothing else to do, so it takes over with the analyses made. It gets the
-current texts; a new spare starts 2 s later; `on_restart` tells the server (which re-checks the
-documents and tells the user). A worker whose memory passed its bound, or that holds no analysis any
-more and kept what its closed documents used, is replaced the same way when it has no job, silently.
+A document stays on one worker (the one with the fewest documents when first asked), moving only when
+its worker has been busy with another document's job past `stall_s`. Before a job the worker is sent
+the open texts it has not got, the closings, and the document's run board. `call` answers (status,
+value); past its budget a job is LATE ("still checking") and cancelled in the worker if not started.
+A worker that dies or is busy past the timeout (then killed) is replaced at once by the spare, a
+worker in standby given the open texts (once checked, or before any check; never one that stopped a
+worker) and analysing them while idle; `on_restart` tells the server. A worker past its memory bound,
+or holding no analysis but still bloated, is replaced the same way between jobs, silently.
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import itertools
 import logging
@@ -26,9 +22,10 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from . import wire
+from evalspec.ide import wire
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +34,7 @@ BACKLOG = 4 << 20  # bytes waiting in a worker's pipe past which no more is sent
 READY = 0  # the job id of what a worker says once its engine is loaded (jobs count from 1)
 GIVE_UP_AFTER = 3  # workers in a row that died before answering anything: no more are started
 RECYCLE_OVER = 16 << 20  # a worker holding no analysis and this much bigger than when it had loaded is replaced
+Text = tuple[int, str, bool, Path | None]  # an open document: version, text, whether the spare may hold it, path
 
 
 @dataclass(eq=False)
@@ -84,11 +82,11 @@ class WorkerProcess:
 
 
 class EngineWorkers:
-    def __init__(self, command: list[str], count: int, *, texts: Callable[[], dict[str, tuple[int, str, bool]]],
+    def __init__(self, command: list[str], count: int, *, texts: Callable[[], dict[str, Text]],
                  on_restart: Callable[[str, Job | None], None]) -> None:
         self.command = command
         self.count = count
-        self.texts = texts  # uri -> (version, text, whether the spare may hold it) of every open document
+        self.texts = texts  # uri -> (version, text, whether the spare may hold it, path) of every open document
         self.on_restart = on_restart  # (why, the job it died on) after a worker was replaced
         self.timeout_s = 30.0
         self.board_s = 0.0  # what sending the last run board took (pickling it: a run's lenses refresh by it)
@@ -103,14 +101,12 @@ class EngineWorkers:
         self._failures = 0
         self._replaced = 0.0  # when a worker was last replaced
         self._watch: asyncio.TimerHandle | None = None
-        self.before_start: Callable[[], None] | None = None  # starts the workers if nothing has yet
-        self.early: subprocess.Popen[bytes] | None = None  # started at `initialize` (`spawn`): the first worker
         self._closed = False
 
     def start(self) -> None:
-        """The first worker starts in the background (requests wait for it), or takes the process
-        started at `initialize` (`early`); the spare and the other workers once it has loaded all it
-        loads: processes loading the engine at once on two cores slow the first answer (`_keep_spare`)."""
+        """The first worker starts in the background (requests wait for it); the spare and the others
+        once it has loaded all it loads: processes loading the engine at once on two cores slow the
+        first answer (`_keep_spare`)."""
         self.workers = [WorkerProcess(slot) for slot in range(self.count)]
         self._launch(self.workers[0])
         self._watch = asyncio.get_running_loop().call_later(0.5, self._watchdog)
@@ -123,7 +119,9 @@ class EngineWorkers:
     def _launch(self, worker: WorkerProcess) -> None:
         if not worker.launched:
             worker.launched = True
-            self._task(self._run(worker))
+            task = asyncio.ensure_future(self._run(worker))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
 
     def _successor(self, slot: int) -> WorkerProcess:
         """A worker for `slot`: the spare out of standby, keeping the analyses of the documents of this
@@ -149,24 +147,17 @@ class EngineWorkers:
                 worker.analysed.pop(uri, None)
         return worker
 
-    def _task(self, coro: Any) -> None:
-        task = asyncio.ensure_future(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
     async def _run(self, worker: WorkerProcess) -> None:
         loop = asyncio.get_running_loop()
         reader = asyncio.StreamReader(limit=1 << 20)
         try:
-            early, self.early = self.early, None
-            worker.proc = proc = early or spawn(self.command)
+            worker.proc = proc = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
             assert proc.stdin is not None and proc.stdout is not None
             await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), proc.stdout)
             worker.pipe, _ = await loop.connect_write_pipe(asyncio.Protocol, proc.stdin)
         except OSError as exc:
             worker.started.set_exception(exc)
-            worker.ready.set_result(False)
-            worker.loaded.set_result(False)
+            settle(worker.ready, worker.loaded)
             log.error("could not start an engine worker: %s", exc)
             return
         worker.started.set_result(None)
@@ -203,10 +194,7 @@ class EngineWorkers:
             pass
         except Exception:
             log.exception("reading from an engine worker failed")
-        if not worker.ready.done():
-            worker.ready.set_result(False)
-        if not worker.loaded.done():
-            worker.loaded.set_result(False)
+        settle(worker.ready, worker.loaded)
         worker.kill()
         while (code := proc.poll()) is None:
             await asyncio.sleep(0.01)
@@ -222,16 +210,12 @@ class EngineWorkers:
         with contextlib.suppress(Exception):
             assert worker.pipe is not None
             worker.pipe.close()  # it exits when it has read everything
-        for job in worker.jobs.values():
-            if not job.future.done():
-                job.future.set_result((GONE, None))
+        settle(*(job.future for job in worker.jobs.values()), value=(GONE, None))
         self.on_restart(why, None)
 
     def _died(self, worker: WorkerProcess, code: int | None) -> None:
         culprit = next(iter(worker.jobs.values()), None)
-        for job in worker.jobs.values():
-            if not job.future.done():
-                job.future.set_result((GONE, None))
+        settle(*(job.future for job in worker.jobs.values()), value=(GONE, None))
         worker.jobs.clear()
         if worker.answered == 0 and (worker.slot >= 0 or not worker.ready.result()):
             self._failures += 1  # a worker that died before answering anything, a spare before loading
@@ -288,11 +272,8 @@ class EngineWorkers:
             if running is None or running.uri == uri or worker.busy_for(now) < self.stall_s:
                 return worker
         free = [w for w in self.workers if w.busy_for(now) < self.stall_s] or self.workers
-        load = {w.slot: 0 for w in free}
-        for other in self.assigned.values():
-            if other in load:
-                load[other] += 1
-        best = self.workers[min(load, key=lambda k: (load[k], k))]
+        load = collections.Counter(self.assigned.values())
+        best = min(free, key=lambda w: (load[w.slot], w.slot))
         if slot is not None and slot != best.slot:
             log.info("%s moves from engine worker %d (busy) to %d", uri.rsplit("/", 1)[-1], slot, best.slot)
             old = self.workers[slot]
@@ -311,8 +292,6 @@ class EngineWorkers:
                    slot: int | None = None) -> tuple[str, Any]:
         """The worker's (status, value) for job `name` about document `uri` at `version` (any when None);
         (LATE, None) past `budget` seconds. `slot`: that worker rather than the document's."""
-        if not self.workers and not self._closed and self.before_start is not None:
-            self.before_start()
         if not self.workers:
             return GONE, None
         worker = self.worker_of(uri) if slot is None else self.workers[slot]
@@ -351,19 +330,18 @@ class EngineWorkers:
         self._sync_texts(worker, texts)
         if uri is not None and board is not None and worker.boards.get(uri) != board[0] and uri in texts:
             started = time.perf_counter()
-            worker.send(("board", uri, *board))
+            worker.send(("board", uri, board[1]))
             self.board_s = time.perf_counter() - started
             worker.boards[uri] = board[0]
 
-    def _sync_texts(self, worker: WorkerProcess, texts: dict[str, tuple[int, str, bool]],
-                    spare: bool = False) -> None:
+    def _sync_texts(self, worker: WorkerProcess, texts: dict[str, Text], spare: bool = False) -> None:
         if worker.context is not self.context:
             worker.send(("init", self.context))
             worker.context = self.context
         self._close_gone(worker, texts)
-        for doc_uri, (version, text, checked) in texts.items():
+        for doc_uri, (version, text, checked, path) in texts.items():
             if worker.texts.get(doc_uri) != version and (checked or not spare):
-                worker.send(("text", doc_uri, version, text))
+                worker.send(("text", doc_uri, path, version, text))
                 worker.texts[doc_uri] = version
 
     @staticmethod
@@ -395,15 +373,14 @@ class EngineWorkers:
                 assert worker.pipe is not None
                 worker.pipe.close()
             worker.kill()
-        if self.early is not None:
-            self.early.kill()
-            self.early = None
+
+
+def settle(*futures: asyncio.Future[Any], value: Any = False) -> None:
+    """Give each future not done yet `value`."""
+    for future in futures:
+        if not future.done():
+            future.set_result(value)
 
 
 def worker_command(log_level: str, log_file: str | None) -> list[str]:
     return [sys.executable, "-m", "evalspec_lsp.worker", log_level, log_file or ""]
-
-
-def spawn(command: list[str]) -> subprocess.Popen[bytes]:
-    """A worker process (OSError when it cannot start); the first is started once `initialize` is answered."""
-    return subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)

@@ -1,9 +1,6 @@
-"""The server's own log: methods and timings by default, message payloads only at DEBUG.
-
-Documents and model answers are private: at INFO (the default with --log-file) and above, pygls's
-lines that carry whole messages ("Sending data: {…}", "Language server initialized {…}") are dropped
-and any long argument of what remains below ERROR is replaced by its length. `--log-level DEBUG` keeps everything.
-"""
+"""The server's own log: methods and timings by default. Documents and model answers are private: below
+DEBUG, pygls's lines that carry whole messages are dropped and any long argument of a line below ERROR
+is replaced by its length."""
 
 from __future__ import annotations
 

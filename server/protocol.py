@@ -1,9 +1,7 @@
-"""pygls's protocol and stdin, with the smallest overrides where pygls itself is wrong (one test each,
-named in the docstring of the method), and answers that are already JSON sent as they are.
-
-- `JsonReady`: an answer built by a worker as JSON is written without being decoded again.
-- A handler may answer an error as its result (`lsp.ResponseError`): an ordinary answer ("still
-  checking", "content modified"), not an exception pygls logs as one with its traceback.
+"""pygls's protocol and stdin, with the smallest overrides where pygls itself is wrong (each method's
+docstring names its test); answers a worker built as JSON (`JsonReady`) are written as they are, and a
+handler may answer an error (`lsp.ResponseError`, "still checking") as an ordinary answer, not an
+exception pygls logs with its traceback.
 """
 
 from __future__ import annotations
@@ -45,15 +43,12 @@ class EvalspecProtocol(LanguageServerProtocol):
             result, error = None, result
         if error is None and isinstance(result, JsonReady):
             self._result_types.pop(msg_id, None)
-            self._write(b'{"jsonrpc":"2.0","id":' + json.dumps(msg_id).encode() + b',"result":' + result.body + b"}")
+            self.send_json(b'{"jsonrpc":"2.0","id":' + json.dumps(msg_id).encode() + b',"result":' + result.body + b"}")
             return
         super()._send_response(msg_id, result, error)
 
-    def notify_json(self, method: str, params: JsonReady) -> None:
-        self._write(b'{"jsonrpc":"2.0","method":' + json.dumps(method).encode() + b',"params":' + params.body + b"}")
-
-    def _write(self, body: bytes) -> None:
-        """What pygls's `_send_data` does after encoding."""
+    def send_json(self, body: bytes) -> None:
+        """A message already encoded as JSON: what pygls's `_send_data` does after encoding."""
         if self.writer is None:
             return
         if log.isEnabledFor(logging.DEBUG):

@@ -1,24 +1,20 @@
-"""The LSP process's server object: settings, what the client supports, the open documents and the
-engine workers, and how requests are registered and answered.
+"""The LSP process's server object: settings, what the client supports, the open documents, the
+engine workers, and handlers that never take the server down.
 
-A request about a document is forwarded to its worker (`ask`) and answered with what the worker
-built (JSON), or, past the request budget, with "still checking, ask again" (`still_checking`): an
-ordinary answer, logged as nothing worse than INFO, and one no editor shows as an error. Clients ask
-again for some requests only when told to: once a document answered "still checking" is checked, the
-client is asked to refresh its code lenses, inlay hints, semantic tokens and folding ranges (the
-`workspace/…/refresh` requests it supports, as rust-analyzer does once a workspace has loaded). A request about a version the client has already
-left is answered ContentModified. A handler that fails is logged and answered empty.
+A request about a document is answered with what its worker built (`ask`), or past the request budget
+"still checking, ask again" (`still_checking`: an ordinary answer no editor shows as an error; once the
+document is checked the client is asked to refresh its lenses, hints, tokens and folds), or
+ContentModified for a version the client has left. A handler that fails is logged and answered empty.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import time
 import traceback
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -27,14 +23,14 @@ from lsprotocol import types as lsp
 from pygls.exceptions import FeatureRequestError, JsonRpcException
 from pygls.lsp.server import LanguageServer
 
+from evalspec.ide.wire import Runs
+
 from .capabilities import ClientSupport
 from .convert import path_of
 from .documents import Document, Documents
 from .engine_workers import ERROR, GONE, LATE, OK, STALE, EngineWorkers, Job, worker_command
-from .features import Refused
 from .protocol import EvalspecProtocol, JsonReady
 from .settings import Settings
-from .wire import Runs
 
 if TYPE_CHECKING:
     from .features.run import DocumentRuns
@@ -49,12 +45,9 @@ except PackageNotFoundError:  # pragma: no cover - running from a bare checkout
 P = TypeVar("P")
 R = TypeVar("R")
 Handler = Callable[["EvalspecServer", P], Awaitable[R]]
-REQUEST_FAILED = -32803  # LSP RequestFailed: a refused rename
 SERVER_CANCELLED = -32802  # "still checking", to a client that takes it as a cancellation
 CONTENT_MODIFIED = -32801  # "still checking" to other clients; a version the client has left
 LATE_REFRESH_S = 0.5  # at most one round of refresh requests this often
-
-_started: dict[int, float] = {}  # handler task -> when its request arrived
 
 
 class EvalspecServer(LanguageServer):
@@ -67,7 +60,8 @@ class EvalspecServer(LanguageServer):
         self.settings = Settings()
         self.workers = EngineWorkers(worker or worker_command("WARNING", None), 1,
                                      texts=lambda: self.documents.texts(), on_restart=self._worker_restarted)
-        self.documents = Documents(self.workers, self._checked, self._check_failed, self.board)
+        self.documents = Documents(self.workers, self._checked, self.board, on_error=lambda doc, detail: self.report(
+            detail[0] or f"checking {doc.uri} (version {doc.version})", detail[1]))
         self.on_initialize: list[Callable[[lsp.InitializeParams], None]] = []
         self.on_checked: list[Callable[[Document], None]] = []  # the current version was checked
         self.on_closed: list[Callable[[Document], None]] = []
@@ -86,7 +80,7 @@ class EvalspecServer(LanguageServer):
             return lsp.PositionEncodingKind.Utf16
 
     def board(self, uri: str) -> tuple[int, Any] | None:
-        """The document's runs as the worker needs them: (generation, worker.Runs)."""
+        """The document's runs as the worker needs them: (generation, wire.Runs)."""
         state = self.runs.get(uri)
         if state is None:
             return None
@@ -105,19 +99,18 @@ class EvalspecServer(LanguageServer):
     def publish(self, uri: str, diagnostics: bytes, version: int | None = None) -> None:
         """textDocument/publishDiagnostics, the diagnostics given as a JSON list."""
         head = b'{"uri":' + json.dumps(uri).encode() + (b',"version":%d' % version if version is not None else b"")
-        self.protocol.notify_json(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS,
-                                  JsonReady(head + b',"diagnostics":' + diagnostics + b"}"))
+        self.protocol.send_json(b'{"jsonrpc":"2.0","method":"textDocument/publishDiagnostics","params":' + head
+                             + b',"diagnostics":' + diagnostics + b"}}")
 
     # --- asking the workers -------------------------------------------------------------------------
 
     def remaining_budget(self) -> float:
         """What is left of the request budget for the request being handled (all of it outside one)."""
-        task = asyncio.current_task()
-        started = _started.get(id(task)) if task is not None else None
+        started = getattr(asyncio.current_task(), "started", None)  # set by `request`
         budget = self.settings.request_budget_s
         return max(0.05, budget - (time.perf_counter() - started)) if started is not None else budget
 
-    async def ask(self, name: str, uri: str, *args: Any, budget: float | None = -1, what: str = "") -> Any:
+    async def ask(self, name: str, uri: str, *args: Any, what: str = "") -> Any:
         """The worker's answer to job `name` about the current version of open document `uri`; the
         "still checking" or "content modified" error (as an answer) when it has none within the
         request budget; None when the document is not open, or not an eval file."""
@@ -127,11 +120,13 @@ class EvalspecServer(LanguageServer):
         if doc.stopped_worker == doc.version:
             return None  # its check stopped a worker: nothing is computed on this text
         status, value = await self.workers.call(name, uri, doc.version, *args, board=self.board(uri),
-                                                budget=self.remaining_budget() if budget == -1 else budget)
+                                                budget=self.remaining_budget())
         if status == OK:
             return JsonReady(value) if isinstance(value, bytes) else value
         if status == LATE:
-            self._answered_late(uri)
+            self._late.add(uri)
+            if self._late_task is None or self._late_task.done():
+                self._late_task = asyncio.ensure_future(self._refresh_once_checked())
             return self.still_checking(uri)
         if status == STALE:
             return self.error(CONTENT_MODIFIED, "evalspec: the document changed meanwhile")
@@ -141,16 +136,10 @@ class EvalspecServer(LanguageServer):
 
     def still_checking(self, uri: str, data: Any = None) -> lsp.ResponseError:
         """"Still checking, ask again", in the code the client leaves unshown: ServerCancelled where it
-        takes that as a cancellation (vscode-languageclient: no error logged or shown, and a pull of
-        diagnostics or semantic tokens is asked again), else ContentModified, the one code clients
+        takes that as a cancellation (vscode-languageclient), else ContentModified, the one code clients
         are told not to show (Neovim 0.7's handlers show any other as an error)."""
         code = SERVER_CANCELLED if self.client.server_cancel else CONTENT_MODIFIED
         return self.error(code, f"evalspec is still checking {uri.rsplit('/', 1)[-1]}; ask again in a moment", data)
-
-    def _answered_late(self, uri: str) -> None:
-        self._late.add(uri)
-        if self._late_task is None or self._late_task.done():
-            self._late_task = asyncio.ensure_future(self._refresh_once_checked())
 
     async def _refresh_once_checked(self) -> None:
         """The client asked for a view of a document (lenses, hints, tokens) before it was ready and got
@@ -164,16 +153,14 @@ class EvalspecServer(LanguageServer):
             self.report("asking the client to refresh", traceback.format_exc())
 
     def refresh_views(self) -> None:
-        """Ask the client to request its code lenses, inlay hints, semantic tokens and folding ranges
-        again (those it can)."""
-        if self.client.code_lens_refresh:
-            self.workspace_code_lens_refresh(None)
-        if self.client.inlay_hint_refresh:
-            self.workspace_inlay_hint_refresh(None)
-        if self.client.semantic_tokens_refresh:
-            self.workspace_semantic_tokens_refresh(None)
-        if self.client.folding_range_refresh:
-            self.workspace_folding_range_refresh(None)
+        """Ask the client for its code lenses, inlay hints, semantic tokens and folding ranges again."""
+        client = self.client
+        for able, refresh in ((client.code_lens_refresh, self.workspace_code_lens_refresh),
+                              (client.inlay_hint_refresh, self.workspace_inlay_hint_refresh),
+                              (client.semantic_tokens_refresh, self.workspace_semantic_tokens_refresh),
+                              (client.folding_range_refresh, self.workspace_folding_range_refresh)):
+            if able:
+                refresh(None)
 
     @staticmethod
     def error(code: int, message: str, data: Any = None) -> lsp.ResponseError:
@@ -189,18 +176,19 @@ class EvalspecServer(LanguageServer):
 
         def register(fn: Handler[P, R]) -> Handler[P, R]:
             async def handle(params):  # no annotation: pygls must not inject the server again
-                task = asyncio.current_task()
-                with self._handling(method, task):
-                    try:
-                        answer = await fn(self, params)
-                        return empty() if answer is None and empty is not None else answer
-                    except (asyncio.CancelledError, JsonRpcException):
-                        raise
-                    except Exception as exc:
-                        self.report(method, traceback.format_exc())
-                        if empty is None:
-                            return self.error(int(lsp.ErrorCodes.InternalError), f"evalspec: {method} failed: {exc}")
-                        return empty()
+                started = asyncio.current_task().started = time.perf_counter()  # remaining_budget reads it
+                try:
+                    answer = await fn(self, params)
+                    return empty() if answer is None and empty is not None else answer
+                except (asyncio.CancelledError, JsonRpcException):
+                    raise
+                except Exception as exc:
+                    self.report(method, traceback.format_exc())
+                    if empty is None:
+                        return self.error(int(lsp.ErrorCodes.InternalError), f"evalspec: {method} failed: {exc}")
+                    return empty()
+                finally:
+                    log.info("%s %.1f ms", method, (time.perf_counter() - started) * 1000)
 
             handle.__name__ = fn.__name__
             self.feature(method, options)(handle)
@@ -210,11 +198,10 @@ class EvalspecServer(LanguageServer):
 
     def forward(self, method: str, options: Any, empty: Callable[[], Any] | None, job: str) -> None:
         """Register `method` as answered by the worker's job of that name, given the request's params
-        (features.answers); a job's `Refused` answer is RequestFailed with its message."""
+        (features.answers)."""
 
         async def forwarded(server: EvalspecServer, params: Any) -> Any:
-            got = await server.ask(job, params.text_document.uri, params, what=method)
-            return self.error(REQUEST_FAILED, got.message) if isinstance(got, Refused) else got
+            return await server.ask(job, params.text_document.uri, params, what=method)
 
         forwarded.__name__ = job
         self.request(method, options, empty=empty)(forwarded)
@@ -225,11 +212,12 @@ class EvalspecServer(LanguageServer):
 
         def register(fn: Callable[[EvalspecServer, P], None]) -> Callable[[EvalspecServer, P], None]:
             def handle(params):
-                with self._handling(method, None):
-                    try:
-                        fn(self, params)
-                    except Exception:
-                        self.report(method, traceback.format_exc())
+                started = time.perf_counter()
+                try:
+                    fn(self, params)
+                except Exception:
+                    self.report(method, traceback.format_exc())
+                log.info("%s %.1f ms", method, (time.perf_counter() - started) * 1000)
 
             handle.__name__ = fn.__name__
             self.feature(method)(handle)
@@ -237,27 +225,11 @@ class EvalspecServer(LanguageServer):
 
         return register
 
-    @contextlib.contextmanager
-    def _handling(self, method: str, task: asyncio.Task[Any] | None) -> Iterator[None]:
-        """Logs the handler's time; a request's start is kept for `remaining_budget`."""
-        started = time.perf_counter()
-        if task is not None:
-            _started[id(task)] = started
-        try:
-            yield
-        finally:
-            if task is not None:
-                _started.pop(id(task), None)
-            log.info("%s %.1f ms", method, (time.perf_counter() - started) * 1000)
-
     # --- what the workers say -----------------------------------------------------------------------
 
     def _checked(self, doc: Document) -> None:
         for listener in self.on_checked:
             listener(doc)
-
-    def _check_failed(self, doc: Document, detail: tuple[str | None, str]) -> None:
-        self.report(detail[0] or f"checking {doc.uri} (version {doc.version})", detail[1])
 
     def _worker_restarted(self, why: str, culprit: Job | None) -> None:
         """A worker was replaced: the documents are checked again (and their diagnostics restored). A

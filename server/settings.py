@@ -65,12 +65,10 @@ class RunSettings:
         out.diagnostics = _get(options, "diagnostics", bool, out.diagnostics)
         out.concurrency = _get(options, "concurrency", int, None, 1, 1000)
         out.eval_methods = options["evalMethods"] if isinstance(options.get("evalMethods"), str) else None
-        if timeout := _get(options, "timeoutSeconds", float, None, 0, 3600):
-            out.timeout_s = float(timeout)
+        out.timeout_s = float(t) if (t := _get(options, "timeoutSeconds", float, None, 0, 3600)) else None
         if (cap := _get(options, "maxCost", float)) is not None and cap < float("inf"):
             out.max_cost = float(cap)
-        if (wait := _get(options, "maxWaitSeconds", float, None, 0, 86_400)) is not None:
-            out.max_wait_s = float(wait)
+        out.max_wait_s = float(w) if (w := _get(options, "maxWaitSeconds", float, None, 0, 86_400)) is not None else None
         return out
 
 

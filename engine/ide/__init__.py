@@ -18,8 +18,9 @@ Inner modules: lines.py (one line's block structure), layout.py (documents, head
 analysis, cached on it), schema.py (the registry walked along a key path), docs.py (markdown shared by
 hover and completion), model_ids.py and paths.py (model ids and file references), markdown_text.py
 (someone else's text made inert in hovers, lens titles and diagnostics). For the language server's
-engine workers: open_files.py (the open documents' texts as a FileSource), bare_cr.py (where the
-client's lines differ from the engine's). Runs from the editor: runs.py (what can run, the results),
+engine workers: worker.py (the worker process: open documents' analyses, the jobs it is given), wire.py
+(its pipe to the LSP process), open_files.py (the open documents' texts as a FileSource), bare_cr.py
+and line_index.py (positions as the client counts them). Runs from the editor: runs.py (what can run, the results),
 run_history.py (earlier runs read back), run_costs.py, run_notes.py, run_plan.py (a run's options,
 plan and report), run_process.py (a run in a process of its own).
 """

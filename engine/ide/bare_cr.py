@@ -10,8 +10,8 @@ step:
   client's, for its spans and for everything that reads the text line by line (completion and hover
   finding the key at the cursor, folding).
 - JSON Lines and CSV are read as they are (a CR inside a record does not end it): their bare CRs are
-  kept in `BareCRs`, through which the server's LineIndex (server/convert.py) turns the engine's
-  lines into the client's.
+  kept in `BareCRs`, through which LineIndex (line_index.py) turns the engine's lines into the
+  client's.
 
 U+2028, U+2029 and NEL are not line breaks in LSP, nor here.
 """
@@ -28,7 +28,7 @@ BARE_CRS = "lsp.bare-crs"  # an analysis's memo key for the BareCRs of its text
 
 def dataset_crs(text: str, path: Path | None) -> BareCRs | None:
     """The bare CRs of an open document the engine reads as it is (a JSON Lines or CSV file's), for
-    convert.LineIndex; None for every other file, whose bare CRs `analyze` reads as "\\n" itself
+    LineIndex; None for every other file, whose bare CRs `analyze` reads as "\\n" itself
     (line_breaks.as_read), so nothing is scanned twice."""
     return None if reads_bare_crs(path) else BareCRs.of_text(text)
 

@@ -2,7 +2,7 @@
 
 A suite's external tests file that is open with unsaved edits is checked as it stands in the editor,
 and one that exists only as an unsaved buffer exists. The language server's engine workers analyse
-through it (server/worker.py).
+through it (worker.py).
 """
 
 from __future__ import annotations

@@ -7,7 +7,6 @@ from __future__ import annotations
 import functools
 import importlib
 from collections.abc import Callable
-from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
@@ -27,13 +26,6 @@ def load(names: tuple[str, ...]) -> list[ModuleType]:
 def jobs() -> dict[str, Callable[..., Any]]:
     """Job name → function(worker, doc, *args), of every module in WITH_JOBS."""
     return {name: fn for feature in load(WITH_JOBS) for name, fn in feature.JOBS.items()}
-
-
-@dataclass(frozen=True)
-class Refused:
-    """A job's answer that the request is refused (LSP RequestFailed, with `message` for the user)."""
-
-    message: str
 
 
 def on_snapshot(fn: Callable[..., Any]) -> Callable[..., Any]:

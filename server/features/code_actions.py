@@ -1,10 +1,9 @@
 """textDocument/codeAction: quick fixes carried by findings, the engine's refactorings, and runs.
 
-Runs as code actions, for clients that show no lenses: on a prompt's or test's first line or its id /
-prompt / messages / input line (engine/ide/runs.py's run_line_item), "Run prompt <id>", "Run all N
-prompts", "Plan" and, when the file names several models, "Run prompt <id> with <model>"; "Cancel the
-run" while one goes on. Each runs its lens's command (run.py). They have no kind, so menus that list
-every action show them and requests for one kind do not.
+Runs as code actions, for clients that show no lenses: on a prompt's or test's lines
+(engine/ide/runs.py's run_line_item) "Run prompt <id>", "Run all N prompts", "Plan", and with several
+models "Run prompt <id> with <model>"; "Cancel the run" while one goes on. They have no kind, so
+menus that list every action show them and requests for one kind do not.
 """
 
 from __future__ import annotations

@@ -1,12 +1,10 @@
 """textDocument/codeLens: run the suite or one prompt / test, and the results of earlier runs in place.
 
-On the suite's first line: `▶ Run all` and `Plan` (or `■ Cancel` with the progress while it runs),
-then the last run's outcome. On each prompt / test: `▶ Run`, then its latest result per model. A file
-with errors gets one lens that says so instead of run lenses. Titles come from the engine's RunBoard.
-The Run lenses also say what a run would cost (`▶ Run · ≈ $0.04, 36 calls`, engine/ide/run_costs.py,
-the `--dry-run` estimate with the settings' models and judges): sized in the background after each
-analysis, the lenses never wait for it; the client is asked to refresh its lenses when it is ready.
-Off with the setting `runCosts: false`.
+On the suite's first line `▶ Run all` and `Plan` (`■ Cancel` and the progress while it runs), then the
+last run's outcome; on each prompt / test `▶ Run`, then its latest result per model (titles from the
+engine's RunBoard); a file with errors gets one lens saying so. The Run lenses say what a run would
+cost (`▶ Run · ≈ $0.04, 36 calls`, engine/ide/run_costs.py; off with `runCosts: false`), sized in the
+background after each analysis: the lenses never wait for it, the client is asked to refresh them.
 """
 
 from __future__ import annotations

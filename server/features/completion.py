@@ -11,9 +11,9 @@ from . import answers
 
 if TYPE_CHECKING:
     from evalspec.ide.completion import CompletionItem
+    from evalspec.ide.wire import Context
 
     from ..convert import LineIndex
-    from ..wire import Context
     from ..worker import Snapshot
 
 TRIGGER_CHARACTERS = ["$", ":", " ", "-", "/"]

@@ -1,13 +1,10 @@
 """Diagnostics: findings of the current analysis, pushed or pulled (never both for one client).
 
-In the worker (`diagnostics` job): the analysis's findings as LSP diagnostics (JSON), grouped by the
-file each belongs to (an AgentV suite's external tests file has its own), with failed points of the
-last run as Information diagnostics (source `evalspec run`, engine/ide/run_notes.py).
-
-In the LSP process: push (`textDocument/publishDiagnostics`) after each check of the current version;
-a file's published diagnostics are the union of what every open document reports about it. Pull
-(`textDocument/diagnostic`) is offered only to clients that declare it, and answers "unchanged" when
-the client already holds the same diagnostics.
+In the worker (`diagnostics` job): the findings as LSP diagnostics (JSON) per file they belong to (a
+suite's external tests file has its own), and the last run's failed points as Information diagnostics
+(engine/ide/run_notes.py). In the LSP process: published after each check, a file's diagnostics being
+the union of what every open document reports about it; or pulled (`textDocument/diagnostic`, offered
+only to clients that declare it), "unchanged" when the client already holds them.
 """
 
 from __future__ import annotations
@@ -92,12 +89,6 @@ JOBS = {"diagnostics": diagnostics}
 
 # --- in the LSP process -----------------------------------------------------------------------------
 
-def union(parts: list[bytes]) -> bytes:
-    """JSON lists joined into one."""
-    inner = [p[1:-1] for p in parts if p.strip() != b"[]"]
-    return b"[" + b",".join(inner) + b"]"
-
-
 class PushedDiagnostics:
     """What has been published: per target URI, the diagnostics each open document contributed."""
 
@@ -105,7 +96,9 @@ class PushedDiagnostics:
         self._by_target: dict[str, dict[str, bytes]] = defaultdict(dict)
 
     def union(self, target: str) -> bytes:
-        return union(list(self._by_target.get(target, {}).values()))
+        """The JSON lists of every contribution, joined into one."""
+        parts = self._by_target.get(target, {}).values()
+        return b"[" + b",".join(p[1:-1] for p in parts if p.strip() != b"[]") + b"]"
 
     def replace(self, owner: str, per_target: dict[str, bytes]) -> dict[str, bool]:
         """Set `owner`'s contributions; returns every target touched → whether its union changed."""
@@ -128,21 +121,18 @@ class PulledReports:
     def __init__(self) -> None:
         self._session = os.urandom(3).hex()  # result ids from an earlier server never match
         self._ids = itertools.count(1)
-        self._last: dict[str, tuple[str, dict[str, bytes]]] = {}  # uri -> (result id, diagnostics)
+        self.last: dict[str, tuple[str, dict[str, bytes]]] = {}  # uri -> (result id, diagnostics)
 
     def report(self, doc: Document, previous_result_id: str | None) -> bytes:
         """A DocumentDiagnosticReport (related documents included) as JSON."""
         per_target = dict(doc.diagnostics)
-        cached = self._last.get(doc.uri)
+        cached = self.last.get(doc.uri)
         if cached is not None:  # a file that had findings and has none now is reported empty once
             for uri, items in cached[1].items():
                 if items != b"[]" and uri not in per_target:
                     per_target[uri] = b"[]"
-        if cached is not None and cached[1] == per_target:
-            result_id = cached[0]
-        else:
-            result_id = f"{self._session}-{next(self._ids)}"
-        self._last[doc.uri] = (result_id, per_target)
+        result_id = cached[0] if cached and cached[1] == per_target else f"{self._session}-{next(self._ids)}"
+        self.last[doc.uri] = (result_id, per_target)
         related = b",".join(b'"' + uri.encode() + b'":{"kind":"full","items":' + items + b"}"
                             for uri, items in per_target.items() if uri != doc.uri)
         if previous_result_id == result_id:
@@ -153,9 +143,6 @@ class PulledReports:
         if related:
             body += b',"relatedDocuments":{' + related + b"}"
         return body + b"}"
-
-    def forget(self, uri: str) -> None:
-        self._last.pop(uri, None)
 
 
 def register(server: EvalspecServer) -> None:
@@ -190,7 +177,7 @@ def register(server: EvalspecServer) -> None:
 
     def closed(doc: Document) -> None:
         if server.client.pull_diagnostics:
-            pulled.forget(doc.uri)
+            pulled.last.pop(doc.uri, None)
             return
         doc.eval_file = False
         publish(doc, {})

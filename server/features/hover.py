@@ -1,10 +1,5 @@
 """textDocument/hover: the engine's markdown, as markdown or plain text as the client prefers (built in
-the worker).
-
-On the first line of a prompt or test that has been run, the hover also shows its latest results
-(per model: score, verdict, each point or assertion, the answer); on a point's or assertion's line,
-its score per model.
-"""
+the worker); on a prompt or test that has been run, or a point's line, also its latest results."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
-"""textDocument/inlayHint: the engine's hints (engine/ide/inlay_hints.py) as LSP inlay hints (built in the
-worker).
-
-Generated prompt ids, each point's or assertion's share of the score, required gates, collection sizes.
-Off with the setting `inlayHints: false` (initializationOptions or workspace/didChangeConfiguration;
-a change asks the client to refresh its hints).
-"""
+"""textDocument/inlayHint: the engine's hints (engine/ide/inlay_hints.py: generated prompt ids, each
+point's share of the score, required gates, collection sizes) as LSP inlay hints, built in the worker.
+Off with the setting `inlayHints: false`."""
 
 from __future__ import annotations
 

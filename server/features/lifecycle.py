@@ -1,16 +1,13 @@
 """initialize, text synchronisation (incremental), saved and watched files, configuration, shutdown,
 and `evalspec/workers` (what the server holds, for tests and benchmarks).
 
-The first engine worker is started once `initialize` is answered and taken up when the client says
-`initialized`, with the settings and the agreed encoding; the others start once it has loaded. The
-documents that read a file that changed (saved, or changed on disk: a file watcher is registered for
-the kinds of files eval files refer to, when the client allows it) are checked again.
+The first engine worker starts once `initialize` is answered, given the settings and the agreed
+encoding; the others once it has loaded. The documents that read a file that changed (saved, or
+changed on disk: a file watcher is registered when the client allows it) are checked again.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 import sys
 from typing import Any
@@ -20,7 +17,7 @@ from lsprotocol import types as lsp
 from ..capabilities import ClientSupport
 from ..convert import path_of
 from ..documents import apply_changes
-from ..engine_workers import OK, spawn
+from ..engine_workers import OK
 from ..server import EvalspecServer
 from ..settings import Settings, options_of
 
@@ -30,20 +27,9 @@ WATCHED = "**/*.{yaml,yml,jsonl,csv,json,md,markdown,txt,prompt}"
 
 
 def context(server: EvalspecServer) -> object:
-    from ..wire import Context
+    from evalspec.ide.wire import Context
 
-    settings = server.settings
-    return Context(server.client, server.encoding, settings.run.diagnostics, settings.run_costs, settings.docs_url)
-
-
-def docs_url_changed(url: str | None) -> None:
-    """Where diagnostics' codes link, in this process too (the workers get it in their Context)."""
-    if url is not None:  # the default needs nothing loaded here
-        from evalspec.finding_docs import set_docs_url
-
-        set_docs_url(url)
-    elif "evalspec.finding_docs" in sys.modules:
-        sys.modules["evalspec.finding_docs"].set_docs_url(None)
+    return Context(server.client, server.encoding, server.settings.run.diagnostics, server.settings.docs_url)
 
 
 def register(server: EvalspecServer) -> None:
@@ -51,27 +37,19 @@ def register(server: EvalspecServer) -> None:
     def initialize(params: lsp.InitializeParams) -> None:
         server.client = ClientSupport.of(params.capabilities)
         server.settings = Settings.of(params.initialization_options)
-        docs_url_changed(server.settings.docs_url)
         server.documents.debounce_s = server.settings.debounce_s
         server.workers.count = server.settings.workers
         server.workers.timeout_s = server.settings.worker_timeout_s
         server.workers.memory_bytes = server.settings.worker_memory_mb << 20
         for hook in server.on_initialize:
             hook(params)
-        # The first worker loads the engine while the client takes the answer and opens its files: started
-        # once this answer is sent (a worker that cannot start is started again, and reported, when needed).
-        asyncio.get_running_loop().call_soon(spawn_first)
-
-    def spawn_first() -> None:
-        if not server.workers.workers and server.workers.early is None:
-            with contextlib.suppress(OSError):
-                server.workers.early = spawn(server.workers.command)
+        # The encoding is agreed: the first worker starts once this answer is sent and loads the engine
+        # while the client opens its files.
+        server.workers.context = context(server)
+        server.workers.start()
 
     @server.feature(lsp.INITIALIZED)
     async def initialized(params: lsp.InitializedParams) -> None:
-        # `initialize` has been answered (the encoding is agreed): the first worker, loading the engine
-        # since then, is given the context the answers depend on.
-        start()
         if server.client.watch_files:
             registration = lsp.Registration(
                 id="evalspec-watched-files", method=lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES,
@@ -81,13 +59,6 @@ def register(server: EvalspecServer) -> None:
                 await server.client_register_capability_async(lsp.RegistrationParams(registrations=[registration]))
             except Exception:  # the client declined: didSave still covers what is saved in the editor
                 log.info("the client did not register the file watcher", exc_info=True)
-
-    def start() -> None:
-        server.workers.context = context(server)
-        if not server.workers.workers:
-            server.workers.start()
-
-    server.workers.before_start = start  # a client that never says `initialized`: started when first needed
 
     @server.notification(lsp.TEXT_DOCUMENT_DID_OPEN)
     def did_open(server: EvalspecServer, params: lsp.DidOpenTextDocumentParams) -> None:
@@ -135,9 +106,7 @@ def register(server: EvalspecServer) -> None:
                 settings.run_costs = changed.run_costs
                 if server.client.code_lens_refresh:
                     server.workspace_code_lens_refresh(None)
-            if settings.docs_url != changed.docs_url:
-                settings.docs_url = changed.docs_url
-                docs_url_changed(changed.docs_url)
+            settings.docs_url = changed.docs_url
             server.workers.context = context(server)
             server.documents.check_all(server.runs)  # run notes follow the `diagnostics` setting
 
@@ -151,10 +120,9 @@ def register(server: EvalspecServer) -> None:
 
     @server.request("evalspec/workers", empty=None)
     async def worker_state(server: EvalspecServer, params: Any) -> dict[str, Any]:
-        """{"runStates": documents whose run state is kept, "runProcesses": [{"uri", "pid"}] of the runs
-        going on, "modules": the engine's modules loaded in this process, "handlers": messages whose handlers
-        pygls keeps, "jobs": jobs not answered yet, "workers": per worker process {"pid", "jobs", "rss",
-        "assigned", "documents", "analyses"}, "spare": {"pid", "analysed"}}."""
+        """{"runStates", "runProcesses": [{"uri", "pid"}], "modules": the engine's loaded here, "handlers":
+        kept by pygls, "jobs", "workers": [{"pid", "jobs", "rss", "assigned", "documents", "analyses"}],
+        "spare": {"pid", "analysed"}}."""
         answer = server.workers.state()
         for slot, worker in enumerate(answer["workers"]):
             status, value = await server.workers.call("state", None, None, slot=slot)

@@ -1,10 +1,7 @@
 """textDocument/prepareRename, rename, references and documentHighlight: engine/ide/rename.py over LSP
-(built in the worker).
-
-Names: a `point_defs` name with its `$ref`s, a Weval prompt id, an AgentV test id. In an AgentV tests
-file (not an eval file of its own) a test id is renamed through the nearest suite that includes it, and
-the file's references are those suites. A rename the engine refuses (a clash, an invalid name) is
-answered RequestFailed with the engine's message, which editors show as it is.
+(built in the worker). Names: `point_defs` names and their `$ref`s, Weval prompt ids, AgentV test ids
+(in a tests file, through the nearest suite that includes it). A rename the engine refuses is answered
+RequestFailed with its message, which editors show as it is.
 """
 
 from __future__ import annotations
@@ -15,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types as lsp
 
 from .. import convert
-from . import Refused, answers
+from . import answers
 
 if TYPE_CHECKING:
     from ..convert import LineIndex
@@ -49,6 +46,11 @@ def _target(worker: Worker, doc: Doc, position: lsp.Position) -> tuple[Any, Any,
     return None, found, index, index.point(position)
 
 
+def refused(message: str) -> lsp.ResponseError:
+    """The rename is refused: RequestFailed, with the engine's message for the user."""
+    return lsp.ResponseError(code=lsp.LSPErrorCodes.RequestFailed, message=message)
+
+
 @answers(lsp.TEXT_DOCUMENT_PREPARE_RENAME, snapshot=False)
 def prepare_rename(worker: Worker, doc: Doc, params: lsp.PrepareRenameParams) -> Any:
     from evalspec.findings import Span
@@ -61,7 +63,7 @@ def prepare_rename(worker: Worker, doc: Doc, params: lsp.PrepareRenameParams) ->
     got = (engine.prepare_rename(snap.analysis, line, col) if snap is not None
            else engine.prepare_rename_in_tests_file(suite[0], suite[1], index.lines, line, col))
     if isinstance(got, engine.Refusal):
-        return Refused(got.message)
+        return refused(got.message)
     return convert.as_json(index.range_json(got)) if isinstance(got, Span) else None
 
 
@@ -76,7 +78,7 @@ def rename(worker: Worker, doc: Doc, params: lsp.RenameParams) -> Any:
     got = (engine.rename(snap.analysis, line, col, params.new_name) if snap is not None
            else engine.rename_in_tests_file(suite[0], suite[1], index.lines, line, col, params.new_name))
     if isinstance(got, engine.Refusal):
-        return Refused(got.message)
+        return refused(got.message)
     if got is None:
         return None
     files = []

@@ -1,14 +1,12 @@
 """Running from the editor, in the LSP process: the commands behind the run lenses and actions, and
-each document's run state, fed by the run's own process.
+each document's run state.
 
 Commands (workspace/executeCommand), one argument `{"uri", "item", "model", "line", "open", "markdown"}`
-(or `uri[, item]`): `evalspec.run` (the file or one prompt / test; answers once started, then runs as
-cancellable work-done progress), `evalspec.plan`, `evalspec.cancelRun`, `evalspec.showResults`. A
-command past the request budget answers `pending` and finishes later. The run is planned by a worker
-job (run_jobs.py) and run by a child process (`python -m evalspec.ide.run_process`) whose JSON-lines
-events feed the document's RunBoard; cancel is SIGTERM to it (it writes what finished). A file's
-earlier results are read back when it is first checked. Only a command runs anything: with the open
-text, the settings' `run` section and the server's environment for API keys.
+or `uri[, item]`: `evalspec.run` (answers once started; runs as cancellable work-done progress),
+`evalspec.plan`, `evalspec.cancelRun`, `evalspec.showResults`; past the request budget `pending`. A
+run is planned by a worker job (run_jobs.py) and run by its own process (evalspec/ide/run_process.py)
+whose events feed the document's RunBoard; cancel is SIGTERM to it. A file's earlier results are read
+back when it is first checked. Only a command runs anything.
 """
 
 from __future__ import annotations
@@ -26,7 +24,7 @@ from typing import Any
 from lsprotocol import types as lsp
 
 from evalspec.ide.run_process import ENDED, FAILED, REFUSED, STOPPED, UNWRITABLE, RunEnd, RunProcess
-from evalspec.ide.runs import RunBoard, RunHistory, RunItem
+from evalspec.ide.runs import RunBoard, RunItem
 from evalspec.run.events import RunFinished
 
 from ..convert import path_of
@@ -41,10 +39,7 @@ RUN_STATE = "evalspec/runState"  # our notification: a document's run changed (c
 RUN_FINISHED = "evalspec/runFinished"  # and: it ended (the summary and result files)
 ALREADY_RUNNING = "a run of this file is already going on; cancel it first"
 REFRESH_EVERY_S = 0.25  # lens refreshes and progress reports while results pour in, at most this often
-# A refresh sends the worker the whole board (pickled in this process): a big run's lenses refresh less
-# often, so that sending them takes at most 1/BOARD_SHARE of the time (else the cost grew with the square
-# of the cells: a 20,000-cell run took 4.2 s of this process's CPU in 10.5 s).
-BOARD_SHARE = 20
+BOARD_SHARE = 20  # a refresh sends the worker the whole board: at most 1/BOARD_SHARE of the time doing so
 
 
 def refresh_every(board_s: float) -> float:
@@ -241,9 +236,12 @@ class RunFeature:
             async for _ in state.process.follow():
                 state.generation += 1  # the worker gets this board with the next lens or hover
                 now = time.monotonic()
-                if now - last >= REFRESH_EVERY_S:
+                if now - last >= REFRESH_EVERY_S and progress is not None:
                     last = now
-                    self.report(progress, board)
+                    with contextlib.suppress(Exception):
+                        self.server.work_done_progress.report(progress, lsp.WorkDoneProgressReport(
+                            message=board.progress_text(), cancellable=True,
+                            percentage=int(100 * board.done / board.total) if board.total else 0))
                 if now - shown >= refresh_every(self.server.workers.board_s):
                     shown = now
                     self.changed(uri, state)
@@ -259,11 +257,16 @@ class RunFeature:
             end = RunEnd(FAILED, "".join(traceback.format_exception(exc)))
         finally:
             state.process = None
-            self.end_progress(progress, board)
+            if progress is not None:
+                with contextlib.suppress(Exception):
+                    self.server.work_done_progress.end(progress, lsp.WorkDoneProgressEnd(
+                        message="cancelled" if board.cancelled else board.progress_text()))
+                    self.server.work_done_progress.tokens.pop(progress, None)
             self.ended(uri, item, state, end)
 
     def ended(self, uri: str, item: str | None, state: DocumentRuns, end: RunEnd) -> None:
-        """The run's process is gone (the board says how the run ended): the user's editor is told."""
+        """The run's process is gone (the board says how the run ended): the user's editor is told, and
+        told `evalspec/runFinished`."""
         if end.kind == REFUSED:  # a run of the same label (a terminal's) holds the lock: said, nothing lost
             self.changed(uri, state)
             self.message(lsp.MessageType.Warning, f"evalspec: {end.message}")
@@ -272,18 +275,7 @@ class RunFeature:
             self.server.tell(lsp.MessageType.Error, f"evalspec: {end.message}")
         elif end.kind == FAILED or (end.kind == ENDED and not state.cancelled):  # a bug, or killed
             self.server.report(f"the run of {uri}", end.message)
-        state.files = end.files
-        self.finished(uri, item, state, end.summary)
-
-    def not_started(self, uri: str, state: DocumentRuns, started: asyncio.Future[dict[str, Any]],
-                    answer: dict[str, Any]) -> None:
-        state.planning = False
-        if not started.done():
-            started.set_result(answer)
-        self.changed(uri, state)  # no run after all: the lenses go back
-
-    def finished(self, uri: str, item: str | None, state: DocumentRuns, summary: dict[str, Any] | None) -> None:
-        board = state.board
+        state.files, board, summary = end.files, state.board, end.summary
         self.changed(uri, state)
         text = board.outcome(item)
         where = f" Results: {state.files[0]}" if state.files else ""
@@ -299,16 +291,20 @@ class RunFeature:
                 "uri": uri, "item": item, "interrupted": board.interrupted, "cancelled": board.cancelled,
                 "files": state.files, "summary": summary})
 
-    def forget_if_closed(self, uri: str, state: DocumentRuns) -> None:
+    def not_started(self, uri: str, state: DocumentRuns, started: asyncio.Future[dict[str, Any]],
+                    answer: dict[str, Any]) -> None:
+        state.planning = False
+        if not started.done():
+            started.set_result(answer)
+        self.changed(uri, state)  # no run after all: the lenses go back
+
+    def forget_if_closed(self, uri: str, state: DocumentRuns | None = None) -> None:
         """A document's run state goes once it is closed and its run is over (closing a tab is not
         "stop"); reopening reads the results back from the output folder."""
-        if self.server.documents.get(uri) is None and not state.running and self.server.runs.get(uri) is state:
+        state = state or self.server.runs.get(uri)
+        if state is not None and self.server.documents.get(uri) is None and not state.running \
+                and self.server.runs.get(uri) is state:
             del self.server.runs[uri]
-
-    def closed(self, doc: Document) -> None:
-        state = self.server.runs.get(doc.uri)
-        if state is not None:
-            self.forget_if_closed(doc.uri, state)
 
     async def cancel(self, target: Target) -> dict[str, Any]:
         state = self.server.runs.get(target.uri)
@@ -383,18 +379,11 @@ class RunFeature:
         state.items = items
         if isinstance(history, str):  # unreadable results never stop the editor
             self.server.report(f"reading earlier results of {doc.uri}", history)
-        elif history is not None and doc.path is not None:
-            self.restore(doc.uri, doc.path, history)
-
-    def restore(self, uri: str, path: Path, history: RunHistory) -> None:
-        state = self.server.runs.get(uri)
-        if state is None or history.empty:
-            return
-        state.board.restore(history)
-        if not state.files:
-            state.files = history.files
-        log.info("restored %d item(s) of earlier runs for %s", len(history.results), path.name)
-        self.changed(uri, state)
+        elif history is not None and not history.empty and (current := self.server.runs.get(doc.uri)) is not None:
+            current.board.restore(history)
+            current.files = current.files or history.files
+            log.info("restored %d item(s) of earlier runs for %s", len(history.results), _name(doc.uri))
+            self.changed(doc.uri, current)
 
     # --- telling the editor -------------------------------------------------------------------------
 
@@ -427,20 +416,6 @@ class RunFeature:
             cancelled.add_done_callback(lambda f: state.cancel() if f.cancelled() else None)
         return token
 
-    def report(self, token: str | None, board: RunBoard) -> None:
-        if token is not None:
-            with contextlib.suppress(Exception):
-                self.server.work_done_progress.report(token, lsp.WorkDoneProgressReport(
-                    message=board.progress_text(), cancellable=True,
-                    percentage=int(100 * board.done / board.total) if board.total else 0))
-
-    def end_progress(self, token: str | None, board: RunBoard) -> None:
-        if token is not None:
-            with contextlib.suppress(Exception):
-                self.server.work_done_progress.end(token, lsp.WorkDoneProgressEnd(
-                    message="cancelled" if board.cancelled else board.progress_text()))
-                self.server.work_done_progress.tokens.pop(token, None)
-
 
 def register(server: EvalspecServer) -> None:
     feature = RunFeature(server)
@@ -467,4 +442,4 @@ def register(server: EvalspecServer) -> None:
     command(CANCEL, feature.cancel)
     command(SHOW, feature.show)
     server.on_checked.append(feature.analysed)
-    server.on_closed.append(feature.closed)
+    server.on_closed.append(lambda doc: feature.forget_if_closed(doc.uri))

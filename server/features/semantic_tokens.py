@@ -1,9 +1,5 @@
-"""textDocument/semanticTokens/full: engine/ide/semantic_tokens.py's tokens, encoded as LSP's relative
-integers (in the worker).
-
-Types and modifiers are the engine's legend (TOKEN_TYPES, TOKEN_MODIFIERS); columns and lengths are
-converted to the client's units (UTF-16 by default).
-"""
+"""textDocument/semanticTokens/full: engine/ide/semantic_tokens.py's tokens in LSP's relative integers
+(the engine's legend; columns and lengths in the client's units), built in the worker."""
 
 from __future__ import annotations
 

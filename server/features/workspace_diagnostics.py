@@ -1,13 +1,12 @@
-"""workspace/diagnostic, and pushed diagnostics for clients without it: the findings of every eval file under
-the workspace folders that is not open, so the Problems panel lists the whole project (as ruff's server does).
+"""workspace/diagnostic, and pushed diagnostics for clients without it: the findings of every eval file
+under the workspace folders that is not open, so the Problems panel lists the whole project (as ruff's
+server does).
 
-A scan (engine/ide/workspace_files.py: bounded in files and sizes) runs in the background, never while a
-request waits for it; a file whose modification time and size are unchanged keeps its report. The pull
-request answers at once with what the last scan found (each report's resultId is the file's time and
-size, so an unchanged file is answered "unchanged") and starts a scan when none was made; when a scan
-changes anything, pull clients are asked to pull again (`workspace/diagnostic/refresh`), push clients get
-publishDiagnostics. Files changed on disk (watched_files.py) start a new scan; an older scan's answer is
-ignored. Scans run in an engine worker (`scan`), which reads the files; the LSP process keeps the reports.
+A scan (the `workspace_scan` job: engine/ide/workspace_files.py, bounded in files and sizes) runs in a
+worker in the background; a file whose modification time and size are unchanged keeps its report (its
+resultId, so a pull of it is answered "unchanged"). A pull answers at once with the last scan's reports;
+a scan that changes anything asks pull clients to pull again and publishes to push clients. Files
+changed on disk start a new scan; an older scan's answer is ignored.
 """
 
 from __future__ import annotations
@@ -44,14 +43,6 @@ class WorkspaceFindings:
     tasks: set[asyncio.Future[Any]] = field(default_factory=set)
 
 
-def _version(path: Path) -> str | None:
-    try:
-        info = os.stat(path)
-    except OSError:
-        return None
-    return f"{info.st_mtime_ns}-{info.st_size}"
-
-
 def scan(worker: Worker, doc: Doc | None, roots: list[Path], open_paths: set[Path], before: dict[str, str]
          ) -> dict[str, Report | None]:
     """In a worker: the reports of the eval files under `roots` that are not open; None for a file whose
@@ -63,8 +54,9 @@ def scan(worker: Worker, doc: Doc | None, roots: list[Path], open_paths: set[Pat
         if path in open_paths:
             continue
         uri = convert.uri_of(path)
-        version = _version(path)
-        if version is None:
+        try:
+            version = f"{(info := os.stat(path)).st_mtime_ns}-{info.st_size}"
+        except OSError:
             continue
         if before.get(uri) == version:
             out[uri] = None
@@ -84,9 +76,6 @@ JOBS = {"workspace_scan": scan}
 def register(server: EvalspecServer) -> None:
     state = WorkspaceFindings()
 
-    def open_paths() -> set[Path]:
-        return {p for p in (convert.path_of(uri) for uri in server.documents.open_uris()) if p is not None}
-
     def start_scan() -> None:
         state.generation += 1
         state.scanning = state.generation
@@ -96,7 +85,7 @@ def register(server: EvalspecServer) -> None:
 
     async def scan_now(generation: int, before: dict[str, Report]) -> None:
         try:
-            status, value = await server.workers.call("workspace_scan", None, None, server.folders(), open_paths(),
+            status, value = await server.workers.call("workspace_scan", None, None, server.folders(), server.documents.open_paths(),
                                                       {uri: report[0] for uri, report in before.items()})
         except Exception as exc:
             server.report_failure("the workspace scan", exc)
@@ -126,14 +115,9 @@ def register(server: EvalspecServer) -> None:
         if not state.scanned and not state.scanning:
             start_scan()
         previous = {p.uri: p.value for p in params.previous_result_ids}
-        items: list[dict[str, Any]] = []
-        for uri, (version, diagnostics) in state.reports.items():
-            if server.documents.get(uri) is not None:
-                continue
-            if previous.get(uri) == version:
-                items.append({"kind": "unchanged", "uri": uri, "resultId": version, "version": None})
-            else:
-                items.append({"kind": "full", "uri": uri, "resultId": version, "version": None, "items": diagnostics})
+        items = [{"kind": "unchanged", "uri": uri, "resultId": version, "version": None} if previous.get(uri) == version
+                 else {"kind": "full", "uri": uri, "resultId": version, "version": None, "items": diagnostics}
+                 for uri, (version, diagnostics) in state.reports.items() if server.documents.get(uri) is None]
         return JsonReady(as_json({"items": items}))
 
     def initialize(params: lsp.InitializeParams) -> None:
@@ -149,10 +133,8 @@ def register(server: EvalspecServer) -> None:
     def closed(document: Any) -> None:
         # A push client's diagnostics of the closed file were cleared (diagnostics.py): its findings on
         # disk are shown again, and checked again.
-        if not server.client.pull_diagnostics and state.scanned:
-            found = state.reports.get(document.uri)
-            if found is not None:
-                server.publish(document.uri, as_json(found[1]))
+        if state.scanned and not server.client.pull_diagnostics and (found := state.reports.get(document.uri)):
+            server.publish(document.uri, as_json(found[1]))
         if state.scanned:
             start_scan()
 

@@ -53,10 +53,11 @@ class FaultyAnalyzer(DocumentAnalyzer):
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--worker"]:
         import evalspec.ide.hover
+        import evalspec.ide.worker
         from evalspec_lsp import worker
 
         evalspec.ide.hover.hover = broken_hover
-        worker.DocumentAnalyzer = FaultyAnalyzer  # type: ignore[misc]
+        evalspec.ide.worker.DocumentAnalyzer = FaultyAnalyzer  # type: ignore[misc]
         raise SystemExit(worker.main(sys.argv[2:]))
     from evalspec_lsp.main import main
 

@@ -31,7 +31,7 @@ from evalspec.analysis import analyze
 from evalspec.ide.run_costs import RunCost
 
 from .test_vscode import EDITOR_PATH, save_artefacts
-from .workbench import VSIX, CodeServer, Workbench, missing, readme_settings
+from .workbench import VSIX, CodeServer, Workbench, missing, readme_settings, workspace_venv
 
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
 WEVAL = CORPUS / "weval-configs"
@@ -71,11 +71,7 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Session]:
     assert CORPUS.is_dir(), f"the real-files corpus is expected at {CORPUS}"
     root = tmp_path_factory.mktemp("features")
     ws = root / "ws"
-    venv_bin = ws / ".venv" / "bin"
-    venv_bin.mkdir(parents=True)
-    script = Path(sys.executable).with_name("evalspec-lsp")
-    (venv_bin / "evalspec-lsp").write_text(script.read_text())
-    (venv_bin / "evalspec-lsp").chmod(0o755)
+    workspace_venv(ws)
     # A Weval project as its repository lays it out: blueprints/ beside models/ (the collections).
     shutil.copytree(WEVAL / "models", ws / "models")
     (ws / "blueprints").mkdir()

@@ -13,14 +13,13 @@ The client's trace of the messages (`evalspec.trace.server`) is in the same chan
 from __future__ import annotations
 
 import re
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from .test_vscode import EDITOR_PATH, save_artefacts
-from .workbench import VSIX, CodeServer, Workbench, missing, readme_settings
+from .workbench import VSIX, CodeServer, Workbench, missing, readme_settings, workspace_venv
 
 
 def big_blueprint(size: int) -> str:
@@ -55,11 +54,7 @@ def test_a_big_file_still_checking_shows_no_error(tmp_path: Path, request: pytes
     why = missing()
     assert why is None, why
     ws = tmp_path / "ws"
-    venv_bin = ws / ".venv" / "bin"
-    venv_bin.mkdir(parents=True)
-    script = Path(sys.executable).with_name("evalspec-lsp")
-    (venv_bin / "evalspec-lsp").write_text(script.read_text())
-    (venv_bin / "evalspec-lsp").chmod(0o755)
+    workspace_venv(ws)
     (ws / "big.weval.yml").write_text(big_blueprint(1 << 20))
     settings = {**readme_settings(), "evalspec.trace.server": "messages"}
     server = CodeServer(tmp_path / "home", settings, EDITOR_PATH)

@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import re
 import shutil
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from ..fakeprovider import FakeProvider, Reply
-from .workbench import ARTEFACTS, VSIX, CodeServer, Workbench, missing, readme_settings
+from .workbench import ARTEFACTS, VSIX, CodeServer, Workbench, missing, readme_settings, workspace_venv
 
 CAPITALS = """\
 title: Capitals
@@ -101,14 +100,7 @@ def workspace(tmp_path: Path) -> Iterator[tuple[Path, FakeProvider]]:
     assert why is None, why
     assert shutil.which("evalspec-lsp", path=EDITOR_PATH) is None, "evalspec-lsp must not be on the editor's PATH"
     ws = tmp_path / "ws"
-    venv_bin = ws / ".venv" / "bin"
-    venv_bin.mkdir(parents=True)
-    # The workspace's virtual environment, as the README's quick start makes it: its evalspec-lsp script
-    # runs this interpreter (which has evalspec installed).
-    script = Path(sys.executable).with_name("evalspec-lsp")
-    assert script.exists(), f"{script}: pip install -e . first"
-    (venv_bin / "evalspec-lsp").write_text(script.read_text())
-    (venv_bin / "evalspec-lsp").chmod(0o755)
+    workspace_venv(ws)
     (ws / "capitals.weval.yml").write_text(CAPITALS)
     (ws / "suite.eval.yaml").write_text(SUITE)
     with FakeProvider() as fake:
@@ -261,11 +253,7 @@ def test_no_server_then_a_workspace_venv_starts_it(tmp_path: Path, request: pyte
             assert wb.lenses() == {}
 
             step = "a .venv made afterwards"
-            venv_bin = ws / ".venv" / "bin"
-            venv_bin.mkdir(parents=True)
-            script = Path(sys.executable).with_name("evalspec-lsp")
-            (venv_bin / "evalspec-lsp").write_text(script.read_text())
-            (venv_bin / "evalspec-lsp").chmod(0o755)
+            workspace_venv(ws)
             lenses = wb.wait(lambda: (found := wb.lenses()).get(8) and found, "the run lenses once the .venv has the server")
             assert lenses == {0: ["▶ Run all (2 prompts)", "Plan"], 4: ["▶ Run"], 8: ["▶ Run"]}
         except BaseException:

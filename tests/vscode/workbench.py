@@ -17,6 +17,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -51,6 +52,18 @@ def readme_settings() -> dict[str, Any]:
     after = text[text.index("<!-- settings:"):]
     block = after[after.index("```json\n") + len("```json\n"):]
     return dict(json.loads(block[:block.index("```")]))
+
+
+def workspace_venv(ws: Path) -> Path:
+    """The workspace's virtual environment as the README's quick start makes it: `.venv/bin/evalspec-lsp`,
+    the script of this interpreter (which has evalspec installed). Its bin folder."""
+    script = Path(sys.executable).with_name("evalspec-lsp")
+    assert script.exists(), f"{script}: pip install -e . first"
+    venv_bin = ws / ".venv" / "bin"
+    venv_bin.mkdir(parents=True)
+    (venv_bin / "evalspec-lsp").write_text(script.read_text())
+    (venv_bin / "evalspec-lsp").chmod(0o755)
+    return venv_bin
 
 
 def missing() -> str | None:

@@ -1,6 +1,6 @@
-"""The pipe between the LSP process and an engine worker process: each message pickled, after its
-length (8 bytes); and the records sent through it besides texts and answers (`Context`, `Runs`).
-Both ends are this package; nothing a client sent is unpickled raw (pygls has structured it)."""
+"""The pipe between the language server's LSP process and an engine worker (worker.py): each message
+pickled, after its length (8 bytes); and the records sent through it besides texts and answers. Both
+ends are the language server's own processes; nothing a client sent is unpickled raw."""
 
 from __future__ import annotations
 
@@ -17,16 +17,15 @@ from typing import Any
 class Context:
     """What answers depend on besides the document: the client, its position encoding, the settings."""
 
-    client: Any = None  # capabilities.ClientSupport
+    client: Any = None  # the server's ClientSupport
     encoding: str = "utf-16"
     run_diagnostics: bool = True  # failed points as diagnostics (settings: run.diagnostics)
-    run_costs: bool = True  # the Run lenses' cost (settings: runCosts)
     docs_url: str | None = None  # where diagnostics' codes link (settings: docsUrl)
 
 
 @dataclass
 class Runs:
-    """A document's runs as the LSP process last sent them (engine RunBoard, and whether one is going on)."""
+    """A document's runs as the LSP process last sent them (a RunBoard, and whether one is going on)."""
 
     board: Any = None
     running: bool = False
@@ -48,8 +47,8 @@ async def read_async(reader: asyncio.StreamReader) -> Any:
 
 
 class Incoming:
-    """The worker's end of the pipe from the LSP process, read without a thread: `next()` blocks for
-    one message; `ready()` says whether one is there to read (at once, or within a timeout)."""
+    """The worker's end, read without a thread: `next()` blocks for one message; `ready(timeout)` says
+    whether one is there to read (waiting up to `timeout` seconds for one to start)."""
 
     def __init__(self, fd: int) -> None:
         self.fd = fd
@@ -67,7 +66,6 @@ class Incoming:
         self.buffer += data
 
     def ready(self, timeout: float = 0) -> bool:
-        """Whether a message is there to read, waiting up to `timeout` seconds for one to start."""
         while not self._complete():
             if not select.select([self.fd], [], [], timeout)[0]:
                 return False
