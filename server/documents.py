@@ -43,6 +43,8 @@ class Document:
     runs_shown: int = 0  # the run board generation a pull client was told about
     timer: asyncio.TimerHandle | None = None
     stopped_worker: int | None = None  # a version whose check stopped a worker: not checked again
+    asked: int = 0  # checks asked for (an edit, a file it reads, a run's board) …
+    done: int = 0  # … and the last of them a worker answered: a pull waits for a re-check under way
 
     @property
     def fresh(self) -> bool:
@@ -119,7 +121,8 @@ class Documents:
 
     async def settled(self, uri: str) -> None:
         """Once the document's current version is checked (for pulled diagnostics)."""
-        while (doc := self._docs.get(uri)) is not None and not doc.fresh and doc.stopped_worker != doc.version:
+        while ((doc := self._docs.get(uri)) is not None and (not doc.fresh or doc.done < doc.asked)
+               and doc.stopped_worker != doc.version):
             waiter = asyncio.get_running_loop().create_future()
             self._settled.setdefault(uri, []).append(waiter)
             if doc.timer is None and not any(getattr(t, "uri", None) == uri for t in self._tasks):
@@ -132,6 +135,7 @@ class Documents:
         self._cancel(doc)
         if doc.stopped_worker == doc.version:
             return
+        doc.asked += 1
         if delay <= 0:
             self._start(doc)
         else:
@@ -144,16 +148,17 @@ class Documents:
 
     def _start(self, doc: Document) -> None:
         doc.timer = None
-        task = asyncio.ensure_future(self._check(doc, doc.version))
+        task = asyncio.ensure_future(self._check(doc, doc.version, doc.asked))
         task.uri = doc.uri  # type: ignore[attr-defined]
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _check(self, doc: Document, version: int) -> None:
+    async def _check(self, doc: Document, version: int, asked: int) -> None:
         board = self.board(doc.uri)
         status, value = await self.workers.call("diagnostics", doc.uri, version, doc.rechecks, board=board)
         if self._docs.get(doc.uri) is not doc or doc.version != version:
             return  # closed, or a newer version's check follows
+        doc.done = max(doc.done, asked)
         if status == ERROR:
             self.on_error(doc, value)
         if status != OK:
