@@ -96,12 +96,15 @@ class LazyList:
     weight) without making the whole elements first."""
 
     def __init__(self, elements: Callable[[], Iterable[Any]],
-                 summary: Callable[[], Iterable[Any]] | None = None) -> None:
+                 summary: Callable[[], Iterable[Any]] | None = None, *, plain: bool = False) -> None:
+        """`plain`: no element holds a LazyMap / LazyList (so each is written without looking)."""
         self.elements = elements
         self.summary = summary
+        self.plain = plain
 
 
 _LAZY = (LazyMap, LazyList)
+_ENTRIES_PER_CHUNK = 128  # a plain LazyMap's entries or LazyList's elements joined into one piece
 
 
 def _holds_lazy(value: Any) -> bool:
@@ -119,6 +122,20 @@ def compact_chunks(value: Any) -> Iterator[bytes]:
     down): the same bytes, a member at a time."""
     if not _holds_lazy(value):
         yield dumps_bytes(value)
+        return
+    if type(value) is LazyList and value.plain:
+        yield b"["
+        pending: list[bytes] = []
+        first = True
+        for element in value.elements():
+            pending.append(dumps_bytes(element))
+            if len(pending) >= _ENTRIES_PER_CHUNK:
+                yield (b"" if first else b",") + b",".join(pending)
+                first = False
+                pending.clear()
+        if pending:
+            yield (b"" if first else b",") + b",".join(pending)
+        yield b"]"
         return
     if type(value) is LazyList:
         yield b"["
@@ -165,9 +182,6 @@ def pretty_chunks(value: Any) -> Iterator[bytes]:
         else:
             yield head + dumps_bytes(item)
     yield b"\n}"
-
-
-_ENTRIES_PER_CHUNK = 128
 
 
 def _plain_entries(item: LazyMap) -> Iterator[bytes]:

@@ -132,7 +132,7 @@ def config_object(bp: Blueprint, models: list[str], prompts: Sequence[Prompt],
     Weval's parser and loader leave it (weval/reference_form.py), the models resolved, the prompts.
     `held`: where each prompt's promptContexts entry is kept as its prompt is written."""
     listed = LazyList(lambda: _prompt_objects(prompts, held),
-                      summary=lambda: (_prompt_summary(p) for p in exported_prompts(prompts)))
+                      summary=lambda: (_prompt_summary(p) for p in exported_prompts(prompts)), plain=True)
     if bp.reference is not None:
         cfg = dict(bp.reference)
         cfg["models"] = models
@@ -383,7 +383,7 @@ def _core_config(full: dict[str, Any]) -> dict[str, Any]:
     if "prompts" in cfg:
         listed = cfg["prompts"]
         if isinstance(listed, LazyList) and listed.summary is not None:
-            cfg["prompts"] = LazyList(listed.summary)
+            cfg["prompts"] = LazyList(listed.summary, plain=True)
         else:
             light = lambda: ({"id": p["id"], **({"weight": p["weight"]} if "weight" in p else {})}  # noqa: E731
                              for p in (listed.elements() if isinstance(listed, LazyList) else listed))
