@@ -116,6 +116,10 @@ class WevalTasks(ListLike[WevalTask]):
         """The cells, in order (the plan's own list: not to be changed)."""
         return self._cells
 
+    def planned_items(self) -> set[str]:
+        """The ids of the prompts with a cell."""
+        return {c.item for c in self._cells}
+
     def prompt_index(self, n: int) -> int:
         """Task n's prompt's position (its `index`), without making the task."""
         return self._index[n]
