@@ -109,8 +109,11 @@ class AgentvWriter:
         for start in range(0, total, _BLOCK):
             block = [(n, where[n]) for n in range(start, min(start + _BLOCK, total)) if where[n] != _NONE]
             cells = [cell_at(n) if cell_at is not None else self._cells[n].cell for n, _ in block]
-            stored = {table: self._rows(table, {c.item for c, (_, w) in zip(cells, block, strict=True) if w == table})
-                      for table in (_SCORES, _NOT_RUN) if any(w == table for _, w in block)}
+            stored: dict[int, dict[tuple[str, str], Any]] = {}
+            for table in (_SCORES, _NOT_RUN):
+                items = {c.item for c, (_, w) in zip(cells, block, strict=True) if w == table}
+                if items:
+                    stored[table] = self._rows(table, items)
             for cell, (_, table) in zip(cells, block, strict=True):
                 found = stored[table].get((cell.item, cell.model))
                 if found is None:

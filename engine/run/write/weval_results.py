@@ -104,7 +104,7 @@ class _HeldContexts:
             self._ends.append(len(self._data))
 
     def context(self, k: int, prompts: Sequence[Prompt]) -> Any:
-        """Prompt k's entry: as kept (its JSON, written as it is), else read from the prompt."""
+        """Prompt k's entry: as kept (its JSON read back), else read from the prompt."""
         ends = self._ends
         if k < len(ends):
             found = loads(bytes(self._data[ends[k - 1] if k else 0:ends[k]]))  # strings and nulls: the same value
