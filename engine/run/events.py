@@ -35,8 +35,15 @@ class Event:
         out: dict[str, Any] = {"type": self.type}
         for name in self.__dataclass_fields__:
             value = getattr(self, name)
-            out[name] = value.to_json() if hasattr(value, "to_json") else _plain(value)
+            if type(value) in _AS_IS:  # most fields: a text, a number, a flag, a dict
+                out[name] = value
+            else:
+                out[name] = value.to_json() if hasattr(value, "to_json") else _plain(value)
         return out
+
+
+# Values to_json writes as they are (what `_plain` gives back unchanged, found by exact type)
+_AS_IS = frozenset({str, int, float, bool, type(None), dict, list})
 
 
 def _plain(value: Any) -> Any:

@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import json
 import time
+from heapq import heappush, heapreplace
 from typing import Any, TextIO
 
+from ..pricing import call_cost
 from ..providers.redact import clip, redact
 from ..terminal_text import shown
 from .events import (
@@ -101,6 +103,7 @@ class HumanRenderer:
             color = use_color(out)
         self.color = color
         self.prices = prices  # pricing.PriceTable: the answers' cost so far (None: not shown)
+        self._prices: dict[str, Any] = {}  # effective model → its Price (None: not priced)
         self.cost_so_far = 0.0
         self.unpriced_answers = 0
         self.running: set[Any] = set()  # cells with a call started and no result yet
@@ -205,14 +208,17 @@ class HumanRenderer:
     def _add_cost(self, event: Response) -> None:
         if self.prices is None:
             return
-        import re
+        effective = event.cell.model
+        if effective in self._prices:
+            price = self._prices[effective]
+        else:  # once per effective model: its price, without its [temp:…][sp_idx:…]
+            import re
 
-        model = re.sub(r"(\[[^\]]*\])+$", "", event.cell.model)
-        usd = self.prices.cost(model, event.usage[0], event.usage[1])
-        if usd is None:
+            price = self._prices[effective] = self.prices.price(re.sub(r"(\[[^\]]*\])+$", "", effective))
+        if price is None:
             self.unpriced_answers += 1
         else:
-            self.cost_so_far += usd
+            self.cost_so_far += call_cost(price, event.usage[0], event.usage[1])
 
     def _eta(self, now: float) -> str:
         left = self.total - self.done
@@ -393,20 +399,21 @@ class WorstItems:
 
     def __init__(self, keep: int = 3) -> None:
         self.keep = keep
+        self._pass: float | None = None  # report.model.PASS, imported with the first cell
         self._heaps: dict[str, list[tuple[float, int, str, Any]]] = {}
         self._n = 0
 
     def add(self, event: Scored | CellFailed, kind: str) -> None:
-        import heapq
+        if self._pass is None:
+            from ..report.model import PASS
 
-        from ..report.model import PASS
-
+            self._pass = PASS
         payload: tuple[str, Any]
         if isinstance(event, CellFailed) and event.kind == "not_run":
             return  # never tried (a cost cap): the summary's note says why
         if isinstance(event, CellFailed):
             rank, payload = -1.0, ("error", event.error)
-        elif event.score is None or event.score >= PASS:
+        elif event.score is None or event.score >= self._pass:
             return
         else:
             rank, payload = event.score, (kind, event.details)
@@ -414,9 +421,9 @@ class WorstItems:
         self._n += 1
         entry = (-rank, self._n, event.cell.item, payload)  # a max-heap on the score: the best is dropped
         if len(heap) < self.keep:
-            heapq.heappush(heap, entry)
+            heappush(heap, entry)
         elif entry[0] > heap[0][0]:
-            heapq.heapreplace(heap, entry)
+            heapreplace(heap, entry)
 
     def format(self) -> str:
         from ..report.markdown import why_failed

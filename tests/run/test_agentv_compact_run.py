@@ -20,6 +20,7 @@ from evalspec.run.events import Cell
 from evalspec.run.plan.agentv import AgentvTask
 from evalspec.run.plan.shard import Shard
 from evalspec.run.runner import plan_for
+from evalspec.run.write import agentv as agentv_writer
 from tests.fakeprovider import Reply
 from tests.run_records import databases, records_of
 
@@ -120,6 +121,8 @@ def test_the_results_file_is_the_journals_rows_in_the_plans_order(tmp_path: Path
                                                                     monkeypatch: pytest.MonkeyPatch,
                                                                     bound: int) -> None:
     monkeypatch.setattr(test_store, "DEFAULT_BOUND", bound)
+    # the export reads the rows a few cells at a time (write/agentv.py): blocks that end inside a test's cells
+    monkeypatch.setattr(agentv_writer, "_BLOCK", 3)
     smart.decide = _decide
     suite = _suite(tmp_path)
     plan = plan_for(analyze_file(suite), options(tmp_path, {}))

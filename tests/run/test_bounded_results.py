@@ -112,6 +112,31 @@ def test_the_store_keeps_the_last_value_of_each_field(tmp_path: Path) -> None:
     store.close()
 
 
+def test_the_store_reads_its_cells_back_in_any_order(tmp_path: Path) -> None:
+    """Reads that follow each other are served from a window of the file read ahead (cell_store._bytes):
+    every cell reads back as it was set, in the order spilled, backwards, at random, and after more cells
+    were spilled behind the window (some still in the file's buffer)."""
+    import random
+
+    store = cell_store.CellStore(tmp_path, bound=7)
+    expected = {}
+    for i in range(3000):
+        fields = {"response": f"answer {i} " + "x" * (i % 97), "history": [{"role": "user", "content": str(i)}]}
+        store.set(f"p{i}", "m", fields)
+        expected[(f"p{i}", "m")] = fields
+    keys = list(expected)
+    shuffled = random.Random(7).sample(keys, len(keys))
+    for order in (keys, keys[::-1], shuffled):
+        assert all(store.get(*key) == expected[key] for key in order)
+    for i in range(3000, 3100):  # appended after the window was read: read past its end
+        store.set(f"p{i}", "m", {"response": str(i)})
+        expected[(f"p{i}", "m")] = {"response": str(i)}
+        assert store.get(f"p{i - 50}", "m") == expected[(f"p{i - 50}", "m")]
+    assert all(store.get(*key) == value for key, value in expected.items())
+    assert store.spilled_cells >= 3000
+    store.close()
+
+
 def _finished(events: list[Any]) -> Any:
     (done,) = [e for e in events if e.type == "run_finished"]
     return done.summary

@@ -86,6 +86,24 @@ def test_the_chunked_writers_give_the_bytes_of_the_whole_value(tmp_path: Path) -
     assert b"".join(compact_chunks(full["config"])) == dumps_bytes(whole["config"])
 
 
+def test_the_prompt_contexts_kept_from_the_config_write_the_same_bytes(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each prompt's promptContexts entry is kept as the config's prompts are written (weval_results.py's
+    _HeldContexts), up to a budget, and read again from the prompt past it: the same bytes either way, and
+    the same as the prompts' own messages."""
+    from evalspec.run.write import weval_results
+
+    whole = b"".join(pretty_chunks(_full(tmp_path)))
+    for budget in (0, 60, 1 << 20):  # none kept, the first kept, every one kept
+        monkeypatch.setattr(weval_results._HeldContexts, "BUDGET", budget)
+        assert b"".join(pretty_chunks(_full(tmp_path))) == whole
+    contexts = json.loads(whole)["promptContexts"]
+    assert contexts == {"plain": [{"role": "user", "content": "one"}], "heavy": [{"role": "user", "content": "two"}],
+                        "light": [{"role": "user", "content": "three"}]}
+    full = _full(tmp_path)  # written twice (a shard's head walks it again): the same values the second time
+    assert b"".join(pretty_chunks(full)) == whole == b"".join(pretty_chunks(full))
+
+
 def test_the_artefact_writer_writes_every_file_it_is_handed(tmp_path: Path) -> None:
     n = ArtefactWriter.BATCH * (ArtefactWriter.BATCHES + 3) + 7  # several full queues and a last partial batch
     writer = ArtefactWriter(tmp_path)

@@ -119,6 +119,19 @@ class AgentvTasks(ListLike[AgentvTask]):
         return AgentvTask(Cell(id_at(self.tests, index), target.name), self.tests, index, target,
                           self._judges.get(target.name), n)
 
+    def cell_at(self, n: int) -> Cell:
+        """Cell n, without making its task."""
+        return Cell(id_at(self.tests, self._test[n]), self._targets[self._target[n]].name)
+
+    def planned_items(self) -> set[str]:
+        """The ids of the tests with a cell, without making the tasks."""
+        tests = self.tests
+        return {id_at(tests, k) for k in dict.fromkeys(self._test)}
+
+    def target_names(self) -> list[str]:
+        """The names of the cells' targets, in the order of their first cells, without making the tasks."""
+        return [self._targets[at].name for at in dict.fromkeys(self._target)]
+
     def target_orders(self, order: Sequence[str]) -> dict[str, list[str]]:
         """The tests whose cells are not in `order`'s order of targets (a test's own `targets` listed
         otherwise), each with its targets in the order of its cells: what `evalspec merge` needs besides
@@ -404,8 +417,8 @@ def plan_agentv(suite: AgentvSuite, path: Path, options: RunOptions) -> AgentvPl
             tasks.add(k, target)
             if run_here:
                 gathered.add(Cell(test.id, target.name), judges[target.name], test)
-        shells.update(a.name for a in _all_assertions(test.assertions) if stage_of(a) is Stage.SCRIPT and not a.custom
-                      and a.config.get("shell"))
+        shells.update(a.name for a in _all_assertions(test.assertions) if a.config.get("shell") and not a.custom
+                      and stage_of(a) is Stage.SCRIPT)
     if replay is not None:
         if not tasks:
             raise PlanError(f"replay: {replay.path} holds no answers for the selected tests")
@@ -423,7 +436,7 @@ def plan_agentv(suite: AgentvSuite, path: Path, options: RunOptions) -> AgentvPl
     except PriceFileError as exc:
         raise PlanError(str(exc)) from None
 
-    used = list(dict.fromkeys(t.target.name for t in tasks))
+    used = tasks.target_names()
     # A replay is its own run: without the source in its identity it would share the recorded run's label,
     # and its journal would push that run's journal aside (and --resume would mix the two).
     all_items = item_ids(tests)

@@ -15,7 +15,7 @@ models differ per prompt) is indexed cell by cell.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterator, Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
 from typing import Any
 
 from ..events import Cell
@@ -27,23 +27,24 @@ class CellIndex:
     def __init__(self, tasks: Sequence[Any]) -> None:
         """`tasks`: the plan's tasks (each with a `cell`)."""
         self._tasks = tasks
+        self.cell = _cell_reader(tasks)  # cell(n): the cell of task n
         self._first: dict[str, int] | None = None  # item → its first cell's place
         self._offsets: dict[str, int] = {}  # model → its place among an item's cells
         self._where: dict[Key, int] | None = None  # the plan not laid out item by item: each cell's place
         if not self._regular():
             self._first = None
-            self._where = {t.cell: n for n, t in enumerate(tasks)}
+            self._where = {self.cell(n): n for n in range(len(tasks))}
 
     def _regular(self) -> bool:
-        tasks = self._tasks
-        n = len(tasks)
+        cell_at = self.cell
+        n = len(self._tasks)
         if not n:
             self._first = {}
             return True
-        item = tasks[0].cell.item
+        item = cell_at(0).item
         width = 0
-        while width < n and tasks[width].cell.item == item:
-            model = tasks[width].cell.model
+        while width < n and cell_at(width).item == item:
+            model = cell_at(width).model
             if model in self._offsets:
                 return False
             self._offsets[model] = width
@@ -53,11 +54,11 @@ class CellIndex:
         models = list(self._offsets)
         first: dict[str, int] = {}
         for start in range(0, n, width):
-            item = tasks[start].cell.item
+            item = cell_at(start).item
             if item in first:
                 return False
             for j in range(width):
-                cell = tasks[start + j].cell
+                cell = cell_at(start + j)
                 if cell.item != item or cell.model != models[j]:
                     return False
             first[item] = start
@@ -78,15 +79,25 @@ class CellIndex:
         assert self._where is not None
         return self._where.get(cell)
 
-    def cell(self, n: int) -> Cell:
-        found: Cell = self._tasks[n].cell
-        return found
-
     def item_positions(self) -> Mapping[str, int] | None:
         """Each item's position among the plan's items (its tasks' `index`), read from this index (a dict
         of them was ~8 MB at 100,000 prompts, made again to write the results); None for a plan not laid
         out item by item."""
         return _ItemPositions(self._first, self._tasks) if self._first is not None else None
+
+
+def _cell_reader(tasks: Sequence[Any]) -> Callable[[int], Cell]:
+    """What reads task n's cell: the plan's list of cells (WevalTasks), its cell without a task
+    (AgentvTasks), else the task's; a task is made each time one of those is read."""
+    cells = getattr(tasks, "cells", None)
+    if cells is not None:
+        found: Callable[[int], Cell] = cells().__getitem__
+        return found
+    cell_at = getattr(tasks, "cell_at", None)
+    if cell_at is not None:
+        at: Callable[[int], Cell] = cell_at
+        return at
+    return lambda n: tasks[n].cell
 
 
 class _ItemPositions(Mapping[str, int]):
@@ -95,7 +106,8 @@ class _ItemPositions(Mapping[str, int]):
         self._tasks = tasks
 
     def __getitem__(self, item: str) -> int:
-        found: int = self._tasks[self._first[item]].index
+        at = getattr(self._tasks, "prompt_index", None)  # WevalTasks: without making the task
+        found: int = at(self._first[item]) if at is not None else self._tasks[self._first[item]].index
         return found
 
     def __contains__(self, item: object) -> bool:

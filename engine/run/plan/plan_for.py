@@ -47,8 +47,8 @@ def plan_for(analysis: Analysis, options: RunOptions) -> Plan:
     else:
         raise PlanError(f"{path}: not a Weval blueprint or an AgentV eval file (nothing to run)")
     # The journal keeps them, so an editor opening the file later knows which results are older than the text.
-    cells = getattr(plan.tasks, "cells", None)  # WevalTasks: its cells, without a task object for each
-    planned = {c.item for c in cells()} if cells is not None else {t.cell.item for t in plan.tasks}
+    items = getattr(plan.tasks, "planned_items", None)  # WevalTasks, AgentvTasks: no task object a cell
+    planned = items() if items is not None else {t.cell.item for t in plan.tasks}
     read = plan.__dict__.pop("_prompt_lines", None)  # a WevalPlan's prompts' ids, first and last lines
     if read is not None:
         # the same as planned_fingerprints: a file without errors has no repeated prompt id, so the file's

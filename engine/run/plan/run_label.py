@@ -52,8 +52,14 @@ def prompt_entry_json(p: Prompt) -> str:
 
 
 def _js_text(value: Any) -> str:
-    """js_stringify(value), a string's directly (what the C encoder writes for it)."""
-    return encode_basestring(value) if type(value) is str else js_stringify(value)
+    """js_stringify(value), a string's directly (what the C encoder writes for it), and a list of strings and
+    integers likewise (a point's arguments, most often: `[3, 60]`)."""
+    kind = type(value)
+    if kind is str:
+        return encode_basestring(value)
+    if kind is list and all(type(v) is int or type(v) is str for v in value):
+        return "[" + ",".join([encode_basestring(v) if type(v) is str else str(v) for v in value]) + "]"
+    return js_stringify(value)
 
 
 def _point_json(pt: Point) -> str:

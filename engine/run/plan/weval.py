@@ -116,6 +116,20 @@ class WevalTasks(ListLike[WevalTask]):
         """The cells, in order (the plan's own list: not to be changed)."""
         return self._cells
 
+    def planned_items(self) -> set[str]:
+        """The ids of the prompts with a cell."""
+        return {c.item for c in self._cells}
+
+    def prompt_index(self, n: int) -> int:
+        """Task n's prompt's position (its `index`), without making the task."""
+        return self._index[n]
+
+    def rows(self) -> Iterator[tuple[Cell, int, str | None]]:
+        """Each task's cell, prompt position and system prompt, in order, without making the tasks."""
+        kinds, kind_of, index = self._kinds, self._kind, self._index
+        for n, cell in enumerate(self._cells):
+            yield cell, index[n], kinds[kind_of[n]][2]
+
     @classmethod
     def of(cls, prompts: Sequence[Prompt], tasks: Iterable[WevalTask]) -> WevalTasks:
         out = cls(prompts)
@@ -184,7 +198,21 @@ class WevalPlan:
         per_model: dict[str, dict[str, int]] = {}
         generated, chars, judged = self.prompt_facts()
         coverage = "llm-coverage" in self.eval_methods
-        for t in self.tasks:
+        replayed = self.replay is not None
+        tasks = self.tasks
+        if type(tasks) is WevalTasks and tasks.prompts is self.prompts:  # the cells' numbers, no task made
+            for cell, k, system in tasks.rows():
+                m = per_model.get(cell.model)
+                if m is None:
+                    m = per_model[cell.model] = {"cells": 0, "calls": 0, "input_tokens": 0, "judge_calls": 0}
+                m["cells"] += 1
+                if not replayed:
+                    m["calls"] += max(1, generated[k])
+                    m["input_tokens"] += (chars[k] + len(system or "")) // CHARS_PER_TOKEN + 1
+                if coverage:
+                    m["judge_calls"] += judged[k] * len(self.judges)
+            tasks = []
+        for t in tasks:
             m = per_model.get(t.cell.model)
             if m is None:
                 m = per_model[t.cell.model] = {"cells": 0, "calls": 0, "input_tokens": 0, "judge_calls": 0}
@@ -255,9 +283,15 @@ class _PromptPass:
 
     def facts(self, prompt: Prompt) -> None:
         messages = prompt.messages
-        n = sum(1 for msg in messages if msg.role == "assistant" and msg.content is None)
+        n = chars = 0
+        for msg in messages:
+            content = msg.content
+            if content is None:
+                n += msg.role == "assistant"
+            else:
+                chars += len(content)
         self.generated.append(n + 1 if messages and messages[-1].role == "user" else n)
-        self.chars.append(sum(len(msg.content or "") for msg in messages))
+        self.chars.append(chars)
         self.judged.append(_judged_points(prompt))
 
     def add(self, prompt: Prompt) -> None:
@@ -332,17 +366,17 @@ def plan_weval(bp: Blueprint, path: Path, options: RunOptions) -> WevalPlan:
         # anew was ~100 bytes a cell), and the ids the plan's prompts hold (a decoded prompt's are copies).
         shared: dict[Any, Any] = {}
         read = _PromptPass()
+        temperatures = bp.temperatures_to_run()
+        written_systems: list[tuple[int | None, str | None]] | None = \
+            list(enumerate(bp.systems)) if bp.systems else None
         for k, p in enumerate(prompts):
             read.add(p)
+            systems = written_systems or [(None, p.system if p.system_set else bp.system)]
             for m in listed:
-                for t in bp.temperatures_to_run():
+                for t in temperatures:
                     temp = t if t is not None else (p.temperature if p.temperature is not None else
                                                     (bp.temperature if bp.temperature is not None
                                                      else DEFAULT_TEMPERATURE))
-                    if bp.systems:
-                        systems = list(enumerate(bp.systems))
-                    else:
-                        systems = [(None, p.system if p.system_set else bp.system)]
                     for idx, system in systems:
                         key = (m, type(temp), temp, idx if several else None)
                         made = shared.get(key)

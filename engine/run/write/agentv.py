@@ -34,6 +34,9 @@ from .files import safe_timestamp, write_stream
 _NONE, _SCORES, _NOT_RUN = 0, 1, 2  # where a cell's row is: nowhere yet, `scores`, `not_run`
 _QUERY = {_SCORES: "SELECT result FROM scores WHERE item = ? AND model = ?",
           _NOT_RUN: "SELECT row FROM not_run WHERE item = ? AND model = ?"}
+_BLOCK_QUERY = {_SCORES: "SELECT item, model, result FROM scores WHERE item IN ({})",
+                _NOT_RUN: "SELECT item, model, row FROM not_run WHERE item IN ({})"}
+_BLOCK = 256  # cells whose rows the export reads with one query
 
 
 def results_name(run_label: str, started: datetime) -> str:
@@ -99,10 +102,32 @@ class AgentvWriter:
         return self._unpack(found[0])
 
     def _lines(self) -> Iterator[bytes]:
-        for n in range(len(self._where)):
-            data = self._line(n)
-            if data is not None:
-                yield data + b"\n"
+        """Every row in the plan's order, read `_BLOCK` cells at a time: one query for their tests' rows
+        (a query a row was most of exporting a big run's file)."""
+        where, total = self._where, len(self._where)
+        cell_at = getattr(self._cells, "cell_at", None)  # AgentvTasks: the cell without making its task
+        for start in range(0, total, _BLOCK):
+            block = [(n, where[n]) for n in range(start, min(start + _BLOCK, total)) if where[n] != _NONE]
+            cells = [cell_at(n) if cell_at is not None else self._cells[n].cell for n, _ in block]
+            stored: dict[int, dict[tuple[str, str], Any]] = {}
+            for table in (_SCORES, _NOT_RUN):
+                items = {c.item for c, (_, w) in zip(cells, block, strict=True) if w == table}
+                if items:
+                    stored[table] = self._rows(table, items)
+            for cell, (_, table) in zip(cells, block, strict=True):
+                found = stored[table].get((cell.item, cell.model))
+                if found is None:
+                    raise OSError(f"the run database {self._journal.path} lost the row of {cell}")
+                if self._unpack is None:
+                    self._unpack = unpacker(self._dictionary)
+                yield self._unpack(found) + b"\n"
+
+    def _rows(self, table: int, items: set[str]) -> dict[tuple[str, str], Any]:
+        """(item, model) → the stored row of every cell of `items` in `table` (`scores` / `not_run`)."""
+        marks = ",".join("?" * len(items))
+        query = _BLOCK_QUERY[table].format(marks)
+        return {(item, model): row for item, model, row in self._journal.conn.execute(query, tuple(items))
+                if row is not None}
 
     def write(self, *, cost: dict[str, Any] | None = None) -> list[Path]:
         """The results file in the plan's order, from the database's rows, and the cost file beside it

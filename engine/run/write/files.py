@@ -53,12 +53,18 @@ class LazyMap(Mapping[str, Any]):
     through `pretty_chunks` / `compact_chunks` (orjson does not know it)."""
 
     def __init__(self, keys: Sequence[str], value: Callable[[str], Any],
-                 index: Mapping[str, Any] | AbstractSet[str] | None = None) -> None:
+                 index: Mapping[str, Any] | AbstractSet[str] | None = None, *,
+                 at: Callable[[int, str], Any] | None = None, plain: bool = False) -> None:
         """`index`: the keys as a set or mapping, when the caller has one (several maps of the same keys
-        share it: one made per map was ~4 MB each at 100,000 prompts); else made on the first lookup."""
+        share it: one made per map was ~4 MB each at 100,000 prompts); else made on the first lookup.
+        `at(n, key)`: the n-th key's value, the same as `value(key)`, for a walk in order (the caller knows
+        the place without looking the key up). `plain`: no value holds a LazyMap / LazyList (so each is
+        written without looking)."""
         self._keys = keys
         self._index: Mapping[str, Any] | AbstractSet[str] | None = index
         self._value = value
+        self._at = at
+        self.plain = plain
 
     def __getitem__(self, key: str) -> Any:
         if self._index is None:
@@ -74,6 +80,11 @@ class LazyMap(Mapping[str, Any]):
         return len(self._keys)
 
     def items(self) -> Iterator[tuple[str, Any]]:  # type: ignore[override]  # one pass, no view
+        if self._at is not None:
+            at = self._at
+            for n, key in enumerate(self._keys):
+                yield key, at(n, key)
+            return
         value = self._value
         for key in self._keys:
             yield key, value(key)
@@ -85,12 +96,15 @@ class LazyList:
     weight) without making the whole elements first."""
 
     def __init__(self, elements: Callable[[], Iterable[Any]],
-                 summary: Callable[[], Iterable[Any]] | None = None) -> None:
+                 summary: Callable[[], Iterable[Any]] | None = None, *, plain: bool = False) -> None:
+        """`plain`: no element holds a LazyMap / LazyList (so each is written without looking)."""
         self.elements = elements
         self.summary = summary
+        self.plain = plain
 
 
 _LAZY = (LazyMap, LazyList)
+_ENTRIES_PER_CHUNK = 128  # a plain LazyMap's entries or LazyList's elements joined into one piece
 
 
 def _holds_lazy(value: Any) -> bool:
@@ -108,6 +122,20 @@ def compact_chunks(value: Any) -> Iterator[bytes]:
     down): the same bytes, a member at a time."""
     if not _holds_lazy(value):
         yield dumps_bytes(value)
+        return
+    if type(value) is LazyList and value.plain:
+        yield b"["
+        pending: list[bytes] = []
+        first = True
+        for element in value.elements():
+            pending.append(dumps_bytes(element))
+            if len(pending) >= _ENTRIES_PER_CHUNK:
+                yield (b"" if first else b",") + b",".join(pending)
+                first = False
+                pending.clear()
+        if pending:
+            yield (b"" if first else b",") + b",".join(pending)
+        yield b"]"
         return
     if type(value) is LazyList:
         yield b"["
@@ -134,7 +162,11 @@ def pretty_chunks(value: Any) -> Iterator[bytes]:
     yield b"{\n"
     for n, (key, item) in enumerate(value.items()):
         head = (b",\n" if n else b"") + b"  " + dumps_bytes(str(key)) + b": "
-        if (isinstance(item, dict) or type(item) is LazyMap) and item:
+        if type(item) is LazyMap and item.plain and item:
+            yield head + b"{\n"
+            yield from _plain_entries(item)
+            yield b"\n  }"
+        elif (isinstance(item, dict) or type(item) is LazyMap) and item:
             yield head + b"{\n"
             for m, (k, v) in enumerate(item.items()):
                 entry = (b",\n" if m else b"") + b"    " + dumps_bytes(str(k)) + b": "
@@ -150,6 +182,22 @@ def pretty_chunks(value: Any) -> Iterator[bytes]:
         else:
             yield head + dumps_bytes(item)
     yield b"\n}"
+
+
+def _plain_entries(item: LazyMap) -> Iterator[bytes]:
+    """A plain LazyMap's entries as `pretty_chunks` writes them (`    "key": value`, one a line), joined a
+    few dozen at a time (a piece each, looked at for LazyMap / LazyList each, was a third of the work of
+    writing a big comparison file's per-prompt maps)."""
+    pending: list[bytes] = []
+    first = True
+    for key, value in item.items():
+        pending.append(b"    " + dumps_bytes(str(key)) + b": " + dumps_bytes(value))
+        if len(pending) >= _ENTRIES_PER_CHUNK:
+            yield (b"" if first else b",\n") + b",\n".join(pending)
+            first = False
+            pending.clear()
+    if pending:
+        yield (b"" if first else b",\n") + b",\n".join(pending)
 
 
 def write_json(path: Path, value: Any, *, pretty: bool = False) -> None:

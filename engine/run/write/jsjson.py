@@ -120,6 +120,9 @@ def locale_compare_key(text: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
     Exact for ASCII ids (the common case: `p1`, `hash-…`, `q_2`); other characters fall back to code
     point order after the ASCII letters.
     """
+    if text.isascii() and text.isprintable():  # every character's ranks by one table each (all below 256)
+        return (tuple(text.translate(_PRIMARY).encode("latin-1")),
+                tuple(text.translate(_TERTIARY).encode("latin-1")))
     primary: list[int] = []
     tertiary: list[int] = []
     for ch in text:
@@ -134,6 +137,12 @@ def locale_compare_key(text: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
             primary.append(_LETTERS + 0x80 + ord(ch.lower()))
             tertiary.append(1 if ch.isupper() else 0)
     return tuple(primary), tuple(tertiary)
+
+
+# locale_compare_key's ranks of the printable ASCII characters, as str.translate tables
+_PRINTABLE = [chr(c) for c in range(32, 127)]
+_PRIMARY = str.maketrans({c: chr(_RANK[c] if c in _RANK else _LETTERS + ord(c.lower())) for c in _PRINTABLE})
+_TERTIARY = str.maketrans({c: chr(1 if c.isupper() else 0) for c in _PRINTABLE})
 
 
 @lru_cache(maxsize=1024)  # scores take few distinct values; Decimal is slow

@@ -17,11 +17,12 @@ import glob
 import os
 import shutil
 import tempfile
+from array import array
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ...jsonio import dumps_bytes
+from ...jsonio import dumps_bytes, loads
 from ...own_files import bounded_file_part, create_fresh
 from ...providers.redact import redact_bytes
 from ...weval.ids import UNDEFINED, safe_file_part
@@ -79,16 +80,65 @@ def prompt_context(p: Prompt | ExportedPrompt) -> list[dict[str, Any]]:
     return [{"role": m.role, "content": m.content} for m in p.messages]
 
 
-def config_object(bp: Blueprint, models: list[str], prompts: Sequence[Prompt]) -> dict[str, Any]:
+class _HeldContexts:
+    """Each prompt's `promptContexts` entry as compact JSON, kept while the config's prompts are written
+    (they come first in the comparison file, and each prompt is read from its record there) and read back,
+    a prompt at a time, as `promptContexts` is written: a big blueprint's prompts are records, and reading
+    each again was a quarter of writing its comparison file. At most `BUDGET` bytes are kept (the entries
+    of prompts past it are read from the prompt again); all of it goes once the last has been read."""
+
+    BUDGET = 16 << 20  # ~75 bytes a prompt of bench/run_throughput.py's blueprint: 7.5 MB at 100,000
+
+    def __init__(self) -> None:
+        self._data = bytearray()
+        self._ends = array("Q")
+        self._open = True  # still taking entries (the config's first walk, within the budget)
+
+    def keep(self, k: int, p: Prompt | ExportedPrompt) -> None:
+        if self._open and k == len(self._ends):
+            encoded = dumps_bytes(prompt_context(p))
+            if len(self._data) + len(encoded) > self.BUDGET:
+                self._open = False
+                return
+            self._data += encoded
+            self._ends.append(len(self._data))
+
+    def context(self, k: int, prompts: Sequence[Prompt]) -> Any:
+        """Prompt k's entry: as kept (its JSON read back), else read from the prompt."""
+        ends = self._ends
+        if k < len(ends):
+            found = loads(bytes(self._data[ends[k - 1] if k else 0:ends[k]]))  # strings and nulls: the same value
+            if k == len(ends) - 1:  # the last kept: promptContexts is written past them, let them go
+                self.release()
+            return found
+        return prompt_context(exported_prompt(prompts, k))
+
+    def release(self) -> None:
+        self._open = False
+        self._data = bytearray()
+        self._ends = array("Q")
+
+
+def _prompt_objects(prompts: Sequence[Prompt], held: _HeldContexts | None) -> Iterator[dict[str, Any]]:
+    for k, p in enumerate(exported_prompts(prompts)):
+        if held is not None:
+            held.keep(k, p)
+        yield _prompt_object(p)
+
+
+def config_object(bp: Blueprint, models: list[str], prompts: Sequence[Prompt],
+                  held: _HeldContexts | None = None) -> dict[str, Any]:
     """The blueprint as the reference's normalized ComparisonConfig (what `config` holds): its header as
-    Weval's parser and loader leave it (weval/reference_form.py), the models resolved, the prompts."""
+    Weval's parser and loader leave it (weval/reference_form.py), the models resolved, the prompts.
+    `held`: where each prompt's promptContexts entry is kept as its prompt is written."""
+    listed = LazyList(lambda: _prompt_objects(prompts, held),
+                      summary=lambda: (_prompt_summary(p) for p in exported_prompts(prompts)), plain=True)
     if bp.reference is not None:
         cfg = dict(bp.reference)
         cfg["models"] = models
         if isinstance(cfg.get("externalServices"), dict):
             cfg["externalServices"] = _redacted_services(cfg["externalServices"])
-        cfg["prompts"] = LazyList(lambda: (_prompt_object(p) for p in exported_prompts(prompts)),
-                                  summary=lambda: (_prompt_summary(p) for p in exported_prompts(prompts)))
+        cfg["prompts"] = listed
         return cfg
     cfg = {"id": bp.id, "title": bp.title}
     if bp.description is not None:
@@ -130,8 +180,7 @@ def config_object(bp: Blueprint, models: list[str], prompts: Sequence[Prompt]) -
         cfg["toolUse"] = bp.tool_use
     if bp.external_services:
         cfg["externalServices"] = _redacted_services(bp.external_services)
-    cfg["prompts"] = LazyList(lambda: (_prompt_object(p) for p in exported_prompts(prompts)),
-                              summary=lambda: (_prompt_summary(p) for p in exported_prompts(prompts)))
+    cfg["prompts"] = listed
     return cfg
 
 
@@ -208,6 +257,8 @@ def comparison_object(*, bp: Blueprint, models: list[str], prompts: Sequence[Pro
     rank = {m: i for i, m in enumerate([IDEAL_MODEL_ID, *effective_models])}
 
     def ordered(by_model: dict[str, Any]) -> dict[str, Any]:
+        if len(by_model) < 2:
+            return dict(by_model)
         return dict(sorted(by_model.items(), key=lambda kv: rank.get(kv[0], len(rank))))
 
     # id → position: the prompt is read when its entry is written (kept as objects, a 100,000-prompt
@@ -215,23 +266,29 @@ def comparison_object(*, bp: Blueprint, models: list[str], prompts: Sequence[Pro
     ids = prompt_ids(prompts)
     by_id = positions if positions is not None and len(positions) == len(ids) else \
         {pid: n for n, pid in enumerate(ids)}
-    if len(by_id) != len(ids):  # an id twice (a file with findings run anyway): the first, as the dict kept it
+    # Without a repeated id, the n-th id is the n-th prompt's: the maps are written in that order without
+    # looking each id up (`LazyMap`'s `at`).
+    by_place = len(by_id) == len(ids)
+    if not by_place:  # an id twice (a file with findings run anyway): the first, as the dict kept it
         ids = list(dict.fromkeys(ids))
 
-    def responses(pid: str) -> dict[str, Any]:
-        k = by_id[pid]
+    def responses_at(k: int, pid: str) -> dict[str, Any]:
         if ideals is not None and not ideals[k]:  # no ideal: the prompt need not be read
             return ordered(results.field(pid, "response"))
         return ordered(responses_row(exported_prompt(prompts, k), results))
 
-    final_responses = LazyMap(ids, responses, by_id)
+    def by_field(name: str) -> LazyMap:
+        return LazyMap(ids, lambda pid: ordered(results.field(pid, name)), by_id, plain=True)
+
+    final_responses = LazyMap(ids, lambda pid: responses_at(by_id[pid], pid), by_id,
+                              at=responses_at if by_place else None, plain=True)
     eff = sorted(set(effective_models) | ({IDEAL_MODEL_ID} if has_ideal else set()))
     evaluation: dict[str, Any] = {}
     if "embedding" in eval_methods:
         evaluation["similarityMatrix"] = results.similarity or {}
         evaluation["perPromptSimilarities"] = results.per_prompt_similarity or {}
     if "llm-coverage" in eval_methods:
-        evaluation["llmCoverageScores"] = LazyMap(ids, lambda pid: ordered(results.field(pid, "coverage")), by_id)
+        evaluation["llmCoverageScores"] = by_field("coverage")
     out: dict[str, Any] = {
         "configId": bp.id,
         "configTitle": bp.title,
@@ -247,18 +304,21 @@ def comparison_object(*, bp: Blueprint, models: list[str], prompts: Sequence[Pro
         if sha is not None:
             out["sourceCommitSha"] = sha
         out["sourceBlueprintFileName"] = blueprint_file_name(Path(bp.path))
+    held = _HeldContexts() if by_place else None
     out.update({
-        "config": config_object(bp, models, prompts),
+        "config": config_object(bp, models, prompts, held),
         "evalMethodsUsed": eval_methods,
         "effectiveModels": eff,
         "modelSystemPrompts": ordered(results.system_prompts),
         "promptIds": sorted(ids),
-        "promptContexts": LazyMap(ids, lambda pid: prompt_context(exported_prompt(prompts, by_id[pid])), by_id),
+        "promptContexts": LazyMap(ids, lambda pid: prompt_context(exported_prompt(prompts, by_id[pid])), by_id,
+                                  at=(lambda k, _: held.context(k, prompts)) if held is not None else None,
+                                  plain=True),
     })
     if results.key_points:
         out["extractedKeyPoints"] = {pid: results.key_points[pid] for pid in ids if pid in results.key_points}
     out["allFinalAssistantResponses"] = final_responses
-    out["fullConversationHistories"] = LazyMap(ids, lambda pid: ordered(results.field(pid, "history")), by_id)
+    out["fullConversationHistories"] = by_field("history")
     out["evaluationResults"] = evaluation
     if results.errors:
         order = by_id
@@ -323,7 +383,7 @@ def _core_config(full: dict[str, Any]) -> dict[str, Any]:
     if "prompts" in cfg:
         listed = cfg["prompts"]
         if isinstance(listed, LazyList) and listed.summary is not None:
-            cfg["prompts"] = LazyList(listed.summary)
+            cfg["prompts"] = LazyList(listed.summary, plain=True)
         else:
             light = lambda: ({"id": p["id"], **({"weight": p["weight"]} if "weight" in p else {})}  # noqa: E731
                              for p in (listed.elements() if isinstance(listed, LazyList) else listed))
