@@ -8,9 +8,11 @@ drives each server with /work/shared/bench/lsp_latency.py (didOpen → diagnosti
 diagnostics, completion at ~40 positions) and prints one table. Peak RSS is the server process's
 (measured by running it under a small wrapper that reads its rusage when it exits).
 
-yaml-language-server runs through `npx --yes yaml-language-server@2 --stdio` when npx can start it,
-on the same blueprint with a `# yaml-language-server: $schema=…` modeline pointing at
-schemas/weval-blueprint.schema.json (a minimal schema is written to a temp file if that is missing).
+yaml-language-server 2 runs from `.ci/tools` (what CI installs for the editor tests) or else through
+`npx --yes yaml-language-server@2 --stdio`, on the same blueprint, given schemas/weval-blueprint.schema.json
+in its settings (`YAML_SCHEMAS`, as ../shared/bench/README.md says: a `$schema` modeline would check only the
+file's first document, the header). The evalspec-lsp measured is this Python's: run the script with another
+checkout's venv Python to measure that one in the same sitting.
 This is a benchmark, not a test: numbers vary with the machine; compare the two servers in one sitting.
 """
 
@@ -32,7 +34,9 @@ REPO = Path(__file__).resolve().parent.parent
 SHARED_BENCH = Path(os.environ.get("EVALSPEC_SHARED_BENCH", REPO.parent / "shared" / "bench"))
 SCHEMA = REPO / "schemas" / "weval-blueprint.schema.json"
 OURS = [sys.executable, "-m", "evalspec_lsp"]
-YAML_LS = ["npx", "--yes", "yaml-language-server@2", "--stdio"]
+_CI_YAML_LS = REPO / ".ci" / "tools" / "node_modules" / ".bin" / "yaml-language-server"
+YAML_LS = ([str(_CI_YAML_LS), "--stdio"] if _CI_YAML_LS.exists()
+           else ["npx", "--yes", "yaml-language-server@2", "--stdio"])
 
 MINIMAL_SCHEMA = {
     "$schema": "http://json-schema.org/draft-07/schema#",
@@ -61,12 +65,13 @@ def wrap(rss_file: str, cmd: list[str]) -> int:
     return code
 
 
-def measure(blueprint: Path, cmd: list[str], work: Path) -> dict:
+def measure(blueprint: Path, cmd: list[str], work: Path, schema: Path | None = None) -> dict:
     rss_file = work / "rss.txt"
     rss_file.unlink(missing_ok=True)
     wrapped = [sys.executable, __file__, "--wrap", str(rss_file), "--", *cmd]
+    env = {**os.environ, "YAML_SCHEMAS": json.dumps({str(schema): "*.yml"})} if schema else None
     proc = subprocess.run([sys.executable, str(SHARED_BENCH / "lsp_latency.py"), str(blueprint), "--", *wrapped],
-                          capture_output=True, text=True, timeout=900)
+                          capture_output=True, text=True, timeout=900, env=env)
     if proc.returncode != 0 or not proc.stdout.strip():
         raise RuntimeError(f"lsp_latency.py failed for {cmd[0]}: {proc.stderr.strip()[-2000:]}")
     result = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -87,6 +92,8 @@ def median_of(runs: list[dict]) -> dict:
 
 
 def yaml_ls_available() -> bool:
+    if YAML_LS[0] != "npx":
+        return True
     if shutil.which("npx") is None:
         return False
     try:  # fetches the package once; later runs use npx's cache
@@ -147,10 +154,8 @@ def main() -> int:
         rows.append(("evalspec-lsp", ours))
         print(f"measured evalspec-lsp on {ours['lines']} lines", file=sys.stderr)
         if yaml_ls:
-            moded = work / f"bench-{prompts}.yaml-ls.yml"
-            moded.write_text(f"# yaml-language-server: $schema={schema}\n" + blueprint.read_text())
             try:
-                theirs = median_of([measure(moded, YAML_LS, work) for _ in range(args.repeat)])
+                theirs = median_of([measure(blueprint, YAML_LS, work, schema) for _ in range(args.repeat)])
             except (RuntimeError, subprocess.TimeoutExpired) as exc:
                 print(f"yaml-language-server failed on {prompts} prompts: {exc}", file=sys.stderr)
             else:
