@@ -2,8 +2,8 @@
 
 A checked prompt as objects (the prompt, its messages and points, every span) is ~4.6 KB of memory.
 Past `DEFAULT_BOUND` prompts a streamed check (`check` and `run`) keeps each as a compact record (marshal
-of plain tuples and dicts, pickle for a value marshal refuses) deflated against the store's first record
-(~180 bytes a prompt of bench/run_throughput.py's blueprint, where the record is ~570), in memory: nothing
+of plain tuples and dicts, pickle for a value marshal refuses), deflated a block of records at a time
+(~50 bytes a prompt of bench/run_throughput.py's blueprint, where the record is ~570), in memory: nothing
 is written to the disk for it. A prompt is decoded again when it is read (`model_store.py` says how). This
 module holds the prompts' record format and the bounds.
 """
@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, NamedTuple
 
 from ..findings import Span
-from ..model_store import Collector, FirstRecordDeflate, ModelStore, item_ids, keep_items
+from ..model_store import Collector, ModelStore, item_ids, keep_items
 from ..spill_file import MemorySpill
 from .model import Message, Point, Prompt
 
@@ -175,14 +175,14 @@ def exported_prompts(prompts: Sequence[Prompt]) -> Iterator[Prompt | ExportedPro
         yield from prompts
 
 
-class _PromptCodec(FirstRecordDeflate):
-    """A store's records, deflated against its first (model_store.FirstRecordDeflate)."""
+class _PromptCodec:
+    """A store's prompts as records (model_store.py deflates them a block at a time)."""
 
     def encode(self, item: Prompt) -> bytes:
-        return self.pack(_encode(item))
+        return _encode(item)
 
     def decode(self, data: bytes) -> Prompt:
-        return _decode(self.unpack(data))
+        return _decode(data)
 
     def id_of(self, item: Prompt) -> str:
         return item.id
@@ -198,8 +198,7 @@ class PromptStore(ModelStore[Prompt]):
 
     def unpacked(self, k: int) -> bytes:
         """Prompt k's record as `_encode` made it (not decoded, not kept)."""
-        codec: _PromptCodec = self.codec  # type: ignore[assignment]
-        return codec.unpack(self.record(k))
+        return self.record(k)
 
 
 def prompt_ids(prompts: Sequence[Prompt]) -> list[str]:
