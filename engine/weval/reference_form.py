@@ -102,7 +102,23 @@ def _normalize_point(exp: Any, prompt_id: Any) -> Any:
     new: dict[str, Any] = {}
     obj = exp if isinstance(exp, dict) else {}
     keys = js_keys(obj)
-    fn_key = next((k for k in keys if k.startswith("$")), None)
+    fn_key = None
+    for k in keys:  # the first `$` key (a loop: a generator per point cost more than its test)
+        if k.startswith("$"):
+            fn_key = k
+            break
+    if fn_key is not None and len(fn_key) > 1:
+        # the common function point (`$contains: text`), as the general steps below leave it: the function's
+        # name rewritten at the front, the multiplier `weight ?? multiplier ?? 1`, checked
+        multiplier = obj.get("weight")
+        if multiplier is None:
+            multiplier = obj.get("multiplier")
+            if multiplier is None:
+                multiplier = 1
+        kind = type(multiplier)
+        if (kind is int or kind is float) and 0.1 <= multiplier <= 10:
+            return {"fn": _normalize_fn(fn_key[1:]), "fnArgs": obj[fn_key], "multiplier": multiplier,
+                    "citation": obj.get("citation", UNDEFINED)}
     if fn_key is not None:
         new["fn"] = fn_key[1:]
         new["fnArgs"] = obj[fn_key]
@@ -181,6 +197,14 @@ def evaluator_points(points: Any, prompt_id: Any, inverted: bool) -> list[dict[s
                 pt.get("multiplier") == 1:  # the parser's plain text point
             out.append({"kind": "text", "text": pt["text"], "fn": None, "args": None, "weight": 1,
                         "citation": None, "path_id": None})
+        elif type(pt) is dict and type(pt.get("fn")) is str and pt["fn"] and pt.keys() <= _FN_POINT_KEYS \
+                and _plain_multiplier(pt.get("multiplier", UNDEFINED)):
+            # the parser's function point ({fn, fnArgs, multiplier, citation}): what _evaluated_object reads
+            args, citation = pt.get("fnArgs"), pt.get("citation")
+            multiplier = pt.get("multiplier", 1)
+            out.append({"kind": "fn", "text": None, "fn": pt["fn"], "args": None if args is UNDEFINED else args,
+                        "weight": multiplier,
+                        "citation": None if citation is UNDEFINED else citation, "path_id": None})
         elif is_text(pt):
             out.append(_evaluated(pt, None, None, 1, None, None))
         elif isinstance(pt, list):
@@ -198,6 +222,15 @@ def evaluator_points(points: Any, prompt_id: Any, inverted: bool) -> list[dict[s
     for point in out:
         point["inverted"] = inverted
     return out
+
+
+_FN_POINT_KEYS = frozenset(("fn", "fnArgs", "multiplier", "citation"))
+
+
+def _plain_multiplier(multiplier: Any) -> bool:
+    """A point's multiplier the evaluator takes as it is: none (undefined), or a number from 0.1 to 10."""
+    kind = type(multiplier)
+    return multiplier is UNDEFINED or ((kind is int or kind is float) and 0.1 <= multiplier <= 10)
 
 
 def _evaluated(text: Any, fn: Any, args: Any, weight: Any, citation: Any, path_id: str | None) -> dict[str, Any]:
@@ -400,7 +433,17 @@ def persisted(value: Any) -> Any:
     if kind is str or kind is int or kind is bool:  # the common values first (the rest as below)
         return value
     if kind is dict:
-        return {k: persisted(value[k]) for k in js_keys(value) if value[k] is not UNDEFINED}
+        out = {}
+        for k in js_keys(value):
+            v = value[k]
+            vkind = type(v)
+            if vkind is str or vkind is int or vkind is bool or v is None:  # (each a call less)
+                out[k] = v
+            elif v is not UNDEFINED:
+                out[k] = persisted(v)
+        return out
+    if kind is list:
+        return [v if type(v) is str else persisted(v) for v in value]
     if value is UNDEFINED:
         return None
     if isinstance(value, dict):
