@@ -137,9 +137,10 @@ class Context:
         tmp = Findings()
         missing = missing or {}
         entries = check_object(node, spec_obj, tmp, REGISTRY, handled=handled, where=where,
-                               unreported=[name for name, repl in missing.items() if repl is None])
-        key_at = _KeysBySpan(entries)
+                               unreported=[name for name, repl in missing.items() if repl is None] if missing else ())
+        key_at = _KeysBySpan(entries) if tmp else None
         for f in tmp:
+            assert key_at is not None
             if f.code == "missing-field":
                 name = f.extra.get("field")
                 if isinstance(name, str) and name in missing:
