@@ -294,6 +294,32 @@ def reference_prompt(p: Any, header: dict[str, Any]) -> dict[str, Any]:
     elif truthy(source):
         out["messages"] = [{"role": "user", "content": source}]
     out["id"] = pid
+    if p.keys() <= _PLAIN_PROMPT_KEYS:
+        # none of the other fields is written: what _reference_fields leaves then (the members it would set
+        # to undefined left out: JSON leaves them out, and so do the id's hash and every reader here)
+        if header["noCache"] is not UNDEFINED:
+            out["noCache"] = truthy(header["noCache"])
+        out["render_as"] = js_or(header["render_as"], "markdown")
+        should = get("should", UNDEFINED)
+    else:
+        should = _reference_fields(p, out, header)
+    if truthy(should):
+        read = normalize_points(should, pid)
+        out["points"] = expand_refs(read, header["defs"], pid) if _has_ref(read) else read
+    should_not = get("should_not", UNDEFINED)
+    if truthy(should_not):
+        read = normalize_points(should_not, pid)
+        out["should_not"] = expand_refs(read, header["defs"], pid) if _has_ref(read) else read
+    if not truthy(out["id"]):
+        out["id"] = reference_hash_id(out)
+    return out
+
+
+def _reference_fields(p: dict[str, Any], out: dict[str, Any], header: dict[str, Any]) -> Any:
+    """The parser's steps for a prompt's fields past its messages and id, into `out`; its rubric (the first
+    truthy of should, points, expect, expects, expectations)."""
+    get = p.get
+    pid = out["id"]
     out["description"] = get("description", UNDEFINED)
     out["idealResponse"] = js_or(get("ideal", UNDEFINED), get("idealResponse", UNDEFINED))
     system = get("system", UNDEFINED)
@@ -358,16 +384,10 @@ def reference_prompt(p: Any, header: dict[str, Any]) -> dict[str, Any]:
         out["maxCalls"] = max_calls
     should = js_or(get("should", UNDEFINED), get("points", UNDEFINED), get("expect", UNDEFINED),
                    get("expects", UNDEFINED), get("expectations", UNDEFINED))
-    if truthy(should):
-        read = normalize_points(should, pid)
-        out["points"] = expand_refs(read, header["defs"], pid) if _has_ref(read) else read
-    should_not = get("should_not", UNDEFINED)
-    if truthy(should_not):
-        read = normalize_points(should_not, pid)
-        out["should_not"] = expand_refs(read, header["defs"], pid) if _has_ref(read) else read
-    if not truthy(out["id"]):
-        out["id"] = reference_hash_id(out)
-    return out
+    return should
+
+
+_PLAIN_PROMPT_KEYS = frozenset(("id", "prompt", "messages", "should", "should_not"))
 
 
 def validate_prompt(prompt: dict[str, Any]) -> None:
