@@ -454,7 +454,13 @@ def persisted(value: Any) -> Any:
         return value
     if kind is dict:
         out = {}
-        for k in js_keys(value):
+        for k in value:  # Object.keys order: js_keys, when a key starts with a digit (a call less otherwise)
+            if k[:1].isdigit():
+                keys: Any = js_keys(value)
+                break
+        else:
+            keys = value
+        for k in keys:
             v = value[k]
             vkind = type(v)
             if vkind is str or vkind is int or vkind is bool or v is None:  # (each a call less)
@@ -463,7 +469,8 @@ def persisted(value: Any) -> Any:
                 out[k] = persisted(v)
         return out
     if kind is list:
-        return [v if type(v) is str else persisted(v) for v in value]
+        return [v if (vkind := type(v)) is str or vkind is int or vkind is bool or v is None else persisted(v)
+                for v in value]
     if value is UNDEFINED:
         return None
     if isinstance(value, dict):
