@@ -727,18 +727,23 @@ class _Context:
         ideal, citation, description = get("ideal"), get("citation"), get("description")
         weight, render_as, temperature = get("weight"), get("render_as"), get("temperature")
         no_cache, tags = get("noCache"), get("tags")
-        p = Prompt.build(id=explicit_id or "", id_generated=explicit_id is None,
-            id_span=id_node.span if explicit_id and id_node is not None else None, span=node.span, messages=messages,
-            ideal=_str(ideal) if ideal is not None else None,
-            system=_str(system) if system is not None else None, system_set=system_set,
-            citation=_citation(citation) if citation is not None else None,
-            description=_str(description) if description is not None else None,
-            weight=_num(weight, 1.0) if weight is not None else 1.0,
-            render_as=(_str(render_as) if render_as is not None else None) or bp.render_as,
-            temperature=_num(temperature, None) if temperature is not None else None,
-            no_cache=_bool(no_cache, bp.no_cache or None) if no_cache is not None else bp.no_cache or None,
-            tags=[str(t.value) for t in tags.items if isinstance(t, Scalar)] if isinstance(tags, Sequence) else [],
-            should=should, should_not=should_not, document=doc_index)
+        # Prompt.build(…) with every field given, without its keywords: its fields in the order build leaves
+        # them (the declared defaults' first, then the others as given)
+        p = _new_object(Prompt)
+        p.__dict__ = {
+            "id_generated": explicit_id is None,
+            "id_span": id_node.span if explicit_id and id_node is not None else None,
+            "ideal": _str(ideal) if ideal is not None else None,
+            "system": _str(system) if system is not None else None, "system_set": system_set,
+            "citation": _citation(citation) if citation is not None else None,
+            "description": _str(description) if description is not None else None,
+            "weight": _num(weight, 1.0) if weight is not None else 1.0,
+            "render_as": (_str(render_as) if render_as is not None else None) or bp.render_as,
+            "temperature": _num(temperature, None) if temperature is not None else None,
+            "no_cache": _bool(no_cache, bp.no_cache or None) if no_cache is not None else bp.no_cache or None,
+            "document": doc_index, "reference": None, "id": explicit_id or "", "span": node.span, "messages": messages,
+            "tags": [str(t.value) for t in tags.items if isinstance(t, Scalar)] if isinstance(tags, Sequence) else [],
+            "should": should, "should_not": should_not}
         try:
             ref = weval_prompt(js_plain(node), self.ref_header)
             try:
