@@ -13,6 +13,7 @@ from typing import Any
 
 from ..findings import Findings, Span
 from ..source import Mapping, Node, Scalar, Sequence, is_lazy, to_python
+from ..text_lines import Lines
 
 PATTERN = re.compile(r"\$\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 MARKER = "${{"
@@ -106,11 +107,11 @@ class Values:
         so its every value is written on its own lines): nothing to look at when no line of it holds a `$`
         (nor a `\\`, which could escape one into a quoted value)."""
         span = item.span
-        for i in range(span.start_line, min(span.end_line, len(lines) - 1) + 1):
-            line = lines[i]
-            if "$" in line or "\\" in line:
-                self.scan(item, lines, out)
-                return
+        start, end = span.start_line, min(span.end_line, len(lines) - 1) + 1
+        # its lines in one piece (one slice of a big file's text: text_lines.Lines)
+        text = lines.joined(start, end) if type(lines) is Lines else "\n".join(lines[start:end])
+        if "$" in text or "\\" in text:
+            self.scan(item, lines, out)
 
     def mark(self) -> int:
         """Where `forget` goes back to: the values interpolated so far."""

@@ -181,7 +181,9 @@ def test_a_store_s_outline_is_its_tests_ids_spans_and_files_without_decoding(
     assert list(items.entries(streamed)) == expected and not decoded
 
 
-def test_a_streamed_test_s_variables_are_found_however_they_are_written(tmp_path: Path) -> None:
+@pytest.mark.parametrize("offsets", [False, True], ids=["lines", "offsets"])
+def test_a_streamed_test_s_variables_are_found_however_they_are_written(tmp_path: Path, offsets: bool,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """A streamed list's test is scanned for `${{ VAR }}` only when its lines hold a `$` or a `\\`
     (interpolate.Values.scan_item): one written through an escape, in a block scalar or on a plain
     scalar's continuation line is found as the whole analysis finds it; a test with neither has none."""
@@ -191,7 +193,10 @@ def test_a_streamed_test_s_variables_are_found_however_they_are_written(tmp_path
             "  - id: c\n    input: one\n      ${{ EVALSPEC_SURELY_UNSET }}\n"
             "  - id: d\n    input: plain\n")
     path = tmp_path / "s.eval.yaml"
-    full, streamed = analyze(text, path, env={}), analyze(text, path, env={}, streamed=True)
+    full = analyze(text, path, env={})
+    if offsets:
+        monkeypatch.setattr(source, "LINES_AS_OFFSETS_FROM", 0)
+    streamed = analyze(text, path, env={}, streamed=True)
     assert is_lazy(streamed.parsed.documents[0].root.get("tests"))  # type: ignore[union-attr]
     _same(full, streamed)
     lines = sorted(f.span.start_line for f in streamed.findings if "EVALSPEC_SURELY_UNSET" in f.message)
