@@ -1051,7 +1051,10 @@ def _lazy_keyed_list(parsed: ParsedFile, start: int, end: int, key: int) -> bool
     first = stop = -1
     indent = 0
     bounds = array("q")  # the items' first lines (8 bytes an item, held while the tests are read)
+    deeper = None  # past the first item: the indentation of a line inside an item
     for i, line in _numbered(lines, key + 1, end):
+        if deeper is not None and line.startswith(deeper) and "\t" not in line:
+            continue  # a line inside an item (most): what the tests below do with it, nothing, told at once
         stripped = line.lstrip(" ")
         if not stripped or stripped[0] == "#":
             continue
@@ -1062,6 +1065,7 @@ def _lazy_keyed_list(parsed: ParsedFile, start: int, end: int, key: int) -> bool
             if not _ITEM.match(stripped):
                 return False
             first, indent = i, k
+            deeper = " " * (indent + 1)
         elif k == 0 and not (indent == 0 and _ITEM.match(line)):
             stop = i  # the next key of the mapping
             break
@@ -1072,7 +1076,7 @@ def _lazy_keyed_list(parsed: ParsedFile, start: int, end: int, key: int) -> bool
     if first < 0:
         return False
     stop = end if stop < 0 else stop
-    if any("&" in line and _ANCHOR.search(line) for _, line in _numbered(lines, start, end)):
+    if _any_anchor(lines, start, end):
         return False
     bounds[0] = key + 1  # the comments before the first test are parsed with it (see _item_bounds)
     bounds.append(stop)
@@ -1109,6 +1113,16 @@ def _lazy_keyed_list(parsed: ParsedFile, start: int, end: int, key: int) -> bool
     doc.index = len(parsed.documents)
     parsed.documents.append(doc)
     return True
+
+
+def _any_anchor(lines: list[str], start: int, end: int) -> bool:
+    """Does a line from `start` to `end` hold an anchor (`&name`)? Lines are looked at only in a piece of
+    4,096 that holds a `&`."""
+    for a in range(start, end, 4096):
+        piece = lines[a:min(a + 4096, end)]
+        if "&" in "\n".join(piece) and any("&" in line and _ANCHOR.search(line) for line in piece):
+            return True
+    return False
 
 
 def _lazy_items(parsed: ParsedFile, start: int, end: int) -> None:

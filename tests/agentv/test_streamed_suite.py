@@ -39,6 +39,8 @@ SUITES = [
     # a test's line less indented than its items, a tab: parsed whole
     "name: s\ndescription: d\ntests:\n  - id: a\n    input: \"one\n two\"\n  - id: b\n    input: x\n",
     "name: s\ndescription: d\ntests:\n  - id: a\n\t  input: one\n",
+    # a tab after the indentation of a line inside a test, a comment and a blank line there
+    "name: s\ndescription: d\ntests:\n  - id: a\n    input: one\n     \t# note\n\n    criteria: c\n  - id: b\n    input: x\n",
     # a flow list, an empty list, a reference, two `tests:` keys
     "name: s\ndescription: d\ntests: [{id: a, input: one}]\n",
     "name: s\ndescription: d\ntests:\n",
