@@ -1,10 +1,10 @@
 """A big file's items (Weval prompts, AgentV tests) in memory that does not grow with the file.
 
 When a streamed check (`check` and `run`) has made more than its bound of items, each becomes a compact
-record (the format's `Codec`: `weval/prompt_store.py`, kept deflated in memory; `agentv/test_store.py`, in
-a temporary file): only the ids and each record's offset are objects, and an item is decoded again when it
-is read. A
-file with fewer items keeps its plain list (the editor's analyses always do).
+record (the format's `Codec`: `weval/prompt_store.py`, kept in memory; `agentv/test_store.py`, in a
+temporary file), deflated a block of records at a time: only the ids and each record's offset are objects,
+and an item is decoded again when it is read (its block inflated; the last few blocks are kept so). A file
+with fewer items keeps its plain list (the editor's analyses always do).
 
 A `ModelStore` reads like the list it stands for (len, iteration, indexes); `subset` keeps some of the
 items (a run's selection, a shard) without decoding any. Each read decodes a new copy, equal to the item
@@ -17,6 +17,7 @@ from __future__ import annotations
 import threading
 import zlib
 from array import array
+from bisect import bisect_right
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Generic, Protocol, TypeVar, overload
@@ -37,51 +38,76 @@ class Codec(Protocol[T]):
     def id_of(self, item: T) -> str: ...
 
 
-class FirstRecordDeflate:
-    """Records deflated against the first one packed (a file's items share their keys and much of their
-    text: a Weval prompt's ~570-byte record packs into ~180 bytes, an AgentV test's ~870 into ~210), for a
-    few microseconds each way. A packed record starts with `PACKED`; a record that does not is as given."""
+class _Blocks:
+    """Records deflated a block at a time: up to BLOCK_RECORDS of them, or BLOCK_BYTES, joined, deflated
+    against the first record of the store (a file's items share their keys and much of their text: a
+    block of 64 Weval prompts of ~570 bytes each packs into ~50 bytes a prompt). One deflate per block,
+    not per record: making a compressor cost more than compressing one record."""
 
-    PACKED = b"z"
+    BLOCK_RECORDS = 64
+    BLOCK_BYTES = 64 * 1024
 
     def __init__(self) -> None:
-        self._dictionary: bytes | None = None
+        self._dictionary = b""
 
-    def pack(self, data: bytes) -> bytes:
-        if self._dictionary is None:
-            self._dictionary = data
+    def pack(self, records: list[bytes]) -> bytes:
+        if not self._dictionary:
+            self._dictionary = records[0][-32768:]
         out = zlib.compressobj(1, zlib.DEFLATED, -15, 8, zlib.Z_DEFAULT_STRATEGY, self._dictionary)
-        return self.PACKED + out.compress(data) + out.flush()
+        return out.compress(b"".join(records)) + out.flush()
 
     def unpack(self, data: bytes) -> bytes:
-        if data[:1] != self.PACKED:
-            return data
-        assert self._dictionary is not None
         out = zlib.decompressobj(-15, zdict=self._dictionary)
-        return out.decompress(data[1:]) + out.flush()
+        return out.decompress(data) + out.flush()
 
 
 class _File(Generic[T]):
-    """The records of one store and its subsets (an unlinked temporary file, or memory), and their offsets."""
+    """The records of one store and its subsets (an unlinked temporary file, or memory), and their offsets:
+    record k is bytes starts[k]:starts[k+1] of the records one after another; they are written a block at a
+    time (`_Blocks`), the last ones wait in `_pending` until their block is full (or the store flushed)."""
 
     def __init__(self, spill: SpillFile | MemorySpill, codec: Codec[T], recent: int) -> None:
         self._spill = spill
         self.codec = codec
-        self.starts = array("q")  # record k is bytes starts[k]:starts[k+1]
+        self.starts = array("q")  # record k is bytes starts[k]:starts[k+1] of the records, inflated
         self.starts.append(0)
         self.ids: list[str] = []
+        self._blocks = _Blocks()
+        self._block_first = array("q")  # block b holds records _block_first[b]… (to the next block's first)
+        self._block_at = array("q")  # block b is bytes _block_at[b]:_block_at[b+1] of the spill
+        self._block_at.append(0)
+        self._pending: list[bytes] = []  # the records from _pending_first on, not yet in a block
+        self._pending_first = 0
+        self._pending_bytes = 0
+        self._inflated: OrderedDict[int, bytes] = OrderedDict()  # the last blocks read, inflated
         self._recent: OrderedDict[int, T] = OrderedDict()  # popitem(last=False): a dict's first key is
         # found by skipping the slots its deletions left
         self._keep = max(1, recent)
         self._lock = threading.Lock()  # the runner's worker threads (judges, scripts) read items too
 
+    INFLATED = 4  # blocks kept inflated (the cells in flight read a block or two of records, in order)
+
     def add(self, item: T) -> None:
         data = self.codec.encode(item)
-        self._spill.append(data)
+        self._pending.append(data)
+        self._pending_bytes += len(data)
         self.starts.append(self.starts[-1] + len(data))
         self.ids.append(self.codec.id_of(item))
+        if len(self._pending) >= _Blocks.BLOCK_RECORDS or self._pending_bytes >= _Blocks.BLOCK_BYTES:
+            self._close_block()
+
+    def _close_block(self) -> None:
+        if not self._pending:
+            return
+        packed = self._blocks.pack(self._pending)
+        self._spill.append(packed)
+        self._block_first.append(self._pending_first)
+        self._block_at.append(self._block_at[-1] + len(packed))
+        self._pending_first += len(self._pending)
+        self._pending, self._pending_bytes = [], 0
 
     def flush(self) -> None:
+        self._close_block()
         self._spill.flush()
 
     def get(self, k: int) -> T:
@@ -89,17 +115,34 @@ class _File(Generic[T]):
             found = self._recent.get(k)
             if found is not None:
                 return found
-            start, end = self.starts[k], self.starts[k + 1]
-            item = self.codec.decode(self._spill.read(start, end - start))
+            item = self.codec.decode(self._raw(k))
             if len(self._recent) >= self._keep:
                 self._recent.popitem(last=False)
             self._recent[k] = item
             return item
 
     def raw(self, k: int) -> bytes:
-        """Record k as stored (not decoded, not kept)."""
-        start, end = self.starts[k], self.starts[k + 1]
-        return self._spill.read(start, end - start)
+        """Record k as encoded (not decoded, not kept)."""
+        with self._lock:
+            return self._raw(k)
+
+    def _raw(self, k: int) -> bytes:
+        if k >= self._pending_first:
+            return self._pending[k - self._pending_first]
+        b = bisect_right(self._block_first, k) - 1
+        block = self._inflated.get(b)
+        if block is None:
+            start, end = self._block_at[b], self._block_at[b + 1]
+            block = self._blocks.unpack(self._spill.read(start, end - start))
+            if len(self._inflated) >= self.INFLATED:
+                self._inflated.popitem(last=False)
+            self._inflated[b] = block
+        at = self.starts[self._block_first[b]]
+        return block[self.starts[k] - at:self.starts[k + 1] - at]
+
+    def stored_bytes(self) -> int:
+        """Bytes the records take as stored: their blocks, and those waiting for theirs."""
+        return self._block_at[-1] + self._pending_bytes
 
     def close(self) -> None:
         self._spill.close()
@@ -153,7 +196,8 @@ class ModelStore(ListLike[T]):
         return self._file.codec
 
     def record(self, index: int) -> bytes:
-        """Item `index`'s record as stored, for a reader that needs only part of it (not decoded, not kept)."""
+        """Item `index`'s record as its codec encoded it, for a reader that needs only part of it (not
+        decoded, not kept)."""
         return self._file.raw(self._indexes[index] if self._indexes is not None else index)
 
     def ids(self) -> list[str]:

@@ -208,6 +208,7 @@ _FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?\Z")
 _INF = re.compile(r"[-+]?\.(inf|Inf|INF)\Z")
 _NAN = re.compile(r"\.(nan|NaN|NAN)\Z")
 _MAYBE_NOT_STR = frozenset("0123456789-+.~nNtTfF")
+_WORD_START = frozenset("nNtTfF")  # no number starts so (nor .inf, .nan)
 _NULLS = frozenset(("", "~", "null", "Null", "NULL"))
 _TRUE = frozenset(("true", "True", "TRUE"))
 _FALSE = frozenset(("false", "False", "FALSE"))
@@ -218,8 +219,11 @@ def resolve_plain(text: str) -> Any:
     """The value of a plain scalar under the YAML 1.2 core schema."""
     if not text:
         return None
-    if text[0] not in _MAYBE_NOT_STR:
+    first = text[0]
+    if first not in _MAYBE_NOT_STR:
         return text
+    if first in _WORD_START:  # a word (`note`, `type`, `false`): only null, true or false are not text
+        return None if text in _NULLS else True if text in _TRUE else False if text in _FALSE else text
     if text in _NULLS:
         return None
     if text in _TRUE:
@@ -1047,7 +1051,10 @@ def _lazy_keyed_list(parsed: ParsedFile, start: int, end: int, key: int) -> bool
     first = stop = -1
     indent = 0
     bounds = array("q")  # the items' first lines (8 bytes an item, held while the tests are read)
+    deeper = None  # past the first item: the indentation of a line inside an item
     for i, line in _numbered(lines, key + 1, end):
+        if deeper is not None and line.startswith(deeper) and "\t" not in line:
+            continue  # a line inside an item (most): what the tests below do with it, nothing, told at once
         stripped = line.lstrip(" ")
         if not stripped or stripped[0] == "#":
             continue
@@ -1058,6 +1065,7 @@ def _lazy_keyed_list(parsed: ParsedFile, start: int, end: int, key: int) -> bool
             if not _ITEM.match(stripped):
                 return False
             first, indent = i, k
+            deeper = " " * (indent + 1)
         elif k == 0 and not (indent == 0 and _ITEM.match(line)):
             stop = i  # the next key of the mapping
             break
@@ -1068,7 +1076,7 @@ def _lazy_keyed_list(parsed: ParsedFile, start: int, end: int, key: int) -> bool
     if first < 0:
         return False
     stop = end if stop < 0 else stop
-    if any("&" in line and _ANCHOR.search(line) for _, line in _numbered(lines, start, end)):
+    if _any_anchor(lines, start, end):
         return False
     bounds[0] = key + 1  # the comments before the first test are parsed with it (see _item_bounds)
     bounds.append(stop)
@@ -1105,6 +1113,16 @@ def _lazy_keyed_list(parsed: ParsedFile, start: int, end: int, key: int) -> bool
     doc.index = len(parsed.documents)
     parsed.documents.append(doc)
     return True
+
+
+def _any_anchor(lines: list[str], start: int, end: int) -> bool:
+    """Does a line from `start` to `end` hold an anchor (`&name`)? Lines are looked at only in a piece of
+    4,096 that holds a `&`."""
+    for a in range(start, end, 4096):
+        piece = lines[a:min(a + 4096, end)]
+        if "&" in "\n".join(piece) and any("&" in line and _ANCHOR.search(line) for line in piece):
+            return True
+    return False
 
 
 def _lazy_items(parsed: ParsedFile, start: int, end: int) -> None:
@@ -1231,13 +1249,16 @@ def _parse_stream(text: str, off: int, parsed: ParsedFile, resumed: _Resumed | N
                 if style is not None and style in "|>":  # block scalars end on the next line
                     span = _span(start.line + off, start.column, end.line + off, end.column, lines)
                 else:
-                    span = new_span(Span, (start.line + off, start.column, end.line + off, end.column))
-                    if span.end_line >= n_lines:  # libyaml's implied final line break: stay on the last line
+                    el = end.line + off
+                    span = new_span(Span, (start.line + off, start.column, el, end.column))
+                    if el >= n_lines:  # libyaml's implied final line break: stay on the last line
                         span = _clamped(span, lines)
                 tag = event.tag
                 raw = event.value
-                if tag or (style is None and (not raw or raw[0] in _MAYBE_NOT_STR)):
-                    value = _scalar_value(event)
+                if tag and tag != "!":
+                    value = _resolve_tagged(raw, tag)
+                elif style is None and (not raw or raw[0] in _MAYBE_NOT_STR):  # (libyaml says '' for null)
+                    value = resolve_plain(raw)
                 else:  # quoted, block, or plain that can only be a string (resolve_plain's first test)
                     value = raw
                 if style is not None and style in "|>" and raw and end.line + off >= n_lines - 1 and lines[-1] \
@@ -1381,15 +1402,6 @@ def _reader_mark(text: str, position: int) -> _Mark:
     position = max(0, min(position, len(text)))
     line = text.count("\n", 0, position)
     return _Mark(line, position - (text.rfind("\n", 0, position) + 1), position)
-
-
-def _scalar_value(event: Any) -> Any:
-    tag = event.tag
-    if tag and tag != "!":
-        return _resolve_tagged(event.value, tag)
-    if not event.style:  # plain: libyaml says '' where the Python parser says None
-        return resolve_plain(event.value)
-    return event.value
 
 
 def _syntax_hint(lines: list[str], line: int, problem: str) -> str | None:

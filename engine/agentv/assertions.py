@@ -26,7 +26,18 @@ from ..registry.agentv_assertions import (
     normalize_assertion_type,
 )
 from ..registry.stages import resolve_scorer
-from ..source import Mapping, Node, Scalar, Sequence, is_number, node_type_name
+from ..source import (
+    Mapping,
+    Node,
+    Scalar,
+    Sequence,
+    findings_within,
+    is_number,
+    moved_finding,
+    moved_span,
+    node_type_name,
+    spans_within,
+)
 from ..validation.objects import Entries
 from ..validation.suggest import closest
 from ..validation.yaml_text import dash_before
@@ -54,10 +65,77 @@ def check_assert_list(ctx: Context, node: Node | None, *, field: str = "assert")
         return []
     result: list[Assertion] = []
     for item in node.items:
-        a = check_assertion(ctx, item)
+        a = _kept_or_checked(ctx, item)
         if a is not None:
             result.append(a)
     return result
+
+
+# Assertion items of up to this many characters are looked up by their text; the last SAME_ITEMS kept
+SAME_TEXT = 256
+SAME_ITEMS = 256
+
+
+def _kept_or_checked(ctx: Context, item: Node) -> Assertion | None:
+    """`check_assertion(ctx, item)`, or for an item whose text was checked before in the same file, that
+    check's assertion and findings moved to the item's place: what checking it again would give. A suite's
+    tests mostly repeat their deterministic assertions (`{type: latency, max_ms: 60000}` in every test).
+
+    Only a check that depends on nothing but the item's text (and its file, the same for the context) is
+    kept, as testcase.RepeatedTests keeps a test's: an assertion of a type whose rule reads no file (the
+    fields alone, a `value`, a regex), without children, no alias, block scalar or `${{ VAR }}`, no read
+    of the file's lines nor of a file, and every place of it and of its findings within the item."""
+    if type(item) is not Mapping:
+        return check_assertion(ctx, item)
+    span = item.span
+    sl, sc, el, ec = span
+    if el - sl > 8:
+        return check_assertion(ctx, item)
+    lines = ctx.lines
+    key: object = lines[sl][sc:ec] if sl == el else \
+        (sc, "\n".join([lines[sl][sc:], *[lines[i] for i in range(sl + 1, el)], lines[el][:ec]]))
+    kept = ctx.kept_assertions
+    hit = kept.get(key)
+    if hit is not None:
+        first, assertion, found = hit
+        line, dl, dc = first[0], sl - first[0], sc - first[1]
+        if found:
+            ctx.out.extend([moved_finding(f, line, dl, dc) for f in found])
+        moved: Assertion = assertion.evolve(span=moved_span(assertion.span, line, dl, dc),
+                                            config=_copied(assertion.config))
+        return moved
+    mark, budget, read_before = len(ctx.out), _budget_state(ctx), ctx.lines_read
+    ctx.lines_read = False
+    a = check_assertion(ctx, item)
+    read = ctx.lines_read
+    ctx.lines_read = read_before or read  # (the test's check around this one is told too)
+    text = key if isinstance(key, str) else key[1]  # type: ignore[index]
+    if a is None or a.children or read or budget != _budget_state(ctx) or len(text) > SAME_TEXT \
+            or "*" in text or "|" in text or ">" in text or "$" in text:
+        return a
+    kind = ASSERTION_TYPES.get(a.type)
+    if kind is None or type_rule(kind) not in _TEXT_ONLY_RULES:
+        return a
+    found = ctx.out[mark:]
+    if SAME_ITEMS > 0 and spans_within(span, [a.span]) and findings_within(span, found):
+        if len(kept) >= SAME_ITEMS:
+            del kept[next(iter(kept))]  # the oldest
+        kept[key] = (span, a, found)
+    return a
+
+
+def _budget_state(ctx: Context) -> tuple[int, int, int, int]:
+    b = ctx.budget
+    return b.files, b.bytes, b.glob_entries, len(b.visited)
+
+
+def _copied(value: Any) -> Any:
+    """A copy of an assertion's config (plain data), so that no two assertions share one."""
+    if isinstance(value, dict):
+        return {k: _copied(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copied(v) for v in value]
+    return value
 
 
 def check_assertion(ctx: Context, item: Node) -> Assertion | None:
@@ -740,6 +818,7 @@ CODE_JUDGE = TypeRule(_code_judge_rule, ("command", "script", "cwd"), fixes=scri
 COMPOSITE = TypeRule(_composite_rule, ("assert", "aggregator"))
 TRAJECTORY = TypeRule(_trajectory_rule, ("mode", "minimums", "expected"))
 ACCURACY = TypeRule(_accuracy_rule, ("fields",))
+_TEXT_ONLY_RULES = (PLAIN, VALUE, REGEX)  # the rules that read nothing but the item (_kept_or_checked)
 
 
 def rubrics_entry(ctx: Context, key: Scalar, node: Node) -> Assertion | None:

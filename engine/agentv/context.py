@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from ..findings import Findings, Span, Tag
 from ..findings import replace as replace_fix
@@ -69,6 +70,8 @@ class Context:
     # Set when a check read the file's lines (through `line`): a test's check that did depends on the text
     # around the test, and is not reused for another test of the same text (testcase.RepeatedTests).
     lines_read: bool = False
+    # The checks of this file's assertions kept by their text (assertions.check_assert_list)
+    kept_assertions: dict[object, Any] = field(default_factory=dict)
 
     def line(self, n: int) -> str:
         """Line `n` of the file ("" past its end), for fixes that edit around a node."""
@@ -77,7 +80,7 @@ class Context:
 
     def child(self, out: Findings, values: Values, lines: list[str], path: Path) -> Context:
         """A context for an external tests file: its own findings and lines, the same suite folder."""
-        return replace(self, out=out, values=values, lines=lines, path=path)
+        return replace(self, out=out, values=values, lines=lines, path=path, kept_assertions={})
 
     def outside_project(self, node: Node, reference: str, path: Path, use: str = "send it to a model") -> bool:
         """Report (and return True for) a reference whose file lies outside the project, unless files
@@ -137,9 +140,10 @@ class Context:
         tmp = Findings()
         missing = missing or {}
         entries = check_object(node, spec_obj, tmp, REGISTRY, handled=handled, where=where,
-                               unreported=[name for name, repl in missing.items() if repl is None])
-        key_at = _KeysBySpan(entries)
+                               unreported=[name for name, repl in missing.items() if repl is None] if missing else ())
+        key_at = _KeysBySpan(entries) if tmp else None
         for f in tmp:
+            assert key_at is not None
             if f.code == "missing-field":
                 name = f.extra.get("field")
                 if isinstance(name, str) and name in missing:

@@ -13,6 +13,7 @@ from typing import Any
 
 from ..findings import Findings, Span
 from ..source import Mapping, Node, Scalar, Sequence, is_lazy, to_python
+from ..text_lines import Lines
 
 PATTERN = re.compile(r"\$\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 MARKER = "${{"
@@ -63,9 +64,7 @@ class Values:
         # Every node of the file passes here (a 2,000-test suite: 50,000), so the loop is kept lean: key
         # names repeat, and whether one names a credential field is looked up once per name.
         credential_keys: dict[str, bool] = {}
-        visited = 0
         while stack:
-            visited += 1
             node, credential = pop()
             if node.anchor is not None:  # an alias shares its target node (always anchored): report it once
                 if id(node) in seen:
@@ -102,6 +101,17 @@ class Values:
                 if is_lazy(node):
                     continue  # a streamed list (a big suite's tests): each item is scanned as it is checked
                 stack.extend([(item, credential) for item in node.items])
+
+    def scan_item(self, item: Node, lines: list[str], out: Findings) -> None:
+        """`scan` for an item of a streamed list (source.LazyItems: parsed on its own, no anchors in the list,
+        so its every value is written on its own lines): nothing to look at when no line of it holds a `$`
+        (nor a `\\`, which could escape one into a quoted value)."""
+        span = item.span
+        start, end = span.start_line, min(span.end_line, len(lines) - 1) + 1
+        # its lines in one piece (one slice of a big file's text: text_lines.Lines)
+        text = lines.joined(start, end) if type(lines) is Lines else "\n".join(lines[start:end])
+        if "$" in text or "\\" in text:
+            self.scan(item, lines, out)
 
     def mark(self) -> int:
         """Where `forget` goes back to: the values interpolated so far."""

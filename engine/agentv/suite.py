@@ -177,12 +177,13 @@ def add_test_items(ctx: Context, items: Iterable[Node], loaded: Loaded) -> None:
     others (a streamed list's LazyItems or a JSONL file's lines, in `check` and `run`) are scanned as they
     come, and dropped once checked."""
     lazy = isinstance(items, LazyItems) or not isinstance(items, list)
+    scan = ctx.values.scan_item if isinstance(items, LazyItems) else ctx.values.scan
     values = ctx.values
     mark = 0
     for item in items:
         if lazy:
             mark = values.mark()
-            values.scan(item, ctx.lines, ctx.out)
+            scan(item, ctx.lines, ctx.out)
         # (a test is a mapping: no string to look at; 840,000 `- {}` in a 4 MB file)
         item_text = values.str_of(item) if isinstance(item, Scalar) else None
         if item_text is None:

@@ -5,8 +5,8 @@ A checked test as objects (its messages, assertions and their spans) is ~3–4 K
 Past `DEFAULT_BOUND` tests a streamed check (`check` and `run`) keeps each as a compact record in a
 temporary file: marshal of plain data (the test's fields by name, spans as tuples, paths as text,
 messages, content blocks, tool calls and assertions as dicts), pickle for a test holding a value marshal
-refuses (marshal takes exact built-in types only, so nothing is silently changed), deflated against the
-store's first record. A test is decoded
+refuses (marshal takes exact built-in types only, so nothing is silently changed), deflated a block of
+records at a time. A test is decoded
 again when it is read; a suite with fewer tests keeps its list, as the editor's analyses always do.
 """
 
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..findings import Span
-from ..model_store import Collector, FirstRecordDeflate, ModelStore
+from ..model_store import Collector, ModelStore
 from ..spill_file import SpillFile
 from .model import AgentvTest, Assertion, ContentBlock, Message, ToolCall
 
@@ -145,13 +145,11 @@ def _made(cls: type, fields: dict[str, Any]) -> Any:
     return obj
 
 
-class _TestCodec(FirstRecordDeflate):
-    """Records deflated against the store's first one (model_store.FirstRecordDeflate): ~210 bytes a test
-    where the record is ~870, for ~5 us more a decode. The file is written to the disk like any other:
-    87 MB at 100,000 tests, as many bytes as three quarters of the run's results file."""
+class _TestCodec:
+    """A store's tests as records (model_store.py deflates them a block at a time: ~870 bytes a test
+    become ~80). The file is written to the disk like any other."""
 
     def __init__(self) -> None:
-        super().__init__()
         self._decoder = _Decoder()
         # Each test's span and tests file, in the order encoded (a store encodes each of its tests once):
         # what run/plan/items.entries reads of every test, without decoding any (18 bytes a test)
@@ -167,10 +165,10 @@ class _TestCodec(FirstRecordDeflate):
             at = self._source_at[item.source_path] = len(self.source_paths)
             self.source_paths.append(item.source_path)
         self.sources.append(at)
-        return self.pack(_encode(item))
+        return _encode(item)
 
     def decode(self, data: bytes) -> AgentvTest:
-        return self._decoder.test(self.unpack(data))
+        return self._decoder.test(data)
 
     def id_of(self, item: AgentvTest) -> str:
         return item.id

@@ -95,10 +95,13 @@ def check_object(node: Node | None, spec: ObjectSpec, out: Findings, registry: R
     entries = Entries(node)
     seen: dict[str, Scalar] = {}  # canonical name -> first key that set it
     for key, value in node.pairs:
-        if not isinstance(key, Scalar) or not isinstance(key.value, (str, int, float)) or isinstance(key.value, bool):
-            out.error("invalid-key", key.span, f"Keys of {what} must be plain names.")
-            continue
-        name = str(key.value)
+        if type(key) is Scalar and type(key.value) is str:  # a text key, the common one (tested once)
+            name: str = key.value
+        else:
+            if not isinstance(key, Scalar) or not isinstance(key.value, (str, int, float)) or isinstance(key.value, bool):
+                out.error("invalid-key", key.span, f"Keys of {what} must be plain names.")
+                continue
+            name = str(key.value)
         hit = spec.lookup(name)
         if hit is None:
             if spec.open:
@@ -162,15 +165,17 @@ def _unknown_key(key: Scalar, name: str, spec: ObjectSpec, what: str, out: Findi
 def check_value(value: Node | None, f: FieldSpec, out: Findings, registry: Registry | None = None, *,
                 key: Scalar | None = None) -> bool:
     """Type, enum and range of one field's value; recurse into declared objects. True when it fits."""
-    where = value.span if value is not None else (key.span if key else Span(0, 0, 0, 0))
     # A lenient field's bad value is ignored by AgentV (with a warning), and by a run: a warning here.
     report = out.warning if f.lenient else out.error
     tail = " AgentV ignores it." if f.lenient else ""
     if not check_type(value, f.types):
+        where = value.span if value is not None else (key.span if key else Span(0, 0, 0, 0))
         report("wrong-type", where, f"'{f.name}' must be {describe_types(f.types)}, found {node_type_name(value)}.{tail}")
         return False
     if isinstance(value, Scalar):
         v = value.value
+        if type(v) is str and not f.enum:  # text where text fits, nothing more to check (the common case)
+            return True
         if f.enum and isinstance(v, str) and v not in f.enum:
             best = closest(v, f.enum, cutoff=0.6)
             msg = f"'{f.name}' must be one of {', '.join(f.enum)}; found '{v}'"

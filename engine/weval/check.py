@@ -727,18 +727,23 @@ class _Context:
         ideal, citation, description = get("ideal"), get("citation"), get("description")
         weight, render_as, temperature = get("weight"), get("render_as"), get("temperature")
         no_cache, tags = get("noCache"), get("tags")
-        p = Prompt.build(id=explicit_id or "", id_generated=explicit_id is None,
-            id_span=id_node.span if explicit_id and id_node is not None else None, span=node.span, messages=messages,
-            ideal=_str(ideal) if ideal is not None else None,
-            system=_str(system) if system is not None else None, system_set=system_set,
-            citation=_citation(citation) if citation is not None else None,
-            description=_str(description) if description is not None else None,
-            weight=_num(weight, 1.0) if weight is not None else 1.0,
-            render_as=(_str(render_as) if render_as is not None else None) or bp.render_as,
-            temperature=_num(temperature, None) if temperature is not None else None,
-            no_cache=_bool(no_cache, bp.no_cache or None) if no_cache is not None else bp.no_cache or None,
-            tags=[str(t.value) for t in tags.items if isinstance(t, Scalar)] if isinstance(tags, Sequence) else [],
-            should=should, should_not=should_not, document=doc_index)
+        # Prompt.build(…) with every field given, without its keywords: its fields in the order build leaves
+        # them (the declared defaults' first, then the others as given)
+        p = _new_object(Prompt)
+        p.__dict__ = {
+            "id_generated": explicit_id is None,
+            "id_span": id_node.span if explicit_id and id_node is not None else None,
+            "ideal": _str(ideal) if ideal is not None else None,
+            "system": _str(system) if system is not None else None, "system_set": system_set,
+            "citation": _citation(citation) if citation is not None else None,
+            "description": _str(description) if description is not None else None,
+            "weight": _num(weight, 1.0) if weight is not None else 1.0,
+            "render_as": (_str(render_as) if render_as is not None else None) or bp.render_as,
+            "temperature": _num(temperature, None) if temperature is not None else None,
+            "no_cache": _bool(no_cache, bp.no_cache or None) if no_cache is not None else bp.no_cache or None,
+            "document": doc_index, "reference": None, "id": explicit_id or "", "span": node.span, "messages": messages,
+            "tags": [str(t.value) for t in tags.items if isinstance(t, Scalar)] if isinstance(tags, Sequence) else [],
+            "should": should, "should_not": should_not}
         try:
             ref = weval_prompt(js_plain(node), self.ref_header)
             try:
@@ -985,7 +990,7 @@ class _Context:
                 fn_pair = (k, v)
                 break
         if fn_pair is not None:
-            return self._dollar_point(node, fn_pair, keys, prompt_label, make)
+            return self._dollar_point(node, fn_pair, keys, prompt_label, make, path_id, inverted)
         if any(node.has(k) for k in ("text", "point", "fn")):
             entries = check_object(node, POINT, self.out, REGISTRY, handled={"fn", "fnArgs", "weight"})
             assert entries is not None
@@ -1042,7 +1047,7 @@ class _Context:
         return None
 
     def _dollar_point(self, node: Mapping, fn_pair: tuple[Scalar, Node], keys: list[tuple[Scalar, Node]],
-                      prompt_label: str, make: Any) -> Point | None:
+                      prompt_label: str, make: Any, path_id: str | None, inverted: bool) -> Point | None:
         key, arg = fn_pair
         weight_node: Node | None = None
         multiplier_node: Node | None = None
@@ -1078,7 +1083,9 @@ class _Context:
             return make(kind="fn", fn=name, fn_written=name, fn_args=to_python(arg), weight=weight,
                         citation=citation)  # scored as Weval does: an error
         check_function_arg(fn, arg, key, self.out, self)
-        return make(kind="fn", fn=fn.name, fn_written=name, fn_args=to_python(arg), weight=weight, citation=citation)
+        return _new_point(node.span, path_id, inverted, {  # make(…), without its keywords
+            "kind": "fn", "fn": fn.name, "fn_written": name,
+            "fn_args": arg.value if type(arg) is Scalar else to_python(arg), "weight": weight, "citation": citation})
 
     def _ref_point(self, key: Scalar, arg: Node, prompt_label: str, make: Any, weight: float,
                    citation: Any) -> Point | None:
@@ -1402,16 +1409,19 @@ def _as_read(points: list[Point], read: list[dict[str, Any]], node: Node) -> lis
         return [_new_point(span, r["path_id"], r["inverted"], _read_fields(r)) for r in read]
     out = points
     for i, (pt, r) in enumerate(zip(points, read, strict=True)):
-        fields = _read_fields(r)
+        # `_read_fields(r)` compared with the point's, field by field, without making it when they are the same
         get = pt.__dict__.get
-        # (each field compared in turn: `any` over a generator cost more than the comparisons)
-        if get("kind") != fields["kind"] or get("text") != fields["text"] or get("fn") != fields["fn"] \
-                or get("fn_written") != fields["fn_written"] or get("fn_args") != fields["fn_args"] \
-                or get("weight") != fields["weight"] or get("citation") != fields["citation"] \
+        if r["kind"] == "text":
+            kind, text, fn, written, args = "text", r["text"], None, None, None
+        else:
+            found = resolve_function(r["fn"], rewrite=False)
+            kind, text, fn, written, args = "fn", None, found.name if found else r["fn"], r["fn"], r["args"]
+        if get("kind") != kind or get("text") != text or get("fn") != fn or get("fn_written") != written \
+                or get("fn_args") != args or get("weight") != r["weight"] or get("citation") != r["citation"] \
                 or pt.path_id != r["path_id"]:
             if out is points:
                 out = list(points)
-            out[i] = pt.evolve(path_id=r["path_id"], **fields)
+            out[i] = pt.evolve(path_id=r["path_id"], **_read_fields(r))
     return out
 
 

@@ -18,6 +18,8 @@ class _Services(Protocol):
 def check_function_arg(fn: PointFunction, arg: Node | None, key: Scalar, out: Findings, ctx: _Services) -> None:
     """Report an argument that does not fit `fn`'s shape, on the argument itself."""
     shape = fn.arg
+    if _fits(shape, arg):
+        return
     name = f"${key.value.lstrip('$')}" if isinstance(key.value, str) else f"${fn.name}"
     where = arg.span if arg is not None else key.span
 
@@ -79,6 +81,27 @@ def check_function_arg(fn: PointFunction, arg: Node | None, key: Scalar, out: Fi
         elif is_str(service) and service.value not in ctx.external_services:
             out.error("unknown-service", service.span,
                       f"Service '{service.value}' is not defined in the header's externalServices.")
+
+
+_TEXT_ARGS = (Arg.STRING, Arg.TOOL_NAME, Arg.JS)
+
+
+def _fits(shape: Arg, arg: Node | None) -> bool:
+    """The common arguments that need no finding, told at a glance (the checks below say the same of them):
+    none expected, text where text is expected, a range [min, max] of 0 ≤ min ≤ max."""
+    if shape is Arg.NONE or shape is Arg.OPTIONAL_STRING:
+        return True
+    if shape in _TEXT_ARGS:
+        return type(arg) is Scalar and type(arg.value) is str and (arg.value != "" or shape is not Arg.STRING)
+    if shape is Arg.RANGE and type(arg) is Sequence and len(arg.items) == 2:
+        lo, hi = arg.items
+        if type(lo) is Scalar and type(hi) is Scalar:
+            lo_value, hi_value = lo.value, hi.value
+            return type(lo_value) in _NUMBERS and type(hi_value) in _NUMBERS and 0 <= lo_value <= hi_value
+    return False
+
+
+_NUMBERS = (int, float)
 
 
 def _check_n_of(fn: PointFunction, arg: Node | None, key: Scalar, out: Findings, name: str) -> None:

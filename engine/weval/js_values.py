@@ -136,7 +136,7 @@ def js_plain(node: Node | None) -> Any:
     if isinstance(node, Scalar):
         return _scalar(node)
     if isinstance(node, Sequence):
-        return [js_plain(i) for i in node.items]
+        return [_js_leaf(i) for i in node.items]
     if isinstance(node, Mapping):
         out: dict[str, Any] = {}
         overridable: set[str] = set()
@@ -153,9 +153,22 @@ def js_plain(node: Node | None) -> Any:
                 continue
             key = js_plain(k) if not isinstance(k, Scalar) else k.value
             text = key if isinstance(key, str) else _key_text(key)
-            out[text] = js_plain(v)
+            out[text] = _js_leaf(v)
         return out
     return None
+
+
+def _js_leaf(node: Node) -> Any:
+    """`js_plain(node)`, a common scalar's value taken without the calls: untagged, and not a plain text that
+    could be a date or an underscored number (what `_scalar` reads differently from the core schema)."""
+    if type(node) is Scalar and node.tag is None:
+        value = node.value
+        if node.style is not None or not isinstance(value, str) or value[:1] not in _NUMERIC_START:
+            return value
+    return js_plain(node)
+
+
+_NUMERIC_START = frozenset("0123456789+-")
 
 
 def _key_text(key: Any) -> str:

@@ -2,8 +2,8 @@
 
 A checked prompt as objects (the prompt, its messages and points, every span) is ~4.6 KB of memory.
 Past `DEFAULT_BOUND` prompts a streamed check (`check` and `run`) keeps each as a compact record (marshal
-of plain tuples and dicts, pickle for a value marshal refuses) deflated against the store's first record
-(~180 bytes a prompt of bench/run_throughput.py's blueprint, where the record is ~570), in memory: nothing
+of plain tuples and dicts, pickle for a value marshal refuses), deflated a block of records at a time
+(~50 bytes a prompt of bench/run_throughput.py's blueprint, where the record is ~570), in memory: nothing
 is written to the disk for it. A prompt is decoded again when it is read (`model_store.py` says how). This
 module holds the prompts' record format and the bounds.
 """
@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, NamedTuple
 
 from ..findings import Span
-from ..model_store import Collector, FirstRecordDeflate, ModelStore, item_ids, keep_items
+from ..model_store import Collector, ModelStore, item_ids, keep_items
 from ..spill_file import MemorySpill
 from .model import Message, Point, Prompt
 
@@ -56,12 +56,18 @@ def _encode(p: Prompt) -> bytes:
             values[i] = tuple(values[i])
     values[messages] = [_plain(m) for m in values[messages]]
     for i in points:
-        values[i] = [_plain(pt) for pt in values[i]]
+        if values[i]:
+            values[i] = [_plain(pt) for pt in values[i]]
     try:
-        return _MARSHAL + marshal.dumps((shape, tuple(values)))
+        return _MARSHAL + marshal.dumps((shape, tuple(values)), _MARSHAL_VERSION)
     except ValueError:  # a value marshal does not know (only plain data is ever written): keep it as it is
         return _PICKLE + pickle.dumps(p, pickle.HIGHEST_PROTOCOL)
 
+
+# marshal's version 2: no references between the objects it writes (a third faster than version 4, whose
+# table of every object written was most of its cost; a record is a little longer, its block's deflate
+# takes that out)
+_MARSHAL_VERSION = 2
 
 # A prompt's field names → (their shape, where its spans, messages and points are among its values): a
 # prompt's fields are read by position, once the names are known (most of the cost of a record was
@@ -94,6 +100,16 @@ def _plain(obj: Message | Point) -> tuple[int, tuple[Any, ...]]:
 
 
 _new = object.__new__
+_new_span = tuple.__new__  # Span(*t) without NamedTuple's Python-level __new__
+
+# A shape → (its names, where its spans are among them): a record's values back into fields by position
+_READ_LAYOUTS: dict[int, tuple[tuple[str, ...], tuple[int, ...]]] = {}
+
+
+def _read_layout(shape: int) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    names = _SHAPES[shape]
+    found = _READ_LAYOUTS[shape] = (names, tuple(i for i, n in enumerate(names) if n in _SPANS))
+    return found
 
 
 def _decode(data: bytes) -> Prompt:
@@ -101,24 +117,35 @@ def _decode(data: bytes) -> Prompt:
         found: Prompt = pickle.loads(data[1:])
         return found
     shape, values = marshal.loads(data[1:])
-    fields: dict[str, Any] = dict(zip(_SHAPES[shape], values, strict=True))
-    for name in _SPANS:
-        if fields.get(name) is not None:
-            fields[name] = Span(*fields[name])
+    fields: dict[str, Any] = _fields(shape, values)
     fields["messages"] = [_rebuild(Message, m) for m in fields["messages"]]
     for name in _POINTS:
-        fields[name] = [_rebuild(Point, pt) for pt in fields[name]]
+        if fields[name]:
+            fields[name] = [_rebuild(Point, pt) for pt in fields[name]]
     prompt: Prompt = _new(Prompt)
-    prompt.__dict__.update(fields)
+    prompt.__dict__ = fields
     return prompt
 
 
+def _fields(shape: int, values: tuple[Any, ...]) -> dict[str, Any]:
+    """A record's values as the fields they were, spans made again."""
+    layout = _READ_LAYOUTS.get(shape)
+    if layout is None:
+        layout = _read_layout(shape)
+    names, spans = layout
+    if len(names) != len(values):
+        raise ValueError("a record that does not fit its shape")
+    fields = dict(zip(names, values, strict=False))  # (the lengths were compared above)
+    for i in spans:
+        value = values[i]
+        if value is not None:
+            fields[names[i]] = _new_span(Span, value)
+    return fields
+
+
 def _rebuild(cls: type, record: tuple[int, tuple[Any, ...]]) -> Any:
-    fields = dict(zip(_SHAPES[record[0]], record[1], strict=True))
-    if fields.get("span") is not None:
-        fields["span"] = Span(*fields["span"])
     obj: Any = _new(cls)
-    obj.__dict__.update(fields)
+    obj.__dict__ = _fields(record[0], record[1])
     return obj
 
 
@@ -175,14 +202,14 @@ def exported_prompts(prompts: Sequence[Prompt]) -> Iterator[Prompt | ExportedPro
         yield from prompts
 
 
-class _PromptCodec(FirstRecordDeflate):
-    """A store's records, deflated against its first (model_store.FirstRecordDeflate)."""
+class _PromptCodec:
+    """A store's prompts as records (model_store.py deflates them a block at a time)."""
 
     def encode(self, item: Prompt) -> bytes:
-        return self.pack(_encode(item))
+        return _encode(item)
 
     def decode(self, data: bytes) -> Prompt:
-        return _decode(self.unpack(data))
+        return _decode(data)
 
     def id_of(self, item: Prompt) -> str:
         return item.id
@@ -198,8 +225,7 @@ class PromptStore(ModelStore[Prompt]):
 
     def unpacked(self, k: int) -> bytes:
         """Prompt k's record as `_encode` made it (not decoded, not kept)."""
-        codec: _PromptCodec = self.codec  # type: ignore[assignment]
-        return codec.unpack(self.record(k))
+        return self.record(k)
 
 
 def prompt_ids(prompts: Sequence[Prompt]) -> list[str]:

@@ -102,7 +102,23 @@ def _normalize_point(exp: Any, prompt_id: Any) -> Any:
     new: dict[str, Any] = {}
     obj = exp if isinstance(exp, dict) else {}
     keys = js_keys(obj)
-    fn_key = next((k for k in keys if k.startswith("$")), None)
+    fn_key = None
+    for k in keys:  # the first `$` key (a loop: a generator per point cost more than its test)
+        if k.startswith("$"):
+            fn_key = k
+            break
+    if fn_key is not None and len(fn_key) > 1:
+        # the common function point (`$contains: text`), as the general steps below leave it: the function's
+        # name rewritten at the front, the multiplier `weight ?? multiplier ?? 1`, checked
+        multiplier = obj.get("weight")
+        if multiplier is None:
+            multiplier = obj.get("multiplier")
+            if multiplier is None:
+                multiplier = 1
+        kind = type(multiplier)
+        if (kind is int or kind is float) and 0.1 <= multiplier <= 10:
+            return {"fn": _normalize_fn(fn_key[1:]), "fnArgs": obj[fn_key], "multiplier": multiplier,
+                    "citation": obj.get("citation", UNDEFINED)}
     if fn_key is not None:
         new["fn"] = fn_key[1:]
         new["fnArgs"] = obj[fn_key]
@@ -181,6 +197,14 @@ def evaluator_points(points: Any, prompt_id: Any, inverted: bool) -> list[dict[s
                 pt.get("multiplier") == 1:  # the parser's plain text point
             out.append({"kind": "text", "text": pt["text"], "fn": None, "args": None, "weight": 1,
                         "citation": None, "path_id": None})
+        elif type(pt) is dict and type(pt.get("fn")) is str and pt["fn"] and pt.keys() <= _FN_POINT_KEYS \
+                and _plain_multiplier(pt.get("multiplier", UNDEFINED)):
+            # the parser's function point ({fn, fnArgs, multiplier, citation}): what _evaluated_object reads
+            args, citation = pt.get("fnArgs"), pt.get("citation")
+            multiplier = pt.get("multiplier", 1)
+            out.append({"kind": "fn", "text": None, "fn": pt["fn"], "args": None if args is UNDEFINED else args,
+                        "weight": multiplier,
+                        "citation": None if citation is UNDEFINED else citation, "path_id": None})
         elif is_text(pt):
             out.append(_evaluated(pt, None, None, 1, None, None))
         elif isinstance(pt, list):
@@ -198,6 +222,15 @@ def evaluator_points(points: Any, prompt_id: Any, inverted: bool) -> list[dict[s
     for point in out:
         point["inverted"] = inverted
     return out
+
+
+_FN_POINT_KEYS = frozenset(("fn", "fnArgs", "multiplier", "citation"))
+
+
+def _plain_multiplier(multiplier: Any) -> bool:
+    """A point's multiplier the evaluator takes as it is: none (undefined), or a number from 0.1 to 10."""
+    kind = type(multiplier)
+    return multiplier is UNDEFINED or ((kind is int or kind is float) and 0.1 <= multiplier <= 10)
 
 
 def _evaluated(text: Any, fn: Any, args: Any, weight: Any, citation: Any, path_id: str | None) -> dict[str, Any]:
@@ -261,6 +294,32 @@ def reference_prompt(p: Any, header: dict[str, Any]) -> dict[str, Any]:
     elif truthy(source):
         out["messages"] = [{"role": "user", "content": source}]
     out["id"] = pid
+    if p.keys() <= _PLAIN_PROMPT_KEYS:
+        # none of the other fields is written: what _reference_fields leaves then (the members it would set
+        # to undefined left out: JSON leaves them out, and so do the id's hash and every reader here)
+        if header["noCache"] is not UNDEFINED:
+            out["noCache"] = truthy(header["noCache"])
+        out["render_as"] = js_or(header["render_as"], "markdown")
+        should = get("should", UNDEFINED)
+    else:
+        should = _reference_fields(p, out, header)
+    if truthy(should):
+        read = normalize_points(should, pid)
+        out["points"] = expand_refs(read, header["defs"], pid) if _has_ref(read) else read
+    should_not = get("should_not", UNDEFINED)
+    if truthy(should_not):
+        read = normalize_points(should_not, pid)
+        out["should_not"] = expand_refs(read, header["defs"], pid) if _has_ref(read) else read
+    if not truthy(out["id"]):
+        out["id"] = reference_hash_id(out)
+    return out
+
+
+def _reference_fields(p: dict[str, Any], out: dict[str, Any], header: dict[str, Any]) -> Any:
+    """The parser's steps for a prompt's fields past its messages and id, into `out`; its rubric (the first
+    truthy of should, points, expect, expects, expectations)."""
+    get = p.get
+    pid = out["id"]
     out["description"] = get("description", UNDEFINED)
     out["idealResponse"] = js_or(get("ideal", UNDEFINED), get("idealResponse", UNDEFINED))
     system = get("system", UNDEFINED)
@@ -325,16 +384,10 @@ def reference_prompt(p: Any, header: dict[str, Any]) -> dict[str, Any]:
         out["maxCalls"] = max_calls
     should = js_or(get("should", UNDEFINED), get("points", UNDEFINED), get("expect", UNDEFINED),
                    get("expects", UNDEFINED), get("expectations", UNDEFINED))
-    if truthy(should):
-        read = normalize_points(should, pid)
-        out["points"] = expand_refs(read, header["defs"], pid) if _has_ref(read) else read
-    should_not = get("should_not", UNDEFINED)
-    if truthy(should_not):
-        read = normalize_points(should_not, pid)
-        out["should_not"] = expand_refs(read, header["defs"], pid) if _has_ref(read) else read
-    if not truthy(out["id"]):
-        out["id"] = reference_hash_id(out)
-    return out
+    return should
+
+
+_PLAIN_PROMPT_KEYS = frozenset(("id", "prompt", "messages", "should", "should_not"))
 
 
 def validate_prompt(prompt: dict[str, Any]) -> None:
@@ -400,7 +453,24 @@ def persisted(value: Any) -> Any:
     if kind is str or kind is int or kind is bool:  # the common values first (the rest as below)
         return value
     if kind is dict:
-        return {k: persisted(value[k]) for k in js_keys(value) if value[k] is not UNDEFINED}
+        out = {}
+        for k in value:  # Object.keys order: js_keys, when a key starts with a digit (a call less otherwise)
+            if k[:1].isdigit():
+                keys: Any = js_keys(value)
+                break
+        else:
+            keys = value
+        for k in keys:
+            v = value[k]
+            vkind = type(v)
+            if vkind is str or vkind is int or vkind is bool or v is None:  # (each a call less)
+                out[k] = v
+            elif v is not UNDEFINED:
+                out[k] = persisted(v)
+        return out
+    if kind is list:
+        return [v if (vkind := type(v)) is str or vkind is int or vkind is bool or v is None else persisted(v)
+                for v in value]
     if value is UNDEFINED:
         return None
     if isinstance(value, dict):

@@ -39,6 +39,8 @@ SUITES = [
     # a test's line less indented than its items, a tab: parsed whole
     "name: s\ndescription: d\ntests:\n  - id: a\n    input: \"one\n two\"\n  - id: b\n    input: x\n",
     "name: s\ndescription: d\ntests:\n  - id: a\n\t  input: one\n",
+    # a tab after the indentation of a line inside a test, a comment and a blank line there
+    "name: s\ndescription: d\ntests:\n  - id: a\n    input: one\n     \t# note\n\n    criteria: c\n  - id: b\n    input: x\n",
     # a flow list, an empty list, a reference, two `tests:` keys
     "name: s\ndescription: d\ntests: [{id: a, input: one}]\n",
     "name: s\ndescription: d\ntests:\n",
@@ -136,9 +138,9 @@ def test_a_broken_tests_file_reads_the_same_streamed(body: str, tmp_path: Path, 
     _same(full, analyze_file(suite))
 
 
-def test_a_store_s_records_are_deflated_against_its_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The store's file is written to the disk: its records are deflated against its first one (a
-    suite's tests share their keys and assertions), each read back equal to the test it was."""
+def test_a_store_s_records_are_deflated_a_block_at_a_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The store's file is written to the disk: its records are deflated a block at a time (a suite's
+    tests share their keys and assertions), each read back equal to the test it was."""
     suite = tmp_path / "s.eval.yaml"
     suite.write_text("name: s\ndescription: d\ntests:\n" + "".join(
         f"  - id: t{i}\n    input: \"Question {i}: what is the answer number {i}?\"\n    criteria: c\n    assert:\n"
@@ -149,9 +151,9 @@ def test_a_store_s_records_are_deflated_against_its_first(tmp_path: Path, monkey
     tests = analyze_file(suite).suite.tests  # type: ignore[union-attr]
     assert isinstance(tests, test_store.TestStore) and full.suite is not None
     assert list(tests) == list(full.suite.tests)
-    starts = tests._file.starts
-    plain = len(test_store._encode(full.suite.tests[30]))
-    assert (starts[31] - starts[30]) * 3 < plain  # ~200 bytes where the plain record is ~700
+    plain = sum(len(test_store._encode(t)) for t in full.suite.tests)
+    tests.flush()
+    assert tests._file.stored_bytes() * 3 < plain  # ~100 bytes a test where its plain record is ~700
 
 
 def test_a_store_s_outline_is_its_tests_ids_spans_and_files_without_decoding(
@@ -179,3 +181,25 @@ def test_a_store_s_outline_is_its_tests_ids_spans_and_files_without_decoding(
     real = test_store._TestCodec.decode
     monkeypatch.setattr(test_store._TestCodec, "decode", lambda self, data: decoded.append(1) or real(self, data))
     assert list(items.entries(streamed)) == expected and not decoded
+
+
+@pytest.mark.parametrize("offsets", [False, True], ids=["lines", "offsets"])
+def test_a_streamed_test_s_variables_are_found_however_they_are_written(tmp_path: Path, offsets: bool,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A streamed list's test is scanned for `${{ VAR }}` only when its lines hold a `$` or a `\\`
+    (interpolate.Values.scan_item): one written through an escape, in a block scalar or on a plain
+    scalar's continuation line is found as the whole analysis finds it; a test with neither has none."""
+    text = ("name: s\ndescription: d\ntests:\n"
+            "  - id: a\n    input: \"\\x24{{ EVALSPEC_SURELY_UNSET }}\"\n"
+            "  - id: b\n    input: |\n      line\n      ${{ EVALSPEC_SURELY_UNSET }}\n"
+            "  - id: c\n    input: one\n      ${{ EVALSPEC_SURELY_UNSET }}\n"
+            "  - id: d\n    input: plain\n")
+    path = tmp_path / "s.eval.yaml"
+    full = analyze(text, path, env={})
+    if offsets:
+        monkeypatch.setattr(source, "LINES_AS_OFFSETS_FROM", 0)
+    streamed = analyze(text, path, env={}, streamed=True)
+    assert is_lazy(streamed.parsed.documents[0].root.get("tests"))  # type: ignore[union-attr]
+    _same(full, streamed)
+    lines = sorted(f.span.start_line for f in streamed.findings if "EVALSPEC_SURELY_UNSET" in f.message)
+    assert lines == [4, 8, 11]
