@@ -78,6 +78,7 @@ USES: dict[str, str] = {
     "evalspec.scoring.js_regex._LONE_SURROGATE": "search",
     "evalspec.scoring.js_regex._MODIFIERS": "match",
     "evalspec.scoring.js_regex_lint._BRACED": "match",
+    "evalspec.scoring.js_regex_plain._COUNT": "match",
     "evalspec.scoring.js_regex_lint._DIGITS": "match",
     "evalspec.scoring.js_regex_lint._INLINE_FLAGS": "match",
     "evalspec.scoring.js_regex_lint._NOT_A_QUANTIFIER": "match",
