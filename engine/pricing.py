@@ -19,7 +19,7 @@ import json
 import math
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -73,24 +73,29 @@ def _number(value: Any, where: str, *, optional: bool = False) -> float | None:
 
 def parse_prices(data: Any, source: str) -> dict[str, Price]:
     """`{models: {name: {input, output, cached_input?, batch_discount?}}}` (or the models mapping itself)."""
+    return {model_key(str(name)): _price(name, entry, source) for name, entry in _models_of(data, source).items()}
+
+
+def _models_of(data: Any, source: str) -> Mapping[str, Any]:
     if not isinstance(data, Mapping):
         raise PriceFileError(f"{source}: a price file is a mapping of model names to prices")
     models = data.get("models", data) if "models" in data else data
     if not isinstance(models, Mapping):
         raise PriceFileError(f"{source}: 'models' must be a mapping of model names to prices")
-    out: dict[str, Price] = {}
-    for name, entry in models.items():
-        where = f"{source}: models.{name}"
-        if not isinstance(entry, Mapping):
-            raise PriceFileError(f"{where} must be a mapping with 'input' and 'output'")
-        discount = _number(entry.get("batch_discount", 0.0), f"{where}.batch_discount") or 0.0
-        if discount > 1:
-            raise PriceFileError(f"{where}.batch_discount is a share between 0 and 1 (got {discount})")
-        out[model_key(str(name))] = Price(
-            _number(entry.get("input"), f"{where}.input") or 0.0,
-            _number(entry.get("output"), f"{where}.output") or 0.0,
-            _number(entry.get("cached_input"), f"{where}.cached_input", optional=True), discount)
-    return out
+    return models
+
+
+def _price(name: Any, entry: Any, source: str) -> Price:
+    where = f"{source}: models.{name}"
+    if not isinstance(entry, Mapping):
+        raise PriceFileError(f"{where} must be a mapping with 'input' and 'output'")
+    discount = _number(entry.get("batch_discount", 0.0), f"{where}.batch_discount") or 0.0
+    if discount > 1:
+        raise PriceFileError(f"{where}.batch_discount is a share between 0 and 1 (got {discount})")
+    return Price(
+        _number(entry.get("input"), f"{where}.input") or 0.0,
+        _number(entry.get("output"), f"{where}.output") or 0.0,
+        _number(entry.get("cached_input"), f"{where}.cached_input", optional=True), discount)
 
 
 def read_price_file(path: Path) -> dict[str, Price]:
@@ -121,15 +126,64 @@ def read_price_file(path: Path) -> dict[str, Price]:
     return parse_prices(data, str(path))
 
 
+class _Entries(Mapping[str, Price]):
+    """A price file's models by their keys (parse_prices'), each entry made a Price at its first lookup: a
+    run looks up the few models it calls, and making every shipped entry a Price was ~4 ms of each start."""
+
+    def __init__(self, models: Mapping[str, Any], source: str) -> None:
+        self._source = source
+        self._raw = {model_key(str(name)): (name, entry) for name, entry in models.items()}  # the last name wins
+        self._made: dict[str, Price] = {}
+
+    def __getitem__(self, key: str) -> Price:
+        found = self._made.get(key)
+        if found is None:
+            name, entry = self._raw[key]
+            found = self._made[key] = _price(name, entry, self._source)
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._raw)
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+
+class _Hosted(Mapping[str, Price]):
+    """The shipped hosts' models by `host/key`, a host's models keyed at the first lookup through it."""
+
+    def __init__(self, hosts: Mapping[str, Any]) -> None:
+        self._hosts = hosts
+        self._keyed: dict[str, _Entries] = {}
+
+    def _host(self, host: str) -> _Entries:
+        found = self._keyed.get(host)
+        if found is None:
+            source = f"prices.json providers.{host}"
+            found = self._keyed[host] = _Entries(_models_of(self._hosts[host], source), source)
+        return found
+
+    def __getitem__(self, key: str) -> Price:
+        host, _, model = key.rpartition("/")
+        if host not in self._hosts:
+            raise KeyError(key)
+        return self._host(host)[model]
+
+    def __iter__(self) -> Iterator[str]:
+        return (f"{host}/{key}" for host in self._hosts for key in self._host(host))
+
+    def __len__(self) -> int:
+        return sum(len(self._host(host)) for host in self._hosts)
+
+    def __bool__(self) -> bool:
+        return bool(self._hosts)
+
+
 @lru_cache(maxsize=1)
-def _shipped() -> tuple[dict[str, Price], dict[str, Price]]:
-    """(models by key, hosted models by `host/key`)."""
+def _shipped() -> tuple[Mapping[str, Price], Mapping[str, Price]]:
+    """(models by key, hosted models by `host/key`), each entry parsed at its first lookup."""
     data = json.loads(_SHIPPED.read_text(encoding="utf-8"))
-    hosted: dict[str, Price] = {}
-    for host, models in (data.get("providers") or {}).items():
-        for key, price in parse_prices(models, f"prices.json providers.{host}").items():
-            hosted[f"{host}/{key}"] = price
-    return parse_prices(data, "prices.json"), hosted
+    return _Entries(_models_of(data, "prices.json"), "prices.json"), _Hosted(data.get("providers") or {})
 
 
 class PriceTable:
@@ -137,9 +191,9 @@ class PriceTable:
 
     def __init__(self, prices: Mapping[str, Price], hosted: Mapping[str, Price] | None = None,
                  user: Mapping[str, Price] | None = None) -> None:
-        self.prices = {**prices, **(user or {})}
-        self.hosted = dict(hosted or {})  # `openrouter/llama-3.1-8b-instruct` → the host's price
-        self.user = frozenset(user or ())  # the user's keys win over a host's price too
+        self.prices = prices  # the shipped table (its entries parsed as they are looked up)
+        self.hosted = hosted or {}  # `openrouter/llama-3.1-8b-instruct` → the host's price
+        self.user = dict(user or {})  # the user's file: wins over the shipped table and a host's price
 
     @classmethod
     def load(cls, user_file: Path | str | None = None, env: Mapping[str, str] | None = None) -> PriceTable:
@@ -157,7 +211,8 @@ class PriceTable:
             host, sep, rest = model.strip().lower().partition(":")
             if sep and rest and (found := self.hosted.get(f"{host}/{key}")) is not None:
                 return found
-        return self.prices.get(key)
+        found = self.user.get(key)
+        return found if found is not None else self.prices.get(key)
 
     def cost(self, model: str | None, input_tokens: int, output_tokens: int, *, cached_input_tokens: int = 0,
              batch: bool = False) -> float | None:

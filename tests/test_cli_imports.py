@@ -67,6 +67,10 @@ def test_run_without_a_proxy_never_loads_httpx(tmp_path: Path) -> None:
     assert "evalspec.providers.http" in planned and "httpx" not in planned
     offline = _modules("run", "-m", "echo", "echo.weval.yml", "-o", "echo-out", "--no-report", env=env, cwd=tmp_path)
     assert "evalspec.run.runner" in offline and "httpx" not in offline
+    # Every cell passes and --no-report: the closing lines list no worst items, so the report's model,
+    # Markdown and sources are not loaded (~6 ms of each such run's end)
+    assert not {"evalspec.report.model", "evalspec.report.markdown", "evalspec.report.sources",
+                "evalspec.report.diff", "evalspec.report.spool"} & offline
     assert "hello there" in _results(tmp_path / "echo-out")
 
     # A real run against an OpenAI-compatible server on 127.0.0.1: the calls are made, over aiohttp alone.

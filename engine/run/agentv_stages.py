@@ -389,7 +389,10 @@ class Agentv(Format[AgentvPlan, AgentvCell]):
         self.scripts = AgentvScripts(self.plan, self.options, self.judges, script_limit)
 
     def resumed_count(self) -> int:
-        return sum(1 for t in self.plan.tasks if t.cell in self.state.scores)
+        scores = self.state.scores
+        if not scores:
+            return 0
+        return sum(1 for cell in self.plan.tasks.cells() if cell in scores)
 
     def work(self, task: AgentvTask) -> AgentvCell:
         return AgentvCell(task)
@@ -439,7 +442,7 @@ class Agentv(Format[AgentvPlan, AgentvCell]):
         judge, or batches an earlier run of the database left."""
         if self.options.batch or self.options.batch_models or journaled:
             return True
-        specs = [*self.plan.targets, *(t.judge for t in self.plan.tasks if t.judge is not None)]
+        specs = [*self.plan.targets, *self.plan.tasks.judges()]
         return any(s.config is not None and s.config.get("batch") is True for s in specs)
 
     def has_workspace(self, task: AgentvTask) -> bool:
@@ -666,9 +669,9 @@ class Agentv(Format[AgentvPlan, AgentvCell]):
         # cells not run, cells failed
         counts: dict[str, tuple[list[int], list[float], dict[str | None, int]]] = {
             t.name: ([0, 0, 0], [], {}) for t in self.plan.targets}
-        for t in self.plan.tasks:
-            cells, scored, verdicts = counts[t.target.name]
-            n, kind = t.position, outcomes.kind(t.position)
+        for n, name in enumerate(self.plan.tasks.cell_targets()):  # no task made per cell
+            cells, scored, verdicts = counts[name]
+            kind = outcomes.kind(n)
             cells[0] += 1
             if kind == cell_outcomes.SCORED:
                 score = outcomes.score(n)
@@ -697,17 +700,17 @@ class Agentv(Format[AgentvPlan, AgentvCell]):
         assertions that were not scored and why (the first NOTES_SHOWN; the rest counted)."""
         lines: list[str] = []
         more = 0  # past NOTES_SHOWN only counted (100,000 judged cells not scored made 100,000 lines)
-        for t in self.plan.tasks:
-            if not self.outcomes.unscored(t.position):
+        for n in range(len(self.plan.tasks)):  # a cell made only for a note
+            if not self.outcomes.unscored(n):
                 continue
             if len(lines) >= NOTES_SHOWN:
                 more += 1
                 continue
-            row = self.writer.row(t.position)
+            row = self.writer.row(n)
             assert row is not None
             what = "; ".join(f"{u['name']} ({u['type']}{', required' if u['required'] else ''}): {u['reason']}"
                              for u in row["not_scored"])
-            lines.append(f"{row.get('verdict')}: {t.cell}: not scored: {what}")
+            lines.append(f"{row.get('verdict')}: {self.plan.tasks.cell_at(n)}: not scored: {what}")
         if more:
             lines.append(f"… and {more} more cell(s) with checks not scored (the results file lists them)")
         return tuple(lines)

@@ -124,7 +124,7 @@ def _agentv(plan: Plan, options: RunOptions) -> list[Problem]:
     out: list[Problem] = []
     seen: set[str] = set()
     called = [] if plan.replay is not None else plan.targets  # replay calls judges only
-    judges = list({t.judge.name: t.judge for t in plan.tasks if t.judge}.values())
+    judges = plan.tasks.judges()  # no task made per cell
     for spec in [*called, *judges]:
         if spec.name in seen:
             continue

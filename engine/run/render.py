@@ -23,6 +23,7 @@ from typing import Any, TextIO
 
 from ..pricing import call_cost
 from ..providers.redact import clip, redact
+from ..scoring.agentv_aggregate import PASS_THRESHOLD  # report.model's PASS, without the report's modules
 from ..terminal_text import shown
 from .events import (
     BatchProgress,
@@ -399,21 +400,16 @@ class WorstItems:
 
     def __init__(self, keep: int = 3) -> None:
         self.keep = keep
-        self._pass: float | None = None  # report.model.PASS, imported with the first cell
         self._heaps: dict[str, list[tuple[float, int, str, Any]]] = {}
         self._n = 0
 
     def add(self, event: Scored | CellFailed, kind: str) -> None:
-        if self._pass is None:
-            from ..report.model import PASS
-
-            self._pass = PASS
         payload: tuple[str, Any]
         if isinstance(event, CellFailed) and event.kind == "not_run":
             return  # never tried (a cost cap): the summary's note says why
         if isinstance(event, CellFailed):
             rank, payload = -1.0, ("error", event.error)
-        elif event.score is None or event.score >= self._pass:
+        elif event.score is None or event.score >= PASS_THRESHOLD:
             return
         else:
             rank, payload = event.score, (kind, event.details)
@@ -426,12 +422,12 @@ class WorstItems:
             heapreplace(heap, entry)
 
     def format(self) -> str:
+        if not self._heaps:  # nothing below a pass: the report's modules are not loaded (~6 ms)
+            return ""
         from ..report.markdown import why_failed
         from ..report.model import ERROR, CellResult
         from ..report.sources import cell_from_details
 
-        if not self._heaps:
-            return ""
         lines = ["worst items (first failed point):"]
         for model, heap in self._heaps.items():
             lines.append(f"  {model}")
@@ -474,11 +470,9 @@ _GREEN, _YELLOW, _RED, _MAGENTA, _BOLD, _RESET = ("\x1b[1;32m", "\x1b[1;33m", "\
 
 
 def _mean_color(mean: float | None) -> str:
-    from ..report.model import PASS
-
     if mean is None:
         return ""
-    return _GREEN if mean >= PASS else _YELLOW if mean >= 0.6 else _RED
+    return _GREEN if mean >= PASS_THRESHOLD else _YELLOW if mean >= 0.6 else _RED
 
 
 def wall_text(sessions: tuple[float, ...]) -> str:

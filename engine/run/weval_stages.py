@@ -278,7 +278,7 @@ class Weval(Format[WevalPlan, WevalCell]):
     def header(self) -> RunHeader:
         return RunHeader(kind="weval", file=str(self.plan.path), config_id=self.plan.config_id,
                          run_label=self.plan.run_label, started=iso_timestamp(now_utc()),
-                         systems={t.cell.model: t.system for t in self.plan.tasks},
+                         systems=_systems(self.plan.tasks),
                          **run_header(self.plan, self.options))
 
     def opened(self) -> None:
@@ -418,6 +418,14 @@ _VERDICT_COLUMN = {"pass": 2, "borderline": 3, "fail": 4}
 def _cells(tasks: Any) -> list[Cell]:
     """The plan's cells in order: WevalTasks' own list (no task made per cell), else from each task."""
     return tasks.cells() if isinstance(tasks, WevalTasks) else [t.cell for t in tasks]
+
+
+def _systems(tasks: Any) -> dict[str, str | None]:
+    """Each model's system prompt (its last cell's), as the header records it: from WevalTasks' arrays (no
+    task made per cell), else from each task."""
+    if isinstance(tasks, WevalTasks):
+        return {cell.model: system for cell, _, system in tasks.rows()}
+    return {t.cell.model: t.system for t in tasks}
 
 
 def _has_errors(result: Any) -> bool:

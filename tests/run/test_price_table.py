@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from evalspec.cli import main
-from evalspec.pricing import PriceTable
+from evalspec.pricing import PriceTable, parse_prices
 from evalspec.providers.catalog import PROVIDERS
 
 from .conftest import write
@@ -31,6 +31,21 @@ def test_each_provider_we_call_has_prices(model: str) -> None:
 def test_the_table_comes_from_the_maintained_source() -> None:
     assert SHIPPED["source"].startswith("genai-prices ")
     assert set(SHIPPED["providers"]) == {"together", "openrouter"} and len(SHIPPED["models"]) > 200
+
+
+def test_the_shipped_table_read_at_lookup_is_the_whole_file_parsed() -> None:
+    # A run parses only the entries it looks up (pricing._Entries): every entry of the file is valid, and
+    # looked up one by one the table gives what parsing the whole file gives.
+    table = PriceTable.load(None, {})
+    models = parse_prices(SHIPPED, "prices.json")
+    hosted = {f"{host}/{key}": price for host, entries in SHIPPED["providers"].items()
+              for key, price in parse_prices(entries, host).items()}
+    assert {key: table.prices[key] for key in models} == models and len(table.prices) == len(models)
+    assert {key: table.hosted[key] for key in hosted} == hosted and dict(table.hosted) == hosted
+    assert table.price("openai:gpt-4o-2024-08-06") == models["gpt-4o"]
+    assert table.price("openrouter:meta-llama/llama-3.1-8b-instruct") == hosted["openrouter/llama-3.1-8b-instruct"]
+    assert table.price("together:gpt-4o") == models["gpt-4o"]  # not a model the host serves: the shipped price
+    assert table.price("no-such-model") is None and "no-such-model" not in table.prices
 
 
 def test_a_host_prices_the_models_it_serves_and_the_users_file_wins(tmp_path: Path) -> None:

@@ -49,10 +49,13 @@ class CostGuard:
         if not isinstance(plan, WevalPlan):
             from .estimate import target_price_names
 
-            for t in plan.tasks:  # targets.yaml targets call with no model name: price them by their config
-                self.spend.hints.setdefault(t.target.name, target_price_names(t.target))
-                if t.judge is not None:
-                    self.spend.hints.setdefault(t.judge.name, target_price_names(t.judge))
+            # targets.yaml targets call with no model name: price them by their config (each target and
+            # its judge, in the order of their first cells: no task made per cell)
+            for target in plan.tasks.targets():
+                self.spend.hints.setdefault(target.name, target_price_names(target))
+                judge = plan.tasks.judge_of(target)
+                if judge is not None:
+                    self.spend.hints.setdefault(judge.name, target_price_names(judge))
 
     def attach(self, sink: Any, earlier: Iterable[Usage]) -> None:
         """Journal each call's usage through `sink` (the journal, or a function holding the record back to

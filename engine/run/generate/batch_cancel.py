@@ -26,8 +26,7 @@ def plan_provider(plan: Plan, calls: Calls, model: str) -> Provider:
 
     if isinstance(plan, WevalPlan):
         return calls.model(plan.model_specs.get(model, model)).provider
-    judges = {t.judge.name: t.judge for t in plan.tasks if t.judge is not None}
-    for target in [*plan.targets, *judges.values()]:  # an AgentV judge's batches by its name
+    for target in [*plan.targets, *plan.tasks.judges()]:  # an AgentV judge's batches by its name
         if target.name == model:
             if target.config is not None:
                 return calls.target(target.name, target.config, base_dir=plan.path.parent)

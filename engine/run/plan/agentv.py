@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 from array import array
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, overload
@@ -123,6 +123,36 @@ class AgentvTasks(ListLike[AgentvTask]):
         """Cell n, without making its task."""
         return Cell(id_at(self.tests, self._test[n]), self._targets[self._target[n]].name)
 
+    def cells(self) -> Iterator[Cell]:
+        """The cells, in order, without making their tasks."""
+        tests, names = self.tests, [t.name for t in self._targets]
+        for index, at in zip(self._test, self._target, strict=True):
+            yield Cell(id_at(tests, index), names[at])
+
+    def cell_targets(self) -> Iterator[str]:
+        """Each cell's target's name, in order, without making the tasks."""
+        names = [t.name for t in self._targets]
+        return (names[at] for at in self._target)
+
+    def targets(self) -> list[TargetSpec]:
+        """The cells' targets, in the order of their first cells, each once (as `{t.target.name: t.target}`
+        over the tasks), without making the tasks: `add` lists a target at its first cell."""
+        return list(self._targets)
+
+    def judges(self) -> list[TargetSpec]:
+        """The cells' judges, in the order of their first cells, each once by name (as `{t.judge.name:
+        t.judge for t in tasks if t.judge}`: a judge is its target's), without making the tasks."""
+        out: dict[str, TargetSpec] = {}
+        for target in self._targets:
+            judge = self._judges.get(target.name)
+            if judge is not None:
+                out[judge.name] = judge
+        return list(out.values())
+
+    def judge_of(self, target: TargetSpec) -> TargetSpec | None:
+        """The judge of `target`'s cells (their tasks' `judge`)."""
+        return self._judges.get(target.name)
+
     def planned_items(self) -> set[str]:
         """The ids of the tests with a cell, without making the tasks."""
         tests = self.tests
@@ -130,7 +160,7 @@ class AgentvTasks(ListLike[AgentvTask]):
 
     def target_names(self) -> list[str]:
         """The names of the cells' targets, in the order of their first cells, without making the tasks."""
-        return [self._targets[at].name for at in dict.fromkeys(self._target)]
+        return [t.name for t in self.targets()]
 
     def target_orders(self, order: Sequence[str]) -> dict[str, list[str]]:
         """The tests whose cells are not in `order`'s order of targets (a test's own `targets` listed
@@ -240,7 +270,7 @@ class AgentvPlan:
         out: list[str] = []
         seen: set[str] = set()
         called = [] if self.replay is not None else self.targets  # replay calls judges only
-        for spec in [*called, *{t.judge.name: t.judge for t in self.tasks if t.judge}.values()]:
+        for spec in [*called, *self.tasks.judges()]:
             if spec.name in seen:
                 continue
             seen.add(spec.name)
@@ -298,7 +328,7 @@ class _Facts:
 def _facts_of(plan: AgentvPlan) -> PlanFacts:
     gathered = _Facts(plan.suite, plan.replay is not None)
     for t in plan.tasks:
-        gathered.add(t.cell, t.judge, t.test)
+        gathered.add(t.cell, t.judge, t.test)  # the test decoded: a task made for it
     return gathered.facts()
 
 
