@@ -185,3 +185,18 @@ def test_core_json_s_placeholder_maps_come_a_few_hundred_prompts_at_a_time(tmp_p
     assert json.loads(whole)["allFinalAssistantResponses"] == {f"p{i}": row for i in range(n)}
     assert json.loads(whole)["fullConversationHistories"] == {f"p{i}": row for i in range(n)}
     assert max(p.count(b'"openai:gpt-4o-mini":null}') for p in pieces) == weval_results._ENTRIES_PER_CHUNK
+
+
+@pytest.mark.parametrize("n", [0, 1, 127, 128, 129, 300])
+def test_plain_lazy_values_are_written_in_chunks_with_the_same_bytes(n: int):
+    """A plain LazyMap / LazyList is written a chunk of entries at a time: the bytes are those of the
+    plain dict / list, at every count around a chunk's size."""
+    from evalspec.run.write.files import dumps_pretty
+
+    keys = [f"p{i}" for i in range(n)]
+    values = {k: {"score": i / 7, "text": f"é\n{i}"} for i, k in enumerate(keys)}
+    as_map = LazyMap(keys, values.__getitem__, plain=True)
+    as_list = LazyList(lambda: list(values.values()), plain=True)
+    assert b"".join(compact_chunks({"m": as_list})) == dumps_bytes({"m": list(values.values())})
+    assert b"".join(pretty_chunks({"m": as_map, "l": as_list})) == dumps_pretty(
+        {"m": values, "l": list(values.values())})

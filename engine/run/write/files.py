@@ -125,16 +125,7 @@ def compact_chunks(value: Any) -> Iterator[bytes]:
         return
     if type(value) is LazyList and value.plain:
         yield b"["
-        pending: list[bytes] = []
-        first = True
-        for element in value.elements():
-            pending.append(dumps_bytes(element))
-            if len(pending) >= _ENTRIES_PER_CHUNK:
-                yield (b"" if first else b",") + b",".join(pending)
-                first = False
-                pending.clear()
-        if pending:
-            yield (b"" if first else b",") + b",".join(pending)
+        yield from _joined((dumps_bytes(element) for element in value.elements()), b",")
         yield b"]"
         return
     if type(value) is LazyList:
@@ -188,16 +179,22 @@ def _plain_entries(item: LazyMap) -> Iterator[bytes]:
     """A plain LazyMap's entries as `pretty_chunks` writes them (`    "key": value`, one a line), joined a
     few dozen at a time (a piece each, looked at for LazyMap / LazyList each, was a third of the work of
     writing a big comparison file's per-prompt maps)."""
+    yield from _joined((b"    " + dumps_bytes(str(key)) + b": " + dumps_bytes(value) for key, value in item.items()),
+                       b",\n")
+
+
+def _joined(pieces: Iterable[bytes], separator: bytes) -> Iterator[bytes]:
+    """`separator.join(pieces)` in chunks of _ENTRIES_PER_CHUNK pieces."""
     pending: list[bytes] = []
     first = True
-    for key, value in item.items():
-        pending.append(b"    " + dumps_bytes(str(key)) + b": " + dumps_bytes(value))
+    for piece in pieces:
+        pending.append(piece)
         if len(pending) >= _ENTRIES_PER_CHUNK:
-            yield (b"" if first else b",\n") + b",\n".join(pending)
+            yield (b"" if first else separator) + separator.join(pending)
             first = False
             pending.clear()
     if pending:
-        yield (b"" if first else b",\n") + b",\n".join(pending)
+        yield (b"" if first else separator) + separator.join(pending)
 
 
 def write_json(path: Path, value: Any, *, pretty: bool = False) -> None:
