@@ -189,7 +189,7 @@ def exported_prompt(prompts: Sequence[Prompt], k: int) -> Prompt | ExportedPromp
     """`prompts[k]` as a results file needs it: a store's record read in part (ExportedPrompt), a list's
     prompt as it is."""
     if isinstance(prompts, PromptStore):
-        return _decode_export(prompts.unpacked(k))
+        return _decode_export(prompts.record(k))
     return prompts[k]
 
 
@@ -197,7 +197,7 @@ def exported_prompts(prompts: Sequence[Prompt]) -> Iterator[Prompt | ExportedPro
     """Every prompt, in order, as `exported_prompt` reads it."""
     if isinstance(prompts, PromptStore):
         for k in range(len(prompts)):
-            yield _decode_export(prompts.unpacked(k))
+            yield _decode_export(prompts.record(k))
     else:
         yield from prompts
 
@@ -222,10 +222,6 @@ class PromptStore(ModelStore[Prompt]):
     def of_prompts(cls, prompts: Iterable[Prompt]) -> PromptStore:
         store: PromptStore = cls.of(prompts, MemorySpill(), _PromptCodec(), RECENT)
         return store
-
-    def unpacked(self, k: int) -> bytes:
-        """Prompt k's record as `_encode` made it (not decoded, not kept)."""
-        return self.record(k)
 
 
 def prompt_ids(prompts: Sequence[Prompt]) -> list[str]:
