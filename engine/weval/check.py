@@ -1411,11 +1411,7 @@ def _as_read(points: list[Point], read: list[dict[str, Any]], node: Node) -> lis
     for i, (pt, r) in enumerate(zip(points, read, strict=True)):
         # `_read_fields(r)` compared with the point's, field by field, without making it when they are the same
         get = pt.__dict__.get
-        if r["kind"] == "text":
-            kind, text, fn, written, args = "text", r["text"], None, None, None
-        else:
-            found = resolve_function(r["fn"], rewrite=False)
-            kind, text, fn, written, args = "fn", None, found.name if found else r["fn"], r["fn"], r["args"]
+        kind, text, fn, written, args = _read_values(r)
         if get("kind") != kind or get("text") != text or get("fn") != fn or get("fn_written") != written \
                 or get("fn_args") != args or get("weight") != r["weight"] or get("citation") != r["citation"] \
                 or pt.path_id != r["path_id"]:
@@ -1426,12 +1422,17 @@ def _as_read(points: list[Point], read: list[dict[str, Any]], node: Node) -> lis
 
 
 def _read_fields(r: dict[str, Any]) -> dict[str, Any]:
+    kind, text, fn, written, args = _read_values(r)
+    return {"kind": kind, "text": text, "fn": fn, "fn_written": written, "fn_args": args,
+            "weight": r["weight"], "citation": r["citation"]}
+
+
+def _read_values(r: dict[str, Any]) -> tuple[str, Any, Any, Any, Any]:
+    """(kind, text, fn, fn_written, fn_args) of a point as the reference's evaluator read it."""
     if r["kind"] == "text":
-        return {"kind": "text", "text": r["text"], "fn": None, "fn_written": None, "fn_args": None,
-                "weight": r["weight"], "citation": r["citation"]}
+        return "text", r["text"], None, None, None
     found = resolve_function(r["fn"], rewrite=False)
-    return {"kind": "fn", "text": None, "fn": found.name if found else r["fn"], "fn_written": r["fn"],
-            "fn_args": r["args"], "weight": r["weight"], "citation": r["citation"]}
+    return "fn", None, found.name if found else r["fn"], r["fn"], r["args"]
 
 
 def _point_citation(node: Node | None) -> Any:
