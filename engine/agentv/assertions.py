@@ -42,7 +42,7 @@ from ..validation.objects import Entries
 from ..validation.suggest import closest
 from ..validation.yaml_text import dash_before
 from . import edits
-from .context import Context
+from .context import Context, kept_key
 from .files import looks_like_prompt_file
 from .model import Assertion
 from .rubrics import check_criteria
@@ -71,14 +71,12 @@ def check_assert_list(ctx: Context, node: Node | None, *, field: str = "assert")
     return result
 
 
-# Assertion items of up to this many characters are looked up by their text; the last SAME_ITEMS kept
-SAME_TEXT = 256
-SAME_ITEMS = 256
+SAME_ITEMS = 256  # distinct assertion texts kept, the last ones checked
 
 
 def _kept_or_checked(ctx: Context, item: Node) -> Assertion | None:
     """`check_assertion(ctx, item)`, or for an item whose text was checked before in the same file, that
-    check's assertion and findings moved to the item's place: what checking it again would give. A suite's
+    check's assertion and findings moved to its place: what checking it again would give. A suite's
     tests mostly repeat their deterministic assertions (`{type: latency, max_ms: 60000}` in every test).
 
     Only a check that depends on nothing but the item's text (and its file, the same for the context) is
@@ -88,12 +86,10 @@ def _kept_or_checked(ctx: Context, item: Node) -> Assertion | None:
     if type(item) is not Mapping:
         return check_assertion(ctx, item)
     span = item.span
-    sl, sc, el, ec = span
+    sl, sc, el, _ = span
     if el - sl > 8:
         return check_assertion(ctx, item)
-    lines = ctx.lines
-    key: object = lines[sl][sc:ec] if sl == el else \
-        (sc, "\n".join([lines[sl][sc:], *[lines[i] for i in range(sl + 1, el)], lines[el][:ec]]))
+    key = kept_key(ctx.lines, span)
     kept = ctx.kept_assertions
     hit = kept.get(key)
     if hit is not None:
@@ -104,14 +100,12 @@ def _kept_or_checked(ctx: Context, item: Node) -> Assertion | None:
         moved: Assertion = assertion.evolve(span=moved_span(assertion.span, line, dl, dc),
                                             config=_copied(assertion.config))
         return moved
-    mark, budget, read_before = len(ctx.out), _budget_state(ctx), ctx.lines_read
+    mark, budget, read_before = len(ctx.out), ctx.budget_state(), ctx.lines_read
     ctx.lines_read = False
     a = check_assertion(ctx, item)
     read = ctx.lines_read
     ctx.lines_read = read_before or read  # (the test's check around this one is told too)
-    text = key if isinstance(key, str) else key[1]  # type: ignore[index]
-    if a is None or a.children or read or budget != _budget_state(ctx) or len(text) > SAME_TEXT \
-            or "*" in text or "|" in text or ">" in text or "$" in text:
+    if key is None or a is None or a.children or read or budget != ctx.budget_state():
         return a
     kind = ASSERTION_TYPES.get(a.type)
     if kind is None or type_rule(kind) not in _TEXT_ONLY_RULES:
@@ -122,11 +116,6 @@ def _kept_or_checked(ctx: Context, item: Node) -> Assertion | None:
             del kept[next(iter(kept))]  # the oldest
         kept[key] = (span, a, found)
     return a
-
-
-def _budget_state(ctx: Context) -> tuple[int, int, int, int]:
-    b = ctx.budget
-    return b.files, b.bytes, b.glob_entries, len(b.visited)
 
 
 def _copied(value: Any) -> Any:

@@ -54,6 +54,25 @@ _KNOWN_MISTAKES: dict[tuple[str, str], tuple[str, str | None]] = {
 }
 
 
+KEPT_TEXT = 256  # characters of an item whose check may be kept by its text (`kept_key`)
+
+
+def kept_key(lines: list[str], span: Span) -> object | None:
+    """What a check of the item at `span` is kept by (testcase.RepeatedTests, assertions._kept_or_checked):
+    its text from its column, with its lines' breaks; None for an item whose check is not kept by its text
+    (longer than KEPT_TEXT; an alias `*`, a block scalar `|` `>` or a `${{ VAR }}` in it)."""
+    sl, sc, el, ec = span
+    key: object
+    if sl == el:
+        key = text = lines[sl][sc:ec]
+    else:  # the continuation lines' indentation is read against the item's column
+        text = "\n".join([lines[sl][sc:], *[lines[i] for i in range(sl + 1, el)], lines[el][:ec]])
+        key = (sc, text)
+    if len(text) > KEPT_TEXT or "*" in text or "|" in text or ">" in text or "$" in text:
+        return None
+    return key
+
+
 @dataclass
 class Context:
     out: Findings
@@ -72,6 +91,12 @@ class Context:
     lines_read: bool = False
     # The checks of this file's assertions kept by their text (assertions.check_assert_list)
     kept_assertions: dict[object, Any] = field(default_factory=dict)
+
+    def budget_state(self) -> tuple[int, int, int, int]:
+        """What the suite's budget of files has given so far: a check that took from it is not kept (a second
+        reference would find less left)."""
+        b = self.budget
+        return b.files, b.bytes, b.glob_entries, len(b.visited)
 
     def line(self, n: int) -> str:
         """Line `n` of the file ("" past its end), for fixes that edit around a node."""

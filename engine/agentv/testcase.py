@@ -9,13 +9,13 @@ the test instead, and leave the test out of the model (it would not run).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 from ..findings import Edit, Finding, Fix, Span, replace
 from ..source import BrokenItem, Mapping, Node, Scalar, findings_within, moved_finding, node_type_name
 from ..validation.yaml_text import space_before
 from .assertions import check_assert_list, rubrics_entry
-from .context import Context
+from .context import Context, kept_key
 from .messages import check_expected, check_input
 from .model import AgentvTest, Assertion, Message
 from .workspace import check_workspace
@@ -43,7 +43,6 @@ class RepeatedTests:
     suite's budget (a second reference would find less left), and every place of its findings within the
     test. A check that gives a test is not kept (the test's places would have to move too)."""
 
-    SAME_TEXT = 256  # characters of a test looked up by its text
     SAME_ITEMS = 256  # distinct texts kept, the last ones checked
 
     def __init__(self) -> None:
@@ -55,15 +54,15 @@ class RepeatedTests:
         if type(node) is not Mapping:
             return check_test(ctx, node, defaults)
         span = node.span
-        sl, sc, el, ec = span
+        sl, sc, el, _ = span
         if el - sl > 8:
             return check_test(ctx, node, defaults)
         if ctx is not self.ctx:  # another file's tests (a suite's tests files come one after another)
             self.ctx, self.items = ctx, {}
         key: object = None
         if self.items:  # (a suite of valid tests keeps none: its tests' texts are not even made)
-            key = self._key(ctx.lines, sl, sc, el, ec)
-            hit = self.items.get(key)  # (only texts that pass the test below are kept)
+            key = kept_key(ctx.lines, span)
+            hit = self.items.get(key)
             if hit is not None:
                 first, found = hit
                 line, dl, dc = first[0], sl - first[0], sc - first[1]
@@ -72,35 +71,21 @@ class RepeatedTests:
                 else:
                     ctx.out.extend([moved_finding(f, line, dl, dc) for f in found])
                 return None
-        mark, budget = len(ctx.out), _budget_state(ctx)
+        mark, budget = len(ctx.out), ctx.budget_state()
         ctx.lines_read = False
         test = check_test(ctx, node, defaults)
-        if test is not None or ctx.lines_read or budget != _budget_state(ctx):
+        if test is not None or ctx.lines_read or budget != ctx.budget_state():
             return test
         if key is None:
-            key = self._key(ctx.lines, sl, sc, el, ec)
-        text = key if isinstance(key, str) else cast(tuple[int, str], key)[1]
-        if len(text) > self.SAME_TEXT or "*" in text or "|" in text or ">" in text or "$" in text:
-            return None
+            key = kept_key(ctx.lines, span)
+            if key is None:
+                return None
         found = ctx.out[mark:]
         if self.SAME_ITEMS > 0 and findings_within(span, found):
             if len(self.items) >= self.SAME_ITEMS:
                 del self.items[next(iter(self.items))]  # the oldest
             self.items[key] = (span, found)
         return None
-
-    @staticmethod
-    def _key(lines: list[str], sl: int, sc: int, el: int, ec: int) -> object:
-        """A test's text (from its column, with its lines' breaks), what its check is kept by."""
-        if sl == el:
-            return lines[sl][sc:ec]
-        # the continuation lines' indentation is read against the test's column
-        return sc, "\n".join([lines[sl][sc:], *[lines[i] for i in range(sl + 1, el)], lines[el][:ec]])
-
-
-def _budget_state(ctx: Context) -> tuple[int, int, int, int]:
-    b = ctx.budget
-    return b.files, b.bytes, b.glob_entries, len(b.visited)
 
 
 def check_test(ctx: Context, node: Node, defaults: SuiteDefaults) -> AgentvTest | None:
