@@ -186,11 +186,6 @@ ASSERTION_LIST: tuple[AssertionType, ...] = (
          F("config", "Extra values passed to a prompt script.", "object")),
         runnable=True, stage=Stage.JUDGE, scorer=f"{_JUDGED}:LLM_JUDGE", check=f"{_RULES}:JUDGE"),
     AssertionType(
-        "tone", "An LLM judge decides whether the answer's tone matches `value` (e.g. formal, friendly).",
-        "The judge's score (0–1).", "- type: tone\n  value: formal",
-        (F("value", "The tone the answer should have.", "string", required=True, example="value: formal"),),
-        runnable=True, stage=Stage.JUDGE, scorer=f"{_JUDGED}:TONE"),
-    AssertionType(
         "code-judge", "Runs a script that reads the test and answer as JSON on stdin and prints "
         "`{score, hits?, misses?, reasoning?}`. Extra keys are passed to the script as `config`.",
         "The script's `score`, clamped to 0–1; a failing script scores 0 with the reason.",

@@ -534,7 +534,6 @@ def _negate(scorer: Scorer) -> Scorer:
 contains = _substring("contains", lambda r, a: a in r)
 icontains = _substring("icontains", lambda r, a: _lower(a) in _lower(r))
 starts_with = _substring("starts_with", lambda r, a: r.startswith(a), "a string prefix")
-trimmed_starts_with = _substring("trimmed_starts_with", lambda r, a: js_trim(r).startswith(a), "a string prefix")
 ends_with = _substring("ends_with", lambda r, a: r.endswith(a), "a string suffix")
 istarts_with = _substring("istarts_with", lambda r, a: _lower(r).startswith(_lower(a)), "a string prefix")
 iends_with = _substring("iends_with", lambda r, a: _lower(r).endswith(_lower(a)), "a string suffix")

@@ -95,16 +95,6 @@ RUBRICS = JudgedType(llm_judge_prompt, estimate=llm_judge_estimate, criteria="cr
 LLM_JUDGE = JudgedType(llm_judge_prompt, estimate=llm_judge_estimate, criteria="rubrics")
 
 
-async def tone_prompt(a: Assertion, test: AgentvTest, answer: str, template: Template) -> tuple[str | None, str]:
-    from .agentv_judge import FREEFORM_SYSTEM
-
-    return FREEFORM_SYSTEM, (f"Does the tone of this answer match the tone asked for ({a.config['value']})? "
-                             f"Score 1 when it does, 0 when it does not.\n\n[[ ## answer ## ]]\n{answer}")
-
-
-TONE = JudgedType(tone_prompt)
-
-
 def judged_criteria(a: Assertion) -> list[dict[str, Any]]:
     """A judged assertion's rubric criteria (its JudgedType's `criteria` field: a `rubrics` assertion's
     `criteria`, an llm-judge's `rubrics`) as AgentV reads them (rubric_items)."""
