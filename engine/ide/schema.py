@@ -175,13 +175,7 @@ def assertion_slot(type_name: str | None) -> Slot:
 
 
 _ASSERT_LIST = Slot(LIST, item=Slot(ASSERTION, av.REGISTRY["assertion"]))
-_CRITERIA = Slot(LIST, item=Slot(OBJECT, av.REGISTRY["rubric_criterion"]))
 _ARGV = Slot(LIST, item=Slot(SCALAR, field=F("argv", "One word of the command line.", "string"), value=V_ARGV))
-_FILE_FIELDS = {("suite", "workspace"), ("test", "workspace"), ("workspace", "template"),
-                ("llm-judge", "prompt"), ("agent-judge", "prompt"), ("aggregator", "prompt"),
-                ("aggregator", "path"), ("workspace_hook", "cwd"), ("workspace_script", "cwd")}
-_DIR_FIELDS = {("code-judge", "cwd"), ("workspace", "template"), ("workspace_hook", "cwd"),
-               ("workspace_script", "cwd")}
 
 
 def _agentv_child(slot: Slot, label: str | int, keys: KeysOf) -> Slot:
@@ -213,41 +207,53 @@ def _agentv_child(slot: Slot, label: str | int, keys: KeysOf) -> Slot:
         return Slot(LIST, field=f, item=Slot(OBJECT, av.REGISTRY["content_block"]))
     if name == ("content_block", "value") and keys().get("type") in ("file", "image"):
         return Slot(SCALAR, field=f, value=V_FILE)
-    if f.name in ("criteria", "rubrics") and (owner in ("rubrics", "llm-judge", "agent-judge") or name == ("test", "rubrics")):
-        return Slot(LIST, field=f, item=_CRITERIA.item)
-    if name == ("rubric_criterion", "score_ranges"):
-        return Slot(LIST, field=f, item=Slot(OBJECT, av.REGISTRY["score_range"]))
     if f.name in ("command", "script") and owner in ("code-judge", "workspace_hook", "workspace_script",
                                                      "prompt_script"):
         return Slot(LIST, field=f, item=_ARGV.item, value=V_ARGV)
-    if name in (("llm-judge", "prompt"),):
-        return Slot(OBJECT, av.REGISTRY["prompt_script"], field=f, value=V_FILE)
     if name == ("target", "provider"):
         return Slot(SCALAR, field=f, value=V_PROVIDER)
     if f.name == "type" and slot.kind == ASSERTION:
         return Slot(SCALAR, field=f, value=V_ASSERTION_TYPE)
-    if name in _DIR_FIELDS:
-        return Slot(SCALAR, field=f, value=V_DIR)
-    if name in _FILE_FIELDS:
-        if f.object:
-            return Slot(OBJECT, av.REGISTRY[f.object], field=f, value=V_FILE)
-        return Slot(SCALAR, field=f, value=V_FILE)
     if f.name in ("metadata", "config", "minimums", "weights", "requires_env"):
         return Slot(MAP, field=f, item=UNKNOWN)
     return _generic(f, av.REGISTRY)
 
 
 def _generic(f: FieldSpec, registry: object) -> Slot:
+    """What a field's value is, from its declaration alone (no owner or field names): its object, the
+    object of its items (`items_object`, or a `$ref` among the items of its hand-written schema, so any
+    type's rubric criteria are completed as `type: rubrics`' are), a path (`file_ref`, `folder`)."""
     objects = registry.objects  # type: ignore[attr-defined]
+    if f.folder:
+        return Slot(SCALAR, field=f, value=V_DIR)
     if f.object and f.object in objects:
         return Slot(OBJECT, objects[f.object], field=f, value=V_FILE if f.file_ref else None)
     if f.items_object and f.items_object in objects:
         return Slot(LIST, field=f, item=Slot(OBJECT, objects[f.items_object]))
+    declared = _item_object(f.schema)
+    if declared in objects:
+        return Slot(LIST, field=f, item=Slot(OBJECT, objects[declared]))
     if f.items:
         return Slot(LIST, field=f, item=Slot(SCALAR, field=f))
     if "array" in f.types and "string" not in f.types and "object" not in f.types:
         return Slot(LIST, field=f, item=Slot(SCALAR, field=f))
     return Slot(SCALAR, field=f, value=V_FILE if f.file_ref else None)
+
+
+def _item_object(schema: dict | None) -> str | None:
+    """The object a list's items may be, by a hand-written schema: `items: {$ref}`, or a `$ref` among
+    `items.anyOf` (a string shorthand beside it), in the schema or in one of its `anyOf` branches."""
+    if not schema:
+        return None
+    for branch in (schema, *schema.get("anyOf", ())):
+        items = branch.get("items") if isinstance(branch, dict) else None
+        if not isinstance(items, dict):
+            continue
+        for item in (items, *items.get("anyOf", ())):
+            ref = item.get("$ref") if isinstance(item, dict) else None
+            if isinstance(ref, str) and ref.startswith("#/$defs/"):
+                return ref[len("#/$defs/"):]
+    return None
 
 
 def child(fmt: str, slot: Slot, label: str | int, keys: KeysOf = _no_keys) -> Slot:

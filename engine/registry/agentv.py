@@ -111,7 +111,7 @@ TRIALS = ObjectSpec("trials", "trials", "Repeated runs of each test, to measure 
 
 WORKSPACE = ObjectSpec("workspace", "a workspace", "The folder the agent works in, and its lifecycle.", (
     F("template", "A folder copied as the agent's workspace (relative to the eval file).", "string",
-      file_ref=True, example="template: ./workspace-template"),
+      file_ref=True, folder=True, example="template: ./workspace-template"),
     F("isolation", "shared: one workspace for all tests; per_test: a fresh copy for each.", "string",
       enum=("shared", "per_test"), lenient=True),
     F("mode", "How workspaces are provided: pooled, temp or static.", "string", enum=("pooled", "temp", "static")),
@@ -136,7 +136,7 @@ WORKSPACE_HOOK = ObjectSpec("workspace_hook", "a workspace hook", "One hook comm
     F("script", "Older name of `command`.", "array", "string", schema=_ARGV, deprecated="use 'command'."),
     F("timeout_ms", "The longest the hook may run, in milliseconds.", "number", minimum=0,
       deprecated_aliases=("timeoutMs",)),
-    F("cwd", "The hook's working directory (relative to the eval file).", "string"),
+    F("cwd", "The hook's working directory (relative to the eval file).", "string", file_ref=True, folder=True),
     F("reset", "How the repositories are reset after a test: none, fast or strict.", "string",
       enum=("none", "fast", "strict")),
 ))
@@ -146,7 +146,7 @@ WORKSPACE_SCRIPT = ObjectSpec("workspace_script", "a workspace script", "A setup
       example="script: [bun, run, setup.ts]"),
     F("command", "The script, as an argv list.", "array", "string", schema=_ARGV),
     F("timeout_ms", "The longest the script may run, in milliseconds.", "number", minimum=0),
-    F("cwd", "The script's working directory.", "string"),
+    F("cwd", "The script's working directory.", "string", file_ref=True, folder=True),
 ))
 
 WORKSPACE_REPO = ObjectSpec("workspace_repo", "a workspace repository", "A repository in the workspace.", (
@@ -182,7 +182,7 @@ TEST = ObjectSpec("test", "a test", "One test: an input, what a good answer look
     F("execution", "Per-test execution overrides (targets, skip_defaults, timeout_seconds).", "object",
       object="execution"),
     F("skip_defaults", "Do not apply the suite's default `assert` and `input` to this test.", "boolean"),
-    F("workspace", "A workspace for this test only.", "object", "string", object="workspace"),
+    F("workspace", "A workspace for this test only.", "object", "string", object="workspace", file_ref=True),
     F("metadata", "Free-form values kept with the test and its results.", "object"),
     F("conversation_id", "Groups tests that are turns of one conversation.", "string"),
     F("description", "A human-readable description of the test.", "string"),

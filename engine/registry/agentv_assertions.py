@@ -196,7 +196,7 @@ ASSERTION_LIST: tuple[AssertionType, ...] = (
          F("script", "Older name of `command`.", "array", "string", schema=_ARGV_SCHEMA,
            deprecated="use 'command' with an argv list."),
          F("cwd", "The working directory for the script (relative to the eval file; default: the eval "
-           "file's folder).", "string", file_ref=True, example="cwd: ../judges"),
+           "file's folder).", "string", file_ref=True, folder=True, example="cwd: ../judges"),
          F("target", "Let the script call the judge target: `true`, or `{max_calls: n}` to cap the calls.",
            "boolean", "object", object="code_judge_target", lenient=True),
          F("config", "Values passed to the script as `config`, next to any extra keys.", "object")),
@@ -352,9 +352,10 @@ ASSERTION_OBJECTS: tuple[ObjectSpec, ...] = (
           "object", schema={"type": "object", "additionalProperties": {"type": "number", "minimum": 0}}),
         F("threshold", "For threshold: the share of children that must pass (0–1).", "number", minimum=0,
           maximum=1),
-        F("path", "For code-judge: the aggregator script (a path or a command line).", "string"),
+        F("path", "For code-judge: the aggregator script (a path or a command line).", "string", file_ref=True),
         F("cwd", "For code-judge: the script's working directory.", "string"),
-        F("prompt", "For llm-judge: the aggregation prompt (file path or inline text).", "string"),
+        F("prompt", "For llm-judge: the aggregation prompt (file path or inline text).", "string",
+          file_ref=True),
         F("model", "For llm-judge: the model to use.", "string"),
     )),
     ObjectSpec("tool_expectation", "an expected tool call", "One tool call a trajectory expects.", (

@@ -32,7 +32,8 @@ class FieldSpec:
     items: JsonType | None = None  # the item type when the field is a plain list ("string", "number")
     object: str | None = None  # the ObjectSpec of a mapping value
     items_object: str | None = None  # the ObjectSpec of each item when the value is a list of mappings
-    file_ref: bool = False  # a path relative to the eval file
+    file_ref: bool = False  # a path relative to the eval file (completion offers paths)
+    folder: bool = False  # a file_ref naming a folder (completion offers folders only)
     example: str | None = None
     schema: dict[str, Any] | None = None  # a hand-written JSON Schema when the types above cannot say it
     lenient: bool = False  # a value of the wrong type or range is a warning: AgentV ignores it (and so does a run)
