@@ -1,7 +1,8 @@
 """The docs site's reference pages, generated from the registry: point functions, assertion types, config
 fields and one page per finding code.
 
-`pages()` returns {path below docs/: Markdown}; docs/hooks.py adds them to the MkDocs build (nothing
+`pages()` returns {path below docs/: Markdown}, from the registry as it is (entries a test registers
+included); scripts/mkdocs_hooks.py adds them to the MkDocs build (nothing
 generated is committed), tests/docs/test_docs_pages.py checks that every code, function and type has its
 page. `python scripts/gen_docs.py OUT` writes them to OUT to read them without MkDocs.
 """
@@ -13,7 +14,7 @@ from pathlib import Path
 
 from evalspec.finding_docs import page
 from evalspec.registry import agentv, weval
-from evalspec.registry.agentv_assertions import ASSERTION_LIST, COMMON_FIELDS
+from evalspec.registry.agentv_assertions import ASSERTION_TYPES, COMMON_FIELDS
 from evalspec.registry.fields import FieldSpec, ObjectSpec
 from evalspec.registry.finding_codes import CODE_LIST
 from evalspec.registry.weval_functions import POINT_FUNCTIONS
@@ -98,10 +99,10 @@ def assertions_page() -> str:
              "`engine/registry/agentv_assertions.py`; a type evalspec does not score yet is reported *not scored* "
              "by a run, never passed.", "", "## Fields every assertion accepts", "", *_field_rows(COMMON_FIELDS), "",
              "| type | kind | scored by `evalspec run` |", "|---|---|---|"]
-    for a in ASSERTION_LIST:
+    for a in ASSERTION_TYPES.values():
         lines.append(f"| [`{a.name}`](#{a.name}) | {a.kind} | {'yes' if a.runnable else 'not yet (reported not scored)'} |")
     lines.append("")
-    for a in ASSERTION_LIST:
+    for a in ASSERTION_TYPES.values():
         lines += [f"## {a.name} {{#{a.name}}}", "", a.doc, "", f"**Scores:** {a.scoring}", ""]
         if a.snake != a.name:
             lines += [f"Also spelt `{a.snake}`.", ""]
