@@ -21,7 +21,7 @@ from .conftest import CORPUS
 @pytest.mark.parametrize("kind", sorted(FILES))
 def test_committed_schema_is_current(kind: str) -> None:
     committed = (SCHEMA_DIR / FILES[kind]).read_text(encoding="utf-8")
-    assert committed == render(kind), f"schemas/{FILES[kind]} is stale: run `evalspec schema --write weval`"
+    assert committed == render(kind), f"schemas/{FILES[kind]} is stale: run `evalspec schema {kind} --write`"
 
 
 @pytest.mark.parametrize("kind", sorted(FILES))
