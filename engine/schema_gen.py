@@ -14,7 +14,7 @@ from typing import Any
 
 from .registry.fields import FieldSpec, ObjectSpec, Registry
 from .registry.weval import REGISTRY as WEVAL
-from .registry.weval_functions import POINT_FUNCTIONS, Arg
+from .registry.weval_functions import POINT_FUNCTIONS, SHAPES
 
 DRAFT = "http://json-schema.org/draft-07/schema#"
 SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"
@@ -90,27 +90,6 @@ def registry_defs(registry: Registry, *, closed: bool = True) -> dict[str, Any]:
 
 # --- Weval --------------------------------------------------------------------------------------------
 
-_ARG_SCHEMAS: dict[Arg, dict[str, Any]] = {
-    Arg.NONE: {},
-    Arg.STRING: {"type": "string"},
-    Arg.STRINGS: {"type": "array", "items": {"type": "string"}},
-    Arg.N_OF_STRINGS: {"type": "array", "minItems": 2, "maxItems": 2,
-                       "items": [{"type": "integer"}, {"type": "array", "items": {"type": "string"}}]},
-    Arg.REGEX: {"type": "string"},
-    Arg.REGEXES: {"type": "array", "items": {"type": "string"}},
-    Arg.N_OF_REGEXES: {"type": "array", "minItems": 2, "maxItems": 2,
-                       "items": [{"type": "integer"}, {"type": "array", "items": {"type": "string"}}]},
-    Arg.RANGE: {"type": "array", "minItems": 2, "maxItems": 2, "items": {"type": "number"}},
-    Arg.JS: {"type": "string"},
-    Arg.CALL: {"type": "object"},
-    Arg.OPTIONAL_STRING: {"type": ["string", "null", "boolean"]},
-    Arg.TOOL_NAME: {"type": "string"},
-    Arg.TOOL_ARGS: {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]},
-    Arg.TOOL_COUNT: {"type": "array", "minItems": 2, "maxItems": 3},
-    Arg.TOOL_ORDER: {"type": "array", "items": {"type": "string"}},
-}
-
-
 def _function_point_schema() -> dict[str, Any]:
     props: dict[str, Any] = {}
     for fn in POINT_FUNCTIONS.values():
@@ -118,7 +97,7 @@ def _function_point_schema() -> dict[str, Any]:
               f"Example: `{fn.example}`"
         for name in (fn.name, *fn.aliases):
             text = doc if name == fn.name else f"Alias of `${fn.name}`. {doc}"
-            props[f"${name}"] = {"description": text, "markdownDescription": text, **_ARG_SCHEMAS[fn.arg]}
+            props[f"${name}"] = {"description": text, "markdownDescription": text, **SHAPES[fn.arg].schema}
     props["$ref"] = {"type": "string", "description": "Use a named definition from the header's `point_defs`."}
     props["weight"] = {"type": "number", "minimum": 0.1, "maximum": 10, "description": "How much the point counts."}
     props["multiplier"] = {"type": "number", "minimum": 0.1, "maximum": 10, "description": "Alias of `weight`."}

@@ -25,7 +25,7 @@ from ..registry.agentv_assertions import (
     COMMON_FIELDS,
 )
 from ..registry.fields import FieldSpec, ObjectSpec
-from ..registry.weval_functions import Arg, PointFunction, resolve_function
+from ..registry.weval_functions import SHAPES, Arg, PointFunction, resolve_function
 from .context import KEY, VALUE, cursor_context
 
 
@@ -55,31 +55,6 @@ class Signature:
         return out
 
 
-# A point function's argument shape → (how the argument is written, its parameters, their docs).
-_SHAPES: dict[Arg, tuple[str, tuple[tuple[str, str], ...]]] = {
-    Arg.NONE: ("true", (("true", "No argument: write `true`."),)),
-    Arg.STRING: ("text", (("text", "The text to look for."),)),
-    Arg.STRINGS: ("[text, …]", (("[text, …]", "The texts, a list."),)),
-    Arg.N_OF_STRINGS: ("[n, [text, …]]", (("n", "How many of the texts must be found for a full score."),
-                                          ("[text, …]", "The texts to look for."))),
-    Arg.REGEX: ("pattern", (("pattern", "A JavaScript regular expression."),)),
-    Arg.REGEXES: ("[pattern, …]", (("[pattern, …]", "JavaScript regular expressions, a list."),)),
-    Arg.N_OF_REGEXES: ("[n, [pattern, …]]", (("n", "How many of the patterns must match for a full score."),
-                                             ("[pattern, …]", "JavaScript regular expressions."))),
-    Arg.RANGE: ("[min, max]", (("min", "The least acceptable count."), ("max", "The greatest acceptable count."))),
-    Arg.JS: ("expression", (("expression", "JavaScript, evaluated with the response as `r` (only during a run)."),)),
-    Arg.CALL: ("{service | url, …}", (("service | url", "The external service's name (header `external_services`) "
-                                                       "or a URL to call."),
-                                      ("…", "Further keys are sent with the request."))),
-    Arg.OPTIONAL_STRING: ("instruction?", (("instruction?", "Optional text."),)),
-    Arg.TOOL_NAME: ("tool name", (("tool name", "The name of the tool that must be called."),)),
-    Arg.TOOL_ARGS: ("{name, where, normalizeWhitespace?}",
-                    (("name", "The tool's name."), ("where", "The arguments the call must have (a mapping)."),
-                     ("normalizeWhitespace?", "Compare text arguments with runs of spaces collapsed."))),
-    Arg.TOOL_COUNT: ("[min, max, name?]", (("min", "The fewest tool calls."), ("max", "The most tool calls."),
-                                           ("name?", "Count only the calls of this tool."))),
-    Arg.TOOL_ORDER: ("[tool name, …]", (("[tool name, …]", "The tools, in the order they must be called."),)),
-}
 _OBJECT_ARGS = {Arg.CALL: {"service": 0, "url": 0}, Arg.TOOL_ARGS: {"name": 0, "where": 1, "normalizeWhitespace": 2}}
 _COMMON = {f.name for f in COMMON_FIELDS}
 _OBJECTS = {spec.name: spec for spec in ASSERTION_OBJECTS}
@@ -97,7 +72,7 @@ def signature_help(analysis: Any, line: int, col: int) -> Signature | None:
 
 
 def function_signature(fn: PointFunction, written: str, active: int | None) -> Signature:
-    shape, params = _SHAPES[fn.arg]
+    shape, params = SHAPES[fn.arg].written, SHAPES[fn.arg].params
     return Signature(f"${written}: {shape}", fn.doc, tuple(Parameter(label, doc) for label, doc in params), active)
 
 
@@ -112,7 +87,7 @@ def _point_function(ctx: Any) -> Signature | None:
     if fn is None:
         return None
     after = path[at + 1] if at + 1 < len(path) else None
-    count = len(_SHAPES[fn.arg][1])
+    count = len(SHAPES[fn.arg].params)
     if fn.arg in _OBJECT_ARGS:
         active = _OBJECT_ARGS[fn.arg].get(str(after)) if isinstance(after, str) else 0
     elif isinstance(after, int) and count > 1:

@@ -1,17 +1,20 @@
 """Every Weval point function, declared once: name, aliases, argument shape, graded or binary, docs,
 the stage that scores it and its scorer.
 
-The checker validates `$fn` arguments from `arg`, completion offers `snippet`, hover shows `doc` and
-`example`, the schema lists the names and argument shapes, and the runner scores a point in its entry's
-`stage` with its entry's `scorer` (`"module:attribute"`, by default the function of the same name in
-engine/scoring/weval_points.py: `(response, arg, PointContext) -> PointScore`). `not_X` forms are
-generated from `negatable` (the same scorer, negated). `registry.extend.registered` adds entries for a while.
+The checker validates `$fn` arguments from `arg` (weval/functions_check.py, per shape); completion
+offers the shape's snippet, signature help its parameters, the schema its JSON Schema (each `Arg`'s
+`Shape` in `SHAPES`, declared once); hover shows `doc` and `example`; the runner scores a point in its
+entry's `stage` with its entry's `scorer` (`"module:attribute"`, by default the function of the same
+name in engine/scoring/weval_points.py: `(response, arg, PointContext) -> PointScore`). `not_X` forms
+are generated from `negatable` (the same scorer, negated). `registry.extend.registered` adds entries
+for a while.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from enum import StrEnum
+from typing import Any
 
 from .stages import ScorerRef, Stage, changed
 
@@ -61,25 +64,62 @@ class PointFunction:
     @property
     def snippet(self) -> str:
         """An LSP snippet for the argument (after `$name: `)."""
-        return _SNIPPETS[self.arg]
+        return SHAPES[self.arg].snippet
 
 
-_SNIPPETS = {
-    Arg.NONE: "true",
-    Arg.STRING: '"${1:text}"',
-    Arg.STRINGS: '["${1:first}", "${2:second}"]',
-    Arg.N_OF_STRINGS: '[${1:2}, ["${2:first}", "${3:second}", "${4:third}"]]',
-    Arg.REGEX: '"${1:^pattern}"',
-    Arg.REGEXES: '["${1:^first}", "${2:second\\$}"]',
-    Arg.N_OF_REGEXES: '[${1:2}, ["${2:first}", "${3:second}", "${4:third}"]]',
-    Arg.RANGE: "[${1:10}, ${2:200}]",
-    Arg.JS: '"${1:r.length > 100}"',
-    Arg.CALL: '{ service: "${1:name}" }',
-    Arg.OPTIONAL_STRING: '"${1:instruction}"',
-    Arg.TOOL_NAME: '"${1:tool_name}"',
-    Arg.TOOL_ARGS: '{ name: "${1:tool_name}", where: { ${2:key}: "${3:value}" } }',
-    Arg.TOOL_COUNT: "[${1:1}, ${2:3}]",
-    Arg.TOOL_ORDER: '["${1:first_tool}", "${2:second_tool}"]',
+@dataclass(frozen=True)
+class Shape:
+    """What an argument shape means outside the checker (weval/functions_check.py checks each shape):
+    the snippet completion inserts after `$name: `, the JSON Schema of the argument, and how signature
+    help writes it with its parameters' docs."""
+
+    snippet: str
+    schema: dict[str, Any]
+    written: str
+    params: tuple[tuple[str, str], ...]
+
+
+_N_OF = {"type": "array", "minItems": 2, "maxItems": 2,
+         "items": [{"type": "integer"}, {"type": "array", "items": {"type": "string"}}]}
+
+# Every argument shape, declared once (a test checks that each Arg has one).
+SHAPES: dict[Arg, Shape] = {
+    Arg.NONE: Shape("true", {}, "true", (("true", "No argument: write `true`."),)),
+    Arg.STRING: Shape('"${1:text}"', {"type": "string"}, "text", (("text", "The text to look for."),)),
+    Arg.STRINGS: Shape('["${1:first}", "${2:second}"]', {"type": "array", "items": {"type": "string"}},
+                       "[text, …]", (("[text, …]", "The texts, a list."),)),
+    Arg.N_OF_STRINGS: Shape('[${1:2}, ["${2:first}", "${3:second}", "${4:third}"]]', _N_OF, "[n, [text, …]]",
+                            (("n", "How many of the texts must be found for a full score."),
+                             ("[text, …]", "The texts to look for."))),
+    Arg.REGEX: Shape('"${1:^pattern}"', {"type": "string"}, "pattern",
+                     (("pattern", "A JavaScript regular expression."),)),
+    Arg.REGEXES: Shape('["${1:^first}", "${2:second\\$}"]', {"type": "array", "items": {"type": "string"}},
+                       "[pattern, …]", (("[pattern, …]", "JavaScript regular expressions, a list."),)),
+    Arg.N_OF_REGEXES: Shape('[${1:2}, ["${2:first}", "${3:second}", "${4:third}"]]', _N_OF, "[n, [pattern, …]]",
+                            (("n", "How many of the patterns must match for a full score."),
+                             ("[pattern, …]", "JavaScript regular expressions."))),
+    Arg.RANGE: Shape("[${1:10}, ${2:200}]", {"type": "array", "minItems": 2, "maxItems": 2,
+                                            "items": {"type": "number"}},
+                     "[min, max]", (("min", "The least acceptable count."), ("max", "The greatest acceptable count."))),
+    Arg.JS: Shape('"${1:r.length > 100}"', {"type": "string"}, "expression",
+                  (("expression", "JavaScript, evaluated with the response as `r` (only during a run)."),)),
+    Arg.CALL: Shape('{ service: "${1:name}" }', {"type": "object"}, "{service | url, …}",
+                    (("service | url", "The external service's name (header `external_services`) or a URL to call."),
+                     ("…", "Further keys are sent with the request."))),
+    Arg.OPTIONAL_STRING: Shape('"${1:instruction}"', {"type": ["string", "null", "boolean"]}, "instruction?",
+                               (("instruction?", "Optional text."),)),
+    Arg.TOOL_NAME: Shape('"${1:tool_name}"', {"type": "string"}, "tool name",
+                         (("tool name", "The name of the tool that must be called."),)),
+    Arg.TOOL_ARGS: Shape('{ name: "${1:tool_name}", where: { ${2:key}: "${3:value}" } }',
+                         {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]},
+                         "{name, where, normalizeWhitespace?}",
+                         (("name", "The tool's name."), ("where", "The arguments the call must have (a mapping)."),
+                          ("normalizeWhitespace?", "Compare text arguments with runs of spaces collapsed."))),
+    Arg.TOOL_COUNT: Shape("[${1:1}, ${2:3}]", {"type": "array", "minItems": 2, "maxItems": 3}, "[min, max, name?]",
+                          (("min", "The fewest tool calls."), ("max", "The most tool calls."),
+                           ("name?", "Count only the calls of this tool."))),
+    Arg.TOOL_ORDER: Shape('["${1:first_tool}", "${2:second_tool}"]', {"type": "array", "items": {"type": "string"}},
+                          "[tool name, …]", (("[tool name, …]", "The tools, in the order they must be called."),)),
 }
 
 

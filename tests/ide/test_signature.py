@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from evalspec.ide.signature import _SHAPES, signature_help
-from evalspec.registry.weval_functions import POINT_FUNCTIONS, Arg
+from evalspec.ide.signature import signature_help
+from evalspec.registry.weval_functions import POINT_FUNCTIONS, SHAPES, Arg
 
 from .helpers import cursor
 
@@ -43,7 +43,7 @@ def test_no_signature_outside_a_functions_arguments() -> None:
 
 
 def test_every_argument_shape_has_parameters_that_are_in_its_label() -> None:
-    assert set(_SHAPES) == set(Arg)
+    assert set(SHAPES) == set(Arg)
     for fn in POINT_FUNCTIONS.values():
         from evalspec.ide.signature import function_signature
 
