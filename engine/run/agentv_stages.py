@@ -44,6 +44,7 @@ from ..agentv.model import Assertion
 from ..pricing import PriceTable
 from ..providers.base import ProviderError
 from ..providers.tool_calls import output_messages
+from ..registry.agentv_assertions import ASSERTION_TYPES
 from ..registry.stages import Stage
 from ..scoring.agentv_aggregate import (
     NOT_SCORED,
@@ -545,8 +546,25 @@ class Agentv(Format[AgentvPlan, AgentvCell]):
             default = Assertion(type="llm-judge", name="llm-judge", span=test.span)
             return [await self.judges.judged(task, ATTEMPT_STRIDE * attempt, default, answer)]
         measured = measured or Measured(answer=answer)
-        return await self.each(task, [self.assertion(task, ATTEMPT_STRIDE * attempt + i, a, answer, metrics, measured)
-                                       for i, a in enumerate(test.assertions)])
+        base = ATTEMPT_STRIDE * attempt
+        entries: list[dict[str, Any] | None] = []
+        waiting: list[tuple[int, Coroutine[Any, Any, dict[str, Any]]]] = []
+        expected: list[tuple[str, Any]] | None = None
+        for i, a in enumerate(test.assertions):
+            kind = None if a.custom else ASSERTION_TYPES.get(a.type)
+            if kind is not None and kind.runnable and kind.stage.deterministic:
+                # scored here and now: a pure function of the answer and the measurements (most
+                # assertions), no coroutine to make and await
+                if expected is None:
+                    expected = [(m.role, m.content) for m in test.expected_messages]
+                entries.append(deterministic(a, answer, metrics, expected))
+            else:
+                waiting.append((len(entries), self.assertion(task, base + i, a, answer, metrics, measured)))
+                entries.append(None)
+        if waiting:
+            for (k, _), got in zip(waiting, await self.each(task, [c for _, c in waiting]), strict=True):
+                entries[k] = got
+        return entries  # type: ignore[return-value]  # (every None replaced)
 
     async def each(self, task: AgentvTask, scoring: list[Coroutine[Any, Any, dict[str, Any]]]
                     ) -> list[dict[str, Any]]:
