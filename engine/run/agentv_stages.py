@@ -112,19 +112,25 @@ class AgentvCell(CellWork[AgentvTask]):
 
 # --- each cell's stages ------------------------------------------------------------------------------
 
-@contextlib.asynccontextmanager
-async def batch_round(run: Agentv, work: AgentvCell) -> AsyncIterator[Flow | None]:
+class batch_round:
     """Batch mode: the cell takes part in the rounds of calls until it ends (not a test with a workspace,
-    whose calls are made one by one while the workspace is held)."""
-    cell = work.task.cell
-    rounds = run.rounds if run.rounds is not None and not run.has_workspace(work.task) else None
-    if rounds is not None:
-        rounds.enter(cell)
-    try:
-        yield None
-    finally:
-        if rounds is not None:
-            rounds.leave(cell)
+    whose calls are made one by one while the workspace is held). A class, as pipeline.admitted: every
+    cell enters it."""
+
+    __slots__ = ("cell", "rounds")
+
+    def __init__(self, run: Agentv, work: AgentvCell) -> None:
+        self.cell = work.task.cell
+        self.rounds = run.rounds if run.rounds is not None and not run.has_workspace(work.task) else None
+
+    async def __aenter__(self) -> Flow | None:
+        if self.rounds is not None:
+            self.rounds.enter(self.cell)
+        return None
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self.rounds is not None:
+            self.rounds.leave(self.cell)
 
 
 async def resumed(run: Agentv, work: AgentvCell) -> Flow | None:
@@ -158,29 +164,33 @@ async def halted(run: Agentv, work: AgentvCell) -> Flow | None:
     return None
 
 
-@contextlib.asynccontextmanager
-async def workspace(run: Agentv, work: AgentvCell) -> AsyncIterator[Flow | None]:
+class workspace:
     """The test's workspace, acquired before its first attempt and released after its last; the cell
-    fails when it cannot be had."""
-    task = work.task
-    try:
-        spec = run.workspace_spec(task)
-        folder = await run.workspaces.acquire(spec, task.test.id) if spec is not None else None
-    except WorkspaceError as exc:
-        run.fail(task, f"workspace: {exc}", "workspace", work.started)
-        spec = folder = None
-        failed = True
-    else:
-        failed = False
-    if failed:
-        yield DONE
-        return
-    work.folder = folder
-    try:
-        yield None
-    finally:
-        if spec is not None and folder is not None:
-            work.problems = await run.workspaces.release(spec, folder, task.test.id)
+    fails when it cannot be had. (A class, as batch_round; a suite without workspaces passes through.)"""
+
+    __slots__ = ("folder", "run", "spec", "work")
+
+    def __init__(self, run: Agentv, work: AgentvCell) -> None:
+        self.run, self.work = run, work
+        self.spec: WorkspaceSpec | None = None
+        self.folder: Path | None = None
+
+    async def __aenter__(self) -> Flow | None:
+        run, work = self.run, self.work
+        task = work.task
+        try:
+            spec = run.workspace_spec(task)
+            folder = await run.workspaces.acquire(spec, task.test.id) if spec is not None else None
+        except WorkspaceError as exc:
+            run.fail(task, f"workspace: {exc}", "workspace", work.started)
+            return DONE
+        self.spec, self.folder = spec, folder
+        work.folder = folder
+        return None
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self.spec is not None and self.folder is not None:
+            self.work.problems = await self.run.workspaces.release(self.spec, self.folder, self.work.task.test.id)
 
 
 async def generate(run: Agentv, work: AgentvCell) -> Flow | None:
