@@ -660,9 +660,20 @@ class Agentv(Format[AgentvPlan, AgentvCell]):
             score, row_verdict = outcome.score, outcome.verdict
         else:
             score, row_verdict = None, NOT_SCORED
-        hits = [h for i in items for h in i.get("hits", [])]
-        misses = [m for i in items for m in i.get("misses", [])]
-        reasons = [f"{i['name']}: {i['reasoning']}" for i in items if i.get("reasoning")]
+        hits: list[Any] = []
+        misses: list[Any] = []
+        reasons: list[str] = []
+        scores: list[dict[str, Any]] = []
+        unscored: list[dict[str, Any]] = []
+        for i in items:  # (one pass: a row a cell)
+            hits.extend(i.get("hits", ()))
+            misses.extend(i.get("misses", ()))
+            if i.get("reasoning"):
+                reasons.append(f"{i['name']}: {i['reasoning']}")
+            scores.append({k: v for k, v in i.items() if k[:1] != "_"})
+            if i["score"] is None:
+                unscored.append({"name": i["name"], "type": i["type"], "required": bool(i["_required"]),
+                                 "reason": str(i["reasoning"]).removeprefix("not scored: ")})
         status = execution_status(score, error)
         row: dict[str, Any] = {
             "timestamp": iso_timestamp(started),
@@ -678,14 +689,12 @@ class Agentv(Format[AgentvPlan, AgentvCell]):
             "token_usage": {"input": usage[0], "output": usage[1]} if usage is not None else None,
             "cost_usd": cost_usd,
             "duration_ms": round(latency, 1),
-            "scores": [{k: v for k, v in i.items() if not k.startswith("_")} for i in items],
+            "scores": scores,
             "error": error,
             "trials": None,
             "execution_status": status,
             "verdict": row_verdict,
         }
-        unscored = [{"name": i["name"], "type": i["type"], "required": bool(i["_required"]),
-                     "reason": str(i["reasoning"]).removeprefix("not scored: ")} for i in items if i["score"] is None]
         if unscored:
             row["not_scored"] = unscored
         return row
