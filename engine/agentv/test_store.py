@@ -141,7 +141,7 @@ class _Decoder:
 
 def _made(cls: type, fields: dict[str, Any]) -> Any:
     obj: Any = _new(cls)
-    obj.__dict__.update(fields)
+    obj.__dict__ = fields  # (the record's own dict, made for this object: not copied)
     return obj
 
 
