@@ -7,6 +7,7 @@ word for word, so users find them in AgentV's docs and issues.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -180,12 +181,19 @@ def type_rule(kind: AssertionType) -> TypeRule:
 
 
 def _missing_messages(kind: AssertionType) -> dict[str, tuple[str, str] | None]:
+    """What a missing required field of `kind` is reported as (read only: one dict per type's name and
+    `value` kind, made once)."""
+    return _missing_for(kind.name, kind.value)
+
+
+@functools.cache
+def _missing_for(name: str, value: str | None) -> dict[str, tuple[str, str] | None]:
     missing: dict[str, tuple[str, str] | None] = {}
-    if kind.value == "string":
-        missing["value"] = ("missing-value", f"Assertion type '{kind.name}' requires a 'value' field (string).")
-    elif kind.value == "strings":
+    if value == "string":
+        missing["value"] = ("missing-value", f"Assertion type '{name}' requires a 'value' field (string).")
+    elif value == "strings":
         missing["value"] = ("missing-value",
-                            f"Assertion type '{kind.name}' requires a 'value' field (non-empty string array).")
+                            f"Assertion type '{name}' requires a 'value' field (non-empty string array).")
     missing["criteria"] = ("missing-criteria", "Assertion type 'rubrics' requires a non-empty 'criteria' list.")
     missing["assert"] = ("missing-assert", "A composite needs 'assert': the list of assertions it combines.")
     missing["aggregator"] = ("missing-aggregator", "A composite needs an 'aggregator': {type: weighted_average}, "

@@ -15,12 +15,13 @@ from __future__ import annotations
 import marshal
 import pickle
 from array import array
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from ..findings import Span
 from ..model_store import Collector, ModelStore
+from ..registry.agentv_assertions import ASSERTION_TYPES
 from ..spill_file import SpillFile
 from .model import AgentvTest, Assertion, ContentBlock, Message, ToolCall
 
@@ -141,8 +142,25 @@ class _Decoder:
 
 def _made(cls: type, fields: dict[str, Any]) -> Any:
     obj: Any = _new(cls)
-    obj.__dict__.update(fields)
+    obj.__dict__ = fields  # (the record's own dict, made for this object: not copied)
     return obj
+
+
+def _plain_input(t: AgentvTest) -> int:
+    """The characters of the test's input when that is all a run's plan reads of it besides its id (it
+    names no target of its own, has no workspace, and its assertions are all of built-in types a run
+    scores deterministically: no judge, script or child), else -1 (plan/agentv.py decodes the test)."""
+    ex = t.execution or {}
+    if not t.assertions or t.workspace is not None or ex.get("targets") or ex.get("target"):
+        return -1
+    for a in t.assertions:
+        kind = None if a.custom else ASSERTION_TYPES.get(a.type)
+        if kind is None or not kind.runnable or not kind.stage.deterministic or a.children:
+            return -1
+    try:
+        return sum(len(m.text()) for m in t.input_messages)
+    except Exception:  # (the plan decodes the test and meets it again)
+        return -1
 
 
 class _TestCodec:
@@ -157,6 +175,9 @@ class _TestCodec:
         self.sources = array("i")  # an index in source_paths
         self.source_paths: list[Path | None] = []
         self._source_at: dict[Path | None, int] = {}
+        # Each test's input length when the plan needs nothing else of it (`_plain_input`, 8 bytes a test):
+        # the run's plan then reads no such test back (a decode is ~10 us a test, and its cell decodes it again)
+        self.plain_inputs = array("q")
 
     def encode(self, item: AgentvTest) -> bytes:
         self.spans.extend(item.span)
@@ -165,6 +186,7 @@ class _TestCodec:
             at = self._source_at[item.source_path] = len(self.source_paths)
             self.source_paths.append(item.source_path)
         self.sources.append(at)
+        self.plain_inputs.append(_plain_input(item))
         return _encode(item)
 
     def decode(self, data: bytes) -> AgentvTest:
@@ -192,6 +214,14 @@ class TestStore(ModelStore[AgentvTest]):
         spans, sources, paths, ids = codec.spans, codec.sources, codec.source_paths, file.ids
         for k in (self._indexes if self._indexes is not None else range(len(ids))):
             yield ids[k], _as_span(tuple(spans[4 * k:4 * k + 4])), paths[sources[k]]
+
+
+    def plain_inputs(self) -> Sequence[int]:
+        """Each test's `_plain_input`, in order, none decoded (-1: the test must be read)."""
+        codec = self._file.codec
+        assert isinstance(codec, _TestCodec)
+        inputs = codec.plain_inputs
+        return inputs if self._indexes is None else array("q", (inputs[k] for k in self._indexes))
 
 
 class TestCollector(Collector[AgentvTest]):

@@ -44,6 +44,7 @@ from ..agentv.model import Assertion
 from ..pricing import PriceTable
 from ..providers.base import ProviderError
 from ..providers.tool_calls import output_messages
+from ..registry.agentv_assertions import ASSERTION_TYPES
 from ..registry.stages import Stage
 from ..scoring.agentv_aggregate import (
     NOT_SCORED,
@@ -111,19 +112,25 @@ class AgentvCell(CellWork[AgentvTask]):
 
 # --- each cell's stages ------------------------------------------------------------------------------
 
-@contextlib.asynccontextmanager
-async def batch_round(run: Agentv, work: AgentvCell) -> AsyncIterator[Flow | None]:
+class batch_round:
     """Batch mode: the cell takes part in the rounds of calls until it ends (not a test with a workspace,
-    whose calls are made one by one while the workspace is held)."""
-    cell = work.task.cell
-    rounds = run.rounds if run.rounds is not None and not run.has_workspace(work.task) else None
-    if rounds is not None:
-        rounds.enter(cell)
-    try:
-        yield None
-    finally:
-        if rounds is not None:
-            rounds.leave(cell)
+    whose calls are made one by one while the workspace is held). A class, as pipeline.admitted: every
+    cell enters it."""
+
+    __slots__ = ("cell", "rounds")
+
+    def __init__(self, run: Agentv, work: AgentvCell) -> None:
+        self.cell = work.task.cell
+        self.rounds = run.rounds if run.rounds is not None and not run.has_workspace(work.task) else None
+
+    async def __aenter__(self) -> Flow | None:
+        if self.rounds is not None:
+            self.rounds.enter(self.cell)
+        return None
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self.rounds is not None:
+            self.rounds.leave(self.cell)
 
 
 async def resumed(run: Agentv, work: AgentvCell) -> Flow | None:
@@ -157,29 +164,33 @@ async def halted(run: Agentv, work: AgentvCell) -> Flow | None:
     return None
 
 
-@contextlib.asynccontextmanager
-async def workspace(run: Agentv, work: AgentvCell) -> AsyncIterator[Flow | None]:
+class workspace:
     """The test's workspace, acquired before its first attempt and released after its last; the cell
-    fails when it cannot be had."""
-    task = work.task
-    try:
-        spec = run.workspace_spec(task)
-        folder = await run.workspaces.acquire(spec, task.test.id) if spec is not None else None
-    except WorkspaceError as exc:
-        run.fail(task, f"workspace: {exc}", "workspace", work.started)
-        spec = folder = None
-        failed = True
-    else:
-        failed = False
-    if failed:
-        yield DONE
-        return
-    work.folder = folder
-    try:
-        yield None
-    finally:
-        if spec is not None and folder is not None:
-            work.problems = await run.workspaces.release(spec, folder, task.test.id)
+    fails when it cannot be had. (A class, as batch_round; a suite without workspaces passes through.)"""
+
+    __slots__ = ("folder", "run", "spec", "work")
+
+    def __init__(self, run: Agentv, work: AgentvCell) -> None:
+        self.run, self.work = run, work
+        self.spec: WorkspaceSpec | None = None
+        self.folder: Path | None = None
+
+    async def __aenter__(self) -> Flow | None:
+        run, work = self.run, self.work
+        task = work.task
+        try:
+            spec = run.workspace_spec(task)
+            folder = await run.workspaces.acquire(spec, task.test.id) if spec is not None else None
+        except WorkspaceError as exc:
+            run.fail(task, f"workspace: {exc}", "workspace", work.started)
+            return DONE
+        self.spec, self.folder = spec, folder
+        work.folder = folder
+        return None
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self.spec is not None and self.folder is not None:
+            self.work.problems = await self.run.workspaces.release(self.spec, self.folder, self.work.task.test.id)
 
 
 async def generate(run: Agentv, work: AgentvCell) -> Flow | None:
@@ -545,8 +556,25 @@ class Agentv(Format[AgentvPlan, AgentvCell]):
             default = Assertion(type="llm-judge", name="llm-judge", span=test.span)
             return [await self.judges.judged(task, ATTEMPT_STRIDE * attempt, default, answer)]
         measured = measured or Measured(answer=answer)
-        return await self.each(task, [self.assertion(task, ATTEMPT_STRIDE * attempt + i, a, answer, metrics, measured)
-                                       for i, a in enumerate(test.assertions)])
+        base = ATTEMPT_STRIDE * attempt
+        entries: list[dict[str, Any] | None] = []
+        waiting: list[tuple[int, Coroutine[Any, Any, dict[str, Any]]]] = []
+        expected: list[tuple[str, Any]] | None = None
+        for i, a in enumerate(test.assertions):
+            kind = None if a.custom else ASSERTION_TYPES.get(a.type)
+            if kind is not None and kind.runnable and kind.stage.deterministic:
+                # scored here and now: a pure function of the answer and the measurements (most
+                # assertions), no coroutine to make and await
+                if expected is None:
+                    expected = [(m.role, m.content) for m in test.expected_messages]
+                entries.append(deterministic(a, answer, metrics, expected))
+            else:
+                waiting.append((len(entries), self.assertion(task, base + i, a, answer, metrics, measured)))
+                entries.append(None)
+        if waiting:
+            for (k, _), got in zip(waiting, await self.each(task, [c for _, c in waiting]), strict=True):
+                entries[k] = got
+        return entries  # type: ignore[return-value]  # (every None replaced)
 
     async def each(self, task: AgentvTask, scoring: list[Coroutine[Any, Any, dict[str, Any]]]
                     ) -> list[dict[str, Any]]:
@@ -632,9 +660,20 @@ class Agentv(Format[AgentvPlan, AgentvCell]):
             score, row_verdict = outcome.score, outcome.verdict
         else:
             score, row_verdict = None, NOT_SCORED
-        hits = [h for i in items for h in i.get("hits", [])]
-        misses = [m for i in items for m in i.get("misses", [])]
-        reasons = [f"{i['name']}: {i['reasoning']}" for i in items if i.get("reasoning")]
+        hits: list[Any] = []
+        misses: list[Any] = []
+        reasons: list[str] = []
+        scores: list[dict[str, Any]] = []
+        unscored: list[dict[str, Any]] = []
+        for i in items:  # (one pass: a row a cell)
+            hits.extend(i.get("hits", ()))
+            misses.extend(i.get("misses", ()))
+            if i.get("reasoning"):
+                reasons.append(f"{i['name']}: {i['reasoning']}")
+            scores.append({k: v for k, v in i.items() if k[:1] != "_"})
+            if i["score"] is None:
+                unscored.append({"name": i["name"], "type": i["type"], "required": bool(i["_required"]),
+                                 "reason": str(i["reasoning"]).removeprefix("not scored: ")})
         status = execution_status(score, error)
         row: dict[str, Any] = {
             "timestamp": iso_timestamp(started),
@@ -650,14 +689,12 @@ class Agentv(Format[AgentvPlan, AgentvCell]):
             "token_usage": {"input": usage[0], "output": usage[1]} if usage is not None else None,
             "cost_usd": cost_usd,
             "duration_ms": round(latency, 1),
-            "scores": [{k: v for k, v in i.items() if not k.startswith("_")} for i in items],
+            "scores": scores,
             "error": error,
             "trials": None,
             "execution_status": status,
             "verdict": row_verdict,
         }
-        unscored = [{"name": i["name"], "type": i["type"], "required": bool(i["_required"]),
-                     "reason": str(i["reasoning"]).removeprefix("not scored: ")} for i in items if i["score"] is None]
         if unscored:
             row["not_scored"] = unscored
         return row

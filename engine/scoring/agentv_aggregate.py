@@ -130,16 +130,27 @@ def outcome_of(items: Sequence[tuple[float | None, float, bool | float | None]])
     0 and fail, as in AgentV; otherwise any assertion not scored (score None) makes the test "not
     scored" (AgentV leaves a skipped judge out of the mean, which lifts the score on a check not made).
     """
-    missing = tuple(k for k, item in enumerate(items) if item[0] is None)
-    scored = [(k, item) for k, item in enumerate(items) if item[0] is not None]
-    failed = tuple(k for k, (score, _, required) in scored
-                   if (threshold := gate_threshold(required)) is not None and float(score) < threshold)  # type: ignore[arg-type]
+    # One pass (every result row makes one): the gates, the items not scored, and aggregate_test's
+    # weighted mean of the scored items, summed in the same order.
+    missing: list[int] = []
+    failed: list[int] = []
+    total = weighted = 0.0
+    for k, (score, weight, required) in enumerate(items):
+        if score is None:
+            missing.append(k)
+            continue
+        value = float(score)
+        if required is not False and (threshold := gate_threshold(required)) is not None and value < threshold:
+            failed.append(k)
+        w = 1.0 if weight is None else float(weight)
+        total += w
+        weighted += value * w
     if failed:
-        return Outcome(0.0, "fail", failed, missing)
+        return Outcome(0.0, "fail", tuple(failed), tuple(missing))
     if missing:
-        return Outcome(None, NOT_SCORED, (), missing)
-    agg = aggregate_test((score, weight, required) for _, (score, weight, required) in scored)
-    return Outcome(agg.score, agg.verdict)
+        return Outcome(None, NOT_SCORED, (), tuple(missing))
+    mean = weighted / total if total > 0 else 0.0
+    return Outcome(mean, verdict(mean))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -408,11 +408,8 @@ def _flatten(spec: Any) -> Mapping[str, Any]:
     # Also accept the checker's normalized Assertion (type, negate, config) as well as a plain mapping.
     if isinstance(spec, Mapping):
         return spec
-    config = dict(getattr(spec, "config", {}) or {})
-    config["type"] = getattr(spec, "type", None)
-    config["negate"] = getattr(spec, "negate", False)
-    config["name"] = getattr(spec, "name", None)
-    return config
+    return {**(getattr(spec, "config", None) or {}), "type": getattr(spec, "type", None),
+            "negate": getattr(spec, "negate", False), "name": getattr(spec, "name", None)}
 
 
 def evaluate_assertion(spec: Any, output: str, metrics: RunMetrics | None = None, *,

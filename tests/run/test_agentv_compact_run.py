@@ -80,6 +80,48 @@ def test_the_tasks_read_like_the_list_they_replace(tmp_path: Path, monkeypatch: 
     assert plan.summary()["cells"] == 17 and plan.summary()["per_model"]["other"]["cells"] == 8
 
 
+MIXED = SUITE + (
+    "  - id: gated\n    input: [{role: system, content: be brief}, {role: user, content: 'a longer question here'}]\n"
+    "    criteria: c\n    assert:\n      - {type: llm-judge, prompt: 'grade {{answer}}'}\n"
+    "      - {type: regex, value: '[a-z]+', required: true}\n"
+    "  - id: scripted\n    input: run it\n    criteria: c\n    assert:\n"
+    "      - {type: code-judge, command: 'echo 1', name: sh}\n"
+    "  - id: grouped\n    input: both\n    criteria: c\n    assert:\n      - type: composite\n"
+    "        assert: [{type: contains, value: a}, {type: equals, value: b}]\n"
+    "        aggregator: {type: weighted_average}\n"
+    "  - id: unknown\n    input: custom\n    criteria: c\n    assert:\n      - {type: my-own-check}\n" + "".join(
+        f"  - id: plain{i}\n    input: [{{role: user, content: [{{type: text, value: 'plain {i}'}}]}}]\n"
+        f"    assert:\n      - {{type: contains, value: '{i}', required: true}}\n      - {{type: latency, max_ms: 9}}\n"
+        for i in range(3)))
+
+
+@pytest.mark.parametrize("args", [{}, {"models": ["echo"]}, {"judges": ["echo"]}])
+def test_the_plan_of_stored_tests_is_the_plan_of_the_list(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          args: dict[str, Any]) -> None:
+    """Past the bound the plan reads back only the tests whose input is not all it needs (own targets,
+    judges, scripts, composites, custom types); its summary, tasks and warnings are the list's."""
+    write(tmp_path / ".agentv" / "targets.yaml", TARGETS)
+    path = write(tmp_path / "evals" / "s.eval.yaml", MIXED)
+    listed = plan_for(analyze_file(path), options(tmp_path, {}, **args))
+    monkeypatch.setattr(test_store, "DEFAULT_BOUND", 1)
+    decoded: list[str] = []
+    decode = test_store._TestCodec.decode
+
+    def counted(self: Any, data: bytes) -> Any:
+        test = decode(self, data)
+        decoded.append(test.id)
+        return test
+
+    monkeypatch.setattr(test_store._TestCodec, "decode", counted)
+    stored = plan_for(analyze_file(path), options(tmp_path, {}, **args))
+    assert isinstance(stored.tests, test_store.TestStore) and not isinstance(listed.tests, test_store.TestStore)
+    # the tests of a custom type (word_count), an own target, judges, a script, a composite are read back
+    assert decoded == [*(f"t{i}" for i in range(7)), "own", "judged", "gated", "scripted", "grouped", "unknown"]
+    assert stored.summary() == listed.summary()
+    assert stored.summary()["per_model"] and stored.facts() == listed.facts()
+    assert _seen(stored.tasks) == _seen(listed.tasks) and stored.warnings == listed.warnings
+
+
 @pytest.mark.parametrize("bound", [test_store.DEFAULT_BOUND, 1])
 def test_a_shards_tasks_are_its_share_of_the_cells(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                    bound: int) -> None:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, overload
 
 from ...agentv.model import AgentvSuite, AgentvTest
+from ...agentv.test_store import TestStore
 from ...file_source import MAX_READ, read_regular_bytes
 from ...list_like import ListLike
 from ...model_store import id_at, item_ids, keep_items
@@ -306,11 +307,7 @@ class _Facts:
         self.replay = replay
 
     def add(self, cell: Cell, judge: TargetSpec | None, test: AgentvTest) -> None:
-        m = self.per_target.setdefault(cell.model, {"cells": 0, "calls": 0, "input_tokens": 0, "judge_calls": 0})
-        m["cells"] += 1
-        if not self.replay:  # a replayed answer costs no call
-            m["calls"] += 1
-            m["input_tokens"] += sum(len(msg.text()) for msg in test.input_messages) // CHARS_PER_TOKEN + 1
+        m = self._counts(cell, 0 if self.replay else sum(len(msg.text()) for msg in test.input_messages))
         judged = sum(1 for a in test.assertions if stage_of(a) is Stage.JUDGE)
         if test.uses_default_judge:
             judged = 1
@@ -320,6 +317,19 @@ class _Facts:
         self.report.add(cell, judge is not None, test)
         self.unjudged = self.unjudged or (judge is None and _needs_judge(test))
         self.any_workspace = self.any_workspace or test.workspace is not None
+
+    def add_plain(self, cell: Cell, chars: int) -> None:
+        """`add` for a test whose input of `chars` characters is all there is to gather: no judge call, no
+        check a run cannot score, no workspace (test_store's `plain_inputs`)."""
+        self._counts(cell, chars)
+
+    def _counts(self, cell: Cell, chars: int) -> dict[str, int]:
+        m = self.per_target.setdefault(cell.model, {"cells": 0, "calls": 0, "input_tokens": 0, "judge_calls": 0})
+        m["cells"] += 1
+        if not self.replay:  # a replayed answer costs no call
+            m["calls"] += 1
+            m["input_tokens"] += chars // CHARS_PER_TOKEN + 1
+        return m
 
     def facts(self) -> PlanFacts:
         return PlanFacts(self.per_target, self.judges, self.report.groups(), self.unjudged, self.any_workspace)
@@ -433,22 +443,32 @@ def plan_agentv(suite: AgentvSuite, path: Path, options: RunOptions) -> AgentvPl
     # What the summary and the preflight read of each cell's test, gathered here for the cells this run
     # (this shard) makes: a store's tests are decoded again on each pass over them
     gathered = _Facts(suite, replay is not None)
-    for k, test in enumerate(tests):  # a store's tests are decoded one at a time, none kept
+    # A store's tests are decoded one at a time, none kept; a test whose input is all the plan needs of it
+    # (the store's `plain_inputs`: most tests) is not decoded at all
+    plain = tests.plain_inputs() if isinstance(tests, TestStore) else None
+    for k in range(len(tests)):
+        chars = plain[k] if plain is not None else -1
+        test = tests[k] if chars < 0 else None
+        test_id = test.id if test is not None else id_at(tests, k)
         if replay is not None:
-            names = replay.models_for(test.id)
+            names = replay.models_for(test_id)
             unanswered += not names
         else:
-            names = overridden or _test_targets(test) or suite_targets
-        run_here = options.shard is None or options.shard.holds(test.id)
+            names = overridden or (_test_targets(test) if test is not None else []) or suite_targets
+        run_here = options.shard is None or options.shard.holds(test_id)
         for name in dict.fromkeys(names):
             target = spec(name) if replay is None else recorded(name)
             if target.name not in judges:
                 judges[target.name] = spec(target.judge) if target.judge else None
             tasks.add(k, target)
             if run_here:
-                gathered.add(Cell(test.id, target.name), judges[target.name], test)
-        shells.update(a.name for a in _all_assertions(test.assertions) if a.config.get("shell") and not a.custom
-                      and stage_of(a) is Stage.SCRIPT)
+                if test is None:
+                    gathered.add_plain(Cell(test_id, target.name), chars)
+                else:
+                    gathered.add(Cell(test_id, target.name), judges[target.name], test)
+        if test is not None:
+            shells.update(a.name for a in _all_assertions(test.assertions) if a.config.get("shell")
+                          and not a.custom and stage_of(a) is Stage.SCRIPT)
     if replay is not None:
         if not tasks:
             raise PlanError(f"replay: {replay.path} holds no answers for the selected tests")

@@ -45,14 +45,17 @@ def reads_workspace(a: Assertion) -> bool:
 
 def unscorable(a: Assertion, *, judge: bool) -> str | None:
     """Why `a` cannot be scored in this run (None: it can). `judge`: the test's target has a judge."""
-    if a.custom or a.type not in ASSERTION_TYPES:
+    kind = None if a.custom else ASSERTION_TYPES.get(a.type)
+    if kind is None:
         # A custom type's .agentv/assertions script runs as a code judge; without one nothing can score it.
         from .code_judge import custom_assertion_missing
 
         return custom_assertion_missing(a)
-    if not ASSERTION_TYPES[a.type].runnable:
+    if not kind.runnable:
         return f"evalspec does not score '{a.type}' assertions yet"
-    stage = stage_of(a)
+    stage = kind.stage
+    if stage.deterministic:  # (most assertions: no judge, script or children to look at)
+        return None
     if stage is Stage.SCRIPT and a.config.get("target") and not judge:
         return f"the code judge calls a target (`target`) and there is {NO_JUDGE}"
     if stage is Stage.SCRIPT:

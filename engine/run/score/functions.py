@@ -211,11 +211,22 @@ def _headers(raw: Any, env: Mapping[str, str]) -> dict[str, str]:
 
 # --- AgentV ---------------------------------------------------------------------------------------
 
-def deterministic(a: Assertion, answer: str, metrics: RunMetrics, expected: list[tuple[str, Any]]) -> dict[str, Any]:
-    """A deterministic assertion (contains, regex, json, latency, …: scoring/agentv_assertions)."""
-    # Imported here: the AgentV scorers and model cost a Weval run ~0.1 s of imports it does not need.
+_AGENTV_SCORERS: Any = None  # scoring/agentv_assertions, once an AgentV run scores with it
+
+
+def _agentv_scorers() -> Any:
+    # Imported here: the AgentV scorers and model cost a Weval run ~0.1 s of imports it does not need
+    # (and once: the import statement in `deterministic` was 15 % of its time).
+    global _AGENTV_SCORERS
     from ...scoring import agentv_assertions
 
+    _AGENTV_SCORERS = agentv_assertions
+    return agentv_assertions
+
+
+def deterministic(a: Assertion, answer: str, metrics: RunMetrics, expected: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A deterministic assertion (contains, regex, json, latency, …: scoring/agentv_assertions)."""
+    agentv_assertions = _AGENTV_SCORERS or _agentv_scorers()
     try:
         got = agentv_assertions.evaluate_assertion(a, answer, metrics, expected=expected)
     except Exception as exc:  # our bug must not pass a test, nor lose the run: the check was not made
