@@ -85,10 +85,14 @@ class WevalResult:
 
 
 def check_weval(parsed: ParsedFile, path: Path | str | None = None, *, models_dir: Path | None = None,
-                cache: PromptCache | None = None, source: FileSource | None = None) -> WevalResult:
+                cache: PromptCache | None = None, source: FileSource | None = None,
+                keep_prompts: bool = True) -> WevalResult:
     """Check one blueprint. `source` gives the model collections (`models/*.json`) it refers to
-    (None: the disk)."""
+    (None: the disk). `keep_prompts=False` (`evalspec check`, which reads only the findings): each prompt is
+    checked and dropped, the blueprint's `prompts` stay empty, and what only a kept prompt carries (its
+    persisted reference form, its points as Weval's evaluator reads them) is not made."""
     ctx = _Context(parsed, Path(path) if path else None, models_dir, cache, source or DiskSource())
+    ctx.keep_prompts = keep_prompts
     return ctx.run()
 
 
@@ -175,6 +179,7 @@ class _Context:
         self.second_dash: dict[int, int] = {}  # line → where its second "- " starts (_unwrap_paths_fix)
         # what the reference's prompt normalization reads from the header (reference_form.py)
         self.ref_header: dict[str, Any] = reference_header(None)
+        self.keep_prompts = True  # False: the prompts are dropped once checked (check_weval)
 
     @property
     def lines(self) -> list[str]:
@@ -237,6 +242,9 @@ class _Context:
         # in a scratch file the source makes (no file is made or read but through the source)
         collected: list[Prompt] | PromptCollector = (
             PromptCollector() if self.parsed.streamed else bp.prompts)
+        if not self.keep_prompts:
+            collected = []
+            keep_nodes = False
         any_item = False
         cache, out, checked = self.cache, self.out, self._checked_prompt
         for node, doc_index in prompt_items:
@@ -268,7 +276,8 @@ class _Context:
                                                   (Related(used, f"'{prompt.id}' first used here"),))
                 message, related = used  # type: ignore[misc]
                 out.append(Finding("duplicate-prompt-id", Severity.ERROR, message, where, (), related, (), None, {}))
-            collected.append(prompt)
+            if self.keep_prompts:
+                collected.append(prompt)
         if isinstance(collected, PromptCollector):
             bp.prompts = collected.result()  # type: ignore[assignment]  # reads as the list it stands for
         if header is None and not any_item:
@@ -763,9 +772,11 @@ class _Context:
             except ReferenceRejects as exc:
                 self._refused(start, node, exc, "Weval's evaluator stops on this prompt, no answer gets a score")
             else:
-                p.should = _as_read(p.should, should_read, node)
-                p.should_not = _as_read(p.should_not, should_not_read, node)
-            p.reference = persisted(ref)
+                if self.keep_prompts:
+                    p.should = _as_read(p.should, should_read, node)
+                    p.should_not = _as_read(p.should_not, should_not_read, node)
+            if self.keep_prompts:
+                p.reference = persisted(ref)
         elif explicit_id is None:
             p.id = _hash_id(reference_prompt_json(p))
         return p
