@@ -709,7 +709,7 @@ class _Context:
             messages = self._messages(messages_node)
         elif prompt_node is not None:
             if is_str(prompt_node) and prompt_node.value.strip():
-                messages = [Message.build(role="user", content=prompt_node.value, span=prompt_node.span)]
+                messages = [_message(prompt_node.span, "user", prompt_node.value)]
             else:
                 self.out.error("empty-prompt", prompt_node.span, "'prompt' must be non-empty text.")
         else:
@@ -850,14 +850,14 @@ class _Context:
                 self.out.error("empty-message", (content or item).span,
                                f"A '{role}' message needs content; only 'assistant: null' (a turn the model "
                                "generates) may be empty.")
-            return Message.build(role=role, content=None, span=item.span)
+            return _message(item.span, role, None)
         if not is_str(content):
             self.out.error("wrong-type", content.span,  # type: ignore[union-attr]
                            f"Message content must be text; found {node_type_name(content)}.")
             return None
         if not content.value.strip():
             self.out.error("empty-message", content.span, "Message content may not be empty.")
-        return Message.build(role=role, content=content.value, span=item.span)
+        return _message(item.span, role, content.value)
 
     # --- rubric points --------------------------------------------------------------------------
 
@@ -1272,6 +1272,13 @@ def _model_ref(model_id: str, span: Span, collection: str | None) -> ModelRef:
     ref = _new_object(ModelRef)
     ref.__dict__ = {"collection": collection, "custom": None, "id": model_id, "span": span}
     return ref
+
+
+def _message(span: Span, role: str, content: str | None) -> Message:
+    """Message.build(role=…, content=…, span=…), without its keywords (its fields in that order)."""
+    m: Message = _new_object(Message)
+    m.__dict__ = {"role": role, "content": content, "span": span}
+    return m
 
 
 def _text_point(span: Span, path_id: str | None, inverted: bool, text: str) -> Point:
