@@ -130,13 +130,15 @@ def analyze(text: str, path: str | Path | None = None, *, kind: FileKind | None 
     at a time, so the located tree of the whole file never exists; the findings and the model are the
     same, but `weval.prompt_nodes` is empty (the IDE layer needs the full analysis). `findings_only`
     (`evalspec check`): only the findings are read, so a blueprint's checked prompts are not kept (its
-    `prompts` is empty): the same findings, without storing a big file's prompts."""
+    `prompts` is empty): the same findings, without storing a big file's prompts (not with `caches`, whose
+    kept prompts a later analysis hands out)."""
     recording = RecordingSource(source if source is not None else DiskSource(env))
     if len(text) <= max_bytes:  # (a larger text is one finding, parse_yaml: not worth a copy)
         text = as_read(text, path)  # a bare CR is a line break (line_breaks.py): the editor's lines are check's
     with searches_limited():
         result = _analyze(text, Path(path) if path is not None else None, kind, models_dir, recording, caches,
-                          allow_outside_files, max_bytes, streamed and caches is None, findings_only)
+                          allow_outside_files, max_bytes, streamed and caches is None,
+                          findings_only and caches is None)
     result.dependencies = frozenset(recording.paths)
     return result
 

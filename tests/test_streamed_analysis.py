@@ -107,6 +107,19 @@ def test_findings_only_stores_no_prompt_of_a_big_blueprint(monkeypatch: pytest.M
     assert [repr(f) for f in only.findings] == [repr(f) for f in full.findings]
 
 
+def test_findings_only_does_not_apply_to_an_editors_analyses() -> None:
+    """An editor's caches keep checked prompts for its next analysis: one asked for findings only still
+    makes whole prompts, so the next, full analysis hands out no prompt without its reference form."""
+    from evalspec.analysis import Caches
+
+    text = "title: t\nmodels: [echo]\n---\n- id: a\n  prompt: q\n  should: [$contains: a]\n"
+    caches = Caches()
+    first = analyze(text, "b.weval.yml", caches=caches, findings_only=True)
+    again = analyze(text, "b.weval.yml", caches=caches)
+    for a in (first, again):
+        assert a.blueprint is not None and [p.reference is not None for p in a.blueprint.prompts] == [True]
+
+
 @pytest.mark.parametrize("offsets", [False, True], ids=["lines", "offsets"])
 @pytest.mark.parametrize("text", BROKEN)
 def test_broken_blueprints_analyse_the_same_streamed(text: str, offsets: bool, monkeypatch: pytest.MonkeyPatch) -> None:
