@@ -19,7 +19,7 @@ import zlib
 from array import array
 from bisect import bisect_right
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Generic, Protocol, TypeVar, overload
 
 from .list_like import ListLike
@@ -126,6 +126,12 @@ class _File(Generic[T]):
         with self._lock:
             return self._raw(k)
 
+    def decoded(self, k: int) -> T:
+        """Item k decoded, not kept among the recent ones (`get` keeps it)."""
+        with self._lock:
+            data = self._raw(k)
+        return self.codec.decode(data)
+
     def _raw(self, k: int) -> bytes:
         if k >= self._pending_first:
             return self._pending[k - self._pending_first]
@@ -190,6 +196,14 @@ class ModelStore(ListLike[T]):
         if not 0 <= index < n:
             raise IndexError(index)
         return self._file.get(self._indexes[index] if self._indexes is not None else index)
+
+    def __iter__(self) -> Iterator[T]:
+        """Every item in order, each decoded as it is reached and not kept among the recent ones: a pass
+        over all of them (planning a run) would only push out of them the items the cells in flight read
+        again, for an ordered dict's insert and eviction per item."""
+        decoded = self._file.decoded
+        for k in (self._indexes if self._indexes is not None else range(len(self._file.ids))):
+            yield decoded(k)
 
     @property
     def codec(self) -> Codec[T]:

@@ -53,6 +53,21 @@ def test_every_record_reads_back_across_blocks_flushes_and_waiting_ones(spill) -
     assert list(subset) == items[3::7]
 
 
+def test_a_pass_over_every_item_decodes_each_once_and_leaves_the_recent_ones_kept() -> None:
+    """Planning reads every item once in order: each is decoded as it is reached (equal to what was stored)
+    and not kept, so the items read just before (a cell's, kept for its next read) stay kept."""
+    items = _items(200)
+    codec = _Codec()
+    store: ModelStore[str] = ModelStore.of(items, MemorySpill(), codec, 4)
+    kept = [store[k] for k in (10, 11)]
+    assert codec.decoded == 2
+    assert list(store) == items and codec.decoded == 202
+    assert [store[k] for k in (10, 11)] == kept and codec.decoded == 202  # still kept: not decoded again
+    assert store[10] is kept[0]
+    subset = store.subset(lambda n, _: n % 5 == 1)
+    assert list(subset) == items[1::5] and codec.decoded == 202 + 40
+
+
 def test_records_are_deflated_together_and_big_records_close_their_block_early(monkeypatch: pytest.MonkeyPatch) -> None:
     items = _items(1000)
     store: ModelStore[str] = ModelStore.of(items, MemorySpill(), _Codec(), 1)

@@ -72,6 +72,54 @@ BROKEN = [
 ]
 
 
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_findings_only_gives_the_same_findings_and_keeps_no_prompt(path: Path) -> None:
+    """`evalspec check` reads only the findings (`findings_only`): a blueprint's prompts are checked and
+    dropped, none stored, and every finding is the one the full analysis gives."""
+    text = path.read_text(encoding="utf-8", errors="replace")
+    full, only = analyze(text, path, env={}, streamed=True), analyze(text, path, env={}, streamed=True,
+                                                                      findings_only=True)
+    assert only.kind == full.kind
+    assert [repr(f) for f in only.findings] == [repr(f) for f in full.findings]
+    assert [repr(f) for f in only.omitted] == [repr(f) for f in full.omitted]
+    if full.blueprint is not None:
+        assert only.blueprint is not None and list(only.blueprint.prompts) == []
+
+
+def test_findings_only_stores_no_prompt_of_a_big_blueprint(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past the bound where a run's check keeps its prompts as records (prompt_store.py), `evalspec check`'s
+    keeps none, with the same findings (a duplicate id and a refused prompt among the last ones)."""
+    from evalspec.weval import prompt_store
+
+    monkeypatch.setattr(prompt_store, "DEFAULT_BOUND", 3)
+    stored: list[object] = []
+    real = prompt_store.PromptStore.of_prompts
+    monkeypatch.setattr(prompt_store.PromptStore, "of_prompts",
+                        classmethod(lambda cls, ps: stored.append(ps) or real.__func__(cls, ps)))
+    items = "".join(f"- id: p{n}\n  prompt: q{n}\n  should: [$contains: a{n}]\n" for n in range(8))
+    text = f"title: t\nmodels: [echo]\n---\n{items}- id: p7\n  prompt: again\n- id: x\n  prompt: ''\n"
+    full = analyze(text, "b.weval.yml", streamed=True)
+    assert stored and full.blueprint is not None and len(full.blueprint.prompts) == 10
+    stored.clear()
+    only = analyze(text, "b.weval.yml", streamed=True, findings_only=True)
+    assert not stored and only.blueprint is not None and list(only.blueprint.prompts) == []
+    assert {f.code for f in full.findings} >= {"duplicate-prompt-id", "empty-prompt"}
+    assert [repr(f) for f in only.findings] == [repr(f) for f in full.findings]
+
+
+def test_findings_only_does_not_apply_to_an_editors_analyses() -> None:
+    """An editor's caches keep checked prompts for its next analysis: one asked for findings only still
+    makes whole prompts, so the next, full analysis hands out no prompt without its reference form."""
+    from evalspec.analysis import Caches
+
+    text = "title: t\nmodels: [echo]\n---\n- id: a\n  prompt: q\n  should: [$contains: a]\n"
+    caches = Caches()
+    first = analyze(text, "b.weval.yml", caches=caches, findings_only=True)
+    again = analyze(text, "b.weval.yml", caches=caches)
+    for a in (first, again):
+        assert a.blueprint is not None and [p.reference is not None for p in a.blueprint.prompts] == [True]
+
+
 @pytest.mark.parametrize("offsets", [False, True], ids=["lines", "offsets"])
 @pytest.mark.parametrize("text", BROKEN)
 def test_broken_blueprints_analyse_the_same_streamed(text: str, offsets: bool, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -85,10 +85,14 @@ class WevalResult:
 
 
 def check_weval(parsed: ParsedFile, path: Path | str | None = None, *, models_dir: Path | None = None,
-                cache: PromptCache | None = None, source: FileSource | None = None) -> WevalResult:
+                cache: PromptCache | None = None, source: FileSource | None = None,
+                keep_prompts: bool = True) -> WevalResult:
     """Check one blueprint. `source` gives the model collections (`models/*.json`) it refers to
-    (None: the disk)."""
+    (None: the disk). `keep_prompts=False` (`evalspec check`, which reads only the findings): each prompt is
+    checked and dropped, the blueprint's `prompts` stay empty, and what only a kept prompt carries (its
+    persisted reference form, its points as Weval's evaluator reads them) is not made."""
     ctx = _Context(parsed, Path(path) if path else None, models_dir, cache, source or DiskSource())
+    ctx.keep_prompts = keep_prompts
     return ctx.run()
 
 
@@ -175,6 +179,7 @@ class _Context:
         self.second_dash: dict[int, int] = {}  # line → where its second "- " starts (_unwrap_paths_fix)
         # what the reference's prompt normalization reads from the header (reference_form.py)
         self.ref_header: dict[str, Any] = reference_header(None)
+        self.keep_prompts = True  # False: the prompts are dropped once checked (check_weval)
 
     @property
     def lines(self) -> list[str]:
@@ -237,6 +242,9 @@ class _Context:
         # in a scratch file the source makes (no file is made or read but through the source)
         collected: list[Prompt] | PromptCollector = (
             PromptCollector() if self.parsed.streamed else bp.prompts)
+        if not self.keep_prompts:
+            collected = []
+            keep_nodes = False
         any_item = False
         cache, out, checked = self.cache, self.out, self._checked_prompt
         for node, doc_index in prompt_items:
@@ -268,7 +276,8 @@ class _Context:
                                                   (Related(used, f"'{prompt.id}' first used here"),))
                 message, related = used  # type: ignore[misc]
                 out.append(Finding("duplicate-prompt-id", Severity.ERROR, message, where, (), related, (), None, {}))
-            collected.append(prompt)
+            if self.keep_prompts:
+                collected.append(prompt)
         if isinstance(collected, PromptCollector):
             bp.prompts = collected.result()  # type: ignore[assignment]  # reads as the list it stands for
         if header is None and not any_item:
@@ -700,7 +709,7 @@ class _Context:
             messages = self._messages(messages_node)
         elif prompt_node is not None:
             if is_str(prompt_node) and prompt_node.value.strip():
-                messages = [Message.build(role="user", content=prompt_node.value, span=prompt_node.span)]
+                messages = [_message(prompt_node.span, "user", prompt_node.value)]
             else:
                 self.out.error("empty-prompt", prompt_node.span, "'prompt' must be non-empty text.")
         else:
@@ -763,9 +772,11 @@ class _Context:
             except ReferenceRejects as exc:
                 self._refused(start, node, exc, "Weval's evaluator stops on this prompt, no answer gets a score")
             else:
-                p.should = _as_read(p.should, should_read, node)
-                p.should_not = _as_read(p.should_not, should_not_read, node)
-            p.reference = persisted(ref)
+                if self.keep_prompts:
+                    p.should = _as_read(p.should, should_read, node)
+                    p.should_not = _as_read(p.should_not, should_not_read, node)
+            if self.keep_prompts:
+                p.reference = persisted(ref)
         elif explicit_id is None:
             p.id = _hash_id(reference_prompt_json(p))
         return p
@@ -839,14 +850,14 @@ class _Context:
                 self.out.error("empty-message", (content or item).span,
                                f"A '{role}' message needs content; only 'assistant: null' (a turn the model "
                                "generates) may be empty.")
-            return Message.build(role=role, content=None, span=item.span)
+            return _message(item.span, role, None)
         if not is_str(content):
             self.out.error("wrong-type", content.span,  # type: ignore[union-attr]
                            f"Message content must be text; found {node_type_name(content)}.")
             return None
         if not content.value.strip():
             self.out.error("empty-message", content.span, "Message content may not be empty.")
-        return Message.build(role=role, content=content.value, span=item.span)
+        return _message(item.span, role, content.value)
 
     # --- rubric points --------------------------------------------------------------------------
 
@@ -1261,6 +1272,13 @@ def _model_ref(model_id: str, span: Span, collection: str | None) -> ModelRef:
     ref = _new_object(ModelRef)
     ref.__dict__ = {"collection": collection, "custom": None, "id": model_id, "span": span}
     return ref
+
+
+def _message(span: Span, role: str, content: str | None) -> Message:
+    """Message.build(role=…, content=…, span=…), without its keywords (its fields in that order)."""
+    m: Message = _new_object(Message)
+    m.__dict__ = {"role": role, "content": content, "span": span}
+    return m
 
 
 def _text_point(span: Span, path_id: str | None, inverted: bool, text: str) -> Point:

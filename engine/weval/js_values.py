@@ -182,8 +182,12 @@ def _key_text(key: Any) -> str:
 
 
 def has_merge_key(node: Node | None) -> bool:
-    return isinstance(node, Mapping) and any(isinstance(k, Scalar) and k.value == "<<" and k.style is None
-                                             for k, _ in node.pairs)
+    if not isinstance(node, Mapping):
+        return False
+    for k, _ in node.pairs:  # noqa: SIM110  # a loop: any() over a generator cost more than the test
+        if isinstance(k, Scalar) and k.value == "<<" and k.style is None:
+            return True
+    return False
 
 
 def merged_mapping(node: Mapping) -> Mapping:
@@ -305,6 +309,8 @@ def js_typeof(v: Any) -> str:
 
 def js_string(v: Any) -> str:
     """String(v) / template interpolation."""
+    if type(v) is str:  # the common value (a prompt's id: four calls a prompt), what str(v) below gives
+        return v
     if v is UNDEFINED:
         return "undefined"
     if v is None:
