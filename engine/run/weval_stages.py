@@ -61,6 +61,7 @@ class WevalCell(CellWork[WevalTask]):
 
     texts: list[str] = field(default_factory=list)  # the generated turns
     history: list[tuple[str, str, bool]] = field(default_factory=list)  # (role, content, generated)
+    messages: list[dict[str, str]] | None = None  # the history as {role, content}: the results' and the points'
     points: list[Point] = field(default_factory=list)  # the rubric scored, in the blueprint's order
     subject: str = ""  # the scored text: the generated turns joined by a blank line (§3)
     context: PointContext | None = None
@@ -100,7 +101,8 @@ async def generate(run: Weval, work: WevalCell) -> Flow | None:
     final = answer.texts[-1]
     work.texts = answer.texts
     work.history = weval_history(task, answer.texts)
-    run.writer.answered(task, final, work.history)
+    work.messages = [{"role": r, "content": c} for r, c, _ in work.history]
+    run.writer.answered(task, final, work.history, messages=work.messages)
     run.emit(Response(cell, final, (answer.usage[0], answer.usage[1]), answer.cached and not answer.resumed,
                       answer.latency_ms, resumed=answer.resumed, replayed=run.plan.replay is not None))
     return None
@@ -135,8 +137,8 @@ async def rubric(run: Weval, work: WevalCell) -> Flow | None:
     work.points = points
     work.entries = [None] * len(points)
     work.subject = "\n\n".join(work.texts)
-    work.context = PointContext(messages=[{"role": r, "content": c} for r, c, _ in work.history],
-                                model_id=work.task.cell.model, prompt_id=prompt.id)
+    messages = work.messages if work.messages is not None else [{"role": r, "content": c} for r, c, _ in work.history]
+    work.context = PointContext(messages=messages, model_id=work.task.cell.model, prompt_id=prompt.id)
     return None
 
 

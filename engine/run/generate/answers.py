@@ -108,7 +108,8 @@ class WevalGenerate:
 
     async def _turn(self, task: WevalTask, messages: list[ChatMessage], n: int, out: Turns) -> str:
         cell = task.cell
-        done = self.state.turns.get(cell, {}).get(n)
+        turns = self.state.turns  # empty in a fresh run
+        done = turns[cell].get(n) if turns and cell in turns else None
         if done is not None:
             text = done.text
             out.texts.append(text)
