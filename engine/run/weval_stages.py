@@ -63,6 +63,7 @@ class WevalCell(CellWork[WevalTask]):
     history: list[tuple[str, str, bool]] = field(default_factory=list)  # (role, content, generated)
     messages: list[dict[str, str]] | None = None  # the history as {role, content}: the results' and the points'
     points: list[Point] = field(default_factory=list)  # the rubric scored, in the blueprint's order
+    judged: list[tuple[int, Point]] = field(default_factory=list)  # the text points, by place (functions)
     subject: str = ""  # the scored text: the generated turns joined by a blank line (§3)
     context: PointContext | None = None
     result: dict[str, Any] = field(default_factory=dict)
@@ -71,7 +72,7 @@ class WevalCell(CellWork[WevalTask]):
 
 # --- each cell's stages ------------------------------------------------------------------------------
 
-async def resumed(run: Weval, work: WevalCell) -> Flow | None:
+def resumed(run: Weval, work: WevalCell) -> Flow | None:
     """A cell the database has whole (or that failed, unless --retry-errors): no call, the same events."""
     task, state = work.task, run.state
     done = state.scores.get(task.cell)
@@ -142,8 +143,9 @@ async def rubric(run: Weval, work: WevalCell) -> Flow | None:
     return None
 
 
-async def functions(run: Weval, work: WevalCell) -> Flow | None:
-    """Function points: scored at once, or (`$call`, `$js`) left waiting."""
+def functions(run: Weval, work: WevalCell) -> Flow | None:
+    """Function points: scored at once, or (`$call`, `$js`) left waiting; the text points noted for the
+    judges."""
     assert work.context is not None
     for i, point in enumerate(work.points):
         if scored_at_once(point):
@@ -152,23 +154,24 @@ async def functions(run: Weval, work: WevalCell) -> Flow | None:
             work.waiting.append((i, score_function_point(point, work.subject, work.context,
                                                          services=run.plan.blueprint.external_services,
                                                          client=run.calls.client, env=run.options.env)))
+        else:
+            work.judged.append((i, point))
     return None
 
 
-async def judges(run: Weval, work: WevalCell) -> Flow | None:
+def judges(run: Weval, work: WevalCell) -> Flow | None:
     """Text points: each asked of the judges, left waiting; the answer is in the database before any
     judge or service is waited on."""
-    judged = [(i, p) for i, p in enumerate(work.points) if not scored_at_once(p) and p.kind != "fn"]
-    if judged:
+    if work.judged:
         conversation = transcript(work.history)
-        for i, point in judged:
+        for i, point in work.judged:
             work.waiting.append((i, run.judges.point(work.task.cell, i, point, work.subject, conversation)))
     if work.waiting:
         run.held.flush()
     return None
 
 
-async def aggregate(run: Weval, work: WevalCell) -> Flow | None:
+def aggregate(run: Weval, work: WevalCell) -> Flow | None:
     assessments = reference_order(work.entries, [p.kind == "fn" for p in work.points])  # functions first
     score = avg_coverage_extent(CoveragePoint(a.get("coverageExtent"), a.get("multiplier", 1.0), a.get("pathId"))
                                 for a in assessments)
@@ -180,7 +183,7 @@ async def aggregate(run: Weval, work: WevalCell) -> Flow | None:
     return None
 
 
-async def write(run: Weval, work: WevalCell) -> Flow | None:
+def write(run: Weval, work: WevalCell) -> Flow | None:
     run.scored(work.task.cell, work.score, work.result)
     return None
 
