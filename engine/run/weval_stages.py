@@ -267,7 +267,8 @@ class Weval(Format[WevalPlan, WevalCell]):
         self.scores = CellScores(self.cells)  # each cell's score (its verdict follows: verdict_for)
         self.failed: set[Cell] = set()
         self.not_run_cells: set[Cell] = set()  # cells a cost cap kept from starting (also in `failed`)
-        self.bases = AssessmentBases()
+        # a point's fixed fields are remembered for the prompt's other cells, when it has any
+        self.bases = AssessmentBases(shared=len(self.plan.effective_models) > 1)
         # `--eval-method none`: no judge, no key-point extraction, no embeddings, but the function points
         # still run (they cost nothing) and their results are written as llm-coverage results.
         self.judging = "llm-coverage" in self.plan.eval_methods

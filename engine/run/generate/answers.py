@@ -218,7 +218,7 @@ def weval_request(task: WevalTask, messages: list[ChatMessage], model_name: str)
     """The request of one generated turn (the same in batch mode: generate/batch_stage.py sends this body)."""
     system = task.system
     chat = [m for m in messages if m.role != "system"]
-    if any(m.role == "system" for m in messages):  # `system:` turns inside messages join the system prompt
+    if len(chat) < len(messages):  # `system:` turns inside messages join the system prompt
         parts = [system] if system else []
         parts += [m.content for m in messages if m.role == "system"]
         system = "\n\n".join(parts)
