@@ -116,7 +116,7 @@ async def rubric(run: Weval, work: WevalCell) -> Flow | None:
         run.scored(work.task.cell, None, {})
         return DONE
     prompt = work.task.prompt
-    points: list[Point] = list(prompt.points)
+    points: list[Point] = prompt.points  # a new list each time it is read
     if not points and not prompt.ideal:
         # The reference leaves such a result without avgCoverageExtent and says nothing; the format's
         # marker for a result without a score is `error`, so the dashboard (and a reader) learns why.
