@@ -75,9 +75,12 @@ def usage(provider: str, value: Any, where: str, input_key: str, output_key: str
     """The answer's token counts; not reported unless both are given (AgentV: the AI SDK's usage
     counts only when inputTokens and outputTokens are both present)."""
     u = obj(provider, value, where)
-    input_tokens = count(provider, u.get(input_key), f"{where}.{input_key}")
-    output_tokens = count(provider, u.get(output_key), f"{where}.{output_key}")
-    return Usage(input_tokens, output_tokens, reported=u.get(input_key) is not None and u.get(output_key) is not None)
+    given_in, given_out = u.get(input_key), u.get(output_key)
+    if type(given_in) is int and type(given_out) is int and given_in >= 0 and given_out >= 0:
+        return Usage(given_in, given_out)  # the usual answer: two counts, read as `count` reads them
+    input_tokens = count(provider, given_in, f"{where}.{input_key}")
+    output_tokens = count(provider, given_out, f"{where}.{output_key}")
+    return Usage(input_tokens, output_tokens, reported=given_in is not None and given_out is not None)
 
 
 def model_name(value: Any) -> str | None:

@@ -219,17 +219,34 @@ async def post_json(
     """
     body = dumps_bytes(payload)
     cap = getattr(client, "max_response_bytes", DEFAULT_MAX_RESPONSE_BYTES)
-    # Without a proxy, the default client's calls go straight to aiohttp (AiohttpClient.post_direct).
-    direct: Any = client if getattr(client, "direct", False) else None
     generation = limit.generation if limit is not None else 0
+    # The one deadline, kept as `async with asyncio.timeout(timeout)` keeps it (the same TimerHandle and
+    # the same TimeoutError when it cancelled the exchange and nothing else cancelled the task meanwhile),
+    # without a Timeout object and its two awaited methods a call.
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task(loop)
+    if task is None:
+        raise RuntimeError("post_json must run inside a task")
+    cancelling = task.cancelling()
+    expired: list[bool] = []
+    deadline = loop.call_at(loop.time() + timeout, _expire, task, expired)
     t0 = time.perf_counter()
     try:
-        async with asyncio.timeout(timeout):
-            if direct is not None:
-                status, reason, resp_headers, content = await direct.post_direct(
+        try:
+            if getattr(client, "direct", False):
+                # Without a proxy, the default client's calls go straight to aiohttp (DirectClient.post_direct).
+                status, reason, resp_headers, content = await client.post_direct(  # type: ignore[union-attr]
                     _for_aiohttp(url), body, headers if isinstance(headers, dict) else dict(headers.items()), cap)
             else:
                 status, reason, resp_headers, content = await _send(client, url, body, headers, timeout, cap)
+        except BaseException as exc:
+            deadline.cancel()
+            if expired and task.uncancel() <= cancelling and type(exc) is asyncio.CancelledError:
+                raise TimeoutError from exc
+            raise
+        deadline.cancel()
+        if expired:
+            task.uncancel()
     except _TooLarge as exc:
         raise ProviderError(
             BAD_RESPONSE,
@@ -268,6 +285,12 @@ async def post_json(
             provider=provider,
         )
     return data, latency_ms
+
+
+def _expire(task: asyncio.Task[Any], expired: list[bool]) -> None:
+    """post_json's deadline passed: the exchange is cancelled (asyncio.timeout's `_on_timeout`)."""
+    task.cancel()
+    expired.append(True)
 
 
 async def _send(client: HttpClient, url: str | httpx.URL | yarl.URL, body: bytes, headers: Mapping[str, str],

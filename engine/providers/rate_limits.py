@@ -127,8 +127,12 @@ def rate_limit_headers(headers: Any) -> dict[str, str] | None:
     """The rate-limit headers of an answer (names lower-cased), None when it has none. This runs on
     every answer and most have none: case-insensitive header maps (aiohttp's, httpx's) are probed for
     the six remaining-headers first (~0.2 µs), and read in full only when one is there."""
-    if not isinstance(headers, dict) and not any(name in headers for name in _REMAINING):
-        return None
+    if not isinstance(headers, dict):
+        for name in _REMAINING:
+            if name in headers:
+                break
+        else:
+            return None
     found: dict[str, str] | None = None
     for k, v in headers.items():
         k = str(k).lower()
@@ -294,12 +298,12 @@ class AdaptiveLimit:
     def observe(self, status: int, headers: Any, generation: int, retry_after: float | None = None) -> None:
         """Adapt to one answer: `status`, its headers (httpx.Headers or a mapping), the generation its
         call started in (`self.generation` when it was sent), the Retry-After it carried (seconds)."""
-        if is_throttle(status, retry_after):
-            self._remember(True)
-            self._throttle(str(status), generation, retry_after, rate_limit_headers(headers))
-        elif 200 <= status < 300:
+        if 200 <= status < 300:  # most answers (never a throttle)
             self._remember(False)
             self._success(generation, rate_limit_headers(headers))
+        elif is_throttle(status, retry_after):
+            self._remember(True)
+            self._throttle(str(status), generation, retry_after, rate_limit_headers(headers))
 
     def _remember(self, throttled: bool) -> None:
         recent = self._recent

@@ -7,7 +7,8 @@ workspace teardown); the format's results are written by its `write`. A cell sta
 
     async def stage(run: TheFormat, work: TheFormatsCellWork) -> Flow | None
 
-returning None to go on, `DONE` to end the cell (the stages after it are skipped), or, inside a
+(or a plain `def` when it never waits: no coroutine is made for it; it may also return a coroutine, which
+is awaited) returning None to go on, `DONE` to end the cell (the stages after it are skipped), or, inside a
 `Repeat`, `NEXT_ATTEMPT` to end this attempt. `Around(enter, stages)` runs `stages` inside an async
 context manager (a workspace held, a cost reservation released however the cell ends; it yields DONE to
 skip them); `Repeat(stages, count, stop)` runs them once per attempt (AgentV's trials). `admitted` (a
@@ -73,7 +74,7 @@ class CellWork(Generic[TaskT]):
     together: bool = True  # `awaited` awaits them side by side (False: one after the other, in order)
 
 
-Step = Callable[[Any, Any], Awaitable[Flow | None]]
+Step = Callable[[Any, Any], Awaitable[Flow | None] | Flow | None]
 
 
 @dataclass(frozen=True)
@@ -123,7 +124,8 @@ async def run_stages(run: Format[Any, Any], stages: Sequence[Stage], work: CellW
                     break
                 flow = None
         else:
-            flow = await stage(run, work)
+            got = stage(run, work)
+            flow = got if got is None or type(got) is Flow else await got  # type: ignore[misc]
         if flow is not None:
             return flow
     return None
@@ -157,11 +159,14 @@ class admitted:
             self.run.cost.release(self.cell)
 
 
-async def awaited(run: Format[Any, Any], work: CellWork[Any]) -> Flow | None:
+def awaited(run: Format[Any, Any], work: CellWork[Any]) -> Awaitable[None] | None:
     """The scores the stages before left waiting, into `work.entries` at their places: side by side, or
-    one after the other in their places' order."""
-    if not work.waiting:  # most cells: every point was scored at once (a gather of nothing is ~2 % of a run)
-        return None
+    one after the other in their places' order. None (nothing to wait for, no coroutine made) for most
+    cells: every point was scored at once."""
+    return _awaiting(work) if work.waiting else None
+
+
+async def _awaiting(work: CellWork[Any]) -> None:
     waiting, work.waiting = sorted(work.waiting, key=lambda w: w[0]), []
     if work.together:
         for (i, _), got in zip(waiting, await asyncio.gather(*(w for _, w in waiting)), strict=True):
@@ -169,7 +174,6 @@ async def awaited(run: Format[Any, Any], work: CellWork[Any]) -> Flow | None:
     else:
         for i, scoring in waiting:
             work.entries[i] = await scoring
-    return None
 
 
 # --- a format ------------------------------------------------------------------------------------

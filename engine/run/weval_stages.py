@@ -61,7 +61,9 @@ class WevalCell(CellWork[WevalTask]):
 
     texts: list[str] = field(default_factory=list)  # the generated turns
     history: list[tuple[str, str, bool]] = field(default_factory=list)  # (role, content, generated)
+    messages: list[dict[str, str]] | None = None  # the history as {role, content}: the results' and the points'
     points: list[Point] = field(default_factory=list)  # the rubric scored, in the blueprint's order
+    judged: list[tuple[int, Point]] = field(default_factory=list)  # the text points, by place (functions)
     subject: str = ""  # the scored text: the generated turns joined by a blank line (§3)
     context: PointContext | None = None
     result: dict[str, Any] = field(default_factory=dict)
@@ -70,7 +72,7 @@ class WevalCell(CellWork[WevalTask]):
 
 # --- each cell's stages ------------------------------------------------------------------------------
 
-async def resumed(run: Weval, work: WevalCell) -> Flow | None:
+def resumed(run: Weval, work: WevalCell) -> Flow | None:
     """A cell the database has whole (or that failed, unless --retry-errors): no call, the same events."""
     task, state = work.task, run.state
     done = state.scores.get(task.cell)
@@ -100,7 +102,8 @@ async def generate(run: Weval, work: WevalCell) -> Flow | None:
     final = answer.texts[-1]
     work.texts = answer.texts
     work.history = weval_history(task, answer.texts)
-    run.writer.answered(task, final, work.history)
+    work.messages = [{"role": r, "content": c} for r, c, _ in work.history]
+    run.writer.answered(task, final, work.history, messages=work.messages)
     run.emit(Response(cell, final, (answer.usage[0], answer.usage[1]), answer.cached and not answer.resumed,
                       answer.latency_ms, resumed=answer.resumed, replayed=run.plan.replay is not None))
     return None
@@ -113,7 +116,7 @@ async def rubric(run: Weval, work: WevalCell) -> Flow | None:
         run.scored(work.task.cell, None, {})
         return DONE
     prompt = work.task.prompt
-    points: list[Point] = list(prompt.points)
+    points: list[Point] = prompt.points  # a new list each time it is read
     if not points and not prompt.ideal:
         # The reference leaves such a result without avgCoverageExtent and says nothing; the format's
         # marker for a result without a score is `error`, so the dashboard (and a reader) learns why.
@@ -135,13 +138,14 @@ async def rubric(run: Weval, work: WevalCell) -> Flow | None:
     work.points = points
     work.entries = [None] * len(points)
     work.subject = "\n\n".join(work.texts)
-    work.context = PointContext(messages=[{"role": r, "content": c} for r, c, _ in work.history],
-                                model_id=work.task.cell.model, prompt_id=prompt.id)
+    messages = work.messages if work.messages is not None else [{"role": r, "content": c} for r, c, _ in work.history]
+    work.context = PointContext(messages=messages, model_id=work.task.cell.model, prompt_id=prompt.id)
     return None
 
 
-async def functions(run: Weval, work: WevalCell) -> Flow | None:
-    """Function points: scored at once, or (`$call`, `$js`) left waiting."""
+def functions(run: Weval, work: WevalCell) -> Flow | None:
+    """Function points: scored at once, or (`$call`, `$js`) left waiting; the text points noted for the
+    judges."""
     assert work.context is not None
     for i, point in enumerate(work.points):
         if scored_at_once(point):
@@ -150,23 +154,24 @@ async def functions(run: Weval, work: WevalCell) -> Flow | None:
             work.waiting.append((i, score_function_point(point, work.subject, work.context,
                                                          services=run.plan.blueprint.external_services,
                                                          client=run.calls.client, env=run.options.env)))
+        else:
+            work.judged.append((i, point))
     return None
 
 
-async def judges(run: Weval, work: WevalCell) -> Flow | None:
+def judges(run: Weval, work: WevalCell) -> Flow | None:
     """Text points: each asked of the judges, left waiting; the answer is in the database before any
     judge or service is waited on."""
-    judged = [(i, p) for i, p in enumerate(work.points) if not scored_at_once(p) and p.kind != "fn"]
-    if judged:
+    if work.judged:
         conversation = transcript(work.history)
-        for i, point in judged:
+        for i, point in work.judged:
             work.waiting.append((i, run.judges.point(work.task.cell, i, point, work.subject, conversation)))
     if work.waiting:
         run.held.flush()
     return None
 
 
-async def aggregate(run: Weval, work: WevalCell) -> Flow | None:
+def aggregate(run: Weval, work: WevalCell) -> Flow | None:
     assessments = reference_order(work.entries, [p.kind == "fn" for p in work.points])  # functions first
     score = avg_coverage_extent(CoveragePoint(a.get("coverageExtent"), a.get("multiplier", 1.0), a.get("pathId"))
                                 for a in assessments)
@@ -178,7 +183,7 @@ async def aggregate(run: Weval, work: WevalCell) -> Flow | None:
     return None
 
 
-async def write(run: Weval, work: WevalCell) -> Flow | None:
+def write(run: Weval, work: WevalCell) -> Flow | None:
     run.scored(work.task.cell, work.score, work.result)
     return None
 
@@ -262,7 +267,8 @@ class Weval(Format[WevalPlan, WevalCell]):
         self.scores = CellScores(self.cells)  # each cell's score (its verdict follows: verdict_for)
         self.failed: set[Cell] = set()
         self.not_run_cells: set[Cell] = set()  # cells a cost cap kept from starting (also in `failed`)
-        self.bases = AssessmentBases()
+        # a point's fixed fields are remembered for the prompt's other cells, when it has any
+        self.bases = AssessmentBases(shared=len(self.plan.effective_models) > 1)
         # `--eval-method none`: no judge, no key-point extraction, no embeddings, but the function points
         # still run (they cost nothing) and their results are written as llm-coverage results.
         self.judging = "llm-coverage" in self.plan.eval_methods

@@ -515,6 +515,37 @@ async def test_a_provider_call_that_gets_no_answer_times_out(client: httpx.Async
     assert caught.value.kind == "timeout" and "no answer within 0.2 s" in caught.value.message
 
 
+async def test_the_deadline_of_a_call_leaves_other_cancellations_as_they_are(client: httpx.AsyncClient) -> None:
+    """post_json's deadline behaves as `asyncio.timeout` did: its own expiry is a timeout error, but a
+    cancellation of the task (a stopped run) stays a cancellation, and an outer deadline that passes
+    first is the outer one's TimeoutError; afterwards the task has no cancellation left pending."""
+
+    async def silent(head: bytes, body: bytes, w: asyncio.StreamWriter) -> bool:
+        await asyncio.sleep(2)
+        return False
+
+    async with RawServer(silent).running() as srv:
+        call = asyncio.create_task(post_json(client, "openai", srv.url(), {"q": 1}, {}, 5.0))
+        await asyncio.sleep(0.1)
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        with pytest.raises(TimeoutError):
+            async with asyncio.timeout(0.1):
+                await post_json(client, "openai", srv.url(), {"q": 1}, {}, 5.0)
+
+        async def timed_out_then_goes_on() -> int:
+            with pytest.raises(ProviderError) as caught:
+                await post_json(client, "openai", srv.url(), {"q": 1}, {}, 0.1)
+            assert caught.value.kind == "timeout"
+            await asyncio.sleep(0)  # not cancelled again by the deadline that passed
+            task = asyncio.current_task()
+            assert task is not None
+            return task.cancelling()
+
+        assert await asyncio.create_task(timed_out_then_goes_on()) == 0
+
+
 async def test_an_invalid_url_is_a_connection_error_that_does_not_print_it(client: httpx.AsyncClient) -> None:
     err = await failure(client, "http://[not-an-address/v1?key=sk-secret")
     assert err.kind == CONNECTION and "sk-secret" not in err.message

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ...agentv.model import Message
+from ...agentv.model import ContentBlock, Message
 from ...providers.base import ChatMessage
 
 FILE_LIMIT = 256 * 1024  # bytes of a file block inlined into a message
@@ -32,8 +32,6 @@ def chat_messages(messages: list[Message], inside: Path | None = None) -> tuple[
 
 
 def _content(m: Message, inside: Path | None) -> str:
-    from ...agentv.model import ContentBlock
-
     if isinstance(m.content, list) and m.content and all(isinstance(b, ContentBlock) for b in m.content):
         parts = []
         for b in m.content:

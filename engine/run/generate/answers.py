@@ -108,7 +108,8 @@ class WevalGenerate:
 
     async def _turn(self, task: WevalTask, messages: list[ChatMessage], n: int, out: Turns) -> str:
         cell = task.cell
-        done = self.state.turns.get(cell, {}).get(n)
+        turns = self.state.turns  # empty in a fresh run
+        done = turns[cell].get(n) if turns and cell in turns else None
         if done is not None:
             text = done.text
             out.texts.append(text)
@@ -217,7 +218,7 @@ def weval_request(task: WevalTask, messages: list[ChatMessage], model_name: str)
     """The request of one generated turn (the same in batch mode: generate/batch_stage.py sends this body)."""
     system = task.system
     chat = [m for m in messages if m.role != "system"]
-    if any(m.role == "system" for m in messages):  # `system:` turns inside messages join the system prompt
+    if len(chat) < len(messages):  # `system:` turns inside messages join the system prompt
         parts = [system] if system else []
         parts += [m.content for m in messages if m.role == "system"]
         system = "\n\n".join(parts)
@@ -303,7 +304,8 @@ class AgentvGenerate:
         answered, tool calls, the cost the target reported). Raises ProviderError, or ReplayedFailure for a
         replayed cell that failed."""
         cell = task.cell
-        done = self.state.turns.get(cell, {}).get(attempt)
+        turns = self.state.turns  # empty in a fresh run
+        done = turns[cell].get(attempt) if turns and cell in turns else None
         if done is not None:
             return (done.text, done.usage, done.ms or 0.0, False, done.model,
                     calls_from_json(list(done.tool_calls)), done.cost_usd)
@@ -317,11 +319,12 @@ class AgentvGenerate:
             req = self.request(task, model_name)
             if attempt > 0:
                 provider = _uncached(provider)  # a trial is a new sample, not the first answer again
-            if folder is not None and provider_kind(task.target) == "cli":
+            kind = provider_kind(task.target)
+            if folder is not None and kind == "cli":
                 # The agent works in the test's workspace: the command runs there.
                 req = dataclasses.replace(req, extra={**req.extra, "cwd": str(folder), "attempt": attempt,
                                                       "eval_id": task.test.id})
-            elif provider_kind(task.target) == "cli":
+            elif kind == "cli":
                 # The test id is the command's {EVAL_ID}; it picks this test's record of a batch output.
                 req = dataclasses.replace(req, extra={**req.extra, "eval_id": task.test.id, "attempt": attempt})
             result = (self.batch.take(cell, attempt, label=task.target.name)
@@ -344,7 +347,8 @@ class AgentvGenerate:
             reported_cost = result.cost_usd
         # Replayed answers are journalled too, so that a replay's own journal can be resumed or replayed.
         self.journal.write(Generated(cell, attempt, text, usage, round(latency, 1), cached, model,
-                                     tuple(c.to_json() for c in calls), names_model=True, cost_usd=reported_cost))
+                                     tuple(c.to_json() for c in calls) if calls else (), names_model=True,
+                                     cost_usd=reported_cost))
         return text, usage, latency, cached, model, calls, reported_cost
 
     def _replayed(self, cell: Cell) -> tuple[str, tuple[int, int] | None, float, bool, tuple[ToolCall, ...]]:

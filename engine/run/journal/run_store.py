@@ -241,7 +241,8 @@ def records(path: Path, *kinds: type[Record]) -> Iterator[Record]:
 COMMIT_EVERY = 0.5
 # Records that commit at once: what must be on disk before the run does something outside (a batch
 # planned before it is sent, its id the moment the provider returns it) or that ends a run.
-_AT_ONCE = (RunHeader, Done, Stopped, BatchPlanned, BatchFileUploaded, BatchCreated, BatchEnded, BatchCancelled)
+_AT_ONCE = frozenset({RunHeader, Done, Stopped, BatchPlanned, BatchFileUploaded, BatchCreated, BatchEnded,
+                      BatchCancelled})  # by exact type: records are final dataclasses
 
 
 class Journal:
@@ -310,7 +311,8 @@ class Journal:
             if not self._open:
                 self.conn.execute("BEGIN IMMEDIATE")
                 self._open = True
-            if not self.failures and any(type(r) is Failed for r in records):
+            kinds = {type(r) for r in records}
+            if not self.failures and Failed in kinds:
                 self.failures = True
             db.put(self.conn, records, failures=self.failures)
         except sqlite3.Error as exc:
@@ -318,7 +320,7 @@ class Journal:
             raise OSError(f"cannot write the run database {self.path}: {exc}") from exc
         self.records += len(records)
         self._uncommitted += len(records)
-        if any(isinstance(r, _AT_ONCE) for r in records):
+        if not _AT_ONCE.isdisjoint(kinds):
             self.commit()
         elif self._timer is None:
             try:

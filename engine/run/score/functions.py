@@ -75,14 +75,18 @@ def base_assessment(point: Point) -> dict[str, Any]:
 
 class AssessmentBases:
     """Each point's fixed assessment fields (text, weight, path…), computed once for all models; a
-    fresh copy per cell."""
+    fresh copy per cell. `shared=False` (a plan with one cell a prompt): each point is assessed once, so
+    its fields are made for it and nothing is remembered."""
 
     BOUND = 2048  # points remembered (with their prompts' other fields: 8,192 were ~5 MB)
 
-    def __init__(self) -> None:
+    def __init__(self, *, shared: bool = True) -> None:
         self._bases: dict[int, tuple[Point, dict[str, Any]]] = {}
+        self.shared = shared
 
     def __call__(self, point: Point) -> dict[str, Any]:
+        if not self.shared:
+            return base_assessment(point)
         # Keyed by id() with the point kept beside its base: key points extracted from an ideal are new
         # Point objects, and an id freed by one of them and reused by the next would hand the second
         # point the first one's text.

@@ -73,7 +73,8 @@ class CellStore:
             key = (item, model)
         cell = self._held.get(key)
         if cell is None:
-            cell = self._read(key) or {}
+            # a cell is looked for on disk only once some went there (a run of up to DEFAULT_BOUND cells never)
+            cell = (self._read(key) if self._file is not None else None) or {}
             self._held[key] = cell
         cell.update(fields)
         if len(self._held) > self.most_held:

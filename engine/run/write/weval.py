@@ -47,12 +47,15 @@ class WevalWriter:
         self.told_elsewhere = False  # a cell whose task reads other prompts than the plan's (a plan made by hand)
         self.points_not_scored = 0  # point assessments with an error in the coverage results recorded
 
-    def answered(self, task: WevalTask, final: str, history: History) -> None:
-        """A cell's answer (its final turn) and the whole exchange."""
+    def answered(self, task: WevalTask, final: str, history: History,
+                 messages: list[dict[str, str]] | None = None) -> None:
+        """A cell's answer (its final turn) and the whole exchange (`messages`: as {role, content}, when the
+        caller has made them; kept as they are, never changed)."""
         cell = task.cell
         self._told(task)
         self.results.record(cell.item, cell.model, cell=cell, response=final,
-                            history=[{"role": r, "content": c} for r, c, _ in history])
+                            history=messages if messages is not None else
+                            [{"role": r, "content": c} for r, c, _ in history])
         self.results.system_prompts[cell.model] = task.system
 
     def failed(self, task: WevalTask, message: str, *, not_run: bool = False) -> None:
