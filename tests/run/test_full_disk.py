@@ -5,15 +5,24 @@ disk is full"."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 import resource
 import signal
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from run_records import run_records
+
+from evalspec.run.events import Cell
+from evalspec.run.journal.records import CellScore, Generated, Judged, RunHeader
+from evalspec.run.journal import run_store
+from evalspec.run.journal.run_store import load, open_journal
 
 from .conftest import AGENTV_TARGETS, SmartFake, comparison, env_for, write
 
@@ -78,3 +87,57 @@ def test_a_full_disk_stops_the_run_clearly_and_resume_repeats_no_call(tmp_path: 
     asked = [f"p{int(r['messages'][-1]['content'].split(' ')[1]):03d}" for r in smart.chat_requests()[asked_before:]]
     # Every prompt the database kept is not asked again; every other prompt is asked once.
     assert sorted(asked) == sorted({f"p{i:03d}" for i in range(N)} - committed)
+
+
+class _CommitFails:
+    """A connection whose next COMMIT fails as a full disk's does (SQLite rolls the transaction back)."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self.fail = False
+
+    def execute(self, sql: str, *args: Any) -> Any:
+        if sql == "COMMIT" and self.fail:
+            self.fail = False
+            raise sqlite3.OperationalError("database or disk is full")
+        return self.conn.execute(sql, *args)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.conn, name)
+
+
+def test_after_a_failed_commit_nothing_is_kept_without_what_it_lost(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """bench/kill_trials.py's full-disk trials: the half-second commit (run_store.COMMIT_EVERY, on a timer)
+    failed on a full disk, rolling back p03's answer; the error was left for "the next write", which
+    succeeded once the rollback had freed the room, so p03's judgement and score were committed without
+    its answer and `--resume` exported the cell with an empty answer and never asked for it again. Now the
+    failed commit breaks the journal: every later write and commit raises, and close keeps nothing more."""
+    monkeypatch.setattr(run_store, "COMMIT_EVERY", 0.01)
+    path = tmp_path / "lab.run.db"
+    cell = Cell("p03", "m")
+
+    async def run() -> None:
+        journal, _ = open_journal(path, resume=False, header=RunHeader(kind="weval", file="b.yml", run_label="lab",
+                                                                       started="s"))
+        conn = journal.conn = _CommitFails(journal.conn)  # type: ignore[assignment]
+        journal.write(Generated(cell, 0, "an answer", (1, 2), 3.0, False))
+        assert journal.pending  # the answer waits for the timer's commit
+        conn.fail = True
+        await asyncio.sleep(0.1)  # the timer's commit: the disk is full
+        assert journal.broken is not None and not journal.pending
+        with pytest.raises(OSError, match="database or disk is full"):
+            journal.write(Judged(cell, 1, "judge", 1.0, "yes", None))
+        with pytest.raises(OSError, match="database or disk is full"):
+            journal.write(CellScore(cell, 1.0, "pass", {}))
+        with pytest.raises(OSError, match="database or disk is full"):
+            journal.commit()
+        journal.close()
+
+    asyncio.run(run())
+    state = load(path)
+    assert not state.turns and not state.scores, (state.turns, state.scores)
+    with contextlib.closing(sqlite3.connect(path)) as c:
+        assert [c.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("answers", "judgements", "scores")] \
+            == [0, 0, 0]
+        assert c.execute("SELECT count(*) FROM lock").fetchone()[0] == 0  # the lock released all the same
