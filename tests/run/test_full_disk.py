@@ -20,8 +20,8 @@ import pytest
 from run_records import run_records
 
 from evalspec.run.events import Cell
-from evalspec.run.journal.records import CellScore, Generated, Judged, RunHeader
 from evalspec.run.journal import run_store
+from evalspec.run.journal.records import CellScore, Generated, Judged, RunHeader
 from evalspec.run.journal.run_store import load, open_journal
 
 from .conftest import AGENTV_TARGETS, SmartFake, comparison, env_for, write
@@ -141,3 +141,35 @@ def test_after_a_failed_commit_nothing_is_kept_without_what_it_lost(tmp_path: Pa
         assert [c.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("answers", "judgements", "scores")] \
             == [0, 0, 0]
         assert c.execute("SELECT count(*) FROM lock").fetchone()[0] == 0  # the lock released all the same
+
+
+@pytest.mark.parametrize("kind", ["weval", "agentv"])
+def test_a_resume_on_a_full_disk_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any,
+                                         kind: str) -> None:
+    """bench/kill_trials.py's full-disk trials (a tmpfs filled by a ballast file): a `--resume` started while
+    the disk was still full printed a traceback: taking the run's lock, a write to the database, raised
+    SQLite's "database or disk is full" as it was. (The file-size limit above cannot make that moment:
+    the database's WAL index, 32 KB, is refused before the lock's 8 KB of WAL.)"""
+    from evalspec.cli import main
+    from evalspec.run.journal import database
+
+    if kind == "weval":
+        bp = write(tmp_path / "small.weval.yml", "models: [echo]\n---\n- id: p\n  prompt: hi\n  should: [$contains: hi]\n")
+    else:
+        bp = write(tmp_path / "small.eval.yaml", "name: small\ndescription: d\ntests:\n  - id: a\n    input: hi\n"
+                                                 "    criteria: c\n    assert: [{type: contains, value: hi}]\n")
+    cmd = ["run", str(bp), "-m", "echo", "--output", str(tmp_path / "out"), "--no-report", "--resume"]
+    assert main(cmd) == 0
+    capsys.readouterr()
+    real = database.acquire
+
+    def full(conn: sqlite3.Connection, path: Path, label: str) -> int | None:
+        raise sqlite3.OperationalError("database or disk is full")  # as its COMMIT raised it on a full disk
+
+    monkeypatch.setattr(database, "acquire", full)
+    assert main(cmd) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert "evalspec run: cannot write" in err and "database or disk is full" in err, err
+    monkeypatch.setattr(database, "acquire", real)  # the disk freed
+    assert main(cmd) == 0

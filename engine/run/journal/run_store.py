@@ -435,6 +435,9 @@ def _open_journal(path: Path, *, resume: bool, header: RunHeader) -> tuple[Journ
     try:
         stale = db.acquire(conn, path, header.run_label or db.label_of(path))
         journal = Journal(path, conn, stale_pid=stale)
+    except sqlite3.Error as exc:  # taking the lock is a write: a full disk refuses it
+        conn.close()
+        raise OSError(f"cannot write the run database {path}: {exc}") from exc
     except BaseException:
         conn.close()
         raise
