@@ -173,3 +173,27 @@ def test_a_resume_on_a_full_disk_says_so(tmp_path: Path, monkeypatch: pytest.Mon
     assert "evalspec run: cannot write" in err and "database or disk is full" in err, err
     monkeypatch.setattr(database, "acquire", real)  # the disk freed
     assert main(cmd) == 0
+
+
+@pytest.mark.parametrize("free", [4096, 2**30])
+def test_a_disk_i_o_error_on_a_full_disk_says_the_disk_is_full(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                               capsys: Any, free: int) -> None:
+    """bench/kill_trials.py's full-disk trials (a tmpfs filled by a ballast file): where SQLite could not grow
+    the database's WAL index it says "disk I/O error", which on its own reads as a failing disk."""
+    import shutil
+
+    from evalspec.cli import main
+    from evalspec.run.journal import database
+
+    bp = write(tmp_path / "small.weval.yml", "models: [echo]\n---\n- id: p\n  prompt: hi\n  should: [$contains: hi]\n")
+
+    def failing(conn: sqlite3.Connection, path: Path, label: str) -> int | None:
+        raise sqlite3.OperationalError("disk I/O error")
+
+    monkeypatch.setattr(database, "acquire", failing)
+    real = shutil.disk_usage
+    monkeypatch.setattr(shutil, "disk_usage", lambda p: real(p)._replace(free=free))
+    assert main(["run", str(bp), "-m", "echo", "--output", str(tmp_path / "out"), "--no-report"]) == 2
+    err = capsys.readouterr().err
+    assert "cannot write the run database" in err and "disk I/O error" in err and "Traceback" not in err
+    assert ("(the disk is full: 4,096 bytes free)" in err) == (free == 4096), err
