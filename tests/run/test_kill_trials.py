@@ -1,0 +1,46 @@
+"""bench/kill_trials.py, small: a handful of seeded kill-and-resume trials of a judged three-model Weval
+blueprint and a judged two-target AgentV suite (a kill while calling, while judging, once every cell is
+scored, twice in a row, two `--resume`s at once, a run and a resume started beside a running resume, a
+full disk made by the file-size limit), each resumed to the end. Each trial asserts what the bench does:
+no committed call asked again, every other call asked once (bar those in flight at a kill), the exports
+byte for byte an uninterrupted run's, sensible exit codes and messages, no traceback. The bench runs
+hundreds (docs/run-database.md, "Kill-and-resume trials")."""
+
+from __future__ import annotations
+
+import importlib.util
+import random
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "bench" / "kill_trials.py"
+
+TRIALS = [("weval", "calling"), ("agentv", "judging"), ("weval", "twice"), ("agentv", "concurrent"),
+          ("weval", "exporting"), ("agentv", "fresh_beside"), ("weval", "full_disk"), ("agentv", "random")]
+
+
+def _bench():  # type: ignore[no-untyped-def]
+    spec = importlib.util.spec_from_file_location("kill_trials", BENCH)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["kill_trials"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.timeout(240)
+def test_seeded_kill_and_resume_trials(tmp_path: Path) -> None:
+    bench = _bench()
+    harness = bench.Harness(tmp_path, sys.executable)
+    harness.disk = "fsize"  # no mount in the tests: the file-size limit, as test_full_disk.py makes a full disk
+    rng = random.Random(27)
+    try:
+        results = [harness.trial(n, bench.Config(kind), scenario, random.Random(rng.random()))
+                   for n, (kind, scenario) in enumerate(TRIALS)]
+    finally:
+        harness.close()
+    failed = [f"{t.config.name}/{t.scenario} ({'; '.join(t.notes)}): {f}" for t in results for f in t.failures]
+    assert not failed, "\n".join(failed)
+    assert all(t.processes >= 2 for t in results)  # each was interrupted (or refused) and resumed
