@@ -1,7 +1,8 @@
 """bench/kill_trials.py, small: a handful of seeded kill-and-resume trials of a judged three-model Weval
 blueprint and a judged two-target AgentV suite (a kill while calling, while judging, once every cell is
 scored, twice in a row, two `--resume`s at once, a run and a resume started beside a running resume, a
-full disk made by the file-size limit), each resumed to the end. Each trial asserts what the bench does:
+full disk made by the file-size limit), each resumed to the end; and two through the provider batch
+APIs. Each trial asserts what the bench does:
 no committed call asked again, every other call asked once (bar those in flight at a kill), the exports
 byte for byte an uninterrupted run's, sensible exit codes and messages, no traceback. The bench runs
 hundreds (docs/run-database.md, "Kill-and-resume trials")."""
@@ -44,3 +45,19 @@ def test_seeded_kill_and_resume_trials(tmp_path: Path) -> None:
     failed = [f"{t.config.name}/{t.scenario} ({'; '.join(t.notes)}): {f}" for t in results for f in t.failures]
     assert not failed, "\n".join(failed)
     assert all(t.processes >= 2 for t in results)  # each was interrupted (or refused) and resumed
+
+
+@pytest.mark.timeout(180)
+def test_seeded_kill_and_resume_trials_in_batches(tmp_path: Path) -> None:
+    """The same through the provider batch APIs (tests/fakebatch.py): killed while polling, and two
+    `--resume`s at once; nothing is submitted twice."""
+    bench = _bench()
+    harness = bench.BatchHarness(tmp_path, sys.executable)
+    rng = random.Random(27)
+    try:
+        results = [harness.trial(n, bench.Config("batch"), scenario, random.Random(rng.random()))
+                   for n, scenario in enumerate(["polling", "concurrent"])]
+    finally:
+        harness.close()
+    failed = [f"{t.scenario} ({'; '.join(t.notes)}): {f}" for t in results for f in t.failures]
+    assert not failed, "\n".join(failed)
