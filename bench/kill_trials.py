@@ -61,8 +61,8 @@ sys.path.insert(0, str(REPO / "tests"))
 from fakeprovider import FakeProvider, Recorded, Reply  # noqa: E402
 
 SCENARIOS = ("random", "calling", "judging", "scoring", "exporting", "after_end", "twice", "concurrent",
-             "fresh_beside", "full_disk")
-BATCH_SCENARIOS = ("random", "polling", "scoring", "exporting", "after_end", "twice", "concurrent")
+             "fresh_beside", "full_disk", "sigterm", "two_fresh")
+BATCH_SCENARIOS = ("random", "polling", "scoring", "exporting", "after_end", "twice", "concurrent", "sigterm")
 MARK = re.compile(r"#([0-9a-f]{12})\b")
 STAMP = re.compile(rb"\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z")
 AGENTV_TIMES = re.compile(rb'("(?:timestamp|duration_ms)":)("[^"]*"|[0-9.]+)')
@@ -503,6 +503,10 @@ class Harness:
             return self._resume(t, path, cfg)
         if s == "full_disk":
             return self._full_disk(t, base, path, rng)
+        if s == "sigterm":
+            return self._stopped(t, base, path, rng)
+        if s == "two_fresh":
+            return self._two_fresh(t, base, path, rng)
         first = self.start(path, cfg)
         moments = ["random", "polling", "scoring", "exporting"] if cfg.kind == "batch" else [
             "random", "calling", "judging", "scoring", "exporting"]
@@ -574,6 +578,66 @@ class Harness:
             self.fake.segment += 1
             return self._resume(t, path, cfg)
         return self._resume(t, path, cfg)
+
+    def _two_fresh(self, t: Trial, base: Baseline, path: Path, rng: random.Random) -> subprocess.Popen[bytes]:
+        """Two fresh runs of a file never run, started at once: one runs, the other is refused saying so
+        (the first is slowed so that it still runs then); the one that runs is killed now and then."""
+        self.fake.slow = 0.2
+        try:
+            a, b = self.start(path, t.config), self.start(path, t.config)
+            end = time.monotonic() + 60
+            while a.poll() is None and b.poll() is None and time.monotonic() < end:
+                time.sleep(0.005)
+            ended, other = (a, b) if a.poll() is not None else (b, a)
+            out = self.output(ended)
+            t.notes.append(f"first to end: exit {ended.returncode}")
+            if ended.returncode != 2 or "already running (PID" not in out:
+                t.failures.append(f"of two fresh runs at once, the first to end exited {ended.returncode}: {out[-600:]}")
+            if rng.random() < 0.5:
+                time.sleep(rng.uniform(0.0, base.seconds))
+                if other.poll() is None:
+                    other.send_signal(signal.SIGKILL)
+                    t.notes.append("the other killed")
+        finally:
+            self.fake.slow = 0.0
+        other.wait(120)
+        ended.wait(10)
+        t.processes += 1
+        self._no_crash(t, ended)
+        self._no_crash(t, other)
+        self.fake.idle(15)
+        t.kills.append((self.fake.segment, self.committed()))
+        self.fake.segment += 1
+        return self._resume(t, path, t.config)
+
+    def _stopped(self, t: Trial, base: Baseline, path: Path, rng: random.Random) -> subprocess.Popen[bytes]:
+        """SIGTERM or SIGINT (Ctrl-C) at a random moment, sometimes a SIGKILL while the run stops; resumed."""
+        first = self.start(path, t.config)
+        end = time.monotonic() + 30
+        while self.database() is None and first.poll() is None and time.monotonic() < end:
+            time.sleep(0.002)
+        delay = rng.uniform(0.0, base.seconds * 1.1)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            first.wait(delay)
+        if first.poll() is None:
+            sig = rng.choice([signal.SIGTERM, signal.SIGINT])
+            first.send_signal(sig)
+            t.notes.append(f"{sig.name} {delay:.2f}s after the database appeared")
+            if rng.random() < 0.3:
+                time.sleep(rng.uniform(0.0, 0.2))
+                if first.poll() is None:
+                    first.send_signal(signal.SIGKILL)
+                    t.notes.append("then SIGKILL")
+        first.wait(60)
+        out = self.output(first)
+        t.notes.append(f"exit {first.returncode}")
+        finished = "results: " in out  # the signal came as the process was ending, its results written
+        if first.returncode not in (130, -9, base.code) and not (finished and first.returncode in (-15, -2)):
+            t.failures.append(f"a stopped run exited {first.returncode}: {out[-600:]}")
+        elif first.returncode == 130 and "interrupted" not in out:
+            t.failures.append(f"a stopped run did not say so: {out[-600:]}")
+        self._ended(t, first)
+        return self._resume(t, path, t.config)
 
     def _resume(self, t: Trial, path: Path, cfg: Config) -> subprocess.Popen[bytes]:
         locked = self.lock_pid() is not None
@@ -825,6 +889,13 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n{sum(totals.values())} trials in {time.monotonic() - began:.0f} s, {sum(failed.values())} failed")
     for key in sorted(totals):
         print(f"  {key:<34} {totals[key]:4d} trials, {failed[key]} failed")
+    for part, name in ((0, "run"), (1, "scenario")):
+        by: Counter[str] = Counter()
+        bad: Counter[str] = Counter()
+        for key, n in totals.items():
+            by[key.rsplit("/", 1)[part]] += n
+            bad[key.rsplit("/", 1)[part]] += failed[key]
+        print(f"by {name}: " + ", ".join(f"{k} {by[k]} ({bad[k]} failed)" for k in sorted(by)))
     return 1 if failed else 0
 
 
