@@ -546,7 +546,7 @@ class Harness:
             self.fake.segment += 1
             return self._resume(t, path, cfg)
         if s == "fresh_beside":
-            self.fake.slow = 0.3  # the resume lasts while the others start
+            self.fake.slow = 5.0  # the resume's calls wait while the others start (no sooner than they end)
             main = self.start(path, cfg, "--resume")
             try:
                 end = time.monotonic() + 60
@@ -565,6 +565,7 @@ class Harness:
                         t.notes.append("(the resume ended before a run beside it)")
                 if list(self.out.rglob("*.run.prev.db")):
                     t.failures.append("a run beside a running one emptied its database (.prev kept)")
+                self.fake.slow = 0.0
                 if rng.random() < 0.5:
                     main.send_signal(signal.SIGKILL)
                     t.notes.append("the resume killed then")
@@ -841,12 +842,15 @@ def _first_difference(a: bytes, b: bytes) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    global PROMPTS, TESTS
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--trials", type=int, default=20)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--formats", default="weval,agentv")
     ap.add_argument("--scenarios", help=f"default: {','.join(SCENARIOS)}; with --batch: {','.join(BATCH_SCENARIOS)}")
     ap.add_argument("--batch", action="store_true", help="the --batch trials (BatchHarness) instead")
+    ap.add_argument("--size", type=float, default=1.0,
+                    help=f"the runs' size: {PROMPTS} prompts and {TESTS} tests times this (longer runs, more commits)")
     ap.add_argument("--flags", help="run options, one picked a trial (an empty one: none); each has its "
                     "uninterrupted run (default: ,--cache,--shard=1/2,--report; with --batch: none)")
     ap.add_argument("--keep", type=Path, help="copy each failed trial's folder here")
@@ -854,6 +858,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="how a full disk is made: a small tmpfs (root only; auto when root) or the file-size limit")
     ap.add_argument("--root", type=Path, help="where the trials run (default: a temporary folder)")
     args = ap.parse_args(argv)
+    PROMPTS, TESTS = max(4, round(PROMPTS * args.size)), max(2, round(TESTS * args.size))
     rng = random.Random(args.seed)
     formats = ["batch"] if args.batch else args.formats.split(",")
     scenarios = (args.scenarios or ",".join(BATCH_SCENARIOS if args.batch else SCENARIOS)).split(",")
