@@ -1,11 +1,10 @@
 """bench/kill_trials.py, small: a handful of seeded kill-and-resume trials of a judged three-model Weval
 blueprint and a judged two-target AgentV suite (a kill while calling, while judging, once every cell is
-scored, twice in a row, two `--resume`s at once, a run and a resume started beside a running resume, a
-full disk made by the file-size limit), each resumed to the end; and two through the provider batch
-APIs. Each trial asserts what the bench does:
-no committed call asked again, every other call asked once (bar those in flight at a kill), the exports
-byte for byte an uninterrupted run's, sensible exit codes and messages, no traceback. The bench runs
-hundreds (docs/run-database.md, "Kill-and-resume trials")."""
+scored, twice in a row, two `--resume`s at once, two fresh runs at once, SIGTERM or SIGINT, a full disk
+made by the file-size limit), each resumed to the end; and two through the provider batch APIs. Each
+trial asserts what the bench does: no committed call asked again, every other call asked once (bar those
+in flight at a kill), the exports byte for byte an uninterrupted run's, sensible exit codes and messages,
+no traceback. The bench runs hundreds (docs/run-database.md, "Kill-and-resume trials")."""
 
 from __future__ import annotations
 
@@ -19,7 +18,7 @@ import pytest
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "kill_trials.py"
 
 TRIALS = [("weval", "calling"), ("agentv", "judging"), ("weval", "twice"), ("agentv", "concurrent"),
-          ("weval", "exporting"), ("agentv", "fresh_beside"), ("weval", "full_disk"), ("agentv", "random")]
+          ("weval", "exporting"), ("agentv", "two_fresh"), ("weval", "full_disk"), ("agentv", "sigterm")]
 
 
 def _bench():  # type: ignore[no-untyped-def]
