@@ -676,7 +676,7 @@ class Harness:
             first.wait(120)
             out = self.output(first)
             if first.returncode == 2:
-                if "cannot write" not in out or ("full" not in out and "too large" not in out):
+                if not _says_full(out, tmpfs=ballast is not None):
                     t.failures.append(f"a full disk was not said clearly: {out[-800:]}")
                 t.notes.append("full: exit 2")
             elif first.returncode == base.code:
@@ -799,6 +799,15 @@ class BatchHarness(Harness):
         if base.marks - set(sent) and not any("exit" in f for f in t.failures):
             t.failures.append(f"{len(base.marks - set(sent))} requests of the uninterrupted run never sent")
         t.notes.append(f"{sum(sent.values())} requests, {self.fake.server.creations} batches created")  # type: ignore[attr-defined]
+
+
+def _says_full(out: str, *, tmpfs: bool) -> bool:
+    """Whether a run stopped by a full disk said so: "cannot write", and on a full tmpfs "full" (SQLite's
+    "database or disk is full", or its "disk I/O error" with the CLI's "(the disk is full: …)"). Under the
+    file-size limit the disk has room: SQLite's error is "disk I/O error" or "database or disk is full"."""
+    if "cannot write" not in out:
+        return False
+    return "full" in out if tmpfs else ("full" in out or "disk I/O error" in out or "too large" in out)
 
 
 USAGE_KEYS = ("token_usage", "judge_token_usage", "cost_usd", "judge_cost_usd", "judge_target")
