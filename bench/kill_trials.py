@@ -116,6 +116,32 @@ def batch_blueprint() -> str:
     return "\n".join(lines) + "\n"
 
 
+def batch_suite() -> str:
+    """An AgentV suite for --batch: an OpenAI target judged by an Anthropic one (their judges' calls go in
+    batches, in rounds), a required rubric, an llm-judge and a deterministic check."""
+    lines = ["name: kills", "description: judged in batches", "execution:", "  targets: [oa]", "tests:"]
+    for i in range(TESTS):
+        criteria = json.dumps([f"says {i}"] + (["mentions banana"] if i % 3 == 0 else []))
+        lines += [f"  - id: t{i:02d}", f"    input: question {i}", f"    criteria: answers question {i}", "    assert:",
+                  f"      - {{type: rubrics, criteria: {criteria}, required: true}}",
+                  '      - {type: llm-judge, prompt: "Grade {{ answer }} for {{ criteria }}"}',
+                  "      - {type: contains, value: question}"]
+    return "\n".join(lines) + "\n"
+
+
+BATCH_TARGETS = """targets:
+  - name: oa
+    provider: openai
+    model: gpt-4o-mini
+    api_key: ${{ OPENAI_API_KEY }}
+    endpoint: ${{ OPENAI_BASE_URL }}
+    judge_target: judge
+  - name: judge
+    provider: anthropic
+    model: claude-3-5-haiku-latest
+    api_key: ${{ ANTHROPIC_API_KEY }}
+"""
+
 TARGETS = """targets:
   - name: default
     provider: openai
@@ -251,6 +277,12 @@ class Harness:
         elif config.kind == "batch":
             path = self.work / "kills.weval.yml"
             path.write_text(batch_blueprint(), encoding="utf-8")
+        elif config.kind == "abatch":
+            (self.work / ".agentv").mkdir()
+            (self.work / ".agentv" / "targets.yaml").write_text(BATCH_TARGETS, encoding="utf-8")
+            path = self.work / "evals" / "kills.eval.yaml"
+            path.parent.mkdir()
+            path.write_text(batch_suite(), encoding="utf-8")
         else:
             (self.work / ".agentv").mkdir()
             (self.work / ".agentv" / "targets.yaml").write_text(TARGETS, encoding="utf-8")
@@ -508,7 +540,7 @@ class Harness:
         if s == "two_fresh":
             return self._two_fresh(t, base, path, rng)
         first = self.start(path, cfg)
-        moments = ["random", "polling", "scoring", "exporting"] if cfg.kind == "batch" else [
+        moments = ["random", "polling", "scoring", "exporting"] if "batch" in cfg.kind else [
             "random", "calling", "judging", "scoring", "exporting"]
         moment = rng.choice(moments) if s in ("twice", "concurrent") else "early" if s == "fresh_beside" else s
         self._kill_at(t, base, first, moment, rng)
@@ -853,7 +885,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--trials", type=int, default=20)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--formats", default="weval,agentv")
+    ap.add_argument("--formats", help="default: weval,agentv; with --batch: batch,abatch (Weval, AgentV)")
     ap.add_argument("--scenarios", help=f"default: {','.join(SCENARIOS)}; with --batch: {','.join(BATCH_SCENARIOS)}")
     ap.add_argument("--batch", action="store_true", help="the --batch trials (BatchHarness) instead")
     ap.add_argument("--size", type=float, default=1.0,
@@ -867,7 +899,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     PROMPTS, TESTS = max(4, round(PROMPTS * args.size)), max(2, round(TESTS * args.size))
     rng = random.Random(args.seed)
-    formats = ["batch"] if args.batch else args.formats.split(",")
+    formats = (args.formats or ("batch,abatch" if args.batch else "weval,agentv")).split(",")
     scenarios = (args.scenarios or ",".join(BATCH_SCENARIOS if args.batch else SCENARIOS)).split(",")
     flags = (args.flags if args.flags is not None else "" if args.batch else ",--cache,--shard=1/2,--report").split(",")
     root = args.root or Path(tempfile.mkdtemp(prefix="kill-trials-"))
