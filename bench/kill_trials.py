@@ -260,6 +260,7 @@ class Harness:
         self.work = root / "work"
         self.baselines: dict[str, Baseline] = {}
         self.ballast: Path | None = None  # the file that fills a full disk
+        self.earlier: dict[str, list[bytes]] = {}  # exports() found more than one of these (older first)
         self.keep: Path | None = None  # where a failed trial's folder is copied
         self.disk = "auto"  # a full disk: "tmpfs" (as root), "fsize" (the file-size limit), "auto"
         self.seed = 0
@@ -377,6 +378,7 @@ class Harness:
 
     def exports(self) -> dict[str, bytes]:
         found: dict[str, bytes] = {}
+        self.earlier: dict[str, list[bytes]] = {}
         if not self.out.exists():
             return found
         for p in sorted(self.out.rglob("*")):
@@ -386,7 +388,10 @@ class Harness:
                 data = STAMP.sub(b"<stamp>", p.read_bytes())
                 if p.suffix == ".jsonl":
                     data = AGENTV_TIMES.sub(rb'\1"<time>"', data)
-                found[STAMP.sub(b"<stamp>", str(p.relative_to(self.out)).encode()).decode()] = data
+                name = STAMP.sub(b"<stamp>", str(p.relative_to(self.out)).encode()).decode()
+                if name in found:  # an earlier export of the run (another stamp): kept apart, the newest here
+                    self.earlier.setdefault(name, []).append(found[name])
+                found[name] = data
         return found
 
     # -- the uninterrupted run ---------------------------------------------------------------------------
@@ -584,8 +589,12 @@ class Harness:
                 end = time.monotonic() + 60
                 while self.lock_pid() != main.pid and main.poll() is None and time.monotonic() < end:
                     time.sleep(0.005)
-                # Beside the running resume: a fresh run and another resume, both refused, the database untouched.
-                others = [self.start(path, cfg), self.start(path, cfg, "--resume")]
+                # Beside the running resume: a fresh run and another resume, both refused, the database untouched
+                # (not when the resume has nothing to do: it ends at once, and a fresh run then rightly runs).
+                others = [] if main.poll() is not None or self.counts()["scores"] >= base.cells else [
+                    self.start(path, cfg), self.start(path, cfg, "--resume")]
+                if not others:
+                    t.notes.append("(nothing left to resume: no run beside it)")
                 for p in others:
                     p.wait(120)
                     alive = main.poll() is None
@@ -737,6 +746,21 @@ class Harness:
         got = self.exports()
         if sorted(got) != sorted(base.exports):
             t.failures.append(f"exports {sorted(got)} where the uninterrupted run made {sorted(base.exports)}")
+        for name, older in self.earlier.items():
+            # A Weval comparison file is named by the time it is written (write/weval.py): a run killed after
+            # writing it and resumed, or a finished run resumed, writes it again under a new name; a stopped
+            # run (SIGTERM, a full disk) writes its cells so far (write_partial).
+            stopped = t.scenario in ("sigterm", "full_disk")
+            for data in older:
+                if data == got.get(name):
+                    t.notes.append(f"an earlier {name.rsplit('_', 1)[-1]} alike")
+                elif stopped:
+                    t.notes.append(f"the stopped run's {name.rsplit('_', 1)[-1]}")
+                else:
+                    t.failures.append(f"an earlier {name} that differs: {_first_difference(got[name], data)}")
+        left = [p.name for p in self.out.rglob(".*.tmp")] if self.out.exists() else []
+        if left:  # a SIGKILL while an export was written leaves its temporary file (renamed into place when done)
+            t.notes.append(f"{len(left)} temporary file(s) of a killed export left")
         cached = "--cache" in t.config.flags
         for name, data in got.items():
             want = base.exports.get(name)
