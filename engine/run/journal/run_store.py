@@ -252,9 +252,9 @@ class Journal:
     call counts as finished when the transaction holding its answer commits: a kill in between loses that
     answer (at most COMMIT_EVERY seconds of them) and `--resume` asks for it again; a committed one is
     never asked for again. A write or commit that fails rolls its transaction back and breaks the journal:
-    every later write raises, so no record outlives one it depends on. `pending` says a transaction is open, `committed_records` how many records are
-    kept; `on_commit`, when set, is called after
-    each commit (the pipeline holds back the events that report what is not committed yet)."""
+    every later write raises, so no record outlives one it depends on. `pending` says a transaction is
+    open, `committed_records` how many records are kept; `on_commit`, when set, is called after each
+    commit (the pipeline holds back the events that report what is not committed yet)."""
 
     def __init__(self, path: Path, conn: sqlite3.Connection, *, locked: bool = True,
                  stale_pid: int | None = None) -> None:
