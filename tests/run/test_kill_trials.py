@@ -60,3 +60,30 @@ def test_seeded_kill_and_resume_trials_in_batches(tmp_path: Path) -> None:
         harness.close()
     failed = [f"{t.scenario} ({'; '.join(t.notes)}): {f}" for t in results for f in t.failures]
     assert not failed, "\n".join(failed)
+
+
+@pytest.mark.parametrize("kind", ["weval", "agentv"])
+def test_ctrl_c_as_a_finished_run_prints_its_last_lines_says_interrupted(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
+    """bench/kill_trials.py (--batch, seed 23, a SIGINT trial): Ctrl-C after the run had written its results,
+    while it printed its summary (asyncio.run's handler gone), exited 130 without a word: no "results:"
+    line, no "interrupted". The results are complete; the exit says it was interrupted."""
+    from evalspec.cli import main
+    from evalspec.run import render
+
+    if kind == "weval":
+        path = tmp_path / "b.weval.yml"
+        path.write_text("models: [echo]\n---\n- id: p\n  prompt: hi\n  should: [$contains: hi]\n", encoding="utf-8")
+    else:
+        path = tmp_path / "s.eval.yaml"
+        path.write_text("name: s\ndescription: d\ntests:\n  - id: a\n    input: hi\n    criteria: c\n"
+                        "    assert: [{type: contains, value: hi}]\n", encoding="utf-8")
+
+    def ctrl_c(self: object, *args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(render.HumanRenderer, "close", ctrl_c)
+    assert main(["run", str(path), "-m", "echo", "-o", str(tmp_path / "out"), "--no-report"]) == 130
+    err = capsys.readouterr().err
+    assert "evalspec: interrupted" in err and "Traceback" not in err, err
+    assert list((tmp_path / "out").rglob("*_comparison.json" if kind == "weval" else "*.jsonl"))  # written
