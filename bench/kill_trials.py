@@ -751,9 +751,13 @@ class Harness:
             # writing it and resumed, or a finished run resumed, writes it again under a new name; a stopped
             # run (SIGTERM, a full disk) writes its cells so far (write_partial).
             stopped = t.scenario in ("sigterm", "full_disk")
+            cached = "--cache" in t.config.flags
             for data in older:
                 if data == got.get(name):
                     t.notes.append(f"an earlier {name.rsplit('_', 1)[-1]} alike")
+                elif cached and _without_usage(name, data) == _without_usage(name, got.get(name, b"")):
+                    # The cost file's `cached` counts this session's cache hits: a re-export reads 0.
+                    t.notes.append(f"an earlier {name.rsplit('_', 1)[-1]} alike but for its cache counts")
                 elif stopped:
                     t.notes.append(f"the stopped run's {name.rsplit('_', 1)[-1]}")
                 else:

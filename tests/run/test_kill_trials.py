@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import importlib.util
 import random
+import sqlite3
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -87,3 +89,35 @@ def test_ctrl_c_as_a_finished_run_prints_its_last_lines_says_interrupted(
     err = capsys.readouterr().err
     assert "evalspec: interrupted" in err and "Traceback" not in err, err
     assert list((tmp_path / "out").rglob("*_comparison.json" if kind == "weval" else "*.jsonl"))  # written
+
+
+class _BusyOnce:
+    """A connection whose first `journal_mode = WAL` is answered SQLITE_BUSY, as SQLite answers one of two
+    processes making the same new database at once (without its busy timeout: each holds a read lock)."""
+
+    def __init__(self, conn: Any) -> None:
+        self.conn, self.busy = conn, True
+
+    def execute(self, sql: str, *args: Any) -> Any:
+        if sql == "PRAGMA journal_mode = WAL" and self.busy:
+            self.busy = False
+            raise sqlite3.OperationalError("database is locked")
+        return self.conn.execute(sql, *args)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.conn, name)
+
+
+def test_two_runs_making_one_database_at_once_refuse_by_the_lock(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """bench/kill_trials.py (two_fresh, seed 30; 4 of 100 races of two processes in a loop): of two fresh
+    runs started at once, one failed "cannot write the run database …: database is locked" at the switch
+    to WAL instead of being refused by the other's lock ("already running (PID …")."""
+    from evalspec.run.journal import database
+
+    real = sqlite3.connect
+    monkeypatch.setattr(database.sqlite3, "connect", lambda *a, **k: _BusyOnce(real(*a, **k)))
+    path = tmp_path / "lab.run.db"
+    conn = database.connect(path, create=True)  # raised OSError "database is locked" before
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    conn.close()
