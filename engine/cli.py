@@ -87,7 +87,9 @@ def _command(argv: Sequence[str] | None) -> int:
     except UsageError as exc:
         print(f"evalspec: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # Ctrl-C where no command handles it (a run's: as it prints its last lines)
+        with contextlib.suppress(OSError, ValueError):
+            print("\nevalspec: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:  # `evalspec check … | head`
         _silenced(sys.stdout)

@@ -522,8 +522,8 @@ def _run(plan: Plan, options: RunOptions, *, as_json: bool, fail_under: float | 
         return 2
     except OSError as exc:  # the output folder cannot be written: read-only, a file in the way, a full disk
         where = f" {exc.filename}" if exc.filename else ""
-        print(f"evalspec run: cannot write{where}: {exc.strerror or exc}; results received so far (if any) are in "
-              f"{options.output}", file=sys.stderr)
+        print(f"evalspec run: cannot write{where}: {exc.strerror or exc}{_full(options.output)}; results received "
+              f"so far (if any) are in {options.output}", file=sys.stderr)
         if as_json:
             renderer.close()  # a run_finished line held for its wall time
         return 2
@@ -589,6 +589,18 @@ def _run(plan: Plan, options: RunOptions, *, as_json: bool, fail_under: float | 
             print(f"evalspec run: mean score {mean:.3f} is below --fail-under {fail_under:g}", file=sys.stderr)
             return 1
     return 0
+
+
+def _full(folder: Path) -> str:
+    """" (the disk is full: …)" when the output folder's disk has (almost) no room: SQLite says "disk I/O
+    error" where it could not grow the database's WAL index, the full disk's first sign."""
+    import shutil
+
+    try:
+        free = shutil.disk_usage(next(p for p in (folder, *folder.parents) if p.exists())).free
+    except (OSError, StopIteration):
+        return ""
+    return f" (the disk is full: {free:,} bytes free)" if free < 2**20 else ""
 
 
 def _not_scored_fails(n: int, what: str, fail_under: float, summary: Any) -> None:

@@ -190,7 +190,7 @@ def connect(path: Path, *, create: bool) -> sqlite3.Connection:
                 # a run's start on this disk). What is written next is synced as ever, at the first
                 # checkpoint or the close, which sync the whole file.
                 conn.execute("PRAGMA synchronous = OFF")
-            conn.execute("PRAGMA journal_mode = WAL")
+            _to_wal(conn)
             if not made:
                 conn.execute("PRAGMA synchronous = NORMAL")
             version = conn.execute("PRAGMA user_version").fetchone()[0]
@@ -213,6 +213,22 @@ def connect(path: Path, *, create: bool) -> sqlite3.Connection:
             raise
         return conn
     return _reader(path, "rw")
+
+
+def _to_wal(conn: sqlite3.Connection) -> None:
+    """`journal_mode = WAL`. Two processes making the same new database (two runs of a label started at
+    once) can each hold a read lock and want the other's gone: SQLite answers one of them SQLITE_BUSY at
+    once, without its busy timeout, and that run failed with "database is locked" where the other's lock
+    should have refused it by name. Tried again (the other's switch done, it is a no-op) for 10 s."""
+    end = time.monotonic() + 10
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > end:
+                raise
+            time.sleep(0.01)
 
 
 def _failure(path: Path, exc: sqlite3.DatabaseError) -> Exception:

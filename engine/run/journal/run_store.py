@@ -252,9 +252,10 @@ class Journal:
     event loop; at once without one), at once for the records in _AT_ONCE, and when the journal closes. A
     call counts as finished when the transaction holding its answer commits: a kill in between loses that
     answer (at most COMMIT_EVERY seconds of them) and `--resume` asks for it again; a committed one is
-    never asked for again. `pending` says a transaction is open, `committed_records` how many records are
-    kept; `on_commit`, when set, is called after
-    each commit (the pipeline holds back the events that report what is not committed yet)."""
+    never asked for again. A write or commit that fails rolls its transaction back and breaks the journal:
+    every later write raises, so no record outlives one it depends on. `pending` says a transaction is
+    open, `committed_records` how many records are kept; `on_commit`, when set, is called after each
+    commit (the pipeline holds back the events that report what is not committed yet)."""
 
     def __init__(self, path: Path, conn: sqlite3.Connection, *, locked: bool = True,
                  stale_pid: int | None = None) -> None:
@@ -273,17 +274,20 @@ class Journal:
         # The failures table may hold a row (a resumed run's, or one written since): an answer then
         # deletes its cell's. A fresh run's is empty until a Failed is written (a DELETE an answer saved).
         self.failures = True
+        # Why a write or commit failed (a full disk): its transaction was rolled back, so a later record
+        # (a judgement or score whose answer was in it) must not be kept; every later write raises this.
+        self.broken: str | None = None
 
     def start_session(self) -> None:
         """This process starts running the run: its session's row, whose end each commit moves on."""
+        self._check()
         try:
             if not self._open:
                 self.conn.execute("BEGIN IMMEDIATE")
                 self._open = True
             self.session = db.session_started(self.conn, time.time())
         except sqlite3.Error as exc:
-            self._rollback()
-            raise OSError(f"cannot write the run database {self.path}: {exc}") from exc
+            raise OSError(self._rollback(exc)) from exc
         self.commit()
         self.committed_at = 0.0  # not a cell's commit: the first cell reported is committed at once
 
@@ -307,6 +311,7 @@ class Journal:
         database cannot take them (a full disk)."""
         if not records:
             return
+        self._check()
         try:
             if not self._open:
                 self.conn.execute("BEGIN IMMEDIATE")
@@ -316,8 +321,7 @@ class Journal:
                 self.failures = True
             db.put(self.conn, records, failures=self.failures)
         except sqlite3.Error as exc:
-            self._rollback()
-            raise OSError(f"cannot write the run database {self.path}: {exc}") from exc
+            raise OSError(self._rollback(exc)) from exc
         self.records += len(records)
         self._uncommitted += len(records)
         if not _AT_ONCE.isdisjoint(kinds):
@@ -346,7 +350,7 @@ class Journal:
 
     def _timed(self) -> None:
         self._timer = None
-        with contextlib.suppress(OSError):  # the next write or close reports it
+        with contextlib.suppress(OSError):  # the next write or commit raises it (`broken`)
             self.commit()
 
     def commit(self) -> None:
@@ -354,6 +358,7 @@ class Journal:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+        self._check()
         if not self._open:
             return
         try:
@@ -361,8 +366,7 @@ class Journal:
                 db.session_ended(self.conn, self.session, time.time())
             self.conn.execute("COMMIT")
         except sqlite3.Error as exc:
-            self._rollback()
-            raise OSError(f"cannot write the run database {self.path}: {exc}") from exc
+            raise OSError(self._rollback(exc)) from exc
         self._open = False
         self._uncommitted = 0
         self.commits += 1
@@ -370,23 +374,30 @@ class Journal:
         if self.on_commit is not None:
             self.on_commit()
 
-    def _rollback(self) -> None:
+    def _check(self) -> None:
+        if self.broken is not None:
+            raise OSError(self.broken)
+
+    def _rollback(self, exc: sqlite3.Error) -> str:
+        self.broken = f"cannot write the run database {self.path}: {exc}"
         self._open = False
         self.records -= self._uncommitted
         self._uncommitted = 0
         with contextlib.suppress(sqlite3.Error):
             self.conn.execute("ROLLBACK")
+        return self.broken
 
     def close(self) -> None:
         conn = self.conn
         if conn is None:
             return
         try:
-            if self.session is not None and not self._open:  # the session's end, written whatever was last
-                with contextlib.suppress(sqlite3.Error):
-                    conn.execute("BEGIN IMMEDIATE")
-                    self._open = True
-            self.commit()
+            if self.broken is None:  # else what failed was rolled back, and nothing after it may be kept
+                if self.session is not None and not self._open:  # the session's end, written whatever was last
+                    with contextlib.suppress(sqlite3.Error):
+                        conn.execute("BEGIN IMMEDIATE")
+                        self._open = True
+                self.commit()
         finally:
             self.conn = None  # type: ignore[assignment]
             if self.locked:
@@ -426,6 +437,9 @@ def _open_journal(path: Path, *, resume: bool, header: RunHeader) -> tuple[Journ
     try:
         stale = db.acquire(conn, path, header.run_label or db.label_of(path))
         journal = Journal(path, conn, stale_pid=stale)
+    except sqlite3.Error as exc:  # taking the lock is a write: a full disk refuses it
+        conn.close()
+        raise OSError(f"cannot write the run database {path}: {exc}") from exc
     except BaseException:
         conn.close()
         raise
