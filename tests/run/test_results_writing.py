@@ -200,3 +200,39 @@ def test_plain_lazy_values_are_written_in_chunks_with_the_same_bytes(n: int):
     assert b"".join(compact_chunks({"m": as_list})) == dumps_bytes({"m": list(values.values())})
     assert b"".join(pretty_chunks({"m": as_map, "l": as_list})) == dumps_pretty(
         {"m": values, "l": list(values.values())})
+
+
+_KILLED_WRITER = """
+import os, signal, sys
+from pathlib import Path
+from evalspec.run.write.files import write_stream
+
+def chunks():
+    yield b'{"a": 1'
+    os.kill(os.getpid(), signal.SIGKILL)  # killed halfway through an export, as a SIGKILL would
+    yield b'}'
+
+write_stream(Path(sys.argv[1]), chunks(), buffer=1)
+"""
+
+
+def test_an_export_clears_what_a_killed_writer_left_and_keeps_a_live_one_s(tmp_path: Path) -> None:
+    """A SIGKILL while an export is written leaves its `.<name>.<pid>.tmp`; the next export into that
+    folder (a resume's, whose file name has another time stamp) removes it, not a live writer's."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, "-c", _KILLED_WRITER, str(out / "r_comparison_t1.json")])
+    assert proc.returncode == -9
+    [left] = [p.name for p in out.iterdir()]
+    assert left.startswith(".r_comparison_t1.json.") and left.endswith(".tmp")
+    with subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"]) as live:
+        try:
+            (out / f".r_comparison_t0.json.{live.pid}.tmp").write_bytes(b"{")  # another run writing now
+            write_comparison(out, "r", "t2", _full(tmp_path))
+            names = sorted(p.name for p in out.iterdir())
+            assert left not in names and f".r_comparison_t0.json.{live.pid}.tmp" in names
+            assert not [n for n in names if n.endswith(".tmp") and n != f".r_comparison_t0.json.{live.pid}.tmp"]
+        finally:
+            live.kill()

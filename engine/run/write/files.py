@@ -211,6 +211,7 @@ def write_stream(path: Path, chunks: Iterable[bytes], *, buffer: int | None = No
     """`write_atomic` for data made in pieces: each piece redacted (a piece holds whole JSON strings, so
     a key cannot straddle two), written about `buffer` bytes at a time, renamed into place at the end."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    clear_stale_temporaries(path.parent)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         with os.fdopen(create_fresh(tmp), "wb") as f:  # never through a link planted under its name
@@ -228,6 +229,34 @@ def write_stream(path: Path, chunks: Iterable[bytes], *, buffer: int | None = No
         with contextlib.suppress(OSError):
             tmp.unlink()
         raise
+
+
+def clear_stale_temporaries(folder: Path) -> list[str]:
+    """Remove the `.<name>.<pid>.tmp` files in `folder` that a killed writer left (its process is gone);
+    another live process's are left alone. The names removed, for the tests."""
+    removed = []
+    with contextlib.suppress(OSError), os.scandir(folder) as entries:
+        for entry in entries:
+            name = entry.name
+            if not (name.startswith(".") and name.endswith(".tmp")) or not entry.is_file(follow_symlinks=False):
+                continue
+            pid = name[:-4].rpartition(".")[2]
+            if not pid.isdigit() or int(pid) == os.getpid() or _alive(int(pid)):
+                continue
+            with contextlib.suppress(OSError):
+                os.unlink(entry.path)
+                removed.append(name)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process: alive
+        return True
+    return True
 
 
 def write_atomic(path: Path, data: bytes) -> None:
