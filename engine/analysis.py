@@ -129,9 +129,9 @@ def analyze(text: str, path: str | Path | None = None, *, kind: FileKind | None 
     `streamed` (check and run, `analyze_file`): a blueprint's prompts are parsed, checked and dropped one
     at a time, so the located tree of the whole file never exists; the findings and the model are the
     same, but `weval.prompt_nodes` is empty (the IDE layer needs the full analysis). `findings_only`
-    (`evalspec check`): only the findings are read, so a blueprint's checked prompts are not kept (its
-    `prompts` is empty): the same findings, without storing a big file's prompts (not with `caches`, whose
-    kept prompts a later analysis hands out)."""
+    (`evalspec check`): only the findings are read, so a blueprint's checked prompts and a suite's checked
+    tests are not kept (its `prompts`, its `tests` are empty): the same findings, without storing a big
+    file's prompts or tests (not with `caches`, whose kept prompts a later analysis hands out)."""
     recording = RecordingSource(source if source is not None else DiskSource(env))
     if len(text) <= max_bytes:  # (a larger text is one finding, parse_yaml: not worth a copy)
         text = as_read(text, path)  # a bare CR is a line break (line_breaks.py): the editor's lines are check's
@@ -191,7 +191,8 @@ def _analyze(text: str, p: Path | None, kind: FileKind | None, models_dir: Path 
     elif detected is FileKind.AGENTV:
         from .agentv.check import check_agentv
 
-        result.agentv = check_agentv(parsed, p, source=source, allow_outside=allow_outside_files)
+        result.agentv = check_agentv(parsed, p, source=source, allow_outside=allow_outside_files,
+                                     keep_tests=not findings_only)
         if (len(parsed.findings) > parse_found or unread_lazy(parsed)) and not tests_file:
             # A syntax error in a streamed test (source.LazyItems): a whole parse reads a suite's document
             # as one and loses it, and check and run must say what the editor says: read it that way. So

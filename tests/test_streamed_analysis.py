@@ -84,6 +84,76 @@ def test_findings_only_gives_the_same_findings_and_keeps_no_prompt(path: Path) -
     assert [repr(f) for f in only.omitted] == [repr(f) for f in full.omitted]
     if full.blueprint is not None:
         assert only.blueprint is not None and list(only.blueprint.prompts) == []
+    if full.suite is not None:
+        assert only.suite is not None and list(only.suite.tests) == []
+
+
+AGENTV_MORE = sorted({*(p for root in (CORPUS, HERE / "fixtures") for p in root.rglob("*")
+                        if p.is_file() and p.suffix in (".jsonl", ".csv")),
+                      *(p for p in (HERE.parent / "examples").rglob("*") if p.is_file())})
+
+
+@pytest.mark.parametrize("path", AGENTV_MORE, ids=lambda p: p.name)
+def test_findings_only_on_tests_files_and_examples(path: Path) -> None:
+    """`evalspec check` of an AgentV tests file (JSON lines, CSV) or an example: the findings of the full
+    analysis, no test kept."""
+    from evalspec.analysis import analyze_file
+
+    full, only = analyze_file(path, env={}), analyze_file(path, env={}, findings_only=True)
+    assert only.kind == full.kind
+    assert [repr(f) for f in only.findings] == [repr(f) for f in full.findings]
+    if full.suite is not None:
+        assert only.suite is not None and list(only.suite.tests) == []
+
+
+def test_findings_only_on_the_agentv_load_vectors(tmp_path: Path) -> None:
+    """Each of AgentV's load vectors (its own suites and their files, tests/agentv/reference_vectors.py) as
+    `evalspec check` reads it: the findings of the full analysis, no test kept."""
+    from evalspec.analysis import analyze_file
+    from evalspec.file_source import DiskSource
+
+    from .agentv.reference_vectors import load_vector, vectors
+
+    checked = 0
+    for n, vector in enumerate(vectors("load.jsonl")):
+        full = load_vector(vector, tmp_path / str(n))
+        only = analyze_file(tmp_path / str(n) / "evals" / "dataset.eval.yaml", source=DiskSource({}),
+                            findings_only=True)
+        assert [repr(f) for f in only.findings] == [repr(f) for f in full.findings], vector["suite"]
+        if full.suite is not None:
+            assert only.suite is not None and list(only.suite.tests) == []
+            checked += bool(full.suite.tests)
+    assert checked > 500
+
+
+def test_findings_only_stores_no_test_of_a_big_suite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past the bound where a run's check keeps its tests as records (test_store.py), `evalspec check`'s
+    keeps none, with the same findings: repeated ids among the last tests, whose first is in the eval file
+    or in a tests file (the finding names that file)."""
+    from evalspec.agentv import test_store
+    from evalspec.analysis import analyze_file
+
+    monkeypatch.setattr(test_store, "DEFAULT_BOUND", 3)
+    stored: list[object] = []
+    real = test_store.TestStore.of_tests
+    monkeypatch.setattr(test_store.TestStore, "of_tests",
+                        classmethod(lambda cls, ts, spill=None: stored.append(ts) or real.__func__(cls, ts, spill)))
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "more.jsonl").write_text('{"id": "j1", "input": "x", "criteria": "c"}\n'
+                                         '{"id": "j2", "input": "y", "criteria": "c"}\n')
+    items = "".join(f"  - {{id: t{n}, input: q{n}, criteria: c}}\n" for n in range(8))
+    suite = tmp_path / "s.eval.yaml"
+    suite.write_text(f"description: d\ntests:\n{items}  - file://more.jsonl\n  - {{id: t7, input: again, criteria: c}}\n"
+                     "  - {input: no id, criteria: c}\n  - {id: j2, input: z, criteria: c}\n"
+                     "  - {id: t2, input: third, criteria: c}\n")
+    full = analyze_file(suite, env={})
+    assert stored and full.suite is not None and len(full.suite.tests) == 10
+    stored.clear()
+    only = analyze_file(suite, env={}, findings_only=True)
+    assert not stored and only.suite is not None and list(only.suite.tests) == []
+    dupes = [f for f in full.findings if f.code == "duplicate-test-id"]
+    assert len(dupes) == 3 and any("(in more.jsonl)" in r.message for f in dupes for r in f.related)
+    assert [repr(f) for f in only.findings] == [repr(f) for f in full.findings]
 
 
 def test_findings_only_stores_no_prompt_of_a_big_blueprint(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -118,6 +188,10 @@ def test_findings_only_does_not_apply_to_an_editors_analyses() -> None:
     again = analyze(text, "b.weval.yml", caches=caches)
     for a in (first, again):
         assert a.blueprint is not None and [p.reference is not None for p in a.blueprint.prompts] == [True]
+    suite = "description: d\ntests:\n  - id: a\n    input: q\n    criteria: c\n"
+    caches = Caches()
+    for a in (analyze(suite, "s.eval.yaml", caches=caches, findings_only=True), analyze(suite, "s.eval.yaml", caches=caches)):
+        assert a.suite is not None and [t.id for t in a.suite.tests] == ["a"]
 
 
 @pytest.mark.parametrize("offsets", [False, True], ids=["lines", "offsets"])

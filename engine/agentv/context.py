@@ -86,6 +86,9 @@ class Context:
     # A streamed check (`check`, `run`): tests are parsed, checked and dropped one at a time, past
     # test_store.DEFAULT_BOUND kept on disk (in a scratch file of `fs.source`).
     streamed: bool = False
+    # False (`evalspec check`, which reads only the findings): the tests are checked and dropped, none kept
+    # (the suite's `tests` is empty; suite.UniqueTests)
+    keep_tests: bool = True
     # Set when a check read the file's lines (through `line`): a test's check that did depends on the text
     # around the test, and is not reused for another test of the same text (testcase.RepeatedTests).
     lines_read: bool = False

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import re
+from array import array
 from collections.abc import Container, Iterable
 from collections.abc import Sequence as Sequence_
+from pathlib import Path
 from typing import Any, cast
 
 from ..findings import Edit, Fix, Related, Span, replace
@@ -201,13 +203,16 @@ def add_test_items(ctx: Context, items: Iterable[Node], loaded: Loaded) -> None:
 class UniqueTests:
     """Checks each test in its file's context as it comes; a repeated id is an error on the repeat. The
     tests go to a list, or in a streamed check past test_store.DEFAULT_BOUND to a TestStore on disk; what
-    stays per test is its id's place (the first test of an id is read back for the rare repeat)."""
+    stays per test is its id's place (the first test of an id is read back for the rare repeat). A check
+    that keeps no test (`ctx.keep_tests` False: `evalspec check`) keeps of each only what a repeat's
+    finding cites (`_Firsts`), and its result is empty."""
 
     def __init__(self, ctx: Context, defaults: SuiteDefaults) -> None:
         self.defaults = defaults
         self.tests: TestCollector | None = None
         self.held: list[AgentvTest] = []
-        if ctx.streamed:
+        self.firsts: _Firsts | None = None if ctx.keep_tests else _Firsts()
+        if ctx.streamed and ctx.keep_tests:
             self.tests = TestCollector(scratch=ctx.fs.source.scratch_file)
         self.seen: dict[str, int] = {}
         self.free: dict[str, int] = {}  # each repeated id's lowest free `-n` so far (see _rename_id_fix)
@@ -220,29 +225,56 @@ class UniqueTests:
             return
         at = self.seen.get(test.id)
         if at is not None:
-            first = self._test(at)
+            first_span, first_path = self._first(at)
             where = ""
-            if first.source_path != test.source_path:
-                where = f" (in {first.source_path.name if first.source_path else 'the eval file'})"
+            if first_path != test.source_path:
+                where = f" (in {first_path.name if first_path else 'the eval file'})"
             item_ctx.out.error("duplicate-test-id", test.id_span or test.span,
                                f"Duplicate test id '{test.id}'; test ids must be unique in the file.",
-                               related=(Related(first.id_span or first.span, f"'{test.id}' first used here{where}"),),
+                               related=(Related(first_span, f"'{test.id}' first used here{where}"),),
                                fix=_rename_id_fix(test, self.seen, self.free))
             return
         self.seen[test.id] = self.count
         self.count += 1
-        if self.tests is not None:
+        if self.firsts is not None:
+            self.firsts.append(test.id_span or test.span, test.source_path)
+        elif self.tests is not None:
             self.tests.append(test)
         else:
             self.held.append(test)
 
-    def _test(self, k: int) -> AgentvTest:
-        if self.tests is None:
-            return self.held[k]
-        return self.tests.get(k)
+    def _first(self, k: int) -> tuple[Span, Path | None]:
+        """The k-th test's span a repeat's finding cites (its id's, else its own) and its file."""
+        if self.firsts is not None:
+            return self.firsts.get(k)
+        first = self.held[k] if self.tests is None else self.tests.get(k)
+        return first.id_span or first.span, first.source_path
 
     def result(self) -> Sequence_[AgentvTest]:
         return self.tests.result() if self.tests is not None else self.held
+
+
+class _Firsts:
+    """Of each test a check keeps no more of, what a later repeat of its id cites: a span (four numbers)
+    and the file it came from, in arrays (a 100,000-test suite's are a few MB, not its tests)."""
+
+    def __init__(self) -> None:
+        self.spans = array("q")
+        self.files = array("i")
+        self.paths: dict[Path | None, int] = {}
+        self.by_index: list[Path | None] = []
+
+    def append(self, span: Span, path: Path | None) -> None:
+        self.spans.extend(span)
+        n = self.paths.get(path)
+        if n is None:
+            n = self.paths[path] = len(self.by_index)
+            self.by_index.append(path)
+        self.files.append(n)
+
+    def get(self, k: int) -> tuple[Span, Path | None]:
+        sl, sc, el, ec = self.spans[4 * k:4 * k + 4]
+        return Span(sl, sc, el, ec), self.by_index[self.files[k]]
 
 
 def _rename_id_fix(test: AgentvTest, seen: Container[str], free: dict[str, int]) -> Fix | None:
