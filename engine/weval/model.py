@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Literal, TypeVar
 
 from ..findings import Span
@@ -44,6 +45,7 @@ class Point(Located):
                 "multiplier": self.weight, "citation": citation}
 
 
+@lru_cache(maxsize=1024)  # a few names a file, read for each function point of each cell (twice: its text, its reflection)
 def reference_fn_name(written: str) -> str:
     """The reference normalizes function names at the front only: `contain…` → `contains…`,
     `match…` → `matches…` (so `imatch` stays as written)."""
@@ -109,7 +111,12 @@ class Prompt(Located):
 
     @property
     def points(self) -> list[Point]:
+        """`should` then `should_not`, a new list each time it is read (`has_points` makes none)."""
         return [*self.should, *self.should_not]
+
+    @property
+    def has_points(self) -> bool:
+        return bool(self.should or self.should_not)
 
     @property
     def first_words(self) -> str:

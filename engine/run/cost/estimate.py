@@ -245,9 +245,10 @@ def weval_cell_calls(plan: WevalPlan, task: WevalTask) -> list[CallEstimate]:
     if "llm-coverage" not in plan.eval_methods:
         return out
     prompt = task.prompt
-    criteria = [p.text or "" for p in prompt.points if p.kind == "text"]
+    points = prompt.points
+    criteria = [p.text or "" for p in points if p.kind == "text"]
     batched = True
-    if not prompt.points and prompt.ideal:
+    if not points and prompt.ideal:
         criteria = ["k" * KEY_POINT_BYTES] * KEY_POINTS_ASSUMED
         # Batch mode knows the key points before the judges' phase when their extraction was batched.
         batched = bool(plan.key_point_models) and batchable_model(plan.key_point_models[0])
@@ -280,7 +281,7 @@ def weval_prompt_calls(plan: WevalPlan, prompt: Any) -> list[CallEstimate]:
     """Key-point extraction from the prompt's ideal: once per prompt, by the first key-point model."""
     from ..score.weval_judge import EXTRACT_SYSTEM, extraction_prompt, transcript
 
-    if "llm-coverage" not in plan.eval_methods or prompt.points or not prompt.ideal or not plan.key_point_models:
+    if "llm-coverage" not in plan.eval_methods or prompt.has_points or not prompt.ideal or not plan.key_point_models:
         return []
     model = plan.key_point_models[0]
     conversation = transcript([(m.role, m.content or "<TO_BE_GENERATED>", False) for m in prompt.messages])

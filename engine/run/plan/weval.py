@@ -260,8 +260,12 @@ def _judge_label(j: Judge) -> str:
 
 
 def _judged_points(prompt: Prompt) -> int:
-    n = sum(1 for p in prompt.points if p.kind == "text")
-    if not prompt.points and prompt.ideal:
+    n = 0
+    for points in (prompt.should, prompt.should_not):
+        for p in points:
+            if p.kind == "text":
+                n += 1
+    if not n and prompt.ideal and not prompt.has_points:
         n = 5  # key points extracted from the ideal: a handful, typically
     return n
 

@@ -187,7 +187,7 @@ class WevalJudges:
         plan = self.plan
         if isinstance(plan.tasks, WevalTasks) and plan.tasks.prompts is plan.prompts and plan.replay is None:
             return plan.any_judged()
-        return any(any(p.kind == "text" for p in t.prompt.points) or (not t.prompt.points and t.prompt.ideal)
+        return any(any(p.kind == "text" for p in t.prompt.points) or (not t.prompt.has_points and t.prompt.ideal)
                    for t in plan.tasks)
 
     async def point(self, cell: Cell, index: int, point: Point, subject: str, conversation: str) -> dict[str, Any]:
@@ -315,7 +315,7 @@ class WevalJudges:
         for task in self.plan.tasks:
             prompt = task.prompt
             cell = task.cell
-            if prompt.id in decided or prompt.points or not prompt.ideal:
+            if prompt.id in decided or prompt.has_points or not prompt.ideal:
                 continue
             done = state.key_points.get(prompt.id)
             if (done is not None and done.points) or cell in state.scores \
@@ -347,7 +347,7 @@ class WevalJudges:
         prompts: list[Prompt] = []
         for task in self.plan.tasks:
             prompt = task.prompt
-            if prompt.id == last or prompt.points or not prompt.ideal:
+            if prompt.id == last or prompt.has_points or not prompt.ideal:
                 continue
             last = prompt.id
             if prompt.id not in self._key_points and prompt.id not in self._extracted \
@@ -398,7 +398,7 @@ class WevalJudges:
             cell = task.cell
             prompt = task.prompt
             points = [(i, p) for i, p in enumerate(prompt.points) if p.kind == "text"]
-            if not prompt.points and prompt.ideal:  # judged on the key points extracted from the ideal
+            if not prompt.has_points and prompt.ideal:  # judged on the key points extracted from the ideal
                 extracted = self.known_key_points(prompt)
                 points = [(i, Point(kind="text", text=t, span=prompt.span)) for i, t in enumerate(extracted or [])]
             count = self.generate.generated_turns(task)
