@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from array import array
 from collections.abc import Container, Iterable
 from collections.abc import Sequence as Sequence_
 from pathlib import Path
@@ -16,7 +15,7 @@ from .assertions import check_assert_list
 from .context import Context
 from .messages import check_input
 from .model import AgentvSuite, AgentvTest
-from .test_store import TestCollector
+from .test_store import Places, TestCollector
 from .testcase import RepeatedTests, SuiteDefaults
 from .tests_files import FILE_URL, Loaded, load_reference
 from .workspace import check_workspace
@@ -205,13 +204,13 @@ class UniqueTests:
     tests go to a list, or in a streamed check past test_store.DEFAULT_BOUND to a TestStore on disk; what
     stays per test is its id's place (the first test of an id is read back for the rare repeat). A check
     that keeps no test (`ctx.keep_tests` False: `evalspec check`) keeps of each only what a repeat's
-    finding cites (`_Firsts`), and its result is empty."""
+    finding cites (`test_store.Places`), and its result is empty."""
 
     def __init__(self, ctx: Context, defaults: SuiteDefaults) -> None:
         self.defaults = defaults
         self.tests: TestCollector | None = None
         self.held: list[AgentvTest] = []
-        self.firsts: _Firsts | None = None if ctx.keep_tests else _Firsts()
+        self.firsts: Places | None = None if ctx.keep_tests else Places()
         if ctx.streamed and ctx.keep_tests:
             self.tests = TestCollector(scratch=ctx.fs.source.scratch_file)
         self.seen: dict[str, int] = {}
@@ -252,29 +251,6 @@ class UniqueTests:
 
     def result(self) -> Sequence_[AgentvTest]:
         return self.tests.result() if self.tests is not None else self.held
-
-
-class _Firsts:
-    """Of each test a check keeps no more of, what a later repeat of its id cites: a span (four numbers)
-    and the file it came from, in arrays (a 100,000-test suite's are a few MB, not its tests)."""
-
-    def __init__(self) -> None:
-        self.spans = array("q")
-        self.files = array("i")
-        self.paths: dict[Path | None, int] = {}
-        self.by_index: list[Path | None] = []
-
-    def append(self, span: Span, path: Path | None) -> None:
-        self.spans.extend(span)
-        n = self.paths.get(path)
-        if n is None:
-            n = self.paths[path] = len(self.by_index)
-            self.by_index.append(path)
-        self.files.append(n)
-
-    def get(self, k: int) -> tuple[Span, Path | None]:
-        sl, sc, el, ec = self.spans[4 * k:4 * k + 4]
-        return Span(sl, sc, el, ec), self.by_index[self.files[k]]
 
 
 def _rename_id_fix(test: AgentvTest, seen: Container[str], free: dict[str, int]) -> Fix | None:

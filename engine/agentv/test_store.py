@@ -163,6 +163,29 @@ def _plain_input(t: AgentvTest) -> int:
         return -1
 
 
+class Places:
+    """A span and a file for each of many tests, in arrays (18 bytes a test, not a Span and a reference):
+    what a store's outline reads of every test, and what a check that keeps no test keeps for a repeated
+    id's finding (suite.UniqueTests)."""
+
+    def __init__(self) -> None:
+        self.spans = array("q")  # 4 a test: the Span's fields
+        self.files = array("i")  # an index in paths
+        self.paths: list[Path | None] = []
+        self._path_at: dict[Path | None, int] = {}
+
+    def append(self, span: Span, path: Path | None) -> None:
+        self.spans.extend(span)
+        at = self._path_at.get(path)
+        if at is None:
+            at = self._path_at[path] = len(self.paths)
+            self.paths.append(path)
+        self.files.append(at)
+
+    def get(self, k: int) -> tuple[Span, Path | None]:
+        return _as_span(tuple(self.spans[4 * k:4 * k + 4])), self.paths[self.files[k]]
+
+
 class _TestCodec:
     """A store's tests as records (model_store.py deflates them a block at a time: ~870 bytes a test
     become ~80). The file is written to the disk like any other."""
@@ -170,22 +193,14 @@ class _TestCodec:
     def __init__(self) -> None:
         self._decoder = _Decoder()
         # Each test's span and tests file, in the order encoded (a store encodes each of its tests once):
-        # what run/plan/items.entries reads of every test, without decoding any (18 bytes a test)
-        self.spans = array("q")  # 4 a test: the Span's fields
-        self.sources = array("i")  # an index in source_paths
-        self.source_paths: list[Path | None] = []
-        self._source_at: dict[Path | None, int] = {}
+        # what run/plan/items.entries reads of every test, without decoding any
+        self.places = Places()
         # Each test's input length when the plan needs nothing else of it (`_plain_input`, 8 bytes a test):
         # the run's plan then reads no such test back (a decode is ~10 us a test, and its cell decodes it again)
         self.plain_inputs = array("q")
 
     def encode(self, item: AgentvTest) -> bytes:
-        self.spans.extend(item.span)
-        at = self._source_at.get(item.source_path)
-        if at is None:
-            at = self._source_at[item.source_path] = len(self.source_paths)
-            self.source_paths.append(item.source_path)
-        self.sources.append(at)
+        self.places.append(item.span, item.source_path)
         self.plain_inputs.append(_plain_input(item))
         return _encode(item)
 
@@ -211,10 +226,9 @@ class TestStore(ModelStore[AgentvTest]):
         file = self._file
         codec = file.codec
         assert isinstance(codec, _TestCodec)
-        spans, sources, paths, ids = codec.spans, codec.sources, codec.source_paths, file.ids
+        place, ids = codec.places.get, file.ids
         for k in (self._indexes if self._indexes is not None else range(len(ids))):
-            yield ids[k], _as_span(tuple(spans[4 * k:4 * k + 4])), paths[sources[k]]
-
+            yield (ids[k], *place(k))
 
     def plain_inputs(self) -> Sequence[int]:
         """Each test's `_plain_input`, in order, none decoded (-1: the test must be read)."""
