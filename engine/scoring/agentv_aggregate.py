@@ -130,26 +130,24 @@ def outcome_of(items: Sequence[tuple[float | None, float, bool | float | None]])
     0 and fail, as in AgentV; otherwise any assertion not scored (score None) makes the test "not
     scored" (AgentV leaves a skipped judge out of the mean, which lifts the score on a check not made).
     """
-    # One pass (every result row makes one): the gates, the items not scored, and aggregate_test's
-    # weighted mean of the scored items, summed in the same order.
+    # One pass (every result row makes one): the gates, the items not scored, the scored items' pairs
+    # for aggregate_test's weighted mean.
     missing: list[int] = []
     failed: list[int] = []
-    total = weighted = 0.0
+    pairs: list[tuple[float, float]] = []
     for k, (score, weight, required) in enumerate(items):
         if score is None:
             missing.append(k)
             continue
         value = float(score)
-        if required is not False and (threshold := gate_threshold(required)) is not None and value < threshold:
+        if (threshold := gate_threshold(required)) is not None and value < threshold:
             failed.append(k)
-        w = 1.0 if weight is None else float(weight)
-        total += w
-        weighted += value * w
+        pairs.append((value, 1.0 if weight is None else float(weight)))
     if failed:
         return Outcome(0.0, "fail", tuple(failed), tuple(missing))
     if missing:
         return Outcome(None, NOT_SCORED, (), tuple(missing))
-    mean = weighted / total if total > 0 else 0.0
+    mean = weighted_mean(pairs)
     return Outcome(mean, verdict(mean))
 
 
