@@ -33,7 +33,7 @@ from ..scoring.weval_points import PointContext
 from ..weval.model import Point
 from .cost.guard import NOT_RUN
 from .events import Cell, CellFailed, Event, ModelSummary, Notice, Response, RunSummary, Scored
-from .generate.answers import CellError, WevalGenerate, weval_history
+from .generate.answers import CellError, WevalGenerate, as_messages, weval_history
 from .journal.held_records import HeldRecords
 from .journal.records import CellScore, ExportHead, Failed, NotRun, RunHeader
 from .journal.run_store import run_header
@@ -102,8 +102,8 @@ async def generate(run: Weval, work: WevalCell) -> Flow | None:
     final = answer.texts[-1]
     work.texts = answer.texts
     work.history = weval_history(task, answer.texts)
-    work.messages = [{"role": r, "content": c} for r, c, _ in work.history]
-    run.writer.answered(task, final, work.history, messages=work.messages)
+    work.messages = as_messages(work.history)
+    run.writer.answered(task, final, work.messages)
     run.emit(Response(cell, final, (answer.usage[0], answer.usage[1]), answer.cached and not answer.resumed,
                       answer.latency_ms, resumed=answer.resumed, replayed=run.plan.replay is not None))
     return None
@@ -138,8 +138,8 @@ async def rubric(run: Weval, work: WevalCell) -> Flow | None:
     work.points = points
     work.entries = [None] * len(points)
     work.subject = "\n\n".join(work.texts)
-    messages = work.messages if work.messages is not None else [{"role": r, "content": c} for r, c, _ in work.history]
-    work.context = PointContext(messages=messages, model_id=work.task.cell.model, prompt_id=prompt.id)
+    assert work.messages is not None  # (generate made them)
+    work.context = PointContext(messages=work.messages, model_id=work.task.cell.model, prompt_id=prompt.id)
     return None
 
 
@@ -339,8 +339,7 @@ class Weval(Format[WevalPlan, WevalCell]):
             rec = self.plan.replay.answer(cell)
             texts = list(rec.generated) if rec is not None and rec.text is not None else []
         final = texts[-1] if texts else ""
-        history = weval_history(task, texts or [""])
-        self.writer.answered(task, final, history)
+        self.writer.answered(task, final, as_messages(weval_history(task, texts or [""])))
         self.emit(Response(cell, final, resumed=True, replayed=self.plan.replay is not None))
         result = done.result
         self.judges.unscored_points += sum(1 for pa in result.get("pointAssessments") or []

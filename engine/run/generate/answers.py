@@ -242,6 +242,11 @@ def weval_history(task: WevalTask, texts: list[str]) -> list[tuple[str, str, boo
     return out
 
 
+def as_messages(history: list[tuple[str, str, bool]]) -> list[dict[str, str]]:
+    """`weval_history`'s exchange as {role, content}: the comparison's history and a point's messages."""
+    return [{"role": r, "content": c} for r, c, _ in history]
+
+
 def generated_from_history(prompt: Prompt, history: list[dict[str, Any]]) -> list[str]:
     """The generated turns of a recorded conversation: assistant turns at the prompt's `null` places,
     then the final answer when the prompt ends on a user turn."""

@@ -22,8 +22,6 @@ from .weval_results import WevalResults, comparison_object, write_comparison
 
 log = logging.getLogger(__name__)
 
-History = list[tuple[str, str, bool]]  # (role, content, generated) of a whole exchange
-
 
 class WevalWriter:
     """The results of one run, by prompt and effective model, and the files they become."""
@@ -47,15 +45,12 @@ class WevalWriter:
         self.told_elsewhere = False  # a cell whose task reads other prompts than the plan's (a plan made by hand)
         self.points_not_scored = 0  # point assessments with an error in the coverage results recorded
 
-    def answered(self, task: WevalTask, final: str, history: History,
-                 messages: list[dict[str, str]] | None = None) -> None:
-        """A cell's answer (its final turn) and the whole exchange (`messages`: as {role, content}, when the
-        caller has made them; kept as they are, never changed)."""
+    def answered(self, task: WevalTask, final: str, messages: list[dict[str, str]]) -> None:
+        """A cell's answer (its final turn) and the whole exchange as {role, content} (`as_messages`; kept
+        as they are, never changed)."""
         cell = task.cell
         self._told(task)
-        self.results.record(cell.item, cell.model, cell=cell, response=final,
-                            history=messages if messages is not None else
-                            [{"role": r, "content": c} for r, c, _ in history])
+        self.results.record(cell.item, cell.model, cell=cell, response=final, history=messages)
         self.results.system_prompts[cell.model] = task.system
 
     def failed(self, task: WevalTask, message: str, *, not_run: bool = False) -> None:
