@@ -20,6 +20,7 @@ from typing import Any
 
 from ..findings import Span
 from ..located import Located
+from ..registry.agentv_assertions import ASSERTION_TYPES, AssertionType
 
 
 @dataclass(kw_only=True)
@@ -80,6 +81,11 @@ class Assertion(Located):
     custom: bool = False  # a custom type from .agentv/assertions/<type>.ts
     span: Span
     source_path: Path | None = None  # the file the assertion is written in
+
+    @property
+    def registered(self) -> AssertionType | None:
+        """Its type's registry entry; None for a custom type (.agentv/assertions) or one the registry lacks."""
+        return None if self.custom else ASSERTION_TYPES.get(self.type)
 
     @property
     def threshold(self) -> float | None:

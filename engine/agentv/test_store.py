@@ -21,7 +21,6 @@ from typing import Any
 
 from ..findings import Span
 from ..model_store import Collector, ModelStore
-from ..registry.agentv_assertions import ASSERTION_TYPES
 from ..spill_file import SpillFile
 from .model import AgentvTest, Assertion, ContentBlock, Message, ToolCall
 
@@ -154,8 +153,8 @@ def _plain_input(t: AgentvTest) -> int:
     if not t.assertions or t.workspace is not None or ex.get("targets") or ex.get("target"):
         return -1
     for a in t.assertions:
-        kind = None if a.custom else ASSERTION_TYPES.get(a.type)
-        if kind is None or not kind.runnable or not kind.stage.deterministic or a.children:
+        kind = a.registered
+        if kind is None or not kind.at_once or a.children:
             return -1
     try:
         return sum(len(m.text()) for m in t.input_messages)

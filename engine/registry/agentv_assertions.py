@@ -75,6 +75,12 @@ class AssertionType:
     needs_one_of: tuple[str, ...] = ()  # at least one of these fields must be set
     _extra: dict[str, object] = field(default_factory=dict, compare=False, repr=False)
 
+    @property
+    def at_once(self) -> bool:
+        """A run scores it as soon as the answer is there: runnable, and its stage deterministic (no judge,
+        script or service to wait for: run/agentv_stages.py, and the plan's reading of a stored test)."""
+        return self.runnable and self.stage.deterministic
+
     def __post_init__(self) -> None:
         if not self.kind:
             object.__setattr__(self, "kind", _KINDS[self.stage])

@@ -44,7 +44,6 @@ from ..agentv.model import Assertion
 from ..pricing import PriceTable
 from ..providers.base import ProviderError
 from ..providers.tool_calls import output_messages
-from ..registry.agentv_assertions import ASSERTION_TYPES
 from ..registry.stages import Stage
 from ..scoring.agentv_aggregate import (
     NOT_SCORED,
@@ -561,8 +560,8 @@ class Agentv(Format[AgentvPlan, AgentvCell]):
         waiting: list[tuple[int, Coroutine[Any, Any, dict[str, Any]]]] = []
         expected: list[tuple[str, Any]] | None = None
         for i, a in enumerate(test.assertions):
-            kind = None if a.custom else ASSERTION_TYPES.get(a.type)
-            if kind is not None and kind.runnable and kind.stage.deterministic:
+            kind = a.registered
+            if kind is not None and kind.at_once:
                 # scored here and now: a pure function of the answer and the measurements (most
                 # assertions), no coroutine to make and await
                 if expected is None:

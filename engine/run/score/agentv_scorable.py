@@ -13,7 +13,6 @@ from collections.abc import Iterable
 from typing import Any
 
 from ...agentv.model import Assertion
-from ...registry.agentv_assertions import ASSERTION_TYPES
 from ...registry.stages import Stage
 from ...scoring.agentv_aggregate import NOT_SCORED
 
@@ -23,7 +22,7 @@ __all__ = ["NOT_SCORED", "NO_JUDGE", "NotScoredReport", "dry_run_report", "needs
 
 def stage_of(a: Assertion) -> Stage:
     """The stage that scores `a`: its type's registry entry's; a custom type runs its script."""
-    t = None if a.custom else ASSERTION_TYPES.get(a.type)
+    t = a.registered
     return t.stage if t is not None else Stage.SCRIPT
 
 
@@ -45,7 +44,7 @@ def reads_workspace(a: Assertion) -> bool:
 
 def unscorable(a: Assertion, *, judge: bool) -> str | None:
     """Why `a` cannot be scored in this run (None: it can). `judge`: the test's target has a judge."""
-    kind = None if a.custom else ASSERTION_TYPES.get(a.type)
+    kind = a.registered
     if kind is None:
         # A custom type's .agentv/assertions script runs as a code judge; without one nothing can score it.
         from .code_judge import custom_assertion_missing

@@ -17,7 +17,6 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ...jsonio import loads
-from ...registry.agentv_assertions import ASSERTION_TYPES
 from ...registry.stages import Stage, on_change
 from ...registry.weval_functions import POINT_FUNCTIONS
 from ...scoring.agentv_aggregate import NOT_SCORED
@@ -245,7 +244,7 @@ def deterministic(a: Assertion, answer: str, metrics: RunMetrics, expected: list
 def row_type(a: Assertion) -> str:
     """The type a result row names: its entry's `row_type` when AgentV reports another (it runs a
     `rubrics` assertion as an llm-judge and says so), else the type."""
-    t = None if a.custom else ASSERTION_TYPES.get(a.type)
+    t = a.registered
     return (t.row_type if t is not None else None) or a.type
 
 
