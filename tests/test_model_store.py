@@ -1,5 +1,6 @@
-"""model_store.py's blocks: records deflated a block at a time read back as they were stored, wherever
-they sit (a closed block, one closed early by a flush, the records still waiting for theirs)."""
+"""model_store.py: records deflated a block at a time read back as they were stored, wherever they sit (a
+closed block, one closed early by a flush, the records still waiting for theirs); a pass over every item
+decodes each once and keeps none among the recent ones."""
 
 from __future__ import annotations
 
