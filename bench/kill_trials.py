@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Kill-and-resume trials, as issue 27's judges will run them: many seeded trials, each SIGKILLing a real
+"""Kill-and-resume trials: many seeded trials, each SIGKILLing a real
 `evalspec run` at a random moment and resuming it to the end, against a fake provider that counts every
 request it is sent.
 
