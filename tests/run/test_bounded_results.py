@@ -99,14 +99,28 @@ def test_a_run_that_spills_its_cells_writes_the_same_bytes(tmp_path: Path, smart
     stores.clear()  # each holds its run's plan (through the cells' index): not left to the next test's count
 
 
+def _set(store: cell_store.CellStore, item: str, fields: dict[str, Any]) -> None:
+    for name, value in fields.items():
+        store.set(item, "m", cell_store.FIELDS.index(name), cell_store.piece(value))
+
+
+def _get(store: cell_store.CellStore, item: str) -> dict[str, Any] | None:
+    from evalspec.run.write.weval_results import decoded
+
+    found = store.get((item, "m"))
+    if found is None:
+        return None
+    return {name: decoded(p) for name, p in zip(cell_store.FIELDS, found, strict=True) if p is not None}
+
+
 def test_the_store_keeps_the_last_value_of_each_field(tmp_path: Path) -> None:
     store = cell_store.CellStore(tmp_path, bound=2)
-    store.set("a", "m", {"response": "first", "history": [1]})
-    store.set("b", "m", {"response": "b"})  # the bound: both go to disk
+    _set(store, "a", {"response": "first", "history": [1]})
+    _set(store, "b", {"response": "b"})  # the bound: both go to disk
     assert store.most_held == 2 and store.spilled_cells == 2
-    store.set("a", "m", {"coverage": {"x": 1.5}, "response": "second"})  # read back, changed
-    assert store.get("a", "m") == {"response": "second", "history": [1], "coverage": {"x": 1.5}}
-    assert store.get("b", "m") == {"response": "b"} and store.get("c", "m") is None
+    _set(store, "a", {"coverage": {"x": 1.5}, "response": "second"})  # read back, changed
+    assert _get(store, "a") == {"response": "second", "history": [1], "coverage": {"x": 1.5}}
+    assert _get(store, "b") == {"response": "b"} and _get(store, "c") is None
     assert sorted(store.recorded()) == [("a", "m"), ("b", "m")]
     assert list(tmp_path.iterdir()) == []  # the file on disk has no name
     store.close()
@@ -122,17 +136,17 @@ def test_the_store_reads_its_cells_back_in_any_order(tmp_path: Path) -> None:
     expected = {}
     for i in range(3000):
         fields = {"response": f"answer {i} " + "x" * (i % 97), "history": [{"role": "user", "content": str(i)}]}
-        store.set(f"p{i}", "m", fields)
-        expected[(f"p{i}", "m")] = fields
+        _set(store, f"p{i}", fields)
+        expected[f"p{i}"] = fields
     keys = list(expected)
     shuffled = random.Random(7).sample(keys, len(keys))
     for order in (keys, keys[::-1], shuffled):
-        assert all(store.get(*key) == expected[key] for key in order)
+        assert all(_get(store, key) == expected[key] for key in order)
     for i in range(3000, 3100):  # appended after the window was read: read past its end
-        store.set(f"p{i}", "m", {"response": str(i)})
-        expected[(f"p{i}", "m")] = {"response": str(i)}
-        assert store.get(f"p{i - 50}", "m") == expected[(f"p{i - 50}", "m")]
-    assert all(store.get(*key) == value for key, value in expected.items())
+        _set(store, f"p{i}", {"response": str(i)})
+        expected[f"p{i}"] = {"response": str(i)}
+        assert _get(store, f"p{i - 50}") == expected[f"p{i - 50}"]
+    assert all(_get(store, key) == value for key, value in expected.items())
     assert store.spilled_cells >= 3000
     store.close()
 

@@ -86,6 +86,39 @@ def test_the_chunked_writers_give_the_bytes_of_the_whole_value(tmp_path: Path) -
     assert b"".join(compact_chunks(full["config"])) == dumps_bytes(whole["config"])
 
 
+@pytest.mark.parametrize("bound", [1, 4096])
+def test_a_row_holding_a_value_orjson_refuses_is_written_whole(tmp_path: Path, bound: int) -> None:
+    """Each cell's fields are kept as the JSON pieces the file joins (cell_store.py); a value orjson refuses
+    (a lone surrogate, an integer past 64 bits) makes its prompt's row be written whole by the standard
+    encoder, every string of it ASCII-escaped, as `dumps_bytes` of the row: the same bytes as the file of
+    the plain values, whether the cells were held or went to disk."""
+    from evalspec.run.write.cell_store import CellStore
+    from evalspec.run.write.files import dumps_pretty
+
+    a = analyze(BLUEPRINT, tmp_path / "blueprints" / "w.yml", env={})
+    bp = a.blueprint
+    assert bp is not None
+    models = ["openai:a", "openai:b"]
+    results = WevalResults(CellStore(tmp_path, bound=bound))
+    for p in bp.prompts:
+        for model in models:  # (the second model first for one prompt: the rows follow the plan's order)
+            odd = p.id == "plain" and model == "openai:b"
+            results.record(p.id, model, response=f"half a pair: \ud800 {p.id}" if odd else f"é {p.id} {model}",
+                           history=[{"role": "assistant", "content": "é"}],
+                           coverage={"avgCoverageExtent": 1, "big": 2 ** 70 if p.id == "heavy" and odd is False else 1})
+    full = comparison_object(bp=bp, models=models, prompts=bp.prompts, run_label="r", timestamp="t",
+                             eval_methods=["llm-coverage"], effective_models=models, results=results)
+    whole = _plain(full)
+    assert whole["allFinalAssistantResponses"]["plain"]["openai:b"] == "half a pair: \ud800 plain"
+    assert whole["evaluationResults"]["llmCoverageScores"]["heavy"]["openai:a"]["big"] == 2 ** 70
+    written = b"".join(pretty_chunks(full))
+    assert written == dumps_pretty(whole)
+    assert b'"plain": {"openai:a":"\\u00e9 plain openai:a","openai:b":"half a pair: \\ud800 plain"}' in written
+    assert b'"heavy": {"openai:a":"\xc3\xa9 heavy openai:a"' in written  # the other rows as orjson writes them
+    assert str(2 ** 70).encode() in written
+    results.cells.close()
+
+
 def test_the_prompt_contexts_kept_from_the_config_write_the_same_bytes(tmp_path: Path,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """Each prompt's promptContexts entry is kept as the config's prompts are written (weval_results.py's

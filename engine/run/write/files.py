@@ -54,17 +54,20 @@ class LazyMap(Mapping[str, Any]):
 
     def __init__(self, keys: Sequence[str], value: Callable[[str], Any],
                  index: Mapping[str, Any] | AbstractSet[str] | None = None, *,
-                 at: Callable[[int, str], Any] | None = None, plain: bool = False) -> None:
+                 at: Callable[[int, str], Any] | None = None, plain: bool = False,
+                 encoded: Callable[[int, str], bytes] | None = None) -> None:
         """`index`: the keys as a set or mapping, when the caller has one (several maps of the same keys
         share it: one made per map was ~4 MB each at 100,000 prompts); else made on the first lookup.
         `at(n, key)`: the n-th key's value, the same as `value(key)`, for a walk in order (the caller knows
         the place without looking the key up). `plain`: no value holds a LazyMap / LazyList (so each is
-        written without looking)."""
+        written without looking). `encoded(n, key)`: the n-th key's value as `dumps_bytes` writes it, which
+        the writers take instead of encoding the value (a results file's cells, kept encoded)."""
         self._keys = keys
         self._index: Mapping[str, Any] | AbstractSet[str] | None = index
         self._value = value
         self._at = at
-        self.plain = plain
+        self.encoded = encoded
+        self.plain = plain or encoded is not None
 
     def __getitem__(self, key: str) -> Any:
         if self._index is None:
@@ -137,6 +140,10 @@ def compact_chunks(value: Any) -> Iterator[bytes]:
         yield b"]"
         return
     yield b"{"
+    if type(value) is LazyMap and value.encoded is not None:
+        yield from _joined(_encoded_entries(value, b""), b",")
+        yield b"}"
+        return
     for n, (key, item) in enumerate(value.items()):
         yield (b"," if n else b"") + dumps_bytes(str(key)) + b":"
         yield from compact_chunks(item)
@@ -179,8 +186,19 @@ def _plain_entries(item: LazyMap) -> Iterator[bytes]:
     """A plain LazyMap's entries as `pretty_chunks` writes them (`    "key": value`, one a line), joined a
     few dozen at a time (a piece each, looked at for LazyMap / LazyList each, was a third of the work of
     writing a big comparison file's per-prompt maps)."""
+    if item.encoded is not None:
+        yield from _joined(_encoded_entries(item, b"    ", b": "), b",\n")
+        return
     yield from _joined((b"    " + dumps_bytes(str(key)) + b": " + dumps_bytes(value) for key, value in item.items()),
                        b",\n")
+
+
+def _encoded_entries(item: LazyMap, indent: bytes, colon: bytes = b":") -> Iterator[bytes]:
+    """An encoded LazyMap's entries, `indent`, the key, `colon`, its value as given."""
+    encoded = item.encoded
+    assert encoded is not None
+    for n, key in enumerate(item._keys):
+        yield indent + dumps_bytes(str(key)) + colon + encoded(n, key)
 
 
 def _joined(pieces: Iterable[bytes], separator: bytes) -> Iterator[bytes]:

@@ -16,7 +16,7 @@ from ..events import Cell
 from ..plan.cell_index import CellIndex
 from ..plan.weval import WevalPlan, WevalTask
 from . import cell_store
-from .cell_store import CellStore
+from .cell_store import COVERAGE, HISTORY, RESPONSE, CellStore, piece
 from .files import now_utc, safe_timestamp
 from .weval_results import WevalResults, comparison_object, write_comparison
 
@@ -50,7 +50,7 @@ class WevalWriter:
         as they are, never changed)."""
         cell = task.cell
         self._told(task)
-        self.results.record(cell.item, cell.model, cell=cell, response=final, history=messages)
+        self.results.put(cell.item, cell.model, RESPONSE, piece(final), cell, HISTORY, piece(messages))
         self.results.system_prompts[cell.model] = task.system
 
     def failed(self, task: WevalTask, message: str, *, not_run: bool = False) -> None:
@@ -86,7 +86,7 @@ class WevalWriter:
     def scored(self, cell: Cell, result: dict[str, Any]) -> None:
         """A cell's coverage result (nothing for an empty one)."""
         if result and self.coverage:
-            self.results.record(cell.item, cell.model, cell=cell, coverage=result)
+            self.results.put(cell.item, cell.model, COVERAGE, piece(result), cell)
             self.points_not_scored += sum(1 for pa in result.get("pointAssessments") or []
                                           if isinstance(pa, dict) and pa.get("error"))
 

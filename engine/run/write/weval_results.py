@@ -28,7 +28,7 @@ from ...providers.redact import redact_bytes
 from ...weval.ids import UNDEFINED, safe_file_part
 from ...weval.model import Blueprint, Prompt, reference_points
 from ...weval.prompt_store import ExportedPrompt, exported_prompt, exported_prompts, prompt_ids
-from .cell_store import CellStore
+from .cell_store import COVERAGE, FIELDS, HISTORY, ODD, RESPONSE, CellStore, Fields, piece
 from .files import LazyList, LazyMap, compact_chunks, write_json
 
 IDEAL_MODEL_ID = "IDEAL_BENCHMARK"
@@ -36,8 +36,9 @@ IDEAL_MODEL_ID = "IDEAL_BENCHMARK"
 
 class WevalResults:
     """Everything a run learned, by prompt and effective model; filled as cells finish. Each cell's
-    answer, conversation and coverage result are in `cells` (a CellStore: in memory up to its bound,
-    then on disk); errors, system prompts, key points and similarities, which stay small, here."""
+    answer, conversation and coverage result are in `cells` (a CellStore: as the pieces the comparison file
+    joins, in memory up to its bound, then on disk); errors, system prompts, key points and similarities,
+    which stay small, here."""
 
     def __init__(self, cells: CellStore | None = None) -> None:
         self.cells = cells if cells is not None else CellStore(Path(tempfile.gettempdir()))
@@ -48,25 +49,89 @@ class WevalResults:
         self.similarity: dict[str, dict[str, float]] | None = None
         self.per_prompt_similarity: dict[str, dict[str, dict[str, float]]] | None = None
 
-        self._last: tuple[str, dict[str, dict[str, Any]]] | None = None  # the prompt read last, its cells
+        self._last: tuple[str, dict[str, Fields]] | None = None  # the prompt read last, its cells
 
     def record(self, item: str, model: str, *, cell: tuple[str, str] | None = None, **fields: Any) -> None:
         """A cell's fields: `response` (its final answer or error marker), `history`, `coverage`. `cell`:
         the run's Cell of (item, model), kept by the store as its key."""
-        self.models.setdefault(model)
-        self._last = None
-        self.cells.set(item, model, fields, cell)
+        for name, value in fields.items():
+            self.put(item, model, FIELDS.index(name), piece(value), cell)
 
-    def field(self, item: str, name: str) -> dict[str, Any]:
-        """One field of each of the prompt's cells that has it: model → value."""
+    def put(self, item: str, model: str, field: int, encoded: bytes, cell: tuple[str, str] | None = None,
+            field2: int = -1, encoded2: bytes | None = None) -> None:
+        """`record` of one field (`cell_store.RESPONSE`, `HISTORY`, `COVERAGE`), or two, as `cell_store.piece`
+        encoded it."""
+        if model not in self.models:
+            self.models[model] = None
+        self._last = None
+        self.cells.set(item, model, field, encoded, cell, field2, encoded2)
+
+    def _row(self, item: str) -> dict[str, Fields]:
+        """The prompt's cells: model → its pieces, in the order the models were first recorded."""
         if self._last is None or self._last[0] != item:
             row = {}
+            get = self.cells.get
             for model in self.models:
-                cell = self.cells.get(item, model)
+                cell = get((item, model))
                 if cell is not None:
                     row[model] = cell
             self._last = (item, row)
-        return {model: cell[name] for model, cell in self._last[1].items() if name in cell}
+        return self._last[1]
+
+    def field(self, item: str, name: str) -> dict[str, Any]:
+        """One field of each of the prompt's cells that has it: model → value."""
+        n = FIELDS.index(name)
+        return {model: decoded(found) for model, cell in self._row(item).items() if (found := cell[n]) is not None}
+
+    def pieces(self, item: str, field: int) -> dict[str, bytes]:
+        """One field of each of the prompt's cells that has it, as its piece: model → piece."""
+        if len(self.models) == 1:  # the usual run: one effective model, no row to make
+            (model,) = self.models
+            cell = self.cells.get((item, model))
+            if cell is None or cell[field] is None:
+                return {}
+            return {model: cell[field]}  # type: ignore[dict-item]
+        out: dict[str, bytes] = {}
+        get = self.cells.get
+        for model in self.models:
+            cell = get((item, model))
+            if cell is not None and (found := cell[field]) is not None:
+                out[model] = found
+        return out
+
+
+def decoded(encoded: bytes) -> Any:
+    """A piece's value (`cell_store.piece`)."""
+    if encoded[:1] == ODD:
+        import json
+
+        return json.loads(encoded[1:])  # orjson reads a big integer as a float, and no lone surrogate
+    return loads(encoded)
+
+
+def joined(row: dict[str, bytes], keys: dict[str, bytes]) -> bytes:
+    """`dumps_bytes` of the object whose members are `row`'s, each value given as its piece: the pieces
+    joined, or, when one is in the standard encoder's form, the object encoded whole as `dumps_bytes` does
+    (every string then ASCII-escaped). `keys`: the JSON of keys already encoded, filled as it goes."""
+    if not row:
+        return b"{}"
+    if len(row) == 1:  # one model's: no list to join
+        ((key, value),) = row.items()
+        name = keys.get(key)
+        if name is None:
+            name = keys[key] = piece(key)
+        out = b"{" + name + b":" + value + b"}"
+        return out if ODD not in out else dumps_bytes({key: decoded(value)})
+    parts = []
+    for key, value in row.items():
+        name = keys.get(key)
+        if name is None:
+            name = keys[key] = piece(key)
+        parts.append(name + b":" + value)
+    out = b"{" + b",".join(parts) + b"}"
+    if ODD in out:  # no JSON text holds a NUL byte
+        return dumps_bytes({key: decoded(value) for key, value in row.items()})
+    return out
 
 
 def responses_row(p: Prompt | ExportedPrompt, results: WevalResults) -> dict[str, str]:
@@ -105,13 +170,17 @@ class _HeldContexts:
 
     def context(self, k: int, prompts: Sequence[Prompt]) -> Any:
         """Prompt k's entry: as kept (its JSON read back), else read from the prompt."""
+        return loads(self.encoded(k, prompts))  # strings and nulls: the same value
+
+    def encoded(self, k: int, prompts: Sequence[Prompt]) -> bytes:
+        """Prompt k's entry as the file writes it: as kept, else read from the prompt and encoded."""
         ends = self._ends
         if k < len(ends):
-            found = loads(bytes(self._data[ends[k - 1] if k else 0:ends[k]]))  # strings and nulls: the same value
+            found = bytes(self._data[ends[k - 1] if k else 0:ends[k]])
             if k == len(ends) - 1:  # the last kept: promptContexts is written past them, let them go
                 self.release()
             return found
-        return prompt_context(exported_prompt(prompts, k))
+        return dumps_bytes(prompt_context(exported_prompt(prompts, k)))
 
     def release(self) -> None:
         self._open = False
@@ -277,18 +346,37 @@ def comparison_object(*, bp: Blueprint, models: list[str], prompts: Sequence[Pro
             return ordered(results.field(pid, "response"))
         return ordered(responses_row(exported_prompt(prompts, k), results))
 
-    def by_field(name: str) -> LazyMap:
-        return LazyMap(ids, lambda pid: ordered(results.field(pid, name)), by_id, plain=True)
+    # The files' rows are the cells' pieces joined (cell_store.py), in the same order as the values' maps
+    keys: dict[str, bytes] = {}
+
+    def in_order(by_model: dict[str, bytes]) -> dict[str, bytes]:
+        if len(by_model) < 2:
+            return by_model
+        return dict(sorted(by_model.items(), key=lambda kv: rank.get(kv[0], len(rank))))
+
+    def responses_encoded(k: int, pid: str) -> bytes:
+        if not by_place:
+            k = by_id[pid]
+        row = results.pieces(pid, RESPONSE)
+        if ideals is None or ideals[k]:  # (else the prompt has no ideal and need not be read)
+            ideal = exported_prompt(prompts, k).ideal
+            if ideal:
+                row = {IDEAL_MODEL_ID: piece(ideal), **row}
+        return joined(in_order(row), keys)
+
+    def by_field(name: str, field: int) -> LazyMap:
+        return LazyMap(ids, lambda pid: ordered(results.field(pid, name)), by_id,
+                       encoded=lambda _, pid: joined(in_order(results.pieces(pid, field)), keys))
 
     final_responses = LazyMap(ids, lambda pid: responses_at(by_id[pid], pid), by_id,
-                              at=responses_at if by_place else None, plain=True)
+                              at=responses_at if by_place else None, encoded=responses_encoded)
     eff = sorted(set(effective_models) | ({IDEAL_MODEL_ID} if has_ideal else set()))
     evaluation: dict[str, Any] = {}
     if "embedding" in eval_methods:
         evaluation["similarityMatrix"] = results.similarity or {}
         evaluation["perPromptSimilarities"] = results.per_prompt_similarity or {}
     if "llm-coverage" in eval_methods:
-        evaluation["llmCoverageScores"] = by_field("coverage")
+        evaluation["llmCoverageScores"] = by_field("coverage", COVERAGE)
     out: dict[str, Any] = {
         "configId": bp.id,
         "configTitle": bp.title,
@@ -313,12 +401,13 @@ def comparison_object(*, bp: Blueprint, models: list[str], prompts: Sequence[Pro
         "promptIds": sorted(ids),
         "promptContexts": LazyMap(ids, lambda pid: prompt_context(exported_prompt(prompts, by_id[pid])), by_id,
                                   at=(lambda k, _: held.context(k, prompts)) if held is not None else None,
+                                  encoded=(lambda k, _: held.encoded(k, prompts)) if held is not None else None,
                                   plain=True),
     })
     if results.key_points:
         out["extractedKeyPoints"] = {pid: results.key_points[pid] for pid in ids if pid in results.key_points}
     out["allFinalAssistantResponses"] = final_responses
-    out["fullConversationHistories"] = by_field("history")
+    out["fullConversationHistories"] = by_field("history", HISTORY)
     out["evaluationResults"] = evaluation
     if results.errors:
         order = by_id
