@@ -127,9 +127,10 @@ def test_the_store_keeps_the_last_value_of_each_field(tmp_path: Path) -> None:
 
 
 def test_the_store_reads_its_cells_back_in_any_order(tmp_path: Path) -> None:
-    """Reads that follow each other are served from a window of the file read ahead (cell_store._bytes):
-    every cell reads back as it was set, in the order spilled, backwards, at random, and after more cells
-    were spilled behind the window (some still in the file's buffer)."""
+    """Cells go to disk a block at a time, each field's pieces a section of it, the last few sections read
+    kept (cell_store._section): every cell reads back as it was set, in the order spilled, backwards, at
+    random, and after more cells were spilled behind the ones kept (some still in the file's buffer), a
+    field it has none of included."""
     import random
 
     store = cell_store.CellStore(tmp_path, bound=7)

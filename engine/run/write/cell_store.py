@@ -19,8 +19,9 @@ the dictionary (cells differ in little but their texts: ~640 bytes of JSON becam
 
 from __future__ import annotations
 
-import struct
+import sys
 import zlib
+from array import array
 from collections.abc import Iterator, MutableMapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -44,7 +45,6 @@ def bound_for(cells: int) -> int:
 FIELDS = ("response", "history", "coverage")  # a cell's fields, in the order its record holds them
 RESPONSE, HISTORY, COVERAGE = range(3)
 Fields = list[bytes | None]  # each field's piece, None where the cell has none
-_SIZES = struct.Struct("<3i")  # a spilled record's head: each field's size, -1 where it has none
 ODD = b"\x00"  # before a piece in the standard encoder's form (`piece`)
 
 
@@ -56,30 +56,36 @@ def piece(value: Any) -> bytes:
     except TypeError:
         return ODD + dumps_bytes(value)
 
-# Raw deflate with a 4 KB window and the least memory: 13 µs a cell to compress here, 1.5 µs to read
-# (zlib's defaults took 100 µs a cell, most of it setting up 256 KB of state for a 640-byte record).
-_WBITS, _LEVEL, _MEM = -12, 1, 1
-_WINDOW, _BEHIND = 64 << 10, 4 << 10  # a read-ahead of the spilled cells, starting this far before the cell
+Section = tuple[int, "array[int]", list[int], bytes]  # (block, each cell's size, each one's start, the pieces)
+# A block's sections are raw deflate at the lowest level: ~1 µs a cell to compress, a tenth of that to read
+_WBITS, _LEVEL = -15, 1
+_CACHED = 4  # blocks' sections kept decoded per field: cells read in the plan's order, spilled about in it
 
 
 class CellStore:
     """Fields by (item, model). `folder`: where the temporary file goes when one is needed. `index`: the
-    plan's cells (plan/cell_index.py): the spilled cells' places on disk are kept in an array by it."""
+    plan's cells (plan/cell_index.py): the spilled cells' places on disk are kept in an array by it.
+
+    The held cells go to disk together, as a block: one deflated section per field, each the field's
+    pieces of every cell of the block end to end, after their sizes (-1 where a cell has none). A cell's
+    place is its block and its position there; reading a field reads and inflates that field's section
+    of the block, kept for the next cells (`_CACHED` blocks a field), so writing a file's section reads
+    each block of it about once. A cell spilled before all its fields came is read back whole when the
+    next one comes, and goes to disk again with a later block."""
 
     def __init__(self, folder: Path, bound: int = DEFAULT_BOUND, index: CellIndex | None = None) -> None:
         self.folder = folder
         self.bound = max(1, bound)
         self._held: dict[tuple[str, str], Fields] = {}
-        self._spilled: MutableMapping[tuple[str, str], int] = {}  # (item, model) → offset << 32 | size
+        self._spilled: MutableMapping[tuple[str, str], int] = {}  # (item, model) → block << 32 | position
         if index is not None:
             from ..plan.cell_index import CellOffsets
 
             self._spilled = CellOffsets(index)
         self._file: SpillFile | None = None
-        self._window = b""  # bytes of the file read ahead (`_bytes`), from offset `_window_at`
-        self._window_at = 0
-        self._last_end = -1  # where the last read that missed the window ended
-        self._zdict = b""  # the first spilled cell's JSON: every spilled cell is deflated against it
+        self._blocks = array("Q")  # per block: its offset in the file, each section's size there
+        # per field: the sections read last, newest last
+        self._sections: list[list[Section]] = [[], [], []]
         self.most_held = 0  # the most cells held at once (tests check the bound)
         self.spilled_cells = 0
 
@@ -111,36 +117,54 @@ class CellStore:
         where = self._spilled.get(key)
         if where is None:
             return None
-        inflate = zlib.decompressobj(_WBITS, zdict=self._zdict)
-        record = inflate.decompress(self._bytes(where >> 32, where & 0xFFFFFFFF)) + inflate.flush()
-        found: Fields = []
-        at = _SIZES.size
-        for size in _SIZES.unpack_from(record):
-            if size < 0:
-                found.append(None)
-            else:
-                found.append(record[at:at + size])
-                at += size
-        return found
+        return [self._piece(where, field) for field in range(3)]
 
-    def _bytes(self, start: int, size: int) -> bytes:
-        """The `size` bytes spilled at `start`. Reads that follow each other closely (the results files
-        read every cell in the plan's order, about the order they were spilled in) are served from a
-        window of the file read ahead; a read elsewhere reads only its record."""
+    def field(self, key: tuple[str, str], field: int) -> bytes | None:
+        """One field's piece of the cell, None where it has none (or was never recorded)."""
+        held = self._held.get(key)
+        if held is not None:
+            return held[field]
+        where = self._spilled.get(key)
+        return None if where is None else self._piece(where, field)
+
+    def _piece(self, where: int, field: int) -> bytes | None:
+        block, n = where >> 32, where & 0xFFFFFFFF
+        for section in reversed(self._sections[field]):
+            if section[0] == block:
+                break
+        else:
+            section = self._section(block, field)
+        _, sizes, starts, data = section
+        return None if sizes[n] < 0 else data[starts[n]:starts[n + 1]]
+
+    def _section(self, block: int, field: int) -> Section:
+        """The field's section of the block, read and inflated, kept with the last few."""
         assert self._file is not None
-        at = start - self._window_at
-        if at >= 0 and at + size <= len(self._window):
-            return self._window[at:at + size]
-        near = 0 <= start - self._last_end < _WINDOW
-        self._last_end = start + size
-        if not near or size > _WINDOW // 2:
-            return self._file.read(start, size)
-        begin = max(0, start - _BEHIND)  # cells that finished a little out of order sit just before
-        window = self._file.read(begin, _WINDOW)
-        if len(window) < start - begin + size:  # the end of what is on disk (the rest is in a buffer)
-            return self._file.read(start, size)
-        self._window, self._window_at = window, begin
-        return window[start - begin:start - begin + size]
+        blocks = self._blocks
+        offset = blocks[4 * block]
+        for f in range(field):
+            offset += blocks[4 * block + 1 + f]
+        inflated = zlib.decompress(self._file.read(offset, blocks[4 * block + 1 + field]), _WBITS)
+        count = int.from_bytes(inflated[:4], "little")
+        sizes = array("i", inflated[4:4 + 4 * count])
+        if sys.byteorder != "little":
+            sizes.byteswap()
+        return self._keep(block, field, sizes, inflated[4 + 4 * count:])
+
+    def _keep(self, block: int, field: int, sizes: array[int], data: bytes) -> Section:
+        """The section with each cell's start in it, kept as the newest of the field's sections."""
+        starts = [0]
+        at = 0
+        for size in sizes:
+            if size > 0:
+                at += size
+            starts.append(at)
+        section = (block, sizes, starts, data)
+        kept = self._sections[field]
+        kept.append(section)
+        if len(kept) > _CACHED:
+            del kept[0]
+        return section
 
     def recorded(self) -> Iterator[tuple[str, str]]:
         """Every cell recorded: those on disk, then those held."""
@@ -149,25 +173,34 @@ class CellStore:
 
     def _read(self, key: tuple[str, str]) -> Fields | None:
         """A spilled cell taken back into memory (more of its fields came)."""
-        found = self.get(key)
-        if found is not None:
-            del self._spilled[key]
-        return found
+        where = self._spilled.get(key)
+        if where is None:
+            return None
+        del self._spilled[key]
+        return [self._piece(where, field) for field in range(3)]
 
     def _spill(self) -> None:
         if self._file is None:
             self.folder.mkdir(parents=True, exist_ok=True)
             self._file = SpillFile(".evalspec-cells-", self.folder)
-        for key, (first, second, third) in self._held.items():
-            encoded = _SIZES.pack(-1 if first is None else len(first), -1 if second is None else len(second),
-                                  -1 if third is None else len(third)) + (first or b"") + (second or b"") + (third or b"")
-            if not self._zdict:
-                self._zdict = encoded[-(1 << -_WBITS):]
-            deflate = zlib.compressobj(_LEVEL, zlib.DEFLATED, _WBITS, _MEM, zdict=self._zdict)
-            encoded = deflate.compress(encoded) + deflate.flush()
-            if len(encoded) >= 1 << 32:
-                raise ValueError("a cell's results are over 4 GB")
-            self._spilled[key] = self._file.append(encoded) << 32 | len(encoded)
+        block = len(self._blocks) // 4
+        if len(self._held) >= 1 << 32 or block >= 1 << 31:
+            raise ValueError("too many cells for the results' store")
+        cells = list(self._held.values())
+        offset = self._file.size
+        self._blocks.append(offset)
+        for field in range(3):
+            sizes = array("i", [-1 if (p := cell[field]) is None else len(p) for cell in cells])
+            data = b"".join([p for cell in cells if (p := cell[field]) is not None])
+            raw = sizes.tobytes() if sys.byteorder == "little" else _swapped(sizes)
+            deflate = zlib.compressobj(_LEVEL, zlib.DEFLATED, _WBITS)
+            section = deflate.compress(len(cells).to_bytes(4, "little") + raw)
+            section += deflate.compress(data) + deflate.flush()
+            self._file.append(section)
+            self._blocks.append(len(section))
+            self._keep(block, field, sizes, data)  # the cells still answering are read back from it
+        for n, key in enumerate(self._held):
+            self._spilled[key] = block << 32 | n
         self._file.flush()
         self.spilled_cells += len(self._held)
         self._held.clear()
@@ -176,6 +209,13 @@ class CellStore:
         if self._file is not None:
             self._file.close()
             self._file = None
-        self._window = b""
+        self._sections = [[], [], []]
+        self._blocks = array("Q")
         self._spilled.clear()
         self._held.clear()
+
+
+def _swapped(sizes: array[int]) -> bytes:
+    copy = array("i", sizes)
+    copy.byteswap()
+    return copy.tobytes()

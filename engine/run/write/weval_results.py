@@ -87,15 +87,12 @@ class WevalResults:
         """One field of each of the prompt's cells that has it, as its piece: model → piece."""
         if len(self.models) == 1:  # the usual run: one effective model, no row to make
             (model,) = self.models
-            cell = self.cells.get((item, model))
-            if cell is None or cell[field] is None:
-                return {}
-            return {model: cell[field]}  # type: ignore[dict-item]
+            found = self.cells.field((item, model), field)
+            return {} if found is None else {model: found}
         out: dict[str, bytes] = {}
-        get = self.cells.get
+        get = self.cells.field
         for model in self.models:
-            cell = get((item, model))
-            if cell is not None and (found := cell[field]) is not None:
+            if (found := get((item, model), field)) is not None:
                 out[model] = found
         return out
 
