@@ -23,6 +23,7 @@ import sys
 import zlib
 from array import array
 from collections.abc import Iterator, MutableMapping
+from itertools import accumulate, repeat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -153,12 +154,7 @@ class CellStore:
 
     def _keep(self, block: int, field: int, sizes: array[int], data: bytes) -> Section:
         """The section with each cell's start in it, kept as the newest of the field's sections."""
-        starts = [0]
-        at = 0
-        for size in sizes:
-            if size > 0:
-                at += size
-            starts.append(at)
+        starts = list(accumulate(map(max, sizes, repeat(0)), initial=0))  # (-1: no piece, none of the data)
         section = (block, sizes, starts, data)
         kept = self._sections[field]
         kept.append(section)

@@ -18,7 +18,7 @@ import os
 import shutil
 import tempfile
 from array import array
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -354,17 +354,30 @@ def comparison_object(*, bp: Blueprint, models: list[str], prompts: Sequence[Pro
     def responses_encoded(k: int, pid: str) -> bytes:
         if not by_place:
             k = by_id[pid]
-        row = results.pieces(pid, RESPONSE)
         if ideals is None or ideals[k]:  # (else the prompt has no ideal and need not be read)
             ideal = exported_prompt(prompts, k).ideal
             if ideal:
-                row = {IDEAL_MODEL_ID: piece(ideal), **row}
-        return joined(in_order(row), keys)
+                return joined(in_order({IDEAL_MODEL_ID: piece(ideal), **results.pieces(pid, RESPONSE)}), keys)
+        return answers(k, pid)
 
     def by_field(name: str, field: int) -> LazyMap:
-        return LazyMap(ids, lambda pid: ordered(results.field(pid, name)), by_id,
-                       encoded=lambda _, pid: joined(in_order(results.pieces(pid, field)), keys))
+        return LazyMap(ids, lambda pid: ordered(results.field(pid, name)), by_id, encoded=encoder(field))
 
+    def encoder(field: int) -> Callable[[int, str], bytes]:
+        if len(results.models) != 1:
+            return lambda _, pid: joined(in_order(results.pieces(pid, field)), keys)
+        (model,) = results.models  # the usual run: each row one cell's piece, or none
+        head, get = b"{" + piece(model) + b":", results.cells.field
+
+        def one(_: int, pid: str) -> bytes:
+            found = get((pid, model), field)
+            if found is None:
+                return b"{}"
+            out = head + found + b"}"
+            return out if ODD not in out else joined({model: found}, keys)
+        return one
+
+    answers = encoder(RESPONSE)
     final_responses = LazyMap(ids, lambda pid: responses_at(by_id[pid], pid), by_id,
                               at=responses_at if by_place else None, encoded=responses_encoded)
     eff = sorted(set(effective_models) | ({IDEAL_MODEL_ID} if has_ideal else set()))
