@@ -337,3 +337,24 @@ def test_an_agentv_run_whose_tests_are_on_disk_writes_the_same_rows(tmp_path: Pa
     assert rows[1] == rows[0]
     judged = {r["test_id"]: r for r in rows[0]}
     assert judged["t1"]["score"] is not None and any(s["type"] == "llm-judge" for s in judged["t1"]["scores"])
+
+
+def test_the_held_pieces_take_their_own_size(tmp_path: Path) -> None:
+    """orjson's result holds a 4 KB allocation however short its JSON: the store keeps copies of its own
+    size (1,000 held cells of three short pieces were ~12 MB as orjson left them)."""
+    import tracemalloc
+
+    store = cell_store.CellStore(tmp_path, bound=4096)
+    tracemalloc.start()
+    try:
+        for i in range(1000):
+            store.set(f"p{i}", "m", cell_store.RESPONSE, cell_store.piece(f"answer {i}"), None,
+                      cell_store.HISTORY, cell_store.piece([{"role": "user", "content": str(i)}]))
+            store.set(f"p{i}", "m", cell_store.COVERAGE, cell_store.piece({"avgCoverageExtent": 1}))
+        held = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert store.spilled_cells == 0 and held < 1 << 20, held
+    assert _get(store, "p7") == {"response": "answer 7", "history": [{"role": "user", "content": "7"}],
+                                 "coverage": {"avgCoverageExtent": 1}}
+    store.close()
