@@ -110,7 +110,7 @@ def _get(store: cell_store.CellStore, item: str) -> dict[str, Any] | None:
     found = store.get((item, "m"))
     if found is None:
         return None
-    return {name: decoded(p) for name, p in zip(cell_store.FIELDS, found, strict=True) if p is not None}
+    return {name: decoded(p) for name, p in zip(cell_store.FIELDS, found[:3], strict=True) if p is not None}
 
 
 def test_the_store_keeps_the_last_value_of_each_field(tmp_path: Path) -> None:
@@ -123,6 +123,20 @@ def test_the_store_keeps_the_last_value_of_each_field(tmp_path: Path) -> None:
     assert _get(store, "b") == {"response": "b"} and _get(store, "c") is None
     assert sorted(store.recorded()) == [("a", "m"), ("b", "m")]
     assert list(tmp_path.iterdir()) == []  # the file on disk has no name
+    store.close()
+
+
+def test_only_a_cell_spilled_before_its_last_field_is_looked_for_on_disk(tmp_path: Path) -> None:
+    """The writer says which record is a cell's last (its coverage result, or its answer when none
+    follows): a cell spilled before it is read back whole when the rest comes; the others are not looked
+    for on disk, and the store remembers nothing of them beyond their place."""
+    store = cell_store.CellStore(tmp_path, bound=2)
+    store.set("a", "m", cell_store.RESPONSE, cell_store.piece("answer a"))
+    store.set("b", "m", cell_store.RESPONSE, cell_store.piece("answer b"), last=True)  # the bound: both spilled
+    assert store.spilled_cells == 2 and store._unfinished == {("a", "m")}
+    store.set("a", "m", cell_store.COVERAGE, cell_store.piece({"x": 1}), last=True)  # read back whole
+    assert store._unfinished == set() and _get(store, "a") == {"response": "answer a", "coverage": {"x": 1}}
+    assert _get(store, "b") == {"response": "answer b"}
     store.close()
 
 

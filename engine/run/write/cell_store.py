@@ -45,7 +45,7 @@ def bound_for(cells: int) -> int:
 
 FIELDS = ("response", "history", "coverage")  # a cell's fields, in the order its record holds them
 RESPONSE, HISTORY, COVERAGE = range(3)
-Fields = list[bytes | None]  # each field's piece, None where the cell has none
+Fields = list[Any]  # each field's piece (bytes), None where the cell has none; whether its last came
 ODD = b"\x00"  # before a piece in the standard encoder's form (`piece`)
 
 
@@ -84,6 +84,7 @@ class CellStore:
 
             self._spilled = CellOffsets(index)
         self._file: SpillFile | None = None
+        self._unfinished: set[tuple[str, str]] = set()  # cells spilled before their last field came
         self._blocks = array("Q")  # per block: its offset in the file, each section's size there
         # per field: the sections read last, newest last
         self._sections: list[list[Section]] = [[], [], []]
@@ -91,21 +92,26 @@ class CellStore:
         self.spilled_cells = 0
 
     def set(self, item: str, model: str, field: int, value: bytes, key: tuple[str, str] | None = None,
-            field2: int = -1, value2: bytes | None = None) -> None:
+            field2: int = -1, value2: bytes | None = None, *, last: bool = False) -> None:
         """Record a field of a cell (`RESPONSE`, `HISTORY`, `COVERAGE`; replacing its earlier value) as its
         piece, and a second one with `field2`. `key`: `(item, model)` as an object the caller keeps anyway
-        (a run's Cell), so the store does not hold a tuple of its own a cell."""
+        (a run's Cell), so the store does not hold a tuple of its own a cell. `last`: no more of the
+        cell's fields will come (a cell is looked for on disk only when it went there before its last)."""
         if key is None:
             key = (item, model)
         cell = self._held.get(key)
         if cell is None:
-            # a cell is looked for on disk only once some went there (a run of up to DEFAULT_BOUND cells never)
-            cell = (self._read(key) if self._file is not None else None) or [None, None, None]
+            if self._unfinished and key in self._unfinished:
+                cell = self._read(key) or [None, None, None, False]
+            else:
+                cell = [None, None, None, False]
             self._held[key] = cell
         # copies: orjson's result holds a 4 KB allocation however short it is (2,000 cells held were +20 MB)
         cell[field] = bytes(memoryview(value))
         if field2 >= 0:
             cell[field2] = None if value2 is None else bytes(memoryview(value2))
+        if last:
+            cell[3] = True
         if len(self._held) > self.most_held:
             self.most_held = len(self._held)
         if len(self._held) >= self.bound:
@@ -119,7 +125,7 @@ class CellStore:
         where = self._spilled.get(key)
         if where is None:
             return None
-        return [self._piece(where, field) for field in range(3)]
+        return [self._piece(where, field) for field in range(3)] + [key not in self._unfinished]
 
     def field(self, key: tuple[str, str], field: int) -> bytes | None:
         """One field's piece of the cell, None where it has none (or was never recorded)."""
@@ -174,7 +180,8 @@ class CellStore:
         if where is None:
             return None
         del self._spilled[key]
-        return [self._piece(where, field) for field in range(3)]
+        self._unfinished.discard(key)
+        return [self._piece(where, field) for field in range(3)] + [False]
 
     def _spill(self) -> None:
         if self._file is None:
@@ -196,8 +203,11 @@ class CellStore:
             self._file.append(section)
             self._blocks.append(len(section))
             self._keep(block, field, sizes, data)  # the cells still answering are read back from it
-        for n, key in enumerate(self._held):
+        unfinished = self._unfinished
+        for n, (key, cell) in enumerate(self._held.items()):
             self._spilled[key] = block << 32 | n
+            if not cell[3]:
+                unfinished.add(key)
         self._file.flush()
         self.spilled_cells += len(self._held)
         self._held.clear()
@@ -209,6 +219,7 @@ class CellStore:
         self._sections = [[], [], []]
         self._blocks = array("Q")
         self._spilled.clear()
+        self._unfinished.clear()
         self._held.clear()
 
 

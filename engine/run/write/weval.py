@@ -50,7 +50,9 @@ class WevalWriter:
         as they are, never changed)."""
         cell = task.cell
         self._told(task)
-        self.results.put(cell.item, cell.model, RESPONSE, piece(final), cell, HISTORY, piece(messages))
+        # the cell's last record unless its coverage result follows (`scored`)
+        self.results.put(cell.item, cell.model, RESPONSE, piece(final), cell, HISTORY, piece(messages),
+                         last=not self.coverage)
         self.results.system_prompts[cell.model] = task.system
 
     def failed(self, task: WevalTask, message: str, *, not_run: bool = False) -> None:
@@ -66,10 +68,11 @@ class WevalWriter:
         history.append({"role": "assistant", "content": marked})
         self.results.system_prompts[cell.model] = task.system
         if self.coverage:
-            self.results.record(cell.item, cell.model, cell=cell, response=marked, history=history, coverage={
-                "error": message[:1].upper() + message[1:] if not_run else f"Generation failed: {message}"})
+            self.results.record(cell.item, cell.model, cell=cell, last=True, response=marked, history=history,
+                                coverage={"error": message[:1].upper() + message[1:] if not_run
+                                          else f"Generation failed: {message}"})
         else:
-            self.results.record(cell.item, cell.model, cell=cell, response=marked, history=history)
+            self.results.record(cell.item, cell.model, cell=cell, last=True, response=marked, history=history)
 
     def _told(self, task: WevalTask) -> None:
         if task.prompts is self.plan.prompts:
@@ -86,9 +89,11 @@ class WevalWriter:
     def scored(self, cell: Cell, result: dict[str, Any]) -> None:
         """A cell's coverage result (nothing for an empty one)."""
         if result and self.coverage:
-            self.results.put(cell.item, cell.model, COVERAGE, piece(result), cell)
-            self.points_not_scored += sum(1 for pa in result.get("pointAssessments") or []
-                                          if isinstance(pa, dict) and pa.get("error"))
+            encoded = piece(result)
+            self.results.put(cell.item, cell.model, COVERAGE, encoded, cell, last=True)
+            if b'"error"' in encoded:  # (a result whose JSON has no such key has no point with an error)
+                self.points_not_scored += sum(1 for pa in result.get("pointAssessments") or []
+                                              if isinstance(pa, dict) and pa.get("error"))
 
     def key_points(self, prompt_id: str, points: list[str]) -> None:
         self.results.key_points[prompt_id] = points

@@ -51,20 +51,21 @@ class WevalResults:
 
         self._last: tuple[str, dict[str, Fields]] | None = None  # the prompt read last, its cells
 
-    def record(self, item: str, model: str, *, cell: tuple[str, str] | None = None, **fields: Any) -> None:
+    def record(self, item: str, model: str, *, cell: tuple[str, str] | None = None, last: bool = False,
+               **fields: Any) -> None:
         """A cell's fields: `response` (its final answer or error marker), `history`, `coverage`. `cell`:
-        the run's Cell of (item, model), kept by the store as its key."""
-        for name, value in fields.items():
-            self.put(item, model, FIELDS.index(name), piece(value), cell)
+        the run's Cell of (item, model), kept by the store as its key; `last`: its last record."""
+        for n, (name, value) in enumerate(fields.items(), 1):  # (the last only with the last field)
+            self.put(item, model, FIELDS.index(name), piece(value), cell, last=last and n == len(fields))
 
     def put(self, item: str, model: str, field: int, encoded: bytes, cell: tuple[str, str] | None = None,
-            field2: int = -1, encoded2: bytes | None = None) -> None:
+            field2: int = -1, encoded2: bytes | None = None, *, last: bool = False) -> None:
         """`record` of one field (`cell_store.RESPONSE`, `HISTORY`, `COVERAGE`), or two, as `cell_store.piece`
-        encoded it."""
+        encoded it. `last`: the cell's last record (CellStore.set)."""
         if model not in self.models:
             self.models[model] = None
         self._last = None
-        self.cells.set(item, model, field, encoded, cell, field2, encoded2)
+        self.cells.set(item, model, field, encoded, cell, field2, encoded2, last=last)
 
     def _row(self, item: str) -> dict[str, Fields]:
         """The prompt's cells: model → its pieces, in the order the models were first recorded."""
