@@ -7,14 +7,14 @@ nothing is decoded or encoded again to write them. A value orjson refuses (a lon
 past 64 bits) is kept in the standard encoder's ASCII form behind a NUL byte, which no JSON text holds:
 the writer then writes that prompt's row whole with the standard encoder, as `dumps_bytes` of the row.
 
-Up to `bound` cells are held as they are; past that, the held cells go to a temporary file (one record
-per cell; only its offset and size stay in memory) and are read back, one prompt at a time, while the
-results files are written. A 100,000-cell run held ~3.5 KB a cell until the end; now a few dozen bytes.
+Up to `bound` cells are held as they are; past that, the held cells go to a temporary file together, a
+block of deflated sections, one per field (`CellStore` says how; only each cell's block and position stay
+in memory), and are read back while the results files are written, a section at a time. A 100,000-cell
+run held ~3.5 KB a cell until the end; now a few dozen bytes.
 
 The journal stays the run's record (resume, history, reports of unfinished runs); this file is only the
 write stage's working copy, and it disappears when the store closes (it is unlinked from the start: a
-killed run leaves nothing behind). Each spilled cell is deflated with the run's first spilled cell as
-the dictionary (cells differ in little but their texts: ~640 bytes of JSON became ~50).
+killed run leaves nothing behind).
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ def bound_for(cells: int) -> int:
     """The bound of a run of `cells` cells: none spilled when they all fit under DEFAULT_BOUND."""
     return DEFAULT_BOUND if cells <= DEFAULT_BOUND else min(DEFAULT_BOUND, SPILLING_BOUND)
 
+
 FIELDS = ("response", "history", "coverage")  # a cell's fields, in the order its record holds them
 RESPONSE, HISTORY, COVERAGE = range(3)
 Fields = list[Any]  # each field's piece (bytes), None where the cell has none; whether its last came
@@ -56,6 +57,7 @@ def piece(value: Any) -> bytes:
         return dumps_orjson(value)
     except TypeError:
         return ODD + dumps_bytes(value)
+
 
 Section = tuple[int, "array[int]", list[int], bytes]  # (block, each cell's size, each one's start, the pieces)
 # A block's sections are raw deflate at the lowest level: ~1 µs a cell to compress, a tenth of that to read

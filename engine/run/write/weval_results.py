@@ -113,13 +113,6 @@ def joined(row: dict[str, bytes], keys: dict[str, bytes]) -> bytes:
     (every string then ASCII-escaped). `keys`: the JSON of keys already encoded, filled as it goes."""
     if not row:
         return b"{}"
-    if len(row) == 1:  # one model's: no list to join
-        ((key, value),) = row.items()
-        name = keys.get(key)
-        if name is None:
-            name = keys[key] = piece(key)
-        out = b"{" + name + b":" + value + b"}"
-        return out if ODD not in out else dumps_bytes({key: decoded(value)})
     parts = []
     for key, value in row.items():
         name = keys.get(key)
