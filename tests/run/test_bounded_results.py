@@ -113,6 +113,25 @@ def _get(store: cell_store.CellStore, item: str) -> dict[str, Any] | None:
     return {name: decoded(p) for name, p in zip(cell_store.FIELDS, found[:3], strict=True) if p is not None}
 
 
+def test_a_resumed_finished_run_that_spills_writes_the_same_bytes(tmp_path: Path, smart: SmartFake,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--resume` of a finished run exports again from the database (each cell restored: its answer, then its
+    result), its cells going to disk a block at a time: the files are those of the run that held them."""
+    smart.decide = _decide
+    monkeypatch.setattr(write_weval, "now_utc", lambda: datetime(2026, 1, 2, 3, 4, 5, 678000, tzinfo=UTC))
+    held = _run(tmp_path, smart, "held")
+    asked = len(smart.requests)
+    monkeypatch.setattr(cell_store, "DEFAULT_BOUND", 2)
+    spills = []
+    real = cell_store.CellStore._spill
+    monkeypatch.setattr(cell_store.CellStore, "_spill", lambda self: (spills.append(len(self._held)), real(self)))
+    run_events(tmp_path / "b.weval.yml", options(tmp_path, env_for(smart), output=tmp_path / "held", concurrency=1,
+                                                 artefacts=True, resume=True))
+    assert len(smart.requests) == asked  # nothing asked again: every cell from the database
+    assert len(spills) >= 16 and set(spills) == {2}
+    assert _files(tmp_path / "held") == held
+
+
 def test_the_store_keeps_the_last_value_of_each_field(tmp_path: Path) -> None:
     store = cell_store.CellStore(tmp_path, bound=2)
     _set(store, "a", {"response": "first", "history": [1]})
