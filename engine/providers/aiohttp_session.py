@@ -35,7 +35,8 @@ async def post_aiohttp(session: Any, url: Any, body: bytes, headers: Mapping[str
             raise TooLarge(resp.status, f"announced {describe_size(declared)}")
         chunks: list[bytes] = []
         size = 0
-        async for chunk in resp.content.iter_any():
+        readany = resp.content.readany  # what iter_any() awaits per chunk, without its iterator's frames
+        while chunk := await readany():
             size += len(chunk)
             if size > cap:
                 raise TooLarge(resp.status, f"more than {describe_size(cap)} received")

@@ -234,7 +234,8 @@ class AdaptiveLimit:
                 self._waiters.appendleft(fut)
             else:
                 self._waiters.append(fut)
-            self._wake()
+            if self.in_flight < self.limit:  # else there is no slot to grant: the next release wakes them
+                self._wake()
             try:
                 await fut
             except asyncio.CancelledError:
@@ -320,7 +321,11 @@ class AdaptiveLimit:
 
     def _success(self, generation: int, rate: dict[str, str] | None) -> None:
         self._throttled_since = None
-        quotas = read_headroom(rate) if rate else ()
+        if not rate:  # most answers: no rate-limit headers, nothing to read
+            if self.limit < self.ceiling:
+                self._recover()
+            return
+        quotas = read_headroom(rate)
         requests = next((q for q in quotas if q.quota == "requests"), None)
         if requests is not None and self._pace(requests):
             return
@@ -334,9 +339,13 @@ class AdaptiveLimit:
                 self._decrease(q.describe(), generation, 0.0)
                 return
         if self.limit < self.ceiling:
-            self._successes += 1
-            if self._successes >= self.limit:
-                self._set(self.limit + 1, "recovering", 0.0)
+            self._recover()
+
+    def _recover(self) -> None:
+        """One more success with room left: after `limit` in a row the limit grows by one."""
+        self._successes += 1
+        if self._successes >= self.limit:
+            self._set(self.limit + 1, "recovering", 0.0)
 
     def _pace(self, q: Headroom) -> bool:
         """Requests running low: start calls no faster than the quota refills, i.e. `limit - remaining`

@@ -11,6 +11,8 @@ from collections import Counter
 
 from .events import CellFailed, Event, Response, Scored
 
+_ANSWERED = (Response, Scored)  # a tuple: `Response | Scored` would be made at each event
+
 
 class Outcome:
     """Fed every event of a run; `all_failed()` is the cause when no cell got an answer."""
@@ -20,7 +22,7 @@ class Outcome:
         self.failures: dict[object, str] = {}
 
     def __call__(self, event: Event) -> None:
-        if isinstance(event, Response | Scored):
+        if isinstance(event, _ANSWERED):
             self.answered += 1
         elif isinstance(event, CellFailed) and event.kind != "not_run":  # a cost cap's cells were never tried
             # The same cause reads the same for every cell: the cell's model id is not part of it.

@@ -44,7 +44,7 @@ from .generate.calls import Calls
 from .journal.records import Done, RunHeader
 from .journal.run_store import Journal, JournalState, open_journal, read_header
 from .options import RunOptions
-from .pool import stream_cells
+from .pool import EventQueue, stream_cells
 
 if TYPE_CHECKING:
     from .plan.plan_for import Plan
@@ -279,7 +279,7 @@ class Pipeline:
         self.folder = options.output.joinpath(*plan.output_folder_parts)
         self.journal_path = self.folder / fmt.database_name(plan)
         self.state = JournalState()
-        self.queue: asyncio.Queue[Event | None] = asyncio.Queue()
+        self.queue: EventQueue[Event | None] = EventQueue()
         self.emit = self.queue.put_nowait
         self.calls = Calls(options, self.emit, concurrency=plan.concurrency)
         self.cost = fmt.cost_guard(plan, options)
@@ -375,7 +375,7 @@ _COMMITTED = Notice("the run database committed")
 IDLE_COMMIT = 0.2
 
 
-async def _committed_first(journal: Journal, queue: asyncio.Queue[Event | None],
+async def _committed_first(journal: Journal, queue: EventQueue[Event | None],
                            cells: AsyncIterator[Event]) -> AsyncIterator[Event]:
     """The cells' events, each once what the journal had been told before it is committed: an event
     waits until every record written before it was taken from the queue is committed (at most

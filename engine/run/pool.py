@@ -4,17 +4,72 @@ A fixed pool of workers (not one task per cell) keeps memory flat on big runs; t
 per-provider limits in generate/calls.py decide how many calls are really in flight. Closing the stream early
 (the consumer stops, the task is cancelled) cancels the workers: nothing runs on behind the caller's
 back, and everything already received is in the journal.
+
+`EventQueue` is the queue: asyncio.Queue's unbounded put/get without its task accounting (`join`,
+`task_done`, which nothing here uses): a few events a cell go through it.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections import deque
 from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable
-from typing import TypeVar
+from typing import Generic, TypeVar
 
 from .events import Event
 
 T = TypeVar("T")
+ItemT = TypeVar("ItemT")
+
+
+class EventQueue(Generic[ItemT]):
+    """An unbounded FIFO for one event loop: `put_nowait`, `get`, `get_nowait` (QueueEmpty when empty),
+    `empty`, `qsize`, as asyncio.Queue's."""
+
+    def __init__(self) -> None:
+        self._items: deque[ItemT] = deque()
+        self._getters: deque[asyncio.Future[None]] = deque()
+
+    def put_nowait(self, item: ItemT) -> None:
+        self._items.append(item)
+        if self._getters:
+            self._wake_one()
+
+    def get_nowait(self) -> ItemT:
+        if not self._items:
+            raise asyncio.QueueEmpty
+        return self._items.popleft()
+
+    async def get(self) -> ItemT:
+        while not self._items:
+            getter = asyncio.get_running_loop().create_future()
+            self._getters.append(getter)
+            try:
+                await getter
+            except BaseException:
+                getter.cancel()
+                try:
+                    self._getters.remove(getter)
+                except ValueError:  # woken, then cancelled: another getter takes what it was woken for
+                    if self._items:
+                        self._wake_one()
+                raise
+        return self._items.popleft()
+
+    def _wake_one(self) -> None:
+        getters = self._getters
+        while getters:
+            getter = getters.popleft()
+            if not getter.done():
+                getter.set_result(None)
+                return
+
+    def empty(self) -> bool:
+        return not self._items
+
+    def qsize(self) -> int:
+        return len(self._items)
+
 
 # Events waiting in the queue past which a worker lets the consumer run before its next cell. A cell
 # that never waits (an instant provider, the response cache, a replay) gives the loop no chance to run
@@ -22,7 +77,7 @@ T = TypeVar("T")
 BACKLOG = 64
 
 
-async def stream_cells(queue: asyncio.Queue[Event | None], tasks: Iterable[T], work: Callable[[T], Awaitable[None]],
+async def stream_cells(queue: EventQueue[Event | None], tasks: Iterable[T], work: Callable[[T], Awaitable[None]],
                        workers: int) -> AsyncGenerator[Event, None]:
     """Run `work` over `tasks` with `workers` workers; yield every event they put on `queue`."""
     pending = iter(tasks)
@@ -36,7 +91,12 @@ async def stream_cells(queue: asyncio.Queue[Event | None], tasks: Iterable[T], w
     gathered = asyncio.gather(*(worker() for _ in range(max(1, workers))))
     gathered.add_done_callback(lambda _: queue.put_nowait(None))
     try:
-        while (event := await queue.get()) is not None:
+        while True:
+            # Taken without a coroutine while events wait (most of them: each answer's few, those a commit
+            # held back); awaited only when the queue is empty.
+            event = queue.get_nowait() if queue.qsize() else await queue.get()
+            if event is None:
+                break
             yield event
         await gathered  # re-raises a worker's exception (a bug: provider errors are events)
     finally:

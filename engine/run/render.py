@@ -40,6 +40,7 @@ from .events import (
     Scored,
 )
 
+_FINISHED = (Scored, CellFailed)  # a cell's last event (a tuple: `Scored | CellFailed` is made at each use)
 REDRAW_INTERVAL = 0.1
 LINE_INTERVAL = 5.0  # plain-lines mode: a progress line at most this often (and at each 10%)
 
@@ -138,6 +139,11 @@ class HumanRenderer:
                 self.running.add(event.cell)
                 self._progress()
             return
+        if type(event) is Response:  # a cell's answer (most events), by its exact type: what the chain below does
+            if not event.resumed and not event.cached:
+                self._add_cost(event)
+            self.retrying.pop(event.cell, None)
+            return
         if isinstance(event, Response) and not event.resumed and not event.cached:
             self._add_cost(event)
         if isinstance(event, Scored) and event.score is None:
@@ -148,7 +154,7 @@ class HumanRenderer:
                 cells = self._unscored_why.setdefault(why, [])
                 if len(cells) < 3:
                     cells.append(str(event.cell))
-        if isinstance(event, Scored | CellFailed):
+        if isinstance(event, _FINISHED):
             self.worst.add(event, str(self.plan.get("kind") or "weval"))
             self.running.discard(event.cell)
             self.done += 1

@@ -5,7 +5,6 @@ A text that cannot be embedded leaves its pairs out, with a notice; it never cou
 
 from __future__ import annotations
 
-import asyncio
 import math
 from collections.abc import AsyncIterator
 
@@ -15,6 +14,7 @@ from ..generate.calls import Calls, provider_key
 from ..journal.records import Embedding
 from ..journal.run_store import Journal
 from ..plan.weval import WevalPlan
+from ..pool import EventQueue
 from ..write.weval import WevalWriter
 from ..write.weval_results import IDEAL_MODEL_ID
 
@@ -23,7 +23,7 @@ EMBED_BATCH = 64
 
 async def embedding_similarity(plan: WevalPlan, calls: Calls, journal: Journal, journaled: dict[str, list[float]],
                                writer: WevalWriter, failed: set[Cell],
-                               queue: asyncio.Queue[Event | None]) -> AsyncIterator[Event]:
+                               queue: EventQueue[Event | None]) -> AsyncIterator[Event]:
     """Embed what the journal does not have yet (`journaled`: its vectors by key), then hand the
     similarity matrices to the writer. The calls' events are taken from `queue` as batches finish (the
     cells' pool no longer reads it)."""
