@@ -862,9 +862,13 @@ def _agentv_item(t: Any) -> Item:
 
 def _test_item(tests: Sequence[Any], ids: list[str]) -> Any:
     """Makes the report's item of a test id from the suite's tests, reading them in order (the page's)
-    without an index of 100,000 ids unless it reads out of order; an id the suite lacks: the id alone."""
+    without an index of 100,000 ids unless it reads out of order; an id the suite lacks: the id alone.
+    A store's test (agentv/test_store.py) is read as what the item shows only, its assertions not decoded."""
+    from ..agentv.test_store import TestStore
+
     last = [-1]
     index: dict[str, int] = {}
+    shown = tests.shown if isinstance(tests, TestStore) else None
 
     def make(tid: str) -> Item:
         k = last[0] + 1
@@ -876,6 +880,10 @@ def _test_item(tests: Sequence[Any], ids: list[str]) -> Any:
                 return Item(tid)
             k = found
         last[0] = k
+        if shown is not None:
+            t = shown(k)
+            return Item(tid, [{"role": m.role, "content": m.text()} for m in t.input_messages], t.criteria,
+                        t.reference_answer or None)
         return _agentv_item(tests[k])
 
     return make
