@@ -17,7 +17,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..appendlog import read_records
+from ..appendlog import read_lines, read_records
 from ..jsonio import loads
 from ..model_store import item_ids
 from ..results_kind import sniff
@@ -791,7 +791,13 @@ def _agentv_streamed(path: Path, analyses: Analyses | None = None) -> RunResults
     skipped = 0
     dataset: str | None = None
     first: dict[str, Any] | None = None
-    for row in read_records(path):
+    for line in read_lines(path):  # (read_records, keeping each row's line: the spool holds it as it is)
+        try:
+            row = loads(line)
+        except ValueError:
+            continue
+        if not isinstance(row, dict):
+            continue
         if first is None:
             first = row
         if dataset is None and row.get("dataset"):
@@ -801,7 +807,7 @@ def _agentv_streamed(path: Path, analyses: Analyses | None = None) -> RunResults
             continue
         target = str(row["target"])
         models.setdefault(target)
-        spool.put(target, str(row["test_id"]), row)
+        spool.put_bytes(target, str(row["test_id"]), line)
     spool.flush()
     header = _journal_header_beside(path)
     eval_file = (header.file or None) if header is not None else None
@@ -894,7 +900,8 @@ class _RowCells(SpooledCells):
     for a test a target did not answer)."""
 
     def __init__(self, item_ids: list[str], models: list[str], spool: EntrySpool) -> None:
-        super().__init__(item_ids, models, lambda tid, model: agentv_cell(spool.get(model, tid)), numbers=spool.ids)
+        super().__init__(item_ids, models, lambda tid, model: agentv_cell(loads(spool.get_bytes(model, tid))),
+                         numbers=spool.ids)
         self._spool = spool
         self._count: int | None = None
 
@@ -902,6 +909,9 @@ class _RowCells(SpooledCells):
         if not self.__contains__(key):
             raise KeyError(key)
         return super().__getitem__(key)
+
+    def get(self, key: tuple[str, str], default: Any = None) -> Any:  # (Mapping.get: a KeyError a missing cell)
+        return super().__getitem__(key) if self.__contains__(key) else default
 
     def __contains__(self, key: object) -> bool:
         return super().__contains__(key) and self._spool.has(key[1], key[0])  # type: ignore[index]

@@ -39,6 +39,10 @@ class EntrySpool:
         return n
 
     def put(self, name: str, pid: str, value: Any) -> None:
+        self.put_bytes(name, pid, marshal.dumps(value))
+
+    def put_bytes(self, name: str, pid: str, data: bytes) -> None:
+        """`put` of bytes as they are (`get_bytes` gives them back): a value its reader decodes itself."""
         n = self.number(pid)
         where = self._where.get(name)
         if where is None:
@@ -48,7 +52,6 @@ class EntrySpool:
             grow = n + 1 - len(starts)
             starts.extend([-1] * grow)
             sizes.extend([0] * grow)
-        data = marshal.dumps(value)
         starts[n] = self._file.append(data)
         sizes[n] = len(data)
 
@@ -67,11 +70,16 @@ class EntrySpool:
 
     def get(self, name: str, pid: str) -> Any:
         """The value, or MISSING."""
+        data = self.get_bytes(name, pid)
+        return MISSING if data is None else marshal.loads(data)
+
+    def get_bytes(self, name: str, pid: str) -> bytes | None:
+        """The bytes stored (`put_bytes`), or None."""
         n = self.ids.get(pid)
         where = self._where.get(name)
         if n is None or where is None or n >= len(where[0]) or where[0][n] < 0:
-            return MISSING
-        return marshal.loads(self._file.read(where[0][n], where[1][n]))
+            return None
+        return self._file.read(where[0][n], where[1][n])
 
     def close(self) -> None:
         self._file.close()
