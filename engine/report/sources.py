@@ -900,8 +900,7 @@ class _RowCells(SpooledCells):
     for a test a target did not answer)."""
 
     def __init__(self, item_ids: list[str], models: list[str], spool: EntrySpool) -> None:
-        super().__init__(item_ids, models, lambda tid, model: agentv_cell(loads(spool.get_bytes(model, tid))),
-                         numbers=spool.ids)
+        super().__init__(item_ids, models, self._cell, numbers=spool.ids)
         self._spool = spool
         self._count: int | None = None
 
@@ -912,6 +911,12 @@ class _RowCells(SpooledCells):
 
     def get(self, key: tuple[str, str], default: Any = None) -> Any:  # (Mapping.get: a KeyError a missing cell)
         return super().__getitem__(key) if self.__contains__(key) else default
+
+    def _cell(self, tid: str, model: str) -> CellResult:
+        line = self._spool.get_bytes(model, tid)
+        if line is None:  # (only cells the spool has are made)
+            raise KeyError((tid, model))
+        return agentv_cell(loads(line))
 
     def __contains__(self, key: object) -> bool:
         return super().__contains__(key) and self._spool.has(key[1], key[0])  # type: ignore[index]
