@@ -34,7 +34,7 @@ SPILL_PREFIX = ".evalspec-tests-"  # the temporary file's name (unlinked at once
 _MARSHAL, _PICKLE = b"m", b"p"
 _TEST_SPANS = ("span", "id_span", "criteria_span")
 _MESSAGES = ("input_messages", "expected_messages")
-SHOWN = ("criteria", *_MESSAGES)  # a marshal record's first value: what a report shows of the test
+SHOWN = ("criteria", *_MESSAGES)  # a marshal record's first value (a tuple): what a report shows of a test
 _BLOCKS = "\x00blocks"  # a message whose content is a list of ContentBlocks (not plain structured content)
 
 
@@ -82,7 +82,7 @@ def _encode(t: AgentvTest) -> bytes:
         for name in _MESSAGES:
             data[name] = [_message(m) for m in data[name]]
         data["assertions"] = [_assertion(a) for a in t.assertions]
-        shown = marshal.dumps({name: data.pop(name) for name in SHOWN})
+        shown = marshal.dumps(tuple([data.pop(name) for name in SHOWN]))
         return b"".join((_MARSHAL, len(shown).to_bytes(4, "little"), shown, marshal.dumps(data)))
     except (ValueError, TypeError, AttributeError):  # a value marshal does not take: the test as it is
         return _PICKLE + pickle.dumps(t, pickle.HIGHEST_PROTOCOL)
@@ -117,7 +117,7 @@ class _Decoder:
         view = memoryview(data)
         end = 5 + int.from_bytes(view[1:5], "little")
         fields: dict[str, Any] = marshal.loads(view[end:])
-        fields.update(marshal.loads(view[5:end]))
+        fields["criteria"], fields["input_messages"], fields["expected_messages"] = marshal.loads(view[5:end])
         for name in _TEST_SPANS:
             if fields.get(name) is not None:
                 fields[name] = _as_span(fields[name])
@@ -132,9 +132,8 @@ class _Decoder:
         if data[:1] == _PICKLE:
             return Shown.of(self.test(data))
         view = memoryview(data)
-        fields = marshal.loads(view[5:5 + int.from_bytes(view[1:5], "little")])
-        return Shown(fields["criteria"], [self.message(m) for m in fields["input_messages"]],
-                     [self.message(m) for m in fields["expected_messages"]])
+        criteria, inputs, expected = marshal.loads(view[5:5 + int.from_bytes(view[1:5], "little")])
+        return Shown(criteria, [self.message(m) for m in inputs], [self.message(m) for m in expected])
 
     def message(self, fields: dict[str, Any]) -> Message:
         fields["span"] = _as_span(fields["span"])
