@@ -234,3 +234,8 @@ def test_what_a_report_shows_of_a_stored_test_is_read_without_its_assertions(
         assert shown.reference_answer == t.reference_answer
     assert decoded == []
     assert list(tests) == list(full.suite.tests)  # the whole test still decodes as it was
+    # a test kept by pickle (a value marshal refuses) shows the same
+    import pickle
+
+    t = full.suite.tests[1]
+    assert test_store._TestCodec().shown(test_store._PICKLE + pickle.dumps(t)) == test_store.Shown.of(t)
