@@ -7,7 +7,8 @@ is read (marshal: every JSON value, NaN and huge numbers included, comes back as
 temporary file, with only offsets in memory, and the report model's `items` and `cells` are views that
 make an item or a cell from them when it is read (`SpooledItems`, `SpooledCells`). The page and the
 summaries read the cells a prompt at a time, in order; the last prompt's entries are kept for the
-models after the first.
+models after the first. A big AgentV results file's rows are spooled the same way, as their lines
+(`put_bytes`: each parsed again when its cell is made, report/sources.py).
 """
 
 from __future__ import annotations
