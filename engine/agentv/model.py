@@ -124,18 +124,23 @@ class AgentvTest(Located):
 
     @property
     def reference_answer(self) -> str:
-        """The content of the last expected message, as AgentV's judges see it (yaml-parser.ts): text as
-        written, structured content (an object, a list of values) as `JSON.stringify(content, null, 2)`."""
-        if not self.expected_messages:
-            return ""
-        last = self.expected_messages[-1]
-        content = last.content
-        if isinstance(content, dict) or (isinstance(content, list) and not any(
-                isinstance(b, ContentBlock) for b in content)):
-            import json
+        """The content of the last expected message, as AgentV's judges see it (`reference_answer`)."""
+        return reference_answer(self.expected_messages)
 
-            return json.dumps(_js_numbers(content), indent=2, ensure_ascii=False)
-        return last.text()
+
+def reference_answer(expected_messages: list[Message]) -> str:
+    """The content of the last expected message, as AgentV's judges see it (yaml-parser.ts): text as
+    written, structured content (an object, a list of values) as `JSON.stringify(content, null, 2)`."""
+    if not expected_messages:
+        return ""
+    last = expected_messages[-1]
+    content = last.content
+    if isinstance(content, dict) or (isinstance(content, list) and not any(
+            isinstance(b, ContentBlock) for b in content)):
+        import json
+
+        return json.dumps(_js_numbers(content), indent=2, ensure_ascii=False)
+    return last.text()
 
 
 def _js_numbers(value: Any) -> Any:

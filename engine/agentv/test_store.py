@@ -8,6 +8,8 @@ messages, content blocks, tool calls and assertions as dicts), pickle for a test
 refuses (marshal takes exact built-in types only, so nothing is silently changed), deflated a block of
 records at a time. A test is decoded
 again when it is read; a suite with fewer tests keeps its list, as the editor's analyses always do.
+A marshal record is two marshal values, the fields a report shows of a test (`SHOWN`: criteria, input
+and expected messages) first, so that `TestStore.shown` reads them without the rest (its assertions).
 """
 
 from __future__ import annotations
@@ -17,12 +19,12 @@ import pickle
 from array import array
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..findings import Span
 from ..model_store import Collector, ModelStore
 from ..spill_file import SpillFile
-from .model import AgentvTest, Assertion, ContentBlock, Message, ToolCall
+from .model import AgentvTest, Assertion, ContentBlock, Message, ToolCall, reference_answer
 
 DEFAULT_BOUND = 4096  # tests kept as objects; a suite with more spills them all (a 2,000-test run never does)
 RECENT = 256  # decoded tests kept for reads that come again soon (a cell's stages; workers run ~30 at once)
@@ -32,6 +34,7 @@ SPILL_PREFIX = ".evalspec-tests-"  # the temporary file's name (unlinked at once
 _MARSHAL, _PICKLE = b"m", b"p"
 _TEST_SPANS = ("span", "id_span", "criteria_span")
 _MESSAGES = ("input_messages", "expected_messages")
+SHOWN = ("criteria", *_MESSAGES)  # a marshal record's first value (a tuple): what a report shows of a test
 _BLOCKS = "\x00blocks"  # a message whose content is a list of ContentBlocks (not plain structured content)
 
 
@@ -79,7 +82,8 @@ def _encode(t: AgentvTest) -> bytes:
         for name in _MESSAGES:
             data[name] = [_message(m) for m in data[name]]
         data["assertions"] = [_assertion(a) for a in t.assertions]
-        return _MARSHAL + marshal.dumps(data)
+        shown = marshal.dumps(tuple([data.pop(name) for name in SHOWN]))
+        return b"".join((_MARSHAL, len(shown).to_bytes(4, "little"), shown, marshal.dumps(data)))
     except (ValueError, TypeError, AttributeError):  # a value marshal does not take: the test as it is
         return _PICKLE + pickle.dumps(t, pickle.HIGHEST_PROTOCOL)
 
@@ -110,7 +114,10 @@ class _Decoder:
         if data[:1] == _PICKLE:
             found: AgentvTest = pickle.loads(data[1:])
             return found
-        fields: dict[str, Any] = marshal.loads(data[1:])
+        view = memoryview(data)
+        end = 5 + int.from_bytes(view[1:5], "little")
+        fields: dict[str, Any] = marshal.loads(view[end:])
+        fields["criteria"], fields["input_messages"], fields["expected_messages"] = marshal.loads(view[5:end])
         for name in _TEST_SPANS:
             if fields.get(name) is not None:
                 fields[name] = _as_span(fields[name])
@@ -119,6 +126,14 @@ class _Decoder:
             fields[name] = [self.message(m) for m in fields[name]]
         fields["assertions"] = [self.assertion(a) for a in fields["assertions"]]
         return _made(AgentvTest, fields)
+
+    def shown(self, data: bytes) -> Shown:
+        """What a report shows of the test of a record (its `SHOWN` fields), the rest not decoded."""
+        if data[:1] == _PICKLE:
+            return Shown.of(self.test(data))
+        view = memoryview(data)
+        criteria, inputs, expected = marshal.loads(view[5:5 + int.from_bytes(view[1:5], "little")])
+        return Shown(criteria, [self.message(m) for m in inputs], [self.message(m) for m in expected])
 
     def message(self, fields: dict[str, Any]) -> Message:
         fields["span"] = _as_span(fields["span"])
@@ -137,6 +152,22 @@ class _Decoder:
         fields["source_path"] = self.path(fields["source_path"])
         fields["children"] = [self.assertion(c) for c in fields["children"]]
         return _made(Assertion, fields)
+
+
+class Shown(NamedTuple):
+    """What a report shows of a test (report/sources.py): its criteria, input and reference answer."""
+
+    criteria: str | None
+    input_messages: list[Message]
+    expected_messages: list[Message]
+
+    @classmethod
+    def of(cls, t: AgentvTest) -> Shown:
+        return cls(t.criteria, t.input_messages, t.expected_messages)
+
+    @property
+    def reference_answer(self) -> str:
+        return reference_answer(self.expected_messages)
 
 
 def _made(cls: type, fields: dict[str, Any]) -> Any:
@@ -206,6 +237,9 @@ class _TestCodec:
     def decode(self, data: bytes) -> AgentvTest:
         return self._decoder.test(data)
 
+    def shown(self, data: bytes) -> Shown:
+        return self._decoder.shown(data)
+
     def id_of(self, item: AgentvTest) -> str:
         return item.id
 
@@ -228,6 +262,12 @@ class TestStore(ModelStore[AgentvTest]):
         place, ids = codec.places.get, file.ids
         for k in (self._indexes if self._indexes is not None else range(len(ids))):
             yield (ids[k], *place(k))
+
+    def shown(self, index: int) -> Shown:
+        """What a report shows of test `index` (`Shown`), read without decoding the rest of the test."""
+        codec = self._file.codec
+        assert isinstance(codec, _TestCodec)
+        return codec.shown(self.record(index))
 
     def plain_inputs(self) -> Sequence[int]:
         """Each test's `_plain_input`, in order, none decoded (-1: the test must be read)."""

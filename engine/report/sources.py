@@ -17,7 +17,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..appendlog import read_records
+from ..appendlog import read_lines, read_records
 from ..jsonio import loads
 from ..model_store import item_ids
 from ..results_kind import sniff
@@ -791,7 +791,13 @@ def _agentv_streamed(path: Path, analyses: Analyses | None = None) -> RunResults
     skipped = 0
     dataset: str | None = None
     first: dict[str, Any] | None = None
-    for row in read_records(path):
+    for line in read_lines(path):  # (read_records, keeping each row's line: the spool holds it as it is)
+        try:
+            row = loads(line)
+        except ValueError:
+            continue
+        if not isinstance(row, dict):
+            continue
         if first is None:
             first = row
         if dataset is None and row.get("dataset"):
@@ -801,7 +807,7 @@ def _agentv_streamed(path: Path, analyses: Analyses | None = None) -> RunResults
             continue
         target = str(row["target"])
         models.setdefault(target)
-        spool.put(target, str(row["test_id"]), row)
+        spool.put_bytes(target, str(row["test_id"]), line)
     spool.flush()
     header = _journal_header_beside(path)
     eval_file = (header.file or None) if header is not None else None
@@ -862,9 +868,13 @@ def _agentv_item(t: Any) -> Item:
 
 def _test_item(tests: Sequence[Any], ids: list[str]) -> Any:
     """Makes the report's item of a test id from the suite's tests, reading them in order (the page's)
-    without an index of 100,000 ids unless it reads out of order; an id the suite lacks: the id alone."""
+    without an index of 100,000 ids unless it reads out of order; an id the suite lacks: the id alone.
+    A store's test (agentv/test_store.py) is read as what the item shows only, its assertions not decoded."""
+    from ..agentv.test_store import TestStore
+
     last = [-1]
     index: dict[str, int] = {}
+    shown = tests.shown if isinstance(tests, TestStore) else None
 
     def make(tid: str) -> Item:
         k = last[0] + 1
@@ -876,6 +886,10 @@ def _test_item(tests: Sequence[Any], ids: list[str]) -> Any:
                 return Item(tid)
             k = found
         last[0] = k
+        if shown is not None:
+            t = shown(k)
+            return Item(tid, [{"role": m.role, "content": m.text()} for m in t.input_messages], t.criteria,
+                        t.reference_answer or None)
         return _agentv_item(tests[k])
 
     return make
@@ -886,7 +900,7 @@ class _RowCells(SpooledCells):
     for a test a target did not answer)."""
 
     def __init__(self, item_ids: list[str], models: list[str], spool: EntrySpool) -> None:
-        super().__init__(item_ids, models, lambda tid, model: agentv_cell(spool.get(model, tid)), numbers=spool.ids)
+        super().__init__(item_ids, models, self._cell, numbers=spool.ids)
         self._spool = spool
         self._count: int | None = None
 
@@ -894,6 +908,15 @@ class _RowCells(SpooledCells):
         if not self.__contains__(key):
             raise KeyError(key)
         return super().__getitem__(key)
+
+    def get(self, key: tuple[str, str], default: Any = None) -> Any:  # (Mapping.get: a KeyError a missing cell)
+        return super().__getitem__(key) if self.__contains__(key) else default
+
+    def _cell(self, tid: str, model: str) -> CellResult:
+        line = self._spool.get_bytes(model, tid)
+        if line is None:  # (only cells the spool has are made)
+            raise KeyError((tid, model))
+        return agentv_cell(loads(line))
 
     def __contains__(self, key: object) -> bool:
         return super().__contains__(key) and self._spool.has(key[1], key[0])  # type: ignore[index]

@@ -7,7 +7,8 @@ is read (marshal: every JSON value, NaN and huge numbers included, comes back as
 temporary file, with only offsets in memory, and the report model's `items` and `cells` are views that
 make an item or a cell from them when it is read (`SpooledItems`, `SpooledCells`). The page and the
 summaries read the cells a prompt at a time, in order; the last prompt's entries are kept for the
-models after the first.
+models after the first. A big AgentV results file's rows are spooled the same way, as their lines
+(`put_bytes`: each parsed again when its cell is made, report/sources.py).
 """
 
 from __future__ import annotations
@@ -39,6 +40,10 @@ class EntrySpool:
         return n
 
     def put(self, name: str, pid: str, value: Any) -> None:
+        self.put_bytes(name, pid, marshal.dumps(value))
+
+    def put_bytes(self, name: str, pid: str, data: bytes) -> None:
+        """`put` of bytes as they are (`get_bytes` gives them back): a value its reader decodes itself."""
         n = self.number(pid)
         where = self._where.get(name)
         if where is None:
@@ -48,7 +53,6 @@ class EntrySpool:
             grow = n + 1 - len(starts)
             starts.extend([-1] * grow)
             sizes.extend([0] * grow)
-        data = marshal.dumps(value)
         starts[n] = self._file.append(data)
         sizes[n] = len(data)
 
@@ -67,11 +71,16 @@ class EntrySpool:
 
     def get(self, name: str, pid: str) -> Any:
         """The value, or MISSING."""
+        data = self.get_bytes(name, pid)
+        return MISSING if data is None else marshal.loads(data)
+
+    def get_bytes(self, name: str, pid: str) -> bytes | None:
+        """The bytes stored (`put_bytes`), or None."""
         n = self.ids.get(pid)
         where = self._where.get(name)
         if n is None or where is None or n >= len(where[0]) or where[0][n] < 0:
-            return MISSING
-        return marshal.loads(self._file.read(where[0][n], where[1][n]))
+            return None
+        return self._file.read(where[0][n], where[1][n])
 
     def close(self) -> None:
         self._file.close()

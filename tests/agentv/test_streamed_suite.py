@@ -204,3 +204,38 @@ def test_a_streamed_test_s_variables_are_found_however_they_are_written(tmp_path
     _same(full, streamed)
     lines = sorted(f.span.start_line for f in streamed.findings if "EVALSPEC_SURELY_UNSET" in f.message)
     assert lines == [4, 8, 11]
+
+
+def test_what_a_report_shows_of_a_stored_test_is_read_without_its_assertions(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`TestStore.shown` (the report's items) gives a stored test's criteria, input and expected messages
+    and reference answer as the test has them, on every shape of content, without decoding the rest."""
+    (tmp_path / "doc.txt").write_text("a file", encoding="utf-8")
+    suite = tmp_path / "s.eval.yaml"
+    suite.write_text(
+        "name: s\ndescription: d\ninput: you are terse\ntests:\n"
+        "  - id: text\n    input: hello\n    criteria: says hi\n    expected_output: hi\n"
+        "  - id: blocks\n    input:\n      - role: user\n        content:\n          - {type: text, value: look}\n"
+        "          - {type: file, value: ./doc.txt}\n    expected_output: {answer: 1.0, items: [1, 2]}\n"
+        "  - id: listed\n    input: x\n    expected_output:\n      - {role: assistant, content: [1, 2.0]}\n"
+        "    assert:\n      - {type: contains, value: x}\n"
+        "  - id: empty\n    input: \"\"\n    expected_output: \"\"\n    criteria: c\n", encoding="utf-8")
+    full = analyze(suite.read_text(encoding="utf-8"), suite)
+    monkeypatch.setattr(test_store, "DEFAULT_BOUND", 1)
+    tests = analyze_file(suite).suite.tests  # type: ignore[union-attr]
+    assert isinstance(tests, test_store.TestStore) and full.suite is not None and len(tests) == 4
+    decoded: list[int] = []
+    real = test_store._TestCodec.decode
+    monkeypatch.setattr(test_store._TestCodec, "decode", lambda self, data: decoded.append(1) or real(self, data))
+    for k, t in enumerate(full.suite.tests):
+        shown = tests.shown(k)
+        assert (shown.criteria, shown.input_messages, shown.expected_messages) == (
+            t.criteria, t.input_messages, t.expected_messages)
+        assert shown.reference_answer == t.reference_answer
+    assert decoded == []
+    assert list(tests) == list(full.suite.tests)  # the whole test still decodes as it was
+    # a test kept by pickle (a value marshal refuses) shows the same
+    import pickle
+
+    t = full.suite.tests[1]
+    assert test_store._TestCodec().shown(test_store._PICKLE + pickle.dumps(t)) == test_store.Shown.of(t)
