@@ -321,15 +321,15 @@ class _PromptPass:
 
 
 def plan_weval(bp: Blueprint, path: Path, options: RunOptions) -> WevalPlan:
-    from .replay import ReplaySource, is_replay
-
     warnings: list[str] = []
     replay = None
     if options.models:
         listed = list(dict.fromkeys(m.strip() for m in options.models if m.strip()))
     else:
         listed = list(bp.models_resolved)
-    if any(is_replay(m) for m in listed):
+    if any(m.strip().startswith("replay:") for m in listed):  # replay.is_replay, that module loaded only then
+        from .replay import ReplaySource
+
         if len(listed) != 1:
             raise PlanError("replay:<file> replaces the models; give it alone (-m replay:results.json)")
         replay = ReplaySource.load(listed[0].partition(":")[2])
