@@ -104,8 +104,10 @@ def simple_items(text: str, first_line: int) -> list[Node] | None:
                 opened = True  # what follows the dash opens the entry's value
                 at += 1 + len(dash)
         if key is not None:
+            if len(key) > _MAX_KEY:
+                return None
             if opened:
-                if len(stack) >= _MAX_DEPTH or len(key) > _MAX_KEY:
+                if len(stack) >= _MAX_DEPTH:
                     return None
                 top = [_MAPPING, at, [], line_no, at, 0, 0]
                 stack.append(top)

@@ -174,6 +174,8 @@ def test_read_alike(text: str) -> None:
     "- ? a\n  : b",
     "-\n  - a",
     "- a \n- b",
+    "- a: 1\n  " + "k" * 1100 + ": 2",  # longer than a simple key may be
+    "- " + "k" * 1100 + ": 2",
 ])
 def test_left_to_libyaml(text: str) -> None:
     assert simple_items(text, 0) is None
