@@ -50,16 +50,31 @@ def _scalar(line: int, start: int, end: int, raw: str, style: str | None) -> Sca
 
 
 def simple_items(text: str, first_line: int) -> list[Node] | None:
-    """The items of the block list at column 0 that `text` (lines from `first_line` on) is, or None when a
-    line is not of the subset this module reads."""
-    if _REFUSED.search(text) is not None:
+    """The items of the block list that `text` (lines from `first_line` on) is, its first line its first
+    item's (or a bare `---` before it: a list document's first part), or None when a line is not of the
+    subset this module reads."""
+    if text.startswith("---\n"):
+        text, first_line = text[4:], first_line + 1
+    column = len(text) - len(text.lstrip(" "))  # the list's: its first item's dash (an AgentV suite's is indented)
+    if text[column:column + 2] != "- " or _REFUSED.search(text) is not None:
         return None
+    return _read(text, first_line, [_SEQUENCE, column, [], first_line, column, 0, 0])
+
+
+def simple_mapping(text: str, first_line: int) -> Mapping | None:
+    """The block mapping at column 0 that `text` (lines from `first_line` on: a document without a `---`
+    marker, a blueprint's header) is, its first line its first key's, or None as for `simple_items`."""
+    if not text[:1].isalpha() or _REFUSED.search(text) is not None:
+        return None
+    pairs = _read(text, first_line, [_MAPPING, 0, [], first_line, 0, 0, 0], closed=True)
+    return pairs[0] if pairs else None  # type: ignore[return-value]
+
+
+def _read(text: str, first_line: int, root: list[Any], closed: bool = False) -> list[Node] | None:
+    """The children of `root` (an open collection, as on the stack below) read from `text`'s lines; `closed`:
+    `root` itself, closed, alone in a list."""
     # The open collections, outermost first: [kind, column, children (a mapping's keys and values in turn),
     # start line, start column, the last child's end line, its end column]
-    column = len(text) - len(text.lstrip(" "))  # the list's: its first item's dash (an AgentV suite's is indented)
-    if text[column:column + 2] != "- ":
-        return None
-    root: list[Any] = [_SEQUENCE, column, [], first_line, column, 0, 0]
     stack = [root]
     top = root
     waiting = False  # the innermost mapping's last key has no value yet: the next line holds it
@@ -154,6 +169,9 @@ def simple_items(text: str, first_line: int) -> list[Node] | None:
     while len(stack) > 1:
         if not _close(stack):
             return None
+    if closed:
+        stack.insert(0, [_SEQUENCE, 0, [], 0, 0, 0, 0])  # a parent for the root to close into
+        return stack[0][2] if _close(stack) else None
     return root[2]
 
 

@@ -20,11 +20,9 @@ from dataclasses import dataclass, field, replace
 from itertools import accumulate, islice, pairwise
 from typing import Any, NamedTuple, TypeGuard, cast
 
-import yaml
-
 from .findings import Edit, Finding, Findings, Fix, Related, Span
 from .item_bounds import ItemBounds
-from .simple_items import simple_items
+from .simple_items import simple_items, simple_mapping
 from .text_lines import Lines
 from .yaml_nodes import _MAYBE_NOT_STR
 from .yaml_nodes import BrokenItem as BrokenItem
@@ -34,21 +32,38 @@ from .yaml_nodes import Scalar as Scalar
 from .yaml_nodes import Sequence as Sequence
 from .yaml_nodes import resolve_plain as resolve_plain
 
-try:  # libyaml; the pure-Python parser is the same API, only slower
-    from yaml.cyaml import CParser as _Parser  # type: ignore[attr-defined]  # the stubs do not re-export it
-    _OFFSETS_IN_BYTES = True  # libyaml reads the text as UTF-8: a reader error's position counts bytes
-except ImportError:  # pragma: no cover - wheels ship libyaml on every platform we support
-    from yaml.parser import Parser as _PyParser
-    from yaml.reader import Reader
-    from yaml.scanner import Scanner
+# PyYAML (~12 ms to import) loads at the first text simple_items.py does not read: `_Parser` is made then
+# (_load_parser; module attribute access makes it too, as tests that wrap it read it).
+_OFFSETS_IN_BYTES = True  # libyaml reads the text as UTF-8: a reader error's position counts bytes
 
-    _OFFSETS_IN_BYTES = False
 
-    class _Parser(Reader, Scanner, _PyParser):  # type: ignore[no-redef]
-        def __init__(self, stream: str) -> None:
-            Reader.__init__(self, stream)
-            Scanner.__init__(self)
-            _PyParser.__init__(self)
+def _load_parser() -> Any:
+    global _OFFSETS_IN_BYTES
+    try:  # libyaml; the pure-Python parser is the same API, only slower
+        from yaml.cyaml import CParser  # type: ignore[attr-defined]  # the stubs do not re-export it
+        parser: Any = CParser
+    except ImportError:  # pragma: no cover - wheels ship libyaml on every platform we support
+        from yaml.parser import Parser as _PyParser
+        from yaml.reader import Reader
+        from yaml.scanner import Scanner
+
+        _OFFSETS_IN_BYTES = False
+
+        class _PyParsed(Reader, Scanner, _PyParser):
+            def __init__(self, stream: str) -> None:
+                Reader.__init__(self, stream)
+                Scanner.__init__(self)
+                _PyParser.__init__(self)
+
+        parser = _PyParsed
+    globals()["_Parser"] = parser
+    return parser
+
+
+def __getattr__(name: str) -> Any:
+    if name == "_Parser":
+        return _load_parser()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 MAX_BYTES = 4 * 1024 * 1024  # an editor buffer: what the language server analyses on every keystroke
@@ -451,6 +466,13 @@ def _parse_documents(parsed: ParsedFile, ranges: list[tuple[int, int]]) -> None:
     the stream stops at (a syntax error, too deep, an alias bomb) is parsed on its own, as every one was
     before, so it says what it said alone and hides none of the others; the stream goes on after it."""
     lines = parsed.lines
+    if len(ranges) == 1 and not lines[ranges[0][0]].startswith("---"):
+        # one document, a block mapping (a blueprint's header), maybe of the plain subset simple_items reads:
+        # then its span is its root's (no marker, comment or blank line before its first key or after its end)
+        root = simple_mapping(_lines_text(lines, *ranges[0]), ranges[0][0])
+        if root is not None:
+            parsed.documents.append(Document(root, root.span, len(parsed.documents)))
+            return
     ends = [end for _, end in ranges]
     # Each stream reads its lines as it goes: one stopped by a broken document is started again after it,
     # and joining (and encoding) the rest of the file for each made 16,000 broken documents cost 6.6 s.
@@ -1085,7 +1107,10 @@ def _parse_stream(text: str, off: int, parsed: ParsedFile, resumed: _Resumed | N
 
     Returns the (file) line of a syntax error that stopped parsing early, else None.
     """
+    import yaml
+
     lines = parsed.lines
+    _Parser = globals().get("_Parser") or _load_parser()
     if resumed is not None:
         parser = _Parser(resumed.chunks(off))
         remark = resumed.remarker(off)

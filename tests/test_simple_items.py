@@ -1,7 +1,8 @@
-"""simple_items.py reads a list item without libyaml only where it reads it as libyaml does: whenever it gives
-nodes for a text, libyaml's parse of that text (source.py's composer) says nothing and gives the same nodes —
-types, spans, values, raw texts, styles — on every list item of the corpus, the fixtures and the examples,
-on groups of them, on thousands of seeded mutations of them, and on hand-picked edge cases."""
+"""simple_items.py reads a list item (or a header) without libyaml only where it reads it as libyaml does:
+whenever it gives nodes for a text, libyaml's parse of that text (source.py's composer) says nothing and gives
+the same nodes — types, spans, values, raw texts, styles — and, for a header, a document of the same span, on
+every list item and first document of the corpus, the fixtures and the examples, on groups of items, on
+thousands of seeded mutations of them, and on hand-picked edge cases."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import Any
 import pytest
 
 from evalspec import source
-from evalspec.simple_items import simple_items
+from evalspec.simple_items import simple_items, simple_mapping
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
@@ -139,6 +140,7 @@ def test_mutated_items_read_alike_or_are_left_to_libyaml() -> None:
 @pytest.mark.parametrize("text", [
     "- id: p0\n  prompt: \"Question 0: what?\"\n  should:\n    - $contains: \"answer 0\"\n    - $word_count_between: [3, 60]\n",
     "- a\n- b\n\n- c",
+    "---\n- a\n- b: c",  # a list document's first part
     "- - a\n  - b\n- - c",
     "- key:\n    value\n  other: 'x'",
     "- key:\n    - a\n    - b\n  k2: [ ]",
@@ -167,7 +169,9 @@ def test_read_alike(text: str) -> None:
     "- 'it''s'",
     "- a\tb",
     "- a: b: c",
-    "---\n- a",
+    "--- \n- a",
+    "---\n\n- a",
+    "--- # c\n- a",
     "- a\n b",
     "- key: [a, [b]]",
     "- key: {a: 1}",
@@ -179,3 +183,64 @@ def test_read_alike(text: str) -> None:
 ])
 def test_left_to_libyaml(text: str) -> None:
     assert simple_items(text, 0) is None
+
+
+def mapping_agrees(text: str, first_line: int = 0) -> bool | None:
+    """As `agrees`, for a document that is a block mapping (simple_mapping): its root and its document's span."""
+    got = simple_mapping(text, first_line)
+    if got is None:
+        return None
+    lines = [""] * first_line + text.split("\n")
+    scratch = source.ParsedFile(text="", lines=lines)
+    stopped = source._parse_stream(text, first_line, scratch)
+    assert stopped is None and not scratch.findings and len(scratch.documents) == 1, text
+    document = scratch.documents[0]
+    d = _differs(got, document.root)
+    assert d is None, (text, d)
+    assert tuple(document.span) == tuple(got.span), text
+    return True
+
+
+def _first_documents() -> list[str]:
+    out = []
+    for path in _files():
+        lines = path.read_text(encoding="utf-8", errors="replace").split("\n")
+        end = next((i for i, line in enumerate(lines) if line.startswith("---")), len(lines))
+        if end:
+            out.append("\n".join(lines[:end]) + ("\n" if end < len(lines) else ""))
+    return out
+
+
+def test_every_first_document_of_the_corpus_reads_alike() -> None:
+    results = [mapping_agrees(text) for text in _first_documents()]
+    assert results.count(True) > 5 and results.count(None) > 100, (results.count(True), results.count(None))
+
+
+def test_mutated_first_documents_read_alike_or_are_left_to_libyaml() -> None:
+    rng = random.Random(28)
+    texts = [t for t in _first_documents() if simple_mapping(t, 0) is not None]
+    read = left = 0
+    for _ in range(3000):
+        text = rng.choice(texts)
+        for _ in range(rng.choice((1, 1, 2, 3))):
+            text = _mutated(text, rng)
+        if mapping_agrees(text):
+            read += 1
+        else:
+            left += 1
+    assert read > 500 and left > 500, (read, left)
+
+
+@pytest.mark.parametrize("text", [
+    "title: T\nmodels:\n  - openai:gpt-4o\n",
+    "title: T\n\nmodels: [a, b]\nsystem: \"Be brief.\"\n",
+    "a: 1\nb:\n  c: 2\n  d:\n    - x\n    - y: z\n",
+    "title: T",
+])
+def test_headers_read_alike(text: str) -> None:
+    assert mapping_agrees(text, 2)
+
+
+@pytest.mark.parametrize("text", ["- a", "a: 1\n- b", "a:\nb: 1", "\ntitle: T", "title: T # c", "a: 1\n b: 2", "a: |\n  x"])
+def test_headers_left_to_libyaml(text: str) -> None:
+    assert simple_mapping(text, 0) is None
