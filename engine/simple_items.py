@@ -33,20 +33,13 @@ _FLOW_ITEM = re.compile(_WORD)
 # What YAML refuses in a text, the line breaks only YAML knows (source.py parses texts with those in one
 # stream), tabs and a byte order mark: a chunk with one of these is libyaml's to read.
 _REFUSED = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]")
+_ONE_DASH = (" ",)  # what follows the one dash of most lines, as `dashes.split("-")[1:]` gives it
 _MAX_KEY = 1000  # libyaml's simple keys end at 1,024 characters
 _MAX_DEPTH = 64
 
 _new_object = object.__new__
 _new_tuple = tuple.__new__
 _MAPPING, _SEQUENCE = 0, 1
-
-
-def _scalar(line: int, start: int, end: int, raw: str, style: str | None) -> Scalar:
-    node: Any = _new_object(Scalar)
-    node.span = _new_tuple(Span, (line, start, line, end))
-    node.value = resolve_plain(raw) if style is None and raw[0] in _MAYBE_NOT_STR else raw
-    node.raw, node.style, node.tag, node.anchor = raw, style, None, None
-    return node
 
 
 def simple_items(text: str, first_line: int) -> list[Node] | None:
@@ -107,7 +100,7 @@ def _read(text: str, first_line: int, root: list[Any], closed: bool = False) -> 
             opened = False
         at = column
         if dashes:
-            for dash in dashes.split("-")[1:]:
+            for dash in _ONE_DASH if dashes == "- " else dashes.split("-")[1:]:
                 # a dash at `at`: an entry of the list at that column, or a new list
                 if opened:
                     if len(stack) >= _MAX_DEPTH:
@@ -156,10 +149,17 @@ def _read(text: str, first_line: int, root: list[Any], closed: bool = False) -> 
             node.style = "'"
         else:
             start = end - len(flow)
+            items = []
+            for w in _FLOW_ITEM.finditer(flow):
+                word = w.group()
+                col = start + w.start()
+                item = new_object(scalar_type)
+                item.span = new_tuple(span_type, (line_no, col, line_no, col + len(word)))
+                item.value = resolve(word) if word[0] in maybe_not_str else word
+                item.raw, item.style, item.tag, item.anchor = word, None, None, None
+                items.append(item)
             node = new_object(Sequence)
-            node.items = [_scalar(line_no, start + w.start(), start + w.end(), w.group(), None)
-                          for w in _FLOW_ITEM.finditer(flow)]
-            node.flow = True
+            node.items, node.flow = items, True
         node.span = new_tuple(span_type, (line_no, start, line_no, end))
         node.tag = node.anchor = None
         top[2].append(node)
