@@ -6,7 +6,8 @@ and a plain load expands aliases. We read libyaml's event stream, which is itera
 tree with an explicit stack, so nesting depth, alias expansion and size are all bounded and reported
 as findings instead of hangs or crashes. Scalars resolve with the YAML 1.2 core schema, as the
 reference tools do (`yes` stays a string). Nothing in a file is ever executed: tags are not
-constructed, only recorded.
+constructed, only recorded. A list item or header of the plain subset most files are written in is read
+without libyaml (simple_items.py, the same nodes); the nodes and the core schema are yaml_nodes.py's.
 """
 
 from __future__ import annotations
