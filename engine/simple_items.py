@@ -48,18 +48,21 @@ def simple_items(text: str, first_line: int) -> list[Node] | None:
     if text.startswith("---\n"):
         text, first_line = text[4:], first_line + 1
     column = len(text) - len(text.lstrip(" "))  # the list's: its first item's dash (an AgentV suite's is indented)
-    if text[column:column + 2] != "- " or _REFUSED.search(text) is not None:
+    if text[column:column + 2] != "- ":
         return None
-    return _read(text, first_line, [_SEQUENCE, column, [], first_line, column, 0, 0])
+    items = _read(text, first_line, [_SEQUENCE, column, [], first_line, column, 0, 0])
+    # (a text with a character libyaml treats otherwise is not read here, looked for once the lines were
+    # read: most texts that are not of the subset stop at a line well before their end)
+    return items if items is not None and _REFUSED.search(text) is None else None
 
 
 def simple_mapping(text: str, first_line: int) -> Mapping | None:
     """The block mapping at column 0 that `text` (lines from `first_line` on: a document without a `---`
     marker, a blueprint's header) is, its first line its first key's, or None as for `simple_items`."""
-    if not text[:1].isalpha() or _REFUSED.search(text) is not None:
+    if not text[:1].isalpha():
         return None
     pairs = _read(text, first_line, [_MAPPING, 0, [], first_line, 0, 0, 0], closed=True)
-    return pairs[0] if pairs else None  # type: ignore[return-value]
+    return pairs[0] if pairs and _REFUSED.search(text) is None else None  # type: ignore[return-value]
 
 
 def _read(text: str, first_line: int, root: list[Any], closed: bool = False) -> list[Node] | None:

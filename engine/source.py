@@ -810,6 +810,9 @@ class LazyItems:
         self._bounds = bounds
         self._reported = 0  # index (in bounds.starts) up to which the items' findings are in parsed.findings
         self._len: int | None = None
+        # simple_items is tried on each group until SIMPLE_TRIES groups in a row were not of its subset with
+        # none read before (an AgentV suite's flow mappings): then the list's groups go to libyaml at once
+        self._simple_misses = 0
 
     # Items are parsed GROUP at a time: one libyaml parse per item cost 0.035 s more than one for the
     # whole list at 2,000 prompts. A group that parses to one node per item and says nothing is what
@@ -818,6 +821,7 @@ class LazyItems:
     # not parse may have been cut where a line only looks like an item: the bounds are corrected and the
     # item parsed again to its real end (ItemBounds.correct; corrected once, for every later read too).
     GROUP = 32
+    SIMPLE_TRIES = 8
 
     def __iter__(self) -> Iterator[Node]:
         lines, bounds = self._lines, self._bounds
@@ -829,7 +833,16 @@ class LazyItems:
                 group_end = bounds.next(group_end)
                 count += 1
             if count > 1:
-                nodes, found = _parse_chunk(lines, starts[k], starts[group_end])
+                a, b = starts[k], starts[group_end]
+                chunk = _lines_text(lines, a, b)
+                simple = simple_items(chunk, a) if self._simple_misses < self.SIMPLE_TRIES else None
+                found: list[Finding]
+                if simple is not None:
+                    nodes, found = simple, []
+                    self._simple_misses = -1_000_000_000  # one read: tried on every group from now on
+                else:
+                    nodes, found = _libyaml_chunk(lines, a, b, chunk)
+                    self._simple_misses += 1
                 if not found and len(nodes) == count and not any(type(x) is BrokenItem for x in nodes):
                     if self._reported >= k:  # nothing to report for these items
                         self._reported = max(self._reported, group_end)
