@@ -116,7 +116,7 @@ def analyze(text: str, path: str | Path | None = None, *, kind: FileKind | None 
             models_dir: Path | None = None, source: FileSource | None = None,
             env: AbcMapping[str, str] | None = None, caches: Caches | None = None,
             allow_outside_files: bool = False, max_bytes: int = MAX_BYTES, streamed: bool = False,
-            findings_only: bool = False) -> Analysis:
+            findings_only: bool = False, note_prompts: Callable[[], Any] | None = None) -> Analysis:
     """Check one file. `kind` forces the format (an editor remembers it while the file is broken).
 
     `source` is everything else the check may read: the files the text refers to (a suite's tests
@@ -131,14 +131,15 @@ def analyze(text: str, path: str | Path | None = None, *, kind: FileKind | None 
     same, but `weval.prompt_nodes` is empty (the IDE layer needs the full analysis). `findings_only`
     (`evalspec check`): only the findings are read, so a blueprint's checked prompts and a suite's checked
     tests are not kept (its `prompts`, its `tests` are empty): the same findings, without storing a big
-    file's prompts or tests (not with `caches`, whose kept prompts a later analysis hands out)."""
+    file's prompts or tests (not with `caches`, whose kept prompts a later analysis hands out). `note_prompts`
+    (a run's check): weval.check.check_weval's `note`."""
     recording = RecordingSource(source if source is not None else DiskSource(env))
     if len(text) <= max_bytes:  # (a larger text is one finding, parse_yaml: not worth a copy)
         text = as_read(text, path)  # a bare CR is a line break (line_breaks.py): the editor's lines are check's
     with searches_limited():
         result = _analyze(text, Path(path) if path is not None else None, kind, models_dir, recording, caches,
                           allow_outside_files, max_bytes, streamed and caches is None,
-                          findings_only and caches is None)
+                          findings_only and caches is None, note_prompts)
     result.dependencies = frozenset(recording.paths)
     return result
 
@@ -149,7 +150,8 @@ LIMIT_CODES = frozenset({"file-too-large", "yaml-alias-bomb", "yaml-too-deep", "
 
 def _analyze(text: str, p: Path | None, kind: FileKind | None, models_dir: Path | None,
              source: FileSource, caches: Caches | None, allow_outside_files: bool = False,
-             max_bytes: int = MAX_BYTES, streamed: bool = False, findings_only: bool = False) -> Analysis:
+             max_bytes: int = MAX_BYTES, streamed: bool = False, findings_only: bool = False,
+             note_prompts: Callable[[], Any] | None = None) -> Analysis:
     parsed = parse_yaml(text, caches.chunks if caches is not None else None, max_bytes=max_bytes, streamed=streamed)
     parse_found = len(parsed.findings)  # a streamed list's items add theirs as they are read (by `detect` too)
     detected = kind if kind is not None else detect(text, p, parsed)
@@ -168,7 +170,7 @@ def _analyze(text: str, p: Path | None, kind: FileKind | None, models_dir: Path 
             # A syntax error in an item read on its own (a targets file's `tests:` list, found by
             # bench/fuzz.py): a whole parse loses the document, and check must say what the editor says.
             return _analyze(text, p, kind, models_dir, source, caches, allow_outside_files, max_bytes, False,
-                            findings_only)
+                            findings_only, note_prompts)
     findings: list[Finding] = list(parsed.findings)
     if tests_file:
         findings = []  # a tests file read alone: JSON lines or CSV rows, checked line by line, not as YAML
@@ -179,13 +181,13 @@ def _analyze(text: str, p: Path | None, kind: FileKind | None, models_dir: Path 
             caches.prompts = PromptCache()
         read = len(parsed.findings)
         result.weval = check_weval(parsed, p, models_dir=models_dir, cache=caches.prompts if caches else None,
-                                   source=source, keep_prompts=not findings_only)
+                                   source=source, keep_prompts=not findings_only, note=note_prompts)
         if unread_lazy(parsed) or (len(parsed.findings) > read and nested_lazy(parsed)):
             # A streamed list the check never read (under `tests:`): what it says was lost; or a syntax
             # error in an item of a list under a key, which a whole parse (the editor's) reads as losing the
             # document: check must say what the editor says (found by tests/test_fuzz.py).
             return _analyze(text, p, kind, models_dir, source, caches, allow_outside_files, max_bytes, False,
-                            findings_only)
+                            findings_only, note_prompts)
         findings += parsed.findings[read:]  # a streamed parse's items, found while they were checked
         findings += result.weval.findings
     elif detected is FileKind.AGENTV:
@@ -198,7 +200,7 @@ def _analyze(text: str, p: Path | None, kind: FileKind | None, models_dir: Path 
             # as one and loses it, and check and run must say what the editor says: read it that way. So
             # too a streamed list the check never read (a second document's: a syntax error in it was lost).
             return _analyze(text, p, kind, models_dir, source, caches, allow_outside_files, max_bytes, False,
-                            findings_only)
+                            findings_only, note_prompts)
         findings += result.agentv.findings
     elif detected is FileKind.AGENTV_TARGETS:
         from .agentv.check import check_agentv_targets

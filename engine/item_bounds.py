@@ -21,15 +21,6 @@ from __future__ import annotations
 from array import array
 from typing import Any
 
-import yaml
-
-try:  # libyaml's scanner; the pure-Python one has the same API
-    from yaml.cyaml import CParser as _Scanner  # type: ignore[attr-defined]  # the stubs do not re-export it
-except ImportError:  # pragma: no cover - wheels ship libyaml on every platform we support
-    from yaml.loader import BaseLoader as _Scanner  # type: ignore[assignment]  # the same get_token
-
-_BlockEntry = yaml.BlockEntryToken
-_StreamEnd = yaml.StreamEndToken
 DROPPED = -1  # a start found not to be one (kept in place: indexes of the others do not move)
 
 
@@ -121,6 +112,13 @@ class ItemBounds:
         """libyaml's tokens from line `start` on: the lines of the `- ` tokens at the items' column, up to
         the first at or after line `past` (None: to the end), and the line the scan stopped at (an error's,
         or the end's)."""
+        import yaml  # here: a clean file is never scanned (PyYAML loads at its first use)
+
+        try:  # libyaml's scanner; the pure-Python one has the same API
+            from yaml.cyaml import CParser as _Scanner  # type: ignore[attr-defined]  # the stubs do not re-export it
+        except ImportError:  # pragma: no cover - wheels ship libyaml on every platform we support
+            from yaml.loader import BaseLoader as _Scanner  # type: ignore[assignment]  # the same get_token
+        _BlockEntry, _StreamEnd = yaml.BlockEntryToken, yaml.StreamEndToken
         indent, end = self.indent, self.starts[-1]
         found: set[int] = set()
         reach = end

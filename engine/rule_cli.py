@@ -4,11 +4,8 @@
 from __future__ import annotations
 
 import argparse
-import difflib
 import sys
 from typing import Any
-
-from .registry.finding_codes import CODE_LIST, CODES
 
 
 def add_rule_parser(sub: Any) -> None:
@@ -20,12 +17,16 @@ def add_rule_parser(sub: Any) -> None:
 
 
 def cmd_rule(args: argparse.Namespace) -> int:
+    from .registry.finding_codes import CODE_LIST, CODES  # here: every command's parser is built, `run`'s too
+
     if args.all or not args.code:
         for c in sorted(CODE_LIST, key=lambda c: c.code):
             print(f"{c.code:28} {c.severity:8} {c.title}")
         return 0
     entry = CODES.get(args.code)
     if entry is None:
+        import difflib
+
         close = difflib.get_close_matches(args.code, list(CODES), n=1)
         hint = f"; did you mean '{close[0]}'?" if close else " (`evalspec rule --all` lists them)"
         print(f"evalspec: unknown finding code '{args.code}'{hint}", file=sys.stderr)

@@ -6,7 +6,8 @@ and a plain load expands aliases. We read libyaml's event stream, which is itera
 tree with an explicit stack, so nesting depth, alias expansion and size are all bounded and reported
 as findings instead of hangs or crashes. Scalars resolve with the YAML 1.2 core schema, as the
 reference tools do (`yes` stays a string). Nothing in a file is ever executed: tags are not
-constructed, only recorded.
+constructed, only recorded. A list item or header of the plain subset most files are written in is read
+without libyaml (simple_items.py, the same nodes); the nodes and the core schema are yaml_nodes.py's.
 """
 
 from __future__ import annotations
@@ -20,28 +21,50 @@ from dataclasses import dataclass, field, replace
 from itertools import accumulate, islice, pairwise
 from typing import Any, NamedTuple, TypeGuard, cast
 
-import yaml
-
 from .findings import Edit, Finding, Findings, Fix, Related, Span
 from .item_bounds import ItemBounds
-from .jsonio import bounded_int
+from .simple_items import simple_items, simple_mapping
 from .text_lines import Lines
+from .yaml_nodes import _MAYBE_NOT_STR
+from .yaml_nodes import BrokenItem as BrokenItem
+from .yaml_nodes import Mapping as Mapping
+from .yaml_nodes import Node as Node
+from .yaml_nodes import Scalar as Scalar
+from .yaml_nodes import Sequence as Sequence
+from .yaml_nodes import resolve_plain as resolve_plain
 
-try:  # libyaml; the pure-Python parser is the same API, only slower
-    from yaml.cyaml import CParser as _Parser  # type: ignore[attr-defined]  # the stubs do not re-export it
-    _OFFSETS_IN_BYTES = True  # libyaml reads the text as UTF-8: a reader error's position counts bytes
-except ImportError:  # pragma: no cover - wheels ship libyaml on every platform we support
-    from yaml.parser import Parser as _PyParser
-    from yaml.reader import Reader
-    from yaml.scanner import Scanner
+# PyYAML (~12 ms to import) loads at the first text simple_items.py does not read: `_Parser` is made then
+# (_load_parser; module attribute access makes it too, as tests that wrap it read it).
+_OFFSETS_IN_BYTES = True  # libyaml reads the text as UTF-8: a reader error's position counts bytes
 
-    _OFFSETS_IN_BYTES = False
 
-    class _Parser(Reader, Scanner, _PyParser):  # type: ignore[no-redef]
-        def __init__(self, stream: str) -> None:
-            Reader.__init__(self, stream)
-            Scanner.__init__(self)
-            _PyParser.__init__(self)
+def _load_parser() -> Any:
+    global _OFFSETS_IN_BYTES
+    try:  # libyaml; the pure-Python parser is the same API, only slower
+        from yaml.cyaml import CParser  # type: ignore[attr-defined]  # the stubs do not re-export it
+        parser: Any = CParser
+    except ImportError:  # pragma: no cover - wheels ship libyaml on every platform we support
+        from yaml.parser import Parser as _PyParser
+        from yaml.reader import Reader
+        from yaml.scanner import Scanner
+
+        _OFFSETS_IN_BYTES = False
+
+        class _PyParsed(Reader, Scanner, _PyParser):
+            def __init__(self, stream: str) -> None:
+                Reader.__init__(self, stream)
+                Scanner.__init__(self)
+                _PyParser.__init__(self)
+
+        parser = _PyParsed
+    globals()["_Parser"] = parser
+    return parser
+
+
+def __getattr__(name: str) -> Any:
+    if name == "_Parser":
+        return _load_parser()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 MAX_BYTES = 4 * 1024 * 1024  # an editor buffer: what the language server analyses on every keystroke
@@ -77,100 +100,6 @@ class _Chunks:
         return self.text[start:self.at]
 
 
-class Node:
-    __slots__ = ("anchor", "span", "tag")
-
-    def __init__(self, span: Span, tag: str | None, anchor: str | None) -> None:
-        self.span = span
-        self.tag = tag
-        self.anchor = anchor
-
-
-class Scalar(Node):
-    """`value` is the YAML 1.2 core value (str, int, float, bool or None); `raw` the text."""
-
-    __slots__ = ("raw", "style", "value")
-
-    def __init__(self, span: Span, value: Any, raw: str, style: str | None, tag: str | None = None,
-                 anchor: str | None = None) -> None:
-        self.span = span  # assigned here rather than through Node.__init__: this runs per scalar
-        self.tag = tag
-        self.anchor = anchor
-        self.value = value
-        self.raw = raw
-        self.style = style  # None for plain, or one of ' " | >
-
-    @property
-    def quoted(self) -> bool:
-        return self.style in ("'", '"')
-
-    def __repr__(self) -> str:
-        return f"Scalar({self.value!r})"
-
-
-class BrokenItem(Scalar):
-    """A list item whose text did not parse: it holds its place (as null) so later items keep their
-    index; its syntax error is already reported, so checkers pass over it."""
-
-    __slots__ = ()
-
-
-class Sequence(Node):
-    __slots__ = ("flow", "items")
-
-    def __init__(self, span: Span, items: list[Node], flow: bool, tag: str | None = None,
-                 anchor: str | None = None) -> None:
-        self.span = span  # not through Node.__init__: this runs per collection (millions in a deep file)
-        self.tag = tag
-        self.anchor = anchor
-        self.items = items
-        self.flow = flow
-
-    def __repr__(self) -> str:
-        return f"Sequence({self.items!r})"
-
-
-class Mapping(Node):
-    """Keeps every pair in order, duplicates included, so validation can report them."""
-
-    __slots__ = ("flow", "pairs")
-
-    def __init__(self, span: Span, pairs: list[tuple[Node, Node]], flow: bool, tag: str | None = None,
-                 anchor: str | None = None) -> None:
-        self.span = span  # as in Sequence
-        self.tag = tag
-        self.anchor = anchor
-        self.pairs = pairs
-        self.flow = flow
-
-    def get(self, key: str) -> Node | None:
-        for k, v in self.pairs:
-            if isinstance(k, Scalar) and k.value == key and isinstance(k.value, str):
-                return v
-        return None
-
-    def key_node(self, key: str) -> Scalar | None:
-        for k, _ in self.pairs:
-            if isinstance(k, Scalar) and k.value == key and isinstance(k.value, str):
-                return k
-        return None
-
-    def has(self, key: str) -> bool:
-        return self.key_node(key) is not None
-
-    def items(self) -> Iterator[tuple[Scalar, Node]]:
-        """String-keyed pairs (the only ones eval formats use)."""
-        for k, v in self.pairs:
-            if isinstance(k, Scalar):
-                yield k, v
-
-    def keys(self) -> list[str]:
-        return [str(k.value) for k, _ in self.items()]
-
-    def __repr__(self) -> str:
-        return f"Mapping({[(k, v) for k, v in self.pairs]!r})"
-
-
 @dataclass
 class Document:
     """One YAML document: its root (None for an empty document) and where it starts."""
@@ -199,50 +128,7 @@ class ParsedFile:
         return not any(f.code.startswith("yaml") for f in self.findings)
 
 
-# --- YAML 1.2 core schema -------------------------------------------------------------------------
-
-_INT = re.compile(r"[-+]?[0-9]+\Z")
-_OCT = re.compile(r"0o[0-7]+\Z")
-_HEX = re.compile(r"0x[0-9a-fA-F]+\Z")
-_FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?\Z")
-_INF = re.compile(r"[-+]?\.(inf|Inf|INF)\Z")
-_NAN = re.compile(r"\.(nan|NaN|NAN)\Z")
-_MAYBE_NOT_STR = frozenset("0123456789-+.~nNtTfF")
-_WORD_START = frozenset("nNtTfF")  # no number starts so (nor .inf, .nan)
-_NULLS = frozenset(("", "~", "null", "Null", "NULL"))
-_TRUE = frozenset(("true", "True", "TRUE"))
-_FALSE = frozenset(("false", "False", "FALSE"))
 _TAG_PREFIX = "tag:yaml.org,2002:"
-
-
-def resolve_plain(text: str) -> Any:
-    """The value of a plain scalar under the YAML 1.2 core schema."""
-    if not text:
-        return None
-    first = text[0]
-    if first not in _MAYBE_NOT_STR:
-        return text
-    if first in _WORD_START:  # a word (`note`, `type`, `false`): only null, true or false are not text
-        return None if text in _NULLS else True if text in _TRUE else False if text in _FALSE else text
-    if text in _NULLS:
-        return None
-    if text in _TRUE:
-        return True
-    if text in _FALSE:
-        return False
-    if _INT.match(text):
-        return bounded_int(text)
-    if _FLOAT.match(text):
-        return float(text)
-    if _OCT.match(text):
-        return bounded_int(text[2:], 8)
-    if _HEX.match(text):
-        return bounded_int(text[2:], 16)
-    if _INF.match(text):
-        return -math.inf if text[0] == "-" else math.inf
-    if _NAN.match(text):
-        return math.nan
-    return text
 
 
 def _block_at_eof(raw: str, lines: list[str], line: int, col: int) -> str:
@@ -581,6 +467,13 @@ def _parse_documents(parsed: ParsedFile, ranges: list[tuple[int, int]]) -> None:
     the stream stops at (a syntax error, too deep, an alias bomb) is parsed on its own, as every one was
     before, so it says what it said alone and hides none of the others; the stream goes on after it."""
     lines = parsed.lines
+    if len(ranges) == 1 and not lines[ranges[0][0]].startswith("---"):
+        # one document, a block mapping (a blueprint's header), maybe of the plain subset simple_items reads:
+        # then its span is its root's (no marker, comment or blank line before its first key or after its end)
+        root = simple_mapping(_lines_text(lines, *ranges[0]), ranges[0][0])
+        if root is not None:
+            parsed.documents.append(Document(root, root.span, len(parsed.documents)))
+            return
     ends = [end for _, end in ranges]
     # Each stream reads its lines as it goes: one stopped by a broken document is started again after it,
     # and joining (and encoding) the rest of the file for each made 16,000 broken documents cost 6.6 s.
@@ -820,8 +713,17 @@ def _item_bounds(lines: list[str], start: int, end: int) -> tuple[int, list[int]
 
 
 def _parse_chunk(lines: list[str], a: int, b: int) -> tuple[list[Node], list[Finding]]:
-    """The nodes of the list item on lines a..b-1 (a broken item: one BrokenItem) and its findings."""
+    """The nodes of the list item on lines a..b-1 (a broken item: one BrokenItem) and its findings: read
+    without libyaml when its lines are of the plain subset `simple_items` reads (the same nodes)."""
     chunk = _lines_text(lines, a, b)
+    simple = simple_items(chunk, a)
+    if simple is not None:
+        return simple, []
+    return _libyaml_chunk(lines, a, b, chunk)
+
+
+def _libyaml_chunk(lines: list[str], a: int, b: int, chunk: str) -> tuple[list[Node], list[Finding]]:
+    """_parse_chunk through libyaml."""
     scratch = ParsedFile(text=chunk, lines=lines)
     _parse_stream(chunk, a, scratch)
     nodes: list[Node] = []
@@ -908,6 +810,9 @@ class LazyItems:
         self._bounds = bounds
         self._reported = 0  # index (in bounds.starts) up to which the items' findings are in parsed.findings
         self._len: int | None = None
+        # simple_items is tried on each group until SIMPLE_TRIES groups in a row were not of its subset with
+        # none read before (an AgentV suite's flow mappings): then the list's groups go to libyaml at once
+        self._simple_misses = 0
 
     # Items are parsed GROUP at a time: one libyaml parse per item cost 0.035 s more than one for the
     # whole list at 2,000 prompts. A group that parses to one node per item and says nothing is what
@@ -916,6 +821,7 @@ class LazyItems:
     # not parse may have been cut where a line only looks like an item: the bounds are corrected and the
     # item parsed again to its real end (ItemBounds.correct; corrected once, for every later read too).
     GROUP = 32
+    SIMPLE_TRIES = 8
 
     def __iter__(self) -> Iterator[Node]:
         lines, bounds = self._lines, self._bounds
@@ -927,7 +833,16 @@ class LazyItems:
                 group_end = bounds.next(group_end)
                 count += 1
             if count > 1:
-                nodes, found = _parse_chunk(lines, starts[k], starts[group_end])
+                a, b = starts[k], starts[group_end]
+                chunk = _lines_text(lines, a, b)
+                simple = simple_items(chunk, a) if self._simple_misses < self.SIMPLE_TRIES else None
+                found: list[Finding]
+                if simple is not None:
+                    nodes, found = simple, []
+                    self._simple_misses = -1_000_000_000  # one read: tried on every group from now on
+                else:
+                    nodes, found = _libyaml_chunk(lines, a, b, chunk)
+                    self._simple_misses += 1
                 if not found and len(nodes) == count and not any(type(x) is BrokenItem for x in nodes):
                     if self._reported >= k:  # nothing to report for these items
                         self._reported = max(self._reported, group_end)
@@ -1206,7 +1121,10 @@ def _parse_stream(text: str, off: int, parsed: ParsedFile, resumed: _Resumed | N
 
     Returns the (file) line of a syntax error that stopped parsing early, else None.
     """
+    import yaml
+
     lines = parsed.lines
+    _Parser = globals().get("_Parser") or _load_parser()
     if resumed is not None:
         parser = _Parser(resumed.chunks(off))
         remark = resumed.remarker(off)
@@ -1505,3 +1423,4 @@ def truthy(node: Node | None) -> bool:
     if isinstance(value, float) and math.isnan(value):
         return False
     return bool(value) or value is True
+

@@ -283,11 +283,14 @@ def _prepare(args: argparse.Namespace, options: RunOptions, path: Path) -> _Prep
     """The file analysed, its warnings shown, planned and pre-flighted; an exit code when it cannot run."""
     from ..analysis import analyze_file
     from ..detect import FileKind
+    from .plan.weval import PromptPass
     from .preflight import check, file_warnings, warnings_of
     from .runner import PlanError, plan_for
 
     name = str(path)
-    analysis = analyze_file(path, models_dir=args.models_dir, allow_outside_files=args.allow_outside_files)
+    # a blueprint's check notes what the plan reads of each prompt as it stores it (no decoding them again)
+    analysis = analyze_file(path, models_dir=args.models_dir, allow_outside_files=args.allow_outside_files,
+                            note_prompts=PromptPass)
     too_large = next((f for f in analysis.findings if f.code == "file-too-large"), None)
     if too_large is not None:  # not read at all, whatever its format
         print(f"evalspec run: {name}: {too_large.message}", file=sys.stderr)

@@ -163,6 +163,8 @@ def warnings_of(analysis: Analysis) -> list[Finding]:
 
 
 def file_warnings(analysis: Analysis, found: list[Finding]) -> list[FileWarning]:
+    if not found:
+        return []
     from ..finding_format import format_finding
 
     # each item's lines, only for warnings to map (no warning: no prompt or test decoded from its store)

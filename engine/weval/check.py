@@ -8,7 +8,7 @@ value it is about; a finding with an obvious repair carries it.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -82,17 +82,22 @@ class WevalResult:
     # for completion, hover and navigation: the same ones the diagnostics saw, unsaved edits included.
     collections: dict[str, list[str]] = field(default_factory=dict)
     models_dir: Path | None = None  # the folder they were read from (go to a collection's file)
+    notes: Any = None  # what `note` noted of each stored prompt (check_weval)
 
 
 def check_weval(parsed: ParsedFile, path: Path | str | None = None, *, models_dir: Path | None = None,
                 cache: PromptCache | None = None, source: FileSource | None = None,
-                keep_prompts: bool = True) -> WevalResult:
+                keep_prompts: bool = True, note: Callable[[], Any] | None = None) -> WevalResult:
     """Check one blueprint. `source` gives the model collections (`models/*.json`) it refers to
     (None: the disk). `keep_prompts=False` (`evalspec check`, which reads only the findings): each prompt is
     checked and dropped, the blueprint's `prompts` stay empty, and what only a kept prompt carries (its
-    persisted reference form, its points as Weval's evaluator reads them) is not made."""
+    persisted reference form, its points as Weval's evaluator reads them) is not made. `note` (a run's check):
+    makes an object whose `add(prompt)` is given each prompt as it is stored, in order, then set as the
+    result's `notes`, its `of` the blueprint's `prompts` (what a run's plan reads instead of decoding each
+    stored prompt again)."""
     ctx = _Context(parsed, Path(path) if path else None, models_dir, cache, source or DiskSource())
     ctx.keep_prompts = keep_prompts
+    ctx.note = note if keep_prompts else None
     return ctx.run()
 
 
@@ -180,6 +185,7 @@ class _Context:
         # what the reference's prompt normalization reads from the header (reference_form.py)
         self.ref_header: dict[str, Any] = reference_header(None)
         self.keep_prompts = True  # False: the prompts are dropped once checked (check_weval)
+        self.note: Callable[[], Any] | None = None  # check_weval's `note`
 
     @property
     def lines(self) -> list[str]:
@@ -246,6 +252,7 @@ class _Context:
             collected = []
             keep_nodes = False
         any_item = False
+        notes = self.note() if self.note is not None else None
         cache, out, checked = self.cache, self.out, self._checked_prompt
         for node, doc_index in prompt_items:
             any_item = True
@@ -278,13 +285,17 @@ class _Context:
                 out.append(Finding("duplicate-prompt-id", Severity.ERROR, message, where, (), related, (), None, {}))
             if self.keep_prompts:
                 collected.append(prompt)
+                if notes is not None:
+                    notes.add(prompt)
         if isinstance(collected, PromptCollector):
             bp.prompts = collected.result()  # type: ignore[assignment]  # reads as the list it stands for
+        if notes is not None:
+            notes.of = bp.prompts
         if header is None and not any_item:
             self.out.warning("no-prompts", docs[0].span, "This blueprint has no prompts.")
         if self.cache is not None:
             self.cache.rotate()
-        return WevalResult(bp, self.out, prompt_nodes, header, self.collections, self.models_dir)
+        return WevalResult(bp, self.out, prompt_nodes, header, self.collections, self.models_dir, notes)
 
     def _reference_header(self, header: Mapping | None, start: int, bp: Blueprint) -> None:
         """The header as Weval's parser and loader read it: what the prompts' normalization takes from it

@@ -6,7 +6,6 @@ from typing import Protocol
 
 from ..findings import Edit, Findings, Fix, Span, replace
 from ..registry.weval_functions import Arg, PointFunction, resolve_function
-from ..scoring.js_regex import regex_findings
 from ..source import Mapping, Node, Scalar, Sequence, is_number, is_str, node_type_name, to_python
 from ..validation.yaml_text import flow, quote
 
@@ -152,6 +151,8 @@ def _check_range(arg: Node | None, out: Findings, name: str, where: Span) -> Non
 
 def _check_regex(fn: PointFunction, node: Scalar, key: Scalar, out: Findings) -> None:
     """Errors where JavaScript would throw; warnings where it would silently mean something else."""
+    from ..scoring.js_regex import regex_findings  # here: a blueprint without a regex point needs none of it
+
     pattern = node.value
     problems = regex_findings(pattern)
     for p in problems:

@@ -397,11 +397,11 @@ def resolve_spec(name: str, targets: dict[str, dict[str, Any]], judge_override: 
 
 
 def plan_agentv(suite: AgentvSuite, path: Path, options: RunOptions) -> AgentvPlan:
-    from .replay import ReplaySource, is_replay
-
     overridden = list(dict.fromkeys(m.strip() for m in options.models if m.strip()))
     replay = None
-    if any(is_replay(m) for m in overridden):
+    if any(m.strip().startswith("replay:") for m in overridden):  # replay.is_replay, that module loaded only then
+        from .replay import ReplaySource
+
         if len(overridden) != 1:
             raise PlanError("replay:<file> replaces the targets; give it alone (-m replay:results.jsonl)")
         replay = ReplaySource.load(overridden[0].partition(":")[2], kind="agentv")

@@ -39,7 +39,7 @@ def plan_for(analysis: Analysis, options: RunOptions) -> Plan:
     if analysis.kind is FileKind.WEVAL and analysis.blueprint is not None:
         from .weval import plan_weval
 
-        plan = plan_weval(analysis.blueprint, path, options)
+        plan = plan_weval(analysis.blueprint, path, options, analysis.weval.notes if analysis.weval else None)
     elif analysis.kind is FileKind.AGENTV and analysis.suite is not None:
         from .agentv import plan_agentv
 

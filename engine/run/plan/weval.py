@@ -183,7 +183,7 @@ class WevalPlan:
         disk, and each pass over them decodes every one (`plan_weval` reads them in its own pass)."""
         facts = self.__dict__.get("_facts")
         if facts is None:
-            read = _PromptPass()
+            read = PromptPass()
             for prompt in self.prompts:
                 read.facts(prompt)
             facts = self.__dict__["_facts"] = (read.generated, read.chars, read.judged)
@@ -270,20 +270,29 @@ def _judged_points(prompt: Prompt) -> int:
     return n
 
 
-class _PromptPass:
+class PromptPass:
     """What planning reads of each selected prompt, gathered in one pass over them: a big blueprint's
     prompts are on disk (weval/prompt_store.py), and each pass decoded every one (five passes were most of
     planning a 20,000-prompt run). Per prompt: `WevalPlan.prompt_facts`' three numbers, its entry in the
     run label's hashed text (UTF-8, in one buffer) and its span's first and last lines (fingerprints).
     The entries are hashed in the ids' locale order once all are read, so they are held while planning:
     ~170 bytes a prompt (17 MB at 100,000 prompts, the peak of planning them 106 -> 123 MB), the price of
-    not decoding every prompt a second time, in that order."""
+    not decoding every prompt a second time, in that order.
+
+    A run's check fills one as it stores each prompt (`check_weval(note=PromptPass)`), with each prompt's
+    own system prompt and temperature (`settings`): then planning decodes none."""
 
     def __init__(self) -> None:
         self.generated, self.chars, self.judged = array("I"), array("Q"), array("I")
         self._entries = bytearray()
         self._entry_at = array("q", [0])
         self.lines = array("q")  # start line, end line of each prompt
+        # (system_set, system, temperature) of each prompt that sets either, else None (most: one object)
+        self.settings: list[tuple[bool, str | None, float | None] | None] = []
+        self.of: Any = None  # the prompts these describe (check_weval sets it: the blueprint's `prompts`)
+
+    def __len__(self) -> int:
+        return len(self.generated)
 
     def facts(self, prompt: Prompt) -> None:
         messages = prompt.messages
@@ -300,6 +309,8 @@ class _PromptPass:
 
     def add(self, prompt: Prompt) -> None:
         self.facts(prompt)
+        self.settings.append((prompt.system_set, prompt.system, prompt.temperature)
+                             if prompt.system_set or prompt.temperature is not None else None)
         self._entries += prompt_entry_json(prompt).encode("utf-8", "surrogatepass")
         self._entry_at.append(len(self._entries))
         span = prompt.span
@@ -309,9 +320,9 @@ class _PromptPass:
     def entry_json(self, k: int) -> str:
         return self._entries[self._entry_at[k]:self._entry_at[k + 1]].decode("utf-8", "surrogatepass")
 
-    def kept(self, indexes: list[int]) -> _PromptPass:
+    def kept(self, indexes: list[int]) -> PromptPass:
         """The same for the prompts at `indexes` (a shard's), in that order (no entries: hashed already)."""
-        out = _PromptPass()
+        out = PromptPass()
         for k in indexes:
             out.generated.append(self.generated[k])
             out.chars.append(self.chars[k])
@@ -320,16 +331,18 @@ class _PromptPass:
         return out
 
 
-def plan_weval(bp: Blueprint, path: Path, options: RunOptions) -> WevalPlan:
-    from .replay import ReplaySource, is_replay
-
+def plan_weval(bp: Blueprint, path: Path, options: RunOptions, noted: PromptPass | None = None) -> WevalPlan:
+    """The plan of a blueprint. `noted`: what its check noted of its prompts as it stored them (read instead
+    of decoding each prompt again, when it describes `bp.prompts` and every one of them is run)."""
     warnings: list[str] = []
     replay = None
     if options.models:
         listed = list(dict.fromkeys(m.strip() for m in options.models if m.strip()))
     else:
         listed = list(bp.models_resolved)
-    if any(is_replay(m) for m in listed):
+    if any(m.strip().startswith("replay:") for m in listed):  # replay.is_replay, that module loaded only then
+        from .replay import ReplaySource
+
         if len(listed) != 1:
             raise PlanError("replay:<file> replaces the models; give it alone (-m replay:results.json)")
         replay = ReplaySource.load(listed[0].partition(":")[2])
@@ -355,7 +368,7 @@ def plan_weval(bp: Blueprint, path: Path, options: RunOptions) -> WevalPlan:
         raise PlanError("no prompt to run" + (f" (--prompt {' '.join(options.select)})" if options.select else ""))
 
     systems: list[tuple[int | None, str | None]]
-    read: _PromptPass | None = None  # what the one pass over the prompts read (not for a replay)
+    read: PromptPass | None = None  # what the one pass over the prompts read (not for a replay)
     several = bool(bp.systems) and len(bp.systems or []) > 1
     tasks = WevalTasks(prompts)
     if replay is not None:
@@ -369,16 +382,22 @@ def plan_weval(bp: Blueprint, path: Path, options: RunOptions) -> WevalPlan:
         # One string per effective model and one float per temperature, shared by the tasks (each made
         # anew was ~100 bytes a cell), and the ids the plan's prompts hold (a decoded prompt's are copies).
         shared: dict[Any, Any] = {}
-        read = _PromptPass()
+        if noted is not None and noted.of is bp.prompts and not options.select and len(noted) == len(prompts):
+            read = noted
+        else:
+            read = PromptPass()
+            for p in prompts:
+                read.add(p)
         temperatures = bp.temperatures_to_run()
         written_systems: list[tuple[int | None, str | None]] | None = \
             list(enumerate(bp.systems)) if bp.systems else None
-        for k, p in enumerate(prompts):
-            read.add(p)
-            systems = written_systems or [(None, p.system if p.system_set else bp.system)]
+        unset: list[tuple[int | None, str | None]] = [(None, bp.system)]  # a prompt that sets no system prompt of its own
+        for k, setting in enumerate(read.settings):
+            system_set, own_system, own_temperature = setting if setting is not None else (False, None, None)
+            systems = written_systems or ([(None, own_system)] if system_set else unset)
             for m in listed:
                 for t in temperatures:
-                    temp = t if t is not None else (p.temperature if p.temperature is not None else
+                    temp = t if t is not None else (own_temperature if own_temperature is not None else
                                                     (bp.temperature if bp.temperature is not None
                                                      else DEFAULT_TEMPERATURE))
                     for idx, system in systems:
