@@ -2,8 +2,8 @@
 
 A fixed pool of workers (not one task per cell) keeps memory flat on big runs; the global and
 per-provider limits in generate/calls.py decide how many calls are really in flight. Closing the stream early
-(the consumer stops, the task is cancelled) cancels the workers: nothing runs on behind the caller's
-back, and everything already received is in the journal.
+(the consumer stops, the task is cancelled) or a worker's failure cancels the workers: nothing runs on
+behind the caller's back, and everything already received is in the journal.
 
 `EventQueue` is the queue: asyncio.Queue's unbounded put/get without its task accounting (`join`,
 `task_done`, which nothing here uses): a few events a cell go through it.
@@ -88,7 +88,8 @@ async def stream_cells(queue: EventQueue[Event | None], tasks: Iterable[T], work
             if queue.qsize() >= BACKLOG:
                 await asyncio.sleep(0)  # the consumer takes every event queued before this worker goes on
 
-    gathered = asyncio.gather(*(worker() for _ in range(max(1, workers))))
+    running = [asyncio.ensure_future(worker()) for _ in range(max(1, workers))]
+    gathered = asyncio.gather(*running)
     gathered.add_done_callback(lambda _: queue.put_nowait(None))
     try:
         while True:
@@ -100,8 +101,12 @@ async def stream_cells(queue: EventQueue[Event | None], tasks: Iterable[T], work
             yield event
         await gathered  # re-raises a worker's exception (a bug: provider errors are events)
     finally:
-        if not gathered.done():
-            gathered.cancel()
-            await asyncio.wait([gathered])
+        # A worker's failure ends the gather at once while the others run on: they are cancelled too, and
+        # waited for, so that none makes a call (or a new HTTP session) once the run is closing.
+        left = [task for task in running if not task.done()]
+        for task in left:
+            task.cancel()
+        if left:
+            await asyncio.wait(left)
         if not gathered.cancelled():
             gathered.exception()  # retrieved: when the run is abandoned its first failure no longer matters
