@@ -243,3 +243,20 @@ def test_a_schema_3_database_is_read_as_it_is_and_given_the_column_when_resumed(
     with sqlite3.connect(db) as conn:
         assert conn.execute("PRAGMA user_version").fetchone()[0] == database.SCHEMA_VERSION == 4
         assert conn.execute("SELECT count(*), sum(cached) FROM usage").fetchone() == (8, 0)
+
+
+def test_retry_errors_rewrites_the_one_comparison_file(tmp_path: Path, fake: SmartFake) -> None:
+    """`--retry-errors` finishes the same run: its comparison file, rewritten with the retried cells."""
+    from fakeprovider import Reply
+
+    bp = write(tmp_path / "one.weval.yml", "models: [openai:model-a]\n---\n- id: a\n  prompt: hi\n"
+               "  should: [$contains: hi]\n")
+    out = tmp_path / "out"
+    fake.then(Reply.error(400, "bad request"))
+    assert main(["run", str(bp), "-o", str(out), "--no-report", "--retries", "0"]) == 3  # every cell failed
+    folder = _weval_folder(out)
+    (first,) = list(folder.glob("*_comparison.json"))
+    assert "errors" in json.loads(first.read_bytes())
+    _run(bp, out, "--retry-errors")
+    (again,) = list(folder.glob("*_comparison.json"))
+    assert again.name == first.name and "errors" not in json.loads(again.read_bytes())
