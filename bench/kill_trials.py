@@ -1010,6 +1010,11 @@ class Harness:
         left = [str(p.relative_to(self.out)) for p in self.out.rglob(".*.tmp")] if self.out.exists() else []
         if left:  # a killed export's temporary file: the next export into its folder removes it
             t.failures.append(f"temporary file(s) of a killed export left: {left}")
+        for db in sorted(self.out.rglob("*.run.db")) if self.out.exists() else []:
+            # a database that holds no run: a killed merge's lock, which the next merge did not take for its own
+            with contextlib.suppress(sqlite3.Error), contextlib.closing(_read(db)) as conn:
+                if conn.execute("SELECT count(*) FROM run").fetchone()[0] == 0:
+                    t.failures.append(f"a run database that holds no run left: {db.relative_to(self.out)}")
         if self.report_wanted(t.config):
             self._check_report(t)
         cached = "--cache" in t.config.flags

@@ -260,3 +260,41 @@ def test_retry_errors_rewrites_the_one_comparison_file(tmp_path: Path, fake: Sma
     _run(bp, out, "--retry-errors")
     (again,) = list(folder.glob("*_comparison.json"))
     assert again.name == first.name and "errors" not in json.loads(again.read_bytes())
+
+
+def test_a_merge_after_a_killed_merge_leaves_no_lock_database(tmp_path: Path, fake: SmartFake) -> None:
+    """`evalspec merge` takes the run's lock in a database of the label it makes for the merge alone and
+    removes when done; a merge killed meanwhile left it (bench/kill_trials.py, merging), and every later merge
+    kept it, as not its own: an empty `<label>.run.db` beside the results for good."""
+    from evalspec.run.journal import database
+
+    bp = write(tmp_path / "one.weval.yml", BLUEPRINT)
+    out = tmp_path / "out"
+    _run(bp, out, "--shard", "1/2")
+    _run(bp, out, "--shard", "2/2")
+    folder = _weval_folder(out)
+    manifests = sorted(str(p) for p in folder.glob("*.shard.json"))
+    label = json.loads(Path(manifests[0]).read_text(encoding="utf-8"))["run_label"]
+    left = database.db_path(folder, label)
+    database.connect(left, create=True).close()  # what a merge killed before its end leaves
+    assert main(["merge", *manifests, "-o", str(out), "--no-report"]) == 0
+    assert not left.exists()
+    assert sorted(p.name for p in folder.glob("*.run.db")) == sorted(
+        f"{label}.shard-{i}-of-2.run.db" for i in (1, 2))
+
+
+def test_a_merge_keeps_the_database_of_a_run_of_the_label(tmp_path: Path, fake: SmartFake) -> None:
+    """…but a database that holds a run (the label run whole in the same folder) is never removed."""
+    bp = write(tmp_path / "one.weval.yml", BLUEPRINT)
+    out = tmp_path / "out"
+    _run(bp, out, "--shard", "1/2")
+    _run(bp, out, "--shard", "2/2")
+    _run(bp, out)
+    folder = _weval_folder(out)
+    whole = [p for p in folder.glob("*.run.db") if ".shard-" not in p.name]
+    assert len(whole) == 1
+    manifests = sorted(str(p) for p in folder.glob("*.shard.json"))
+    assert main(["merge", *manifests, "-o", str(out), "--no-report"]) == 0
+    assert whole[0].exists()
+    with sqlite3.connect(whole[0]) as conn:
+        assert conn.execute("SELECT results FROM run").fetchone()[0].endswith("_comparison.json")
