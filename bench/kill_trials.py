@@ -15,16 +15,23 @@ scored, not yet finished), `after_end`, `twice` (two kills, resumed between), `c
 `--resume`s started at once after a kill, sometimes the survivor killed too), `fresh_beside` (a fresh run
 and a `--resume` started beside a running resume), `full_disk` (the output folder a small tmpfs filled to a
 random level by a ballast file — as root — or the file-size limit test_full_disk.py uses; the ballast
-then deleted and the run resumed). Each trial asserts:
+then deleted and the run resumed), `reporting` (while report.html is written: --report), `reexport` (a
+`--resume` of a run that exported, killed as it exports again), `merging` (`--shard=1/2` killed and resumed,
+`--shard=2/2`, then `evalspec merge` of the two killed and run again). A `--cache` run's cache is warm now
+and then (`+warm`: a random part of the run's answers in it before the trial). Each trial asserts:
 
 - no call whose answer or judgement was committed at a kill is asked again afterwards;
 - every call of the uninterrupted run is asked, no other, and each once — bar a call in flight at a kill
   (asked, not committed), which the next process asks once more; no call is asked twice by processes
   running at the same time;
-- the exports (the Weval comparison JSON, the AgentV results JSONL, their cost files) are byte for byte
-  those of an uninterrupted run of the same file, after masking what differs between any two runs: the
-  run's start stamp (in the file names, the comparison's `timestamp`, the cost file's `results`), and
-  AgentV's per-row `timestamp` and `duration_ms`;
+- the exports (the Weval comparison JSON, the AgentV results JSONL, their cost files, shard manifests) are
+  byte for byte those of an uninterrupted run of the same file, after masking what differs between any two
+  runs: the run's stamp (in the file names, the comparison's `timestamp`, the cost file's `results`), and
+  AgentV's per-row `timestamp` and `duration_ms` (with `--cache`, what a cache hit changes: the cost file, whose
+  calls paid and cached must still add up to the uninterrupted run's, and the rows' usage fields);
+- one run, one set of files: no two exports of one run, and every export a process left is there at the end
+  with the same bytes, unmasked (a later export repeats its stamp and its cost file's `cached` counts); no
+  temporary file of a killed export is left; with --report, report.html beside the results, whole, newer;
 - exit codes: -9 for a killed run, 2 with "already running (PID …" for one refused beside another, 2 with
   "cannot write … full" for a full disk, the uninterrupted run's code for the one that finishes; "cleared
   the lock of an earlier run" when the killed run left its lock; never "Traceback" in any output.
@@ -61,10 +68,12 @@ sys.path.insert(0, str(REPO / "tests"))
 from fakeprovider import FakeProvider, Recorded, Reply  # noqa: E402
 
 SCENARIOS = ("random", "calling", "judging", "scoring", "exporting", "after_end", "twice", "concurrent",
-             "fresh_beside", "full_disk", "sigterm", "two_fresh")
-BATCH_SCENARIOS = ("random", "polling", "scoring", "exporting", "after_end", "twice", "concurrent", "sigterm")
+             "fresh_beside", "full_disk", "sigterm", "two_fresh", "reporting", "reexport", "merging")
+BATCH_SCENARIOS = ("random", "polling", "scoring", "exporting", "after_end", "twice", "concurrent", "sigterm",
+                   "reexport")
 MARK = re.compile(r"#([0-9a-f]{12})\b")
 STAMP = re.compile(rb"\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z")
+EXPORTS = ("_comparison.json", "_cost.json", ".jsonl", ".shard.json")  # what the trials compare
 AGENTV_TIMES = re.compile(rb'("(?:timestamp|duration_ms)":)("[^"]*"|[0-9.]+)')
 KEY = "sk-kill-trials-0123456789"
 
@@ -223,10 +232,11 @@ class CountingFake(FakeProvider):
 class Config:
     kind: str  # weval | agentv
     flags: tuple[str, ...] = ()
+    warm: bool = False  # --cache, its cache holding a random part of the run's answers before the trial
 
     @property
     def name(self) -> str:
-        return self.kind + "".join(self.flags)
+        return self.kind + "".join(self.flags) + ("+warm" if self.warm else "")
 
 
 @dataclass
@@ -239,6 +249,7 @@ class Baseline:
     judgements: int
     cells: int
     out_bytes: int
+    reexport: float = 0.0  # seconds a --resume of the finished run takes from taking the lock to its exit
 
 
 @dataclass
@@ -249,7 +260,10 @@ class Trial:
     notes: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     kills: list[tuple[int, set[str]]] = field(default_factory=list)  # (segment, marks committed then)
+    seen: list[tuple[int, dict[str, bytes]]] = field(default_factory=list)  # (segment, exports on disk then)
     processes: int = 0
+    expect: Baseline | None = None  # what the trial ends with, when not its config's baseline (merging)
+    warm: set[str] = field(default_factory=set)  # the marks of the calls the warm cache answers
 
 
 class Harness:
@@ -262,6 +276,10 @@ class Harness:
         self.ballast: Path | None = None  # the file that fills a full disk
         self.earlier: dict[str, list[bytes]] = {}  # exports() found more than one of these (older first)
         self.keep: Path | None = None  # where a failed trial's folder is copied
+        self.warm_caches: dict[str, list[bytes]] = {}  # a cold --cache run's cache lines, by kind
+        # Each baseline is run twice, to see that the masks hide all that differs between two runs (1: once,
+        # as tests/run/test_kill_trials.py does for time; the bench's runs check it)
+        self.baseline_runs = 2
         self.disk = "auto"  # a full disk: "tmpfs" (as root), "fsize" (the file-size limit), "auto"
         self.seed = 0
 
@@ -376,30 +394,43 @@ class Harness:
             return None if row is None else int(row[0])
         return None
 
-    def exports(self) -> dict[str, bytes]:
+    def raw_exports(self) -> dict[str, bytes]:
+        """The export files under the output folder as they are, by path: the comparison JSON, the results JSONL,
+        their cost files and shard manifests."""
         found: dict[str, bytes] = {}
-        self.earlier: dict[str, list[bytes]] = {}
         if not self.out.exists():
             return found
         for p in sorted(self.out.rglob("*")):
-            if not p.is_file() or ".run." in p.name or ".cache" in p.parts:
+            if not p.is_file() or ".run." in p.name or ".cache" in p.parts or p.name.startswith("."):
                 continue
-            if p.name.endswith(("_comparison.json", "_cost.json")) or p.suffix == ".jsonl":
-                data = STAMP.sub(b"<stamp>", p.read_bytes())
-                if p.suffix == ".jsonl":
-                    data = AGENTV_TIMES.sub(rb'\1"<time>"', data)
-                name = STAMP.sub(b"<stamp>", str(p.relative_to(self.out)).encode()).decode()
-                if name in found:  # an earlier export of the run (another stamp): kept apart, the newest here
-                    self.earlier.setdefault(name, []).append(found[name])
-                found[name] = data
+            if p.name.endswith(EXPORTS):
+                with contextlib.suppress(FileNotFoundError):
+                    found[str(p.relative_to(self.out))] = p.read_bytes()
+        return found
+
+    def exports(self) -> dict[str, bytes]:
+        """`raw_exports` with what differs between two uninterrupted runs masked (the stamps, AgentV's row
+        times). Two files of one name once masked are two exports of one run (`earlier`: the older ones)."""
+        found: dict[str, bytes] = {}
+        self.earlier = {}
+        for rel, raw in self.raw_exports().items():
+            data = STAMP.sub(b"<stamp>", raw)
+            if rel.endswith(".jsonl"):
+                data = AGENTV_TIMES.sub(rb'\1"<time>"', data)
+            name = STAMP.sub(b"<stamp>", rel.encode()).decode()
+            if name in found:
+                self.earlier.setdefault(name, []).append(found[name])
+            found[name] = data
         return found
 
     # -- the uninterrupted run ---------------------------------------------------------------------------
     def baseline(self, config: Config) -> Baseline:
+        if config.warm:  # a warm cache changes what is paid, not what is exported: the cold run's
+            return self.baseline(Config(config.kind, config.flags))
         if config.name in self.baselines:
             return self.baselines[config.name]
         runs = []
-        for _ in range(2):  # twice: what differs between two uninterrupted runs is what the trials mask
+        for _ in range(self.baseline_runs):  # what differs between two uninterrupted runs is what the trials mask
             path = self.fresh_work(config)
             self.fake.reset()
             self.fake.asked.clear()
@@ -415,34 +446,107 @@ class Harness:
             out_bytes = sum(p.stat().st_size for p in self.out.rglob("*") if p.is_file())
             runs.append(Baseline(code, self.exports(), set(marks), seconds, counts["answers"], counts["judgements"],
                                  counts["scores"], out_bytes))
-        a, b = runs
+        # The finished run resumed: it exports again, the same files byte for byte, and asks nothing
+        first = self.raw_exports()
+        proc = self.start(path, config, "--resume")
+        end = time.monotonic() + 60
+        while self.lock_pid() != proc.pid and proc.poll() is None and time.monotonic() < end:
+            time.sleep(0.002)
+        locked = time.monotonic()
+        assert proc.wait(300) == runs[-1].code, self.output(proc)
+        runs[-1].reexport = runs[0].reexport = time.monotonic() - locked
+        assert self.raw_exports() == first, "a --resume of a finished run exported other files or bytes"
+        assert len(self.fake.asked) == len(marks), "a --resume of a finished run asked for calls"
+        a, b = runs[0], runs[-1]
         assert a.exports == b.exports, f"two uninterrupted {config.name} runs exported different bytes: " + \
             ", ".join(k for k in a.exports if a.exports[k] != b.exports.get(k))
         assert a.marks == b.marks and a.code == b.code
         assert a.exports, "the uninterrupted run exported nothing"
         self.baselines[config.name] = a
         print(f"baseline {config.name}: exit {a.code}, {len(a.marks)} calls ({a.answers} answers, {a.judgements} "
-              f"judgements), {a.cells} cells, {a.seconds:.2f} s, {len(a.exports)} exports, out {a.out_bytes:,} B",
-              flush=True)
+              f"judgements), {a.cells} cells, {a.seconds:.2f} s (a re-export {a.reexport:.2f} s after the lock), "
+              f"{len(a.exports)} exports, out {a.out_bytes:,} B", flush=True)
         return a
+
+    def merge_baseline(self, config: Config) -> Baseline:
+        """Every shard of a `--shard=1/2` config run uninterrupted, then `evalspec merge`: the exports of both
+        shards and their merge (twice, to see that only the masked parts differ), every call of both."""
+        key = config.name + "+merge"
+        if key in self.baselines:
+            return self.baselines[key]
+        shard = self.baseline(config)
+        runs = []
+        for _ in range(self.baseline_runs):
+            path = self.fresh_work(config)
+            self.fake.reset()
+            self.fake.asked.clear()
+            for extra in ((), ("--shard=2/2",)):
+                proc = self.start(path, config, *extra)
+                assert proc.wait(300) == shard.code, self.output(proc)
+            began = time.monotonic()
+            merge = self.merge(config)
+            assert merge.wait(300) == 0, self.output(merge)
+            seconds = time.monotonic() - began
+            runs.append(Baseline(0, self.exports(), {m for _, m, _ in self.fake.asked}, seconds, 0, 0, 0, 0))
+            assert not self.earlier, f"a merge beside its shards wrote two exports of one run: {list(self.earlier)}"
+        a, b = runs[0], runs[-1]
+        assert a.exports == b.exports, "two uninterrupted merges exported different bytes: " + \
+            ", ".join(k for k in a.exports if a.exports[k] != b.exports.get(k))
+        print(f"baseline {key}: {len(a.marks)} calls, merge {a.seconds:.2f} s, {len(a.exports)} exports", flush=True)
+        self.baselines[key] = a
+        return a
+
+    def merge(self, config: Config) -> subprocess.Popen[bytes]:
+        """`evalspec merge` of the shards' manifests under the output folder."""
+        n = len(list(self.work.glob("p*.out")))
+        manifests = sorted(str(p) for p in self.out.rglob("*.shard.json"))
+        cmd = [self.python, "-m", "evalspec.cli", "merge", *manifests, "-o", str(self.out),
+               "--report" if self.report_wanted(config) else "--no-report"]
+        with open(self.work / f"p{n}.out", "wb") as stdout, open(self.work / f"p{n}.err", "wb") as stderr:
+            proc = subprocess.Popen(cmd, env=self.env(), stdout=stdout, stderr=stderr, cwd=self.work)
+        proc.log = n  # type: ignore[attr-defined]
+        return proc
+
+    @staticmethod
+    def report_wanted(config: Config) -> bool:
+        return "--report" in config.flags
+
+    def _check_report(self, t: Trial) -> None:
+        """report.html beside every results file, whole, and written after them (not one a kill left stale)."""
+        results = [p for p in self.out.rglob("*") if p.is_file() and p.name.endswith(("_comparison.json", ".jsonl"))
+                   and ".cache" not in p.parts]
+        for folder in sorted({p.parent for p in results}):
+            report = folder / "report.html"
+            if not report.is_file():
+                t.failures.append(f"no report.html beside {folder.relative_to(self.out)}'s results")
+                continue
+            if not report.read_bytes().endswith(b"</body></html>\n"):
+                t.failures.append(f"{report.relative_to(self.out)} is cut short")
+            newest = max(p.stat().st_mtime_ns for p in results if p.parent == folder)
+            if report.stat().st_mtime_ns < newest:
+                t.failures.append(f"{report.relative_to(self.out)} is older than the results beside it")
 
     # -- a trial ---------------------------------------------------------------------------------------
     def trial(self, n: int, config: Config, scenario: str, rng: random.Random) -> Trial:
         base = self.baseline(config)
+        if scenario == "merging":
+            self.merge_baseline(config)
         t = Trial(n, config, scenario)
         path = self.fresh_work(config)
         self.fake.reset()
         self.fake.asked.clear()
         self.fake.segment = 0
+        if config.warm:
+            self._warm(t, base, rng)
         mount: Path | None = None
         try:
             final = self._scenario(t, base, path, rng)
             if final is not None:
-                self._finish(t, base, final)
+                self._finish(t, t.expect or base, final)
         except AssertionError as exc:
             t.failures.append(str(exc) or repr(exc))
         finally:
-            self._check_calls(t, base)
+            self._check_calls(t, t.expect or base)
             if t.failures and self.keep is not None:
                 shutil.copytree(self.work, self.keep / f"trial-{self.seed}-{n}", dirs_exist_ok=True,
                                 ignore=shutil.ignore_patterns("ballast"))
@@ -450,6 +554,26 @@ class Harness:
             if _mounted(mount):
                 subprocess.run(["umount", "-l", str(mount)], check=False)
         return t
+
+    def _warm(self, t: Trial, base: Baseline, rng: random.Random) -> None:
+        """The response cache of the trial's output folder, holding a random part of what the run asks (the
+        answers the cold baseline run cached), so that every process of the trial answers calls from it: the
+        cost file's `cached` counts then come from several processes."""
+        cache = self.warm_caches.get(t.config.kind)
+        if cache is None:  # the cold run's cache, once
+            path = self.fresh_work(Config(t.config.kind, t.config.flags))
+            proc = self.start(path, t.config)
+            assert proc.wait(300) == base.code, self.output(proc)
+            cache = self.warm_caches[t.config.kind] = (self.out / ".cache" / "responses.jsonl").read_bytes().splitlines()
+            path = self.fresh_work(t.config)
+            self.fake.reset()
+            self.fake.asked.clear()
+        share = rng.uniform(0.2, 0.9)
+        kept = [line for line in cache if rng.random() < share]
+        (self.out / ".cache").mkdir(parents=True)
+        (self.out / ".cache" / "responses.jsonl").write_bytes(b"".join(line + b"\n" for line in kept))
+        t.warm = {m for line in kept for m in MARK.findall(line.decode("utf-8", "replace"))}
+        t.notes.append(f"{len(kept)} of {len(cache)} answers in the cache")
 
     def _kill(self, t: Trial, proc: subprocess.Popen[bytes]) -> None:
         if proc.poll() is None:
@@ -466,7 +590,21 @@ class Harness:
             self.ballast.unlink()
         if not self.fake.idle(15):
             t.failures.append("the fake provider still had connections 15 s after the kill")
+        self._segment(t)
+
+    def _segment(self, t: Trial) -> None:
+        """A segment of the trial ended (its processes ended): what the database holds then is what no later
+        process may ask for, and the exports then on disk are what every later export must repeat."""
+        # A connection a killed process made may still wait in the fake's accept queue when the fake's own
+        # connections look idle (a loaded machine: once in 50 trials, its request counted as the next
+        # process's): until the kernel's queue of the fake's listening socket is empty, then idle again
+        end = time.monotonic() + 15
+        while _accept_queue(self.fake.url()) and time.monotonic() < end:
+            time.sleep(0.005)
+        time.sleep(0.02)  # (an accepted connection's handler starts on the fake's next loop turn)
+        self.fake.idle(15)
         t.kills.append((self.fake.segment, self.committed()))
+        t.seen.append((self.fake.segment, self.raw_exports()))
         self.fake.segment += 1
 
     def _no_crash(self, t: Trial, proc: subprocess.Popen[bytes]) -> None:
@@ -521,9 +659,115 @@ class Harness:
             self._wait_for(proc, lambda c: c["scores"] >= base.cells)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(delay)
+        elif moment == "reporting":
+            # report.html is written once the run has finished (its database says so): kill as its temporary
+            # file appears, or at a random moment after the run finished
+            self._wait_for(proc, lambda c: c["finished"] >= 1)
+            if rng.random() < 0.6:
+                delay = rng.choice([0.0, rng.uniform(0.0, 0.02)])
+                seen = self._wait_for_file(proc, ".report.html.*.tmp")
+                t.notes.append(f"kill {delay:.3f}s after report.html's temporary file appeared" if seen else
+                               "report.html's temporary file not seen")
+            else:
+                delay = rng.uniform(0.0, 0.4)
+                t.notes.append(f"kill {delay:.3f}s after the run finished")
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(delay)
         if proc.poll() is not None:
             t.notes.append(f"(it ended first: exit {proc.returncode})")
         self._kill(t, proc)
+
+    def _wait_for_file(self, proc: subprocess.Popen[bytes], pattern: str, timeout: float = 30) -> bool:
+        """Poll until a file matching `pattern` is in the run's results folder (where its database is); False
+        when the process ended first."""
+        import fnmatch
+
+        db = self.database()
+        folder = str(db.parent) if db is not None else str(self.out)
+        end = time.monotonic() + timeout
+        while time.monotonic() < end and proc.poll() is None:
+            with contextlib.suppress(OSError):
+                if fnmatch.filter(os.listdir(folder), pattern):
+                    return True
+            time.sleep(0.0005)
+        return False
+
+    def _reexport(self, t: Trial, base: Baseline, path: Path, rng: random.Random) -> subprocess.Popen[bytes]:
+        """A run that exported (finished; killed once every cell was scored; or killed while calling or judging
+        and resumed to the end, its resume answering the calls in flight at the kill from the cache with
+        `--cache`), then a `--resume`, which exports again, killed at a random moment after it took the run's
+        lock (once or twice); resumed."""
+        first = self.start(path, t.config)
+        how = rng.random()
+        if how < 0.4:
+            first.wait(120)
+            t.notes.append(f"finished: exit {first.returncode}")
+            self._ended(t, first)
+        elif how < 0.7:
+            self._kill_at(t, base, first, "exporting", rng)
+        else:
+            self._kill_at(t, base, first, rng.choice(["random", "calling", "judging"]), rng)
+            done = self._resume(t, path, t.config)
+            self._no_crash(t, done)
+            t.notes.append(f"resumed: exit {done.returncode}")
+            self.fake.idle(15)
+            self._segment(t)
+        for _ in range(1 if rng.random() < 0.7 else 2):
+            again = self.start(path, t.config, "--resume")
+            end = time.monotonic() + 60
+            while self.lock_pid() != again.pid and again.poll() is None and time.monotonic() < end:
+                time.sleep(0.001)
+            delay = rng.uniform(0.0, base.reexport * 1.2)
+            t.notes.append(f"the re-exporting --resume killed {delay:.3f}s after it took the lock")
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                again.wait(delay)
+            if again.poll() is not None:
+                t.notes.append(f"(it ended first: exit {again.returncode})")
+            self._kill(t, again)
+        return self._resume(t, path, t.config)
+
+    def _merging(self, t: Trial, base: Baseline, path: Path, rng: random.Random) -> subprocess.Popen[bytes]:
+        """`--shard=1/2` killed at a random moment and resumed, `--shard=2/2` run, then `evalspec merge` of the
+        two killed at a random moment (once or twice) and run again: the merge's exports are an uninterrupted
+        merge's, the shards' are as they were."""
+        t.expect = self.merge_baseline(t.config)  # (made before the trial began: trial())
+        first = self.start(path, t.config)
+        self._kill_at(t, base, first, rng.choice(["random", "calling", "judging", "scoring", "exporting"]), rng)
+        resumed = self._resume(t, path, t.config)
+        self._no_crash(t, resumed)
+        if resumed.returncode != base.code:
+            t.failures.append(f"the resumed shard exited {resumed.returncode}: {self.output(resumed)[-600:]}")
+        other = self.start(path, t.config, "--shard=2/2")
+        other.wait(300)
+        t.processes += 1
+        self._no_crash(t, other)
+        self.fake.idle(15)
+        self._segment(t)
+        for _ in range(1 if rng.random() < 0.7 else 2):
+            merge = self.merge(t.config)
+            how = rng.random()
+            if how < 0.3:
+                delay = rng.uniform(0.0, t.expect.seconds * 1.2)
+                t.notes.append(f"merge killed {delay:.3f}s after its start")
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    merge.wait(delay)
+            elif how < 0.65:  # once it took the run's lock (its database appears beside the shards'), as it merges
+                seen = self._wait_for_file(merge, f"{_label(self.out)}.run.db")
+                delay = rng.uniform(0.0, 0.08)
+                t.notes.append(f"merge killed {delay:.3f}s after it took the lock" if seen else
+                               "merge: its lock not seen")
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    merge.wait(delay)
+            else:
+                seen = self._wait_for_file(merge, ".*.tmp")
+                t.notes.append("merge killed as it wrote a file" if seen else "merge: no temporary file seen")
+            if merge.poll() is not None:
+                t.notes.append(f"(it ended first: exit {merge.returncode})")
+            self._kill(t, merge)
+        final = self.merge(t.config)
+        final.wait(300)
+        t.processes += 1
+        return final
 
     def _scenario(self, t: Trial, base: Baseline, path: Path, rng: random.Random) -> subprocess.Popen[bytes] | None:
         cfg, s = t.config, t.scenario
@@ -535,8 +779,7 @@ class Harness:
             if first.returncode != base.code:
                 t.failures.append(f"the run exited {first.returncode}, uninterrupted {base.code}")
             self.fake.idle(15)
-            t.kills.append((self.fake.segment, self.committed()))
-            self.fake.segment += 1
+            self._segment(t)
             return self._resume(t, path, cfg)
         if s == "full_disk":
             return self._full_disk(t, base, path, rng)
@@ -544,10 +787,16 @@ class Harness:
             return self._stopped(t, base, path, rng)
         if s == "two_fresh":
             return self._two_fresh(t, base, path, rng)
+        if s == "reexport":
+            return self._reexport(t, base, path, rng)
+        if s == "merging":
+            return self._merging(t, base, path, rng)
         first = self.start(path, cfg)
         moments = ["random", "polling", "scoring", "exporting"] if "batch" in cfg.kind else [
             "random", "calling", "judging", "scoring", "exporting"]
         moment = rng.choice(moments) if s in ("twice", "concurrent") else "early" if s == "fresh_beside" else s
+        if self.report_wanted(cfg) and s in ("twice", "concurrent") and rng.random() < 0.3:
+            moment = "reporting"
         self._kill_at(t, base, first, moment, rng)
         if s == "twice":
             second = self.start(path, cfg, "--resume")
@@ -579,8 +828,7 @@ class Harness:
             self._no_crash(t, a)
             self._no_crash(t, b)
             self.fake.idle(15)
-            t.kills.append((self.fake.segment, self.committed()))
-            self.fake.segment += 1
+            self._segment(t)
             return self._resume(t, path, cfg)
         if s == "fresh_beside":
             self.fake.slow = 5.0  # the resume's calls wait while the others start (no sooner than they end)
@@ -616,8 +864,7 @@ class Harness:
             t.processes += 1
             self._no_crash(t, main)
             self.fake.idle(15)
-            t.kills.append((self.fake.segment, self.committed()))
-            self.fake.segment += 1
+            self._segment(t)
             return self._resume(t, path, cfg)
         return self._resume(t, path, cfg)
 
@@ -648,8 +895,7 @@ class Harness:
         self._no_crash(t, ended)
         self._no_crash(t, other)
         self.fake.idle(15)
-        t.kills.append((self.fake.segment, self.committed()))
-        self.fake.segment += 1
+        self._segment(t)
         return self._resume(t, path, t.config)
 
     def _stopped(self, t: Trial, base: Baseline, path: Path, rng: random.Random) -> subprocess.Popen[bytes]:
@@ -747,33 +993,43 @@ class Harness:
         if sorted(got) != sorted(base.exports):
             t.failures.append(f"exports {sorted(got)} where the uninterrupted run made {sorted(base.exports)}")
         for name, older in self.earlier.items():
-            # A Weval comparison file is named by the time it is written (write/weval.py): a run killed after
-            # writing it and resumed, or a finished run resumed, writes it again under a new name; a stopped
-            # run (SIGTERM, a full disk) writes its cells so far (write_partial).
-            stopped = t.scenario in ("sigterm", "full_disk")
-            cached = "--cache" in t.config.flags
-            for data in older:
-                if data == got.get(name):
-                    t.notes.append(f"an earlier {name.rsplit('_', 1)[-1]} alike")
-                elif cached and _without_usage(name, data) == _without_usage(name, got.get(name, b"")):
-                    # The cost file's `cached` counts this session's cache hits: a re-export reads 0.
-                    t.notes.append(f"an earlier {name.rsplit('_', 1)[-1]} alike but for its cache counts")
-                elif stopped:
-                    t.notes.append(f"the stopped run's {name.rsplit('_', 1)[-1]}")
-                else:
-                    t.failures.append(f"an earlier {name} that differs: {_first_difference(got[name], data)}")
-        left = [p.name for p in self.out.rglob(".*.tmp")] if self.out.exists() else []
-        if left:  # a SIGKILL while an export was written leaves its temporary file (renamed into place when done)
-            t.notes.append(f"{len(left)} temporary file(s) of a killed export left")
+            # One run, one set of files: every export of the run is named by the stamp its first export chose
+            # (kept in the run database), so a re-export (a --resume after a kill once it was written, of a
+            # finished run, of a stopped one) writes the same file, never a second one.
+            t.failures.append(f"{len(older) + 1} exports of one run: {name}")
+        final = self.raw_exports()
+        for segment, exports in t.seen:
+            # What a process left exported is what every later export of the run repeats, byte for byte (the
+            # stamp, the comparison's `timestamp` and the cost file's `cached` counts included).
+            for rel, data in exports.items():
+                if rel not in final:
+                    t.failures.append(f"{rel}, exported when segment {segment} ended, is gone")
+                elif final[rel] != data:
+                    t.failures.append(f"{rel}, exported when segment {segment} ended, was rewritten with other "
+                                      f"bytes: {_first_difference(data, final[rel])}")
+        left = [str(p.relative_to(self.out)) for p in self.out.rglob(".*.tmp")] if self.out.exists() else []
+        if left:  # a killed export's temporary file: the next export into its folder removes it
+            t.failures.append(f"temporary file(s) of a killed export left: {left}")
+        for db in sorted(self.out.rglob("*.run.db")) if self.out.exists() else []:
+            # a database that holds no run: a killed merge's lock, which the next merge did not take for its own
+            with contextlib.suppress(sqlite3.Error), contextlib.closing(_read(db)) as conn:
+                if conn.execute("SELECT count(*) FROM run").fetchone()[0] == 0:
+                    t.failures.append(f"a run database that holds no run left: {db.relative_to(self.out)}")
+        if self.report_wanted(t.config):
+            self._check_report(t)
         cached = "--cache" in t.config.flags
         for name, data in got.items():
             want = base.exports.get(name)
             if want is None or data == want:
                 continue
             if cached and _without_usage(name, data) == _without_usage(name, want):
-                # A call the killed run made and cached, but had not committed, is answered from the cache:
-                # the same answer, counted as cached (no tokens, no cost). Not a difference in results.
+                # A call the killed run made and cached, but had not committed, is answered from the cache
+                # (or a warm cache answered it): the same answer, counted as cached (no tokens, no cost). Not a
+                # difference in results; but every call is counted once, paid or cached, whichever process made it.
                 t.notes.append(f"{name.rsplit('_', 1)[-1]}: calls answered from the cache")
+                if name.endswith("_cost.json") and _calls(data) != _calls(want):
+                    t.failures.append(f"{name} counts other calls (paid + cached) than the uninterrupted run's: "
+                                      f"{_calls(data)} / {_calls(want)}")
                 continue
             t.failures.append(f"{name} differs from the uninterrupted run's: {_first_difference(want, data)}")
 
@@ -795,7 +1051,7 @@ class Harness:
             for seg, marks in t.kills:
                 if mark in marks and any(s > seg for s in segs):
                     t.failures.append(f"committed at the kill of segment {seg} and asked again: {what[mark]} #{mark}")
-        missing = base.marks - set(asked)
+        missing = base.marks - set(asked) - t.warm
         if missing and not any("exit" in f for f in t.failures):
             t.failures.append(f"{len(missing)} calls of the uninterrupted run never asked")
         t.notes.append(f"{len(self.fake.asked)} asks, {sum(len(v) - 1 for v in asked.values())} repeated in flight")
@@ -861,6 +1117,21 @@ class BatchHarness(Harness):
         t.notes.append(f"{sum(sent.values())} requests, {self.fake.server.creations} batches created")  # type: ignore[attr-defined]
 
 
+def _label(out: Path) -> str:
+    """The run label of the shards' manifests under `out` (what `evalspec merge` locks)."""
+    manifest = next(out.rglob("*.shard.json"), None)
+    return manifest.name.split(".shard-")[0] if manifest is not None else "?"
+
+
+def for_scenario(config: Config, scenario: str) -> Config:
+    """The config a scenario needs: `reporting` writes report.html (--report), `merging` runs shards."""
+    if scenario == "reporting" and "--report" not in config.flags:
+        return Config(config.kind, (*config.flags, "--report"))
+    if scenario == "merging":
+        return Config(config.kind, ("--shard=1/2", *(f for f in config.flags if f == "--report")))
+    return config
+
+
 def _says_full(out: str, *, tmpfs: bool) -> bool:
     """Whether a run stopped by a full disk said so: "cannot write", and on a full tmpfs "full" (SQLite's
     "database or disk is full", or its "disk I/O error" with the CLI's "(the disk is full: …)"). Under the
@@ -881,6 +1152,25 @@ def _without_usage(name: str, data: bytes) -> Any:
     if name.endswith(".jsonl"):
         return [{k: v for k, v in json.loads(line).items() if k not in USAGE_KEYS} for line in data.splitlines()]
     return data
+
+
+def _accept_queue(url: str) -> int:
+    """Connections waiting to be accepted by the server listening at `url` on 127.0.0.1 (the rx_queue of its
+    LISTEN socket in /proc/net/tcp; 0 where that cannot be read)."""
+    from urllib.parse import urlsplit
+
+    port = urlsplit(url).port
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+            parts = line.split()
+            if parts[3] == "0A" and int(parts[1].rsplit(":", 1)[1], 16) == port:
+                return int(parts[4].split(":")[1], 16)
+    return 0
+
+
+def _calls(cost: bytes) -> dict[str, int]:
+    """A cost file's calls by role and model, paid and cached added up."""
+    return {f"{line['role']} {line['model']}": line["calls"] + line["cached"] for line in json.loads(cost)["lines"]}
 
 
 def _read(db: Path) -> sqlite3.Connection:
@@ -942,6 +1232,9 @@ def main(argv: list[str] | None = None) -> int:
             flag = rng.choice(flags)
             config = Config(rng.choice(formats), (flag,) if flag else ())
             scenario = rng.choice(scenarios)
+            config = for_scenario(config, scenario)
+            if "--cache" in config.flags and rng.random() < 0.5:
+                config = Config(config.kind, config.flags, warm=True)
             trial_rng = random.Random(rng.random())
             t0 = time.monotonic()
             t = harness.trial(n, config, scenario, trial_rng)

@@ -261,7 +261,7 @@ def result_files(run: PastRun) -> list[str]:
     """The run's results files beside its journal, newest first."""
     folder = run.journal.parent
     results = run.header.results
-    if results:  # AgentV names its results file in the header
+    if results:  # the run row names its results file (AgentV from the start, Weval from its first export)
         candidate = folder / Path(results).name
         return [str(candidate)] if candidate.is_file() else []
     label = run.header.run_label

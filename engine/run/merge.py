@@ -235,6 +235,8 @@ def merge(paths: Sequence[str | Path], output: Path) -> Merged:
         conn.close()
         raise MergeError(str(exc).replace(f"run {label} is already running", f"run {label} is being written")
                          .replace("; a run that was stopped continues with --resume", "")) from None
+    # One a merge killed before its end left (no run in it) is the merge's too: removed when done, not kept
+    created = created or conn.execute("SELECT 1 FROM run LIMIT 1").fetchone() is None
     try:
         files = _merge_weval(shards, folder, stamp) if first["format"] == "weval" else \
             _merge_agentv(shards, folder, stamp)

@@ -21,6 +21,7 @@ Every finished answer, judgement and score is in the run database the moment it 
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,7 +36,7 @@ from .cost.guard import NOT_RUN
 from .events import Cell, CellFailed, Event, ModelSummary, Notice, Response, RunSummary, Scored
 from .generate.answers import CellError, WevalGenerate, as_messages, weval_history
 from .journal.held_records import HeldRecords
-from .journal.records import CellScore, ExportHead, Failed, NotRun, RunHeader
+from .journal.records import CellScore, ExportHead, Failed, NotRun, ResultsName, RunHeader
 from .journal.run_store import run_header
 from .pipeline import DONE, Around, CellWork, Flow, Format, Pipeline, Stages, admitted, awaited
 from .plan.cell_index import CellIndex, CellScores
@@ -43,7 +44,7 @@ from .plan.weval import WevalPlan, WevalTask, WevalTasks
 from .score.functions import AssessmentBases, function_point, score_function_point, scored_at_once
 from .score.judges import WevalJudges
 from .score.weval_judge import transcript
-from .write.files import iso_timestamp, now_utc
+from .write.files import iso_timestamp, now_utc, safe_timestamp
 from .write.weval import WevalWriter
 
 NO_POINTS = "Not scored: the prompt has no points (no should or should_not) and no ideal to extract key points from."
@@ -276,6 +277,7 @@ class Weval(Format[WevalPlan, WevalCell]):
         self.writer = WevalWriter(self.plan, self.folder, coverage=self.coverage, index=self.cells,
                                   artefacts=self.options.artefacts)
         self.skipped_extractions: set[str] = set()
+        self._stamp: str | None = None  # the comparison file's (stamp())
         # The stages' parts, made once the database is open (opened()): they read what an earlier run has.
         self.answers: WevalGenerate
         self.judges: WevalJudges
@@ -316,7 +318,7 @@ class Weval(Format[WevalPlan, WevalCell]):
         self.fail(work.task, why, NOT_RUN)
 
     def write(self) -> list[Path]:
-        files = self.writer.write(cost=self.cost.summary())
+        files = self.writer.write(cost=self.cost.summary(), stamp=self.stamp())
         if self.plan.shard is not None and self.writer.exported is not None and self.plan.replay is None:
             # What evalspec merge needs besides the cells' rows (write/weval_rebuild.py)
             from .write.weval_rebuild import HEAD, weval_head
@@ -328,7 +330,33 @@ class Weval(Format[WevalPlan, WevalCell]):
         self.held.flush()
 
     def write_partial(self) -> None:
-        self.writer.write_partial(cost=self.cost.summary())
+        try:
+            stamp = self.stamp()
+        except OSError:  # the database cannot keep the name (a full disk): no export a later one would not replace
+            self.writer.results.cells.close()
+            return
+        self.writer.write_partial(cost=self.cost.summary(), stamp=stamp)
+
+    def stamp(self) -> str:
+        """The time that names the run's comparison file and is its `timestamp`: the one its first export
+        chose (the run row's `results`), else now (as the reference, the time the results are written), kept
+        in the database (committed) before the file is begun. So every export of one run (a `--resume` after a
+        kill once it was written, a finished run resumed, a stopped run's partial results then the whole) is
+        the same files: one comparison file, not one per export. A fresh run of the label is another run."""
+        if self._stamp is not None:
+            return self._stamp
+        header = self.state.header
+        named = header.results if header is not None else None
+        base, ending = f"{self.plan.results_base}_", "_comparison.json"
+        if named and named.startswith(base) and named.endswith(ending) and \
+                _STAMP.fullmatch(named[len(base):-len(ending)]):
+            self._stamp = named[len(base):-len(ending)]
+            return self._stamp
+        stamp = safe_timestamp(now_utc())
+        self.held.flush()  # (nothing is held once the cells are done; written with the name in any case)
+        self.journal.write(ResultsName(f"{base}{stamp}{ending}"))  # committed at once (run_store._AT_ONCE)
+        self._stamp = stamp
+        return stamp
 
     # --- what the stages share ----------------------------------------------------------------------
     def restore(self, task: WevalTask, texts: list[str], done: CellScore) -> None:
@@ -417,6 +445,7 @@ class Weval(Format[WevalPlan, WevalCell]):
 
 
 _ABSENT = object()
+_STAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z")  # write/files.py's safe_timestamp
 _VERDICT_COLUMN = {"pass": 2, "borderline": 3, "fail": 4}
 
 

@@ -1,10 +1,12 @@
 """bench/kill_trials.py, small: a handful of seeded kill-and-resume trials of a judged three-model Weval
 blueprint and a judged two-target AgentV suite (a kill while calling, while judging, once every cell is
 scored, twice in a row, two `--resume`s at once, two fresh runs at once, SIGTERM or SIGINT, a full disk
-made by the file-size limit), each resumed to the end; and two through the provider batch APIs. Each
-trial asserts what the bench does: no committed call asked again, every other call asked once (bar those
-in flight at a kill), the exports byte for byte an uninterrupted run's, sensible exit codes and messages,
-no traceback. The bench runs hundreds (docs/run-database.md, "Kill-and-resume trials")."""
+made by the file-size limit, while report.html is written, a `--resume` killed as it exports a run again,
+`evalspec merge` of two shards killed), each resumed to the end; and two through the provider batch APIs.
+Each trial asserts what the bench does: no committed call asked again, every other call asked once (bar
+those in flight at a kill), the exports byte for byte an uninterrupted run's, one run's exports one set of
+files (a later export repeats an earlier one's name and bytes), sensible exit codes and messages, no
+traceback. The bench runs hundreds (docs/run-database.md, "Kill-and-resume trials")."""
 
 from __future__ import annotations
 
@@ -20,7 +22,8 @@ import pytest
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "kill_trials.py"
 
 TRIALS = [("weval", "calling"), ("agentv", "judging"), ("weval", "twice"), ("agentv", "concurrent"),
-          ("weval", "exporting"), ("agentv", "two_fresh"), ("weval", "full_disk"), ("agentv", "sigterm")]
+          ("weval", "exporting"), ("agentv", "two_fresh"), ("weval", "full_disk"), ("agentv", "sigterm"),
+          ("weval", "reexport"), ("agentv", "reporting"), ("weval", "merging")]
 
 
 def _bench():  # type: ignore[no-untyped-def]
@@ -37,15 +40,17 @@ def test_seeded_kill_and_resume_trials(tmp_path: Path) -> None:
     bench = _bench()
     harness = bench.Harness(tmp_path, sys.executable)
     harness.disk = "fsize"  # no mount in the tests: the file-size limit, as test_full_disk.py makes a full disk
+    harness.baseline_runs = 1  # (the bench runs each twice, to check that its masks hide all that differs)
     rng = random.Random(27)
     try:
-        results = [harness.trial(n, bench.Config(kind), scenario, random.Random(rng.random()))
-                   for n, (kind, scenario) in enumerate(TRIALS)]
+        results = [harness.trial(n, bench.for_scenario(bench.Config(kind), scenario), scenario,
+                                 random.Random(rng.random())) for n, (kind, scenario) in enumerate(TRIALS)]
     finally:
         harness.close()
     failed = [f"{t.config.name}/{t.scenario} ({'; '.join(t.notes)}): {f}" for t in results for f in t.failures]
     assert not failed, "\n".join(failed)
     assert all(t.processes >= 2 for t in results)  # each was interrupted (or refused) and resumed
+    assert all(t.seen for t in results)  # each compared what a process left exported with the end's
 
 
 @pytest.mark.timeout(180)

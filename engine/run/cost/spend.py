@@ -6,7 +6,8 @@ asked for (pricing.py). A model with no price has an unknown cost (None), never 
 from the response cache cost nothing and are counted apart.
 
 Each call's usage is also written to the run's journal (a `Usage` record, journal/records.py), so a resumed run's
-totals (and `--max-cost`) include what the earlier attempts spent.
+totals (and `--max-cost`) include what the earlier attempts spent; a call the cache answered is too (`cached`: no
+tokens, no cost), so every export of the run counts all of them, whichever process made them.
 
 A line is one role, model and way of sending (`via`: "interactive", or "batch" for answers a provider's batch
 API gave, at its discount). This is what the run paid, and it is written apart from the results, in the
@@ -88,6 +89,8 @@ class Spend:
         role = ROLES.get(purpose, purpose)
         if cached:
             self._line(role, label, "interactive", None).cached += 1
+            if self.sink is not None:  # kept, so that every later export of the run counts it
+                self.sink(Usage(cell, role, label, None, (0, 0), 0.0, cached=True))
             return 0.0
         price, named = self.price_of(reported, model or None, *self.hints.get(label, ()))
         if input_tokens is None:
@@ -131,6 +134,9 @@ class Spend:
         n = 0
         for rec in records:
             n += 1
+            if rec.cached:
+                self._line(rec.role, rec.model, "interactive", None).cached += 1
+                continue
             listed = rec.usd
             if rec.batched and rec.usd is not None:  # the row's figure is the interactive price
                 price, _ = self.price_of(rec.priced_as)

@@ -57,6 +57,7 @@ from .records import (
     KeyPoints,
     NotRun,
     Record,
+    ResultsName,
     RunHeader,
     Stopped,
     Usage,
@@ -66,10 +67,11 @@ R = TypeVar("R")
 
 SUFFIX = ".run.db"
 PREV_SUFFIX = ".run.prev.db"  # the database of the run of the label before a fresh run (journal/run_store.py)
-SCHEMA_VERSION = 3  # PRAGMA user_version
+SCHEMA_VERSION = 4  # PRAGMA user_version
 # 1: before `not_run` and `exports`. Opened by a writer, such a database gets them (CREATE TABLE IF NOT EXISTS) and
-# version 3; a reader reads it as it is (has_not_run: False). 2: before AgentV rows were packed (packed_rows.py:
+# version 4; a reader reads it as it is (has_not_run: False). 2: before AgentV rows were packed (packed_rows.py:
 # an evalspec reading version 2 cannot read them, so it refuses a version-3 database); read and written as it is.
+# 3: before `usage.cached` (a writer adds the column; a reader takes its absence as no call cached).
 OLDEST_SCHEMA = 1
 
 SCHEMA = """
@@ -103,7 +105,7 @@ CREATE TABLE IF NOT EXISTS scores (
 CREATE TABLE IF NOT EXISTS usage (
     seq INTEGER PRIMARY KEY, item TEXT NOT NULL, model TEXT NOT NULL, role TEXT NOT NULL, label TEXT NOT NULL,
     priced_as TEXT, input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL, usd REAL,
-    batched INTEGER NOT NULL DEFAULT 0, at INTEGER NOT NULL);
+    batched INTEGER NOT NULL DEFAULT 0, at INTEGER NOT NULL, cached INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS batches (
     seq INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, model TEXT NOT NULL, planned_at REAL NOT NULL,
     file_id TEXT, batch_id TEXT, status TEXT, cancelled INTEGER NOT NULL DEFAULT 0, at INTEGER NOT NULL,
@@ -201,6 +203,8 @@ def connect(path: Path, *, create: bool) -> sqlite3.Connection:
                     for statement in SCHEMA.split(";"):
                         if statement.strip():
                             conn.execute(statement)
+                    if not _has_column(conn, "usage", "cached"):  # a database of schema 1-3
+                        conn.execute("ALTER TABLE usage ADD COLUMN cached INTEGER NOT NULL DEFAULT 0")
                     conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             conn.execute(SESSIONS_TABLE)
             if made:
@@ -213,6 +217,10 @@ def connect(path: Path, *, create: bool) -> sqlite3.Connection:
             raise
         return conn
     return _reader(path, "rw")
+
+
+def _has_column(conn: sqlite3.Connection, table: str, column: str) -> bool:
+    return any(row[1] == column for row in conn.execute(f"PRAGMA table_info({table})"))
 
 
 def _to_wal(conn: sqlite3.Connection) -> None:
@@ -422,9 +430,10 @@ def put(conn: sqlite3.Connection, records: Sequence[Record], *, failures: bool =
                (r.cell.item, r.cell.model, r.score, r.verdict, r.packed if r.packed is not None else _json(r.result),
                 at))
         elif isinstance(r, Usage):
-            ex("INSERT INTO usage (item, model, role, label, priced_as, input_tokens, output_tokens, usd, batched, at) "
-               "VALUES (?,?,?,?,?,?,?,?,?,?)", (r.cell.item, r.cell.model, r.role, r.model, r.priced_as,
-                                              r.usage[0], r.usage[1], r.usd, int(r.batched), at))
+            ex("INSERT INTO usage (item, model, role, label, priced_as, input_tokens, output_tokens, usd, batched, at, "
+               "cached) VALUES (?,?,?,?,?,?,?,?,?,?,?)", (r.cell.item, r.cell.model, r.role, r.model, r.priced_as,
+                                                        r.usage[0], r.usage[1], r.usd, int(r.batched), at,
+                                                        int(r.cached)))
         elif isinstance(r, Judged):
             ex("INSERT OR REPLACE INTO judgements VALUES (?,?,?,?,'score',?,?,NULL,?,?)",
                (r.cell.item, r.cell.model, r.point, r.judge, r.score, _text(r.reflection), _text(r.error), at))
@@ -444,6 +453,8 @@ def put(conn: sqlite3.Connection, records: Sequence[Record], *, failures: bool =
             put_not_run(conn, r, at)
         elif isinstance(r, ExportHead):
             ex("INSERT OR REPLACE INTO exports VALUES (?,?,?)", (r.name, r.body, at))
+        elif isinstance(r, ResultsName):
+            ex("UPDATE run SET results = ?", (r.name,))
         elif isinstance(r, Done):
             ex("UPDATE run SET finished = 1")
         elif isinstance(r, Stopped):
@@ -614,11 +625,13 @@ def _scores(conn: sqlite3.Connection) -> Iterator[tuple[int, CellScore]]:
 def _usage(conn: sqlite3.Connection, limit: int = -1) -> Iterator[tuple[int, Usage]]:
     from sys import intern
 
-    for item, model, role, label, priced, inp, out, usd, batched, at in conn.execute(
-            "SELECT item, model, role, label, priced_as, input_tokens, output_tokens, usd, batched, at FROM usage "
-            "ORDER BY seq LIMIT ?", (limit,)):
+    cached = "cached" if _has_column(conn, "usage", "cached") else "0"  # (schema 1-3: none)
+    for item, model, role, label, priced, inp, out, usd, batched, at, hit in conn.execute(
+            "SELECT item, model, role, label, priced_as, input_tokens, output_tokens, usd, batched, at, "
+            f"{cached} FROM usage ORDER BY seq LIMIT ?", (limit,)):
         yield at, Usage(Cell(item, intern(model)), intern(role), intern(label),
-                        None if priced is None else intern(priced), (int(inp), int(out)), usd, bool(batched))
+                        None if priced is None else intern(priced), (int(inp), int(out)), usd, bool(batched),
+                        bool(hit))
 
 
 def _batch_records(conn: sqlite3.Connection) -> Iterator[tuple[int, Record]]:

@@ -422,12 +422,15 @@ class Usage:
     usage: tuple[int, int]
     usd: float | None
     batched: bool = False  # answered by a batch API (`usd` is at its price)
+    cached: bool = False  # answered from the response cache: no tokens, no cost, counted apart
 
     def to_json(self) -> dict[str, Any]:
         out = {"t": self.TAG, "c": cell_ref(self.cell), "r": self.role, "m": self.model, "pm": self.priced_as,
                "u": list(self.usage), "usd": self.usd}
         if self.batched:
             out["b"] = 1
+        if self.cached:
+            out["k"] = 1
         return out
 
     @classmethod
@@ -438,7 +441,7 @@ class Usage:
         # A resumed run keeps every usage record (cost/spend.py): the few names they repeat, one string each.
         return cls(Cell(item, intern(model)), intern(str(rec["r"])), intern(str(rec["m"])),
                    None if priced is None else intern(str(priced)), (inp, out), _number(rec.get("usd")),
-                   rec.get("b") == 1)
+                   rec.get("b") == 1, rec.get("k") == 1)
 
 
 @journal_record
@@ -613,6 +616,16 @@ class ExportHead:
     body: bytes
 
 
+@dataclass(frozen=True, slots=True)
+class ResultsName:
+    """The name of the run's results file (the run row's `results`), chosen once: a Weval comparison file's
+    (`<label>_<stamp>_comparison.json`, named by when its first export was written) is kept before that
+    export is begun, and every later export of the run (a `--resume`'s) reuses it."""
+
+    TAG: ClassVar[str] = "results"  # never in a JSONL journal (not a journal_record)
+    name: str
+
+
 Record: TypeAlias = (RunHeader | Generated | Failed | Judged | JudgeReply | KeyPoints | Embedding | CellScore
                      | Usage | Done | Stopped | BatchPlanned | BatchFileUploaded | BatchCreated | BatchEnded
-                     | BatchCancelled | NotRun | ExportHead)
+                     | BatchCancelled | NotRun | ExportHead | ResultsName)

@@ -42,6 +42,7 @@ from .records import (
     JudgeReply,
     KeyPoints,
     Record,
+    ResultsName,
     RunHeader,
     Stopped,
     Usage,
@@ -140,6 +141,8 @@ class JournalState:
             self.embeddings[record.key] = record.vector
         elif isinstance(record, RunHeader):
             self.header = record
+        elif isinstance(record, ResultsName) and self.header is not None:
+            self.header = dataclasses.replace(self.header, results=record.name)
         elif isinstance(record, Stopped):
             self.stopped, self.stopped_cells = record.why, record.cells
         elif isinstance(record, Done):
@@ -240,9 +243,10 @@ def records(path: Path, *kinds: type[Record]) -> Iterator[Record]:
 # the run has nothing else to report, at most every pipeline.IDLE_COMMIT seconds.
 COMMIT_EVERY = 0.5
 # Records that commit at once: what must be on disk before the run does something outside (a batch
-# planned before it is sent, its id the moment the provider returns it) or that ends a run.
+# planned before it is sent, its id the moment the provider returns it, the results file's name before the
+# file is written) or that ends a run.
 _AT_ONCE = frozenset({RunHeader, Done, Stopped, BatchPlanned, BatchFileUploaded, BatchCreated, BatchEnded,
-                      BatchCancelled})  # by exact type: records are final dataclasses
+                      BatchCancelled, ResultsName})  # by exact type: records are final dataclasses
 
 
 class Journal:

@@ -107,11 +107,13 @@ class WevalWriter:
         self.results.similarity = overall
         self.results.per_prompt_similarity = per_prompt
 
-    def write(self, *, cost: dict[str, Any] | None, finished: bool = True) -> list[Path]:
+    def write(self, *, cost: dict[str, Any] | None, finished: bool = True, stamp: str | None = None) -> list[Path]:
         """The comparison file, the artefact folder (when asked for) and the cost file; the paths written.
         `cost`: the run's real tokens and cost (cost/spend.py), in their own file (cost/cost_file.py) so that the
-        comparison file is the same bytes whether the calls went one by one or through a batch API."""
-        stamp = safe_timestamp(now_utc())
+        comparison file is the same bytes whether the calls went one by one or through a batch API. `stamp`: the
+        time that names the files and is their `timestamp` (the run's, chosen at its first export: every
+        export of one run is the same files); now when not given."""
+        stamp = stamp or safe_timestamp(now_utc())
         plan = self.plan
         full = comparison_object(bp=plan.blueprint, models=plan.models, prompts=plan.prompts,
                                  run_label=plan.run_label, timestamp=stamp,
@@ -133,10 +135,10 @@ class WevalWriter:
                            effective_models=plan.effective_models, eval_methods=plan.eval_methods)
         return files  # the cells stay readable: the run's summary counts their points
 
-    def write_partial(self, *, cost: dict[str, Any] | None) -> None:
+    def write_partial(self, *, cost: dict[str, Any] | None, stamp: str | None = None) -> None:
         """A stopped run's results files, for the cells that finished (the journal has them anyway)."""
         try:
-            self.write(cost=cost, finished=False)
+            self.write(cost=cost, finished=False, stamp=stamp)
         except Exception:  # never mask the cancellation or error that stopped the run
             log.warning("could not write the results of the stopped run", exc_info=True)
         finally:
