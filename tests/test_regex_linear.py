@@ -73,6 +73,7 @@ USES: dict[str, str] = {
     "evalspec.run.write.git_source._SHA": "match",
     "evalspec.run.plan.replay._SUFFIX_START": "search",
     "evalspec.run.plan.shard._SPEC": "fullmatch",
+    "evalspec.run.weval_stages._STAMP": "fullmatch",
     "evalspec.scoring.field_accuracy._DAY_MON_YEAR": "fullmatch",
     "evalspec.scoring.field_accuracy._NUMERIC_DATE": "fullmatch",
     "evalspec.scoring.js_regex._LONE_SURROGATE": "search",
