@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from evalspec.run import weval_stages
 from evalspec.run.write import cell_store
 from evalspec.run.write import weval as write_weval
 from tests.fakeprovider import Reply
@@ -50,6 +51,14 @@ def _decide(req: dict[str, Any]) -> Any:
     return f"answer {text[-40:]} smile now"
 
 
+def _fixed_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One time for every run of a test: the comparison file's stamp (named once a run, weval_stages.stamp)
+    and what the writer dates, so two runs' files compare by name and bytes."""
+    fixed = datetime(2026, 1, 2, 3, 4, 5, 678000, tzinfo=UTC)
+    monkeypatch.setattr(write_weval, "now_utc", lambda: fixed)
+    monkeypatch.setattr(weval_stages, "now_utc", lambda: fixed)
+
+
 def _files(out: Path) -> dict[str, bytes]:
     return {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*"))
             if p.is_file() and not p.name.endswith((".run.db", ".lock")) and "report" not in p.name}
@@ -65,7 +74,7 @@ def _run(tmp_path: Path, smart: SmartFake, name: str) -> dict[str, bytes]:
 def test_a_run_that_spills_its_cells_writes_the_same_bytes(tmp_path: Path, smart: SmartFake,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     smart.decide = _decide
-    monkeypatch.setattr(write_weval, "now_utc", lambda: datetime(2026, 1, 2, 3, 4, 5, 678000, tzinfo=UTC))
+    _fixed_clock(monkeypatch)
     stores: list[cell_store.CellStore] = []
     real = cell_store.CellStore
 
@@ -118,7 +127,7 @@ def test_a_resumed_finished_run_that_spills_writes_the_same_bytes(tmp_path: Path
     """`--resume` of a finished run exports again from the database (each cell restored: its answer, then its
     result), its cells going to disk a block at a time: the files are those of the run that held them."""
     smart.decide = _decide
-    monkeypatch.setattr(write_weval, "now_utc", lambda: datetime(2026, 1, 2, 3, 4, 5, 678000, tzinfo=UTC))
+    _fixed_clock(monkeypatch)
     held = _run(tmp_path, smart, "held")
     asked = len(smart.requests)
     monkeypatch.setattr(cell_store, "DEFAULT_BOUND", 2)
@@ -240,7 +249,7 @@ def test_a_run_whose_prompts_are_on_disk_writes_the_same_bytes(tmp_path: Path, s
     from evalspec.weval import prompt_store
 
     smart.decide = _decide
-    monkeypatch.setattr(write_weval, "now_utc", lambda: datetime(2026, 1, 2, 3, 4, 5, 678000, tzinfo=UTC))
+    _fixed_clock(monkeypatch)
     live: list[int] = []
     real_write = write_weval.WevalWriter.write
 
@@ -268,7 +277,7 @@ def test_the_prompts_ideals_learnt_from_the_cells_write_the_same_bytes(tmp_path:
     from evalspec.weval import prompt_store
 
     smart.decide = _decide
-    monkeypatch.setattr(write_weval, "now_utc", lambda: datetime(2026, 1, 2, 3, 4, 5, 678000, tzinfo=UTC))
+    _fixed_clock(monkeypatch)
     told: list[bool] = []
     real = write_weval.WevalWriter._told_all
 
