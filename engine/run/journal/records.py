@@ -18,7 +18,7 @@ journal/legacy_jsonl.py through `decode` below; tests compare records through it
     {"t": "emb", "k": key, "v": [floats]}                     Embedding
     {"t": "score", "c": [...], "s": score | null, "v": verdict, "r": result}
                                                               CellScore: a cell's result (AgentV: its row)
-    {"t": "usage", "c": [...], "r": role, "m": label, "pm": priced as, "u": [in, out], "usd": cost | null, "b": 1 if batched}
+    {"t": "usage", "c": [...], "r": role, "m": label, "pm": priced as, "u": [in, out], "usd": cost | null, "b": 1 if batched, "k": 1 if cached}
                                                               Usage: one call's tokens and cost (cost/spend.py)
     {"t": "done"}                                             Done: the run finished
     {"t": "stop", "why": "cancelled", "cells": [[item, model]]} Stopped: the user stopped it (the editor's Cancel), calls in flight
