@@ -45,7 +45,7 @@ from .score.functions import AssessmentBases, function_point, score_function_poi
 from .score.judges import WevalJudges
 from .score.weval_judge import transcript
 from .write.files import iso_timestamp, now_utc, safe_timestamp
-from .write.weval import WevalWriter
+from .write.weval import WevalWriter, stored_result
 
 NO_POINTS = "Not scored: the prompt has no points (no should or should_not) and no ideal to extract key points from."
 SKIPPED_EXTRACTION = "Not scored: --eval-method none skips extracting key points from the ideal."
@@ -396,9 +396,10 @@ class Weval(Format[WevalPlan, WevalCell]):
     def scored(self, cell: Cell, score: float | None, result: dict[str, Any]) -> None:
         verdict = verdict_for(score)
         self.scores[cell] = score
-        self.held.hold(CellScore(cell, score, verdict, result))
+        encoded, stored = stored_result(result)
+        self.held.hold(CellScore(cell, score, verdict, result, packed=stored))
         self.held.flush()
-        self.writer.scored(cell, result)
+        self.writer.scored(cell, result, encoded)
         self.emit(Scored(cell, score, verdict, result))
 
     # --- the end -----------------------------------------------------------------------------------

@@ -273,3 +273,29 @@ def test_an_export_clears_what_a_killed_writer_left_and_keeps_a_live_one_s(tmp_p
             assert not [n for n in names if n.endswith(".tmp") and n != f".r_comparison_t0.json.{live.pid}.tmp"]
         finally:
             live.kill()
+
+
+_ROWS16_KEY = "sk-rows16-0123456789abcdefghij"
+
+
+@pytest.mark.parametrize("result", [
+    {"keyPointsCount": 1, "avgCoverageExtent": 0.5, "pointAssessments": [{"keyPoint": "é", "coverageExtent": 0.5}]},
+    {"keyPointsCount": 1, "pointAssessments": [{"keyPoint": "a lone \ud800 surrogate", "coverageExtent": 1.0}]},
+    {"keyPointsCount": 1, "pointAssessments": [{"keyPoint": "big", "coverageExtent": 2 ** 70}]},
+    {"keyPointsCount": 1, "pointAssessments": [{"reflection": f"the key {_ROWS16_KEY} echoed"}]},
+    {},
+])
+def test_a_coverage_result_encoded_once_is_what_each_side_encoded_alone(result: dict[str, Any]) -> None:
+    """Weval.scored encodes a cell's coverage result once (write/weval.stored_result): the results' piece
+    must be `piece`'s and the database's text `database._json`'s (masked there, not in the piece)."""
+    from evalspec.providers.redact import register_secret
+    from evalspec.run.journal.database import _json
+    from evalspec.run.write.cell_store import piece
+    from evalspec.run.write.weval import stored_result
+
+    register_secret(_ROWS16_KEY)
+    encoded, stored = stored_result(result)
+    assert encoded == piece(result)
+    assert isinstance(stored, str) and stored == _json(result)
+    if "reflection" in str(result):
+        assert _ROWS16_KEY in encoded.decode() and _ROWS16_KEY not in stored

@@ -397,7 +397,13 @@ def _str(value: str | bytes | None) -> Any:
 
 
 def _json(value: Any) -> str:
-    return redact_bytes(dumps_bytes(value)).decode("utf-8", "surrogatepass")
+    return json_text(dumps_bytes(value))
+
+
+def json_text(data: bytes) -> str:
+    """JSON bytes (`dumps_bytes`') as a JSON column stores them, masked: what a caller that has encoded a
+    value anyway passes as a record's stored form (CellScore.packed), so it is not encoded twice."""
+    return redact_bytes(data).decode("utf-8", "surrogatepass")
 
 
 def _slot(slot: int | str) -> str:

@@ -395,8 +395,9 @@ class CellScore:
     score: float | None
     verdict: str | None
     result: dict[str, Any]
-    # what the database stores for `result` when not its JSON text: an AgentV row packed (packed_rows.py)
-    packed: bytes | None = field(default=None, compare=False, repr=False)
+    # what the database stores for `result` when given, so it is not encoded again: its JSON text as the
+    # caller encoded it (database.json_text), or an AgentV row packed (packed_rows.py)
+    packed: str | bytes | None = field(default=None, compare=False, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         return {"t": self.TAG, "c": cell_ref(self.cell), "s": self.score, "v": self.verdict, "r": self.result}
@@ -603,7 +604,8 @@ class NotRun:
     cell: Cell
     why: str
     row: dict[str, Any] | None = None
-    packed: bytes | None = field(default=None, compare=False, repr=False)  # `row` packed (packed_rows.py)
+    # `row` as stored: its JSON text (database.json_text) or packed (packed_rows.py)
+    packed: str | bytes | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -97,7 +97,7 @@ class JournalState:
     stopped_cells: tuple[Cell, ...] = ()  # the cells whose calls were in flight when it was stopped
     headless: bool = False  # resumed from a journal that has records but lost its header (open_journal)
     # Set when `scores` hold their results as stored (an AgentV resume, db.stored_scores): reads one back
-    _unpack: Callable[[bytes], bytes] | None = field(default=None, repr=False, compare=False)
+    _unpack: Callable[[str | bytes], bytes] | None = field(default=None, repr=False, compare=False)
 
     def result(self, done: CellScore) -> dict[str, Any]:
         """A score's result: as loaded, or read back from what the database stored."""

@@ -69,7 +69,9 @@ class AgentvWriter:
             self._dictionary = data
             self._unpack = None
             out.append(ExportHead(DICTIONARY, data))
-        packed = pack(data, self._dictionary) if self._dictionary is not None else None
+        # packed; before the dictionary, the JSON text (as database._json would encode it again)
+        packed = pack(data, self._dictionary) if self._dictionary is not None else \
+            data.decode("utf-8", "surrogatepass")
         if not_run is not None:
             out.append(NotRun(cell, not_run, row, packed=packed))
         else:

@@ -13,14 +13,22 @@ from pathlib import Path
 from typing import Any
 
 from ..events import Cell
+from ..journal.database import json_text
 from ..plan.cell_index import CellIndex
 from ..plan.weval import WevalPlan, WevalTask
 from . import cell_store
-from .cell_store import COVERAGE, HISTORY, RESPONSE, CellStore, piece
+from .cell_store import COVERAGE, HISTORY, ODD, RESPONSE, CellStore, piece
 from .files import now_utc, safe_timestamp
 from .weval_results import WevalResults, comparison_object, write_comparison
 
 log = logging.getLogger(__name__)
+
+
+def stored_result(result: dict[str, Any]) -> tuple[bytes, str]:
+    """A coverage result encoded once: its piece for the results (`cell_store.piece`) and its JSON text
+    for the database's `scores.result` (what `database.put` would encode it as: the same JSON, masked)."""
+    encoded = piece(result)
+    return encoded, json_text(encoded.removeprefix(ODD))
 
 
 class WevalWriter:
@@ -86,10 +94,12 @@ class WevalWriter:
         prompts have those the replayed file answered) and the tasks read the plan's prompts."""
         return finished and not self.told_elsewhere and self.plan.replay is None
 
-    def scored(self, cell: Cell, result: dict[str, Any]) -> None:
-        """A cell's coverage result (nothing for an empty one)."""
+    def scored(self, cell: Cell, result: dict[str, Any], encoded: bytes | None = None) -> None:
+        """A cell's coverage result (nothing for an empty one); `encoded`: its `piece`, when the caller
+        made it (Weval.scored: the database's copy is the same bytes)."""
         if result and self.coverage:
-            encoded = piece(result)
+            if encoded is None:
+                encoded = piece(result)
             self.results.put(cell.item, cell.model, COVERAGE, encoded, cell, last=True)
             if b'"error"' in encoded:  # (a result whose JSON has no such key has no point with an error)
                 self.points_not_scored += sum(1 for pa in result.get("pointAssessments") or []
