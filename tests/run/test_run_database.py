@@ -297,3 +297,15 @@ def test_a_new_database_is_made_without_a_sync_per_step_and_then_synced_as_ever(
     assert [s for s in statements if s.startswith("PRAGMA synchronous")] == ["PRAGMA synchronous = NORMAL"]
     assert conn.execute("PRAGMA synchronous").fetchone()[0] == 1
     conn.close()
+
+
+def test_none_and_bytes_bind_as_themselves_without_sqlite3_s_adapter_search(tmp_path: Path) -> None:
+    """database.py registers None and bytes as their own adapters (so sqlite3 finds them instead of
+    searching for `__adapt__`/`__conform__` per value): they must still be stored as NULL and a BLOB."""
+    for kind in (type(None), bytes):
+        assert sqlite3.adapters.get((kind, sqlite3.PrepareProtocol)) is database._as_is
+    conn = sqlite3.connect(tmp_path / "t.db")
+    conn.execute("CREATE TABLE t (a, b)")
+    conn.execute("INSERT INTO t VALUES (?, ?)", (None, b"\x01packed"))
+    assert conn.execute("SELECT typeof(a), typeof(b), b FROM t").fetchone() == ("null", "blob", b"\x01packed")
+    conn.close()

@@ -65,6 +65,18 @@ from .records import (
 
 R = TypeVar("R")
 
+
+def _as_is(value: Any) -> Any:
+    return value
+
+
+# sqlite3 binds an exact int, float or str as it is, and asks its adapters about anything else: None and
+# bytes looked for `__adapt__` and `__conform__` each time and formatted the AttributeErrors (~0.8 µs a
+# None, a third of a usage row's insert with two). Found in the registry as themselves, they bind as ever
+# (NULL, a BLOB) at half that. Process-wide, like every sqlite3 adapter: it changes no value bound.
+for _kind in (type(None), bytes):
+    sqlite3.register_adapter(_kind, _as_is)
+
 SUFFIX = ".run.db"
 PREV_SUFFIX = ".run.prev.db"  # the database of the run of the label before a fresh run (journal/run_store.py)
 SCHEMA_VERSION = 4  # PRAGMA user_version
