@@ -665,3 +665,33 @@ def test_killed_while_key_points_are_polled_then_resumed_sends_nothing_twice(tmp
     assert not fake.duplicates()
     assert result_files(out) == expected
     assert sum(1 for r in journal(out) if r.get("t") == "kp") == 6
+
+
+def test_an_agentv_cell_its_batch_answered_makes_no_request_again(tmp_path: Path, fake: FakeBatchServer,
+                                                                  monkeypatch) -> None:
+    """A test's request is made once for its batch: the cell that takes the batch's answer does not
+    build it again (AgentvGenerate.answer), and its row is the same."""
+    from evalspec.run.generate.answers import AgentvGenerate
+
+    made: list[str] = []
+    request = AgentvGenerate.request
+
+    def counted(self: Any, task: Any, model_name: str) -> Any:
+        made.append(task.cell.item)
+        return request(self, task, model_name)
+
+    monkeypatch.setattr(AgentvGenerate, "request", counted)
+    (tmp_path / ".agentv").mkdir()
+    (tmp_path / ".agentv" / "targets.yaml").write_text(AGENTV_TARGETS, encoding="utf-8")
+    tests = "".join(f"  - id: t{i}\n    input: question {i}\n    criteria: c\n    assert:\n"
+                    f"      - {{type: contains, value: 'question {i}', required: true}}\n" for i in range(4))
+    suite = tmp_path / "evals" / "s.eval.yaml"
+    suite.parent.mkdir()
+    suite.write_text(f"name: s\ndescription: d\nexecution:\n  targets: [oa, claude]\ntests:\n{tests}", encoding="utf-8")
+    out = tmp_path / "batch"
+    assert main(["run", str(suite), "-o", str(out), "--no-report", "--retries", "0", "--batch-poll", "0.01",
+                 "--batch-model", "oa"]) == 0
+    assert fake.chat_calls == 0 and fake.creations == 2
+    assert sorted(made) == sorted([f"t{i}" for i in range(4)] * 2)  # the batch phase's, one a cell
+    rows = _agentv_rows(out)
+    assert len(rows) == 8 and all(r["score"] == 1 for r in rows.values())

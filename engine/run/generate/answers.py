@@ -304,6 +304,19 @@ class AgentvGenerate:
         return ChatRequest(model=model_name, messages=tuple(messages), system=system,
                            timeout=timeout_seconds(task.test.execution) or timeout_seconds(self.plan.suite.execution))
 
+    def _request(self, task: AgentvTask, model_name: str, attempt: int, folder: Path | None) -> ChatRequest:
+        """The cell's request for `attempt`: a `cli` target's with the test's id (and workspace)."""
+        req = self.request(task, model_name)
+        kind = provider_kind(task.target)
+        if folder is not None and kind == "cli":
+            # The agent works in the test's workspace: the command runs there.
+            req = dataclasses.replace(req, extra={**req.extra, "cwd": str(folder), "attempt": attempt,
+                                                  "eval_id": task.test.id})
+        elif kind == "cli":
+            # The test id is the command's {EVAL_ID}; it picks this test's record of a batch output.
+            req = dataclasses.replace(req, extra={**req.extra, "eval_id": task.test.id, "attempt": attempt})
+        return req
+
     async def answer(self, task: AgentvTask, attempt: int = 0, folder: Path | None = None) -> Answer:
         """(text, (input, output tokens) or None when not reported, latency ms, cached, the model that
         answered, tool calls, the cost the target reported). Raises ProviderError, or ReplayedFailure for a
@@ -321,31 +334,25 @@ class AgentvGenerate:
             text, usage, latency, cached, calls = self._replayed(cell)
         else:
             provider, model_name = self.provider(task.target)
-            req = self.request(task, model_name)
-            if attempt > 0:
-                provider = _uncached(provider)  # a trial is a new sample, not the first answer again
-            kind = provider_kind(task.target)
-            if folder is not None and kind == "cli":
-                # The agent works in the test's workspace: the command runs there.
-                req = dataclasses.replace(req, extra={**req.extra, "cwd": str(folder), "attempt": attempt,
-                                                      "eval_id": task.test.id})
-            elif kind == "cli":
-                # The test id is the command's {EVAL_ID}; it picks this test's record of a batch output.
-                req = dataclasses.replace(req, extra={**req.extra, "eval_id": task.test.id, "attempt": attempt})
+            # batch mode: the answer its batch gave (the request was made for the batch, not again here)
             result = (self.batch.take(cell, attempt, label=task.target.name)
                       if self.batch is not None and attempt == 0 else None)
-            if result is None and attempt > 0 and self.rounds is not None and folder is None:
-                # A later trial: asked only when the one before did not stop the test, so in a round
-                # of the cells' calls (generate/batch_rounds.py), not the phase before the cells.
-                from .batch_stage import BatchRequest
-
-                result = await self.rounds.ask(
-                    BatchRequest(cell, attempt, task.target.name, task.target.name, provider, req,
-                                 custom=task.target.config is not None, submit=self.wants_batch(task.target)),
-                    label=task.target.name)
             if result is None:
-                result = await self.calls.chat(provider, req, cell, limit_key=limit_key(task.target),
-                                               model_label=task.target.name)
+                req = self._request(task, model_name, attempt, folder)
+                if attempt > 0:
+                    provider = _uncached(provider)  # a trial is a new sample, not the first answer again
+                if attempt > 0 and self.rounds is not None and folder is None:
+                    # A later trial: asked only when the one before did not stop the test, so in a round
+                    # of the cells' calls (generate/batch_rounds.py), not the phase before the cells.
+                    from .batch_stage import BatchRequest
+
+                    result = await self.rounds.ask(
+                        BatchRequest(cell, attempt, task.target.name, task.target.name, provider, req,
+                                     custom=task.target.config is not None, submit=self.wants_batch(task.target)),
+                        label=task.target.name)
+                if result is None:
+                    result = await self.calls.chat(provider, req, cell, limit_key=limit_key(task.target),
+                                                   model_label=task.target.name)
             text, latency, cached, calls = result.text, result.latency_ms, result.cached, result.tool_calls
             usage = (result.usage.input_tokens, result.usage.output_tokens) if result.usage.reported else None
             model = result.raw_model or model_name or configured_model(task.target)
