@@ -3,9 +3,13 @@
 A checked prompt as objects (the prompt, its messages and points, every span) is ~4.6 KB of memory.
 Past `DEFAULT_BOUND` prompts a streamed check (`check` and `run`) keeps each as a compact record (marshal
 of plain tuples and dicts, pickle for a value marshal refuses), deflated a block of records at a time
-(~50 bytes a prompt of bench/run_throughput.py's blueprint, where the record is ~570), in memory: nothing
+(~68 bytes a prompt of bench/run_throughput.py's blueprint, where the record is ~880), in memory: nothing
 is written to the disk for it. A prompt is decoded again when it is read (`model_store.py` says how). This
 module holds the prompts' record format and the bounds.
+
+A prompt's reference form (what the comparison file writes of it) is a part of its record of its own, with
+what else the export reads (~47 % of the record): a run's cell reads the prompt without it (`cell_prompt`),
+the export reads only that part (`exported_prompt`), a whole read both (`store[k]`).
 """
 
 from __future__ import annotations
