@@ -119,13 +119,14 @@ def _plain(obj: Message | Point) -> tuple[int, tuple[Any, ...]]:
 _new = object.__new__
 _new_span = tuple.__new__  # Span(*t) without NamedTuple's Python-level __new__
 
-# A shape → (its names, where its spans are among them): a record's values back into fields by position
-_READ_LAYOUTS: dict[int, tuple[tuple[str, ...], tuple[int, ...]]] = {}
+# A shape → (its names, how many, where its spans are among them and their names): a record's values back
+# into fields by position
+_READ_LAYOUTS: dict[int, tuple[tuple[str, ...], int, tuple[tuple[int, str], ...]]] = {}
 
 
-def _read_layout(shape: int) -> tuple[tuple[str, ...], tuple[int, ...]]:
+def _read_layout(shape: int) -> tuple[tuple[str, ...], int, tuple[tuple[int, str], ...]]:
     names = _SHAPES[shape]
-    found = _READ_LAYOUTS[shape] = (names, tuple(i for i, n in enumerate(names) if n in _SPANS))
+    found = _READ_LAYOUTS[shape] = (names, len(names), tuple((i, n) for i, n in enumerate(names) if n in _SPANS))
     return found
 
 
@@ -158,36 +159,31 @@ def _export_part(data: bytes) -> tuple[str, str | None, float, list[tuple[str, s
 
 
 def _prompt(record: tuple[int, tuple[Any, ...]]) -> Prompt:
-    fields: dict[str, Any] = _fields(record[0], record[1])
-    fields["messages"] = [_rebuild(Message, m) for m in fields["messages"]]
+    (prompt,) = _objects(Prompt, (record,))
+    fields = prompt.__dict__
+    fields["messages"] = _objects(Message, fields["messages"])
     for name in _POINTS:
         if fields[name]:
-            fields[name] = [_rebuild(Point, pt) for pt in fields[name]]
-    prompt: Prompt = _new(Prompt)
-    prompt.__dict__ = fields
-    return prompt
+            fields[name] = _objects(Point, fields[name])
+    found: Prompt = prompt
+    return found
 
 
-def _fields(shape: int, values: tuple[Any, ...]) -> dict[str, Any]:
-    """A record's values as the fields they were, spans made again."""
-    layout = _READ_LAYOUTS.get(shape)
-    if layout is None:
-        layout = _read_layout(shape)
-    names, spans = layout
-    if len(names) != len(values):
-        raise ValueError("a record that does not fit its shape")
-    fields = dict(zip(names, values, strict=False))  # (the lengths were compared above)
-    for i in spans:
-        value = values[i]
-        if value is not None:
-            fields[names[i]] = _new_span(Span, value)
-    return fields
-
-
-def _rebuild(cls: type, record: tuple[int, tuple[Any, ...]]) -> Any:
-    obj: Any = _new(cls)
-    obj.__dict__ = _fields(record[0], record[1])
-    return obj
+def _objects(cls: type, records: Iterable[tuple[int, tuple[Any, ...]]]) -> list[Any]:
+    """Records' values as the objects they were (of `cls`), spans made again; a loop, not a call an object."""
+    out = []
+    for shape, values in records:
+        names, n, spans = _READ_LAYOUTS.get(shape) or _read_layout(shape)
+        if n != len(values):
+            raise ValueError("a record that does not fit its shape")
+        fields = dict(zip(names, values, strict=False))  # (the lengths were compared above)
+        for i, name in spans:
+            if values[i] is not None:
+                fields[name] = _new_span(Span, values[i])
+        obj: Any = _new(cls)
+        obj.__dict__ = fields
+        out.append(obj)
+    return out
 
 
 class Turn(NamedTuple):
