@@ -82,6 +82,7 @@ class _File(Generic[T]):
         self._inflated: OrderedDict[int, bytes] = OrderedDict()  # the last blocks read, inflated
         self._recent: OrderedDict[int, T] = OrderedDict()  # popitem(last=False): a dict's first key is
         # found by skipping the slots its deletions left
+        self._recent_parts: OrderedDict[int, Any] = OrderedDict()  # the last items read in part (`part`)
         self._keep = max(1, recent)
         self._lock = threading.Lock()  # the runner's worker threads (judges, scripts) read items too
 
@@ -119,6 +120,19 @@ class _File(Generic[T]):
             if len(self._recent) >= self._keep:
                 self._recent.popitem(last=False)
             self._recent[k] = item
+            return item
+
+    def part(self, k: int, decode: Callable[[bytes], Any]) -> Any:
+        """Item k as `decode` reads part of its record (the store's one partial reading, the same `decode` each
+        time), kept among the recent ones read so, apart from the whole items `get` keeps."""
+        with self._lock:
+            found = self._recent_parts.get(k)
+            if found is not None:
+                return found
+            item = decode(self._raw(k))
+            if len(self._recent_parts) >= self._keep:
+                self._recent_parts.popitem(last=False)
+            self._recent_parts[k] = item
             return item
 
     def raw(self, k: int) -> bytes:
@@ -208,6 +222,11 @@ class ModelStore(ListLike[T]):
     @property
     def codec(self) -> Codec[T]:
         return self._file.codec
+
+    def part(self, index: int, decode: Callable[[bytes], Any]) -> Any:
+        """Item `index` as `decode` reads the part of its record a reader needs, a few recent ones kept (the
+        store's one partial reading: `decode` the same each time)."""
+        return self._file.part(self._indexes[index] if self._indexes is not None else index, decode)
 
     def record(self, index: int) -> bytes:
         """Item `index`'s record as its codec encoded it, for a reader that needs only part of it (not

@@ -109,3 +109,25 @@ def test_threads_reading_one_store_each_get_what_was_stored() -> None:
     for t in threads:
         t.join()
     assert not wrong
+
+
+def test_a_part_read_is_kept_apart_from_whole_items() -> None:
+    """`part` decodes the record with the reader's own function (a subset's position mapped to the store's),
+    keeps the last few read so apart from the whole items `get` keeps: neither read hands out the other's."""
+    items = _items(100)
+    codec = _Codec()
+    store: ModelStore[str] = ModelStore.of(items, MemorySpill(), codec, 2)
+    parts: list[bytes] = []
+
+    def first_word(data: bytes) -> str:
+        parts.append(data)
+        return data.decode("utf-8").split(" ", 1)[0]
+
+    subset = store.subset(lambda n, _: n % 10 == 0)
+    assert subset.part(3, first_word) == "i30:question" and store.part(30, first_word) == "i30:question"
+    assert len(parts) == 1 and codec.decoded == 0  # kept; no whole item decoded for it
+    assert store[30] == items[30] and codec.decoded == 1  # the whole item: not the part kept
+    assert store.part(30, first_word) == "i30:question" and len(parts) == 1
+    for k in (40, 50):
+        store.part(k, first_word)
+    assert store.part(30, first_word) == "i30:question" and len(parts) == 4  # two kept: read again

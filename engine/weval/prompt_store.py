@@ -3,9 +3,13 @@
 A checked prompt as objects (the prompt, its messages and points, every span) is ~4.6 KB of memory.
 Past `DEFAULT_BOUND` prompts a streamed check (`check` and `run`) keeps each as a compact record (marshal
 of plain tuples and dicts, pickle for a value marshal refuses), deflated a block of records at a time
-(~50 bytes a prompt of bench/run_throughput.py's blueprint, where the record is ~570), in memory: nothing
+(~68 bytes a prompt of bench/run_throughput.py's blueprint, where the record is ~880), in memory: nothing
 is written to the disk for it. A prompt is decoded again when it is read (`model_store.py` says how). This
 module holds the prompts' record format and the bounds.
+
+A prompt's reference form (what the comparison file writes of it) is a part of its record of its own, with
+what else the export reads (~47 % of the record): a run's cell reads the prompt without it (`cell_prompt`),
+the export reads only that part (`exported_prompt`), a whole read both (`store[k]`).
 """
 
 from __future__ import annotations
@@ -23,7 +27,11 @@ from .model import Message, Point, Prompt
 DEFAULT_BOUND = 4096  # prompts kept as objects; a file with more spills them all (a 2,000-prompt run never does)
 RECENT = 256  # decoded prompts kept for reads that come again soon (a cell's stages; workers run ~32 at once)
 
-_MARSHAL, _PICKLE = b"m", b"p"
+# A record: its kind, then marshal's bytes. _MARSHAL: the prompt, without a reference form. _SPLIT: its
+# length's _LENGTH bytes, the prompt with `reference` None (what a cell reads), then (id, ideal, weight,
+# [(role, content)…], the reference form) (what the export reads). _PICKLE: the prompt, pickled.
+_MARSHAL, _SPLIT, _PICKLE = b"m", b"s", b"p"
+_LENGTH = 4
 _SPANS = ("span", "id_span")
 _POINTS = ("should", "should_not")
 
@@ -43,13 +51,14 @@ def _shape(names: tuple[str, ...]) -> int:
 
 
 def _encode(p: Prompt) -> bytes:
-    """The prompt as plain data: its fields' values (spans as tuples, messages and points likewise)."""
+    """The prompt as plain data: its fields' values (spans as tuples, messages and points likewise); its
+    reference form, when it has one, in a second part with what the export reads beside it."""
     fields = p.__dict__
     names = tuple(fields)
     layout = _LAYOUTS.get(names)
     if layout is None:
         layout = _layout(names)
-    shape, spans, messages, points = layout
+    shape, spans, messages, points, reference = layout
     values = list(fields.values())
     for i in spans:
         if values[i] is not None:
@@ -58,8 +67,15 @@ def _encode(p: Prompt) -> bytes:
     for i in points:
         if values[i]:
             values[i] = [_plain(pt) for pt in values[i]]
+    ref = values[reference] if reference >= 0 else None
     try:
-        return _MARSHAL + marshal.dumps((shape, tuple(values)), _MARSHAL_VERSION)
+        if ref is None:
+            return _MARSHAL + marshal.dumps((shape, tuple(values)), _MARSHAL_VERSION)
+        values[reference] = None
+        cell = marshal.dumps((shape, tuple(values)), _MARSHAL_VERSION)
+        export = marshal.dumps((p.id, p.ideal, p.weight, [(m.role, m.content) for m in p.messages], ref),
+                               _MARSHAL_VERSION)
+        return _SPLIT + len(cell).to_bytes(_LENGTH, "little") + cell + export
     except ValueError:  # a value marshal does not know (only plain data is ever written): keep it as it is
         return _PICKLE + pickle.dumps(p, pickle.HIGHEST_PROTOCOL)
 
@@ -69,15 +85,16 @@ def _encode(p: Prompt) -> bytes:
 # takes that out)
 _MARSHAL_VERSION = 2
 
-# A prompt's field names → (their shape, where its spans, messages and points are among its values): a
-# prompt's fields are read by position, once the names are known (most of the cost of a record was
-# testing each name)
-_LAYOUTS: dict[tuple[str, ...], tuple[int, tuple[int, ...], int, tuple[int, ...]]] = {}
+# A prompt's field names → (their shape, where its spans, messages, points and reference form are among its
+# values, -1 for none): a prompt's fields are read by position, once the names are known (most of the cost of
+# a record was testing each name)
+_LAYOUTS: dict[tuple[str, ...], tuple[int, tuple[int, ...], int, tuple[int, ...], int]] = {}
 
 
-def _layout(names: tuple[str, ...]) -> tuple[int, tuple[int, ...], int, tuple[int, ...]]:
+def _layout(names: tuple[str, ...]) -> tuple[int, tuple[int, ...], int, tuple[int, ...], int]:
     found = _LAYOUTS[names] = (_shape(names), tuple(i for i, n in enumerate(names) if n in _SPANS),
-                               names.index("messages"), tuple(i for i, n in enumerate(names) if n in _POINTS))
+                               names.index("messages"), tuple(i for i, n in enumerate(names) if n in _POINTS),
+                               names.index("reference") if "reference" in names else -1)
     return found
 
 
@@ -102,51 +119,72 @@ def _plain(obj: Message | Point) -> tuple[int, tuple[Any, ...]]:
 _new = object.__new__
 _new_span = tuple.__new__  # Span(*t) without NamedTuple's Python-level __new__
 
-# A shape → (its names, where its spans are among them): a record's values back into fields by position
-_READ_LAYOUTS: dict[int, tuple[tuple[str, ...], tuple[int, ...]]] = {}
+# A shape → (its names, how many, where its spans are among them and their names): a record's values back
+# into fields by position
+_READ_LAYOUTS: dict[int, tuple[tuple[str, ...], int, tuple[tuple[int, str], ...]]] = {}
 
 
-def _read_layout(shape: int) -> tuple[tuple[str, ...], tuple[int, ...]]:
+def _read_layout(shape: int) -> tuple[tuple[str, ...], int, tuple[tuple[int, str], ...]]:
     names = _SHAPES[shape]
-    found = _READ_LAYOUTS[shape] = (names, tuple(i for i, n in enumerate(names) if n in _SPANS))
+    found = _READ_LAYOUTS[shape] = (names, len(names), tuple((i, n) for i, n in enumerate(names) if n in _SPANS))
     return found
 
 
 def _decode(data: bytes) -> Prompt:
-    if data[:1] == _PICKLE:
+    """The whole prompt, equal to the one stored."""
+    kind = data[:1]
+    if kind == _PICKLE:
         found: Prompt = pickle.loads(data[1:])
         return found
-    shape, values = marshal.loads(data[1:])
-    fields: dict[str, Any] = _fields(shape, values)
-    fields["messages"] = [_rebuild(Message, m) for m in fields["messages"]]
-    for name in _POINTS:
-        if fields[name]:
-            fields[name] = [_rebuild(Point, pt) for pt in fields[name]]
-    prompt: Prompt = _new(Prompt)
-    prompt.__dict__ = fields
+    if kind == _MARSHAL:
+        return _prompt(marshal.loads(data[1:]))
+    prompt = _cell(data)
+    prompt.__dict__["reference"] = _export_part(data)[4]
     return prompt
 
 
-def _fields(shape: int, values: tuple[Any, ...]) -> dict[str, Any]:
-    """A record's values as the fields they were, spans made again."""
-    layout = _READ_LAYOUTS.get(shape)
-    if layout is None:
-        layout = _read_layout(shape)
-    names, spans = layout
-    if len(names) != len(values):
-        raise ValueError("a record that does not fit its shape")
-    fields = dict(zip(names, values, strict=False))  # (the lengths were compared above)
-    for i in spans:
-        value = values[i]
-        if value is not None:
-            fields[names[i]] = _new_span(Span, value)
-    return fields
+def _cell(data: bytes) -> Prompt:
+    """The prompt as a run's cell reads it: a split record's first part only, its reference form None
+    (only the export reads it: `exported_prompt`)."""
+    kind = data[:1]
+    if kind == _SPLIT:
+        return _prompt(marshal.loads(memoryview(data)[1 + _LENGTH:]))  # (marshal ignores the bytes past its own)
+    return _decode(data)
 
 
-def _rebuild(cls: type, record: tuple[int, tuple[Any, ...]]) -> Any:
-    obj: Any = _new(cls)
-    obj.__dict__ = _fields(record[0], record[1])
-    return obj
+def _export_part(data: bytes) -> tuple[str, str | None, float, list[tuple[str, str | None]], dict[str, Any]]:
+    """A split record's second part: (id, ideal, weight, its messages' (role, content), its reference form)."""
+    found: Any = marshal.loads(memoryview(data)[1 + _LENGTH + int.from_bytes(data[1:1 + _LENGTH], "little"):])
+    return found
+
+
+def _prompt(record: tuple[int, tuple[Any, ...]]) -> Prompt:
+    (prompt,) = _objects(Prompt, (record,))
+    fields = prompt.__dict__
+    fields["messages"] = _objects(Message, fields["messages"])
+    for name in _POINTS:
+        if fields[name]:
+            fields[name] = _objects(Point, fields[name])
+    found: Prompt = prompt
+    return found
+
+
+def _objects(cls: type, records: Iterable[tuple[int, tuple[Any, ...]]]) -> list[Any]:
+    """Records' values as the objects they were (of `cls`), spans made again; a loop, not a call an object."""
+    out = []
+    for shape, values in records:
+        names, n, spans = _READ_LAYOUTS.get(shape) or _read_layout(shape)
+        if n != len(values):
+            raise ValueError("a record that does not fit its shape")
+        # (the lengths were compared above; zip's strict keyword made each call ~1.6 k instructions more)
+        fields = dict(zip(names, values))  # noqa: B905
+        for i, name in spans:
+            if values[i] is not None:
+                fields[name] = _new_span(Span, values[i])
+        obj: Any = _new(cls)
+        obj.__dict__ = fields
+        out.append(obj)
+    return out
 
 
 class Turn(NamedTuple):
@@ -171,18 +209,29 @@ _turn = Turn._make
 
 
 def _decode_export(data: bytes) -> Prompt | ExportedPrompt:
-    """A record as ExportedPrompt, or as the Prompt for one without a reference form."""
-    if data[:1] == _MARSHAL:
-        shape, values = marshal.loads(data[1:])
-        fields: dict[str, Any] = dict(zip(_SHAPES[shape], values, strict=True))
-        if fields.get("reference") is not None:
-            turns = []
-            for m in fields["messages"]:
-                turn = dict(zip(_SHAPES[m[0]], m[1], strict=True))
-                turns.append(_turn((turn["role"], turn["content"])))
-            return ExportedPrompt(fields["id"], fields.get("ideal"), fields.get("weight", 1.0), fields["reference"],
-                                  turns)
+    """A record as ExportedPrompt (its second part only), or as the Prompt for one without a reference form."""
+    if data[:1] == _SPLIT:
+        pid, ideal, weight, turns, reference = _export_part(data)
+        return ExportedPrompt(pid, ideal, weight, reference, [_turn(t) for t in turns])
     return _decode(data)
+
+
+def cell_prompt(prompts: Sequence[Prompt], k: int) -> Prompt:
+    """`prompts[k]` as a run's cell reads it: a store's prompt without its reference form (`reference`
+    None: the export reads it, from the record, `exported_prompt`), a list's prompt as it is."""
+    if isinstance(prompts, PromptStore):
+        return prompts.cell(k)
+    return prompts[k]
+
+
+def cell_prompts(prompts: Sequence[Prompt]) -> Iterator[Prompt]:
+    """Every prompt, in order, as `cell_prompt` reads it (none kept among the recent ones: a pass over all
+    of them, planning a run)."""
+    if isinstance(prompts, PromptStore):
+        for k in range(len(prompts)):
+            yield _cell(prompts.record(k))
+    else:
+        yield from prompts
 
 
 def exported_prompt(prompts: Sequence[Prompt], k: int) -> Prompt | ExportedPrompt:
@@ -222,6 +271,11 @@ class PromptStore(ModelStore[Prompt]):
     def of_prompts(cls, prompts: Iterable[Prompt]) -> PromptStore:
         store: PromptStore = cls.of(prompts, MemorySpill(), _PromptCodec(), RECENT)
         return store
+
+    def cell(self, index: int) -> Prompt:
+        """Prompt `index` as `cell_prompt` reads it (the last few read so kept, apart from whole ones)."""
+        found: Prompt = self.part(index, _cell)
+        return found
 
 
 def prompt_ids(prompts: Sequence[Prompt]) -> list[str]:

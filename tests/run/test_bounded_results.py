@@ -269,6 +269,34 @@ def test_a_run_whose_prompts_are_on_disk_writes_the_same_bytes(tmp_path: Path, s
         assert spilled[name] == data, name
 
 
+def test_a_run_s_cells_read_no_prompt_s_reference_form(tmp_path: Path, smart: SmartFake,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past the bound a prompt's record keeps its reference form (what the comparison file writes of it, ~60 %
+    of the record) apart: a cell's stages read the prompt without it, only the export decodes it, and the
+    files are the same bytes as a run whose prompts were held."""
+    import traceback
+
+    from evalspec.weval import prompt_store
+
+    smart.decide = _decide
+    _fixed_clock(monkeypatch)
+    held = _run(tmp_path, smart, "held")
+    readers: list[str] = []
+    real = prompt_store._export_part
+
+    def recording(data: bytes) -> Any:
+        readers.append("export" if any(f.filename.endswith("weval_results.py") for f in traceback.extract_stack())
+                       else "".join(traceback.format_stack(limit=6)))
+        return real(data)
+
+    monkeypatch.setattr(prompt_store, "_export_part", recording)
+    monkeypatch.setattr(prompt_store, "DEFAULT_BOUND", 1)
+    monkeypatch.setattr(prompt_store, "RECENT", 2)
+    spilled = _run(tmp_path, smart, "spilled")
+    assert spilled == held
+    assert readers and set(readers) == {"export"}, [r for r in readers if r != "export"][:1]
+
+
 def test_the_prompts_ideals_learnt_from_the_cells_write_the_same_bytes(tmp_path: Path, smart: SmartFake,
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """A finished run's writer learns from its cells which prompts have an ideal, so the results read no

@@ -18,7 +18,7 @@ from typing import Any, overload
 from ...list_like import ListLike
 from ...weval.model import Blueprint, Judge, Prompt
 from ...weval.models import effective_model_id
-from ...weval.prompt_store import keep_prompts, prompt_ids
+from ...weval.prompt_store import cell_prompt, cell_prompts, keep_prompts, prompt_ids
 from ..events import Cell
 from ..options import RunOptions
 from .error import PlanError
@@ -59,7 +59,7 @@ class WevalTask:
     def prompt(self) -> Prompt:
         found = self._prompt
         if found is None:
-            found = self.prompts[self.index]
+            found = cell_prompt(self.prompts, self.index)  # (without its reference form: the export reads that)
             object.__setattr__(self, "_prompt", found)
         return found
 
@@ -184,7 +184,7 @@ class WevalPlan:
         facts = self.__dict__.get("_facts")
         if facts is None:
             read = PromptPass()
-            for prompt in self.prompts:
+            for prompt in cell_prompts(self.prompts):
                 read.facts(prompt)
             facts = self.__dict__["_facts"] = (read.generated, read.chars, read.judged)
         return facts
@@ -386,7 +386,7 @@ def plan_weval(bp: Blueprint, path: Path, options: RunOptions, noted: PromptPass
             read = noted
         else:
             read = PromptPass()
-            for p in prompts:
+            for p in cell_prompts(prompts):  # (what planning reads of a prompt: not its reference form)
                 read.add(p)
         temperatures = bp.temperatures_to_run()
         written_systems: list[tuple[int | None, str | None]] | None = \
