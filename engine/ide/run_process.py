@@ -233,7 +233,13 @@ async def _run(plan: Any, options: Any) -> int:
 def main() -> int:
     plan, options = pickle.loads(_read(int.from_bytes(_read(8), "big")))
     options.env = dict(os.environ)
-    return asyncio.run(_run(plan, options))
+    from ..providers import http_process
+
+    http_process.enable()  # the calls' HTTP in a second process (providers/http_process.py)
+    try:
+        return asyncio.run(_run(plan, options))
+    finally:
+        http_process.stop()
 
 
 if __name__ == "__main__":

@@ -48,6 +48,8 @@ if TYPE_CHECKING:
     import httpx
     import yarl
 
+    from evalspec.providers import http_process
+
 DEFAULT_TIMEOUT = 30.0  # seconds per call, the reference client's default
 DEFAULT_CONCURRENCY = 32
 # The largest answer read, in bytes (after gzip/deflate decoding, so a compressed bomb counts at its
@@ -82,6 +84,9 @@ class DirectClient:
         self._make_session = _session_factory(verify, concurrency, 30.0)
         self._session: Any = None
         self._httpx: Any = None
+        self._remote: http_process.HttpProcess | None = None  # the run's HTTP process, once asked (post_direct)
+        self._remote_tried: asyncio.AbstractEventLoop | None = None  # the loop it was asked in
+        self._remote_key = (bool(verify), concurrency)  # its session for this client: TLS checked, pool size
 
     def aiohttp_session(self) -> Any:
         """The aiohttp session, made on first use (in the running loop)."""
@@ -92,8 +97,33 @@ class DirectClient:
     def post_direct(self, url: Any, body: bytes, headers: Mapping[str, str],
                     cap: int) -> Awaitable[tuple[int, str, Mapping[str, str], bytes]]:
         """POST on the aiohttp session: (status, reason, headers, the decoded body, at most `cap` bytes),
-        under the caller's deadline (aiohttp_session.post_aiohttp)."""
+        under the caller's deadline (aiohttp_session.post_aiohttp) — in the run's HTTP process when it has
+        one (http_process.py), else here."""
+        remote = self._remote
+        if remote is None and self._remote_tried is None:
+            remote = self._find_remote()
+        if remote is not None and not remote.ended:
+            return remote.post(self._remote_key, *_url_text(url), body, headers, cap)
         return _post_aiohttp(self.aiohttp_session(), url, body, headers, cap)
+
+    def starting(self) -> Awaitable[None] | None:
+        """While the run's HTTP process is starting, what to await before a call's deadline is armed (its
+        start is not the call's time); None once it is ready, or when the calls are this process's."""
+        remote = self._remote
+        if remote is None and self._remote_tried is None:
+            remote = self._find_remote()
+        return None if remote is None or remote.said_ready or remote.ended else remote.ready()
+
+    def _find_remote(self) -> http_process.HttpProcess | None:
+        loop = asyncio.get_running_loop()
+        if self._remote_tried is loop:
+            return None
+        self._remote_tried = loop
+        if isinstance(self.verify, bool):  # (a TLS context of its own cannot cross to another process)
+            from evalspec.providers import http_process
+
+            self._remote = http_process.for_loop(loop)
+        return self._remote
 
     def httpx_client(self) -> httpx.AsyncClient:
         """httpx's client over this client's aiohttp session (one pool), made on first use."""
@@ -112,6 +142,9 @@ class DirectClient:
         return getattr(self.httpx_client(), name)
 
     async def aclose(self) -> None:
+        remote, self._remote = self._remote, None
+        if remote is not None:
+            await remote.close_session(self._remote_key)
         try:
             if self._httpx is not None:
                 await self._httpx.aclose()
@@ -219,6 +252,9 @@ async def post_json(
     """
     body = dumps_bytes(payload)
     cap = getattr(client, "max_response_bytes", DEFAULT_MAX_RESPONSE_BYTES)
+    direct = getattr(client, "direct", False)
+    if direct and (starting := client.starting()) is not None:  # type: ignore[union-attr]
+        await starting  # the run's HTTP process (http_process.py) is not ready yet: not the call's time
     generation = limit.generation if limit is not None else 0
     # The one deadline, kept as `async with asyncio.timeout(timeout)` keeps it (the same TimerHandle and
     # the same TimeoutError when it cancelled the exchange and nothing else cancelled the task meanwhile),
@@ -233,7 +269,7 @@ async def post_json(
     t0 = time.perf_counter()
     try:
         try:
-            if getattr(client, "direct", False):
+            if direct:
                 # Without a proxy, the default client's calls go straight to aiohttp (DirectClient.post_direct).
                 status, reason, resp_headers, content = await client.post_direct(  # type: ignore[union-attr]
                     _for_aiohttp(url), body, headers if isinstance(headers, dict) else dict(headers.items()), cap)
@@ -417,6 +453,9 @@ def _transport_failure(exc: BaseException) -> str | None:
 
 def _describe(exc: BaseException) -> str:
     """One line naming what failed underneath (aiohttp's exception, which httpx-aiohttp chains)."""
+    remote = sys.modules.get("evalspec.providers.http_process")
+    if remote is not None and isinstance(exc, remote.RemoteConnectionError):
+        return exc.description  # as the HTTP process described what it saw
     httpx = sys.modules.get("httpx")
     cause = exc.__cause__ if httpx is not None and isinstance(exc, httpx.HTTPError) and exc.__cause__ is not None \
         else exc
@@ -438,6 +477,11 @@ def _timeouts(seconds: float) -> dict[str, float]:
     if t is None:
         t = _TIMEOUTS[seconds] = {"connect": seconds, "read": seconds, "write": seconds, "pool": seconds}
     return t
+
+
+def _url_text(url: str | yarl.URL) -> tuple[str, bool]:
+    """The URL as text for the HTTP process, and whether it is already encoded (a yarl.URL's text is)."""
+    return (url, False) if isinstance(url, str) else (str(url), True)
 
 
 def _for_aiohttp(url: str | httpx.URL | yarl.URL) -> Any:

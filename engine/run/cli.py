@@ -230,6 +230,18 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"evalspec run: {exc}", file=sys.stderr)
         return 2
     path = Path(args.file)
+    if args.dry_run:
+        return _cmd_run(args, options, path)
+    from ..providers import http_process
+
+    http_process.enable()  # the calls' HTTP in a second process, started now: ready when the check is done
+    try:
+        return _cmd_run(args, options, path)
+    finally:
+        http_process.stop()
+
+
+def _cmd_run(args: argparse.Namespace, options: RunOptions, path: Path) -> int:
     if path.is_dir():
         return _run_folder(args, options, path)
     if not path.is_file():

@@ -551,7 +551,8 @@ async def test_an_invalid_url_is_a_connection_error_that_does_not_print_it(clien
     assert err.kind == CONNECTION and "sk-secret" not in err.message
 
 
-async def test_closing_the_client_closes_the_session_the_calls_used() -> None:
+async def test_closing_the_client_closes_the_session_the_calls_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("EVALSPEC_HTTP_PROCESS", "0")  # this process's session (the child's: test_http_process.py)
     c = make_client(2, timeout=5.0)
     async with RawServer(answer()).running() as srv:
         assert (await post_json(c, "openai", srv.url(), {}, {}, 5.0))[0] == {"ok": True}
@@ -587,7 +588,7 @@ async def _pooled_with_bytes(client: httpx.AsyncClient) -> bool:
     return False
 
 
-async def test_an_answer_sent_after_the_answer_is_never_read_as_the_next_calls() -> None:
+async def test_an_answer_sent_after_the_answer_is_never_read_as_the_next_calls(monkeypatch: pytest.MonkeyPatch) -> None:
     """A server (or a proxy in front of one) that writes a second, unrequested answer on a keep-alive
     connection after the first: the next call on that connection read it as its own answer, and the
     prompt was scored on another prompt's text (desync). A connection that received bytes while idle in
@@ -606,6 +607,7 @@ async def test_an_answer_sent_after_the_answer_is_never_read_as_the_next_calls()
             await w.drain()
         return True
 
+    monkeypatch.setenv("EVALSPEC_HTTP_PROCESS", "0")  # this process's pool, looked into (the child's: test_http_process.py)
     c = make_client(1, timeout=5.0)
     try:
         async with RawServer(handler).running() as srv:

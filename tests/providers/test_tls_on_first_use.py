@@ -80,7 +80,9 @@ def test_the_default_tls_contexts_load_the_system_store_at_their_first_handshake
     store = tmp_path / "system-store.pem"
     ours.cert_pem.write_to_path(str(store))
     env = {k: v for k, v in os.environ.items() if not k.endswith("_PROXY") and not k.endswith("_proxy")}
-    env.update(SSL_CERT_FILE=str(store), SSL_CERT_DIR=str(tmp_path / "no-dir"))
+    # EVALSPEC_HTTP_PROCESS=0: the handshakes in this process, whose contexts are looked into (through the HTTP
+    # process: tests/providers/test_http_process.py)
+    env.update(SSL_CERT_FILE=str(store), SSL_CERT_DIR=str(tmp_path / "no-dir"), EVALSPEC_HTTP_PROCESS="0")
     got = subprocess.run([sys.executable, "-c", CHILD, *paths], env=env, capture_output=True, text=True, timeout=60)
     assert got.returncode == 0, got.stderr
     lines = got.stdout.splitlines()
