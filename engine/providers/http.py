@@ -40,6 +40,7 @@ from evalspec.providers.base import (
     ProviderError,
     RetryCallback,
 )
+from evalspec.providers.http_errors import describe_failure, transport_failure
 from evalspec.providers.rate_limits import AdaptiveLimit
 from evalspec.providers.redact import clip, is_sensitive_header
 from evalspec.providers.retry import retry_after_from_headers
@@ -390,13 +391,13 @@ def transport_error(exc: BaseException, provider: str, url: str | httpx.URL | ya
     """The ProviderError (timeout or connection, retryable) for an exception of the HTTP stack; None for
     anything else (a bug, to be raised as it is). Raise it `from None`: the chained exception would
     print the URL, which for custom models may carry a key."""
-    kind = _transport_failure(exc)
+    kind = transport_failure(exc)
     if kind is None:
         return None
     if kind == TIMEOUT:
         return ProviderError(TIMEOUT, f"{provider}: no answer within {timeout:g} s", None, True, provider=provider)
     return ProviderError(
-        CONNECTION, f"{provider}: connection failed ({_describe(exc)}) to {_origin(url)}", None, True,
+        CONNECTION, f"{provider}: connection failed ({describe_failure(exc)}) to {_origin(url)}", None, True,
         provider=provider,
     )
 
@@ -430,43 +431,6 @@ async def _read_capped(resp: httpx.Response, cap: int) -> bytes:  # httpx's answ
             raise _TooLarge(resp.status_code, f"more than {_size(cap)} received")
         chunks.append(chunk)
     return chunks[0] if len(chunks) == 1 else b"".join(chunks)
-
-
-def _transport_failure(exc: BaseException) -> str | None:
-    """TIMEOUT or CONNECTION for an exception of the HTTP stack (httpx's, aiohttp's, the socket's), None
-    for anything else (a bug, to be raised as it is)."""
-    if isinstance(exc, TimeoutError):  # asyncio.timeout's deadline
-        return TIMEOUT
-    httpx = sys.modules.get("httpx")  # loaded only when a proxy or httpx's API is used: no exceptions of it otherwise
-    if httpx is not None and isinstance(exc, httpx.TimeoutException):
-        # httpx-aiohttp maps every aiohttp ClientConnectionError (a refused connection, a server that
-        # hung up) to httpx.ConnectTimeout: only a real timeout underneath is one.
-        cause = exc.__cause__
-        return TIMEOUT if cause is None or isinstance(cause, TimeoutError) else CONNECTION
-    if isinstance(exc, OSError) or (httpx is not None and isinstance(exc, httpx.TransportError | httpx.DecodingError)):
-        return CONNECTION
-    aiohttp = sys.modules.get("aiohttp")  # errors the transport does not map (a malformed status line)
-    if aiohttp is not None and isinstance(exc, aiohttp.ClientError):
-        return CONNECTION
-    return None
-
-
-def _describe(exc: BaseException) -> str:
-    """One line naming what failed underneath (aiohttp's exception, which httpx-aiohttp chains)."""
-    remote = sys.modules.get("evalspec.providers.http_process")
-    if remote is not None and isinstance(exc, remote.RemoteConnectionError):
-        return exc.description  # as the HTTP process described what it saw
-    httpx = sys.modules.get("httpx")
-    cause = exc.__cause__ if httpx is not None and isinstance(exc, httpx.HTTPError) and exc.__cause__ is not None \
-        else exc
-    aiohttp = sys.modules.get("aiohttp")
-    if aiohttp is not None and isinstance(cause, aiohttp.ClientResponseError):
-        text = cause.message  # its str() adds the URL, which for a custom model may carry a key
-    elif aiohttp is not None and isinstance(cause, aiohttp.InvalidURL):
-        text = "the URL is not valid"  # its str() is the URL itself
-    else:
-        text = str(cause)
-    return f"{type(cause).__name__}: {' '.join(text.split()) or 'no detail'}"
 
 
 _TIMEOUTS: dict[float, dict[str, float]] = {}

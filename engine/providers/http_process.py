@@ -64,7 +64,7 @@ def _wanted() -> bool:
 
 class RemoteConnectionError(ConnectionError):
     """The child's exchange failed as aiohttp fails one (or the child ended): a connection error, retryable.
-    `description` is what http._describe says of the exception the child saw."""
+    `description` is what http_errors.describe_failure says of the exception the child saw."""
 
     def __init__(self, description: str) -> None:
         super().__init__(description)
@@ -390,9 +390,9 @@ class _Child(asyncio.Protocol):
         except TooLarge as exc:
             reply = (_TOO_LARGE, call, exc.status, str(exc))
         except Exception as exc:
-            from .http import _describe, _transport_failure
+            from .http_errors import describe_failure, transport_failure
 
-            reply = (_FAILED, call, _describe(exc)) if _transport_failure(exc) is not None else \
+            reply = (_FAILED, call, describe_failure(exc)) if transport_failure(exc) is not None else \
                 (_BROKEN, call, f"{type(exc).__name__}: {exc}")
         finally:
             self.calls.pop(call, None)
