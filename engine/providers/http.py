@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import itertools
 import json
 import re
 import ssl
@@ -63,6 +64,9 @@ TRANSPORTS = ("aiohttp", "httpx")
 USER_AGENT = f"evalspec/{_version}"
 
 
+_CLIENTS = itertools.count()
+
+
 class DirectClient:
     """The default client: aiohttp's session itself, used when no proxy is configured (no HTTP_PROXY,
     HTTPS_PROXY or ALL_PROXY). Provider calls (`post_json`) go straight to the session (`post_direct`);
@@ -87,7 +91,8 @@ class DirectClient:
         self._httpx: Any = None
         self._remote: http_process.HttpProcess | None = None  # the run's HTTP process, once asked (post_direct)
         self._remote_tried: asyncio.AbstractEventLoop | None = None  # the loop it was asked in
-        self._remote_key = (bool(verify), concurrency)  # its session for this client: TLS checked, pool size
+        # its session in the HTTP process: this client's own (a number), TLS checked or not, the pool's size
+        self._remote_key = (next(_CLIENTS), bool(verify), concurrency)
 
     def aiohttp_session(self) -> Any:
         """The aiohttp session, made on first use (in the running loop)."""

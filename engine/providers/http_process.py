@@ -83,7 +83,8 @@ class HttpProcess:
         self.ended = False
         self._waiting: dict[int, asyncio.Future[Any]] = {}
         self._next = 0
-        self._sessions: dict[tuple[bool, int], int] = {}
+        self._sessions: dict[tuple[int, bool, int], int] = {}  # each client's session in the child
+        self._session_count = 0
         self._out: list[bytes] = []
         self._buffer = bytearray()
         self.said_ready = False  # the child has said it is ready
@@ -96,11 +97,12 @@ class HttpProcess:
             try:
                 assert self._sock is not None
                 await loop.create_connection(lambda: _ParentProtocol(self), sock=self._sock)
-            except BaseException as exc:
+            except Exception as exc:
                 self._end()
-                self._attached.set_exception(RemoteConnectionError(f"the HTTP process could not be reached ({exc})"))
+                failed = RemoteConnectionError(f"the HTTP process could not be reached ({type(exc).__name__})")
+                self._attached.set_exception(failed)
                 self._attached.exception()  # retrieved: each waiting call is told
-                raise
+                raise failed from None
             self._attached.set_result(None)
         await self._attached
 
@@ -126,7 +128,7 @@ class HttpProcess:
             self._transport.write(b"".join(out))
 
     # --- a call ------------------------------------------------------------------------------------
-    async def post(self, session: tuple[bool, int], url: str, encoded: bool, body: bytes,
+    async def post(self, session: tuple[int, bool, int], url: str, encoded: bool, body: bytes,
                    headers: Mapping[str, str], cap: int) -> tuple[int, str, Any, bytes]:
         if self._transport is None:
             assert self._loop is not None
@@ -135,8 +137,9 @@ class HttpProcess:
             raise RemoteConnectionError("the HTTP process has ended")
         number = self._sessions.get(session)
         if number is None:
-            number = self._sessions[session] = len(self._sessions)
-            self._send((_SESSION, number, session[0], session[1]))
+            number = self._sessions[session] = self._session_count
+            self._session_count += 1
+            self._send((_SESSION, number, session[1], session[2]))
         self._next += 1
         call = self._next
         assert self._loop is not None
@@ -162,7 +165,7 @@ class HttpProcess:
             raise RemoteConnectionError(found[1])
         raise RuntimeError(f"the HTTP process failed: {found[1]}")
 
-    async def close_session(self, session: tuple[bool, int]) -> None:
+    async def close_session(self, session: tuple[int, bool, int]) -> None:
         """A client closed: its session in the child too; the last one closes the pipe (the child exits, so
         that a run's child ends with the run's client, whoever ran it)."""
         number = self._sessions.pop(session, None)

@@ -316,3 +316,21 @@ def test_tls_through_the_child_verifies_against_the_system_store(tmp_path: Path)
     assert got.returncode == 0, got.stderr
     assert got.stdout.splitlines() == ["through the child True", "trusted y", "through the child True",
                                        "untrusted connection", "through the child True", "verify off y"]
+
+
+async def test_two_clients_keep_their_own_sessions(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each client has its own session (pool) in the child: one closed leaves the other's calls going; the
+    child ends with the last."""
+    monkeypatch.setenv("EVALSPEC_HTTP_PROCESS", "1")
+    a, b = make_client(2, timeout=5.0), make_client(2, timeout=5.0)
+    async with RawServer(answer()).running() as srv:
+        assert (await post_json(a, "openai", srv.url(), {}, {}, 5.0))[0] == {"ok": True}
+        assert (await post_json(b, "openai", srv.url(), {}, {}, 5.0))[0] == {"ok": True}
+        assert srv.connections == 2  # a pool each
+        process = http_process._current
+        assert process is not None and a._remote is b._remote is process  # type: ignore[attr-defined]
+        await a.aclose()
+        assert (await post_json(b, "openai", srv.url(), {}, {}, 5.0))[0] == {"ok": True}
+        assert srv.connections == 2 and not process.ended  # b's connection, kept alive in its session
+        await b.aclose()
+        assert process.ended
