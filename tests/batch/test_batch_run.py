@@ -470,15 +470,22 @@ def _agentv_rows(out: Path) -> dict[tuple[str, str], dict]:
     return rows
 
 
-def test_agentv_targets_batch(tmp_path: Path, fake: FakeBatchServer, capsys) -> None:
-    """`batch: true` on a target (claude) batches its tests; --batch-model adds another (oa)."""
+def _targets_suite(tmp_path: Path, n: int) -> Path:
+    """.agentv/targets.yaml (AGENTV_TARGETS) and a suite of n tests on its targets oa and claude, each a
+    required `contains` of its own question."""
     (tmp_path / ".agentv").mkdir()
     (tmp_path / ".agentv" / "targets.yaml").write_text(AGENTV_TARGETS, encoding="utf-8")
     tests = "".join(f"  - id: t{i}\n    input: question {i}\n    criteria: c\n    assert:\n"
-                    f"      - {{type: contains, value: 'question {i}', required: true}}\n" for i in range(6))
+                    f"      - {{type: contains, value: 'question {i}', required: true}}\n" for i in range(n))
     suite = tmp_path / "evals" / "s.eval.yaml"
     suite.parent.mkdir()
     suite.write_text(f"name: s\ndescription: d\nexecution:\n  targets: [oa, claude]\ntests:\n{tests}", encoding="utf-8")
+    return suite
+
+
+def test_agentv_targets_batch(tmp_path: Path, fake: FakeBatchServer, capsys) -> None:
+    """`batch: true` on a target (claude) batches its tests; --batch-model adds another (oa)."""
+    suite = _targets_suite(tmp_path, 6)
     inter = tmp_path / "interactive"
     targets = tmp_path / ".agentv" / "targets.yaml"
     targets.write_text(AGENTV_TARGETS.replace("    batch: true\n", ""), encoding="utf-8")
@@ -681,13 +688,7 @@ def test_an_agentv_cell_its_batch_answered_makes_no_request_again(tmp_path: Path
         return request(self, task, model_name)
 
     monkeypatch.setattr(AgentvGenerate, "request", counted)
-    (tmp_path / ".agentv").mkdir()
-    (tmp_path / ".agentv" / "targets.yaml").write_text(AGENTV_TARGETS, encoding="utf-8")
-    tests = "".join(f"  - id: t{i}\n    input: question {i}\n    criteria: c\n    assert:\n"
-                    f"      - {{type: contains, value: 'question {i}', required: true}}\n" for i in range(4))
-    suite = tmp_path / "evals" / "s.eval.yaml"
-    suite.parent.mkdir()
-    suite.write_text(f"name: s\ndescription: d\nexecution:\n  targets: [oa, claude]\ntests:\n{tests}", encoding="utf-8")
+    suite = _targets_suite(tmp_path, 4)
     out = tmp_path / "batch"
     assert main(["run", str(suite), "-o", str(out), "--no-report", "--retries", "0", "--batch-poll", "0.01",
                  "--batch-model", "oa"]) == 0
