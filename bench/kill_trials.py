@@ -626,6 +626,7 @@ class Harness:
     def _kill_at(self, t: Trial, base: Baseline, proc: subprocess.Popen[bytes], moment: str,
                  rng: random.Random) -> None:
         """SIGKILL `proc` at `moment` (or note that it ended first)."""
+        delay = 0.0
         if moment == "random":
             # From the start of the process (sometimes before it made its database) or from its database's birth.
             if rng.random() < 0.7:
@@ -637,8 +638,6 @@ class Harness:
             else:
                 delay = rng.uniform(0.0, 1.5)
                 t.notes.append(f"kill {delay:.2f}s after the start")
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                proc.wait(delay)
         elif moment == "polling":
             wanted = rng.randint(1, 3)
             t.notes.append(f"kill once {wanted} batches exist")
@@ -657,8 +656,6 @@ class Harness:
             delay = rng.choice([0.0, 0.0, rng.uniform(0.0, 0.2)])
             t.notes.append(f"kill {delay:.3f}s after every cell is scored")
             self._wait_for(proc, lambda c: c["scores"] >= base.cells)
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                proc.wait(delay)
         elif moment == "reporting":
             # report.html is written once the run has finished (its database says so): kill as its temporary
             # file appears, or at a random moment after the run finished
@@ -671,8 +668,12 @@ class Harness:
             else:
                 delay = rng.uniform(0.0, 0.4)
                 t.notes.append(f"kill {delay:.3f}s after the run finished")
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                proc.wait(delay)
+        self._kill_after(t, proc, delay)
+
+    def _kill_after(self, t: Trial, proc: subprocess.Popen[bytes], delay: float) -> None:
+        """SIGKILL `proc` `delay` seconds from now, noting when it ended before that."""
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(delay)
         if proc.poll() is not None:
             t.notes.append(f"(it ended first: exit {proc.returncode})")
         self._kill(t, proc)
@@ -719,11 +720,7 @@ class Harness:
                 time.sleep(0.001)
             delay = rng.uniform(0.0, base.reexport * 1.2)
             t.notes.append(f"the re-exporting --resume killed {delay:.3f}s after it took the lock")
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                again.wait(delay)
-            if again.poll() is not None:
-                t.notes.append(f"(it ended first: exit {again.returncode})")
-            self._kill(t, again)
+            self._kill_after(t, again, delay)
         return self._resume(t, path, t.config)
 
     def _merging(self, t: Trial, base: Baseline, path: Path, rng: random.Random) -> subprocess.Popen[bytes]:

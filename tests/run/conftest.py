@@ -74,6 +74,15 @@ def smart() -> Iterator[SmartFake]:
         yield server
 
 
+def serving(smart: SmartFake, monkeypatch: pytest.MonkeyPatch, decide: Decide) -> SmartFake:
+    """The fake answering with `decide`, every provider of this process's environment pointed at it: the
+    body of a test module's `fake` fixture for runs through `evalspec.cli.main`."""
+    smart.decide = decide
+    for k, v in env_for(smart).items():
+        monkeypatch.setenv(k, v)
+    return smart
+
+
 def env_for(fake: FakeProvider, **extra: str) -> dict[str, str]:
     """Every provider pointed at the fake server, OpenAI with a key, nothing else."""
     env = {

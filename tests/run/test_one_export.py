@@ -20,7 +20,7 @@ import pytest
 
 from evalspec.cli import main
 
-from .conftest import AGENTV_TARGETS, SmartFake, classify, criterion_of, env_for, write
+from .conftest import AGENTV_TARGETS, SmartFake, classify, criterion_of, serving, write
 
 BLUEPRINT = """title: One export
 models: [openai:model-a, openai:model-b]
@@ -61,10 +61,7 @@ def _decide(req: dict[str, Any]) -> str:
 
 @pytest.fixture
 def fake(smart: SmartFake, monkeypatch: pytest.MonkeyPatch) -> SmartFake:
-    smart.decide = _decide
-    for k, v in env_for(smart).items():
-        monkeypatch.setenv(k, v)
-    return smart
+    return serving(smart, monkeypatch, _decide)
 
 
 def _files(folder: Path) -> dict[str, bytes]:

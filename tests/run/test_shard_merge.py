@@ -17,7 +17,7 @@ from fakeprovider import Reply
 from evalspec.cli import main
 from evalspec.run.plan.shard import Shard, parse_shard, shard_of
 
-from .conftest import AGENTV_TARGETS, SmartFake, criterion_of, env_for, write
+from .conftest import AGENTV_TARGETS, SmartFake, criterion_of, serving, write
 
 STAMP = re.compile(rb"\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z")
 
@@ -55,10 +55,7 @@ def _blueprint(path: Path, n: int) -> Path:
 
 @pytest.fixture
 def fake(smart: SmartFake, monkeypatch: pytest.MonkeyPatch) -> SmartFake:
-    smart.decide = _decide
-    for k, v in env_for(smart).items():
-        monkeypatch.setenv(k, v)
-    return smart
+    return serving(smart, monkeypatch, _decide)
 
 
 def _normalised(path: Path) -> bytes:
