@@ -18,23 +18,23 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from ..registry.stages import on_change, resolve_scorer
 from ..registry.weval_functions import POINT_FUNCTIONS
+from ..weval.js_values import truthy
 from . import js_sandbox
 from .js_regex import JsRegexError, JsRegexNotEvaluated, js_regex_test
 from .js_text import (
     NestedTooDeeply,
     is_js_number,
     js_json_parse,
-    js_remove_whitespace,
-    js_strict_equal,
     js_trim,
     js_words,
 )
+from .weval_partial import JsTypeError, matches_partial
 
 
 @dataclass
@@ -419,41 +419,6 @@ def tool_called(response: str, arg: Any, ctx: PointContext) -> PointScore:
     return _ok(any(c.get("name") == arg for c in _calls(response, ctx)))
 
 
-def _partial_match(actual: Any, partial: Any, normalize_ws: bool) -> bool:
-    """Every key of `partial` is in `actual` with an equal value; nested objects match partially."""
-    present: Callable[[Any], bool]
-    get: Callable[[Any], Any]
-    if isinstance(partial, dict):
-        if not isinstance(actual, dict):
-            return False
-        keys: Sequence[Any] = list(partial)
-        get = actual.get
-        present = actual.__contains__
-    elif isinstance(partial, list):  # JS sees an array as an object keyed by index
-        if not isinstance(actual, list):
-            return False
-        keys = range(len(partial))
-        present = lambda k: k < len(actual)  # noqa: E731
-        get = actual.__getitem__
-    else:
-        return False
-    for key in keys:
-        if not present(key):
-            return False
-        expected, value = partial[key], get(key)
-        if isinstance(expected, dict | list):
-            if not _partial_match(value, expected, normalize_ws):
-                return False
-        elif isinstance(expected, str) and isinstance(value, str):
-            if normalize_ws:
-                expected, value = js_remove_whitespace(expected), js_remove_whitespace(value)
-            if expected != value:
-                return False
-        elif not js_strict_equal(value, expected):
-            return False
-    return True
-
-
 def _where_expression(where: str, arguments: Any) -> bool:
     # `new Function('args', 'return (' + where + ');')`, run in the sandbox; any failure is "no match".
     try:
@@ -475,15 +440,19 @@ def tool_args_match(response: str, arg: Any, ctx: PointContext) -> PointScore:
     if not name or not isinstance(name, str):
         return _err("tool_args_match expects { name, where }")
     where = spec.get("where")
-    normalize_ws = bool(spec.get("normalizeWhitespace"))
+    normalize_ws = truthy(spec.get("normalizeWhitespace"))  # Boolean(): `[]` and `{}` are true, NaN false
     for call in _calls(response, ctx):
         if call.get("name") != name or call.get("arguments") is None:
             continue
         if isinstance(where, str):
             if _where_expression(where, call["arguments"]):
                 return _ok(True)
-        elif isinstance(where, dict | list) and _partial_match(call["arguments"], where, normalize_ws):
-            return _ok(True)
+        elif isinstance(where, dict | list):
+            try:
+                if matches_partial(call["arguments"], where, normalize_ws):
+                    return _ok(True)
+            except JsTypeError as exc:  # `key in "text"`: the reference's evaluator reports the throw
+                return _err(f"Error executing point function 'tool_args_match': {exc}")
     return _ok(False)
 
 
