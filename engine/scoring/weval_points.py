@@ -90,11 +90,48 @@ def _lower(text: str) -> str:
 # Substring functions
 
 
-def _substring(name: str, test: Callable[[str, str], bool], what: str = "a string") -> Scorer:
+def _has_lone_surrogate(text: str) -> bool:
+    if text.isascii():
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def _code_units(text: str) -> str:
+    """The text as JavaScript's UTF-16 code units, one character each (a character past U+FFFF as its pair)."""
+    if max(text, default="") <= "\uffff":
+        return text
+    out = []
+    for ch in text:
+        cp = ord(ch)
+        if cp <= 0xFFFF:
+            out.append(ch)
+        else:
+            cp -= 0x10000
+            out.append(chr(0xD800 + (cp >> 10)) + chr(0xDC00 + (cp & 0x3FF)))
+    return "".join(out)
+
+
+def _texts(response: str, items: list[str], insensitive: bool) -> tuple[str, list[str]]:
+    """The response and the strings to look for, as the reference compares them: lowercased for the
+    `i…` functions, then, when one holds a lone surrogate, as UTF-16 code units (JavaScript finds
+    "\ud83d" in "😀"; Python's code points do not)."""
+    if insensitive:
+        response, items = _lower(response), [_lower(s) for s in items]
+    if _has_lone_surrogate(response) or any(_has_lone_surrogate(s) for s in items):
+        response, items = _code_units(response), [_code_units(s) for s in items]
+    return response, items
+
+
+def _substring(name: str, test: Callable[[str, str], bool], insensitive: bool, what: str = "a string") -> Scorer:
     def scorer(response: str, arg: Any, ctx: PointContext) -> PointScore:
         if not isinstance(arg, str):
             return _err(f"Invalid arguments for '{name}'. Expected {what}.")
-        return _ok(test(response, arg))
+        text, (part,) = _texts(response, [arg], insensitive)
+        return _ok(test(text, part))
 
     return scorer
 
@@ -103,8 +140,8 @@ def _any_of(name: str, insensitive: bool) -> Scorer:
     def scorer(response: str, arg: Any, ctx: PointContext) -> PointScore:
         if not _is_str_list(arg):
             return _err(f"Invalid arguments for '{name}'. Expected an array of strings.")
-        text = _lower(response) if insensitive else response
-        return _ok(any((_lower(s) if insensitive else s) in text for s in arg))
+        text, items = _texts(response, arg, insensitive)
+        return _ok(any(s in text for s in items))
 
     return scorer
 
@@ -115,8 +152,8 @@ def _all_of(name: str, insensitive: bool) -> Scorer:
             return _err(f"Invalid arguments for '{name}'. Expected an array of strings.")
         if not arg:
             return _ok(1.0)  # vacuously true
-        text = _lower(response) if insensitive else response
-        found = sum(1 for s in arg if (_lower(s) if insensitive else s) in text)
+        text, items = _texts(response, arg, insensitive)
+        found = sum(1 for s in items if s in text)
         return _ok(found / len(arg))
 
     return scorer
@@ -141,8 +178,8 @@ def _at_least_n_of(name: str, insensitive: bool) -> Scorer:
             return _ok(1.0)  # a requirement of 0 or fewer is always met
         if not items:
             return _ok(0.0)
-        text = _lower(response) if insensitive else response
-        found = sum(1 for s in items if (_lower(s) if insensitive else s) in text)
+        text, items = _texts(response, items, insensitive)
+        found = sum(1 for s in items if s in text)
         return _ok(min(1.0, found / n))
 
     return scorer
@@ -239,13 +276,27 @@ def _is_word_char(ch: str) -> bool:
     return ch == "_" or unicodedata.category(ch)[0] in "LN"
 
 
+# `word.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')`: the reference escapes these before building its regex
+_JS_ESCAPES = str.maketrans({c: "\\" + c for c in ".*+?^${}()|[]\\"})
+
+
 def _word_scorer(name: str, insensitive: bool) -> Scorer:
     def scorer(response: str, arg: Any, ctx: PointContext) -> PointScore:
         if not isinstance(arg, str):
             return _err(f"Invalid arguments for '{name}'. Expected a string.")
         if not arg:
             return _ok(True)  # the empty string is vacuously present
-        # The reference's regex (with 'u', plus 'i' for icontains_word) folds case per character;
+        if not (arg.isascii() and response.isascii()):
+            # The reference's own regex, run by JavaScript: with 'iu' it folds case by Unicode's simple case
+            # folding, where `ı` and `İ` fold only to themselves (Python's re.IGNORECASE matches them with I, i).
+            pattern = f"(?<![\\p{{L}}\\p{{N}}_]){arg.translate(_JS_ESCAPES)}(?![\\p{{L}}\\p{{N}}_])"
+            try:
+                return _ok(js_regex_test(pattern, response, "iu" if insensitive else "u"))
+            except JsRegexNotEvaluated as exc:
+                return _err(f"'{name}': {exc.message}")
+            except JsRegexError as exc:
+                return _err(f"Error in '{name}': {exc.message}")
+        # ASCII only: Python's re answers as JavaScript's. The reference's regex (with 'u', plus 'i' for icontains_word) folds case per character;
         # boundaries are judged on the original characters around each (possibly overlapping) match.
         pattern = re.compile(re.escape(arg), re.IGNORECASE if insensitive else 0)
         match = pattern.search(response)
@@ -500,12 +551,12 @@ def _negate(scorer: Scorer) -> Scorer:
 
 # The scorers the registry names (registry/weval_functions.py: `scorer="evalspec.scoring.weval_points:<name>"`);
 # the functions defined above under their own names (`is_json`, `js`, …) are scorers too.
-contains = _substring("contains", lambda r, a: a in r)
-icontains = _substring("icontains", lambda r, a: _lower(a) in _lower(r))
-starts_with = _substring("starts_with", lambda r, a: r.startswith(a), "a string prefix")
-ends_with = _substring("ends_with", lambda r, a: r.endswith(a), "a string suffix")
-istarts_with = _substring("istarts_with", lambda r, a: _lower(r).startswith(_lower(a)), "a string prefix")
-iends_with = _substring("iends_with", lambda r, a: _lower(r).endswith(_lower(a)), "a string suffix")
+contains = _substring("contains", lambda r, a: a in r, False)
+icontains = _substring("icontains", lambda r, a: a in r, True)
+starts_with = _substring("starts_with", lambda r, a: r.startswith(a), False, "a string prefix")
+ends_with = _substring("ends_with", lambda r, a: r.endswith(a), False, "a string suffix")
+istarts_with = _substring("istarts_with", lambda r, a: r.startswith(a), True, "a string prefix")
+iends_with = _substring("iends_with", lambda r, a: r.endswith(a), True, "a string suffix")
 contains_any_of = _any_of("contains_any_of", False)
 icontains_any_of = _any_of("icontains_any_of", True)
 contains_all_of = _all_of("contains_all_of", False)
