@@ -167,3 +167,18 @@ def test_point_vectors_of_our_own_match_the_reference() -> None:
             differ.append(f"{n}: {d['fn']} {json.dumps(d['args'])[:80]} → {difference}")
     assert n >= 40
     assert not differ, "\n".join(differ)
+
+
+NORMALIZE_VECTORS = PARSER_VECTORS.with_name("normalize-vectors.jsonl")
+
+
+def test_normalize_vectors_of_our_own_match_the_reference() -> None:
+    """Blueprints the shared vectors do not cover, with Weval's answers (normalize.jsonl's form): each row's
+    `reference` is what weval-org/app's parseAndNormalizeBlueprint then loadAndValidateConfig (51dc4d3,
+    bundled by esbuild, Node 20, no collections folder) answered; a refusal must be an error here, never a crash."""
+    import json
+
+    lines = NORMALIZE_VECTORS.read_text(encoding="utf-8").splitlines()
+    assert len(lines) >= 6
+    differ = [f"{n}: {d}" for n, line in enumerate(lines, 1) if (d := normalize_outcome(json.loads(line)))]
+    assert not differ, "\n".join(differ)
