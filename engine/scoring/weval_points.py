@@ -81,9 +81,17 @@ def _is_str_list(value: object) -> bool:
     return isinstance(value, list) and all(isinstance(item, str) for item in value)
 
 
+# Capital letters Unicode 16-17 added, which Node 20's ICU (78) lowercases and Python 3.11's Unicode 14 does
+# not know: Latin (U+A7CB …), Cyrillic U+1C89, Garay (U+10D50-65), Kirat Rai (U+16EA0-B8).
+_NEWER_LOWER = {0x1C89: 0x1C8A, 0xA7CB: 0x0264, 0xA7CC: 0xA7CD, 0xA7CE: 0xA7CF, 0xA7D2: 0xA7D3, 0xA7D4: 0xA7D5,
+                0xA7DA: 0xA7DB, 0xA7DC: 0x019B, **{cp: cp + 0x20 for cp in range(0x10D50, 0x10D66)},
+                **{cp: cp + 0x1B for cp in range(0x16EA0, 0x16EB9)}}
+
+
 def _lower(text: str) -> str:
-    # JavaScript's toLowerCase and Python's lower() agree (full mappings, final sigma included).
-    return text.lower()
+    # JavaScript's toLowerCase and Python's lower() agree (full mappings, final sigma included), but for the
+    # letters Python's Unicode does not know yet.
+    return text.lower() if text.isascii() else text.lower().translate(_NEWER_LOWER)
 
 
 # ---------------------------------------------------------------------------------------------
