@@ -297,15 +297,16 @@ def _word_scorer(name: str, insensitive: bool) -> Scorer:
         if not (arg.isascii() and response.isascii()):
             # The reference's own regex, run by JavaScript: with 'iu' it folds case by Unicode's simple case
             # folding, where `ı` and `İ` fold only to themselves (Python's re.IGNORECASE matches them with I, i).
-            pattern = f"(?<![\\p{{L}}\\p{{N}}_]){arg.translate(_JS_ESCAPES)}(?![\\p{{L}}\\p{{N}}_])"
+            source = f"(?<![\\p{{L}}\\p{{N}}_]){arg.translate(_JS_ESCAPES)}(?![\\p{{L}}\\p{{N}}_])"
             try:
-                return _ok(js_regex_test(pattern, response, "iu" if insensitive else "u"))
+                return _ok(js_regex_test(source, response, "iu" if insensitive else "u"))
             except JsRegexNotEvaluated as exc:
                 return _err(f"'{name}': {exc.message}")
             except JsRegexError as exc:
                 return _err(f"Error in '{name}': {exc.message}")
-        # ASCII only: Python's re answers as JavaScript's. The reference's regex (with 'u', plus 'i' for icontains_word) folds case per character;
-        # boundaries are judged on the original characters around each (possibly overlapping) match.
+        # ASCII only: Python's re answers as JavaScript's. The reference's regex (with 'u', plus 'i' for
+        # icontains_word) folds case per character; boundaries are judged on the original characters around
+        # each (possibly overlapping) match.
         pattern = re.compile(re.escape(arg), re.IGNORECASE if insensitive else 0)
         match = pattern.search(response)
         while match is not None:
