@@ -145,7 +145,8 @@ POINT_VECTORS = PARSER_VECTORS.with_name("point-vectors.jsonl")
 def test_point_vectors_of_our_own_match_the_reference() -> None:
     """Cases the shared vectors do not cover, with Weval's answers (points.jsonl's form): each row's
     `reference` is what weval-org/app's evaluateFunctionPoints (51dc4d3, bundled by esbuild, Node 20)
-    answered for its fn/args/answer, the name rewritten as its parser does; an error's message included."""
+    answered for its fn/args/answer, the name rewritten as its parser does; an error's message included
+    (`scripts/weval_reference_answers.py points` makes them)."""
     import json
 
     from evalspec.registry.weval_functions import resolve_function
@@ -175,7 +176,8 @@ NORMALIZE_VECTORS = PARSER_VECTORS.with_name("normalize-vectors.jsonl")
 def test_normalize_vectors_of_our_own_match_the_reference() -> None:
     """Blueprints the shared vectors do not cover, with Weval's answers (normalize.jsonl's form): each row's
     `reference` is what weval-org/app's parseAndNormalizeBlueprint then loadAndValidateConfig (51dc4d3,
-    bundled by esbuild, Node 20, no collections folder) answered; a refusal must be an error here, never a crash."""
+    bundled by esbuild, Node 20, no collections folder) answered; a refusal must be an error here, never a crash
+    (`scripts/weval_reference_answers.py normalize` makes them)."""
     import json
 
     lines = NORMALIZE_VECTORS.read_text(encoding="utf-8").splitlines()
