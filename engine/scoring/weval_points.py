@@ -272,11 +272,118 @@ def word_count_between(response: str, arg: Any, ctx: PointContext) -> PointScore
 def is_json(response: str, arg: Any, ctx: PointContext) -> PointScore:
     try:
         parsed = js_json_parse(response)
-    except NestedTooDeeply as exc:  # JavaScript would parse it; evalspec cannot tell: not scored
-        return PointScore(None, None, f"$is_json: {exc}")
+    except NestedTooDeeply:  # JavaScript parses any depth: scanned without recursion instead
+        return _ok(_deep_json_container(response))
     except ValueError:
         return _ok(False)
     return _ok(isinstance(parsed, dict | list))  # a bare string or number is not "JSON" here
+
+
+_JSON_SPACE = " \t\n\r"
+_DIGITS = "0123456789"
+
+
+def _digits_end(text: str, i: int) -> int:
+    while i < len(text) and text[i] in _DIGITS:
+        i += 1
+    return i
+
+
+def _json_number_end(text: str, i: int) -> int | None:
+    """Where the JSON number at `i` ends (`-?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?`), None if none is."""
+    if text.startswith("-", i):
+        i += 1
+    if text.startswith("0", i):
+        i += 1
+    else:
+        end = _digits_end(text, i)
+        if end == i:
+            return None
+        i = end
+    if text.startswith(".", i):
+        end = _digits_end(text, i + 1)
+        if end == i + 1:
+            return None
+        i = end
+    if i < len(text) and text[i] in "eE":
+        i += 1
+        if i < len(text) and text[i] in "+-":
+            i += 1
+        end = _digits_end(text, i)
+        if end == i:
+            return None
+        i = end
+    return i
+
+
+def _deep_json_container(text: str) -> bool:
+    """Whether `JSON.parse(text)` gives an object or an array, for a text nested deeper than Python's json
+    module recurses (JavaScript's parser has no such limit): one pass with a stack of open brackets."""
+    from json.decoder import scanstring
+
+    n = len(text)
+
+    def skip(i: int) -> int:
+        while i < n and text[i] in _JSON_SPACE:
+            i += 1
+        return i
+
+    i = skip(0)
+    if i >= n or text[i] not in "[{":
+        return False  # valid or not, it is no object or array
+    closers: list[str] = []
+    expect = "value"
+    try:
+        while True:
+            i = skip(i)
+            if expect == "after" and not closers:
+                return i == n
+            if i >= n:
+                return False
+            ch = text[i]
+            if expect == "value":
+                if ch in "[{":
+                    closers.append("]" if ch == "[" else "}")
+                    i = skip(i + 1)
+                    if i < n and text[i] == closers[-1]:
+                        closers.pop()
+                        i += 1
+                        expect = "after"
+                    else:
+                        expect = "value" if ch == "[" else "key"
+                    continue
+                if ch == '"':
+                    i = scanstring(text, i + 1, True)[1]
+                elif ch == "-" or ch in _DIGITS:
+                    end = _json_number_end(text, i)
+                    if end is None:
+                        return False
+                    i = end
+                elif text.startswith(("true", "null"), i):
+                    i += 4
+                elif text.startswith("false", i):
+                    i += 5
+                else:
+                    return False
+                expect = "after"
+            elif expect == "key":
+                if ch != '"':
+                    return False
+                i = skip(scanstring(text, i + 1, True)[1])
+                if i >= n or text[i] != ":":
+                    return False
+                i += 1
+                expect = "value"
+            elif ch == ",":
+                i += 1
+                expect = "key" if closers[-1] == "}" else "value"
+            elif ch == closers[-1]:
+                closers.pop()
+                i += 1
+            else:
+                return False
+    except ValueError:  # scanstring: an unterminated string, a bad escape, a control character
+        return False
 
 
 def _is_word_char(ch: str) -> bool:
