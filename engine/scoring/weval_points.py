@@ -319,7 +319,7 @@ def _json_number_end(text: str, i: int) -> int | None:
 def _deep_json_container(text: str) -> bool:
     """Whether `JSON.parse(text)` gives an object or an array, for a text nested deeper than Python's json
     module recurses (JavaScript's parser has no such limit): one pass with a stack of open brackets."""
-    from json.decoder import scanstring
+    from json.decoder import scanstring  # type: ignore[attr-defined]  # (public, C-accelerated; not in the stubs)
 
     n = len(text)
 
