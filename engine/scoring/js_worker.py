@@ -118,6 +118,48 @@ def _run(run: Any, quickjs: Any, source: str) -> dict[str, Any]:
     return {"error": kind, "message": message}
 
 
+# The reference runs `$js` in a Node 20 vm context. quickjs-ng has built-ins Node 20 does not (ES2024-26:
+# Object.groupBy, Set methods, iterator helpers, Float16Array …, and `performance`, `atob` …): a script
+# that tests for them (`Object.groupBy ? … : …`) must see what the reference sees. A vm context has a
+# `console` whose output goes nowhere: a script's console.log must not throw.
+_NODE20 = r"""
+(function () {
+  var drop = function (o, names) { if (o) for (var i = 0; i < names.length; i++) delete o[names[i]]; };
+  drop(Array, ["fromAsync"]);
+  drop(ArrayBuffer.prototype, ["detached", "immutable", "sliceToImmutable", "transfer", "transferToFixedLength",
+                               "transferToImmutable"]);
+  drop(globalThis.Atomics, ["pause"]);
+  drop(DataView.prototype, ["getFloat16", "setFloat16"]);
+  drop(Error, ["isError", "prepareStackTrace"]);
+  drop(Function.prototype, ["columnNumber", "fileName", "lineNumber"]);
+  drop(JSON, ["isRawJSON", "rawJSON"]);
+  drop(Map, ["groupBy"]);
+  drop(Map.prototype, ["getOrInsert", "getOrInsertComputed"]);
+  drop(WeakMap.prototype, ["getOrInsert", "getOrInsertComputed"]);
+  drop(Math, ["f16round", "sumPrecise"]);
+  drop(Object, ["groupBy"]);
+  drop(Promise, ["try", "withResolvers"]);
+  drop(RegExp, ["escape"]);
+  drop(Set.prototype, ["difference", "intersection", "isDisjointFrom", "isSubsetOf", "isSupersetOf",
+                       "symmetricDifference", "union"]);
+  drop(Symbol, ["asyncDispose", "dispose"]);
+  drop(Uint8Array, ["fromBase64", "fromHex"]);
+  drop(Uint8Array.prototype, ["setFromBase64", "setFromHex", "toBase64", "toHex"]);
+  if (globalThis.Iterator) drop(globalThis.Iterator.prototype, ["chunks", "constructor", "drop", "every", "filter",
+      "find", "flatMap", "forEach", "includes", "join", "map", "reduce", "some", "take", "toArray", "windows"]);
+  drop(globalThis, ["AsyncDisposableStack", "DisposableStack", "DOMException", "Float16Array", "InternalError",
+                    "Iterator", "SuppressedError", "atob", "btoa", "performance", "queueMicrotask"]);
+  var quiet = function () {};
+  var names = ["log", "info", "warn", "error", "debug", "trace", "dir", "dirxml", "table", "group", "groupCollapsed",
+               "groupEnd", "clear", "count", "countReset", "assert", "time", "timeEnd", "timeLog", "profile",
+               "profileEnd", "timeStamp", "context"];
+  var console = {};
+  for (var i = 0; i < names.length; i++) console[names[i]] = quiet;
+  Object.defineProperty(globalThis, "console", {value: console, writable: true, configurable: true, enumerable: false});
+})();
+"""
+
+
 def handle(request: Mapping[str, Any]) -> dict[str, Any]:
     """One request: {source, bindings: {name: json text}, time_limit, memory_limit, body_retry}."""
     import quickjs
@@ -134,8 +176,8 @@ def handle(request: Mapping[str, Any]) -> dict[str, Any]:
         # surrogate cannot (UnicodeDecodeError).
         ctx.eval(f"void (globalThis[{json.dumps(name)}] = JSON.parse(__evalspec_json));")
     run = ctx.get("__evalspec_run")
-    # (`performance`: quickjs-ng's own global; Node's vm context for the reference's $js has none)
-    ctx.eval("delete globalThis.__evalspec_json; delete globalThis.__evalspec_run; delete globalThis.performance;")
+    ctx.eval("delete globalThis.__evalspec_json; delete globalThis.__evalspec_run;")
+    ctx.eval(_NODE20)
     ctx.set_time_limit(float(request["time_limit"]))  # counted per call into JavaScript
     # A lone surrogate cannot cross into QuickJS as text (the binding encodes UTF-8); as its escape it
     # means the same inside a string or regex literal, and is the same syntax error elsewhere.

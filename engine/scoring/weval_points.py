@@ -18,23 +18,23 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from ..registry.stages import on_change, resolve_scorer
 from ..registry.weval_functions import POINT_FUNCTIONS
+from ..weval.js_values import truthy
 from . import js_sandbox
 from .js_regex import JsRegexError, JsRegexNotEvaluated, js_regex_test
 from .js_text import (
     NestedTooDeeply,
     is_js_number,
     js_json_parse,
-    js_remove_whitespace,
-    js_strict_equal,
     js_trim,
     js_words,
 )
+from .weval_partial import JsTypeError, matches_partial
 
 
 @dataclass
@@ -81,20 +81,65 @@ def _is_str_list(value: object) -> bool:
     return isinstance(value, list) and all(isinstance(item, str) for item in value)
 
 
+# Capital letters Unicode 16-17 added, which Node 20's ICU (78) lowercases and Python 3.11's Unicode 14 does
+# not know: Latin (U+A7CB …), Cyrillic U+1C89, Garay (U+10D50-65), Kirat Rai (U+16EA0-B8).
+_NEWER_LOWER = {0x1C89: 0x1C8A, 0xA7CB: 0x0264, 0xA7CC: 0xA7CD, 0xA7CE: 0xA7CF, 0xA7D2: 0xA7D3, 0xA7D4: 0xA7D5,
+                0xA7DA: 0xA7DB, 0xA7DC: 0x019B, **{cp: cp + 0x20 for cp in range(0x10D50, 0x10D66)},
+                **{cp: cp + 0x1B for cp in range(0x16EA0, 0x16EB9)}}
+
+
 def _lower(text: str) -> str:
-    # JavaScript's toLowerCase and Python's lower() agree (full mappings, final sigma included).
-    return text.lower()
+    # JavaScript's toLowerCase and Python's lower() agree (full mappings, final sigma included), but for the
+    # letters Python's Unicode does not know yet.
+    return text.lower() if text.isascii() else text.lower().translate(_NEWER_LOWER)
 
 
 # ---------------------------------------------------------------------------------------------
 # Substring functions
 
 
-def _substring(name: str, test: Callable[[str, str], bool], what: str = "a string") -> Scorer:
+def _has_lone_surrogate(text: str) -> bool:
+    if text.isascii():
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def _code_units(text: str) -> str:
+    """The text as JavaScript's UTF-16 code units, one character each (a character past U+FFFF as its pair)."""
+    if max(text, default="") <= "\uffff":
+        return text
+    out = []
+    for ch in text:
+        cp = ord(ch)
+        if cp <= 0xFFFF:
+            out.append(ch)
+        else:
+            cp -= 0x10000
+            out.append(chr(0xD800 + (cp >> 10)) + chr(0xDC00 + (cp & 0x3FF)))
+    return "".join(out)
+
+
+def _texts(response: str, items: list[str], insensitive: bool) -> tuple[str, list[str]]:
+    """The response and the strings to look for, as the reference compares them: lowercased for the
+    `i…` functions, then, when one holds a lone surrogate, as UTF-16 code units (JavaScript finds
+    "\ud83d" in "😀"; Python's code points do not)."""
+    if insensitive:
+        response, items = _lower(response), [_lower(s) for s in items]
+    if _has_lone_surrogate(response) or any(_has_lone_surrogate(s) for s in items):
+        response, items = _code_units(response), [_code_units(s) for s in items]
+    return response, items
+
+
+def _substring(name: str, test: Callable[[str, str], bool], insensitive: bool, what: str = "a string") -> Scorer:
     def scorer(response: str, arg: Any, ctx: PointContext) -> PointScore:
         if not isinstance(arg, str):
             return _err(f"Invalid arguments for '{name}'. Expected {what}.")
-        return _ok(test(response, arg))
+        text, (part,) = _texts(response, [arg], insensitive)
+        return _ok(test(text, part))
 
     return scorer
 
@@ -103,8 +148,8 @@ def _any_of(name: str, insensitive: bool) -> Scorer:
     def scorer(response: str, arg: Any, ctx: PointContext) -> PointScore:
         if not _is_str_list(arg):
             return _err(f"Invalid arguments for '{name}'. Expected an array of strings.")
-        text = _lower(response) if insensitive else response
-        return _ok(any((_lower(s) if insensitive else s) in text for s in arg))
+        text, items = _texts(response, arg, insensitive)
+        return _ok(any(s in text for s in items))
 
     return scorer
 
@@ -115,8 +160,8 @@ def _all_of(name: str, insensitive: bool) -> Scorer:
             return _err(f"Invalid arguments for '{name}'. Expected an array of strings.")
         if not arg:
             return _ok(1.0)  # vacuously true
-        text = _lower(response) if insensitive else response
-        found = sum(1 for s in arg if (_lower(s) if insensitive else s) in text)
+        text, items = _texts(response, arg, insensitive)
+        found = sum(1 for s in items if s in text)
         return _ok(found / len(arg))
 
     return scorer
@@ -141,8 +186,8 @@ def _at_least_n_of(name: str, insensitive: bool) -> Scorer:
             return _ok(1.0)  # a requirement of 0 or fewer is always met
         if not items:
             return _ok(0.0)
-        text = _lower(response) if insensitive else response
-        found = sum(1 for s in items if (_lower(s) if insensitive else s) in text)
+        text, items = _texts(response, items, insensitive)
+        found = sum(1 for s in items if s in text)
         return _ok(min(1.0, found / n))
 
     return scorer
@@ -227,16 +272,127 @@ def word_count_between(response: str, arg: Any, ctx: PointContext) -> PointScore
 def is_json(response: str, arg: Any, ctx: PointContext) -> PointScore:
     try:
         parsed = js_json_parse(response)
-    except NestedTooDeeply as exc:  # JavaScript would parse it; evalspec cannot tell: not scored
-        return PointScore(None, None, f"$is_json: {exc}")
+    except NestedTooDeeply:  # JavaScript parses any depth: scanned without recursion instead
+        return _ok(_deep_json_container(response))
     except ValueError:
         return _ok(False)
     return _ok(isinstance(parsed, dict | list))  # a bare string or number is not "JSON" here
 
 
+_JSON_SPACE = " \t\n\r"
+_DIGITS = "0123456789"
+
+
+def _digits_end(text: str, i: int) -> int:
+    while i < len(text) and text[i] in _DIGITS:
+        i += 1
+    return i
+
+
+def _json_number_end(text: str, i: int) -> int | None:
+    """Where the JSON number at `i` ends (`-?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?`), None if none is."""
+    if text.startswith("-", i):
+        i += 1
+    if text.startswith("0", i):
+        i += 1
+    else:
+        end = _digits_end(text, i)
+        if end == i:
+            return None
+        i = end
+    if text.startswith(".", i):
+        end = _digits_end(text, i + 1)
+        if end == i + 1:
+            return None
+        i = end
+    if i < len(text) and text[i] in "eE":
+        i += 1
+        if i < len(text) and text[i] in "+-":
+            i += 1
+        end = _digits_end(text, i)
+        if end == i:
+            return None
+        i = end
+    return i
+
+
+def _deep_json_container(text: str) -> bool:
+    """Whether `JSON.parse(text)` gives an object or an array, for a text nested deeper than Python's json
+    module recurses (JavaScript's parser has no such limit): one pass with a stack of open brackets."""
+    from json.decoder import scanstring  # type: ignore[attr-defined]  # (public, C-accelerated; not in the stubs)
+
+    n = len(text)
+
+    def skip(i: int) -> int:
+        while i < n and text[i] in _JSON_SPACE:
+            i += 1
+        return i
+
+    i = skip(0)
+    if i >= n or text[i] not in "[{":
+        return False  # valid or not, it is no object or array
+    closers: list[str] = []
+    expect = "value"
+    try:
+        while True:
+            i = skip(i)
+            if expect == "after" and not closers:
+                return i == n
+            if i >= n:
+                return False
+            ch = text[i]
+            if expect == "value":
+                if ch in "[{":
+                    closers.append("]" if ch == "[" else "}")
+                    i = skip(i + 1)
+                    if i < n and text[i] == closers[-1]:
+                        closers.pop()
+                        i += 1
+                        expect = "after"
+                    else:
+                        expect = "value" if ch == "[" else "key"
+                    continue
+                if ch == '"':
+                    i = scanstring(text, i + 1, True)[1]
+                elif ch == "-" or ch in _DIGITS:
+                    end = _json_number_end(text, i)
+                    if end is None:
+                        return False
+                    i = end
+                elif text.startswith(("true", "null"), i):
+                    i += 4
+                elif text.startswith("false", i):
+                    i += 5
+                else:
+                    return False
+                expect = "after"
+            elif expect == "key":
+                if ch != '"':
+                    return False
+                i = skip(scanstring(text, i + 1, True)[1])
+                if i >= n or text[i] != ":":
+                    return False
+                i += 1
+                expect = "value"
+            elif ch == ",":
+                i += 1
+                expect = "key" if closers[-1] == "}" else "value"
+            elif ch == closers[-1]:
+                closers.pop()
+                i += 1
+            else:
+                return False
+    except ValueError:  # scanstring: an unterminated string, a bad escape, a control character
+        return False
+
+
 def _is_word_char(ch: str) -> bool:
     # [\p{L}\p{N}_], as the reference's lookarounds (with the u flag) define a word character.
     return ch == "_" or unicodedata.category(ch)[0] in "LN"
+
+
+# `word.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')`: the reference escapes these before building its regex
+_JS_ESCAPES = str.maketrans({c: "\\" + c for c in ".*+?^${}()|[]\\"})
 
 
 def _word_scorer(name: str, insensitive: bool) -> Scorer:
@@ -245,8 +401,19 @@ def _word_scorer(name: str, insensitive: bool) -> Scorer:
             return _err(f"Invalid arguments for '{name}'. Expected a string.")
         if not arg:
             return _ok(True)  # the empty string is vacuously present
-        # The reference's regex (with 'u', plus 'i' for icontains_word) folds case per character;
-        # boundaries are judged on the original characters around each (possibly overlapping) match.
+        if not (arg.isascii() and response.isascii()):
+            # The reference's own regex, run by JavaScript: with 'iu' it folds case by Unicode's simple case
+            # folding, where `ı` and `İ` fold only to themselves (Python's re.IGNORECASE matches them with I, i).
+            source = f"(?<![\\p{{L}}\\p{{N}}_]){arg.translate(_JS_ESCAPES)}(?![\\p{{L}}\\p{{N}}_])"
+            try:
+                return _ok(js_regex_test(source, response, "iu" if insensitive else "u"))
+            except JsRegexNotEvaluated as exc:
+                return _err(f"'{name}': {exc.message}")
+            except JsRegexError as exc:
+                return _err(f"Error in '{name}': {exc.message}")
+        # ASCII only: Python's re answers as JavaScript's. The reference's regex (with 'u', plus 'i' for
+        # icontains_word) folds case per character; boundaries are judged on the original characters around
+        # each (possibly overlapping) match.
         pattern = re.compile(re.escape(arg), re.IGNORECASE if insensitive else 0)
         match = pattern.search(response)
         while match is not None:
@@ -419,41 +586,6 @@ def tool_called(response: str, arg: Any, ctx: PointContext) -> PointScore:
     return _ok(any(c.get("name") == arg for c in _calls(response, ctx)))
 
 
-def _partial_match(actual: Any, partial: Any, normalize_ws: bool) -> bool:
-    """Every key of `partial` is in `actual` with an equal value; nested objects match partially."""
-    present: Callable[[Any], bool]
-    get: Callable[[Any], Any]
-    if isinstance(partial, dict):
-        if not isinstance(actual, dict):
-            return False
-        keys: Sequence[Any] = list(partial)
-        get = actual.get
-        present = actual.__contains__
-    elif isinstance(partial, list):  # JS sees an array as an object keyed by index
-        if not isinstance(actual, list):
-            return False
-        keys = range(len(partial))
-        present = lambda k: k < len(actual)  # noqa: E731
-        get = actual.__getitem__
-    else:
-        return False
-    for key in keys:
-        if not present(key):
-            return False
-        expected, value = partial[key], get(key)
-        if isinstance(expected, dict | list):
-            if not _partial_match(value, expected, normalize_ws):
-                return False
-        elif isinstance(expected, str) and isinstance(value, str):
-            if normalize_ws:
-                expected, value = js_remove_whitespace(expected), js_remove_whitespace(value)
-            if expected != value:
-                return False
-        elif not js_strict_equal(value, expected):
-            return False
-    return True
-
-
 def _where_expression(where: str, arguments: Any) -> bool:
     # `new Function('args', 'return (' + where + ');')`, run in the sandbox; any failure is "no match".
     try:
@@ -475,15 +607,19 @@ def tool_args_match(response: str, arg: Any, ctx: PointContext) -> PointScore:
     if not name or not isinstance(name, str):
         return _err("tool_args_match expects { name, where }")
     where = spec.get("where")
-    normalize_ws = bool(spec.get("normalizeWhitespace"))
+    normalize_ws = truthy(spec.get("normalizeWhitespace"))  # Boolean(): `[]` and `{}` are true, NaN false
     for call in _calls(response, ctx):
         if call.get("name") != name or call.get("arguments") is None:
             continue
         if isinstance(where, str):
             if _where_expression(where, call["arguments"]):
                 return _ok(True)
-        elif isinstance(where, dict | list) and _partial_match(call["arguments"], where, normalize_ws):
-            return _ok(True)
+        elif isinstance(where, dict | list):
+            try:
+                if matches_partial(call["arguments"], where, normalize_ws):
+                    return _ok(True)
+            except JsTypeError as exc:  # `key in "text"`: the reference's evaluator reports the throw
+                return _err(f"Error executing point function 'tool_args_match': {exc}")
     return _ok(False)
 
 
@@ -531,12 +667,12 @@ def _negate(scorer: Scorer) -> Scorer:
 
 # The scorers the registry names (registry/weval_functions.py: `scorer="evalspec.scoring.weval_points:<name>"`);
 # the functions defined above under their own names (`is_json`, `js`, …) are scorers too.
-contains = _substring("contains", lambda r, a: a in r)
-icontains = _substring("icontains", lambda r, a: _lower(a) in _lower(r))
-starts_with = _substring("starts_with", lambda r, a: r.startswith(a), "a string prefix")
-ends_with = _substring("ends_with", lambda r, a: r.endswith(a), "a string suffix")
-istarts_with = _substring("istarts_with", lambda r, a: _lower(r).startswith(_lower(a)), "a string prefix")
-iends_with = _substring("iends_with", lambda r, a: _lower(r).endswith(_lower(a)), "a string suffix")
+contains = _substring("contains", lambda r, a: a in r, False)
+icontains = _substring("icontains", lambda r, a: a in r, True)
+starts_with = _substring("starts_with", lambda r, a: r.startswith(a), False, "a string prefix")
+ends_with = _substring("ends_with", lambda r, a: r.endswith(a), False, "a string suffix")
+istarts_with = _substring("istarts_with", lambda r, a: r.startswith(a), True, "a string prefix")
+iends_with = _substring("iends_with", lambda r, a: r.endswith(a), True, "a string suffix")
 contains_any_of = _any_of("contains_any_of", False)
 icontains_any_of = _any_of("icontains_any_of", True)
 contains_all_of = _all_of("contains_all_of", False)

@@ -323,7 +323,7 @@ class _Context:
     def _looks_like_prompt(m: Mapping, markers: tuple[str, ...]) -> bool:
         """The reference's test: one of its markers with a truthy value (a single document's markers are
         prompt, messages, should, ideal, points; a stream's first document's also expect)."""
-        return any(js_truthy(js_plain(m.get(k))) for k in markers if m.has(k))
+        return any(js_truthy(_plain(m.get(k))) for k in markers if m.has(k))
 
     def _mixed_header(self, header: Mapping) -> None:
         """A header that also carries prompt keys the reference ignores in detection."""
@@ -1126,7 +1126,7 @@ class _Context:
         if is_str(definition):
             # the reference: {fn: js, fnArgs: definition, multiplier: the $ref's weight, citation: the $ref's}
             return make(kind="fn", fn="js", fn_written="js", fn_args=definition.value, weight=weight, citation=citation)
-        value = js_plain(definition)
+        value = _plain(definition)
         if isinstance(value, dict):
             return self._copied_point(key, value, make)
         return None
@@ -1426,7 +1426,7 @@ _RUBRIC_KEY_SET = frozenset(_RUBRIC_KEYS)
 
 def _node_truthy(node: Node) -> bool:
     """JavaScript truthiness of the node's value (a list or mapping always is)."""
-    return not isinstance(node, Scalar) or js_truthy(js_plain(node))
+    return not isinstance(node, Scalar) or js_truthy(_plain(node))
 
 
 def _as_read(points: list[Point], read: list[dict[str, Any]], node: Node) -> list[Point]:
@@ -1466,7 +1466,18 @@ def _read_values(r: dict[str, Any]) -> tuple[str, Any, Any, Any, Any]:
 
 def _point_citation(node: Node | None) -> Any:
     """A point's citation as the reference passes it on: whatever value is written (null: none)."""
-    return None if node is None else js_plain(node)
+    return _plain(node)
+
+
+def _plain(node: Node | None) -> Any:
+    """`js_plain(node)`, or None where js-yaml cannot resolve a tag in it (`!!null ''`): the reference
+    refuses the whole file at load, which the header's and each prompt's conversion report."""
+    if node is None:
+        return None
+    try:
+        return js_plain(node)
+    except ReferenceRejects:
+        return None
 
 
 def _dropped_member(m: Node) -> bool:

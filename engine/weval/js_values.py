@@ -92,10 +92,39 @@ _UNDERSCORED_FLOAT = re.compile(r"[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?(?:[eE][-+]
 _CORE = "tag:yaml.org,2002:"
 
 
+_KINDS = {"str": "scalar", "null": "scalar", "bool": "scalar", "int": "scalar", "float": "scalar",
+          "timestamp": "scalar", "binary": "scalar", "merge": "scalar",
+          "seq": "sequence", "omap": "sequence", "pairs": "sequence", "map": "mapping", "set": "mapping"}
+
+
+def _check_tag(tag: str, kind: str) -> None:
+    """js-yaml's default schema knows these tags, each for one kind of node: any other tag, or one on a node
+    of another kind (`!!str [a]`), it refuses as unknown."""
+    if (_KINDS.get(tag[len(_CORE):]) if tag.startswith(_CORE) else None) != kind:
+        raise ReferenceRejects(f"Failed to parse YAML blueprint: unknown tag !<{tag}>")
+
+
+def _tagged_collection(tag: str, value: Any) -> Any:
+    """js-yaml's omap, pairs and set: what each accepts, and pairs as [key, value] lists."""
+    short = tag[len(_CORE):]
+    if short in ("omap", "pairs"):
+        seen: set[str] = set()
+        for item in value:
+            if not isinstance(item, dict) or len(item) != 1 or (short == "omap" and next(iter(item)) in seen):
+                raise ReferenceRejects(f"Failed to parse YAML blueprint: cannot resolve a node with !<{tag}> explicit tag")
+            seen.add(next(iter(item)))
+        if short == "pairs":
+            return [[k, v] for item in value for k, v in item.items()]
+    elif short == "set" and any(v is not None for v in value.values()):
+        raise ReferenceRejects(f"Failed to parse YAML blueprint: cannot resolve a node with !<{tag}> explicit tag")
+    return value
+
+
 def _scalar(node: Scalar) -> Any:
     """js-yaml's value of a scalar where it differs from the YAML 1.2 core schema's (source.py's)."""
     value, tag = node.value, node.tag
-    if tag is not None and tag.startswith(_CORE):
+    if tag is not None:
+        _check_tag(tag, "scalar")
         short = tag[len(_CORE):]
         if short == "binary" and isinstance(node.raw, str):
             import base64
@@ -136,26 +165,42 @@ def js_plain(node: Node | None) -> Any:
     if isinstance(node, Scalar):
         return _scalar(node)
     if isinstance(node, Sequence):
-        return [_js_leaf(i) for i in node.items]
+        items = [_js_leaf(i) for i in node.items]
+        if node.tag is not None:
+            _check_tag(node.tag, "sequence")
+            return _tagged_collection(node.tag, items)
+        return items
     if isinstance(node, Mapping):
-        out: dict[str, Any] = {}
-        overridable: set[str] = set()
-        for k, v in node.pairs:
-            if isinstance(k, Scalar) and k.value == "<<" and k.style is None:
-                sources = v.items if isinstance(v, Sequence) else [v]
-                for src in sources:
-                    merged = js_plain(src)
-                    if isinstance(merged, dict):
-                        for mk, mv in merged.items():
-                            if mk not in out:
-                                out[mk] = mv
-                                overridable.add(mk)
-                continue
-            key = js_plain(k) if not isinstance(k, Scalar) else k.value
-            text = key if isinstance(key, str) else _key_text(key)
-            out[text] = _js_leaf(v)
-        return out
+        if node.tag is not None:
+            _check_tag(node.tag, "mapping")
+            return _tagged_collection(node.tag, _mapping(node))
+        return _mapping(node)
     return None
+
+
+def _mapping(node: Mapping) -> dict[str, Any]:
+    """js-yaml's object: merge keys expanded (own keys win), keys as String(key), a key written twice refused."""
+    out: dict[str, Any] = {}
+    overridable: set[str] = set()
+    for k, v in node.pairs:
+        if isinstance(k, Scalar) and k.value == "<<" and k.style is None:
+            sources = v.items if isinstance(v, Sequence) else [v]
+            for src in sources:
+                merged = js_plain(src)
+                if isinstance(merged, dict):
+                    for mk, mv in merged.items():
+                        if mk not in out:
+                            out[mk] = mv
+                            overridable.add(mk)
+            continue
+        key = js_plain(k) if not isinstance(k, Scalar) else _scalar(k)
+        text = key if type(key) is str else _key_text(key)
+        if text in out:
+            if text not in overridable:
+                raise ReferenceRejects("Failed to parse YAML blueprint: duplicated mapping key")
+            overridable.discard(text)
+        out[text] = _js_leaf(v)
+    return out
 
 
 def _js_leaf(node: Node) -> Any:
@@ -172,13 +217,42 @@ _NUMERIC_START = frozenset("0123456789+-")
 
 
 def _key_text(key: Any) -> str:
+    """`String(key)` as js-yaml makes a mapping key of a value: a date as Date's toString (in UTC, the
+    reference's time zone here), a mapping `[object Object]`, a list its items joined by commas."""
     if key is None:
         return "null"
     if isinstance(key, bool):
         return "true" if key else "false"
     if isinstance(key, (int, float)):
+        if isinstance(key, float) and key != key:
+            return "NaN"
+        if isinstance(key, float) and key in (float("inf"), float("-inf")):
+            return "Infinity" if key > 0 else "-Infinity"
         return js_number(key)
+    if isinstance(key, JsDate):
+        return js_date_string(key)
+    if isinstance(key, dict):
+        return "[object Object]"
+    if isinstance(key, list):
+        return ",".join("" if item is None else "[object Object]" if isinstance(item, dict) else _key_text(item)
+                        for item in key)
     return str(key)
+
+
+_WEEKDAYS = ("Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed")  # 1970-01-01 was a Thursday
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+
+
+def js_date_string(date: JsDate) -> str:
+    """`String(date)` (Date.prototype.toString) in UTC: `Tue Jan 02 2024 00:00:00 GMT+0000 (Coordinated
+    Universal Time)`."""
+    negative = date.startswith("-")
+    year_text, month, rest = date.lstrip("+-").split("-", 2)
+    year = -int(year_text) if negative else int(year_text)
+    day, clock = rest[:2], rest[3:11]
+    weekday = _WEEKDAYS[_days_from_civil(year, int(month), int(day)) % 7]
+    shown = f"{year:04d}" if year >= 0 else f"-{-year:06d}"
+    return f"{weekday} {_MONTHS[int(month) - 1]} {day} {shown} {clock} GMT+0000 (Coordinated Universal Time)"
 
 
 def has_merge_key(node: Node | None) -> bool:

@@ -644,6 +644,10 @@ def reference_config(h: Any, blueprint_id: str) -> dict[str, Any]:
         raise ReferenceRejects("Failed to determine a valid 'title' for the blueprint from file content or 'id'.")
     if not isinstance(cfg.get("models"), list) or not cfg["models"]:
         cfg["models"] = ["CORE"]
+    # resolveModelCollections without a collections folder: `' openai : gpt-4o '` → `openai:gpt-4o`,
+    # custom models (with an id) kept, anything else dropped
+    cfg["models"] = [_corrected_model(m) if is_text(m) else m for m in cfg["models"]
+                     if is_text(m) or (isinstance(m, dict) and truthy(m.get("id")))]
     if not truthy(cfg.get("embeddingModel")):
         cfg["embeddingModel"] = "openai:text-embedding-3-small"
     if truthy(cfg.get("description")) and not is_text(cfg["description"]):
@@ -671,6 +675,20 @@ def reference_config(h: Any, blueprint_id: str) -> dict[str, Any]:
             raise ReferenceRejects("Config file validation error: The 'systems' array can contain at most one "
                                    "'null' entry.")
     return cfg
+
+
+def _corrected_model(entry: str) -> str:
+    """`entry.trim().replace(/\\s*:\\s*/, ':')`: the first colon without the whitespace around it."""
+    text = entry.strip(JS_WHITESPACE_CHARS)
+    colon = text.find(":")
+    if colon < 0:
+        return text
+    start, end = colon, colon + 1
+    while start > 0 and text[start - 1] in JS_WHITESPACE_CHARS:
+        start -= 1
+    while end < len(text) and text[end] in JS_WHITESPACE_CHARS:
+        end += 1
+    return text[:start] + ":" + text[end:]
 
 
 def header_problem(h: Any, blueprint_id: str = "untitled") -> str | None:

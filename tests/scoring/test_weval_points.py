@@ -198,6 +198,10 @@ ERRORS = [
     ("factcheck", "Focus on dates", "factcheck service is not configured"),
     ("tool_called", "", "tool_called expects a string tool name"),
     ("tool_args_match", {"where": {}}, "tool_args_match expects { name, where }"),
+    # a name that is not text: the reference looks for a call named 5 (none can be: names are strings) and
+    # scores 0, so 1 under should_not, a check not made (deliberate, docs/reference-differences.md)
+    ("tool_args_match", {"name": 5, "where": {}}, "tool_args_match expects { name, where }"),
+    ("tool_args_match", {"name": ["search"], "where": {}}, "tool_args_match expects { name, where }"),
     ("tool_call_count_between", "2", "tool_call_count_between expects [min, max, name?]"),
     # no bounds: the reference reads min 0 and scores every answer 1, a check not made (deliberate)
     ("tool_call_count_between", [], "tool_call_count_between expects [min, max, name?]"),

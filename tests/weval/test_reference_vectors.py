@@ -137,3 +137,50 @@ def test_random_blueprints_parse_as_wevals_parser_does() -> None:
     assert len(lines) >= 400
     differ = [f"{n}: {d}" for n, line in enumerate(lines, 1) if (d := parser_outcome(json.loads(line)))]
     assert not differ, "\n".join(differ[:20])
+
+
+POINT_VECTORS = PARSER_VECTORS.with_name("point-vectors.jsonl")
+
+
+def test_point_vectors_of_our_own_match_the_reference() -> None:
+    """Cases the shared vectors do not cover, with Weval's answers (points.jsonl's form): each row's
+    `reference` is what weval-org/app's evaluateFunctionPoints (51dc4d3, bundled by esbuild, Node 20)
+    answered for its fn/args/answer, the name rewritten as its parser does; an error's message included
+    (`scripts/weval_reference_answers.py points` makes them)."""
+    import json
+
+    from evalspec.registry.weval_functions import resolve_function
+    from evalspec.scoring.weval_points import PointContext, evaluate_point
+
+    from .vector_walk import decode
+
+    differ = []
+    for n, line in enumerate(POINT_VECTORS.read_text(encoding="utf-8").splitlines(), 1):
+        d = json.loads(line)
+        difference = point_outcome(d)
+        ref = d["reference"]
+        if difference is None and isinstance(ref, dict) and ref.get("error"):
+            fn = resolve_function(d["fn"])
+            got = evaluate_point(fn.name if fn else d["fn"], decode(d["args"]), d["answer"], PointContext())
+            if got.error != ref["message"]:
+                difference = f"message: reference {ref['message']!r}, evalspec {got.error!r}"
+        if difference is not None:
+            differ.append(f"{n}: {d['fn']} {json.dumps(d['args'])[:80]} → {difference}")
+    assert n >= 40
+    assert not differ, "\n".join(differ)
+
+
+NORMALIZE_VECTORS = PARSER_VECTORS.with_name("normalize-vectors.jsonl")
+
+
+def test_normalize_vectors_of_our_own_match_the_reference() -> None:
+    """Blueprints the shared vectors do not cover, with Weval's answers (normalize.jsonl's form): each row's
+    `reference` is what weval-org/app's parseAndNormalizeBlueprint then loadAndValidateConfig (51dc4d3,
+    bundled by esbuild, Node 20, no collections folder) answered; a refusal must be an error here, never a crash
+    (`scripts/weval_reference_answers.py normalize` makes them)."""
+    import json
+
+    lines = NORMALIZE_VECTORS.read_text(encoding="utf-8").splitlines()
+    assert len(lines) >= 6
+    differ = [f"{n}: {d}" for n, line in enumerate(lines, 1) if (d := normalize_outcome(json.loads(line)))]
+    assert not differ, "\n".join(differ)
