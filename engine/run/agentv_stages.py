@@ -132,7 +132,7 @@ class batch_round:
             self.rounds.leave(self.cell)
 
 
-async def resumed(run: Agentv, work: AgentvCell) -> Flow | None:
+def resumed(run: Agentv, work: AgentvCell) -> Flow | None:
     """A cell the database has whole (unless --retry-errors and it has an error): its row again."""
     task = work.task
     cell = task.cell
@@ -155,7 +155,7 @@ async def resumed(run: Agentv, work: AgentvCell) -> Flow | None:
     return DONE
 
 
-async def halted(run: Agentv, work: AgentvCell) -> Flow | None:
+def halted(run: Agentv, work: AgentvCell) -> Flow | None:
     work.started = now_utc()
     if run.halt is not None:  # fail_on_error stopped the run
         run.fail(work.task, run.halt, "skipped", work.started)
@@ -235,7 +235,7 @@ async def assertions(run: Agentv, work: AgentvCell) -> Flow | None:
     return None
 
 
-async def attempt(run: Agentv, work: AgentvCell) -> Flow | None:
+def attempt(run: Agentv, work: AgentvCell) -> Flow | None:
     """The attempt's row, and whether the trials stop here."""
     measured = work.measured
     assert measured is not None
@@ -249,7 +249,7 @@ async def attempt(run: Agentv, work: AgentvCell) -> Flow | None:
     return None
 
 
-async def trials(run: Agentv, work: AgentvCell) -> Flow | None:
+def trials(run: Agentv, work: AgentvCell) -> Flow | None:
     settings = run.trials
     if not settings.repeated:
         work.row = work.rows[0]
@@ -259,7 +259,7 @@ async def trials(run: Agentv, work: AgentvCell) -> Flow | None:
     return None
 
 
-async def write(run: Agentv, work: AgentvCell) -> Flow | None:
+def write(run: Agentv, work: AgentvCell) -> Flow | None:
     task, row = work.task, work.row
     cell = task.cell
     if work.problems:

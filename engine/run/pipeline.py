@@ -44,7 +44,7 @@ from .generate.calls import Calls
 from .journal.records import Done, RunHeader
 from .journal.run_store import Journal, JournalState, open_journal, read_header
 from .options import RunOptions
-from .pool import EventQueue, stream_cells
+from .pool import EventQueue, stream_cell_batches
 
 if TYPE_CHECKING:
     from .plan.plan_for import Plan
@@ -324,8 +324,10 @@ class Pipeline:
                     yield event
             tasks = run.tasks
             workers = run.workers(min(len(tasks), plan.concurrency * 2))
-            async for event in _committed_first(journal, self.queue, stream_cells(self.queue, tasks, self.cell, workers)):
-                yield event
+            async for ready in _committed_first(journal, self.queue,
+                                                stream_cell_batches(self.queue, tasks, self.cell, workers)):
+                for event in ready:
+                    yield event
             for stage in run.stages.after:
                 async for event in stage(run):
                     yield event
@@ -376,13 +378,14 @@ IDLE_COMMIT = 0.2
 
 
 async def _committed_first(journal: Journal, queue: EventQueue[Event | None],
-                           cells: AsyncIterator[Event]) -> AsyncIterator[Event]:
-    """The cells' events, each once what the journal had been told before it is committed: an event
-    waits until every record written before it was taken from the queue is committed (at most
-    journal/run_store.py's COMMIT_EVERY), and those after it wait behind it. So what the run reports
-    done (the display, the editor's lenses, `--json`) survives a kill. When no other event is waiting
-    the journal commits at once (at most every IDLE_COMMIT seconds): a run whose answers come one at a
-    time reports each as it comes, and one the editor cancels has reported every answer it keeps."""
+                           cells: AsyncIterator[list[Event]]) -> AsyncIterator[list[Event]]:
+    """The cells' events (taken from the queue a list at a time: pool.stream_cell_batches), each once what
+    the journal had been told before it is committed, in lists: an event waits until every record written
+    before it was taken from the queue is committed (at most journal/run_store.py's COMMIT_EVERY), and
+    those after it wait behind it. So what the run reports done (the display, the editor's lenses,
+    `--json`) survives a kill. When no other event is waiting (the last of a list, the queue empty) the
+    journal commits at once (at most every IDLE_COMMIT seconds): a run whose answers come one at a time
+    reports each as it comes, and one the editor cancels has reported every answer it keeps."""
     held: collections.deque[tuple[int, Event]] = collections.deque()  # (records written before it, event)
     woken = False  # a _COMMITTED is on the queue
 
@@ -395,22 +398,29 @@ async def _committed_first(journal: Journal, queue: EventQueue[Event | None],
     journal.on_commit = committed
     try:
         async with contextlib.aclosing(cells):  # type: ignore[type-var]
-            async for event in cells:
-                if event is _COMMITTED:
-                    woken = False
-                elif not held and not journal.pending:
-                    yield event
-                    continue
-                else:
-                    held.append((journal.records, event))
-                if held and queue.empty():  # nothing else to report: commit now, or once IDLE_COMMIT has passed
-                    journal.commit_within(IDLE_COMMIT - (time.monotonic() - journal.committed_at))
-                kept = journal.committed_records
-                while held and held[0][0] <= kept:
-                    yield held.popleft()[1]
+            async for batch in cells:
+                ready: list[Event] = []
+                last = len(batch) - 1
+                for n, event in enumerate(batch):
+                    if event is _COMMITTED:
+                        woken = False
+                    elif not held and not journal.pending:
+                        ready.append(event)
+                        continue
+                    else:
+                        held.append((journal.records, event))
+                    if held and n == last and queue.empty():  # nothing else to report: commit now, or once
+                        # IDLE_COMMIT has passed
+                        journal.commit_within(IDLE_COMMIT - (time.monotonic() - journal.committed_at))
+                    kept = journal.committed_records
+                    while held and held[0][0] <= kept:
+                        ready.append(held.popleft()[1])
+                if ready:
+                    yield ready
         journal.commit()
-        while held:
-            yield held.popleft()[1]
+        if held:
+            yield [event for _, event in held]
+            held.clear()
     finally:
         journal.on_commit = None
         if woken:  # put after the cells' last event: taken off the queue, which later stages read
