@@ -79,10 +79,14 @@ Step = Callable[[Any, Any], Awaitable[Flow | None] | Flow | None]
 
 @dataclass(frozen=True)
 class Around:
-    """`stages` run inside `enter(run, work)`, an async context manager yielding None, or DONE to skip them."""
+    """`stages` run inside `enter(run, work)`, an async context manager yielding None, or DONE to skip them.
+    `needed(run)`, when given, is asked once a run as its cells start (`cell_stages`): False, and every
+    cell runs `stages` without entering (a context for nothing, such as no cost cap, was two coroutines a
+    cell)."""
 
     enter: Callable[[Any, Any], contextlib.AbstractAsyncContextManager[Flow | None]]
     stages: tuple[Stage, ...]
+    needed: Callable[[Any], bool] | None = None
 
 
 @dataclass(frozen=True)
@@ -131,6 +135,24 @@ async def run_stages(run: Format[Any, Any], stages: Sequence[Stage], work: CellW
     return None
 
 
+def cell_stages(run: Format[Any, Any], stages: Sequence[Stage]) -> tuple[Stage, ...]:
+    """`stages` as this run's cells run them: each Around the run does not need (`Around.needed`) replaced
+    by its own stages, in its place."""
+    out: list[Stage] = []
+    for stage in stages:
+        if isinstance(stage, Around):
+            inner = cell_stages(run, stage.stages)
+            if stage.needed is not None and not stage.needed(run):
+                out.extend(inner)
+            else:
+                out.append(Around(stage.enter, inner, stage.needed))
+        elif isinstance(stage, Repeat):
+            out.append(Repeat(cell_stages(run, stage.stages), stage.count, stage.stop))
+        else:
+            out.append(stage)
+    return tuple(out)
+
+
 # --- the stages both formats share ---------------------------------------------------------------
 
 class admitted:
@@ -157,6 +179,11 @@ class admitted:
     async def __aexit__(self, *exc: object) -> None:
         if self.cell is not None:
             self.run.cost.release(self.cell)
+
+
+def capped(run: Format[Any, Any]) -> bool:
+    """Whether a cost cap admits the cells (`admitted` is needed: Around.needed)."""
+    return run.cost.budget.active
 
 
 def awaited(run: Format[Any, Any], work: CellWork[Any]) -> Awaitable[None] | None:
@@ -285,10 +312,12 @@ class Pipeline:
         self.cost = fmt.cost_guard(plan, options)
         self.calls.spend = self.cost.spend
         self.journal: Journal | None = None
+        self._cell_stages: tuple[Stage, ...] | None = None  # as this run's cells run them (cell_stages)
         self.format = fmt(self)
 
     async def cell(self, task: Any) -> None:
-        await run_stages(self.format, self.format.stages.cell, self.format.work(task))
+        stages = self._cell_stages if self._cell_stages is not None else self.format.stages.cell
+        await run_stages(self.format, stages, self.format.work(task))
 
     async def events(self) -> AsyncIterator[Event]:
         run, plan, options = self.format, self.plan, self.options
@@ -324,6 +353,7 @@ class Pipeline:
                     yield event
             tasks = run.tasks
             workers = run.workers(min(len(tasks), plan.concurrency * 2))
+            self._cell_stages = cell_stages(run, run.stages.cell)  # (the stages before have run: batch mode's rounds)
             async for ready in _committed_first(journal, self.queue,
                                                 stream_cell_batches(self.queue, tasks, self.cell, workers)):
                 for event in ready:

@@ -38,7 +38,7 @@ from .generate.answers import CellError, WevalGenerate, as_messages, weval_histo
 from .journal.held_records import HeldRecords
 from .journal.records import CellScore, ExportHead, Failed, NotRun, ResultsName, RunHeader
 from .journal.run_store import run_header
-from .pipeline import DONE, Around, CellWork, Flow, Format, Pipeline, Stages, admitted, awaited
+from .pipeline import DONE, Around, CellWork, Flow, Format, Pipeline, Stages, admitted, awaited, capped
 from .plan.cell_index import CellIndex, CellScores
 from .plan.weval import WevalPlan, WevalTask, WevalTasks
 from .score.functions import AssessmentBases, function_point, score_function_point, scored_at_once
@@ -262,7 +262,7 @@ class Weval(Format[WevalPlan, WevalCell]):
 
     stages = Stages(
         before=(batches,),
-        cell=(resumed, Around(admitted, (generate, rubric, functions, judges, awaited, aggregate, write))),
+        cell=(resumed, Around(admitted, (generate, rubric, functions, judges, awaited, aggregate, write), capped)),
         after=(embeddings,),
     )
 
