@@ -109,13 +109,13 @@ def hook(log: PhaseLog) -> None:
     before(analysis, "analyze_file", "analysis", "analysis done")
     before(runner, "plan_for", "plan", "plan done")
     before(Weval, "write", "write", "written")
-    inner_cells = pipeline.stream_cells
+    inner_cells = pipeline.stream_cell_batches
 
     def cells(*a: Any, **kw: Any) -> Any:
         log.mark("cells")
         return inner_cells(*a, **kw)
 
-    pipeline.stream_cells = cells  # type: ignore[assignment]
+    pipeline.stream_cell_batches = cells  # type: ignore[assignment]
     inner_after = Weval.stages.after[0]
 
     def after_cells(run: Any) -> AsyncIterator[Any]:

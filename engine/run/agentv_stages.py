@@ -35,7 +35,7 @@ import asyncio
 import contextlib
 import dataclasses
 import itertools
-from collections.abc import AsyncIterator, Callable, Container, Coroutine, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Container, Coroutine, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -68,7 +68,19 @@ from .generate.batch_rounds import BatchRounds
 from .journal.records import RunHeader
 from .journal.run_store import run_header
 from .options import RunOptions
-from .pipeline import DONE, NEXT_ATTEMPT, Around, CellWork, Flow, Format, Pipeline, Repeat, Stages, admitted
+from .pipeline import (
+    DONE,
+    NEXT_ATTEMPT,
+    Around,
+    CellWork,
+    Flow,
+    Format,
+    Pipeline,
+    Repeat,
+    Stages,
+    admitted,
+    capped,
+)
 from .plan.agentv import AgentvPlan, AgentvTask, AgentvTasks
 from .score.agentv_scorable import reads_workspace, stage_of, unscorable
 from .score.code_judge import DEFAULT_CONCURRENCY as CODE_JUDGE_CONCURRENCY
@@ -132,7 +144,7 @@ class batch_round:
             self.rounds.leave(self.cell)
 
 
-async def resumed(run: Agentv, work: AgentvCell) -> Flow | None:
+def resumed(run: Agentv, work: AgentvCell) -> Flow | None:
     """A cell the database has whole (unless --retry-errors and it has an error): its row again."""
     task = work.task
     cell = task.cell
@@ -155,7 +167,7 @@ async def resumed(run: Agentv, work: AgentvCell) -> Flow | None:
     return DONE
 
 
-async def halted(run: Agentv, work: AgentvCell) -> Flow | None:
+def halted(run: Agentv, work: AgentvCell) -> Flow | None:
     work.started = now_utc()
     if run.halt is not None:  # fail_on_error stopped the run
         run.fail(work.task, run.halt, "skipped", work.started)
@@ -224,18 +236,37 @@ async def generate(run: Agentv, work: AgentvCell) -> Flow | None:
                              trace=[c.to_json() for c in calls], calls=calls,
                              output_messages=output_messages(answer, calls),
                              workspace=str(work.folder) if work.folder is not None else None,
-                             file_changes=await run.file_changes(task, work.folder), started=began, ended=now_utc())
+                             file_changes=None if work.folder is None else await run.file_changes(task, work.folder),
+                             started=began, ended=now_utc())
     return None
 
 
-async def assertions(run: Agentv, work: AgentvCell) -> Flow | None:
-    assert work.measured is not None
-    work.items = await run.assertions(work.task, work.answer, work.measured.metrics(), work.measured,
-                                      attempt=work.attempt)
+def assertions(run: Agentv, work: AgentvCell) -> Awaitable[Flow | None] | None:
+    """The attempt's assertions scored: at once when every one is (most tests: deterministic checks, no
+    coroutine made), else a coroutine that awaits those that wait (judges, scripts)."""
+    measured = work.measured
+    assert measured is not None
+    if work.task.test.uses_default_judge:
+        return _judged_entries(run, work, measured)
+    entries, waiting = run.entries(work.task, work.answer, measured.metrics(), measured, attempt=work.attempt)
+    if waiting is None:
+        work.items = entries  # type: ignore[assignment]  # (no entry waits: none is None)
+        return None
+    return _awaited_entries(run, work, entries, waiting)
+
+
+async def _judged_entries(run: Agentv, work: AgentvCell, measured: Measured) -> Flow | None:
+    work.items = await run.assertions(work.task, work.answer, measured.metrics(), measured, attempt=work.attempt)
     return None
 
 
-async def attempt(run: Agentv, work: AgentvCell) -> Flow | None:
+async def _awaited_entries(run: Agentv, work: AgentvCell, entries: list[dict[str, Any] | None],
+                           waiting: list[tuple[int, Coroutine[Any, Any, dict[str, Any]]]]) -> Flow | None:
+    work.items = await run.awaited_entries(work.task, entries, waiting)
+    return None
+
+
+def attempt(run: Agentv, work: AgentvCell) -> Flow | None:
     """The attempt's row, and whether the trials stop here."""
     measured = work.measured
     assert measured is not None
@@ -249,7 +280,7 @@ async def attempt(run: Agentv, work: AgentvCell) -> Flow | None:
     return None
 
 
-async def trials(run: Agentv, work: AgentvCell) -> Flow | None:
+def trials(run: Agentv, work: AgentvCell) -> Flow | None:
     settings = run.trials
     if not settings.repeated:
         work.row = work.rows[0]
@@ -259,7 +290,7 @@ async def trials(run: Agentv, work: AgentvCell) -> Flow | None:
     return None
 
 
-async def write(run: Agentv, work: AgentvCell) -> Flow | None:
+def write(run: Agentv, work: AgentvCell) -> Flow | None:
     task, row = work.task, work.row
     cell = task.cell
     if work.problems:
@@ -276,6 +307,14 @@ async def write(run: Agentv, work: AgentvCell) -> Flow | None:
     run.outcomes.scored(task.position, score, row.get("verdict"))
     run.emit(Scored(cell, score, row.get("verdict"), row))
     return None
+
+
+def _batch_rounds(run: Agentv) -> bool:
+    return run.rounds is not None  # (set by the batches stage, before the cells)
+
+
+def _has_workspaces(run: Agentv) -> bool:
+    return run._any_workspace
 
 
 def _attempts(run: Agentv, work: AgentvCell) -> int:
@@ -335,9 +374,10 @@ class Agentv(Format[AgentvPlan, AgentvCell]):
         cell=(Around(batch_round, (
             resumed, halted,
             Around(admitted, (
-                Around(workspace, (Repeat((generate, assertions, attempt), _attempts, _trials_stop),)),
-                trials, write)),
-        )),),
+                Around(workspace, (Repeat((generate, assertions, attempt), _attempts, _trials_stop),),
+                       _has_workspaces),
+                trials, write), capped),
+        ), _batch_rounds),),
         after=(workspaces,),
     )
 
@@ -554,6 +594,18 @@ class Agentv(Format[AgentvPlan, AgentvCell]):
             # AgentV grades a test without assertions with its default LLM judge, against `criteria`.
             default = Assertion(type="llm-judge", name="llm-judge", span=test.span)
             return [await self.judges.judged(task, ATTEMPT_STRIDE * attempt, default, answer)]
+        entries, waiting = self.entries(task, answer, metrics, measured, attempt=attempt)
+        if waiting is None:
+            return entries  # type: ignore[return-value]  # (no entry waits: none is None)
+        return await self.awaited_entries(task, entries, waiting)
+
+    def entries(self, task: AgentvTask, answer: str, metrics: RunMetrics, measured: Measured | None = None, *,
+                attempt: int = 0) -> tuple[list[dict[str, Any] | None],
+                                           list[tuple[int, Coroutine[Any, Any, dict[str, Any]]]] | None]:
+        """The assertions' entries scored at once, None in the places of those that wait, and the
+        coroutines of those (by place; None when none waits: no coroutine made). Not for a test graded by
+        the default judge (`assertions` asks it)."""
+        test = task.test
         measured = measured or Measured(answer=answer)
         base = ATTEMPT_STRIDE * attempt
         entries: list[dict[str, Any] | None] = []
@@ -570,9 +622,13 @@ class Agentv(Format[AgentvPlan, AgentvCell]):
             else:
                 waiting.append((len(entries), self.assertion(task, base + i, a, answer, metrics, measured)))
                 entries.append(None)
-        if waiting:
-            for (k, _), got in zip(waiting, await self.each(task, [c for _, c in waiting]), strict=True):
-                entries[k] = got
+        return entries, waiting or None
+
+    async def awaited_entries(self, task: AgentvTask, entries: list[dict[str, Any] | None],
+                              waiting: list[tuple[int, Coroutine[Any, Any, dict[str, Any]]]]) -> list[dict[str, Any]]:
+        """`entries` with the places of `waiting` filled by what each coroutine returns (`each`)."""
+        for (k, _), got in zip(waiting, await self.each(task, [c for _, c in waiting]), strict=True):
+            entries[k] = got
         return entries  # type: ignore[return-value]  # (every None replaced)
 
     async def each(self, task: AgentvTask, scoring: list[Coroutine[Any, Any, dict[str, Any]]]

@@ -44,7 +44,7 @@ from .generate.calls import Calls
 from .journal.records import Done, RunHeader
 from .journal.run_store import Journal, JournalState, open_journal, read_header
 from .options import RunOptions
-from .pool import EventQueue, stream_cells
+from .pool import EventQueue, stream_cell_batches
 
 if TYPE_CHECKING:
     from .plan.plan_for import Plan
@@ -79,10 +79,14 @@ Step = Callable[[Any, Any], Awaitable[Flow | None] | Flow | None]
 
 @dataclass(frozen=True)
 class Around:
-    """`stages` run inside `enter(run, work)`, an async context manager yielding None, or DONE to skip them."""
+    """`stages` run inside `enter(run, work)`, an async context manager yielding None, or DONE to skip them.
+    `needed(run)`, when given, is asked once a run as its cells start (`cell_stages`): False, and every
+    cell runs `stages` without entering (a context for nothing, such as no cost cap, was two coroutines a
+    cell)."""
 
     enter: Callable[[Any, Any], contextlib.AbstractAsyncContextManager[Flow | None]]
     stages: tuple[Stage, ...]
+    needed: Callable[[Any], bool] | None = None
 
 
 @dataclass(frozen=True)
@@ -131,6 +135,24 @@ async def run_stages(run: Format[Any, Any], stages: Sequence[Stage], work: CellW
     return None
 
 
+def cell_stages(run: Format[Any, Any], stages: Sequence[Stage]) -> tuple[Stage, ...]:
+    """`stages` as this run's cells run them: each Around the run does not need (`Around.needed`) replaced
+    by its own stages, in its place."""
+    out: list[Stage] = []
+    for stage in stages:
+        if isinstance(stage, Around):
+            inner = cell_stages(run, stage.stages)
+            if stage.needed is not None and not stage.needed(run):
+                out.extend(inner)
+            else:
+                out.append(Around(stage.enter, inner, stage.needed))
+        elif isinstance(stage, Repeat):
+            out.append(Repeat(cell_stages(run, stage.stages), stage.count, stage.stop))
+        else:
+            out.append(stage)
+    return tuple(out)
+
+
 # --- the stages both formats share ---------------------------------------------------------------
 
 class admitted:
@@ -157,6 +179,11 @@ class admitted:
     async def __aexit__(self, *exc: object) -> None:
         if self.cell is not None:
             self.run.cost.release(self.cell)
+
+
+def capped(run: Format[Any, Any]) -> bool:
+    """Whether a cost cap admits the cells (`admitted` is needed: Around.needed)."""
+    return run.cost.budget.active
 
 
 def awaited(run: Format[Any, Any], work: CellWork[Any]) -> Awaitable[None] | None:
@@ -285,10 +312,12 @@ class Pipeline:
         self.cost = fmt.cost_guard(plan, options)
         self.calls.spend = self.cost.spend
         self.journal: Journal | None = None
+        self._cell_stages: tuple[Stage, ...] | None = None  # as this run's cells run them (cell_stages)
         self.format = fmt(self)
 
     async def cell(self, task: Any) -> None:
-        await run_stages(self.format, self.format.stages.cell, self.format.work(task))
+        stages = self._cell_stages if self._cell_stages is not None else self.format.stages.cell
+        await run_stages(self.format, stages, self.format.work(task))
 
     async def events(self) -> AsyncIterator[Event]:
         run, plan, options = self.format, self.plan, self.options
@@ -324,8 +353,11 @@ class Pipeline:
                     yield event
             tasks = run.tasks
             workers = run.workers(min(len(tasks), plan.concurrency * 2))
-            async for event in _committed_first(journal, self.queue, stream_cells(self.queue, tasks, self.cell, workers)):
-                yield event
+            self._cell_stages = cell_stages(run, run.stages.cell)  # (the stages before have run: batch mode's rounds)
+            async for ready in _committed_first(journal, self.queue,
+                                                stream_cell_batches(self.queue, tasks, self.cell, workers)):
+                for event in ready:
+                    yield event
             for stage in run.stages.after:
                 async for event in stage(run):
                     yield event
@@ -376,13 +408,14 @@ IDLE_COMMIT = 0.2
 
 
 async def _committed_first(journal: Journal, queue: EventQueue[Event | None],
-                           cells: AsyncIterator[Event]) -> AsyncIterator[Event]:
-    """The cells' events, each once what the journal had been told before it is committed: an event
-    waits until every record written before it was taken from the queue is committed (at most
-    journal/run_store.py's COMMIT_EVERY), and those after it wait behind it. So what the run reports
-    done (the display, the editor's lenses, `--json`) survives a kill. When no other event is waiting
-    the journal commits at once (at most every IDLE_COMMIT seconds): a run whose answers come one at a
-    time reports each as it comes, and one the editor cancels has reported every answer it keeps."""
+                           cells: AsyncIterator[list[Event]]) -> AsyncIterator[list[Event]]:
+    """The cells' events (taken from the queue a list at a time: pool.stream_cell_batches), each once what
+    the journal had been told before it is committed, in lists: an event waits until every record written
+    before it was taken from the queue is committed (at most journal/run_store.py's COMMIT_EVERY), and
+    those after it wait behind it. So what the run reports done (the display, the editor's lenses,
+    `--json`) survives a kill. When no other event is waiting (the last of a list, the queue empty) the
+    journal commits at once (at most every IDLE_COMMIT seconds): a run whose answers come one at a time
+    reports each as it comes, and one the editor cancels has reported every answer it keeps."""
     held: collections.deque[tuple[int, Event]] = collections.deque()  # (records written before it, event)
     woken = False  # a _COMMITTED is on the queue
 
@@ -395,22 +428,29 @@ async def _committed_first(journal: Journal, queue: EventQueue[Event | None],
     journal.on_commit = committed
     try:
         async with contextlib.aclosing(cells):  # type: ignore[type-var]
-            async for event in cells:
-                if event is _COMMITTED:
-                    woken = False
-                elif not held and not journal.pending:
-                    yield event
-                    continue
-                else:
-                    held.append((journal.records, event))
-                if held and queue.empty():  # nothing else to report: commit now, or once IDLE_COMMIT has passed
-                    journal.commit_within(IDLE_COMMIT - (time.monotonic() - journal.committed_at))
-                kept = journal.committed_records
-                while held and held[0][0] <= kept:
-                    yield held.popleft()[1]
+            async for batch in cells:
+                ready: list[Event] = []
+                last = len(batch) - 1
+                for n, event in enumerate(batch):
+                    if event is _COMMITTED:
+                        woken = False
+                    elif not held and not journal.pending:
+                        ready.append(event)
+                        continue
+                    else:
+                        held.append((journal.records, event))
+                    if held and n == last and queue.empty():  # nothing else to report: commit now, or once
+                        # IDLE_COMMIT has passed
+                        journal.commit_within(IDLE_COMMIT - (time.monotonic() - journal.committed_at))
+                    kept = journal.committed_records
+                    while held and held[0][0] <= kept:
+                        ready.append(held.popleft()[1])
+                if ready:
+                    yield ready
         journal.commit()
-        while held:
-            yield held.popleft()[1]
+        if held:
+            yield [event for _, event in held]
+            held.clear()
     finally:
         journal.on_commit = None
         if woken:  # put after the cells' last event: taken off the queue, which later stages read

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,14 +31,14 @@ from ..providers.base import ProviderError
 from ..scoring.agentv_aggregate import verdict
 from ..scoring.weval_aggregate import CoveragePoint, avg_coverage_extent, reference_order
 from ..scoring.weval_points import PointContext
-from ..weval.model import Point
+from ..weval.model import Point, Prompt
 from .cost.guard import NOT_RUN
 from .events import Cell, CellFailed, Event, ModelSummary, Notice, Response, RunSummary, Scored
 from .generate.answers import CellError, WevalGenerate, as_messages, weval_history
 from .journal.held_records import HeldRecords
 from .journal.records import CellScore, ExportHead, Failed, NotRun, ResultsName, RunHeader
 from .journal.run_store import run_header
-from .pipeline import DONE, Around, CellWork, Flow, Format, Pipeline, Stages, admitted, awaited
+from .pipeline import DONE, Around, CellWork, Flow, Format, Pipeline, Stages, admitted, awaited, capped
 from .plan.cell_index import CellIndex, CellScores
 from .plan.weval import WevalPlan, WevalTask, WevalTasks
 from .score.functions import AssessmentBases, function_point, score_function_point, scored_at_once
@@ -110,9 +110,10 @@ async def generate(run: Weval, work: WevalCell) -> Flow | None:
     return None
 
 
-async def rubric(run: Weval, work: WevalCell) -> Flow | None:
-    """The points scored: the prompt's own, else the key points extracted from its ideal; a cell with
-    nothing to score (or no coverage asked) is written as it is."""
+def rubric(run: Weval, work: WevalCell) -> Flow | Awaitable[Flow | None] | None:
+    """The points scored: the prompt's own, else the key points extracted from its ideal (awaited: the
+    only case that waits, so the others make no coroutine); a cell with nothing to score (or no coverage
+    asked) is written as it is."""
     if not run.coverage:
         run.scored(work.task.cell, None, {})
         return DONE
@@ -128,20 +129,30 @@ async def rubric(run: Weval, work: WevalCell) -> Flow | None:
         run.scored(work.task.cell, None, {"keyPointsCount": 0, "pointAssessments": [], "error": SKIPPED_EXTRACTION})
         return DONE
     if not points and prompt.ideal:
-        run.held.flush()
-        key_points, error = await run.judges.key_points(prompt)
-        if key_points:
-            run.writer.key_points(prompt.id, key_points)
-        if key_points is None:
-            run.scored(work.task.cell, None, {"error": f"Key point extraction failed: {error}"})
-            return DONE
-        points = [Point(kind="text", text=t, span=prompt.span) for t in key_points]
+        return _extracted(run, work, prompt)
+    _rubric(work, points)
+    return None
+
+
+async def _extracted(run: Weval, work: WevalCell, prompt: Prompt) -> Flow | None:
+    """The key points extracted from the prompt's ideal, as the cell's rubric."""
+    run.held.flush()
+    key_points, error = await run.judges.key_points(prompt)
+    if key_points:
+        run.writer.key_points(prompt.id, key_points)
+    if key_points is None:
+        run.scored(work.task.cell, None, {"error": f"Key point extraction failed: {error}"})
+        return DONE
+    _rubric(work, [Point(kind="text", text=t, span=prompt.span) for t in key_points])
+    return None
+
+
+def _rubric(work: WevalCell, points: list[Point]) -> None:
     work.points = points
     work.entries = [None] * len(points)
     work.subject = "\n\n".join(work.texts)
     assert work.messages is not None  # (generate made them)
-    work.context = PointContext(messages=work.messages, model_id=work.task.cell.model, prompt_id=prompt.id)
-    return None
+    work.context = PointContext(messages=work.messages, model_id=work.task.cell.model, prompt_id=work.task.prompt.id)
 
 
 def functions(run: Weval, work: WevalCell) -> Flow | None:
@@ -251,7 +262,7 @@ class Weval(Format[WevalPlan, WevalCell]):
 
     stages = Stages(
         before=(batches,),
-        cell=(resumed, Around(admitted, (generate, rubric, functions, judges, awaited, aggregate, write))),
+        cell=(resumed, Around(admitted, (generate, rubric, functions, judges, awaited, aggregate, write), capped)),
         after=(embeddings,),
     )
 

@@ -67,3 +67,38 @@ def test_the_stream_runs_every_task_once_when_nothing_fails() -> None:
         assert sorted(done) == list(range(50)) and sorted(got) == list(range(50))  # type: ignore[type-var]
 
     asyncio.run(main())
+
+
+def test_batches_hold_every_event_waiting_in_order_and_stop_at_the_end() -> None:
+    """stream_cell_batches: the events waiting when the queue is read come as one list, in the order they
+    were put; what was put after the end's None stays in the queue (the pipeline's own notices)."""
+    from evalspec.run.pool import stream_cell_batches
+
+    async def main() -> None:
+        queue: EventQueue = EventQueue()
+
+        async def work(task: int) -> None:
+            await asyncio.sleep(0)
+            for k in range(3):  # a cell's few events, put without a wait between them
+                queue.put_nowait((task, k))
+
+        batches = [batch async for batch in stream_cell_batches(queue, range(20), work, 4)]
+        events = [e for batch in batches for e in batch]
+        assert sorted(events) == [(t, k) for t in range(20) for k in range(3)]  # type: ignore[type-var]
+        for t in range(20):
+            assert [k for task, k in events if task == t] == [0, 1, 2]  # type: ignore[misc]
+        assert len(batches) < len(events) and max(len(b) for b in batches) >= 3  # several events a list
+
+        queue = EventQueue()
+
+        async def last(task: int) -> None:
+            queue.put_nowait("answer")
+
+        stream = stream_cell_batches(queue, range(1), last, 1)
+        assert await stream.__anext__() == ["answer"]
+        await asyncio.sleep(0.01)  # the workers are done: the end's None is queued
+        queue.put_nowait("notice")  # put after it (as the pipeline's "committed" notice can be)
+        assert [batch async for batch in stream] == []
+        assert queue.get_nowait() == "notice"  # left in the queue
+
+    asyncio.run(main())

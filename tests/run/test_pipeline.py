@@ -180,3 +180,25 @@ def test_weval_declares_its_stages_as_data() -> None:
     assert names(Weval.stages.cell) == ["resumed", "generate", "rubric", "functions", "judges", "awaited",
                                         "aggregate", "write"]
     assert [s.__name__ for s in Weval.stages.after] == ["embeddings"]
+
+
+def test_an_around_the_run_does_not_need_is_its_stages_in_its_place() -> None:
+    """cell_stages: each Around whose `needed(run)` is False (no cost cap, no workspace, no batch rounds)
+    becomes its own stages, asked once a run; one it needs stays, and the cells enter it as before."""
+    from evalspec.run.pipeline import capped, cell_stages
+
+    a, b, c, d = step("a"), step("b"), step("c"), step("d")
+    declared = (a, Around(holding("outer"), (b, Around(holding("inner"), (c,), lambda run: run.inner)),
+                          lambda run: run.outer), Repeat((d,), lambda run, work: 1, lambda run, work: False))
+    none = SimpleNamespace(outer=False, inner=False)
+    flat = cell_stages(none, declared)
+    assert flat[:3] == (a, b, c) and isinstance(flat[3], Repeat) and flat[3].stages == (d,)
+    flow, work = _run(flat, run=none)
+    assert flow is None and work.log == ["a", "b", "c", "d"]
+    kept = cell_stages(SimpleNamespace(outer=True, inner=False), declared)
+    flow, work = _run(kept)
+    assert work.log == ["a", "take outer", "b", "c", "release outer", "d"]
+    assert capped(SimpleNamespace(cost=SimpleNamespace(budget=SimpleNamespace(active=False)))) is False
+    for fmt in (Weval,):  # a run without a cost cap enters no `admitted`
+        run = SimpleNamespace(cost=SimpleNamespace(budget=SimpleNamespace(active=False)))
+        assert not any(isinstance(s, Around) for s in cell_stages(run, fmt.stages.cell))

@@ -397,6 +397,8 @@ def _text(value: str | None) -> str | bytes | None:
     if value is None:
         return None
     value = redact(value)
+    if value.isascii():  # (a flag of the string: no surrogate to look for)
+        return value
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:

@@ -43,6 +43,7 @@ from sys import intern
 from typing import Any, ClassVar, TypeAlias, TypeVar
 
 from ...jsonio import dumps_bytes, loads
+from ...quick_init import quick_init
 from ..events import Cell
 
 _DECODERS: dict[str, Callable[[dict[str, Any]], Any]] = {}
@@ -228,6 +229,7 @@ class RunHeader:
 
 
 @journal_record
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Generated:
     """An answer: a Weval cell's generated turn `turn`, or an AgentV cell's attempt `turn` (with the
@@ -271,6 +273,7 @@ class Generated:
 
 
 @journal_record
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Failed:
     """A Weval cell that got no answer (AgentV records a failed cell as a CellScore of an error row)."""
@@ -384,6 +387,7 @@ class Embedding:
 
 
 @journal_record
+@quick_init
 @dataclass(frozen=True, slots=True)
 class CellScore:
     """A cell's result: its score (None: not scored), verdict, and the result object (Weval: the
@@ -410,6 +414,7 @@ class CellScore:
 
 
 @journal_record
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Usage:
     """One provider call's tokens and cost (run/cost/spend.py), so a resumed run's totals and `--max-cost`

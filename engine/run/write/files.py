@@ -22,7 +22,9 @@ def now_utc() -> datetime:
 def iso_timestamp(when: datetime) -> str:
     """JavaScript's `toISOString()`: `2024-01-01T12:30:00.123Z`."""
     # isoformat, not strftime: a third of the cost, and a run writes one per result row.
-    return when.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    if when.tzinfo is not UTC:  # (now_utc's is: a row's timestamp converts nothing)
+        when = when.astimezone(UTC)
+    return when.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def safe_timestamp(when: datetime) -> str:

@@ -11,6 +11,8 @@ import json
 from functools import lru_cache
 from typing import Any
 
+import orjson
+
 from ...weval.ids import UNDEFINED, js_number
 
 _encode_str = json.JSONEncoder(ensure_ascii=False).encode
@@ -49,9 +51,21 @@ def js_stringify(value: Any) -> str:
     if type(value) is str:  # a point's argument, most often: the C encoder's text, as below
         return _encode_compact(value)
     try:
-        return _encode_sliced(_plain(value))
+        plain = _plain(value)
+        if type(plain) is list and len(plain) <= _SLICE and all(type(v) in _SCALARS for v in plain):
+            # A short flat list (a point's `[3, 60]`): orjson's text is the standard encoder's for plain
+            # values (~0.3 µs against ~3 µs, a JSONEncoder's C encoder made per call); it refuses what it
+            # cannot write the same (integers past 64 bits, lone surrogates): the encoder below takes those
+            try:
+                return orjson.dumps(plain).decode()
+            except TypeError:
+                pass
+        return _encode_sliced(plain)
     except (_NotPlain, ValueError):
         return _js_stringify(value)
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})  # what `_plain` leaves in a list, besides containers
 
 
 _SLICE = 256  # list items per call of the C encoder
