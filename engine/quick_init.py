@@ -80,8 +80,7 @@ def quick_init(cls: type[T]) -> type[T]:
         body.append("    self.__post_init__()")
     signature = ", ".join(["self", *positional, *(["*", *keyword] if keyword else [])])
     source = f"def __init__({signature}):\n" + ("\n".join(body) or "    pass") + "\n"
-    # (named for profilers: py-spy and cProfile show `__init__ (<quick_init events.Response>)`, not `<string>`)
-    exec(compile(source, f"<quick_init {cls.__module__.rpartition('.')[2]}.{cls.__qualname__}>", "exec"), env)
+    exec(source, env)
     init = env["__init__"]
     init.__qualname__ = f"{cls.__qualname__}.__init__"
     init.__module__ = cls.__module__
