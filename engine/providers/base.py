@@ -14,21 +14,17 @@ from typing import Any, Protocol, runtime_checkable
 from evalspec.providers.redact import redact
 from evalspec.providers.tool_calls import ToolCall, calls_from_json
 
-from ..quick_init import quick_init
-
 DEFAULT_MAX_TOKENS = 1500  # the reference Weval client's default
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 
-@quick_init
 @dataclass(frozen=True, slots=True)
 class ChatMessage:
     role: str  # "system" | "user" | "assistant"
     content: str
 
 
-@quick_init
 @dataclass(frozen=True, slots=True)
 class ChatRequest:
     """One generation call. `model` is the provider's own model name (no `provider:` prefix)."""
@@ -83,7 +79,6 @@ class ChatRequest:
         return ""
 
 
-@quick_init
 @dataclass(frozen=True, slots=True)
 class Usage:
     """The tokens a call used, as the provider reported them. `reported=False`: the target reported no
@@ -110,7 +105,6 @@ class Embeddings(list[list[float]]):
         self.model = model
 
 
-@quick_init
 @dataclass(frozen=True, slots=True)
 class ChatResult:
     text: str

@@ -13,8 +13,6 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, ClassVar, NamedTuple
 
-from ..quick_init import quick_init
-
 
 class Cell(NamedTuple):
     """A NamedTuple, not a dataclass: cells key every dict of a run, and a tuple hashes in C."""
@@ -65,7 +63,6 @@ class RunStarted(Event):
     plan: dict[str, Any]
 
 
-@quick_init
 @dataclass(frozen=True, slots=True)
 class CallStarted(Event):
     """A provider call is about to be made. `purpose`: generate | judge | extract | embed."""
@@ -125,7 +122,6 @@ def _seconds(s: float) -> str:
     return f"{s:.0f} s" if s >= 10 or s == int(s) else f"{s:.1f} s"
 
 
-@quick_init
 @dataclass(frozen=True, slots=True)
 class Response(Event):
     """A model's answer for a cell. `resumed`: read back from the journal of an interrupted run;
@@ -141,7 +137,6 @@ class Response(Event):
     replayed: bool = False
 
 
-@quick_init
 @dataclass(frozen=True, slots=True)
 class Scored(Event):
     """A cell's result. `score` is None when nothing could be scored (e.g. only judged points and no
@@ -156,7 +151,6 @@ class Scored(Event):
     resumed: bool = False
 
 
-@quick_init
 @dataclass(frozen=True, slots=True)
 class CellFailed(Event):
     """No answer for this cell (the run goes on). `kind` is the provider error kind when there is one."""

@@ -43,7 +43,6 @@ from sys import intern
 from typing import Any, ClassVar, TypeAlias, TypeVar
 
 from ...jsonio import dumps_bytes, loads
-from ...quick_init import quick_init
 from ..events import Cell
 
 _DECODERS: dict[str, Callable[[dict[str, Any]], Any]] = {}
@@ -229,7 +228,6 @@ class RunHeader:
 
 
 @journal_record
-@quick_init
 @dataclass(frozen=True, slots=True)
 class Generated:
     """An answer: a Weval cell's generated turn `turn`, or an AgentV cell's attempt `turn` (with the
@@ -273,7 +271,6 @@ class Generated:
 
 
 @journal_record
-@quick_init
 @dataclass(frozen=True, slots=True)
 class Failed:
     """A Weval cell that got no answer (AgentV records a failed cell as a CellScore of an error row)."""
@@ -387,7 +384,6 @@ class Embedding:
 
 
 @journal_record
-@quick_init
 @dataclass(frozen=True, slots=True)
 class CellScore:
     """A cell's result: its score (None: not scored), verdict, and the result object (Weval: the
@@ -414,7 +410,6 @@ class CellScore:
 
 
 @journal_record
-@quick_init
 @dataclass(frozen=True, slots=True)
 class Usage:
     """One provider call's tokens and cost (run/cost/spend.py), so a resumed run's totals and `--max-cost`

@@ -27,7 +27,6 @@ from ...list_like import ListLike
 from ...model_store import id_at, item_ids, keep_items
 from ...own_files import folder_name
 from ...providers.redact import redact
-from ...quick_init import quick_init
 from ...registry.stages import Stage
 from ..events import Cell
 from ..options import RunOptions
@@ -56,7 +55,6 @@ class TargetSpec:
         return self.name
 
 
-@quick_init
 @dataclass(frozen=True, slots=True)
 class AgentvTask:
     cell: Cell

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any, overload
 
 from ...list_like import ListLike
-from ...quick_init import quick_init
 from ...weval.model import Blueprint, Judge, Prompt
 from ...weval.models import effective_model_id
 from ...weval.prompt_store import cell_prompt, cell_prompts, keep_prompts, prompt_ids
@@ -41,7 +40,6 @@ CHARS_PER_TOKEN = 4  # a rough estimate, good enough for a plan
 JUDGE_PROMPT_TOKENS = 900  # the judge's instructions and scale, per judged point
 
 
-@quick_init
 @dataclass(frozen=True, slots=True)
 class WevalTask:
     cell: Cell
