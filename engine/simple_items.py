@@ -3,8 +3,9 @@ most blueprints are written in, read without libyaml: the same nodes, spans and 
 composer gives from libyaml's events, or None.
 
 A line of that subset is `- ` dashes, then `key:` (a word) with or without a value, or a value alone; a value
-is a one-line plain scalar (no `: `, `#`, or indicator first), a one-line quoted scalar with no escape, or a
-flow list of plain words (`[3, 60]`). Each line lines up with an open collection (a block mapping's keys, a
+is a one-line plain scalar (no `: `, `#`, or indicator first), a one-line quoted scalar with no escape, a
+flow list of plain words (`[3, 60]`), or a one-line flow mapping of `key: value` pairs, each value such a word
+or quoted scalar (`{type: contains, value: "0"}`, an AgentV suite's assertions). Each line lines up with an open collection (a block mapping's keys, a
 block list's dashes) or opens one under a key with no value. Anything else — a comment, a tab, an anchor, a
 tag, a block scalar, a multi-line scalar, a key with no value after all, a list at its key's column, a key
 longer than libyaml's simple keys, a character YAML refuses — gives None, and the text is parsed by libyaml
@@ -24,11 +25,16 @@ from .yaml_nodes import _MAYBE_NOT_STR, Mapping, Node, Scalar, Sequence, resolve
 
 # One line: its indentation, dashes, a key, a value (a key with none, or a value alone, are told apart after).
 _WORD = r"[\w.$+][\w.$+-]*"
+# A flow mapping's pair: a key as a block mapping's, `: `, a flow list's word or a quoted scalar as above
+_PAIR = rf"""[A-Za-z_$][\w$.-]*:\ +(?:{_WORD}|"[^"\\]*"|'[^']*')"""
 _LINE = re.compile(
     r"""(?P<ind>\ *)(?P<dashes>(?:-\ +)*)(?:(?P<key>[A-Za-z_$][\w$.-]*):(?:\ +(?=[^\ ])|\Z))?"""
     rf"""(?:(?P<dq>"[^"\\]*")|(?P<sq>'[^']*')|(?P<flow>\[\ *(?:{_WORD}(?:\ *,\ *{_WORD})*)?\ *\])"""
+    rf"""|(?P<fmap>\{{\ *(?:{_PAIR}(?:\ *,\ *{_PAIR})*)?\ *\}})"""
     r"""|(?P<plain>[^\s\-?:,\[\]{}#&*!|>'"%@`](?:[^\s:#]|:(?=[^\s#])|\ +(?=[^\s:#]))*))?\Z""")
 _FLOW_ITEM = re.compile(_WORD)
+# One pair of a flow mapping `_LINE` read, with the `{` or `,` before it, matched where the last one ended
+_FLOW_PAIR = re.compile(rf"""[{{,]\ *([A-Za-z_$][\w$.-]*):\ +(?:({_WORD})|"([^"\\]*)"|'([^']*)')\ *""")
 # What YAML refuses in a text, the line breaks only YAML knows (source.py parses texts with those in one
 # stream), tabs and a byte order mark: a chunk with one of these is libyaml's to read.
 _REFUSED = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]")
@@ -83,7 +89,7 @@ def _read(text: str, first_line: int, root: list[Any], closed: bool = False) -> 
         m = match(line)
         if m is None:
             return None
-        ind, dashes, key, dq, sq, flow, plain = m.groups()
+        ind, dashes, key, dq, sq, flow, fmap, plain = m.groups()
         column = len(ind)
         # where the line's first dash (or its key or value) sits: it closes what is deeper
         while top[1] > column:
@@ -129,11 +135,11 @@ def _read(text: str, first_line: int, root: list[Any], closed: bool = False) -> 
             node.value = resolve(key) if key[0] in maybe_not_str else key
             node.raw, node.style, node.tag, node.anchor = key, None, None, None
             top[2].append(node)
-            if plain is None and dq is None and sq is None and flow is None:
+            if plain is None and dq is None and sq is None and flow is None and fmap is None:
                 waiting = True
                 top[5], top[6] = line_no, end
                 continue
-        elif not opened or (plain is None and dq is None and sq is None and flow is None):
+        elif not opened or (plain is None and dq is None and sq is None and flow is None and fmap is None):
             return None  # a value alone, not after a dash; or nothing after the dashes
         end = len(line)
         node = new_object(scalar_type)
@@ -149,6 +155,11 @@ def _read(text: str, first_line: int, root: list[Any], closed: bool = False) -> 
             start = end - len(sq)
             node.value = node.raw = sq[1:-1]
             node.style = "'"
+        elif fmap is not None:
+            start = end - len(fmap)
+            node = new_object(Mapping)
+            node.pairs = _flow_pairs(fmap, line_no, start)
+            node.flow = True
         else:
             start = end - len(flow)
             items = []
@@ -175,6 +186,34 @@ def _read(text: str, first_line: int, root: list[Any], closed: bool = False) -> 
         stack.insert(0, [_SEQUENCE, 0, [], 0, 0, 0, 0])  # a parent for the root to close into
         return stack[0][2] if _close(stack) else None
     return root[2]
+
+
+def _flow_pairs(fmap: str, line_no: int, start: int) -> list[tuple[Node, Node]]:
+    """The pairs of a one-line flow mapping `fmap` (as `_LINE` matched it) that starts at `start`."""
+    pairs: list[tuple[Node, Node]] = []
+    match, at = _FLOW_PAIR.match, 0
+    while (m := match(fmap, at)) is not None:
+        at = m.end()
+        key, word, dq, _ = m.groups()
+        k: Any = _new_object(Scalar)
+        k_start = start + m.start(1)
+        k.span = _new_tuple(Span, (line_no, k_start, line_no, k_start + len(key)))
+        k.value = resolve_plain(key) if key[0] in _MAYBE_NOT_STR else key
+        k.raw, k.style, k.tag, k.anchor = key, None, None, None
+        v: Any = _new_object(Scalar)
+        if word is not None:
+            v_start, v_end = m.span(2)
+            v.value = resolve_plain(word) if word[0] in _MAYBE_NOT_STR else word
+            v.raw, v.style = word, None
+        else:  # a quoted scalar's span holds its quotes
+            group = 3 if dq is not None else 4
+            v_start, v_end = m.start(group) - 1, m.end(group) + 1
+            v.value = v.raw = m.group(group)
+            v.style = '"' if group == 3 else "'"
+        v.span = _new_tuple(Span, (line_no, start + v_start, line_no, start + v_end))
+        v.tag = v.anchor = None
+        pairs.append((k, v))
+    return pairs
 
 
 def _close(stack: list[list[Any]]) -> bool:
