@@ -42,6 +42,13 @@ _ONE_DASH = (" ",)  # what follows the one dash of most lines, as `dashes.split(
 _MAX_KEY = 1000  # libyaml's simple keys end at 1,024 characters
 _MAX_DEPTH = 64
 
+# A line's groups by its text, and a flow mapping's pairs (`_flow_pairs`), as last read: a big file's items
+# repeat most of their lines (`  should:`, `      - {type: latency, max_ms: 60000}`), and a look-up costs a
+# twentieth of a match. Emptied when full, so what is kept is bounded and follows the file being read.
+_READ_LINES: dict[str, tuple[Any, ...]] = {}
+_READ_PAIRS: dict[str, list[tuple[Any, ...]]] = {}
+_KEPT_LINES = 4096
+
 _new_object = object.__new__
 _new_tuple = tuple.__new__
 _MAPPING, _SEQUENCE = 0, 1
@@ -81,15 +88,22 @@ def _read(text: str, first_line: int, root: list[Any], closed: bool = False) -> 
     waiting = False  # the innermost mapping's last key has no value yet: the next line holds it
     line_no = first_line - 1
     match, new_object, new_tuple, span_type, resolve = _LINE.match, _new_object, _new_tuple, Span, resolve_plain
+    read_lines = _READ_LINES
     maybe_not_str, scalar_type = _MAYBE_NOT_STR, Scalar
     for line in text.split("\n"):
         line_no += 1
         if not line:
             continue
-        m = match(line)
-        if m is None:
-            return None
-        ind, dashes, key, dq, sq, flow, fmap, plain = m.groups()
+        groups = read_lines.get(line)
+        if groups is None:
+            m = match(line)
+            if m is None:
+                return None
+            groups = m.groups()
+            if len(read_lines) >= _KEPT_LINES:
+                read_lines.clear()
+            read_lines[line] = groups
+        ind, dashes, key, dq, sq, flow, fmap, plain = groups
         column = len(ind)
         # where the line's first dash (or its key or value) sits: it closes what is deeper
         while top[1] > column:
@@ -190,30 +204,43 @@ def _read(text: str, first_line: int, root: list[Any], closed: bool = False) -> 
 
 def _flow_pairs(fmap: str, line_no: int, start: int) -> list[tuple[Node, Node]]:
     """The pairs of a one-line flow mapping `fmap` (as `_LINE` matched it) that starts at `start`."""
+    read = _READ_PAIRS.get(fmap)
+    if read is None:
+        read = _pairs_read(fmap)
+        if len(_READ_PAIRS) >= _KEPT_LINES:
+            _READ_PAIRS.clear()
+        _READ_PAIRS[fmap] = read
     pairs: list[tuple[Node, Node]] = []
+    for k_start, key, k_value, v_start, v_end, raw, value, style in read:
+        k: Any = _new_object(Scalar)
+        k.span = _new_tuple(Span, (line_no, start + k_start, line_no, start + k_start + len(key)))
+        k.value, k.raw, k.style, k.tag, k.anchor = k_value, key, None, None, None
+        v: Any = _new_object(Scalar)
+        v.span = _new_tuple(Span, (line_no, start + v_start, line_no, start + v_end))
+        v.value, v.raw, v.style, v.tag, v.anchor = value, raw, style, None, None
+        pairs.append((k, v))
+    return pairs
+
+
+def _pairs_read(fmap: str) -> list[tuple[Any, ...]]:
+    """Each pair of `fmap` as (key column, key, its value, value column, value end, raw text, value, style),
+    the columns from the mapping's `{`."""
+    out = []
     match, at = _FLOW_PAIR.match, 0
     while (m := match(fmap, at)) is not None:
         at = m.end()
         key, word, dq, _ = m.groups()
-        k: Any = _new_object(Scalar)
-        k_start = start + m.start(1)
-        k.span = _new_tuple(Span, (line_no, k_start, line_no, k_start + len(key)))
-        k.value = resolve_plain(key) if key[0] in _MAYBE_NOT_STR else key
-        k.raw, k.style, k.tag, k.anchor = key, None, None, None
-        v: Any = _new_object(Scalar)
+        k_value = resolve_plain(key) if key[0] in _MAYBE_NOT_STR else key
         if word is not None:
             v_start, v_end = m.span(2)
-            v.value = resolve_plain(word) if word[0] in _MAYBE_NOT_STR else word
-            v.raw, v.style = word, None
+            out.append((m.start(1), key, k_value, v_start, v_end, word,
+                        resolve_plain(word) if word[0] in _MAYBE_NOT_STR else word, None))
         else:  # a quoted scalar's span holds its quotes
             group = 3 if dq is not None else 4
-            v_start, v_end = m.start(group) - 1, m.end(group) + 1
-            v.value = v.raw = m.group(group)
-            v.style = '"' if group == 3 else "'"
-        v.span = _new_tuple(Span, (line_no, start + v_start, line_no, start + v_end))
-        v.tag = v.anchor = None
-        pairs.append((k, v))
-    return pairs
+            text = m.group(group)
+            out.append((m.start(1), key, k_value, m.start(group) - 1, m.end(group) + 1, text, text,
+                        '"' if group == 3 else "'"))
+    return out
 
 
 def _close(stack: list[list[Any]]) -> bool:
