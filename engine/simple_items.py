@@ -225,7 +225,7 @@ def _flow_pairs(fmap: str, line_no: int, start: int) -> list[tuple[Node, Node]]:
 def _pairs_read(fmap: str) -> list[tuple[Any, ...]]:
     """Each pair of `fmap` as (key column, key, its value, value column, value end, raw text, value, style),
     the columns from the mapping's `{`."""
-    out = []
+    out: list[tuple[Any, ...]] = []
     match, at = _FLOW_PAIR.match, 0
     while (m := match(fmap, at)) is not None:
         at = m.end()
