@@ -42,11 +42,13 @@ _ONE_DASH = (" ",)  # what follows the one dash of most lines, as `dashes.split(
 _MAX_KEY = 1000  # libyaml's simple keys end at 1,024 characters
 _MAX_DEPTH = 64
 
-# A line's groups by its text, and a flow mapping's pairs (`_flow_pairs`), as last read: a big file's items
-# repeat most of their lines (`  should:`, `      - {type: latency, max_ms: 60000}`), and a look-up costs a
-# twentieth of a match. Emptied when full, so what is kept is bounded and follows the file being read.
+# A line's groups by its text, and a flow list's words or a flow mapping's pairs (`_flow_pairs`) by theirs, as
+# last read: a big file's items repeat most of their lines (`  should:`, `    - $word_count_between: [3, 60]`,
+# `      - {type: latency, max_ms: 60000}`), and a look-up costs a twentieth of a match. Only immutable values
+# are kept (groups, columns, texts, resolved scalars); each memo is emptied when full, so it stays bounded
+# and follows the file being read.
 _READ_LINES: dict[str, tuple[Any, ...]] = {}
-_READ_PAIRS: dict[str, list[tuple[Any, ...]]] = {}
+_READ_FLOWS: dict[str, list[tuple[Any, ...]]] = {}
 _KEPT_LINES = 4096
 
 _new_object = object.__new__
@@ -88,7 +90,7 @@ def _read(text: str, first_line: int, root: list[Any], closed: bool = False) -> 
     waiting = False  # the innermost mapping's last key has no value yet: the next line holds it
     line_no = first_line - 1
     match, new_object, new_tuple, span_type, resolve = _LINE.match, _new_object, _new_tuple, Span, resolve_plain
-    read_lines = _READ_LINES
+    read_lines, read_flows = _READ_LINES, _READ_FLOWS
     maybe_not_str, scalar_type = _MAYBE_NOT_STR, Scalar
     for line in text.split("\n"):
         line_no += 1
@@ -176,14 +178,19 @@ def _read(text: str, first_line: int, root: list[Any], closed: bool = False) -> 
             node.flow = True
         else:
             start = end - len(flow)
+            words = read_flows.get(flow)
+            if words is None:
+                words = [(w.start(), w.group(), resolve(w.group()) if w.group()[0] in maybe_not_str else w.group())
+                         for w in _FLOW_ITEM.finditer(flow)]
+                if len(read_flows) >= _KEPT_LINES:
+                    read_flows.clear()
+                read_flows[flow] = words
             items = []
-            for w in _FLOW_ITEM.finditer(flow):
-                word = w.group()
-                col = start + w.start()
+            for col, word, value in words:
+                col += start
                 item = new_object(scalar_type)
                 item.span = new_tuple(span_type, (line_no, col, line_no, col + len(word)))
-                item.value = resolve(word) if word[0] in maybe_not_str else word
-                item.raw, item.style, item.tag, item.anchor = word, None, None, None
+                item.value, item.raw, item.style, item.tag, item.anchor = value, word, None, None, None
                 items.append(item)
             node = new_object(Sequence)
             node.items, node.flow = items, True
@@ -204,12 +211,12 @@ def _read(text: str, first_line: int, root: list[Any], closed: bool = False) -> 
 
 def _flow_pairs(fmap: str, line_no: int, start: int) -> list[tuple[Node, Node]]:
     """The pairs of a one-line flow mapping `fmap` (as `_LINE` matched it) that starts at `start`."""
-    read = _READ_PAIRS.get(fmap)
+    read = _READ_FLOWS.get(fmap)
     if read is None:
         read = _pairs_read(fmap)
-        if len(_READ_PAIRS) >= _KEPT_LINES:
-            _READ_PAIRS.clear()
-        _READ_PAIRS[fmap] = read
+        if len(_READ_FLOWS) >= _KEPT_LINES:
+            _READ_FLOWS.clear()
+        _READ_FLOWS[fmap] = read
     pairs: list[tuple[Node, Node]] = []
     for k_start, key, k_value, v_start, v_end, raw, value, style in read:
         k: Any = _new_object(Scalar)
