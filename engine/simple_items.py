@@ -45,11 +45,13 @@ _MAX_DEPTH = 64
 # A line's groups by its text, and a flow list's words or a flow mapping's pairs (`_flow_pairs`) by theirs, as
 # last read: a big file's items repeat most of their lines (`  should:`, `    - $word_count_between: [3, 60]`,
 # `      - {type: latency, max_ms: 60000}`), and a look-up costs a twentieth of a match. Only immutable values
-# are kept (groups, columns, texts, resolved scalars); each memo is emptied when full, so it stays bounded
-# and follows the file being read.
+# are kept (groups, columns, texts, resolved scalars), of texts up to _KEPT_LENGTH characters (the lines that
+# repeat are short; a long prompt's is not kept alive in an editor's worker); each memo is emptied when full,
+# so it stays bounded (a few MB at most) and follows the file being read.
 _READ_LINES: dict[str, tuple[Any, ...]] = {}
 _READ_FLOWS: dict[str, list[tuple[Any, ...]]] = {}
 _KEPT_LINES = 4096
+_KEPT_LENGTH = 160
 
 _new_object = object.__new__
 _new_tuple = tuple.__new__
@@ -102,9 +104,10 @@ def _read(text: str, first_line: int, root: list[Any], closed: bool = False) -> 
             if m is None:
                 return None
             groups = m.groups()
-            if len(read_lines) >= _KEPT_LINES:
-                read_lines.clear()
-            read_lines[line] = groups
+            if len(line) <= _KEPT_LENGTH:
+                if len(read_lines) >= _KEPT_LINES:
+                    read_lines.clear()
+                read_lines[line] = groups
         ind, dashes, key, dq, sq, flow, fmap, plain = groups
         column = len(ind)
         # where the line's first dash (or its key or value) sits: it closes what is deeper
@@ -182,9 +185,10 @@ def _read(text: str, first_line: int, root: list[Any], closed: bool = False) -> 
             if words is None:
                 words = [(w.start(), w.group(), resolve(w.group()) if w.group()[0] in maybe_not_str else w.group())
                          for w in _FLOW_ITEM.finditer(flow)]
-                if len(read_flows) >= _KEPT_LINES:
-                    read_flows.clear()
-                read_flows[flow] = words
+                if len(flow) <= _KEPT_LENGTH:
+                    if len(read_flows) >= _KEPT_LINES:
+                        read_flows.clear()
+                    read_flows[flow] = words
             items = []
             for col, word, value in words:
                 col += start
@@ -214,9 +218,10 @@ def _flow_pairs(fmap: str, line_no: int, start: int) -> list[tuple[Node, Node]]:
     read = _READ_FLOWS.get(fmap)
     if read is None:
         read = _pairs_read(fmap)
-        if len(_READ_FLOWS) >= _KEPT_LINES:
-            _READ_FLOWS.clear()
-        _READ_FLOWS[fmap] = read
+        if len(fmap) <= _KEPT_LENGTH:
+            if len(_READ_FLOWS) >= _KEPT_LINES:
+                _READ_FLOWS.clear()
+            _READ_FLOWS[fmap] = read
     pairs: list[tuple[Node, Node]] = []
     for k_start, key, k_value, v_start, v_end, raw, value, style in read:
         k: Any = _new_object(Scalar)

@@ -279,3 +279,16 @@ def test_mutated_flow_mappings_read_alike_or_are_left_to_libyaml() -> None:
         else:
             left += 1
     assert read > 50 and left > 500, (read, left)
+
+
+def test_the_memos_of_read_lines_stay_bounded() -> None:
+    """Lines and flows are memoised by their text (simple_items._READ_LINES, _READ_FLOWS): short texts only,
+    and never more than _KEPT_LINES of each, however many distinct lines are read."""
+    from evalspec import simple_items as module
+
+    long_line = "- " + "x" * (module._KEPT_LENGTH + 1)
+    assert simple_items(long_line, 0) is not None and long_line not in module._READ_LINES
+    text = "\n".join(f"- k{i}: [{i}, 2]\n  m: {{a: {i}}}" for i in range(module._KEPT_LINES + 10))
+    assert simple_items(text, 0) is not None
+    assert 0 < len(module._READ_LINES) <= module._KEPT_LINES and 0 < len(module._READ_FLOWS) <= module._KEPT_LINES
+    assert agrees("- k1: [1, 2]\n  m: {a: 1}")  # read again from the memos: the same nodes as libyaml's
