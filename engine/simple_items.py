@@ -3,8 +3,9 @@ most blueprints are written in, read without libyaml: the same nodes, spans and 
 composer gives from libyaml's events, or None.
 
 A line of that subset is `- ` dashes, then `key:` (a word) with or without a value, or a value alone; a value
-is a one-line plain scalar (no `: `, `#`, or indicator first), a one-line quoted scalar with no escape, or a
-flow list of plain words (`[3, 60]`). Each line lines up with an open collection (a block mapping's keys, a
+is a one-line plain scalar (no `: `, `#`, or indicator first), a one-line quoted scalar with no escape, a
+flow list of plain words (`[3, 60]`), or a one-line flow mapping of `key: value` pairs, each value such a word
+or quoted scalar (`{type: contains, value: "0"}`, an AgentV suite's assertions). Each line lines up with an open collection (a block mapping's keys, a
 block list's dashes) or opens one under a key with no value. Anything else — a comment, a tab, an anchor, a
 tag, a block scalar, a multi-line scalar, a key with no value after all, a list at its key's column, a key
 longer than libyaml's simple keys, a character YAML refuses — gives None, and the text is parsed by libyaml
@@ -24,17 +25,33 @@ from .yaml_nodes import _MAYBE_NOT_STR, Mapping, Node, Scalar, Sequence, resolve
 
 # One line: its indentation, dashes, a key, a value (a key with none, or a value alone, are told apart after).
 _WORD = r"[\w.$+][\w.$+-]*"
+# A flow mapping's pair: a key as a block mapping's, `: `, a flow list's word or a quoted scalar as above
+_PAIR = rf"""[A-Za-z_$][\w$.-]*:\ +(?:{_WORD}|"[^"\\]*"|'[^']*')"""
 _LINE = re.compile(
     r"""(?P<ind>\ *)(?P<dashes>(?:-\ +)*)(?:(?P<key>[A-Za-z_$][\w$.-]*):(?:\ +(?=[^\ ])|\Z))?"""
     rf"""(?:(?P<dq>"[^"\\]*")|(?P<sq>'[^']*')|(?P<flow>\[\ *(?:{_WORD}(?:\ *,\ *{_WORD})*)?\ *\])"""
+    rf"""|(?P<fmap>\{{\ *(?:{_PAIR}(?:\ *,\ *{_PAIR})*)?\ *\}})"""
     r"""|(?P<plain>[^\s\-?:,\[\]{}#&*!|>'"%@`](?:[^\s:#]|:(?=[^\s#])|\ +(?=[^\s:#]))*))?\Z""")
 _FLOW_ITEM = re.compile(_WORD)
+# One pair of a flow mapping `_LINE` read, with the `{` or `,` before it, matched where the last one ended
+_FLOW_PAIR = re.compile(rf"""[{{,]\ *([A-Za-z_$][\w$.-]*):\ +(?:({_WORD})|"([^"\\]*)"|'([^']*)')\ *""")
 # What YAML refuses in a text, the line breaks only YAML knows (source.py parses texts with those in one
 # stream), tabs and a byte order mark: a chunk with one of these is libyaml's to read.
 _REFUSED = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]")
 _ONE_DASH = (" ",)  # what follows the one dash of most lines, as `dashes.split("-")[1:]` gives it
 _MAX_KEY = 1000  # libyaml's simple keys end at 1,024 characters
 _MAX_DEPTH = 64
+
+# A line's groups by its text, and a flow list's words or a flow mapping's pairs (`_flow_pairs`) by theirs, as
+# last read: a big file's items repeat most of their lines (`  should:`, `    - $word_count_between: [3, 60]`,
+# `      - {type: latency, max_ms: 60000}`), and a look-up costs a twentieth of a match. Only immutable values
+# are kept (groups, columns, texts, resolved scalars), of texts up to _KEPT_LENGTH characters (the lines that
+# repeat are short; a long prompt's is not kept alive in an editor's worker); each memo is emptied when full,
+# so it stays bounded (a few MB at most) and follows the file being read.
+_READ_LINES: dict[str, tuple[Any, ...]] = {}
+_READ_FLOWS: dict[str, list[tuple[Any, ...]]] = {}
+_KEPT_LINES = 4096
+_KEPT_LENGTH = 160
 
 _new_object = object.__new__
 _new_tuple = tuple.__new__
@@ -75,15 +92,23 @@ def _read(text: str, first_line: int, root: list[Any], closed: bool = False) -> 
     waiting = False  # the innermost mapping's last key has no value yet: the next line holds it
     line_no = first_line - 1
     match, new_object, new_tuple, span_type, resolve = _LINE.match, _new_object, _new_tuple, Span, resolve_plain
+    read_lines, read_flows = _READ_LINES, _READ_FLOWS
     maybe_not_str, scalar_type = _MAYBE_NOT_STR, Scalar
     for line in text.split("\n"):
         line_no += 1
         if not line:
             continue
-        m = match(line)
-        if m is None:
-            return None
-        ind, dashes, key, dq, sq, flow, plain = m.groups()
+        groups = read_lines.get(line)
+        if groups is None:
+            m = match(line)
+            if m is None:
+                return None
+            groups = m.groups()
+            if len(line) <= _KEPT_LENGTH:
+                if len(read_lines) >= _KEPT_LINES:
+                    read_lines.clear()
+                read_lines[line] = groups
+        ind, dashes, key, dq, sq, flow, fmap, plain = groups
         column = len(ind)
         # where the line's first dash (or its key or value) sits: it closes what is deeper
         while top[1] > column:
@@ -129,11 +154,11 @@ def _read(text: str, first_line: int, root: list[Any], closed: bool = False) -> 
             node.value = resolve(key) if key[0] in maybe_not_str else key
             node.raw, node.style, node.tag, node.anchor = key, None, None, None
             top[2].append(node)
-            if plain is None and dq is None and sq is None and flow is None:
+            if plain is None and dq is None and sq is None and flow is None and fmap is None:
                 waiting = True
                 top[5], top[6] = line_no, end
                 continue
-        elif not opened or (plain is None and dq is None and sq is None and flow is None):
+        elif not opened or (plain is None and dq is None and sq is None and flow is None and fmap is None):
             return None  # a value alone, not after a dash; or nothing after the dashes
         end = len(line)
         node = new_object(scalar_type)
@@ -149,16 +174,27 @@ def _read(text: str, first_line: int, root: list[Any], closed: bool = False) -> 
             start = end - len(sq)
             node.value = node.raw = sq[1:-1]
             node.style = "'"
+        elif fmap is not None:
+            start = end - len(fmap)
+            node = new_object(Mapping)
+            node.pairs = _flow_pairs(fmap, line_no, start)
+            node.flow = True
         else:
             start = end - len(flow)
+            words = read_flows.get(flow)
+            if words is None:
+                words = [(w.start(), w.group(), resolve(w.group()) if w.group()[0] in maybe_not_str else w.group())
+                         for w in _FLOW_ITEM.finditer(flow)]
+                if len(flow) <= _KEPT_LENGTH:
+                    if len(read_flows) >= _KEPT_LINES:
+                        read_flows.clear()
+                    read_flows[flow] = words
             items = []
-            for w in _FLOW_ITEM.finditer(flow):
-                word = w.group()
-                col = start + w.start()
+            for col, word, value in words:
+                col += start
                 item = new_object(scalar_type)
                 item.span = new_tuple(span_type, (line_no, col, line_no, col + len(word)))
-                item.value = resolve(word) if word[0] in maybe_not_str else word
-                item.raw, item.style, item.tag, item.anchor = word, None, None, None
+                item.value, item.raw, item.style, item.tag, item.anchor = value, word, None, None, None
                 items.append(item)
             node = new_object(Sequence)
             node.items, node.flow = items, True
@@ -175,6 +211,48 @@ def _read(text: str, first_line: int, root: list[Any], closed: bool = False) -> 
         stack.insert(0, [_SEQUENCE, 0, [], 0, 0, 0, 0])  # a parent for the root to close into
         return stack[0][2] if _close(stack) else None
     return root[2]
+
+
+def _flow_pairs(fmap: str, line_no: int, start: int) -> list[tuple[Node, Node]]:
+    """The pairs of a one-line flow mapping `fmap` (as `_LINE` matched it) that starts at `start`."""
+    read = _READ_FLOWS.get(fmap)
+    if read is None:
+        read = _pairs_read(fmap)
+        if len(fmap) <= _KEPT_LENGTH:
+            if len(_READ_FLOWS) >= _KEPT_LINES:
+                _READ_FLOWS.clear()
+            _READ_FLOWS[fmap] = read
+    pairs: list[tuple[Node, Node]] = []
+    for k_start, key, k_value, v_start, v_end, raw, value, style in read:
+        k: Any = _new_object(Scalar)
+        k.span = _new_tuple(Span, (line_no, start + k_start, line_no, start + k_start + len(key)))
+        k.value, k.raw, k.style, k.tag, k.anchor = k_value, key, None, None, None
+        v: Any = _new_object(Scalar)
+        v.span = _new_tuple(Span, (line_no, start + v_start, line_no, start + v_end))
+        v.value, v.raw, v.style, v.tag, v.anchor = value, raw, style, None, None
+        pairs.append((k, v))
+    return pairs
+
+
+def _pairs_read(fmap: str) -> list[tuple[Any, ...]]:
+    """Each pair of `fmap` as (key column, key, its value, value column, value end, raw text, value, style),
+    the columns from the mapping's `{`."""
+    out: list[tuple[Any, ...]] = []
+    match, at = _FLOW_PAIR.match, 0
+    while (m := match(fmap, at)) is not None:
+        at = m.end()
+        key, word, dq, _ = m.groups()
+        k_value = resolve_plain(key) if key[0] in _MAYBE_NOT_STR else key
+        if word is not None:
+            v_start, v_end = m.span(2)
+            out.append((m.start(1), key, k_value, v_start, v_end, word,
+                        resolve_plain(word) if word[0] in _MAYBE_NOT_STR else word, None))
+        else:  # a quoted scalar's span holds its quotes
+            group = 3 if dq is not None else 4
+            text = m.group(group)
+            out.append((m.start(1), key, k_value, m.start(group) - 1, m.end(group) + 1, text, text,
+                        '"' if group == 3 else "'"))
+    return out
 
 
 def _close(stack: list[list[Any]]) -> bool:

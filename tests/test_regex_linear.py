@@ -115,6 +115,7 @@ USES: dict[str, str] = {
     "evalspec.yaml_nodes._OCT": "match",
     "evalspec.simple_items._LINE": "match",
     "evalspec.simple_items._FLOW_ITEM": "finditer",
+    "evalspec.simple_items._FLOW_PAIR": "match",
     "evalspec.simple_items._REFUSED": "search",
     "evalspec.source._DOC_MARKER": "match",
     "evalspec.source._ITEM": "match",

@@ -150,6 +150,11 @@ def test_mutated_items_read_alike_or_are_left_to_libyaml() -> None:
     "  - indented: 1\n    two: 2\n  - 3",
     "- x: 1\n  x: 2",
     "- k1: one\n  true: yes\n  null: ~\n  Null: 0o7",
+    # one-line flow mappings of words and quoted scalars (an AgentV suite's assertions)
+    "- key: {a: 1}",
+    "  - {type: contains, value: \"0\", required: true}\n  - {type: regex, value: '[a-z]+, {x}'}\n  - { }",
+    "- a: {x: 1.5, true: null, y: \"\", z: ''}\n  b: {}\n  c: { k: v }",
+    "- - {a: b}\n  - {c: 0x1f, d: 2001-12-14, e: 1_000, f: .inf}",
 ])
 def test_read_alike(text: str) -> None:
     assert agrees(text, 3)
@@ -174,7 +179,15 @@ def test_read_alike(text: str) -> None:
     "--- # c\n- a",
     "- a\n b",
     "- key: [a, [b]]",
-    "- key: {a: 1}",
+    "- key: {a: 1, b: [2]}",  # a flow mapping holding a collection
+    "- {a: 1,}",  # a trailing comma
+    "- {a:1}",  # `a:1` a plain key (with a null value) in flow
+    "- {\"a\": 1}",  # a quoted key
+    "- {a: b} # c",
+    "- {a: b, a: }",
+    "- {a: b c}",  # a plain value of two words
+    "- {a: b}x",
+    "- {a: \"x\\\"\"}",
     "- ? a\n  : b",
     "-\n  - a",
     "- a \n- b",
@@ -244,3 +257,38 @@ def test_headers_read_alike(text: str) -> None:
 @pytest.mark.parametrize("text", ["- a", "a: 1\n- b", "a:\nb: 1", "\ntitle: T", "title: T # c", "a: 1\n b: 2", "a: |\n  x"])
 def test_headers_left_to_libyaml(text: str) -> None:
     assert simple_mapping(text, 0) is None
+
+
+_FLOW_MAPPING_ITEMS = [
+    "  - id: t0\n    input: \"Question 0?\"\n    assert:\n      - {type: contains, value: \"0\", required: true}\n"
+    "      - {type: regex, value: \"[a-z]+\"}\n      - {type: latency, max_ms: 60000}",
+    "- name: t\n  parameters: { type: object, properties: {q: 'x, y'} }\n  more: {a: b, c: 'd'}",
+]
+
+
+def test_mutated_flow_mappings_read_alike_or_are_left_to_libyaml() -> None:
+    """The corpus has few flow mappings of the subset: mutations of an AgentV suite's assertions."""
+    rng = random.Random(29)
+    read = left = 0
+    for _ in range(1000):
+        text = rng.choice(_FLOW_MAPPING_ITEMS)
+        for _ in range(rng.choice((1, 1, 2))):
+            text = _mutated(text, rng)
+        if agrees(text, 2):
+            read += 1
+        else:
+            left += 1
+    assert read > 50 and left > 500, (read, left)
+
+
+def test_the_memos_of_read_lines_stay_bounded() -> None:
+    """Lines and flows are memoised by their text (simple_items._READ_LINES, _READ_FLOWS): short texts only,
+    and never more than _KEPT_LINES of each, however many distinct lines are read."""
+    from evalspec import simple_items as module
+
+    long_line = "- " + "x" * (module._KEPT_LENGTH + 1)
+    assert simple_items(long_line, 0) is not None and long_line not in module._READ_LINES
+    text = "\n".join(f"- k{i}: [{i}, 2]\n  m: {{a: {i}}}" for i in range(module._KEPT_LINES + 10))
+    assert simple_items(text, 0) is not None
+    assert 0 < len(module._READ_LINES) <= module._KEPT_LINES and 0 < len(module._READ_FLOWS) <= module._KEPT_LINES
+    assert agrees("- k1: [1, 2]\n  m: {a: 1}")  # read again from the memos: the same nodes as libyaml's

@@ -59,6 +59,7 @@ from .model import (
     reference_points,
 )
 from .models import KNOWN_PROVIDERS, find_models_dir, load_collections, parse_model_id
+from .plain_prompt import plain_reference
 from .prompt_store import PromptCollector
 from .reference_form import (
     evaluator_points,
@@ -764,6 +765,15 @@ class _Context:
             "document": doc_index, "reference": None, "id": explicit_id or "", "span": node.span, "messages": messages,
             "tags": [str(t.value) for t in tags.items if isinstance(t, Scalar)] if isinstance(tags, Sequence) else [],
             "should": should, "should_not": should_not}
+        plain = plain_reference(node, self.ref_header)
+        if plain is not None:  # the steps below, without walking the prompt's values again (plain_prompt.py)
+            plain_ref, plain_read = plain
+            p.id = js_prompt_id(plain_ref["id"])
+            if self.keep_prompts:
+                p.should = _as_read(p.should, plain_read, node)
+                p.should_not = _as_read(p.should_not, [], node)
+                p.reference = persisted(plain_ref)
+            return p
         try:
             ref = weval_prompt(js_plain(node), self.ref_header)
             try:

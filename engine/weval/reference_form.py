@@ -38,7 +38,7 @@ ALLOWED_RENDER_AS = ("markdown", "html", "plaintext")
 
 # --- points -----------------------------------------------------------------------------------------
 
-def _normalize_fn(fn: Any) -> Any:
+def normalize_fn(fn: Any) -> Any:
     if not is_text(fn):
         raise ReferenceRejects(f"fn.startsWith is not a function (fn is {js_string(fn)})")
     if fn.startswith("contain") and not fn.startswith("contains"):
@@ -117,7 +117,7 @@ def _normalize_point(exp: Any, prompt_id: Any) -> Any:
                 multiplier = 1
         kind = type(multiplier)
         if (kind is int or kind is float) and 0.1 <= multiplier <= 10:
-            return {"fn": _normalize_fn(fn_key[1:]), "fnArgs": obj[fn_key], "multiplier": multiplier,
+            return {"fn": normalize_fn(fn_key[1:]), "fnArgs": obj[fn_key], "multiplier": multiplier,
                     "citation": obj.get("citation", UNDEFINED)}
     if fn_key is not None:
         new["fn"] = fn_key[1:]
@@ -141,7 +141,7 @@ def _normalize_point(exp: Any, prompt_id: Any) -> Any:
         raise ReferenceRejects(f"Invalid point object in prompt '{_pid(prompt_id)}': Point must define 'text', a "
                                "function ('fn' or '$...'), or a 'Point: Citation' pair. Found: " + js_json(exp))
     if truthy(fn):
-        new["fn"] = _normalize_fn(fn)
+        new["fn"] = normalize_fn(fn)
     multiplier = js_nullish(new.get("multiplier", UNDEFINED), 1)
     new["multiplier"] = multiplier
     if not is_number(multiplier) or multiplier < 0.1 or multiplier > 10:
