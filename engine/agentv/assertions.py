@@ -747,10 +747,16 @@ def _trajectory_rule(ctx: Context, kind: AssertionType, entries: Entries) -> dic
                           f"'minimums' must map tool names to counts; found {node_type_name(minimums)}.")
             return None
         for k, v in minimums.pairs:
-            if not (is_number(v) and float(v.value).is_integer() and v.value >= 0):
+            # AgentV keeps any number ≥ 0 (`count >= minimum`: 0.5 needs one call) and drops the rest
+            if not (is_number(v) and v.value >= 0):
                 shown = v.raw if isinstance(v, Scalar) else node_type_name(v)
                 ctx.out.error("invalid-value", v.span if v is not None else k.span,
-                              f"The minimum for '{getattr(k, 'value', k)}' must be a whole number ≥ 0; found {shown}.")
+                              f"The minimum for '{getattr(k, 'value', k)}' must be a number ≥ 0; found {shown}.")
+            elif not float(v.value).is_integer():
+                met = (f"{math.ceil(v.value)} call(s) or more meet it" if math.isfinite(v.value)
+                       else "no count meets it")
+                ctx.out.warning("invalid-value", v.span,
+                                f"The minimum for '{getattr(k, 'value', k)}' is not a whole number ({v.raw}): {met}.")
     else:
         if expected is None:
             ctx.out.error("missing-expected", mode_node.span,

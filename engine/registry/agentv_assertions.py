@@ -296,7 +296,7 @@ ASSERTION_LIST: tuple[AssertionType, ...] = (
          F("max_duration_ms", "The longest duration in milliseconds.", "number", minimum=0,
            deprecated_aliases=("maxDurationMs",)),
          F("target_exploration_ratio", "The expected share of exploration (read/search) calls among all "
-           "tool calls (0–1).", "number", minimum=0, maximum=1, deprecated_aliases=("targetExplorationRatio",)),
+           "tool calls (0–1; AgentV takes any number ≥ 0, and one above 1 is never met).", "number", minimum=0, deprecated_aliases=("targetExplorationRatio",)),
          F("exploration_tolerance", "How far the exploration ratio may be from the target.", "number",
            minimum=0, deprecated_aliases=("explorationTolerance",))),
         runnable=True, stage=Stage.TRACE, scorer=_scorer("execution-metrics"),
