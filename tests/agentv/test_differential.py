@@ -16,6 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from evalspec.findings import Severity
+
+from .helpers import check
 from .reference_vectors import compare_scoring
 
 ROWS = [json.loads(line) for line in (Path(__file__).parent / "data" / "differential.jsonl").open(encoding="utf-8")]
@@ -24,3 +27,34 @@ ROWS = [json.loads(line) for line in (Path(__file__).parent / "data" / "differen
 @pytest.mark.parametrize("row", ROWS, ids=[f"{n}:{r['note'][:40]}" for n, r in enumerate(ROWS)])
 def test_scores_as_agentv_does(row: dict) -> None:
     assert compare_scoring(row) == []
+
+
+# --- differences kept on purpose (docs/reference-differences.md, AgentV) ------------------------------
+
+def _suite(assertion: str, extra: str = "") -> str:
+    return f"description: d\ntests:\n  - id: t\n    input: Q\n{extra}    assert:\n      - {assertion}\n"
+
+
+def _errors(text: str) -> list[str]:
+    return sorted(f.code for f in check(text).findings if f.severity == Severity.ERROR)
+
+
+def test_a_null_limit_is_refused() -> None:
+    """AgentV reads `max_input: null` as not set and checks only the other limits: a check not made."""
+    assert _errors(_suite("{type: token-usage, max_total: 10, max_input: null}")) == ["wrong-type"]
+    assert _errors(_suite("{type: execution-metrics, max_tool_calls: 5, max_tokens: }")) == ["wrong-type"]
+    assert _errors(_suite("{type: token-usage, max_total: 10}")) == []
+
+
+@pytest.mark.parametrize("expected", ["5", "true", "[{role: assistant}]", "{role: assistant, content: 5}"])
+def test_an_expected_output_agentv_cannot_read_is_refused(expected: str) -> None:
+    """AgentV drops these silently and runs the test without an expected output."""
+    assert _errors(_suite("{type: contains, value: x}", f"    expected_output: {expected}\n"))
+
+
+def test_an_empty_name_is_read_as_no_name() -> None:
+    """AgentV skips an assertion named '' ("missing name"); evalspec scores it under the auto-name."""
+    result = check(_suite("{type: contains, value: x, name: ''}"))
+    assert not [f for f in result.findings if f.severity == Severity.ERROR]
+    assert result.suite is not None
+    assert [a.name for a in result.suite.tests[0].assertions] == ["contains-x"]
