@@ -58,3 +58,17 @@ def test_an_empty_name_is_read_as_no_name() -> None:
     assert not [f for f in result.findings if f.severity == Severity.ERROR]
     assert result.suite is not None
     assert [a.name for a in result.suite.tests[0].assertions] == ["contains-x"]
+
+
+# --- loading -----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("field", ["description: 5", "version: 1.0", "author: 5", "license: 5", "tags: x", "tags: [1]"])
+def test_metadata_of_another_type_is_refused_only_with_a_name(field: str) -> None:
+    """AgentV's loader reads the metadata (metadata.ts, zod) only when `name` is a string: without one it runs
+    the file whatever `description`, `version`, `author`, `license` and `tags` hold (a warning here); with
+    one it refuses the file (an error). Both as AgentV v2.19's loadTestSuite answered."""
+    body = "tests:\n  - id: t\n    input: Q\n    criteria: c\n"
+    assert _errors(f"{field}\n{body}") == []
+    assert [f.code for f in check(f"{field}\n{body}").findings] == ["wrong-type"]
+    assert _errors(f"name: n\ndescription: d\n{field}\n{body}".replace("description: d\ndescription: 5\n",
+                                                                       "description: 5\n")) == ["wrong-type"]
