@@ -52,6 +52,11 @@ def test_an_expected_output_agentv_cannot_read_is_refused(expected: str) -> None
     assert _errors(_suite("{type: contains, value: x}", f"    expected_output: {expected}\n"))
 
 
+def test_criteria_that_are_not_text_are_refused() -> None:
+    """AgentV reads `criteria: 5` as no criteria (asString) and runs the test: judges grade without them."""
+    assert _errors(_suite("{type: llm-judge, name: j}", "    criteria: 5\n")) == ["wrong-type"]
+
+
 def test_an_empty_name_is_read_as_no_name() -> None:
     """AgentV skips an assertion named '' ("missing name"); evalspec scores it under the auto-name."""
     result = check(_suite("{type: contains, value: x, name: ''}"))
