@@ -93,8 +93,9 @@ def _metadata(ctx: Context, entries: Any) -> tuple[str | None, str | None]:
     name = ctx.str_of(name_node)
     strict = name is not None  # AgentV checks the metadata only when `name` is a string
     if name_node is not None:
-        if name is None:
-            ctx.out.error("wrong-type", name_node.span, f"'name' must be a string; found {node_type_name(name_node)}.")
+        if name is None:  # AgentV reads the metadata only when 'name' is a string: it ignores this one
+            ctx.out.warning("wrong-type", name_node.span, f"'name' must be a string; found {node_type_name(name_node)}. "
+                            "AgentV ignores it (and the other metadata).")
         elif not NAME_PATTERN.match(name) or len(name) > 64:
             fixed = edits.slug(name)
             message = (f"Invalid 'name' format '{name}'. Must match pattern /^[a-z0-9-]+$/ (lowercase "

@@ -77,3 +77,9 @@ def test_metadata_of_another_type_is_refused_only_with_a_name(field: str) -> Non
     assert [f.code for f in check(f"{field}\n{body}").findings] == ["wrong-type"]
     assert _errors(f"name: n\ndescription: d\n{field}\n{body}".replace("description: d\ndescription: 5\n",
                                                                        "description: 5\n")) == ["wrong-type"]
+
+
+def test_a_name_that_is_not_text_is_ignored_as_agentv_ignores_it() -> None:
+    """`name: 5`: AgentV's loader reads no metadata (the name is not a string) and runs the file."""
+    result = check("name: 5\ndescription: 5\ntests:\n  - id: t\n    input: Q\n    criteria: c\n")
+    assert [(f.code, f.severity) for f in result.findings] == [("wrong-type", Severity.WARNING)] * 2
