@@ -279,9 +279,10 @@ ASSERTION_LIST: tuple[AssertionType, ...] = (
     AssertionType(
         "token-usage", "Passes when the run's token counts stay within the limits given.", _BINARY,
         "- type: token-usage\n  max_total: 4000",
-        (F("max_total", "The most tokens in total.", "number", minimum=0),
-         F("max_input", "The most input (prompt) tokens.", "number", minimum=0),
-         F("max_output", "The most output (completion) tokens.", "number", minimum=0)),
+        (F("max_total", "The most tokens in total.", "number", minimum=0, deprecated_aliases=("maxTotal",)),
+         F("max_input", "The most input (prompt) tokens.", "number", minimum=0, deprecated_aliases=("maxInput",)),
+         F("max_output", "The most output (completion) tokens.", "number", minimum=0,
+           deprecated_aliases=("maxOutput",))),
         runnable=True, stage=Stage.TRACE, scorer=_scorer("token-usage"), needs_one_of=("max_total", "max_input", "max_output")),
     AssertionType(
         "execution-metrics", "Checks thresholds on the agent's execution: tool and LLM calls, tokens, "
@@ -388,7 +389,6 @@ ASSERTION_OBJECTS: tuple[ObjectSpec, ...] = (
                "shorthand for `{id: rubric-<n>, outcome: <string>}`.", (
                    F("id", "A unique id for the criterion in results (default rubric-<n>).", "string"),
                    F("outcome", "What the answer must do to satisfy this criterion.", "string",
-                     deprecated_aliases=("expected_outcome", "description"),
                      example="outcome: Cites the correct regulation"),
                    F("weight", "The criterion's weight inside this rubric (default 1).", "number",
                      minimum=0, default=1),

@@ -83,3 +83,12 @@ def test_a_name_that_is_not_text_is_ignored_as_agentv_ignores_it() -> None:
     """`name: 5`: AgentV's loader reads no metadata (the name is not a string) and runs the file."""
     result = check("name: 5\ndescription: 5\ntests:\n  - id: t\n    input: Q\n    criteria: c\n")
     assert [(f.code, f.severity) for f in result.findings] == [("wrong-type", Severity.WARNING)] * 2
+
+
+@pytest.mark.parametrize("key", ["description", "expected_outcome"])
+def test_a_rubric_criterion_without_outcome_is_refused(key: str) -> None:
+    """AgentV v2.19 reads only `outcome` (asString(rawRubric.outcome)): a criterion written with another key has
+    none, and AgentV skips it ("missing outcome") and scores the rubric on the rest, a check left out; evalspec
+    refuses it (evalspec read both keys as aliases of `outcome` before, a rubric AgentV never scores)."""
+    text = _suite(f"{{type: rubrics, criteria: [{{id: a, {key}: o}}, {{id: b, outcome: p}}]}}")
+    assert _errors(text) == ["missing-outcome"]
