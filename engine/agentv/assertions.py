@@ -665,9 +665,37 @@ def _scripts_exist(ctx: Context, node: Node, cwd: Any) -> None:
             ctx.outside_project(item, token, path, "run it")
 
 
+# AgentV's EVALUATOR_KIND_VALUES: a composite member's type must be one of these exactly (isEvaluatorKind;
+# a top-level type is normalized from snake_case first, a member's is not)
+MEMBER_TYPES = frozenset((
+    "code-judge", "llm-judge", "rubric", "composite", "tool-trajectory", "field-accuracy", "latency", "cost",
+    "token-usage", "execution-metrics", "agent-judge", "contains", "contains-any", "contains-all", "icontains",
+    "icontains-any", "icontains-all", "starts-with", "ends-with", "regex", "is-json", "equals", "rubrics"))
+
+
+def _members_agentv_skips(ctx: Context, children_node: Node) -> None:
+    """A member whose type AgentV does not take as written ("Skipping member evaluator with invalid
+    name/type"): a check it leaves out, so an error (an unnamed member is scored under its type's name)."""
+    if not isinstance(children_node, Sequence):
+        return
+    for item in children_node.items:
+        type_node = item.get("type") if isinstance(item, Mapping) else None
+        raw = ctx.str_of(type_node)
+        if type_node is None or raw is None or raw in MEMBER_TYPES:
+            continue
+        fixed = normalize_assertion_type(raw)
+        fixable = fixed in MEMBER_TYPES
+        ctx.out.error("invalid-member-type", type_node.span,
+                      f"AgentV skips a composite member of type '{raw}': inside a composite the type must be a "
+                      "built-in type as written" + (f" ('{fixed}')." if fixable else "."),
+                      fix=replace(f"Change to '{fixed}'", type_node.span, fixed) if fixable else None)
+
+
 def _composite_rule(ctx: Context, kind: AssertionType, entries: Entries) -> dict[str, Any] | None:
     children_node = entries.get("assert")
     children = check_assert_list(ctx, children_node, field="assert") if children_node is not None else []
+    if children_node is not None:
+        _members_agentv_skips(ctx, children_node)
     aggregator_node = entries.get("aggregator")
     if aggregator_node is None:
         return None

@@ -87,7 +87,8 @@ EXECUTION = ObjectSpec("execution", "an execution block", "How to run tests: tar
       items="string", example="targets: [claude, copilot]"),
     F("assert", "Default assertions (prefer the top-level `assert`).", "array",
       deprecated_aliases=("evaluators",), schema=_ASSERT_LIST),
-    F("skip_defaults", "Do not apply the suite's default `assert` and `input` to this test.", "boolean"),
+    F("skip_defaults", "Do not apply the suite's default `assert` and `input` to this test.", "boolean",
+      lenient=True),  # AgentV tests `=== true`: any other value applies the defaults
     F("cache", "Reuse cached target responses.", "boolean"),
     F("cache_path", "Where the response cache lives.", "string"),
     F("trials", "Run each test several times: `{count, strategy, cost_limit_usd}`.", "object", object="trials",
@@ -181,7 +182,8 @@ TEST = ObjectSpec("test", "a test", "One test: an input, what a good answer look
       schema={"type": "array", "items": {"anyOf": [{"type": "string"}, {"$ref": "#/$defs/rubric_criterion"}]}}),
     F("execution", "Per-test execution overrides (targets, skip_defaults, timeout_seconds).", "object",
       object="execution"),
-    F("skip_defaults", "Do not apply the suite's default `assert` and `input` to this test.", "boolean"),
+    F("skip_defaults", "Do not apply the suite's default `assert` and `input` to this test.", "boolean",
+      lenient=True),  # AgentV tests `=== true`: any other value applies the defaults
     F("workspace", "A workspace for this test only.", "object", "string", object="workspace", file_ref=True),
     F("metadata", "Free-form values kept with the test and its results.", "object"),
     F("conversation_id", "Groups tests that are turns of one conversation.", "string"),

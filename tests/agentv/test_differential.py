@@ -92,3 +92,23 @@ def test_a_rubric_criterion_without_outcome_is_refused(key: str) -> None:
     refuses it (evalspec read both keys as aliases of `outcome` before, a rubric AgentV never scores)."""
     text = _suite(f"{{type: rubrics, criteria: [{{id: a, {key}: o}}, {{id: b, outcome: p}}]}}")
     assert _errors(text) == ["missing-outcome"]
+
+
+def test_a_composite_member_agentv_skips_is_refused() -> None:
+    """AgentV takes a composite member only with a type it knows as written (isEvaluatorKind: no snake_case,
+    no custom type) and skips the rest ("Skipping member evaluator with invalid name/type"), scoring the
+    composite on the others: a check left out."""
+    def composite(member: str) -> str:
+        return _suite("{type: composite, name: c, aggregator: {type: weighted_average}, assert: ["
+                      + member + ", {type: contains, value: x, name: k}]}")
+    assert _errors(composite("{type: is_json, name: i}")) == ["invalid-member-type"]
+    assert _errors(composite("{type: is-json, name: i}")) == []
+
+
+def test_skip_defaults_that_is_not_true_applies_the_defaults() -> None:
+    """AgentV applies the suite's defaults unless `skip_defaults === true`: "yes" is a warning, not an error."""
+    result = check("description: d\nassert: [{type: is-json}]\ntests:\n  - id: t\n    input: Q\n    criteria: c\n"
+                   "    execution: {skip_defaults: 'yes'}\n")
+    assert [(f.code, f.severity) for f in result.findings] == [("wrong-type", Severity.WARNING)]
+    assert result.suite is not None
+    assert [a.name for a in result.suite.tests[0].assertions] == ["is-json"]
