@@ -356,7 +356,7 @@ def _legacy_rubric(ctx: Context, item: Mapping, type_node: Node) -> Assertion | 
     if isinstance(node, Sequence) and not node.items:
         ctx.out.error("missing-criteria", node.span, "A rubric evaluator requires a non-empty 'rubrics' list.")
         return None
-    criteria = check_criteria(ctx, node, key, owner="rubrics")
+    criteria = check_criteria(ctx, node, key, owner="rubrics", strings=False)
     if not criteria:
         return None
     config: dict[str, Any] = {"criteria": criteria}
@@ -524,7 +524,7 @@ def _judge_rule(ctx: Context, kind: AssertionType, entries: Entries) -> dict[str
     config = _plain_config(ctx, kind, entries)
     rubrics = entries.get("rubrics")
     if rubrics is not None:
-        config["rubrics"] = check_criteria(ctx, rubrics, entries.key("rubrics"), owner="rubrics")
+        config["rubrics"] = check_criteria(ctx, rubrics, entries.key("rubrics"), owner="rubrics", strings=False)
     prompt = entries.get("prompt")
     if prompt is not None:
         config.update(_prompt(ctx, prompt))

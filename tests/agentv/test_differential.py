@@ -112,3 +112,13 @@ def test_skip_defaults_that_is_not_true_applies_the_defaults() -> None:
     assert [(f.code, f.severity) for f in result.findings] == [("wrong-type", Severity.WARNING)]
     assert result.suite is not None
     assert [a.name for a in result.suite.tests[0].assertions] == ["is-json"]
+
+
+@pytest.mark.parametrize("assertion", ["{type: llm-judge, name: j, rubrics: [a, {id: b, outcome: o}]}",
+                                       "{type: rubric, name: r, rubrics: [a, {id: b, outcome: o}]}"])
+def test_a_string_in_a_judges_rubrics_is_refused(assertion: str) -> None:
+    """AgentV's parseRubricItems skips a string in an llm-judge's (or `type: rubric`'s) `rubrics` ("invalid rubric
+    entry … (expected object)") and judges without it; only a `rubrics` assertion's `criteria` and a test's
+    `rubrics` take strings."""
+    assert _errors(_suite(assertion)) == ["wrong-type"]
+    assert _errors(_suite("{type: rubrics, criteria: [a, {id: b, outcome: o}]}")) == []
