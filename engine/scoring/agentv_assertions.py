@@ -228,10 +228,10 @@ def _fmt(n: float) -> str:
 
 
 def _to_fixed(n: float, digits: int) -> str:
-    """`Number.prototype.toFixed`."""
+    """`Number.prototype.toFixed` (-0 is written without its sign, as JavaScript's x < 0 test does)."""
     from decimal import ROUND_HALF_UP, Decimal
 
-    return str(Decimal(n).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP))
+    return str(Decimal(n if n != 0 else 0).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP))
 
 
 def _latency(spec: Mapping[str, Any], metrics: RunMetrics) -> AssertionScore:
