@@ -562,9 +562,23 @@ def _prompt(ctx: Context, node: Node) -> dict[str, Any]:
             ctx.out.error("missing-command", node.span, "A prompt script needs 'command': the script to run, "
                           "as an argv list.")
             return {}
-        argv = _argv(ctx, argv_node, field, warn_string=field == "command")
-        if argv:
-            _scripts_exist(ctx, argv_node, ctx.folder)
+        if ctx.str_of(argv_node) is not None:  # asStringArray: AgentV's loader throws and skips the test
+            ctx.out.error("invalid-command", argv_node.span,
+                          f"A prompt script's '{field}' must be an argv list; AgentV skips a test whose prompt "
+                          f"'{field}' is a string.")
+            return {}
+        argv = _argv(ctx, argv_node, field, warn_string=False)
+        if argv and ctx.folder is not None and isinstance(argv_node, Sequence):
+            # AgentV resolves the last word as a file next to the eval file or in a parent folder, and
+            # skips the test when there is none ("prompt command file not found")
+            last = argv_node.items[-1]
+            path = ctx.fs.resolve(argv[-1], ctx.roots)
+            if path is None:
+                ctx.out.error("missing-prompt-script", last.span,
+                              f"Prompt script '{argv[-1]}' not found next to the eval file or in a parent folder; "
+                              "AgentV skips this test (\"prompt command file not found\").")
+            else:
+                ctx.outside_project(last, argv[-1], path, "run it")
         return {"prompt": {"command": argv, "config": ctx.values.plain(entries.get("config")) or {}}}
     return {}
 

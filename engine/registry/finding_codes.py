@@ -626,6 +626,11 @@ CODE_LIST: tuple[Code, ...] = (
     _c("invalid-aggregator", "error", "An unknown aggregator type",
        "The aggregator is weighted_average, threshold, code-judge or llm-judge.", _ASSERT + "      - type: composite\n        aggregator: {type: average}\n        assert:\n          - type: contains\n            value: hi\n", _ASSERT + "      - type: composite\n        aggregator: {type: weighted_average}\n        assert:\n          - type: contains\n            value: hi\n", file=_A,
        fix="Use one of those."),
+    _c("missing-prompt-script", "error", "A judge's prompt script that does not exist",
+       "AgentV resolves the last word of a prompt `command` as a file next to the eval file or in a parent "
+       "folder; when there is none its loader skips the test.",
+       _ASSERT + "      - name: j\n        type: llm-judge\n        prompt:\n          command: [bun, run, ./no-such-prompt.ts]\n",
+       None, file=_A, fix="Point `command` at the script (the path is relative to the eval file)."),
     _c("invalid-member-type", "error", "A composite member of a type AgentV skips",
        "Inside a composite AgentV takes a member's type only as a built-in type written exactly (no snake_case, "
        "no custom type); it skips any other member, a check left out.",

@@ -122,3 +122,16 @@ def test_a_string_in_a_judges_rubrics_is_refused(assertion: str) -> None:
     `rubrics` take strings."""
     assert _errors(_suite(assertion)) == ["wrong-type"]
     assert _errors(_suite("{type: rubrics, criteria: [a, {id: b, outcome: o}]}")) == []
+
+
+def test_a_prompt_script_agentv_cannot_find_is_refused(tmp_path: Path) -> None:
+    """AgentV resolves the last word of a judge's prompt `command` next to the eval file or in a parent folder
+    and skips the test when it is not there ("prompt command file not found"); a string `command` makes its
+    loader throw (asStringArray) and skip the test too."""
+    def errors(command: str) -> list[str]:
+        text = _suite("{type: llm-judge, name: j, prompt: {command: " + command + "}}", "    criteria: c\n")
+        result = check(text, tmp_path, files={"prompts/p.ts": "export {}\n"})
+        return sorted(f.code for f in result.findings if f.severity == Severity.ERROR)
+    assert errors("[bun, run, prompts/p.ts]") == []
+    assert errors("[bun, run, prompts/missing.ts]") == ["missing-prompt-script"]
+    assert errors("'bun run prompts/p.ts'") == ["invalid-command"]
