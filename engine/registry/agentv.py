@@ -165,7 +165,7 @@ WORKSPACE_REPO = ObjectSpec("workspace_repo", "a workspace repository", "A repos
 TEST = ObjectSpec("test", "a test", "One test: an input, what a good answer looks like, and how to grade it.", (
     F("id", "A unique id for the test in this file.", "string", required=True, example="id: greeting"),
     F("criteria", "What a good answer does, in natural language; LLM judges grade against it.", "string",
-      deprecated_aliases=("expected_outcome", "outcome"), example="criteria: Greets the user by name"),
+      deprecated_aliases=("expected_outcome",), example="criteria: Greets the user by name"),
     F("input_messages", "The input: a string (one user message) or a message list "
       "`{role: system | user | assistant | tool, content}`.", "string", "array",
       aliases=("input",), schema={"anyOf": [{"type": "string"}, _MESSAGES]},

@@ -25,7 +25,7 @@ tests:
         model: gpt-4
   - id: in-execution
     input: hello
-    outcome: Says hello
+    criteria: Says hello
     execution:
       evaluators:
         - type: rubric
