@@ -90,12 +90,13 @@ EXECUTION = ObjectSpec("execution", "an execution block", "How to run tests: tar
     F("skip_defaults", "Do not apply the suite's default `assert` and `input` to this test.", "boolean",
       lenient=True),  # AgentV tests `=== true`: any other value applies the defaults
     F("cache", "Reuse cached target responses.", "boolean"),
-    F("cache_path", "Where the response cache lives.", "string"),
+    F("cache_path", "Where the response cache lives.", "string", deprecated_aliases=("cachePath",)),
     F("trials", "Run each test several times: `{count, strategy, cost_limit_usd}`.", "object", object="trials",
       lenient=True),
     F("total_budget_usd", "Stop the run once it has cost this much (US dollars, > 0).", "number",
-      exclusive_minimum=0, lenient=True),
-    F("fail_on_error", "Fail the run when a target or judge errors.", "boolean", lenient=True),
+      exclusive_minimum=0, lenient=True, deprecated_aliases=("totalBudgetUsd",)),
+    F("fail_on_error", "Fail the run when a target or judge errors.", "boolean", lenient=True,
+      deprecated_aliases=("failOnError",)),
     F("timeout_seconds", "The longest a test may run, in seconds.", "number", exclusive_minimum=0),
     F("workers", "How many tests run at once (1–50).", "integer", minimum=1, maximum=50),
 ))

@@ -185,8 +185,9 @@ ASSERTION_LIST: tuple[AssertionType, ...] = (
            "use `{{ answer }}` or `{{ expected_output }}`), inline text, or `{command: argv}` for a "
            "script that prints the prompt. Omit it for the default judge prompt.", "string", "object",
            object="prompt_script", file_ref=True, example="prompt: ./judges/compliance.md"),
-         F("rubrics", "Rubric criteria the judge checks, as in `type: rubrics`.", "array",
-           schema={"type": "array", "items": {"anyOf": [{"type": "string"}, {"$ref": "#/$defs/rubric_criterion"}]}}),
+         F("rubrics", "Rubric criteria the judge checks, as in `type: rubrics` but objects only ({id, outcome}: "
+           "AgentV skips a string here).", "array",
+           schema={"type": "array", "items": {"$ref": "#/$defs/rubric_criterion"}}),
          F("model", "The model the judge uses, when it should differ from the judge target's default.",
            "string"),
          F("config", "Extra values passed to a prompt script.", "object")),
@@ -215,10 +216,11 @@ ASSERTION_LIST: tuple[AssertionType, ...] = (
         "      outcome: A tests/ folder exists",
         (F("prompt", "Instructions for the agent judge: a file path or inline text.", "string",
            file_ref=True),
-         F("rubrics", "Rubric criteria the agent checks, as in `type: rubrics`.", "array",
-           schema={"type": "array", "items": {"anyOf": [{"type": "string"}, {"$ref": "#/$defs/rubric_criterion"}]}}),
+         F("rubrics", "Rubric criteria the agent checks, as in `type: rubrics` but objects only ({id, outcome}: "
+           "AgentV skips a string here).", "array",
+           schema={"type": "array", "items": {"$ref": "#/$defs/rubric_criterion"}}),
          F("max_steps", "The most tool-using steps the agent may take (1–50, default 10).", "integer",
-           minimum=1, maximum=50, default=10),
+           minimum=1, maximum=50, default=10, deprecated_aliases=("maxSteps",)),
          F("temperature", "The judge's sampling temperature (0–2).", "number", minimum=0, maximum=2),
          F("target", "A target from targets.yaml to delegate the audit to (e.g. a coding agent); "
            "default: the built-in agent on the judge target.", "string")),

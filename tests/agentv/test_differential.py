@@ -135,3 +135,13 @@ def test_a_prompt_script_agentv_cannot_find_is_refused(tmp_path: Path) -> None:
     assert errors("[bun, run, prompts/p.ts]") == []
     assert errors("[bun, run, prompts/missing.ts]") == ["missing-prompt-script"]
     assert errors("'bun run prompts/p.ts'") == ["invalid-command"]
+
+
+def test_camelcase_settings_agentv_reads_are_read() -> None:
+    """AgentV reads `x_y ?? xY` for these: totalBudgetUsd, failOnError, cachePath (execution), maxSteps
+    (agent-judge); evalspec ignored them as unknown keys."""
+    result = check("description: d\nexecution: {totalBudgetUsd: 1, failOnError: true, cachePath: x}\ntests:\n"
+                   "  - id: t\n    input: Q\n    criteria: c\n    assert: [{type: agent-judge, name: a, maxSteps: 3}]\n")
+    assert sorted({f.code for f in result.findings}) == ["deprecated-alias"]
+    assert result.suite is not None
+    assert result.suite.tests[0].assertions[0].config == {"max_steps": 3}
