@@ -356,7 +356,7 @@ def _legacy_rubric(ctx: Context, item: Mapping, type_node: Node) -> Assertion | 
     if isinstance(node, Sequence) and not node.items:
         ctx.out.error("missing-criteria", node.span, "A rubric evaluator requires a non-empty 'rubrics' list.")
         return None
-    criteria = check_criteria(ctx, node, key, owner="rubrics")
+    criteria = check_criteria(ctx, node, key, owner="rubrics", strings=False)
     if not criteria:
         return None
     config: dict[str, Any] = {"criteria": criteria}
@@ -524,7 +524,7 @@ def _judge_rule(ctx: Context, kind: AssertionType, entries: Entries) -> dict[str
     config = _plain_config(ctx, kind, entries)
     rubrics = entries.get("rubrics")
     if rubrics is not None:
-        config["rubrics"] = check_criteria(ctx, rubrics, entries.key("rubrics"), owner="rubrics")
+        config["rubrics"] = check_criteria(ctx, rubrics, entries.key("rubrics"), owner="rubrics", strings=False)
     prompt = entries.get("prompt")
     if prompt is not None:
         config.update(_prompt(ctx, prompt))
@@ -562,9 +562,23 @@ def _prompt(ctx: Context, node: Node) -> dict[str, Any]:
             ctx.out.error("missing-command", node.span, "A prompt script needs 'command': the script to run, "
                           "as an argv list.")
             return {}
-        argv = _argv(ctx, argv_node, field, warn_string=field == "command")
-        if argv:
-            _scripts_exist(ctx, argv_node, ctx.folder)
+        if ctx.str_of(argv_node) is not None:  # asStringArray: AgentV's loader throws and skips the test
+            ctx.out.error("invalid-command", argv_node.span,
+                          f"A prompt script's '{field}' must be an argv list; AgentV skips a test whose prompt "
+                          f"'{field}' is a string.")
+            return {}
+        argv = _argv(ctx, argv_node, field, warn_string=False)
+        if argv and ctx.folder is not None and isinstance(argv_node, Sequence):
+            # AgentV resolves the last word as a file next to the eval file or in a parent folder, and
+            # skips the test when there is none ("prompt command file not found")
+            last = argv_node.items[-1]
+            path = ctx.fs.resolve(argv[-1], ctx.roots)
+            if path is None:
+                ctx.out.error("missing-prompt-script", last.span,
+                              f"Prompt script '{argv[-1]}' not found next to the eval file or in a parent folder; "
+                              "AgentV skips this test (\"prompt command file not found\").")
+            else:
+                ctx.outside_project(last, argv[-1], path, "run it")
         return {"prompt": {"command": argv, "config": ctx.values.plain(entries.get("config")) or {}}}
     return {}
 
@@ -665,9 +679,37 @@ def _scripts_exist(ctx: Context, node: Node, cwd: Any) -> None:
             ctx.outside_project(item, token, path, "run it")
 
 
+# AgentV's EVALUATOR_KIND_VALUES: a composite member's type must be one of these exactly (isEvaluatorKind;
+# a top-level type is normalized from snake_case first, a member's is not)
+MEMBER_TYPES = frozenset((
+    "code-judge", "llm-judge", "rubric", "composite", "tool-trajectory", "field-accuracy", "latency", "cost",
+    "token-usage", "execution-metrics", "agent-judge", "contains", "contains-any", "contains-all", "icontains",
+    "icontains-any", "icontains-all", "starts-with", "ends-with", "regex", "is-json", "equals", "rubrics"))
+
+
+def _members_agentv_skips(ctx: Context, children_node: Node) -> None:
+    """A member whose type AgentV does not take as written ("Skipping member evaluator with invalid
+    name/type"): a check it leaves out, so an error (an unnamed member is scored under its type's name)."""
+    if not isinstance(children_node, Sequence):
+        return
+    for item in children_node.items:
+        type_node = item.get("type") if isinstance(item, Mapping) else None
+        raw = ctx.str_of(type_node)
+        if type_node is None or raw is None or raw in MEMBER_TYPES:
+            continue
+        fixed = normalize_assertion_type(raw)
+        fixable = fixed in MEMBER_TYPES
+        ctx.out.error("invalid-member-type", type_node.span,
+                      f"AgentV skips a composite member of type '{raw}': inside a composite the type must be a "
+                      "built-in type as written" + (f" ('{fixed}')." if fixable else "."),
+                      fix=replace(f"Change to '{fixed}'", type_node.span, fixed) if fixable else None)
+
+
 def _composite_rule(ctx: Context, kind: AssertionType, entries: Entries) -> dict[str, Any] | None:
     children_node = entries.get("assert")
     children = check_assert_list(ctx, children_node, field="assert") if children_node is not None else []
+    if children_node is not None:
+        _members_agentv_skips(ctx, children_node)
     aggregator_node = entries.get("aggregator")
     if aggregator_node is None:
         return None
@@ -747,10 +789,16 @@ def _trajectory_rule(ctx: Context, kind: AssertionType, entries: Entries) -> dic
                           f"'minimums' must map tool names to counts; found {node_type_name(minimums)}.")
             return None
         for k, v in minimums.pairs:
-            if not (is_number(v) and float(v.value).is_integer() and v.value >= 0):
+            # AgentV keeps any number ≥ 0 (`count >= minimum`: 0.5 needs one call) and drops the rest
+            if not (is_number(v) and v.value >= 0):
                 shown = v.raw if isinstance(v, Scalar) else node_type_name(v)
                 ctx.out.error("invalid-value", v.span if v is not None else k.span,
-                              f"The minimum for '{getattr(k, 'value', k)}' must be a whole number ≥ 0; found {shown}.")
+                              f"The minimum for '{getattr(k, 'value', k)}' must be a number ≥ 0; found {shown}.")
+            elif not float(v.value).is_integer():
+                met = (f"{math.ceil(v.value)} call(s) or more meet it" if math.isfinite(v.value)
+                       else "no count meets it")
+                ctx.out.warning("invalid-value", v.span,
+                                f"The minimum for '{getattr(k, 'value', k)}' is not a whole number ({v.raw}): {met}.")
     else:
         if expected is None:
             ctx.out.error("missing-expected", mode_node.span,

@@ -16,8 +16,12 @@ from ..source import Mapping, Node, Scalar, Sequence, is_number, node_type_name
 from .context import Context
 
 
-def check_criteria(ctx: Context, node: Node | None, key: Scalar | None, *, owner: str) -> list[dict[str, Any]]:
-    """Rubric criteria from a list node, normalized; reports problems. `owner` names the field for messages."""
+def check_criteria(ctx: Context, node: Node | None, key: Scalar | None, *, owner: str,
+                   strings: bool = True) -> list[dict[str, Any]]:
+    """Rubric criteria from a list node, normalized; reports problems. `owner` names the field for messages.
+    `strings`: a string is shorthand for a criterion (a `rubrics` assertion's `criteria`, a test's `rubrics`);
+    without it (the `rubrics` of an llm-judge, agent-judge or `type: rubric`) AgentV skips a string ("invalid
+    rubric entry … (expected object)"), a criterion left out: an error."""
     if node is None or not isinstance(node, Sequence) or not node.items:
         where = node.span if node is not None else (key.span if key else Span(0, 0, 0, 0))
         if node is None or isinstance(node, Sequence):
@@ -29,6 +33,11 @@ def check_criteria(ctx: Context, node: Node | None, key: Scalar | None, *, owner
     ids: dict[str, Span] = {}
     for i, item in enumerate(node.items):
         text = ctx.str_of(item)
+        if text is not None and not strings:
+            ctx.out.error("wrong-type", item.span, f"AgentV skips a string in this '{owner}' list (it expects "
+                          f"{{id, outcome}}; only a rubrics assertion's criteria take strings): write "
+                          f"{{id: rubric-{i + 1}, outcome: …}}.")
+            continue
         if text is not None:
             if not text.strip():
                 ctx.out.warning("empty-criterion", item.span, "Empty rubric criterion; AgentV ignores it.")

@@ -21,7 +21,7 @@ from .tests_files import FILE_URL, Loaded, load_reference
 from .workspace import check_workspace
 
 NAME_PATTERN = re.compile(r"^[a-z0-9-]+$")
-_SUITE_HANDLED = ("name", "description", "input", "tests", "execution", "assert", "workspace", "target")
+_SUITE_HANDLED = ("name", "description", "version", "author", "license", "tags", "input", "tests", "execution", "assert", "workspace", "target")
 
 
 def check_suite(ctx: Context, root: Mapping) -> AgentvSuite:
@@ -93,8 +93,9 @@ def _metadata(ctx: Context, entries: Any) -> tuple[str | None, str | None]:
     name = ctx.str_of(name_node)
     strict = name is not None  # AgentV checks the metadata only when `name` is a string
     if name_node is not None:
-        if name is None:
-            ctx.out.error("wrong-type", name_node.span, f"'name' must be a string; found {node_type_name(name_node)}.")
+        if name is None:  # AgentV reads the metadata only when 'name' is a string: it ignores this one
+            ctx.out.warning("wrong-type", name_node.span, f"'name' must be a string; found {node_type_name(name_node)}. "
+                            "AgentV ignores it (and the other metadata).")
         elif not NAME_PATTERN.match(name) or len(name) > 64:
             fixed = edits.slug(name)
             message = (f"Invalid 'name' format '{name}'. Must match pattern /^[a-z0-9-]+$/ (lowercase "
@@ -107,9 +108,10 @@ def _metadata(ctx: Context, entries: Any) -> tuple[str | None, str | None]:
                             "When 'name' is present, 'description' should also be provided.")
     description = ctx.str_of(desc_node)
     if desc_node is not None:
-        if description is None:
-            ctx.out.error("wrong-type", desc_node.span,
-                          f"'description' must be a string; found {node_type_name(desc_node)}.")
+        if description is None:  # without a 'name' AgentV never reads it
+            report = ctx.out.error if strict else ctx.out.warning
+            report("wrong-type", desc_node.span, f"'description' must be a string; found {node_type_name(desc_node)}."
+                   + (f" With a 'name', {REFUSED}." if strict else " AgentV ignores it (there is no 'name')."))
         elif not description:
             report = ctx.out.error if strict else ctx.out.warning
             report("invalid-description", desc_node.span,
@@ -119,6 +121,15 @@ def _metadata(ctx: Context, entries: Any) -> tuple[str | None, str | None]:
             report("invalid-description", desc_node.span,
                    f"'description' is {len(description)} characters long; the limit is 1024."
                    + (f" With a 'name', {REFUSED}." if strict else ""))
+    for field in ("version", "author", "license", "tags"):
+        node = entries.get(field)
+        if node is None or (isinstance(node, Sequence) and all(ctx.str_of(i) is not None for i in node.items)
+                            if field == "tags" else ctx.str_of(node) is not None):
+            continue
+        wanted = "a list of strings" if field == "tags" else "a string"
+        report = ctx.out.error if strict else ctx.out.warning
+        report("wrong-type", node.span, f"'{field}' must be {wanted}; found {node_type_name(node)}."
+               + (f" With a 'name', {REFUSED}." if strict else " AgentV ignores it (there is no 'name')."))
     return name, description
 
 

@@ -87,14 +87,16 @@ EXECUTION = ObjectSpec("execution", "an execution block", "How to run tests: tar
       items="string", example="targets: [claude, copilot]"),
     F("assert", "Default assertions (prefer the top-level `assert`).", "array",
       deprecated_aliases=("evaluators",), schema=_ASSERT_LIST),
-    F("skip_defaults", "Do not apply the suite's default `assert` and `input` to this test.", "boolean"),
+    F("skip_defaults", "Do not apply the suite's default `assert` and `input` to this test.", "boolean",
+      lenient=True),  # AgentV tests `=== true`: any other value applies the defaults
     F("cache", "Reuse cached target responses.", "boolean"),
-    F("cache_path", "Where the response cache lives.", "string"),
+    F("cache_path", "Where the response cache lives.", "string", deprecated_aliases=("cachePath",)),
     F("trials", "Run each test several times: `{count, strategy, cost_limit_usd}`.", "object", object="trials",
       lenient=True),
     F("total_budget_usd", "Stop the run once it has cost this much (US dollars, > 0).", "number",
-      exclusive_minimum=0, lenient=True),
-    F("fail_on_error", "Fail the run when a target or judge errors.", "boolean", lenient=True),
+      exclusive_minimum=0, lenient=True, deprecated_aliases=("totalBudgetUsd",)),
+    F("fail_on_error", "Fail the run when a target or judge errors.", "boolean", lenient=True,
+      deprecated_aliases=("failOnError",)),
     F("timeout_seconds", "The longest a test may run, in seconds.", "number", exclusive_minimum=0),
     F("workers", "How many tests run at once (1–50).", "integer", minimum=1, maximum=50),
 ))
@@ -164,7 +166,7 @@ WORKSPACE_REPO = ObjectSpec("workspace_repo", "a workspace repository", "A repos
 TEST = ObjectSpec("test", "a test", "One test: an input, what a good answer looks like, and how to grade it.", (
     F("id", "A unique id for the test in this file.", "string", required=True, example="id: greeting"),
     F("criteria", "What a good answer does, in natural language; LLM judges grade against it.", "string",
-      deprecated_aliases=("expected_outcome", "outcome"), example="criteria: Greets the user by name"),
+      deprecated_aliases=("expected_outcome",), example="criteria: Greets the user by name"),
     F("input_messages", "The input: a string (one user message) or a message list "
       "`{role: system | user | assistant | tool, content}`.", "string", "array",
       aliases=("input",), schema={"anyOf": [{"type": "string"}, _MESSAGES]},
@@ -181,7 +183,8 @@ TEST = ObjectSpec("test", "a test", "One test: an input, what a good answer look
       schema={"type": "array", "items": {"anyOf": [{"type": "string"}, {"$ref": "#/$defs/rubric_criterion"}]}}),
     F("execution", "Per-test execution overrides (targets, skip_defaults, timeout_seconds).", "object",
       object="execution"),
-    F("skip_defaults", "Do not apply the suite's default `assert` and `input` to this test.", "boolean"),
+    F("skip_defaults", "Do not apply the suite's default `assert` and `input` to this test.", "boolean",
+      lenient=True),  # AgentV tests `=== true`: any other value applies the defaults
     F("workspace", "A workspace for this test only.", "object", "string", object="workspace", file_ref=True),
     F("metadata", "Free-form values kept with the test and its results.", "object"),
     F("conversation_id", "Groups tests that are turns of one conversation.", "string"),

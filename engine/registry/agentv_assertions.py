@@ -185,8 +185,9 @@ ASSERTION_LIST: tuple[AssertionType, ...] = (
            "use `{{ answer }}` or `{{ expected_output }}`), inline text, or `{command: argv}` for a "
            "script that prints the prompt. Omit it for the default judge prompt.", "string", "object",
            object="prompt_script", file_ref=True, example="prompt: ./judges/compliance.md"),
-         F("rubrics", "Rubric criteria the judge checks, as in `type: rubrics`.", "array",
-           schema={"type": "array", "items": {"anyOf": [{"type": "string"}, {"$ref": "#/$defs/rubric_criterion"}]}}),
+         F("rubrics", "Rubric criteria the judge checks, as in `type: rubrics` but objects only ({id, outcome}: "
+           "AgentV skips a string here).", "array",
+           schema={"type": "array", "items": {"$ref": "#/$defs/rubric_criterion"}}),
          F("model", "The model the judge uses, when it should differ from the judge target's default.",
            "string"),
          F("config", "Extra values passed to a prompt script.", "object")),
@@ -215,10 +216,11 @@ ASSERTION_LIST: tuple[AssertionType, ...] = (
         "      outcome: A tests/ folder exists",
         (F("prompt", "Instructions for the agent judge: a file path or inline text.", "string",
            file_ref=True),
-         F("rubrics", "Rubric criteria the agent checks, as in `type: rubrics`.", "array",
-           schema={"type": "array", "items": {"anyOf": [{"type": "string"}, {"$ref": "#/$defs/rubric_criterion"}]}}),
+         F("rubrics", "Rubric criteria the agent checks, as in `type: rubrics` but objects only ({id, outcome}: "
+           "AgentV skips a string here).", "array",
+           schema={"type": "array", "items": {"$ref": "#/$defs/rubric_criterion"}}),
          F("max_steps", "The most tool-using steps the agent may take (1–50, default 10).", "integer",
-           minimum=1, maximum=50, default=10),
+           minimum=1, maximum=50, default=10, deprecated_aliases=("maxSteps",)),
          F("temperature", "The judge's sampling temperature (0–2).", "number", minimum=0, maximum=2),
          F("target", "A target from targets.yaml to delegate the audit to (e.g. a coding agent); "
            "default: the built-in agent on the judge target.", "string")),
@@ -279,9 +281,10 @@ ASSERTION_LIST: tuple[AssertionType, ...] = (
     AssertionType(
         "token-usage", "Passes when the run's token counts stay within the limits given.", _BINARY,
         "- type: token-usage\n  max_total: 4000",
-        (F("max_total", "The most tokens in total.", "number", minimum=0),
-         F("max_input", "The most input (prompt) tokens.", "number", minimum=0),
-         F("max_output", "The most output (completion) tokens.", "number", minimum=0)),
+        (F("max_total", "The most tokens in total.", "number", minimum=0, deprecated_aliases=("maxTotal",)),
+         F("max_input", "The most input (prompt) tokens.", "number", minimum=0, deprecated_aliases=("maxInput",)),
+         F("max_output", "The most output (completion) tokens.", "number", minimum=0,
+           deprecated_aliases=("maxOutput",))),
         runnable=True, stage=Stage.TRACE, scorer=_scorer("token-usage"), needs_one_of=("max_total", "max_input", "max_output")),
     AssertionType(
         "execution-metrics", "Checks thresholds on the agent's execution: tool and LLM calls, tokens, "
@@ -296,7 +299,7 @@ ASSERTION_LIST: tuple[AssertionType, ...] = (
          F("max_duration_ms", "The longest duration in milliseconds.", "number", minimum=0,
            deprecated_aliases=("maxDurationMs",)),
          F("target_exploration_ratio", "The expected share of exploration (read/search) calls among all "
-           "tool calls (0–1).", "number", minimum=0, maximum=1, deprecated_aliases=("targetExplorationRatio",)),
+           "tool calls (0–1; AgentV takes any number ≥ 0, and one above 1 is never met).", "number", minimum=0, deprecated_aliases=("targetExplorationRatio",)),
          F("exploration_tolerance", "How far the exploration ratio may be from the target.", "number",
            minimum=0, deprecated_aliases=("explorationTolerance",))),
         runnable=True, stage=Stage.TRACE, scorer=_scorer("execution-metrics"),
@@ -388,7 +391,6 @@ ASSERTION_OBJECTS: tuple[ObjectSpec, ...] = (
                "shorthand for `{id: rubric-<n>, outcome: <string>}`.", (
                    F("id", "A unique id for the criterion in results (default rubric-<n>).", "string"),
                    F("outcome", "What the answer must do to satisfy this criterion.", "string",
-                     deprecated_aliases=("expected_outcome", "description"),
                      example="outcome: Cites the correct regulation"),
                    F("weight", "The criterion's weight inside this rubric (default 1).", "number",
                      minimum=0, default=1),

@@ -626,6 +626,16 @@ CODE_LIST: tuple[Code, ...] = (
     _c("invalid-aggregator", "error", "An unknown aggregator type",
        "The aggregator is weighted_average, threshold, code-judge or llm-judge.", _ASSERT + "      - type: composite\n        aggregator: {type: average}\n        assert:\n          - type: contains\n            value: hi\n", _ASSERT + "      - type: composite\n        aggregator: {type: weighted_average}\n        assert:\n          - type: contains\n            value: hi\n", file=_A,
        fix="Use one of those."),
+    _c("missing-prompt-script", "error", "A judge's prompt script that does not exist",
+       "AgentV resolves the last word of a prompt `command` as a file next to the eval file or in a parent "
+       "folder; when there is none its loader skips the test.",
+       _ASSERT + "      - name: j\n        type: llm-judge\n        prompt:\n          command: [bun, run, ./no-such-prompt.ts]\n",
+       None, file=_A, fix="Point `command` at the script (the path is relative to the eval file)."),
+    _c("invalid-member-type", "error", "A composite member of a type AgentV skips",
+       "Inside a composite AgentV takes a member's type only as a built-in type written exactly (no snake_case, "
+       "no custom type); it skips any other member, a check left out.",
+       _ASSERT + "      - type: composite\n        aggregator: {type: weighted_average}\n        assert:\n          - name: j\n            type: is_json\n", _ASSERT + "      - type: composite\n        aggregator: {type: weighted_average}\n        assert:\n          - name: j\n            type: is-json\n", file=_A,
+       fix="Write the type as AgentV's kebab-case name (`is-json`)."),
     _c("unknown-weight-name", "warning", "A composite weight for a child that does not exist",
        "Weights refer to children by name; this one matches none, so it has no effect.",
        _ASSERT + "      - type: composite\n        aggregator:\n          type: weighted_average\n          weights: {greting: 2}\n        assert:\n          - name: greeting\n            type: contains\n            value: hi\n", _ASSERT + "      - type: composite\n        aggregator:\n          type: weighted_average\n          weights: {greeting: 2}\n        assert:\n          - name: greeting\n            type: contains\n            value: hi\n", file=_A,

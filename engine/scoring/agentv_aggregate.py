@@ -36,9 +36,10 @@ def negate_result(score: float, result_verdict: str) -> tuple[float, str]:
 
 
 def _to_fixed_2(x: float) -> str:
+    """`x.toFixed(2)`: JavaScript writes -0 as `0.00` (its sign test is x < 0)."""
     from decimal import ROUND_HALF_UP, Decimal
 
-    return str(Decimal(x).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
+    return str(Decimal(x if x != 0 else 0).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
 
 
 def negated_reasoning(reasoning: str | None, original: float) -> str:

@@ -228,10 +228,10 @@ def _fmt(n: float) -> str:
 
 
 def _to_fixed(n: float, digits: int) -> str:
-    """`Number.prototype.toFixed`."""
+    """`Number.prototype.toFixed` (-0 is written without its sign, as JavaScript's x < 0 test does)."""
     from decimal import ROUND_HALF_UP, Decimal
 
-    return str(Decimal(n).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP))
+    return str(Decimal(n if n != 0 else 0).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP))
 
 
 def _latency(spec: Mapping[str, Any], metrics: RunMetrics) -> AssertionScore:
@@ -265,6 +265,9 @@ def _cost(spec: Mapping[str, Any], metrics: RunMetrics) -> AssertionScore:
 
 
 def _token_usage(spec: Mapping[str, Any], metrics: RunMetrics) -> AssertionScore:
+    # AgentV's loader reads `max_total ?? maxTotal` (likewise input, output)
+    spec = {**{_TOKEN_KEYS[k]: v for k, v in spec.items() if k in _TOKEN_KEYS},
+            **{k: v for k, v in spec.items() if k not in _TOKEN_KEYS}}
     limits = {}
     for key in ("max_input", "max_output", "max_total"):
         limit = _limit(spec, key)
@@ -294,6 +297,8 @@ def _token_usage(spec: Mapping[str, Any], metrics: RunMetrics) -> AssertionScore
                           f"token-usage input={usage.input}, output={usage.output}, cached={usage.cached or 0}, "
                           f"total={usage.total_tokens()}")
 
+
+_TOKEN_KEYS = {"maxTotal": "max_total", "maxInput": "max_input", "maxOutput": "max_output"}  # snake ← camel
 
 _METRIC_KEYS = {  # snake_case ← camelCase
     "maxToolCalls": "max_tool_calls", "maxLlmCalls": "max_llm_calls", "maxTokens": "max_tokens",

@@ -30,6 +30,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..providers.base import ToolCall
+from ..weval.ids import js_number
 from .agentv_aggregate import verdict
 
 MODES = ("any_order", "in_order", "exact", "subset", "superset")
@@ -106,7 +107,10 @@ def args_match(expected: Any, actual: Any, mode: Any) -> bool:
 
 
 def _fmt_ms(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else str(value)
+    """A number as JavaScript's template literals write it (1e-9 → `1e-9`, ∞ → `Infinity`)."""
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    return js_number(value)
 
 
 class _Latency:

@@ -337,6 +337,20 @@ def test_trajectory_details() -> None:
     assert codes(bad) == ["deprecated-alias", "invalid-value", "invalid-value", "invalid-value", "missing-field"]
 
 
+def test_a_fractional_minimum_is_run_as_agentv_runs_it() -> None:
+    """AgentV keeps any minimum ≥ 0 and compares `count >= minimum` (0.5 needs one call): a warning, not an
+    error; a negative or null one (dropped by AgentV: a check not made) stays an error."""
+    found = check(_with("      - type: tool-trajectory\n        mode: any_order\n        minimums: {a: 0.5, b: 2, c: -1, d: null}\n"))
+    assert [(f.code, f.severity.name) for f in found.findings] == [
+        ("invalid-value", "WARNING"), ("invalid-value", "ERROR"), ("invalid-value", "ERROR")]
+    assert "1 call(s) or more meet it" in found.findings[0].message
+
+
+def test_an_exploration_ratio_above_1_is_run() -> None:
+    """AgentV takes any target_exploration_ratio ≥ 0 (one above 1 is never within a small tolerance)."""
+    assert check(_with("      - type: execution-metrics\n        target_exploration_ratio: 1.5\n")).findings == []
+
+
 # --- composite ------------------------------------------------------------------------------------------
 
 def test_composite_needs_an_aggregator() -> None:

@@ -66,8 +66,9 @@ features/nlp-metrics/evals/dataset.eval.yaml:73 missing-script
 features/nlp-metrics/evals/dataset.eval.yaml:89 missing-script
 features/nlp-metrics/evals/dataset.eval.yaml:92 missing-script
 features/nlp-metrics/evals/dataset.eval.yaml:95 missing-script
-features/prompt-template-sdk/evals/dataset.eval.yaml:29 missing-script
-features/prompt-template-sdk/evals/dataset.eval.yaml:48 missing-script
+# A prompt script that is not there: AgentV's loader skips the test ("prompt command file not found").
+features/prompt-template-sdk/evals/dataset.eval.yaml:29 missing-prompt-script
+features/prompt-template-sdk/evals/dataset.eval.yaml:48 missing-prompt-script
 features/rubric/evals/dataset.eval.yaml:149 missing-script
 features/tool-evaluation-plugins/evals/dataset.eval.yaml:32 missing-script
 features/tool-evaluation-plugins/evals/dataset.eval.yaml:50 missing-script

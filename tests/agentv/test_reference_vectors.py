@@ -85,7 +85,7 @@ DELIBERATE: dict[tuple[str, str], tuple[int, ...]] = {
         2287,
     ),
     ("load", NO_LIMIT): (
-        31, 34, 112, 196, 411, 501, 806, 961,
+        34, 411, 501, 806,
     ),
     ("load", UNREAD_TOOL_ITEM): (
         134, 255, 571, 573, 649, 728, 950,

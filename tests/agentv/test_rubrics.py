@@ -46,9 +46,10 @@ def test_duplicate_criterion_ids() -> None:
     assert at(f) == (9, 18) and f.related
 
 
-def test_outcome_deprecated_aliases() -> None:
+def test_outcome_has_no_aliases() -> None:
+    # AgentV v2.19 reads only `outcome`: it skips `{id: a, expected_outcome: x}` ("missing outcome")
     result = check(_rubric("          - {id: a, expected_outcome: x}\n"))
-    assert codes(result) == ["deprecated-alias"] and _criteria(result)[0]["outcome"] == "x"
+    assert codes(result) == ["missing-outcome", "unknown-key"]
 
 
 def test_shorthand_score_ranges_expand() -> None:

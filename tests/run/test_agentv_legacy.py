@@ -21,15 +21,15 @@ tests:
     expected_outcome: Greets politely
     evaluators:
       - type: rubric
-        rubrics: ["Must be polite", {id: warm, description: Is warm, weight: 3}]
+        rubrics: [{id: rubric-1, outcome: Must be polite}, {id: warm, outcome: Is warm, weight: 3}]
         model: gpt-4
   - id: in-execution
     input: hello
-    outcome: Says hello
+    criteria: Says hello
     execution:
       evaluators:
         - type: rubric
-          rubrics: ["Must be polite"]
+          rubrics: [{id: rubric-1, outcome: Must be polite}]
   - id: default-evaluator
     input: hello
     criteria: Says hello

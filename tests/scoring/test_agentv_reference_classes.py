@@ -250,7 +250,7 @@ def test_unknown_roles_and_content_blocks_are_left_out_as_agentv_does() -> None:
 def test_checks_that_compare_nothing_are_refused() -> None:
     # Deliberate (docs/reference-differences.md, vectors NO_LIMIT): AgentV runs a token-usage check without a
     # limit and a tool minimum of -1, and both pass whatever happened; evalspec refuses the file.
-    for assertion, code in (("{name: t, type: token-usage, maxTotal: 100}", "missing-field"),
+    for assertion, code in (("{name: t, type: token-usage, max_totl: 100}", "missing-field"),
                             ("{name: tt, type: tool-trajectory, mode: any_order, minimums: {a: -1}}",
                              "invalid-value")):
         result = check("tests:\n  - id: t\n    input: hi\n    assert:\n      - " + assertion + "\n")
