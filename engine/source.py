@@ -32,6 +32,7 @@ from .yaml_nodes import Node as Node
 from .yaml_nodes import Scalar as Scalar
 from .yaml_nodes import Sequence as Sequence
 from .yaml_nodes import resolve_plain as resolve_plain
+from .yaml_feed import fed_text, unswapped
 
 # PyYAML (~12 ms to import) loads at the first text simple_items.py does not read: `_Parser` is made then
 # (_load_parser; module attribute access makes it too, as tests that wrap it read it).
@@ -578,10 +579,11 @@ class _Resumed:
     where each resumed parse reads (`chunks`), and its positions at "\n" only (`remarker`) when libyaml
     breaks lines elsewhere too, from line starts counted once."""
 
-    __slots__ = ("end", "first", "lines", "offsets", "starts")
+    __slots__ = ("end", "first", "lines", "offsets", "starts", "swapped")
 
     def __init__(self, lines: list[str], first: int, end: int, other_breaks: bool) -> None:
-        self.lines, self.first, self.end = lines, first, end
+        self.first, self.end = first, end
+        self.lines, self.swapped = _fed_lines(lines, first, end)
         # where each line starts, in characters from line `first` (and where the last one ends)
         self.offsets = [0, *accumulate(len(lines[i]) + 1 for i in range(first, end))]
         self.starts = self.offsets if other_breaks else None
@@ -1128,8 +1130,11 @@ def _parse_stream(text: str, off: int, parsed: ParsedFile, resumed: _Resumed | N
     if resumed is not None:
         parser = _Parser(resumed.chunks(off))
         remark = resumed.remarker(off)
+        swapped = resumed.swapped
     else:
-        parser = _Parser(_Chunks(text) if len(text) > READ_IN_CHUNKS_FROM else text)
+        # (a surrogate escape or a blank line with a tab: libyaml reads a text of the same length, yaml_feed.py)
+        fed, swapped = fed_text(text, _scalar_lines) if "\\" in text or "\t" in text else (text, False)
+        parser = _Parser(_Chunks(fed) if len(fed) > READ_IN_CHUNKS_FROM else fed)
         # libyaml also breaks lines at \x85, \u2028 and \u2029 (YAML 1.1); LSP and the engine do not. In
         # the rare text that holds one, positions are recomputed from the marks' code-point index. So they
         # are after a byte order mark, which libyaml skips and does not count (the first line's columns
@@ -1173,6 +1178,8 @@ def _parse_stream(text: str, off: int, parsed: ParsedFile, resumed: _Resumed | N
                         span = _clamped(span, lines)
                 tag = event.tag
                 raw = event.value
+                if swapped:
+                    raw = unswapped(raw)
                 if tag and tag != "!":
                     value = _resolve_tagged(raw, tag)
                 elif style is None and (not raw or raw[0] in _MAYBE_NOT_STR):  # (libyaml says '' for null)
@@ -1188,7 +1195,7 @@ def _parse_stream(text: str, off: int, parsed: ParsedFile, resumed: _Resumed | N
                 node: Node = new_object(Scalar)
                 node.span, node.value, node.raw, node.style = span, value, raw, style  # type: ignore[attr-defined]
                 node.tag = tag if tag != "!" else None
-                anchor = node.anchor = event.anchor
+                anchor = node.anchor = unswapped(event.anchor) if swapped and event.anchor else event.anchor
                 if anchor:
                     anchors[anchor] = (node, 1)
                 if stack:
@@ -1199,7 +1206,7 @@ def _parse_stream(text: str, off: int, parsed: ParsedFile, resumed: _Resumed | N
                 else:
                     root = node
             elif kind is AliasEvent:
-                target = anchors.get(event.anchor)
+                target = anchors.get(unswapped(event.anchor) if swapped else event.anchor)
                 if target is None:  # libyaml already rejects these; be safe anyway
                     raise yaml.composer.ComposerError(
                         None, None, f"found undefined alias {event.anchor!r}", event.start_mark)
@@ -1251,7 +1258,8 @@ def _parse_stream(text: str, off: int, parsed: ParsedFile, resumed: _Resumed | N
                                   if children else children)
                 node.span, node.flow = span, flow
                 node.tag = tag if tag != "!" else None
-                anchor = node.anchor = start_event.anchor
+                anchor = node.anchor = unswapped(start_event.anchor) if swapped and start_event.anchor \
+                    else start_event.anchor
                 if anchor:
                     anchors[anchor] = (node, size)
                 if stack:
@@ -1310,6 +1318,43 @@ def _parse_stream(text: str, off: int, parsed: ParsedFile, resumed: _Resumed | N
         parsed.findings.error("yaml-syntax", Span(line, col, line, min(col + 1, len(lines[line]))), message)
         return line
     return None
+
+
+def _scalar_lines(text: str) -> list[tuple[int, int, int, int, str | None]]:
+    """yaml_feed's ScalarLines: the multi-line scalars of `text`, as far as libyaml reads it (a blank line's
+    tabs made spaces may put an error past them, where a blank line no longer hides it: read no further)."""
+    import yaml
+
+    _Parser = globals().get("_Parser") or _load_parser()
+    parser = _Parser(text)
+    bom = text.startswith("\ufeff")
+    remark = _remarker(text, bom) if bom or _other_breaks(text) else None
+    found: list[tuple[int, int, int, int, str | None]] = []
+    ScalarEvent = yaml.ScalarEvent
+    try:
+        while (event := parser.get_event()) is not None:
+            if type(event) is ScalarEvent:
+                start, end = event.start_mark, event.end_mark
+                if remark is not None:
+                    start, end = remark(start), remark(end)
+                if start.line != end.line:
+                    found.append((start.line, start.column, end.line, end.column, event.style or None))
+    except yaml.YAMLError:
+        pass
+    return found
+
+
+def _fed_lines(lines: list[str], first: int, end: int) -> tuple[list[str], bool]:
+    """`lines` with lines `first` to `end` as libyaml reads them (yaml_feed.fed_text), and whether their
+    surrogate escapes were swapped: the same object when none of them changes."""
+    if not any("\\" in lines[i] or "\t" in lines[i] for i in range(first, end)):
+        return lines, False
+    text = _lines_text(lines, first, end)
+    fed, swapped = fed_text(text, _scalar_lines)
+    if fed == text:
+        return lines, swapped
+    whole = (_lines_text(lines, 0, first) if first else "") + fed + _lines_text(lines, end, len(lines))
+    return (cast(list[str], Lines(whole)) if type(lines) is Lines else whole.split("\n")), swapped
 
 
 def _reader_mark(text: str, position: int) -> _Mark:
