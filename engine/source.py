@@ -1195,7 +1195,7 @@ def _parse_stream(text: str, off: int, parsed: ParsedFile, resumed: _Resumed | N
                 node: Node = new_object(Scalar)
                 node.span, node.value, node.raw, node.style = span, value, raw, style  # type: ignore[attr-defined]
                 node.tag = tag if tag != "!" else None
-                anchor = node.anchor = unswapped(event.anchor) if swapped and event.anchor else event.anchor
+                anchor = node.anchor = event.anchor
                 if anchor:
                     anchors[anchor] = (node, 1)
                 if stack:
@@ -1206,7 +1206,7 @@ def _parse_stream(text: str, off: int, parsed: ParsedFile, resumed: _Resumed | N
                 else:
                     root = node
             elif kind is AliasEvent:
-                target = anchors.get(unswapped(event.anchor) if swapped else event.anchor)
+                target = anchors.get(event.anchor)
                 if target is None:  # libyaml already rejects these; be safe anyway
                     raise yaml.composer.ComposerError(
                         None, None, f"found undefined alias {event.anchor!r}", event.start_mark)
@@ -1258,8 +1258,7 @@ def _parse_stream(text: str, off: int, parsed: ParsedFile, resumed: _Resumed | N
                                   if children else children)
                 node.span, node.flow = span, flow
                 node.tag = tag if tag != "!" else None
-                anchor = node.anchor = unswapped(start_event.anchor) if swapped and start_event.anchor \
-                    else start_event.anchor
+                anchor = node.anchor = start_event.anchor
                 if anchor:
                     anchors[anchor] = (node, size)
                 if stack:
@@ -1321,26 +1320,38 @@ def _parse_stream(text: str, off: int, parsed: ParsedFile, resumed: _Resumed | N
 
 
 def _scalar_lines(text: str) -> list[tuple[int, int, int, int, str | None]]:
-    """yaml_feed's ScalarLines: the multi-line scalars of `text`, as far as libyaml reads it (a blank line's
-    tabs made spaces may put an error past them, where a blank line no longer hides it: read no further)."""
+    """yaml_feed's ScalarLines: the multi-line scalars of `text`, read as the real parse reads it: after a
+    syntax error, from the next document marker on (the lines in between are no scalar of any document)."""
     import yaml
 
     _Parser = globals().get("_Parser") or _load_parser()
-    parser = _Parser(text)
-    bom = text.startswith("\ufeff")
-    remark = _remarker(text, bom) if bom or _other_breaks(text) else None
+    lines = text.split("\n")
     found: list[tuple[int, int, int, int, str | None]] = []
     ScalarEvent = yaml.ScalarEvent
-    try:
-        while (event := parser.get_event()) is not None:
-            if type(event) is ScalarEvent:
-                start, end = event.start_mark, event.end_mark
-                if remark is not None:
-                    start, end = remark(start), remark(end)
-                if start.line != end.line:
-                    found.append((start.line, start.column, end.line, end.column, event.style or None))
-    except yaml.YAMLError:
-        pass
+    first = 0
+    for _ in range(MAX_RESUMES):
+        part = text if not first else "\n".join(lines[first:])
+        bom = part.startswith("\ufeff")
+        remark = _remarker(part, bom) if bom or _other_breaks(part) else None
+        parser = _Parser(part)
+        try:
+            while (event := parser.get_event()) is not None:
+                if type(event) is ScalarEvent:
+                    start, end = event.start_mark, event.end_mark
+                    if remark is not None:
+                        start, end = remark(start), remark(end)
+                    if start.line != end.line:
+                        found.append((start.line + first, start.column, end.line + first, end.column,
+                                      event.style or None))
+            return found
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+            if mark is not None and remark is not None:
+                mark = remark(mark)
+            nxt = _next_document_start(lines, first + max(1, mark.line if mark is not None else 0))
+            if nxt is None:
+                return found
+            first = nxt
     return found
 
 
