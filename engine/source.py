@@ -25,6 +25,7 @@ from .findings import Edit, Finding, Findings, Fix, Related, Span
 from .item_bounds import ItemBounds
 from .simple_items import simple_items, simple_mapping
 from .text_lines import Lines
+from .yaml_feed import fed_text, unswapped
 from .yaml_nodes import _MAYBE_NOT_STR
 from .yaml_nodes import BrokenItem as BrokenItem
 from .yaml_nodes import Mapping as Mapping
@@ -32,7 +33,6 @@ from .yaml_nodes import Node as Node
 from .yaml_nodes import Scalar as Scalar
 from .yaml_nodes import Sequence as Sequence
 from .yaml_nodes import resolve_plain as resolve_plain
-from .yaml_feed import fed_text, unswapped
 
 # PyYAML (~12 ms to import) loads at the first text simple_items.py does not read: `_Parser` is made then
 # (_load_parser; module attribute access makes it too, as tests that wrap it read it).
@@ -1180,6 +1180,8 @@ def _parse_stream(text: str, off: int, parsed: ParsedFile, resumed: _Resumed | N
                 raw = event.value
                 if swapped:
                     raw = unswapped(raw)
+                    if style == '"' and _SURROGATE.search(raw) is not None:
+                        raw = _lone_surrogates(raw, span, parsed.findings)
                 if tag and tag != "!":
                     value = _resolve_tagged(raw, tag)
                 elif style is None and (not raw or raw[0] in _MAYBE_NOT_STR):  # (libyaml says '' for null)
@@ -1319,6 +1321,19 @@ def _parse_stream(text: str, off: int, parsed: ParsedFile, resumed: _Resumed | N
     return None
 
 
+def _lone_surrogates(raw: str, span: Span, findings: Findings) -> str:
+    """A double-quoted scalar's lone surrogates (`"\\ud83d"` without its pair) as U+FFFD, with a warning: js-yaml
+    keeps them, but no UTF-8 text holds one (a run's labels and files, a provider's request), and a lone one
+    is a broken character, not what the author meant (docs/reference-differences.md)."""
+    first = _SURROGATE.search(raw)
+    assert first is not None
+    findings.warning(
+        "invalid-character", span,
+        f"\\u{ord(first.group()):04x} is half of a UTF-16 surrogate pair, not a character: it is read as U+FFFD "
+        "(Weval and AgentV keep the lone half). Write the whole pair, e.g. \"\\ud83d\\ude00\" for \U0001F600.")
+    return _SURROGATE.sub("\ufffd", raw)
+
+
 def _scalar_lines(text: str) -> list[tuple[int, int, int, int, str | None]]:
     """yaml_feed's ScalarLines: the multi-line scalars of `text`, read as the real parse reads it: after a
     syntax error, from the next document marker on (the lines in between are no scalar of any document)."""
@@ -1337,7 +1352,8 @@ def _scalar_lines(text: str) -> list[tuple[int, int, int, int, str | None]]:
         try:
             while (event := parser.get_event()) is not None:
                 if type(event) is ScalarEvent:
-                    start, end = event.start_mark, event.end_mark
+                    start: Any = event.start_mark
+                    end: Any = event.end_mark
                     if remark is not None:
                         start, end = remark(start), remark(end)
                     if start.line != end.line:

@@ -101,7 +101,8 @@ def blank_tab_lines(text: str, scalar_lines: ScalarLines) -> str | None:
 
 
 def _blanked(text: str, found: list[tuple[int, int, int]]) -> str:
-    pieces, at = [], 0
+    pieces: list[str] = []
+    at = 0
     for _, start, end in found:
         pieces += (text[at:start], text[start:end].replace("\t", " "))
         at = end

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -85,13 +86,28 @@ def _ours(text: str) -> Any:
     return [to_python(d.root) for d in parsed.documents]
 
 
+def _lone_as_fffd(value: Any) -> Any:
+    """A reference answer with each lone surrogate as U+FFFD (docs/reference-differences.md)."""
+    if isinstance(value, str):
+        return re.sub("[\ud800-\udfff]", "\ufffd", value)
+    if isinstance(value, list):
+        return [_lone_as_fffd(v) for v in value]
+    if isinstance(value, dict):
+        return {_lone_as_fffd(k): _lone_as_fffd(v) for k, v in value.items()}
+    return value
+
+
 @pytest.mark.parametrize(("text", "js_yaml", "yaml_pkg"), REFERENCE, ids=[repr(r[0])[:40] for r in REFERENCE])
 def test_read_as_js_yaml_reads_it(text: str, js_yaml: Any, yaml_pkg: Any) -> None:
     ours = _ours(text)
     if text in LEFT_OPEN:
         assert ours == "ERROR" != js_yaml
-    else:
-        assert ours == js_yaml
+        return
+    expected = _lone_as_fffd(js_yaml)
+    assert ours == expected
+    # a lone surrogate's escape: read as U+FFFD, and said
+    warned = [f for f in parse_yaml(text).findings if f.code == "invalid-character"]
+    assert bool(warned) == (expected != js_yaml)
 
 
 def _scalar(node: Any, key: str) -> Scalar:
@@ -114,20 +130,25 @@ def test_spans_stay_where_the_text_is() -> None:
     assert (block.value, block.span) == ("a\n\t\nb\n", Span(4, 10, 7, 5))
 
 
-def test_a_lone_surrogate_is_kept_as_the_reference_keeps_it() -> None:
-    """`"\\ud83d"`: a string of one lone surrogate in js-yaml and JSON.parse; the results file, the run's
-    database and the prompt's hash id all carry one (`hash_id`, database.py's surrogatepass)."""
+def test_a_lone_surrogate_is_read_as_fffd_with_a_warning() -> None:
+    """`"\\ud83d"`: a string of one lone surrogate in js-yaml and JSON.parse, which no UTF-8 text holds (a
+    run's labels and files, a provider's request): read as U+FFFD, with a warning at the scalar, as a lone
+    surrogate in the text is."""
     for text in ('- prompt: "x\\ud83d"\n', '[{"prompt": "x\\ud83d"}]'):
-        root = parse_yaml(text).documents[0].root
+        parsed = parse_yaml(text)
+        root = parsed.documents[0].root
         assert isinstance(root, Sequence)
-        assert _scalar(root.items[0], "prompt").value == "x\ud83d"
+        prompt = _scalar(root.items[0], "prompt")
+        assert prompt.value == "x\ufffd"
+        assert [(f.code, f.span) for f in parsed.findings] == [("invalid-character", prompt.span)]
+        assert "\\ud83d is half of a UTF-16 surrogate pair" in parsed.findings[0].message
 
 
 def test_keys_and_aliases_read_back() -> None:
     text = '- &a {"\\ud83d\\ude00": x, "k\\ud83d": [y]}\n- *a\n'
     parsed = parse_yaml(text)
-    assert not parsed.findings
-    assert to_python(parsed.documents[0].root) == [{"\U0001F600": "x", "k\ud83d": ["y"]}] * 2
+    assert [f.code for f in parsed.findings] == ["invalid-character"]
+    assert to_python(parsed.documents[0].root) == [{"\U0001F600": "x", "k\ufffd": ["y"]}] * 2
 
 
 def test_a_text_holding_the_swap_characters_is_refused_as_before() -> None:
