@@ -579,16 +579,19 @@ class _Resumed:
     where each resumed parse reads (`chunks`), and its positions at "\n" only (`remarker`) when libyaml
     breaks lines elsewhere too, from line starts counted once."""
 
-    __slots__ = ("end", "first", "lines", "offsets", "starts", "swapped")
+    __slots__ = ("end", "fed", "first", "lines", "offsets", "starts", "swapped")
 
     def __init__(self, lines: list[str], first: int, end: int, other_breaks: bool) -> None:
-        self.first, self.end = first, end
-        self.lines, self.swapped = _fed_lines(lines, first, end)
+        self.lines, self.first, self.end = lines, first, end
+        self.fed, self.swapped = False, False  # the lines as libyaml reads them: made at the first restart
         # where each line starts, in characters from line `first` (and where the last one ends)
         self.offsets = [0, *accumulate(len(lines[i]) + 1 for i in range(first, end))]
         self.starts = self.offsets if other_breaks else None
 
     def chunks(self, line: int) -> _LineChunks:
+        if not self.fed:
+            self.lines, self.swapped = _fed_lines(self.lines, self.first, self.end)
+            self.fed = True
         return _LineChunks(self, line)
 
     def reader_mark(self, line: int, position: int) -> _Mark:
