@@ -19,6 +19,7 @@ accepts and libyaml refuses made readable. source.py feeds libyaml through `fed_
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Callable
 
 # A surrogate's escape: its `u` (or `U0000`), first digit, second digit (8-F), last two
@@ -114,10 +115,11 @@ def _not_blank(text: str, blanked: str, found: list[tuple[int, int, int]],
                scalars: list[tuple[int, int, int, int, str | None]]) -> set[int]:
     """The lines of `found` js-yaml does not read as blank lines: inside a scalar."""
     tab_lines = {f[0]: text[f[1]:f[2]] for f in found}
+    numbers = [f[0] for f in found]  # in order
     keep: set[int] = set()
     lines: list[str] | None = None
     for sl, sc, el, ec, style in scalars:
-        inside = [i for i in tab_lines if sl < i <= el]
+        inside = numbers[bisect_right(numbers, sl):bisect_right(numbers, el)]
         if not inside:
             continue
         if style is None:  # plain: a tab line between two of its lines ends it in js-yaml (then an error)
