@@ -1347,11 +1347,17 @@ def _scalar_lines(text: str) -> list[tuple[int, int, int, int, str | None]]:
     found: list[tuple[int, int, int, int, str | None]] = []
     ScalarEvent = yaml.ScalarEvent
     first = 0
+    # restarted as a real parse is, reading the lines from the marker (joining the rest of the text for each
+    # broken document was quadratic)
+    restarts = _Resumed(lines, 0, len(lines), _other_breaks(text))
+    restarts.fed = True  # these lines are what libyaml reads
+    bom = text.startswith("\ufeff")
     for _ in range(MAX_RESUMES):
-        part = text if not first else "\n".join(lines[first:])
-        bom = part.startswith("\ufeff")
-        remark = _remarker(part, bom) if bom or _other_breaks(part) else None
-        parser = _Parser(part)
+        if first:
+            parser, remark = _Parser(_LineChunks(restarts, first)), restarts.remarker(first)
+        else:
+            parser = _Parser(text)
+            remark = _remarker(text, bom) if bom or restarts.starts is not None else None
         try:
             while (event := parser.get_event()) is not None:
                 if type(event) is ScalarEvent:
