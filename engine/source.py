@@ -25,6 +25,7 @@ from .findings import Edit, Finding, Findings, Fix, Related, Span
 from .item_bounds import ItemBounds
 from .simple_items import simple_items, simple_mapping
 from .text_lines import Lines
+from .yaml_feed import fed_text, unswapped
 from .yaml_nodes import _MAYBE_NOT_STR
 from .yaml_nodes import BrokenItem as BrokenItem
 from .yaml_nodes import Mapping as Mapping
@@ -578,15 +579,19 @@ class _Resumed:
     where each resumed parse reads (`chunks`), and its positions at "\n" only (`remarker`) when libyaml
     breaks lines elsewhere too, from line starts counted once."""
 
-    __slots__ = ("end", "first", "lines", "offsets", "starts")
+    __slots__ = ("end", "fed", "first", "lines", "offsets", "starts", "swapped")
 
     def __init__(self, lines: list[str], first: int, end: int, other_breaks: bool) -> None:
         self.lines, self.first, self.end = lines, first, end
+        self.fed, self.swapped = False, False  # the lines as libyaml reads them: made at the first restart
         # where each line starts, in characters from line `first` (and where the last one ends)
         self.offsets = [0, *accumulate(len(lines[i]) + 1 for i in range(first, end))]
         self.starts = self.offsets if other_breaks else None
 
     def chunks(self, line: int) -> _LineChunks:
+        if not self.fed:
+            self.lines, self.swapped = _fed_lines(self.lines, self.first, self.end)
+            self.fed = True
         return _LineChunks(self, line)
 
     def reader_mark(self, line: int, position: int) -> _Mark:
@@ -1128,8 +1133,11 @@ def _parse_stream(text: str, off: int, parsed: ParsedFile, resumed: _Resumed | N
     if resumed is not None:
         parser = _Parser(resumed.chunks(off))
         remark = resumed.remarker(off)
+        swapped = resumed.swapped
     else:
-        parser = _Parser(_Chunks(text) if len(text) > READ_IN_CHUNKS_FROM else text)
+        # (a surrogate escape or a blank line with a tab: libyaml reads a text of the same length, yaml_feed.py)
+        fed, swapped = fed_text(text, _scalar_lines) if "\\" in text or "\t" in text else (text, False)
+        parser = _Parser(_Chunks(fed) if len(fed) > READ_IN_CHUNKS_FROM else fed)
         # libyaml also breaks lines at \x85, \u2028 and \u2029 (YAML 1.1); LSP and the engine do not. In
         # the rare text that holds one, positions are recomputed from the marks' code-point index. So they
         # are after a byte order mark, which libyaml skips and does not count (the first line's columns
@@ -1173,6 +1181,10 @@ def _parse_stream(text: str, off: int, parsed: ParsedFile, resumed: _Resumed | N
                         span = _clamped(span, lines)
                 tag = event.tag
                 raw = event.value
+                if swapped:
+                    raw = unswapped(raw)
+                    if style == '"' and _SURROGATE.search(raw) is not None:
+                        raw = _lone_surrogates(raw, span, parsed.findings)
                 if tag and tag != "!":
                     value = _resolve_tagged(raw, tag)
                 elif style is None and (not raw or raw[0] in _MAYBE_NOT_STR):  # (libyaml says '' for null)
@@ -1310,6 +1322,75 @@ def _parse_stream(text: str, off: int, parsed: ParsedFile, resumed: _Resumed | N
         parsed.findings.error("yaml-syntax", Span(line, col, line, min(col + 1, len(lines[line]))), message)
         return line
     return None
+
+
+def _lone_surrogates(raw: str, span: Span, findings: Findings) -> str:
+    """A double-quoted scalar's lone surrogates (`"\\ud83d"` without its pair) as U+FFFD, with a warning: js-yaml
+    keeps them, but no UTF-8 text holds one (a run's labels and files, a provider's request), and a lone one
+    is a broken character, not what the author meant (docs/reference-differences.md)."""
+    first = _SURROGATE.search(raw)
+    assert first is not None
+    findings.warning(
+        "invalid-character", span,
+        f"\\u{ord(first.group()):04x} is half of a UTF-16 surrogate pair, not a character: it is read as U+FFFD "
+        "(Weval and AgentV keep the lone half). Write the whole pair, e.g. \"\\ud83d\\ude00\" for \U0001F600.")
+    return _SURROGATE.sub("\ufffd", raw)
+
+
+def _scalar_lines(text: str) -> list[tuple[int, int, int, int, str | None]]:
+    """yaml_feed's ScalarLines: the multi-line scalars of `text`, read as the real parse reads it: after a
+    syntax error, from the next document marker on (the lines in between are no scalar of any document)."""
+    import yaml
+
+    _Parser = globals().get("_Parser") or _load_parser()
+    lines = text.split("\n")
+    found: list[tuple[int, int, int, int, str | None]] = []
+    ScalarEvent = yaml.ScalarEvent
+    first = 0
+    # restarted as a real parse is, reading the lines from the marker (joining the rest of the text for each
+    # broken document was quadratic)
+    restarts = _Resumed(lines, 0, len(lines), _other_breaks(text))
+    restarts.fed = True  # these lines are what libyaml reads
+    bom = text.startswith("\ufeff")
+    for _ in range(MAX_RESUMES):
+        if first:
+            parser, remark = _Parser(_LineChunks(restarts, first)), restarts.remarker(first)
+        else:
+            parser = _Parser(text)
+            remark = _remarker(text, bom) if bom or restarts.starts is not None else None
+        try:
+            while (event := parser.get_event()) is not None:
+                if type(event) is ScalarEvent:
+                    start: Any = event.start_mark
+                    end: Any = event.end_mark
+                    if remark is not None:
+                        start, end = remark(start), remark(end)
+                    if start.line != end.line:
+                        found.append((start.line + first, start.column, end.line + first, end.column,
+                                      event.style or None))
+            return found
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+            if mark is not None and remark is not None:
+                mark = remark(mark)
+            nxt = _next_document_start(lines, first + max(1, mark.line if mark is not None else 0))
+            if nxt is None:
+                return found
+            first = nxt
+    return found
+
+
+def _fed_lines(lines: list[str], first: int, end: int) -> tuple[list[str], bool]:
+    """`lines` with lines `first` to `end` as libyaml reads them (yaml_feed.fed_text), and whether their
+    surrogate escapes were swapped: the same object when none of them changes."""
+    if not any("\\" in lines[i] or "\t" in lines[i] for i in range(first, end)):
+        return lines, False
+    text = _lines_text(lines, first, end)
+    fed, swapped = fed_text(text, _scalar_lines)
+    if fed == text:
+        return lines, swapped
+    whole = (_lines_text(lines, 0, first) if first else "") + fed + _lines_text(lines, end, len(lines))
+    return (cast(list[str], Lines(whole)) if type(lines) is Lines else whole.split("\n")), swapped
 
 
 def _reader_mark(text: str, position: int) -> _Mark:

@@ -71,9 +71,11 @@ CODE_LIST: tuple[Code, ...] = (
     _c("unreadable", "error", "The file cannot be read",
        "The operating system refused to read the file (permissions, a broken link), so it is not checked.",
        fix="Check the path and its permissions."),
-    _c("invalid-character", "warning", "A lone surrogate in the text",
+    _c("invalid-character", "warning", "A lone surrogate in the text, or a lone surrogate's escape",
        "A lone UTF-16 surrogate is not a character; the file is read with U+FFFD in its place, which is not what "
-       "the author wrote.", fix="Save the file as UTF-8 and retype the character."),
+       "the author wrote. So is a double-quoted `\\ud83d` without the low half that makes it a character.",
+       fix="Save the file as UTF-8 and retype the character; write an escaped character's whole pair "
+           "(`\\ud83d\\ude00`)."),
     _c("internal-error", "error", "evalspec failed on this file",
        "A bug in evalspec, not in the file: the file is not checked, and the failure is reported rather than "
        "passed in silence.", fix="Please report it with the file."),

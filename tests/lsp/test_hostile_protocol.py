@@ -129,6 +129,17 @@ async def test_a_lone_surrogate_still_gets_diagnostics(client: RecordingClient, 
     hover = await client.text_document_hover_async(
         lsp.HoverParams(text_document=lsp.TextDocumentIdentifier(uri=uri), position=lsp.Position(4, 3)))
     assert hover is not None and "prompt" in str(hover.contents)
+    # Escapes (engine/yaml_feed.py): a surrogate pair's is its character, a lone surrogate's is U+FFFD with a
+    # warning; a blank line holding a tab is a blank line, and the positions after it are the text's.
+    escaped = open_doc(client, tmp_path / "e.weval.yml", 'title: "T \\ud83d\\ude00"\n\t\n---\n- id: a\n'
+                       '  prompt: "Hi \\ud83d"\n\t\n  shuld: [x]\n- id: b\n  prompt: "\\ud83d\\ude00"\n')
+    report = await published(client, escaped, version=1)
+    assert sorted((d.code, d.range.start.line, d.range.start.character) for d in report.diagnostics) == [
+        ("invalid-character", 4, 10), ("unknown-key", 6, 2)]
+    symbols = await client.text_document_document_symbol_async(
+        lsp.DocumentSymbolParams(text_document=lsp.TextDocumentIdentifier(uri=escaped)))
+    assert [(s.name, s.detail) for s in symbols or []][1:] == [("a", "Hi \ufffd"), ("b", "\U0001F600")]
+    assert symbols and symbols[0].name == "T \U0001F600"
 
 
 async def test_completion_after_a_tab_only_line(client: RecordingClient, tmp_path: Path) -> None:
