@@ -122,6 +122,7 @@ USES: dict[str, str] = {
     "evalspec.simple_items._FLOW_ITEM": "finditer",
     "evalspec.simple_items._FLOW_PAIR": "match",
     "evalspec.simple_items._REFUSED": "search",
+    "evalspec.scoring.weval_points._JSON_NUMBER": "match",
     "evalspec.source._DOC_MARKER": "match",
     "evalspec.source._ITEM": "match",
     "evalspec.source._KEYED_LIST": "match",

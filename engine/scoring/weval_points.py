@@ -280,40 +280,8 @@ def is_json(response: str, arg: Any, ctx: PointContext) -> PointScore:
 
 
 _JSON_SPACE = " \t\n\r"
-_DIGITS = "0123456789"
-
-
-def _digits_end(text: str, i: int) -> int:
-    while i < len(text) and text[i] in _DIGITS:
-        i += 1
-    return i
-
-
-def _json_number_end(text: str, i: int) -> int | None:
-    """Where the JSON number at `i` ends (`-?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?`), None if none is."""
-    if text.startswith("-", i):
-        i += 1
-    if text.startswith("0", i):
-        i += 1
-    else:
-        end = _digits_end(text, i)
-        if end == i:
-            return None
-        i = end
-    if text.startswith(".", i):
-        end = _digits_end(text, i + 1)
-        if end == i + 1:
-            return None
-        i = end
-    if i < len(text) and text[i] in "eE":
-        i += 1
-        if i < len(text) and text[i] in "+-":
-            i += 1
-        end = _digits_end(text, i)
-        if end == i:
-            return None
-        i = end
-    return i
+# A JSON number (ASCII digits only: `\d` would take other scripts' digits)
+_JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
 
 
 def _deep_json_container(text: str) -> bool:
@@ -354,11 +322,8 @@ def _deep_json_container(text: str) -> bool:
                     continue
                 if ch == '"':
                     i = scanstring(text, i + 1, True)[1]
-                elif ch == "-" or ch in _DIGITS:
-                    end = _json_number_end(text, i)
-                    if end is None:
-                        return False
-                    i = end
+                elif (number := _JSON_NUMBER.match(text, i)) is not None:
+                    i = number.end()  # (a '.' or an exponent without digits stops it: then no ',' or closer follows)
                 elif text.startswith(("true", "null"), i):
                     i += 4
                 elif text.startswith("false", i):
