@@ -103,11 +103,7 @@ def _read(text: str, first_line: int, root: list[Any], closed: bool = False) -> 
             m = match(line)
             if m is None:
                 return None
-            groups = m.groups()
-            if len(line) <= _KEPT_LENGTH:
-                if len(read_lines) >= _KEPT_LINES:
-                    read_lines.clear()
-                read_lines[line] = groups
+            groups = _kept(read_lines, line, m.groups())
         ind, dashes, key, dq, sq, flow, fmap, plain = groups
         column = len(ind)
         # where the line's first dash (or its key or value) sits: it closes what is deeper
@@ -183,12 +179,9 @@ def _read(text: str, first_line: int, root: list[Any], closed: bool = False) -> 
             start = end - len(flow)
             words = read_flows.get(flow)
             if words is None:
-                words = [(w.start(), w.group(), resolve(w.group()) if w.group()[0] in maybe_not_str else w.group())
-                         for w in _FLOW_ITEM.finditer(flow)]
-                if len(flow) <= _KEPT_LENGTH:
-                    if len(read_flows) >= _KEPT_LINES:
-                        read_flows.clear()
-                    read_flows[flow] = words
+                words = _kept(read_flows, flow, [
+                    (w.start(), w.group(), resolve(w.group()) if w.group()[0] in maybe_not_str else w.group())
+                    for w in _FLOW_ITEM.finditer(flow)])
             items = []
             for col, word, value in words:
                 col += start
@@ -213,15 +206,20 @@ def _read(text: str, first_line: int, root: list[Any], closed: bool = False) -> 
     return root[2]
 
 
+def _kept(memo: dict[str, Any], text: str, read: Any) -> Any:
+    """`read`, kept in `memo` under `text` when the text is short (emptied first when full)."""
+    if len(text) <= _KEPT_LENGTH:
+        if len(memo) >= _KEPT_LINES:
+            memo.clear()
+        memo[text] = read
+    return read
+
+
 def _flow_pairs(fmap: str, line_no: int, start: int) -> list[tuple[Node, Node]]:
     """The pairs of a one-line flow mapping `fmap` (as `_LINE` matched it) that starts at `start`."""
     read = _READ_FLOWS.get(fmap)
     if read is None:
-        read = _pairs_read(fmap)
-        if len(fmap) <= _KEPT_LENGTH:
-            if len(_READ_FLOWS) >= _KEPT_LINES:
-                _READ_FLOWS.clear()
-            _READ_FLOWS[fmap] = read
+        read = _kept(_READ_FLOWS, fmap, _pairs_read(fmap))
     pairs: list[tuple[Node, Node]] = []
     for k_start, key, k_value, v_start, v_end, raw, value, style in read:
         k: Any = _new_object(Scalar)
