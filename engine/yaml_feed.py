@@ -7,7 +7,8 @@ accepts and libyaml refuses made readable. source.py feeds libyaml through `fed_
   character, of the same length and spelling its case (`swap_surrogate_escapes`); `unswapped` gives a
   scalar's text back: the escape as written where it was read as text (plain, single-quoted, `\\\\ud83d`), the
   surrogates where it was decoded, each high one followed by a low one joined into its character, as
-  JavaScript's strings join them; a lone one is kept, as the reference keeps it. A text that already holds
+  JavaScript's strings join them; a lone one is left as it is (source.py reads a double-quoted scalar's as
+  U+FFFD, with a warning). A text that already holds
   one of those private-use characters, or an escape of one, is not swapped (libyaml refuses it, as before).
 - A blank line holding a tab (`- a: 1\\n\\t\\n- b: 2`), which js-yaml reads as a blank line and libyaml
   refuses. `blank_tab_lines` turns the tabs of such lines (blanks, then maybe a comment) into spaces, but
