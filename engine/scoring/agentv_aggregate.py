@@ -10,6 +10,8 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
+from .js_text import to_fixed
+
 PASS_THRESHOLD = 0.8
 BORDERLINE_THRESHOLD = 0.6
 TRIAL_STRATEGIES = ("pass_at_k", "mean", "confidence_interval")
@@ -35,18 +37,11 @@ def negate_result(score: float, result_verdict: str) -> tuple[float, str]:
     return min(1.0, max(0.0, 1.0 - score)), negate_verdict(result_verdict)
 
 
-def _to_fixed_2(x: float) -> str:
-    """`x.toFixed(2)`: JavaScript writes -0 as `0.00` (its sign test is x < 0)."""
-    from decimal import ROUND_HALF_UP, Decimal
-
-    return str(Decimal(x if x != 0 else 0).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
-
-
 def negated_reasoning(reasoning: str | None, original: float) -> str:
     """AgentV's reasoning of a negated assertion: `[Negated] <reasoning> (original score: 0.40)`."""
     if reasoning:
-        return f"[Negated] {reasoning} (original score: {_to_fixed_2(original)})"
-    return f"[Negated] Original score: {_to_fixed_2(original)}"
+        return f"[Negated] {reasoning} (original score: {to_fixed(original, 2)})"
+    return f"[Negated] Original score: {to_fixed(original, 2)}"
 
 
 def negated(score: float, result_verdict: str, hits: list[str], misses: list[str],

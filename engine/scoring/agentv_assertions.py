@@ -27,7 +27,7 @@ from ..weval.ids import js_number
 from .agentv_aggregate import negate_result, negated_reasoning, verdict
 from .field_accuracy import score_fields
 from .js_regex import JsRegexError, JsRegexNotEvaluated, js_regex_test
-from .js_text import NestedTooDeeply, is_js_number, js_json_parse, js_trim
+from .js_text import NestedTooDeeply, is_js_number, js_json_parse, js_trim, to_fixed
 from .tool_trajectory import score_trajectory
 
 # AgentV's default "exploration" tools for execution-metrics' target_exploration_ratio.
@@ -227,13 +227,6 @@ def _fmt(n: float) -> str:
     return js_number(n)
 
 
-def _to_fixed(n: float, digits: int) -> str:
-    """`Number.prototype.toFixed` (-0 is written without its sign, as JavaScript's x < 0 test does)."""
-    from decimal import ROUND_HALF_UP, Decimal
-
-    return str(Decimal(n if n != 0 else 0).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP))
-
-
 def _latency(spec: Mapping[str, Any], metrics: RunMetrics) -> AssertionScore:
     limit = _limit(spec, "max_ms", "threshold")
     if isinstance(limit, AssertionScore):
@@ -259,7 +252,7 @@ def _cost(spec: Mapping[str, Any], metrics: RunMetrics) -> AssertionScore:
     if cost is None:
         return AssertionScore(0.0, "fail", (), ("No cost data available in trace",),
                               "Execution cost not reported by provider")
-    c, b = _to_fixed(cost, 4), _to_fixed(limit, 4)
+    c, b = to_fixed(cost, 4), to_fixed(limit, 4)
     return _binary(cost <= limit, f"Cost ${c} <= ${b} budget", f"Cost ${c} > ${b} budget",
                    f"Execution cost ${c} (budget: ${b})")
 
@@ -365,9 +358,9 @@ def _execution_metrics(spec: Mapping[str, Any], metrics: RunMetrics) -> Assertio
             misses.append("Cost data not available")
         else:
             cost, cap = metrics.cost_usd, limits["max_cost_usd"]
-            facts["cost"] = f"${_to_fixed(cost, 4)}"
+            facts["cost"] = f"${to_fixed(cost, 4)}"
             (hits if cost <= cap else misses).append(
-                f"Cost ${_to_fixed(cost, 4)} {'<=' if cost <= cap else '>'} ${_to_fixed(cap, 4)} max")
+                f"Cost ${to_fixed(cost, 4)} {'<=' if cost <= cap else '>'} ${to_fixed(cap, 4)} max")
     if "max_duration_ms" in limits:
         if metrics.duration_ms is None:
             misses.append("Duration data not available")
@@ -382,12 +375,12 @@ def _execution_metrics(spec: Mapping[str, Any], metrics: RunMetrics) -> Assertio
             misses.append("Exploration ratio not available (no tool calls)")
         else:
             diff = abs(ratio - target)
-            facts["exploration_ratio"] = _to_fixed(ratio, 2)
+            facts["exploration_ratio"] = to_fixed(ratio, 2)
             if diff <= tolerance:
-                hits.append(f"Exploration ratio {_to_fixed(ratio, 2)} within tolerance of target {_fmt(target)}")
+                hits.append(f"Exploration ratio {to_fixed(ratio, 2)} within tolerance of target {_fmt(target)}")
             else:
-                misses.append(f"Exploration ratio {_to_fixed(ratio, 2)} outside tolerance of target {_fmt(target)} "
-                              f"(diff: {_to_fixed(diff, 2)}, tolerance: {_fmt(tolerance)})")
+                misses.append(f"Exploration ratio {to_fixed(ratio, 2)} outside tolerance of target {_fmt(target)} "
+                              f"(diff: {to_fixed(diff, 2)}, tolerance: {_fmt(tolerance)})")
     total = len(hits) + len(misses)
     score = len(hits) / total if total else 0.0
     order = ("tool_calls", "llm_calls", "tokens", "cost", "duration", "exploration_ratio")

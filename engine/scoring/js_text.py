@@ -69,6 +69,14 @@ def is_js_number(value: object) -> TypeGuard[int | float]:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
+def to_fixed(x: float, digits: int) -> str:
+    """`x.toFixed(digits)` (below 1e21): the exact binary value rounded, ties away from zero; -0 written
+    without its sign, as JavaScript's `x < 0` test does."""
+    from decimal import ROUND_HALF_UP, Decimal
+
+    return str(Decimal(x if x != 0 else 0).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP))
+
+
 def js_strict_equal(a: object, b: object) -> bool:
     """`a === b` for JSON-like values (primitives only; objects compare by identity in JS)."""
     if is_js_number(a) and is_js_number(b):
