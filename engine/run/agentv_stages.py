@@ -62,10 +62,10 @@ from ..scoring.composite import (
 from ..scoring.composite import threshold as composite_threshold
 from ..scoring.trials import Attempt, TrialSettings, combine, stop_reason
 from .cost.guard import NOT_RUN, CostGuard
-from .events import CellFailed, Event, ModelSummary, Notice, Response, RunSummary, Scored
+from .events import Cell, CellFailed, Event, ModelSummary, Notice, Response, RunSummary, Scored
 from .generate.answers import AgentvGenerate, ReplayedFailure, provider_kind
 from .generate.batch_rounds import BatchRounds
-from .journal.records import RunHeader
+from .journal.records import CellScore, RunHeader, Usage
 from .journal.run_store import run_header
 from .options import RunOptions
 from .pipeline import (
@@ -87,6 +87,7 @@ from .score.code_judge import DEFAULT_CONCURRENCY as CODE_JUDGE_CONCURRENCY
 from .score.functions import deterministic, entry, skipped
 from .score.judges import AgentvJudges
 from .score.scripts import AgentvScripts
+from .split import Handed
 from .workspace.lifecycle import WorkspaceError, Workspaces, WorkspaceSpec, parse_workspace, workspace_changes
 from .write import agentv_outcomes as cell_outcomes
 from .write.agentv import AgentvWriter, results_name
@@ -411,6 +412,7 @@ class Agentv(Format[AgentvPlan, AgentvCell]):
         self.judges: AgentvJudges
         self.scripts: AgentvScripts
         self.rounds: BatchRounds | None = None  # batch mode: the calls cells name as they run (generate/batch_rounds.py)
+        self._adopting: dict[Cell, CellScore] = {}  # rows another process sent, until their cells are finished
 
     @property
     def tasks(self) -> AgentvTasks:
@@ -485,6 +487,52 @@ class Agentv(Format[AgentvPlan, AgentvCell]):
 
     def write_partial(self) -> None:
         self.writer.write_partial(cost=self.cost.summary())
+
+    # --- cells another process ran (split.py) -------------------------------------------------------
+    def unsplit(self) -> str | None:
+        if self.rounds is not None:
+            return "batch mode"
+        if self._any_workspace:
+            return "a test with a workspace"
+        if self.fail_on_error:
+            return "execution.fail_on_error stops every process's cells at the first failure"
+        return None
+
+    def forked(self) -> None:
+        self.writer.packs = False
+
+    def adopted(self, records: list[Any]) -> list[Any]:
+        kept: list[Any] = []
+        rows = self._adopting
+        for r in records:
+            kind = type(r)
+            if kind is Handed:
+                kept.extend(self._adopt(r.position, rows.pop(self.tasks.cell_at(r.position), None)))
+            elif kind is CellScore:
+                rows[r.cell] = r  # packed once its cell is finished (its Handed: the position)
+            else:
+                kept.append(r)
+                if kind is Usage:
+                    self.cost.spend.restore((r,), cells=False)
+        return kept
+
+    def _adopt(self, position: int, done: CellScore | None) -> list[Any]:
+        out: list[Any] = []
+        if done is not None:
+            row = done.result
+            out = self.writer.record(position, done.cell, row, score=done.score, verdict=done.verdict)
+            score, verdict = done.score, done.verdict
+        else:  # a cell the database had whole: as `resumed`
+            had = self.state.scores[self.tasks.cell_at(position)]
+            row = dict(self.state.result(had))
+            self.writer.resumed(position)
+            score, verdict = had.score, had.verdict
+        self.outcomes.noted(position, bool(row.get("not_scored")) and row.get("execution_status") != "execution_error")
+        if row.get("execution_status") == "execution_error":
+            self.outcomes.failed(position)
+        else:
+            self.outcomes.scored(position, score, verdict)
+        return out
 
     # --- what the stages share ----------------------------------------------------------------------
     def batching(self, journaled: Container[Any]) -> bool:

@@ -81,6 +81,9 @@ def add_run_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--max-wait", type=float, default=DEFAULT_MAX_WAIT, metavar="SECONDS",
                    help="at most this much back-off per call; a provider and key that answers nothing but "
                         "rate limits this long is given up, its remaining calls fail (default %(default)g)")
+    p.add_argument("--processes", type=int, metavar="N",
+                   help="processes that run the cells (default: one per core, up to 4, for a run of 1,000 cells "
+                        "or more; 1: this process only)")
     p.add_argument("--fixed-concurrency", action="store_true",
                    help="keep the concurrency fixed: do not lower it per provider and key on 429s or low "
                         "rate-limit headers (Retry-After is still honoured)")
@@ -169,6 +172,8 @@ def options_from_args(args: argparse.Namespace) -> RunOptions:
         limits[name.strip().lower()] = int(n)
     if args.concurrency is not None and args.concurrency < 1:
         raise _Usage("--concurrency must be at least 1")
+    if args.processes is not None and args.processes < 1:
+        raise _Usage("--processes must be at least 1")
     if args.fail_under is not None and not 0 <= args.fail_under <= 1:
         raise _Usage("--fail-under is a score between 0 and 1")
     # `not x > 0` (not `x <= 0`) so NaN is refused too; infinity is refused where it would become an
@@ -209,7 +214,7 @@ def options_from_args(args: argparse.Namespace) -> RunOptions:
         batch_models=list(args.batch_model), batch_poll=args.batch_poll, batch_max_requests=args.batch_size,
         batch_max_bytes=int(args.batch_max_mb * 2**20) if args.batch_max_mb else None,
         shard=shard, max_rate_limit_retries=args.rate_limit_retries, max_wait=args.max_wait,
-        adaptive_concurrency=not args.fixed_concurrency, artefacts=args.artefacts)
+        adaptive_concurrency=not args.fixed_concurrency, artefacts=args.artefacts, processes=args.processes)
 
 
 @dataclass

@@ -83,6 +83,9 @@ class RunOptions:
     # --artefacts: Weval's artefact folder beside the comparison file (core.json, a file per prompt and model:
     # 300,000 files at 100,000 prompts); off, the run database and the comparison file hold it all
     artefacts: bool = False
+    # --processes: how many processes run the cells (run/split.py); None: more than one for a run of 1,000
+    # cells or more on a machine with the cores (and nothing that keeps it in one), 1: this process only
+    processes: int | None = None
 
     @property
     def cache_path(self) -> Path:

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from ..own_files import own_folder
+from . import split
 from .cost.guard import CostGuard
 from .events import Event, Notice, RunFinished, RunStarted, RunSummary
 from .generate.calls import Calls
@@ -292,6 +293,20 @@ class Format(Generic[PlanT, WorkT]):
     def write_partial(self) -> None:
         """A stopped run's results files for what finished. Never raises."""
 
+    # Cells in other processes (split.py).
+    def unsplit(self) -> str | None:
+        """Why this run's cells must stay in one process (None: they may be shared out)."""
+        return "this format's cells run in one process"
+
+    def forked(self) -> None:
+        """In a cell process, before its first cell."""
+
+    def adopted(self, records: list[Any]) -> list[Any]:
+        """A cell process's records, in order, with a `split.Handed` after each cell it finished: each such
+        cell taken into this process's results as a resumed one is (quietly: its events come with the
+        records); the records to write into the database returned."""
+        raise NotImplementedError
+
 
 # --- the engine ----------------------------------------------------------------------------------
 
@@ -354,8 +369,14 @@ class Pipeline:
             tasks = run.tasks
             workers = run.workers(min(len(tasks), plan.concurrency * 2))
             self._cell_stages = cell_stages(run, run.stages.cell)  # (the stages before have run: batch mode's rounds)
-            async for ready in _committed_first(journal, self.queue,
-                                                stream_cell_batches(self.queue, tasks, self.cell, workers)):
+            parts, why = split.processes(self)
+            if why is not None:
+                yield Notice(why, "info")
+            elif parts > 1:
+                yield Notice(f"the cells run in {parts} processes (--processes)", "info")
+            cells = split.cell_batches(self, workers, parts) if parts > 1 else \
+                stream_cell_batches(self.queue, tasks, self.cell, workers)
+            async for ready in _committed_first(journal, self.queue, cells):
                 for event in ready:
                     yield event
             for stage in run.stages.after:

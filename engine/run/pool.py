@@ -88,10 +88,12 @@ async def stream_cells(queue: EventQueue[Event | None], tasks: Iterable[T], work
 
 
 async def stream_cell_batches(queue: EventQueue[Event | None], tasks: Iterable[T],
-                              work: Callable[[T], Awaitable[None]], workers: int) -> AsyncGenerator[list[Event], None]:
+                              work: Callable[[T], Awaitable[None]], workers: int,
+                              also: Iterable[Awaitable[None]] = ()) -> AsyncGenerator[list[Event], None]:
     """`stream_cells`' events, as the lists of those waiting in the queue each time it is read: each layer
     an event passes on its way to the consumer (pipeline.py's) is an async generator's step, ~0.5 µs, and a
-    cell has a few events; a list takes that step once for all the events waiting."""
+    cell has a few events; a list takes that step once for all the events waiting. `also`: what runs beside
+    the workers and must end before the stream does (another process's cells, run/split.py)."""
     pending = iter(tasks)
 
     async def worker() -> None:
@@ -100,7 +102,8 @@ async def stream_cell_batches(queue: EventQueue[Event | None], tasks: Iterable[T
             if queue.qsize() >= BACKLOG:
                 await asyncio.sleep(0)  # the consumer takes every event queued before this worker goes on
 
-    running = [asyncio.ensure_future(worker()) for _ in range(max(1, workers))]
+    running = [*(asyncio.ensure_future(worker()) for _ in range(max(1, workers))),
+               *(asyncio.ensure_future(a) for a in also)]
     gathered = asyncio.gather(*running)
     gathered.add_done_callback(lambda _: queue.put_nowait(None))
     try:

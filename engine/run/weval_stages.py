@@ -36,14 +36,25 @@ from .cost.guard import NOT_RUN
 from .events import Cell, CellFailed, Event, ModelSummary, Notice, Response, RunSummary, Scored
 from .generate.answers import CellError, WevalGenerate, as_messages, weval_history
 from .journal.held_records import HeldRecords
-from .journal.records import CellScore, ExportHead, Failed, NotRun, ResultsName, RunHeader
-from .journal.run_store import run_header
+from .journal.records import (
+    CellScore,
+    ExportHead,
+    Failed,
+    Generated,
+    KeyPoints,
+    NotRun,
+    ResultsName,
+    RunHeader,
+    Usage,
+)
+from .journal.run_store import JournalState, run_header
 from .pipeline import DONE, Around, CellWork, Flow, Format, Pipeline, Stages, admitted, awaited, capped
 from .plan.cell_index import CellIndex, CellScores
 from .plan.weval import WevalPlan, WevalTask, WevalTasks
 from .score.functions import AssessmentBases, function_point, score_function_point, scored_at_once
 from .score.judges import WevalJudges
 from .score.weval_judge import transcript
+from .split import Handed
 from .write.files import iso_timestamp, now_utc, safe_timestamp
 from .write.weval import WevalWriter, stored_result
 
@@ -288,6 +299,7 @@ class Weval(Format[WevalPlan, WevalCell]):
         self.writer = WevalWriter(self.plan, self.folder, coverage=self.coverage, index=self.cells,
                                   artefacts=self.options.artefacts)
         self.skipped_extractions: set[str] = set()
+        self._adopting = JournalState()  # records of the cells another process runs, until each is finished
         self._stamp: str | None = None  # the comparison file's (stamp())
         # The stages' parts, made once the database is open (opened()): they read what an earlier run has.
         self.answers: WevalGenerate
@@ -372,14 +384,20 @@ class Weval(Format[WevalPlan, WevalCell]):
     # --- what the stages share ----------------------------------------------------------------------
     def restore(self, task: WevalTask, texts: list[str], done: CellScore) -> None:
         """A cell the database already has whole: no call, the same events and results."""
-        cell = task.cell
         self.resumed_cells += 1
+        final = self._restored(task, texts, done)
+        cell = task.cell
+        self.emit(Response(cell, final, resumed=True, replayed=self.plan.replay is not None))
+        self.emit(Scored(cell, done.score, verdict_for(done.score), done.result, resumed=True))
+
+    def _restored(self, task: WevalTask, texts: list[str], done: CellScore) -> str:
+        """A whole cell's answer and score into the results (no event); its final answer."""
+        cell = task.cell
         if not texts and self.plan.replay is not None:
             rec = self.plan.replay.answer(cell)
             texts = list(rec.generated) if rec is not None and rec.text is not None else []
         final = texts[-1] if texts else ""
         self.writer.answered(task, final, as_messages(weval_history(task, texts or [""])))
-        self.emit(Response(cell, final, resumed=True, replayed=self.plan.replay is not None))
         result = done.result
         self.judges.unscored_points += sum(1 for pa in result.get("pointAssessments") or []
                                            if str(pa.get("error") or "").startswith("Not scored:"))
@@ -387,9 +405,53 @@ class Weval(Format[WevalPlan, WevalCell]):
         kp = self.state.key_points.get(cell.item)
         if kp and kp.points:
             self.writer.key_points(cell.item, list(kp.points))
-        score = done.score
-        self.scores[task.cell] = score
-        self.emit(Scored(cell, score, verdict_for(score), result, resumed=True))
+        self.scores[cell] = done.score
+        return final
+
+    # --- cells another process ran (split.py) -------------------------------------------------------
+    def unsplit(self) -> str | None:
+        if self.plan.replay is not None:
+            return "a replay reads its answers from one file"
+        if self.answers.batch is not None:
+            return "batch mode"
+        return None
+
+    def adopted(self, records: list[Any]) -> list[Any]:
+        taking = self._adopting
+        kept: list[Any] = []
+        for r in records:
+            kind = type(r)
+            if kind is Handed:
+                self._adopt(r.position)
+                continue
+            kept.append(r)
+            if kind is Generated or kind is CellScore or kind is Failed:
+                taking.add(r)
+            elif kind is KeyPoints and r.points:
+                self.writer.key_points(r.prompt_id, list(r.points))
+            elif kind is Usage:
+                self.cost.spend.restore((r,))
+        return kept
+
+    def _adopt(self, position: int) -> None:
+        task = self.tasks[position]
+        cell = task.cell
+        taking = self._adopting
+        state = self.state
+        # its turns: those an earlier run of it answered (resumed, not sent again), then the ones it made
+        turns = {**state.turns.get(cell, {}), **taking.turns.pop(cell, {})}
+        done, failure = taking.scores.pop(cell, None), taking.failures.pop(cell, None)
+        if done is None and failure is None:  # a cell the database had whole: the same test as `resumed`
+            done, failure = state.scores.get(cell), state.failures.get(cell)
+            if done is not None and self.options.retry_errors and _has_errors(done.result):
+                done = None
+        if done is not None:
+            self._restored(task, [turns[n].text for n in sorted(turns)], done)
+            if done.result.get("error") == SKIPPED_EXTRACTION:
+                self.skipped_extractions.add(cell.item)
+        elif failure is not None:
+            self.failed.add(cell)
+            self.writer.failed(task, failure.error, not_run=False)
 
     def fail(self, task: WevalTask, message: str, kind: str, *, resumed: bool = False) -> None:
         cell = task.cell

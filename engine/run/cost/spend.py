@@ -113,7 +113,7 @@ class Spend:
         return line
 
     def _add(self, role: str, label: str, named: str | None, cell: Cell, calls: int, inp: int, out: int,
-             usd: float | None, *, batched: bool = False, listed: float | None = None) -> None:
+             usd: float | None, *, batched: bool = False, listed: float | None = None, by_cell: bool = True) -> None:
         line = self._line(role, label, "batch" if batched else "interactive", named)
         line.calls += calls
         line.input_tokens += inp
@@ -122,15 +122,16 @@ class Spend:
             line.unpriced_calls += calls
         else:
             line.usd += usd
-        if role == "judge" and self.per_cell:
+        if role == "judge" and self.per_cell and by_cell:
             per = self.by_cell.setdefault(cell, [0, 0, 0, 0.0])
             per[0] += calls
             per[1] += inp
             per[2] += out
             per[3] = None if listed is None or per[3] is None else per[3] + listed
 
-    def restore(self, records: Iterable[Usage]) -> int:
-        """The usage an earlier attempt of this run journaled (`--resume`); how many records."""
+    def restore(self, records: Iterable[Usage], *, cells: bool = True) -> int:
+        """The usage an earlier attempt of this run journaled (`--resume`), or another process of it made
+        (run/split.py; `cells` False: not kept per cell, its rows have them); how many records."""
         n = 0
         for rec in records:
             n += 1
@@ -142,7 +143,7 @@ class Spend:
                 price, _ = self.price_of(rec.priced_as)
                 listed = call_cost(price, *rec.usage) if price is not None else None
             self._add(rec.role, rec.model, rec.priced_as, rec.cell, 1, rec.usage[0], rec.usage[1], rec.usd,
-                      batched=rec.batched, listed=listed)
+                      batched=rec.batched, listed=listed, by_cell=cells)
         return n
 
     def take_judge_usage(self, cell: Cell) -> dict[str, Any] | None:

@@ -16,6 +16,7 @@ taken per attempt, then the global limit, so a call waiting to retry holds neith
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -56,6 +57,19 @@ class Calls:
         self.calls = 0  # requests that reached a provider (cache hits excluded)
         self.cached = 0
         self.spend: Any = None  # spend.Spend: every chat call's usage and cost (cost/guard.py sets it)
+
+    def share(self, part: int, parts: int) -> None:
+        """This process makes `part` (0-based) of `parts` processes' share of the calls in flight: the global
+        limit and each provider's, split so that together they are the run's (run/split.py). Before any
+        call: the limits are made again."""
+        def of(n: int) -> int:
+            return max(1, n // parts + (1 if part < n % parts else 0))
+
+        self.concurrency = of(self.concurrency)
+        self._global = asyncio.Semaphore(self.concurrency)
+        self._per_provider.clear()
+        self.options = dataclasses.replace(self.options, provider_concurrency={
+            key: of(n) for key, n in self.options.provider_concurrency.items()})
 
     # --- set-up -----------------------------------------------------------------------------------
     @property

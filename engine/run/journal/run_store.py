@@ -281,6 +281,18 @@ class Journal:
         # Why a write or commit failed (a full disk): its transaction was rolled back, so a later record
         # (a judgement or score whose answer was in it) must not be kept; every later write raises this.
         self.broken: str | None = None
+        # A cell process's journal (run/split.py): its writes go to this list, for the process that owns
+        # the database to write; it commits nothing itself.
+        self.diverted: list[Any] | None = None
+
+    def divert(self, into: list[Any]) -> None:
+        """From now on write into `into` instead of the database (in a forked cell process: its copy of the
+        connection is never used)."""
+        self.diverted = into
+        self._open = False
+        if self._timer is not None:  # (the parent's loop's timer: never run here)
+            self._timer = None
+        self.on_commit = None
 
     def start_session(self) -> None:
         """This process starts running the run: its session's row, whose end each commit moves on."""
@@ -315,6 +327,10 @@ class Journal:
         database cannot take them (a full disk)."""
         if not records:
             return
+        if self.diverted is not None:
+            self.diverted.extend(records)
+            self.records += len(records)
+            return
         self._check()
         try:
             if not self._open:
@@ -340,6 +356,8 @@ class Journal:
 
     def commit_within(self, seconds: float) -> None:
         """Commit what was written within `seconds` (at once when ≤ 0), sooner than COMMIT_EVERY."""
+        if self.diverted is not None:
+            return
         if seconds <= 0:
             self.commit()
             return
@@ -363,7 +381,7 @@ class Journal:
             self._timer.cancel()
             self._timer = None
         self._check()
-        if not self._open:
+        if not self._open or self.diverted is not None:
             return
         try:
             if self.session is not None:

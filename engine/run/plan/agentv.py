@@ -130,6 +130,10 @@ class AgentvTasks(ListLike[AgentvTask]):
         for index, at in zip(self._test, self._target, strict=True):
             yield Cell(id_at(tests, index), names[at])
 
+    def items(self) -> Sequence[int]:
+        """Each cell's test's position, in order (run/split.py cuts the cells between tests)."""
+        return self._test
+
     def cell_targets(self) -> Iterator[str]:
         """Each cell's target's name, in order, without making the tasks."""
         names = [t.name for t in self._targets]

@@ -124,6 +124,10 @@ class WevalTasks(ListLike[WevalTask]):
         """Task n's prompt's position (its `index`), without making the task."""
         return self._index[n]
 
+    def items(self) -> Sequence[int]:
+        """Each cell's prompt's position, in order (run/split.py cuts the cells between prompts)."""
+        return self._index
+
     def rows(self) -> Iterator[tuple[Cell, int, str | None]]:
         """Each task's cell, prompt position and system prompt, in order, without making the tasks."""
         kinds, kind_of, index = self._kinds, self._kind, self._index

@@ -57,11 +57,15 @@ class AgentvWriter:
         found = conn.execute("SELECT body FROM exports WHERE name = ?", (DICTIONARY,)).fetchone()
         self._dictionary: bytes | None = None if found is None else bytes(found[0])
         self._unpack: Callable[[str | bytes], bytes] | None = None
+        self.packs = True  # False in a cell process (run/split.py): rows go to the run's process as they are
 
     def record(self, position: int, cell: Cell, row: dict[str, Any], *, score: float | None = None,
                verdict: str | None = None, not_run: str | None = None) -> list[Record]:
         """The records cell `position`'s row is written as: its score (or, `not_run` the reason, a cell a
         cost cap kept from starting), the row packed; before the first row packed, the dictionary."""
+        if not self.packs:  # a cell process's: the run's process packs the row (Agentv.adopted)
+            self._where[position] = _SCORES
+            return [CellScore(cell, score, verdict, row)]
         data = redact_bytes(dumps_bytes(row))  # as the database's JSON columns are (database._json)
         out: list[Record] = []
         if self._dictionary is None and not row.get("error"):
