@@ -301,6 +301,17 @@ class Format(Generic[PlanT, WorkT]):
     def forked(self) -> None:
         """In a cell process, before its first cell."""
 
+    def handed(self, task: Any) -> Any:
+        """In a cell process, once `task`'s cell is finished: what `adopted` needs of it besides its records."""
+        return None
+
+    def handed_run(self) -> Any:
+        """In a cell process, once its cells are done: what the run's process adds up (`adopted_run`)."""
+        return None
+
+    def adopted_run(self, handed: Any) -> None:
+        """A cell process's `handed_run`."""
+
     def adopted(self, records: list[Any]) -> list[Any]:
         """A cell process's records, in order, with a `split.Handed` after each cell it finished: each such
         cell taken into this process's results as a resumed one is (quietly: its events come with the

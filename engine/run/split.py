@@ -54,9 +54,11 @@ _PR_SET_PDEATHSIG = 1
 
 @dataclass(frozen=True, slots=True)
 class Handed:
-    """In a cell process's records: cell `position` of the plan is finished (its records came before)."""
+    """In a cell process's records: cell `position` of the plan is finished (its records came before);
+    `payload`: what the format needs of it besides its records (Format.handed)."""
 
     position: int
+    payload: Any = None
 
 
 def processes(pipeline: Pipeline) -> tuple[int, str | None]:
@@ -219,6 +221,8 @@ class _CellProcess:
         run.calls.calls += summary.get("calls", 0)
         run.calls.cached += summary.get("cached", 0)
         run.resumed_cells += summary.get("resumed", 0)
+        if summary.get("format") is not None:
+            run.adopted_run(summary["format"])
 
     def _readable(self) -> None:
         assert self.ended is not None
@@ -366,7 +370,7 @@ async def _cells(pipeline: Pipeline, tasks: Any, starts: list[int], feed: _Feed,
 
     async def cell(pair: tuple[int, Any]) -> None:
         await pipeline.cell(pair[1])
-        sent.append(Handed(pair[0]))
+        sent.append(Handed(pair[0], run.handed(pair[1])))
 
     try:
         async with contextlib.aclosing(stream_cell_batches(queue, _fed(tasks, starts, feed), cell, workers)) \
@@ -375,7 +379,7 @@ async def _cells(pipeline: Pipeline, tasks: Any, starts: list[int], feed: _Feed,
                 _send(out, sent, batch, None)
                 sent.clear()
         _send(out, sent, [], {"calls": pipeline.calls.calls, "cached": pipeline.calls.cached,
-                              "resumed": run.resumed_cells})
+                              "resumed": run.resumed_cells, "format": run.handed_run()})
     finally:
         await pipeline.calls.aclose()
     return 0

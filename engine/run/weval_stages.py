@@ -36,18 +36,8 @@ from .cost.guard import NOT_RUN
 from .events import Cell, CellFailed, Event, ModelSummary, Notice, Response, RunSummary, Scored
 from .generate.answers import CellError, WevalGenerate, as_messages, weval_history
 from .journal.held_records import HeldRecords
-from .journal.records import (
-    CellScore,
-    ExportHead,
-    Failed,
-    Generated,
-    KeyPoints,
-    NotRun,
-    ResultsName,
-    RunHeader,
-    Usage,
-)
-from .journal.run_store import JournalState, run_header
+from .journal.records import CellScore, ExportHead, Failed, NotRun, ResultsName, RunHeader, Usage
+from .journal.run_store import run_header
 from .pipeline import DONE, Around, CellWork, Flow, Format, Pipeline, Stages, admitted, awaited, capped
 from .plan.cell_index import CellIndex, CellScores
 from .plan.weval import WevalPlan, WevalTask, WevalTasks
@@ -299,7 +289,6 @@ class Weval(Format[WevalPlan, WevalCell]):
         self.writer = WevalWriter(self.plan, self.folder, coverage=self.coverage, index=self.cells,
                                   artefacts=self.options.artefacts)
         self.skipped_extractions: set[str] = set()
-        self._adopting = JournalState()  # records of the cells another process runs, until each is finished
         self._stamp: str | None = None  # the comparison file's (stamp())
         # The stages' parts, made once the database is open (opened()): they read what an earlier run has.
         self.answers: WevalGenerate
@@ -416,42 +405,40 @@ class Weval(Format[WevalPlan, WevalCell]):
             return "batch mode"
         return None
 
+    def forked(self) -> None:
+        self.writer.hand_over()
+
+    def handed(self, task: WevalTask) -> Any:
+        cell = task.cell
+        score = self.scores.get(cell, _ABSENT)
+        return (self.writer.handed(cell), None if score is _ABSENT else (score,), cell in self.failed)
+
+    def handed_run(self) -> Any:
+        return (self.judges.unscored_points, sorted(self.skipped_extractions))
+
+    def adopted_run(self, handed: Any) -> None:
+        unscored, skipped = handed
+        self.judges.unscored_points += unscored
+        self.skipped_extractions.update(skipped)
+
     def adopted(self, records: list[Any]) -> list[Any]:
-        taking = self._adopting
         kept: list[Any] = []
+        tasks = self.tasks
         for r in records:
             kind = type(r)
             if kind is Handed:
-                self._adopt(r.position)
+                given, score, failed = r.payload
+                task = tasks[r.position]
+                self.writer.adopt(task, given)
+                if score is not None:
+                    self.scores[task.cell] = score[0]
+                if failed:
+                    self.failed.add(task.cell)
                 continue
             kept.append(r)
-            if kind is Generated or kind is CellScore or kind is Failed:
-                taking.add(r)
-            elif kind is KeyPoints and r.points:
-                self.writer.key_points(r.prompt_id, list(r.points))
-            elif kind is Usage:
+            if kind is Usage:
                 self.cost.spend.restore((r,))
         return kept
-
-    def _adopt(self, position: int) -> None:
-        task = self.tasks[position]
-        cell = task.cell
-        taking = self._adopting
-        state = self.state
-        # its turns: those an earlier run of it answered (resumed, not sent again), then the ones it made
-        turns = {**state.turns.get(cell, {}), **taking.turns.pop(cell, {})}
-        done, failure = taking.scores.pop(cell, None), taking.failures.pop(cell, None)
-        if done is None and failure is None:  # a cell the database had whole: the same test as `resumed`
-            done, failure = state.scores.get(cell), state.failures.get(cell)
-            if done is not None and self.options.retry_errors and _has_errors(done.result):
-                done = None
-        if done is not None:
-            self._restored(task, [turns[n].text for n in sorted(turns)], done)
-            if done.result.get("error") == SKIPPED_EXTRACTION:
-                self.skipped_extractions.add(cell.item)
-        elif failure is not None:
-            self.failed.add(cell)
-            self.writer.failed(task, failure.error, not_run=False)
 
     def fail(self, task: WevalTask, message: str, kind: str, *, resumed: bool = False) -> None:
         cell = task.cell

@@ -52,11 +52,17 @@ class WevalWriter:
         self.ideals = bytearray(len(plan.prompts))
         self.told_elsewhere = False  # a cell whose task reads other prompts than the plan's (a plan made by hand)
         self.points_not_scored = 0  # point assessments with an error in the coverage results recorded
+        # a cell process's (hand_over): what each cell gave the results, by cell, and key points by prompt
+        self._handing: dict[Cell, dict[str, Any]] | None = None
+        self._handing_points: dict[str, list[str]] = {}
 
     def answered(self, task: WevalTask, final: str, messages: list[dict[str, str]]) -> None:
         """A cell's answer (its final turn) and the whole exchange as {role, content} (`as_messages`; kept
         as they are, never changed)."""
         cell = task.cell
+        if self._handing is not None:
+            self._hand(task)["a"] = (piece(final), piece(messages))
+            return
         self._told(task)
         # the cell's last record unless its coverage result follows (`scored`)
         self.results.put(cell.item, cell.model, RESPONSE, piece(final), cell, HISTORY, piece(messages),
@@ -67,6 +73,9 @@ class WevalWriter:
         """A cell with no answer: the reference's error marker in place of the answer. `not_run`: a
         cost cap kept it from starting (its coverage error says so, not "Generation failed")."""
         cell = task.cell
+        if self._handing is not None:
+            self._hand(task)["f"] = (message, not_run)
+            return
         self._told(task)
         marked = f"<<error>>{message}<</error>>"
         self.results.errors.setdefault(cell.item, {})[cell.model] = message
@@ -100,13 +109,66 @@ class WevalWriter:
         if result and self.coverage:
             if encoded is None:
                 encoded = piece(result)
-            self.results.put(cell.item, cell.model, COVERAGE, encoded, cell, last=True)
+            errors = 0
             if b'"error"' in encoded:  # (a result whose JSON has no such key has no point with an error)
-                self.points_not_scored += sum(1 for pa in result.get("pointAssessments") or []
-                                              if isinstance(pa, dict) and pa.get("error"))
+                errors = sum(1 for pa in result.get("pointAssessments") or [] if isinstance(pa, dict) and pa.get("error"))
+            if self._handing is not None:
+                self._handing.setdefault(cell, {})["s"] = (encoded, errors)
+                return
+            self.results.put(cell.item, cell.model, COVERAGE, encoded, cell, last=True)
+            self.points_not_scored += errors
 
     def key_points(self, prompt_id: str, points: list[str]) -> None:
+        if self._handing is not None:
+            self._handing_points[prompt_id] = points
+            return
         self.results.key_points[prompt_id] = points
+
+    # --- cells another process ran (run/split.py) ----------------------------------------------------
+    def hand_over(self) -> None:
+        """In a cell process: what each cell gives the results is kept for the run's process (`handed`,
+        then its writer's `adopt`), encoded as this writer would keep it, instead of kept here."""
+        self._handing = {}
+
+    def _hand(self, task: WevalTask) -> dict[str, Any]:
+        given = self._handing.setdefault(task.cell, {})  # type: ignore[union-attr]
+        given["i"] = bool(task.prompt.ideal) if task.prompts is self.plan.prompts else None  # (`_told`)
+        return given
+
+    def handed(self, cell: Cell) -> dict[str, Any] | None:
+        """In a cell process: what `cell`, finished, gave the results (None: nothing)."""
+        assert self._handing is not None
+        given = self._handing.pop(cell, None)
+        points = self._handing_points.pop(cell.item, None)
+        if points is not None:
+            given = given if given is not None else {}
+            given["k"] = points
+        return given
+
+    def adopt(self, task: WevalTask, given: dict[str, Any] | None) -> None:
+        """What a cell process's cell gave the results (`handed`), kept as if given here."""
+        if not given:
+            return
+        cell = task.cell
+        if "i" in given:
+            ideal = given["i"]
+            if ideal is None:
+                self.told_elsewhere = True
+            elif ideal:
+                self.ideals[task.index] = 1
+        if "f" in given:
+            message, not_run = given["f"]
+            self.failed(task, message, not_run=not_run)
+        if "a" in given:
+            final, messages = given["a"]
+            self.results.put(cell.item, cell.model, RESPONSE, final, cell, HISTORY, messages, last=not self.coverage)
+            self.results.system_prompts[cell.model] = task.system
+        if "s" in given:
+            encoded, errors = given["s"]
+            self.results.put(cell.item, cell.model, COVERAGE, encoded, cell, last=True)
+            self.points_not_scored += errors
+        if "k" in given:
+            self.results.key_points[cell.item] = given["k"]
 
     def answers(self, prompt_id: str) -> dict[str, str]:
         """Each model's answer to a prompt so far (an error marker for a failed cell)."""
