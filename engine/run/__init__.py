@@ -40,6 +40,8 @@ What runs the stages (the top of the package):
                       cell's stages in order on the worker pool, after them, write) over the run database
     weval_stages.py   Weval, agentv_stages.py Agentv: each format's stage lists and stage functions
     pool.py           the workers over the cells; events.py what they yield; options.py how to run
+    split.py          the cells over several processes (--processes): forked cell processes whose
+                      records and events the run's process writes and adopts
     journal/          the run's store: database.py (one SQLite file a run: its tables, its one writer's
                       transactions, its lock), run_store.py (open_journal, load, read_header: what the
                       runner and the readers call), records.py (the records written and read back),

@@ -25,12 +25,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import fcntl
 import io
 import operator
 import os
 import pickle
 import signal
 import sys
+import threading
 from array import array
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -50,6 +52,10 @@ CHUNK = 16  # cells a chunk at least (a chunk ends where an item does)
 # Chunk numbers written before the fork: 4 bytes each, within a pipe's buffer (64 KB on Linux, 16 KB here).
 MAX_CHUNKS = 4_096
 _PR_SET_PDEATHSIG = 1
+# Threads a fork may leave behind: the quickjs package starts an executor as it is imported, for its
+# `Function`, which evalspec never calls (scoring/ makes a Context per thread, dropped in a child).
+_IDLE_THREADS = ("quickjs-worker-",)
+_F_SETPIPE_SZ = 1031  # (Linux; fcntl.F_SETPIPE_SZ from Python 3.10, not in every build's typeshed)
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +97,8 @@ def _unsplit(pipeline: Pipeline, tasks: Any, wanted: int) -> str | None:
         return "cell processes are made on Linux only"
     if not hasattr(tasks, "items"):
         return "a plan made by hand"
+    if any(t is not threading.main_thread() and not t.name.startswith(_IDLE_THREADS) for t in threading.enumerate()):
+        return "this process runs other threads (a fork copies only the one that forks)"
     if run.cost.budget.active:
         return "a cost cap admits each cell against the run's whole spend"
     if options.cache:
@@ -162,6 +170,8 @@ def cell_batches(pipeline: Pipeline, workers: int, parts: int) -> AsyncIterator[
     try:
         for part in range(1, parts):
             read, write = os.pipe()
+            with contextlib.suppress(OSError):  # room for a busy run's process to read a while later
+                fcntl.fcntl(write, _F_SETPIPE_SZ, 1 << 20)
             pid = os.fork()
             if pid == 0:  # the cell process: never returns
                 os.close(read)
