@@ -172,7 +172,12 @@ def cell_batches(pipeline: Pipeline, workers: int, parts: int) -> AsyncIterator[
             read, write = os.pipe()
             with contextlib.suppress(OSError):  # room for a busy run's process to read a while later
                 fcntl.fcntl(write, _F_SETPIPE_SZ, 1 << 20)
-            pid = os.fork()
+            try:
+                pid = os.fork()
+            except OSError:  # (no memory or processes left: the cells go to the processes there are)
+                os.close(read)
+                os.close(write)
+                break
             if pid == 0:  # the cell process: never returns
                 os.close(read)
                 for child in children:
@@ -360,7 +365,8 @@ def _detach(parent: int) -> None:
     """The cell process ends with the run's; Ctrl-C is the run's to handle (it kills this one)."""
     import ctypes
 
-    signal.set_wakeup_fd(-1)  # (the run's loop's: a signal here must not wake it)
+    with contextlib.suppress(ValueError):  # (not the main thread: none was set)
+        signal.set_wakeup_fd(-1)  # (the run's loop's: a signal here must not wake it)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     libc = ctypes.CDLL(None, use_errno=True)

@@ -167,3 +167,21 @@ def test_chunks_end_where_an_item_does() -> None:
         starts = chunks(items, rng.randrange(1, 10))
         assert starts is not None and starts[0] == 0
         assert all(items[s] != items[s - 1] for s in starts[1:])
+
+
+def test_by_default_a_run_of_a_thousand_cells_shares_them_out_and_a_smaller_one_does_not(tmp_path: Path) -> None:
+    import subprocess
+
+    cores = len(os.sched_getaffinity(0))
+    for n, expected in ((999, 1), (1000, min(4, cores))):
+        bp = tmp_path / f"b{n}.weval.yml"
+        bp.write_text("models: [openai:m]\n---\n" + "".join(
+            f"- id: p{i}\n  prompt: question {i}\n  should:\n    - $contains: question\n" for i in range(n)),
+            encoding="utf-8")
+        out = subprocess.run([sys.executable, "-m", "evalspec.cli", "run", str(bp), "-m", "echo", "-o",
+                              str(tmp_path / f"o{n}"), "--no-report"], capture_output=True, text=True, timeout=300,
+                             env={**os.environ, "PATH": "/usr/bin:/bin"})
+        assert out.returncode == 0, out.stderr
+        said = f"the cells run in {expected} processes" in out.stdout + out.stderr
+        assert said == (expected > 1), out.stderr
+        assert "1.000" in out.stdout  # every cell scored, whichever process ran it
