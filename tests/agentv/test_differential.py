@@ -65,6 +65,16 @@ def test_an_empty_name_is_read_as_no_name() -> None:
     assert [a.name for a in result.suite.tests[0].assertions] == ["contains-x"]
 
 
+def test_a_repeated_test_id_is_refused() -> None:
+    """AgentV v2.19.0 runs both tests of one id (`hello world` answered: `a` scores 1 on Q1, `a` scores 0 on Q2)
+    and writes two rows with `test_id: a`; `agentv compare` keeps the last row of an id, so the first test is
+    never compared. evalspec refuses the file (docs/reference-differences.md)."""
+    text = ("description: d\ntests:\n  - id: a\n    input: Q1\n    assert:\n      - {type: contains, value: hello}\n"
+            "  - id: a\n    input: Q2\n    assert:\n      - {type: contains, value: nope}\n")
+    assert _errors(text) == ["duplicate-test-id"]
+    assert _errors(text.replace("id: a\n    input: Q2", "id: b\n    input: Q2")) == []
+
+
 # --- loading -----------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("field", ["description: 5", "version: 1.0", "author: 5", "license: 5", "tags: x", "tags: [1]"])
