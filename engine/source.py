@@ -1387,7 +1387,7 @@ def tab_lines_agentv_refuses(text: str) -> list[int]:
     the column of the block collection holding it for a plain or quoted one (BAD_INDENT, TAB_AS_INDENT,
     MISSING_CHAR). Read from libyaml's events on the text with every such line blank, up to its first
     error; a text with other line breaks than `\\n` is not read (an empty list)."""
-    if "\t" not in text or "\r" in text.replace("\r\n", "\n"):
+    if "\t" not in text or text.count("\r") != text.count("\r\n"):
         return []
     import yaml
 

@@ -137,7 +137,7 @@ def _blanked(text: str, found: list[tuple[int, int, int]], ends: set[int]) -> st
 def _not_blank(text: str, blanked: str, found: list[tuple[int, int, int]],
                scalars: list[tuple[int, int, int, int, str | None]]) -> tuple[set[int], set[int]]:
     """The lines of `found` js-yaml does not read as blank lines (inside a block scalar), and those that
-    end a keep-chomped one (made comments)."""
+    end one (made comments): the first after a keep-chomped one's content, one holding a comment."""
     tab_lines = {f[0]: text[f[1]:f[2]] for f in found}
     ends_at = {f[0]: f[2] for f in found}
     numbers = [f[0] for f in found]  # in order
