@@ -10,6 +10,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -30,14 +31,15 @@ def _blueprint(folder: Path, n: int) -> Path:
 
 
 class Tmux:
-    """A terminal: one session on a tmux server of its own (`-L name`). On the shared default server, a
-    session another process (another test run on the machine) ended last stopped the server under this
-    one's next command ("server exited unexpectedly")."""
+    """A terminal: one session on a tmux server of its own (its socket in a folder of its own, removed at
+    the end). On the shared default server, a session another process (another test run on the machine)
+    ended last stopped the server under this one's next command ("server exited unexpectedly")."""
 
     def __init__(self, name: str, width: int = 200) -> None:
         assert shutil.which("tmux"), "tmux is required (.ci/run installs it)"
         self.name = name
-        self.tmux = ["tmux", "-L", name]
+        self.folder = tempfile.mkdtemp(prefix="evalspec-tmux-")
+        self.tmux = ["tmux", "-S", os.path.join(self.folder, "socket")]
         subprocess.run([*self.tmux, "-f", os.devnull, "new-session", "-d", "-s", name, "-x", str(width),
                         "-y", "50"], check=True)
 
@@ -63,6 +65,7 @@ class Tmux:
 
     def close(self) -> None:
         subprocess.run([*self.tmux, "kill-server"], check=False, capture_output=True)
+        shutil.rmtree(self.folder, ignore_errors=True)
 
 
 def _status(screen: str, *parts: str) -> str:
