@@ -204,8 +204,10 @@ def _analyze(text: str, p: Path | None, kind: FileKind | None, models_dir: Path 
         findings += result.agentv.findings
     elif detected is FileKind.AGENTV_TARGETS:
         from .agentv.check import check_agentv_targets
+        from .agentv.yaml_tabs import tab_line_errors
 
         findings += check_agentv_targets(parsed, p)
+        findings += tab_line_errors(parsed.text, parsed.lines)
     in_text_order(findings)
     shown, result.omitted = capped(findings)
     result.findings = _inside_the_text(shown, parsed.lines)

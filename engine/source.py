@@ -25,7 +25,7 @@ from .findings import Edit, Finding, Findings, Fix, Related, Span
 from .item_bounds import ItemBounds
 from .simple_items import simple_items, simple_mapping
 from .text_lines import Lines
-from .yaml_feed import fed_text, unswapped
+from .yaml_feed import all_tab_lines_blank, fed_text, unswapped
 from .yaml_nodes import _MAYBE_NOT_STR
 from .yaml_nodes import BrokenItem as BrokenItem
 from .yaml_nodes import Mapping as Mapping
@@ -1378,6 +1378,57 @@ def _scalar_lines(text: str) -> list[tuple[int, int, int, int, str | None]]:
                 return found
             first = nxt
     return found
+
+
+def tab_lines_agentv_refuses(text: str) -> list[int]:
+    """The blank lines holding a tab (0-based) that AgentV's YAML parser (the `yaml` package, 2.8.2) refuses
+    and js-yaml reads as blank: inside a multi-line scalar (or after a block scalar's content), with fewer
+    leading spaces than the scalar needs there: its content's indentation for a block scalar, one more than
+    the column of the block collection holding it for a plain or quoted one (BAD_INDENT, TAB_AS_INDENT,
+    MISSING_CHAR). Read from libyaml's events on the text with every such line blank, up to its first
+    error; a text with other line breaks than `\\n` is not read (an empty list)."""
+    if "\t" not in text or text.count("\r") != text.count("\r\n"):
+        return []
+    import yaml
+
+    blanked, numbers = all_tab_lines_blank(text)
+    if not numbers:
+        return []
+    lines, written, tabbed = blanked.split("\n"), text.split("\n"), set(numbers)
+    _Parser = globals().get("_Parser") or _load_parser()
+    parser = _Parser(blanked)
+    refused: set[int] = set()
+    blocks: list[int] = []  # the columns of the block collections holding the next event
+    kinds: list[bool] = []  # for each open collection: whether it is a block one
+    try:
+        while (event := parser.get_event()) is not None:
+            kind = type(event)
+            if kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
+                block = not event.flow_style
+                kinds.append(block)
+                if block:
+                    blocks.append(event.start_mark.column)
+            elif kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
+                if kinds.pop():
+                    blocks.pop()
+            elif kind is yaml.ScalarEvent and event.start_mark.line != event.end_mark.line:
+                sl, el, ec = event.start_mark.line, event.end_mark.line, event.end_mark.column
+                if event.style in ("|", ">"):
+                    last = el if ec else el - 1
+                    content = [i for i in range(sl + 1, last + 1) if i < len(lines) and lines[i].strip()]
+                    if not content:
+                        continue
+                    need = len(lines[content[0]]) - len(lines[content[0]].lstrip(" "))
+                    while last + 1 < len(written) and (last + 1 in tabbed or not written[last + 1].strip()):
+                        last += 1  # a tab line with a comment ends it for libyaml, not for the yaml package
+                else:
+                    last, need = el, (blocks[-1] if blocks else -1) + 1
+                for i in numbers[bisect_right(numbers, sl):bisect_right(numbers, last)]:
+                    if len(written[i]) - len(written[i].lstrip(" ")) < need:  # the spaces before its tab
+                        refused.add(i)
+    except yaml.YAMLError:
+        pass  # a syntax error of ours too (or of the lines blanked here, which js-yaml reads as content)
+    return sorted(refused)
 
 
 def _fed_lines(lines: list[str], first: int, end: int) -> tuple[list[str], bool]:

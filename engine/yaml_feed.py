@@ -12,9 +12,16 @@ accepts and libyaml refuses made readable. source.py feeds libyaml through `fed_
   one of those private-use characters, or an escape of one, is not swapped (libyaml refuses it, as before).
 - A blank line holding a tab (`- a: 1\\n\\t\\n- b: 2`), which js-yaml reads as a blank line and libyaml
   refuses. `blank_tab_lines` turns the tabs of such lines (blanks, then maybe a comment) into spaces, but
-  not where js-yaml reads no blank line either: inside a multi-line plain scalar, in a block scalar at or
-  past its indentation (content), or before its last line of content (an error in both), or after a
-  keep-chomped (`|+`) block scalar's content. Those are found from the scalars of the blanked text.
+  not where js-yaml reads no blank line either: in a block scalar at or past its indentation (content), or
+  before its last line of content (an error in both). After a keep-chomped (`|+`, `>+`) block scalar's
+  content, js-yaml ends the scalar at the first such line, keeping the blank lines before it and none
+  after: that line's first character becomes `#`, a comment line libyaml ends the scalar at too (so too a
+  tab line holding a comment after any block scalar, whose blanks made spaces could reach its column). Those
+  are found from the scalars of the blanked text. Inside a multi-line plain scalar the line is a blank
+  line (folded) in both; the indentation errors there are js-yaml's with or without it.
+
+AgentV's parser (the `yaml` package) refuses some of those lines js-yaml reads: source.py's
+tab_lines_agentv_refuses finds them.
 """
 
 from __future__ import annotations
@@ -78,69 +85,90 @@ def unswapped(value: str) -> str:
 ScalarLines = Callable[[str], list[tuple[int, int, int, int, str | None]]]
 
 
-def blank_tab_lines(text: str, scalar_lines: ScalarLines) -> str | None:
-    """`text` with the tabs of its blank lines made spaces where js-yaml reads those lines as blank, or None
-    when there are none."""
-    if "\t" not in text:
-        return None
-    found: list[tuple[int, int, int]] = []  # (line, start, end of its blanks) of the lines with a tab
+def _tab_lines(text: str) -> list[tuple[int, int, int]]:
+    """(line, start, end of its blanks) of the blank lines (maybe then a comment) holding a tab."""
+    found: list[tuple[int, int, int]] = []
     line, at = 0, 0
     for m in _BLANK_LINE.finditer(text):
         if "\t" in m.group(1):
             line += text.count("\n", at, m.start())
             at = m.start()
             found.append((line, m.start(1), m.end(1)))
+    return found
+
+
+def blank_tab_lines(text: str, scalar_lines: ScalarLines) -> str | None:
+    """`text` with the tabs of its blank lines made spaces where js-yaml reads those lines as blank (the
+    first after a keep-chomped block scalar's content a comment line), or None when there are none."""
+    if "\t" not in text:
+        return None
+    found = _tab_lines(text)
     if not found:
         return None
-    blanked = _blanked(text, found)
-    keep = _not_blank(text, blanked, found, scalar_lines(blanked))
-    if keep:
+    blanked = _blanked(text, found, set())
+    keep, ends = _not_blank(text, blanked, found, scalar_lines(blanked))
+    if keep or ends:
         found = [f for f in found if f[0] not in keep]
         if not found:
             return None
-        blanked = _blanked(text, found)
+        blanked = _blanked(text, found, ends)
     return blanked
 
 
-def _blanked(text: str, found: list[tuple[int, int, int]]) -> str:
+def all_tab_lines_blank(text: str) -> tuple[str, list[int]]:
+    """`text` (surrogate escapes swapped) with every blank line holding a tab made blank, and those lines:
+    what AgentV's YAML parser is asked about (source.tab_lines_agentv_refuses)."""
+    text = swap_surrogate_escapes(text) or text
+    found = _tab_lines(text)
+    return (_blanked(text, found, set()) if found else text), [f[0] for f in found]
+
+
+def _blanked(text: str, found: list[tuple[int, int, int]], ends: set[int]) -> str:
     pieces: list[str] = []
     at = 0
-    for _, start, end in found:
-        pieces += (text[at:start], text[start:end].replace("\t", " "))
+    for line, start, end in found:
+        blanks = text[start:end].replace("\t", " ")
+        pieces += (text[at:start], "#" + blanks[1:] if line in ends else blanks)
         at = end
     pieces.append(text[at:])
     return "".join(pieces)
 
 
 def _not_blank(text: str, blanked: str, found: list[tuple[int, int, int]],
-               scalars: list[tuple[int, int, int, int, str | None]]) -> set[int]:
-    """The lines of `found` js-yaml does not read as blank lines: inside a scalar."""
+               scalars: list[tuple[int, int, int, int, str | None]]) -> tuple[set[int], set[int]]:
+    """The lines of `found` js-yaml does not read as blank lines (inside a block scalar), and those that
+    end one (made comments): the first after a keep-chomped one's content, one holding a comment."""
     tab_lines = {f[0]: text[f[1]:f[2]] for f in found}
+    ends_at = {f[0]: f[2] for f in found}
     numbers = [f[0] for f in found]  # in order
     keep: set[int] = set()
+    ends: set[int] = set()
     lines: list[str] | None = None
     for sl, sc, el, ec, style in scalars:
         inside = numbers[bisect_right(numbers, sl):bisect_right(numbers, el)]
-        if not inside:
-            continue
-        if style is None:  # plain: a tab line between two of its lines ends it in js-yaml (then an error)
-            keep.update(i for i in inside if i < el)
-            continue
-        if style not in "|>":  # quoted: js-yaml folds the line as libyaml folds a blank one
-            continue
+        if not inside or style is None or style not in "|>":
+            continue  # plain, quoted: js-yaml folds the line as libyaml folds a blank one
         if lines is None:
             lines = blanked.split("\n")
         last = el if ec else el - 1  # the block scalar's last line (then maybe the line of what follows)
         content = [i for i in range(sl + 1, last + 1) if i < len(lines) and lines[i].strip()]
         indent = len(lines[content[0]]) - len(lines[content[0]].lstrip(" ")) if content else None
         keep_chomping = "+" in lines[sl][sc:sc + 3]
+        ended = False
         for i in inside:
-            if i > last:
+            if i > last or ended:
                 continue
             spaces = len(tab_lines[i]) - len(tab_lines[i].lstrip(" "))
-            if (indent is not None and spaces >= indent) or (content and i < content[-1]) or keep_chomping:
+            if (indent is not None and spaces >= indent) or (content and i < content[-1]):
                 keep.add(i)
-    return keep
+            elif keep_chomping and content and indent:  # js-yaml ends it here: a comment line ends it
+                ends.add(i)
+                ended = True
+            elif keep_chomping:
+                keep.add(i)
+            elif content and indent and text[ends_at[i]:ends_at[i] + 1] == "#":
+                ends.add(i)  # a comment, less indented: its blanks made spaces could reach the content's column
+    return keep, ends
 
 
 def fed_text(text: str, scalar_lines: ScalarLines) -> tuple[str, bool]:

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from evalspec import source
+from evalspec.agentv.yaml_tabs import MESSAGE as TAB_MESSAGE
 from evalspec.analysis import analyze
 from evalspec.detect import FileKind
 from evalspec.findings import Span
@@ -66,17 +67,53 @@ REFERENCE: list[tuple[str, Any, Any]] = [
     ('- prompt:\n    q\n\t\n    r\n', [[{'prompt': 'q\nr'}]], 'ERROR'),
     ('- prompt: >-\n    a\n\t\n- prompt: r\n', [[{'prompt': 'a'}, {'prompt': 'r'}]], 'ERROR'),
     ('- prompt: |\n    a\n  \t# c\n- prompt: r\n', [[{'prompt': 'a\n'}, {'prompt': 'r'}]], 'ERROR'),
+    # ex18: the yaml column is yaml 2.8.2's `parse` (AgentV v2.19.0's lockfile), in a list; ERROR: it throws
+    ('- prompt: |+\n    a\n\n\t\n\n- prompt: r\n', [[{'prompt': 'a\n\n'}, {'prompt': 'r'}]], 'ERROR'),
+    ('- prompt: |+\n    a\n  \n\t\n- prompt: r\n', [[{'prompt': 'a\n\n'}, {'prompt': 'r'}]], 'ERROR'),
+    ('- prompt: |+\n    a\n\t\n\t\n\n- prompt: r\n', [[{'prompt': 'a\n'}, {'prompt': 'r'}]], 'ERROR'),
+    ('- prompt: |+\n    a\n\t# c\n\n- prompt: r\n', [[{'prompt': 'a\n'}, {'prompt': 'r'}]], 'ERROR'),
+    ('- prompt: |+\n    a\n \t\n\n- prompt: r\n', [[{'prompt': 'a\n'}, {'prompt': 'r'}]], 'ERROR'),
+    ('- prompt: |+\n    a\n\t\n', [[{'prompt': 'a\n'}]], 'ERROR'),
+    ('p: >+\n  a\n\t\n\nq: r\n', [{'p': 'a\n', 'q': 'r'}], 'ERROR'),
+    ('--- |+\n a\n\t\n\n', ['a\n'], 'ERROR'),
+    ('- prompt: |+\n    a\n\t\n    b\n', 'ERROR', 'ERROR'),
+    ('- prompt:\n   q\n\t\n   r\n', [[{'prompt': 'q\nr'}]], 'ERROR'),
+    ('p:\n  q\n\t\n  r\n', [{'p': 'q\nr'}], 'ERROR'),
+    ('p: q\n  r\n\t\n  s\n', [{'p': 'q r\ns'}], 'ERROR'),
+    ('p:\n  q\n\t\n\n  r\n', [{'p': 'q\n\nr'}], 'ERROR'),
+    ('p:\n  q\n \t\n  r\n', [{'p': 'q\nr'}], [{'p': 'q\nr'}]),
+    ('p:\n  q\n\t \n  r\n', [{'p': 'q\nr'}], 'ERROR'),
+    ('p:\n  q\n\t# c\n  r\n', 'ERROR', 'ERROR'),
+    ('- q\n\t\n  r\n', [['q\nr']], 'ERROR'),
+    ('- - q\n\t\n    r\n', [[['q\nr']]], 'ERROR'),
+    ('- prompt:\n    q\n    x\n\t\n    r\n', [[{'prompt': 'q x\nr'}]], 'ERROR'),
+    ('q\n\t\nr\n', ['q\nr'], ['q\nr']),
+    ('p:\n  - q\n\t\n    r\n', [{'p': ['q\nr']}], 'ERROR'),
+    ('p: |\n  a\n\t\nq: r\n', [{'p': 'a\n', 'q': 'r'}], 'ERROR'),
+    ('- prompt: |\n    a\n   \t\n- prompt: r\n', [[{'prompt': 'a\n'}, {'prompt': 'r'}]], 'ERROR'),
+    ('p: |\n    a\n   \t\nq: r\n', [{'p': 'a\n', 'q': 'r'}], 'ERROR'),
+    ('p: |\n    a\n    \t\nq: r\n', [{'p': 'a\n\t\n', 'q': 'r'}], [{'p': 'a\n\t\n', 'q': 'r'}]),
+    ('p: "a\n \t\n b"\n', [{'p': 'a\nb'}], [{'p': 'a\nb'}]),
+    ('p: "a\n\t\n b"\n', [{'p': 'a\nb'}], 'ERROR'),
+    ('"a\n\t\nb"\n', ['a\nb'], ['a\nb']),
+    ('- - q\n   \t\n    r\n', [[['q\nr']]], [[['q\nr']]]),
+    ('- - q\n  \t\n    r\n', [[['q\nr']]], 'ERROR'),
+    ('p:\n  - q\n   \t\n    r\n', [{'p': ['q\nr']}], [{'p': ['q\nr']}]),
+    ('p:\n  q: a\n   b\n \t\n   c\n', [{'p': {'q': 'a b\nc'}}], 'ERROR'),
+    ('p:\n  q: a\n   b\n   \t\n   c\n', [{'p': {'q': 'a b\nc'}}], [{'p': {'q': 'a b\nc'}}]),
+    ('p: {a: "x\n\t\n y"}\n', [{'p': {'a': 'x\ny'}}], 'ERROR'),
+    ('- prompt: |2\n    a\n  \t\n- prompt: r\n', [[{'prompt': 'a\n'}, {'prompt': 'r'}]], 'ERROR'),
+    ('p: |\n  a\n# c\n\t\nq: r\n', [{'p': 'a\n', 'q': 'r'}], [{'p': 'a\n', 'q': 'r'}]),
+    ('p: |\n  a\n\n\t# c\nq: r\n', [{'p': 'a\n', 'q': 'r'}], 'ERROR'),
+    ('p: |\n  a\n \t# c\n\nq: r\n', [{'p': 'a\n', 'q': 'r'}], 'ERROR'),
+    ('p: |\n  a\n\t# c\n', [{'p': 'a\n'}], 'ERROR'),
+    ('p: |\n  a\n\t\n\t\nq: r\n', [{'p': 'a\n', 'q': 'r'}], 'ERROR'),
+    ('- prompt: "\\ud83d\\ude00\n\t\n  b"\n', [[{'prompt': '😀\nb'}]], 'ERROR'),
 ]
 
-# Where evalspec still refuses what js-yaml accepts (left open: neither is a blank line between nodes, where
-# users meet tabs; libyaml's refusal stands). A row that comes to match fails here, so the list cannot go stale.
-LEFT_OPEN = {
-    # a keep-chomped block scalar's trailing tab line: js-yaml ends the scalar at it (no further blank lines)
-    '- prompt: |+\n    a\n\t\n\n- prompt: r\n',
-    # a multi-line plain scalar indented past its key, a tab line inside: js-yaml folds it as a blank line
-    # (at the key's column it refuses it, as libyaml does)
-    '- prompt:\n    q\n\t\n    r\n',
-}
+# Texts the `yaml` package refuses for something else than a blank line holding a tab (a surrogate escape
+# split over lines): evalspec reads them as js-yaml does, for AgentV too (left open).
+YAML_PKG_OTHER = {'- prompt: "\\ud83d\n  \\ude00"\n', '- prompt: "\\ud83d\\\n  \\ude00"\n'}
 
 
 def _ours(text: str) -> Any:
@@ -100,14 +137,26 @@ def _lone_as_fffd(value: Any) -> Any:
 @pytest.mark.parametrize(("text", "js_yaml", "yaml_pkg"), REFERENCE, ids=[repr(r[0])[:40] for r in REFERENCE])
 def test_read_as_js_yaml_reads_it(text: str, js_yaml: Any, yaml_pkg: Any) -> None:
     ours = _ours(text)
-    if text in LEFT_OPEN:
-        assert ours == "ERROR" != js_yaml
-        return
     expected = _lone_as_fffd(js_yaml)
     assert ours == expected
     # a lone surrogate's escape: read as U+FFFD, and said
     warned = [f for f in parse_yaml(text).findings if f.code == "invalid-character"]
     assert bool(warned) == (expected != js_yaml)
+
+
+@pytest.mark.parametrize(("text", "js_yaml", "yaml_pkg"), REFERENCE, ids=[repr(r[0])[:40] for r in REFERENCE])
+def test_an_agentv_file_refuses_what_agentvs_parser_refuses(text: str, js_yaml: Any, yaml_pkg: Any) -> None:
+    """AgentV's `yaml` package throws on a blank line holding a tab inside a multi-line scalar, before its
+    indentation, which js-yaml reads as blank: an AgentV file holding one is refused (yaml-syntax), a
+    blueprint is not."""
+    if js_yaml == "ERROR" or "---" in text:  # refused in both; AgentV reads one document
+        return
+    refused = bool(source.tab_lines_agentv_refuses(text))
+    assert refused == (yaml_pkg == "ERROR" and text not in YAML_PKG_OTHER)
+    as_agentv = analyze(text, "s.eval.yaml", kind=FileKind.AGENTV)
+    assert any(f.message == TAB_MESSAGE for f in as_agentv.findings) == refused
+    as_weval = analyze(text, "b.weval.yml", kind=FileKind.WEVAL)
+    assert not any(f.code == "yaml-syntax" for f in as_weval.findings)
 
 
 def _scalar(node: Any, key: str) -> Scalar:

@@ -24,6 +24,7 @@ from .suite import check_suite, check_test_list
 from .targets import check_agentv_targets
 from .testcase import SuiteDefaults
 from .tests_files import Loaded, csv_tests, iter_jsonl_tests
+from .yaml_tabs import tab_line_errors
 
 
 @dataclass
@@ -66,6 +67,7 @@ def _check(parsed: ParsedFile, path: Path | None, source: FileSource, fs: FileSy
                      else csv_tests(parsed.text, out))
             return AgentvResult(_tests_file(ctx, nodes), out)
 
+    tab_line_errors(parsed.text, parsed.lines, out)
     documents = [d for d in parsed.documents if d.root is not None]
     if not documents:
         return AgentvResult(None, out)

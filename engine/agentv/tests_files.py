@@ -40,6 +40,7 @@ from ..validation.suggest import closest
 from . import tests_glob
 from .context import FILES_PER_SUITE, Context
 from .interpolate import Values
+from .yaml_tabs import tab_line_errors
 
 FILE_URL = "file://"
 _SUPPORTED = ", ".join(TESTS_FILE_EXTENSIONS)
@@ -183,6 +184,7 @@ def _load_file(ctx: Context, node: Node, path: Path, loaded: Loaded) -> None:
             # (A list of tests, the usual tests file, is parsed item by item in both.)
             parsed = parse_yaml(text, max_bytes=MAX_FILE_BYTES)
         lines = parsed.lines
+        tab_line_errors(text, lines, child_out)
     values = Values(ctx.values.env)
     child = ctx.child(child_out, values, lines, path)
     loaded.contexts.append(child)

@@ -10,6 +10,10 @@ arguments that are not JSON are kept as the string they were, nothing here raise
 - AgentV messages (a `cli` target's output, results rows, expected messages): `{role, content,
   tool_calls: [{tool, input, output, duration_ms | durationMs, id}]}`; `name` / `args` / `arguments`
   are accepted for `tool` / `input`.
+
+A call that gave no arguments at all has `input` NO_INPUT (JavaScript's undefined: AgentV writes no
+`input` key and its trajectory compares no arguments); `None` is a JSON `null` the target wrote, which
+AgentV keeps as it is (its `superset`/`subset` argument checks throw on it, tool_trajectory.py).
 """
 
 from __future__ import annotations
@@ -21,20 +25,40 @@ from typing import Any
 from ..jsonio import loads
 
 
+class _NoInput:
+    """The type of NO_INPUT: one value, kept one through pickling (the run's worker processes)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "NO_INPUT"
+
+    def __reduce__(self) -> str:
+        return "NO_INPUT"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+NO_INPUT: Any = _NoInput()
+
 @dataclass(frozen=True, slots=True)
 class ToolCall:
     """One tool call the target made (AgentV's trace): OpenAI `tool_calls`, Anthropic `tool_use` blocks,
     or a `cli` target's output messages. `input` is the arguments as the target gave them (a mapping
-    when they were JSON); `duration_ms` only when the target reported it."""
+    when they were JSON; None for a JSON null; NO_INPUT when it gave none); `duration_ms` only when the
+    target reported it."""
 
     tool: str
-    input: Any = None
+    input: Any = NO_INPUT
     output: Any = None
     duration_ms: float | None = None
     id: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"tool": self.tool, "input": self.input}
+        out: dict[str, Any] = {"tool": self.tool}
+        if self.input is not NO_INPUT:
+            out["input"] = self.input
         if self.output is not None:
             out["output"] = self.output
         if self.duration_ms is not None:
@@ -45,7 +69,7 @@ class ToolCall:
 
 
 def _arguments(raw: Any) -> Any:
-    """OpenAI sends arguments as JSON text; a mapping is what a trajectory compares."""
+    """OpenAI sends arguments as JSON text; a mapping is what a trajectory compares. NO_INPUT stays."""
     if isinstance(raw, str):
         try:
             # A model's arguments: nested past the standard parser is a ValueError too (jsonio.loads),
@@ -73,11 +97,11 @@ def openai_tool_calls(message: Any) -> tuple[ToolCall, ...]:
         fn = call.get("function") if isinstance(call, dict) else None
         if isinstance(fn, dict) and isinstance(fn.get("name"), str) and fn["name"]:
             ident = call.get("id")
-            out.append(ToolCall(fn["name"], _arguments(fn.get("arguments")),
+            out.append(ToolCall(fn["name"], _arguments(fn.get("arguments", NO_INPUT)),
                                 id=ident if isinstance(ident, str) else None))
     legacy = message.get("function_call")
     if not out and isinstance(legacy, dict) and isinstance(legacy.get("name"), str) and legacy["name"]:
-        out.append(ToolCall(legacy["name"], _arguments(legacy.get("arguments"))))
+        out.append(ToolCall(legacy["name"], _arguments(legacy.get("arguments", NO_INPUT))))
     return tuple(out)
 
 
@@ -87,7 +111,8 @@ def anthropic_tool_calls(content: Any) -> tuple[ToolCall, ...]:
         if isinstance(block, dict) and block.get("type") == "tool_use" and isinstance(block.get("name"), str) \
                 and block["name"]:
             ident = block.get("id")
-            out.append(ToolCall(block["name"], block.get("input"), id=ident if isinstance(ident, str) else None))
+            out.append(ToolCall(block["name"], block.get("input", NO_INPUT),
+                                id=ident if isinstance(ident, str) else None))
     return tuple(out)
 
 
@@ -96,7 +121,7 @@ def google_tool_calls(parts: Any) -> tuple[ToolCall, ...]:
     for part in parts if isinstance(parts, list) else []:
         fn = part.get("functionCall") if isinstance(part, dict) else None
         if isinstance(fn, dict) and isinstance(fn.get("name"), str) and fn["name"]:
-            out.append(ToolCall(fn["name"], fn.get("args")))
+            out.append(ToolCall(fn["name"], fn.get("args", NO_INPUT)))
     return tuple(out)
 
 
@@ -110,9 +135,9 @@ def call_from_json(call: Any) -> ToolCall | None:
         return next(iter(openai_tool_calls({"tool_calls": [call]})), None)
     if not isinstance(name, str) or not name:
         return None
-    # AgentV keeps a call's `input` as the target wrote it (a JSON string stays a string); OpenAI-style
-    # `arguments` text is parsed.
-    args = call["input"] if "input" in call else _arguments(call.get("args", call.get("arguments")))
+    # AgentV keeps a call's `input` as the target wrote it (a JSON string stays a string, null stays null);
+    # OpenAI-style `arguments` text is parsed; none of the three: NO_INPUT.
+    args = call["input"] if "input" in call else _arguments(call.get("args", call.get("arguments", NO_INPUT)))
     ident = call.get("id")
     return ToolCall(name, args, call.get("output"), _duration(call),
                     ident if isinstance(ident, str) else None)

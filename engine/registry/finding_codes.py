@@ -415,7 +415,9 @@ CODE_LIST: tuple[Code, ...] = (
        _SUITE + "  - id: \"  \"\n    input: Say hi\n    criteria: Says hi\n",
        _SUITE + "  - id: t1\n    input: Say hi\n    criteria: Says hi\n", file=_A),
     _c("duplicate-test-id", "error", "Two tests with one id",
-       "Results are keyed by test id: one test's results would overwrite the other's.",
+       "AgentV runs both tests and writes two result rows with one `test_id`, which nothing that reads results "
+       "by id can tell apart: `agentv compare` keeps the last row of an id, so the other test is never compared; "
+       "`--resume`, `merge` and run reports key tests by id too.",
        _SUITE + "  - id: t1\n    input: Hi\n    criteria: Greets\n  - id: t1\n    input: Bye\n    criteria: Parts\n",
        _SUITE + "  - id: t1\n    input: Hi\n    criteria: Greets\n  - id: t2\n    input: Bye\n    criteria: Parts\n",
        file=_A),

@@ -485,6 +485,9 @@ def execution_metrics(spec: Mapping[str, Any], output: str, metrics: RunMetrics,
 def tool_trajectory(spec: Mapping[str, Any], output: str, metrics: RunMetrics, expected: Any
                     ) -> AssertionScore | NotScored:
     got = score_trajectory(spec, metrics.trace)
+    if got.error is not None:  # AgentV's evaluator threw: reported as a throw is (see _regex)
+        name = spec.get("name") if isinstance(spec.get("name"), str) else "tool-trajectory"
+        return AssertionScore(0.0, "fail", (), (f"Evaluator '{name}' failed: {got.error}",), got.error, got.error)
     return NotScored(got.not_scored) if got.not_scored is not None else AssertionScore(
         got.score, got.verdict, tuple(got.hits), tuple(got.misses))
 

@@ -23,10 +23,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
-from ..weval.ids import js_number
 from ..weval.js_values import js_string as _js_string
 from . import js_date
-from .js_text import is_js_number, js_json_parse, js_trim, json_blob
+from .js_text import is_js_number, js_json_parse, js_trim, json_blob, to_fixed
 from .tool_trajectory import deep_equal
 
 _MONTHS = {name: i for i, names in enumerate((
@@ -241,8 +240,8 @@ def _field(field: Mapping[str, Any], answer: Any, expected: dict[str, Any]) -> t
         diff = abs(a - b)
         measured = diff / abs(b) if field.get("relative") is True and b != 0 else diff
         if measured <= tolerance:
-            return 1.0, weight, True, f"{path} (within tolerance: diff={_fixed2(diff)})"
-        return 0.0, weight, False, f"{path} (outside tolerance: diff={_fixed2(diff)}, tolerance={js_string(tolerance)})"
+            return 1.0, weight, True, f"{path} (within tolerance: diff={to_fixed(diff, 2)})"
+        return 0.0, weight, False, f"{path} (outside tolerance: diff={to_fixed(diff, 2)}, tolerance={js_string(tolerance)})"
     if match == "date":
         raw_formats = field.get("formats")  # AgentV's loader keeps a list's strings
         formats = [f for f in raw_formats if isinstance(f, str)] if isinstance(raw_formats, list) else _DEFAULT_DATE_FORMATS
@@ -267,15 +266,6 @@ def js_string(value: Any) -> str:
             return f"function {value.name.removeprefix('array.')}() {{\n    [native code]\n}}"
         return "" if value.name == "Array" else "[object Object]"  # Array.prototype is an empty array
     return _js_string(value)
-
-
-def _fixed2(x: float) -> str:
-    """`x.toFixed(2)`: exponent notation from 1e21 on, as JavaScript."""
-    from decimal import ROUND_HALF_UP, Decimal
-
-    if abs(x) >= 1e21:
-        return js_number(x)
-    return str(Decimal(x).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
 
 
 def score_fields(config: Mapping[str, Any], answer_text: str, expected_messages: Any) -> FieldsResult:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import lru_cache
 from typing import Any, TypeGuard
 
 from ..jsonio import NestedTooDeeply
@@ -69,12 +70,23 @@ def is_js_number(value: object) -> TypeGuard[int | float]:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
+@lru_cache(maxsize=1024)  # scores take few distinct values; Decimal is slow
 def to_fixed(x: float, digits: int) -> str:
-    """`x.toFixed(digits)` (below 1e21): the exact binary value rounded, ties away from zero; -0 written
-    without its sign, as JavaScript's `x < 0` test does."""
-    from decimal import ROUND_HALF_UP, Decimal
+    """`x.toFixed(digits)`, the one copy: the exact binary value rounded, ties away from zero (0.125 → "0.13",
+    1.005 → "1.00"); -0 written without its sign, as JavaScript's `x < 0` test does ("0.00"), but a negative
+    that rounds to zero keeps it ("-0.00"); NaN, ±Infinity and magnitudes from 1e21 on as String(x) writes
+    them ("1e+21")."""
+    from decimal import ROUND_HALF_UP, Decimal, localcontext
 
-    return str(Decimal(x if x != 0 else 0).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP))
+    if x != x:
+        return "NaN"
+    if abs(x) >= 1e21:
+        from ..weval.ids import js_number
+
+        return js_number(x) if x - x == 0 else ("Infinity" if x > 0 else "-Infinity")
+    with localcontext() as ctx:
+        ctx.prec = 22 + digits  # every digit of a magnitude below 1e21, and the decimals asked for
+        return str(Decimal(x if x != 0 else 0).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP))
 
 
 def js_strict_equal(a: object, b: object) -> bool:

@@ -21,6 +21,13 @@ of the score, which lifts it on a check not made).
 
 A trace is the calls of what the target answered: `None` means no answer at all ("No trace available
 for evaluation", score 0), an empty tuple an answer without tool calls, scored as it is.
+
+A call's arguments are compared as AgentV's JavaScript compares them: a call that gave none (NO_INPUT,
+undefined there) matches no `args`; a `null`, a string, a list or a number is looked into as JavaScript
+looks into it (`Object.keys("ab")` is `["0", "1"]`, a list has a `length`), and where AgentV's evaluator
+throws on one (`Object.keys(null)` under `subset`, `Object.hasOwn(null, key)` under `superset`) the
+whole assertion fails with its message, as AgentV reports a throw (`Evaluator '<name>' failed: …`):
+TrajectoryResult.error, which `negate` leaves a failure (agentv_assertions.negate_score).
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..providers.base import ToolCall
+from ..providers.tool_calls import NO_INPUT
 from ..weval.ids import js_number
 from .agentv_aggregate import verdict
 
@@ -37,13 +45,15 @@ MODES = ("any_order", "in_order", "exact", "subset", "superset")
 
 
 class TrajectoryResult:
-    __slots__ = ("hits", "misses", "not_scored", "score")
+    __slots__ = ("error", "hits", "misses", "not_scored", "score")
 
-    def __init__(self, score: float, hits: list[str], misses: list[str], not_scored: str | None = None) -> None:
+    def __init__(self, score: float, hits: list[str], misses: list[str], not_scored: str | None = None,
+                 error: str | None = None) -> None:
         self.score = score
         self.hits = hits
         self.misses = misses
         self.not_scored = not_scored  # why the check could not be made (the score is then meaningless)
+        self.error = error  # the TypeError AgentV's evaluator throws here (the score is then 0)
 
     @property
     def verdict(self) -> str:
@@ -65,16 +75,62 @@ def deep_equal(a: Any, b: Any) -> bool:
     return bool(a == b) and type(a) is type(b)
 
 
-def _get_path(obj: Any, path: str) -> Any:
-    current = obj
-    for part in path.split("."):
-        if not isinstance(current, Mapping) or part not in current:
-            return _MISSING
-        current = current[part]
-    return current
+class _JsTypeError(Exception):
+    """What AgentV's JavaScript throws comparing arguments with a `null` (bun's message)."""
 
 
 _MISSING = object()
+
+
+def _index(key: str, size: int) -> int | None:
+    """`key` as a JavaScript array index below `size` ("0", "12"; not "01", "-1", "1.0")."""
+    if key.isascii() and key.isdigit() and (key == "0" or key[0] != "0") and int(key) < size:
+        return int(key)
+    return None
+
+
+def _units(text: str) -> list[str]:
+    """A string's UTF-16 code units, as JavaScript indexes it (a lone surrogate each)."""
+    data = text.encode("utf-16-le", "surrogatepass")
+    return [data[i:i + 2].decode("utf-16-le", "surrogatepass") for i in range(0, len(data), 2)]
+
+
+def _own(obj: Any, key: str, evaluating: str) -> Any:
+    """`obj[key]` if JavaScript's `Object.hasOwn(obj, key)`, else _MISSING; null throws as in AgentV."""
+    if obj is None:
+        raise _JsTypeError(f"null is not an object (evaluating '{evaluating}')")
+    if isinstance(obj, Mapping):
+        return obj.get(key, _MISSING)
+    if isinstance(obj, list | tuple | str):
+        items = _units(obj) if isinstance(obj, str) else obj
+        if key == "length":
+            return len(items)
+        at = _index(key, len(items))
+        return _MISSING if at is None else items[at]
+    return _MISSING  # a number or a boolean has no own property
+
+
+def _own_keys(obj: Any) -> list[str]:
+    """JavaScript's `Object.keys(obj)`; null throws as in AgentV."""
+    if obj is None:
+        raise _JsTypeError("null is not an object (evaluating 'Object.keys(actual)')")
+    if isinstance(obj, Mapping):
+        return [str(k) for k in obj]
+    if isinstance(obj, list | tuple | str):
+        return [str(i) for i in range(len(_units(obj) if isinstance(obj, str) else obj))]
+    return []
+
+
+def _get_path(obj: Any, path: str) -> Any:
+    """AgentV's getNestedValue: each step into an object (a mapping or a list, not a string), else absent."""
+    current = obj
+    for part in path.split("."):
+        if not isinstance(current, Mapping | list | tuple):
+            return _MISSING
+        current = _own(current, part, "")
+        if current is _MISSING:
+            return _MISSING
+    return current
 
 
 def _setting(item: Mapping[str, Any], snake: str, camel: str) -> Any:
@@ -82,11 +138,13 @@ def _setting(item: Mapping[str, Any], snake: str, camel: str) -> Any:
 
 
 def args_match(expected: Any, actual: Any, mode: Any) -> bool:
+    """AgentV's argsMatch. `actual` is the call's input: NO_INPUT when it gave none, None for a null (which
+    `subset` and a `superset` with keys throw on: _JsTypeError)."""
     if expected is None or expected == "any":
         return True
     if mode == "ignore":
         return True
-    if actual is None:
+    if actual is NO_INPUT:
         return False
     if isinstance(mode, list | tuple):
         for name in mode:
@@ -97,12 +155,20 @@ def args_match(expected: Any, actual: Any, mode: Any) -> bool:
             if got is _MISSING or not deep_equal(want, got):
                 return False
         return True
+    if not isinstance(expected, Mapping):  # the checker refuses other `args`
+        return deep_equal(expected, actual)
     if mode == "superset":
-        return isinstance(expected, Mapping) and isinstance(actual, Mapping) and all(
-            k in actual and deep_equal(v, actual[k]) for k, v in expected.items())
+        for k, v in expected.items():
+            got = _own(actual, str(k), "Object.hasOwn(actual, key)")
+            if got is _MISSING or not deep_equal(v, got):
+                return False
+        return True
     if mode == "subset":
-        return isinstance(expected, Mapping) and isinstance(actual, Mapping) and all(
-            k in expected and deep_equal(v, expected[k]) for k, v in actual.items())
+        for k in _own_keys(actual):
+            want = expected.get(k, _MISSING)
+            if want is _MISSING or not deep_equal(_own(actual, k, ""), want):
+                return False
+        return True
     return deep_equal(expected, actual)
 
 
@@ -179,6 +245,13 @@ def score_trajectory(config: Mapping[str, Any], calls: Sequence[ToolCall] | None
         return TrajectoryResult(0.0, [], ["No trace available for evaluation"])
     if mode == "any_order":
         return _any_order(config, calls)
+    try:
+        return _by_expected(config, mode, calls)
+    except _JsTypeError as exc:
+        return TrajectoryResult(0.0, [], [], error=str(exc))
+
+
+def _by_expected(config: Mapping[str, Any], mode: str, calls: Sequence[ToolCall]) -> TrajectoryResult:
     expected = _expected(config)
     if mode == "subset":
         return _subset(config, expected, calls)

@@ -65,6 +65,33 @@ def test_an_empty_name_is_read_as_no_name() -> None:
     assert [a.name for a in result.suite.tests[0].assertions] == ["contains-x"]
 
 
+def test_a_repeated_test_id_is_refused() -> None:
+    """AgentV v2.19.0 runs both tests of one id (`hello world` answered: `a` scores 1 on Q1, `a` scores 0 on Q2)
+    and writes two rows with `test_id: a`; `agentv compare` keeps the last row of an id, so the first test is
+    never compared. evalspec refuses the file (docs/reference-differences.md)."""
+    text = ("description: d\ntests:\n  - id: a\n    input: Q1\n    assert:\n      - {type: contains, value: hello}\n"
+            "  - id: a\n    input: Q2\n    assert:\n      - {type: contains, value: nope}\n")
+    assert _errors(text) == ["duplicate-test-id"]
+    assert _errors(text.replace("id: a\n    input: Q2", "id: b\n    input: Q2")) == []
+
+
+def test_a_negated_trajectory_that_throws_stays_a_failure() -> None:
+    """A call whose `input` is null under `args_match: superset` (with keys) or `subset`: AgentV's evaluator
+    throws and reports the assertion failed (score 0, rows above); `negate` turns that into a pass (score 1),
+    a check not made. evalspec keeps the failure, as for a regex that does not compile."""
+    row = next(r for r in ROWS if r["note"].startswith("input null under superset with keys"))
+    assert row["reference"]["score"] == 0 and compare_scoring(row) == []
+    thrown = "null is not an object (evaluating 'Object.hasOwn(actual, key)')"
+    agentv = {"score": 1, "verdict": "pass", "execution_status": "ok", "assertions": [  # AgentV v2.19.0's answer
+        {"name": "t", "type": "tool-trajectory", "score": 1, "verdict": "pass", "weight": 1,
+         "hits": [f"Evaluator 't' failed: {thrown}"], "misses": [],
+         "reasoning": f"[Negated] {thrown} (original score: 0.00)"}]}
+    said = compare_scoring({**row, "assert": [{**row["assert"][0], "negate": True}], "reference": agentv})
+    assert "score: reference 1, evalspec 0.0" in said
+    assert any(line.startswith("assertions[0].misses:") and "Evaluator 't' failed: null is not an object" in line
+               for line in said)
+
+
 # --- loading -----------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("field", ["description: 5", "version: 1.0", "author: 5", "license: 5", "tags: x", "tags: [1]"])

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import pickle
 
 import pytest
 from fakeprovider import FakeProvider, Reply
@@ -11,7 +12,13 @@ from fakeprovider import FakeProvider, Reply
 from evalspec.providers import ChatRequest, provider_for_model
 from evalspec.providers.base import ChatResult, ToolCall
 from evalspec.providers.command import parse_answer
-from evalspec.providers.tool_calls import anthropic_tool_calls, calls_from_messages, openai_tool_calls
+from evalspec.providers.tool_calls import (
+    NO_INPUT,
+    anthropic_tool_calls,
+    calls_from_json,
+    calls_from_messages,
+    openai_tool_calls,
+)
 
 CALLS = [("search", {"q": "paris", "n": 2}), ("fetch", {"url": "https://x"})]
 
@@ -45,6 +52,20 @@ def test_odd_shapes_are_dropped_or_kept_as_text() -> None:
         {"tool": "x", "input": {"k": 1}, "output": "ok", "durationMs": 12},
         {"name": "y", "args": {"k": 2}, "duration_ms": -1}, {"input": 1}]}, "junk"]) == (
         ToolCall("x", {"k": 1}, "ok", 12.0), ToolCall("y", {"k": 2}))
+
+
+def test_a_null_input_is_not_a_missing_one() -> None:
+    """AgentV keeps a call's `input: null` as null (its trajectory's superset/subset checks throw on it) and
+    writes no `input` for a call that gave none; both were None here, and rows wrote `input: null` for both."""
+    null, missing = calls_from_json([{"tool": "a", "input": None}, {"tool": "b"}])
+    assert null.input is None and missing.input is NO_INPUT
+    assert null.to_json() == {"tool": "a", "input": None} and missing.to_json() == {"tool": "b"}
+    assert calls_from_json([null.to_json(), missing.to_json()]) == (null, missing)  # results, cache, replay
+    assert pickle.loads(pickle.dumps(missing)).input is NO_INPUT  # the run's worker processes
+    assert openai_tool_calls({"tool_calls": [{"function": {"name": "f"}}, {"function": {"name": "g",
+                                                                                        "arguments": "null"}}]}
+                             ) == (ToolCall("f"), ToolCall("g", None))
+    assert anthropic_tool_calls([{"type": "tool_use", "name": "t"}]) == (ToolCall("t"),)
 
 
 def test_cli_output_forms() -> None:

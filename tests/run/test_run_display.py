@@ -10,7 +10,9 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -29,29 +31,46 @@ def _blueprint(folder: Path, n: int) -> Path:
 
 
 class Tmux:
+    """A terminal: one session on a tmux server of its own (its socket in a folder of its own, removed at
+    the end). On the shared default server, a session another process (another test run on the machine)
+    ended last stopped the server under this one's next command ("server exited unexpectedly")."""
+
     def __init__(self, name: str, width: int = 200) -> None:
         assert shutil.which("tmux"), "tmux is required (.ci/run installs it)"
         self.name = name
-        subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", str(width), "-y", "50"], check=True)
+        self.folder = tempfile.mkdtemp(prefix="evalspec-tmux-")
+        self.tmux = ["tmux", "-S", os.path.join(self.folder, "socket")]
+        subprocess.run([*self.tmux, "-f", os.devnull, "new-session", "-d", "-s", name, "-x", str(width),
+                        "-y", "50"], check=True)
 
     def type(self, command: str) -> None:
-        subprocess.run(["tmux", "send-keys", "-t", self.name, command, "Enter"], check=True)
+        subprocess.run([*self.tmux, "send-keys", "-t", self.name, command, "Enter"], check=True)
 
     def screen(self, *, escapes: bool = False) -> str:
-        args = ["tmux", "capture-pane", "-p", "-t", self.name] + (["-e"] if escapes else [])
+        args = [*self.tmux, "capture-pane", "-p", "-t", self.name] + (["-e"] if escapes else [])
         return subprocess.run(args, check=True, capture_output=True, text=True).stdout
 
-    def wait_for(self, text: str, timeout: float = 40) -> str:
+    def wait_until(self, test: Callable[[str], bool], what: str, timeout: float = 40) -> str:
+        """The first screen `test` accepts, polled until `timeout` (a busy machine draws late)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             screen = self.screen()
-            if text in screen:
+            if test(screen):
                 return screen
             time.sleep(0.1)
-        raise AssertionError(f"{text!r} never showed:\n{self.screen()}")
+        raise AssertionError(f"{what} never showed:\n{self.screen()}")
+
+    def wait_for(self, text: str, timeout: float = 40) -> str:
+        return self.wait_until(lambda screen: text in screen, repr(text), timeout)
 
     def close(self) -> None:
-        subprocess.run(["tmux", "kill-session", "-t", self.name], check=False)
+        subprocess.run([*self.tmux, "kill-server"], check=False, capture_output=True)
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def _status(screen: str, *parts: str) -> str:
+    """The screen's line holding every one of `parts` ('' when none does)."""
+    return next((line for line in screen.splitlines() if all(p in line for p in parts)), "")
 
 
 def _command(env: dict[str, str], args: str) -> str:
@@ -70,13 +89,15 @@ def test_the_run_is_live_before_the_first_answer_and_its_table_is_coloured(tmp_p
             env.pop("NO_COLOR", None)
             term.type(_command(env, f"{bp} -o {tmp_path / 'out'} -j 3 --no-report"))
             screen = term.wait_for("0/6")  # drawn as the run starts, before any call
-            screen = term.wait_for("in progress")  # calls started, no answer yet
-            status = next(line for line in screen.splitlines() if "0/6" in line)
+            # calls started, no answer yet
+            screen = term.wait_until(lambda screen: bool(_status(screen, "0/6", "in progress")), "calls in progress")
+            status = _status(screen, "0/6", "in progress")
             assert "ETA —" in status and status.rstrip().endswith(" s")
             first = status.rsplit(" ", 2)[-2]
-            time.sleep(1.2)
-            later = next(line for line in term.screen().splitlines() if "/6" in line)
-            assert later.rsplit(" ", 2)[-2] != first  # the clock moves with no event
+            # the clock moves with no event: a later clock while the line still says 0/6 (no answer yet)
+            later = term.wait_until(lambda screen: "0/6" not in screen or _status(screen, "0/6").rsplit(" ", 2)[-2]
+                                    != first, "a redraw")
+            assert "0/6" in later and _status(later, "0/6").rsplit(" ", 2)[-2] != first, later
             done = term.wait_for("results: ")
             assert "rate limit:" not in done  # the 429 stayed in the status line
             coloured = term.screen(escapes=True)

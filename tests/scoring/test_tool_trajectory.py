@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from evalspec.providers.base import ToolCall
+from evalspec.providers.tool_calls import NO_INPUT
 from evalspec.scoring.tool_trajectory import args_match, deep_equal, score_trajectory
 
 TRACE = (ToolCall("search", {"q": "a", "page": 1}), ToolCall("read", {"path": "x"}, duration_ms=50),
@@ -78,11 +79,32 @@ def test_args_match_modes() -> None:
     assert args_match({"opts": {"lang": "en"}, "q": "nope"}, actual, ["opts.lang"])
     assert not args_match({"opts": {"lang": "fr"}}, actual, ["opts.lang"])
     assert args_match({"q": "a"}, actual, ["q", "not.given"])  # a field the expected args lack is not checked
-    assert not args_match({"q": "a"}, None, "superset")
+    assert not args_match({"q": "a"}, NO_INPUT, "superset") and not args_match({}, NO_INPUT, "superset")
     # per item args_match wins over the assertion's; camelCase accepted
     config = {"mode": "in_order", "args_match": "exact",
               "expected": [{"tool": "search", "args": {"q": "a"}, "argsMatch": "superset"}]}
     assert _score(config)[0] == 1.0
+
+
+def test_arguments_that_are_not_a_mapping_are_read_as_javascript_reads_them() -> None:
+    """AgentV's argsMatch on a `null`, a string, a number or a list (tests/agentv/data/differential.jsonl has
+    AgentV's answers): a null has no key and throws where AgentV's Object.keys / Object.hasOwn would."""
+    assert args_match({}, None, "superset") and not args_match({}, None, "exact")
+    assert args_match({}, None, ["a"]) and not args_match({"a": 1}, None, ["a"])
+    assert args_match({"0": "a", "1": "b"}, "ab", "subset") and args_match({"length": 2}, "ab", "superset")
+    assert not args_match({"01": "b"}, "ab", "superset")
+    assert args_match({"length": 2}, "\U0001F600", "superset")  # UTF-16 units, as JavaScript counts
+    assert args_match({"a": 1}, 5, "subset") and not args_match({"length": 2}, [1, 2], "subset")
+    assert args_match({"length": 2, "1": 2}, [1, 2], "superset")
+    assert not args_match({"a": [{"b": 2}]}, {"a": [{"b": 1}]}, ["a.0.b"])  # was not compared: a pass
+    assert not args_match({"a": [1, 2]}, {"a": [1]}, ["a.length"]) and args_match({"a": "zz"}, {"a": "x"}, ["a.length"])
+    got = score_trajectory({"mode": "in_order", "name": "t", "args_match": "superset",
+                            "expected": [{"tool": "read", "args": {"a": 1}}, {"tool": "write", "args": {"b": 1}}]},
+                           (ToolCall("read", {"a": 1}), ToolCall("write", None)))
+    assert (got.score, got.hits, got.error) == (0.0, [], "null is not an object (evaluating 'Object.hasOwn(actual, key)')")
+    got = score_trajectory({"mode": "subset", "args_match": "subset", "expected": [{"tool": "read", "args": {}}]},
+                           (ToolCall("read", None),))
+    assert got.error == "null is not an object (evaluating 'Object.keys(actual)')"
 
 
 def test_deep_equal_is_json_equality() -> None:

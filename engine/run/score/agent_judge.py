@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ...providers.base import ChatMessage, ChatResult
+from ...providers.tool_calls import NO_INPUT
 from .agentv_judge import JudgeReplyError, parse_json_reply
 
 DEFAULT_MAX_STEPS = 10
@@ -182,7 +183,8 @@ async def run_agent_judge(ask: Ask, task: str, reader: WorkspaceReader, *, rubri
                                                 "as the JSON object described."))
         result = await ask(tuple(messages), not last)
         out.steps = step
-        calls = [(c.tool, c.input) for c in getattr(result, "tool_calls", ()) or ()]
+        calls = [(c.tool, None if c.input is NO_INPUT else c.input)
+                 for c in getattr(result, "tool_calls", ()) or ()]
         if not calls and not last:
             calls = _text_calls(result.text)
         if not calls or last:

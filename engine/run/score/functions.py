@@ -20,6 +20,7 @@ from ...jsonio import loads
 from ...registry.stages import Stage, on_change
 from ...registry.weval_functions import POINT_FUNCTIONS
 from ...scoring.agentv_aggregate import NOT_SCORED
+from ...scoring.js_text import to_fixed
 from ...scoring.weval_points import (
     CallArgError,
     PointContext,
@@ -31,7 +32,7 @@ from ...scoring.weval_points import (
     evaluate_point,
 )
 from ...weval.model import Point, reference_fn_name
-from ..write.jsjson import js_stringify, js_to_fixed
+from ..write.jsjson import js_stringify
 
 if TYPE_CHECKING:
     from ...agentv.model import Assertion
@@ -120,7 +121,7 @@ def function_assessment(point: Point, result: PointScore, base: dict[str, Any] |
     score = 1.0 - result.score if point.inverted else result.score
     out["coverageExtent"] = score
     name = reference_fn_name(point.fn_written or point.fn or "")
-    out["reflection"] = result.explain or f"Function '{name}' evaluated to {js_to_fixed(score, 2)}."
+    out["reflection"] = result.explain or f"Function '{name}' evaluated to {to_fixed(score, 2)}."
     return out
 
 

@@ -28,6 +28,7 @@ from ...scoring.agentv_aggregate import (
     score_checklist,
     verdict,
 )
+from ...scoring.js_text import to_fixed
 from ...scoring.weval_aggregate import (
     ALL_JUDGES_FAILED,
     JudgeAnswerError,
@@ -46,7 +47,6 @@ from ..journal.held_records import HeldRecords
 from ..journal.records import Judged, JudgeReply, KeyPoints
 from ..journal.run_store import Journal, JournalState
 from ..options import RunOptions
-from ..write.jsjson import js_to_fixed
 from .functions import AssessmentBases, entry, skipped
 from .judged_types import judged_type
 from .weval_judge import (
@@ -114,7 +114,7 @@ def judged_assessment(out: dict[str, Any], point: Point, judges: list[Judge], ve
         log.append(f"FINAL_ERROR: {ALL_JUDGES_FAILED}")
         out.update({"coverageExtent": None, "error": ALL_JUDGES_FAILED, "judgeLog": log})
         return out
-    reflection = (f"Consensus from {len(ok)} judge(s). Average score: {js_to_fixed(mean, 2)}. "
+    reflection = (f"Consensus from {len(ok)} judge(s). Average score: {to_fixed(mean, 2)}. "
                   "See breakdown for individual reflections.")
     if len(ok) < len(judges) and not used_backup:
         failed = len(judges) - len(ok)

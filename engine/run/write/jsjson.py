@@ -8,7 +8,6 @@ are skipped (and become `null` inside arrays), and non-ASCII stays raw.
 from __future__ import annotations
 
 import json
-from functools import lru_cache
 from typing import Any
 
 import orjson
@@ -158,10 +157,3 @@ _PRINTABLE = [chr(c) for c in range(32, 127)]
 _PRIMARY = str.maketrans({c: chr(_RANK[c] if c in _RANK else _LETTERS + ord(c.lower())) for c in _PRINTABLE})
 _TERTIARY = str.maketrans({c: chr(1 if c.isupper() else 0) for c in _PRINTABLE})
 
-
-@lru_cache(maxsize=1024)  # scores take few distinct values; Decimal is slow
-def js_to_fixed(x: float, digits: int) -> str:
-    """`Number.prototype.toFixed`: exact binary value, ties away from zero (0.125 → "0.13")."""
-    from decimal import ROUND_HALF_UP, Decimal
-
-    return str(Decimal(x).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP))
