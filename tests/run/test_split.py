@@ -185,3 +185,18 @@ def test_by_default_a_run_of_a_thousand_cells_shares_them_out_and_a_smaller_one_
         said = f"the cells run in {expected} processes" in out.stdout + out.stderr
         assert said == (expected > 1), out.stderr
         assert "1.000" in out.stdout  # every cell scored, whichever process ran it
+
+
+def test_the_processes_share_the_calls_in_flight_and_each_providers_limit() -> None:
+    from evalspec.run.generate.calls import Calls
+    from evalspec.run.options import RunOptions
+
+    shares = []
+    for part in range(3):
+        calls = Calls(RunOptions(provider_concurrency={"openai": 4, "anthropic": 7}), lambda e: None,
+                      concurrency=10)
+        calls.share(part, 3)
+        shares.append((calls.concurrency, calls.options.provider_concurrency))
+    assert [c for c, _ in shares] == [4, 3, 3]  # 10 in all
+    assert [p["openai"] for _, p in shares] == [2, 1, 1]
+    assert [p["anthropic"] for _, p in shares] == [3, 2, 2]
