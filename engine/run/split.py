@@ -49,8 +49,9 @@ if TYPE_CHECKING:
 MIN_CELLS = 1_000
 AUTO_MOST = 4  # processes at most when none are asked for: the run's process writes every cell's records
 CHUNK = 16  # cells a chunk at least (a chunk ends where an item does)
-# Chunk numbers written before the fork: 4 bytes each, within a pipe's buffer (64 KB on Linux, 16 KB here).
-MAX_CHUNKS = 4_096
+# Chunk numbers written before the fork: 4 bytes each, within a pipe's smallest buffer (a page: Linux makes
+# a user's pipes that small past its pipe-user-pages-soft), so the write never waits for a reader.
+MAX_CHUNKS = 1_024
 _PR_SET_PDEATHSIG = 1
 # Threads a fork may leave behind: the quickjs package starts an executor as it is imported, for its
 # `Function`, which evalspec never calls (scoring/ makes a Context per thread, dropped in a child).
@@ -82,7 +83,11 @@ def processes(pipeline: Pipeline) -> tuple[int, str | None]:
             return 1, None
     else:
         wanted = asked
-    why = _unsplit(pipeline, tasks, wanted)
+    # no more processes than calls in flight (each makes at least one at a time)
+    wanted = min(wanted, pipeline.calls.concurrency, *options.provider_concurrency.values())
+    why = _unsplit(pipeline, tasks)
+    if why is None and wanted <= 1:
+        why = "the concurrency is 1"
     if why is None:
         return wanted, None
     if asked is None:
@@ -90,7 +95,7 @@ def processes(pipeline: Pipeline) -> tuple[int, str | None]:
     return 1, f"--processes {asked}: this run's cells run in one process: {why}"
 
 
-def _unsplit(pipeline: Pipeline, tasks: Any, wanted: int) -> str | None:
+def _unsplit(pipeline: Pipeline, tasks: Any) -> str | None:
     """Why this run's cells cannot be shared out (None: they can)."""
     run, options = pipeline.format, pipeline.options
     if not sys.platform.startswith("linux"):
@@ -105,8 +110,6 @@ def _unsplit(pipeline: Pipeline, tasks: Any, wanted: int) -> str | None:
         return "the response cache is one file a run appends to"
     if options.batch or options.batch_models:
         return "batch mode sends every call through the batch APIs first"
-    if pipeline.calls.concurrency < wanted or any(n < wanted for n in options.provider_concurrency.values()):
-        return "the concurrency is lower than the processes"
     return run.unsplit()
 
 

@@ -141,7 +141,7 @@ def test_a_cell_process_that_dies_fails_the_run_and_resume_finishes_it(harness: 
 
 @pytest.mark.parametrize(("flags", "why"), [
     (("--cache",), "the response cache"),
-    (("-j", "1"), "concurrency is lower than the processes"),
+    (("-j", "1"), "the concurrency is 1"),
 ])
 def test_what_keeps_a_run_in_one_process_is_said(harness: Any, flags: tuple[str, ...], why: str) -> None:
     bench = harness.bench
