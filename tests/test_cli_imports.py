@@ -106,8 +106,8 @@ _SUITE = ("name: s\ndescription: d\nexecution:\n  target: default\ntests:\n"
 
 
 def test_each_format_loads_none_of_the_others_plan_and_scorers(tmp_path: Path) -> None:
-    """A run loads its own format's plan, scorers and judges only (an AgentV run's start was ~64 M
-    instructions, 4 %, less without Weval's), and a plain regex's check starts no QuickJS."""
+    """A run loads its own format's plan, scorers and judges only (an AgentV run's start was ~91 M
+    instructions, 6 %, less without Weval's), and a plain regex's check starts no QuickJS."""
     (tmp_path / ".agentv").mkdir()
     (tmp_path / ".agentv" / "targets.yaml").write_text("targets:\n  - name: default\n    provider: mock\n")
     (tmp_path / "s.eval.yaml").write_text(_SUITE)
@@ -116,7 +116,8 @@ def test_each_format_loads_none_of_the_others_plan_and_scorers(tmp_path: Path) -
     agentv = _modules("run", "s.eval.yaml", "-o", "a-out", "--no-report", env=env, cwd=tmp_path)
     assert "evalspec.run.agentv_stages" in agentv and "evalspec.run.score.agentv_judges" in agentv
     assert not {"evalspec.run.plan.weval", "evalspec.run.score.functions", "evalspec.run.score.judges",
-                "evalspec.scoring.weval_points", "evalspec.registry.weval_functions", "quickjs"} & agentv
+                "evalspec.scoring.weval_points", "evalspec.registry.weval_functions", "evalspec.weval.model",
+                "quickjs"} & agentv
     weval = _modules("run", "-m", "echo", "echo.weval.yml", "-o", "w-out", "--no-report", env=env, cwd=tmp_path)
     assert "evalspec.run.weval_stages" in weval and "evalspec.run.score.judges" in weval
     assert not {"evalspec.run.plan.agentv", "evalspec.run.score.agentv_judges", "evalspec.run.score.agentv_entries",

@@ -21,7 +21,7 @@ The stages, in order (a format's part of a stage is a class or function in the s
     3. score/     functions.py        Weval function points (agentv_entries.py: AgentV's deterministic
                                       assertions)
                   judges.py           Weval's LLM judges and key points (weval_judge.py); agentv_judges.py
-                                      AgentV's (agentv_judge.py, agent_judge.py); judge_slots.py
+                                      AgentV's (agentv_judge.py, agent_judge.py); judge_calls.py
                   scripts.py          users' scripts: code_judge.py, judge_payload.py, target_proxy.py
                   embeddings.py       Weval similarity (after every cell)
                   agentv_scorable.py  which AgentV assertions a run can score, and why not

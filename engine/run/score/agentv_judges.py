@@ -29,9 +29,8 @@ from ..journal.records import JudgeReply
 from ..journal.run_store import Journal, JournalState
 from ..options import RunOptions
 from .agentv_entries import entry, skipped
-from .judge_slots import judge_slot
+from .judge_calls import JUDGE_MAX_TOKENS, judge_slot
 from .judged_types import judged_type
-from .weval_judge import JUDGE_MAX_TOKENS  # (Weval's 500, as AgentV's judges have always been sent)
 
 if TYPE_CHECKING:
     from ...agentv.model import Assertion

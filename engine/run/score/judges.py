@@ -36,7 +36,7 @@ from ..journal.run_store import JournalState
 from ..options import RunOptions
 from ..write.jsjson import js_to_fixed
 from .functions import AssessmentBases
-from .judge_slots import extract_slot, judge_slot
+from .judge_calls import extract_slot, judge_slot
 from .weval_judge import (
     BACKUP_JUDGE,
     EXTRACT_SYSTEM,

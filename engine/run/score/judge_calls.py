@@ -1,6 +1,10 @@
-"""Where a judge's call sits in batch mode, beside a cell's generated turns (both formats' judges)."""
+"""What both formats' judge calls share: the tokens a judge may answer with, and where a judge's call sits in
+batch mode, beside a cell's generated turns."""
 
 from __future__ import annotations
+
+# Weval's judges' (weval_judge.py), and AgentV's as they have always been sent (agentv_judge.py's 1,500 is unused)
+JUDGE_MAX_TOKENS = 500
 
 
 def judge_slot(index: int, label: str) -> str:
