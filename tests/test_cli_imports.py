@@ -100,9 +100,8 @@ def test_a_proxy_still_goes_through_httpx(tmp_path: Path) -> None:
     assert done.stdout.split() == ["DirectClient", "False"]
 
 
-_SUITE = ("name: s\ndescription: d\nexecution:\n  target: default\ntests:\n"
-          "  - {id: t, input: hello there, criteria: c, assert: [{type: contains, value: hello}, "
-          "{type: regex, value: \"[a-z]+\"}]}\n")
+_SUITE = ("name: s\ndescription: d\nexecution:\n  target: default\ntests:\n  - id: t\n    input: hello there\n"
+          "    criteria: c\n    assert:\n      - {type: contains, value: hello}\n      - {type: regex, value: \"[a-z]+\"}\n")
 
 
 def test_each_format_loads_none_of_the_others_plan_and_scorers(tmp_path: Path) -> None:
@@ -118,6 +117,9 @@ def test_each_format_loads_none_of_the_others_plan_and_scorers(tmp_path: Path) -
     assert not {"evalspec.run.plan.weval", "evalspec.run.score.functions", "evalspec.run.score.judges",
                 "evalspec.scoring.weval_points", "evalspec.registry.weval_functions", "evalspec.weval.model",
                 "quickjs"} & agentv
+    # (the run reads targets.yaml with PyYAML; the check of a suite whose head is of simple_items' subset
+    # loads none of it: source._simple_head)
+    assert "yaml" not in _modules("check", "s.eval.yaml", env=env, cwd=tmp_path)
     weval = _modules("run", "-m", "echo", "echo.weval.yml", "-o", "w-out", "--no-report", env=env, cwd=tmp_path)
     assert "evalspec.run.weval_stages" in weval and "evalspec.run.score.judges" in weval
     assert not {"evalspec.run.plan.agentv", "evalspec.run.score.agentv_judges", "evalspec.run.score.agentv_entries",
