@@ -98,3 +98,29 @@ def test_a_proxy_still_goes_through_httpx(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True,
                           env=_env_without_proxies())
     assert done.stdout.split() == ["DirectClient", "False"]
+
+
+_SUITE = ("name: s\ndescription: d\nexecution:\n  target: default\ntests:\n  - id: t\n    input: hello there\n"
+          "    criteria: c\n    assert:\n      - {type: contains, value: hello}\n      - {type: regex, value: \"[a-z]+\"}\n")
+
+
+def test_each_format_loads_none_of_the_others_plan_and_scorers(tmp_path: Path) -> None:
+    """A run loads its own format's plan, scorers and judges only (an AgentV run's start was ~91 M
+    instructions, 6 %, less without Weval's), and a plain regex's check starts no QuickJS."""
+    (tmp_path / ".agentv").mkdir()
+    (tmp_path / ".agentv" / "targets.yaml").write_text("targets:\n  - name: default\n    provider: mock\n")
+    (tmp_path / "s.eval.yaml").write_text(_SUITE)
+    (tmp_path / "echo.weval.yml").write_text(_BLUEPRINT.format(model="echo"))
+    env = _env_without_proxies()
+    agentv = _modules("run", "s.eval.yaml", "-o", "a-out", "--no-report", env=env, cwd=tmp_path)
+    assert "evalspec.run.agentv_stages" in agentv and "evalspec.run.score.agentv_judges" in agentv
+    assert not {"evalspec.run.plan.weval", "evalspec.run.score.functions", "evalspec.run.score.judges",
+                "evalspec.scoring.weval_points", "evalspec.registry.weval_functions", "evalspec.weval.model",
+                "quickjs"} & agentv
+    # (the run reads targets.yaml with PyYAML; the check of a suite whose head is of simple_items' subset
+    # loads none of it: source._simple_head)
+    assert "yaml" not in _modules("check", "s.eval.yaml", env=env, cwd=tmp_path)
+    weval = _modules("run", "-m", "echo", "echo.weval.yml", "-o", "w-out", "--no-report", env=env, cwd=tmp_path)
+    assert "evalspec.run.weval_stages" in weval and "evalspec.run.score.judges" in weval
+    assert not {"evalspec.run.plan.agentv", "evalspec.run.score.agentv_judges", "evalspec.run.score.agentv_entries",
+                "evalspec.scoring.agentv_assertions"} & weval

@@ -292,3 +292,47 @@ def test_the_memos_of_read_lines_stay_bounded() -> None:
     assert simple_items(text, 0) is not None
     assert 0 < len(module._READ_LINES) <= module._KEPT_LINES and 0 < len(module._READ_FLOWS) <= module._KEPT_LINES
     assert agrees("- k1: [1, 2]\n  m: {a: 1}")  # read again from the memos: the same nodes as libyaml's
+
+
+def _streamed(text: str) -> list[tuple[Any, ...]]:
+    parsed = source.parse_yaml(text, None, max_bytes=32 << 20, streamed=True)
+    return [(tuple(d.span), d.index, d.root) for d in parsed.documents] + [(f.code, tuple(f.span)) for f in
+                                                                           parsed.findings]
+
+
+_SIMPLE_HEAD = source._simple_head
+
+
+def _suites_read_alike(text: str, monkeypatch: pytest.MonkeyPatch) -> bool:
+    """A streamed parse of an AgentV suite gives the same documents whether its head (the lines before its
+    `tests:` list) is read by simple_mapping (source._simple_head) or by libyaml; whether the former read it."""
+    used: list[Any] = []
+    monkeypatch.setattr(source, "_simple_head", lambda *a: used.append(_SIMPLE_HEAD(*a)) or used[-1])
+    fast = _streamed(text)
+    monkeypatch.setattr(source, "_simple_head", lambda *a: None)
+    slow = _streamed(text)
+    assert len(fast) == len(slow), text
+    for x, y in zip(fast, slow, strict=True):
+        assert x[:2] == y[:2], text
+        if len(x) == 3 and x[2] is not None:
+            d = _differs(x[2], y[2])
+            assert d is None, (text, d)
+    return any(u is not None for u in used)
+
+
+def test_a_suites_head_reads_alike_without_libyaml(monkeypatch: pytest.MonkeyPatch) -> None:
+    tests = "tests:\n  - id: t1\n    input: hi\n    criteria: c\n  - {id: t2, input: x, criteria: c}\n"
+    heads = ["name: s\n", "name: s\ndescription: d\nexecution:\n  target: mock\n", "a: [1, 2]\nb:\n  c: {x: y}\n",
+             "name: s\n\ndescription: 'q d'\n", "name: s # c\n", "name: &a s\n", "---\nname: s\n"]
+    read = [_suites_read_alike(h + tests + tail, monkeypatch) for h in heads for tail in ("", "\n", "  \n")]
+    assert read.count(True) >= 12 and read.count(False) >= 6
+    for text in ("name: s\ntests:  \n  - id: t\n", "name: s\ntests:\n  - id: t\nother: 1\n", "name: s\ntests:\n"):
+        assert not _suites_read_alike(text, monkeypatch)  # left to libyaml: a space after the key, a key after it
+    rng = random.Random(30)
+    for _ in range(200):
+        head = heads[1]
+        for _ in range(rng.choice((1, 2))):
+            head = _mutated(head, rng)
+        _suites_read_alike(head.rstrip("\n") + "\n" + tests, monkeypatch)
+    corpus = [p.read_text(encoding="utf-8", errors="replace") for p in _files()]
+    assert sum(_suites_read_alike(t, monkeypatch) for t in corpus if "\ntests:\n" in t) >= 3

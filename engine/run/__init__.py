@@ -18,9 +18,10 @@ The stages, in order (a format's part of a stage is a class or function in the s
                   first; batch_parts.py makes the parts), waiting_answers.py (--batch: their answers on
                   disk until the cells take them), batch_rounds.py (--batch: calls cells name only as they
                   run, as later rounds), batch_cancel.py (batches left running after Ctrl-C)
-    3. score/     functions.py        Weval function points, AgentV's deterministic assertions
-                  judges.py           LLM judges and key points: weval_judge.py, agentv_judge.py,
-                                      agent_judge.py
+    3. score/     functions.py        Weval function points (agentv_entries.py: AgentV's deterministic
+                                      assertions)
+                  judges.py           Weval's LLM judges and key points (weval_judge.py); agentv_judges.py
+                                      AgentV's (agentv_judge.py, agent_judge.py); judge_calls.py
                   scripts.py          users' scripts: code_judge.py, judge_payload.py, target_proxy.py
                   embeddings.py       Weval similarity (after every cell)
                   agentv_scorable.py  which AgentV assertions a run can score, and why not

@@ -11,7 +11,7 @@
                        each attempt   (`execution.trials`, scoring/trials.py; once without)
                            generate   the target's answer (generate/answers.py) and what it measured
                            assertions each assertion by the stage that scores it: deterministic ones
-                                      (score/functions.py), `rubrics`, `llm-judge` and `agent-judge`
+                                      (score/agentv_entries.py), `rubrics`, `llm-judge` and `agent-judge`
                                       (score/judges.py), `code-judge` and custom types as the user's
                                       scripts (score/scripts.py), `composite` children the same way,
                                       aggregated (scoring/composite.py)
@@ -82,10 +82,10 @@ from .pipeline import (
     capped,
 )
 from .plan.agentv import AgentvPlan, AgentvTask, AgentvTasks
+from .score.agentv_entries import deterministic, entry, skipped
+from .score.agentv_judges import AgentvJudges
 from .score.agentv_scorable import reads_workspace, stage_of, unscorable
 from .score.code_judge import DEFAULT_CONCURRENCY as CODE_JUDGE_CONCURRENCY
-from .score.functions import deterministic, entry, skipped
-from .score.judges import AgentvJudges
 from .score.scripts import AgentvScripts
 from .split import Handed
 from .workspace.lifecycle import WorkspaceError, Workspaces, WorkspaceSpec, parse_workspace, workspace_changes

@@ -284,18 +284,25 @@ def _name(p: _Prepared, prepared: list[_Prepared]) -> str:
     return f"{_shown(p.path)}: " if len(prepared) > 1 else ""
 
 
+def _prompt_pass() -> Any:
+    """What a blueprint's check notes of its prompts for the plan (`plan.weval.PromptPass`): Weval's plan and
+    model are loaded for a blueprint only."""
+    from .plan.weval import PromptPass
+
+    return PromptPass()
+
+
 def _prepare(args: argparse.Namespace, options: RunOptions, path: Path) -> _Prepared | int:
     """The file analysed, its warnings shown, planned and pre-flighted; an exit code when it cannot run."""
     from ..analysis import analyze_file
     from ..detect import FileKind
-    from .plan.weval import PromptPass
     from .preflight import check, file_warnings, warnings_of
     from .runner import PlanError, plan_for
 
     name = str(path)
     # a blueprint's check notes what the plan reads of each prompt as it stores it (no decoding them again)
     analysis = analyze_file(path, models_dir=args.models_dir, allow_outside_files=args.allow_outside_files,
-                            note_prompts=PromptPass)
+                            note_prompts=_prompt_pass)
     too_large = next((f for f in analysis.findings if f.code == "file-too-large"), None)
     if too_large is not None:  # not read at all, whatever its format
         print(f"evalspec run: {name}: {too_large.message}", file=sys.stderr)

@@ -25,9 +25,7 @@ def run(plan: Plan, options: RunOptions) -> AsyncIterator[Event]:
     CellFailed (cells interleave), Notice at any time, RunFinished last. Closing the iterator early
     (or cancelling its task) stops the run; everything received is already in the run database."""
     from .pipeline import Pipeline
-    from .plan.weval import WevalPlan
-
-    if isinstance(plan, WevalPlan):
+    if plan.kind == "weval":  # (an AgentV run loads no Weval plan module, nor a Weval run AgentV's)
         from .weval_stages import Weval
 
         return Pipeline(plan, options, Weval).events()

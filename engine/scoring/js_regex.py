@@ -343,6 +343,8 @@ def _lint_verdict(pattern: str, flags: str, dialect: Dialect) -> _Verdict:
     early = _node20_verdict(pattern, flags, dialect)
     if early is not None:
         return early
+    if plain_regex(pattern, flags) is not None:
+        return _Verdict()  # JavaScript accepts every plain pattern (js_regex_plain.py): no QuickJS to start
     try:
         answer = _run(_quickjs_pattern(pattern, flags), flags, "", MATCH_TIME_LIMIT_S)
     except JsRegexNotEvaluated as exc:

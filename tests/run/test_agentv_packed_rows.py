@@ -135,6 +135,26 @@ def test_a_packed_row_reads_back_or_says_why_not() -> None:
         unpacker(b"another dictionary")(packed)
 
 
+def test_rows_pack_at_the_fast_level_and_any_level_reads_back() -> None:
+    # Level 1 (deflate_fast: ~20 k instructions a row less than 6's lazy matching), still ~15x smaller than
+    # the row against the run's dictionary; a row an earlier run packed at level 6 reads back the same.
+    import zlib
+
+    def row(i: int) -> bytes:
+        return json.dumps({"test_id": f"t{i}", "score": 0.6666666666666666, "hits": [f"Output contains \"{i}\"",
+                           "Output matches pattern /[a-z]+/"], "answer": f"ECHO: Question {i}: what is the answer "
+                           f"number {i}?", "scores": [{"name": f"contains-{i}", "type": "contains", "score": 1.0,
+                           "weight": 1.0, "verdict": "pass"}, {"name": "latency", "type": "latency"}]}).encode()
+
+    dictionary, data = row(0), row(12345)
+    packed = pack(data, dictionary)
+    fast = zlib.compressobj(1, zlib.DEFLATED, -15, 8, zlib.Z_DEFAULT_STRATEGY, dictionary)
+    assert packed[1:] == fast.compress(data) + fast.flush()
+    assert len(packed) < len(data) / 4 and unpacker(dictionary)(packed) == data
+    old = zlib.compressobj(6, zlib.DEFLATED, -15, 8, zlib.Z_DEFAULT_STRATEGY, dictionary)
+    assert unpacker(dictionary)(packed[:1] + old.compress(data) + old.flush()) == data
+
+
 VOLATILE = ("timestamp", "duration_ms")  # when a cell ran and how long its call took
 
 

@@ -120,6 +120,17 @@ def test_a_long_worst_case_goes_to_quickjs_under_its_time_limit(monkeypatch) -> 
         pass
 
 
+def test_the_lint_of_a_plain_pattern_starts_no_quickjs(monkeypatch) -> None:
+    # JavaScript accepts every plain pattern (each compiles in the oracle above), so the check's lint of one
+    # asks QuickJS nothing: an AgentV suite's `[a-z]+` starts no runtime (~23 ms of import and start).
+    monkeypatch.setattr(js_regex, "_run", lambda *a: (_ for _ in ()).throw(AssertionError("QuickJS was asked")))
+    js_regex._lint_verdict.cache_clear()
+    for pattern, flags in PLAIN:
+        for dialect in ("weval", "agentv"):
+            assert js_regex.regex_findings(pattern, flags, dialect=dialect) == [], (pattern, flags, dialect)
+    js_regex._lint_verdict.cache_clear()
+
+
 def test_errors_are_still_javascripts() -> None:
     for pattern in ("a{2,1}", "(", "a**"):
         try:

@@ -472,9 +472,7 @@ def cells_within(plan: Any, prices: PriceTable, cap: float, *, batch: bool = Fal
     """How many cells, in the plan's order, start under a cap of `cap` US dollars before anything is
     spent (each reserves its estimate; cost/budget.py): at least these run, more when cells finish under
     their estimates."""
-    from ..plan.weval import WevalPlan
-
-    weval = isinstance(plan, WevalPlan)
+    weval = plan.kind == "weval"
     reserved = 0.0
     extracted: set[str] = set()
     for n, task in enumerate(plan.tasks):
@@ -492,8 +490,6 @@ def cells_within(plan: Any, prices: PriceTable, cap: float, *, batch: bool = Fal
 
 
 def estimate(plan: Plan, prices: PriceTable) -> Estimate:
-    from ..plan.weval import WevalPlan
-
-    if isinstance(plan, WevalPlan):
+    if plan.kind == "weval":
         return weval_estimate(plan, prices)
     return agentv_estimate(plan, prices)

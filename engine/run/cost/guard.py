@@ -32,10 +32,8 @@ NOT_RUN = "not_run"  # the CellFailed kind of a cell a cap kept from starting
 class CostGuard:
     def __init__(self, plan: Plan, options: RunOptions, prices: PriceTable, *, suite_budget: float | None = None,
                  batch: bool = False) -> None:
-        from ..plan.weval import WevalPlan
-
         self.plan = plan
-        self.spend = Spend(prices, per_cell=not isinstance(plan, WevalPlan))  # AgentV rows say their judges' cost
+        self.spend = Spend(prices, per_cell=plan.kind != "weval")  # AgentV rows say their judges' cost
         caps = []
         if options.max_cost is not None:
             caps.append(Cap(options.max_cost, MAX_COST))
@@ -46,7 +44,7 @@ class CostGuard:
         self._extractions: set[str] = set()  # Weval prompts whose key-point extraction is reserved
         if self.budget.active:
             self.spend.on_cost = self.budget.charge
-        if not isinstance(plan, WevalPlan):
+        if plan.kind == "agentv":
             from .estimate import target_price_names
 
             # targets.yaml targets call with no model name: price them by their config (each target and

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 from ...pricing import call_cost
 from ...providers.base import ChatMessage, ChatRequest, ChatResult, Provider, ProviderError, ToolCall
 from ...providers.tool_calls import calls_from_json
-from ...weval.model import Prompt
 from ..events import Cell
 from ..journal.held_records import HeldRecords
 from ..journal.records import Generated
@@ -27,6 +26,7 @@ from ..options import RunOptions
 from .calls import Calls, provider_key
 
 if TYPE_CHECKING:
+    from ...weval.model import Prompt
     from ..plan.agentv import AgentvPlan, AgentvTask, TargetSpec
     from ..plan.weval import WevalPlan, WevalTask
     from .batch_rounds import BatchRounds

@@ -18,7 +18,7 @@ from array import array
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, overload
+from typing import Any, ClassVar, Literal, overload
 
 from ...agentv.model import AgentvSuite, AgentvTest
 from ...agentv.test_store import TestStore
@@ -32,9 +32,9 @@ from ..events import Cell
 from ..options import RunOptions
 from ..score.agentv_scorable import NotScoredReport, stage_of
 from .error import PlanError
+from .items import CHARS_PER_TOKEN
 from .selection import selected, unmatched
 from .shard import Shard
-from .weval import CHARS_PER_TOKEN
 
 DEFAULT_TARGET = "default"  # what AgentV runs when the suite names no target
 TARGET_FILES = ("targets.yaml", "targets.yml")
@@ -199,7 +199,7 @@ class AgentvTasks(ListLike[AgentvTask]):
 
 @dataclass
 class AgentvPlan:
-    kind = "agentv"
+    kind: ClassVar[Literal["agentv"]] = "agentv"
     suite: AgentvSuite
     path: Path
     dataset: str

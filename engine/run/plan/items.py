@@ -15,6 +15,8 @@ from ...detect import FileKind
 from ...findings import Span
 from ...text_lines import Lines
 
+CHARS_PER_TOKEN = 4  # an item's text in tokens, roughly: good enough for a plan's counts (both formats')
+
 
 def runnable(analysis: Any) -> bool:
     return (analysis.kind is FileKind.WEVAL and analysis.blueprint is not None) or (

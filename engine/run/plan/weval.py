@@ -13,7 +13,7 @@ from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, overload
+from typing import Any, ClassVar, Literal, overload
 
 from ...list_like import ListLike
 from ...weval.model import Blueprint, Judge, Prompt
@@ -22,6 +22,7 @@ from ...weval.prompt_store import cell_prompt, cell_prompts, keep_prompts, promp
 from ..events import Cell
 from ..options import RunOptions
 from .error import PlanError
+from .items import CHARS_PER_TOKEN
 from .run_label import content_hash, prompt_entry_json, run_label
 from .selection import selected, unmatched
 from .shard import Shard
@@ -36,7 +37,6 @@ DEFAULT_JUDGES: tuple[Judge, ...] = tuple(
         ("holistic-claude-haiku-4-5", "openrouter:anthropic/claude-haiku-4.5"),
     )
 )
-CHARS_PER_TOKEN = 4  # a rough estimate, good enough for a plan
 JUDGE_PROMPT_TOKENS = 900  # the judge's instructions and scale, per judged point
 
 
@@ -144,7 +144,7 @@ class WevalTasks(ListLike[WevalTask]):
 
 @dataclass
 class WevalPlan:
-    kind = "weval"
+    kind: ClassVar[Literal["weval"]] = "weval"  # a Plan's format, told without importing either plan module
     blueprint: Blueprint
     path: Path
     config_id: str

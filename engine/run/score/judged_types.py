@@ -20,7 +20,7 @@ from ...scoring.agentv_aggregate import (
     score_ranges,
     verdict,
 )
-from .functions import entry, skipped
+from .agentv_entries import entry, skipped
 
 if TYPE_CHECKING:
     from ...agentv.model import AgentvTest, Assertion
@@ -38,7 +38,7 @@ Estimate = Callable[["Assertion", "AgentvTest", str, Callable[[], "str | None"]]
 class JudgedType:
     """A judged type's scorer: `prompt(a, test, answer, template)` gives the judge's (system, user)
     messages (raise judges.TemplateError for a prompt that cannot be had: not scored); `read(a, reply)`
-    gives the result entry (score/functions.entry, or .skipped with the reason: by default AgentV's judge
+    gives the result entry (score/agentv_entries.entry, or .skipped with the reason: by default AgentV's judge
     JSON, a checklist or score ranges over the `criteria` field's rubric when there is one); `estimate(a, test,
     answer, template)`, the same messages made before the run for its cost estimate (run/cost/),
     nothing run: by default AgentV's default judge prompt stands in."""

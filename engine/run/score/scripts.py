@@ -14,16 +14,16 @@ from typing import TYPE_CHECKING, Any
 
 from ...scoring.agentv_aggregate import negate_result, verdict
 from ...scoring.composite import Child, CompositeScore, results_object
+from .agentv_entries import entry, skipped
 from .agentv_scorable import NO_JUDGE
 from .code_judge import judge_answer, run_code_judge, shell_argv, timeout_of
-from .functions import entry, skipped
 
 if TYPE_CHECKING:
     from ...agentv.model import Assertion
     from ..options import RunOptions
     from ..plan.agentv import AgentvPlan, AgentvTask
     from ..write.agentv_measured import Measured
-    from .judges import AgentvJudges
+    from .agentv_judges import AgentvJudges
 
 class AgentvScripts:
     def __init__(self, plan: AgentvPlan, options: RunOptions, judges: AgentvJudges, limit: asyncio.Semaphore) -> None:

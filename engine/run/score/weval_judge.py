@@ -13,8 +13,7 @@ from collections.abc import Sequence
 
 from ...scoring.tagged_text import all_tagged
 from ...weval.model import Judge
-
-JUDGE_MAX_TOKENS = 500
+from .judge_calls import JUDGE_MAX_TOKENS as JUDGE_MAX_TOKENS
 
 # name, score, guideline: the reference's scale (CLASS_ prefix, case-insensitive answers).
 SCALE: tuple[tuple[str, float, str], ...] = (
