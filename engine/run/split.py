@@ -167,6 +167,10 @@ def cell_batches(pipeline: Pipeline, workers: int, parts: int) -> AsyncIterator[
     starts = chunks(tasks.items(), max(CHUNK, -(-len(tasks) // MAX_CHUNKS)))
     if starts is None:
         return stream_cell_batches(pipeline.queue, tasks, pipeline.cell, workers)
+    # What the cells' first calls import (aiohttp: ~60 ms), imported once here rather than in every process
+    from ..providers.aiohttp_session import load_aiohttp
+
+    load_aiohttp()
     feed = _Feed(len(starts))
     share = max(1, -(-workers // parts))
     children: list[_CellProcess] = []
