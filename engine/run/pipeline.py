@@ -17,8 +17,8 @@ stages both formats share.
 
 `Pipeline` is the engine: it owns what every run has (the output folder, the run database and its lock,
 `--resume`'s state, the provider calls, the cost guard, the events' queue), says RunStarted and the
-notices, runs `before`, every cell on the worker pool (pool.py) with the cells' events as they come,
-`after`, writes the results, records Done and says RunFinished. However the run ends (finished, an
+notices, runs `before`, every cell on the worker pool (pool.py; a big run's shared out with forked cell
+processes, split.py, whose cells the format `adopted`) with the cells' events as they come, `after`, writes the results, records Done and says RunFinished. However the run ends (finished, an
 exception, the consumer closing the stream) the format stops, a stopped run's partial results are
 written when asked (`RunOptions.partial_results`), the database closes (releasing the lock) and the
 provider clients close.
@@ -314,8 +314,8 @@ class Format(Generic[PlanT, WorkT]):
 
     def adopted(self, records: list[Any]) -> list[Any]:
         """A cell process's records, in order, with a `split.Handed` after each cell it finished: each such
-        cell taken into this process's results as a resumed one is (quietly: its events come with the
-        records); the records to write into the database returned."""
+        cell taken into this process's results (from the Handed's payload, or as a resumed cell is; no
+        event: the cell process's come with its records); the records to write into the database returned."""
         raise NotImplementedError
 
 
