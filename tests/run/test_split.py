@@ -10,7 +10,6 @@ run in one process is said when --processes asked for more.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import random
 import signal
@@ -23,16 +22,7 @@ import pytest
 
 from evalspec.run.split import chunks
 
-BENCH = Path(__file__).resolve().parents[2] / "bench" / "kill_trials.py"
-
-
-def _bench() -> Any:
-    spec = importlib.util.spec_from_file_location("kill_trials", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["kill_trials"] = module
-    spec.loader.exec_module(module)
-    return module
+from .test_kill_trials import _bench
 
 
 @pytest.fixture
@@ -64,6 +54,25 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
+def _slow_run(harness: Any, config: Any, *, scores: int) -> tuple[Any, Path, list[int]]:
+    """A fresh run of `config` against a fake slowed down, once its cell process is there and the database
+    holds `scores` scores: (the run's process, the file, its cell processes)."""
+    path = harness.fresh_work(config)
+    harness.fake.reset()
+    harness.fake.asked.clear()
+    harness.fake.slow = 0.05
+    proc = harness.start(path, config)
+    end = time.monotonic() + 60
+    children: list[int] = []
+    while time.monotonic() < end and proc.poll() is None:
+        children = children or _children(proc.pid)
+        if children and harness.counts().get("scores", 0) >= scores:
+            break
+        time.sleep(0.005)
+    assert children, "no cell process was made"
+    return proc, path, children
+
+
 @pytest.mark.parametrize("kind", ["weval", "agentv"])
 def test_two_processes_export_what_one_does_and_ask_each_call_once(harness: Any, kind: str) -> None:
     bench = harness.bench
@@ -78,19 +87,7 @@ def test_a_kill_takes_the_cell_process_along_and_resume_repeats_no_committed_cal
     bench = harness.bench
     config = bench.Config("weval", ("--processes=2",))
     base = harness.baseline(config)
-    path = harness.fresh_work(config)
-    harness.fake.reset()
-    harness.fake.asked.clear()
-    harness.fake.slow = 0.05
-    proc = harness.start(path, config)
-    end = time.monotonic() + 60
-    children: list[int] = []
-    while time.monotonic() < end and proc.poll() is None:
-        children = children or _children(proc.pid)
-        if children and harness.counts().get("scores", 0) >= 5:
-            break
-        time.sleep(0.01)
-    assert children, "no cell process was made"
+    proc, path, children = _slow_run(harness, config, scores=5)
     proc.send_signal(signal.SIGKILL)
     proc.wait(30)
     end = time.monotonic() + 10
@@ -117,17 +114,7 @@ def test_a_cell_process_that_dies_fails_the_run_and_resume_finishes_it(harness: 
     bench = harness.bench
     config = bench.Config("agentv", ("--processes=2",))
     base = harness.baseline(config)
-    path = harness.fresh_work(config)
-    harness.fake.reset()
-    harness.fake.slow = 0.05
-    proc = harness.start(path, config)
-    end = time.monotonic() + 60
-    children: list[int] = []
-    while not children and time.monotonic() < end and proc.poll() is None:
-        children = _children(proc.pid)
-        time.sleep(0.005)
-    assert children
-    time.sleep(0.2)
+    proc, path, children = _slow_run(harness, config, scores=1)
     os.kill(children[0], signal.SIGKILL)
     code = proc.wait(60)
     text = harness.output(proc)
