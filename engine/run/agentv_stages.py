@@ -65,7 +65,7 @@ from .cost.guard import NOT_RUN, CostGuard
 from .events import Cell, CellFailed, Event, ModelSummary, Notice, Response, RunSummary, Scored
 from .generate.answers import AgentvGenerate, ReplayedFailure, provider_kind
 from .generate.batch_rounds import BatchRounds
-from .journal.records import CellScore, RunHeader, Usage
+from .journal.records import CellScore, RunHeader
 from .journal.run_store import run_header
 from .options import RunOptions
 from .pipeline import (
@@ -157,12 +157,9 @@ def resumed(run: Agentv, work: AgentvCell) -> Flow | None:
         return None
     run.resumed_cells += 1
     run.writer.resumed(task.position)  # the row the database has is the one exported
-    run.noted(task, row)
-    if row.get("execution_status") == "execution_error":
-        run.outcomes.failed(task.position)
+    if run.ended(task.position, row, done.score, done.verdict):
         run.emit(CellFailed(cell, str(row.get("error")), "error", resumed=True))
         return DONE
-    run.outcomes.scored(task.position, done.score, done.verdict)
     run.emit(Response(cell, str(row.get("answer") or ""), resumed=True))
     run.emit(Scored(cell, done.score, done.verdict, row, resumed=True))
     return DONE
@@ -512,26 +509,18 @@ class Agentv(Format[AgentvPlan, AgentvCell]):
                 rows[r.cell] = r  # packed once its cell is finished (its Handed: the position)
             else:
                 kept.append(r)
-                if kind is Usage:
-                    self.cost.spend.restore((r,), cells=False)
         return kept
 
     def _adopt(self, position: int, done: CellScore | None) -> list[Any]:
         out: list[Any] = []
         if done is not None:
+            out = self.writer.record(position, done.cell, done.result, score=done.score, verdict=done.verdict)
             row = done.result
-            out = self.writer.record(position, done.cell, row, score=done.score, verdict=done.verdict)
-            score, verdict = done.score, done.verdict
         else:  # a cell the database had whole: as `resumed`
-            had = self.state.scores[self.tasks.cell_at(position)]
-            row = dict(self.state.result(had))
+            done = self.state.scores[self.tasks.cell_at(position)]
+            row = self.state.result(done)
             self.writer.resumed(position)
-            score, verdict = had.score, had.verdict
-        self.outcomes.noted(position, bool(row.get("not_scored")) and row.get("execution_status") != "execution_error")
-        if row.get("execution_status") == "execution_error":
-            self.outcomes.failed(position)
-        else:
-            self.outcomes.scored(position, score, verdict)
+        self.ended(position, row, done.score, done.verdict)
         return out
 
     # --- what the stages share ----------------------------------------------------------------------
@@ -618,6 +607,16 @@ class Agentv(Format[AgentvPlan, AgentvCell]):
         self.journal.write(*self.writer.record(task.position, task.cell, row, score=score, verdict=verdict,
                                                not_run=not_run))
         self.noted(task, row)
+
+    def ended(self, position: int, row: dict[str, Any], score: float | None, verdict: str | None) -> bool:
+        """Cell `position`, whose row the database has, into the summary's outcomes; True when its target
+        failed (an execution error)."""
+        self.outcomes.noted(position, bool(row.get("not_scored")) and row.get("execution_status") != "execution_error")
+        if row.get("execution_status") == "execution_error":
+            self.outcomes.failed(position)
+            return True
+        self.outcomes.scored(position, score, verdict)
+        return False
 
     def noted(self, task: AgentvTask, row: dict[str, Any]) -> None:
         """Whether the summary names the cell (checks not scored, not an execution error)."""

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 from .events import Event
+from .journal.records import Usage
 from .pool import stream_cell_batches
 
 if TYPE_CHECKING:
@@ -163,7 +164,7 @@ def _fed(tasks: Any, starts: list[int], feed: _Feed) -> Iterator[tuple[int, Any]
 def cell_batches(pipeline: Pipeline, workers: int, parts: int) -> AsyncIterator[list[Event]]:
     """The run's cells over `parts` processes (this one and parts − 1 forked), as pool.py's stream of
     event lists; the forked processes' events among them, after their records are written."""
-    run, tasks = pipeline.format, cast(Any, pipeline.format.tasks)
+    tasks = cast(Any, pipeline.format.tasks)
     starts = chunks(tasks.items(), max(CHUNK, -(-len(tasks) // MAX_CHUNKS)))
     if starts is None:
         return stream_cell_batches(pipeline.queue, tasks, pipeline.cell, workers)
@@ -197,13 +198,16 @@ def cell_batches(pipeline: Pipeline, workers: int, parts: int) -> AsyncIterator[
             child.stop()
         os.close(feed.fd)
         raise
+    if not children:  # (no fork could be made: every cell here, as one process runs them)
+        os.close(feed.fd)
+        return stream_cell_batches(pipeline.queue, tasks, pipeline.cell, workers)
     pipeline.calls.share(0, parts)
 
     async def cell(pair: tuple[int, Any]) -> None:
         await pipeline.cell(pair[1])
 
     return _closing(stream_cell_batches(pipeline.queue, _fed(tasks, starts, feed), cell, share,
-                                        also=[c.finished(run) for c in children]), children, feed)
+                                        also=[c.finished() for c in children]), children, feed)
 
 
 async def _closing(batches: AsyncIterator[list[Event]], children: list[_CellProcess],
@@ -229,7 +233,7 @@ class _CellProcess:
         self.ended: asyncio.Future[None] | None = None
         self.reaped = False
 
-    async def finished(self, run: Any) -> None:
+    async def finished(self) -> None:
         """Reads the process's frames until it ends; raises OSError when it ended before its cells did."""
         loop = asyncio.get_running_loop()
         self.ended = loop.create_future()
@@ -239,7 +243,7 @@ class _CellProcess:
             await self.ended
         finally:
             loop.remove_reader(self.fd)
-        summary = self.summary or {}
+        summary, run = self.summary or {}, self.pipeline.format
         run.calls.calls += summary.get("calls", 0)
         run.calls.cached += summary.get("cached", 0)
         run.resumed_cells += summary.get("resumed", 0)
@@ -285,6 +289,8 @@ class _CellProcess:
             records, events, end = pickle.loads(memoryview(buffer)[at + 4:at + 4 + size])
             at += 4 + size
             if records:
+                # what the other process's calls cost, in this run's spend (its rows have their own per cell)
+                pipeline.cost.spend.restore((r for r in records if type(r) is Usage), cells=False)
                 kept = run.adopted(records)
                 if kept:
                     journal.write(*kept)

@@ -36,7 +36,7 @@ from .cost.guard import NOT_RUN
 from .events import Cell, CellFailed, Event, ModelSummary, Notice, Response, RunSummary, Scored
 from .generate.answers import CellError, WevalGenerate, as_messages, weval_history
 from .journal.held_records import HeldRecords
-from .journal.records import CellScore, ExportHead, Failed, NotRun, ResultsName, RunHeader, Usage
+from .journal.records import CellScore, ExportHead, Failed, NotRun, ResultsName, RunHeader
 from .journal.run_store import run_header
 from .pipeline import DONE, Around, CellWork, Flow, Format, Pipeline, Stages, admitted, awaited, capped
 from .plan.cell_index import CellIndex, CellScores
@@ -373,20 +373,14 @@ class Weval(Format[WevalPlan, WevalCell]):
     # --- what the stages share ----------------------------------------------------------------------
     def restore(self, task: WevalTask, texts: list[str], done: CellScore) -> None:
         """A cell the database already has whole: no call, the same events and results."""
+        cell = task.cell
         self.resumed_cells += 1
-        final = self._restored(task, texts, done)
-        cell = task.cell
-        self.emit(Response(cell, final, resumed=True, replayed=self.plan.replay is not None))
-        self.emit(Scored(cell, done.score, verdict_for(done.score), done.result, resumed=True))
-
-    def _restored(self, task: WevalTask, texts: list[str], done: CellScore) -> str:
-        """A whole cell's answer and score into the results (no event); its final answer."""
-        cell = task.cell
         if not texts and self.plan.replay is not None:
             rec = self.plan.replay.answer(cell)
             texts = list(rec.generated) if rec is not None and rec.text is not None else []
         final = texts[-1] if texts else ""
         self.writer.answered(task, final, as_messages(weval_history(task, texts or [""])))
+        self.emit(Response(cell, final, resumed=True, replayed=self.plan.replay is not None))
         result = done.result
         self.judges.unscored_points += sum(1 for pa in result.get("pointAssessments") or []
                                            if str(pa.get("error") or "").startswith("Not scored:"))
@@ -394,8 +388,9 @@ class Weval(Format[WevalPlan, WevalCell]):
         kp = self.state.key_points.get(cell.item)
         if kp and kp.points:
             self.writer.key_points(cell.item, list(kp.points))
-        self.scores[cell] = done.score
-        return final
+        score = done.score
+        self.scores[task.cell] = score
+        self.emit(Scored(cell, score, verdict_for(score), result, resumed=True))
 
     # --- cells another process ran (split.py) -------------------------------------------------------
     def unsplit(self) -> str | None:
@@ -436,8 +431,6 @@ class Weval(Format[WevalPlan, WevalCell]):
                     self.failed.add(task.cell)
                 continue
             kept.append(r)
-            if kind is Usage:
-                self.cost.spend.restore((r,))
         return kept
 
     def fail(self, task: WevalTask, message: str, kind: str, *, resumed: bool = False) -> None:
