@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from .detect import FileKind, detect
 from .file_source import DiskSource, FileSource, RecordingSource, read_regular_bytes
 from .findings import Finding, Related, Severity, Span, in_text_order
+from .item_processes import Unshared
 from .line_breaks import as_read
 from .source import (
     MAX_BYTES,
@@ -116,7 +117,8 @@ def analyze(text: str, path: str | Path | None = None, *, kind: FileKind | None 
             models_dir: Path | None = None, source: FileSource | None = None,
             env: AbcMapping[str, str] | None = None, caches: Caches | None = None,
             allow_outside_files: bool = False, max_bytes: int = MAX_BYTES, streamed: bool = False,
-            findings_only: bool = False, note_prompts: Callable[[], Any] | None = None) -> Analysis:
+            findings_only: bool = False, note_prompts: Callable[[], Any] | None = None,
+            processes: int | None = 1) -> Analysis:
     """Check one file. `kind` forces the format (an editor remembers it while the file is broken).
 
     `source` is everything else the check may read: the files the text refers to (a suite's tests
@@ -132,14 +134,15 @@ def analyze(text: str, path: str | Path | None = None, *, kind: FileKind | None 
     (`evalspec check`): only the findings are read, so a blueprint's checked prompts and a suite's checked
     tests are not kept (its `prompts`, its `tests` are empty): the same findings, without storing a big
     file's prompts or tests (not with `caches`, whose kept prompts a later analysis hands out). `note_prompts`
-    (a run's check): weval.check.check_weval's `note`."""
+    (a run's check): weval.check.check_weval's `note`. `processes` (streamed): a big list of items is read
+    in that many processes (None: as many as item_processes.parts says), with the same findings and model."""
     recording = RecordingSource(source if source is not None else DiskSource(env))
     if len(text) <= max_bytes:  # (a larger text is one finding, parse_yaml: not worth a copy)
         text = as_read(text, path)  # a bare CR is a line break (line_breaks.py): the editor's lines are check's
     with searches_limited():
         result = _analyze(text, Path(path) if path is not None else None, kind, models_dir, recording, caches,
                           allow_outside_files, max_bytes, streamed and caches is None,
-                          findings_only and caches is None, note_prompts)
+                          findings_only and caches is None, note_prompts, processes)
     result.dependencies = frozenset(recording.paths)
     return result
 
@@ -151,7 +154,7 @@ LIMIT_CODES = frozenset({"file-too-large", "yaml-alias-bomb", "yaml-too-deep", "
 def _analyze(text: str, p: Path | None, kind: FileKind | None, models_dir: Path | None,
              source: FileSource, caches: Caches | None, allow_outside_files: bool = False,
              max_bytes: int = MAX_BYTES, streamed: bool = False, findings_only: bool = False,
-             note_prompts: Callable[[], Any] | None = None) -> Analysis:
+             note_prompts: Callable[[], Any] | None = None, processes: int | None = 1) -> Analysis:
     parsed = parse_yaml(text, caches.chunks if caches is not None else None, max_bytes=max_bytes, streamed=streamed)
     parse_found = len(parsed.findings)  # a streamed list's items add theirs as they are read (by `detect` too)
     detected = kind if kind is not None else detect(text, p, parsed)
@@ -180,8 +183,13 @@ def _analyze(text: str, p: Path | None, kind: FileKind | None, models_dir: Path 
         if caches is not None and caches.prompts is None:
             caches.prompts = PromptCache()
         read = len(parsed.findings)
-        result.weval = check_weval(parsed, p, models_dir=models_dir, cache=caches.prompts if caches else None,
-                                   source=source, keep_prompts=not findings_only, note=note_prompts)
+        try:
+            result.weval = check_weval(parsed, p, models_dir=models_dir, cache=caches.prompts if caches else None,
+                                       source=source, keep_prompts=not findings_only, note=note_prompts,
+                                       processes=processes if streamed else 1)
+        except Unshared:  # what only a read in one process says (a syntax error): read so
+            return _analyze(text, p, kind, models_dir, source, caches, allow_outside_files, max_bytes, streamed,
+                            findings_only, note_prompts, 1)
         if unread_lazy(parsed) or (len(parsed.findings) > read and nested_lazy(parsed)):
             # A streamed list the check never read (under `tests:`): what it says was lost; or a syntax
             # error in an item of a list under a key, which a whole parse (the editor's) reads as losing the
@@ -193,8 +201,12 @@ def _analyze(text: str, p: Path | None, kind: FileKind | None, models_dir: Path 
     elif detected is FileKind.AGENTV:
         from .agentv.check import check_agentv
 
-        result.agentv = check_agentv(parsed, p, source=source, allow_outside=allow_outside_files,
-                                     keep_tests=not findings_only)
+        try:
+            result.agentv = check_agentv(parsed, p, source=source, allow_outside=allow_outside_files,
+                                         keep_tests=not findings_only, processes=processes if streamed else 1)
+        except Unshared:  # what only a read in one process says (a syntax error, a tests file): read so
+            return _analyze(text, p, kind, models_dir, source, caches, allow_outside_files, max_bytes, streamed,
+                            findings_only, note_prompts, 1)
         if (len(parsed.findings) > parse_found or unread_lazy(parsed)) and not tests_file:
             # A syntax error in a streamed test (source.LazyItems): a whole parse reads a suite's document
             # as one and loses it, and check and run must say what the editor says: read it that way. So

@@ -114,7 +114,8 @@ def _check_one(path: Path, models_dir: Path | None) -> Analysis:
     """One file's analysis; a bug in evalspec on one file is an error on that file, and the other files
     of a folder are still checked (never a traceback that hides them, never a silent pass)."""
     try:
-        return analyze_file(path, models_dir=models_dir, findings_only=True)  # only the findings are read
+        # only the findings are read; a big file's items in a process a core (item_processes.py)
+        return analyze_file(path, models_dir=models_dir, findings_only=True, processes=None)
     except Exception as exc:  # a bug, not bad input: bad input is a finding
         a = Analysis("", path, FileKind.NONE, ParsedFile(text=""))
         a.findings = [Finding("internal-error", Severity.ERROR,

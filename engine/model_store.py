@@ -89,11 +89,13 @@ class _File(Generic[T]):
     INFLATED = 4  # blocks kept inflated (the cells in flight read a block or two of records, in order)
 
     def add(self, item: T) -> None:
-        data = self.codec.encode(item)
+        self.add_encoded(self.codec.encode(item), self.codec.id_of(item))
+
+    def add_encoded(self, data: bytes, item_id: str) -> None:
         self._pending.append(data)
         self._pending_bytes += len(data)
         self.starts.append(self.starts[-1] + len(data))
-        self.ids.append(self.codec.id_of(item))
+        self.ids.append(item_id)
         if len(self._pending) >= _Blocks.BLOCK_RECORDS or self._pending_bytes >= _Blocks.BLOCK_BYTES:
             self._close_block()
 
@@ -189,6 +191,12 @@ class ModelStore(ListLike[T]):
             raise TypeError("a subset of a store is read-only")
         self._file.add(item)
 
+    def append_encoded(self, data: bytes, item_id: str) -> None:
+        """An item as its codec's record (`Codec.encode`'s, made by another process)."""
+        if self._indexes is not None:
+            raise TypeError("a subset of a store is read-only")
+        self._file.add_encoded(data, item_id)
+
     def flush(self) -> None:
         self._file.flush()
 
@@ -278,9 +286,11 @@ class Collector(Generic[T]):
     """What a streamed check appends its items to: a plain list up to `bound` items, past that a store
     (`make_store(items)`: the items held so far go to it first). `result()` is the model's list."""
 
-    def __init__(self, bound: int, make_store: Callable[[list[T]], ModelStore[T]]) -> None:
+    def __init__(self, bound: int, make_store: Callable[[list[T]], ModelStore[T]],
+                 decode: Callable[[bytes], T] | None = None) -> None:
         self.bound = max(1, bound)
         self._make_store = make_store
+        self._decode = decode  # a record back into its item (`append_encoded` below the bound)
         self._held: list[T] = []
         self._store: ModelStore[T] | None = None
 
@@ -292,6 +302,14 @@ class Collector(Generic[T]):
         if len(self._held) > self.bound:
             self._store = self._make_store(self._held)
             self._held = []
+
+    def append_encoded(self, data: bytes, item_id: str) -> None:
+        """An item as its codec's record (made by another process): kept so past the bound, decoded below it."""
+        if self._store is not None:
+            self._store.append_encoded(data, item_id)
+        else:
+            assert self._decode is not None, "a collector of records made without their decoder"
+            self.append(self._decode(data))
 
     def get(self, k: int) -> T:
         """The k-th item appended."""

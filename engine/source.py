@@ -22,7 +22,7 @@ from itertools import accumulate, islice, pairwise
 from typing import Any, NamedTuple, TypeGuard, cast
 
 from .findings import Edit, Finding, Findings, Fix, Related, Span
-from .item_bounds import ItemBounds
+from .item_bounds import DROPPED, ItemBounds
 from .simple_items import simple_items, simple_mapping
 from .text_lines import Lines
 from .yaml_feed import all_tab_lines_blank, fed_text, unswapped
@@ -869,6 +869,56 @@ class LazyItems:
                     self._reported = e
                 yield from nodes
                 k = e
+
+    def count(self) -> int:
+        """How many items the bounds find (parsing none): the items there are when every line that looks
+        like an item starts one, as in every clean file."""
+        starts = self._bounds.starts
+        return len(starts) - 1 - sum(1 for k in range(len(starts) - 1) if starts[k] == DROPPED)
+
+    def ranges(self, parts: int) -> list[tuple[int, int]]:
+        """The items cut into `parts` ranges of about as many items each, as (first, end) indexes of the
+        bounds' starts (`part` reads one)."""
+        starts = self._bounds.starts
+        kept = [k for k in range(len(starts) - 1) if starts[k] != DROPPED]
+        last = len(starts) - 1
+        cuts = [kept[len(kept) * j // parts] for j in range(parts)] + [last]
+        return [(cuts[j], cuts[j + 1]) for j in range(parts) if cuts[j] < cuts[j + 1]]
+
+    def part(self, first: int, end: int) -> Iterator[Node]:
+        """The items of one range (`ranges`), as iteration reads them, for a read of the items in several
+        processes (item_processes.py): raises Unshared where only a read of the whole list can say what
+        an item is (a syntax finding, an item cut where a line only looked like one). Reports nothing."""
+        from .item_processes import Unshared
+
+        lines, bounds = self._lines, self._bounds
+        starts = bounds.starts
+        k = first
+        while k < end:
+            group_end, count = k, 0
+            while count < self.GROUP and group_end < end:
+                group_end = bounds.next(group_end)
+                count += 1
+            if count > 1:
+                a, b = starts[k], starts[group_end]
+                chunk = _lines_text(lines, a, b)
+                simple = simple_items(chunk, a)
+                nodes, found = (simple, []) if simple is not None else _libyaml_chunk(lines, a, b, chunk)
+            if count == 1 or found or len(nodes) != count or any(type(x) is BrokenItem for x in nodes):
+                while k < group_end:  # as iteration: one by one
+                    e = bounds.next(k)
+                    nodes, found = _parse_chunk(lines, starts[k], starts[e])
+                    if found:
+                        raise Unshared(f"item at line {starts[k] + 1}")
+                    yield from nodes
+                    k = e
+                continue
+            yield from nodes
+            k = group_end
+
+    def read_all(self) -> None:
+        """Every item was read (in parts, `part`) and none said anything: nothing is left to report."""
+        self._reported = len(self._bounds.starts) - 1
 
     def __bool__(self) -> bool:
         return len(self._bounds.starts) > 1  # a chunk always gives at least one node (BrokenItem if broken)

@@ -389,9 +389,9 @@ def test_a_repeated_test_id_gets_the_first_free_name_without_a_search_from_2_eac
     asked = [0]
     real = suite._rename_id_fix
 
-    def counted(test: object, seen: dict[str, object], free: dict[str, int]) -> object:
+    def counted(pid: str, id_span: object, seen: dict[str, object], free: dict[str, int]) -> object:
         view = Counted(seen)
-        fix = real(test, view, free)  # type: ignore[arg-type]
+        fix = real(pid, id_span, view, free)  # type: ignore[arg-type]
         asked[0] += view.asked
         return fix
 

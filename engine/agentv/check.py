@@ -35,30 +35,33 @@ class AgentvResult:
 
 def check_agentv(parsed: ParsedFile, path: Path | None, *, source: FileSource | None = None,
                  env: MappingABC[str, str] | None = None, allow_outside: bool = False,
-                 project: Path | None = None, keep_tests: bool = True) -> AgentvResult:
+                 project: Path | None = None, keep_tests: bool = True, processes: int | None = 1) -> AgentvResult:
     """Check one AgentV file. `path` locates relative references (None: an unsaved buffer, references
     are not resolved). `source` gives the files it refers to and the environment `${{ VAR }}` reads
     (None: the disk, with `env` or the process environment). A `.jsonl` or
     `.csv` path is read as a tests file from `parsed.text`; a YAML list is a tests file too; a
     `targets.yaml` is checked as a targets file. `allow_outside` and `project`: see FileSystem (files
     outside the project are reported and not read unless allowed). `keep_tests=False` (`evalspec check`,
-    which reads only the findings): each test is checked and dropped, the suite's `tests` stay empty."""
+    which reads only the findings): each test is checked and dropped, the suite's `tests` stay empty.
+    `processes`: a streamed list of tests read in that many processes (None: as item_processes.parts says);
+    raises item_processes.Unshared when the file must be read again in one."""
     source = source if source is not None else DiskSource(env)
     result = _check(parsed, path, source, FileSystem(source, allow_outside=allow_outside, project=project),
-                    keep_tests)
+                    keep_tests, processes)
     in_text_order(result.findings)
     return result
 
 
 def _check(parsed: ParsedFile, path: Path | None, source: FileSource, fs: FileSystem,
-           keep_tests: bool = True) -> AgentvResult:
+           keep_tests: bool = True, processes: int | None = 1) -> AgentvResult:
     out = Findings()
     path = Path(path) if path is not None else None
     folder = path.parent if path is not None else None
     # A streamed check (`check`, `run`) reads tests files up to the CLI's file cap, as it does the eval file
     budget = Budget(bytes=MAX_FILE_BYTES, limit=MAX_FILE_BYTES) if parsed.streamed else Budget()
     ctx = Context(out=out, values=Values(source.env), lines=parsed.lines, path=path, folder=folder,
-                  fs=fs, budget=budget, streamed=parsed.streamed, keep_tests=keep_tests)
+                  fs=fs, budget=budget, streamed=parsed.streamed, keep_tests=keep_tests,
+                  processes=processes if parsed.streamed else 1)
     if path is not None:
         ctx.budget.visited.add(source.resolve(path))
         suffix = path.suffix.lower()

@@ -89,6 +89,8 @@ class Context:
     # False (`evalspec check`, which reads only the findings): the tests are checked and dropped, none kept
     # (the suite's `tests` is empty; suite.UniqueTests)
     keep_tests: bool = True
+    # A streamed list of tests read in that many processes (None: as item_processes.parts says; suite._shared)
+    processes: int | None = 1
     # Set when a check read the file's lines (through `line`): a test's check that did depends on the text
     # around the test, and is not reused for another test of the same text (testcase.RepeatedTests).
     lines_read: bool = False

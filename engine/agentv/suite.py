@@ -3,19 +3,21 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Container, Iterable
+from collections.abc import Container, Iterable, Iterator
 from collections.abc import Sequence as Sequence_
 from pathlib import Path
 from typing import Any, cast
 
+from .. import item_processes
 from ..findings import Edit, Fix, Related, Span, replace
+from ..item_processes import Unshared
 from ..source import LazyItems, Mapping, Node, Scalar, Sequence, node_type_name
 from . import edits
 from .assertions import check_assert_list
 from .context import Context
 from .messages import check_input
 from .model import AgentvSuite, AgentvTest
-from .test_store import Places, TestCollector
+from .test_store import Places, TestCollector, encoded
 from .testcase import RepeatedTests, SuiteDefaults
 from .tests_files import FILE_URL, Loaded, load_reference
 from .workspace import check_workspace
@@ -188,6 +190,9 @@ def add_test_items(ctx: Context, items: Iterable[Node], loaded: Loaded) -> None:
     reference as the tests of its file(s). Items in a list were scanned for `${{ VAR }}` with the file;
     others (a streamed list's LazyItems or a JSONL file's lines, in `check` and `run`) are scanned as they
     come, and dropped once checked."""
+    checker = getattr(loaded.sink, "__self__", None)
+    if isinstance(items, LazyItems) and isinstance(checker, UniqueTests) and _shared(ctx, items, checker):
+        return
     lazy = isinstance(items, LazyItems) or not isinstance(items, list)
     scan = ctx.values.scan_item if isinstance(items, LazyItems) else ctx.values.scan
     values = ctx.values
@@ -208,6 +213,53 @@ def add_test_items(ctx: Context, items: Iterable[Node], loaded: Loaded) -> None:
                           if item_text.endswith((".yaml", ".yml", ".jsonl", ".csv")) else None)
         if lazy:
             values.forget(mark)
+
+
+def _shared(ctx: Context, items: LazyItems, checker: UniqueTests) -> bool:
+    """A streamed list of tests read in several processes (item_processes.py), as `add_test_items` reads
+    it; False when it is read here alone. A part whose tests are not all inline mappings checked from
+    their text alone (a `file://` reference, a test that reads a file) raises Unshared: the suite is read
+    again in one process."""
+    parts = item_processes.parts(ctx.processes, items.count()) if ctx.processes != 1 else 1
+    if parts <= 1:
+        return False
+    ranges = items.ranges(parts)
+    values, out, keep, lines = ctx.values, ctx.out, ctx.keep_tests, ctx.lines
+
+    def work(start: int, end: int) -> Iterator[Any]:
+        """A range's tests as (their findings, id, id span, span, tests file, record)."""
+        for item in items.part(start, end):
+            mark, values_mark, budget = len(out), values.mark(), ctx.budget_state()
+            values.scan_item(item, lines, out)
+            if isinstance(item, Scalar):
+                raise Unshared(f"a test reference at line {item.span.start_line + 1}")
+            test = checker.repeated.check(ctx, item, checker.defaults)
+            if budget != ctx.budget_state():
+                raise Unshared(f"a test that reads a file at line {item.span.start_line + 1}")
+            found = out[mark:]
+            del out[mark:]
+            values.forget(values_mark)
+            if test is None:
+                yield found, None, None, None, None, None
+            else:
+                yield found, test.id, test.id_span, test.span, test.source_path, encoded(test) if keep else None
+
+    with item_processes.shared(ranges[1:], work) as others:
+        for item in items.part(*ranges[0]):  # this process's range, as add_test_items reads one
+            mark = values.mark()
+            values.scan_item(item, lines, out)
+            if isinstance(item, Scalar):
+                raise Unshared(f"a test reference at line {item.span.start_line + 1}")
+            checker.add(item, ctx)
+            values.forget(mark)
+        for result in others.results():
+            found, pid, id_span, span, path, record = result
+            if found:
+                out.extend(found)
+            if pid is not None:
+                checker.add_record(ctx, pid, id_span, span, path, record)
+    items.read_all()  # every item read, none said anything: nothing left to report
+    return True
 
 
 class UniqueTests:
@@ -231,27 +283,42 @@ class UniqueTests:
 
     def add(self, item: Node, item_ctx: Context) -> None:
         test = self.repeated.check(item_ctx, item, self.defaults)
-        if test is None:
+        if test is None or self._repeated(item_ctx, test.id, test.id_span, test.span, test.source_path):
             return
-        at = self.seen.get(test.id)
-        if at is not None:
-            first_span, first_path = self._first(at)
-            where = ""
-            if first_path != test.source_path:
-                where = f" (in {first_path.name if first_path else 'the eval file'})"
-            item_ctx.out.error("duplicate-test-id", test.id_span or test.span,
-                               f"Duplicate test id '{test.id}'; test ids must be unique in the file.",
-                               related=(Related(first_span, f"'{test.id}' first used here{where}"),),
-                               fix=_rename_id_fix(test, self.seen, self.free))
-            return
-        self.seen[test.id] = self.count
-        self.count += 1
         if self.firsts is not None:
             self.firsts.append(test.id_span or test.span, test.source_path)
         elif self.tests is not None:
             self.tests.append(test)
         else:
             self.held.append(test)
+
+    def add_record(self, ctx: Context, pid: str, id_span: Span | None, span: Span, path: Path | None,
+                   record: tuple[bytes, int] | None) -> None:
+        """A test another process checked (`_shared`), as its id, places and record (test_store.encoded)."""
+        if self._repeated(ctx, pid, id_span, span, path):
+            return
+        if self.firsts is not None:
+            self.firsts.append(id_span or span, path)
+        else:
+            assert self.tests is not None and record is not None, "a shared read keeps its tests in a store"
+            self.tests.append_record(record, pid, span, path)
+
+    def _repeated(self, ctx: Context, pid: str, id_span: Span | None, span: Span, path: Path | None) -> bool:
+        """An id used before: a duplicate-test-id error (True); else the id is noted (False)."""
+        at = self.seen.get(pid)
+        if at is None:
+            self.seen[pid] = self.count
+            self.count += 1
+            return False
+        first_span, first_path = self._first(at)
+        where = ""
+        if first_path != path:
+            where = f" (in {first_path.name if first_path else 'the eval file'})"
+        ctx.out.error("duplicate-test-id", id_span or span,
+                      f"Duplicate test id '{pid}'; test ids must be unique in the file.",
+                      related=(Related(first_span, f"'{pid}' first used here{where}"),),
+                      fix=_rename_id_fix(pid, id_span, self.seen, self.free))
+        return True
 
     def _first(self, k: int) -> tuple[Span, Path | None]:
         """The k-th test's span a repeat's finding cites (its id's, else its own) and its file."""
@@ -264,18 +331,18 @@ class UniqueTests:
         return self.tests.result() if self.tests is not None else self.held
 
 
-def _rename_id_fix(test: AgentvTest, seen: Container[str], free: dict[str, int]) -> Fix | None:
+def _rename_id_fix(pid: str, id_span: Span | None, seen: Container[str], free: dict[str, int]) -> Fix | None:
     """Rename a repeated id to the first `id-n` (n from 2) no test has. Ids only ever join `seen`, so the
     search for an id goes on from where it last stopped (from 2 for each repeat, `a-2` … `a-30000` then
     30,000 repeats of `a` were 450 million steps)."""
-    if test.id_span is None:
+    if id_span is None:
         return None
-    n = free.get(test.id, 2)
-    while f"{test.id}-{n}" in seen:
+    n = free.get(pid, 2)
+    while f"{pid}-{n}" in seen:
         n += 1
-    free[test.id] = n
-    new = f"{test.id}-{n}"
-    return Fix(f"Rename to '{new}'", (Edit(test.id_span, edits.scalar(new)),), preferred=False)
+    free[pid] = n
+    new = f"{pid}-{n}"
+    return Fix(f"Rename to '{new}'", (Edit(id_span, edits.scalar(new)),), preferred=False)
 
 
 _TRIAL_STRATEGIES = ("pass_at_k", "mean", "confidence_interval")

@@ -286,4 +286,21 @@ class TestCollector(Collector[AgentvTest]):
         def make_store(held: list[AgentvTest]) -> ModelStore[AgentvTest]:
             return TestStore.of_tests(held, scratch(SPILL_PREFIX) if scratch is not None else None)
 
-        super().__init__(bound if bound is not None else DEFAULT_BOUND, make_store)
+        super().__init__(bound if bound is not None else DEFAULT_BOUND, make_store, _Decoder().test)
+
+    def append_record(self, record: tuple[bytes, int], item_id: str, span: Span, source_path: Path | None) -> None:
+        """A test as `encoded` made it in another process (its record, its plain input's length), with its
+        id, span and tests file."""
+        data, plain_input = record
+        store = self._store
+        if store is not None:
+            codec = store.codec
+            assert isinstance(codec, _TestCodec)
+            codec.places.append(span, source_path)
+            codec.plain_inputs.append(plain_input)
+        self.append_encoded(data, item_id)
+
+
+def encoded(test: AgentvTest) -> tuple[bytes, int]:
+    """The test's record and what a store notes of it besides (TestCollector.append_record takes them)."""
+    return _encode(test), _plain_input(test)

@@ -156,6 +156,11 @@ def register_secret(value: str | None) -> None:
         # "Bearer <key>" is masked through the key itself; nothing else to add.
 
 
+def registered() -> tuple[str, ...]:
+    """The values registered as secrets so far."""
+    return _secrets
+
+
 def redact(text: str) -> str:
     for s in _secrets:
         if s in text:

@@ -302,7 +302,7 @@ def _prepare(args: argparse.Namespace, options: RunOptions, path: Path) -> _Prep
     name = str(path)
     # a blueprint's check notes what the plan reads of each prompt as it stores it (no decoding them again)
     analysis = analyze_file(path, models_dir=args.models_dir, allow_outside_files=args.allow_outside_files,
-                            note_prompts=_prompt_pass)
+                            note_prompts=_prompt_pass, processes=options.processes)
     too_large = next((f for f in analysis.findings if f.code == "file-too-large"), None)
     if too_large is not None:  # not read at all, whatever its format
         print(f"evalspec run: {name}: {too_large.message}", file=sys.stderr)

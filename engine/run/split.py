@@ -32,12 +32,12 @@ import os
 import pickle
 import signal
 import sys
-import threading
 from array import array
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NoReturn, cast
 
+from ..item_processes import detach, other_threads
 from .events import Event
 from .journal.records import Usage
 from .pool import stream_cell_batches
@@ -53,10 +53,6 @@ CHUNK = 16  # cells a chunk at least (a chunk ends where an item does)
 # Chunk numbers written before the fork: 4 bytes each, within a pipe's smallest buffer (a page: Linux makes
 # a user's pipes that small past its pipe-user-pages-soft), so the write never waits for a reader.
 MAX_CHUNKS = 1_024
-_PR_SET_PDEATHSIG = 1
-# Threads a fork may leave behind: the quickjs package starts an executor as it is imported, for its
-# `Function`, which evalspec never calls (scoring/ makes a Context per thread, dropped in a child).
-_IDLE_THREADS = ("quickjs-worker-",)
 _F_SETPIPE_SZ = 1031  # (Linux; fcntl.F_SETPIPE_SZ from Python 3.10, not in every build's typeshed)
 
 
@@ -103,7 +99,7 @@ def _unsplit(pipeline: Pipeline, tasks: Any) -> str | None:
         return "cell processes are made on Linux only"
     if not hasattr(tasks, "items"):
         return "a plan made by hand"
-    if any(t is not threading.main_thread() and not t.name.startswith(_IDLE_THREADS) for t in threading.enumerate()):
+    if other_threads():
         return "this process runs other threads (a fork copies only the one that forks)"
     if run.cost.budget.active:
         return "a cost cap admits each cell against the run's whole spend"
@@ -362,7 +358,7 @@ def _child(pipeline: Pipeline, tasks: Any, starts: list[int], feed: _Feed, out: 
            workers: int) -> NoReturn:
     code = 1
     try:
-        _detach(os.getppid())
+        detach(os.getppid())
         pipeline.calls.share(part, parts)
         loop = asyncio.new_event_loop()
         asyncio.set_event_loop(loop)
@@ -372,20 +368,6 @@ def _child(pipeline: Pipeline, tasks: Any, starts: list[int], feed: _Feed, out: 
             _send(out, [], [], {"error": f"{type(exc).__name__}: {exc}"})
     finally:
         os._exit(code)
-
-
-def _detach(parent: int) -> None:
-    """The cell process ends with the run's; Ctrl-C is the run's to handle (it kills this one)."""
-    import ctypes
-
-    with contextlib.suppress(ValueError):  # (not the main thread: none was set)
-        signal.set_wakeup_fd(-1)  # (the run's loop's: a signal here must not wake it)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    if os.getppid() != parent:  # the run's process died before the line above
-        os._exit(1)
 
 
 async def _cells(pipeline: Pipeline, tasks: Any, starts: list[int], feed: _Feed, out: int, workers: int) -> int:

@@ -7,6 +7,7 @@ value it is about; a finding with an obvious repair carries it.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -14,11 +15,14 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from .. import item_processes
 from ..file_source import DiskSource, FileSource
 from ..findings import Edit, Finding, Findings, Fix, Related, Severity, Span, Tag, replace
+from ..item_processes import Shared
 from ..registry.weval import HEADER, MESSAGE, POINT, PROMPT, PROMPT_MARKERS, REGISTRY
 from ..registry.weval_functions import POINT_FUNCTIONS, Arg, foreign_name, resolve_function
 from ..source import (
+    LazyItems,
     Mapping,
     Node,
     ParsedFile,
@@ -60,7 +64,7 @@ from .model import (
 )
 from .models import KNOWN_PROVIDERS, find_models_dir, load_collections, parse_model_id
 from .plain_prompt import plain_reference
-from .prompt_store import PromptCollector
+from .prompt_store import PromptCollector, adopt_shapes, encode, shape_names, shapes_since
 from .reference_form import (
     evaluator_points,
     normalize_tags,
@@ -88,17 +92,21 @@ class WevalResult:
 
 def check_weval(parsed: ParsedFile, path: Path | str | None = None, *, models_dir: Path | None = None,
                 cache: PromptCache | None = None, source: FileSource | None = None,
-                keep_prompts: bool = True, note: Callable[[], Any] | None = None) -> WevalResult:
+                keep_prompts: bool = True, note: Callable[[], Any] | None = None,
+                processes: int | None = 1) -> WevalResult:
     """Check one blueprint. `source` gives the model collections (`models/*.json`) it refers to
     (None: the disk). `keep_prompts=False` (`evalspec check`, which reads only the findings): each prompt is
     checked and dropped, the blueprint's `prompts` stay empty, and what only a kept prompt carries (its
     persisted reference form, its points as Weval's evaluator reads them) is not made. `note` (a run's check):
     makes an object whose `add(prompt)` is given each prompt as it is stored, in order, then set as the
     result's `notes`, its `of` the blueprint's `prompts` (what a run's plan reads instead of decoding each
-    stored prompt again)."""
+    stored prompt again); what it makes has an `extend(other)`, for the prompts of another process.
+    `processes`: a streamed list of prompts read in that many processes (None: as item_processes.parts
+    says); raises item_processes.Unshared when the file must be read again in one."""
     ctx = _Context(parsed, Path(path) if path else None, models_dir, cache, source or DiskSource())
     ctx.keep_prompts = keep_prompts
     ctx.note = note if keep_prompts else None
+    ctx.processes = processes
     return ctx.run()
 
 
@@ -255,39 +263,40 @@ class _Context:
         any_item = False
         notes = self.note() if self.note is not None else None
         cache, out, checked = self.cache, self.out, self._checked_prompt
-        for node, doc_index in prompt_items:
-            any_item = True
-            if cache is None:
-                prompt = checked(node, doc_index, bp)
-            else:
-                item_text = self.parsed.item_texts.get(id(node))
-                hit = cache.lookup(item_text, node, header_text, doc_index) if item_text is not None else None
-                if hit is not None:
-                    prompt, found = hit
-                    out.extend(found)
-                else:
-                    mark = len(out)
+        shared = self._shared(docs, first, header, bp) if cache is None else None
+        others: Any = None
+        if shared is not None:  # the items in several processes: this one reads the first range, as below
+            prompt_items, others = shared
+        with others if shared is not None else contextlib.nullcontext():  # (killed and reaped however it ends)
+            for node, doc_index in prompt_items:
+                any_item = True
+                if cache is None:
                     prompt = checked(node, doc_index, bp)
-                    if item_text is not None:
-                        cache.store(item_text, node, header_text, prompt, out[mark:])
-            if prompt is None:
-                continue
-            if keep_nodes:
-                prompt_nodes.append(node)  # type: ignore[arg-type]
-            used = seen_ids.get(prompt.id)
-            where = prompt.id_span or first_line_span(node)
-            if used is None:
-                seen_ids[prompt.id] = where
-            else:
-                if type(used) is Span:
-                    used = seen_ids[prompt.id] = (f"Duplicate prompt id '{prompt.id}'.",
-                                                  (Related(used, f"'{prompt.id}' first used here"),))
-                message, related = used  # type: ignore[misc]
-                out.append(Finding("duplicate-prompt-id", Severity.ERROR, message, where, (), related, (), None, {}))
-            if self.keep_prompts:
-                collected.append(prompt)
-                if notes is not None:
-                    notes.add(prompt)
+                else:
+                    item_text = self.parsed.item_texts.get(id(node))
+                    hit = cache.lookup(item_text, node, header_text, doc_index) if item_text is not None else None
+                    if hit is not None:
+                        prompt, found = hit
+                        out.extend(found)
+                    else:
+                        mark = len(out)
+                        prompt = checked(node, doc_index, bp)
+                        if item_text is not None:
+                            cache.store(item_text, node, header_text, prompt, out[mark:])
+                if prompt is None:
+                    continue
+                if keep_nodes:
+                    prompt_nodes.append(node)  # type: ignore[arg-type]
+                if prompt.id in seen_ids:
+                    self._again(seen_ids, prompt.id, prompt.id_span or first_line_span(node))
+                else:
+                    seen_ids[prompt.id] = prompt.id_span or first_line_span(node)
+                if self.keep_prompts:
+                    collected.append(prompt)
+                    if notes is not None:
+                        notes.add(prompt)
+            if shared is not None:
+                any_item = self._others(others, seen_ids, collected, notes) or any_item
         if isinstance(collected, PromptCollector):
             bp.prompts = collected.result()  # type: ignore[assignment]  # reads as the list it stands for
         if notes is not None:
@@ -297,6 +306,92 @@ class _Context:
         if self.cache is not None:
             self.cache.rotate()
         return WevalResult(bp, self.out, prompt_nodes, header, self.collections, self.models_dir, notes)
+
+    processes: int | None = None  # check_weval's `processes`
+    _shared_items: LazyItems
+
+    def _shared(self, docs: list[Any], first: Node | None, header: Mapping | None,
+                bp: Blueprint) -> tuple[Iterator[tuple[Node, int]], Shared] | None:
+        """A streamed list of prompts read in several processes (item_processes.py): this process's items
+        and the others' reads; None when it is read here alone."""
+        items = None
+        if len(docs) == 1 and isinstance(first, Sequence):
+            items, doc_index = first.items, 0
+        elif len(docs) == 1 and header is not None and header is first and isinstance(header.get("prompts"), Sequence):
+            items, doc_index = header.get("prompts").items, 0  # type: ignore[union-attr]
+        elif len(docs) == 2 and header is first and isinstance(docs[1].root, Sequence):
+            items, doc_index = docs[1].root.items, docs[1].index
+        if not isinstance(items, LazyItems):
+            return None
+        parts = item_processes.parts(self.processes, items.count())
+        if parts <= 1:
+            return None
+        self._shared_items = items
+        ranges = items.ranges(parts)
+        lazy, keep, out, checked, note = items, self.keep_prompts, self.out, self._checked_prompt, self.note
+
+        def work(start: int, end: int) -> Iterator[Any]:
+            """A range's prompts as (their findings, id, where the id is, record), each after the shapes its
+            record names that this process made (new shapes, their first number); then what `note` noted."""
+            notes = note() if note is not None and keep else None
+            for node in lazy.part(start, end):
+                mark = len(out)
+                prompt = checked(node, doc_index, bp)
+                found = out[mark:]
+                del out[mark:]
+                if prompt is None:
+                    yield found, None, None, None
+                    continue
+                record = encode(prompt) if keep else None
+                if len(names) > known[0]:  # the record names a shape made here: it goes first
+                    yield shapes_since(known[0]), known[0]
+                    known[0] = len(names)
+                yield found, prompt.id, prompt.id_span or first_line_span(node), record
+                if notes is not None:
+                    notes.add(prompt)
+            yield notes
+
+        names = shape_names()
+        known = [len(names)]
+        others = item_processes.shared(ranges[1:], work)
+        first_range = ((node, doc_index) for node in lazy.part(*ranges[0]))
+        return first_range, others
+
+    def _others(self, others: Shared, seen_ids: dict[str, Any], collected: Any, notes: Any) -> bool:
+        """The other processes' prompts taken in as this process's loop takes its own (`run`); True when
+        there was any. Raises Unshared when one of them could not read its range."""
+        out, keep, any_item = self.out, self.keep_prompts, False
+        for result in others.results():
+            if type(result) is not tuple:  # a range's end: what it noted
+                if notes is not None:
+                    notes.extend(result)
+                continue
+            if len(result) == 2:  # shapes its records name, made there
+                adopt_shapes(result[1], result[0])
+                continue
+            any_item = True
+            found, pid, where, record = result
+            if found:
+                out.extend(found)
+            if pid is None:
+                continue
+            if pid in seen_ids:
+                self._again(seen_ids, pid, where)
+            else:
+                seen_ids[pid] = where
+            if keep:
+                collected.append_encoded(record, pid)
+        self._shared_items.read_all()  # every item read, none said anything: nothing left to report
+        return any_item
+
+    def _again(self, seen_ids: dict[str, Any], pid: str, where: Span) -> None:
+        """A prompt id used before: a duplicate-prompt-id error, whose message and Related every later
+        duplicate of the id shares (where it was first used: not the node, a streamed check keeps none)."""
+        used = seen_ids[pid]
+        if type(used) is Span:
+            used = seen_ids[pid] = (f"Duplicate prompt id '{pid}'.", (Related(used, f"'{pid}' first used here"),))
+        message, related = used
+        self.out.append(Finding("duplicate-prompt-id", Severity.ERROR, message, where, (), related, (), None, {}))
 
     def _reference_header(self, header: Mapping | None, start: int, bp: Blueprint) -> None:
         """The header as Weval's parser and loader read it: what the prompts' normalization takes from it

@@ -14,6 +14,7 @@ the export reads only that part (`exported_prompt`), a whole read both (`store[k
 
 from __future__ import annotations
 
+import dataclasses
 import marshal
 import pickle
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -50,6 +51,16 @@ def _shape(names: tuple[str, ...]) -> int:
     return found
 
 
+def _seeded() -> None:
+    """The shapes of the prompt's objects as made by their classes, numbered the same in every process (the
+    processes reading one file's prompts rarely make another: adopt_shapes)."""
+    for cls in (Prompt, Message, Point):
+        _shape(tuple(f.name for f in dataclasses.fields(cls)))
+
+
+_seeded()
+
+
 def _encode(p: Prompt) -> bytes:
     """The prompt as plain data: its fields' values (spans as tuples, messages and points likewise); its
     reference form, when it has one, in a second part with what the export reads beside it."""
@@ -78,6 +89,36 @@ def _encode(p: Prompt) -> bytes:
         return _SPLIT + len(cell).to_bytes(_LENGTH, "little") + cell + export
     except ValueError:  # a value marshal does not know (only plain data is ever written): keep it as it is
         return _PICKLE + pickle.dumps(p, pickle.HIGHEST_PROTOCOL)
+
+
+def encode(p: Prompt) -> bytes:
+    """The prompt's record, as a store keeps it (a process reading part of a file's prompts sends these)."""
+    return _encode(p)
+
+
+def shape_names() -> list[tuple[str, ...]]:
+    """This process's shapes (a record names its objects' fields by their number here)."""
+    return _SHAPES
+
+
+def shapes_since(count: int) -> list[tuple[str, ...]]:
+    """The shapes made after the first `count` (by a forked process, which sends them with its records)."""
+    return _SHAPES[count:]
+
+
+def adopt_shapes(start: int, shapes: list[tuple[str, ...]]) -> None:
+    """Another process's shapes, made after the fork (numbered from `start` there): its records read here
+    only if each has the same number here (made in the same order, or first here); else Unshared (the
+    file is read again in one process)."""
+    from ..item_processes import Unshared
+
+    for at, names in enumerate(shapes, start):
+        if at < len(_SHAPES):
+            if _SHAPES[at] != names:
+                raise Unshared("another process numbered a record shape otherwise")
+        else:
+            _SHAPE_AT.setdefault(names, at)
+            _SHAPES.append(names)
 
 
 # marshal's version 2: no references between the objects it writes (a third faster than version 4, whose
@@ -293,4 +334,4 @@ class PromptCollector(Collector[Prompt]):
     store (the prompts held so far go to it first). `result()` is the blueprint's `prompts`."""
 
     def __init__(self, bound: int | None = None) -> None:
-        super().__init__(bound if bound is not None else DEFAULT_BOUND, PromptStore.of_prompts)
+        super().__init__(bound if bound is not None else DEFAULT_BOUND, PromptStore.of_prompts, _decode)

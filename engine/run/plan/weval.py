@@ -321,6 +321,17 @@ class PromptPass:
         self.lines.append(span.start_line)
         self.lines.append(span.end_line)
 
+    def extend(self, other: PromptPass) -> None:
+        """What `other` noted of the prompts that follow these (another process's part of a file's prompts)."""
+        self.generated.extend(other.generated)
+        self.chars.extend(other.chars)
+        self.judged.extend(other.judged)
+        self.settings.extend(other.settings)
+        shift = len(self._entries)
+        self._entries += other._entries
+        self._entry_at.extend(at + shift for at in other._entry_at[1:])
+        self.lines.extend(other.lines)
+
     def entry_json(self, k: int) -> str:
         return self._entries[self._entry_at[k]:self._entry_at[k + 1]].decode("utf-8", "surrogatepass")
 
