@@ -307,7 +307,7 @@ class _Context:
             self.cache.rotate()
         return WevalResult(bp, self.out, prompt_nodes, header, self.collections, self.models_dir, notes)
 
-    processes: int | None = None  # check_weval's `processes`
+    processes: int | None = 1  # check_weval's `processes`
     _shared_items: LazyItems
 
     def _shared(self, docs: list[Any], first: Node | None, header: Mapping | None,
