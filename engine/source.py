@@ -828,15 +828,20 @@ class LazyItems:
     GROUP = 32
     SIMPLE_TRIES = 8
 
+    def _group(self, k: int, end: int) -> tuple[int, int]:
+        """Where the group of items from start `k` ends (at most GROUP items, not past `end`), and its size."""
+        group_end, count, bounds = k, 0, self._bounds
+        while count < self.GROUP and group_end < end:
+            group_end = bounds.next(group_end)
+            count += 1
+        return group_end, count
+
     def __iter__(self) -> Iterator[Node]:
         lines, bounds = self._lines, self._bounds
         starts = bounds.starts
         k, last = 0, len(starts) - 1
         while k < last:
-            group_end, count = k, 0
-            while count < self.GROUP and group_end < last:
-                group_end = bounds.next(group_end)
-                count += 1
+            group_end, count = self._group(k, last)
             if count > 1:
                 a, b = starts[k], starts[group_end]
                 chunk = _lines_text(lines, a, b)
@@ -895,10 +900,7 @@ class LazyItems:
         starts = bounds.starts
         k = first
         while k < end:
-            group_end, count = k, 0
-            while count < self.GROUP and group_end < end:
-                group_end = bounds.next(group_end)
-                count += 1
+            group_end, count = self._group(k, end)
             if count > 1:
                 a, b = starts[k], starts[group_end]
                 chunk = _lines_text(lines, a, b)
