@@ -43,6 +43,7 @@ def _same(one: Analysis, shared: Analysis) -> None:
     if one.suite is not None:
         assert shared.suite is not None and shared.suite.to_dict() == one.suite.to_dict()
     assert _notes(shared) == _notes(one)
+    assert shared.dependencies == one.dependencies
     _no_children()
 
 
@@ -159,3 +160,18 @@ def test_a_suite_with_a_tests_file_or_a_secret_in_a_test(tmp_path: Path) -> None
     shared = analyze(text, path, env=env, streamed=True, processes=2)  # (the secret is in the other part)
     assert redact(f"the key {secret}") == "the key ***"
     _same(analyze(text, path, env=env, streamed=True), shared)
+
+
+def test_the_files_a_test_in_another_part_looks_for_are_the_analysis_dependencies(tmp_path: Path) -> None:
+    """A custom assertion type (`.agentv/assertions/<type>.ts`) named by a test the forked process checks:
+    the files looked for are what the analysis depends on (a shard's digest reads them), as in one process."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".agentv" / "assertions").mkdir(parents=True)
+    (tmp_path / ".agentv" / "assertions" / "tone.ts").write_text("export default () => ({score: 1})\n")
+    path = tmp_path / "s.eval.yaml"
+    text = _suite(100, "  - id: c\n    input: q\n    criteria: c\n    assert:\n      - {type: tone}\n"
+                       "      - {type: nonesuch}\n")
+    one = analyze(text, path, streamed=True)
+    assert any(p.name == "tone.ts" for p in one.dependencies)
+    assert [f.code for f in one.findings] == ["unknown-assertion-type"]
+    _same(one, analyze(text, path, streamed=True, processes=2))

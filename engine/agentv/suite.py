@@ -225,9 +225,12 @@ def _shared(ctx: Context, items: LazyItems, checker: UniqueTests) -> bool:
         return False
     ranges = items.ranges(parts)
     values, out, keep, lines = ctx.values, ctx.out, ctx.keep_tests, ctx.lines
+    asked: set[Path] | None = getattr(ctx.fs.source, "paths", None)  # (a RecordingSource's: what was asked)
+    asked_before = set(asked) if asked is not None else set()
 
     def work(start: int, end: int) -> Iterator[Any]:
-        """A range's tests as (their findings, id, id span, span, tests file, record)."""
+        """A range's tests as (their findings, id, id span, span, tests file, record), then the paths its
+        checks asked about (a custom assertion type's file looked for): the analysis depends on them."""
         for item in items.part(start, end):
             mark, values_mark, budget = len(out), values.mark(), ctx.budget_state()
             values.scan_item(item, lines, out)
@@ -243,6 +246,7 @@ def _shared(ctx: Context, items: LazyItems, checker: UniqueTests) -> bool:
                 yield found, None, None, None, None, None
             else:
                 yield found, test.id, test.id_span, test.span, test.source_path, encoded(test) if keep else None
+        yield asked - asked_before if asked is not None else set()
 
     with item_processes.shared(ranges[1:], work) as others:
         for item in items.part(*ranges[0]):  # this process's range, as add_test_items reads one
@@ -253,6 +257,10 @@ def _shared(ctx: Context, items: LazyItems, checker: UniqueTests) -> bool:
             checker.add(item, ctx)
             values.forget(mark)
         for result in others.results():
+            if type(result) is set:  # a range's end: the paths its checks asked about
+                if asked is not None:
+                    asked |= result
+                continue
             found, pid, id_span, span, path, record = result
             if found:
                 out.extend(found)
