@@ -63,7 +63,7 @@ from .model import (
     reference_points,
 )
 from .models import KNOWN_PROVIDERS, find_models_dir, load_collections, parse_model_id
-from .plain_prompt import plain_reference
+from .plain_prompt import persisted_plain, plain_reference
 from .prompt_store import PromptCollector, adopt_shapes, encode, shape_names, shapes_since
 from .reference_form import (
     evaluator_points,
@@ -866,8 +866,8 @@ class _Context:
             p.id = js_prompt_id(plain_ref["id"])
             if self.keep_prompts:
                 p.should = _as_read(p.should, plain_read, node)
-                p.should_not = _as_read(p.should_not, [], node)
-                p.reference = persisted(plain_ref)
+                p.should_not = _as_read(p.should_not, [], node) if p.should_not else p.should_not
+                p.reference = persisted_plain(plain_ref)  # (persisted(plain_ref), from what a plain one can hold)
             return p
         try:
             ref = weval_prompt(js_plain(node), self.ref_header)
@@ -1545,7 +1545,14 @@ def _as_read(points: list[Point], read: list[dict[str, Any]], node: Node) -> lis
     for i, (pt, r) in enumerate(zip(points, read, strict=True)):
         # `_read_fields(r)` compared with the point's, field by field, without making it when they are the same
         get = pt.__dict__.get
-        kind, text, fn, written, args = _read_values(r)
+        if r["kind"] == "text":  # `_read_values(r)`, without its call, its function's name as last read
+            kind, text, fn, written, args = "text", r["text"], None, None, None
+        else:
+            written = r["fn"]
+            fn = _READ_FNS.get(written)
+            if fn is None:
+                fn = _read_fn(written)
+            kind, text, args = "fn", None, r["args"]
         if get("kind") != kind or get("text") != text or get("fn") != fn or get("fn_written") != written \
                 or get("fn_args") != args or get("weight") != r["weight"] or get("citation") != r["citation"] \
                 or pt.path_id != r["path_id"]:
@@ -1565,8 +1572,23 @@ def _read_values(r: dict[str, Any]) -> tuple[str, Any, Any, Any, Any]:
     """(kind, text, fn, fn_written, fn_args) of a point as the reference's evaluator read it."""
     if r["kind"] == "text":
         return "text", r["text"], None, None, None
-    found = resolve_function(r["fn"], rewrite=False)
-    return "fn", None, found.name if found else r["fn"], r["fn"], r["args"]
+    return "fn", None, _read_fn(r["fn"]), r["fn"], r["args"]
+
+
+# A function point's name as the evaluator read it → the function it runs (`_read_fn`), for the last names read
+# (a file uses a few; emptied when full, so a file of a million made-up names keeps it bounded)
+_READ_FNS: dict[str, str] = {}
+_KEPT_FNS = 1024
+
+
+def _read_fn(written: str) -> str:
+    """The canonical name of the function the evaluator runs for `written` (not rewritten), else `written`."""
+    found = resolve_function(written, rewrite=False)
+    name = found.name if found else written
+    if len(_READ_FNS) >= _KEPT_FNS:
+        _READ_FNS.clear()
+    _READ_FNS[written] = name
+    return name
 
 
 def _point_citation(node: Node | None) -> Any:

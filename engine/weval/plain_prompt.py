@@ -4,7 +4,8 @@
 gets from `reference_prompt(js_plain(node), header)`, `validate_prompt` and `evaluator_points` (none of which
 throws on such a prompt): `(ref, should_read)`, the same dicts with the same keys in the same order. For any
 other prompt it is None and those steps run as before (tests/weval/test_plain_prompt.py compares both on
-every prompt of the corpus and on mutations of them).
+every prompt of the corpus and on mutations of them). `persisted_plain(ref)` is `reference_form.persisted(ref)`
+for such a `ref`, made in place from what its shape allows.
 
 The plainest shape: a mapping of `id` (optional), `prompt` and `should`, each once, nothing tagged; `id` and
 `prompt` text as written (not a date or an underscored number to js-yaml), the prompt not blank to
@@ -19,7 +20,7 @@ from typing import Any
 from ..source import Mapping, Node, Scalar, Sequence
 from .ids import UNDEFINED
 from .js_values import JS_WHITESPACE_CHARS, js_or, js_plain, truthy
-from .reference_form import normalize_fn, reference_hash_id
+from .reference_form import normalize_fn, persisted, reference_hash_id
 
 _KEYS = frozenset(("id", "prompt", "should"))
 _NUMERIC_START = frozenset("0123456789+-")  # where js-yaml may read a plain text as a date or number
@@ -100,3 +101,28 @@ def plain_reference(node: Node, header: dict[str, Any]) -> tuple[dict[str, Any],
     if not truthy(pid):
         out["id"] = reference_hash_id(out)
     return out, read
+
+
+def persisted_plain(ref: dict[str, Any]) -> dict[str, Any]:
+    """`persisted(ref)` for a `ref` of `plain_reference` (which is changed into it, not copied): its keys,
+    its messages' and its points' start with no digit (their order stays), its id and messages are text, its
+    noCache a bool, its points' multipliers 1; only a function point's undefined citation goes, its argument
+    and the header's render_as are made as `persisted` makes them unless they are text, an int, a bool or null
+    (as they are but for a list of arguments)."""
+    for point in ref["points"]:
+        if "fn" in point:
+            del point["citation"]  # (always undefined: a plain point has no citation)
+            args = point["fnArgs"]
+            kind = type(args)
+            if not (kind is str or kind is int or kind is bool or args is None):
+                if args is UNDEFINED:
+                    del point["fnArgs"]
+                else:
+                    point["fnArgs"] = persisted(args)  # (a list is copied: it is also the evaluator's reading)
+    render_as = ref["render_as"]
+    if type(render_as) is not str:
+        if render_as is UNDEFINED:
+            del ref["render_as"]
+        else:
+            ref["render_as"] = persisted(render_as)
+    return ref

@@ -119,3 +119,39 @@ system: Top.
     got = {(t.cell.item, t.cell.model, t.temperature, t.system) for t in plan.tasks}
     assert got == {("p1", "openai:gpt-4o-mini[temp:0]", 0.0, "Top."),
                    ("p2", "openai:gpt-4o-mini[temp:0.3]", 0.3, None)}
+
+
+ENTRIES = """models: [openai:gpt-4o-mini]
+---
+- id: plain
+  prompt: Hi
+  should: ["x", $contains: "a", $word_count_between: [3, 60], $word_count_between: [1.5, 60]]
+- id: paths
+  prompt: Hi
+  ideal: Yes
+  system: null
+  weight: 2
+  should:
+    - - $contain: a
+      - text b
+    - - {fn: imatch, fnArgs: "^a", weight: 0.5, citation: c}
+    - {text: t, weight: 3, citation: "https://e"}
+    - $contains_any_of: [a, b]
+    - $is_json
+    - {fn: is_json, citation: "c2"}
+- id: "é\\u2028\\"q"
+  prompt: Hi
+  system: "S"
+  should: [{$icontains: x, multiplier: 2}, {text: u, weight: 1.0}]
+"""
+
+
+def test_entry_json_is_the_generic_walks(tmp_path: Path) -> None:
+    """prompt_entry_json writes, member by member, what js_stringify makes of the prompt's entry: paths,
+    function points with no argument, lists of mixed arguments, citations, weights, non-ASCII ids."""
+    from evalspec.run.plan.run_label import _prompt_entry, prompt_entry_json
+
+    bp = _bp(tmp_path, ENTRIES)
+    assert len(bp.prompts) == 3
+    for p in bp.prompts:
+        assert prompt_entry_json(p) == js_stringify(_prompt_entry(p)), p.id

@@ -1,7 +1,8 @@
 """plain_prompt.plain_reference gives, for every prompt it reads, exactly what the reference's steps give it
 (reference_prompt on js_plain, validate_prompt, evaluator_points: none throws), the same values of the same
 types with their keys in the same order: on every prompt of the corpus, the fixtures and the examples, under
-headers that set render_as and noCache or not, and on seeded mutations of those prompts."""
+headers that set render_as and noCache or not, and on seeded mutations of those prompts; and
+persisted_plain makes of what it gives what reference_form.persisted makes of it."""
 
 from __future__ import annotations
 
@@ -10,9 +11,10 @@ from typing import Any
 
 from evalspec.source import Mapping, Node, Sequence, parse_yaml
 from evalspec.weval.js_values import ReferenceRejects, js_plain
-from evalspec.weval.plain_prompt import plain_reference
+from evalspec.weval.plain_prompt import persisted_plain, plain_reference
 from evalspec.weval.reference_form import (
     evaluator_points,
+    persisted,
     reference_header,
     reference_prompt,
     validate_prompt,
@@ -21,7 +23,7 @@ from evalspec.weval.reference_form import (
 from ..test_simple_items import _files, _mutated
 
 HEADERS = [reference_header(None), reference_header({"render_as": "html", "noCache": 0}),
-           reference_header({"render_as": "", "noCache": "yes"})]
+           reference_header({"render_as": "", "noCache": "yes"}), reference_header({"render_as": ["x", 1.5]})]
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -54,6 +56,9 @@ def agrees(node: Node) -> bool:
         if fast is not None:
             read = True
             assert _same(fast, _reference_steps(node, header)), (node, fast)
+            again = plain_reference(node, header)  # (persisted_plain changes what it is given)
+            assert again is not None
+            assert _same(persisted_plain(again[0]), persisted(fast[0])), (node, fast)
     return read
 
 
@@ -103,3 +108,17 @@ def test_what_is_left_to_the_reference_steps() -> None:
                  "- prompt: x\n  should: [$contains: {a: b}]", "- prompt: x\n  prompt: y\n  should: [a]"]:
         (node,) = _prompts(text)
         assert plain_reference(node, HEADERS[0]) is None, text
+
+
+def test_persisted_plain_is_persisted() -> None:
+    """The values persisted_plain makes as persisted does: a date, a list, NaN and null as a function's
+    argument, a header's render_as that is not text."""
+    for text in ["- prompt: x\n  should:\n    - $contains: 2024-01-01\n    - $word_count_between: [3, .nan]\n"
+                 "    - $contains: ~\n    - $contains: .inf\n    - plain text",
+                 "- id: a\n  prompt: x\n  should:\n    - $matches: [2024-01-01, 1]"]:
+        (node,) = _prompts(text)
+        for header in HEADERS:
+            assert agrees(node), text
+            ref = plain_reference(node, header)
+            assert ref is not None
+            assert "citation" not in str(persisted_plain(ref[0])), ref  # (no undefined member is left)

@@ -38,17 +38,24 @@ def prompt_entry_json(p: Prompt) -> str:
     """The prompt's part of the hashed text: `js_stringify(_prompt_entry(p))`, written member by member
     (JSON.stringify's text of an object is its members' texts joined; the generic walk of each prompt's
     entry was a quarter of planning a big blueprint)."""
-    parts = ['{"id":' + _js_text(p.id)]
+    pid = p.id
+    text = '{"id":' + (encode_basestring(pid) if type(pid) is str else _js_text(pid))
     if p.ideal:
-        parts.append('"idealResponse":' + _js_text(p.ideal))
+        text += ',"idealResponse":' + _js_text(p.ideal)
     if p.system_set:
-        parts.append('"system":' + _js_text(p.system))
-    if p.should:
-        out = grouped_by_path(p.should, _point_json)
-        parts.append('"points":[' + ",".join([x if type(x) is str else "[" + ",".join(x) + "]" for x in out]) + "]")
+        text += ',"system":' + _js_text(p.system)
+    should = p.should
+    if should:
+        for pt in should:
+            if pt.path_id is not None:  # alternative paths: regrouped (grouped_by_path)
+                out = grouped_by_path(should, _point_json)
+                text += ',"points":[' + ",".join([x if type(x) is str else "[" + ",".join(x) + "]" for x in out]) + "]"
+                break
+        else:  # (most often: no path, each point's text in turn)
+            text += ',"points":[' + ",".join([_point_json(pt) for pt in should]) + "]"
     if p.weight != 1.0:
-        parts.append('"weight":' + js_stringify(p.weight))
-    return ",".join(parts) + "}"
+        text += ',"weight":' + js_stringify(p.weight)
+    return text + "}"
 
 
 def _js_text(value: Any) -> str:
@@ -57,9 +64,26 @@ def _js_text(value: Any) -> str:
     kind = type(value)
     if kind is str:
         return encode_basestring(value)
-    if kind is list and all(type(v) is int or type(v) is str for v in value):
+    if kind is list:
+        for v in value:
+            if type(v) is not int and type(v) is not str:
+                return js_stringify(value)
         return "[" + ",".join([encode_basestring(v) if type(v) is str else str(v) for v in value]) + "]"
     return js_stringify(value)
+
+
+# A function point's name as written (or its canonical one) → `{"fn":` and its reference name's text, for the
+# last names read (a file uses a few; emptied when full: a file of a million made-up names stays bounded)
+_FN_HEADS: dict[str, str] = {}
+_KEPT_FN_HEADS = 1024
+
+
+def _fn_head(name: str) -> str:
+    head = '{"fn":' + _js_text(reference_fn_name(name))
+    if len(_FN_HEADS) >= _KEPT_FN_HEADS:
+        _FN_HEADS.clear()
+    _FN_HEADS[name] = head
+    return head
 
 
 def _point_json(pt: Point) -> str:
@@ -68,9 +92,18 @@ def _point_json(pt: Point) -> str:
     multiplier = ',"multiplier":' + ("1" if w == 1 and (type(w) is float or type(w) is int) else js_stringify(w))
     citation = ',"citation":' + _js_text(pt.citation) if pt.citation is not None else ""
     if pt.kind == "text":
-        return '{"text":' + _js_text(pt.text) + multiplier + citation + "}"
-    args = ',"fnArgs":' + _js_text(pt.fn_args) if pt.fn_args is not None else ""
-    return '{"fn":' + _js_text(reference_fn_name(pt.fn_written or pt.fn or "")) + args + multiplier + citation + "}"
+        text = pt.text
+        return '{"text":' + (encode_basestring(text) if type(text) is str else _js_text(text)) + multiplier \
+            + citation + "}"
+    name = pt.fn_written or pt.fn or ""
+    head = _FN_HEADS.get(name)
+    if head is None:
+        head = _fn_head(name)
+    args = pt.fn_args
+    if args is None:
+        return head + multiplier + citation + "}"
+    return head + ',"fnArgs":' + (encode_basestring(args) if type(args) is str else _js_text(args)) + multiplier \
+        + citation + "}"
 
 
 def content_hash_input(bp: Blueprint, models: Sequence[str], prompts: Sequence[Prompt] | None = None) -> str:
