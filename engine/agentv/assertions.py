@@ -98,8 +98,9 @@ def _kept_or_checked(ctx: Context, item: Node) -> Assertion | None:
         line, dl, dc = first[0], sl - first[0], sc - first[1]
         if found:
             ctx.out.extend([moved_finding(f, line, dl, dc) for f in found])
+        config = assertion.config
         moved: Assertion = assertion.evolve(span=moved_span(assertion.span, line, dl, dc),
-                                            config=_copied(assertion.config))
+                                            config=config.copy() if _flat(config) else _copied(config))
         return moved
     mark, budget, read_before = len(ctx.out), ctx.budget_state(), ctx.lines_read
     ctx.lines_read = False
@@ -109,7 +110,7 @@ def _kept_or_checked(ctx: Context, item: Node) -> Assertion | None:
     if key is None or a is None or a.children or read or budget != ctx.budget_state():
         return a
     kind = ASSERTION_TYPES.get(a.type)
-    if kind is None or type_rule(kind) not in _TEXT_ONLY_RULES:
+    if kind is None or _rule_of(kind)[1] not in _TEXT_ONLY_RULES:
         return a
     found = ctx.out[mark:]
     if SAME_ITEMS > 0 and spans_within(span, [a.span]) and findings_within(span, found):
@@ -117,6 +118,14 @@ def _kept_or_checked(ctx: Context, item: Node) -> Assertion | None:
             del kept[next(iter(kept))]  # the oldest
         kept[key] = (span, a, found)
     return a
+
+
+_ATOMS = frozenset((str, int, float, bool, type(None)))
+
+
+def _flat(config: dict[str, Any]) -> bool:
+    """Does the config hold no list or dict (`{value: "[a-z]+"}`): a shallow copy is a copy."""
+    return _ATOMS.issuperset(map(type, config.values()))
 
 
 def _copied(value: Any) -> Any:
@@ -146,8 +155,8 @@ def check_assertion(ctx: Context, item: Node) -> Assertion | None:
     if canonical is None:
         return _custom(ctx, item, type_node, raw)
     kind = ASSERTION_TYPES[canonical]
-    rule = type_rule(kind)
-    entries = ctx.object(item, kind.spec.name, handled=(*_COMMON, *rule.handles),
+    _, rule, spec_name, handled = _rule_of(kind)
+    entries = ctx.object(item, spec_name, handled=handled,
                          missing=_missing_messages(kind), fixes=rule.fixes(item) if rule.fixes else {})
     if entries is None:
         return None
@@ -178,6 +187,19 @@ def type_rule(kind: AssertionType) -> TypeRule:
         assert isinstance(got, TypeRule), f"{kind.name}: its check is a TypeRule"
         return got
     return VALUE if kind.value else PLAIN
+
+
+# A type's (entry, rule, spec's name, fields it handles), by the entry's id: once per type, not per
+# assertion (an entry is frozen; the entry itself is kept, so its id is not reused while it is here)
+_RULE_OF: dict[int, tuple[AssertionType, TypeRule, str, tuple[str, ...]]] = {}
+
+
+def _rule_of(kind: AssertionType) -> tuple[AssertionType, TypeRule, str, tuple[str, ...]]:
+    got = _RULE_OF.get(id(kind))
+    if got is None or got[0] is not kind:
+        rule = type_rule(kind)
+        got = _RULE_OF[id(kind)] = (kind, rule, kind.spec.name, (*_COMMON, *rule.handles))
+    return got
 
 
 def _missing_messages(kind: AssertionType) -> dict[str, tuple[str, str] | None]:

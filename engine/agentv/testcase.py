@@ -205,8 +205,13 @@ def check_test(ctx: Context, node: Node, defaults: SuiteDefaults) -> AgentvTest 
 
 def _rubrics_fix(ctx: Context, node: Mapping) -> dict[str, object]:
     """Test-level `rubrics: [...]` → `assert: [{type: rubrics, criteria: [...]}]`, when there is no `assert`."""
-    key, value = node.key_node("rubrics"), node.get("rubrics")
-    if key is None or value is None or node.has("assert") or node.has("evaluators") or node.flow:
+    for k, v in node.pairs:  # node.key_node("rubrics") and node.get("rubrics") in one pass (most tests: none)
+        if isinstance(k, Scalar) and k.value == "rubrics" and isinstance(k.value, str):
+            key, value = k, v
+            break
+    else:
+        return {}
+    if value is None or node.has("assert") or node.has("evaluators") or node.flow:
         return {}
     line = ctx.line(key.span.start_line)
     if not space_before(line, key.span.start_col):
