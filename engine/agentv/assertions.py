@@ -102,6 +102,12 @@ def _kept_or_checked(ctx: Context, item: Node) -> Assertion | None:
         moved: Assertion = assertion.evolve(span=moved_span(assertion.span, line, dl, dc),
                                             config=config.copy() if _flat(config) else _copied(config))
         return moved
+    template = _value_template(item, key, sc) if key is not None else None
+    if template is not None:
+        hit = kept.get(template[0])
+        if hit is not None:  # the same item but for its value: what its check gave, with this value
+            text = template[1]  # (the assertion's span is its item's: kept so only then)
+            return hit[1].evolve(span=span, config={"value": text}, name=auto_name(hit[1].type, text))
     mark, budget, read_before = len(ctx.out), ctx.budget_state(), ctx.lines_read
     ctx.lines_read = False
     a = check_assertion(ctx, item)
@@ -117,7 +123,43 @@ def _kept_or_checked(ctx: Context, item: Node) -> Assertion | None:
         if len(kept) >= SAME_ITEMS:
             del kept[next(iter(kept))]  # the oldest
         kept[key] = (span, a, found)
+        if (template is not None and not found and kind.value == "string" and _rule_of(kind)[1] is VALUE
+                and not a.custom and a.span == span and a.config == {"value": template[1]}
+                and a.name == auto_name(a.type, template[1])):
+            if len(kept) >= SAME_ITEMS:
+                del kept[next(iter(kept))]
+            kept[template[0]] = (span, a, found)
     return a
+
+
+# The keys of an item whose check is kept by its text but its value (`_value_template`): none names it
+_TEMPLATE_KEYS = frozenset(("type", "value", "required", "weight", "negate"))
+
+
+def _value_template(item: Mapping, key: object, sc: int) -> tuple[tuple[str, str, str | None, str], str] | None:
+    """For a one-line item of no other keys than _TEMPLATE_KEYS and a non-empty text `value`
+    (`{type: contains, value: "17", required: true}`, a value in each test): (its kept_key with the value
+    left out, the value). A check of such an item of a `value: string` type (VALUE) that found nothing
+    gives the assertion every other such item of that text gives, but for its `config` ({value}) and its
+    name (auto_name: no `name` key). The value's text has no `$` (no `${{ VAR }}`: `kept_key`)."""
+    if type(key) is not str:  # (a one-line item's key is its text)
+        return None
+    value: Node | None = None
+    for k, v in item.pairs:
+        name = k.value if type(k) is Scalar else None
+        if type(name) is not str or name not in _TEMPLATE_KEYS:
+            return None
+        if name == "value":
+            if value is not None:
+                return None
+            value = v
+    if type(value) is not Scalar or type(value.value) is not str or not value.value or \
+            value.style not in (None, '"', "'"):
+        return None
+    vsl, vsc, vel, vec = value.span
+    if vsl != vel or vsc < sc or vec - sc > len(key):
+        return None
+    return ("value", key[:vsc - sc], value.style, key[vec - sc:]), value.value
 
 
 _ATOMS = frozenset((str, int, float, bool, type(None)))
