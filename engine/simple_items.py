@@ -33,8 +33,9 @@ _LINE = re.compile(
     rf"""|(?P<fmap>\{{\ *(?:{_PAIR}(?:\ *,\ *{_PAIR})*)?\ *\}})"""
     r"""|(?P<plain>[^\s\-?:,\[\]{}#&*!|>'"%@`](?:[^\s:#]|:(?=[^\s#])|\ +(?=[^\s:#]))*))?\Z""")
 _FLOW_ITEM = re.compile(_WORD)
-# One pair of a flow mapping `_LINE` read, with the `{` or `,` before it, matched where the last one ended
-_FLOW_PAIR = re.compile(rf"""[{{,]\ *([A-Za-z_$][\w$.-]*):\ +(?:({_WORD})|"([^"\\]*)"|'([^']*)')\ *""")
+# One pair of a flow mapping `_LINE` read, the `{` or `,` before it, each part a group (their lengths are
+# its columns): the `{` or `,` and spaces, the key, `:` and spaces, a word or a quoted text, spaces
+_FLOW_PAIRS = re.compile(rf"""([{{,]\ *)([A-Za-z_$][\w$.-]*)(:\ +)(?:({_WORD})|"([^"\\]*)"|'([^']*)')(\ *)""")
 # What YAML refuses in a text, the line breaks only YAML knows (source.py parses texts with those in one
 # stream), tabs and a byte order mark: a chunk with one of these is libyaml's to read.
 _REFUSED = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]")
@@ -221,35 +222,48 @@ def _flow_pairs(fmap: str, line_no: int, start: int) -> list[tuple[Node, Node]]:
     if read is None:
         read = _kept(_READ_FLOWS, fmap, _pairs_read(fmap))
     pairs: list[tuple[Node, Node]] = []
-    for k_start, key, k_value, v_start, v_end, raw, value, style in read:
-        k: Any = _new_object(Scalar)
-        k.span = _new_tuple(Span, (line_no, start + k_start, line_no, start + k_start + len(key)))
-        k.value, k.raw, k.style, k.tag, k.anchor = k_value, key, None, None, None
-        v: Any = _new_object(Scalar)
-        v.span = _new_tuple(Span, (line_no, start + v_start, line_no, start + v_end))
-        v.value, v.raw, v.style, v.tag, v.anchor = value, raw, style, None, None
+    new_object, new_tuple, scalar_type, span_type = _new_object, _new_tuple, Scalar, Span
+    # (one attribute a statement: a tuple assigned to five cost more, per scalar of every test's assertions)
+    for k_start, k_end, key, k_value, v_start, v_end, raw, value, style in read:
+        k: Any = new_object(scalar_type)
+        k.span = new_tuple(span_type, (line_no, start + k_start, line_no, start + k_end))
+        k.value = k_value
+        k.raw = key
+        k.style = None
+        k.tag = None
+        k.anchor = None
+        v: Any = new_object(scalar_type)
+        v.span = new_tuple(span_type, (line_no, start + v_start, line_no, start + v_end))
+        v.value = value
+        v.raw = raw
+        v.style = style
+        v.tag = None
+        v.anchor = None
         pairs.append((k, v))
     return pairs
 
 
 def _pairs_read(fmap: str) -> list[tuple[Any, ...]]:
-    """Each pair of `fmap` as (key column, key, its value, value column, value end, raw text, value, style),
-    the columns from the mapping's `{`."""
+    """Each pair of `fmap` as (key column, key end, key, its value, value column, value end, raw text, value,
+    style), the columns from the mapping's `{`. `_LINE` matched `fmap`: its pairs follow one another, each
+    where the last ended (`findall` finds them all, and nothing else); their columns are summed lengths."""
     out: list[tuple[Any, ...]] = []
-    match, at = _FLOW_PAIR.match, 0
-    while (m := match(fmap, at)) is not None:
-        at = m.end()
-        key, word, dq, _ = m.groups()
-        k_value = resolve_plain(key) if key[0] in _MAYBE_NOT_STR else key
-        if word is not None:
-            v_start, v_end = m.span(2)
-            out.append((m.start(1), key, k_value, v_start, v_end, word,
-                        resolve_plain(word) if word[0] in _MAYBE_NOT_STR else word, None))
-        else:  # a quoted scalar's span holds its quotes
-            group = 3 if dq is not None else 4
-            text = m.group(group)
-            out.append((m.start(1), key, k_value, m.start(group) - 1, m.end(group) + 1, text, text,
-                        '"' if group == 3 else "'"))
+    at, maybe_not_str, resolve = 0, _MAYBE_NOT_STR, resolve_plain
+    for before, key, colon, word, dq, sq, after in _FLOW_PAIRS.findall(fmap):
+        k_start = at + len(before)
+        k_end = k_start + len(key)
+        v_start = k_end + len(colon)
+        k_value = resolve(key) if key[0] in maybe_not_str else key
+        if word:
+            v_end = v_start + len(word)
+            out.append((k_start, k_end, key, k_value, v_start, v_end, word,
+                        resolve(word) if word[0] in maybe_not_str else word, None))
+        else:  # a quoted scalar's span holds its quotes (findall gives '' for the group that did not take part)
+            style = fmap[v_start]
+            text = dq if style == '"' else sq
+            v_end = v_start + len(text) + 2
+            out.append((k_start, k_end, key, k_value, v_start, v_end, text, text, style))
+        at = v_end + len(after)
     return out
 
 

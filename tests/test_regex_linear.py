@@ -120,7 +120,7 @@ USES: dict[str, str] = {
     "evalspec.yaml_feed._SWAPPED_CHAR": "sub",
     "evalspec.yaml_feed._BLANK_LINE": "finditer",
     "evalspec.simple_items._FLOW_ITEM": "finditer",
-    "evalspec.simple_items._FLOW_PAIR": "match",
+    "evalspec.simple_items._FLOW_PAIRS": "findall",
     "evalspec.simple_items._REFUSED": "search",
     "evalspec.scoring.weval_points._JSON_NUMBER": "match",
     "evalspec.source._DOC_MARKER": "match",

@@ -98,9 +98,16 @@ def _kept_or_checked(ctx: Context, item: Node) -> Assertion | None:
         line, dl, dc = first[0], sl - first[0], sc - first[1]
         if found:
             ctx.out.extend([moved_finding(f, line, dl, dc) for f in found])
+        config = assertion.config
         moved: Assertion = assertion.evolve(span=moved_span(assertion.span, line, dl, dc),
-                                            config=_copied(assertion.config))
+                                            config=config.copy() if _flat(config) else _copied(config))
         return moved
+    template = _value_template(item, key, sc) if key is not None else None
+    if template is not None:
+        hit = kept.get(template[0])
+        if hit is not None:  # the same item but for its value: what its check gave, with this value
+            text = template[1]  # (the assertion's span is its item's: kept so only then)
+            return hit[1].evolve(span=span, config={"value": text}, name=auto_name(hit[1].type, text))
     mark, budget, read_before = len(ctx.out), ctx.budget_state(), ctx.lines_read
     ctx.lines_read = False
     a = check_assertion(ctx, item)
@@ -109,14 +116,58 @@ def _kept_or_checked(ctx: Context, item: Node) -> Assertion | None:
     if key is None or a is None or a.children or read or budget != ctx.budget_state():
         return a
     kind = ASSERTION_TYPES.get(a.type)
-    if kind is None or type_rule(kind) not in _TEXT_ONLY_RULES:
+    if kind is None or _rule_of(kind)[1] not in _TEXT_ONLY_RULES:
         return a
     found = ctx.out[mark:]
     if SAME_ITEMS > 0 and spans_within(span, [a.span]) and findings_within(span, found):
         if len(kept) >= SAME_ITEMS:
             del kept[next(iter(kept))]  # the oldest
         kept[key] = (span, a, found)
+        if (template is not None and not found and kind.value == "string" and _rule_of(kind)[1] is VALUE
+                and not a.custom and a.span == span and a.config == {"value": template[1]}
+                and a.name == auto_name(a.type, template[1])):
+            if len(kept) >= SAME_ITEMS:
+                del kept[next(iter(kept))]
+            kept[template[0]] = (span, a, found)
     return a
+
+
+# The keys of an item whose check is kept by its text but its value (`_value_template`): none names it
+_TEMPLATE_KEYS = frozenset(("type", "value", "required", "weight", "negate"))
+
+
+def _value_template(item: Mapping, key: object, sc: int) -> tuple[tuple[str, str, str | None, str], str] | None:
+    """For a one-line item of no other keys than _TEMPLATE_KEYS and a non-empty text `value`
+    (`{type: contains, value: "17", required: true}`, a value in each test): (its kept_key with the value
+    left out, the value). A check of such an item of a `value: string` type (VALUE) that found nothing
+    gives the assertion every other such item of that text gives, but for its `config` ({value}) and its
+    name (auto_name: no `name` key). The value's text has no `$` (no `${{ VAR }}`: `kept_key`)."""
+    if type(key) is not str:  # (a one-line item's key is its text)
+        return None
+    value: Node | None = None
+    for k, v in item.pairs:
+        name = k.value if type(k) is Scalar else None
+        if type(name) is not str or name not in _TEMPLATE_KEYS:
+            return None
+        if name == "value":
+            if value is not None:
+                return None
+            value = v
+    if type(value) is not Scalar or type(value.value) is not str or not value.value or \
+            value.style not in (None, '"', "'"):
+        return None
+    vsl, vsc, vel, vec = value.span
+    if vsl != vel or vsc < sc or vec - sc > len(key):
+        return None
+    return ("value", key[:vsc - sc], value.style, key[vec - sc:]), value.value
+
+
+_ATOMS = frozenset((str, int, float, bool, type(None)))
+
+
+def _flat(config: dict[str, Any]) -> bool:
+    """Does the config hold no list or dict (`{value: "[a-z]+"}`): a shallow copy is a copy."""
+    return _ATOMS.issuperset(map(type, config.values()))
 
 
 def _copied(value: Any) -> Any:
@@ -146,8 +197,8 @@ def check_assertion(ctx: Context, item: Node) -> Assertion | None:
     if canonical is None:
         return _custom(ctx, item, type_node, raw)
     kind = ASSERTION_TYPES[canonical]
-    rule = type_rule(kind)
-    entries = ctx.object(item, kind.spec.name, handled=(*_COMMON, *rule.handles),
+    _, rule, spec_name, handled = _rule_of(kind)
+    entries = ctx.object(item, spec_name, handled=handled,
                          missing=_missing_messages(kind), fixes=rule.fixes(item) if rule.fixes else {})
     if entries is None:
         return None
@@ -178,6 +229,19 @@ def type_rule(kind: AssertionType) -> TypeRule:
         assert isinstance(got, TypeRule), f"{kind.name}: its check is a TypeRule"
         return got
     return VALUE if kind.value else PLAIN
+
+
+# A type's (entry, rule, spec's name, fields it handles), by the entry's id: once per type, not per
+# assertion (an entry is frozen; the entry itself is kept, so its id is not reused while it is here)
+_RULE_OF: dict[int, tuple[AssertionType, TypeRule, str, tuple[str, ...]]] = {}
+
+
+def _rule_of(kind: AssertionType) -> tuple[AssertionType, TypeRule, str, tuple[str, ...]]:
+    got = _RULE_OF.get(id(kind))
+    if got is None or got[0] is not kind:
+        rule = type_rule(kind)
+        got = _RULE_OF[id(kind)] = (kind, rule, kind.spec.name, (*_COMMON, *rule.handles))
+    return got
 
 
 def _missing_messages(kind: AssertionType) -> dict[str, tuple[str, str] | None]:

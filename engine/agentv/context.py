@@ -22,6 +22,7 @@ from .files import FileSystem, looks_like_script
 from .interpolate import Values
 
 FILES_PER_SUITE = 100
+_OBJECTS = REGISTRY.objects  # REGISTRY[name] without a Python call (an object's check per test and assertion)
 
 
 @dataclass
@@ -166,11 +167,11 @@ class Context:
         None to drop it (the caller reports it itself). `fixes` maps a deprecated field to the Fix that
         repairs it.
         """
-        spec_obj = REGISTRY[spec]
+        spec_obj = _OBJECTS[spec]
         tmp = Findings()
         missing = missing or {}
         entries = check_object(node, spec_obj, tmp, REGISTRY, handled=handled, where=where,
-                               unreported=[name for name, repl in missing.items() if repl is None] if missing else ())
+                               unreported=_Unreported(missing) if missing else ())
         key_at = _KeysBySpan(entries) if tmp else None
         for f in tmp:
             assert key_at is not None
@@ -243,6 +244,19 @@ def _deprecated_among(spec: ObjectSpec, handled: Collection[str]) -> tuple[str, 
         found = _DEPRECATED_AMONG[key] = tuple(
             n for n in handled if (hit := spec.lookup(n)) is not None and hit[0].deprecated)
     return found
+
+
+class _Unreported:
+    """The fields `missing` maps to None (their caller reports them), asked only of a missing required field:
+    not a list made for every object."""
+
+    __slots__ = ("_missing",)
+
+    def __init__(self, missing: dict[str, tuple[str, str] | None]) -> None:
+        self._missing = missing
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._missing and self._missing[name] is None
 
 
 class _KeysBySpan:

@@ -103,7 +103,8 @@ def check_test(ctx: Context, node: Node, defaults: SuiteDefaults) -> AgentvTest 
     # each field's value by name: a dict's own get, not Entries.get (a dozen times a test)
     get = {name: pair[1] for name, pair in entries.found.items()}.get
     id_node = get("id")
-    test_id = ctx.str_of(id_node)
+    str_of = ctx.values.str_of  # (ctx.str_of without its call)
+    test_id = str_of(id_node)
     if id_node is not None and test_id and not test_id.strip():
         # AgentV's validator reports it, but its loader runs the test under that id (asString: non-empty)
         ctx.out.warning("blank-test-id", id_node.span,
@@ -120,7 +121,7 @@ def check_test(ctx: Context, node: Node, defaults: SuiteDefaults) -> AgentvTest 
         test_id = None
 
     criteria_node = get("criteria")
-    criteria = ctx.str_of(criteria_node)
+    criteria = str_of(criteria_node)
     if criteria_node is not None:
         if criteria is None:
             ctx.out.error("wrong-type", criteria_node.span,
@@ -197,16 +198,21 @@ def check_test(ctx: Context, node: Node, defaults: SuiteDefaults) -> AgentvTest 
         expected_messages=expected,
         assertions=(own if skip else [*own, *defaults.assertions]),
         skip_defaults=skip, execution=execution, workspace=workspace,
-        metadata=ctx.values.plain(get("metadata")) or {},
-        conversation_id=ctx.str_of(get("conversation_id")),
-        description=ctx.str_of(get("description")), note=ctx.str_of(get("note")),
-        dataset=ctx.str_of(get("dataset")))
+        metadata=(ctx.values.plain(metadata) or {}) if (metadata := get("metadata")) is not None else {},
+        # (None for a field not written, without two calls to say so: most tests write none of these)
+        conversation_id=str_of(get("conversation_id")), description=str_of(get("description")),
+        note=str_of(get("note")), dataset=str_of(get("dataset")))
 
 
 def _rubrics_fix(ctx: Context, node: Mapping) -> dict[str, object]:
     """Test-level `rubrics: [...]` → `assert: [{type: rubrics, criteria: [...]}]`, when there is no `assert`."""
-    key, value = node.key_node("rubrics"), node.get("rubrics")
-    if key is None or value is None or node.has("assert") or node.has("evaluators") or node.flow:
+    for k, v in node.pairs:  # node.key_node("rubrics") and node.get("rubrics") in one pass (most tests: none)
+        if isinstance(k, Scalar) and k.value == "rubrics" and isinstance(k.value, str):
+            key, value = k, v
+            break
+    else:
+        return {}
+    if value is None or node.has("assert") or node.has("evaluators") or node.flow:
         return {}
     line = ctx.line(key.span.start_line)
     if not space_before(line, key.span.start_col):

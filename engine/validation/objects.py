@@ -8,7 +8,7 @@ Keys are reported on the key, bad values on the value.
 from __future__ import annotations
 
 import math
-from collections.abc import Collection
+from collections.abc import Collection, Container
 from dataclasses import dataclass, field
 
 from ..findings import Findings, Related, Span, Tag, replace
@@ -79,7 +79,7 @@ def describe_types(types: Collection[str]) -> str:
 
 def check_object(node: Node | None, spec: ObjectSpec, out: Findings, registry: Registry | None = None, *,
                  handled: Collection[str] = (), unknown_severity: str = "warning",
-                 where: str | None = None, unreported: Collection[str] = ()) -> Entries | None:
+                 where: str | None = None, unreported: Container[str] = ()) -> Entries | None:
     """Check `node` as a `spec` object; return its entries, or None when it is not a mapping.
 
     Fields named in `handled` are the caller's to check beyond their key (including what to say when
@@ -93,6 +93,8 @@ def check_object(node: Node | None, spec: ObjectSpec, out: Findings, registry: R
             out.error("wrong-type", node.span, f"Expected {what} (a mapping), found {node_type_name(node)}.")
         return None
     entries = Entries(node)
+    found = entries.found
+    lookup = spec._index.get  # spec.lookup, without a call per key
     seen: dict[str, Scalar] = {}  # canonical name -> first key that set it
     for key, value in node.pairs:
         if type(key) is Scalar and type(key.value) is str:  # a text key, the common one (tested once)
@@ -102,7 +104,7 @@ def check_object(node: Node | None, spec: ObjectSpec, out: Findings, registry: R
                 out.error("invalid-key", key.span, f"Keys of {what} must be plain names.")
                 continue
             name = str(key.value)
-        hit = spec.lookup(name)
+        hit = lookup(name)
         if hit is None:
             if spec.open:
                 continue
@@ -131,7 +133,7 @@ def check_object(node: Node | None, spec: ObjectSpec, out: Findings, registry: R
                     seen[f.name] = key
             continue
         seen[f.name] = key
-        entries.found[f.name] = (key, value)
+        found[f.name] = (key, value)
         if how == "deprecated-alias":
             out.warning("deprecated-alias", key.span,
                         f"'{name}' is deprecated; use '{f.name}'.", tags=(Tag.DEPRECATED,),
@@ -140,13 +142,14 @@ def check_object(node: Node | None, spec: ObjectSpec, out: Findings, registry: R
             out.warning("deprecated-field", key.span, f"'{name}' is deprecated: {f.deprecated}",
                         tags=(Tag.DEPRECATED,))
     for f in spec.required:
-        if f.name not in entries.found and f.name not in unreported:
+        if f.name not in found and f.name not in unreported:
             out.error("missing-field", first_line_span(node), f"{what[0].upper()}{what[1:]} needs '{f.name}'.",
                       extra={"field": f.name})
-    for name, (key, value) in entries.found.items():
+    index = spec._index
+    for name, (key, value) in found.items():
         if name in handled:
             continue
-        check_value(value, spec.field(name), out, registry, key=key)
+        check_value(value, index[name][0], out, registry, key=key)
     return entries
 
 

@@ -63,3 +63,36 @@ def test_each_test_has_its_own_assertions(tmp_path: Path) -> None:
     assert first.config == second.config and first.config is not second.config
     assert first.config["value"] is not second.config["value"]
     assert first.span.start_line != second.span.start_line
+
+
+def _valued_suite(tests: int) -> str:
+    """Items that differ from test to test in their `value` only: kept by their text but the value
+    (assertions._value_template), or not (a name, an empty or a number value, an unknown key)."""
+    lines = ["name: s", "description: d", "tests:"]
+    for i in range(tests):
+        lines += [f"  - id: t{i}", f"    input: question {i}", "    criteria: c", "    assert:",
+                  f'      - {{type: contains, value: "{i * 7}", required: true}}',  # lengths vary: 0, 7, 14 …
+                  f"      - {{type: equals, value: v{i}}}",  # plain
+                  f"      - {{type: icontains, value: 'x{i}', name: named}}",  # a name: checked each time
+                  f'      - {{type: starts-with, value: "{"" if i % 3 == 0 else i}"}}',  # empty: an error
+                  f"      - {{type: ends-with, value: {i}}}",  # a number: an error
+                  f'      - {{type: contains, value: "{i}", wieght: 2}}',  # an unknown key: found, not kept
+                  f'      - {{type: regex, value: "a{i}"}}']  # REGEX: not a value type's rule
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+def test_items_differing_in_their_value_give_what_checking_again_gives(
+        tmp_path: Path, streamed: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    text = _valued_suite(12)
+    path = tmp_path / "s.eval.yaml"
+    path.write_text(text, encoding="utf-8")
+    kept = analyze_file(path) if streamed else analyze(text, path, env={})
+    monkeypatch.setattr(assertions, "SAME_ITEMS", 0)  # every item checked
+    fresh = analyze_file(path) if streamed else analyze(text, path, env={})
+    assert _facts(kept) == _facts(fresh)
+    tests = kept.agentv.suite.tests  # type: ignore[union-attr]
+    names = [a.name for t in tests for a in t.assertions if a.type == "contains" and a.required]
+    assert names == [f"contains-{i * 7}" for i in range(12)]
+    assert all(a.span[3] - a.span[1] == len(f'{{type: contains, value: "{i * 7}", required: true}}')
+               for i, t in enumerate(tests) for a in t.assertions if a.type == "contains" and a.required)

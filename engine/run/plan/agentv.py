@@ -27,6 +27,7 @@ from ...list_like import ListLike
 from ...model_store import id_at, item_ids, keep_items
 from ...own_files import folder_name
 from ...providers.redact import redact
+from ...registry.agentv_assertions import ASSERTION_TYPES
 from ...registry.stages import Stage
 from ..events import Cell
 from ..options import RunOptions
@@ -309,9 +310,28 @@ class _Facts:
         self.unjudged = False
         self.any_workspace = suite.workspace is not None
         self.replay = replay
+        # the registered types a run scores from the answer alone (FUNCTION, TRACE): no judge, no script
+        self._at_once = frozenset(name for name, kind in ASSERTION_TYPES.items()
+                                  if kind.runnable and kind.stage.deterministic)
 
-    def add(self, cell: Cell, judge: TargetSpec | None, test: AgentvTest) -> None:
+    def deterministic(self, test: AgentvTest) -> bool:
+        """Are the test's assertions all of runnable deterministic types, none custom nor a group (most
+        tests): then it calls no judge, has nothing a run cannot score and runs no shell (`add` and the
+        planner's look at each assertion are skipped: what they would find is nothing)."""
+        assertions = test.assertions
+        if not assertions:  # AgentV's default judge
+            return False
+        at_once = self._at_once
+        for a in assertions:  # noqa: SIM110  # a loop: all() over a generator costs more than the test
+            if a.custom or a.children or a.type not in at_once:
+                return False
+        return True
+
+    def add(self, cell: Cell, judge: TargetSpec | None, test: AgentvTest, deterministic: bool = False) -> None:
         m = self._counts(cell, 0 if self.replay else sum(len(msg.text()) for msg in test.input_messages))
+        if deterministic:  # (self.deterministic(test)) no judge call, nothing unscored, no judge needed
+            self.any_workspace = self.any_workspace or test.workspace is not None
+            return
         judged = sum(1 for a in test.assertions if stage_of(a) is Stage.JUDGE)
         if test.uses_default_judge:
             judged = 1
@@ -453,6 +473,7 @@ def plan_agentv(suite: AgentvSuite, path: Path, options: RunOptions) -> AgentvPl
     for k in range(len(tests)):
         chars = plain[k] if plain is not None else -1
         test = tests[k] if chars < 0 else None
+        deterministic = test is not None and gathered.deterministic(test)
         test_id = test.id if test is not None else id_at(tests, k)
         if replay is not None:
             names = replay.models_for(test_id)
@@ -469,8 +490,8 @@ def plan_agentv(suite: AgentvSuite, path: Path, options: RunOptions) -> AgentvPl
                 if test is None:
                     gathered.add_plain(Cell(test_id, target.name), chars)
                 else:
-                    gathered.add(Cell(test_id, target.name), judges[target.name], test)
-        if test is not None:
+                    gathered.add(Cell(test_id, target.name), judges[target.name], test, deterministic)
+        if test is not None and not deterministic:
             shells.update(a.name for a in _all_assertions(test.assertions) if a.config.get("shell")
                           and not a.custom and stage_of(a) is Stage.SCRIPT)
     if replay is not None:
