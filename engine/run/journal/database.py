@@ -473,6 +473,7 @@ def _put_tables(conn: sqlite3.Connection, records: Sequence[Record], start: int,
     tables: dict[str, list[tuple[Any, ...]]] = {}
     unfailed: list[tuple[str, str]] = []
     rows = _ROWS
+    r: Any  # (each of _ROWS' kinds: a Generated's cell below)
     for n, r in enumerate(records):
         found = rows.get(type(r))
         if found is None:
