@@ -514,7 +514,7 @@ class Agentv(Format[AgentvPlan, AgentvCell]):
     def _adopt(self, position: int, done: CellScore | None) -> list[Any]:
         out: list[Any] = []
         if done is not None:
-            out = self.writer.record(position, done.cell, done.result, score=done.score, verdict=done.verdict)
+            out = self.writer.adopt(position, done)
             row = done.result
         else:  # a cell the database had whole: as `resumed`
             done = self.state.scores[self.tasks.cell_at(position)]

@@ -245,3 +245,35 @@ def test_a_resume_holds_each_cells_row_as_stored_and_reads_it_when_replayed(tmp_
     again, _ = _run(tmp_path, smart, resume=True)
     assert smart.chat_requests() == []
     assert [json.loads(line) for line in again.read_bytes().splitlines()] == list(rows.values())
+
+
+def test_a_cell_process_s_row_is_encoded_there_and_packed_by_the_run_s_process_without_encoding_it_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """run/split.py: a cell process sends its row with its JSON bytes (CellScore.packed, as `record` encodes
+    rows); the run's process packs those bytes (AgentvWriter.adopt) into the records one process makes."""
+    from types import SimpleNamespace
+
+    from evalspec.run.events import Cell
+    from evalspec.run.write import agentv
+
+    conn = database.connect(tmp_path / "r.run.db", create=True)
+    try:
+        cells = [SimpleNamespace(cell=Cell(f"t{i}", "default")) for i in range(3)]
+        journal: Any = SimpleNamespace(conn=conn, path=tmp_path / "r.run.db")
+        rows = [{"test_id": f"t{i}", "answer": f"answer \u00e9 {i}", "score": 1.0} for i in range(3)]
+        one, child, run = (agentv.AgentvWriter(tmp_path / "x.jsonl", cells, journal) for _ in range(3))
+        child.packs = False
+        expected = [one.record(i, cells[i].cell, rows[i], score=1.0, verdict="pass") for i in range(3)]
+        sent = [child.record(i, cells[i].cell, rows[i], score=1.0, verdict="pass") for i in range(3)]
+        assert [s[0].packed for s in sent] == [json.dumps(r, ensure_ascii=False, separators=(",", ":")).encode()
+                                               for r in rows]
+
+        def encoded_again(value: Any) -> bytes:
+            raise AssertionError("the run's process encoded a row a cell process had encoded")
+
+        monkeypatch.setattr(agentv, "dumps_bytes", encoded_again)
+        adopted = [run.adopt(i, s[0]) for i, s in enumerate(sent)]
+    finally:
+        conn.close()
+    assert [[(type(r), getattr(r, "packed", None), getattr(r, "body", None)) for r in rs] for rs in adopted] == \
+        [[(type(r), getattr(r, "packed", None), getattr(r, "body", None)) for r in rs] for rs in expected]

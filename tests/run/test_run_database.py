@@ -309,3 +309,52 @@ def test_none_and_bytes_bind_as_themselves_without_sqlite3_s_adapter_search(tmp_
     conn.execute("INSERT INTO t VALUES (?, ?)", (None, b"\x01packed"))
     assert conn.execute("SELECT typeof(a), typeof(b), b FROM t").fetchone() == ("null", "blob", b"\x01packed")
     conn.close()
+
+
+def test_a_batch_of_cell_records_written_a_table_at_a_time_keeps_the_one_at_a_time_rows(tmp_path: Path) -> None:
+    """`put` of a batch of only answers, scores, usage and judgements (a cell process's frames) writes a
+    table at a time (executemany): the same rows as a record at a time, each `at` its place in the batch's
+    order across tables, the later of two records of a key kept, an answer clearing its cell's failure. A
+    batch with a failure in it is written a record at a time (the failure, then the answer that clears it)."""
+    from evalspec.run.events import Cell
+    from evalspec.run.journal.records import CellScore, Failed, JudgeReply, Usage
+
+    a, b = Cell("p0", "m"), Cell("p1", "m")
+
+    def rows(batch: list[Any], *, grouped: bool) -> tuple[dict[str, list[tuple[Any, ...]]], list[tuple[str, int]]]:
+        """Each table's rows without `at`, and (table, place) of every row in the order of their `at`."""
+        conn = database.connect(tmp_path / f"{grouped}-{len(batch)}.run.db", create=True)
+        try:
+            conn.execute("INSERT INTO failures VALUES ('p0','m','boom','error',0)")
+            with pytest.MonkeyPatch.context() as mp:
+                if not grouped:
+                    mp.setattr(database, "_put_tables", lambda *_: False)
+                database.put(conn, batch)
+            conn.commit()
+            out, order = {}, []
+            for table in ("answers", "scores", "usage", "judgements", "failures"):
+                cur = conn.execute(f"SELECT * FROM {table}")
+                names = [d[0] for d in cur.description]
+                found = cur.fetchall()
+                out[table] = [tuple(v for n, v in zip(names, r, strict=True) if n != "at") for r in found]
+                order += [(r[names.index("at")], table, k) for k, r in enumerate(found)]
+        finally:
+            conn.close()
+        return out, [(t, k) for _, t, k in sorted(order)]
+
+    batch = [Generated(a, 0, "one", (1, 2), 3.0, False), Usage(a, "answers", "m", None, (1, 2), None),
+             CellScore(a, 1.0, "pass", {"x": 1}), Generated(b, 0, "two", None, None, True),
+             JudgeReply(b, 0, "j", "text", None), CellScore(b, 0.5, "fail", {}, packed='{"y":2}'),
+             CellScore(a, 0.0, "fail", {"x": 2})]
+    grouped, each = rows(batch, grouped=True), rows(batch, grouped=False)
+    assert grouped == each
+    tables, order = grouped
+    assert tables["failures"] == []
+    assert sorted((r[0], r[3], r[4]) for r in tables["scores"]) == [("p0", "fail", '{"x":2}'), ("p1", "fail", '{"y":2}')]
+    # (the score of p0 replaced: its row is the table's second, its `at` the batch's last)
+    assert order == [("answers", 0), ("usage", 0), ("answers", 1), ("judgements", 0), ("scores", 0), ("scores", 1)]
+    assert [r[0] for r in tables["scores"]] == ["p1", "p0"]
+
+    failing = [Failed(a, "again", "error"), Generated(a, 0, "one", None, None, False),
+               Usage(a, "answers", "m", None, (1, 2), None), CellScore(a, 1.0, "pass", {})]
+    assert rows(failing, grouped=True)[0]["failures"] == []

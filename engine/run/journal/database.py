@@ -428,38 +428,94 @@ def _unslot(text: str) -> int | str:
     return int(text[1:]) if text[:1] == "i" else text[1:]
 
 
+_ANSWER = "INSERT OR REPLACE INTO answers VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)"
+_SCORE = "INSERT OR REPLACE INTO scores VALUES (?,?,?,?,?,?)"
+_USAGE = ("INSERT INTO usage (item, model, role, label, priced_as, input_tokens, output_tokens, usd, batched, at, "
+          "cached) VALUES (?,?,?,?,?,?,?,?,?,?,?)")
+_JUDGED = "INSERT OR REPLACE INTO judgements VALUES (?,?,?,?,'score',?,?,NULL,?,?)"
+_REPLY = "INSERT OR REPLACE INTO judgements VALUES (?,?,?,?,'reply',NULL,NULL,?,?,?)"
+_UNFAILED = "DELETE FROM failures WHERE item = ? AND model = ?"
+
+
+def _answer_row(r: Generated, at: int) -> tuple[Any, ...]:
+    cell = r.cell
+    usage = r.usage or (None, None)
+    return (cell.item, cell.model, r.turn, _text(r.text), usage[0], usage[1], r.ms, int(r.cached), _text(r.model),
+            int(r.names_model), _json(list(r.tool_calls)) if r.tool_calls else None, r.cost_usd, at)
+
+
+def _score_row(r: CellScore, at: int) -> tuple[Any, ...]:
+    return (r.cell.item, r.cell.model, r.score, r.verdict, r.packed if r.packed is not None else _json(r.result), at)
+
+
+def _usage_row(r: Usage, at: int) -> tuple[Any, ...]:
+    return (r.cell.item, r.cell.model, r.role, r.model, r.priced_as, r.usage[0], r.usage[1], r.usd, int(r.batched),
+            at, int(r.cached))
+
+
+def _judged_row(r: Judged, at: int) -> tuple[Any, ...]:
+    return (r.cell.item, r.cell.model, r.point, r.judge, r.score, _text(r.reflection), _text(r.error), at)
+
+
+def _reply_row(r: JudgeReply, at: int) -> tuple[Any, ...]:
+    return (r.cell.item, r.cell.model, r.index, r.judge, _text(r.text), _text(r.error), at)
+
+
+# The records a cell is written as, each kind one table's row whatever the other records are: `put` writes
+# a batch of only these a table at a time (executemany), each row with the time it had in the batch's order
+_ROWS: dict[type, tuple[str, Callable[[Any, int], tuple[Any, ...]]]] = {
+    Generated: (_ANSWER, _answer_row), CellScore: (_SCORE, _score_row), Usage: (_USAGE, _usage_row),
+    Judged: (_JUDGED, _judged_row), JudgeReply: (_REPLY, _reply_row)}
+
+
+def _put_tables(conn: sqlite3.Connection, records: Sequence[Record], start: int, failures: bool) -> bool:
+    """`put` a table at a time; False (nothing written) when a record is of a kind outside `_ROWS`."""
+    tables: dict[str, list[tuple[Any, ...]]] = {}
+    unfailed: list[tuple[str, str]] = []
+    rows = _ROWS
+    r: Any  # (each of _ROWS' kinds: a Generated's cell below)
+    for n, r in enumerate(records):
+        found = rows.get(type(r))
+        if found is None:
+            return False
+        sql, row = found
+        rows_of = tables.get(sql)
+        if rows_of is None:
+            rows_of = tables[sql] = []
+        rows_of.append(row(r, start + n))
+        if failures and sql is _ANSWER:
+            unfailed.append((r.cell.item, r.cell.model))
+    many = conn.executemany
+    for sql, table in tables.items():
+        many(sql, table)
+    if unfailed:
+        many(_UNFAILED, unfailed)
+    return True
+
+
 def put(conn: sqlite3.Connection, records: Sequence[Record], *, failures: bool = True) -> None:
     """Write records as rows, in one transaction (the caller's): a later record of the same key replaces
     the earlier one, as in the state it is read into. `failures=False`: the caller knows the failures
-    table is empty (an answer has no failure of its cell to delete)."""
-    ex = conn.execute
+    table is empty (an answer has no failure of its cell to delete). Every record has `at`, its place in
+    the order of the records across tables, as its time in nanoseconds."""
     start = time.time_ns()
+    if len(records) > 3 and _put_tables(conn, records, start, failures):
+        return
+    ex = conn.execute
     for n, r in enumerate(records):
         at = start + n  # when it was written, in nanoseconds: the order of the records across tables
         if isinstance(r, Generated):
-            cell = r.cell
-            usage = r.usage or (None, None)
-            ex("INSERT OR REPLACE INTO answers VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-               (cell.item, cell.model, r.turn, _text(r.text), usage[0], usage[1], r.ms, int(r.cached),
-                _text(r.model), int(r.names_model), _json(list(r.tool_calls)) if r.tool_calls else None, r.cost_usd,
-                at))
+            ex(_ANSWER, _answer_row(r, at))
             if failures:
-                ex("DELETE FROM failures WHERE item = ? AND model = ?", (cell.item, cell.model))
+                ex(_UNFAILED, (r.cell.item, r.cell.model))
         elif isinstance(r, CellScore):
-            ex("INSERT OR REPLACE INTO scores VALUES (?,?,?,?,?,?)",
-               (r.cell.item, r.cell.model, r.score, r.verdict, r.packed if r.packed is not None else _json(r.result),
-                at))
+            ex(_SCORE, _score_row(r, at))
         elif isinstance(r, Usage):
-            ex("INSERT INTO usage (item, model, role, label, priced_as, input_tokens, output_tokens, usd, batched, at, "
-               "cached) VALUES (?,?,?,?,?,?,?,?,?,?,?)", (r.cell.item, r.cell.model, r.role, r.model, r.priced_as,
-                                                        r.usage[0], r.usage[1], r.usd, int(r.batched), at,
-                                                        int(r.cached)))
+            ex(_USAGE, _usage_row(r, at))
         elif isinstance(r, Judged):
-            ex("INSERT OR REPLACE INTO judgements VALUES (?,?,?,?,'score',?,?,NULL,?,?)",
-               (r.cell.item, r.cell.model, r.point, r.judge, r.score, _text(r.reflection), _text(r.error), at))
+            ex(_JUDGED, _judged_row(r, at))
         elif isinstance(r, JudgeReply):
-            ex("INSERT OR REPLACE INTO judgements VALUES (?,?,?,?,'reply',NULL,NULL,?,?,?)",
-               (r.cell.item, r.cell.model, r.index, r.judge, _text(r.text), _text(r.error), at))
+            ex(_REPLY, _reply_row(r, at))
         elif isinstance(r, Failed):
             ex("INSERT OR REPLACE INTO failures VALUES (?,?,?,?,?)",
                (r.cell.item, r.cell.model, _text(r.error), r.kind, at))

@@ -63,10 +63,20 @@ class AgentvWriter:
                verdict: str | None = None, not_run: str | None = None) -> list[Record]:
         """The records cell `position`'s row is written as: its score (or, `not_run` the reason, a cell a
         cost cap kept from starting), the row packed; before the first row packed, the dictionary."""
-        if not self.packs:  # a cell process's: the run's process packs the row (Agentv.adopted)
-            self._where[position] = _SCORES
-            return [CellScore(cell, score, verdict, row)]
         data = redact_bytes(dumps_bytes(row))  # as the database's JSON columns are (database._json)
+        if not self.packs:  # a cell process's: the run's process packs the row (Agentv.adopted, `adopt`)
+            self._where[position] = _SCORES
+            return [CellScore(cell, score, verdict, row, packed=data)]
+        return self._packed(position, cell, row, data, score, verdict, not_run)
+
+    def adopt(self, position: int, done: CellScore) -> list[Record]:
+        """`record` of a row a cell process sent (its CellScore: the row, `packed` its JSON bytes as `record`
+        encodes them, or None)."""
+        data = done.packed if isinstance(done.packed, bytes) else redact_bytes(dumps_bytes(done.result))
+        return self._packed(position, done.cell, done.result, data, done.score, done.verdict, None)
+
+    def _packed(self, position: int, cell: Cell, row: dict[str, Any], data: bytes, score: float | None,
+                verdict: str | None, not_run: str | None) -> list[Record]:
         out: list[Record] = []
         if self._dictionary is None and not row.get("error"):
             # the run's first row without an error: what the rows after it are packed against
