@@ -18,9 +18,27 @@ from evalspec.weval import prompt_store
 from .test_streamed_analysis import BROKEN, FILES
 
 
+FORKED: list[int] = []  # the processes item_processes forked in this module's tests
+
+
+@pytest.fixture(autouse=True)
+def _forks_noted(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = os.fork
+
+    def fork() -> int:
+        pid = real()
+        if pid:
+            FORKED.append(pid)
+        return pid
+
+    monkeypatch.setattr(item_processes.os, "fork", fork)
+
+
 def _no_children() -> None:
-    with pytest.raises(ChildProcessError):
-        os.waitpid(-1, os.WNOHANG)
+    """Every process the reads forked is gone and reaped (none left to this one)."""
+    while FORKED:
+        with pytest.raises(ChildProcessError):
+            os.waitpid(FORKED.pop(), os.WNOHANG)
 
 
 def _notes(a: Analysis) -> tuple[object, ...]:
