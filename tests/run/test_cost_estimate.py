@@ -188,16 +188,16 @@ def test_agentv_dry_run_cost_matches_the_hand_computation(tmp_path: Path, env: S
     assert answers["usd"] == pytest.approx(usd("gpt-4o-mini", 13, 400))
 
     # Judges: the llm-judge of `sum` and the default judge of `plain` (no assertions) use the default
-    # template: system 252 bytes; user 382 bytes for `sum` and 377 for `plain` with the answer empty,
-    # plus the answer (200 tokens = 800 bytes) once. Output: the judge's 1,500.
-    system = tok(252) + 4
-    judge_in = (system + tok(382 + 800) + 4) + (system + tok(377 + 800) + 4)
+    # template, AgentV's: system 364 bytes; user 775 bytes for `sum` and 770 for `plain` with the answer
+    # empty, plus the answer (200 tokens = 800 bytes) once. Output: 1,500 assumed (a judge call sets none).
+    system = tok(364) + 4
+    judge_in = (system + tok(775 + 800) + 4) + (system + tok(770 + 800) + 4)
     judge = _line(cost, "judge", "grader")
     assert (judge["calls"], judge["input_tokens"], judge["output_tokens"]) == (2, judge_in, 3000)
-    assert judge_in == 733
-    assert judge["usd"] == pytest.approx(usd("gpt-4.1-mini", 733, 3000))
-    assert cost["usd"] == pytest.approx(usd("gpt-4o-mini", 13, 400) + usd("gpt-4.1-mini", 733, 3000))
-    assert cost["usd"] == pytest.approx(0.00533515)  # the worked example of docs/guide/costs.md
+    assert judge_in == 985
+    assert judge["usd"] == pytest.approx(usd("gpt-4.1-mini", 985, 3000))
+    assert cost["usd"] == pytest.approx(usd("gpt-4o-mini", 13, 400) + usd("gpt-4.1-mini", 985, 3000))
+    assert cost["usd"] == pytest.approx(0.00543595)  # the worked example of docs/guide/costs.md
     assert cost["batch_usd"] == pytest.approx(cost["usd"] / 2)
     assert env.count == 0
 

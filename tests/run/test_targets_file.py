@@ -69,3 +69,17 @@ def test_what_agentv_refuses_is_refused_at_its_place(tmp_path: Path, text: str, 
     with pytest.raises(PlanError) as err:
         _load(tmp_path, text)
     assert where in str(err.value) and says.lower() in str(err.value).lower()
+
+
+def test_a_workspace_file_is_read_as_agentv_reads_it(tmp_path: Path) -> None:
+    """AgentV reads a `workspace: file.yaml` with the `yaml` package too: `enabled: no` is the text "no"
+    (hooks stay on; PyYAML read false and turned them off), a repeated key is refused at its place."""
+    from evalspec.run.workspace.lifecycle import WorkspaceError, parse_workspace
+
+    (tmp_path / "ws.yaml").write_text("hooks:\n  enabled: no\n  before_each:\n    command: [echo, hi]\n",
+                                      encoding="utf-8")
+    spec = parse_workspace("ws.yaml", tmp_path)
+    assert spec is not None and "before_each" in spec.hooks
+    (tmp_path / "ws.yaml").write_text("template: a\ntemplate: b\n", encoding="utf-8")
+    with pytest.raises(WorkspaceError, match=r"ws.yaml: 2:1: the key 'template' appears twice"):
+        parse_workspace("ws.yaml", tmp_path)

@@ -6,8 +6,8 @@ rule is deliberately simple so a person can check it by hand (docs/guide/costs.m
 - tokens(text) = ceil(UTF-8 bytes of text / 4);
 - a request's input tokens = the sum, over its messages (the system prompt counts as one message), of
   tokens(content) + 4 (MESSAGE_OVERHEAD);
-- its output tokens = its max_tokens (every request has one: 1,500 by default, a target's
-  `max_output_tokens` when set, Weval judges 500, AgentV judges 1,500): outputs are counted in full;
+- its output tokens = its max_tokens (1,500 by default, a target's `max_output_tokens` when set, Weval
+  judges 500; an AgentV judge call sets none, as AgentV's, and 1,500 is assumed): counted in full;
 - an answer not known yet (what a judge reads, an earlier generated turn) is assumed to fill its call's
   max_tokens: a placeholder of 4 × max_tokens ASCII bytes in the exact prompt the run would send;
 - Weval key points extracted from an `ideal`: one call per prompt to the first key-point model, then
@@ -393,7 +393,7 @@ def _agentv_judge_calls(plan: AgentvPlan, task: AgentvTask, answer: str, notes: 
     from ..score.agentv_judge import (
         DEFAULT_TEMPLATE,
         FREEFORM_SYSTEM,
-        JUDGE_MAX_TOKENS,
+        JUDGE_OUTPUT_ESTIMATE,
         freeform_prompt,
     )
     from ..score.agentv_scorable import stage_of, unscorable
@@ -402,7 +402,7 @@ def _agentv_judge_calls(plan: AgentvPlan, task: AgentvTask, answer: str, notes: 
     judge = task.judge
     assert judge is not None
     test = task.test
-    out_tokens = max_tokens_of(judge, JUDGE_MAX_TOKENS)
+    out_tokens = JUDGE_OUTPUT_ESTIMATE  # AgentV bounds no judge call: not the judge target's max_output_tokens
     names = target_price_names(judge)
     batched = batchable and batchable_target(judge)
 

@@ -14,36 +14,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ...findings import Severity
-from ...source import Mapping, Node, Scalar, Sequence, Span, parse_yaml, to_python
+from ...agentv.yaml_file import YamlFileError, parse_agentv_yaml
+from ...source import Mapping, Node, Scalar, Sequence, Span, to_python
 from .error import PlanError
 
 
 def _at(path: Path, span: Span, message: str) -> PlanError:
     return PlanError(f"{path}:{span.start_line + 1}:{span.start_col + 1}: {message}")
-
-
-def _repeated_key(node: Node | None, depth: int = 0) -> Scalar | None:
-    """The first key repeated in a mapping of `node` (the `yaml` package refuses the file)."""
-    if node is None or depth > 200:
-        return None
-    if isinstance(node, Mapping):
-        seen: set[Any] = set()
-        for k, v in node.pairs:
-            if isinstance(k, Scalar):
-                key = (type(k.value), k.value)
-                if key in seen:
-                    return k
-                seen.add(key)
-            found = _repeated_key(v, depth + 1)
-            if found is not None:
-                return found
-    elif isinstance(node, Sequence):
-        for item in node.items:
-            found = _repeated_key(item, depth + 1)
-            if found is not None:
-                return found
-    return None
 
 
 def _text(node: Node | None) -> str | None:
@@ -54,17 +31,10 @@ def _text(node: Node | None) -> str | None:
 
 def read_targets(path: Path, text: str) -> dict[str, dict[str, Any]]:
     """The targets of a targets file by name; PlanError (located) where AgentV refuses the file."""
-    parsed = parse_yaml(text)
-    errors = [f for f in parsed.findings if f.severity == Severity.ERROR]
-    if errors:
-        raise _at(path, errors[0].span, errors[0].message)
-    if len(parsed.documents) > 1:
-        raise _at(path, parsed.documents[1].span, "more than one YAML document (AgentV reads one)")
-    root = parsed.documents[0].root if parsed.documents else None
-    repeated = _repeated_key(root)
-    if repeated is not None:
-        raise _at(path, repeated.span, f"the key '{repeated.raw}' appears twice in one mapping (AgentV's YAML "
-                                       "parser refuses the file: map keys must be unique)")
+    try:
+        _, root = parse_agentv_yaml(text)
+    except YamlFileError as err:
+        raise _at(path, err.span, err.problem) from None
     if not isinstance(root, Mapping):
         raise _at(path, root.span if root is not None else Span(0, 0, 0, 0),
                   "targets.yaml must be a YAML object with a 'targets' field")
