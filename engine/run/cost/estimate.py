@@ -350,7 +350,8 @@ def target_price_names(spec: TargetSpec) -> tuple[str | None, ...]:
 def agentv_cell_calls(plan: AgentvPlan, task: AgentvTask, notes: list[str] | None = None) -> list[CallEstimate]:
     """A cell's target and judge calls, every trial counted (an early stop only makes it cheaper)."""
     from ...scoring.trials import TrialSettings
-    from ..generate.agentv_messages import chat_messages
+    from ..generate.agentv_messages import chat_messages, target_system
+    from ..generate.answers import provider_kind
 
     notes = notes if notes is not None else []
     test = task.test
@@ -360,6 +361,7 @@ def agentv_cell_calls(plan: AgentvPlan, task: AgentvTask, notes: list[str] | Non
     in_workspace = _in_workspace(plan, task)
     if plan.replay is None:
         system, messages = chat_messages(test.input_messages, plan.inside)
+        system = target_system(system, provider_kind(task.target))
         out.append(CallEstimate(ANSWERS, task.target.name, target_price_names(task.target),
                                 input_tokens(system, [m.content for m in messages]), answer_tokens,
                                 batchable=not in_workspace and batchable_target(task.target)))

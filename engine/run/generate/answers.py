@@ -292,9 +292,10 @@ class AgentvGenerate:
         self._prices: dict[tuple[str | None, str], Any] = {}
         self._base_dir = plan.path.parent  # where a target's relative paths start
         # Imported here: it brings AgentV's model, ~0.1 s of imports a Weval run never needs.
-        from .agentv_messages import chat_messages
+        from .agentv_messages import chat_messages, target_system
 
         self._chat_messages = chat_messages
+        self._target_system = target_system
 
     def provider(self, spec: TargetSpec) -> tuple[Provider, str]:
         """The provider of a target (targets.yaml entry or model id) and the model name to send."""
@@ -315,6 +316,7 @@ class AgentvGenerate:
     def request(self, task: AgentvTask, model_name: str) -> ChatRequest:
         """The test's input as the target's request (the same in batch mode)."""
         system, messages = self._chat_messages(task.test.input_messages, self.plan.inside)
+        system = self._target_system(system, provider_kind(task.target))
         return ChatRequest(model=model_name, messages=tuple(messages), system=system,
                            timeout=timeout_seconds(task.test.execution) or timeout_seconds(self.plan.suite.execution))
 
