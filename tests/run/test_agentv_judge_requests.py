@@ -95,3 +95,22 @@ def test_a_reply_outside_the_schema_is_asked_again_three_times_in_all(
     run_events(_suite(tmp_path, [{"type": "llm-judge", "name": "j"}]), options(tmp_path, env_for(smart)))
     entry = _rows(tmp_path / "out")["t1"]["scores"][0]
     assert (len(asked), entry["score"]) == (3, score)
+
+
+@pytest.mark.parametrize(("max_cost", "max_tokens"), [(None, 64000), (100.0, 1500)])
+def test_a_cost_cap_bounds_a_judge_at_what_the_estimate_assumes(tmp_path: Path, smart: SmartFake,
+                                                                max_cost: float | None, max_tokens: int) -> None:
+    """A deliberate difference (docs/reference-differences.md): AgentV bounds no judge call (the AI SDK sends
+    the model's maximum); under --max-cost a judge may answer no more than the 1,500 tokens the cost estimate
+    assumes, so the estimate the cap is checked against stays an upper bound. Before, 64,000 with a cap too."""
+    from evalspec.run.score.agentv_judge import JUDGE_OUTPUT_ESTIMATE
+
+    assert JUDGE_OUTPUT_ESTIMATE == 1500
+    smart.decide = lambda req: "It is 4." if req.get("model") == "candidate" else REPLY
+    prices = write(tmp_path / "p.yml", "candidate: {input: 1, output: 1}\nclaude-sonnet-4-5: {input: 1, output: 1}\n")
+    suite = _suite(tmp_path, [{"type": "llm-judge", "name": "j"},
+                              {"type": "rubrics", "criteria": ["Says four."]}])
+    run_events(suite, options(tmp_path, env_for(smart), prices=prices, max_cost=max_cost))
+    bodies = [r.json for r in smart.requests if r.path.endswith("/messages")]
+    assert [b["max_tokens"] for b in bodies] == [max_tokens, max_tokens]
+    assert _rows(tmp_path / "out")["t1"]["scores"][0]["score"] == 1.0  # scored as before

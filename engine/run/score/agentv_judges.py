@@ -48,6 +48,16 @@ CODING_AGENTS = frozenset({"codex", "codex-cli", "claude-code", "claude", "claud
 FILE_LIMIT = 256 * 1024  # a judge prompt file read beyond this is not read
 
 
+def judge_max_tokens(options: RunOptions) -> int | None:
+    """The max tokens of a judge call (llm-judge, rubrics, a composite's aggregator, an agent-judge step): none,
+    as AgentV asks, unless a cost cap is active: then what the cost estimate assumes a judge answers with."""
+    if options.max_cost is None:
+        return None
+    from .agentv_judge import JUDGE_OUTPUT_ESTIMATE
+
+    return JUDGE_OUTPUT_ESTIMATE
+
+
 class TemplateError(Exception):
     """An llm-judge prompt (file, script) that cannot be had: the assertion is not scored."""
 
@@ -65,6 +75,9 @@ class AgentvJudges:
         self.generate = generate  # a judge target's provider is bound as a target's
         self.script_limit = script_limit  # prompt scripts share the code judges' limit
         self.rounds: BatchRounds | None = None  # batch mode: judge calls batched as the cells name them
+        # AgentV bounds no judge call; under --max-cost a judge answers at most what the estimate assumes
+        # (cost/estimate.py), so the cap holds (docs/reference-differences.md).
+        self.max_tokens = judge_max_tokens(options)
 
     async def judged(self, task: AgentvTask, index: int, a: Assertion, answer: str) -> dict[str, Any]:
         """One assertion of a judged type (registry stage JUDGE: `rubrics`, `llm-judge`, …), asked of the
@@ -86,9 +99,9 @@ class AgentvJudges:
                 system, user = await scorer.prompt(a, task.test, answer, lambda: self.template(a, task, answer))
                 if reply is None:
                     provider, model_name = self.generate.judge_provider(judge)
-                    # As AgentV's llm-judge asks: no temperature, no max tokens (the API's defaults)
+                    # As AgentV's llm-judge asks: no temperature, no max tokens (the API's defaults) but a cost cap's
                     req = ChatRequest(model=model_name, messages=(ChatMessage("user", user),), system=system,
-                                      temperature=None, max_tokens=None)
+                                      temperature=None, max_tokens=self.max_tokens)
                     # A second or third ask is interactive: a batch would hand back the reply just refused.
                     result = (await self._chat(judge, provider, req, cell, index) if attempt == 0 else
                               await self.calls.chat(provider, req, cell, limit_key=limit_key(judge), purpose="judge",
@@ -124,7 +137,7 @@ class AgentvJudges:
             if reply is None:
                 provider, model_name = self.generate.judge_provider(judge)
                 req = ChatRequest(model=model_name, messages=(ChatMessage("user", aggregator_prompt(aggregator, children)),),
-                                  system=FREEFORM_SYSTEM, temperature=None, max_tokens=None)
+                                  system=FREEFORM_SYSTEM, temperature=None, max_tokens=self.max_tokens)
                 result = await self._chat(judge, provider, req, cell, index)
                 reply = result.text
                 self.journal.write(JudgeReply(cell, index, judge.name, reply, None))
@@ -186,7 +199,7 @@ class AgentvJudges:
         async def ask(messages: tuple[ChatMessage, ...], offer_tools: bool) -> Any:
             req = ChatRequest(model=model_name, messages=messages, system=system,
                               temperature=float(temperature) if isinstance(temperature, int | float) else 0.0,
-                              max_tokens=None, extra=tools_for(kind) if offer_tools else {})
+                              max_tokens=self.max_tokens, extra=tools_for(kind) if offer_tools else {})
             return await self.calls.chat(provider, req, task.cell, limit_key=limit_key(judge_spec), purpose="judge",
                                          model_label=judge_spec.name)
 
