@@ -111,7 +111,7 @@ def kind_of(body: dict[str, Any]) -> str:
     text = json.dumps(body)
     if "<IDEAL>" in text:
         return "key-point extractions"
-    if "<CRITERION>" in text or "exacting evaluator" in text:
+    if "<CRITERION>" in text or "You must respond with a single JSON object" in text or "You are an expert evaluator." in text:
         return "judges"
     return "answers"
 

@@ -204,7 +204,7 @@ class CountingFake(FakeProvider):
             out = f"<reflection>judged #{mark}</reflection>\n<classification>{grade}</classification>"
         elif model == "grader-model":
             what = f"judge {tag}"
-            if "[[ ## rubric ## ]]" in last:
+            if "[[ ## rubrics ## ]]" in last:  # AgentV's checklist prompt
                 out = json.dumps({"checks": [{"id": "rubric-1", "satisfied": bool(n & 1), "reasoning": f"#{mark}"},
                                              {"id": "rubric-2", "satisfied": bool(n & 2), "reasoning": "len"}],
                                   "overall_reasoning": f"checked #{mark}"})

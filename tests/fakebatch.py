@@ -55,6 +55,16 @@ def request_hash(body: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:16]
 
 
+# A checklist item of AgentV's rubric prompt: `- [id] (REQUIRED) (weight: 2): outcome`
+RUBRIC_LINE = r"^- \[(\S+?)\](?: \(REQUIRED\))?(?: \(weight: [^)]*\))?: (.+)$"
+
+
+def is_agentv_judge(system: str) -> bool:
+    """An AgentV judge's system prompt (AgentV's own: the output schema), or the agent judge's."""
+    return any(s in system for s in ("You must respond with a single JSON object", "You are an expert evaluator.",
+                                     "exacting evaluator"))
+
+
 def agentv_verdict(text: str, rubric: bool) -> str:
     """An AgentV judge's JSON (run/score/agentv_judge.py's prompts): a rubric item is satisfied when the answer
     holds its outcome's last word; a freeform score is 1 when the answer holds "question", else 0.4."""
@@ -62,7 +72,7 @@ def agentv_verdict(text: str, rubric: bool) -> str:
     judged = answer.group(1) if answer is not None else text
     if rubric:
         checks = [{"id": cid, "satisfied": outcome.split()[-1] in judged, "reasoning": f"looked for {outcome.split()[-1]}"}
-                  for cid, outcome in re.findall(r"^- id: (\S+)\n  outcome: (.+)$", text, re.M)]
+                  for cid, outcome in re.findall(RUBRIC_LINE, text, re.M)]
         return json.dumps({"checks": checks, "overall_reasoning": "checked each item"})
     score = 1.0 if "question" in judged else 0.4
     return json.dumps({"score": score, "hits": ["read it"], "misses": [] if score == 1 else ["no question"],
@@ -76,7 +86,7 @@ def answer_for(body: dict[str, Any]) -> str:
     concisely" (met by no answer)."""
     text = last_user_text(body)
     system = json.dumps(body.get("system") or [m for m in body.get("messages") or [] if m.get("role") == "system"])
-    if "exacting evaluator" in system:
+    if is_agentv_judge(system):
         return agentv_verdict(text, rubric="rubric item" in system)
     ideal = re.search(r"<IDEAL>\n(.*?)\n</IDEAL>", text, re.S)
     if ideal is not None:  # a Weval key-point extraction: a point per sentence of the ideal, and one more

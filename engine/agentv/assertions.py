@@ -52,7 +52,7 @@ _COMMON = ("type", "name", "weight", "required", "negate")
 _CHILDREN = "__children__"
 _JS_FLAGS = "dgimsuyv"
 # Judge prompt variables that carry the answer or the reference; a template needs one of them.
-_PROMPT_NEEDS = ("answer", "expected_output", "candidate_answer", "expected_messages")
+_PROMPT_NEEDS = ("answer", "expected_output")  # AgentV v2.19.0 (validateTemplateVariables): no legacy names
 _PROMPT_VAR = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 
 

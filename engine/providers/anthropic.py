@@ -66,6 +66,7 @@ class AnthropicProvider(HttpProvider):
         return self.endpoint_identity(self.url)
 
     def body(self, req: ChatRequest) -> dict[str, Any]:
+        """The Messages API body; with no max_tokens in the request (AgentV's judges), the AI SDK's default."""
         systems = [req.system] if req.system else []
         messages: list[dict[str, str]] = []
         for m in req.messages:
@@ -75,7 +76,7 @@ class AnthropicProvider(HttpProvider):
                 messages.append({"role": m.role, "content": m.content})
         body: dict[str, Any] = {
             "model": self.model_for(req.model),
-            "max_tokens": req.max_tokens,
+            "max_tokens": req.max_tokens if req.max_tokens is not None else ai_sdk_max_tokens(self.model_for(req.model)),
             "messages": messages,
         }
         if systems:
@@ -107,3 +108,19 @@ class AnthropicProvider(HttpProvider):
             raw_model=fields.model_name(data.get("model")),
             tool_calls=anthropic_tool_calls(content),
         )
+
+
+def ai_sdk_max_tokens(model: str) -> int:
+    """The `max_tokens` AgentV's AI SDK (@ai-sdk/anthropic 2.0.56, getModelCapabilities) sends when the caller
+    sets none: the model's maximum output."""
+    if "claude-sonnet-4-5" in model or "claude-opus-4-5" in model:
+        return 64000
+    if "claude-opus-4-1" in model:
+        return 32000
+    if "claude-sonnet-4-" in model or "claude-3-7-sonnet" in model or "claude-haiku-4-5" in model:
+        return 64000
+    if "claude-opus-4-" in model:
+        return 32000
+    if "claude-3-5-haiku" in model:
+        return 8192
+    return 4096

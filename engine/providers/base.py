@@ -33,7 +33,8 @@ class ChatRequest:
     messages: tuple[ChatMessage, ...]
     system: str | None = None
     temperature: float | None = None
-    max_tokens: int = DEFAULT_MAX_TOKENS
+    # None: none sent, the API's (or, for Anthropic, which needs one, the AI SDK's) default, as AgentV's judges
+    max_tokens: int | None = DEFAULT_MAX_TOKENS
     # Provider-specific generation parameters (top_p, stop, seed, …), merged into the request body.
     extra: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
     # Seconds for this call instead of the provider's timeout (AgentV `execution.timeout_seconds`). Not

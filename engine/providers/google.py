@@ -80,7 +80,7 @@ class GoogleProvider(HttpProvider):
                 continue
             role = "model" if m.role in ("assistant", "model") else "user"
             contents.append({"role": role, "parts": [{"text": m.content}]})
-        config: dict[str, Any] = {"maxOutputTokens": req.max_tokens}
+        config: dict[str, Any] = {"maxOutputTokens": req.max_tokens} if req.max_tokens is not None else {}
         body: dict[str, Any] = {"contents": contents}
         if systems:
             body["systemInstruction"] = {"parts": [{"text": "\n\n".join(systems)}]}

@@ -102,7 +102,7 @@ class OpenAICompatProvider(HttpProvider):
         if req.extra:
             body.update(req.extra)
         # o-series models take max_completion_tokens instead; whoever sets that opts out of max_tokens.
-        if "max_tokens" not in body and "max_completion_tokens" not in body:
+        if "max_tokens" not in body and "max_completion_tokens" not in body and req.max_tokens is not None:
             body["max_tokens"] = req.max_tokens
         return body
 

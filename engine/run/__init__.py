@@ -11,7 +11,8 @@ The stages, in order (a format's part of a stage is a class or function in the s
                   weval.py, agentv.py each format's planner; error.py (PlanError)
                   selection.py (--prompt/--test), shard.py (--shard), skip_invalid.py, items.py
                   (fingerprints), run_label.py (Weval's content hash), replay.py (earlier answers as answers),
-                  cell_index.py (each cell's place in the plan: per-cell numbers kept in arrays by it)
+                  cell_index.py (each cell's place in the plan: per-cell numbers kept in arrays by it),
+                  targets_file.py (targets.yaml as AgentV reads it)
     2. generate/  answers.py          a cell's answers: from the run database, a batch, a replay or the provider
                   calls.py (calls under rate limits, retries as events), agentv_messages.py (a test's input
                   as a chat request), batch_stage.py + batch_journal.py (--batch: the calls as batches

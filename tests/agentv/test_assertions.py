@@ -456,3 +456,11 @@ def test_cwd_dot_under_a_symlinked_folder_is_still_the_eval_files_folder(tmp_pat
     text = _with("      - type: code-judge\n        command: [uv, run, check.py]\n        cwd: .\n")
     f = one(check(text, tmp_path / "link"), "missing-script")
     assert "(relative to the eval file's folder)" in f.message
+
+
+def test_a_judge_prompt_file_with_only_legacy_names_is_refused(tmp_path: Path) -> None:
+    """AgentV v2.19.0's validateTemplateVariables wants {{ answer }} or {{ expected_output }}; it skips the
+    assertion otherwise, and substitutes no legacy name ({{ candidate_answer }} reaches the judge as written)."""
+    files = {"judges/old.md": "Answer: {{ candidate_answer }} vs {{ expected_messages }}\n"}
+    result = check(_with("      - {type: llm-judge, prompt: ./judges/old.md}\n"), tmp_path, files=files)
+    assert codes(result) == ["judge-prompt-variables"]

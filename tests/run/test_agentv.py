@@ -32,8 +32,8 @@ def _grader(req: dict[str, Any]) -> str | None:
     if req.get("model") != "grader-model":
         return None
     prompt = req["messages"][-1]["content"]
-    if "[[ ## rubric ## ]]" in prompt:
-        if "0-4:" in prompt:  # score ranges
+    if "[[ ## rubrics ## ]]" in prompt or "[[ ## scoring_criteria ## ]]" in prompt:  # AgentV's rubric prompts
+        if "  - Score 0-4: " in prompt:  # score ranges
             return json.dumps({"checks": [{"id": "tone", "score": 8, "reasoning": "warm"},
                                           {"id": "facts", "score": 6, "reasoning": "mostly"}]})
         return "```json\n" + json.dumps({"checks": [{"id": "rubric-1", "satisfied": True, "reasoning": "yes"},
@@ -129,13 +129,14 @@ tests:
     assert abs(ranges["score"] - (8 * 2 + 6) / 30) < 1e-9
     free = rows["freeform"]["scores"][0]
     assert free["score"] == 0.9 and free["type"] == "llm-judge"
-    assert "Q=Screen Huawei. A=ECHO: Screen Huawei. C=Should deny R=DENIED L=ECHO: Screen Huawei." in free["reasoning"]
+    assert "Q=Screen Huawei. A=ECHO: Screen Huawei. C=Should deny R=DENIED L={{ candidate_answer }}" in free["reasoning"]  # AgentV: no legacy names
     assert '"content": "ECHO: Screen Huawei."' in free["reasoning"].split("O=")[1].split("E=")[0]
     assert '"role": "assistant"' in free["reasoning"].split("E=")[1] and '"DENIED"' in free["reasoning"].split("E=")[1]
-    assert '"content": "Screen Huawei."' in free["reasoning"].split("I=")[1]
+    assert '"value": "Screen Huawei."' in free["reasoning"].split("I=")[1]  # AgentV's input segments
     assert rows["default-judge"]["scores"][0]["type"] == "llm-judge" and rows["default-judge"]["score"] == 0.9
     judge_calls = [r for r in smart.chat_requests() if r["model"] == "grader-model"]
-    assert len(judge_calls) == 4 and all(r["temperature"] == 0 for r in judge_calls)
+    # As AgentV's judges: no temperature, no max tokens
+    assert len(judge_calls) == 4 and all("temperature" not in r and "max_tokens" not in r for r in judge_calls)
 
 
 def test_types_not_run_are_named_and_never_pass(tmp_path: Path, smart: SmartFake) -> None:

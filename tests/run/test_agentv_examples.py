@@ -37,7 +37,9 @@ ROOT_TARGETS = """targets:
 # stood in for by the fake model).
 STAND_INS = ("copilot", "claude", "gemini_base", "azure-base", "mock_agent", "mock_latency_agent", "batch_cli")
 UNSUPPORTED = re.compile(r"not supported|does not score|does not run|is not run", re.I)
-_ID = re.compile(r"^- id: (\S+)", re.M)
+_ID = re.compile(r"^- id: (\S+)", re.M)  # the agent judge's rubric
+_ITEM = re.compile(r"^- \[(\S+?)\]", re.M)  # AgentV's checklist item
+_CRITERION = re.compile(r"^### Criterion: (\S+)", re.M)  # AgentV's score-range criterion
 
 
 def judge(req: dict[str, Any]) -> str | None:
@@ -48,12 +50,14 @@ def judge(req: dict[str, Any]) -> str | None:
         if "[[ ## rubric ## ]]" in user:
             return json.dumps({"checks": [{"id": i, "satisfied": True, "reasoning": "seen"} for i in _ID.findall(user)]})
         return json.dumps({"score": 0.8, "hits": ["looked"], "misses": [], "reasoning": "fine"})
-    if "exacting evaluator" in system:
-        if "[[ ## rubric ## ]]" in user:
-            ids = _ID.findall(user.split("[[ ## rubric ## ]]", 1)[1])
-            if "integer from 0 to 10" in system:
-                return json.dumps({"checks": [{"id": i, "score": 8, "reasoning": "good"} for i in ids]})
-            return json.dumps({"checks": [{"id": i, "satisfied": True, "reasoning": "yes"} for i in ids]})
+    if "You must respond with a single JSON object" in system or "You are an expert evaluator." in system:
+        if "[[ ## scoring_criteria ## ]]" in user:  # AgentV's score-range prompt
+            ids = _CRITERION.findall(user)
+            return json.dumps({"checks": [{"id": i, "score": 8, "reasoning": "good"} for i in ids]})
+        if "[[ ## rubrics ## ]]" in user:  # AgentV's checklist prompt
+            ids = _ITEM.findall(user.split("[[ ## rubrics ## ]]", 1)[1])
+            return json.dumps({"checks": [{"id": i, "satisfied": True, "reasoning": "yes"} for i in ids],
+                               "overall_reasoning": "ok"})
         return json.dumps({"score": 0.9, "hits": ["relevant"], "misses": [], "reasoning": "good"})
     return None
 

@@ -269,7 +269,7 @@ def test_total_budget_stops_new_cells_before_they_pass_it(tmp_path: Path, smart:
 description: d
 execution:
   target: default
-  total_budget_usd: 0.004
+  total_budget_usd: 0.0094
 tests:
   - {id: a, input: x, criteria: c, assert: [{type: contains, value: x}]}
   - {id: b, input: x, criteria: c, assert: [{type: contains, value: x}]}
@@ -280,17 +280,18 @@ tests:
     prices = write(tmp_path / "p.yml", "candidate: {input: 100, output: 1}\n")
     events = run_events(bp, options(tmp_path, env_for(smart), concurrency=1, prices=prices))
     rows = _rows(tmp_path / "out")
-    # A cell is estimated at (5 × 100 + 1,500 × 1) / 10⁶ = $0.002 (input "x": ⌈1/4⌉ + 4 tokens; output at
-    # max_tokens) and really costs (11 × 100 + 7 × 1) / 10⁶ = $0.001107 (the fake's usage). a and b start
-    # together ($0.004 reserved); when c would start, spent + in flight + $0.002 passes $0.004 whether b
-    # has finished or not. Before, every cell in flight when the budget was reached could run past it.
+    # A cell is estimated at (32 × 100 + 1,500 × 1) / 10⁶ = $0.0047 (input "x": ⌈1/4⌉ + 4 tokens, AgentV's
+    # default system prompt 27; output at max_tokens) and really costs (11 × 100 + 7 × 1) / 10⁶ = $0.001107
+    # (the fake's usage). a and b start together ($0.0094 reserved); when c would start, spent + in flight +
+    # $0.0047 passes $0.0094 whether b has finished or not. Before, every cell in flight when the budget was
+    # reached could run past it.
     assert [t for t in "abcde" if rows[t]["error"] is None] == ["a", "b"]
     for t in "cde":
-        assert rows[t]["error"].startswith("not run: execution.total_budget_usd $0.004000 reached: $0.00")
+        assert rows[t]["error"].startswith("not run: execution.total_budget_usd $0.009400 reached: $0.00")
         assert (rows[t]["score"], rows[t]["verdict"]) == (None, "not scored")  # never a pass, nor a fail
     assert len(smart.chat_requests()) == 2
     summary = of_type(events, "run_finished")[0].summary
-    assert summary.cost["usd"] == pytest.approx(2 * 0.001107) and summary.cost["usd"] <= 0.004
+    assert summary.cost["usd"] == pytest.approx(2 * 0.001107) and summary.cost["usd"] <= 0.0094
     assert summary.stopped.startswith("3 cell(s) not run: execution.total_budget_usd")
     assert summary.models[0].not_scored == 3 and summary.models[0].errors == 0
 

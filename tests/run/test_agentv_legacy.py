@@ -40,7 +40,7 @@ def _grader(req: dict[str, Any]) -> str | None:
     if req.get("model") != "grader-model":
         return None
     prompt = req["messages"][-1]["content"]
-    if "[[ ## rubric ## ]]" in prompt:
+    if "[[ ## rubrics ## ]]" in prompt:
         return json.dumps({"checks": [{"id": "rubric-1", "satisfied": True, "reasoning": "polite"},
                                       {"id": "warm", "satisfied": False, "reasoning": "flat"}],
                            "overall_reasoning": "half"})
@@ -69,5 +69,5 @@ def test_legacy_rubric_evaluators_and_the_suite_evaluator_key(tmp_path: Path, sm
     assert rows["default-evaluator"]["scores"][0]["type"] == "llm-judge"
     assert rows["default-evaluator"]["score"] == 1.0
     rubric_prompts = [r for r in smart.chat_requests()
-                      if r["model"] == "grader-model" and "[[ ## rubric ## ]]" in r["messages"][-1]["content"]]
+                      if r["model"] == "grader-model" and "[[ ## rubrics ## ]]" in r["messages"][-1]["content"]]
     assert len(rubric_prompts) == 2 and "Is warm" in rubric_prompts[0]["messages"][-1]["content"]

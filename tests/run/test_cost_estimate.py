@@ -182,22 +182,23 @@ def test_agentv_dry_run_cost_matches_the_hand_computation(tmp_path: Path, env: S
     suite = write(tmp_path / "evals" / "s.eval.yaml", SUITE)
     cost = _dry([str(suite)], capsys)
 
-    # Target: "What is 2+2?" 12 bytes -> 3 + 4; "Say hi." 7 bytes -> 2 + 4. Output: max_output_tokens 200.
+    # Target: "What is 2+2?" 12 bytes -> 3 + 4; "Say hi." 7 bytes -> 2 + 4; each with AgentV's default system
+    # prompt, 91 bytes -> 23 + 4. Output: max_output_tokens 200.
     answers = _line(cost, "answers", "default")
-    assert (answers["calls"], answers["input_tokens"], answers["output_tokens"]) == (2, 7 + 6, 400)
-    assert answers["usd"] == pytest.approx(usd("gpt-4o-mini", 13, 400))
+    assert (answers["calls"], answers["input_tokens"], answers["output_tokens"]) == (2, 7 + 6 + 2 * 27, 400)
+    assert answers["usd"] == pytest.approx(usd("gpt-4o-mini", 67, 400))
 
     # Judges: the llm-judge of `sum` and the default judge of `plain` (no assertions) use the default
-    # template: system 252 bytes; user 382 bytes for `sum` and 377 for `plain` with the answer empty,
-    # plus the answer (200 tokens = 800 bytes) once. Output: the judge's 1,500.
-    system = tok(252) + 4
-    judge_in = (system + tok(382 + 800) + 4) + (system + tok(377 + 800) + 4)
+    # template, AgentV's: system 364 bytes; user 775 bytes for `sum` and 770 for `plain` with the answer
+    # empty, plus the answer (200 tokens = 800 bytes) once. Output: 1,500 assumed (a judge call sets none).
+    system = tok(364) + 4
+    judge_in = (system + tok(775 + 800) + 4) + (system + tok(770 + 800) + 4)
     judge = _line(cost, "judge", "grader")
     assert (judge["calls"], judge["input_tokens"], judge["output_tokens"]) == (2, judge_in, 3000)
-    assert judge_in == 733
-    assert judge["usd"] == pytest.approx(usd("gpt-4.1-mini", 733, 3000))
-    assert cost["usd"] == pytest.approx(usd("gpt-4o-mini", 13, 400) + usd("gpt-4.1-mini", 733, 3000))
-    assert cost["usd"] == pytest.approx(0.00533515)  # the worked example of docs/guide/costs.md
+    assert judge_in == 985
+    assert judge["usd"] == pytest.approx(usd("gpt-4.1-mini", 985, 3000))
+    assert cost["usd"] == pytest.approx(usd("gpt-4o-mini", 67, 400) + usd("gpt-4.1-mini", 985, 3000))
+    assert cost["usd"] == pytest.approx(0.00544405)  # the worked example of docs/guide/costs.md
     assert cost["batch_usd"] == pytest.approx(cost["usd"] / 2)
     assert env.count == 0
 
@@ -209,7 +210,7 @@ def test_agentv_trials_and_unsized_checks_make_the_total_at_least(tmp_path: Path
         '      - {type: llm-judge}', '      - {type: llm-judge}\n      - {type: agent-judge, prompt: "check it"}'))
     cost = _dry([str(suite)], capsys)
     answers = _line(cost, "answers", "default")
-    assert (answers["calls"], answers["input_tokens"], answers["output_tokens"]) == (6, 3 * 13, 3 * 400)
+    assert (answers["calls"], answers["input_tokens"], answers["output_tokens"]) == (6, 3 * 67, 3 * 400)
     assert _line(cost, "judge", "grader")["calls"] == 3 * 3
     assert cost["at_least"] is True and any("agent-judge" in n for n in cost["notes"])
     assert main(["run", str(suite), "--dry-run"]) == 0

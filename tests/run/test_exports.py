@@ -78,7 +78,7 @@ def _decide(req: dict[str, Any]) -> str | None:
                  "mentions Paris": "CLASS_MODERATE"}.get(crit, "CLASS_MAJOR")
         return classify(grade, f"about {crit} for {req.get('model')}")
     if req.get("model") == "grader-model":
-        if "[[ ## rubric ## ]]" in last:
+        if "[[ ## rubrics ## ]]" in last:
             return json.dumps({"checks": [{"id": "rubric-1", "satisfied": True, "reasoning": "yes"},
                                           {"id": "rubric-2", "satisfied": "short" in text, "reasoning": "len"}],
                                "overall_reasoning": "ok"})

@@ -6,8 +6,8 @@ rule is deliberately simple so a person can check it by hand (docs/guide/costs.m
 - tokens(text) = ceil(UTF-8 bytes of text / 4);
 - a request's input tokens = the sum, over its messages (the system prompt counts as one message), of
   tokens(content) + 4 (MESSAGE_OVERHEAD);
-- its output tokens = its max_tokens (every request has one: 1,500 by default, a target's
-  `max_output_tokens` when set, Weval judges 500, AgentV judges 1,500): outputs are counted in full;
+- its output tokens = its max_tokens (1,500 by default, a target's `max_output_tokens` when set, Weval
+  judges 500; an AgentV judge call sets none, as AgentV's, and 1,500 is assumed): counted in full;
 - an answer not known yet (what a judge reads, an earlier generated turn) is assumed to fill its call's
   max_tokens: a placeholder of 4 × max_tokens ASCII bytes in the exact prompt the run would send;
 - Weval key points extracted from an `ideal`: one call per prompt to the first key-point model, then
@@ -350,7 +350,8 @@ def target_price_names(spec: TargetSpec) -> tuple[str | None, ...]:
 def agentv_cell_calls(plan: AgentvPlan, task: AgentvTask, notes: list[str] | None = None) -> list[CallEstimate]:
     """A cell's target and judge calls, every trial counted (an early stop only makes it cheaper)."""
     from ...scoring.trials import TrialSettings
-    from ..generate.agentv_messages import chat_messages
+    from ..generate.agentv_messages import chat_messages, target_system
+    from ..generate.answers import provider_kind
 
     notes = notes if notes is not None else []
     test = task.test
@@ -360,6 +361,7 @@ def agentv_cell_calls(plan: AgentvPlan, task: AgentvTask, notes: list[str] | Non
     in_workspace = _in_workspace(plan, task)
     if plan.replay is None:
         system, messages = chat_messages(test.input_messages, plan.inside)
+        system = target_system(system, provider_kind(task.target))
         out.append(CallEstimate(ANSWERS, task.target.name, target_price_names(task.target),
                                 input_tokens(system, [m.content for m in messages]), answer_tokens,
                                 batchable=not in_workspace and batchable_target(task.target)))
@@ -393,7 +395,7 @@ def _agentv_judge_calls(plan: AgentvPlan, task: AgentvTask, answer: str, notes: 
     from ..score.agentv_judge import (
         DEFAULT_TEMPLATE,
         FREEFORM_SYSTEM,
-        JUDGE_MAX_TOKENS,
+        JUDGE_OUTPUT_ESTIMATE,
         freeform_prompt,
     )
     from ..score.agentv_scorable import stage_of, unscorable
@@ -402,7 +404,7 @@ def _agentv_judge_calls(plan: AgentvPlan, task: AgentvTask, answer: str, notes: 
     judge = task.judge
     assert judge is not None
     test = task.test
-    out_tokens = max_tokens_of(judge, JUDGE_MAX_TOKENS)
+    out_tokens = JUDGE_OUTPUT_ESTIMATE  # AgentV bounds no judge call: not the judge target's max_output_tokens
     names = target_price_names(judge)
     batched = batchable and batchable_target(judge)
 

@@ -9,6 +9,18 @@ from ...agentv.model import ContentBlock, Message
 from ...providers.base import ChatMessage
 
 FILE_LIMIT = 256 * 1024  # bytes of a file block inlined into a message
+# AgentV's (providers/ai-sdk.ts) system prompt for a chat target called without one of its own.
+DEFAULT_SYSTEM_PROMPT = "You are a careful assistant. Follow all provided instructions and do not fabricate results."
+NO_DEFAULT_SYSTEM = frozenset({"mock", "cli"})  # targets that are not chat APIs: they get no system prompt
+
+
+def target_system(system: str | None, kind: str | None) -> str | None:
+    """The system prompt a target gets: the test's own, else (a chat API target: azure, anthropic, gemini,
+    and the OpenAI-compatible ones alike) DEFAULT_SYSTEM_PROMPT, as AgentV's ai-sdk providers send it;
+    a mock or cli target none. `kind`: the target's `provider` (None: a target named by model id)."""
+    if system is not None or kind in NO_DEFAULT_SYSTEM:
+        return system
+    return DEFAULT_SYSTEM_PROMPT
 
 
 def chat_messages(messages: list[Message], inside: Path | None = None) -> tuple[str | None, list[ChatMessage]]:

@@ -274,6 +274,11 @@ class ReplayedFailure(Exception):
 Answer = tuple[str, tuple[int, int] | None, float, bool, str | None, tuple[ToolCall, ...], float | None]
 
 
+# A target's settings that become generation parameters (providers/targets.py `_parameters`).
+TARGET_GENERATION_SETTINGS = frozenset({"temperature", "max_output_tokens", "maxOutputTokens", "max_tokens",
+                                        "maxTokens"})
+
+
 class AgentvGenerate:
     def __init__(self, plan: AgentvPlan, options: RunOptions, calls: Calls, state: JournalState,
                  journal: Journal) -> None:
@@ -287,9 +292,10 @@ class AgentvGenerate:
         self._prices: dict[tuple[str | None, str], Any] = {}
         self._base_dir = plan.path.parent  # where a target's relative paths start
         # Imported here: it brings AgentV's model, ~0.1 s of imports a Weval run never needs.
-        from .agentv_messages import chat_messages
+        from .agentv_messages import chat_messages, target_system
 
         self._chat_messages = chat_messages
+        self._target_system = target_system
 
     def provider(self, spec: TargetSpec) -> tuple[Provider, str]:
         """The provider of a target (targets.yaml entry or model id) and the model name to send."""
@@ -298,9 +304,19 @@ class AgentvGenerate:
         binding = self.calls.model(spec.model or spec.name)
         return binding.provider, binding.model_name
 
+    def judge_provider(self, spec: TargetSpec) -> tuple[Provider, str]:
+        """The provider an LLM judge asks (llm-judge, rubrics, a composite's aggregator, agent-judge): the
+        target's, without its generation settings, which AgentV applies to a target's answers only (its judges
+        call the AI SDK model with none: `temperature`, `max_output_tokens` are not sent)."""
+        if spec.config is None:
+            return self.provider(spec)
+        config = {k: v for k, v in spec.config.items() if k not in TARGET_GENERATION_SETTINGS}
+        return self.calls.target(spec.name, config, base_dir=self._base_dir, key=f"judge:{spec.name}"), ""
+
     def request(self, task: AgentvTask, model_name: str) -> ChatRequest:
         """The test's input as the target's request (the same in batch mode)."""
         system, messages = self._chat_messages(task.test.input_messages, self.plan.inside)
+        system = self._target_system(system, provider_kind(task.target))
         return ChatRequest(model=model_name, messages=tuple(messages), system=system,
                            timeout=timeout_seconds(task.test.execution) or timeout_seconds(self.plan.suite.execution))
 

@@ -116,9 +116,11 @@ class Calls:
             raise got
         return got
 
-    def target(self, name: str, target: Mapping[str, Any], base_dir: Any = None) -> Provider:
-        """A provider for an AgentV target (targets.yaml entry). Raises ProviderError."""
-        key = f"target:{name}"
+    def target(self, name: str, target: Mapping[str, Any], base_dir: Any = None, *, key: str | None = None
+               ) -> Provider:
+        """A provider for an AgentV target (targets.yaml entry), kept under `key` (default `target:<name>`).
+        Raises ProviderError."""
+        key = key or f"target:{name}"
         got = self._bindings.get(key)
         if got is None:
             from ...providers.targets import provider_from_target

@@ -384,21 +384,19 @@ def find_targets_file(eval_path: Path) -> Path | None:
 
 
 def load_targets(path: Path | None) -> dict[str, dict[str, Any]]:
+    """The targets of `path` by name, read as AgentV reads them (plan/targets_file.py); {} without a file."""
     if path is None:
         return {}
-    import yaml
+    from .targets_file import read_targets
 
     try:
         raw = read_regular_bytes(path, MAX_READ)  # never a FIFO or a device
         if raw is None:
             raise OSError("not a regular file of at most 10 MB")
-        data = yaml.safe_load(raw.decode("utf-8"))
-    except (OSError, ValueError, yaml.YAMLError) as exc:
+        text = raw.decode("utf-8")
+    except (OSError, ValueError) as exc:
         raise PlanError(f"cannot read {path}: {exc}") from None
-    items = data.get("targets") if isinstance(data, dict) else None
-    if not isinstance(items, list):
-        raise PlanError(f"{path}: no 'targets' list")
-    return {str(t["name"]): t for t in items if isinstance(t, dict) and t.get("name")}
+    return read_targets(path, text)
 
 
 def _is_model_id(text: str) -> bool:

@@ -29,8 +29,8 @@ from ..journal.records import JudgeReply
 from ..journal.run_store import Journal, JournalState
 from ..options import RunOptions
 from .agentv_entries import entry, skipped
-from .judge_calls import JUDGE_MAX_TOKENS, judge_slot
-from .judged_types import judged_type
+from .judge_calls import judge_slot
+from .judged_types import JUDGE_ATTEMPTS, UnreadReply, judged_type
 
 if TYPE_CHECKING:
     from ...agentv.model import Assertion
@@ -46,6 +46,16 @@ CODING_AGENTS = frozenset({"codex", "codex-cli", "claude-code", "claude", "claud
                            "copilot-cli", "copilot-sdk", "pi", "pi-cli", "pi-coding-agent", "vscode",
                            "vscode-insiders", "agentv"})
 FILE_LIMIT = 256 * 1024  # a judge prompt file read beyond this is not read
+
+
+def judge_max_tokens(options: RunOptions) -> int | None:
+    """The max tokens of a judge call (llm-judge, rubrics, a composite's aggregator, an agent-judge step): none,
+    as AgentV asks, unless a cost cap is active: then what the cost estimate assumes a judge answers with."""
+    if options.max_cost is None:
+        return None
+    from .agentv_judge import JUDGE_OUTPUT_ESTIMATE
+
+    return JUDGE_OUTPUT_ESTIMATE
 
 
 class TemplateError(Exception):
@@ -65,6 +75,9 @@ class AgentvJudges:
         self.generate = generate  # a judge target's provider is bound as a target's
         self.script_limit = script_limit  # prompt scripts share the code judges' limit
         self.rounds: BatchRounds | None = None  # batch mode: judge calls batched as the cells name them
+        # AgentV bounds no judge call; under --max-cost a judge answers at most what the estimate assumes
+        # (cost/estimate.py), so the cap holds (docs/reference-differences.md).
+        self.max_tokens = judge_max_tokens(options)
 
     async def judged(self, task: AgentvTask, index: int, a: Assertion, answer: str) -> dict[str, Any]:
         """One assertion of a judged type (registry stage JUDGE: `rubrics`, `llm-judge`, …), asked of the
@@ -80,21 +93,31 @@ class AgentvJudges:
         key = (cell, index, judge.name)
         done = self.state.judgements.get(key)
         reply = done.text if isinstance(done, JudgeReply) and not done.error else None
-        try:
-            system, user = await scorer.prompt(a, task.test, answer, lambda: self.template(a, task, answer))
-            if reply is None:
-                provider, model_name = self.generate.provider(judge)
-                req = ChatRequest(model=model_name, messages=(ChatMessage("user", user),), system=system,
-                                  temperature=0.0, max_tokens=JUDGE_MAX_TOKENS)
-                result = await self._chat(judge, provider, req, cell, index)
-                reply = result.text
-                self.journal.write(JudgeReply(cell, index, judge.name, reply, None))
-        except ProviderError as err:
-            self._error(cell, index, judge, err.message)
-            return skipped(a, f"not scored: the judge {judge.name} failed: {err.message}")
-        except TemplateError as err:
-            return skipped(a, f"not scored: {err}")
-        return scorer.read(a, reply)
+        out: dict[str, Any] = {}
+        for attempt in range(JUDGE_ATTEMPTS):
+            try:
+                system, user = await scorer.prompt(a, task.test, answer, lambda: self.template(a, task, answer))
+                if reply is None:
+                    provider, model_name = self.generate.judge_provider(judge)
+                    # As AgentV's llm-judge asks: no temperature, no max tokens (the API's defaults) but a cost cap's
+                    req = ChatRequest(model=model_name, messages=(ChatMessage("user", user),), system=system,
+                                      temperature=None, max_tokens=self.max_tokens)
+                    # A second or third ask is interactive: a batch would hand back the reply just refused.
+                    result = (await self._chat(judge, provider, req, cell, index) if attempt == 0 else
+                              await self.calls.chat(provider, req, cell, limit_key=limit_key(judge), purpose="judge",
+                                                    model_label=judge.name))
+                    reply = result.text
+                    self.journal.write(JudgeReply(cell, index, judge.name, reply, None))
+            except ProviderError as err:
+                self._error(cell, index, judge, err.message)
+                return skipped(a, f"not scored: the judge {judge.name} failed: {err.message}")
+            except TemplateError as err:
+                return skipped(a, f"not scored: {err}")
+            out = scorer.read(a, reply)
+            if not isinstance(out, UnreadReply):
+                return out
+            reply = None  # outside AgentV's schema: AgentV asks again
+        return dict(out, reasoning=f"{out['reasoning']} ({JUDGE_ATTEMPTS} answers, as AgentV asks)")
 
     async def aggregate(self, task: AgentvTask, index: int, aggregator: dict[str, Any],
                         children: list[Child]) -> CompositeScore | str:
@@ -112,9 +135,9 @@ class AgentvJudges:
         reply = done.text if isinstance(done, JudgeReply) and not done.error else None
         try:
             if reply is None:
-                provider, model_name = self.generate.provider(judge)
+                provider, model_name = self.generate.judge_provider(judge)
                 req = ChatRequest(model=model_name, messages=(ChatMessage("user", aggregator_prompt(aggregator, children)),),
-                                  system=FREEFORM_SYSTEM, temperature=0.0, max_tokens=JUDGE_MAX_TOKENS)
+                                  system=FREEFORM_SYSTEM, temperature=None, max_tokens=self.max_tokens)
                 result = await self._chat(judge, provider, req, cell, index)
                 reply = result.text
                 self.journal.write(JudgeReply(cell, index, judge.name, reply, None))
@@ -166,7 +189,7 @@ class AgentvJudges:
         prompt = render(template, variables(task.test, answer)) if template else None
         task_text = judge_task(question_text(task.test), task.test.criteria or "", answer,
                                task.test.reference_answer, criteria, prompt, measured.file_changes)
-        provider, model_name = self.generate.provider(judge)
+        provider, model_name = self.generate.judge_provider(judge)
         kind = _judge_kind(judge)
         temperature = a.config.get("temperature")
         steps = a.config.get("max_steps")
@@ -176,7 +199,7 @@ class AgentvJudges:
         async def ask(messages: tuple[ChatMessage, ...], offer_tools: bool) -> Any:
             req = ChatRequest(model=model_name, messages=messages, system=system,
                               temperature=float(temperature) if isinstance(temperature, int | float) else 0.0,
-                              max_tokens=JUDGE_MAX_TOKENS, extra=tools_for(kind) if offer_tools else {})
+                              max_tokens=self.max_tokens, extra=tools_for(kind) if offer_tools else {})
             return await self.calls.chat(provider, req, task.cell, limit_key=limit_key(judge_spec), purpose="judge",
                                          model_label=judge_spec.name)
 
@@ -230,8 +253,9 @@ class AgentvJudges:
                 found = self.targets_entry(name)
                 spec = TargetSpec(name, config=found) if found is not None else judge
             provider, model_name = self.generate.provider(spec)
+            # AgentV's proxy invokes the target as a test's answer is asked: its own settings, no max tokens else
             req = ChatRequest(model=model_name, messages=(ChatMessage("user", question),), system=system,
-                              max_tokens=JUDGE_MAX_TOKENS)
+                              max_tokens=None)
             result = await self.calls.chat(provider, req, task.cell, limit_key=limit_key(spec), purpose="judge",
                                            model_label=spec.name)
             return result.text, result.usage.input_tokens, result.usage.output_tokens

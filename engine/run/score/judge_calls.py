@@ -3,7 +3,7 @@ batch mode, beside a cell's generated turns."""
 
 from __future__ import annotations
 
-# Weval's judges' (weval_judge.py), and AgentV's as they have always been sent (agentv_judge.py's 1,500 is unused)
+# Weval's judges' (weval_judge.py); AgentV's judges send none (score/agentv_judges.py), as AgentV
 JUDGE_MAX_TOKENS = 500
 
 

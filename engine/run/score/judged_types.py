@@ -103,6 +103,14 @@ def judged_criteria(a: Assertion) -> list[dict[str, Any]]:
     return rubric_items(criteria) if isinstance(criteria, list) else []
 
 
+class UnreadReply(dict[str, Any]):
+    """A not-scored entry because the judge's reply is outside AgentV's schema (no JSON, a wrong field):
+    AgentV asks its judge again, three times in all, before it gives up (`runWithRetry`)."""
+
+
+JUDGE_ATTEMPTS = 3  # AgentV's llm-judge asks this many times for a reply its schema reads
+
+
 def judged_entry(a: Assertion, reply: str) -> dict[str, Any]:
     """A judged assertion's entry from its judge's reply text (the runner asks the judge;
     this reads the answer). A reply AgentV's schema refuses is not scored (AgentV skips the assertion)."""
@@ -126,7 +134,7 @@ def judged_entry(a: Assertion, reply: str) -> dict[str, Any]:
             score, hits, misses, reasoning = freeform_result(data)
             result_verdict, details = verdict(score), None
     except JudgeReplyError as err:
-        return skipped(a, f"not scored: {err}")
+        return UnreadReply(skipped(a, f"not scored: {err}"))
     if a.negate:
         score, result_verdict, hits, misses, reasoning = negated(score, result_verdict, hits, misses, reasoning)
     out = entry(a, score, result_verdict, hits, misses, reasoning)

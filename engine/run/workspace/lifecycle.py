@@ -105,13 +105,13 @@ def parse_workspace(raw: Any, base: Path, inside: Callable[[Path], bool] | None 
     if isinstance(raw, str):
         path = confined(base / raw, "file")
         try:
-            import yaml
+            from ...agentv.yaml_file import agentv_yaml_value
 
             data = read_regular_bytes(path, MAX_READ, inside=root)  # never a FIFO, a device, a link out
             if data is None:
                 raise OSError("not a regular file of at most 10 MB")
-            raw = yaml.safe_load(data.decode("utf-8"))
-        except (OSError, ValueError, Exception) as exc:  # yaml.YAMLError
+            raw = agentv_yaml_value(data.decode("utf-8"))  # as AgentV: the `yaml` package, YAML 1.2
+        except (OSError, ValueError) as exc:  # YamlFileError: `line:col: problem`
             raise WorkspaceError(f"cannot read the workspace file {path}: {exc}") from None
         base = path.parent
     if not isinstance(raw, Mapping):
