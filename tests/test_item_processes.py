@@ -17,7 +17,6 @@ from evalspec.weval import prompt_store
 
 from .test_streamed_analysis import BROKEN, FILES
 
-
 FORKED: list[int] = []  # the processes item_processes forked in this module's tests
 
 
