@@ -5,6 +5,7 @@ item stands (another line, another column, block or flow), and no two tests shar
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -38,16 +39,21 @@ def _facts(a):  # type: ignore[no-untyped-def]
             [repr(t) for t in suite.tests] if suite is not None else None)
 
 
-@pytest.mark.parametrize("streamed", [False, True])
-def test_kept_checks_give_what_checking_again_gives(tmp_path: Path, streamed: bool,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    text = _suite(12)
+def _kept_is_fresh(tmp_path: Path, text: str, streamed: bool, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The suite's analysis with kept checks, asserted equal to one checking every item again."""
     path = tmp_path / "s.eval.yaml"
     path.write_text(text, encoding="utf-8")
     kept = analyze_file(path) if streamed else analyze(text, path, env={})
     monkeypatch.setattr(assertions, "SAME_ITEMS", 0)  # every item checked
     fresh = analyze_file(path) if streamed else analyze(text, path, env={})
     assert _facts(kept) == _facts(fresh)
+    return kept
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+def test_kept_checks_give_what_checking_again_gives(tmp_path: Path, streamed: bool,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    kept = _kept_is_fresh(tmp_path, _suite(12), streamed, monkeypatch)
     codes = [f.code for f in kept.findings]
     assert codes.count("unknown-key") == 24 and codes.count("invalid-regex") == 12  # each test's own
     unknown = [f for f in kept.findings if f.code == "unknown-key"]
@@ -84,13 +90,7 @@ def _valued_suite(tests: int) -> str:
 @pytest.mark.parametrize("streamed", [False, True])
 def test_items_differing_in_their_value_give_what_checking_again_gives(
         tmp_path: Path, streamed: bool, monkeypatch: pytest.MonkeyPatch) -> None:
-    text = _valued_suite(12)
-    path = tmp_path / "s.eval.yaml"
-    path.write_text(text, encoding="utf-8")
-    kept = analyze_file(path) if streamed else analyze(text, path, env={})
-    monkeypatch.setattr(assertions, "SAME_ITEMS", 0)  # every item checked
-    fresh = analyze_file(path) if streamed else analyze(text, path, env={})
-    assert _facts(kept) == _facts(fresh)
+    kept = _kept_is_fresh(tmp_path, _valued_suite(12), streamed, monkeypatch)
     tests = kept.agentv.suite.tests  # type: ignore[union-attr]
     names = [a.name for t in tests for a in t.assertions if a.type == "contains" and a.required]
     assert names == [f"contains-{i * 7}" for i in range(12)]
