@@ -68,7 +68,10 @@ def _suite(folder: Path, n: int) -> Path:
     for i in range(half):
         lines += [f"  - id: t{i}", f"    input: \"Question {i}: what is the answer number {i}?\"",
                   f"    criteria: says {i}", "    assert:", f"      - {{type: contains, value: \"{i}\", required: true}}",
-                  "      - {type: regex, value: \"[a-z]+\"}", f"      - {{type: llm-judge, prompt: \"Does it say {i}?\"}}"]
+                  "      - {type: regex, value: \"[a-z]+\"}",
+                  # the echo judge answers its prompt: a verdict as AgentV's judges give one, so the cell is scored
+                  f"      - {{type: llm-judge, prompt: '{{\"score\": 1, \"hits\": [\"says {i}\"], \"misses\": [], "
+                  f"\"reasoning\": \"r\"}}'}}"]
     lines.append("  - file://cases.jsonl")
     (folder / "cases.jsonl").write_text("".join(
         f'{{"id": "j{i}", "input": "Question {i}?", "criteria": "says {i}", '
@@ -105,33 +108,55 @@ def test_an_agentv_run_holds_little_per_test(tmp_path: Path, monkeypatch: pytest
 MAX_BYTES_PER_CELL_RUN = 400
 
 
-def test_an_agentv_run_holds_little_per_cell_when_its_cells_are_done(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    import gc
-    import tracemalloc
+# Measured in a process of its own: in this one, what earlier tests left behind (a full run of the suite)
+# made ~430 bytes a cell of what is ~30 in a fresh process, where only the run's own state counts.
+_HELD = r"""
+import gc, sys, tracemalloc
+from pathlib import Path
+from evalspec.run.write import agentv as write_agentv
+from tests.run import test_memory_growth as t
+from tests.traced_runs import AGENTV, traced_peak
 
-    from evalspec.run.write import agentv as write_agentv
+for owner, name, bound in AGENTV:
+    setattr(owner, name, bound)
+held = []
+real_write = write_agentv.AgentvWriter.write
 
-    lower(monkeypatch, AGENTV)
-    held: list[int] = []
-    real_write = write_agentv.AgentvWriter.write
+def write(self, **kw):
+    gc.collect()  # what is alive, not garbage the collector has not reached yet
+    held.append(tracemalloc.get_traced_memory()[0])  # alive when the cells are done, before the files
+    return real_write(self, **kw)
 
-    def write(self: write_agentv.AgentvWriter, **kw: object) -> object:
-        gc.collect()  # what is alive, not garbage the collector has not reached yet
-        held.append(tracemalloc.get_traced_memory()[0])  # alive when the cells are done, before the files
-        return real_write(self, **kw)  # type: ignore[arg-type]
+write_agentv.AgentvWriter.write = write
+tmp = Path(sys.argv[1])
 
-    monkeypatch.setattr(write_agentv.AgentvWriter, "write", write)
-    # imports and first-use caches, outside what is compared: a run as big as the larger one measured, so
-    # that every bounded cache keyed by what a test holds (its values, its assertions' texts) is as full as
-    # it gets (after a 20-test warm-up they grew between the two runs: ~1,000 bytes "a cell" alone, ~430
-    # after the rest of the suite, which had filled them)
-    (tmp_path / "warm").mkdir()
-    _agentv_peak(tmp_path / "warm", 900)
-    held.clear()
-    _agentv_peak(tmp_path, 300)
-    _agentv_peak(tmp_path, 900)
-    capsys.readouterr()
-    per_cell = (held[1] - held[0]) / 600
-    print(f"agentv: {per_cell:.0f} bytes a cell alive after the cells")
+
+def run(folder, n):
+    suite = t._suite(folder / f"s{n}", n)
+    traced_peak(["run", str(suite), "-m", "echo", "--judge", "echo", "-o", str(folder / f"out{n}"), "-j", "8",
+                 "--processes", "1"])
+
+
+# imports and first-use caches, outside what is compared: a run as big as the larger one measured, so that
+# every bounded cache keyed by what a test holds (its values, its assertions' texts) is as full as it gets
+run(tmp / "warm", SMALL + CELLS)
+held.clear()
+run(tmp, SMALL)
+run(tmp, SMALL + CELLS)
+print(held[0], held[1])
+"""
+SMALL, CELLS = 300, 2_400  # what is alive at one moment moves by ±300 KB: 2,400 cells keep that to ±125 bytes
+
+
+def test_an_agentv_run_holds_little_per_cell_when_its_cells_are_done(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    repo = Path(__file__).resolve().parents[2]
+    script = f"SMALL, CELLS = {SMALL}, {CELLS}\n{_HELD}"
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path)], cwd=repo, capture_output=True, text=True,
+                          timeout=600, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    held = [int(v) for v in done.stdout.split()[-2:]]
+    per_cell = (held[1] - held[0]) / CELLS
     assert per_cell < MAX_BYTES_PER_CELL_RUN, f"{per_cell:.0f} bytes a cell alive after the cells ({held})"
